@@ -1,0 +1,129 @@
+# hvrun - deterministic execution of Linux x86-64 programs in KVM micro-VMs.
+#
+#   make            build build/hvrun
+#   make debug      build build/debug/hvrun (ASan/UBSan, -O1 -g)
+#   make test       install deps if missing, build both, run every test
+#   make check      Criterion unit tests only
+#   make test-guest guest programs and the real-program matrix (both builds)
+#   make demo       install deps, build, run a real program under hvrun
+#   make bench      side-by-side benchmarks (native vs kvm)
+#   make deps       install the Debian packages hvrun needs
+
+CC ?= cc
+BUILD ?= build
+WERROR ?= 1
+WARNINGS = -Wall -Wextra -Wshadow -Wvla -Wformat=2 -Wmissing-prototypes \
+           -Wundef -Wno-unused-parameter
+ifeq ($(WERROR),1)
+WARNINGS += -Werror
+endif
+CPPFLAGS += -D_GNU_SOURCE -Ivmm -Isyscall-proxy -Idetcore -Icli -Iguestkernel
+CFLAGS ?= -O2 -g
+CFLAGS += -std=c11 $(WARNINGS)
+LDLIBS += -lelf -lzstd
+
+DEBUG_FLAGS = -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
+              -fno-sanitize-recover=undefined
+
+VERSION := 0.1.0
+
+CORE_SRCS := $(wildcard vmm/*.c) $(wildcard syscall-proxy/*.c) \
+             $(wildcard detcore/*.c)
+CLI_SRCS := $(wildcard cli/*.c)
+CORE_OBJS := $(CORE_SRCS:%.c=$(BUILD)/%.o)
+CLI_OBJS := $(CLI_SRCS:%.c=$(BUILD)/%.o)
+GK_BIN := $(BUILD)/guestkernel/gk.bin
+GK_BLOB_OBJ := $(BUILD)/guestkernel/blob.o
+
+DEPS_PKGS := libelf-dev libfdt-dev libzstd-dev libseccomp-dev \
+             libcriterion-dev pkg-config
+# Programs the real-program tests run (all from Debian packages).
+TEST_PKGS := coreutils sed gawk gzip bzip2 xz-utils zstd openssl sqlite3 \
+             perl python3 bc
+
+.PHONY: all debug test check test-guest demo bench deps clean lint format
+
+all: $(BUILD)/hvrun
+
+$(BUILD)/hvrun: $(CORE_OBJS) $(CLI_OBJS) $(GK_BLOB_OBJ)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/libhvrun.a: $(CORE_OBJS) $(GK_BLOB_OBJ)
+	ar rcs $@ $^
+
+$(BUILD)/%.o: %.c $(wildcard */*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -DHVRUN_VERSION='"$(VERSION)"' $(CFLAGS) -c -o $@ $<
+
+# The guest kernel: assembled, linked at its high address, flattened.
+$(BUILD)/guestkernel/entry.o: guestkernel/entry.S guestkernel/gk_abi.h
+	@mkdir -p $(dir $@)
+	$(CC) -Iguestkernel -c -o $@ $<
+$(BUILD)/guestkernel/gk.elf: $(BUILD)/guestkernel/entry.o guestkernel/gk.lds
+	ld -T guestkernel/gk.lds -o $@ $<
+$(GK_BIN): $(BUILD)/guestkernel/gk.elf
+	objcopy -O binary $< $@
+$(GK_BLOB_OBJ): guestkernel/blob.S $(GK_BIN)
+	$(CC) -DGK_BLOB_PATH='"$(GK_BIN)"' -c -o $@ $<
+
+debug:
+	$(MAKE) BUILD=build/debug CFLAGS="$(DEBUG_FLAGS)" all
+
+# ---- tests -----------------------------------------------------------------
+
+UNIT_SRCS := $(wildcard tests/unit/test_*.c)
+UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/unit/%)
+
+$(BUILD)/tests/unit/%: tests/unit/%.c $(BUILD)/libhvrun.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(BUILD)/libhvrun.a -lcriterion $(LDLIBS)
+
+GUEST_SRCS := $(wildcard tests/guest/*.c)
+GUEST_BINS := $(GUEST_SRCS:tests/guest/%.c=build/guest/%)
+
+build/guest/%: tests/guest/%.c
+	@mkdir -p $(dir $@)
+	$(CC) -O1 -g -o $@ $< $(if $(findstring static,$*),-static,) \
+	    $(if $(findstring nopie,$*),-no-pie,)
+
+check: deps $(UNIT_BINS)
+	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done
+
+test-guest: deps all $(GUEST_BINS)
+	tests/run-guest-tests.sh $(BUILD)/hvrun
+
+test: deps
+	$(MAKE) all
+	$(MAKE) BUILD=build/debug CFLAGS="$(DEBUG_FLAGS)" all
+	$(MAKE) check
+	$(MAKE) BUILD=build/debug CFLAGS="$(DEBUG_FLAGS)" check
+	$(MAKE) $(GUEST_BINS)
+	tests/run-guest-tests.sh build/hvrun build/debug/hvrun
+
+demo: deps all
+	./$(BUILD)/hvrun run -- /usr/bin/python3 -c 'import hashlib, json; print(json.dumps({"sha256": hashlib.sha256(b"hvrun").hexdigest()}))'
+
+bench: deps all
+	bench/run.sh $(BUILD)/hvrun
+
+# Installs what is missing, from Debian packages; a no-op when present.
+deps:
+	@missing=""; for p in $(DEPS_PKGS) $(TEST_PKGS); do \
+	    dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	    echo "installing:$$missing"; \
+	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+	        apt-get install -y -qq $$missing) >/dev/null || \
+	    { echo "hvrun: make deps: apt-get install$$missing failed"; exit 1; }; \
+	fi
+
+lint:
+	@! grep -rn 'linux/kvm.h' syscall-proxy detcore cli || \
+	    { echo "lint: <linux/kvm.h> above vmm/"; exit 1; }
+	@echo lint ok
+
+format:
+	clang-format -i */*.c */*.h
+
+clean:
+	rm -rf build

@@ -1,0 +1,213 @@
+/*
+ * proxy.h - the Linux ABI layer: the guest process object and the syscall
+ * table. Handlers act on a proxy_process through the backend interface
+ * (vmm/backend.h) and ask detcore for anything that could differ between
+ * runs. They never include <linux/kvm.h>.
+ *
+ * Handler contract: `long handler(struct proxy_process *p, const uint64_t
+ * a[6])` returns the value for RAX: a result, or -errno in [-4095, -1].
+ * Guest pointers are integers (gva_t) and are only dereferenced through
+ * proxy_copy_in/out/strncpy_in (a bad pointer is -EFAULT, never a crash).
+ * Two special returns: PROXY_RET_NORETURN (the thread ended: exit) and
+ * PROXY_RET_REGS_SET (the handler wrote all registers: rt_sigreturn, execve).
+ */
+#ifndef PROXY_H
+#define PROXY_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/resource.h>
+#include <sys/types.h>
+
+#include "backend.h"
+
+struct det_state;
+
+#define PROXY_NR_SYSCALLS 512
+#define PROXY_RET_NORETURN (-100000L)
+#define PROXY_RET_REGS_SET (-100001L)
+#define PROXY_PATH_MAX 4096
+#define PROXY_NSIG 65 /* signals 1..64 */
+
+/* ---- file descriptors ---------------------------------------------------- */
+
+/*
+ * The fd table maps guest fd numbers to host fds owned by hvrun. A guest
+ * dup() is a host dup(), so open file descriptions (offset, status flags)
+ * are shared exactly as Linux shares them; the close-on-exec flag is per
+ * guest fd and kept here (host fds are always O_CLOEXEC).
+ */
+enum proxy_fd_kind { PROXY_FD_FREE = 0, PROXY_FD_HOST };
+
+struct proxy_fd {
+    enum proxy_fd_kind kind;
+    int host_fd;
+    bool cloexec;
+};
+
+struct proxy_fdtable {
+    struct proxy_fd *fds;
+    int cap;        /* allocated slots */
+    int max_fds;    /* RLIMIT_NOFILE soft limit */
+};
+
+int proxy_fdtable_init(struct proxy_fdtable *t, int max_fds);
+void proxy_fdtable_destroy(struct proxy_fdtable *t);
+/* Installs host_fd at the lowest free guest fd >= min_fd. Returns the guest
+ * fd, or -EMFILE (host_fd is then closed) / -ENOMEM. */
+int proxy_fd_install(struct proxy_fdtable *t, int host_fd, bool cloexec,
+                     int min_fd);
+/* Installs host_fd at exactly guest_fd, closing what was there (dup2). */
+int proxy_fd_install_at(struct proxy_fdtable *t, int guest_fd, int host_fd,
+                        bool cloexec);
+/* The host fd behind a guest fd, or -EBADF. */
+int proxy_fd_host(const struct proxy_fdtable *t, int guest_fd);
+struct proxy_fd *proxy_fd_get(struct proxy_fdtable *t, int guest_fd);
+int proxy_fd_close(struct proxy_fdtable *t, int guest_fd);
+/* Closes every close-on-exec fd (execve). */
+void proxy_fd_close_on_exec(struct proxy_fdtable *t);
+
+/* ---- signals ------------------------------------------------------------- */
+
+struct proxy_sigaction {
+    uint64_t handler;  /* SIG_DFL=0, SIG_IGN=1, or a guest address */
+    uint64_t flags;    /* SA_* */
+    uint64_t restorer;
+    uint64_t mask;     /* bit (sig-1) */
+};
+
+struct proxy_pending_signal {
+    int signo;
+    siginfo_t info;
+};
+
+/* ---- the process --------------------------------------------------------- */
+
+struct proxy_config {
+    bool fail_closed;    /* unsupported syscall aborts the run */
+    int log_level;       /* 0 quiet, 1 warnings (default), 2 debug trace */
+    FILE *log;           /* hvrun's diagnostics */
+};
+
+struct proxy_process {
+    struct vmm_vm *vm;
+    struct vmm_aspace *as;
+    struct det_state *det;
+    const struct proxy_config *cfg;
+
+    struct proxy_fdtable fds;
+    int cwd_fd;                 /* host O_PATH fd of the guest cwd */
+    mode_t umask;
+    uid_t ruid, euid, suid;
+    gid_t rgid, egid, sgid;
+    struct rlimit rlimits[RLIM_NLIMITS];
+
+    /* memory layout */
+    gva_t brk_start, brk_end;   /* heap: [brk_start, brk_end) mapped */
+    gva_t mmap_base;            /* top-down mmap starts below this */
+    gva_t stack_top;
+
+    /* identity */
+    int pid, tid, ppid, pgid, sid;
+    gva_t clear_child_tid;
+    gva_t robust_list;
+    char exe_path[PROXY_PATH_MAX]; /* absolute host path of the program */
+    char comm[16];
+
+    /* signals */
+    struct proxy_sigaction sigactions[PROXY_NSIG];
+    uint64_t sigmask;           /* bit (sig-1) blocked */
+    stack_t altstack;           /* ss_sp holds a gva */
+    struct proxy_pending_signal pending[PROXY_NSIG];
+    uint64_t pending_mask;
+
+    /* ending */
+    bool exited;
+    int exit_status;            /* wait status encoding: code<<8 or signo */
+
+    /* counters */
+    uint64_t nr_syscalls;
+    uint64_t nr_unsupported;
+    bool unsupported_seen[PROXY_NR_SYSCALLS];
+};
+
+/* Creates a process in a fresh VM; stdio fds 0-2 are dups of hvrun's. */
+int proxy_process_create(struct proxy_process **out, struct vmm_vm *vm,
+                         struct det_state *det, const struct proxy_config *c);
+void proxy_process_destroy(struct proxy_process *p);
+
+/* ---- the checked copy path (thin wrappers over vmm_as_copy_*) ------------- */
+
+int proxy_copy_in(struct proxy_process *p, void *dst, gva_t src, size_t len);
+int proxy_copy_out(struct proxy_process *p, gva_t dst, const void *src,
+                   size_t len);
+/* Copies a path: returns its length, -EFAULT, -ENAMETOOLONG. */
+long proxy_path_in(struct proxy_process *p, char *dst, gva_t src);
+
+/* Resolves a guest (dirfd, path) pair to a host (dirfd, path) for *at calls:
+ * AT_FDCWD means the guest cwd. Returns the host dirfd or -EBADF. */
+int proxy_host_dirfd(struct proxy_process *p, int guest_dirfd);
+
+/* ---- the syscall table --------------------------------------------------- */
+
+typedef long (*proxy_handler_fn)(struct proxy_process *p, const uint64_t a[6]);
+
+struct proxy_syscall {
+    int nr;
+    const char *name;
+    proxy_handler_fn fn;
+};
+
+/* Each family file exports its table, ending with {-1, NULL, NULL}. */
+extern const struct proxy_syscall proxy_fs_syscalls[];
+extern const struct proxy_syscall proxy_io_syscalls[];
+extern const struct proxy_syscall proxy_mm_syscalls[];
+extern const struct proxy_syscall proxy_process_syscalls[];
+extern const struct proxy_syscall proxy_signal_syscalls[];
+extern const struct proxy_syscall proxy_time_syscalls[];
+extern const struct proxy_syscall proxy_misc_syscalls[];
+
+extern const char *const proxy_syscall_names[PROXY_NR_SYSCALLS];
+const char *proxy_syscall_name(uint64_t nr);
+
+/* Runs one syscall from the registers; returns the RAX value or a special
+ * PROXY_RET_*. Unknown numbers log once and return -ENOSYS (or end the run
+ * under fail_closed). */
+long proxy_dispatch(struct proxy_process *p);
+
+/* Runs the process until it exits. Returns the wait-status encoding of its
+ * end, or -1 when hvrun itself failed (the reason is already printed). */
+int proxy_run(struct proxy_process *p);
+
+/* ---- signals (signal.c) -------------------------------------------------- */
+
+/* Turns a guest CPU exception into a signal and delivers it. */
+void proxy_signal_fault(struct proxy_process *p, const struct vmm_event *ev);
+/* Queues a signal for the process. */
+void proxy_signal_raise(struct proxy_process *p, int signo,
+                        const siginfo_t *info);
+/* Delivers one pending unblocked signal if any (after a syscall). */
+void proxy_signal_deliver_pending(struct proxy_process *p);
+/* Ends the process by signal (default action terminate/core). */
+void proxy_process_kill(struct proxy_process *p, int signo);
+
+/* ---- loader (loader.c) --------------------------------------------------- */
+
+/*
+ * Loads the program at host path `path` (and its PT_INTERP) into p, builds
+ * the initial stack and sets the registers. On failure returns -errno and
+ * writes a one-line reason naming the file into why; p is unchanged only up
+ * to the point of no return (the caller discards p on failure).
+ */
+int proxy_exec_load(struct proxy_process *p, const char *path,
+                    char *const argv[], char *const envp[], char *why,
+                    size_t why_len);
+
+/* ---- logging ------------------------------------------------------------- */
+
+void proxy_log(const struct proxy_process *p, int level, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+#endif

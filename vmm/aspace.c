@@ -1,0 +1,654 @@
+/*
+ * aspace.c - physical allocator, page tables, VMA list and the checked copy
+ * path. See aspace.h for the invariants.
+ */
+#include "aspace.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+/* ---- physical allocator ------------------------------------------------ */
+
+int vmm_phys_init(struct vmm_physmem *pm, uint8_t *hva_base,
+                  uint64_t reserve_bytes, gpa_t first_gpa)
+{
+    memset(pm, 0, sizeof(*pm));
+    pm->hva_base = hva_base;
+    pm->reserve_bytes = reserve_bytes;
+    pm->bump = first_gpa;
+    return 0;
+}
+
+void vmm_phys_destroy(struct vmm_physmem *pm)
+{
+    free(pm->free_list);
+    pm->free_list = NULL;
+    pm->nr_free = pm->cap_free = 0;
+}
+
+static int phys_ensure_covered(struct vmm_physmem *pm, gpa_t top)
+{
+    if (top <= pm->covered_top)
+        return 0;
+    if (pm->grow) {
+        int rc = pm->grow(pm->grow_ctx, top);
+        if (rc < 0)
+            return rc;
+    } else {
+        pm->covered_top = top;
+    }
+    return 0;
+}
+
+int vmm_phys_alloc(struct vmm_physmem *pm, uint64_t npages, gpa_t *gpa_out)
+{
+    if (npages == 0)
+        return -EINVAL;
+    /* First fit: keeps low memory dense, which keeps memslots few. */
+    for (size_t i = 0; i < pm->nr_free; i++) {
+        struct vmm_phys_extent *e = &pm->free_list[i];
+        if (e->pages < npages)
+            continue;
+        *gpa_out = e->gpa;
+        e->gpa += npages * VMM_PAGE_SIZE;
+        e->pages -= npages;
+        if (e->pages == 0) {
+            memmove(e, e + 1, (pm->nr_free - i - 1) * sizeof(*e));
+            pm->nr_free--;
+        }
+        pm->used_pages += npages;
+        return 0;
+    }
+    uint64_t bytes = npages * VMM_PAGE_SIZE;
+    if (bytes / VMM_PAGE_SIZE != npages || pm->bump + bytes > pm->reserve_bytes)
+        return -ENOMEM;
+    int rc = phys_ensure_covered(pm, pm->bump + bytes);
+    if (rc < 0)
+        return rc;
+    *gpa_out = pm->bump;
+    pm->bump += bytes;
+    pm->used_pages += npages;
+    return 0;
+}
+
+static int free_list_insert(struct vmm_physmem *pm, gpa_t gpa, uint64_t npages)
+{
+    size_t i = 0;
+    while (i < pm->nr_free && pm->free_list[i].gpa < gpa)
+        i++;
+    gpa_t end = gpa + npages * VMM_PAGE_SIZE;
+    bool merge_prev = i > 0 && pm->free_list[i - 1].gpa +
+                                   pm->free_list[i - 1].pages * VMM_PAGE_SIZE ==
+                                   gpa;
+    bool merge_next = i < pm->nr_free && pm->free_list[i].gpa == end;
+    if (merge_prev && merge_next) {
+        pm->free_list[i - 1].pages += npages + pm->free_list[i].pages;
+        memmove(&pm->free_list[i], &pm->free_list[i + 1],
+                (pm->nr_free - i - 1) * sizeof(pm->free_list[0]));
+        pm->nr_free--;
+        return 0;
+    }
+    if (merge_prev) {
+        pm->free_list[i - 1].pages += npages;
+        return 0;
+    }
+    if (merge_next) {
+        pm->free_list[i].gpa = gpa;
+        pm->free_list[i].pages += npages;
+        return 0;
+    }
+    if (pm->nr_free == pm->cap_free) {
+        size_t cap = pm->cap_free ? pm->cap_free * 2 : 64;
+        void *p = realloc(pm->free_list, cap * sizeof(pm->free_list[0]));
+        if (!p)
+            return -ENOMEM;
+        pm->free_list = p;
+        pm->cap_free = cap;
+    }
+    memmove(&pm->free_list[i + 1], &pm->free_list[i],
+            (pm->nr_free - i) * sizeof(pm->free_list[0]));
+    pm->free_list[i] = (struct vmm_phys_extent){gpa, npages};
+    pm->nr_free++;
+    return 0;
+}
+
+void vmm_phys_free(struct vmm_physmem *pm, gpa_t gpa, uint64_t npages)
+{
+    if (npages == 0)
+        return;
+    /* A fresh private mapping both zeroes the pages and detaches any host
+     * file that a MAP_SHARED guest mapping had put there. */
+    void *hva = vmm_phys_hva(pm, gpa);
+    mmap(hva, npages * VMM_PAGE_SIZE, PROT_READ | PROT_WRITE,
+         MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
+    pm->used_pages -= npages;
+    /* If the list cannot grow the pages leak from the allocator, which is
+     * safe (they stay zeroed and unused). */
+    (void)free_list_insert(pm, gpa, npages);
+}
+
+/* ---- page tables --------------------------------------------------------- */
+
+#define PT_INTERMEDIATE (VMM_PTE_P | VMM_PTE_W | VMM_PTE_U)
+
+static uint64_t *pt_table(const struct vmm_aspace *as, gpa_t gpa)
+{
+    return (uint64_t *)vmm_phys_hva(as->pm, gpa);
+}
+
+/* Returns the leaf PTE slot for gva, allocating tables if `create`. */
+static uint64_t *pt_slot(const struct vmm_aspace *as, gva_t gva, bool create)
+{
+    gpa_t table = as->pml4_gpa;
+    for (int level = 3; level > 0; level--) {
+        unsigned idx = (gva >> (12 + 9 * level)) & 511;
+        uint64_t *entry = &pt_table(as, table)[idx];
+        if (!(*entry & VMM_PTE_P)) {
+            if (!create)
+                return NULL;
+            gpa_t fresh;
+            if (vmm_phys_alloc(as->pm, 1, &fresh) < 0)
+                return NULL;
+            *entry = fresh | PT_INTERMEDIATE;
+        }
+        table = *entry & VMM_PTE_ADDR;
+    }
+    return &pt_table(as, table)[(gva >> 12) & 511];
+}
+
+int vmm_pt_map(struct vmm_aspace *as, gva_t gva, gpa_t gpa, uint64_t npages,
+               uint64_t pte_flags)
+{
+    for (uint64_t i = 0; i < npages; i++) {
+        uint64_t *slot = pt_slot(as, gva + i * VMM_PAGE_SIZE, true);
+        if (!slot)
+            return -ENOMEM;
+        *slot = (gpa + i * VMM_PAGE_SIZE) | pte_flags;
+    }
+    return 0;
+}
+
+uint64_t vmm_pt_lookup(const struct vmm_aspace *as, gva_t gva)
+{
+    uint64_t *slot = pt_slot(as, gva, false);
+    return slot ? *slot : 0;
+}
+
+static uint64_t prot_to_pte(int prot)
+{
+    if (!(prot & (PROT_READ | PROT_WRITE | PROT_EXEC)))
+        return 0;
+    uint64_t pte = VMM_PTE_P | VMM_PTE_U;
+    if (prot & PROT_WRITE)
+        pte |= VMM_PTE_W;
+    if (!(prot & PROT_EXEC))
+        pte |= VMM_PTE_NX;
+    return pte;
+}
+
+/* Writes the PTEs of a whole VMA from its prot. */
+static int pt_apply_vma(struct vmm_aspace *as, const struct vmm_vma *v)
+{
+    uint64_t npages = (v->end - v->start) / VMM_PAGE_SIZE;
+    uint64_t flags = prot_to_pte(v->prot);
+    if (flags)
+        return vmm_pt_map(as, v->start, v->gpa, npages, flags);
+    for (uint64_t i = 0; i < npages; i++) {
+        uint64_t *slot = pt_slot(as, v->start + i * VMM_PAGE_SIZE, false);
+        if (slot)
+            *slot = 0;
+    }
+    as->tlb_flush_needed = true;
+    return 0;
+}
+
+static void pt_clear(struct vmm_aspace *as, gva_t start, gva_t end)
+{
+    for (gva_t g = start; g < end; g += VMM_PAGE_SIZE) {
+        uint64_t *slot = pt_slot(as, g, false);
+        if (slot)
+            *slot = 0;
+    }
+    as->tlb_flush_needed = true;
+}
+
+/* ---- VMA list ------------------------------------------------------------ */
+
+int vmm_as_init(struct vmm_aspace *as, struct vmm_physmem *pm)
+{
+    memset(as, 0, sizeof(*as));
+    as->pm = pm;
+    return vmm_phys_alloc(pm, 1, &as->pml4_gpa);
+}
+
+void vmm_as_destroy(struct vmm_aspace *as)
+{
+    for (size_t i = 0; i < as->nr_vmas; i++) {
+        struct vmm_vma *v = &as->vmas[i];
+        vmm_phys_free(as->pm, v->gpa, (v->end - v->start) / VMM_PAGE_SIZE);
+        free(v->name);
+    }
+    free(as->vmas);
+    as->vmas = NULL;
+    as->nr_vmas = as->cap_vmas = 0;
+}
+
+/* Index of the first VMA with end > gva (binary search). */
+static size_t vma_index_after(const struct vmm_aspace *as, gva_t gva)
+{
+    size_t lo = 0, hi = as->nr_vmas;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (as->vmas[mid].end <= gva)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+struct vmm_vma *vmm_as_find_vma(const struct vmm_aspace *as, gva_t gva)
+{
+    size_t i = vma_index_after(as, gva);
+    if (i < as->nr_vmas && as->vmas[i].start <= gva)
+        return &as->vmas[i];
+    return NULL;
+}
+
+static int vma_insert_at(struct vmm_aspace *as, size_t i,
+                         const struct vmm_vma *v)
+{
+    if (as->nr_vmas == as->cap_vmas) {
+        size_t cap = as->cap_vmas ? as->cap_vmas * 2 : 32;
+        void *p = realloc(as->vmas, cap * sizeof(*as->vmas));
+        if (!p)
+            return -ENOMEM;
+        as->vmas = p;
+        as->cap_vmas = cap;
+    }
+    memmove(&as->vmas[i + 1], &as->vmas[i],
+            (as->nr_vmas - i) * sizeof(*as->vmas));
+    as->vmas[i] = *v;
+    as->nr_vmas++;
+    return 0;
+}
+
+static void vma_remove_at(struct vmm_aspace *as, size_t i)
+{
+    free(as->vmas[i].name);
+    memmove(&as->vmas[i], &as->vmas[i + 1],
+            (as->nr_vmas - i - 1) * sizeof(*as->vmas));
+    as->nr_vmas--;
+}
+
+/* Splits the VMA that strictly contains gva into [start,gva) [gva,end). */
+static int vma_split_at(struct vmm_aspace *as, gva_t gva)
+{
+    size_t i = vma_index_after(as, gva);
+    if (i >= as->nr_vmas || as->vmas[i].start >= gva)
+        return 0;
+    struct vmm_vma tail = as->vmas[i];
+    uint64_t delta = gva - tail.start;
+    tail.start = gva;
+    tail.gpa += delta;
+    tail.file_off += delta;
+    if (tail.name && !(tail.name = strdup(tail.name)))
+        return -ENOMEM;
+    int rc = vma_insert_at(as, i + 1, &tail);
+    if (rc < 0) {
+        free(tail.name);
+        return rc;
+    }
+    as->vmas[i].end = gva;
+    return 0;
+}
+
+int vmm_as_unmap(struct vmm_aspace *as, gva_t gva, uint64_t len)
+{
+    gva_t end = gva + VMM_PAGE_ALIGN_UP(len);
+    int rc = vma_split_at(as, gva);
+    if (rc == 0)
+        rc = vma_split_at(as, end);
+    if (rc < 0)
+        return rc;
+    size_t i = vma_index_after(as, gva);
+    while (i < as->nr_vmas && as->vmas[i].start < end) {
+        struct vmm_vma *v = &as->vmas[i];
+        pt_clear(as, v->start, v->end);
+        vmm_phys_free(as->pm, v->gpa, (v->end - v->start) / VMM_PAGE_SIZE);
+        vma_remove_at(as, i);
+    }
+    return 0;
+}
+
+int vmm_as_map(struct vmm_aspace *as, gva_t gva, uint64_t len, int prot,
+               int flags, const char *name)
+{
+    len = VMM_PAGE_ALIGN_UP(len);
+    if (len == 0 || gva & ~VMM_PAGE_MASK || gva + len < gva)
+        return -EINVAL;
+    int rc = vmm_as_unmap(as, gva, len);
+    if (rc < 0)
+        return rc;
+    struct vmm_vma v = {.start = gva, .end = gva + len, .prot = prot,
+                        .flags = flags};
+    rc = vmm_phys_alloc(as->pm, len / VMM_PAGE_SIZE, &v.gpa);
+    if (rc < 0)
+        return rc;
+    if (name && !(v.name = strdup(name))) {
+        vmm_phys_free(as->pm, v.gpa, len / VMM_PAGE_SIZE);
+        return -ENOMEM;
+    }
+    rc = vma_insert_at(as, vma_index_after(as, gva), &v);
+    if (rc == 0)
+        rc = pt_apply_vma(as, &v);
+    if (rc < 0) {
+        vmm_as_unmap(as, gva, len);
+        return rc;
+    }
+    return 0;
+}
+
+/* True when [gva, end) is covered by VMAs without holes. */
+static bool range_fully_mapped(const struct vmm_aspace *as, gva_t gva,
+                               gva_t end)
+{
+    size_t i = vma_index_after(as, gva);
+    gva_t at = gva;
+    for (; i < as->nr_vmas && at < end; i++) {
+        if (as->vmas[i].start > at)
+            return false;
+        at = as->vmas[i].end;
+    }
+    return at >= end;
+}
+
+int vmm_as_protect(struct vmm_aspace *as, gva_t gva, uint64_t len, int prot)
+{
+    gva_t end = gva + VMM_PAGE_ALIGN_UP(len);
+    if (!range_fully_mapped(as, gva, end))
+        return -ENOMEM;
+    int rc = vma_split_at(as, gva);
+    if (rc == 0)
+        rc = vma_split_at(as, end);
+    if (rc < 0)
+        return rc;
+    for (size_t i = vma_index_after(as, gva);
+         i < as->nr_vmas && as->vmas[i].start < end; i++) {
+        struct vmm_vma *v = &as->vmas[i];
+        /* Losing a permission must reach the vCPU's cached translations. */
+        if ((v->prot & ~prot) != 0)
+            as->tlb_flush_needed = true;
+        v->prot = prot;
+        rc = pt_apply_vma(as, v);
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
+}
+
+bool vmm_as_range_free(const struct vmm_aspace *as, gva_t gva, uint64_t len)
+{
+    if (gva < VMM_USER_MIN || gva + len > VMM_USER_END || gva + len < gva)
+        return false;
+    size_t i = vma_index_after(as, gva);
+    return i >= as->nr_vmas || as->vmas[i].start >= gva + len;
+}
+
+int vmm_as_find_free(const struct vmm_aspace *as, uint64_t len, gva_t below,
+                     gva_t *out)
+{
+    len = VMM_PAGE_ALIGN_UP(len);
+    if (len == 0 || len > below)
+        return -ENOMEM;
+    gva_t top = below;
+    size_t i = vma_index_after(as, below);
+    /* Walk gaps from the top down, like Linux's top-down mmap layout. */
+    for (;;) {
+        gva_t gap_start = VMM_USER_MIN;
+        if (i > 0)
+            gap_start = as->vmas[i - 1].end;
+        if (i < as->nr_vmas && as->vmas[i].start < top)
+            top = as->vmas[i].start;
+        if (top >= gap_start + len && top - len >= VMM_USER_MIN) {
+            *out = top - len;
+            return 0;
+        }
+        if (i == 0)
+            return -ENOMEM;
+        i--;
+        top = as->vmas[i].start;
+    }
+}
+
+void vmm_as_set_file(struct vmm_aspace *as, gva_t gva, uint64_t len,
+                     uint64_t off, uint64_t dev, uint64_t ino,
+                     const char *name)
+{
+    gva_t end = gva + VMM_PAGE_ALIGN_UP(len);
+    for (size_t i = vma_index_after(as, gva);
+         i < as->nr_vmas && as->vmas[i].start < end; i++) {
+        struct vmm_vma *v = &as->vmas[i];
+        v->flags |= VMM_VMA_FILE;
+        v->file_off = off + (v->start - gva);
+        v->dev = dev;
+        v->ino = ino;
+        free(v->name);
+        v->name = name ? strdup(name) : NULL;
+    }
+}
+
+/* Moves the backing pages of [old, old+len) to gpa new_gpa on the host,
+ * then returns the old extent(s) to the allocator. */
+static void move_backing(struct vmm_aspace *as, size_t first, gva_t old_end,
+                         gpa_t new_gpa, uint64_t len)
+{
+    gva_t old_start = as->vmas[first].start;
+    for (size_t i = first; i < as->nr_vmas && as->vmas[i].start < old_end;
+         i++) {
+        struct vmm_vma *v = &as->vmas[i];
+        uint64_t n = v->end - v->start;
+        if ((uint64_t)(v->start - old_start) >= len)
+            break;
+        if (v->start - old_start + n > len)
+            n = len - (v->start - old_start);
+        void *src = vmm_phys_hva(as->pm, v->gpa);
+        void *dst = vmm_phys_hva(as->pm, new_gpa + (v->start - old_start));
+        /* Host mremap moves pages (anonymous or file-backed) without a
+         * copy; phys_free then re-reserves the vacated range. */
+        if (mremap(src, n, n, MREMAP_MAYMOVE | MREMAP_FIXED, dst) ==
+            MAP_FAILED)
+            memcpy(dst, src, n);
+    }
+}
+
+int vmm_as_remap(struct vmm_aspace *as, gva_t old_gva, uint64_t old_len,
+                 uint64_t new_len, bool may_move, bool fixed, gva_t *new_gva)
+{
+    old_len = VMM_PAGE_ALIGN_UP(old_len);
+    new_len = VMM_PAGE_ALIGN_UP(new_len);
+    if (old_gva & ~VMM_PAGE_MASK || new_len == 0)
+        return -EINVAL;
+    if (!range_fully_mapped(as, old_gva, old_gva + old_len))
+        return -EFAULT;
+    struct vmm_vma *first = vmm_as_find_vma(as, old_gva);
+    if (!fixed) {
+        if (new_len <= old_len) {
+            int rc = vmm_as_unmap(as, old_gva + new_len, old_len - new_len);
+            *new_gva = old_gva;
+            return rc;
+        }
+        gva_t ext = old_gva + old_len;
+        if (vmm_as_range_free(as, ext, new_len - old_len)) {
+            /* Grow in place: the extension is its own extent and VMA. */
+            struct vmm_vma *last = vmm_as_find_vma(as, ext - 1);
+            int rc = vmm_as_map(as, ext, new_len - old_len, last->prot,
+                                last->flags & ~VMM_VMA_FILE, NULL);
+            *new_gva = old_gva;
+            return rc;
+        }
+        if (!may_move)
+            return -ENOMEM;
+        int rc = vmm_as_find_free(as, new_len, VMM_USER_END - (128ULL << 20),
+                                  new_gva);
+        if (rc < 0)
+            return rc;
+    }
+    if (*new_gva & ~VMM_PAGE_MASK)
+        return -EINVAL;
+    if (*new_gva < old_gva + old_len && old_gva < *new_gva + new_len)
+        return -EINVAL;
+    int prot = first->prot, flags = first->flags;
+    char *name = first->name ? strdup(first->name) : NULL;
+    uint64_t off = first->file_off, dev = first->dev, ino = first->ino;
+    int rc = vmm_as_unmap(as, *new_gva, new_len);
+    gpa_t new_gpa;
+    if (rc == 0)
+        rc = vmm_phys_alloc(as->pm, new_len / VMM_PAGE_SIZE, &new_gpa);
+    if (rc < 0) {
+        free(name);
+        return rc;
+    }
+    size_t idx = vma_index_after(as, old_gva);
+    uint64_t keep = old_len < new_len ? old_len : new_len;
+    move_backing(as, idx, old_gva + old_len, new_gpa, keep);
+    vmm_as_unmap(as, old_gva, old_len);
+    struct vmm_vma v = {.start = *new_gva, .end = *new_gva + new_len,
+                        .gpa = new_gpa, .prot = prot, .flags = flags,
+                        .file_off = off, .dev = dev, .ino = ino,
+                        .name = name};
+    rc = vma_insert_at(as, vma_index_after(as, v.start), &v);
+    if (rc < 0) {
+        free(name);
+        vmm_phys_free(as->pm, new_gpa, new_len / VMM_PAGE_SIZE);
+        return rc;
+    }
+    return pt_apply_vma(as, &v);
+}
+
+/* ---- the checked copy path ---------------------------------------------- */
+
+static bool prot_allows(int prot, int need)
+{
+    if (need & PROT_WRITE)
+        return prot & PROT_WRITE;
+    /* x86 cannot map write- or exec-only: any access right implies read. */
+    return prot & (PROT_READ | PROT_WRITE | PROT_EXEC);
+}
+
+/* Host pointer for gva and how many bytes stay in the same VMA, or NULL. */
+static uint8_t *span_of(const struct vmm_aspace *as, gva_t gva, int need,
+                        size_t *avail)
+{
+    struct vmm_vma *v = vmm_as_find_vma(as, gva);
+    if (!v || (need && !prot_allows(v->prot, need)))
+        return NULL;
+    *avail = v->end - gva;
+    return vmm_phys_hva(as->pm, v->gpa + (gva - v->start));
+}
+
+static int copy_range(const struct vmm_aspace *as, gva_t gva, void *host,
+                      size_t len, int need, bool to_guest)
+{
+    gva_t end;
+    if (__builtin_add_overflow(gva, len, &end) || end > VMM_USER_END)
+        return -EFAULT;
+    uint8_t *h = host;
+    while (len > 0) {
+        size_t avail;
+        uint8_t *p = span_of(as, gva, need, &avail);
+        if (!p)
+            return -EFAULT;
+        size_t n = len < avail ? len : avail;
+        if (to_guest)
+            memcpy(p, h, n);
+        else
+            memcpy(h, p, n);
+        h += n;
+        gva += n;
+        len -= n;
+    }
+    return 0;
+}
+
+int vmm_as_copy_in(const struct vmm_aspace *as, void *dst, gva_t src,
+                   size_t len)
+{
+    return copy_range(as, src, dst, len, PROT_READ, false);
+}
+
+int vmm_as_copy_out(const struct vmm_aspace *as, gva_t dst, const void *src,
+                    size_t len)
+{
+    return copy_range(as, dst, (void *)src, len, PROT_WRITE, true);
+}
+
+int vmm_as_poke(const struct vmm_aspace *as, gva_t dst, const void *src,
+                size_t len)
+{
+    return copy_range(as, dst, (void *)src, len, 0, true);
+}
+
+int vmm_as_fill_zero(const struct vmm_aspace *as, gva_t dst, size_t len)
+{
+    while (len > 0) {
+        size_t avail;
+        uint8_t *p = span_of(as, dst, 0, &avail);
+        if (!p)
+            return -EFAULT;
+        size_t n = len < avail ? len : avail;
+        memset(p, 0, n);
+        dst += n;
+        len -= n;
+    }
+    return 0;
+}
+
+long vmm_as_strncpy_in(const struct vmm_aspace *as, char *dst, gva_t src,
+                       size_t max)
+{
+    size_t done = 0;
+    while (done < max) {
+        size_t avail;
+        if (src + done >= VMM_USER_END)
+            return -EFAULT;
+        uint8_t *p = span_of(as, src + done, PROT_READ, &avail);
+        if (!p)
+            return -EFAULT;
+        size_t n = max - done < avail ? max - done : avail;
+        uint8_t *nul = memchr(p, 0, n);
+        if (nul) {
+            memcpy(dst + done, p, (size_t)(nul - p) + 1);
+            return (long)(done + (size_t)(nul - p));
+        }
+        memcpy(dst + done, p, n);
+        done += n;
+    }
+    return -ENAMETOOLONG;
+}
+
+int vmm_as_host_iov(const struct vmm_aspace *as, gva_t gva, size_t len,
+                    int prot, struct iovec *iov, int max_iov, size_t *covered)
+{
+    int n = 0;
+    *covered = 0;
+    gva_t end;
+    if (__builtin_add_overflow(gva, len, &end) || end > VMM_USER_END)
+        len = gva < VMM_USER_END ? VMM_USER_END - gva : 0;
+    while (len > 0 && n < max_iov) {
+        size_t avail;
+        uint8_t *p = span_of(as, gva, prot, &avail);
+        if (!p)
+            break;
+        size_t take = len < avail ? len : avail;
+        iov[n].iov_base = p;
+        iov[n].iov_len = take;
+        n++;
+        *covered += take;
+        gva += take;
+        len -= take;
+    }
+    return n;
+}

@@ -1,0 +1,162 @@
+/*
+ * aspace.h - guest physical memory, host-built page tables and the VMA list
+ * of one guest address space. Pure code: no KVM, testable without /dev/kvm.
+ *
+ * Invariants:
+ *  - Guest-physical memory is one host reservation (hva_base); gpa X lives at
+ *    hva_base + X. Extents come from a first-fit free list, then a bump top.
+ *  - Every VMA is backed by ONE contiguous physical extent: gpa(gva) =
+ *    vma->gpa + (gva - vma->start). Splitting a VMA keeps this true.
+ *  - Every page of a VMA whose prot is not PROT_NONE has a present PTE before
+ *    the guest can touch it; a guest page fault is a real SIGSEGV.
+ *  - Guest memory is reached by hvrun only through the vmm_as_copy_* family,
+ *    which checks ranges and protections and returns -EFAULT.
+ */
+#ifndef VMM_ASPACE_H
+#define VMM_ASPACE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+typedef uint64_t gva_t; /* guest virtual address */
+typedef uint64_t gpa_t; /* guest physical address */
+
+#define VMM_PAGE_SIZE 4096ULL
+#define VMM_PAGE_MASK (~(VMM_PAGE_SIZE - 1))
+#define VMM_PAGE_ALIGN_UP(x) (((x) + VMM_PAGE_SIZE - 1) & VMM_PAGE_MASK)
+
+/* Lowest and one-past-highest user address (Linux x86-64, 4-level paging). */
+#define VMM_USER_MIN 0x10000ULL
+#define VMM_USER_END 0x7ffffffff000ULL
+
+struct vmm_phys_extent {
+    gpa_t gpa;
+    uint64_t pages;
+};
+
+struct vmm_physmem {
+    uint8_t *hva_base;       /* host mapping of gpa 0 */
+    uint64_t reserve_bytes;  /* size of the host reservation */
+    gpa_t bump;              /* first never-allocated gpa */
+    struct vmm_phys_extent *free_list; /* sorted by gpa, coalesced */
+    size_t nr_free, cap_free;
+    uint64_t used_pages;
+    /* Called when bump grows past covered_top; registers memslots. */
+    int (*grow)(void *ctx, gpa_t new_top);
+    void *grow_ctx;
+    gpa_t covered_top;
+};
+
+/* vma flags */
+#define VMM_VMA_SHARED 0x1   /* MAP_SHARED (anonymous or file) */
+#define VMM_VMA_FILE 0x2     /* has a file identity for /proc/self/maps */
+#define VMM_VMA_STACK 0x4
+#define VMM_VMA_HEAP 0x8
+#define VMM_VMA_GROWSDOWN 0x10
+
+struct vmm_vma {
+    gva_t start, end;   /* page aligned, end exclusive */
+    gpa_t gpa;          /* backing of start */
+    int prot;           /* PROT_* */
+    int flags;          /* VMM_VMA_* */
+    uint64_t file_off;  /* offset of start in the file */
+    uint64_t dev, ino;  /* file identity */
+    char *name;         /* owned; NULL for anonymous */
+};
+
+struct vmm_aspace {
+    struct vmm_physmem *pm;
+    gpa_t pml4_gpa;
+    struct vmm_vma *vmas; /* sorted by start, non-overlapping */
+    size_t nr_vmas, cap_vmas;
+    bool tlb_flush_needed; /* a PTE lost permissions since the last run */
+};
+
+/* Physical allocator. hva_base must cover reserve_bytes; first_gpa is the
+ * first allocatable address (below it lives the guest kernel area). */
+int vmm_phys_init(struct vmm_physmem *pm, uint8_t *hva_base,
+                  uint64_t reserve_bytes, gpa_t first_gpa);
+void vmm_phys_destroy(struct vmm_physmem *pm);
+/* Allocates npages contiguous zeroed pages. Returns 0 or -ENOMEM. */
+int vmm_phys_alloc(struct vmm_physmem *pm, uint64_t npages, gpa_t *gpa_out);
+/* Returns pages to the allocator; their contents become zero. */
+void vmm_phys_free(struct vmm_physmem *pm, gpa_t gpa, uint64_t npages);
+static inline void *vmm_phys_hva(const struct vmm_physmem *pm, gpa_t gpa)
+{
+    return pm->hva_base + gpa;
+}
+
+/* Address space: allocates the PML4. */
+int vmm_as_init(struct vmm_aspace *as, struct vmm_physmem *pm);
+/* Frees every VMA's backing (not the page-table pages, which die with pm). */
+void vmm_as_destroy(struct vmm_aspace *as);
+
+/* Maps raw gpa -> gva pages without a VMA (the guest kernel area). */
+int vmm_pt_map(struct vmm_aspace *as, gva_t gva, gpa_t gpa, uint64_t npages,
+               uint64_t pte_flags);
+/* Looks up the leaf PTE of gva; returns 0 when not mapped. */
+uint64_t vmm_pt_lookup(const struct vmm_aspace *as, gva_t gva);
+
+#define VMM_PTE_P 0x1ULL
+#define VMM_PTE_W 0x2ULL
+#define VMM_PTE_U 0x4ULL
+#define VMM_PTE_NX (1ULL << 63)
+#define VMM_PTE_ADDR 0x000ffffffffff000ULL
+
+/*
+ * Maps [gva, gva+len) with fresh zeroed backing, replacing anything there
+ * (MAP_FIXED semantics). len is rounded up to pages. name may be NULL.
+ */
+int vmm_as_map(struct vmm_aspace *as, gva_t gva, uint64_t len, int prot,
+               int flags, const char *name);
+/* Removes mappings in [gva, gva+len); unmapped holes are fine. */
+int vmm_as_unmap(struct vmm_aspace *as, gva_t gva, uint64_t len);
+/* Changes protection; -ENOMEM if any page in the range is unmapped. */
+int vmm_as_protect(struct vmm_aspace *as, gva_t gva, uint64_t len, int prot);
+/* Moves/resizes a mapping per mremap; *new_gva is in (hint) and out. */
+int vmm_as_remap(struct vmm_aspace *as, gva_t old_gva, uint64_t old_len,
+                 uint64_t new_len, bool may_move, bool fixed, gva_t *new_gva);
+/* Finds a free range of len bytes, top-down from below `below`. */
+int vmm_as_find_free(const struct vmm_aspace *as, uint64_t len, gva_t below,
+                     gva_t *out);
+bool vmm_as_range_free(const struct vmm_aspace *as, gva_t gva, uint64_t len);
+/* The VMA containing gva, or NULL. */
+struct vmm_vma *vmm_as_find_vma(const struct vmm_aspace *as, gva_t gva);
+/* Sets file identity on the VMAs exactly covering [gva, gva+len). */
+void vmm_as_set_file(struct vmm_aspace *as, gva_t gva, uint64_t len,
+                     uint64_t off, uint64_t dev, uint64_t ino,
+                     const char *name);
+
+/*
+ * The one checked path to guest memory. Each checks that the whole range is
+ * mapped with the needed protection (read for copy_in, write for copy_out)
+ * and returns 0 or -EFAULT without a partial copy being reported as success.
+ */
+int vmm_as_copy_in(const struct vmm_aspace *as, void *dst, gva_t src,
+                   size_t len);
+int vmm_as_copy_out(const struct vmm_aspace *as, gva_t dst, const void *src,
+                    size_t len);
+/* Copies a NUL-terminated string of at most max bytes including the NUL.
+ * Returns its length, -EFAULT, or -ENAMETOOLONG. */
+long vmm_as_strncpy_in(const struct vmm_aspace *as, char *dst, gva_t src,
+                       size_t max);
+/*
+ * Fills host iovecs covering [gva, gva+len) for a direct host read/write
+ * into guest memory. Stops at the first page lacking prot; returns the
+ * number of iovecs and sets *covered to the bytes they cover (may be less
+ * than len: the caller treats a short cover like Linux, a partial transfer
+ * or -EFAULT when nothing is covered).
+ */
+int vmm_as_host_iov(const struct vmm_aspace *as, gva_t gva, size_t len,
+                    int prot, struct iovec *iov, int max_iov, size_t *covered);
+/* Zeroes guest memory (for the ELF loader's bss); checks like copy_out but
+ * ignores PROT_WRITE (the loader writes read-only segments too). */
+int vmm_as_fill_zero(const struct vmm_aspace *as, gva_t dst, size_t len);
+/* Writes guest memory ignoring PROT_WRITE (loader, signal frames use
+ * copy_out). */
+int vmm_as_poke(const struct vmm_aspace *as, gva_t dst, const void *src,
+                size_t len);
+
+#endif

@@ -1,0 +1,107 @@
+/*
+ * backend.h - the one interface between the execution backends (KVM now,
+ * ptrace later) and the layers above (syscall-proxy, detcore, cli).
+ * Nothing above vmm/ includes <linux/kvm.h>; this header is all they see.
+ */
+#ifndef VMM_BACKEND_H
+#define VMM_BACKEND_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "aspace.h"
+
+/* General registers of one guest thread, as user mode sees them. */
+struct vmm_regs {
+    uint64_t rax, rbx, rcx, rdx, rsi, rdi, rsp, rbp;
+    uint64_t r8, r9, r10, r11, r12, r13, r14, r15;
+    uint64_t rip, rflags;
+};
+
+enum vmm_event_kind {
+    VMM_EVENT_SYSCALL,     /* regs hold the syscall; rip is in the stub */
+    VMM_EVENT_EXCEPTION,   /* user-mode exception; regs are at the fault */
+    VMM_EVENT_INTERRUPTED, /* KVM_RUN returned EINTR (a host signal) */
+    VMM_EVENT_FAILED,      /* the VM cannot continue; `what` says why */
+};
+
+struct vmm_event {
+    enum vmm_event_kind kind;
+    unsigned vector;     /* EXCEPTION: x86 vector number */
+    uint64_t error_code; /* EXCEPTION: CPU error code (0 if none) */
+    uint64_t fault_addr; /* EXCEPTION #PF: CR2 */
+    char what[160];      /* FAILED: a description */
+};
+
+/* What the host offers; printed by `hvrun doctor`. */
+struct vmm_host_info {
+    char hypervisor[32];     /* kvm_pvm, kvm_intel, kvm_amd, unknown */
+    int api_version;
+    bool pmu;                /* a guest PMU for instruction counting */
+    bool rdtsc_trappable;    /* CR4.TSD makes user RDTSC fault */
+    bool cpuid_control;      /* KVM_SET_CPUID2 controls guest CPUID */
+    bool sync_regs;
+    bool immediate_exit;
+    int nr_memslots;
+    const char *model_missing; /* baseline feature the host lacks, or NULL */
+};
+
+struct vmm_host;
+struct vmm_vm;
+
+/*
+ * Opens /dev/kvm and checks the capabilities hvrun needs. On failure returns
+ * -errno and writes a one-line reason (naming the device or capability).
+ */
+int vmm_host_open(struct vmm_host **out, char *why, size_t why_len);
+void vmm_host_close(struct vmm_host *host);
+void vmm_host_get_info(const struct vmm_host *host, struct vmm_host_info *i);
+/* The fixed CPUID model: leaf 1 EDX (AT_HWCAP) and AT_HWCAP2. */
+uint64_t vmm_host_hwcap(const struct vmm_host *host);
+uint64_t vmm_host_hwcap2(const struct vmm_host *host);
+
+/* Creates a VM with one vCPU in 64-bit user mode, the guest kernel mapped
+ * and an empty user address space. Returns 0 or -errno (why filled in). */
+int vmm_vm_create(struct vmm_host *host, struct vmm_vm **out, char *why,
+                  size_t why_len);
+void vmm_vm_destroy(struct vmm_vm *vm);
+
+struct vmm_aspace *vmm_vm_aspace(struct vmm_vm *vm);
+/* The current thread's registers; edits take effect at the next run. */
+struct vmm_regs *vmm_vm_regs(struct vmm_vm *vm);
+uint64_t vmm_vm_fs_base(struct vmm_vm *vm);
+void vmm_vm_set_fs_base(struct vmm_vm *vm, uint64_t base);
+uint64_t vmm_vm_gs_base(struct vmm_vm *vm);
+void vmm_vm_set_gs_base(struct vmm_vm *vm, uint64_t base);
+
+/*
+ * Extended (FPU/SSE/AVX) state in the XSAVE standard format, for signal
+ * frames. len must be at least VMM_MODEL_XSAVE_BYTES. Returns 0 or -errno.
+ */
+int vmm_vm_get_xstate(struct vmm_vm *vm, void *buf, size_t len);
+int vmm_vm_set_xstate(struct vmm_vm *vm, const void *buf, size_t len);
+/* Resets FPU state to the power-on default (execve). */
+int vmm_vm_reset_xstate(struct vmm_vm *vm);
+
+/* Completes a syscall: RAX=result, resume at RCX with RFLAGS=R11, user
+ * mode. Must follow every VMM_EVENT_SYSCALL that resumes the thread. */
+void vmm_vm_syscall_return(struct vmm_vm *vm, long result);
+/* Resumes in user mode at the registers in vmm_vm_regs (after an exception
+ * or to start a new image); RFLAGS sanitised. */
+void vmm_vm_enter_user(struct vmm_vm *vm);
+
+/* Runs the vCPU until the next event. Returns 0, or -errno on an ioctl
+ * failure (ev->what says which). */
+int vmm_vm_run(struct vmm_vm *vm, struct vmm_event *ev);
+
+/* Counters for --summary and the benchmarks. */
+struct vmm_stats {
+    uint64_t exits;         /* KVM_RUN returns */
+    uint64_t syscall_exits;
+    uint64_t exception_exits;
+    uint64_t tlb_flushes;
+};
+void vmm_vm_get_stats(const struct vmm_vm *vm, struct vmm_stats *st);
+
+#endif

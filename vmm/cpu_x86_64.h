@@ -1,0 +1,50 @@
+/*
+ * cpu_x86_64.h - x86-64 descriptor tables and the fixed virtual CPU model.
+ * Pure code: no KVM, so the unit tests exercise it without /dev/kvm.
+ */
+#ifndef VMM_CPU_X86_64_H
+#define VMM_CPU_X86_64_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Builds the GDT (incl. the 16-byte TSS descriptor) into gdt (one page). */
+void vmm_cpu_build_gdt(uint64_t *gdt, uint64_t tss_va, uint32_t tss_limit);
+/* Builds the IDT (256 gates) for stubs at stubs_va, GK_EXC_STUB_STRIDE apart. */
+void vmm_cpu_build_idt(void *idt, uint64_t stubs_va);
+/* Builds a 64-bit TSS; returns its limit. */
+uint32_t vmm_cpu_build_tss(void *tss, uint64_t rsp0, uint64_t ist1);
+
+/* A CPUID leaf as KVM_SET_CPUID2 wants it, without including KVM headers. */
+struct vmm_cpuid_entry {
+    uint32_t function, index, flags; /* flags: VMM_CPUID_INDEXED */
+    uint32_t eax, ebx, ecx, edx;
+};
+#define VMM_CPUID_INDEXED 0x1
+
+#define VMM_CPUID_MAX_ENTRIES 64
+
+/*
+ * Builds the fixed model from what the host supports. Returns the number of
+ * entries, or -1 with *missing naming the first baseline feature the host
+ * lacks (hvrun then refuses to start: the same CPU everywhere, or nothing).
+ */
+int vmm_cpu_build_model(const struct vmm_cpuid_entry *host, int nr_host,
+                        struct vmm_cpuid_entry *out, int max_out,
+                        const char **missing);
+
+/* Looks up a leaf in a table; NULL if absent. */
+const struct vmm_cpuid_entry *vmm_cpuid_find(const struct vmm_cpuid_entry *t,
+                                             int n, uint32_t function,
+                                             uint32_t index);
+
+/* XCR0 the model enables (x87|SSE|AVX) and the XSAVE area size for it. */
+#define VMM_MODEL_XCR0 0x7ULL
+#define VMM_MODEL_XSAVE_BYTES 832
+/* AT_HWCAP and AT_HWCAP2 for the model. */
+uint64_t vmm_cpu_model_hwcap(const struct vmm_cpuid_entry *model, int n);
+uint64_t vmm_cpu_model_hwcap2(const struct vmm_cpuid_entry *model, int n);
+
+#define VMM_MODEL_BRAND "hvrun virtual x86-64 CPU (deterministic model)"
+
+#endif

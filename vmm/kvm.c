@@ -1,0 +1,566 @@
+/*
+ * kvm.c - the KVM backend: /dev/kvm, one VM with one vCPU per guest process,
+ * memslots grown on demand, exits decoded into vmm_events.
+ *
+ * The only file (with kvm_host.c) that includes <linux/kvm.h>. It works on
+ * kvm_pvm, where SYSCALL stays at CPL3 and SYSRET cannot be used, and on
+ * VMX/SVM, where SYSCALL enters CPL0: in both cases the entry stub exits with
+ * an OUT and the host writes RIP/RFLAGS/CS/SS to return to user mode.
+ */
+#include "backend.h"
+#include "kvm_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "../guestkernel/gk_abi.h"
+#include "cpu_x86_64.h"
+
+#define GUEST_PHYS_RESERVE (256ULL << 30) /* host VA reserved per VM */
+#define MEMSLOT_BYTES (256ULL << 20)      /* modest slots, added on demand */
+
+#define MSR_STAR 0xc0000081
+#define MSR_LSTAR 0xc0000082
+#define MSR_CSTAR 0xc0000083
+#define MSR_SFMASK 0xc0000084
+#define MSR_KERNEL_GS_BASE 0xc0000102
+
+#define CR0_PE 0x1ULL
+#define CR0_MP 0x2ULL
+#define CR0_ET 0x10ULL
+#define CR0_NE 0x20ULL
+#define CR0_WP 0x10000ULL
+#define CR0_AM 0x40000ULL
+#define CR0_PG 0x80000000ULL
+#define CR4_PAE 0x20ULL
+#define CR4_OSFXSR 0x200ULL
+#define CR4_OSXMMEXCPT 0x400ULL
+#define CR4_FSGSBASE 0x10000ULL
+#define CR4_OSXSAVE 0x40000ULL
+#define EFER_SCE 0x1ULL
+#define EFER_LME 0x100ULL
+#define EFER_LMA 0x400ULL
+#define EFER_NXE 0x800ULL
+#define CR3_PWT 0x8ULL
+
+/* User-changeable RFLAGS bits (Linux FLAG_MASK), plus IF which is forced. */
+#define RFLAGS_USER_MASK 0x254dd5ULL
+#define RFLAGS_FIXED 0x202ULL
+
+extern const uint8_t gk_blob_start[], gk_blob_end[];
+
+struct vmm_vm {
+    struct vmm_host *host;
+    int vm_fd, vcpu_fd;
+    struct kvm_run *run;
+    size_t run_size;
+    uint8_t *phys_hva;
+    struct vmm_physmem pm;
+    struct vmm_aspace as;
+    struct vmm_regs regs;
+    int nr_slots;
+    bool sregs_dirty;
+    uint32_t tss_limit;
+    struct vmm_stats stats;
+};
+
+static void set_why(char *why, size_t len, const char *fmt, const char *a,
+                    int err)
+{
+    if (why && len)
+        snprintf(why, len, fmt, a, strerror(err));
+}
+
+/* ---- memory -------------------------------------------------------------- */
+
+static int grow_memslots(void *ctx, gpa_t new_top)
+{
+    struct vmm_vm *vm = ctx;
+    while (vm->pm.covered_top < new_top) {
+        struct kvm_userspace_memory_region r = {
+            .slot = (uint32_t)vm->nr_slots,
+            .guest_phys_addr = vm->pm.covered_top,
+            .memory_size = MEMSLOT_BYTES,
+            .userspace_addr = (uint64_t)(uintptr_t)(vm->phys_hva +
+                                                    vm->pm.covered_top),
+        };
+        if (vm->pm.covered_top + MEMSLOT_BYTES > vm->pm.reserve_bytes)
+            return -ENOMEM;
+        if (ioctl(vm->vm_fd, KVM_SET_USER_MEMORY_REGION, &r) < 0)
+            return -errno;
+        vm->nr_slots++;
+        vm->pm.covered_top += MEMSLOT_BYTES;
+    }
+    return 0;
+}
+
+/* Writes the GDT, IDT, TSS and stub blob and maps them high. */
+static int setup_kernel_area(struct vmm_vm *vm)
+{
+    uint8_t *base = vm->phys_hva;
+    size_t blob_len = (size_t)(gk_blob_end - gk_blob_start);
+    if (blob_len > GK_STACK0_GPA - GK_BLOB_GPA)
+        return -E2BIG;
+    vm->tss_limit = vmm_cpu_build_tss(base + GK_TSS_GPA,
+                                           GK_KERNEL_VA + GK_STACK0_TOP,
+                                           GK_KERNEL_VA + GK_IST1_TOP);
+    vmm_cpu_build_gdt((uint64_t *)(base + GK_GDT_GPA),
+                      GK_KERNEL_VA + GK_TSS_GPA, vm->tss_limit);
+    vmm_cpu_build_idt(base + GK_IDT_GPA, GK_KERNEL_VA + GK_EXC_GPA);
+    memcpy(base + GK_BLOB_GPA, gk_blob_start, blob_len);
+
+    struct {
+        gpa_t gpa;
+        uint64_t pages, flags;
+    } maps[] = {
+        {GK_GDT_GPA, 3, VMM_PTE_P | VMM_PTE_W | VMM_PTE_NX},
+        /* The entry stub runs at CPL3 on kvm_pvm, so it must be U=1. */
+        {GK_ENTRY_GPA, 1, VMM_PTE_P | VMM_PTE_U},
+        {GK_EXC_GPA, 1, VMM_PTE_P},
+        {GK_STACK0_GPA, (GK_IST1_TOP - GK_STACK0_GPA) / VMM_PAGE_SIZE,
+         VMM_PTE_P | VMM_PTE_W | VMM_PTE_NX},
+    };
+    for (size_t i = 0; i < sizeof(maps) / sizeof(maps[0]); i++) {
+        int rc = vmm_pt_map(&vm->as, GK_KERNEL_VA + maps[i].gpa, maps[i].gpa,
+                            maps[i].pages, maps[i].flags);
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
+}
+
+/* ---- vCPU state ---------------------------------------------------------- */
+
+static void user_segments(struct kvm_sregs *s)
+{
+    struct kvm_segment code = {.base = 0, .limit = 0xffffffff,
+                               .selector = GK_SEL_USER_CS, .type = 11,
+                               .present = 1, .dpl = 3, .db = 0, .s = 1,
+                               .l = 1, .g = 1};
+    struct kvm_segment data = {.base = 0, .limit = 0xffffffff,
+                               .selector = GK_SEL_USER_DS, .type = 3,
+                               .present = 1, .dpl = 3, .db = 1, .s = 1,
+                               .l = 0, .g = 1};
+    s->cs = code;
+    s->ss = data;
+}
+
+static int setup_sregs(struct vmm_vm *vm, uint32_t tss_limit)
+{
+    struct kvm_sregs s;
+    if (ioctl(vm->vcpu_fd, KVM_GET_SREGS, &s) < 0)
+        return -errno;
+    s.cr0 = CR0_PE | CR0_MP | CR0_ET | CR0_NE | CR0_WP | CR0_AM | CR0_PG;
+    s.cr3 = vm->as.pml4_gpa;
+    s.cr4 = CR4_PAE | CR4_OSFXSR | CR4_OSXMMEXCPT | CR4_OSXSAVE;
+    if (vmm_host_hwcap2(vm->host) & 2)
+        s.cr4 |= CR4_FSGSBASE;
+    s.efer = EFER_SCE | EFER_LME | EFER_LMA | EFER_NXE;
+    s.gdt.base = GK_KERNEL_VA + GK_GDT_GPA;
+    s.gdt.limit = 4095;
+    s.idt.base = GK_KERNEL_VA + GK_IDT_GPA;
+    s.idt.limit = 256 * 16 - 1;
+    struct kvm_segment tr = {.base = GK_KERNEL_VA + GK_TSS_GPA, .limit = tss_limit,
+                             .selector = GK_SEL_TSS, .type = 11,
+                             .present = 1, .s = 0};
+    s.tr = tr;
+    struct kvm_segment ldt = {.selector = 0, .type = 2, .present = 1,
+                              .limit = 0xffff};
+    s.ldt = ldt;
+    user_segments(&s);
+    struct kvm_segment nul = s.ss;
+    nul.selector = 0;
+    s.ds = s.es = s.fs = s.gs = nul;
+    if (ioctl(vm->vcpu_fd, KVM_SET_SREGS, &s) < 0)
+        return -errno;
+    return 0;
+}
+
+static int setup_msrs(struct vmm_vm *vm)
+{
+    struct {
+        struct kvm_msrs hdr;
+        struct kvm_msr_entry e[5];
+    } m;
+    memset(&m, 0, sizeof(m));
+    uint64_t entry = GK_KERNEL_VA + GK_ENTRY_GPA;
+    struct kvm_msr_entry list[] = {
+        {.index = MSR_STAR,
+         .data = (uint64_t)GK_SEL_USER32_CS << 48 |
+                 (uint64_t)GK_SEL_KERNEL_CS << 32},
+        {.index = MSR_LSTAR, .data = entry},
+        {.index = MSR_CSTAR, .data = entry},
+        /* TF, DF, IF, IOPL, NT, AC cleared on entry, as Linux does. */
+        {.index = MSR_SFMASK, .data = 0x47700},
+        {.index = MSR_KERNEL_GS_BASE, .data = 0},
+    };
+    memcpy(m.e, list, sizeof(list));
+    m.hdr.nmsrs = 5;
+    int rc = ioctl(vm->vcpu_fd, KVM_SET_MSRS, &m);
+    if (rc != 5)
+        return rc < 0 ? -errno : -EINVAL;
+    return 0;
+}
+
+static int setup_xcr0(struct vmm_vm *vm)
+{
+    struct kvm_xcrs x;
+    memset(&x, 0, sizeof(x));
+    x.nr_xcrs = 1;
+    x.xcrs[0].xcr = 0;
+    x.xcrs[0].value = VMM_MODEL_XCR0;
+    return ioctl(vm->vcpu_fd, KVM_SET_XCRS, &x) < 0 ? -errno : 0;
+}
+
+int vmm_vm_reset_xstate(struct vmm_vm *vm)
+{
+    struct kvm_xsave *xs = calloc(1, sizeof(*xs));
+    if (!xs)
+        return -ENOMEM;
+    uint16_t fcw = 0x37f;
+    uint32_t mxcsr = 0x1f80;
+    memcpy((uint8_t *)xs->region, &fcw, 2);
+    memcpy((uint8_t *)xs->region + 24, &mxcsr, 4);
+    int rc = ioctl(vm->vcpu_fd, KVM_SET_XSAVE, xs) < 0 ? -errno : 0;
+    free(xs);
+    return rc;
+}
+
+int vmm_vm_get_xstate(struct vmm_vm *vm, void *buf, size_t len)
+{
+    if (len < VMM_MODEL_XSAVE_BYTES)
+        return -EINVAL;
+    struct kvm_xsave *xs = calloc(1, sizeof(*xs));
+    if (!xs)
+        return -ENOMEM;
+    int rc = ioctl(vm->vcpu_fd, KVM_GET_XSAVE, xs) < 0 ? -errno : 0;
+    if (rc == 0)
+        memcpy(buf, xs->region, VMM_MODEL_XSAVE_BYTES);
+    free(xs);
+    return rc;
+}
+
+int vmm_vm_set_xstate(struct vmm_vm *vm, const void *buf, size_t len)
+{
+    if (len < VMM_MODEL_XSAVE_BYTES)
+        return -EINVAL;
+    struct kvm_xsave *xs = calloc(1, sizeof(*xs));
+    if (!xs)
+        return -ENOMEM;
+    memcpy(xs->region, buf, VMM_MODEL_XSAVE_BYTES);
+    /* Only the states the model enables; reserved MXCSR bits would make
+     * XRSTOR fault, so they are cleared like Linux's fpu__restore_sig. */
+    uint64_t bv;
+    memcpy(&bv, (uint8_t *)xs->region + 512, 8);
+    bv &= VMM_MODEL_XCR0;
+    memcpy((uint8_t *)xs->region + 512, &bv, 8);
+    memset((uint8_t *)xs->region + 520, 0, 56); /* xcomp_bv + reserved */
+    uint32_t mxcsr;
+    memcpy(&mxcsr, (uint8_t *)xs->region + 24, 4);
+    mxcsr &= 0xffff;
+    memcpy((uint8_t *)xs->region + 24, &mxcsr, 4);
+    int rc = ioctl(vm->vcpu_fd, KVM_SET_XSAVE, xs) < 0 ? -errno : 0;
+    free(xs);
+    return rc;
+}
+
+/* ---- lifecycle ----------------------------------------------------------- */
+
+static int create_vcpu(struct vmm_vm *vm, char *why, size_t why_len)
+{
+    vm->vcpu_fd = ioctl(vm->vm_fd, KVM_CREATE_VCPU, 0);
+    if (vm->vcpu_fd < 0) {
+        set_why(why, why_len, "KVM_CREATE_VCPU%s: %s", "", errno);
+        return -errno;
+    }
+    int size = kvm_host_run_size(vm->host);
+    vm->run = mmap(NULL, (size_t)size, PROT_READ | PROT_WRITE, MAP_SHARED,
+                   vm->vcpu_fd, 0);
+    if (vm->run == MAP_FAILED) {
+        vm->run = NULL;
+        set_why(why, why_len, "mmap kvm_run%s: %s", "", errno);
+        return -errno;
+    }
+    vm->run_size = (size_t)size;
+    int rc = kvm_host_set_cpuid(vm->host, vm->vcpu_fd);
+    const char *step = "KVM_SET_CPUID2";
+    if (rc == 0 && (rc = setup_sregs(vm, vm->tss_limit)) < 0)
+        step = "KVM_SET_SREGS";
+    if (rc == 0 && (rc = setup_msrs(vm)) < 0)
+        step = "KVM_SET_MSRS";
+    if (rc == 0 && (rc = setup_xcr0(vm)) < 0)
+        step = "KVM_SET_XCRS";
+    if (rc == 0 && (rc = vmm_vm_reset_xstate(vm)) < 0)
+        step = "KVM_SET_XSAVE";
+    if (rc < 0) {
+        set_why(why, why_len, "%s: %s", step, -rc);
+        return rc;
+    }
+    vm->run->kvm_valid_regs = KVM_SYNC_X86_REGS | KVM_SYNC_X86_SREGS;
+    /* The synced copy is only filled by KVM_RUN; seed it so edits before
+     * the first run (fs base, segments) start from the real state. */
+    if (ioctl(vm->vcpu_fd, KVM_GET_SREGS, &vm->run->s.regs.sregs) < 0) {
+        set_why(why, why_len, "KVM_GET_SREGS%s: %s", "", errno);
+        return -errno;
+    }
+    return 0;
+}
+
+int vmm_vm_create(struct vmm_host *host, struct vmm_vm **out, char *why,
+                  size_t why_len)
+{
+    struct vmm_vm *vm = calloc(1, sizeof(*vm));
+    if (!vm)
+        return -ENOMEM;
+    vm->host = host;
+    vm->vcpu_fd = -1;
+    vm->vm_fd = ioctl(kvm_host_fd(host), KVM_CREATE_VM, 0);
+    if (vm->vm_fd < 0) {
+        int err = errno;
+        set_why(why, why_len, "KVM_CREATE_VM%s: %s", "", err);
+        free(vm);
+        return -err;
+    }
+    vm->phys_hva = mmap(NULL, GUEST_PHYS_RESERVE, PROT_READ | PROT_WRITE,
+                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    int rc = 0;
+    if (vm->phys_hva == MAP_FAILED) {
+        vm->phys_hva = NULL;
+        rc = -errno;
+        set_why(why, why_len, "reserving guest memory%s: %s", "", -rc);
+        goto fail;
+    }
+    vmm_phys_init(&vm->pm, vm->phys_hva, GUEST_PHYS_RESERVE,
+                  GK_KERNEL_AREA_END);
+    vm->pm.grow = grow_memslots;
+    vm->pm.grow_ctx = vm;
+    rc = grow_memslots(vm, GK_KERNEL_AREA_END);
+    if (rc < 0) {
+        set_why(why, why_len, "KVM_SET_USER_MEMORY_REGION%s: %s", "", -rc);
+        goto fail;
+    }
+    if ((rc = vmm_as_init(&vm->as, &vm->pm)) < 0 ||
+        (rc = setup_kernel_area(vm)) < 0) {
+        set_why(why, why_len, "guest kernel area%s: %s", "", -rc);
+        goto fail;
+    }
+    if ((rc = create_vcpu(vm, why, why_len)) < 0)
+        goto fail;
+    *out = vm;
+    return 0;
+fail:
+    vmm_vm_destroy(vm);
+    return rc;
+}
+
+void vmm_vm_destroy(struct vmm_vm *vm)
+{
+    if (!vm)
+        return;
+    if (vm->run)
+        munmap(vm->run, vm->run_size);
+    if (vm->vcpu_fd >= 0)
+        close(vm->vcpu_fd);
+    close(vm->vm_fd);
+    free(vm->as.vmas);
+    for (size_t i = 0; i < vm->as.nr_vmas; i++)
+        free(vm->as.vmas[i].name);
+    vmm_phys_destroy(&vm->pm);
+    if (vm->phys_hva)
+        munmap(vm->phys_hva, GUEST_PHYS_RESERVE);
+    free(vm);
+}
+
+struct vmm_aspace *vmm_vm_aspace(struct vmm_vm *vm) { return &vm->as; }
+struct vmm_regs *vmm_vm_regs(struct vmm_vm *vm) { return &vm->regs; }
+
+uint64_t vmm_vm_fs_base(struct vmm_vm *vm)
+{
+    return vm->run->s.regs.sregs.fs.base;
+}
+
+void vmm_vm_set_fs_base(struct vmm_vm *vm, uint64_t base)
+{
+    vm->run->s.regs.sregs.fs.base = base;
+    vm->sregs_dirty = true;
+}
+
+uint64_t vmm_vm_gs_base(struct vmm_vm *vm)
+{
+    return vm->run->s.regs.sregs.gs.base;
+}
+
+void vmm_vm_set_gs_base(struct vmm_vm *vm, uint64_t base)
+{
+    vm->run->s.regs.sregs.gs.base = base;
+    vm->sregs_dirty = true;
+}
+
+void vmm_vm_get_stats(const struct vmm_vm *vm, struct vmm_stats *st)
+{
+    *st = vm->stats;
+}
+
+/* ---- running ------------------------------------------------------------- */
+
+static void ensure_user_mode(struct vmm_vm *vm)
+{
+    struct kvm_sregs *s = &vm->run->s.regs.sregs;
+    if (s->cs.selector == GK_SEL_USER_CS && s->ss.selector == GK_SEL_USER_DS &&
+        s->cs.dpl == 3)
+        return;
+    user_segments(s);
+    vm->sregs_dirty = true;
+}
+
+void vmm_vm_syscall_return(struct vmm_vm *vm, long result)
+{
+    struct vmm_regs *r = &vm->regs;
+    r->rax = (uint64_t)result;
+    r->rip = r->rcx;
+    r->rflags = (r->r11 & RFLAGS_USER_MASK) | RFLAGS_FIXED;
+    ensure_user_mode(vm);
+}
+
+void vmm_vm_enter_user(struct vmm_vm *vm)
+{
+    vm->regs.rflags = (vm->regs.rflags & RFLAGS_USER_MASK) | RFLAGS_FIXED;
+    ensure_user_mode(vm);
+}
+
+static void regs_to_kvm(const struct vmm_regs *r, struct kvm_regs *k)
+{
+    k->rax = r->rax; k->rbx = r->rbx; k->rcx = r->rcx; k->rdx = r->rdx;
+    k->rsi = r->rsi; k->rdi = r->rdi; k->rsp = r->rsp; k->rbp = r->rbp;
+    k->r8 = r->r8; k->r9 = r->r9; k->r10 = r->r10; k->r11 = r->r11;
+    k->r12 = r->r12; k->r13 = r->r13; k->r14 = r->r14; k->r15 = r->r15;
+    k->rip = r->rip; k->rflags = r->rflags;
+}
+
+static void regs_from_kvm(struct vmm_regs *r, const struct kvm_regs *k)
+{
+    r->rax = k->rax; r->rbx = k->rbx; r->rcx = k->rcx; r->rdx = k->rdx;
+    r->rsi = k->rsi; r->rdi = k->rdi; r->rsp = k->rsp; r->rbp = k->rbp;
+    r->r8 = k->r8; r->r9 = k->r9; r->r10 = k->r10; r->r11 = k->r11;
+    r->r12 = k->r12; r->r13 = k->r13; r->r14 = k->r14; r->r15 = k->r15;
+    r->rip = k->rip; r->rflags = k->rflags;
+}
+
+static void fail(struct vmm_event *ev, const char *fmt, unsigned long long a,
+                 unsigned long long b)
+{
+    ev->kind = VMM_EVENT_FAILED;
+    snprintf(ev->what, sizeof(ev->what), fmt, a, b);
+}
+
+/* Reads the exception frame the stub left and restores user registers. */
+static void decode_exception(struct vmm_vm *vm, struct vmm_event *ev)
+{
+    uint64_t rsp = vm->regs.rsp;
+    gva_t lo = GK_KERNEL_VA + GK_STACK0_GPA, hi = GK_KERNEL_VA + GK_IST1_TOP;
+    if (rsp < lo || rsp + GK_EXC_FRAME_WORDS * 8 > hi) {
+        fail(ev, "exception exit with kernel rsp %#llx outside its stacks%llx",
+             rsp, 0);
+        return;
+    }
+    uint64_t f[GK_EXC_FRAME_WORDS];
+    memcpy(f, vm->phys_hva + (rsp - GK_KERNEL_VA), sizeof(f));
+    if ((f[3] & 3) != 3) {
+        fail(ev, "exception %llu inside the guest kernel at rip %#llx", f[0],
+             f[2]);
+        return;
+    }
+    ev->kind = VMM_EVENT_EXCEPTION;
+    ev->vector = (unsigned)f[0];
+    ev->error_code = f[1];
+    ev->fault_addr = vm->run->s.regs.sregs.cr2;
+    vm->regs.rip = f[2];
+    vm->regs.rflags = f[4];
+    vm->regs.rsp = f[5];
+    vm->stats.exception_exits++;
+    vmm_vm_enter_user(vm);
+}
+
+static void decode_exit(struct vmm_vm *vm, struct vmm_event *ev)
+{
+    struct kvm_run *run = vm->run;
+    switch (run->exit_reason) {
+    case KVM_EXIT_IO:
+        if (run->io.port == GK_PORT_SYSCALL) {
+            ev->kind = VMM_EVENT_SYSCALL;
+            vm->stats.syscall_exits++;
+            return;
+        }
+        if (run->io.port == GK_PORT_EXCEPTION) {
+            decode_exception(vm, ev);
+            return;
+        }
+        fail(ev, "unexpected port I/O to %#llx at rip %#llx", run->io.port,
+             vm->regs.rip);
+        return;
+    case KVM_EXIT_MMIO:
+        fail(ev, "access to unbacked guest-physical %#llx at rip %#llx",
+             run->mmio.phys_addr, vm->regs.rip);
+        return;
+    case KVM_EXIT_SHUTDOWN:
+        fail(ev, "vCPU shutdown (triple fault) at rip %#llx%llx",
+             vm->regs.rip, 0);
+        return;
+    case KVM_EXIT_FAIL_ENTRY:
+        fail(ev, "VM entry failed, hardware reason %#llx%llx",
+             run->fail_entry.hardware_entry_failure_reason, 0);
+        return;
+    case KVM_EXIT_INTERNAL_ERROR:
+        fail(ev, "KVM internal error, suberror %llu at rip %#llx",
+             run->internal.suberror, vm->regs.rip);
+        return;
+    case KVM_EXIT_HLT:
+        fail(ev, "guest halted at rip %#llx%llx", vm->regs.rip, 0);
+        return;
+    default:
+        fail(ev, "unhandled KVM exit reason %llu at rip %#llx",
+             run->exit_reason, vm->regs.rip);
+    }
+}
+
+int vmm_vm_run(struct vmm_vm *vm, struct vmm_event *ev)
+{
+    struct kvm_run *run = vm->run;
+    memset(ev, 0, sizeof(*ev));
+    if (vm->as.tlb_flush_needed) {
+        /* A host-side PTE change must reach the vCPU's cached (shadow or
+         * TLB) translations: a CR3 write with a different value makes KVM
+         * drop them. Toggling PWT keeps the same page tables. */
+        run->s.regs.sregs.cr3 = vm->as.pml4_gpa |
+                                ((run->s.regs.sregs.cr3 & CR3_PWT) ^ CR3_PWT);
+        vm->sregs_dirty = true;
+        vm->as.tlb_flush_needed = false;
+        vm->stats.tlb_flushes++;
+    }
+    regs_to_kvm(&vm->regs, &run->s.regs.regs);
+    run->kvm_dirty_regs = KVM_SYNC_X86_REGS;
+    if (vm->sregs_dirty)
+        run->kvm_dirty_regs |= KVM_SYNC_X86_SREGS;
+    vm->sregs_dirty = false;
+    int rc = ioctl(vm->vcpu_fd, KVM_RUN, 0);
+    int err = errno;
+    vm->stats.exits++;
+    regs_from_kvm(&vm->regs, &run->s.regs.regs);
+    if (rc < 0) {
+        if (err == EINTR || err == EAGAIN) {
+            ev->kind = VMM_EVENT_INTERRUPTED;
+            return 0;
+        }
+        fail(ev, "KVM_RUN failed, errno %llu%llx", (unsigned long long)err,
+             0);
+        return -err;
+    }
+    decode_exit(vm, ev);
+    return 0;
+}

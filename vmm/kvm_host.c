@@ -1,0 +1,229 @@
+/*
+ * kvm_host.c - /dev/kvm itself: capability checks, the host's CPUID, the
+ * fixed model built from it, and the facts `hvrun doctor` prints.
+ */
+#include "backend.h"
+#include "kvm_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include <cpuid.h>
+
+#include "cpu_x86_64.h"
+
+struct vmm_host {
+    int kvm_fd;
+    int run_size;
+    struct vmm_host_info info;
+    struct vmm_cpuid_entry model[VMM_CPUID_MAX_ENTRIES];
+    int nr_model;
+    uint64_t hwcap, hwcap2;
+};
+
+int kvm_host_fd(const struct vmm_host *host) { return host->kvm_fd; }
+int kvm_host_run_size(const struct vmm_host *host) { return host->run_size; }
+uint64_t vmm_host_hwcap(const struct vmm_host *host) { return host->hwcap; }
+uint64_t vmm_host_hwcap2(const struct vmm_host *host) { return host->hwcap2; }
+
+void vmm_host_get_info(const struct vmm_host *host, struct vmm_host_info *i)
+{
+    *i = host->info;
+}
+
+static void detect_hypervisor(struct vmm_host_info *info)
+{
+    static const char *const kinds[] = {"kvm_pvm", "kvm_intel", "kvm_amd"};
+    snprintf(info->hypervisor, sizeof(info->hypervisor), "unknown");
+    for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+        char path[64];
+        snprintf(path, sizeof(path), "/sys/module/%s", kinds[i]);
+        if (access(path, F_OK) == 0) {
+            snprintf(info->hypervisor, sizeof(info->hypervisor), "%s",
+                     kinds[i]);
+            return;
+        }
+    }
+}
+
+/* Reads KVM_GET_SUPPORTED_CPUID into our own entry type. */
+static int read_host_cpuid(int kvm_fd, struct vmm_cpuid_entry **out, int *n)
+{
+    for (int nent = 128; nent <= 4096; nent *= 2) {
+        struct kvm_cpuid2 *c = calloc(1, sizeof(*c) +
+                                             nent * sizeof(c->entries[0]));
+        if (!c)
+            return -ENOMEM;
+        c->nent = (uint32_t)nent;
+        if (ioctl(kvm_fd, KVM_GET_SUPPORTED_CPUID, c) < 0) {
+            int err = errno;
+            free(c);
+            if (err == E2BIG)
+                continue;
+            return -err;
+        }
+        struct vmm_cpuid_entry *e = calloc(c->nent, sizeof(*e));
+        if (!e) {
+            free(c);
+            return -ENOMEM;
+        }
+        for (uint32_t i = 0; i < c->nent; i++) {
+            struct kvm_cpuid_entry2 *k = &c->entries[i];
+            e[i] = (struct vmm_cpuid_entry){
+                k->function, k->index,
+                (k->flags & KVM_CPUID_FLAG_SIGNIFCANT_INDEX)
+                    ? VMM_CPUID_INDEXED
+                    : 0,
+                k->eax, k->ebx, k->ecx, k->edx};
+        }
+        *out = e;
+        *n = (int)c->nent;
+        free(c);
+        return 0;
+    }
+    return -E2BIG;
+}
+
+/*
+ * The instruction-set features the guest can really execute are the host
+ * CPU's own (nothing traps SSE or AVX), and kvm_pvm's
+ * KVM_GET_SUPPORTED_CPUID under-reports them, so the model is checked
+ * against the CPUID instruction here. State components are different: the
+ * guest's XCR0 is set through KVM, so KVM's leaf 0xd must allow it.
+ */
+static int native_cpuid_table(struct vmm_cpuid_entry *t, int max)
+{
+    static const uint32_t leaves[][2] = {{1, 0}, {7, 0}, {0x80000001, 0}};
+    int n = 0;
+    for (size_t i = 0; i < sizeof(leaves) / sizeof(leaves[0]) && n < max;
+         i++) {
+        unsigned a, b, c, d;
+        __cpuid_count(leaves[i][0], leaves[i][1], a, b, c, d);
+        t[n++] = (struct vmm_cpuid_entry){leaves[i][0], leaves[i][1],
+                                          VMM_CPUID_INDEXED, a, b, c, d};
+    }
+    return n;
+}
+
+int kvm_host_set_cpuid(const struct vmm_host *host, int vcpu_fd)
+{
+    struct kvm_cpuid2 *c =
+        calloc(1, sizeof(*c) + host->nr_model * sizeof(c->entries[0]));
+    if (!c)
+        return -ENOMEM;
+    c->nent = (uint32_t)host->nr_model;
+    for (int i = 0; i < host->nr_model; i++) {
+        const struct vmm_cpuid_entry *m = &host->model[i];
+        c->entries[i] = (struct kvm_cpuid_entry2){
+            .function = m->function, .index = m->index,
+            .flags = (m->flags & VMM_CPUID_INDEXED)
+                         ? KVM_CPUID_FLAG_SIGNIFCANT_INDEX
+                         : 0,
+            .eax = m->eax, .ebx = m->ebx, .ecx = m->ecx, .edx = m->edx};
+    }
+    int rc = ioctl(vcpu_fd, KVM_SET_CPUID2, c) < 0 ? -errno : 0;
+    free(c);
+    return rc;
+}
+
+static int fail_open(struct vmm_host *h, int err, char *why, size_t len,
+                     const char *what)
+{
+    if (why && len)
+        snprintf(why, len, "%s", what);
+    if (h->kvm_fd >= 0)
+        close(h->kvm_fd);
+    free(h);
+    return -err;
+}
+
+int vmm_host_open(struct vmm_host **out, char *why, size_t why_len)
+{
+    struct vmm_host *h = calloc(1, sizeof(*h));
+    char msg[256];
+    if (!h)
+        return -ENOMEM;
+    h->kvm_fd = open("/dev/kvm", O_RDWR | O_CLOEXEC);
+    if (h->kvm_fd < 0) {
+        int err = errno;
+        snprintf(msg, sizeof(msg), "/dev/kvm: open: %s; %s", strerror(err),
+                 err == EACCES || err == EPERM
+                     ? "join the kvm group or run as root (or try "
+                       "--backend ptrace once it exists)"
+                     : "this host offers no KVM (try --backend ptrace once "
+                       "it exists)");
+        return fail_open(h, err, why, why_len, msg);
+    }
+    struct vmm_host_info *info = &h->info;
+    info->api_version = ioctl(h->kvm_fd, KVM_GET_API_VERSION, 0);
+    if (info->api_version != KVM_API_VERSION) {
+        snprintf(msg, sizeof(msg), "/dev/kvm: API version %d, need %d",
+                 info->api_version, KVM_API_VERSION);
+        return fail_open(h, EINVAL, why, why_len, msg);
+    }
+    int sync = ioctl(h->kvm_fd, KVM_CHECK_EXTENSION, KVM_CAP_SYNC_REGS);
+    info->sync_regs = sync > 0 && (sync & KVM_SYNC_X86_REGS) &&
+                      (sync & KVM_SYNC_X86_SREGS);
+    info->immediate_exit =
+        ioctl(h->kvm_fd, KVM_CHECK_EXTENSION, KVM_CAP_IMMEDIATE_EXIT) > 0;
+    info->nr_memslots =
+        ioctl(h->kvm_fd, KVM_CHECK_EXTENSION, KVM_CAP_NR_MEMSLOTS);
+    if (!info->sync_regs)
+        return fail_open(h, ENOTSUP, why, why_len,
+                         "/dev/kvm: KVM_CAP_SYNC_REGS (regs+sregs) is "
+                         "missing; hvrun needs it");
+    h->run_size = ioctl(h->kvm_fd, KVM_GET_VCPU_MMAP_SIZE, 0);
+    if (h->run_size <= 0)
+        return fail_open(h, errno, why, why_len,
+                         "/dev/kvm: KVM_GET_VCPU_MMAP_SIZE failed");
+    detect_hypervisor(info);
+    struct vmm_cpuid_entry *hc = NULL;
+    int nh = 0;
+    int rc = read_host_cpuid(h->kvm_fd, &hc, &nh);
+    if (rc < 0)
+        return fail_open(h, -rc, why, why_len,
+                         "/dev/kvm: KVM_GET_SUPPORTED_CPUID failed");
+    const struct vmm_cpuid_entry *pmu = vmm_cpuid_find(hc, nh, 0xa, 0);
+    info->pmu = pmu && (pmu->eax & 0xff) != 0;
+    /* CR4.TSD traps user RDTSC under VMX/SVM; kvm_pvm ignores it. */
+    info->rdtsc_trappable = strcmp(info->hypervisor, "kvm_intel") == 0 ||
+                            strcmp(info->hypervisor, "kvm_amd") == 0;
+    info->cpuid_control = true;
+    const char *missing = NULL;
+    const struct vmm_cpuid_entry *xs = vmm_cpuid_find(hc, nh, 0xd, 0);
+    bool xcr0_ok = xs && (xs->eax & VMM_MODEL_XCR0) == VMM_MODEL_XCR0;
+    free(hc);
+    struct vmm_cpuid_entry native[8];
+    int nn = native_cpuid_table(native, 8);
+    h->nr_model = xcr0_ok ? vmm_cpu_build_model(native, nn, h->model,
+                                                VMM_CPUID_MAX_ENTRIES,
+                                                &missing)
+                          : -1;
+    if (!xcr0_ok)
+        missing = "xsave state x87|sse|avx through KVM";
+    if (h->nr_model < 0) {
+        snprintf(msg, sizeof(msg),
+                 "/dev/kvm: the host CPU lacks '%s', which hvrun's fixed "
+                 "virtual CPU model requires",
+                 missing ? missing : "?");
+        info->model_missing = missing;
+        return fail_open(h, ENOTSUP, why, why_len, msg);
+    }
+    h->hwcap = vmm_cpu_model_hwcap(h->model, h->nr_model);
+    h->hwcap2 = vmm_cpu_model_hwcap2(h->model, h->nr_model);
+    *out = h;
+    return 0;
+}
+
+void vmm_host_close(struct vmm_host *host)
+{
+    if (!host)
+        return;
+    close(host->kvm_fd);
+    free(host);
+}
