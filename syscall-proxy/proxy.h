@@ -114,6 +114,7 @@ struct proxy_process {
     gva_t clear_child_tid;
     gva_t robust_list;
     char exe_path[PROXY_PATH_MAX]; /* absolute host path of the program */
+    uint64_t hwcap, hwcap2;     /* AT_HWCAP/AT_HWCAP2 of the CPU model */
     char comm[16];
 
     /* signals */
@@ -168,9 +169,12 @@ extern const struct proxy_syscall proxy_process_syscalls[];
 extern const struct proxy_syscall proxy_signal_syscalls[];
 extern const struct proxy_syscall proxy_time_syscalls[];
 extern const struct proxy_syscall proxy_misc_syscalls[];
+extern const struct proxy_syscall proxy_thread_syscalls[];
 
 extern const char *const proxy_syscall_names[PROXY_NR_SYSCALLS];
 const char *proxy_syscall_name(uint64_t nr);
+/* True when the table has a handler for nr (docs and tests use it). */
+bool proxy_syscall_supported(uint64_t nr);
 
 /* Runs one syscall from the registers; returns the RAX value or a special
  * PROXY_RET_*. Unknown numbers log once and return -ENOSYS (or end the run

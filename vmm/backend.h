@@ -75,9 +75,13 @@ void vmm_vm_set_fs_base(struct vmm_vm *vm, uint64_t base);
 uint64_t vmm_vm_gs_base(struct vmm_vm *vm);
 void vmm_vm_set_gs_base(struct vmm_vm *vm, uint64_t base);
 
+/* The guest's XCR0 and the size of its XSAVE image (standard format). */
+uint64_t vmm_vm_xcr0(const struct vmm_vm *vm);
+uint32_t vmm_vm_xsave_bytes(const struct vmm_vm *vm);
+
 /*
  * Extended (FPU/SSE/AVX) state in the XSAVE standard format, for signal
- * frames. len must be at least VMM_MODEL_XSAVE_BYTES. Returns 0 or -errno.
+ * frames. len must be at least vmm_vm_xsave_bytes(). Returns 0 or -errno.
  */
 int vmm_vm_get_xstate(struct vmm_vm *vm, void *buf, size_t len);
 int vmm_vm_set_xstate(struct vmm_vm *vm, const void *buf, size_t len);

@@ -178,7 +178,49 @@ static void cache_leaf(struct vmm_cpuid_entry *e, unsigned type,
     e->edx = 0;
 }
 
+void vmm_cpu_xstate_layout(uint64_t xcr0, const struct vmm_cpuid_entry *n0xd,
+                           int nr, struct vmm_xstate_layout *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->xcr0 = xcr0;
+    out->bytes = 576; /* legacy area + XSAVE header */
+    out->comp[0].size = 160;
+    out->comp[1].offset = 160;
+    out->comp[1].size = 256;
+    for (unsigned i = 2; i < VMM_XSTATE_MAX_COMPONENTS; i++) {
+        const struct vmm_cpuid_entry *e = vmm_cpuid_find(n0xd, nr, 0xd, i);
+        if (!(xcr0 & (1ULL << i)) || !e || !e->eax)
+            continue;
+        out->comp[i].size = e->eax;
+        out->comp[i].offset = e->ebx;
+        if (e->ebx + e->eax > out->bytes)
+            out->bytes = e->ebx + e->eax;
+    }
+}
+
+static void add_xstate_leaves(struct vmm_cpuid_entry *out, int *n, int max,
+                              const struct vmm_xstate_layout *xl)
+{
+    struct vmm_cpuid_entry *e = add(out, n, max, 0xd, 0, 1);
+    if (!e)
+        return;
+    e->eax = (uint32_t)xl->xcr0;
+    e->edx = (uint32_t)(xl->xcr0 >> 32);
+    e->ebx = xl->bytes;
+    e->ecx = xl->bytes;
+    /* Leaf 0xd.1 stays 0: no XSAVEOPT/XSAVEC/XSAVES, so every libc saves
+     * state with plain XSAVE, whatever the host has. */
+    add(out, n, max, 0xd, 1, 1);
+    for (unsigned i = 2; i < VMM_XSTATE_MAX_COMPONENTS; i++) {
+        if (!xl->comp[i].size || !(e = add(out, n, max, 0xd, i, 1)))
+            continue;
+        e->eax = xl->comp[i].size;
+        e->ebx = xl->comp[i].offset;
+    }
+}
+
 int vmm_cpu_build_model(const struct vmm_cpuid_entry *host, int nr_host,
+                        const struct vmm_xstate_layout *xl,
                         struct vmm_cpuid_entry *out, int max_out,
                         const char **missing)
 {
@@ -212,16 +254,7 @@ int vmm_cpu_build_model(const struct vmm_cpuid_entry *host, int nr_host,
     e->ecx = 0x201;
     e = add(out, &n, max_out, 0xb, 2, 1);
     e->ecx = 2;
-    e = add(out, &n, max_out, 0xd, 0, 1);
-    e->eax = (uint32_t)VMM_MODEL_XCR0;
-    e->ebx = VMM_MODEL_XSAVE_BYTES;
-    e->ecx = VMM_MODEL_XSAVE_BYTES;
-    /* Leaf 0xd.1 stays 0: no XSAVEOPT/XSAVEC/XSAVES, so every libc saves
-     * state with plain XSAVE, whatever the host has. */
-    add(out, &n, max_out, 0xd, 1, 1);
-    e = add(out, &n, max_out, 0xd, 2, 1);
-    e->eax = 256;
-    e->ebx = 576;
+    add_xstate_leaves(out, &n, max_out, xl);
     e = add(out, &n, max_out, 0x80000000, 0, 0);
     e->eax = 0x80000008;
     x1 = add(out, &n, max_out, 0x80000001, 0, 0);

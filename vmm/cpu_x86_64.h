@@ -25,11 +25,31 @@ struct vmm_cpuid_entry {
 #define VMM_CPUID_MAX_ENTRIES 64
 
 /*
+ * The XSAVE state the guest really has. The model asks for x87|SSE|AVX
+ * (VMM_MODEL_XCR0, 832 bytes); on kvm_pvm the guest runs with the host's
+ * XCR0, which it cannot change, so leaf 0xd and signal frames must describe
+ * that instead (a documented difference between hosts).
+ */
+#define VMM_XSTATE_MAX_COMPONENTS 10
+struct vmm_xstate_layout {
+    uint64_t xcr0;
+    uint32_t bytes; /* standard-format XSAVE size for xcr0 */
+    struct {
+        uint32_t size, offset;
+    } comp[VMM_XSTATE_MAX_COMPONENTS];
+};
+
+/* Fills a layout for xcr0 from native leaf 0xd sub-leaves 2..9. */
+void vmm_cpu_xstate_layout(uint64_t xcr0, const struct vmm_cpuid_entry *n0xd,
+                           int nr, struct vmm_xstate_layout *out);
+
+/*
  * Builds the fixed model from what the host supports. Returns the number of
  * entries, or -1 with *missing naming the first baseline feature the host
  * lacks (hvrun then refuses to start: the same CPU everywhere, or nothing).
  */
 int vmm_cpu_build_model(const struct vmm_cpuid_entry *host, int nr_host,
+                        const struct vmm_xstate_layout *xl,
                         struct vmm_cpuid_entry *out, int max_out,
                         const char **missing);
 
@@ -38,9 +58,11 @@ const struct vmm_cpuid_entry *vmm_cpuid_find(const struct vmm_cpuid_entry *t,
                                              int n, uint32_t function,
                                              uint32_t index);
 
-/* XCR0 the model enables (x87|SSE|AVX) and the XSAVE area size for it. */
+/* XCR0 the model asks for (x87|SSE|AVX), its XSAVE size, and the largest
+ * XSAVE image hvrun handles (KVM's struct kvm_xsave region). */
 #define VMM_MODEL_XCR0 0x7ULL
 #define VMM_MODEL_XSAVE_BYTES 832
+#define VMM_XSAVE_MAX_BYTES 4096
 /* AT_HWCAP and AT_HWCAP2 for the model. */
 uint64_t vmm_cpu_model_hwcap(const struct vmm_cpuid_entry *model, int n);
 uint64_t vmm_cpu_model_hwcap2(const struct vmm_cpuid_entry *model, int n);

@@ -12,6 +12,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,11 +71,10 @@ struct vmm_vm {
     struct vmm_stats stats;
 };
 
-static void set_why(char *why, size_t len, const char *fmt, const char *a,
-                    int err)
+static void set_why(char *why, size_t len, const char *step, int err)
 {
     if (why && len)
-        snprintf(why, len, fmt, a, strerror(err));
+        snprintf(why, len, "%s: %s", step, strerror(err));
 }
 
 /* ---- memory -------------------------------------------------------------- */
@@ -214,7 +214,7 @@ static int setup_xcr0(struct vmm_vm *vm)
     memset(&x, 0, sizeof(x));
     x.nr_xcrs = 1;
     x.xcrs[0].xcr = 0;
-    x.xcrs[0].value = VMM_MODEL_XCR0;
+    x.xcrs[0].value = kvm_host_xstate(vm->host)->xcr0;
     return ioctl(vm->vcpu_fd, KVM_SET_XCRS, &x) < 0 ? -errno : 0;
 }
 
@@ -232,33 +232,45 @@ int vmm_vm_reset_xstate(struct vmm_vm *vm)
     return rc;
 }
 
+uint64_t vmm_vm_xcr0(const struct vmm_vm *vm)
+{
+    return kvm_host_xstate(vm->host)->xcr0;
+}
+
+uint32_t vmm_vm_xsave_bytes(const struct vmm_vm *vm)
+{
+    return kvm_host_xstate(vm->host)->bytes;
+}
+
 int vmm_vm_get_xstate(struct vmm_vm *vm, void *buf, size_t len)
 {
-    if (len < VMM_MODEL_XSAVE_BYTES)
+    size_t bytes = vmm_vm_xsave_bytes(vm);
+    if (len < bytes || bytes > sizeof(struct kvm_xsave))
         return -EINVAL;
     struct kvm_xsave *xs = calloc(1, sizeof(*xs));
     if (!xs)
         return -ENOMEM;
     int rc = ioctl(vm->vcpu_fd, KVM_GET_XSAVE, xs) < 0 ? -errno : 0;
     if (rc == 0)
-        memcpy(buf, xs->region, VMM_MODEL_XSAVE_BYTES);
+        memcpy(buf, xs->region, bytes);
     free(xs);
     return rc;
 }
 
 int vmm_vm_set_xstate(struct vmm_vm *vm, const void *buf, size_t len)
 {
-    if (len < VMM_MODEL_XSAVE_BYTES)
+    size_t bytes = vmm_vm_xsave_bytes(vm);
+    if (len < bytes || bytes > sizeof(struct kvm_xsave))
         return -EINVAL;
     struct kvm_xsave *xs = calloc(1, sizeof(*xs));
     if (!xs)
         return -ENOMEM;
-    memcpy(xs->region, buf, VMM_MODEL_XSAVE_BYTES);
+    memcpy(xs->region, buf, bytes);
     /* Only the states the model enables; reserved MXCSR bits would make
      * XRSTOR fault, so they are cleared like Linux's fpu__restore_sig. */
     uint64_t bv;
     memcpy(&bv, (uint8_t *)xs->region + 512, 8);
-    bv &= VMM_MODEL_XCR0;
+    bv &= vmm_vm_xcr0(vm);
     memcpy((uint8_t *)xs->region + 512, &bv, 8);
     memset((uint8_t *)xs->region + 520, 0, 56); /* xcomp_bv + reserved */
     uint32_t mxcsr;
@@ -276,7 +288,7 @@ static int create_vcpu(struct vmm_vm *vm, char *why, size_t why_len)
 {
     vm->vcpu_fd = ioctl(vm->vm_fd, KVM_CREATE_VCPU, 0);
     if (vm->vcpu_fd < 0) {
-        set_why(why, why_len, "KVM_CREATE_VCPU%s: %s", "", errno);
+        set_why(why, why_len, "KVM_CREATE_VCPU", errno);
         return -errno;
     }
     int size = kvm_host_run_size(vm->host);
@@ -284,7 +296,7 @@ static int create_vcpu(struct vmm_vm *vm, char *why, size_t why_len)
                    vm->vcpu_fd, 0);
     if (vm->run == MAP_FAILED) {
         vm->run = NULL;
-        set_why(why, why_len, "mmap kvm_run%s: %s", "", errno);
+        set_why(why, why_len, "mmap kvm_run", errno);
         return -errno;
     }
     vm->run_size = (size_t)size;
@@ -299,14 +311,14 @@ static int create_vcpu(struct vmm_vm *vm, char *why, size_t why_len)
     if (rc == 0 && (rc = vmm_vm_reset_xstate(vm)) < 0)
         step = "KVM_SET_XSAVE";
     if (rc < 0) {
-        set_why(why, why_len, "%s: %s", step, -rc);
+        set_why(why, why_len, step, -rc);
         return rc;
     }
     vm->run->kvm_valid_regs = KVM_SYNC_X86_REGS | KVM_SYNC_X86_SREGS;
     /* The synced copy is only filled by KVM_RUN; seed it so edits before
      * the first run (fs base, segments) start from the real state. */
     if (ioctl(vm->vcpu_fd, KVM_GET_SREGS, &vm->run->s.regs.sregs) < 0) {
-        set_why(why, why_len, "KVM_GET_SREGS%s: %s", "", errno);
+        set_why(why, why_len, "KVM_GET_SREGS", errno);
         return -errno;
     }
     return 0;
@@ -323,7 +335,7 @@ int vmm_vm_create(struct vmm_host *host, struct vmm_vm **out, char *why,
     vm->vm_fd = ioctl(kvm_host_fd(host), KVM_CREATE_VM, 0);
     if (vm->vm_fd < 0) {
         int err = errno;
-        set_why(why, why_len, "KVM_CREATE_VM%s: %s", "", err);
+        set_why(why, why_len, "KVM_CREATE_VM", err);
         free(vm);
         return -err;
     }
@@ -333,7 +345,7 @@ int vmm_vm_create(struct vmm_host *host, struct vmm_vm **out, char *why,
     if (vm->phys_hva == MAP_FAILED) {
         vm->phys_hva = NULL;
         rc = -errno;
-        set_why(why, why_len, "reserving guest memory%s: %s", "", -rc);
+        set_why(why, why_len, "reserving guest memory", -rc);
         goto fail;
     }
     vmm_phys_init(&vm->pm, vm->phys_hva, GUEST_PHYS_RESERVE,
@@ -342,12 +354,12 @@ int vmm_vm_create(struct vmm_host *host, struct vmm_vm **out, char *why,
     vm->pm.grow_ctx = vm;
     rc = grow_memslots(vm, GK_KERNEL_AREA_END);
     if (rc < 0) {
-        set_why(why, why_len, "KVM_SET_USER_MEMORY_REGION%s: %s", "", -rc);
+        set_why(why, why_len, "KVM_SET_USER_MEMORY_REGION", -rc);
         goto fail;
     }
     if ((rc = vmm_as_init(&vm->as, &vm->pm)) < 0 ||
         (rc = setup_kernel_area(vm)) < 0) {
-        set_why(why, why_len, "guest kernel area%s: %s", "", -rc);
+        set_why(why, why_len, "guest kernel area", -rc);
         goto fail;
     }
     if ((rc = create_vcpu(vm, why, why_len)) < 0)
@@ -368,9 +380,11 @@ void vmm_vm_destroy(struct vmm_vm *vm)
     if (vm->vcpu_fd >= 0)
         close(vm->vcpu_fd);
     close(vm->vm_fd);
-    free(vm->as.vmas);
+    /* The whole reservation goes at once below; only the bookkeeping
+     * needs freeing here. */
     for (size_t i = 0; i < vm->as.nr_vmas; i++)
         free(vm->as.vmas[i].name);
+    free(vm->as.vmas);
     vmm_phys_destroy(&vm->pm);
     if (vm->phys_hva)
         munmap(vm->phys_hva, GUEST_PHYS_RESERVE);
@@ -452,11 +466,14 @@ static void regs_from_kvm(struct vmm_regs *r, const struct kvm_regs *k)
     r->rip = k->rip; r->rflags = k->rflags;
 }
 
-static void fail(struct vmm_event *ev, const char *fmt, unsigned long long a,
-                 unsigned long long b)
+__attribute__((format(printf, 2, 3))) static void
+fail(struct vmm_event *ev, const char *fmt, ...)
 {
+    va_list ap;
+    va_start(ap, fmt);
     ev->kind = VMM_EVENT_FAILED;
-    snprintf(ev->what, sizeof(ev->what), fmt, a, b);
+    vsnprintf(ev->what, sizeof(ev->what), fmt, ap);
+    va_end(ap);
 }
 
 /* Reads the exception frame the stub left and restores user registers. */
@@ -465,15 +482,15 @@ static void decode_exception(struct vmm_vm *vm, struct vmm_event *ev)
     uint64_t rsp = vm->regs.rsp;
     gva_t lo = GK_KERNEL_VA + GK_STACK0_GPA, hi = GK_KERNEL_VA + GK_IST1_TOP;
     if (rsp < lo || rsp + GK_EXC_FRAME_WORDS * 8 > hi) {
-        fail(ev, "exception exit with kernel rsp %#llx outside its stacks%llx",
-             rsp, 0);
+        fail(ev, "exception exit with kernel rsp %#llx outside its stacks",
+             (unsigned long long)rsp);
         return;
     }
     uint64_t f[GK_EXC_FRAME_WORDS];
     memcpy(f, vm->phys_hva + (rsp - GK_KERNEL_VA), sizeof(f));
     if ((f[3] & 3) != 3) {
-        fail(ev, "exception %llu inside the guest kernel at rip %#llx", f[0],
-             f[2]);
+        fail(ev, "exception %llu inside the guest kernel at rip %#llx",
+             (unsigned long long)f[0], (unsigned long long)f[2]);
         return;
     }
     ev->kind = VMM_EVENT_EXCEPTION;
@@ -501,31 +518,34 @@ static void decode_exit(struct vmm_vm *vm, struct vmm_event *ev)
             decode_exception(vm, ev);
             return;
         }
-        fail(ev, "unexpected port I/O to %#llx at rip %#llx", run->io.port,
-             vm->regs.rip);
+        fail(ev, "unexpected port I/O to %#x at rip %#llx", run->io.port,
+             (unsigned long long)vm->regs.rip);
         return;
     case KVM_EXIT_MMIO:
         fail(ev, "access to unbacked guest-physical %#llx at rip %#llx",
-             run->mmio.phys_addr, vm->regs.rip);
+             (unsigned long long)run->mmio.phys_addr,
+             (unsigned long long)vm->regs.rip);
         return;
     case KVM_EXIT_SHUTDOWN:
-        fail(ev, "vCPU shutdown (triple fault) at rip %#llx%llx",
-             vm->regs.rip, 0);
+        fail(ev, "vCPU shutdown (triple fault) at rip %#llx",
+             (unsigned long long)vm->regs.rip);
         return;
     case KVM_EXIT_FAIL_ENTRY:
-        fail(ev, "VM entry failed, hardware reason %#llx%llx",
-             run->fail_entry.hardware_entry_failure_reason, 0);
+        fail(ev, "VM entry failed, hardware reason %#llx",
+             (unsigned long long)
+                 run->fail_entry.hardware_entry_failure_reason);
         return;
     case KVM_EXIT_INTERNAL_ERROR:
-        fail(ev, "KVM internal error, suberror %llu at rip %#llx",
-             run->internal.suberror, vm->regs.rip);
+        fail(ev, "KVM internal error, suberror %u at rip %#llx",
+             run->internal.suberror, (unsigned long long)vm->regs.rip);
         return;
     case KVM_EXIT_HLT:
-        fail(ev, "guest halted at rip %#llx%llx", vm->regs.rip, 0);
+        fail(ev, "guest halted at rip %#llx",
+             (unsigned long long)vm->regs.rip);
         return;
     default:
-        fail(ev, "unhandled KVM exit reason %llu at rip %#llx",
-             run->exit_reason, vm->regs.rip);
+        fail(ev, "unhandled KVM exit reason %u at rip %#llx",
+             run->exit_reason, (unsigned long long)vm->regs.rip);
     }
 }
 
@@ -557,8 +577,7 @@ int vmm_vm_run(struct vmm_vm *vm, struct vmm_event *ev)
             ev->kind = VMM_EVENT_INTERRUPTED;
             return 0;
         }
-        fail(ev, "KVM_RUN failed, errno %llu%llx", (unsigned long long)err,
-             0);
+        fail(ev, "KVM_RUN failed: %s", strerror(err));
         return -err;
     }
     decode_exit(vm, ev);

@@ -24,7 +24,13 @@ struct vmm_host {
     struct vmm_cpuid_entry model[VMM_CPUID_MAX_ENTRIES];
     int nr_model;
     uint64_t hwcap, hwcap2;
+    struct vmm_xstate_layout xstate;
 };
+
+const struct vmm_xstate_layout *kvm_host_xstate(const struct vmm_host *host)
+{
+    return &host->xstate;
+}
 
 int kvm_host_fd(const struct vmm_host *host) { return host->kvm_fd; }
 int kvm_host_run_size(const struct vmm_host *host) { return host->run_size; }
@@ -108,6 +114,34 @@ static int native_cpuid_table(struct vmm_cpuid_entry *t, int max)
                                           VMM_CPUID_INDEXED, a, b, c, d};
     }
     return n;
+}
+
+static uint64_t host_xcr0(void)
+{
+    uint32_t lo, hi;
+    __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+    return (uint64_t)hi << 32 | lo;
+}
+
+/*
+ * The guest's XCR0: the model's x87|SSE|AVX where KVM_SET_XCRS takes effect
+ * (VMX, SVM); the host's own where it does not (kvm_pvm runs the guest with
+ * the host XCR0 whatever KVM_SET_XCRS says). The layout follows it.
+ */
+static void choose_xstate(struct vmm_host *h, uint64_t kvm_xcr0)
+{
+    uint64_t xcr0 = VMM_MODEL_XCR0;
+    if (strcmp(h->info.hypervisor, "kvm_pvm") == 0)
+        xcr0 = host_xcr0() & (kvm_xcr0 | VMM_MODEL_XCR0);
+    struct vmm_cpuid_entry sub[VMM_XSTATE_MAX_COMPONENTS];
+    int n = 0;
+    for (unsigned i = 2; i < VMM_XSTATE_MAX_COMPONENTS; i++) {
+        unsigned a, b, c, d;
+        __cpuid_count(0xd, i, a, b, c, d);
+        sub[n++] = (struct vmm_cpuid_entry){0xd, i, VMM_CPUID_INDEXED,
+                                            a, b, c, d};
+    }
+    vmm_cpu_xstate_layout(xcr0, sub, n, &h->xstate);
 }
 
 int kvm_host_set_cpuid(const struct vmm_host *host, int vcpu_fd)
@@ -197,10 +231,13 @@ int vmm_host_open(struct vmm_host **out, char *why, size_t why_len)
     const char *missing = NULL;
     const struct vmm_cpuid_entry *xs = vmm_cpuid_find(hc, nh, 0xd, 0);
     bool xcr0_ok = xs && (xs->eax & VMM_MODEL_XCR0) == VMM_MODEL_XCR0;
+    if (xcr0_ok)
+        choose_xstate(h, xs->eax | (uint64_t)xs->edx << 32);
     free(hc);
     struct vmm_cpuid_entry native[8];
     int nn = native_cpuid_table(native, 8);
-    h->nr_model = xcr0_ok ? vmm_cpu_build_model(native, nn, h->model,
+    h->nr_model = xcr0_ok ? vmm_cpu_build_model(native, nn, &h->xstate,
+                                                h->model,
                                                 VMM_CPUID_MAX_ENTRIES,
                                                 &missing)
                           : -1;

@@ -8,10 +8,12 @@
 #include <linux/kvm.h>
 
 struct vmm_host;
+struct vmm_xstate_layout;
 
 int kvm_host_fd(const struct vmm_host *host);
 int kvm_host_run_size(const struct vmm_host *host);
 /* Applies the fixed CPUID model to a vCPU. Returns 0 or -errno. */
 int kvm_host_set_cpuid(const struct vmm_host *host, int vcpu_fd);
+const struct vmm_xstate_layout *kvm_host_xstate(const struct vmm_host *host);
 
 #endif

@@ -1,0 +1,82 @@
+/*
+ * main.c - subcommand dispatch, --help and --version.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+#ifndef HVRUN_VERSION
+#define HVRUN_VERSION "0.0.0"
+#endif
+
+struct cli_command {
+    const char *name;
+    int (*fn)(int argc, char **argv);
+    const char *help;
+};
+
+static const struct cli_command commands[] = {
+    {"run", cli_cmd_run, "run a program in a KVM micro-VM"},
+    {"doctor", cli_cmd_doctor, "report what this host offers hvrun"},
+};
+
+void cli_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("hvrun: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
+void cli_usage(FILE *f)
+{
+    fprintf(f,
+            "usage: hvrun <command> [options]\n"
+            "       hvrun run [options] -- PROGRAM [ARGS...]\n\n"
+            "Runs unmodified Linux x86-64 programs, one KVM micro-VM per "
+            "process.\n\ncommands:\n");
+    for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+        fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].help);
+    fprintf(f,
+            "\nrun options:\n"
+            "  --backend kvm        execution backend (kvm is the only one "
+            "so far)\n"
+            "  --fail-closed        stop the run at the first unsupported "
+            "syscall\n"
+            "  --summary            print syscall and exit counts to stderr "
+            "at the end\n"
+            "  --log LEVEL          hvrun diagnostics: error, warn (default), "
+            "debug\n"
+            "                       (debug traces every syscall)\n"
+            "\nexit status: the program's own; 128+N if it died of signal "
+            "N;\n"
+            "  125 hvrun failed, 126 not executable or not an x86-64 ELF, "
+            "127 not found.\n"
+            "\nother: hvrun --help, hvrun --version\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        cli_usage(stderr);
+        return CLI_EXIT_FAILURE;
+    }
+    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
+        !strcmp(argv[1], "help")) {
+        cli_usage(stdout);
+        return 0;
+    }
+    if (!strcmp(argv[1], "--version")) {
+        printf("hvrun %s\n", HVRUN_VERSION);
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+        if (!strcmp(argv[1], commands[i].name))
+            return commands[i].fn(argc - 1, argv + 1);
+    cli_error("unknown command '%s'; see 'hvrun --help'", argv[1]);
+    return CLI_EXIT_FAILURE;
+}

@@ -1,0 +1,1309 @@
+/*
+ * fs.c - file-system syscalls: paths, metadata, directories, links, modes.
+ *
+ * Every guest path goes through rewrite_path() (exported as
+ * proxy_path_rewrite) so that names meaning "this process" (/proc/self/exe,
+ * /proc/self/fd/N, /dev/stdin...) mean the guest, not hvrun. Every host call
+ * is an *at() call: a relative guest path is resolved against the host fd
+ * behind the guest dirfd, or p->cwd_fd for AT_FDCWD, never against hvrun's
+ * own cwd. hvrun runs with host umask 0, so the guest umask is applied here
+ * to every mode that creates an inode (open, creat, mkdir, mknod).
+ *
+ * Known divergence: when the parent directory has a default POSIX ACL,
+ * Linux ignores the umask; here the guest umask is always applied.
+ */
+#include "proxy.h"
+#include "fs_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
+#include <sys/time.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+#include <utime.h>
+
+/* The guest sees the x86-64 kernel layouts; hvrun copies the host's structs
+ * as they are, which is only right while they match. */
+_Static_assert(sizeof(struct stat) == 144, "struct stat is not x86-64's");
+_Static_assert(sizeof(struct statfs) == 120, "struct statfs is not x86-64's");
+_Static_assert(sizeof(struct statx) == 256, "struct statx is not x86-64's");
+
+/* ---- path rewriting ------------------------------------------------------ */
+
+enum path_kind {
+    PATH_PLAIN,
+    PATH_SELF_EXE, /* the guest's /proc/self/exe (readlink answers it) */
+};
+
+static int format_path(char *out, size_t outlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static int format_path(char *out, size_t outlen, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(out, outlen, fmt, ap);
+    va_end(ap);
+    return n < 0 || (size_t)n >= outlen ? -ENAMETOOLONG : 0;
+}
+
+/* A /proc name component as Linux parses it: decimal digits, no sign, no
+ * leading zero, fits an int. Returns the number or -1; *end follows it. */
+static int parse_proc_number(const char *s, const char **end)
+{
+    if (*s < '0' || *s > '9' || (s[0] == '0' && s[1] >= '0' && s[1] <= '9'))
+        return -1;
+    long v = 0;
+    for (; *s >= '0' && *s <= '9'; s++) {
+        v = v * 10 + (*s - '0');
+        if (v > INT_MAX)
+            return -1;
+    }
+    *end = s;
+    return (int)v;
+}
+
+/* s without `prefix` when s starts with it as whole components, else NULL. */
+static const char *strip_dir_prefix(const char *s, const char *prefix)
+{
+    size_t n = strlen(prefix);
+    if (strncmp(s, prefix, n) != 0 || (s[n] != '/' && s[n] != '\0'))
+        return NULL;
+    return s + n;
+}
+
+/* The rest of `path` after a name for the guest's own /proc directory
+ * (/proc/self, /proc/thread-self, /proc/<guest pid>), or NULL. The guest is
+ * single-threaded, so its thread-self is its self. */
+static const char *proc_self_tail(const struct proxy_process *p,
+                                  const char *path)
+{
+    const char *tail = strip_dir_prefix(path, "/proc/self");
+    if (!tail)
+        tail = strip_dir_prefix(path, "/proc/thread-self");
+    if (tail || strncmp(path, "/proc/", 6) != 0)
+        return tail;
+    const char *end;
+    int pid = parse_proc_number(path + 6, &end);
+    if (pid < 0 || pid != p->pid || (*end != '/' && *end != '\0'))
+        return NULL;
+    return end;
+}
+
+/* "<N>[/rest]" under /proc/self/<dir>/ becomes the host fd's entry. A
+ * malformed N is left alone (the host lookup fails the same way); a well
+ * formed N that is not an open guest fd is -ENOENT, as on Linux. */
+static int rewrite_fd_entry(struct proxy_process *p, const char *dir,
+                            const char *s, char *out, size_t outlen)
+{
+    const char *rest;
+    int guest_fd = parse_proc_number(s, &rest);
+    if (guest_fd < 0 || (*rest != '/' && *rest != '\0'))
+        return format_path(out, outlen, "/proc/self/%s/%s", dir, s);
+    int host_fd = proxy_fd_host(&p->fds, guest_fd);
+    if (host_fd < 0)
+        return -ENOENT;
+    return format_path(out, outlen, "/proc/self/%s/%d%s", dir, host_fd, rest);
+}
+
+/*
+ * tail is what follows /proc/self. With follow_last false the last
+ * component is not followed (lstat, readlink, O_NOFOLLOW), so exe stays the
+ * host link /proc/self/exe and readlink answers it from p->exe_path.
+ */
+static int rewrite_proc_self(struct proxy_process *p, const char *tail,
+                             bool follow_last, char *out, size_t outlen,
+                             enum path_kind *kind)
+{
+    const char *rest;
+    if (strcmp(tail, "/exe") == 0) {
+        *kind = PATH_SELF_EXE;
+        return format_path(out, outlen, "%s",
+                           follow_last ? p->exe_path : "/proc/self/exe");
+    }
+    if ((rest = strip_dir_prefix(tail, "/cwd")))
+        return format_path(out, outlen, "/proc/self/fd/%d%s", p->cwd_fd,
+                           rest);
+    if (strncmp(tail, "/fd/", 4) == 0)
+        return rewrite_fd_entry(p, "fd", tail + 4, out, outlen);
+    if (strncmp(tail, "/fdinfo/", 8) == 0)
+        return rewrite_fd_entry(p, "fdinfo", tail + 8, out, outlen);
+    return format_path(out, outlen, "/proc/self%s", tail);
+}
+
+/* /dev/stdin, /dev/stdout, /dev/stderr: their guest fd, or -1. */
+static int std_stream_fd(const char *path)
+{
+    static const char *const names[] = {"/dev/stdin", "/dev/stdout",
+                                        "/dev/stderr"};
+    for (int fd = 0; fd < 3; fd++) {
+        if (strcmp(path, names[fd]) == 0)
+            return fd;
+    }
+    return -1;
+}
+
+/*
+ * The one place a guest path becomes a host path (see proxy_path_rewrite).
+ * /dev/stdin and friends are host symlinks to /proc/self/fd/N, so when the
+ * last component is not followed they stay as they are: lstat and readlink
+ * then see the same link the guest would ("/proc/self/fd/0").
+ */
+static int rewrite_path(struct proxy_process *p, const char *in,
+                        bool follow_last, char *out, size_t outlen,
+                        enum path_kind *kind)
+{
+    *kind = PATH_PLAIN;
+    if (in[0] != '/')
+        return format_path(out, outlen, "%s", in);
+    const char *tail = proc_self_tail(p, in);
+    if (tail)
+        return rewrite_proc_self(p, tail, follow_last, out, outlen, kind);
+    if (strncmp(in, "/dev/fd/", 8) == 0)
+        return rewrite_fd_entry(p, "fd", in + 8, out, outlen);
+    int std_fd = follow_last ? std_stream_fd(in) : -1;
+    if (std_fd >= 0) {
+        char guest_link[16];
+        snprintf(guest_link, sizeof(guest_link), "%d", std_fd);
+        return rewrite_fd_entry(p, "fd", guest_link, out, outlen);
+    }
+    return format_path(out, outlen, "%s", in);
+}
+
+int proxy_path_rewrite(struct proxy_process *p, const char *in, char *out,
+                       size_t outlen)
+{
+    enum path_kind kind;
+    return rewrite_path(p, in, true, out, outlen, &kind);
+}
+
+/* ---- decoding guest (dirfd, path) pairs --------------------------------- */
+
+/* A guest (dirfd, path) in host terms, ready for a host *at() call. */
+struct host_path {
+    int dirfd;
+    enum path_kind kind;
+    char path[PROXY_PATH_MAX];
+};
+
+/*
+ * Copies the guest path at gva, rewrites it and resolves the guest dirfd.
+ * An absolute path ignores dirfd, even a bad one, as Linux does. With
+ * null_is_empty, a NULL pointer is the empty path (AT_EMPTY_PATH callers
+ * since Linux 6.11).
+ */
+static long host_path_at_ex(struct proxy_process *p, uint64_t guest_dirfd,
+                            gva_t gva, bool follow_last, bool null_is_empty,
+                            struct host_path *hp)
+{
+    char raw[PROXY_PATH_MAX];
+    raw[0] = '\0';
+    if (gva != 0 || !null_is_empty) {
+        long n = proxy_path_in(p, raw, gva);
+        if (n < 0)
+            return n;
+    }
+    int r = rewrite_path(p, raw, follow_last, hp->path, sizeof(hp->path),
+                         &hp->kind);
+    if (r < 0)
+        return r;
+    if (hp->path[0] == '/') {
+        hp->dirfd = AT_FDCWD;
+        return 0;
+    }
+    hp->dirfd = proxy_host_dirfd(p, (int)guest_dirfd);
+    return hp->dirfd < 0 ? hp->dirfd : 0;
+}
+
+static long host_path_at(struct proxy_process *p, uint64_t guest_dirfd,
+                         gva_t gva, bool follow_last, struct host_path *hp)
+{
+    return host_path_at_ex(p, guest_dirfd, gva, follow_last, false, hp);
+}
+
+/* For the calls without a dirfd: relative to the guest cwd. */
+static long host_path(struct proxy_process *p, gva_t gva, bool follow_last,
+                      struct host_path *hp)
+{
+    return host_path_at(p, (uint64_t)(int64_t)AT_FDCWD, gva, follow_last, hp);
+}
+
+/* For calls with AT_SYMLINK_NOFOLLOW / AT_EMPTY_PATH flags. */
+static long host_path_at_flags(struct proxy_process *p, uint64_t guest_dirfd,
+                               gva_t gva, int at_flags, bool null_is_empty,
+                               struct host_path *hp)
+{
+    bool follow_last = !(at_flags & AT_SYMLINK_NOFOLLOW);
+    bool empty_ok = null_is_empty && (at_flags & AT_EMPTY_PATH);
+    return host_path_at_ex(p, guest_dirfd, gva, follow_last, empty_ok, hp);
+}
+
+/*
+ * An O_PATH fd for a path, for the calls that have no *at() form on the
+ * host (truncate, statfs): the host then acts on /proc/self/fd/<fd> or the
+ * fd itself, which checks permissions on the same inode the path names.
+ */
+static int open_o_path(const struct host_path *hp)
+{
+    int fd = openat(hp->dirfd, hp->path, O_PATH | O_CLOEXEC);
+    return fd < 0 ? -errno : fd;
+}
+
+static int guest_host_fd(struct proxy_process *p, uint64_t guest_fd)
+{
+    return proxy_fd_host(&p->fds, (int)guest_fd);
+}
+
+/* The mode a new inode gets: Linux keeps permission bits and sticky/setid
+ * bits and clears what the umask says (the host umask is 0). */
+static mode_t umasked(const struct proxy_process *p, uint64_t mode)
+{
+    return (mode_t)mode & 07777 & ~(p->umask & 0777);
+}
+
+/* ---- open ----------------------------------------------------------------- */
+
+static bool open_creates(int flags)
+{
+    return (flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE;
+}
+
+/*
+ * The host fd is always O_CLOEXEC (the guest's bit lives in the table) and
+ * O_NOCTTY: the guest's session is virtual, so opening a terminal must not
+ * make it hvrun's controlling terminal (TIOCSCTTY does that explicitly).
+ * O_NOCTTY is invisible to F_GETFL, as Linux strips it from f_flags.
+ */
+static long do_openat(struct proxy_process *p, uint64_t guest_dirfd,
+                      gva_t path_gva, int flags, uint64_t mode)
+{
+    struct host_path hp;
+    long r = host_path_at(p, guest_dirfd, path_gva, !(flags & O_NOFOLLOW),
+                          &hp);
+    if (r < 0)
+        return r;
+    mode_t host_mode = open_creates(flags) ? umasked(p, mode) : 0;
+    int host_fd = openat(hp.dirfd, hp.path, flags | O_CLOEXEC | O_NOCTTY,
+                         host_mode);
+    if (host_fd < 0)
+        return -errno;
+    return proxy_fd_install(&p->fds, host_fd, (flags & O_CLOEXEC) != 0, 0);
+}
+
+static long sys_open(struct proxy_process *p, const uint64_t a[6])
+{
+    return do_openat(p, (uint64_t)(int64_t)AT_FDCWD, a[0], (int)a[1], a[2]);
+}
+
+static long sys_openat(struct proxy_process *p, const uint64_t a[6])
+{
+    return do_openat(p, a[0], a[1], (int)a[2], a[3]);
+}
+
+static long sys_creat(struct proxy_process *p, const uint64_t a[6])
+{
+    return do_openat(p, (uint64_t)(int64_t)AT_FDCWD, a[0],
+                     O_CREAT | O_WRONLY | O_TRUNC, a[1]);
+}
+
+/* ---- stat family ----------------------------------------------------------- */
+
+/* The one place each metadata struct reaches the guest (detcore will
+ * canonicalise inode numbers, times and ids here). */
+static long stat_out(struct proxy_process *p, gva_t gva, const struct stat *st)
+{
+    return proxy_copy_out(p, gva, st, sizeof(*st));
+}
+
+static long statx_out(struct proxy_process *p, gva_t gva,
+                      const struct statx *stx)
+{
+    return proxy_copy_out(p, gva, stx, sizeof(*stx));
+}
+
+static long statfs_out(struct proxy_process *p, gva_t gva,
+                       const struct statfs *sfs)
+{
+    return proxy_copy_out(p, gva, sfs, sizeof(*sfs));
+}
+
+static long do_fstatat(struct proxy_process *p, uint64_t guest_dirfd,
+                       gva_t path_gva, gva_t buf_gva, int flags)
+{
+    struct host_path hp;
+    long r = host_path_at_flags(p, guest_dirfd, path_gva, flags, true, &hp);
+    if (r < 0)
+        return r;
+    struct stat st;
+    if (fstatat(hp.dirfd, hp.path, &st, flags) < 0)
+        return -errno;
+    return stat_out(p, buf_gva, &st);
+}
+
+static long sys_stat(struct proxy_process *p, const uint64_t a[6])
+{
+    return do_fstatat(p, (uint64_t)(int64_t)AT_FDCWD, a[0], a[1], 0);
+}
+
+static long sys_lstat(struct proxy_process *p, const uint64_t a[6])
+{
+    return do_fstatat(p, (uint64_t)(int64_t)AT_FDCWD, a[0], a[1],
+                      AT_SYMLINK_NOFOLLOW);
+}
+
+static long sys_newfstatat(struct proxy_process *p, const uint64_t a[6])
+{
+    return do_fstatat(p, a[0], a[1], a[2], (int)a[3]);
+}
+
+static long sys_fstat(struct proxy_process *p, const uint64_t a[6])
+{
+    int host_fd = guest_host_fd(p, a[0]);
+    if (host_fd < 0)
+        return host_fd;
+    struct stat st;
+    if (fstat(host_fd, &st) < 0)
+        return -errno;
+    return stat_out(p, a[1], &st);
+}
+
+static long sys_statx(struct proxy_process *p, const uint64_t a[6])
+{
+    int flags = (int)a[2];
+    struct host_path hp;
+    long r = host_path_at_flags(p, a[0], a[1], flags, true, &hp);
+    if (r < 0)
+        return r;
+    struct statx stx;
+    if (statx(hp.dirfd, hp.path, flags, (unsigned)a[3], &stx) < 0)
+        return -errno;
+    return statx_out(p, a[4], &stx);
+}
+
+static long sys_statfs(struct proxy_process *p, const uint64_t a[6])
+{
+    struct host_path hp;
+    long r = host_path(p, a[0], true, &hp);
+    if (r < 0)
+        return r;
+    int fd = open_o_path(&hp);
+    if (fd < 0)
+        return fd;
+    struct statfs sfs;
+    r = proxy_host_result(fstatfs(fd, &sfs));
+    close(fd);
+    return r < 0 ? r : statfs_out(p, a[1], &sfs);
+}
+
+static long sys_fstatfs(struct proxy_process *p, const uint64_t a[6])
+{
+    int host_fd = guest_host_fd(p, a[0]);
+    if (host_fd < 0)
+        return host_fd;
+    struct statfs sfs;
+    if (fstatfs(host_fd, &sfs) < 0)
+        return -errno;
+    return statfs_out(p, a[1], &sfs);
+}
+
+/* ---- directories ------------------------------------------------------------ */
+
+/* A getdents call never asks the host for more than this; returning fewer
+ * entries than fit is always allowed. */
+#define DIRENT_BUF_MAX_BYTES (1U << 20)
+/* Where d_name starts in struct linux_dirent64 and struct linux_dirent. */
+#define DIRENT64_NAME_OFF 19
+#define OLD_DIRENT_NAME_OFF 18
+#define DIRENT_RECLEN_OFF 16
+#define DIRENT64_TYPE_OFF 18
+
+/* The one place host directory entries enter hvrun (detcore will put them
+ * in a run-independent order here). */
+static long dirents64_read(struct proxy_process *p, int host_fd, void *buf,
+                           size_t len)
+{
+    return proxy_host_result(syscall(SYS_getdents64, host_fd, buf, len));
+}
+
+/* How much of the guest buffer is writable from its start: entries are
+ * read only into that much, so none is consumed and then lost to -EFAULT. */
+static size_t writable_prefix(struct proxy_process *p, gva_t gva, size_t len)
+{
+    struct iovec iov[16];
+    size_t covered;
+    vmm_as_host_iov(p->as, gva, len, PROT_WRITE, iov, 16, &covered);
+    return covered;
+}
+
+/*
+ * Reads entries for a guest buffer of count bytes into a fresh host buffer
+ * (*buf_out, freed by the caller). Returns the bytes read or -errno. When
+ * the writable part is too small for the next entry the host says -EINVAL;
+ * Linux would have faulted on the unwritable part, so that is -EFAULT.
+ */
+static long dirents_fill(struct proxy_process *p, uint64_t guest_fd,
+                         gva_t gva, uint64_t count, char **buf_out)
+{
+    *buf_out = NULL;
+    int host_fd = guest_host_fd(p, guest_fd);
+    if (host_fd < 0)
+        return host_fd;
+    size_t want = (unsigned int)count;
+    if (want > DIRENT_BUF_MAX_BYTES)
+        want = DIRENT_BUF_MAX_BYTES;
+    size_t room = writable_prefix(p, gva, want);
+    if (want > 0 && room == 0)
+        return -EFAULT;
+    char *buf = malloc(room > 0 ? room : 1);
+    if (!buf)
+        return -ENOMEM;
+    long n = dirents64_read(p, host_fd, buf, room);
+    if (n == -EINVAL && room < want)
+        n = -EFAULT;
+    if (n < 0) {
+        free(buf);
+        return n;
+    }
+    *buf_out = buf;
+    return n;
+}
+
+static long sys_getdents64(struct proxy_process *p, const uint64_t a[6])
+{
+    char *buf;
+    long n = dirents_fill(p, a[0], a[1], a[2], &buf);
+    if (n > 0 && proxy_copy_out(p, a[1], buf, (size_t)n) < 0)
+        n = -EFAULT;
+    free(buf);
+    return n;
+}
+
+/*
+ * linux_dirent64 -> the old linux_dirent, in place. Both records have the
+ * same length for the same name (ALIGN(20 + namelen, 8)), so the buffer
+ * size and d_reclen carry over: the name moves down one byte over d_type,
+ * and d_type goes to the record's last byte, where old getdents keeps it.
+ */
+static void dirents64_to_old(char *buf, size_t len)
+{
+    size_t off = 0;
+    while (off + DIRENT64_NAME_OFF <= len) {
+        char *rec = buf + off;
+        unsigned short reclen;
+        memcpy(&reclen, rec + DIRENT_RECLEN_OFF, sizeof(reclen));
+        if (reclen == 0 || off + reclen > len)
+            break;
+        char type = rec[DIRENT64_TYPE_OFF];
+        size_t name_bytes = strnlen(rec + DIRENT64_NAME_OFF,
+                                    reclen - DIRENT64_NAME_OFF) + 1;
+        memmove(rec + OLD_DIRENT_NAME_OFF, rec + DIRENT64_NAME_OFF,
+                name_bytes);
+        memset(rec + OLD_DIRENT_NAME_OFF + name_bytes, 0,
+               reclen - OLD_DIRENT_NAME_OFF - name_bytes);
+        rec[reclen - 1] = type;
+        off += reclen;
+    }
+}
+
+static long sys_getdents(struct proxy_process *p, const uint64_t a[6])
+{
+    char *buf;
+    long n = dirents_fill(p, a[0], a[1], a[2], &buf);
+    if (n > 0) {
+        dirents64_to_old(buf, (size_t)n);
+        if (proxy_copy_out(p, a[1], buf, (size_t)n) < 0)
+            n = -EFAULT;
+    }
+    free(buf);
+    return n;
+}
+
+/* readlink of /proc/self/fd/<cwd_fd>: the guest cwd's host path. */
+static long cwd_path(struct proxy_process *p, char *out, size_t outlen)
+{
+    char link[64];
+    snprintf(link, sizeof(link), "/proc/self/fd/%d", p->cwd_fd);
+    ssize_t n = readlink(link, out, outlen);
+    if (n < 0)
+        return -errno;
+    if ((size_t)n >= outlen)
+        return -ENAMETOOLONG;
+    out[n] = '\0';
+    /* A removed cwd reads as "<path> (deleted)"; Linux getcwd says ENOENT. */
+    static const char deleted[] = " (deleted)";
+    size_t dlen = sizeof(deleted) - 1;
+    struct stat st;
+    if ((size_t)n > dlen && strcmp(out + n - dlen, deleted) == 0 &&
+        fstat(p->cwd_fd, &st) == 0 && st.st_nlink == 0)
+        return -ENOENT;
+    return n;
+}
+
+/* Linux getcwd returns the length including the NUL, -ERANGE if the buffer
+ * cannot hold it. */
+static long sys_getcwd(struct proxy_process *p, const uint64_t a[6])
+{
+    char path[PROXY_PATH_MAX];
+    long n = cwd_path(p, path, sizeof(path));
+    if (n < 0)
+        return n;
+    size_t len = (size_t)n + 1;
+    if (a[1] < len)
+        return -ERANGE;
+    if (proxy_copy_out(p, a[0], path, len) < 0)
+        return -EFAULT;
+    return (long)len;
+}
+
+/*
+ * Replaces the guest cwd with the directory dirfd/path names. O_PATH does
+ * not check search permission, which chdir requires, so it is checked on
+ * the new fd (AT_EACCESS: with the effective ids, as chdir does).
+ */
+static long set_cwd(struct proxy_process *p, int dirfd, const char *path)
+{
+    int fd = openat(dirfd, path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    if (syscall(SYS_faccessat2, fd, "", X_OK, AT_EMPTY_PATH | AT_EACCESS) <
+        0) {
+        int err = errno;
+        close(fd);
+        return -err;
+    }
+    close(p->cwd_fd);
+    p->cwd_fd = fd;
+    return 0;
+}
+
+static long sys_chdir(struct proxy_process *p, const uint64_t a[6])
+{
+    struct host_path hp;
+    long r = host_path(p, a[0], true, &hp);
+    return r < 0 ? r : set_cwd(p, hp.dirfd, hp.path);
+}
+
+static long sys_fchdir(struct proxy_process *p, const uint64_t a[6])
+{
+    int host_fd = guest_host_fd(p, a[0]);
+    return host_fd < 0 ? host_fd : set_cwd(p, host_fd, ".");
+}
+
+/* Linux returns EPERM without CAP_SYS_CHROOT. hvrun does not virtualise
+ * the root, and a host chroot would move hvrun itself. */
+static long sys_chroot(struct proxy_process *p, const uint64_t a[6])
+{
+    return -EPERM;
+}
+
+static long do_mkdirat(struct proxy_process *p, uint64_t guest_dirfd,
+                       gva_t path_gva, uint64_t mode)
+{
+    struct host_path hp;
+    long r = host_path_at(p, guest_dirfd, path_gva, false, &hp);
+    if (r < 0)
+        return r;
+    return proxy_host_result(mkdirat(hp.dirfd, hp.path, umasked(p, mode)));
+}
+
+static long sys_mkdir(struct proxy_process *p, const uint64_t a[6])
+{
+    return do_mkdirat(p, (uint64_t)(int64_t)AT_FDCWD, a[0], a[1]);
+}
+
+static long sys_mkdirat(struct proxy_process *p, const uint64_t a[6])
+{
+    return do_mkdirat(p, a[0], a[1], a[2]);
+}
+
+/* unlinkat's flags are checked by the host (only AT_REMOVEDIR is valid). */
+static long do_unlinkat(struct proxy_process *p, uint64_t guest_dirfd,
+                        gva_t path_gva, int flags)
+{
+    struct host_path hp;
+    long r = host_path_at(p, guest_dirfd, path_gva, false, &hp);
+    if (r < 0)
+        return r;
+    return proxy_host_result(unlinkat(hp.dirfd, hp.path, flags));
+}
+
+static long sys_rmdir(struct proxy_process *p, const uint64_t a[6])
+{
+    return do_unlinkat(p, (uint64_t)(int64_t)AT_FDCWD, a[0], AT_REMOVEDIR);
+}
+
+static long sys_unlink(struct proxy_process *p, const uint64_t a[6])
+{
+    return do_unlinkat(p, (uint64_t)(int64_t)AT_FDCWD, a[0], 0);
+}
+
+static long sys_unlinkat(struct proxy_process *p, const uint64_t a[6])
+{
+    return do_unlinkat(p, a[0], a[1], (int)a[2]);
+}
+
+/* The device number is the kernel's 32-bit encoding, so the raw syscall is
+ * used (glibc's mknodat takes a dev_t and re-encodes it). */
+static long do_mknodat(struct proxy_process *p, uint64_t guest_dirfd,
+                       gva_t path_gva, uint64_t mode, uint64_t dev)
+{
+    struct host_path hp;
+    long r = host_path_at(p, guest_dirfd, path_gva, false, &hp);
+    if (r < 0)
+        return r;
+    mode_t host_mode = ((mode_t)mode & S_IFMT) | umasked(p, mode);
+    return proxy_host_result(syscall(SYS_mknodat, hp.dirfd, hp.path,
+                                     host_mode, (unsigned int)dev));
+}
+
+static long sys_mknod(struct proxy_process *p, const uint64_t a[6])
+{
+    return do_mknodat(p, (uint64_t)(int64_t)AT_FDCWD, a[0], a[1], a[2]);
+}
+
+static long sys_mknodat(struct proxy_process *p, const uint64_t a[6])
+{
+    return do_mknodat(p, a[0], a[1], a[2], a[3]);
+}
+
+/* ---- names: access, links, rename ------------------------------------------ */
+
+static long do_faccessat(struct proxy_process *p, uint64_t guest_dirfd,
+                         gva_t path_gva, int mode, int flags)
+{
+    struct host_path hp;
+    long r = host_path_at_flags(p, guest_dirfd, path_gva, flags, false, &hp);
+    if (r < 0)
+        return r;
+    /* The raw syscalls: glibc's faccessat emulates flags in user space. */
+    if (flags == 0)
+        return proxy_host_result(
+            syscall(SYS_faccessat, hp.dirfd, hp.path, mode));
+    return proxy_host_result(
+        syscall(SYS_faccessat2, hp.dirfd, hp.path, mode, flags));
+}
+
+static long sys_access(struct proxy_process *p, const uint64_t a[6])
+{
+    return do_faccessat(p, (uint64_t)(int64_t)AT_FDCWD, a[0], (int)a[1], 0);
+}
+
+/* faccessat(2) has no flags argument; only faccessat2 does. */
+static long sys_faccessat(struct proxy_process *p, const uint64_t a[6])
+{
+    return do_faccessat(p, a[0], a[1], (int)a[2], 0);
+}
+
+static long sys_faccessat2(struct proxy_process *p, const uint64_t a[6])
+{
+    return do_faccessat(p, a[0], a[1], (int)a[2], (int)a[3]);
+}
+
+/*
+ * The link itself is read (last component not followed). /proc/self/exe
+ * answers with the guest program's path; /proc/self/fd/N reads the host
+ * link of the host fd, which names the same file. Linux truncates to
+ * bufsiz without a NUL.
+ */
+static long do_readlinkat(struct proxy_process *p, uint64_t guest_dirfd,
+                          gva_t path_gva, gva_t buf_gva, int bufsiz)
+{
+    if (bufsiz <= 0)
+        return -EINVAL;
+    struct host_path hp;
+    long r = host_path_at(p, guest_dirfd, path_gva, false, &hp);
+    if (r < 0)
+        return r;
+    char target[PROXY_PATH_MAX];
+    long n;
+    if (hp.kind == PATH_SELF_EXE) {
+        n = (long)strnlen(p->exe_path, sizeof(p->exe_path));
+        memcpy(target, p->exe_path, (size_t)n);
+    } else {
+        n = proxy_host_result(
+            readlinkat(hp.dirfd, hp.path, target, sizeof(target)));
+        if (n < 0)
+            return n;
+    }
+    if (n > bufsiz)
+        n = bufsiz;
+    return proxy_copy_out(p, buf_gva, target, (size_t)n) < 0 ? -EFAULT : n;
+}
+
+static long sys_readlink(struct proxy_process *p, const uint64_t a[6])
+{
+    return do_readlinkat(p, (uint64_t)(int64_t)AT_FDCWD, a[0], a[1],
+                         (int)a[2]);
+}
+
+static long sys_readlinkat(struct proxy_process *p, const uint64_t a[6])
+{
+    return do_readlinkat(p, a[0], a[1], a[2], (int)a[3]);
+}
+
+static long do_renameat2(struct proxy_process *p, uint64_t old_dirfd,
+                         gva_t old_gva, uint64_t new_dirfd, gva_t new_gva,
+                         unsigned int flags)
+{
+    struct host_path from, to;
+    long r = host_path_at(p, old_dirfd, old_gva, false, &from);
+    if (r < 0)
+        return r;
+    r = host_path_at(p, new_dirfd, new_gva, false, &to);
+    if (r < 0)
+        return r;
+    return proxy_host_result(syscall(SYS_renameat2, from.dirfd, from.path,
+                                     to.dirfd, to.path, flags));
+}
+
+static long sys_rename(struct proxy_process *p, const uint64_t a[6])
+{
+    return do_renameat2(p, (uint64_t)(int64_t)AT_FDCWD, a[0],
+                        (uint64_t)(int64_t)AT_FDCWD, a[1], 0);
+}
+
+static long sys_renameat(struct proxy_process *p, const uint64_t a[6])
+{
+    return do_renameat2(p, a[0], a[1], a[2], a[3], 0);
+}
+
+static long sys_renameat2(struct proxy_process *p, const uint64_t a[6])
+{
+    return do_renameat2(p, a[0], a[1], a[2], a[3], (unsigned int)a[4]);
+}
+
+/* link(2) does not follow a symlink as oldpath; linkat follows only with
+ * AT_SYMLINK_FOLLOW. "/proc/self/fd/N" + AT_SYMLINK_FOLLOW (naming an
+ * O_TMPFILE file) works through the rewrite to the host fd. */
+static long do_linkat(struct proxy_process *p, uint64_t old_dirfd,
+                      gva_t old_gva, uint64_t new_dirfd, gva_t new_gva,
+                      int flags)
+{
+    struct host_path from, to;
+    long r = host_path_at(p, old_dirfd, old_gva,
+                          (flags & AT_SYMLINK_FOLLOW) != 0, &from);
+    if (r < 0)
+        return r;
+    r = host_path_at(p, new_dirfd, new_gva, false, &to);
+    if (r < 0)
+        return r;
+    return proxy_host_result(
+        linkat(from.dirfd, from.path, to.dirfd, to.path, flags));
+}
+
+static long sys_link(struct proxy_process *p, const uint64_t a[6])
+{
+    return do_linkat(p, (uint64_t)(int64_t)AT_FDCWD, a[0],
+                     (uint64_t)(int64_t)AT_FDCWD, a[1], 0);
+}
+
+static long sys_linkat(struct proxy_process *p, const uint64_t a[6])
+{
+    return do_linkat(p, a[0], a[1], a[2], a[3], (int)a[4]);
+}
+
+/* The target is stored verbatim, so it is copied but never rewritten: a
+ * link to /proc/self/exe must mean the guest reading it later. */
+static long do_symlinkat(struct proxy_process *p, gva_t target_gva,
+                         uint64_t new_dirfd, gva_t new_gva)
+{
+    char target[PROXY_PATH_MAX];
+    long r = proxy_path_in(p, target, target_gva);
+    if (r < 0)
+        return r;
+    struct host_path hp;
+    r = host_path_at(p, new_dirfd, new_gva, false, &hp);
+    if (r < 0)
+        return r;
+    return proxy_host_result(symlinkat(target, hp.dirfd, hp.path));
+}
+
+static long sys_symlink(struct proxy_process *p, const uint64_t a[6])
+{
+    return do_symlinkat(p, a[0], (uint64_t)(int64_t)AT_FDCWD, a[1]);
+}
+
+static long sys_symlinkat(struct proxy_process *p, const uint64_t a[6])
+{
+    return do_symlinkat(p, a[0], a[1], a[2]);
+}
+
+/* File handles would hand the guest host inode identities (a determinism
+ * leak) and open_by_handle_at needs CAP_DAC_READ_SEARCH; Linux returns
+ * EOPNOTSUPP for file systems without handles, which callers handle. */
+static long sys_name_to_handle_at(struct proxy_process *p,
+                                  const uint64_t a[6])
+{
+    return -EOPNOTSUPP;
+}
+
+/* ---- ownership and modes ----------------------------------------------------- */
+
+/* fchmodat(2) takes no flags (glibc's wrapper emulates some): raw syscall. */
+static long do_fchmodat(struct proxy_process *p, uint64_t guest_dirfd,
+                        gva_t path_gva, uint64_t mode)
+{
+    struct host_path hp;
+    long r = host_path_at(p, guest_dirfd, path_gva, true, &hp);
+    if (r < 0)
+        return r;
+    return proxy_host_result(
+        syscall(SYS_fchmodat, hp.dirfd, hp.path, (mode_t)mode));
+}
+
+static long sys_chmod(struct proxy_process *p, const uint64_t a[6])
+{
+    return do_fchmodat(p, (uint64_t)(int64_t)AT_FDCWD, a[0], a[1]);
+}
+
+static long sys_fchmodat(struct proxy_process *p, const uint64_t a[6])
+{
+    return do_fchmodat(p, a[0], a[1], a[2]);
+}
+
+static long sys_fchmod(struct proxy_process *p, const uint64_t a[6])
+{
+    int host_fd = guest_host_fd(p, a[0]);
+    if (host_fd < 0)
+        return host_fd;
+    return proxy_host_result(fchmod(host_fd, (mode_t)a[1]));
+}
+
+/* uid/gid (uid_t)-1 mean "leave unchanged", which passes through as is. */
+static long do_fchownat(struct proxy_process *p, uint64_t guest_dirfd,
+                        gva_t path_gva, uint64_t uid, uint64_t gid, int flags)
+{
+    struct host_path hp;
+    long r = host_path_at_flags(p, guest_dirfd, path_gva, flags, false, &hp);
+    if (r < 0)
+        return r;
+    return proxy_host_result(
+        fchownat(hp.dirfd, hp.path, (uid_t)uid, (gid_t)gid, flags));
+}
+
+static long sys_chown(struct proxy_process *p, const uint64_t a[6])
+{
+    return do_fchownat(p, (uint64_t)(int64_t)AT_FDCWD, a[0], a[1], a[2], 0);
+}
+
+static long sys_lchown(struct proxy_process *p, const uint64_t a[6])
+{
+    return do_fchownat(p, (uint64_t)(int64_t)AT_FDCWD, a[0], a[1], a[2],
+                       AT_SYMLINK_NOFOLLOW);
+}
+
+static long sys_fchownat(struct proxy_process *p, const uint64_t a[6])
+{
+    return do_fchownat(p, a[0], a[1], a[2], a[3], (int)a[4]);
+}
+
+static long sys_fchown(struct proxy_process *p, const uint64_t a[6])
+{
+    int host_fd = guest_host_fd(p, a[0]);
+    if (host_fd < 0)
+        return host_fd;
+    return proxy_host_result(fchown(host_fd, (uid_t)a[1], (gid_t)a[2]));
+}
+
+/* ---- timestamps --------------------------------------------------------------- */
+
+/*
+ * The utime family. A NULL times pointer means "now" (host time: it differs
+ * between runs until detcore canonicalises what stat returns). A NULL path
+ * with a real dirfd acts on that fd (Linux's futimens); with AT_FDCWD the
+ * host gets AT_FDCWD and NULL too, so it answers as Linux does (-EFAULT).
+ */
+static long set_times_at(struct proxy_process *p, long nr,
+                         uint64_t guest_dirfd, gva_t path_gva,
+                         const void *times, int flags)
+{
+    if (path_gva == 0) {
+        int host_fd = AT_FDCWD;
+        if ((int)guest_dirfd != AT_FDCWD) {
+            host_fd = guest_host_fd(p, guest_dirfd);
+            if (host_fd < 0)
+                return host_fd;
+        }
+        return proxy_host_result(syscall(nr, host_fd, NULL, times, flags));
+    }
+    struct host_path hp;
+    long r = host_path_at(p, guest_dirfd, path_gva,
+                          !(flags & AT_SYMLINK_NOFOLLOW), &hp);
+    if (r < 0)
+        return r;
+    return proxy_host_result(syscall(nr, hp.dirfd, hp.path, times, flags));
+}
+
+static long sys_utimensat(struct proxy_process *p, const uint64_t a[6])
+{
+    struct timespec ts[2];
+    if (a[2] != 0 && proxy_copy_in(p, ts, a[2], sizeof(ts)) < 0)
+        return -EFAULT;
+    return set_times_at(p, SYS_utimensat, a[0], a[1], a[2] ? ts : NULL,
+                        (int)a[3]);
+}
+
+/* futimesat/utimes take struct timeval[2]; the host futimesat checks the
+ * microseconds (EINVAL) exactly as Linux does for the guest. */
+static long do_futimesat(struct proxy_process *p, uint64_t guest_dirfd,
+                         gva_t path_gva, gva_t times_gva)
+{
+    struct timeval tv[2];
+    if (times_gva != 0 && proxy_copy_in(p, tv, times_gva, sizeof(tv)) < 0)
+        return -EFAULT;
+    return set_times_at(p, SYS_futimesat, guest_dirfd, path_gva,
+                        times_gva ? tv : NULL, 0);
+}
+
+static long sys_futimesat(struct proxy_process *p, const uint64_t a[6])
+{
+    return do_futimesat(p, a[0], a[1], a[2]);
+}
+
+/* utimes(NULL path) is -EFAULT on Linux; only futimesat takes a NULL path. */
+static long sys_utimes(struct proxy_process *p, const uint64_t a[6])
+{
+    if (a[0] == 0)
+        return -EFAULT;
+    return do_futimesat(p, (uint64_t)(int64_t)AT_FDCWD, a[0], a[1]);
+}
+
+/* utime takes struct utimbuf (whole seconds), made a timespec pair. */
+static long sys_utime(struct proxy_process *p, const uint64_t a[6])
+{
+    if (a[0] == 0)
+        return -EFAULT;
+    struct utimbuf ub;
+    struct timespec ts[2];
+    if (a[1] != 0) {
+        if (proxy_copy_in(p, &ub, a[1], sizeof(ub)) < 0)
+            return -EFAULT;
+        ts[0] = (struct timespec){.tv_sec = ub.actime};
+        ts[1] = (struct timespec){.tv_sec = ub.modtime};
+    }
+    return set_times_at(p, SYS_utimensat, (uint64_t)(int64_t)AT_FDCWD, a[0],
+                        a[1] ? ts : NULL, 0);
+}
+
+/* ---- sizes and syncing ----------------------------------------------------------- */
+
+/* No truncateat on the host: truncate the O_PATH fd's magic link, which
+ * follows to the same inode with the same permission checks. */
+static long sys_truncate(struct proxy_process *p, const uint64_t a[6])
+{
+    struct host_path hp;
+    long r = host_path(p, a[0], true, &hp);
+    if (r < 0)
+        return r;
+    int fd = open_o_path(&hp);
+    if (fd < 0)
+        return fd;
+    char link[64];
+    snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+    r = proxy_host_result(truncate(link, (off_t)a[1]));
+    close(fd);
+    return r;
+}
+
+static long sys_ftruncate(struct proxy_process *p, const uint64_t a[6])
+{
+    int host_fd = guest_host_fd(p, a[0]);
+    if (host_fd < 0)
+        return host_fd;
+    return proxy_host_result(ftruncate(host_fd, (off_t)a[1]));
+}
+
+static long sys_fallocate(struct proxy_process *p, const uint64_t a[6])
+{
+    int host_fd = guest_host_fd(p, a[0]);
+    if (host_fd < 0)
+        return host_fd;
+    return proxy_host_result(
+        fallocate(host_fd, (int)a[1], (off_t)a[2], (off_t)a[3]));
+}
+
+static long sys_fsync(struct proxy_process *p, const uint64_t a[6])
+{
+    int host_fd = guest_host_fd(p, a[0]);
+    return host_fd < 0 ? host_fd : proxy_host_result(fsync(host_fd));
+}
+
+static long sys_fdatasync(struct proxy_process *p, const uint64_t a[6])
+{
+    int host_fd = guest_host_fd(p, a[0]);
+    return host_fd < 0 ? host_fd : proxy_host_result(fdatasync(host_fd));
+}
+
+static long sys_syncfs(struct proxy_process *p, const uint64_t a[6])
+{
+    int host_fd = guest_host_fd(p, a[0]);
+    return host_fd < 0 ? host_fd : proxy_host_result(syncfs(host_fd));
+}
+
+/* sync(2) cannot fail. */
+static long sys_sync(struct proxy_process *p, const uint64_t a[6])
+{
+    sync();
+    return 0;
+}
+
+/* Only the permission bits count, as in Linux (mask & S_IRWXUGO). */
+static long sys_umask(struct proxy_process *p, const uint64_t a[6])
+{
+    mode_t old = p->umask;
+    p->umask = (mode_t)a[0] & 0777;
+    return old;
+}
+
+/* ---- extended attributes ---------------------------------------------------------- */
+
+/* Linux's XATTR_NAME_MAX + 1 and XATTR_SIZE_MAX (= XATTR_LIST_MAX). */
+#define XATTR_NAME_BYTES 256
+#define XATTR_VALUE_MAX_BYTES 65536
+
+/*
+ * What an xattr call acts on. The host has no *at() xattr calls in glibc,
+ * so a path is opened O_PATH (O_NOFOLLOW for the l* calls) and the host's
+ * path-based call is given /proc/self/fd/<fd>: following that magic link
+ * lands on exactly the opened inode, the symlink itself for the l* calls,
+ * and is not followed further.
+ */
+struct xattr_target {
+    int host_fd;
+    bool owned;          /* an O_PATH fd of ours, closed after the call */
+    char proc_path[64];  /* empty: use the f*xattr calls on host_fd */
+};
+
+static long xattr_target_path(struct proxy_process *p, gva_t path_gva,
+                              bool follow_last, struct xattr_target *t)
+{
+    struct host_path hp;
+    long r = host_path(p, path_gva, follow_last, &hp);
+    if (r < 0)
+        return r;
+    int flags = O_PATH | O_CLOEXEC | (follow_last ? 0 : O_NOFOLLOW);
+    t->host_fd = openat(hp.dirfd, hp.path, flags);
+    if (t->host_fd < 0)
+        return -errno;
+    t->owned = true;
+    snprintf(t->proc_path, sizeof(t->proc_path), "/proc/self/fd/%d",
+             t->host_fd);
+    return 0;
+}
+
+static long xattr_target_fd(struct proxy_process *p, uint64_t guest_fd,
+                            struct xattr_target *t)
+{
+    t->host_fd = guest_host_fd(p, guest_fd);
+    t->owned = false;
+    t->proc_path[0] = '\0';
+    return t->host_fd < 0 ? t->host_fd : 0;
+}
+
+static void xattr_target_done(struct xattr_target *t)
+{
+    if (t->owned)
+        close(t->host_fd);
+}
+
+/* A name of 1..255 bytes; empty or longer is -ERANGE, as in Linux. */
+static long xattr_name_in(struct proxy_process *p, gva_t gva,
+                          char name[PROXY_PATH_MAX])
+{
+    long n = proxy_path_in(p, name, gva);
+    if (n == -ENAMETOOLONG || n == 0 || n >= XATTR_NAME_BYTES)
+        return -ERANGE;
+    return n < 0 ? n : 0;
+}
+
+/* get and list: size 0 asks for the size; larger than the maximum is
+ * clamped to it, as Linux does. The host fills a bounce buffer. */
+static long xattr_read(struct proxy_process *p, const struct xattr_target *t,
+                       const char *name, gva_t value_gva, uint64_t size)
+{
+    size_t len = size > XATTR_VALUE_MAX_BYTES ? XATTR_VALUE_MAX_BYTES : size;
+    void *buf = len ? malloc(len) : NULL;
+    if (len && !buf)
+        return -ENOMEM;
+    ssize_t n;
+    if (name)
+        n = t->proc_path[0] ? getxattr(t->proc_path, name, buf, len)
+                            : fgetxattr(t->host_fd, name, buf, len);
+    else
+        n = t->proc_path[0] ? listxattr(t->proc_path, buf, len)
+                            : flistxattr(t->host_fd, buf, len);
+    long r = proxy_host_result(n);
+    if (r > 0 && len > 0 && proxy_copy_out(p, value_gva, buf, (size_t)r) < 0)
+        r = -EFAULT;
+    free(buf);
+    return r;
+}
+
+static long do_getxattr(struct proxy_process *p, struct xattr_target *t,
+                        const uint64_t a[6])
+{
+    char name[PROXY_PATH_MAX];
+    long r = xattr_name_in(p, a[1], name);
+    if (r == 0)
+        r = xattr_read(p, t, name, a[2], a[3]);
+    xattr_target_done(t);
+    return r;
+}
+
+static long do_listxattr(struct proxy_process *p, struct xattr_target *t,
+                         const uint64_t a[6])
+{
+    long r = xattr_read(p, t, NULL, a[1], a[2]);
+    xattr_target_done(t);
+    return r;
+}
+
+/* setxattr(target, name, value, size, flags): flags are checked first,
+ * a value over XATTR_SIZE_MAX is -E2BIG. */
+static long do_setxattr(struct proxy_process *p, struct xattr_target *t,
+                        const uint64_t a[6])
+{
+    char name[PROXY_PATH_MAX];
+    int flags = (int)a[4];
+    size_t size = (size_t)a[3];
+    void *value = NULL;
+    long r = 0;
+    if (flags & ~(XATTR_CREATE | XATTR_REPLACE))
+        r = -EINVAL;
+    if (r == 0)
+        r = xattr_name_in(p, a[1], name);
+    if (r == 0 && size > XATTR_VALUE_MAX_BYTES)
+        r = -E2BIG;
+    if (r == 0 && size > 0 && !(value = malloc(size)))
+        r = -ENOMEM;
+    if (r == 0 && size > 0 && proxy_copy_in(p, value, a[2], size) < 0)
+        r = -EFAULT;
+    if (r == 0)
+        r = proxy_host_result(
+            t->proc_path[0] ? setxattr(t->proc_path, name, value, size, flags)
+                            : fsetxattr(t->host_fd, name, value, size, flags));
+    free(value);
+    xattr_target_done(t);
+    return r;
+}
+
+static long do_removexattr(struct proxy_process *p, struct xattr_target *t,
+                           const uint64_t a[6])
+{
+    char name[PROXY_PATH_MAX];
+    long r = xattr_name_in(p, a[1], name);
+    if (r == 0)
+        r = proxy_host_result(t->proc_path[0]
+                                  ? removexattr(t->proc_path, name)
+                                  : fremovexattr(t->host_fd, name));
+    xattr_target_done(t);
+    return r;
+}
+
+/* The twelve entry points: {path, symlink itself, fd} x {get, list, set,
+ * remove}; each resolves its target and shares the operation. */
+#define XATTR_HANDLERS(op)                                                     \
+    static long sys_##op(struct proxy_process *p, const uint64_t a[6])         \
+    {                                                                          \
+        struct xattr_target t;                                                 \
+        long r = xattr_target_path(p, a[0], true, &t);                         \
+        return r < 0 ? r : do_##op(p, &t, a);                                  \
+    }                                                                          \
+    static long sys_l##op(struct proxy_process *p, const uint64_t a[6])        \
+    {                                                                          \
+        struct xattr_target t;                                                 \
+        long r = xattr_target_path(p, a[0], false, &t);                        \
+        return r < 0 ? r : do_##op(p, &t, a);                                  \
+    }                                                                          \
+    static long sys_f##op(struct proxy_process *p, const uint64_t a[6])        \
+    {                                                                          \
+        struct xattr_target t;                                                 \
+        long r = xattr_target_fd(p, a[0], &t);                                 \
+        return r < 0 ? r : do_##op(p, &t, a);                                  \
+    }
+
+XATTR_HANDLERS(getxattr)
+XATTR_HANDLERS(listxattr)
+XATTR_HANDLERS(setxattr)
+XATTR_HANDLERS(removexattr)
+
+/* ---- table ---------------------------------------------------------------------- */
+
+const struct proxy_syscall proxy_fs_syscalls[] = {
+    {SYS_open, "open", sys_open},
+    {SYS_openat, "openat", sys_openat},
+    {SYS_creat, "creat", sys_creat},
+    {SYS_stat, "stat", sys_stat},
+    {SYS_lstat, "lstat", sys_lstat},
+    {SYS_fstat, "fstat", sys_fstat},
+    {SYS_newfstatat, "newfstatat", sys_newfstatat},
+    {SYS_statx, "statx", sys_statx},
+    {SYS_statfs, "statfs", sys_statfs},
+    {SYS_fstatfs, "fstatfs", sys_fstatfs},
+    {SYS_getdents64, "getdents64", sys_getdents64},
+    {SYS_getdents, "getdents", sys_getdents},
+    {SYS_access, "access", sys_access},
+    {SYS_faccessat, "faccessat", sys_faccessat},
+    {SYS_faccessat2, "faccessat2", sys_faccessat2},
+    {SYS_readlink, "readlink", sys_readlink},
+    {SYS_readlinkat, "readlinkat", sys_readlinkat},
+    {SYS_getcwd, "getcwd", sys_getcwd},
+    {SYS_chdir, "chdir", sys_chdir},
+    {SYS_fchdir, "fchdir", sys_fchdir},
+    {SYS_mkdir, "mkdir", sys_mkdir},
+    {SYS_mkdirat, "mkdirat", sys_mkdirat},
+    {SYS_rmdir, "rmdir", sys_rmdir},
+    {SYS_unlink, "unlink", sys_unlink},
+    {SYS_unlinkat, "unlinkat", sys_unlinkat},
+    {SYS_rename, "rename", sys_rename},
+    {SYS_renameat, "renameat", sys_renameat},
+    {SYS_renameat2, "renameat2", sys_renameat2},
+    {SYS_link, "link", sys_link},
+    {SYS_linkat, "linkat", sys_linkat},
+    {SYS_symlink, "symlink", sys_symlink},
+    {SYS_symlinkat, "symlinkat", sys_symlinkat},
+    {SYS_chmod, "chmod", sys_chmod},
+    {SYS_fchmod, "fchmod", sys_fchmod},
+    {SYS_fchmodat, "fchmodat", sys_fchmodat},
+    {SYS_chown, "chown", sys_chown},
+    {SYS_fchown, "fchown", sys_fchown},
+    {SYS_lchown, "lchown", sys_lchown},
+    {SYS_fchownat, "fchownat", sys_fchownat},
+    {SYS_utimensat, "utimensat", sys_utimensat},
+    {SYS_utimes, "utimes", sys_utimes},
+    {SYS_utime, "utime", sys_utime},
+    {SYS_futimesat, "futimesat", sys_futimesat},
+    {SYS_truncate, "truncate", sys_truncate},
+    {SYS_ftruncate, "ftruncate", sys_ftruncate},
+    {SYS_fallocate, "fallocate", sys_fallocate},
+    {SYS_fsync, "fsync", sys_fsync},
+    {SYS_fdatasync, "fdatasync", sys_fdatasync},
+    {SYS_sync, "sync", sys_sync},
+    {SYS_syncfs, "syncfs", sys_syncfs},
+    {SYS_umask, "umask", sys_umask},
+    {SYS_mknod, "mknod", sys_mknod},
+    {SYS_mknodat, "mknodat", sys_mknodat},
+    {SYS_chroot, "chroot", sys_chroot},
+    {SYS_name_to_handle_at, "name_to_handle_at", sys_name_to_handle_at},
+    {SYS_getxattr, "getxattr", sys_getxattr},
+    {SYS_lgetxattr, "lgetxattr", sys_lgetxattr},
+    {SYS_fgetxattr, "fgetxattr", sys_fgetxattr},
+    {SYS_listxattr, "listxattr", sys_listxattr},
+    {SYS_llistxattr, "llistxattr", sys_llistxattr},
+    {SYS_flistxattr, "flistxattr", sys_flistxattr},
+    {SYS_setxattr, "setxattr", sys_setxattr},
+    {SYS_lsetxattr, "lsetxattr", sys_lsetxattr},
+    {SYS_fsetxattr, "fsetxattr", sys_fsetxattr},
+    {SYS_removexattr, "removexattr", sys_removexattr},
+    {SYS_lremovexattr, "lremovexattr", sys_lremovexattr},
+    {SYS_fremovexattr, "fremovexattr", sys_fremovexattr},
+    {-1, NULL, NULL},
+};

@@ -1,0 +1,35 @@
+/*
+ * fs_internal.h - helpers shared by the file-family handlers (fs.c, io.c)
+ * and any other proxy file that hands guest paths to the host.
+ */
+#ifndef PROXY_FS_INTERNAL_H
+#define PROXY_FS_INTERNAL_H
+
+#include <errno.h>
+#include <stddef.h>
+
+#include "proxy.h"
+
+/*
+ * Maps a guest path to the host path that means the same thing to the
+ * guest; everything not listed is copied unchanged (relative paths always):
+ *   /proc/self/exe, /proc/thread-self/exe  -> p->exe_path
+ *   /proc/self/fd/N[/...], /dev/fd/N[/...] -> /proc/self/fd/<host fd of N>
+ *   /proc/self/fdinfo/N                    -> /proc/self/fdinfo/<host fd>
+ *   /dev/stdin, /dev/stdout, /dev/stderr   -> as /proc/self/fd/0, 1, 2
+ *   /proc/self/cwd[/...]                   -> the guest cwd (p->cwd_fd)
+ *   /proc/<guest pid>/...                  -> treated as /proc/self/...
+ * Returns 0, -ENOENT for a guest fd N that is not open (as Linux's lookup
+ * in /proc/self/fd fails), or -ENAMETOOLONG when out is too small.
+ */
+int proxy_path_rewrite(struct proxy_process *p, const char *in, char *out,
+                       size_t outlen);
+
+/* A host call's result as a handler returns it: the value, or -errno read
+ * right after the call (the argument is evaluated first). */
+static inline long proxy_host_result(long r)
+{
+    return r < 0 ? -errno : r;
+}
+
+#endif

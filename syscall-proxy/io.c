@@ -1,0 +1,1330 @@
+/*
+ * io.c - I/O on guest fds: read/write families, seeking, fd duplication and
+ * closing, fcntl, ioctl, pipes, in-kernel copies, poll/select, advice.
+ *
+ * Data moves between the host fd and guest memory directly: guest buffers
+ * become host iovecs (vmm_as_host_iov) and the host readv/writev fills or
+ * drains them, with no bounce buffer. A buffer that is only partly mapped
+ * gives a partial transfer up to the first bad page, -EFAULT when nothing
+ * is mapped, as Linux does.
+ *
+ * Waiting calls (poll, select, blocking reads, F_SETLKW) block in the host
+ * call: the guest is one single-threaded process, so nothing else in it can
+ * run meanwhile anyway.
+ */
+#include "proxy.h"
+#include "fs_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/close_range.h>
+#include <linux/fs.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/sendfile.h>
+#include <sys/syscall.h>
+#include <sys/time.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+/* Linux's MAX_RW_COUNT: one transfer moves at most INT_MAX rounded down to
+ * a page; larger counts are silently clamped. */
+#define RW_MAX_BYTES 0x7ffff000UL
+/* Host iovecs for one guest buffer: one per VMA it spans. A buffer spread
+ * over more VMAs than this gets a short (but valid) transfer. */
+#define RW_BUF_IOV_MAX 64
+/* Linux's UIO_MAXIOV: the most segments readv and friends accept, and the
+ * most host iovecs hvrun hands to the host for them (host IOV_MAX). */
+#define GUEST_IOV_MAX 1024
+
+static int guest_host_fd(struct proxy_process *p, uint64_t guest_fd)
+{
+    return proxy_fd_host(&p->fds, (int)guest_fd);
+}
+
+/* A new host fd on the same open file description, O_CLOEXEC on the host
+ * like every host fd hvrun holds. */
+static int host_dup(int host_fd)
+{
+    int fd = fcntl(host_fd, F_DUPFD_CLOEXEC, 0);
+    return fd < 0 ? -errno : fd;
+}
+
+/*
+ * Linux sends SIGPIPE to a writer that gets EPIPE (pipes, sockets without
+ * MSG_NOSIGNAL), as if by kill() from itself. The host SIGPIPE went to
+ * hvrun (which ignores it); the guest gets its own here.
+ */
+static long epipe_signals(struct proxy_process *p, long r)
+{
+    if (r == -EPIPE) {
+        siginfo_t info;
+        memset(&info, 0, sizeof(info));
+        info.si_signo = SIGPIPE;
+        info.si_code = SI_USER;
+        info.si_pid = p->pid;
+        info.si_uid = p->ruid;
+        proxy_signal_raise(p, SIGPIPE, &info);
+    }
+    return r;
+}
+
+/* ---- read / write ----------------------------------------------------------- */
+
+/* How a transfer addresses the file: at the fd's offset, at an explicit
+ * offset (pread/preadv), or preadv2-style with RWF_* flags (offset -1 there
+ * means the fd's offset). */
+enum xfer_kind { XFER_AT_FD_POS, XFER_AT_OFFSET, XFER_V2 };
+
+struct xfer {
+    bool into_guest; /* read-like: host fd -> guest memory */
+    enum xfer_kind kind;
+    int64_t offset;
+    int rwf;         /* RWF_* for XFER_V2 */
+};
+
+/* One host call for a prepared transfer. A single segment uses plain
+ * read/write/pread/pwrite, which keep Linux's answers for zero-length
+ * transfers (read(dir, buf, 0) is EISDIR, readv with no segment is 0). */
+static long host_xfer(int host_fd, const struct xfer *x,
+                      const struct iovec *iov, int n)
+{
+    long r;
+    if (n <= 1 && x->kind != XFER_V2) {
+        char none;
+        void *buf = n ? iov[0].iov_base : &none;
+        size_t len = n ? iov[0].iov_len : 0;
+        if (x->kind == XFER_AT_FD_POS)
+            r = x->into_guest ? read(host_fd, buf, len)
+                              : write(host_fd, buf, len);
+        else
+            r = x->into_guest ? pread(host_fd, buf, len, x->offset)
+                              : pwrite(host_fd, buf, len, x->offset);
+        return proxy_host_result(r);
+    }
+    /* x86-64 passes the whole offset in pos_l; pos_h is ignored. */
+    switch (x->kind) {
+    case XFER_AT_FD_POS:
+        r = x->into_guest ? readv(host_fd, iov, n) : writev(host_fd, iov, n);
+        break;
+    case XFER_AT_OFFSET:
+        r = syscall(x->into_guest ? SYS_preadv : SYS_pwritev, host_fd, iov,
+                    n, x->offset, 0L);
+        break;
+    default:
+        r = syscall(x->into_guest ? SYS_preadv2 : SYS_pwritev2, host_fd, iov,
+                    n, x->offset, 0L, x->rwf);
+        break;
+    }
+    return proxy_host_result(r);
+}
+
+static int xfer_prot(const struct xfer *x)
+{
+    /* Reading from the file writes guest memory, and the reverse. */
+    return x->into_guest ? PROT_WRITE : PROT_READ;
+}
+
+/* read, write, pread64, pwrite64: one guest buffer. */
+static long xfer_buf(struct proxy_process *p, uint64_t guest_fd, gva_t buf,
+                     uint64_t count, const struct xfer *x)
+{
+    if (x->kind == XFER_AT_OFFSET && x->offset < 0)
+        return -EINVAL; /* checked before the fd, as Linux does */
+    int host_fd = guest_host_fd(p, guest_fd);
+    if (host_fd < 0)
+        return host_fd;
+    size_t len = count > RW_MAX_BYTES ? RW_MAX_BYTES : count;
+    struct iovec iov[RW_BUF_IOV_MAX];
+    size_t covered;
+    int n = vmm_as_host_iov(p->as, buf, len, xfer_prot(x), iov,
+                            RW_BUF_IOV_MAX, &covered);
+    if (len > 0 && covered == 0)
+        return -EFAULT;
+    long r = host_xfer(host_fd, x, iov, n);
+    return x->into_guest ? r : epipe_signals(p, r);
+}
+
+static long sys_read(struct proxy_process *p, const uint64_t a[6])
+{
+    struct xfer x = {.into_guest = true, .kind = XFER_AT_FD_POS};
+    return xfer_buf(p, a[0], a[1], a[2], &x);
+}
+
+static long sys_write(struct proxy_process *p, const uint64_t a[6])
+{
+    struct xfer x = {.into_guest = false, .kind = XFER_AT_FD_POS};
+    return xfer_buf(p, a[0], a[1], a[2], &x);
+}
+
+static long sys_pread64(struct proxy_process *p, const uint64_t a[6])
+{
+    struct xfer x = {.into_guest = true,
+                     .kind = XFER_AT_OFFSET,
+                     .offset = (int64_t)a[3]};
+    return xfer_buf(p, a[0], a[1], a[2], &x);
+}
+
+static long sys_pwrite64(struct proxy_process *p, const uint64_t a[6])
+{
+    struct xfer x = {.into_guest = false,
+                     .kind = XFER_AT_OFFSET,
+                     .offset = (int64_t)a[3]};
+    return xfer_buf(p, a[0], a[1], a[2], &x);
+}
+
+/* The guest's struct iovec (x86-64: pointer and size_t). */
+struct guest_iovec {
+    uint64_t base;
+    uint64_t len;
+};
+
+/*
+ * Reads the guest iovec array and checks it like Linux's import_iovec: more
+ * than UIO_MAXIOV segments or a length that is negative as ssize_t is
+ * -EINVAL. Returns the segment array (freed by the caller) via *out.
+ */
+static int guest_iovecs_in(struct proxy_process *p, gva_t vec, uint64_t cnt,
+                           struct guest_iovec **out)
+{
+    *out = NULL;
+    if (cnt > GUEST_IOV_MAX)
+        return -EINVAL;
+    if (cnt == 0)
+        return 0;
+    struct guest_iovec *giov = malloc(cnt * sizeof(*giov));
+    if (!giov)
+        return -ENOMEM;
+    if (proxy_copy_in(p, giov, vec, cnt * sizeof(*giov)) < 0) {
+        free(giov);
+        return -EFAULT;
+    }
+    for (uint64_t i = 0; i < cnt; i++) {
+        if ((int64_t)giov[i].len < 0) {
+            free(giov);
+            return -EINVAL;
+        }
+    }
+    *out = giov;
+    return (int)cnt;
+}
+
+/*
+ * Host iovecs for the guest segments, in order, up to RW_MAX_BYTES in all.
+ * Stops at the first segment not fully mapped (the transfer is partial
+ * there); -EFAULT when nothing at all is mapped but something was asked.
+ */
+static int guest_segments_iov(struct proxy_process *p,
+                              const struct guest_iovec *giov, int cnt,
+                              int prot, struct iovec *iov)
+{
+    int n = 0;
+    size_t left = RW_MAX_BYTES, total = 0;
+    bool wanted = false;
+    for (int i = 0; i < cnt && left > 0 && n < GUEST_IOV_MAX; i++) {
+        size_t len = giov[i].len < left ? giov[i].len : left;
+        if (len == 0)
+            continue;
+        wanted = true;
+        size_t covered;
+        n += vmm_as_host_iov(p->as, giov[i].base, len, prot, iov + n,
+                             GUEST_IOV_MAX - n, &covered);
+        total += covered;
+        left -= covered;
+        if (covered < len)
+            break;
+    }
+    return wanted && total == 0 ? -EFAULT : n;
+}
+
+/* readv, writev and the positioned/flagged variants. */
+static long xfer_vec(struct proxy_process *p, uint64_t guest_fd, gva_t vec,
+                     uint64_t cnt, const struct xfer *x)
+{
+    if (x->kind == XFER_AT_OFFSET && x->offset < 0)
+        return -EINVAL;
+    if (x->kind == XFER_V2 && x->offset < -1)
+        return -EINVAL;
+    int host_fd = guest_host_fd(p, guest_fd);
+    if (host_fd < 0)
+        return host_fd;
+    struct guest_iovec *giov;
+    int nseg = guest_iovecs_in(p, vec, cnt, &giov);
+    if (nseg < 0)
+        return nseg;
+    struct iovec *iov = malloc(GUEST_IOV_MAX * sizeof(*iov));
+    if (!iov) {
+        free(giov);
+        return -ENOMEM;
+    }
+    long r = guest_segments_iov(p, giov, nseg, xfer_prot(x), iov);
+    if (r >= 0)
+        r = host_xfer(host_fd, x, iov, (int)r);
+    free(iov);
+    free(giov);
+    return x->into_guest ? r : epipe_signals(p, r);
+}
+
+static long sys_readv(struct proxy_process *p, const uint64_t a[6])
+{
+    struct xfer x = {.into_guest = true, .kind = XFER_AT_FD_POS};
+    return xfer_vec(p, a[0], a[1], a[2], &x);
+}
+
+static long sys_writev(struct proxy_process *p, const uint64_t a[6])
+{
+    struct xfer x = {.into_guest = false, .kind = XFER_AT_FD_POS};
+    return xfer_vec(p, a[0], a[1], a[2], &x);
+}
+
+/* preadv(fd, vec, vlen, pos_l, pos_h): on x86-64 pos_l is the offset. */
+static long sys_preadv(struct proxy_process *p, const uint64_t a[6])
+{
+    struct xfer x = {.into_guest = true,
+                     .kind = XFER_AT_OFFSET,
+                     .offset = (int64_t)a[3]};
+    return xfer_vec(p, a[0], a[1], a[2], &x);
+}
+
+static long sys_pwritev(struct proxy_process *p, const uint64_t a[6])
+{
+    struct xfer x = {.into_guest = false,
+                     .kind = XFER_AT_OFFSET,
+                     .offset = (int64_t)a[3]};
+    return xfer_vec(p, a[0], a[1], a[2], &x);
+}
+
+/* preadv2(fd, vec, vlen, pos_l, pos_h, flags); the host checks the flags. */
+static long sys_preadv2(struct proxy_process *p, const uint64_t a[6])
+{
+    struct xfer x = {.into_guest = true,
+                     .kind = XFER_V2,
+                     .offset = (int64_t)a[3],
+                     .rwf = (int)a[5]};
+    return xfer_vec(p, a[0], a[1], a[2], &x);
+}
+
+static long sys_pwritev2(struct proxy_process *p, const uint64_t a[6])
+{
+    struct xfer x = {.into_guest = false,
+                     .kind = XFER_V2,
+                     .offset = (int64_t)a[3],
+                     .rwf = (int)a[5]};
+    return xfer_vec(p, a[0], a[1], a[2], &x);
+}
+
+/* The result is an offset that may exceed 4095, so only a negative host
+ * return is an error. */
+static long sys_lseek(struct proxy_process *p, const uint64_t a[6])
+{
+    int host_fd = guest_host_fd(p, a[0]);
+    if (host_fd < 0)
+        return host_fd;
+    off_t r = lseek(host_fd, (off_t)a[1], (int)(unsigned int)a[2]);
+    return r < 0 ? -errno : (long)r;
+}
+
+/* ---- fd numbers ---------------------------------------------------------------- */
+
+static long sys_close(struct proxy_process *p, const uint64_t a[6])
+{
+    return proxy_fd_close(&p->fds, (int)a[0]);
+}
+
+/*
+ * close_range(first, last, flags). CLOSE_RANGE_UNSHARE is accepted and has
+ * nothing to do: the fd table is never shared (one process). Fds past the
+ * table's end are not open, so the walk stops there even for last = ~0U.
+ */
+static long sys_close_range(struct proxy_process *p, const uint64_t a[6])
+{
+    unsigned int first = (unsigned int)a[0], last = (unsigned int)a[1];
+    unsigned int flags = (unsigned int)a[2];
+    if (flags & ~(CLOSE_RANGE_UNSHARE | CLOSE_RANGE_CLOEXEC))
+        return -EINVAL;
+    if (first > last)
+        return -EINVAL;
+    for (unsigned int fd = first; fd <= last && fd < (unsigned)p->fds.cap;
+         fd++) {
+        struct proxy_fd *f = proxy_fd_get(&p->fds, (int)fd);
+        if (!f)
+            continue;
+        if (flags & CLOSE_RANGE_CLOEXEC)
+            f->cloexec = true;
+        else
+            proxy_fd_close(&p->fds, (int)fd);
+    }
+    return 0;
+}
+
+/* dup() and F_DUPFD: the new guest fd never has close-on-exec unless asked
+ * (F_DUPFD_CLOEXEC). */
+static long dup_from(struct proxy_process *p, int host_fd, int min_fd,
+                     bool cloexec)
+{
+    int new_host_fd = host_dup(host_fd);
+    if (new_host_fd < 0)
+        return new_host_fd;
+    return proxy_fd_install(&p->fds, new_host_fd, cloexec, min_fd);
+}
+
+static long sys_dup(struct proxy_process *p, const uint64_t a[6])
+{
+    int host_fd = guest_host_fd(p, a[0]);
+    return host_fd < 0 ? host_fd : dup_from(p, host_fd, 0, false);
+}
+
+/* dup2/dup3 after their own checks: newfd at or above RLIMIT_NOFILE is
+ * -EBADF (checked before oldfd, as Linux does); newfd is replaced. */
+static long dup_onto(struct proxy_process *p, uint64_t oldfd, uint64_t newfd,
+                     bool cloexec)
+{
+    if ((unsigned int)newfd >= (unsigned int)p->fds.max_fds)
+        return -EBADF;
+    int host_fd = guest_host_fd(p, oldfd);
+    if (host_fd < 0)
+        return host_fd;
+    int new_host_fd = host_dup(host_fd);
+    if (new_host_fd < 0)
+        return new_host_fd;
+    return proxy_fd_install_at(&p->fds, (int)newfd, new_host_fd, cloexec);
+}
+
+/* dup2(fd, fd) is a validity check that returns fd. */
+static long sys_dup2(struct proxy_process *p, const uint64_t a[6])
+{
+    if ((unsigned int)a[0] == (unsigned int)a[1]) {
+        int host_fd = guest_host_fd(p, a[0]);
+        return host_fd < 0 ? host_fd : (long)(unsigned int)a[1];
+    }
+    return dup_onto(p, a[0], a[1], false);
+}
+
+/* dup3 takes only O_CLOEXEC and refuses equal fds. */
+static long sys_dup3(struct proxy_process *p, const uint64_t a[6])
+{
+    int flags = (int)a[2];
+    if (flags & ~O_CLOEXEC)
+        return -EINVAL;
+    if ((unsigned int)a[0] == (unsigned int)a[1])
+        return -EINVAL;
+    return dup_onto(p, a[0], a[1], (flags & O_CLOEXEC) != 0);
+}
+
+/* ---- fcntl ---------------------------------------------------------------------- */
+
+_Static_assert(sizeof(struct flock) == 32, "struct flock is not x86-64's");
+
+/*
+ * Record locks, copied in and (for the GETLK forms) out. The locks are held
+ * by hvrun's host process on the guest's behalf. F_GETLK reports a
+ * conflicting holder's host pid, which differs between runs.
+ */
+static long fcntl_lock(struct proxy_process *p, int host_fd, int cmd,
+                       gva_t arg)
+{
+    struct flock fl;
+    if (proxy_copy_in(p, &fl, arg, sizeof(fl)) < 0)
+        return -EFAULT;
+    if (fcntl(host_fd, cmd, &fl) < 0)
+        return -errno;
+    if ((cmd == F_GETLK || cmd == F_OFD_GETLK) &&
+        proxy_copy_out(p, arg, &fl, sizeof(fl)) < 0)
+        return -EFAULT;
+    return 0;
+}
+
+/* F_DUPFD: the lowest free fd >= arg; arg >= RLIMIT_NOFILE is -EINVAL. */
+static long fcntl_dupfd(struct proxy_process *p, int host_fd, uint64_t arg,
+                        bool cloexec)
+{
+    unsigned int min_fd = (unsigned int)arg;
+    if (min_fd >= (unsigned int)p->fds.max_fds)
+        return -EINVAL;
+    return dup_from(p, host_fd, (int)min_fd, cloexec);
+}
+
+/*
+ * Signal-driven I/O would send SIGIO/SIGURG (or a lease-break or dnotify
+ * signal) to the host owner, i.e. hvrun, and hvrun does not forward those
+ * to the guest; a guest pid is not a host pid either. So setting an owner,
+ * a signal, a lease or a dnotify watch is refused with -EINVAL (Linux's
+ * answer for an unsupported command); clearing one passes through, and the
+ * getters report the host fd's state, which therefore is "none".
+ */
+static long fcntl_owner(struct proxy_process *p, int host_fd, int cmd,
+                        uint64_t arg)
+{
+    struct f_owner_ex owner;
+    switch (cmd) {
+    case F_GETOWN_EX:
+        if (fcntl(host_fd, cmd, &owner) < 0)
+            return -errno;
+        return proxy_copy_out(p, arg, &owner, sizeof(owner)) < 0 ? -EFAULT
+                                                                  : 0;
+    case F_SETOWN_EX:
+        if (proxy_copy_in(p, &owner, arg, sizeof(owner)) < 0)
+            return -EFAULT;
+        if (owner.pid != 0)
+            return -EINVAL;
+        return proxy_host_result(fcntl(host_fd, cmd, &owner));
+    case F_SETLEASE:
+        if ((int)arg != F_UNLCK)
+            return -EINVAL;
+        break;
+    case F_SETOWN:
+    case F_SETSIG:
+    case F_NOTIFY:
+        if ((int)arg != 0)
+            return -EINVAL;
+        break;
+    }
+    return proxy_host_result(fcntl(host_fd, cmd, (int)arg));
+}
+
+/* Write-lifetime hints take a pointer to a u64. */
+static long fcntl_rw_hint(struct proxy_process *p, int host_fd, int cmd,
+                          gva_t arg)
+{
+    uint64_t hint;
+    if (cmd == F_SET_RW_HINT &&
+        proxy_copy_in(p, &hint, arg, sizeof(hint)) < 0)
+        return -EFAULT;
+    if (fcntl(host_fd, cmd, &hint) < 0)
+        return -errno;
+    if (cmd == F_GET_RW_HINT &&
+        proxy_copy_out(p, arg, &hint, sizeof(hint)) < 0)
+        return -EFAULT;
+    return 0;
+}
+
+static long sys_fcntl(struct proxy_process *p, const uint64_t a[6])
+{
+    struct proxy_fd *f = proxy_fd_get(&p->fds, (int)a[0]);
+    if (!f)
+        return -EBADF;
+    int host_fd = f->host_fd;
+    int cmd = (int)a[1];
+    uint64_t arg = a[2];
+    switch (cmd) {
+    case F_DUPFD:
+    case F_DUPFD_CLOEXEC:
+        return fcntl_dupfd(p, host_fd, arg, cmd == F_DUPFD_CLOEXEC);
+    case F_GETFD:
+        return f->cloexec ? FD_CLOEXEC : 0;
+    case F_SETFD:
+        f->cloexec = (arg & FD_CLOEXEC) != 0;
+        return 0;
+    case F_GETLK:
+    case F_SETLK:
+    case F_SETLKW:
+    case F_OFD_GETLK:
+    case F_OFD_SETLK:
+    case F_OFD_SETLKW:
+        return fcntl_lock(p, host_fd, cmd, arg);
+    case F_GETOWN:
+    case F_SETOWN:
+    case F_GETOWN_EX:
+    case F_SETOWN_EX:
+    case F_GETSIG:
+    case F_SETSIG:
+    case F_SETLEASE:
+    case F_NOTIFY:
+        return fcntl_owner(p, host_fd, cmd, arg);
+    case F_GET_RW_HINT:
+    case F_SET_RW_HINT:
+        return fcntl_rw_hint(p, host_fd, cmd, arg);
+    case F_GETFL:
+    case F_SETFL:
+    case F_GETLEASE:
+    case F_GETPIPE_SZ:
+    case F_SETPIPE_SZ:
+    case F_ADD_SEALS:
+    case F_GET_SEALS:
+        /* Plain integer argument (or none); the host does the work. */
+        return proxy_host_result(fcntl(host_fd, cmd, (int)arg));
+    default:
+        return -EINVAL;
+    }
+}
+
+/* ---- ioctl ------------------------------------------------------------------------ */
+
+/* struct termios2 is not in glibc's headers; these are <asm/ioctls.h>'s
+ * _IOR/_IOW('T', 0x2A..0x2D, struct termios2) with its 44 bytes. */
+#define IOCTL_TCGETS2 0x802C542AU
+#define IOCTL_TCSETS2 0x402C542BU
+#define IOCTL_TCSETSW2 0x402C542CU
+#define IOCTL_TCSETSF2 0x402C542DU
+/* The kernel's struct termios (not glibc's larger one), termios2, termio,
+ * winsize. */
+#define KTERMIOS_BYTES 36
+#define KTERMIOS2_BYTES 44
+#define KTERMIO_BYTES 18
+#define WINSIZE_BYTES 8
+
+enum ioctl_arg {
+    IOCTL_NONE,  /* no argument */
+    IOCTL_VALUE, /* the argument is an integer, passed as is */
+    IOCTL_IN,    /* points to size bytes the call reads */
+    IOCTL_OUT,   /* points to size bytes the call writes */
+};
+
+struct ioctl_desc {
+    unsigned int req;
+    enum ioctl_arg arg;
+    unsigned int size_bytes;
+};
+
+/* The requests passed to the host fd, with how their argument moves. */
+static const struct ioctl_desc ioctl_descs[] = {
+    /* terminal attributes */
+    {TCGETS, IOCTL_OUT, KTERMIOS_BYTES},
+    {TCSETS, IOCTL_IN, KTERMIOS_BYTES},
+    {TCSETSW, IOCTL_IN, KTERMIOS_BYTES},
+    {TCSETSF, IOCTL_IN, KTERMIOS_BYTES},
+    {IOCTL_TCGETS2, IOCTL_OUT, KTERMIOS2_BYTES},
+    {IOCTL_TCSETS2, IOCTL_IN, KTERMIOS2_BYTES},
+    {IOCTL_TCSETSW2, IOCTL_IN, KTERMIOS2_BYTES},
+    {IOCTL_TCSETSF2, IOCTL_IN, KTERMIOS2_BYTES},
+    {TCGETA, IOCTL_OUT, KTERMIO_BYTES},
+    {TCSETA, IOCTL_IN, KTERMIO_BYTES},
+    {TCSETAW, IOCTL_IN, KTERMIO_BYTES},
+    {TCSETAF, IOCTL_IN, KTERMIO_BYTES},
+    {TIOCGWINSZ, IOCTL_OUT, WINSIZE_BYTES},
+    {TIOCSWINSZ, IOCTL_IN, WINSIZE_BYTES},
+    /* terminal control */
+    {TCFLSH, IOCTL_VALUE, 0},
+    {TCXONC, IOCTL_VALUE, 0},
+    {TCSBRK, IOCTL_VALUE, 0},
+    {TCSBRKP, IOCTL_VALUE, 0},
+    {TIOCSBRK, IOCTL_NONE, 0},
+    {TIOCCBRK, IOCTL_NONE, 0},
+    {TIOCSCTTY, IOCTL_VALUE, 0},
+    {TIOCNOTTY, IOCTL_NONE, 0},
+    {TIOCEXCL, IOCTL_NONE, 0},
+    {TIOCNXCL, IOCTL_NONE, 0},
+    {TIOCGEXCL, IOCTL_OUT, sizeof(int)},
+    {TIOCOUTQ, IOCTL_OUT, sizeof(int)},
+    {TIOCGETD, IOCTL_OUT, sizeof(int)},
+    {TIOCSETD, IOCTL_IN, sizeof(int)},
+    {TIOCMGET, IOCTL_OUT, sizeof(int)},
+    {TIOCMSET, IOCTL_IN, sizeof(int)},
+    {TIOCMBIS, IOCTL_IN, sizeof(int)},
+    {TIOCMBIC, IOCTL_IN, sizeof(int)},
+    {TIOCPKT, IOCTL_IN, sizeof(int)},
+    {TIOCGPKT, IOCTL_OUT, sizeof(int)},
+    /* pseudo-terminal masters (posix_openpt, grantpt, unlockpt, ptsname) */
+    {TIOCGPTN, IOCTL_OUT, sizeof(unsigned int)},
+    {TIOCSPTLCK, IOCTL_IN, sizeof(int)},
+    {TIOCGPTLCK, IOCTL_OUT, sizeof(int)},
+    /* any fd */
+    {FIONREAD, IOCTL_OUT, sizeof(int)},
+    {FIONBIO, IOCTL_IN, sizeof(int)},
+    {FIOASYNC, IOCTL_IN, sizeof(int)},
+    /* regular files and directories */
+    {FIOQSIZE, IOCTL_OUT, sizeof(int64_t)},
+    {FIGETBSZ, IOCTL_OUT, sizeof(int)},
+    /* lsattr/chattr: declared with a long, but the kernel moves an int */
+    {FS_IOC_GETFLAGS, IOCTL_OUT, sizeof(int)},
+    {FS_IOC_SETFLAGS, IOCTL_IN, sizeof(int)},
+};
+
+static const struct ioctl_desc *ioctl_desc_find(unsigned int req)
+{
+    for (size_t i = 0; i < sizeof(ioctl_descs) / sizeof(ioctl_descs[0]);
+         i++) {
+        if (ioctl_descs[i].req == req)
+            return &ioctl_descs[i];
+    }
+    return NULL;
+}
+
+/* Runs a described request: argument copied in, host ioctl, copied out. */
+static long ioctl_described(struct proxy_process *p, int host_fd,
+                            const struct ioctl_desc *d, uint64_t arg)
+{
+    uint64_t buf[8] = {0}; /* big enough for every size in the table */
+    _Static_assert(sizeof(buf) >= KTERMIOS2_BYTES, "ioctl buffer too small");
+    long r;
+    switch (d->arg) {
+    case IOCTL_NONE:
+        return proxy_host_result(ioctl(host_fd, d->req, 0));
+    case IOCTL_VALUE:
+        return proxy_host_result(ioctl(host_fd, d->req, (unsigned long)arg));
+    case IOCTL_IN:
+        if (proxy_copy_in(p, buf, arg, d->size_bytes) < 0)
+            return -EFAULT;
+        return proxy_host_result(ioctl(host_fd, d->req, buf));
+    case IOCTL_OUT:
+        r = proxy_host_result(ioctl(host_fd, d->req, buf));
+        if (r >= 0 && proxy_copy_out(p, arg, buf, d->size_bytes) < 0)
+            r = -EFAULT;
+        return r;
+    }
+    return -ENOTTY;
+}
+
+/*
+ * The guest's process group is virtual (p->pgid) and hvrun's host group
+ * stands for it: the terminal's foreground group is the guest's exactly
+ * when it is hvrun's. (hvrun's own group id is compared, never shown.)
+ * When hvrun is not in the foreground, the host's foreground group id is
+ * returned; it is not the guest's, which is what the guest needs to know.
+ */
+static long ioctl_get_pgrp(struct proxy_process *p, int host_fd, gva_t arg)
+{
+    pid_t host_pgrp;
+    if (ioctl(host_fd, TIOCGPGRP, &host_pgrp) < 0)
+        return -errno;
+    pid_t guest_pgrp = host_pgrp == getpgrp() ? p->pgid : host_pgrp;
+    return proxy_copy_out(p, arg, &guest_pgrp, sizeof(guest_pgrp)) < 0
+               ? -EFAULT
+               : 0;
+}
+
+/* The only group the guest can name is its own (one process); any other
+ * positive id does not exist for it, -ESRCH as on Linux. */
+static long ioctl_set_pgrp(struct proxy_process *p, int host_fd, gva_t arg)
+{
+    pid_t guest_pgrp;
+    if (proxy_copy_in(p, &guest_pgrp, arg, sizeof(guest_pgrp)) < 0)
+        return -EFAULT;
+    if (guest_pgrp < 0)
+        return -EINVAL;
+    if (guest_pgrp != p->pgid)
+        return -ESRCH;
+    pid_t host_pgrp = getpgrp();
+    return proxy_host_result(ioctl(host_fd, TIOCSPGRP, &host_pgrp));
+}
+
+/* TIOCGPTPEER opens the pty slave and returns a new fd: it gets the host
+ * O_CLOEXEC/O_NOCTTY like every open, and the guest's bit in the table. */
+static long ioctl_pty_peer(struct proxy_process *p, int host_fd, uint64_t arg)
+{
+    int flags = (int)arg;
+    int peer = ioctl(host_fd, TIOCGPTPEER, flags | O_CLOEXEC | O_NOCTTY);
+    if (peer < 0)
+        return -errno;
+    return proxy_fd_install(&p->fds, peer, (flags & O_CLOEXEC) != 0, 0);
+}
+
+/* Reflink clones name their source by fd, which must become a host fd. */
+static long ioctl_clone(struct proxy_process *p, int host_fd,
+                        unsigned int req, uint64_t arg)
+{
+    if (req == FICLONE) {
+        int src = guest_host_fd(p, arg);
+        return src < 0 ? src : proxy_host_result(ioctl(host_fd, FICLONE, src));
+    }
+    struct file_clone_range range;
+    if (proxy_copy_in(p, &range, arg, sizeof(range)) < 0)
+        return -EFAULT;
+    int src = guest_host_fd(p, (uint64_t)range.src_fd);
+    if (src < 0)
+        return src;
+    range.src_fd = src;
+    return proxy_host_result(ioctl(host_fd, FICLONERANGE, &range));
+}
+
+/* The request number is an unsigned int in Linux; upper bits are dropped.
+ * Anything not known here is -ENOTTY, Linux's answer for files. */
+static long sys_ioctl(struct proxy_process *p, const uint64_t a[6])
+{
+    struct proxy_fd *f = proxy_fd_get(&p->fds, (int)a[0]);
+    if (!f)
+        return -EBADF;
+    unsigned int req = (unsigned int)a[1];
+    uint64_t arg = a[2];
+    switch (req) {
+    case FIOCLEX:
+    case FIONCLEX:
+        /* The guest's close-on-exec bit; host fds keep theirs. */
+        f->cloexec = req == FIOCLEX;
+        return 0;
+    case TIOCGPGRP:
+        return ioctl_get_pgrp(p, f->host_fd, arg);
+    case TIOCSPGRP:
+        return ioctl_set_pgrp(p, f->host_fd, arg);
+    case TIOCGPTPEER:
+        return ioctl_pty_peer(p, f->host_fd, arg);
+    case FICLONE:
+    case FICLONERANGE:
+        return ioctl_clone(p, f->host_fd, req, arg);
+    }
+    const struct ioctl_desc *d = ioctl_desc_find(req);
+    if (!d) {
+        proxy_log(p, 2, "ioctl: request 0x%x on fd %d not supported: ENOTTY",
+                  req, (int)a[0]);
+        return -ENOTTY;
+    }
+    return ioctl_described(p, f->host_fd, d, arg);
+}
+
+/* ---- pipes and in-kernel copies ----------------------------------------------------- */
+
+/*
+ * The host checks the flags (O_CLOEXEC, O_NONBLOCK, O_DIRECT,
+ * O_NOTIFICATION_PIPE; anything else EINVAL). Linux writes the fds out
+ * before making them visible, so on -EFAULT none exists: both are undone.
+ */
+static long do_pipe2(struct proxy_process *p, gva_t fds_gva, int flags)
+{
+    int host_fds[2];
+    if (pipe2(host_fds, flags | O_CLOEXEC) < 0)
+        return -errno;
+    bool cloexec = (flags & O_CLOEXEC) != 0;
+    int rfd = proxy_fd_install(&p->fds, host_fds[0], cloexec, 0);
+    if (rfd < 0) {
+        close(host_fds[1]);
+        return rfd;
+    }
+    int wfd = proxy_fd_install(&p->fds, host_fds[1], cloexec, 0);
+    if (wfd < 0) {
+        proxy_fd_close(&p->fds, rfd);
+        return wfd;
+    }
+    int guest_fds[2] = {rfd, wfd};
+    if (proxy_copy_out(p, fds_gva, guest_fds, sizeof(guest_fds)) < 0) {
+        proxy_fd_close(&p->fds, rfd);
+        proxy_fd_close(&p->fds, wfd);
+        return -EFAULT;
+    }
+    return 0;
+}
+
+static long sys_pipe(struct proxy_process *p, const uint64_t a[6])
+{
+    return do_pipe2(p, a[0], 0);
+}
+
+static long sys_pipe2(struct proxy_process *p, const uint64_t a[6])
+{
+    return do_pipe2(p, a[0], (int)a[1]);
+}
+
+/* An optional loff_t in/out argument (sendfile, splice, copy_file_range). */
+struct guest_offset {
+    gva_t gva; /* 0: none, the fd's own offset is used */
+    loff_t value;
+};
+
+static int guest_offset_in(struct proxy_process *p, gva_t gva,
+                           struct guest_offset *o)
+{
+    o->gva = gva;
+    o->value = 0;
+    if (gva != 0 && proxy_copy_in(p, &o->value, gva, sizeof(o->value)) < 0)
+        return -EFAULT;
+    return 0;
+}
+
+static loff_t *guest_offset_ptr(struct guest_offset *o)
+{
+    return o->gva ? &o->value : NULL;
+}
+
+/* Writes the updated offset back; a fault there turns r into -EFAULT. */
+static long guest_offset_out(struct proxy_process *p,
+                             const struct guest_offset *o, long r)
+{
+    if (o->gva != 0 && proxy_copy_out(p, o->gva, &o->value,
+                                      sizeof(o->value)) < 0)
+        return -EFAULT;
+    return r;
+}
+
+/* Linux writes the offset back whatever the result. */
+static long sys_sendfile(struct proxy_process *p, const uint64_t a[6])
+{
+    int in_fd = guest_host_fd(p, a[1]);
+    if (in_fd < 0)
+        return in_fd;
+    int out_fd = guest_host_fd(p, a[0]);
+    if (out_fd < 0)
+        return out_fd;
+    struct guest_offset off;
+    if (guest_offset_in(p, a[2], &off) < 0)
+        return -EFAULT;
+    long r = proxy_host_result(
+        sendfile(out_fd, in_fd, guest_offset_ptr(&off), (size_t)a[3]));
+    return epipe_signals(p, guest_offset_out(p, &off, r));
+}
+
+/* copy_file_range writes the offsets back only after a transfer. */
+static long sys_copy_file_range(struct proxy_process *p, const uint64_t a[6])
+{
+    int in_fd = guest_host_fd(p, a[0]);
+    if (in_fd < 0)
+        return in_fd;
+    int out_fd = guest_host_fd(p, a[2]);
+    if (out_fd < 0)
+        return out_fd;
+    struct guest_offset off_in, off_out;
+    if (guest_offset_in(p, a[1], &off_in) < 0 ||
+        guest_offset_in(p, a[3], &off_out) < 0)
+        return -EFAULT;
+    long r = proxy_host_result(copy_file_range(
+        in_fd, guest_offset_ptr(&off_in), out_fd, guest_offset_ptr(&off_out),
+        (size_t)a[4], (unsigned int)a[5]));
+    if (r > 0) {
+        r = guest_offset_out(p, &off_in, r);
+        r = guest_offset_out(p, &off_out, r);
+    }
+    return r;
+}
+
+/* splice writes a given offset back whatever the result. */
+static long sys_splice(struct proxy_process *p, const uint64_t a[6])
+{
+    int in_fd = guest_host_fd(p, a[0]);
+    if (in_fd < 0)
+        return in_fd;
+    int out_fd = guest_host_fd(p, a[2]);
+    if (out_fd < 0)
+        return out_fd;
+    struct guest_offset off_in, off_out;
+    if (guest_offset_in(p, a[1], &off_in) < 0 ||
+        guest_offset_in(p, a[3], &off_out) < 0)
+        return -EFAULT;
+    long r = proxy_host_result(splice(in_fd, guest_offset_ptr(&off_in),
+                                      out_fd, guest_offset_ptr(&off_out),
+                                      (size_t)a[4], (unsigned int)a[5]));
+    r = guest_offset_out(p, &off_in, r);
+    r = guest_offset_out(p, &off_out, r);
+    return epipe_signals(p, r);
+}
+
+static long sys_tee(struct proxy_process *p, const uint64_t a[6])
+{
+    int in_fd = guest_host_fd(p, a[0]);
+    if (in_fd < 0)
+        return in_fd;
+    int out_fd = guest_host_fd(p, a[1]);
+    if (out_fd < 0)
+        return out_fd;
+    return epipe_signals(p, proxy_host_result(tee(in_fd, out_fd, (size_t)a[2],
+                                                  (unsigned int)a[3])));
+}
+
+/* ---- poll and select ------------------------------------------------------------------ */
+
+/*
+ * A guest pollfd array and its host twin. Guest fds < 0 are ignored (host
+ * fd -1). A guest fd >= 0 that is not open gets POLLNVAL without reaching
+ * the host, and like Linux counts as ready, so the call does not wait.
+ */
+struct poll_set {
+    struct pollfd *guest;
+    struct pollfd *host;
+    size_t n;
+    int nr_invalid;
+};
+
+static void poll_set_free(struct poll_set *ps)
+{
+    free(ps->guest);
+    free(ps->host);
+}
+
+static long poll_set_in(struct proxy_process *p, gva_t fds_gva, uint64_t nfds,
+                        struct poll_set *ps)
+{
+    ps->guest = ps->host = NULL;
+    ps->n = 0;
+    ps->nr_invalid = 0;
+    if (nfds > (uint64_t)p->fds.max_fds)
+        return -EINVAL;
+    size_t n = (size_t)nfds;
+    ps->guest = calloc(n ? n : 1, sizeof(struct pollfd));
+    ps->host = calloc(n ? n : 1, sizeof(struct pollfd));
+    if (!ps->guest || !ps->host)
+        return -ENOMEM;
+    if (proxy_copy_in(p, ps->guest, fds_gva, n * sizeof(struct pollfd)) < 0)
+        return -EFAULT;
+    ps->n = n;
+    for (size_t i = 0; i < n; i++) {
+        int guest_fd = ps->guest[i].fd;
+        int host_fd = guest_fd < 0 ? -1 : proxy_fd_host(&p->fds, guest_fd);
+        if (guest_fd >= 0 && host_fd < 0) {
+            ps->nr_invalid++;
+            host_fd = -1;
+        }
+        ps->host[i] = (struct pollfd){.fd = host_fd,
+                                      .events = ps->guest[i].events};
+    }
+    return 0;
+}
+
+/* Copies revents back (Linux writes them even after -EINTR) and returns
+ * the number of ready entries. */
+static long poll_set_out(struct proxy_process *p, gva_t fds_gva,
+                         struct poll_set *ps, long host_ready)
+{
+    for (size_t i = 0; i < ps->n; i++) {
+        bool invalid = ps->guest[i].fd >= 0 && ps->host[i].fd < 0;
+        ps->guest[i].revents = invalid ? POLLNVAL : ps->host[i].revents;
+    }
+    if (proxy_copy_out(p, fds_gva, ps->guest, ps->n * sizeof(struct pollfd)) <
+        0)
+        return -EFAULT;
+    return host_ready < 0 ? host_ready : host_ready + ps->nr_invalid;
+}
+
+/*
+ * The host wait for poll, ppoll and select: host ppoll with a copy of the
+ * timeout, which the host updates to the time left (the guest sees that
+ * remaining time for ppoll/select). A NULL timeout waits forever. When an
+ * entry is already ready (POLLNVAL) the host only takes a look.
+ */
+static long host_wait(struct pollfd *fds, size_t n, struct timespec *ts,
+                      bool ready_already)
+{
+    struct timespec zero = {0, 0};
+    struct timespec *wait_ts = ready_already ? &zero : ts;
+    return proxy_host_result(syscall(SYS_ppoll, fds, n, wait_ts, NULL, 0));
+}
+
+static long poll_run(struct proxy_process *p, gva_t fds_gva, uint64_t nfds,
+                     struct timespec *ts)
+{
+    struct poll_set ps;
+    long r = poll_set_in(p, fds_gva, nfds, &ps);
+    if (r == 0) {
+        r = host_wait(ps.host, ps.n, ts, ps.nr_invalid > 0);
+        r = poll_set_out(p, fds_gva, &ps, r);
+    }
+    poll_set_free(&ps);
+    return r;
+}
+
+/* A negative timeout waits forever. */
+static long sys_poll(struct proxy_process *p, const uint64_t a[6])
+{
+    int timeout_ms = (int)a[2];
+    struct timespec ts = {timeout_ms / 1000, (timeout_ms % 1000) * 1000000L};
+    return poll_run(p, a[0], a[1], timeout_ms < 0 ? NULL : &ts);
+}
+
+static bool timespec_valid(const struct timespec *ts)
+{
+    return ts->tv_sec >= 0 && ts->tv_nsec >= 0 && ts->tv_nsec < 1000000000L;
+}
+
+/*
+ * The ppoll/pselect6 signal mask is checked (size 8, readable) but not
+ * applied: guest signals are raised only by the guest's own syscalls and
+ * faults in this single-process model, so none can arrive while the host
+ * waits. A signal already pending and blocked, which only this mask would
+ * unblock, stays pending (Linux would deliver it and return -EINTR); that
+ * needs a saved-mask slot in the signal code.
+ */
+static long sigmask_arg_check(struct proxy_process *p, gva_t mask_gva,
+                              uint64_t size)
+{
+    uint64_t mask;
+    if (mask_gva == 0)
+        return 0;
+    if (size != sizeof(mask))
+        return -EINVAL;
+    return proxy_copy_in(p, &mask, mask_gva, sizeof(mask)) < 0 ? -EFAULT : 0;
+}
+
+/* Linux writes the time left back unless the timeout was zero, and ignores
+ * a fault doing so (the call has already happened). */
+static void timespec_left_out(struct proxy_process *p, gva_t gva,
+                              const struct timespec *given,
+                              const struct timespec *left)
+{
+    if (gva != 0 && (given->tv_sec != 0 || given->tv_nsec != 0))
+        (void)proxy_copy_out(p, gva, left, sizeof(*left));
+}
+
+static long sys_ppoll(struct proxy_process *p, const uint64_t a[6])
+{
+    struct timespec ts, given = {0, 0};
+    if (a[2] != 0) {
+        if (proxy_copy_in(p, &ts, a[2], sizeof(ts)) < 0)
+            return -EFAULT;
+        if (!timespec_valid(&ts))
+            return -EINVAL;
+        given = ts;
+    }
+    long r = sigmask_arg_check(p, a[3], a[4]);
+    if (r < 0)
+        return r;
+    r = poll_run(p, a[0], a[1], a[2] ? &ts : NULL);
+    timespec_left_out(p, a[2], &given, &ts);
+    return r;
+}
+
+/* select's view of poll bits, as Linux's POLLIN_SET/POLLOUT_SET/POLLEX_SET. */
+#define SELECT_IN_BITS (POLLRDNORM | POLLRDBAND | POLLIN | POLLHUP | POLLERR)
+#define SELECT_OUT_BITS (POLLWRBAND | POLLWRNORM | POLLOUT | POLLERR)
+#define SELECT_EX_BITS (POLLPRI)
+#define FDSET_WORD_BITS 64
+
+/* The three guest fd_set bitmaps (read, write, except) of a select call. */
+struct select_sets {
+    gva_t gva[3];
+    uint64_t *bits[3]; /* NULL where the guest passed NULL */
+    size_t words;
+};
+
+static const short select_poll_bits[3] = {SELECT_IN_BITS, SELECT_OUT_BITS,
+                                          SELECT_EX_BITS};
+
+static void select_sets_free(struct select_sets *s)
+{
+    for (int k = 0; k < 3; k++)
+        free(s->bits[k]);
+}
+
+static long select_sets_in(struct proxy_process *p, int nfds,
+                           struct select_sets *s)
+{
+    s->words = ((size_t)nfds + FDSET_WORD_BITS - 1) / FDSET_WORD_BITS;
+    for (int k = 0; k < 3; k++) {
+        s->bits[k] = NULL;
+        if (s->gva[k] == 0)
+            continue;
+        s->bits[k] = calloc(s->words ? s->words : 1, sizeof(uint64_t));
+        if (!s->bits[k])
+            return -ENOMEM;
+        if (proxy_copy_in(p, s->bits[k], s->gva[k],
+                          s->words * sizeof(uint64_t)) < 0)
+            return -EFAULT;
+    }
+    return 0;
+}
+
+static bool fdset_has(const uint64_t *bits, int fd)
+{
+    return bits && (bits[fd / FDSET_WORD_BITS] >> (fd % FDSET_WORD_BITS)) & 1;
+}
+
+/* One pollfd per guest fd named in any set; a named fd that is not open
+ * makes the whole call -EBADF. guest_fds[i] remembers whose entry i is. */
+static long select_to_poll(struct proxy_process *p, int nfds,
+                           const struct select_sets *s, struct pollfd *pfds,
+                           int *guest_fds, size_t *n_out)
+{
+    size_t n = 0;
+    for (int fd = 0; fd < nfds; fd++) {
+        short events = 0;
+        for (int k = 0; k < 3; k++) {
+            if (fdset_has(s->bits[k], fd))
+                events |= select_poll_bits[k];
+        }
+        if (!events)
+            continue;
+        int host_fd = proxy_fd_host(&p->fds, fd);
+        if (host_fd < 0)
+            return -EBADF;
+        pfds[n] = (struct pollfd){.fd = host_fd, .events = events};
+        guest_fds[n++] = fd;
+    }
+    *n_out = n;
+    return 0;
+}
+
+/* Rebuilds the sets from revents; each bit set counts once, as in Linux. */
+static long poll_to_select(const struct pollfd *pfds, const int *guest_fds,
+                           size_t n, struct select_sets *s)
+{
+    long ready = 0;
+    for (int k = 0; k < 3; k++) {
+        if (s->bits[k])
+            memset(s->bits[k], 0, s->words * sizeof(uint64_t));
+    }
+    for (size_t i = 0; i < n; i++) {
+        int fd = guest_fds[i];
+        for (int k = 0; k < 3; k++) {
+            if (!s->bits[k] || !(pfds[i].events & select_poll_bits[k] &
+                                 pfds[i].revents))
+                continue;
+            s->bits[k][fd / FDSET_WORD_BITS] |= 1ULL
+                                                << (fd % FDSET_WORD_BITS);
+            ready++;
+        }
+    }
+    return ready;
+}
+
+/*
+ * select on top of the host ppoll (host fds may exceed FD_SETSIZE, so host
+ * select cannot take them). Linux clamps nfds to its fd table's allocated
+ * size and ignores bits beyond it; that size depends on the parent's table
+ * (fork copies it), so here the table is taken to span RLIMIT_NOFILE (or
+ * more, if fds above a lowered limit are open): a bit for any fd below that
+ * which is not open is -EBADF. The sets are written back only on success.
+ */
+static long select_run(struct proxy_process *p, int nfds,
+                       struct select_sets *s, struct timespec *ts)
+{
+    if (nfds < 0)
+        return -EINVAL;
+    int table_fds = p->fds.cap > p->fds.max_fds ? p->fds.cap : p->fds.max_fds;
+    if (nfds > table_fds)
+        nfds = table_fds;
+    long r = select_sets_in(p, nfds, s);
+    struct pollfd *pfds = calloc(nfds ? (size_t)nfds : 1, sizeof(*pfds));
+    int *guest_fds = calloc(nfds ? (size_t)nfds : 1, sizeof(*guest_fds));
+    size_t n = 0;
+    if (r == 0 && (!pfds || !guest_fds))
+        r = -ENOMEM;
+    if (r == 0)
+        r = select_to_poll(p, nfds, s, pfds, guest_fds, &n);
+    if (r == 0)
+        r = host_wait(pfds, n, ts, false);
+    if (r >= 0)
+        r = poll_to_select(pfds, guest_fds, n, s);
+    for (int k = 0; k < 3 && r >= 0; k++) {
+        if (s->bits[k] && proxy_copy_out(p, s->gva[k], s->bits[k],
+                                         s->words * sizeof(uint64_t)) < 0)
+            r = -EFAULT;
+    }
+    free(pfds);
+    free(guest_fds);
+    select_sets_free(s);
+    return r;
+}
+
+/* select's struct timeval: microseconds past a second carry over, as in
+ * Linux; a negative part (or an overflowing sum) is -EINVAL. */
+static long timeval_to_timespec(const struct timeval *tv, struct timespec *ts)
+{
+    if (tv->tv_sec < 0 || tv->tv_usec < 0)
+        return -EINVAL;
+    if (__builtin_add_overflow(tv->tv_sec, tv->tv_usec / 1000000,
+                               &ts->tv_sec))
+        return -EINVAL;
+    ts->tv_nsec = (tv->tv_usec % 1000000) * 1000;
+    return 0;
+}
+
+static long sys_select(struct proxy_process *p, const uint64_t a[6])
+{
+    struct select_sets s = {.gva = {a[1], a[2], a[3]}};
+    struct timespec ts, given = {0, 0};
+    if (a[4] != 0) {
+        struct timeval tv;
+        if (proxy_copy_in(p, &tv, a[4], sizeof(tv)) < 0)
+            return -EFAULT;
+        if (timeval_to_timespec(&tv, &ts) < 0)
+            return -EINVAL;
+        given = ts;
+    }
+    long r = select_run(p, (int)a[0], &s, a[4] ? &ts : NULL);
+    if (a[4] != 0 && (given.tv_sec != 0 || given.tv_nsec != 0)) {
+        struct timeval left = {ts.tv_sec, ts.tv_nsec / 1000};
+        (void)proxy_copy_out(p, a[4], &left, sizeof(left));
+    }
+    return r;
+}
+
+/* pselect6's sixth argument points to {const sigset_t *ss; size_t len}. */
+static long sys_pselect6(struct proxy_process *p, const uint64_t a[6])
+{
+    struct select_sets s = {.gva = {a[1], a[2], a[3]}};
+    struct timespec ts, given = {0, 0};
+    if (a[4] != 0) {
+        if (proxy_copy_in(p, &ts, a[4], sizeof(ts)) < 0)
+            return -EFAULT;
+        if (!timespec_valid(&ts))
+            return -EINVAL;
+        given = ts;
+    }
+    if (a[5] != 0) {
+        uint64_t sig[2];
+        if (proxy_copy_in(p, sig, a[5], sizeof(sig)) < 0)
+            return -EFAULT;
+        long r = sigmask_arg_check(p, sig[0], sig[1]);
+        if (r < 0)
+            return r;
+    }
+    long r = select_run(p, (int)a[0], &s, a[4] ? &ts : NULL);
+    timespec_left_out(p, a[4], &given, &ts);
+    return r;
+}
+
+/* ---- locks and advice ---------------------------------------------------------------- */
+
+/* BSD locks are held by hvrun's open file descriptions, which the guest's
+ * dups share, so they behave as on Linux within the guest. */
+static long sys_flock(struct proxy_process *p, const uint64_t a[6])
+{
+    int host_fd = guest_host_fd(p, a[0]);
+    if (host_fd < 0)
+        return host_fd;
+    return proxy_host_result(flock(host_fd, (int)a[1]));
+}
+
+/* The raw syscall: glibc's posix_fadvise returns the error instead of -1. */
+static long sys_fadvise64(struct proxy_process *p, const uint64_t a[6])
+{
+    int host_fd = guest_host_fd(p, a[0]);
+    if (host_fd < 0)
+        return host_fd;
+    return proxy_host_result(syscall(SYS_fadvise64, host_fd, (off_t)a[1],
+                                     (off_t)a[2], (int)a[3]));
+}
+
+static long sys_readahead(struct proxy_process *p, const uint64_t a[6])
+{
+    int host_fd = guest_host_fd(p, a[0]);
+    if (host_fd < 0)
+        return host_fd;
+    return proxy_host_result(readahead(host_fd, (off_t)a[1], (size_t)a[2]));
+}
+
+static long sys_sync_file_range(struct proxy_process *p, const uint64_t a[6])
+{
+    int host_fd = guest_host_fd(p, a[0]);
+    if (host_fd < 0)
+        return host_fd;
+    return proxy_host_result(sync_file_range(host_fd, (off_t)a[1],
+                                             (off_t)a[2], (unsigned int)a[3]));
+}
+
+/* ---- table ------------------------------------------------------------------------------ */
+
+const struct proxy_syscall proxy_io_syscalls[] = {
+    {SYS_read, "read", sys_read},
+    {SYS_write, "write", sys_write},
+    {SYS_pread64, "pread64", sys_pread64},
+    {SYS_pwrite64, "pwrite64", sys_pwrite64},
+    {SYS_readv, "readv", sys_readv},
+    {SYS_writev, "writev", sys_writev},
+    {SYS_preadv, "preadv", sys_preadv},
+    {SYS_pwritev, "pwritev", sys_pwritev},
+    {SYS_preadv2, "preadv2", sys_preadv2},
+    {SYS_pwritev2, "pwritev2", sys_pwritev2},
+    {SYS_lseek, "lseek", sys_lseek},
+    {SYS_close, "close", sys_close},
+    {SYS_close_range, "close_range", sys_close_range},
+    {SYS_dup, "dup", sys_dup},
+    {SYS_dup2, "dup2", sys_dup2},
+    {SYS_dup3, "dup3", sys_dup3},
+    {SYS_fcntl, "fcntl", sys_fcntl},
+    {SYS_ioctl, "ioctl", sys_ioctl},
+    {SYS_pipe, "pipe", sys_pipe},
+    {SYS_pipe2, "pipe2", sys_pipe2},
+    {SYS_sendfile, "sendfile", sys_sendfile},
+    {SYS_copy_file_range, "copy_file_range", sys_copy_file_range},
+    {SYS_splice, "splice", sys_splice},
+    {SYS_tee, "tee", sys_tee},
+    {SYS_poll, "poll", sys_poll},
+    {SYS_ppoll, "ppoll", sys_ppoll},
+    {SYS_select, "select", sys_select},
+    {SYS_pselect6, "pselect6", sys_pselect6},
+    {SYS_flock, "flock", sys_flock},
+    {SYS_fadvise64, "fadvise64", sys_fadvise64},
+    {SYS_readahead, "readahead", sys_readahead},
+    {SYS_sync_file_range, "sync_file_range", sys_sync_file_range},
+    {-1, NULL, NULL},
+};

@@ -1,0 +1,459 @@
+/*
+ * loader.c - execve's image builder: ELF (static, PIE, non-PIE) through
+ * libelf, its PT_INTERP, `#!` scripts, and the initial stack.
+ *
+ * Layout without randomisation, as Linux gives it: a PIE at 0x555555554000,
+ * a non-PIE at its link address, the interpreter top-down below
+ * 0x7ffff7fff000, the stack ending at 0x7ffffffff000, brk right after the
+ * program's highest segment.
+ */
+#include "proxy.h"
+#include "loader.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "det.h"
+
+#define STACK_BUILD_BYTES (2ULL << 20) /* argv+envp limit: 8 MiB stack / 4 */
+#define MAX_SCRIPT_DEPTH 4             /* BINPRM_MAX_RECURSION */
+
+struct loaded_elf {
+    gva_t bias;
+    gva_t entry;
+    gva_t phdr;
+    uint64_t phnum, phent;
+    gva_t end;               /* highest mapped address (page aligned) */
+    bool exec_stack;
+    char interp[PROXY_PATH_MAX];
+};
+
+struct why {
+    char *buf;
+    size_t len;
+};
+
+static int say(struct why *w, int err, const char *path, const char *what)
+{
+    if (w->buf && w->len)
+        snprintf(w->buf, w->len, "%s: %s", path, what);
+    return err;
+}
+
+static int prot_of(uint32_t pflags)
+{
+    return ((pflags & PF_R) ? PROT_READ : 0) |
+           ((pflags & PF_W) ? PROT_WRITE : 0) |
+           ((pflags & PF_X) ? PROT_EXEC : 0);
+}
+
+/* Reads [off, off+len) of fd into guest memory at gva (loader writes
+ * ignore PROT_WRITE: the segment is not yet protected). */
+static int read_segment(struct proxy_process *p, int fd, gva_t gva,
+                        uint64_t off, uint64_t len)
+{
+    while (len > 0) {
+        struct iovec iov[8];
+        size_t covered;
+        int n = vmm_as_host_iov(p->as, gva, len, 0, iov, 8, &covered);
+        if (n == 0)
+            return -EFAULT;
+        ssize_t got = preadv(fd, iov, n, (off_t)off);
+        if (got < 0)
+            return -errno;
+        if (got == 0)
+            return -EIO; /* file shorter than p_filesz */
+        gva += (uint64_t)got;
+        off += (uint64_t)got;
+        len -= (uint64_t)got;
+    }
+    return 0;
+}
+
+static int check_ehdr(Elf *elf, GElf_Ehdr *eh, struct why *w,
+                      const char *path)
+{
+    if (elf_kind(elf) != ELF_K_ELF)
+        return say(w, -ENOEXEC, path, "not an ELF executable");
+    if (gelf_getclass(elf) != ELFCLASS64)
+        return say(w, -ENOEXEC, path,
+                   "not a 64-bit ELF (hvrun runs x86-64 programs)");
+    if (!gelf_getehdr(elf, eh))
+        return say(w, -ENOEXEC, path, "unreadable ELF header");
+    if (eh->e_machine != EM_X86_64)
+        return say(w, -ENOEXEC, path,
+                   "ELF for another architecture (not x86-64)");
+    if (eh->e_type != ET_EXEC && eh->e_type != ET_DYN)
+        return say(w, -ENOEXEC, path,
+                   "ELF is not an executable or shared object");
+    return 0;
+}
+
+/* Span of PT_LOAD segments: [lo, hi) page aligned, and the max alignment. */
+static int load_span(Elf *elf, size_t phnum, gva_t *lo, gva_t *hi,
+                     uint64_t *align)
+{
+    *lo = UINT64_MAX;
+    *hi = 0;
+    *align = VMM_PAGE_SIZE;
+    for (size_t i = 0; i < phnum; i++) {
+        GElf_Phdr ph;
+        if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
+            continue;
+        if (ph.p_memsz < ph.p_filesz || ph.p_vaddr + ph.p_memsz < ph.p_vaddr)
+            return -ENOEXEC;
+        gva_t s = ph.p_vaddr & VMM_PAGE_MASK;
+        gva_t e = VMM_PAGE_ALIGN_UP(ph.p_vaddr + ph.p_memsz);
+        if (s < *lo)
+            *lo = s;
+        if (e > *hi)
+            *hi = e;
+        if (ph.p_align > *align && (ph.p_align & (ph.p_align - 1)) == 0)
+            *align = ph.p_align;
+    }
+    return *hi > *lo ? 0 : -ENOEXEC;
+}
+
+static int choose_bias(struct proxy_process *p, const GElf_Ehdr *eh,
+                       bool is_interp, bool has_interp, gva_t lo, gva_t hi,
+                       uint64_t align, gva_t *bias)
+{
+    if (eh->e_type == ET_EXEC) {
+        *bias = 0;
+        return 0;
+    }
+    if (!is_interp && has_interp) {
+        /* ELF_ET_DYN_BASE, aligned to the largest p_align like Linux. */
+        *bias = (PROXY_PIE_BASE & ~(align - 1)) - lo;
+        return 0;
+    }
+    /* The interpreter (or a PIE without one) goes where mmap would. */
+    gva_t at;
+    int rc = vmm_as_find_free(p->as, hi - lo + align, p->mmap_base, &at);
+    if (rc < 0)
+        return rc;
+    at = (at + align - 1) & ~(align - 1);
+    *bias = at - lo;
+    return 0;
+}
+
+/* Maps every PT_LOAD, fills it from the file and applies protections. */
+static int map_segments(struct proxy_process *p, Elf *elf, size_t phnum,
+                        int fd, const char *path, const struct stat *st,
+                        struct loaded_elf *le, gva_t lo, gva_t hi)
+{
+    int rc = vmm_as_map(p->as, le->bias + lo, hi - lo,
+                        PROT_READ | PROT_WRITE, 0, NULL);
+    if (rc < 0)
+        return rc;
+    gva_t covered_to = le->bias + lo;
+    for (size_t i = 0; i < phnum; i++) {
+        GElf_Phdr ph;
+        if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
+            continue;
+        gva_t va = le->bias + ph.p_vaddr;
+        rc = read_segment(p, fd, va, ph.p_offset, ph.p_filesz);
+        if (rc < 0)
+            return rc;
+        gva_t s = va & VMM_PAGE_MASK, e = VMM_PAGE_ALIGN_UP(va + ph.p_memsz);
+        /* A hole between segments is not mapped, as with the kernel. */
+        if (s > covered_to)
+            vmm_as_unmap(p->as, covered_to, s - covered_to);
+        if (e > covered_to)
+            covered_to = e;
+        vmm_as_set_file(p->as, s, e - s, ph.p_offset & VMM_PAGE_MASK,
+                        st->st_dev, st->st_ino, path);
+        rc = vmm_as_protect(p->as, s, e - s, prot_of(ph.p_flags));
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
+}
+
+static void read_headers(Elf *elf, size_t phnum, const GElf_Ehdr *eh, int fd,
+                         struct loaded_elf *le, gva_t lo_file_va)
+{
+    le->phent = eh->e_phentsize;
+    le->phnum = phnum;
+    le->exec_stack = true; /* no PT_GNU_STACK: executable, as Linux */
+    for (size_t i = 0; i < phnum; i++) {
+        GElf_Phdr ph;
+        if (!gelf_getphdr(elf, (int)i, &ph))
+            continue;
+        if (ph.p_type == PT_PHDR)
+            le->phdr = le->bias + ph.p_vaddr;
+        if (ph.p_type == PT_GNU_STACK)
+            le->exec_stack = (ph.p_flags & PF_X) != 0;
+        if (ph.p_type == PT_LOAD && !le->phdr && ph.p_offset <= eh->e_phoff &&
+            eh->e_phoff < ph.p_offset + ph.p_filesz)
+            le->phdr = le->bias + ph.p_vaddr + (eh->e_phoff - ph.p_offset);
+        if (ph.p_type == PT_INTERP && ph.p_filesz < PROXY_PATH_MAX) {
+            ssize_t n = pread(fd, le->interp, ph.p_filesz, (off_t)ph.p_offset);
+            le->interp[n > 0 ? n : 0] = 0;
+        }
+    }
+    (void)lo_file_va;
+}
+
+static bool has_interp(Elf *elf, size_t phnum)
+{
+    for (size_t i = 0; i < phnum; i++) {
+        GElf_Phdr ph;
+        if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_INTERP)
+            return true;
+    }
+    return false;
+}
+
+static int load_elf_fd(struct proxy_process *p, int fd, const char *path,
+                       bool is_interp, struct loaded_elf *le, struct why *w)
+{
+    struct stat st;
+    if (fstat(fd, &st) < 0)
+        return say(w, -errno, path, strerror(errno));
+    Elf *elf = elf_begin(fd, ELF_C_READ, NULL);
+    if (!elf)
+        return say(w, -ENOEXEC, path, elf_errmsg(-1));
+    GElf_Ehdr eh;
+    size_t phnum = 0;
+    int rc = check_ehdr(elf, &eh, w, path);
+    if (rc == 0 && elf_getphdrnum(elf, &phnum) != 0)
+        rc = say(w, -ENOEXEC, path, "unreadable program headers");
+    gva_t lo = 0, hi = 0;
+    uint64_t align = VMM_PAGE_SIZE;
+    if (rc == 0 && load_span(elf, phnum, &lo, &hi, &align) < 0)
+        rc = say(w, -ENOEXEC, path, "no loadable segments");
+    memset(le, 0, sizeof(*le));
+    if (rc == 0)
+        rc = choose_bias(p, &eh, is_interp, has_interp(elf, phnum), lo, hi,
+                         align, &le->bias);
+    if (rc == 0) {
+        rc = map_segments(p, elf, phnum, fd, path, &st, le, lo, hi);
+        if (rc < 0)
+            say(w, rc, path, "cannot map its segments");
+    }
+    if (rc == 0) {
+        le->entry = le->bias + eh.e_entry;
+        le->end = le->bias + hi;
+        read_headers(elf, phnum, &eh, fd, le, lo);
+    }
+    elf_end(elf);
+    return rc;
+}
+
+static int open_exec(struct proxy_process *p, const char *path, struct why *w)
+{
+    int fd = openat(p->cwd_fd, path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return say(w, -errno, path, strerror(errno));
+    struct stat st;
+    if (fstat(fd, &st) == 0 && !S_ISREG(st.st_mode)) {
+        close(fd);
+        return say(w, S_ISDIR(st.st_mode) ? -EACCES : -EACCES, path,
+                   S_ISDIR(st.st_mode) ? "is a directory"
+                                       : "not a regular file");
+    }
+    if (faccessat(p->cwd_fd, path, X_OK, AT_EACCESS) < 0) {
+        int err = errno;
+        close(fd);
+        return say(w, -err, path, "not executable (permission denied)");
+    }
+    return fd;
+}
+
+/* ---- #! scripts ---------------------------------------------------------- */
+
+/* Parses "#!interp [arg]" from the first line, as binfmt_script does. */
+static int parse_shebang(const char *buf, size_t n, char *interp,
+                         char *arg)
+{
+    char line[256];
+    size_t len = n < sizeof(line) - 1 ? n : sizeof(line) - 1;
+    memcpy(line, buf, len);
+    line[len] = 0;
+    char *nl = strchr(line, '\n');
+    if (nl)
+        *nl = 0;
+    char *s = line + 2;
+    while (*s == ' ' || *s == '\t')
+        s++;
+    if (!*s)
+        return -ENOEXEC;
+    char *e = s + strcspn(s, " \t");
+    char *a = e;
+    if (*a) {
+        *a++ = 0;
+        while (*a == ' ' || *a == '\t')
+            a++;
+        size_t al = strlen(a);
+        while (al > 0 && (a[al - 1] == ' ' || a[al - 1] == '\t'))
+            a[--al] = 0;
+    }
+    snprintf(interp, PROXY_PATH_MAX, "%s", s);
+    snprintf(arg, PROXY_PATH_MAX, "%s", a);
+    return 0;
+}
+
+static char **script_argv(const char *interp, const char *arg,
+                          const char *path, char *const argv[])
+{
+    size_t argc = 0;
+    while (argv && argv[argc])
+        argc++;
+    char **v = calloc(argc + 4, sizeof(char *));
+    if (!v)
+        return NULL;
+    size_t n = 0;
+    v[n++] = (char *)interp;
+    if (*arg)
+        v[n++] = (char *)arg;
+    v[n++] = (char *)path;
+    for (size_t i = 1; i < argc; i++)
+        v[n++] = argv[i];
+    return v;
+}
+
+/* ---- the whole image ----------------------------------------------------- */
+
+static int build_stack(struct proxy_process *p, const struct loaded_elf *main,
+                       const struct loaded_elf *interp, const char *execfn,
+                       char *const argv[], char *const envp[], gva_t *sp)
+{
+    uint64_t stack_bytes = p->rlimits[RLIMIT_STACK].rlim_cur;
+    if (stack_bytes > (256ULL << 20) || stack_bytes < (128ULL << 10))
+        stack_bytes = 8ULL << 20;
+    int prot = PROT_READ | PROT_WRITE | (main->exec_stack ? PROT_EXEC : 0);
+    int rc = vmm_as_map(p->as, PROXY_STACK_TOP - stack_bytes, stack_bytes,
+                        prot, VMM_VMA_STACK, "[stack]");
+    if (rc < 0)
+        return rc;
+    struct proxy_auxv_input ai = {
+        .phdr = main->phdr, .phent = main->phent, .phnum = main->phnum,
+        .entry = main->entry, .base = interp ? interp->bias : 0,
+        .hwcap = p->hwcap, .hwcap2 = p->hwcap2,
+        .minsigstksz = PROXY_MINSIGSTKSZ(vmm_vm_xsave_bytes(p->vm)),
+        .uid = p->ruid, .euid = p->euid, .gid = p->rgid, .egid = p->egid,
+        .secure = 0, .platform = "x86_64", .execfn = execfn};
+    det_random_fill(p->det, ai.random, sizeof(ai.random));
+    uint8_t *buf = malloc(STACK_BUILD_BYTES);
+    if (!buf)
+        return -ENOMEM;
+    rc = proxy_stack_build(buf, STACK_BUILD_BYTES, PROXY_STACK_TOP, argv,
+                           envp, &ai, sp);
+    if (rc == 0)
+        rc = vmm_as_poke(p->as, *sp,
+                         buf + (*sp - (PROXY_STACK_TOP - STACK_BUILD_BYTES)),
+                         PROXY_STACK_TOP - *sp);
+    free(buf);
+    return rc;
+}
+
+static void set_entry_regs(struct proxy_process *p, gva_t rip, gva_t sp)
+{
+    struct vmm_regs *r = vmm_vm_regs(p->vm);
+    memset(r, 0, sizeof(*r));
+    r->rip = rip;
+    r->rsp = sp;
+    r->rflags = 0x202;
+    vmm_vm_set_fs_base(p->vm, 0);
+    vmm_vm_set_gs_base(p->vm, 0);
+    vmm_vm_enter_user(p->vm);
+}
+
+static void set_comm(struct proxy_process *p, const char *path)
+{
+    const char *base = strrchr(path, '/');
+    snprintf(p->comm, sizeof(p->comm), "%s", base ? base + 1 : path);
+}
+
+static int exec_elf(struct proxy_process *p, int fd, const char *path,
+                    const char *execfn, char *const argv[],
+                    char *const envp[], struct why *w)
+{
+    struct loaded_elf main_elf, interp_elf;
+    p->mmap_base = PROXY_MMAP_BASE;
+    int rc = load_elf_fd(p, fd, path, false, &main_elf, w);
+    if (rc < 0)
+        return rc;
+    const struct loaded_elf *interp = NULL;
+    if (main_elf.interp[0]) {
+        int ifd = openat(p->cwd_fd, main_elf.interp, O_RDONLY | O_CLOEXEC);
+        if (ifd < 0)
+            return say(w, -errno, path,
+                       "its ELF interpreter cannot be opened");
+        rc = load_elf_fd(p, ifd, main_elf.interp, true, &interp_elf, w);
+        close(ifd);
+        if (rc < 0)
+            return rc;
+        interp = &interp_elf;
+    }
+    p->brk_start = p->brk_end = main_elf.end;
+    gva_t sp;
+    rc = build_stack(p, &main_elf, interp, execfn, argv, envp, &sp);
+    if (rc < 0)
+        return say(w, rc, path,
+                   rc == -E2BIG ? "argument list too long"
+                                : "cannot build the initial stack");
+    set_entry_regs(p, interp ? interp->entry : main_elf.entry, sp);
+    return 0;
+}
+
+static int exec_depth(struct proxy_process *p, const char *path,
+                      char *const argv[], char *const envp[], struct why *w,
+                      int depth)
+{
+    if (depth > MAX_SCRIPT_DEPTH)
+        return say(w, -ELOOP, path, "too many levels of #! interpreters");
+    int fd = open_exec(p, path, w);
+    if (fd < 0)
+        return fd;
+    char head[256];
+    ssize_t n = pread(fd, head, sizeof(head), 0);
+    int rc;
+    if (n >= 2 && head[0] == '#' && head[1] == '!') {
+        char *interp = malloc(PROXY_PATH_MAX), *arg = malloc(PROXY_PATH_MAX);
+        char **v = NULL;
+        rc = -ENOMEM;
+        if (interp && arg) {
+            rc = parse_shebang(head, (size_t)n, interp, arg);
+            if (rc < 0)
+                say(w, rc, path, "empty #! line");
+        }
+        if (rc == 0 && !(v = script_argv(interp, arg, path, argv)))
+            rc = -ENOMEM;
+        if (rc == 0)
+            rc = exec_depth(p, interp, v, envp, w, depth + 1);
+        free(v);
+        free(interp);
+        free(arg);
+    } else if (n < 4 || memcmp(head, ELFMAG, SELFMAG) != 0) {
+        rc = say(w, -ENOEXEC, path,
+                 n < 4 ? "not an executable (file too short for ELF)"
+                       : "not an ELF executable (no ELF magic, no #!)");
+    } else {
+        set_comm(p, path);
+        char *abs = realpath(path, NULL);
+        snprintf(p->exe_path, sizeof(p->exe_path), "%s", abs ? abs : path);
+        free(abs);
+        rc = exec_elf(p, fd, path, path, argv, envp, w);
+    }
+    close(fd);
+    return rc;
+}
+
+int proxy_exec_load(struct proxy_process *p, const char *path,
+                    char *const argv[], char *const envp[], char *why,
+                    size_t why_len)
+{
+    struct why w = {why, why_len};
+    if (elf_version(EV_CURRENT) == EV_NONE)
+        return say(&w, -ENOEXEC, path, "libelf initialisation failed");
+    return exec_depth(p, path, argv, envp, &w, 0);
+}

@@ -1,0 +1,1354 @@
+/*
+ * misc.c - the identity, credential, limit, scheduling and process-control
+ * calls that belong to no bigger family: getpid and friends, set*id,
+ * rlimits, uname/sysinfo/getrusage/times, arch_prctl, the thread-start
+ * calls glibc makes (set_tid_address, set_robust_list, rseq), getrandom,
+ * CPU affinity, prctl, process groups and sessions, capabilities,
+ * priorities and memory locking.
+ *
+ * Model: the guest is one process on one CPU. Credentials, limits and
+ * process-group ids live only in struct proxy_process; nothing here changes
+ * hvrun's own credentials, limits or scheduling. "Privileged" means euid 0,
+ * standing for the capabilities Linux checks (CAP_SETUID, CAP_SETGID,
+ * CAP_SYS_RESOURCE, CAP_IPC_LOCK, CAP_SYS_NICE).
+ *
+ * Determinism: random bytes and time-valued fields come from detcore. The
+ * host-backed reports (uname, sysinfo, getrusage counters, getgroups) each
+ * sit in one helper so detcore can take them over in one place.
+ *
+ * Guest structs: hvrun runs x86-64 guests on x86-64 Linux hosts only, so
+ * host struct layouts are the guest's; the assertions keep that visible.
+ */
+#include "proxy.h"
+
+#include <asm/prctl.h>
+#include <errno.h>
+#include <limits.h>
+#include <linux/capability.h>
+#include <linux/ioprio.h>
+#include <linux/membarrier.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/personality.h>
+#include <sys/prctl.h>
+#include <sys/random.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/sysinfo.h>
+#include <sys/times.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "det.h"
+
+_Static_assert(sizeof(struct rlimit) == 16, "x86-64 struct rlimit");
+_Static_assert(sizeof(struct rusage) == 144, "x86-64 struct rusage");
+_Static_assert(sizeof(struct tms) == 32, "x86-64 struct tms");
+_Static_assert(sizeof(struct sysinfo) == 112, "x86-64 struct sysinfo");
+_Static_assert(sizeof(struct utsname) == 6 * 65, "x86-64 new_utsname");
+_Static_assert(sizeof(uid_t) == 4 && sizeof(gid_t) == 4, "32-bit ids");
+
+#define NS_PER_SEC 1000000000ULL
+/* The unit of clock_t in times() (USER_HZ), fixed at 100 on x86. */
+#define USER_HZ 100
+/* (uid_t)-1 in set*id calls: "leave this id alone". */
+#define ID_UNCHANGED 0xffffffffu
+/* fs.nr_open's default: the most RLIMIT_NOFILE may be, even for root. */
+#define NR_OPEN_DEFAULT (1024 * 1024)
+/* Linux's default timer slack for a normal task. */
+#define TIMERSLACK_DEFAULT_NS 50000
+/* sizeof(struct robust_list_head) on x86-64. */
+#define ROBUST_LIST_HEAD_BYTES 24
+/* The only CPU, and the size of the kernel's cpumask for one CPU. */
+#define CPUMASK_BYTES 8
+/* MAX_RW_COUNT: Linux caps one read-like transfer at INT_MAX & PAGE_MASK. */
+#define MAX_RW_COUNT (INT_MAX & VMM_PAGE_MASK)
+
+/*
+ * Per-process state that struct proxy_process has no fields for yet (prctl
+ * flags and the nice value). hvrun runs one guest process today, so one
+ * instance is exact; it has to move into struct proxy_process before fork
+ * makes a second process (Linux clears pdeathsig in the child and inherits
+ * the rest). misc_state() is the only way to it, so that move is local.
+ */
+struct misc_state {
+    int pdeathsig;
+    int dumpable;
+    bool no_new_privs;
+    bool child_subreaper;
+    bool thp_disabled;
+    uint64_t timerslack_ns;
+    int nice;
+};
+
+static struct misc_state the_misc_state = {
+    .dumpable = 1,
+    .timerslack_ns = TIMERSLACK_DEFAULT_NS,
+};
+
+static struct misc_state *misc_state(struct proxy_process *p)
+{
+    return &the_misc_state;
+}
+
+/* ---- small helpers ------------------------------------------------------- */
+
+static bool privileged(const struct proxy_process *p) { return p->euid == 0; }
+
+/* A pid argument naming this process: 0 ("self"), its pid or its tid. */
+static bool is_self(const struct proxy_process *p, int pid)
+{
+    return pid == 0 || pid == p->pid || pid == p->tid;
+}
+
+static long put_u32(struct proxy_process *p, gva_t dst, uint32_t v)
+{
+    return proxy_copy_out(p, dst, &v, sizeof(v)) < 0 ? -EFAULT : 0;
+}
+
+static long put_int(struct proxy_process *p, gva_t dst, int v)
+{
+    return proxy_copy_out(p, dst, &v, sizeof(v)) < 0 ? -EFAULT : 0;
+}
+
+static long put_u64(struct proxy_process *p, gva_t dst, uint64_t v)
+{
+    return proxy_copy_out(p, dst, &v, sizeof(v)) < 0 ? -EFAULT : 0;
+}
+
+/* A detcore clock in nanoseconds; 0 if detcore cannot read it. */
+static uint64_t det_clock_ns(struct proxy_process *p, int clockid)
+{
+    struct timespec ts;
+    if (det_clock_gettime(p->det, clockid, &ts) < 0)
+        return 0;
+    return (uint64_t)ts.tv_sec * NS_PER_SEC + (uint64_t)ts.tv_nsec;
+}
+
+static struct timeval ns_to_timeval(uint64_t ns)
+{
+    return (struct timeval){(time_t)(ns / NS_PER_SEC),
+                            (suseconds_t)(ns % NS_PER_SEC / 1000)};
+}
+
+static clock_t ns_to_ticks(uint64_t ns)
+{
+    return (clock_t)(ns / (NS_PER_SEC / USER_HZ));
+}
+
+/* ---- host-backed reports (detcore will synthesise these) ----------------- */
+
+/*
+ * The system identity the guest sees. The host's for now: a later issue has
+ * detcore fix hostname, release and version so runs agree across hosts.
+ */
+static void uname_report(struct proxy_process *p, struct utsname *u)
+{
+    memset(u, 0, sizeof(*u));
+    if (uname(u) < 0)
+        strcpy(u->sysname, "Linux");
+}
+
+/*
+ * Memory and load figures are the host's for now; uptime is detcore's
+ * CLOCK_BOOTTIME so it moves with the guest's clocks, not the host's.
+ */
+static void sysinfo_report(struct proxy_process *p, struct sysinfo *si)
+{
+    if (sysinfo(si) < 0) {
+        memset(si, 0, sizeof(*si));
+        si->mem_unit = 1;
+    }
+    si->uptime = (long)(det_clock_ns(p, CLOCK_BOOTTIME) / NS_PER_SEC);
+}
+
+/*
+ * Resource usage of RUSAGE_SELF or RUSAGE_THREAD. The counters (max RSS,
+ * faults, context switches) are hvrun's own host numbers for now. The CPU
+ * time is detcore's CPU clock, all of it reported as user time: the guest
+ * never runs in a kernel of its own. RUSAGE_CHILDREN is all zero: no child
+ * has been reaped yet, which is what Linux reports before the first wait.
+ */
+static void rusage_report(struct proxy_process *p, int who, struct rusage *ru)
+{
+    memset(ru, 0, sizeof(*ru));
+    if (who == RUSAGE_CHILDREN)
+        return;
+    struct rusage host;
+    if (getrusage(who, &host) == 0) {
+        ru->ru_maxrss = host.ru_maxrss;
+        ru->ru_minflt = host.ru_minflt;
+        ru->ru_majflt = host.ru_majflt;
+        ru->ru_nvcsw = host.ru_nvcsw;
+        ru->ru_nivcsw = host.ru_nivcsw;
+    }
+    int clockid = who == RUSAGE_THREAD ? CLOCK_THREAD_CPUTIME_ID
+                                       : CLOCK_PROCESS_CPUTIME_ID;
+    ru->ru_utime = ns_to_timeval(det_clock_ns(p, clockid));
+}
+
+/*
+ * times(): every field is a time, so all of it comes from detcore (the
+ * process CPU clock as user time, no reaped children). Returns the clock_t
+ * "since an arbitrary point in the past": detcore's CLOCK_MONOTONIC in ticks.
+ */
+static clock_t times_report(struct proxy_process *p, struct tms *t)
+{
+    memset(t, 0, sizeof(*t));
+    t->tms_utime = ns_to_ticks(det_clock_ns(p, CLOCK_PROCESS_CPUTIME_ID));
+    return ns_to_ticks(det_clock_ns(p, CLOCK_MONOTONIC));
+}
+
+/*
+ * Supplementary groups: hvrun's own for now. Fills at most max entries of
+ * out (NULL when max is 0) and returns the count, or -errno.
+ */
+static int groups_report(gid_t *out, int max)
+{
+    int n = getgroups(max, out);
+    return n < 0 ? -errno : n;
+}
+
+/* ---- process identity ---------------------------------------------------- */
+
+static long sys_getpid(struct proxy_process *p, const uint64_t a[6])
+{
+    return p->pid;
+}
+
+static long sys_getppid(struct proxy_process *p, const uint64_t a[6])
+{
+    return p->ppid;
+}
+
+static long sys_gettid(struct proxy_process *p, const uint64_t a[6])
+{
+    return p->tid;
+}
+
+/* ---- credentials --------------------------------------------------------- */
+
+static long sys_getuid(struct proxy_process *p, const uint64_t a[6])
+{
+    return p->ruid;
+}
+
+static long sys_geteuid(struct proxy_process *p, const uint64_t a[6])
+{
+    return p->euid;
+}
+
+static long sys_getgid(struct proxy_process *p, const uint64_t a[6])
+{
+    return p->rgid;
+}
+
+static long sys_getegid(struct proxy_process *p, const uint64_t a[6])
+{
+    return p->egid;
+}
+
+/* Linux writes the three ids in order and stops at the first bad pointer. */
+static long put_id_triple(struct proxy_process *p, const uint64_t a[6],
+                          uint32_t real, uint32_t eff, uint32_t saved)
+{
+    long rc = put_u32(p, a[0], real);
+    if (rc == 0)
+        rc = put_u32(p, a[1], eff);
+    if (rc == 0)
+        rc = put_u32(p, a[2], saved);
+    return rc;
+}
+
+static long sys_getresuid(struct proxy_process *p, const uint64_t a[6])
+{
+    return put_id_triple(p, a, p->ruid, p->euid, p->suid);
+}
+
+static long sys_getresgid(struct proxy_process *p, const uint64_t a[6])
+{
+    return put_id_triple(p, a, p->rgid, p->egid, p->sgid);
+}
+
+/*
+ * The user and group set*id rules are the same (kernel/sys.c); they run on
+ * a copy of the three ids, which the caller stores back on success.
+ */
+struct id_triple {
+    uint32_t real, eff, saved;
+};
+
+static struct id_triple uids_of(const struct proxy_process *p)
+{
+    return (struct id_triple){p->ruid, p->euid, p->suid};
+}
+
+static void store_uids(struct proxy_process *p, const struct id_triple *t)
+{
+    p->ruid = t->real;
+    p->euid = t->eff;
+    p->suid = t->saved;
+}
+
+static struct id_triple gids_of(const struct proxy_process *p)
+{
+    return (struct id_triple){p->rgid, p->egid, p->sgid};
+}
+
+static void store_gids(struct proxy_process *p, const struct id_triple *t)
+{
+    p->rgid = t->real;
+    p->egid = t->eff;
+    p->sgid = t->saved;
+}
+
+static bool id_in_triple(const struct id_triple *t, uint32_t id)
+{
+    return id == t->real || id == t->eff || id == t->saved;
+}
+
+/*
+ * setuid/setgid: privileged sets all three ids; otherwise only the
+ * effective id may change, and only to the real or saved id. -1 is not a
+ * valid id here (-EINVAL), unlike in the calls below where it means "keep".
+ */
+static long rule_set_id(struct id_triple *t, uint32_t id, bool priv)
+{
+    if (id == ID_UNCHANGED)
+        return -EINVAL;
+    if (priv) {
+        t->real = t->eff = t->saved = id;
+        return 0;
+    }
+    if (id != t->real && id != t->saved)
+        return -EPERM;
+    t->eff = id;
+    return 0;
+}
+
+/*
+ * setreuid/setregid: unprivileged, the real id may become the real or
+ * effective id, and the effective id any of the three. The saved id then
+ * follows the new effective id when the real id was set, or when the
+ * effective id was set to something other than the old real id.
+ */
+static long rule_set_re_ids(struct id_triple *t, uint32_t real, uint32_t eff,
+                            bool priv)
+{
+    const struct id_triple old = *t;
+    if (!priv && real != ID_UNCHANGED && real != old.real && real != old.eff)
+        return -EPERM;
+    if (!priv && eff != ID_UNCHANGED && !id_in_triple(&old, eff))
+        return -EPERM;
+    if (real != ID_UNCHANGED)
+        t->real = real;
+    if (eff != ID_UNCHANGED)
+        t->eff = eff;
+    if (real != ID_UNCHANGED || (eff != ID_UNCHANGED && eff != old.real))
+        t->saved = t->eff;
+    return 0;
+}
+
+/* setresuid/setresgid: unprivileged, each new id must be one of the three
+ * current ids. */
+static long rule_set_res_ids(struct id_triple *t, uint32_t real, uint32_t eff,
+                             uint32_t saved, bool priv)
+{
+    if (!priv && ((real != ID_UNCHANGED && !id_in_triple(t, real)) ||
+                  (eff != ID_UNCHANGED && !id_in_triple(t, eff)) ||
+                  (saved != ID_UNCHANGED && !id_in_triple(t, saved))))
+        return -EPERM;
+    if (real != ID_UNCHANGED)
+        t->real = real;
+    if (eff != ID_UNCHANGED)
+        t->eff = eff;
+    if (saved != ID_UNCHANGED)
+        t->saved = saved;
+    return 0;
+}
+
+static long sys_setuid(struct proxy_process *p, const uint64_t a[6])
+{
+    struct id_triple t = uids_of(p);
+    long rc = rule_set_id(&t, (uint32_t)a[0], privileged(p));
+    if (rc == 0)
+        store_uids(p, &t);
+    return rc;
+}
+
+static long sys_setgid(struct proxy_process *p, const uint64_t a[6])
+{
+    struct id_triple t = gids_of(p);
+    long rc = rule_set_id(&t, (uint32_t)a[0], privileged(p));
+    if (rc == 0)
+        store_gids(p, &t);
+    return rc;
+}
+
+static long sys_setreuid(struct proxy_process *p, const uint64_t a[6])
+{
+    struct id_triple t = uids_of(p);
+    long rc =
+        rule_set_re_ids(&t, (uint32_t)a[0], (uint32_t)a[1], privileged(p));
+    if (rc == 0)
+        store_uids(p, &t);
+    return rc;
+}
+
+static long sys_setregid(struct proxy_process *p, const uint64_t a[6])
+{
+    struct id_triple t = gids_of(p);
+    long rc =
+        rule_set_re_ids(&t, (uint32_t)a[0], (uint32_t)a[1], privileged(p));
+    if (rc == 0)
+        store_gids(p, &t);
+    return rc;
+}
+
+static long sys_setresuid(struct proxy_process *p, const uint64_t a[6])
+{
+    struct id_triple t = uids_of(p);
+    long rc = rule_set_res_ids(&t, (uint32_t)a[0], (uint32_t)a[1],
+                               (uint32_t)a[2], privileged(p));
+    if (rc == 0)
+        store_uids(p, &t);
+    return rc;
+}
+
+static long sys_setresgid(struct proxy_process *p, const uint64_t a[6])
+{
+    struct id_triple t = gids_of(p);
+    long rc = rule_set_res_ids(&t, (uint32_t)a[0], (uint32_t)a[1],
+                               (uint32_t)a[2], privileged(p));
+    if (rc == 0)
+        store_gids(p, &t);
+    return rc;
+}
+
+/*
+ * getgroups(size, list): size 0 asks for the count only; a list too small
+ * for every group is -EINVAL, not a truncated answer.
+ */
+static long sys_getgroups(struct proxy_process *p, const uint64_t a[6])
+{
+    int size = (int)a[0];
+    if (size < 0)
+        return -EINVAL;
+    int n = groups_report(NULL, 0);
+    if (n <= 0 || size == 0)
+        return n;
+    if (size < n)
+        return -EINVAL;
+    gid_t *groups = calloc((size_t)n, sizeof(*groups));
+    if (!groups)
+        return -ENOMEM;
+    n = groups_report(groups, n);
+    if (n > 0 && proxy_copy_out(p, a[1], groups, (size_t)n * sizeof(gid_t)))
+        n = -EFAULT;
+    free(groups);
+    return n;
+}
+
+/*
+ * setgroups needs CAP_SETGID. A privileged guest's list is checked (size,
+ * readable) and accepted, but groups are not recorded: getgroups keeps
+ * reporting hvrun's own groups, and hvrun's real groups never change.
+ */
+static long sys_setgroups(struct proxy_process *p, const uint64_t a[6])
+{
+    int size = (int)a[0];
+    if (!privileged(p))
+        return -EPERM;
+    if ((unsigned)size > NGROUPS_MAX)
+        return -EINVAL;
+    if (size == 0)
+        return 0;
+    gid_t *groups = calloc((size_t)size, sizeof(*groups));
+    if (!groups)
+        return -ENOMEM;
+    long rc = proxy_copy_in(p, groups, a[1], (size_t)size * sizeof(gid_t))
+                  ? -EFAULT
+                  : 0;
+    free(groups);
+    return rc;
+}
+
+/*
+ * capget/capset headers carry a version that says how many 32-bit words
+ * each capability set has: v1 one, v2 and v3 two. An unknown version is
+ * -EINVAL after writing the preferred version back into the header; libcap
+ * probes that way, passing a NULL data pointer.
+ */
+struct cap_header {
+    uint32_t version;
+    int32_t pid;
+};
+
+struct cap_data {
+    uint32_t effective, permitted, inheritable;
+};
+
+static long cap_header_words(struct proxy_process *p, gva_t hdr_gva, int *words)
+{
+    uint32_t version;
+    if (proxy_copy_in(p, &version, hdr_gva, sizeof(version)) < 0)
+        return -EFAULT;
+    switch (version) {
+    case _LINUX_CAPABILITY_VERSION_1:
+        *words = 1;
+        return 0;
+    case _LINUX_CAPABILITY_VERSION_2:
+    case _LINUX_CAPABILITY_VERSION_3:
+        *words = 2;
+        return 0;
+    default:
+        if (put_u32(p, hdr_gva, _LINUX_CAPABILITY_VERSION_3) < 0)
+            return -EFAULT;
+        return -EINVAL;
+    }
+}
+
+static long cap_header_pid(struct proxy_process *p, gva_t hdr_gva, int *pid)
+{
+    gva_t pid_gva = hdr_gva + offsetof(struct cap_header, pid);
+    return proxy_copy_in(p, pid, pid_gva, sizeof(*pid)) < 0 ? -EFAULT : 0;
+}
+
+/* The capabilities of the guest: all of them for euid 0, none otherwise,
+ * as Linux gives a root process without file capabilities. */
+static uint64_t caps_of(const struct proxy_process *p)
+{
+    return privileged(p) ? (1ULL << (CAP_LAST_CAP + 1)) - 1 : 0;
+}
+
+static long sys_capget(struct proxy_process *p, const uint64_t a[6])
+{
+    gva_t hdr_gva = a[0], data_gva = a[1];
+    int words, pid;
+    long rc = cap_header_words(p, hdr_gva, &words);
+    if (data_gva == 0 || rc < 0)
+        return data_gva == 0 && rc == -EINVAL ? 0 : rc;
+    rc = cap_header_pid(p, hdr_gva, &pid);
+    if (rc < 0)
+        return rc;
+    if (pid < 0)
+        return -EINVAL;
+    if (!is_self(p, pid))
+        return -ESRCH;
+    uint64_t caps = caps_of(p);
+    const struct cap_data d[2] = {
+        {(uint32_t)caps, (uint32_t)caps, 0},
+        {(uint32_t)(caps >> 32), (uint32_t)(caps >> 32), 0},
+    };
+    if (proxy_copy_out(p, data_gva, d, (size_t)words * sizeof(d[0])) < 0)
+        return -EFAULT;
+    return 0;
+}
+
+/*
+ * capset may only drop: permitted and inheritable within what the process
+ * has, effective within the new permitted. A valid drop is accepted but not
+ * recorded, since capabilities follow euid in this model and no guest
+ * capability ever reaches the host.
+ */
+static long sys_capset(struct proxy_process *p, const uint64_t a[6])
+{
+    int words, pid;
+    long rc = cap_header_words(p, a[0], &words);
+    if (rc == 0)
+        rc = cap_header_pid(p, a[0], &pid);
+    if (rc < 0)
+        return rc;
+    if (pid != 0 && pid != p->pid)
+        return -EPERM;
+    struct cap_data d[2] = {{0, 0, 0}, {0, 0, 0}};
+    if (proxy_copy_in(p, d, a[1], (size_t)words * sizeof(d[0])) < 0)
+        return -EFAULT;
+    uint64_t eff = d[0].effective | (uint64_t)d[1].effective << 32;
+    uint64_t perm = d[0].permitted | (uint64_t)d[1].permitted << 32;
+    uint64_t inh = d[0].inheritable | (uint64_t)d[1].inheritable << 32;
+    uint64_t have = caps_of(p);
+    if ((perm & ~have) || (inh & ~have) || (eff & ~perm))
+        return -EPERM;
+    return 0;
+}
+
+/* ---- resource limits ----------------------------------------------------- */
+
+/*
+ * Applies a new limit (do_prlimit's checks, in its order). Limits are
+ * recorded for the families that enforce them; RLIMIT_NOFILE's soft limit
+ * is the fd table's ceiling, so it is pushed there at once.
+ */
+static long set_limit(struct proxy_process *p, unsigned resource,
+                      const struct rlimit *lim)
+{
+    if (lim->rlim_cur > lim->rlim_max)
+        return -EINVAL;
+    if (resource == RLIMIT_NOFILE && lim->rlim_max > NR_OPEN_DEFAULT)
+        return -EPERM;
+    if (lim->rlim_max > p->rlimits[resource].rlim_max && !privileged(p))
+        return -EPERM;
+    p->rlimits[resource] = *lim;
+    if (resource == RLIMIT_NOFILE)
+        p->fds.max_fds = (int)lim->rlim_cur; /* <= NR_OPEN_DEFAULT */
+    return 0;
+}
+
+static long sys_getrlimit(struct proxy_process *p, const uint64_t a[6])
+{
+    unsigned resource = (unsigned)a[0];
+    if (resource >= RLIM_NLIMITS)
+        return -EINVAL;
+    const struct rlimit *lim = &p->rlimits[resource];
+    return proxy_copy_out(p, a[1], lim, sizeof(*lim)) < 0 ? -EFAULT : 0;
+}
+
+static long sys_setrlimit(struct proxy_process *p, const uint64_t a[6])
+{
+    unsigned resource = (unsigned)a[0];
+    struct rlimit lim;
+    if (proxy_copy_in(p, &lim, a[1], sizeof(lim)) < 0)
+        return -EFAULT;
+    if (resource >= RLIM_NLIMITS)
+        return -EINVAL;
+    return set_limit(p, resource, &lim);
+}
+
+/*
+ * prlimit64(pid, resource, new, old): old is the limit before new applies.
+ * Like Linux, a bad old pointer is -EFAULT even though new was applied.
+ */
+static long sys_prlimit64(struct proxy_process *p, const uint64_t a[6])
+{
+    int pid = (int)a[0];
+    unsigned resource = (unsigned)a[1];
+    gva_t new_gva = a[2], old_gva = a[3];
+    struct rlimit new_lim;
+    if (new_gva && proxy_copy_in(p, &new_lim, new_gva, sizeof(new_lim)) < 0)
+        return -EFAULT;
+    if (!is_self(p, pid))
+        return -ESRCH;
+    if (resource >= RLIM_NLIMITS)
+        return -EINVAL;
+    const struct rlimit old_lim = p->rlimits[resource];
+    if (new_gva) {
+        long rc = set_limit(p, resource, &new_lim);
+        if (rc < 0)
+            return rc;
+    }
+    if (old_gva && proxy_copy_out(p, old_gva, &old_lim, sizeof(old_lim)) < 0)
+        return -EFAULT;
+    return 0;
+}
+
+/* ---- system reports ------------------------------------------------------ */
+
+static long sys_uname(struct proxy_process *p, const uint64_t a[6])
+{
+    struct utsname u;
+    uname_report(p, &u);
+    return proxy_copy_out(p, a[0], &u, sizeof(u)) < 0 ? -EFAULT : 0;
+}
+
+static long sys_sysinfo(struct proxy_process *p, const uint64_t a[6])
+{
+    struct sysinfo si;
+    sysinfo_report(p, &si);
+    return proxy_copy_out(p, a[0], &si, sizeof(si)) < 0 ? -EFAULT : 0;
+}
+
+static long sys_getrusage(struct proxy_process *p, const uint64_t a[6])
+{
+    int who = (int)a[0];
+    if (who != RUSAGE_SELF && who != RUSAGE_THREAD && who != RUSAGE_CHILDREN)
+        return -EINVAL;
+    struct rusage ru;
+    rusage_report(p, who, &ru);
+    return proxy_copy_out(p, a[1], &ru, sizeof(ru)) < 0 ? -EFAULT : 0;
+}
+
+/* times(buf): buf may be NULL; the return is in clock ticks. */
+static long sys_times(struct proxy_process *p, const uint64_t a[6])
+{
+    struct tms t;
+    clock_t now = times_report(p, &t);
+    if (a[0] && proxy_copy_out(p, a[0], &t, sizeof(t)) < 0)
+        return -EFAULT;
+    return now;
+}
+
+/* ---- arch_prctl ---------------------------------------------------------- */
+
+/*
+ * FS/GS bases must be below TASK_SIZE_MAX (VMM_USER_END), which also rules
+ * out non-canonical addresses: Linux answers -EPERM for both.
+ */
+static long sys_arch_prctl(struct proxy_process *p, const uint64_t a[6])
+{
+    int code = (int)a[0];
+    uint64_t arg = a[1];
+    switch (code) {
+    case ARCH_SET_FS:
+        if (arg >= VMM_USER_END)
+            return -EPERM;
+        vmm_vm_set_fs_base(p->vm, arg);
+        return 0;
+    case ARCH_SET_GS:
+        if (arg >= VMM_USER_END)
+            return -EPERM;
+        vmm_vm_set_gs_base(p->vm, arg);
+        return 0;
+    case ARCH_GET_FS:
+        return put_u64(p, arg, vmm_vm_fs_base(p->vm));
+    case ARCH_GET_GS:
+        return put_u64(p, arg, vmm_vm_gs_base(p->vm));
+    case ARCH_GET_CPUID:
+        return 1; /* CPUID executes normally (it never faults) */
+    case ARCH_SET_CPUID:
+        return -ENODEV; /* no CPUID faulting: Linux's answer without it */
+    default:
+        /* XCOMP (AMX permissions) and vDSO mapping: not offered. */
+        return -EINVAL;
+    }
+}
+
+/* ---- thread start (glibc's first calls) ---------------------------------- */
+
+static long sys_set_tid_address(struct proxy_process *p, const uint64_t a[6])
+{
+    p->clear_child_tid = a[0];
+    return p->tid;
+}
+
+static long sys_set_robust_list(struct proxy_process *p, const uint64_t a[6])
+{
+    if (a[1] != ROBUST_LIST_HEAD_BYTES)
+        return -EINVAL;
+    p->robust_list = a[0];
+    return 0;
+}
+
+/* get_robust_list(pid, head_ptr, len_ptr): len first, then head. */
+static long sys_get_robust_list(struct proxy_process *p, const uint64_t a[6])
+{
+    if (!is_self(p, (int)a[0]))
+        return -ESRCH;
+    long rc = put_u64(p, a[2], ROBUST_LIST_HEAD_BYTES);
+    if (rc == 0)
+        rc = put_u64(p, a[1], p->robust_list);
+    return rc;
+}
+
+/*
+ * Restartable sequences need the kernel to fix up the guest's rseq area on
+ * every preemption and signal. hvrun does not, so it reports the call as
+ * absent; glibc then sets __rseq_size to 0 and runs without rseq.
+ */
+static long sys_rseq(struct proxy_process *p, const uint64_t a[6])
+{
+    return -ENOSYS;
+}
+
+/* ---- getrandom ----------------------------------------------------------- */
+
+/*
+ * getrandom(buf, count, flags): bytes come from detcore, one page-aligned
+ * chunk at a time, so a fault stops exactly at the first unwritable page and
+ * the bytes before it count, as in Linux. detcore never blocks, so
+ * GRND_NONBLOCK changes nothing.
+ */
+static long sys_getrandom(struct proxy_process *p, const uint64_t a[6])
+{
+    gva_t buf = a[0];
+    size_t count = a[1];
+    unsigned flags = (unsigned)a[2];
+    if (flags & ~(unsigned)(GRND_NONBLOCK | GRND_RANDOM | GRND_INSECURE))
+        return -EINVAL;
+    if ((flags & GRND_RANDOM) && (flags & GRND_INSECURE))
+        return -EINVAL;
+    if (count > MAX_RW_COUNT)
+        count = MAX_RW_COUNT;
+    uint8_t chunk[VMM_PAGE_SIZE];
+    size_t done = 0;
+    while (done < count) {
+        gva_t at = buf + done;
+        size_t to_page_end = VMM_PAGE_SIZE - (at & (VMM_PAGE_SIZE - 1));
+        size_t n = count - done < to_page_end ? count - done : to_page_end;
+        det_random_fill(p->det, chunk, n);
+        if (proxy_copy_out(p, at, chunk, n) < 0)
+            break;
+        done += n;
+    }
+    if (done == 0 && count > 0)
+        return -EFAULT;
+    return (long)done;
+}
+
+/* ---- scheduling: one CPU, SCHED_OTHER ------------------------------------ */
+
+/*
+ * sched_getaffinity(pid, len, mask): the guest has one CPU, so the kernel
+ * cpumask is one long with bit 0 set. len must be a whole number of longs
+ * able to hold it. The return is the bytes written; glibc zeroes the rest.
+ */
+static long sys_sched_getaffinity(struct proxy_process *p, const uint64_t a[6])
+{
+    unsigned len = (unsigned)a[1];
+    if (len < CPUMASK_BYTES || len % sizeof(long) != 0)
+        return -EINVAL;
+    if (!is_self(p, (int)a[0]))
+        return -ESRCH;
+    long rc = put_u64(p, a[2], 1);
+    return rc < 0 ? rc : CPUMASK_BYTES;
+}
+
+/* Reads at most the kernel cpumask's size (shorter means the rest is zero);
+ * a mask without CPU 0 leaves nowhere to run: -EINVAL. */
+static long sys_sched_setaffinity(struct proxy_process *p, const uint64_t a[6])
+{
+    unsigned len = (unsigned)a[1];
+    uint64_t mask = 0;
+    size_t n = len < CPUMASK_BYTES ? len : CPUMASK_BYTES;
+    if (n > 0 && proxy_copy_in(p, &mask, a[2], n) < 0)
+        return -EFAULT;
+    if (!is_self(p, (int)a[0]))
+        return -ESRCH;
+    return (mask & 1) ? 0 : -EINVAL;
+}
+
+static long sys_sched_yield(struct proxy_process *p, const uint64_t a[6])
+{
+    return 0;
+}
+
+static long sys_sched_getscheduler(struct proxy_process *p, const uint64_t a[6])
+{
+    int pid = (int)a[0];
+    if (pid < 0)
+        return -EINVAL;
+    return is_self(p, pid) ? SCHED_OTHER : -ESRCH;
+}
+
+static long sys_sched_getparam(struct proxy_process *p, const uint64_t a[6])
+{
+    int pid = (int)a[0];
+    if (a[1] == 0 || pid < 0)
+        return -EINVAL;
+    if (!is_self(p, pid))
+        return -ESRCH;
+    const struct sched_param param = {.sched_priority = 0};
+    return proxy_copy_out(p, a[1], &param, sizeof(param)) < 0 ? -EFAULT : 0;
+}
+
+/* Real-time policies have priorities 1..99; the others only 0. */
+static long sys_sched_get_priority_max(struct proxy_process *p,
+                                       const uint64_t a[6])
+{
+    switch ((int)a[0]) {
+    case SCHED_FIFO:
+    case SCHED_RR:
+        return 99;
+    case SCHED_OTHER:
+    case SCHED_BATCH:
+    case SCHED_IDLE:
+    case SCHED_DEADLINE:
+        return 0;
+    default:
+        return -EINVAL;
+    }
+}
+
+static long sys_sched_get_priority_min(struct proxy_process *p,
+                                       const uint64_t a[6])
+{
+    long max = sys_sched_get_priority_max(p, a);
+    return max > 0 ? 1 : max;
+}
+
+/* getcpu(cpu, node, unused): Linux writes both before reporting a fault. */
+static long sys_getcpu(struct proxy_process *p, const uint64_t a[6])
+{
+    long rc = 0;
+    if (a[0] && put_u32(p, a[0], 0) < 0)
+        rc = -EFAULT;
+    if (a[1] && put_u32(p, a[1], 0) < 0)
+        rc = -EFAULT;
+    return rc;
+}
+
+/*
+ * Priority targets: PRIO_PROCESS names a pid, PRIO_PGRP a group, PRIO_USER
+ * a real uid; 0 means the caller's own. Returns 0 when the target is this
+ * process, -ESRCH when nothing matches, -EINVAL for an unknown `which`.
+ */
+static long prio_target(const struct proxy_process *p, int which, int who)
+{
+    switch (which) {
+    case PRIO_PROCESS:
+        return is_self(p, who) ? 0 : -ESRCH;
+    case PRIO_PGRP:
+        return who == 0 || who == p->pgid ? 0 : -ESRCH;
+    case PRIO_USER:
+        return who == 0 || (uid_t)who == p->ruid ? 0 : -ESRCH;
+    default:
+        return -EINVAL;
+    }
+}
+
+/* The raw syscall returns 20 - nice (1..40) so that no answer looks like an
+ * error; glibc turns it back into the nice value. */
+static long sys_getpriority(struct proxy_process *p, const uint64_t a[6])
+{
+    long rc = prio_target(p, (int)a[0], (int)a[1]);
+    return rc < 0 ? rc : 20 - misc_state(p)->nice;
+}
+
+/*
+ * setpriority clamps nice to [-20, 19]. Lowering it (raising priority)
+ * needs CAP_SYS_NICE or an RLIMIT_NICE of at least 20 - nice, else -EACCES.
+ * The value is recorded for getpriority; host scheduling never changes.
+ */
+static long sys_setpriority(struct proxy_process *p, const uint64_t a[6])
+{
+    long rc = prio_target(p, (int)a[0], (int)a[1]);
+    if (rc < 0)
+        return rc;
+    int nice = (int)a[2];
+    nice = nice < -20 ? -20 : nice > 19 ? 19 : nice;
+    struct misc_state *st = misc_state(p);
+    if (nice < st->nice && !privileged(p) &&
+        (rlim_t)(20 - nice) > p->rlimits[RLIMIT_NICE].rlim_cur)
+        return -EACCES;
+    st->nice = nice;
+    return 0;
+}
+
+/* ---- I/O priority -------------------------------------------------------- */
+
+/* ioprio targets mirror priority targets, with the IOPRIO_WHO_* numbering. */
+static long ioprio_target(const struct proxy_process *p, int which, int who)
+{
+    switch (which) {
+    case IOPRIO_WHO_PROCESS:
+        return prio_target(p, PRIO_PROCESS, who);
+    case IOPRIO_WHO_PGRP:
+        return prio_target(p, PRIO_PGRP, who);
+    case IOPRIO_WHO_USER:
+        return prio_target(p, PRIO_USER, who);
+    default:
+        return -EINVAL;
+    }
+}
+
+/*
+ * Linux's ioprio_check_cap (6.5 and later): the low 3 data bits are the
+ * level, the bits above are hints that any class may carry. The real-time
+ * class needs privilege; class NONE takes no level.
+ */
+#define IOPRIO_LEVEL_BITS 0x7u
+
+static long ioprio_check(const struct proxy_process *p, unsigned ioprio)
+{
+    switch (IOPRIO_PRIO_CLASS(ioprio)) {
+    case IOPRIO_CLASS_RT:
+        return privileged(p) ? 0 : -EPERM;
+    case IOPRIO_CLASS_BE:
+    case IOPRIO_CLASS_IDLE:
+        return 0;
+    case IOPRIO_CLASS_NONE:
+        return ioprio & IOPRIO_LEVEL_BITS ? -EINVAL : 0;
+    default:
+        return -EINVAL;
+    }
+}
+
+/* The guest has no disk of its own to schedule: every process keeps the
+ * default priority (class NONE, 0), and a valid ioprio_set changes nothing. */
+static long sys_ioprio_get(struct proxy_process *p, const uint64_t a[6])
+{
+    long rc = ioprio_target(p, (int)a[0], (int)a[1]);
+    return rc < 0 ? rc : (long)IOPRIO_PRIO_VALUE(IOPRIO_CLASS_NONE, 0);
+}
+
+static long sys_ioprio_set(struct proxy_process *p, const uint64_t a[6])
+{
+    long rc = ioprio_check(p, (unsigned)a[2]);
+    return rc < 0 ? rc : ioprio_target(p, (int)a[0], (int)a[1]);
+}
+
+/* ---- prctl --------------------------------------------------------------- */
+
+/*
+ * PR_SET_NAME takes at most 15 bytes up to a NUL; a longer name is cut, not
+ * refused. Byte by byte so a name ending right before an unmapped page does
+ * not fault, just as strncpy_from_user stops at the NUL.
+ */
+static long prctl_set_name(struct proxy_process *p, gva_t name_gva)
+{
+    char name[sizeof(p->comm)];
+    memset(name, 0, sizeof(name));
+    for (size_t i = 0; i < sizeof(name) - 1; i++) {
+        if (proxy_copy_in(p, &name[i], name_gva + i, 1) < 0)
+            return -EFAULT;
+        if (name[i] == '\0')
+            break;
+    }
+    memcpy(p->comm, name, sizeof(name));
+    return 0;
+}
+
+/* PR_GET_NAME writes all 16 bytes, NUL padding included. */
+static long prctl_get_name(struct proxy_process *p, gva_t name_gva)
+{
+    if (proxy_copy_out(p, name_gva, p->comm, sizeof(p->comm)) < 0)
+        return -EFAULT;
+    return 0;
+}
+
+/* The options that only read or write misc_state. */
+static long prctl_flags(struct proxy_process *p, int option,
+                        const uint64_t a[6])
+{
+    struct misc_state *st = misc_state(p);
+    uint64_t arg2 = a[1];
+    bool extra_args = a[2] || a[3] || a[4];
+    switch (option) {
+    case PR_SET_PDEATHSIG:
+        if (arg2 > PROXY_NSIG - 1)
+            return -EINVAL;
+        st->pdeathsig = (int)arg2;
+        return 0;
+    case PR_GET_PDEATHSIG:
+        return put_int(p, arg2, st->pdeathsig);
+    case PR_SET_DUMPABLE:
+        if (arg2 > 1) /* SUID_DUMP_DISABLE or SUID_DUMP_USER only */
+            return -EINVAL;
+        st->dumpable = (int)arg2;
+        return 0;
+    case PR_GET_DUMPABLE:
+        return st->dumpable;
+    case PR_SET_NO_NEW_PRIVS: /* one way: it can never be cleared */
+        if (arg2 != 1 || extra_args)
+            return -EINVAL;
+        st->no_new_privs = true;
+        return 0;
+    case PR_GET_NO_NEW_PRIVS:
+        return arg2 || extra_args ? -EINVAL : st->no_new_privs;
+    case PR_SET_CHILD_SUBREAPER:
+        st->child_subreaper = arg2 != 0;
+        return 0;
+    case PR_GET_CHILD_SUBREAPER:
+        return put_int(p, arg2, st->child_subreaper);
+    case PR_SET_TIMERSLACK: /* 0 restores the default */
+        st->timerslack_ns = arg2 ? arg2 : TIMERSLACK_DEFAULT_NS;
+        return 0;
+    case PR_GET_TIMERSLACK:
+        return (long)st->timerslack_ns;
+    case PR_SET_THP_DISABLE:
+        if (extra_args)
+            return -EINVAL;
+        st->thp_disabled = arg2 != 0;
+        return 0;
+    case PR_GET_THP_DISABLE:
+        return arg2 || extra_args ? -EINVAL : st->thp_disabled;
+    default:
+        return -EINVAL;
+    }
+}
+
+static long sys_prctl(struct proxy_process *p, const uint64_t a[6])
+{
+    int option = (int)a[0];
+    switch (option) {
+    case PR_SET_NAME:
+        return prctl_set_name(p, a[1]);
+    case PR_GET_NAME:
+        return prctl_get_name(p, a[1]);
+    case PR_CAPBSET_READ:
+        /* The bounding set is full for every process, root or not. */
+        return a[1] <= CAP_LAST_CAP ? 1 : -EINVAL;
+    case PR_GET_SECCOMP:
+        return 0; /* SECCOMP_MODE_DISABLED: the guest never installs one */
+    case PR_SET_VMA:
+        /* Naming anonymous memory: Linux without CONFIG_ANON_VMA_NAME says
+         * -EINVAL, and glibc (thread stack names) ignores the failure. */
+        return -EINVAL;
+    case PR_SET_MM:
+        /* Rewriting the mm layout (CAP_SYS_RESOURCE) is refused: the
+         * address space belongs to hvrun's loader and mm family. */
+        return -EPERM;
+    default:
+        return prctl_flags(p, option, a);
+    }
+}
+
+/* ---- process groups and sessions (one process) --------------------------- */
+
+static long sys_getpgrp(struct proxy_process *p, const uint64_t a[6])
+{
+    return p->pgid;
+}
+
+static long sys_getpgid(struct proxy_process *p, const uint64_t a[6])
+{
+    return is_self(p, (int)a[0]) ? p->pgid : -ESRCH;
+}
+
+static long sys_getsid(struct proxy_process *p, const uint64_t a[6])
+{
+    return is_self(p, (int)a[0]) ? p->sid : -ESRCH;
+}
+
+/*
+ * setpgid(pid, pgid): 0 means the caller for pid and pid for pgid. A
+ * session leader may not move (-EPERM); joining a group needs that group
+ * in the caller's session, and the only group known here is the caller's.
+ */
+static long sys_setpgid(struct proxy_process *p, const uint64_t a[6])
+{
+    int pid = (int)a[0] ? (int)a[0] : p->pid;
+    int pgid = (int)a[1] ? (int)a[1] : pid;
+    if (pgid < 0)
+        return -EINVAL;
+    if (pid != p->pid)
+        return -ESRCH;
+    if (p->sid == p->pid)
+        return -EPERM;
+    if (pgid != pid && pgid != p->pgid)
+        return -EPERM;
+    p->pgid = pgid;
+    return 0;
+}
+
+/* setsid fails when a process group with the caller's pid exists, which is
+ * always so for a group leader (and so for a session leader). */
+static long sys_setsid(struct proxy_process *p, const uint64_t a[6])
+{
+    if (p->pgid == p->pid || p->sid == p->pid)
+        return -EPERM;
+    p->sid = p->pgid = p->pid;
+    return p->pid;
+}
+
+/* ---- personality --------------------------------------------------------- */
+
+/*
+ * Only the PER_LINUX execution domain exists here. 0xffffffff queries;
+ * flag bits (ADDR_NO_RANDOMIZE and the rest) are accepted and not kept:
+ * hvrun's layout does not randomise anyway. Other domains (PER_LINUX32...)
+ * would change uname and more, so they are refused rather than ignored.
+ */
+static long sys_personality(struct proxy_process *p, const uint64_t a[6])
+{
+    unsigned persona = (unsigned)a[0];
+    if (persona != 0xffffffffu && (persona & PER_MASK) != PER_LINUX)
+        return -EINVAL;
+    return PER_LINUX;
+}
+
+/* ---- membarrier ---------------------------------------------------------- */
+
+/*
+ * All guest threads share one vCPU and run one at a time, and every switch
+ * between them passes through a VM exit, which serialises. So every barrier
+ * is already done when the call arrives. Registration is not tracked: a
+ * private expedited barrier without one succeeds instead of -EPERM. The
+ * rseq commands are absent, as rseq is.
+ */
+#define MEMBARRIER_SUPPORTED                                                   \
+    (MEMBARRIER_CMD_GLOBAL | MEMBARRIER_CMD_GLOBAL_EXPEDITED |                 \
+     MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED |                                \
+     MEMBARRIER_CMD_PRIVATE_EXPEDITED |                                        \
+     MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED |                               \
+     MEMBARRIER_CMD_PRIVATE_EXPEDITED_SYNC_CORE |                              \
+     MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_SYNC_CORE)
+
+static long sys_membarrier(struct proxy_process *p, const uint64_t a[6])
+{
+    int cmd = (int)a[0];
+    unsigned flags = (unsigned)a[1];
+    if (flags != 0)
+        return -EINVAL; /* MEMBARRIER_CMD_FLAG_CPU is for the rseq commands */
+    if (cmd == MEMBARRIER_CMD_QUERY)
+        return MEMBARRIER_SUPPORTED;
+    bool one_command = cmd > 0 && (cmd & (cmd - 1)) == 0;
+    return one_command && (cmd & MEMBARRIER_SUPPORTED) ? 0 : -EINVAL;
+}
+
+/* ---- memory locking: guest memory is always resident --------------------- */
+
+static bool range_mapped(const struct vmm_aspace *as, gva_t start, gva_t end)
+{
+    while (start < end) {
+        const struct vmm_vma *vma = vmm_as_find_vma(as, start);
+        if (!vma)
+            return false;
+        start = vma->end;
+    }
+    return true;
+}
+
+static uint64_t mapped_bytes(const struct vmm_aspace *as)
+{
+    uint64_t total = 0;
+    for (size_t i = 0; i < as->nr_vmas; i++)
+        total += as->vmas[i].end - as->vmas[i].start;
+    return total;
+}
+
+/* Linux's can_do_mlock: a non-zero RLIMIT_MEMLOCK or CAP_IPC_LOCK. */
+static bool may_lock(const struct proxy_process *p)
+{
+    return p->rlimits[RLIMIT_MEMLOCK].rlim_cur != 0 || privileged(p);
+}
+
+/*
+ * The page-rounded range of an (addr, len) lock request, checked as
+ * mlock/munlock check it: a wrapping range is -EINVAL, a hole -ENOMEM.
+ * Nothing is locked (guest pages are never swapped by hvrun); when `lock`,
+ * the request must also fit RLIMIT_MEMLOCK. Pages locked by earlier calls
+ * are not counted, so only a single oversized request is refused.
+ */
+static long check_lock_range(struct proxy_process *p, gva_t addr, uint64_t len,
+                             bool lock)
+{
+    gva_t start = addr & VMM_PAGE_MASK;
+    uint64_t span;
+    if (__builtin_add_overflow(len, addr - start, &span) ||
+        __builtin_add_overflow(span, VMM_PAGE_SIZE - 1, &span))
+        return -EINVAL;
+    span &= VMM_PAGE_MASK;
+    gva_t end;
+    if (__builtin_add_overflow(start, span, &end))
+        return -EINVAL;
+    if (end == start)
+        return 0;
+    if (lock && !may_lock(p))
+        return -EPERM;
+    if (lock && !privileged(p) && span > p->rlimits[RLIMIT_MEMLOCK].rlim_cur)
+        return -ENOMEM;
+    return range_mapped(p->as, start, end) ? 0 : -ENOMEM;
+}
+
+static long sys_mlock(struct proxy_process *p, const uint64_t a[6])
+{
+    return check_lock_range(p, a[0], a[1], true);
+}
+
+static long sys_mlock2(struct proxy_process *p, const uint64_t a[6])
+{
+    if (a[2] & ~(uint64_t)MLOCK_ONFAULT)
+        return -EINVAL;
+    return check_lock_range(p, a[0], a[1], true);
+}
+
+static long sys_munlock(struct proxy_process *p, const uint64_t a[6])
+{
+    return check_lock_range(p, a[0], a[1], false);
+}
+
+/* mlockall: flags must include MCL_CURRENT or MCL_FUTURE; MCL_CURRENT must
+ * fit everything mapped into RLIMIT_MEMLOCK unless privileged. */
+static long sys_mlockall(struct proxy_process *p, const uint64_t a[6])
+{
+    uint64_t flags = a[0];
+    if (flags == 0 || flags == MCL_ONFAULT ||
+        (flags & ~(uint64_t)(MCL_CURRENT | MCL_FUTURE | MCL_ONFAULT)))
+        return -EINVAL;
+    if (!may_lock(p))
+        return -EPERM;
+    if ((flags & MCL_CURRENT) && !privileged(p) &&
+        mapped_bytes(p->as) > p->rlimits[RLIMIT_MEMLOCK].rlim_cur)
+        return -ENOMEM;
+    return 0;
+}
+
+static long sys_munlockall(struct proxy_process *p, const uint64_t a[6])
+{
+    return 0;
+}
+
+/* ---- refused ------------------------------------------------------------- */
+
+/* The kernel log is not the guest's to read: -EPERM, as Linux answers
+ * without CAP_SYSLOG under dmesg_restrict. */
+static long sys_syslog(struct proxy_process *p, const uint64_t a[6])
+{
+    return -EPERM;
+}
+
+/* Hanging up the terminal would hang up hvrun's: refused as without
+ * CAP_SYS_TTY_CONFIG. */
+static long sys_vhangup(struct proxy_process *p, const uint64_t a[6])
+{
+    return -EPERM;
+}
+
+const struct proxy_syscall proxy_misc_syscalls[] = {
+    {SYS_getpid, "getpid", sys_getpid},
+    {SYS_getppid, "getppid", sys_getppid},
+    {SYS_gettid, "gettid", sys_gettid},
+    {SYS_getuid, "getuid", sys_getuid},
+    {SYS_geteuid, "geteuid", sys_geteuid},
+    {SYS_getgid, "getgid", sys_getgid},
+    {SYS_getegid, "getegid", sys_getegid},
+    {SYS_getresuid, "getresuid", sys_getresuid},
+    {SYS_getresgid, "getresgid", sys_getresgid},
+    {SYS_setuid, "setuid", sys_setuid},
+    {SYS_setgid, "setgid", sys_setgid},
+    {SYS_setreuid, "setreuid", sys_setreuid},
+    {SYS_setregid, "setregid", sys_setregid},
+    {SYS_setresuid, "setresuid", sys_setresuid},
+    {SYS_setresgid, "setresgid", sys_setresgid},
+    {SYS_getgroups, "getgroups", sys_getgroups},
+    {SYS_setgroups, "setgroups", sys_setgroups},
+    {SYS_capget, "capget", sys_capget},
+    {SYS_capset, "capset", sys_capset},
+    {SYS_getrlimit, "getrlimit", sys_getrlimit},
+    {SYS_setrlimit, "setrlimit", sys_setrlimit},
+    {SYS_prlimit64, "prlimit64", sys_prlimit64},
+    {SYS_uname, "uname", sys_uname},
+    {SYS_sysinfo, "sysinfo", sys_sysinfo},
+    {SYS_getrusage, "getrusage", sys_getrusage},
+    {SYS_times, "times", sys_times},
+    {SYS_arch_prctl, "arch_prctl", sys_arch_prctl},
+    {SYS_set_tid_address, "set_tid_address", sys_set_tid_address},
+    {SYS_set_robust_list, "set_robust_list", sys_set_robust_list},
+    {SYS_get_robust_list, "get_robust_list", sys_get_robust_list},
+    {SYS_rseq, "rseq", sys_rseq},
+    {SYS_getrandom, "getrandom", sys_getrandom},
+    {SYS_sched_getaffinity, "sched_getaffinity", sys_sched_getaffinity},
+    {SYS_sched_setaffinity, "sched_setaffinity", sys_sched_setaffinity},
+    {SYS_sched_yield, "sched_yield", sys_sched_yield},
+    {SYS_sched_getscheduler, "sched_getscheduler", sys_sched_getscheduler},
+    {SYS_sched_getparam, "sched_getparam", sys_sched_getparam},
+    {SYS_sched_get_priority_max, "sched_get_priority_max",
+     sys_sched_get_priority_max},
+    {SYS_sched_get_priority_min, "sched_get_priority_min",
+     sys_sched_get_priority_min},
+    {SYS_getcpu, "getcpu", sys_getcpu},
+    {SYS_getpriority, "getpriority", sys_getpriority},
+    {SYS_setpriority, "setpriority", sys_setpriority},
+    {SYS_ioprio_get, "ioprio_get", sys_ioprio_get},
+    {SYS_ioprio_set, "ioprio_set", sys_ioprio_set},
+    {SYS_prctl, "prctl", sys_prctl},
+    {SYS_getpgrp, "getpgrp", sys_getpgrp},
+    {SYS_getpgid, "getpgid", sys_getpgid},
+    {SYS_getsid, "getsid", sys_getsid},
+    {SYS_setpgid, "setpgid", sys_setpgid},
+    {SYS_setsid, "setsid", sys_setsid},
+    {SYS_personality, "personality", sys_personality},
+    {SYS_membarrier, "membarrier", sys_membarrier},
+    {SYS_mlock, "mlock", sys_mlock},
+    {SYS_mlock2, "mlock2", sys_mlock2},
+    {SYS_munlock, "munlock", sys_munlock},
+    {SYS_mlockall, "mlockall", sys_mlockall},
+    {SYS_munlockall, "munlockall", sys_munlockall},
+    {SYS_syslog, "syslog", sys_syslog},
+    {SYS_vhangup, "vhangup", sys_vhangup},
+    {-1, NULL, NULL},
+};

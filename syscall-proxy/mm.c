@@ -1,0 +1,340 @@
+/*
+ * mm.c - the memory family, emulated on the guest address space: mmap
+ * (anonymous, file private = a copy of the file range, file shared = the
+ * host file mapped over the backing pages), munmap, mprotect, mremap, brk,
+ * madvise, msync, mincore.
+ */
+#include "proxy.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define PROT_SEM_X86 0x8
+#define PROT_VALID (PROT_READ | PROT_WRITE | PROT_EXEC | PROT_SEM_X86)
+#define MAP_TYPE_MASK 0x0f
+
+static bool page_aligned(uint64_t x) { return (x & ~VMM_PAGE_MASK) == 0; }
+
+/* Host pointer of a gva inside one VMA (the backing is contiguous). */
+static void *backing_hva(struct proxy_process *p, gva_t gva, size_t len)
+{
+    struct iovec iov;
+    size_t covered;
+    if (vmm_as_host_iov(p->as, gva, len, 0, &iov, 1, &covered) != 1 ||
+        covered != len)
+        return NULL;
+    return iov.iov_base;
+}
+
+static int choose_address(struct proxy_process *p, gva_t hint, uint64_t len,
+                          int flags, gva_t *out)
+{
+    if (flags & (MAP_FIXED | MAP_FIXED_NOREPLACE)) {
+        if (!page_aligned(hint))
+            return -EINVAL;
+        if (hint + len > VMM_USER_END || hint + len < hint ||
+            hint < VMM_USER_MIN)
+            return -ENOMEM;
+        if ((flags & MAP_FIXED_NOREPLACE) && !(flags & MAP_FIXED) &&
+            !vmm_as_range_free(p->as, hint, len))
+            return -EEXIST;
+        *out = hint;
+        return 0;
+    }
+    hint &= VMM_PAGE_MASK;
+    if (hint && vmm_as_range_free(p->as, hint, len)) {
+        *out = hint;
+        return 0;
+    }
+    return vmm_as_find_free(p->as, len, p->mmap_base, out);
+}
+
+static int fill_from_file(struct proxy_process *p, int host_fd, gva_t gva,
+                          uint64_t len, uint64_t off)
+{
+    struct stat st;
+    if (fstat(host_fd, &st) < 0)
+        return -errno;
+    if (S_ISREG(st.st_mode) && (uint64_t)st.st_size <= off)
+        return 0;
+    if (S_ISREG(st.st_mode) && (uint64_t)st.st_size - off < len)
+        len = (uint64_t)st.st_size - off;
+    while (len > 0) {
+        struct iovec iov[4];
+        size_t covered;
+        int n = vmm_as_host_iov(p->as, gva, len, 0, iov, 4, &covered);
+        if (n == 0)
+            return -EFAULT;
+        ssize_t got = preadv(host_fd, iov, n, (off_t)off);
+        if (got < 0)
+            return -errno;
+        if (got == 0)
+            break;
+        gva += (uint64_t)got;
+        off += (uint64_t)got;
+        len -= (uint64_t)got;
+    }
+    return 0;
+}
+
+static void name_file_mapping(struct proxy_process *p, int host_fd,
+                              gva_t gva, uint64_t len, uint64_t off)
+{
+    char link[64], target[PROXY_PATH_MAX];
+    struct stat st;
+    snprintf(link, sizeof(link), "/proc/self/fd/%d", host_fd);
+    ssize_t n = readlink(link, target, sizeof(target) - 1);
+    target[n > 0 ? n : 0] = 0;
+    if (fstat(host_fd, &st) == 0)
+        vmm_as_set_file(p->as, gva, len, off, st.st_dev, st.st_ino,
+                        n > 0 ? target : NULL);
+}
+
+static int check_file_access(int host_fd, int flags, int prot)
+{
+    int fl = fcntl(host_fd, F_GETFL);
+    struct stat st;
+    if (fl < 0 || fstat(host_fd, &st) < 0)
+        return -EBADF;
+    if (S_ISDIR(st.st_mode))
+        return -ENODEV;
+    if ((fl & O_ACCMODE) == O_WRONLY)
+        return -EACCES;
+    if ((flags & MAP_TYPE_MASK) != MAP_PRIVATE && (prot & PROT_WRITE) &&
+        (fl & O_ACCMODE) != O_RDWR)
+        return -EACCES;
+    return 0;
+}
+
+static int map_shared_file(struct proxy_process *p, int host_fd, gva_t gva,
+                           uint64_t len, uint64_t off)
+{
+    void *hva = backing_hva(p, gva, len);
+    if (!hva)
+        return -ENOMEM;
+    int fl = fcntl(host_fd, F_GETFL);
+    int host_prot = PROT_READ | ((fl & O_ACCMODE) == O_RDWR ? PROT_WRITE : 0);
+    /* The guest writes land in the host page cache, as with Linux. */
+    if (mmap(hva, len, host_prot, MAP_SHARED | MAP_FIXED, host_fd,
+             (off_t)off) == MAP_FAILED)
+        return -errno;
+    return 0;
+}
+
+static long sys_mmap(struct proxy_process *p, const uint64_t a[6])
+{
+    gva_t addr = a[0];
+    uint64_t len = a[1], off = a[5];
+    int prot = (int)a[2], flags = (int)a[3], guest_fd = (int)a[4];
+    int type = flags & MAP_TYPE_MASK;
+    if (len == 0 || !page_aligned(off) || (prot & ~PROT_VALID))
+        return -EINVAL;
+    if (type != MAP_PRIVATE && type != MAP_SHARED &&
+        type != MAP_SHARED_VALIDATE)
+        return -EINVAL;
+    if (VMM_PAGE_ALIGN_UP(len) < len || VMM_PAGE_ALIGN_UP(len) > VMM_USER_END)
+        return -ENOMEM;
+    len = VMM_PAGE_ALIGN_UP(len);
+    bool anon = flags & MAP_ANONYMOUS;
+    int host_fd = -1;
+    if (!anon) {
+        host_fd = proxy_fd_host(&p->fds, guest_fd);
+        if (host_fd < 0)
+            return -EBADF;
+        int rc = check_file_access(host_fd, flags, prot);
+        if (rc < 0)
+            return rc;
+    }
+    gva_t at;
+    int rc = choose_address(p, addr, len, flags, &at);
+    if (rc < 0)
+        return rc;
+    int vflags = type != MAP_PRIVATE ? VMM_VMA_SHARED : 0;
+    if (flags & MAP_GROWSDOWN)
+        vflags |= VMM_VMA_GROWSDOWN;
+    rc = vmm_as_map(p->as, at, len, prot, vflags, NULL);
+    if (rc < 0)
+        return rc;
+    if (!anon) {
+        rc = type == MAP_PRIVATE ? fill_from_file(p, host_fd, at, len, off)
+                                 : map_shared_file(p, host_fd, at, len, off);
+        if (rc < 0) {
+            vmm_as_unmap(p->as, at, len);
+            return rc;
+        }
+        name_file_mapping(p, host_fd, at, len, off);
+    }
+    return (long)at;
+}
+
+static long sys_munmap(struct proxy_process *p, const uint64_t a[6])
+{
+    if (!page_aligned(a[0]) || a[1] == 0 || a[0] + a[1] < a[0] ||
+        a[0] + a[1] > VMM_USER_END)
+        return -EINVAL;
+    return vmm_as_unmap(p->as, a[0], a[1]);
+}
+
+static long sys_mprotect(struct proxy_process *p, const uint64_t a[6])
+{
+    int prot = (int)a[2] & ~(PROT_GROWSDOWN | PROT_GROWSUP);
+    if (!page_aligned(a[0]) || (prot & ~PROT_VALID))
+        return -EINVAL;
+    if (a[1] == 0)
+        return 0;
+    uint64_t len = VMM_PAGE_ALIGN_UP(a[1]);
+    if (len < a[1] || a[0] + len < a[0] || a[0] + len > VMM_USER_END)
+        return -ENOMEM;
+    return vmm_as_protect(p->as, a[0], len, prot);
+}
+
+static long sys_mremap(struct proxy_process *p, const uint64_t a[6])
+{
+    gva_t old = a[0], new_addr = a[4];
+    uint64_t old_len = VMM_PAGE_ALIGN_UP(a[1]), new_len = a[2];
+    int flags = (int)a[3];
+    if (flags & ~(MREMAP_MAYMOVE | MREMAP_FIXED | MREMAP_DONTUNMAP))
+        return -EINVAL;
+    if (!page_aligned(old) || ((flags & MREMAP_FIXED) &&
+                               !(flags & MREMAP_MAYMOVE)))
+        return -EINVAL;
+    /* DONTUNMAP and old_len == 0 (duplicating a shared mapping) are not
+     * emulated; Linux itself refuses them for most mappings. */
+    if ((flags & MREMAP_DONTUNMAP) || old_len == 0 || new_len == 0)
+        return -EINVAL;
+    new_len = VMM_PAGE_ALIGN_UP(new_len);
+    if (new_len > VMM_USER_END)
+        return -ENOMEM;
+    gva_t out = new_addr;
+    int rc = vmm_as_remap(p->as, old, old_len, new_len,
+                          flags & MREMAP_MAYMOVE, flags & MREMAP_FIXED, &out);
+    return rc < 0 ? rc : (long)out;
+}
+
+static long sys_brk(struct proxy_process *p, const uint64_t a[6])
+{
+    gva_t want = a[0];
+    if (want < p->brk_start)
+        return (long)p->brk_end;
+    gva_t cur_top = VMM_PAGE_ALIGN_UP(p->brk_end);
+    gva_t new_top = VMM_PAGE_ALIGN_UP(want);
+    if (new_top > cur_top) {
+        uint64_t limit = p->rlimits[RLIMIT_DATA].rlim_cur;
+        if (limit != RLIM_INFINITY && new_top - p->brk_start > limit)
+            return (long)p->brk_end;
+        if (!vmm_as_range_free(p->as, cur_top, new_top - cur_top))
+            return (long)p->brk_end;
+        if (vmm_as_map(p->as, cur_top, new_top - cur_top,
+                       PROT_READ | PROT_WRITE, VMM_VMA_HEAP, "[heap]") < 0)
+            return (long)p->brk_end;
+    } else if (new_top < cur_top) {
+        vmm_as_unmap(p->as, new_top, cur_top - new_top);
+    }
+    p->brk_end = want;
+    return (long)want;
+}
+
+static bool advice_known(int advice)
+{
+    switch (advice) {
+    case MADV_NORMAL: case MADV_RANDOM: case MADV_SEQUENTIAL:
+    case MADV_WILLNEED: case MADV_DONTNEED: case MADV_FREE:
+    case MADV_REMOVE: case MADV_DONTFORK: case MADV_DOFORK:
+    case MADV_MERGEABLE: case MADV_UNMERGEABLE: case MADV_HUGEPAGE:
+    case MADV_NOHUGEPAGE: case MADV_DONTDUMP: case MADV_DODUMP:
+    case MADV_WIPEONFORK: case MADV_KEEPONFORK: case MADV_COLD:
+    case MADV_PAGEOUT: case MADV_POPULATE_READ: case MADV_POPULATE_WRITE:
+        return true;
+    default:
+        return false;
+    }
+}
+
+static long sys_madvise(struct proxy_process *p, const uint64_t a[6])
+{
+    gva_t addr = a[0];
+    uint64_t len = VMM_PAGE_ALIGN_UP(a[1]);
+    int advice = (int)a[2];
+    if (!page_aligned(addr) || !advice_known(advice) || addr + len < addr)
+        return -EINVAL;
+    if (len == 0)
+        return 0;
+    bool drop = advice == MADV_DONTNEED || advice == MADV_REMOVE;
+    /* Linux applies advice to the mapped parts and then reports -ENOMEM
+     * for a hole; MADV_DONTNEED zero-fills private memory. */
+    int rc = 0;
+    for (gva_t g = addr; g < addr + len;) {
+        struct vmm_vma *v = vmm_as_find_vma(p->as, g);
+        if (!v) {
+            rc = -ENOMEM;
+            g += VMM_PAGE_SIZE;
+            continue;
+        }
+        gva_t end = v->end < addr + len ? v->end : addr + len;
+        if (drop) {
+            void *hva = backing_hva(p, g, end - g);
+            if (hva)
+                madvise(hva, end - g, MADV_DONTNEED);
+        }
+        g = end;
+    }
+    return rc;
+}
+
+static long sys_msync(struct proxy_process *p, const uint64_t a[6])
+{
+    int flags = (int)a[2];
+    if (!page_aligned(a[0]) || (flags & ~(MS_ASYNC | MS_SYNC | MS_INVALIDATE)) ||
+        ((flags & MS_ASYNC) && (flags & MS_SYNC)))
+        return -EINVAL;
+    uint64_t len = VMM_PAGE_ALIGN_UP(a[1]);
+    for (gva_t g = a[0]; g < a[0] + len;) {
+        struct vmm_vma *v = vmm_as_find_vma(p->as, g);
+        if (!v)
+            return -ENOMEM;
+        gva_t end = v->end < a[0] + len ? v->end : a[0] + len;
+        void *hva = backing_hva(p, g, end - g);
+        if (hva && (v->flags & VMM_VMA_SHARED) && msync(hva, end - g, flags))
+            return -errno;
+        g = end;
+    }
+    return 0;
+}
+
+static long sys_mincore(struct proxy_process *p, const uint64_t a[6])
+{
+    if (!page_aligned(a[0]))
+        return -EINVAL;
+    uint64_t pages = VMM_PAGE_ALIGN_UP(a[1]) / VMM_PAGE_SIZE;
+    for (uint64_t i = 0; i < pages; i++)
+        if (!vmm_as_find_vma(p->as, a[0] + i * VMM_PAGE_SIZE))
+            return -ENOMEM;
+    /* Guest memory is always resident. */
+    static const uint8_t one[256] = {[0 ... 255] = 1};
+    for (uint64_t done = 0; done < pages;) {
+        uint64_t n = pages - done < sizeof(one) ? pages - done : sizeof(one);
+        int rc = proxy_copy_out(p, a[2] + done, one, n);
+        if (rc < 0)
+            return rc;
+        done += n;
+    }
+    return 0;
+}
+
+const struct proxy_syscall proxy_mm_syscalls[] = {
+    {SYS_mmap, "mmap", sys_mmap},
+    {SYS_munmap, "munmap", sys_munmap},
+    {SYS_mprotect, "mprotect", sys_mprotect},
+    {SYS_mremap, "mremap", sys_mremap},
+    {SYS_brk, "brk", sys_brk},
+    {SYS_madvise, "madvise", sys_madvise},
+    {SYS_msync, "msync", sys_msync},
+    {SYS_mincore, "mincore", sys_mincore},
+    {-1, NULL, NULL},
+};

@@ -1,0 +1,152 @@
+/*
+ * process.c - the guest process object, the checked copy wrappers and
+ * hvrun's diagnostics for one guest.
+ */
+#include "proxy.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "det.h"
+
+/* Linux's defaults for a fresh login process on a typical Debian host. */
+static void default_rlimits(struct rlimit *r)
+{
+    for (int i = 0; i < RLIM_NLIMITS; i++)
+        r[i] = (struct rlimit){RLIM_INFINITY, RLIM_INFINITY};
+    r[RLIMIT_STACK] = (struct rlimit){8ULL << 20, RLIM_INFINITY};
+    r[RLIMIT_CORE] = (struct rlimit){0, RLIM_INFINITY};
+    r[RLIMIT_NOFILE] = (struct rlimit){1024, 1048576};
+    r[RLIMIT_NPROC] = (struct rlimit){63704, 63704};
+    r[RLIMIT_MEMLOCK] = (struct rlimit){8ULL << 20, 8ULL << 20};
+    r[RLIMIT_SIGPENDING] = (struct rlimit){63704, 63704};
+    r[RLIMIT_MSGQUEUE] = (struct rlimit){819200, 819200};
+    r[RLIMIT_NICE] = (struct rlimit){0, 0};
+    r[RLIMIT_RTPRIO] = (struct rlimit){0, 0};
+}
+
+static int install_stdio(struct proxy_process *p)
+{
+    for (int fd = 0; fd < 3; fd++) {
+        int host = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+        if (host < 0)
+            continue; /* a closed stdio fd stays closed in the guest */
+        int rc = proxy_fd_install_at(&p->fds, fd, host, false);
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
+}
+
+int proxy_process_create(struct proxy_process **out, struct vmm_vm *vm,
+                         struct det_state *det, const struct proxy_config *c)
+{
+    struct proxy_process *p = calloc(1, sizeof(*p));
+    if (!p)
+        return -ENOMEM;
+    p->vm = vm;
+    p->as = vmm_vm_aspace(vm);
+    p->det = det;
+    p->cfg = c;
+    default_rlimits(p->rlimits);
+    int rc = proxy_fdtable_init(&p->fds, (int)p->rlimits[RLIMIT_NOFILE].rlim_cur);
+    if (rc < 0) {
+        free(p);
+        return rc;
+    }
+    p->cwd_fd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (p->cwd_fd < 0) {
+        rc = -errno;
+        proxy_fdtable_destroy(&p->fds);
+        free(p);
+        return rc;
+    }
+    p->umask = 022;
+    p->ruid = p->euid = p->suid = getuid();
+    p->rgid = p->egid = p->sgid = getgid();
+    p->pid = p->tid = p->pgid = p->sid = 1;
+    p->altstack.ss_flags = SS_DISABLE;
+    p->ppid = 0;
+    rc = install_stdio(p);
+    if (rc < 0) {
+        proxy_process_destroy(p);
+        return rc;
+    }
+    *out = p;
+    return 0;
+}
+
+void proxy_process_destroy(struct proxy_process *p)
+{
+    if (!p)
+        return;
+    proxy_fdtable_destroy(&p->fds);
+    if (p->cwd_fd >= 0)
+        close(p->cwd_fd);
+    free(p);
+}
+
+int proxy_copy_in(struct proxy_process *p, void *dst, gva_t src, size_t len)
+{
+    return vmm_as_copy_in(p->as, dst, src, len);
+}
+
+int proxy_copy_out(struct proxy_process *p, gva_t dst, const void *src,
+                   size_t len)
+{
+    return vmm_as_copy_out(p->as, dst, src, len);
+}
+
+long proxy_path_in(struct proxy_process *p, char *dst, gva_t src)
+{
+    if (src == 0)
+        return -EFAULT;
+    return vmm_as_strncpy_in(p->as, dst, src, PROXY_PATH_MAX);
+}
+
+int proxy_host_dirfd(struct proxy_process *p, int guest_dirfd)
+{
+    if (guest_dirfd == AT_FDCWD)
+        return p->cwd_fd;
+    return proxy_fd_host(&p->fds, guest_dirfd);
+}
+
+void proxy_log(const struct proxy_process *p, int level, const char *fmt, ...)
+{
+    if (!p->cfg || level > p->cfg->log_level)
+        return;
+    FILE *f = p->cfg->log ? p->cfg->log : stderr;
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("hvrun: ", f);
+    vfprintf(f, fmt, ap);
+    fputc('\n', f);
+    va_end(ap);
+    fflush(f);
+}
+
+/* ---- the process family (fork/exec/wait arrive with multi-process) ------- */
+
+static long sys_exit_group(struct proxy_process *p, const uint64_t a[6])
+{
+    p->exited = true;
+    p->exit_status = (int)((a[0] & 0xff) << 8);
+    return PROXY_RET_NORETURN;
+}
+
+/* With one thread, exit ends the process like exit_group. */
+static long sys_exit(struct proxy_process *p, const uint64_t a[6])
+{
+    return sys_exit_group(p, a);
+}
+
+const struct proxy_syscall proxy_process_syscalls[] = {
+    {SYS_exit, "exit", sys_exit},
+    {SYS_exit_group, "exit_group", sys_exit_group},
+    {-1, NULL, NULL},
+};

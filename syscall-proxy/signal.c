@@ -1,0 +1,510 @@
+/*
+ * signal.c - dispositions, masks, pending signals, and delivery through a
+ * real x86-64 rt_sigframe, built exactly as Linux's get_sigframe() and
+ * x64_setup_rt_frame() build it:
+ *
+ *   sp = user rsp - 128 (red zone), or the top of the alternate stack
+ *   xsave area (832 bytes + FP_XSTATE_MAGIC2) rounded down to 64 bytes
+ *   struct rt_sigframe { pretcode; ucontext; siginfo } aligned so that
+ *   (sp + 8) is 16-byte aligned at the handler's first instruction
+ *
+ * rt_sigreturn reads the ucontext back, including the xsave image.
+ */
+#include "proxy.h"
+
+#include <errno.h>
+#include <stddef.h>
+#include <string.h>
+#include <sys/syscall.h>
+
+#include "cpu_x86_64.h"
+
+#define SIGBIT(s) (1ULL << ((s) - 1))
+#define UNBLOCKABLE (SIGBIT(SIGKILL) | SIGBIT(SIGSTOP))
+#define KERNEL_SA_RESTORER 0x04000000ULL
+#define UC_FP_XSTATE 0x1ULL
+#define UC_SIGCONTEXT_SS 0x2ULL
+#define UC_STRICT_RESTORE_SS 0x4ULL
+#define FP_XSTATE_MAGIC1 0x46505853U
+#define FP_XSTATE_MAGIC2 0x46505845U
+#define REDZONE_BYTES 128
+#define SS_AUTODISARM_FLAG (1 << 31)
+#define KERNEL_MINSIGSTKSZ 2048ULL
+
+/* The kernel's stack_t and sigcontext as the guest sees them. */
+struct kstack {
+    uint64_t ss_sp;
+    int32_t ss_flags;
+    int32_t pad;
+    uint64_t ss_size;
+};
+
+struct ksigcontext {
+    uint64_t r8, r9, r10, r11, r12, r13, r14, r15;
+    uint64_t rdi, rsi, rbp, rbx, rdx, rax, rcx, rsp, rip, eflags;
+    uint16_t cs, gs, fs, ss;
+    uint64_t err, trapno, oldmask, cr2;
+    uint64_t fpstate;
+    uint64_t reserved1[8];
+};
+
+struct kucontext {
+    uint64_t uc_flags;
+    uint64_t uc_link;
+    struct kstack uc_stack;
+    struct ksigcontext uc_mcontext;
+    uint64_t uc_sigmask;
+};
+
+struct krt_sigframe {
+    uint64_t pretcode;
+    struct kucontext uc;
+    siginfo_t info;
+};
+
+_Static_assert(sizeof(struct ksigcontext) == 256, "sigcontext ABI");
+_Static_assert(offsetof(struct krt_sigframe, info) == 312, "rt_sigframe ABI");
+_Static_assert(sizeof(struct krt_sigframe) == 440, "rt_sigframe ABI");
+
+static bool sig_valid(uint64_t s) { return s >= 1 && s <= 64; }
+
+/* ---- default actions ----------------------------------------------------- */
+
+enum default_action { ACT_TERM, ACT_CORE, ACT_IGNORE, ACT_STOP };
+
+static enum default_action default_action_of(int sig)
+{
+    switch (sig) {
+    case SIGQUIT: case SIGILL: case SIGTRAP: case SIGABRT: case SIGBUS:
+    case SIGFPE: case SIGSEGV: case SIGXCPU: case SIGXFSZ: case SIGSYS:
+        return ACT_CORE;
+    case SIGCHLD: case SIGCONT: case SIGURG: case SIGWINCH:
+        return ACT_IGNORE;
+    case SIGSTOP: case SIGTSTP: case SIGTTIN: case SIGTTOU:
+        return ACT_STOP;
+    default:
+        return ACT_TERM;
+    }
+}
+
+void proxy_process_kill(struct proxy_process *p, int signo)
+{
+    p->exited = true;
+    /* Wait status: the signal number, plus the core flag when the default
+     * action dumps core (none is written: RLIMIT_CORE is 0). */
+    p->exit_status = signo;
+}
+
+/* ---- delivery ------------------------------------------------------------ */
+
+static bool on_altstack(const struct proxy_process *p, uint64_t sp)
+{
+    return !(p->altstack.ss_flags & SS_DISABLE) &&
+           sp > (uint64_t)(uintptr_t)p->altstack.ss_sp &&
+           sp <= (uint64_t)(uintptr_t)p->altstack.ss_sp + p->altstack.ss_size;
+}
+
+static void fill_sigcontext(struct ksigcontext *sc, const struct vmm_regs *r)
+{
+    sc->r8 = r->r8; sc->r9 = r->r9; sc->r10 = r->r10; sc->r11 = r->r11;
+    sc->r12 = r->r12; sc->r13 = r->r13; sc->r14 = r->r14; sc->r15 = r->r15;
+    sc->rdi = r->rdi; sc->rsi = r->rsi; sc->rbp = r->rbp; sc->rbx = r->rbx;
+    sc->rdx = r->rdx; sc->rax = r->rax; sc->rcx = r->rcx; sc->rsp = r->rsp;
+    sc->rip = r->rip; sc->eflags = r->rflags;
+    sc->cs = 0x33;
+    sc->ss = 0x2b;
+}
+
+/* Writes the xsave image plus the software-reserved bytes Linux adds. */
+static int write_fpstate(struct proxy_process *p, gva_t buf_fx)
+{
+    uint8_t xs[VMM_XSAVE_MAX_BYTES];
+    uint32_t bytes = vmm_vm_xsave_bytes(p->vm);
+    uint64_t xcr0 = vmm_vm_xcr0(p->vm);
+    int rc = vmm_vm_get_xstate(p->vm, xs, sizeof(xs));
+    if (rc < 0)
+        return rc;
+    /* struct _fpx_sw_bytes in the FXSAVE area's software-reserved bytes. */
+    uint32_t sw[12] = {FP_XSTATE_MAGIC1, bytes + 4, (uint32_t)xcr0,
+                       (uint32_t)(xcr0 >> 32), bytes};
+    memcpy(xs + 464, sw, sizeof(sw));
+    uint32_t magic2 = FP_XSTATE_MAGIC2;
+    rc = proxy_copy_out(p, buf_fx, xs, bytes);
+    if (rc == 0)
+        rc = proxy_copy_out(p, buf_fx + bytes, &magic2, 4);
+    return rc;
+}
+
+/* Builds the frame and points the thread at the handler; 0 or -EFAULT. */
+static int setup_frame(struct proxy_process *p, int sig,
+                       const siginfo_t *info, uint64_t trapno, uint64_t err,
+                       uint64_t cr2)
+{
+    const struct proxy_sigaction *sa = &p->sigactions[sig];
+    struct vmm_regs *r = vmm_vm_regs(p->vm);
+    uint64_t sp = r->rsp - REDZONE_BYTES;
+    bool onstack = on_altstack(p, r->rsp);
+    if ((sa->flags & SA_ONSTACK) && !onstack &&
+        !(p->altstack.ss_flags & SS_DISABLE))
+        sp = (uint64_t)(uintptr_t)p->altstack.ss_sp + p->altstack.ss_size;
+    gva_t buf_fx = (sp - (vmm_vm_xsave_bytes(p->vm) + 4)) & ~63ULL;
+    gva_t frame_at = ((buf_fx - sizeof(struct krt_sigframe) + 8) & ~15ULL) - 8;
+
+    struct krt_sigframe f;
+    memset(&f, 0, sizeof(f));
+    f.pretcode = sa->restorer;
+    f.uc.uc_flags = UC_FP_XSTATE | UC_SIGCONTEXT_SS | UC_STRICT_RESTORE_SS;
+    f.uc.uc_stack.ss_sp = (uint64_t)(uintptr_t)p->altstack.ss_sp;
+    f.uc.uc_stack.ss_size = p->altstack.ss_size;
+    f.uc.uc_stack.ss_flags = (p->altstack.ss_flags & SS_DISABLE)
+                                 ? SS_DISABLE
+                                 : (onstack ? SS_ONSTACK : 0);
+    fill_sigcontext(&f.uc.uc_mcontext, r);
+    f.uc.uc_mcontext.trapno = trapno;
+    f.uc.uc_mcontext.err = err;
+    f.uc.uc_mcontext.cr2 = cr2;
+    f.uc.uc_mcontext.oldmask = p->sigmask & 0xffffffffULL;
+    f.uc.uc_mcontext.fpstate = buf_fx;
+    f.uc.uc_sigmask = p->sigmask;
+    f.info = *info;
+    int rc = write_fpstate(p, buf_fx);
+    if (rc == 0)
+        rc = proxy_copy_out(p, frame_at, &f, sizeof(f));
+    if (rc < 0)
+        return rc;
+
+    r->rsp = frame_at;
+    r->rip = sa->handler;
+    r->rdi = (uint64_t)sig;
+    r->rsi = frame_at + offsetof(struct krt_sigframe, info);
+    r->rdx = frame_at + offsetof(struct krt_sigframe, uc);
+    r->rax = 0;
+    r->rflags &= ~0x40500ULL; /* TF, DF, AC cleared for the handler */
+    vmm_vm_enter_user(p->vm);
+    /* Handlers start with a clean FPU state, as on Linux. */
+    vmm_vm_reset_xstate(p->vm);
+    return 0;
+}
+
+static void deliver(struct proxy_process *p, int sig, const siginfo_t *info,
+                    uint64_t trapno, uint64_t err, uint64_t cr2)
+{
+    struct proxy_sigaction *sa = &p->sigactions[sig];
+    if (sa->handler == (uint64_t)(uintptr_t)SIG_IGN)
+        return;
+    if (sa->handler == (uint64_t)(uintptr_t)SIG_DFL) {
+        enum default_action act = default_action_of(sig);
+        if (act == ACT_TERM || act == ACT_CORE)
+            proxy_process_kill(p, sig);
+        else if (act == ACT_STOP)
+            proxy_log(p, 1, "signal %d would stop the process; ignored "
+                            "(job control arrives with processes)", sig);
+        return;
+    }
+    if (setup_frame(p, sig, info, trapno, err, cr2) < 0) {
+        /* Linux: a frame that cannot be written is a forced SIGSEGV. */
+        proxy_process_kill(p, SIGSEGV);
+        return;
+    }
+    p->sigmask |= sa->mask;
+    if (!(sa->flags & SA_NODEFER))
+        p->sigmask |= SIGBIT(sig);
+    p->sigmask &= ~UNBLOCKABLE;
+    if (sa->flags & SA_RESETHAND) {
+        sa->handler = (uint64_t)(uintptr_t)SIG_DFL;
+        sa->flags &= ~(uint64_t)SA_SIGINFO;
+    }
+}
+
+void proxy_signal_raise(struct proxy_process *p, int signo,
+                        const siginfo_t *info)
+{
+    if (!sig_valid((uint64_t)signo))
+        return;
+    /* Standard signals coalesce; the first siginfo wins, as in Linux. */
+    if (p->pending_mask & SIGBIT(signo))
+        return;
+    p->pending[signo].signo = signo;
+    p->pending[signo].info = *info;
+    p->pending_mask |= SIGBIT(signo);
+}
+
+void proxy_signal_deliver_pending(struct proxy_process *p)
+{
+    uint64_t ready = p->pending_mask & ~(p->sigmask & ~UNBLOCKABLE);
+    if (!ready)
+        return;
+    int sig = __builtin_ctzll(ready) + 1;
+    siginfo_t info = p->pending[sig].info;
+    p->pending_mask &= ~SIGBIT(sig);
+    deliver(p, sig, &info, 0, 0, 0);
+}
+
+/* ---- CPU exceptions ------------------------------------------------------ */
+
+struct fault_map {
+    int signo, code;
+    bool addr_is_rip;
+};
+
+static struct fault_map map_vector(struct proxy_process *p,
+                                   const struct vmm_event *ev)
+{
+    switch (ev->vector) {
+    case 0: return (struct fault_map){SIGFPE, FPE_INTDIV, true};
+    case 1: return (struct fault_map){SIGTRAP, TRAP_TRACE, true};
+    case 3: return (struct fault_map){SIGTRAP, SI_KERNEL, false};
+    case 4: case 5: return (struct fault_map){SIGSEGV, SI_KERNEL, false};
+    case 6: return (struct fault_map){SIGILL, ILL_ILLOPN, true};
+    case 16: return (struct fault_map){SIGFPE, FPE_FLTINV, true};
+    case 17: return (struct fault_map){SIGBUS, BUS_ADRALN, false};
+    case 19: return (struct fault_map){SIGFPE, FPE_FLTINV, true};
+    case 12: return (struct fault_map){SIGBUS, SI_KERNEL, false};
+    case 14: {
+        struct vmm_vma *v = vmm_as_find_vma(p->as, ev->fault_addr);
+        return (struct fault_map){SIGSEGV, v ? SEGV_ACCERR : SEGV_MAPERR,
+                                  false};
+    }
+    default: /* #GP, #NP, #TS and the rest */
+        return (struct fault_map){SIGSEGV, SI_KERNEL, false};
+    }
+}
+
+void proxy_signal_fault(struct proxy_process *p, const struct vmm_event *ev)
+{
+    struct fault_map m = map_vector(p, ev);
+    siginfo_t info;
+    memset(&info, 0, sizeof(info));
+    info.si_signo = m.signo;
+    info.si_code = m.code;
+    if (ev->vector == 14)
+        info.si_addr = (void *)(uintptr_t)ev->fault_addr;
+    else if (m.addr_is_rip)
+        info.si_addr = (void *)(uintptr_t)vmm_vm_regs(p->vm)->rip;
+    proxy_log(p, 2, "exception %u at rip %#llx (addr %#llx): signal %d",
+              ev->vector, (unsigned long long)vmm_vm_regs(p->vm)->rip,
+              (unsigned long long)ev->fault_addr, m.signo);
+    /* force_sig_fault: a blocked or ignored fault signal kills. */
+    struct proxy_sigaction *sa = &p->sigactions[m.signo];
+    if ((p->sigmask & SIGBIT(m.signo)) ||
+        sa->handler == (uint64_t)(uintptr_t)SIG_IGN) {
+        sa->handler = (uint64_t)(uintptr_t)SIG_DFL;
+        p->sigmask &= ~SIGBIT(m.signo);
+    }
+    uint64_t err = ev->vector == 14 ? (ev->error_code | 4) : ev->error_code;
+    deliver(p, m.signo, &info, ev->vector, err,
+            ev->vector == 14 ? ev->fault_addr : 0);
+}
+
+/* ---- syscalls ------------------------------------------------------------ */
+
+static long sys_rt_sigaction(struct proxy_process *p, const uint64_t a[6])
+{
+    int sig = (int)a[0];
+    if (a[3] != 8 || !sig_valid(a[0]))
+        return -EINVAL;
+    struct proxy_sigaction act, old = p->sigactions[sig];
+    if (a[1]) {
+        if (sig == SIGKILL || sig == SIGSTOP)
+            return -EINVAL;
+        int rc = proxy_copy_in(p, &act, a[1], sizeof(act));
+        if (rc < 0)
+            return rc;
+    }
+    if (a[2]) {
+        int rc = proxy_copy_out(p, a[2], &old, sizeof(old));
+        if (rc < 0)
+            return rc;
+    }
+    if (a[1]) {
+        act.mask &= ~UNBLOCKABLE;
+        p->sigactions[sig] = act;
+        /* Setting SIG_IGN (or SIG_DFL of an ignore-by-default signal)
+         * discards a pending instance. */
+        if (act.handler == (uint64_t)(uintptr_t)SIG_IGN ||
+            (act.handler == (uint64_t)(uintptr_t)SIG_DFL &&
+             default_action_of(sig) == ACT_IGNORE))
+            p->pending_mask &= ~SIGBIT(sig);
+    }
+    return 0;
+}
+
+static long sys_rt_sigprocmask(struct proxy_process *p, const uint64_t a[6])
+{
+    if (a[3] != 8)
+        return -EINVAL;
+    uint64_t set = 0, old = p->sigmask;
+    if (a[1]) {
+        if (a[0] > SIG_SETMASK)
+            return -EINVAL;
+        int rc = proxy_copy_in(p, &set, a[1], 8);
+        if (rc < 0)
+            return rc;
+    }
+    if (a[2]) {
+        int rc = proxy_copy_out(p, a[2], &old, 8);
+        if (rc < 0)
+            return rc;
+    }
+    if (a[1]) {
+        if (a[0] == SIG_BLOCK)
+            p->sigmask |= set;
+        else if (a[0] == SIG_UNBLOCK)
+            p->sigmask &= ~set;
+        else
+            p->sigmask = set;
+        p->sigmask &= ~UNBLOCKABLE;
+    }
+    return 0;
+}
+
+static long sys_rt_sigpending(struct proxy_process *p, const uint64_t a[6])
+{
+    if (a[1] > 8)
+        return -EINVAL;
+    uint64_t set = p->pending_mask & p->sigmask;
+    return proxy_copy_out(p, a[0], &set, a[1]);
+}
+
+static long sys_sigaltstack(struct proxy_process *p, const uint64_t a[6])
+{
+    struct vmm_regs *r = vmm_vm_regs(p->vm);
+    bool onstack = on_altstack(p, r->rsp);
+    if (a[1]) {
+        struct kstack old = {(uint64_t)(uintptr_t)p->altstack.ss_sp,
+                             onstack ? SS_ONSTACK : p->altstack.ss_flags, 0,
+                             p->altstack.ss_size};
+        if (p->altstack.ss_flags & SS_DISABLE)
+            old = (struct kstack){0, SS_DISABLE, 0, 0};
+        int rc = proxy_copy_out(p, a[1], &old, sizeof(old));
+        if (rc < 0)
+            return rc;
+    }
+    if (!a[0])
+        return 0;
+    struct kstack ss;
+    int rc = proxy_copy_in(p, &ss, a[0], sizeof(ss));
+    if (rc < 0)
+        return rc;
+    if (onstack)
+        return -EPERM;
+    int mode = ss.ss_flags & ~SS_AUTODISARM_FLAG;
+    if (mode != SS_DISABLE && mode != SS_ONSTACK && mode != 0)
+        return -EINVAL;
+    if (mode == SS_DISABLE) {
+        p->altstack.ss_sp = NULL;
+        p->altstack.ss_size = 0;
+        p->altstack.ss_flags = SS_DISABLE;
+        return 0;
+    }
+    if (ss.ss_size < KERNEL_MINSIGSTKSZ)
+        return -ENOMEM;
+    p->altstack.ss_sp = (void *)(uintptr_t)ss.ss_sp;
+    p->altstack.ss_size = ss.ss_size;
+    p->altstack.ss_flags = ss.ss_flags & SS_AUTODISARM_FLAG;
+    return 0;
+}
+
+static void restore_sigcontext(struct vmm_regs *r,
+                               const struct ksigcontext *sc)
+{
+    r->r8 = sc->r8; r->r9 = sc->r9; r->r10 = sc->r10; r->r11 = sc->r11;
+    r->r12 = sc->r12; r->r13 = sc->r13; r->r14 = sc->r14; r->r15 = sc->r15;
+    r->rdi = sc->rdi; r->rsi = sc->rsi; r->rbp = sc->rbp; r->rbx = sc->rbx;
+    r->rdx = sc->rdx; r->rax = sc->rax; r->rcx = sc->rcx; r->rsp = sc->rsp;
+    r->rip = sc->rip; r->rflags = sc->eflags;
+}
+
+static long sys_rt_sigreturn(struct proxy_process *p, const uint64_t a[6])
+{
+    struct vmm_regs *r = vmm_vm_regs(p->vm);
+    gva_t frame_at = r->rsp - 8;
+    struct krt_sigframe f;
+    if (proxy_copy_in(p, &f, frame_at, sizeof(f)) < 0) {
+        proxy_process_kill(p, SIGSEGV);
+        return PROXY_RET_NORETURN;
+    }
+    uint8_t xs[VMM_XSAVE_MAX_BYTES];
+    uint32_t bytes = vmm_vm_xsave_bytes(p->vm);
+    if (f.uc.uc_mcontext.fpstate) {
+        uint32_t magic1;
+        if (proxy_copy_in(p, xs, f.uc.uc_mcontext.fpstate, bytes) < 0) {
+            proxy_process_kill(p, SIGSEGV);
+            return PROXY_RET_NORETURN;
+        }
+        memcpy(&magic1, xs + 464, 4);
+        /* Without MAGIC1 the frame holds only the legacy FXSAVE part:
+         * restore x87/SSE and put AVX in its initial state. */
+        if (magic1 != FP_XSTATE_MAGIC1) {
+            uint64_t bv = 0x3;
+            memcpy(xs + 512, &bv, 8);
+            memset(xs + 576, 0, bytes - 576);
+        }
+        vmm_vm_set_xstate(p->vm, xs, sizeof(xs));
+    } else {
+        vmm_vm_reset_xstate(p->vm);
+    }
+    restore_sigcontext(r, &f.uc.uc_mcontext);
+    p->sigmask = f.uc.uc_sigmask & ~UNBLOCKABLE;
+    if (!on_altstack(p, r->rsp)) {
+        p->altstack.ss_sp = (void *)(uintptr_t)f.uc.uc_stack.ss_sp;
+        p->altstack.ss_size = f.uc.uc_stack.ss_size;
+        p->altstack.ss_flags = f.uc.uc_stack.ss_flags & SS_DISABLE;
+    }
+    vmm_vm_enter_user(p->vm);
+    return PROXY_RET_REGS_SET;
+}
+
+static long send_to_self(struct proxy_process *p, int sig, int code)
+{
+    if (sig == 0)
+        return 0;
+    siginfo_t info;
+    memset(&info, 0, sizeof(info));
+    info.si_signo = sig;
+    info.si_code = code;
+    info.si_pid = p->pid;
+    info.si_uid = p->ruid;
+    proxy_signal_raise(p, sig, &info);
+    return 0;
+}
+
+static long sys_kill(struct proxy_process *p, const uint64_t a[6])
+{
+    int pid = (int)a[0];
+    if (a[1] > 64)
+        return -EINVAL;
+    if (pid == p->pid || pid == 0 || pid == -1 || pid == -p->pgid)
+        return send_to_self(p, (int)a[1], SI_USER);
+    return -ESRCH;
+}
+
+static long sys_tgkill(struct proxy_process *p, const uint64_t a[6])
+{
+    if ((int)a[0] <= 0 || (int)a[1] <= 0 || a[2] > 64)
+        return -EINVAL;
+    if ((int)a[0] != p->pid || (int)a[1] != p->tid)
+        return -ESRCH;
+    return send_to_self(p, (int)a[2], SI_TKILL);
+}
+
+static long sys_tkill(struct proxy_process *p, const uint64_t a[6])
+{
+    if ((int)a[0] <= 0 || a[1] > 64)
+        return -EINVAL;
+    if ((int)a[0] != p->tid)
+        return -ESRCH;
+    return send_to_self(p, (int)a[1], SI_TKILL);
+}
+
+const struct proxy_syscall proxy_signal_syscalls[] = {
+    {SYS_rt_sigaction, "rt_sigaction", sys_rt_sigaction},
+    {SYS_rt_sigprocmask, "rt_sigprocmask", sys_rt_sigprocmask},
+    {SYS_rt_sigpending, "rt_sigpending", sys_rt_sigpending},
+    {SYS_sigaltstack, "sigaltstack", sys_sigaltstack},
+    {SYS_rt_sigreturn, "rt_sigreturn", sys_rt_sigreturn},
+    {SYS_kill, "kill", sys_kill},
+    {SYS_tgkill, "tgkill", sys_tgkill},
+    {SYS_tkill, "tkill", sys_tkill},
+    {-1, NULL, NULL},
+};

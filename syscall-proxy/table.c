@@ -1,0 +1,83 @@
+/*
+ * table.c - merges the per-family tables into one array indexed by syscall
+ * number and dispatches. An empty slot is an unsupported syscall: -ENOSYS
+ * and one log line naming it (or the end of the run under --fail-closed).
+ */
+#include "proxy.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+#include "det.h"
+
+static const struct proxy_syscall *const families[] = {
+    proxy_fs_syscalls,      proxy_io_syscalls,     proxy_mm_syscalls,
+    proxy_process_syscalls, proxy_signal_syscalls, proxy_time_syscalls,
+    proxy_misc_syscalls,    proxy_thread_syscalls,
+};
+
+static proxy_handler_fn handlers[PROXY_NR_SYSCALLS];
+static bool handlers_ready;
+
+static void build_table(void)
+{
+    for (size_t f = 0; f < sizeof(families) / sizeof(families[0]); f++)
+        for (const struct proxy_syscall *s = families[f]; s->nr >= 0; s++)
+            if (s->nr < PROXY_NR_SYSCALLS)
+                handlers[s->nr] = s->fn;
+    handlers_ready = true;
+}
+
+const char *proxy_syscall_name(uint64_t nr)
+{
+    if (nr < PROXY_NR_SYSCALLS && proxy_syscall_names[nr])
+        return proxy_syscall_names[nr];
+    return "unknown";
+}
+
+bool proxy_syscall_supported(uint64_t nr)
+{
+    if (!handlers_ready)
+        build_table();
+    return nr < PROXY_NR_SYSCALLS && handlers[nr];
+}
+
+static long unsupported(struct proxy_process *p, uint64_t nr)
+{
+    p->nr_unsupported++;
+    if (p->cfg->fail_closed) {
+        proxy_log(p, 0,
+                  "unsupported syscall %s (nr %llu); stopping the run "
+                  "(--fail-closed)",
+                  proxy_syscall_name(nr), (unsigned long long)nr);
+        p->exited = true;
+        p->exit_status = -1;
+        return PROXY_RET_NORETURN;
+    }
+    if (nr < PROXY_NR_SYSCALLS && !p->unsupported_seen[nr]) {
+        p->unsupported_seen[nr] = true;
+        proxy_log(p, 1, "unsupported syscall %s (nr %llu): returning ENOSYS",
+                  proxy_syscall_name(nr), (unsigned long long)nr);
+    }
+    return -ENOSYS;
+}
+
+long proxy_dispatch(struct proxy_process *p)
+{
+    if (!handlers_ready)
+        build_table();
+    struct vmm_regs *r = vmm_vm_regs(p->vm);
+    uint64_t nr = r->rax;
+    const uint64_t args[6] = {r->rdi, r->rsi, r->rdx, r->r10, r->r8, r->r9};
+    p->nr_syscalls++;
+    det_event(p->det);
+    if (nr >= PROXY_NR_SYSCALLS || !handlers[nr])
+        return unsupported(p, nr);
+    long ret = handlers[nr](p, args);
+    if (p->cfg->log_level >= 2 && ret != PROXY_RET_REGS_SET)
+        proxy_log(p, 2, "%s(%#llx, %#llx, %#llx) = %ld",
+                  proxy_syscall_name(nr), (unsigned long long)args[0],
+                  (unsigned long long)args[1], (unsigned long long)args[2],
+                  ret);
+    return ret;
+}
