@@ -130,8 +130,7 @@ static int rewrite_proc_self(struct proxy_process *p, const char *tail,
                            follow_last ? p->exe_path : "/proc/self/exe");
     }
     if ((rest = strip_dir_prefix(tail, "/cwd")))
-        return format_path(out, outlen, "/proc/self/fd/%d%s", p->cwd_fd,
-                           rest);
+        return format_path(out, outlen, "/proc/self/fd/%d%s", p->cwd_fd, rest);
     if (strncmp(tail, "/fd/", 4) == 0)
         return rewrite_fd_entry(p, "fd", tail + 4, out, outlen);
     if (strncmp(tail, "/fdinfo/", 8) == 0)
@@ -185,7 +184,7 @@ int proxy_path_rewrite(struct proxy_process *p, const char *in, char *out,
     return rewrite_path(p, in, true, out, outlen, &kind);
 }
 
-/* ---- decoding guest (dirfd, path) pairs --------------------------------- */
+/* ---- decoding guest (dirfd, path) pairs ---------------------------------- */
 
 /* A guest (dirfd, path) in host terms, ready for a host *at() call. */
 struct host_path {
@@ -269,7 +268,7 @@ static mode_t umasked(const struct proxy_process *p, uint64_t mode)
     return (mode_t)mode & 07777 & ~(p->umask & 0777);
 }
 
-/* ---- open ----------------------------------------------------------------- */
+/* ---- open ---------------------------------------------------------------- */
 
 static bool open_creates(int flags)
 {
@@ -286,13 +285,12 @@ static long do_openat(struct proxy_process *p, uint64_t guest_dirfd,
                       gva_t path_gva, int flags, uint64_t mode)
 {
     struct host_path hp;
-    long r = host_path_at(p, guest_dirfd, path_gva, !(flags & O_NOFOLLOW),
-                          &hp);
+    long r = host_path_at(p, guest_dirfd, path_gva, !(flags & O_NOFOLLOW), &hp);
     if (r < 0)
         return r;
     mode_t host_mode = open_creates(flags) ? umasked(p, mode) : 0;
-    int host_fd = openat(hp.dirfd, hp.path, flags | O_CLOEXEC | O_NOCTTY,
-                         host_mode);
+    int host_fd =
+        openat(hp.dirfd, hp.path, flags | O_CLOEXEC | O_NOCTTY, host_mode);
     if (host_fd < 0)
         return -errno;
     return proxy_fd_install(&p->fds, host_fd, (flags & O_CLOEXEC) != 0, 0);
@@ -314,7 +312,7 @@ static long sys_creat(struct proxy_process *p, const uint64_t a[6])
                      O_CREAT | O_WRONLY | O_TRUNC, a[1]);
 }
 
-/* ---- stat family ----------------------------------------------------------- */
+/* ---- stat family --------------------------------------------------------- */
 
 /* The one place each metadata struct reaches the guest (detcore will
  * canonicalise inode numbers, times and ids here). */
@@ -414,7 +412,7 @@ static long sys_fstatfs(struct proxy_process *p, const uint64_t a[6])
     return statfs_out(p, a[1], &sfs);
 }
 
-/* ---- directories ------------------------------------------------------------ */
+/* ---- directories --------------------------------------------------------- */
 
 /* A getdents call never asks the host for more than this; returning fewer
  * entries than fit is always allowed. */
@@ -449,8 +447,8 @@ static size_t writable_prefix(struct proxy_process *p, gva_t gva, size_t len)
  * the writable part is too small for the next entry the host says -EINVAL;
  * Linux would have faulted on the unwritable part, so that is -EFAULT.
  */
-static long dirents_fill(struct proxy_process *p, uint64_t guest_fd,
-                         gva_t gva, uint64_t count, char **buf_out)
+static long dirents_fill(struct proxy_process *p, uint64_t guest_fd, gva_t gva,
+                         uint64_t count, char **buf_out)
 {
     *buf_out = NULL;
     int host_fd = guest_host_fd(p, guest_fd);
@@ -502,10 +500,9 @@ static void dirents64_to_old(char *buf, size_t len)
         if (reclen == 0 || off + reclen > len)
             break;
         char type = rec[DIRENT64_TYPE_OFF];
-        size_t name_bytes = strnlen(rec + DIRENT64_NAME_OFF,
-                                    reclen - DIRENT64_NAME_OFF) + 1;
-        memmove(rec + OLD_DIRENT_NAME_OFF, rec + DIRENT64_NAME_OFF,
-                name_bytes);
+        size_t name_bytes =
+            strnlen(rec + DIRENT64_NAME_OFF, reclen - DIRENT64_NAME_OFF) + 1;
+        memmove(rec + OLD_DIRENT_NAME_OFF, rec + DIRENT64_NAME_OFF, name_bytes);
         memset(rec + OLD_DIRENT_NAME_OFF + name_bytes, 0,
                reclen - OLD_DIRENT_NAME_OFF - name_bytes);
         rec[reclen - 1] = type;
@@ -573,8 +570,7 @@ static long set_cwd(struct proxy_process *p, int dirfd, const char *path)
     int fd = openat(dirfd, path, O_PATH | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0)
         return -errno;
-    if (syscall(SYS_faccessat2, fd, "", X_OK, AT_EMPTY_PATH | AT_EACCESS) <
-        0) {
+    if (syscall(SYS_faccessat2, fd, "", X_OK, AT_EMPTY_PATH | AT_EACCESS) < 0) {
         int err = errno;
         close(fd);
         return -err;
@@ -660,8 +656,8 @@ static long do_mknodat(struct proxy_process *p, uint64_t guest_dirfd,
     if (r < 0)
         return r;
     mode_t host_mode = ((mode_t)mode & S_IFMT) | umasked(p, mode);
-    return proxy_host_result(syscall(SYS_mknodat, hp.dirfd, hp.path,
-                                     host_mode, (unsigned int)dev));
+    return proxy_host_result(
+        syscall(SYS_mknodat, hp.dirfd, hp.path, host_mode, (unsigned int)dev));
 }
 
 static long sys_mknod(struct proxy_process *p, const uint64_t a[6])
@@ -674,7 +670,7 @@ static long sys_mknodat(struct proxy_process *p, const uint64_t a[6])
     return do_mknodat(p, a[0], a[1], a[2], a[3]);
 }
 
-/* ---- names: access, links, rename ------------------------------------------ */
+/* ---- names: access, links, rename ---------------------------------------- */
 
 static long do_faccessat(struct proxy_process *p, uint64_t guest_dirfd,
                          gva_t path_gva, int mode, int flags)
@@ -740,8 +736,7 @@ static long do_readlinkat(struct proxy_process *p, uint64_t guest_dirfd,
 
 static long sys_readlink(struct proxy_process *p, const uint64_t a[6])
 {
-    return do_readlinkat(p, (uint64_t)(int64_t)AT_FDCWD, a[0], a[1],
-                         (int)a[2]);
+    return do_readlinkat(p, (uint64_t)(int64_t)AT_FDCWD, a[0], a[1], (int)a[2]);
 }
 
 static long sys_readlinkat(struct proxy_process *p, const uint64_t a[6])
@@ -839,13 +834,12 @@ static long sys_symlinkat(struct proxy_process *p, const uint64_t a[6])
 /* File handles would hand the guest host inode identities (a determinism
  * leak) and open_by_handle_at needs CAP_DAC_READ_SEARCH; Linux returns
  * EOPNOTSUPP for file systems without handles, which callers handle. */
-static long sys_name_to_handle_at(struct proxy_process *p,
-                                  const uint64_t a[6])
+static long sys_name_to_handle_at(struct proxy_process *p, const uint64_t a[6])
 {
     return -EOPNOTSUPP;
 }
 
-/* ---- ownership and modes ----------------------------------------------------- */
+/* ---- ownership and modes ------------------------------------------------- */
 
 /* fchmodat(2) takes no flags (glibc's wrapper emulates some): raw syscall. */
 static long do_fchmodat(struct proxy_process *p, uint64_t guest_dirfd,
@@ -913,7 +907,7 @@ static long sys_fchown(struct proxy_process *p, const uint64_t a[6])
     return proxy_host_result(fchown(host_fd, (uid_t)a[1], (gid_t)a[2]));
 }
 
-/* ---- timestamps --------------------------------------------------------------- */
+/* ---- timestamps ---------------------------------------------------------- */
 
 /*
  * The utime family. A NULL times pointer means "now" (host time: it differs
@@ -921,9 +915,8 @@ static long sys_fchown(struct proxy_process *p, const uint64_t a[6])
  * with a real dirfd acts on that fd (Linux's futimens); with AT_FDCWD the
  * host gets AT_FDCWD and NULL too, so it answers as Linux does (-EFAULT).
  */
-static long set_times_at(struct proxy_process *p, long nr,
-                         uint64_t guest_dirfd, gva_t path_gva,
-                         const void *times, int flags)
+static long set_times_at(struct proxy_process *p, long nr, uint64_t guest_dirfd,
+                         gva_t path_gva, const void *times, int flags)
 {
     if (path_gva == 0) {
         int host_fd = AT_FDCWD;
@@ -993,7 +986,7 @@ static long sys_utime(struct proxy_process *p, const uint64_t a[6])
                         a[1] ? ts : NULL, 0);
 }
 
-/* ---- sizes and syncing ----------------------------------------------------------- */
+/* ---- sizes and syncing --------------------------------------------------- */
 
 /* No truncateat on the host: truncate the O_PATH fd's magic link, which
  * follows to the same inode with the same permission checks. */
@@ -1063,7 +1056,7 @@ static long sys_umask(struct proxy_process *p, const uint64_t a[6])
     return old;
 }
 
-/* ---- extended attributes ---------------------------------------------------------- */
+/* ---- extended attributes ------------------------------------------------- */
 
 /* Linux's XATTR_NAME_MAX + 1 and XATTR_SIZE_MAX (= XATTR_LIST_MAX). */
 #define XATTR_NAME_BYTES 256
@@ -1078,8 +1071,8 @@ static long sys_umask(struct proxy_process *p, const uint64_t a[6])
  */
 struct xattr_target {
     int host_fd;
-    bool owned;          /* an O_PATH fd of ours, closed after the call */
-    char proc_path[64];  /* empty: use the f*xattr calls on host_fd */
+    bool owned;         /* an O_PATH fd of ours, closed after the call */
+    char proc_path[64]; /* empty: use the f*xattr calls on host_fd */
 };
 
 static long xattr_target_path(struct proxy_process *p, gva_t path_gva,
@@ -1201,41 +1194,91 @@ static long do_removexattr(struct proxy_process *p, struct xattr_target *t,
     char name[PROXY_PATH_MAX];
     long r = xattr_name_in(p, a[1], name);
     if (r == 0)
-        r = proxy_host_result(t->proc_path[0]
-                                  ? removexattr(t->proc_path, name)
-                                  : fremovexattr(t->host_fd, name));
+        r = proxy_host_result(t->proc_path[0] ? removexattr(t->proc_path, name)
+                                              : fremovexattr(t->host_fd, name));
     xattr_target_done(t);
     return r;
 }
 
-/* The twelve entry points: {path, symlink itself, fd} x {get, list, set,
- * remove}; each resolves its target and shares the operation. */
-#define XATTR_HANDLERS(op)                                                     \
-    static long sys_##op(struct proxy_process *p, const uint64_t a[6])         \
-    {                                                                          \
-        struct xattr_target t;                                                 \
-        long r = xattr_target_path(p, a[0], true, &t);                         \
-        return r < 0 ? r : do_##op(p, &t, a);                                  \
-    }                                                                          \
-    static long sys_l##op(struct proxy_process *p, const uint64_t a[6])        \
-    {                                                                          \
-        struct xattr_target t;                                                 \
-        long r = xattr_target_path(p, a[0], false, &t);                        \
-        return r < 0 ? r : do_##op(p, &t, a);                                  \
-    }                                                                          \
-    static long sys_f##op(struct proxy_process *p, const uint64_t a[6])        \
-    {                                                                          \
-        struct xattr_target t;                                                 \
-        long r = xattr_target_fd(p, a[0], &t);                                 \
-        return r < 0 ? r : do_##op(p, &t, a);                                  \
-    }
+/* How an xattr call names its target: a path, a path whose last symlink
+ * is not followed (the l* calls), or an fd (the f* calls). */
+enum xattr_via { XATTR_VIA_PATH, XATTR_VIA_LINK, XATTR_VIA_FD };
 
-XATTR_HANDLERS(getxattr)
-XATTR_HANDLERS(listxattr)
-XATTR_HANDLERS(setxattr)
-XATTR_HANDLERS(removexattr)
+typedef long (*xattr_op_fn)(struct proxy_process *p, struct xattr_target *t,
+                            const uint64_t a[6]);
 
-/* ---- table ---------------------------------------------------------------------- */
+/* Resolves the target from a[0], then runs op (which releases it). */
+static long xattr_call(struct proxy_process *p, const uint64_t a[6],
+                       enum xattr_via via, xattr_op_fn op)
+{
+    struct xattr_target t;
+    long r = via == XATTR_VIA_FD
+                 ? xattr_target_fd(p, a[0], &t)
+                 : xattr_target_path(p, a[0], via == XATTR_VIA_PATH, &t);
+    return r < 0 ? r : op(p, &t, a);
+}
+
+static long sys_getxattr(struct proxy_process *p, const uint64_t a[6])
+{
+    return xattr_call(p, a, XATTR_VIA_PATH, do_getxattr);
+}
+
+static long sys_lgetxattr(struct proxy_process *p, const uint64_t a[6])
+{
+    return xattr_call(p, a, XATTR_VIA_LINK, do_getxattr);
+}
+
+static long sys_fgetxattr(struct proxy_process *p, const uint64_t a[6])
+{
+    return xattr_call(p, a, XATTR_VIA_FD, do_getxattr);
+}
+
+static long sys_listxattr(struct proxy_process *p, const uint64_t a[6])
+{
+    return xattr_call(p, a, XATTR_VIA_PATH, do_listxattr);
+}
+
+static long sys_llistxattr(struct proxy_process *p, const uint64_t a[6])
+{
+    return xattr_call(p, a, XATTR_VIA_LINK, do_listxattr);
+}
+
+static long sys_flistxattr(struct proxy_process *p, const uint64_t a[6])
+{
+    return xattr_call(p, a, XATTR_VIA_FD, do_listxattr);
+}
+
+static long sys_setxattr(struct proxy_process *p, const uint64_t a[6])
+{
+    return xattr_call(p, a, XATTR_VIA_PATH, do_setxattr);
+}
+
+static long sys_lsetxattr(struct proxy_process *p, const uint64_t a[6])
+{
+    return xattr_call(p, a, XATTR_VIA_LINK, do_setxattr);
+}
+
+static long sys_fsetxattr(struct proxy_process *p, const uint64_t a[6])
+{
+    return xattr_call(p, a, XATTR_VIA_FD, do_setxattr);
+}
+
+static long sys_removexattr(struct proxy_process *p, const uint64_t a[6])
+{
+    return xattr_call(p, a, XATTR_VIA_PATH, do_removexattr);
+}
+
+static long sys_lremovexattr(struct proxy_process *p, const uint64_t a[6])
+{
+    return xattr_call(p, a, XATTR_VIA_LINK, do_removexattr);
+}
+
+static long sys_fremovexattr(struct proxy_process *p, const uint64_t a[6])
+{
+    return xattr_call(p, a, XATTR_VIA_FD, do_removexattr);
+}
+
+/* ---- table --------------------------------------------------------------- */
 
 const struct proxy_syscall proxy_fs_syscalls[] = {
     {SYS_open, "open", sys_open},

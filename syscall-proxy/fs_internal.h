@@ -27,9 +27,6 @@ int proxy_path_rewrite(struct proxy_process *p, const char *in, char *out,
 
 /* A host call's result as a handler returns it: the value, or -errno read
  * right after the call (the argument is evaluated first). */
-static inline long proxy_host_result(long r)
-{
-    return r < 0 ? -errno : r;
-}
+static inline long proxy_host_result(long r) { return r < 0 ? -errno : r; }
 
 #endif

@@ -73,7 +73,7 @@ static long epipe_signals(struct proxy_process *p, long r)
     return r;
 }
 
-/* ---- read / write ----------------------------------------------------------- */
+/* ---- read / write -------------------------------------------------------- */
 
 /* How a transfer addresses the file: at the fd's offset, at an explicit
  * offset (pread/preadv), or preadv2-style with RWF_* flags (offset -1 there
@@ -84,7 +84,7 @@ struct xfer {
     bool into_guest; /* read-like: host fd -> guest memory */
     enum xfer_kind kind;
     int64_t offset;
-    int rwf;         /* RWF_* for XFER_V2 */
+    int rwf; /* RWF_* for XFER_V2 */
 };
 
 /* One host call for a prepared transfer. A single segment uses plain
@@ -112,12 +112,12 @@ static long host_xfer(int host_fd, const struct xfer *x,
         r = x->into_guest ? readv(host_fd, iov, n) : writev(host_fd, iov, n);
         break;
     case XFER_AT_OFFSET:
-        r = syscall(x->into_guest ? SYS_preadv : SYS_pwritev, host_fd, iov,
-                    n, x->offset, 0L);
+        r = syscall(x->into_guest ? SYS_preadv : SYS_pwritev, host_fd, iov, n,
+                    x->offset, 0L);
         break;
     default:
-        r = syscall(x->into_guest ? SYS_preadv2 : SYS_pwritev2, host_fd, iov,
-                    n, x->offset, 0L, x->rwf);
+        r = syscall(x->into_guest ? SYS_preadv2 : SYS_pwritev2, host_fd, iov, n,
+                    x->offset, 0L, x->rwf);
         break;
     }
     return proxy_host_result(r);
@@ -141,8 +141,8 @@ static long xfer_buf(struct proxy_process *p, uint64_t guest_fd, gva_t buf,
     size_t len = count > RW_MAX_BYTES ? RW_MAX_BYTES : count;
     struct iovec iov[RW_BUF_IOV_MAX];
     size_t covered;
-    int n = vmm_as_host_iov(p->as, buf, len, xfer_prot(x), iov,
-                            RW_BUF_IOV_MAX, &covered);
+    int n = vmm_as_host_iov(p->as, buf, len, xfer_prot(x), iov, RW_BUF_IOV_MAX,
+                            &covered);
     if (len > 0 && covered == 0)
         return -EFAULT;
     long r = host_xfer(host_fd, x, iov, n);
@@ -163,17 +163,15 @@ static long sys_write(struct proxy_process *p, const uint64_t a[6])
 
 static long sys_pread64(struct proxy_process *p, const uint64_t a[6])
 {
-    struct xfer x = {.into_guest = true,
-                     .kind = XFER_AT_OFFSET,
-                     .offset = (int64_t)a[3]};
+    struct xfer x = {
+        .into_guest = true, .kind = XFER_AT_OFFSET, .offset = (int64_t)a[3]};
     return xfer_buf(p, a[0], a[1], a[2], &x);
 }
 
 static long sys_pwrite64(struct proxy_process *p, const uint64_t a[6])
 {
-    struct xfer x = {.into_guest = false,
-                     .kind = XFER_AT_OFFSET,
-                     .offset = (int64_t)a[3]};
+    struct xfer x = {
+        .into_guest = false, .kind = XFER_AT_OFFSET, .offset = (int64_t)a[3]};
     return xfer_buf(p, a[0], a[1], a[2], &x);
 }
 
@@ -219,8 +217,8 @@ static int guest_iovecs_in(struct proxy_process *p, gva_t vec, uint64_t cnt,
  * there); -EFAULT when nothing at all is mapped but something was asked.
  */
 static int guest_segments_iov(struct proxy_process *p,
-                              const struct guest_iovec *giov, int cnt,
-                              int prot, struct iovec *iov)
+                              const struct guest_iovec *giov, int cnt, int prot,
+                              struct iovec *iov)
 {
     int n = 0;
     size_t left = RW_MAX_BYTES, total = 0;
@@ -284,17 +282,15 @@ static long sys_writev(struct proxy_process *p, const uint64_t a[6])
 /* preadv(fd, vec, vlen, pos_l, pos_h): on x86-64 pos_l is the offset. */
 static long sys_preadv(struct proxy_process *p, const uint64_t a[6])
 {
-    struct xfer x = {.into_guest = true,
-                     .kind = XFER_AT_OFFSET,
-                     .offset = (int64_t)a[3]};
+    struct xfer x = {
+        .into_guest = true, .kind = XFER_AT_OFFSET, .offset = (int64_t)a[3]};
     return xfer_vec(p, a[0], a[1], a[2], &x);
 }
 
 static long sys_pwritev(struct proxy_process *p, const uint64_t a[6])
 {
-    struct xfer x = {.into_guest = false,
-                     .kind = XFER_AT_OFFSET,
-                     .offset = (int64_t)a[3]};
+    struct xfer x = {
+        .into_guest = false, .kind = XFER_AT_OFFSET, .offset = (int64_t)a[3]};
     return xfer_vec(p, a[0], a[1], a[2], &x);
 }
 
@@ -328,7 +324,7 @@ static long sys_lseek(struct proxy_process *p, const uint64_t a[6])
     return r < 0 ? -errno : (long)r;
 }
 
-/* ---- fd numbers ---------------------------------------------------------------- */
+/* ---- fd numbers ---------------------------------------------------------- */
 
 static long sys_close(struct proxy_process *p, const uint64_t a[6])
 {
@@ -415,7 +411,7 @@ static long sys_dup3(struct proxy_process *p, const uint64_t a[6])
     return dup_onto(p, a[0], a[1], (flags & O_CLOEXEC) != 0);
 }
 
-/* ---- fcntl ---------------------------------------------------------------------- */
+/* ---- fcntl --------------------------------------------------------------- */
 
 _Static_assert(sizeof(struct flock) == 32, "struct flock is not x86-64's");
 
@@ -424,8 +420,7 @@ _Static_assert(sizeof(struct flock) == 32, "struct flock is not x86-64's");
  * by hvrun's host process on the guest's behalf. F_GETLK reports a
  * conflicting holder's host pid, which differs between runs.
  */
-static long fcntl_lock(struct proxy_process *p, int host_fd, int cmd,
-                       gva_t arg)
+static long fcntl_lock(struct proxy_process *p, int host_fd, int cmd, gva_t arg)
 {
     struct flock fl;
     if (proxy_copy_in(p, &fl, arg, sizeof(fl)) < 0)
@@ -464,8 +459,7 @@ static long fcntl_owner(struct proxy_process *p, int host_fd, int cmd,
     case F_GETOWN_EX:
         if (fcntl(host_fd, cmd, &owner) < 0)
             return -errno;
-        return proxy_copy_out(p, arg, &owner, sizeof(owner)) < 0 ? -EFAULT
-                                                                  : 0;
+        return proxy_copy_out(p, arg, &owner, sizeof(owner)) < 0 ? -EFAULT : 0;
     case F_SETOWN_EX:
         if (proxy_copy_in(p, &owner, arg, sizeof(owner)) < 0)
             return -EFAULT;
@@ -491,13 +485,11 @@ static long fcntl_rw_hint(struct proxy_process *p, int host_fd, int cmd,
                           gva_t arg)
 {
     uint64_t hint;
-    if (cmd == F_SET_RW_HINT &&
-        proxy_copy_in(p, &hint, arg, sizeof(hint)) < 0)
+    if (cmd == F_SET_RW_HINT && proxy_copy_in(p, &hint, arg, sizeof(hint)) < 0)
         return -EFAULT;
     if (fcntl(host_fd, cmd, &hint) < 0)
         return -errno;
-    if (cmd == F_GET_RW_HINT &&
-        proxy_copy_out(p, arg, &hint, sizeof(hint)) < 0)
+    if (cmd == F_GET_RW_HINT && proxy_copy_out(p, arg, &hint, sizeof(hint)) < 0)
         return -EFAULT;
     return 0;
 }
@@ -552,7 +544,7 @@ static long sys_fcntl(struct proxy_process *p, const uint64_t a[6])
     }
 }
 
-/* ---- ioctl ------------------------------------------------------------------------ */
+/* ---- ioctl --------------------------------------------------------------- */
 
 /* struct termios2 is not in glibc's headers; these are <asm/ioctls.h>'s
  * _IOR/_IOW('T', 0x2A..0x2D, struct termios2) with its 44 bytes. */
@@ -636,8 +628,7 @@ static const struct ioctl_desc ioctl_descs[] = {
 
 static const struct ioctl_desc *ioctl_desc_find(unsigned int req)
 {
-    for (size_t i = 0; i < sizeof(ioctl_descs) / sizeof(ioctl_descs[0]);
-         i++) {
+    for (size_t i = 0; i < sizeof(ioctl_descs) / sizeof(ioctl_descs[0]); i++) {
         if (ioctl_descs[i].req == req)
             return &ioctl_descs[i];
     }
@@ -682,9 +673,8 @@ static long ioctl_get_pgrp(struct proxy_process *p, int host_fd, gva_t arg)
     if (ioctl(host_fd, TIOCGPGRP, &host_pgrp) < 0)
         return -errno;
     pid_t guest_pgrp = host_pgrp == getpgrp() ? p->pgid : host_pgrp;
-    return proxy_copy_out(p, arg, &guest_pgrp, sizeof(guest_pgrp)) < 0
-               ? -EFAULT
-               : 0;
+    return proxy_copy_out(p, arg, &guest_pgrp, sizeof(guest_pgrp)) < 0 ? -EFAULT
+                                                                       : 0;
 }
 
 /* The only group the guest can name is its own (one process); any other
@@ -714,8 +704,8 @@ static long ioctl_pty_peer(struct proxy_process *p, int host_fd, uint64_t arg)
 }
 
 /* Reflink clones name their source by fd, which must become a host fd. */
-static long ioctl_clone(struct proxy_process *p, int host_fd,
-                        unsigned int req, uint64_t arg)
+static long ioctl_clone(struct proxy_process *p, int host_fd, unsigned int req,
+                        uint64_t arg)
 {
     if (req == FICLONE) {
         int src = guest_host_fd(p, arg);
@@ -765,7 +755,7 @@ static long sys_ioctl(struct proxy_process *p, const uint64_t a[6])
     return ioctl_described(p, f->host_fd, d, arg);
 }
 
-/* ---- pipes and in-kernel copies ----------------------------------------------------- */
+/* ---- pipes and in-kernel copies ------------------------------------------ */
 
 /*
  * The host checks the flags (O_CLOEXEC, O_NONBLOCK, O_DIRECT,
@@ -832,8 +822,8 @@ static loff_t *guest_offset_ptr(struct guest_offset *o)
 static long guest_offset_out(struct proxy_process *p,
                              const struct guest_offset *o, long r)
 {
-    if (o->gva != 0 && proxy_copy_out(p, o->gva, &o->value,
-                                      sizeof(o->value)) < 0)
+    if (o->gva != 0 &&
+        proxy_copy_out(p, o->gva, &o->value, sizeof(o->value)) < 0)
         return -EFAULT;
     return r;
 }
@@ -891,9 +881,9 @@ static long sys_splice(struct proxy_process *p, const uint64_t a[6])
     if (guest_offset_in(p, a[1], &off_in) < 0 ||
         guest_offset_in(p, a[3], &off_out) < 0)
         return -EFAULT;
-    long r = proxy_host_result(splice(in_fd, guest_offset_ptr(&off_in),
-                                      out_fd, guest_offset_ptr(&off_out),
-                                      (size_t)a[4], (unsigned int)a[5]));
+    long r = proxy_host_result(splice(in_fd, guest_offset_ptr(&off_in), out_fd,
+                                      guest_offset_ptr(&off_out), (size_t)a[4],
+                                      (unsigned int)a[5]));
     r = guest_offset_out(p, &off_in, r);
     r = guest_offset_out(p, &off_out, r);
     return epipe_signals(p, r);
@@ -911,7 +901,7 @@ static long sys_tee(struct proxy_process *p, const uint64_t a[6])
                                                   (unsigned int)a[3])));
 }
 
-/* ---- poll and select ------------------------------------------------------------------ */
+/* ---- poll and select ----------------------------------------------------- */
 
 /*
  * A guest pollfd array and its host twin. Guest fds < 0 are ignored (host
@@ -954,8 +944,8 @@ static long poll_set_in(struct proxy_process *p, gva_t fds_gva, uint64_t nfds,
             ps->nr_invalid++;
             host_fd = -1;
         }
-        ps->host[i] = (struct pollfd){.fd = host_fd,
-                                      .events = ps->guest[i].events};
+        ps->host[i] =
+            (struct pollfd){.fd = host_fd, .events = ps->guest[i].events};
     }
     return 0;
 }
@@ -1144,11 +1134,10 @@ static long poll_to_select(const struct pollfd *pfds, const int *guest_fds,
     for (size_t i = 0; i < n; i++) {
         int fd = guest_fds[i];
         for (int k = 0; k < 3; k++) {
-            if (!s->bits[k] || !(pfds[i].events & select_poll_bits[k] &
-                                 pfds[i].revents))
+            if (!s->bits[k] ||
+                !(pfds[i].events & select_poll_bits[k] & pfds[i].revents))
                 continue;
-            s->bits[k][fd / FDSET_WORD_BITS] |= 1ULL
-                                                << (fd % FDSET_WORD_BITS);
+            s->bits[k][fd / FDSET_WORD_BITS] |= 1ULL << (fd % FDSET_WORD_BITS);
             ready++;
         }
     }
@@ -1163,8 +1152,8 @@ static long poll_to_select(const struct pollfd *pfds, const int *guest_fds,
  * more, if fds above a lowered limit are open): a bit for any fd below that
  * which is not open is -EBADF. The sets are written back only on success.
  */
-static long select_run(struct proxy_process *p, int nfds,
-                       struct select_sets *s, struct timespec *ts)
+static long select_run(struct proxy_process *p, int nfds, struct select_sets *s,
+                       struct timespec *ts)
 {
     if (nfds < 0)
         return -EINVAL;
@@ -1200,8 +1189,7 @@ static long timeval_to_timespec(const struct timeval *tv, struct timespec *ts)
 {
     if (tv->tv_sec < 0 || tv->tv_usec < 0)
         return -EINVAL;
-    if (__builtin_add_overflow(tv->tv_sec, tv->tv_usec / 1000000,
-                               &ts->tv_sec))
+    if (__builtin_add_overflow(tv->tv_sec, tv->tv_usec / 1000000, &ts->tv_sec))
         return -EINVAL;
     ts->tv_nsec = (tv->tv_usec % 1000000) * 1000;
     return 0;
@@ -1252,7 +1240,7 @@ static long sys_pselect6(struct proxy_process *p, const uint64_t a[6])
     return r;
 }
 
-/* ---- locks and advice ---------------------------------------------------------------- */
+/* ---- locks and advice ---------------------------------------------------- */
 
 /* BSD locks are held by hvrun's open file descriptions, which the guest's
  * dups share, so they behave as on Linux within the guest. */
@@ -1270,8 +1258,8 @@ static long sys_fadvise64(struct proxy_process *p, const uint64_t a[6])
     int host_fd = guest_host_fd(p, a[0]);
     if (host_fd < 0)
         return host_fd;
-    return proxy_host_result(syscall(SYS_fadvise64, host_fd, (off_t)a[1],
-                                     (off_t)a[2], (int)a[3]));
+    return proxy_host_result(
+        syscall(SYS_fadvise64, host_fd, (off_t)a[1], (off_t)a[2], (int)a[3]));
 }
 
 static long sys_readahead(struct proxy_process *p, const uint64_t a[6])
@@ -1287,11 +1275,11 @@ static long sys_sync_file_range(struct proxy_process *p, const uint64_t a[6])
     int host_fd = guest_host_fd(p, a[0]);
     if (host_fd < 0)
         return host_fd;
-    return proxy_host_result(sync_file_range(host_fd, (off_t)a[1],
-                                             (off_t)a[2], (unsigned int)a[3]));
+    return proxy_host_result(
+        sync_file_range(host_fd, (off_t)a[1], (off_t)a[2], (unsigned int)a[3]));
 }
 
-/* ---- table ------------------------------------------------------------------------------ */
+/* ---- table --------------------------------------------------------------- */
 
 const struct proxy_syscall proxy_io_syscalls[] = {
     {SYS_read, "read", sys_read},

@@ -67,31 +67,11 @@ _Static_assert(sizeof(uid_t) == 4 && sizeof(gid_t) == 4, "32-bit ids");
 /* MAX_RW_COUNT: Linux caps one read-like transfer at INT_MAX & PAGE_MASK. */
 #define MAX_RW_COUNT (INT_MAX & VMM_PAGE_MASK)
 
-/*
- * Per-process state that struct proxy_process has no fields for yet (prctl
- * flags and the nice value). hvrun runs one guest process today, so one
- * instance is exact; it has to move into struct proxy_process before fork
- * makes a second process (Linux clears pdeathsig in the child and inherits
- * the rest). misc_state() is the only way to it, so that move is local.
- */
-struct misc_state {
-    int pdeathsig;
-    int dumpable;
-    bool no_new_privs;
-    bool child_subreaper;
-    bool thp_disabled;
-    uint64_t timerslack_ns;
-    int nice;
-};
-
-static struct misc_state the_misc_state = {
-    .dumpable = 1,
-    .timerslack_ns = TIMERSLACK_DEFAULT_NS,
-};
-
-static struct misc_state *misc_state(struct proxy_process *p)
+/* prctl flags and the nice value live in the process (fork copies them;
+ * Linux clears pdeathsig in the child). */
+static struct proxy_prctl_state *misc_state(struct proxy_process *p)
 {
-    return &the_misc_state;
+    return &p->prctl;
 }
 
 /* ---- small helpers ------------------------------------------------------- */
@@ -820,11 +800,6 @@ static long sys_sched_setaffinity(struct proxy_process *p, const uint64_t a[6])
     return (mask & 1) ? 0 : -EINVAL;
 }
 
-static long sys_sched_yield(struct proxy_process *p, const uint64_t a[6])
-{
-    return 0;
-}
-
 static long sys_sched_getscheduler(struct proxy_process *p, const uint64_t a[6])
 {
     int pid = (int)a[0];
@@ -919,7 +894,7 @@ static long sys_setpriority(struct proxy_process *p, const uint64_t a[6])
         return rc;
     int nice = (int)a[2];
     nice = nice < -20 ? -20 : nice > 19 ? 19 : nice;
-    struct misc_state *st = misc_state(p);
+    struct proxy_prctl_state *st = misc_state(p);
     if (nice < st->nice && !privileged(p) &&
         (rlim_t)(20 - nice) > p->rlimits[RLIMIT_NICE].rlim_cur)
         return -EACCES;
@@ -1013,7 +988,7 @@ static long prctl_get_name(struct proxy_process *p, gva_t name_gva)
 static long prctl_flags(struct proxy_process *p, int option,
                         const uint64_t a[6])
 {
-    struct misc_state *st = misc_state(p);
+    struct proxy_prctl_state *st = misc_state(p);
     uint64_t arg2 = a[1];
     bool extra_args = a[2] || a[3] || a[4];
     switch (option) {
@@ -1323,7 +1298,6 @@ const struct proxy_syscall proxy_misc_syscalls[] = {
     {SYS_getrandom, "getrandom", sys_getrandom},
     {SYS_sched_getaffinity, "sched_getaffinity", sys_sched_getaffinity},
     {SYS_sched_setaffinity, "sched_setaffinity", sys_sched_setaffinity},
-    {SYS_sched_yield, "sched_yield", sys_sched_yield},
     {SYS_sched_getscheduler, "sched_getscheduler", sys_sched_getscheduler},
     {SYS_sched_getparam, "sched_getparam", sys_sched_getparam},
     {SYS_sched_get_priority_max, "sched_get_priority_max",

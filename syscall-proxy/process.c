@@ -71,6 +71,8 @@ int proxy_process_create(struct proxy_process **out, struct vmm_vm *vm,
     p->rgid = p->egid = p->sgid = getgid();
     p->pid = p->tid = p->pgid = p->sid = 1;
     p->altstack.ss_flags = SS_DISABLE;
+    p->prctl.dumpable = 1;
+    p->prctl.timerslack_ns = 50000; /* Linux's default timer slack */
     p->ppid = 0;
     rc = install_stdio(p);
     if (rc < 0) {
@@ -85,6 +87,9 @@ void proxy_process_destroy(struct proxy_process *p)
 {
     if (!p)
         return;
+    for (int i = 0; i < p->nr_threads; i++)
+        free(p->threads[i].xstate);
+    free(p->threads);
     proxy_fdtable_destroy(&p->fds);
     if (p->cwd_fd >= 0)
         close(p->cwd_fd);
@@ -139,14 +144,7 @@ static long sys_exit_group(struct proxy_process *p, const uint64_t a[6])
     return PROXY_RET_NORETURN;
 }
 
-/* With one thread, exit ends the process like exit_group. */
-static long sys_exit(struct proxy_process *p, const uint64_t a[6])
-{
-    return sys_exit_group(p, a);
-}
-
 const struct proxy_syscall proxy_process_syscalls[] = {
-    {SYS_exit, "exit", sys_exit},
     {SYS_exit_group, "exit_group", sys_exit_group},
     {-1, NULL, NULL},
 };

@@ -83,6 +83,40 @@ struct proxy_pending_signal {
     siginfo_t info;
 };
 
+/* ---- threads ------------------------------------------------------------- */
+
+/*
+ * Guest threads of one process share its VM and take turns on its single
+ * vCPU. The running thread's per-thread fields live in proxy_process (tid,
+ * sigmask, altstack, clear_child_tid, robust_list) and on the vCPU
+ * (registers, FS/GS base, XSAVE state); a switch saves them into the
+ * outgoing proxy_thread and loads the incoming one. A thread switches only
+ * when it blocks, yields, exits or ends its syscall quantum, so the order of
+ * events is a function of the program alone.
+ */
+enum proxy_thread_state {
+    PROXY_THREAD_RUNNABLE,
+    PROXY_THREAD_FUTEX_WAIT,
+    PROXY_THREAD_EXITED,
+};
+
+struct proxy_thread {
+    int tid;
+    enum proxy_thread_state state;
+    struct vmm_regs regs;       /* saved while off the vCPU */
+    uint64_t fs_base, gs_base;
+    uint8_t *xstate;            /* saved XSAVE image */
+    uint64_t sigmask;
+    stack_t altstack;
+    gva_t clear_child_tid, robust_list;
+    /* futex wait */
+    gva_t futex_uaddr;
+    uint32_t futex_bitset;
+    uint64_t wait_seq;          /* FIFO order of waiters */
+    bool has_deadline;
+    uint64_t deadline_ns;       /* CLOCK_MONOTONIC */
+};
+
 /* ---- the process --------------------------------------------------------- */
 
 struct proxy_config {
@@ -123,6 +157,25 @@ struct proxy_process {
     stack_t altstack;           /* ss_sp holds a gva */
     struct proxy_pending_signal pending[PROXY_NSIG];
     uint64_t pending_mask;
+
+    /* threads: threads[cur] is on the vCPU */
+    struct proxy_thread *threads;
+    int nr_threads, cap_threads, cur;
+    int next_tid;
+    uint64_t next_wait_seq;
+    uint64_t quantum_left;      /* syscalls before a forced turn */
+    bool resched;               /* the current thread gave up the vCPU */
+
+    /* prctl flags and the nice value (misc.c) */
+    struct proxy_prctl_state {
+        int pdeathsig;
+        int dumpable;
+        bool no_new_privs;
+        bool child_subreaper;
+        bool thp_disabled;
+        uint64_t timerslack_ns;
+        int nice;
+    } prctl;
 
     /* ending */
     bool exited;
@@ -196,6 +249,15 @@ void proxy_signal_raise(struct proxy_process *p, int signo,
 void proxy_signal_deliver_pending(struct proxy_process *p);
 /* Ends the process by signal (default action terminate/core). */
 void proxy_process_kill(struct proxy_process *p, int signo);
+
+/* ---- threads (thread.c) -------------------------------------------------- */
+
+/* Registers the initial thread (after the image is loaded). */
+int proxy_thread_init(struct proxy_process *p);
+/* After a syscall: if the current thread gave up the vCPU, puts the next
+ * runnable thread on it. Returns false when no thread can ever run again
+ * (the process then has exited or deadlocked). */
+bool proxy_thread_schedule(struct proxy_process *p);
 
 /* ---- loader (loader.c) --------------------------------------------------- */
 

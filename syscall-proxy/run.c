@@ -14,7 +14,7 @@ static bool serve_syscall(struct proxy_process *p)
         return false;
     if (ret != PROXY_RET_REGS_SET)
         vmm_vm_syscall_return(p->vm, ret);
-    if (p->exited)
+    if (!proxy_thread_schedule(p))
         return false;
     proxy_signal_deliver_pending(p);
     return !p->exited;
@@ -23,6 +23,10 @@ static bool serve_syscall(struct proxy_process *p)
 int proxy_run(struct proxy_process *p)
 {
     struct vmm_event ev;
+    if (!p->threads && proxy_thread_init(p) < 0) {
+        proxy_log(p, 0, "cannot set up the initial thread");
+        return -1;
+    }
     while (!p->exited) {
         int rc = vmm_vm_run(p->vm, &ev);
         if (rc < 0 && ev.kind != VMM_EVENT_FAILED) {

@@ -1,22 +1,231 @@
 /*
- * thread.c - the thread family. With one guest thread per process (threads
- * on the shared vCPU arrive later), a futex has no other waiter or waker:
- * WAKE wakes nobody, WAIT either fails its value check, times out on the
- * logical clock, or can never return, which hvrun reports as a deadlock
- * instead of hanging.
+ * thread.c - guest threads on the process's single vCPU: clone of a
+ * thread, thread exit, futexes and the switch between threads.
+ *
+ * Invariants: threads[cur] is the thread on the vCPU; its per-thread fields
+ * are live in proxy_process and the vCPU, every other thread's are saved in
+ * its proxy_thread. A thread leaves the vCPU only at a syscall (block,
+ * yield, exit, or the end of its quantum of PROXY_QUANTUM_SYSCALLS), and the
+ * next one is the first runnable thread after it in creation order, so the
+ * interleaving is decided by the program, never by the host.
+ *
+ * Not here yet: preemption of a thread that spins without syscalls (it
+ * keeps the vCPU; a watchdog arrives with the scheduler), PI futexes.
  */
 #include "proxy.h"
 
 #include <errno.h>
 #include <linux/futex.h>
+#include <linux/sched.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
 
+#include "cpu_x86_64.h"
 #include "det.h"
 
+#define PROXY_QUANTUM_SYSCALLS 10000
+#define FIRST_THREAD_TID_OFFSET 1 /* thread tids follow the pid */
+
+static struct proxy_thread *current(struct proxy_process *p)
+{
+    return &p->threads[p->cur];
+}
+
+int proxy_thread_init(struct proxy_process *p)
+{
+    p->cap_threads = 4;
+    p->threads = calloc((size_t)p->cap_threads, sizeof(*p->threads));
+    if (!p->threads)
+        return -ENOMEM;
+    p->nr_threads = 1;
+    p->cur = 0;
+    p->threads[0].tid = p->tid;
+    p->threads[0].state = PROXY_THREAD_RUNNABLE;
+    p->next_tid = p->pid + FIRST_THREAD_TID_OFFSET;
+    p->quantum_left = PROXY_QUANTUM_SYSCALLS;
+    return 0;
+}
+
+/* ---- switching ----------------------------------------------------------- */
+
+static int save_current(struct proxy_process *p)
+{
+    struct proxy_thread *t = current(p);
+    t->regs = *vmm_vm_regs(p->vm);
+    t->fs_base = vmm_vm_fs_base(p->vm);
+    t->gs_base = vmm_vm_gs_base(p->vm);
+    t->tid = p->tid;
+    t->sigmask = p->sigmask;
+    t->altstack = p->altstack;
+    t->clear_child_tid = p->clear_child_tid;
+    t->robust_list = p->robust_list;
+    if (t->state == PROXY_THREAD_EXITED)
+        return 0;
+    if (!t->xstate && !(t->xstate = malloc(VMM_XSAVE_MAX_BYTES)))
+        return -ENOMEM;
+    return vmm_vm_get_xstate(p->vm, t->xstate, VMM_XSAVE_MAX_BYTES);
+}
+
+static void load_thread(struct proxy_process *p, int idx)
+{
+    struct proxy_thread *t = &p->threads[idx];
+    p->cur = idx;
+    *vmm_vm_regs(p->vm) = t->regs;
+    vmm_vm_set_fs_base(p->vm, t->fs_base);
+    vmm_vm_set_gs_base(p->vm, t->gs_base);
+    if (t->xstate)
+        vmm_vm_set_xstate(p->vm, t->xstate, VMM_XSAVE_MAX_BYTES);
+    vmm_vm_enter_user(p->vm);
+    p->tid = t->tid;
+    p->sigmask = t->sigmask;
+    p->altstack = t->altstack;
+    p->clear_child_tid = t->clear_child_tid;
+    p->robust_list = t->robust_list;
+    p->quantum_left = PROXY_QUANTUM_SYSCALLS;
+}
+
+static uint64_t monotonic_ns(struct proxy_process *p)
+{
+    struct timespec ts;
+    det_clock_gettime(p->det, CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* The first runnable thread after cur in creation order, or -1. */
+static int next_runnable(struct proxy_process *p)
+{
+    for (int i = 1; i <= p->nr_threads; i++) {
+        int idx = (p->cur + i) % p->nr_threads;
+        if (p->threads[idx].state == PROXY_THREAD_RUNNABLE)
+            return idx;
+    }
+    return -1;
+}
+
+/* With every thread blocked, the earliest futex deadline expires (logical
+ * time advances to it). Returns false when none has a deadline. */
+static bool expire_earliest_deadline(struct proxy_process *p)
+{
+    int best = -1;
+    for (int i = 0; i < p->nr_threads; i++) {
+        struct proxy_thread *t = &p->threads[i];
+        if (t->state == PROXY_THREAD_FUTEX_WAIT && t->has_deadline &&
+            (best < 0 || t->deadline_ns < p->threads[best].deadline_ns))
+            best = i;
+    }
+    if (best < 0)
+        return false;
+    uint64_t now = monotonic_ns(p);
+    struct proxy_thread *t = &p->threads[best];
+    if (t->deadline_ns > now)
+        det_sleep(p->det, t->deadline_ns - now);
+    t->state = PROXY_THREAD_RUNNABLE;
+    t->regs.rax = (uint64_t)-ETIMEDOUT;
+    return true;
+}
+
+bool proxy_thread_schedule(struct proxy_process *p)
+{
+    if (p->exited)
+        return false;
+    struct proxy_thread *cur = current(p);
+    if (cur->state == PROXY_THREAD_RUNNABLE && !p->resched &&
+        --p->quantum_left > 0)
+        return true;
+    p->resched = false;
+    if (cur->state == PROXY_THREAD_RUNNABLE && p->quantum_left == 0)
+        p->quantum_left = PROXY_QUANTUM_SYSCALLS;
+    int next = next_runnable(p);
+    if (next < 0 && expire_earliest_deadline(p))
+        next = next_runnable(p);
+    if (next < 0) {
+        proxy_log(p, 0, "deadlock: every guest thread is blocked on a futex "
+                        "and none can be woken; ending the run");
+        p->exited = true;
+        p->exit_status = -1;
+        return false;
+    }
+    if (next == p->cur)
+        return true;
+    if (save_current(p) < 0) {
+        proxy_log(p, 0, "cannot save thread state; ending the run");
+        p->exited = true;
+        p->exit_status = -1;
+        return false;
+    }
+    load_thread(p, next);
+    return true;
+}
+
+/* ---- futexes ------------------------------------------------------------- */
+
+static int futex_wake(struct proxy_process *p, gva_t uaddr, int n,
+                      uint32_t bitset)
+{
+    int woken = 0;
+    while (woken < n) {
+        /* FIFO: the longest waiter goes first, as Linux's hash queues. */
+        struct proxy_thread *first = NULL;
+        for (int i = 0; i < p->nr_threads; i++) {
+            struct proxy_thread *t = &p->threads[i];
+            if (t->state == PROXY_THREAD_FUTEX_WAIT &&
+                t->futex_uaddr == uaddr && (t->futex_bitset & bitset) &&
+                (!first || t->wait_seq < first->wait_seq))
+                first = t;
+        }
+        if (!first)
+            break;
+        first->state = PROXY_THREAD_RUNNABLE;
+        first->regs.rax = 0;
+        woken++;
+    }
+    return woken;
+}
+
+static int futex_requeue(struct proxy_process *p, gva_t from, gva_t to,
+                         int n)
+{
+    int moved = 0;
+    for (int i = 0; i < p->nr_threads && moved < n; i++) {
+        struct proxy_thread *t = &p->threads[i];
+        if (t->state == PROXY_THREAD_FUTEX_WAIT && t->futex_uaddr == from) {
+            t->futex_uaddr = to;
+            moved++;
+        }
+    }
+    return moved;
+}
+
+static int read_timeout(struct proxy_process *p, gva_t uts, bool absolute,
+                        int clk, uint64_t *deadline)
+{
+    struct timespec ts;
+    int rc = proxy_copy_in(p, &ts, uts, sizeof(ts));
+    if (rc < 0)
+        return rc;
+    if (ts.tv_sec < 0 || ts.tv_nsec < 0 || ts.tv_nsec >= 1000000000L)
+        return -EINVAL;
+    uint64_t ns = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+    uint64_t now = monotonic_ns(p);
+    if (absolute && clk == CLOCK_REALTIME) {
+        struct timespec rt;
+        det_clock_gettime(p->det, CLOCK_REALTIME, &rt);
+        uint64_t rt_ns =
+            (uint64_t)rt.tv_sec * 1000000000ULL + (uint64_t)rt.tv_nsec;
+        ns = ns > rt_ns ? ns - rt_ns : 0;
+        absolute = false;
+    }
+    *deadline = absolute ? ns : now + ns;
+    return 0;
+}
+
+/* Blocks the current thread; the result (0 when woken, -ETIMEDOUT) is
+ * written into its saved RAX by the waker. */
 static long futex_wait(struct proxy_process *p, const uint64_t a[6],
-                       bool absolute)
+                       uint32_t bitset, bool absolute)
 {
     uint32_t cur;
     int rc = proxy_copy_in(p, &cur, a[0], sizeof(cur));
@@ -24,56 +233,72 @@ static long futex_wait(struct proxy_process *p, const uint64_t a[6],
         return rc;
     if (cur != (uint32_t)a[2])
         return -EAGAIN;
+    struct proxy_thread *t = current(p);
+    t->has_deadline = false;
     if (a[3]) {
-        struct timespec ts;
-        rc = proxy_copy_in(p, &ts, a[3], sizeof(ts));
+        int clk = ((int)a[1] & FUTEX_CLOCK_REALTIME) ? CLOCK_REALTIME
+                                                     : CLOCK_MONOTONIC;
+        rc = read_timeout(p, a[3], absolute, clk, &t->deadline_ns);
         if (rc < 0)
             return rc;
-        if (ts.tv_sec < 0 || ts.tv_nsec < 0 || ts.tv_nsec >= 1000000000L)
-            return -EINVAL;
-        uint64_t ns = (uint64_t)ts.tv_sec * 1000000000ULL +
-                      (uint64_t)ts.tv_nsec;
-        if (absolute) {
-            struct timespec now;
-            int clk = ((int)a[1] & FUTEX_CLOCK_REALTIME) ? CLOCK_REALTIME
-                                                         : CLOCK_MONOTONIC;
-            det_clock_gettime(p->det, clk, &now);
-            uint64_t now_ns = (uint64_t)now.tv_sec * 1000000000ULL +
-                              (uint64_t)now.tv_nsec;
-            ns = ns > now_ns ? ns - now_ns : 0;
-        }
-        det_sleep(p->det, ns);
-        return -ETIMEDOUT;
+        t->has_deadline = true;
     }
-    proxy_log(p, 0,
-              "deadlock: futex wait on %#llx with no other thread to wake "
-              "it; ending the run",
-              (unsigned long long)a[0]);
-    p->exited = true;
-    p->exit_status = -1;
-    return PROXY_RET_NORETURN;
+    t->state = PROXY_THREAD_FUTEX_WAIT;
+    t->futex_uaddr = a[0];
+    t->futex_bitset = bitset;
+    t->wait_seq = p->next_wait_seq++;
+    p->resched = true;
+    return 0;
 }
 
-/* FUTEX_WAKE_OP: *uaddr2 = op(*uaddr2); wakes nobody (no waiters). */
+/* FUTEX_WAKE_OP: oldval = *uaddr2; *uaddr2 = op(oldval); wake uaddr; if
+ * cmp(oldval) also wake uaddr2. */
 static long futex_wake_op(struct proxy_process *p, const uint64_t a[6])
 {
-    uint32_t val3 = (uint32_t)a[5], old, arg = (val3 >> 12) & 0xfff;
-    int op = (val3 >> 28) & 0x7;
+    uint32_t val3 = (uint32_t)a[5], old;
+    uint32_t oparg = (val3 >> 12) & 0xfff, cmparg = val3 & 0xfff;
+    int op = (val3 >> 28) & 0x7, cmp = (val3 >> 24) & 0xf;
     if ((val3 >> 31) & 1)
-        arg = arg < 32 ? 1u << arg : 0;
+        oparg = oparg < 32 ? 1u << oparg : 0;
+    if (op > FUTEX_OP_XOR || cmp > FUTEX_OP_CMP_GE)
+        return -ENOSYS;
     int rc = proxy_copy_in(p, &old, a[4], sizeof(old));
     if (rc < 0)
         return rc;
-    uint32_t next = op == FUTEX_OP_SET    ? arg
-                    : op == FUTEX_OP_ADD  ? old + arg
-                    : op == FUTEX_OP_OR   ? old | arg
-                    : op == FUTEX_OP_ANDN ? old & ~arg
-                    : op == FUTEX_OP_XOR  ? old ^ arg
-                                          : old;
-    if (op > FUTEX_OP_XOR)
-        return -ENOSYS;
+    uint32_t next = op == FUTEX_OP_SET    ? oparg
+                    : op == FUTEX_OP_ADD  ? old + oparg
+                    : op == FUTEX_OP_OR   ? old | oparg
+                    : op == FUTEX_OP_ANDN ? old & ~oparg
+                                          : old ^ oparg;
     rc = proxy_copy_out(p, a[4], &next, sizeof(next));
-    return rc < 0 ? rc : 0;
+    if (rc < 0)
+        return rc;
+    int woken = futex_wake(p, a[0], (int)a[2], FUTEX_BITSET_MATCH_ANY);
+    int o = (int)old, c = (int)cmparg;
+    bool hit = cmp == FUTEX_OP_CMP_EQ   ? o == c
+               : cmp == FUTEX_OP_CMP_NE ? o != c
+               : cmp == FUTEX_OP_CMP_LT ? o < c
+               : cmp == FUTEX_OP_CMP_LE ? o <= c
+               : cmp == FUTEX_OP_CMP_GT ? o > c
+                                        : o >= c;
+    if (hit)
+        woken += futex_wake(p, a[4], (int)a[3], FUTEX_BITSET_MATCH_ANY);
+    return woken;
+}
+
+static long futex_cmp_requeue(struct proxy_process *p, const uint64_t a[6],
+                              bool cmp)
+{
+    if (cmp) {
+        uint32_t cur;
+        int rc = proxy_copy_in(p, &cur, a[0], sizeof(cur));
+        if (rc < 0)
+            return rc;
+        if (cur != (uint32_t)a[5])
+            return -EAGAIN;
+    }
+    int woken = futex_wake(p, a[0], (int)a[2], FUTEX_BITSET_MATCH_ANY);
+    return woken + futex_requeue(p, a[0], a[4], (int)a[3]);
 }
 
 static long sys_futex(struct proxy_process *p, const uint64_t a[6])
@@ -83,32 +308,146 @@ static long sys_futex(struct proxy_process *p, const uint64_t a[6])
         return -EINVAL;
     switch (cmd) {
     case FUTEX_WAIT:
-        return futex_wait(p, a, false);
+        return futex_wait(p, a, FUTEX_BITSET_MATCH_ANY, false);
     case FUTEX_WAIT_BITSET:
         if ((uint32_t)a[5] == 0)
             return -EINVAL;
-        return futex_wait(p, a, true);
+        return futex_wait(p, a, (uint32_t)a[5], true);
     case FUTEX_WAKE:
+        return futex_wake(p, a[0], (int)a[2], FUTEX_BITSET_MATCH_ANY);
     case FUTEX_WAKE_BITSET:
-        return 0;
+        if ((uint32_t)a[5] == 0)
+            return -EINVAL;
+        return futex_wake(p, a[0], (int)a[2], (uint32_t)a[5]);
     case FUTEX_REQUEUE:
-        return 0;
-    case FUTEX_CMP_REQUEUE: {
-        uint32_t cur;
-        int rc = proxy_copy_in(p, &cur, a[0], sizeof(cur));
-        if (rc < 0)
-            return rc;
-        return cur == (uint32_t)a[5] ? 0 : -EAGAIN;
-    }
+        return futex_cmp_requeue(p, a, false);
+    case FUTEX_CMP_REQUEUE:
+        return futex_cmp_requeue(p, a, true);
     case FUTEX_WAKE_OP:
         return futex_wake_op(p, a);
     default:
-        /* PI futexes need owner tracking across threads; none yet. */
+        /* PI futexes need owner hand-off; no libc path in use needs them
+         * with the default mutex kinds. */
         return -ENOSYS;
     }
 }
 
+/* ---- clone and exit ------------------------------------------------------ */
+
+static struct proxy_thread *new_thread_slot(struct proxy_process *p)
+{
+    if (p->nr_threads == p->cap_threads) {
+        int cap = p->cap_threads * 2;
+        void *n = realloc(p->threads, (size_t)cap * sizeof(*p->threads));
+        if (!n)
+            return NULL;
+        p->threads = n;
+        p->cap_threads = cap;
+    }
+    struct proxy_thread *t = &p->threads[p->nr_threads];
+    memset(t, 0, sizeof(*t));
+    return t;
+}
+
+#define THREAD_FLAGS (CLONE_VM | CLONE_THREAD | CLONE_SIGHAND)
+
+static long clone_thread(struct proxy_process *p, uint64_t flags,
+                         gva_t stack, gva_t ptid, gva_t ctid, uint64_t tls)
+{
+    if ((flags & THREAD_FLAGS) != THREAD_FLAGS)
+        return -EINVAL;
+    struct proxy_thread *t = new_thread_slot(p);
+    if (!t || !(t->xstate = malloc(VMM_XSAVE_MAX_BYTES)))
+        return -ENOMEM;
+    int rc = vmm_vm_get_xstate(p->vm, t->xstate, VMM_XSAVE_MAX_BYTES);
+    if (rc < 0) {
+        free(t->xstate);
+        return rc;
+    }
+    int tid = p->next_tid++;
+    /* The child returns 0 from the same syscall, on its own stack. */
+    const struct vmm_regs *r = vmm_vm_regs(p->vm);
+    t->regs = *r;
+    t->regs.rax = 0;
+    t->regs.rip = r->rcx;
+    t->regs.rflags = r->r11;
+    if (stack)
+        t->regs.rsp = stack;
+    t->tid = tid;
+    t->state = PROXY_THREAD_RUNNABLE;
+    t->fs_base = (flags & CLONE_SETTLS) ? tls : vmm_vm_fs_base(p->vm);
+    t->gs_base = vmm_vm_gs_base(p->vm);
+    t->sigmask = p->sigmask;
+    t->altstack.ss_flags = SS_DISABLE; /* not inherited with CLONE_VM */
+    if (flags & CLONE_CHILD_CLEARTID)
+        t->clear_child_tid = ctid;
+    int32_t tid32 = tid;
+    if ((flags & CLONE_PARENT_SETTID) &&
+        proxy_copy_out(p, ptid, &tid32, 4) < 0)
+        rc = -EFAULT;
+    if (rc == 0 && (flags & CLONE_CHILD_SETTID) &&
+        proxy_copy_out(p, ctid, &tid32, 4) < 0)
+        rc = -EFAULT;
+    if (rc < 0) {
+        free(t->xstate);
+        return rc;
+    }
+    p->nr_threads++;
+    return tid;
+}
+
+static long sys_clone(struct proxy_process *p, const uint64_t a[6])
+{
+    /* x86-64 argument order: flags, stack, parent_tid, child_tid, tls. */
+    if (!(a[0] & CLONE_THREAD)) {
+        proxy_log(p, 1, "clone without CLONE_THREAD (a new process) is not "
+                        "supported yet: returning ENOSYS");
+        return -ENOSYS;
+    }
+    return clone_thread(p, a[0], a[1], a[2], a[3], a[4]);
+}
+
+/* clone3 is left to glibc's fallback: it retries with clone on ENOSYS. */
+static long sys_clone3(struct proxy_process *p, const uint64_t a[6])
+{
+    return -ENOSYS;
+}
+
+static long sys_exit(struct proxy_process *p, const uint64_t a[6])
+{
+    struct proxy_thread *t = current(p);
+    int live = 0;
+    for (int i = 0; i < p->nr_threads; i++)
+        live += p->threads[i].state != PROXY_THREAD_EXITED;
+    if (live <= 1) {
+        p->exited = true;
+        p->exit_status = (int)((a[0] & 0xff) << 8);
+        return PROXY_RET_NORETURN;
+    }
+    /* CLONE_CHILD_CLEARTID: pthread_join waits on this word. */
+    if (p->clear_child_tid) {
+        uint32_t zero = 0;
+        if (proxy_copy_out(p, p->clear_child_tid, &zero, 4) == 0)
+            futex_wake(p, p->clear_child_tid, 1, FUTEX_BITSET_MATCH_ANY);
+    }
+    t->state = PROXY_THREAD_EXITED;
+    free(t->xstate);
+    t->xstate = NULL;
+    p->resched = true;
+    return 0;
+}
+
+static long sys_sched_yield(struct proxy_process *p, const uint64_t a[6])
+{
+    p->resched = true;
+    return 0;
+}
+
 const struct proxy_syscall proxy_thread_syscalls[] = {
     {SYS_futex, "futex", sys_futex},
+    {SYS_clone, "clone", sys_clone},
+    {SYS_clone3, "clone3", sys_clone3},
+    {SYS_exit, "exit", sys_exit},
+    {SYS_sched_yield, "sched_yield", sys_sched_yield},
     {-1, NULL, NULL},
 };

@@ -431,3 +431,51 @@ Test(cpuid, find_respects_indexed_leaves)
     cr_assert_eq(vmm_cpuid_find(t, 3, 1, 5)->eax, 12);
     cr_assert_null(vmm_cpuid_find(t, 3, 0x80000000, 0));
 }
+
+/* ---- XSAVE layout ---------------------------------------------------------- */
+
+Test(xstate, model_xcr0_layout_is_832_bytes)
+{
+    struct vmm_cpuid_entry host[16];
+    int nh = full_host(host);
+    struct vmm_xstate_layout xl = model_layout(host, nh);
+    cr_assert_eq(xl.xcr0, VMM_MODEL_XCR0);
+    cr_assert_eq(xl.bytes, VMM_MODEL_XSAVE_BYTES);
+    cr_assert_eq(xl.comp[2].size, 256);
+    cr_assert_eq(xl.comp[2].offset, 576);
+}
+
+Test(xstate, host_xcr0_with_avx512_components)
+{
+    /* kvm_pvm: the guest runs with the host's XCR0 (x87|SSE|AVX|opmask|
+     * ZMM_Hi256|Hi16_ZMM); sizes and offsets as on a Skylake-X. */
+    struct vmm_cpuid_entry n0xd[] = {
+        {0xd, 2, VMM_CPUID_INDEXED, 256, 576, 0, 0},
+        {0xd, 3, VMM_CPUID_INDEXED, 64, 960, 0, 0}, /* MPX: not in xcr0 */
+        {0xd, 5, VMM_CPUID_INDEXED, 64, 1088, 0, 0},
+        {0xd, 6, VMM_CPUID_INDEXED, 512, 1152, 0, 0},
+        {0xd, 7, VMM_CPUID_INDEXED, 1024, 1664, 0, 0},
+    };
+    struct vmm_xstate_layout xl;
+    vmm_cpu_xstate_layout(0xe7, n0xd, 5, &xl);
+    cr_assert_eq(xl.bytes, 2688);
+    cr_assert_eq(xl.comp[3].size, 0, "component outside xcr0 counted");
+    cr_assert_eq(xl.comp[7].offset, 1664);
+    /* The model then describes what the guest really has. */
+    struct vmm_cpuid_entry host[16];
+    int nh = full_host(host);
+    struct vmm_cpuid_entry out[VMM_CPUID_MAX_ENTRIES];
+    const char *missing = NULL;
+    int n = vmm_cpu_build_model(host, nh, &xl, out, VMM_CPUID_MAX_ENTRIES,
+                                &missing);
+    cr_assert_gt(n, 0);
+    const struct vmm_cpuid_entry *d0 = vmm_cpuid_find(out, n, 0xd, 0);
+    cr_assert_not_null(d0);
+    cr_assert_eq(d0->eax, 0xe7);
+    cr_assert_eq(d0->ebx, 2688);
+    const struct vmm_cpuid_entry *d6 = vmm_cpuid_find(out, n, 0xd, 6);
+    cr_assert_not_null(d6);
+    cr_assert_eq(d6->eax, 512);
+    cr_assert_eq(d6->ebx, 1152);
+    cr_assert_null(vmm_cpuid_find(out, n, 0xd, 3));
+}

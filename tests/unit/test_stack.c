@@ -26,6 +26,7 @@ static struct proxy_auxv_input test_ai(void)
         .phdr = 0x555555554040, .phent = 56, .phnum = 13,
         .entry = 0x555555556000, .base = 0x7ffff7fc3000,
         .hwcap = 0x178bfbff, .hwcap2 = 2,
+        .minsigstksz = PROXY_MINSIGSTKSZ(832),
         .uid = 1001, .euid = 1002, .gid = 1003, .egid = 1004, .secure = 0,
         .platform = "x86_64", .execfn = "/usr/bin/prog"};
     for (int i = 0; i < 16; i++)
@@ -160,8 +161,10 @@ Test(stack, auxv_values)
     cr_assert_eq(ps.aux_val[AT_GID], 1003);
     cr_assert_eq(ps.aux_val[AT_EGID], 1004);
     cr_assert_eq(ps.aux_val[AT_SECURE], 0);
-    cr_assert_eq(ps.aux_val[AT_MINSIGSTKSZ], PROXY_MINSIGSTKSZ);
-    cr_assert_geq(PROXY_MINSIGSTKSZ, 1024);
+    cr_assert_eq(ps.aux_val[AT_MINSIGSTKSZ], ai.minsigstksz);
+    /* The frame must at least hold the rt_sigframe and the XSAVE image. */
+    cr_assert_geq(PROXY_MINSIGSTKSZ(832), 440 + 832);
+    cr_assert_eq(PROXY_MINSIGSTKSZ(832) % 16, 0);
 }
 
 Test(stack, auxv_pointers)
