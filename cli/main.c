@@ -20,6 +20,8 @@ struct cli_command {
 static const struct cli_command commands[] = {
     {"run", cli_cmd_run, "run a program in a KVM micro-VM"},
     {"doctor", cli_cmd_doctor, "report what this host offers hvrun"},
+    {"syscalls", cli_cmd_syscalls,
+     "list every syscall and how hvrun handles it (markdown)"},
 };
 
 void cli_error(const char *fmt, ...)

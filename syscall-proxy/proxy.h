@@ -228,6 +228,8 @@ extern const char *const proxy_syscall_names[PROXY_NR_SYSCALLS];
 const char *proxy_syscall_name(uint64_t nr);
 /* True when the table has a handler for nr (docs and tests use it). */
 bool proxy_syscall_supported(uint64_t nr);
+/* Prints docs/SYSCALLS.md: every syscall and how hvrun handles it. */
+void proxy_catalog_print_markdown(FILE *out);
 
 /* Runs one syscall from the registers; returns the RAX value or a special
  * PROXY_RET_*. Unknown numbers log once and return -ENOSYS (or end the run
