@@ -41,19 +41,22 @@ DEPS_PKGS := libelf-dev libfdt-dev libzstd-dev libseccomp-dev \
 TEST_PKGS := coreutils sed gawk gzip bzip2 xz-utils zstd openssl sqlite3 \
              perl python3 bc
 
-.PHONY: all debug test check test-guest demo bench deps clean lint format
+.PHONY: all debug test check check-docs test-guest demo bench deps clean lint format
 
 all: $(BUILD)/hvrun
 
 $(BUILD)/hvrun: $(CORE_OBJS) $(CLI_OBJS) $(GK_BLOB_OBJ)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	@echo "  LD      $@"
+	@$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/libhvrun.a: $(CORE_OBJS) $(GK_BLOB_OBJ)
-	ar rcs $@ $^
+	@rm -f $@
+	@ar rcs $@ $^
 
 $(BUILD)/%.o: %.c $(wildcard */*.h)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) -DHVRUN_VERSION='"$(VERSION)"' $(CFLAGS) -c -o $@ $<
+	@echo "  CC      $@"
+	@$(CC) $(CPPFLAGS) -DHVRUN_VERSION='"$(VERSION)"' $(CFLAGS) -c -o $@ $<
 
 # The guest kernel: assembled, linked at its high address, flattened.
 $(BUILD)/guestkernel/entry.o: guestkernel/entry.S guestkernel/gk_abi.h
@@ -76,7 +79,8 @@ UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/unit/%)
 
 $(BUILD)/tests/unit/%: tests/unit/%.c $(BUILD)/libhvrun.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(BUILD)/libhvrun.a -lcriterion $(LDLIBS)
+	@echo "  CC      $@"
+	@$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(BUILD)/libhvrun.a -lcriterion $(LDLIBS)
 
 GUEST_SRCS := $(wildcard tests/guest/*.c)
 GUEST_BINS := $(GUEST_SRCS:tests/guest/%.c=build/guest/%)
@@ -87,13 +91,20 @@ build/guest/%: tests/guest/%.c
 	    $(if $(findstring nopie,$*),-no-pie,)
 
 check: deps $(UNIT_BINS)
-	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done
+	@fail=0; for t in $(UNIT_BINS); do echo "== $$t"; $$t || fail=1; done; \
+	    exit $$fail
 
 test-guest: deps all $(GUEST_BINS)
 	tests/run-guest-tests.sh $(BUILD)/hvrun
 
+# docs/SYSCALLS.md is generated; it must match what the tables say.
+check-docs: all
+	@./$(BUILD)/hvrun syscalls | diff -u docs/SYSCALLS.md - >/dev/null || \
+	    { echo "docs/SYSCALLS.md is stale: run ./$(BUILD)/hvrun syscalls > docs/SYSCALLS.md"; exit 1; }
+	@echo "docs/SYSCALLS.md matches 'hvrun syscalls'"
+
 test: deps
-	$(MAKE) all
+	$(MAKE) all check-docs
 	$(MAKE) BUILD=build/debug CFLAGS="$(DEBUG_FLAGS)" all
 	$(MAKE) check
 	$(MAKE) BUILD=build/debug CFLAGS="$(DEBUG_FLAGS)" check

@@ -28,7 +28,7 @@
 #define FP_XSTATE_MAGIC1 0x46505853U
 #define FP_XSTATE_MAGIC2 0x46505845U
 #define REDZONE_BYTES 128
-#define SS_AUTODISARM_FLAG (1 << 31)
+#define SS_AUTODISARM_FLAG ((int)(1U << 31))
 #define KERNEL_MINSIGSTKSZ 2048ULL
 
 /* The kernel's stack_t and sigcontext as the guest sees them. */

@@ -79,6 +79,8 @@ static int build(struct builder *b, char *const argv[], size_t argc,
     if (rc < 0)
         return rc;
     b->p &= ~0xfULL;
+    if (b->p < b->top - b->len)
+        return -E2BIG;
     rc = push_bytes(b, ai->platform, strlen(ai->platform) + 1, &platform_at);
     if (rc == 0)
         rc = push_bytes(b, ai->random, 16, &random_at);

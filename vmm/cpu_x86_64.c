@@ -227,6 +227,11 @@ int vmm_cpu_build_model(const struct vmm_cpuid_entry *host, int nr_host,
     int n = 0;
     struct vmm_cpuid_entry *e;
     struct vmm_cpuid_entry *l0, *l1, *l7, *x1;
+    /* Every leaf the model writes fits in this many entries. */
+    if (max_out < VMM_CPUID_MAX_ENTRIES / 2) {
+        *missing = "room for the CPUID model";
+        return -1;
+    }
 
     l0 = add(out, &n, max_out, 0, 0, 0);
     l0->eax = 0xd;

@@ -3,6 +3,7 @@
  * crashing the process: write from an unmapped buffer, read into a
  * read-only buffer, stat with an unmapped path or result pointer.
  */
+#define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -29,8 +30,10 @@ int main(void)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
     long page = sysconf(_SC_PAGESIZE);
+    /* volatile: the compiler must not see that the pointer is bogus. */
+    const void *volatile bogus = (const void *)1;
     errno = 0;
-    long rc = write(1, (void *)1, 10);
+    long rc = write(1, bogus, 10);
     expect_efault("write(1, (void *)1, 10)", rc, errno);
 
     int p[2];

@@ -5,6 +5,7 @@
  * madvise(MADV_DONTNEED). Prints one line per step; exits 1 at the first
  * failure.
  */
+#define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>

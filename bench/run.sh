@@ -1,0 +1,290 @@
+#!/usr/bin/env bash
+# bench/run.sh HVRUN: side-by-side benchmarks, native vs hvrun, in one run.
+#
+# Every case runs native and under `HVRUN run --summary`, interleaved
+# (rep 1: native then hvrun, rep 2: hvrun then native, ...), and reports the
+# medians and the ratio hvrun/native. Exit counts come from --summary. There
+# are no pass/fail timing assertions: the machines are shared and noisy, so
+# this script reports numbers and exits 0 unless something actually broke
+# (a program failing, a missing --summary line).
+#
+# Knobs (environment): BENCH_STARTUP_REPS (20), BENCH_DD_REPS (5),
+# BENCH_DD_COUNT (20000), BENCH_BZ_REPS (5), BENCH_BZ_MB (6),
+# BENCH_DOCTOR_REPS (3), BENCH_TOUCH_REPS (5), BENCH_TOUCH_PAGES (4000). The defaults keep the whole run near one minute on
+# an idle kvm_pvm host (under three when the host is busy).
+set -euo pipefail
+
+if [ $# -ne 1 ]; then
+    echo "usage: bench/run.sh HVRUN" >&2
+    exit 2
+fi
+if [ ! -e /dev/kvm ]; then
+    echo "SKIP: /dev/kvm is missing (hvrun's kvm backend needs it); no benchmarks run"
+    exit 0
+fi
+if [ ! -r /dev/kvm ] || [ ! -w /dev/kvm ]; then
+    echo "SKIP: /dev/kvm is not readable and writable by $(id -un); no benchmarks run"
+    exit 0
+fi
+
+HVRUN=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+if [ ! -x "$HVRUN" ]; then
+    echo "bench: $1 is not an executable hvrun (run make first)" >&2
+    exit 2
+fi
+SRC=$(cd "$(dirname "$0")" && pwd)
+OUT=$(dirname "$HVRUN")/bench # build/bench next to build/hvrun
+
+STARTUP_REPS=${BENCH_STARTUP_REPS:-20}
+DD_REPS=${BENCH_DD_REPS:-5}
+DD_COUNT=${BENCH_DD_COUNT:-20000}
+BZ_REPS=${BENCH_BZ_REPS:-5}
+BZ_MB=${BENCH_BZ_MB:-6}
+DOCTOR_REPS=${BENCH_DOCTOR_REPS:-3}
+TOUCH_REPS=${BENCH_TOUCH_REPS:-5}
+TOUCH_PAGES=${BENCH_TOUCH_PAGES:-4000}
+
+# ---- what the benchmarks need ------------------------------------------------
+# cc and libc.a (for the static helpers), bzip2, dd. Installed from Debian
+# packages when missing (a no-op when present). Max RSS comes from wait4()
+# in bench/timeit.c, so /usr/bin/time is not needed.
+missing=""
+command -v cc >/dev/null 2>&1 || missing="$missing gcc"
+[ -e /usr/lib/x86_64-linux-gnu/libc.a ] || missing="$missing libc6-dev"
+command -v bzip2 >/dev/null 2>&1 || missing="$missing bzip2"
+command -v dd >/dev/null 2>&1 || missing="$missing coreutils"
+if [ -n "$missing" ]; then
+    echo "bench: installing:$missing"
+    if [ "$(id -u)" -ne 0 ]; then
+        echo "bench: not root; install$missing by hand" >&2
+        exit 1
+    fi
+    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+        apt-get install -y -qq $missing) >/dev/null
+fi
+
+# ---- helpers, built into build/bench ------------------------------------------
+mkdir -p "$OUT"
+CFLAGS_B="-O2 -std=c11 -Wall -Wextra -Werror -D_GNU_SOURCE"
+build() { # build NAME EXTRA-FLAGS...: $SRC/NAME.c -> $OUT/NAME when stale
+    local name=$1
+    shift
+    if [ ! -x "$OUT/$name" ] || [ "$SRC/$name.c" -nt "$OUT/$name" ]; then
+        cc $CFLAGS_B "$@" -o "$OUT/$name" "$SRC/$name.c"
+    fi
+}
+build timeit
+build gendata
+build sysloop
+build true_static -static
+build true_bare -static -nostdlib
+build touch -static -nostdlib
+
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/hvrun-bench.XXXXXX")
+trap 'rm -rf "$TMP"' EXIT
+
+TRUE_BIN=$(type -P true) # the program, not the shell builtin
+DD_BIN=$(type -P dd)
+BZIP2_BIN=$(type -P bzip2)
+
+# run1 TAG MODE IN OUT CMD...: one timed run. MODE is native or hvrun.
+# Appends "wall_ns maxrss_kb" to $TMP/TAG.MODE and, for hvrun, "syscalls
+# exits" from the --summary line to $TMP/TAG.sum.
+run1() {
+    local tag=$1 mode=$2 in=$3 out=$4
+    shift 4
+    local -a cmd=("$@")
+    if [ "$mode" = hvrun ]; then
+        cmd=("$HVRUN" run --summary -- "$@")
+    fi
+    local res
+    res=$("$OUT/timeit" -i "$in" -o "$out" -- "${cmd[@]}" 3>&1 1>/dev/null \
+        2>"$TMP/stderr")
+    local ns rss code
+    read -r ns rss code <<<"$res"
+    if [ "$code" != 0 ]; then
+        echo "bench: $tag ($mode) exited $code: ${cmd[*]}" >&2
+        cat "$TMP/stderr" >&2
+        exit 1
+    fi
+    echo "$ns $rss" >>"$TMP/$tag.$mode"
+    if [ "$mode" = hvrun ]; then
+        local line
+        line=$(grep '^hvrun: summary:' "$TMP/stderr" || true)
+        if [ -z "$line" ]; then
+            echo "bench: $tag: no --summary line from hvrun" >&2
+            cat "$TMP/stderr" >&2
+            exit 1
+        fi
+        # "syscalls exits wall_s" (wall: hvrun's own timer, VM setup to exit)
+        sed -E 's/.*syscalls ([0-9]+),.* exits ([0-9]+) .*wall ([0-9.]+) s.*/\1 \2 \3/' \
+            <<<"$line" >>"$TMP/$tag.sum"
+    fi
+}
+
+# pair TAG REPS IN OUT CMD...: REPS interleaved native/hvrun runs, the order
+# alternating each repetition so neither side always runs on a warmer cache.
+pair() {
+    local tag=$1 reps=$2 in=$3 out=$4 i
+    shift 4
+    : >"$TMP/$tag.native"
+    : >"$TMP/$tag.hvrun"
+    : >"$TMP/$tag.sum"
+    for ((i = 0; i < reps; i++)); do
+        if ((i % 2 == 0)); then
+            run1 "$tag" native "$in" "$out" "$@"
+            run1 "$tag" hvrun "$in" "$out" "$@"
+        else
+            run1 "$tag" hvrun "$in" "$out" "$@"
+            run1 "$tag" native "$in" "$out" "$@"
+        fi
+    done
+}
+
+# median FILE COLUMN: median of one column (mean of the middle two if even).
+median() {
+    sort -g -k"$2,$2" "$1" | awk -v c="$2" '{ v[NR] = $c }
+        END { if (NR == 0) { print "nan"; exit }
+              if (NR % 2) print v[(NR + 1) / 2];
+              else printf "%.6g\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+spread() { # spread FILE COLUMN SCALE: "min..max" scaled, for the detail lines
+    sort -g -k"$2,$2" "$1" | awk -v c="$2" -v s="$3" '{ v[NR] = $c }
+        END { printf "%.3g..%.3g", v[1] / s, v[NR] / s }'
+}
+calc() { awk "BEGIN { printf \"$1\n\", $2 }"; }
+exits_per_syscall() { # summed over every hvrun run of the case
+    awk '{ s += $1; e += $2 } END { if (s) printf "%.3f", e / s; else print "-" }' \
+        "$TMP/$1.sum"
+}
+syscalls_of() { median "$TMP/$1.sum" 1; }
+
+ROWS=()
+row() { # row NAME NATIVE HVRUN RATIO EXITS/SYSCALL
+    ROWS+=("$(printf '%-30s %14s %14s %9s %14s' "$@")")
+}
+
+T_START=$EPOCHSECONDS
+echo "== hvrun bench: $(date -u '+%Y-%m-%d %H:%M UTC')"
+echo "   host: $(uname -r), nproc $(nproc), $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //')"
+echo "   load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "   hvrun: $HVRUN ($("$HVRUN" --version 2>&1 | head -1))"
+"$HVRUN" doctor >"$TMP/doctor" 2>&1 || true
+HYPERVISOR=$(sed -n 's/^hypervisor: *//p' "$TMP/doctor" | cut -d' ' -f1)
+echo "   hypervisor: ${HYPERVISOR:-unknown}"
+
+# ---- 1. raw syscall round trip -------------------------------------------------
+echo "-- syscall round trip: hvrun doctor x$DOCTOR_REPS, native getpid loop"
+: >"$TMP/rt.hvrun"
+: >"$TMP/rt.native"
+for ((i = 0; i < DOCTOR_REPS; i++)); do
+    "$OUT/sysloop" 200000 >>"$TMP/rt.native"
+    "$HVRUN" doctor 2>&1 | sed -n 's/.*syscall round trip \([0-9.]*\) us.*/\1/p' \
+        >>"$TMP/rt.hvrun"
+done
+if [ ! -s "$TMP/rt.hvrun" ]; then
+    echo "bench: hvrun doctor printed no syscall round trip:" >&2
+    cat "$TMP/doctor" >&2
+    exit 1
+fi
+RT_US=$(median "$TMP/rt.hvrun" 1)
+RT_NAT_NS=$(median "$TMP/rt.native" 1)
+RT_EXITS=$(sed -n 's/.*calls, \([0-9]*\) exit.*/\1/p' "$TMP/doctor")
+echo "   hvrun doctor: median $RT_US us (runs: $(tr '\n' ' ' <"$TMP/rt.hvrun"))"
+echo "   native getpid: median $RT_NAT_NS ns"
+row "syscall round trip (getpid)" "$(calc '%.2f us' "$RT_NAT_NS / 1000")" \
+    "$(calc '%.1f us' "$RT_US")" "$(calc '%.0fx' "$RT_US * 1000 / $RT_NAT_NS")" \
+    "${RT_EXITS:-?}.000"
+
+# ---- 2. startup ------------------------------------------------------------------
+startup() { # startup TAG LABEL PROGRAM
+    echo "-- startup: $2 x$STARTUP_REPS"
+    pair "$1" "$STARTUP_REPS" /dev/null /dev/null "$3"
+    local n h
+    n=$(median "$TMP/$1.native" 1)
+    h=$(median "$TMP/$1.hvrun" 1)
+    echo "   native $(calc '%.2f' "$n / 1e6") ms ($(spread "$TMP/$1.native" 1 1e6))," \
+        "hvrun $(calc '%.2f' "$h / 1e6") ms ($(spread "$TMP/$1.hvrun" 1 1e6);" \
+        "$(calc '%.0f' "$(median "$TMP/$1.sum" 3) * 1000") ms by hvrun's own --summary clock)," \
+        "$(syscalls_of "$1") syscalls"
+    row "startup $2 (ms)" "$(calc '%.2f' "$n / 1e6")" "$(calc '%.2f' "$h / 1e6")" \
+        "$(calc '%.1fx' "$h / $n")" "$(exits_per_syscall "$1") ($(syscalls_of "$1"))"
+}
+startup true "$TRUE_BIN" "$TRUE_BIN"
+startup static "true_static" "$OUT/true_static"
+startup bare "true_bare" "$OUT/true_bare"
+
+# ---- 2b. first touch of fresh memory -------------------------------------------
+# No exits at all: hvrun builds the guest page tables up front, but on a
+# nested software hypervisor (kvm_pvm) each guest page still costs a shadow
+# page-table fill the first time it is touched, invisible to hvrun. Marginal
+# cost: (t(N pages) - t(0 pages)) / N.
+echo "-- first touch: $TOUCH_PAGES fresh 4 KiB pages x$TOUCH_REPS (and 0 for the baseline)"
+pair touch0 "$TOUCH_REPS" /dev/null /dev/null "$OUT/touch" 0
+pair touch "$TOUCH_REPS" /dev/null /dev/null "$OUT/touch" "$TOUCH_PAGES"
+TO_N=$(calc '%.3f' "($(median "$TMP/touch.native" 1) - $(median "$TMP/touch0.native" 1)) / 1000 / $TOUCH_PAGES")
+TO_H=$(calc '%.2f' "($(median "$TMP/touch.hvrun" 1) - $(median "$TMP/touch0.hvrun" 1)) / 1000 / $TOUCH_PAGES")
+echo "   native $TO_N us/page, hvrun $TO_H us/page"
+row "first touch (us/page)" "$TO_N" "$TO_H" \
+    "$(calc '%.0fx' "$TO_H / ($TO_N > 0 ? $TO_N : 1e-9)")" "$(exits_per_syscall touch) ($(syscalls_of touch))"
+
+# ---- 3. syscall-heavy: dd bs=1 -----------------------------------------------------
+# Per-syscall cost is the marginal one: (t(count=N) - t(count=0)) /
+# (syscalls(N) - syscalls(0)), so start-up is not smeared over the calls. The
+# native side is assumed to make the same calls as the guest (same binary,
+# same libc); hvrun's count is the one measured.
+echo "-- syscall-heavy: dd bs=1 count=$DD_COUNT x$DD_REPS (and count=0 for the baseline)"
+pair dd0 "$DD_REPS" /dev/null /dev/null "$DD_BIN" if=/dev/zero of=/dev/null bs=1 count=0
+pair dd "$DD_REPS" /dev/null /dev/null "$DD_BIN" if=/dev/zero of=/dev/null bs=1 count="$DD_COUNT"
+DD_S=$(syscalls_of dd)
+DD0_S=$(syscalls_of dd0)
+DD_N=$(median "$TMP/dd.native" 1)
+DD_H=$(median "$TMP/dd.hvrun" 1)
+DD0_N=$(median "$TMP/dd0.native" 1)
+DD0_H=$(median "$TMP/dd0.hvrun" 1)
+DS=$((DD_S - DD0_S))
+DD_US_N=$(calc '%.3f' "($DD_N - $DD0_N) / 1000 / $DS")
+DD_US_H=$(calc '%.1f' "($DD_H - $DD0_H) / 1000 / $DS")
+echo "   count=$DD_COUNT: native $(calc '%.3f' "$DD_N / 1e9") s ($(spread "$TMP/dd.native" 1 1e9))," \
+    "hvrun $(calc '%.3f' "$DD_H / 1e9") s ($(spread "$TMP/dd.hvrun" 1 1e9)), $DD_S syscalls"
+echo "   count=0: native $(calc '%.2f' "$DD0_N / 1e6") ms, hvrun $(calc '%.2f' "$DD0_H / 1e6") ms, $DD0_S syscalls"
+echo "   whole run per syscall: native $(calc '%.3f' "$DD_N / 1000 / $DD_S") us," \
+    "hvrun $(calc '%.1f' "$DD_H / 1000 / $DD_S") us"
+row "dd bs=1 (us/syscall)" "$DD_US_N" "$DD_US_H" \
+    "$(calc '%.0fx' "$DD_US_H / ($DD_US_N > 0 ? $DD_US_N : 1e-9)")" \
+    "$(exits_per_syscall dd) ($DD_S)"
+
+# ---- 4. compute-bound: bzip2 -c ---------------------------------------------------
+echo "-- compute-bound: bzip2 -c of $BZ_MB MB of generated text x$BZ_REPS"
+"$OUT/gendata" $((BZ_MB * 1000000)) 1 >"$TMP/data.txt"
+pair bz "$BZ_REPS" "$TMP/data.txt" /dev/null "$BZIP2_BIN" -c
+BZ_N=$(median "$TMP/bz.native" 1)
+BZ_H=$(median "$TMP/bz.hvrun" 1)
+BZ_S=$(syscalls_of bz)
+echo "   native $(calc '%.3f' "$BZ_N / 1e9") s ($(spread "$TMP/bz.native" 1 1e9))," \
+    "hvrun $(calc '%.3f' "$BZ_H / 1e9") s ($(spread "$TMP/bz.hvrun" 1 1e9)), $BZ_S syscalls"
+row "bzip2 -c ${BZ_MB}MB (s)" "$(calc '%.3f' "$BZ_N / 1e9")" "$(calc '%.3f' "$BZ_H / 1e9")" \
+    "$(calc '%.2fx' "$BZ_H / $BZ_N")" "$(exits_per_syscall bz) ($BZ_S)"
+# What is left of the hvrun time once every exit is charged at the doctor's
+# round trip: an estimate of the guest's pure compute speed (derived, noisy).
+BZ_ADJ=$(calc '%.6g' "$BZ_H - $BZ_S * $RT_US * 1000")
+echo "   less $BZ_S exits x $RT_US us: hvrun $(calc '%.3f' "$BZ_ADJ / 1e9") s"
+row "  same, less exits x round trip" "$(calc '%.3f' "$BZ_N / 1e9")" \
+    "$(calc '%.3f' "$BZ_ADJ / 1e9")" "$(calc '%.2fx' "$BZ_ADJ / $BZ_N")" "(derived)"
+
+# ---- 5. memory ------------------------------------------------------------------
+RSS_N=$(median "$TMP/bz.native" 2)
+RSS_H=$(median "$TMP/bz.hvrun" 2)
+echo "-- memory: max RSS of bzip2 -c (wait4 ru_maxrss): native $RSS_N KiB, hvrun $RSS_H KiB"
+row "max RSS, bzip2 (MiB)" "$(calc '%.1f' "$RSS_N / 1024")" "$(calc '%.1f' "$RSS_H / 1024")" \
+    "$(calc '%.2fx' "$RSS_H / $RSS_N")" "-"
+
+# ---- table ----------------------------------------------------------------------
+echo
+echo "== summary ($(date -u '+%Y-%m-%d %H:%M UTC'), nproc $(nproc), ${HYPERVISOR:-unknown}," \
+    "load $(cut -d' ' -f1-3 /proc/loadavg), $((EPOCHSECONDS - T_START)) s)"
+printf '%-30s %14s %14s %9s %14s\n' case native hvrun ratio "exits/syscall"
+for r in "${ROWS[@]}"; do
+    echo "$r"
+done
+echo "(medians; ratio = hvrun/native; exits/syscall over all hvrun runs, syscalls in parentheses)"
