@@ -48,29 +48,29 @@ TOUCH_PAGES=${BENCH_TOUCH_PAGES:-4000}
 # cc and libc.a (for the static helpers), bzip2, dd. Installed from Debian
 # packages when missing (a no-op when present). Max RSS comes from wait4()
 # in bench/timeit.c, so /usr/bin/time is not needed.
-missing=""
-command -v cc >/dev/null 2>&1 || missing="$missing gcc"
-[ -e /usr/lib/x86_64-linux-gnu/libc.a ] || missing="$missing libc6-dev"
-command -v bzip2 >/dev/null 2>&1 || missing="$missing bzip2"
-command -v dd >/dev/null 2>&1 || missing="$missing coreutils"
-if [ -n "$missing" ]; then
-    echo "bench: installing:$missing"
+missing=()
+command -v cc >/dev/null 2>&1 || missing+=(gcc)
+[ -e /usr/lib/x86_64-linux-gnu/libc.a ] || missing+=(libc6-dev)
+command -v bzip2 >/dev/null 2>&1 || missing+=(bzip2)
+command -v dd >/dev/null 2>&1 || missing+=(coreutils)
+if [ ${#missing[@]} -gt 0 ]; then
+    echo "bench: installing: ${missing[*]}"
     if [ "$(id -u)" -ne 0 ]; then
-        echo "bench: not root; install$missing by hand" >&2
+        echo "bench: not root; install ${missing[*]} by hand" >&2
         exit 1
     fi
     (apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
-        apt-get install -y -qq $missing) >/dev/null
+        apt-get install -y -qq "${missing[@]}") >/dev/null
 fi
 
 # ---- helpers, built into build/bench ------------------------------------------
 mkdir -p "$OUT"
-CFLAGS_B="-O2 -std=c11 -Wall -Wextra -Werror -D_GNU_SOURCE"
+CFLAGS_B=(-O2 -std=c11 -Wall -Wextra -Werror -D_GNU_SOURCE)
 build() { # build NAME EXTRA-FLAGS...: $SRC/NAME.c -> $OUT/NAME when stale
     local name=$1
     shift
     if [ ! -x "$OUT/$name" ] || [ "$SRC/$name.c" -nt "$OUT/$name" ]; then
-        cc $CFLAGS_B "$@" -o "$OUT/$name" "$SRC/$name.c"
+        cc "${CFLAGS_B[@]}" "$@" -o "$OUT/$name" "$SRC/$name.c"
     fi
 }
 build timeit
@@ -161,7 +161,7 @@ syscalls_of() { median "$TMP/$1.sum" 1; }
 
 ROWS=()
 row() { # row NAME NATIVE HVRUN RATIO EXITS/SYSCALL
-    ROWS+=("$(printf '%-30s %14s %14s %9s %14s' "$@")")
+    ROWS+=("$(printf '%-34s %12s %12s %9s %14s' "$@")")
 }
 
 T_START=$EPOCHSECONDS
@@ -216,17 +216,22 @@ startup bare "true_bare" "$OUT/true_bare"
 
 # ---- 2b. first touch of fresh memory -------------------------------------------
 # No exits at all: hvrun builds the guest page tables up front, but on a
-# nested software hypervisor (kvm_pvm) each guest page still costs a shadow
-# page-table fill the first time it is touched, invisible to hvrun. Marginal
-# cost: (t(N pages) - t(0 pages)) / N.
+# nested software hypervisor (kvm_pvm) each guest page still costs the
+# hypervisor work the first time it is touched, invisible to hvrun. Marginal
+# cost: (t(N pages) - t(0 pages)) / N, for write-first and read-then-write.
 echo "-- first touch: $TOUCH_PAGES fresh 4 KiB pages x$TOUCH_REPS (and 0 for the baseline)"
 pair touch0 "$TOUCH_REPS" /dev/null /dev/null "$OUT/touch" 0
-pair touch "$TOUCH_REPS" /dev/null /dev/null "$OUT/touch" "$TOUCH_PAGES"
-TO_N=$(calc '%.3f' "($(median "$TMP/touch.native" 1) - $(median "$TMP/touch0.native" 1)) / 1000 / $TOUCH_PAGES")
-TO_H=$(calc '%.2f' "($(median "$TMP/touch.hvrun" 1) - $(median "$TMP/touch0.hvrun" 1)) / 1000 / $TOUCH_PAGES")
-echo "   native $TO_N us/page, hvrun $TO_H us/page"
-row "first touch (us/page)" "$TO_N" "$TO_H" \
-    "$(calc '%.0fx' "$TO_H / ($TO_N > 0 ? $TO_N : 1e-9)")" "$(exits_per_syscall touch) ($(syscalls_of touch))"
+touch_case() { # touch_case MODE LABEL
+    pair "touch_$1" "$TOUCH_REPS" /dev/null /dev/null "$OUT/touch" "$TOUCH_PAGES" "$1"
+    local n h
+    n=$(calc '%.3f' "($(median "$TMP/touch_$1.native" 1) - $(median "$TMP/touch0.native" 1)) / 1000 / $TOUCH_PAGES")
+    h=$(calc '%.2f' "($(median "$TMP/touch_$1.hvrun" 1) - $(median "$TMP/touch0.hvrun" 1)) / 1000 / $TOUCH_PAGES")
+    echo "   $2: native $n us/page, hvrun $h us/page"
+    row "first touch, $2 (us/page)" "$n" "$h" \
+        "$(calc '%.0fx' "$h / ($n > 0 ? $n : 1e-9)")" "$(exits_per_syscall "touch_$1") ($(syscalls_of "touch_$1"))"
+}
+touch_case w write
+touch_case rw "read+write"
 
 # ---- 3. syscall-heavy: dd bs=1 -----------------------------------------------------
 # Per-syscall cost is the marginal one: (t(count=N) - t(count=0)) /
@@ -283,7 +288,7 @@ row "max RSS, bzip2 (MiB)" "$(calc '%.1f' "$RSS_N / 1024")" "$(calc '%.1f' "$RSS
 echo
 echo "== summary ($(date -u '+%Y-%m-%d %H:%M UTC'), nproc $(nproc), ${HYPERVISOR:-unknown}," \
     "load $(cut -d' ' -f1-3 /proc/loadavg), $((EPOCHSECONDS - T_START)) s)"
-printf '%-30s %14s %14s %9s %14s\n' case native hvrun ratio "exits/syscall"
+printf '%-34s %12s %12s %9s %14s\n' case native hvrun ratio "exits/syscall"
 for r in "${ROWS[@]}"; do
     echo "$r"
 done
