@@ -129,7 +129,7 @@ deps:
 	fi
 
 lint:
-	@! grep -rn 'linux/kvm.h' syscall-proxy detcore cli || \
+	@! grep -rn '#include <linux/kvm.h>' syscall-proxy detcore cli || \
 	    { echo "lint: <linux/kvm.h> above vmm/"; exit 1; }
 	@echo lint ok
 

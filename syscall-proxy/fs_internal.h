@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <stddef.h>
+#include <string.h>
 
 #include "proxy.h"
 
@@ -28,5 +29,25 @@ int proxy_path_rewrite(struct proxy_process *p, const char *in, char *out,
 /* A host call's result as a handler returns it: the value, or -errno read
  * right after the call (the argument is evaluated first). */
 static inline long proxy_host_result(long r) { return r < 0 ? -errno : r; }
+
+/*
+ * Linux sends SIGPIPE to a writer that gets EPIPE (pipes; sockets unless
+ * MSG_NOSIGNAL), as if by kill() from itself. hvrun ignores the host's
+ * SIGPIPE; the guest gets its own here. Returns r, so a result can be
+ * passed through it.
+ */
+static inline long proxy_epipe_signal(struct proxy_process *p, long r)
+{
+    if (r == -EPIPE) {
+        siginfo_t info;
+        memset(&info, 0, sizeof(info));
+        info.si_signo = SIGPIPE;
+        info.si_code = SI_USER;
+        info.si_pid = p->pid;
+        info.si_uid = p->ruid;
+        proxy_signal_raise(p, SIGPIPE, &info);
+    }
+    return r;
+}
 
 #endif
