@@ -1,6 +1,7 @@
 /*
  * cmd_run.c - `hvrun run [options] -- PROGRAM [ARGS...]`: parse, validate,
- * set up the VM and the guest process, run it, report its exit status.
+ * build the guest's environment, run it once (or twice under --verify),
+ * report its exit status.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -15,25 +16,36 @@
 
 #include "backend.h"
 #include "cli.h"
+#include "cli_run.h"
 #include "det.h"
 #include "proxy.h"
 
 extern char **environ;
 
-struct run_options {
-    const char *backend;
-    bool fail_closed;
-    bool summary;
-    int log_level;
-    char **argv; /* the program and its arguments */
+enum {
+    OPT_BACKEND = 256, OPT_FAIL_CLOSED, OPT_SUMMARY, OPT_SUMMARY_JSON,
+    OPT_LOG, OPT_VERIFY, OPT_SEED, OPT_EPOCH, OPT_NO_TIME, OPT_NO_RANDOM,
+    OPT_NO_METADATA, OPT_NO_HOST, OPT_TMP, OPT_BASE_ENV, OPT_CWD,
+    OPT_HOSTNAME,
 };
-
-enum { OPT_BACKEND = 256, OPT_FAIL_CLOSED, OPT_SUMMARY, OPT_LOG };
 
 static const struct option run_longopts[] = {
     {"backend", required_argument, NULL, OPT_BACKEND},
+    {"verify", no_argument, NULL, OPT_VERIFY},
+    {"seed", required_argument, NULL, OPT_SEED},
+    {"epoch", required_argument, NULL, OPT_EPOCH},
+    {"no-virtualize-time", no_argument, NULL, OPT_NO_TIME},
+    {"no-virtualize-random", no_argument, NULL, OPT_NO_RANDOM},
+    {"no-virtualize-metadata", no_argument, NULL, OPT_NO_METADATA},
+    {"no-virtualize-host", no_argument, NULL, OPT_NO_HOST},
+    {"tmp", required_argument, NULL, OPT_TMP},
+    {"base-env", required_argument, NULL, OPT_BASE_ENV},
+    {"env", required_argument, NULL, 'e'},
+    {"cwd", required_argument, NULL, OPT_CWD},
+    {"hostname", required_argument, NULL, OPT_HOSTNAME},
     {"fail-closed", no_argument, NULL, OPT_FAIL_CLOSED},
     {"summary", no_argument, NULL, OPT_SUMMARY},
+    {"summary-json", no_argument, NULL, OPT_SUMMARY_JSON},
     {"log", required_argument, NULL, OPT_LOG},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
@@ -50,31 +62,117 @@ static int parse_log_level(const char *s)
     return -1;
 }
 
+/* --epoch: 2030-01-01T00:00:00Z (UTC; the Z is optional) or @SECONDS. */
+static int parse_epoch(const char *s, int64_t *ns)
+{
+    char *end;
+    if (s[0] == '@') {
+        errno = 0;
+        long long secs = strtoll(s + 1, &end, 10);
+        if (errno || *end || end == s + 1)
+            return -1;
+        *ns = secs * 1000000000LL;
+        return 0;
+    }
+    struct tm tm;
+    memset(&tm, 0, sizeof(tm));
+    end = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm);
+    if (!end || (*end && strcmp(end, "Z") != 0))
+        return -1;
+    *ns = (int64_t)timegm(&tm) * 1000000000LL;
+    return 0;
+}
+
+static int parse_seed(const char *s, uint64_t *seed)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 0);
+    if (errno || *end || end == s || s[0] == '-')
+        return -1;
+    *seed = v;
+    return 0;
+}
+
+static int add_env_override(struct run_options *o, const char *kv)
+{
+    if (o->nr_env_overrides >= CLI_MAX_ENV_OVERRIDES) {
+        cli_error("-e: at most %d overrides", CLI_MAX_ENV_OVERRIDES);
+        return -1;
+    }
+    if (!*kv || kv[0] == '=') {
+        cli_error("-e '%s': expected NAME=VALUE or NAME", kv);
+        return -1;
+    }
+    o->env_overrides[o->nr_env_overrides++] = kv;
+    return 0;
+}
+
+/* Applies one option; -1 on a bad value (already reported). */
+static int apply_option(struct run_options *o, int c, const char *arg)
+{
+    struct det_config *d = &o->det;
+    switch (c) {
+    case OPT_BACKEND: o->backend = arg; return 0;
+    case OPT_VERIFY: o->verify = true; return 0;
+    case OPT_SEED:
+        if (parse_seed(arg, &d->seed) == 0)
+            return 0;
+        cli_error("--seed '%s': expected a non-negative integer", arg);
+        return -1;
+    case OPT_EPOCH:
+        if (parse_epoch(arg, &d->epoch_ns) == 0)
+            return 0;
+        cli_error("--epoch '%s': expected YYYY-MM-DDTHH:MM:SSZ or @SECONDS",
+                  arg);
+        return -1;
+    case OPT_NO_TIME: d->virtualize_time = false; return 0;
+    case OPT_NO_RANDOM: d->virtualize_random = false; return 0;
+    case OPT_NO_METADATA: d->virtualize_metadata = false; return 0;
+    case OPT_NO_HOST: d->virtualize_host = false; return 0;
+    case OPT_TMP: o->tmp_dir = arg; return 0;
+    case OPT_CWD: o->cwd = arg; return 0;
+    case OPT_HOSTNAME: d->hostname = arg; return 0;
+    case 'e': return add_env_override(o, arg);
+    case OPT_BASE_ENV:
+        if (!strcmp(arg, "empty") || !strcmp(arg, "minimal") ||
+            !strcmp(arg, "host")) {
+            o->base_env = arg;
+            return 0;
+        }
+        cli_error("--base-env '%s': expected empty, minimal or host", arg);
+        return -1;
+    case OPT_FAIL_CLOSED: o->fail_closed = true; return 0;
+    case OPT_SUMMARY: o->summary = true; return 0;
+    case OPT_SUMMARY_JSON: o->summary_json = true; return 0;
+    case OPT_LOG:
+        o->log_level = parse_log_level(arg);
+        if (o->log_level >= 0)
+            return 0;
+        cli_error("--log: unknown level '%s' (error, warn, debug)", arg);
+        return -1;
+    default:
+        cli_error("run: bad option; see 'hvrun --help'");
+        return -1;
+    }
+}
+
 static int parse_run_options(int argc, char **argv, struct run_options *o)
 {
     memset(o, 0, sizeof(*o));
     o->backend = "kvm";
+    o->base_env = "host";
     o->log_level = 1;
+    det_config_defaults(&o->det);
     optind = 1;
     int c;
-    while ((c = getopt_long(argc, argv, "+h", run_longopts, NULL)) != -1) {
-        switch (c) {
-        case OPT_BACKEND: o->backend = optarg; break;
-        case OPT_FAIL_CLOSED: o->fail_closed = true; break;
-        case OPT_SUMMARY: o->summary = true; break;
-        case OPT_LOG:
-            o->log_level = parse_log_level(optarg);
-            if (o->log_level < 0) {
-                cli_error("--log: unknown level '%s' (error, warn, debug)",
-                          optarg);
-                return -1;
-            }
-            break;
-        case 'h': cli_usage(stdout); exit(0);
-        default:
-            cli_error("run: bad option; see 'hvrun --help'");
-            return -1;
+    while ((c = getopt_long(argc, argv, "+he:", run_longopts, NULL)) != -1) {
+        if (c == 'h') {
+            cli_usage(stdout);
+            exit(0);
         }
+        if (apply_option(o, c, optarg) < 0)
+            return -1;
     }
     if (optind >= argc) {
         cli_error("run: no program given; usage: hvrun run [options] -- "
@@ -123,24 +221,6 @@ static double now_seconds(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static void print_summary(struct proxy_process *p, struct vmm_vm *vm,
-                          double wall)
-{
-    struct vmm_stats st;
-    vmm_vm_get_stats(vm, &st);
-    fprintf(stderr,
-            "hvrun: summary: syscalls %llu, unsupported %llu, exits %llu "
-            "(syscall %llu, exception %llu), exits/syscall %.3f, "
-            "tlb flushes %llu, wall %.3f s\n",
-            (unsigned long long)p->nr_syscalls,
-            (unsigned long long)p->nr_unsupported,
-            (unsigned long long)st.exits,
-            (unsigned long long)st.syscall_exits,
-            (unsigned long long)st.exception_exits,
-            p->nr_syscalls ? (double)st.exits / (double)p->nr_syscalls : 0.0,
-            (unsigned long long)st.tlb_flushes, wall);
-}
-
 static int exit_code_of(int status)
 {
     if (status < 0)
@@ -150,13 +230,80 @@ static int exit_code_of(int status)
     return 128 + (status & 0x7f);
 }
 
-static int run_guest(const struct run_options *o, const char *path)
+static void collect_summary(struct run_summary *s, struct proxy_process *p,
+                            struct vmm_vm *vm, struct det_state *det)
+{
+    struct vmm_stats st;
+    vmm_vm_get_stats(vm, &st);
+    s->syscalls = p->nr_syscalls;
+    s->unsupported = p->nr_unsupported;
+    s->exits = st.exits;
+    s->syscall_exits = st.syscall_exits;
+    s->exception_exits = st.exception_exits;
+    s->detlog_events = det->log.n;
+    s->digest = det_log_digest(det);
+    for (int i = 0; i < DET_SRC_COUNT; i++)
+        s->reads[i] = det->reads[i];
+}
+
+/* The host's "NAME=VALUE" entry for NAME, or NULL (for `-e NAME`). */
+static const char *host_env_entry(const char *name, size_t len)
+{
+    for (char **e = environ; e && *e; e++)
+        if (strncmp(*e, name, len) == 0 && (*e)[len] == '=')
+            return *e;
+    return NULL;
+}
+
+/* The guest's environment: the base (--base-env), then each -e. */
+static char **build_env(const struct run_options *o)
+{
+    static const char *const minimal[] = {
+        "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+        "HOME=/", "LANG=C.UTF-8", NULL};
+    size_t n = 0;
+    char *const *base = !strcmp(o->base_env, "host")      ? environ
+                        : !strcmp(o->base_env, "minimal") ? (char **)minimal
+                                                          : NULL;
+    while (base && base[n])
+        n++;
+    char **env = calloc(n + (size_t)o->nr_env_overrides + 1, sizeof(char *));
+    if (!env)
+        return NULL;
+    for (size_t i = 0; i < n; i++)
+        env[i] = base[i];
+    for (int k = 0; k < o->nr_env_overrides; k++) {
+        const char *kv = o->env_overrides[k];
+        const char *eq = strchr(kv, '=');
+        size_t name_len = eq ? (size_t)(eq - kv) : strlen(kv);
+        size_t i = 0;
+        while (i < n && !(strncmp(env[i], kv, name_len) == 0 &&
+                          env[i][name_len] == '='))
+            i++;
+        const char *val = eq ? kv : host_env_entry(kv, name_len);
+        if (i < n && !val) {
+            env[i] = env[--n];
+        } else if (val) {
+            env[i] = (char *)val;
+            if (i == n)
+                n++;
+        }
+        env[n] = NULL;
+    }
+    return env;
+}
+
+int cli_run_once(const struct run_options *o, const char *path,
+                 const char *detlog_path, struct run_summary *sum)
 {
     char why[512];
     double t0 = now_seconds();
     struct vmm_host *host = NULL;
     struct vmm_vm *vm = NULL;
     struct proxy_process *p = NULL;
+    struct det_state det;
+    bool det_ready = false;
+    char **env = NULL;
     int code = CLI_EXIT_FAILURE;
     if (vmm_host_open(&host, why, sizeof(why)) < 0) {
         cli_error("%s", why);
@@ -166,10 +313,11 @@ static int run_guest(const struct run_options *o, const char *path)
         cli_error("creating the guest VM: %s", why);
         goto out;
     }
-    struct det_config dc = {.seed = 0, .virtualize_time = false,
-                            .virtualize_random = false};
-    struct det_state det;
-    det_init(&det, &dc);
+    if (det_init(&det, &o->det) < 0) {
+        cli_error("detcore: out of memory");
+        goto out;
+    }
+    det_ready = true;
     struct proxy_config pc = {.fail_closed = o->fail_closed,
                               .log_level = o->log_level, .log = stderr};
     int rc = proxy_process_create(&p, vm, &det, &pc);
@@ -179,17 +327,30 @@ static int run_guest(const struct run_options *o, const char *path)
     }
     p->hwcap = vmm_host_hwcap(host);
     p->hwcap2 = vmm_host_hwcap2(host);
-    rc = proxy_exec_load(p, path, o->argv, environ, why, sizeof(why));
+    /* WIRE: private /tmp (proxy_tmp_setup) once hermetic.c lands. */
+    if (!(env = build_env(o))) {
+        cli_error("building the environment: out of memory");
+        goto out;
+    }
+    rc = proxy_exec_load(p, path, o->argv, env, why, sizeof(why));
     if (rc < 0) {
         cli_error("%s", why);
         code = rc == -ENOENT ? CLI_EXIT_NOTFOUND : CLI_EXIT_NOEXEC;
         goto out;
     }
     code = exit_code_of(proxy_run(p));
-    if (o->summary)
-        print_summary(p, vm, now_seconds() - t0);
+    if (sum) {
+        collect_summary(sum, p, vm, &det);
+        sum->wall_s = now_seconds() - t0;
+        sum->exit_code = code;
+    }
+    if (detlog_path && det_log_save(&det, detlog_path) < 0)
+        cli_error("%s: cannot write the detlog", detlog_path);
 out:
+    free(env);
     proxy_process_destroy(p);
+    if (det_ready)
+        det_destroy(&det);
     vmm_vm_destroy(vm);
     vmm_host_close(host);
     return code;
@@ -200,6 +361,10 @@ int cli_cmd_run(int argc, char **argv)
     struct run_options o;
     if (parse_run_options(argc, argv, &o) < 0)
         return CLI_EXIT_FAILURE;
+    if (o.cwd && chdir(o.cwd) < 0) {
+        cli_error("--cwd %s: %s", o.cwd, strerror(errno));
+        return CLI_EXIT_FAILURE;
+    }
     char path[4096];
     int rc = find_program(o.argv[0], path, sizeof(path));
     if (rc < 0) {
@@ -214,5 +379,12 @@ int cli_cmd_run(int argc, char **argv)
      * not kill hvrun. Guest modes come from the guest umask alone. */
     signal(SIGPIPE, SIG_IGN);
     umask(0);
-    return run_guest(&o, path);
+    if (o.verify)
+        return cli_verify(&o, path);
+    struct run_summary sum;
+    memset(&sum, 0, sizeof(sum));
+    int code = cli_run_once(&o, path, NULL, &sum);
+    if (o.summary || o.summary_json)
+        cli_print_summary(stderr, &o, &sum);
+    return code;
 }

@@ -1,10 +1,11 @@
 /*
  * det.h - detcore: the one door for every value that could differ between
- * runs (time, randomness, ids, metadata, ordering). syscall-proxy asks here
- * and never reads host time, host entropy or host ids itself.
+ * runs (time, randomness, ids, the machine, file metadata, ordering).
+ * syscall-proxy asks here and never reads host time, host entropy, host
+ * inode numbers or directory order itself.
  *
- * Issue 2 (the KVM foundation) wires the door; the determinism policy that
- * virtualises each source is filled in behind these same functions.
+ * Each source can be switched off (--no-virtualize-*): then the door passes
+ * the host's value through, so `--verify` can be shown to catch it.
  */
 #ifndef DET_H
 #define DET_H
@@ -12,30 +13,176 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <sys/stat.h>
 #include <time.h>
 
+/* ---- configuration ------------------------------------------------------- */
+
+/* 2021-12-31T23:59:59Z, Hermit's default epoch. */
+#define DET_DEFAULT_EPOCH_NS (1640995199LL * 1000000000LL)
+/* Logical time: the machine booted this long before the run started. */
+#define DET_BOOT_OFFSET_NS (10LL * 1000000000LL)
+/* Every syscall (any guest event) advances logical time by this much. */
+#define DET_EVENT_NS 1000LL
+/* Coarse clocks tick at 250 Hz, as CONFIG_HZ=250 kernels do. */
+#define DET_COARSE_NS 4000000LL
+
 struct det_config {
-    uint64_t seed;
-    int64_t epoch_ns;        /* CLOCK_REALTIME at the start of the run */
-    bool virtualize_time;
-    bool virtualize_random;
+    uint64_t seed;            /* --seed */
+    int64_t epoch_ns;         /* --epoch: CLOCK_REALTIME at the start */
+    bool virtualize_time;     /* clocks, sleeps, timestamps */
+    bool virtualize_random;   /* getrandom, /dev/urandom, AT_RANDOM, uuids */
+    bool virtualize_metadata; /* stat canonicalisation, getdents order */
+    bool virtualize_host;     /* uname, sysinfo, /proc machine files */
+    const char *hostname;     /* uname nodename; "hvrun" by default */
+    const char *domainname;   /* "(none)" by default */
+    uint32_t uid, gid;        /* what getuid/getgid report */
 };
+
+void det_config_defaults(struct det_config *c);
+
+/* ---- the detlog ---------------------------------------------------------- */
+
+/*
+ * The ordered record of events whose results matter: one record per
+ * syscall (number and result) and one per virtualised value (its source
+ * and a hash of the bytes). --verify compares the detlogs of two runs and
+ * names the first record that differs.
+ */
+enum det_source {
+    DET_SRC_SYSCALL = 0, /* a syscall and its result */
+    DET_SRC_TIME,
+    DET_SRC_RANDOM,
+    DET_SRC_IDS,
+    DET_SRC_METADATA,
+    DET_SRC_HOST,        /* uname, sysinfo, /proc machine files */
+    DET_SRC_SCHED,       /* thread switches */
+    DET_SRC_EXTERNAL,    /* input from outside the sandbox */
+    DET_SRC_COUNT
+};
+
+struct det_record {
+    uint16_t nr;       /* syscall number (or 0xffff when not a syscall) */
+    uint8_t source;    /* enum det_source */
+    uint8_t pad;
+    uint32_t tid;
+    int64_t value;     /* syscall result, or the first 8 bytes of a value */
+    uint64_t hash;     /* of the whole value (0 for syscall records) */
+};
+
+struct det_log {
+    struct det_record *recs;
+    size_t n, cap;
+    uint64_t digest;   /* running FNV-1a over the records */
+    bool keep;         /* keep records (for --verify), else digest only */
+};
+
+/* ---- state --------------------------------------------------------------- */
+
+struct det_rng {
+    uint32_t key[8];
+    uint64_t counter;
+    uint8_t block[64];
+    unsigned used; /* bytes of block already handed out */
+};
+
+enum det_stream { DET_STREAM_GUEST, DET_STREAM_SCHED, DET_STREAM_MISC,
+                  DET_NR_STREAMS };
+
+struct det_meta; /* file identity and timestamps (meta.c) */
 
 struct det_state {
     struct det_config cfg;
-    uint64_t events;         /* syscalls and other events seen */
+    int64_t now_ns;           /* logical ns since the run started */
+    int64_t host_start_ns;    /* host CLOCK_MONOTONIC at det_init */
+    uint64_t events;          /* guest events (syscalls) */
+    uint16_t cur_nr;          /* the syscall being served (for the log) */
+    uint32_t cur_tid;
+    struct det_rng rng[DET_NR_STREAMS];
+    struct det_log log;
+    struct det_meta *meta;
+    char boot_id[37];         /* /proc/sys/kernel/random/boot_id */
+    char hostname[65], domainname[65]; /* sethostname is seen only inside */
+    uint64_t reads[DET_SRC_COUNT]; /* virtualised reads per source */
 };
 
-void det_init(struct det_state *d, const struct det_config *cfg);
+int det_init(struct det_state *d, const struct det_config *cfg);
+void det_destroy(struct det_state *d);
 
-/* Fills *ts for clockid; returns 0 or -EINVAL for an unknown clock. */
+/* Counts one guest event (syscall nr of thread tid); logical time advances
+ * with it, and later log records name it. */
+void det_event(struct det_state *d, uint32_t tid, uint16_t nr);
+
+/* ---- time (clock.c) ------------------------------------------------------ */
+
+/* Fills *ts for clockid; 0 or -EINVAL for an unknown clock. */
 int det_clock_gettime(struct det_state *d, int clockid, struct timespec *ts);
 int det_clock_getres(struct det_state *d, int clockid, struct timespec *ts);
-/* Sleeping: advances (or waits for) time by ns. */
+/* Sleeping: logical time jumps by ns (nothing really sleeps), or the host
+ * sleeps when time is not virtualised. */
 void det_sleep(struct det_state *d, uint64_t ns);
-/* Fills buf with guest-visible random bytes (getrandom, AT_RANDOM...). */
+/* Logical CLOCK_REALTIME now, in ns (file timestamps). */
+int64_t det_realtime_ns(struct det_state *d);
+/* CPU time of the process so far (getrusage, times, CPUTIME clocks). */
+int64_t det_cputime_ns(struct det_state *d);
+
+/* ---- randomness (random.c) ----------------------------------------------- */
+
+/* Guest-visible random bytes (getrandom, /dev/urandom, AT_RANDOM). */
 void det_random_fill(struct det_state *d, void *buf, size_t len);
-/* Counts one guest event (a syscall); the logical clock hangs off this. */
-void det_event(struct det_state *d);
+/* Bytes from another stream (scheduler choices, ids). */
+void det_stream_fill(struct det_state *d, enum det_stream s, void *buf,
+                     size_t len);
+/* A random (version 4) UUID string, 36 chars + NUL. */
+void det_uuid(struct det_state *d, char out[37]);
+
+/* ---- the machine (machine.c) --------------------------------------------- */
+
+struct det_uname {
+    char sysname[65], nodename[65], release[65], version[65], machine[65],
+        domainname[65];
+};
+void det_get_uname(struct det_state *d, struct det_uname *u);
+int det_set_hostname(struct det_state *d, const char *name, size_t len);
+int det_set_domainname(struct det_state *d, const char *name, size_t len);
+/* Fixed machine figures (sysinfo, /proc/meminfo). */
+#define DET_MEM_TOTAL_BYTES (8ULL << 30)
+#define DET_MEM_FREE_BYTES (6ULL << 30)
+#define DET_NR_CPUS 1
+
+/* ---- file metadata (meta.c) ---------------------------------------------- */
+
+/* Canonicalises a host stat result in place: st_dev and st_ino mapped to
+ * deterministic sequences, times from the logical clock for files the
+ * guest wrote and from the epoch for the rest. */
+void det_stat_canon(struct det_state *d, struct stat *st);
+/* The virtual inode number for a host (dev, ino) (getdents d_ino). */
+uint64_t det_ino(struct det_state *d, uint64_t host_dev, uint64_t host_ino);
+uint64_t det_dev(struct det_state *d, uint64_t host_dev);
+/* The guest changed this file's data or metadata now. */
+void det_note_write(struct det_state *d, uint64_t host_dev, uint64_t ino);
+/* The guest set explicit times (utimensat); NULL entries mean "now". */
+void det_note_times(struct det_state *d, uint64_t host_dev, uint64_t ino,
+                    const struct timespec *atime,
+                    const struct timespec *mtime);
+/* The file's last link is gone: forget its identity (the host may reuse
+ * the inode number for a different file). */
+void det_forget_file(struct det_state *d, uint64_t host_dev, uint64_t ino);
+
+/* ---- the detlog (detlog.c) ----------------------------------------------- */
+
+/* Records the current syscall's result. */
+void det_log_syscall(struct det_state *d, int64_t result);
+/* Records a value handed to the guest (a clock reading, random bytes...)
+ * under the current syscall. */
+void det_log_value(struct det_state *d, enum det_source src,
+                   const void *bytes, size_t len);
+uint64_t det_log_digest(const struct det_state *d);
+/* Writes the records to path (binary); 0 or -errno. */
+int det_log_save(const struct det_state *d, const char *path);
+/* Loads records saved by det_log_save; caller frees *recs. */
+int det_log_load(const char *path, struct det_record **recs, size_t *n);
+const char *det_source_name(enum det_source s);
 
 #endif

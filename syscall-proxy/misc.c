@@ -119,30 +119,42 @@ static clock_t ns_to_ticks(uint64_t ns)
     return (clock_t)(ns / (NS_PER_SEC / USER_HZ));
 }
 
-/* ---- host-backed reports (detcore will synthesise these) ----------------- */
+/* ---- machine reports, through detcore ------------------------------------ */
 
-/*
- * The system identity the guest sees. The host's for now: a later issue has
- * detcore fix hostname, release and version so runs agree across hosts.
- */
+/* The system identity: detcore's fixed machine (or the host's with
+ * --no-virtualize-host); sethostname changes only the guest's view. */
 static void uname_report(struct proxy_process *p, struct utsname *u)
 {
+    struct det_uname d;
+    det_get_uname(p->det, &d);
     memset(u, 0, sizeof(*u));
-    if (uname(u) < 0)
-        strcpy(u->sysname, "Linux");
+    memcpy(u->sysname, d.sysname, sizeof(u->sysname));
+    memcpy(u->nodename, d.nodename, sizeof(u->nodename));
+    memcpy(u->release, d.release, sizeof(u->release));
+    memcpy(u->version, d.version, sizeof(u->version));
+    memcpy(u->machine, d.machine, sizeof(u->machine));
+    memcpy(u->domainname, d.domainname, sizeof(u->domainname));
 }
 
 /*
- * Memory and load figures are the host's for now; uptime is detcore's
- * CLOCK_BOOTTIME so it moves with the guest's clocks, not the host's.
+ * Fixed memory figures of the virtual machine, no load, one process;
+ * uptime is detcore's CLOCK_BOOTTIME. --no-virtualize-host gives the host's
+ * memory and load figures (uptime stays logical with the clock).
  */
 static void sysinfo_report(struct proxy_process *p, struct sysinfo *si)
 {
-    if (sysinfo(si) < 0) {
+    memset(si, 0, sizeof(*si));
+    if (!p->det->cfg.virtualize_host && sysinfo(si) < 0)
         memset(si, 0, sizeof(*si));
-        si->mem_unit = 1;
+    if (p->det->cfg.virtualize_host) {
+        p->det->reads[DET_SRC_HOST]++;
+        si->totalram = DET_MEM_TOTAL_BYTES;
+        si->freeram = DET_MEM_FREE_BYTES;
+        si->procs = 1;
     }
+    si->mem_unit = 1;
     si->uptime = (long)(det_clock_ns(p, CLOCK_BOOTTIME) / NS_PER_SEC);
+    det_log_value(p->det, DET_SRC_HOST, si, sizeof(*si));
 }
 
 /*
@@ -157,13 +169,18 @@ static void rusage_report(struct proxy_process *p, int who, struct rusage *ru)
     memset(ru, 0, sizeof(*ru));
     if (who == RUSAGE_CHILDREN)
         return;
-    struct rusage host;
-    if (getrusage(who, &host) == 0) {
-        ru->ru_maxrss = host.ru_maxrss;
-        ru->ru_minflt = host.ru_minflt;
-        ru->ru_majflt = host.ru_majflt;
-        ru->ru_nvcsw = host.ru_nvcsw;
-        ru->ru_nivcsw = host.ru_nivcsw;
+    if (!p->det->cfg.virtualize_host) {
+        struct rusage host;
+        if (getrusage(who, &host) == 0) {
+            ru->ru_maxrss = host.ru_maxrss;
+            ru->ru_minflt = host.ru_minflt;
+            ru->ru_majflt = host.ru_majflt;
+            ru->ru_nvcsw = host.ru_nvcsw;
+            ru->ru_nivcsw = host.ru_nivcsw;
+        }
+    } else {
+        /* Guest memory in use, which only the program's own calls move. */
+        ru->ru_maxrss = (long)(p->as->pm->used_pages * 4);
     }
     int clockid = who == RUSAGE_THREAD ? CLOCK_THREAD_CPUTIME_ID
                                        : CLOCK_PROCESS_CPUTIME_ID;
@@ -196,6 +213,7 @@ static int groups_report(gid_t *out, int max)
 
 static long sys_getpid(struct proxy_process *p, const uint64_t a[6])
 {
+    p->det->reads[DET_SRC_IDS]++;
     return p->pid;
 }
 
@@ -1109,6 +1127,37 @@ static long sys_setsid(struct proxy_process *p, const uint64_t a[6])
     return p->pid;
 }
 
+/* ---- host names ---------------------------------------------------------- */
+
+/*
+ * sethostname/setdomainname: as in a UTS namespace of its own, the new name
+ * is seen only inside the run; the host's name never changes.
+ */
+static long set_uts_name(struct proxy_process *p, const uint64_t a[6],
+                         bool host)
+{
+    if (!privileged(p))
+        return -EPERM;
+    if (a[1] > 64)
+        return -EINVAL;
+    char name[65];
+    int rc = proxy_copy_in(p, name, a[0], (size_t)a[1]);
+    if (rc < 0)
+        return rc;
+    return host ? det_set_hostname(p->det, name, (size_t)a[1])
+                : det_set_domainname(p->det, name, (size_t)a[1]);
+}
+
+static long sys_sethostname(struct proxy_process *p, const uint64_t a[6])
+{
+    return set_uts_name(p, a, true);
+}
+
+static long sys_setdomainname(struct proxy_process *p, const uint64_t a[6])
+{
+    return set_uts_name(p, a, false);
+}
+
 /* ---- personality --------------------------------------------------------- */
 
 /*
@@ -1287,6 +1336,8 @@ const struct proxy_syscall proxy_misc_syscalls[] = {
     {SYS_setrlimit, "setrlimit", sys_setrlimit},
     {SYS_prlimit64, "prlimit64", sys_prlimit64},
     {SYS_uname, "uname", sys_uname},
+    {SYS_sethostname, "sethostname", sys_sethostname},
+    {SYS_setdomainname, "setdomainname", sys_setdomainname},
     {SYS_sysinfo, "sysinfo", sys_sysinfo},
     {SYS_getrusage, "getrusage", sys_getrusage},
     {SYS_times, "times", sys_times},

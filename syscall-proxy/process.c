@@ -67,8 +67,8 @@ int proxy_process_create(struct proxy_process **out, struct vmm_vm *vm,
         return rc;
     }
     p->umask = 022;
-    p->ruid = p->euid = p->suid = getuid();
-    p->rgid = p->egid = p->sgid = getgid();
+    p->ruid = p->euid = p->suid = det->cfg.uid;
+    p->rgid = p->egid = p->sgid = det->cfg.gid;
     p->pid = p->tid = p->pgid = p->sid = 1;
     p->altstack.ss_flags = SS_DISABLE;
     p->prctl.dumpable = 1;

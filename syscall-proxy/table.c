@@ -70,11 +70,12 @@ long proxy_dispatch(struct proxy_process *p)
     uint64_t nr = r->rax;
     const uint64_t args[6] = {r->rdi, r->rsi, r->rdx, r->r10, r->r8, r->r9};
     p->nr_syscalls++;
-    det_event(p->det);
-    if (nr >= PROXY_NR_SYSCALLS || !handlers[nr])
-        return unsupported(p, nr);
-    long ret = handlers[nr](p, args);
-    if (p->cfg->log_level >= 2 && ret != PROXY_RET_REGS_SET)
+    det_event(p->det, (uint32_t)p->tid, (uint16_t)(nr < 0xffff ? nr : 0xffff));
+    long ret = nr < PROXY_NR_SYSCALLS && handlers[nr] ? handlers[nr](p, args)
+                                                      : unsupported(p, nr);
+    det_log_syscall(p->det, ret == PROXY_RET_REGS_SET ? 0 : ret);
+    if (p->cfg->log_level >= 2 && ret != PROXY_RET_REGS_SET &&
+        ret != PROXY_RET_NORETURN)
         proxy_log(p, 2, "%s(%#llx, %#llx, %#llx) = %ld",
                   proxy_syscall_name(nr), (unsigned long long)args[0],
                   (unsigned long long)args[1], (unsigned long long)args[2],

@@ -85,6 +85,7 @@ static void load_thread(struct proxy_process *p, int idx)
     p->clear_child_tid = t->clear_child_tid;
     p->robust_list = t->robust_list;
     p->quantum_left = PROXY_QUANTUM_SYSCALLS;
+    det_log_value(p->det, DET_SRC_SCHED, &t->tid, sizeof(t->tid));
 }
 
 static uint64_t monotonic_ns(struct proxy_process *p)

@@ -1,0 +1,52 @@
+/*
+ * cli_run.h - what `hvrun run` shares between its files: the parsed
+ * options, one run, --verify, and the summary.
+ */
+#ifndef CLI_RUN_H
+#define CLI_RUN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "det.h"
+
+#define CLI_MAX_ENV_OVERRIDES 256
+/* --verify found the two runs different. */
+#define CLI_EXIT_NONDETERMINISTIC 120
+
+struct run_options {
+    const char *backend;
+    bool verify;
+    bool fail_closed;
+    bool summary, summary_json;
+    int log_level;
+    struct det_config det;
+    const char *tmp_dir;      /* --tmp; NULL: a fresh private /tmp */
+    const char *base_env;     /* empty, minimal, host */
+    const char *env_overrides[CLI_MAX_ENV_OVERRIDES];
+    int nr_env_overrides;
+    const char *cwd;
+    char **argv;              /* the program and its arguments */
+};
+
+struct run_summary {
+    int exit_code;
+    uint64_t syscalls, unsupported;
+    uint64_t exits, syscall_exits, exception_exits;
+    uint64_t reads[DET_SRC_COUNT];
+    uint64_t detlog_events;
+    uint64_t digest;
+    double wall_s;
+};
+
+/* Runs the program once in a fresh VM and environment. Returns hvrun's
+ * exit code; fills sum; writes the detlog to detlog_path if given. */
+int cli_run_once(const struct run_options *o, const char *path,
+                 const char *detlog_path, struct run_summary *sum);
+/* Runs twice and compares (--verify). */
+int cli_verify(const struct run_options *o, const char *path);
+void cli_print_summary(FILE *f, const struct run_options *o,
+                       const struct run_summary *s);
+
+#endif

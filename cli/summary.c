@@ -1,0 +1,60 @@
+/*
+ * summary.c - `--summary` (one line) and `--summary-json` (one JSON object)
+ * on stderr at the end of a run.
+ */
+#include <stdio.h>
+
+#include "cli_run.h"
+
+static const char *const read_names[DET_SRC_COUNT] = {
+    "syscall", "time", "random", "ids", "metadata", "host", "sched",
+    "external"};
+
+static void print_json(FILE *f, const struct run_summary *s)
+{
+    fprintf(f,
+            "{\"exit_code\": %d, \"syscalls\": %llu, \"unsupported\": %llu, "
+            "\"exits\": %llu, \"syscall_exits\": %llu, "
+            "\"exception_exits\": %llu, \"exits_per_syscall\": %.3f, "
+            "\"virtualized_reads\": {",
+            s->exit_code, (unsigned long long)s->syscalls,
+            (unsigned long long)s->unsupported, (unsigned long long)s->exits,
+            (unsigned long long)s->syscall_exits,
+            (unsigned long long)s->exception_exits,
+            s->syscalls ? (double)s->exits / (double)s->syscalls : 0.0);
+    for (int i = DET_SRC_TIME; i < DET_SRC_COUNT; i++)
+        fprintf(f, "%s\"%s\": %llu", i == DET_SRC_TIME ? "" : ", ",
+                read_names[i], (unsigned long long)s->reads[i]);
+    fprintf(f,
+            "}, \"detlog_events\": %llu, \"detlog_digest\": \"%016llx\", "
+            "\"wall_seconds\": %.3f}\n",
+            (unsigned long long)s->detlog_events,
+            (unsigned long long)s->digest, s->wall_s);
+}
+
+void cli_print_summary(FILE *f, const struct run_options *o,
+                       const struct run_summary *s)
+{
+    if (o->summary_json) {
+        print_json(f, s);
+        return;
+    }
+    fprintf(f,
+            "hvrun: summary: syscalls %llu, unsupported %llu, exits %llu "
+            "(syscall %llu, exception %llu), exits/syscall %.3f; "
+            "virtualised reads: time %llu, random %llu, ids %llu, "
+            "metadata %llu, host %llu; detlog %llu events, digest %016llx; "
+            "wall %.3f s\n",
+            (unsigned long long)s->syscalls,
+            (unsigned long long)s->unsupported, (unsigned long long)s->exits,
+            (unsigned long long)s->syscall_exits,
+            (unsigned long long)s->exception_exits,
+            s->syscalls ? (double)s->exits / (double)s->syscalls : 0.0,
+            (unsigned long long)s->reads[DET_SRC_TIME],
+            (unsigned long long)s->reads[DET_SRC_RANDOM],
+            (unsigned long long)s->reads[DET_SRC_IDS],
+            (unsigned long long)s->reads[DET_SRC_METADATA],
+            (unsigned long long)s->reads[DET_SRC_HOST],
+            (unsigned long long)s->detlog_events,
+            (unsigned long long)s->digest, s->wall_s);
+}

@@ -1,0 +1,212 @@
+/*
+ * meta.c - canonical file metadata. Host inode and device numbers, and
+ * host timestamps, differ between runs and machines; the guest sees:
+ *
+ *   st_dev   a small sequence per host device, in order of first sight
+ *   st_ino   a sequence per host (dev, ino), in order of first sight
+ *            (hard links share it; a file whose last link the guest
+ *            removed is forgotten, since the host may reuse its number)
+ *   times    for a file the guest wrote: the logical time of its last
+ *            write (or the times it set with utimensat); else the epoch
+ *
+ * The order of first sight is the guest's own order of stat/getdents
+ * calls, so it is the same in every run.
+ */
+#include "det.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/sysmacros.h>
+
+#define DET_FIRST_INO 2           /* the first file seen gets ino 2 */
+#define DET_DEV_MAJOR 8           /* a "disk" major number */
+
+struct file_entry {
+    uint64_t dev, ino;    /* host identity; ino 0 = empty slot */
+    uint64_t vino;
+    bool written;
+    int64_t atime_ns, mtime_ns, ctime_ns;
+    bool tombstone;
+};
+
+struct det_meta {
+    struct file_entry *tab;
+    size_t cap, used;     /* open addressing, power-of-two capacity */
+    uint64_t next_ino;
+    uint64_t devs[64];
+    int nr_devs;
+};
+
+int det_meta_init(struct det_state *d);
+void det_meta_destroy(struct det_state *d);
+
+int det_meta_init(struct det_state *d)
+{
+    struct det_meta *m = calloc(1, sizeof(*m));
+    if (!m)
+        return -ENOMEM;
+    m->cap = 1024;
+    m->tab = calloc(m->cap, sizeof(*m->tab));
+    if (!m->tab) {
+        free(m);
+        return -ENOMEM;
+    }
+    m->next_ino = DET_FIRST_INO;
+    d->meta = m;
+    return 0;
+}
+
+void det_meta_destroy(struct det_state *d)
+{
+    if (!d->meta)
+        return;
+    free(d->meta->tab);
+    free(d->meta);
+    d->meta = NULL;
+}
+
+static size_t slot_hash(uint64_t dev, uint64_t ino, size_t cap)
+{
+    uint64_t h = (dev * 0x9e3779b97f4a7c15ULL) ^ (ino * 0xc2b2ae3d27d4eb4fULL);
+    return (size_t)(h ^ (h >> 29)) & (cap - 1);
+}
+
+static int grow(struct det_meta *m)
+{
+    size_t cap = m->cap * 2;
+    struct file_entry *t = calloc(cap, sizeof(*t));
+    if (!t)
+        return -ENOMEM;
+    for (size_t i = 0; i < m->cap; i++) {
+        struct file_entry *e = &m->tab[i];
+        if (!e->ino || e->tombstone)
+            continue;
+        size_t j = slot_hash(e->dev, e->ino, cap);
+        while (t[j].ino)
+            j = (j + 1) & (cap - 1);
+        t[j] = *e;
+    }
+    free(m->tab);
+    m->tab = t;
+    m->cap = cap;
+    return 0;
+}
+
+/* Finds (or with create, adds) the entry for a host file. */
+static struct file_entry *lookup(struct det_meta *m, uint64_t dev,
+                                 uint64_t ino, bool create)
+{
+    if (ino == 0)
+        ino = ~0ULL; /* 0 marks empty slots */
+    if (create && (m->used + 1) * 4 > m->cap * 3 && grow(m) < 0)
+        return NULL;
+    size_t j = slot_hash(dev, ino, m->cap);
+    struct file_entry *free_slot = NULL;
+    for (;; j = (j + 1) & (m->cap - 1)) {
+        struct file_entry *e = &m->tab[j];
+        if (!e->ino)
+            break;
+        if (e->tombstone) {
+            if (!free_slot)
+                free_slot = e;
+            continue;
+        }
+        if (e->dev == dev && e->ino == ino)
+            return e;
+    }
+    if (!create)
+        return NULL;
+    struct file_entry *e = free_slot ? free_slot : &m->tab[j];
+    if (!free_slot)
+        m->used++;
+    memset(e, 0, sizeof(*e));
+    e->dev = dev;
+    e->ino = ino;
+    e->vino = m->next_ino++;
+    return e;
+}
+
+uint64_t det_dev(struct det_state *d, uint64_t host_dev)
+{
+    struct det_meta *m = d->meta;
+    int i = 0;
+    for (; i < m->nr_devs; i++)
+        if (m->devs[i] == host_dev)
+            break;
+    if (i == m->nr_devs && m->nr_devs < 64)
+        m->devs[m->nr_devs++] = host_dev;
+    return makedev(DET_DEV_MAJOR, (unsigned)i + 1);
+}
+
+uint64_t det_ino(struct det_state *d, uint64_t host_dev, uint64_t host_ino)
+{
+    if (!d->cfg.virtualize_metadata)
+        return host_ino;
+    struct file_entry *e = lookup(d->meta, host_dev, host_ino, true);
+    return e ? e->vino : host_ino;
+}
+
+void det_note_write(struct det_state *d, uint64_t host_dev, uint64_t ino)
+{
+    struct file_entry *e = lookup(d->meta, host_dev, ino, true);
+    if (!e)
+        return;
+    int64_t now = det_realtime_ns(d);
+    e->written = true;
+    e->atime_ns = e->atime_ns ? e->atime_ns : now;
+    e->mtime_ns = e->ctime_ns = now;
+}
+
+void det_note_times(struct det_state *d, uint64_t host_dev, uint64_t ino,
+                    const struct timespec *atime,
+                    const struct timespec *mtime)
+{
+    struct file_entry *e = lookup(d->meta, host_dev, ino, true);
+    if (!e)
+        return;
+    int64_t now = det_realtime_ns(d);
+    e->written = true;
+    e->atime_ns = atime ? atime->tv_sec * 1000000000LL + atime->tv_nsec : now;
+    e->mtime_ns = mtime ? mtime->tv_sec * 1000000000LL + mtime->tv_nsec : now;
+    e->ctime_ns = now;
+}
+
+void det_forget_file(struct det_state *d, uint64_t host_dev, uint64_t ino)
+{
+    struct file_entry *e = lookup(d->meta, host_dev, ino, false);
+    if (e)
+        e->tombstone = true;
+}
+
+static void set_ts(struct timespec *ts, int64_t ns)
+{
+    ts->tv_sec = (time_t)(ns / 1000000000LL);
+    ts->tv_nsec = (long)(ns % 1000000000LL);
+}
+
+static void log_stat(struct det_state *d, const struct stat *st)
+{
+    uint64_t v[6] = {st->st_dev, st->st_ino, (uint64_t)st->st_size,
+                     (uint64_t)st->st_mtim.tv_sec,
+                     (uint64_t)st->st_mtim.tv_nsec, st->st_mode};
+    det_log_value(d, DET_SRC_METADATA, v, sizeof(v));
+}
+
+void det_stat_canon(struct det_state *d, struct stat *st)
+{
+    if (!d->cfg.virtualize_metadata) {
+        log_stat(d, st);
+        return;
+    }
+    d->reads[DET_SRC_METADATA]++;
+    struct file_entry *e = lookup(d->meta, st->st_dev, st->st_ino, true);
+    st->st_ino = e ? e->vino : st->st_ino;
+    st->st_dev = det_dev(d, st->st_dev);
+    bool written = e && e->written;
+    int64_t epoch = d->cfg.epoch_ns;
+    set_ts(&st->st_atim, written ? e->atime_ns : epoch);
+    set_ts(&st->st_mtim, written ? e->mtime_ns : epoch);
+    set_ts(&st->st_ctim, written ? e->ctime_ns : epoch);
+    log_stat(d, st);
+}
