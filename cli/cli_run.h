@@ -38,6 +38,7 @@ struct run_summary {
     uint64_t detlog_events;
     uint64_t digest;
     double wall_s;
+    bool rdtsc_trappable;     /* false: guest RDTSC reads the host TSC */
 };
 
 /* Runs the program once in a fresh VM and environment. Returns hvrun's

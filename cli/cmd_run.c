@@ -340,6 +340,9 @@ int cli_run_once(const struct run_options *o, const char *path,
     }
     code = exit_code_of(proxy_run(p));
     if (sum) {
+        struct vmm_host_info hi;
+        vmm_host_get_info(host, &hi);
+        sum->rdtsc_trappable = hi.rdtsc_trappable;
         collect_summary(sum, p, vm, &det);
         sum->wall_s = now_seconds() - t0;
         sum->exit_code = code;

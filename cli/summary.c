@@ -27,9 +27,10 @@ static void print_json(FILE *f, const struct run_summary *s)
                 read_names[i], (unsigned long long)s->reads[i]);
     fprintf(f,
             "}, \"detlog_events\": %llu, \"detlog_digest\": \"%016llx\", "
-            "\"wall_seconds\": %.3f}\n",
+            "\"rdtsc_trappable\": %s, \"wall_seconds\": %.3f}\n",
             (unsigned long long)s->detlog_events,
-            (unsigned long long)s->digest, s->wall_s);
+            (unsigned long long)s->digest,
+            s->rdtsc_trappable ? "true" : "false", s->wall_s);
 }
 
 void cli_print_summary(FILE *f, const struct run_options *o,
@@ -44,7 +45,7 @@ void cli_print_summary(FILE *f, const struct run_options *o,
             "(syscall %llu, exception %llu), exits/syscall %.3f; "
             "virtualised reads: time %llu, random %llu, ids %llu, "
             "metadata %llu, host %llu; detlog %llu events, digest %016llx; "
-            "wall %.3f s\n",
+            "%swall %.3f s\n",
             (unsigned long long)s->syscalls,
             (unsigned long long)s->unsupported, (unsigned long long)s->exits,
             (unsigned long long)s->syscall_exits,
@@ -56,5 +57,9 @@ void cli_print_summary(FILE *f, const struct run_options *o,
             (unsigned long long)s->reads[DET_SRC_METADATA],
             (unsigned long long)s->reads[DET_SRC_HOST],
             (unsigned long long)s->detlog_events,
-            (unsigned long long)s->digest, s->wall_s);
+            (unsigned long long)s->digest,
+            s->rdtsc_trappable ? ""
+                               : "RDTSC untrappable on this host (reads "
+                                 "the host TSC; uses cannot be seen); ",
+            s->wall_s);
 }
