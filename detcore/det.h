@@ -162,6 +162,9 @@ uint64_t det_ino(struct det_state *d, uint64_t host_dev, uint64_t host_ino);
 uint64_t det_dev(struct det_state *d, uint64_t host_dev);
 /* The guest changed this file's data or metadata now. */
 void det_note_write(struct det_state *d, uint64_t host_dev, uint64_t ino);
+/* Only the file's metadata changed now (chmod, chown, link, rename): its
+ * ctime moves, its atime and mtime stay what they were. */
+void det_note_change(struct det_state *d, uint64_t host_dev, uint64_t ino);
 /* The guest set explicit times (utimensat); NULL entries mean "now". */
 void det_note_times(struct det_state *d, uint64_t host_dev, uint64_t ino,
                     const struct timespec *atime,

@@ -158,6 +158,17 @@ void det_note_write(struct det_state *d, uint64_t host_dev, uint64_t ino)
     e->mtime_ns = e->ctime_ns = now;
 }
 
+void det_note_change(struct det_state *d, uint64_t host_dev, uint64_t ino)
+{
+    struct file_entry *e = lookup(d->meta, host_dev, ino, true);
+    if (!e)
+        return;
+    if (!e->written) /* the times it showed so far: the epoch */
+        e->atime_ns = e->mtime_ns = d->cfg.epoch_ns;
+    e->written = true;
+    e->ctime_ns = det_realtime_ns(d);
+}
+
 void det_note_times(struct det_state *d, uint64_t host_dev, uint64_t ino,
                     const struct timespec *atime,
                     const struct timespec *mtime)

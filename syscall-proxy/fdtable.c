@@ -21,13 +21,13 @@
 
 #define FDTABLE_INITIAL_CAP 64
 
-/* Frees a slot and returns the host fd it held. */
+/* Frees a slot (and its share of a directory cache) and returns the host
+ * fd it held. */
 static int slot_release(struct proxy_fd *slot)
 {
     int host_fd = slot->host_fd;
-    slot->kind = PROXY_FD_FREE;
-    slot->host_fd = -1;
-    slot->cloexec = false;
+    proxy_dircache_put(slot->dircache);
+    *slot = (struct proxy_fd){.kind = PROXY_FD_FREE, .host_fd = -1};
     return host_fd;
 }
 
@@ -45,11 +45,8 @@ static int fdtable_grow(struct proxy_fdtable *t, int need)
     struct proxy_fd *fds = realloc(t->fds, (size_t)new_cap * sizeof(*fds));
     if (!fds)
         return -ENOMEM;
-    for (int i = t->cap; i < new_cap; i++) {
-        fds[i].kind = PROXY_FD_FREE;
-        fds[i].host_fd = -1;
-        fds[i].cloexec = false;
-    }
+    for (int i = t->cap; i < new_cap; i++)
+        fds[i] = (struct proxy_fd){.kind = PROXY_FD_FREE, .host_fd = -1};
     t->fds = fds;
     t->cap = new_cap;
     return 0;
@@ -121,7 +118,7 @@ int proxy_fd_install_at(struct proxy_fdtable *t, int guest_fd, int host_fd,
         return r;
     }
     struct proxy_fd *slot = &t->fds[guest_fd];
-    int old_host_fd = slot->kind != PROXY_FD_FREE ? slot->host_fd : -1;
+    int old_host_fd = slot->kind != PROXY_FD_FREE ? slot_release(slot) : -1;
     slot->kind = PROXY_FD_HOST;
     slot->host_fd = host_fd;
     slot->cloexec = cloexec;

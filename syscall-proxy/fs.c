@@ -14,6 +14,7 @@
  */
 #include "proxy.h"
 #include "fs_internal.h"
+#include "vfs.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -29,6 +30,8 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 #include <utime.h>
+
+#include "det.h"
 
 /* The guest sees the x86-64 kernel layouts; hvrun copies the host's structs
  * as they are, which is only right while they match. */
@@ -174,6 +177,9 @@ static int rewrite_path(struct proxy_process *p, const char *in,
         snprintf(guest_link, sizeof(guest_link), "%d", std_fd);
         return rewrite_fd_entry(p, "fd", guest_link, out, outlen);
     }
+    int tmp = proxy_tmp_map(p, in, out, outlen); /* the private /tmp */
+    if (tmp != 0)
+        return tmp < 0 ? tmp : 0;
     return format_path(out, outlen, "%s", in);
 }
 
@@ -288,11 +294,15 @@ static long do_openat(struct proxy_process *p, uint64_t guest_dirfd,
     long r = host_path_at(p, guest_dirfd, path_gva, !(flags & O_NOFOLLOW), &hp);
     if (r < 0)
         return r;
+    if (proxy_vfs_open(p, hp.dirfd, hp.path, flags, &r))
+        return r; /* a virtual /proc, /sys or /etc file (vfs.c) */
     mode_t host_mode = open_creates(flags) ? umasked(p, mode) : 0;
+    bool created = proxy_meta_open_creates(p, hp.dirfd, hp.path, flags);
     int host_fd =
         openat(hp.dirfd, hp.path, flags | O_CLOEXEC | O_NOCTTY, host_mode);
     if (host_fd < 0)
         return -errno;
+    proxy_meta_note_open(p, host_fd, hp.path, flags, created);
     return proxy_fd_install(&p->fds, host_fd, (flags & O_CLOEXEC) != 0, 0);
 }
 
@@ -314,23 +324,29 @@ static long sys_creat(struct proxy_process *p, const uint64_t a[6])
 
 /* ---- stat family --------------------------------------------------------- */
 
-/* The one place each metadata struct reaches the guest (detcore will
- * canonicalise inode numbers, times and ids here). */
+/* The one place each metadata struct reaches the guest: detcore
+ * canonicalises inode and device numbers, times and free counts here. */
 static long stat_out(struct proxy_process *p, gva_t gva, const struct stat *st)
 {
-    return proxy_copy_out(p, gva, st, sizeof(*st));
+    struct stat canon = *st;
+    det_stat_canon(p->det, &canon);
+    return proxy_copy_out(p, gva, &canon, sizeof(canon));
 }
 
 static long statx_out(struct proxy_process *p, gva_t gva,
                       const struct statx *stx)
 {
-    return proxy_copy_out(p, gva, stx, sizeof(*stx));
+    struct statx canon = *stx;
+    proxy_meta_statx_canon(p, &canon);
+    return proxy_copy_out(p, gva, &canon, sizeof(canon));
 }
 
 static long statfs_out(struct proxy_process *p, gva_t gva,
                        const struct statfs *sfs)
 {
-    return proxy_copy_out(p, gva, sfs, sizeof(*sfs));
+    struct statfs canon = *sfs;
+    proxy_meta_statfs_canon(p, &canon);
+    return proxy_copy_out(p, gva, &canon, sizeof(canon));
 }
 
 static long do_fstatat(struct proxy_process *p, uint64_t guest_dirfd,
@@ -423,8 +439,8 @@ static long sys_fstatfs(struct proxy_process *p, const uint64_t a[6])
 #define DIRENT_RECLEN_OFF 16
 #define DIRENT64_TYPE_OFF 18
 
-/* The one place host directory entries enter hvrun (detcore will put them
- * in a run-independent order here). */
+/* Host directory entries in host order (metadata not virtualised; else
+ * proxy_meta_getdents serves them sorted, fsmeta.c). */
 static long dirents64_read(struct proxy_process *p, int host_fd, void *buf,
                            size_t len)
 {
@@ -476,6 +492,8 @@ static long dirents_fill(struct proxy_process *p, uint64_t guest_fd, gva_t gva,
 
 static long sys_getdents64(struct proxy_process *p, const uint64_t a[6])
 {
+    if (proxy_meta_dir_sorted(p, (int)a[0]))
+        return proxy_meta_getdents(p, (int)a[0], a[1], a[2], false);
     char *buf;
     long n = dirents_fill(p, a[0], a[1], a[2], &buf);
     if (n > 0 && proxy_copy_out(p, a[1], buf, (size_t)n) < 0)
@@ -512,6 +530,8 @@ static void dirents64_to_old(char *buf, size_t len)
 
 static long sys_getdents(struct proxy_process *p, const uint64_t a[6])
 {
+    if (proxy_meta_dir_sorted(p, (int)a[0]))
+        return proxy_meta_getdents(p, (int)a[0], a[1], a[2], true);
     char *buf;
     long n = dirents_fill(p, a[0], a[1], a[2], &buf);
     if (n > 0) {
@@ -552,6 +572,8 @@ static long sys_getcwd(struct proxy_process *p, const uint64_t a[6])
     long n = cwd_path(p, path, sizeof(path));
     if (n < 0)
         return n;
+    n = (long)proxy_tmp_unmap(p, path, (size_t)n, sizeof(path) - 1);
+    path[n] = '\0'; /* the private /tmp reads as /tmp */
     size_t len = (size_t)n + 1;
     if (a[1] < len)
         return -ERANGE;
@@ -607,7 +629,10 @@ static long do_mkdirat(struct proxy_process *p, uint64_t guest_dirfd,
     long r = host_path_at(p, guest_dirfd, path_gva, false, &hp);
     if (r < 0)
         return r;
-    return proxy_host_result(mkdirat(hp.dirfd, hp.path, umasked(p, mode)));
+    r = proxy_host_result(mkdirat(hp.dirfd, hp.path, umasked(p, mode)));
+    if (r == 0)
+        proxy_meta_note_created(p, hp.dirfd, hp.path);
+    return r;
 }
 
 static long sys_mkdir(struct proxy_process *p, const uint64_t a[6])
@@ -628,7 +653,12 @@ static long do_unlinkat(struct proxy_process *p, uint64_t guest_dirfd,
     long r = host_path_at(p, guest_dirfd, path_gva, false, &hp);
     if (r < 0)
         return r;
-    return proxy_host_result(unlinkat(hp.dirfd, hp.path, flags));
+    struct proxy_meta_name victim;
+    proxy_meta_name_get(p, hp.dirfd, hp.path, &victim);
+    r = proxy_host_result(unlinkat(hp.dirfd, hp.path, flags));
+    if (r == 0)
+        proxy_meta_note_unlink(p, &victim);
+    return r;
 }
 
 static long sys_rmdir(struct proxy_process *p, const uint64_t a[6])
@@ -656,8 +686,11 @@ static long do_mknodat(struct proxy_process *p, uint64_t guest_dirfd,
     if (r < 0)
         return r;
     mode_t host_mode = ((mode_t)mode & S_IFMT) | umasked(p, mode);
-    return proxy_host_result(
+    r = proxy_host_result(
         syscall(SYS_mknodat, hp.dirfd, hp.path, host_mode, (unsigned int)dev));
+    if (r == 0)
+        proxy_meta_note_created(p, hp.dirfd, hp.path);
+    return r;
 }
 
 static long sys_mknod(struct proxy_process *p, const uint64_t a[6])
@@ -728,6 +761,8 @@ static long do_readlinkat(struct proxy_process *p, uint64_t guest_dirfd,
             readlinkat(hp.dirfd, hp.path, target, sizeof(target)));
         if (n < 0)
             return n;
+        /* fd and cwd links in guest terms: /tmp, virtual files (vfs.c) */
+        n = proxy_vfs_link_fixup(p, hp.path, target, n, sizeof(target));
     }
     if (n > bufsiz)
         n = bufsiz;
@@ -755,8 +790,14 @@ static long do_renameat2(struct proxy_process *p, uint64_t old_dirfd,
     r = host_path_at(p, new_dirfd, new_gva, false, &to);
     if (r < 0)
         return r;
-    return proxy_host_result(syscall(SYS_renameat2, from.dirfd, from.path,
-                                     to.dirfd, to.path, flags));
+    struct proxy_meta_name src, victim;
+    proxy_meta_name_get(p, from.dirfd, from.path, &src);
+    proxy_meta_name_get(p, to.dirfd, to.path, &victim);
+    r = proxy_host_result(syscall(SYS_renameat2, from.dirfd, from.path,
+                                  to.dirfd, to.path, flags));
+    if (r == 0)
+        proxy_meta_note_rename(p, &src, &victim, flags);
+    return r;
 }
 
 static long sys_rename(struct proxy_process *p, const uint64_t a[6])
@@ -790,8 +831,14 @@ static long do_linkat(struct proxy_process *p, uint64_t old_dirfd,
     r = host_path_at(p, new_dirfd, new_gva, false, &to);
     if (r < 0)
         return r;
-    return proxy_host_result(
+    r = proxy_host_result(
         linkat(from.dirfd, from.path, to.dirfd, to.path, flags));
+    if (r == 0) {
+        proxy_meta_note_parent(p, to.dirfd, to.path);
+        proxy_meta_note_at(p, to.dirfd, to.path, AT_SYMLINK_NOFOLLOW,
+                           PROXY_META_ATTRS);
+    }
+    return r;
 }
 
 static long sys_link(struct proxy_process *p, const uint64_t a[6])
@@ -818,7 +865,10 @@ static long do_symlinkat(struct proxy_process *p, gva_t target_gva,
     r = host_path_at(p, new_dirfd, new_gva, false, &hp);
     if (r < 0)
         return r;
-    return proxy_host_result(symlinkat(target, hp.dirfd, hp.path));
+    r = proxy_host_result(symlinkat(target, hp.dirfd, hp.path));
+    if (r == 0)
+        proxy_meta_note_created(p, hp.dirfd, hp.path);
+    return r;
 }
 
 static long sys_symlink(struct proxy_process *p, const uint64_t a[6])
@@ -849,8 +899,11 @@ static long do_fchmodat(struct proxy_process *p, uint64_t guest_dirfd,
     long r = host_path_at(p, guest_dirfd, path_gva, true, &hp);
     if (r < 0)
         return r;
-    return proxy_host_result(
+    r = proxy_host_result(
         syscall(SYS_fchmodat, hp.dirfd, hp.path, (mode_t)mode));
+    if (r == 0)
+        proxy_meta_note_at(p, hp.dirfd, hp.path, 0, PROXY_META_ATTRS);
+    return r;
 }
 
 static long sys_chmod(struct proxy_process *p, const uint64_t a[6])
@@ -868,7 +921,10 @@ static long sys_fchmod(struct proxy_process *p, const uint64_t a[6])
     int host_fd = guest_host_fd(p, a[0]);
     if (host_fd < 0)
         return host_fd;
-    return proxy_host_result(fchmod(host_fd, (mode_t)a[1]));
+    long r = proxy_host_result(fchmod(host_fd, (mode_t)a[1]));
+    if (r == 0)
+        proxy_meta_note_fd(p, (int)a[0], PROXY_META_ATTRS);
+    return r;
 }
 
 /* uid/gid (uid_t)-1 mean "leave unchanged", which passes through as is. */
@@ -879,8 +935,11 @@ static long do_fchownat(struct proxy_process *p, uint64_t guest_dirfd,
     long r = host_path_at_flags(p, guest_dirfd, path_gva, flags, false, &hp);
     if (r < 0)
         return r;
-    return proxy_host_result(
+    r = proxy_host_result(
         fchownat(hp.dirfd, hp.path, (uid_t)uid, (gid_t)gid, flags));
+    if (r == 0)
+        proxy_meta_note_at(p, hp.dirfd, hp.path, flags, PROXY_META_ATTRS);
+    return r;
 }
 
 static long sys_chown(struct proxy_process *p, const uint64_t a[6])
@@ -904,20 +963,26 @@ static long sys_fchown(struct proxy_process *p, const uint64_t a[6])
     int host_fd = guest_host_fd(p, a[0]);
     if (host_fd < 0)
         return host_fd;
-    return proxy_host_result(fchown(host_fd, (uid_t)a[1], (gid_t)a[2]));
+    long r = proxy_host_result(fchown(host_fd, (uid_t)a[1], (gid_t)a[2]));
+    if (r == 0)
+        proxy_meta_note_fd(p, (int)a[0], PROXY_META_ATTRS);
+    return r;
 }
 
 /* ---- timestamps ---------------------------------------------------------- */
 
 /*
- * The utime family. A NULL times pointer means "now" (host time: it differs
- * between runs until detcore canonicalises what stat returns). A NULL path
- * with a real dirfd acts on that fd (Linux's futimens); with AT_FDCWD the
- * host gets AT_FDCWD and NULL too, so it answers as Linux does (-EFAULT).
+ * The utime family. A NULL times pointer means "now" (host time on the
+ * host file; the guest sees the logical time detcore notes, through
+ * note_ts, the same pair as timespecs). A NULL path with a real dirfd acts
+ * on that fd (Linux's futimens); with AT_FDCWD the host gets AT_FDCWD and
+ * NULL too, so it answers as Linux does (-EFAULT).
  */
 static long set_times_at(struct proxy_process *p, long nr, uint64_t guest_dirfd,
-                         gva_t path_gva, const void *times, int flags)
+                         gva_t path_gva, const void *times, int flags,
+                         const struct timespec *note_ts)
 {
+    long r;
     if (path_gva == 0) {
         int host_fd = AT_FDCWD;
         if ((int)guest_dirfd != AT_FDCWD) {
@@ -925,14 +990,20 @@ static long set_times_at(struct proxy_process *p, long nr, uint64_t guest_dirfd,
             if (host_fd < 0)
                 return host_fd;
         }
-        return proxy_host_result(syscall(nr, host_fd, NULL, times, flags));
+        r = proxy_host_result(syscall(nr, host_fd, NULL, times, flags));
+        if (r == 0)
+            proxy_meta_note_times(p, host_fd, NULL, flags, note_ts);
+        return r;
     }
     struct host_path hp;
-    long r = host_path_at(p, guest_dirfd, path_gva,
-                          !(flags & AT_SYMLINK_NOFOLLOW), &hp);
+    r = host_path_at(p, guest_dirfd, path_gva, !(flags & AT_SYMLINK_NOFOLLOW),
+                     &hp);
     if (r < 0)
         return r;
-    return proxy_host_result(syscall(nr, hp.dirfd, hp.path, times, flags));
+    r = proxy_host_result(syscall(nr, hp.dirfd, hp.path, times, flags));
+    if (r == 0)
+        proxy_meta_note_times(p, hp.dirfd, hp.path, flags, note_ts);
+    return r;
 }
 
 static long sys_utimensat(struct proxy_process *p, const uint64_t a[6])
@@ -941,7 +1012,7 @@ static long sys_utimensat(struct proxy_process *p, const uint64_t a[6])
     if (a[2] != 0 && proxy_copy_in(p, ts, a[2], sizeof(ts)) < 0)
         return -EFAULT;
     return set_times_at(p, SYS_utimensat, a[0], a[1], a[2] ? ts : NULL,
-                        (int)a[3]);
+                        (int)a[3], a[2] ? ts : NULL);
 }
 
 /* futimesat/utimes take struct timeval[2]; the host futimesat checks the
@@ -950,10 +1021,13 @@ static long do_futimesat(struct proxy_process *p, uint64_t guest_dirfd,
                          gva_t path_gva, gva_t times_gva)
 {
     struct timeval tv[2];
+    struct timespec ts[2];
     if (times_gva != 0 && proxy_copy_in(p, tv, times_gva, sizeof(tv)) < 0)
         return -EFAULT;
+    for (int i = 0; times_gva != 0 && i < 2; i++)
+        ts[i] = (struct timespec){tv[i].tv_sec, tv[i].tv_usec * 1000};
     return set_times_at(p, SYS_futimesat, guest_dirfd, path_gva,
-                        times_gva ? tv : NULL, 0);
+                        times_gva ? tv : NULL, 0, times_gva ? ts : NULL);
 }
 
 static long sys_futimesat(struct proxy_process *p, const uint64_t a[6])
@@ -983,7 +1057,7 @@ static long sys_utime(struct proxy_process *p, const uint64_t a[6])
         ts[1] = (struct timespec){.tv_sec = ub.modtime};
     }
     return set_times_at(p, SYS_utimensat, (uint64_t)(int64_t)AT_FDCWD, a[0],
-                        a[1] ? ts : NULL, 0);
+                        a[1] ? ts : NULL, 0, a[1] ? ts : NULL);
 }
 
 /* ---- sizes and syncing --------------------------------------------------- */
@@ -1002,6 +1076,8 @@ static long sys_truncate(struct proxy_process *p, const uint64_t a[6])
     char link[64];
     snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
     r = proxy_host_result(truncate(link, (off_t)a[1]));
+    if (r == 0)
+        proxy_meta_note_at(p, fd, "", AT_EMPTY_PATH, PROXY_META_CONTENT);
     close(fd);
     return r;
 }
@@ -1011,7 +1087,10 @@ static long sys_ftruncate(struct proxy_process *p, const uint64_t a[6])
     int host_fd = guest_host_fd(p, a[0]);
     if (host_fd < 0)
         return host_fd;
-    return proxy_host_result(ftruncate(host_fd, (off_t)a[1]));
+    long r = proxy_host_result(ftruncate(host_fd, (off_t)a[1]));
+    if (r == 0)
+        proxy_meta_note_fd(p, (int)a[0], PROXY_META_CONTENT);
+    return r;
 }
 
 static long sys_fallocate(struct proxy_process *p, const uint64_t a[6])
@@ -1019,8 +1098,11 @@ static long sys_fallocate(struct proxy_process *p, const uint64_t a[6])
     int host_fd = guest_host_fd(p, a[0]);
     if (host_fd < 0)
         return host_fd;
-    return proxy_host_result(
+    long r = proxy_host_result(
         fallocate(host_fd, (int)a[1], (off_t)a[2], (off_t)a[3]));
+    if (r == 0)
+        proxy_meta_note_fd(p, (int)a[0], PROXY_META_CONTENT);
+    return r;
 }
 
 static long sys_fsync(struct proxy_process *p, const uint64_t a[6])

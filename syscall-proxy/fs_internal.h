@@ -20,6 +20,7 @@
  *   /dev/stdin, /dev/stdout, /dev/stderr   -> as /proc/self/fd/0, 1, 2
  *   /proc/self/cwd[/...]                   -> the guest cwd (p->cwd_fd)
  *   /proc/<guest pid>/...                  -> treated as /proc/self/...
+ *   /tmp, /tmp/...                         -> p->tmp_host, ... (hermetic.c)
  * Returns 0, -ENOENT for a guest fd N that is not open (as Linux's lookup
  * in /proc/self/fd fails), or -ENAMETOOLONG when out is too small.
  */
@@ -49,5 +50,96 @@ static inline long proxy_epipe_signal(struct proxy_process *p, long r)
     }
     return r;
 }
+
+/* ---- file metadata as the guest sees it (fsmeta.c) ----------------------- */
+
+/*
+ * All of these do nothing unless detcore virtualises metadata
+ * (proxy_meta_on), so the handlers behave as before without it. The note
+ * calls follow a successful host call; host (dirfd, path) pairs are the
+ * ones the call itself used.
+ */
+struct statx;
+struct statfs;
+struct timespec;
+
+bool proxy_meta_on(const struct proxy_process *p);
+
+/* Canonical statx/statfs results (stat results go to det_stat_canon). */
+void proxy_meta_statx_canon(struct proxy_process *p, struct statx *stx);
+void proxy_meta_statfs_canon(struct proxy_process *p, struct statfs *sfs);
+
+/* What a call changed in a file. */
+enum proxy_meta_change {
+    PROXY_META_CONTENT, /* data or directory entries: mtime and ctime */
+    PROXY_META_ATTRS,   /* mode, owner, link count: ctime only */
+};
+
+/* The file behind a guest fd changed (CONTENT counts for regular files
+ * only: pipes, sockets and terminals are skipped). */
+void proxy_meta_note_fd(struct proxy_process *p, int guest_fd,
+                        enum proxy_meta_change what);
+/* The file (dirfd, path) names changed; at_flags may hold
+ * AT_SYMLINK_NOFOLLOW and AT_EMPTY_PATH. */
+void proxy_meta_note_at(struct proxy_process *p, int host_dirfd,
+                        const char *host_path, int at_flags,
+                        enum proxy_meta_change what);
+/* The directory holding (dirfd, path) gained or lost an entry. */
+void proxy_meta_note_parent(struct proxy_process *p, int host_dirfd,
+                            const char *host_path);
+/* (dirfd, path) was just created (mkdir, mknod, symlink, link): it and its
+ * directory changed now. */
+void proxy_meta_note_created(struct proxy_process *p, int host_dirfd,
+                             const char *host_path);
+/* utimensat and friends: ts is the guest's pair as timespecs (NULL: both
+ * now; UTIME_NOW and UTIME_OMIT honoured). A NULL host_path means the file
+ * is host_dirfd itself (futimens). */
+void proxy_meta_note_times(struct proxy_process *p, int host_dirfd,
+                           const char *host_path, int at_flags,
+                           const struct timespec *ts);
+
+/* What a name pointed to before a call that removes or replaces it
+ * (unlink, rmdir, rename); the path must outlive the note call. */
+struct proxy_meta_name {
+    int host_dirfd;
+    const char *host_path;
+    bool exists, is_dir;
+    uint64_t nlink, dev, ino;
+};
+void proxy_meta_name_get(struct proxy_process *p, int host_dirfd,
+                         const char *host_path, struct proxy_meta_name *n);
+/* After a successful unlink/rmdir of victim. */
+void proxy_meta_note_unlink(struct proxy_process *p,
+                            const struct proxy_meta_name *victim);
+/* After a successful renameat2(from, to, flags). */
+void proxy_meta_note_rename(struct proxy_process *p,
+                            const struct proxy_meta_name *from,
+                            const struct proxy_meta_name *to,
+                            unsigned int flags);
+
+/*
+ * open, openat, creat. Before the host open: whether it will create the
+ * file (O_CREAT and no such name now). After a successful one:
+ *     proxy_meta_note_open(p, host_fd, hp.path, flags, created);
+ * notes a created or truncated file, and a created file's directory.
+ */
+bool proxy_meta_open_creates(struct proxy_process *p, int host_dirfd,
+                             const char *host_path, int flags);
+void proxy_meta_note_open(struct proxy_process *p, int host_fd,
+                          const char *guest_path_after_rewrite, int flags,
+                          bool created);
+
+/* Directories in name order: true when guest_fd is a directory whose
+ * getdents hvrun serves from its sorted listing (proxy_meta_getdents). */
+bool proxy_meta_dir_sorted(struct proxy_process *p, int guest_fd);
+/* getdents64, or with old_layout getdents; the result for the guest. */
+long proxy_meta_getdents(struct proxy_process *p, int guest_fd, gva_t gva,
+                         uint64_t count, bool old_layout);
+/* lseek on such a directory: true (and *result set) when it handled it. */
+bool proxy_meta_dir_seek(struct proxy_process *p, int guest_fd, int64_t off,
+                         int whence, long *result);
+/* new_guest_fd was dup'd from old_guest_fd: it shares the listing. */
+void proxy_meta_fd_dup(struct proxy_process *p, int old_guest_fd,
+                       int new_guest_fd);
 
 #endif

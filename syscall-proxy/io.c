@@ -14,6 +14,7 @@
  */
 #include "proxy.h"
 #include "fs_internal.h"
+#include "vfs.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -145,7 +146,12 @@ static long xfer_buf(struct proxy_process *p, uint64_t guest_fd, gva_t buf,
                             &covered);
     if (len > 0 && covered == 0)
         return -EFAULT;
-    long r = host_xfer(host_fd, x, iov, n);
+    /* /dev/urandom and /dev/random read detcore's stream (vfs.c) */
+    long r = x->into_guest && proxy_vfs_fd_det_random(p, (int)guest_fd)
+                 ? proxy_vfs_random_read(p, iov, n)
+                 : host_xfer(host_fd, x, iov, n);
+    if (!x->into_guest && r > 0)
+        proxy_meta_note_fd(p, (int)guest_fd, PROXY_META_CONTENT);
     return x->into_guest ? r : epipe_signals(p, r);
 }
 
@@ -261,9 +267,13 @@ static long xfer_vec(struct proxy_process *p, uint64_t guest_fd, gva_t vec,
     }
     long r = guest_segments_iov(p, giov, nseg, xfer_prot(x), iov);
     if (r >= 0)
-        r = host_xfer(host_fd, x, iov, (int)r);
+        r = x->into_guest && proxy_vfs_fd_det_random(p, (int)guest_fd)
+                ? proxy_vfs_random_read(p, iov, (int)r)
+                : host_xfer(host_fd, x, iov, (int)r);
     free(iov);
     free(giov);
+    if (!x->into_guest && r > 0)
+        proxy_meta_note_fd(p, (int)guest_fd, PROXY_META_CONTENT);
     return x->into_guest ? r : epipe_signals(p, r);
 }
 
@@ -314,12 +324,17 @@ static long sys_pwritev2(struct proxy_process *p, const uint64_t a[6])
 }
 
 /* The result is an offset that may exceed 4095, so only a negative host
- * return is an error. */
+ * return is an error. A directory listed in name order seeks in that
+ * listing (fsmeta.c). */
 static long sys_lseek(struct proxy_process *p, const uint64_t a[6])
 {
     int host_fd = guest_host_fd(p, a[0]);
     if (host_fd < 0)
         return host_fd;
+    long listed;
+    if (proxy_meta_dir_seek(p, (int)a[0], (int64_t)a[1],
+                            (int)(unsigned int)a[2], &listed))
+        return listed;
     off_t r = lseek(host_fd, (off_t)a[1], (int)(unsigned int)a[2]);
     return r < 0 ? -errno : (long)r;
 }
@@ -358,20 +373,23 @@ static long sys_close_range(struct proxy_process *p, const uint64_t a[6])
 }
 
 /* dup() and F_DUPFD: the new guest fd never has close-on-exec unless asked
- * (F_DUPFD_CLOEXEC). */
-static long dup_from(struct proxy_process *p, int host_fd, int min_fd,
-                     bool cloexec)
+ * (F_DUPFD_CLOEXEC). It shares the old one's directory listing. */
+static long dup_from(struct proxy_process *p, int guest_fd, int host_fd,
+                     int min_fd, bool cloexec)
 {
     int new_host_fd = host_dup(host_fd);
     if (new_host_fd < 0)
         return new_host_fd;
-    return proxy_fd_install(&p->fds, new_host_fd, cloexec, min_fd);
+    int new_fd = proxy_fd_install(&p->fds, new_host_fd, cloexec, min_fd);
+    if (new_fd >= 0)
+        proxy_meta_fd_dup(p, guest_fd, new_fd);
+    return new_fd;
 }
 
 static long sys_dup(struct proxy_process *p, const uint64_t a[6])
 {
     int host_fd = guest_host_fd(p, a[0]);
-    return host_fd < 0 ? host_fd : dup_from(p, host_fd, 0, false);
+    return host_fd < 0 ? host_fd : dup_from(p, (int)a[0], host_fd, 0, false);
 }
 
 /* dup2/dup3 after their own checks: newfd at or above RLIMIT_NOFILE is
@@ -387,7 +405,10 @@ static long dup_onto(struct proxy_process *p, uint64_t oldfd, uint64_t newfd,
     int new_host_fd = host_dup(host_fd);
     if (new_host_fd < 0)
         return new_host_fd;
-    return proxy_fd_install_at(&p->fds, (int)newfd, new_host_fd, cloexec);
+    int r = proxy_fd_install_at(&p->fds, (int)newfd, new_host_fd, cloexec);
+    if (r >= 0)
+        proxy_meta_fd_dup(p, (int)oldfd, r);
+    return r;
 }
 
 /* dup2(fd, fd) is a validity check that returns fd. */
@@ -434,13 +455,13 @@ static long fcntl_lock(struct proxy_process *p, int host_fd, int cmd, gva_t arg)
 }
 
 /* F_DUPFD: the lowest free fd >= arg; arg >= RLIMIT_NOFILE is -EINVAL. */
-static long fcntl_dupfd(struct proxy_process *p, int host_fd, uint64_t arg,
-                        bool cloexec)
+static long fcntl_dupfd(struct proxy_process *p, int guest_fd, int host_fd,
+                        uint64_t arg, bool cloexec)
 {
     unsigned int min_fd = (unsigned int)arg;
     if (min_fd >= (unsigned int)p->fds.max_fds)
         return -EINVAL;
-    return dup_from(p, host_fd, (int)min_fd, cloexec);
+    return dup_from(p, guest_fd, host_fd, (int)min_fd, cloexec);
 }
 
 /*
@@ -505,7 +526,7 @@ static long sys_fcntl(struct proxy_process *p, const uint64_t a[6])
     switch (cmd) {
     case F_DUPFD:
     case F_DUPFD_CLOEXEC:
-        return fcntl_dupfd(p, host_fd, arg, cmd == F_DUPFD_CLOEXEC);
+        return fcntl_dupfd(p, (int)a[0], host_fd, arg, cmd == F_DUPFD_CLOEXEC);
     case F_GETFD:
         return f->cloexec ? FD_CLOEXEC : 0;
     case F_SETFD:
@@ -842,6 +863,8 @@ static long sys_sendfile(struct proxy_process *p, const uint64_t a[6])
         return -EFAULT;
     long r = proxy_host_result(
         sendfile(out_fd, in_fd, guest_offset_ptr(&off), (size_t)a[3]));
+    if (r > 0)
+        proxy_meta_note_fd(p, (int)a[0], PROXY_META_CONTENT);
     return epipe_signals(p, guest_offset_out(p, &off, r));
 }
 
@@ -862,6 +885,7 @@ static long sys_copy_file_range(struct proxy_process *p, const uint64_t a[6])
         in_fd, guest_offset_ptr(&off_in), out_fd, guest_offset_ptr(&off_out),
         (size_t)a[4], (unsigned int)a[5]));
     if (r > 0) {
+        proxy_meta_note_fd(p, (int)a[2], PROXY_META_CONTENT);
         r = guest_offset_out(p, &off_in, r);
         r = guest_offset_out(p, &off_out, r);
     }
@@ -884,6 +908,8 @@ static long sys_splice(struct proxy_process *p, const uint64_t a[6])
     long r = proxy_host_result(splice(in_fd, guest_offset_ptr(&off_in), out_fd,
                                       guest_offset_ptr(&off_out), (size_t)a[4],
                                       (unsigned int)a[5]));
+    if (r > 0)
+        proxy_meta_note_fd(p, (int)a[2], PROXY_META_CONTENT);
     r = guest_offset_out(p, &off_in, r);
     r = guest_offset_out(p, &off_out, r);
     return epipe_signals(p, r);

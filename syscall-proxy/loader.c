@@ -322,6 +322,24 @@ static char **script_argv(const char *interp, const char *arg,
 
 /* ---- the whole image ----------------------------------------------------- */
 
+/* Where stack.c put the argv and envp strings: contiguous, argv lowest,
+ * envp next, then execfn and the 8 zero bytes at the top. /proc/self/stat,
+ * cmdline and environ read these ranges (Linux's mm->arg_start...). */
+static void note_arg_env(struct proxy_process *p, const char *execfn,
+                         char *const argv[], char *const envp[], gva_t sp)
+{
+    uint64_t arg_bytes = 0, env_bytes = 0;
+    for (size_t i = 0; argv && argv[i]; i++)
+        arg_bytes += strlen(argv[i]) + 1;
+    for (size_t i = 0; envp && envp[i]; i++)
+        env_bytes += strlen(envp[i]) + 1;
+    p->env_end = PROXY_STACK_TOP - 8 - (strlen(execfn) + 1);
+    p->env_start = p->env_end - env_bytes;
+    p->arg_end = p->env_start;
+    p->arg_start = p->arg_end - arg_bytes;
+    p->start_stack = sp;
+}
+
 static int build_stack(struct proxy_process *p, const struct loaded_elf *main,
                        const struct loaded_elf *interp, const char *execfn,
                        char *const argv[], char *const envp[], gva_t *sp)
@@ -351,6 +369,8 @@ static int build_stack(struct proxy_process *p, const struct loaded_elf *main,
         rc = vmm_as_poke(p->as, *sp,
                          buf + (*sp - (PROXY_STACK_TOP - STACK_BUILD_BYTES)),
                          PROXY_STACK_TOP - *sp);
+    if (rc == 0)
+        note_arg_env(p, execfn, argv, envp, *sp);
     free(buf);
     return rc;
 }

@@ -31,6 +31,7 @@
  */
 #include "proxy.h"
 #include "fs_internal.h"
+#include "vfs.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -370,6 +371,12 @@ static long addr_call(struct proxy_process *p, const uint64_t a[6], bool bind_)
     long r = sock_addr_in(p, a[1], a[2], &sa);
     if (r < 0)
         return r;
+    /* nscd and systemd-userdb stay out of reach: lookups use /etc files */
+    if (!bind_ && unix_path_addr(&sa) &&
+        proxy_hermetic_socket_blocked(p, sa.u.un.sun_path,
+                                      sa.len - offsetof(struct sockaddr_un,
+                                                        sun_path)))
+        return -ENOENT;
     struct path_ctx c;
     r = path_ctx_enter(p, &sa, bind_, &c);
     if (r < 0)

@@ -3,6 +3,7 @@
  * hvrun's diagnostics for one guest.
  */
 #include "proxy.h"
+#include "vfs.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -93,6 +94,7 @@ void proxy_process_destroy(struct proxy_process *p)
     proxy_fdtable_destroy(&p->fds);
     if (p->cwd_fd >= 0)
         close(p->cwd_fd);
+    proxy_tmp_cleanup(p); /* an owned private /tmp (hermetic.c) */
     free(p);
 }
 

@@ -41,10 +41,24 @@ struct det_state;
  */
 enum proxy_fd_kind { PROXY_FD_FREE = 0, PROXY_FD_HOST };
 
+struct proxy_dircache; /* a directory's sorted entries (fsmeta.c) */
+
 struct proxy_fd {
     enum proxy_fd_kind kind;
     int host_fd;
     bool cloexec;
+    /* The host file's identity, fstat'ed once on first need (fsmeta.c):
+     * it cannot change while the host fd is open. */
+    bool meta_known;
+    mode_t host_type;           /* S_IFMT bits */
+    uint64_t host_dev, host_ino;
+    /* Directories read with metadata virtualised: the entries in name
+     * order, shared by the guest fds dup'd from this one (refcounted). */
+    struct proxy_dircache *dircache;
+    /* Reads come from detcore's random stream (the host's /dev/urandom or
+     * /dev/random, vfs.c); rand_checked once the device was looked at. */
+    bool rand_checked;
+    bool det_random;
 };
 
 struct proxy_fdtable {
@@ -66,6 +80,9 @@ int proxy_fd_install_at(struct proxy_fdtable *t, int guest_fd, int host_fd,
 int proxy_fd_host(const struct proxy_fdtable *t, int guest_fd);
 struct proxy_fd *proxy_fd_get(struct proxy_fdtable *t, int guest_fd);
 int proxy_fd_close(struct proxy_fdtable *t, int guest_fd);
+/* Drops one reference to a directory cache (NULL is fine); the fd table
+ * calls it when a slot is closed or replaced. */
+void proxy_dircache_put(struct proxy_dircache *c);
 /* Closes every close-on-exec fd (execve). */
 void proxy_fd_close_on_exec(struct proxy_fdtable *t);
 
@@ -180,6 +197,16 @@ struct proxy_process {
     /* ending */
     bool exited;
     int exit_status;            /* wait status encoding: code<<8 or signo */
+
+    /* the initial stack's argv and envp strings, [start, end) (loader.c),
+     * for /proc/self/{stat,cmdline,environ} (vfs.c) */
+    gva_t start_stack;          /* where argc is */
+    gva_t arg_start, arg_end, env_start, env_end;
+
+    /* the private /tmp (hermetic.c): guest /tmp is this host directory;
+     * empty when there is none. tmp_owned: hvrun made it and deletes it. */
+    char tmp_host[PROXY_PATH_MAX];
+    bool tmp_owned;
 
     /* counters */
     uint64_t nr_syscalls;

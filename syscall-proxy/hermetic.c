@@ -1,0 +1,373 @@
+/*
+ * hermetic.c - keeping the guest away from state it does not own: a
+ * private /tmp per run, and name-service lookups confined to /etc files.
+ *
+ * The private /tmp is a host directory that guest paths "/tmp" and
+ * "/tmp/..." name (fs.c's rewrite_path asks proxy_tmp_map); getcwd and the
+ * fd/cwd links map it back (proxy_tmp_unmap), so a guest in /tmp/x sees
+ * /tmp/x. Known gaps, all through names the host resolves by itself:
+ * symlinks whose target is an absolute /tmp path, relative paths that climb
+ * out of the private directory with "..", and AF_UNIX socket paths (net.c
+ * hands them to the host as they are) still reach the host's /tmp.
+ *
+ * Name services: glibc asks nscd and systemd-userdb over AF_UNIX sockets
+ * and loads the NSS modules /etc/nsswitch.conf lists (sss, ldap, systemd,
+ * dns...). Both depend on host daemons, so with the host virtualised the
+ * guest's nsswitch.conf lists only "files" (vfs.c serves it from
+ * proxy_nsswitch_files_only) and connect() to those sockets is -ENOENT,
+ * which glibc takes as "no daemon" and falls back to the files.
+ */
+#include "proxy.h"
+#include "vfs.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "det.h"
+
+/* ---- the private /tmp ---------------------------------------------------- */
+
+#define TMP_TEMPLATE "/tmp/hvrun-tmp.XXXXXX"
+/* Removal holds one fd per directory level; deeper subtrees are moved up
+ * to the top directory and removed on a later pass. */
+#define TMP_RM_MAX_DEPTH 64
+#define TMP_RM_MAX_PASSES 100000
+
+static int say(char *why, size_t len, int err, const char *dir,
+               const char *what)
+{
+    if (why && len)
+        snprintf(why, len, "--tmp %s: %s%s%s", dir, what, err ? ": " : "",
+                 err ? strerror(-err) : "");
+    return err;
+}
+
+/* A directory hvrun makes: the name's randomness (mkdtemp) never reaches
+ * the guest, which sees only "/tmp". */
+static int tmp_make(struct proxy_process *p, char *why, size_t why_len)
+{
+    char dir[] = TMP_TEMPLATE;
+    if (!mkdtemp(dir))
+        return say(why, why_len, -errno, TMP_TEMPLATE,
+                   "cannot create the private /tmp");
+    if (chmod(dir, 01777) < 0) {
+        int err = -errno;
+        rmdir(dir);
+        return say(why, why_len, err, dir, "chmod 1777");
+    }
+    snprintf(p->tmp_host, sizeof(p->tmp_host), "%s", dir);
+    p->tmp_owned = true;
+    return 0;
+}
+
+/* A directory the user gave: used by its canonical name (so the reverse
+ * mapping recognises what readlink says), never deleted. */
+static int tmp_use(struct proxy_process *p, const char *dir, char *why,
+                   size_t why_len)
+{
+    char *abs = realpath(dir, NULL);
+    if (!abs)
+        return say(why, why_len, -errno, dir, "cannot resolve it");
+    struct stat st;
+    int rc = 0;
+    if (stat(abs, &st) < 0)
+        rc = say(why, why_len, -errno, dir, "stat");
+    else if (!S_ISDIR(st.st_mode))
+        rc = say(why, why_len, -ENOTDIR, dir, "not a directory");
+    else if (strcmp(abs, "/") == 0)
+        rc = say(why, why_len, -EINVAL, dir,
+                 "the root cannot be the private /tmp; give a directory");
+    else if (strlen(abs) >= sizeof(p->tmp_host))
+        rc = say(why, why_len, -ENAMETOOLONG, dir, "path too long");
+    if (rc == 0) {
+        snprintf(p->tmp_host, sizeof(p->tmp_host), "%s", abs);
+        p->tmp_owned = false;
+    }
+    free(abs);
+    return rc;
+}
+
+int proxy_tmp_setup(struct proxy_process *p, const char *dir, char *why,
+                    size_t why_len)
+{
+    if (p->tmp_host[0])
+        return say(why, why_len, -EEXIST, p->tmp_host,
+                   "a private /tmp is already set up");
+    return dir ? tmp_use(p, dir, why, why_len) : tmp_make(p, why, why_len);
+}
+
+static bool is_dot_name(const char *n)
+{
+    return n[0] == '.' && (n[1] == '\0' || (n[1] == '.' && n[2] == '\0'));
+}
+
+/*
+ * Removes what is inside dirfd. The guest may have left directories
+ * without search or write permission, so each is made 0700 before it is
+ * entered. At TMP_RM_MAX_DEPTH a subdirectory is renamed into top_fd
+ * instead and *again is set: the caller repeats until nothing moves.
+ */
+static void rm_contents(int dirfd, int top_fd, int depth, bool *again)
+{
+    int fd = dup(dirfd);
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    if (!d) {
+        if (fd >= 0)
+            close(fd);
+        return;
+    }
+    rewinddir(d); /* the dup shares dirfd's offset, left at the end by an
+                     earlier pass */
+    static unsigned long moved_seq;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (is_dot_name(e->d_name))
+            continue;
+        if (e->d_type != DT_DIR && e->d_type != DT_UNKNOWN) {
+            unlinkat(dirfd, e->d_name, 0);
+            continue;
+        }
+        if (unlinkat(dirfd, e->d_name, 0) == 0)
+            continue; /* DT_UNKNOWN that was not a directory */
+        if (depth >= TMP_RM_MAX_DEPTH) {
+            char name[64];
+            snprintf(name, sizeof(name), ".hvrun-rm.%lu", ++moved_seq);
+            if (renameat(dirfd, e->d_name, top_fd, name) == 0)
+                *again = true;
+            continue;
+        }
+        fchmodat(dirfd, e->d_name, 0700, 0);
+        int sub = openat(dirfd, e->d_name,
+                         O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (sub < 0)
+            continue;
+        rm_contents(sub, top_fd, depth + 1, again);
+        close(sub);
+        unlinkat(dirfd, e->d_name, AT_REMOVEDIR);
+    }
+    closedir(d);
+}
+
+void proxy_tmp_cleanup(struct proxy_process *p)
+{
+    if (!p->tmp_owned) {
+        p->tmp_host[0] = '\0'; /* a --tmp DIR stays as the guest left it */
+        return;
+    }
+    chmod(p->tmp_host, 0700);
+    int top =
+        open(p->tmp_host, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (top >= 0) {
+        bool again = true;
+        for (int pass = 0; again && pass < TMP_RM_MAX_PASSES; pass++) {
+            again = false;
+            rm_contents(top, top, 0, &again);
+        }
+        close(top);
+    }
+    if (rmdir(p->tmp_host) < 0)
+        proxy_log(p, 1, "%s: removing the private /tmp: %s", p->tmp_host,
+                  strerror(errno));
+    p->tmp_host[0] = '\0';
+    p->tmp_owned = false;
+}
+
+/* The part of an absolute path after a leading "/tmp" component (""
+ * or "/..."), or NULL. Repeated leading slashes mean one, as in Linux. */
+static const char *after_tmp(const char *path)
+{
+    if (path[0] != '/')
+        return NULL;
+    while (path[1] == '/')
+        path++;
+    if (strncmp(path, "/tmp", 4) != 0 || (path[4] != '/' && path[4] != '\0'))
+        return NULL;
+    return path + 4;
+}
+
+/*
+ * Where a ".." in rest (what follows /tmp) climbs above /tmp, or NULL.
+ * Counted by name: a symlink inside /tmp followed by ".." is not resolved.
+ */
+static const char *escaping_dotdot(const char *rest)
+{
+    int depth = 0;
+    const char *s = rest;
+    while (*s) {
+        while (*s == '/')
+            s++;
+        if (!*s)
+            break;
+        const char *e = strchr(s, '/');
+        size_t len = e ? (size_t)(e - s) : strlen(s);
+        if (len == 2 && s[0] == '.' && s[1] == '.') {
+            if (--depth < 0)
+                return s;
+        } else if (!(len == 1 && s[0] == '.')) {
+            depth++;
+        }
+        s += len;
+    }
+    return NULL;
+}
+
+int proxy_tmp_map(const struct proxy_process *p, const char *path, char *out,
+                  size_t outlen)
+{
+    if (!p->tmp_host[0] || !after_tmp(path))
+        return 0;
+    char cur[PROXY_PATH_MAX];
+    snprintf(cur, sizeof(cur), "%s", path);
+    const char *rest;
+    /* Each round drops a "/tmp/.." prefix, so this ends. */
+    while ((rest = after_tmp(cur))) {
+        const char *up = escaping_dotdot(rest);
+        if (!up) {
+            int n = snprintf(out, outlen, "%s%s", p->tmp_host, rest);
+            return n >= 0 && (size_t)n < outlen ? 1 : -ENAMETOOLONG;
+        }
+        /* /tmp/<...>/.. is "/": go on with what follows the "..". */
+        char next[PROXY_PATH_MAX];
+        snprintf(next, sizeof(next), "%s", up[2] ? up + 2 : "/");
+        memcpy(cur, next, sizeof(cur));
+    }
+    int n = snprintf(out, outlen, "%s", cur);
+    return n >= 0 && (size_t)n < outlen ? 1 : -ENAMETOOLONG;
+}
+
+size_t proxy_tmp_unmap(const struct proxy_process *p, char *path, size_t n,
+                       size_t cap)
+{
+    size_t hlen = strlen(p->tmp_host);
+    if (!p->tmp_host[0] || n < hlen || memcmp(path, p->tmp_host, hlen) != 0 ||
+        (n > hlen && path[hlen] != '/'))
+        return n;
+    size_t rest = n - hlen, new_len = 4 + rest;
+    if (new_len > cap)
+        return n;
+    memmove(path + 4, path + hlen, rest);
+    memcpy(path, "/tmp", 4);
+    return new_len;
+}
+
+/* ---- name services ------------------------------------------------------- */
+
+/* What glibc consults when there is no nsswitch.conf, files only. */
+static const char default_nsswitch[] = "passwd:         files\n"
+                                       "group:          files\n"
+                                       "shadow:         files\n"
+                                       "gshadow:        files\n"
+                                       "hosts:          files\n"
+                                       "networks:       files\n"
+                                       "protocols:      files\n"
+                                       "services:       files\n"
+                                       "ethers:         files\n"
+                                       "rpc:            files\n"
+                                       "netgroup:       files\n";
+
+struct strbuf {
+    char *s;
+    size_t len, cap;
+    bool failed;
+};
+
+static void sb_put(struct strbuf *b, const char *s, size_t n)
+{
+    if (b->failed)
+        return;
+    if (b->len + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap * 2 : 1024;
+        while (cap < b->len + n + 1)
+            cap *= 2;
+        char *ns = realloc(b->s, cap);
+        if (!ns) {
+            b->failed = true;
+            return;
+        }
+        b->s = ns;
+        b->cap = cap;
+    }
+    memcpy(b->s + b->len, s, n);
+    b->len += n;
+    b->s[b->len] = '\0';
+}
+
+/*
+ * One line: "db:<blanks>sources" becomes "db:<blanks>files"; comments,
+ * blank lines and lines without a database name are kept as they are
+ * (glibc ignores the last kind too).
+ */
+static void nss_line(struct strbuf *b, const char *line, size_t len)
+{
+    size_t i = 0;
+    while (i < len && (line[i] == ' ' || line[i] == '\t'))
+        i++;
+    const char *colon = memchr(line, ':', len);
+    const char *hash = memchr(line, '#', len);
+    if (i == len || line[i] == '#' || !colon || (hash && hash < colon) ||
+        colon == line + i) {
+        sb_put(b, line, len);
+        return;
+    }
+    size_t keep = (size_t)(colon - line) + 1;
+    while (keep < len && (line[keep] == ' ' || line[keep] == '\t'))
+        keep++;
+    sb_put(b, line, keep);
+    if (keep == (size_t)(colon - line) + 1)
+        sb_put(b, " ", 1);
+    sb_put(b, "files", 5);
+}
+
+char *proxy_nsswitch_files_only(const char *in, size_t len, size_t *out_len)
+{
+    if (!in) {
+        in = default_nsswitch;
+        len = sizeof(default_nsswitch) - 1;
+    }
+    struct strbuf b = {0};
+    size_t pos = 0;
+    while (pos < len) {
+        const char *nl = memchr(in + pos, '\n', len - pos);
+        size_t line_len = nl ? (size_t)(nl - (in + pos)) : len - pos;
+        nss_line(&b, in + pos, line_len);
+        if (nl)
+            sb_put(&b, "\n", 1);
+        pos += line_len + (nl ? 1 : 0);
+    }
+    if (!b.s && !b.failed)
+        sb_put(&b, "", 0);
+    if (b.failed) {
+        free(b.s);
+        return NULL;
+    }
+    *out_len = b.len;
+    return b.s;
+}
+
+bool proxy_hermetic_socket_blocked(const struct proxy_process *p,
+                                   const char *path, size_t len)
+{
+    static const char *const exact[] = {"/run/nscd/socket",
+                                        "/var/run/nscd/socket"};
+    static const char *const dirs[] = {"/run/systemd/userdb/",
+                                       "/var/run/systemd/userdb/"};
+    if (!p->det->cfg.virtualize_host)
+        return false;
+    size_t n = strnlen(path, len);
+    for (size_t i = 0; i < sizeof(exact) / sizeof(exact[0]); i++) {
+        if (n == strlen(exact[i]) && memcmp(path, exact[i], n) == 0)
+            return true;
+    }
+    for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+        size_t dl = strlen(dirs[i]);
+        if (n > dl && memcmp(path, dirs[i], dl) == 0)
+            return true;
+    }
+    return false;
+}

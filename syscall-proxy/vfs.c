@@ -1,0 +1,1242 @@
+/*
+ * vfs.c - virtual files: /proc and /sys files that describe the machine
+ * and the process, made from detcore's answers and the guest's own state
+ * when the guest opens them, and deterministic reads from /dev/urandom.
+ *
+ * A virtual file is a snapshot: its content is generated at open into a
+ * host memfd (named "hvrun-vfs:<path>", which readlink of the fd turns
+ * back into <path>), reopened read-only so the guest cannot write it, and
+ * installed as an ordinary guest fd. Linux generates /proc files at read
+ * time; a snapshot at open is what a program that reads the file once sees
+ * either way. fstat shows a 0444 regular file whose size is the content's
+ * (Linux says 0); stat by name still reaches the host's file. The names
+ * are matched after proxy_path_rewrite, so /proc/self, /proc/thread-self
+ * and /proc/<guest pid> all arrive as /proc/self; a relative name is joined
+ * to its directory's host path (readlink of the dirfd).
+ *
+ * Layouts follow Linux 6.1 (fs/proc/array.c, task_mmu.c, meminfo.c, stat.c,
+ * arch/x86/kernel/cpu/proc.c). Where the guest's state has no value for a
+ * field (context switches, page faults, tty), the field is a fixed number.
+ */
+#include "proxy.h"
+#include "vfs.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "cpu_x86_64.h"
+#include "det.h"
+
+#define NS_PER_TICK 10000000LL /* USER_HZ = 100 */
+#define MEMFD_PREFIX "hvrun-vfs:"
+#define MEMFD_LINK_PREFIX "/memfd:" MEMFD_PREFIX
+#define DELETED_SUFFIX " (deleted)"
+/* Linux's CAP_LAST_CAP in 6.1 is 40: a full set is 41 bits. */
+#define CAP_FULL_SET 0x000001ffffffffffULL
+/* Reading the argv/envp area: Linux's get_mm_proctitle reads one page. */
+#define PROCTITLE_MAX_BYTES 4096
+#define GUEST_COPY_CHUNK_BYTES 65536
+
+/* ---- content buffers ----------------------------------------------------- */
+
+struct vbuf {
+    char *s;
+    size_t len, cap;
+    bool failed;
+};
+
+static void vb_put(struct vbuf *b, const void *src, size_t n)
+{
+    if (b->failed)
+        return;
+    if (b->len + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 4096;
+        while (cap < b->len + n + 1)
+            cap *= 2;
+        char *s = realloc(b->s, cap);
+        if (!s) {
+            b->failed = true;
+            return;
+        }
+        b->s = s;
+        b->cap = cap;
+    }
+    memcpy(b->s + b->len, src, n);
+    b->len += n;
+    b->s[b->len] = '\0';
+}
+
+static void vb_printf(struct vbuf *b, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void vb_printf(struct vbuf *b, const char *fmt, ...)
+{
+    char small[512];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(small, sizeof(small), fmt, ap);
+    va_end(ap);
+    if (n < 0) {
+        b->failed = true;
+        return;
+    }
+    if ((size_t)n < sizeof(small)) {
+        vb_put(b, small, (size_t)n);
+        return;
+    }
+    char *big = malloc((size_t)n + 1);
+    if (!big) {
+        b->failed = true;
+        return;
+    }
+    va_start(ap, fmt);
+    vsnprintf(big, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    vb_put(b, big, (size_t)n);
+    free(big);
+}
+
+/* ---- figures from detcore ------------------------------------------------ */
+
+static int64_t clock_ns(struct proxy_process *p, int clockid)
+{
+    struct timespec ts;
+    if (det_clock_gettime(p->det, clockid, &ts) < 0)
+        return 0;
+    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* Boot time of the process, in ticks since boot: the process started when
+ * its CPU clock was zero. */
+static uint64_t start_ticks(struct proxy_process *p)
+{
+    int64_t ns = clock_ns(p, CLOCK_BOOTTIME) - det_cputime_ns(p->det);
+    return ns > 0 ? (uint64_t)(ns / NS_PER_TICK) : 0;
+}
+
+/* The last pid Linux would have handed out: the highest thread id. */
+static int last_pid(const struct proxy_process *p)
+{
+    return p->next_tid - 1 > p->pid ? p->next_tid - 1 : p->pid;
+}
+
+static int live_threads(const struct proxy_process *p)
+{
+    int n = 0;
+    for (int i = 0; i < p->nr_threads; i++)
+        n += p->threads[i].state != PROXY_THREAD_EXITED;
+    return n > 0 ? n : 1;
+}
+
+/* ---- the machine --------------------------------------------------------- */
+
+/* cpuinfo flag names of the model's features, in Linux's order (by
+ * capability word, then bit). Word 0 is CPUID.1:EDX, which is AT_HWCAP, so
+ * its optional bits follow the model as built on this host; the other
+ * words list the model's baseline (vmm/cpu_x86_64.c), which every host
+ * hvrun runs on has. FSGSBASE is AT_HWCAP2 bit 1. */
+static const char *const hwcap_flag_names[32] = {
+    [0] = "fpu",  [4] = "tsc",   [5] = "msr",   [6] = "pae",   [8] = "cx8",
+    [11] = "sep", [13] = "pge",  [15] = "cmov", [16] = "pat",  [19] = "clflush",
+    [23] = "mmx", [24] = "fxsr", [25] = "sse",  [26] = "sse2",
+};
+static const char *const baseline_flags_ext[] = {"syscall", "nx", "lm"};
+static const char *const baseline_flags_ecx1[] = {
+    "pni",   "pclmulqdq", "ssse3", "fma",   "cx16", "sse4_1", "sse4_2",
+    "movbe", "popcnt",    "aes",   "xsave", "avx",  "f16c"};
+static const char *const baseline_flags_ext_ecx[] = {"lahf_lm", "abm"};
+static const char *const baseline_flags_leaf7[] = {"bmi1", "avx2", "bmi2"};
+
+static void put_flags(struct vbuf *b, const char *const *names, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        vb_printf(b, " %s", names[i]);
+}
+
+static int gen_cpuinfo(struct proxy_process *p, struct vbuf *b)
+{
+    vb_printf(b,
+              "processor\t: 0\n"
+              "vendor_id\t: GenuineIntel\n"
+              "cpu family\t: 6\n"
+              "model\t\t: 158\n"
+              "model name\t: %s\n"
+              "stepping\t: 10\n"
+              "cpu MHz\t\t: 2000.000\n"
+              "cache size\t: 16384 KB\n"
+              "physical id\t: 0\n"
+              "siblings\t: 1\n"
+              "core id\t\t: 0\n"
+              "cpu cores\t: 1\n"
+              "apicid\t\t: 0\n"
+              "initial apicid\t: 0\n"
+              "fpu\t\t: yes\n"
+              "fpu_exception\t: yes\n"
+              "cpuid level\t: 13\n"
+              "wp\t\t: yes\n"
+              "flags\t\t:",
+              VMM_MODEL_BRAND);
+    for (unsigned bit = 0; bit < 32; bit++) {
+        if ((p->hwcap >> bit) & 1 && hwcap_flag_names[bit])
+            vb_printf(b, " %s", hwcap_flag_names[bit]);
+    }
+    /* rdtscp (between nx and lm) is optional and not in hwcap: left out. */
+    put_flags(b, baseline_flags_ext, 3);
+    put_flags(b, baseline_flags_ecx1,
+              sizeof(baseline_flags_ecx1) / sizeof(baseline_flags_ecx1[0]));
+    put_flags(b, baseline_flags_ext_ecx, 2);
+    if (p->hwcap2 & 2)
+        vb_put(b, " fsgsbase", 9);
+    put_flags(b, baseline_flags_leaf7, 3);
+    vb_printf(b, "\n"
+                 "bugs\t\t:\n"
+                 "bogomips\t: 4000.00\n"
+                 "clflush size\t: 64\n"
+                 "cache_alignment\t: 64\n"
+                 "address sizes\t: 39 bits physical, 48 bits virtual\n"
+                 "power management:\n"
+                 "\n");
+    return 0;
+}
+
+static void mem_line(struct vbuf *b, const char *name, unsigned long long kb)
+{
+    char label[32];
+    snprintf(label, sizeof(label), "%s:", name);
+    vb_printf(b, "%-16s%8llu kB\n", label, kb);
+}
+
+/* Fixed figures of an idle 8 GiB machine; MemTotal and MemFree are
+ * detcore's (sysinfo says the same). */
+static int gen_meminfo(struct proxy_process *p, struct vbuf *b)
+{
+    static const struct {
+        const char *name;
+        unsigned long long kb;
+    } rest[] = {
+        {"Buffers", 65536},
+        {"Cached", 1048576},
+        {"SwapCached", 0},
+        {"Active", 1048576},
+        {"Inactive", 524288},
+        {"Active(anon)", 524288},
+        {"Inactive(anon)", 0},
+        {"Active(file)", 524288},
+        {"Inactive(file)", 524288},
+        {"Unevictable", 0},
+        {"Mlocked", 0},
+        {"SwapTotal", 0},
+        {"SwapFree", 0},
+        {"Zswap", 0},
+        {"Zswapped", 0},
+        {"Dirty", 0},
+        {"Writeback", 0},
+        {"AnonPages", 524288},
+        {"Mapped", 131072},
+        {"Shmem", 0},
+        {"KReclaimable", 65536},
+        {"Slab", 131072},
+        {"SReclaimable", 65536},
+        {"SUnreclaim", 65536},
+        {"KernelStack", 4096},
+        {"PageTables", 8192},
+        {"NFS_Unstable", 0},
+        {"Bounce", 0},
+        {"WritebackTmp", 0},
+        {"CommitLimit", 4194304},
+        {"Committed_AS", 1048576},
+        {"VmallocTotal", 34359738367ULL},
+        {"VmallocUsed", 16384},
+        {"VmallocChunk", 0},
+        {"Percpu", 1024},
+    };
+    unsigned long long total_kb = DET_MEM_TOTAL_BYTES >> 10;
+    unsigned long long free_kb = DET_MEM_FREE_BYTES >> 10;
+    mem_line(b, "MemTotal", total_kb);
+    mem_line(b, "MemFree", free_kb);
+    mem_line(b, "MemAvailable", free_kb + 1048576);
+    for (size_t i = 0; i < sizeof(rest) / sizeof(rest[0]); i++)
+        mem_line(b, rest[i].name, rest[i].kb);
+    vb_printf(b, "HardwareCorrupted: %5d kB\n", 0);
+    mem_line(b, "AnonHugePages", 0);
+    mem_line(b, "ShmemHugePages", 0);
+    mem_line(b, "ShmemPmdMapped", 0);
+    mem_line(b, "FileHugePages", 0);
+    mem_line(b, "FilePmdMapped", 0);
+    vb_printf(b,
+              "HugePages_Total:   %5d\n"
+              "HugePages_Free:    %5d\n"
+              "HugePages_Rsvd:    %5d\n"
+              "HugePages_Surp:    %5d\n",
+              0, 0, 0, 0);
+    mem_line(b, "Hugepagesize", 2048);
+    mem_line(b, "Hugetlb", 0);
+    mem_line(b, "DirectMap4k", 131072);
+    mem_line(b, "DirectMap2M", total_kb - 131072);
+    mem_line(b, "DirectMap1G", 0);
+    return 0;
+}
+
+/* One CPU, busy for the process's CPU time and idle the rest of uptime. */
+static int gen_stat(struct proxy_process *p, struct vbuf *b)
+{
+    int64_t boot_ns = clock_ns(p, CLOCK_BOOTTIME);
+    int64_t cpu_ns = det_cputime_ns(p->det);
+    int64_t real_ns = clock_ns(p, CLOCK_REALTIME);
+    long long user = cpu_ns / NS_PER_TICK;
+    long long idle = (boot_ns - cpu_ns) / NS_PER_TICK;
+    if (idle < 0)
+        idle = 0;
+    for (int i = 0; i < 2; i++)
+        vb_printf(b, "%s %lld 0 0 %lld 0 0 0 0 0 0\n", i ? "cpu0" : "cpu ",
+                  user, idle);
+    vb_printf(b,
+              "intr 0\n"
+              "ctxt 0\n"
+              "btime %lld\n"
+              "processes %d\n"
+              "procs_running 1\n"
+              "procs_blocked 0\n"
+              "softirq 0 0 0 0 0 0 0 0 0 0 0\n",
+              (long long)((real_ns - boot_ns) / 1000000000LL), last_pid(p));
+    return 0;
+}
+
+static int gen_uptime(struct proxy_process *p, struct vbuf *b)
+{
+    int64_t ns = clock_ns(p, CLOCK_BOOTTIME);
+    vb_printf(b, "%lld.%02lld 0.00\n", (long long)(ns / 1000000000LL),
+              (long long)(ns % 1000000000LL / NS_PER_TICK));
+    return 0;
+}
+
+static int gen_loadavg(struct proxy_process *p, struct vbuf *b)
+{
+    vb_printf(b, "0.00 0.00 0.00 1/%d %d\n", live_threads(p), last_pid(p));
+    return 0;
+}
+
+static int gen_version(struct proxy_process *p, struct vbuf *b)
+{
+    struct det_uname u;
+    det_get_uname(p->det, &u);
+    vb_printf(b,
+              "%s version %s (hvrun@hvrun) (gcc-12 (Debian 12.2.0-14) "
+              "12.2.0, GNU ld (GNU Binutils for Debian) 2.40) %s\n",
+              u.sysname, u.release, u.version);
+    return 0;
+}
+
+enum uname_field {
+    UF_HOSTNAME,
+    UF_DOMAINNAME,
+    UF_OSRELEASE,
+    UF_OSTYPE,
+    UF_VERSION
+};
+
+static int gen_uname_field(struct proxy_process *p, struct vbuf *b,
+                           enum uname_field f)
+{
+    struct det_uname u;
+    det_get_uname(p->det, &u);
+    const char *v = f == UF_HOSTNAME     ? u.nodename
+                    : f == UF_DOMAINNAME ? u.domainname
+                    : f == UF_OSRELEASE  ? u.release
+                    : f == UF_OSTYPE     ? u.sysname
+                                         : u.version;
+    vb_printf(b, "%s\n", v);
+    return 0;
+}
+
+static int gen_hostname(struct proxy_process *p, struct vbuf *b)
+{
+    return gen_uname_field(p, b, UF_HOSTNAME);
+}
+static int gen_domainname(struct proxy_process *p, struct vbuf *b)
+{
+    return gen_uname_field(p, b, UF_DOMAINNAME);
+}
+static int gen_osrelease(struct proxy_process *p, struct vbuf *b)
+{
+    return gen_uname_field(p, b, UF_OSRELEASE);
+}
+static int gen_ostype(struct proxy_process *p, struct vbuf *b)
+{
+    return gen_uname_field(p, b, UF_OSTYPE);
+}
+static int gen_kversion(struct proxy_process *p, struct vbuf *b)
+{
+    return gen_uname_field(p, b, UF_VERSION);
+}
+
+/* A fresh UUID per open, from the guest's random stream. */
+static int gen_uuid(struct proxy_process *p, struct vbuf *b)
+{
+    char id[37];
+    det_uuid(p->det, id);
+    vb_printf(b, "%s\n", id);
+    return 0;
+}
+
+static int gen_boot_id(struct proxy_process *p, struct vbuf *b)
+{
+    vb_printf(b, "%s\n", p->det->boot_id);
+    return 0;
+}
+
+/* online, possible, present: CPU 0 only (glibc's get_nprocs reads online). */
+static int gen_cpu_list(struct proxy_process *p, struct vbuf *b)
+{
+    vb_put(b, "0\n", 2);
+    return 0;
+}
+
+/* The host's nsswitch.conf with files as the only source (hermetic.c). */
+static int gen_nsswitch(struct proxy_process *p, struct vbuf *b)
+{
+    struct vbuf host = {0};
+    int fd = open("/etc/nsswitch.conf", O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+        char chunk[4096];
+        ssize_t n;
+        while ((n = read(fd, chunk, sizeof(chunk))) > 0)
+            vb_put(&host, chunk, (size_t)n);
+        close(fd);
+        if (!host.s)
+            vb_put(&host, "", 0);
+    }
+    size_t len = 0;
+    char *s = proxy_nsswitch_files_only(host.s, host.len, &len);
+    free(host.s);
+    if (!s || host.failed) {
+        free(s);
+        return -ENOMEM;
+    }
+    vb_put(b, s, len);
+    free(s);
+    return 0;
+}
+
+/* ---- the process --------------------------------------------------------- */
+
+/* Sizes from the VMA list, in pages; Linux's names (task_mem). */
+struct vm_figures {
+    uint64_t total, rss, anon, file, shmem, data, stack, exe, lib;
+    gva_t start_code, end_code, start_data, end_data;
+};
+
+static uint64_t vma_pages(const struct vmm_vma *v)
+{
+    return (v->end - v->start) / VMM_PAGE_SIZE;
+}
+
+/*
+ * The main program's segments are the file mappings of the lowest file
+ * VMA's inode (the loader puts the program below its interpreter and every
+ * mmap). Every VMA is backed when mapped, so all but PROT_NONE is resident.
+ */
+static void vm_figures_of(const struct proxy_process *p, struct vm_figures *f)
+{
+    memset(f, 0, sizeof(*f));
+    const struct vmm_aspace *as = p->as;
+    const struct vmm_vma *main_vma = NULL;
+    for (size_t i = 0; i < as->nr_vmas && !main_vma; i++) {
+        if (as->vmas[i].flags & VMM_VMA_FILE)
+            main_vma = &as->vmas[i];
+    }
+    for (size_t i = 0; i < as->nr_vmas; i++) {
+        const struct vmm_vma *v = &as->vmas[i];
+        uint64_t n = vma_pages(v);
+        bool is_file = v->flags & VMM_VMA_FILE;
+        bool is_main = main_vma && is_file && v->dev == main_vma->dev &&
+                       v->ino == main_vma->ino;
+        f->total += n;
+        if (v->prot != PROT_NONE) {
+            f->rss += n;
+            if (is_file)
+                f->file += n;
+            else if (v->flags & VMM_VMA_SHARED)
+                f->shmem += n;
+            else
+                f->anon += n;
+        }
+        if (v->flags & (VMM_VMA_STACK | VMM_VMA_GROWSDOWN))
+            f->stack += n;
+        else if ((v->prot & PROT_WRITE) && !(v->flags & VMM_VMA_SHARED))
+            f->data += n;
+        if ((v->prot & PROT_EXEC) && !(v->prot & PROT_WRITE) &&
+            !(v->flags & VMM_VMA_STACK)) {
+            if (is_main)
+                f->exe += n;
+            else
+                f->lib += n;
+        }
+        if (is_main && (v->prot & PROT_EXEC)) {
+            if (!f->start_code)
+                f->start_code = v->start;
+            f->end_code = v->end;
+        }
+        if (is_main && (v->prot & PROT_WRITE)) {
+            if (!f->start_data)
+                f->start_data = v->start;
+            f->end_data = v->end;
+        }
+    }
+}
+
+/* Signal sets as /proc prints them: bit (sig-1). */
+static void sig_sets(const struct proxy_process *p, uint64_t *ignored,
+                     uint64_t *caught)
+{
+    *ignored = *caught = 0;
+    for (int sig = 1; sig < PROXY_NSIG; sig++) {
+        uint64_t h = p->sigactions[sig].handler;
+        if (h == 1)
+            *ignored |= 1ULL << (sig - 1);
+        else if (h > 1)
+            *caught |= 1ULL << (sig - 1);
+    }
+}
+
+/* man 5 proc, /proc/pid/stat: 52 fields, for a running process reading
+ * its own file (so the address fields are shown). */
+static int gen_self_stat(struct proxy_process *p, struct vbuf *b)
+{
+    struct vm_figures f;
+    vm_figures_of(p, &f);
+    uint64_t ignored, caught;
+    sig_sets(p, &ignored, &caught);
+    uint64_t utime = (uint64_t)det_cputime_ns(p->det) / NS_PER_TICK;
+    int nice = p->prctl.nice;
+    uint64_t rsslim = p->rlimits[RLIMIT_RSS].rlim_cur;
+    vb_printf(b, "%d (%s) R %d %d %d 0 -1 0 0 0 0 0 %llu 0 0 0 %d %d %d 0 %llu",
+              p->pid, p->comm, p->ppid, p->pgid, p->sid,
+              (unsigned long long)utime, 20 + nice, nice, live_threads(p),
+              (unsigned long long)start_ticks(p));
+    vb_printf(b, " %llu %llu %llu %llu %llu %llu 0 0",
+              (unsigned long long)(f.total * VMM_PAGE_SIZE),
+              (unsigned long long)f.rss, (unsigned long long)rsslim,
+              (unsigned long long)f.start_code, (unsigned long long)f.end_code,
+              (unsigned long long)p->start_stack);
+    vb_printf(b, " %llu %llu %llu %llu 0 0 0 17 0 0 0 0 0 0",
+              (unsigned long long)p->pending_mask,
+              (unsigned long long)p->sigmask, (unsigned long long)ignored,
+              (unsigned long long)caught);
+    vb_printf(b, " %llu %llu %llu %llu %llu %llu %llu 0\n",
+              (unsigned long long)f.start_data, (unsigned long long)f.end_data,
+              (unsigned long long)p->brk_start,
+              (unsigned long long)p->arg_start, (unsigned long long)p->arg_end,
+              (unsigned long long)p->env_start, (unsigned long long)p->env_end);
+    return 0;
+}
+
+static void status_kb(struct vbuf *b, const char *name, uint64_t pages)
+{
+    vb_printf(b, "%s:\t%8llu kB\n", name,
+              (unsigned long long)(pages * (VMM_PAGE_SIZE / 1024)));
+}
+
+static void status_ids(struct vbuf *b, const struct proxy_process *p)
+{
+    vb_printf(b, "Uid:\t%u\t%u\t%u\t%u\n", (unsigned)p->ruid, (unsigned)p->euid,
+              (unsigned)p->suid, (unsigned)p->euid);
+    vb_printf(b, "Gid:\t%u\t%u\t%u\t%u\n", (unsigned)p->rgid, (unsigned)p->egid,
+              (unsigned)p->sgid, (unsigned)p->egid);
+    vb_printf(b, "FDSize:\t%d\nGroups:\t", p->fds.cap);
+    /* The supplementary groups getgroups reports (misc.c: hvrun's). */
+    gid_t groups[64];
+    int n = getgroups(64, groups);
+    for (int i = 0; i < n; i++)
+        vb_printf(b, "%s%u", i ? " " : "", (unsigned)groups[i]);
+    vb_printf(b, " \nNStgid:\t%d\nNSpid:\t%d\nNSpgid:\t%d\nNSsid:\t%d\n",
+              p->pid, p->pid, p->pgid, p->sid);
+}
+
+static void status_mem(struct vbuf *b, const struct proxy_process *p)
+{
+    struct vm_figures f;
+    vm_figures_of(p, &f);
+    status_kb(b, "VmPeak", f.total);
+    status_kb(b, "VmSize", f.total);
+    status_kb(b, "VmLck", 0);
+    status_kb(b, "VmPin", 0);
+    status_kb(b, "VmHWM", f.rss);
+    status_kb(b, "VmRSS", f.rss);
+    status_kb(b, "RssAnon", f.anon);
+    status_kb(b, "RssFile", f.file);
+    status_kb(b, "RssShmem", f.shmem);
+    status_kb(b, "VmData", f.data);
+    status_kb(b, "VmStk", f.stack);
+    status_kb(b, "VmExe", f.exe);
+    status_kb(b, "VmLib", f.lib);
+    /* One page-table page per 2 MiB mapped, and the top levels. */
+    status_kb(b, "VmPTE", f.total / 512 + 3);
+    status_kb(b, "VmSwap", 0);
+    status_kb(b, "HugetlbPages", 0);
+}
+
+static int gen_self_status(struct proxy_process *p, struct vbuf *b)
+{
+    vb_put(b, "Name:\t", 6);
+    for (const char *c = p->comm; *c; c++) {
+        if (*c == '\n')
+            vb_put(b, "\\n", 2);
+        else if (*c == '\\')
+            vb_put(b, "\\\\", 2);
+        else
+            vb_put(b, c, 1);
+    }
+    vb_printf(b,
+              "\nUmask:\t%04o\nState:\tR (running)\nTgid:\t%d\nNgid:\t0\n"
+              "Pid:\t%d\nPPid:\t%d\nTracerPid:\t0\n",
+              (unsigned)p->umask, p->pid, p->pid, p->ppid);
+    status_ids(b, p);
+    status_mem(b, p);
+    uint64_t ignored, caught;
+    sig_sets(p, &ignored, &caught);
+    uint64_t caps = p->euid == 0 ? CAP_FULL_SET : 0;
+    vb_printf(b,
+              "CoreDumping:\t0\nTHP_enabled:\t%d\nThreads:\t%d\n"
+              "SigQ:\t0/%llu\nSigPnd:\t%016llx\nShdPnd:\t%016llx\n"
+              "SigBlk:\t%016llx\nSigIgn:\t%016llx\nSigCgt:\t%016llx\n",
+              p->prctl.thp_disabled ? 0 : 1, live_threads(p),
+              (unsigned long long)p->rlimits[RLIMIT_SIGPENDING].rlim_cur, 0ULL,
+              (unsigned long long)p->pending_mask,
+              (unsigned long long)p->sigmask, (unsigned long long)ignored,
+              (unsigned long long)caught);
+    vb_printf(b,
+              "CapInh:\t%016llx\nCapPrm:\t%016llx\nCapEff:\t%016llx\n"
+              "CapBnd:\t%016llx\nCapAmb:\t%016llx\n"
+              "NoNewPrivs:\t%d\nSeccomp:\t0\nSeccomp_filters:\t0\n"
+              "Speculation_Store_Bypass:\tthread vulnerable\n"
+              "SpeculationIndirectBranch:\tconditional enabled\n"
+              "Cpus_allowed:\t1\nCpus_allowed_list:\t0\nMems_allowed:\t",
+              0ULL, (unsigned long long)caps, (unsigned long long)caps,
+              CAP_FULL_SET, 0ULL, p->prctl.no_new_privs ? 1 : 0);
+    /* MAX_NUMNODES (1024 on Debian) bits, in 32-bit groups. */
+    for (int i = 0; i < 31; i++)
+        vb_put(b, "00000000,", 9);
+    vb_printf(b, "00000001\nMems_allowed_list:\t0\n"
+                 "voluntary_ctxt_switches:\t0\n"
+                 "nonvoluntary_ctxt_switches:\t0\n");
+    return 0;
+}
+
+/* A VMA's name as the guest should see it (host paths mapped back). */
+static void vma_name(const struct proxy_process *p, const struct vmm_vma *v,
+                     char *out, size_t cap)
+{
+    out[0] = '\0';
+    if (v->flags & VMM_VMA_HEAP)
+        snprintf(out, cap, "[heap]");
+    else if (v->flags & VMM_VMA_STACK)
+        snprintf(out, cap, "[stack]");
+    else if (v->name)
+        snprintf(out, cap, "%s", v->name);
+    if (!(v->flags & VMM_VMA_FILE) || out[0] != '/')
+        return;
+    long n = proxy_vfs_link_fixup(p, "/proc/self/fd/", out, (long)strlen(out),
+                                  cap - 1);
+    out[n] = '\0';
+}
+
+/* task_mmu.c show_map_vma: the name starts at column 73. */
+static int gen_self_maps(struct proxy_process *p, struct vbuf *b)
+{
+    const struct vmm_aspace *as = p->as;
+    char name[PROXY_PATH_MAX];
+    for (size_t i = 0; i < as->nr_vmas; i++) {
+        const struct vmm_vma *v = &as->vmas[i];
+        bool is_file = v->flags & VMM_VMA_FILE;
+        uint64_t dev = is_file ? det_dev(p->det, v->dev) : 0;
+        uint64_t ino = is_file ? det_ino(p->det, v->dev, v->ino) : 0;
+        size_t line_start = b->len;
+        vb_printf(
+            b, "%08llx-%08llx %c%c%c%c %08llx %02x:%02x %llu ",
+            (unsigned long long)v->start, (unsigned long long)v->end,
+            v->prot & PROT_READ ? 'r' : '-', v->prot & PROT_WRITE ? 'w' : '-',
+            v->prot & PROT_EXEC ? 'x' : '-',
+            v->flags & VMM_VMA_SHARED ? 's' : 'p',
+            (unsigned long long)(is_file ? v->file_off : 0), major((dev_t)dev),
+            minor((dev_t)dev), (unsigned long long)ino);
+        vma_name(p, v, name, sizeof(name));
+        if (name[0]) {
+            size_t width = b->len - line_start;
+            for (; width < 72; width++)
+                vb_put(b, " ", 1);
+            vb_printf(b, " %s", name);
+        }
+        vb_put(b, "\n", 1);
+    }
+    return 0;
+}
+
+/* Appends guest memory [start, end); stops quietly at an unreadable part
+ * (the guest may have unmapped its initial stack). */
+static void put_guest_range(struct proxy_process *p, struct vbuf *b,
+                            gva_t start, gva_t end)
+{
+    char chunk[GUEST_COPY_CHUNK_BYTES];
+    for (gva_t at = start; at < end;) {
+        size_t n =
+            end - at < sizeof(chunk) ? (size_t)(end - at) : sizeof(chunk);
+        if (proxy_copy_in(p, chunk, at, n) < 0)
+            return;
+        vb_put(b, chunk, n);
+        at += n;
+    }
+}
+
+/*
+ * Linux's get_mm_cmdline: the argv strings; when the last argv byte is no
+ * longer NUL the program rewrote its title (setproctitle), and the title
+ * is read up to its first NUL, at most a page, into the env area.
+ */
+static int gen_self_cmdline(struct proxy_process *p, struct vbuf *b)
+{
+    if (p->arg_end <= p->arg_start)
+        return 0;
+    char last = 0;
+    if (proxy_copy_in(p, &last, p->arg_end - 1, 1) < 0)
+        return 0;
+    if (last == 0) {
+        put_guest_range(p, b, p->arg_start, p->arg_end);
+        return 0;
+    }
+    gva_t end = p->env_end > p->arg_start ? p->env_end : p->arg_end;
+    if (end - p->arg_start > PROCTITLE_MAX_BYTES)
+        end = p->arg_start + PROCTITLE_MAX_BYTES;
+    struct vbuf t = {0};
+    put_guest_range(p, &t, p->arg_start, end);
+    if (t.s) {
+        size_t len = strnlen(t.s, t.len);
+        vb_put(b, t.s, len < t.len ? len + 1 : len);
+    }
+    free(t.s);
+    return 0;
+}
+
+static int gen_self_environ(struct proxy_process *p, struct vbuf *b)
+{
+    if (p->env_end > p->env_start)
+        put_guest_range(p, b, p->env_start, p->env_end);
+    return 0;
+}
+
+/* ---- the table ----------------------------------------------------------- */
+
+/* Which detcore switch makes a file virtual. */
+enum vfs_gate { GATE_ALWAYS, GATE_HOST, GATE_RANDOM, GATE_TIME };
+
+struct vfile {
+    const char *path; /* /proc/self/... for the process's own files */
+    enum vfs_gate gate;
+    enum det_source src;
+    int (*gen)(struct proxy_process *p, struct vbuf *b);
+};
+
+static const struct vfile vfiles[] = {
+    {"/proc/self/stat", GATE_ALWAYS, DET_SRC_IDS, gen_self_stat},
+    {"/proc/self/status", GATE_ALWAYS, DET_SRC_IDS, gen_self_status},
+    {"/proc/self/maps", GATE_ALWAYS, DET_SRC_IDS, gen_self_maps},
+    {"/proc/self/cmdline", GATE_ALWAYS, DET_SRC_IDS, gen_self_cmdline},
+    {"/proc/self/environ", GATE_ALWAYS, DET_SRC_IDS, gen_self_environ},
+    {"/proc/cpuinfo", GATE_HOST, DET_SRC_HOST, gen_cpuinfo},
+    {"/proc/meminfo", GATE_HOST, DET_SRC_HOST, gen_meminfo},
+    {"/proc/stat", GATE_HOST, DET_SRC_HOST, gen_stat},
+    {"/proc/uptime", GATE_TIME, DET_SRC_TIME, gen_uptime},
+    {"/proc/loadavg", GATE_HOST, DET_SRC_HOST, gen_loadavg},
+    {"/proc/version", GATE_HOST, DET_SRC_HOST, gen_version},
+    {"/proc/sys/kernel/random/uuid", GATE_RANDOM, DET_SRC_RANDOM, gen_uuid},
+    {"/proc/sys/kernel/random/boot_id", GATE_RANDOM, DET_SRC_RANDOM,
+     gen_boot_id},
+    {"/proc/sys/kernel/hostname", GATE_HOST, DET_SRC_HOST, gen_hostname},
+    {"/proc/sys/kernel/domainname", GATE_HOST, DET_SRC_HOST, gen_domainname},
+    {"/proc/sys/kernel/osrelease", GATE_HOST, DET_SRC_HOST, gen_osrelease},
+    {"/proc/sys/kernel/ostype", GATE_HOST, DET_SRC_HOST, gen_ostype},
+    {"/proc/sys/kernel/version", GATE_HOST, DET_SRC_HOST, gen_kversion},
+    {"/sys/devices/system/cpu/online", GATE_HOST, DET_SRC_HOST, gen_cpu_list},
+    {"/sys/devices/system/cpu/possible", GATE_HOST, DET_SRC_HOST, gen_cpu_list},
+    {"/sys/devices/system/cpu/present", GATE_HOST, DET_SRC_HOST, gen_cpu_list},
+    {"/etc/nsswitch.conf", GATE_HOST, DET_SRC_HOST, gen_nsswitch},
+};
+
+static bool gate_open(const struct proxy_process *p, enum vfs_gate g)
+{
+    const struct det_config *c = &p->det->cfg;
+    switch (g) {
+    case GATE_HOST:
+        return c->virtualize_host;
+    case GATE_RANDOM:
+        return c->virtualize_random;
+    /* uptime is a clock, and a machine figure: either switch hides it. */
+    case GATE_TIME:
+        return c->virtualize_time || c->virtualize_host;
+    default:
+        return true;
+    }
+}
+
+/* The last component of every virtual file: a cheap first test, so most
+ * opens never build a full name. */
+static bool maybe_virtual_name(const char *path)
+{
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    for (size_t i = 0; i < sizeof(vfiles) / sizeof(vfiles[0]); i++) {
+        const char *vb = strrchr(vfiles[i].path, '/') + 1;
+        if (strcmp(base, vb) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* ---- names --------------------------------------------------------------- */
+
+/* Copies path with empty and "." components dropped and ".." applied by
+ * name (/proc and /sys hold no symlinks hvrun has not rewritten already).
+ * A trailing '/' is kept: it makes a file name ENOTDIR, as on the host. */
+static void normalise(const char *in, char *out, size_t cap)
+{
+    size_t o = 0;
+    out[o++] = '/';
+    const char *s = in;
+    while (*s) {
+        while (*s == '/')
+            s++;
+        const char *e = strchr(s, '/');
+        size_t len = e ? (size_t)(e - s) : strlen(s);
+        if (len == 0)
+            break;
+        if (len == 1 && s[0] == '.') {
+            /* skip */
+        } else if (len == 2 && s[0] == '.' && s[1] == '.') {
+            while (o > 1 && out[o - 1] != '/')
+                o--;
+            if (o > 1)
+                o--;
+            while (o > 1 && out[o - 1] != '/')
+                o--;
+        } else if (o + len + 1 < cap) {
+            memcpy(out + o, s, len);
+            o += len;
+            out[o++] = '/';
+        }
+        s += len;
+    }
+    if (o > 1 && !(s > in && s[-1] == '/'))
+        o--; /* the separator after the last component */
+    out[o] = '\0';
+}
+
+/* A /proc/<n>/ component that means this process: the guest's pid, or
+ * hvrun's own pid (reached through a directory fd the rewrite opened). */
+static bool self_pid_component(const struct proxy_process *p, const char *s,
+                               size_t len)
+{
+    if (len == 4 && memcmp(s, "self", 4) == 0)
+        return true;
+    if (len == 11 && memcmp(s, "thread-self", 11) == 0)
+        return true;
+    char num[16];
+    if (len == 0 || len >= sizeof(num))
+        return false;
+    memcpy(num, s, len);
+    num[len] = '\0';
+    char *end;
+    long v = strtol(num, &end, 10);
+    return *end == '\0' && num[0] != '0' && (v == p->pid || v == getpid());
+}
+
+/* /proc/<self-ish>/[task/<n>/]rest -> /proc/self/rest, in place. */
+static void canon_proc_self(const struct proxy_process *p, char *path)
+{
+    if (strncmp(path, "/proc/", 6) != 0)
+        return;
+    char *comp = path + 6;
+    char *slash = strchr(comp, '/');
+    if (!slash || !self_pid_component(p, comp, (size_t)(slash - comp)))
+        return;
+    char *rest = slash;
+    if (strncmp(rest, "/task/", 6) == 0) {
+        char *t = rest + 6, *ts = strchr(t, '/');
+        if (ts && self_pid_component(p, t, (size_t)(ts - t)))
+            rest = ts;
+    }
+    memmove(path + 10, rest, strlen(rest) + 1);
+    memcpy(path, "/proc/self", 10);
+}
+
+/* The full canonical name of (dirfd, path), or false when it cannot be a
+ * virtual file. */
+static bool full_name(const struct proxy_process *p, int dirfd,
+                      const char *path, char *out, size_t cap)
+{
+    char joined[PROXY_PATH_MAX];
+    if (path[0] == '/') {
+        snprintf(joined, sizeof(joined), "%s", path);
+    } else {
+        char link[64], dir[PROXY_PATH_MAX];
+        snprintf(link, sizeof(link), "/proc/self/fd/%d", dirfd);
+        ssize_t n = readlink(link, dir, sizeof(dir) - 1);
+        if (n <= 0 || dir[0] != '/')
+            return false;
+        dir[n] = '\0';
+        if (snprintf(joined, sizeof(joined), "%s/%s", dir, path) >=
+            (int)sizeof(joined))
+            return false;
+    }
+    normalise(joined, out, cap);
+    canon_proc_self(p, out);
+    return true;
+}
+
+/* The name readlink shows for the virtual file (Linux's /proc/<pid>/x). */
+static void display_name(const struct proxy_process *p, const char *path,
+                         char *out, size_t cap)
+{
+    if (strncmp(path, "/proc/self/", 11) == 0)
+        snprintf(out, cap, "/proc/%d/%s", p->pid, path + 11);
+    else
+        snprintf(out, cap, "%s", path);
+}
+
+/* ---- opening ------------------------------------------------------------- */
+
+static int write_all(int fd, const char *s, size_t len)
+{
+    while (len > 0) {
+        ssize_t n = write(fd, s, len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return n < 0 ? -errno : -EIO;
+        s += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+/* The content in a memfd, reopened read-only at offset 0. */
+static int content_fd(const char *name, const struct vbuf *b, int flags)
+{
+    char memfd_name[250];
+    snprintf(memfd_name, sizeof(memfd_name), MEMFD_PREFIX "%.200s", name);
+    int mfd = memfd_create(memfd_name, MFD_CLOEXEC);
+    if (mfd < 0)
+        return -errno;
+    int rc = write_all(mfd, b->s ? b->s : "", b->len);
+    if (rc == 0 && fchmod(mfd, 0444) < 0)
+        rc = -errno;
+    if (rc < 0) {
+        close(mfd);
+        return rc;
+    }
+    char link[64];
+    snprintf(link, sizeof(link), "/proc/self/fd/%d", mfd);
+    int fd = open(link, O_RDONLY | O_CLOEXEC | O_NOCTTY | (flags & O_NONBLOCK));
+    rc = fd < 0 ? -errno : fd;
+    close(mfd);
+    return rc;
+}
+
+static long open_vfile(struct proxy_process *p, const struct vfile *v,
+                       int flags)
+{
+    if ((flags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL))
+        return -EEXIST;
+    if ((flags & O_ACCMODE) != O_RDONLY)
+        return -EACCES;
+    if (flags & O_DIRECTORY)
+        return -ENOTDIR;
+    struct vbuf b = {0};
+    int rc = v->gen(p, &b);
+    if (rc == 0 && b.failed)
+        rc = -ENOMEM;
+    if (rc < 0) {
+        free(b.s);
+        return rc;
+    }
+    p->det->reads[v->src]++;
+    det_log_value(p->det, v->src, b.s ? b.s : "", b.len);
+    char name[PROXY_PATH_MAX];
+    display_name(p, v->path, name, sizeof(name));
+    int host_fd = content_fd(name, &b, flags);
+    free(b.s);
+    if (host_fd < 0)
+        return host_fd;
+    return proxy_fd_install(&p->fds, host_fd, (flags & O_CLOEXEC) != 0, 0);
+}
+
+bool proxy_vfs_open(struct proxy_process *p, int host_dirfd,
+                    const char *host_path, int flags, long *result)
+{
+    if ((flags & O_PATH) || !maybe_virtual_name(host_path))
+        return false;
+    char name[PROXY_PATH_MAX];
+    if (!full_name(p, host_dirfd, host_path, name, sizeof(name)))
+        return false;
+    for (size_t i = 0; i < sizeof(vfiles) / sizeof(vfiles[0]); i++) {
+        const struct vfile *v = &vfiles[i];
+        if (strcmp(name, v->path) != 0)
+            continue;
+        if (!gate_open(p, v->gate))
+            return false;
+        *result = open_vfile(p, v, flags);
+        return true;
+    }
+    return false;
+}
+
+/* ---- /dev/urandom -------------------------------------------------------- */
+
+/* /dev/random is char 1:8 and /dev/urandom 1:9 on every Linux. */
+static bool is_random_device(int host_fd)
+{
+    struct stat st;
+    return fstat(host_fd, &st) == 0 && S_ISCHR(st.st_mode) &&
+           major(st.st_rdev) == 1 &&
+           (minor(st.st_rdev) == 8 || minor(st.st_rdev) == 9);
+}
+
+bool proxy_vfs_fd_det_random(struct proxy_process *p, int guest_fd)
+{
+    if (!p->det->cfg.virtualize_random)
+        return false;
+    struct proxy_fd *slot = proxy_fd_get(&p->fds, guest_fd);
+    if (!slot)
+        return false;
+    if (!slot->rand_checked) {
+        slot->det_random = is_random_device(slot->host_fd);
+        slot->rand_checked = true;
+    }
+    return slot->det_random;
+}
+
+long proxy_vfs_random_read(struct proxy_process *p, const struct iovec *iov,
+                           int n)
+{
+    long total = 0;
+    for (int i = 0; i < n; i++) {
+        det_random_fill(p->det, iov[i].iov_base, iov[i].iov_len);
+        total += (long)iov[i].iov_len;
+    }
+    return total;
+}
+
+/* ---- /proc/self/fd listings ---------------------------------------------- */
+
+enum fd_dir { FD_DIR_NONE, FD_DIR_FD, FD_DIR_FDINFO };
+
+static enum fd_dir fd_dir_of_name(const struct proxy_process *p,
+                                  const char *guest_path)
+{
+    char name[PROXY_PATH_MAX];
+    normalise(guest_path, name, sizeof(name));
+    size_t len = strlen(name);
+    if (len > 1 && name[len - 1] == '/')
+        name[len - 1] = '\0';
+    if (strcmp(name, "/dev/fd") == 0)
+        return FD_DIR_FD;
+    canon_proc_self(p, name);
+    if (strcmp(name, "/proc/self/fd") == 0)
+        return FD_DIR_FD;
+    if (strcmp(name, "/proc/self/fdinfo") == 0)
+        return FD_DIR_FDINFO;
+    return FD_DIR_NONE;
+}
+
+static int list_guest_fds(struct proxy_process *p, char ***names, size_t *n)
+{
+    size_t count = 0;
+    for (int fd = 0; fd < p->fds.cap; fd++)
+        count += p->fds.fds[fd].kind != PROXY_FD_FREE;
+    char **v = calloc(count ? count : 1, sizeof(*v));
+    if (!v)
+        return -ENOMEM;
+    size_t k = 0;
+    for (int fd = 0; fd < p->fds.cap && k < count; fd++) {
+        if (p->fds.fds[fd].kind == PROXY_FD_FREE)
+            continue;
+        char num[16];
+        snprintf(num, sizeof(num), "%d", fd);
+        if (!(v[k] = strdup(num))) {
+            proxy_vfs_names_free(v, k);
+            return -ENOMEM;
+        }
+        k++;
+    }
+    *names = v;
+    *n = k;
+    return 0;
+}
+
+int proxy_vfs_list_dir(struct proxy_process *p, const char *guest_path,
+                       char ***names, size_t *n)
+{
+    if (fd_dir_of_name(p, guest_path) == FD_DIR_NONE)
+        return -ENOENT;
+    return list_guest_fds(p, names, n);
+}
+
+/* Which of hvrun's fd directories host_fd is, by inode: the guest's
+ * opens of /proc/self/fd reach hvrun's (proxy_path_rewrite). */
+static enum fd_dir fd_dir_of_fd(int host_fd)
+{
+    static const struct {
+        const char *path;
+        enum fd_dir kind;
+    } dirs[] = {{"/proc/self/fd", FD_DIR_FD},
+                {"/proc/self/fdinfo", FD_DIR_FDINFO},
+                {"/proc/thread-self/fd", FD_DIR_FD},
+                {"/proc/thread-self/fdinfo", FD_DIR_FDINFO}};
+    struct stat st, d;
+    if (fstat(host_fd, &st) < 0 || !S_ISDIR(st.st_mode))
+        return FD_DIR_NONE;
+    for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+        if (stat(dirs[i].path, &d) == 0 && d.st_dev == st.st_dev &&
+            d.st_ino == st.st_ino)
+            return dirs[i].kind;
+    }
+    return FD_DIR_NONE;
+}
+
+int proxy_vfs_list_dir_fd(struct proxy_process *p, int host_fd, char ***names,
+                          size_t *n)
+{
+    if (fd_dir_of_fd(host_fd) == FD_DIR_NONE)
+        return -ENOENT;
+    return list_guest_fds(p, names, n);
+}
+
+/* struct linux_dirent64: d_ino, d_off, d_reclen, d_type, d_name. */
+static void put_dirent64(struct vbuf *b, uint64_t ino, uint64_t off,
+                         unsigned char type, const char *name)
+{
+    size_t name_len = strlen(name);
+    size_t reclen = (19 + name_len + 1 + 7) & ~(size_t)7;
+    char rec[64] = {0};
+    if (reclen > sizeof(rec))
+        return;
+    uint16_t reclen16 = (uint16_t)reclen;
+    memcpy(rec, &ino, 8);
+    memcpy(rec + 8, &off, 8);
+    memcpy(rec + 16, &reclen16, 2);
+    rec[18] = (char)type;
+    memcpy(rec + 19, name, name_len);
+    vb_put(b, rec, reclen);
+}
+
+int proxy_vfs_dir_records(struct proxy_process *p, int host_fd, char **raw,
+                          size_t *len)
+{
+    enum fd_dir kind = fd_dir_of_fd(host_fd);
+    if (kind == FD_DIR_NONE)
+        return -ENOENT;
+    struct vbuf b = {0};
+    struct stat st;
+    uint64_t off = 0;
+    put_dirent64(&b, fstat(host_fd, &st) == 0 ? st.st_ino : 0, ++off, DT_DIR,
+                 ".");
+    put_dirent64(&b, fstatat(host_fd, "..", &st, 0) == 0 ? st.st_ino : 0, ++off,
+                 DT_DIR, "..");
+    for (int fd = 0; fd < p->fds.cap; fd++) {
+        if (p->fds.fds[fd].kind == PROXY_FD_FREE)
+            continue;
+        char guest_name[16], host_name[16];
+        snprintf(guest_name, sizeof(guest_name), "%d", fd);
+        snprintf(host_name, sizeof(host_name), "%d", p->fds.fds[fd].host_fd);
+        uint64_t ino =
+            fstatat(host_fd, host_name, &st, AT_SYMLINK_NOFOLLOW) == 0
+                ? st.st_ino
+                : 0;
+        put_dirent64(&b, ino, ++off, kind == FD_DIR_FD ? DT_LNK : DT_REG,
+                     guest_name);
+    }
+    if (b.failed) {
+        free(b.s);
+        return -ENOMEM;
+    }
+    *raw = b.s;
+    *len = b.len;
+    return 0;
+}
+
+void proxy_vfs_names_free(char **names, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(names[i]);
+    free(names);
+}
+
+/* ---- links --------------------------------------------------------------- */
+
+/* A number of the form /proc shows, in place of the component at s
+ * (len bytes) when it equals v. */
+static bool component_is(const char *s, size_t len, long v)
+{
+    char num[24];
+    int n = snprintf(num, sizeof(num), "%ld", v);
+    return n > 0 && (size_t)n == len && memcmp(s, num, len) == 0;
+}
+
+/* "/proc/<hvrun's pid>[/task/<hvrun's tid>]..." (a guest fd on a /proc/self
+ * directory reads so) becomes "/proc/<guest pid>[/task/<guest tid>]...". */
+static size_t unmap_own_proc(const struct proxy_process *p, char *t, size_t len,
+                             size_t cap)
+{
+    if (len < 7 || memcmp(t, "/proc/", 6) != 0)
+        return len;
+    const char *comp = t + 6, *end = t + len;
+    const char *slash = memchr(comp, '/', (size_t)(end - comp));
+    const char *comp_end = slash ? slash : end;
+    if (!component_is(comp, (size_t)(comp_end - comp), (long)getpid()))
+        return len;
+    char fixed[PROXY_PATH_MAX];
+    int n = snprintf(fixed, sizeof(fixed), "/proc/%d", p->pid);
+    const char *rest = comp_end;
+    if (slash && (size_t)(end - slash) > 6 && memcmp(slash, "/task/", 6) == 0) {
+        const char *t2 = slash + 6;
+        const char *s2 = memchr(t2, '/', (size_t)(end - t2));
+        const char *t2_end = s2 ? s2 : end;
+        if (component_is(t2, (size_t)(t2_end - t2), (long)gettid())) {
+            n += snprintf(fixed + n, sizeof(fixed) - (size_t)n, "/task/%d",
+                          p->tid);
+            rest = t2_end;
+        }
+    }
+    size_t rest_len = (size_t)(end - rest);
+    if ((size_t)n + rest_len > cap || (size_t)n + rest_len > sizeof(fixed))
+        return len;
+    memcpy(fixed + n, rest, rest_len);
+    memcpy(t, fixed, (size_t)n + rest_len);
+    return (size_t)n + rest_len;
+}
+
+long proxy_vfs_link_fixup(const struct proxy_process *p, const char *host_link,
+                          char *target, long n, size_t cap)
+{
+    if (strncmp(host_link, "/proc/self/fd/", 14) != 0 || n <= 0)
+        return n;
+    size_t len = (size_t)n;
+    size_t pre = sizeof(MEMFD_LINK_PREFIX) - 1;
+    size_t suf = sizeof(DELETED_SUFFIX) - 1;
+    if (len > pre + suf && memcmp(target, MEMFD_LINK_PREFIX, pre) == 0 &&
+        memcmp(target + len - suf, DELETED_SUFFIX, suf) == 0) {
+        len -= pre + suf;
+        memmove(target, target + pre, len);
+        return (long)len;
+    }
+    len = unmap_own_proc(p, target, len, cap);
+    return (long)proxy_tmp_unmap(p, target, len, cap);
+}

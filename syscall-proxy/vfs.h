@@ -1,0 +1,141 @@
+/*
+ * vfs.h - what the guest sees of the machine through files: synthesised
+ * /proc and /sys files (vfs.c), deterministic /dev/urandom reads (vfs.c),
+ * and the hermetic environment: a private /tmp per run and name-service
+ * lookups confined to /etc files (hermetic.c).
+ *
+ * Virtual files are made when the guest opens them: the content is written
+ * into a host memfd, which is reopened read-only and installed as an
+ * ordinary host fd, so read, lseek, pread, mmap and fstat need nothing
+ * special. Each machine file is virtual only while its detcore source is
+ * (virtualize_host for the machine, virtualize_random for uuid/boot_id,
+ * virtualize_time for uptime); otherwise the host's file is opened as
+ * before. /proc/self/{stat,status,maps,cmdline,environ} are always
+ * virtual: the host's would describe hvrun, not the guest.
+ */
+#ifndef PROXY_VFS_H
+#define PROXY_VFS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/uio.h>
+
+#include "proxy.h"
+
+/* ---- virtual files (vfs.c) ----------------------------------------------- */
+
+/*
+ * The open hook. host_path is the guest path after proxy_path_rewrite
+ * (so /proc/<guest pid>/x and /proc/thread-self/x arrive as /proc/self/x),
+ * relative to host_dirfd when it is relative. When it names a virtual file,
+ * returns true and sets *result to the new guest fd (installed with the
+ * guest's O_CLOEXEC) or -errno: a virtual file opened for writing is
+ * -EACCES, with O_DIRECTORY -ENOTDIR. Returns false for every other path
+ * (the caller opens the host file). O_PATH opens are never virtual.
+ */
+bool proxy_vfs_open(struct proxy_process *p, int host_dirfd,
+                    const char *host_path, int flags, long *result);
+
+/*
+ * True when reads from guest_fd must come from detcore's random stream:
+ * the fd is the host's /dev/urandom or /dev/random (char 1:9 or 1:8, by
+ * whatever name or dup it was reached) and virtualize_random is on. The
+ * device is looked at once per guest fd (one fstat) and remembered in the
+ * slot. Never blocks, whatever the host's /dev/random would do.
+ */
+bool proxy_vfs_fd_det_random(struct proxy_process *p, int guest_fd);
+
+/* Fills the host iovecs (guest memory, from vmm_as_host_iov) with random
+ * bytes from detcore; returns the bytes filled (read's result). */
+long proxy_vfs_random_read(struct proxy_process *p, const struct iovec *iov,
+                           int n);
+
+/*
+ * Directory listings the host cannot give: for /proc/self/fd and
+ * /proc/self/fdinfo (also /proc/thread-self/..., /proc/<guest pid>/...,
+ * /dev/fd, with or without a trailing '/') the names of the guest's open
+ * fds in ascending order, without "." and "..". Under fd every entry is a
+ * symlink (DT_LNK), under fdinfo a regular file (DT_REG). On success *names
+ * is a malloc'ed array of *n malloc'ed strings (free with
+ * proxy_vfs_names_free) and the return is 0; -ENOENT for any other
+ * directory, -ENOMEM.
+ */
+int proxy_vfs_list_dir(struct proxy_process *p, const char *guest_path,
+                       char ***names, size_t *n);
+/* The same for an open host directory fd (getdents has only the fd): the
+ * directory is recognised by its inode, however the guest named it. */
+int proxy_vfs_list_dir_fd(struct proxy_process *p, int host_fd, char ***names,
+                          size_t *n);
+void proxy_vfs_names_free(char **names, size_t n);
+/*
+ * The same listing as host getdents64 records, a drop-in for reading the
+ * host directory: ".", "..", then the guest fds ascending, with d_type
+ * (DT_DIR, DT_LNK or DT_REG), d_off the record's ordinal and d_ino the
+ * host inode of the matching host entry (so a later lstat of the entry
+ * agrees). On success *raw (malloc'ed) holds *len bytes and the return is
+ * 0; -ENOENT when host_fd is not a /proc/self/fd or fdinfo directory.
+ */
+int proxy_vfs_dir_records(struct proxy_process *p, int host_fd, char **raw,
+                          size_t *len);
+
+/*
+ * What readlink of a guest fd or cwd link says, in guest terms: host_link
+ * is the rewritten path readlink read (only /proc/self/fd/N links are
+ * changed), target[0..n) its answer, cap target's size. A private /tmp
+ * reads as /tmp again and a virtual file as its /proc name. Returns the new
+ * length (no NUL is added).
+ */
+long proxy_vfs_link_fixup(const struct proxy_process *p, const char *host_link,
+                          char *target, long n, size_t cap);
+
+/* ---- the private /tmp (hermetic.c) --------------------------------------- */
+
+/*
+ * Gives the guest its own /tmp. With dir NULL a fresh host directory
+ * /tmp/hvrun-tmp.XXXXXX (mode 1777, like /tmp) is made and deleted with
+ * everything in it by proxy_process_destroy; with a directory (--tmp DIR)
+ * that directory is used as it is and never deleted. Guest paths "/tmp"
+ * and "/tmp/..." then name it. Returns 0, or -errno with a one-line reason
+ * naming the directory in why.
+ */
+int proxy_tmp_setup(struct proxy_process *p, const char *dir, char *why,
+                    size_t why_len);
+/* Deletes an owned private /tmp (proxy_process_destroy calls it). */
+void proxy_tmp_cleanup(struct proxy_process *p);
+
+/*
+ * The forward mapping, for absolute guest paths: returns 1 with the host
+ * path in out when path names the guest's /tmp or something under it, 0
+ * when it does not (out untouched) or no private /tmp is set up,
+ * -ENAMETOOLONG. ".." leaving /tmp is resolved by name, as the guest
+ * expects /tmp/.. to be /.
+ */
+int proxy_tmp_map(const struct proxy_process *p, const char *path, char *out,
+                  size_t outlen);
+/* The reverse mapping, in place: a host path inside the private /tmp
+ * becomes /tmp/...; returns the new length of path[0..n) (unchanged when
+ * the result would not fit in cap bytes). No NUL is added. */
+size_t proxy_tmp_unmap(const struct proxy_process *p, char *path, size_t n,
+                       size_t cap);
+
+/* ---- hermetic name service (hermetic.c) ---------------------------------- */
+
+/*
+ * /etc/nsswitch.conf as the guest reads it: every database's sources cut
+ * to "files" (comments and blank lines kept), so passwd, group and hosts
+ * lookups read only /etc files and never reach sssd, systemd-userdb, LDAP
+ * or DNS. in is the host's file (NULL: it has none, and glibc's databases
+ * are listed). Returns a malloc'ed string and its length, or NULL.
+ */
+char *proxy_nsswitch_files_only(const char *in, size_t len, size_t *out_len);
+
+/*
+ * True when connect() to the AF_UNIX path (len bytes, not necessarily
+ * NUL-terminated) must fail with -ENOENT: nscd's socket and systemd-userdb
+ * services, so glibc falls back to /etc files. Only while the host is
+ * virtualised (virtualize_host).
+ */
+bool proxy_hermetic_socket_blocked(const struct proxy_process *p,
+                                   const char *path, size_t len);
+
+#endif

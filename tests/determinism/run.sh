@@ -1,0 +1,676 @@
+#!/usr/bin/env bash
+# tests/determinism/run.sh HVRUN [HVRUN...]
+#
+# The determinism acceptance tests. For each hvrun binary given:
+#
+#   same/*    two independent `HVRUN run -- CMD` invocations (each in a fresh
+#             working directory at the same path, recreated between the runs,
+#             fixtures recreated too) must both exit 0, print something, and
+#             print identical stdout bytes;
+#             same/python3-after-native-python3 runs python3 natively
+#             first (as hosts do), then the two runs;
+#   plaus/*   the values are plausible, not just equal: clocks move forward,
+#             nanosleep(50 ms) advances CLOCK_MONOTONIC by >= 50 ms, random
+#             bytes are not zero, --seed changes them, --epoch sets the date,
+#             the default epoch is 2021-12-31T23:59:59Z, nproc is 1;
+#   load/*    (first usable binary only) the python3 case stays byte-identical over
+#             5 runs while two CPU-burning processes load the host;
+#   verify/*  --verify exits 0 and says "deterministic" for a representative
+#             subset, and catches `date +%N` under --no-virtualize-time
+#             (exit 120, "nondeterministic", naming clock_gettime);
+#   summary/* --summary prints a detlog digest, equal for two runs of the
+#             same command; --summary-json prints valid JSON.
+#
+# Prints "PASS name" / "FAIL name: reason" / "SKIP name: reason" per case,
+# then "N passed, N failed[, N skipped]". Exits 1 if anything failed.
+#
+# Environment: HVRUN_DET_TIMEOUT (seconds per hvrun run, default 60),
+# HVRUN_TEST_KVM_DEV (default /dev/kvm; without it everything is skipped),
+# HVRUN_DET_LOAD_RUNS (default 5).
+set -u
+
+if [ $# -lt 1 ]; then
+    echo "usage: $0 HVRUN [HVRUN...]" >&2
+    exit 2
+fi
+
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+TIMEOUT=${HVRUN_DET_TIMEOUT:-60}
+KVM_DEV=${HVRUN_TEST_KVM_DEV:-/dev/kvm}
+LOAD_RUNS=${HVRUN_DET_LOAD_RUNS:-5}
+SYS_PATH=/usr/local/bin:/usr/bin:/bin
+
+# 2021-12-31T23:59:59Z and 2030-01-01T00:00:00Z in seconds.
+DEFAULT_EPOCH=1640995199
+EPOCH_2030=1893456000
+
+# ---- bookkeeping ----------------------------------------------------------------
+
+n_pass=0
+n_fail=0
+n_skip=0
+pass() { echo "PASS $1"; n_pass=$((n_pass + 1)); }
+fail() { echo "FAIL $1: $2"; n_fail=$((n_fail + 1)); }
+skip() { echo "SKIP $1: $2"; n_skip=$((n_skip + 1)); }
+
+finish() {
+    if [ "$n_skip" -gt 0 ]; then
+        echo "$n_pass passed, $n_fail failed, $n_skip skipped"
+    else
+        echo "$n_pass passed, $n_fail failed"
+    fi
+    [ "$n_fail" -eq 0 ]
+    exit $?
+}
+
+# ---- scratch area (under build/, not /tmp: the guest's /tmp is private) ---------
+
+mkdir -p "$ROOT/build" || exit 1
+WORK=$(mktemp -d "$ROOT/build/det-tests.XXXXXX") || exit 1
+BURNERS=()
+# shellcheck disable=SC2317 # called by the EXIT trap
+cleanup() {
+    local p
+    for p in "${BURNERS[@]}"; do kill "$p" 2>/dev/null; done
+    for p in "${BURNERS[@]}"; do wait "$p" 2>/dev/null; done
+    rm -rf "$WORK"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+OUT=$WORK/out
+CWD=$WORK/cwd # every run's working directory (recreated before each run)
+mkdir -p "$OUT"
+
+# The environment hvrun gets (and passes on), the same for every run.
+GUEST_ENV=("PATH=$SYS_PATH" HOME=/ LC_ALL=C LANG=C TZ=UTC TERM=dumb)
+for v in ASAN_OPTIONS UBSAN_OPTIONS LSAN_OPTIONS; do
+    if [ -n "${!v:-}" ]; then GUEST_ENV+=("$v=${!v}"); fi
+done
+ulimit -c 0 2>/dev/null
+
+# ---- the programs ------------------------------------------------------------------
+
+# Absolute path of a program in the system PATH (not pyenv shims: hvrun runs
+# ELF files), or empty.
+prog() { PATH=$SYS_PATH type -P "$1"; }
+
+DET_SRC=$ROOT/tests/guest/det_sources.c
+DET_BIN=$ROOT/build/guest/det_sources
+DET_BUILD_ERR=""
+if [ ! -x "$DET_BIN" ] || [ "$DET_SRC" -nt "$DET_BIN" ]; then
+    # Same flags as the Makefile's guest rule, into the scratch directory.
+    DET_BIN=$WORK/det_sources
+    if ! cc -O1 -g -o "$DET_BIN" "$DET_SRC" 2>"$OUT/det_sources.cc.err"; then
+        DET_BUILD_ERR="cc failed: $(head -n 1 "$OUT/det_sources.cc.err")"
+    fi
+fi
+
+PY=$(prog python3)
+PY_CODE='import os, time, random
+print(os.urandom(8).hex())
+print(time.time())
+print(time.monotonic())
+print(random.random())
+print(os.getpid())
+print(hash("abc"))'
+
+# One case per line: name | program | arguments (shell words; FILE is the
+# per-run fixture file in the working directory).
+SAME_TABLE=$(cat <<'EOF'
+date            | date     | +%s.%N
+od-urandom      | od       | -N16 /dev/urandom
+python3         | python3  | -c "$PY_CODE"
+perl            | perl     | -e 'print time, " ", rand(), " ", $$, "\n"'
+stat            | stat     | FILE
+ls-lai-etc      | ls       | -lai /etc
+uname-a         | uname    | -a
+hostname        | hostname |
+nproc           | nproc    |
+openssl-rand    | openssl  | rand -hex 16
+proc-uuid       | cat      | /proc/sys/kernel/random/uuid
+proc-meminfo    | head     | /proc/meminfo
+proc-cpuinfo    | cat      | /proc/cpuinfo
+proc-self-stat  | cat      | /proc/self/stat
+sqlite3         | sqlite3  | :memory: "select random(), datetime('now')"
+id              | id       |
+whoami          | whoami   |
+EOF
+)
+
+# ---- running ------------------------------------------------------------------------
+
+# A fresh working directory at the same path, with a fixture file created
+# just now (so its host inode and times differ from the previous run's).
+fresh_cwd() {
+    rm -rf "$CWD"
+    mkdir -p "$CWD"
+    printf 'a fixture file for stat\n' >"$CWD/FILE"
+}
+
+# hv BASE HVRUN-OPTIONS... -- PROG ARGS...
+# Runs HVRUN (in $HV) in a fresh $CWD; stdout in BASE.out, stderr in
+# BASE.err; prints the exit status.
+hv() {
+    local base=$1
+    shift
+    fresh_cwd
+    local st
+    {
+        (cd "$CWD" && exec timeout -k 5 "$TIMEOUT" env -i "${GUEST_ENV[@]}" \
+            "$HV" run "$@" </dev/null >"$base.out" 2>"$base.err")
+        st=$?
+    } 2>/dev/null
+    echo "$st"
+}
+
+trim() {
+    local v=$1
+    v=${v#"${v%%[![:space:]]*}"}
+    v=${v%"${v##*[![:space:]]}"}
+    printf '%s' "$v"
+}
+
+first_line() {
+    local l
+    l=$(grep -v '^[[:space:]]*$' "$1" 2>/dev/null | head -n 1 | cut -c1-200)
+    printf '%s' "${l:-(empty)}"
+}
+
+# Why a run is unusable (status not 0 or no output), or nothing.
+run_problem() {
+    local st=$1 base=$2
+    if [ "$st" = 124 ] || [ "$st" = 137 ]; then
+        printf 'timed out after %ss (status %s); stderr: %s' "$TIMEOUT" "$st" \
+            "$(first_line "$base.err")"
+    elif [ "$st" != 0 ]; then
+        local why
+        why=$(first_line "$base.err")
+        if [ "$why" = "(empty)" ]; then
+            why="(empty); stdout: $(grep -E 'ERROR|FAIL' "$base.out" | head -n 1 | cut -c1-200)"
+        fi
+        printf 'exit status %s; stderr: %s' "$st" "$why"
+    elif [ ! -s "$base.out" ]; then
+        printf 'no output; stderr: %s' "$(first_line "$base.err")"
+    fi
+}
+
+short_diff() {
+    diff "$1" "$2" | grep '^[<>]' | head -n 4 | cut -c1-160 | tr '\n' ' '
+}
+
+# same_runs NAME BASE N PROG ARGS...: N runs, all exit 0, all identical.
+# Leaves run 1's output in BASE.1.out. Returns 0 when they are.
+same_runs() {
+    local name=$1 base=$2 n=$3
+    shift 3
+    local i st p
+    for ((i = 1; i <= n; i++)); do
+        st=$(hv "$base.$i" -- "$@")
+        p=$(run_problem "$st" "$base.$i")
+        if [ -n "$p" ]; then
+            fail "$name" "run $i: $p"
+            return 1
+        fi
+        if [ "$i" -gt 1 ] && ! cmp -s "$base.1.out" "$base.$i.out"; then
+            fail "$name" "run 1 and run $i print different stdout: $(short_diff "$base.1.out" "$base.$i.out")"
+            return 1
+        fi
+    done
+    pass "$name"
+}
+
+# ---- same/*: two independent runs, identical bytes -------------------------------------
+
+same_det_sources() {
+    local name=$L:same/det_sources
+    if [ -n "$DET_BUILD_ERR" ]; then
+        fail "$name" "$DET_BUILD_ERR"
+        return
+    fi
+    same_runs "$name" "$OUT/$ID.same.det_sources" 2 "$DET_BIN"
+    # A line "x: ERROR ..." means a call failed (the status says so too).
+}
+
+same_case() {
+    local cname=$1 p=$2 args=$3
+    local name=$L:same/$cname path
+    path=$(prog "$p")
+    if [ -z "$path" ]; then
+        skip "$name" "$p is not installed (make deps installs it)"
+        return
+    fi
+    local -a argv
+    eval "argv=($args)"
+    same_runs "$name" "$OUT/$ID.same.$cname" 2 "$path" "${argv[@]}"
+}
+
+# python3 run natively first, as any host does: it leaves the host's
+# __pycache__ as native Python validates it. Two hvrun runs after that must
+# still agree (the first must not see a different module cache than the
+# second).
+same_python_after_native() {
+    local name=$L:same/python3-after-native-python3
+    if [ -z "$PY" ]; then
+        skip "$name" "python3 is not installed"
+        return
+    fi
+    fresh_cwd
+    (cd "$CWD" && timeout -k 5 "$TIMEOUT" env -i "${GUEST_ENV[@]}" \
+        "$PY" -c "$PY_CODE" >/dev/null 2>&1)
+    same_runs "$name" "$OUT/$ID.same.python3-after-native" 2 "$PY" -c "$PY_CODE"
+}
+
+run_same_table() {
+    local cname p args
+    while IFS='|' read -r -u 3 cname p args; do
+        cname=$(trim "$cname")
+        p=$(trim "$p")
+        case $cname in '' | '#'*) continue ;; esac
+        same_case "$cname" "$p" "$args"
+    done 3<<<"$SAME_TABLE"
+}
+
+# ---- plaus/*: plausible values --------------------------------------------------------
+
+# det_value FILE LABEL: the value after "LABEL: " on its line.
+det_value() {
+    sed -n "s/^$2: //p" "$1" | head -n 1
+}
+
+# ns_of SECONDS.NANOS -> integer nanoseconds (bash arithmetic is 64-bit).
+ns_of() {
+    local v=$1 s n
+    case $v in *.*) s=${v%%.*} n=${v#*.} ;; *) s=$v n=0 ;; esac
+    n=${n}000000000
+    n=${n:0:9}
+    echo $((10#$s * 1000000000 + 10#$n))
+}
+
+is_num() { [[ $1 =~ ^[0-9]+(\.[0-9]+)?$ ]]; }
+
+plaus_det_sources() {
+    local base=$OUT/$ID.same.det_sources.1
+    local n=$L:plaus/det_sources-check
+    if [ -n "$DET_BUILD_ERR" ]; then
+        fail "$n" "$DET_BUILD_ERR"
+    else
+        local st b=$OUT/$ID.plaus.check
+        st=$(hv "$b" -- "$DET_BIN" --check)
+        if [ "$st" = 0 ] && grep -qx 'det_sources: check ok' "$b.out"; then
+            pass "$n"
+        else
+            fail "$n" "det_sources --check exited $st: $(grep -v 'check ok' "$b.out" | head -n 3 | cut -c1-200 | tr '\n' ' ') stderr: $(first_line "$b.err")"
+        fi
+    fi
+
+    # The rest read the output of same/det_sources's first run.
+    local mb ma rb
+    n=$L:plaus/monotonic
+    mb=$(det_value "$base.out" sleep_monotonic_before)
+    ma=$(det_value "$base.out" sleep_monotonic_after)
+    local m1 m2
+    m1=$(det_value "$base.out" clock_monotonic)
+    m2=$(det_value "$base.out" sys_clock_monotonic)
+    if ! is_num "$mb" || ! is_num "$ma" || ! is_num "$m1" || ! is_num "$m2"; then
+        fail "$n" "det_sources printed no usable CLOCK_MONOTONIC values (clock_monotonic '$m1', sys_clock_monotonic '$m2', sleep before '$mb' after '$ma')"
+    elif [ "$(ns_of "$m2")" -le "$(ns_of "$m1")" ]; then
+        fail "$n" "CLOCK_MONOTONIC did not advance between two reads: $m1 then $m2"
+    elif [ "$(ns_of "$mb")" -le "$(ns_of "$m2")" ]; then
+        fail "$n" "CLOCK_MONOTONIC did not advance: $m2 then later $mb"
+    elif [ "$(ns_of "$ma")" -le "$(ns_of "$mb")" ]; then
+        fail "$n" "CLOCK_MONOTONIC after the sleep ($ma) not after before ($mb)"
+    else
+        pass "$n"
+    fi
+
+    n=$L:plaus/sleep-50ms
+    if ! is_num "$mb" || ! is_num "$ma"; then
+        fail "$n" "det_sources printed no sleep_monotonic_before/after"
+    else
+        local d=$(($(ns_of "$ma") - $(ns_of "$mb")))
+        if [ "$d" -ge 50000000 ]; then
+            pass "$n"
+        else
+            fail "$n" "nanosleep(50 ms) advanced CLOCK_MONOTONIC by $d ns ($mb -> $ma)"
+        fi
+    fi
+
+    n=$L:plaus/random-nonzero
+    local problems="" lbl v
+    for lbl in at_random getrandom dev_urandom; do
+        v=$(det_value "$base.out" "$lbl")
+        if ! [[ $v =~ ^[0-9a-f]{32}$ ]]; then
+            problems="$problems $lbl missing or malformed ('$v');"
+        elif [[ $v =~ ^0+$ ]]; then
+            problems="$problems $lbl is all zero;"
+        fi
+    done
+    local od=$OUT/$ID.same.od-urandom.1.out
+    if [ ! -s "$od" ]; then
+        problems="$problems no od -N16 /dev/urandom output;"
+    elif ! head -n 1 "$od" | cut -d' ' -f2- | grep -q '[1-7]'; then
+        problems="$problems od -N16 /dev/urandom printed only zeros ($(head -n 1 "$od"));"
+    fi
+    if [ -z "$problems" ]; then pass "$n"; else fail "$n" "${problems# }"; fi
+
+    # One vCPU: every way of counting processors says 1 (nproc does).
+    n=$L:plaus/cpu-counts-1
+    problems=""
+    for lbl in get_nprocs get_nprocs_conf sysconf_nprocessors_onln \
+        sysconf_nprocessors_conf sched_getaffinity_count; do
+        v=$(det_value "$base.out" "$lbl")
+        [ "$v" = 1 ] || problems="$problems $lbl=${v:-missing}"
+    done
+    if [ -z "$problems" ]; then pass "$n"; else fail "$n" "expected 1 processor everywhere, det_sources says:$problems"; fi
+
+    # The synthesized /proc/meminfo agrees with sysinfo(2).
+    n=$L:plaus/meminfo-matches-sysinfo
+    local si mi tot unit
+    si=$(det_value "$base.out" sysinfo)
+    mi=$OUT/$ID.same.proc-meminfo.1.out
+    tot=$(sed -n 's/.*totalram=\([0-9]*\).*/\1/p' <<<"$si")
+    unit=$(sed -n 's/.*mem_unit=\([0-9]*\).*/\1/p' <<<"$si")
+    v=$(sed -n 's/^MemTotal: *\([0-9]*\) kB$/\1/p' "$mi" 2>/dev/null | head -n 1)
+    if [ -z "$tot" ] || [ -z "$unit" ]; then
+        fail "$n" "det_sources printed no sysinfo totalram/mem_unit ('$si')"
+    elif [ -z "$v" ]; then
+        fail "$n" "no 'MemTotal: N kB' line in head /proc/meminfo ($(first_line "$mi"))"
+    elif [ $((tot * unit / 1024)) != "$v" ]; then
+        fail "$n" "/proc/meminfo MemTotal $v kB, sysinfo totalram $((tot * unit / 1024)) kB"
+    else
+        pass "$n"
+    fi
+
+    # The synthesized /proc/cpuinfo describes the one vCPU that CPUID does.
+    n=$L:plaus/cpuinfo-matches-cpuid
+    local ci=$OUT/$ID.same.proc-cpuinfo.1.out c1 eax
+    c1=$(det_value "$base.out" cpuid_1)
+    eax=$(sed -n 's/^eax=\([0-9a-f]\{8\}\) .*/\1/p' <<<"$c1")
+    if [ -z "$eax" ]; then
+        fail "$n" "det_sources printed no cpuid_1 eax ('$c1')"
+    elif [ ! -s "$ci" ]; then
+        fail "$n" "no /proc/cpuinfo output from same/proc-cpuinfo"
+    else
+        local e=$((16#$eax)) fam mod stp want got nproc_ci
+        fam=$(((e >> 8) & 15))
+        mod=$(((e >> 4) & 15))
+        stp=$((e & 15))
+        if [ "$fam" = 6 ] || [ "$fam" = 15 ]; then mod=$((mod + (((e >> 16) & 15) << 4))); fi
+        if [ "$fam" = 15 ]; then fam=$((fam + ((e >> 20) & 255))); fi
+        want="family $fam model $mod stepping $stp"
+        got="family $(sed -n 's/^cpu family[[:space:]]*: //p' "$ci" | head -n 1) model $(sed -n 's/^model[[:space:]]*: //p' "$ci" | head -n 1) stepping $(sed -n 's/^stepping[[:space:]]*: //p' "$ci" | head -n 1)"
+        nproc_ci=$(grep -c '^processor' "$ci")
+        if [ "$nproc_ci" != 1 ]; then
+            fail "$n" "/proc/cpuinfo lists $nproc_ci processors, expected 1 ($got; CPUID says $want)"
+        elif [ "$got" != "$want" ]; then
+            fail "$n" "/proc/cpuinfo says $got, CPUID leaf 1 (eax=$eax) says $want"
+        else
+            pass "$n"
+        fi
+    fi
+
+    n=$L:plaus/realtime-near-epoch
+    rb=$(det_value "$base.out" clock_realtime)
+    if ! is_num "$rb"; then
+        fail "$n" "det_sources printed no clock_realtime ('$rb')"
+    else
+        local r=$(($(ns_of "$rb") / 1000000000))
+        if [ "$r" -ge "$DEFAULT_EPOCH" ] && [ "$r" -lt $((DEFAULT_EPOCH + 60)) ]; then
+            pass "$n"
+        else
+            fail "$n" "CLOCK_REALTIME $rb is not within a minute after the default epoch $DEFAULT_EPOCH (2021-12-31T23:59:59Z)"
+        fi
+    fi
+}
+
+# plaus_out NAME EXPECT-DESCRIPTION REGEX HVRUN-OPTIONS... -- PROG ARGS
+# One run; exit 0 and stdout (one line) matching REGEX.
+plaus_out() {
+    local name=$L:plaus/$1 want=$2 re=$3
+    shift 3
+    local b=$OUT/$ID.plaus.$1 st p got
+    st=$(hv "$b" "$@")
+    p=$(run_problem "$st" "$b")
+    got=$(head -c 200 "$b.out" 2>/dev/null | tr '\n' ' ')
+    if [ -n "$p" ]; then
+        fail "$name" "$p"
+    elif [ "$(wc -l <"$b.out")" = 1 ] && grep -Eqx "$re" "$b.out"; then
+        pass "$name"
+    else
+        fail "$name" "expected $want, got '$got'"
+    fi
+}
+
+plaus_cases() {
+    local date od nproc
+    date=$(prog date)
+    od=$(prog od)
+    nproc=$(prog nproc)
+
+    # --seed 1 and --seed 2 give different bytes.
+    local name=$L:plaus/seed-differs b1=$OUT/$ID.plaus.seed1 b2=$OUT/$ID.plaus.seed2
+    local s1 s2 p
+    s1=$(hv "$b1" --seed 1 -- "$od" -N16 /dev/urandom)
+    s2=$(hv "$b2" --seed 2 -- "$od" -N16 /dev/urandom)
+    p=$(run_problem "$s1" "$b1")
+    [ -n "$p" ] && p="--seed 1: $p"
+    if [ -z "$p" ]; then
+        p=$(run_problem "$s2" "$b2")
+        [ -n "$p" ] && p="--seed 2: $p"
+    fi
+    if [ -n "$p" ]; then
+        fail "$name" "$p"
+    elif cmp -s "$b1.out" "$b2.out"; then
+        fail "$name" "--seed 1 and --seed 2 print the same bytes: $(head -n 1 "$b1.out")"
+    else
+        pass "$name"
+    fi
+
+    plaus_out epoch-2030 "2030" '2030' \
+        --epoch 2030-01-01T00:00:00Z -- "$date" -u +%Y
+    plaus_out epoch-at-seconds "a time within a minute after @$EPOCH_2030" \
+        "18934560[0-5][0-9]" --epoch "@$EPOCH_2030" -- "$date" -u +%s
+    plaus_out epoch-default-year "2021 or 2022" '202[12]' -- "$date" -u +%Y
+    plaus_out nproc-1 "1" '1' -- "$nproc"
+}
+
+# ---- load/*: 5 identical runs of python3 while the host is loaded -----------------------
+
+load_case() {
+    local name=$L:load/python3-${LOAD_RUNS}x-under-cpu-load
+    if [ -z "$PY" ]; then
+        skip "$name" "python3 is not installed"
+        return
+    fi
+    local i
+    BURNERS=()
+    for i in 1 2; do
+        sh -c 'while :; do :; done' &
+        BURNERS+=($!)
+    done
+    same_runs "$name" "$OUT/$ID.load.python3" "$LOAD_RUNS" "$PY" -c "$PY_CODE"
+    for i in "${BURNERS[@]}"; do kill "$i" 2>/dev/null; done
+    for i in "${BURNERS[@]}"; do wait "$i" 2>/dev/null; done
+    BURNERS=()
+}
+
+# ---- verify/* -------------------------------------------------------------------------------
+
+verify_ok() {
+    local cname=$1 p=$2
+    shift 2
+    local name=$L:verify/$cname path
+    path=$(prog "$p")
+    if [ -z "$path" ]; then
+        skip "$name" "$p is not installed"
+        return
+    fi
+    local b=$OUT/$ID.verify.$cname st line
+    st=$(hv "$b" --verify -- "$path" "$@")
+    line=$(grep -E '^hvrun: verify: ' "$b.err" | head -n 1 | cut -c1-300)
+    if [ "$st" = 0 ] && [[ $line == "hvrun: verify: deterministic"* ]] &&
+        [ -s "$b.out" ]; then
+        pass "$name"
+    elif [ "$st" = 124 ] || [ "$st" = 137 ]; then
+        fail "$name" "timed out after ${TIMEOUT}s"
+    elif [ -z "$line" ]; then
+        fail "$name" "exit $st and no 'hvrun: verify:' line; stderr: $(first_line "$b.err")"
+    elif [ ! -s "$b.out" ]; then
+        fail "$name" "exit $st, no stdout (run 1's stdout should be printed); $line"
+    else
+        fail "$name" "exit $st; $line"
+    fi
+}
+
+verify_catches() {
+    local name=$L:verify/catches-no-virtualize-time-date
+    local date b=$OUT/$ID.verify.catch st line try
+    date=$(prog date)
+    for try in 1 2 3; do
+        st=$(hv "$b" --verify --no-virtualize-time -- "$date" +%N)
+        line=$(grep -E '^hvrun: verify: ' "$b.err" | head -n 1 | cut -c1-300)
+        # Two host readings in the same nanosecond: try again.
+        if [ "$st" = 0 ] && [[ $line == "hvrun: verify: deterministic"* ]]; then
+            continue
+        fi
+        break
+    done
+    local problems=""
+    [ "$st" = 120 ] || problems="exit status $st, expected 120;"
+    if ! [[ $line == "hvrun: verify: nondeterministic"* ]]; then
+        problems="$problems no line starting 'hvrun: verify: nondeterministic' (got '${line:-$(first_line "$b.err")}');"
+    elif ! [[ $line == *clock_gettime* ]]; then
+        problems="$problems the line does not name the syscall clock_gettime: '$line';"
+    elif ! [[ $line =~ [0-9] ]]; then
+        problems="$problems the line names no index or value: '$line';"
+    fi
+    if [ -z "$problems" ]; then pass "$name"; else fail "$name" "${problems# } (after $try tries)"; fi
+}
+
+# ---- summary/* -------------------------------------------------------------------------------
+
+# The digest on the --summary line mentioning "digest" (hex, >= 8 digits).
+digest_of() {
+    grep -i 'digest' "$1" | head -n 1 |
+        grep -Eio 'digest[^0-9a-f]*(0x)?[0-9a-f]{8,}' | head -n 1 |
+        grep -Eio '[0-9a-f]{8,}$'
+}
+
+summary_cases() {
+    local name=$L:summary/digest-equal
+    local b1=$OUT/$ID.summary1 b2=$OUT/$ID.summary2 s1 s2 d1 d2 p=""
+    if [ -z "$PY" ]; then
+        skip "$name" "python3 is not installed"
+    else
+        s1=$(hv "$b1" --summary -- "$PY" -c "$PY_CODE")
+        s2=$(hv "$b2" --summary -- "$PY" -c "$PY_CODE")
+        d1=$(digest_of "$b1.err")
+        d2=$(digest_of "$b2.err")
+        p=$(run_problem "$s1" "$b1")
+        [ -z "$p" ] && p=$(run_problem "$s2" "$b2")
+        if [ -n "$p" ]; then
+            fail "$name" "$p"
+        elif [ -z "$d1" ] || [ -z "$d2" ]; then
+            fail "$name" "no line with a detlog digest in --summary's stderr: $(grep -i digest "$b1.err" | head -n 1 | cut -c1-200)$(head -n 3 "$b1.err" | cut -c1-120 | tr '\n' ' ')"
+        elif [ "$d1" != "$d2" ]; then
+            fail "$name" "digests differ: $d1 vs $d2"
+        else
+            pass "$name"
+        fi
+    fi
+
+    name=$L:summary/json-valid
+    local b=$OUT/$ID.summaryjson st date
+    date=$(prog date)
+    st=$(hv "$b" --summary-json -- "$date" +%s)
+    p=$(run_problem "$st" "$b")
+    if [ -n "$p" ]; then
+        fail "$name" "$p"
+        return
+    fi
+    local verdict checker
+    checker=${PY:-$(type -P python3)}
+    if [ -z "$checker" ]; then
+        skip "$name" "no python3 to check the JSON with"
+        return
+    fi
+    # The JSON is hvrun's stderr (date writes none), or one of its lines.
+    verdict=$("$checker" -c '
+import json, sys
+err = open(sys.argv[1], encoding="utf-8", errors="replace").read()
+cands = [err.strip()] + [l.strip() for l in err.splitlines() if l.strip().startswith("{")]
+if "{" in err:
+    cands.append(err[err.index("{"):err.rindex("}") + 1])
+for c in cands:
+    try:
+        v = json.loads(c)
+    except ValueError:
+        continue
+    if isinstance(v, dict):
+        print("ok")
+        sys.exit(0)
+print("no JSON object in stderr: " + (err.strip().splitlines() or ["(empty)"])[0][:200])
+' "$b.err" 2>&1)
+    if [ "$verdict" = ok ]; then
+        if [ "$(wc -l <"$b.out")" = 1 ] && grep -Eqx '[0-9]+' "$b.out"; then
+            pass "$name"
+        else
+            fail "$name" "the program's stdout is not just its output: $(head -c 200 "$b.out" | tr '\n' ' ')"
+        fi
+    else
+        fail "$name" "$verdict"
+    fi
+}
+
+# ---- main -------------------------------------------------------------------------------------
+
+ALL_CASES="same/det_sources same/python3-after-native-python3 $(awk -F'|' '{gsub(/ /,"",$1); if ($1 != "") printf "same/%s ", $1}' <<<"$SAME_TABLE")
+plaus/det_sources-check plaus/monotonic plaus/sleep-50ms plaus/random-nonzero
+plaus/cpu-counts-1 plaus/meminfo-matches-sysinfo plaus/cpuinfo-matches-cpuid
+plaus/realtime-near-epoch plaus/seed-differs plaus/epoch-2030
+plaus/epoch-at-seconds plaus/epoch-default-year plaus/nproc-1
+verify/date verify/od-urandom verify/python3 verify/ls-lai-etc
+verify/proc-cpuinfo verify/id verify/catches-no-virtualize-time-date
+summary/digest-equal summary/json-valid"
+
+load_done=0
+for hvarg in "$@"; do
+    L=$hvarg
+    ID=${hvarg//\//_}
+    case $hvarg in
+    /*) HV=$hvarg ;;
+    *) HV=$PWD/$hvarg ;;
+    esac
+    if [ ! -e "$KVM_DEV" ]; then
+        for c in $ALL_CASES; do skip "$L:$c" "no $KVM_DEV on this host (hvrun needs KVM)"; done
+        if [ "$load_done" = 0 ]; then
+            skip "$L:load/python3-${LOAD_RUNS}x-under-cpu-load" "no $KVM_DEV on this host (hvrun needs KVM)"
+            load_done=1
+        fi
+        continue
+    fi
+    if [ ! -x "$HV" ]; then
+        fail "$L:setup" "$HV is not an executable (build it first)"
+        continue
+    fi
+    same_det_sources
+    run_same_table
+    same_python_after_native
+    plaus_det_sources
+    plaus_cases
+    # The load test (slow by nature) only for the first usable binary.
+    if [ "$load_done" = 0 ]; then
+        load_case
+        load_done=1
+    fi
+    verify_ok date date +%s.%N
+    verify_ok od-urandom od -N16 /dev/urandom
+    verify_ok python3 python3 -c "$PY_CODE"
+    verify_ok ls-lai-etc ls -lai /etc
+    verify_ok proc-cpuinfo cat /proc/cpuinfo
+    verify_ok id id
+    verify_catches
+    summary_cases
+done
+
+finish
