@@ -19,6 +19,7 @@
 #include "cli_run.h"
 #include "det.h"
 #include "proxy.h"
+#include "vfs.h"
 
 extern char **environ;
 
@@ -327,7 +328,18 @@ int cli_run_once(const struct run_options *o, const char *path,
     }
     p->hwcap = vmm_host_hwcap(host);
     p->hwcap2 = vmm_host_hwcap2(host);
-    /* WIRE: private /tmp (proxy_tmp_setup) once hermetic.c lands. */
+    rc = proxy_tmp_setup(p, o->tmp_dir, why, sizeof(why));
+    if (rc < 0) {
+        cli_error("%s", why);
+        goto out;
+    }
+    if ((rc = proxy_tmp_expose(p, ".")) < 0) {
+        cli_error("the working directory is the host's /tmp, which the "
+                  "guest sees as a private /tmp; run from another directory, "
+                  "use --cwd DIR, or share the host's with --tmp /tmp");
+        goto out;
+    }
+    proxy_tmp_expose(p, path);
     if (!(env = build_env(o))) {
         cli_error("building the environment: out of memory");
         goto out;

@@ -21,6 +21,7 @@
  */
 #include "proxy.h"
 #include "fs_internal.h"
+#include "vfs.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -477,7 +478,12 @@ static long dircache_load(struct proxy_process *p, int host_fd,
 {
     char *raw = NULL;
     size_t len = 0;
-    long r = read_all_records(host_fd, &raw, &len);
+    /* /proc/self/fd and friends list the guest's fds, in numeric order as
+     * Linux lists them; real directories are read and sorted by name. */
+    long r = proxy_vfs_dir_records(p, host_fd, &raw, &len);
+    bool synthetic = r >= 0;
+    if (r == -ENOENT)
+        r = read_all_records(host_fd, &raw, &len);
     if (r < 0)
         return r;
     size_t n = 0;
@@ -506,7 +512,8 @@ static long dircache_load(struct proxy_process *p, int host_fd,
             (uint16_t)strnlen(ents[i].name, reclen - DIRENT64_NAME_OFF);
         off += reclen;
     }
-    qsort(ents, n, sizeof(*ents), entry_cmp);
+    if (!synthetic)
+        qsort(ents, n, sizeof(*ents), entry_cmp);
     dircache_unload(c);
     c->ents = ents;
     c->raw = raw;

@@ -102,6 +102,36 @@ int proxy_tmp_setup(struct proxy_process *p, const char *dir, char *why,
     return dir ? tmp_use(p, dir, why, why_len) : tmp_make(p, why, why_len);
 }
 
+/*
+ * A run whose working directory or program lives under the host's /tmp
+ * must still reach it by its absolute path: the entry of /tmp that holds
+ * it is linked into the private /tmp (like a bind mount of that entry).
+ * Nothing else of the host's /tmp is visible.
+ */
+int proxy_tmp_expose(struct proxy_process *p, const char *host_path)
+{
+    if (!p->tmp_owned)
+        return 0;
+    char *real = realpath(host_path, NULL);
+    if (!real)
+        return 0;
+    int rc = 0;
+    if (strcmp(real, "/tmp") == 0)
+        rc = -EEXIST; /* the host /tmp itself cannot also be the private one */
+    else if (strncmp(real, "/tmp/", 5) == 0 && real[5]) {
+        char top[PROXY_PATH_MAX], link[2 * PROXY_PATH_MAX];
+        size_t n = strcspn(real + 5, "/");
+        real[5 + n] = 0; /* /tmp/<entry> */
+        snprintf(top, sizeof(top), "%s", real);
+        snprintf(link, sizeof(link), "%s/%s", p->tmp_host, real + 5);
+        if (strcmp(top, p->tmp_host) != 0 && symlink(top, link) < 0 &&
+            errno != EEXIST)
+            rc = -errno;
+    }
+    free(real);
+    return rc;
+}
+
 static bool is_dot_name(const char *n)
 {
     return n[0] == '.' && (n[1] == '\0' || (n[1] == '.' && n[2] == '\0'));

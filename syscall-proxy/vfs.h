@@ -98,6 +98,9 @@ long proxy_vfs_link_fixup(const struct proxy_process *p, const char *host_link,
  * and "/tmp/..." then name it. Returns 0, or -errno with a one-line reason
  * naming the directory in why.
  */
+/* Makes a host path under /tmp (the run's cwd or program) reachable at
+ * the same absolute path inside the private /tmp. Returns 0 or -errno. */
+int proxy_tmp_expose(struct proxy_process *p, const char *host_path);
 int proxy_tmp_setup(struct proxy_process *p, const char *dir, char *why,
                     size_t why_len);
 /* Deletes an owned private /tmp (proxy_process_destroy calls it). */
