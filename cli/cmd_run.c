@@ -27,7 +27,7 @@ enum {
     OPT_BACKEND = 256, OPT_FAIL_CLOSED, OPT_SUMMARY, OPT_SUMMARY_JSON,
     OPT_LOG, OPT_VERIFY, OPT_SEED, OPT_EPOCH, OPT_NO_TIME, OPT_NO_RANDOM,
     OPT_NO_METADATA, OPT_NO_HOST, OPT_TMP, OPT_BASE_ENV, OPT_CWD,
-    OPT_HOSTNAME,
+    OPT_HOSTNAME, OPT_UID, OPT_GID,
 };
 
 static const struct option run_longopts[] = {
@@ -44,6 +44,8 @@ static const struct option run_longopts[] = {
     {"env", required_argument, NULL, 'e'},
     {"cwd", required_argument, NULL, OPT_CWD},
     {"hostname", required_argument, NULL, OPT_HOSTNAME},
+    {"uid", required_argument, NULL, OPT_UID},
+    {"gid", required_argument, NULL, OPT_GID},
     {"fail-closed", no_argument, NULL, OPT_FAIL_CLOSED},
     {"summary", no_argument, NULL, OPT_SUMMARY},
     {"summary-json", no_argument, NULL, OPT_SUMMARY_JSON},
@@ -134,6 +136,17 @@ static int apply_option(struct run_options *o, int c, const char *arg)
     case OPT_TMP: o->tmp_dir = arg; return 0;
     case OPT_CWD: o->cwd = arg; return 0;
     case OPT_HOSTNAME: d->hostname = arg; return 0;
+    case OPT_UID:
+    case OPT_GID: {
+        uint64_t id;
+        if (parse_seed(arg, &id) < 0 || id > 0xfffffffeULL) {
+            cli_error("--%s '%s': expected a numeric id",
+                      c == OPT_UID ? "uid" : "gid", arg);
+            return -1;
+        }
+        *(c == OPT_UID ? &d->uid : &d->gid) = (uint32_t)id;
+        return 0;
+    }
     case 'e': return add_env_override(o, arg);
     case OPT_BASE_ENV:
         if (!strcmp(arg, "empty") || !strcmp(arg, "minimal") ||

@@ -64,6 +64,8 @@ void cli_usage(FILE *f)
             "  -e, --env NAME[=VAL] set NAME (or copy it from the host)\n"
             "  --cwd DIR            the guest's working directory\n"
             "  --hostname NAME      uname nodename (default hvrun)\n"
+            "  --uid N, --gid N     the ids the guest sees (default: "
+            "hvrun's own)\n"
             "  --backend kvm        execution backend (kvm is the only one "
             "so far)\n"
             "  --fail-closed        stop the run at the first unsupported "
