@@ -110,6 +110,7 @@ test: deps
 	$(MAKE) BUILD=build/debug CFLAGS="$(DEBUG_FLAGS)" check
 	$(MAKE) $(GUEST_BINS)
 	tests/run-guest-tests.sh build/hvrun build/debug/hvrun
+	tests/determinism/run.sh build/hvrun build/debug/hvrun
 
 demo: deps all
 	./$(BUILD)/hvrun run -- /usr/bin/python3 -c 'import hashlib, json; print(json.dumps({"sha256": hashlib.sha256(b"hvrun").hexdigest()}))'

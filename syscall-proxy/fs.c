@@ -296,6 +296,8 @@ static long do_openat(struct proxy_process *p, uint64_t guest_dirfd,
         return r;
     if (proxy_vfs_open(p, hp.dirfd, hp.path, flags, &r))
         return r; /* a virtual /proc, /sys or /etc file (vfs.c) */
+    if (open_creates(flags) && proxy_meta_cache_write_blocked(p, hp.path, false))
+        return -EACCES;
     mode_t host_mode = open_creates(flags) ? umasked(p, mode) : 0;
     bool created = proxy_meta_open_creates(p, hp.dirfd, hp.path, flags);
     int host_fd =
@@ -629,6 +631,8 @@ static long do_mkdirat(struct proxy_process *p, uint64_t guest_dirfd,
     long r = host_path_at(p, guest_dirfd, path_gva, false, &hp);
     if (r < 0)
         return r;
+    if (proxy_meta_cache_write_blocked(p, hp.path, true))
+        return -EACCES;
     r = proxy_host_result(mkdirat(hp.dirfd, hp.path, umasked(p, mode)));
     if (r == 0)
         proxy_meta_note_created(p, hp.dirfd, hp.path);

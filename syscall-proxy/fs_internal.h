@@ -142,4 +142,16 @@ bool proxy_meta_dir_seek(struct proxy_process *p, int guest_fd, int64_t off,
 void proxy_meta_fd_dup(struct proxy_process *p, int old_guest_fd,
                        int new_guest_fd);
 
+/*
+ * CPython keys its bytecode caches (__pycache__ directories of .pyc files) by the source's
+ * mtime, which hvrun shows as the epoch for files the guest did not write:
+ * every cache made outside hvrun looks stale, and a run would rewrite the
+ * host's caches and so change the next run's input. With metadata
+ * virtualised, creating __pycache__ or a file in one is refused with
+ * EACCES, which CPython treats as "do not cache". is_dir: path is the
+ * directory being made, else a file being created.
+ */
+bool proxy_meta_cache_write_blocked(struct proxy_process *p, const char *path,
+                                    bool is_dir);
+
 #endif

@@ -687,3 +687,29 @@ void proxy_meta_fd_dup(struct proxy_process *p, int old_guest_fd,
     c->refs++;
     to->dircache = c;
 }
+
+/* The last component (is_dir) or the parent directory's name (a file). */
+static bool names_pycache(const char *path, bool is_dir)
+{
+    static const char cache[] = "__pycache__";
+    size_t len = strlen(path);
+    while (len > 0 && path[len - 1] == '/')
+        len--;
+    if (!is_dir) { /* drop the file name */
+        while (len > 0 && path[len - 1] != '/')
+            len--;
+        while (len > 0 && path[len - 1] == '/')
+            len--;
+    }
+    size_t start = len;
+    while (start > 0 && path[start - 1] != '/')
+        start--;
+    return len - start == sizeof(cache) - 1 &&
+           memcmp(path + start, cache, sizeof(cache) - 1) == 0;
+}
+
+bool proxy_meta_cache_write_blocked(struct proxy_process *p, const char *path,
+                                    bool is_dir)
+{
+    return p->det->cfg.virtualize_metadata && names_pycache(path, is_dir);
+}

@@ -539,10 +539,20 @@ verify_catches() {
     [ "$st" = 120 ] || problems="exit status $st, expected 120;"
     if ! [[ $line == "hvrun: verify: nondeterministic"* ]]; then
         problems="$problems no line starting 'hvrun: verify: nondeterministic' (got '${line:-$(first_line "$b.err")}');"
-    elif ! [[ $line == *clock_gettime* ]]; then
-        problems="$problems the line does not name the syscall clock_gettime: '$line';"
-    elif ! [[ $line =~ [0-9] ]]; then
-        problems="$problems the line names no index or value: '$line';"
+    else
+        # It names the event (detlog index), the syscall, both values and
+        # the stream that differed (date +%N prints the value on stdout).
+        local nums
+        nums=$(grep -Eo '[0-9]{4,}' <<<"$line" | sort -u | wc -l)
+        [[ $line == *clock_gettime* ]] ||
+            problems="$problems does not name the syscall clock_gettime;"
+        [[ $line =~ (\#|event |index )[0-9]+ ]] ||
+            problems="$problems names no detlog index;"
+        [ "$nums" -ge 2 ] ||
+            problems="$problems does not give both values;"
+        [[ $line == *stdout* ]] ||
+            problems="$problems does not say the stdout stream differed;"
+        [ -z "$problems" ] || problems="$problems line: '$line';"
     fi
     if [ -z "$problems" ]; then pass "$name"; else fail "$name" "${problems# } (after $try tries)"; fi
 }
@@ -594,8 +604,9 @@ summary_cases() {
         skip "$name" "no python3 to check the JSON with"
         return
     fi
+    # -B: this native python3 must not rewrite the host's __pycache__.
     # The JSON is hvrun's stderr (date writes none), or one of its lines.
-    verdict=$("$checker" -c '
+    verdict=$("$checker" -B -c '
 import json, sys
 err = open(sys.argv[1], encoding="utf-8", errors="replace").read()
 cands = [err.strip()] + [l.strip() for l in err.splitlines() if l.strip().startswith("{")]
