@@ -113,7 +113,7 @@ test: deps
 	tests/determinism/run.sh build/hvrun build/debug/hvrun
 
 demo: deps all
-	./$(BUILD)/hvrun run -- /usr/bin/python3 -c 'import hashlib, json; print(json.dumps({"sha256": hashlib.sha256(b"hvrun").hexdigest()}))'
+	./$(BUILD)/hvrun run --verify -- /usr/bin/python3 -c 'import hashlib, json, os, random, time; print(json.dumps({"sha256": hashlib.sha256(b"hvrun").hexdigest(), "time": time.time(), "urandom": os.urandom(8).hex(), "random": random.random(), "pid": os.getpid()}))'
 
 bench: deps all
 	bench/run.sh $(BUILD)/hvrun
