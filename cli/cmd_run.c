@@ -363,7 +363,8 @@ int cli_run_once(const struct run_options *o, const char *path,
         code = rc == -ENOENT ? CLI_EXIT_NOTFOUND : CLI_EXIT_NOEXEC;
         goto out;
     }
-    code = exit_code_of(proxy_run(p));
+    code = exit_code_of(proxy_run(p, host));
+    vm = p->vm; /* execve replaces the first process's VM */
     if (sum) {
         struct vmm_host_info hi;
         vmm_host_get_info(host, &hi);

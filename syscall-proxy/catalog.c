@@ -26,6 +26,7 @@ static const struct family_kind families[] = {
     {proxy_thread_syscalls, "thread", "emulated"},
     {proxy_time_syscalls, "time", "virtualised"},
     {proxy_misc_syscalls, "misc", "emulated"},
+    {proxy_procsys_syscalls, "process", "emulated"},
 };
 
 struct exception_note {
@@ -73,9 +74,13 @@ static const struct exception_note notes[] = {
                      "the host file over the backing pages"},
     {SYS_brk, NULL, "heap after the program's last segment"},
     {SYS_rt_sigreturn, NULL, "restores the XSAVE image from the frame"},
-    {SYS_kill, NULL, "to the process itself only (processes arrive later)"},
+    {SYS_kill, NULL, "any guest process or group; virtual pids"},
+    {SYS_fork, NULL, "a new VM with a copy of the touched memory"},
+    {SYS_vfork, NULL, "as fork (memory copied), parent waits for exec/exit"},
+    {SYS_execve, NULL, "a fresh VM; a failed exec leaves the caller intact"},
+    {SYS_wait4, NULL, "zombies reaped; the caller waits in the scheduler"},
     {SYS_exit, NULL, "ends the thread; the last thread ends the process"},
-    {SYS_clone, NULL, "threads only; a new process is ENOSYS for now"},
+    {SYS_clone, NULL, "threads share the VM; without CLONE_VM: as fork"},
     {SYS_clone3, NULL, "ENOSYS on purpose: libc falls back to clone"},
     {SYS_futex, NULL, "wait queues in hvrun; PI futexes ENOSYS"},
     {SYS_sched_yield, NULL, "hands the vCPU to the next runnable thread"},

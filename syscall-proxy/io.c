@@ -8,9 +8,12 @@
  * gives a partial transfer up to the first bad page, -EFAULT when nothing
  * is mapped, as Linux does.
  *
- * Waiting calls (poll, select, blocking reads, F_SETLKW) block in the host
- * call: the guest is one single-threaded process, so nothing else in it can
- * run meanwhile anyway.
+ * One host thread runs every guest thread of the run, so a host call that
+ * waits stops them all. Transfers on pipes, sockets and terminals, and
+ * poll/select without a timeout, therefore wait by parking the guest
+ * thread instead (see "waiting without blocking the host" below). Calls
+ * that still wait in the host: poll/select with a finite timeout or on no
+ * fd at all, F_SETLKW and flock.
  */
 #include "proxy.h"
 #include "fs_internal.h"
@@ -18,6 +21,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/close_range.h>
 #include <linux/fs.h>
 #include <poll.h>
@@ -26,7 +30,9 @@
 #include <sys/file.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/epoll.h>
 #include <sys/sendfile.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/uio.h>
@@ -72,6 +78,183 @@ static long epipe_signals(struct proxy_process *p, long r)
         proxy_signal_raise(p, SIGPIPE, &info);
     }
     return r;
+}
+
+/* ---- waiting without blocking the host ----------------------------------- */
+
+/*
+ * A transfer Linux would make wait (a read of an empty pipe, a write to a
+ * full one) must not wait in the host: the guest that would make it ready
+ * could never run. So the fd is looked at first (poll, timeout 0); not
+ * ready, the thread is parked on it (proxy_block_on_fd) and the whole
+ * syscall runs again from the start once it is ready, which is why the
+ * look comes before any side effect. With no other guest thread, the
+ * scheduler then waits on that host fd: the blocking call Linux makes.
+ *
+ * Only fds whose transfers can wait are looked at: pipes and FIFOs,
+ * sockets and character devices (a terminal with nothing typed waits for
+ * an external event), without O_NONBLOCK. Regular files, directories and
+ * block devices never wait for a process; an O_NONBLOCK fd answers EAGAIN
+ * itself. Positioned transfers are left alone too: pipes, sockets and
+ * terminals refuse them (ESPIPE) before waiting.
+ *
+ * Writes: a blocking write larger than the room in a pipe or socket
+ * writes what fits and then waits for the rest, which can come only from
+ * its reader. When that reader may be a guest (a socket; a pipe whose read
+ * end a guest of the run holds), the write, once the fd polls writable, is
+ * made with O_NONBLOCK set for that one host call (F_SETFL, restored at
+ * once; no guest runs meanwhile); if only part went, the thread parks and
+ * the call continues where it stopped (write_nowait), so it still returns
+ * the whole count, as callers that write once (an unbuffered CPython
+ * stream) need. A pipe read from outside the run (hvrun's own stdout)
+ * and a terminal get the blocking host write as before, once writable:
+ * only their outside reader can make room, and their open file
+ * description is shared with host processes, which would see the
+ * O_NONBLOCK for the length of the call. So does a pipe write of at most
+ * PIPE_BUF bytes, which a pipe that polls writable has a free page for.
+ */
+
+/* A guest fd whose transfers could wait: a waiting type, in blocking
+ * mode. status_flags are the host F_GETFL flags (restored after a call
+ * made with O_NONBLOCK). */
+struct wait_fd {
+    int host_fd;
+    mode_t type;
+    uint64_t dev, ino; /* the file's identity */
+    int status_flags;
+};
+
+/* The S_IFMT type of the file behind a guest fd slot, cached in the slot
+ * exactly as fsmeta.c caches it (the file of an open fd cannot change); 0
+ * when fstat fails. */
+static mode_t fd_type(struct proxy_fd *f)
+{
+    if (!f->meta_known) {
+        struct stat st;
+        if (fstat(f->host_fd, &st) < 0)
+            return 0;
+        f->host_type = st.st_mode & S_IFMT;
+        f->host_dev = st.st_dev;
+        f->host_ino = st.st_ino;
+        f->meta_known = true;
+    }
+    return f->host_type;
+}
+
+/* Fills *w and returns true when transfers on guest_fd could wait. */
+static bool wait_fd_get(struct proxy_process *p, int guest_fd,
+                        struct wait_fd *w)
+{
+    struct proxy_fd *f = proxy_fd_get(&p->fds, guest_fd);
+    if (!f)
+        return false;
+    mode_t type = fd_type(f);
+    if (!S_ISFIFO(type) && !S_ISSOCK(type) && !S_ISCHR(type))
+        return false;
+    int fl = fcntl(f->host_fd, F_GETFL);
+    if (fl < 0 || (fl & O_NONBLOCK))
+        return false;
+    *w = (struct wait_fd){.host_fd = f->host_fd,
+                          .type = type,
+                          .dev = f->host_dev,
+                          .ino = f->host_ino,
+                          .status_flags = fl};
+    return true;
+}
+
+/* Whether a guest of the run (the writer's process too: another of its
+ * threads may read) holds an fd that can read the pipe or FIFO w. */
+static bool pipe_read_end_in_run(struct proxy_process *p,
+                                 const struct wait_fd *w)
+{
+    int nr_procs = p->world ? p->world->nr_procs : 1;
+    for (int i = 0; i < nr_procs; i++) {
+        struct proxy_process *q = p->world ? p->world->procs[i] : p;
+        for (int fd = 0; !q->zombie && fd < q->fds.cap; fd++) {
+            struct proxy_fd *f = proxy_fd_get(&q->fds, fd);
+            if (!f || !S_ISFIFO(fd_type(f)) || f->host_dev != w->dev ||
+                f->host_ino != w->ino)
+                continue;
+            int fl = fcntl(f->host_fd, F_GETFL);
+            if (fl >= 0 && (fl & O_ACCMODE) != O_WRONLY)
+                return true;
+        }
+    }
+    return false;
+}
+
+/* Whether a write of len_bytes to w, which polls writable, must be made
+ * with O_NONBLOCK (see above). */
+static bool write_must_not_wait(struct proxy_process *p,
+                                const struct wait_fd *w, size_t len_bytes)
+{
+    if (S_ISSOCK(w->type))
+        return true;
+    return S_ISFIFO(w->type) && len_bytes > PIPE_BUF &&
+           pipe_read_end_in_run(p, w);
+}
+
+/* Anything in revents counts (POLLHUP, POLLERR: the call then says EOF or
+ * the error); so does a failed look, leaving the answer to the call. */
+static bool host_fd_ready(int host_fd, short events)
+{
+    struct pollfd pfd = {.fd = host_fd, .events = events};
+    return poll(&pfd, 1, 0) != 0;
+}
+
+/* O_NONBLOCK on w's open file description for one host call; false (the
+ * call then may wait) when the host refuses. */
+static bool nowait_begin(const struct wait_fd *w)
+{
+    return fcntl(w->host_fd, F_SETFL, w->status_flags | O_NONBLOCK) == 0;
+}
+
+static void nowait_end(const struct wait_fd *w)
+{
+    (void)fcntl(w->host_fd, F_SETFL, w->status_flags);
+}
+
+/*
+ * Waiting state that must outlive a park, per guest thread: the epoll
+ * instance a poll or select on several fds is parked on, and how far a
+ * write parked part way has got. Entries are keyed by process and tid
+ * (only compared, never dereferenced) and live as long as hvrun; a thread
+ * that ends while parked in poll leaves its epoll fd open.
+ */
+struct thread_io {
+    const struct proxy_process *p;
+    int tid;
+    int epoll_fd; /* -1: none */
+    /* a write parked part way: which call, and the bytes it has written */
+    bool writing;
+    int write_kind; /* enum xfer_kind */
+    int write_host_fd;
+    gva_t write_gva;      /* its buffer, or its iovec array */
+    uint64_t write_count; /* its length, or its segment count */
+    size_t write_done_bytes;
+};
+
+static struct thread_io *thread_ios;
+static size_t nr_thread_ios, cap_thread_ios;
+
+/* The calling thread's entry, made on first use; NULL without memory. */
+static struct thread_io *thread_io_of(const struct proxy_process *p)
+{
+    for (size_t i = 0; i < nr_thread_ios; i++) {
+        if (thread_ios[i].p == p && thread_ios[i].tid == p->tid)
+            return &thread_ios[i];
+    }
+    if (nr_thread_ios == cap_thread_ios) {
+        size_t cap = cap_thread_ios ? cap_thread_ios * 2 : 8;
+        struct thread_io *n = realloc(thread_ios, cap * sizeof(*n));
+        if (!n)
+            return NULL;
+        thread_ios = n;
+        cap_thread_ios = cap;
+    }
+    thread_ios[nr_thread_ios] =
+        (struct thread_io){.p = p, .tid = p->tid, .epoll_fd = -1};
+    return &thread_ios[nr_thread_ios++];
 }
 
 /* ---- read / write -------------------------------------------------------- */
@@ -130,6 +313,110 @@ static int xfer_prot(const struct xfer *x)
     return x->into_guest ? PROT_WRITE : PROT_READ;
 }
 
+/* Whether a transfer uses the fd's offset (pipes and sockets take only
+ * these) and may wait (RWF_NOWAIT says it must not). */
+static bool xfer_may_wait(const struct xfer *x)
+{
+    if (x->kind == XFER_V2)
+        return x->offset == -1 && !(x->rwf & RWF_NOWAIT);
+    return x->kind == XFER_AT_FD_POS;
+}
+
+/* Drops the first skip_bytes of iov[0..n), moving the rest up; returns
+ * the number of segments left. */
+static int iov_skip(struct iovec *iov, int n, size_t skip_bytes)
+{
+    int i = 0;
+    while (i < n && skip_bytes >= iov[i].iov_len)
+        skip_bytes -= iov[i++].iov_len;
+    if (i < n) {
+        iov[i].iov_base = (char *)iov[i].iov_base + skip_bytes;
+        iov[i].iov_len -= skip_bytes;
+    }
+    memmove(iov, iov + i, (size_t)(n - i) * sizeof(*iov));
+    return n - i;
+}
+
+/*
+ * A blocking write to a reader that may be a guest (write_must_not_wait),
+ * made with O_NONBLOCK so that it moves only what fits. As in Linux it
+ * returns once all bytes_total are written (or on an error, with the
+ * count so far if any): when only part went, the thread is parked until
+ * the fd is writable, its progress is kept (thread_io), and the call,
+ * made again from the start, skips the bytes already written. Progress
+ * counts only for the same call: kind, fd, buffer and length.
+ *
+ * A signal that ends the wait with EINTR (a handler without SA_RESTART)
+ * leaves the progress behind, where Linux would return the count so far:
+ * the same call made again (CPython retries EINTR) continues after it;
+ * any other write of the thread forgets it. Without memory for the
+ * progress, the result is the short count.
+ */
+static long write_nowait(struct proxy_process *p, const struct wait_fd *w,
+                         const struct xfer *x, struct iovec *iov, int n,
+                         size_t bytes_total, gva_t gva, uint64_t count)
+{
+    struct thread_io *tio = thread_io_of(p);
+    size_t done = 0;
+    if (tio && tio->writing && tio->write_kind == (int)x->kind &&
+        tio->write_host_fd == w->host_fd && tio->write_gva == gva &&
+        tio->write_count == count && tio->write_done_bytes < bytes_total)
+        done = tio->write_done_bytes;
+    if (tio)
+        tio->writing = false;
+    n = iov_skip(iov, n, done);
+    bool nowait = nowait_begin(w);
+    long r = host_xfer(w->host_fd, x, iov, n);
+    if (nowait)
+        nowait_end(w);
+    if (r < 0 && r != -EAGAIN) {
+        if (done == 0)
+            return r;
+        (void)epipe_signals(p, r); /* Linux signals EPIPE after a part too */
+        return (long)done;
+    }
+    if (r > 0)
+        done += (size_t)r;
+    if (done == bytes_total || (!tio && done > 0))
+        return (long)done;
+    if (tio && done > 0) {
+        tio->writing = true;
+        tio->write_kind = (int)x->kind;
+        tio->write_host_fd = w->host_fd;
+        tio->write_gva = gva;
+        tio->write_count = count;
+        tio->write_done_bytes = done;
+    }
+    return proxy_block_on_fd(p, w->host_fd, POLLOUT);
+}
+
+/*
+ * host_xfer for guest_fd without waiting in the host (see "waiting without
+ * blocking the host"): PROXY_RET_BLOCK when the fd is not ready, or when
+ * a write parks part way. gva and count name the guest's call (buffer and
+ * length, or iovec array and segment count) for write_nowait. Zero-length
+ * transfers go straight to the host: Linux returns 0 for them on pipes and
+ * sockets without waiting.
+ */
+static long xfer_host_nowait(struct proxy_process *p, int guest_fd, int host_fd,
+                             const struct xfer *x, struct iovec *iov, int n,
+                             gva_t gva, uint64_t count)
+{
+    size_t bytes = 0;
+    for (int i = 0; i < n; i++)
+        bytes += iov[i].iov_len;
+    struct wait_fd w;
+    if (bytes == 0 || !xfer_may_wait(x) || !wait_fd_get(p, guest_fd, &w))
+        return host_xfer(host_fd, x, iov, n);
+    short events = x->into_guest ? POLLIN : POLLOUT;
+    if (!host_fd_ready(host_fd, events))
+        return proxy_block_on_fd(p, host_fd, events);
+    /* Ready to read: the read returns what is there without waiting. */
+    if (x->into_guest || !write_must_not_wait(p, &w, bytes))
+        return host_xfer(host_fd, x, iov, n);
+    return write_nowait(p, &w, x, iov, n, bytes, gva, count);
+}
+
 /* read, write, pread64, pwrite64: one guest buffer. */
 static long xfer_buf(struct proxy_process *p, uint64_t guest_fd, gva_t buf,
                      uint64_t count, const struct xfer *x)
@@ -149,7 +436,10 @@ static long xfer_buf(struct proxy_process *p, uint64_t guest_fd, gva_t buf,
     /* /dev/urandom and /dev/random read detcore's stream (vfs.c) */
     long r = x->into_guest && proxy_vfs_fd_det_random(p, (int)guest_fd)
                  ? proxy_vfs_random_read(p, iov, n)
-                 : host_xfer(host_fd, x, iov, n);
+                 : xfer_host_nowait(p, (int)guest_fd, host_fd, x, iov, n, buf,
+                                    count);
+    if (r == PROXY_RET_BLOCK)
+        return r;
     if (!x->into_guest && r > 0)
         proxy_meta_note_fd(p, (int)guest_fd, PROXY_META_CONTENT);
     return x->into_guest ? r : epipe_signals(p, r);
@@ -269,9 +559,12 @@ static long xfer_vec(struct proxy_process *p, uint64_t guest_fd, gva_t vec,
     if (r >= 0)
         r = x->into_guest && proxy_vfs_fd_det_random(p, (int)guest_fd)
                 ? proxy_vfs_random_read(p, iov, (int)r)
-                : host_xfer(host_fd, x, iov, (int)r);
+                : xfer_host_nowait(p, (int)guest_fd, host_fd, x, iov, (int)r,
+                                   vec, cnt);
     free(iov);
     free(giov);
+    if (r == PROXY_RET_BLOCK)
+        return r;
     if (!x->into_guest && r > 0)
         proxy_meta_note_fd(p, (int)guest_fd, PROXY_META_CONTENT);
     return x->into_guest ? r : epipe_signals(p, r);
@@ -849,6 +1142,61 @@ static long guest_offset_out(struct proxy_process *p,
     return r;
 }
 
+/*
+ * The calls that move data between two fds (sendfile, splice, tee) wait as
+ * read and write do: a source that could wait must poll readable and a
+ * destination that could wait writable, else the thread is parked on the
+ * first that is not. A ready source gives what it has without waiting; the
+ * destination gets O_NONBLOCK for the host call where a write would (see
+ * above), and EAGAIN there, with nothing moved, parks the thread on it.
+ * copy_file_range takes regular files only, which never wait.
+ */
+struct copy_wait {
+    struct wait_fd in, out;
+    bool in_waits, out_waits;
+    bool out_nowait; /* O_NONBLOCK set on out for the call */
+};
+
+/* Before the host call of len_bytes from in to out (guest fds): 0 to go
+ * on (copy_wait_end follows the call), or PROXY_RET_BLOCK. splice_flags:
+ * SPLICE_F_NONBLOCK means the pipe sides do not wait (the other side
+ * still may, as in Linux). */
+static long copy_wait_begin(struct proxy_process *p, int in_guest_fd,
+                            int out_guest_fd, size_t len_bytes,
+                            unsigned int splice_flags, struct copy_wait *cw)
+{
+    memset(cw, 0, sizeof(*cw));
+    if (len_bytes == 0)
+        return 0; /* 0 at once, as Linux */
+    bool pipes_nowait = (splice_flags & SPLICE_F_NONBLOCK) != 0;
+    cw->in_waits = wait_fd_get(p, in_guest_fd, &cw->in) &&
+                   !(pipes_nowait && S_ISFIFO(cw->in.type));
+    cw->out_waits = wait_fd_get(p, out_guest_fd, &cw->out) &&
+                    !(pipes_nowait && S_ISFIFO(cw->out.type));
+    if (cw->in_waits && !host_fd_ready(cw->in.host_fd, POLLIN))
+        return proxy_block_on_fd(p, cw->in.host_fd, POLLIN);
+    if (cw->out_waits && !host_fd_ready(cw->out.host_fd, POLLOUT))
+        return proxy_block_on_fd(p, cw->out.host_fd, POLLOUT);
+    cw->out_nowait = cw->out_waits &&
+                     write_must_not_wait(p, &cw->out, len_bytes) &&
+                     nowait_begin(&cw->out);
+    return 0;
+}
+
+/* Restores out's flags. EAGAIN from the destination (it no longer polls
+ * writable) parks the thread; any other EAGAIN (a pipe side the guest
+ * made non-blocking) is the guest's. */
+static long copy_wait_end(struct proxy_process *p, const struct copy_wait *cw,
+                          long r)
+{
+    if (!cw->out_nowait)
+        return r;
+    nowait_end(&cw->out);
+    if (r == -EAGAIN && !host_fd_ready(cw->out.host_fd, POLLOUT))
+        return proxy_block_on_fd(p, cw->out.host_fd, POLLOUT);
+    return r;
+}
+
 /* Linux writes the offset back whatever the result. */
 static long sys_sendfile(struct proxy_process *p, const uint64_t a[6])
 {
@@ -861,8 +1209,15 @@ static long sys_sendfile(struct proxy_process *p, const uint64_t a[6])
     struct guest_offset off;
     if (guest_offset_in(p, a[2], &off) < 0)
         return -EFAULT;
-    long r = proxy_host_result(
+    struct copy_wait cw;
+    long r = copy_wait_begin(p, (int)a[1], (int)a[0], (size_t)a[3], 0, &cw);
+    if (r != 0)
+        return r;
+    r = proxy_host_result(
         sendfile(out_fd, in_fd, guest_offset_ptr(&off), (size_t)a[3]));
+    r = copy_wait_end(p, &cw, r);
+    if (r == PROXY_RET_BLOCK)
+        return r;
     if (r > 0)
         proxy_meta_note_fd(p, (int)a[0], PROXY_META_CONTENT);
     return epipe_signals(p, guest_offset_out(p, &off, r));
@@ -905,9 +1260,17 @@ static long sys_splice(struct proxy_process *p, const uint64_t a[6])
     if (guest_offset_in(p, a[1], &off_in) < 0 ||
         guest_offset_in(p, a[3], &off_out) < 0)
         return -EFAULT;
-    long r = proxy_host_result(splice(in_fd, guest_offset_ptr(&off_in), out_fd,
-                                      guest_offset_ptr(&off_out), (size_t)a[4],
-                                      (unsigned int)a[5]));
+    struct copy_wait cw;
+    long r = copy_wait_begin(p, (int)a[0], (int)a[2], (size_t)a[4],
+                             (unsigned int)a[5], &cw);
+    if (r != 0)
+        return r;
+    r = proxy_host_result(splice(in_fd, guest_offset_ptr(&off_in), out_fd,
+                                 guest_offset_ptr(&off_out), (size_t)a[4],
+                                 (unsigned int)a[5]));
+    r = copy_wait_end(p, &cw, r);
+    if (r == PROXY_RET_BLOCK)
+        return r;
     if (r > 0)
         proxy_meta_note_fd(p, (int)a[2], PROXY_META_CONTENT);
     r = guest_offset_out(p, &off_in, r);
@@ -923,8 +1286,14 @@ static long sys_tee(struct proxy_process *p, const uint64_t a[6])
     int out_fd = guest_host_fd(p, a[1]);
     if (out_fd < 0)
         return out_fd;
-    return epipe_signals(p, proxy_host_result(tee(in_fd, out_fd, (size_t)a[2],
-                                                  (unsigned int)a[3])));
+    struct copy_wait cw;
+    long r = copy_wait_begin(p, (int)a[0], (int)a[1], (size_t)a[2],
+                             (unsigned int)a[3], &cw);
+    if (r != 0)
+        return r;
+    r = proxy_host_result(tee(in_fd, out_fd, (size_t)a[2], (unsigned int)a[3]));
+    r = copy_wait_end(p, &cw, r);
+    return r == PROXY_RET_BLOCK ? r : epipe_signals(p, r);
 }
 
 /* ---- poll and select ----------------------------------------------------- */
@@ -992,17 +1361,93 @@ static long poll_set_out(struct proxy_process *p, gva_t fds_gva,
 }
 
 /*
- * The host wait for poll, ppoll and select: host ppoll with a copy of the
- * timeout, which the host updates to the time left (the guest sees that
- * remaining time for ppoll/select). A NULL timeout waits forever. When an
- * entry is already ready (POLLNVAL) the host only takes a look.
+ * Parking on a whole set. proxy_block_on_fd takes one host fd, so a wait
+ * on several parks on a host epoll instance holding them all: it polls
+ * readable once any of them is ready, and the call then runs again and
+ * looks at the set itself. The instance is kept with the thread
+ * (thread_io) until the thread next waits in poll or select: it is not
+ * parked on it then.
  */
-static long host_wait(struct pollfd *fds, size_t n, struct timespec *ts,
-                      bool ready_already)
+static void set_wait_release(const struct proxy_process *p)
 {
+    for (size_t i = 0; i < nr_thread_ios; i++) {
+        struct thread_io *t = &thread_ios[i];
+        if (t->p == p && t->tid == p->tid && t->epoll_fd >= 0) {
+            close(t->epoll_fd);
+            t->epoll_fd = -1;
+        }
+    }
+}
+
+/* The poll events epoll takes (POLLERR and POLLHUP it always reports). */
+#define EPOLL_POLL_BITS                                                        \
+    (POLLIN | POLLPRI | POLLOUT | POLLRDNORM | POLLRDBAND | POLLWRNORM |       \
+     POLLWRBAND | POLLMSG | POLLRDHUP)
+
+/* Adds fds[i] to the instance; a host fd already in it (the guest named
+ * it twice) gets the union of its entries' events. */
+static void epoll_add_entry(int epoll_fd, const struct pollfd *fds, size_t i)
+{
+    struct epoll_event ev = {.events =
+                                 (uint16_t)fds[i].events & EPOLL_POLL_BITS};
+    if (epoll_ctl(epoll_fd, EPOLL_CTL_ADD, fds[i].fd, &ev) == 0 ||
+        errno != EEXIST)
+        return; /* EPERM: a file without poll, always ready: none here */
+    for (size_t k = 0; k < i; k++) {
+        if (fds[k].fd == fds[i].fd)
+            ev.events |= (uint16_t)fds[k].events & EPOLL_POLL_BITS;
+    }
+    (void)epoll_ctl(epoll_fd, EPOLL_CTL_MOD, fds[i].fd, &ev);
+}
+
+/* Parks the thread until one of the host fds (fd < 0: skipped) is ready
+ * for its events; n_valid of them are >= 0, at least one. Without an
+ * epoll instance it parks on the first. */
+static long park_on_set(struct proxy_process *p, const struct pollfd *fds,
+                        size_t n, size_t n_valid)
+{
+    size_t first = 0;
+    while (fds[first].fd < 0)
+        first++;
+    struct thread_io *tio = n_valid > 1 ? thread_io_of(p) : NULL;
+    int epoll_fd = tio ? epoll_create1(EPOLL_CLOEXEC) : -1;
+    if (epoll_fd < 0)
+        return proxy_block_on_fd(p, fds[first].fd, fds[first].events);
+    for (size_t i = first; i < n; i++) {
+        if (fds[i].fd >= 0)
+            epoll_add_entry(epoll_fd, fds, i);
+    }
+    tio->epoll_fd = epoll_fd;
+    return proxy_block_on_fd(p, epoll_fd, POLLIN);
+}
+
+/*
+ * The wait for poll, ppoll and select. A host call that waits would stop
+ * every guest thread, so the host first only looks (timeout 0); that is
+ * the answer when something is ready, an entry is invalid (POLLNVAL, ready
+ * already) or the timeout is zero. Otherwise, with no timeout, the thread
+ * is parked until an fd of the set is ready, and the call runs again.
+ *
+ * Still waiting in the host, as before: a finite timeout, with ts (which
+ * the host updates to the time left, what ppoll and select report), and
+ * an endless wait on no fd at all. Timeouts become deadlines on detcore's
+ * logical clock when the scheduler has them; until then such a wait stops
+ * every other guest thread for its length.
+ */
+static long poll_wait(struct proxy_process *p, struct pollfd *fds, size_t n,
+                      struct timespec *ts, bool ready_already)
+{
+    set_wait_release(p);
     struct timespec zero = {0, 0};
-    struct timespec *wait_ts = ready_already ? &zero : ts;
-    return proxy_host_result(syscall(SYS_ppoll, fds, n, wait_ts, NULL, 0));
+    long r = proxy_host_result(syscall(SYS_ppoll, fds, n, &zero, NULL, 0));
+    if (r != 0 || ready_already || (ts && ts->tv_sec == 0 && ts->tv_nsec == 0))
+        return r;
+    size_t n_valid = 0;
+    for (size_t i = 0; i < n; i++)
+        n_valid += fds[i].fd >= 0;
+    if (ts || n_valid == 0)
+        return proxy_host_result(syscall(SYS_ppoll, fds, n, ts, NULL, 0));
+    return park_on_set(p, fds, n, n_valid);
 }
 
 static long poll_run(struct proxy_process *p, gva_t fds_gva, uint64_t nfds,
@@ -1011,8 +1456,9 @@ static long poll_run(struct proxy_process *p, gva_t fds_gva, uint64_t nfds,
     struct poll_set ps;
     long r = poll_set_in(p, fds_gva, nfds, &ps);
     if (r == 0) {
-        r = host_wait(ps.host, ps.n, ts, ps.nr_invalid > 0);
-        r = poll_set_out(p, fds_gva, &ps, r);
+        r = poll_wait(p, ps.host, ps.n, ts, ps.nr_invalid > 0);
+        if (r != PROXY_RET_BLOCK)
+            r = poll_set_out(p, fds_gva, &ps, r);
     }
     poll_set_free(&ps);
     return r;
@@ -1195,7 +1641,7 @@ static long select_run(struct proxy_process *p, int nfds, struct select_sets *s,
     if (r == 0)
         r = select_to_poll(p, nfds, s, pfds, guest_fds, &n);
     if (r == 0)
-        r = host_wait(pfds, n, ts, false);
+        r = poll_wait(p, pfds, n, ts, false);
     if (r >= 0)
         r = poll_to_select(pfds, guest_fds, n, s);
     for (int k = 0; k < 3 && r >= 0; k++) {

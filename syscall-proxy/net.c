@@ -18,12 +18,16 @@
  * Data moves between the host socket and guest memory directly
  * (vmm_as_host_iov), as io.c does for files.
  *
- * Waiting: guest threads share one vCPU, so a host call that blocks stops
- * them all. When another guest thread can run, accept, send* and recv* on
- * a blocking socket do not block: if the socket is not ready, the thread
- * gives up the vCPU with its syscall rewound and makes it again on its
- * next turn (see coop_wait). With no other thread runnable, they block in
- * the host as Linux would. connect and MSG_WAITALL receives always block.
+ * Waiting: one host thread runs every guest thread of the run, so a host
+ * call that blocks stops them all. accept, connect, send* and recv* on a
+ * blocking socket that is not ready park the guest thread on the socket
+ * (proxy_block_on_fd) instead; the whole syscall runs again from the start
+ * once it is ready, so nothing happens before the thread parks. With no
+ * other guest thread, the scheduler then waits on the socket: the blocking
+ * call Linux makes. Each call below says how it finds out "not ready"
+ * and what it does differently from a blocking Linux call. SO_RCVTIMEO
+ * and SO_SNDTIMEO are not applied to such waits yet (timeouts become
+ * deadlines on detcore's clock with the scheduler).
  *
  * Not yet behind detcore, so they can differ between runs: ephemeral ports
  * the host picks, netlink port ids (hvrun's host pid), and peer credentials
@@ -44,6 +48,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -112,81 +117,26 @@ static int sock_host_fd(struct proxy_process *p, uint64_t guest_fd)
     return proxy_fd_host(&p->fds, (int)guest_fd);
 }
 
-/* ---- waiting among guest threads ----------------------------------------- */
-
-/* Length of the SYSCALL instruction RCX points past. */
-#define SYSCALL_INSN_BYTES 2
-/* Host wait per turn once every guest thread is waiting on a socket. */
-#define IDLE_POLL_MS 1
+/* ---- waiting without blocking the host ----------------------------------- */
 
 /*
- * Consecutive turns given up with no other syscall in between mean every
- * runnable guest thread is waiting on a socket; then each turn waits a
- * little on the host instead of spinning. Only this pacing depends on it,
- * never a result, so one record for the whole hvrun process will do.
+ * Whether a call on a socket may wait: neither the socket (O_NONBLOCK) nor
+ * the call (MSG_DONTWAIT) says not to. *status_flags gets F_GETFL's flags.
  */
-static struct {
-    uint64_t last_nr; /* p->nr_syscalls at the last turn given up */
-    int streak;
-} idle_turns;
-
-static bool other_thread_runnable(const struct proxy_process *p)
+static bool sock_may_wait(int host_fd, int flags, int *status_flags)
 {
-    for (int i = 0; i < p->nr_threads; i++) {
-        if (i != p->cur && p->threads[i].state == PROXY_THREAD_RUNNABLE)
-            return true;
-    }
-    return false;
-}
-
-/*
- * Whether a call that may wait must not block the host: another guest
- * thread can run, and neither the socket (O_NONBLOCK) nor the call
- * (MSG_DONTWAIT) already says not to wait. The caller then adds
- * MSG_DONTWAIT (or polls first) and calls yield_turn on EAGAIN. When every
- * thread is waiting, first waits up to IDLE_POLL_MS for events.
- */
-static bool coop_wait(struct proxy_process *p, int host_fd, int flags,
-                      short events)
-{
-    if ((flags & MSG_DONTWAIT) || !other_thread_runnable(p))
+    if (flags & MSG_DONTWAIT)
         return false;
-    int fl = fcntl(host_fd, F_GETFL);
-    if (fl < 0 || (fl & O_NONBLOCK))
-        return false;
-    if (idle_turns.streak >= p->nr_threads &&
-        p->nr_syscalls == idle_turns.last_nr + 1) {
-        struct pollfd pfd = {.fd = host_fd, .events = events};
-        (void)poll(&pfd, 1, IDLE_POLL_MS);
-    }
-    return true;
+    *status_flags = fcntl(host_fd, F_GETFL);
+    return *status_flags >= 0 && !(*status_flags & O_NONBLOCK);
 }
 
-/*
- * Gives up the vCPU with the syscall rewound onto its SYSCALL instruction
- * (RAX still holds the number): the thread makes the same call again on
- * its next turn. A signal delivered meanwhile restarts it afterwards, as
- * SA_RESTART would.
- */
-static long yield_turn(struct proxy_process *p)
-{
-    if (p->nr_syscalls == idle_turns.last_nr + 1)
-        idle_turns.streak++;
-    else
-        idle_turns.streak = 0;
-    idle_turns.last_nr = p->nr_syscalls;
-    struct vmm_regs *r = vmm_vm_regs(p->vm);
-    vmm_vm_syscall_return(p->vm, (long)r->rax);
-    r->rip -= SYSCALL_INSN_BYTES;
-    p->resched = true;
-    return PROXY_RET_REGS_SET;
-}
-
-/* For accept, which has no MSG_DONTWAIT: true when nothing is queued. */
-static bool sock_not_ready(int host_fd, short events)
+/* The socket's poll bits for events right now (a failed look counts as
+ * ready, leaving the answer to the call). */
+static short sock_revents(int host_fd, short events)
 {
     struct pollfd pfd = {.fd = host_fd, .events = events};
-    return poll(&pfd, 1, 0) == 0;
+    return poll(&pfd, 1, 0) < 0 ? events : pfd.revents;
 }
 
 /* ---- creation ------------------------------------------------------------ */
@@ -361,6 +311,31 @@ static void path_ctx_leave(struct proxy_process *p, const struct path_ctx *c)
     close(c->saved_cwd_fd);
 }
 
+/*
+ * connect on a blocking socket without waiting in the host: the host
+ * connect runs with O_NONBLOCK for the one call. A connection not made at
+ * once (EINPROGRESS; EALREADY when the call runs again and it still is
+ * not) parks the thread until the socket is writable. The call then runs
+ * again, and on a socket that was connecting Linux's connect returns 0
+ * once the connection is made, or its error. A Unix listener with a full
+ * backlog says EAGAIN: the thread parks on its own socket (writable), so
+ * it tries again on its next turn, until the listener accepts.
+ */
+static long connect_nowait(struct proxy_process *p, int host_fd,
+                           const struct sock_addr *sa)
+{
+    int fl;
+    if (!sock_may_wait(host_fd, 0, &fl))
+        return proxy_host_result(connect(host_fd, &sa->u.sa, sa->len));
+    bool nowait = fcntl(host_fd, F_SETFL, fl | O_NONBLOCK) == 0;
+    long r = proxy_host_result(connect(host_fd, &sa->u.sa, sa->len));
+    if (nowait)
+        (void)fcntl(host_fd, F_SETFL, fl);
+    if (nowait && (r == -EINPROGRESS || r == -EALREADY || r == -EAGAIN))
+        return proxy_block_on_fd(p, host_fd, POLLOUT);
+    return r;
+}
+
 /* bind and connect: fd, then address, then the host call. */
 static long addr_call(struct proxy_process *p, const uint64_t a[6], bool bind_)
 {
@@ -381,8 +356,8 @@ static long addr_call(struct proxy_process *p, const uint64_t a[6], bool bind_)
     r = path_ctx_enter(p, &sa, bind_, &c);
     if (r < 0)
         return r;
-    r = proxy_host_result(bind_ ? bind(host_fd, &sa.u.sa, sa.len)
-                                : connect(host_fd, &sa.u.sa, sa.len));
+    r = bind_ ? proxy_host_result(bind(host_fd, &sa.u.sa, sa.len))
+              : connect_nowait(p, host_fd, &sa);
     path_ctx_leave(p, &c);
     return r;
 }
@@ -414,7 +389,8 @@ static long sys_shutdown(struct proxy_process *p, const uint64_t a[6])
 }
 
 /* Like Linux, a fault writing the peer address drops the new connection
- * (it was already taken off the queue) and returns -EFAULT. */
+ * (it was already taken off the queue) and returns -EFAULT. A blocking
+ * socket with no connection queued (not readable) parks the thread. */
 static long do_accept(struct proxy_process *p, const uint64_t a[6], int flags)
 {
     if (flags & ~(SOCK_CLOEXEC | SOCK_NONBLOCK))
@@ -422,8 +398,9 @@ static long do_accept(struct proxy_process *p, const uint64_t a[6], int flags)
     int host_fd = sock_host_fd(p, a[0]);
     if (host_fd < 0)
         return host_fd;
-    if (coop_wait(p, host_fd, 0, POLLIN) && sock_not_ready(host_fd, POLLIN))
-        return yield_turn(p);
+    int fl;
+    if (sock_may_wait(host_fd, 0, &fl) && sock_revents(host_fd, POLLIN) == 0)
+        return proxy_block_on_fd(p, host_fd, POLLIN);
     gva_t addr = a[1];
     struct sock_addr sa = {.len = sizeof(sa.u)};
     int new_host_fd =
@@ -739,22 +716,27 @@ static long netlink_send_check(int host_fd, const struct host_msg *hm)
 /*
  * The host send of a prepared message. The host never raises SIGPIPE
  * (MSG_NOSIGNAL always); the guest gets its own unless it asked not to.
- * Waiting for room among other threads (coop_wait): the send may then be
- * short on a stream socket, where a blocking Linux send would wait to move
- * everything; with may_yield false (a later sendmmsg entry) the result is
- * -EAGAIN instead of a turn given up.
+ * On a blocking socket the host send has MSG_DONTWAIT, and EAGAIN (nothing
+ * sent) parks the thread until the socket is writable. Simplification: a
+ * send larger than the room in the socket buffer is short on a stream
+ * socket (callers loop, as for a short write), where a blocking Linux send
+ * would wait to move everything. A later sendmmsg entry (may_park false)
+ * cannot park, since the call would run again whole: while another guest
+ * thread can run it gets -EAGAIN (the batch ends there), else it waits in
+ * the host as before.
  */
 static long send_host(struct proxy_process *p, int host_fd, struct host_msg *hm,
-                      int flags, bool may_yield)
+                      int flags, bool may_park)
 {
     long r = send_cover_check(hm);
     if (r == 0)
         r = netlink_send_check(host_fd, hm);
     if (r < 0)
         return r;
-    int host_flags = flags | MSG_NOSIGNAL;
-    bool coop = coop_wait(p, host_fd, flags, POLLOUT);
-    if (coop)
+    int host_flags = flags | MSG_NOSIGNAL, fl;
+    bool nowait = sock_may_wait(host_fd, flags, &fl) &&
+                  (may_park || proxy_others_runnable(p));
+    if (nowait)
         host_flags |= MSG_DONTWAIT;
     struct path_ctx c;
     r = path_ctx_enter(p, hm->msg.msg_name ? &hm->name : NULL, false, &c);
@@ -762,8 +744,8 @@ static long send_host(struct proxy_process *p, int host_fd, struct host_msg *hm,
         return r;
     r = proxy_host_result(sendmsg(host_fd, &hm->msg, host_flags));
     path_ctx_leave(p, &c);
-    if (coop && may_yield && r == -EAGAIN)
-        return yield_turn(p);
+    if (nowait && may_park && r == -EAGAIN)
+        return proxy_block_on_fd(p, host_fd, POLLOUT);
     return (flags & MSG_NOSIGNAL) ? r : proxy_epipe_signal(p, r);
 }
 
@@ -820,7 +802,7 @@ static long msg_send_in(struct proxy_process *p, const struct guest_msghdr *gm,
 
 /* sendmsg for the guest msghdr at msg_gva; also each sendmmsg entry. */
 static long send_one(struct proxy_process *p, int host_fd, gva_t msg_gva,
-                     int flags, bool may_yield)
+                     int flags, bool may_park)
 {
     struct guest_msghdr gm;
     if (proxy_copy_in(p, &gm, msg_gva, sizeof(gm)) < 0)
@@ -829,7 +811,7 @@ static long send_one(struct proxy_process *p, int host_fd, gva_t msg_gva,
     host_msg_init(&hm);
     long r = msg_send_in(p, &gm, &hm);
     if (r == 0)
-        r = send_host(p, host_fd, &hm, flags, may_yield);
+        r = send_host(p, host_fd, &hm, flags, may_park);
     host_msg_free(&hm);
     return r;
 }
@@ -867,8 +849,8 @@ static long sys_sendmsg(struct proxy_process *p, const uint64_t a[6])
 }
 
 /* Linux caps vlen at UIO_MAXIOV; after a failure the count sent so far is
- * the result, if any was. Only the first entry may give up the turn (the
- * call restarts whole): a later one that would wait ends the batch. */
+ * the result, if any was. Only the first entry may park the thread (the
+ * call runs again whole): see send_host for a later one. */
 static long sys_sendmmsg(struct proxy_process *p, const uint64_t a[6])
 {
     int host_fd = sock_host_fd(p, a[0]);
@@ -964,24 +946,61 @@ static long msg_recv_out(struct proxy_process *p, gva_t msg_gva,
     return 0;
 }
 
-/* The host receive, waiting among threads as send_host does (a turn given
- * up only with may_yield). MSG_WAITALL receives block in the host: with
- * MSG_DONTWAIT they would return short. */
-static long recv_host(struct proxy_process *p, int host_fd, struct msghdr *msg,
-                      int flags, bool may_yield)
+/*
+ * MSG_WAITALL on a blocking socket waits for the whole length, which
+ * MSG_DONTWAIT would cut short, so the host receive is made without it
+ * once it will not wait: when the socket is readable and, while another
+ * guest thread can run, a stream socket holds wanted_bytes (or its peer is
+ * done sending). With no other thread runnable, a readable socket is
+ * received from at once, and the rest is waited for in the host as before.
+ */
+static bool waitall_ready(struct proxy_process *p, int host_fd,
+                          size_t wanted_bytes)
 {
-    bool coop = !(flags & MSG_WAITALL) && coop_wait(p, host_fd, flags, POLLIN);
-    long r = proxy_host_result(
-        recvmsg(host_fd, msg, coop ? flags | MSG_DONTWAIT : flags));
-    if (coop && may_yield && r == -EAGAIN)
-        return yield_turn(p);
+    short rev = sock_revents(host_fd, POLLIN | POLLRDHUP);
+    if (rev == 0)
+        return false;
+    if ((rev & (POLLRDHUP | POLLHUP | POLLERR)) || !proxy_others_runnable(p))
+        return true;
+    int type, queued;
+    socklen_t len = sizeof(type);
+    if (getsockopt(host_fd, SOL_SOCKET, SO_TYPE, &type, &len) < 0 ||
+        type != SOCK_STREAM) /* waits only on stream sockets */
+        return true;
+    return ioctl(host_fd, FIONREAD, &queued) < 0 || queued < 0 ||
+           (size_t)queued >= wanted_bytes;
+}
+
+/*
+ * The host receive. On a blocking socket it has MSG_DONTWAIT, and EAGAIN
+ * (nothing there) parks the thread until the socket is readable. As in
+ * send_host, a later recvmmsg entry (may_park false) gets -EAGAIN while
+ * another thread can run, else waits in the host. MSG_OOB and MSG_ERRQUEUE
+ * never wait. wanted_bytes: what the buffers can take (for MSG_WAITALL).
+ */
+static long recv_host(struct proxy_process *p, int host_fd, struct msghdr *msg,
+                      int flags, size_t wanted_bytes, bool may_park)
+{
+    int fl;
+    if ((flags & (MSG_OOB | MSG_ERRQUEUE)) ||
+        !sock_may_wait(host_fd, flags, &fl) ||
+        (!may_park && !proxy_others_runnable(p)))
+        return proxy_host_result(recvmsg(host_fd, msg, flags));
+    if (flags & MSG_WAITALL) {
+        if (waitall_ready(p, host_fd, wanted_bytes))
+            return proxy_host_result(recvmsg(host_fd, msg, flags));
+        return may_park ? proxy_block_on_fd(p, host_fd, POLLIN) : -EAGAIN;
+    }
+    long r = proxy_host_result(recvmsg(host_fd, msg, flags | MSG_DONTWAIT));
+    if (r == -EAGAIN && may_park)
+        return proxy_block_on_fd(p, host_fd, POLLIN);
     return r;
 }
 
 /* recvmsg for the guest msghdr at msg_gva; also each recvmmsg entry. The
  * received msg_flags go to *out_flags. */
 static long recv_one(struct proxy_process *p, int host_fd, gva_t msg_gva,
-                     int flags, bool may_yield, int *out_flags)
+                     int flags, bool may_park, int *out_flags)
 {
     struct guest_msghdr gm;
     if (proxy_copy_in(p, &gm, msg_gva, sizeof(gm)) < 0)
@@ -992,7 +1011,8 @@ static long recv_one(struct proxy_process *p, int host_fd, gva_t msg_gva,
     if (r == 0)
         r = recv_cover_check(&hm);
     if (r == 0)
-        r = recv_host(p, host_fd, &hm.msg, flags | MSG_CMSG_CLOEXEC, may_yield);
+        r = recv_host(p, host_fd, &hm.msg, flags | MSG_CMSG_CLOEXEC,
+                      hm.covered_bytes, may_park);
     if (r >= 0 && recv_fault(&hm)) {
         /* Passed fds go too: into the table and straight out again. */
         rights_to_guest(p, &hm, true);
@@ -1026,7 +1046,7 @@ static long sys_recvfrom(struct proxy_process *p, const uint64_t a[6])
     if (r == 0)
         r = recv_cover_check(&hm);
     if (r == 0)
-        r = recv_host(p, host_fd, &hm.msg, (int)a[3], true);
+        r = recv_host(p, host_fd, &hm.msg, (int)a[3], hm.covered_bytes, true);
     if (r >= 0 && recv_fault(&hm))
         r = -EFAULT;
     if (r >= 0 && a[4] != 0) {
@@ -1077,8 +1097,8 @@ static bool recvmmsg_time_left(struct proxy_process *p, uint64_t deadline_ns,
  * documented quirk) and the time left is written back when any arrived;
  * out-of-band data ends the batch. After a failure the count so far is the
  * result, if any. The clock is detcore's, so the batch ends the same way
- * on every run. As in sendmmsg, only the first datagram may give up the
- * turn; waiting for a later one among other threads ends the batch.
+ * on every run. As in sendmmsg, only the first datagram may park the
+ * thread (see recv_host for a later one).
  */
 static long sys_recvmmsg(struct proxy_process *p, const uint64_t a[6])
 {

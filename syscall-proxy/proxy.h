@@ -28,6 +28,9 @@ struct det_state;
 #define PROXY_NR_SYSCALLS 512
 #define PROXY_RET_NORETURN (-100000L)
 #define PROXY_RET_REGS_SET (-100001L)
+/* The calling thread must wait (proxy_block_on_fd and friends set what
+ * for); the syscall runs again from the start when the thread is woken. */
+#define PROXY_RET_BLOCK (-100002L)
 #define PROXY_PATH_MAX 4096
 #define PROXY_NSIG 65 /* signals 1..64 */
 
@@ -115,6 +118,9 @@ enum proxy_thread_state {
     PROXY_THREAD_RUNNABLE,
     PROXY_THREAD_FUTEX_WAIT,
     PROXY_THREAD_EXITED,
+    PROXY_THREAD_WAIT_FD,       /* a host fd becoming ready (re-runs) */
+    PROXY_THREAD_WAIT_CHILD,    /* a child changing state (re-runs) */
+    PROXY_THREAD_WAIT_VFORK,    /* the vfork child to exec or exit */
 };
 
 struct proxy_thread {
@@ -132,6 +138,26 @@ struct proxy_thread {
     uint64_t wait_seq;          /* FIFO order of waiters */
     bool has_deadline;
     uint64_t deadline_ns;       /* CLOCK_MONOTONIC */
+    /* other waits */
+    int wait_host_fd;
+    short wait_events;
+    int wait_vfork_pid;
+    bool restartable;           /* parked on a re-runnable syscall */
+};
+
+/*
+ * Every guest process of a run, in creation order. One is on the (host)
+ * CPU at a time; the next is chosen by detcore's rule: the first runnable
+ * thread after the current one, processes in creation order.
+ */
+struct proxy_world {
+    struct vmm_host *host;
+    struct proxy_process **procs;
+    int nr_procs, cap_procs;
+    int cur;
+    int next_pid;
+    bool ended;
+    int end_status;             /* the first process's wait status */
 };
 
 /* ---- the process --------------------------------------------------------- */
@@ -143,6 +169,9 @@ struct proxy_config {
 };
 
 struct proxy_process {
+    struct proxy_world *world;
+    bool zombie;                /* exited, not yet reaped by its parent */
+    bool vfork_released;        /* a vfork child that exec'd: parent runs */
     struct vmm_vm *vm;
     struct vmm_aspace *as;
     struct det_state *det;
@@ -266,7 +295,7 @@ long proxy_dispatch(struct proxy_process *p);
 
 /* Runs the process until it exits. Returns the wait-status encoding of its
  * end, or -1 when hvrun itself failed (the reason is already printed). */
-int proxy_run(struct proxy_process *p);
+int proxy_run(struct proxy_process *p, struct vmm_host *host);
 
 /* ---- signals (signal.c) -------------------------------------------------- */
 
@@ -280,14 +309,38 @@ void proxy_signal_deliver_pending(struct proxy_process *p);
 /* Ends the process by signal (default action terminate/core). */
 void proxy_process_kill(struct proxy_process *p, int signo);
 
+/* ---- the world of processes (world.c, procsys.c) ------------------------ */
+
+int proxy_world_init(struct proxy_world *w, struct vmm_host *host,
+                     struct proxy_process *first);
+void proxy_world_destroy(struct proxy_world *w);
+/* Runs every process until the first one exits; returns its wait status,
+ * or -1 when hvrun failed. */
+int proxy_world_run(struct proxy_world *w);
+struct proxy_process *proxy_world_find(struct proxy_world *w, int pid);
+/* Parks the current thread until host_fd is ready for events (POLLIN,
+ * POLLOUT); returns PROXY_RET_BLOCK for the handler to return. */
+long proxy_block_on_fd(struct proxy_process *p, int host_fd, short events);
+/* Whether a blocking host call now could stall another guest thread. */
+bool proxy_others_runnable(const struct proxy_process *p);
+extern const struct proxy_syscall proxy_procsys_syscalls[];
+/* fork, vfork and clone without CLONE_VM: a new process in a new VM. */
+long proxy_fork(struct proxy_process *p, uint64_t flags, gva_t stack,
+                gva_t ptid, gva_t ctid, uint64_t tls);
+/* Ends process p (exit_status already set): fds closed, VM freed, zombie
+ * for its parent, children to pid 1; the run ends with the first. */
+void proxy_world_exit(struct proxy_process *p);
+
 /* ---- threads (thread.c) -------------------------------------------------- */
 
 /* Registers the initial thread (after the image is loaded). */
 int proxy_thread_init(struct proxy_process *p);
-/* After a syscall: if the current thread gave up the vCPU, puts the next
- * runnable thread on it. Returns false when no thread can ever run again
- * (the process then has exited or deadlocked). */
-bool proxy_thread_schedule(struct proxy_process *p);
+/* Puts thread idx of p on p's vCPU (saving the current one). */
+int proxy_thread_switch(struct proxy_process *p, int idx);
+/* The earliest futex deadline of p's threads, or UINT64_MAX. */
+uint64_t proxy_thread_earliest_deadline(struct proxy_process *p, int *idx);
+/* Expires thread idx's futex timeout (it returns -ETIMEDOUT). */
+void proxy_thread_expire(struct proxy_process *p, int idx);
 
 /* ---- loader (loader.c) --------------------------------------------------- */
 

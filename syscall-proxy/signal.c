@@ -201,6 +201,16 @@ static void deliver(struct proxy_process *p, int sig, const siginfo_t *info,
                             "(job control arrives with processes)", sig);
         return;
     }
+    struct proxy_thread *t = p->threads ? &p->threads[p->cur] : NULL;
+    if (t && t->restartable && !(sa->flags & SA_RESTART)) {
+        /* The thread was parked on a syscall that re-runs: without
+         * SA_RESTART it returns EINTR instead, as Linux does. */
+        struct vmm_regs *r = vmm_vm_regs(p->vm);
+        r->rax = (uint64_t)-EINTR;
+        r->rip += 2;
+    }
+    if (t)
+        t->restartable = false;
     if (setup_frame(p, sig, info, trapno, err, cr2) < 0) {
         /* Linux: a frame that cannot be written is a forced SIGSEGV. */
         proxy_process_kill(p, SIGSEGV);
@@ -455,56 +465,11 @@ static long sys_rt_sigreturn(struct proxy_process *p, const uint64_t a[6])
     return PROXY_RET_REGS_SET;
 }
 
-static long send_to_self(struct proxy_process *p, int sig, int code)
-{
-    if (sig == 0)
-        return 0;
-    siginfo_t info;
-    memset(&info, 0, sizeof(info));
-    info.si_signo = sig;
-    info.si_code = code;
-    info.si_pid = p->pid;
-    info.si_uid = p->ruid;
-    proxy_signal_raise(p, sig, &info);
-    return 0;
-}
-
-static long sys_kill(struct proxy_process *p, const uint64_t a[6])
-{
-    int pid = (int)a[0];
-    if (a[1] > 64)
-        return -EINVAL;
-    if (pid == p->pid || pid == 0 || pid == -1 || pid == -p->pgid)
-        return send_to_self(p, (int)a[1], SI_USER);
-    return -ESRCH;
-}
-
-static long sys_tgkill(struct proxy_process *p, const uint64_t a[6])
-{
-    if ((int)a[0] <= 0 || (int)a[1] <= 0 || a[2] > 64)
-        return -EINVAL;
-    if ((int)a[0] != p->pid || (int)a[1] != p->tid)
-        return -ESRCH;
-    return send_to_self(p, (int)a[2], SI_TKILL);
-}
-
-static long sys_tkill(struct proxy_process *p, const uint64_t a[6])
-{
-    if ((int)a[0] <= 0 || a[1] > 64)
-        return -EINVAL;
-    if ((int)a[0] != p->tid)
-        return -ESRCH;
-    return send_to_self(p, (int)a[1], SI_TKILL);
-}
-
 const struct proxy_syscall proxy_signal_syscalls[] = {
     {SYS_rt_sigaction, "rt_sigaction", sys_rt_sigaction},
     {SYS_rt_sigprocmask, "rt_sigprocmask", sys_rt_sigprocmask},
     {SYS_rt_sigpending, "rt_sigpending", sys_rt_sigpending},
     {SYS_sigaltstack, "sigaltstack", sys_sigaltstack},
     {SYS_rt_sigreturn, "rt_sigreturn", sys_rt_sigreturn},
-    {SYS_kill, "kill", sys_kill},
-    {SYS_tgkill, "tgkill", sys_tgkill},
-    {SYS_tkill, "tkill", sys_tkill},
     {-1, NULL, NULL},
 };

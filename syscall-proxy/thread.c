@@ -95,70 +95,40 @@ static uint64_t monotonic_ns(struct proxy_process *p)
     return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
-/* The first runnable thread after cur in creation order, or -1. */
-static int next_runnable(struct proxy_process *p)
+int proxy_thread_switch(struct proxy_process *p, int idx)
 {
-    for (int i = 1; i <= p->nr_threads; i++) {
-        int idx = (p->cur + i) % p->nr_threads;
-        if (p->threads[idx].state == PROXY_THREAD_RUNNABLE)
-            return idx;
-    }
-    return -1;
+    if (idx == p->cur)
+        return 0;
+    int rc = save_current(p);
+    if (rc < 0)
+        return rc;
+    load_thread(p, idx);
+    return 0;
 }
 
-/* With every thread blocked, the earliest futex deadline expires (logical
- * time advances to it). Returns false when none has a deadline. */
-static bool expire_earliest_deadline(struct proxy_process *p)
+uint64_t proxy_thread_earliest_deadline(struct proxy_process *p, int *idx)
 {
-    int best = -1;
+    uint64_t best = UINT64_MAX;
     for (int i = 0; i < p->nr_threads; i++) {
         struct proxy_thread *t = &p->threads[i];
         if (t->state == PROXY_THREAD_FUTEX_WAIT && t->has_deadline &&
-            (best < 0 || t->deadline_ns < p->threads[best].deadline_ns))
-            best = i;
+            t->deadline_ns < best) {
+            best = t->deadline_ns;
+            *idx = i;
+        }
     }
-    if (best < 0)
-        return false;
+    return best;
+}
+
+/* Logical time advances to the deadline; the wait returns -ETIMEDOUT. */
+void proxy_thread_expire(struct proxy_process *p, int idx)
+{
+    struct proxy_thread *t = &p->threads[idx];
     uint64_t now = monotonic_ns(p);
-    struct proxy_thread *t = &p->threads[best];
     if (t->deadline_ns > now)
         det_sleep(p->det, t->deadline_ns - now);
     t->state = PROXY_THREAD_RUNNABLE;
     t->regs.rax = (uint64_t)-ETIMEDOUT;
-    return true;
-}
-
-bool proxy_thread_schedule(struct proxy_process *p)
-{
-    if (p->exited)
-        return false;
-    struct proxy_thread *cur = current(p);
-    if (cur->state == PROXY_THREAD_RUNNABLE && !p->resched &&
-        --p->quantum_left > 0)
-        return true;
-    p->resched = false;
-    if (cur->state == PROXY_THREAD_RUNNABLE && p->quantum_left == 0)
-        p->quantum_left = PROXY_QUANTUM_SYSCALLS;
-    int next = next_runnable(p);
-    if (next < 0 && expire_earliest_deadline(p))
-        next = next_runnable(p);
-    if (next < 0) {
-        proxy_log(p, 0, "deadlock: every guest thread is blocked on a futex "
-                        "and none can be woken; ending the run");
-        p->exited = true;
-        p->exit_status = -1;
-        return false;
-    }
-    if (next == p->cur)
-        return true;
-    if (save_current(p) < 0) {
-        proxy_log(p, 0, "cannot save thread state; ending the run");
-        p->exited = true;
-        p->exit_status = -1;
-        return false;
-    }
-    load_thread(p, next);
-    return true;
 }
 
 /* ---- futexes ------------------------------------------------------------- */
@@ -400,11 +370,8 @@ static long clone_thread(struct proxy_process *p, uint64_t flags,
 static long sys_clone(struct proxy_process *p, const uint64_t a[6])
 {
     /* x86-64 argument order: flags, stack, parent_tid, child_tid, tls. */
-    if (!(a[0] & CLONE_THREAD)) {
-        proxy_log(p, 1, "clone without CLONE_THREAD (a new process) is not "
-                        "supported yet: returning ENOSYS");
-        return -ENOSYS;
-    }
+    if (!(a[0] & CLONE_THREAD))
+        return proxy_fork(p, a[0], a[1], a[2], a[3], a[4]);
     return clone_thread(p, a[0], a[1], a[2], a[3], a[4]);
 }
 

@@ -528,6 +528,45 @@ int vmm_as_remap(struct vmm_aspace *as, gva_t old_gva, uint64_t old_len,
     return pt_apply_vma(as, &v);
 }
 
+/* ---- fork ----------------------------------------------------------------- */
+
+static void copy_resident(uint8_t *dst, uint8_t *src, uint64_t len)
+{
+    uint64_t pages = len / VMM_PAGE_SIZE;
+    unsigned char vec[256];
+    for (uint64_t done = 0; done < pages;) {
+        uint64_t n = pages - done < sizeof(vec) ? pages - done : sizeof(vec);
+        uint8_t *at = src + done * VMM_PAGE_SIZE;
+        if (mincore(at, n * VMM_PAGE_SIZE, vec) < 0) {
+            memcpy(dst + done * VMM_PAGE_SIZE, at, n * VMM_PAGE_SIZE);
+        } else {
+            for (uint64_t i = 0; i < n; i++)
+                if (vec[i] & 1)
+                    memcpy(dst + (done + i) * VMM_PAGE_SIZE,
+                           at + i * VMM_PAGE_SIZE, VMM_PAGE_SIZE);
+        }
+        done += n;
+    }
+}
+
+int vmm_as_clone(struct vmm_aspace *dst, const struct vmm_aspace *src)
+{
+    for (size_t i = 0; i < src->nr_vmas; i++) {
+        const struct vmm_vma *v = &src->vmas[i];
+        uint64_t len = v->end - v->start;
+        int rc = vmm_as_map(dst, v->start, len, v->prot, v->flags, v->name);
+        if (rc < 0)
+            return rc;
+        struct vmm_vma *d = vmm_as_find_vma(dst, v->start);
+        d->file_off = v->file_off;
+        d->dev = v->dev;
+        d->ino = v->ino;
+        copy_resident(vmm_phys_hva(dst->pm, d->gpa),
+                      vmm_phys_hva(src->pm, v->gpa), len);
+    }
+    return 0;
+}
+
 /* ---- the checked copy path ---------------------------------------------- */
 
 static bool prot_allows(int prot, int need)

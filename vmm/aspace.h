@@ -130,6 +130,14 @@ void vmm_as_set_file(struct vmm_aspace *as, gva_t gva, uint64_t len,
                      const char *name);
 
 /*
+ * fork: gives dst (empty) the same VMAs as src with a copy of their
+ * contents. Only pages the host has ever made resident are copied, so the
+ * cost follows the memory the parent really used, not what it mapped.
+ * MAP_SHARED mappings are copied too (not shared with the parent).
+ */
+int vmm_as_clone(struct vmm_aspace *dst, const struct vmm_aspace *src);
+
+/*
  * The one checked path to guest memory. Each checks that the whole range is
  * mapped with the needed protection (read for copy_in, write for copy_out)
  * and returns 0 or -EFAULT without a partial copy being reported as success.

@@ -1,0 +1,571 @@
+/*
+ * procsys.c - the process family across VMs: fork/vfork/clone of a
+ * process, execve, exit into a zombie, wait4/waitid, and kill between
+ * processes.
+ *
+ * A child is a new VM with a copy of the parent's address space (only
+ * pages the parent really touched are copied), a dup of every fd (so open
+ * file descriptions are shared as in Linux), and a copy of the rest of the
+ * process. pids are handed out in fork order. Not yet: a VM pool,
+ * copy-on-write, MAP_SHARED memory shared between parent and child (it is
+ * copied), and vfork's shared memory (the child writes its own copy).
+ */
+#include "proxy.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cpu_x86_64.h"
+#include "det.h"
+#include "fs_internal.h"
+
+#define SIGBIT(s) (1ULL << ((s) - 1))
+
+int proxy_world_add(struct proxy_world *w, struct proxy_process *p);
+void proxy_world_remove(struct proxy_world *w, struct proxy_process *p);
+
+/* ---- fork ---------------------------------------------------------------- */
+
+static int clone_fds(struct proxy_process *c, const struct proxy_process *p)
+{
+    int rc = proxy_fdtable_init(&c->fds, p->fds.max_fds);
+    for (int fd = 0; rc == 0 && fd < p->fds.cap; fd++) {
+        const struct proxy_fd *f = &p->fds.fds[fd];
+        if (f->kind == PROXY_FD_FREE)
+            continue;
+        int host = fcntl(f->host_fd, F_DUPFD_CLOEXEC, 3);
+        if (host < 0)
+            return -errno;
+        rc = proxy_fd_install_at(&c->fds, fd, host, f->cloexec);
+        struct proxy_fd *cf = proxy_fd_get(&c->fds, fd);
+        if (rc >= 0 && cf) {
+            cf->det_random = f->det_random;
+            cf->rand_checked = f->rand_checked;
+        }
+        rc = rc < 0 ? rc : 0;
+    }
+    return rc;
+}
+
+/* The child's only thread: the caller's registers, returning 0. */
+static int child_thread(struct proxy_process *c, struct proxy_process *p,
+                        gva_t stack, uint64_t flags, uint64_t tls)
+{
+    c->threads = calloc(4, sizeof(*c->threads));
+    if (!c->threads)
+        return -ENOMEM;
+    c->cap_threads = 4;
+    c->nr_threads = 1;
+    c->cur = 0;
+    struct vmm_regs *r = vmm_vm_regs(c->vm);
+    *r = *vmm_vm_regs(p->vm);
+    r->rax = 0;
+    r->rip = r->rcx;
+    r->rflags = r->r11;
+    if (stack)
+        r->rsp = stack;
+    vmm_vm_set_fs_base(c->vm, (flags & CLONE_SETTLS) ? tls
+                                                     : vmm_vm_fs_base(p->vm));
+    vmm_vm_set_gs_base(c->vm, vmm_vm_gs_base(p->vm));
+    vmm_vm_enter_user(c->vm);
+    uint8_t *xs = malloc(VMM_XSAVE_MAX_BYTES);
+    if (!xs)
+        return -ENOMEM;
+    int rc = vmm_vm_get_xstate(p->vm, xs, VMM_XSAVE_MAX_BYTES);
+    if (rc == 0)
+        rc = vmm_vm_set_xstate(c->vm, xs, VMM_XSAVE_MAX_BYTES);
+    free(xs);
+    c->threads[0].tid = c->pid;
+    c->threads[0].state = PROXY_THREAD_RUNNABLE;
+    c->quantum_left = 10000;
+    return rc;
+}
+
+/* Everything but memory, fds and threads is copied from the parent. */
+static struct proxy_process *new_child(struct proxy_process *p)
+{
+    struct proxy_process *c = malloc(sizeof(*c));
+    if (!c)
+        return NULL;
+    memcpy(c, p, sizeof(*c));
+    c->vm = NULL;
+    c->as = NULL;
+    c->threads = NULL;
+    c->nr_threads = c->cap_threads = 0;
+    memset(&c->fds, 0, sizeof(c->fds));
+    c->cwd_fd = fcntl(p->cwd_fd, F_DUPFD_CLOEXEC, 3);
+    c->pid = c->tid = p->world->next_pid++;
+    c->ppid = p->pid;
+    c->pending_mask = 0;
+    c->exited = c->zombie = c->vfork_released = false;
+    c->tmp_owned = false; /* the first process owns the private /tmp */
+    c->nr_syscalls = c->nr_unsupported = 0;
+    c->clear_child_tid = 0;
+    c->prctl.pdeathsig = 0;
+    c->resched = false;
+    return c;
+}
+
+long proxy_fork(struct proxy_process *p, uint64_t flags, gva_t stack,
+                gva_t ptid, gva_t ctid, uint64_t tls)
+{
+    if (flags & CLONE_THREAD)
+        return -EINVAL;
+    struct proxy_process *c = new_child(p);
+    if (!c)
+        return -ENOMEM;
+    char why[256];
+    int rc = vmm_vm_create(p->world->host, &c->vm, why, sizeof(why));
+    if (rc < 0) {
+        proxy_log(p, 1, "fork: %s", why);
+        free(c);
+        return -EAGAIN;
+    }
+    c->as = vmm_vm_aspace(c->vm);
+    if ((rc = vmm_as_clone(c->as, p->as)) == 0 &&
+        (rc = clone_fds(c, p)) == 0 &&
+        (rc = child_thread(c, p, stack, flags, tls)) == 0)
+        rc = proxy_world_add(p->world, c);
+    if (rc < 0) {
+        vmm_vm_destroy(c->vm);
+        proxy_process_destroy(c);
+        return rc == -ENOMEM ? -ENOMEM : -EAGAIN;
+    }
+    int32_t pid32 = c->pid;
+    if (flags & CLONE_PARENT_SETTID)
+        proxy_copy_out(p, ptid, &pid32, 4);
+    if (flags & CLONE_CHILD_SETTID)
+        vmm_as_copy_out(c->as, ctid, &pid32, 4);
+    if (flags & CLONE_CHILD_CLEARTID)
+        c->clear_child_tid = ctid;
+    if (flags & CLONE_VFORK) {
+        /* The parent sleeps until the child execs or exits; its syscall
+         * has already returned the child's pid. */
+        struct proxy_thread *t = &p->threads[p->cur];
+        t->state = PROXY_THREAD_WAIT_VFORK;
+        t->wait_vfork_pid = c->pid;
+        p->resched = true;
+    }
+    return c->pid;
+}
+
+static long sys_fork(struct proxy_process *p, const uint64_t a[6])
+{
+    return proxy_fork(p, SIGCHLD, 0, 0, 0, 0);
+}
+
+static long sys_vfork(struct proxy_process *p, const uint64_t a[6])
+{
+    return proxy_fork(p, CLONE_VFORK | CLONE_VM | SIGCHLD, 0, 0, 0, 0);
+}
+
+/* ---- exit and wait ------------------------------------------------------- */
+
+static bool ignores_sigchld(const struct proxy_process *p)
+{
+    const struct proxy_sigaction *sa = &p->sigactions[SIGCHLD];
+    return sa->handler == (uint64_t)(uintptr_t)SIG_IGN ||
+           (sa->flags & SA_NOCLDWAIT);
+}
+
+static void reap(struct proxy_process *c)
+{
+    proxy_world_remove(c->world, c);
+    proxy_process_destroy(c);
+}
+
+static void notify_parent(struct proxy_process *c)
+{
+    struct proxy_process *parent = proxy_world_find(c->world, c->ppid);
+    if (!parent || parent->zombie) {
+        reap(c);
+        return;
+    }
+    siginfo_t info;
+    memset(&info, 0, sizeof(info));
+    info.si_signo = SIGCHLD;
+    bool signaled = (c->exit_status & 0x7f) != 0;
+    info.si_code = signaled ? CLD_KILLED : CLD_EXITED;
+    info.si_pid = c->pid;
+    info.si_uid = c->ruid;
+    info.si_status = signaled ? (c->exit_status & 0x7f)
+                              : ((c->exit_status >> 8) & 0xff);
+    if (ignores_sigchld(parent)) {
+        reap(c);
+        return;
+    }
+    proxy_signal_raise(parent, SIGCHLD, &info);
+}
+
+static void end_run(struct proxy_world *w, struct proxy_process *first)
+{
+    w->ended = true;
+    w->end_status = first->exit_status;
+    /* As the init of a pid namespace: everything else dies with it. */
+    for (int i = w->nr_procs - 1; i >= 1; i--) {
+        struct proxy_process *q = w->procs[i];
+        vmm_vm_destroy(q->vm);
+        q->vm = NULL;
+        proxy_world_remove(w, q);
+        proxy_process_destroy(q);
+    }
+}
+
+void proxy_world_exit(struct proxy_process *p)
+{
+    struct proxy_world *w = p->world;
+    if (p == w->procs[0] && p->pid == w->procs[0]->pid && p->ppid == 0) {
+        end_run(w, p);
+        return;
+    }
+    p->zombie = true;
+    /* Closing every fd now gives the readers of its pipes their EOF. */
+    proxy_fdtable_destroy(&p->fds);
+    vmm_vm_destroy(p->vm);
+    p->vm = NULL;
+    p->as = NULL;
+    for (int i = 0; i < w->nr_procs; i++)
+        if (w->procs[i]->ppid == p->pid && w->procs[i] != p)
+            w->procs[i]->ppid = w->procs[0]->pid; /* orphans to init */
+    notify_parent(p);
+}
+
+static bool child_matches(const struct proxy_process *p,
+                          const struct proxy_process *c, int pid)
+{
+    if (c->ppid != p->pid || c == p)
+        return false;
+    if (pid > 0)
+        return c->pid == pid;
+    if (pid == 0)
+        return c->pgid == p->pgid;
+    if (pid < -1)
+        return c->pgid == -pid;
+    return true;
+}
+
+/* Finds a zombie child matching pid; *any says whether any child matched. */
+static struct proxy_process *find_zombie(struct proxy_process *p, int pid,
+                                         bool *any)
+{
+    *any = false;
+    for (int i = 0; i < p->world->nr_procs; i++) {
+        struct proxy_process *c = p->world->procs[i];
+        if (!child_matches(p, c, pid))
+            continue;
+        *any = true;
+        if (c->zombie)
+            return c;
+    }
+    return NULL;
+}
+
+static long sys_wait4(struct proxy_process *p, const uint64_t a[6])
+{
+    int pid = (int)a[0], options = (int)a[2];
+    if (options & ~(WNOHANG | WUNTRACED | WCONTINUED | __WALL | __WCLONE |
+                    __WNOTHREAD))
+        return -EINVAL;
+    bool any;
+    struct proxy_process *c = find_zombie(p, pid, &any);
+    if (!any)
+        return -ECHILD;
+    if (!c) {
+        if (options & WNOHANG)
+            return 0;
+        p->threads[p->cur].state = PROXY_THREAD_WAIT_CHILD;
+        return PROXY_RET_BLOCK;
+    }
+    int status = c->exit_status;
+    if (a[1] && proxy_copy_out(p, a[1], &status, sizeof(status)) < 0)
+        return -EFAULT;
+    if (a[3]) {
+        struct rusage ru;
+        memset(&ru, 0, sizeof(ru));
+        if (proxy_copy_out(p, a[3], &ru, sizeof(ru)) < 0)
+            return -EFAULT;
+    }
+    int cpid = c->pid;
+    reap(c);
+    return cpid;
+}
+
+static long sys_waitid(struct proxy_process *p, const uint64_t a[6])
+{
+    int idtype = (int)a[0], id = (int)a[1], options = (int)a[3];
+    if (!(options & (WEXITED | WSTOPPED | WCONTINUED)) ||
+        (options & ~(WNOHANG | WEXITED | WSTOPPED | WCONTINUED | WNOWAIT |
+                     __WALL | __WCLONE | __WNOTHREAD)))
+        return -EINVAL;
+    int pid = idtype == P_PID ? id : idtype == P_PGID ? -id : -1;
+    if ((idtype == P_PID || idtype == P_PGID) && id <= 0)
+        return -EINVAL;
+    if (idtype != P_PID && idtype != P_PGID && idtype != P_ALL)
+        return -EINVAL;
+    bool any;
+    struct proxy_process *c =
+        (options & WEXITED) ? find_zombie(p, pid, &any) : NULL;
+    if (!(options & WEXITED))
+        find_zombie(p, pid, &any);
+    if (!any)
+        return -ECHILD;
+    siginfo_t info;
+    memset(&info, 0, sizeof(info));
+    if (!c) {
+        if (!(options & WNOHANG)) {
+            p->threads[p->cur].state = PROXY_THREAD_WAIT_CHILD;
+            return PROXY_RET_BLOCK;
+        }
+    } else {
+        bool signaled = (c->exit_status & 0x7f) != 0;
+        info.si_signo = SIGCHLD;
+        info.si_code = signaled ? CLD_KILLED : CLD_EXITED;
+        info.si_pid = c->pid;
+        info.si_uid = c->ruid;
+        info.si_status = signaled ? (c->exit_status & 0x7f)
+                                  : ((c->exit_status >> 8) & 0xff);
+    }
+    if (a[2] && proxy_copy_out(p, a[2], &info, sizeof(info)) < 0)
+        return -EFAULT;
+    if (c && !(options & WNOWAIT))
+        reap(c);
+    return 0;
+}
+
+/* ---- execve -------------------------------------------------------------- */
+
+#define EXEC_MAX_STRINGS 65536
+
+static void free_strings(char **v)
+{
+    for (size_t i = 0; v && v[i]; i++)
+        free(v[i]);
+    free(v);
+}
+
+/* Copies a NULL-terminated guest array of strings. */
+static long strings_in(struct proxy_process *p, gva_t vec, char ***out)
+{
+    size_t cap = 16, n = 0;
+    char **v = calloc(cap, sizeof(char *));
+    long rc = v ? 0 : -ENOMEM;
+    for (; rc == 0 && vec; n++) {
+        uint64_t ptr;
+        if (n >= EXEC_MAX_STRINGS) {
+            rc = -E2BIG;
+            break;
+        }
+        if ((rc = proxy_copy_in(p, &ptr, vec + n * 8, 8)) < 0 || !ptr)
+            break;
+        if (n + 2 >= cap) {
+            char **g = realloc(v, cap * 2 * sizeof(char *));
+            if (!g) {
+                rc = -ENOMEM;
+                break;
+            }
+            v = g;
+            memset(v + cap, 0, cap * sizeof(char *));
+            cap *= 2;
+        }
+        char buf[131072];
+        long len = vmm_as_strncpy_in(p->as, buf, ptr, sizeof(buf));
+        if (len < 0) {
+            rc = len == -ENAMETOOLONG ? -E2BIG : len;
+            break;
+        }
+        if (!(v[n] = strdup(buf)))
+            rc = -ENOMEM;
+    }
+    if (rc < 0) {
+        free_strings(v);
+        return rc;
+    }
+    *out = v;
+    return 0;
+}
+
+/* After a successful exec: what Linux resets. */
+static void exec_reset(struct proxy_process *p)
+{
+    for (int s = 1; s < PROXY_NSIG; s++) {
+        struct proxy_sigaction *sa = &p->sigactions[s];
+        if (sa->handler != (uint64_t)(uintptr_t)SIG_IGN)
+            sa->handler = (uint64_t)(uintptr_t)SIG_DFL;
+        sa->flags = 0;
+        sa->mask = 0;
+        sa->restorer = 0;
+    }
+    p->altstack.ss_flags = SS_DISABLE;
+    p->altstack.ss_sp = NULL;
+    p->altstack.ss_size = 0;
+    p->clear_child_tid = 0;
+    p->robust_list = 0;
+    proxy_fd_close_on_exec(&p->fds);
+    for (int i = 0; i < p->nr_threads; i++)
+        free(p->threads[i].xstate);
+    memset(p->threads, 0, sizeof(*p->threads) * (size_t)p->cap_threads);
+    p->nr_threads = 1;
+    p->cur = 0;
+    p->tid = p->pid;
+    p->threads[0].tid = p->pid;
+    p->threads[0].state = PROXY_THREAD_RUNNABLE;
+    p->vfork_released = true;
+}
+
+static long do_execve(struct proxy_process *p, int dirfd, gva_t path_gva,
+                      gva_t argv_gva, gva_t envp_gva, int flags)
+{
+    char guest_path[PROXY_PATH_MAX], path[PROXY_PATH_MAX];
+    long rc = proxy_path_in(p, guest_path, path_gva);
+    if (rc < 0)
+        return rc;
+    if (!guest_path[0] && !(flags & AT_EMPTY_PATH))
+        return -ENOENT;
+    if ((rc = proxy_path_rewrite(p, guest_path, path, sizeof(path))) < 0)
+        return rc;
+    char **argv = NULL, **envp = NULL;
+    if ((rc = strings_in(p, argv_gva, &argv)) < 0 ||
+        (rc = strings_in(p, envp_gva, &envp)) < 0) {
+        free_strings(argv);
+        return rc;
+    }
+    /* Relative to dirfd: the loader resolves against the guest cwd. */
+    if (dirfd != AT_FDCWD && path[0] != '/') {
+        int host = proxy_fd_host(&p->fds, dirfd);
+        if (host < 0) {
+            free_strings(argv);
+            free_strings(envp);
+            return host;
+        }
+        char tmp[PROXY_PATH_MAX + 32];
+        int n = snprintf(tmp, sizeof(tmp), "/proc/self/fd/%d/%s", host, path);
+        if (n < 0 || (size_t)n >= sizeof(path)) {
+            free_strings(argv);
+            free_strings(envp);
+            return -ENAMETOOLONG;
+        }
+        memcpy(path, tmp, (size_t)n + 1);
+    }
+    struct vmm_vm *old_vm = p->vm, *vm;
+    char why[512];
+    rc = vmm_vm_create(p->world->host, &vm, why, sizeof(why));
+    if (rc < 0) {
+        proxy_log(p, 1, "execve: %s", why);
+        rc = -ENOMEM;
+        goto out;
+    }
+    p->vm = vm;
+    p->as = vmm_vm_aspace(vm);
+    rc = proxy_exec_load(p, path, argv, envp, why, sizeof(why));
+    if (rc < 0) {
+        /* A failed exec leaves the caller as it was. */
+        vmm_vm_destroy(vm);
+        p->vm = old_vm;
+        p->as = vmm_vm_aspace(old_vm);
+        goto out;
+    }
+    vmm_vm_destroy(old_vm);
+    exec_reset(p);
+    rc = PROXY_RET_REGS_SET;
+out:
+    free_strings(argv);
+    free_strings(envp);
+    return rc;
+}
+
+static long sys_execve(struct proxy_process *p, const uint64_t a[6])
+{
+    return do_execve(p, AT_FDCWD, a[0], a[1], a[2], 0);
+}
+
+static long sys_execveat(struct proxy_process *p, const uint64_t a[6])
+{
+    return do_execve(p, (int)a[0], a[1], a[2], a[3], (int)a[4]);
+}
+
+/* ---- kill ---------------------------------------------------------------- */
+
+static void send(struct proxy_process *from, struct proxy_process *to,
+                 int sig, int code)
+{
+    if (sig == 0 || to->zombie)
+        return;
+    siginfo_t info;
+    memset(&info, 0, sizeof(info));
+    info.si_signo = sig;
+    info.si_code = code;
+    info.si_pid = from->pid;
+    info.si_uid = from->ruid;
+    proxy_signal_raise(to, sig, &info);
+}
+
+static long sys_kill(struct proxy_process *p, const uint64_t a[6])
+{
+    int pid = (int)a[0], sig = (int)a[1];
+    if (sig < 0 || sig > 64)
+        return -EINVAL;
+    struct proxy_world *w = p->world;
+    int hits = 0;
+    for (int i = 0; i < w->nr_procs; i++) {
+        struct proxy_process *q = w->procs[i];
+        bool match = pid > 0    ? q->pid == pid
+                     : pid == 0 ? q->pgid == p->pgid
+                     : pid == -1 ? (q->pid != w->procs[0]->pid || q == p)
+                                 : q->pgid == -pid;
+        if (!match || q->zombie)
+            continue;
+        hits++;
+        send(p, q, sig, SI_USER);
+    }
+    return hits ? 0 : -ESRCH;
+}
+
+static long sys_tgkill(struct proxy_process *p, const uint64_t a[6])
+{
+    if ((int)a[0] <= 0 || (int)a[1] <= 0 || a[2] > 64)
+        return -EINVAL;
+    struct proxy_process *q = proxy_world_find(p->world, (int)a[0]);
+    if (!q || q->zombie)
+        return -ESRCH;
+    for (int i = 0; i < q->nr_threads; i++)
+        if (q->threads[i].tid == (int)a[1] ||
+            (i == q->cur && q->tid == (int)a[1])) {
+            send(p, q, (int)a[2], SI_TKILL);
+            return 0;
+        }
+    return -ESRCH;
+}
+
+static long sys_tkill(struct proxy_process *p, const uint64_t a[6])
+{
+    uint64_t b[6] = {0, a[0], a[1], 0, 0, 0};
+    struct proxy_world *w = p->world;
+    for (int i = 0; i < w->nr_procs; i++) {
+        struct proxy_process *q = w->procs[i];
+        for (int k = 0; k < q->nr_threads; k++)
+            if (q->threads[k].tid == (int)a[0]) {
+                b[0] = (uint64_t)q->pid;
+                return sys_tgkill(p, b);
+            }
+    }
+    return (int)a[0] <= 0 ? -EINVAL : -ESRCH;
+}
+
+const struct proxy_syscall proxy_procsys_syscalls[] = {
+    {SYS_fork, "fork", sys_fork},
+    {SYS_vfork, "vfork", sys_vfork},
+    {SYS_execve, "execve", sys_execve},
+    {SYS_execveat, "execveat", sys_execveat},
+    {SYS_wait4, "wait4", sys_wait4},
+    {SYS_waitid, "waitid", sys_waitid},
+    {SYS_kill, "kill", sys_kill},
+    {SYS_tgkill, "tgkill", sys_tgkill},
+    {SYS_tkill, "tkill", sys_tkill},
+    {-1, NULL, NULL},
+};

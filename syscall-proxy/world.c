@@ -1,0 +1,324 @@
+/*
+ * world.c - every guest process of a run and the one loop that runs them.
+ *
+ * Exactly one guest thread runs at a time. After each event the loop keeps
+ * the current thread while it is runnable and its quantum lasts; otherwise
+ * the next is the first runnable thread after it: the other threads of the
+ * same process in creation order, then the following processes in creation
+ * order. Waiting threads become runnable by deterministic conditions (a
+ * futex wake, a child's exit, a vfork child's exec) or by host fd
+ * readiness, which is an external event. When nothing can run the loop
+ * expires the earliest futex deadline (logical time) or, failing that,
+ * waits on the host fds; with neither, the run is deadlocked.
+ */
+#include "proxy.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+
+#include "det.h"
+
+#define SIGBIT(s) (1ULL << ((s) - 1))
+#define SYSCALL_INSN_BYTES 2
+#define FIRST_PID 1
+
+int proxy_world_init(struct proxy_world *w, struct vmm_host *host,
+                     struct proxy_process *first)
+{
+    memset(w, 0, sizeof(*w));
+    w->host = host;
+    w->cap_procs = 8;
+    w->procs = calloc((size_t)w->cap_procs, sizeof(*w->procs));
+    if (!w->procs)
+        return -ENOMEM;
+    w->procs[0] = first;
+    w->nr_procs = 1;
+    w->next_pid = first->pid + 1;
+    first->world = w;
+    return first->threads ? 0 : proxy_thread_init(first);
+}
+
+/* Frees every process but the first (the caller owns that one). */
+void proxy_world_destroy(struct proxy_world *w)
+{
+    for (int i = 1; i < w->nr_procs; i++) {
+        vmm_vm_destroy(w->procs[i]->vm);
+        proxy_process_destroy(w->procs[i]);
+    }
+    free(w->procs);
+    w->procs = NULL;
+}
+
+struct proxy_process *proxy_world_find(struct proxy_world *w, int pid)
+{
+    for (int i = 0; i < w->nr_procs; i++)
+        if (w->procs[i]->pid == pid)
+            return w->procs[i];
+    return NULL;
+}
+
+int proxy_world_add(struct proxy_world *w, struct proxy_process *p);
+int proxy_world_add(struct proxy_world *w, struct proxy_process *p)
+{
+    if (w->nr_procs == w->cap_procs) {
+        int cap = w->cap_procs * 2;
+        void *n = realloc(w->procs, (size_t)cap * sizeof(*w->procs));
+        if (!n)
+            return -ENOMEM;
+        w->procs = n;
+        w->cap_procs = cap;
+    }
+    w->procs[w->nr_procs++] = p;
+    p->world = w;
+    return 0;
+}
+
+void proxy_world_remove(struct proxy_world *w, struct proxy_process *p);
+void proxy_world_remove(struct proxy_world *w, struct proxy_process *p)
+{
+    for (int i = 0; i < w->nr_procs; i++) {
+        if (w->procs[i] != p)
+            continue;
+        memmove(&w->procs[i], &w->procs[i + 1],
+                (size_t)(w->nr_procs - i - 1) * sizeof(*w->procs));
+        w->nr_procs--;
+        if (w->cur > i || w->cur >= w->nr_procs)
+            w->cur = w->cur > 0 ? w->cur - 1 : 0;
+        return;
+    }
+}
+
+/* ---- waiting ------------------------------------------------------------- */
+
+long proxy_block_on_fd(struct proxy_process *p, int host_fd, short events)
+{
+    struct proxy_thread *t = &p->threads[p->cur];
+    t->state = PROXY_THREAD_WAIT_FD;
+    t->wait_host_fd = host_fd;
+    t->wait_events = events;
+    return PROXY_RET_BLOCK;
+}
+
+static bool has_child_event(struct proxy_process *p)
+{
+    bool any = false;
+    for (int i = 0; i < p->world->nr_procs; i++) {
+        struct proxy_process *c = p->world->procs[i];
+        if (c->ppid != p->pid || c == p)
+            continue;
+        any = true;
+        if (c->zombie)
+            return true;
+    }
+    return !any; /* no child at all: the wait re-runs and says ECHILD */
+}
+
+static bool signal_wakes(struct proxy_process *p, struct proxy_thread *t)
+{
+    uint64_t mask = (t == &p->threads[p->cur]) ? p->sigmask : t->sigmask;
+    return (p->pending_mask & ~mask) != 0;
+}
+
+/* Re-evaluates one waiting thread; true if it may run now. */
+static bool refresh(struct proxy_process *p, struct proxy_thread *t)
+{
+    switch (t->state) {
+    case PROXY_THREAD_RUNNABLE:
+        return true;
+    case PROXY_THREAD_EXITED:
+        return false;
+    case PROXY_THREAD_WAIT_FD: {
+        struct pollfd pfd = {.fd = t->wait_host_fd, .events = t->wait_events};
+        if (poll(&pfd, 1, 0) > 0 || signal_wakes(p, t))
+            t->state = PROXY_THREAD_RUNNABLE;
+        break;
+    }
+    case PROXY_THREAD_WAIT_CHILD:
+        if (has_child_event(p) || signal_wakes(p, t))
+            t->state = PROXY_THREAD_RUNNABLE;
+        break;
+    case PROXY_THREAD_WAIT_VFORK: {
+        struct proxy_process *c = proxy_world_find(p->world, t->wait_vfork_pid);
+        if (!c || c->zombie || c->vfork_released)
+            t->state = PROXY_THREAD_RUNNABLE;
+        break;
+    }
+    case PROXY_THREAD_FUTEX_WAIT:
+        if (signal_wakes(p, t)) {
+            t->state = PROXY_THREAD_RUNNABLE;
+            t->regs.rax = (uint64_t)-EINTR;
+        }
+        break;
+    }
+    return t->state == PROXY_THREAD_RUNNABLE;
+}
+
+bool proxy_others_runnable(const struct proxy_process *p)
+{
+    struct proxy_world *w = p->world;
+    for (int i = 0; w && i < w->nr_procs; i++) {
+        struct proxy_process *q = w->procs[i];
+        for (int k = 0; !q->zombie && k < q->nr_threads; k++)
+            if ((q != p || k != p->cur) &&
+                q->threads[k].state == PROXY_THREAD_RUNNABLE)
+                return true;
+    }
+    return false;
+}
+
+/* ---- choosing the next thread --------------------------------------------- */
+
+/* The first runnable thread of p at or after thread index `from`. */
+static int runnable_thread(struct proxy_process *p, int from)
+{
+    for (int k = 0; k < p->nr_threads; k++) {
+        int idx = (from + k) % p->nr_threads;
+        if (refresh(p, &p->threads[idx]))
+            return idx;
+    }
+    return -1;
+}
+
+static struct proxy_process *pick(struct proxy_world *w)
+{
+    struct proxy_process *p = w->procs[w->cur];
+    struct proxy_thread *t = &p->threads[p->cur];
+    if (!p->zombie && !p->resched && p->quantum_left > 0 && refresh(p, t))
+        return p;
+    p->resched = false;
+    p->quantum_left = 10000;
+    for (int off = 0; off <= w->nr_procs; off++) {
+        int i = (w->cur + off) % w->nr_procs;
+        struct proxy_process *q = w->procs[i];
+        if (q->zombie)
+            continue;
+        /* In the current process, the threads after the current first. */
+        int from = off == 0 ? q->cur + 1 : q->cur;
+        int idx = runnable_thread(q, from);
+        if (idx < 0)
+            continue;
+        if (proxy_thread_switch(q, idx) < 0)
+            return NULL;
+        if (q != p)
+            det_log_value(q->det, DET_SRC_SCHED, &q->pid, sizeof(q->pid));
+        w->cur = i;
+        return q;
+    }
+    return NULL;
+}
+
+/* Nothing can run: expire a deadline, or wait for a host fd. */
+static bool wait_for_something(struct proxy_world *w)
+{
+    struct proxy_process *best_p = NULL;
+    int best_t = -1;
+    uint64_t best = UINT64_MAX;
+    for (int i = 0; i < w->nr_procs; i++) {
+        struct proxy_process *q = w->procs[i];
+        int idx = -1;
+        uint64_t d = q->zombie ? UINT64_MAX
+                               : proxy_thread_earliest_deadline(q, &idx);
+        if (d < best) {
+            best = d;
+            best_p = q;
+            best_t = idx;
+        }
+    }
+    if (best_p) {
+        proxy_thread_expire(best_p, best_t);
+        return true;
+    }
+    struct pollfd fds[256];
+    nfds_t n = 0;
+    for (int i = 0; i < w->nr_procs && n < 256; i++) {
+        struct proxy_process *q = w->procs[i];
+        for (int k = 0; !q->zombie && k < q->nr_threads && n < 256; k++)
+            if (q->threads[k].state == PROXY_THREAD_WAIT_FD)
+                fds[n++] = (struct pollfd){q->threads[k].wait_host_fd,
+                                           q->threads[k].wait_events, 0};
+    }
+    if (n == 0)
+        return false;
+    /* An external event: only something outside the run can wake us. */
+    while (poll(fds, n, -1) < 0 && errno == EINTR)
+        ;
+    return true;
+}
+
+/* ---- running ------------------------------------------------------------- */
+
+static void finish_syscall(struct proxy_process *p, long ret)
+{
+    struct proxy_thread *t = &p->threads[p->cur];
+    if (ret == PROXY_RET_BLOCK) {
+        /* Return to the SYSCALL instruction with the number in RAX: the
+         * thread makes the same call again when it is woken. */
+        struct vmm_regs *r = vmm_vm_regs(p->vm);
+        vmm_vm_syscall_return(p->vm, (long)r->rax);
+        r->rip -= SYSCALL_INSN_BYTES;
+        t->restartable = true;
+        p->resched = true;
+        return;
+    }
+    t->restartable = false;
+    if (ret != PROXY_RET_REGS_SET)
+        vmm_vm_syscall_return(p->vm, ret);
+    if (t->state != PROXY_THREAD_RUNNABLE)
+        p->resched = true;
+}
+
+/* Runs p's current thread to its next event. false: hvrun failed. */
+static bool run_one(struct proxy_process *p)
+{
+    struct vmm_event ev;
+    proxy_signal_deliver_pending(p);
+    if (p->exited)
+        return true;
+    int rc = vmm_vm_run(p->vm, &ev);
+    if (rc < 0 && ev.kind != VMM_EVENT_FAILED) {
+        proxy_log(p, 0, "KVM_RUN: %s", strerror(-rc));
+        return false;
+    }
+    switch (ev.kind) {
+    case VMM_EVENT_SYSCALL: {
+        long ret = proxy_dispatch(p);
+        if (ret != PROXY_RET_NORETURN && !p->exited)
+            finish_syscall(p, ret);
+        if (p->quantum_left > 0)
+            p->quantum_left--;
+        break;
+    }
+    case VMM_EVENT_EXCEPTION:
+        proxy_signal_fault(p, &ev);
+        break;
+    case VMM_EVENT_INTERRUPTED:
+        break;
+    case VMM_EVENT_FAILED:
+        proxy_log(p, 0, "guest VM failed: %s", ev.what);
+        return false;
+    }
+    return true;
+}
+
+int proxy_world_run(struct proxy_world *w)
+{
+    while (!w->ended) {
+        struct proxy_process *p = pick(w);
+        if (!p) {
+            if (wait_for_something(w))
+                continue;
+            proxy_log(w->procs[0], 0,
+                      "deadlock: every guest thread waits and nothing can "
+                      "wake one; ending the run");
+            return -1;
+        }
+        if (!run_one(p))
+            return -1;
+        if (p->exited && !p->zombie)
+            proxy_world_exit(p);
+    }
+    return w->end_status;
+}
