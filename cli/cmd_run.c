@@ -244,16 +244,19 @@ static int exit_code_of(int status)
     return 128 + (status & 0x7f);
 }
 
+/* Counts of the whole process tree: the first process's VM, plus the
+ * totals of every VM already gone. */
 static void collect_summary(struct run_summary *s, struct proxy_process *p,
-                            struct vmm_vm *vm, struct det_state *det)
+                            struct vmm_vm *vm, struct det_state *det,
+                            const struct proxy_totals *t)
 {
     struct vmm_stats st;
     vmm_vm_get_stats(vm, &st);
-    s->syscalls = p->nr_syscalls;
-    s->unsupported = p->nr_unsupported;
-    s->exits = st.exits;
-    s->syscall_exits = st.syscall_exits;
-    s->exception_exits = st.exception_exits;
+    s->syscalls = t->syscalls;
+    s->unsupported = t->unsupported;
+    s->exits = st.exits + t->exits;
+    s->syscall_exits = st.syscall_exits + t->syscall_exits;
+    s->exception_exits = st.exception_exits + t->exception_exits;
     s->detlog_events = det->log.n;
     s->digest = det_log_digest(det);
     for (int i = 0; i < DET_SRC_COUNT; i++)
@@ -316,6 +319,7 @@ int cli_run_once(const struct run_options *o, const char *path,
     struct vmm_vm *vm = NULL;
     struct proxy_process *p = NULL;
     struct det_state det;
+    struct proxy_totals totals = {0};
     bool det_ready = false;
     char **env = NULL;
     int code = CLI_EXIT_FAILURE;
@@ -341,6 +345,7 @@ int cli_run_once(const struct run_options *o, const char *path,
     }
     p->hwcap = vmm_host_hwcap(host);
     p->hwcap2 = vmm_host_hwcap2(host);
+    p->totals = &totals;
     rc = proxy_tmp_setup(p, o->tmp_dir, why, sizeof(why));
     if (rc < 0) {
         cli_error("%s", why);
@@ -369,7 +374,7 @@ int cli_run_once(const struct run_options *o, const char *path,
         struct vmm_host_info hi;
         vmm_host_get_info(host, &hi);
         sum->rdtsc_trappable = hi.rdtsc_trappable;
-        collect_summary(sum, p, vm, &det);
+        collect_summary(sum, p, vm, &det, &totals);
         sum->wall_s = now_seconds() - t0;
         sum->exit_code = code;
     }

@@ -27,10 +27,10 @@
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/file.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
-#include <sys/epoll.h>
 #include <sys/sendfile.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -218,8 +218,9 @@ static void nowait_end(const struct wait_fd *w)
  * Waiting state that must outlive a park, per guest thread: the epoll
  * instance a poll or select on several fds is parked on, and how far a
  * write parked part way has got. Entries are keyed by process and tid
- * (only compared, never dereferenced) and live as long as hvrun; a thread
- * that ends while parked in poll leaves its epoll fd open.
+ * (only compared, never dereferenced) and exist only while they hold
+ * something; those of processes gone from the run are dropped (their
+ * epoll fds closed) when an entry is made.
  */
 struct thread_io {
     const struct proxy_process *p;
@@ -237,12 +238,49 @@ struct thread_io {
 static struct thread_io *thread_ios;
 static size_t nr_thread_ios, cap_thread_ios;
 
-/* The calling thread's entry, made on first use; NULL without memory. */
-static struct thread_io *thread_io_of(const struct proxy_process *p)
+/* The calling thread's entry, or NULL. */
+static struct thread_io *thread_io_find(const struct proxy_process *p)
 {
     for (size_t i = 0; i < nr_thread_ios; i++) {
         if (thread_ios[i].p == p && thread_ios[i].tid == p->tid)
             return &thread_ios[i];
+    }
+    return NULL;
+}
+
+/* Drops the entry unless it holds something (pointers into the registry
+ * are stale afterwards). NULL is fine. */
+static void thread_io_put(struct thread_io *t)
+{
+    if (!t || t->epoll_fd >= 0 || t->writing)
+        return;
+    *t = thread_ios[--nr_thread_ios];
+}
+
+static bool process_in_run(const struct proxy_process *p,
+                           const struct proxy_process *q)
+{
+    for (int i = 0; p->world && i < p->world->nr_procs; i++) {
+        if (p->world->procs[i] == q)
+            return true;
+    }
+    return q == p;
+}
+
+/* The calling thread's entry, made if need be; NULL without memory. */
+static struct thread_io *thread_io_of(const struct proxy_process *p)
+{
+    struct thread_io *t = thread_io_find(p);
+    if (t)
+        return t;
+    for (size_t i = 0; i < nr_thread_ios;) {
+        if (process_in_run(p, thread_ios[i].p)) {
+            i++;
+            continue;
+        }
+        if (thread_ios[i].epoll_fd >= 0)
+            close(thread_ios[i].epoll_fd);
+        thread_ios[i] = thread_ios[--nr_thread_ios];
     }
     if (nr_thread_ios == cap_thread_ios) {
         size_t cap = cap_thread_ios ? cap_thread_ios * 2 : 8;
@@ -352,16 +390,26 @@ static int iov_skip(struct iovec *iov, int n, size_t skip_bytes)
  * any other write of the thread forgets it. Without memory for the
  * progress, the result is the short count.
  */
+/* The bytes the calling thread's write parked part way has written, if
+ * this is that call again; else 0. */
+static size_t write_done_before(struct thread_io *tio, const struct xfer *x,
+                                int host_fd, gva_t gva, uint64_t count,
+                                size_t bytes_total)
+{
+    if (tio && tio->writing && tio->write_kind == (int)x->kind &&
+        tio->write_host_fd == host_fd && tio->write_gva == gva &&
+        tio->write_count == count && tio->write_done_bytes < bytes_total)
+        return tio->write_done_bytes;
+    return 0;
+}
+
 static long write_nowait(struct proxy_process *p, const struct wait_fd *w,
                          const struct xfer *x, struct iovec *iov, int n,
                          size_t bytes_total, gva_t gva, uint64_t count)
 {
     struct thread_io *tio = thread_io_of(p);
-    size_t done = 0;
-    if (tio && tio->writing && tio->write_kind == (int)x->kind &&
-        tio->write_host_fd == w->host_fd && tio->write_gva == gva &&
-        tio->write_count == count && tio->write_done_bytes < bytes_total)
-        done = tio->write_done_bytes;
+    size_t done =
+        write_done_before(tio, x, w->host_fd, gva, count, bytes_total);
     if (tio)
         tio->writing = false;
     n = iov_skip(iov, n, done);
@@ -369,25 +417,29 @@ static long write_nowait(struct proxy_process *p, const struct wait_fd *w,
     long r = host_xfer(w->host_fd, x, iov, n);
     if (nowait)
         nowait_end(w);
-    if (r < 0 && r != -EAGAIN) {
-        if (done == 0)
-            return r;
-        (void)epipe_signals(p, r); /* Linux signals EPIPE after a part too */
-        return (long)done;
-    }
     if (r > 0)
         done += (size_t)r;
-    if (done == bytes_total || (!tio && done > 0))
-        return (long)done;
-    if (tio && done > 0) {
-        tio->writing = true;
-        tio->write_kind = (int)x->kind;
-        tio->write_host_fd = w->host_fd;
-        tio->write_gva = gva;
-        tio->write_count = count;
-        tio->write_done_bytes = done;
+    long result;
+    if (r < 0 && r != -EAGAIN && done > 0) {
+        (void)epipe_signals(p, r); /* Linux signals EPIPE after a part too */
+        result = (long)done;
+    } else if (r < 0 && r != -EAGAIN) {
+        result = r;
+    } else if (done == bytes_total || (!tio && done > 0)) {
+        result = (long)done;
+    } else {
+        if (tio && done > 0) {
+            tio->writing = true;
+            tio->write_kind = (int)x->kind;
+            tio->write_host_fd = w->host_fd;
+            tio->write_gva = gva;
+            tio->write_count = count;
+            tio->write_done_bytes = done;
+        }
+        result = proxy_block_on_fd(p, w->host_fd, POLLOUT);
     }
-    return proxy_block_on_fd(p, w->host_fd, POLLOUT);
+    thread_io_put(tio);
+    return result;
 }
 
 /*
@@ -411,8 +463,11 @@ static long xfer_host_nowait(struct proxy_process *p, int guest_fd, int host_fd,
     short events = x->into_guest ? POLLIN : POLLOUT;
     if (!host_fd_ready(host_fd, events))
         return proxy_block_on_fd(p, host_fd, events);
-    /* Ready to read: the read returns what is there without waiting. */
-    if (x->into_guest || !write_must_not_wait(p, &w, bytes))
+    /* Ready to read: the read returns what is there without waiting. A
+     * write parked part way goes on as it began, whatever changed. */
+    if (x->into_guest ||
+        (!write_must_not_wait(p, &w, bytes) &&
+         !write_done_before(thread_io_find(p), x, host_fd, gva, count, bytes)))
         return host_xfer(host_fd, x, iov, n);
     return write_nowait(p, &w, x, iov, n, bytes, gva, count);
 }
@@ -1370,12 +1425,11 @@ static long poll_set_out(struct proxy_process *p, gva_t fds_gva,
  */
 static void set_wait_release(const struct proxy_process *p)
 {
-    for (size_t i = 0; i < nr_thread_ios; i++) {
-        struct thread_io *t = &thread_ios[i];
-        if (t->p == p && t->tid == p->tid && t->epoll_fd >= 0) {
-            close(t->epoll_fd);
-            t->epoll_fd = -1;
-        }
+    struct thread_io *t = thread_io_find(p);
+    if (t && t->epoll_fd >= 0) {
+        close(t->epoll_fd);
+        t->epoll_fd = -1;
+        thread_io_put(t);
     }
 }
 
@@ -1411,8 +1465,10 @@ static long park_on_set(struct proxy_process *p, const struct pollfd *fds,
         first++;
     struct thread_io *tio = n_valid > 1 ? thread_io_of(p) : NULL;
     int epoll_fd = tio ? epoll_create1(EPOLL_CLOEXEC) : -1;
-    if (epoll_fd < 0)
+    if (epoll_fd < 0) {
+        thread_io_put(tio);
         return proxy_block_on_fd(p, fds[first].fd, fds[first].events);
+    }
     for (size_t i = first; i < n; i++) {
         if (fds[i].fd >= 0)
             epoll_add_entry(epoll_fd, fds, i);

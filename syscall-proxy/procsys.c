@@ -30,6 +30,20 @@
 int proxy_world_add(struct proxy_world *w, struct proxy_process *p);
 void proxy_world_remove(struct proxy_world *w, struct proxy_process *p);
 
+void proxy_vm_retire(struct proxy_process *p, struct vmm_vm *vm)
+{
+    if (!vm)
+        return;
+    if (p->totals) {
+        struct vmm_stats st;
+        vmm_vm_get_stats(vm, &st);
+        p->totals->exits += st.exits;
+        p->totals->syscall_exits += st.syscall_exits;
+        p->totals->exception_exits += st.exception_exits;
+    }
+    vmm_vm_destroy(vm);
+}
+
 /* ---- fork ---------------------------------------------------------------- */
 
 static int clone_fds(struct proxy_process *c, const struct proxy_process *p)
@@ -210,7 +224,7 @@ static void end_run(struct proxy_world *w, struct proxy_process *first)
     /* As the init of a pid namespace: everything else dies with it. */
     for (int i = w->nr_procs - 1; i >= 1; i--) {
         struct proxy_process *q = w->procs[i];
-        vmm_vm_destroy(q->vm);
+        proxy_vm_retire(q, q->vm);
         q->vm = NULL;
         proxy_world_remove(w, q);
         proxy_process_destroy(q);
@@ -227,7 +241,7 @@ void proxy_world_exit(struct proxy_process *p)
     p->zombie = true;
     /* Closing every fd now gives the readers of its pipes their EOF. */
     proxy_fdtable_destroy(&p->fds);
-    vmm_vm_destroy(p->vm);
+    proxy_vm_retire(p, p->vm);
     p->vm = NULL;
     p->as = NULL;
     for (int i = 0; i < w->nr_procs; i++)
@@ -470,7 +484,7 @@ static long do_execve(struct proxy_process *p, int dirfd, gva_t path_gva,
         p->as = vmm_vm_aspace(old_vm);
         goto out;
     }
-    vmm_vm_destroy(old_vm);
+    proxy_vm_retire(p, old_vm);
     exec_reset(p);
     rc = PROXY_RET_REGS_SET;
 out:

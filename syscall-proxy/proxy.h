@@ -237,7 +237,12 @@ struct proxy_process {
     char tmp_host[PROXY_PATH_MAX];
     bool tmp_owned;
 
-    /* counters */
+    /* counters; totals are shared by the whole process tree and collect
+     * the exits of VMs that are gone (exited or exec'd processes) */
+    struct proxy_totals {
+        uint64_t syscalls, unsupported, exits, syscall_exits,
+            exception_exits;
+    } *totals;
     uint64_t nr_syscalls;
     uint64_t nr_unsupported;
     bool unsupported_seen[PROXY_NR_SYSCALLS];
@@ -327,6 +332,8 @@ extern const struct proxy_syscall proxy_procsys_syscalls[];
 /* fork, vfork and clone without CLONE_VM: a new process in a new VM. */
 long proxy_fork(struct proxy_process *p, uint64_t flags, gva_t stack,
                 gva_t ptid, gva_t ctid, uint64_t tls);
+/* Destroys a VM, adding its exit counts to p's tree totals. */
+void proxy_vm_retire(struct proxy_process *p, struct vmm_vm *vm);
 /* Ends process p (exit_status already set): fds closed, VM freed, zombie
  * for its parent, children to pid 1; the run ends with the first. */
 void proxy_world_exit(struct proxy_process *p);

@@ -45,6 +45,8 @@ bool proxy_syscall_supported(uint64_t nr)
 static long unsupported(struct proxy_process *p, uint64_t nr)
 {
     p->nr_unsupported++;
+    if (p->totals)
+        p->totals->unsupported++;
     if (p->cfg->fail_closed) {
         proxy_log(p, 0,
                   "unsupported syscall %s (nr %llu); stopping the run "
@@ -70,6 +72,8 @@ long proxy_dispatch(struct proxy_process *p)
     uint64_t nr = r->rax;
     const uint64_t args[6] = {r->rdi, r->rsi, r->rdx, r->r10, r->r8, r->r9};
     p->nr_syscalls++;
+    if (p->totals)
+        p->totals->syscalls++;
     det_event(p->det, (uint32_t)p->tid, (uint16_t)(nr < 0xffff ? nr : 0xffff));
     long ret = nr < PROXY_NR_SYSCALLS && handlers[nr] ? handlers[nr](p, args)
                                                       : unsupported(p, nr);
