@@ -390,6 +390,21 @@ out:
     return code;
 }
 
+static void on_stop_signal(int sig) { proxy_stop_signal = sig; }
+
+/* SIGINT/SIGTERM/SIGHUP end the run cleanly: KVM_RUN and the scheduler's
+ * waits return EINTR, every guest is dropped, the private /tmp removed. */
+static void install_stop_handlers(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_stop_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+}
+
 int cli_cmd_run(int argc, char **argv)
 {
     struct run_options o;
@@ -412,6 +427,7 @@ int cli_cmd_run(int argc, char **argv)
     /* A guest writing to a closed pipe must get EPIPE (and its SIGPIPE),
      * not kill hvrun. Guest modes come from the guest umask alone. */
     signal(SIGPIPE, SIG_IGN);
+    install_stop_handlers();
     umask(0);
     if (o.verify)
         return cli_verify(&o, path);

@@ -9,6 +9,8 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -74,6 +76,8 @@ static int open_or_die(const char *path, int flags)
 static void child_run(const struct run_options *o, const char *path,
                       const char *stdin_path, struct run_files *f)
 {
+    /* A run never outlives the hvrun that started it. */
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
     int in = open_or_die(stdin_path, O_RDONLY);
     int out = open_or_die(f->out, O_WRONLY | O_CREAT | O_TRUNC);
     int err = open_or_die(f->err, O_WRONLY | O_CREAT | O_TRUNC);

@@ -323,6 +323,9 @@ void proxy_world_destroy(struct proxy_world *w);
  * or -1 when hvrun failed. */
 int proxy_world_run(struct proxy_world *w);
 struct proxy_process *proxy_world_find(struct proxy_world *w, int pid);
+/* Set from a host signal handler (SIGINT/SIGTERM/SIGHUP to hvrun): the run
+ * ends at the next event, every guest is dropped and cleaned up. */
+extern volatile sig_atomic_t proxy_stop_signal;
 /* Parks the current thread until host_fd is ready for events (POLLIN,
  * POLLOUT); returns PROXY_RET_BLOCK for the handler to return. */
 long proxy_block_on_fd(struct proxy_process *p, int host_fd, short events);

@@ -22,6 +22,8 @@
 #include "det.h"
 
 #define SIGBIT(s) (1ULL << ((s) - 1))
+
+volatile sig_atomic_t proxy_stop_signal;
 #define SYSCALL_INSN_BYTES 2
 #define FIRST_PID 1
 
@@ -243,7 +245,7 @@ static bool wait_for_something(struct proxy_world *w)
     if (n == 0)
         return false;
     /* An external event: only something outside the run can wake us. */
-    while (poll(fds, n, -1) < 0 && errno == EINTR)
+    while (poll(fds, n, -1) < 0 && errno == EINTR && !proxy_stop_signal)
         ;
     return true;
 }
@@ -306,6 +308,11 @@ static bool run_one(struct proxy_process *p)
 int proxy_world_run(struct proxy_world *w)
 {
     while (!w->ended) {
+        if (proxy_stop_signal) {
+            proxy_log(w->procs[0], 1, "stopped by signal %d; ending every "
+                                      "guest", (int)proxy_stop_signal);
+            return (int)proxy_stop_signal; /* as if killed by it */
+        }
         struct proxy_process *p = pick(w);
         if (!p) {
             if (wait_for_something(w))
