@@ -287,6 +287,42 @@ static bool open_creates(int flags)
  * make it hvrun's controlling terminal (TIOCSCTTY does that explicitly).
  * O_NOCTTY is invisible to F_GETFL, as Linux strips it from f_flags.
  */
+/*
+ * A blocking open of a FIFO waits on the host for the other end, which
+ * may be a guest that cannot run meanwhile. When another guest thread
+ * could run: a reader opens at once (a later read waits in the scheduler
+ * for data); a writer tries without blocking and, with no reader yet,
+ * gives its turn and tries again. With nothing else runnable the other end
+ * can only come from outside the run, so the host open blocks as usual.
+ */
+static bool fifo_open_would_block(struct proxy_process *p, int dirfd,
+                                  const char *path, int flags)
+{
+    struct stat st;
+    int acc = flags & O_ACCMODE;
+    return !(flags & O_NONBLOCK) && (acc == O_RDONLY || acc == O_WRONLY) &&
+           proxy_others_runnable(p) && fstatat(dirfd, path, &st, 0) == 0 &&
+           S_ISFIFO(st.st_mode);
+}
+
+static long fifo_open(struct proxy_process *p, int dirfd, const char *path,
+                      int flags)
+{
+    int host_fd = openat(dirfd, path,
+                         flags | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    if (host_fd < 0 && errno == ENXIO) {
+        p->resched = true; /* no reader yet: let the others run first */
+        return PROXY_RET_BLOCK;
+    }
+    if (host_fd < 0)
+        return -errno;
+    int fl = fcntl(host_fd, F_GETFL);
+    if (fl >= 0)
+        fcntl(host_fd, F_SETFL, fl & ~O_NONBLOCK);
+    proxy_meta_note_open(p, host_fd, path, flags, false);
+    return proxy_fd_install(&p->fds, host_fd, (flags & O_CLOEXEC) != 0, 0);
+}
+
 static long do_openat(struct proxy_process *p, uint64_t guest_dirfd,
                       gva_t path_gva, int flags, uint64_t mode)
 {
@@ -298,6 +334,8 @@ static long do_openat(struct proxy_process *p, uint64_t guest_dirfd,
         return r; /* a virtual /proc, /sys or /etc file (vfs.c) */
     if (open_creates(flags) && proxy_meta_cache_write_blocked(p, hp.path, false))
         return -EACCES;
+    if (fifo_open_would_block(p, hp.dirfd, hp.path, flags))
+        return fifo_open(p, hp.dirfd, hp.path, flags);
     mode_t host_mode = open_creates(flags) ? umasked(p, mode) : 0;
     bool created = proxy_meta_open_creates(p, hp.dirfd, hp.path, flags);
     int host_fd =

@@ -184,6 +184,17 @@ static int runnable_thread(struct proxy_process *p, int from)
     return -1;
 }
 
+/* A runnable thread of p other than its current one, in order after it. */
+static int other_runnable_thread(struct proxy_process *p)
+{
+    for (int k = 1; k < p->nr_threads; k++) {
+        int idx = (p->cur + k) % p->nr_threads;
+        if (refresh(p, &p->threads[idx]))
+            return idx;
+    }
+    return -1;
+}
+
 static struct proxy_process *pick(struct proxy_world *w)
 {
     struct proxy_process *p = w->procs[w->cur];
@@ -197,9 +208,15 @@ static struct proxy_process *pick(struct proxy_world *w)
         struct proxy_process *q = w->procs[i];
         if (q->zombie)
             continue;
-        /* In the current process, the threads after the current first. */
-        int from = off == 0 ? q->cur + 1 : q->cur;
-        int idx = runnable_thread(q, from);
+        /* The current thread goes last: first the other threads of its
+         * process, then the other processes, then itself. */
+        int idx;
+        if (off == 0)
+            idx = other_runnable_thread(q);
+        else if (off == w->nr_procs)
+            idx = refresh(q, &q->threads[q->cur]) ? q->cur : -1;
+        else
+            idx = runnable_thread(q, q->cur);
         if (idx < 0)
             continue;
         if (proxy_thread_switch(q, idx) < 0)
