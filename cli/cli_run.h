@@ -44,7 +44,8 @@ struct run_summary {
 /* Runs the program once in a fresh VM and environment. Returns hvrun's
  * exit code; fills sum; writes the detlog to detlog_path if given. */
 int cli_run_once(const struct run_options *o, const char *path,
-                 const char *detlog_path, struct run_summary *sum);
+                 const char *detlog_path, const char *created_path,
+                 struct run_summary *sum);
 /* Runs twice and compares (--verify). */
 int cli_verify(const struct run_options *o, const char *path);
 void cli_print_summary(FILE *f, const struct run_options *o,

@@ -311,7 +311,8 @@ static char **build_env(const struct run_options *o)
 }
 
 int cli_run_once(const struct run_options *o, const char *path,
-                 const char *detlog_path, struct run_summary *sum)
+                 const char *detlog_path, const char *created_path,
+                 struct run_summary *sum)
 {
     char why[512];
     double t0 = now_seconds();
@@ -346,6 +347,8 @@ int cli_run_once(const struct run_options *o, const char *path,
     p->hwcap = vmm_host_hwcap(host);
     p->hwcap2 = vmm_host_hwcap2(host);
     p->totals = &totals;
+    if (created_path)
+        totals.created_log = fopen(created_path, "we");
     rc = proxy_tmp_setup(p, o->tmp_dir, why, sizeof(why));
     if (rc < 0) {
         cli_error("%s", why);
@@ -381,6 +384,8 @@ int cli_run_once(const struct run_options *o, const char *path,
     if (detlog_path && det_log_save(&det, detlog_path) < 0)
         cli_error("%s: cannot write the detlog", detlog_path);
 out:
+    if (totals.created_log)
+        fclose(totals.created_log);
     free(env);
     proxy_process_destroy(p);
     if (det_ready)
@@ -433,7 +438,7 @@ int cli_cmd_run(int argc, char **argv)
         return cli_verify(&o, path);
     struct run_summary sum;
     memset(&sum, 0, sizeof(sum));
-    int code = cli_run_once(&o, path, NULL, &sum);
+    int code = cli_run_once(&o, path, NULL, NULL, &sum);
     if (o.summary || o.summary_json)
         cli_print_summary(stderr, &o, &sum);
     return code;

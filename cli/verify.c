@@ -22,7 +22,7 @@
 #define NR_RUNS 2
 
 struct run_files {
-    char out[128], err[128], detlog[128], summary[128];
+    char out[128], err[128], detlog[128], summary[128], created[128];
     int code;
     struct run_summary sum;
 };
@@ -86,7 +86,7 @@ static void child_run(const struct run_options *o, const char *path,
     dup2(err, 2);
     struct run_summary sum;
     memset(&sum, 0, sizeof(sum));
-    int code = cli_run_once(o, path, f->detlog, &sum);
+    int code = cli_run_once(o, path, f->detlog, f->created, &sum);
     int s = open(f->summary, O_WRONLY | O_CREAT | O_TRUNC, 0600);
     if (s >= 0) {
         if (write(s, &sum, sizeof(sum)) != (ssize_t)sizeof(sum))
@@ -221,9 +221,46 @@ static int report(const struct run_options *o, struct run_files *f)
     return CLI_EXIT_NONDETERMINISTIC;
 }
 
+/*
+ * Both runs must start from the same files: what run 1 created (outside
+ * its private /tmp, which is fresh anyway) is removed before run 2, newest
+ * first so directories are empty when their turn comes. Files run 1
+ * modified are not restored.
+ */
+static void undo_creations(const char *list)
+{
+    FILE *f = fopen(list, "re");
+    if (!f)
+        return;
+    size_t n = 0, cap = 64;
+    char **paths = malloc(cap * sizeof(char *));
+    char line[4200];
+    while (paths && fgets(line, sizeof(line), f)) {
+        line[strcspn(line, "\n")] = 0;
+        if (n == cap) {
+            char **g = realloc(paths, cap * 2 * sizeof(char *));
+            if (!g)
+                break;
+            paths = g;
+            cap *= 2;
+        }
+        if (!(paths[n] = strdup(line)))
+            break;
+        n++;
+    }
+    fclose(f);
+    for (size_t i = n; i-- > 0;) {
+        if (unlink(paths[i]) < 0 && errno == EISDIR)
+            rmdir(paths[i]);
+        free(paths[i]);
+    }
+    free(paths);
+}
+
 static void cleanup(const char *dir, struct run_files *f, const char *in)
 {
     for (int i = 0; i < NR_RUNS; i++) {
+        unlink(f[i].created);
         unlink(f[i].out);
         unlink(f[i].err);
         unlink(f[i].detlog);
@@ -248,6 +285,8 @@ int cli_verify(const struct run_options *o, const char *path)
         snprintf(f[i].err, sizeof(f[i].err), "%s/err%d", dir, i + 1);
         snprintf(f[i].detlog, sizeof(f[i].detlog), "%s/detlog%d", dir, i + 1);
         snprintf(f[i].summary, sizeof(f[i].summary), "%s/sum%d", dir, i + 1);
+        snprintf(f[i].created, sizeof(f[i].created), "%s/created%d", dir,
+                 i + 1);
     }
     char in[160];
     int code = CLI_EXIT_FAILURE;
@@ -255,11 +294,14 @@ int cli_verify(const struct run_options *o, const char *path)
         cli_error("--verify: saving stdin: %s", strerror(errno));
         goto out;
     }
-    for (int i = 0; i < NR_RUNS; i++)
+    for (int i = 0; i < NR_RUNS; i++) {
+        if (i > 0)
+            undo_creations(f[i - 1].created);
         if (run_in_child(o, path, in, &f[i]) < 0) {
             cli_error("--verify: fork: %s", strerror(errno));
             goto out;
         }
+    }
     /* Pass run 1's output on, then judge. */
     int fd = open(f[0].out, O_RDONLY | O_CLOEXEC);
     if (fd >= 0) {

@@ -24,6 +24,7 @@
 #include "vfs.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -181,9 +182,30 @@ void proxy_meta_note_parent(struct proxy_process *p, int host_dirfd,
         det_note_write(p->det, st.st_dev, st.st_ino);
 }
 
+/* --verify removes what run 1 created before run 2 starts, so both runs
+ * begin from the same files: log each new name as an absolute host path. */
+static void log_created(struct proxy_process *p, int host_dirfd,
+                        const char *host_path)
+{
+    if (!p->totals || !p->totals->created_log)
+        return;
+    if (host_path[0] == '/') {
+        fprintf(p->totals->created_log, "%s\n", host_path);
+        return;
+    }
+    char link[64], dir[PROXY_PATH_MAX];
+    snprintf(link, sizeof(link), "/proc/self/fd/%d", host_dirfd);
+    ssize_t n = readlink(link, dir, sizeof(dir) - 1);
+    if (n <= 0)
+        return;
+    dir[n] = 0;
+    fprintf(p->totals->created_log, "%s/%s\n", dir, host_path);
+}
+
 void proxy_meta_note_created(struct proxy_process *p, int host_dirfd,
                              const char *host_path)
 {
+    log_created(p, host_dirfd, host_path);
     proxy_meta_note_parent(p, host_dirfd, host_path);
     proxy_meta_note_at(p, host_dirfd, host_path, AT_SYMLINK_NOFOLLOW,
                        PROXY_META_CONTENT);
@@ -340,6 +362,15 @@ void proxy_meta_note_open(struct proxy_process *p, int host_fd,
                           const char *guest_path_after_rewrite, int flags,
                           bool created)
 {
+    if (created && p->totals && p->totals->created_log) {
+        char link[64], path[PROXY_PATH_MAX];
+        snprintf(link, sizeof(link), "/proc/self/fd/%d", host_fd);
+        ssize_t n = readlink(link, path, sizeof(path) - 1);
+        if (n > 0) {
+            path[n] = 0;
+            fprintf(p->totals->created_log, "%s\n", path);
+        }
+    }
     if (!proxy_meta_on(p))
         return;
     bool tmpfile = (flags & O_TMPFILE) == O_TMPFILE;

@@ -242,6 +242,7 @@ struct proxy_process {
     struct proxy_totals {
         uint64_t syscalls, unsupported, exits, syscall_exits,
             exception_exits;
+        FILE *created_log; /* --verify: host paths of files the run made */
     } *totals;
     uint64_t nr_syscalls;
     uint64_t nr_unsupported;
