@@ -10,7 +10,8 @@
 #
 # Knobs (environment): BENCH_STARTUP_REPS (20), BENCH_DD_REPS (5),
 # BENCH_DD_COUNT (20000), BENCH_BZ_REPS (5), BENCH_BZ_MB (6),
-# BENCH_DOCTOR_REPS (3), BENCH_TOUCH_REPS (5), BENCH_TOUCH_PAGES (4000). The defaults keep the whole run near one minute on
+# BENCH_DOCTOR_REPS (3), BENCH_TOUCH_REPS (5), BENCH_TOUCH_PAGES (4000),
+# BENCH_SPAWN_REPS (5), BENCH_SPAWN_COUNT (100). The defaults keep the whole run near one minute on
 # an idle kvm_pvm host (under three when the host is busy).
 set -euo pipefail
 
@@ -43,6 +44,8 @@ BZ_MB=${BENCH_BZ_MB:-6}
 DOCTOR_REPS=${BENCH_DOCTOR_REPS:-3}
 TOUCH_REPS=${BENCH_TOUCH_REPS:-5}
 TOUCH_PAGES=${BENCH_TOUCH_PAGES:-4000}
+SPAWN_REPS=${BENCH_SPAWN_REPS:-5}
+SPAWN_COUNT=${BENCH_SPAWN_COUNT:-100}
 
 # ---- what the benchmarks need ------------------------------------------------
 # cc and libc.a (for the static helpers), bzip2, dd. Installed from Debian
@@ -86,6 +89,7 @@ trap 'rm -rf "$TMP"' EXIT
 TRUE_BIN=$(type -P true) # the program, not the shell builtin
 DD_BIN=$(type -P dd)
 BZIP2_BIN=$(type -P bzip2)
+SH_BIN=$(type -P sh)
 
 # run1 TAG MODE IN OUT CMD...: one timed run. MODE is native or hvrun.
 # Appends "wall_ns maxrss_kb" to $TMP/TAG.MODE and, for hvrun, "syscalls
@@ -232,6 +236,32 @@ touch_case() { # touch_case MODE LABEL
 }
 touch_case w write
 touch_case rw "read+write"
+
+# ---- 2c. process spawning: N x `sh -c true` ------------------------------------------
+# One sh runs a loop that spawns `sh -c true` N times (fork, exec of sh,
+# exit, wait: under hvrun each child is a new VM, each exec another). The
+# per-spawn cost is the marginal one: (t(N) - t(0)) / N, so the outer sh's
+# own start-up is not smeared over the spawns.
+SPAWN_SCRIPT="n=\$1; i=0; while [ \$i -lt \$n ]; do $SH_BIN -c true; i=\$((i+1)); done"
+echo "-- spawn: $SPAWN_COUNT x \`sh -c true\` from one sh x$SPAWN_REPS (and 0 for the baseline)"
+pair spawn0 "$SPAWN_REPS" /dev/null /dev/null "$SH_BIN" -c "$SPAWN_SCRIPT" spawn 0
+pair spawn "$SPAWN_REPS" /dev/null /dev/null "$SH_BIN" -c "$SPAWN_SCRIPT" spawn "$SPAWN_COUNT"
+SP_N=$(median "$TMP/spawn.native" 1)
+SP_H=$(median "$TMP/spawn.hvrun" 1)
+SP0_N=$(median "$TMP/spawn0.native" 1)
+SP0_H=$(median "$TMP/spawn0.hvrun" 1)
+SP_S=$(syscalls_of spawn)
+SP_MS_N=$(calc '%.3f' "($SP_N - $SP0_N) / 1e6 / $SPAWN_COUNT")
+SP_MS_H=$(calc '%.2f' "($SP_H - $SP0_H) / 1e6 / $SPAWN_COUNT")
+echo "   $SPAWN_COUNT spawns: native $(calc '%.1f' "$SP_N / 1e6") ms ($(spread "$TMP/spawn.native" 1 1e6))," \
+    "hvrun $(calc '%.1f' "$SP_H / 1e6") ms ($(spread "$TMP/spawn.hvrun" 1 1e6)), $SP_S syscalls over the tree"
+echo "   0 spawns: native $(calc '%.2f' "$SP0_N / 1e6") ms, hvrun $(calc '%.2f' "$SP0_H / 1e6") ms"
+echo "   per spawn (fork+exec+exit+wait): native $SP_MS_N ms, hvrun $SP_MS_H ms"
+row "$SPAWN_COUNT \`sh -c true\` spawns (ms)" "$(calc '%.1f' "$SP_N / 1e6")" \
+    "$(calc '%.1f' "$SP_H / 1e6")" "$(calc '%.1fx' "$SP_H / $SP_N")" \
+    "$(exits_per_syscall spawn) ($SP_S)"
+row "  fork+exec per spawn (ms)" "$SP_MS_N" "$SP_MS_H" \
+    "$(calc '%.0fx' "$SP_MS_H / ($SP_MS_N > 0 ? $SP_MS_N : 1e-9)")" "(derived)"
 
 # ---- 3. syscall-heavy: dd bs=1 -----------------------------------------------------
 # Per-syscall cost is the marginal one: (t(count=N) - t(count=0)) /

@@ -1,0 +1,373 @@
+#!/usr/bin/env bash
+# tests/processes/run.sh HVRUN [HVRUN...]
+#
+# Process-tree tests: fork, exec, wait, kill, pipes and FIFOs between guest
+# processes (each one its own VM under hvrun). For each hvrun binary given:
+#
+#   same/*    the command runs natively and under
+#             `HVRUN run --no-virtualize-metadata --no-virtualize-time -- CMD`,
+#             each in a fresh working directory; stdout and exit status must
+#             match (and match the expected status when the table gives one);
+#   verify/*  `HVRUN run --verify -- CMD` (default flags) exits 0 and says
+#             "hvrun: verify: deterministic";
+#   gcc/*     (when gcc is installed) two separate `HVRUN run -- gcc` builds
+#             of a file printing __DATE__ " " __TIME__ give byte-identical
+#             binaries that run; `HVRUN run --verify -- gcc -c t.c` exits 0.
+#
+# Prints "PASS name" / "FAIL name: reason" / "SKIP name: reason" per case,
+# then "N passed, N failed[, N skipped]". Exits 1 if anything failed.
+#
+# Environment: HVRUN_PROC_TIMEOUT (seconds per run, default 120),
+# GUEST_DIR (default build/guest), HVRUN_TEST_KVM_DEV (default /dev/kvm;
+# without it everything is skipped).
+
+# The table callbacks are called through for_each_case.
+# shellcheck disable=SC2317
+set -u
+
+if [ $# -lt 1 ]; then
+    echo "usage: $0 HVRUN [HVRUN...]" >&2
+    exit 2
+fi
+
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+GUEST_DIR=${GUEST_DIR:-$ROOT/build/guest}
+TIMEOUT=${HVRUN_PROC_TIMEOUT:-120}
+KVM_DEV=${HVRUN_TEST_KVM_DEV:-/dev/kvm}
+SYS_PATH=/usr/local/bin:/usr/bin:/bin
+
+# ---- the tables -------------------------------------------------------------
+#
+# One case per line: name | status | command
+#   status  "=" means "whatever the native run gives"; a number is checked
+#           for both the native and the hvrun run.
+#   command split like a shell word list; the first word is looked up in
+#           PATH once and both runs use the same absolute path. GUEST/ is
+#           build/guest/. Every run gets a fresh, empty working directory
+#           (holding the Makefile for the make case).
+
+SAME_TABLE=$(cat <<'EOF'
+subshells       | 0   | sh -c 'for i in 1 2 3; do (echo $i; (echo nested)); done'
+pipeline        | 0   | sh -c 'seq 1000 | grep 7 | sort -r | head -5 | wc -l'
+bash-cmdsubst   | 0   | bash -c 'x=$(echo sub); echo $((6*7)) $x'
+exit-7          | 7   | sh -c 'exit 7'
+kill-self-term  | 143 | sh -c 'kill -TERM $$'
+bg-wait         | 0   | bash -c 'sleep 0.01 & wait; echo waited'
+trap-usr1       | 0   | bash -c 'trap "echo usr1" USR1; kill -USR1 $$; echo after'
+xargs           | 0   | sh -c 'seq 5 | xargs echo'
+python3-subproc | 0   | /usr/bin/python3 -B -c 'import subprocess; print(subprocess.run(["echo","hi"], capture_output=True).stdout)'
+make            | 0   | make -s
+proc_tree       | 0   | GUEST/proc_tree
+fifo            | 0   | sh -c 'mkfifo f; (echo through > f) & cat f; wait'
+EOF
+)
+
+# name | status | command, run as `HVRUN run --verify -- command`; the
+# status must be 0 (the column keeps '|' in commands out of the split).
+VERIFY_TABLE=$(cat <<'EOF'
+pipeline        | 0   | sh -c 'seq 100 | sort -r | head -3'
+proc_tree       | 0   | GUEST/proc_tree
+EOF
+)
+
+# ---- bookkeeping --------------------------------------------------------------
+
+n_pass=0
+n_fail=0
+n_skip=0
+pass() { echo "PASS $1"; n_pass=$((n_pass + 1)); }
+fail() { echo "FAIL $1: $2"; n_fail=$((n_fail + 1)); }
+skip() { echo "SKIP $1: $2"; n_skip=$((n_skip + 1)); }
+
+finish() {
+    if [ "$n_skip" -gt 0 ]; then
+        echo "$n_pass passed, $n_fail failed, $n_skip skipped"
+    else
+        echo "$n_pass passed, $n_fail failed"
+    fi
+    [ "$n_fail" -eq 0 ]
+    exit $?
+}
+
+trim() {
+    local s=$1
+    s=${s#"${s%%[![:space:]]*}"}
+    s=${s%"${s##*[![:space:]]}"}
+    printf '%s' "$s"
+}
+
+# Calls FN name status command for each non-comment line of a table (the
+# command, the last field, may itself contain '|').
+for_each_case() {
+    local table=$1 fn=$2 name status cmd
+    # fd 3, so that nothing the cases run can eat the table.
+    while IFS='|' read -r -u 3 name status cmd; do
+        name=$(trim "$name")
+        case $name in '' | '#'*) continue ;; esac
+        "$fn" "$name" "$(trim "$status")" "$(trim "$cmd")"
+    done 3<<<"$table"
+}
+
+# ---- scratch area (under build/, not /tmp: the guest's /tmp is private) ---------
+
+mkdir -p "$ROOT/build" || exit 1
+WORK=$(mktemp -d "$ROOT/build/proc-tests.XXXXXX") || exit 1
+trap 'rm -rf "$WORK"' EXIT
+trap 'exit 130' INT TERM
+OUT=$WORK/out
+mkdir -p "$OUT"
+
+# The environment every program gets, natively and under hvrun.
+GUEST_ENV=("PATH=$SYS_PATH" HOME=/ LC_ALL=C LANG=C TZ=UTC TERM=dumb)
+for v in ASAN_OPTIONS UBSAN_OPTIONS LSAN_OPTIONS; do
+    if [ -n "${!v:-}" ]; then GUEST_ENV+=("$v=${!v}"); fi
+done
+ulimit -c 0 2>/dev/null
+
+prog() { PATH=$SYS_PATH type -P "$1"; }
+
+# The make case's Makefile: a chain of dependent targets built in order.
+write_makefile() {
+    cat >"$1/Makefile" <<'EOF'
+all: c.txt
+	@cat c.txt
+	@echo all done
+c.txt: b.txt
+	@echo making c
+	@cat b.txt > c.txt; echo c >> c.txt
+b.txt: a.txt
+	@echo making b
+	@cat a.txt > b.txt; echo b >> b.txt
+a.txt:
+	@echo making a
+	@echo a > a.txt
+EOF
+}
+
+# ---- running one program ------------------------------------------------------
+
+# run_prog HVRUN-PREFIX-OR-EMPTY CWD OUTFILE ERRFILE PROG ARGS...
+# HVRUN-PREFIX is a string of words ("HV run --verify --"); prints the status.
+run_prog() {
+    local pre=$1 cwd=$2 out=$3 err=$4
+    shift 4
+    local -a prefix=()
+    [ -n "$pre" ] && read -r -a prefix <<<"$pre"
+    local status
+    {
+        (cd "$cwd" && exec timeout -k 5 "$TIMEOUT" \
+            env -i "${GUEST_ENV[@]}" "${prefix[@]}" "$@" </dev/null >"$out" \
+            2>"$err")
+        status=$?
+    } 2>/dev/null
+    echo "$status"
+}
+
+first_line() {
+    local l
+    l=$(head -n 1 "$1" | cut -c1-160)
+    printf '%s' "${l:-(empty)}"
+}
+
+describe_output() {
+    printf '%s bytes sha256 %s' "$(wc -c <"$1")" "$(sha256sum <"$1" | cut -c1-12)"
+}
+
+timed_out() { [ "$1" = 124 ] || [ "$1" = 137 ]; }
+
+# resolve_cmd "COMMAND": sets ARGV to the word list, first word resolved.
+# Returns 1 (and sets WHY) when the program is missing.
+resolve_cmd() {
+    eval "ARGV=($1)"
+    local p=${ARGV[0]}
+    case $p in
+    GUEST/*)
+        p=$GUEST_DIR/${p#GUEST/}
+        if [ ! -x "$p" ]; then
+            WHY="$p is not built (make build/guest/$(basename "$p"))"
+            return 1
+        fi
+        ;;
+    /*)
+        if [ ! -x "$p" ]; then
+            WHY="$p is not installed"
+            return 1
+        fi
+        ;;
+    *)
+        p=$(prog "$p")
+        if [ -z "$p" ]; then
+            WHY="${ARGV[0]} is not installed"
+            return 1
+        fi
+        ;;
+    esac
+    ARGV[0]=$p
+}
+
+# ---- same/*: native vs hvrun -------------------------------------------------------
+
+same_case() {
+    local name=$1 want=$2 cmd=$3
+    local full=$LABEL:same/$name base=$OUT/$ID.same.$name
+    local -a ARGV
+    local WHY=""
+    if ! resolve_cmd "$cmd"; then
+        skip "$full" "$WHY"
+        return
+    fi
+    local ncwd=$WORK/$ID.$name.native hcwd=$WORK/$ID.$name.hvrun
+    mkdir -p "$ncwd" "$hcwd"
+    if [ "$name" = make ]; then
+        write_makefile "$ncwd"
+        write_makefile "$hcwd"
+    fi
+    local nst hst
+    nst=$(run_prog "" "$ncwd" "$base.native" "$base.native.err" "${ARGV[@]}")
+    hst=$(run_prog "$HV run --no-virtualize-metadata --no-virtualize-time --" \
+        "$hcwd" "$base.hvrun" "$base.hvrun.err" "${ARGV[@]}")
+    if timed_out "$hst" && [ "$nst" != "$hst" ]; then
+        fail "$full" "hvrun run timed out after ${TIMEOUT}s (status $hst); stdout so far: $(first_line "$base.hvrun"); stderr: $(first_line "$base.hvrun.err")"
+        return
+    fi
+    if [ "$want" != "=" ] && [ "$nst" != "$want" ]; then
+        fail "$full" "the native run itself exited $nst, expected $want (test environment problem?); stderr: $(first_line "$base.native.err")"
+        return
+    fi
+    local problems=""
+    if [ "$hst" != "$nst" ]; then
+        problems="exit status: native $nst, hvrun $hst"
+    fi
+    if ! cmp -s "$base.native" "$base.hvrun"; then
+        problems="${problems:+$problems; }stdout differs (native $(describe_output "$base.native"), hvrun $(describe_output "$base.hvrun"))"
+        if [ "$(wc -c <"$base.hvrun")" -lt 2000 ] &&
+            [ "$(wc -c <"$base.native")" -lt 2000 ]; then
+            local dl
+            dl=$(diff "$base.native" "$base.hvrun" | grep '^[<>]' | head -n 3 |
+                tr '\n' ' ' | cut -c1-200)
+            problems="$problems: $dl"
+        fi
+    fi
+    if [ -n "$problems" ]; then
+        fail "$full" "$problems; hvrun stderr: $(first_line "$base.hvrun.err")"
+    else
+        pass "$full"
+    fi
+}
+
+# ---- verify/*: --verify with default flags ----------------------------------------
+
+# verify_check NAME BASE STATUS: exit 0 and "hvrun: verify: deterministic".
+verify_check() {
+    local full=$1 b=$2 st=$3 line
+    line=$(grep -E '^hvrun: verify: ' "$b.err" | head -n 1 | cut -c1-300)
+    if [ "$st" = 0 ] && [[ $line == "hvrun: verify: deterministic"* ]]; then
+        pass "$full"
+    elif timed_out "$st"; then
+        fail "$full" "timed out after ${TIMEOUT}s; stderr: $(first_line "$b.err")"
+    elif [ -z "$line" ]; then
+        fail "$full" "exit $st and no 'hvrun: verify:' line; stderr: $(first_line "$b.err")"
+    else
+        fail "$full" "exit $st; $line"
+    fi
+}
+
+verify_case() {
+    local name=$1 cmd=$3
+    local full=$LABEL:verify/$name b=$OUT/$ID.verify.$name
+    local -a ARGV
+    local WHY=""
+    if ! resolve_cmd "$cmd"; then
+        skip "$full" "$WHY"
+        return
+    fi
+    local cwd=$WORK/$ID.verify.$name
+    mkdir -p "$cwd"
+    local st
+    st=$(run_prog "$HV run --verify --" "$cwd" "$b.out" "$b.err" "${ARGV[@]}")
+    verify_check "$full" "$b" "$st"
+}
+
+# ---- gcc/* ---------------------------------------------------------------------------
+
+gcc_cases() {
+    local gcc
+    gcc=$(prog gcc)
+    if [ -z "$gcc" ]; then
+        for n in same-binary-twice verify-compile; do
+            skip "$LABEL:gcc/$n" "gcc is not installed"
+        done
+        return
+    fi
+    local cwd=$WORK/$ID.gcc b=$OUT/$ID.gcc
+    mkdir -p "$cwd"
+    cat >"$cwd/t.c" <<'EOF'
+#include <stdio.h>
+int main(void)
+{
+    puts(__DATE__ " " __TIME__);
+    return 0;
+}
+EOF
+    local full=$LABEL:gcc/same-binary-twice s1 s2 problems=""
+    s1=$(run_prog "$HV run --" "$cwd" "$b.1.out" "$b.1.err" "$gcc" -o a1 t.c)
+    s2=$(run_prog "$HV run --" "$cwd" "$b.2.out" "$b.2.err" "$gcc" -o a2 t.c)
+    if [ "$s1" != 0 ]; then
+        problems="gcc -o a1 exited $s1 ($(first_line "$b.1.err"))"
+    elif [ "$s2" != 0 ]; then
+        problems="gcc -o a2 exited $s2 ($(first_line "$b.2.err"))"
+    elif [ ! -f "$cwd/a1" ] || [ ! -f "$cwd/a2" ]; then
+        problems="gcc exited 0 but a1 or a2 is missing"
+    elif ! cmp -s "$cwd/a1" "$cwd/a2"; then
+        problems="a1 and a2 differ: $(cmp "$cwd/a1" "$cwd/a2" 2>&1 | head -n 1 | sed "s|$cwd/||g")"
+    else
+        local rs
+        rs=$(run_prog "" "$cwd" "$b.a1.out" "$b.a1.err" ./a1)
+        if [ "$rs" != 0 ] || [ ! -s "$b.a1.out" ]; then
+            problems="./a1 exited $rs, stdout '$(first_line "$b.a1.out")', stderr $(first_line "$b.a1.err")"
+        fi
+    fi
+    if [ -n "$problems" ]; then
+        fail "$full" "$problems"
+    else
+        pass "$full"
+    fi
+
+    local st
+    st=$(run_prog "$HV run --verify --" "$cwd" "$b.v.out" "$b.v.err" "$gcc" -c t.c)
+    verify_check "$LABEL:gcc/verify-compile" "$b.v" "$st"
+}
+
+# ---- main -----------------------------------------------------------------------
+
+skip_same() { skip "$LABEL:same/$1" "$SKIP_REASON"; }
+skip_verify() { skip "$LABEL:verify/$1" "$SKIP_REASON"; }
+skip_all() {
+    SKIP_REASON=$1
+    for_each_case "$SAME_TABLE" skip_same
+    for_each_case "$VERIFY_TABLE" skip_verify
+    skip "$LABEL:gcc/same-binary-twice" "$1"
+    skip "$LABEL:gcc/verify-compile" "$1"
+}
+
+for hvarg in "$@"; do
+    LABEL=$hvarg
+    ID=${hvarg//\//_}
+    case $hvarg in
+    /*) HV=$hvarg ;;
+    *) HV=$PWD/$hvarg ;;
+    esac
+    if [ ! -e "$KVM_DEV" ]; then
+        skip_all "no $KVM_DEV on this host (hvrun needs KVM)"
+        continue
+    fi
+    if [ ! -x "$HV" ]; then
+        fail "$LABEL:setup" "$HV is not an executable (build it first)"
+        continue
+    fi
+    for_each_case "$SAME_TABLE" same_case
+    for_each_case "$VERIFY_TABLE" verify_case
+    gcc_cases
+done
+
+finish
