@@ -261,9 +261,17 @@ static bool wait_for_something(struct proxy_world *w)
     }
     if (n == 0)
         return false;
-    /* An external event: only something outside the run can wake us. */
+    /* An external event: only something outside the run can wake us.
+     * Which fds became ready goes into the detlog, so --verify can name
+     * a difference that came from outside. */
     while (poll(fds, n, -1) < 0 && errno == EINTR && !proxy_stop_signal)
         ;
+    uint64_t ready = 0;
+    for (nfds_t i = 0; i < n && i < 64; i++)
+        if (fds[i].revents)
+            ready |= 1ULL << i;
+    det_log_value(w->procs[0]->det, DET_SRC_EXTERNAL, &ready, sizeof(ready));
+    w->procs[0]->det->reads[DET_SRC_EXTERNAL]++;
     return true;
 }
 
