@@ -109,3 +109,13 @@ int64_t det_cputime_ns(struct det_state *d)
     det_clock_gettime(d, CLOCK_PROCESS_CPUTIME_ID, &ts);
     return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
+
+int64_t det_clock_peek_ns(struct det_state *d, int clockid)
+{
+    if (d->cfg.virtualize_time)
+        return logical_ns(d, clockid);
+    struct timespec ts;
+    if (clock_gettime(clockid, &ts) < 0)
+        return 0;
+    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}

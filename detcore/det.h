@@ -126,6 +126,11 @@ void det_sleep(struct det_state *d, uint64_t ns);
 int64_t det_realtime_ns(struct det_state *d);
 /* CPU time of the process so far (getrusage, times, CPUTIME clocks). */
 int64_t det_cputime_ns(struct det_state *d);
+/* clockid's reading now, in ns, for hvrun's own bookkeeping (timer
+ * expiries, checked before every scheduling decision): unlike
+ * det_clock_gettime it is neither logged nor counted as a guest read.
+ * clockid must be one det_clock_gettime accepts. */
+int64_t det_clock_peek_ns(struct det_state *d, int clockid);
 
 /* ---- randomness (random.c) ----------------------------------------------- */
 

@@ -27,6 +27,8 @@ static const struct family_kind families[] = {
     {proxy_time_syscalls, "time", "virtualised"},
     {proxy_misc_syscalls, "misc", "emulated"},
     {proxy_procsys_syscalls, "process", "emulated"},
+    {proxy_timer_syscalls, "timer", "virtualised"},
+    {proxy_signalfd_syscalls, "signal", "emulated"},
 };
 
 struct exception_note {
@@ -74,6 +76,9 @@ static const struct exception_note notes[] = {
                      "the host file over the backing pages"},
     {SYS_brk, NULL, "heap after the program's last segment"},
     {SYS_rt_sigreturn, NULL, "restores the XSAVE image from the frame"},
+    {SYS_rt_sigtimedwait, NULL, "timeouts on the logical clock"},
+    {SYS_rt_sigqueueinfo, NULL, "signals coalesce: no real-time queue"},
+    {SYS_signalfd4, NULL, "readiness through a host eventfd"},
     {SYS_kill, NULL, "any guest process or group; virtual pids"},
     {SYS_fork, NULL, "a new VM with a copy of the touched memory"},
     {SYS_vfork, NULL, "as fork (memory copied), parent waits for exec/exit"},
@@ -96,6 +101,10 @@ static const struct exception_note notes[] = {
     {SYS_gettid, NULL, "virtual tids from 1"},
     {SYS_syslog, NULL, "refused with EPERM"},
     {SYS_vhangup, NULL, "refused with EPERM"},
+    {SYS_alarm, NULL, "fires on the logical clock"},
+    {SYS_setitimer, NULL, "logical clock; VIRTUAL/PROF count elapsed time"},
+    {SYS_timer_create, NULL, "logical clocks; SIGEV_THREAD_ID signals the "
+                             "process"},
 };
 
 static const struct exception_note *note_of(int nr)

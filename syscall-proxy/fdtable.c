@@ -27,6 +27,7 @@ static int slot_release(struct proxy_fd *slot)
 {
     int host_fd = slot->host_fd;
     proxy_dircache_put(slot->dircache);
+    proxy_signalfd_put(slot->signalfd);
     *slot = (struct proxy_fd){.kind = PROXY_FD_FREE, .host_fd = -1};
     return host_fd;
 }

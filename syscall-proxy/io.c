@@ -488,6 +488,8 @@ static long xfer_buf(struct proxy_process *p, uint64_t guest_fd, gva_t buf,
                             &covered);
     if (len > 0 && covered == 0)
         return -EFAULT;
+    if (x->kind == XFER_AT_FD_POS && proxy_signalfd_is(p, (int)guest_fd))
+        return proxy_signalfd_xfer(p, (int)guest_fd, x->into_guest, iov, n);
     /* /dev/urandom and /dev/random read detcore's stream (vfs.c) */
     long r = x->into_guest && proxy_vfs_fd_det_random(p, (int)guest_fd)
                  ? proxy_vfs_random_read(p, iov, n)
@@ -611,7 +613,10 @@ static long xfer_vec(struct proxy_process *p, uint64_t guest_fd, gva_t vec,
         return -ENOMEM;
     }
     long r = guest_segments_iov(p, giov, nseg, xfer_prot(x), iov);
-    if (r >= 0)
+    if (r >= 0 && x->kind == XFER_AT_FD_POS &&
+        proxy_signalfd_is(p, (int)guest_fd))
+        r = proxy_signalfd_xfer(p, (int)guest_fd, x->into_guest, iov, (int)r);
+    else if (r >= 0)
         r = x->into_guest && proxy_vfs_fd_det_random(p, (int)guest_fd)
                 ? proxy_vfs_random_read(p, iov, (int)r)
                 : xfer_host_nowait(p, (int)guest_fd, host_fd, x, iov, (int)r,
@@ -731,6 +736,9 @@ static long dup_from(struct proxy_process *p, int guest_fd, int host_fd,
     int new_fd = proxy_fd_install(&p->fds, new_host_fd, cloexec, min_fd);
     if (new_fd >= 0)
         proxy_meta_fd_dup(p, guest_fd, new_fd);
+    if (new_fd >= 0)
+        proxy_signalfd_share(proxy_fd_get(&p->fds, new_fd),
+                             proxy_fd_get(&p->fds, guest_fd));
     return new_fd;
 }
 
@@ -756,6 +764,9 @@ static long dup_onto(struct proxy_process *p, uint64_t oldfd, uint64_t newfd,
     int r = proxy_fd_install_at(&p->fds, (int)newfd, new_host_fd, cloexec);
     if (r >= 0)
         proxy_meta_fd_dup(p, (int)oldfd, r);
+    if (r >= 0)
+        proxy_signalfd_share(proxy_fd_get(&p->fds, r),
+                             proxy_fd_get(&p->fds, (int)oldfd));
     return r;
 }
 

@@ -61,6 +61,7 @@ static int clone_fds(struct proxy_process *c, const struct proxy_process *p)
         if (rc >= 0 && cf) {
             cf->det_random = f->det_random;
             cf->rand_checked = f->rand_checked;
+            proxy_signalfd_share(cf, f);
         }
         rc = rc < 0 ? rc : 0;
     }
@@ -123,6 +124,7 @@ static struct proxy_process *new_child(struct proxy_process *p)
     c->clear_child_tid = 0;
     c->prctl.pdeathsig = 0;
     c->resched = false;
+    proxy_timer_fork(c);
     return c;
 }
 
@@ -430,6 +432,7 @@ static void exec_reset(struct proxy_process *p)
     p->threads[0].tid = p->pid;
     p->threads[0].state = PROXY_THREAD_RUNNABLE;
     p->vfork_released = true;
+    proxy_timer_exec(p);
 }
 
 static long do_execve(struct proxy_process *p, int dirfd, gva_t path_gva,

@@ -62,6 +62,10 @@ struct proxy_fd {
      * /dev/random, vfs.c); rand_checked once the device was looked at. */
     bool rand_checked;
     bool det_random;
+    /* A signalfd (signalfd.c): the host fd is an eventfd kept readable
+     * while a signal of the mask is pending; the context (the mask) is
+     * shared by dups and fork children, as Linux shares the open file. */
+    struct proxy_signalfd *signalfd;
 };
 
 struct proxy_fdtable {
@@ -103,6 +107,32 @@ struct proxy_pending_signal {
     siginfo_t info;
 };
 
+/* ---- timers (timer.c) ---------------------------------------------------- */
+
+#define PROXY_NR_ITIMERS 3        /* ITIMER_REAL, ITIMER_VIRTUAL, ITIMER_PROF */
+#define PROXY_MAX_POSIX_TIMERS 32 /* timer_create beyond this: EAGAIN */
+
+/* One timer on a detcore clock: an itimer or a timer_create timer. */
+struct proxy_timer {
+    bool used;           /* the POSIX timer slot is taken (itimers: unused) */
+    bool armed;
+    int id;              /* timer_create's id, from 0 per process */
+    int clockid;         /* the CLOCK_* id detcore reads */
+    int notify;          /* SIGEV_SIGNAL or SIGEV_NONE */
+    int signo;
+    uint64_t sigval;     /* sigev_value, copied into si_value */
+    int64_t expiry_ns;   /* on clockid */
+    int64_t interval_ns; /* reload; 0 for a one-shot timer */
+    int overrun;         /* expirations while its signal was pending */
+    int overrun_last;    /* what the last delivered signal carried */
+};
+
+struct proxy_timers {
+    struct proxy_timer itimer[PROXY_NR_ITIMERS];
+    struct proxy_timer posix[PROXY_MAX_POSIX_TIMERS];
+    int next_id;
+};
+
 /* ---- threads ------------------------------------------------------------- */
 
 /*
@@ -121,6 +151,16 @@ enum proxy_thread_state {
     PROXY_THREAD_WAIT_FD,       /* a host fd becoming ready (re-runs) */
     PROXY_THREAD_WAIT_CHILD,    /* a child changing state (re-runs) */
     PROXY_THREAD_WAIT_VFORK,    /* the vfork child to exec or exit */
+    PROXY_THREAD_WAIT_SIGNAL,   /* a signal (signal.c: pause, sigsuspend,
+                                   sigtimedwait, signalfd reads) */
+};
+
+/* What a thread in PROXY_THREAD_WAIT_SIGNAL waits in (signal.c). */
+enum proxy_sigwait_kind {
+    PROXY_SIGWAIT_NONE,
+    PROXY_SIGWAIT_SUSPEND,  /* pause, rt_sigsuspend: -EINTR is pre-set */
+    PROXY_SIGWAIT_TIMED,    /* rt_sigtimedwait: re-runs, never restarted */
+    PROXY_SIGWAIT_SIGNALFD, /* a signalfd read: re-runs like a read */
 };
 
 struct proxy_thread {
@@ -143,6 +183,16 @@ struct proxy_thread {
     short wait_events;
     int wait_vfork_pid;
     bool restartable;           /* parked on a re-runnable syscall */
+    /* signal waits (signal.c): sigwait_set wakes the thread even while
+     * blocked (sigtimedwait, signalfd); sigwait_timed_out is set when its
+     * deadline expires (the re-run returns EAGAIN) */
+    enum proxy_sigwait_kind sigwait_kind;
+    uint64_t sigwait_set;
+    bool sigwait_timed_out;
+    /* rt_sigsuspend's caller mask: the next handler frame saves it as
+     * uc_sigmask (Linux's saved_sigmask), so sigreturn restores it */
+    bool saved_sigmask_valid;
+    uint64_t saved_sigmask;
 };
 
 /*
@@ -203,6 +253,8 @@ struct proxy_process {
     stack_t altstack;           /* ss_sp holds a gva */
     struct proxy_pending_signal pending[PROXY_NSIG];
     uint64_t pending_mask;
+    /* alarm, itimers and timer_create timers (timer.c) */
+    struct proxy_timers timers;
 
     /* threads: threads[cur] is on the vCPU */
     struct proxy_thread *threads;
@@ -314,6 +366,35 @@ void proxy_signal_raise(struct proxy_process *p, int signo,
 void proxy_signal_deliver_pending(struct proxy_process *p);
 /* Ends the process by signal (default action terminate/core). */
 void proxy_process_kill(struct proxy_process *p, int signo);
+/* Removes the lowest pending signal in set (blocked or not) and copies its
+ * siginfo to *info; returns its number, or 0 when none is pending. */
+int proxy_signal_dequeue(struct proxy_process *p, uint64_t set,
+                         siginfo_t *info);
+/* Whether thread t, in PROXY_THREAD_WAIT_SIGNAL, may run: a signal it
+ * would take (not ignored) or one of its sigwait_set is pending, or its
+ * deadline passed. */
+bool proxy_signal_wait_ready(struct proxy_process *p,
+                             const struct proxy_thread *t);
+
+/* ---- signalfd (signalfd.c) ----------------------------------------------- */
+
+struct iovec;
+extern const struct proxy_syscall proxy_signalfd_syscalls[];
+/* Whether guest_fd is a signalfd of p. */
+bool proxy_signalfd_is(struct proxy_process *p, int guest_fd);
+/* read/readv (into_guest) of a signalfd into host iovecs over guest
+ * memory: struct signalfd_siginfo records of dequeued signals, -EINVAL for
+ * less than one record or a write, -EAGAIN (O_NONBLOCK) or
+ * PROXY_RET_BLOCK when none is pending. */
+long proxy_signalfd_xfer(struct proxy_process *p, int guest_fd,
+                         bool into_guest, const struct iovec *iov, int n);
+/* Makes the signalfds of p poll readable exactly while a signal of their
+ * mask is pending; signal.c calls it when p's pending set changes. */
+void proxy_signalfd_sync(struct proxy_process *p);
+/* The fd table's hooks: a dup (or fork's copy) shares from's context;
+ * put drops one reference (NULL is fine). */
+void proxy_signalfd_share(struct proxy_fd *to, const struct proxy_fd *from);
+void proxy_signalfd_put(struct proxy_signalfd *s);
 
 /* ---- the world of processes (world.c, procsys.c) ------------------------ */
 
@@ -341,6 +422,23 @@ void proxy_vm_retire(struct proxy_process *p, struct vmm_vm *vm);
 /* Ends process p (exit_status already set): fds closed, VM freed, zombie
  * for its parent, children to pid 1; the run ends with the first. */
 void proxy_world_exit(struct proxy_process *p);
+
+/* ---- timers (timer.c) ---------------------------------------------------- */
+
+extern const struct proxy_syscall proxy_timer_syscalls[];
+/* Fires every due timer of every live process: raises its signal (or
+ * counts an overrun) and reloads periodic ones. The world loop calls it
+ * before each scheduling decision. */
+void proxy_timer_fire_due(struct proxy_world *w);
+/* Nothing can run: if a timer that would raise a signal expires no later
+ * than futex_deadline_ns (CLOCK_MONOTONIC; UINT64_MAX for none), advances
+ * logical time to the earliest such expiry and returns true (the next
+ * proxy_timer_fire_due fires it); otherwise false and time is unchanged. */
+bool proxy_timer_advance(struct proxy_world *w, uint64_t futex_deadline_ns);
+/* A fork child inherits no timer (man 2 fork); call on the new process. */
+void proxy_timer_fork(struct proxy_process *child);
+/* execve deletes the POSIX timers and keeps alarm and the itimers. */
+void proxy_timer_exec(struct proxy_process *p);
 
 /* ---- threads (thread.c) -------------------------------------------------- */
 

@@ -9,6 +9,16 @@
  *   (sp + 8) is 16-byte aligned at the handler's first instruction
  *
  * rt_sigreturn reads the ucontext back, including the xsave image.
+ *
+ * Pending signals are per process (one slot per signal: standard and
+ * real-time signals alike coalesce) and any thread whose mask allows one
+ * takes it, after its syscall. Waiting for a signal (pause, rt_sigsuspend,
+ * rt_sigtimedwait, a signalfd read) parks the thread in
+ * PROXY_THREAD_WAIT_SIGNAL with its sigwait_kind: pause and sigsuspend
+ * return a pre-set -EINTR once a handler frame is built on top of them;
+ * sigtimedwait and signalfd reads re-run from the start when a signal of
+ * their set arrives. A signal the process ignores wakes nobody and is
+ * dropped when a thread would take it, as Linux never queues it.
  */
 #include "proxy.h"
 
@@ -16,8 +26,10 @@
 #include <stddef.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <time.h>
 
 #include "cpu_x86_64.h"
+#include "det.h"
 
 #define SIGBIT(s) (1ULL << ((s) - 1))
 #define UNBLOCKABLE (SIGBIT(SIGKILL) | SIGBIT(SIGSTOP))
@@ -85,6 +97,18 @@ static enum default_action default_action_of(int sig)
     default:
         return ACT_TERM;
     }
+}
+
+/* Whether sig would do nothing now: ignored, or a stop (job control is not
+ * modelled; a stopped-and-continued pause goes on waiting, as on Linux). */
+static bool sig_inert(const struct proxy_process *p, int sig)
+{
+    const struct proxy_sigaction *sa = &p->sigactions[sig];
+    if (sa->handler == (uint64_t)(uintptr_t)SIG_IGN)
+        return true;
+    enum default_action act = default_action_of(sig);
+    return sa->handler == (uint64_t)(uintptr_t)SIG_DFL &&
+           (act == ACT_IGNORE || act == ACT_STOP);
 }
 
 void proxy_process_kill(struct proxy_process *p, int signo)
@@ -163,15 +187,22 @@ static int setup_frame(struct proxy_process *p, int sig,
     f.uc.uc_mcontext.trapno = trapno;
     f.uc.uc_mcontext.err = err;
     f.uc.uc_mcontext.cr2 = cr2;
-    f.uc.uc_mcontext.oldmask = p->sigmask & 0xffffffffULL;
+    /* After rt_sigsuspend the frame saves the caller's mask, not the
+     * temporary one (Linux's sigmask_to_save). */
+    struct proxy_thread *t = p->threads ? &p->threads[p->cur] : NULL;
+    uint64_t to_save =
+        t && t->saved_sigmask_valid ? t->saved_sigmask : p->sigmask;
+    f.uc.uc_mcontext.oldmask = to_save & 0xffffffffULL;
     f.uc.uc_mcontext.fpstate = buf_fx;
-    f.uc.uc_sigmask = p->sigmask;
+    f.uc.uc_sigmask = to_save;
     f.info = *info;
     int rc = write_fpstate(p, buf_fx);
     if (rc == 0)
         rc = proxy_copy_out(p, frame_at, &f, sizeof(f));
     if (rc < 0)
         return rc;
+    if (t)
+        t->saved_sigmask_valid = false;
 
     r->rsp = frame_at;
     r->rip = sa->handler;
@@ -202,15 +233,20 @@ static void deliver(struct proxy_process *p, int sig, const siginfo_t *info,
         return;
     }
     struct proxy_thread *t = p->threads ? &p->threads[p->cur] : NULL;
-    if (t && t->restartable && !(sa->flags & SA_RESTART)) {
+    if (t && t->restartable &&
+        (!(sa->flags & SA_RESTART) || t->sigwait_kind == PROXY_SIGWAIT_TIMED)) {
         /* The thread was parked on a syscall that re-runs: without
-         * SA_RESTART it returns EINTR instead, as Linux does. */
+         * SA_RESTART it returns EINTR instead, as Linux does; so does
+         * sigtimedwait always (signal(7)). */
         struct vmm_regs *r = vmm_vm_regs(p->vm);
         r->rax = (uint64_t)-EINTR;
         r->rip += 2;
     }
-    if (t)
+    if (t) {
         t->restartable = false;
+        t->sigwait_kind = PROXY_SIGWAIT_NONE;
+        t->has_deadline = false;
+    }
     if (setup_frame(p, sig, info, trapno, err, cr2) < 0) {
         /* Linux: a frame that cannot be written is a forced SIGSEGV. */
         proxy_process_kill(p, SIGSEGV);
@@ -237,17 +273,61 @@ void proxy_signal_raise(struct proxy_process *p, int signo,
     p->pending[signo].signo = signo;
     p->pending[signo].info = *info;
     p->pending_mask |= SIGBIT(signo);
+    proxy_signalfd_sync(p);
+}
+
+int proxy_signal_dequeue(struct proxy_process *p, uint64_t set,
+                         siginfo_t *info)
+{
+    uint64_t ready = p->pending_mask & set;
+    if (!ready)
+        return 0;
+    int sig = __builtin_ctzll(ready) + 1;
+    *info = p->pending[sig].info;
+    p->pending_mask &= ~SIGBIT(sig);
+    proxy_signalfd_sync(p);
+    return sig;
 }
 
 void proxy_signal_deliver_pending(struct proxy_process *p)
 {
-    uint64_t ready = p->pending_mask & ~(p->sigmask & ~UNBLOCKABLE);
-    if (!ready)
+    struct proxy_thread *t = p->threads ? &p->threads[p->cur] : NULL;
+    /* A re-run sigtimedwait or signalfd read takes a signal of its set
+     * first; a handler for another one runs when it returns, as on Linux
+     * (the wait dequeues before the return path delivers). */
+    if (t && t->restartable && t->sigwait_kind != PROXY_SIGWAIT_NONE &&
+        (p->pending_mask & t->sigwait_set))
         return;
-    int sig = __builtin_ctzll(ready) + 1;
-    siginfo_t info = p->pending[sig].info;
-    p->pending_mask &= ~SIGBIT(sig);
-    deliver(p, sig, &info, 0, 0, 0);
+    for (;;) {
+        uint64_t ready = p->pending_mask & ~(p->sigmask & ~UNBLOCKABLE);
+        if (!ready)
+            break;
+        int sig = __builtin_ctzll(ready) + 1;
+        siginfo_t info;
+        proxy_signal_dequeue(p, SIGBIT(sig), &info);
+        bool inert = sig_inert(p, sig);
+        deliver(p, sig, &info, 0, 0, 0);
+        if (!inert)
+            return;
+    }
+    /* Woken from rt_sigsuspend, but another thread took the signal: the
+     * call returns EINTR with the caller's mask back. */
+    if (t && t->saved_sigmask_valid) {
+        p->sigmask = t->saved_sigmask;
+        t->saved_sigmask_valid = false;
+    }
+}
+
+bool proxy_signal_wait_ready(struct proxy_process *p,
+                             const struct proxy_thread *t)
+{
+    uint64_t mask = (t == &p->threads[p->cur]) ? p->sigmask : t->sigmask;
+    uint64_t takes = p->pending_mask & ~(mask & ~UNBLOCKABLE);
+    for (uint64_t m = takes; m; m &= m - 1)
+        if (sig_inert(p, __builtin_ctzll(m) + 1))
+            takes &= ~(m & -m);
+    return takes || (p->pending_mask & t->sigwait_set) ||
+           t->sigwait_timed_out;
 }
 
 /* ---- CPU exceptions ------------------------------------------------------ */
@@ -333,8 +413,10 @@ static long sys_rt_sigaction(struct proxy_process *p, const uint64_t a[6])
          * discards a pending instance. */
         if (act.handler == (uint64_t)(uintptr_t)SIG_IGN ||
             (act.handler == (uint64_t)(uintptr_t)SIG_DFL &&
-             default_action_of(sig) == ACT_IGNORE))
+             default_action_of(sig) == ACT_IGNORE)) {
             p->pending_mask &= ~SIGBIT(sig);
+            proxy_signalfd_sync(p);
+        }
     }
     return 0;
 }
@@ -465,11 +547,181 @@ static long sys_rt_sigreturn(struct proxy_process *p, const uint64_t a[6])
     return PROXY_RET_REGS_SET;
 }
 
+/* ---- waiting for signals ------------------------------------------------- */
+
+static struct proxy_thread *current_thread(struct proxy_process *p)
+{
+    return &p->threads[p->cur];
+}
+
+/* Parks the current thread until proxy_signal_wait_ready. */
+static void wait_signal(struct proxy_process *p, enum proxy_sigwait_kind kind,
+                        uint64_t set)
+{
+    struct proxy_thread *t = current_thread(p);
+    t->state = PROXY_THREAD_WAIT_SIGNAL;
+    t->sigwait_kind = kind;
+    t->sigwait_set = set;
+    p->resched = true;
+}
+
+/* pause and rt_sigsuspend: the -EINTR returned here goes into RAX now and
+ * is what the caller sees once the handler returns (never restarted). A
+ * signal the thread would take right away means no wait at all. */
+static long suspend(struct proxy_process *p)
+{
+    struct proxy_thread *t = current_thread(p);
+    t->has_deadline = false;
+    t->sigwait_timed_out = false;
+    t->sigwait_set = 0;
+    if (!proxy_signal_wait_ready(p, t))
+        wait_signal(p, PROXY_SIGWAIT_SUSPEND, 0);
+    return -EINTR;
+}
+
+static long sys_pause(struct proxy_process *p, const uint64_t a[6])
+{
+    return suspend(p);
+}
+
+static long sys_rt_sigsuspend(struct proxy_process *p, const uint64_t a[6])
+{
+    uint64_t mask;
+    if (a[1] != 8)
+        return -EINVAL;
+    if (proxy_copy_in(p, &mask, a[0], 8) < 0)
+        return -EFAULT;
+    struct proxy_thread *t = current_thread(p);
+    t->saved_sigmask = p->sigmask;
+    t->saved_sigmask_valid = true;
+    p->sigmask = mask & ~UNBLOCKABLE;
+    return suspend(p);
+}
+
+static uint64_t monotonic_now_ns(struct proxy_process *p)
+{
+    struct timespec ts;
+    det_clock_gettime(p->det, CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * rt_sigtimedwait(set, info, timeout, sigsetsize). The first call reads the
+ * timeout and, with nothing of set pending, parks with the deadline in the
+ * thread (sigwait_kind TIMED marks the re-runs of the same call, which keep
+ * that deadline); the world expires it like a futex timeout (logical time
+ * advances to it) and the re-run answers EAGAIN. Signals of set wake the
+ * thread although they are blocked, as Linux unblocks them for the wait.
+ */
+static long do_sigtimedwait(struct proxy_process *p, const uint64_t a[6])
+{
+    struct proxy_thread *t = current_thread(p);
+    bool rerun = t->sigwait_kind == PROXY_SIGWAIT_TIMED;
+    uint64_t set;
+    if (a[3] != 8)
+        return -EINVAL;
+    if (proxy_copy_in(p, &set, a[0], 8) < 0)
+        return -EFAULT;
+    set &= ~UNBLOCKABLE;
+    struct timespec ts = {0, 0};
+    if (a[2] && !rerun) {
+        if (proxy_copy_in(p, &ts, a[2], sizeof(ts)) < 0)
+            return -EFAULT;
+        if (ts.tv_sec < 0 || ts.tv_nsec < 0 || ts.tv_nsec >= 1000000000L)
+            return -EINVAL;
+    }
+    siginfo_t info;
+    int sig = proxy_signal_dequeue(p, set, &info);
+    if (sig) {
+        if (a[1] && proxy_copy_out(p, a[1], &info, sizeof(info)) < 0)
+            return -EFAULT;
+        return sig;
+    }
+    if (rerun ? t->sigwait_timed_out : (a[2] && !ts.tv_sec && !ts.tv_nsec))
+        return -EAGAIN;
+    if (!rerun) {
+        t->has_deadline = a[2] != 0;
+        if (a[2])
+            t->deadline_ns = monotonic_now_ns(p) +
+                             (uint64_t)ts.tv_sec * 1000000000ULL +
+                             (uint64_t)ts.tv_nsec;
+    }
+    wait_signal(p, PROXY_SIGWAIT_TIMED, set);
+    return PROXY_RET_BLOCK;
+}
+
+static long sys_rt_sigtimedwait(struct proxy_process *p, const uint64_t a[6])
+{
+    long r = do_sigtimedwait(p, a);
+    if (r != PROXY_RET_BLOCK) {
+        struct proxy_thread *t = current_thread(p);
+        t->sigwait_kind = PROXY_SIGWAIT_NONE;
+        t->sigwait_timed_out = false;
+        t->has_deadline = false;
+    }
+    return r;
+}
+
+/* ---- queueing signals with data ------------------------------------------ */
+
+/*
+ * rt_sigqueueinfo and rt_tgsigqueueinfo send the caller's siginfo, with
+ * si_signo set to sig. As Linux does, only a thread signalling its own
+ * process may forge a kernel (si_code >= 0) or tkill (SI_TKILL) origin.
+ */
+static long queue_info(struct proxy_process *p, int tgid, int tid, int sig,
+                       gva_t uinfo)
+{
+    siginfo_t info;
+    if (proxy_copy_in(p, &info, uinfo, sizeof(info)) < 0)
+        return -EFAULT;
+    info.si_signo = sig;
+    /* Linux compares the caller's tid with the pid argument: the process
+     * for rt_sigqueueinfo, the thread for rt_tgsigqueueinfo. */
+    if ((info.si_code >= 0 || info.si_code == SI_TKILL) &&
+        p->tid != (tid > 0 ? tid : tgid))
+        return -EPERM;
+    struct proxy_process *q = proxy_world_find(p->world, tgid);
+    if (!q || q->zombie)
+        return -ESRCH;
+    if (tid > 0) {
+        bool found = false;
+        for (int i = 0; i < q->nr_threads; i++)
+            found |= q->threads[i].tid == tid &&
+                     q->threads[i].state != PROXY_THREAD_EXITED;
+        if (!found)
+            return -ESRCH;
+    }
+    if (sig < 0 || sig > 64)
+        return -EINVAL;
+    if (sig != 0)
+        proxy_signal_raise(q, sig, &info);
+    return 0;
+}
+
+static long sys_rt_sigqueueinfo(struct proxy_process *p, const uint64_t a[6])
+{
+    return queue_info(p, (int)a[0], 0, (int)a[1], a[2]);
+}
+
+static long sys_rt_tgsigqueueinfo(struct proxy_process *p,
+                                  const uint64_t a[6])
+{
+    if ((int)a[0] <= 0 || (int)a[1] <= 0)
+        return -EINVAL;
+    return queue_info(p, (int)a[0], (int)a[1], (int)a[2], a[3]);
+}
+
 const struct proxy_syscall proxy_signal_syscalls[] = {
     {SYS_rt_sigaction, "rt_sigaction", sys_rt_sigaction},
     {SYS_rt_sigprocmask, "rt_sigprocmask", sys_rt_sigprocmask},
     {SYS_rt_sigpending, "rt_sigpending", sys_rt_sigpending},
     {SYS_sigaltstack, "sigaltstack", sys_sigaltstack},
     {SYS_rt_sigreturn, "rt_sigreturn", sys_rt_sigreturn},
+    {SYS_pause, "pause", sys_pause},
+    {SYS_rt_sigsuspend, "rt_sigsuspend", sys_rt_sigsuspend},
+    {SYS_rt_sigtimedwait, "rt_sigtimedwait", sys_rt_sigtimedwait},
+    {SYS_rt_sigqueueinfo, "rt_sigqueueinfo", sys_rt_sigqueueinfo},
+    {SYS_rt_tgsigqueueinfo, "rt_tgsigqueueinfo", sys_rt_tgsigqueueinfo},
     {-1, NULL, NULL},
 };

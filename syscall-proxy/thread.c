@@ -111,8 +111,9 @@ uint64_t proxy_thread_earliest_deadline(struct proxy_process *p, int *idx)
     uint64_t best = UINT64_MAX;
     for (int i = 0; i < p->nr_threads; i++) {
         struct proxy_thread *t = &p->threads[i];
-        if (t->state == PROXY_THREAD_FUTEX_WAIT && t->has_deadline &&
-            t->deadline_ns < best) {
+        if ((t->state == PROXY_THREAD_FUTEX_WAIT ||
+             t->state == PROXY_THREAD_WAIT_SIGNAL) &&
+            t->has_deadline && t->deadline_ns < best) {
             best = t->deadline_ns;
             *idx = i;
         }
@@ -120,15 +121,26 @@ uint64_t proxy_thread_earliest_deadline(struct proxy_process *p, int *idx)
     return best;
 }
 
-/* Logical time advances to the deadline; the wait returns -ETIMEDOUT. */
+/* Logical time advances to the deadline; a futex wait returns -ETIMEDOUT,
+ * a signal wait (sigtimedwait) re-runs and sees sigwait_timed_out. */
 void proxy_thread_expire(struct proxy_process *p, int idx)
 {
     struct proxy_thread *t = &p->threads[idx];
     uint64_t now = monotonic_ns(p);
     if (t->deadline_ns > now)
         det_sleep(p->det, t->deadline_ns - now);
+    t->has_deadline = false;
+    if (t->state == PROXY_THREAD_WAIT_SIGNAL) {
+        t->sigwait_timed_out = true;
+        t->state = PROXY_THREAD_RUNNABLE;
+        return;
+    }
     t->state = PROXY_THREAD_RUNNABLE;
-    t->regs.rax = (uint64_t)-ETIMEDOUT;
+    /* The current thread's registers are live on the vCPU. */
+    if (idx == p->cur)
+        vmm_vm_regs(p->vm)->rax = (uint64_t)-ETIMEDOUT;
+    else
+        t->regs.rax = (uint64_t)-ETIMEDOUT;
 }
 
 /* ---- futexes ------------------------------------------------------------- */

@@ -151,8 +151,16 @@ static bool refresh(struct proxy_process *p, struct proxy_thread *t)
     case PROXY_THREAD_FUTEX_WAIT:
         if (signal_wakes(p, t)) {
             t->state = PROXY_THREAD_RUNNABLE;
-            t->regs.rax = (uint64_t)-EINTR;
+            /* The current thread's registers are live on the vCPU. */
+            if (t == &p->threads[p->cur])
+                vmm_vm_regs(p->vm)->rax = (uint64_t)-EINTR;
+            else
+                t->regs.rax = (uint64_t)-EINTR;
         }
+        break;
+    case PROXY_THREAD_WAIT_SIGNAL:
+        if (proxy_signal_wait_ready(p, t))
+            t->state = PROXY_THREAD_RUNNABLE;
         break;
     }
     return t->state == PROXY_THREAD_RUNNABLE;
@@ -246,6 +254,8 @@ static bool wait_for_something(struct proxy_world *w)
             best_t = idx;
         }
     }
+    if (proxy_timer_advance(w, best)) /* a timer comes first */
+        return true;
     if (best_p) {
         proxy_thread_expire(best_p, best_t);
         return true;
@@ -338,6 +348,7 @@ int proxy_world_run(struct proxy_world *w)
                                       "guest", (int)proxy_stop_signal);
             return (int)proxy_stop_signal; /* as if killed by it */
         }
+        proxy_timer_fire_due(w);
         struct proxy_process *p = pick(w);
         if (!p) {
             if (wait_for_something(w))
