@@ -219,6 +219,46 @@ static void notify_parent(struct proxy_process *c)
     proxy_signal_raise(parent, SIGCHLD, &info);
 }
 
+/* SIGCHLD with CLD_STOPPED/CLD_CONTINUED, unless the parent asked not. */
+static void notify_job_change(struct proxy_process *c, int code, int status)
+{
+    struct proxy_process *parent = proxy_world_find(c->world, c->ppid);
+    if (!parent || parent->zombie ||
+        (parent->sigactions[SIGCHLD].flags & SA_NOCLDSTOP) ||
+        parent->sigactions[SIGCHLD].handler == (uint64_t)(uintptr_t)SIG_IGN)
+        return;
+    siginfo_t info;
+    memset(&info, 0, sizeof(info));
+    info.si_signo = SIGCHLD;
+    info.si_code = code;
+    info.si_pid = c->pid;
+    info.si_uid = c->ruid;
+    info.si_status = status;
+    proxy_signal_raise(parent, SIGCHLD, &info);
+}
+
+void proxy_process_stop(struct proxy_process *p, int sig)
+{
+    if (p->stopped || p->zombie)
+        return;
+    p->stopped = true;
+    p->stop_sig = sig;
+    p->report_stop = true;
+    p->report_cont = false;
+    p->resched = true;
+    notify_job_change(p, CLD_STOPPED, sig);
+}
+
+void proxy_process_continue(struct proxy_process *p)
+{
+    if (!p->stopped)
+        return;
+    p->stopped = false;
+    p->report_cont = true;
+    p->report_stop = false;
+    notify_job_change(p, CLD_CONTINUED, SIGCONT);
+}
+
 static void end_run(struct proxy_world *w, struct proxy_process *first)
 {
     w->ended = true;
@@ -266,20 +306,64 @@ static bool child_matches(const struct proxy_process *p,
     return true;
 }
 
-/* Finds a zombie child matching pid; *any says whether any child matched. */
-static struct proxy_process *find_zombie(struct proxy_process *p, int pid,
-                                         bool *any)
+enum child_event { EV_NONE, EV_EXITED, EV_STOPPED, EV_CONTINUED };
+
+/* The first child matching pid with something for a wait with these
+ * options to report; *any says whether any child matched at all. */
+static struct proxy_process *find_event(struct proxy_process *p, int pid,
+                                        int options, bool *any,
+                                        enum child_event *ev)
 {
     *any = false;
+    *ev = EV_NONE;
     for (int i = 0; i < p->world->nr_procs; i++) {
         struct proxy_process *c = p->world->procs[i];
         if (!child_matches(p, c, pid))
             continue;
         *any = true;
-        if (c->zombie)
+        if (c->zombie && (options & WEXITED))
+            *ev = EV_EXITED;
+        else if (c->report_stop && (options & WUNTRACED))
+            *ev = EV_STOPPED;
+        else if (c->report_cont && (options & WCONTINUED))
+            *ev = EV_CONTINUED;
+        if (*ev != EV_NONE)
             return c;
     }
     return NULL;
+}
+
+/* The wait status word of an event (wait4's *wstatus). */
+static int status_of(const struct proxy_process *c, enum child_event ev)
+{
+    if (ev == EV_STOPPED)
+        return (c->stop_sig << 8) | 0x7f;
+    if (ev == EV_CONTINUED)
+        return 0xffff;
+    return c->exit_status;
+}
+
+/* After reporting: an exit reaps (unless WNOWAIT), a stop/continue is
+ * told once. */
+static void consume(struct proxy_process *c, enum child_event ev,
+                    bool nowait)
+{
+    if (nowait)
+        return;
+    if (ev == EV_EXITED)
+        reap(c);
+    else if (ev == EV_STOPPED)
+        c->report_stop = false;
+    else if (ev == EV_CONTINUED)
+        c->report_cont = false;
+}
+
+static long park_for_child(struct proxy_process *p, int options)
+{
+    struct proxy_thread *t = &p->threads[p->cur];
+    t->state = PROXY_THREAD_WAIT_CHILD;
+    t->wait_options = options;
+    return PROXY_RET_BLOCK;
 }
 
 static long sys_wait4(struct proxy_process *p, const uint64_t a[6])
@@ -288,17 +372,15 @@ static long sys_wait4(struct proxy_process *p, const uint64_t a[6])
     if (options & ~(WNOHANG | WUNTRACED | WCONTINUED | __WALL | __WCLONE |
                     __WNOTHREAD))
         return -EINVAL;
+    options |= WEXITED;
     bool any;
-    struct proxy_process *c = find_zombie(p, pid, &any);
+    enum child_event ev;
+    struct proxy_process *c = find_event(p, pid, options, &any, &ev);
     if (!any)
         return -ECHILD;
-    if (!c) {
-        if (options & WNOHANG)
-            return 0;
-        p->threads[p->cur].state = PROXY_THREAD_WAIT_CHILD;
-        return PROXY_RET_BLOCK;
-    }
-    int status = c->exit_status;
+    if (!c)
+        return (options & WNOHANG) ? 0 : park_for_child(p, options);
+    int status = status_of(c, ev);
     if (a[1] && proxy_copy_out(p, a[1], &status, sizeof(status)) < 0)
         return -EFAULT;
     if (a[3]) {
@@ -308,8 +390,28 @@ static long sys_wait4(struct proxy_process *p, const uint64_t a[6])
             return -EFAULT;
     }
     int cpid = c->pid;
-    reap(c);
+    consume(c, ev, false);
     return cpid;
+}
+
+static void fill_child_info(siginfo_t *info, const struct proxy_process *c,
+                            enum child_event ev)
+{
+    bool signaled = (c->exit_status & 0x7f) != 0;
+    info->si_signo = SIGCHLD;
+    info->si_pid = c->pid;
+    info->si_uid = c->ruid;
+    if (ev == EV_STOPPED) {
+        info->si_code = CLD_STOPPED;
+        info->si_status = c->stop_sig;
+    } else if (ev == EV_CONTINUED) {
+        info->si_code = CLD_CONTINUED;
+        info->si_status = SIGCONT;
+    } else {
+        info->si_code = signaled ? CLD_KILLED : CLD_EXITED;
+        info->si_status = signaled ? (c->exit_status & 0x7f)
+                                   : ((c->exit_status >> 8) & 0xff);
+    }
 }
 
 static long sys_waitid(struct proxy_process *p, const uint64_t a[6])
@@ -319,38 +421,26 @@ static long sys_waitid(struct proxy_process *p, const uint64_t a[6])
         (options & ~(WNOHANG | WEXITED | WSTOPPED | WCONTINUED | WNOWAIT |
                      __WALL | __WCLONE | __WNOTHREAD)))
         return -EINVAL;
-    int pid = idtype == P_PID ? id : idtype == P_PGID ? -id : -1;
-    if ((idtype == P_PID || idtype == P_PGID) && id <= 0)
-        return -EINVAL;
     if (idtype != P_PID && idtype != P_PGID && idtype != P_ALL)
         return -EINVAL;
+    if ((idtype == P_PID || idtype == P_PGID) && id <= 0)
+        return -EINVAL;
+    int pid = idtype == P_PID ? id : idtype == P_PGID ? -id : -1;
     bool any;
-    struct proxy_process *c =
-        (options & WEXITED) ? find_zombie(p, pid, &any) : NULL;
-    if (!(options & WEXITED))
-        find_zombie(p, pid, &any);
+    enum child_event ev;
+    struct proxy_process *c = find_event(p, pid, options, &any, &ev);
     if (!any)
         return -ECHILD;
+    if (!c && !(options & WNOHANG))
+        return park_for_child(p, options);
     siginfo_t info;
     memset(&info, 0, sizeof(info));
-    if (!c) {
-        if (!(options & WNOHANG)) {
-            p->threads[p->cur].state = PROXY_THREAD_WAIT_CHILD;
-            return PROXY_RET_BLOCK;
-        }
-    } else {
-        bool signaled = (c->exit_status & 0x7f) != 0;
-        info.si_signo = SIGCHLD;
-        info.si_code = signaled ? CLD_KILLED : CLD_EXITED;
-        info.si_pid = c->pid;
-        info.si_uid = c->ruid;
-        info.si_status = signaled ? (c->exit_status & 0x7f)
-                                  : ((c->exit_status >> 8) & 0xff);
-    }
+    if (c)
+        fill_child_info(&info, c, ev);
     if (a[2] && proxy_copy_out(p, a[2], &info, sizeof(info)) < 0)
         return -EFAULT;
-    if (c && !(options & WNOWAIT))
-        reap(c);
+    if (c)
+        consume(c, ev, options & WNOWAIT);
     return 0;
 }
 

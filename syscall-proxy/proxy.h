@@ -182,6 +182,7 @@ struct proxy_thread {
     int wait_host_fd;
     short wait_events;
     int wait_vfork_pid;
+    int wait_options;           /* WAIT_CHILD: the wait's options */
     bool restartable;           /* parked on a re-runnable syscall */
     /* signal waits (signal.c): sigwait_set wakes the thread even while
      * blocked (sigtimedwait, signalfd); sigwait_timed_out is set when its
@@ -222,6 +223,9 @@ struct proxy_process {
     struct proxy_world *world;
     bool zombie;                /* exited, not yet reaped by its parent */
     bool vfork_released;        /* a vfork child that exec'd: parent runs */
+    bool stopped;               /* by SIGSTOP & co; not scheduled */
+    int stop_sig;
+    bool report_stop, report_cont; /* not yet told to a wait(WUNTRACED...) */
     struct vmm_vm *vm;
     struct vmm_aspace *as;
     struct det_state *det;
@@ -422,6 +426,10 @@ void proxy_vm_retire(struct proxy_process *p, struct vmm_vm *vm);
 /* Ends process p (exit_status already set): fds closed, VM freed, zombie
  * for its parent, children to pid 1; the run ends with the first. */
 void proxy_world_exit(struct proxy_process *p);
+/* Job control: a stop signal's default action, and SIGCONT. Both tell the
+ * parent (SIGCHLD unless SA_NOCLDSTOP) and a waiting wait(). */
+void proxy_process_stop(struct proxy_process *p, int sig);
+void proxy_process_continue(struct proxy_process *p);
 
 /* ---- timers (timer.c) ---------------------------------------------------- */
 

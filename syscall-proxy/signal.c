@@ -227,9 +227,8 @@ static void deliver(struct proxy_process *p, int sig, const siginfo_t *info,
         enum default_action act = default_action_of(sig);
         if (act == ACT_TERM || act == ACT_CORE)
             proxy_process_kill(p, sig);
-        else if (act == ACT_STOP)
-            proxy_log(p, 1, "signal %d would stop the process; ignored "
-                            "(job control arrives with processes)", sig);
+        else if (act == ACT_STOP && p->world)
+            proxy_process_stop(p, sig);
         return;
     }
     struct proxy_thread *t = p->threads ? &p->threads[p->cur] : NULL;
@@ -262,10 +261,49 @@ static void deliver(struct proxy_process *p, int sig, const siginfo_t *info,
     }
 }
 
+#define STOP_SIGNALS                                                           \
+    (SIGBIT(SIGSTOP) | SIGBIT(SIGTSTP) | SIGBIT(SIGTTIN) | SIGBIT(SIGTTOU))
+
+/*
+ * What Linux does at send time (prepare_signal): SIGCONT resumes a stopped
+ * process and discards pending stops; a stop discards a pending SIGCONT and,
+ * when its action is the default one, stops a process that is not running
+ * at once (a sleeping process stops too); SIGKILL wakes a stopped process
+ * so that it can die. Returns true when the signal is used up.
+ */
+static bool job_control(struct proxy_process *p, int signo)
+{
+    if (!p->world)
+        return false;
+    if (signo == SIGCONT) {
+        p->pending_mask &= ~STOP_SIGNALS;
+        proxy_process_continue(p);
+        return false; /* a SIGCONT handler still runs */
+    }
+    if (signo == SIGKILL) {
+        p->stopped = false;
+        return false;
+    }
+    if (!(SIGBIT(signo) & STOP_SIGNALS))
+        return false;
+    p->pending_mask &= ~SIGBIT(SIGCONT);
+    bool dfl = p->sigactions[signo].handler == (uint64_t)(uintptr_t)SIG_DFL;
+    bool blocked = signo != SIGSTOP && (p->sigmask & SIGBIT(signo));
+    struct proxy_world *w = p->world;
+    bool running = w->procs[w->cur] == p;
+    if (dfl && !blocked && !running) {
+        proxy_process_stop(p, signo);
+        return true;
+    }
+    return false;
+}
+
 void proxy_signal_raise(struct proxy_process *p, int signo,
                         const siginfo_t *info)
 {
     if (!sig_valid((uint64_t)signo))
+        return;
+    if (job_control(p, signo))
         return;
     /* Standard signals coalesce; the first siginfo wins, as in Linux. */
     if (p->pending_mask & SIGBIT(signo))

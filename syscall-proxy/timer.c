@@ -527,11 +527,13 @@ static int next_id(struct proxy_process *p)
     return id;
 }
 
-static struct proxy_timer *find_timer(struct proxy_process *p, uint64_t id)
+/* timer_t is an int to the kernel: the register's upper half is ignored. */
+static struct proxy_timer *find_timer(struct proxy_process *p, uint64_t arg)
 {
+    int id = (int)arg;
     for (int i = 0; i < PROXY_MAX_POSIX_TIMERS; i++) {
         struct proxy_timer *t = &p->timers.posix[i];
-        if (t->used && (uint64_t)(int64_t)t->id == id)
+        if (t->used && t->id == id)
             return t;
     }
     return NULL;

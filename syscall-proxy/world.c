@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 
 #include "det.h"
 
@@ -104,7 +105,7 @@ long proxy_block_on_fd(struct proxy_process *p, int host_fd, short events)
     return PROXY_RET_BLOCK;
 }
 
-static bool has_child_event(struct proxy_process *p)
+static bool has_child_event(struct proxy_process *p, int options)
 {
     bool any = false;
     for (int i = 0; i < p->world->nr_procs; i++) {
@@ -112,7 +113,8 @@ static bool has_child_event(struct proxy_process *p)
         if (c->ppid != p->pid || c == p)
             continue;
         any = true;
-        if (c->zombie)
+        if (c->zombie || ((options & WUNTRACED) && c->report_stop) ||
+            ((options & WCONTINUED) && c->report_cont))
             return true;
     }
     return !any; /* no child at all: the wait re-runs and says ECHILD */
@@ -139,7 +141,7 @@ static bool refresh(struct proxy_process *p, struct proxy_thread *t)
         break;
     }
     case PROXY_THREAD_WAIT_CHILD:
-        if (has_child_event(p) || signal_wakes(p, t))
+        if (has_child_event(p, t->wait_options) || signal_wakes(p, t))
             t->state = PROXY_THREAD_RUNNABLE;
         break;
     case PROXY_THREAD_WAIT_VFORK: {
@@ -207,14 +209,15 @@ static struct proxy_process *pick(struct proxy_world *w)
 {
     struct proxy_process *p = w->procs[w->cur];
     struct proxy_thread *t = &p->threads[p->cur];
-    if (!p->zombie && !p->resched && p->quantum_left > 0 && refresh(p, t))
+    if (!p->zombie && !p->stopped && !p->resched && p->quantum_left > 0 &&
+        refresh(p, t))
         return p;
     p->resched = false;
     p->quantum_left = 10000;
     for (int off = 0; off <= w->nr_procs; off++) {
         int i = (w->cur + off) % w->nr_procs;
         struct proxy_process *q = w->procs[i];
-        if (q->zombie)
+        if (q->zombie || q->stopped)
             continue;
         /* The current thread goes last: first the other threads of its
          * process, then the other processes, then itself. */
