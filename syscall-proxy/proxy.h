@@ -151,6 +151,7 @@ enum proxy_thread_state {
     PROXY_THREAD_WAIT_FD,       /* a host fd becoming ready (re-runs) */
     PROXY_THREAD_WAIT_CHILD,    /* a child changing state (re-runs) */
     PROXY_THREAD_WAIT_VFORK,    /* the vfork child to exec or exit */
+    PROXY_THREAD_WAIT_SLEEP,    /* nanosleep: its deadline, or a signal */
     PROXY_THREAD_WAIT_SIGNAL,   /* a signal (signal.c: pause, sigsuspend,
                                    sigtimedwait, signalfd reads) */
 };
@@ -183,6 +184,7 @@ struct proxy_thread {
     short wait_events;
     int wait_vfork_pid;
     int wait_options;           /* WAIT_CHILD: the wait's options */
+    gva_t sleep_rem;            /* WAIT_SLEEP: where the remainder goes */
     bool restartable;           /* parked on a re-runnable syscall */
     /* signal waits (signal.c): sigwait_set wakes the thread even while
      * blocked (sigtimedwait, signalfd); sigwait_timed_out is set when its
@@ -456,6 +458,13 @@ int proxy_thread_init(struct proxy_process *p);
 int proxy_thread_switch(struct proxy_process *p, int idx);
 /* The earliest futex deadline of p's threads, or UINT64_MAX. */
 uint64_t proxy_thread_earliest_deadline(struct proxy_process *p, int *idx);
+/* Parks the current thread until logical CLOCK_MONOTONIC reaches
+ * deadline_ns (nanosleep). It returns 0 then, or -EINTR with the time left
+ * written to rem when a signal handler interrupts it. */
+long proxy_thread_sleep(struct proxy_process *p, uint64_t deadline_ns,
+                        gva_t rem);
+/* A sleeping thread woken by a signal: -EINTR and the remainder. */
+void proxy_thread_interrupt_sleep(struct proxy_process *p, int idx);
 /* Expires thread idx's futex timeout (it returns -ETIMEDOUT). */
 void proxy_thread_expire(struct proxy_process *p, int idx);
 

@@ -112,6 +112,7 @@ uint64_t proxy_thread_earliest_deadline(struct proxy_process *p, int *idx)
     for (int i = 0; i < p->nr_threads; i++) {
         struct proxy_thread *t = &p->threads[i];
         if ((t->state == PROXY_THREAD_FUTEX_WAIT ||
+             t->state == PROXY_THREAD_WAIT_SLEEP ||
              t->state == PROXY_THREAD_WAIT_SIGNAL) &&
             t->has_deadline && t->deadline_ns < best) {
             best = t->deadline_ns;
@@ -135,12 +136,45 @@ void proxy_thread_expire(struct proxy_process *p, int idx)
         t->state = PROXY_THREAD_RUNNABLE;
         return;
     }
+    uint64_t result = t->state == PROXY_THREAD_WAIT_SLEEP
+                          ? 0
+                          : (uint64_t)-ETIMEDOUT;
     t->state = PROXY_THREAD_RUNNABLE;
     /* The current thread's registers are live on the vCPU. */
     if (idx == p->cur)
-        vmm_vm_regs(p->vm)->rax = (uint64_t)-ETIMEDOUT;
+        vmm_vm_regs(p->vm)->rax = result;
     else
-        t->regs.rax = (uint64_t)-ETIMEDOUT;
+        t->regs.rax = result;
+}
+
+long proxy_thread_sleep(struct proxy_process *p, uint64_t deadline_ns,
+                        gva_t rem)
+{
+    struct proxy_thread *t = current(p);
+    t->state = PROXY_THREAD_WAIT_SLEEP;
+    t->has_deadline = true;
+    t->deadline_ns = deadline_ns;
+    t->sleep_rem = rem;
+    p->resched = true;
+    return 0; /* the result when the deadline passes */
+}
+
+void proxy_thread_interrupt_sleep(struct proxy_process *p, int idx)
+{
+    struct proxy_thread *t = &p->threads[idx];
+    uint64_t now = monotonic_ns(p);
+    uint64_t left = t->deadline_ns > now ? t->deadline_ns - now : 0;
+    if (t->sleep_rem) {
+        struct timespec ts = {(time_t)(left / 1000000000ULL),
+                              (long)(left % 1000000000ULL)};
+        vmm_as_copy_out(p->as, t->sleep_rem, &ts, sizeof(ts));
+    }
+    t->has_deadline = false;
+    t->state = PROXY_THREAD_RUNNABLE;
+    if (idx == p->cur)
+        vmm_vm_regs(p->vm)->rax = (uint64_t)-EINTR;
+    else
+        t->regs.rax = (uint64_t)-EINTR;
 }
 
 /* ---- futexes ------------------------------------------------------------- */

@@ -180,15 +180,30 @@ static long sys_time(struct proxy_process *p, const uint64_t a[6])
     return secs;
 }
 
+/*
+ * A sleep is a wait in the scheduler: other guests run meanwhile, logical
+ * time reaches the deadline when nothing else can run, and a signal
+ * handler interrupts it with EINTR and the remainder, as on Linux.
+ */
+static long sleep_for(struct proxy_process *p, uint64_t ns, gva_t rem)
+{
+    if (ns == 0 || !p->world || !p->threads) {
+        det_sleep(p->det, ns);
+        write_zero_remainder(p, rem);
+        return 0;
+    }
+    struct timespec now;
+    det_clock_gettime(p->det, CLOCK_MONOTONIC, &now);
+    return proxy_thread_sleep(p, timespec_to_ns(&now) + ns, rem);
+}
+
 static long sys_nanosleep(struct proxy_process *p, const uint64_t a[6])
 {
     struct timespec req;
     int rc = read_sleep_request(p, a[0], &req);
     if (rc < 0)
         return rc;
-    det_sleep(p->det, timespec_to_ns(&req));
-    write_zero_remainder(p, a[1]);
-    return 0;
+    return sleep_for(p, timespec_to_ns(&req), a[1]);
 }
 
 /*
@@ -242,12 +257,10 @@ static long sys_clock_nanosleep(struct proxy_process *p, const uint64_t a[6])
         rc = det_clock_gettime(p->det, clockid, &now);
         if (rc < 0)
             return rc;
-        det_sleep(p->det, ns_until(&now, &req));
-        return 0;
+        /* An absolute sleep reports no remainder when interrupted. */
+        return sleep_for(p, ns_until(&now, &req), 0);
     }
-    det_sleep(p->det, timespec_to_ns(&req));
-    write_zero_remainder(p, a[3]);
-    return 0;
+    return sleep_for(p, timespec_to_ns(&req), a[3]);
 }
 
 const struct proxy_syscall proxy_time_syscalls[] = {

@@ -160,6 +160,10 @@ static bool refresh(struct proxy_process *p, struct proxy_thread *t)
                 t->regs.rax = (uint64_t)-EINTR;
         }
         break;
+    case PROXY_THREAD_WAIT_SLEEP:
+        if (signal_wakes(p, t))
+            proxy_thread_interrupt_sleep(p, (int)(t - p->threads));
+        break;
     case PROXY_THREAD_WAIT_SIGNAL:
         if (proxy_signal_wait_ready(p, t))
             t->state = PROXY_THREAD_RUNNABLE;
