@@ -23,6 +23,9 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <linux/magic.h>
+#include <sys/syscall.h>
+#include <sys/statfs.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -950,8 +953,10 @@ static int content_fd(const char *name, const struct vbuf *b, int flags)
     return rc;
 }
 
-static long open_vfile(struct proxy_process *p, const struct vfile *v,
-                       int flags)
+/* The content is generated for `of` (the process named in the path) and
+ * the fd installed in p (the caller). */
+static long open_vfile(struct proxy_process *p, struct proxy_process *of,
+                       const struct vfile *v, int flags)
 {
     if ((flags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL))
         return -EEXIST;
@@ -960,7 +965,7 @@ static long open_vfile(struct proxy_process *p, const struct vfile *v,
     if (flags & O_DIRECTORY)
         return -ENOTDIR;
     struct vbuf b = {0};
-    int rc = v->gen(p, &b);
+    int rc = v->gen(of, &b);
     if (rc == 0 && b.failed)
         rc = -ENOMEM;
     if (rc < 0) {
@@ -970,12 +975,40 @@ static long open_vfile(struct proxy_process *p, const struct vfile *v,
     p->det->reads[v->src]++;
     det_log_value(p->det, v->src, b.s ? b.s : "", b.len);
     char name[PROXY_PATH_MAX];
-    display_name(p, v->path, name, sizeof(name));
+    display_name(of, v->path, name, sizeof(name));
     int host_fd = content_fd(name, &b, flags);
     free(b.s);
     if (host_fd < 0)
         return host_fd;
     return proxy_fd_install(&p->fds, host_fd, (flags & O_CLOEXEC) != 0, 0);
+}
+
+/*
+ * /proc/<N>/... names another process. For another guest process the name
+ * becomes /proc/self/... and *of that process; for a number that is no
+ * guest's (a host process) the guest gets ENOENT: host processes are not
+ * part of the run. Returns false for names that are not /proc/<N>/...
+ */
+static bool proc_pid_name(struct proxy_process *p, char *name,
+                          struct proxy_process **of, bool *hidden)
+{
+    *of = p;
+    *hidden = false;
+    if (strncmp(name, "/proc/", 6) != 0 || !p->world)
+        return false;
+    char *end;
+    long n = strtol(name + 6, &end, 10);
+    if (end == name + 6 || *end != '/' || n <= 0 || name[6] == '0')
+        return false;
+    struct proxy_process *q = proxy_world_find(p->world, (int)n);
+    if (!q || q->zombie || !q->as) {
+        *hidden = true;
+        return true;
+    }
+    memmove(name + 10, end, strlen(end) + 1);
+    memcpy(name, "/proc/self", 10);
+    *of = q;
+    return true;
 }
 
 bool proxy_vfs_open(struct proxy_process *p, int host_dirfd,
@@ -986,13 +1019,19 @@ bool proxy_vfs_open(struct proxy_process *p, int host_dirfd,
     char name[PROXY_PATH_MAX];
     if (!full_name(p, host_dirfd, host_path, name, sizeof(name)))
         return false;
+    struct proxy_process *of;
+    bool hidden;
+    if (proc_pid_name(p, name, &of, &hidden) && hidden) {
+        *result = -ENOENT;
+        return true;
+    }
     for (size_t i = 0; i < sizeof(vfiles) / sizeof(vfiles[0]); i++) {
         const struct vfile *v = &vfiles[i];
         if (strcmp(name, v->path) != 0)
             continue;
         if (!gate_open(p, v->gate))
             return false;
-        *result = open_vfile(p, v, flags);
+        *result = open_vfile(p, of, v, flags);
         return true;
     }
     return false;
@@ -1137,10 +1176,76 @@ static void put_dirent64(struct vbuf *b, uint64_t ino, uint64_t off,
     vb_put(b, rec, reclen);
 }
 
+static bool is_proc_root(int host_fd)
+{
+    struct statfs sf;
+    struct stat st;
+    return fstatfs(host_fd, &sf) == 0 && sf.f_type == PROC_SUPER_MAGIC &&
+           fstat(host_fd, &st) == 0 && st.st_ino == 1;
+}
+
+static bool all_digits(const char *s)
+{
+    if (!*s)
+        return false;
+    for (; *s; s++)
+        if (*s < '0' || *s > '9')
+            return false;
+    return true;
+}
+
+/*
+ * The /proc directory as the run sees it: the host's named entries (self,
+ * cpuinfo, ...) in the kernel's order, then one directory per guest
+ * process in pid order; host processes are not listed.
+ */
+static int proc_root_records(struct proxy_process *p, int host_fd,
+                             struct vbuf *b)
+{
+    char buf[8192];
+    uint64_t off = 0;
+    lseek(host_fd, 0, SEEK_SET);
+    for (;;) {
+        long n = syscall(SYS_getdents64, host_fd, buf, sizeof(buf));
+        if (n < 0)
+            return -errno;
+        if (n == 0)
+            break;
+        for (long at = 0; at < n;) {
+            struct dirent64 *d = (struct dirent64 *)(void *)(buf + at);
+            if (!all_digits(d->d_name))
+                put_dirent64(b, d->d_ino, ++off, d->d_type, d->d_name);
+            at += d->d_reclen;
+        }
+    }
+    struct proxy_world *w = p->world;
+    for (int pid = 1; w && pid < w->next_pid; pid++) {
+        if (!proxy_world_find(w, pid))
+            continue;
+        char name[16];
+        snprintf(name, sizeof(name), "%d", pid);
+        put_dirent64(b, 0x10000 + (uint64_t)pid, ++off, DT_DIR, name);
+    }
+    return 0;
+}
+
 int proxy_vfs_dir_records(struct proxy_process *p, int host_fd, char **raw,
                           size_t *len)
 {
     enum fd_dir kind = fd_dir_of_fd(host_fd);
+    if (kind == FD_DIR_NONE && is_proc_root(host_fd)) {
+        struct vbuf pb = {0};
+        int rc = proc_root_records(p, host_fd, &pb);
+        if (rc == 0 && pb.failed)
+            rc = -ENOMEM;
+        if (rc < 0) {
+            free(pb.s);
+            return rc;
+        }
+        *raw = pb.s;
+        *len = pb.len;
+        return 0;
+    }
     if (kind == FD_DIR_NONE)
         return -ENOENT;
     struct vbuf b = {0};
