@@ -1086,20 +1086,45 @@ static long sys_getpgrp(struct proxy_process *p, const uint64_t a[6])
     return p->pgid;
 }
 
+/* The guest process pid names (0: the caller), or NULL. */
+static struct proxy_process *process_of(struct proxy_process *p, int pid)
+{
+    if (pid == 0 || pid == p->pid)
+        return p;
+    if (pid < 0 || !p->world)
+        return NULL;
+    struct proxy_process *q = proxy_world_find(p->world, pid);
+    return q && !q->zombie ? q : NULL;
+}
+
 static long sys_getpgid(struct proxy_process *p, const uint64_t a[6])
 {
-    return is_self(p, (int)a[0]) ? p->pgid : -ESRCH;
+    struct proxy_process *q = process_of(p, (int)a[0]);
+    return q ? q->pgid : -ESRCH;
 }
 
 static long sys_getsid(struct proxy_process *p, const uint64_t a[6])
 {
-    return is_self(p, (int)a[0]) ? p->sid : -ESRCH;
+    struct proxy_process *q = process_of(p, (int)a[0]);
+    return q ? q->sid : -ESRCH;
+}
+
+/* Whether a process group pgid exists in session sid. */
+static bool group_in_session(struct proxy_process *p, int pgid, int sid)
+{
+    for (int i = 0; p->world && i < p->world->nr_procs; i++) {
+        struct proxy_process *q = p->world->procs[i];
+        if (!q->zombie && q->pgid == pgid && q->sid == sid)
+            return true;
+    }
+    return p->pgid == pgid && p->sid == sid;
 }
 
 /*
- * setpgid(pid, pgid): 0 means the caller for pid and pid for pgid. A
- * session leader may not move (-EPERM); joining a group needs that group
- * in the caller's session, and the only group known here is the caller's.
+ * setpgid(pid, pgid): 0 means the caller for pid and pid for pgid. The
+ * target is the caller or a child of it that has not exec'd (EACCES) in
+ * the caller's session; a session leader may not move; joining a group
+ * needs that group in the same session (EPERM), as in Linux.
  */
 static long sys_setpgid(struct proxy_process *p, const uint64_t a[6])
 {
@@ -1107,13 +1132,16 @@ static long sys_setpgid(struct proxy_process *p, const uint64_t a[6])
     int pgid = (int)a[1] ? (int)a[1] : pid;
     if (pgid < 0)
         return -EINVAL;
-    if (pid != p->pid)
+    struct proxy_process *t = process_of(p, pid);
+    if (!t || (t != p && t->ppid != p->pid))
         return -ESRCH;
-    if (p->sid == p->pid)
+    if (t != p && t->did_exec)
+        return -EACCES;
+    if (t->sid == t->pid || (t != p && t->sid != p->sid))
         return -EPERM;
-    if (pgid != pid && pgid != p->pgid)
+    if (pgid != t->pid && !group_in_session(p, pgid, p->sid))
         return -EPERM;
-    p->pgid = pgid;
+    t->pgid = pgid;
     return 0;
 }
 
@@ -1121,8 +1149,12 @@ static long sys_setpgid(struct proxy_process *p, const uint64_t a[6])
  * always so for a group leader (and so for a session leader). */
 static long sys_setsid(struct proxy_process *p, const uint64_t a[6])
 {
-    if (p->pgid == p->pid || p->sid == p->pid)
+    if (p->pgid == p->pid || p->sid == p->pid ||
+        group_in_session(p, p->pid, p->sid))
         return -EPERM;
+    for (int i = 0; p->world && i < p->world->nr_procs; i++)
+        if (p->world->procs[i]->pgid == p->pid)
+            return -EPERM;
     p->sid = p->pgid = p->pid;
     return p->pid;
 }

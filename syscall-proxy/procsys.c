@@ -118,7 +118,8 @@ static struct proxy_process *new_child(struct proxy_process *p)
     c->pid = c->tid = p->world->next_pid++;
     c->ppid = p->pid;
     c->pending_mask = 0;
-    c->exited = c->zombie = c->vfork_released = false;
+    c->exited = c->zombie = c->vfork_released = c->did_exec = false;
+    c->stopped = c->report_stop = c->report_cont = false;
     c->tmp_owned = false; /* the first process owns the private /tmp */
     c->nr_syscalls = c->nr_unsupported = 0;
     c->clear_child_tid = 0;
@@ -273,6 +274,20 @@ static void end_run(struct proxy_world *w, struct proxy_process *first)
     }
 }
 
+/* Orphans go to the nearest living ancestor that set
+ * PR_SET_CHILD_SUBREAPER, else to the first process (the run's init). */
+static int new_parent_of_orphans(struct proxy_process *p)
+{
+    struct proxy_world *w = p->world;
+    struct proxy_process *a = proxy_world_find(w, p->ppid);
+    for (int depth = 0; a && depth < w->nr_procs; depth++) {
+        if (!a->zombie && a->prctl.child_subreaper)
+            return a->pid;
+        a = proxy_world_find(w, a->ppid);
+    }
+    return w->procs[0]->pid;
+}
+
 void proxy_world_exit(struct proxy_process *p)
 {
     struct proxy_world *w = p->world;
@@ -286,9 +301,10 @@ void proxy_world_exit(struct proxy_process *p)
     proxy_vm_retire(p, p->vm);
     p->vm = NULL;
     p->as = NULL;
+    int reaper = new_parent_of_orphans(p);
     for (int i = 0; i < w->nr_procs; i++)
         if (w->procs[i]->ppid == p->pid && w->procs[i] != p)
-            w->procs[i]->ppid = w->procs[0]->pid; /* orphans to init */
+            w->procs[i]->ppid = reaper;
     notify_parent(p);
 }
 

@@ -226,6 +226,7 @@ struct proxy_process {
     bool zombie;                /* exited, not yet reaped by its parent */
     bool vfork_released;        /* a vfork child that exec'd: parent runs */
     bool stopped;               /* by SIGSTOP & co; not scheduled */
+    bool did_exec;              /* since fork (setpgid's EACCES) */
     int stop_sig;
     bool report_stop, report_cont; /* not yet told to a wait(WUNTRACED...) */
     struct vmm_vm *vm;
