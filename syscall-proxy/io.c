@@ -61,25 +61,6 @@ static int host_dup(int host_fd)
     return fd < 0 ? -errno : fd;
 }
 
-/*
- * Linux sends SIGPIPE to a writer that gets EPIPE (pipes, sockets without
- * MSG_NOSIGNAL), as if by kill() from itself. The host SIGPIPE went to
- * hvrun (which ignores it); the guest gets its own here.
- */
-static long epipe_signals(struct proxy_process *p, long r)
-{
-    if (r == -EPIPE) {
-        siginfo_t info;
-        memset(&info, 0, sizeof(info));
-        info.si_signo = SIGPIPE;
-        info.si_code = SI_USER;
-        info.si_pid = p->pid;
-        info.si_uid = p->ruid;
-        proxy_signal_raise(p, SIGPIPE, &info);
-    }
-    return r;
-}
-
 /* ---- waiting without blocking the host ----------------------------------- */
 
 /*
@@ -421,7 +402,7 @@ static long write_nowait(struct proxy_process *p, const struct wait_fd *w,
         done += (size_t)r;
     long result;
     if (r < 0 && r != -EAGAIN && done > 0) {
-        (void)epipe_signals(p, r); /* Linux signals EPIPE after a part too */
+        (void)proxy_epipe_signal(p, r); /* Linux signals EPIPE after a part too */
         result = (long)done;
     } else if (r < 0 && r != -EAGAIN) {
         result = r;
@@ -473,6 +454,19 @@ static long xfer_host_nowait(struct proxy_process *p, int guest_fd, int host_fd,
 }
 
 /* read, write, pread64, pwrite64: one guest buffer. */
+
+/* The end of every read/write: a parked call stays parked; a write moves
+ * the file's times and turns EPIPE into the guest's SIGPIPE. */
+static long xfer_done(struct proxy_process *p, int guest_fd,
+                      const struct xfer *x, long r)
+{
+    if (r == PROXY_RET_BLOCK)
+        return r;
+    if (!x->into_guest && r > 0)
+        proxy_meta_note_fd(p, guest_fd, PROXY_META_CONTENT);
+    return x->into_guest ? r : proxy_epipe_signal(p, r);
+}
+
 static long xfer_buf(struct proxy_process *p, uint64_t guest_fd, gva_t buf,
                      uint64_t count, const struct xfer *x)
 {
@@ -495,11 +489,7 @@ static long xfer_buf(struct proxy_process *p, uint64_t guest_fd, gva_t buf,
                  ? proxy_vfs_random_read(p, iov, n)
                  : xfer_host_nowait(p, (int)guest_fd, host_fd, x, iov, n, buf,
                                     count);
-    if (r == PROXY_RET_BLOCK)
-        return r;
-    if (!x->into_guest && r > 0)
-        proxy_meta_note_fd(p, (int)guest_fd, PROXY_META_CONTENT);
-    return x->into_guest ? r : epipe_signals(p, r);
+    return xfer_done(p, (int)guest_fd, x, r);
 }
 
 static long sys_read(struct proxy_process *p, const uint64_t a[6])
@@ -623,11 +613,7 @@ static long xfer_vec(struct proxy_process *p, uint64_t guest_fd, gva_t vec,
                                    vec, cnt);
     free(iov);
     free(giov);
-    if (r == PROXY_RET_BLOCK)
-        return r;
-    if (!x->into_guest && r > 0)
-        proxy_meta_note_fd(p, (int)guest_fd, PROXY_META_CONTENT);
-    return x->into_guest ? r : epipe_signals(p, r);
+    return xfer_done(p, (int)guest_fd, x, r);
 }
 
 static long sys_readv(struct proxy_process *p, const uint64_t a[6])
@@ -1286,7 +1272,7 @@ static long sys_sendfile(struct proxy_process *p, const uint64_t a[6])
         return r;
     if (r > 0)
         proxy_meta_note_fd(p, (int)a[0], PROXY_META_CONTENT);
-    return epipe_signals(p, guest_offset_out(p, &off, r));
+    return proxy_epipe_signal(p, guest_offset_out(p, &off, r));
 }
 
 /* copy_file_range writes the offsets back only after a transfer. */
@@ -1341,7 +1327,7 @@ static long sys_splice(struct proxy_process *p, const uint64_t a[6])
         proxy_meta_note_fd(p, (int)a[2], PROXY_META_CONTENT);
     r = guest_offset_out(p, &off_in, r);
     r = guest_offset_out(p, &off_out, r);
-    return epipe_signals(p, r);
+    return proxy_epipe_signal(p, r);
 }
 
 static long sys_tee(struct proxy_process *p, const uint64_t a[6])
@@ -1359,7 +1345,7 @@ static long sys_tee(struct proxy_process *p, const uint64_t a[6])
         return r;
     r = proxy_host_result(tee(in_fd, out_fd, (size_t)a[2], (unsigned int)a[3]));
     r = copy_wait_end(p, &cw, r);
-    return r == PROXY_RET_BLOCK ? r : epipe_signals(p, r);
+    return r == PROXY_RET_BLOCK ? r : proxy_epipe_signal(p, r);
 }
 
 /* ---- poll and select ----------------------------------------------------- */

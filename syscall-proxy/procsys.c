@@ -184,6 +184,10 @@ static long sys_vfork(struct proxy_process *p, const uint64_t a[6])
 
 /* ---- exit and wait ------------------------------------------------------- */
 
+enum child_event { EV_NONE, EV_EXITED, EV_STOPPED, EV_CONTINUED };
+static void fill_child_info(siginfo_t *info, const struct proxy_process *c,
+                            enum child_event ev);
+
 static bool ignores_sigchld(const struct proxy_process *p)
 {
     const struct proxy_sigaction *sa = &p->sigactions[SIGCHLD];
@@ -206,13 +210,7 @@ static void notify_parent(struct proxy_process *c)
     }
     siginfo_t info;
     memset(&info, 0, sizeof(info));
-    info.si_signo = SIGCHLD;
-    bool signaled = (c->exit_status & 0x7f) != 0;
-    info.si_code = signaled ? CLD_KILLED : CLD_EXITED;
-    info.si_pid = c->pid;
-    info.si_uid = c->ruid;
-    info.si_status = signaled ? (c->exit_status & 0x7f)
-                              : ((c->exit_status >> 8) & 0xff);
+    fill_child_info(&info, c, EV_EXITED);
     if (ignores_sigchld(parent)) {
         reap(c);
         return;
@@ -321,8 +319,6 @@ static bool child_matches(const struct proxy_process *p,
         return c->pgid == -pid;
     return true;
 }
-
-enum child_event { EV_NONE, EV_EXITED, EV_STOPPED, EV_CONTINUED };
 
 /* The first child matching pid with something for a wait with these
  * options to report; *any says whether any child matched at all. */
