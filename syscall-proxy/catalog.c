@@ -29,6 +29,7 @@ static const struct family_kind families[] = {
     {proxy_procsys_syscalls, "process", "emulated"},
     {proxy_timer_syscalls, "timer", "virtualised"},
     {proxy_signalfd_syscalls, "signal", "emulated"},
+    {proxy_epoll_syscalls, "epoll", "passthrough"},
 };
 
 struct exception_note {
@@ -73,12 +74,19 @@ static const struct exception_note notes[] = {
     {SYS_fcntl, NULL, "F_SETOWN/F_SETSIG/leases/dnotify refused (EINVAL)"},
     {SYS_write, NULL, "EPIPE raises SIGPIPE in the guest"},
     {SYS_mmap, NULL, "file MAP_PRIVATE copies the range; MAP_SHARED maps "
-                     "the host file over the backing pages"},
+                     "the host file (or a memfd for anonymous memory) over "
+                     "the backing pages, shared across fork"},
     {SYS_brk, NULL, "heap after the program's last segment"},
     {SYS_rt_sigreturn, NULL, "restores the XSAVE image from the frame"},
     {SYS_rt_sigtimedwait, NULL, "timeouts on the logical clock"},
     {SYS_rt_sigqueueinfo, NULL, "signals coalesce: no real-time queue"},
     {SYS_signalfd4, NULL, "readiness through a host eventfd"},
+    {SYS_epoll_wait, NULL, "parks on the host epoll fd; a finite timeout "
+                           "waits in the host"},
+    {SYS_epoll_pwait, NULL, "parks on the host epoll fd; a finite timeout "
+                            "waits in the host; sigmask checked, not applied"},
+    {SYS_epoll_pwait2, NULL, "parks on the host epoll fd; a finite timeout "
+                             "waits in the host; sigmask checked, not applied"},
     {SYS_kill, NULL, "any guest process or group; virtual pids"},
     {SYS_fork, NULL, "a new VM with a copy of the touched memory"},
     {SYS_vfork, NULL, "as fork (memory copied), parent waits for exec/exit"},

@@ -73,8 +73,9 @@ static int host_dup(int host_fd)
  * scheduler then waits on that host fd: the blocking call Linux makes.
  *
  * Only fds whose transfers can wait are looked at: pipes and FIFOs,
- * sockets and character devices (a terminal with nothing typed waits for
- * an external event), without O_NONBLOCK. Regular files, directories and
+ * sockets, character devices (a terminal with nothing typed waits for
+ * an external event) and anonymous inodes such as eventfds (fd_is_anon),
+ * without O_NONBLOCK. Regular files, directories and
  * block devices never wait for a process; an O_NONBLOCK fd answers EAGAIN
  * itself. Positioned transfers are left alone too: pipes, sockets and
  * terminals refuse them (ESPIPE) before waiting.
@@ -122,6 +123,24 @@ static mode_t fd_type(struct proxy_fd *f)
     return f->host_type;
 }
 
+/* An anonymous inode whose transfers may wait (an eventfd read at counter
+ * 0 or a write that would overflow it; timerfd, inotify): fstat works and
+ * gives no S_IFMT type, and the host names it "anon_inode:...". An epoll
+ * fd is one too, but its reads and writes fail at once (EINVAL). */
+static bool fd_is_anon(struct proxy_fd *f)
+{
+    if (fd_type(f) != 0 || !f->meta_known)
+        return false;
+    char path[64], link[64];
+    snprintf(path, sizeof(path), "/proc/self/fd/%d", f->host_fd);
+    ssize_t len = readlink(path, link, sizeof(link) - 1);
+    if (len < 0)
+        return false;
+    link[len] = '\0';
+    return strncmp(link, "anon_inode:", 11) == 0 &&
+           strcmp(link, "anon_inode:[eventpoll]") != 0;
+}
+
 /* Fills *w and returns true when transfers on guest_fd could wait. */
 static bool wait_fd_get(struct proxy_process *p, int guest_fd,
                         struct wait_fd *w)
@@ -130,7 +149,8 @@ static bool wait_fd_get(struct proxy_process *p, int guest_fd,
     if (!f)
         return false;
     mode_t type = fd_type(f);
-    if (!S_ISFIFO(type) && !S_ISSOCK(type) && !S_ISCHR(type))
+    if (!S_ISFIFO(type) && !S_ISSOCK(type) && !S_ISCHR(type) &&
+        !fd_is_anon(f))
         return false;
     int fl = fcntl(f->host_fd, F_GETFL);
     if (fl < 0 || (fl & O_NONBLOCK))
@@ -169,7 +189,9 @@ static bool pipe_read_end_in_run(struct proxy_process *p,
 static bool write_must_not_wait(struct proxy_process *p,
                                 const struct wait_fd *w, size_t len_bytes)
 {
-    if (S_ISSOCK(w->type))
+    /* An eventfd can poll writable yet refuse a large value: the write
+     * must not wait in the host either. */
+    if (S_ISSOCK(w->type) || w->type == 0)
         return true;
     return S_ISFIFO(w->type) && len_bytes > PIPE_BUF &&
            pipe_read_end_in_run(p, w);
@@ -440,6 +462,9 @@ static long xfer_host_nowait(struct proxy_process *p, int guest_fd, int host_fd,
         bytes += iov[i].iov_len;
     struct wait_fd w;
     if (bytes == 0 || !xfer_may_wait(x) || !wait_fd_get(p, guest_fd, &w))
+        return host_xfer(host_fd, x, iov, n);
+    /* eventfd and timerfd refuse transfers under 8 bytes before waiting */
+    if (w.type == 0 && bytes < sizeof(uint64_t))
         return host_xfer(host_fd, x, iov, n);
     short events = x->into_guest ? POLLIN : POLLOUT;
     if (!host_fd_ready(host_fd, events))

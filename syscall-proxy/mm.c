@@ -112,19 +112,13 @@ static int check_file_access(int host_fd, int flags, int prot)
     return 0;
 }
 
+/* The host file is mapped over the backing pages and kept (dup'd) by the
+ * VMA, so guest writes land in the host page cache, as with Linux, and a
+ * forked child maps the same pages. */
 static int map_shared_file(struct proxy_process *p, int host_fd, gva_t gva,
                            uint64_t len, uint64_t off)
 {
-    void *hva = backing_hva(p, gva, len);
-    if (!hva)
-        return -ENOMEM;
-    int fl = fcntl(host_fd, F_GETFL);
-    int host_prot = PROT_READ | ((fl & O_ACCMODE) == O_RDWR ? PROT_WRITE : 0);
-    /* The guest writes land in the host page cache, as with Linux. */
-    if (mmap(hva, len, host_prot, MAP_SHARED | MAP_FIXED, host_fd,
-             (off_t)off) == MAP_FAILED)
-        return -errno;
-    return 0;
+    return vmm_as_set_shared(p->as, gva, len, host_fd, off);
 }
 
 static long sys_mmap(struct proxy_process *p, const uint64_t a[6])
@@ -161,6 +155,15 @@ static long sys_mmap(struct proxy_process *p, const uint64_t a[6])
     rc = vmm_as_map(p->as, at, len, prot, vflags, NULL);
     if (rc < 0)
         return rc;
+    if (anon && type != MAP_PRIVATE) {
+        /* Shared anonymous memory is a memfd, like Linux's shmem object:
+         * fork shares it and MADV_DONTNEED keeps its contents. */
+        rc = vmm_as_share_anon(p->as, at, len);
+        if (rc < 0) {
+            vmm_as_unmap(p->as, at, len);
+            return rc;
+        }
+    }
     if (!anon) {
         rc = type == MAP_PRIVATE ? fill_from_file(p, host_fd, at, len, off)
                                  : map_shared_file(p, host_fd, at, len, off);
@@ -267,7 +270,10 @@ static long sys_madvise(struct proxy_process *p, const uint64_t a[6])
         return 0;
     bool drop = advice == MADV_DONTNEED || advice == MADV_REMOVE;
     /* Linux applies advice to the mapped parts and then reports -ENOMEM
-     * for a hole; MADV_DONTNEED zero-fills private memory. */
+     * for a hole; MADV_DONTNEED zero-fills private memory. Shared memory
+     * is a host shared mapping of its object (memfd or file): there
+     * DONTNEED keeps the data (re-read from the object) and REMOVE punches
+     * a hole, as on Linux, so the advice goes to the host as is. */
     int rc = 0;
     for (gva_t g = addr; g < addr + len;) {
         struct vmm_vma *v = vmm_as_find_vma(p->as, g);
@@ -280,7 +286,7 @@ static long sys_madvise(struct proxy_process *p, const uint64_t a[6])
         if (drop) {
             void *hva = backing_hva(p, g, end - g);
             if (hva)
-                madvise(hva, end - g, MADV_DONTNEED);
+                madvise(hva, end - g, v->shared ? advice : MADV_DONTNEED);
         }
         g = end;
     }

@@ -345,6 +345,8 @@ extern const struct proxy_syscall proxy_time_syscalls[];
 extern const struct proxy_syscall proxy_misc_syscalls[];
 extern const struct proxy_syscall proxy_thread_syscalls[];
 extern const struct proxy_syscall proxy_net_syscalls[];
+/* epoll instances and eventfds over host ones (epoll.c) */
+extern const struct proxy_syscall proxy_epoll_syscalls[];
 
 extern const char *const proxy_syscall_names[PROXY_NR_SYSCALLS];
 const char *proxy_syscall_name(uint64_t nr);

@@ -5,9 +5,12 @@
 #include "aspace.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 /* ---- physical allocator ------------------------------------------------ */
 
@@ -214,6 +217,43 @@ static void pt_clear(struct vmm_aspace *as, gva_t start, gva_t end)
     as->tlb_flush_needed = true;
 }
 
+/* ---- shared objects ------------------------------------------------------ */
+
+static struct vmm_shared *shared_get(struct vmm_shared *s)
+{
+    if (s)
+        s->refs++;
+    return s;
+}
+
+static void shared_put(struct vmm_shared *s)
+{
+    if (s && --s->refs == 0) {
+        close(s->fd);
+        free(s);
+    }
+}
+
+/* Maps the VMA's shared object over its whole backing. For a memfd the
+ * object first grows to cover the VMA (mremap growth). */
+static int shared_map_vma(const struct vmm_aspace *as, const struct vmm_vma *v)
+{
+    uint64_t len = v->end - v->start;
+    if (v->shared->anon) {
+        struct stat st;
+        if (fstat(v->shared->fd, &st) < 0)
+            return -errno;
+        if ((uint64_t)st.st_size < v->shared_off + len &&
+            ftruncate(v->shared->fd, (off_t)(v->shared_off + len)) < 0)
+            return -errno;
+    }
+    if (mmap(vmm_phys_hva(as->pm, v->gpa), len, v->shared->host_prot,
+             MAP_SHARED | MAP_FIXED, v->shared->fd,
+             (off_t)v->shared_off) == MAP_FAILED)
+        return -errno;
+    return 0;
+}
+
 /* ---- VMA list ------------------------------------------------------------ */
 
 int vmm_as_init(struct vmm_aspace *as, struct vmm_physmem *pm)
@@ -228,7 +268,15 @@ void vmm_as_destroy(struct vmm_aspace *as)
     for (size_t i = 0; i < as->nr_vmas; i++) {
         struct vmm_vma *v = &as->vmas[i];
         vmm_phys_free(as->pm, v->gpa, (v->end - v->start) / VMM_PAGE_SIZE);
-        free(v->name);
+    }
+    vmm_as_release(as);
+}
+
+void vmm_as_release(struct vmm_aspace *as)
+{
+    for (size_t i = 0; i < as->nr_vmas; i++) {
+        free(as->vmas[i].name);
+        shared_put(as->vmas[i].shared);
     }
     free(as->vmas);
     as->vmas = NULL;
@@ -278,6 +326,7 @@ static int vma_insert_at(struct vmm_aspace *as, size_t i,
 static void vma_remove_at(struct vmm_aspace *as, size_t i)
 {
     free(as->vmas[i].name);
+    shared_put(as->vmas[i].shared);
     memmove(&as->vmas[i], &as->vmas[i + 1],
             (as->nr_vmas - i - 1) * sizeof(*as->vmas));
     as->nr_vmas--;
@@ -294,11 +343,14 @@ static int vma_split_at(struct vmm_aspace *as, gva_t gva)
     tail.start = gva;
     tail.gpa += delta;
     tail.file_off += delta;
+    tail.shared_off += delta;
     if (tail.name && !(tail.name = strdup(tail.name)))
         return -ENOMEM;
+    shared_get(tail.shared);
     int rc = vma_insert_at(as, i + 1, &tail);
     if (rc < 0) {
         free(tail.name);
+        shared_put(tail.shared);
         return rc;
     }
     as->vmas[i].end = gva;
@@ -440,6 +492,62 @@ void vmm_as_set_file(struct vmm_aspace *as, gva_t gva, uint64_t len,
     }
 }
 
+int vmm_as_set_shared(struct vmm_aspace *as, gva_t gva, uint64_t len, int fd,
+                      uint64_t off)
+{
+    gva_t end = gva + VMM_PAGE_ALIGN_UP(len);
+    int fl = fcntl(fd, F_GETFL);
+    if (fl < 0)
+        return -errno;
+    struct vmm_shared *s = malloc(sizeof(*s));
+    if (!s)
+        return -ENOMEM;
+    s->fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+    if (s->fd < 0) {
+        int err = errno;
+        free(s);
+        return -err;
+    }
+    s->host_prot =
+        PROT_READ | ((fl & O_ACCMODE) == O_RDWR ? PROT_WRITE : 0);
+    s->anon = false;
+    s->refs = 1;
+    int rc = 0;
+    for (size_t i = vma_index_after(as, gva);
+         i < as->nr_vmas && as->vmas[i].start < end && rc == 0; i++) {
+        struct vmm_vma *v = &as->vmas[i];
+        shared_put(v->shared);
+        v->shared = shared_get(s);
+        v->shared_off = off + (v->start - gva);
+        /* The guest writes land in the host object (page cache or memfd),
+         * as with Linux. */
+        rc = shared_map_vma(as, v);
+    }
+    shared_put(s);
+    return rc;
+}
+
+int vmm_as_share_anon(struct vmm_aspace *as, gva_t gva, uint64_t len)
+{
+    len = VMM_PAGE_ALIGN_UP(len);
+    int fd = memfd_create("hvrun-shm", MFD_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    int rc = 0;
+    if (ftruncate(fd, (off_t)len) < 0)
+        rc = -errno;
+    if (rc == 0)
+        rc = vmm_as_set_shared(as, gva, len, fd, 0);
+    if (rc == 0) {
+        /* vmm_as_set_shared made the VMAs' shared object; mark it a memfd. */
+        struct vmm_vma *v = vmm_as_find_vma(as, gva);
+        if (v && v->shared)
+            v->shared->anon = true;
+    }
+    close(fd);
+    return rc;
+}
+
 /* Moves the backing pages of [old, old+len) to gpa new_gpa on the host,
  * then returns the old extent(s) to the allocator. */
 static void move_backing(struct vmm_aspace *as, size_t first, gva_t old_end,
@@ -484,8 +592,19 @@ int vmm_as_remap(struct vmm_aspace *as, gva_t old_gva, uint64_t old_len,
         if (vmm_as_range_free(as, ext, new_len - old_len)) {
             /* Grow in place: the extension is its own extent and VMA. */
             struct vmm_vma *last = vmm_as_find_vma(as, ext - 1);
+            struct vmm_shared *sh = shared_get(last->shared);
+            uint64_t sh_off = last->shared_off + (ext - last->start);
             int rc = vmm_as_map(as, ext, new_len - old_len, last->prot,
                                 last->flags & ~VMM_VMA_FILE, NULL);
+            if (rc == 0 && sh) {
+                /* A shared mapping grows into more of its object. */
+                struct vmm_vma *x = vmm_as_find_vma(as, ext);
+                x->shared = shared_get(sh);
+                x->shared_off = sh_off;
+                if ((rc = shared_map_vma(as, x)) < 0)
+                    vmm_as_unmap(as, ext, new_len - old_len);
+            }
+            shared_put(sh);
             *new_gva = old_gva;
             return rc;
         }
@@ -502,13 +621,17 @@ int vmm_as_remap(struct vmm_aspace *as, gva_t old_gva, uint64_t old_len,
         return -EINVAL;
     int prot = first->prot, flags = first->flags;
     char *name = first->name ? strdup(first->name) : NULL;
-    uint64_t off = first->file_off, dev = first->dev, ino = first->ino;
+    uint64_t delta = old_gva - first->start;
+    uint64_t off = first->file_off + delta, dev = first->dev, ino = first->ino;
+    struct vmm_shared *sh = shared_get(first->shared);
+    uint64_t sh_off = first->shared_off + delta;
     int rc = vmm_as_unmap(as, *new_gva, new_len);
     gpa_t new_gpa;
     if (rc == 0)
         rc = vmm_phys_alloc(as->pm, new_len / VMM_PAGE_SIZE, &new_gpa);
     if (rc < 0) {
         free(name);
+        shared_put(sh);
         return rc;
     }
     size_t idx = vma_index_after(as, old_gva);
@@ -518,11 +641,18 @@ int vmm_as_remap(struct vmm_aspace *as, gva_t old_gva, uint64_t old_len,
     struct vmm_vma v = {.start = *new_gva, .end = *new_gva + new_len,
                         .gpa = new_gpa, .prot = prot, .flags = flags,
                         .file_off = off, .dev = dev, .ino = ino,
-                        .name = name};
+                        .name = name, .shared = sh, .shared_off = sh_off};
     rc = vma_insert_at(as, vma_index_after(as, v.start), &v);
     if (rc < 0) {
         free(name);
+        shared_put(sh);
         vmm_phys_free(as->pm, new_gpa, new_len / VMM_PAGE_SIZE);
+        return rc;
+    }
+    /* The moved host pages are the object's already; a grown tail must be
+     * the object too, not private memory. */
+    if (sh && new_len > old_len && (rc = shared_map_vma(as, &v)) < 0) {
+        vmm_as_unmap(as, v.start, new_len);
         return rc;
     }
     return pt_apply_vma(as, &v);
@@ -561,6 +691,14 @@ int vmm_as_clone(struct vmm_aspace *dst, const struct vmm_aspace *src)
         d->file_off = v->file_off;
         d->dev = v->dev;
         d->ino = v->ino;
+        if (v->shared) {
+            /* The child maps the same host object: shared, not copied. */
+            d->shared = shared_get(v->shared);
+            d->shared_off = v->shared_off;
+            if ((rc = shared_map_vma(dst, d)) < 0)
+                return rc;
+            continue;
+        }
         copy_resident(vmm_phys_hva(dst->pm, d->gpa),
                       vmm_phys_hva(src->pm, v->gpa), len);
     }

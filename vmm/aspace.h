@@ -56,6 +56,20 @@ struct vmm_physmem {
 #define VMM_VMA_HEAP 0x8
 #define VMM_VMA_GROWSDOWN 0x10
 
+/*
+ * The host file object behind a MAP_SHARED mapping: a memfd for shared
+ * anonymous memory, a dup of the guest's file otherwise. The VMA's backing
+ * hva is a host MAP_SHARED mapping of it, so a forked child that maps the
+ * same object at the same offset sees the same pages (Linux fork semantics).
+ * Refcounted by the VMAs (of any address space) that use it.
+ */
+struct vmm_shared {
+    int fd;         /* O_CLOEXEC host fd, owned */
+    int host_prot;  /* PROT_READ, plus PROT_WRITE when fd is writable */
+    bool anon;      /* memfd of MAP_SHARED|MAP_ANONYMOUS: grows on mremap */
+    unsigned refs;
+};
+
 struct vmm_vma {
     gva_t start, end;   /* page aligned, end exclusive */
     gpa_t gpa;          /* backing of start */
@@ -64,6 +78,8 @@ struct vmm_vma {
     uint64_t file_off;  /* offset of start in the file */
     uint64_t dev, ino;  /* file identity */
     char *name;         /* owned; NULL for anonymous */
+    struct vmm_shared *shared; /* one reference; NULL when not shared */
+    uint64_t shared_off;       /* offset of start in shared->fd */
 };
 
 struct vmm_aspace {
@@ -92,6 +108,9 @@ static inline void *vmm_phys_hva(const struct vmm_physmem *pm, gpa_t gpa)
 int vmm_as_init(struct vmm_aspace *as, struct vmm_physmem *pm);
 /* Frees every VMA's backing (not the page-table pages, which die with pm). */
 void vmm_as_destroy(struct vmm_aspace *as);
+/* Frees only the VMA bookkeeping (names, shared references), for a caller
+ * that drops the whole host reservation itself. */
+void vmm_as_release(struct vmm_aspace *as);
 
 /* Maps raw gpa -> gva pages without a VMA (the guest kernel area). */
 int vmm_pt_map(struct vmm_aspace *as, gva_t gva, gpa_t gpa, uint64_t npages,
@@ -130,10 +149,21 @@ void vmm_as_set_file(struct vmm_aspace *as, gva_t gva, uint64_t len,
                      const char *name);
 
 /*
+ * Makes the VMAs exactly covering [gva, gva+len) shared with host file
+ * object fd at offset off: maps fd MAP_SHARED over their backing and keeps
+ * a dup of it. The prior contents of the backing are dropped. 0 or -errno.
+ */
+int vmm_as_set_shared(struct vmm_aspace *as, gva_t gva, uint64_t len, int fd,
+                      uint64_t off);
+/* Shared anonymous memory: backs [gva, gva+len) with a fresh memfd. */
+int vmm_as_share_anon(struct vmm_aspace *as, gva_t gva, uint64_t len);
+
+/*
  * fork: gives dst (empty) the same VMAs as src with a copy of their
  * contents. Only pages the host has ever made resident are copied, so the
  * cost follows the memory the parent really used, not what it mapped.
- * MAP_SHARED mappings are copied too (not shared with the parent).
+ * MAP_SHARED mappings (VMAs with a shared object) are not copied: dst maps
+ * the same host object at the same offset, so both see the same pages.
  */
 int vmm_as_clone(struct vmm_aspace *dst, const struct vmm_aspace *src);
 

@@ -381,10 +381,8 @@ void vmm_vm_destroy(struct vmm_vm *vm)
         close(vm->vcpu_fd);
     close(vm->vm_fd);
     /* The whole reservation goes at once below; only the bookkeeping
-     * needs freeing here. */
-    for (size_t i = 0; i < vm->as.nr_vmas; i++)
-        free(vm->as.vmas[i].name);
-    free(vm->as.vmas);
+     * (names, references to shared memory objects) needs freeing here. */
+    vmm_as_release(&vm->as);
     vmm_phys_destroy(&vm->pm);
     if (vm->phys_hva)
         munmap(vm->phys_hva, GUEST_PHYS_RESERVE);

@@ -1,0 +1,168 @@
+/*
+ * test_shared.c - MAP_SHARED memory across vmm_as_clone: a VMA backed by a
+ * shared host object (memfd or file) is mapped, not copied, into the clone,
+ * so two address spaces over two physmems see the same pages; private VMAs
+ * are still copied; split/remap keep the object and offset.
+ */
+#include <criterion/criterion.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "aspace.h"
+
+#define RESERVE_BYTES (1ULL << 30)
+#define FIRST_GPA 0x10000ULL
+#define PAGE VMM_PAGE_SIZE
+#define BASE 0x400000ULL
+#define RW (PROT_READ | PROT_WRITE)
+
+static uint8_t *hva[2];
+static struct vmm_physmem pm[2];
+static struct vmm_aspace as[2];
+
+static void setup(void)
+{
+    for (int i = 0; i < 2; i++) {
+        hva[i] = mmap(NULL, RESERVE_BYTES, PROT_READ | PROT_WRITE,
+                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        cr_assert_neq(hva[i], MAP_FAILED);
+        cr_assert_eq(vmm_phys_init(&pm[i], hva[i], RESERVE_BYTES, FIRST_GPA),
+                     0);
+        cr_assert_eq(vmm_as_init(&as[i], &pm[i]), 0);
+    }
+}
+
+static void teardown(void)
+{
+    for (int i = 0; i < 2; i++) {
+        vmm_as_destroy(&as[i]);
+        vmm_phys_destroy(&pm[i]);
+        munmap(hva[i], RESERVE_BYTES);
+    }
+}
+
+TestSuite(shared, .init = setup, .fini = teardown);
+
+static int peek(int i, gva_t gva)
+{
+    int v = -1;
+    cr_assert_eq(vmm_as_copy_in(&as[i], &v, gva, sizeof(v)), 0);
+    return v;
+}
+
+static void poke(int i, gva_t gva, int v)
+{
+    cr_assert_eq(vmm_as_copy_out(&as[i], gva, &v, sizeof(v)), 0);
+}
+
+Test(shared, anon_memfd_shared_after_clone)
+{
+    cr_assert_eq(vmm_as_map(&as[0], BASE, 4 * PAGE, RW, VMM_VMA_SHARED, NULL),
+                 0);
+    cr_assert_eq(vmm_as_share_anon(&as[0], BASE, 4 * PAGE), 0);
+    const struct vmm_vma *v = vmm_as_find_vma(&as[0], BASE);
+    cr_assert_not_null(v->shared);
+    cr_assert(v->shared->anon);
+    poke(0, BASE + 3 * PAGE, 41);
+    cr_assert_eq(vmm_as_clone(&as[1], &as[0]), 0);
+    /* The clone sees the parent's data... */
+    cr_assert_eq(peek(1, BASE + 3 * PAGE), 41);
+    /* ...and later writes in either direction. */
+    poke(1, BASE + 3 * PAGE, 42);
+    cr_assert_eq(peek(0, BASE + 3 * PAGE), 42);
+    poke(0, BASE, 7);
+    cr_assert_eq(peek(1, BASE), 7);
+    cr_assert_eq(v->shared->refs, 2);
+    /* Through the two physmems: distinct host addresses, same page. */
+    const struct vmm_vma *d = vmm_as_find_vma(&as[1], BASE);
+    cr_assert_neq(vmm_phys_hva(&pm[0], v->gpa), vmm_phys_hva(&pm[1], d->gpa));
+}
+
+Test(shared, private_still_copied)
+{
+    cr_assert_eq(vmm_as_map(&as[0], BASE, PAGE, RW, 0, NULL), 0);
+    poke(0, BASE, 5);
+    cr_assert_eq(vmm_as_clone(&as[1], &as[0]), 0);
+    cr_assert_null(vmm_as_find_vma(&as[1], BASE)->shared);
+    poke(1, BASE, 6);
+    cr_assert_eq(peek(0, BASE), 5);
+    cr_assert_eq(peek(1, BASE), 6);
+}
+
+Test(shared, split_keeps_offset_and_sharing)
+{
+    cr_assert_eq(vmm_as_map(&as[0], BASE, 4 * PAGE, RW, VMM_VMA_SHARED, NULL),
+                 0);
+    cr_assert_eq(vmm_as_share_anon(&as[0], BASE, 4 * PAGE), 0);
+    poke(0, BASE + 2 * PAGE, 9);
+    /* mprotect splits into three VMAs; munmap drops the first. */
+    cr_assert_eq(vmm_as_protect(&as[0], BASE + PAGE, PAGE, PROT_READ), 0);
+    cr_assert_eq(vmm_as_unmap(&as[0], BASE, PAGE), 0);
+    const struct vmm_vma *t = vmm_as_find_vma(&as[0], BASE + 2 * PAGE);
+    cr_assert_eq(t->start, BASE + 2 * PAGE);
+    cr_assert_eq(t->shared_off, 2 * PAGE);
+    cr_assert_eq(t->shared->refs, 2);
+    cr_assert_eq(vmm_as_clone(&as[1], &as[0]), 0);
+    cr_assert_eq(peek(1, BASE + 2 * PAGE), 9);
+    poke(1, BASE + 3 * PAGE, 10);
+    cr_assert_eq(peek(0, BASE + 3 * PAGE), 10);
+    /* DONTNEED on the host mapping keeps the object's data. */
+    uint8_t *h = vmm_phys_hva(&pm[0], t->gpa);
+    cr_assert_eq(madvise(h, 2 * PAGE, MADV_DONTNEED), 0);
+    cr_assert_eq(peek(0, BASE + 2 * PAGE), 9);
+}
+
+Test(shared, remap_grow_and_move)
+{
+    cr_assert_eq(vmm_as_map(&as[0], BASE, PAGE, RW, VMM_VMA_SHARED, NULL), 0);
+    cr_assert_eq(vmm_as_share_anon(&as[0], BASE, PAGE), 0);
+    poke(0, BASE, 3);
+    /* Grow in place: the extension is more of the same memfd. */
+    gva_t out = 0;
+    cr_assert_eq(vmm_as_remap(&as[0], BASE, PAGE, 2 * PAGE, true, false, &out),
+                 0);
+    cr_assert_eq(out, BASE);
+    const struct vmm_vma *x = vmm_as_find_vma(&as[0], BASE + PAGE);
+    cr_assert_not_null(x->shared);
+    cr_assert_eq(x->shared_off, PAGE);
+    poke(0, BASE + PAGE, 4);
+    /* Move (fixed) and grow: contents follow, the tail is the object. */
+    out = BASE + 16 * PAGE;
+    cr_assert_eq(vmm_as_remap(&as[0], BASE, PAGE, 3 * PAGE, true, true, &out),
+                 0);
+    const struct vmm_vma *m = vmm_as_find_vma(&as[0], out);
+    cr_assert_not_null(m->shared);
+    cr_assert_eq(m->shared_off, 0);
+    cr_assert_eq(peek(0, out), 3);
+    /* Page 1 of the object still holds what BASE+PAGE had. */
+    cr_assert_eq(peek(0, out + PAGE), 4);
+    cr_assert_eq(vmm_as_clone(&as[1], &as[0]), 0);
+    poke(1, out + 2 * PAGE, 8);
+    cr_assert_eq(peek(0, out + 2 * PAGE), 8);
+}
+
+Test(shared, file_shared_after_clone)
+{
+    char path[] = "/tmp/test_shared.XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    unlink(path);
+    cr_assert_eq(ftruncate(fd, 3 * PAGE), 0);
+    int one = 1;
+    cr_assert_eq(pwrite(fd, &one, sizeof(one), PAGE), sizeof(one));
+    cr_assert_eq(vmm_as_map(&as[0], BASE, 2 * PAGE, RW, VMM_VMA_SHARED, NULL),
+                 0);
+    cr_assert_eq(vmm_as_set_shared(&as[0], BASE, 2 * PAGE, fd, PAGE), 0);
+    cr_assert(!vmm_as_find_vma(&as[0], BASE)->shared->anon);
+    close(fd); /* the VMA keeps its own dup */
+    cr_assert_eq(peek(0, BASE), 1);
+    cr_assert_eq(vmm_as_clone(&as[1], &as[0]), 0);
+    poke(1, BASE + PAGE, 77);
+    cr_assert_eq(peek(0, BASE + PAGE), 77);
+}
