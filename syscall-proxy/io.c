@@ -1506,11 +1506,10 @@ static long park_on_set(struct proxy_process *p, const struct pollfd *fds,
  * already) or the timeout is zero. Otherwise, with no timeout, the thread
  * is parked until an fd of the set is ready, and the call runs again.
  *
- * Still waiting in the host, as before: a finite timeout, with ts (which
- * the host updates to the time left, what ppoll and select report), and
- * an endless wait on no fd at all. Timeouts become deadlines on detcore's
- * logical clock when the scheduler has them; until then such a wait stops
- * every other guest thread for its length.
+ * A finite timeout is a deadline on the logical clock: the parked thread
+ * also wakes when it passes (the scheduler expires it when nothing else
+ * can run) and the call then reports the timeout. Only an endless wait on
+ * no fd at all still waits in the host (for a signal).
  */
 static long poll_wait(struct proxy_process *p, struct pollfd *fds, size_t n,
                       struct timespec *ts, bool ready_already)
@@ -1518,13 +1517,32 @@ static long poll_wait(struct proxy_process *p, struct pollfd *fds, size_t n,
     set_wait_release(p);
     struct timespec zero = {0, 0};
     long r = proxy_host_result(syscall(SYS_ppoll, fds, n, &zero, NULL, 0));
-    if (r != 0 || ready_already || (ts && ts->tv_sec == 0 && ts->tv_nsec == 0))
+    bool timed = ts && (ts->tv_sec != 0 || ts->tv_nsec != 0);
+    uint64_t left = 0;
+    /* A finite timeout is a deadline on the logical clock, kept across the
+     * re-runs of this call; ts reports the time left, as ppoll/select do. */
+    bool before_deadline =
+        timed && proxy_thread_poll_deadline(
+                     p, (uint64_t)ts->tv_sec * 1000000000ULL +
+                            (uint64_t)ts->tv_nsec,
+                     &left);
+    if (r != 0 || ready_already || (ts && !before_deadline)) {
+        if (timed) {
+            ts->tv_sec = (time_t)(left / 1000000000ULL);
+            ts->tv_nsec = (long)(left % 1000000000ULL);
+            proxy_thread_poll_done(p);
+        }
         return r;
+    }
     size_t n_valid = 0;
     for (size_t i = 0; i < n; i++)
         n_valid += fds[i].fd >= 0;
-    if (ts || n_valid == 0)
-        return proxy_host_result(syscall(SYS_ppoll, fds, n, ts, NULL, 0));
+    if (n_valid == 0) {
+        if (!ts) /* an endless wait on nothing: only a signal ends it */
+            return proxy_host_result(syscall(SYS_ppoll, fds, n, ts, NULL, 0));
+        proxy_thread_poll_done(p); /* a timed wait on nothing: a sleep */
+        return proxy_thread_sleep_for(p, left, 0);
+    }
     return park_on_set(p, fds, n, n_valid);
 }
 

@@ -185,6 +185,8 @@ struct proxy_thread {
     int wait_vfork_pid;
     int wait_options;           /* WAIT_CHILD: the wait's options */
     gva_t sleep_rem;            /* WAIT_SLEEP: where the remainder goes */
+    bool poll_deadline;         /* has_deadline belongs to a poll/select */
+    bool poll_timed_out;        /* ...and it passed: the re-run returns 0 */
     bool restartable;           /* parked on a re-runnable syscall */
     /* signal waits (signal.c): sigwait_set wakes the thread even while
      * blocked (sigtimedwait, signalfd); sigwait_timed_out is set when its
@@ -466,6 +468,15 @@ uint64_t proxy_thread_earliest_deadline(struct proxy_process *p, int *idx);
  * written to rem when a signal handler interrupts it. */
 long proxy_thread_sleep(struct proxy_process *p, uint64_t deadline_ns,
                         gva_t rem);
+/* For poll/select/epoll with a finite timeout (re-run after a wake): the
+ * logical deadline of this wait, set on the first run. Returns false once
+ * it has passed (the call then reports a timeout). *left_ns: time left. */
+bool proxy_thread_poll_deadline(struct proxy_process *p, uint64_t timeout_ns,
+                                uint64_t *left_ns);
+/* The wait is over (ready, timed out or interrupted). */
+void proxy_thread_poll_done(struct proxy_process *p);
+/* proxy_thread_sleep for ns from now. */
+long proxy_thread_sleep_for(struct proxy_process *p, uint64_t ns, gva_t rem);
 /* A sleeping thread woken by a signal: -EINTR and the remainder. */
 void proxy_thread_interrupt_sleep(struct proxy_process *p, int idx);
 /* Expires thread idx's futex timeout (it returns -ETIMEDOUT). */

@@ -245,6 +245,9 @@ static void deliver(struct proxy_process *p, int sig, const siginfo_t *info,
         t->restartable = false;
         t->sigwait_kind = PROXY_SIGWAIT_NONE;
         t->has_deadline = false;
+        /* A poll/select interrupted here starts a new deadline if run
+         * again (Linux restarts it with the time left). */
+        t->poll_deadline = t->poll_timed_out = false;
     }
     if (setup_frame(p, sig, info, trapno, err, cr2) < 0) {
         /* Linux: a frame that cannot be written is a forced SIGSEGV. */

@@ -113,6 +113,7 @@ uint64_t proxy_thread_earliest_deadline(struct proxy_process *p, int *idx)
         struct proxy_thread *t = &p->threads[i];
         if ((t->state == PROXY_THREAD_FUTEX_WAIT ||
              t->state == PROXY_THREAD_WAIT_SLEEP ||
+             (t->state == PROXY_THREAD_WAIT_FD && t->poll_deadline) ||
              t->state == PROXY_THREAD_WAIT_SIGNAL) &&
             t->has_deadline && t->deadline_ns < best) {
             best = t->deadline_ns;
@@ -131,6 +132,11 @@ void proxy_thread_expire(struct proxy_process *p, int idx)
     if (t->deadline_ns > now)
         det_sleep(p->det, t->deadline_ns - now);
     t->has_deadline = false;
+    if (t->state == PROXY_THREAD_WAIT_FD) {
+        t->poll_timed_out = true; /* the call runs again and says so */
+        t->state = PROXY_THREAD_RUNNABLE;
+        return;
+    }
     if (t->state == PROXY_THREAD_WAIT_SIGNAL) {
         t->sigwait_timed_out = true;
         t->state = PROXY_THREAD_RUNNABLE;
@@ -147,6 +153,32 @@ void proxy_thread_expire(struct proxy_process *p, int idx)
         t->regs.rax = result;
 }
 
+bool proxy_thread_poll_deadline(struct proxy_process *p, uint64_t timeout_ns,
+                                uint64_t *left_ns)
+{
+    struct proxy_thread *t = current(p);
+    if (t->poll_timed_out) {
+        *left_ns = 0;
+        return false;
+    }
+    uint64_t now = monotonic_ns(p);
+    if (!t->poll_deadline) {
+        t->poll_deadline = true;
+        t->has_deadline = true;
+        t->deadline_ns = now + timeout_ns;
+    }
+    *left_ns = t->deadline_ns > now ? t->deadline_ns - now : 0;
+    return *left_ns > 0;
+}
+
+void proxy_thread_poll_done(struct proxy_process *p)
+{
+    struct proxy_thread *t = current(p);
+    if (t->poll_deadline)
+        t->has_deadline = false;
+    t->poll_deadline = t->poll_timed_out = false;
+}
+
 long proxy_thread_sleep(struct proxy_process *p, uint64_t deadline_ns,
                         gva_t rem)
 {
@@ -157,6 +189,11 @@ long proxy_thread_sleep(struct proxy_process *p, uint64_t deadline_ns,
     t->sleep_rem = rem;
     p->resched = true;
     return 0; /* the result when the deadline passes */
+}
+
+long proxy_thread_sleep_for(struct proxy_process *p, uint64_t ns, gva_t rem)
+{
+    return proxy_thread_sleep(p, monotonic_ns(p) + ns, rem);
 }
 
 void proxy_thread_interrupt_sleep(struct proxy_process *p, int idx)
