@@ -11,13 +11,11 @@
  * come out as on Linux. struct epoll_event is packed on x86-64, the same
  * 12 bytes for guest and host.
  *
- * A wait never waits in the host unless a finite timeout asks for it: the
- * host is first only asked (timeout 0); with nothing ready and no timeout
- * the thread is parked on the epoll fd itself, which polls readable once
- * one of its entries is ready, and the call runs again (io.c, "waiting
- * without blocking the host"). Finite timeouts still wait in the host for
- * their length, as poll and select do (io.c): a deadline on detcore's
- * logical clock for them is future work.
+ * A wait never waits in the host: the host is first only asked (timeout
+ * 0); with nothing ready the thread is parked on the epoll fd itself,
+ * which polls readable once one of its entries is ready, and the call runs
+ * again (io.c, "waiting without blocking the host"). A finite timeout is a
+ * deadline on the logical clock, as for poll and select.
  *
  * An eventfd is a host eventfd. Its reads and writes are plain read and
  * write; io.c parks them like pipe transfers (an anonymous inode counts as
@@ -143,11 +141,15 @@ static long epoll_wait_run(struct proxy_process *p, int guest_epfd,
     long r = proxy_host_result(epoll_wait(host_epfd, ev, n, 0));
     if (r == 0 && timeout_ms < 0)
         return proxy_block_on_fd(p, host_epfd, POLLIN);
-    if (r == 0 && timeout_ms > 0) {
-        /* Waits in the host for the timeout, stopping every other guest
-         * thread meanwhile, as io.c's poll does for finite timeouts; a
-         * deadline on detcore's logical clock is future work. */
-        r = proxy_host_result(epoll_wait(host_epfd, ev, n, timeout_ms));
+    if (timeout_ms > 0) {
+        /* A finite timeout is a deadline on the logical clock kept across
+         * re-runs (as poll's): park until an event or the deadline. */
+        uint64_t left;
+        bool before = proxy_thread_poll_deadline(
+            p, (uint64_t)timeout_ms * 1000000ULL, &left);
+        if (r == 0 && before)
+            return proxy_block_on_fd(p, host_epfd, POLLIN);
+        proxy_thread_poll_done(p);
     }
     return r > 0 ? events_out(p, events_gva, ev, (int)r) : r;
 }
