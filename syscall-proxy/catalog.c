@@ -82,11 +82,11 @@ static const struct exception_note notes[] = {
     {SYS_rt_sigqueueinfo, NULL, "signals coalesce: no real-time queue"},
     {SYS_signalfd4, NULL, "readiness through a host eventfd"},
     {SYS_epoll_wait, NULL, "parks on the host epoll fd; a finite timeout "
-                           "waits in the host"},
+                           "is a logical deadline"},
     {SYS_epoll_pwait, NULL, "parks on the host epoll fd; a finite timeout "
-                            "waits in the host; sigmask checked, not applied"},
+                            "is a logical deadline; sigmask checked, not applied"},
     {SYS_epoll_pwait2, NULL, "parks on the host epoll fd; a finite timeout "
-                             "waits in the host; sigmask checked, not applied"},
+                             "is a logical deadline; sigmask checked, not applied"},
     {SYS_kill, NULL, "any guest process or group; virtual pids"},
     {SYS_fork, NULL, "a new VM with a copy of the touched memory"},
     {SYS_vfork, NULL, "as fork (memory copied), parent waits for exec/exit"},
