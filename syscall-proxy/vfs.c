@@ -513,6 +513,25 @@ static void sig_sets(const struct proxy_process *p, uint64_t *ignored,
 
 /* man 5 proc, /proc/pid/stat: 52 fields, for a running process reading
  * its own file (so the address fields are shown). */
+/* The state letter of /proc/<pid>/stat: R for the process reading its own
+ * file (it is running), T stopped, S when its current thread waits. */
+static char state_letter(const struct proxy_process *p)
+{
+    if (p->stopped)
+        return 'T';
+    if (p->world && p->world->procs[p->world->cur] == p)
+        return 'R';
+    if (p->threads &&
+        p->threads[p->cur].state != PROXY_THREAD_RUNNABLE)
+        return 'S';
+    return 'R';
+}
+
+static const char *state_name(char c)
+{
+    return c == 'T' ? "T (stopped)" : c == 'S' ? "S (sleeping)" : "R (running)";
+}
+
 static int gen_self_stat(struct proxy_process *p, struct vbuf *b)
 {
     struct vm_figures f;
@@ -522,8 +541,8 @@ static int gen_self_stat(struct proxy_process *p, struct vbuf *b)
     uint64_t utime = (uint64_t)det_cputime_ns(p->det) / NS_PER_TICK;
     int nice = p->prctl.nice;
     uint64_t rsslim = p->rlimits[RLIMIT_RSS].rlim_cur;
-    vb_printf(b, "%d (%s) R %d %d %d 0 -1 0 0 0 0 0 %llu 0 0 0 %d %d %d 0 %llu",
-              p->pid, p->comm, p->ppid, p->pgid, p->sid,
+    vb_printf(b, "%d (%s) %c %d %d %d 0 -1 0 0 0 0 0 %llu 0 0 0 %d %d %d 0 %llu",
+              p->pid, p->comm, state_letter(p), p->ppid, p->pgid, p->sid,
               (unsigned long long)utime, 20 + nice, nice, live_threads(p),
               (unsigned long long)start_ticks(p));
     vb_printf(b, " %llu %llu %llu %llu %llu %llu 0 0",
@@ -600,9 +619,10 @@ static int gen_self_status(struct proxy_process *p, struct vbuf *b)
             vb_put(b, c, 1);
     }
     vb_printf(b,
-              "\nUmask:\t%04o\nState:\tR (running)\nTgid:\t%d\nNgid:\t0\n"
+              "\nUmask:\t%04o\nState:\t%s\nTgid:\t%d\nNgid:\t0\n"
               "Pid:\t%d\nPPid:\t%d\nTracerPid:\t0\n",
-              (unsigned)p->umask, p->pid, p->pid, p->ppid);
+              (unsigned)p->umask, state_name(state_letter(p)), p->pid,
+              p->pid, p->ppid);
     status_ids(b, p);
     status_mem(b, p);
     uint64_t ignored, caught;
