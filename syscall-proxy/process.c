@@ -88,8 +88,10 @@ void proxy_process_destroy(struct proxy_process *p)
 {
     if (!p)
         return;
-    for (int i = 0; i < p->nr_threads; i++)
+    for (int i = 0; i < p->nr_threads; i++) {
         free(p->threads[i].xstate);
+        free(p->threads[i].own_info);
+    }
     free(p->threads);
     proxy_fdtable_destroy(&p->fds);
     if (p->cwd_fd >= 0)

@@ -525,8 +525,10 @@ static void exec_reset(struct proxy_process *p)
     p->clear_child_tid = 0;
     p->robust_list = 0;
     proxy_fd_close_on_exec(&p->fds);
-    for (int i = 0; i < p->nr_threads; i++)
+    for (int i = 0; i < p->nr_threads; i++) {
         free(p->threads[i].xstate);
+        free(p->threads[i].own_info);
+    }
     memset(p->threads, 0, sizeof(*p->threads) * (size_t)p->cap_threads);
     p->nr_threads = 1;
     p->cur = 0;
@@ -610,8 +612,18 @@ static long sys_execveat(struct proxy_process *p, const uint64_t a[6])
 
 /* ---- kill ---------------------------------------------------------------- */
 
+static void send_to(struct proxy_process *from, struct proxy_process *to,
+                    int tid, int sig, int code);
+
 static void send(struct proxy_process *from, struct proxy_process *to,
                  int sig, int code)
+{
+    send_to(from, to, 0, sig, code);
+}
+
+/* tid 0: to the process (any thread that does not block it). */
+static void send_to(struct proxy_process *from, struct proxy_process *to,
+                    int tid, int sig, int code)
 {
     if (sig == 0 || to->zombie)
         return;
@@ -621,7 +633,7 @@ static void send(struct proxy_process *from, struct proxy_process *to,
     info.si_code = code;
     info.si_pid = from->pid;
     info.si_uid = from->ruid;
-    proxy_signal_raise(to, sig, &info);
+    proxy_signal_raise_thread(to, tid, sig, &info);
 }
 
 static long sys_kill(struct proxy_process *p, const uint64_t a[6])
@@ -655,7 +667,7 @@ static long sys_tgkill(struct proxy_process *p, const uint64_t a[6])
     for (int i = 0; i < q->nr_threads; i++)
         if (q->threads[i].tid == (int)a[1] ||
             (i == q->cur && q->tid == (int)a[1])) {
-            send(p, q, (int)a[2], SI_TKILL);
+            send_to(p, q, (int)a[1], (int)a[2], SI_TKILL);
             return 0;
         }
     return -ESRCH;

@@ -188,6 +188,10 @@ struct proxy_thread {
     bool poll_deadline;         /* has_deadline belongs to a poll/select */
     bool poll_timed_out;        /* ...and it passed: the re-run returns 0 */
     bool restartable;           /* parked on a re-runnable syscall */
+    /* signals sent to this thread alone (tgkill, tkill, raise): Linux's
+     * private queue, taken before the process's shared one */
+    uint64_t own_pending;
+    siginfo_t *own_info;        /* PROXY_NSIG entries, allocated on use */
     /* signal waits (signal.c): sigwait_set wakes the thread even while
      * blocked (sigtimedwait, signalfd); sigwait_timed_out is set when its
      * deadline expires (the re-run returns EAGAIN) */
@@ -370,6 +374,12 @@ int proxy_run(struct proxy_process *p, struct vmm_host *host);
 
 /* Turns a guest CPU exception into a signal and delivers it. */
 void proxy_signal_fault(struct proxy_process *p, const struct vmm_event *ev);
+/* The pending signals thread tid may take: process-directed ones and
+ * those sent to it (tgkill), as Linux's shared and private queues. */
+uint64_t proxy_signal_pending_for(const struct proxy_process *p, int tid);
+/* Queues a signal for one thread of the process (tgkill, tkill, raise). */
+void proxy_signal_raise_thread(struct proxy_process *p, int tid, int signo,
+                               const siginfo_t *info);
 /* Queues a signal for the process. */
 void proxy_signal_raise(struct proxy_process *p, int signo,
                         const siginfo_t *info);

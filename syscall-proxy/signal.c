@@ -24,6 +24,7 @@
 
 #include <errno.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -301,6 +302,41 @@ static bool job_control(struct proxy_process *p, int signo)
     return false;
 }
 
+static struct proxy_thread *thread_of(const struct proxy_process *p, int tid)
+{
+    for (int i = 0; p->threads && i < p->nr_threads; i++)
+        if (p->threads[i].tid == tid ||
+            (i == p->cur && p->tid == tid))
+            return &p->threads[i];
+    return NULL;
+}
+
+uint64_t proxy_signal_pending_for(const struct proxy_process *p, int tid)
+{
+    struct proxy_thread *t = thread_of(p, tid);
+    return p->pending_mask | (t ? t->own_pending : 0);
+}
+
+void proxy_signal_raise_thread(struct proxy_process *p, int tid, int signo,
+                               const siginfo_t *info)
+{
+    struct proxy_thread *t = tid ? thread_of(p, tid) : NULL;
+    if (!t) {
+        proxy_signal_raise(p, signo, info);
+        return;
+    }
+    if (!sig_valid((uint64_t)signo) || job_control(p, signo))
+        return;
+    if (!t->own_info && !(t->own_info = calloc(PROXY_NSIG, sizeof(siginfo_t))))
+        return;
+    /* Per thread, standard signals coalesce too. */
+    if (t->own_pending & SIGBIT(signo))
+        return;
+    t->own_info[signo] = *info;
+    t->own_pending |= SIGBIT(signo);
+    proxy_signalfd_sync(p);
+}
+
 void proxy_signal_raise(struct proxy_process *p, int signo,
                         const siginfo_t *info)
 {
@@ -320,7 +356,17 @@ void proxy_signal_raise(struct proxy_process *p, int signo,
 int proxy_signal_dequeue(struct proxy_process *p, uint64_t set,
                          siginfo_t *info)
 {
-    uint64_t ready = p->pending_mask & set;
+    /* The thread's own queue first, as Linux's dequeue_signal. */
+    struct proxy_thread *t = thread_of(p, p->tid);
+    uint64_t own = t ? t->own_pending & set : 0;
+    if (own) {
+        int sig = __builtin_ctzll(own) + 1;
+        *info = t->own_info[sig];
+        t->own_pending &= ~SIGBIT(sig);
+        proxy_signalfd_sync(p);
+        return sig;
+    }
+    uint64_t ready = proxy_signal_pending_for(p, p->tid) & set;
     if (!ready)
         return 0;
     int sig = __builtin_ctzll(ready) + 1;
@@ -337,10 +383,11 @@ void proxy_signal_deliver_pending(struct proxy_process *p)
      * first; a handler for another one runs when it returns, as on Linux
      * (the wait dequeues before the return path delivers). */
     if (t && t->restartable && t->sigwait_kind != PROXY_SIGWAIT_NONE &&
-        (p->pending_mask & t->sigwait_set))
+        (proxy_signal_pending_for(p, p->tid) & t->sigwait_set))
         return;
     for (;;) {
-        uint64_t ready = p->pending_mask & ~(p->sigmask & ~UNBLOCKABLE);
+        uint64_t ready = proxy_signal_pending_for(p, p->tid) &
+                         ~(p->sigmask & ~UNBLOCKABLE);
         if (!ready)
             break;
         int sig = __builtin_ctzll(ready) + 1;
@@ -362,13 +409,14 @@ void proxy_signal_deliver_pending(struct proxy_process *p)
 bool proxy_signal_wait_ready(struct proxy_process *p,
                              const struct proxy_thread *t)
 {
-    uint64_t mask = (t == &p->threads[p->cur]) ? p->sigmask : t->sigmask;
-    uint64_t takes = p->pending_mask & ~(mask & ~UNBLOCKABLE);
+    bool on_cpu = t == &p->threads[p->cur];
+    uint64_t mask = on_cpu ? p->sigmask : t->sigmask;
+    uint64_t pending = proxy_signal_pending_for(p, on_cpu ? p->tid : t->tid);
+    uint64_t takes = pending & ~(mask & ~UNBLOCKABLE);
     for (uint64_t m = takes; m; m &= m - 1)
         if (sig_inert(p, __builtin_ctzll(m) + 1))
             takes &= ~(m & -m);
-    return takes || (p->pending_mask & t->sigwait_set) ||
-           t->sigwait_timed_out;
+    return takes || (pending & t->sigwait_set) || t->sigwait_timed_out;
 }
 
 /* ---- CPU exceptions ------------------------------------------------------ */
@@ -495,7 +543,7 @@ static long sys_rt_sigpending(struct proxy_process *p, const uint64_t a[6])
 {
     if (a[1] > 8)
         return -EINVAL;
-    uint64_t set = p->pending_mask & p->sigmask;
+    uint64_t set = proxy_signal_pending_for(p, p->tid) & p->sigmask;
     return proxy_copy_out(p, a[0], &set, a[1]);
 }
 
@@ -736,7 +784,7 @@ static long queue_info(struct proxy_process *p, int tgid, int tid, int sig,
     if (sig < 0 || sig > 64)
         return -EINVAL;
     if (sig != 0)
-        proxy_signal_raise(q, sig, &info);
+        proxy_signal_raise_thread(q, tid > 0 ? tid : 0, sig, &info);
     return 0;
 }
 

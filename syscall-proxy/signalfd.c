@@ -75,7 +75,8 @@ void proxy_signalfd_sync(struct proxy_process *p)
     for (int fd = 0; fd < p->fds.cap; fd++) {
         struct proxy_fd *f = &p->fds.fds[fd];
         if (f->kind != PROXY_FD_FREE && f->signalfd)
-            set_readable(f->host_fd, p->pending_mask & f->signalfd->mask);
+            set_readable(f->host_fd, proxy_signal_pending_for(p, p->tid) &
+                                         f->signalfd->mask);
     }
 }
 

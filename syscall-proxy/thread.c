@@ -475,6 +475,8 @@ static long sys_exit(struct proxy_process *p, const uint64_t a[6])
         p->exit_status = (int)((a[0] & 0xff) << 8);
         return PROXY_RET_NORETURN;
     }
+    /* Signals sent to this thread alone die with it, as in Linux. */
+    t->own_pending = 0;
     /* CLONE_CHILD_CLEARTID: pthread_join waits on this word. */
     if (p->clear_child_tid) {
         uint32_t zero = 0;

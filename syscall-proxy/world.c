@@ -123,7 +123,8 @@ static bool has_child_event(struct proxy_process *p, int options)
 static bool signal_wakes(struct proxy_process *p, struct proxy_thread *t)
 {
     uint64_t mask = (t == &p->threads[p->cur]) ? p->sigmask : t->sigmask;
-    return (p->pending_mask & ~mask) != 0;
+    int tid = (t == &p->threads[p->cur]) ? p->tid : t->tid;
+    return (proxy_signal_pending_for(p, tid) & ~mask) != 0;
 }
 
 /* Re-evaluates one waiting thread; true if it may run now. */
