@@ -290,10 +290,10 @@ static bool open_creates(int flags)
 /*
  * A blocking open of a FIFO waits on the host for the other end, which
  * may be a guest that cannot run meanwhile. When another guest thread
- * could run: a reader opens at once (a later read waits in the scheduler
+ * is alive: a reader opens at once (a later read waits in the scheduler
  * for data); a writer tries without blocking and, with no reader yet,
- * gives its turn and tries again. With nothing else runnable the other end
- * can only come from outside the run, so the host open blocks as usual.
+ * tries again after 1 ms of logical time. With no other guest alive the
+ * other end can only come from outside the run, so the host open blocks.
  */
 static bool fifo_open_would_block(struct proxy_process *p, int dirfd,
                                   const char *path, int flags)
@@ -301,7 +301,7 @@ static bool fifo_open_would_block(struct proxy_process *p, int dirfd,
     struct stat st;
     int acc = flags & O_ACCMODE;
     return !(flags & O_NONBLOCK) && (acc == O_RDONLY || acc == O_WRONLY) &&
-           proxy_others_runnable(p) && fstatat(dirfd, path, &st, 0) == 0 &&
+           proxy_others_alive(p) && fstatat(dirfd, path, &st, 0) == 0 &&
            S_ISFIFO(st.st_mode);
 }
 
@@ -310,10 +310,8 @@ static long fifo_open(struct proxy_process *p, int dirfd, const char *path,
 {
     int host_fd = openat(dirfd, path,
                          flags | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-    if (host_fd < 0 && errno == ENXIO) {
-        p->resched = true; /* no reader yet: let the others run first */
-        return PROXY_RET_BLOCK;
-    }
+    if (host_fd < 0 && errno == ENXIO) /* no reader yet: try again */
+        return proxy_thread_retry_after(p, 1000000ULL);
     if (host_fd < 0)
         return -errno;
     int fl = fcntl(host_fd, F_GETFL);

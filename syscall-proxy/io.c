@@ -811,11 +811,34 @@ _Static_assert(sizeof(struct flock) == 32, "struct flock is not x86-64's");
  * by hvrun's host process on the guest's behalf. F_GETLK reports a
  * conflicting holder's host pid, which differs between runs.
  */
+/*
+ * A lock that must wait (F_SETLKW, F_OFD_SETLKW, flock without LOCK_NB)
+ * may wait for another guest, which cannot run while the host blocks. So
+ * while any other guest thread is alive the lock is only tried; when it is
+ * held, the thread tries again after 1 ms of logical time (or when a
+ * signal comes). With no other guest alive the holder is outside the run
+ * and the host call waits as usual. (Classic POSIX record locks never
+ * conflict between guests: the host sees them all held by hvrun.)
+ */
+#define LOCK_RETRY_NS 1000000ULL
+
+static bool lock_contended(int err)
+{
+    return err == EAGAIN || err == EACCES || err == EWOULDBLOCK;
+}
+
 static long fcntl_lock(struct proxy_process *p, int host_fd, int cmd, gva_t arg)
 {
     struct flock fl;
     if (proxy_copy_in(p, &fl, arg, sizeof(fl)) < 0)
         return -EFAULT;
+    if ((cmd == F_SETLKW || cmd == F_OFD_SETLKW) && proxy_others_alive(p)) {
+        int try_cmd = cmd == F_SETLKW ? F_SETLK : F_OFD_SETLK;
+        if (fcntl(host_fd, try_cmd, &fl) == 0)
+            return 0;
+        return lock_contended(errno) ? proxy_thread_retry_after(p, LOCK_RETRY_NS)
+                                     : -errno;
+    }
     if (fcntl(host_fd, cmd, &fl) < 0)
         return -errno;
     if ((cmd == F_GETLK || cmd == F_OFD_GETLK) &&
@@ -1817,7 +1840,16 @@ static long sys_flock(struct proxy_process *p, const uint64_t a[6])
     int host_fd = guest_host_fd(p, a[0]);
     if (host_fd < 0)
         return host_fd;
-    return proxy_host_result(flock(host_fd, (int)a[1]));
+    int op = (int)a[1];
+    if (!(op & LOCK_NB) && (op & (LOCK_SH | LOCK_EX)) &&
+        proxy_others_alive(p)) {
+        if (flock(host_fd, op | LOCK_NB) == 0)
+            return 0;
+        return lock_contended(errno)
+                   ? proxy_thread_retry_after(p, LOCK_RETRY_NS)
+                   : -errno;
+    }
+    return proxy_host_result(flock(host_fd, op));
 }
 
 /* The raw syscall: glibc's posix_fadvise returns the error instead of -1. */

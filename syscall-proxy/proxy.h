@@ -152,6 +152,7 @@ enum proxy_thread_state {
     PROXY_THREAD_WAIT_CHILD,    /* a child changing state (re-runs) */
     PROXY_THREAD_WAIT_VFORK,    /* the vfork child to exec or exit */
     PROXY_THREAD_WAIT_SLEEP,    /* nanosleep: its deadline, or a signal */
+    PROXY_THREAD_WAIT_RETRY,    /* try the call again at a deadline */
     PROXY_THREAD_WAIT_SIGNAL,   /* a signal (signal.c: pause, sigsuspend,
                                    sigtimedwait, signalfd reads) */
 };
@@ -485,6 +486,12 @@ bool proxy_thread_poll_deadline(struct proxy_process *p, uint64_t timeout_ns,
                                 uint64_t *left_ns);
 /* The wait is over (ready, timed out or interrupted). */
 void proxy_thread_poll_done(struct proxy_process *p);
+/* For a call that can only be retried (a held lock, a FIFO without a
+ * reader): the thread waits ns of logical time (or a signal) and the call
+ * runs again. Returns PROXY_RET_BLOCK. */
+long proxy_thread_retry_after(struct proxy_process *p, uint64_t ns);
+/* Whether any other guest thread of the run is still alive. */
+bool proxy_others_alive(const struct proxy_process *p);
 /* proxy_thread_sleep for ns from now. */
 long proxy_thread_sleep_for(struct proxy_process *p, uint64_t ns, gva_t rem);
 /* A sleeping thread woken by a signal: -EINTR and the remainder. */

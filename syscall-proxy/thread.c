@@ -113,6 +113,7 @@ uint64_t proxy_thread_earliest_deadline(struct proxy_process *p, int *idx)
         struct proxy_thread *t = &p->threads[i];
         if ((t->state == PROXY_THREAD_FUTEX_WAIT ||
              t->state == PROXY_THREAD_WAIT_SLEEP ||
+             t->state == PROXY_THREAD_WAIT_RETRY ||
              (t->state == PROXY_THREAD_WAIT_FD && t->poll_deadline) ||
              t->state == PROXY_THREAD_WAIT_SIGNAL) &&
             t->has_deadline && t->deadline_ns < best) {
@@ -132,6 +133,10 @@ void proxy_thread_expire(struct proxy_process *p, int idx)
     if (t->deadline_ns > now)
         det_sleep(p->det, t->deadline_ns - now);
     t->has_deadline = false;
+    if (t->state == PROXY_THREAD_WAIT_RETRY) {
+        t->state = PROXY_THREAD_RUNNABLE; /* RAX still holds the number */
+        return;
+    }
     if (t->state == PROXY_THREAD_WAIT_FD) {
         t->poll_timed_out = true; /* the call runs again and says so */
         t->state = PROXY_THREAD_RUNNABLE;
@@ -189,6 +194,15 @@ long proxy_thread_sleep(struct proxy_process *p, uint64_t deadline_ns,
     t->sleep_rem = rem;
     p->resched = true;
     return 0; /* the result when the deadline passes */
+}
+
+long proxy_thread_retry_after(struct proxy_process *p, uint64_t ns)
+{
+    struct proxy_thread *t = current(p);
+    t->state = PROXY_THREAD_WAIT_RETRY;
+    t->has_deadline = true;
+    t->deadline_ns = monotonic_ns(p) + ns;
+    return PROXY_RET_BLOCK;
 }
 
 long proxy_thread_sleep_for(struct proxy_process *p, uint64_t ns, gva_t rem)

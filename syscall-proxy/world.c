@@ -161,6 +161,12 @@ static bool refresh(struct proxy_process *p, struct proxy_thread *t)
                 t->regs.rax = (uint64_t)-EINTR;
         }
         break;
+    case PROXY_THREAD_WAIT_RETRY:
+        if (signal_wakes(p, t)) {
+            t->state = PROXY_THREAD_RUNNABLE;
+            t->has_deadline = false;
+        }
+        break;
     case PROXY_THREAD_WAIT_SLEEP:
         if (signal_wakes(p, t))
             proxy_thread_interrupt_sleep(p, (int)(t - p->threads));
@@ -171,6 +177,19 @@ static bool refresh(struct proxy_process *p, struct proxy_thread *t)
         break;
     }
     return t->state == PROXY_THREAD_RUNNABLE;
+}
+
+bool proxy_others_alive(const struct proxy_process *p)
+{
+    struct proxy_world *w = p->world;
+    for (int i = 0; w && i < w->nr_procs; i++) {
+        struct proxy_process *q = w->procs[i];
+        for (int k = 0; !q->zombie && k < q->nr_threads; k++)
+            if ((q != p || k != p->cur) &&
+                q->threads[k].state != PROXY_THREAD_EXITED)
+                return true;
+    }
+    return false;
 }
 
 bool proxy_others_runnable(const struct proxy_process *p)

@@ -59,6 +59,7 @@ python3-subproc | 0   | /usr/bin/python3 -B -c 'import subprocess; print(subproc
 make            | 0   | make -s
 proc_tree       | 0   | GUEST/proc_tree
 fifo            | 0   | sh -c 'mkfifo f; (echo through > f) & cat f; wait'
+flock           | 0   | sh -c ': > lk; flock lk sh -c "echo holder; sleep 0.05; echo released" & sleep 0.01; flock lk echo second; wait'
 EOF
 )
 
