@@ -333,7 +333,67 @@ static long sys_mincore(struct proxy_process *p, const uint64_t a[6])
     return 0;
 }
 
+/*
+ * Memory protection keys: the CPU model has no PKU, so as on such a CPU
+ * no key can be allocated (ENOSPC) and pkey_mprotect takes only key -1.
+ */
+static long sys_pkey_alloc(struct proxy_process *p, const uint64_t a[6])
+{
+    return a[0] || a[1] ? -EINVAL : -ENOSPC;
+}
+
+static long sys_pkey_free(struct proxy_process *p, const uint64_t a[6])
+{
+    return -EINVAL;
+}
+
+static long sys_pkey_mprotect(struct proxy_process *p, const uint64_t a[6])
+{
+    if ((int)a[3] != -1)
+        return -EINVAL;
+    return sys_mprotect(p, a);
+}
+
+/*
+ * NUMA policy: the virtual machine has one node, so every policy is the
+ * default one; set_mempolicy/mbind accept what a one-node kernel accepts
+ * and get_mempolicy reports MPOL_DEFAULT.
+ */
+#define MPOL_DEFAULT_MODE 0
+#define MPOL_MAX_MODE 6
+
+static long sys_get_mempolicy(struct proxy_process *p, const uint64_t a[6])
+{
+    int mode = MPOL_DEFAULT_MODE;
+    if (a[0] && proxy_copy_out(p, a[0], &mode, sizeof(mode)) < 0)
+        return -EFAULT;
+    if (a[1] && a[2]) {
+        uint64_t node0 = 1; /* node 0, when asked for the allowed set */
+        if (proxy_copy_out(p, a[1], &node0, sizeof(node0)) < 0)
+            return -EFAULT;
+    }
+    return 0;
+}
+
+static long sys_set_mempolicy(struct proxy_process *p, const uint64_t a[6])
+{
+    return (a[0] & 0xffff) > MPOL_MAX_MODE ? -EINVAL : 0;
+}
+
+static long sys_mbind(struct proxy_process *p, const uint64_t a[6])
+{
+    if (!page_aligned(a[0]) || (a[2] & 0xffff) > MPOL_MAX_MODE)
+        return -EINVAL;
+    return 0;
+}
+
 const struct proxy_syscall proxy_mm_syscalls[] = {
+    {SYS_pkey_alloc, "pkey_alloc", sys_pkey_alloc},
+    {SYS_pkey_free, "pkey_free", sys_pkey_free},
+    {SYS_pkey_mprotect, "pkey_mprotect", sys_pkey_mprotect},
+    {SYS_get_mempolicy, "get_mempolicy", sys_get_mempolicy},
+    {SYS_set_mempolicy, "set_mempolicy", sys_set_mempolicy},
+    {SYS_mbind, "mbind", sys_mbind},
     {SYS_mmap, "mmap", sys_mmap},
     {SYS_munmap, "munmap", sys_munmap},
     {SYS_mprotect, "mprotect", sys_mprotect},
