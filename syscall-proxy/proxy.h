@@ -176,6 +176,10 @@ struct proxy_thread {
     gva_t clear_child_tid, robust_list;
     /* futex wait */
     gva_t futex_uaddr;
+    /* what the waiter waits on: (process, address) for a private futex;
+     * (file dev, ino, offset) for one in MAP_SHARED memory, which threads
+     * of every process mapping it share */
+    uint64_t futex_key[3];
     uint32_t futex_bitset;
     uint64_t wait_seq;          /* FIFO order of waiters */
     bool has_deadline;

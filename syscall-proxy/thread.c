@@ -20,6 +20,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 
@@ -230,20 +231,75 @@ void proxy_thread_interrupt_sleep(struct proxy_process *p, int idx)
 
 /* ---- futexes ------------------------------------------------------------- */
 
-static int futex_wake(struct proxy_process *p, gva_t uaddr, int n,
-                      uint32_t bitset)
+/*
+ * A futex word is named by its key: a private futex (FUTEX_PRIVATE_FLAG,
+ * or memory that is not MAP_SHARED) by the process and address; one in
+ * MAP_SHARED memory by the file behind it and the offset, so waiters and
+ * wakers in different processes (POSIX semaphores, process-shared
+ * mutexes) meet, as on Linux.
+ */
+struct futex_key {
+    uint64_t k[3];
+    bool shared;
+};
+
+static void futex_key_of(struct proxy_process *p, gva_t uaddr, int op,
+                         struct futex_key *key)
+{
+    struct vmm_vma *v = (op & FUTEX_PRIVATE_FLAG)
+                            ? NULL
+                            : vmm_as_find_vma(p->as, uaddr);
+    struct stat st;
+    if (v && v->shared && fstat(v->shared->fd, &st) == 0) {
+        key->k[0] = st.st_dev;
+        key->k[1] = st.st_ino;
+        key->k[2] = v->shared_off + (uaddr - v->start);
+        key->shared = true;
+        return;
+    }
+    key->k[0] = (uint64_t)(uintptr_t)p;
+    key->k[1] = uaddr;
+    key->k[2] = 0;
+    key->shared = false;
+}
+
+static bool key_matches(const struct proxy_thread *t,
+                        const struct futex_key *key)
+{
+    return t->state == PROXY_THREAD_FUTEX_WAIT &&
+           !memcmp(t->futex_key, key->k, sizeof(key->k));
+}
+
+/* The longest waiter on key (FIFO, as Linux's hash queues), or NULL. */
+static struct proxy_thread *first_waiter(struct proxy_process *p,
+                                         const struct futex_key *key,
+                                         uint32_t bitset,
+                                         struct proxy_process **owner)
+{
+    struct proxy_thread *first = NULL;
+    struct proxy_world *w = p->world;
+    int nprocs = key->shared && w ? w->nr_procs : 1;
+    for (int pi = 0; pi < nprocs; pi++) {
+        struct proxy_process *q = key->shared && w ? w->procs[pi] : p;
+        for (int i = 0; !q->zombie && i < q->nr_threads; i++) {
+            struct proxy_thread *t = &q->threads[i];
+            if (key_matches(t, key) && (t->futex_bitset & bitset) &&
+                (!first || t->wait_seq < first->wait_seq)) {
+                first = t;
+                *owner = q;
+            }
+        }
+    }
+    return first;
+}
+
+static int futex_wake(struct proxy_process *p, const struct futex_key *key,
+                      int n, uint32_t bitset)
 {
     int woken = 0;
     while (woken < n) {
-        /* FIFO: the longest waiter goes first, as Linux's hash queues. */
-        struct proxy_thread *first = NULL;
-        for (int i = 0; i < p->nr_threads; i++) {
-            struct proxy_thread *t = &p->threads[i];
-            if (t->state == PROXY_THREAD_FUTEX_WAIT &&
-                t->futex_uaddr == uaddr && (t->futex_bitset & bitset) &&
-                (!first || t->wait_seq < first->wait_seq))
-                first = t;
-        }
+        struct proxy_process *owner = p;
+        struct proxy_thread *first = first_waiter(p, key, bitset, &owner);
         if (!first)
             break;
         first->state = PROXY_THREAD_RUNNABLE;
@@ -253,18 +309,28 @@ static int futex_wake(struct proxy_process *p, gva_t uaddr, int n,
     return woken;
 }
 
-static int futex_requeue(struct proxy_process *p, gva_t from, gva_t to,
-                         int n)
+static int futex_requeue(struct proxy_process *p, const struct futex_key *from,
+                         const struct futex_key *to, int n)
 {
     int moved = 0;
-    for (int i = 0; i < p->nr_threads && moved < n; i++) {
-        struct proxy_thread *t = &p->threads[i];
-        if (t->state == PROXY_THREAD_FUTEX_WAIT && t->futex_uaddr == from) {
-            t->futex_uaddr = to;
-            moved++;
-        }
+    while (moved < n) {
+        struct proxy_process *owner = p;
+        struct proxy_thread *t =
+            first_waiter(p, from, FUTEX_BITSET_MATCH_ANY, &owner);
+        if (!t)
+            break;
+        memcpy(t->futex_key, to->k, sizeof(to->k));
+        moved++;
     }
     return moved;
+}
+
+static int futex_wake_addr(struct proxy_process *p, gva_t uaddr, int op,
+                           int n, uint32_t bitset)
+{
+    struct futex_key key;
+    futex_key_of(p, uaddr, op, &key);
+    return futex_wake(p, &key, n, bitset);
 }
 
 static int read_timeout(struct proxy_process *p, gva_t uts, bool absolute,
@@ -311,10 +377,14 @@ static long futex_wait(struct proxy_process *p, const uint64_t a[6],
             return rc;
         t->has_deadline = true;
     }
+    struct futex_key key;
+    futex_key_of(p, a[0], (int)a[1], &key);
     t->state = PROXY_THREAD_FUTEX_WAIT;
     t->futex_uaddr = a[0];
+    memcpy(t->futex_key, key.k, sizeof(key.k));
     t->futex_bitset = bitset;
-    t->wait_seq = p->next_wait_seq++;
+    /* One order for every process: the run's event count. */
+    t->wait_seq = p->det->events;
     p->resched = true;
     return 0;
 }
@@ -341,7 +411,8 @@ static long futex_wake_op(struct proxy_process *p, const uint64_t a[6])
     rc = proxy_copy_out(p, a[4], &next, sizeof(next));
     if (rc < 0)
         return rc;
-    int woken = futex_wake(p, a[0], (int)a[2], FUTEX_BITSET_MATCH_ANY);
+    int woken = futex_wake_addr(p, a[0], (int)a[1], (int)a[2],
+                                FUTEX_BITSET_MATCH_ANY);
     int o = (int)old, c = (int)cmparg;
     bool hit = cmp == FUTEX_OP_CMP_EQ   ? o == c
                : cmp == FUTEX_OP_CMP_NE ? o != c
@@ -350,7 +421,8 @@ static long futex_wake_op(struct proxy_process *p, const uint64_t a[6])
                : cmp == FUTEX_OP_CMP_GT ? o > c
                                         : o >= c;
     if (hit)
-        woken += futex_wake(p, a[4], (int)a[3], FUTEX_BITSET_MATCH_ANY);
+        woken += futex_wake_addr(p, a[4], (int)a[1], (int)a[3],
+                                 FUTEX_BITSET_MATCH_ANY);
     return woken;
 }
 
@@ -365,8 +437,11 @@ static long futex_cmp_requeue(struct proxy_process *p, const uint64_t a[6],
         if (cur != (uint32_t)a[5])
             return -EAGAIN;
     }
-    int woken = futex_wake(p, a[0], (int)a[2], FUTEX_BITSET_MATCH_ANY);
-    return woken + futex_requeue(p, a[0], a[4], (int)a[3]);
+    struct futex_key from, to;
+    futex_key_of(p, a[0], (int)a[1], &from);
+    futex_key_of(p, a[4], (int)a[1], &to);
+    int woken = futex_wake(p, &from, (int)a[2], FUTEX_BITSET_MATCH_ANY);
+    return woken + futex_requeue(p, &from, &to, (int)a[3]);
 }
 
 static long sys_futex(struct proxy_process *p, const uint64_t a[6])
@@ -382,11 +457,13 @@ static long sys_futex(struct proxy_process *p, const uint64_t a[6])
             return -EINVAL;
         return futex_wait(p, a, (uint32_t)a[5], true);
     case FUTEX_WAKE:
-        return futex_wake(p, a[0], (int)a[2], FUTEX_BITSET_MATCH_ANY);
+        return futex_wake_addr(p, a[0], (int)a[1], (int)a[2],
+                               FUTEX_BITSET_MATCH_ANY);
     case FUTEX_WAKE_BITSET:
         if ((uint32_t)a[5] == 0)
             return -EINVAL;
-        return futex_wake(p, a[0], (int)a[2], (uint32_t)a[5]);
+        return futex_wake_addr(p, a[0], (int)a[1], (int)a[2],
+                               (uint32_t)a[5]);
     case FUTEX_REQUEUE:
         return futex_cmp_requeue(p, a, false);
     case FUTEX_CMP_REQUEUE:
@@ -495,7 +572,8 @@ static long sys_exit(struct proxy_process *p, const uint64_t a[6])
     if (p->clear_child_tid) {
         uint32_t zero = 0;
         if (proxy_copy_out(p, p->clear_child_tid, &zero, 4) == 0)
-            futex_wake(p, p->clear_child_tid, 1, FUTEX_BITSET_MATCH_ANY);
+            futex_wake_addr(p, p->clear_child_tid, FUTEX_PRIVATE_FLAG, 1,
+                            FUTEX_BITSET_MATCH_ANY);
     }
     t->state = PROXY_THREAD_EXITED;
     free(t->xstate);

@@ -60,6 +60,9 @@ make            | 0   | make -s
 proc_tree       | 0   | GUEST/proc_tree
 fifo            | 0   | sh -c 'mkfifo f; (echo through > f) & cat f; wait'
 flock           | 0   | sh -c ': > lk; flock lk sh -c "echo holder; sleep 0.05; echo released" & sleep 0.01; flock lk echo second; wait'
+py-multiproc    | 0   | /usr/bin/python3 -B -c 'import multiprocessing as m; p = m.Pool(2); print(p.map(abs, [-1, -2, -3])); p.close(); p.join()'
+py-asyncio      | 0   | /usr/bin/python3 -B -c 'import asyncio; print(asyncio.run(asyncio.sleep(0.01, result=5)))'
+py-threads      | 0   | /usr/bin/python3 -B -c 'import threading, queue; q = queue.Queue(); t = threading.Thread(target=lambda: q.put(42)); t.start(); t.join(); print(q.get())'
 EOF
 )
 
@@ -68,6 +71,7 @@ EOF
 VERIFY_TABLE=$(cat <<'EOF'
 pipeline        | 0   | sh -c 'seq 100 | sort -r | head -3'
 proc_tree       | 0   | GUEST/proc_tree
+py-multiproc    | 0   | /usr/bin/python3 -B -c 'import multiprocessing as m, time; p = m.Pool(2); print(p.map(abs, [-1, -2, -3]), time.time()); p.close(); p.join()'
 EOF
 )
 
