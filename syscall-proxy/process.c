@@ -93,6 +93,7 @@ void proxy_process_destroy(struct proxy_process *p)
         free(p->threads[i].own_info);
     }
     free(p->threads);
+    free(p->rt_queue);
     proxy_fdtable_destroy(&p->fds);
     if (p->cwd_fd >= 0)
         close(p->cwd_fd);

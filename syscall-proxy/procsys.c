@@ -118,6 +118,8 @@ static struct proxy_process *new_child(struct proxy_process *p)
     c->pid = c->tid = p->world->next_pid++;
     c->ppid = p->pid;
     c->pending_mask = 0;
+    c->rt_queue = NULL; /* a child starts with no pending signals */
+    c->nr_rt_queue = c->cap_rt_queue = 0;
     c->exited = c->zombie = c->vfork_released = c->did_exec = false;
     c->stopped = c->report_stop = c->report_cont = false;
     c->tmp_owned = false; /* the first process owns the private /tmp */

@@ -271,6 +271,9 @@ struct proxy_process {
     stack_t altstack;           /* ss_sp holds a gva */
     struct proxy_pending_signal pending[PROXY_NSIG];
     uint64_t pending_mask;
+    /* real-time signals queue: instances after the first, oldest first */
+    struct proxy_pending_signal *rt_queue;
+    int nr_rt_queue, cap_rt_queue;
     /* alarm, itimers and timer_create timers (timer.c) */
     struct proxy_timers timers;
 

@@ -337,6 +337,51 @@ void proxy_signal_raise_thread(struct proxy_process *p, int tid, int signo,
     proxy_signalfd_sync(p);
 }
 
+#define SIGRT_FIRST 32
+
+static void rt_enqueue(struct proxy_process *p, int signo,
+                       const siginfo_t *info)
+{
+    if ((uint64_t)p->nr_rt_queue >= p->rlimits[RLIMIT_SIGPENDING].rlim_cur)
+        return;
+    if (p->nr_rt_queue == p->cap_rt_queue) {
+        int cap = p->cap_rt_queue ? p->cap_rt_queue * 2 : 16;
+        void *q = realloc(p->rt_queue, (size_t)cap * sizeof(*p->rt_queue));
+        if (!q)
+            return;
+        p->rt_queue = q;
+        p->cap_rt_queue = cap;
+    }
+    p->rt_queue[p->nr_rt_queue++] = (struct proxy_pending_signal){signo,
+                                                                   *info};
+}
+
+/* After the pending instance of a real-time signal is taken, the next
+ * queued one (oldest first) becomes pending. */
+static void rt_refill(struct proxy_process *p, int signo)
+{
+    for (int i = 0; i < p->nr_rt_queue; i++) {
+        if (p->rt_queue[i].signo != signo)
+            continue;
+        p->pending[signo] = p->rt_queue[i];
+        p->pending_mask |= SIGBIT(signo);
+        memmove(&p->rt_queue[i], &p->rt_queue[i + 1],
+                (size_t)(p->nr_rt_queue - i - 1) * sizeof(*p->rt_queue));
+        p->nr_rt_queue--;
+        return;
+    }
+}
+
+/* Drops every queued instance of signo (it became ignored). */
+static void rt_discard(struct proxy_process *p, int signo)
+{
+    int n = 0;
+    for (int i = 0; i < p->nr_rt_queue; i++)
+        if (p->rt_queue[i].signo != signo)
+            p->rt_queue[n++] = p->rt_queue[i];
+    p->nr_rt_queue = n;
+}
+
 void proxy_signal_raise(struct proxy_process *p, int signo,
                         const siginfo_t *info)
 {
@@ -344,9 +389,13 @@ void proxy_signal_raise(struct proxy_process *p, int signo,
         return;
     if (job_control(p, signo))
         return;
-    /* Standard signals coalesce; the first siginfo wins, as in Linux. */
-    if (p->pending_mask & SIGBIT(signo))
+    /* Standard signals coalesce; the first siginfo wins, as in Linux.
+     * Real-time signals queue every instance (up to RLIMIT_SIGPENDING). */
+    if (p->pending_mask & SIGBIT(signo)) {
+        if (signo >= SIGRT_FIRST)
+            rt_enqueue(p, signo, info);
         return;
+    }
     p->pending[signo].signo = signo;
     p->pending[signo].info = *info;
     p->pending_mask |= SIGBIT(signo);
@@ -372,6 +421,8 @@ int proxy_signal_dequeue(struct proxy_process *p, uint64_t set,
     int sig = __builtin_ctzll(ready) + 1;
     *info = p->pending[sig].info;
     p->pending_mask &= ~SIGBIT(sig);
+    if (sig >= SIGRT_FIRST)
+        rt_refill(p, sig);
     proxy_signalfd_sync(p);
     return sig;
 }
@@ -504,6 +555,7 @@ static long sys_rt_sigaction(struct proxy_process *p, const uint64_t a[6])
             (act.handler == (uint64_t)(uintptr_t)SIG_DFL &&
              default_action_of(sig) == ACT_IGNORE)) {
             p->pending_mask &= ~SIGBIT(sig);
+            rt_discard(p, sig);
             proxy_signalfd_sync(p);
         }
     }
