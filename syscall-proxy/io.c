@@ -10,10 +10,11 @@
  *
  * One host thread runs every guest thread of the run, so a host call that
  * waits stops them all. Transfers on pipes, sockets and terminals, and
- * poll/select without a timeout, therefore wait by parking the guest
- * thread instead (see "waiting without blocking the host" below). Calls
- * that still wait in the host: poll/select with a finite timeout or on no
- * fd at all, F_SETLKW and flock.
+ * poll/select, therefore wait by parking the guest thread instead (see
+ * "waiting without blocking the host" below; finite timeouts are logical
+ * deadlines); lock waits retry on the logical clock. Calls that still wait
+ * in the host: poll/select on no fd at all without a timeout, and lock
+ * waits when no other guest thread is alive (the holder is outside).
  */
 #include "proxy.h"
 #include "fs_internal.h"

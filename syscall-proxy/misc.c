@@ -158,11 +158,11 @@ static void sysinfo_report(struct proxy_process *p, struct sysinfo *si)
 }
 
 /*
- * Resource usage of RUSAGE_SELF or RUSAGE_THREAD. The counters (max RSS,
- * faults, context switches) are hvrun's own host numbers for now. The CPU
- * time is detcore's CPU clock, all of it reported as user time: the guest
- * never runs in a kernel of its own. RUSAGE_CHILDREN is all zero: no child
- * has been reaped yet, which is what Linux reports before the first wait.
+ * Resource usage of RUSAGE_SELF or RUSAGE_THREAD. Max RSS is the guest
+ * memory in use (the host's own counters with --no-virtualize-host); the
+ * CPU time is detcore's CPU clock, all of it reported as user time: the
+ * guest never runs in a kernel of its own. RUSAGE_CHILDREN is all zero
+ * (children's usage is not accumulated).
  */
 static void rusage_report(struct proxy_process *p, int who, struct rusage *ru)
 {

@@ -140,7 +140,7 @@ void proxy_log(const struct proxy_process *p, int level, const char *fmt, ...)
     fflush(f);
 }
 
-/* ---- the process family (fork/exec/wait arrive with multi-process) ------- */
+/* ---- exit_group (fork, exec, wait and the rest: procsys.c) --------------- */
 
 static long sys_exit_group(struct proxy_process *p, const uint64_t a[6])
 {

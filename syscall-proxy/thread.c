@@ -5,12 +5,12 @@
  * Invariants: threads[cur] is the thread on the vCPU; its per-thread fields
  * are live in proxy_process and the vCPU, every other thread's are saved in
  * its proxy_thread. A thread leaves the vCPU only at a syscall (block,
- * yield, exit, or the end of its quantum of PROXY_QUANTUM_SYSCALLS), and the
- * next one is the first runnable thread after it in creation order, so the
- * interleaving is decided by the program, never by the host.
+ * yield, exit, or the end of its quantum); which thread runs next is
+ * world.c's choice, so the interleaving is decided by the program, never
+ * by the host.
  *
- * Not here yet: preemption of a thread that spins without syscalls (it
- * keeps the vCPU; a watchdog arrives with the scheduler), PI futexes.
+ * Not here: preemption of a thread that spins without syscalls (it keeps
+ * the vCPU: kvm_pvm has no PMU to count instructions), PI futexes.
  */
 #include "proxy.h"
 
