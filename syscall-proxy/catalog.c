@@ -84,9 +84,9 @@ static const struct exception_note notes[] = {
     {SYS_epoll_wait, NULL, "parks on the host epoll fd; a finite timeout "
                            "is a logical deadline"},
     {SYS_epoll_pwait, NULL, "parks on the host epoll fd; a finite timeout "
-                            "is a logical deadline; sigmask checked, not applied"},
+                            "is a logical deadline"},
     {SYS_epoll_pwait2, NULL, "parks on the host epoll fd; a finite timeout "
-                             "is a logical deadline; sigmask checked, not applied"},
+                             "is a logical deadline"},
     {SYS_kill, NULL, "any guest process or group; virtual pids"},
     {SYS_fork, NULL, "a new VM with a copy of the touched memory"},
     {SYS_vfork, NULL, "as fork (memory copied), parent waits for exec/exit"},

@@ -139,6 +139,8 @@ static long epoll_wait_run(struct proxy_process *p, int guest_epfd,
     struct epoll_event ev[EPOLL_BATCH_EVENTS];
     int n = maxevents < EPOLL_BATCH_EVENTS ? maxevents : EPOLL_BATCH_EVENTS;
     long r = proxy_host_result(epoll_wait(host_epfd, ev, n, 0));
+    if (r == 0 && timeout_ms != 0 && p->threads)
+        p->threads[p->cur].eintr_on_handler = true; /* never restarted */
     if (r == 0 && timeout_ms < 0)
         return proxy_block_on_fd(p, host_epfd, POLLIN);
     if (timeout_ms > 0) {

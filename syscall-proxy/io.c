@@ -1567,6 +1567,10 @@ static long poll_wait(struct proxy_process *p, struct pollfd *fds, size_t n,
         proxy_thread_poll_done(p); /* a timed wait on nothing: a sleep */
         return proxy_thread_sleep_for(p, left, 0);
     }
+    /* poll and select end with EINTR when a handler runs, SA_RESTART or
+     * not (ERESTART_RESTARTBLOCK / ERESTARTNOHAND). */
+    if (p->threads)
+        p->threads[p->cur].eintr_on_handler = true;
     return park_on_set(p, fds, n, n_valid);
 }
 
@@ -1598,22 +1602,44 @@ static bool timespec_valid(const struct timespec *ts)
 }
 
 /*
- * The ppoll/pselect6 signal mask is checked (size 8, readable) but not
- * applied: guest signals are raised only by the guest's own syscalls and
- * faults in this single-process model, so none can arrive while the host
- * waits. A signal already pending and blocked, which only this mask would
- * unblock, stays pending (Linux would deliver it and return -EINTR); that
- * needs a saved-mask slot in the signal code.
+ * The ppoll/pselect6 signal mask replaces the caller's while the call waits,
+ * as sigsuspend's does: a signal it unblocks ends the wait with EINTR, and
+ * the handler's frame saves (so rt_sigreturn restores) the caller's own
+ * mask. When the call returns without a handler the caller's mask is put
+ * back here. Returns 0 or -errno (size must be 8, the mask readable).
  */
-static long sigmask_arg_check(struct proxy_process *p, gva_t mask_gva,
-                              uint64_t size)
+#define UNBLOCKABLE_SIGNALS ((1ULL << (SIGKILL - 1)) | (1ULL << (SIGSTOP - 1)))
+
+static long call_mask_apply(struct proxy_process *p, gva_t mask_gva,
+                            uint64_t size)
 {
     uint64_t mask;
     if (mask_gva == 0)
         return 0;
     if (size != sizeof(mask))
         return -EINVAL;
-    return proxy_copy_in(p, &mask, mask_gva, sizeof(mask)) < 0 ? -EFAULT : 0;
+    if (proxy_copy_in(p, &mask, mask_gva, sizeof(mask)) < 0)
+        return -EFAULT;
+    struct proxy_thread *t = p->threads ? &p->threads[p->cur] : NULL;
+    if (!t)
+        return 0;
+    if (!t->saved_sigmask_valid) {
+        t->saved_sigmask = p->sigmask;
+        t->saved_sigmask_valid = true;
+    }
+    p->sigmask = mask & ~UNBLOCKABLE_SIGNALS;
+    return 0;
+}
+
+/* The call is over (not parked): the caller's mask comes back. */
+static long call_mask_end(struct proxy_process *p, long r)
+{
+    struct proxy_thread *t = p->threads ? &p->threads[p->cur] : NULL;
+    if (r != PROXY_RET_BLOCK && t && t->saved_sigmask_valid) {
+        p->sigmask = t->saved_sigmask;
+        t->saved_sigmask_valid = false;
+    }
+    return r;
 }
 
 /* Linux writes the time left back unless the timeout was zero, and ignores
@@ -1636,12 +1662,12 @@ static long sys_ppoll(struct proxy_process *p, const uint64_t a[6])
             return -EINVAL;
         given = ts;
     }
-    long r = sigmask_arg_check(p, a[3], a[4]);
+    long r = call_mask_apply(p, a[3], a[4]);
     if (r < 0)
         return r;
     r = poll_run(p, a[0], a[1], a[2] ? &ts : NULL);
     timespec_left_out(p, a[2], &given, &ts);
-    return r;
+    return call_mask_end(p, r);
 }
 
 /* select's view of poll bits, as Linux's POLLIN_SET/POLLOUT_SET/POLLEX_SET. */
@@ -1823,13 +1849,13 @@ static long sys_pselect6(struct proxy_process *p, const uint64_t a[6])
         uint64_t sig[2];
         if (proxy_copy_in(p, sig, a[5], sizeof(sig)) < 0)
             return -EFAULT;
-        long r = sigmask_arg_check(p, sig[0], sig[1]);
+        long r = call_mask_apply(p, sig[0], sig[1]);
         if (r < 0)
             return r;
     }
     long r = select_run(p, (int)a[0], &s, a[4] ? &ts : NULL);
     timespec_left_out(p, a[4], &given, &ts);
-    return r;
+    return call_mask_end(p, r);
 }
 
 /* ---- locks and advice ---------------------------------------------------- */

@@ -193,6 +193,7 @@ struct proxy_thread {
     bool poll_deadline;         /* has_deadline belongs to a poll/select */
     bool poll_timed_out;        /* ...and it passed: the re-run returns 0 */
     bool restartable;           /* parked on a re-runnable syscall */
+    bool eintr_on_handler;      /* ...one Linux never restarts (poll...) */
     /* signals sent to this thread alone (tgkill, tkill, raise): Linux's
      * private queue, taken before the process's shared one */
     uint64_t own_pending;

@@ -234,7 +234,8 @@ static void deliver(struct proxy_process *p, int sig, const siginfo_t *info,
     }
     struct proxy_thread *t = p->threads ? &p->threads[p->cur] : NULL;
     if (t && t->restartable &&
-        (!(sa->flags & SA_RESTART) || t->sigwait_kind == PROXY_SIGWAIT_TIMED)) {
+        (!(sa->flags & SA_RESTART) || t->sigwait_kind == PROXY_SIGWAIT_TIMED ||
+         t->eintr_on_handler)) {
         /* The thread was parked on a syscall that re-runs: without
          * SA_RESTART it returns EINTR instead, as Linux does; so does
          * sigtimedwait always (signal(7)). */
@@ -244,6 +245,7 @@ static void deliver(struct proxy_process *p, int sig, const siginfo_t *info,
     }
     if (t) {
         t->restartable = false;
+        t->eintr_on_handler = false;
         t->sigwait_kind = PROXY_SIGWAIT_NONE;
         t->has_deadline = false;
         /* A poll/select interrupted here starts a new deadline if run

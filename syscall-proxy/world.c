@@ -328,6 +328,7 @@ static void finish_syscall(struct proxy_process *p, long ret)
         return;
     }
     t->restartable = false;
+    t->eintr_on_handler = false;
     if (ret != PROXY_RET_REGS_SET)
         vmm_vm_syscall_return(p->vm, ret);
     if (t->state != PROXY_THREAD_RUNNABLE)
