@@ -161,28 +161,13 @@ static long sys_epoll_wait(struct proxy_process *p, const uint64_t a[6])
     return epoll_wait_run(p, (int)a[0], a[1], (int)a[2], (int)a[3]);
 }
 
-/*
- * The signal mask of epoll_pwait/epoll_pwait2 is checked (size 8,
- * readable) but not applied, as io.c does for ppoll and pselect6 (see
- * sigmask_arg_check there for what that leaves out).
- */
-static long sigmask_check(struct proxy_process *p, gva_t mask_gva,
-                          uint64_t size)
-{
-    uint64_t mask;
-    if (mask_gva == 0)
-        return 0;
-    if (size != sizeof(mask))
-        return -EINVAL;
-    return proxy_copy_in(p, &mask, mask_gva, sizeof(mask)) < 0 ? -EFAULT : 0;
-}
-
 static long sys_epoll_pwait(struct proxy_process *p, const uint64_t a[6])
 {
-    long r = sigmask_check(p, a[4], a[5]);
+    long r = proxy_call_mask_apply(p, a[4], a[5]);
     if (r < 0)
         return r;
-    return epoll_wait_run(p, (int)a[0], a[1], (int)a[2], (int)a[3]);
+    return proxy_call_mask_end(
+        p, epoll_wait_run(p, (int)a[0], a[1], (int)a[2], (int)a[3]));
 }
 
 /* A timespec timeout becomes milliseconds rounded up (never shorter than
@@ -207,10 +192,11 @@ static long sys_epoll_pwait2(struct proxy_process *p, const uint64_t a[6])
             return -EINVAL;
         timeout_ms = timespec_to_ms(&ts);
     }
-    long r = sigmask_check(p, a[4], a[5]);
+    long r = proxy_call_mask_apply(p, a[4], a[5]);
     if (r < 0)
         return r;
-    return epoll_wait_run(p, (int)a[0], a[1], (int)a[2], timeout_ms);
+    return proxy_call_mask_end(
+        p, epoll_wait_run(p, (int)a[0], a[1], (int)a[2], timeout_ms));
 }
 
 /* ---- eventfd ------------------------------------------------------------- */

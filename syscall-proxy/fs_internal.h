@@ -51,6 +51,16 @@ static inline long proxy_epipe_signal(struct proxy_process *p, long r)
     return r;
 }
 
+/*
+ * The signal mask of ppoll, pselect6, epoll_pwait(2): it replaces the
+ * caller's while the call waits (a handler's frame saves the caller's);
+ * _end puts the caller's back once the call is over (not parked) and
+ * passes r through (io.c).
+ */
+long proxy_call_mask_apply(struct proxy_process *p, gva_t mask_gva,
+                           uint64_t size);
+long proxy_call_mask_end(struct proxy_process *p, long r);
+
 /* ---- file metadata as the guest sees it (fsmeta.c) ----------------------- */
 
 /*

@@ -1610,8 +1610,8 @@ static bool timespec_valid(const struct timespec *ts)
  */
 #define UNBLOCKABLE_SIGNALS ((1ULL << (SIGKILL - 1)) | (1ULL << (SIGSTOP - 1)))
 
-static long call_mask_apply(struct proxy_process *p, gva_t mask_gva,
-                            uint64_t size)
+long proxy_call_mask_apply(struct proxy_process *p, gva_t mask_gva,
+                           uint64_t size)
 {
     uint64_t mask;
     if (mask_gva == 0)
@@ -1632,7 +1632,7 @@ static long call_mask_apply(struct proxy_process *p, gva_t mask_gva,
 }
 
 /* The call is over (not parked): the caller's mask comes back. */
-static long call_mask_end(struct proxy_process *p, long r)
+long proxy_call_mask_end(struct proxy_process *p, long r)
 {
     struct proxy_thread *t = p->threads ? &p->threads[p->cur] : NULL;
     if (r != PROXY_RET_BLOCK && t && t->saved_sigmask_valid) {
@@ -1662,12 +1662,12 @@ static long sys_ppoll(struct proxy_process *p, const uint64_t a[6])
             return -EINVAL;
         given = ts;
     }
-    long r = call_mask_apply(p, a[3], a[4]);
+    long r = proxy_call_mask_apply(p, a[3], a[4]);
     if (r < 0)
         return r;
     r = poll_run(p, a[0], a[1], a[2] ? &ts : NULL);
     timespec_left_out(p, a[2], &given, &ts);
-    return call_mask_end(p, r);
+    return proxy_call_mask_end(p, r);
 }
 
 /* select's view of poll bits, as Linux's POLLIN_SET/POLLOUT_SET/POLLEX_SET. */
@@ -1849,13 +1849,13 @@ static long sys_pselect6(struct proxy_process *p, const uint64_t a[6])
         uint64_t sig[2];
         if (proxy_copy_in(p, sig, a[5], sizeof(sig)) < 0)
             return -EFAULT;
-        long r = call_mask_apply(p, sig[0], sig[1]);
+        long r = proxy_call_mask_apply(p, sig[0], sig[1]);
         if (r < 0)
             return r;
     }
     long r = select_run(p, (int)a[0], &s, a[4] ? &ts : NULL);
     timespec_left_out(p, a[4], &given, &ts);
-    return call_mask_end(p, r);
+    return proxy_call_mask_end(p, r);
 }
 
 /* ---- locks and advice ---------------------------------------------------- */
