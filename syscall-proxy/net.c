@@ -818,11 +818,10 @@ static long send_one(struct proxy_process *p, int host_fd, gva_t msg_gva,
 
 /* sendto(fd, buf, len, flags, addr, addrlen): addrlen is checked only with
  * an address, and strictly (no clamping, unlike msg_namelen). */
-static long sys_sendto(struct proxy_process *p, const uint64_t a[6])
+/* One host send of [buf, buf+len) with sendto's address and flags. */
+static long sendto_once(struct proxy_process *p, int host_fd,
+                        const uint64_t a[6], gva_t buf, uint64_t len)
 {
-    int host_fd = sock_host_fd(p, a[0]);
-    if (host_fd < 0)
-        return host_fd;
     struct host_msg hm;
     host_msg_init(&hm);
     long r = 0;
@@ -831,13 +830,67 @@ static long sys_sendto(struct proxy_process *p, const uint64_t a[6])
         hm.msg.msg_name = &hm.name.u;
         hm.msg.msg_namelen = hm.name.len;
     }
-    struct guest_iovec seg = {a[1], a[2]};
+    struct guest_iovec seg = {buf, len};
     if (r == 0)
         r = segments_map(p, &seg, 1, PROT_READ, &hm);
     if (r == 0)
         r = send_host(p, host_fd, &hm, (int)a[3], true);
     host_msg_free(&hm);
     return r;
+}
+
+/* Whether a send on host_fd should go on until all is sent, as a blocking
+ * stream send does on Linux. */
+static bool send_completes(int host_fd, int flags)
+{
+    int type = 0;
+    socklen_t tl = sizeof(type);
+    int fl = fcntl(host_fd, F_GETFL);
+    return !(flags & MSG_DONTWAIT) && fl >= 0 && !(fl & O_NONBLOCK) &&
+           getsockopt(host_fd, SOL_SOCKET, SO_TYPE, &type, &tl) == 0 &&
+           type == SOCK_STREAM;
+}
+
+/*
+ * A blocking stream send returns only when everything is sent (or on an
+ * error, with the count so far). When the peer's buffer fills, the thread
+ * parks until the socket is writable and the call runs again from where it
+ * stopped (the progress is kept with the thread), so a guest peer can read
+ * meanwhile.
+ */
+static long sys_sendto(struct proxy_process *p, const uint64_t a[6])
+{
+    int host_fd = sock_host_fd(p, a[0]);
+    if (host_fd < 0)
+        return host_fd;
+    struct proxy_thread *t = p->threads ? &p->threads[p->cur] : NULL;
+    uint64_t done = 0;
+    if (t && t->send_cont && t->send_buf == a[1] && t->send_len == a[2])
+        done = t->send_done;
+    if (t)
+        t->send_cont = false;
+    long r = sendto_once(p, host_fd, a, a[1] + done, a[2] - done);
+    if (r == PROXY_RET_BLOCK) {
+        if (t && done) { /* keep what was sent before this wait */
+            t->send_cont = true;
+            t->send_buf = a[1];
+            t->send_len = a[2];
+            t->send_done = done;
+        }
+        return r;
+    }
+    if (r < 0)
+        return done ? (long)done : r;
+    done += (uint64_t)r;
+    if (t && done < a[2] && r > 0 && proxy_others_alive(p) &&
+        send_completes(host_fd, (int)a[3])) {
+        t->send_cont = true;
+        t->send_buf = a[1];
+        t->send_len = a[2];
+        t->send_done = done;
+        return proxy_block_on_fd(p, host_fd, POLLOUT);
+    }
+    return (long)done;
 }
 
 static long sys_sendmsg(struct proxy_process *p, const uint64_t a[6])

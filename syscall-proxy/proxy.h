@@ -192,6 +192,10 @@ struct proxy_thread {
     gva_t sleep_rem;            /* WAIT_SLEEP: where the remainder goes */
     bool poll_deadline;         /* has_deadline belongs to a poll/select */
     bool poll_timed_out;        /* ...and it passed: the re-run returns 0 */
+    /* a blocking stream send that had to wait part way (net.c) */
+    bool send_cont;
+    gva_t send_buf;
+    uint64_t send_len, send_done;
     bool restartable;           /* parked on a re-runnable syscall */
     bool eintr_on_handler;      /* ...one Linux never restarts (poll...) */
     /* signals sent to this thread alone (tgkill, tkill, raise): Linux's

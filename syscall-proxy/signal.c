@@ -251,6 +251,7 @@ static void deliver(struct proxy_process *p, int sig, const siginfo_t *info,
         /* A poll/select interrupted here starts a new deadline if run
          * again (Linux restarts it with the time left). */
         t->poll_deadline = t->poll_timed_out = false;
+        t->send_cont = false;
     }
     if (setup_frame(p, sig, info, trapno, err, cr2) < 0) {
         /* Linux: a frame that cannot be written is a forced SIGSEGV. */

@@ -62,6 +62,7 @@ fifo            | 0   | sh -c 'mkfifo f; (echo through > f) & cat f; wait'
 flock           | 0   | sh -c ': > lk; flock lk sh -c "echo holder; sleep 0.05; echo released" & sleep 0.01; flock lk echo second; wait'
 py-multiproc    | 0   | /usr/bin/python3 -B -c 'import multiprocessing as m; p = m.Pool(2); print(p.map(abs, [-1, -2, -3])); p.close(); p.join()'
 py-asyncio      | 0   | /usr/bin/python3 -B -c 'import asyncio; print(asyncio.run(asyncio.sleep(0.01, result=5)))'
+py-bigsend      | 0   | /usr/bin/python3 -B $ROOT/tests/processes/bigsend.py
 py-threads      | 0   | /usr/bin/python3 -B -c 'import threading, queue; q = queue.Queue(); t = threading.Thread(target=lambda: q.put(42)); t.start(); t.join(); print(q.get())'
 EOF
 )
