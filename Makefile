@@ -77,7 +77,7 @@ debug:
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/unit/%)
 
-$(BUILD)/tests/unit/%: tests/unit/%.c $(BUILD)/libhvrun.a
+$(BUILD)/tests/unit/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(BUILD)/libhvrun.a
 	@mkdir -p $(dir $@)
 	@echo "  CC      $@"
 	@$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $< $(BUILD)/libhvrun.a -lcriterion $(LDLIBS)

@@ -481,6 +481,19 @@ static long xfer_host_nowait(struct proxy_process *p, int guest_fd, int host_fd,
 
 /* read, write, pread64, pwrite64: one guest buffer. */
 
+/* Who serves a transfer: a signalfd's records, detcore's stream for
+ * /dev/urandom and /dev/random reads (vfs.c), or the host fd. */
+static long xfer_dispatch(struct proxy_process *p, int guest_fd, int host_fd,
+                          const struct xfer *x, struct iovec *iov, int n,
+                          gva_t gva, uint64_t count)
+{
+    if (x->kind == XFER_AT_FD_POS && proxy_signalfd_is(p, guest_fd))
+        return proxy_signalfd_xfer(p, guest_fd, x->into_guest, iov, n);
+    if (x->into_guest && proxy_vfs_fd_det_random(p, guest_fd))
+        return proxy_vfs_random_read(p, iov, n);
+    return xfer_host_nowait(p, guest_fd, host_fd, x, iov, n, gva, count);
+}
+
 /* The end of every read/write: a parked call stays parked; a write moves
  * the file's times and turns EPIPE into the guest's SIGPIPE. */
 static long xfer_done(struct proxy_process *p, int guest_fd,
@@ -508,13 +521,7 @@ static long xfer_buf(struct proxy_process *p, uint64_t guest_fd, gva_t buf,
                             &covered);
     if (len > 0 && covered == 0)
         return -EFAULT;
-    if (x->kind == XFER_AT_FD_POS && proxy_signalfd_is(p, (int)guest_fd))
-        return proxy_signalfd_xfer(p, (int)guest_fd, x->into_guest, iov, n);
-    /* /dev/urandom and /dev/random read detcore's stream (vfs.c) */
-    long r = x->into_guest && proxy_vfs_fd_det_random(p, (int)guest_fd)
-                 ? proxy_vfs_random_read(p, iov, n)
-                 : xfer_host_nowait(p, (int)guest_fd, host_fd, x, iov, n, buf,
-                                    count);
+    long r = xfer_dispatch(p, (int)guest_fd, host_fd, x, iov, n, buf, count);
     return xfer_done(p, (int)guest_fd, x, r);
 }
 
@@ -629,14 +636,8 @@ static long xfer_vec(struct proxy_process *p, uint64_t guest_fd, gva_t vec,
         return -ENOMEM;
     }
     long r = guest_segments_iov(p, giov, nseg, xfer_prot(x), iov);
-    if (r >= 0 && x->kind == XFER_AT_FD_POS &&
-        proxy_signalfd_is(p, (int)guest_fd))
-        r = proxy_signalfd_xfer(p, (int)guest_fd, x->into_guest, iov, (int)r);
-    else if (r >= 0)
-        r = x->into_guest && proxy_vfs_fd_det_random(p, (int)guest_fd)
-                ? proxy_vfs_random_read(p, iov, (int)r)
-                : xfer_host_nowait(p, (int)guest_fd, host_fd, x, iov, (int)r,
-                                   vec, cnt);
+    if (r >= 0)
+        r = xfer_dispatch(p, (int)guest_fd, host_fd, x, iov, (int)r, vec, cnt);
     free(iov);
     free(giov);
     return xfer_done(p, (int)guest_fd, x, r);

@@ -11,31 +11,9 @@
 
 #include "aspace.h"
 
-#define RESERVE_BYTES (1ULL << 30)
-#define FIRST_GPA 0x10000ULL
-#define PAGE VMM_PAGE_SIZE
+#include "aspace_fixture.h"
+
 #define BASE 0x400000ULL
-#define RW (PROT_READ | PROT_WRITE)
-
-static uint8_t *hva;
-static struct vmm_physmem pm;
-static struct vmm_aspace as;
-
-static void setup(void)
-{
-    hva = mmap(NULL, RESERVE_BYTES, PROT_READ | PROT_WRITE,
-               MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    cr_assert_neq(hva, MAP_FAILED);
-    cr_assert_eq(vmm_phys_init(&pm, hva, RESERVE_BYTES, FIRST_GPA), 0);
-    cr_assert_eq(vmm_as_init(&as, &pm), 0);
-}
-
-static void teardown(void)
-{
-    vmm_as_destroy(&as);
-    vmm_phys_destroy(&pm);
-    munmap(hva, RESERVE_BYTES);
-}
 
 TestSuite(pagetable, .init = setup, .fini = teardown);
 
