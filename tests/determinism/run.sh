@@ -46,22 +46,8 @@ EPOCH_2030=1893456000
 
 # ---- bookkeeping ----------------------------------------------------------------
 
-n_pass=0
-n_fail=0
-n_skip=0
-pass() { echo "PASS $1"; n_pass=$((n_pass + 1)); }
-fail() { echo "FAIL $1: $2"; n_fail=$((n_fail + 1)); }
-skip() { echo "SKIP $1: $2"; n_skip=$((n_skip + 1)); }
-
-finish() {
-    if [ "$n_skip" -gt 0 ]; then
-        echo "$n_pass passed, $n_fail failed, $n_skip skipped"
-    else
-        echo "$n_pass passed, $n_fail failed"
-    fi
-    [ "$n_fail" -eq 0 ]
-    exit $?
-}
+# shellcheck source=tests/lib.sh
+. "$(dirname "$0")/../lib.sh"
 
 # ---- scratch area (under build/, not /tmp: the guest's /tmp is private) ---------
 
@@ -161,13 +147,6 @@ hv() {
         st=$?
     } 2>/dev/null
     echo "$st"
-}
-
-trim() {
-    local v=$1
-    v=${v#"${v%%[![:space:]]*}"}
-    v=${v%"${v##*[![:space:]]}"}
-    printf '%s' "$v"
 }
 
 first_line() {

@@ -78,29 +78,8 @@ EOF
 
 # ---- bookkeeping --------------------------------------------------------------
 
-n_pass=0
-n_fail=0
-n_skip=0
-pass() { echo "PASS $1"; n_pass=$((n_pass + 1)); }
-fail() { echo "FAIL $1: $2"; n_fail=$((n_fail + 1)); }
-skip() { echo "SKIP $1: $2"; n_skip=$((n_skip + 1)); }
-
-finish() {
-    if [ "$n_skip" -gt 0 ]; then
-        echo "$n_pass passed, $n_fail failed, $n_skip skipped"
-    else
-        echo "$n_pass passed, $n_fail failed"
-    fi
-    [ "$n_fail" -eq 0 ]
-    exit $?
-}
-
-trim() {
-    local s=$1
-    s=${s#"${s%%[![:space:]]*}"}
-    s=${s%"${s##*[![:space:]]}"}
-    printf '%s' "$s"
-}
+# shellcheck source=tests/lib.sh
+. "$(dirname "$0")/../lib.sh"
 
 # Calls FN name status command for each non-comment line of a table (the
 # command, the last field, may itself contain '|').
