@@ -20,7 +20,7 @@ endif
 CPPFLAGS += -D_GNU_SOURCE -Ivmm -Isyscall-proxy -Idetcore -Icli -Iguestkernel
 CFLAGS ?= -O2 -g
 CFLAGS += -std=c11 $(WARNINGS)
-LDLIBS += -lelf -lzstd
+LDLIBS += -lelf -lzstd -pthread
 
 DEBUG_FLAGS = -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
               -fno-sanitize-recover=undefined

@@ -21,6 +21,9 @@
 #include "proxy.h"
 #include "vfs.h"
 
+/* Fresh VMs kept ready in the background once a run forks or execs. */
+#define RUN_VM_POOL 2
+
 extern char **environ;
 
 enum {
@@ -328,6 +331,8 @@ int cli_run_once(const struct run_options *o, const char *path,
         cli_error("%s", why);
         return CLI_EXIT_FAILURE;
     }
+    /* One VM for a fork and one for the exec that usually follows. */
+    vmm_host_set_vm_pool(host, RUN_VM_POOL);
     if (vmm_vm_create(host, &vm, why, sizeof(why)) < 0) {
         cli_error("creating the guest VM: %s", why);
         goto out;

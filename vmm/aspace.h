@@ -121,6 +121,8 @@ uint64_t vmm_pt_lookup(const struct vmm_aspace *as, gva_t gva);
 #define VMM_PTE_P 0x1ULL
 #define VMM_PTE_W 0x2ULL
 #define VMM_PTE_U 0x4ULL
+#define VMM_PTE_A 0x20ULL  /* accessed */
+#define VMM_PTE_D 0x40ULL  /* dirty */
 #define VMM_PTE_NX (1ULL << 63)
 #define VMM_PTE_ADDR 0x000ffffffffff000ULL
 

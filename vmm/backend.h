@@ -61,6 +61,13 @@ void vmm_host_get_info(const struct vmm_host *host, struct vmm_host_info *i);
 uint64_t vmm_host_hwcap(const struct vmm_host *host);
 uint64_t vmm_host_hwcap2(const struct vmm_host *host);
 
+/*
+ * Keeps up to nr_ready fresh VMs built in the background (a host thread),
+ * and tears retired VMs down there, once a run asks for its second VM.
+ * 0 (the default) builds and destroys every VM on the caller's thread.
+ */
+void vmm_host_set_vm_pool(struct vmm_host *host, unsigned nr_ready);
+
 /* Creates a VM with one vCPU in 64-bit user mode, the guest kernel mapped
  * and an empty user address space. Returns 0 or -errno (why filled in). */
 int vmm_vm_create(struct vmm_host *host, struct vmm_vm **out, char *why,

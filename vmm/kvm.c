@@ -100,6 +100,9 @@ static int grow_memslots(void *ctx, gpa_t new_top)
     return 0;
 }
 
+/* Accessed+dirty preset, as for user pages (see aspace.c). */
+#define GK_PTE_AD (VMM_PTE_A | VMM_PTE_D)
+
 /* Writes the GDT, IDT, TSS and stub blob and maps them high. */
 static int setup_kernel_area(struct vmm_vm *vm)
 {
@@ -119,12 +122,12 @@ static int setup_kernel_area(struct vmm_vm *vm)
         gpa_t gpa;
         uint64_t pages, flags;
     } maps[] = {
-        {GK_GDT_GPA, 3, VMM_PTE_P | VMM_PTE_W | VMM_PTE_NX},
+        {GK_GDT_GPA, 3, VMM_PTE_P | VMM_PTE_W | VMM_PTE_NX | GK_PTE_AD},
         /* The entry stub runs at CPL3 on kvm_pvm, so it must be U=1. */
-        {GK_ENTRY_GPA, 1, VMM_PTE_P | VMM_PTE_U},
-        {GK_EXC_GPA, 1, VMM_PTE_P},
+        {GK_ENTRY_GPA, 1, VMM_PTE_P | VMM_PTE_U | GK_PTE_AD},
+        {GK_EXC_GPA, 1, VMM_PTE_P | GK_PTE_AD},
         {GK_STACK0_GPA, (GK_IST1_TOP - GK_STACK0_GPA) / VMM_PAGE_SIZE,
-         VMM_PTE_P | VMM_PTE_W | VMM_PTE_NX},
+         VMM_PTE_P | VMM_PTE_W | VMM_PTE_NX | GK_PTE_AD},
     };
     for (size_t i = 0; i < sizeof(maps) / sizeof(maps[0]); i++) {
         int rc = vmm_pt_map(&vm->as, GK_KERNEL_VA + maps[i].gpa, maps[i].gpa,
@@ -324,8 +327,9 @@ static int create_vcpu(struct vmm_vm *vm, char *why, size_t why_len)
     return 0;
 }
 
-int vmm_vm_create(struct vmm_host *host, struct vmm_vm **out, char *why,
-                  size_t why_len)
+/* Builds a fresh VM (the pool's worker calls this too). */
+int kvm_vm_build(struct vmm_host *host, struct vmm_vm **out, char *why,
+                 size_t why_len)
 {
     struct vmm_vm *vm = calloc(1, sizeof(*vm));
     if (!vm)
@@ -367,14 +371,36 @@ int vmm_vm_create(struct vmm_host *host, struct vmm_vm **out, char *why,
     *out = vm;
     return 0;
 fail:
-    vmm_vm_destroy(vm);
+    kvm_vm_teardown(vm);
     return rc;
+}
+
+int vmm_vm_create(struct vmm_host *host, struct vmm_vm **out, char *why,
+                  size_t why_len)
+{
+    struct vmm_vm *vm = kvm_pool_take(kvm_host_pool(host));
+    if (vm) {
+        *out = vm;
+        return 0;
+    }
+    return kvm_vm_build(host, out, why, why_len);
 }
 
 void vmm_vm_destroy(struct vmm_vm *vm)
 {
     if (!vm)
         return;
+    /* The main thread's share: VMA bookkeeping holds references to shared
+     * memory objects that other VMs use too. */
+    vmm_as_release(&vm->as);
+    vmm_phys_destroy(&vm->pm);
+    if (!kvm_pool_retire(kvm_host_pool(vm->host), vm))
+        kvm_vm_teardown(vm);
+}
+
+/* Frees a VM's host resources; safe on the pool's worker thread. */
+void kvm_vm_teardown(struct vmm_vm *vm)
+{
     if (vm->run)
         munmap(vm->run, vm->run_size);
     if (vm->vcpu_fd >= 0)

@@ -25,7 +25,18 @@ struct vmm_host {
     int nr_model;
     uint64_t hwcap, hwcap2;
     struct vmm_xstate_layout xstate;
+    struct kvm_pool *pool;
 };
+
+struct kvm_pool *kvm_host_pool(const struct vmm_host *host)
+{
+    return host->pool;
+}
+
+void vmm_host_set_vm_pool(struct vmm_host *host, unsigned nr_ready)
+{
+    kvm_pool_set_size(host->pool, nr_ready);
+}
 
 const struct vmm_xstate_layout *kvm_host_xstate(const struct vmm_host *host)
 {
@@ -253,6 +264,9 @@ int vmm_host_open(struct vmm_host **out, char *why, size_t why_len)
     }
     h->hwcap = vmm_cpu_model_hwcap(h->model, h->nr_model);
     h->hwcap2 = vmm_cpu_model_hwcap2(h->model, h->nr_model);
+    h->pool = kvm_pool_new(h);
+    if (!h->pool)
+        return fail_open(h, ENOMEM, why, why_len, "out of memory");
     *out = h;
     return 0;
 }
@@ -261,6 +275,7 @@ void vmm_host_close(struct vmm_host *host)
 {
     if (!host)
         return;
+    kvm_pool_free(host->pool);
     close(host->kvm_fd);
     free(host);
 }

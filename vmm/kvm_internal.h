@@ -6,14 +6,37 @@
 #define VMM_KVM_INTERNAL_H
 
 #include <linux/kvm.h>
+#include <stdbool.h>
+#include <stddef.h>
 
 struct vmm_host;
+struct vmm_vm;
 struct vmm_xstate_layout;
+struct kvm_pool;
 
 int kvm_host_fd(const struct vmm_host *host);
 int kvm_host_run_size(const struct vmm_host *host);
 /* Applies the fixed CPUID model to a vCPU. Returns 0 or -errno. */
 int kvm_host_set_cpuid(const struct vmm_host *host, int vcpu_fd);
 const struct vmm_xstate_layout *kvm_host_xstate(const struct vmm_host *host);
+struct kvm_pool *kvm_host_pool(const struct vmm_host *host);
+
+/* A fresh VM, built from scratch (kvm.c). */
+int kvm_vm_build(struct vmm_host *host, struct vmm_vm **out, char *why,
+                 size_t why_len);
+/* Closes a VM's fds and unmaps its memory; thread-safe (kvm.c). */
+void kvm_vm_teardown(struct vmm_vm *vm);
+
+/* The idle-VM pool (kvm_pool.c). */
+struct kvm_pool *kvm_pool_new(struct vmm_host *host);
+void kvm_pool_set_size(struct kvm_pool *p, unsigned nr_ready);
+/* A ready VM, or NULL (the caller builds one). Starts the worker at the
+ * second request. */
+struct vmm_vm *kvm_pool_take(struct kvm_pool *p);
+/* Queues a retired VM for teardown on the worker; false when the worker
+ * is not running (the caller tears it down itself). */
+bool kvm_pool_retire(struct kvm_pool *p, struct vmm_vm *vm);
+/* Stops the worker and tears down every VM it still holds. */
+void kvm_pool_free(struct kvm_pool *p);
 
 #endif
