@@ -21,11 +21,12 @@
 
 #define FDTABLE_INITIAL_CAP 64
 
-/* Frees a slot (and its share of a directory cache) and returns the host
- * fd it held. */
-static int slot_release(struct proxy_fd *slot)
+/* Frees a slot (and its share of a directory cache, and the process's
+ * record locks on the file) and returns the host fd it held. */
+static int slot_release(struct proxy_fdtable *t, struct proxy_fd *slot)
 {
     int host_fd = slot->host_fd;
+    proxy_plocks_file_closed(t, host_fd);
     proxy_dircache_put(slot->dircache);
     proxy_signalfd_put(slot->signalfd);
     *slot = (struct proxy_fd){.kind = PROXY_FD_FREE, .host_fd = -1};
@@ -58,6 +59,8 @@ int proxy_fdtable_init(struct proxy_fdtable *t, int max_fds)
     t->fds = NULL;
     t->cap = 0;
     t->max_fds = max_fds;
+    t->plocks = NULL;
+    t->nr_plocks = 0;
     int initial = max_fds < FDTABLE_INITIAL_CAP ? max_fds : FDTABLE_INITIAL_CAP;
     return initial > 0 ? fdtable_grow(t, initial) : 0;
 }
@@ -66,8 +69,9 @@ void proxy_fdtable_destroy(struct proxy_fdtable *t)
 {
     for (int i = 0; i < t->cap; i++) {
         if (t->fds[i].kind != PROXY_FD_FREE)
-            close(slot_release(&t->fds[i]));
+            close(slot_release(t, &t->fds[i]));
     }
+    proxy_plocks_destroy(t);
     free(t->fds);
     t->fds = NULL;
     t->cap = 0;
@@ -119,7 +123,7 @@ int proxy_fd_install_at(struct proxy_fdtable *t, int guest_fd, int host_fd,
         return r;
     }
     struct proxy_fd *slot = &t->fds[guest_fd];
-    int old_host_fd = slot->kind != PROXY_FD_FREE ? slot_release(slot) : -1;
+    int old_host_fd = slot->kind != PROXY_FD_FREE ? slot_release(t, slot) : -1;
     slot->kind = PROXY_FD_HOST;
     slot->host_fd = host_fd;
     slot->cloexec = cloexec;
@@ -151,7 +155,7 @@ int proxy_fd_close(struct proxy_fdtable *t, int guest_fd)
     struct proxy_fd *slot = proxy_fd_get(t, guest_fd);
     if (!slot)
         return -EBADF;
-    int host_fd = slot_release(slot);
+    int host_fd = slot_release(t, slot);
     return close(host_fd) < 0 ? -errno : 0;
 }
 
@@ -159,6 +163,6 @@ void proxy_fd_close_on_exec(struct proxy_fdtable *t)
 {
     for (int i = 0; i < t->cap; i++) {
         if (t->fds[i].kind != PROXY_FD_FREE && t->fds[i].cloexec)
-            close(slot_release(&t->fds[i]));
+            close(slot_release(t, &t->fds[i]));
     }
 }

@@ -218,85 +218,18 @@ static void nowait_end(const struct wait_fd *w)
     (void)fcntl(w->host_fd, F_SETFL, w->status_flags);
 }
 
-/*
- * Waiting state that must outlive a park, per guest thread: the epoll
- * instance a poll or select on several fds is parked on, and how far a
- * write parked part way has got. Entries are keyed by process and tid
- * (only compared, never dereferenced) and exist only while they hold
- * something; those of processes gone from the run are dropped (their
- * epoll fds closed) when an entry is made.
- */
-struct thread_io {
-    const struct proxy_process *p;
-    int tid;
-    int epoll_fd; /* -1: none */
-    /* a write parked part way: which call, and the bytes it has written */
-    bool writing;
-    int write_kind; /* enum xfer_kind */
-    int write_host_fd;
-    gva_t write_gva;      /* its buffer, or its iovec array */
-    uint64_t write_count; /* its length, or its segment count */
-    size_t write_done_bytes;
-};
-
-static struct thread_io *thread_ios;
-static size_t nr_thread_ios, cap_thread_ios;
-
-/* The calling thread's entry, or NULL. */
-static struct thread_io *thread_io_find(const struct proxy_process *p)
+/* io.c's waiting state of the calling thread (struct proxy_thread_io:
+ * what must outlive a park), or NULL for a process without threads. */
+static struct proxy_thread_io *thread_io(struct proxy_process *p)
 {
-    for (size_t i = 0; i < nr_thread_ios; i++) {
-        if (thread_ios[i].p == p && thread_ios[i].tid == p->tid)
-            return &thread_ios[i];
-    }
-    return NULL;
+    return p->threads ? &p->threads[p->cur].io : NULL;
 }
 
-/* Drops the entry unless it holds something (pointers into the registry
- * are stale afterwards). NULL is fine. */
-static void thread_io_put(struct thread_io *t)
+void proxy_thread_io_release(struct proxy_thread *t)
 {
-    if (!t || t->epoll_fd >= 0 || t->writing)
-        return;
-    *t = thread_ios[--nr_thread_ios];
-}
-
-static bool process_in_run(const struct proxy_process *p,
-                           const struct proxy_process *q)
-{
-    for (int i = 0; p->world && i < p->world->nr_procs; i++) {
-        if (p->world->procs[i] == q)
-            return true;
-    }
-    return q == p;
-}
-
-/* The calling thread's entry, made if need be; NULL without memory. */
-static struct thread_io *thread_io_of(const struct proxy_process *p)
-{
-    struct thread_io *t = thread_io_find(p);
-    if (t)
-        return t;
-    for (size_t i = 0; i < nr_thread_ios;) {
-        if (process_in_run(p, thread_ios[i].p)) {
-            i++;
-            continue;
-        }
-        if (thread_ios[i].epoll_fd >= 0)
-            close(thread_ios[i].epoll_fd);
-        thread_ios[i] = thread_ios[--nr_thread_ios];
-    }
-    if (nr_thread_ios == cap_thread_ios) {
-        size_t cap = cap_thread_ios ? cap_thread_ios * 2 : 8;
-        struct thread_io *n = realloc(thread_ios, cap * sizeof(*n));
-        if (!n)
-            return NULL;
-        thread_ios = n;
-        cap_thread_ios = cap;
-    }
-    thread_ios[nr_thread_ios] =
-        (struct thread_io){.p = p, .tid = p->tid, .epoll_fd = -1};
-    return &thread_ios[nr_thread_ios++];
+    if (t->io.has_epoll)
+        close(t->io.epoll_fd);
+    t->io = (struct proxy_thread_io){0};
 }
 
 /* ---- read / write -------------------------------------------------------- */
@@ -384,7 +317,7 @@ static int iov_skip(struct iovec *iov, int n, size_t skip_bytes)
  * made with O_NONBLOCK so that it moves only what fits. As in Linux it
  * returns once all bytes_total are written (or on an error, with the
  * count so far if any): when only part went, the thread is parked until
- * the fd is writable, its progress is kept (thread_io), and the call,
+ * the fd is writable, its progress is kept (proxy_thread_io), and the call,
  * made again from the start, skips the bytes already written. Progress
  * counts only for the same call: kind, fd, buffer and length.
  *
@@ -396,7 +329,7 @@ static int iov_skip(struct iovec *iov, int n, size_t skip_bytes)
  */
 /* The bytes the calling thread's write parked part way has written, if
  * this is that call again; else 0. */
-static size_t write_done_before(struct thread_io *tio, const struct xfer *x,
+static size_t write_done_before(const struct proxy_thread_io *tio, const struct xfer *x,
                                 int host_fd, gva_t gva, uint64_t count,
                                 size_t bytes_total)
 {
@@ -411,7 +344,7 @@ static long write_nowait(struct proxy_process *p, const struct wait_fd *w,
                          const struct xfer *x, struct iovec *iov, int n,
                          size_t bytes_total, gva_t gva, uint64_t count)
 {
-    struct thread_io *tio = thread_io_of(p);
+    struct proxy_thread_io *tio = thread_io(p);
     size_t done =
         write_done_before(tio, x, w->host_fd, gva, count, bytes_total);
     if (tio)
@@ -442,7 +375,6 @@ static long write_nowait(struct proxy_process *p, const struct wait_fd *w,
         }
         result = proxy_block_on_fd(p, w->host_fd, POLLOUT);
     }
-    thread_io_put(tio);
     return result;
 }
 
@@ -474,7 +406,7 @@ static long xfer_host_nowait(struct proxy_process *p, int guest_fd, int host_fd,
      * write parked part way goes on as it began, whatever changed. */
     if (x->into_guest ||
         (!write_must_not_wait(p, &w, bytes) &&
-         !write_done_before(thread_io_find(p), x, host_fd, gva, count, bytes)))
+         !write_done_before(thread_io(p), x, host_fd, gva, count, bytes)))
         return host_xfer(host_fd, x, iov, n);
     return write_nowait(p, &w, x, iov, n, bytes, gva, count);
 }
@@ -809,21 +741,18 @@ static long sys_dup3(struct proxy_process *p, const uint64_t a[6])
 _Static_assert(sizeof(struct flock) == 32, "struct flock is not x86-64's");
 
 /*
- * Record locks, copied in and (for the GETLK forms) out. The locks are held
- * by hvrun's host process on the guest's behalf. F_GETLK reports a
- * conflicting holder's host pid, which differs between runs.
- */
-/*
+ * Record locks. Classic POSIX locks (F_GETLK, F_SETLK, F_SETLKW) are owned
+ * per guest process: plock.c. Open-file-description locks and flock() are
+ * owned by the open file description, which is the host's too, so the host
+ * does them.
+ *
  * A lock that must wait (F_SETLKW, F_OFD_SETLKW, flock without LOCK_NB)
  * may wait for another guest, which cannot run while the host blocks. So
  * while any other guest thread is alive the lock is only tried; when it is
  * held, the thread tries again after 1 ms of logical time (or when a
  * signal comes). With no other guest alive the holder is outside the run
- * and the host call waits as usual. (Classic POSIX record locks never
- * conflict between guests: the host sees them all held by hvrun.)
+ * and the host call waits as usual.
  */
-#define LOCK_RETRY_NS 1000000ULL
-
 static bool lock_contended(int err)
 {
     return err == EAGAIN || err == EACCES || err == EWOULDBLOCK;
@@ -834,17 +763,23 @@ static long fcntl_lock(struct proxy_process *p, int host_fd, int cmd, gva_t arg)
     struct flock fl;
     if (proxy_copy_in(p, &fl, arg, sizeof(fl)) < 0)
         return -EFAULT;
-    if ((cmd == F_SETLKW || cmd == F_OFD_SETLKW) && proxy_others_alive(p)) {
-        int try_cmd = cmd == F_SETLKW ? F_SETLK : F_OFD_SETLK;
-        if (fcntl(host_fd, try_cmd, &fl) == 0)
+    if (cmd == F_GETLK || cmd == F_SETLK || cmd == F_SETLKW) {
+        bool copy_out;
+        long rc = proxy_plock_fcntl(p, host_fd, cmd, &fl, &copy_out);
+        if (rc == 0 && copy_out && proxy_copy_out(p, arg, &fl, sizeof(fl)) < 0)
+            return -EFAULT;
+        return rc;
+    }
+    if (cmd == F_OFD_SETLKW && proxy_others_alive(p)) {
+        if (fcntl(host_fd, F_OFD_SETLK, &fl) == 0)
             return 0;
-        return lock_contended(errno) ? proxy_thread_retry_after(p, LOCK_RETRY_NS)
-                                     : -errno;
+        return lock_contended(errno)
+                   ? proxy_thread_retry_after(p, PROXY_LOCK_RETRY_NS)
+                   : -errno;
     }
     if (fcntl(host_fd, cmd, &fl) < 0)
         return -errno;
-    if ((cmd == F_GETLK || cmd == F_OFD_GETLK) &&
-        proxy_copy_out(p, arg, &fl, sizeof(fl)) < 0)
+    if (cmd == F_OFD_GETLK && proxy_copy_out(p, arg, &fl, sizeof(fl)) < 0)
         return -EFAULT;
     return 0;
 }
@@ -1467,16 +1402,15 @@ static long poll_set_out(struct proxy_process *p, gva_t fds_gva,
  * on several parks on a host epoll instance holding them all: it polls
  * readable once any of them is ready, and the call then runs again and
  * looks at the set itself. The instance is kept with the thread
- * (thread_io) until the thread next waits in poll or select: it is not
+ * (proxy_thread_io) until the thread next waits in poll or select: it is not
  * parked on it then.
  */
-static void set_wait_release(const struct proxy_process *p)
+static void set_wait_release(struct proxy_process *p)
 {
-    struct thread_io *t = thread_io_find(p);
-    if (t && t->epoll_fd >= 0) {
+    struct proxy_thread_io *t = thread_io(p);
+    if (t && t->has_epoll) {
         close(t->epoll_fd);
-        t->epoll_fd = -1;
-        thread_io_put(t);
+        t->has_epoll = false;
     }
 }
 
@@ -1510,17 +1444,16 @@ static long park_on_set(struct proxy_process *p, const struct pollfd *fds,
     size_t first = 0;
     while (fds[first].fd < 0)
         first++;
-    struct thread_io *tio = n_valid > 1 ? thread_io_of(p) : NULL;
+    struct proxy_thread_io *tio = n_valid > 1 ? thread_io(p) : NULL;
     int epoll_fd = tio ? epoll_create1(EPOLL_CLOEXEC) : -1;
-    if (epoll_fd < 0) {
-        thread_io_put(tio);
+    if (epoll_fd < 0)
         return proxy_block_on_fd(p, fds[first].fd, fds[first].events);
-    }
     for (size_t i = first; i < n; i++) {
         if (fds[i].fd >= 0)
             epoll_add_entry(epoll_fd, fds, i);
     }
     tio->epoll_fd = epoll_fd;
+    tio->has_epoll = true;
     return proxy_block_on_fd(p, epoll_fd, POLLIN);
 }
 
@@ -1874,7 +1807,7 @@ static long sys_flock(struct proxy_process *p, const uint64_t a[6])
         if (flock(host_fd, op | LOCK_NB) == 0)
             return 0;
         return lock_contended(errno)
-                   ? proxy_thread_retry_after(p, LOCK_RETRY_NS)
+                   ? proxy_thread_retry_after(p, PROXY_LOCK_RETRY_NS)
                    : -errno;
     }
     return proxy_host_result(flock(host_fd, op));

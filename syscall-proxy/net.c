@@ -719,8 +719,8 @@ static long netlink_send_check(int host_fd, const struct host_msg *hm)
  * On a blocking socket the host send has MSG_DONTWAIT, and EAGAIN (nothing
  * sent) parks the thread until the socket is writable. Simplification: a
  * send larger than the room in the socket buffer is short on a stream
- * socket (callers loop, as for a short write), where a blocking Linux send
- * would wait to move everything. A later sendmmsg entry (may_park false)
+ * socket; sendto and sendmsg then carry on (send_completing), sendmmsg
+ * returns the short count. A later sendmmsg entry (may_park false)
  * cannot park, since the call would run again whole: while another guest
  * thread can run it gets -EAGAIN (the batch ends there), else it waits in
  * the host as before.
@@ -800,9 +800,32 @@ static long msg_send_in(struct proxy_process *p, const struct guest_msghdr *gm,
     return r < 0 ? r : control_send_in(p, gm, hm);
 }
 
-/* sendmsg for the guest msghdr at msg_gva; also each sendmmsg entry. */
+/* Drops the first `skip` bytes of a prepared message (the part of a
+ * stream send that went before the thread parked). Ancillary data went
+ * with the first part, so it is not sent again. */
+static void host_msg_skip(struct host_msg *hm, size_t skip)
+{
+    if (skip == 0)
+        return;
+    hm->msg.msg_control = NULL;
+    hm->msg.msg_controllen = 0;
+    while (skip > 0 && hm->msg.msg_iovlen > 0) {
+        struct iovec *v = hm->msg.msg_iov;
+        if (v->iov_len > skip) {
+            v->iov_base = (char *)v->iov_base + skip;
+            v->iov_len -= skip;
+            return;
+        }
+        skip -= v->iov_len;
+        hm->msg.msg_iov++;
+        hm->msg.msg_iovlen--;
+    }
+}
+
+/* sendmsg for the guest msghdr at msg_gva, from byte `skip` on; also each
+ * sendmmsg entry (skip 0). *total is what the whole message asks to send. */
 static long send_one(struct proxy_process *p, int host_fd, gva_t msg_gva,
-                     int flags, bool may_park)
+                     int flags, bool may_park, uint64_t skip, uint64_t *total)
 {
     struct guest_msghdr gm;
     if (proxy_copy_in(p, &gm, msg_gva, sizeof(gm)) < 0)
@@ -810,33 +833,45 @@ static long send_one(struct proxy_process *p, int host_fd, gva_t msg_gva,
     struct host_msg hm;
     host_msg_init(&hm);
     long r = msg_send_in(p, &gm, &hm);
-    if (r == 0)
+    *total = hm.wanted_bytes;
+    if (r == 0 && skip > hm.wanted_bytes)
+        r = -EFAULT; /* the message changed under a parked send */
+    if (r == 0) {
+        host_msg_skip(&hm, skip);
         r = send_host(p, host_fd, &hm, flags, may_park);
+    }
     host_msg_free(&hm);
     return r;
 }
 
 /* sendto(fd, buf, len, flags, addr, addrlen): addrlen is checked only with
  * an address, and strictly (no clamping, unlike msg_namelen). */
-/* One host send of [buf, buf+len) with sendto's address and flags. */
+/* One host send of [buf+skip, buf+len) with sendto's address and flags. */
 static long sendto_once(struct proxy_process *p, int host_fd,
-                        const uint64_t a[6], gva_t buf, uint64_t len)
+                        const uint64_t a[6], uint64_t skip, uint64_t *total)
 {
     struct host_msg hm;
     host_msg_init(&hm);
     long r = 0;
+    *total = a[2];
     if (a[4] != 0) {
         r = sock_addr_in(p, a[4], a[5], &hm.name);
         hm.msg.msg_name = &hm.name.u;
         hm.msg.msg_namelen = hm.name.len;
     }
-    struct guest_iovec seg = {buf, len};
+    struct guest_iovec seg = {a[1] + skip, a[2] - skip};
     if (r == 0)
         r = segments_map(p, &seg, 1, PROT_READ, &hm);
     if (r == 0)
         r = send_host(p, host_fd, &hm, (int)a[3], true);
     host_msg_free(&hm);
     return r;
+}
+
+static long sendmsg_once(struct proxy_process *p, int host_fd,
+                         const uint64_t a[6], uint64_t skip, uint64_t *total)
+{
+    return send_one(p, host_fd, a[1], (int)a[2], true, skip, total);
 }
 
 /* Whether a send on host_fd should go on until all is sent, as a blocking
@@ -851,54 +886,64 @@ static bool send_completes(int host_fd, int flags)
            type == SOCK_STREAM;
 }
 
+static void send_keep(struct proxy_thread *t, gva_t key, uint64_t done)
+{
+    if (!t)
+        return;
+    t->send_cont = true;
+    t->send_buf = key;
+    t->send_done = done;
+}
+
 /*
- * A blocking stream send returns only when everything is sent (or on an
- * error, with the count so far). When the peer's buffer fills, the thread
- * parks until the socket is writable and the call runs again from where it
- * stopped (the progress is kept with the thread), so a guest peer can read
- * meanwhile.
+ * A blocking stream send (send, sendto, sendmsg) returns only when
+ * everything is sent (or on an error, with the count so far). When the
+ * peer's buffer fills, the thread parks until the socket is writable and
+ * the call runs again from where it stopped (the progress is kept with the
+ * thread, keyed by the guest buffer or msghdr), so a guest peer can read
+ * meanwhile. `once` sends from a byte offset and says the whole length.
  */
-static long sys_sendto(struct proxy_process *p, const uint64_t a[6])
+typedef long (*send_once_fn)(struct proxy_process *p, int host_fd,
+                             const uint64_t a[6], uint64_t skip,
+                             uint64_t *total);
+
+static long send_completing(struct proxy_process *p, const uint64_t a[6],
+                            gva_t key, int flags, send_once_fn once)
 {
     int host_fd = sock_host_fd(p, a[0]);
     if (host_fd < 0)
         return host_fd;
     struct proxy_thread *t = p->threads ? &p->threads[p->cur] : NULL;
-    uint64_t done = 0;
-    if (t && t->send_cont && t->send_buf == a[1] && t->send_len == a[2])
+    uint64_t done = 0, total = 0;
+    if (t && t->send_cont && t->send_buf == key)
         done = t->send_done;
     if (t)
         t->send_cont = false;
-    long r = sendto_once(p, host_fd, a, a[1] + done, a[2] - done);
+    long r = once(p, host_fd, a, done, &total);
     if (r == PROXY_RET_BLOCK) {
-        if (t && done) { /* keep what was sent before this wait */
-            t->send_cont = true;
-            t->send_buf = a[1];
-            t->send_len = a[2];
-            t->send_done = done;
-        }
+        if (done) /* keep what was sent before this wait */
+            send_keep(t, key, done);
         return r;
     }
     if (r < 0)
         return done ? (long)done : r;
     done += (uint64_t)r;
-    if (t && done < a[2] && r > 0 && proxy_others_alive(p) &&
-        send_completes(host_fd, (int)a[3])) {
-        t->send_cont = true;
-        t->send_buf = a[1];
-        t->send_len = a[2];
-        t->send_done = done;
+    if (t && done < total && r > 0 && proxy_others_alive(p) &&
+        send_completes(host_fd, flags)) {
+        send_keep(t, key, done);
         return proxy_block_on_fd(p, host_fd, POLLOUT);
     }
     return (long)done;
 }
 
+static long sys_sendto(struct proxy_process *p, const uint64_t a[6])
+{
+    return send_completing(p, a, a[1], (int)a[3], sendto_once);
+}
+
 static long sys_sendmsg(struct proxy_process *p, const uint64_t a[6])
 {
-    int host_fd = sock_host_fd(p, a[0]);
-    if (host_fd < 0)
-        return host_fd;
-    return send_one(p, host_fd, a[1], (int)a[2], true);
+    return send_completing(p, a, a[1], (int)a[2], sendmsg_once);
 }
 
 /* Linux caps vlen at UIO_MAXIOV; after a failure the count sent so far is
@@ -916,7 +961,8 @@ static long sys_sendmmsg(struct proxy_process *p, const uint64_t a[6])
     unsigned int done = 0;
     while (done < vlen) {
         gva_t entry = a[1] + (uint64_t)done * sizeof(struct guest_mmsghdr);
-        r = send_one(p, host_fd, entry, (int)a[3], done == 0);
+        uint64_t total;
+        r = send_one(p, host_fd, entry, (int)a[3], done == 0, 0, &total);
         if (r < 0)
             break;
         uint32_t sent = (uint32_t)r;

@@ -91,6 +91,7 @@ void proxy_process_destroy(struct proxy_process *p)
     for (int i = 0; i < p->nr_threads; i++) {
         free(p->threads[i].xstate);
         free(p->threads[i].own_info);
+        proxy_thread_io_release(&p->threads[i]);
     }
     free(p->threads);
     free(p->rt_queue);

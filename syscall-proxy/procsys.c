@@ -11,6 +11,7 @@
  * copied), and vfork's shared memory (the child writes its own copy).
  */
 #include "proxy.h"
+#include "det_sched.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -98,7 +99,7 @@ static int child_thread(struct proxy_process *c, struct proxy_process *p,
     free(xs);
     c->threads[0].tid = c->pid;
     c->threads[0].state = PROXY_THREAD_RUNNABLE;
-    c->quantum_left = 10000;
+    c->quantum_left = DET_SCHED_QUANTUM;
     return rc;
 }
 
@@ -530,6 +531,7 @@ static void exec_reset(struct proxy_process *p)
     for (int i = 0; i < p->nr_threads; i++) {
         free(p->threads[i].xstate);
         free(p->threads[i].own_info);
+        proxy_thread_io_release(&p->threads[i]);
     }
     memset(p->threads, 0, sizeof(*p->threads) * (size_t)p->cap_threads);
     p->nr_threads = 1;

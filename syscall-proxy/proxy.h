@@ -68,10 +68,16 @@ struct proxy_fd {
     struct proxy_signalfd *signalfd;
 };
 
+struct proxy_plock;
+
 struct proxy_fdtable {
     struct proxy_fd *fds;
     int cap;        /* allocated slots */
     int max_fds;    /* RLIMIT_NOFILE soft limit */
+    /* The process's POSIX record locks, one entry per locked file
+     * (plock.c). Not copied by fork. */
+    struct proxy_plock *plocks;
+    size_t nr_plocks;
 };
 
 int proxy_fdtable_init(struct proxy_fdtable *t, int max_fds);
@@ -93,6 +99,11 @@ void proxy_dircache_put(struct proxy_dircache *c);
 /* Closes every close-on-exec fd (execve). */
 void proxy_fd_close_on_exec(struct proxy_fdtable *t);
 
+/* POSIX record locks (plock.c). A guest fd of host_fd's file is being
+ * closed: the process's locks on that file go. */
+void proxy_plocks_file_closed(struct proxy_fdtable *t, int host_fd);
+void proxy_plocks_destroy(struct proxy_fdtable *t);
+
 /* ---- signals ------------------------------------------------------------- */
 
 struct proxy_sigaction {
@@ -104,6 +115,7 @@ struct proxy_sigaction {
 
 struct proxy_pending_signal {
     int signo;
+    int tid;        /* queued for this thread alone (tgkill...); 0: any */
     siginfo_t info;
 };
 
@@ -165,6 +177,20 @@ enum proxy_sigwait_kind {
     PROXY_SIGWAIT_SIGNALFD, /* a signalfd read: re-runs like a read */
 };
 
+/* io.c's waiting state of one thread, which must outlive a park. */
+struct proxy_thread_io {
+    /* the epoll instance a poll or select on several fds is parked on */
+    bool has_epoll;
+    int epoll_fd;
+    /* a write parked part way: which call, and the bytes it has written */
+    bool writing;
+    int write_kind;        /* io.c's enum xfer_kind */
+    int write_host_fd;
+    gva_t write_gva;       /* its buffer, or its iovec array */
+    uint64_t write_count;  /* its length, or its segment count */
+    size_t write_done_bytes;
+};
+
 struct proxy_thread {
     int tid;
     enum proxy_thread_state state;
@@ -192,10 +218,12 @@ struct proxy_thread {
     gva_t sleep_rem;            /* WAIT_SLEEP: where the remainder goes */
     bool poll_deadline;         /* has_deadline belongs to a poll/select */
     bool poll_timed_out;        /* ...and it passed: the re-run returns 0 */
-    /* a blocking stream send that had to wait part way (net.c) */
+    struct proxy_thread_io io;
+    /* a blocking stream send that had to wait part way (net.c): the
+     * guest buffer (sendto) or msghdr (sendmsg), and the bytes sent */
     bool send_cont;
     gva_t send_buf;
-    uint64_t send_len, send_done;
+    uint64_t send_done;
     bool restartable;           /* parked on a re-runnable syscall */
     bool eintr_on_handler;      /* ...one Linux never restarts (poll...) */
     /* signals sent to this thread alone (tgkill, tkill, raise): Linux's
@@ -276,7 +304,8 @@ struct proxy_process {
     stack_t altstack;           /* ss_sp holds a gva */
     struct proxy_pending_signal pending[PROXY_NSIG];
     uint64_t pending_mask;
-    /* real-time signals queue: instances after the first, oldest first */
+    /* real-time signals queue: instances after the first, oldest first,
+     * of the process's and of each thread's own pending set */
     struct proxy_pending_signal *rt_queue;
     int nr_rt_queue, cap_rt_queue;
     /* alarm, itimers and timer_create timers (timer.c) */
@@ -482,6 +511,8 @@ void proxy_timer_exec(struct proxy_process *p);
 
 /* Registers the initial thread (after the image is loaded). */
 int proxy_thread_init(struct proxy_process *p);
+/* Closes what a thread's io.c state holds (the thread is going). */
+void proxy_thread_io_release(struct proxy_thread *t);
 /* Puts thread idx of p on p's vCPU (saving the current one). */
 int proxy_thread_switch(struct proxy_process *p, int idx);
 /* The earliest futex deadline of p's threads, or UINT64_MAX. */
@@ -502,6 +533,13 @@ void proxy_thread_poll_done(struct proxy_process *p);
  * reader): the thread waits ns of logical time (or a signal) and the call
  * runs again. Returns PROXY_RET_BLOCK. */
 long proxy_thread_retry_after(struct proxy_process *p, uint64_t ns);
+/* How long a lock wait sleeps, in logical time, between two tries. */
+#define PROXY_LOCK_RETRY_NS 1000000ULL
+/* F_GETLK/F_SETLK/F_SETLKW on guest process p (plock.c); *copy_out says
+ * that fl was updated for the guest. */
+struct flock;
+long proxy_plock_fcntl(struct proxy_process *p, int host_fd, int cmd,
+                       struct flock *fl, bool *copy_out);
 /* Whether any other guest thread of the run is still alive. */
 bool proxy_others_alive(const struct proxy_process *p);
 /* proxy_thread_sleep for ns from now. */

@@ -320,29 +320,11 @@ uint64_t proxy_signal_pending_for(const struct proxy_process *p, int tid)
     return p->pending_mask | (t ? t->own_pending : 0);
 }
 
-void proxy_signal_raise_thread(struct proxy_process *p, int tid, int signo,
-                               const siginfo_t *info)
-{
-    struct proxy_thread *t = tid ? thread_of(p, tid) : NULL;
-    if (!t) {
-        proxy_signal_raise(p, signo, info);
-        return;
-    }
-    if (!sig_valid((uint64_t)signo) || job_control(p, signo))
-        return;
-    if (!t->own_info && !(t->own_info = calloc(PROXY_NSIG, sizeof(siginfo_t))))
-        return;
-    /* Per thread, standard signals coalesce too. */
-    if (t->own_pending & SIGBIT(signo))
-        return;
-    t->own_info[signo] = *info;
-    t->own_pending |= SIGBIT(signo);
-    proxy_signalfd_sync(p);
-}
-
 #define SIGRT_FIRST 32
 
-static void rt_enqueue(struct proxy_process *p, int signo,
+/* Queues an instance of a real-time signal behind the pending one, for
+ * the process (tid 0) or one thread. */
+static void rt_enqueue(struct proxy_process *p, int signo, int tid,
                        const siginfo_t *info)
 {
     if ((uint64_t)p->nr_rt_queue >= p->rlimits[RLIMIT_SIGPENDING].rlim_cur)
@@ -355,19 +337,27 @@ static void rt_enqueue(struct proxy_process *p, int signo,
         p->rt_queue = q;
         p->cap_rt_queue = cap;
     }
-    p->rt_queue[p->nr_rt_queue++] = (struct proxy_pending_signal){signo,
-                                                                   *info};
+    p->rt_queue[p->nr_rt_queue++] =
+        (struct proxy_pending_signal){.signo = signo, .tid = tid,
+                                      .info = *info};
 }
 
 /* After the pending instance of a real-time signal is taken, the next
- * queued one (oldest first) becomes pending. */
-static void rt_refill(struct proxy_process *p, int signo)
+ * queued one for the same owner (oldest first) becomes pending. */
+static void rt_refill(struct proxy_process *p, int signo,
+                      struct proxy_thread *t)
 {
+    int tid = t ? t->tid : 0;
     for (int i = 0; i < p->nr_rt_queue; i++) {
-        if (p->rt_queue[i].signo != signo)
+        if (p->rt_queue[i].signo != signo || p->rt_queue[i].tid != tid)
             continue;
-        p->pending[signo] = p->rt_queue[i];
-        p->pending_mask |= SIGBIT(signo);
+        if (t) {
+            t->own_info[signo] = p->rt_queue[i].info;
+            t->own_pending |= SIGBIT(signo);
+        } else {
+            p->pending[signo] = p->rt_queue[i];
+            p->pending_mask |= SIGBIT(signo);
+        }
         memmove(&p->rt_queue[i], &p->rt_queue[i + 1],
                 (size_t)(p->nr_rt_queue - i - 1) * sizeof(*p->rt_queue));
         p->nr_rt_queue--;
@@ -375,14 +365,42 @@ static void rt_refill(struct proxy_process *p, int signo)
     }
 }
 
-/* Drops every queued instance of signo (it became ignored). */
-static void rt_discard(struct proxy_process *p, int signo)
+/* Drops every pending and queued instance of signo, the process's and the
+ * threads' (it became ignored). */
+static void discard_signal(struct proxy_process *p, int signo)
 {
+    p->pending_mask &= ~SIGBIT(signo);
+    for (int i = 0; p->threads && i < p->nr_threads; i++)
+        p->threads[i].own_pending &= ~SIGBIT(signo);
     int n = 0;
     for (int i = 0; i < p->nr_rt_queue; i++)
         if (p->rt_queue[i].signo != signo)
             p->rt_queue[n++] = p->rt_queue[i];
     p->nr_rt_queue = n;
+}
+
+void proxy_signal_raise_thread(struct proxy_process *p, int tid, int signo,
+                               const siginfo_t *info)
+{
+    struct proxy_thread *t = tid ? thread_of(p, tid) : NULL;
+    if (!t) {
+        proxy_signal_raise(p, signo, info);
+        return;
+    }
+    if (!sig_valid((uint64_t)signo) || job_control(p, signo))
+        return;
+    if (!t->own_info && !(t->own_info = calloc(PROXY_NSIG, sizeof(siginfo_t))))
+        return;
+    /* As for the process: standard signals coalesce, real-time ones queue
+     * every instance. */
+    if (t->own_pending & SIGBIT(signo)) {
+        if (signo >= SIGRT_FIRST)
+            rt_enqueue(p, signo, t->tid, info);
+        return;
+    }
+    t->own_info[signo] = *info;
+    t->own_pending |= SIGBIT(signo);
+    proxy_signalfd_sync(p);
 }
 
 void proxy_signal_raise(struct proxy_process *p, int signo,
@@ -396,7 +414,7 @@ void proxy_signal_raise(struct proxy_process *p, int signo,
      * Real-time signals queue every instance (up to RLIMIT_SIGPENDING). */
     if (p->pending_mask & SIGBIT(signo)) {
         if (signo >= SIGRT_FIRST)
-            rt_enqueue(p, signo, info);
+            rt_enqueue(p, signo, 0, info);
         return;
     }
     p->pending[signo].signo = signo;
@@ -415,6 +433,8 @@ int proxy_signal_dequeue(struct proxy_process *p, uint64_t set,
         int sig = __builtin_ctzll(own) + 1;
         *info = t->own_info[sig];
         t->own_pending &= ~SIGBIT(sig);
+        if (sig >= SIGRT_FIRST)
+            rt_refill(p, sig, t);
         proxy_signalfd_sync(p);
         return sig;
     }
@@ -425,7 +445,7 @@ int proxy_signal_dequeue(struct proxy_process *p, uint64_t set,
     *info = p->pending[sig].info;
     p->pending_mask &= ~SIGBIT(sig);
     if (sig >= SIGRT_FIRST)
-        rt_refill(p, sig);
+        rt_refill(p, sig, NULL);
     proxy_signalfd_sync(p);
     return sig;
 }
@@ -557,8 +577,7 @@ static long sys_rt_sigaction(struct proxy_process *p, const uint64_t a[6])
         if (act.handler == (uint64_t)(uintptr_t)SIG_IGN ||
             (act.handler == (uint64_t)(uintptr_t)SIG_DFL &&
              default_action_of(sig) == ACT_IGNORE)) {
-            p->pending_mask &= ~SIGBIT(sig);
-            rt_discard(p, sig);
+            discard_signal(p, sig);
             proxy_signalfd_sync(p);
         }
     }

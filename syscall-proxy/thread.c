@@ -13,6 +13,7 @@
  * the vCPU: kvm_pvm has no PMU to count instructions), PI futexes.
  */
 #include "proxy.h"
+#include "det_sched.h"
 
 #include <errno.h>
 #include <linux/futex.h>
@@ -27,7 +28,6 @@
 #include "cpu_x86_64.h"
 #include "det.h"
 
-#define PROXY_QUANTUM_SYSCALLS 10000
 #define FIRST_THREAD_TID_OFFSET 1 /* thread tids follow the pid */
 
 static struct proxy_thread *current(struct proxy_process *p)
@@ -46,7 +46,7 @@ int proxy_thread_init(struct proxy_process *p)
     p->threads[0].tid = p->tid;
     p->threads[0].state = PROXY_THREAD_RUNNABLE;
     p->next_tid = p->pid + FIRST_THREAD_TID_OFFSET;
-    p->quantum_left = PROXY_QUANTUM_SYSCALLS;
+    p->quantum_left = DET_SCHED_QUANTUM;
     return 0;
 }
 
@@ -85,7 +85,7 @@ static void load_thread(struct proxy_process *p, int idx)
     p->altstack = t->altstack;
     p->clear_child_tid = t->clear_child_tid;
     p->robust_list = t->robust_list;
-    p->quantum_left = PROXY_QUANTUM_SYSCALLS;
+    p->quantum_left = DET_SCHED_QUANTUM;
     det_log_value(p->det, DET_SRC_SCHED, &t->tid, sizeof(t->tid));
 }
 

@@ -21,6 +21,7 @@
 #include <sys/wait.h>
 
 #include "det.h"
+#include "det_sched.h"
 
 #define SIGBIT(s) (1ULL << ((s) - 1))
 
@@ -207,61 +208,51 @@ bool proxy_others_runnable(const struct proxy_process *p)
 
 /* ---- choosing the next thread --------------------------------------------- */
 
-/* The first runnable thread of p at or after thread index `from`. */
-static int runnable_thread(struct proxy_process *p, int from)
+/* The process model as detcore's scheduler sees it (det_sched.h). */
+static int sched_nr_threads(void *ctx, int i)
 {
-    for (int k = 0; k < p->nr_threads; k++) {
-        int idx = (from + k) % p->nr_threads;
-        if (refresh(p, &p->threads[idx]))
-            return idx;
-    }
-    return -1;
+    const struct proxy_process *q = ((struct proxy_world *)ctx)->procs[i];
+    return q->zombie || q->stopped ? 0 : q->nr_threads;
 }
 
-/* A runnable thread of p other than its current one, in order after it. */
-static int other_runnable_thread(struct proxy_process *p)
+static int sched_cur_thread(void *ctx, int i)
 {
-    for (int k = 1; k < p->nr_threads; k++) {
-        int idx = (p->cur + k) % p->nr_threads;
-        if (refresh(p, &p->threads[idx]))
-            return idx;
-    }
-    return -1;
+    return ((struct proxy_world *)ctx)->procs[i]->cur;
 }
 
+static bool sched_runnable(void *ctx, int i, int k)
+{
+    struct proxy_process *q = ((struct proxy_world *)ctx)->procs[i];
+    return refresh(q, &q->threads[k]);
+}
+
+static const struct det_sched_ops sched_ops = {
+    .nr_threads = sched_nr_threads,
+    .cur_thread = sched_cur_thread,
+    .runnable = sched_runnable,
+};
+
+/* The next thread, switched onto its VM's vCPU; NULL when none can run. */
 static struct proxy_process *pick(struct proxy_world *w)
 {
     struct proxy_process *p = w->procs[w->cur];
-    struct proxy_thread *t = &p->threads[p->cur];
-    if (!p->zombie && !p->stopped && !p->resched && p->quantum_left > 0 &&
-        refresh(p, t))
+    bool keep_turn = !p->resched && p->quantum_left > 0;
+    int i, idx;
+    bool found = det_sched_pick(&sched_ops, w, w->nr_procs, w->cur, keep_turn,
+                                &i, &idx);
+    if (found && keep_turn && i == w->cur && idx == p->cur)
         return p;
     p->resched = false;
-    p->quantum_left = 10000;
-    for (int off = 0; off <= w->nr_procs; off++) {
-        int i = (w->cur + off) % w->nr_procs;
-        struct proxy_process *q = w->procs[i];
-        if (q->zombie || q->stopped)
-            continue;
-        /* The current thread goes last: first the other threads of its
-         * process, then the other processes, then itself. */
-        int idx;
-        if (off == 0)
-            idx = other_runnable_thread(q);
-        else if (off == w->nr_procs)
-            idx = refresh(q, &q->threads[q->cur]) ? q->cur : -1;
-        else
-            idx = runnable_thread(q, q->cur);
-        if (idx < 0)
-            continue;
-        if (proxy_thread_switch(q, idx) < 0)
-            return NULL;
-        if (q != p)
-            det_log_value(q->det, DET_SRC_SCHED, &q->pid, sizeof(q->pid));
-        w->cur = i;
-        return q;
-    }
-    return NULL;
+    p->quantum_left = DET_SCHED_QUANTUM;
+    if (!found)
+        return NULL;
+    struct proxy_process *q = w->procs[i];
+    if (proxy_thread_switch(q, idx) < 0)
+        return NULL;
+    if (q != p)
+        det_log_value(q->det, DET_SRC_SCHED, &q->pid, sizeof(q->pid));
+    w->cur = i;
+    return q;
 }
 
 /* Nothing can run: expire a deadline, or wait for a host fd. */

@@ -1,0 +1,44 @@
+/*
+ * det_sched.h - the scheduler's choice: which guest thread runs next. A pure
+ * function of the run's deterministic state (which threads can run, who
+ * ran last, how long it has run), so every run makes the same choices.
+ * syscall-proxy owns the threads and their wake-up conditions and asks
+ * here; a different policy (chaos scheduling, a replayed schedule) would
+ * replace this file and nothing else.
+ *
+ * The rule: the current thread keeps the vCPU until it blocks, yields, or
+ * has made DET_SCHED_QUANTUM syscalls; then the next runnable thread in
+ * round-robin order runs: the other threads of the current process (after
+ * the current one), then the other processes in creation order (each from
+ * its own current thread), and last the current thread itself.
+ */
+#ifndef DET_SCHED_H
+#define DET_SCHED_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Syscalls a thread may make before others get a turn. */
+#define DET_SCHED_QUANTUM 10000
+
+/* What the scheduler may ask of the process model. */
+struct det_sched_ops {
+    /* Threads of process `proc`; 0 when it cannot run at all (exited,
+     * stopped). */
+    int (*nr_threads)(void *ctx, int proc);
+    /* The thread index that ran last in process `proc`. */
+    int (*cur_thread)(void *ctx, int proc);
+    /* Whether the thread can run now; may wake it (a wait that is over). */
+    bool (*runnable)(void *ctx, int proc, int thread);
+};
+
+/*
+ * Chooses the next thread: *proc and *thread, or false when none can run.
+ * cur_proc ran last; keep_turn says its turn is not over (it did not block
+ * or yield, and its quantum is not used up), in which case it runs again
+ * if it still can.
+ */
+bool det_sched_pick(const struct det_sched_ops *ops, void *ctx, int nr_procs,
+                    int cur_proc, bool keep_turn, int *proc, int *thread);
+
+#endif

@@ -1,0 +1,88 @@
+/*
+ * test_sched.c - detcore's scheduling rule over a fake process model.
+ */
+#include <criterion/criterion.h>
+
+#include "det_sched.h"
+
+#define MAX_PROCS 4
+#define MAX_THREADS 4
+
+struct model {
+    int nr_threads[MAX_PROCS];  /* 0: exited or stopped */
+    int cur[MAX_PROCS];
+    bool runnable[MAX_PROCS][MAX_THREADS];
+    int asked;                  /* runnable() calls */
+};
+
+static int m_nr_threads(void *ctx, int p) { return ((struct model *)ctx)->nr_threads[p]; }
+static int m_cur_thread(void *ctx, int p) { return ((struct model *)ctx)->cur[p]; }
+static bool m_runnable(void *ctx, int p, int t)
+{
+    struct model *m = ctx;
+    m->asked++;
+    return m->runnable[p][t];
+}
+
+static const struct det_sched_ops ops = {m_nr_threads, m_cur_thread,
+                                         m_runnable};
+
+static void expect_pick(struct model *m, int nr, int cur, bool keep,
+                        int want_p, int want_t)
+{
+    int p = -1, t = -1;
+    cr_assert(det_sched_pick(&ops, m, nr, cur, keep, &p, &t));
+    cr_assert_eq(p, want_p, "process %d, want %d", p, want_p);
+    cr_assert_eq(t, want_t, "thread %d, want %d", t, want_t);
+}
+
+Test(sched, current_keeps_its_turn)
+{
+    struct model m = {.nr_threads = {2, 1}, .runnable = {{true, true}, {true}}};
+    expect_pick(&m, 2, 0, true, 0, 0);
+    cr_assert_eq(m.asked, 1, "asks only about the current thread");
+}
+
+Test(sched, end_of_turn_goes_to_the_next_thread_of_the_process)
+{
+    struct model m = {.nr_threads = {3, 1}, .cur = {1, 0},
+                      .runnable = {{true, true, true}, {true}}};
+    expect_pick(&m, 2, 0, false, 0, 2);
+    m.cur[0] = 2; /* wraps to thread 0 */
+    expect_pick(&m, 2, 0, false, 0, 0);
+}
+
+Test(sched, then_the_next_process_from_its_own_current_thread)
+{
+    struct model m = {.nr_threads = {1, 3, 1}, .cur = {0, 2, 0},
+                      .runnable = {{true}, {true, false, true}, {true}}};
+    expect_pick(&m, 3, 0, false, 1, 2);
+    m.runnable[1][2] = false;
+    expect_pick(&m, 3, 0, false, 1, 0);
+}
+
+Test(sched, exited_or_stopped_processes_are_skipped)
+{
+    struct model m = {.nr_threads = {1, 0, 1}, .runnable = {{true}, {true}, {true}}};
+    expect_pick(&m, 3, 0, false, 2, 0);
+}
+
+Test(sched, the_current_thread_runs_again_last)
+{
+    struct model m = {.nr_threads = {2, 1}, .runnable = {{true, false}, {false}}};
+    expect_pick(&m, 2, 0, false, 0, 0);
+}
+
+Test(sched, a_blocked_current_thread_is_not_kept)
+{
+    struct model m = {.nr_threads = {1, 1}, .runnable = {{false}, {true}}};
+    expect_pick(&m, 2, 0, true, 1, 0);
+}
+
+Test(sched, nothing_runnable)
+{
+    struct model m = {.nr_threads = {2, 1}};
+    int p, t;
+    cr_assert_not(det_sched_pick(&ops, &m, 2, 0, false, &p, &t));
+    cr_assert_not(det_sched_pick(&ops, &m, 0, 0, false, &p, &t));
+}
