@@ -479,3 +479,40 @@ Test(xstate, host_xcr0_with_avx512_components)
     cr_assert_eq(d6->ebx, 1152);
     cr_assert_null(vmm_cpuid_find(out, n, 0xd, 3));
 }
+
+/* Leaf 2's legacy descriptors name the same caches as leaf 4 (glibc reads
+ * leaf 2 when it holds no 0xff), in registers without bit 31 (invalid). */
+Test(cpuid, leaf2_descriptors_match_leaf4)
+{
+    build_full();
+    const struct vmm_cpuid_entry *l2 = leaf(2, 0);
+    const uint32_t regs[4] = {l2->eax & ~0xffu, l2->ebx, l2->ecx, l2->edx};
+    cr_assert_eq(l2->eax & 0xff, 1, "one round of leaf 2");
+    /* descriptor -> {type, level, KiB, ways} (Intel SDM table 3-12) */
+    static const struct { uint8_t d; unsigned type, level, kib, ways; } known[] = {
+        {0x2c, 1, 1, 32, 8}, {0x30, 2, 1, 32, 8},
+        {0x87, 3, 2, 1024, 8}, {0x4d, 3, 3, 16384, 16}};
+    unsigned found = 0;
+    for (int r = 0; r < 4; r++) {
+        cr_assert_eq(regs[r] & 0x80000000u, 0, "register %d marked invalid", r);
+        for (uint32_t v = regs[r]; v; v >>= 8) {
+            uint8_t d = v & 0xff;
+            if (d == 0)
+                continue;
+            cr_assert_neq(d, 0xff, "0xff sends glibc to leaf 4 each time");
+            size_t k = 0;
+            while (k < 4 && known[k].d != d)
+                k++;
+            cr_assert_lt(k, 4, "unknown descriptor %#x", d);
+            const struct vmm_cpuid_entry *c = leaf(4, (uint32_t)k);
+            unsigned line = (c->ebx & 0xfff) + 1, ways = (c->ebx >> 22) + 1;
+            unsigned kib = ways * line * (c->ecx + 1) / 1024;
+            cr_assert_eq(c->eax & 0x1f, known[k].type);
+            cr_assert_eq((c->eax >> 5) & 7, known[k].level);
+            cr_assert_eq(kib, known[k].kib, "leaf 4.%zu: %u KiB", k, kib);
+            cr_assert_eq(ways, known[k].ways);
+            found |= 1u << k;
+        }
+    }
+    cr_assert_eq(found, 0xf, "every cache of leaf 4 is in leaf 2");
+}
