@@ -424,6 +424,24 @@ static bool range_fully_mapped(const struct vmm_aspace *as, gva_t gva,
     return at >= end;
 }
 
+/*
+ * Makes KVM forget its translations of a VMA's pages in [start, end). A
+ * host PTE change plus a CR3 reload is not enough on kvm_pvm: its shadow
+ * MMU keeps a stale writable (or present) entry for a page the guest
+ * already touched. A host mprotect of the backing pages fires the MMU
+ * notifier, which zaps every KVM entry mapping them (shadow or EPT); the
+ * second call restores the host protection. Unmapping needs none of this:
+ * vmm_phys_free replaces the backing, which fires the notifier itself.
+ */
+static void zap_translations(const struct vmm_aspace *as,
+                             const struct vmm_vma *v, gva_t start, gva_t end)
+{
+    uint8_t *hva = vmm_phys_hva(as->pm, v->gpa + (start - v->start));
+    int host_prot = v->shared ? v->shared->host_prot : PROT_READ | PROT_WRITE;
+    (void)mprotect(hva, end - start, PROT_NONE);
+    (void)mprotect(hva, end - start, host_prot);
+}
+
 int vmm_as_protect(struct vmm_aspace *as, gva_t gva, uint64_t len, int prot)
 {
     gva_t end = gva + VMM_PAGE_ALIGN_UP(len);
@@ -438,12 +456,15 @@ int vmm_as_protect(struct vmm_aspace *as, gva_t gva, uint64_t len, int prot)
          i < as->nr_vmas && as->vmas[i].start < end; i++) {
         struct vmm_vma *v = &as->vmas[i];
         /* Losing a permission must reach the vCPU's cached translations. */
-        if ((v->prot & ~prot) != 0)
-            as->tlb_flush_needed = true;
+        bool loses = (v->prot & ~prot) != 0;
         v->prot = prot;
         rc = pt_apply_vma(as, v);
         if (rc < 0)
             return rc;
+        if (loses) {
+            zap_translations(as, v, v->start, v->end);
+            as->tlb_flush_needed = true;
+        }
     }
     return 0;
 }

@@ -1,7 +1,10 @@
 /*
  * segv_handler: an SA_SIGINFO handler for SIGSEGV sees the faulting address
  * and the right si_code (SEGV_MAPERR for an unmapped page, SEGV_ACCERR for
- * a write to a read-only page), and siglongjmp leaves the handler.
+ * a write to a read-only page), and siglongjmp leaves the handler. Pages
+ * the program already wrote fault too once mprotect or munmap took the
+ * permission away (the hypervisor must forget its cached translations),
+ * in a small mapping and in the middle of a large one.
  */
 #include <setjmp.h>
 #include <signal.h>
@@ -96,6 +99,33 @@ int main(void)
         printf("FAIL read-only page changed\n");
         return 1;
     }
+    /* Touched first, then the permission goes. */
+    size_t big = 8u << 20;
+    char *t = mmap(NULL, big, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (t == MAP_FAILED) {
+        perror("mmap");
+        return 1;
+    }
+    for (size_t i = 0; i < big; i += (size_t)page)
+        t[i] = 1;
+    char *mid = t + big / 2 + 3 * page;
+    if (mprotect(mid, (size_t)page, PROT_READ) != 0 ||
+        mprotect(t, (size_t)page, PROT_NONE) != 0 ||
+        munmap(t + big - 2 * page, (size_t)page) != 0) {
+        perror("mprotect/munmap");
+        return 1;
+    }
+    bad |= expect_fault(mid + 5, SEGV_ACCERR, "written, then read-only");
+    bad |= expect_fault(t + 9, SEGV_ACCERR, "written, then PROT_NONE");
+    bad |= expect_fault(t + big - 2 * page + 1, SEGV_MAPERR,
+                        "written, then unmapped");
+    if (mid[0] != 1 || mid[5] != 0 || mid[-1] != 0 || t[big - page] != 1) {
+        printf("FAIL the rest of the large mapping changed\n");
+        return 1;
+    }
+    mid[-1] = 2; /* its neighbours stay writable */
+
     printf("handler ran %d times\n", hits);
     return bad;
 }
