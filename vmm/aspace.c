@@ -117,6 +117,67 @@ static int free_list_insert(struct vmm_physmem *pm, gpa_t gpa, uint64_t npages)
     return 0;
 }
 
+/* Asks the host for 2 MiB pages behind the 2 MiB-aligned part of an
+ * extent (only a guest 2 MiB entry backed by one lets KVM map 2 MiB at
+ * once). A fresh mapping from vmm_phys_free drops the advice again. */
+static void advise_huge(struct vmm_physmem *pm, gpa_t gpa, uint64_t bytes)
+{
+    gpa_t lo = (gpa + VMM_HUGE_SIZE - 1) & ~(VMM_HUGE_SIZE - 1);
+    gpa_t hi = (gpa + bytes) & ~(VMM_HUGE_SIZE - 1);
+    if (hi > lo)
+        (void)madvise(vmm_phys_hva(pm, lo), hi - lo, MADV_HUGEPAGE);
+}
+
+/* The first gpa >= from that is congruent to phase modulo 2 MiB. */
+static gpa_t huge_phase_at(gpa_t from, uint64_t phase)
+{
+    return from + ((phase - from) & (VMM_HUGE_SIZE - 1));
+}
+
+int vmm_phys_alloc_for(struct vmm_physmem *pm, uint64_t npages, gva_t gva,
+                       gpa_t *gpa_out)
+{
+    uint64_t bytes = npages * VMM_PAGE_SIZE;
+    if (npages == 0 || bytes / VMM_PAGE_SIZE != npages ||
+        bytes < VMM_HUGE_SIZE)
+        return vmm_phys_alloc(pm, npages, gpa_out);
+    uint64_t phase = gva & (VMM_HUGE_SIZE - 1);
+    for (size_t i = 0; i < pm->nr_free; i++) {
+        struct vmm_phys_extent e = pm->free_list[i];
+        gpa_t at = huge_phase_at(e.gpa, phase), e_end = e.gpa + e.pages *
+                                                                 VMM_PAGE_SIZE;
+        if (at + bytes > e_end)
+            continue;
+        /* Take [at, at+bytes): the extent keeps its head, the tail goes
+         * back as its own extent. */
+        memmove(&pm->free_list[i], &pm->free_list[i + 1],
+                (pm->nr_free - i - 1) * sizeof(e));
+        pm->nr_free--;
+        if (at > e.gpa)
+            (void)free_list_insert(pm, e.gpa, (at - e.gpa) / VMM_PAGE_SIZE);
+        if (e_end > at + bytes)
+            (void)free_list_insert(pm, at + bytes,
+                                   (e_end - at - bytes) / VMM_PAGE_SIZE);
+        pm->used_pages += npages;
+        advise_huge(pm, at, bytes);
+        *gpa_out = at;
+        return 0;
+    }
+    gpa_t at = huge_phase_at(pm->bump, phase);
+    if (at + bytes > pm->reserve_bytes || at + bytes < at)
+        return -ENOMEM;
+    int rc = phys_ensure_covered(pm, at + bytes);
+    if (rc < 0)
+        return rc;
+    if (at > pm->bump) /* never used, so zero: free for smaller extents */
+        (void)free_list_insert(pm, pm->bump, (at - pm->bump) / VMM_PAGE_SIZE);
+    pm->bump = at + bytes;
+    pm->used_pages += npages;
+    advise_huge(pm, at, bytes);
+    *gpa_out = at;
+    return 0;
+}
+
 void vmm_phys_free(struct vmm_physmem *pm, gpa_t gpa, uint64_t npages)
 {
     if (npages == 0)
@@ -148,11 +209,12 @@ static uint64_t *pt_table(const struct vmm_aspace *as, gpa_t gpa)
     return (uint64_t *)vmm_phys_hva(as->pm, gpa);
 }
 
-/* Returns the leaf PTE slot for gva, allocating tables if `create`. */
-static uint64_t *pt_slot(const struct vmm_aspace *as, gva_t gva, bool create)
+/* Returns the page-directory entry (level 2) for gva, allocating the
+ * tables above it if `create`; NULL when absent (or out of memory). */
+static uint64_t *pt_pde(const struct vmm_aspace *as, gva_t gva, bool create)
 {
     gpa_t table = as->pml4_gpa;
-    for (int level = 3; level > 0; level--) {
+    for (int level = 3; level > 1; level--) {
         unsigned idx = (gva >> (12 + 9 * level)) & 511;
         uint64_t *entry = &pt_table(as, table)[idx];
         if (!(*entry & VMM_PTE_P)) {
@@ -165,23 +227,99 @@ static uint64_t *pt_slot(const struct vmm_aspace *as, gva_t gva, bool create)
         }
         table = *entry & VMM_PTE_ADDR;
     }
-    return &pt_table(as, table)[(gva >> 12) & 511];
+    return &pt_table(as, table)[(gva >> 21) & 511];
+}
+
+static bool pde_is_huge(uint64_t pde)
+{
+    return (pde & (VMM_PTE_P | VMM_PTE_PS)) == (VMM_PTE_P | VMM_PTE_PS);
+}
+
+/* Replaces a 2 MiB entry by a table of 512 entries with the same
+ * translations and flags, so one page of it can change. The translations
+ * are the same, so nothing cached needs to go. */
+static int pde_split(const struct vmm_aspace *as, uint64_t *pde)
+{
+    gpa_t fresh;
+    if (vmm_phys_alloc(as->pm, 1, &fresh) < 0)
+        return -ENOMEM;
+    uint64_t *t = pt_table(as, fresh);
+    uint64_t base = *pde & VMM_PTE_ADDR & ~(VMM_HUGE_SIZE - 1);
+    uint64_t flags = *pde & ~VMM_PTE_ADDR & ~VMM_PTE_PS;
+    for (uint64_t k = 0; k < 512; k++)
+        t[k] = (base + k * VMM_PAGE_SIZE) | flags;
+    *pde = fresh | PT_INTERMEDIATE;
+    return 0;
+}
+
+/* Returns the leaf PTE slot for gva. With `create`, tables are allocated
+ * and a 2 MiB entry over gva is split; without, NULL for either. */
+static uint64_t *pt_slot(const struct vmm_aspace *as, gva_t gva, bool create)
+{
+    uint64_t *pde = pt_pde(as, gva, create);
+    if (!pde)
+        return NULL;
+    if (!(*pde & VMM_PTE_P) || pde_is_huge(*pde)) {
+        if (!create)
+            return NULL;
+        if (pde_is_huge(*pde)) {
+            if (pde_split(as, pde) < 0)
+                return NULL;
+        } else {
+            gpa_t fresh;
+            if (vmm_phys_alloc(as->pm, 1, &fresh) < 0)
+                return NULL;
+            *pde = fresh | PT_INTERMEDIATE;
+        }
+    }
+    return &pt_table(as, *pde & VMM_PTE_ADDR)[(gva >> 12) & 511];
+}
+
+/*
+ * Maps [gva, gva + npages pages) to gpa onwards. With huge_ok, every
+ * 2 MiB-aligned stretch whose gpa is 2 MiB-aligned too gets one 2 MiB
+ * entry, unless a page table is already there (its page would be lost:
+ * page-table pages are never reused, see pt_slot).
+ */
+static int pt_map_range(struct vmm_aspace *as, gva_t gva, gpa_t gpa,
+                        uint64_t npages, uint64_t flags, bool huge_ok)
+{
+    gva_t end = gva + npages * VMM_PAGE_SIZE;
+    for (gva_t g = gva; g < end;) {
+        gpa_t p = gpa + (g - gva);
+        if (huge_ok && !(g & (VMM_HUGE_SIZE - 1)) &&
+            !(p & (VMM_HUGE_SIZE - 1)) && end - g >= VMM_HUGE_SIZE) {
+            uint64_t *pde = pt_pde(as, g, true);
+            if (!pde)
+                return -ENOMEM;
+            if (!(*pde & VMM_PTE_P) || pde_is_huge(*pde)) {
+                *pde = p | flags | VMM_PTE_PS;
+                g += VMM_HUGE_SIZE;
+                continue;
+            }
+        }
+        uint64_t *slot = pt_slot(as, g, true);
+        if (!slot)
+            return -ENOMEM;
+        *slot = p | flags;
+        g += VMM_PAGE_SIZE;
+    }
+    return 0;
 }
 
 int vmm_pt_map(struct vmm_aspace *as, gva_t gva, gpa_t gpa, uint64_t npages,
                uint64_t pte_flags)
 {
-    for (uint64_t i = 0; i < npages; i++) {
-        uint64_t *slot = pt_slot(as, gva + i * VMM_PAGE_SIZE, true);
-        if (!slot)
-            return -ENOMEM;
-        *slot = (gpa + i * VMM_PAGE_SIZE) | pte_flags;
-    }
-    return 0;
+    return pt_map_range(as, gva, gpa, npages, pte_flags, false);
 }
 
 uint64_t vmm_pt_lookup(const struct vmm_aspace *as, gva_t gva)
 {
+    uint64_t *pde = pt_pde(as, gva, false);
+    if (pde && pde_is_huge(*pde)) /* as the 4 KiB entry it stands for */
+        return ((*pde & VMM_PTE_ADDR) + (gva & (VMM_HUGE_SIZE - 1) &
+                                         VMM_PAGE_MASK)) |
+               (*pde & ~VMM_PTE_ADDR & ~VMM_PTE_PS);
     uint64_t *slot = pt_slot(as, gva, false);
     return slot ? *slot : 0;
 }
@@ -198,30 +336,42 @@ static uint64_t prot_to_pte(int prot)
     return pte;
 }
 
+/* Clears the entries of [start, end): whole 2 MiB entries inside it go at
+ * once, one straddling an edge is split first. If a split has no memory
+ * the whole 2 MiB entry goes (the guest then faults on its neighbours:
+ * wrong, but never a mapping that should not exist). */
+static void pt_clear(struct vmm_aspace *as, gva_t start, gva_t end)
+{
+    for (gva_t g = start; g < end;) {
+        gva_t next_2m = (g | (VMM_HUGE_SIZE - 1)) + 1;
+        uint64_t *pde = pt_pde(as, g, false);
+        if (!pde || !(*pde & VMM_PTE_P)) {
+            g = next_2m;
+            continue;
+        }
+        if (pde_is_huge(*pde)) {
+            if ((!(g & (VMM_HUGE_SIZE - 1)) && next_2m <= end) ||
+                pde_split(as, pde) < 0) {
+                *pde = 0;
+                g = next_2m;
+                continue;
+            }
+        }
+        pt_table(as, *pde & VMM_PTE_ADDR)[(g >> 12) & 511] = 0;
+        g += VMM_PAGE_SIZE;
+    }
+    as->tlb_flush_needed = true;
+}
+
 /* Writes the PTEs of a whole VMA from its prot. */
 static int pt_apply_vma(struct vmm_aspace *as, const struct vmm_vma *v)
 {
     uint64_t npages = (v->end - v->start) / VMM_PAGE_SIZE;
     uint64_t flags = prot_to_pte(v->prot);
     if (flags)
-        return vmm_pt_map(as, v->start, v->gpa, npages, flags);
-    for (uint64_t i = 0; i < npages; i++) {
-        uint64_t *slot = pt_slot(as, v->start + i * VMM_PAGE_SIZE, false);
-        if (slot)
-            *slot = 0;
-    }
-    as->tlb_flush_needed = true;
+        return pt_map_range(as, v->start, v->gpa, npages, flags, true);
+    pt_clear(as, v->start, v->end);
     return 0;
-}
-
-static void pt_clear(struct vmm_aspace *as, gva_t start, gva_t end)
-{
-    for (gva_t g = start; g < end; g += VMM_PAGE_SIZE) {
-        uint64_t *slot = pt_slot(as, g, false);
-        if (slot)
-            *slot = 0;
-    }
-    as->tlb_flush_needed = true;
 }
 
 /* ---- shared objects ------------------------------------------------------ */
@@ -393,7 +543,7 @@ int vmm_as_map(struct vmm_aspace *as, gva_t gva, uint64_t len, int prot,
         return rc;
     struct vmm_vma v = {.start = gva, .end = gva + len, .prot = prot,
                         .flags = flags};
-    rc = vmm_phys_alloc(as->pm, len / VMM_PAGE_SIZE, &v.gpa);
+    rc = vmm_phys_alloc_for(as->pm, len / VMM_PAGE_SIZE, gva, &v.gpa);
     if (rc < 0)
         return rc;
     if (name && !(v.name = strdup(name))) {
@@ -656,7 +806,8 @@ int vmm_as_remap(struct vmm_aspace *as, gva_t old_gva, uint64_t old_len,
     int rc = vmm_as_unmap(as, *new_gva, new_len);
     gpa_t new_gpa;
     if (rc == 0)
-        rc = vmm_phys_alloc(as->pm, new_len / VMM_PAGE_SIZE, &new_gpa);
+        rc = vmm_phys_alloc_for(as->pm, new_len / VMM_PAGE_SIZE, *new_gva,
+                                &new_gpa);
     if (rc < 0) {
         free(name);
         shared_put(sh);

@@ -26,6 +26,9 @@ typedef uint64_t gpa_t; /* guest physical address */
 #define VMM_PAGE_SIZE 4096ULL
 #define VMM_PAGE_MASK (~(VMM_PAGE_SIZE - 1))
 #define VMM_PAGE_ALIGN_UP(x) (((x) + VMM_PAGE_SIZE - 1) & VMM_PAGE_MASK)
+/* A 2 MiB page: a stretch of a VMA this size and alignment, backed by an
+ * equally aligned extent, is mapped by one page-directory entry. */
+#define VMM_HUGE_SIZE (2ULL << 20)
 
 /* Lowest and one-past-highest user address (Linux x86-64, 4-level paging). */
 #define VMM_USER_MIN 0x10000ULL
@@ -97,6 +100,11 @@ int vmm_phys_init(struct vmm_physmem *pm, uint8_t *hva_base,
 void vmm_phys_destroy(struct vmm_physmem *pm);
 /* Allocates npages contiguous zeroed pages. Returns 0 or -ENOMEM. */
 int vmm_phys_alloc(struct vmm_physmem *pm, uint64_t npages, gpa_t *gpa_out);
+/* The same for the backing of a VMA at gva: an extent big enough for a
+ * 2 MiB page is placed at gva's offset modulo 2 MiB, so its aligned
+ * stretches can be mapped by 2 MiB entries. */
+int vmm_phys_alloc_for(struct vmm_physmem *pm, uint64_t npages, gva_t gva,
+                       gpa_t *gpa_out);
 /* Returns pages to the allocator; their contents become zero. */
 void vmm_phys_free(struct vmm_physmem *pm, gpa_t gpa, uint64_t npages);
 static inline void *vmm_phys_hva(const struct vmm_physmem *pm, gpa_t gpa)
@@ -123,6 +131,7 @@ uint64_t vmm_pt_lookup(const struct vmm_aspace *as, gva_t gva);
 #define VMM_PTE_U 0x4ULL
 #define VMM_PTE_A 0x20ULL  /* accessed */
 #define VMM_PTE_D 0x40ULL  /* dirty */
+#define VMM_PTE_PS 0x80ULL /* in a page-directory entry: a 2 MiB page */
 #define VMM_PTE_NX (1ULL << 63)
 #define VMM_PTE_ADDR 0x000ffffffffff000ULL
 

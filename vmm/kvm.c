@@ -327,6 +327,26 @@ static int create_vcpu(struct vmm_vm *vm, char *why, size_t why_len)
     return 0;
 }
 
+/* The host reservation behind guest-physical memory, 2 MiB-aligned so
+ * that a 2 MiB-aligned guest extent is a 2 MiB-aligned host range (the
+ * host can back it with one huge page). */
+static int reserve_guest_memory(struct vmm_vm *vm)
+{
+    size_t len = GUEST_PHYS_RESERVE + VMM_HUGE_SIZE;
+    uint8_t *raw = mmap(NULL, len, PROT_READ | PROT_WRITE,
+                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (raw == MAP_FAILED)
+        return -errno;
+    uintptr_t at = ((uintptr_t)raw + VMM_HUGE_SIZE - 1) &
+                   ~(uintptr_t)(VMM_HUGE_SIZE - 1);
+    size_t head = at - (uintptr_t)raw;
+    if (head)
+        munmap(raw, head);
+    munmap((uint8_t *)at + GUEST_PHYS_RESERVE, VMM_HUGE_SIZE - head);
+    vm->phys_hva = (uint8_t *)at;
+    return 0;
+}
+
 /* Builds a fresh VM (the pool's worker calls this too). */
 int kvm_vm_build(struct vmm_host *host, struct vmm_vm **out, char *why,
                  size_t why_len)
@@ -343,12 +363,8 @@ int kvm_vm_build(struct vmm_host *host, struct vmm_vm **out, char *why,
         free(vm);
         return -err;
     }
-    vm->phys_hva = mmap(NULL, GUEST_PHYS_RESERVE, PROT_READ | PROT_WRITE,
-                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    int rc = 0;
-    if (vm->phys_hva == MAP_FAILED) {
-        vm->phys_hva = NULL;
-        rc = -errno;
+    int rc = reserve_guest_memory(vm);
+    if (rc < 0) {
         set_why(why, why_len, "reserving guest memory", -rc);
         goto fail;
     }

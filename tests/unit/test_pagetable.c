@@ -518,3 +518,98 @@ Test(pagetable, pt_map_raw_pages)
     /* No VMA for the raw kernel mapping. */
     cr_assert_null(vmm_as_find_vma(&as, kva));
 }
+
+/* ---- 2 MiB entries -------------------------------------------------------- */
+
+#define HUGE VMM_HUGE_SIZE
+#define HBASE 0x40000000ULL /* 2 MiB-aligned */
+
+/* The page-directory entry over gva, read through the tables. */
+static uint64_t pde_of(gva_t gva)
+{
+    gpa_t table = as.pml4_gpa;
+    for (int level = 3; level > 1; level--) {
+        uint64_t e = ((uint64_t *)vmm_phys_hva(&pm, table))[(gva >> (12 + 9 * level)) & 511];
+        if (!(e & VMM_PTE_P))
+            return 0;
+        table = e & VMM_PTE_ADDR;
+    }
+    return ((uint64_t *)vmm_phys_hva(&pm, table))[(gva >> 21) & 511];
+}
+
+static bool is_huge(gva_t gva) { return (pde_of(gva) & VMM_PTE_PS) != 0; }
+
+Test(pagetable, big_mapping_backing_shares_the_2m_phase)
+{
+    /* The allocator's bump is not 2 MiB-aligned to begin with. */
+    map_ok(BASE, PAGE, RW);
+    map_ok(HBASE + 3 * PAGE, 3 * HUGE, RW);
+    cr_assert_eq(backing(HBASE + 3 * PAGE) % HUGE, 3 * PAGE);
+    /* A small one is not aligned (no waste). */
+    map_ok(BASE + 16 * PAGE, 2 * PAGE, RW);
+}
+
+Test(pagetable, aligned_stretches_get_2m_entries)
+{
+    map_ok(HBASE - PAGE, 2 * HUGE + 2 * PAGE, RW);
+    cr_assert(is_huge(HBASE));
+    cr_assert(is_huge(HBASE + HUGE));
+    cr_assert_not(is_huge(HBASE - PAGE), "the edge pages are 4 KiB");
+    for (gva_t g = HBASE - PAGE; g < HBASE + 2 * HUGE + PAGE; g += 97 * PAGE)
+        check_pte(g, RW);
+    check_pte(HBASE + 2 * HUGE, RW);
+}
+
+Test(pagetable, protect_inside_a_2m_page_splits_it)
+{
+    map_ok(HBASE, 2 * HUGE, RW);
+    gva_t mid = HBASE + 5 * PAGE;
+    cr_assert_eq(vmm_as_protect(&as, mid, PAGE, PROT_READ), 0);
+    cr_assert_not(is_huge(HBASE));
+    cr_assert(is_huge(HBASE + HUGE), "the other 2 MiB page stays whole");
+    check_pte(mid, PROT_READ);
+    check_pte(mid - PAGE, RW);
+    check_pte(mid + PAGE, RW);
+    check_pte(HBASE + HUGE - PAGE, RW);
+    /* The whole range back to one protection: still correct entries. */
+    cr_assert_eq(vmm_as_protect(&as, HBASE, 2 * HUGE, PROT_READ), 0);
+    for (gva_t g = HBASE; g < HBASE + 2 * HUGE; g += 61 * PAGE)
+        check_pte(g, PROT_READ);
+    cr_assert(as.tlb_flush_needed);
+}
+
+Test(pagetable, unmap_inside_a_2m_page_keeps_its_neighbours)
+{
+    map_ok(HBASE, 2 * HUGE, RW);
+    uint8_t *h = host_of(HBASE + 9 * PAGE);
+    h[0] = 0x5a;
+    cr_assert_eq(vmm_as_unmap(&as, HBASE + 8 * PAGE, PAGE), 0);
+    cr_assert_eq(vmm_pt_lookup(&as, HBASE + 8 * PAGE), 0);
+    check_pte(HBASE + 7 * PAGE, RW);
+    check_pte(HBASE + 9 * PAGE, RW);
+    cr_assert_eq(*host_of(HBASE + 9 * PAGE), 0x5a, "data kept");
+    /* A whole 2 MiB page goes at once. */
+    cr_assert_eq(vmm_as_unmap(&as, HBASE + HUGE, HUGE), 0);
+    cr_assert_eq(pde_of(HBASE + HUGE), 0);
+    cr_assert_eq(vmm_pt_lookup(&as, HBASE + HUGE + 77 * PAGE), 0);
+}
+
+Test(pagetable, prot_none_clears_2m_entries)
+{
+    map_ok(HBASE, 2 * HUGE, RW);
+    cr_assert_eq(vmm_as_protect(&as, HBASE, HUGE + PAGE, PROT_NONE), 0);
+    cr_assert_eq(pde_of(HBASE), 0);
+    cr_assert_eq(vmm_pt_lookup(&as, HBASE + HUGE), 0);
+    check_pte(HBASE + HUGE + PAGE, RW);
+}
+
+Test(pagetable, freed_big_extent_is_reused_at_the_right_phase)
+{
+    map_ok(HBASE, 3 * HUGE, RW);
+    gpa_t first = backing(HBASE);
+    cr_assert_eq(vmm_as_unmap(&as, HBASE, 3 * HUGE), 0);
+    map_ok(HBASE + 5 * PAGE, 2 * HUGE, RW);
+    gpa_t again = backing(HBASE + 5 * PAGE);
+    cr_assert_eq(again % HUGE, 5 * PAGE);
+    cr_assert_lt(again, first + 3 * HUGE, "taken from the freed extent");
+}
