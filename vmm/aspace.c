@@ -575,21 +575,32 @@ static bool range_fully_mapped(const struct vmm_aspace *as, gva_t gva,
 }
 
 /*
- * Makes KVM forget its translations of a VMA's pages in [start, end). A
- * host PTE change plus a CR3 reload is not enough on kvm_pvm: its shadow
- * MMU keeps a stale writable (or present) entry for a page the guest
- * already touched. A host mprotect of the backing pages fires the MMU
- * notifier, which zaps every KVM entry mapping them (shadow or EPT); the
- * second call restores the host protection. Unmapping needs none of this:
- * vmm_phys_free replaces the backing, which fires the notifier itself.
+ * The host protection of a private VMA's backing follows the guest's write
+ * permission. A host PTE change plus a CR3 reload is not enough on kvm_pvm:
+ * its shadow MMU keeps a stale writable (or present) entry for a page the
+ * guest already touched. A host mprotect of the backing fires the MMU
+ * notifier, which zaps every KVM entry mapping those pages (shadow or
+ * EPT). Each host mprotect costs about 60 us here, so the backing stays
+ * read-only while the guest may not write (hvrun writes only where the
+ * guest may: the copy path checks PROT_WRITE) and turns writable again
+ * when the guest regains the permission. Shared mappings keep the host
+ * protection of their object and go there and back. Unmapping needs none
+ * of this: vmm_phys_free replaces the backing, which fires the notifier.
  */
-static void zap_translations(const struct vmm_aspace *as,
-                             const struct vmm_vma *v, gva_t start, gva_t end)
+static void host_protect_backing(const struct vmm_aspace *as,
+                                 const struct vmm_vma *v, bool zap)
 {
-    uint8_t *hva = vmm_phys_hva(as->pm, v->gpa + (start - v->start));
-    int host_prot = v->shared ? v->shared->host_prot : PROT_READ | PROT_WRITE;
-    (void)mprotect(hva, end - start, PROT_NONE);
-    (void)mprotect(hva, end - start, host_prot);
+    uint8_t *hva = vmm_phys_hva(as->pm, v->gpa);
+    size_t len = v->end - v->start;
+    if (v->shared) {
+        if (zap) {
+            (void)mprotect(hva, len, PROT_NONE);
+            (void)mprotect(hva, len, v->shared->host_prot);
+        }
+        return;
+    }
+    (void)mprotect(hva, len, v->prot & PROT_WRITE ? PROT_READ | PROT_WRITE
+                                                  : PROT_READ);
 }
 
 int vmm_as_protect(struct vmm_aspace *as, gva_t gva, uint64_t len, int prot)
@@ -605,16 +616,18 @@ int vmm_as_protect(struct vmm_aspace *as, gva_t gva, uint64_t len, int prot)
     for (size_t i = vma_index_after(as, gva);
          i < as->nr_vmas && as->vmas[i].start < end; i++) {
         struct vmm_vma *v = &as->vmas[i];
-        /* Losing a permission must reach the vCPU's cached translations. */
+        /* Losing a permission must reach the vCPU's cached translations;
+         * regaining write needs a writable host backing. */
         bool loses = (v->prot & ~prot) != 0;
+        bool host_change = loses || ((prot & ~v->prot) & PROT_WRITE);
         v->prot = prot;
         rc = pt_apply_vma(as, v);
         if (rc < 0)
             return rc;
-        if (loses) {
-            zap_translations(as, v, v->start, v->end);
+        if (host_change)
+            host_protect_backing(as, v, loses);
+        if (loses)
             as->tlb_flush_needed = true;
-        }
     }
     return 0;
 }
