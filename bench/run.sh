@@ -11,7 +11,7 @@
 # Knobs (environment): BENCH_STARTUP_REPS (20), BENCH_DD_REPS (5),
 # BENCH_DD_COUNT (20000), BENCH_BZ_REPS (5), BENCH_BZ_MB (6),
 # BENCH_DOCTOR_REPS (3), BENCH_TOUCH_REPS (5), BENCH_TOUCH_PAGES (4000),
-# BENCH_SPAWN_REPS (5), BENCH_SPAWN_COUNT (100). The defaults keep the whole run near one minute on
+# BENCH_SPAWN_REPS (5), BENCH_SPAWN_COUNT (100), BENCH_FE_COUNT (50). The defaults keep the whole run near one minute on
 # an idle kvm_pvm host (under three when the host is busy).
 set -euo pipefail
 
@@ -46,6 +46,7 @@ TOUCH_REPS=${BENCH_TOUCH_REPS:-5}
 TOUCH_PAGES=${BENCH_TOUCH_PAGES:-4000}
 SPAWN_REPS=${BENCH_SPAWN_REPS:-5}
 SPAWN_COUNT=${BENCH_SPAWN_COUNT:-100}
+FE_COUNT=${BENCH_FE_COUNT:-50}
 
 # ---- what the benchmarks need ------------------------------------------------
 # cc and libc.a (for the static helpers), bzip2, dd. Installed from Debian
@@ -82,6 +83,7 @@ build sysloop
 build true_static -static
 build true_bare -static -nostdlib
 build touch -static -nostdlib
+build forkexec -static
 
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/hvrun-bench.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
@@ -262,6 +264,29 @@ row "$SPAWN_COUNT \`sh -c true\` spawns (ms)" "$(calc '%.1f' "$SP_N / 1e6")" \
     "$(exits_per_syscall spawn) ($SP_S)"
 row "  fork+exec per spawn (ms)" "$SP_MS_N" "$SP_MS_H" \
     "$(calc '%.0fx' "$SP_MS_H / ($SP_MS_N > 0 ? $SP_MS_N : 1e-9)")" "(derived)"
+
+# ---- 2d. fork and exec, one at a time ------------------------------------------------
+# A static program forks N children that exit at once (then N that exec the
+# static true), reaping each. Per fork: (t(f, N) - t(f, 0)) / N; per exec:
+# (t(e, N) - t(f, N)) / N, the exec of a static glibc program and its run.
+echo "-- fork/exec: $FE_COUNT children, _exit at once / exec true_static, x$SPAWN_REPS"
+pair fe0 "$SPAWN_REPS" /dev/null /dev/null "$OUT/forkexec" f 0
+pair fef "$SPAWN_REPS" /dev/null /dev/null "$OUT/forkexec" f "$FE_COUNT"
+pair fee "$SPAWN_REPS" /dev/null /dev/null "$OUT/forkexec" e "$FE_COUNT" "$OUT/true_static"
+for m in native hvrun; do
+    declare "FE0_$m=$(median "$TMP/fe0.$m" 1)" "FEF_$m=$(median "$TMP/fef.$m" 1)" \
+        "FEE_$m=$(median "$TMP/fee.$m" 1)"
+done
+FORK_N=$(calc '%.3f' "($FEF_native - $FE0_native) / 1e6 / $FE_COUNT")
+FORK_H=$(calc '%.2f' "($FEF_hvrun - $FE0_hvrun) / 1e6 / $FE_COUNT")
+EXEC_N=$(calc '%.3f' "($FEE_native - $FEF_native) / 1e6 / $FE_COUNT")
+EXEC_H=$(calc '%.2f' "($FEE_hvrun - $FEF_hvrun) / 1e6 / $FE_COUNT")
+echo "   per fork+exit+wait: native $FORK_N ms, hvrun $FORK_H ms"
+echo "   per exec of true_static (and its run): native $EXEC_N ms, hvrun $EXEC_H ms"
+row "  fork+exit+wait (ms)" "$FORK_N" "$FORK_H" \
+    "$(calc '%.0fx' "$FORK_H / ($FORK_N > 0 ? $FORK_N : 1e-9)")" "$(exits_per_syscall fef)"
+row "  exec true_static + run (ms)" "$EXEC_N" "$EXEC_H" \
+    "$(calc '%.0fx' "$EXEC_H / ($EXEC_N > 0 ? $EXEC_N : 1e-9)")" "$(exits_per_syscall fee)"
 
 # ---- 3. syscall-heavy: dd bs=1 -----------------------------------------------------
 # Per-syscall cost is the marginal one: (t(count=N) - t(count=0)) /
