@@ -42,10 +42,12 @@ struct run_summary {
 };
 
 /* Runs the program once in a fresh VM and environment. Returns hvrun's
- * exit code; fills sum; writes the detlog to detlog_path if given. */
+ * exit code; fills sum; writes the detlog to detlog_path if given, the
+ * paths the run creates to created_path, and with preserve_dir keeps
+ * there the files the run changes (syscall-proxy/preserve.c). */
 int cli_run_once(const struct run_options *o, const char *path,
                  const char *detlog_path, const char *created_path,
-                 struct run_summary *sum);
+                 const char *preserve_dir, struct run_summary *sum);
 /* Runs twice and compares (--verify). */
 int cli_verify(const struct run_options *o, const char *path);
 void cli_print_summary(FILE *f, const struct run_options *o,

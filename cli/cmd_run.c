@@ -315,7 +315,7 @@ static char **build_env(const struct run_options *o)
 
 int cli_run_once(const struct run_options *o, const char *path,
                  const char *detlog_path, const char *created_path,
-                 struct run_summary *sum)
+                 const char *preserve_dir, struct run_summary *sum)
 {
     char why[512];
     double t0 = now_seconds();
@@ -354,6 +354,9 @@ int cli_run_once(const struct run_options *o, const char *path,
     p->totals = &totals;
     if (created_path)
         totals.created_log = fopen(created_path, "we");
+    if (preserve_dir && !(totals.preserve = proxy_preserve_open(preserve_dir)))
+        cli_error("--verify: %s: cannot keep changed files for run 2",
+                  preserve_dir);
     rc = proxy_tmp_setup(p, o->tmp_dir, why, sizeof(why));
     if (rc < 0) {
         cli_error("%s", why);
@@ -391,6 +394,7 @@ int cli_run_once(const struct run_options *o, const char *path,
 out:
     if (totals.created_log)
         fclose(totals.created_log);
+    proxy_preserve_close(totals.preserve);
     free(env);
     proxy_process_destroy(p);
     if (det_ready)
@@ -443,7 +447,7 @@ int cli_cmd_run(int argc, char **argv)
         return cli_verify(&o, path);
     struct run_summary sum;
     memset(&sum, 0, sizeof(sum));
-    int code = cli_run_once(&o, path, NULL, NULL, &sum);
+    int code = cli_run_once(&o, path, NULL, NULL, NULL, &sum);
     if (o.summary || o.summary_json)
         cli_print_summary(stderr, &o, &sum);
     return code;

@@ -5,6 +5,7 @@
  * says whether the runs were identical and, if not, names the first event
  * that differed and which streams differed.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -23,6 +24,7 @@
 
 struct run_files {
     char out[128], err[128], detlog[128], summary[128], created[128];
+    char kept[128]; /* run 1 only: the files it changed, as they were */
     int code;
     struct run_summary sum;
 };
@@ -86,7 +88,8 @@ static void child_run(const struct run_options *o, const char *path,
     dup2(err, 2);
     struct run_summary sum;
     memset(&sum, 0, sizeof(sum));
-    int code = cli_run_once(o, path, f->detlog, f->created, &sum);
+    int code = cli_run_once(o, path, f->detlog, f->created,
+                            f->kept[0] ? f->kept : NULL, &sum);
     int s = open(f->summary, O_WRONLY | O_CREAT | O_TRUNC, 0600);
     if (s >= 0) {
         if (write(s, &sum, sizeof(sum)) != (ssize_t)sizeof(sum))
@@ -224,8 +227,8 @@ static int report(const struct run_options *o, struct run_files *f)
 /*
  * Both runs must start from the same files: what run 1 created (outside
  * its private /tmp, which is fresh anyway) is removed before run 2, newest
- * first so directories are empty when their turn comes. Files run 1
- * modified are not restored.
+ * first so directories are empty when their turn comes; what it changed
+ * or removed is put back then (restore_kept).
  */
 static void undo_creations(const char *list)
 {
@@ -257,8 +260,131 @@ static void undo_creations(const char *list)
     free(paths);
 }
 
+/* ---- putting back what run 1 changed (syscall-proxy/preserve.c) ---------- */
+
+struct kept_entry {
+    char kind;      /* F file, L symlink, D directory */
+    unsigned mode;
+    char saved[16]; /* the number of the saved copy, or "-" */
+    char *path;
+};
+
+static int read_kept(const char *kept, struct kept_entry **out, size_t *n)
+{
+    char index[160];
+    snprintf(index, sizeof(index), "%s/index", kept);
+    FILE *f = fopen(index, "re");
+    *out = NULL;
+    *n = 0;
+    if (!f)
+        return errno == ENOENT ? 0 : -errno;
+    size_t cap = 0;
+    char line[4200];
+    while (fgets(line, sizeof(line), f)) {
+        line[strcspn(line, "\n")] = 0;
+        struct kept_entry e = {0};
+        int at = 0;
+        if (sscanf(line, "%c %o %15s %n", &e.kind, &e.mode, e.saved, &at) < 3 ||
+            at == 0 || line[at] != '/')
+            continue;
+        if (*n == cap) {
+            cap = cap ? cap * 2 : 16;
+            struct kept_entry *g = realloc(*out, cap * sizeof(*g));
+            if (!g)
+                break;
+            *out = g;
+        }
+        if (!(e.path = strdup(line + at)))
+            break;
+        (*out)[(*n)++] = e;
+    }
+    fclose(f);
+    return 0;
+}
+
+static int by_path_length(const void *a, const void *b)
+{
+    size_t la = strlen(((const struct kept_entry *)a)->path);
+    size_t lb = strlen(((const struct kept_entry *)b)->path);
+    return la < lb ? -1 : la > lb;
+}
+
+static void put_back(const char *kept, const struct kept_entry *e)
+{
+    char saved[160];
+    snprintf(saved, sizeof(saved), "%s/%s", kept, e->saved);
+    struct stat st;
+    if (lstat(e->path, &st) == 0 && !S_ISDIR(st.st_mode))
+        unlink(e->path);
+    if (e->kind == 'L') {
+        char target[4096];
+        int fd = open(saved, O_RDONLY | O_CLOEXEC);
+        ssize_t n = fd < 0 ? -1 : read(fd, target, sizeof(target) - 1);
+        if (fd >= 0)
+            close(fd);
+        if (n >= 0) {
+            target[n] = 0;
+            if (symlink(target, e->path) < 0)
+                cli_error("--verify: cannot put back %s: %s", e->path,
+                          strerror(errno));
+        }
+        return;
+    }
+    int src = open(saved, O_RDONLY | O_CLOEXEC);
+    int dst = open(e->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (src < 0 || dst < 0 || copy_fd(src, dst) < 0 ||
+        fchmod(dst, (mode_t)e->mode) < 0)
+        cli_error("--verify: cannot put back %s: %s", e->path,
+                  strerror(errno));
+    if (src >= 0)
+        close(src);
+    if (dst >= 0)
+        close(dst);
+}
+
+/*
+ * Before run 2: the files run 1 changed or removed go back as they were
+ * (content and mode; the metadata that run 2 sees is virtualised anyway).
+ * Directories first, outermost first, so that files have a place again.
+ */
+static void restore_kept(const char *kept)
+{
+    struct kept_entry *e;
+    size_t n;
+    if (read_kept(kept, &e, &n) < 0 || n == 0) {
+        free(e);
+        return;
+    }
+    qsort(e, n, sizeof(*e), by_path_length);
+    for (size_t i = 0; i < n; i++)
+        if (e[i].kind == 'D' && mkdir(e[i].path, (mode_t)e[i].mode) < 0 &&
+            errno != EEXIST)
+            cli_error("--verify: cannot put back %s: %s", e[i].path,
+                      strerror(errno));
+    for (size_t i = 0; i < n; i++)
+        if (e[i].kind == 'F' || e[i].kind == 'L')
+            put_back(kept, &e[i]);
+    for (size_t i = 0; i < n; i++)
+        free(e[i].path);
+    free(e);
+}
+
+static void remove_kept(const char *kept)
+{
+    DIR *d = opendir(kept);
+    if (!d)
+        return;
+    struct dirent *de;
+    while ((de = readdir(d)))
+        if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+            unlinkat(dirfd(d), de->d_name, 0);
+    closedir(d);
+    rmdir(kept);
+}
+
 static void cleanup(const char *dir, struct run_files *f, const char *in)
 {
+    remove_kept(f[0].kept);
     for (int i = 0; i < NR_RUNS; i++) {
         unlink(f[i].created);
         unlink(f[i].out);
@@ -288,6 +414,11 @@ int cli_verify(const struct run_options *o, const char *path)
         snprintf(f[i].created, sizeof(f[i].created), "%s/created%d", dir,
                  i + 1);
     }
+    snprintf(f[0].kept, sizeof(f[0].kept), "%s/kept", dir);
+    if (mkdir(f[0].kept, 0700) < 0) {
+        cli_error("--verify: %s: %s", f[0].kept, strerror(errno));
+        f[0].kept[0] = 0;
+    }
     char in[160];
     int code = CLI_EXIT_FAILURE;
     if (save_stdin(dir, in, sizeof(in)) < 0) {
@@ -295,8 +426,10 @@ int cli_verify(const struct run_options *o, const char *path)
         goto out;
     }
     for (int i = 0; i < NR_RUNS; i++) {
-        if (i > 0)
+        if (i > 0) {
             undo_creations(f[i - 1].created);
+            restore_kept(f[0].kept);
+        }
         if (run_in_child(o, path, in, &f[i]) < 0) {
             cli_error("--verify: fork: %s", strerror(errno));
             goto out;

@@ -335,6 +335,8 @@ static long do_openat(struct proxy_process *p, uint64_t guest_dirfd,
     if (fifo_open_would_block(p, hp.dirfd, hp.path, flags))
         return fifo_open(p, hp.dirfd, hp.path, flags);
     mode_t host_mode = open_creates(flags) ? umasked(p, mode) : 0;
+    if ((flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC))
+        proxy_preserve_before(p, hp.dirfd, hp.path, !(flags & O_NOFOLLOW));
     bool created = proxy_meta_open_creates(p, hp.dirfd, hp.path, flags);
     int host_fd =
         openat(hp.dirfd, hp.path, flags | O_CLOEXEC | O_NOCTTY, host_mode);
@@ -695,6 +697,7 @@ static long do_unlinkat(struct proxy_process *p, uint64_t guest_dirfd,
         return r;
     struct proxy_meta_name victim;
     proxy_meta_name_get(p, hp.dirfd, hp.path, &victim);
+    proxy_preserve_before(p, hp.dirfd, hp.path, false);
     r = proxy_host_result(unlinkat(hp.dirfd, hp.path, flags));
     if (r == 0)
         proxy_meta_note_unlink(p, &victim);
@@ -833,10 +836,14 @@ static long do_renameat2(struct proxy_process *p, uint64_t old_dirfd,
     struct proxy_meta_name src, victim;
     proxy_meta_name_get(p, from.dirfd, from.path, &src);
     proxy_meta_name_get(p, to.dirfd, to.path, &victim);
+    proxy_preserve_before(p, from.dirfd, from.path, false);
+    proxy_preserve_before(p, to.dirfd, to.path, false);
     r = proxy_host_result(syscall(SYS_renameat2, from.dirfd, from.path,
                                   to.dirfd, to.path, flags));
-    if (r == 0)
+    if (r == 0) {
+        proxy_meta_log_created(p, to.dirfd, to.path); /* a new name */
         proxy_meta_note_rename(p, &src, &victim, flags);
+    }
     return r;
 }
 
@@ -874,6 +881,7 @@ static long do_linkat(struct proxy_process *p, uint64_t old_dirfd,
     r = proxy_host_result(
         linkat(from.dirfd, from.path, to.dirfd, to.path, flags));
     if (r == 0) {
+        proxy_meta_log_created(p, to.dirfd, to.path);
         proxy_meta_note_parent(p, to.dirfd, to.path);
         proxy_meta_note_at(p, to.dirfd, to.path, AT_SYMLINK_NOFOLLOW,
                            PROXY_META_ATTRS);
@@ -939,6 +947,7 @@ static long do_fchmodat(struct proxy_process *p, uint64_t guest_dirfd,
     long r = host_path_at(p, guest_dirfd, path_gva, true, &hp);
     if (r < 0)
         return r;
+    proxy_preserve_before(p, hp.dirfd, hp.path, true);
     r = proxy_host_result(
         syscall(SYS_fchmodat, hp.dirfd, hp.path, (mode_t)mode));
     if (r == 0)
@@ -961,6 +970,7 @@ static long sys_fchmod(struct proxy_process *p, const uint64_t a[6])
     int host_fd = guest_host_fd(p, a[0]);
     if (host_fd < 0)
         return host_fd;
+    proxy_preserve_fd(p, host_fd);
     long r = proxy_host_result(fchmod(host_fd, (mode_t)a[1]));
     if (r == 0)
         proxy_meta_note_fd(p, (int)a[0], PROXY_META_ATTRS);
@@ -1113,6 +1123,7 @@ static long sys_truncate(struct proxy_process *p, const uint64_t a[6])
     int fd = open_o_path(&hp);
     if (fd < 0)
         return fd;
+    proxy_preserve_fd(p, fd);
     char link[64];
     snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
     r = proxy_host_result(truncate(link, (off_t)a[1]));

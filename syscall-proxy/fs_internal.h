@@ -101,6 +101,9 @@ void proxy_meta_note_parent(struct proxy_process *p, int host_dirfd,
  * directory changed now. */
 void proxy_meta_note_created(struct proxy_process *p, int host_dirfd,
                              const char *host_path);
+/* --verify: (dirfd, path) is a new name (link), to remove before run 2. */
+void proxy_meta_log_created(struct proxy_process *p, int host_dirfd,
+                            const char *host_path);
 /* utimensat and friends: ts is the guest's pair as timespecs (NULL: both
  * now; UTIME_NOW and UTIME_OMIT honoured). A NULL host_path means the file
  * is host_dirfd itself (futimens). */

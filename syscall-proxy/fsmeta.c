@@ -183,29 +183,27 @@ void proxy_meta_note_parent(struct proxy_process *p, int host_dirfd,
 }
 
 /* --verify removes what run 1 created before run 2 starts, so both runs
- * begin from the same files: log each new name as an absolute host path. */
-static void log_created(struct proxy_process *p, int host_dirfd,
-                        const char *host_path)
+ * begin from the same files: log each new name as an absolute host path
+ * (and tell preserve.c, which must not keep it). */
+static void log_created_abs(struct proxy_process *p, const char *abs)
 {
-    if (!p->totals || !p->totals->created_log)
-        return;
-    if (host_path[0] == '/') {
-        fprintf(p->totals->created_log, "%s\n", host_path);
-        return;
-    }
-    char link[64], dir[PROXY_PATH_MAX];
-    snprintf(link, sizeof(link), "/proc/self/fd/%d", host_dirfd);
-    ssize_t n = readlink(link, dir, sizeof(dir) - 1);
-    if (n <= 0)
-        return;
-    dir[n] = 0;
-    fprintf(p->totals->created_log, "%s/%s\n", dir, host_path);
+    fprintf(p->totals->created_log, "%s\n", abs);
+    proxy_preserve_created(p, abs);
+}
+
+void proxy_meta_log_created(struct proxy_process *p, int host_dirfd,
+                            const char *host_path)
+{
+    char abs[PROXY_PATH_MAX];
+    if (p->totals && p->totals->created_log &&
+        proxy_abs_path(host_dirfd, host_path, abs, sizeof(abs)) == 0)
+        log_created_abs(p, abs);
 }
 
 void proxy_meta_note_created(struct proxy_process *p, int host_dirfd,
                              const char *host_path)
 {
-    log_created(p, host_dirfd, host_path);
+    proxy_meta_log_created(p, host_dirfd, host_path);
     proxy_meta_note_parent(p, host_dirfd, host_path);
     proxy_meta_note_at(p, host_dirfd, host_path, AT_SYMLINK_NOFOLLOW,
                        PROXY_META_CONTENT);
@@ -368,7 +366,7 @@ void proxy_meta_note_open(struct proxy_process *p, int host_fd,
         ssize_t n = readlink(link, path, sizeof(path) - 1);
         if (n > 0) {
             path[n] = 0;
-            fprintf(p->totals->created_log, "%s\n", path);
+            log_created_abs(p, path);
         }
     }
     if (!proxy_meta_on(p))

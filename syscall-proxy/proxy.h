@@ -350,6 +350,7 @@ struct proxy_process {
         uint64_t syscalls, unsupported, exits, syscall_exits,
             exception_exits;
         FILE *created_log; /* --verify: host paths of files the run made */
+        struct proxy_preserve *preserve; /* --verify run 1 (preserve.c) */
     } *totals;
     uint64_t nr_syscalls;
     uint64_t nr_unsupported;
@@ -360,6 +361,24 @@ struct proxy_process {
 int proxy_process_create(struct proxy_process **out, struct vmm_vm *vm,
                          struct det_state *det, const struct proxy_config *c);
 void proxy_process_destroy(struct proxy_process *p);
+
+/* ---- --verify's journal of changed files (preserve.c) --------------------- */
+
+struct proxy_preserve;
+/* A journal in dir (which exists): its index and saved files go there. */
+struct proxy_preserve *proxy_preserve_open(const char *dir);
+void proxy_preserve_close(struct proxy_preserve *pr);
+/* Before a call that may change or remove (dirfd, path), or with follow
+ * what it points to: keeps its state before the run, once per path. */
+void proxy_preserve_before(struct proxy_process *p, int host_dirfd,
+                           const char *host_path, bool follow);
+/* The same for the file behind a host fd (fchmod). */
+void proxy_preserve_fd(struct proxy_process *p, int host_fd);
+/* A path the run created: never kept, nor anything below it. */
+void proxy_preserve_created(struct proxy_process *p, const char *abs);
+/* The absolute host path of (dirfd, path), the directory part resolved
+ * and the last component as named. 0 or -errno. */
+int proxy_abs_path(int dirfd, const char *path, char *out, size_t len);
 
 /* ---- the checked copy path (thin wrappers over vmm_as_copy_*) ------------- */
 

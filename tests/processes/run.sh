@@ -321,6 +321,35 @@ EOF
     local st
     st=$(run_prog "$HV run --verify --" "$cwd" "$b.v.out" "$b.v.err" "$gcc" -c t.c)
     verify_check "$LABEL:gcc/verify-compile" "$b.v" "$st"
+    # Again, now that t.o exists: run 2 must start from the old t.o too.
+    st=$(run_prog "$HV run --verify --" "$cwd" "$b.r.out" "$b.r.err" "$gcc" -c t.c)
+    verify_check "$LABEL:gcc/verify-recompile" "$b.r" "$st"
+}
+
+# ---- verify/changes: run 1 changes files that existed; run 2 starts from them --
+
+# Appends to, removes, renames and chmods files that exist before the run;
+# --verify must put them back before run 2 (its cat would print what run 1
+# appended otherwise), and leave the result of one run behind.
+changes_case() {
+    local full=$LABEL:verify/changes-existing cwd=$WORK/$ID.changes
+    local b=$OUT/$ID.changes
+    mkdir -p "$cwd/d"
+    echo one >"$cwd/log.txt"
+    echo keep >"$cwd/gone.txt"
+    echo x >"$cwd/d/f"
+    ln -s log.txt "$cwd/link"
+    local st
+    st=$(run_prog "$HV run --verify --" "$cwd" "$b.out" "$b.err" "$(prog sh)" -c \
+        'cat log.txt; echo appended >>log.txt; rm gone.txt; rm -r d; mv link link2; chmod 600 log.txt')
+    verify_check "$full" "$b" "$st"
+    local after
+    after=$(cd "$cwd" && printf '%s|' * && tr '\n' ' ' <log.txt && stat -c %a log.txt)
+    if [ "$after" != "link2|log.txt|one appended 600" ]; then
+        fail "$full:result" "after --verify: '$after', want one run's result"
+    else
+        pass "$full:result"
+    fi
 }
 
 # ---- main -----------------------------------------------------------------------
@@ -333,6 +362,9 @@ skip_all() {
     for_each_case "$VERIFY_TABLE" skip_verify
     skip "$LABEL:gcc/same-binary-twice" "$1"
     skip "$LABEL:gcc/verify-compile" "$1"
+    skip "$LABEL:gcc/verify-recompile" "$1"
+    skip "$LABEL:verify/changes-existing" "$1"
+    skip "$LABEL:verify/changes-existing:result" "$1"
 }
 
 for hvarg in "$@"; do
@@ -352,6 +384,7 @@ for hvarg in "$@"; do
     fi
     for_each_case "$SAME_TABLE" same_case
     for_each_case "$VERIFY_TABLE" verify_case
+    changes_case
     gcc_cases
 done
 
