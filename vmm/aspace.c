@@ -209,6 +209,20 @@ static uint64_t *pt_table(const struct vmm_aspace *as, gpa_t gpa)
     return (uint64_t *)vmm_phys_hva(as->pm, gpa);
 }
 
+/*
+ * A fresh page-table page. Its first access from hvrun is a write: read
+ * first, a fresh host page maps the shared zero page, and the write that
+ * follows is a copy-on-write fault whose TLB flush interrupts every CPU
+ * the process runs on (the VM pool's worker makes that two).
+ */
+static int pt_alloc_table(const struct vmm_aspace *as, gpa_t *out)
+{
+    if (vmm_phys_alloc(as->pm, 1, out) < 0)
+        return -ENOMEM;
+    *(volatile uint64_t *)pt_table(as, *out) = 0;
+    return 0;
+}
+
 /* Returns the page-directory entry (level 2) for gva, allocating the
  * tables above it if `create`; NULL when absent (or out of memory). */
 static uint64_t *pt_pde(const struct vmm_aspace *as, gva_t gva, bool create)
@@ -221,7 +235,7 @@ static uint64_t *pt_pde(const struct vmm_aspace *as, gva_t gva, bool create)
             if (!create)
                 return NULL;
             gpa_t fresh;
-            if (vmm_phys_alloc(as->pm, 1, &fresh) < 0)
+            if (pt_alloc_table(as, &fresh) < 0)
                 return NULL;
             *entry = fresh | PT_INTERMEDIATE;
         }
@@ -267,7 +281,7 @@ static uint64_t *pt_slot(const struct vmm_aspace *as, gva_t gva, bool create)
                 return NULL;
         } else {
             gpa_t fresh;
-            if (vmm_phys_alloc(as->pm, 1, &fresh) < 0)
+            if (pt_alloc_table(as, &fresh) < 0)
                 return NULL;
             *pde = fresh | PT_INTERMEDIATE;
         }
@@ -417,7 +431,7 @@ int vmm_as_init(struct vmm_aspace *as, struct vmm_physmem *pm)
 {
     memset(as, 0, sizeof(*as));
     as->pm = pm;
-    return vmm_phys_alloc(pm, 1, &as->pml4_gpa);
+    return pt_alloc_table(as, &as->pml4_gpa);
 }
 
 void vmm_as_destroy(struct vmm_aspace *as)
