@@ -20,6 +20,7 @@ struct run_options {
     bool verify;
     bool fail_closed;
     bool summary, summary_json;
+    uint64_t preempt_ms;      /* --preempt-ms; 0: never preempt */
     int log_level;
     struct det_config det;
     const char *tmp_dir;      /* --tmp; NULL: a fresh private /tmp */
@@ -34,6 +35,7 @@ struct run_summary {
     int exit_code;
     uint64_t syscalls, unsupported;
     uint64_t exits, syscall_exits, exception_exits;
+    uint64_t preemptions;
     uint64_t reads[DET_SRC_COUNT];
     uint64_t detlog_events;
     uint64_t digest;

@@ -21,6 +21,10 @@
 #include "proxy.h"
 #include "vfs.h"
 
+/* The default time slice of a thread that makes no syscall while another
+ * thread could run (see --preempt-ms and docs/DETERMINISM.md). */
+#define RUN_PREEMPT_MS 100
+
 /* Fresh VMs kept ready in the background once a run forks or execs. */
 #define RUN_VM_POOL 2
 
@@ -30,7 +34,7 @@ enum {
     OPT_BACKEND = 256, OPT_FAIL_CLOSED, OPT_SUMMARY, OPT_SUMMARY_JSON,
     OPT_LOG, OPT_VERIFY, OPT_SEED, OPT_EPOCH, OPT_NO_TIME, OPT_NO_RANDOM,
     OPT_NO_METADATA, OPT_NO_HOST, OPT_TMP, OPT_BASE_ENV, OPT_CWD,
-    OPT_HOSTNAME, OPT_UID, OPT_GID,
+    OPT_HOSTNAME, OPT_UID, OPT_GID, OPT_PREEMPT_MS,
 };
 
 static const struct option run_longopts[] = {
@@ -50,6 +54,7 @@ static const struct option run_longopts[] = {
     {"uid", required_argument, NULL, OPT_UID},
     {"gid", required_argument, NULL, OPT_GID},
     {"fail-closed", no_argument, NULL, OPT_FAIL_CLOSED},
+    {"preempt-ms", required_argument, NULL, OPT_PREEMPT_MS},
     {"summary", no_argument, NULL, OPT_SUMMARY},
     {"summary-json", no_argument, NULL, OPT_SUMMARY_JSON},
     {"log", required_argument, NULL, OPT_LOG},
@@ -160,6 +165,18 @@ static int apply_option(struct run_options *o, int c, const char *arg)
         cli_error("--base-env '%s': expected empty, minimal or host", arg);
         return -1;
     case OPT_FAIL_CLOSED: o->fail_closed = true; return 0;
+    case OPT_PREEMPT_MS: {
+        char *end;
+        errno = 0;
+        unsigned long long ms = strtoull(arg, &end, 10);
+        if (errno || end == arg || *end || arg[0] == '-' || ms > 3600000) {
+            cli_error("--preempt-ms '%s': expected milliseconds, 0 to 3600000",
+                      arg);
+            return -1;
+        }
+        o->preempt_ms = ms;
+        return 0;
+    }
     case OPT_SUMMARY: o->summary = true; return 0;
     case OPT_SUMMARY_JSON: o->summary_json = true; return 0;
     case OPT_LOG:
@@ -180,6 +197,7 @@ static int parse_run_options(int argc, char **argv, struct run_options *o)
     o->backend = "kvm";
     o->base_env = "host";
     o->log_level = 1;
+    o->preempt_ms = RUN_PREEMPT_MS;
     det_config_defaults(&o->det);
     optind = 1;
     int c;
@@ -260,6 +278,7 @@ static void collect_summary(struct run_summary *s, struct proxy_process *p,
     s->exits = st.exits + t->exits;
     s->syscall_exits = st.syscall_exits + t->syscall_exits;
     s->exception_exits = st.exception_exits + t->exception_exits;
+    s->preemptions = t->preemptions;
     s->detlog_events = det->log.n;
     s->digest = det_log_digest(det);
     for (int i = 0; i < DET_SRC_COUNT; i++)
@@ -342,7 +361,8 @@ int cli_run_once(const struct run_options *o, const char *path,
         goto out;
     }
     det_ready = true;
-    struct proxy_config pc = {.fail_closed = o->fail_closed,
+    struct proxy_config pc = {.preempt_ns = o->preempt_ms * 1000000ULL,
+                              .fail_closed = o->fail_closed,
                               .log_level = o->log_level, .log = stderr};
     int rc = proxy_process_create(&p, vm, &det, &pc);
     if (rc < 0) {

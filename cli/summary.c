@@ -15,12 +15,13 @@ static void print_json(FILE *f, const struct run_summary *s)
     fprintf(f,
             "{\"exit_code\": %d, \"syscalls\": %llu, \"unsupported\": %llu, "
             "\"exits\": %llu, \"syscall_exits\": %llu, "
-            "\"exception_exits\": %llu, \"exits_per_syscall\": %.3f, "
-            "\"virtualized_reads\": {",
+            "\"exception_exits\": %llu, \"preemptions\": %llu, "
+            "\"exits_per_syscall\": %.3f, \"virtualized_reads\": {",
             s->exit_code, (unsigned long long)s->syscalls,
             (unsigned long long)s->unsupported, (unsigned long long)s->exits,
             (unsigned long long)s->syscall_exits,
             (unsigned long long)s->exception_exits,
+            (unsigned long long)s->preemptions,
             s->syscalls ? (double)s->exits / (double)s->syscalls : 0.0);
     for (int i = DET_SRC_TIME; i < DET_SRC_COUNT; i++)
         fprintf(f, "%s\"%s\": %llu", i == DET_SRC_TIME ? "" : ", ",
@@ -42,7 +43,8 @@ void cli_print_summary(FILE *f, const struct run_options *o,
     }
     fprintf(f,
             "hvrun: summary: syscalls %llu, unsupported %llu, exits %llu "
-            "(syscall %llu, exception %llu), exits/syscall %.3f; "
+            "(syscall %llu, exception %llu, preemption %llu), "
+            "exits/syscall %.3f; "
             "virtualised reads: time %llu, random %llu, ids %llu, "
             "metadata %llu, host %llu; detlog %llu events, digest %016llx; "
             "%swall %.3f s\n",
@@ -50,6 +52,7 @@ void cli_print_summary(FILE *f, const struct run_options *o,
             (unsigned long long)s->unsupported, (unsigned long long)s->exits,
             (unsigned long long)s->syscall_exits,
             (unsigned long long)s->exception_exits,
+            (unsigned long long)s->preemptions,
             s->syscalls ? (double)s->exits / (double)s->syscalls : 0.0,
             (unsigned long long)s->reads[DET_SRC_TIME],
             (unsigned long long)s->reads[DET_SRC_RANDOM],

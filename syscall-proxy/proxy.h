@@ -263,6 +263,9 @@ struct proxy_config {
     bool fail_closed;    /* unsupported syscall aborts the run */
     int log_level;       /* 0 quiet, 1 warnings (default), 2 debug trace */
     FILE *log;           /* hvrun's diagnostics */
+    /* A thread that runs this long (host wall time) without a syscall
+     * while another can run is preempted (world.c); 0: never. */
+    uint64_t preempt_ns;
 };
 
 struct proxy_process {
@@ -351,6 +354,7 @@ struct proxy_process {
             exception_exits;
         FILE *created_log; /* --verify: host paths of files the run made */
         struct proxy_preserve *preserve; /* --verify run 1 (preserve.c) */
+        uint64_t preemptions; /* threads cut off by the time slice */
     } *totals;
     uint64_t nr_syscalls;
     uint64_t nr_unsupported;

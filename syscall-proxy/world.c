@@ -326,6 +326,28 @@ static void finish_syscall(struct proxy_process *p, long ret)
         p->resched = true;
 }
 
+/*
+ * The thread ran a whole time slice without a syscall while another could
+ * run (a spin-wait, or a long computation): the next runnable thread gets
+ * the vCPU. Without a PMU to count instructions (kvm_pvm) the cut point is
+ * host time, so the preemption is logged as an external event, naming the
+ * thread: a run whose preemptions differ in number or order differs in
+ * its detlog. Where in the loop the cut fell (RIP) is left out, so that a
+ * spin-wait, cut at a different instruction each run but with the same
+ * outcome, still verifies; a cut that changes what the program does shows
+ * in its output or its later syscalls.
+ */
+static void preempt(struct proxy_process *p)
+{
+    p->resched = true;
+    if (p->totals)
+        p->totals->preemptions++;
+    det_log_value(p->det, DET_SRC_EXTERNAL, &p->tid, sizeof(p->tid));
+    p->det->reads[DET_SRC_EXTERNAL]++;
+    proxy_log(p, 2, "thread %d preempted at rip %#llx after its time slice",
+              p->tid, (unsigned long long)vmm_vm_regs(p->vm)->rip);
+}
+
 /* Runs p's current thread to its next event. false: hvrun failed. */
 static bool run_one(struct proxy_process *p)
 {
@@ -333,7 +355,10 @@ static bool run_one(struct proxy_process *p)
     proxy_signal_deliver_pending(p);
     if (p->exited)
         return true;
-    int rc = vmm_vm_run(p->vm, &ev);
+    /* A time slice only while another thread could run: alone, a thread
+     * runs until it makes a syscall, deterministically. */
+    uint64_t slice = proxy_others_runnable(p) ? p->cfg->preempt_ns : 0;
+    int rc = vmm_vm_run_slice(p->vm, &ev, slice);
     if (rc < 0 && ev.kind != VMM_EVENT_FAILED) {
         proxy_log(p, 0, "KVM_RUN: %s", strerror(-rc));
         return false;
@@ -351,6 +376,8 @@ static bool run_one(struct proxy_process *p)
         proxy_signal_fault(p, &ev);
         break;
     case VMM_EVENT_INTERRUPTED:
+        if (ev.slice_over && ev.in_user_code)
+            preempt(p);
         break;
     case VMM_EVENT_FAILED:
         proxy_log(p, 0, "guest VM failed: %s", ev.what);

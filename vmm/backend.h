@@ -28,6 +28,10 @@ enum vmm_event_kind {
 
 struct vmm_event {
     enum vmm_event_kind kind;
+    /* INTERRUPTED: the time slice of vmm_vm_run_slice ran out, and whether
+     * the vCPU stopped in user code (not in the guest kernel's stubs), where
+     * another thread may take it over. */
+    bool slice_over, in_user_code;
     unsigned vector;     /* EXCEPTION: x86 vector number */
     uint64_t error_code; /* EXCEPTION: CPU error code (0 if none) */
     uint64_t fault_addr; /* EXCEPTION #PF: CR2 */
@@ -105,6 +109,12 @@ void vmm_vm_enter_user(struct vmm_vm *vm);
 /* Runs the vCPU until the next event. Returns 0, or -errno on an ioctl
  * failure (ev->what says which). */
 int vmm_vm_run(struct vmm_vm *vm, struct vmm_event *ev);
+/* The same, but the run also ends (VMM_EVENT_INTERRUPTED, slice_over) once
+ * the guest has run slice_ns of host wall time without an exit; 0 means
+ * no limit. A host timer signal interrupts KVM_RUN: the cut point is not
+ * deterministic. */
+int vmm_vm_run_slice(struct vmm_vm *vm, struct vmm_event *ev,
+                     uint64_t slice_ns);
 
 /* Counters for --summary and the benchmarks. */
 struct vmm_stats {

@@ -19,6 +19,9 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <unistd.h>
+#include <time.h>
+#include <sys/syscall.h>
+#include <signal.h>
 
 #include "../guestkernel/gk_abi.h"
 #include "cpu_x86_64.h"
@@ -587,6 +590,79 @@ static void decode_exit(struct vmm_vm *vm, struct vmm_event *ev)
         fail(ev, "unhandled KVM exit reason %u at rip %#llx",
              run->exit_reason, (unsigned long long)vm->regs.rip);
     }
+}
+
+/* ---- time slices ------------------------------------------------------------
+ *
+ * One host timer per process, delivering SLICE_SIGNAL to the thread that
+ * runs vCPUs. Its handler sets immediate_exit on the vCPU being run, so a
+ * signal that lands just before KVM_RUN still ends the run at once.
+ */
+#define SLICE_SIGNAL SIGVTALRM
+
+static struct kvm_run *volatile slice_run;
+static volatile sig_atomic_t slice_fired;
+static timer_t slice_timer;
+static bool slice_ready, slice_failed;
+
+static void on_slice_signal(int sig)
+{
+    (void)sig;
+    slice_fired = 1;
+    struct kvm_run *run = slice_run;
+    if (run)
+        run->immediate_exit = 1;
+}
+
+static bool slice_setup(void)
+{
+    if (slice_ready || slice_failed)
+        return slice_ready;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_slice_signal; /* no SA_RESTART: KVM_RUN gets EINTR */
+    sigemptyset(&sa.sa_mask);
+    struct sigevent sev;
+    memset(&sev, 0, sizeof(sev));
+    sev.sigev_notify = SIGEV_THREAD_ID;
+    sev.sigev_signo = SLICE_SIGNAL;
+    sev._sigev_un._tid = (pid_t)syscall(SYS_gettid);
+    if (sigaction(SLICE_SIGNAL, &sa, NULL) < 0 ||
+        timer_create(CLOCK_MONOTONIC, &sev, &slice_timer) < 0) {
+        slice_failed = true;
+        return false;
+    }
+    slice_ready = true;
+    return true;
+}
+
+static void slice_arm(uint64_t ns)
+{
+    struct itimerspec its = {.it_value = {(time_t)(ns / 1000000000ULL),
+                                          (long)(ns % 1000000000ULL)}};
+    (void)timer_settime(slice_timer, 0, &its, NULL);
+}
+
+int vmm_vm_run_slice(struct vmm_vm *vm, struct vmm_event *ev,
+                     uint64_t slice_ns)
+{
+    if (slice_ns == 0 || !slice_setup())
+        return vmm_vm_run(vm, ev);
+    slice_fired = 0;
+    slice_run = vm->run;
+    slice_arm(slice_ns);
+    int rc = vmm_vm_run(vm, ev);
+    slice_arm(0);
+    slice_run = NULL;
+    vm->run->immediate_exit = 0;
+    if (slice_fired && ev->kind == VMM_EVENT_INTERRUPTED) {
+        ev->slice_over = true;
+        /* Safe to hand the vCPU to another thread only in user code: the
+         * guest kernel's stubs use the one kernel stack of the VM. */
+        ev->in_user_code = (vm->run->s.regs.sregs.cs.selector & 3) == 3 &&
+                           vm->regs.rip < GK_KERNEL_VA;
+    }
+    return rc;
 }
 
 int vmm_vm_run(struct vmm_vm *vm, struct vmm_event *ev)
