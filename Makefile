@@ -85,7 +85,7 @@ $(BUILD)/tests/unit/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(BUILD)/libhvr
 GUEST_SRCS := $(wildcard tests/guest/*.c)
 GUEST_BINS := $(GUEST_SRCS:tests/guest/%.c=build/guest/%)
 
-build/guest/%: tests/guest/%.c
+build/guest/%: tests/guest/%.c $(wildcard tests/guest/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) -O1 -g -o $@ $< $(if $(findstring static,$*),-static,) \
 	    $(if $(findstring nopie,$*),-no-pie,)

@@ -16,14 +16,7 @@
 #include <sys/types.h>
 #include <unistd.h>
 
-#define CHECK(cond)                                                        \
-    do {                                                                   \
-        if (!(cond)) {                                                     \
-            printf("FAIL %s:%d: %s (errno %d %s)\n", __FILE__, __LINE__,   \
-                   #cond, errno, strerror(errno));                         \
-            exit(1);                                                       \
-        }                                                                  \
-    } while (0)
+#include "guest_check.h"
 
 /* The call fails with exactly this errno. */
 #define CHECK_ERR(call, want)                                              \

@@ -15,16 +15,9 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#define PAGE 4096UL
+#include "guest_check.h"
 
-#define CHECK(cond)                                                        \
-    do {                                                                   \
-        if (!(cond)) {                                                     \
-            printf("FAIL %s:%d: %s (errno %d %s)\n", __FILE__, __LINE__,   \
-                   #cond, errno, strerror(errno));                         \
-            exit(1);                                                       \
-        }                                                                  \
-    } while (0)
+#define PAGE 4096UL
 
 static void fill(void *p, size_t n, unsigned seed)
 {

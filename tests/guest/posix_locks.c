@@ -16,14 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define CHECK(cond)                                                        \
-    do {                                                                   \
-        if (!(cond)) {                                                     \
-            printf("FAIL %s:%d: %s (errno %d %s)\n", __FILE__, __LINE__,   \
-                   #cond, errno, strerror(errno));                         \
-            exit(1);                                                       \
-        }                                                                  \
-    } while (0)
+#include "guest_check.h"
 
 static int lock(int fd, int cmd, short type, off_t start, off_t len)
 {

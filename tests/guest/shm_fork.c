@@ -14,16 +14,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define PAGE 4096UL
+#include "guest_check.h"
 
-#define CHECK(cond)                                                        \
-    do {                                                                   \
-        if (!(cond)) {                                                     \
-            printf("FAIL %s:%d: %s (errno %d %s)\n", __FILE__, __LINE__,   \
-                   #cond, errno, strerror(errno));                         \
-            exit(1);                                                       \
-        }                                                                  \
-    } while (0)
+#define PAGE 4096UL
 
 /* Forks a child that adds 1 to *counter (and writes a marker at the end of
  * the region), waits for it, checks it exited 0. */
