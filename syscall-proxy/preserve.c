@@ -146,8 +146,17 @@ void proxy_preserve_close(struct proxy_preserve *pr)
 
 /* ---- recording -------------------------------------------------------------- */
 
-int proxy_abs_path(int dirfd, const char *path, char *out, size_t len)
+int proxy_abs_path(int dirfd, const char *path_in, char *out, size_t len)
 {
+    /* "dir/" names dir (mkdir("a/b/") is common): drop trailing slashes. */
+    char path[PROXY_PATH_MAX];
+    size_t plen = strlen(path_in);
+    while (plen > 1 && path_in[plen - 1] == '/')
+        plen--;
+    if (plen >= sizeof(path))
+        return -ENAMETOOLONG;
+    memcpy(path, path_in, plen);
+    path[plen] = 0;
     const char *slash = strrchr(path, '/');
     const char *base = slash ? slash + 1 : path;
     int dir = dirfd;

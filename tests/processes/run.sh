@@ -328,7 +328,8 @@ EOF
 
 # ---- verify/changes: run 1 changes files that existed; run 2 starts from them --
 
-# Appends to, removes, renames and chmods files that exist before the run;
+# Appends to, removes, renames and chmods files that exist before the run,
+# and makes a directory named with a trailing slash;
 # --verify must put them back before run 2 (its cat would print what run 1
 # appended otherwise), and leave the result of one run behind.
 changes_case() {
@@ -341,11 +342,11 @@ changes_case() {
     ln -s log.txt "$cwd/link"
     local st
     st=$(run_prog "$HV run --verify --" "$cwd" "$b.out" "$b.err" "$(prog sh)" -c \
-        'cat log.txt; echo appended >>log.txt; rm gone.txt; rm -r d; mv link link2; chmod 600 log.txt')
+        'cat log.txt; echo appended >>log.txt; rm gone.txt; rm -r d; mv link link2; chmod 600 log.txt; mkdir new/ && echo n >new/f && rm -rf new; mkdir kept/; echo k >kept/f')
     verify_check "$full" "$b" "$st"
     local after
     after=$(cd "$cwd" && printf '%s|' * && tr '\n' ' ' <log.txt && stat -c %a log.txt)
-    if [ "$after" != "link2|log.txt|one appended 600" ]; then
+    if [ "$after" != "kept|link2|log.txt|one appended 600" ]; then
         fail "$full:result" "after --verify: '$after', want one run's result"
     else
         pass "$full:result"
