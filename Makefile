@@ -33,7 +33,8 @@ CLI_SRCS := $(wildcard cli/*.c)
 CORE_OBJS := $(CORE_SRCS:%.c=$(BUILD)/%.o)
 CLI_OBJS := $(CLI_SRCS:%.c=$(BUILD)/%.o)
 GK_BIN := $(BUILD)/guestkernel/gk.bin
-GK_BLOB_OBJ := $(BUILD)/guestkernel/blob.o
+GK_BLOB_OBJ := $(BUILD)/guestkernel/blob.o $(BUILD)/guestkernel/vdso_blob.o
+GK_VDSO := $(BUILD)/guestkernel/vdso.so
 
 DEPS_PKGS := libelf-dev libfdt-dev libzstd-dev libseccomp-dev \
              libcriterion-dev pkg-config
@@ -66,8 +67,24 @@ $(BUILD)/guestkernel/gk.elf: $(BUILD)/guestkernel/entry.o guestkernel/gk.lds
 	ld -T guestkernel/gk.lds -o $@ $<
 $(GK_BIN): $(BUILD)/guestkernel/gk.elf
 	objcopy -O binary $< $@
-$(GK_BLOB_OBJ): guestkernel/blob.S $(GK_BIN)
+$(BUILD)/guestkernel/blob.o: guestkernel/blob.S $(GK_BIN)
 	$(CC) -DGK_BLOB_PATH='"$(GK_BIN)"' -c -o $@ $<
+
+# The guest vDSO: a one-page shared object, freestanding, no relocations.
+VDSO_FLAGS := -O2 -fPIC -shared -nostdlib -fno-stack-protector -fno-builtin \
+              -fcf-protection=none -fno-asynchronous-unwind-tables \
+              -Wall -Wextra -Werror -Iguestkernel \
+              -Wl,-T,guestkernel/vdso-layout.lds \
+              -Wl,--version-script=guestkernel/vdso.lds \
+              -Wl,-soname=linux-vdso.so.1 -Wl,--hash-style=both \
+              -Wl,-z,max-page-size=4096 -Wl,-z,noexecstack -Wl,--build-id=none
+$(GK_VDSO): guestkernel/vdso.c guestkernel/vdso_abi.h guestkernel/vdso.lds \
+            guestkernel/vdso-layout.lds
+	@mkdir -p $(dir $@)
+	$(CC) $(VDSO_FLAGS) -o $@ $<
+	@test $$(stat -c %s $@) -le 4096 || { echo "vdso.so over one page"; exit 1; }
+$(BUILD)/guestkernel/vdso_blob.o: guestkernel/vdso_blob.S $(GK_VDSO)
+	$(CC) -DGK_VDSO_PATH='"$(GK_VDSO)"' -c -o $@ $<
 
 debug:
 	$(MAKE) BUILD=build/debug CFLAGS="$(DEBUG_FLAGS)" all

@@ -74,6 +74,26 @@ int det_clock_gettime(struct det_state *d, int clockid, struct timespec *ts)
     return 0;
 }
 
+void det_clock_page(const struct det_state *d, struct det_clock_page *out)
+{
+    *out = (struct det_clock_page){.virtual_time = d->cfg.virtualize_time,
+                                   .now_ns = d->now_ns,
+                                   .epoch_ns = d->cfg.epoch_ns,
+                                   .boot_ns = DET_BOOT_OFFSET_NS,
+                                   .event_ns = DET_EVENT_NS,
+                                   .coarse_ns = DET_COARSE_NS};
+}
+
+void det_clock_fold(struct det_state *d, uint64_t calls)
+{
+    if (!d->cfg.virtualize_time)
+        return;
+    d->now_ns += (int64_t)calls * DET_EVENT_NS;
+    d->events += calls;
+    d->reads[DET_SRC_TIME] += calls;
+    det_log_value(d, DET_SRC_TIME, &calls, sizeof(calls));
+}
+
 int det_clock_getres(struct det_state *d, int clockid, struct timespec *ts)
 {
     if (!clock_known(clockid))

@@ -116,6 +116,19 @@ void det_event(struct det_state *d, uint32_t tid, uint16_t nr);
 
 /* ---- time (clock.c) ------------------------------------------------------ */
 
+/* The logical clock as the guest's vDSO computes it (vdso_abi.h): each
+ * vDSO call is an event; time = base + elapsed, elapsed = now_ns + calls *
+ * event_ns. virtual_time false: the vDSO asks the kernel. */
+struct det_clock_page {
+    bool virtual_time;
+    int64_t now_ns, epoch_ns, boot_ns, event_ns, coarse_ns;
+};
+void det_clock_page(const struct det_state *d, struct det_clock_page *out);
+/* The guest's vDSO answered `calls` clock reads since the last exit: they
+ * count as events (logical time advances), are logged as one record and
+ * counted as time reads. */
+void det_clock_fold(struct det_state *d, uint64_t calls);
+
 /* Fills *ts for clockid; 0 or -EINVAL for an unknown clock. */
 int det_clock_gettime(struct det_state *d, int clockid, struct timespec *ts);
 int det_clock_getres(struct det_state *d, int clockid, struct timespec *ts);

@@ -352,7 +352,13 @@ static int build_stack(struct proxy_process *p, const struct loaded_elf *main,
                         prot, VMM_VMA_STACK, "[stack]");
     if (rc < 0)
         return rc;
+    /* Below the interpreter, as Linux places it; without it (no room) the
+     * clock calls go to the kernel as syscalls. */
+    gva_t vdso = 0;
+    if (proxy_vdso_map(p, &vdso) < 0)
+        vdso = 0;
     struct proxy_auxv_input ai = {
+        .sysinfo_ehdr = vdso,
         .phdr = main->phdr, .phent = main->phent, .phnum = main->phnum,
         .entry = main->entry, .base = interp ? interp->bias : 0,
         .hwcap = p->hwcap, .hwcap2 = p->hwcap2,
@@ -399,6 +405,7 @@ static int exec_elf(struct proxy_process *p, int fd, const char *path,
 {
     struct loaded_elf main_elf, interp_elf;
     p->mmap_base = PROXY_MMAP_BASE;
+    p->vvar_gva = 0;
     int rc = load_elf_fd(p, fd, path, false, &main_elf, w);
     if (rc < 0)
         return rc;

@@ -25,6 +25,7 @@
 
 struct proxy_auxv_input {
     uint64_t phdr, phent, phnum, entry, base;
+    uint64_t sysinfo_ehdr; /* the vDSO; 0: none (no AT_SYSINFO_EHDR) */
     uint64_t hwcap, hwcap2, minsigstksz;
     uint64_t uid, euid, gid, egid, secure;
     uint8_t random[16];

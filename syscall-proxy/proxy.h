@@ -291,6 +291,7 @@ struct proxy_process {
     /* memory layout */
     gva_t brk_start, brk_end;   /* heap: [brk_start, brk_end) mapped */
     gva_t mmap_base;            /* top-down mmap starts below this */
+    gva_t vvar_gva;             /* the vDSO's [vvar] page; 0: none */
     gva_t stack_top;
 
     /* identity */
@@ -365,6 +366,15 @@ struct proxy_process {
 int proxy_process_create(struct proxy_process **out, struct vmm_vm *vm,
                          struct det_state *det, const struct proxy_config *c);
 void proxy_process_destroy(struct proxy_process *p);
+
+/* ---- the vDSO (vdso.c) ------------------------------------------------------- */
+
+/* Maps [vvar] and [vdso] below mmap_base; *ehdr_out is AT_SYSINFO_EHDR. */
+int proxy_vdso_map(struct proxy_process *p, gva_t *ehdr_out);
+/* Before the guest runs: the logical clock into [vvar]. */
+void proxy_vdso_enter(struct proxy_process *p);
+/* After it stopped: the vDSO's clock reads into detcore. */
+void proxy_vdso_leave(struct proxy_process *p);
 
 /* ---- --verify's journal of changed files (preserve.c) --------------------- */
 

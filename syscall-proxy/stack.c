@@ -88,6 +88,7 @@ static int build(struct builder *b, char *const argv[], size_t argc,
         return rc;
 
     uint64_t auxv[][2] = {
+        {AT_SYSINFO_EHDR, ai->sysinfo_ehdr},
         {AT_MINSIGSTKSZ, ai->minsigstksz},
         {AT_HWCAP, ai->hwcap},   {AT_PAGESZ, 4096},
         {AT_CLKTCK, 100},        {AT_PHDR, ai->phdr},
@@ -100,7 +101,10 @@ static int build(struct builder *b, char *const argv[], size_t argc,
         {AT_EXECFN, execfn_at},  {AT_PLATFORM, platform_at},
         {AT_NULL, 0},
     };
-    size_t words = 1 + argc + 1 + envc + 1 + sizeof(auxv) / 8;
+    /* Without a vDSO there is no AT_SYSINFO_EHDR at all, as on Linux. */
+    size_t skip = ai->sysinfo_ehdr ? 0 : 1;
+    size_t aux_words = sizeof(auxv) / 8 - 2 * skip;
+    size_t words = 1 + argc + 1 + envc + 1 + aux_words;
     if (b->p - (b->top - b->len) < words * 8 + 16)
         return -E2BIG;
     gva_t sp = (b->p - words * 8) & ~0xfULL;
@@ -115,7 +119,7 @@ static int build(struct builder *b, char *const argv[], size_t argc,
     for (size_t i = 0; i < envc; i++)
         frame[w++] = envp_at[i];
     frame[w++] = 0;
-    memcpy(&frame[w], auxv, sizeof(auxv));
+    memcpy(&frame[w], auxv[skip], aux_words * 8);
     memcpy(at(b, sp), frame, words * sizeof(gva_t));
     free(frame);
     *sp_out = sp;

@@ -358,7 +358,9 @@ static bool run_one(struct proxy_process *p)
     /* A time slice only while another thread could run: alone, a thread
      * runs until it makes a syscall, deterministically. */
     uint64_t slice = proxy_others_runnable(p) ? p->cfg->preempt_ns : 0;
+    proxy_vdso_enter(p);
     int rc = vmm_vm_run_slice(p->vm, &ev, slice);
+    proxy_vdso_leave(p);
     if (rc < 0 && ev.kind != VMM_EVENT_FAILED) {
         proxy_log(p, 0, "KVM_RUN: %s", strerror(-rc));
         return false;

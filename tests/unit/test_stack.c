@@ -64,9 +64,9 @@ struct parsed {
     gva_t table_end; /* one past AT_NULL's value */
 };
 
-static struct parsed build_and_parse(void)
+static struct parsed parse_built(const struct proxy_auxv_input *in)
 {
-    struct proxy_auxv_input ai = test_ai();
+    struct proxy_auxv_input ai = *in;
     struct parsed ps;
     memset(&ps, 0, sizeof(ps));
     memset(buf, 0xcc, sizeof(buf));
@@ -97,6 +97,12 @@ static struct parsed build_and_parse(void)
     }
     ps.table_end = p;
     return ps;
+}
+
+static struct parsed build_and_parse(void)
+{
+    struct proxy_auxv_input ai = test_ai();
+    return parse_built(&ai);
 }
 
 Test(stack, sp_is_16_aligned_and_inside)
@@ -130,7 +136,8 @@ Test(stack, auxv_has_every_key_once)
     for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
         cr_assert_eq(ps.aux_count[keys[i]], 1, "auxv key %d appears %d times",
                      keys[i], ps.aux_count[keys[i]]);
-    /* Nothing else that Linux would not give (AT_FLAGS is Linux's too). */
+    /* Nothing else that Linux would not give (AT_FLAGS is Linux's too; no
+     * vDSO was given here, so no AT_SYSINFO_EHDR). */
     for (int k = 0; k < 64; k++) {
         bool known = k == AT_FLAGS;
         for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
@@ -305,4 +312,17 @@ Test(stack, never_writes_outside_the_buffer)
         if (rc == 0)
             cr_assert(sp >= TOP - len && sp % 16 == 0, "len %zu: sp", len);
     }
+}
+
+Test(stack, vdso_is_announced_first)
+{
+    struct proxy_auxv_input ai = test_ai();
+    ai.sysinfo_ehdr = 0x7ffff7fc1000ULL;
+    struct parsed ps = parse_built(&ai);
+    cr_assert_eq(ps.aux_count[AT_SYSINFO_EHDR], 1);
+    cr_assert_eq(ps.aux_val[AT_SYSINFO_EHDR], 0x7ffff7fc1000ULL);
+    /* Right after envp's NULL, as Linux puts it. */
+    gva_t auxv = ps.sp + 8 * (1 + ps.argc + 1 + ps.envc + 1);
+    cr_assert_eq(word(auxv), AT_SYSINFO_EHDR);
+    cr_assert_eq(ps.aux_count[AT_NULL], 1);
 }
