@@ -11,7 +11,7 @@
 # Knobs (environment): BENCH_STARTUP_REPS (20), BENCH_DD_REPS (5),
 # BENCH_DD_COUNT (20000), BENCH_BZ_REPS (5), BENCH_BZ_MB (6),
 # BENCH_DOCTOR_REPS (3), BENCH_TOUCH_REPS (5), BENCH_TOUCH_PAGES (4000),
-# BENCH_SPAWN_REPS (5), BENCH_SPAWN_COUNT (100), BENCH_FE_COUNT (50). The defaults keep the whole run near one minute on
+# BENCH_SPAWN_REPS (5), BENCH_SPAWN_COUNT (100), BENCH_FE_COUNT (50), BENCH_CLOCK_COUNT (1000000). The defaults keep the whole run near one minute on
 # an idle kvm_pvm host (under three when the host is busy).
 set -euo pipefail
 
@@ -47,6 +47,7 @@ TOUCH_PAGES=${BENCH_TOUCH_PAGES:-4000}
 SPAWN_REPS=${BENCH_SPAWN_REPS:-5}
 SPAWN_COUNT=${BENCH_SPAWN_COUNT:-100}
 FE_COUNT=${BENCH_FE_COUNT:-50}
+CLOCK_COUNT=${BENCH_CLOCK_COUNT:-1000000}
 
 # ---- what the benchmarks need ------------------------------------------------
 # cc and libc.a (for the static helpers), bzip2, dd. Installed from Debian
@@ -84,6 +85,7 @@ build true_static -static
 build true_bare -static -nostdlib
 build touch -static -nostdlib
 build forkexec -static
+build clockloop
 
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/hvrun-bench.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
@@ -287,6 +289,19 @@ row "  fork+exit+wait (ms)" "$FORK_N" "$FORK_H" \
     "$(calc '%.0fx' "$FORK_H / ($FORK_N > 0 ? $FORK_N : 1e-9)")" "$(exits_per_syscall fef)"
 row "  exec true_static + run (ms)" "$EXEC_N" "$EXEC_H" \
     "$(calc '%.0fx' "$EXEC_H / ($EXEC_N > 0 ? $EXEC_N : 1e-9)")" "$(exits_per_syscall fee)"
+
+# ---- 2e. clock reads ----------------------------------------------------------------
+# clock_gettime through libc: natively the kernel's vDSO, under hvrun its own
+# (answered from the logical clock without an exit). Marginal cost per call.
+echo "-- clock reads: $CLOCK_COUNT x clock_gettime(CLOCK_MONOTONIC) x$SPAWN_REPS (and 0)"
+pair clk0 "$SPAWN_REPS" /dev/null /dev/null "$OUT/clockloop" 0
+pair clk "$SPAWN_REPS" /dev/null /dev/null "$OUT/clockloop" "$CLOCK_COUNT"
+CLK_N=$(calc '%.4f' "($(median "$TMP/clk.native" 1) - $(median "$TMP/clk0.native" 1)) / 1000 / $CLOCK_COUNT")
+CLK_H=$(calc '%.4f' "($(median "$TMP/clk.hvrun" 1) - $(median "$TMP/clk0.hvrun" 1)) / 1000 / $CLOCK_COUNT")
+echo "   per call: native $CLK_N us, hvrun $CLK_H us ($(syscalls_of clk) syscalls in the hvrun run)"
+row "clock_gettime (us/call)" "$CLK_N" "$CLK_H" \
+    "$(calc '%.1fx' "$CLK_H / ($CLK_N > 0 ? $CLK_N : 1e-9)")" \
+    "$(exits_per_syscall clk) ($(syscalls_of clk))"
 
 # ---- 3. syscall-heavy: dd bs=1 -----------------------------------------------------
 # Per-syscall cost is the marginal one: (t(count=N) - t(count=0)) /
