@@ -18,7 +18,8 @@
  * by its virtual pid, found in the ranges each guest's table mirrors; a
  * holder outside the run (or an OFD lock) reads as pid -1. Not done:
  * EDEADLK detection for F_SETLKW (a deadlocked pair waits forever in
- * logical time, as two processes without detection would).
+ * logical time, as two processes without detection would); locks on
+ * anything but a regular file stay the host's (host_lock).
  */
 #include "proxy.h"
 
@@ -224,6 +225,25 @@ static void range_to_flock(struct flock *fl, uint64_t start, uint64_t end)
     fl->l_pid = 0; /* the OFD commands require it */
 }
 
+/* A lock on something that is not a regular file (a pipe, a device) is
+ * left to the host as it is: reopening it per process could block (a
+ * FIFO) or fail (a socket). Such locks do not conflict between guests. */
+static long host_lock(struct proxy_process *p, int host_fd, int cmd,
+                      struct flock *fl, bool *copy_out)
+{
+    if (cmd == F_SETLKW && proxy_others_alive(p)) {
+        if (fcntl(host_fd, F_SETLK, fl) == 0)
+            return 0;
+        return errno == EAGAIN || errno == EACCES
+                   ? proxy_thread_retry_after(p, PROXY_LOCK_RETRY_NS)
+                   : -errno;
+    }
+    if (fcntl(host_fd, cmd, fl) < 0)
+        return -errno;
+    *copy_out = cmd == F_GETLK;
+    return 0;
+}
+
 static bool may_lock(int access, short type)
 {
     if (type == F_RDLCK)
@@ -247,6 +267,8 @@ long proxy_plock_fcntl(struct proxy_process *p, int host_fd, int cmd,
     int guest_access = fl_flags & O_ACCMODE;
     if (cmd != F_GETLK && !may_lock(guest_access, fl->l_type))
         return -EBADF;
+    if (!S_ISREG(st.st_mode))
+        return host_lock(p, host_fd, cmd, fl, copy_out);
     uint64_t start = 0, end = 0;
     int rc = absolute_range(host_fd, fl, &start, &end);
     if (rc < 0)
@@ -257,7 +279,8 @@ long proxy_plock_fcntl(struct proxy_process *p, int host_fd, int cmd,
     if (!l && (rc = plock_open(&p->fds, host_fd, &st, guest_access, &l)) < 0)
         return rc;
     if (cmd != F_GETLK && !may_lock(l->access, fl->l_type))
-        return -EBADF; /* see docs/SYSCALLS.md: the lock fd's access */
+        return -EBADF; /* the file could only be reopened read-only or
+                        * write-only, by the first lock's fd */
     struct flock ofd = *fl;
     range_to_flock(&ofd, start, end);
     if (cmd == F_GETLK) {
