@@ -1095,7 +1095,9 @@ long proxy_vfs_random_read(struct proxy_process *p, const struct iovec *iov,
 
 /* ---- /proc/self/fd listings ---------------------------------------------- */
 
-enum fd_dir { FD_DIR_NONE, FD_DIR_FD, FD_DIR_FDINFO };
+/* Directories of hvrun's own /proc that list the guest instead: its fds,
+ * and its threads (/proc/self/task, by virtual tid). */
+enum fd_dir { FD_DIR_NONE, FD_DIR_FD, FD_DIR_FDINFO, FD_DIR_TASK };
 
 static enum fd_dir fd_dir_of_name(const struct proxy_process *p,
                                   const char *guest_path)
@@ -1157,6 +1159,7 @@ static enum fd_dir fd_dir_of_fd(int host_fd)
         enum fd_dir kind;
     } dirs[] = {{"/proc/self/fd", FD_DIR_FD},
                 {"/proc/self/fdinfo", FD_DIR_FDINFO},
+                {"/proc/self/task", FD_DIR_TASK},
                 {"/proc/thread-self/fd", FD_DIR_FD},
                 {"/proc/thread-self/fdinfo", FD_DIR_FDINFO}};
     struct stat st, d;
@@ -1275,7 +1278,21 @@ int proxy_vfs_dir_records(struct proxy_process *p, int host_fd, char **raw,
                  ".");
     put_dirent64(&b, fstatat(host_fd, "..", &st, 0) == 0 ? st.st_ino : 0, ++off,
                  DT_DIR, "..");
-    for (int fd = 0; fd < p->fds.cap; fd++) {
+    if (kind == FD_DIR_TASK) {
+        /* The guest's live threads by virtual tid, in creation order (the
+         * host's would be hvrun's own threads). */
+        for (int i = 0; p->threads && i < p->nr_threads; i++) {
+            const struct proxy_thread *t = &p->threads[i];
+            if (t->state == PROXY_THREAD_EXITED)
+                continue;
+            int tid = i == p->cur ? p->tid : t->tid;
+            char name[16];
+            snprintf(name, sizeof(name), "%d", tid);
+            put_dirent64(&b, 0x20000 + (uint64_t)tid, ++off, DT_DIR, name);
+        }
+        kind = FD_DIR_NONE;
+    }
+    for (int fd = 0; kind != FD_DIR_NONE && fd < p->fds.cap; fd++) {
         if (p->fds.fds[fd].kind == PROXY_FD_FREE)
             continue;
         char guest_name[16], host_name[16];

@@ -92,6 +92,14 @@ if [ ! -x "$DET_BIN" ] || [ "$DET_SRC" -nt "$DET_BIN" ]; then
 fi
 
 PY=$(prog python3)
+# Threads as /proc/self/task lists them (virtual tids, not hvrun's own).
+PY_TASKS='import os, threading
+ev = threading.Event()
+ts = [threading.Thread(target=ev.wait) for _ in range(2)]
+[t.start() for t in ts]
+print(sorted(os.listdir("/proc/self/task")), threading.get_native_id())
+ev.set()
+[t.join() for t in ts]'
 PY_CODE='import os, time, random
 print(os.urandom(8).hex())
 print(time.time())
@@ -117,6 +125,7 @@ proc-uuid       | cat      | /proc/sys/kernel/random/uuid
 proc-meminfo    | head     | /proc/meminfo
 proc-cpuinfo    | cat      | /proc/cpuinfo
 proc-self-stat  | cat      | /proc/self/stat
+proc-self-task  | python3  | -c "$PY_TASKS"
 sqlite3         | sqlite3  | :memory: "select random(), datetime('now')"
 id              | id       |
 whoami          | whoami   |
