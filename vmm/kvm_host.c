@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include <cpuid.h>
@@ -69,6 +71,112 @@ static void detect_hypervisor(struct vmm_host_info *info)
 }
 
 /* Reads KVM_GET_SUPPORTED_CPUID into our own entry type. */
+/*
+ * KVM_GET_SUPPORTED_CPUID costs ~0.7 ms on kvm_pvm, on every run, and its
+ * answer changes only with the host kernel; so it is kept per boot (and
+ * kernel release) in $XDG_CACHE_HOME/hvrun, else ~/.cache/hvrun. A cache
+ * that is missing, unreadable, unwritable or malformed is only a miss;
+ * HVRUN_NO_CACHE=1 turns it off.
+ */
+#define CPUID_CACHE_MAGIC 0x6376706964763101ULL /* "cpuidv1" */
+
+static int cache_dir(char *out, size_t len)
+{
+    const char *x = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+    int n = x && x[0] == '/' ? snprintf(out, len, "%s/hvrun", x)
+            : home && home[0] == '/' ? snprintf(out, len, "%s/.cache/hvrun", home)
+                                     : -1;
+    return n > 0 && (size_t)n < len ? 0 : -1;
+}
+
+static int cache_file(char *out, size_t len)
+{
+    const char *off = getenv("HVRUN_NO_CACHE");
+    char dir[256], boot[64] = {0};
+    struct utsname u;
+    if ((off && *off && strcmp(off, "0") != 0) ||
+        cache_dir(dir, sizeof(dir)) < 0 || uname(&u) < 0)
+        return -1;
+    int fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
+    ssize_t got = fd < 0 ? -1 : read(fd, boot, sizeof(boot) - 1);
+    if (fd >= 0)
+        close(fd);
+    if (got < 36)
+        return -1;
+    boot[36] = 0;
+    int n = snprintf(out, len, "%s/supported-cpuid-%s-%s", dir, u.release,
+                     boot);
+    return n > 0 && (size_t)n < len ? 0 : -1;
+}
+
+static int cache_read(const char *path, struct vmm_cpuid_entry **out, int *n)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    uint64_t head[2];
+    struct stat st;
+    struct vmm_cpuid_entry *e = NULL;
+    int rc = -1;
+    if (read(fd, head, sizeof(head)) == (ssize_t)sizeof(head) &&
+        head[0] == CPUID_CACHE_MAGIC && head[1] > 0 && head[1] <= 4096 &&
+        fstat(fd, &st) == 0 &&
+        (uint64_t)st.st_size == sizeof(head) + head[1] * sizeof(*e) &&
+        (e = calloc(head[1], sizeof(*e))) &&
+        read(fd, e, head[1] * sizeof(*e)) == (ssize_t)(head[1] * sizeof(*e))) {
+        *out = e;
+        *n = (int)head[1];
+        e = NULL;
+        rc = 0;
+    }
+    free(e);
+    close(fd);
+    return rc;
+}
+
+/* Written to a temporary name and renamed, so a reader sees all or none. */
+static void cache_write(const char *path, const struct vmm_cpuid_entry *e,
+                        int n)
+{
+    char dir[256], tmp[600];
+    if (cache_dir(dir, sizeof(dir)) < 0)
+        return;
+    char parent[256];
+    snprintf(parent, sizeof(parent), "%s", dir);
+    char *slash = strrchr(parent, '/');
+    if (slash && slash != parent) {
+        *slash = 0;
+        (void)mkdir(parent, 0700); /* ~/.cache */
+    }
+    (void)mkdir(dir, 0700);
+    snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path);
+    int fd = mkstemp(tmp);
+    if (fd < 0)
+        return;
+    uint64_t head[2] = {CPUID_CACHE_MAGIC, (uint64_t)n};
+    bool ok = write(fd, head, sizeof(head)) == (ssize_t)sizeof(head) &&
+              write(fd, e, (size_t)n * sizeof(*e)) ==
+                  (ssize_t)((size_t)n * sizeof(*e));
+    close(fd);
+    if (!ok || rename(tmp, path) < 0)
+        unlink(tmp);
+}
+
+static int read_host_cpuid(int kvm_fd, struct vmm_cpuid_entry **out, int *n);
+
+static int cached_host_cpuid(int kvm_fd, struct vmm_cpuid_entry **out,
+                             int *n)
+{
+    char path[512];
+    bool cacheable = cache_file(path, sizeof(path)) == 0;
+    if (cacheable && cache_read(path, out, n) == 0)
+        return 0;
+    int rc = read_host_cpuid(kvm_fd, out, n);
+    if (rc == 0 && cacheable)
+        cache_write(path, *out, *n);
+    return rc;
+}
+
 static int read_host_cpuid(int kvm_fd, struct vmm_cpuid_entry **out, int *n)
 {
     for (int nent = 128; nent <= 4096; nent *= 2) {
@@ -229,7 +337,7 @@ int vmm_host_open(struct vmm_host **out, char *why, size_t why_len)
     detect_hypervisor(info);
     struct vmm_cpuid_entry *hc = NULL;
     int nh = 0;
-    int rc = read_host_cpuid(h->kvm_fd, &hc, &nh);
+    int rc = cached_host_cpuid(h->kvm_fd, &hc, &nh);
     if (rc < 0)
         return fail_open(h, -rc, why, why_len,
                          "/dev/kvm: KVM_GET_SUPPORTED_CPUID failed");

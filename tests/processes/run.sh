@@ -327,6 +327,31 @@ EOF
     verify_check "$LABEL:gcc/verify-recompile" "$b.r" "$st"
 }
 
+# ---- cache: KVM_GET_SUPPORTED_CPUID kept per boot ---------------------------------
+
+# hvrun writes its CPUID cache under XDG_CACHE_HOME, and a damaged cache is
+# only a miss: the run works and the file is written afresh.
+cache_case() {
+    local full=$LABEL:cache/supported-cpuid dir=$WORK/$ID.cache problems=""
+    local truebin f
+    truebin=$(prog true)
+    mkdir -p "$dir"
+    XDG_CACHE_HOME=$dir "$HV" run -- "$truebin" || problems="first run failed"
+    f=$(ls "$dir"/hvrun/supported-cpuid-* 2>/dev/null | head -n 1)
+    if [ -z "$problems" ] && [ -z "$f" ]; then
+        problems="no cache file under $dir/hvrun"
+    elif [ -z "$problems" ]; then
+        local size
+        size=$(stat -c %s "$f")
+        printf 'garbage' >"$f"
+        XDG_CACHE_HOME=$dir "$HV" run -- "$truebin" ||
+            problems="run with a damaged cache failed"
+        [ -z "$problems" ] && [ "$(stat -c %s "$f")" != "$size" ] &&
+            problems="damaged cache not rewritten ($(stat -c %s "$f") bytes, was $size)"
+    fi
+    if [ -n "$problems" ]; then fail "$full" "$problems"; else pass "$full"; fi
+}
+
 # ---- verify/changes: run 1 changes files that existed; run 2 starts from them --
 
 # Appends to, removes, renames and chmods files that exist before the run,
@@ -367,6 +392,7 @@ skip_all() {
     skip "$LABEL:gcc/verify-recompile" "$1"
     skip "$LABEL:verify/changes-existing" "$1"
     skip "$LABEL:verify/changes-existing:result" "$1"
+    skip "$LABEL:cache/supported-cpuid" "$1"
 }
 
 for hvarg in "$@"; do
@@ -387,6 +413,7 @@ for hvarg in "$@"; do
     for_each_case "$SAME_TABLE" same_case
     for_each_case "$VERIFY_TABLE" verify_case
     changes_case
+    cache_case
     gcc_cases
 done
 
