@@ -21,6 +21,7 @@
 #include <unistd.h>
 #include <time.h>
 #include <sys/syscall.h>
+#include <pthread.h>
 #include <signal.h>
 
 #include "../guestkernel/gk_abi.h"
@@ -627,7 +628,12 @@ static bool slice_setup(void)
     sev.sigev_notify = SIGEV_THREAD_ID;
     sev.sigev_signo = SLICE_SIGNAL;
     sev._sigev_un._tid = (pid_t)syscall(SYS_gettid);
+    /* A mask inherited from hvrun's parent must not hold the signal back. */
+    sigset_t unblock;
+    sigemptyset(&unblock);
+    sigaddset(&unblock, SLICE_SIGNAL);
     if (sigaction(SLICE_SIGNAL, &sa, NULL) < 0 ||
+        pthread_sigmask(SIG_UNBLOCK, &unblock, NULL) != 0 ||
         timer_create(CLOCK_MONOTONIC, &sev, &slice_timer) < 0) {
         slice_failed = true;
         return false;
