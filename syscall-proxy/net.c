@@ -30,8 +30,9 @@
  * deadlines on detcore's clock with the scheduler).
  *
  * Not yet behind detcore, so they can differ between runs: ephemeral ports
- * the host picks, netlink port ids (hvrun's host pid), and peer credentials
- * (SO_PEERCRED, SCM_CREDENTIALS carry host pids, passed through unchanged).
+ * the host picks, netlink port ids (hvrun's host pid), and the credentials
+ * of a peer outside the run. Peers inside the run are guests
+ * (peercred.c).
  */
 #include "proxy.h"
 #include "fs_internal.h"
@@ -587,6 +588,21 @@ static long rights_to_host(struct proxy_process *p, struct host_msg *hm)
          off += CMSG_ALIGN(c->cmsg_len)) {
         if (!cmsg_fits(c, len - off))
             return -EINVAL;
+        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_CREDENTIALS &&
+            c->cmsg_len >= CMSG_LEN(sizeof(struct ucred))) {
+            /* The guest's own credentials are hvrun's on the host (the
+             * kernel checks them); the receiver maps them back. */
+            struct ucred uc;
+            memcpy(&uc, CMSG_DATA(c), sizeof(uc));
+            if (uc.pid == p->pid)
+                uc.pid = getpid();
+            if (uc.uid == p->euid || uc.uid == p->ruid)
+                uc.uid = geteuid();
+            if (uc.gid == p->egid || uc.gid == p->rgid)
+                uc.gid = getegid();
+            memcpy(CMSG_DATA(c), &uc, sizeof(uc));
+            continue;
+        }
         if (!cmsg_is_rights(c))
             continue;
         int *fds = (int *)CMSG_DATA(c);
@@ -647,6 +663,25 @@ static void rights_to_guest(struct proxy_process *p, struct host_msg *hm,
     if (truncated) {
         hm->msg.msg_controllen = new_len;
         hm->msg.msg_flags |= MSG_CTRUNC;
+    }
+}
+
+/* SCM_CREDENTIALS received: a sender inside the run is a guest. */
+static void creds_to_guest(struct proxy_process *p, int host_fd,
+                           struct host_msg *hm)
+{
+    size_t len = hm->msg.msg_controllen;
+    struct cmsghdr *c;
+    for (size_t off = 0;
+         (c = cmsg_at(hm->control, len, off)) && cmsg_fits(c, len - off);
+         off += CMSG_ALIGN(c->cmsg_len)) {
+        if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_CREDENTIALS ||
+            c->cmsg_len < CMSG_LEN(sizeof(struct ucred)))
+            continue;
+        struct ucred uc;
+        memcpy(&uc, CMSG_DATA(c), sizeof(uc));
+        proxy_peercred_to_guest(p, host_fd, &uc);
+        memcpy(CMSG_DATA(c), &uc, sizeof(uc));
     }
 }
 
@@ -1119,6 +1154,7 @@ static long recv_one(struct proxy_process *p, int host_fd, gva_t msg_gva,
         r = -EFAULT;
     }
     if (r >= 0) {
+        creds_to_guest(p, host_fd, &hm);
         long w = msg_recv_out(p, msg_gva, &gm, &hm, flags);
         r = w < 0 ? w : r;
         *out_flags = hm.msg.msg_flags;
@@ -1375,6 +1411,13 @@ static long sys_getsockopt(struct proxy_process *p, const uint64_t a[6])
     if (r < 0 && r != -ERANGE)
         return r;
     size_t n = len < sizeof(buf) ? len : sizeof(buf);
+    if (r == 0 && level == SOL_SOCKET && name == SO_PEERCRED &&
+        n >= sizeof(struct ucred)) {
+        struct ucred uc;
+        memcpy(&uc, buf, sizeof(uc));
+        proxy_peercred_to_guest(p, host_fd, &uc);
+        memcpy(buf, &uc, sizeof(uc));
+    }
     if (r == 0 && n > 0 && proxy_copy_out(p, optval, buf, n) < 0)
         return -EFAULT;
     int out_len = (int)len;

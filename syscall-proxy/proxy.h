@@ -367,6 +367,14 @@ int proxy_process_create(struct proxy_process **out, struct vmm_vm *vm,
                          struct det_state *det, const struct proxy_config *c);
 void proxy_process_destroy(struct proxy_process *p);
 
+/* ---- peer credentials (peercred.c) ------------------------------------------ */
+
+struct ucred;
+/* Host credentials of the peer of host socket host_fd (SO_PEERCRED, an
+ * SCM_CREDENTIALS message) rewritten in guest terms, in place. */
+void proxy_peercred_to_guest(struct proxy_process *p, int host_fd,
+                             struct ucred *uc);
+
 /* ---- the vDSO (vdso.c) ------------------------------------------------------- */
 
 /* Maps [vvar] and [vdso] below mmap_base; *ehdr_out is AT_SYSINFO_EHDR. */
