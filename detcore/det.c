@@ -27,6 +27,18 @@ void det_rng_init(struct det_state *d);
 int det_meta_init(struct det_state *d);
 void det_meta_destroy(struct det_state *d);
 
+#define DET_PORT_FIRST 32768
+#define DET_PORT_COUNT (60999 - DET_PORT_FIRST + 1)
+
+uint16_t det_port(struct det_state *d)
+{
+    uint16_t port = (uint16_t)(DET_PORT_FIRST + d->ports_handed % DET_PORT_COUNT);
+    d->ports_handed++;
+    d->reads[DET_SRC_IDS]++;
+    det_log_value(d, DET_SRC_IDS, &port, sizeof(port));
+    return port;
+}
+
 int det_init(struct det_state *d, const struct det_config *cfg)
 {
     memset(d, 0, sizeof(*d));

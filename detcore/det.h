@@ -105,10 +105,17 @@ struct det_state {
     char boot_id[37];         /* /proc/sys/kernel/random/boot_id */
     char hostname[65], domainname[65]; /* sethostname is seen only inside */
     uint64_t reads[DET_SRC_COUNT]; /* virtualised reads per source */
+    uint32_t ports_handed;    /* ephemeral ports given so far (det_port) */
 };
 
 int det_init(struct det_state *d, const struct det_config *cfg);
 void det_destroy(struct det_state *d);
+
+/* The next ephemeral port for a guest socket bound to port 0: Linux's
+ * default range (32768-60999) in order from its start, so a run's ports
+ * follow its binds, not the host's choice (a port the host has in use is
+ * skipped by the caller asking again). */
+uint16_t det_port(struct det_state *d);
 
 /* Counts one guest event (syscall nr of thread tid); logical time advances
  * with it, and later log records name it. */

@@ -29,10 +29,11 @@
  * and SO_SNDTIMEO are not applied to such waits yet (timeouts become
  * deadlines on detcore's clock with the scheduler).
  *
- * Not yet behind detcore, so they can differ between runs: ephemeral ports
- * the host picks, netlink port ids (hvrun's host pid), and the credentials
- * of a peer outside the run. Peers inside the run are guests
- * (peercred.c).
+ * Not yet behind detcore, so they can differ between runs: the source
+ * ports the host picks for connect() and unbound sendto (a bind to port 0
+ * takes detcore's next port: bind_det_port), netlink port ids (hvrun's
+ * host pid), and the credentials of a peer outside the run. Peers inside
+ * the run are guests (peercred.c).
  */
 #include "proxy.h"
 #include "fs_internal.h"
@@ -338,6 +339,58 @@ static long connect_nowait(struct proxy_process *p, int host_fd,
 }
 
 /* bind and connect: fd, then address, then the host call. */
+/* An AF_INET/AF_INET6 address with port 0 (the host would pick one). */
+static bool inet_any_port(const struct sock_addr *sa)
+{
+    if (sa->u.sa.sa_family == AF_INET && sa->len >= sizeof(struct sockaddr_in))
+        return ((const struct sockaddr_in *)&sa->u.ss)->sin_port == 0;
+    if (sa->u.sa.sa_family == AF_INET6 &&
+        sa->len >= sizeof(struct sockaddr_in6))
+        return ((const struct sockaddr_in6 *)&sa->u.ss)->sin6_port == 0;
+    return false;
+}
+
+static void set_port(struct sock_addr *sa, uint16_t port)
+{
+    if (sa->u.sa.sa_family == AF_INET)
+        ((struct sockaddr_in *)&sa->u.ss)->sin_port = htons(port);
+    else
+        ((struct sockaddr_in6 *)&sa->u.ss)->sin6_port = htons(port);
+}
+
+/*
+ * bind to port 0: the port comes from detcore (32768, 32769, ... in the
+ * order of the run's binds) instead of the host's choice, which differs
+ * between runs. A port the host has in use is skipped; after 64 such the
+ * host picks.
+ */
+#define PORT_TRIES 64
+
+static long bind_det_port(struct proxy_process *p, int host_fd,
+                          struct sock_addr *sa)
+{
+    for (int i = 0; i < PORT_TRIES; i++) {
+        set_port(sa, det_port(p->det));
+        long r = proxy_host_result(bind(host_fd, &sa->u.sa, sa->len));
+        if (r != -EADDRINUSE && r != -EACCES)
+            return r;
+    }
+    set_port(sa, 0);
+    return proxy_host_result(bind(host_fd, &sa->u.sa, sa->len));
+}
+
+/* listen() on a socket never bound: Linux would bind it to a port of its
+ * choosing; bind it to the run's next port first (any address). */
+static void bind_unbound_inet(struct proxy_process *p, int host_fd)
+{
+    struct sock_addr sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.len = sizeof(sa.u.ss);
+    if (getsockname(host_fd, &sa.u.sa, &sa.len) < 0 || !inet_any_port(&sa))
+        return;
+    (void)bind_det_port(p, host_fd, &sa);
+}
+
 static long addr_call(struct proxy_process *p, const uint64_t a[6], bool bind_)
 {
     int host_fd = sock_host_fd(p, a[0]);
@@ -357,8 +410,11 @@ static long addr_call(struct proxy_process *p, const uint64_t a[6], bool bind_)
     r = path_ctx_enter(p, &sa, bind_, &c);
     if (r < 0)
         return r;
-    r = bind_ ? proxy_host_result(bind(host_fd, &sa.u.sa, sa.len))
-              : connect_nowait(p, host_fd, &sa);
+    if (bind_ && inet_any_port(&sa))
+        r = bind_det_port(p, host_fd, &sa);
+    else
+        r = bind_ ? proxy_host_result(bind(host_fd, &sa.u.sa, sa.len))
+                  : connect_nowait(p, host_fd, &sa);
     path_ctx_leave(p, &c);
     return r;
 }
@@ -378,6 +434,7 @@ static long sys_listen(struct proxy_process *p, const uint64_t a[6])
     int host_fd = sock_host_fd(p, a[0]);
     if (host_fd < 0)
         return host_fd;
+    bind_unbound_inet(p, host_fd);
     return proxy_host_result(listen(host_fd, (int)a[1]));
 }
 

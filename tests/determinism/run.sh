@@ -100,6 +100,11 @@ ts = [threading.Thread(target=ev.wait) for _ in range(2)]
 print(sorted(os.listdir("/proc/self/task")), threading.get_native_id())
 ev.set()
 [t.join() for t in ts]'
+# Ports a bind to port 0 gets (and a listen without a bind).
+PY_PORTS='import socket
+s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname())
+u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); u.bind(("", 0)); print(u.getsockname())
+l = socket.socket(); l.listen(); print(l.getsockname()[1])'
 PY_CODE='import os, time, random
 print(os.urandom(8).hex())
 print(time.time())
@@ -126,6 +131,7 @@ proc-meminfo    | head     | /proc/meminfo
 proc-cpuinfo    | cat      | /proc/cpuinfo
 proc-self-stat  | cat      | /proc/self/stat
 proc-self-task  | python3  | -c "$PY_TASKS"
+ports           | python3  | -c "$PY_PORTS"
 sqlite3         | sqlite3  | :memory: "select random(), datetime('now')"
 id              | id       |
 whoami          | whoami   |
