@@ -48,6 +48,10 @@ static const struct exception_note notes[] = {
     {SYS_clock_getres, NULL, VDSO_NOTE},
     {SYS_getcpu, NULL, "CPU 0, node 0 (one CPU); through the vDSO without "
                        "an exit"},
+    {SYS_setsockopt, NULL, "SO_RCVTIMEO/SO_SNDTIMEO become logical-clock "
+                           "deadlines of the socket's waits"},
+    {SYS_getsockopt, NULL, "SO_PEERCRED of a peer in the run names the guest"},
+    {SYS_bind, NULL, "port 0 (AF_INET/6) takes detcore's next port, 32768 on"},
     {SYS_umask, "emulated", "the guest umask is applied by hvrun"},
     {SYS_getcwd, "emulated", "the guest cwd is an O_PATH fd held by hvrun; "
                              "private /tmp mapped back"},

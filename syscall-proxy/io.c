@@ -373,7 +373,8 @@ static long write_nowait(struct proxy_process *p, const struct wait_fd *w,
             tio->write_count = count;
             tio->write_done_bytes = done;
         }
-        result = proxy_block_on_fd(p, w->host_fd, POLLOUT);
+        result = proxy_block_on_fd_for(
+            p, w->host_fd, POLLOUT, proxy_sock_timeout_ns(w->host_fd, POLLOUT));
     }
     return result;
 }
@@ -401,7 +402,8 @@ static long xfer_host_nowait(struct proxy_process *p, int guest_fd, int host_fd,
         return host_xfer(host_fd, x, iov, n);
     short events = x->into_guest ? POLLIN : POLLOUT;
     if (!host_fd_ready(host_fd, events))
-        return proxy_block_on_fd(p, host_fd, events);
+        return proxy_block_on_fd_for(p, host_fd, events,
+                                     proxy_sock_timeout_ns(host_fd, events));
     /* Ready to read: the read returns what is there without waiting. A
      * write parked part way goes on as it began, whatever changed. */
     if (x->into_guest ||

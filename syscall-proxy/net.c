@@ -26,8 +26,8 @@
  * other guest thread, the scheduler then waits on the socket: the blocking
  * call Linux makes. Each call below says how it finds out "not ready"
  * and what it does differently from a blocking Linux call. SO_RCVTIMEO
- * and SO_SNDTIMEO are not applied to such waits yet (timeouts become
- * deadlines on detcore's clock with the scheduler).
+ * and SO_SNDTIMEO become deadlines on detcore's clock (park_sock): when
+ * one passes, the call fails with EAGAIN (connect: EINPROGRESS).
  *
  * Not yet behind detcore, so they can differ between runs: the source
  * ports the host picks for connect() and unbound sendto (a bind to port 0
@@ -323,6 +323,24 @@ static void path_ctx_leave(struct proxy_process *p, const struct path_ctx *c)
  * backlog says EAGAIN: the thread parks on its own socket (writable), so
  * it tries again on its next turn, until the listener accepts.
  */
+uint64_t proxy_sock_timeout_ns(int host_fd, short events)
+{
+    struct timeval tv;
+    socklen_t len = sizeof(tv);
+    int opt = (events & POLLOUT) ? SO_SNDTIMEO : SO_RCVTIMEO;
+    if (getsockopt(host_fd, SOL_SOCKET, opt, &tv, &len) < 0 || tv.tv_sec < 0)
+        return 0;
+    return (uint64_t)tv.tv_sec * 1000000000ULL + (uint64_t)tv.tv_usec * 1000ULL;
+}
+
+/* Parks on a socket; SO_RCVTIMEO / SO_SNDTIMEO become a deadline on the
+ * logical clock, after which the call fails with EAGAIN as on Linux. */
+static long park_sock(struct proxy_process *p, int host_fd, short events)
+{
+    return proxy_block_on_fd_for(p, host_fd, events,
+                                 proxy_sock_timeout_ns(host_fd, events));
+}
+
 static long connect_nowait(struct proxy_process *p, int host_fd,
                            const struct sock_addr *sa)
 {
@@ -333,8 +351,10 @@ static long connect_nowait(struct proxy_process *p, int host_fd,
     long r = proxy_host_result(connect(host_fd, &sa->u.sa, sa->len));
     if (nowait)
         (void)fcntl(host_fd, F_SETFL, fl);
-    if (nowait && (r == -EINPROGRESS || r == -EALREADY || r == -EAGAIN))
-        return proxy_block_on_fd(p, host_fd, POLLOUT);
+    if (nowait && (r == -EINPROGRESS || r == -EALREADY || r == -EAGAIN)) {
+        r = park_sock(p, host_fd, POLLOUT);
+        return r == -EAGAIN ? -EINPROGRESS : r; /* SO_SNDTIMEO passed */
+    }
     return r;
 }
 
@@ -458,7 +478,7 @@ static long do_accept(struct proxy_process *p, const uint64_t a[6], int flags)
         return host_fd;
     int fl;
     if (sock_may_wait(host_fd, 0, &fl) && sock_revents(host_fd, POLLIN) == 0)
-        return proxy_block_on_fd(p, host_fd, POLLIN);
+        return park_sock(p, host_fd, POLLIN);
     gva_t addr = a[1];
     struct sock_addr sa = {.len = sizeof(sa.u)};
     int new_host_fd =
@@ -837,7 +857,7 @@ static long send_host(struct proxy_process *p, int host_fd, struct host_msg *hm,
     r = proxy_host_result(sendmsg(host_fd, &hm->msg, host_flags));
     path_ctx_leave(p, &c);
     if (nowait && may_park && r == -EAGAIN)
-        return proxy_block_on_fd(p, host_fd, POLLOUT);
+        return park_sock(p, host_fd, POLLOUT);
     return (flags & MSG_NOSIGNAL) ? r : proxy_epipe_signal(p, r);
 }
 
@@ -1023,7 +1043,7 @@ static long send_completing(struct proxy_process *p, const uint64_t a[6],
     if (t && done < total && r > 0 && proxy_others_alive(p) &&
         send_completes(host_fd, flags)) {
         send_keep(t, key, done);
-        return proxy_block_on_fd(p, host_fd, POLLOUT);
+        return park_sock(p, host_fd, POLLOUT);
     }
     return (long)done;
 }
@@ -1180,11 +1200,11 @@ static long recv_host(struct proxy_process *p, int host_fd, struct msghdr *msg,
     if (flags & MSG_WAITALL) {
         if (waitall_ready(p, host_fd, wanted_bytes))
             return proxy_host_result(recvmsg(host_fd, msg, flags));
-        return may_park ? proxy_block_on_fd(p, host_fd, POLLIN) : -EAGAIN;
+        return may_park ? park_sock(p, host_fd, POLLIN) : -EAGAIN;
     }
     long r = proxy_host_result(recvmsg(host_fd, msg, flags | MSG_DONTWAIT));
     if (r == -EAGAIN && may_park)
-        return proxy_block_on_fd(p, host_fd, POLLIN);
+        return park_sock(p, host_fd, POLLIN);
     return r;
 }
 

@@ -515,6 +515,13 @@ extern volatile sig_atomic_t proxy_stop_signal;
 /* Parks the current thread until host_fd is ready for events (POLLIN,
  * POLLOUT); returns PROXY_RET_BLOCK for the handler to return. */
 long proxy_block_on_fd(struct proxy_process *p, int host_fd, short events);
+/* The same with a timeout on the logical clock (0: none), kept across the
+ * call's re-runs: once it has passed, -EAGAIN instead of parking. */
+long proxy_block_on_fd_for(struct proxy_process *p, int host_fd,
+                           short events, uint64_t timeout_ns);
+/* A socket's SO_RCVTIMEO (events POLLIN) or SO_SNDTIMEO (POLLOUT) in ns;
+ * 0 when unset or host_fd is not a socket (net.c). */
+uint64_t proxy_sock_timeout_ns(int host_fd, short events);
 /* Whether a blocking host call now could stall another guest thread. */
 bool proxy_others_runnable(const struct proxy_process *p);
 extern const struct proxy_syscall proxy_procsys_syscalls[];

@@ -106,6 +106,19 @@ long proxy_block_on_fd(struct proxy_process *p, int host_fd, short events)
     return PROXY_RET_BLOCK;
 }
 
+long proxy_block_on_fd_for(struct proxy_process *p, int host_fd,
+                           short events, uint64_t timeout_ns)
+{
+    if (timeout_ns) {
+        uint64_t left;
+        if (!proxy_thread_poll_deadline(p, timeout_ns, &left)) {
+            proxy_thread_poll_done(p);
+            return -EAGAIN;
+        }
+    }
+    return proxy_block_on_fd(p, host_fd, events);
+}
+
 static bool has_child_event(struct proxy_process *p, int options)
 {
     bool any = false;
@@ -320,6 +333,9 @@ static void finish_syscall(struct proxy_process *p, long ret)
     }
     t->restartable = false;
     t->eintr_on_handler = false;
+    /* A timed wait (a socket timeout) that ended some other way. */
+    if (t->poll_deadline)
+        proxy_thread_poll_done(p);
     if (ret != PROXY_RET_REGS_SET)
         vmm_vm_syscall_return(p->vm, ret);
     if (t->state != PROXY_THREAD_RUNNABLE)

@@ -64,6 +64,7 @@ py-multiproc    | 0   | /usr/bin/python3 -B -c 'import multiprocessing as m; p =
 py-asyncio      | 0   | /usr/bin/python3 -B -c 'import asyncio; print(asyncio.run(asyncio.sleep(0.01, result=5)))'
 py-bigsend      | 0   | /usr/bin/python3 -B $ROOT/tests/processes/bigsend.py
 py-peercred     | 0   | /usr/bin/python3 -B $ROOT/tests/processes/peercred.py
+py-sock-timeout | 0   | /usr/bin/python3 -B $ROOT/tests/processes/sock_timeout.py
 pipe-lock       | 0   | /usr/bin/python3 -B -c 'import fcntl, os; r, w = os.pipe(); fcntl.lockf(w, fcntl.LOCK_EX); print("pipe lock ok")'
 py-threads      | 0   | /usr/bin/python3 -B -c 'import threading, queue; q = queue.Queue(); t = threading.Thread(target=lambda: q.put(42)); t.start(); t.join(); print(q.get())'
 EOF
