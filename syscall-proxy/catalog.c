@@ -29,6 +29,7 @@ static const struct family_kind families[] = {
     {proxy_procsys_syscalls, "process", "emulated"},
     {proxy_timer_syscalls, "timer", "virtualised"},
     {proxy_signalfd_syscalls, "signal", "emulated"},
+    {proxy_timerfd_syscalls, "timer", "virtualised"},
     {proxy_epoll_syscalls, "epoll", "passthrough"},
 };
 

@@ -29,6 +29,7 @@ static int slot_release(struct proxy_fdtable *t, struct proxy_fd *slot)
     proxy_plocks_file_closed(t, host_fd);
     proxy_dircache_put(slot->dircache);
     proxy_signalfd_put(slot->signalfd);
+    proxy_timerfd_put(slot->timerfd);
     *slot = (struct proxy_fd){.kind = PROXY_FD_FREE, .host_fd = -1};
     return host_fd;
 }

@@ -423,6 +423,9 @@ static long xfer_dispatch(struct proxy_process *p, int guest_fd, int host_fd,
 {
     if (x->kind == XFER_AT_FD_POS && proxy_signalfd_is(p, guest_fd))
         return proxy_signalfd_xfer(p, guest_fd, x->into_guest, iov, n);
+    const struct proxy_fd *f = proxy_fd_get(&p->fds, guest_fd);
+    if (!x->into_guest && f && f->timerfd)
+        return -EINVAL; /* a timerfd is read, never written */
     if (x->into_guest && proxy_vfs_fd_det_random(p, guest_fd))
         return proxy_vfs_random_read(p, iov, n);
     return xfer_host_nowait(p, guest_fd, host_fd, x, iov, n, gva, count);
@@ -686,6 +689,9 @@ static long dup_from(struct proxy_process *p, int guest_fd, int host_fd,
     if (new_fd >= 0)
         proxy_signalfd_share(proxy_fd_get(&p->fds, new_fd),
                              proxy_fd_get(&p->fds, guest_fd));
+    if (new_fd >= 0)
+        proxy_timerfd_share(proxy_fd_get(&p->fds, new_fd),
+                            proxy_fd_get(&p->fds, guest_fd));
     return new_fd;
 }
 
@@ -714,6 +720,9 @@ static long dup_onto(struct proxy_process *p, uint64_t oldfd, uint64_t newfd,
     if (r >= 0)
         proxy_signalfd_share(proxy_fd_get(&p->fds, r),
                              proxy_fd_get(&p->fds, (int)oldfd));
+    if (r >= 0)
+        proxy_timerfd_share(proxy_fd_get(&p->fds, r),
+                            proxy_fd_get(&p->fds, (int)oldfd));
     return r;
 }
 

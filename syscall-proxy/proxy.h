@@ -66,6 +66,9 @@ struct proxy_fd {
      * while a signal of the mask is pending; the context (the mask) is
      * shared by dups and fork children, as Linux shares the open file. */
     struct proxy_signalfd *signalfd;
+    /* A timerfd (timerfd.c): the host fd is an eventfd, the timer is here;
+     * shared by dups and fork children like the signalfd context. */
+    struct proxy_timerfd *timerfd;
 };
 
 struct proxy_plock;
@@ -255,6 +258,8 @@ struct proxy_world {
     int next_pid;
     bool ended;
     int end_status;             /* the first process's wait status */
+    struct proxy_timerfd **timerfds; /* every live timerfd (timerfd.c) */
+    int nr_timerfds, cap_timerfds;
 };
 
 /* ---- the process --------------------------------------------------------- */
@@ -499,6 +504,18 @@ void proxy_signalfd_sync(struct proxy_process *p);
  * put drops one reference (NULL is fine). */
 void proxy_signalfd_share(struct proxy_fd *to, const struct proxy_fd *from);
 void proxy_signalfd_put(struct proxy_signalfd *s);
+
+/* ---- timerfd (timerfd.c) -------------------------------------------------- */
+
+extern const struct proxy_syscall proxy_timerfd_syscalls[];
+void proxy_timerfd_share(struct proxy_fd *to, const struct proxy_fd *from);
+void proxy_timerfd_put(struct proxy_timerfd *t);
+/* The world ends: timerfds still open are no longer listed in it. */
+void proxy_timerfd_world_gone(struct proxy_world *w);
+/* Adds the expirations due on the logical clock to each timerfd. */
+void proxy_timerfd_fire_due(struct proxy_world *w);
+/* ns until the earliest expiry that could wake a reader; INT64_MAX: none. */
+int64_t proxy_timerfd_earliest_ns(struct proxy_world *w);
 
 /* ---- the world of processes (world.c, procsys.c) ------------------------ */
 

@@ -273,6 +273,7 @@ void proxy_timer_fire_due(struct proxy_world *w)
         if (!p->zombie && !p->exited)
             fire_process(p);
     }
+    proxy_timerfd_fire_due(w);
 }
 
 /*
@@ -323,6 +324,11 @@ bool proxy_timer_advance(struct proxy_world *w, uint64_t futex_deadline_ns)
             best = d;
             best_p = p;
         }
+    }
+    int64_t tfd = proxy_timerfd_earliest_ns(w);
+    if (tfd < best && w->nr_procs > 0) {
+        best = tfd;
+        best_p = w->procs[0]; /* one detcore for the run */
     }
     if (!best_p)
         return false;

@@ -54,6 +54,8 @@ void proxy_world_destroy(struct proxy_world *w)
     }
     free(w->procs);
     w->procs = NULL;
+    /* Timerfds still open in the first process outlive the world. */
+    proxy_timerfd_world_gone(w);
 }
 
 struct proxy_process *proxy_world_find(struct proxy_world *w, int pid)
