@@ -567,6 +567,9 @@ void proxy_timer_fire_due(struct proxy_world *w);
  * logical time to the earliest such expiry and returns true (the next
  * proxy_timer_fire_due fires it); otherwise false and time is unchanged. */
 bool proxy_timer_advance(struct proxy_world *w, uint64_t futex_deadline_ns);
+/* Whether some timer (alarm, itimer, POSIX timer, timerfd) is armed and
+ * could wake a thread when it fires. */
+bool proxy_timer_could_fire(struct proxy_world *w);
 /* A fork child inherits no timer (man 2 fork); call on the new process. */
 void proxy_timer_fork(struct proxy_process *child);
 /* execve deletes the POSIX timers and keeps alarm and the itimers. */

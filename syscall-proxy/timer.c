@@ -345,6 +345,16 @@ bool proxy_timer_advance(struct proxy_world *w, uint64_t futex_deadline_ns)
     return true;
 }
 
+bool proxy_timer_could_fire(struct proxy_world *w)
+{
+    for (int i = 0; i < w->nr_procs; i++) {
+        struct proxy_process *p = w->procs[i];
+        if (!p->zombie && !p->exited && earliest_wake_ns(p) != INT64_MAX)
+            return true;
+    }
+    return proxy_timerfd_earliest_ns(w) != INT64_MAX;
+}
+
 void proxy_timer_fork(struct proxy_process *child)
 {
     memset(&child->timers, 0, sizeof(child->timers));

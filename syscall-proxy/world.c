@@ -347,17 +347,23 @@ static void finish_syscall(struct proxy_process *p, long ret)
 /*
  * The thread ran a whole time slice without a syscall while another could
  * run (a spin-wait, or a long computation): the next runnable thread gets
- * the vCPU. Without a PMU to count instructions (kvm_pvm) the cut point is
- * host time, so the preemption is logged as an external event, naming the
- * thread: a run whose preemptions differ in number or order differs in
- * its detlog. Where in the loop the cut fell (RIP) is left out, so that a
- * spin-wait, cut at a different instruction each run but with the same
- * outcome, still verifies; a cut that changes what the program does shows
- * in its output or its later syscalls.
+ * the vCPU. Alone, it was waiting for a timer without a syscall (a loop
+ * until SIGALRM sets a flag): logical time, which moves only with
+ * syscalls, jumps to the timer's expiry, which fires. Without a PMU to
+ * count instructions (kvm_pvm) the cut point is host time, so the
+ * preemption is logged as an external event, naming the thread: a run
+ * whose preemptions differ in number or order differs in its detlog. Where
+ * in the loop the cut fell (RIP) is left out, so that a spin-wait, cut at
+ * a different instruction each run but with the same outcome, still
+ * verifies; a cut that changes what the program does shows in its output
+ * or its later syscalls.
  */
-static void preempt(struct proxy_process *p)
+static void preempt(struct proxy_process *p, bool others)
 {
-    p->resched = true;
+    if (others)
+        p->resched = true;
+    else
+        (void)proxy_timer_advance(p->world, UINT64_MAX);
     if (p->totals)
         p->totals->preemptions++;
     det_log_value(p->det, DET_SRC_EXTERNAL, &p->tid, sizeof(p->tid));
@@ -375,7 +381,10 @@ static bool run_one(struct proxy_process *p)
         return true;
     /* A time slice only while another thread could run: alone, a thread
      * runs until it makes a syscall, deterministically. */
-    uint64_t slice = proxy_others_runnable(p) ? p->cfg->preempt_ns : 0;
+    bool others = proxy_others_runnable(p);
+    uint64_t slice = others || proxy_timer_could_fire(p->world)
+                         ? p->cfg->preempt_ns
+                         : 0;
     proxy_vdso_enter(p);
     int rc = vmm_vm_run_slice(p->vm, &ev, slice);
     proxy_vdso_leave(p);
@@ -397,7 +406,7 @@ static bool run_one(struct proxy_process *p)
         break;
     case VMM_EVENT_INTERRUPTED:
         if (ev.slice_over && ev.in_user_code)
-            preempt(p);
+            preempt(p, others);
         break;
     case VMM_EVENT_FAILED:
         proxy_log(p, 0, "guest VM failed: %s", ev.what);
