@@ -381,14 +381,22 @@ static void set_port(struct sock_addr *sa, uint16_t port)
 /*
  * bind to port 0: the port comes from detcore (32768, 32769, ... in the
  * order of the run's binds) instead of the host's choice, which differs
- * between runs. A port the host has in use is skipped; after 64 such the
- * host picks.
+ * between runs. A TCP socket gets SO_REUSEADDR for it (and keeps it: listen
+ * checks again), so that the TIME_WAIT connections a previous run left on
+ * the same port do not push this run to the next one; for TCP that allows
+ * nothing else (two listeners on one port stay refused). A port the host
+ * really has in use is skipped; after 64 such the host picks.
  */
 #define PORT_TRIES 64
 
 static long bind_det_port(struct proxy_process *p, int host_fd,
                           struct sock_addr *sa)
 {
+    int type = 0, on = 1;
+    socklen_t tl = sizeof(type);
+    if (getsockopt(host_fd, SOL_SOCKET, SO_TYPE, &type, &tl) == 0 &&
+        type == SOCK_STREAM)
+        (void)setsockopt(host_fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on));
     for (int i = 0; i < PORT_TRIES; i++) {
         set_port(sa, det_port(p->det));
         long r = proxy_host_result(bind(host_fd, &sa->u.sa, sa->len));
