@@ -30,9 +30,10 @@
  * one passes, the call fails with EAGAIN (connect: EINPROGRESS).
  *
  * Not yet behind detcore, so they can differ between runs: the source
- * ports the host picks for connect() and unbound sendto (a bind to port 0
- * takes detcore's next port: bind_det_port), netlink port ids (hvrun's
- * host pid), and the credentials of a peer outside the run. Peers inside
+ * port the host picks for a connect() to another host (a bind to port 0,
+ * and an implicit one towards this host, take detcore's next port:
+ * bind_det_port), netlink port ids (hvrun's host pid), and the
+ * credentials of a peer outside the run. Peers inside
  * the run are guests (peercred.c).
  */
 #include "proxy.h"
@@ -407,8 +408,9 @@ static long bind_det_port(struct proxy_process *p, int host_fd,
     return proxy_host_result(bind(host_fd, &sa->u.sa, sa->len));
 }
 
-/* listen() on a socket never bound: Linux would bind it to a port of its
- * choosing; bind it to the run's next port first (any address). */
+/* listen(), connect() or a send to an address on a socket never bound:
+ * Linux would bind it to a port of its choosing; bind it to the run's next
+ * port first (any address), so the peer sees the same port every run. */
 static void bind_unbound_inet(struct proxy_process *p, int host_fd)
 {
     struct sock_addr sa;
@@ -417,6 +419,23 @@ static void bind_unbound_inet(struct proxy_process *p, int host_fd)
     if (getsockname(host_fd, &sa.u.sa, &sa.len) < 0 || !inet_any_port(&sa))
         return;
     (void)bind_det_port(p, host_fd, &sa);
+}
+
+/* 127.0.0.0/8, ::1 or ::ffff:127.x: a peer on this host (in the run, or
+ * a local service). */
+static bool loopback_addr(const struct sock_addr *sa)
+{
+    if (sa->u.sa.sa_family == AF_INET && sa->len >= sizeof(struct sockaddr_in))
+        return (ntohl(((const struct sockaddr_in *)&sa->u.ss)->sin_addr.s_addr) >>
+                24) == 127;
+    if (sa->u.sa.sa_family == AF_INET6 &&
+        sa->len >= sizeof(struct sockaddr_in6)) {
+        const struct in6_addr *a6 =
+            &((const struct sockaddr_in6 *)&sa->u.ss)->sin6_addr;
+        return IN6_IS_ADDR_LOOPBACK(a6) ||
+               (IN6_IS_ADDR_V4MAPPED(a6) && a6->s6_addr[12] == 127);
+    }
+    return false;
 }
 
 static long addr_call(struct proxy_process *p, const uint64_t a[6], bool bind_)
@@ -438,11 +457,18 @@ static long addr_call(struct proxy_process *p, const uint64_t a[6], bool bind_)
     r = path_ctx_enter(p, &sa, bind_, &c);
     if (r < 0)
         return r;
-    if (bind_ && inet_any_port(&sa))
+    if (bind_ && inet_any_port(&sa)) {
         r = bind_det_port(p, host_fd, &sa);
-    else
-        r = bind_ ? proxy_host_result(bind(host_fd, &sa.u.sa, sa.len))
-                  : connect_nowait(p, host_fd, &sa);
+    } else if (bind_) {
+        r = proxy_host_result(bind(host_fd, &sa.u.sa, sa.len));
+    } else {
+        /* Only towards this host: there a TIME_WAIT left by an earlier run
+         * on the same ports may be reused (tcp_tw_reuse); towards a remote
+         * peer it would make connect fail, and the host's choice is kept. */
+        if (loopback_addr(&sa))
+            bind_unbound_inet(p, host_fd);
+        r = connect_nowait(p, host_fd, &sa);
+    }
     path_ctx_leave(p, &c);
     return r;
 }
@@ -853,6 +879,9 @@ static long send_host(struct proxy_process *p, int host_fd, struct host_msg *hm,
         r = netlink_send_check(host_fd, hm);
     if (r < 0)
         return r;
+    if (hm->msg.msg_name && (hm->name.u.sa.sa_family == AF_INET ||
+                              hm->name.u.sa.sa_family == AF_INET6))
+        bind_unbound_inet(p, host_fd);
     int host_flags = flags | MSG_NOSIGNAL, fl;
     bool nowait = sock_may_wait(host_fd, flags, &fl) &&
                   (may_park || proxy_others_runnable(p));

@@ -100,11 +100,16 @@ ts = [threading.Thread(target=ev.wait) for _ in range(2)]
 print(sorted(os.listdir("/proc/self/task")), threading.get_native_id())
 ev.set()
 [t.join() for t in ts]'
-# Ports a bind to port 0 gets (and a listen without a bind).
+# Ports a bind to port 0 gets (and a listen, a loopback connect and a UDP
+# send without a bind).
 PY_PORTS='import socket
 s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname())
 u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); u.bind(("", 0)); print(u.getsockname())
-l = socket.socket(); l.listen(); print(l.getsockname()[1])'
+l = socket.socket(); l.listen(); print(l.getsockname()[1])
+c = socket.create_connection(s.getsockname()) if s.listen() is None else None
+conn, peer = s.accept(); print("client port", peer[1], c.getsockname()[1])
+v = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); v.sendto(b"x", u.getsockname())
+print("udp from", u.recvfrom(1)[1][1])'
 PY_CODE='import os, time, random
 print(os.urandom(8).hex())
 print(time.time())
