@@ -94,6 +94,12 @@ void det_clock_fold(struct det_state *d, uint64_t calls)
     det_log_value(d, DET_SRC_TIME, &calls, sizeof(calls));
 }
 
+void det_clock_computed(struct det_state *d, uint64_t ns)
+{
+    if (d->cfg.virtualize_time)
+        d->now_ns += (int64_t)ns;
+}
+
 int det_clock_getres(struct det_state *d, int clockid, struct timespec *ts)
 {
     if (!clock_known(clockid))

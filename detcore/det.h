@@ -135,6 +135,10 @@ void det_clock_page(const struct det_state *d, struct det_clock_page *out);
  * count as events (logical time advances), are logged as one record and
  * counted as time reads. */
 void det_clock_fold(struct det_state *d, uint64_t calls);
+/* A guest thread computed for ns of host time without an event (a time
+ * slice ran out): logical time advances by as much. Nothing with host
+ * time, which passed by itself. */
+void det_clock_computed(struct det_state *d, uint64_t ns);
 
 /* Fills *ts for clockid; 0 or -EINVAL for an unknown clock. */
 int det_clock_gettime(struct det_state *d, int clockid, struct timespec *ts);

@@ -347,9 +347,10 @@ static void finish_syscall(struct proxy_process *p, long ret)
 /*
  * The thread ran a whole time slice without a syscall while another could
  * run (a spin-wait, or a long computation): the next runnable thread gets
- * the vCPU. Alone, it was waiting for a timer without a syscall (a loop
- * until SIGALRM sets a flag): logical time, which moves only with
- * syscalls, jumps to the timer's expiry, which fires. Without a PMU to
+ * the vCPU. Alone with a timer armed (a loop until SIGALRM sets a flag),
+ * the slice counts as time: logical time, which otherwise moves only with
+ * syscalls, advances by the slice, so the timer fires after as much
+ * computing as natively (and a far watchdog alarm does not). Without a PMU to
  * count instructions (kvm_pvm) the cut point is host time, so the
  * preemption is logged as an external event, naming the thread: a run
  * whose preemptions differ in number or order differs in its detlog. Where
@@ -363,7 +364,7 @@ static void preempt(struct proxy_process *p, bool others)
     if (others)
         p->resched = true;
     else
-        (void)proxy_timer_advance(p->world, UINT64_MAX);
+        det_clock_computed(p->det, p->cfg->preempt_ns);
     if (p->totals)
         p->totals->preemptions++;
     det_log_value(p->det, DET_SRC_EXTERNAL, &p->tid, sizeof(p->tid));
