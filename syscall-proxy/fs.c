@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
@@ -1110,6 +1111,63 @@ static long sys_utime(struct proxy_process *p, const uint64_t a[6])
                         a[1] ? ts : NULL, 0, a[1] ? ts : NULL);
 }
 
+/* ---- inotify --------------------------------------------------------------- */
+
+/*
+ * inotify on the host: the events come from the file operations hvrun
+ * makes for the guests, in their order, so a run sees the same events
+ * every time (watch descriptors count from 1 per instance). Not virtual:
+ * the cookies pairing IN_MOVED_FROM/IN_MOVED_TO (a host-wide counter), and
+ * events of processes outside the run on watched files.
+ */
+static long sys_inotify_init1(struct proxy_process *p, const uint64_t a[6])
+{
+    int flags = (int)a[0];
+    if (flags & ~(IN_CLOEXEC | IN_NONBLOCK))
+        return -EINVAL;
+    int fd = inotify_init1(IN_CLOEXEC | (flags & IN_NONBLOCK));
+    if (fd < 0)
+        return -errno;
+    return proxy_fd_install(&p->fds, fd, (flags & IN_CLOEXEC) != 0, 0);
+}
+
+static long sys_inotify_init(struct proxy_process *p, const uint64_t a[6])
+{
+    (void)a;
+    const uint64_t none[6] = {0};
+    return sys_inotify_init1(p, none);
+}
+
+/* The host has no inotify_add_watchat: the path is opened O_PATH and
+ * watched through its /proc/self/fd link, the same inode. */
+static long sys_inotify_add_watch(struct proxy_process *p, const uint64_t a[6])
+{
+    int host_fd = guest_host_fd(p, a[0]);
+    if (host_fd < 0)
+        return host_fd;
+    uint32_t mask = (uint32_t)a[2];
+    struct host_path hp;
+    long r = host_path(p, a[1], !(mask & IN_DONT_FOLLOW), &hp);
+    if (r < 0)
+        return r;
+    int fd = open_o_path(&hp);
+    if (fd < 0)
+        return fd;
+    char link[64];
+    snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+    r = proxy_host_result(inotify_add_watch(host_fd, link, mask));
+    close(fd);
+    return r;
+}
+
+static long sys_inotify_rm_watch(struct proxy_process *p, const uint64_t a[6])
+{
+    int host_fd = guest_host_fd(p, a[0]);
+    if (host_fd < 0)
+        return host_fd;
+    return proxy_host_result(inotify_rm_watch(host_fd, (int)a[1]));
+}
+
 /* ---- sizes and syncing --------------------------------------------------- */
 
 /* No truncateat on the host: truncate the O_PATH fd's magic link, which
@@ -1436,6 +1494,10 @@ const struct proxy_syscall proxy_fs_syscalls[] = {
     {SYS_fchdir, "fchdir", sys_fchdir},
     {SYS_mkdir, "mkdir", sys_mkdir},
     {SYS_mkdirat, "mkdirat", sys_mkdirat},
+    {SYS_inotify_init, "inotify_init", sys_inotify_init},
+    {SYS_inotify_init1, "inotify_init1", sys_inotify_init1},
+    {SYS_inotify_add_watch, "inotify_add_watch", sys_inotify_add_watch},
+    {SYS_inotify_rm_watch, "inotify_rm_watch", sys_inotify_rm_watch},
     {SYS_rmdir, "rmdir", sys_rmdir},
     {SYS_unlink, "unlink", sys_unlink},
     {SYS_unlinkat, "unlinkat", sys_unlinkat},
