@@ -160,6 +160,12 @@ int proxy_fd_close(struct proxy_fdtable *t, int guest_fd)
     return close(host_fd) < 0 ? -errno : 0;
 }
 
+void proxy_fd_share_context(struct proxy_fd *to, const struct proxy_fd *from)
+{
+    proxy_signalfd_share(to, from);
+    proxy_timerfd_share(to, from);
+}
+
 void proxy_fd_close_on_exec(struct proxy_fdtable *t)
 {
     for (int i = 0; i < t->cap; i++) {

@@ -687,11 +687,8 @@ static long dup_from(struct proxy_process *p, int guest_fd, int host_fd,
     if (new_fd >= 0)
         proxy_meta_fd_dup(p, guest_fd, new_fd);
     if (new_fd >= 0)
-        proxy_signalfd_share(proxy_fd_get(&p->fds, new_fd),
-                             proxy_fd_get(&p->fds, guest_fd));
-    if (new_fd >= 0)
-        proxy_timerfd_share(proxy_fd_get(&p->fds, new_fd),
-                            proxy_fd_get(&p->fds, guest_fd));
+        proxy_fd_share_context(proxy_fd_get(&p->fds, new_fd),
+                               proxy_fd_get(&p->fds, guest_fd));
     return new_fd;
 }
 
@@ -718,11 +715,8 @@ static long dup_onto(struct proxy_process *p, uint64_t oldfd, uint64_t newfd,
     if (r >= 0)
         proxy_meta_fd_dup(p, (int)oldfd, r);
     if (r >= 0)
-        proxy_signalfd_share(proxy_fd_get(&p->fds, r),
-                             proxy_fd_get(&p->fds, (int)oldfd));
-    if (r >= 0)
-        proxy_timerfd_share(proxy_fd_get(&p->fds, r),
-                            proxy_fd_get(&p->fds, (int)oldfd));
+        proxy_fd_share_context(proxy_fd_get(&p->fds, r),
+                               proxy_fd_get(&p->fds, (int)oldfd));
     return r;
 }
 

@@ -62,8 +62,7 @@ static int clone_fds(struct proxy_process *c, const struct proxy_process *p)
         if (rc >= 0 && cf) {
             cf->det_random = f->det_random;
             cf->rand_checked = f->rand_checked;
-            proxy_signalfd_share(cf, f);
-            proxy_timerfd_share(cf, f);
+            proxy_fd_share_context(cf, f);
         }
         rc = rc < 0 ? rc : 0;
     }

@@ -99,6 +99,9 @@ int proxy_fd_close(struct proxy_fdtable *t, int guest_fd);
 /* Drops one reference to a directory cache (NULL is fine); the fd table
  * calls it when a slot is closed or replaced. */
 void proxy_dircache_put(struct proxy_dircache *c);
+/* A dup (or a fork's copy) of from: to shares its signalfd or timerfd
+ * context, as the open file is shared on Linux. */
+void proxy_fd_share_context(struct proxy_fd *to, const struct proxy_fd *from);
 /* Closes every close-on-exec fd (execve). */
 void proxy_fd_close_on_exec(struct proxy_fdtable *t);
 
