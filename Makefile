@@ -20,7 +20,7 @@ endif
 CPPFLAGS += -D_GNU_SOURCE -Ivmm -Isyscall-proxy -Idetcore -Icli -Iguestkernel
 CFLAGS ?= -O2 -g
 CFLAGS += -std=c11 $(WARNINGS)
-LDLIBS += -lelf -lzstd -pthread
+LDLIBS += -lelf -lzstd -lseccomp -pthread
 
 DEBUG_FLAGS = -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
               -fno-sanitize-recover=undefined
@@ -129,6 +129,7 @@ test: deps
 	tests/run-guest-tests.sh build/hvrun build/debug/hvrun
 	tests/determinism/run.sh build/hvrun build/debug/hvrun
 	tests/processes/run.sh build/hvrun build/debug/hvrun
+	tests/confine/run.sh build/hvrun build/debug/hvrun
 
 demo: deps all
 	./$(BUILD)/hvrun run --verify -- /usr/bin/python3 -c 'import hashlib, json, os, random, time; print(json.dumps({"sha256": hashlib.sha256(b"hvrun").hexdigest(), "time": time.time(), "urandom": os.urandom(8).hex(), "random": random.random(), "pid": os.getpid()}))'

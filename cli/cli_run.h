@@ -19,6 +19,7 @@ struct run_options {
     const char *backend;
     bool verify;
     bool fail_closed;
+    bool no_seccomp;          /* --no-seccomp: no filter (cli/confine.c) */
     bool summary, summary_json;
     uint64_t preempt_ms;      /* --preempt-ms; 0: never preempt */
     int log_level;

@@ -17,6 +17,7 @@
 #include "backend.h"
 #include "cli.h"
 #include "cli_run.h"
+#include "confine.h"
 #include "det.h"
 #include "proxy.h"
 #include "vfs.h"
@@ -34,7 +35,7 @@ enum {
     OPT_BACKEND = 256, OPT_FAIL_CLOSED, OPT_SUMMARY, OPT_SUMMARY_JSON,
     OPT_LOG, OPT_VERIFY, OPT_SEED, OPT_EPOCH, OPT_NO_TIME, OPT_NO_RANDOM,
     OPT_NO_METADATA, OPT_NO_HOST, OPT_TMP, OPT_BASE_ENV, OPT_CWD,
-    OPT_HOSTNAME, OPT_UID, OPT_GID, OPT_PREEMPT_MS,
+    OPT_HOSTNAME, OPT_UID, OPT_GID, OPT_PREEMPT_MS, OPT_NO_SECCOMP,
 };
 
 static const struct option run_longopts[] = {
@@ -55,6 +56,7 @@ static const struct option run_longopts[] = {
     {"gid", required_argument, NULL, OPT_GID},
     {"fail-closed", no_argument, NULL, OPT_FAIL_CLOSED},
     {"preempt-ms", required_argument, NULL, OPT_PREEMPT_MS},
+    {"no-seccomp", no_argument, NULL, OPT_NO_SECCOMP},
     {"summary", no_argument, NULL, OPT_SUMMARY},
     {"summary-json", no_argument, NULL, OPT_SUMMARY_JSON},
     {"log", required_argument, NULL, OPT_LOG},
@@ -165,6 +167,7 @@ static int apply_option(struct run_options *o, int c, const char *arg)
         cli_error("--base-env '%s': expected empty, minimal or host", arg);
         return -1;
     case OPT_FAIL_CLOSED: o->fail_closed = true; return 0;
+    case OPT_NO_SECCOMP: o->no_seccomp = true; return 0;
     case OPT_PREEMPT_MS: {
         char *end;
         errno = 0;
@@ -399,6 +402,11 @@ int cli_run_once(const struct run_options *o, const char *path,
         code = rc == -ENOENT ? CLI_EXIT_NOTFOUND : CLI_EXIT_NOEXEC;
         goto out;
     }
+    /* Set up: from here on hvrun only serves the guest (cli/confine.c). */
+    if (!o->no_seccomp && confine_install_seccomp(why, sizeof(why)) < 0) {
+        cli_error("%s (--no-seccomp runs without it)", why);
+        goto out;
+    }
     code = exit_code_of(proxy_run(p, host));
     vm = p->vm; /* execve replaces the first process's VM */
     if (sum) {
@@ -444,6 +452,11 @@ int cli_cmd_run(int argc, char **argv)
     struct run_options o;
     if (parse_run_options(argc, argv, &o) < 0)
         return CLI_EXIT_FAILURE;
+    char why[256];
+    if (confine_drop_capabilities(why, sizeof(why)) < 0) {
+        cli_error("%s", why);
+        return CLI_EXIT_FAILURE;
+    }
     if (o.cwd && chdir(o.cwd) < 0) {
         cli_error("--cwd %s: %s", o.cwd, strerror(errno));
         return CLI_EXIT_FAILURE;

@@ -1,0 +1,433 @@
+/*
+ * confine.c - hvrun confines itself.
+ *
+ * Everything a guest does reaches the host as calls hvrun makes on its
+ * behalf, so limiting hvrun's own calls limits what a guest that subverted
+ * hvrun could do. Two steps:
+ *
+ * - Capabilities (confine_drop_capabilities, at the start of `hvrun run`):
+ *   as root, hvrun keeps only what serving a root guest's file and network
+ *   operations with root's own access needs (CONFINE_KEPT_CAPS below) and
+ *   drops the rest from every set, the bounding set included, so nothing
+ *   can get them back. PR_SET_NO_NEW_PRIVS too.
+ *
+ * - A seccomp filter (confine_install_seccomp, built with libseccomp):
+ *   installed when the run is set up (KVM device open, first VM built,
+ *   program loaded), before the first guest instruction. It allows the host
+ *   calls hvrun's code makes while serving guests, measured over the whole
+ *   test suite (both builds), and traps anything else: the SIGSYS handler
+ *   writes one line naming the call and exits 125. Arguments are checked
+ *   where that is cheap: no executable host memory (hvrun never maps code
+ *   after start-up), clone only for threads (hvrun never forks after
+ *   set-up; --verify forks before it), signals only to hvrun itself, the
+ *   SIGSYS handler cannot be replaced, sockets only of the families net.c
+ *   serves. ioctl is allowed whatever the request: hvrun's own KVM ioctls
+ *   and the guest's terminal and file ioctls, which syscall-proxy/io.c
+ *   already limits to its own table, go through it.
+ *
+ * Deliberately absent (hvrun never makes them; a guest must not get them
+ * through hvrun): execve/execveat, fork/vfork, ptrace (except in sanitizer
+ * builds, below), process_vm_readv/writev, mount and friends, chroot,
+ * pivot_root, setns, unshare, kexec_*, reboot, init/finit/delete_module,
+ * bpf, perf_event_open, keyctl/add_key/request_key, userfaultfd, io_uring,
+ * open_by_handle_at, the set*id family, capset, personality, iopl/ioperm,
+ * clock_settime/settimeofday/adjtimex, sethostname, swapon, acct, syslog.
+ *
+ * Sanitizer builds (build/debug, ASan + LSan): LeakSanitizer checks for
+ * leaks at exit by stopping every thread from a helper task it clones
+ * (without CLONE_THREAD) that ptraces them, so that build also allows
+ * ptrace, any clone, wait4, prctl and signals to any pid. The release
+ * build's filter has none of these.
+ *
+ * Test hook: HVRUN_SECCOMP_SELFTEST=1 makes hvrun call mount(2) right
+ * after the filter is installed (tests/confine/run.sh checks the one-line
+ * diagnostic and the exit status 125). Without the filter (--no-seccomp)
+ * the variable is ignored.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/audit.h>
+#include <linux/capability.h>
+#include <linux/netlink.h>
+#include <linux/sched.h>
+#include <sched.h>
+#include <seccomp.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "confine.h"
+#include "proxy.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#define CONFINE_SANITIZER 1
+#else
+#define CONFINE_SANITIZER 0
+#endif
+
+/* ---- capabilities ---------------------------------------------------------- */
+
+#define CAP_BIT(c) (1ULL << (c))
+
+/*
+ * What a root guest's operations need on the host, served with root's own
+ * access: reading, writing, creating, chown/chmod and deleting any file
+ * (CHOWN, DAC_OVERRIDE, DAC_READ_SEARCH, FOWNER, FSETID), ports below 1024
+ * and raw sockets as root has them (NET_BIND_SERVICE, NET_RAW), and
+ * resource limits as root has them (SYS_RESOURCE: a pipe past
+ * pipe-max-size, the filesystem's reserved blocks). Dropped, among others:
+ * SYS_ADMIN (mount, namespaces, most of /proc/sys), SYS_MODULE, SYS_RAWIO,
+ * SYS_BOOT, SYS_PTRACE, SYS_TIME, SYS_NICE, NET_ADMIN (a root guest's
+ * netlink route socket could otherwise change the host's routes and
+ * interfaces), MKNOD (device nodes: a guest gets EPERM for a char or block
+ * device, FIFOs and sockets still work), LINUX_IMMUTABLE (chattr +i/+a
+ * on a host file would outlive the run), SETUID/SETGID/SETPCAP/SETFCAP,
+ * KILL, IPC_LOCK, IPC_OWNER, LEASE, MAC_*, AUDIT_*, SYSLOG, WAKE_ALARM,
+ * BLOCK_SUSPEND, BPF, PERFMON, CHECKPOINT_RESTORE. The guest's own view
+ * of its capabilities is virtual (syscall-proxy/misc.c) and unchanged.
+ */
+#define CONFINE_KEPT_CAPS                                                   \
+    (CAP_BIT(CAP_CHOWN) | CAP_BIT(CAP_DAC_OVERRIDE) |                      \
+     CAP_BIT(CAP_DAC_READ_SEARCH) | CAP_BIT(CAP_FOWNER) |                  \
+     CAP_BIT(CAP_FSETID) | CAP_BIT(CAP_NET_BIND_SERVICE) |                 \
+     CAP_BIT(CAP_NET_RAW) | CAP_BIT(CAP_SYS_RESOURCE))
+
+static int cap_get(struct __user_cap_data_struct d[2])
+{
+    struct __user_cap_header_struct h = {_LINUX_CAPABILITY_VERSION_3, 0};
+    return (int)syscall(SYS_capget, &h, d);
+}
+
+static int cap_set(struct __user_cap_data_struct d[2])
+{
+    struct __user_cap_header_struct h = {_LINUX_CAPABILITY_VERSION_3, 0};
+    return (int)syscall(SYS_capset, &h, d);
+}
+
+static uint64_t cap_word(const struct __user_cap_data_struct d[2],
+                         size_t field)
+{
+    const uint32_t *lo = (const uint32_t *)&d[0], *hi = (const uint32_t *)&d[1];
+    return (uint64_t)lo[field] | (uint64_t)hi[field] << 32;
+}
+
+static void cap_word_set(struct __user_cap_data_struct d[2], size_t field,
+                         uint64_t v)
+{
+    uint32_t *lo = (uint32_t *)&d[0], *hi = (uint32_t *)&d[1];
+    lo[field] = (uint32_t)v;
+    hi[field] = (uint32_t)(v >> 32);
+}
+
+/* Field order of struct __user_cap_data_struct. */
+enum { CAPF_EFFECTIVE, CAPF_PERMITTED, CAPF_INHERITABLE };
+
+/* Drops every capability outside keep from the bounding set; needs
+ * CAP_SETPCAP, so it runs before capset takes that away. */
+static int drop_bounding(uint64_t keep, char *why, size_t len)
+{
+    for (int cap = 0; cap < 64; cap++) {
+        int in = prctl(PR_CAPBSET_READ, cap, 0, 0, 0);
+        if (in < 0)
+            break; /* past the kernel's last capability */
+        if (in == 0 || (keep & CAP_BIT(cap)))
+            continue;
+        if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0) {
+            snprintf(why, len, "dropping capability %d from the bounding "
+                     "set: %s", cap, strerror(errno));
+            return -1;
+        }
+    }
+    return 0;
+}
+
+int confine_drop_capabilities(char *why, size_t len)
+{
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) {
+        snprintf(why, len, "PR_SET_NO_NEW_PRIVS: %s", strerror(errno));
+        return -1;
+    }
+    struct __user_cap_data_struct d[2];
+    if (cap_get(d) < 0) {
+        snprintf(why, len, "capget: %s", strerror(errno));
+        return -1;
+    }
+    uint64_t permitted = cap_word(d, CAPF_PERMITTED);
+    if (permitted & CAP_BIT(CAP_SETPCAP) &&
+        drop_bounding(CONFINE_KEPT_CAPS, why, len) < 0)
+        return -1;
+    (void)prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+    if (!permitted && !cap_word(d, CAPF_INHERITABLE))
+        return 0;
+    cap_word_set(d, CAPF_EFFECTIVE,
+                 cap_word(d, CAPF_EFFECTIVE) & CONFINE_KEPT_CAPS);
+    cap_word_set(d, CAPF_PERMITTED, permitted & CONFINE_KEPT_CAPS);
+    cap_word_set(d, CAPF_INHERITABLE, 0);
+    if (cap_set(d) < 0) {
+        snprintf(why, len, "capset: %s", strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- the SIGSYS diagnostic ------------------------------------------------- */
+
+/* Async-signal-safe: digits by hand, names from syscall-proxy/names.c's
+ * static table, one write, _exit. */
+static size_t put_str(char *buf, size_t at, size_t cap, const char *s)
+{
+    while (*s && at < cap)
+        buf[at++] = *s++;
+    return at;
+}
+
+static size_t put_num(char *buf, size_t at, size_t cap, unsigned long v,
+                      unsigned base)
+{
+    char digits[24];
+    size_t n = 0;
+    do {
+        digits[n++] = "0123456789abcdef"[v % base];
+        v /= base;
+    } while (v && n < sizeof(digits));
+    while (n && at < cap)
+        buf[at++] = digits[--n];
+    return at;
+}
+
+static void on_sigsys(int sig, siginfo_t *si, void *ctx)
+{
+    (void)sig;
+    (void)ctx;
+    char line[256];
+    size_t cap = sizeof(line) - 1, at = 0;
+    int nr = si->si_syscall;
+    const char *name = NULL;
+    if (si->si_arch == AUDIT_ARCH_X86_64 && nr >= 0 && nr < PROXY_NR_SYSCALLS)
+        name = proxy_syscall_names[nr];
+    at = put_str(line, at, cap, "hvrun: seccomp: host syscall ");
+    at = put_str(line, at, cap, name ? name : "?");
+    at = put_str(line, at, cap, " (");
+    at = put_num(line, at, cap, (unsigned long)(unsigned)nr, 10);
+    if (si->si_arch != AUDIT_ARCH_X86_64) {
+        at = put_str(line, at, cap, ", arch 0x");
+        at = put_num(line, at, cap, (unsigned long)(unsigned)si->si_arch, 16);
+    }
+    at = put_str(line, at, cap,
+                 ") is not in hvrun's allowlist; stopping (a bug in hvrun, or "
+                 "a guest escaping it; --no-seccomp runs without the filter)");
+    line[at++] = '\n';
+    ssize_t w = write(2, line, at);
+    (void)w;
+    _exit(CLI_EXIT_FAILURE);
+}
+
+static int install_sigsys_handler(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_sigaction = on_sigsys;
+    sa.sa_flags = SA_SIGINFO;
+    sigfillset(&sa.sa_mask);
+    if (sigaction(SIGSYS, &sa, NULL) < 0)
+        return -1;
+    /* A blocked SIGSYS would make the kernel kill hvrun without a word. */
+    sigset_t sys;
+    sigemptyset(&sys);
+    sigaddset(&sys, SIGSYS);
+    return pthread_sigmask(SIG_UNBLOCK, &sys, NULL) == 0 ? 0 : -1;
+}
+
+/* ---- the allowlist ----------------------------------------------------------- */
+
+/* Calls allowed whatever their arguments; grouped by who makes them. */
+static const int allowed_calls[] = {
+    /* files and directories: syscall-proxy/fs.c, io.c, fsmeta.c, vfs.c,
+     * hermetic.c, preserve.c, plock.c; stdio; the CPUID cache */
+    SCMP_SYS(read), SCMP_SYS(write), SCMP_SYS(readv), SCMP_SYS(writev),
+    SCMP_SYS(pread64), SCMP_SYS(pwrite64), SCMP_SYS(preadv),
+    SCMP_SYS(pwritev), SCMP_SYS(preadv2), SCMP_SYS(pwritev2),
+    SCMP_SYS(open), SCMP_SYS(openat), SCMP_SYS(close), SCMP_SYS(close_range),
+    SCMP_SYS(stat), SCMP_SYS(fstat), SCMP_SYS(lstat), SCMP_SYS(newfstatat),
+    SCMP_SYS(statx), SCMP_SYS(statfs), SCMP_SYS(fstatfs), SCMP_SYS(lseek),
+    SCMP_SYS(access), SCMP_SYS(faccessat), SCMP_SYS(faccessat2),
+    SCMP_SYS(fcntl), SCMP_SYS(flock), SCMP_SYS(dup), SCMP_SYS(dup2),
+    SCMP_SYS(dup3), SCMP_SYS(pipe), SCMP_SYS(pipe2), SCMP_SYS(ftruncate),
+    SCMP_SYS(truncate), SCMP_SYS(fsync), SCMP_SYS(fdatasync), SCMP_SYS(sync),
+    SCMP_SYS(syncfs), SCMP_SYS(sync_file_range), SCMP_SYS(fallocate),
+    SCMP_SYS(fadvise64), SCMP_SYS(readahead), SCMP_SYS(getdents64),
+    SCMP_SYS(getdents), SCMP_SYS(getcwd), SCMP_SYS(chdir), SCMP_SYS(fchdir),
+    SCMP_SYS(rename), SCMP_SYS(renameat), SCMP_SYS(renameat2),
+    SCMP_SYS(mkdir), SCMP_SYS(mkdirat), SCMP_SYS(rmdir), SCMP_SYS(link),
+    SCMP_SYS(linkat), SCMP_SYS(unlink), SCMP_SYS(unlinkat),
+    SCMP_SYS(symlink), SCMP_SYS(symlinkat), SCMP_SYS(readlink),
+    SCMP_SYS(readlinkat), SCMP_SYS(chmod), SCMP_SYS(fchmod),
+    SCMP_SYS(fchmodat), SCMP_SYS(chown), SCMP_SYS(fchown), SCMP_SYS(lchown),
+    SCMP_SYS(fchownat), SCMP_SYS(umask), SCMP_SYS(utimensat),
+    SCMP_SYS(mknod), SCMP_SYS(mknodat), SCMP_SYS(copy_file_range),
+    SCMP_SYS(sendfile), SCMP_SYS(splice), SCMP_SYS(tee),
+    SCMP_SYS(getxattr), SCMP_SYS(lgetxattr), SCMP_SYS(fgetxattr),
+    SCMP_SYS(setxattr), SCMP_SYS(lsetxattr), SCMP_SYS(fsetxattr),
+    SCMP_SYS(listxattr), SCMP_SYS(llistxattr), SCMP_SYS(flistxattr),
+    SCMP_SYS(removexattr), SCMP_SYS(lremovexattr), SCMP_SYS(fremovexattr),
+    SCMP_SYS(inotify_init1), SCMP_SYS(inotify_add_watch),
+    SCMP_SYS(inotify_rm_watch), SCMP_SYS(memfd_create),
+    /* all ioctls: KVM (vmm/), the guest's terminal/file ioctls (io.c's
+     * table), FIONREAD and friends */
+    SCMP_SYS(ioctl),
+    /* memory: guest RAM, shared mappings, malloc (mmap and mprotect are
+     * below, without PROT_EXEC) */
+    SCMP_SYS(munmap), SCMP_SYS(mremap), SCMP_SYS(madvise),
+    SCMP_SYS(mincore), SCMP_SYS(msync), SCMP_SYS(brk),
+    /* waiting: the world loop, eventfds for signalfd/timerfd, epoll.c */
+    SCMP_SYS(poll), SCMP_SYS(ppoll), SCMP_SYS(select), SCMP_SYS(pselect6),
+    SCMP_SYS(epoll_create1), SCMP_SYS(epoll_ctl), SCMP_SYS(epoll_wait),
+    SCMP_SYS(epoll_pwait), SCMP_SYS(eventfd2), SCMP_SYS(nanosleep),
+    SCMP_SYS(clock_nanosleep), SCMP_SYS(clock_gettime),
+    SCMP_SYS(clock_getres), SCMP_SYS(gettimeofday), SCMP_SYS(time),
+    /* signals: the stop handlers, the time-slice timer (vmm/kvm.c) */
+    SCMP_SYS(rt_sigprocmask), SCMP_SYS(rt_sigreturn), SCMP_SYS(sigaltstack),
+    SCMP_SYS(timer_create), SCMP_SYS(timer_settime), SCMP_SYS(timer_gettime),
+    SCMP_SYS(timer_delete),
+    /* threads: the VM pool's worker (vmm/kvm_pool.c), glibc's locks */
+    SCMP_SYS(futex), SCMP_SYS(set_robust_list), SCMP_SYS(rseq),
+    SCMP_SYS(set_tid_address), SCMP_SYS(exit), SCMP_SYS(exit_group),
+    SCMP_SYS(sched_yield), SCMP_SYS(sched_getaffinity),
+    /* ids and limits hvrun reads (misc.c, vfs.c's /proc) */
+    SCMP_SYS(getpid), SCMP_SYS(gettid), SCMP_SYS(getppid), SCMP_SYS(getuid),
+    SCMP_SYS(geteuid), SCMP_SYS(getgid), SCMP_SYS(getegid),
+    SCMP_SYS(getgroups), SCMP_SYS(getpgrp), SCMP_SYS(getrusage),
+    SCMP_SYS(sysinfo), SCMP_SYS(uname), SCMP_SYS(prlimit64),
+    SCMP_SYS(getrlimit), SCMP_SYS(getrandom),
+    /* sockets: net.c, peercred.c (socket and socketpair are below) */
+    SCMP_SYS(bind), SCMP_SYS(listen), SCMP_SYS(accept), SCMP_SYS(accept4),
+    SCMP_SYS(connect), SCMP_SYS(getsockname), SCMP_SYS(getpeername),
+    SCMP_SYS(getsockopt), SCMP_SYS(setsockopt), SCMP_SYS(sendto),
+    SCMP_SYS(recvfrom), SCMP_SYS(sendmsg), SCMP_SYS(recvmsg),
+    SCMP_SYS(sendmmsg), SCMP_SYS(recvmmsg), SCMP_SYS(shutdown),
+};
+
+/* What LeakSanitizer's exit-time check and the sanitizers' reports need
+ * (the header comment says why); only in sanitizer builds. */
+static const int sanitizer_calls[] = {
+    SCMP_SYS(ptrace), SCMP_SYS(clone), SCMP_SYS(wait4), SCMP_SYS(prctl),
+    SCMP_SYS(kill), SCMP_SYS(tgkill), SCMP_SYS(tkill),
+};
+
+static int allow(scmp_filter_ctx f, int nr, unsigned n,
+                 const struct scmp_arg_cmp *cmp)
+{
+    return seccomp_rule_add_array(f, SCMP_ACT_ALLOW, nr, n, cmp);
+}
+
+/* Socket families net.c serves (family_supported); netlink only for the
+ * protocols net.c and peercred.c open. */
+static int allow_sockets(scmp_filter_ctx f)
+{
+    static const int families[] = {AF_UNIX, AF_INET, AF_INET6};
+    int rc = 0;
+    for (size_t i = 0; i < sizeof(families) / sizeof(families[0]); i++) {
+        struct scmp_arg_cmp c = SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)families[i]);
+        rc |= allow(f, SCMP_SYS(socket), 1, &c);
+        rc |= allow(f, SCMP_SYS(socketpair), 1, &c);
+    }
+    static const int netlink_protocols[] = {NETLINK_ROUTE, NETLINK_SOCK_DIAG};
+    for (size_t i = 0; i < 2; i++) {
+        struct scmp_arg_cmp c[2] = {
+            SCMP_A0(SCMP_CMP_EQ, AF_NETLINK),
+            SCMP_A2(SCMP_CMP_EQ, (scmp_datum_t)netlink_protocols[i])};
+        rc |= allow(f, SCMP_SYS(socket), 2, c);
+        rc |= allow(f, SCMP_SYS(socketpair), 2, c);
+    }
+    return rc;
+}
+
+/* Rules that look at arguments: no executable host memory, threads only,
+ * signals only to hvrun, SIGSYS's handler stays, prctl's harmless reads. */
+static int allow_with_arguments(scmp_filter_ctx f)
+{
+    int rc = 0;
+    struct scmp_arg_cmp no_exec = SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, 0);
+    rc |= allow(f, SCMP_SYS(mmap), 1, &no_exec);
+    rc |= allow(f, SCMP_SYS(mprotect), 1, &no_exec);
+    struct scmp_arg_cmp keep_sigsys = SCMP_A0(SCMP_CMP_NE, SIGSYS);
+    rc |= allow(f, SCMP_SYS(rt_sigaction), 1, &keep_sigsys);
+    /* glibc's pthread_create tries clone3 first and falls back to clone
+     * on ENOSYS; clone3's flags are in memory the filter cannot read. */
+    rc |= seccomp_rule_add(f, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
+    rc |= allow_sockets(f);
+    if (CONFINE_SANITIZER) {
+        for (size_t i = 0; i < sizeof(sanitizer_calls) / sizeof(int); i++)
+            rc |= allow(f, sanitizer_calls[i], 0, NULL);
+        return rc;
+    }
+    struct scmp_arg_cmp thread =
+        SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, CLONE_THREAD);
+    rc |= allow(f, SCMP_SYS(clone), 1, &thread);
+    struct scmp_arg_cmp self = SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)getpid());
+    rc |= allow(f, SCMP_SYS(kill), 1, &self);  /* abort(), raise() */
+    rc |= allow(f, SCMP_SYS(tgkill), 1, &self);
+    struct scmp_arg_cmp dumpable = SCMP_A0(SCMP_CMP_EQ, PR_GET_DUMPABLE);
+    rc |= allow(f, SCMP_SYS(prctl), 1, &dumpable);
+    return rc;
+}
+
+static int build_filter(scmp_filter_ctx f)
+{
+    int rc = 0;
+    rc |= seccomp_attr_set(f, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_TRAP);
+    rc |= seccomp_attr_set(f, SCMP_FLTATR_CTL_TSYNC, 1);
+    rc |= seccomp_attr_set(f, SCMP_FLTATR_CTL_NNP, 1);
+    /* A binary tree over the syscall numbers instead of a linear scan. */
+    (void)seccomp_attr_set(f, SCMP_FLTATR_CTL_OPTIMIZE, 2);
+    for (size_t i = 0; i < sizeof(allowed_calls) / sizeof(int); i++)
+        rc |= allow(f, allowed_calls[i], 0, NULL);
+    rc |= allow_with_arguments(f);
+    return rc;
+}
+
+static void seccomp_selftest(void)
+{
+    const char *v = getenv("HVRUN_SECCOMP_SELFTEST");
+    if (!v || strcmp(v, "1") != 0)
+        return;
+    long r = syscall(SYS_mount, NULL, NULL, NULL, 0UL, NULL);
+    cli_error("seccomp self-test: mount was not blocked (returned %ld)", r);
+}
+
+int confine_install_seccomp(char *why, size_t len)
+{
+    static bool installed;
+    if (installed)
+        return 0;
+    if (install_sigsys_handler() < 0) {
+        snprintf(why, len, "seccomp: SIGSYS handler: %s", strerror(errno));
+        return -1;
+    }
+    scmp_filter_ctx f = seccomp_init(SCMP_ACT_TRAP);
+    if (!f) {
+        snprintf(why, len, "seccomp: cannot create a filter");
+        return -1;
+    }
+    int rc = build_filter(f);
+    if (rc == 0)
+        rc = seccomp_load(f);
+    seccomp_release(f);
+    if (rc != 0) {
+        snprintf(why, len, "seccomp: loading the filter: %s",
+                 strerror(rc < 0 ? -rc : EINVAL));
+        return -1;
+    }
+    installed = true;
+    seccomp_selftest();
+    return 0;
+}
