@@ -20,6 +20,7 @@ struct run_options {
     bool verify;
     bool fail_closed;
     bool no_seccomp;          /* --no-seccomp: no filter (cli/confine.c) */
+    bool fs_policy;           /* --fs-policy: Landlock, host read-only */
     bool summary, summary_json;
     uint64_t preempt_ms;      /* --preempt-ms; 0: never preempt */
     int log_level;

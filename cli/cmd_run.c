@@ -36,6 +36,7 @@ enum {
     OPT_LOG, OPT_VERIFY, OPT_SEED, OPT_EPOCH, OPT_NO_TIME, OPT_NO_RANDOM,
     OPT_NO_METADATA, OPT_NO_HOST, OPT_TMP, OPT_BASE_ENV, OPT_CWD,
     OPT_HOSTNAME, OPT_UID, OPT_GID, OPT_PREEMPT_MS, OPT_NO_SECCOMP,
+    OPT_FS_POLICY,
 };
 
 static const struct option run_longopts[] = {
@@ -57,6 +58,7 @@ static const struct option run_longopts[] = {
     {"fail-closed", no_argument, NULL, OPT_FAIL_CLOSED},
     {"preempt-ms", required_argument, NULL, OPT_PREEMPT_MS},
     {"no-seccomp", no_argument, NULL, OPT_NO_SECCOMP},
+    {"fs-policy", no_argument, NULL, OPT_FS_POLICY},
     {"summary", no_argument, NULL, OPT_SUMMARY},
     {"summary-json", no_argument, NULL, OPT_SUMMARY_JSON},
     {"log", required_argument, NULL, OPT_LOG},
@@ -168,6 +170,7 @@ static int apply_option(struct run_options *o, int c, const char *arg)
         return -1;
     case OPT_FAIL_CLOSED: o->fail_closed = true; return 0;
     case OPT_NO_SECCOMP: o->no_seccomp = true; return 0;
+    case OPT_FS_POLICY: o->fs_policy = true; return 0;
     case OPT_PREEMPT_MS: {
         char *end;
         errno = 0;
@@ -335,6 +338,24 @@ static char **build_env(const struct run_options *o)
     return env;
 }
 
+/* --fs-policy's writable places: the working directory, the private /tmp
+ * (or --tmp DIR), and --verify's scratch directory (detlog, summary,
+ * created-names log and the copies of changed files live there). */
+static int apply_fs_policy(const struct proxy_process *p,
+                           const char *detlog_path, char *why, size_t len)
+{
+    char scratch[4096] = "";
+    if (detlog_path) {
+        snprintf(scratch, sizeof(scratch), "%s", detlog_path);
+        char *slash = strrchr(scratch, '/');
+        if (slash)
+            *slash = '\0';
+    }
+    const char *writable[] = {".", p->tmp_host, scratch};
+    return confine_fs_policy(writable, sizeof(writable) / sizeof(writable[0]),
+                             p->tmp_owned ? p->tmp_host : NULL, why, len);
+}
+
 int cli_run_once(const struct run_options *o, const char *path,
                  const char *detlog_path, const char *created_path,
                  const char *preserve_dir, struct run_summary *sum)
@@ -403,6 +424,10 @@ int cli_run_once(const struct run_options *o, const char *path,
         goto out;
     }
     /* Set up: from here on hvrun only serves the guest (cli/confine.c). */
+    if (o->fs_policy && apply_fs_policy(p, detlog_path, why, sizeof(why)) < 0) {
+        cli_error("%s", why);
+        goto out;
+    }
     if (!o->no_seccomp && confine_install_seccomp(why, sizeof(why)) < 0) {
         cli_error("%s (--no-seccomp runs without it)", why);
         goto out;

@@ -43,6 +43,9 @@
  * at exit spinning in sched_yield is that (HVRUN_SECCOMP_LOG=1 names the
  * call; LSAN_OPTIONS=detect_leaks=0 or --no-seccomp avoids it).
  *
+ * --fs-policy (confine_fs_policy, off by default): Landlock rules, the host
+ * read-only, writable only what the run needs to write.
+ *
  * Test hook: HVRUN_SECCOMP_SELFTEST=1 makes hvrun call mount(2) right
  * after the filter is installed (tests/confine/run.sh checks the one-line
  * diagnostic and the exit status 125). Without the filter (--no-seccomp)
@@ -54,6 +57,7 @@
 #include <fcntl.h>
 #include <linux/audit.h>
 #include <linux/capability.h>
+#include <linux/landlock.h>
 #include <linux/netlink.h>
 #include <linux/sched.h>
 #include <sched.h>
@@ -183,6 +187,126 @@ int confine_drop_capabilities(char *why, size_t len)
         return -1;
     }
     return 0;
+}
+
+/* ---- --fs-policy: Landlock ------------------------------------------------- */
+
+#ifndef LANDLOCK_ACCESS_FS_REFER
+#define LANDLOCK_ACCESS_FS_REFER (1ULL << 13)
+#endif
+#ifndef LANDLOCK_ACCESS_FS_TRUNCATE
+#define LANDLOCK_ACCESS_FS_TRUNCATE (1ULL << 14)
+#endif
+
+/* The rights this kernel's Landlock ABI can restrict: ABI 1 the first 13,
+ * 2 adds REFER (rename/link across directories), 3 TRUNCATE. Later rights
+ * (device ioctls, network, scopes) stay unrestricted: terminal ioctls and
+ * sockets are the guest's. */
+static uint64_t landlock_handled(int abi)
+{
+    uint64_t fs = (1ULL << 13) - 1;
+    if (abi >= 2)
+        fs |= LANDLOCK_ACCESS_FS_REFER;
+    if (abi >= 3)
+        fs |= LANDLOCK_ACCESS_FS_TRUNCATE;
+    return fs;
+}
+
+static int landlock_allow(int ruleset, const char *path, uint64_t access)
+{
+    int fd = open(path, O_PATH | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    struct landlock_path_beneath_attr pb = {.allowed_access = access,
+                                            .parent_fd = fd};
+    int rc = (int)syscall(SYS_landlock_add_rule, ruleset,
+                          LANDLOCK_RULE_PATH_BENEATH, &pb, 0);
+    int saved = errno;
+    close(fd);
+    errno = saved;
+    return rc;
+}
+
+/* Landlock binds only the calling thread (and those it starts later). */
+static int thread_count(void)
+{
+    FILE *f = fopen("/proc/self/status", "re");
+    char line[128];
+    int n = -1;
+    while (f && fgets(line, sizeof(line), f))
+        if (sscanf(line, "Threads: %d", &n) == 1)
+            break;
+    if (f)
+        fclose(f);
+    return n;
+}
+
+/* The directory that holds path ("/tmp" for "/tmp/hvrun-tmp.X"). */
+static void parent_of(const char *path, char *out, size_t len)
+{
+    snprintf(out, len, "%s", path);
+    char *slash = strrchr(out, '/');
+    if (slash == out)
+        slash[1] = '\0';
+    else if (slash)
+        *slash = '\0';
+}
+
+int confine_fs_policy(const char *const writable[], size_t n,
+                      const char *removable_dir, char *why, size_t len)
+{
+    int abi = (int)syscall(SYS_landlock_create_ruleset, NULL, 0,
+                           LANDLOCK_CREATE_RULESET_VERSION);
+    if (abi < 1) {
+        snprintf(why, len, "--fs-policy: this kernel has no Landlock (%s)",
+                 strerror(errno));
+        return -1;
+    }
+    if (thread_count() != 1) {
+        snprintf(why, len, "--fs-policy: hvrun already runs threads");
+        return -1;
+    }
+    uint64_t handled = landlock_handled(abi);
+    uint64_t read_only = LANDLOCK_ACCESS_FS_READ_FILE |
+                         LANDLOCK_ACCESS_FS_READ_DIR;
+    uint64_t all_but_exec = handled & ~LANDLOCK_ACCESS_FS_EXECUTE;
+    struct landlock_ruleset_attr attr = {.handled_access_fs = handled};
+    int rs = (int)syscall(SYS_landlock_create_ruleset, &attr, sizeof(attr), 0);
+    if (rs < 0) {
+        snprintf(why, len, "--fs-policy: landlock_create_ruleset: %s",
+                 strerror(errno));
+        return -1;
+    }
+    int rc = 0;
+    const char *failed = "/";
+    if (landlock_allow(rs, "/", read_only) < 0)
+        rc = -1;
+    for (size_t i = 0; rc == 0 && i <= n; i++) {
+        const char *dir = i < n ? writable[i] : "/dev";
+        if (dir && dir[0] && landlock_allow(rs, dir, all_but_exec) < 0) {
+            failed = dir;
+            rc = -1;
+        }
+    }
+    /* hvrun removes its private /tmp at the end: REMOVE_DIR in its parent
+     * (every empty directory under the host's /tmp, then). */
+    char parent[4096];
+    if (rc == 0 && removable_dir) {
+        parent_of(removable_dir, parent, sizeof(parent));
+        if (landlock_allow(rs, parent, LANDLOCK_ACCESS_FS_REMOVE_DIR) < 0) {
+            failed = parent;
+            rc = -1;
+        }
+    }
+    if (rc < 0)
+        snprintf(why, len, "--fs-policy: %s: %s", failed, strerror(errno));
+    else if (syscall(SYS_landlock_restrict_self, rs, 0) < 0) {
+        snprintf(why, len, "--fs-policy: landlock_restrict_self: %s",
+                 strerror(errno));
+        rc = -1;
+    }
+    close(rs);
+    return rc;
 }
 
 /* ---- the SIGSYS diagnostic ------------------------------------------------- */

@@ -23,4 +23,13 @@ int confine_drop_capabilities(char *why, size_t len);
  * or loaded. */
 int confine_install_seccomp(char *why, size_t len);
 
+/* --fs-policy: Landlock rules for this thread and the threads it starts
+ * later: the host read-only (no execute anywhere), the directories in
+ * writable[] (NULL or empty entries skipped) and /dev fully usable, and
+ * removable_dir (if not NULL) removable from its parent. Call before
+ * confine_install_seccomp and while hvrun has one thread. -1 with why
+ * filled when the kernel has no Landlock or a rule cannot be made. */
+int confine_fs_policy(const char *const writable[], size_t n,
+                      const char *removable_dir, char *why, size_t len);
+
 #endif

@@ -18,6 +18,13 @@
 #   caps/no-device-nodes  (as root) mknod of a char device is refused
 #                         (CAP_MKNOD dropped), a FIFO still works
 #   help/no-seccomp       `hvrun run --help` lists --no-seccomp
+#   fs-policy/writes      --fs-policy: the working directory, the guest's
+#                         /tmp and /dev/null writable, the host readable, a
+#                         directory outside refused (EACCES), exit 0 and
+#                         no hvrun complaint (its private /tmp removed)
+#   fs-policy/verify      --fs-policy --verify of a run that changes an
+#                         existing file: deterministic
+#   fs-policy/default-off without it the same outside write works
 #
 # Prints "PASS name" / "FAIL name: reason" / "SKIP name: reason" per case,
 # then "N passed, N failed[, N skipped]". Exits 1 if anything failed.
@@ -218,8 +225,51 @@ case_help() {
     fi
 }
 
+# --fs-policy runs from $WORK/fs/cwd, with $WORK/fs/outside next to it.
+case_fs_policy() {
+    local d=$WORK/fs out err code c
+    rm -rf "$d" && mkdir -p "$d/cwd" "$d/outside" || return
+    if (cd "$d/cwd" && "$HV" run --fs-policy -- /bin/true 2>&1) |
+        grep -q "has no Landlock"; then
+        for c in writes verify default-off; do
+            skip "$LABEL:fs-policy/$c" "this kernel has no Landlock"
+        done
+        return
+    fi
+    out=$(cd "$d/cwd" && env -i "${ENV[@]}" "$HV" run --fs-policy -- /bin/sh -c \
+        'echo in > f && cat f && echo t > /tmp/t && cat /tmp/t &&
+         mkdir -p /tmp/a/b && echo > /dev/null && head -c 5 /etc/passwd && echo &&
+         { echo no > ../outside/g; echo "outside $?"; } 2>/dev/null' 2>"$d/err")
+    code=$?
+    local want=$'in\nt\nroot:\noutside 2'
+    if [ "$code" = 0 ] && [ "$out" = "$want" ] && [ ! -s "$d/err" ] &&
+        [ ! -e "$d/outside/g" ]; then
+        pass "$LABEL:fs-policy/writes"
+    else
+        fail "$LABEL:fs-policy/writes" "exit $code, out '$out', err $(head -c 200 "$d/err")"
+    fi
+    echo old > "$d/cwd/f"
+    out=$(cd "$d/cwd" && env -i "${ENV[@]}" "$HV" run --fs-policy --verify -- \
+        /bin/sh -c 'cat f; echo new >> f; echo made > g' 2>&1)
+    code=$?
+    if [ "$code" = 0 ] && printf '%s' "$out" | grep -q "verify: deterministic" &&
+        [ "$(cat "$d/cwd/f")" = $'old\nnew' ]; then
+        pass "$LABEL:fs-policy/verify"
+    else
+        fail "$LABEL:fs-policy/verify" "exit $code: $(printf '%s' "$out" | head -c 300)"
+    fi
+    out=$(cd "$d/cwd" && env -i "${ENV[@]}" "$HV" run -- /bin/sh -c \
+        'echo yes > ../outside/g && cat ../outside/g' 2>&1)
+    if [ "$out" = yes ]; then
+        pass "$LABEL:fs-policy/default-off"
+    else
+        fail "$LABEL:fs-policy/default-off" "$out"
+    fi
+}
+
 ALL_CASES="seccomp/installed caps/dropped seccomp/off seccomp/denied
-seccomp/selftest-off caps/root-file-access caps/no-device-nodes help/no-seccomp"
+seccomp/selftest-off caps/root-file-access caps/no-device-nodes help/no-seccomp
+fs-policy/writes fs-policy/verify fs-policy/default-off"
 
 for hvarg in "$@"; do
     LABEL=$hvarg
@@ -240,6 +290,7 @@ for hvarg in "$@"; do
     case_denied
     case_root_files
     case_help
+    case_fs_policy
 done
 
 finish
