@@ -3,7 +3,7 @@
  *
  * Everything a guest does reaches the host as calls hvrun makes on its
  * behalf, so limiting hvrun's own calls limits what a guest that subverted
- * hvrun could do. Two steps:
+ * hvrun could do. Two steps, and an optional third:
  *
  * - Capabilities (confine_drop_capabilities, at the start of `hvrun run`):
  *   as root, hvrun keeps only what serving a root guest's file and network
@@ -46,9 +46,10 @@
  * --fs-policy (confine_fs_policy, off by default): Landlock rules, the host
  * read-only, writable only what the run needs to write.
  *
- * Test hook: HVRUN_SECCOMP_SELFTEST=1 makes hvrun call mount(2) right
- * after the filter is installed (tests/confine/run.sh checks the one-line
- * diagnostic and the exit status 125). Without the filter (--no-seccomp)
+ * Test hook: HVRUN_SECCOMP_SELFTEST=1 (or mount, execve, ptrace, fork,
+ * mprotect-exec, socket-packet, kill-other, sigaction-sigsys) makes hvrun
+ * make that denied call right after the filter is installed
+ * (tests/confine/run.sh checks the one-line diagnostic and exit 125). Without the filter (--no-seccomp)
  * the variable is ignored. Collecting a new code path's calls:
  * HVRUN_SECCOMP_LOG=1 lets every call through and the kernel logs those
  * outside the list (dmesg, "audit: type=1326 ... syscall=N").
@@ -545,13 +546,52 @@ static int build_filter(scmp_filter_ctx f, uint32_t deny)
     return rc;
 }
 
+/*
+ * HVRUN_SECCOMP_SELFTEST=NAME: one call the filter must deny, made right
+ * after it is installed; each is harmless if it were let through (a bad
+ * path, an existence check, a zero length, invalid flags, a query).
+ */
+static long selftest_call(const char *name)
+{
+    if (!strcmp(name, "1") || !strcmp(name, "mount"))
+        return syscall(SYS_mount, NULL, NULL, NULL, 0UL, NULL);
+    if (!strcmp(name, "execve"))
+        return syscall(SYS_execve, "/nonexistent/hvrun-selftest", NULL, NULL);
+    if (!strcmp(name, "ptrace"))
+        return syscall(SYS_ptrace, 2L /* PTRACE_PEEKDATA */, 1L, 0L, 0L);
+    if (!strcmp(name, "fork")) /* CLONE_SIGHAND without CLONE_VM: EINVAL */
+        return syscall(SYS_clone, (long)(CLONE_SIGHAND | SIGCHLD), 0L, 0L,
+                       0L, 0L);
+    if (!strcmp(name, "mprotect-exec"))
+        return syscall(SYS_mprotect, 0L, 0L, (long)(PROT_READ | PROT_EXEC));
+    if (!strcmp(name, "socket-packet")) {
+        long fd = syscall(SYS_socket, 17L /* AF_PACKET */, (long)SOCK_RAW, 0L);
+        if (fd >= 0)
+            close((int)fd);
+        return fd;
+    }
+    if (!strcmp(name, "kill-other"))
+        return syscall(SYS_kill, 1L, 0L);
+    if (!strcmp(name, "sigaction-sigsys")) {
+        struct sigaction old;
+        return sigaction(SIGSYS, NULL, &old);
+    }
+    return -ENOSYS - 4096; /* not a name: no call made */
+}
+
 static void seccomp_selftest(void)
 {
     const char *v = getenv("HVRUN_SECCOMP_SELFTEST");
-    if (!v || strcmp(v, "1") != 0)
+    if (!v || !*v)
         return;
-    long r = syscall(SYS_mount, NULL, NULL, NULL, 0UL, NULL);
-    cli_error("seccomp self-test: mount was not blocked (returned %ld)", r);
+    long r = selftest_call(v);
+    if (r == -ENOSYS - 4096)
+        cli_error("HVRUN_SECCOMP_SELFTEST=%s: unknown; mount, execve, "
+                  "ptrace, fork, mprotect-exec, socket-packet, kill-other, "
+                  "sigaction-sigsys", v);
+    else
+        cli_error("seccomp self-test: %s was not blocked (returned %ld)", v,
+                  r);
 }
 
 int confine_install_seccomp(char *why, size_t len)

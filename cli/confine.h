@@ -17,9 +17,9 @@ int confine_drop_capabilities(char *why, size_t len);
 
 /* Installs the seccomp filter on every thread of the process (once; later
  * calls return 0). A call outside the allowlist prints one line naming the
- * syscall and exits 125. With HVRUN_SECCOMP_SELFTEST=1 in the environment
- * hvrun then makes one call the filter denies (mount), so the tests can
- * see the diagnostic. -1 with why filled when the filter cannot be built
+ * syscall and exits 125. With HVRUN_SECCOMP_SELFTEST=1 (or a call's name,
+ * cli/confine.c) in the environment hvrun then makes one call the filter
+ * denies, so the tests can see the diagnostic. -1 with why filled when the filter cannot be built
  * or loaded. */
 int confine_install_seccomp(char *why, size_t len);
 

@@ -11,6 +11,11 @@
 #                         after the filter: exit 125 and exactly one line
 #                         naming the call
 #   seccomp/selftest-off  the same hook under --no-seccomp: the run is normal
+#   seccomp/deny-NAME     the hook's other calls: execve, mprotect with
+#                         PROT_EXEC, socket(AF_PACKET), rt_sigaction(SIGSYS)
+#                         and (release build; the ASan build lets them
+#                         through for LeakSanitizer) ptrace, a fork-style
+#                         clone, kill of another pid: exit 125 naming it
 #   caps/dropped          (as root) CapEff, CapPrm and CapBnd hold only the
 #                         kept set, CapInh and CapAmb nothing
 #   caps/root-file-access (as root) a root guest still reads a mode-000 file
@@ -179,6 +184,33 @@ case_denied() {
     fi
 }
 
+# The hook's calls and the host syscall each must be stopped at.
+deny_cases() {
+    local sanitizer=0 name call code
+    ldd "$HV" 2>/dev/null | grep -q libasan && sanitizer=1
+    for pair in execve:execve mprotect-exec:mprotect socket-packet:socket \
+        sigaction-sigsys:rt_sigaction ptrace:ptrace fork:clone kill-other:kill; do
+        name=${pair%%:*} call=${pair#*:}
+        (cd "$WORK" && env -i "${ENV[@]}" HVRUN_SECCOMP_SELFTEST=$name "$HV" \
+            run -- /bin/true >/dev/null 2>"$WORK/d.err")
+        code=$?
+        if [ $sanitizer = 1 ] && [[ $name =~ ^(ptrace|fork|kill-other)$ ]]; then
+            if [ "$code" = 0 ] && grep -q "$name was not blocked" "$WORK/d.err"; then
+                pass "$LABEL:seccomp/deny-$name"
+            else
+                fail "$LABEL:seccomp/deny-$name" "ASan build: exit $code: $(head -c 200 "$WORK/d.err")"
+            fi
+            continue
+        fi
+        if [ "$code" = 125 ] && [ "$(wc -l <"$WORK/d.err")" = 1 ] &&
+            grep -q "host syscall $call (" "$WORK/d.err"; then
+            pass "$LABEL:seccomp/deny-$name"
+        else
+            fail "$LABEL:seccomp/deny-$name" "exit $code: $(head -c 200 "$WORK/d.err")"
+        fi
+    done
+}
+
 # root_case NAME SCRIPT: the same sh script natively and under hvrun, each
 # in a fresh directory; outputs and statuses must match.
 root_case() {
@@ -268,7 +300,9 @@ case_fs_policy() {
 }
 
 ALL_CASES="seccomp/installed caps/dropped seccomp/off seccomp/denied
-seccomp/selftest-off caps/root-file-access caps/no-device-nodes help/no-seccomp
+seccomp/selftest-off seccomp/deny-execve seccomp/deny-mprotect-exec
+seccomp/deny-socket-packet seccomp/deny-sigaction-sigsys seccomp/deny-ptrace
+seccomp/deny-fork seccomp/deny-kill-other caps/root-file-access caps/no-device-nodes help/no-seccomp
 fs-policy/writes fs-policy/verify fs-policy/default-off"
 
 for hvarg in "$@"; do
@@ -288,6 +322,7 @@ for hvarg in "$@"; do
     case_installed
     case_off
     case_denied
+    deny_cases
     case_root_files
     case_help
     case_fs_policy
