@@ -49,8 +49,8 @@
  * Test hook: HVRUN_SECCOMP_SELFTEST=1 (or mount, execve, ptrace, fork,
  * mprotect-exec, socket-packet, kill-other, sigaction-sigsys) makes hvrun
  * make that denied call right after the filter is installed
- * (tests/confine/run.sh checks the one-line diagnostic and exit 125). Without the filter (--no-seccomp)
- * the variable is ignored. Collecting a new code path's calls:
+ * (tests/confine/seccomp.sh checks the one-line diagnostic and exit 125).
+ * Without the filter (--no-seccomp) the variable is ignored. Collecting a new code path's calls:
  * HVRUN_SECCOMP_LOG=1 lets every call through and the kernel logs those
  * outside the list (dmesg, "audit: type=1326 ... syscall=N").
  */

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tests/confine/run.sh HVRUN [HVRUN...]
+# tests/confine/seccomp.sh HVRUN [HVRUN...]
 #
 # hvrun confines itself (cli/confine.c). For each hvrun binary given, seen
 # from outside through /proc/<hvrun pid>/status while a guest blocks reading
