@@ -371,6 +371,7 @@ int cli_run_once(const struct run_options *o, const char *path,
     }
     p->hwcap = vmm_host_hwcap(host);
     p->hwcap2 = vmm_host_hwcap2(host);
+    vmm_host_cpu_identity(host, &p->cpu);
     p->totals = &totals;
     if (created_path)
         totals.created_log = fopen(created_path, "we");

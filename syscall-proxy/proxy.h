@@ -308,6 +308,7 @@ struct proxy_process {
     gva_t robust_list;
     char exe_path[PROXY_PATH_MAX]; /* absolute host path of the program */
     uint64_t hwcap, hwcap2;     /* AT_HWCAP/AT_HWCAP2 of the CPU model */
+    struct vmm_cpu_identity cpu; /* what its CPUID shows (/proc/cpuinfo) */
     char comm[16];
 
     /* signals */

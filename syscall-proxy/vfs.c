@@ -142,38 +142,84 @@ static int live_threads(const struct proxy_process *p)
 
 /* ---- the machine --------------------------------------------------------- */
 
-/* cpuinfo flag names of the model's features, in Linux's order (by
- * capability word, then bit). Word 0 is CPUID.1:EDX, which is AT_HWCAP, so
- * its optional bits follow the model as built on this host; the other
- * words list the model's baseline (vmm/cpu_x86_64.c), which every host
- * hvrun runs on has. FSGSBASE is AT_HWCAP2 bit 1. */
-static const char *const hwcap_flag_names[32] = {
-    [0] = "fpu",  [4] = "tsc",   [5] = "msr",   [6] = "pae",   [8] = "cx8",
-    [11] = "sep", [13] = "pge",  [15] = "cmov", [16] = "pat",  [19] = "clflush",
-    [23] = "mmx", [24] = "fxsr", [25] = "sse",  [26] = "sse2",
+/*
+ * cpuinfo flag names in Linux's order (capability word, then bit), for the
+ * CPUID words the guest can read (struct vmm_cpu_identity): what it
+ * executes and what it reads agree, on a host whose CPUID is the model and
+ * on one where it is the host's own CPU. Bits Linux hides (osxsave, ospke
+ * is shown) are left out.
+ */
+struct flag_word {
+    size_t off; /* of the uint32_t in struct vmm_cpu_identity */
+    const char *names[32];
 };
-static const char *const baseline_flags_ext[] = {"syscall", "nx", "lm"};
-static const char *const baseline_flags_ecx1[] = {
-    "pni",   "pclmulqdq", "ssse3", "fma",   "cx16", "sse4_1", "sse4_2",
-    "movbe", "popcnt",    "aes",   "xsave", "avx",  "f16c"};
-static const char *const baseline_flags_ext_ecx[] = {"lahf_lm", "abm"};
-static const char *const baseline_flags_leaf7[] = {"bmi1", "avx2", "bmi2"};
+#define CPU_WORD(field) offsetof(struct vmm_cpu_identity, field)
+static const struct flag_word cpuinfo_words[] = {
+    {CPU_WORD(leaf1_edx),
+     {"fpu", "vme", "de", "pse", "tsc", "msr", "pae", "mce", "cx8", "apic",
+      NULL, "sep", "mtrr", "pge", "mca", "cmov", "pat", "pse36", "pn",
+      "clflush", NULL, "dts", "acpi", "mmx", "fxsr", "sse", "sse2", "ss", "ht",
+      "tm", "ia64", "pbe"}},
+    {CPU_WORD(ext1_edx),
+     {[11] = "syscall", [19] = "mp", [20] = "nx", [22] = "mmxext",
+      [25] = "fxsr_opt", [26] = "pdpe1gb", [27] = "rdtscp", [29] = "lm",
+      [30] = "3dnowext", [31] = "3dnow"}},
+    {CPU_WORD(leaf1_ecx),
+     {"pni", "pclmulqdq", "dtes64", "monitor", "ds_cpl", "vmx", "smx", "est",
+      "tm2", "ssse3", "cid", "sdbg", "fma", "cx16", "xtpr", "pdcm", NULL,
+      "pcid", "dca", "sse4_1", "sse4_2", "x2apic", "movbe", "popcnt",
+      "tsc_deadline_timer", "aes", "xsave", NULL, "avx", "f16c", "rdrand",
+      "hypervisor"}},
+    {CPU_WORD(ext1_ecx),
+     {"lahf_lm", "cmp_legacy", "svm", "extapic", "cr8_legacy", "abm", "sse4a",
+      "misalignsse", "3dnowprefetch", "osvw", "ibs", "xop", "skinit", "wdt",
+      NULL, "lwp", "fma4", "tce", NULL, "nodeid_msr", NULL, "tbm", "topoext",
+      "perfctr_core", "perfctr_nb", NULL, "bpext", "ptsc", "perfctr_llc",
+      "mwaitx"}},
+    {CPU_WORD(leaf7_ebx),
+     {"fsgsbase", "tsc_adjust", "sgx", "bmi1", "hle", "avx2", NULL, "smep",
+      "bmi2", "erms", "invpcid", "rtm", "cqm", NULL, "mpx", "rdt_a",
+      "avx512f", "avx512dq", "rdseed", "adx", "smap", "avx512ifma", NULL,
+      "clflushopt", "clwb", "intel_pt", "avx512pf", "avx512er", "avx512cd",
+      "sha_ni", "avx512bw", "avx512vl"}},
+    {CPU_WORD(leaf7_ecx),
+     {[1] = "avx512vbmi", [2] = "umip", [3] = "pku", [4] = "ospke",
+      [5] = "waitpkg", [6] = "avx512_vbmi2", [8] = "gfni", [9] = "vaes",
+      [10] = "vpclmulqdq", [11] = "avx512_vnni", [12] = "avx512_bitalg",
+      [14] = "avx512_vpopcntdq", [16] = "la57", [22] = "rdpid",
+      [25] = "cldemote", [27] = "movdiri", [28] = "movdir64b",
+      [29] = "enqcmd"}},
+    {CPU_WORD(leaf7_edx),
+     {[2] = "avx512_4vnniw", [3] = "avx512_4fmaps", [4] = "fsrm",
+      [8] = "avx512_vp2intersect", [10] = "md_clear", [14] = "serialize",
+      [18] = "pconfig", [22] = "amx_bf16", [23] = "avx512_fp16",
+      [24] = "amx_tile", [25] = "amx_int8", [28] = "flush_l1d",
+      [29] = "arch_capabilities"}},
+};
 
-static void put_flags(struct vbuf *b, const char *const *names, size_t n)
+static void put_cpu_flags(struct vbuf *b, const struct vmm_cpu_identity *c)
 {
-    for (size_t i = 0; i < n; i++)
-        vb_printf(b, " %s", names[i]);
+    for (size_t w = 0; w < sizeof(cpuinfo_words) / sizeof(cpuinfo_words[0]);
+         w++) {
+        uint32_t bits;
+        memcpy(&bits, (const char *)c + cpuinfo_words[w].off, sizeof(bits));
+        for (unsigned bit = 0; bit < 32; bit++) {
+            if ((bits >> bit) & 1 && cpuinfo_words[w].names[bit])
+                vb_printf(b, " %s", cpuinfo_words[w].names[bit]);
+        }
+    }
 }
 
 static int gen_cpuinfo(struct proxy_process *p, struct vbuf *b)
 {
+    const struct vmm_cpu_identity *c = &p->cpu;
     vb_printf(b,
               "processor\t: 0\n"
-              "vendor_id\t: GenuineIntel\n"
-              "cpu family\t: 6\n"
-              "model\t\t: 158\n"
+              "vendor_id\t: %s\n"
+              "cpu family\t: %u\n"
+              "model\t\t: %u\n"
               "model name\t: %s\n"
-              "stepping\t: 10\n"
+              "stepping\t: %u\n"
               "cpu MHz\t\t: 2000.000\n"
               "cache size\t: 16384 KB\n"
               "physical id\t: 0\n"
@@ -184,22 +230,12 @@ static int gen_cpuinfo(struct proxy_process *p, struct vbuf *b)
               "initial apicid\t: 0\n"
               "fpu\t\t: yes\n"
               "fpu_exception\t: yes\n"
-              "cpuid level\t: 13\n"
+              "cpuid level\t: %u\n"
               "wp\t\t: yes\n"
               "flags\t\t:",
-              VMM_MODEL_BRAND);
-    for (unsigned bit = 0; bit < 32; bit++) {
-        if ((p->hwcap >> bit) & 1 && hwcap_flag_names[bit])
-            vb_printf(b, " %s", hwcap_flag_names[bit]);
-    }
-    /* rdtscp (between nx and lm) is optional and not in hwcap: left out. */
-    put_flags(b, baseline_flags_ext, 3);
-    put_flags(b, baseline_flags_ecx1,
-              sizeof(baseline_flags_ecx1) / sizeof(baseline_flags_ecx1[0]));
-    put_flags(b, baseline_flags_ext_ecx, 2);
-    if (p->hwcap2 & 2)
-        vb_put(b, " fsgsbase", 9);
-    put_flags(b, baseline_flags_leaf7, 3);
+              c->vendor, c->family, c->model, c->brand, c->stepping,
+              c->max_leaf);
+    put_cpu_flags(b, c);
     vb_printf(b, "\n"
                  "bugs\t\t:\n"
                  "bogomips\t: 4000.00\n"
