@@ -133,6 +133,9 @@ static int rewrite_proc_self(struct proxy_process *p, const char *tail,
         return format_path(out, outlen, "%s",
                            follow_last ? p->exe_path : "/proc/self/exe");
     }
+    /* The guest's root is the host's: hvrun has no chroot. */
+    if ((rest = strip_dir_prefix(tail, "/root")) && (*rest || follow_last))
+        return format_path(out, outlen, "/%s", *rest ? rest + 1 : "");
     if ((rest = strip_dir_prefix(tail, "/cwd")))
         return format_path(out, outlen, "/proc/self/fd/%d%s", p->cwd_fd, rest);
     if (strncmp(tail, "/fd/", 4) == 0)
@@ -217,16 +220,24 @@ static long host_path_at_ex(struct proxy_process *p, uint64_t guest_dirfd,
         if (n < 0)
             return n;
     }
-    int r = rewrite_path(p, raw, follow_last, hp->path, sizeof(hp->path),
-                         &hp->kind);
-    if (r < 0)
-        return r;
-    if (hp->path[0] == '/') {
-        hp->dirfd = AT_FDCWD;
-        return 0;
+    /* A route into procfs the rewrite did not see gets the guest name of
+     * what it reached and is rewritten once more (procguard.c). */
+    for (int pass = 0;; pass++) {
+        int r = rewrite_path(p, raw, follow_last, hp->path, sizeof(hp->path),
+                             &hp->kind);
+        if (r < 0)
+            return r;
+        hp->dirfd = hp->path[0] == '/' ? AT_FDCWD
+                                       : proxy_host_dirfd(p, (int)guest_dirfd);
+        if (hp->dirfd < 0 && hp->dirfd != AT_FDCWD)
+            return hp->dirfd;
+        r = proxy_proc_confine(p, hp->dirfd, hp->path, follow_last, raw,
+                               sizeof(raw));
+        if (r <= 0)
+            return r;
+        if (pass > 0)
+            return -ELOOP;
     }
-    hp->dirfd = proxy_host_dirfd(p, (int)guest_dirfd);
-    return hp->dirfd < 0 ? hp->dirfd : 0;
 }
 
 static long host_path_at(struct proxy_process *p, uint64_t guest_dirfd,
@@ -343,6 +354,10 @@ static long do_openat(struct proxy_process *p, uint64_t guest_dirfd,
         openat(hp.dirfd, hp.path, flags | O_CLOEXEC | O_NOCTTY, host_mode);
     if (host_fd < 0)
         return -errno;
+    if ((r = proxy_proc_open_check(p, host_fd, flags)) < 0) {
+        close(host_fd);
+        return r;
+    }
     proxy_meta_note_open(p, host_fd, hp.path, flags, created);
     return proxy_fd_install(&p->fds, host_fd, (flags & O_CLOEXEC) != 0, 0);
 }

@@ -22,6 +22,7 @@
 #include <sys/types.h>
 
 #include "backend.h"
+#include "procfile.h"
 
 struct det_state;
 
@@ -69,6 +70,9 @@ struct proxy_fd {
     /* A timerfd (timerfd.c): the host fd is an eventfd, the timer is here;
      * shared by dups and fork children like the signalfd context. */
     struct proxy_timerfd *timerfd;
+    /* A /proc mem or settings file of a guest (procfile.c): transfers go
+     * there; shared by dups and fork children. */
+    struct proxy_vfd *vfd;
 };
 
 struct proxy_plock;
@@ -310,6 +314,8 @@ struct proxy_process {
     uint64_t hwcap, hwcap2;     /* AT_HWCAP/AT_HWCAP2 of the CPU model */
     struct vmm_cpu_identity cpu; /* what its CPUID shows (/proc/cpuinfo) */
     char comm[16];
+    /* Written /proc/self settings (procfile.c); "" is the initial value. */
+    char kept[PROXY_NR_KEPT][PROXY_KEPT_VALUE_MAX];
 
     /* signals */
     struct proxy_sigaction sigactions[PROXY_NSIG];

@@ -692,6 +692,19 @@ static int gen_self_status(struct proxy_process *p, struct vbuf *b)
 }
 
 /* A VMA's name as the guest should see it (host paths mapped back). */
+/* size resident shared text lib data dt, in pages, as Linux's statm. */
+static int gen_self_statm(struct proxy_process *p, struct vbuf *b)
+{
+    struct vm_figures f;
+    vm_figures_of(p, &f);
+    vb_printf(b, "%llu %llu %llu %llu 0 %llu 0\n",
+              (unsigned long long)f.total, (unsigned long long)f.rss,
+              (unsigned long long)(f.file + f.shmem),
+              (unsigned long long)f.exe,
+              (unsigned long long)(f.data + f.stack));
+    return 0;
+}
+
 static void vma_name(const struct proxy_process *p, const struct vmm_vma *v,
                      char *out, size_t cap)
 {
@@ -802,32 +815,66 @@ struct vfile {
     enum vfs_gate gate;
     enum det_source src;
     int (*gen)(struct proxy_process *p, struct vbuf *b);
+    /* Files that are more than content made at open (procfile.c). */
+    long (*open)(struct proxy_process *p, struct proxy_process *of,
+                 const char *name, int flags);
 };
 
+static long open_mem(struct proxy_process *p, struct proxy_process *of,
+                     const char *name, int flags)
+{
+    (void)name;
+    return proxy_procfile_open_mem(p, of, flags);
+}
+
+static long open_kept(struct proxy_process *p, struct proxy_process *of,
+                      const char *name, int flags)
+{
+    return proxy_procfile_open_kept(
+        p, of, proxy_procfile_kept_index(name + strlen("/proc/self/")), flags);
+}
+
+#define KEPT_FILE(name) \
+    {"/proc/self/" name, GATE_ALWAYS, DET_SRC_IDS, NULL, open_kept}
+
 static const struct vfile vfiles[] = {
-    {"/proc/self/stat", GATE_ALWAYS, DET_SRC_IDS, gen_self_stat},
-    {"/proc/self/status", GATE_ALWAYS, DET_SRC_IDS, gen_self_status},
-    {"/proc/self/maps", GATE_ALWAYS, DET_SRC_IDS, gen_self_maps},
-    {"/proc/self/cmdline", GATE_ALWAYS, DET_SRC_IDS, gen_self_cmdline},
-    {"/proc/self/environ", GATE_ALWAYS, DET_SRC_IDS, gen_self_environ},
-    {"/proc/cpuinfo", GATE_HOST, DET_SRC_HOST, gen_cpuinfo},
-    {"/proc/meminfo", GATE_HOST, DET_SRC_HOST, gen_meminfo},
-    {"/proc/stat", GATE_HOST, DET_SRC_HOST, gen_stat},
-    {"/proc/uptime", GATE_TIME, DET_SRC_TIME, gen_uptime},
-    {"/proc/loadavg", GATE_HOST, DET_SRC_HOST, gen_loadavg},
-    {"/proc/version", GATE_HOST, DET_SRC_HOST, gen_version},
-    {"/proc/sys/kernel/random/uuid", GATE_RANDOM, DET_SRC_RANDOM, gen_uuid},
+    {"/proc/self/stat", GATE_ALWAYS, DET_SRC_IDS, gen_self_stat, NULL},
+    {"/proc/self/status", GATE_ALWAYS, DET_SRC_IDS, gen_self_status, NULL},
+    {"/proc/self/maps", GATE_ALWAYS, DET_SRC_IDS, gen_self_maps, NULL},
+    {"/proc/self/cmdline", GATE_ALWAYS, DET_SRC_IDS, gen_self_cmdline, NULL},
+    {"/proc/self/environ", GATE_ALWAYS, DET_SRC_IDS, gen_self_environ, NULL},
+    {"/proc/self/statm", GATE_ALWAYS, DET_SRC_IDS, gen_self_statm, NULL},
+    {"/proc/self/mem", GATE_ALWAYS, DET_SRC_IDS, NULL, open_mem},
+    KEPT_FILE("comm"),
+    KEPT_FILE("oom_score_adj"),
+    KEPT_FILE("oom_adj"),
+    KEPT_FILE("coredump_filter"),
+    KEPT_FILE("timerslack_ns"),
+    KEPT_FILE("loginuid"),
+    KEPT_FILE("clear_refs"),
+    KEPT_FILE("sessionid"),
+    KEPT_FILE("oom_score"),
+    KEPT_FILE("personality"),
+    KEPT_FILE("cgroup"),
+    KEPT_FILE("autogroup"),
+    {"/proc/cpuinfo", GATE_HOST, DET_SRC_HOST, gen_cpuinfo, NULL},
+    {"/proc/meminfo", GATE_HOST, DET_SRC_HOST, gen_meminfo, NULL},
+    {"/proc/stat", GATE_HOST, DET_SRC_HOST, gen_stat, NULL},
+    {"/proc/uptime", GATE_TIME, DET_SRC_TIME, gen_uptime, NULL},
+    {"/proc/loadavg", GATE_HOST, DET_SRC_HOST, gen_loadavg, NULL},
+    {"/proc/version", GATE_HOST, DET_SRC_HOST, gen_version, NULL},
+    {"/proc/sys/kernel/random/uuid", GATE_RANDOM, DET_SRC_RANDOM, gen_uuid, NULL},
     {"/proc/sys/kernel/random/boot_id", GATE_RANDOM, DET_SRC_RANDOM,
-     gen_boot_id},
-    {"/proc/sys/kernel/hostname", GATE_HOST, DET_SRC_HOST, gen_hostname},
-    {"/proc/sys/kernel/domainname", GATE_HOST, DET_SRC_HOST, gen_domainname},
-    {"/proc/sys/kernel/osrelease", GATE_HOST, DET_SRC_HOST, gen_osrelease},
-    {"/proc/sys/kernel/ostype", GATE_HOST, DET_SRC_HOST, gen_ostype},
-    {"/proc/sys/kernel/version", GATE_HOST, DET_SRC_HOST, gen_kversion},
-    {"/sys/devices/system/cpu/online", GATE_HOST, DET_SRC_HOST, gen_cpu_list},
-    {"/sys/devices/system/cpu/possible", GATE_HOST, DET_SRC_HOST, gen_cpu_list},
-    {"/sys/devices/system/cpu/present", GATE_HOST, DET_SRC_HOST, gen_cpu_list},
-    {"/etc/nsswitch.conf", GATE_HOST, DET_SRC_HOST, gen_nsswitch},
+     gen_boot_id, NULL},
+    {"/proc/sys/kernel/hostname", GATE_HOST, DET_SRC_HOST, gen_hostname, NULL},
+    {"/proc/sys/kernel/domainname", GATE_HOST, DET_SRC_HOST, gen_domainname, NULL},
+    {"/proc/sys/kernel/osrelease", GATE_HOST, DET_SRC_HOST, gen_osrelease, NULL},
+    {"/proc/sys/kernel/ostype", GATE_HOST, DET_SRC_HOST, gen_ostype, NULL},
+    {"/proc/sys/kernel/version", GATE_HOST, DET_SRC_HOST, gen_kversion, NULL},
+    {"/sys/devices/system/cpu/online", GATE_HOST, DET_SRC_HOST, gen_cpu_list, NULL},
+    {"/sys/devices/system/cpu/possible", GATE_HOST, DET_SRC_HOST, gen_cpu_list, NULL},
+    {"/sys/devices/system/cpu/present", GATE_HOST, DET_SRC_HOST, gen_cpu_list, NULL},
+    {"/etc/nsswitch.conf", GATE_HOST, DET_SRC_HOST, gen_nsswitch, NULL},
 };
 
 static bool gate_open(const struct proxy_process *p, enum vfs_gate g)
@@ -1067,6 +1114,31 @@ static bool proc_pid_name(struct proxy_process *p, char *name,
     return true;
 }
 
+bool proxy_vfs_canonical_name(const struct proxy_process *p, int dirfd,
+                              const char *path, char *out, size_t cap)
+{
+    return full_name(p, dirfd, path, out, cap);
+}
+
+bool proxy_vfs_is_virtual(struct proxy_process *p, int dirfd,
+                          const char *path)
+{
+    if (!maybe_virtual_name(path))
+        return false;
+    char name[PROXY_PATH_MAX];
+    if (!full_name(p, dirfd, path, name, sizeof(name)))
+        return false;
+    struct proxy_process *of;
+    bool hidden;
+    if (proc_pid_name(p, name, &of, &hidden) && hidden)
+        return false;
+    for (size_t i = 0; i < sizeof(vfiles) / sizeof(vfiles[0]); i++) {
+        if (strcmp(name, vfiles[i].path) == 0)
+            return gate_open(p, vfiles[i].gate);
+    }
+    return false;
+}
+
 bool proxy_vfs_open(struct proxy_process *p, int host_dirfd,
                     const char *host_path, int flags, long *result)
 {
@@ -1087,7 +1159,8 @@ bool proxy_vfs_open(struct proxy_process *p, int host_dirfd,
             continue;
         if (!gate_open(p, v->gate))
             return false;
-        *result = open_vfile(p, of, v, flags);
+        *result = v->open ? v->open(p, of, v->path, flags)
+                          : open_vfile(p, of, v, flags);
         return true;
     }
     return false;

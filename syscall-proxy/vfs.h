@@ -36,6 +36,32 @@
 bool proxy_vfs_open(struct proxy_process *p, int host_dirfd,
                     const char *host_path, int flags, long *result);
 
+/* True when (dirfd, path), as proxy_vfs_open would see it, is a virtual
+ * file: hvrun serves it and never looks it up on the host. */
+bool proxy_vfs_is_virtual(struct proxy_process *p, int dirfd,
+                          const char *path);
+/* The canonical name proxy_vfs_open matches: absolute, normalised, with
+ * /proc/<own pid> and /proc/thread-self as /proc/self. False when it
+ * cannot be made (a relative path whose directory has no name). */
+bool proxy_vfs_canonical_name(const struct proxy_process *p, int dirfd,
+                              const char *path, char *out, size_t cap);
+
+/* ---- /proc confinement (procguard.c) ------------------------------------- */
+
+/*
+ * Where a rewritten (dirfd, path) really leads on the host (see
+ * procguard.c). Returns 0 when it may be used as it is; 1 when it reaches
+ * procfs by a route the rewrite did not see: out then holds the guest name
+ * of what it reached, to be rewritten again; -ENOENT for a host process's
+ * /proc entry, -ELOOP, -ENAMETOOLONG.
+ */
+int proxy_proc_confine(struct proxy_process *p, int dirfd, const char *path,
+                       bool follow_last, char *out, size_t cap);
+/* After a host open: 0 when host_fd may go to the guest; -EACCES for an
+ * entry of hvrun's own /proc/<pid> that is hvrun (mem, environ, ...),
+ * -ENOENT for a host process's. The caller closes host_fd on error. */
+long proxy_proc_open_check(struct proxy_process *p, int host_fd, int flags);
+
 /*
  * True when reads from guest_fd must come from detcore's random stream:
  * the fd is the host's /dev/urandom or /dev/random (char 1:9 or 1:8, by
