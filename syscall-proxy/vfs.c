@@ -1114,6 +1114,12 @@ static bool proc_pid_name(struct proxy_process *p, char *name,
     return true;
 }
 
+static bool fdinfo_name(const char *name)
+{
+    return strncmp(name, "/proc/self/fdinfo/", 18) == 0 && name[18] >= '0' &&
+           name[18] <= '9';
+}
+
 bool proxy_vfs_canonical_name(const struct proxy_process *p, int dirfd,
                               const char *path, char *out, size_t cap)
 {
@@ -1123,6 +1129,8 @@ bool proxy_vfs_canonical_name(const struct proxy_process *p, int dirfd,
 bool proxy_vfs_is_virtual(struct proxy_process *p, int dirfd,
                           const char *path)
 {
+    if (fdinfo_name(path))
+        return true;
     if (!maybe_virtual_name(path))
         return false;
     char name[PROXY_PATH_MAX];
@@ -1139,10 +1147,92 @@ bool proxy_vfs_is_virtual(struct proxy_process *p, int dirfd,
     return false;
 }
 
+/* The inode number of an fd's object as fstat shows it to the guest
+ * (detcore's canonical numbering), or 0. */
+static uint64_t guest_ino_of_host_fd(const struct proxy_process *p, int host_fd)
+{
+    struct stat st;
+    if (host_fd < 0 || fstat(host_fd, &st) < 0)
+        return 0;
+    det_stat_canon(p->det, &st);
+    return st.st_ino;
+}
+
+/* The guest fd whose host fd is host_fd, or -1. */
+static int guest_fd_of_host(const struct proxy_process *p, int host_fd)
+{
+    for (int fd = 0; fd < p->fds.cap; fd++) {
+        if (p->fds.fds[fd].kind != PROXY_FD_FREE &&
+            p->fds.fds[fd].host_fd == host_fd)
+            return fd;
+    }
+    return -1;
+}
+
+/*
+ * /proc/self/fdinfo/N (the rewrite made N the host fd): the host's lines,
+ * with the guest's close-on-exec bit in flags (hvrun's host fds all have
+ * it) and the inode number fstat gives the guest. Other lines (eventfd
+ * counts, epoll and inotify entries) are the host's.
+ */
+static long open_fdinfo(struct proxy_process *p, const char *name, int flags)
+{
+    char *end;
+    long host_fd = strtol(name + strlen("/proc/self/fdinfo/"), &end, 10);
+    int gfd = *end == '\0' ? guest_fd_of_host(p, (int)host_fd) : -1;
+    if (gfd < 0)
+        return -ENOENT;
+    if ((flags & O_ACCMODE) != O_RDONLY)
+        return -EACCES;
+    char path[64], raw[4096];
+    snprintf(path, sizeof(path), "/proc/self/fdinfo/%ld", host_fd);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd < 0 ? -1 : read(fd, raw, sizeof(raw) - 1);
+    if (fd >= 0)
+        close(fd);
+    if (n < 0)
+        return -ENOENT;
+    raw[n] = '\0';
+    struct vbuf b = {0};
+    for (char *line = raw, *nl; *line; line = nl + 1) {
+        nl = strchr(line, '\n');
+        if (!nl)
+            nl = line + strlen(line) - 1;
+        unsigned long fl;
+        if (sscanf(line, "flags: %lo", &fl) == 1) {
+            fl &= ~(unsigned long)O_CLOEXEC;
+            if (p->fds.fds[gfd].cloexec)
+                fl |= O_CLOEXEC;
+            vb_printf(&b, "flags:\t0%lo\n", fl);
+        } else if (strncmp(line, "ino:", 4) == 0) {
+            vb_printf(&b, "ino:\t%llu\n", (unsigned long long)
+                      guest_ino_of_host_fd(p, (int)host_fd));
+        } else {
+            vb_put(&b, line, (size_t)(nl - line + 1));
+        }
+        if (!nl[0] || !nl[1])
+            break;
+    }
+    if (b.failed) {
+        free(b.s);
+        return -ENOMEM;
+    }
+    int host = content_fd(name, &b, flags);
+    free(b.s);
+    return host < 0 ? host
+                    : proxy_fd_install(&p->fds, host, (flags & O_CLOEXEC) != 0, 0);
+}
+
 bool proxy_vfs_open(struct proxy_process *p, int host_dirfd,
                     const char *host_path, int flags, long *result)
 {
-    if ((flags & O_PATH) || !maybe_virtual_name(host_path))
+    if (flags & O_PATH)
+        return false;
+    if (fdinfo_name(host_path)) {
+        *result = open_fdinfo(p, host_path, flags);
+        return true;
+    }
+    if (!maybe_virtual_name(host_path))
         return false;
     char name[PROXY_PATH_MAX];
     if (!full_name(p, host_dirfd, host_path, name, sizeof(name)))
@@ -1474,12 +1564,35 @@ static size_t unmap_own_proc(const struct proxy_process *p, char *t, size_t len,
     return (size_t)n + rest_len;
 }
 
+/* "pipe:[N]" and "socket:[N]" name the host inode: the guest's number is
+ * the one fstat gives it, so ls -l /proc/self/fd and ss agree between runs. */
+static long fix_anon_link(const struct proxy_process *p, int host_fd,
+                          char *target, size_t len, size_t cap)
+{
+    static const char *const kinds[] = {"pipe:[", "socket:["};
+    for (size_t i = 0; i < 2; i++) {
+        size_t k = strlen(kinds[i]);
+        if (len <= k || strncmp(target, kinds[i], k) != 0 ||
+            target[len - 1] != ']')
+            continue;
+        uint64_t ino = guest_ino_of_host_fd(p, host_fd);
+        int n = snprintf(target, cap, "%.*s%llu]", (int)k, kinds[i],
+                         (unsigned long long)ino);
+        return n > 0 && (size_t)n < cap ? n : (long)len;
+    }
+    return (long)len;
+}
+
 long proxy_vfs_link_fixup(const struct proxy_process *p, const char *host_link,
                           char *target, long n, size_t cap)
 {
     if (strncmp(host_link, "/proc/self/fd/", 14) != 0 || n <= 0)
         return n;
     size_t len = (size_t)n;
+    char *end;
+    long host_fd = strtol(host_link + 14, &end, 10);
+    if (end != host_link + 14 && *end == '\0' && p->det)
+        len = (size_t)fix_anon_link(p, (int)host_fd, target, len, cap);
     size_t pre = sizeof(MEMFD_LINK_PREFIX) - 1;
     size_t suf = sizeof(DELETED_SUFFIX) - 1;
     if (len > pre + suf && memcmp(target, MEMFD_LINK_PREFIX, pre) == 0 &&

@@ -93,6 +93,14 @@ fi
 
 PY=$(prog python3)
 # Threads as /proc/self/task lists them (virtual tids, not hvrun's own).
+# The fd links and fdinfo of pipes, sockets and files: inode numbers in
+# the guest's terms (as fstat gives them), so every run prints the same.
+PY_FDS='import os, socket
+r, w = os.pipe(); s = socket.socket(); f = open("FILE")
+for fd in (r, w, s.fileno(), f.fileno()):
+    st = os.fstat(fd)
+    print(os.readlink("/proc/self/fd/%d" % fd).replace(os.getcwd(), "."), st.st_ino,
+          [l for l in open("/proc/self/fdinfo/%d" % fd) if l.startswith(("ino", "flags"))])'
 PY_TASKS='import os, threading
 ev = threading.Event()
 ts = [threading.Thread(target=ev.wait) for _ in range(2)]
@@ -136,6 +144,7 @@ proc-meminfo    | head     | /proc/meminfo
 proc-cpuinfo    | cat      | /proc/cpuinfo
 proc-self-stat  | cat      | /proc/self/stat
 proc-self-task  | python3  | -c "$PY_TASKS"
+proc-fd-links   | python3  | -c "$PY_FDS"
 ports           | python3  | -c "$PY_PORTS"
 sqlite3         | sqlite3  | :memory: "select random(), datetime('now')"
 id              | id       |
