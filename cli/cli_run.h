@@ -41,6 +41,7 @@ struct run_summary {
     uint64_t digest;
     double wall_s;
     bool rdtsc_trappable;     /* false: guest RDTSC reads the host TSC */
+    bool cpuid_controlled;    /* false: guest CPUID shows the host CPU */
 };
 
 /* Runs the program once in a fresh VM and environment. Returns hvrun's

@@ -406,6 +406,7 @@ int cli_run_once(const struct run_options *o, const char *path,
         struct vmm_host_info hi;
         vmm_host_get_info(host, &hi);
         sum->rdtsc_trappable = hi.rdtsc_trappable;
+        sum->cpuid_controlled = hi.cpuid_control;
         collect_summary(sum, p, vm, &det, &totals);
         sum->wall_s = now_seconds() - t0;
         sum->exit_code = code;
