@@ -24,7 +24,8 @@
  * Opens are checked once more on the fd they give (proxy_proc_open_check),
  * whatever route led there: of hvrun's own /proc/<pid> the guest gets only
  * entries that describe the machine or its own fds, never mem, environ,
- * map_files or a file that changes hvrun.
+ * map_files or a file that changes hvrun; and no host procfs or sysfs file
+ * is opened for writing (EROFS): the kernel's knobs are the host's.
  */
 #include "proxy.h"
 #include "fs_internal.h"
@@ -248,9 +249,25 @@ static bool own_entry_allowed(const char *rest, bool o_path)
     return false;
 }
 
+static bool opens_for_write(int flags)
+{
+    return !(flags & O_PATH) &&
+           ((flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC));
+}
+
 long proxy_proc_open_check(struct proxy_process *p, int host_fd, int flags)
 {
-    if (!on_procfs(host_fd))
+    struct statfs sfs;
+    if (fstatfs(host_fd, &sfs) < 0)
+        return 0;
+    /* /proc/sys, /sys and the rest of the kernel's knobs are the host
+     * machine's: a run reads them, never changes them (as a container
+     * with read-only /proc/sys and /sys). */
+    bool kernel_fs = sfs.f_type == PROC_SUPER_MAGIC ||
+                     sfs.f_type == SYSFS_MAGIC;
+    if (kernel_fs && opens_for_write(flags))
+        return -EROFS;
+    if (sfs.f_type != PROC_SUPER_MAGIC)
         return 0;
     char host[PROXY_PATH_MAX];
     if (host_name_of(host_fd, host, sizeof(host)) < 0)
@@ -265,8 +282,7 @@ long proxy_proc_open_check(struct proxy_process *p, int host_fd, int flags)
     const char *t = rest;
     if (strncmp(rest, "/task/", 6) == 0 && pid_component(rest + 6, &t) >= 0)
         rest = t;
-    if (own_entry_allowed(rest, (flags & O_PATH) != 0) &&
-        ((flags & O_ACCMODE) == O_RDONLY || (flags & O_PATH)))
+    if (own_entry_allowed(rest, (flags & O_PATH) != 0))
         return 0;
     proxy_log(p, 2, "refused hvrun's own %s to the guest", host);
     return -EACCES;
