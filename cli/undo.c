@@ -73,6 +73,10 @@ static int open_parent(const char *abs, char *buf, size_t len,
     if (!**base || !strcmp(*base, ".") || !strcmp(*base, ".."))
         return -EINVAL;
     int fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    if (last == buf)
+        return fd; /* a name in "/" */
     char *save = NULL;
     for (char *c = strtok_r(buf + 1, "/", &save); fd >= 0 && c;
          c = strtok_r(NULL, "/", &save)) {
