@@ -317,23 +317,58 @@ static void put_back_in_place(struct replay *r, int dir, const char *base,
         k->content_back = true;
 }
 
-/* A link to where the object is known to be now; false if none is. */
-static bool relink(struct replay *r, int dir, const char *base,
-                   const struct journal_entry *e)
+/* A link from (dir, base) to the object (dev, ino) at path, if it is
+ * there. */
+static bool link_from(const char *path, uint64_t dev, uint64_t ino, int dir,
+                      const char *base)
 {
-    struct known *k = known_find(r, e->h.dev, e->h.ino);
-    if (!k || !k->path || !S_ISREG(e->h.mode))
-        return false;
     char buf[PROXY_PATH_MAX];
     const char *kbase;
-    int kdir = open_parent(k->path, buf, sizeof(buf), &kbase);
+    int kdir = open_parent(path, buf, sizeof(buf), &kbase);
     struct stat st;
     bool ok = kdir >= 0 && name_stat(kdir, kbase, &st) == 1 &&
-              is_object(&st, k->now_dev, k->now_ino) &&
+              is_object(&st, dev, ino) &&
               linkat(kdir, kbase, dir, base, 0) == 0;
     if (kdir >= 0)
         close(kdir);
     return ok;
+}
+
+/* A link to where the object is known to be now (put back earlier in the
+ * replay, or the other name the journal gives); false if it is nowhere. */
+static bool relink(struct replay *r, int dir, const char *base,
+                   const struct journal_entry *e)
+{
+    if (!S_ISREG(e->h.mode))
+        return false;
+    struct known *k = known_find(r, e->h.dev, e->h.ino);
+    if (k && k->path && link_from(k->path, k->now_dev, k->now_ino, dir, base))
+        return true;
+    const char *from = e->path2[0] && link_from(e->path2, e->h.dev, e->h.ino,
+                                                dir, base)
+                           ? e->path2
+                           : NULL;
+    /* Still linked elsewhere: some name in the journal may hold it now. */
+    for (size_t i = 0; !from && (e->h.flags & JOURNAL_F_LINKED) && i < r->n;
+         i++) {
+        const struct journal_entry *o = &r->e[i];
+        if (o != e && o->h.dev == e->h.dev && o->h.ino == e->h.ino &&
+            link_from(o->path, e->h.dev, e->h.ino, dir, base))
+            from = o->path;
+        else if (o->h.kind == JOURNAL_RENAMED && o->h.dev == e->h.dev &&
+                 o->h.ino == e->h.ino &&
+                 link_from(o->path2, e->h.dev, e->h.ino, dir, base))
+            from = o->path2;
+    }
+    if (!from)
+        return false;
+    struct stat st;
+    if (name_stat(dir, base, &st) == 1 &&
+        (k = known_put(r, e->h.dev, e->h.ino, e->path, &st)) &&
+        !k->content_back) {
+        put_back_in_place(r, dir, base, e, &st); /* the object's content */
+    }
+    return true;
 }
 
 /* The name is gone: make the object anew from what was kept. 0/-errno. */

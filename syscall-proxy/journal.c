@@ -90,7 +90,7 @@ static bool entry_parse(const char *at, size_t left, struct journal_entry *e,
         e->h.len2 > left - sizeof(e->h) - e->h.len)
         return false;
     e->path = path_dup(at + sizeof(e->h), e->h.len);
-    e->path2 = e->h.kind == JOURNAL_RENAMED
+    e->path2 = e->h.kind == JOURNAL_RENAMED || e->h.len2
                    ? path_dup(at + sizeof(e->h) + e->h.len, e->h.len2)
                    : strdup("");
     if (!e->path || !e->path2) {

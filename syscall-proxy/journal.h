@@ -40,6 +40,8 @@ enum journal_kind {
 };
 
 #define JOURNAL_F_EXCHANGE 1u
+/* SAVED: the object had more than one link then. */
+#define JOURNAL_F_LINKED 2u
 
 struct journal_head {
     uint32_t magic;
@@ -54,7 +56,7 @@ struct journal_head {
 
 struct journal_entry {
     struct journal_head h;
-    char *path, *path2;  /* NUL-terminated; path2 "" unless RENAMED */
+    char *path, *path2;  /* NUL-terminated; path2 "" if none */
 };
 
 /* Appends one record to the journal fd. 0 or -errno. */

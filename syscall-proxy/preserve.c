@@ -23,6 +23,7 @@
 #include "journal.h"
 #include "proxy.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -303,11 +304,46 @@ static struct inode_slot *existing(struct proxy_process *p,
 }
 
 static void record_saved(struct proxy_process *p, struct proxy_preserve *pr,
-                         const char *abs, const struct inode_slot *s)
+                         const char *abs, const struct inode_slot *s,
+                         const struct stat *st, const char *other_name)
 {
     struct journal_head h = {.kind = JOURNAL_SAVED, .mode = s->mode,
                              .copy = s->copy, .dev = s->dev, .ino = s->ino};
-    record(p, pr, &h, abs, NULL);
+    if (S_ISREG(st->st_mode) && st->st_nlink > 1)
+        h.flags = JOURNAL_F_LINKED;
+    record(p, pr, &h, abs, other_name);
+}
+
+/*
+ * Another name of the multiply-linked file st (whose name abs goes away)
+ * in the same directory, into other; false if there is none. Undo links
+ * the name back to it, so the file stays one file.
+ */
+static bool other_link(const char *abs, const struct stat *st, char *other)
+{
+    const char *slash = strrchr(abs, '/');
+    char dir[PROXY_PATH_MAX];
+    size_t n = (size_t)(slash - abs);
+    memcpy(dir, abs, n);
+    dir[n] = 0;
+    int fd = open(n ? dir : "/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    DIR *d = fd < 0 ? NULL : fdopendir(fd);
+    if (!d) {
+        if (fd >= 0)
+            close(fd);
+        return false;
+    }
+    bool found = false;
+    struct dirent *e;
+    struct stat est;
+    while (!found && (e = readdir(d)))
+        found = e->d_ino == st->st_ino && strcmp(e->d_name, slash + 1) &&
+                fstatat(fd, e->d_name, &est, AT_SYMLINK_NOFOLLOW) == 0 &&
+                est.st_dev == st->st_dev && est.st_ino == st->st_ino &&
+                (size_t)snprintf(other, PROXY_PATH_MAX, "%s/%s", dir,
+                                 e->d_name) < PROXY_PATH_MAX;
+    closedir(d);
+    return found;
 }
 
 /* ---- the hooks ---------------------------------------------------------------- */
@@ -333,7 +369,7 @@ void proxy_preserve_before(struct proxy_process *p, int host_dirfd,
     if (s && (s->created || s->saved))
         return; /* made by the run, or its content already kept */
     if ((s = existing(p, pr, abs, &st)))
-        record_saved(p, pr, abs, s);
+        record_saved(p, pr, abs, s, &st, NULL);
 }
 
 void proxy_preserve_fd(struct proxy_process *p, int host_fd)
@@ -364,8 +400,11 @@ void proxy_preserve_name_gone(struct proxy_process *p, int host_dirfd,
         !exists)
         return;
     struct inode_slot *s = existing(p, pr, abs, &st);
+    char other[PROXY_PATH_MAX];
+    bool linked = S_ISREG(st.st_mode) && st.st_nlink > 1 &&
+                  other_link(abs, &st, other);
     if (s)
-        record_saved(p, pr, abs, s);
+        record_saved(p, pr, abs, s, &st, linked ? other : NULL);
 }
 
 static void record_created(struct proxy_process *p, struct proxy_preserve *pr,

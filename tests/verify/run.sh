@@ -17,6 +17,9 @@
 #   verify-files/hard-links        appends through a hard link to a file that
 #                                  existed: contents back, link count and
 #                                  inode kept
+#   verify-files/hard-links-removed  removes links of such a file and makes
+#                                  others: the removed ones come back as
+#                                  links of the same file
 #   verify-files/renamed-dirs      renames of directories that existed (into
 #                                  another one, to a new name, a file in one
 #                                  changed)
@@ -178,6 +181,20 @@ case_hard_links() {
     INODE_BEFORE=$(stat -c %i "$WORK/hv/a")
     EXTRA_CHECK=same_inode hv_verify "$L:verify-files/hard-links" '
         echo two >>b; echo three >>sub/c; chmod 600 a'
+}
+
+# a's inode as before, with the link count one native run leaves (a, b, b2).
+same_inode_removed() {
+    local now
+    now=$(stat -c '%i %h' "$WORK/hv/a" "$WORK/hv/b" | sort -u)
+    [ "$now" = "$INODE_BEFORE 3" ] || echo "inode/link count of a, b: '$(tr '\n' ' ' <<<"$now")', expected '$INODE_BEFORE 3'"
+}
+
+case_hard_links_removed() {
+    fresh start_links
+    INODE_BEFORE=$(stat -c %i "$WORK/hv/a")
+    EXTRA_CHECK=same_inode_removed hv_verify "$L:verify-files/hard-links-removed" '
+        echo two >>a; rm b; rm sub/c; ln a b2; echo b >b; rm b; ln a b'
 }
 
 start_dirs() {
@@ -351,7 +368,8 @@ case_sigkill_swept() {
 }
 
 ALL_CASES="verify-files/newline-names verify-files/hard-links
-verify-files/renamed-dirs verify-files/mixed verify-files/sigint-run1
+verify-files/hard-links-removed verify-files/renamed-dirs verify-files/mixed
+verify-files/sigint-run1
 verify-files/sigterm-run2 verify-files/sigkill-swept"
 
 for hvarg in "$@"; do
@@ -370,6 +388,7 @@ for hvarg in "$@"; do
     fi
     case_newline_names
     case_hard_links
+    case_hard_links_removed
     case_renamed_dirs
     case_mixed
     case_interrupt "$L:verify-files/sigint-run1" INT 1
