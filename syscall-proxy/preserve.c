@@ -12,13 +12,13 @@
  *   - before a name of an existing object goes away (unlink, rmdir, a
  *     rename over it), a SAVED record says which object it named;
  *   - after a rename, a RENAMED record (both names, the object moved);
- *   - after a call made a name (open O_CREAT, mkdir, mknod, symlink, link),
- *     a CREATED record with the object it names.
+ *   - after a call made a name (open O_CREAT, mkdir, mknod, symlink, link,
+ *     bind of an AF_UNIX path), a CREATED record with the object it names.
  * Objects the run itself made are remembered (by inode) and never saved.
  * Names inside the run's private /tmp are not journaled: it is removed
  * as a whole. Not handled (docs/DETERMINISM.md): files over
  * PRESERVE_MAX_FILE bytes (a warning says so), ownership, times and
- * extended attributes, AF_UNIX socket files.
+ * extended attributes.
  */
 #include "journal.h"
 #include "proxy.h"
@@ -170,6 +170,10 @@ int proxy_abs_path(int dirfd, const char *path_in, char *out, size_t len)
         memcpy(parent, path, n);
         parent[n] = 0;
         dir = openat(dirfd, n ? parent : "/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (dir < 0)
+            return -errno;
+    } else if (dirfd == AT_FDCWD) { /* no fd to read the link of */
+        dir = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
         if (dir < 0)
             return -errno;
     }

@@ -26,6 +26,8 @@
 #   verify-files/mixed             atomic save over a file, rm of a file,
 #                                  chmod, a symlink replaced, a directory
 #                                  swapped for a symlink to the outside one
+#   verify-files/unix-socket-file  bind(2) of an AF_UNIX path: the socket
+#                                  file is removed before run 2
 #   verify-files/sigint-run1       SIGINT during run 1, SIGTERM during run 2:
 #   verify-files/sigterm-run2      exit 130/143 saying "interrupted", the tree
 #                                  as it was before, no scratch dir left
@@ -230,6 +232,19 @@ case_mixed() {
         echo made >made; rm made; mv src.old/main.c made"
 }
 
+start_empty() { :; }
+
+case_socket_file() {
+    local name=$L:verify-files/unix-socket-file py
+    py=$(type -P python3)
+    if [ -z "$py" ]; then
+        skip "$name" "python3 is not installed"
+        return
+    fi
+    fresh start_empty
+    hv_verify "$name" "$py"' -c "import socket; socket.socket(socket.AF_UNIX).bind(\"s.sock\")"'
+}
+
 # The scratch dirs a run of hvrun pid $1 holds (their lock names the pid or
 # a child of it).
 scratch_of() {
@@ -369,7 +384,7 @@ case_sigkill_swept() {
 
 ALL_CASES="verify-files/newline-names verify-files/hard-links
 verify-files/hard-links-removed verify-files/renamed-dirs verify-files/mixed
-verify-files/sigint-run1
+verify-files/unix-socket-file verify-files/sigint-run1
 verify-files/sigterm-run2 verify-files/sigkill-swept"
 
 for hvarg in "$@"; do
@@ -391,6 +406,7 @@ for hvarg in "$@"; do
     case_hard_links_removed
     case_renamed_dirs
     case_mixed
+    case_socket_file
     case_interrupt "$L:verify-files/sigint-run1" INT 1
     case_interrupt "$L:verify-files/sigterm-run2" TERM 2
     case_sigkill_swept
