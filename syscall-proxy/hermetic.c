@@ -127,7 +127,7 @@ int proxy_tmp_expose(struct proxy_process *p, const char *host_path)
         real[5 + n] = 0; /* /tmp/<entry> */
         snprintf(top, sizeof(top), "%s", real);
         snprintf(link, sizeof(link), "%s/%s", p->tmp_host, real + 5);
-        if (strcmp(top, p->tmp_host) != 0 && symlink(top, link) < 0 &&
+        if (strcmp(top, p->tmp_top) != 0 && symlink(top, link) < 0 &&
             errno != EEXIST)
             rc = -errno;
     }
