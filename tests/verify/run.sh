@@ -26,8 +26,10 @@
 #   verify-files/mixed             atomic save over a file, rm of a file,
 #                                  chmod, a symlink replaced, a directory
 #                                  swapped for a symlink to the outside one
-#   verify-files/unix-socket-file  bind(2) of an AF_UNIX path: the socket
+#   verify-files/unix-socket-file verify-files/foreign-file-kept bind(2) of an AF_UNIX path: the socket
 #                                  file is removed before run 2
+#   verify-files/foreign-file-kept a directory run 1 made, into which
+#                                  someone else put a file meanwhile: kept
 #   verify-files/sigint-run1       SIGINT during run 1, SIGTERM during run 2:
 #   verify-files/sigterm-run2      exit 130/143 saying "interrupted", the tree
 #                                  as it was before, no scratch dir left
@@ -348,6 +350,34 @@ case_interrupt() {
     if [ -z "$problems" ]; then pass "$name"; else fail "$name" "${problems% }"; fi
 }
 
+# A directory run 1 made that holds a file someone else put there while
+# run 1 ran: it is left (and said so), the file survives.
+case_foreign_file_kept() {
+    local name=$L:verify-files/foreign-file-kept
+    fresh start_empty
+    rm -f "$WORK/gate"
+    mkfifo "$WORK/gate"
+    GUEST_ENV+=("GATE=$WORK/gate")
+    start_bg 'mkdir made; echo mine >made/mine; : >started; read x <"$GATE"; echo done'
+    unset 'GUEST_ENV[${#GUEST_ENV[@]}-1]'
+    wait_for '[ -e "$WORK/hv/started" ]' ||
+        { fail "$name" "the program did not start"; return; }
+    echo theirs >"$WORK/hv/made/theirs"
+    # Let run 1 and then run 2 go on past the gate.
+    (while :; do echo go >"$WORK/gate"; done) &
+    local gate_pid=$!
+    BG+=("$gate_pid")
+    wait "$TPID"
+    kill "$gate_pid" 2>/dev/null
+    wait "$gate_pid" 2>/dev/null
+    local problems=""
+    [ "$(cat "$WORK/hv/made/theirs" 2>/dev/null)" = theirs ] ||
+        problems="the file run 1 did not make is gone;"
+    grep -aq "left (it holds files the run did not make): .*made" "$WORK/err" ||
+        problems="$problems no line saying made/ was left (stderr: $(head -c 300 "$WORK/err" | tr '\n' ' '));"
+    if [ -z "$problems" ]; then pass "$name"; else fail "$name" "${problems% }"; fi
+}
+
 case_sigkill_swept() {
     local name=$L:verify-files/sigkill-swept
     fresh start_interrupt
@@ -384,7 +414,8 @@ case_sigkill_swept() {
 
 ALL_CASES="verify-files/newline-names verify-files/hard-links
 verify-files/hard-links-removed verify-files/renamed-dirs verify-files/mixed
-verify-files/unix-socket-file verify-files/sigint-run1
+verify-files/unix-socket-file verify-files/foreign-file-kept
+verify-files/sigint-run1
 verify-files/sigterm-run2 verify-files/sigkill-swept"
 
 for hvarg in "$@"; do
@@ -407,6 +438,7 @@ for hvarg in "$@"; do
     case_renamed_dirs
     case_mixed
     case_socket_file
+    case_foreign_file_kept
     case_interrupt "$L:verify-files/sigint-run1" INT 1
     case_interrupt "$L:verify-files/sigterm-run2" TERM 2
     case_sigkill_swept
