@@ -197,10 +197,11 @@ static struct proxy_preserve *journal_of(struct proxy_process *p)
     return p->totals ? p->totals->preserve : NULL;
 }
 
-/* Inside the run's private /tmp, which goes away with the run. */
+/* Inside the private /tmp hvrun made for the run, which goes away with
+ * it (a --tmp DIR stays, so what the run does there is journaled). */
 static bool in_private_tmp(const struct proxy_process *p, const char *abs)
 {
-    size_t n = strlen(p->tmp_host);
+    size_t n = p->tmp_top[0] ? strlen(p->tmp_host) : 0;
     return n && strncmp(abs, p->tmp_host, n) == 0 &&
            (abs[n] == '/' || abs[n] == '\0');
 }
