@@ -40,6 +40,10 @@
 # then "N passed, N failed[, N skipped]". Exits 1 if anything failed.
 # Environment: HVRUN_VERIFY_TIMEOUT (seconds per run, default 60),
 # HVRUN_TEST_KVM_DEV (default /dev/kvm; without it everything is skipped).
+
+# The start_* functions are called indirectly (fresh's argument) and the
+# single-quoted programs are guest shell code.
+# shellcheck disable=SC2317,SC2016
 set -u
 
 if [ $# -lt 1 ]; then
@@ -273,8 +277,8 @@ start_bg() {
     TPID=$!
     BG+=("$TPID")
     HVPID=
-    local i
-    for i in $(seq 200); do
+    local _
+    for _ in $(seq 200); do
         HVPID=$(pgrep -P "$TPID" -x hvrun | head -n 1)
         [ -n "$HVPID" ] && break
         sleep 0.05
@@ -283,8 +287,8 @@ start_bg() {
 
 # wait_for COND: up to TIMEOUT seconds for the shell condition.
 wait_for() {
-    local i
-    for i in $(seq $((TIMEOUT * 20))); do
+    local _
+    for _ in $(seq $((TIMEOUT * 20))); do
         eval "$1" && return 0
         sleep 0.05
     done
@@ -322,8 +326,9 @@ case_interrupt() {
         return
     fi
     if [ "$run" = 2 ]; then
-        local vdir
+        local vdir # read by the wait_for condition
         wait_for '[ -e "$WORK/hv/started" ]'
+        # shellcheck disable=SC2034
         vdir=$(scratch_of "$HVPID" | grep hvrun-verify | head -n 1)
         echo go >"$WORK/gate" # run 1 goes on and ends
         wait_for '[ -d "$vdir/journal2" ] && [ -e "$WORK/hv/started" ]' ||
