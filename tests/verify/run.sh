@@ -227,6 +227,9 @@ start_mixed() {
     ln -s config current
     mkdir src
     printf 'code\n' >src/main.c
+    mkdir -p old/deeper
+    printf 'x\n' >old/deeper/x
+    chmod 700 old/deeper
 }
 
 case_mixed() {
@@ -235,7 +238,8 @@ case_mixed() {
         echo v2 >config.tmp && mv config.tmp config; rm old.log
         chmod 755 src; rm current; ln -s old.log current
         mv src src.old; ln -s '$WORK/outside' src
-        echo made >made; rm made; mv src.old/main.c made"
+        echo made >made; rm made; mv src.old/main.c made
+        rm -r old; mkdir old; echo other >old/x"
 }
 
 start_empty() { :; }
