@@ -713,7 +713,7 @@ static long do_unlinkat(struct proxy_process *p, uint64_t guest_dirfd,
         return r;
     struct proxy_meta_name victim;
     proxy_meta_name_get(p, hp.dirfd, hp.path, &victim);
-    proxy_preserve_before(p, hp.dirfd, hp.path, false);
+    proxy_preserve_name_gone(p, hp.dirfd, hp.path);
     r = proxy_host_result(unlinkat(hp.dirfd, hp.path, flags));
     if (r == 0)
         proxy_meta_note_unlink(p, &victim);
@@ -852,12 +852,13 @@ static long do_renameat2(struct proxy_process *p, uint64_t old_dirfd,
     struct proxy_meta_name src, victim;
     proxy_meta_name_get(p, from.dirfd, from.path, &src);
     proxy_meta_name_get(p, to.dirfd, to.path, &victim);
-    proxy_preserve_before(p, from.dirfd, from.path, false);
-    proxy_preserve_before(p, to.dirfd, to.path, false);
+    struct proxy_preserve_rename journal;
+    proxy_preserve_rename_before(p, from.dirfd, from.path, to.dirfd, to.path,
+                                 flags, &journal);
     r = proxy_host_result(syscall(SYS_renameat2, from.dirfd, from.path,
                                   to.dirfd, to.path, flags));
     if (r == 0) {
-        proxy_meta_log_created(p, to.dirfd, to.path); /* a new name */
+        proxy_preserve_renamed(p, &journal);
         proxy_meta_note_rename(p, &src, &victim, flags);
     }
     return r;
