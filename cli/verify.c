@@ -32,6 +32,10 @@
 
 struct run_files {
     char out[128], err[128], detlog[128], summary[128];
+    /* Where the run writes stdout and stderr: the same names in both runs
+     * (a guest that stats or reads the link of its fd 1 sees the same
+     * thing), moved to out and err once the run is over. */
+    char live_out[128], live_err[128];
     char journal[128]; /* what the run did to the files (undo.c) */
     int code;
     struct run_summary sum;
@@ -113,8 +117,8 @@ static void child_run(const struct run_options *o, const char *path,
     /* A run never outlives the hvrun that started it. */
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     int in = open_or_die(stdin_path, O_RDONLY);
-    int out = open_or_die(f->out, O_WRONLY | O_CREAT | O_TRUNC);
-    int err = open_or_die(f->err, O_WRONLY | O_CREAT | O_TRUNC);
+    int out = open_or_die(f->live_out, O_WRONLY | O_CREAT | O_TRUNC);
+    int err = open_or_die(f->live_err, O_WRONLY | O_CREAT | O_TRUNC);
     dup2(in, 0);
     dup2(out, 1);
     dup2(err, 2);
@@ -286,6 +290,8 @@ static void name_files(struct run_files *f, const char *dir)
     for (int i = 0; i < NR_RUNS; i++) {
         snprintf(f[i].out, sizeof(f[i].out), "%s/out%d", dir, i + 1);
         snprintf(f[i].err, sizeof(f[i].err), "%s/err%d", dir, i + 1);
+        snprintf(f[i].live_out, sizeof(f[i].live_out), "%s/stdout", dir);
+        snprintf(f[i].live_err, sizeof(f[i].live_err), "%s/stderr", dir);
         snprintf(f[i].detlog, sizeof(f[i].detlog), "%s/detlog%d", dir, i + 1);
         snprintf(f[i].summary, sizeof(f[i].summary), "%s/sum%d", dir, i + 1);
         snprintf(f[i].journal, sizeof(f[i].journal), "%s/journal%d", dir,
@@ -320,6 +326,8 @@ static int run_both(const struct run_options *o, const char *path,
             cli_error("--verify: fork: %s", strerror(errno));
             return CLI_EXIT_FAILURE;
         }
+        (void)rename(f[i].live_out, f[i].out);
+        (void)rename(f[i].live_err, f[i].err);
         if (proxy_stop_signal) {
             undo_run(&f[i], i);
             return interrupted(i + 1);

@@ -1372,6 +1372,29 @@ static enum fd_dir fd_dir_of_fd(int host_fd)
     return FD_DIR_NONE;
 }
 
+static int nr_guest_fds(const struct proxy_process *p)
+{
+    int n = 0;
+    for (int fd = 0; fd < p->fds.cap; fd++)
+        n += p->fds.fds[fd].kind != PROXY_FD_FREE;
+    return n;
+}
+
+/* Linux gives /proc/<pid>/fd the number of open fds as its size: the
+ * host's directory would count hvrun's. */
+int64_t proxy_vfs_dir_size_fixup(const struct proxy_process *p, uint64_t dev,
+                                 uint64_t ino, int64_t size)
+{
+    static const char *const fd_dirs[] = {"/proc/self/fd",
+                                          "/proc/thread-self/fd"};
+    for (size_t i = 0; i < 2; i++) {
+        struct stat d;
+        if (stat(fd_dirs[i], &d) == 0 && d.st_dev == dev && d.st_ino == ino)
+            return nr_guest_fds(p);
+    }
+    return size;
+}
+
 int proxy_vfs_list_dir_fd(struct proxy_process *p, int host_fd, char ***names,
                           size_t *n)
 {
@@ -1435,8 +1458,11 @@ static int proc_root_records(struct proxy_process *p, int host_fd,
             break;
         for (long at = 0; at < n;) {
             struct dirent64 *d = (struct dirent64 *)(void *)(buf + at);
+            char entry[300];
+            snprintf(entry, sizeof(entry), "/proc/%s", d->d_name);
             if (!all_digits(d->d_name))
-                put_dirent64(b, d->d_ino, ++off, d->d_type, d->d_name);
+                put_dirent64(b, proxy_proc_name_ino(entry), ++off, d->d_type,
+                             d->d_name);
             at += d->d_reclen;
         }
     }
@@ -1497,9 +1523,13 @@ int proxy_vfs_dir_records(struct proxy_process *p, int host_fd, char **raw,
         char guest_name[16], host_name[16];
         snprintf(guest_name, sizeof(guest_name), "%d", fd);
         snprintf(host_name, sizeof(host_name), "%d", p->fds.fds[fd].host_fd);
+        /* the number stat gives the entry (procguard.c) */
+        char entry[64];
+        snprintf(entry, sizeof(entry), "/proc/self/%s/%s",
+                 kind == FD_DIR_FD ? "fd" : "fdinfo", guest_name);
         uint64_t ino =
             fstatat(host_fd, host_name, &st, AT_SYMLINK_NOFOLLOW) == 0
-                ? st.st_ino
+                ? proxy_proc_name_ino(entry)
                 : 0;
         put_dirent64(&b, ino, ++off, kind == FD_DIR_FD ? DT_LNK : DT_REG,
                      guest_name);

@@ -672,7 +672,7 @@ plaus/cpuid-fixed-model
 plaus/realtime-near-epoch plaus/seed-differs plaus/epoch-2030
 plaus/epoch-at-seconds plaus/epoch-default-year plaus/nproc-1
 verify/date verify/od-urandom verify/python3 verify/ls-lai-etc
-verify/proc-cpuinfo verify/id verify/catches-no-virtualize-time-date
+verify/proc-cpuinfo verify/stat-proc-fd verify/id verify/catches-no-virtualize-time-date
 summary/digest-equal summary/json-valid"
 
 load_done=0
@@ -710,6 +710,7 @@ for hvarg in "$@"; do
     verify_ok python3 python3 -c "$PY_CODE"
     verify_ok ls-lai-etc ls -lai /etc
     verify_ok proc-cpuinfo cat /proc/cpuinfo
+    verify_ok stat-proc-fd sh -c 'stat /proc/self/fd/0 /proc/self/fd/1 /proc/self/fd/2; stat -L /proc/self/fd/1; : | ls -l /proc/self/fd/'
     verify_ok id id
     verify_catches
     summary_cases
