@@ -29,8 +29,9 @@ VERSION := 0.1.0
 
 CORE_SRCS := $(wildcard vmm/*.c) $(wildcard syscall-proxy/*.c) \
              $(wildcard detcore/*.c)
+CORE_ASM := $(wildcard vmm/*.S)
 CLI_SRCS := $(wildcard cli/*.c)
-CORE_OBJS := $(CORE_SRCS:%.c=$(BUILD)/%.o)
+CORE_OBJS := $(CORE_SRCS:%.c=$(BUILD)/%.o) $(CORE_ASM:%.S=$(BUILD)/%.o)
 CLI_OBJS := $(CLI_SRCS:%.c=$(BUILD)/%.o)
 GK_BIN := $(BUILD)/guestkernel/gk.bin
 GK_BLOB_OBJ := $(BUILD)/guestkernel/blob.o $(BUILD)/guestkernel/vdso_blob.o
@@ -58,6 +59,12 @@ $(BUILD)/%.o: %.c $(wildcard */*.h)
 	@mkdir -p $(dir $@)
 	@echo "  CC      $@"
 	@$(CC) $(CPPFLAGS) -DHVRUN_VERSION='"$(VERSION)"' $(CFLAGS) -c -o $@ $<
+
+# Guest code hvrun copies into probe VMs (vmm/*.S): data to hvrun.
+$(BUILD)/vmm/%.o: vmm/%.S
+	@mkdir -p $(dir $@)
+	@echo "  AS      $@"
+	@$(CC) -c -o $@ $<
 
 # The guest kernel: assembled, linked at its high address, flattened.
 $(BUILD)/guestkernel/entry.o: guestkernel/entry.S guestkernel/gk_abi.h
@@ -129,6 +136,8 @@ test: deps
 	tests/run-guest-tests.sh build/hvrun build/debug/hvrun
 	tests/determinism/run.sh build/hvrun build/debug/hvrun
 	tests/processes/run.sh build/hvrun build/debug/hvrun
+	tests/confine/run.sh build/hvrun build/debug/hvrun
+	tests/verify/run.sh build/hvrun build/debug/hvrun
 	tests/confine/seccomp.sh build/hvrun build/debug/hvrun
 
 demo: deps all

@@ -351,14 +351,17 @@ static int apply_fs_policy(const struct proxy_process *p,
         if (slash)
             *slash = '\0';
     }
-    const char *writable[] = {".", p->tmp_host, scratch};
+    /* An owned private /tmp lives in a scratch directory with its lock
+     * (syscall-proxy/scratch.c), removed whole at the end. */
+    const char *tmp = p->tmp_owned ? p->tmp_top : p->tmp_host;
+    const char *writable[] = {".", tmp, scratch};
     return confine_fs_policy(writable, sizeof(writable) / sizeof(writable[0]),
-                             p->tmp_owned ? p->tmp_host : NULL, why, len);
+                             p->tmp_owned ? p->tmp_top : NULL, why, len);
 }
 
 int cli_run_once(const struct run_options *o, const char *path,
-                 const char *detlog_path, const char *created_path,
-                 const char *preserve_dir, struct run_summary *sum)
+                 const char *detlog_path, const char *journal_dir,
+                 struct run_summary *sum)
 {
     char why[512];
     double t0 = now_seconds();
@@ -395,12 +398,13 @@ int cli_run_once(const struct run_options *o, const char *path,
     }
     p->hwcap = vmm_host_hwcap(host);
     p->hwcap2 = vmm_host_hwcap2(host);
+    vmm_host_cpu_identity(host, &p->cpu);
     p->totals = &totals;
-    if (created_path)
-        totals.created_log = fopen(created_path, "we");
-    if (preserve_dir && !(totals.preserve = proxy_preserve_open(preserve_dir)))
-        cli_error("--verify: %s: cannot keep changed files for run 2",
-                  preserve_dir);
+    if (journal_dir && !(totals.preserve = proxy_preserve_open(journal_dir))) {
+        cli_error("--verify: %s: cannot journal the run's file changes",
+                  journal_dir);
+        goto out;
+    }
     rc = proxy_tmp_setup(p, o->tmp_dir, why, sizeof(why));
     if (rc < 0) {
         cli_error("%s", why);
@@ -438,6 +442,7 @@ int cli_run_once(const struct run_options *o, const char *path,
         struct vmm_host_info hi;
         vmm_host_get_info(host, &hi);
         sum->rdtsc_trappable = hi.rdtsc_trappable;
+        sum->cpuid_controlled = hi.cpuid_control;
         collect_summary(sum, p, vm, &det, &totals);
         sum->wall_s = now_seconds() - t0;
         sum->exit_code = code;
@@ -445,8 +450,6 @@ int cli_run_once(const struct run_options *o, const char *path,
     if (detlog_path && det_log_save(&det, detlog_path) < 0)
         cli_error("%s: cannot write the detlog", detlog_path);
 out:
-    if (totals.created_log)
-        fclose(totals.created_log);
     proxy_preserve_close(totals.preserve);
     free(env);
     proxy_process_destroy(p);
@@ -500,12 +503,13 @@ int cli_cmd_run(int argc, char **argv)
      * not kill hvrun. Guest modes come from the guest umask alone. */
     signal(SIGPIPE, SIG_IGN);
     install_stop_handlers();
+    proxy_scratch_sweep(); /* what runs killed by SIGKILL left in /tmp */
     umask(0);
     if (o.verify)
         return cli_verify(&o, path);
     struct run_summary sum;
     memset(&sum, 0, sizeof(sum));
-    int code = cli_run_once(&o, path, NULL, NULL, NULL, &sum);
+    int code = cli_run_once(&o, path, NULL, NULL, &sum);
     if (o.summary || o.summary_json)
         cli_print_summary(stderr, &o, &sum);
     return code;

@@ -407,8 +407,9 @@ static const int allowed_calls[] = {
      * (realpath: readlink, getcwd), preserve.c (--verify run 1 copies
      * aside), hermetic.c (the private /tmp, removed at the end: chmod,
      * renameat, rmdir) */
-    SCMP_SYS(openat), SCMP_SYS(newfstatat), SCMP_SYS(statx),
-    SCMP_SYS(fstatfs), SCMP_SYS(access), SCMP_SYS(faccessat),
+    SCMP_SYS(openat), SCMP_SYS(openat2) /* procguard.c */,
+    SCMP_SYS(newfstatat), SCMP_SYS(statx),
+    SCMP_SYS(fstatfs), SCMP_SYS(faccessat),
     SCMP_SYS(faccessat2), SCMP_SYS(getdents64), SCMP_SYS(getcwd),
     SCMP_SYS(fchdir), SCMP_SYS(readlink), SCMP_SYS(readlinkat),
     SCMP_SYS(mkdirat), SCMP_SYS(rmdir), SCMP_SYS(unlinkat),
@@ -416,7 +417,7 @@ static const int allowed_calls[] = {
     SCMP_SYS(renameat2), SCMP_SYS(mknodat), SCMP_SYS(truncate),
     SCMP_SYS(ftruncate), SCMP_SYS(fallocate), SCMP_SYS(fsync),
     SCMP_SYS(fdatasync), SCMP_SYS(sync), SCMP_SYS(syncfs),
-    SCMP_SYS(chmod), SCMP_SYS(fchmod), SCMP_SYS(fchmodat),
+    SCMP_SYS(fchmod), SCMP_SYS(fchmodat),
     SCMP_SYS(fchown), SCMP_SYS(fchownat), SCMP_SYS(umask),
     SCMP_SYS(utimensat), SCMP_SYS(futimesat),
     SCMP_SYS(getxattr), SCMP_SYS(fgetxattr), SCMP_SYS(setxattr),
@@ -439,7 +440,7 @@ static const int allowed_calls[] = {
     SCMP_SYS(poll), SCMP_SYS(ppoll), SCMP_SYS(epoll_create1),
     SCMP_SYS(epoll_ctl), SCMP_SYS(epoll_wait), SCMP_SYS(eventfd2),
     SCMP_SYS(clock_nanosleep), SCMP_SYS(clock_gettime),
-    SCMP_SYS(clock_getres),
+    SCMP_SYS(clock_getres), SCMP_SYS(time) /* scratch.c, if no vDSO */,
     /* signals: the time-slice timer (vmm/kvm.c, set up lazily),
      * pthread_sigmask (rt_sigaction is below) */
     SCMP_SYS(rt_sigprocmask), SCMP_SYS(rt_sigreturn),
@@ -447,6 +448,9 @@ static const int allowed_calls[] = {
     /* threads: vmm/kvm_pool.c's worker, glibc's locks (clone is below) */
     SCMP_SYS(futex), SCMP_SYS(set_robust_list), SCMP_SYS(rseq),
     SCMP_SYS(exit), SCMP_SYS(exit_group),
+    /* the pool's worker gives itself back every CPU (the guest thread
+     * stays pinned: vmm/kvm_host.c); sched_setaffinity is below */
+    SCMP_SYS(sched_getaffinity),
     /* ids, host facts: detcore (getuid/getgid, uname, getrandom when not
      * virtualised), misc.c (getgroups, getrusage, sysinfo, also glibc's
      * qsort), io.c (getpgrp) */
@@ -467,13 +471,13 @@ static const int allowed_calls[] = {
  * PR_SET_DUMPABLE / PR_SET_PDEATHSIG, getppid, signals to the tracer,
  * sched_yield and nanosleep while it waits; its thread list read with
  * the legacy open and getdents, measured with HVRUN_SECCOMP_LOG=1), ASan's
- * per-thread alternate signal stack (sigaltstack) and CPU count
- * (sched_getaffinity). */
+ * per-thread alternate signal stack (sigaltstack); its CPU count
+ * (sched_getaffinity) is in the list above. */
 static const int sanitizer_calls[] = {
     SCMP_SYS(ptrace), SCMP_SYS(clone), SCMP_SYS(wait4), SCMP_SYS(prctl),
     SCMP_SYS(kill), SCMP_SYS(tgkill), SCMP_SYS(tkill), SCMP_SYS(getppid),
     SCMP_SYS(sched_yield), SCMP_SYS(nanosleep), SCMP_SYS(sigaltstack),
-    SCMP_SYS(open), SCMP_SYS(getdents), SCMP_SYS(sched_getaffinity),
+    SCMP_SYS(open), SCMP_SYS(getdents),
 };
 
 static int allow(scmp_filter_ctx f, int nr, unsigned n,
@@ -518,6 +522,9 @@ static int allow_with_arguments(scmp_filter_ctx f)
      * on ENOSYS; clone3's flags are in memory the filter cannot read. */
     rc |= seccomp_rule_add(f, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
     rc |= allow_sockets(f);
+    /* pid 0: the calling thread only, never another process. */
+    struct scmp_arg_cmp this_thread = SCMP_A0(SCMP_CMP_EQ, 0);
+    rc |= allow(f, SCMP_SYS(sched_setaffinity), 1, &this_thread);
     if (CONFINE_SANITIZER) {
         for (size_t i = 0; i < sizeof(sanitizer_calls) / sizeof(int); i++)
             rc |= allow(f, sanitizer_calls[i], 0, NULL);

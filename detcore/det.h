@@ -189,6 +189,10 @@ void det_stat_canon(struct det_state *d, struct stat *st);
 /* The virtual inode number for a host (dev, ino) (getdents d_ino). */
 uint64_t det_ino(struct det_state *d, uint64_t host_dev, uint64_t host_ino);
 uint64_t det_dev(struct det_state *d, uint64_t host_dev);
+/* Inodes of host_dev (procfs) are made per lookup: their numbers are
+ * DET_FIRST_EPHEMERAL_INO plus the low 28 bits of the key, no sequence. */
+void det_meta_ephemeral_dev(struct det_state *d, uint64_t host_dev);
+#define DET_FIRST_EPHEMERAL_INO 0xf0000000ULL
 /* The guest changed this file's data or metadata now. */
 void det_note_write(struct det_state *d, uint64_t host_dev, uint64_t ino);
 /* Only the file's metadata changed now (chmod, chown, link, rename): its

@@ -424,6 +424,13 @@ static long xfer_dispatch(struct proxy_process *p, int guest_fd, int host_fd,
     if (x->kind == XFER_AT_FD_POS && proxy_signalfd_is(p, guest_fd))
         return proxy_signalfd_xfer(p, guest_fd, x->into_guest, iov, n);
     const struct proxy_fd *f = proxy_fd_get(&p->fds, guest_fd);
+    if (f && f->vfd && x->kind != XFER_V2)
+        return proxy_procfile_xfer(p, guest_fd, x->into_guest,
+                                   x->kind == XFER_AT_OFFSET, x->offset, iov,
+                                   n);
+    if (f && f->vfd) /* preadv2/pwritev2: offset -1 is the fd's position */
+        return proxy_procfile_xfer(p, guest_fd, x->into_guest, x->offset != -1,
+                                   x->offset, iov, n);
     if (!x->into_guest && f && f->timerfd)
         return -EINVAL; /* a timerfd is read, never written */
     if (x->into_guest && proxy_vfs_fd_det_random(p, guest_fd))
