@@ -191,7 +191,7 @@ deny_cases() {
     for pair in execve:execve mprotect-exec:mprotect socket-packet:socket \
         sigaction-sigsys:rt_sigaction ptrace:ptrace fork:clone kill-other:kill; do
         name=${pair%%:*} call=${pair#*:}
-        (cd "$WORK" && env -i "${ENV[@]}" HVRUN_SECCOMP_SELFTEST=$name "$HV" \
+        (cd "$WORK" && env -i "${ENV[@]}" HVRUN_SECCOMP_SELFTEST="$name" "$HV" \
             run -- /bin/true >/dev/null 2>"$WORK/d.err")
         code=$?
         if [ $sanitizer = 1 ] && [[ $name =~ ^(ptrace|fork|kill-other)$ ]]; then
@@ -259,7 +259,7 @@ case_help() {
 
 # --fs-policy runs from $WORK/fs/cwd, with $WORK/fs/outside next to it.
 case_fs_policy() {
-    local d=$WORK/fs out err code c
+    local d=$WORK/fs out code c
     rm -rf "$d" && mkdir -p "$d/cwd" "$d/outside" || return
     if (cd "$d/cwd" && "$HV" run --fs-policy -- /bin/true 2>&1) |
         grep -q "has no Landlock"; then
