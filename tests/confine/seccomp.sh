@@ -56,6 +56,7 @@ KEPT_CAPS=$(( (1 << 0) | (1 << 1) | (1 << 2) | (1 << 3) | (1 << 4) |
 mkdir -p "$ROOT/build" || exit 1
 WORK=$(mktemp -d "$ROOT/build/confine-tests.XXXXXX") || exit 1
 BLOCKED_PID=
+# shellcheck disable=SC2317 # called by the EXIT trap
 cleanup() {
     [ -n "$BLOCKED_PID" ] && kill "$BLOCKED_PID" 2>/dev/null
     rm -rf "$WORK"
