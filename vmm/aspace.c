@@ -468,6 +468,12 @@ static size_t vma_index_after(const struct vmm_aspace *as, gva_t gva)
     return lo;
 }
 
+struct vmm_vma *vmm_as_next_vma(const struct vmm_aspace *as, gva_t gva)
+{
+    size_t i = vma_index_after(as, gva);
+    return i < as->nr_vmas ? &as->vmas[i] : NULL;
+}
+
 struct vmm_vma *vmm_as_find_vma(const struct vmm_aspace *as, gva_t gva)
 {
     size_t i = vma_index_after(as, gva);
@@ -552,6 +558,8 @@ int vmm_as_map(struct vmm_aspace *as, gva_t gva, uint64_t len, int prot,
     len = VMM_PAGE_ALIGN_UP(len);
     if (len == 0 || gva & ~VMM_PAGE_MASK || gva + len < gva)
         return -EINVAL;
+    if (gva + len > VMM_USER_END)
+        return -ENOMEM;
     int rc = vmm_as_unmap(as, gva, len);
     if (rc < 0)
         return rc;
@@ -606,10 +614,12 @@ static void host_protect_backing(const struct vmm_aspace *as,
 {
     uint8_t *hva = vmm_phys_hva(as->pm, v->gpa);
     size_t len = v->end - v->start;
-    if (v->shared) {
+    if (v->shared || (v->flags & VMM_VMA_SPECIAL)) {
+        /* A special mapping stays writable for hvrun, which fills it. */
         if (zap) {
             (void)mprotect(hva, len, PROT_NONE);
-            (void)mprotect(hva, len, v->shared->host_prot);
+            (void)mprotect(hva, len, v->shared ? v->shared->host_prot
+                                               : PROT_READ | PROT_WRITE);
         }
         return;
     }
@@ -644,6 +654,27 @@ int vmm_as_protect(struct vmm_aspace *as, gva_t gva, uint64_t len, int prot)
             as->tlb_flush_needed = true;
     }
     return 0;
+}
+
+bool vmm_as_range_mapped(const struct vmm_aspace *as, gva_t gva,
+                         uint64_t len)
+{
+    gva_t end;
+    if (__builtin_add_overflow(gva, len, &end))
+        return false;
+    return range_fully_mapped(as, gva, end);
+}
+
+bool vmm_as_range_has_flags(const struct vmm_aspace *as, gva_t gva,
+                            uint64_t len, int flags)
+{
+    for (size_t i = vma_index_after(as, gva);
+         i < as->nr_vmas &&
+         (as->vmas[i].start <= gva || as->vmas[i].start - gva < len);
+         i++)
+        if ((as->vmas[i].flags & flags) == flags)
+            return true;
+    return false;
 }
 
 bool vmm_as_range_free(const struct vmm_aspace *as, gva_t gva, uint64_t len)
@@ -820,7 +851,8 @@ int vmm_as_remap(struct vmm_aspace *as, gva_t old_gva, uint64_t old_len,
         if (rc < 0)
             return rc;
     }
-    if (*new_gva & ~VMM_PAGE_MASK)
+    if (*new_gva & ~VMM_PAGE_MASK || new_len > VMM_USER_END ||
+        *new_gva > VMM_USER_END - new_len || *new_gva < VMM_USER_MIN)
         return -EINVAL;
     if (*new_gva < old_gva + old_len && old_gva < *new_gva + new_len)
         return -EINVAL;

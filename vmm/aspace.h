@@ -58,6 +58,10 @@ struct vmm_physmem {
 #define VMM_VMA_STACK 0x4
 #define VMM_VMA_HEAP 0x8
 #define VMM_VMA_GROWSDOWN 0x10
+/* A special mapping ([vvar]): like Linux's VM_PFNMAP|VM_IO pages without
+ * VM_MAYWRITE/VM_MAYEXEC. hvrun writes it (vmm_as_poke); the guest may
+ * only read it, and the mm calls refuse what Linux refuses there. */
+#define VMM_VMA_SPECIAL 0x20
 
 /*
  * The host file object behind a MAP_SHARED mapping: a memfd for shared
@@ -138,6 +142,8 @@ uint64_t vmm_pt_lookup(const struct vmm_aspace *as, gva_t gva);
 /*
  * Maps [gva, gva+len) with fresh zeroed backing, replacing anything there
  * (MAP_FIXED semantics). len is rounded up to pages. name may be NULL.
+ * A range reaching past VMM_USER_END is -ENOMEM: nothing is ever mapped
+ * over the guest kernel area, whatever a caller checked.
  */
 int vmm_as_map(struct vmm_aspace *as, gva_t gva, uint64_t len, int prot,
                int flags, const char *name);
@@ -145,13 +151,22 @@ int vmm_as_map(struct vmm_aspace *as, gva_t gva, uint64_t len, int prot,
 int vmm_as_unmap(struct vmm_aspace *as, gva_t gva, uint64_t len);
 /* Changes protection; -ENOMEM if any page in the range is unmapped. */
 int vmm_as_protect(struct vmm_aspace *as, gva_t gva, uint64_t len, int prot);
-/* Moves/resizes a mapping per mremap; *new_gva is in (hint) and out. */
+/* Moves/resizes a mapping per mremap; *new_gva is in (hint) and out. A
+ * fixed target outside user space is -EINVAL. */
 int vmm_as_remap(struct vmm_aspace *as, gva_t old_gva, uint64_t old_len,
                  uint64_t new_len, bool may_move, bool fixed, gva_t *new_gva);
 /* Finds a free range of len bytes, top-down from below `below`. */
 int vmm_as_find_free(const struct vmm_aspace *as, uint64_t len, gva_t below,
                      gva_t *out);
 bool vmm_as_range_free(const struct vmm_aspace *as, gva_t gva, uint64_t len);
+/* True when [gva, gva+len) is covered by VMAs without a hole. */
+bool vmm_as_range_mapped(const struct vmm_aspace *as, gva_t gva,
+                         uint64_t len);
+/* The first VMA that ends above gva (it may start above it), or NULL. */
+struct vmm_vma *vmm_as_next_vma(const struct vmm_aspace *as, gva_t gva);
+/* True when a VMA overlapping [gva, gva+len) has all of flags. */
+bool vmm_as_range_has_flags(const struct vmm_aspace *as, gva_t gva,
+                            uint64_t len, int flags);
 /* The VMA containing gva, or NULL. */
 struct vmm_vma *vmm_as_find_vma(const struct vmm_aspace *as, gva_t gva);
 /* Sets file identity on the VMAs exactly covering [gva, gva+len). */
