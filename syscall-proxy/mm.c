@@ -15,6 +15,10 @@
  * without VM_MAYWRITE/VM_MAYEXEC: mprotect adding write or exec is EACCES,
  * madvise that drops, pages, populates or re-enables fork/dump is EINVAL, mremap cannot
  * grow it (EFAULT); reading, PROT_NONE, moving and munmap work.
+ *
+ * Committed memory is charged as Linux charges it (vmm_as VMM_VMA_ACCOUNT)
+ * and limited to --memory for the run (memlimit.c): mmap, brk, mremap
+ * growing and mprotect adding write fail with ENOMEM past it.
  */
 #include "proxy.h"
 
@@ -166,6 +170,15 @@ static long sys_mmap(struct proxy_process *p, const uint64_t a[6])
     int vflags = type != MAP_PRIVATE ? VMM_VMA_SHARED : 0;
     if (flags & MAP_GROWSDOWN)
         vflags |= VMM_VMA_GROWSDOWN;
+    if (flags & MAP_NORESERVE)
+        vflags |= VMM_VMA_NORESERVE;
+    /* accountable_mapping(), or shmem for shared anonymous memory; what a
+     * MAP_FIXED mapping replaces is uncharged first. */
+    bool charged = !(flags & MAP_NORESERVE) &&
+                   (type == MAP_PRIVATE ? (prot & PROT_WRITE) != 0 : anon);
+    if (charged &&
+        (rc = proxy_mem_charge(p, len - vmm_as_charged_in(p->as, at, len))) < 0)
+        return rc;
     rc = vmm_as_map(p->as, at, len, prot, vflags, NULL);
     if (rc < 0)
         return rc;
@@ -222,6 +235,9 @@ static long mprotect_pkey(struct proxy_process *p, gva_t start, uint64_t len,
     if ((prot & (PROT_WRITE | PROT_EXEC)) &&
         vmm_as_range_has_flags(p->as, start, len, VMM_VMA_SPECIAL))
         return -EACCES;
+    int rc = proxy_mem_charge(p, vmm_as_protect_charge(p->as, start, len, prot));
+    if (rc < 0)
+        return rc;
     return vmm_as_protect(p->as, start, len, prot);
 }
 
@@ -258,6 +274,11 @@ static long sys_mremap(struct proxy_process *p, const uint64_t a[6])
     /* A special mapping cannot grow (VM_DONTEXPAND|VM_PFNMAP). */
     if (new_len > old_len && (v->flags & VMM_VMA_SPECIAL))
         return -EFAULT;
+    if (new_len > old_len && (v->flags & VMM_VMA_ACCOUNT)) {
+        int rc = proxy_mem_charge(p, new_len - old_len);
+        if (rc < 0)
+            return rc;
+    }
     gva_t out = new_addr;
     int rc = vmm_as_remap(p->as, old, old_len, new_len,
                           flags & MREMAP_MAYMOVE, flags & MREMAP_FIXED, &out);
@@ -280,7 +301,8 @@ static long sys_brk(struct proxy_process *p, const uint64_t a[6])
         if (limit != RLIM_INFINITY && new_top - p->brk_start > limit)
             return (long)p->brk_end;
         if (!vmm_as_range_free(p->as, cur_top,
-                               new_top - cur_top + VMM_PAGE_SIZE))
+                               new_top - cur_top + VMM_PAGE_SIZE) ||
+            proxy_mem_charge(p, new_top - cur_top) < 0)
             return (long)p->brk_end;
         if (vmm_as_map(p->as, cur_top, new_top - cur_top,
                        PROT_READ | PROT_WRITE, VMM_VMA_HEAP, "[heap]") < 0)

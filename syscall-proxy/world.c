@@ -438,6 +438,7 @@ int proxy_world_run(struct proxy_world *w)
             return -1;
         if (p->exited && !p->zombie)
             proxy_world_exit(p);
+        proxy_mem_check_oom(w);
     }
     return w->end_status;
 }

@@ -62,6 +62,14 @@ struct vmm_physmem {
  * VM_MAYWRITE/VM_MAYEXEC. hvrun writes it (vmm_as_poke); the guest may
  * only read it, and the mm calls refuse what Linux refuses there. */
 #define VMM_VMA_SPECIAL 0x20
+/* MAP_NORESERVE: never charged (below), as under Linux's heuristic
+ * overcommit, even when made writable later. */
+#define VMM_VMA_NORESERVE 0x40
+/* Charged to the address space's committed memory (account_bytes): what
+ * Linux marks VM_ACCOUNT. Set when a private VMA is created writable (and
+ * not NORESERVE/SPECIAL), when one becomes writable (mprotect), and for
+ * shared anonymous memory; kept when write is taken away again. */
+#define VMM_VMA_ACCOUNT 0x80
 
 /*
  * The host file object behind a MAP_SHARED mapping: a memfd for shared
@@ -95,6 +103,7 @@ struct vmm_aspace {
     struct vmm_vma *vmas; /* sorted by start, non-overlapping */
     size_t nr_vmas, cap_vmas;
     bool tlb_flush_needed; /* a PTE lost permissions since the last run */
+    uint64_t account_bytes; /* sum of the VMM_VMA_ACCOUNT VMAs' sizes */
 };
 
 /* Physical allocator. hva_base must cover reserve_bytes; first_gpa is the
@@ -109,6 +118,8 @@ int vmm_phys_alloc(struct vmm_physmem *pm, uint64_t npages, gpa_t *gpa_out);
  * stretches can be mapped by 2 MiB entries. */
 int vmm_phys_alloc_for(struct vmm_physmem *pm, uint64_t npages, gva_t gva,
                        gpa_t *gpa_out);
+/* Bytes of the allocated guest-physical memory the host has resident. */
+uint64_t vmm_phys_resident_bytes(const struct vmm_physmem *pm);
 /* Returns pages to the allocator; their contents become zero. */
 void vmm_phys_free(struct vmm_physmem *pm, gpa_t gpa, uint64_t npages);
 static inline void *vmm_phys_hva(const struct vmm_physmem *pm, gpa_t gpa)
@@ -147,6 +158,12 @@ uint64_t vmm_pt_lookup(const struct vmm_aspace *as, gva_t gva);
  */
 int vmm_as_map(struct vmm_aspace *as, gva_t gva, uint64_t len, int prot,
                int flags, const char *name);
+/* The bytes of [gva, gva+len) already charged (VMM_VMA_ACCOUNT). */
+uint64_t vmm_as_charged_in(const struct vmm_aspace *as, gva_t gva,
+                           uint64_t len);
+/* The bytes vmm_as_protect(gva, len, prot) would newly charge. */
+uint64_t vmm_as_protect_charge(const struct vmm_aspace *as, gva_t gva,
+                               uint64_t len, int prot);
 /* Removes mappings in [gva, gva+len); unmapped holes are fine. */
 int vmm_as_unmap(struct vmm_aspace *as, gva_t gva, uint64_t len);
 /* Changes protection; -ENOMEM if any page in the range is unmapped. */
