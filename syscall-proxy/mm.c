@@ -482,10 +482,23 @@ static long sys_set_mempolicy(struct proxy_process *p, const uint64_t a[6])
     return (a[0] & 0xffff) > MPOL_MAX_MODE ? -EINVAL : 0;
 }
 
+#define MPOL_MF_VALID_FLAGS 0x7 /* STRICT | MOVE | MOVE_ALL */
+
+/* do_mbind's checks: flags, alignment, a wrapping range (EINVAL), an empty
+ * one (success), then a hole in it (EFAULT). */
 static long sys_mbind(struct proxy_process *p, const uint64_t a[6])
 {
-    if (!page_aligned(a[0]) || (a[2] & 0xffff) > MPOL_MAX_MODE)
+    gva_t start = a[0];
+    if ((a[2] & 0xffff) > MPOL_MAX_MODE || (a[5] & ~MPOL_MF_VALID_FLAGS) ||
+        !page_aligned(start))
         return -EINVAL;
+    uint64_t len = VMM_PAGE_ALIGN_UP(a[1]);
+    if (start + len < start)
+        return -EINVAL;
+    if (len == 0)
+        return 0;
+    if (start + len > VMM_USER_END || !vmm_as_range_mapped(p->as, start, len))
+        return -EFAULT;
     return 0;
 }
 

@@ -174,6 +174,16 @@ static void check_mlock(void)
     T("mlock2 kernel", sys6(SYS_mlock2, KERNEL_VA, PAGE, 0, 0, 0, 0));
 }
 
+static void check_mbind(void)
+{
+    T("mbind kernel", sys6(SYS_mbind, KERNEL_VA, PAGE, 0, 0, 0, 0));
+    T("mbind wrapping", sys6(SYS_mbind, 0x10000, -PAGE, 0, 0, 0, 0));
+    T("mbind huge hole", sys6(SYS_mbind, 0x100000000000UL, 1UL << 40, 0, 0, 0, 0));
+    T("mbind len 0 kernel", sys6(SYS_mbind, KERNEL_VA, 0, 0, 0, 0, 0));
+    T("mbind task_size", sys6(SYS_mbind, TASK_SIZE, PAGE, 0, 0, 0, 0));
+    T("mbind bad flags kernel", sys6(SYS_mbind, KERNEL_VA, PAGE, 0, 0, 0, 0x100));
+}
+
 static void check_brk(void)
 {
     uint64_t cur = (uint64_t)sys6(SYS_brk, 0, 0, 0, 0, 0, 0);
@@ -197,6 +207,7 @@ int main(void)
     check_mremap();
     check_madvise_msync_mincore();
     check_mlock();
+    check_mbind();
     check_brk();
     return 0;
 }
