@@ -64,7 +64,8 @@ int proxy_mem_charge(struct proxy_process *p, uint64_t bytes)
     return committed > limit - bytes ? -ENOMEM : 0;
 }
 
-/* hvrun's resident anonymous memory: statm's resident minus shared. */
+/* hvrun's resident anonymous memory: statm's resident minus shared. The
+ * file is opened once, at the first call (proxy_world_init). */
 static int64_t host_anon_bytes(void)
 {
     static int fd = -2;
