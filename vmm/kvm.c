@@ -132,6 +132,9 @@ static int setup_kernel_area(struct vmm_vm *vm)
         {GK_EXC_GPA, 1, VMM_PTE_P | GK_PTE_AD},
         {GK_STACK0_GPA, (GK_IST1_TOP - GK_STACK0_GPA) / VMM_PAGE_SIZE,
          VMM_PTE_P | VMM_PTE_W | VMM_PTE_NX | GK_PTE_AD},
+        /* The vDSO's call count: written by user code, this VM's own. */
+        {GK_VDSO_CALLS_GPA, 1,
+         VMM_PTE_P | VMM_PTE_W | VMM_PTE_U | VMM_PTE_NX | GK_PTE_AD},
     };
     for (size_t i = 0; i < sizeof(maps) / sizeof(maps[0]); i++) {
         int rc = vmm_pt_map(&vm->as, GK_KERNEL_VA + maps[i].gpa, maps[i].gpa,
@@ -437,6 +440,18 @@ void kvm_vm_teardown(struct vmm_vm *vm)
 
 struct vmm_aspace *vmm_vm_aspace(struct vmm_vm *vm) { return &vm->as; }
 struct vmm_regs *vmm_vm_regs(struct vmm_vm *vm) { return &vm->regs; }
+
+uint64_t vmm_vm_vdso_calls(const struct vmm_vm *vm)
+{
+    uint64_t n;
+    memcpy(&n, vm->phys_hva + GK_VDSO_CALLS_GPA, sizeof(n));
+    return n;
+}
+
+void vmm_vm_vdso_calls_reset(struct vmm_vm *vm)
+{
+    memset(vm->phys_hva + GK_VDSO_CALLS_GPA, 0, sizeof(uint64_t));
+}
 
 uint64_t vmm_vm_fs_base(struct vmm_vm *vm)
 {
