@@ -531,6 +531,10 @@ void proxy_process_kill(struct proxy_process *p, int signo);
  * siginfo to *info; returns its number, or 0 when none is pending. */
 int proxy_signal_dequeue(struct proxy_process *p, uint64_t set,
                          siginfo_t *info);
+/* pause(): parks the current thread until a signal it takes is pending
+ * (the scheduler runs the others meanwhile); the call then ends with
+ * -EINTR after the handler. */
+long proxy_signal_suspend(struct proxy_process *p);
 /* Whether thread t, in PROXY_THREAD_WAIT_SIGNAL, may run: a signal it
  * would take (not ignored) or one of its sigwait_set is pending, or its
  * deadline passed. */
