@@ -35,8 +35,8 @@ enum {
     OPT_BACKEND = 256, OPT_FAIL_CLOSED, OPT_SUMMARY, OPT_SUMMARY_JSON,
     OPT_LOG, OPT_VERIFY, OPT_SEED, OPT_EPOCH, OPT_NO_TIME, OPT_NO_RANDOM,
     OPT_NO_METADATA, OPT_NO_HOST, OPT_TMP, OPT_BASE_ENV, OPT_CWD,
-    OPT_HOSTNAME, OPT_UID, OPT_GID, OPT_PREEMPT_MS, OPT_NO_SECCOMP,
-    OPT_FS_POLICY,
+    OPT_HOSTNAME, OPT_UID, OPT_GID, OPT_PREEMPT_MS, OPT_MEMORY,
+    OPT_NO_SECCOMP, OPT_FS_POLICY,
 };
 
 static const struct option run_longopts[] = {
@@ -57,6 +57,7 @@ static const struct option run_longopts[] = {
     {"gid", required_argument, NULL, OPT_GID},
     {"fail-closed", no_argument, NULL, OPT_FAIL_CLOSED},
     {"preempt-ms", required_argument, NULL, OPT_PREEMPT_MS},
+    {"memory", required_argument, NULL, OPT_MEMORY},
     {"no-seccomp", no_argument, NULL, OPT_NO_SECCOMP},
     {"fs-policy", no_argument, NULL, OPT_FS_POLICY},
     {"summary", no_argument, NULL, OPT_SUMMARY},
@@ -95,6 +96,35 @@ static int parse_epoch(const char *s, int64_t *ns)
     if (!end || (*end && strcmp(end, "Z") != 0))
         return -1;
     *ns = (int64_t)timegm(&tm) * 1000000000LL;
+    return 0;
+}
+
+/* --memory: bytes with an optional K, M, G or T (powers of 1024; a
+ * trailing "iB" or "B" is fine), between DET_MEM_MIN_BYTES and
+ * DET_MEM_MAX_BYTES, a whole number of pages. */
+static int parse_memory(const char *s, uint64_t *bytes)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || end == s || s[0] == '-')
+        return -1;
+    unsigned shift = 0;
+    switch (*end) {
+    case 'k': case 'K': shift = 10; end++; break;
+    case 'm': case 'M': shift = 20; end++; break;
+    case 'g': case 'G': shift = 30; end++; break;
+    case 't': case 'T': shift = 40; end++; break;
+    default: break;
+    }
+    if (shift && (!strcmp(end, "iB") || !strcmp(end, "B")))
+        end += strlen(end);
+    if (*end || v > (DET_MEM_MAX_BYTES >> shift))
+        return -1;
+    v <<= shift;
+    if (v < DET_MEM_MIN_BYTES || v % 4096)
+        return -1;
+    *bytes = v;
     return 0;
 }
 
@@ -183,6 +213,12 @@ static int apply_option(struct run_options *o, int c, const char *arg)
         o->preempt_ms = ms;
         return 0;
     }
+    case OPT_MEMORY:
+        if (parse_memory(arg, &d->mem_total_bytes) == 0)
+            return 0;
+        cli_error("--memory '%s': expected a size such as 512M or 2G, "
+                  "64M to 256G", arg);
+        return -1;
     case OPT_SUMMARY: o->summary = true; return 0;
     case OPT_SUMMARY_JSON: o->summary_json = true; return 0;
     case OPT_LOG:
@@ -339,10 +375,11 @@ static char **build_env(const struct run_options *o)
 }
 
 /* --fs-policy's writable places: the working directory, the private /tmp
- * (or --tmp DIR), and --verify's scratch directory (detlog, summary,
- * created-names log and the copies of changed files live there). */
+ * (or --tmp DIR), and --verify's scratch directory (the detlog, the
+ * summary and the journal of what the run did to files live there). */
 static int apply_fs_policy(const struct proxy_process *p,
-                           const char *detlog_path, char *why, size_t len)
+                           const char *detlog_path, const char *journal_dir,
+                           char *why, size_t len)
 {
     char scratch[4096] = "";
     if (detlog_path) {
@@ -354,7 +391,7 @@ static int apply_fs_policy(const struct proxy_process *p,
     /* An owned private /tmp lives in a scratch directory with its lock
      * (syscall-proxy/scratch.c), removed whole at the end. */
     const char *tmp = p->tmp_owned ? p->tmp_top : p->tmp_host;
-    const char *writable[] = {".", tmp, scratch};
+    const char *writable[] = {".", tmp, scratch, journal_dir};
     return confine_fs_policy(writable, sizeof(writable) / sizeof(writable[0]),
                              p->tmp_owned ? p->tmp_top : NULL, why, len);
 }
@@ -428,7 +465,8 @@ int cli_run_once(const struct run_options *o, const char *path,
         goto out;
     }
     /* Set up: from here on hvrun only serves the guest (cli/confine.c). */
-    if (o->fs_policy && apply_fs_policy(p, detlog_path, why, sizeof(why)) < 0) {
+    if (o->fs_policy &&
+        apply_fs_policy(p, detlog_path, journal_dir, why, sizeof(why)) < 0) {
         cli_error("%s", why);
         goto out;
     }

@@ -1478,8 +1478,8 @@ static long park_on_set(struct proxy_process *p, const struct pollfd *fds,
  *
  * A finite timeout is a deadline on the logical clock: the parked thread
  * also wakes when it passes (the scheduler expires it when nothing else
- * can run) and the call then reports the timeout. Only an endless wait on
- * no fd at all still waits in the host (for a signal).
+ * can run) and the call then reports the timeout. An endless wait on no
+ * fd at all is pause(): parked until a signal.
  */
 static long poll_wait(struct proxy_process *p, struct pollfd *fds, size_t n,
                       struct timespec *ts, bool ready_already)
@@ -1508,8 +1508,9 @@ static long poll_wait(struct proxy_process *p, struct pollfd *fds, size_t n,
     for (size_t i = 0; i < n; i++)
         n_valid += fds[i].fd >= 0;
     if (n_valid == 0) {
-        if (!ts) /* an endless wait on nothing: only a signal ends it */
-            return proxy_host_result(syscall(SYS_ppoll, fds, n, ts, NULL, 0));
+        if (!ts) /* an endless wait on nothing: only a signal ends it,
+                  * and the other guests run meanwhile (as pause) */
+            return proxy_signal_suspend(p);
         proxy_thread_poll_done(p); /* a timed wait on nothing: a sleep */
         return proxy_thread_sleep_for(p, left, 0);
     }

@@ -268,6 +268,10 @@ struct proxy_world {
     int end_status;             /* the first process's wait status */
     struct proxy_timerfd **timerfds; /* every live timerfd (timerfd.c) */
     int nr_timerfds, cap_timerfds;
+    /* The OOM backstop (memlimit.c): hvrun's anonymous memory at the start
+     * of the run, and when to measure next (host time). */
+    bool oom_baseline_set;
+    int64_t oom_baseline, oom_next_check_ns;
 };
 
 /* ---- the process --------------------------------------------------------- */
@@ -527,6 +531,10 @@ void proxy_process_kill(struct proxy_process *p, int signo);
  * siginfo to *info; returns its number, or 0 when none is pending. */
 int proxy_signal_dequeue(struct proxy_process *p, uint64_t set,
                          siginfo_t *info);
+/* pause(): parks the current thread until a signal it takes is pending
+ * (the scheduler runs the others meanwhile); the call then ends with
+ * -EINTR after the handler. */
+long proxy_signal_suspend(struct proxy_process *p);
 /* Whether thread t, in PROXY_THREAD_WAIT_SIGNAL, may run: a signal it
  * would take (not ignored) or one of its sigwait_set is pending, or its
  * deadline passed. */
@@ -574,6 +582,18 @@ void proxy_world_destroy(struct proxy_world *w);
  * or -1 when hvrun failed. */
 int proxy_world_run(struct proxy_world *w);
 struct proxy_process *proxy_world_find(struct proxy_world *w, int pid);
+
+/* ---- the guest memory limit (memlimit.c) --------------------------------- */
+
+/* Committed guest memory of the whole run (every live process's charged
+ * VMAs, vmm_as account_bytes). */
+uint64_t proxy_mem_committed(const struct proxy_world *w);
+/* Whether bytes more may be committed: -ENOMEM past --memory. */
+int proxy_mem_charge(struct proxy_process *p, uint64_t bytes);
+/* The OOM backstop, called by the world loop after each event: at most
+ * every few ms of host time, measures hvrun's resident anonymous memory
+ * and SIGKILLs the biggest guest when it is past the limit. */
+void proxy_mem_check_oom(struct proxy_world *w);
 /* Set from a host signal handler (SIGINT/SIGTERM/SIGHUP to hvrun): the run
  * ends at the next event, every guest is dropped and cleaned up. */
 extern volatile sig_atomic_t proxy_stop_signal;

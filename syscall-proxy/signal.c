@@ -747,6 +747,11 @@ static long sys_pause(struct proxy_process *p, const uint64_t a[6])
     return suspend(p);
 }
 
+long proxy_signal_suspend(struct proxy_process *p)
+{
+    return suspend(p);
+}
+
 static long sys_rt_sigsuspend(struct proxy_process *p, const uint64_t a[6])
 {
     uint64_t mask;

@@ -254,8 +254,8 @@ static void mem_line(struct vbuf *b, const char *name, unsigned long long kb)
     vb_printf(b, "%-16s%8llu kB\n", label, kb);
 }
 
-/* Fixed figures of an idle 8 GiB machine; MemTotal and MemFree are
- * detcore's (sysinfo says the same). */
+/* The figures of an idle 8 GiB machine, scaled to --memory; MemTotal and
+ * MemFree are detcore's (sysinfo says the same). */
 static int gen_meminfo(struct proxy_process *p, struct vbuf *b)
 {
     static const struct {
@@ -298,13 +298,19 @@ static int gen_meminfo(struct proxy_process *p, struct vbuf *b)
         {"VmallocChunk", 0},
         {"Percpu", 1024},
     };
-    unsigned long long total_kb = DET_MEM_TOTAL_BYTES >> 10;
-    unsigned long long free_kb = DET_MEM_FREE_BYTES >> 10;
+    unsigned long long total_kb = p->det->cfg.mem_total_bytes >> 10;
+    unsigned long long free_kb = det_mem_free_bytes(&p->det->cfg) >> 10;
+    /* kB of an 8 GiB machine -> kB of this one (VmallocTotal is the
+     * kernel's address space, not memory). */
+    const unsigned long long base_kb = DET_MEM_TOTAL_BYTES >> 10;
+#define SCALED(kb) ((kb) * total_kb / base_kb) /* < 2^50: no overflow */
     mem_line(b, "MemTotal", total_kb);
     mem_line(b, "MemFree", free_kb);
-    mem_line(b, "MemAvailable", free_kb + 1048576);
+    mem_line(b, "MemAvailable", free_kb + SCALED(1048576));
     for (size_t i = 0; i < sizeof(rest) / sizeof(rest[0]); i++)
-        mem_line(b, rest[i].name, rest[i].kb);
+        mem_line(b, rest[i].name, strcmp(rest[i].name, "VmallocTotal")
+                                      ? SCALED(rest[i].kb)
+                                      : rest[i].kb);
     vb_printf(b, "HardwareCorrupted: %5d kB\n", 0);
     mem_line(b, "AnonHugePages", 0);
     mem_line(b, "ShmemHugePages", 0);
@@ -319,8 +325,9 @@ static int gen_meminfo(struct proxy_process *p, struct vbuf *b)
               0, 0, 0, 0);
     mem_line(b, "Hugepagesize", 2048);
     mem_line(b, "Hugetlb", 0);
-    mem_line(b, "DirectMap4k", 131072);
-    mem_line(b, "DirectMap2M", total_kb - 131072);
+    mem_line(b, "DirectMap4k", SCALED(131072));
+    mem_line(b, "DirectMap2M", total_kb - SCALED(131072));
+#undef SCALED
     mem_line(b, "DirectMap1G", 0);
     return 0;
 }
