@@ -173,7 +173,9 @@ int confine_drop_capabilities(char *why, size_t len)
         return -1;
     }
     uint64_t permitted = cap_word(d, CAPF_PERMITTED);
-    if (permitted & CAP_BIT(CAP_SETPCAP) &&
+    /* Without an effective CAP_SETPCAP the bounding set stays; what capset
+     * drops below cannot come back anyway (no execve, NO_NEW_PRIVS). */
+    if (cap_word(d, CAPF_EFFECTIVE) & CAP_BIT(CAP_SETPCAP) &&
         drop_bounding(CONFINE_KEPT_CAPS, why, len) < 0)
         return -1;
     (void)prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
