@@ -20,6 +20,7 @@ struct run_options {
     bool verify;
     bool fail_closed;
     bool summary, summary_json;
+    bool cpuid_rewrite;       /* --cpuid-rewrite */
     uint64_t preempt_ms;      /* --preempt-ms; 0: never preempt */
     int log_level;
     struct det_config det;
@@ -41,6 +42,10 @@ struct run_summary {
     uint64_t digest;
     double wall_s;
     bool rdtsc_trappable;     /* false: guest RDTSC reads the host TSC */
+    /* "model" (the backend controls CPUID), "rewritten" (--cpuid-rewrite
+     * on a host that cannot) or "host" (the guest sees the host's CPU). */
+    char cpuid[16];
+    uint64_t cpuid_sites, cpuid_traps;
 };
 
 /* Runs the program once in a fresh VM and environment. Returns hvrun's

@@ -3,6 +3,7 @@
  * on stderr at the end of a run.
  */
 #include <stdio.h>
+#include <string.h>
 
 #include "cli_run.h"
 
@@ -28,10 +29,30 @@ static void print_json(FILE *f, const struct run_summary *s)
                 read_names[i], (unsigned long long)s->reads[i]);
     fprintf(f,
             "}, \"detlog_events\": %llu, \"detlog_digest\": \"%016llx\", "
-            "\"rdtsc_trappable\": %s, \"wall_seconds\": %.3f}\n",
+            "\"rdtsc_trappable\": %s, \"cpuid\": \"%s\", "
+            "\"cpuid_sites_rewritten\": %llu, \"cpuid_traps\": %llu, "
+            "\"wall_seconds\": %.3f}\n",
             (unsigned long long)s->detlog_events,
             (unsigned long long)s->digest,
-            s->rdtsc_trappable ? "true" : "false", s->wall_s);
+            s->rdtsc_trappable ? "true" : "false", s->cpuid,
+            (unsigned long long)s->cpuid_sites,
+            (unsigned long long)s->cpuid_traps, s->wall_s);
+}
+
+static void print_cpuid(FILE *f, const struct run_summary *s)
+{
+    if (!strcmp(s->cpuid, "model"))
+        fprintf(f, "CPUID the fixed model; ");
+    else if (!strcmp(s->cpuid, "rewritten"))
+        fprintf(f,
+                "CPUID the fixed model by rewriting (%llu sites, %llu traps; "
+                "not covered: code without unwind info, JIT code, code "
+                "reading its own text); ",
+                (unsigned long long)s->cpuid_sites,
+                (unsigned long long)s->cpuid_traps);
+    else
+        fprintf(f, "CPUID the host's CPU (not controlled on this host; see "
+                   "--cpuid-rewrite); ");
 }
 
 void cli_print_summary(FILE *f, const struct run_options *o,
@@ -47,7 +68,7 @@ void cli_print_summary(FILE *f, const struct run_options *o,
             "exits/syscall %.3f; "
             "virtualised reads: time %llu, random %llu, ids %llu, "
             "metadata %llu, host %llu; detlog %llu events, digest %016llx; "
-            "%swall %.3f s\n",
+            "%s",
             (unsigned long long)s->syscalls,
             (unsigned long long)s->unsupported, (unsigned long long)s->exits,
             (unsigned long long)s->syscall_exits,
@@ -63,6 +84,7 @@ void cli_print_summary(FILE *f, const struct run_options *o,
             (unsigned long long)s->digest,
             s->rdtsc_trappable ? ""
                                : "RDTSC untrappable on this host (reads "
-                                 "the host TSC; uses cannot be seen); ",
-            s->wall_s);
+                                 "the host TSC; uses cannot be seen); ");
+    print_cpuid(f, s);
+    fprintf(f, "wall %.3f s\n", s->wall_s);
 }

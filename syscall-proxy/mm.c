@@ -5,6 +5,7 @@
  * madvise, msync, mincore.
  */
 #include "proxy.h"
+#include "cpuid_patch.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -172,6 +173,8 @@ static long sys_mmap(struct proxy_process *p, const uint64_t a[6])
             return rc;
         }
         name_file_mapping(p, host_fd, at, len, off);
+        if (prot & PROT_EXEC)
+            proxy_cpuid_patch_fresh(p, host_fd, at, len);
     }
     return (long)at;
 }
@@ -194,7 +197,10 @@ static long sys_mprotect(struct proxy_process *p, const uint64_t a[6])
     uint64_t len = VMM_PAGE_ALIGN_UP(a[1]);
     if (len < a[1] || a[0] + len < a[0] || a[0] + len > VMM_USER_END)
         return -ENOMEM;
-    return vmm_as_protect(p->as, a[0], len, prot);
+    int rc = vmm_as_protect(p->as, a[0], len, prot);
+    if (rc == 0 && (prot & PROT_EXEC))
+        proxy_cpuid_patch_protect(p, a[0], len);
+    return rc;
 }
 
 static long sys_mremap(struct proxy_process *p, const uint64_t a[6])

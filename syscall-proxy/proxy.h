@@ -25,6 +25,7 @@
 #include "procfile.h"
 
 struct det_state;
+struct proxy_cpuid_patched;
 
 #define PROXY_NR_SYSCALLS 512
 #define PROXY_RET_NORETURN (-100000L)
@@ -278,6 +279,10 @@ struct proxy_config {
     /* A thread that runs this long (host wall time) without a syscall
      * while another can run is preempted (world.c); 0: never. */
     uint64_t preempt_ns;
+    /* --cpuid-rewrite on a host whose CPUID does not trap: CPUID sites of
+     * the guest's code become traps answered from the model
+     * (cpuid_patch.c). */
+    bool cpuid_rewrite;
 };
 
 struct proxy_process {
@@ -313,6 +318,7 @@ struct proxy_process {
     char exe_path[PROXY_PATH_MAX]; /* absolute host path of the program */
     uint64_t hwcap, hwcap2;     /* AT_HWCAP/AT_HWCAP2 of the CPU model */
     struct vmm_cpu_identity cpu; /* what its CPUID shows (/proc/cpuinfo) */
+    struct proxy_cpuid_patched *cpuid_patched; /* rewritten sites, or NULL */
     char comm[16];
     /* Written /proc/self settings (procfile.c); "" is the initial value. */
     char kept[PROXY_NR_KEPT][PROXY_KEPT_VALUE_MAX];
@@ -371,6 +377,7 @@ struct proxy_process {
         FILE *created_log; /* --verify: host paths of files the run made */
         struct proxy_preserve *preserve; /* --verify run 1 (preserve.c) */
         uint64_t preemptions; /* threads cut off by the time slice */
+        uint64_t cpuid_sites, cpuid_traps; /* --cpuid-rewrite */
     } *totals;
     uint64_t nr_syscalls;
     uint64_t nr_unsupported;

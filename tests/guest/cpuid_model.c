@@ -1,0 +1,90 @@
+/*
+ * cpuid_model.c - what the CPUID instruction says and what /proc/cpuinfo
+ * and AT_HWCAP say agree (vendor, family, model, stepping, leaf 1 EDX),
+ * natively and under hvrun. With --expect-model the CPU must be hvrun's
+ * fixed model (GenuineIntel, leaf 1 eax 000906ea): `hvrun run
+ * --cpuid-rewrite` gives it on every host. Prints what it saw.
+ */
+#include <cpuid.h>
+#include <stdint.h>
+#include <sys/auxv.h>
+
+#include "guest_check.h"
+
+static void cpu_of_cpuinfo(char *vendor, size_t len, unsigned *family,
+                           unsigned *model, unsigned *stepping)
+{
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    CHECK(f != NULL);
+    char line[512];
+    int seen = 0;
+    while (fgets(line, sizeof(line), f) && seen < 4) {
+        char *colon = strchr(line, ':');
+        if (!colon)
+            continue;
+        char *val = colon + 2;
+        val[strcspn(val, "\n")] = 0;
+        if (!strncmp(line, "vendor_id", 9) && ++seen)
+            snprintf(vendor, len, "%s", val);
+        else if (!strncmp(line, "cpu family", 10) && ++seen)
+            *family = (unsigned)atoi(val);
+        else if (!strncmp(line, "model\t", 6) && ++seen)
+            *model = (unsigned)atoi(val);
+        else if (!strncmp(line, "stepping", 8) && ++seen)
+            *stepping = (unsigned)atoi(val);
+    }
+    fclose(f);
+    CHECK(seen == 4);
+}
+
+/* AT_HWCAP as the kernel passed it: the auxv follows envp's NULL on the
+ * initial stack (/proc/self/auxv is not served under hvrun). */
+static uint64_t auxv_hwcap(char **envp)
+{
+    while (*envp)
+        envp++;
+    for (uint64_t *kv = (uint64_t *)(envp + 1); kv[0] != AT_NULL; kv += 2)
+        if (kv[0] == AT_HWCAP)
+            return kv[1];
+    return ~0ULL;
+}
+
+int main(int argc, char **argv, char **envp)
+{
+    unsigned a, b, c, d;
+    __cpuid(0, a, b, c, d);
+    char vendor[13];
+    memcpy(vendor, &b, 4);
+    memcpy(vendor + 4, &d, 4);
+    memcpy(vendor + 8, &c, 4);
+    vendor[12] = 0;
+    unsigned eax1, ebx1, ecx1, edx1;
+    __cpuid(1, eax1, ebx1, ecx1, edx1);
+    printf("cpuid: vendor=%s leaf1.eax=%08x\n", vendor, eax1);
+
+    unsigned base_family = (eax1 >> 8) & 0xf, base_model = (eax1 >> 4) & 0xf;
+    unsigned family = base_family == 0xf ? base_family + ((eax1 >> 20) & 0xff)
+                                         : base_family;
+    unsigned model = base_family == 6 || base_family == 0xf
+                         ? base_model | ((eax1 >> 12) & 0xf0)
+                         : base_model;
+    char ci_vendor[64] = "";
+    unsigned ci_family = 0, ci_model = 0, ci_stepping = 0;
+    cpu_of_cpuinfo(ci_vendor, sizeof(ci_vendor), &ci_family, &ci_model,
+                   &ci_stepping);
+    printf("cpuinfo: vendor=%s family=%u model=%u stepping=%u\n", ci_vendor,
+           ci_family, ci_model, ci_stepping);
+    CHECK(strcmp(ci_vendor, vendor) == 0);
+    CHECK(ci_family == family);
+    CHECK(ci_model == model);
+    CHECK(ci_stepping == (eax1 & 0xf));
+    if (argc > 1 && !strcmp(argv[1], "--expect-model")) {
+        /* AT_HWCAP on x86 is leaf 1 EDX (Linux may mask bits of its own,
+         * and glibc's getauxval(AT_HWCAP) answers its own word). */
+        CHECK(auxv_hwcap(envp) == edx1);
+        CHECK(strcmp(vendor, "GenuineIntel") == 0);
+        CHECK(eax1 == 0x000906ea);
+        CHECK(((ecx1 >> 31) & 1) == 0); /* no hypervisor bit */
+    }
+    return 0;
+}
