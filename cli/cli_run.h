@@ -45,7 +45,7 @@ struct run_summary {
     /* "model" (the backend controls CPUID), "rewritten" (--cpuid-rewrite
      * on a host that cannot) or "host" (the guest sees the host's CPU). */
     char cpuid[16];
-    uint64_t cpuid_sites, cpuid_traps;
+    uint64_t cpuid_sites, cpuid_traps, cpuid_patch_ns;
 };
 
 /* Runs the program once in a fresh VM and environment. Returns hvrun's

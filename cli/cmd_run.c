@@ -283,6 +283,7 @@ static void collect_summary(struct run_summary *s, struct proxy_process *p,
     s->preemptions = t->preemptions;
     s->cpuid_sites = t->cpuid_sites;
     s->cpuid_traps = t->cpuid_traps;
+    s->cpuid_patch_ns = t->cpuid_patch_ns;
     s->detlog_events = det->log.n;
     s->digest = det_log_digest(det);
     for (int i = 0; i < DET_SRC_COUNT; i++)

@@ -36,6 +36,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #ifndef HVRUN_VERSION
@@ -717,6 +718,8 @@ static void patch_range(struct proxy_process *p, int host_fd, gva_t gva,
 {
     if (!p->cfg->cpuid_rewrite || len == 0)
         return;
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
     const struct vmm_aspace *as = p->as;
     for (size_t i = 0; i < as->nr_vmas; i++) {
         const struct vmm_vma *v = &as->vmas[i];
@@ -728,6 +731,11 @@ static void patch_range(struct proxy_process *p, int host_fd, gva_t gva,
             continue;
         patch_vma(p, host_fd, v, lo, hi, fresh);
     }
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    if (p->totals)
+        p->totals->cpuid_patch_ns +=
+            (uint64_t)((t1.tv_sec - t0.tv_sec) * 1000000000LL +
+                       (t1.tv_nsec - t0.tv_nsec));
 }
 
 void proxy_cpuid_patch_fresh(struct proxy_process *p, int host_fd,

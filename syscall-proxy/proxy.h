@@ -377,7 +377,9 @@ struct proxy_process {
         FILE *created_log; /* --verify: host paths of files the run made */
         struct proxy_preserve *preserve; /* --verify run 1 (preserve.c) */
         uint64_t preemptions; /* threads cut off by the time slice */
-        uint64_t cpuid_sites, cpuid_traps; /* --cpuid-rewrite */
+        /* --cpuid-rewrite: sites rewritten, traps answered, host time
+         * spent finding and rewriting sites */
+        uint64_t cpuid_sites, cpuid_traps, cpuid_patch_ns;
     } *totals;
     uint64_t nr_syscalls;
     uint64_t nr_unsupported;
