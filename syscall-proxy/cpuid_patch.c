@@ -28,6 +28,7 @@
 #include "cpuid_patch.h"
 
 #include <capstone/capstone.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -480,6 +481,29 @@ static bool cache_load(struct file_sites *fs)
     return true;
 }
 
+/* The entries of earlier versions of the same file (dev, inode) are
+ * dropped when a new one is written: rebuilt binaries would pile up. At
+ * worst a wrong match deletes a valid entry: a miss. */
+static void cache_prune(const struct file_sites *fs, const char *keep)
+{
+    char dir[512], infix[64];
+    if (vmm_host_cache_dir(dir, sizeof(dir)) < 0)
+        return;
+    snprintf(infix, sizeof(infix), "-%llx-%llx-", (unsigned long long)fs->dev,
+             (unsigned long long)fs->ino);
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    const char *keep_name = strrchr(keep, '/') + 1;
+    struct dirent *e;
+    while ((e = readdir(d)))
+        if (!strncmp(e->d_name, "cpuid-sites-", 12) &&
+            strstr(e->d_name, infix) && strcmp(e->d_name, keep_name) != 0 &&
+            !strchr(strrchr(e->d_name, '-'), '.')) /* not a temporary */
+            (void)unlinkat(dirfd(d), e->d_name, 0);
+    closedir(d);
+}
+
 /* Written to a temporary name and renamed, so a reader sees all or none. */
 static void cache_store(const struct file_sites *fs)
 {
@@ -497,6 +521,8 @@ static void cache_store(const struct file_sites *fs)
     close(fd);
     if (!ok || rename(tmp, path) < 0)
         unlink(tmp);
+    else
+        cache_prune(fs, path);
 }
 
 static int decode_file(int fd, struct file_sites *fs)
