@@ -801,7 +801,30 @@ bool proxy_cpuid_trap(struct proxy_process *p, const struct vmm_event *ev)
     return true;
 }
 
-/* ---- fork, exec, exit ---------------------------------------------------- */
+/* ---- mremap, fork, exec, exit -------------------------------------------- */
+
+void proxy_cpuid_remapped(struct proxy_process *p, uint64_t old,
+                          uint64_t old_len, uint64_t new_len,
+                          uint64_t new_gva)
+{
+    struct proxy_cpuid_patched *s = p->cpuid_patched;
+    if (!s || (old == new_gva && new_len >= old_len))
+        return;
+    size_t lo = lower_bound(s, old), hi = lower_bound(s, old + old_len);
+    size_t n = hi - lo;
+    struct patched_site *moved = n ? malloc(n * sizeof(*moved)) : NULL;
+    if (!moved)
+        return; /* none, or they SIGILL: never a wrong answer */
+    memcpy(moved, &s->v[lo], n * sizeof(*moved));
+    memmove(&s->v[lo], &s->v[hi], (s->nr - hi) * sizeof(*s->v));
+    s->nr -= n;
+    for (size_t i = 0; i < n; i++) {
+        moved[i].gva = new_gva + (moved[i].gva - old);
+        if (moved[i].gva + 2 <= new_gva + new_len)
+            (void)remember(p, &moved[i]);
+    }
+    free(moved);
+}
 
 int proxy_cpuid_fork(struct proxy_process *child,
                      const struct proxy_process *parent)

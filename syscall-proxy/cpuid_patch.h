@@ -60,6 +60,12 @@ void proxy_cpuid_patch_protect(struct proxy_process *p, uint64_t gva,
  * it and returns true. Anything else: false (a SIGILL as before). */
 bool proxy_cpuid_trap(struct proxy_process *p, const struct vmm_event *ev);
 
+/* mremap moved [old, old+old_len) to new_gva (new_len bytes): the
+ * rewritten sites there move with it. */
+void proxy_cpuid_remapped(struct proxy_process *p, uint64_t old,
+                          uint64_t old_len, uint64_t new_len,
+                          uint64_t new_gva);
+
 /* fork: the child gets a copy of the parent's rewritten sites. 0/-ENOMEM. */
 int proxy_cpuid_fork(struct proxy_process *child,
                      const struct proxy_process *parent);

@@ -223,6 +223,8 @@ static long sys_mremap(struct proxy_process *p, const uint64_t a[6])
     gva_t out = new_addr;
     int rc = vmm_as_remap(p->as, old, old_len, new_len,
                           flags & MREMAP_MAYMOVE, flags & MREMAP_FIXED, &out);
+    if (rc == 0)
+        proxy_cpuid_remapped(p, old, old_len, new_len, out);
     return rc < 0 ? rc : (long)out;
 }
 

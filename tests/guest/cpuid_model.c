@@ -6,10 +6,14 @@
  * --cpuid-rewrite` gives it on every host, in a forked child too. Prints
  * what it saw only then (the native run's CPU differs from hvrun's).
  */
+#define _GNU_SOURCE
 #include <cpuid.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <fcntl.h>
+#include <link.h>
 #include <sys/auxv.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -41,6 +45,66 @@ static void cpu_of_cpuinfo(char *vendor, size_t len, unsigned *family,
     CHECK(seen == 4);
 }
 
+/* A leaf function without relocations, so a copy of its page runs too. */
+__attribute__((noinline)) static unsigned leaf1_eax(void)
+{
+    unsigned a, b, c, d;
+    __cpuid(1, a, b, c, d);
+    return a;
+}
+
+struct where {
+    uintptr_t addr;
+    off_t file_off;
+};
+
+static int find_file_off(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    struct where *w = arg;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        uintptr_t va = w->addr - info->dlpi_addr;
+        if (ph->p_type == PT_LOAD && va >= ph->p_vaddr &&
+            va < ph->p_vaddr + ph->p_filesz) {
+            w->file_off = (off_t)(ph->p_offset + (va - ph->p_vaddr));
+            return 1;
+        }
+    }
+    return 1; /* only the program itself */
+}
+
+/*
+ * The program's own code mapped again from its file (read, then made
+ * executable with mprotect, as some loaders do) and moved with mremap:
+ * the CPUID in the copy answers as the original does.
+ */
+static void check_mapped_copy(const char *self, unsigned want)
+{
+    struct where w = {(uintptr_t)leaf1_eax, -1};
+    dl_iterate_phdr(find_file_off, &w);
+    CHECK(w.file_off >= 0);
+    off_t page = w.file_off & ~(off_t)4095;
+    size_t in_page = (size_t)(w.file_off - page);
+    int fd = open(self, O_RDONLY);
+    CHECK(fd >= 0);
+    uint8_t *m = mmap(NULL, 2 * 4096, PROT_READ, MAP_PRIVATE, fd, page);
+    CHECK(m != MAP_FAILED);
+    close(fd);
+    CHECK(mprotect(m, 2 * 4096, PROT_READ | PROT_EXEC) == 0);
+    unsigned (*copy)(void) = (unsigned (*)(void))(m + in_page);
+    CHECK(copy() == want);
+    uint8_t *to = mmap(NULL, 2 * 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS,
+                       -1, 0); /* a place of its own to move to */
+    CHECK(to != MAP_FAILED);
+    uint8_t *moved = mremap(m, 2 * 4096, 2 * 4096, MREMAP_MAYMOVE | MREMAP_FIXED,
+                            to);
+    CHECK(moved == to);
+    CHECK(moved != MAP_FAILED);
+    copy = (unsigned (*)(void))(moved + in_page);
+    CHECK(copy() == want);
+    munmap(moved, 2 * 4096);
+}
+
 /* AT_HWCAP as the kernel passed it: the auxv follows envp's NULL on the
  * initial stack (/proc/self/auxv is not served under hvrun). */
 static uint64_t auxv_hwcap(char **envp)
@@ -65,6 +129,8 @@ int main(int argc, char **argv, char **envp)
     unsigned eax1, ebx1, ecx1, edx1;
     __cpuid(1, eax1, ebx1, ecx1, edx1);
     bool expect_model = argc > 1 && !strcmp(argv[1], "--expect-model");
+    CHECK(leaf1_eax() == eax1);
+    check_mapped_copy(argv[0], eax1);
     if (expect_model)
         printf("cpuid: vendor=%s leaf1.eax=%08x\n", vendor, eax1);
 
