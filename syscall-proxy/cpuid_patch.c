@@ -45,6 +45,10 @@
 #endif
 
 #define SITE_CACHE_MAGIC 0x7469737064697063ULL /* "cpidpsit" */
+/* Part of the cache name: bump it when the finder changes what it reports. */
+#define SITE_FINDER_VERSION "f1"
+/* Larger files are not decoded (libjvm.so, among the largest, is 20 MB). */
+#define MAX_DECODED_FILE (512ULL << 20)
 #define MAX_FUNCTION_BYTES (16ULL << 20)
 #define MAX_SITES (1u << 20)
 
@@ -443,8 +447,9 @@ static int cache_path(const struct file_sites *fs, char *out, size_t len)
     char dir[512];
     if (vmm_host_cache_dir(dir, sizeof(dir)) < 0)
         return -1;
-    int n = snprintf(out, len, "%s/cpuid-sites-%s-%llx-%llx-%llx-%llx", dir,
-                     HVRUN_VERSION, (unsigned long long)fs->dev,
+    int n = snprintf(out, len, "%s/cpuid-sites-%s-%s-%llx-%llx-%llx-%llx", dir,
+                     SITE_FINDER_VERSION, HVRUN_VERSION,
+                     (unsigned long long)fs->dev,
                      (unsigned long long)fs->ino,
                      (unsigned long long)fs->size,
                      (unsigned long long)fs->mtime_ns);
@@ -527,7 +532,7 @@ static void cache_store(const struct file_sites *fs)
 
 static int decode_file(int fd, struct file_sites *fs)
 {
-    if (fs->size == 0 || fs->size > (1ULL << 32))
+    if (fs->size == 0 || fs->size > MAX_DECODED_FILE)
         return 0;
     /* Private and writable only so that libelf may touch its copy. */
     void *img = mmap(NULL, fs->size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd,
