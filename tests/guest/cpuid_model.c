@@ -12,6 +12,8 @@
 #include <stdint.h>
 #include <fcntl.h>
 #include <link.h>
+#include <setjmp.h>
+#include <signal.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
@@ -74,9 +76,9 @@ static int find_file_off(struct dl_phdr_info *info, size_t size, void *arg)
 }
 
 /*
- * The program's own code mapped again from its file (read, then made
- * executable with mprotect, as some loaders do) and moved with mremap:
- * the CPUID in the copy answers as the original does.
+ * The program's own code mapped again from its file (writable, then
+ * read-only, then made executable with mprotect, as some loaders do) and
+ * moved with mremap: the CPUID in the copy answers as the original does.
  */
 static void check_mapped_copy(const char *self, unsigned want)
 {
@@ -87,9 +89,11 @@ static void check_mapped_copy(const char *self, unsigned want)
     size_t in_page = (size_t)(w.file_off - page);
     int fd = open(self, O_RDONLY);
     CHECK(fd >= 0);
-    uint8_t *m = mmap(NULL, 2 * 4096, PROT_READ, MAP_PRIVATE, fd, page);
+    uint8_t *m = mmap(NULL, 2 * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd,
+                      page);
     CHECK(m != MAP_FAILED);
     close(fd);
+    CHECK(mprotect(m, 2 * 4096, PROT_READ) == 0);
     CHECK(mprotect(m, 2 * 4096, PROT_READ | PROT_EXEC) == 0);
     unsigned (*copy)(void) = (unsigned (*)(void))(m + in_page);
     CHECK(copy() == want);
@@ -103,6 +107,24 @@ static void check_mapped_copy(const char *self, unsigned want)
     copy = (unsigned (*)(void))(moved + in_page);
     CHECK(copy() == want);
     munmap(moved, 2 * 4096);
+}
+
+static sigjmp_buf ill_jump;
+
+static void on_sigill(int sig) { siglongjmp(ill_jump, 1); }
+
+/* A program's own UD2 is still a SIGILL. */
+static void check_ud2_still_sigill(void)
+{
+    struct sigaction sa = {.sa_handler = on_sigill}, old;
+    CHECK(sigaction(SIGILL, &sa, &old) == 0);
+    volatile int trapped = 0;
+    if (sigsetjmp(ill_jump, 1) == 0)
+        __asm__ volatile("ud2");
+    else
+        trapped = 1;
+    CHECK(trapped == 1);
+    CHECK(sigaction(SIGILL, &old, NULL) == 0);
 }
 
 /* AT_HWCAP as the kernel passed it: the auxv follows envp's NULL on the
@@ -131,6 +153,7 @@ int main(int argc, char **argv, char **envp)
     bool expect_model = argc > 1 && !strcmp(argv[1], "--expect-model");
     CHECK(leaf1_eax() == eax1);
     check_mapped_copy(argv[0], eax1);
+    check_ud2_still_sigill();
     if (expect_model)
         printf("cpuid: vendor=%s leaf1.eax=%08x\n", vendor, eax1);
 
