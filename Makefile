@@ -85,7 +85,7 @@ VDSO_FLAGS := -O2 -fPIC -shared -nostdlib -fno-stack-protector -fno-builtin \
               -Wl,--version-script=guestkernel/vdso.lds \
               -Wl,-soname=linux-vdso.so.1 -Wl,--hash-style=both \
               -Wl,-z,max-page-size=4096 -Wl,-z,noexecstack -Wl,--build-id=none
-$(GK_VDSO): guestkernel/vdso.c guestkernel/vdso_abi.h guestkernel/vdso.lds \
+$(GK_VDSO): guestkernel/vdso.c guestkernel/vdso_abi.h guestkernel/gk_abi.h guestkernel/vdso.lds \
             guestkernel/vdso-layout.lds
 	@mkdir -p $(dir $@)
 	$(CC) $(VDSO_FLAGS) -o $@ $<
@@ -137,6 +137,7 @@ test: deps
 	tests/determinism/run.sh build/hvrun build/debug/hvrun
 	tests/processes/run.sh build/hvrun build/debug/hvrun
 	tests/confine/run.sh build/hvrun build/debug/hvrun
+	tests/verify/run.sh build/hvrun build/debug/hvrun
 
 demo: deps all
 	./$(BUILD)/hvrun run --verify -- /usr/bin/python3 -c 'import hashlib, json, os, random, time; print(json.dumps({"sha256": hashlib.sha256(b"hvrun").hexdigest(), "time": time.time(), "urandom": os.urandom(8).hex(), "random": random.random(), "pid": os.getpid()}))'

@@ -34,7 +34,8 @@ enum {
     OPT_BACKEND = 256, OPT_FAIL_CLOSED, OPT_SUMMARY, OPT_SUMMARY_JSON,
     OPT_LOG, OPT_VERIFY, OPT_SEED, OPT_EPOCH, OPT_NO_TIME, OPT_NO_RANDOM,
     OPT_NO_METADATA, OPT_NO_HOST, OPT_TMP, OPT_BASE_ENV, OPT_CWD,
-    OPT_HOSTNAME, OPT_UID, OPT_GID, OPT_PREEMPT_MS, OPT_CPUID_REWRITE,
+    OPT_HOSTNAME, OPT_UID, OPT_GID, OPT_PREEMPT_MS, OPT_MEMORY,
+    OPT_CPUID_REWRITE,
 };
 
 static const struct option run_longopts[] = {
@@ -56,6 +57,7 @@ static const struct option run_longopts[] = {
     {"fail-closed", no_argument, NULL, OPT_FAIL_CLOSED},
     {"preempt-ms", required_argument, NULL, OPT_PREEMPT_MS},
     {"cpuid-rewrite", no_argument, NULL, OPT_CPUID_REWRITE},
+    {"memory", required_argument, NULL, OPT_MEMORY},
     {"summary", no_argument, NULL, OPT_SUMMARY},
     {"summary-json", no_argument, NULL, OPT_SUMMARY_JSON},
     {"log", required_argument, NULL, OPT_LOG},
@@ -92,6 +94,35 @@ static int parse_epoch(const char *s, int64_t *ns)
     if (!end || (*end && strcmp(end, "Z") != 0))
         return -1;
     *ns = (int64_t)timegm(&tm) * 1000000000LL;
+    return 0;
+}
+
+/* --memory: bytes with an optional K, M, G or T (powers of 1024; a
+ * trailing "iB" or "B" is fine), between DET_MEM_MIN_BYTES and
+ * DET_MEM_MAX_BYTES, a whole number of pages. */
+static int parse_memory(const char *s, uint64_t *bytes)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || end == s || s[0] == '-')
+        return -1;
+    unsigned shift = 0;
+    switch (*end) {
+    case 'k': case 'K': shift = 10; end++; break;
+    case 'm': case 'M': shift = 20; end++; break;
+    case 'g': case 'G': shift = 30; end++; break;
+    case 't': case 'T': shift = 40; end++; break;
+    default: break;
+    }
+    if (shift && (!strcmp(end, "iB") || !strcmp(end, "B")))
+        end += strlen(end);
+    if (*end || v > (DET_MEM_MAX_BYTES >> shift))
+        return -1;
+    v <<= shift;
+    if (v < DET_MEM_MIN_BYTES || v % 4096)
+        return -1;
+    *bytes = v;
     return 0;
 }
 
@@ -179,6 +210,12 @@ static int apply_option(struct run_options *o, int c, const char *arg)
         return 0;
     }
     case OPT_CPUID_REWRITE: o->cpuid_rewrite = true; return 0;
+    case OPT_MEMORY:
+        if (parse_memory(arg, &d->mem_total_bytes) == 0)
+            return 0;
+        cli_error("--memory '%s': expected a size such as 512M or 2G, "
+                  "64M to 256G", arg);
+        return -1;
     case OPT_SUMMARY: o->summary = true; return 0;
     case OPT_SUMMARY_JSON: o->summary_json = true; return 0;
     case OPT_LOG:
@@ -355,8 +392,8 @@ static void set_cpu_view(struct proxy_process *p, struct vmm_host *host,
 }
 
 int cli_run_once(const struct run_options *o, const char *path,
-                 const char *detlog_path, const char *created_path,
-                 const char *preserve_dir, struct run_summary *sum)
+                 const char *detlog_path, const char *journal_dir,
+                 struct run_summary *sum)
 {
     char why[512];
     double t0 = now_seconds();
@@ -397,11 +434,11 @@ int cli_run_once(const struct run_options *o, const char *path,
     }
     set_cpu_view(p, host, pc.cpuid_rewrite);
     p->totals = &totals;
-    if (created_path)
-        totals.created_log = fopen(created_path, "we");
-    if (preserve_dir && !(totals.preserve = proxy_preserve_open(preserve_dir)))
-        cli_error("--verify: %s: cannot keep changed files for run 2",
-                  preserve_dir);
+    if (journal_dir && !(totals.preserve = proxy_preserve_open(journal_dir))) {
+        cli_error("--verify: %s: cannot journal the run's file changes",
+                  journal_dir);
+        goto out;
+    }
     rc = proxy_tmp_setup(p, o->tmp_dir, why, sizeof(why));
     if (rc < 0) {
         cli_error("%s", why);
@@ -428,6 +465,7 @@ int cli_run_once(const struct run_options *o, const char *path,
     vm = p->vm; /* execve replaces the first process's VM */
     if (sum) {
         sum->rdtsc_trappable = hi.rdtsc_trappable;
+        sum->cpuid_controlled = hi.cpuid_control;
         snprintf(sum->cpuid, sizeof(sum->cpuid), "%s",
                  hi.cpuid_control ? "model"
                  : pc.cpuid_rewrite ? "rewritten"
@@ -439,8 +477,6 @@ int cli_run_once(const struct run_options *o, const char *path,
     if (detlog_path && det_log_save(&det, detlog_path) < 0)
         cli_error("%s: cannot write the detlog", detlog_path);
 out:
-    if (totals.created_log)
-        fclose(totals.created_log);
     proxy_preserve_close(totals.preserve);
     free(env);
     proxy_process_destroy(p);
@@ -489,12 +525,13 @@ int cli_cmd_run(int argc, char **argv)
      * not kill hvrun. Guest modes come from the guest umask alone. */
     signal(SIGPIPE, SIG_IGN);
     install_stop_handlers();
+    proxy_scratch_sweep(); /* what runs killed by SIGKILL left in /tmp */
     umask(0);
     if (o.verify)
         return cli_verify(&o, path);
     struct run_summary sum;
     memset(&sum, 0, sizeof(sum));
-    int code = cli_run_once(&o, path, NULL, NULL, NULL, &sum);
+    int code = cli_run_once(&o, path, NULL, NULL, &sum);
     if (o.summary || o.summary_json)
         cli_print_summary(stderr, &o, &sum);
     return code;

@@ -29,22 +29,23 @@ static void print_json(FILE *f, const struct run_summary *s)
                 read_names[i], (unsigned long long)s->reads[i]);
     fprintf(f,
             "}, \"detlog_events\": %llu, \"detlog_digest\": \"%016llx\", "
-            "\"rdtsc_trappable\": %s, \"cpuid\": \"%s\", "
-            "\"cpuid_sites_rewritten\": %llu, \"cpuid_traps\": %llu, "
-            "\"cpuid_rewrite_seconds\": %.6f, \"wall_seconds\": %.3f}\n",
+            "\"rdtsc_trappable\": %s, \"cpuid_controlled\": %s, "
+            "\"cpuid\": \"%s\", \"cpuid_sites_rewritten\": %llu, "
+            "\"cpuid_traps\": %llu, \"cpuid_rewrite_seconds\": %.6f, "
+            "\"wall_seconds\": %.3f}\n",
             (unsigned long long)s->detlog_events,
             (unsigned long long)s->digest,
-            s->rdtsc_trappable ? "true" : "false", s->cpuid,
+            s->rdtsc_trappable ? "true" : "false",
+            s->cpuid_controlled ? "true" : "false", s->cpuid,
             (unsigned long long)s->cpuid_sites,
             (unsigned long long)s->cpuid_traps, (double)s->cpuid_patch_ns / 1e9,
             s->wall_s);
 }
 
+/* Nothing where the backend controls CPUID (the model is there). */
 static void print_cpuid(FILE *f, const struct run_summary *s)
 {
-    if (!strcmp(s->cpuid, "model"))
-        fprintf(f, "CPUID the fixed model; ");
-    else if (!strcmp(s->cpuid, "rewritten"))
+    if (!strcmp(s->cpuid, "rewritten"))
         fprintf(f,
                 "CPUID the fixed model by rewriting (%llu sites in %.1f ms, "
                 "%llu traps; not covered: code without unwind info, JIT "
@@ -52,9 +53,9 @@ static void print_cpuid(FILE *f, const struct run_summary *s)
                 (unsigned long long)s->cpuid_sites,
                 (double)s->cpuid_patch_ns / 1e6,
                 (unsigned long long)s->cpuid_traps);
-    else
-        fprintf(f, "CPUID the host's CPU (not controlled on this host; see "
-                   "--cpuid-rewrite); ");
+    else if (!s->cpuid_controlled)
+        fprintf(f, "CPUID not controlled on this host (the guest sees the "
+                   "host CPU; measured; --cpuid-rewrite gives the model); ");
 }
 
 void cli_print_summary(FILE *f, const struct run_options *o,

@@ -24,7 +24,8 @@
  * Opens are checked once more on the fd they give (proxy_proc_open_check),
  * whatever route led there: of hvrun's own /proc/<pid> the guest gets only
  * entries that describe the machine or its own fds, never mem, environ,
- * map_files or a file that changes hvrun.
+ * map_files or a file that changes hvrun; and no host procfs or sysfs file
+ * is opened for writing (EROFS): the kernel's knobs are the host's.
  */
 #include "proxy.h"
 #include "fs_internal.h"
@@ -248,9 +249,25 @@ static bool own_entry_allowed(const char *rest, bool o_path)
     return false;
 }
 
+static bool opens_for_write(int flags)
+{
+    return !(flags & O_PATH) &&
+           ((flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC));
+}
+
 long proxy_proc_open_check(struct proxy_process *p, int host_fd, int flags)
 {
-    if (!on_procfs(host_fd))
+    struct statfs sfs;
+    if (fstatfs(host_fd, &sfs) < 0)
+        return 0;
+    /* /proc/sys, /sys and the rest of the kernel's knobs are the host
+     * machine's: a run reads them, never changes them (as a container
+     * with read-only /proc/sys and /sys). */
+    bool kernel_fs = sfs.f_type == PROC_SUPER_MAGIC ||
+                     sfs.f_type == SYSFS_MAGIC;
+    if (kernel_fs && opens_for_write(flags))
+        return -EROFS;
+    if (sfs.f_type != PROC_SUPER_MAGIC)
         return 0;
     char host[PROXY_PATH_MAX];
     if (host_name_of(host_fd, host, sizeof(host)) < 0)
@@ -265,9 +282,69 @@ long proxy_proc_open_check(struct proxy_process *p, int host_fd, int flags)
     const char *t = rest;
     if (strncmp(rest, "/task/", 6) == 0 && pid_component(rest + 6, &t) >= 0)
         rest = t;
-    if (own_entry_allowed(rest, (flags & O_PATH) != 0) &&
-        ((flags & O_ACCMODE) == O_RDONLY || (flags & O_PATH)))
+    if (own_entry_allowed(rest, (flags & O_PATH) != 0))
         return 0;
     proxy_log(p, 2, "refused hvrun's own %s to the guest", host);
     return -EACCES;
+}
+
+/*
+ * procfs makes a fresh inode for an entry at each lookup it does not keep
+ * cached, so the host numbers of /proc entries change within one run. The
+ * guest sees a number made from the entry's guest name instead (detcore
+ * then numbers those in the order the run meets them): the same entry has
+ * the same number in every run. host_fd is an fd on the entry.
+ */
+/* "/proc/self/fd/<host fd>" (and fdinfo) as the guest numbers the fd, in
+ * place: hvrun's host fd numbers differ between runs. */
+static void guest_fd_entry(const struct proxy_process *p, char *name,
+                           size_t cap)
+{
+    static const char *const dirs[] = {"/proc/self/fd/", "/proc/self/fdinfo/"};
+    for (size_t i = 0; i < 2; i++) {
+        size_t n = strlen(dirs[i]);
+        const char *end;
+        long host_fd = strncmp(name, dirs[i], n) == 0
+                           ? pid_component(name + n, &end)
+                           : -1;
+        if (host_fd < 0 && strncmp(name, dirs[i], n) == 0 && name[n] == '0' &&
+            (name[n + 1] == '\0' || name[n + 1] == '/')) {
+            host_fd = 0;
+            end = name + n + 1;
+        }
+        if (host_fd < 0)
+            continue;
+        for (int fd = 0; fd < p->fds.cap; fd++) {
+            if (p->fds.fds[fd].kind != PROXY_FD_FREE &&
+                p->fds.fds[fd].host_fd == host_fd) {
+                char fixed[PROXY_PATH_MAX];
+                int k = snprintf(fixed, sizeof(fixed), "%s%d", dirs[i], fd);
+                if (k > 0 && (size_t)k + strlen(end) < cap &&
+                    (size_t)k + strlen(end) < sizeof(fixed)) {
+                    memcpy(fixed + k, end, strlen(end) + 1);
+                    memcpy(name, fixed, strlen(fixed) + 1);
+                }
+                return;
+            }
+        }
+    }
+}
+
+uint64_t proxy_proc_stable_ino(struct proxy_process *p, int host_fd,
+                               uint64_t host_ino)
+{
+    char host[PROXY_PATH_MAX], guest[PROXY_PATH_MAX];
+    if (host_name_of(host_fd, host, sizeof(host)) < 0 ||
+        guest_name_of(p, host, guest, sizeof(guest)) < 0)
+        return host_ino;
+    guest_fd_entry(p, guest, sizeof(guest));
+    return proxy_proc_name_ino(guest);
+}
+
+uint64_t proxy_proc_name_ino(const char *name)
+{
+    uint64_t h = 0xcbf29ce484222325ULL; /* FNV-1a */
+    for (const char *c = name; *c; c++)
+        h = (h ^ (unsigned char)*c) * 0x100000001b3ULL;
+    return 0x10000000ULL + (h & 0x0fffffffULL);
 }

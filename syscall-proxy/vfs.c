@@ -254,8 +254,8 @@ static void mem_line(struct vbuf *b, const char *name, unsigned long long kb)
     vb_printf(b, "%-16s%8llu kB\n", label, kb);
 }
 
-/* Fixed figures of an idle 8 GiB machine; MemTotal and MemFree are
- * detcore's (sysinfo says the same). */
+/* The figures of an idle 8 GiB machine, scaled to --memory; MemTotal and
+ * MemFree are detcore's (sysinfo says the same). */
 static int gen_meminfo(struct proxy_process *p, struct vbuf *b)
 {
     static const struct {
@@ -298,13 +298,19 @@ static int gen_meminfo(struct proxy_process *p, struct vbuf *b)
         {"VmallocChunk", 0},
         {"Percpu", 1024},
     };
-    unsigned long long total_kb = DET_MEM_TOTAL_BYTES >> 10;
-    unsigned long long free_kb = DET_MEM_FREE_BYTES >> 10;
+    unsigned long long total_kb = p->det->cfg.mem_total_bytes >> 10;
+    unsigned long long free_kb = det_mem_free_bytes(&p->det->cfg) >> 10;
+    /* kB of an 8 GiB machine -> kB of this one (VmallocTotal is the
+     * kernel's address space, not memory). */
+    const unsigned long long base_kb = DET_MEM_TOTAL_BYTES >> 10;
+#define SCALED(kb) ((kb) * total_kb / base_kb) /* < 2^50: no overflow */
     mem_line(b, "MemTotal", total_kb);
     mem_line(b, "MemFree", free_kb);
-    mem_line(b, "MemAvailable", free_kb + 1048576);
+    mem_line(b, "MemAvailable", free_kb + SCALED(1048576));
     for (size_t i = 0; i < sizeof(rest) / sizeof(rest[0]); i++)
-        mem_line(b, rest[i].name, rest[i].kb);
+        mem_line(b, rest[i].name, strcmp(rest[i].name, "VmallocTotal")
+                                      ? SCALED(rest[i].kb)
+                                      : rest[i].kb);
     vb_printf(b, "HardwareCorrupted: %5d kB\n", 0);
     mem_line(b, "AnonHugePages", 0);
     mem_line(b, "ShmemHugePages", 0);
@@ -319,8 +325,9 @@ static int gen_meminfo(struct proxy_process *p, struct vbuf *b)
               0, 0, 0, 0);
     mem_line(b, "Hugepagesize", 2048);
     mem_line(b, "Hugetlb", 0);
-    mem_line(b, "DirectMap4k", 131072);
-    mem_line(b, "DirectMap2M", total_kb - 131072);
+    mem_line(b, "DirectMap4k", SCALED(131072));
+    mem_line(b, "DirectMap2M", total_kb - SCALED(131072));
+#undef SCALED
     mem_line(b, "DirectMap1G", 0);
     return 0;
 }
@@ -1372,6 +1379,29 @@ static enum fd_dir fd_dir_of_fd(int host_fd)
     return FD_DIR_NONE;
 }
 
+static int nr_guest_fds(const struct proxy_process *p)
+{
+    int n = 0;
+    for (int fd = 0; fd < p->fds.cap; fd++)
+        n += p->fds.fds[fd].kind != PROXY_FD_FREE;
+    return n;
+}
+
+/* Linux gives /proc/<pid>/fd the number of open fds as its size: the
+ * host's directory would count hvrun's. */
+int64_t proxy_vfs_dir_size_fixup(const struct proxy_process *p, uint64_t dev,
+                                 uint64_t ino, int64_t size)
+{
+    static const char *const fd_dirs[] = {"/proc/self/fd",
+                                          "/proc/thread-self/fd"};
+    for (size_t i = 0; i < 2; i++) {
+        struct stat d;
+        if (stat(fd_dirs[i], &d) == 0 && d.st_dev == dev && d.st_ino == ino)
+            return nr_guest_fds(p);
+    }
+    return size;
+}
+
 int proxy_vfs_list_dir_fd(struct proxy_process *p, int host_fd, char ***names,
                           size_t *n)
 {
@@ -1435,8 +1465,11 @@ static int proc_root_records(struct proxy_process *p, int host_fd,
             break;
         for (long at = 0; at < n;) {
             struct dirent64 *d = (struct dirent64 *)(void *)(buf + at);
+            char entry[300];
+            snprintf(entry, sizeof(entry), "/proc/%s", d->d_name);
             if (!all_digits(d->d_name))
-                put_dirent64(b, d->d_ino, ++off, d->d_type, d->d_name);
+                put_dirent64(b, proxy_proc_name_ino(entry), ++off, d->d_type,
+                             d->d_name);
             at += d->d_reclen;
         }
     }
@@ -1497,9 +1530,13 @@ int proxy_vfs_dir_records(struct proxy_process *p, int host_fd, char **raw,
         char guest_name[16], host_name[16];
         snprintf(guest_name, sizeof(guest_name), "%d", fd);
         snprintf(host_name, sizeof(host_name), "%d", p->fds.fds[fd].host_fd);
+        /* the number stat gives the entry (procguard.c) */
+        char entry[64];
+        snprintf(entry, sizeof(entry), "/proc/self/%s/%s",
+                 kind == FD_DIR_FD ? "fd" : "fdinfo", guest_name);
         uint64_t ino =
             fstatat(host_fd, host_name, &st, AT_SYMLINK_NOFOLLOW) == 0
-                ? st.st_ino
+                ? proxy_proc_name_ino(entry)
                 : 0;
         put_dirent64(&b, ino, ++off, kind == FD_DIR_FD ? DT_LNK : DT_REG,
                      guest_name);

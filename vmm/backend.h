@@ -115,6 +115,10 @@ void vmm_vm_destroy(struct vmm_vm *vm);
 struct vmm_aspace *vmm_vm_aspace(struct vmm_vm *vm);
 /* The current thread's registers; edits take effect at the next run. */
 struct vmm_regs *vmm_vm_regs(struct vmm_vm *vm);
+/* The guest vDSO's call count (guestkernel/vdso_abi.h): a word of this
+ * VM's kernel area that the guest's user code may write. */
+uint64_t vmm_vm_vdso_calls(const struct vmm_vm *vm);
+void vmm_vm_vdso_calls_reset(struct vmm_vm *vm);
 uint64_t vmm_vm_fs_base(struct vmm_vm *vm);
 void vmm_vm_set_fs_base(struct vmm_vm *vm, uint64_t base);
 uint64_t vmm_vm_gs_base(struct vmm_vm *vm);

@@ -12,7 +12,10 @@
 #                        through a symlink) is still running, hvrun's own
 #                        files hold what they held before;
 #   hvrun-environ-hidden /proc/<hvrun's pid>/environ and mem reached by a
-#                        symlink are the guest's, never hvrun's.
+#                        symlink are the guest's, never hvrun's;
+#   kernel-knobs-ro      a guest (root here) cannot change the host kernel
+#                        through /proc/sys or /sys: the write fails, the
+#                        host's value stays.
 # Prints PASS/FAIL/SKIP lines and "N passed, N failed[, N skipped]".
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -93,9 +96,24 @@ hvrun_environ_hidden() {
     fi
 }
 
+kernel_knobs_ro() {
+    local hv n=$1:confine/kernel-knobs-ro knob=/proc/sys/kernel/printk_ratelimit v out
+    hv=$(abs "$1")
+    v=$(cat "$knob")
+    out=$(cd "$WORK" && timeout 60 "$hv" run -- sh -c "echo $((v + 1)) > $knob && echo wrote" 2>&1)
+    if [ "$(cat "$knob")" != "$v" ]; then
+        echo "$v" > "$knob"
+        fail "$n" "the guest changed the host's $knob"
+    elif grep -q wrote <<<"$out"; then
+        fail "$n" "the write to $knob succeeded"
+    else
+        pass "$n"
+    fi
+}
+
 for hv in "$@"; do
     if [ ! -e "$KVM_DEV" ]; then
-        for c in host-pids-hidden hvrun-untouched hvrun-environ-hidden; do
+        for c in host-pids-hidden hvrun-untouched hvrun-environ-hidden kernel-knobs-ro; do
             skip "$hv:confine/$c" "no $KVM_DEV on this host"
         done
         continue
@@ -103,5 +121,6 @@ for hv in "$@"; do
     host_pids_hidden "$hv"
     hvrun_untouched "$hv"
     hvrun_environ_hidden "$hv"
+    kernel_knobs_ro "$hv"
 done
 finish

@@ -12,7 +12,9 @@
 #   plaus/*   the values are plausible, not just equal: clocks move forward,
 #             nanosleep(50 ms) advances CLOCK_MONOTONIC by >= 50 ms, random
 #             bytes are not zero, --seed changes them, --epoch sets the date,
-#             the default epoch is 2021-12-31T23:59:59Z, nproc is 1;
+#             the default epoch is 2021-12-31T23:59:59Z, nproc is 1,
+#             --memory 256M is what sysinfo and /proc/meminfo say and
+#             the limit (ENOMEM, OOM kill);
 #   load/*    (first usable binary only) the python3 case stays byte-identical over
 #             5 runs while two CPU-burning processes load the host;
 #   verify/*  --verify exits 0 and says "deterministic" for a representative
@@ -533,6 +535,10 @@ plaus_cases() {
         "18934560[0-5][0-9]" --epoch "@$EPOCH_2030" -- "$date" -u +%s
     plaus_out epoch-default-year "2021 or 2022" '202[12]' -- "$date" -u +%Y
     plaus_out nproc-1 "1" '1' -- "$nproc"
+    # --memory: sysinfo and /proc/meminfo say it, malloc+touch past it is
+    # ENOMEM, touching uncharged (MAP_NORESERVE) memory past it an OOM kill.
+    plaus_out memory-256M "256 MiB told, ENOMEM and OOM kill past it" \
+        '256 MiB: ENOMEM, OOM kill' --memory 256M -- "$ROOT/build/guest/mem_limit" 256
 }
 
 # ---- load/*: 5 identical runs of python3 while the host is loaded -----------------------
@@ -705,7 +711,7 @@ plaus/realtime-near-epoch plaus/seed-differs plaus/epoch-2030
 plaus/epoch-at-seconds plaus/epoch-default-year plaus/nproc-1
 verify/date verify/od-urandom verify/python3 verify/python3-cpuid-rewrite
 verify/ls-lai-etc
-verify/proc-cpuinfo verify/id verify/catches-no-virtualize-time-date
+verify/proc-cpuinfo verify/stat-proc-fd verify/id verify/catches-no-virtualize-time-date
 summary/digest-equal summary/json-valid"
 
 load_done=0
@@ -746,6 +752,7 @@ for hvarg in "$@"; do
     VERIFY_OPTS=()
     verify_ok ls-lai-etc ls -lai /etc
     verify_ok proc-cpuinfo cat /proc/cpuinfo
+    verify_ok stat-proc-fd sh -c 'stat /proc/self/fd/0 /proc/self/fd/1 /proc/self/fd/2; stat -L /proc/self/fd/1; : | ls -l /proc/self/fd/'
     verify_ok id id
     verify_catches
     summary_cases
