@@ -36,7 +36,7 @@ enum {
     OPT_LOG, OPT_VERIFY, OPT_SEED, OPT_EPOCH, OPT_NO_TIME, OPT_NO_RANDOM,
     OPT_NO_METADATA, OPT_NO_HOST, OPT_TMP, OPT_BASE_ENV, OPT_CWD,
     OPT_HOSTNAME, OPT_UID, OPT_GID, OPT_PREEMPT_MS, OPT_MEMORY,
-    OPT_NO_SECCOMP, OPT_FS_POLICY,
+    OPT_NO_SECCOMP, OPT_FS_POLICY, OPT_CPUID_REWRITE,
 };
 
 static const struct option run_longopts[] = {
@@ -57,6 +57,7 @@ static const struct option run_longopts[] = {
     {"gid", required_argument, NULL, OPT_GID},
     {"fail-closed", no_argument, NULL, OPT_FAIL_CLOSED},
     {"preempt-ms", required_argument, NULL, OPT_PREEMPT_MS},
+    {"cpuid-rewrite", no_argument, NULL, OPT_CPUID_REWRITE},
     {"memory", required_argument, NULL, OPT_MEMORY},
     {"no-seccomp", no_argument, NULL, OPT_NO_SECCOMP},
     {"fs-policy", no_argument, NULL, OPT_FS_POLICY},
@@ -213,6 +214,7 @@ static int apply_option(struct run_options *o, int c, const char *arg)
         o->preempt_ms = ms;
         return 0;
     }
+    case OPT_CPUID_REWRITE: o->cpuid_rewrite = true; return 0;
     case OPT_MEMORY:
         if (parse_memory(arg, &d->mem_total_bytes) == 0)
             return 0;
@@ -321,6 +323,9 @@ static void collect_summary(struct run_summary *s, struct proxy_process *p,
     s->syscall_exits = st.syscall_exits + t->syscall_exits;
     s->exception_exits = st.exception_exits + t->exception_exits;
     s->preemptions = t->preemptions;
+    s->cpuid_sites = t->cpuid_sites;
+    s->cpuid_traps = t->cpuid_traps;
+    s->cpuid_patch_ns = t->cpuid_patch_ns;
     s->detlog_events = det->log.n;
     s->digest = det_log_digest(det);
     for (int i = 0; i < DET_SRC_COUNT; i++)
@@ -396,6 +401,23 @@ static int apply_fs_policy(const struct proxy_process *p,
                              p->tmp_owned ? p->tmp_top : NULL, why, len);
 }
 
+/*
+ * What the guest is told its CPU is (/proc/cpuinfo, AT_HWCAP): the CPU its
+ * CPUID instruction shows, which is the model where the backend controls
+ * CPUID or where hvrun rewrites CPUID into traps, the host's otherwise.
+ */
+static void set_cpu_view(struct proxy_process *p, struct vmm_host *host,
+                         bool cpuid_rewrite)
+{
+    if (cpuid_rewrite) {
+        vmm_host_model_identity(host, &p->cpu, &p->hwcap, &p->hwcap2);
+        return;
+    }
+    p->hwcap = vmm_host_hwcap(host);
+    p->hwcap2 = vmm_host_hwcap2(host);
+    vmm_host_cpu_identity(host, &p->cpu);
+}
+
 int cli_run_once(const struct run_options *o, const char *path,
                  const char *detlog_path, const char *journal_dir,
                  struct run_summary *sum)
@@ -425,17 +447,19 @@ int cli_run_once(const struct run_options *o, const char *path,
         goto out;
     }
     det_ready = true;
+    struct vmm_host_info hi;
+    vmm_host_get_info(host, &hi);
     struct proxy_config pc = {.preempt_ns = o->preempt_ms * 1000000ULL,
                               .fail_closed = o->fail_closed,
-                              .log_level = o->log_level, .log = stderr};
+                              .log_level = o->log_level, .log = stderr,
+                              .cpuid_rewrite =
+                                  o->cpuid_rewrite && !hi.cpuid_control};
     int rc = proxy_process_create(&p, vm, &det, &pc);
     if (rc < 0) {
         cli_error("creating the guest process: %s", strerror(-rc));
         goto out;
     }
-    p->hwcap = vmm_host_hwcap(host);
-    p->hwcap2 = vmm_host_hwcap2(host);
-    vmm_host_cpu_identity(host, &p->cpu);
+    set_cpu_view(p, host, pc.cpuid_rewrite);
     p->totals = &totals;
     if (journal_dir && !(totals.preserve = proxy_preserve_open(journal_dir))) {
         cli_error("--verify: %s: cannot journal the run's file changes",
@@ -477,10 +501,12 @@ int cli_run_once(const struct run_options *o, const char *path,
     code = exit_code_of(proxy_run(p, host));
     vm = p->vm; /* execve replaces the first process's VM */
     if (sum) {
-        struct vmm_host_info hi;
-        vmm_host_get_info(host, &hi);
         sum->rdtsc_trappable = hi.rdtsc_trappable;
         sum->cpuid_controlled = hi.cpuid_control;
+        snprintf(sum->cpuid, sizeof(sum->cpuid), "%s",
+                 hi.cpuid_control ? "model"
+                 : pc.cpuid_rewrite ? "rewritten"
+                                    : "host");
         collect_summary(sum, p, vm, &det, &totals);
         sum->wall_s = now_seconds() - t0;
         sum->exit_code = code;

@@ -9,6 +9,7 @@
  */
 #include "proxy.h"
 #include "loader.h"
+#include "cpuid_patch.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -170,6 +171,8 @@ static int map_segments(struct proxy_process *p, Elf *elf, size_t phnum,
             covered_to = e;
         vmm_as_set_file(p->as, s, e - s, ph.p_offset & VMM_PAGE_MASK,
                         st->st_dev, st->st_ino, path);
+        if (ph.p_flags & PF_X)
+            proxy_cpuid_patch_fresh(p, fd, s, e - s);
         rc = vmm_as_protect(p->as, s, e - s, prot_of(ph.p_flags));
         if (rc < 0)
             return rc;

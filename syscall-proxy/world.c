@@ -12,6 +12,7 @@
  * waits on the host fds; with neither, the run is deadlocked.
  */
 #include "proxy.h"
+#include "cpuid_patch.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -406,7 +407,8 @@ static bool run_one(struct proxy_process *p)
         break;
     }
     case VMM_EVENT_EXCEPTION:
-        proxy_signal_fault(p, &ev);
+        if (!proxy_cpuid_trap(p, &ev))
+            proxy_signal_fault(p, &ev);
         break;
     case VMM_EVENT_INTERRUPTED:
         if (ev.slice_over && ev.in_user_code)
