@@ -131,9 +131,9 @@ int vmm_host_cache_dir(char *out, size_t len)
     char *slash = strrchr(parent, '/');
     if (slash && slash != parent) {
         *slash = 0;
-        (void)mkdir(parent, 0700); /* ~/.cache */
+        (void)mkdirat(AT_FDCWD, parent, 0700); /* ~/.cache */
     }
-    (void)mkdir(out, 0700);
+    (void)mkdirat(AT_FDCWD, out, 0700);
     return 0;
 }
 
@@ -191,9 +191,9 @@ static void cache_write(const char *path, const struct vmm_cpuid_entry *e,
     char *slash = strrchr(parent, '/');
     if (slash && slash != parent) {
         *slash = 0;
-        (void)mkdir(parent, 0700); /* ~/.cache */
+        (void)mkdirat(AT_FDCWD, parent, 0700); /* ~/.cache */
     }
-    (void)mkdir(dir, 0700);
+    (void)mkdirat(AT_FDCWD, dir, 0700);
     snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path);
     int fd = mkstemp(tmp);
     if (fd < 0)
