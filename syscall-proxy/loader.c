@@ -253,7 +253,9 @@ static int load_elf_fd(struct proxy_process *p, int fd, const char *path,
 
 static int open_exec(struct proxy_process *p, const char *path, struct why *w)
 {
-    int fd = openat(p->cwd_fd, path, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK: a FIFO must not wait for a writer (it is then refused as
+     * not a regular file, EACCES as Linux); a regular file ignores it. */
+    int fd = openat(p->cwd_fd, path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0)
         return say(w, -errno, path, strerror(errno));
     struct stat st;

@@ -692,6 +692,9 @@ long proxy_thread_sleep_for(struct proxy_process *p, uint64_t ns, gva_t rem);
 /* A sleeping thread woken by a signal: -EINTR and the remainder. */
 void proxy_thread_interrupt_sleep(struct proxy_process *p, int idx);
 /* Expires thread idx's futex timeout (it returns -ETIMEDOUT). */
+/* Whether thread idx waits with a deadline that logical time has passed
+ * (while other threads ran): it is then expired like the earliest one. */
+bool proxy_thread_deadline_passed(struct proxy_process *p, int idx);
 void proxy_thread_expire(struct proxy_process *p, int idx);
 
 /* ---- loader (loader.c) --------------------------------------------------- */

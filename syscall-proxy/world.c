@@ -147,9 +147,13 @@ static bool signal_wakes(struct proxy_process *p, struct proxy_thread *t)
     return (proxy_signal_pending_for(p, tid) & ~mask) != 0;
 }
 
-/* Re-evaluates one waiting thread; true if it may run now. */
+/* Re-evaluates one waiting thread; true if it may run now. A deadline
+ * that logical time passed while others ran ends the wait, as it would
+ * when nothing else could run. */
 static bool refresh(struct proxy_process *p, struct proxy_thread *t)
 {
+    if (proxy_thread_deadline_passed(p, (int)(t - p->threads)))
+        proxy_thread_expire(p, (int)(t - p->threads));
     switch (t->state) {
     case PROXY_THREAD_RUNNABLE:
         return true;
