@@ -369,16 +369,54 @@ static void finish_syscall(struct proxy_process *p, long ret)
  */
 static void preempt(struct proxy_process *p, bool others)
 {
+    /* The slice was computing time: logical time moves by it, so deadlines
+     * (a sleeper's, a timer's, a poll timeout) pass as they would natively
+     * while this thread computes; then any other thread may have its turn. */
+    det_clock_computed(p->det, p->cfg->preempt_ns);
     if (others)
         p->resched = true;
-    else
-        det_clock_computed(p->det, p->cfg->preempt_ns);
     if (p->totals)
         p->totals->preemptions++;
     det_log_value(p->det, DET_SRC_EXTERNAL, &p->tid, sizeof(p->tid));
     p->det->reads[DET_SRC_EXTERNAL]++;
     proxy_log(p, 2, "thread %d preempted at rip %#llx after its time slice",
               p->tid, (unsigned long long)vmm_vm_regs(p->vm)->rip);
+}
+
+/* Calls by which a guest makes an fd of the run readable or writable for
+ * another: data, end of file, a freed buffer. */
+static bool may_wake_waiters(long nr)
+{
+    switch (nr) {
+    case SYS_write: case SYS_writev: case SYS_pwrite64: case SYS_pwritev:
+    case SYS_pwritev2: case SYS_sendto: case SYS_sendmsg: case SYS_sendmmsg:
+    case SYS_read: case SYS_readv: case SYS_recvfrom: case SYS_recvmsg:
+    case SYS_close: case SYS_shutdown: case SYS_splice: case SYS_tee:
+    case SYS_sendfile: case SYS_timerfd_settime:
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* Whether a thread other than p's current one waits on an fd that is now
+ * ready. Checked right after the running thread's call made it so, the
+ * switch falls at the same call in every run. */
+static bool waiter_ready(struct proxy_world *w, struct proxy_process *p)
+{
+    for (int i = 0; w && i < w->nr_procs; i++) {
+        struct proxy_process *q = w->procs[i];
+        for (int k = 0; !q->zombie && k < q->nr_threads; k++) {
+            struct proxy_thread *t = &q->threads[k];
+            if ((q == p && k == p->cur) || t->state != PROXY_THREAD_WAIT_FD)
+                continue;
+            struct pollfd pfd = {.fd = t->wait_host_fd,
+                                 .events = t->wait_events};
+            if (poll(&pfd, 1, 0) > 0)
+                return true;
+        }
+    }
+    return false;
 }
 
 /* Runs p's current thread to its next event. false: hvrun failed. */
@@ -388,9 +426,11 @@ static bool run_one(struct proxy_process *p)
     proxy_signal_deliver_pending(p);
     if (p->exited)
         return true;
-    /* A time slice only while another thread could run: alone, a thread
-     * runs until it makes a syscall, deterministically. */
-    bool others = proxy_others_runnable(p);
+    /* A time slice only while another thread could run or wake (one that
+     * waits for an fd, a deadline or a signal: a thread that computes
+     * without syscalls must not starve it): alone, a thread runs until it
+     * makes a syscall, deterministically. */
+    bool others = proxy_others_alive(p);
     uint64_t slice = others || proxy_timer_could_fire(p->world)
                          ? p->cfg->preempt_ns
                          : 0;
@@ -403,9 +443,13 @@ static bool run_one(struct proxy_process *p)
     }
     switch (ev.kind) {
     case VMM_EVENT_SYSCALL: {
+        long nr = (long)vmm_vm_regs(p->vm)->rax;
         long ret = proxy_dispatch(p);
         if (ret != PROXY_RET_NORETURN && !p->exited)
             finish_syscall(p, ret);
+        if (ret != PROXY_RET_BLOCK && !p->exited && may_wake_waiters(nr) &&
+            waiter_ready(p->world, p))
+            p->resched = true; /* the woken thread runs at once */
         if (p->quantum_left > 0)
             p->quantum_left--;
         break;
