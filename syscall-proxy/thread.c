@@ -21,6 +21,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -369,6 +370,20 @@ static int read_timeout(struct proxy_process *p, gva_t uts, bool absolute,
 
 /* Blocks the current thread; the result (0 when woken, -ETIMEDOUT) is
  * written into its saved RAX by the waker. */
+/*
+ * Linux keys a shared (not FUTEX_PRIVATE_FLAG) futex by its page: an
+ * anonymous page the process may not write cannot be one, and the wait
+ * fails with EFAULT (get_futex_key) instead of waiting forever.
+ */
+static bool shared_key_refused(struct proxy_process *p, gva_t uaddr, int op)
+{
+    if (op & FUTEX_PRIVATE_FLAG)
+        return false;
+    const struct vmm_vma *v = vmm_as_find_vma(p->as, uaddr);
+    return v && !(v->prot & PROT_WRITE) && !(v->flags & VMM_VMA_FILE) &&
+           !v->shared;
+}
+
 static long futex_wait(struct proxy_process *p, const uint64_t a[6],
                        uint32_t bitset, bool absolute)
 {
@@ -376,6 +391,8 @@ static long futex_wait(struct proxy_process *p, const uint64_t a[6],
     int rc = proxy_copy_in(p, &cur, a[0], sizeof(cur));
     if (rc < 0)
         return rc;
+    if (shared_key_refused(p, a[0], (int)a[1]))
+        return -EFAULT;
     if (cur != (uint32_t)a[2])
         return -EAGAIN;
     struct proxy_thread *t = current(p);
