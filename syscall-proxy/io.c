@@ -1502,6 +1502,12 @@ static long poll_wait(struct proxy_process *p, struct pollfd *fds, size_t n,
                       struct timespec *ts, bool ready_already)
 {
     set_wait_release(p);
+    /* A signal that a temporary mask (ppoll, pselect) unblocks and that
+     * is already pending ends the call before it looks, as on Linux. */
+    if (proxy_signal_would_take(p)) {
+        proxy_thread_poll_done(p);
+        return -EINTR;
+    }
     struct timespec zero = {0, 0};
     long r = proxy_host_result(syscall(SYS_ppoll, fds, n, &zero, NULL, 0));
     bool timed = ts && (ts->tv_sec != 0 || ts->tv_nsec != 0);
@@ -1599,6 +1605,12 @@ long proxy_call_mask_apply(struct proxy_process *p, gva_t mask_gva,
 long proxy_call_mask_end(struct proxy_process *p, long r)
 {
     struct proxy_thread *t = p->threads ? &p->threads[p->cur] : NULL;
+    /* Interrupted by a signal the temporary mask lets through: it is
+     * delivered under that mask and its frame saves the caller's, as after
+     * rt_sigsuspend (signal.c); restored there if no handler runs. */
+    if (r == -EINTR && t && t->saved_sigmask_valid &&
+        proxy_signal_would_take(p))
+        return r;
     if (r != PROXY_RET_BLOCK && t && t->saved_sigmask_valid) {
         p->sigmask = t->saved_sigmask;
         t->saved_sigmask_valid = false;

@@ -540,6 +540,9 @@ void proxy_process_kill(struct proxy_process *p, int signo);
  * siginfo to *info; returns its number, or 0 when none is pending. */
 int proxy_signal_dequeue(struct proxy_process *p, uint64_t set,
                          siginfo_t *info);
+/* Whether the current thread would take a pending signal now (unblocked
+ * by its mask, a temporary one of ppoll/pselect included, not ignored). */
+bool proxy_signal_would_take(struct proxy_process *p);
 /* pause(): parks the current thread until a signal it takes is pending
  * (the scheduler runs the others meanwhile); the call then ends with
  * -EINTR after the handler. */

@@ -493,6 +493,18 @@ bool proxy_signal_wait_ready(struct proxy_process *p,
     return takes || (pending & t->sigwait_set) || t->sigwait_timed_out;
 }
 
+bool proxy_signal_would_take(struct proxy_process *p)
+{
+    if (!p->threads)
+        return false;
+    uint64_t pending = proxy_signal_pending_for(p, p->tid);
+    uint64_t takes = pending & ~(p->sigmask & ~UNBLOCKABLE);
+    for (uint64_t m = takes; m; m &= m - 1)
+        if (sig_inert(p, __builtin_ctzll(m) + 1))
+            takes &= ~(m & -m);
+    return takes != 0;
+}
+
 /* ---- CPU exceptions ------------------------------------------------------ */
 
 struct fault_map {
