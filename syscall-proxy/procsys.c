@@ -15,6 +15,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/sched.h>
 #include <stdlib.h>
 #include <string.h>
@@ -387,6 +388,8 @@ static long sys_wait4(struct proxy_process *p, const uint64_t a[6])
     if (options & ~(WNOHANG | WUNTRACED | WCONTINUED | __WALL | __WCLONE |
                     __WNOTHREAD))
         return -EINVAL;
+    if (pid == INT_MIN) /* no process group -INT_MIN (kernel_wait4) */
+        return -ESRCH;
     options |= WEXITED;
     bool any;
     enum child_event ev;
@@ -438,9 +441,12 @@ static long sys_waitid(struct proxy_process *p, const uint64_t a[6])
         return -EINVAL;
     if (idtype != P_PID && idtype != P_PGID && idtype != P_ALL)
         return -EINVAL;
-    if ((idtype == P_PID || idtype == P_PGID) && id <= 0)
+    if ((idtype == P_PID && id <= 0) || (idtype == P_PGID && id < 0))
         return -EINVAL;
-    int pid = idtype == P_PID ? id : idtype == P_PGID ? -id : -1;
+    /* P_PGID 0 is the caller's own group (Linux 5.4). */
+    int pid = idtype == P_PID    ? id
+              : idtype == P_PGID ? -(id ? id : p->pgid)
+                                 : -1;
     bool any;
     enum child_event ev;
     struct proxy_process *c = find_event(p, pid, options, &any, &ev);
@@ -640,20 +646,35 @@ static void send_to(struct proxy_process *from, struct proxy_process *to,
     proxy_signal_raise_thread(to, tid, sig, &info);
 }
 
+/*
+ * Whom kill(pid) reaches (kill_something_info): pid > 0 that process, 0 the
+ * caller's group, -1 every process but init (pid 1) and the caller itself,
+ * < -1 the group -pid.
+ */
+static bool kill_matches(const struct proxy_process *p,
+                         const struct proxy_process *q, int pid)
+{
+    if (pid > 0)
+        return q->pid == pid;
+    if (pid == 0)
+        return q->pgid == p->pgid;
+    if (pid == -1)
+        return q->pid > 1 && q != p;
+    return q->pgid == -pid;
+}
+
 static long sys_kill(struct proxy_process *p, const uint64_t a[6])
 {
     int pid = (int)a[0], sig = (int)a[1];
     if (sig < 0 || sig > 64)
         return -EINVAL;
+    if (pid == INT_MIN) /* -INT_MIN is no group (Linux: -ESRCH) */
+        return -ESRCH;
     struct proxy_world *w = p->world;
     int hits = 0;
     for (int i = 0; i < w->nr_procs; i++) {
         struct proxy_process *q = w->procs[i];
-        bool match = pid > 0    ? q->pid == pid
-                     : pid == 0 ? q->pgid == p->pgid
-                     : pid == -1 ? (q->pid != w->procs[0]->pid || q == p)
-                                 : q->pgid == -pid;
-        if (!match || q->zombie)
+        if (!kill_matches(p, q, pid) || q->zombie)
             continue;
         hits++;
         send(p, q, sig, SI_USER);
