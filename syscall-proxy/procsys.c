@@ -467,7 +467,22 @@ static long sys_waitid(struct proxy_process *p, const uint64_t a[6])
 
 /* ---- execve -------------------------------------------------------------- */
 
-#define EXEC_MAX_STRINGS 65536
+/*
+ * What argv and envp may take (bprm_stack_limits): a quarter of the stack
+ * rlimit, at least ARG_MAX (128 KiB) and at most 2 MiB (the initial stack
+ * hvrun builds; Linux allows up to 6 MiB with a stack rlimit past 8 MiB),
+ * for the strings with their NULs and a pointer each. There is no limit
+ * on the count itself; each string is at most MAX_ARG_STRLEN.
+ */
+static int64_t exec_arg_budget(const struct proxy_process *p)
+{
+    uint64_t quarter = p->rlimits[RLIMIT_STACK].rlim_cur / 4;
+    if (quarter < (128ULL << 10))
+        quarter = 128ULL << 10;
+    if (quarter > (2ULL << 20))
+        quarter = 2ULL << 20;
+    return (int64_t)quarter;
+}
 
 static void free_strings(char **v)
 {
@@ -476,18 +491,16 @@ static void free_strings(char **v)
     free(v);
 }
 
-/* Copies a NULL-terminated guest array of strings. */
-static long strings_in(struct proxy_process *p, gva_t vec, char ***out)
+/* Copies a NULL-terminated guest array of strings, each taking its
+ * bytes and a pointer from *budget (-E2BIG when it runs out). */
+static long strings_in(struct proxy_process *p, gva_t vec, int64_t *budget,
+                       char ***out)
 {
     size_t cap = 16, n = 0;
     char **v = calloc(cap, sizeof(char *));
     long rc = v ? 0 : -ENOMEM;
     for (; rc == 0 && vec; n++) {
         uint64_t ptr;
-        if (n >= EXEC_MAX_STRINGS) {
-            rc = -E2BIG;
-            break;
-        }
         if ((rc = proxy_copy_in(p, &ptr, vec + n * 8, 8)) < 0 || !ptr)
             break;
         if (n + 2 >= cap) {
@@ -500,10 +513,15 @@ static long strings_in(struct proxy_process *p, gva_t vec, char ***out)
             memset(v + cap, 0, cap * sizeof(char *));
             cap *= 2;
         }
-        char buf[131072];
+        char buf[131072]; /* MAX_ARG_STRLEN, the NUL included */
         long len = vmm_as_strncpy_in(p->as, buf, ptr, sizeof(buf));
         if (len < 0) {
             rc = len == -ENAMETOOLONG ? -E2BIG : len;
+            break;
+        }
+        *budget -= len + 1 + 8;
+        if (*budget < 0) {
+            rc = -E2BIG;
             break;
         }
         if (!(v[n] = strdup(buf)))
@@ -561,8 +579,9 @@ static long do_execve(struct proxy_process *p, int dirfd, gva_t path_gva,
     if ((rc = proxy_path_rewrite(p, guest_path, path, sizeof(path))) < 0)
         return rc;
     char **argv = NULL, **envp = NULL;
-    if ((rc = strings_in(p, argv_gva, &argv)) < 0 ||
-        (rc = strings_in(p, envp_gva, &envp)) < 0) {
+    int64_t budget = exec_arg_budget(p) - (int64_t)strlen(guest_path) - 1;
+    if ((rc = strings_in(p, argv_gva, &budget, &argv)) < 0 ||
+        (rc = strings_in(p, envp_gva, &budget, &envp)) < 0) {
         free_strings(argv);
         return rc;
     }
