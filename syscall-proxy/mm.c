@@ -264,7 +264,9 @@ static long sys_madvise(struct proxy_process *p, const uint64_t a[6])
     gva_t addr = a[0];
     uint64_t len = VMM_PAGE_ALIGN_UP(a[1]);
     int advice = (int)a[2];
-    if (!page_aligned(addr) || !advice_known(advice) || addr + len < addr)
+    /* A length that rounds up to 0 (within a page of 2^64) is -EINVAL. */
+    if (!page_aligned(addr) || !advice_known(advice) || addr + len < addr ||
+        (a[1] && !len))
         return -EINVAL;
     if (len == 0)
         return 0;
@@ -275,12 +277,14 @@ static long sys_madvise(struct proxy_process *p, const uint64_t a[6])
      * DONTNEED keeps the data (re-read from the object) and REMOVE punches
      * a hole, as on Linux, so the advice goes to the host as is. */
     int rc = 0;
+    /* VMA by VMA (a range may span most of the address space). */
     for (gva_t g = addr; g < addr + len;) {
-        struct vmm_vma *v = vmm_as_find_vma(p->as, g);
-        if (!v) {
+        struct vmm_vma *v = vmm_as_vma_from(p->as, g);
+        if (!v || v->start >= addr + len)
+            return -ENOMEM;
+        if (v->start > g) {
             rc = -ENOMEM;
-            g += VMM_PAGE_SIZE;
-            continue;
+            g = v->start;
         }
         gva_t end = v->end < addr + len ? v->end : addr + len;
         if (drop) {
@@ -300,6 +304,8 @@ static long sys_msync(struct proxy_process *p, const uint64_t a[6])
         ((flags & MS_ASYNC) && (flags & MS_SYNC)))
         return -EINVAL;
     uint64_t len = VMM_PAGE_ALIGN_UP(a[1]);
+    if (a[0] + len < a[0])
+        return -ENOMEM;
     for (gva_t g = a[0]; g < a[0] + len;) {
         struct vmm_vma *v = vmm_as_find_vma(p->as, g);
         if (!v)

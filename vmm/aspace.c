@@ -575,6 +575,12 @@ int vmm_as_map(struct vmm_aspace *as, gva_t gva, uint64_t len, int prot,
 }
 
 /* True when [gva, end) is covered by VMAs without holes. */
+struct vmm_vma *vmm_as_vma_from(const struct vmm_aspace *as, gva_t gva)
+{
+    size_t i = vma_index_after(as, gva);
+    return i < as->nr_vmas ? &as->vmas[i] : NULL;
+}
+
 static bool range_fully_mapped(const struct vmm_aspace *as, gva_t gva,
                                gva_t end)
 {

@@ -154,6 +154,9 @@ int vmm_as_find_free(const struct vmm_aspace *as, uint64_t len, gva_t below,
 bool vmm_as_range_free(const struct vmm_aspace *as, gva_t gva, uint64_t len);
 /* The VMA containing gva, or NULL. */
 struct vmm_vma *vmm_as_find_vma(const struct vmm_aspace *as, gva_t gva);
+/* The first VMA that ends above gva (it may start above it), or NULL: a
+ * walk over a range visits its VMAs and holes without stepping pages. */
+struct vmm_vma *vmm_as_vma_from(const struct vmm_aspace *as, gva_t gva);
 /* Sets file identity on the VMAs exactly covering [gva, gva+len). */
 void vmm_as_set_file(struct vmm_aspace *as, gva_t gva, uint64_t len,
                      uint64_t off, uint64_t dev, uint64_t ino,
