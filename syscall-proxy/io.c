@@ -1501,8 +1501,10 @@ static long poll_wait(struct proxy_process *p, struct pollfd *fds, size_t n,
     for (size_t i = 0; i < n; i++)
         n_valid += fds[i].fd >= 0;
     if (n_valid == 0) {
-        if (!ts) /* an endless wait on nothing: only a signal ends it */
-            return proxy_host_result(syscall(SYS_ppoll, fds, n, ts, NULL, 0));
+        /* An endless wait on nothing: only a signal ends it, as for
+         * pause (the host ppoll would block every guest of the run). */
+        if (!ts)
+            return proxy_signal_suspend(p);
         proxy_thread_poll_done(p); /* a timed wait on nothing: a sleep */
         return proxy_thread_sleep_for(p, left, 0);
     }

@@ -487,6 +487,9 @@ int proxy_signal_dequeue(struct proxy_process *p, uint64_t set,
  * deadline passed. */
 bool proxy_signal_wait_ready(struct proxy_process *p,
                              const struct proxy_thread *t);
+/* Waits as pause() does, for a signal that runs a handler or kills:
+ * returns -EINTR (what the caller sees after the handler). */
+long proxy_signal_suspend(struct proxy_process *p);
 
 /* ---- signalfd (signalfd.c) ----------------------------------------------- */
 
