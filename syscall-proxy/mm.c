@@ -212,6 +212,12 @@ static long sys_mremap(struct proxy_process *p, const uint64_t a[6])
     if ((flags & MREMAP_DONTUNMAP) || old_len == 0 || new_len == 0)
         return -EINVAL;
     new_len = VMM_PAGE_ALIGN_UP(new_len);
+    /* A fixed target lies in user space, page aligned (check_mremap_params:
+     * -EINVAL), or it would map over the guest kernel's pages. */
+    if ((flags & MREMAP_FIXED) &&
+        (!page_aligned(new_addr) || new_len > VMM_USER_END ||
+         new_addr > VMM_USER_END - new_len))
+        return -EINVAL;
     if (new_len > VMM_USER_END)
         return -ENOMEM;
     gva_t out = new_addr;

@@ -4,7 +4,9 @@
  * hvrun moved the host pages from the mapping's start instead, so a
  * later write to the first page failed inside KVM (hvrun exited 125).
  * An old range that wraps around the address space is -EFAULT; it made
- * hvrun read a NULL VMA. (MREMAP_FIXED targets: issue 8 item 4.)
+ * hvrun read a NULL VMA. A MREMAP_FIXED target outside user space is
+ * -EINVAL: hvrun moved the page over the guest kernel's GDT (the vCPU
+ * then triple-faulted: exit 125).
  * Prints each errno so the runner compares it with Linux.
  */
 #define _GNU_SOURCE
@@ -57,6 +59,9 @@ static void report(const char *what, long r)
 
 static void wrapping(void)
 {
+    report("wrap, fixed to non-canonical",
+           syscall(SYS_mremap, 0xfffffffffffff000ULL, 0xffffffffffffe233ULL,
+                   0x103eULL, 3, 0xabfc35a27ce02000ULL));
     report("wrap, may move",
            syscall(SYS_mremap, 0xfffffffffffff000ULL, 0xffffffffffffe233ULL,
                    0x103eULL, MREMAP_MAYMOVE, 0));
@@ -65,9 +70,28 @@ static void wrapping(void)
                    PAGE, MREMAP_MAYMOVE, 0));
 }
 
+/* The target in the guest kernel's half (its GDT page under hvrun). */
+static void fixed_into_the_kernel(void)
+{
+    char *b = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    CHECK(b != MAP_FAILED);
+    report("fixed to the kernel half",
+           syscall(SYS_mremap, b, 0x1000, 0x3fffdd9,
+                   MREMAP_MAYMOVE | MREMAP_FIXED, 0xffffffff80001000ULL));
+    report("fixed past user space",
+           syscall(SYS_mremap, b, 0x1000, 0x2000,
+                   MREMAP_MAYMOVE | MREMAP_FIXED, 0x7ffffffff000ULL));
+    report("fixed, unaligned",
+           syscall(SYS_mremap, b, 0x1000, 0x2000,
+                   MREMAP_MAYMOVE | MREMAP_FIXED, 0x10000001ULL));
+    b[0] = 1;
+}
+
 int main(void)
 {
     move_from_the_middle();
+    fixed_into_the_kernel();
     wrapping();
     printf("mremap_edges ok\n");
     return 0;
