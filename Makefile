@@ -30,8 +30,9 @@ VERSION := 0.1.0
 
 CORE_SRCS := $(wildcard vmm/*.c) $(wildcard syscall-proxy/*.c) \
              $(wildcard detcore/*.c)
+CORE_ASM := $(wildcard vmm/*.S)
 CLI_SRCS := $(wildcard cli/*.c)
-CORE_OBJS := $(CORE_SRCS:%.c=$(BUILD)/%.o)
+CORE_OBJS := $(CORE_SRCS:%.c=$(BUILD)/%.o) $(CORE_ASM:%.S=$(BUILD)/%.o)
 CLI_OBJS := $(CLI_SRCS:%.c=$(BUILD)/%.o)
 GK_BIN := $(BUILD)/guestkernel/gk.bin
 GK_BLOB_OBJ := $(BUILD)/guestkernel/blob.o $(BUILD)/guestkernel/vdso_blob.o
@@ -61,6 +62,12 @@ $(BUILD)/%.o: %.c $(wildcard */*.h)
 	@echo "  CC      $@"
 	@$(CC) $(CPPFLAGS) -DHVRUN_VERSION='"$(VERSION)"' $(CFLAGS) -c -o $@ $<
 
+# Guest code hvrun copies into probe VMs (vmm/*.S): data to hvrun.
+$(BUILD)/vmm/%.o: vmm/%.S
+	@mkdir -p $(dir $@)
+	@echo "  AS      $@"
+	@$(CC) -c -o $@ $<
+
 # The guest kernel: assembled, linked at its high address, flattened.
 $(BUILD)/guestkernel/entry.o: guestkernel/entry.S guestkernel/gk_abi.h
 	@mkdir -p $(dir $@)
@@ -80,7 +87,7 @@ VDSO_FLAGS := -O2 -fPIC -shared -nostdlib -fno-stack-protector -fno-builtin \
               -Wl,--version-script=guestkernel/vdso.lds \
               -Wl,-soname=linux-vdso.so.1 -Wl,--hash-style=both \
               -Wl,-z,max-page-size=4096 -Wl,-z,noexecstack -Wl,--build-id=none
-$(GK_VDSO): guestkernel/vdso.c guestkernel/vdso_abi.h guestkernel/vdso.lds \
+$(GK_VDSO): guestkernel/vdso.c guestkernel/vdso_abi.h guestkernel/gk_abi.h guestkernel/vdso.lds \
             guestkernel/vdso-layout.lds
 	@mkdir -p $(dir $@)
 	$(CC) $(VDSO_FLAGS) -o $@ $<
@@ -131,6 +138,8 @@ test: deps
 	tests/run-guest-tests.sh build/hvrun build/debug/hvrun
 	tests/determinism/run.sh build/hvrun build/debug/hvrun
 	tests/processes/run.sh build/hvrun build/debug/hvrun
+	tests/confine/run.sh build/hvrun build/debug/hvrun
+	tests/verify/run.sh build/hvrun build/debug/hvrun
 
 demo: deps all
 	./$(BUILD)/hvrun run --verify -- /usr/bin/python3 -c 'import hashlib, json, os, random, time; print(json.dumps({"sha256": hashlib.sha256(b"hvrun").hexdigest(), "time": time.time(), "urandom": os.urandom(8).hex(), "random": random.random(), "pid": os.getpid()}))'

@@ -41,15 +41,20 @@ struct run_summary {
     uint64_t digest;
     double wall_s;
     bool rdtsc_trappable;     /* false: guest RDTSC reads the host TSC */
+    bool cpuid_controlled;    /* false: guest CPUID shows the host CPU */
 };
 
 /* Runs the program once in a fresh VM and environment. Returns hvrun's
- * exit code; fills sum; writes the detlog to detlog_path if given, the
- * paths the run creates to created_path, and with preserve_dir keeps
- * there the files the run changes (syscall-proxy/preserve.c). */
+ * exit code; fills sum; writes the detlog to detlog_path if given, and
+ * with journal_dir journals there what the run does to the files
+ * (syscall-proxy/preserve.c), for cli_verify_undo. */
 int cli_run_once(const struct run_options *o, const char *path,
-                 const char *detlog_path, const char *created_path,
-                 const char *preserve_dir, struct run_summary *sum);
+                 const char *detlog_path, const char *journal_dir,
+                 struct run_summary *sum);
+/* Puts the files back as they were before the run journaled in
+ * journal_dir (undo.c). Returns how many things it could not put back
+ * (each named on stderr). */
+int cli_verify_undo(const char *journal_dir);
 /* Runs twice and compares (--verify). */
 int cli_verify(const struct run_options *o, const char *path);
 void cli_print_summary(FILE *f, const struct run_options *o,

@@ -85,10 +85,19 @@ int cli_cmd_doctor(int argc, char **argv)
     printf("sync regs:      %s\n", yes_no(i.sync_regs));
     printf("memslots:       %d (hvrun adds 256 MiB slots on demand)\n",
            i.nr_memslots);
-    printf("CPUID control:  %s (fixed model: x86-64-v3 class, AVX2, no "
-           "AVX-512/RDRAND/RDSEED/TSX; hwcap %#llx)\n",
-           yes_no(i.cpuid_control),
-           (unsigned long long)vmm_host_hwcap(host));
+    struct vmm_cpu_identity cpu;
+    vmm_host_cpu_identity(host, &cpu);
+    if (i.cpuid_control)
+        printf("CPUID control:  yes (measured in a probe VM: the guest sees "
+               "the fixed model, x86-64-v3 class, AVX2, no "
+               "AVX-512/RDRAND/RDSEED/TSX; hwcap %#llx)\n",
+               (unsigned long long)vmm_host_hwcap(host));
+    else
+        printf("CPUID control:  no (measured in a probe VM: the guest's CPUID "
+               "shows this host's CPU, %s family %u model %u stepping %u "
+               "\"%s\"; /proc/cpuinfo describes it: a determinism gap on "
+               "this host)\n",
+               cpu.vendor, cpu.family, cpu.model, cpu.stepping, cpu.brand);
     printf("PMU:            %s%s\n", yes_no(i.pmu),
            i.pmu ? "" : " (no instruction-counted preemption on this host)");
     printf("RDTSC trap:     %s%s\n", yes_no(i.rdtsc_trappable),

@@ -34,7 +34,7 @@ enum {
     OPT_BACKEND = 256, OPT_FAIL_CLOSED, OPT_SUMMARY, OPT_SUMMARY_JSON,
     OPT_LOG, OPT_VERIFY, OPT_SEED, OPT_EPOCH, OPT_NO_TIME, OPT_NO_RANDOM,
     OPT_NO_METADATA, OPT_NO_HOST, OPT_TMP, OPT_BASE_ENV, OPT_CWD,
-    OPT_HOSTNAME, OPT_UID, OPT_GID, OPT_PREEMPT_MS,
+    OPT_HOSTNAME, OPT_UID, OPT_GID, OPT_PREEMPT_MS, OPT_MEMORY,
 };
 
 static const struct option run_longopts[] = {
@@ -55,6 +55,7 @@ static const struct option run_longopts[] = {
     {"gid", required_argument, NULL, OPT_GID},
     {"fail-closed", no_argument, NULL, OPT_FAIL_CLOSED},
     {"preempt-ms", required_argument, NULL, OPT_PREEMPT_MS},
+    {"memory", required_argument, NULL, OPT_MEMORY},
     {"summary", no_argument, NULL, OPT_SUMMARY},
     {"summary-json", no_argument, NULL, OPT_SUMMARY_JSON},
     {"log", required_argument, NULL, OPT_LOG},
@@ -91,6 +92,35 @@ static int parse_epoch(const char *s, int64_t *ns)
     if (!end || (*end && strcmp(end, "Z") != 0))
         return -1;
     *ns = (int64_t)timegm(&tm) * 1000000000LL;
+    return 0;
+}
+
+/* --memory: bytes with an optional K, M, G or T (powers of 1024; a
+ * trailing "iB" or "B" is fine), between DET_MEM_MIN_BYTES and
+ * DET_MEM_MAX_BYTES, a whole number of pages. */
+static int parse_memory(const char *s, uint64_t *bytes)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || end == s || s[0] == '-')
+        return -1;
+    unsigned shift = 0;
+    switch (*end) {
+    case 'k': case 'K': shift = 10; end++; break;
+    case 'm': case 'M': shift = 20; end++; break;
+    case 'g': case 'G': shift = 30; end++; break;
+    case 't': case 'T': shift = 40; end++; break;
+    default: break;
+    }
+    if (shift && (!strcmp(end, "iB") || !strcmp(end, "B")))
+        end += strlen(end);
+    if (*end || v > (DET_MEM_MAX_BYTES >> shift))
+        return -1;
+    v <<= shift;
+    if (v < DET_MEM_MIN_BYTES || v % 4096)
+        return -1;
+    *bytes = v;
     return 0;
 }
 
@@ -177,6 +207,12 @@ static int apply_option(struct run_options *o, int c, const char *arg)
         o->preempt_ms = ms;
         return 0;
     }
+    case OPT_MEMORY:
+        if (parse_memory(arg, &d->mem_total_bytes) == 0)
+            return 0;
+        cli_error("--memory '%s': expected a size such as 512M or 2G, "
+                  "64M to 256G", arg);
+        return -1;
     case OPT_SUMMARY: o->summary = true; return 0;
     case OPT_SUMMARY_JSON: o->summary_json = true; return 0;
     case OPT_LOG:
@@ -333,8 +369,8 @@ static char **build_env(const struct run_options *o)
 }
 
 int cli_run_once(const struct run_options *o, const char *path,
-                 const char *detlog_path, const char *created_path,
-                 const char *preserve_dir, struct run_summary *sum)
+                 const char *detlog_path, const char *journal_dir,
+                 struct run_summary *sum)
 {
     char why[512];
     double t0 = now_seconds();
@@ -371,12 +407,13 @@ int cli_run_once(const struct run_options *o, const char *path,
     }
     p->hwcap = vmm_host_hwcap(host);
     p->hwcap2 = vmm_host_hwcap2(host);
+    vmm_host_cpu_identity(host, &p->cpu);
     p->totals = &totals;
-    if (created_path)
-        totals.created_log = fopen(created_path, "we");
-    if (preserve_dir && !(totals.preserve = proxy_preserve_open(preserve_dir)))
-        cli_error("--verify: %s: cannot keep changed files for run 2",
-                  preserve_dir);
+    if (journal_dir && !(totals.preserve = proxy_preserve_open(journal_dir))) {
+        cli_error("--verify: %s: cannot journal the run's file changes",
+                  journal_dir);
+        goto out;
+    }
     rc = proxy_tmp_setup(p, o->tmp_dir, why, sizeof(why));
     if (rc < 0) {
         cli_error("%s", why);
@@ -405,6 +442,7 @@ int cli_run_once(const struct run_options *o, const char *path,
         struct vmm_host_info hi;
         vmm_host_get_info(host, &hi);
         sum->rdtsc_trappable = hi.rdtsc_trappable;
+        sum->cpuid_controlled = hi.cpuid_control;
         collect_summary(sum, p, vm, &det, &totals);
         sum->wall_s = now_seconds() - t0;
         sum->exit_code = code;
@@ -412,8 +450,6 @@ int cli_run_once(const struct run_options *o, const char *path,
     if (detlog_path && det_log_save(&det, detlog_path) < 0)
         cli_error("%s: cannot write the detlog", detlog_path);
 out:
-    if (totals.created_log)
-        fclose(totals.created_log);
     proxy_preserve_close(totals.preserve);
     free(env);
     proxy_process_destroy(p);
@@ -462,12 +498,13 @@ int cli_cmd_run(int argc, char **argv)
      * not kill hvrun. Guest modes come from the guest umask alone. */
     signal(SIGPIPE, SIG_IGN);
     install_stop_handlers();
+    proxy_scratch_sweep(); /* what runs killed by SIGKILL left in /tmp */
     umask(0);
     if (o.verify)
         return cli_verify(&o, path);
     struct run_summary sum;
     memset(&sum, 0, sizeof(sum));
-    int code = cli_run_once(&o, path, NULL, NULL, NULL, &sum);
+    int code = cli_run_once(&o, path, NULL, NULL, &sum);
     if (o.summary || o.summary_json)
         cli_print_summary(stderr, &o, &sum);
     return code;

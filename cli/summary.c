@@ -28,10 +28,12 @@ static void print_json(FILE *f, const struct run_summary *s)
                 read_names[i], (unsigned long long)s->reads[i]);
     fprintf(f,
             "}, \"detlog_events\": %llu, \"detlog_digest\": \"%016llx\", "
-            "\"rdtsc_trappable\": %s, \"wall_seconds\": %.3f}\n",
+            "\"rdtsc_trappable\": %s, \"cpuid_controlled\": %s, "
+            "\"wall_seconds\": %.3f}\n",
             (unsigned long long)s->detlog_events,
             (unsigned long long)s->digest,
-            s->rdtsc_trappable ? "true" : "false", s->wall_s);
+            s->rdtsc_trappable ? "true" : "false",
+            s->cpuid_controlled ? "true" : "false", s->wall_s);
 }
 
 void cli_print_summary(FILE *f, const struct run_options *o,
@@ -47,7 +49,7 @@ void cli_print_summary(FILE *f, const struct run_options *o,
             "exits/syscall %.3f; "
             "virtualised reads: time %llu, random %llu, ids %llu, "
             "metadata %llu, host %llu; detlog %llu events, digest %016llx; "
-            "%swall %.3f s\n",
+            "%s%swall %.3f s\n",
             (unsigned long long)s->syscalls,
             (unsigned long long)s->unsupported, (unsigned long long)s->exits,
             (unsigned long long)s->syscall_exits,
@@ -64,5 +66,8 @@ void cli_print_summary(FILE *f, const struct run_options *o,
             s->rdtsc_trappable ? ""
                                : "RDTSC untrappable on this host (reads "
                                  "the host TSC; uses cannot be seen); ",
+            s->cpuid_controlled ? ""
+                                : "CPUID not controlled on this host (the "
+                                  "guest sees the host CPU; measured); ",
             s->wall_s);
 }

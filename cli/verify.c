@@ -4,6 +4,14 @@
  * exit status and the detlog. Run 1's output is passed on; one stderr line
  * says whether the runs were identical and, if not, names the first event
  * that differed and which streams differed.
+ *
+ * Both runs start from the same files: each run journals what it does to
+ * them (syscall-proxy/preserve.c) and undo.c puts them back from that
+ * journal before run 2. Everything lives in one scratch directory
+ * (scratch.c: 0700, ours, locked while we live, so a later hvrun can clean
+ * it up if we are killed). SIGINT, SIGTERM or SIGHUP stop the run going
+ * on (it gets the signal too), put the files back as they were before
+ * --verify and exit 128+N saying so.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -23,18 +31,46 @@
 #define NR_RUNS 2
 
 struct run_files {
-    char out[128], err[128], detlog[128], summary[128], created[128];
-    char kept[128]; /* run 1 only: the files it changed, as they were */
+    char out[128], err[128], detlog[128], summary[128];
+    /* Where the run writes stdout and stderr: the same names in both runs
+     * (a guest that stats or reads the link of its fd 1 sees the same
+     * thing), moved to out and err once the run is over. */
+    char live_out[128], live_err[128];
+    char journal[128]; /* what the run did to the files (undo.c) */
     int code;
     struct run_summary sum;
 };
+
+/* The run going on (0: none), for the stop signal handler. */
+static volatile sig_atomic_t verify_child;
+
+/* In hvrun and in its run alike: stop (world.c polls the flag); hvrun
+ * passes the signal on to the run, whichever of them got it. */
+static void on_verify_signal(int sig)
+{
+    proxy_stop_signal = sig;
+    pid_t child = verify_child;
+    if (child > 0)
+        kill(child, sig);
+}
+
+static void install_verify_handlers(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_verify_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+}
 
 static int copy_fd(int from, int to)
 {
     char buf[65536];
     for (;;) {
         ssize_t n = read(from, buf, sizeof(buf));
-        if (n < 0 && errno == EINTR)
+        if (n < 0 && errno == EINTR && !proxy_stop_signal)
             continue;
         if (n <= 0)
             return (int)n;
@@ -81,15 +117,14 @@ static void child_run(const struct run_options *o, const char *path,
     /* A run never outlives the hvrun that started it. */
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     int in = open_or_die(stdin_path, O_RDONLY);
-    int out = open_or_die(f->out, O_WRONLY | O_CREAT | O_TRUNC);
-    int err = open_or_die(f->err, O_WRONLY | O_CREAT | O_TRUNC);
+    int out = open_or_die(f->live_out, O_WRONLY | O_CREAT | O_TRUNC);
+    int err = open_or_die(f->live_err, O_WRONLY | O_CREAT | O_TRUNC);
     dup2(in, 0);
     dup2(out, 1);
     dup2(err, 2);
     struct run_summary sum;
     memset(&sum, 0, sizeof(sum));
-    int code = cli_run_once(o, path, f->detlog, f->created,
-                            f->kept[0] ? f->kept : NULL, &sum);
+    int code = cli_run_once(o, path, f->detlog, f->journal, &sum);
     int s = open(f->summary, O_WRONLY | O_CREAT | O_TRUNC, 0600);
     if (s >= 0) {
         if (write(s, &sum, sizeof(sum)) != (ssize_t)sizeof(sum))
@@ -109,10 +144,16 @@ static int run_in_child(const struct run_options *o, const char *path,
         return -errno;
     if (pid == 0)
         child_run(o, path, stdin_path, f);
+    verify_child = pid;
+    if (proxy_stop_signal) /* came before verify_child was set */
+        kill(pid, proxy_stop_signal);
     int status;
     while (waitpid(pid, &status, 0) < 0)
-        if (errno != EINTR)
+        if (errno != EINTR) {
+            verify_child = 0;
             return -errno;
+        }
+    verify_child = 0;
     f->code = WIFEXITED(status) ? WEXITSTATUS(status)
                                 : 128 + WTERMSIG(status);
     int s = open(f->summary, O_RDONLY | O_CLOEXEC);
@@ -224,232 +265,107 @@ static int report(const struct run_options *o, struct run_files *f)
     return CLI_EXIT_NONDETERMINISTIC;
 }
 
-/*
- * Both runs must start from the same files: what run 1 created (outside
- * its private /tmp, which is fresh anyway) is removed before run 2, newest
- * first so directories are empty when their turn comes; what it changed
- * or removed is put back then (restore_kept).
- */
-static void undo_creations(const char *list)
+/* Puts back the files run n (0-based) changed; says so if not all. */
+static void undo_run(const struct run_files *f, int n)
 {
-    FILE *f = fopen(list, "re");
-    if (!f)
-        return;
-    size_t n = 0, cap = 64;
-    char **paths = malloc(cap * sizeof(char *));
-    char line[4200];
-    while (paths && fgets(line, sizeof(line), f)) {
-        line[strcspn(line, "\n")] = 0;
-        if (n == cap) {
-            char **g = realloc(paths, cap * 2 * sizeof(char *));
-            if (!g)
-                break;
-            paths = g;
-            cap *= 2;
-        }
-        if (!(paths[n] = strdup(line)))
-            break;
-        n++;
-    }
-    fclose(f);
-    for (size_t i = n; i-- > 0;) {
-        if (unlink(paths[i]) < 0 && errno == EISDIR)
-            rmdir(paths[i]);
-        free(paths[i]);
-    }
-    free(paths);
+    int problems = cli_verify_undo(f->journal);
+    if (problems)
+        cli_error("--verify: %d change%s of run %d could not be undone "
+                  "(above)", problems, problems == 1 ? "" : "s", n + 1);
 }
 
-/* ---- putting back what run 1 changed (syscall-proxy/preserve.c) ---------- */
-
-struct kept_entry {
-    char kind;      /* F file, L symlink, D directory */
-    unsigned mode;
-    char saved[16]; /* the number of the saved copy, or "-" */
-    char *path;
-};
-
-static int read_kept(const char *kept, struct kept_entry **out, size_t *n)
+static int interrupted(int during_run)
 {
-    char index[160];
-    snprintf(index, sizeof(index), "%s/index", kept);
-    FILE *f = fopen(index, "re");
-    *out = NULL;
-    *n = 0;
-    if (!f)
-        return errno == ENOENT ? 0 : -errno;
-    size_t cap = 0;
-    char line[4200];
-    while (fgets(line, sizeof(line), f)) {
-        line[strcspn(line, "\n")] = 0;
-        struct kept_entry e = {0};
-        int at = 0;
-        if (sscanf(line, "%c %o %15s %n", &e.kind, &e.mode, e.saved, &at) < 3 ||
-            at == 0 || line[at] != '/')
-            continue;
-        if (*n == cap) {
-            cap = cap ? cap * 2 : 16;
-            struct kept_entry *g = realloc(*out, cap * sizeof(*g));
-            if (!g)
-                break;
-            *out = g;
-        }
-        if (!(e.path = strdup(line + at)))
-            break;
-        (*out)[(*n)++] = e;
-    }
-    fclose(f);
-    return 0;
+    int sig = proxy_stop_signal;
+    fprintf(stderr,
+            "hvrun: verify: interrupted by %s during run %d of %d; the "
+            "files are as they were before it\n",
+            sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "SIGHUP",
+            during_run, NR_RUNS);
+    return 128 + sig;
 }
 
-static int by_path_length(const void *a, const void *b)
+static void name_files(struct run_files *f, const char *dir)
 {
-    size_t la = strlen(((const struct kept_entry *)a)->path);
-    size_t lb = strlen(((const struct kept_entry *)b)->path);
-    return la < lb ? -1 : la > lb;
-}
-
-static void put_back(const char *kept, const struct kept_entry *e)
-{
-    char saved[160];
-    snprintf(saved, sizeof(saved), "%s/%s", kept, e->saved);
-    struct stat st;
-    if (lstat(e->path, &st) == 0 && !S_ISDIR(st.st_mode))
-        unlink(e->path);
-    if (e->kind == 'L') {
-        char target[4096];
-        int fd = open(saved, O_RDONLY | O_CLOEXEC);
-        ssize_t n = fd < 0 ? -1 : read(fd, target, sizeof(target) - 1);
-        if (fd >= 0)
-            close(fd);
-        if (n >= 0) {
-            target[n] = 0;
-            if (symlink(target, e->path) < 0)
-                cli_error("--verify: cannot put back %s: %s", e->path,
-                          strerror(errno));
-        }
-        return;
-    }
-    int src = open(saved, O_RDONLY | O_CLOEXEC);
-    int dst = open(e->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    if (src < 0 || dst < 0 || copy_fd(src, dst) < 0 ||
-        fchmod(dst, (mode_t)e->mode) < 0)
-        cli_error("--verify: cannot put back %s: %s", e->path,
-                  strerror(errno));
-    if (src >= 0)
-        close(src);
-    if (dst >= 0)
-        close(dst);
-}
-
-/*
- * Before run 2: the files run 1 changed or removed go back as they were
- * (content and mode; the metadata that run 2 sees is virtualised anyway).
- * Directories first, outermost first, so that files have a place again.
- */
-static void restore_kept(const char *kept)
-{
-    struct kept_entry *e;
-    size_t n;
-    if (read_kept(kept, &e, &n) < 0 || n == 0) {
-        free(e);
-        return;
-    }
-    qsort(e, n, sizeof(*e), by_path_length);
-    for (size_t i = 0; i < n; i++)
-        if (e[i].kind == 'D' && mkdir(e[i].path, (mode_t)e[i].mode) < 0 &&
-            errno != EEXIST)
-            cli_error("--verify: cannot put back %s: %s", e[i].path,
-                      strerror(errno));
-    for (size_t i = 0; i < n; i++)
-        if (e[i].kind == 'F' || e[i].kind == 'L')
-            put_back(kept, &e[i]);
-    for (size_t i = 0; i < n; i++)
-        free(e[i].path);
-    free(e);
-}
-
-static void remove_kept(const char *kept)
-{
-    DIR *d = opendir(kept);
-    if (!d)
-        return;
-    struct dirent *de;
-    while ((de = readdir(d)))
-        if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
-            unlinkat(dirfd(d), de->d_name, 0);
-    closedir(d);
-    rmdir(kept);
-}
-
-static void cleanup(const char *dir, struct run_files *f, const char *in)
-{
-    remove_kept(f[0].kept);
     for (int i = 0; i < NR_RUNS; i++) {
-        unlink(f[i].created);
-        unlink(f[i].out);
-        unlink(f[i].err);
-        unlink(f[i].detlog);
-        unlink(f[i].summary);
+        snprintf(f[i].out, sizeof(f[i].out), "%s/out%d", dir, i + 1);
+        snprintf(f[i].err, sizeof(f[i].err), "%s/err%d", dir, i + 1);
+        snprintf(f[i].live_out, sizeof(f[i].live_out), "%s/stdout", dir);
+        snprintf(f[i].live_err, sizeof(f[i].live_err), "%s/stderr", dir);
+        snprintf(f[i].detlog, sizeof(f[i].detlog), "%s/detlog%d", dir, i + 1);
+        snprintf(f[i].summary, sizeof(f[i].summary), "%s/sum%d", dir, i + 1);
+        snprintf(f[i].journal, sizeof(f[i].journal), "%s/journal%d", dir,
+                 i + 1);
     }
-    if (strcmp(in, "/dev/null") != 0)
-        unlink(in);
-    rmdir(dir);
+}
+
+static void pass_on(const char *file, int to)
+{
+    int fd = open(file, O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+        copy_fd(fd, to);
+        close(fd);
+    }
+}
+
+/* Runs both (each from the files as they were before the first); 0, or
+ * the exit code when it must end now. */
+static int run_both(const struct run_options *o, const char *path,
+                    const char *in, struct run_files *f)
+{
+    for (int i = 0; i < NR_RUNS; i++) {
+        if (i > 0)
+            undo_run(&f[i - 1], i - 1);
+        if (proxy_stop_signal)
+            return interrupted(i);
+        if (mkdir(f[i].journal, 0700) < 0) {
+            cli_error("--verify: %s: %s", f[i].journal, strerror(errno));
+            return CLI_EXIT_FAILURE;
+        }
+        if (run_in_child(o, path, in, &f[i]) < 0) {
+            cli_error("--verify: fork: %s", strerror(errno));
+            return CLI_EXIT_FAILURE;
+        }
+        (void)rename(f[i].live_out, f[i].out);
+        (void)rename(f[i].live_err, f[i].err);
+        if (proxy_stop_signal) {
+            undo_run(&f[i], i);
+            return interrupted(i + 1);
+        }
+    }
+    return 0;
 }
 
 int cli_verify(const struct run_options *o, const char *path)
 {
+    install_verify_handlers();
     char dir[] = "/tmp/hvrun-verify.XXXXXX";
-    if (!mkdtemp(dir)) {
-        cli_error("--verify: mkdtemp: %s", strerror(errno));
+    int lock;
+    int rc = proxy_scratch_make(dir, &lock);
+    if (rc < 0) {
+        cli_error("--verify: %s: %s", dir, strerror(-rc));
         return CLI_EXIT_FAILURE;
     }
     struct run_files f[NR_RUNS];
     memset(f, 0, sizeof(f));
-    for (int i = 0; i < NR_RUNS; i++) {
-        snprintf(f[i].out, sizeof(f[i].out), "%s/out%d", dir, i + 1);
-        snprintf(f[i].err, sizeof(f[i].err), "%s/err%d", dir, i + 1);
-        snprintf(f[i].detlog, sizeof(f[i].detlog), "%s/detlog%d", dir, i + 1);
-        snprintf(f[i].summary, sizeof(f[i].summary), "%s/sum%d", dir, i + 1);
-        snprintf(f[i].created, sizeof(f[i].created), "%s/created%d", dir,
-                 i + 1);
-    }
-    snprintf(f[0].kept, sizeof(f[0].kept), "%s/kept", dir);
-    if (mkdir(f[0].kept, 0700) < 0) {
-        cli_error("--verify: %s: %s", f[0].kept, strerror(errno));
-        f[0].kept[0] = 0;
-    }
+    name_files(f, dir);
     char in[160];
-    int code = CLI_EXIT_FAILURE;
+    int code;
     if (save_stdin(dir, in, sizeof(in)) < 0) {
-        cli_error("--verify: saving stdin: %s", strerror(errno));
-        goto out;
-    }
-    for (int i = 0; i < NR_RUNS; i++) {
-        if (i > 0) {
-            undo_creations(f[i - 1].created);
-            restore_kept(f[0].kept);
+        if (proxy_stop_signal)
+            code = interrupted(1);
+        else {
+            cli_error("--verify: saving stdin: %s", strerror(errno));
+            code = CLI_EXIT_FAILURE;
         }
-        if (run_in_child(o, path, in, &f[i]) < 0) {
-            cli_error("--verify: fork: %s", strerror(errno));
-            goto out;
-        }
+    } else if (!(code = run_both(o, path, in, f))) {
+        /* Pass run 1's output on, then judge. */
+        pass_on(f[0].out, 1);
+        pass_on(f[0].err, 2);
+        code = report(o, f);
+        if (o->summary || o->summary_json)
+            cli_print_summary(stderr, o, &f[0].sum);
     }
-    /* Pass run 1's output on, then judge. */
-    int fd = open(f[0].out, O_RDONLY | O_CLOEXEC);
-    if (fd >= 0) {
-        copy_fd(fd, 1);
-        close(fd);
-    }
-    fd = open(f[0].err, O_RDONLY | O_CLOEXEC);
-    if (fd >= 0) {
-        copy_fd(fd, 2);
-        close(fd);
-    }
-    code = report(o, f);
-    if (o->summary || o->summary_json)
-        cli_print_summary(stderr, o, &f[0].sum);
-out:
-    cleanup(dir, f, in);
+    proxy_scratch_remove(dir, lock);
     return code;
 }

@@ -21,6 +21,7 @@ void det_config_defaults(struct det_config *c)
     c->domainname = "(none)";
     c->uid = (uint32_t)getuid();
     c->gid = (uint32_t)getgid();
+    c->mem_total_bytes = DET_MEM_TOTAL_BYTES;
 }
 
 void det_rng_init(struct det_state *d);

@@ -38,6 +38,8 @@ struct det_config {
     const char *hostname;     /* uname nodename; "hvrun" by default */
     const char *domainname;   /* "(none)" by default */
     uint32_t uid, gid;        /* what getuid/getgid report */
+    uint64_t mem_total_bytes; /* --memory: the machine's RAM (sysinfo,
+                                 /proc/meminfo) and the guest memory limit */
 };
 
 void det_config_defaults(struct det_config *c);
@@ -178,9 +180,16 @@ struct det_uname {
 void det_get_uname(struct det_state *d, struct det_uname *u);
 int det_set_hostname(struct det_state *d, const char *name, size_t len);
 int det_set_domainname(struct det_state *d, const char *name, size_t len);
-/* Fixed machine figures (sysinfo, /proc/meminfo). */
+/* Machine figures (sysinfo, /proc/meminfo): the RAM is --memory (8 GiB by
+ * default, 64 MiB to 256 GiB); an idle machine has a quarter of it in use
+ * and no swap. */
 #define DET_MEM_TOTAL_BYTES (8ULL << 30)
-#define DET_MEM_FREE_BYTES (6ULL << 30)
+#define DET_MEM_MIN_BYTES (64ULL << 20)
+#define DET_MEM_MAX_BYTES (256ULL << 30)
+static inline uint64_t det_mem_free_bytes(const struct det_config *c)
+{
+    return c->mem_total_bytes - c->mem_total_bytes / 4;
+}
 #define DET_NR_CPUS 1
 
 /* ---- file metadata (meta.c) ---------------------------------------------- */
@@ -192,6 +201,10 @@ void det_stat_canon(struct det_state *d, struct stat *st);
 /* The virtual inode number for a host (dev, ino) (getdents d_ino). */
 uint64_t det_ino(struct det_state *d, uint64_t host_dev, uint64_t host_ino);
 uint64_t det_dev(struct det_state *d, uint64_t host_dev);
+/* Inodes of host_dev (procfs) are made per lookup: their numbers are
+ * DET_FIRST_EPHEMERAL_INO plus the low 28 bits of the key, no sequence. */
+void det_meta_ephemeral_dev(struct det_state *d, uint64_t host_dev);
+#define DET_FIRST_EPHEMERAL_INO 0xf0000000ULL
 /* The guest changed this file's data or metadata now. */
 void det_note_write(struct det_state *d, uint64_t host_dev, uint64_t ino);
 /* Only the file's metadata changed now (chmod, chown, link, rename): its

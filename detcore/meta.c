@@ -36,6 +36,13 @@ struct det_meta {
     uint64_t next_ino;
     uint64_t devs[64];
     int nr_devs;
+    /* Filesystems whose inode numbers are made afresh on each lookup
+     * (procfs): their numbers are a function of the key the proxy gives
+     * (a hash of the guest name, procguard.c), never of how many of them
+     * the run met, so however often procfs renumbers an entry the numbers
+     * of files and pipes stay put. */
+    uint64_t ephemeral_devs[4];
+    int nr_ephemeral;
 };
 
 int det_meta_init(struct det_state *d);
@@ -94,6 +101,14 @@ static int grow(struct det_meta *m)
 }
 
 /* Finds (or with create, adds) the entry for a host file. */
+static bool is_ephemeral(const struct det_meta *m, uint64_t dev)
+{
+    for (int i = 0; i < m->nr_ephemeral; i++)
+        if (m->ephemeral_devs[i] == dev)
+            return true;
+    return false;
+}
+
 static struct file_entry *lookup(struct det_meta *m, uint64_t dev,
                                  uint64_t ino, bool create)
 {
@@ -123,8 +138,19 @@ static struct file_entry *lookup(struct det_meta *m, uint64_t dev,
     memset(e, 0, sizeof(*e));
     e->dev = dev;
     e->ino = ino;
-    e->vino = m->next_ino++;
+    e->vino = is_ephemeral(m, dev)
+                  ? DET_FIRST_EPHEMERAL_INO + (ino & 0x0fffffffULL)
+                  : m->next_ino++;
     return e;
+}
+
+void det_meta_ephemeral_dev(struct det_state *d, uint64_t host_dev)
+{
+    struct det_meta *m = d->meta;
+    if (!is_ephemeral(m, host_dev) &&
+        m->nr_ephemeral < (int)(sizeof(m->ephemeral_devs) /
+                                sizeof(m->ephemeral_devs[0])))
+        m->ephemeral_devs[m->nr_ephemeral++] = host_dev;
 }
 
 uint64_t det_dev(struct det_state *d, uint64_t host_dev)

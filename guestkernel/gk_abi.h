@@ -23,6 +23,7 @@
 #define GK_STACK0_TOP 0xa000
 #define GK_IST1_GPA 0xa000        /* IST1 stack (#DF, #NMI, #MC) */
 #define GK_IST1_TOP 0xc000
+#define GK_VDSO_CALLS_GPA 0xc000  /* the vDSO's call count (vdso_abi.h), U=1 W=1 */
 #define GK_KERNEL_AREA_END 0x10000
 
 /*

@@ -3,7 +3,8 @@
  * and getcpu answered in the guest, from the logical clock in the [vvar]
  * page (vdso_abi.h), without an exit. Built as a tiny shared object and
  * mapped into every guest image (AT_SYSINFO_EHDR), where glibc finds it by
- * the usual names and version (LINUX_2.6).
+ * the usual names and version (LINUX_2.6). It reads [vvar] and writes only
+ * its call count (vdso_abi.h).
  *
  * Freestanding: no libc, no TLS, no relocations. A clock the page does not
  * cover, or host time (--no-virtualize-time), goes to the real syscall.
@@ -54,13 +55,18 @@ static long sys2(long nr, long a, long b)
     return ret;
 }
 
-/* One event: the elapsed logical time it sees, or -1 for the kernel. */
+/* One event: the elapsed logical time it sees, or -1 for the kernel (host
+ * time, or GK_VDSO_MAX_CALLS answered since the last exit). */
 static int64_t event_elapsed(void)
 {
     volatile struct gk_vvar *v = vvar();
+    volatile uint64_t *calls = (volatile uint64_t *)GK_VDSO_CALLS_VA;
     if (v->magic != GK_VDSO_MAGIC || !v->virtual_time)
         return -1;
-    uint64_t n = ++v->events;
+    uint64_t n = *calls + 1;
+    if (n > GK_VDSO_MAX_CALLS)
+        return -1;
+    *calls = n;
     return v->now_ns + (int64_t)n * v->event_ns;
 }
 
@@ -97,9 +103,10 @@ static int known(int clk)
 
 int __vdso_clock_gettime(int clk, struct k_timespec *ts)
 {
-    if (!known(clk) || vvar()->magic != GK_VDSO_MAGIC || !vvar()->virtual_time)
+    int64_t e;
+    if (!known(clk) || (e = event_elapsed()) < 0)
         return (int)sys2(228, clk, (long)ts);
-    int64_t t = clock_ns(clk, event_elapsed());
+    int64_t t = clock_ns(clk, e);
     ts->tv_sec = t / NSEC;
     ts->tv_nsec = t % NSEC;
     return 0;

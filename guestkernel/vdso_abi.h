@@ -1,21 +1,42 @@
 /*
- * vdso_abi.h - the page shared between hvrun and the guest's vDSO
- * (guestkernel/vdso.c): the logical clock as of the last exit, and the
- * count of clock reads the vDSO answered since. Mapped read-write at the
- * page just below the vDSO image ("[vvar]").
+ * vdso_abi.h - what hvrun and the guest's vDSO (guestkernel/vdso.c) share:
+ *
+ *  - [vvar], the page just below the vDSO image: the logical clock as of
+ *    the last exit. Read-only to the guest, as Linux maps it (no write or
+ *    exec permission can be added: mprotect says EACCES); hvrun writes it
+ *    before each run. Each process has its own (fork copies it).
+ *  - the call count: the one thing the vDSO writes, a word in a page of
+ *    the guest kernel area (GK_VDSO_CALLS_GPA, user-writable, mapped by
+ *    every VM at GK_VDSO_CALLS_VA). Every process has its own VM, so the
+ *    page is never shared; it is not a VMA (no munmap/mprotect/mremap
+ *    reaches it, /proc/PID/maps does not show it).
  *
  * The clock rule is detcore's (detcore/clock.c): every guest event
  * advances logical time by DET_EVENT_NS; a vDSO call is an event like the
- * syscall it replaces, so each one adds 1 to `events` and sees
- * now_ns + events * event_ns. At the next exit hvrun folds the events into
- * detcore and writes the page afresh before the guest runs again.
+ * syscall it replaces, so call n since the last exit sees
+ * now_ns + n * event_ns. At the next exit hvrun folds the count into
+ * detcore and rewrites both before the guest runs again.
+ *
+ * The count is guest-writable, so hvrun trusts it only as far as a real
+ * count can go: the vDSO answers at most GK_VDSO_MAX_CALLS calls between
+ * two exits (the next one makes the syscall), and a count above that is a
+ * scribble, folded as 0. A guest that writes the count can thus move the
+ * run's logical clock by no more than GK_VDSO_MAX_CALLS real clock reads
+ * would (65 ms of logical time per exit), never backwards; what it writes
+ * changes what its own vDSO answers until the next exit, nothing else.
  */
 #ifndef GK_VDSO_ABI_H
 #define GK_VDSO_ABI_H
 
 #include <stdint.h>
 
+#include "gk_abi.h"
+
 #define GK_VDSO_MAGIC 0x6876727576766172ULL /* "hvruvvar" */
+
+/* The call count: one uint64_t at the start of its page. */
+#define GK_VDSO_CALLS_VA (GK_KERNEL_VA + GK_VDSO_CALLS_GPA)
+#define GK_VDSO_MAX_CALLS 65536ULL
 
 struct gk_vvar {
     uint64_t magic;
@@ -25,7 +46,6 @@ struct gk_vvar {
     int64_t boot_ns;       /* CLOCK_MONOTONIC = boot_ns + elapsed */
     int64_t event_ns;      /* what one event adds */
     int64_t coarse_ns;     /* resolution of the _COARSE clocks */
-    uint64_t events;       /* vDSO calls since the last exit (guest adds) */
 };
 
 #endif

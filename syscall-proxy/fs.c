@@ -26,6 +26,7 @@
 #include <sys/inotify.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/xattr.h>
@@ -133,6 +134,9 @@ static int rewrite_proc_self(struct proxy_process *p, const char *tail,
         return format_path(out, outlen, "%s",
                            follow_last ? p->exe_path : "/proc/self/exe");
     }
+    /* The guest's root is the host's: hvrun has no chroot. */
+    if ((rest = strip_dir_prefix(tail, "/root")) && (*rest || follow_last))
+        return format_path(out, outlen, "/%s", *rest ? rest + 1 : "");
     if ((rest = strip_dir_prefix(tail, "/cwd")))
         return format_path(out, outlen, "/proc/self/fd/%d%s", p->cwd_fd, rest);
     if (strncmp(tail, "/fd/", 4) == 0)
@@ -217,16 +221,24 @@ static long host_path_at_ex(struct proxy_process *p, uint64_t guest_dirfd,
         if (n < 0)
             return n;
     }
-    int r = rewrite_path(p, raw, follow_last, hp->path, sizeof(hp->path),
-                         &hp->kind);
-    if (r < 0)
-        return r;
-    if (hp->path[0] == '/') {
-        hp->dirfd = AT_FDCWD;
-        return 0;
+    /* A route into procfs the rewrite did not see gets the guest name of
+     * what it reached and is rewritten once more (procguard.c). */
+    for (int pass = 0;; pass++) {
+        int r = rewrite_path(p, raw, follow_last, hp->path, sizeof(hp->path),
+                             &hp->kind);
+        if (r < 0)
+            return r;
+        hp->dirfd = hp->path[0] == '/' ? AT_FDCWD
+                                       : proxy_host_dirfd(p, (int)guest_dirfd);
+        if (hp->dirfd < 0 && hp->dirfd != AT_FDCWD)
+            return hp->dirfd;
+        r = proxy_proc_confine(p, hp->dirfd, hp->path, follow_last, raw,
+                               sizeof(raw));
+        if (r <= 0)
+            return r;
+        if (pass > 0)
+            return -ELOOP;
     }
-    hp->dirfd = proxy_host_dirfd(p, (int)guest_dirfd);
-    return hp->dirfd < 0 ? hp->dirfd : 0;
 }
 
 static long host_path_at(struct proxy_process *p, uint64_t guest_dirfd,
@@ -343,6 +355,10 @@ static long do_openat(struct proxy_process *p, uint64_t guest_dirfd,
         openat(hp.dirfd, hp.path, flags | O_CLOEXEC | O_NOCTTY, host_mode);
     if (host_fd < 0)
         return -errno;
+    if ((r = proxy_proc_open_check(p, host_fd, flags)) < 0) {
+        close(host_fd);
+        return r;
+    }
     proxy_meta_note_open(p, host_fd, hp.path, flags, created);
     return proxy_fd_install(&p->fds, host_fd, (flags & O_CLOEXEC) != 0, 0);
 }
@@ -367,17 +383,69 @@ static long sys_creat(struct proxy_process *p, const uint64_t a[6])
 
 /* The one place each metadata struct reaches the guest: detcore
  * canonicalises inode and device numbers, times and free counts here. */
-static long stat_out(struct proxy_process *p, gva_t gva, const struct stat *st)
+static bool on_proc(uint64_t dev)
+{
+    static uint64_t proc_dev;
+    struct stat ps;
+    if (!proc_dev && stat("/proc", &ps) == 0)
+        proc_dev = ps.st_dev;
+    return dev == proc_dev;
+}
+
+/*
+ * A procfs entry's stable inode number (procguard.c): from the fd, or an
+ * O_PATH open of what (dirfd, path) named with the same flags.
+ */
+static uint64_t proc_ino(struct proxy_process *p, int host_fd, int dirfd,
+                         const char *path, int at_flags, uint64_t host_ino)
+{
+    int fd = host_fd;
+    if (fd < 0) {
+        int fl = O_PATH | O_CLOEXEC |
+                 (at_flags & AT_SYMLINK_NOFOLLOW ? O_NOFOLLOW : 0);
+        fd = (at_flags & AT_EMPTY_PATH) && !*path ? dirfd
+                                                   : openat(dirfd, path, fl);
+    }
+    uint64_t ino = fd >= 0 ? proxy_proc_stable_ino(p, fd, host_ino) : host_ino;
+    if (fd >= 0 && fd != host_fd && fd != dirfd)
+        close(fd);
+    return ino;
+}
+
+/* Where a stat result came from, for the procfs fixes. */
+struct stat_src {
+    int host_fd, dirfd;
+    const char *path;
+    int at_flags;
+};
+
+static long stat_out(struct proxy_process *p, gva_t gva, const struct stat *st,
+                     const struct stat_src *src)
 {
     struct stat canon = *st;
+    if (on_proc(st->st_dev)) {
+        if (S_ISDIR(st->st_mode))
+            canon.st_size = proxy_vfs_dir_size_fixup(p, st->st_dev,
+                                                     st->st_ino, st->st_size);
+        canon.st_ino = proc_ino(p, src->host_fd, src->dirfd, src->path,
+                                src->at_flags, st->st_ino);
+    }
     det_stat_canon(p->det, &canon);
     return proxy_copy_out(p, gva, &canon, sizeof(canon));
 }
 
 static long statx_out(struct proxy_process *p, gva_t gva,
-                      const struct statx *stx)
+                      const struct statx *stx, const struct stat_src *src)
 {
     struct statx canon = *stx;
+    uint64_t dev = makedev(stx->stx_dev_major, stx->stx_dev_minor);
+    if (on_proc(dev)) {
+        if (S_ISDIR(stx->stx_mode))
+            canon.stx_size = (uint64_t)proxy_vfs_dir_size_fixup(
+                p, dev, stx->stx_ino, (int64_t)stx->stx_size);
+        canon.stx_ino = proc_ino(p, src->host_fd, src->dirfd, src->path,
+                                 src->at_flags, stx->stx_ino);
+    }
     proxy_meta_statx_canon(p, &canon);
     return proxy_copy_out(p, gva, &canon, sizeof(canon));
 }
@@ -400,7 +468,8 @@ static long do_fstatat(struct proxy_process *p, uint64_t guest_dirfd,
     struct stat st;
     if (fstatat(hp.dirfd, hp.path, &st, flags) < 0)
         return -errno;
-    return stat_out(p, buf_gva, &st);
+    struct stat_src src = {-1, hp.dirfd, hp.path, flags};
+    return stat_out(p, buf_gva, &st, &src);
 }
 
 static long sys_stat(struct proxy_process *p, const uint64_t a[6])
@@ -427,7 +496,8 @@ static long sys_fstat(struct proxy_process *p, const uint64_t a[6])
     struct stat st;
     if (fstat(host_fd, &st) < 0)
         return -errno;
-    return stat_out(p, a[1], &st);
+    struct stat_src src = {host_fd, -1, "", 0};
+    return stat_out(p, a[1], &st, &src);
 }
 
 static long sys_statx(struct proxy_process *p, const uint64_t a[6])
@@ -440,7 +510,8 @@ static long sys_statx(struct proxy_process *p, const uint64_t a[6])
     struct statx stx;
     if (statx(hp.dirfd, hp.path, flags, (unsigned)a[3], &stx) < 0)
         return -errno;
-    return statx_out(p, a[4], &stx);
+    struct stat_src src = {-1, hp.dirfd, hp.path, flags};
+    return statx_out(p, a[4], &stx, &src);
 }
 
 static long sys_statfs(struct proxy_process *p, const uint64_t a[6])
@@ -698,7 +769,7 @@ static long do_unlinkat(struct proxy_process *p, uint64_t guest_dirfd,
         return r;
     struct proxy_meta_name victim;
     proxy_meta_name_get(p, hp.dirfd, hp.path, &victim);
-    proxy_preserve_before(p, hp.dirfd, hp.path, false);
+    proxy_preserve_name_gone(p, hp.dirfd, hp.path);
     r = proxy_host_result(unlinkat(hp.dirfd, hp.path, flags));
     if (r == 0)
         proxy_meta_note_unlink(p, &victim);
@@ -837,12 +908,13 @@ static long do_renameat2(struct proxy_process *p, uint64_t old_dirfd,
     struct proxy_meta_name src, victim;
     proxy_meta_name_get(p, from.dirfd, from.path, &src);
     proxy_meta_name_get(p, to.dirfd, to.path, &victim);
-    proxy_preserve_before(p, from.dirfd, from.path, false);
-    proxy_preserve_before(p, to.dirfd, to.path, false);
+    struct proxy_preserve_rename journal;
+    proxy_preserve_rename_before(p, from.dirfd, from.path, to.dirfd, to.path,
+                                 flags, &journal);
     r = proxy_host_result(syscall(SYS_renameat2, from.dirfd, from.path,
                                   to.dirfd, to.path, flags));
     if (r == 0) {
-        proxy_meta_log_created(p, to.dirfd, to.path); /* a new name */
+        proxy_preserve_renamed(p, &journal);
         proxy_meta_note_rename(p, &src, &victim, flags);
     }
     return r;

@@ -182,22 +182,12 @@ void proxy_meta_note_parent(struct proxy_process *p, int host_dirfd,
         det_note_write(p->det, st.st_dev, st.st_ino);
 }
 
-/* --verify removes what run 1 created before run 2 starts, so both runs
- * begin from the same files: log each new name as an absolute host path
- * (and tell preserve.c, which must not keep it). */
-static void log_created_abs(struct proxy_process *p, const char *abs)
-{
-    fprintf(p->totals->created_log, "%s\n", abs);
-    proxy_preserve_created(p, abs);
-}
-
+/* --verify puts the files back after a run: the journal (preserve.c)
+ * records each name the run makes. */
 void proxy_meta_log_created(struct proxy_process *p, int host_dirfd,
                             const char *host_path)
 {
-    char abs[PROXY_PATH_MAX];
-    if (p->totals && p->totals->created_log &&
-        proxy_abs_path(host_dirfd, host_path, abs, sizeof(abs)) == 0)
-        log_created_abs(p, abs);
+    proxy_preserve_created(p, host_dirfd, host_path);
 }
 
 void proxy_meta_note_created(struct proxy_process *p, int host_dirfd,
@@ -323,7 +313,8 @@ void proxy_meta_note_rename(struct proxy_process *p,
 bool proxy_meta_open_creates(struct proxy_process *p, int host_dirfd,
                              const char *host_path, int flags)
 {
-    if (!proxy_meta_on(p) || !(flags & O_CREAT) ||
+    bool journaled = p->totals && p->totals->preserve;
+    if (!(proxy_meta_on(p) || journaled) || !(flags & O_CREAT) ||
         (flags & O_TMPFILE) == O_TMPFILE)
         return false;
     struct stat st;
@@ -360,15 +351,8 @@ void proxy_meta_note_open(struct proxy_process *p, int host_fd,
                           const char *guest_path_after_rewrite, int flags,
                           bool created)
 {
-    if (created && p->totals && p->totals->created_log) {
-        char link[64], path[PROXY_PATH_MAX];
-        snprintf(link, sizeof(link), "/proc/self/fd/%d", host_fd);
-        ssize_t n = readlink(link, path, sizeof(path) - 1);
-        if (n > 0) {
-            path[n] = 0;
-            log_created_abs(p, path);
-        }
-    }
+    if (created)
+        proxy_preserve_created_fd(p, host_fd);
     if (!proxy_meta_on(p))
         return;
     bool tmpfile = (flags & O_TMPFILE) == O_TMPFILE;

@@ -34,10 +34,6 @@
 /* ---- the private /tmp ---------------------------------------------------- */
 
 #define TMP_TEMPLATE "/tmp/hvrun-tmp.XXXXXX"
-/* Removal holds one fd per directory level; deeper subtrees are moved up
- * to the top directory and removed on a later pass. */
-#define TMP_RM_MAX_DEPTH 64
-#define TMP_RM_MAX_PASSES 100000
 
 static int say(char *why, size_t len, int err, const char *dir,
                const char *what)
@@ -48,20 +44,27 @@ static int say(char *why, size_t len, int err, const char *dir,
     return err;
 }
 
-/* A directory hvrun makes: the name's randomness (mkdtemp) never reaches
- * the guest, which sees only "/tmp". */
+/* A directory hvrun makes (scratch.c: 0700, locked while the run lives),
+ * the guest's /tmp its subdirectory "tmp" (mode 1777, as /tmp is). The
+ * name's randomness (mkdtemp) never reaches the guest, which sees only
+ * "/tmp". */
 static int tmp_make(struct proxy_process *p, char *why, size_t why_len)
 {
-    char dir[] = TMP_TEMPLATE;
-    if (!mkdtemp(dir))
-        return say(why, why_len, -errno, TMP_TEMPLATE,
+    char top[] = TMP_TEMPLATE;
+    int lock;
+    int rc = proxy_scratch_make(top, &lock);
+    if (rc < 0)
+        return say(why, why_len, rc, TMP_TEMPLATE,
                    "cannot create the private /tmp");
-    if (chmod(dir, 01777) < 0) {
-        int err = -errno;
-        rmdir(dir);
-        return say(why, why_len, err, dir, "chmod 1777");
+    snprintf(p->tmp_host, sizeof(p->tmp_host), "%s/tmp", top);
+    if (mkdir(p->tmp_host, 0700) < 0 || chmod(p->tmp_host, 01777) < 0) {
+        rc = -errno;
+        proxy_scratch_remove(top, lock);
+        p->tmp_host[0] = '\0';
+        return say(why, why_len, rc, top, "cannot create the private /tmp");
     }
-    snprintf(p->tmp_host, sizeof(p->tmp_host), "%s", dir);
+    snprintf(p->tmp_top, sizeof(p->tmp_top), "%s", top);
+    p->tmp_lock_fd = lock;
     p->tmp_owned = true;
     return 0;
 }
@@ -124,64 +127,12 @@ int proxy_tmp_expose(struct proxy_process *p, const char *host_path)
         real[5 + n] = 0; /* /tmp/<entry> */
         snprintf(top, sizeof(top), "%s", real);
         snprintf(link, sizeof(link), "%s/%s", p->tmp_host, real + 5);
-        if (strcmp(top, p->tmp_host) != 0 && symlink(top, link) < 0 &&
+        if (strcmp(top, p->tmp_top) != 0 && symlink(top, link) < 0 &&
             errno != EEXIST)
             rc = -errno;
     }
     free(real);
     return rc;
-}
-
-static bool is_dot_name(const char *n)
-{
-    return n[0] == '.' && (n[1] == '\0' || (n[1] == '.' && n[2] == '\0'));
-}
-
-/*
- * Removes what is inside dirfd. The guest may have left directories
- * without search or write permission, so each is made 0700 before it is
- * entered. At TMP_RM_MAX_DEPTH a subdirectory is renamed into top_fd
- * instead and *again is set: the caller repeats until nothing moves.
- */
-static void rm_contents(int dirfd, int top_fd, int depth, bool *again)
-{
-    int fd = dup(dirfd);
-    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-    if (!d) {
-        if (fd >= 0)
-            close(fd);
-        return;
-    }
-    rewinddir(d); /* the dup shares dirfd's offset, left at the end by an
-                     earlier pass */
-    static unsigned long moved_seq;
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        if (is_dot_name(e->d_name))
-            continue;
-        if (e->d_type != DT_DIR && e->d_type != DT_UNKNOWN) {
-            unlinkat(dirfd, e->d_name, 0);
-            continue;
-        }
-        if (unlinkat(dirfd, e->d_name, 0) == 0)
-            continue; /* DT_UNKNOWN that was not a directory */
-        if (depth >= TMP_RM_MAX_DEPTH) {
-            char name[64];
-            snprintf(name, sizeof(name), ".hvrun-rm.%lu", ++moved_seq);
-            if (renameat(dirfd, e->d_name, top_fd, name) == 0)
-                *again = true;
-            continue;
-        }
-        fchmodat(dirfd, e->d_name, 0700, 0);
-        int sub = openat(dirfd, e->d_name,
-                         O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (sub < 0)
-            continue;
-        rm_contents(sub, top_fd, depth + 1, again);
-        close(sub);
-        unlinkat(dirfd, e->d_name, AT_REMOVEDIR);
-    }
-    closedir(d);
 }
 
 void proxy_tmp_cleanup(struct proxy_process *p)
@@ -190,21 +141,13 @@ void proxy_tmp_cleanup(struct proxy_process *p)
         p->tmp_host[0] = '\0'; /* a --tmp DIR stays as the guest left it */
         return;
     }
-    chmod(p->tmp_host, 0700);
-    int top =
-        open(p->tmp_host, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (top >= 0) {
-        bool again = true;
-        for (int pass = 0; again && pass < TMP_RM_MAX_PASSES; pass++) {
-            again = false;
-            rm_contents(top, top, 0, &again);
-        }
-        close(top);
-    }
-    if (rmdir(p->tmp_host) < 0)
-        proxy_log(p, 1, "%s: removing the private /tmp: %s", p->tmp_host,
-                  strerror(errno));
-    p->tmp_host[0] = '\0';
+    proxy_scratch_remove(p->tmp_top, p->tmp_lock_fd);
+    struct stat st;
+    if (lstat(p->tmp_top, &st) == 0)
+        proxy_log(p, 1, "%s: removing the private /tmp: %s", p->tmp_top,
+                  "something is left in it");
+    p->tmp_host[0] = p->tmp_top[0] = '\0';
+    p->tmp_lock_fd = -1;
     p->tmp_owned = false;
 }
 

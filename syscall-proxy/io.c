@@ -424,6 +424,13 @@ static long xfer_dispatch(struct proxy_process *p, int guest_fd, int host_fd,
     if (x->kind == XFER_AT_FD_POS && proxy_signalfd_is(p, guest_fd))
         return proxy_signalfd_xfer(p, guest_fd, x->into_guest, iov, n);
     const struct proxy_fd *f = proxy_fd_get(&p->fds, guest_fd);
+    if (f && f->vfd && x->kind != XFER_V2)
+        return proxy_procfile_xfer(p, guest_fd, x->into_guest,
+                                   x->kind == XFER_AT_OFFSET, x->offset, iov,
+                                   n);
+    if (f && f->vfd) /* preadv2/pwritev2: offset -1 is the fd's position */
+        return proxy_procfile_xfer(p, guest_fd, x->into_guest, x->offset != -1,
+                                   x->offset, iov, n);
     if (!x->into_guest && f && f->timerfd)
         return -EINVAL; /* a timerfd is read, never written */
     if (x->into_guest && proxy_vfs_fd_det_random(p, guest_fd))
@@ -1471,8 +1478,8 @@ static long park_on_set(struct proxy_process *p, const struct pollfd *fds,
  *
  * A finite timeout is a deadline on the logical clock: the parked thread
  * also wakes when it passes (the scheduler expires it when nothing else
- * can run) and the call then reports the timeout. Only an endless wait on
- * no fd at all still waits in the host (for a signal).
+ * can run) and the call then reports the timeout. An endless wait on no
+ * fd at all is pause(): parked until a signal.
  */
 static long poll_wait(struct proxy_process *p, struct pollfd *fds, size_t n,
                       struct timespec *ts, bool ready_already)
@@ -1501,9 +1508,8 @@ static long poll_wait(struct proxy_process *p, struct pollfd *fds, size_t n,
     for (size_t i = 0; i < n; i++)
         n_valid += fds[i].fd >= 0;
     if (n_valid == 0) {
-        /* An endless wait on nothing: only a signal ends it, as for
-         * pause (the host ppoll would block every guest of the run). */
-        if (!ts)
+        if (!ts) /* an endless wait on nothing: only a signal ends it,
+                  * and the other guests run meanwhile (as pause) */
             return proxy_signal_suspend(p);
         proxy_thread_poll_done(p); /* a timed wait on nothing: a sleep */
         return proxy_thread_sleep_for(p, left, 0);

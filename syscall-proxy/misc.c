@@ -137,7 +137,7 @@ static void uname_report(struct proxy_process *p, struct utsname *u)
 }
 
 /*
- * Fixed memory figures of the virtual machine, no load, one process;
+ * Memory figures of the virtual machine (--memory), no load, one process;
  * uptime is detcore's CLOCK_BOOTTIME. --no-virtualize-host gives the host's
  * memory and load figures (uptime stays logical with the clock).
  */
@@ -148,8 +148,8 @@ static void sysinfo_report(struct proxy_process *p, struct sysinfo *si)
         memset(si, 0, sizeof(*si));
     if (p->det->cfg.virtualize_host) {
         p->det->reads[DET_SRC_HOST]++;
-        si->totalram = DET_MEM_TOTAL_BYTES;
-        si->freeram = DET_MEM_FREE_BYTES;
+        si->totalram = p->det->cfg.mem_total_bytes;
+        si->freeram = det_mem_free_bytes(&p->det->cfg);
         si->procs = 1;
     }
     si->mem_unit = 1;

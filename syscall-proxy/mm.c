@@ -3,6 +3,22 @@
  * (anonymous, file private = a copy of the file range, file shared = the
  * host file mapped over the backing pages), munmap, mprotect, mremap, brk,
  * madvise, msync, mincore.
+ *
+ * Ranges are checked as Linux checks them, in Linux's order: user space
+ * ends at TASK_SIZE (VMM_USER_END), and a range past it, or one whose
+ * length wraps, gets the errno each call gives there (tests/guest/
+ * mm_ranges.c compares every case with a native run). The guest kernel
+ * area lives above it, so no call can map over it. Holes are skipped a VMA
+ * at a time, never a page at a time (a huge range costs nothing).
+ *
+ * [vvar] is a special mapping (VMM_VMA_SPECIAL), as Linux's VM_PFNMAP vvar
+ * without VM_MAYWRITE/VM_MAYEXEC: mprotect adding write or exec is EACCES,
+ * madvise that drops, pages, populates or re-enables fork/dump is EINVAL, mremap cannot
+ * grow it (EFAULT); reading, PROT_NONE, moving and munmap work.
+ *
+ * Committed memory is charged as Linux charges it (vmm_as VMM_VMA_ACCOUNT)
+ * and limited to --memory for the run (memlimit.c): mmap, brk, mremap
+ * growing and mprotect adding write fail with ENOMEM past it.
  */
 #include "proxy.h"
 
@@ -36,10 +52,12 @@ static int choose_address(struct proxy_process *p, gva_t hint, uint64_t len,
                           int flags, gva_t *out)
 {
     if (flags & (MAP_FIXED | MAP_FIXED_NOREPLACE)) {
+        /* get_unmapped_area: the range before the alignment. */
+        if (len > VMM_USER_END || hint > VMM_USER_END - len)
+            return -ENOMEM;
         if (!page_aligned(hint))
             return -EINVAL;
-        if (hint + len > VMM_USER_END || hint + len < hint ||
-            hint < VMM_USER_MIN)
+        if (hint < VMM_USER_MIN)
             return -ENOMEM;
         if ((flags & MAP_FIXED_NOREPLACE) && !(flags & MAP_FIXED) &&
             !vmm_as_range_free(p->as, hint, len))
@@ -152,6 +170,15 @@ static long sys_mmap(struct proxy_process *p, const uint64_t a[6])
     int vflags = type != MAP_PRIVATE ? VMM_VMA_SHARED : 0;
     if (flags & MAP_GROWSDOWN)
         vflags |= VMM_VMA_GROWSDOWN;
+    if (flags & MAP_NORESERVE)
+        vflags |= VMM_VMA_NORESERVE;
+    /* accountable_mapping(), or shmem for shared anonymous memory; what a
+     * MAP_FIXED mapping replaces is uncharged first. */
+    bool charged = !(flags & MAP_NORESERVE) &&
+                   (type == MAP_PRIVATE ? (prot & PROT_WRITE) != 0 : anon);
+    if (charged &&
+        (rc = proxy_mem_charge(p, len - vmm_as_charged_in(p->as, at, len))) < 0)
+        return rc;
     rc = vmm_as_map(p->as, at, len, prot, vflags, NULL);
     if (rc < 0)
         return rc;
@@ -178,23 +205,45 @@ static long sys_mmap(struct proxy_process *p, const uint64_t a[6])
 
 static long sys_munmap(struct proxy_process *p, const uint64_t a[6])
 {
-    if (!page_aligned(a[0]) || a[1] == 0 || a[0] + a[1] < a[0] ||
-        a[0] + a[1] > VMM_USER_END)
+    gva_t start = a[0];
+    uint64_t len = a[1];
+    if (!page_aligned(start) || start > VMM_USER_END ||
+        len > VMM_USER_END - start || VMM_PAGE_ALIGN_UP(len) == 0)
         return -EINVAL;
-    return vmm_as_unmap(p->as, a[0], a[1]);
+    return vmm_as_unmap(p->as, start, len);
+}
+
+/* do_mprotect_pkey's order: alignment, an empty range (success, whatever
+ * the rest), a wrapping range, the protection, the key, then the VMAs. */
+static long mprotect_pkey(struct proxy_process *p, gva_t start, uint64_t len,
+                          int prot, int pkey)
+{
+    prot &= ~(PROT_GROWSDOWN | PROT_GROWSUP);
+    if (!page_aligned(start))
+        return -EINVAL;
+    if (len == 0)
+        return 0;
+    len = VMM_PAGE_ALIGN_UP(len);
+    if (len == 0 || start + len <= start)
+        return -ENOMEM;
+    if (prot & ~PROT_VALID)
+        return -EINVAL;
+    if (pkey != -1)
+        return -EINVAL; /* no key is ever allocated (sys_pkey_alloc) */
+    if (start + len > VMM_USER_END || !vmm_as_range_mapped(p->as, start, len))
+        return -ENOMEM;
+    if ((prot & (PROT_WRITE | PROT_EXEC)) &&
+        vmm_as_range_has_flags(p->as, start, len, VMM_VMA_SPECIAL))
+        return -EACCES;
+    int rc = proxy_mem_charge(p, vmm_as_protect_charge(p->as, start, len, prot));
+    if (rc < 0)
+        return rc;
+    return vmm_as_protect(p->as, start, len, prot);
 }
 
 static long sys_mprotect(struct proxy_process *p, const uint64_t a[6])
 {
-    int prot = (int)a[2] & ~(PROT_GROWSDOWN | PROT_GROWSUP);
-    if (!page_aligned(a[0]) || (prot & ~PROT_VALID))
-        return -EINVAL;
-    if (a[1] == 0)
-        return 0;
-    uint64_t len = VMM_PAGE_ALIGN_UP(a[1]);
-    if (len < a[1] || a[0] + len < a[0] || a[0] + len > VMM_USER_END)
-        return -ENOMEM;
-    return vmm_as_protect(p->as, a[0], len, prot);
+    return mprotect_pkey(p, a[0], a[1], (int)a[2], -1);
 }
 
 static long sys_mremap(struct proxy_process *p, const uint64_t a[6])
@@ -207,19 +256,31 @@ static long sys_mremap(struct proxy_process *p, const uint64_t a[6])
     if (!page_aligned(old) || ((flags & MREMAP_FIXED) &&
                                !(flags & MREMAP_MAYMOVE)))
         return -EINVAL;
+    new_len = VMM_PAGE_ALIGN_UP(new_len);
     /* DONTUNMAP and old_len == 0 (duplicating a shared mapping) are not
      * emulated; Linux itself refuses them for most mappings. */
     if ((flags & MREMAP_DONTUNMAP) || old_len == 0 || new_len == 0)
         return -EINVAL;
-    new_len = VMM_PAGE_ALIGN_UP(new_len);
-    /* A fixed target lies in user space, page aligned (check_mremap_params:
-     * -EINVAL), or it would map over the guest kernel's pages. */
-    if ((flags & MREMAP_FIXED) &&
-        (!page_aligned(new_addr) || new_len > VMM_USER_END ||
-         new_addr > VMM_USER_END - new_len))
-        return -EINVAL;
     if (new_len > VMM_USER_END)
-        return -ENOMEM;
+        return -EINVAL;
+    if ((flags & MREMAP_FIXED) &&
+        (!page_aligned(new_addr) || new_addr > VMM_USER_END - new_len))
+        return -EINVAL;
+    /* No VMA at old is -EFAULT before old_len is looked at (a wrapping
+     * old range there too: tests/guest/mremap_edges.c). */
+    struct vmm_vma *v = vmm_as_find_vma(p->as, old);
+    if (!v)
+        return -EFAULT;
+    if (old_len > VMM_USER_END || old > VMM_USER_END - old_len)
+        return -EINVAL;
+    /* A special mapping cannot grow (VM_DONTEXPAND|VM_PFNMAP). */
+    if (new_len > old_len && (v->flags & VMM_VMA_SPECIAL))
+        return -EFAULT;
+    if (new_len > old_len && (v->flags & VMM_VMA_ACCOUNT)) {
+        int rc = proxy_mem_charge(p, new_len - old_len);
+        if (rc < 0)
+            return rc;
+    }
     gva_t out = new_addr;
     int rc = vmm_as_remap(p->as, old, old_len, new_len,
                           flags & MREMAP_MAYMOVE, flags & MREMAP_FIXED, &out);
@@ -233,11 +294,17 @@ static long sys_brk(struct proxy_process *p, const uint64_t a[6])
         return (long)p->brk_end;
     gva_t cur_top = VMM_PAGE_ALIGN_UP(p->brk_end);
     gva_t new_top = VMM_PAGE_ALIGN_UP(want);
+    /* Past user space (or wrapping when rounded up) is refused; it must
+     * never read as a shrink. Linux also keeps a page free above the heap. */
+    if (new_top < want || new_top > VMM_USER_END - VMM_PAGE_SIZE)
+        return (long)p->brk_end;
     if (new_top > cur_top) {
         uint64_t limit = p->rlimits[RLIMIT_DATA].rlim_cur;
         if (limit != RLIM_INFINITY && new_top - p->brk_start > limit)
             return (long)p->brk_end;
-        if (!vmm_as_range_free(p->as, cur_top, new_top - cur_top))
+        if (!vmm_as_range_free(p->as, cur_top,
+                               new_top - cur_top + VMM_PAGE_SIZE) ||
+            proxy_mem_charge(p, new_top - cur_top) < 0)
             return (long)p->brk_end;
         if (vmm_as_map(p->as, cur_top, new_top - cur_top,
                        PROT_READ | PROT_WRITE, VMM_VMA_HEAP, "[heap]") < 0)
@@ -265,17 +332,30 @@ static bool advice_known(int advice)
     }
 }
 
+/* Advice Linux refuses on a VM_PFNMAP|VM_IO mapping ([vvar]). */
+static bool advice_refused_on_special(int advice)
+{
+    switch (advice) {
+    case MADV_DONTNEED: case MADV_FREE: case MADV_REMOVE: case MADV_DOFORK:
+    case MADV_COLD: case MADV_PAGEOUT: case MADV_POPULATE_READ:
+    case MADV_POPULATE_WRITE: case MADV_DODUMP:
+        return true;
+    default:
+        return false;
+    }
+}
+
 static long sys_madvise(struct proxy_process *p, const uint64_t a[6])
 {
     gva_t addr = a[0];
     uint64_t len = VMM_PAGE_ALIGN_UP(a[1]);
     int advice = (int)a[2];
-    /* A length that rounds up to 0 (within a page of 2^64) is -EINVAL. */
-    if (!page_aligned(addr) || !advice_known(advice) || addr + len < addr ||
-        (a[1] && !len))
+    if (!advice_known(advice) || !page_aligned(addr) || (a[1] && !len) ||
+        addr + len < addr)
         return -EINVAL;
     if (len == 0)
         return 0;
+    gva_t end = addr + len;
     bool drop = advice == MADV_DONTNEED || advice == MADV_REMOVE;
     /* Linux applies advice to the mapped parts and then reports -ENOMEM
      * for a hole; MADV_DONTNEED zero-fills private memory. Shared memory
@@ -283,22 +363,23 @@ static long sys_madvise(struct proxy_process *p, const uint64_t a[6])
      * DONTNEED keeps the data (re-read from the object) and REMOVE punches
      * a hole, as on Linux, so the advice goes to the host as is. */
     int rc = 0;
-    /* VMA by VMA (a range may span most of the address space). */
-    for (gva_t g = addr; g < addr + len;) {
-        struct vmm_vma *v = vmm_as_vma_from(p->as, g);
-        if (!v || v->start >= addr + len)
+    for (gva_t g = addr; g < end;) {
+        struct vmm_vma *v = vmm_as_next_vma(p->as, g);
+        if (!v || v->start >= end)
             return -ENOMEM;
         if (v->start > g) {
             rc = -ENOMEM;
             g = v->start;
         }
-        gva_t end = v->end < addr + len ? v->end : addr + len;
+        if ((v->flags & VMM_VMA_SPECIAL) && advice_refused_on_special(advice))
+            return -EINVAL;
+        gva_t stop = v->end < end ? v->end : end;
         if (drop) {
-            void *hva = backing_hva(p, g, end - g);
+            void *hva = backing_hva(p, g, stop - g);
             if (hva)
-                madvise(hva, end - g, v->shared ? advice : MADV_DONTNEED);
+                madvise(hva, stop - g, v->shared ? advice : MADV_DONTNEED);
         }
-        g = end;
+        g = stop;
     }
     return rc;
 }
@@ -306,33 +387,46 @@ static long sys_madvise(struct proxy_process *p, const uint64_t a[6])
 static long sys_msync(struct proxy_process *p, const uint64_t a[6])
 {
     int flags = (int)a[2];
-    if (!page_aligned(a[0]) || (flags & ~(MS_ASYNC | MS_SYNC | MS_INVALIDATE)) ||
+    if ((flags & ~(MS_ASYNC | MS_SYNC | MS_INVALIDATE)) || !page_aligned(a[0]) ||
         ((flags & MS_ASYNC) && (flags & MS_SYNC)))
         return -EINVAL;
-    uint64_t len = VMM_PAGE_ALIGN_UP(a[1]);
-    if (a[0] + len < a[0])
+    gva_t start = a[0], end = start + ((a[1] + VMM_PAGE_SIZE - 1) & VMM_PAGE_MASK);
+    if (end < start)
         return -ENOMEM;
-    for (gva_t g = a[0]; g < a[0] + len;) {
-        struct vmm_vma *v = vmm_as_find_vma(p->as, g);
-        if (!v)
+    int rc = 0;
+    for (gva_t g = start; g < end;) {
+        struct vmm_vma *v = vmm_as_next_vma(p->as, g);
+        if (!v || v->start >= end)
             return -ENOMEM;
-        gva_t end = v->end < a[0] + len ? v->end : a[0] + len;
-        void *hva = backing_hva(p, g, end - g);
-        if (hva && (v->flags & VMM_VMA_SHARED) && msync(hva, end - g, flags))
+        if (v->start > g) {
+            if (flags == MS_ASYNC)
+                return -ENOMEM;
+            rc = -ENOMEM;
+            g = v->start;
+        }
+        gva_t stop = v->end < end ? v->end : end;
+        void *hva = backing_hva(p, g, stop - g);
+        if (hva && (v->flags & VMM_VMA_SHARED) && msync(hva, stop - g, flags))
             return -errno;
-        g = end;
+        g = stop;
     }
-    return 0;
+    return rc;
 }
 
 static long sys_mincore(struct proxy_process *p, const uint64_t a[6])
 {
-    if (!page_aligned(a[0]))
+    gva_t start = a[0];
+    uint64_t len = a[1];
+    if (!page_aligned(start))
         return -EINVAL;
-    uint64_t pages = VMM_PAGE_ALIGN_UP(a[1]) / VMM_PAGE_SIZE;
-    for (uint64_t i = 0; i < pages; i++)
-        if (!vmm_as_find_vma(p->as, a[0] + i * VMM_PAGE_SIZE))
-            return -ENOMEM;
+    /* access_ok(start, len): inside user space, not wrapping. */
+    if (start >= VMM_USER_END || len > VMM_USER_END - start)
+        return -ENOMEM;
+    uint64_t pages = VMM_PAGE_ALIGN_UP(len) / VMM_PAGE_SIZE;
+    if (a[2] >= VMM_USER_END || pages > VMM_USER_END - a[2])
+        return -EFAULT; /* access_ok(vec, pages), before the walk */
+    if (!vmm_as_range_mapped(p->as, start, pages * VMM_PAGE_SIZE))
+        return -ENOMEM;
     /* Guest memory is always resident. */
     static const uint8_t one[256] = {[0 ... 255] = 1};
     for (uint64_t done = 0; done < pages;) {
@@ -361,9 +455,7 @@ static long sys_pkey_free(struct proxy_process *p, const uint64_t a[6])
 
 static long sys_pkey_mprotect(struct proxy_process *p, const uint64_t a[6])
 {
-    if ((int)a[3] != -1)
-        return -EINVAL;
-    return sys_mprotect(p, a);
+    return mprotect_pkey(p, a[0], a[1], (int)a[2], (int)a[3]);
 }
 
 /*
@@ -392,10 +484,23 @@ static long sys_set_mempolicy(struct proxy_process *p, const uint64_t a[6])
     return (a[0] & 0xffff) > MPOL_MAX_MODE ? -EINVAL : 0;
 }
 
+#define MPOL_MF_VALID_FLAGS 0x7 /* STRICT | MOVE | MOVE_ALL */
+
+/* do_mbind's checks: flags, alignment, a wrapping range (EINVAL), an empty
+ * one (success), then a hole in it (EFAULT). */
 static long sys_mbind(struct proxy_process *p, const uint64_t a[6])
 {
-    if (!page_aligned(a[0]) || (a[2] & 0xffff) > MPOL_MAX_MODE)
+    gva_t start = a[0];
+    if ((a[2] & 0xffff) > MPOL_MAX_MODE || (a[5] & ~MPOL_MF_VALID_FLAGS) ||
+        !page_aligned(start))
         return -EINVAL;
+    uint64_t len = VMM_PAGE_ALIGN_UP(a[1]);
+    if (start + len < start)
+        return -EINVAL;
+    if (len == 0)
+        return 0;
+    if (start + len > VMM_USER_END || !vmm_as_range_mapped(p->as, start, len))
+        return -EFAULT;
     return 0;
 }
 

@@ -444,6 +444,20 @@ static bool loopback_addr(const struct sock_addr *sa)
     return false;
 }
 
+/* The socket file a bind made, for --verify's undo (preserve.c); hvrun's
+ * cwd is the guest's here, as the bind's was. */
+static void journal_socket_file(struct proxy_process *p,
+                                const struct sock_addr *sa)
+{
+    char path[sizeof(sa->u.un.sun_path) + 1];
+    size_t n = sa->len - offsetof(struct sockaddr_un, sun_path);
+    if (n > sizeof(sa->u.un.sun_path))
+        n = sizeof(sa->u.un.sun_path);
+    memcpy(path, sa->u.un.sun_path, n);
+    path[n] = '\0';
+    proxy_preserve_created(p, AT_FDCWD, path);
+}
+
 static long addr_call(struct proxy_process *p, const uint64_t a[6], bool bind_)
 {
     int host_fd = sock_host_fd(p, a[0]);
@@ -467,6 +481,8 @@ static long addr_call(struct proxy_process *p, const uint64_t a[6], bool bind_)
         r = bind_det_port(p, host_fd, &sa);
     } else if (bind_) {
         r = proxy_host_result(bind(host_fd, &sa.u.sa, sa.len));
+        if (r == 0 && unix_path_addr(&sa))
+            journal_socket_file(p, &sa);
     } else {
         /* Only towards this host: there a TIME_WAIT left by an earlier run
          * on the same ports may be reused (tcp_tw_reuse); towards a remote

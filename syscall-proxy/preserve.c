@@ -1,25 +1,29 @@
 /*
- * preserve.c - --verify's record of the files run 1 changed, so that run 2
- * starts from the files run 1 started from.
+ * preserve.c - --verify's journal of what a run does to existing files
+ * and which names it makes (the format: journal.h), so that cli/undo.c
+ * can put every file back as it was before the run.
  *
- * verify.c removes what run 1 created (fsmeta.c's created log). This keeps
- * what run 1 was about to change or remove that existed before it: before
- * the first call that could change an existing file's content, mode or
- * name (an open that can write, truncate, chmod, unlink, rmdir, a rename
- * from or over it), the file is copied into the journal directory, and
- * verify.c (cli_preserve_restore) copies it back before run 2.
- *
- * The journal's index has one line per path: "F mode N path" (a regular
- * file, content in file N), "L 0 N path" (a symlink, target in file N) or
- * "D mode - path" (a directory that was removed). Paths are absolute host
- * paths with the directory part resolved, as the created log writes them.
- * A path is handled once: its state before run 1 is what counts. Paths
- * that run 1 created, or that lie below a directory it created, are
- * skipped. Not handled: renaming a directory that existed (its contents
- * would move), files over PRESERVE_MAX_FILE bytes (a warning says so).
+ * The hooks (fs.c, fsmeta.c) run around the host calls that change the
+ * file tree:
+ *   - before a call may change an existing object's content or mode (an
+ *     open that can write, truncate, chmod), its content is copied into
+ *     the journal once per object (keyed by device and inode, not by name,
+ *     so hard links share one copy) and a SAVED record names it;
+ *   - before a name of an existing object goes away (unlink, rmdir, a
+ *     rename over it), a SAVED record says which object it named;
+ *   - after a rename, a RENAMED record (both names, the object moved);
+ *   - after a call made a name (open O_CREAT, mkdir, mknod, symlink, link,
+ *     bind of an AF_UNIX path), a CREATED record with the object it names.
+ * Objects the run itself made are remembered (by inode) and never saved.
+ * Names inside the run's private /tmp are not journaled: it is removed
+ * as a whole. Not handled (docs/DETERMINISM.md): files over
+ * PRESERVE_MAX_FILE bytes (a warning says so), ownership, times and
+ * extended attributes.
  */
+#include "journal.h"
 #include "proxy.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -33,87 +37,82 @@
 
 #define PRESERVE_MAX_FILE (256LL << 20)
 
+/* What the journal knows about one object (device, inode). */
+struct inode_slot {
+    uint64_t dev, ino;
+    uint32_t copy;      /* copy.N of its content before the run, or 0 */
+    uint32_t mode;      /* its st_mode before the run */
+    bool used, created, saved;
+};
+
 struct proxy_preserve {
-    char dir[PROXY_PATH_MAX];
-    FILE *index;
-    unsigned next;     /* number of the next saved file */
-    char **seen;       /* open-addressing set of handled paths */
+    int dir_fd;         /* the journal directory */
+    int log_fd;         /* its journal file, O_APPEND */
+    uint32_t next_copy;
+    struct inode_slot *slots; /* open addressing, power-of-two capacity */
     size_t cap, count;
 };
 
-/* ---- the set of handled paths ---------------------------------------------- */
+/* ---- the inode table ------------------------------------------------------- */
 
-static uint64_t path_hash(const char *s, size_t len)
+static size_t slot_index(const struct proxy_preserve *pr, uint64_t dev,
+                         uint64_t ino)
 {
-    uint64_t h = 1469598103934665603ULL; /* FNV-1a */
-    for (size_t i = 0; i < len; i++)
-        h = (h ^ (unsigned char)s[i]) * 1099511628211ULL;
-    return h;
+    uint64_t h = (ino * 0x9e3779b97f4a7c15ULL) ^ (dev * 0xc2b2ae3d27d4eb4fULL);
+    return (size_t)(h >> 17) & (pr->cap - 1);
 }
 
-static bool seen_has(const struct proxy_preserve *pr, const char *s,
-                     size_t len)
+static struct inode_slot *slot_find(struct proxy_preserve *pr, uint64_t dev,
+                                    uint64_t ino)
 {
     if (pr->cap == 0)
-        return false;
-    for (size_t i = path_hash(s, len) & (pr->cap - 1);; i = (i + 1) & (pr->cap - 1)) {
-        if (!pr->seen[i])
-            return false;
-        if (strlen(pr->seen[i]) == len && memcmp(pr->seen[i], s, len) == 0)
-            return true;
+        return NULL;
+    for (size_t i = slot_index(pr, dev, ino);; i = (i + 1) & (pr->cap - 1)) {
+        struct inode_slot *s = &pr->slots[i];
+        if (!s->used)
+            return NULL;
+        if (s->dev == dev && s->ino == ino)
+            return s;
     }
 }
 
-static void seen_put(struct proxy_preserve *pr, char *owned)
+static int slots_grow(struct proxy_preserve *pr)
 {
-    for (size_t i = path_hash(owned, strlen(owned)) & (pr->cap - 1);;
-         i = (i + 1) & (pr->cap - 1)) {
-        if (!pr->seen[i]) {
-            pr->seen[i] = owned;
-            pr->count++;
-            return;
-        }
-    }
-}
-
-static int seen_add(struct proxy_preserve *pr, const char *path)
-{
-    if (seen_has(pr, path, strlen(path)))
-        return 0;
-    if ((pr->count + 1) * 2 > pr->cap) {
-        size_t cap = pr->cap ? pr->cap * 2 : 256;
-        char **old = pr->seen;
-        size_t old_cap = pr->cap;
-        if (!(pr->seen = calloc(cap, sizeof(char *)))) {
-            pr->seen = old;
-            return -ENOMEM;
-        }
-        pr->cap = cap;
-        pr->count = 0;
-        for (size_t i = 0; i < old_cap; i++)
-            if (old[i])
-                seen_put(pr, old[i]);
-        free(old);
-    }
-    char *copy = strdup(path);
-    if (!copy)
+    size_t cap = pr->cap ? pr->cap * 2 : 256;
+    struct inode_slot *slots = calloc(cap, sizeof(*slots)), *old = pr->slots;
+    if (!slots)
         return -ENOMEM;
-    seen_put(pr, copy);
+    size_t old_cap = pr->cap;
+    pr->slots = slots;
+    pr->cap = cap;
+    for (size_t i = 0; i < old_cap; i++) {
+        if (!old[i].used)
+            continue;
+        size_t j = slot_index(pr, old[i].dev, old[i].ino);
+        while (slots[j].used)
+            j = (j + 1) & (cap - 1);
+        slots[j] = old[i];
+    }
+    free(old);
     return 0;
 }
 
-/* The path itself or a directory above it was handled (created). */
-static bool seen_or_below(const struct proxy_preserve *pr, const char *path)
+/* The object's slot, made (all flags clear) if it has none. */
+static struct inode_slot *slot_get(struct proxy_preserve *pr, uint64_t dev,
+                                   uint64_t ino)
 {
-    for (size_t len = strlen(path); len > 1;) {
-        if (seen_has(pr, path, len))
-            return true;
-        while (len > 1 && path[len - 1] != '/')
-            len--;
-        if (len > 1)
-            len--; /* drop the '/' too */
-    }
-    return false;
+    struct inode_slot *s = slot_find(pr, dev, ino);
+    if (s)
+        return s;
+    if ((pr->count + 1) * 2 > pr->cap && slots_grow(pr) < 0)
+        return NULL;
+    size_t i = slot_index(pr, dev, ino);
+    while (pr->slots[i].used)
+        i = (i + 1) & (pr->cap - 1);
+    s = &pr->slots[i];
+    *s = (struct inode_slot){.dev = dev, .ino = ino, .used = true};
+    pr->count++;
+    return s;
 }
 
 /* ---- lifecycle -------------------------------------------------------------- */
@@ -123,10 +122,16 @@ struct proxy_preserve *proxy_preserve_open(const char *dir)
     struct proxy_preserve *pr = calloc(1, sizeof(*pr));
     if (!pr)
         return NULL;
-    char index[PROXY_PATH_MAX + 16];
-    snprintf(pr->dir, sizeof(pr->dir), "%s", dir);
-    snprintf(index, sizeof(index), "%s/index", dir);
-    if (!(pr->index = fopen(index, "we"))) {
+    pr->dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    pr->log_fd = pr->dir_fd < 0 ? -1
+                                : openat(pr->dir_fd, JOURNAL_FILE,
+                                         O_WRONLY | O_CREAT | O_EXCL |
+                                             O_APPEND | O_NOFOLLOW | O_CLOEXEC,
+                                         0600);
+    pr->next_copy = 1;
+    if (pr->log_fd < 0) {
+        if (pr->dir_fd >= 0)
+            close(pr->dir_fd);
         free(pr);
         return NULL;
     }
@@ -137,14 +142,13 @@ void proxy_preserve_close(struct proxy_preserve *pr)
 {
     if (!pr)
         return;
-    fclose(pr->index);
-    for (size_t i = 0; i < pr->cap; i++)
-        free(pr->seen[i]);
-    free(pr->seen);
+    close(pr->log_fd);
+    close(pr->dir_fd);
+    free(pr->slots);
     free(pr);
 }
 
-/* ---- recording -------------------------------------------------------------- */
+/* ---- paths ------------------------------------------------------------------- */
 
 int proxy_abs_path(int dirfd, const char *path_in, char *out, size_t len)
 {
@@ -163,11 +167,13 @@ int proxy_abs_path(int dirfd, const char *path_in, char *out, size_t len)
     if (slash) {
         char parent[PROXY_PATH_MAX];
         size_t n = (size_t)(slash - path);
-        if (n >= sizeof(parent))
-            return -ENAMETOOLONG;
         memcpy(parent, path, n);
         parent[n] = 0;
         dir = openat(dirfd, n ? parent : "/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (dir < 0)
+            return -errno;
+    } else if (dirfd == AT_FDCWD) { /* no fd to read the link of */
+        dir = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
         if (dir < 0)
             return -errno;
     }
@@ -176,7 +182,7 @@ int proxy_abs_path(int dirfd, const char *path_in, char *out, size_t len)
     ssize_t n = readlink(link, resolved, sizeof(resolved) - 1);
     if (dir != dirfd)
         close(dir);
-    if (n <= 0)
+    if (n <= 0 || resolved[0] != '/')
         return -ENOENT;
     resolved[n] = 0;
     if (!*base || strcmp(base, ".") == 0 || strcmp(base, "..") == 0)
@@ -186,11 +192,50 @@ int proxy_abs_path(int dirfd, const char *path_in, char *out, size_t len)
     return w < 0 || (size_t)w >= len ? -ENAMETOOLONG : 0;
 }
 
-static int copy_into(int src, const char *dst_path, off_t size)
+static struct proxy_preserve *journal_of(struct proxy_process *p)
 {
-    int dst = open(dst_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-    if (dst < 0)
-        return -errno;
+    return p->totals ? p->totals->preserve : NULL;
+}
+
+/* Inside the private /tmp hvrun made for the run, which goes away with
+ * it (a --tmp DIR stays, so what the run does there is journaled). */
+static bool in_private_tmp(const struct proxy_process *p, const char *abs)
+{
+    size_t n = p->tmp_top[0] ? strlen(p->tmp_host) : 0;
+    return n && strncmp(abs, p->tmp_host, n) == 0 &&
+           (abs[n] == '/' || abs[n] == '\0');
+}
+
+/* abs of (dirfd, path) and what it names now (not followed); false when
+ * it is not to be journaled or names nothing (*exists false). */
+static bool name_of(struct proxy_process *p, int dirfd, const char *path,
+                    char *abs, struct stat *st, bool *exists)
+{
+    *exists = false;
+    if (proxy_abs_path(dirfd, path, abs, PROXY_PATH_MAX) < 0 ||
+        in_private_tmp(p, abs))
+        return false;
+    *exists = lstat(abs, st) == 0;
+    return true;
+}
+
+static void record(struct proxy_process *p, struct proxy_preserve *pr,
+                   const struct journal_head *h, const char *path,
+                   const char *path2)
+{
+    struct journal_head full = *h;
+    full.magic = JOURNAL_MAGIC;
+    full.len = (uint32_t)strlen(path);
+    full.len2 = path2 ? (uint32_t)strlen(path2) : 0;
+    int rc = journal_append(pr->log_fd, &full, path, path2);
+    if (rc < 0)
+        proxy_log(p, 1, "--verify: journal: %s", strerror(-rc));
+}
+
+/* ---- keeping content ------------------------------------------------------- */
+
+static int copy_fd_into(int src, int dst, off_t size)
+{
     off_t done = 0;
     while (done < size) {
         ssize_t n = sendfile(dst, src, NULL, (size_t)(size - done));
@@ -198,75 +243,143 @@ static int copy_into(int src, const char *dst_path, off_t size)
             break;
         done += n;
     }
-    close(dst);
     return done == size ? 0 : -EIO;
 }
 
-/* Saves the file at abs (not followed) into the journal. */
-static void save(struct proxy_process *p, struct proxy_preserve *pr,
-                 const char *abs)
+/* A new copy.N holding the content of the object st at abs (a regular
+ * file's bytes, a symlink's target). Its number, or 0. */
+static uint32_t keep_content(struct proxy_process *p,
+                             struct proxy_preserve *pr, const char *abs,
+                             const struct stat *st)
 {
-    struct stat st;
-    if (lstat(abs, &st) < 0)
-        return; /* nothing there before run 1 changed it */
-    char saved[PROXY_PATH_MAX + 16];
-    snprintf(saved, sizeof(saved), "%s/%u", pr->dir, pr->next);
-    if (S_ISREG(st.st_mode)) {
-        if (st.st_size > PRESERVE_MAX_FILE) {
-            proxy_log(p, 1, "--verify: %s is too big to keep for run 2; "
-                            "run 2 starts from run 1's version", abs);
-            return;
-        }
-        int src = open(abs, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-        if (src < 0 || copy_into(src, saved, st.st_size) < 0) {
-            if (src >= 0)
-                close(src);
-            proxy_log(p, 1, "--verify: cannot keep %s for run 2", abs);
-            return;
-        }
-        close(src);
-        fprintf(pr->index, "F %o %u %s\n", (unsigned)(st.st_mode & 07777),
-                pr->next++, abs);
-    } else if (S_ISLNK(st.st_mode)) {
+    char name[32];
+    uint32_t n = pr->next_copy;
+    snprintf(name, sizeof(name), "copy.%u", n);
+    if (S_ISREG(st->st_mode) && st->st_size > PRESERVE_MAX_FILE) {
+        proxy_log(p, 1, "--verify: %s is too big to keep; it is not put "
+                        "back after the run", abs);
+        return 0;
+    }
+    int dst = openat(pr->dir_fd, name,
+                     O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                     0600);
+    if (dst < 0)
+        return 0;
+    int rc = -EIO;
+    if (S_ISLNK(st->st_mode)) {
         char target[PROXY_PATH_MAX];
-        ssize_t n = readlink(abs, target, sizeof(target));
-        int fd = n < 0 ? -1 : open(saved, O_WRONLY | O_CREAT | O_EXCL |
-                                              O_CLOEXEC, 0600);
-        bool ok = fd >= 0 && write(fd, target, (size_t)n) == n;
+        ssize_t len = readlink(abs, target, sizeof(target));
+        rc = len >= 0 && write(dst, target, (size_t)len) == len ? 0 : -EIO;
+    } else {
+        int src = open(abs, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+        struct stat now;
+        if (src >= 0 && fstat(src, &now) == 0 && now.st_ino == st->st_ino &&
+            now.st_dev == st->st_dev)
+            rc = copy_fd_into(src, dst, now.st_size);
+        if (src >= 0)
+            close(src);
+    }
+    close(dst);
+    if (rc < 0) {
+        unlinkat(pr->dir_fd, name, 0);
+        proxy_log(p, 1, "--verify: cannot keep %s; it is not put back after "
+                        "the run", abs);
+        return 0;
+    }
+    pr->next_copy++;
+    return n;
+}
+
+/* The slot of an object that existed before the run, its content kept
+ * (once); NULL for objects the run made. */
+static struct inode_slot *existing(struct proxy_process *p,
+                                   struct proxy_preserve *pr, const char *abs,
+                                   const struct stat *st)
+{
+    struct inode_slot *s = slot_get(pr, st->st_dev, st->st_ino);
+    if (!s || s->created)
+        return NULL;
+    if (!s->saved) {
+        s->saved = true;
+        s->mode = st->st_mode;
+        if (S_ISREG(st->st_mode) || S_ISLNK(st->st_mode))
+            s->copy = keep_content(p, pr, abs, st);
+    }
+    return s;
+}
+
+static void record_saved(struct proxy_process *p, struct proxy_preserve *pr,
+                         const char *abs, const struct inode_slot *s,
+                         const struct stat *st, const char *other_name)
+{
+    struct journal_head h = {.kind = JOURNAL_SAVED, .mode = s->mode,
+                             .copy = s->copy, .dev = s->dev, .ino = s->ino};
+    if (S_ISREG(st->st_mode) && st->st_nlink > 1)
+        h.flags = JOURNAL_F_LINKED;
+    record(p, pr, &h, abs, other_name);
+}
+
+/*
+ * Another name of the multiply-linked file st (whose name abs goes away)
+ * in the same directory, into other; false if there is none. Undo links
+ * the name back to it, so the file stays one file.
+ */
+static bool other_link(const char *abs, const struct stat *st, char *other)
+{
+    const char *slash = strrchr(abs, '/');
+    char dir[PROXY_PATH_MAX];
+    size_t n = (size_t)(slash - abs);
+    memcpy(dir, abs, n);
+    dir[n] = 0;
+    int fd = open(n ? dir : "/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    DIR *d = fd < 0 ? NULL : fdopendir(fd);
+    if (!d) {
         if (fd >= 0)
             close(fd);
-        if (!ok)
-            return;
-        fprintf(pr->index, "L 0 %u %s\n", pr->next++, abs);
-    } else if (S_ISDIR(st.st_mode)) {
-        fprintf(pr->index, "D %o - %s\n", (unsigned)(st.st_mode & 07777), abs);
+        return false;
     }
-    fflush(pr->index);
+    bool found = false;
+    struct dirent *e;
+    struct stat est;
+    while (!found && (e = readdir(d)))
+        found = e->d_ino == st->st_ino && strcmp(e->d_name, slash + 1) &&
+                fstatat(fd, e->d_name, &est, AT_SYMLINK_NOFOLLOW) == 0 &&
+                est.st_dev == st->st_dev && est.st_ino == st->st_ino &&
+                (size_t)snprintf(other, PROXY_PATH_MAX, "%s/%s", dir,
+                                 e->d_name) < PROXY_PATH_MAX;
+    closedir(d);
+    return found;
 }
+
+/* ---- the hooks ---------------------------------------------------------------- */
 
 void proxy_preserve_before(struct proxy_process *p, int host_dirfd,
                            const char *host_path, bool follow)
 {
-    struct proxy_preserve *pr = p->totals ? p->totals->preserve : NULL;
-    if (!pr)
-        return;
+    struct proxy_preserve *pr = journal_of(p);
     char abs[PROXY_PATH_MAX];
-    if (proxy_abs_path(host_dirfd, host_path, abs, sizeof(abs)) < 0)
+    struct stat st;
+    bool exists;
+    if (!pr || !name_of(p, host_dirfd, host_path, abs, &st, &exists) ||
+        !exists)
         return;
-    if (follow) { /* the call changes what a symlink points to */
+    if (follow && S_ISLNK(st.st_mode)) { /* the call changes its target */
         char real[PATH_MAX];
-        if (realpath(abs, real) && strlen(real) < sizeof(abs))
-            strcpy(abs, real);
+        if (!realpath(abs, real) || strlen(real) >= sizeof(abs) ||
+            in_private_tmp(p, real) || lstat(real, &st) < 0)
+            return;
+        strcpy(abs, real);
     }
-    if (seen_or_below(pr, abs))
-        return;
-    save(p, pr, abs);
-    (void)seen_add(pr, abs);
+    struct inode_slot *s = slot_find(pr, st.st_dev, st.st_ino);
+    if (s && (s->created || s->saved))
+        return; /* made by the run, or its content already kept */
+    if ((s = existing(p, pr, abs, &st)))
+        record_saved(p, pr, abs, s, &st, NULL);
 }
 
 void proxy_preserve_fd(struct proxy_process *p, int host_fd)
 {
-    if (!p->totals || !p->totals->preserve)
+    if (!journal_of(p))
         return;
     char link[64], abs[PROXY_PATH_MAX];
     snprintf(link, sizeof(link), "/proc/self/fd/%d", host_fd);
@@ -274,11 +387,152 @@ void proxy_preserve_fd(struct proxy_process *p, int host_fd)
     if (n <= 0 || abs[0] != '/')
         return;
     abs[n] = 0;
+    struct stat by_fd, by_name;
+    if (fstat(host_fd, &by_fd) < 0 || lstat(abs, &by_name) < 0 ||
+        by_fd.st_dev != by_name.st_dev || by_fd.st_ino != by_name.st_ino)
+        return; /* no name reaches it (unlinked): no name to put back */
     proxy_preserve_before(p, AT_FDCWD, abs, false);
 }
 
-void proxy_preserve_created(struct proxy_process *p, const char *abs)
+void proxy_preserve_name_gone(struct proxy_process *p, int host_dirfd,
+                              const char *host_path)
 {
-    if (p->totals && p->totals->preserve)
-        (void)seen_add(p->totals->preserve, abs);
+    struct proxy_preserve *pr = journal_of(p);
+    char abs[PROXY_PATH_MAX];
+    struct stat st;
+    bool exists;
+    if (!pr || !name_of(p, host_dirfd, host_path, abs, &st, &exists) ||
+        !exists)
+        return;
+    struct inode_slot *s = existing(p, pr, abs, &st);
+    char other[PROXY_PATH_MAX];
+    bool linked = S_ISREG(st.st_mode) && st.st_nlink > 1 &&
+                  other_link(abs, &st, other);
+    if (s)
+        record_saved(p, pr, abs, s, &st, linked ? other : NULL);
+}
+
+static void record_created(struct proxy_process *p, struct proxy_preserve *pr,
+                           const char *abs, const struct stat *st)
+{
+    struct inode_slot *s = slot_find(pr, st->st_dev, st->st_ino);
+    /* A second name of an object that existed (link) is a new name, not a
+     * new object; one with a single link (linkat of an O_TMPFILE file) or
+     * one the run made is the run's. */
+    bool existed = S_ISREG(st->st_mode) && st->st_nlink > 1 &&
+                   !(s && s->created);
+    if (!existed) {
+        s = slot_get(pr, st->st_dev, st->st_ino);
+        if (s) {
+            s->created = true;
+            s->saved = false;
+            s->copy = 0;
+        }
+    }
+    struct journal_head h = {.kind = JOURNAL_CREATED, .mode = st->st_mode,
+                             .dev = st->st_dev, .ino = st->st_ino};
+    record(p, pr, &h, abs, NULL);
+}
+
+void proxy_preserve_created(struct proxy_process *p, int host_dirfd,
+                            const char *host_path)
+{
+    struct proxy_preserve *pr = journal_of(p);
+    char abs[PROXY_PATH_MAX];
+    struct stat st;
+    bool exists;
+    if (pr && name_of(p, host_dirfd, host_path, abs, &st, &exists) && exists)
+        record_created(p, pr, abs, &st);
+}
+
+void proxy_preserve_created_fd(struct proxy_process *p, int host_fd)
+{
+    struct proxy_preserve *pr = journal_of(p);
+    if (!pr)
+        return;
+    char link[64], abs[PROXY_PATH_MAX];
+    snprintf(link, sizeof(link), "/proc/self/fd/%d", host_fd);
+    ssize_t n = readlink(link, abs, sizeof(abs) - 1);
+    struct stat st;
+    if (n <= 0 || abs[0] != '/' || fstat(host_fd, &st) < 0)
+        return;
+    abs[n] = 0;
+    if (!in_private_tmp(p, abs))
+        record_created(p, pr, abs, &st);
+}
+
+/* One side of a rename: its absolute name, whether that lies in the
+ * private /tmp, what it names now. False when it cannot be named. */
+static bool rename_side(struct proxy_process *p, int dirfd, const char *path,
+                        char *abs, bool *in_tmp, struct stat *st,
+                        bool *exists)
+{
+    if (proxy_abs_path(dirfd, path, abs, PROXY_PATH_MAX) < 0)
+        return false;
+    *in_tmp = in_private_tmp(p, abs);
+    *exists = lstat(abs, st) == 0;
+    return true;
+}
+
+/*
+ * A rename inside the journaled tree is a RENAMED record (undone by
+ * renaming back, so the object keeps its identity). Across the private
+ * /tmp's edge it is a name going away (into /tmp) or a name made (out of
+ * it); with RENAME_EXCHANGE both at once.
+ */
+void proxy_preserve_rename_before(struct proxy_process *p, int from_dirfd,
+                                  const char *from, int to_dirfd,
+                                  const char *to, unsigned int flags,
+                                  struct proxy_preserve_rename *r)
+{
+    memset(r, 0, sizeof(*r));
+    bool from_tmp, to_tmp, from_exists, to_exists;
+    if (!journal_of(p) ||
+        !rename_side(p, from_dirfd, from, r->from, &from_tmp, &r->from_st,
+                     &from_exists) ||
+        !rename_side(p, to_dirfd, to, r->to, &to_tmp, &r->to_st, &to_exists) ||
+        !from_exists || (from_tmp && to_tmp))
+        return;
+    if (to_exists && r->to_st.st_dev == r->from_st.st_dev &&
+        r->to_st.st_ino == r->from_st.st_ino)
+        return; /* two names of one file: rename(2) does nothing */
+    r->exchange = (flags & RENAME_EXCHANGE) != 0;
+    if (r->exchange && !to_exists)
+        return; /* fails with ENOENT */
+    if (from_tmp || to_tmp) {
+        if (!from_tmp)
+            proxy_preserve_name_gone(p, AT_FDCWD, r->from);
+        if (!to_tmp && to_exists)
+            proxy_preserve_name_gone(p, AT_FDCWD, r->to);
+        r->created_from = r->exchange && !from_tmp;
+        r->created_to = !to_tmp;
+        return;
+    }
+    if (to_exists && !r->exchange)
+        proxy_preserve_name_gone(p, AT_FDCWD, r->to); /* replaced */
+    r->renamed = true;
+}
+
+void proxy_preserve_renamed(struct proxy_process *p,
+                            const struct proxy_preserve_rename *r)
+{
+    struct proxy_preserve *pr = journal_of(p);
+    if (!pr)
+        return;
+    if (r->created_from)
+        proxy_preserve_created(p, AT_FDCWD, r->from);
+    if (r->created_to)
+        proxy_preserve_created(p, AT_FDCWD, r->to);
+    if (!r->renamed)
+        return;
+    struct journal_head h = {.kind = JOURNAL_RENAMED,
+                             .mode = r->from_st.st_mode,
+                             .dev = r->from_st.st_dev,
+                             .ino = r->from_st.st_ino};
+    if (r->exchange) {
+        h.flags = JOURNAL_F_EXCHANGE;
+        h.dev2 = r->to_st.st_dev;
+        h.ino2 = r->to_st.st_ino;
+    }
+    record(p, pr, &h, r->from, r->to);
 }

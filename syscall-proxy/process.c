@@ -67,6 +67,9 @@ int proxy_process_create(struct proxy_process **out, struct vmm_vm *vm,
         free(p);
         return rc;
     }
+    struct stat proc_st;
+    if (stat("/proc", &proc_st) == 0) /* procfs makes inodes per lookup */
+        det_meta_ephemeral_dev(det, proc_st.st_dev);
     p->umask = 022;
     p->ruid = p->euid = p->suid = det->cfg.uid;
     p->rgid = p->egid = p->sgid = det->cfg.gid;

@@ -19,9 +19,11 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include "backend.h"
+#include "procfile.h"
 
 struct det_state;
 
@@ -69,6 +71,9 @@ struct proxy_fd {
     /* A timerfd (timerfd.c): the host fd is an eventfd, the timer is here;
      * shared by dups and fork children like the signalfd context. */
     struct proxy_timerfd *timerfd;
+    /* A /proc mem or settings file of a guest (procfile.c): transfers go
+     * there; shared by dups and fork children. */
+    struct proxy_vfd *vfd;
 };
 
 struct proxy_plock;
@@ -263,6 +268,10 @@ struct proxy_world {
     int end_status;             /* the first process's wait status */
     struct proxy_timerfd **timerfds; /* every live timerfd (timerfd.c) */
     int nr_timerfds, cap_timerfds;
+    /* The OOM backstop (memlimit.c): hvrun's anonymous memory at the start
+     * of the run, and when to measure next (host time). */
+    bool oom_baseline_set;
+    int64_t oom_baseline, oom_next_check_ns;
 };
 
 /* ---- the process --------------------------------------------------------- */
@@ -308,7 +317,10 @@ struct proxy_process {
     gva_t robust_list;
     char exe_path[PROXY_PATH_MAX]; /* absolute host path of the program */
     uint64_t hwcap, hwcap2;     /* AT_HWCAP/AT_HWCAP2 of the CPU model */
+    struct vmm_cpu_identity cpu; /* what its CPUID shows (/proc/cpuinfo) */
     char comm[16];
+    /* Written /proc/self settings (procfile.c); "" is the initial value. */
+    char kept[PROXY_NR_KEPT][PROXY_KEPT_VALUE_MAX];
 
     /* signals */
     struct proxy_sigaction sigactions[PROXY_NSIG];
@@ -355,14 +367,15 @@ struct proxy_process {
      * empty when there is none. tmp_owned: hvrun made it and deletes it. */
     char tmp_host[PROXY_PATH_MAX];
     bool tmp_owned;
+    char tmp_top[PROXY_PATH_MAX]; /* owned: the scratch dir holding it */
+    int tmp_lock_fd;              /* owned: its lock (scratch.c) */
 
     /* counters; totals are shared by the whole process tree and collect
      * the exits of VMs that are gone (exited or exec'd processes) */
     struct proxy_totals {
         uint64_t syscalls, unsupported, exits, syscall_exits,
             exception_exits;
-        FILE *created_log; /* --verify: host paths of files the run made */
-        struct proxy_preserve *preserve; /* --verify run 1 (preserve.c) */
+        struct proxy_preserve *preserve; /* --verify's journal (preserve.c) */
         uint64_t preemptions; /* threads cut off by the time slice */
     } *totals;
     uint64_t nr_syscalls;
@@ -395,20 +408,56 @@ void proxy_vdso_leave(struct proxy_process *p);
 /* ---- --verify's journal of changed files (preserve.c) --------------------- */
 
 struct proxy_preserve;
-/* A journal in dir (which exists): its index and saved files go there. */
+/* A journal in dir (which exists, mode 0700): journal.h's records and
+ * copies go there. */
 struct proxy_preserve *proxy_preserve_open(const char *dir);
 void proxy_preserve_close(struct proxy_preserve *pr);
-/* Before a call that may change or remove (dirfd, path), or with follow
- * what it points to: keeps its state before the run, once per path. */
+/* Before a call that may change the content or mode of (dirfd, path), or
+ * with follow of what it points to: keeps the object's content before the
+ * run, once per object. */
 void proxy_preserve_before(struct proxy_process *p, int host_dirfd,
                            const char *host_path, bool follow);
-/* The same for the file behind a host fd (fchmod). */
+/* The same for the file behind a host fd (fchmod, ftruncate). */
 void proxy_preserve_fd(struct proxy_process *p, int host_fd);
-/* A path the run created: never kept, nor anything below it. */
-void proxy_preserve_created(struct proxy_process *p, const char *abs);
+/* Before unlink/rmdir of (dirfd, path): the name of an existing object
+ * goes away. */
+void proxy_preserve_name_gone(struct proxy_process *p, int host_dirfd,
+                              const char *host_path);
+/* After a call made the name (dirfd, path), or the file behind host_fd
+ * (open O_CREAT). */
+void proxy_preserve_created(struct proxy_process *p, int host_dirfd,
+                            const char *host_path);
+void proxy_preserve_created_fd(struct proxy_process *p, int host_fd);
+/* A rename: _before (which also keeps a file it replaces), then, if the
+ * host call succeeded, _renamed. */
+struct proxy_preserve_rename {
+    bool renamed, exchange, created_from, created_to;
+    char from[PROXY_PATH_MAX], to[PROXY_PATH_MAX];
+    struct stat from_st, to_st;
+};
+void proxy_preserve_rename_before(struct proxy_process *p, int from_dirfd,
+                                  const char *from, int to_dirfd,
+                                  const char *to, unsigned int flags,
+                                  struct proxy_preserve_rename *r);
+void proxy_preserve_renamed(struct proxy_process *p,
+                            const struct proxy_preserve_rename *r);
 /* The absolute host path of (dirfd, path), the directory part resolved
  * and the last component as named. 0 or -errno. */
 int proxy_abs_path(int dirfd, const char *path, char *out, size_t len);
+
+/* ---- hvrun's scratch directories in /tmp (scratch.c) ------------------------ */
+
+/* mkdtemp(template) (rewritten in place), checked to be ours and 0700,
+ * with a lock inside held through *lock_fd while the caller lives.
+ * 0 or -errno. */
+int proxy_scratch_make(char *template_path, int *lock_fd);
+/* Removes the directory and all in it (nothing followed), drops the lock. */
+void proxy_scratch_remove(const char *path, int lock_fd);
+/* Removes the scratch directories of runs that are gone (SIGKILL);
+ * returns how many. */
+int proxy_scratch_sweep(void);
+/* Removes everything inside the directory dirfd, following no symlink. */
+void proxy_remove_contents(int dirfd);
 
 /* ---- the checked copy path (thin wrappers over vmm_as_copy_*) ------------- */
 
@@ -482,14 +531,15 @@ void proxy_process_kill(struct proxy_process *p, int signo);
  * siginfo to *info; returns its number, or 0 when none is pending. */
 int proxy_signal_dequeue(struct proxy_process *p, uint64_t set,
                          siginfo_t *info);
+/* pause(): parks the current thread until a signal it takes is pending
+ * (the scheduler runs the others meanwhile); the call then ends with
+ * -EINTR after the handler. */
+long proxy_signal_suspend(struct proxy_process *p);
 /* Whether thread t, in PROXY_THREAD_WAIT_SIGNAL, may run: a signal it
  * would take (not ignored) or one of its sigwait_set is pending, or its
  * deadline passed. */
 bool proxy_signal_wait_ready(struct proxy_process *p,
                              const struct proxy_thread *t);
-/* Waits as pause() does, for a signal that runs a handler or kills:
- * returns -EINTR (what the caller sees after the handler). */
-long proxy_signal_suspend(struct proxy_process *p);
 
 /* ---- signalfd (signalfd.c) ----------------------------------------------- */
 
@@ -532,6 +582,18 @@ void proxy_world_destroy(struct proxy_world *w);
  * or -1 when hvrun failed. */
 int proxy_world_run(struct proxy_world *w);
 struct proxy_process *proxy_world_find(struct proxy_world *w, int pid);
+
+/* ---- the guest memory limit (memlimit.c) --------------------------------- */
+
+/* Committed guest memory of the whole run (every live process's charged
+ * VMAs, vmm_as account_bytes). */
+uint64_t proxy_mem_committed(const struct proxy_world *w);
+/* Whether bytes more may be committed: -ENOMEM past --memory. */
+int proxy_mem_charge(struct proxy_process *p, uint64_t bytes);
+/* The OOM backstop, called by the world loop after each event: at most
+ * every few ms of host time, measures hvrun's resident anonymous memory
+ * and SIGKILLs the biggest guest when it is past the limit. */
+void proxy_mem_check_oom(struct proxy_world *w);
 /* Set from a host signal handler (SIGINT/SIGTERM/SIGHUP to hvrun): the run
  * ends at the next event, every guest is dropped and cleaned up. */
 extern volatile sig_atomic_t proxy_stop_signal;

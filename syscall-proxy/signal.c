@@ -742,9 +742,12 @@ static long suspend(struct proxy_process *p)
     return -EINTR;
 }
 
-long proxy_signal_suspend(struct proxy_process *p) { return suspend(p); }
-
 static long sys_pause(struct proxy_process *p, const uint64_t a[6])
+{
+    return suspend(p);
+}
+
+long proxy_signal_suspend(struct proxy_process *p)
 {
     return suspend(p);
 }

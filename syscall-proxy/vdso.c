@@ -4,10 +4,14 @@
  * from the logical clock, with no exit (an exit costs ~105 us on kvm_pvm;
  * a JVM makes tens of thousands of clock reads).
  *
- * Before the guest runs, hvrun writes detcore's clock into the page; when
- * the run stops it folds the reads the vDSO counted into detcore: each one
- * is an event, as the syscall it replaces would have been, so every clock
- * value is the one the syscall path gives.
+ * Before the guest runs, hvrun writes detcore's clock into [vvar] (mapped
+ * read-only to the guest, a special mapping as on Linux) and zeroes the
+ * vDSO's call count (a word of the VM's own kernel area, the only thing
+ * the vDSO writes); when the run stops it folds the reads the vDSO counted
+ * into detcore: each one is an event, as the syscall it replaces would
+ * have been, so every clock value is the one the syscall path gives. A
+ * count above what the vDSO can reach is a guest's scribble and folds as
+ * nothing (vdso_abi.h).
  */
 #include "proxy.h"
 
@@ -30,8 +34,8 @@ int proxy_vdso_map(struct proxy_process *p, gva_t *ehdr_out)
     if (rc < 0)
         return rc;
     gva_t vdso = vvar + VMM_PAGE_SIZE;
-    if ((rc = vmm_as_map(p->as, vvar, VMM_PAGE_SIZE, PROT_READ | PROT_WRITE,
-                         0, "[vvar]")) < 0 ||
+    if ((rc = vmm_as_map(p->as, vvar, VMM_PAGE_SIZE, PROT_READ,
+                         VMM_VMA_SPECIAL, "[vvar]")) < 0 ||
         (rc = vmm_as_map(p->as, vdso, VMM_PAGE_SIZE, PROT_READ | PROT_EXEC,
                          0, "[vdso]")) < 0 ||
         (rc = vmm_as_poke(p->as, vdso, gk_vdso_start, image)) < 0)
@@ -45,26 +49,33 @@ void proxy_vdso_enter(struct proxy_process *p)
 {
     if (!p->vvar_gva)
         return;
+    vmm_vm_vdso_calls_reset(p->vm);
+    /* A guest that unmapped or moved the page only loses the fast path
+     * (the vDSO checks the magic) or faults, as Linux's vDSO would. */
+    struct vmm_vma *v = vmm_as_find_vma(p->as, p->vvar_gva);
+    if (!v || !(v->flags & VMM_VMA_SPECIAL))
+        return;
     struct det_clock_page c;
     det_clock_page(p->det, &c);
-    struct gk_vvar v = {.magic = GK_VDSO_MAGIC,
-                        .virtual_time = c.virtual_time,
-                        .now_ns = c.now_ns, .epoch_ns = c.epoch_ns,
-                        .boot_ns = c.boot_ns, .event_ns = c.event_ns,
-                        .coarse_ns = c.coarse_ns, .events = 0};
-    /* A guest that unmapped or protected the page only loses the fast path
-     * (the vDSO checks the magic). */
-    (void)vmm_as_copy_out(p->as, p->vvar_gva, &v, sizeof(v));
+    struct gk_vvar page = {.magic = GK_VDSO_MAGIC,
+                           .virtual_time = c.virtual_time,
+                           .now_ns = c.now_ns, .epoch_ns = c.epoch_ns,
+                           .boot_ns = c.boot_ns, .event_ns = c.event_ns,
+                           .coarse_ns = c.coarse_ns};
+    (void)vmm_as_poke(p->as, p->vvar_gva, &page, sizeof(page));
 }
 
 void proxy_vdso_leave(struct proxy_process *p)
 {
-    uint64_t events;
-    if (!p->vvar_gva ||
-        vmm_as_copy_in(p->as, &events,
-                       p->vvar_gva + offsetof(struct gk_vvar, events),
-                       sizeof(events)) < 0 ||
-        events == 0)
+    if (!p->vvar_gva)
         return;
-    det_clock_fold(p->det, events);
+    uint64_t calls = vmm_vm_vdso_calls(p->vm);
+    if (calls == 0)
+        return;
+    if (calls > GK_VDSO_MAX_CALLS) {
+        proxy_log(p, 2, "vDSO call count %llu is not one the vDSO writes: "
+                  "not folded", (unsigned long long)calls);
+        return;
+    }
+    det_clock_fold(p->det, calls);
 }

@@ -142,38 +142,84 @@ static int live_threads(const struct proxy_process *p)
 
 /* ---- the machine --------------------------------------------------------- */
 
-/* cpuinfo flag names of the model's features, in Linux's order (by
- * capability word, then bit). Word 0 is CPUID.1:EDX, which is AT_HWCAP, so
- * its optional bits follow the model as built on this host; the other
- * words list the model's baseline (vmm/cpu_x86_64.c), which every host
- * hvrun runs on has. FSGSBASE is AT_HWCAP2 bit 1. */
-static const char *const hwcap_flag_names[32] = {
-    [0] = "fpu",  [4] = "tsc",   [5] = "msr",   [6] = "pae",   [8] = "cx8",
-    [11] = "sep", [13] = "pge",  [15] = "cmov", [16] = "pat",  [19] = "clflush",
-    [23] = "mmx", [24] = "fxsr", [25] = "sse",  [26] = "sse2",
+/*
+ * cpuinfo flag names in Linux's order (capability word, then bit), for the
+ * CPUID words the guest can read (struct vmm_cpu_identity): what it
+ * executes and what it reads agree, on a host whose CPUID is the model and
+ * on one where it is the host's own CPU. Bits Linux hides (osxsave, ospke
+ * is shown) are left out.
+ */
+struct flag_word {
+    size_t off; /* of the uint32_t in struct vmm_cpu_identity */
+    const char *names[32];
 };
-static const char *const baseline_flags_ext[] = {"syscall", "nx", "lm"};
-static const char *const baseline_flags_ecx1[] = {
-    "pni",   "pclmulqdq", "ssse3", "fma",   "cx16", "sse4_1", "sse4_2",
-    "movbe", "popcnt",    "aes",   "xsave", "avx",  "f16c"};
-static const char *const baseline_flags_ext_ecx[] = {"lahf_lm", "abm"};
-static const char *const baseline_flags_leaf7[] = {"bmi1", "avx2", "bmi2"};
+#define CPU_WORD(field) offsetof(struct vmm_cpu_identity, field)
+static const struct flag_word cpuinfo_words[] = {
+    {CPU_WORD(leaf1_edx),
+     {"fpu", "vme", "de", "pse", "tsc", "msr", "pae", "mce", "cx8", "apic",
+      NULL, "sep", "mtrr", "pge", "mca", "cmov", "pat", "pse36", "pn",
+      "clflush", NULL, "dts", "acpi", "mmx", "fxsr", "sse", "sse2", "ss", "ht",
+      "tm", "ia64", "pbe"}},
+    {CPU_WORD(ext1_edx),
+     {[11] = "syscall", [19] = "mp", [20] = "nx", [22] = "mmxext",
+      [25] = "fxsr_opt", [26] = "pdpe1gb", [27] = "rdtscp", [29] = "lm",
+      [30] = "3dnowext", [31] = "3dnow"}},
+    {CPU_WORD(leaf1_ecx),
+     {"pni", "pclmulqdq", "dtes64", "monitor", "ds_cpl", "vmx", "smx", "est",
+      "tm2", "ssse3", "cid", "sdbg", "fma", "cx16", "xtpr", "pdcm", NULL,
+      "pcid", "dca", "sse4_1", "sse4_2", "x2apic", "movbe", "popcnt",
+      "tsc_deadline_timer", "aes", "xsave", NULL, "avx", "f16c", "rdrand",
+      "hypervisor"}},
+    {CPU_WORD(ext1_ecx),
+     {"lahf_lm", "cmp_legacy", "svm", "extapic", "cr8_legacy", "abm", "sse4a",
+      "misalignsse", "3dnowprefetch", "osvw", "ibs", "xop", "skinit", "wdt",
+      NULL, "lwp", "fma4", "tce", NULL, "nodeid_msr", NULL, "tbm", "topoext",
+      "perfctr_core", "perfctr_nb", NULL, "bpext", "ptsc", "perfctr_llc",
+      "mwaitx"}},
+    {CPU_WORD(leaf7_ebx),
+     {"fsgsbase", "tsc_adjust", "sgx", "bmi1", "hle", "avx2", NULL, "smep",
+      "bmi2", "erms", "invpcid", "rtm", "cqm", NULL, "mpx", "rdt_a",
+      "avx512f", "avx512dq", "rdseed", "adx", "smap", "avx512ifma", NULL,
+      "clflushopt", "clwb", "intel_pt", "avx512pf", "avx512er", "avx512cd",
+      "sha_ni", "avx512bw", "avx512vl"}},
+    {CPU_WORD(leaf7_ecx),
+     {[1] = "avx512vbmi", [2] = "umip", [3] = "pku", [4] = "ospke",
+      [5] = "waitpkg", [6] = "avx512_vbmi2", [8] = "gfni", [9] = "vaes",
+      [10] = "vpclmulqdq", [11] = "avx512_vnni", [12] = "avx512_bitalg",
+      [14] = "avx512_vpopcntdq", [16] = "la57", [22] = "rdpid",
+      [25] = "cldemote", [27] = "movdiri", [28] = "movdir64b",
+      [29] = "enqcmd"}},
+    {CPU_WORD(leaf7_edx),
+     {[2] = "avx512_4vnniw", [3] = "avx512_4fmaps", [4] = "fsrm",
+      [8] = "avx512_vp2intersect", [10] = "md_clear", [14] = "serialize",
+      [18] = "pconfig", [22] = "amx_bf16", [23] = "avx512_fp16",
+      [24] = "amx_tile", [25] = "amx_int8", [28] = "flush_l1d",
+      [29] = "arch_capabilities"}},
+};
 
-static void put_flags(struct vbuf *b, const char *const *names, size_t n)
+static void put_cpu_flags(struct vbuf *b, const struct vmm_cpu_identity *c)
 {
-    for (size_t i = 0; i < n; i++)
-        vb_printf(b, " %s", names[i]);
+    for (size_t w = 0; w < sizeof(cpuinfo_words) / sizeof(cpuinfo_words[0]);
+         w++) {
+        uint32_t bits;
+        memcpy(&bits, (const char *)c + cpuinfo_words[w].off, sizeof(bits));
+        for (unsigned bit = 0; bit < 32; bit++) {
+            if ((bits >> bit) & 1 && cpuinfo_words[w].names[bit])
+                vb_printf(b, " %s", cpuinfo_words[w].names[bit]);
+        }
+    }
 }
 
 static int gen_cpuinfo(struct proxy_process *p, struct vbuf *b)
 {
+    const struct vmm_cpu_identity *c = &p->cpu;
     vb_printf(b,
               "processor\t: 0\n"
-              "vendor_id\t: GenuineIntel\n"
-              "cpu family\t: 6\n"
-              "model\t\t: 158\n"
+              "vendor_id\t: %s\n"
+              "cpu family\t: %u\n"
+              "model\t\t: %u\n"
               "model name\t: %s\n"
-              "stepping\t: 10\n"
+              "stepping\t: %u\n"
               "cpu MHz\t\t: 2000.000\n"
               "cache size\t: 16384 KB\n"
               "physical id\t: 0\n"
@@ -184,22 +230,12 @@ static int gen_cpuinfo(struct proxy_process *p, struct vbuf *b)
               "initial apicid\t: 0\n"
               "fpu\t\t: yes\n"
               "fpu_exception\t: yes\n"
-              "cpuid level\t: 13\n"
+              "cpuid level\t: %u\n"
               "wp\t\t: yes\n"
               "flags\t\t:",
-              VMM_MODEL_BRAND);
-    for (unsigned bit = 0; bit < 32; bit++) {
-        if ((p->hwcap >> bit) & 1 && hwcap_flag_names[bit])
-            vb_printf(b, " %s", hwcap_flag_names[bit]);
-    }
-    /* rdtscp (between nx and lm) is optional and not in hwcap: left out. */
-    put_flags(b, baseline_flags_ext, 3);
-    put_flags(b, baseline_flags_ecx1,
-              sizeof(baseline_flags_ecx1) / sizeof(baseline_flags_ecx1[0]));
-    put_flags(b, baseline_flags_ext_ecx, 2);
-    if (p->hwcap2 & 2)
-        vb_put(b, " fsgsbase", 9);
-    put_flags(b, baseline_flags_leaf7, 3);
+              c->vendor, c->family, c->model, c->brand, c->stepping,
+              c->max_leaf);
+    put_cpu_flags(b, c);
     vb_printf(b, "\n"
                  "bugs\t\t:\n"
                  "bogomips\t: 4000.00\n"
@@ -218,8 +254,8 @@ static void mem_line(struct vbuf *b, const char *name, unsigned long long kb)
     vb_printf(b, "%-16s%8llu kB\n", label, kb);
 }
 
-/* Fixed figures of an idle 8 GiB machine; MemTotal and MemFree are
- * detcore's (sysinfo says the same). */
+/* The figures of an idle 8 GiB machine, scaled to --memory; MemTotal and
+ * MemFree are detcore's (sysinfo says the same). */
 static int gen_meminfo(struct proxy_process *p, struct vbuf *b)
 {
     static const struct {
@@ -262,13 +298,19 @@ static int gen_meminfo(struct proxy_process *p, struct vbuf *b)
         {"VmallocChunk", 0},
         {"Percpu", 1024},
     };
-    unsigned long long total_kb = DET_MEM_TOTAL_BYTES >> 10;
-    unsigned long long free_kb = DET_MEM_FREE_BYTES >> 10;
+    unsigned long long total_kb = p->det->cfg.mem_total_bytes >> 10;
+    unsigned long long free_kb = det_mem_free_bytes(&p->det->cfg) >> 10;
+    /* kB of an 8 GiB machine -> kB of this one (VmallocTotal is the
+     * kernel's address space, not memory). */
+    const unsigned long long base_kb = DET_MEM_TOTAL_BYTES >> 10;
+#define SCALED(kb) ((kb) * total_kb / base_kb) /* < 2^50: no overflow */
     mem_line(b, "MemTotal", total_kb);
     mem_line(b, "MemFree", free_kb);
-    mem_line(b, "MemAvailable", free_kb + 1048576);
+    mem_line(b, "MemAvailable", free_kb + SCALED(1048576));
     for (size_t i = 0; i < sizeof(rest) / sizeof(rest[0]); i++)
-        mem_line(b, rest[i].name, rest[i].kb);
+        mem_line(b, rest[i].name, strcmp(rest[i].name, "VmallocTotal")
+                                      ? SCALED(rest[i].kb)
+                                      : rest[i].kb);
     vb_printf(b, "HardwareCorrupted: %5d kB\n", 0);
     mem_line(b, "AnonHugePages", 0);
     mem_line(b, "ShmemHugePages", 0);
@@ -283,8 +325,9 @@ static int gen_meminfo(struct proxy_process *p, struct vbuf *b)
               0, 0, 0, 0);
     mem_line(b, "Hugepagesize", 2048);
     mem_line(b, "Hugetlb", 0);
-    mem_line(b, "DirectMap4k", 131072);
-    mem_line(b, "DirectMap2M", total_kb - 131072);
+    mem_line(b, "DirectMap4k", SCALED(131072));
+    mem_line(b, "DirectMap2M", total_kb - SCALED(131072));
+#undef SCALED
     mem_line(b, "DirectMap1G", 0);
     return 0;
 }
@@ -656,6 +699,19 @@ static int gen_self_status(struct proxy_process *p, struct vbuf *b)
 }
 
 /* A VMA's name as the guest should see it (host paths mapped back). */
+/* size resident shared text lib data dt, in pages, as Linux's statm. */
+static int gen_self_statm(struct proxy_process *p, struct vbuf *b)
+{
+    struct vm_figures f;
+    vm_figures_of(p, &f);
+    vb_printf(b, "%llu %llu %llu %llu 0 %llu 0\n",
+              (unsigned long long)f.total, (unsigned long long)f.rss,
+              (unsigned long long)(f.file + f.shmem),
+              (unsigned long long)f.exe,
+              (unsigned long long)(f.data + f.stack));
+    return 0;
+}
+
 static void vma_name(const struct proxy_process *p, const struct vmm_vma *v,
                      char *out, size_t cap)
 {
@@ -766,32 +822,66 @@ struct vfile {
     enum vfs_gate gate;
     enum det_source src;
     int (*gen)(struct proxy_process *p, struct vbuf *b);
+    /* Files that are more than content made at open (procfile.c). */
+    long (*open)(struct proxy_process *p, struct proxy_process *of,
+                 const char *name, int flags);
 };
 
+static long open_mem(struct proxy_process *p, struct proxy_process *of,
+                     const char *name, int flags)
+{
+    (void)name;
+    return proxy_procfile_open_mem(p, of, flags);
+}
+
+static long open_kept(struct proxy_process *p, struct proxy_process *of,
+                      const char *name, int flags)
+{
+    return proxy_procfile_open_kept(
+        p, of, proxy_procfile_kept_index(name + strlen("/proc/self/")), flags);
+}
+
+#define KEPT_FILE(name) \
+    {"/proc/self/" name, GATE_ALWAYS, DET_SRC_IDS, NULL, open_kept}
+
 static const struct vfile vfiles[] = {
-    {"/proc/self/stat", GATE_ALWAYS, DET_SRC_IDS, gen_self_stat},
-    {"/proc/self/status", GATE_ALWAYS, DET_SRC_IDS, gen_self_status},
-    {"/proc/self/maps", GATE_ALWAYS, DET_SRC_IDS, gen_self_maps},
-    {"/proc/self/cmdline", GATE_ALWAYS, DET_SRC_IDS, gen_self_cmdline},
-    {"/proc/self/environ", GATE_ALWAYS, DET_SRC_IDS, gen_self_environ},
-    {"/proc/cpuinfo", GATE_HOST, DET_SRC_HOST, gen_cpuinfo},
-    {"/proc/meminfo", GATE_HOST, DET_SRC_HOST, gen_meminfo},
-    {"/proc/stat", GATE_HOST, DET_SRC_HOST, gen_stat},
-    {"/proc/uptime", GATE_TIME, DET_SRC_TIME, gen_uptime},
-    {"/proc/loadavg", GATE_HOST, DET_SRC_HOST, gen_loadavg},
-    {"/proc/version", GATE_HOST, DET_SRC_HOST, gen_version},
-    {"/proc/sys/kernel/random/uuid", GATE_RANDOM, DET_SRC_RANDOM, gen_uuid},
+    {"/proc/self/stat", GATE_ALWAYS, DET_SRC_IDS, gen_self_stat, NULL},
+    {"/proc/self/status", GATE_ALWAYS, DET_SRC_IDS, gen_self_status, NULL},
+    {"/proc/self/maps", GATE_ALWAYS, DET_SRC_IDS, gen_self_maps, NULL},
+    {"/proc/self/cmdline", GATE_ALWAYS, DET_SRC_IDS, gen_self_cmdline, NULL},
+    {"/proc/self/environ", GATE_ALWAYS, DET_SRC_IDS, gen_self_environ, NULL},
+    {"/proc/self/statm", GATE_ALWAYS, DET_SRC_IDS, gen_self_statm, NULL},
+    {"/proc/self/mem", GATE_ALWAYS, DET_SRC_IDS, NULL, open_mem},
+    KEPT_FILE("comm"),
+    KEPT_FILE("oom_score_adj"),
+    KEPT_FILE("oom_adj"),
+    KEPT_FILE("coredump_filter"),
+    KEPT_FILE("timerslack_ns"),
+    KEPT_FILE("loginuid"),
+    KEPT_FILE("clear_refs"),
+    KEPT_FILE("sessionid"),
+    KEPT_FILE("oom_score"),
+    KEPT_FILE("personality"),
+    KEPT_FILE("cgroup"),
+    KEPT_FILE("autogroup"),
+    {"/proc/cpuinfo", GATE_HOST, DET_SRC_HOST, gen_cpuinfo, NULL},
+    {"/proc/meminfo", GATE_HOST, DET_SRC_HOST, gen_meminfo, NULL},
+    {"/proc/stat", GATE_HOST, DET_SRC_HOST, gen_stat, NULL},
+    {"/proc/uptime", GATE_TIME, DET_SRC_TIME, gen_uptime, NULL},
+    {"/proc/loadavg", GATE_HOST, DET_SRC_HOST, gen_loadavg, NULL},
+    {"/proc/version", GATE_HOST, DET_SRC_HOST, gen_version, NULL},
+    {"/proc/sys/kernel/random/uuid", GATE_RANDOM, DET_SRC_RANDOM, gen_uuid, NULL},
     {"/proc/sys/kernel/random/boot_id", GATE_RANDOM, DET_SRC_RANDOM,
-     gen_boot_id},
-    {"/proc/sys/kernel/hostname", GATE_HOST, DET_SRC_HOST, gen_hostname},
-    {"/proc/sys/kernel/domainname", GATE_HOST, DET_SRC_HOST, gen_domainname},
-    {"/proc/sys/kernel/osrelease", GATE_HOST, DET_SRC_HOST, gen_osrelease},
-    {"/proc/sys/kernel/ostype", GATE_HOST, DET_SRC_HOST, gen_ostype},
-    {"/proc/sys/kernel/version", GATE_HOST, DET_SRC_HOST, gen_kversion},
-    {"/sys/devices/system/cpu/online", GATE_HOST, DET_SRC_HOST, gen_cpu_list},
-    {"/sys/devices/system/cpu/possible", GATE_HOST, DET_SRC_HOST, gen_cpu_list},
-    {"/sys/devices/system/cpu/present", GATE_HOST, DET_SRC_HOST, gen_cpu_list},
-    {"/etc/nsswitch.conf", GATE_HOST, DET_SRC_HOST, gen_nsswitch},
+     gen_boot_id, NULL},
+    {"/proc/sys/kernel/hostname", GATE_HOST, DET_SRC_HOST, gen_hostname, NULL},
+    {"/proc/sys/kernel/domainname", GATE_HOST, DET_SRC_HOST, gen_domainname, NULL},
+    {"/proc/sys/kernel/osrelease", GATE_HOST, DET_SRC_HOST, gen_osrelease, NULL},
+    {"/proc/sys/kernel/ostype", GATE_HOST, DET_SRC_HOST, gen_ostype, NULL},
+    {"/proc/sys/kernel/version", GATE_HOST, DET_SRC_HOST, gen_kversion, NULL},
+    {"/sys/devices/system/cpu/online", GATE_HOST, DET_SRC_HOST, gen_cpu_list, NULL},
+    {"/sys/devices/system/cpu/possible", GATE_HOST, DET_SRC_HOST, gen_cpu_list, NULL},
+    {"/sys/devices/system/cpu/present", GATE_HOST, DET_SRC_HOST, gen_cpu_list, NULL},
+    {"/etc/nsswitch.conf", GATE_HOST, DET_SRC_HOST, gen_nsswitch, NULL},
 };
 
 static bool gate_open(const struct proxy_process *p, enum vfs_gate g)
@@ -1031,10 +1121,125 @@ static bool proc_pid_name(struct proxy_process *p, char *name,
     return true;
 }
 
+static bool fdinfo_name(const char *name)
+{
+    return strncmp(name, "/proc/self/fdinfo/", 18) == 0 && name[18] >= '0' &&
+           name[18] <= '9';
+}
+
+bool proxy_vfs_canonical_name(const struct proxy_process *p, int dirfd,
+                              const char *path, char *out, size_t cap)
+{
+    return full_name(p, dirfd, path, out, cap);
+}
+
+bool proxy_vfs_is_virtual(struct proxy_process *p, int dirfd,
+                          const char *path)
+{
+    if (fdinfo_name(path))
+        return true;
+    if (!maybe_virtual_name(path))
+        return false;
+    char name[PROXY_PATH_MAX];
+    if (!full_name(p, dirfd, path, name, sizeof(name)))
+        return false;
+    struct proxy_process *of;
+    bool hidden;
+    if (proc_pid_name(p, name, &of, &hidden) && hidden)
+        return false;
+    for (size_t i = 0; i < sizeof(vfiles) / sizeof(vfiles[0]); i++) {
+        if (strcmp(name, vfiles[i].path) == 0)
+            return gate_open(p, vfiles[i].gate);
+    }
+    return false;
+}
+
+/* The inode number of an fd's object as fstat shows it to the guest
+ * (detcore's canonical numbering), or 0. */
+static uint64_t guest_ino_of_host_fd(const struct proxy_process *p, int host_fd)
+{
+    struct stat st;
+    if (host_fd < 0 || fstat(host_fd, &st) < 0)
+        return 0;
+    det_stat_canon(p->det, &st);
+    return st.st_ino;
+}
+
+/* The guest fd whose host fd is host_fd, or -1. */
+static int guest_fd_of_host(const struct proxy_process *p, int host_fd)
+{
+    for (int fd = 0; fd < p->fds.cap; fd++) {
+        if (p->fds.fds[fd].kind != PROXY_FD_FREE &&
+            p->fds.fds[fd].host_fd == host_fd)
+            return fd;
+    }
+    return -1;
+}
+
+/*
+ * /proc/self/fdinfo/N (the rewrite made N the host fd): the host's lines,
+ * with the guest's close-on-exec bit in flags (hvrun's host fds all have
+ * it) and the inode number fstat gives the guest. Other lines (eventfd
+ * counts, epoll and inotify entries) are the host's.
+ */
+static long open_fdinfo(struct proxy_process *p, const char *name, int flags)
+{
+    char *end;
+    long host_fd = strtol(name + strlen("/proc/self/fdinfo/"), &end, 10);
+    int gfd = *end == '\0' ? guest_fd_of_host(p, (int)host_fd) : -1;
+    if (gfd < 0)
+        return -ENOENT;
+    if ((flags & O_ACCMODE) != O_RDONLY)
+        return -EACCES;
+    char path[64], raw[4096];
+    snprintf(path, sizeof(path), "/proc/self/fdinfo/%ld", host_fd);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd < 0 ? -1 : read(fd, raw, sizeof(raw) - 1);
+    if (fd >= 0)
+        close(fd);
+    if (n < 0)
+        return -ENOENT;
+    raw[n] = '\0';
+    struct vbuf b = {0};
+    for (char *line = raw, *nl; *line; line = nl + 1) {
+        nl = strchr(line, '\n');
+        if (!nl)
+            nl = line + strlen(line) - 1;
+        unsigned long fl;
+        if (sscanf(line, "flags: %lo", &fl) == 1) {
+            fl &= ~(unsigned long)O_CLOEXEC;
+            if (p->fds.fds[gfd].cloexec)
+                fl |= O_CLOEXEC;
+            vb_printf(&b, "flags:\t0%lo\n", fl);
+        } else if (strncmp(line, "ino:", 4) == 0) {
+            vb_printf(&b, "ino:\t%llu\n", (unsigned long long)
+                      guest_ino_of_host_fd(p, (int)host_fd));
+        } else {
+            vb_put(&b, line, (size_t)(nl - line + 1));
+        }
+        if (!nl[0] || !nl[1])
+            break;
+    }
+    if (b.failed) {
+        free(b.s);
+        return -ENOMEM;
+    }
+    int host = content_fd(name, &b, flags);
+    free(b.s);
+    return host < 0 ? host
+                    : proxy_fd_install(&p->fds, host, (flags & O_CLOEXEC) != 0, 0);
+}
+
 bool proxy_vfs_open(struct proxy_process *p, int host_dirfd,
                     const char *host_path, int flags, long *result)
 {
-    if ((flags & O_PATH) || !maybe_virtual_name(host_path))
+    if (flags & O_PATH)
+        return false;
+    if (fdinfo_name(host_path)) {
+        *result = open_fdinfo(p, host_path, flags);
+        return true;
+    }
+    if (!maybe_virtual_name(host_path))
         return false;
     char name[PROXY_PATH_MAX];
     if (!full_name(p, host_dirfd, host_path, name, sizeof(name)))
@@ -1051,7 +1256,8 @@ bool proxy_vfs_open(struct proxy_process *p, int host_dirfd,
             continue;
         if (!gate_open(p, v->gate))
             return false;
-        *result = open_vfile(p, of, v, flags);
+        *result = v->open ? v->open(p, of, v->path, flags)
+                          : open_vfile(p, of, v, flags);
         return true;
     }
     return false;
@@ -1173,6 +1379,29 @@ static enum fd_dir fd_dir_of_fd(int host_fd)
     return FD_DIR_NONE;
 }
 
+static int nr_guest_fds(const struct proxy_process *p)
+{
+    int n = 0;
+    for (int fd = 0; fd < p->fds.cap; fd++)
+        n += p->fds.fds[fd].kind != PROXY_FD_FREE;
+    return n;
+}
+
+/* Linux gives /proc/<pid>/fd the number of open fds as its size: the
+ * host's directory would count hvrun's. */
+int64_t proxy_vfs_dir_size_fixup(const struct proxy_process *p, uint64_t dev,
+                                 uint64_t ino, int64_t size)
+{
+    static const char *const fd_dirs[] = {"/proc/self/fd",
+                                          "/proc/thread-self/fd"};
+    for (size_t i = 0; i < 2; i++) {
+        struct stat d;
+        if (stat(fd_dirs[i], &d) == 0 && d.st_dev == dev && d.st_ino == ino)
+            return nr_guest_fds(p);
+    }
+    return size;
+}
+
 int proxy_vfs_list_dir_fd(struct proxy_process *p, int host_fd, char ***names,
                           size_t *n)
 {
@@ -1236,8 +1465,11 @@ static int proc_root_records(struct proxy_process *p, int host_fd,
             break;
         for (long at = 0; at < n;) {
             struct dirent64 *d = (struct dirent64 *)(void *)(buf + at);
+            char entry[300];
+            snprintf(entry, sizeof(entry), "/proc/%s", d->d_name);
             if (!all_digits(d->d_name))
-                put_dirent64(b, d->d_ino, ++off, d->d_type, d->d_name);
+                put_dirent64(b, proxy_proc_name_ino(entry), ++off, d->d_type,
+                             d->d_name);
             at += d->d_reclen;
         }
     }
@@ -1298,9 +1530,13 @@ int proxy_vfs_dir_records(struct proxy_process *p, int host_fd, char **raw,
         char guest_name[16], host_name[16];
         snprintf(guest_name, sizeof(guest_name), "%d", fd);
         snprintf(host_name, sizeof(host_name), "%d", p->fds.fds[fd].host_fd);
+        /* the number stat gives the entry (procguard.c) */
+        char entry[64];
+        snprintf(entry, sizeof(entry), "/proc/self/%s/%s",
+                 kind == FD_DIR_FD ? "fd" : "fdinfo", guest_name);
         uint64_t ino =
             fstatat(host_fd, host_name, &st, AT_SYMLINK_NOFOLLOW) == 0
-                ? st.st_ino
+                ? proxy_proc_name_ino(entry)
                 : 0;
         put_dirent64(&b, ino, ++off, kind == FD_DIR_FD ? DT_LNK : DT_REG,
                      guest_name);
@@ -1365,12 +1601,35 @@ static size_t unmap_own_proc(const struct proxy_process *p, char *t, size_t len,
     return (size_t)n + rest_len;
 }
 
+/* "pipe:[N]" and "socket:[N]" name the host inode: the guest's number is
+ * the one fstat gives it, so ls -l /proc/self/fd and ss agree between runs. */
+static long fix_anon_link(const struct proxy_process *p, int host_fd,
+                          char *target, size_t len, size_t cap)
+{
+    static const char *const kinds[] = {"pipe:[", "socket:["};
+    for (size_t i = 0; i < 2; i++) {
+        size_t k = strlen(kinds[i]);
+        if (len <= k || strncmp(target, kinds[i], k) != 0 ||
+            target[len - 1] != ']')
+            continue;
+        uint64_t ino = guest_ino_of_host_fd(p, host_fd);
+        int n = snprintf(target, cap, "%.*s%llu]", (int)k, kinds[i],
+                         (unsigned long long)ino);
+        return n > 0 && (size_t)n < cap ? n : (long)len;
+    }
+    return (long)len;
+}
+
 long proxy_vfs_link_fixup(const struct proxy_process *p, const char *host_link,
                           char *target, long n, size_t cap)
 {
     if (strncmp(host_link, "/proc/self/fd/", 14) != 0 || n <= 0)
         return n;
     size_t len = (size_t)n;
+    char *end;
+    long host_fd = strtol(host_link + 14, &end, 10);
+    if (end != host_link + 14 && *end == '\0' && p->det)
+        len = (size_t)fix_anon_link(p, (int)host_fd, target, len, cap);
     size_t pre = sizeof(MEMFD_LINK_PREFIX) - 1;
     size_t suf = sizeof(DELETED_SUFFIX) - 1;
     if (len > pre + suf && memcmp(target, MEMFD_LINK_PREFIX, pre) == 0 &&

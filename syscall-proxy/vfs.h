@@ -36,6 +36,38 @@
 bool proxy_vfs_open(struct proxy_process *p, int host_dirfd,
                     const char *host_path, int flags, long *result);
 
+/* True when (dirfd, path), as proxy_vfs_open would see it, is a virtual
+ * file: hvrun serves it and never looks it up on the host. */
+bool proxy_vfs_is_virtual(struct proxy_process *p, int dirfd,
+                          const char *path);
+/* The canonical name proxy_vfs_open matches: absolute, normalised, with
+ * /proc/<own pid> and /proc/thread-self as /proc/self. False when it
+ * cannot be made (a relative path whose directory has no name). */
+bool proxy_vfs_canonical_name(const struct proxy_process *p, int dirfd,
+                              const char *path, char *out, size_t cap);
+
+/* ---- /proc confinement (procguard.c) ------------------------------------- */
+
+/*
+ * Where a rewritten (dirfd, path) really leads on the host (see
+ * procguard.c). Returns 0 when it may be used as it is; 1 when it reaches
+ * procfs by a route the rewrite did not see: out then holds the guest name
+ * of what it reached, to be rewritten again; -ENOENT for a host process's
+ * /proc entry, -ELOOP, -ENAMETOOLONG.
+ */
+int proxy_proc_confine(struct proxy_process *p, int dirfd, const char *path,
+                       bool follow_last, char *out, size_t cap);
+/* After a host open: 0 when host_fd may go to the guest; -EACCES for an
+ * entry of hvrun's own /proc/<pid> that is hvrun (mem, environ, ...),
+ * -ENOENT for a host process's. The caller closes host_fd on error. */
+long proxy_proc_open_check(struct proxy_process *p, int host_fd, int flags);
+/* The inode number a procfs entry (an fd on it) shows: from its guest
+ * name, stable across runs, where the host's changes per lookup. */
+uint64_t proxy_proc_stable_ino(struct proxy_process *p, int host_fd,
+                               uint64_t host_ino);
+/* The same number for a guest name (/proc/self/fd/<host fd>, /proc/x). */
+uint64_t proxy_proc_name_ino(const char *name);
+
 /*
  * True when reads from guest_fd must come from detcore's random stream:
  * the fd is the host's /dev/urandom or /dev/random (char 1:9 or 1:8, by
@@ -67,6 +99,10 @@ int proxy_vfs_list_dir(struct proxy_process *p, const char *guest_path,
 int proxy_vfs_list_dir_fd(struct proxy_process *p, int host_fd, char ***names,
                           size_t *n);
 void proxy_vfs_names_free(char **names, size_t n);
+/* The size a directory of (dev, ino) shows the guest: the number of its
+ * fds for its /proc/self/fd (the host's counts hvrun's), else size. */
+int64_t proxy_vfs_dir_size_fixup(const struct proxy_process *p, uint64_t dev,
+                                 uint64_t ino, int64_t size);
 /*
  * The same listing as host getdents64 records, a drop-in for reading the
  * host directory: ".", "..", then the guest fds ascending, with d_type

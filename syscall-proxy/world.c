@@ -42,6 +42,9 @@ int proxy_world_init(struct proxy_world *w, struct vmm_host *host,
     w->nr_procs = 1;
     w->next_pid = first->pid + 1;
     first->world = w;
+    /* The OOM backstop's baseline (and its /proc/self/statm fd, opened
+     * now, during set-up). */
+    proxy_mem_check_oom(w);
     return first->threads ? 0 : proxy_thread_init(first);
 }
 
@@ -438,6 +441,7 @@ int proxy_world_run(struct proxy_world *w)
             return -1;
         if (p->exited && !p->zombie)
             proxy_world_exit(p);
+        proxy_mem_check_oom(w);
     }
     return w->end_status;
 }

@@ -178,6 +178,21 @@ int vmm_phys_alloc_for(struct vmm_physmem *pm, uint64_t npages, gva_t gva,
     return 0;
 }
 
+uint64_t vmm_phys_resident_bytes(const struct vmm_physmem *pm)
+{
+    unsigned char vec[4096];
+    uint64_t pages = pm->bump / VMM_PAGE_SIZE, resident = 0;
+    for (uint64_t done = 0; done < pages;) {
+        uint64_t n = pages - done < sizeof(vec) ? pages - done : sizeof(vec);
+        if (mincore(pm->hva_base + done * VMM_PAGE_SIZE, n * VMM_PAGE_SIZE,
+                    vec) == 0)
+            for (uint64_t i = 0; i < n; i++)
+                resident += vec[i] & 1;
+        done += n;
+    }
+    return resident * VMM_PAGE_SIZE;
+}
+
 void vmm_phys_free(struct vmm_physmem *pm, gpa_t gpa, uint64_t npages)
 {
     if (npages == 0)
@@ -468,6 +483,12 @@ static size_t vma_index_after(const struct vmm_aspace *as, gva_t gva)
     return lo;
 }
 
+struct vmm_vma *vmm_as_next_vma(const struct vmm_aspace *as, gva_t gva)
+{
+    size_t i = vma_index_after(as, gva);
+    return i < as->nr_vmas ? &as->vmas[i] : NULL;
+}
+
 struct vmm_vma *vmm_as_find_vma(const struct vmm_aspace *as, gva_t gva)
 {
     size_t i = vma_index_after(as, gva);
@@ -491,6 +512,8 @@ static int vma_insert_at(struct vmm_aspace *as, size_t i,
             (as->nr_vmas - i) * sizeof(*as->vmas));
     as->vmas[i] = *v;
     as->nr_vmas++;
+    if (v->flags & VMM_VMA_ACCOUNT)
+        as->account_bytes += v->end - v->start;
     return 0;
 }
 
@@ -498,6 +521,8 @@ static void vma_remove_at(struct vmm_aspace *as, size_t i)
 {
     free(as->vmas[i].name);
     shared_put(as->vmas[i].shared);
+    if (as->vmas[i].flags & VMM_VMA_ACCOUNT)
+        as->account_bytes -= as->vmas[i].end - as->vmas[i].start;
     memmove(&as->vmas[i], &as->vmas[i + 1],
             (as->nr_vmas - i - 1) * sizeof(*as->vmas));
     as->nr_vmas--;
@@ -525,6 +550,8 @@ static int vma_split_at(struct vmm_aspace *as, gva_t gva)
         return rc;
     }
     as->vmas[i].end = gva;
+    if (tail.flags & VMM_VMA_ACCOUNT)
+        as->account_bytes -= tail.end - tail.start; /* counted twice */
     return 0;
 }
 
@@ -552,9 +579,14 @@ int vmm_as_map(struct vmm_aspace *as, gva_t gva, uint64_t len, int prot,
     len = VMM_PAGE_ALIGN_UP(len);
     if (len == 0 || gva & ~VMM_PAGE_MASK || gva + len < gva)
         return -EINVAL;
+    if (gva + len > VMM_USER_END)
+        return -ENOMEM;
     int rc = vmm_as_unmap(as, gva, len);
     if (rc < 0)
         return rc;
+    if (!(flags & (VMM_VMA_SHARED | VMM_VMA_NORESERVE | VMM_VMA_SPECIAL)) &&
+        (prot & PROT_WRITE))
+        flags |= VMM_VMA_ACCOUNT;
     struct vmm_vma v = {.start = gva, .end = gva + len, .prot = prot,
                         .flags = flags};
     rc = vmm_phys_alloc_for(as->pm, len / VMM_PAGE_SIZE, gva, &v.gpa);
@@ -575,12 +607,6 @@ int vmm_as_map(struct vmm_aspace *as, gva_t gva, uint64_t len, int prot,
 }
 
 /* True when [gva, end) is covered by VMAs without holes. */
-struct vmm_vma *vmm_as_vma_from(const struct vmm_aspace *as, gva_t gva)
-{
-    size_t i = vma_index_after(as, gva);
-    return i < as->nr_vmas ? &as->vmas[i] : NULL;
-}
-
 static bool range_fully_mapped(const struct vmm_aspace *as, gva_t gva,
                                gva_t end)
 {
@@ -614,15 +640,68 @@ static void host_protect_backing(const struct vmm_aspace *as,
 {
     uint8_t *hva = vmm_phys_hva(as->pm, v->gpa);
     size_t len = v->end - v->start;
-    if (v->shared) {
+    if (v->shared || (v->flags & VMM_VMA_SPECIAL)) {
+        /* A special mapping stays writable for hvrun, which fills it. */
         if (zap) {
             (void)mprotect(hva, len, PROT_NONE);
-            (void)mprotect(hva, len, v->shared->host_prot);
+            (void)mprotect(hva, len, v->shared ? v->shared->host_prot
+                                               : PROT_READ | PROT_WRITE);
         }
         return;
     }
     (void)mprotect(hva, len, v->prot & PROT_WRITE ? PROT_READ | PROT_WRITE
                                                   : PROT_READ);
+}
+
+/* mprotect_fixup: a private VMA that becomes writable is charged. */
+static bool charged_by_protect(const struct vmm_vma *v, int prot)
+{
+    return (prot & PROT_WRITE) &&
+           !(v->flags & (VMM_VMA_ACCOUNT | VMM_VMA_SHARED |
+                         VMM_VMA_NORESERVE | VMM_VMA_SPECIAL));
+}
+
+/* Bytes of the VMAs overlapping [gva, end) that match (with the overlap
+ * only). */
+static uint64_t overlap_bytes(const struct vmm_aspace *as, gva_t gva,
+                              gva_t end, int prot,
+                              bool (*match)(const struct vmm_vma *, int))
+{
+    uint64_t n = 0;
+    for (size_t i = vma_index_after(as, gva);
+         i < as->nr_vmas && as->vmas[i].start < end; i++) {
+        const struct vmm_vma *v = &as->vmas[i];
+        if (!match(v, prot))
+            continue;
+        gva_t lo = v->start > gva ? v->start : gva;
+        gva_t hi = v->end < end ? v->end : end;
+        n += hi - lo;
+    }
+    return n;
+}
+
+static bool is_charged(const struct vmm_vma *v, int prot)
+{
+    (void)prot;
+    return v->flags & VMM_VMA_ACCOUNT;
+}
+
+uint64_t vmm_as_charged_in(const struct vmm_aspace *as, gva_t gva,
+                           uint64_t len)
+{
+    gva_t end;
+    if (__builtin_add_overflow(gva, VMM_PAGE_ALIGN_UP(len), &end))
+        end = UINT64_MAX;
+    return overlap_bytes(as, gva, end, 0, is_charged);
+}
+
+uint64_t vmm_as_protect_charge(const struct vmm_aspace *as, gva_t gva,
+                               uint64_t len, int prot)
+{
+    gva_t end;
+    if (__builtin_add_overflow(gva, VMM_PAGE_ALIGN_UP(len), &end))
+        end = UINT64_MAX;
+    return overlap_bytes(as, gva, end, prot, charged_by_protect);
 }
 
 int vmm_as_protect(struct vmm_aspace *as, gva_t gva, uint64_t len, int prot)
@@ -642,6 +721,10 @@ int vmm_as_protect(struct vmm_aspace *as, gva_t gva, uint64_t len, int prot)
          * regaining write needs a writable host backing. */
         bool loses = (v->prot & ~prot) != 0;
         bool host_change = loses || ((prot & ~v->prot) & PROT_WRITE);
+        if (charged_by_protect(v, prot)) {
+            v->flags |= VMM_VMA_ACCOUNT;
+            as->account_bytes += v->end - v->start;
+        }
         v->prot = prot;
         rc = pt_apply_vma(as, v);
         if (rc < 0)
@@ -652,6 +735,27 @@ int vmm_as_protect(struct vmm_aspace *as, gva_t gva, uint64_t len, int prot)
             as->tlb_flush_needed = true;
     }
     return 0;
+}
+
+bool vmm_as_range_mapped(const struct vmm_aspace *as, gva_t gva,
+                         uint64_t len)
+{
+    gva_t end;
+    if (__builtin_add_overflow(gva, len, &end))
+        return false;
+    return range_fully_mapped(as, gva, end);
+}
+
+bool vmm_as_range_has_flags(const struct vmm_aspace *as, gva_t gva,
+                            uint64_t len, int flags)
+{
+    for (size_t i = vma_index_after(as, gva);
+         i < as->nr_vmas &&
+         (as->vmas[i].start <= gva || as->vmas[i].start - gva < len);
+         i++)
+        if ((as->vmas[i].flags & flags) == flags)
+            return true;
+    return false;
 }
 
 bool vmm_as_range_free(const struct vmm_aspace *as, gva_t gva, uint64_t len)
@@ -756,15 +860,20 @@ int vmm_as_share_anon(struct vmm_aspace *as, gva_t gva, uint64_t len)
         struct vmm_vma *v = vmm_as_find_vma(as, gva);
         if (v && v->shared)
             v->shared->anon = true;
+        /* Linux charges shmem at its creation (shmem_acct_size), once,
+         * however many processes map it later (fork does not charge it). */
+        if (v && !(v->flags & (VMM_VMA_ACCOUNT | VMM_VMA_NORESERVE))) {
+            v->flags |= VMM_VMA_ACCOUNT;
+            as->account_bytes += v->end - v->start;
+        }
     }
     close(fd);
     return rc;
 }
 
-/* Moves the backing pages of [old, old+len) to gpa new_gpa on the host,
- * then returns the old extent(s) to the allocator. */
 /* Moves the host pages of [old_gva, old_gva + len) (inside one or more
- * VMAs, starting anywhere in the first) to new_gpa onwards. */
+ * VMAs, starting anywhere in the first) to gpa new_gpa onwards; the caller
+ * then returns the old extent(s) to the allocator. */
 static void move_backing(struct vmm_aspace *as, size_t first, gva_t old_gva,
                          gpa_t new_gpa, uint64_t len)
 {
@@ -829,7 +938,8 @@ int vmm_as_remap(struct vmm_aspace *as, gva_t old_gva, uint64_t old_len,
         if (rc < 0)
             return rc;
     }
-    if (*new_gva & ~VMM_PAGE_MASK)
+    if (*new_gva & ~VMM_PAGE_MASK || new_len > VMM_USER_END ||
+        *new_gva > VMM_USER_END - new_len || *new_gva < VMM_USER_MIN)
         return -EINVAL;
     if (*new_gva < old_gva + old_len && old_gva < *new_gva + new_len)
         return -EINVAL;
@@ -899,7 +1009,9 @@ int vmm_as_clone(struct vmm_aspace *dst, const struct vmm_aspace *src)
     for (size_t i = 0; i < src->nr_vmas; i++) {
         const struct vmm_vma *v = &src->vmas[i];
         uint64_t len = v->end - v->start;
-        int rc = vmm_as_map(dst, v->start, len, v->prot, v->flags, v->name);
+        /* Shared memory stays charged to the process that made it. */
+        int flags = v->shared ? v->flags & ~VMM_VMA_ACCOUNT : v->flags;
+        int rc = vmm_as_map(dst, v->start, len, v->prot, flags, v->name);
         if (rc < 0)
             return rc;
         struct vmm_vma *d = vmm_as_find_vma(dst, v->start);

@@ -58,6 +58,18 @@ struct vmm_physmem {
 #define VMM_VMA_STACK 0x4
 #define VMM_VMA_HEAP 0x8
 #define VMM_VMA_GROWSDOWN 0x10
+/* A special mapping ([vvar]): like Linux's VM_PFNMAP|VM_IO pages without
+ * VM_MAYWRITE/VM_MAYEXEC. hvrun writes it (vmm_as_poke); the guest may
+ * only read it, and the mm calls refuse what Linux refuses there. */
+#define VMM_VMA_SPECIAL 0x20
+/* MAP_NORESERVE: never charged (below), as under Linux's heuristic
+ * overcommit, even when made writable later. */
+#define VMM_VMA_NORESERVE 0x40
+/* Charged to the address space's committed memory (account_bytes): what
+ * Linux marks VM_ACCOUNT. Set when a private VMA is created writable (and
+ * not NORESERVE/SPECIAL), when one becomes writable (mprotect), and for
+ * shared anonymous memory; kept when write is taken away again. */
+#define VMM_VMA_ACCOUNT 0x80
 
 /*
  * The host file object behind a MAP_SHARED mapping: a memfd for shared
@@ -91,6 +103,7 @@ struct vmm_aspace {
     struct vmm_vma *vmas; /* sorted by start, non-overlapping */
     size_t nr_vmas, cap_vmas;
     bool tlb_flush_needed; /* a PTE lost permissions since the last run */
+    uint64_t account_bytes; /* sum of the VMM_VMA_ACCOUNT VMAs' sizes */
 };
 
 /* Physical allocator. hva_base must cover reserve_bytes; first_gpa is the
@@ -105,6 +118,8 @@ int vmm_phys_alloc(struct vmm_physmem *pm, uint64_t npages, gpa_t *gpa_out);
  * stretches can be mapped by 2 MiB entries. */
 int vmm_phys_alloc_for(struct vmm_physmem *pm, uint64_t npages, gva_t gva,
                        gpa_t *gpa_out);
+/* Bytes of the allocated guest-physical memory the host has resident. */
+uint64_t vmm_phys_resident_bytes(const struct vmm_physmem *pm);
 /* Returns pages to the allocator; their contents become zero. */
 void vmm_phys_free(struct vmm_physmem *pm, gpa_t gpa, uint64_t npages);
 static inline void *vmm_phys_hva(const struct vmm_physmem *pm, gpa_t gpa)
@@ -138,25 +153,39 @@ uint64_t vmm_pt_lookup(const struct vmm_aspace *as, gva_t gva);
 /*
  * Maps [gva, gva+len) with fresh zeroed backing, replacing anything there
  * (MAP_FIXED semantics). len is rounded up to pages. name may be NULL.
+ * A range reaching past VMM_USER_END is -ENOMEM: nothing is ever mapped
+ * over the guest kernel area, whatever a caller checked.
  */
 int vmm_as_map(struct vmm_aspace *as, gva_t gva, uint64_t len, int prot,
                int flags, const char *name);
+/* The bytes of [gva, gva+len) already charged (VMM_VMA_ACCOUNT). */
+uint64_t vmm_as_charged_in(const struct vmm_aspace *as, gva_t gva,
+                           uint64_t len);
+/* The bytes vmm_as_protect(gva, len, prot) would newly charge. */
+uint64_t vmm_as_protect_charge(const struct vmm_aspace *as, gva_t gva,
+                               uint64_t len, int prot);
 /* Removes mappings in [gva, gva+len); unmapped holes are fine. */
 int vmm_as_unmap(struct vmm_aspace *as, gva_t gva, uint64_t len);
 /* Changes protection; -ENOMEM if any page in the range is unmapped. */
 int vmm_as_protect(struct vmm_aspace *as, gva_t gva, uint64_t len, int prot);
-/* Moves/resizes a mapping per mremap; *new_gva is in (hint) and out. */
+/* Moves/resizes a mapping per mremap; *new_gva is in (hint) and out. A
+ * fixed target outside user space is -EINVAL. */
 int vmm_as_remap(struct vmm_aspace *as, gva_t old_gva, uint64_t old_len,
                  uint64_t new_len, bool may_move, bool fixed, gva_t *new_gva);
 /* Finds a free range of len bytes, top-down from below `below`. */
 int vmm_as_find_free(const struct vmm_aspace *as, uint64_t len, gva_t below,
                      gva_t *out);
 bool vmm_as_range_free(const struct vmm_aspace *as, gva_t gva, uint64_t len);
+/* True when [gva, gva+len) is covered by VMAs without a hole. */
+bool vmm_as_range_mapped(const struct vmm_aspace *as, gva_t gva,
+                         uint64_t len);
+/* The first VMA that ends above gva (it may start above it), or NULL. */
+struct vmm_vma *vmm_as_next_vma(const struct vmm_aspace *as, gva_t gva);
+/* True when a VMA overlapping [gva, gva+len) has all of flags. */
+bool vmm_as_range_has_flags(const struct vmm_aspace *as, gva_t gva,
+                            uint64_t len, int flags);
 /* The VMA containing gva, or NULL. */
 struct vmm_vma *vmm_as_find_vma(const struct vmm_aspace *as, gva_t gva);
-/* The first VMA that ends above gva (it may start above it), or NULL: a
- * walk over a range visits its VMAs and holes without stepping pages. */
-struct vmm_vma *vmm_as_vma_from(const struct vmm_aspace *as, gva_t gva);
 /* Sets file identity on the VMAs exactly covering [gva, gva+len). */
 void vmm_as_set_file(struct vmm_aspace *as, gva_t gva, uint64_t len,
                      uint64_t off, uint64_t dev, uint64_t ino,

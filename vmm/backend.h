@@ -44,7 +44,8 @@ struct vmm_host_info {
     int api_version;
     bool pmu;                /* a guest PMU for instruction counting */
     bool rdtsc_trappable;    /* CR4.TSD makes user RDTSC fault */
-    bool cpuid_control;      /* KVM_SET_CPUID2 controls guest CPUID */
+    bool cpuid_control;      /* measured: a probe VM's CPUID showed the
+                                model (see struct vmm_cpu_identity) */
     bool sync_regs;
     bool immediate_exit;
     int nr_memslots;
@@ -55,13 +56,29 @@ struct vmm_host;
 struct vmm_vm;
 
 /*
+ * The CPU the guest's CPUID instruction really describes, as a probe VM
+ * saw it when the host was opened: the fixed model where the backend
+ * controls CPUID, the host's own CPU where it cannot (kvm_pvm without CPUID
+ * faulting). /proc/cpuinfo and AT_HWCAP are made from it, so what a guest
+ * reads never contradicts what it executes.
+ */
+struct vmm_cpu_identity {
+    char vendor[13], brand[49];
+    unsigned family, model, stepping, max_leaf;
+    uint32_t leaf1_ecx, leaf1_edx, leaf7_ebx, leaf7_ecx, leaf7_edx;
+    uint32_t ext1_ecx, ext1_edx; /* leaf 0x80000001 */
+};
+
+/*
  * Opens /dev/kvm and checks the capabilities hvrun needs. On failure returns
  * -errno and writes a one-line reason (naming the device or capability).
  */
 int vmm_host_open(struct vmm_host **out, char *why, size_t why_len);
 void vmm_host_close(struct vmm_host *host);
 void vmm_host_get_info(const struct vmm_host *host, struct vmm_host_info *i);
-/* The fixed CPUID model: leaf 1 EDX (AT_HWCAP) and AT_HWCAP2. */
+void vmm_host_cpu_identity(const struct vmm_host *host,
+                           struct vmm_cpu_identity *out);
+/* AT_HWCAP (leaf 1 EDX) and AT_HWCAP2 of that CPU. */
 uint64_t vmm_host_hwcap(const struct vmm_host *host);
 uint64_t vmm_host_hwcap2(const struct vmm_host *host);
 
@@ -81,6 +98,10 @@ void vmm_vm_destroy(struct vmm_vm *vm);
 struct vmm_aspace *vmm_vm_aspace(struct vmm_vm *vm);
 /* The current thread's registers; edits take effect at the next run. */
 struct vmm_regs *vmm_vm_regs(struct vmm_vm *vm);
+/* The guest vDSO's call count (guestkernel/vdso_abi.h): a word of this
+ * VM's kernel area that the guest's user code may write. */
+uint64_t vmm_vm_vdso_calls(const struct vmm_vm *vm);
+void vmm_vm_vdso_calls_reset(struct vmm_vm *vm);
 uint64_t vmm_vm_fs_base(struct vmm_vm *vm);
 void vmm_vm_set_fs_base(struct vmm_vm *vm, uint64_t base);
 uint64_t vmm_vm_gs_base(struct vmm_vm *vm);

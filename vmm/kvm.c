@@ -132,6 +132,9 @@ static int setup_kernel_area(struct vmm_vm *vm)
         {GK_EXC_GPA, 1, VMM_PTE_P | GK_PTE_AD},
         {GK_STACK0_GPA, (GK_IST1_TOP - GK_STACK0_GPA) / VMM_PAGE_SIZE,
          VMM_PTE_P | VMM_PTE_W | VMM_PTE_NX | GK_PTE_AD},
+        /* The vDSO's call count: written by user code, this VM's own. */
+        {GK_VDSO_CALLS_GPA, 1,
+         VMM_PTE_P | VMM_PTE_W | VMM_PTE_U | VMM_PTE_NX | GK_PTE_AD},
     };
     for (size_t i = 0; i < sizeof(maps) / sizeof(maps[0]); i++) {
         int rc = vmm_pt_map(&vm->as, GK_KERNEL_VA + maps[i].gpa, maps[i].gpa,
@@ -438,6 +441,18 @@ void kvm_vm_teardown(struct vmm_vm *vm)
 struct vmm_aspace *vmm_vm_aspace(struct vmm_vm *vm) { return &vm->as; }
 struct vmm_regs *vmm_vm_regs(struct vmm_vm *vm) { return &vm->regs; }
 
+uint64_t vmm_vm_vdso_calls(const struct vmm_vm *vm)
+{
+    uint64_t n;
+    memcpy(&n, vm->phys_hva + GK_VDSO_CALLS_GPA, sizeof(n));
+    return n;
+}
+
+void vmm_vm_vdso_calls_reset(struct vmm_vm *vm)
+{
+    memset(vm->phys_hva + GK_VDSO_CALLS_GPA, 0, sizeof(uint64_t));
+}
+
 uint64_t vmm_vm_fs_base(struct vmm_vm *vm)
 {
     return vm->run->s.regs.sregs.fs.base;
@@ -548,11 +563,57 @@ static void decode_exception(struct vmm_vm *vm, struct vmm_event *ev)
     vmm_vm_enter_user(vm);
 }
 
+/* An exit port counts only from the guest kernel's own stubs: the SYSCALL
+ * entry page, or the exception page. */
+static bool io_from_stub(const struct vmm_vm *vm, unsigned port)
+{
+    uint64_t page = port == GK_PORT_SYSCALL ? GK_ENTRY_GPA : GK_EXC_GPA;
+    uint64_t rip = vm->regs.rip;
+    return (port == GK_PORT_SYSCALL || port == GK_PORT_EXCEPTION) &&
+           rip >= GK_KERNEL_VA + page && rip < GK_KERNEL_VA + page + 0x1000;
+}
+
+static bool is_io_insn(const struct vmm_vm *vm, uint64_t at, size_t len)
+{
+    uint8_t op;
+    if (vmm_as_copy_in(&vm->as, &op, at, 1) < 0)
+        return false;
+    /* in/out with imm8 (e4-e7, 2 bytes) or with %dx (ec-ef, 1 byte) */
+    return len == 2 ? op >= 0xe4 && op <= 0xe7 : op >= 0xec && op <= 0xef;
+}
+
+/*
+ * IN or OUT in user code: a process without I/O permission (every guest:
+ * ioperm and iopl are refused) gets #GP at the instruction, as Linux gives
+ * it, so the guest's SIGSEGV handler runs or the process dies; the run
+ * goes on. RIP may already be past the instruction.
+ */
+static void user_port_io(struct vmm_vm *vm, struct vmm_event *ev)
+{
+    uint64_t rip = vm->regs.rip, at = rip;
+    if (!is_io_insn(vm, rip, 1) && !is_io_insn(vm, rip, 2)) {
+        if (rip >= 1 && is_io_insn(vm, rip - 1, 1))
+            at = rip - 1;
+        else if (rip >= 2 && is_io_insn(vm, rip - 2, 2))
+            at = rip - 2;
+    }
+    ev->kind = VMM_EVENT_EXCEPTION;
+    ev->vector = 13;
+    ev->error_code = 0;
+    ev->fault_addr = 0;
+    vm->regs.rip = at;
+    vm->stats.exception_exits++;
+}
+
 static void decode_exit(struct vmm_vm *vm, struct vmm_event *ev)
 {
     struct kvm_run *run = vm->run;
     switch (run->exit_reason) {
     case KVM_EXIT_IO:
+        if (!io_from_stub(vm, run->io.port)) {
+            user_port_io(vm, ev);
+            return;
+        }
         if (run->io.port == GK_PORT_SYSCALL) {
             ev->kind = VMM_EVENT_SYSCALL;
             vm->stats.syscall_exits++;
@@ -562,8 +623,7 @@ static void decode_exit(struct vmm_vm *vm, struct vmm_event *ev)
             decode_exception(vm, ev);
             return;
         }
-        fail(ev, "unexpected port I/O to %#x at rip %#llx", run->io.port,
-             (unsigned long long)vm->regs.rip);
+        user_port_io(vm, ev);
         return;
     case KVM_EXIT_MMIO:
         fail(ev, "access to unbacked guest-physical %#llx at rip %#llx",

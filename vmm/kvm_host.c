@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
@@ -18,6 +19,7 @@
 #include <cpuid.h>
 
 #include "cpu_x86_64.h"
+#include "cpuid_probe.h"
 
 struct vmm_host {
     int kvm_fd;
@@ -26,6 +28,8 @@ struct vmm_host {
     struct vmm_cpuid_entry model[VMM_CPUID_MAX_ENTRIES];
     int nr_model;
     uint64_t hwcap, hwcap2;
+    struct vmm_cpu_identity cpu; /* what the guest's CPUID shows */
+    cpu_set_t cpus_allowed;      /* before pin_guest_thread */
     struct vmm_xstate_layout xstate;
     struct kvm_pool *pool;
 };
@@ -49,6 +53,12 @@ int kvm_host_fd(const struct vmm_host *host) { return host->kvm_fd; }
 int kvm_host_run_size(const struct vmm_host *host) { return host->run_size; }
 uint64_t vmm_host_hwcap(const struct vmm_host *host) { return host->hwcap; }
 uint64_t vmm_host_hwcap2(const struct vmm_host *host) { return host->hwcap2; }
+
+void vmm_host_cpu_identity(const struct vmm_host *host,
+                           struct vmm_cpu_identity *out)
+{
+    *out = host->cpu;
+}
 
 void vmm_host_get_info(const struct vmm_host *host, struct vmm_host_info *i)
 {
@@ -89,7 +99,7 @@ static int cache_dir(char *out, size_t len)
     return n > 0 && (size_t)n < len ? 0 : -1;
 }
 
-static int cache_file(char *out, size_t len)
+static int cache_file(const char *name, char *out, size_t len)
 {
     const char *off = getenv("HVRUN_NO_CACHE");
     char dir[256], boot[64] = {0};
@@ -104,8 +114,7 @@ static int cache_file(char *out, size_t len)
     if (got < 36)
         return -1;
     boot[36] = 0;
-    int n = snprintf(out, len, "%s/supported-cpuid-%s-%s", dir, u.release,
-                     boot);
+    int n = snprintf(out, len, "%s/%s-%s-%s", dir, name, u.release, boot);
     return n > 0 && (size_t)n < len ? 0 : -1;
 }
 
@@ -168,7 +177,7 @@ static int cached_host_cpuid(int kvm_fd, struct vmm_cpuid_entry **out,
                              int *n)
 {
     char path[512];
-    bool cacheable = cache_file(path, sizeof(path)) == 0;
+    bool cacheable = cache_file("supported-cpuid", path, sizeof(path)) == 0;
     if (cacheable && cache_read(path, out, n) == 0)
         return 0;
     int rc = read_host_cpuid(kvm_fd, out, n);
@@ -263,6 +272,81 @@ static void choose_xstate(struct vmm_host *h, uint64_t kvm_xcr0)
     vmm_cpu_xstate_layout(xcr0, sub, n, &h->xstate);
 }
 
+/*
+ * What the guest's CPUID really shows (cpuid_probe.c), kept like the
+ * supported-CPUID table: per boot and kernel release, and per model (a
+ * hash of the table hvrun sets), so a changed model is probed again.
+ */
+static uint64_t model_hash(const struct vmm_host *h)
+{
+    uint64_t x = 0xcbf29ce484222325ULL; /* FNV-1a */
+    const unsigned char *b = (const unsigned char *)h->model;
+    for (size_t i = 0; i < (size_t)h->nr_model * sizeof(h->model[0]); i++)
+        x = (x ^ b[i]) * 0x100000001b3ULL;
+    return x;
+}
+
+/*
+ * Where the guest's CPUID is the host's, leaf 1 EBX (and leaves 0xb and
+ * 0x8000001e) carry the APIC id of whichever host CPU runs the vCPU, and
+ * RDTSCP/RDPID its number: the thread that runs guests is pinned to the
+ * lowest CPU it may use, so they read the same in every run. The VM
+ * pool's worker takes the whole set back (kvm_pool.c).
+ */
+static void pin_guest_thread(struct vmm_host *h)
+{
+    if (sched_getaffinity(0, sizeof(h->cpus_allowed), &h->cpus_allowed) < 0)
+        return;
+    for (int c = 0; c < CPU_SETSIZE; c++) {
+        if (!CPU_ISSET(c, &h->cpus_allowed))
+            continue;
+        cpu_set_t one;
+        CPU_ZERO(&one);
+        CPU_SET(c, &one);
+        (void)sched_setaffinity(0, sizeof(one), &one);
+        return;
+    }
+}
+
+void kvm_host_unpin_thread(const struct vmm_host *h)
+{
+    if (CPU_COUNT(&h->cpus_allowed) > 0)
+        (void)sched_setaffinity(0, sizeof(h->cpus_allowed),
+                                &h->cpus_allowed);
+}
+
+static int probe_guest_cpuid(struct vmm_host *h, char *why, size_t why_len)
+{
+    char name[64], path[512];
+    snprintf(name, sizeof(name), "guest-cpuid-%016llx",
+             (unsigned long long)model_hash(h));
+    bool cacheable = cache_file(name, path, sizeof(path)) == 0;
+    struct vmm_cpuid_entry *cached = NULL, seen[VMM_CPUID_PROBE_LEAVES];
+    int n = 0;
+    if (cacheable && cache_read(path, &cached, &n) == 0 &&
+        n == VMM_CPUID_PROBE_LEAVES) {
+        memcpy(seen, cached, sizeof(seen));
+    } else {
+        int rc = vmm_cpuid_probe(h, seen, why, why_len);
+        if (rc < 0) {
+            free(cached);
+            return rc;
+        }
+        if (cacheable)
+            cache_write(path, seen, VMM_CPUID_PROBE_LEAVES);
+    }
+    free(cached);
+    h->info.cpuid_control = vmm_cpuid_probe_matches(seen, h->model,
+                                                    h->nr_model);
+    vmm_cpuid_identity_of(seen, &h->cpu);
+    if (!h->info.cpuid_control) { /* describe the CPU the guest sees */
+        h->hwcap = vmm_cpu_model_hwcap(seen, VMM_CPUID_PROBE_LEAVES);
+        h->hwcap2 = vmm_cpu_model_hwcap2(seen, VMM_CPUID_PROBE_LEAVES);
+        pin_guest_thread(h);
+    }
+    return 0;
+}
+
 int kvm_host_set_cpuid(const struct vmm_host *host, int vcpu_fd)
 {
     struct kvm_cpuid2 *c =
@@ -346,7 +430,6 @@ int vmm_host_open(struct vmm_host **out, char *why, size_t why_len)
     /* CR4.TSD traps user RDTSC under VMX/SVM; kvm_pvm ignores it. */
     info->rdtsc_trappable = strcmp(info->hypervisor, "kvm_intel") == 0 ||
                             strcmp(info->hypervisor, "kvm_amd") == 0;
-    info->cpuid_control = true;
     const char *missing = NULL;
     const struct vmm_cpuid_entry *xs = vmm_cpuid_find(hc, nh, 0xd, 0);
     bool xcr0_ok = xs && (xs->eax & VMM_MODEL_XCR0) == VMM_MODEL_XCR0;
@@ -375,6 +458,10 @@ int vmm_host_open(struct vmm_host **out, char *why, size_t why_len)
     h->pool = kvm_pool_new(h);
     if (!h->pool)
         return fail_open(h, ENOMEM, why, why_len, "out of memory");
+    if ((rc = probe_guest_cpuid(h, msg, sizeof(msg))) < 0) {
+        kvm_pool_free(h->pool);
+        return fail_open(h, -rc, why, why_len, msg);
+    }
     *out = h;
     return 0;
 }

@@ -20,6 +20,8 @@ int kvm_host_run_size(const struct vmm_host *host);
 int kvm_host_set_cpuid(const struct vmm_host *host, int vcpu_fd);
 const struct vmm_xstate_layout *kvm_host_xstate(const struct vmm_host *host);
 struct kvm_pool *kvm_host_pool(const struct vmm_host *host);
+/* Gives the calling thread every CPU hvrun may use (see kvm_host.c). */
+void kvm_host_unpin_thread(const struct vmm_host *host);
 
 /* A fresh VM, built from scratch (kvm.c). */
 int kvm_vm_build(struct vmm_host *host, struct vmm_vm **out, char *why,

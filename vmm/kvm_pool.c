@@ -61,6 +61,7 @@ void kvm_pool_set_size(struct kvm_pool *p, unsigned nr_ready)
 static void *pool_worker(void *arg)
 {
     struct kvm_pool *p = arg;
+    kvm_host_unpin_thread(p->host);
     pthread_mutex_lock(&p->lock);
     while (!p->stopping) {
         if (p->nr_dead > 0) {

@@ -121,8 +121,12 @@ Test(tmp, setup_and_cleanup_of_an_owned_dir)
         cr_assert_eq(chdir("d"), 0);
     }
     cr_assert_eq(chdir("/"), 0);
+    char top[256];
+    snprintf(top, sizeof(top), "%s", dir);
+    *strrchr(top, '/') = '\0'; /* the scratch dir holding it (and its lock) */
     proxy_tmp_cleanup(p);
     cr_expect_neq(stat(dir, &st), 0, "%s removed", dir);
+    cr_expect_neq(stat(top, &st), 0, "%s removed", top);
     cr_expect_eq(p->tmp_host[0], '\0');
     free(p);
 }

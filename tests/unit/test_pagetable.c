@@ -150,7 +150,58 @@ Test(pagetable, map_keeps_name_and_flags)
                  0);
     const struct vmm_vma *v = vma_at(BASE);
     cr_assert_str_eq(v->name, "[stack]");
-    cr_assert_eq(v->flags, VMM_VMA_STACK);
+    /* Private and writable: charged, as Linux's VM_ACCOUNT. */
+    cr_assert_eq(v->flags, VMM_VMA_STACK | VMM_VMA_ACCOUNT);
+}
+
+Test(pagetable, map_refuses_past_user_space)
+{
+    cr_assert_eq(vmm_as_map(&as, VMM_USER_END, PAGE, RW, 0, NULL), -ENOMEM);
+    cr_assert_eq(vmm_as_map(&as, VMM_USER_END - PAGE, 2 * PAGE, RW, 0, NULL),
+                 -ENOMEM);
+    cr_assert_eq(vmm_as_map(&as, 0xffffffff80000000ULL, PAGE, RW, 0, NULL),
+                 -ENOMEM);
+    cr_assert_eq(as.nr_vmas, 0);
+}
+
+Test(pagetable, remap_refuses_fixed_targets_past_user_space)
+{
+    map_ok(BASE, PAGE, RW);
+    gva_t to = 0xffffffff80004000ULL; /* the guest kernel's entry page */
+    cr_assert_eq(vmm_as_remap(&as, BASE, PAGE, PAGE, true, true, &to),
+                 -EINVAL);
+    to = VMM_USER_END - PAGE;
+    cr_assert_eq(vmm_as_remap(&as, BASE, PAGE, 2 * PAGE, true, true, &to),
+                 -EINVAL);
+    cr_assert_not_null(vma_at(BASE), "the source stays");
+}
+
+Test(pagetable, committed_bytes_follow_linux_accounting)
+{
+    /* Private writable: charged; read-only, NORESERVE, shared, special:
+     * not. */
+    map_ok(BASE, 4 * PAGE, RW);
+    cr_assert_eq(vmm_as_map(&as, BASE + 8 * PAGE, 2 * PAGE, PROT_READ, 0, NULL), 0);
+    cr_assert_eq(vmm_as_map(&as, BASE + 16 * PAGE, 2 * PAGE, RW,
+                            VMM_VMA_NORESERVE, NULL), 0);
+    cr_assert_eq(vmm_as_map(&as, BASE + 24 * PAGE, PAGE, PROT_READ,
+                            VMM_VMA_SPECIAL, NULL), 0);
+    cr_assert_eq(as.account_bytes, 4 * PAGE);
+    /* Splitting and unmapping part keep the sum exact. */
+    cr_assert_eq(vmm_as_unmap(&as, BASE + PAGE, PAGE), 0);
+    cr_assert_eq(as.account_bytes, 3 * PAGE);
+    /* Write added to the read-only mapping charges it (mprotect_fixup);
+     * taking it away again keeps the charge; NORESERVE never is. */
+    cr_assert_eq(vmm_as_protect_charge(&as, BASE + 8 * PAGE, 2 * PAGE, RW),
+                 2 * PAGE);
+    cr_assert_eq(vmm_as_protect(&as, BASE + 8 * PAGE, PAGE, RW), 0);
+    cr_assert_eq(as.account_bytes, 4 * PAGE);
+    cr_assert_eq(vmm_as_protect(&as, BASE + 8 * PAGE, PAGE, PROT_READ), 0);
+    cr_assert_eq(as.account_bytes, 4 * PAGE);
+    cr_assert_eq(vmm_as_protect_charge(&as, BASE + 16 * PAGE, 2 * PAGE, RW), 0);
+    cr_assert_eq(vmm_as_charged_in(&as, BASE, 10 * PAGE), 4 * PAGE);
+    cr_assert_eq(vmm_as_unmap(&as, BASE, 32 * PAGE), 0);
+    cr_assert_eq(as.account_bytes, 0);
 }
 
 Test(pagetable, map_fixed_replaces_the_middle)

@@ -1,0 +1,385 @@
+/*
+ * procfile.c - the /proc/<pid> files a guest writes, and its mem file.
+ *
+ * These would act on hvrun itself if they reached the host's procfs:
+ * /proc/self/mem is hvrun's memory (a write there is code execution as
+ * hvrun's user), comm renames hvrun, oom_score_adj and coredump_filter
+ * change hvrun's. So they are the guest's: mem reads and writes the guest
+ * process's memory through the checked copy path, as Linux's does through
+ * the target's mm; the small settings files are kept per guest process
+ * (inherited by fork as Linux inherits them) and validated as Linux
+ * validates them.
+ *
+ * The guest's fd has a host memfd behind it: a snapshot of the content for
+ * reads (a kept file) or nothing (mem), and its host file offset is the
+ * guest's (lseek needs nothing special). Transfers on such an fd come here
+ * (io.c) through its context, shared by dups and fork like an open file
+ * description.
+ *
+ * Divergence: Linux's mem writes with FOLL_FORCE, so a debugger can write
+ * read-only text; here a transfer stops at the first page the guest cannot
+ * read (read) or write (write), with EIO when nothing moved.
+ */
+#include "proxy.h"
+#include "procfile.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+struct proxy_vfd {
+    unsigned refs;
+    enum { VFD_MEM, VFD_KEPT } kind;
+    int pid;  /* the guest process whose file it is */
+    int kept; /* VFD_KEPT: index in kept_files */
+};
+
+/* ---- kept settings ------------------------------------------------------- */
+
+static int parse_long(const char *in, size_t len, int base, long min, long max,
+                      long *out)
+{
+    char buf[32];
+    if (len == 0 || len >= sizeof(buf))
+        return -EINVAL;
+    memcpy(buf, in, len);
+    buf[len] = '\0';
+    char *end;
+    errno = 0;
+    long v = strtol(buf, &end, base);
+    while (*end == ' ' || *end == '\n' || *end == '\t')
+        end++;
+    if (errno || end == buf || *end || v < min || v > max)
+        return -EINVAL;
+    *out = v;
+    return 0;
+}
+
+static int kept_oom_score_adj(const char *in, size_t len, char *out, size_t cap)
+{
+    long v;
+    int rc = parse_long(in, len, 10, -1000, 1000, &v);
+    return rc < 0 ? rc : snprintf(out, cap, "%ld\n", v);
+}
+
+static int kept_oom_adj(const char *in, size_t len, char *out, size_t cap)
+{
+    long v;
+    int rc = parse_long(in, len, 10, -17, 15, &v);
+    return rc < 0 ? rc : snprintf(out, cap, "%ld\n", v);
+}
+
+static int kept_coredump_filter(const char *in, size_t len, char *out,
+                                size_t cap)
+{
+    long v;
+    int rc = parse_long(in, len, 16, 0, 0xffffffffL, &v);
+    return rc < 0 ? rc : snprintf(out, cap, "%08lx\n", v);
+}
+
+static int kept_timerslack(const char *in, size_t len, char *out, size_t cap)
+{
+    long v;
+    int rc = parse_long(in, len, 10, 0, LONG_MAX, &v);
+    return rc < 0 ? rc : snprintf(out, cap, "%ld\n", v ? v : 50000L);
+}
+
+static int kept_loginuid(const char *in, size_t len, char *out, size_t cap)
+{
+    long v;
+    int rc = parse_long(in, len, 10, 0, 0xffffffffL, &v);
+    return rc < 0 ? rc : snprintf(out, cap, "%ld", v);
+}
+
+/* clear_refs takes 1-5 and keeps nothing to read back. */
+static int kept_clear_refs(const char *in, size_t len, char *out, size_t cap)
+{
+    long v;
+    int rc = parse_long(in, len, 10, 1, 5, &v);
+    return rc < 0 ? rc : snprintf(out, cap, "%s", "");
+}
+
+struct kept_file {
+    const char *name; /* under /proc/self/ */
+    const char *initial;
+    /* Canonical content for what was written, its length, or -EINVAL;
+     * NULL for a read-only file. */
+    int (*parse)(const char *in, size_t len, char *out, size_t cap);
+};
+
+/* The values a fresh Linux process shows; PROXY_KEPT_* index this. */
+static const struct kept_file kept_files[PROXY_NR_KEPT] = {
+    [PROXY_KEPT_OOM_SCORE_ADJ] = {"oom_score_adj", "0\n", kept_oom_score_adj},
+    [PROXY_KEPT_OOM_ADJ] = {"oom_adj", "0\n", kept_oom_adj},
+    [PROXY_KEPT_COREDUMP_FILTER] = {"coredump_filter", "00000033\n",
+                                    kept_coredump_filter},
+    [PROXY_KEPT_TIMERSLACK] = {"timerslack_ns", "50000\n", kept_timerslack},
+    [PROXY_KEPT_LOGINUID] = {"loginuid", "4294967295", kept_loginuid},
+    [PROXY_KEPT_CLEAR_REFS] = {"clear_refs", "", kept_clear_refs},
+    [PROXY_KEPT_SESSIONID] = {"sessionid", "4294967295", NULL},
+    [PROXY_KEPT_OOM_SCORE] = {"oom_score", "0\n", NULL},
+    [PROXY_KEPT_PERSONALITY] = {"personality", "00000000\n", NULL},
+    [PROXY_KEPT_CGROUP] = {"cgroup", "0::/\n", NULL},
+    [PROXY_KEPT_AUTOGROUP] = {"autogroup", "/autogroup-1 nice 0\n", NULL},
+};
+
+int proxy_procfile_kept_index(const char *name)
+{
+    if (strcmp(name, "comm") == 0)
+        return PROXY_KEPT_COMM;
+    for (int i = 0; i < PROXY_NR_KEPT; i++) {
+        if (kept_files[i].name && strcmp(name, kept_files[i].name) == 0)
+            return i;
+    }
+    return -1;
+}
+
+/* The current content of a kept file of q. */
+static void kept_content(const struct proxy_process *q, int k, char *out,
+                         size_t cap)
+{
+    if (k == PROXY_KEPT_COMM)
+        snprintf(out, cap, "%s\n", q->comm);
+    else if (q->kept[k][0] || !kept_files[k].parse)
+        snprintf(out, cap, "%s", q->kept[k][0] ? q->kept[k] : kept_files[k].initial);
+    else
+        snprintf(out, cap, "%s", kept_files[k].initial);
+}
+
+/* Linux's comm write: at most 15 bytes, up to a NUL or newline. */
+static int kept_write_comm(struct proxy_process *q, const char *in, size_t len)
+{
+    size_t n = 0;
+    while (n < len && n < sizeof(q->comm) - 1 && in[n] != '\0' && in[n] != '\n')
+        n++;
+    memcpy(q->comm, in, n);
+    q->comm[n] = '\0';
+    return 0;
+}
+
+static long kept_write(struct proxy_process *q, int k, const char *in,
+                       size_t len)
+{
+    if (!kept_files[k].parse)
+        return -EINVAL;
+    char canon[sizeof(q->kept[0])];
+    int rc = kept_files[k].parse(in, len, canon, sizeof(canon));
+    if (rc < 0)
+        return rc;
+    if (k != PROXY_KEPT_CLEAR_REFS)
+        snprintf(q->kept[k], sizeof(q->kept[k]), "%s", canon);
+    return (long)len;
+}
+
+/* ---- opening ------------------------------------------------------------- */
+
+static int memfd_with(const char *name, const char *content, int flags)
+{
+    int mfd = memfd_create(name, MFD_CLOEXEC);
+    if (mfd < 0)
+        return -errno;
+    size_t len = strlen(content);
+    if (len && write(mfd, content, len) != (ssize_t)len) {
+        close(mfd);
+        return -EIO;
+    }
+    char link[64];
+    snprintf(link, sizeof(link), "/proc/self/fd/%d", mfd);
+    int acc = flags & O_ACCMODE;
+    int fd = open(link, (acc == O_WRONLY ? O_WRONLY : acc == O_RDWR ? O_RDWR
+                                                                     : O_RDONLY) |
+                            O_CLOEXEC | (flags & O_NONBLOCK));
+    int rc = fd < 0 ? -errno : fd;
+    close(mfd);
+    return rc;
+}
+
+static long install_vfd(struct proxy_process *p, int host_fd, int flags,
+                        int kind, int pid, int kept)
+{
+    struct proxy_vfd *v = calloc(1, sizeof(*v));
+    if (!v) {
+        close(host_fd);
+        return -ENOMEM;
+    }
+    *v = (struct proxy_vfd){.refs = 1, .kind = kind, .pid = pid, .kept = kept};
+    long gfd = proxy_fd_install(&p->fds, host_fd, (flags & O_CLOEXEC) != 0, 0);
+    if (gfd < 0) {
+        free(v);
+        return gfd;
+    }
+    proxy_fd_get(&p->fds, (int)gfd)->vfd = v;
+    return gfd;
+}
+
+static long open_checks(int flags)
+{
+    if ((flags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL))
+        return -EEXIST;
+    if (flags & O_DIRECTORY)
+        return -ENOTDIR;
+    return 0;
+}
+
+long proxy_procfile_open_kept(struct proxy_process *p, struct proxy_process *of,
+                              int k, int flags)
+{
+    long rc = open_checks(flags);
+    if (rc < 0)
+        return rc;
+    bool writes = (flags & O_ACCMODE) != O_RDONLY;
+    if (writes && k != PROXY_KEPT_COMM && !kept_files[k].parse)
+        return -EACCES;
+    char content[64], name[64];
+    kept_content(of, k, content, sizeof(content));
+    snprintf(name, sizeof(name), "hvrun-vfs:/proc/%d/%s", of->pid,
+             k == PROXY_KEPT_COMM ? "comm" : kept_files[k].name);
+    int host_fd = memfd_with(name, content, flags);
+    if (host_fd < 0)
+        return host_fd;
+    return install_vfd(p, host_fd, flags, VFD_KEPT, of->pid, k);
+}
+
+long proxy_procfile_open_mem(struct proxy_process *p, struct proxy_process *of,
+                             int flags)
+{
+    long rc = open_checks(flags);
+    if (rc < 0)
+        return rc;
+    char name[64];
+    snprintf(name, sizeof(name), "hvrun-vfs:/proc/%d/mem", of->pid);
+    int host_fd = memfd_with(name, "", flags);
+    if (host_fd < 0)
+        return host_fd;
+    return install_vfd(p, host_fd, flags, VFD_MEM, of->pid, 0);
+}
+
+/* ---- transfers ----------------------------------------------------------- */
+
+static struct proxy_process *vfd_owner(struct proxy_process *p,
+                                       const struct proxy_vfd *v)
+{
+    if (v->pid == p->pid)
+        return p;
+    struct proxy_process *q = p->world ? proxy_world_find(p->world, v->pid)
+                                       : NULL;
+    return q && !q->zombie && q->as ? q : NULL;
+}
+
+/* Moves up to len bytes between guest address addr of q and host buf, one
+ * page at a time, so a transfer that reaches an unmapped page is partial. */
+static long mem_copy(struct proxy_process *q, uint64_t addr, char *buf,
+                     size_t len, bool into_caller)
+{
+    size_t done = 0;
+    while (done < len) {
+        uint64_t at = addr + done;
+        if (at < addr || at >= VMM_USER_END)
+            break;
+        size_t n = VMM_PAGE_SIZE - (at & (VMM_PAGE_SIZE - 1));
+        if (n > len - done)
+            n = len - done;
+        int rc = into_caller ? vmm_as_copy_in(q->as, buf + done, at, n)
+                             : vmm_as_copy_out(q->as, at, buf + done, n);
+        if (rc < 0)
+            break;
+        done += n;
+    }
+    return done ? (long)done : -EIO;
+}
+
+static long mem_xfer(struct proxy_process *p, const struct proxy_vfd *v,
+                     bool into_guest, uint64_t pos, const struct iovec *iov,
+                     int n)
+{
+    struct proxy_process *q = vfd_owner(p, v);
+    if (!q)
+        return 0; /* Linux: the process's memory is gone */
+    long total = 0;
+    for (int i = 0; i < n; i++) {
+        if (iov[i].iov_len == 0)
+            continue;
+        long r = mem_copy(q, pos + (uint64_t)total, iov[i].iov_base,
+                          iov[i].iov_len, into_guest);
+        if (r < 0)
+            return total ? total : r;
+        total += r;
+        if ((size_t)r < iov[i].iov_len)
+            break;
+    }
+    return total;
+}
+
+static long kept_xfer(struct proxy_process *p, const struct proxy_vfd *v,
+                      int host_fd, bool into_guest, bool at_offset,
+                      int64_t offset, const struct iovec *iov, int n)
+{
+    if (into_guest) {
+        long r = at_offset ? preadv(host_fd, iov, n, offset)
+                           : readv(host_fd, iov, n);
+        return r < 0 ? -errno : r;
+    }
+    struct proxy_process *q = vfd_owner(p, v);
+    if (!q)
+        return -ESRCH;
+    char buf[64];
+    size_t len = 0;
+    for (int i = 0; i < n && len < sizeof(buf); i++) {
+        size_t c = iov[i].iov_len < sizeof(buf) - len ? iov[i].iov_len
+                                                      : sizeof(buf) - len;
+        memcpy(buf + len, iov[i].iov_base, c);
+        len += c;
+    }
+    size_t asked = 0;
+    for (int i = 0; i < n; i++)
+        asked += iov[i].iov_len;
+    if (v->kept == PROXY_KEPT_COMM) /* a longer name is cut, not refused */
+        return kept_write_comm(q, buf, len) < 0 ? -EINVAL : (long)asked;
+    if (asked >= sizeof(buf))
+        return -EINVAL; /* longer than any value these files take */
+    return kept_write(q, v->kept, buf, len);
+}
+
+long proxy_procfile_xfer(struct proxy_process *p, int guest_fd, bool into_guest,
+                         bool at_offset, int64_t offset,
+                         const struct iovec *iov, int n)
+{
+    struct proxy_fd *f = proxy_fd_get(&p->fds, guest_fd);
+    int fl = fcntl(f->host_fd, F_GETFL);
+    int acc = fl < 0 ? O_RDWR : fl & O_ACCMODE;
+    if ((into_guest && acc == O_WRONLY) || (!into_guest && acc == O_RDONLY))
+        return -EBADF;
+    if (f->vfd->kind == VFD_KEPT)
+        return kept_xfer(p, f->vfd, f->host_fd, into_guest, at_offset, offset,
+                         iov, n);
+    off_t pos = at_offset ? offset : lseek(f->host_fd, 0, SEEK_CUR);
+    if (pos < 0)
+        return -errno;
+    long r = mem_xfer(p, f->vfd, into_guest, (uint64_t)pos, iov, n);
+    if (r > 0 && !at_offset)
+        (void)lseek(f->host_fd, pos + r, SEEK_SET);
+    return r;
+}
+
+/* ---- the fd table's hooks ------------------------------------------------ */
+
+void proxy_procfile_share(struct proxy_fd *to, const struct proxy_fd *from)
+{
+    if (!from->vfd || to->vfd == from->vfd)
+        return;
+    proxy_procfile_put(to->vfd);
+    from->vfd->refs++;
+    to->vfd = from->vfd;
+}
+
+void proxy_procfile_put(struct proxy_vfd *v)
+{
+    if (v && --v->refs == 0)
+        free(v);
+}

@@ -1,0 +1,27 @@
+/*
+ * cpuid_probe.h - running CPUID in a probe VM: what the guest really sees.
+ */
+#ifndef VMM_CPUID_PROBE_H
+#define VMM_CPUID_PROBE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "backend.h"
+#include "cpu_x86_64.h"
+
+/* Leaves 0, 1, 7.0 and 0x80000000-0x80000004. */
+#define VMM_CPUID_PROBE_LEAVES 8
+
+/* Runs the probe in a fresh VM of host; seen gets VMM_CPUID_PROBE_LEAVES
+ * entries. Returns 0, or -errno with why filled in. */
+int vmm_cpuid_probe(struct vmm_host *host, struct vmm_cpuid_entry *seen,
+                    char *why, size_t why_len);
+/* True when what the probe saw is the model (vendor, signature, brand). */
+bool vmm_cpuid_probe_matches(const struct vmm_cpuid_entry *seen,
+                             const struct vmm_cpuid_entry *model, int nr);
+/* The CPU identity those leaves describe. */
+void vmm_cpuid_identity_of(const struct vmm_cpuid_entry *seen,
+                           struct vmm_cpu_identity *id);
+
+#endif
