@@ -21,7 +21,7 @@ endif
 CPPFLAGS += -D_GNU_SOURCE -Ivmm -Isyscall-proxy -Idetcore -Icli -Iguestkernel
 CFLAGS ?= -O2 -g
 CFLAGS += -std=c11 $(WARNINGS)
-LDLIBS += -lelf -lzstd -pthread
+LDLIBS += -lelf -lzstd -lseccomp -lcapstone -pthread
 
 DEBUG_FLAGS = -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
               -fno-sanitize-recover=undefined
@@ -39,7 +39,7 @@ GK_BLOB_OBJ := $(BUILD)/guestkernel/blob.o $(BUILD)/guestkernel/vdso_blob.o
 GK_VDSO := $(BUILD)/guestkernel/vdso.so
 
 DEPS_PKGS := libelf-dev libfdt-dev libzstd-dev libseccomp-dev \
-             libcriterion-dev pkg-config
+             libcriterion-dev libcapstone-dev pkg-config
 # Programs the real-program tests run (all from Debian packages).
 TEST_PKGS := coreutils sed gawk gzip bzip2 xz-utils zstd openssl sqlite3 \
              perl python3 bc
@@ -140,6 +140,7 @@ test: deps
 	tests/processes/run.sh build/hvrun build/debug/hvrun
 	tests/confine/run.sh build/hvrun build/debug/hvrun
 	tests/verify/run.sh build/hvrun build/debug/hvrun
+	tests/confine/seccomp.sh build/hvrun build/debug/hvrun
 
 demo: deps all
 	./$(BUILD)/hvrun run --verify -- /usr/bin/python3 -c 'import hashlib, json, os, random, time; print(json.dumps({"sha256": hashlib.sha256(b"hvrun").hexdigest(), "time": time.time(), "urandom": os.urandom(8).hex(), "random": random.random(), "pid": os.getpid()}))'

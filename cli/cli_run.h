@@ -19,7 +19,10 @@ struct run_options {
     const char *backend;
     bool verify;
     bool fail_closed;
+    bool no_seccomp;          /* --no-seccomp: no filter (cli/confine.c) */
+    bool fs_policy;           /* --fs-policy: Landlock, host read-only */
     bool summary, summary_json;
+    bool cpuid_rewrite;       /* --cpuid-rewrite */
     uint64_t preempt_ms;      /* --preempt-ms; 0: never preempt */
     int log_level;
     struct det_config det;
@@ -42,6 +45,10 @@ struct run_summary {
     double wall_s;
     bool rdtsc_trappable;     /* false: guest RDTSC reads the host TSC */
     bool cpuid_controlled;    /* false: guest CPUID shows the host CPU */
+    /* "model" (the backend controls CPUID), "rewritten" (--cpuid-rewrite
+     * on a host that cannot) or "host" (the guest sees the host's CPU). */
+    char cpuid[16];
+    uint64_t cpuid_sites, cpuid_traps, cpuid_patch_ns;
 };
 
 /* Runs the program once in a fresh VM and environment. Returns hvrun's

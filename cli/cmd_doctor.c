@@ -98,6 +98,13 @@ int cli_cmd_doctor(int argc, char **argv)
                "\"%s\"; /proc/cpuinfo describes it: a determinism gap on "
                "this host)\n",
                cpu.vendor, cpu.family, cpu.model, cpu.stepping, cpu.brand);
+    if (!i.cpuid_control)
+        printf("CPUID rewrite:  available: `hvrun run --cpuid-rewrite` turns "
+               "the CPUID instructions of the guest's code (functions with "
+               "unwind info) into traps answered from the fixed model, and "
+               "/proc/cpuinfo describes the model; not covered: code "
+               "without unwind info, JIT-generated code (java), code that "
+               "reads its own text\n");
     printf("PMU:            %s%s\n", yes_no(i.pmu),
            i.pmu ? "" : " (no instruction-counted preemption on this host)");
     printf("RDTSC trap:     %s%s\n", yes_no(i.rdtsc_trappable),

@@ -17,6 +17,7 @@
 #include "backend.h"
 #include "cli.h"
 #include "cli_run.h"
+#include "confine.h"
 #include "det.h"
 #include "proxy.h"
 #include "vfs.h"
@@ -35,6 +36,7 @@ enum {
     OPT_LOG, OPT_VERIFY, OPT_SEED, OPT_EPOCH, OPT_NO_TIME, OPT_NO_RANDOM,
     OPT_NO_METADATA, OPT_NO_HOST, OPT_TMP, OPT_BASE_ENV, OPT_CWD,
     OPT_HOSTNAME, OPT_UID, OPT_GID, OPT_PREEMPT_MS, OPT_MEMORY,
+    OPT_NO_SECCOMP, OPT_FS_POLICY, OPT_CPUID_REWRITE,
 };
 
 static const struct option run_longopts[] = {
@@ -55,7 +57,10 @@ static const struct option run_longopts[] = {
     {"gid", required_argument, NULL, OPT_GID},
     {"fail-closed", no_argument, NULL, OPT_FAIL_CLOSED},
     {"preempt-ms", required_argument, NULL, OPT_PREEMPT_MS},
+    {"cpuid-rewrite", no_argument, NULL, OPT_CPUID_REWRITE},
     {"memory", required_argument, NULL, OPT_MEMORY},
+    {"no-seccomp", no_argument, NULL, OPT_NO_SECCOMP},
+    {"fs-policy", no_argument, NULL, OPT_FS_POLICY},
     {"summary", no_argument, NULL, OPT_SUMMARY},
     {"summary-json", no_argument, NULL, OPT_SUMMARY_JSON},
     {"log", required_argument, NULL, OPT_LOG},
@@ -195,6 +200,8 @@ static int apply_option(struct run_options *o, int c, const char *arg)
         cli_error("--base-env '%s': expected empty, minimal or host", arg);
         return -1;
     case OPT_FAIL_CLOSED: o->fail_closed = true; return 0;
+    case OPT_NO_SECCOMP: o->no_seccomp = true; return 0;
+    case OPT_FS_POLICY: o->fs_policy = true; return 0;
     case OPT_PREEMPT_MS: {
         char *end;
         errno = 0;
@@ -207,6 +214,7 @@ static int apply_option(struct run_options *o, int c, const char *arg)
         o->preempt_ms = ms;
         return 0;
     }
+    case OPT_CPUID_REWRITE: o->cpuid_rewrite = true; return 0;
     case OPT_MEMORY:
         if (parse_memory(arg, &d->mem_total_bytes) == 0)
             return 0;
@@ -315,6 +323,9 @@ static void collect_summary(struct run_summary *s, struct proxy_process *p,
     s->syscall_exits = st.syscall_exits + t->syscall_exits;
     s->exception_exits = st.exception_exits + t->exception_exits;
     s->preemptions = t->preemptions;
+    s->cpuid_sites = t->cpuid_sites;
+    s->cpuid_traps = t->cpuid_traps;
+    s->cpuid_patch_ns = t->cpuid_patch_ns;
     s->detlog_events = det->log.n;
     s->digest = det_log_digest(det);
     for (int i = 0; i < DET_SRC_COUNT; i++)
@@ -368,6 +379,45 @@ static char **build_env(const struct run_options *o)
     return env;
 }
 
+/* --fs-policy's writable places: the working directory, the private /tmp
+ * (or --tmp DIR), and --verify's scratch directory (the detlog, the
+ * summary and the journal of what the run did to files live there). */
+static int apply_fs_policy(const struct proxy_process *p,
+                           const char *detlog_path, const char *journal_dir,
+                           char *why, size_t len)
+{
+    char scratch[4096] = "";
+    if (detlog_path) {
+        snprintf(scratch, sizeof(scratch), "%s", detlog_path);
+        char *slash = strrchr(scratch, '/');
+        if (slash)
+            *slash = '\0';
+    }
+    /* An owned private /tmp lives in a scratch directory with its lock
+     * (syscall-proxy/scratch.c), removed whole at the end. */
+    const char *tmp = p->tmp_owned ? p->tmp_top : p->tmp_host;
+    const char *writable[] = {".", tmp, scratch, journal_dir};
+    return confine_fs_policy(writable, sizeof(writable) / sizeof(writable[0]),
+                             p->tmp_owned ? p->tmp_top : NULL, why, len);
+}
+
+/*
+ * What the guest is told its CPU is (/proc/cpuinfo, AT_HWCAP): the CPU its
+ * CPUID instruction shows, which is the model where the backend controls
+ * CPUID or where hvrun rewrites CPUID into traps, the host's otherwise.
+ */
+static void set_cpu_view(struct proxy_process *p, struct vmm_host *host,
+                         bool cpuid_rewrite)
+{
+    if (cpuid_rewrite) {
+        vmm_host_model_identity(host, &p->cpu, &p->hwcap, &p->hwcap2);
+        return;
+    }
+    p->hwcap = vmm_host_hwcap(host);
+    p->hwcap2 = vmm_host_hwcap2(host);
+    vmm_host_cpu_identity(host, &p->cpu);
+}
+
 int cli_run_once(const struct run_options *o, const char *path,
                  const char *detlog_path, const char *journal_dir,
                  struct run_summary *sum)
@@ -397,17 +447,19 @@ int cli_run_once(const struct run_options *o, const char *path,
         goto out;
     }
     det_ready = true;
+    struct vmm_host_info hi;
+    vmm_host_get_info(host, &hi);
     struct proxy_config pc = {.preempt_ns = o->preempt_ms * 1000000ULL,
                               .fail_closed = o->fail_closed,
-                              .log_level = o->log_level, .log = stderr};
+                              .log_level = o->log_level, .log = stderr,
+                              .cpuid_rewrite =
+                                  o->cpuid_rewrite && !hi.cpuid_control};
     int rc = proxy_process_create(&p, vm, &det, &pc);
     if (rc < 0) {
         cli_error("creating the guest process: %s", strerror(-rc));
         goto out;
     }
-    p->hwcap = vmm_host_hwcap(host);
-    p->hwcap2 = vmm_host_hwcap2(host);
-    vmm_host_cpu_identity(host, &p->cpu);
+    set_cpu_view(p, host, pc.cpuid_rewrite);
     p->totals = &totals;
     if (journal_dir && !(totals.preserve = proxy_preserve_open(journal_dir))) {
         cli_error("--verify: %s: cannot journal the run's file changes",
@@ -436,13 +488,25 @@ int cli_run_once(const struct run_options *o, const char *path,
         code = rc == -ENOENT ? CLI_EXIT_NOTFOUND : CLI_EXIT_NOEXEC;
         goto out;
     }
+    /* Set up: from here on hvrun only serves the guest (cli/confine.c). */
+    if (o->fs_policy &&
+        apply_fs_policy(p, detlog_path, journal_dir, why, sizeof(why)) < 0) {
+        cli_error("%s", why);
+        goto out;
+    }
+    if (!o->no_seccomp && confine_install_seccomp(why, sizeof(why)) < 0) {
+        cli_error("%s (--no-seccomp runs without it)", why);
+        goto out;
+    }
     code = exit_code_of(proxy_run(p, host));
     vm = p->vm; /* execve replaces the first process's VM */
     if (sum) {
-        struct vmm_host_info hi;
-        vmm_host_get_info(host, &hi);
         sum->rdtsc_trappable = hi.rdtsc_trappable;
         sum->cpuid_controlled = hi.cpuid_control;
+        snprintf(sum->cpuid, sizeof(sum->cpuid), "%s",
+                 hi.cpuid_control ? "model"
+                 : pc.cpuid_rewrite ? "rewritten"
+                                    : "host");
         collect_summary(sum, p, vm, &det, &totals);
         sum->wall_s = now_seconds() - t0;
         sum->exit_code = code;
@@ -480,6 +544,11 @@ int cli_cmd_run(int argc, char **argv)
     struct run_options o;
     if (parse_run_options(argc, argv, &o) < 0)
         return CLI_EXIT_FAILURE;
+    char why[256];
+    if (confine_drop_capabilities(why, sizeof(why)) < 0) {
+        cli_error("%s", why);
+        return CLI_EXIT_FAILURE;
+    }
     if (o.cwd && chdir(o.cwd) < 0) {
         cli_error("--cwd %s: %s", o.cwd, strerror(errno));
         return CLI_EXIT_FAILURE;

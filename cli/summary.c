@@ -3,6 +3,7 @@
  * on stderr at the end of a run.
  */
 #include <stdio.h>
+#include <string.h>
 
 #include "cli_run.h"
 
@@ -29,11 +30,32 @@ static void print_json(FILE *f, const struct run_summary *s)
     fprintf(f,
             "}, \"detlog_events\": %llu, \"detlog_digest\": \"%016llx\", "
             "\"rdtsc_trappable\": %s, \"cpuid_controlled\": %s, "
+            "\"cpuid\": \"%s\", \"cpuid_sites_rewritten\": %llu, "
+            "\"cpuid_traps\": %llu, \"cpuid_rewrite_seconds\": %.6f, "
             "\"wall_seconds\": %.3f}\n",
             (unsigned long long)s->detlog_events,
             (unsigned long long)s->digest,
             s->rdtsc_trappable ? "true" : "false",
-            s->cpuid_controlled ? "true" : "false", s->wall_s);
+            s->cpuid_controlled ? "true" : "false", s->cpuid,
+            (unsigned long long)s->cpuid_sites,
+            (unsigned long long)s->cpuid_traps, (double)s->cpuid_patch_ns / 1e9,
+            s->wall_s);
+}
+
+/* Nothing where the backend controls CPUID (the model is there). */
+static void print_cpuid(FILE *f, const struct run_summary *s)
+{
+    if (!strcmp(s->cpuid, "rewritten"))
+        fprintf(f,
+                "CPUID the fixed model by rewriting (%llu sites in %.1f ms, "
+                "%llu traps; not covered: code without unwind info, JIT "
+                "code, code reading its own text); ",
+                (unsigned long long)s->cpuid_sites,
+                (double)s->cpuid_patch_ns / 1e6,
+                (unsigned long long)s->cpuid_traps);
+    else if (!s->cpuid_controlled)
+        fprintf(f, "CPUID not controlled on this host (the guest sees the "
+                   "host CPU; measured; --cpuid-rewrite gives the model); ");
 }
 
 void cli_print_summary(FILE *f, const struct run_options *o,
@@ -49,7 +71,7 @@ void cli_print_summary(FILE *f, const struct run_options *o,
             "exits/syscall %.3f; "
             "virtualised reads: time %llu, random %llu, ids %llu, "
             "metadata %llu, host %llu; detlog %llu events, digest %016llx; "
-            "%s%swall %.3f s\n",
+            "%s",
             (unsigned long long)s->syscalls,
             (unsigned long long)s->unsupported, (unsigned long long)s->exits,
             (unsigned long long)s->syscall_exits,
@@ -65,9 +87,7 @@ void cli_print_summary(FILE *f, const struct run_options *o,
             (unsigned long long)s->digest,
             s->rdtsc_trappable ? ""
                                : "RDTSC untrappable on this host (reads "
-                                 "the host TSC; uses cannot be seen); ",
-            s->cpuid_controlled ? ""
-                                : "CPUID not controlled on this host (the "
-                                  "guest sees the host CPU; measured); ",
-            s->wall_s);
+                                 "the host TSC; uses cannot be seen); ");
+    print_cpuid(f, s);
+    fprintf(f, "wall %.3f s\n", s->wall_s);
 }

@@ -142,6 +142,18 @@ static bool fd_is_anon(struct proxy_fd *f)
            strcmp(link, "anon_inode:[eventpoll]") != 0;
 }
 
+/* Whether the host fd is the anonymous inode named `name`. */
+static bool anon_kind_is(int host_fd, const char *name)
+{
+    char path[64], link[64];
+    snprintf(path, sizeof(path), "/proc/self/fd/%d", host_fd);
+    ssize_t len = readlink(path, link, sizeof(link) - 1);
+    if (len < 0)
+        return false;
+    link[len] = '\0';
+    return strcmp(link, name) == 0;
+}
+
 /* Fills *w and returns true when transfers on guest_fd could wait. */
 static bool wait_fd_get(struct proxy_process *p, int guest_fd,
                         struct wait_fd *w)
@@ -395,10 +407,15 @@ static long xfer_host_nowait(struct proxy_process *p, int guest_fd, int host_fd,
     for (int i = 0; i < n; i++)
         bytes += iov[i].iov_len;
     struct wait_fd w;
-    if (bytes == 0 || !xfer_may_wait(x) || !wait_fd_get(p, guest_fd, &w))
+    if ((bytes == 0 && !x->into_guest) || !xfer_may_wait(x) ||
+        !wait_fd_get(p, guest_fd, &w))
         return host_xfer(host_fd, x, iov, n);
-    /* eventfd and timerfd refuse transfers under 8 bytes before waiting */
-    if (w.type == 0 && bytes < sizeof(uint64_t))
+    /* inotify waits for an event before it finds the buffer too small
+     * (EINVAL), even for 0 bytes; eventfd and timerfd refuse transfers
+     * under 8 bytes at once, and pipes and sockets read 0 bytes at once */
+    bool waits_first = w.type == 0 && x->into_guest &&
+                       anon_kind_is(host_fd, "anon_inode:inotify");
+    if (!waits_first && (bytes == 0 || (w.type == 0 && bytes < sizeof(uint64_t))))
         return host_xfer(host_fd, x, iov, n);
     short events = x->into_guest ? POLLIN : POLLOUT;
     if (!host_fd_ready(host_fd, events))

@@ -9,6 +9,7 @@
  */
 #include "proxy.h"
 #include "loader.h"
+#include "cpuid_patch.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -218,9 +219,9 @@ static int choose_bias(struct vmm_aspace *as, gva_t mmap_base,
  * fills each PT_LOAD from the file and zeroes its bss in header order (a
  * later segment overlapping an earlier one wins, as with Linux's
  * MAP_FIXED mappings), then applies the protections, again in order. */
-static int map_segments(struct vmm_aspace *as, int fd, const char *path,
-                        const struct stat *st, struct proxy_elf_image *im,
-                        gva_t lo, gva_t hi)
+static int map_segments(struct vmm_aspace *as, struct proxy_process *p,
+                        int fd, const char *path, const struct stat *st,
+                        struct proxy_elf_image *im, gva_t lo, gva_t hi)
 {
     gva_t base = im->bias + lo, end = im->bias + hi;
     if (base < lo || end < base || end > PROXY_STACK_TOP)
@@ -262,6 +263,8 @@ static int map_segments(struct vmm_aspace *as, int fd, const char *path,
         gva_t s = va & VMM_PAGE_MASK, e = VMM_PAGE_ALIGN_UP(va + ph->p_memsz);
         vmm_as_set_file(as, s, e - s, ph->p_offset & VMM_PAGE_MASK,
                         st->st_dev, st->st_ino, path);
+        if (p && (ph->p_flags & PF_X))
+            proxy_cpuid_patch_fresh(p, fd, s, e - s);
         rc = vmm_as_protect(as, s, e - s, prot_of(ph->p_flags));
     }
     return rc;
@@ -310,8 +313,8 @@ void proxy_elf_image_free(struct proxy_elf_image *im)
     im->ph = NULL;
 }
 
-int proxy_elf_load(struct vmm_aspace *as, gva_t mmap_base, int fd,
-                   const char *path, bool is_interp,
+int proxy_elf_load(struct vmm_aspace *as, struct proxy_process *p,
+                   gva_t mmap_base, int fd, const char *path, bool is_interp,
                    struct proxy_elf_image *im, char *why, size_t why_len)
 {
     struct why wh = {why, why_len}, *w = &wh;
@@ -336,7 +339,7 @@ int proxy_elf_load(struct vmm_aspace *as, gva_t mmap_base, int fd,
         rc = choose_bias(as, mmap_base, &eh, is_interp, has_interp(im), lo,
                          hi, align, &im->bias);
     if (rc == 0) {
-        rc = map_segments(as, fd, path, &st, im, lo, hi);
+        rc = map_segments(as, p, fd, path, &st, im, lo, hi);
         if (rc < 0)
             say(w, rc, path, "cannot map its segments");
     }
@@ -350,7 +353,9 @@ int proxy_elf_load(struct vmm_aspace *as, gva_t mmap_base, int fd,
 
 static int open_exec(struct proxy_process *p, const char *path, struct why *w)
 {
-    int fd = openat(p->cwd_fd, path, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK: a FIFO must not wait for a writer (it is then refused as
+     * not a regular file, EACCES as Linux); a regular file ignores it. */
+    int fd = openat(p->cwd_fd, path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0)
         return say(w, -errno, path, strerror(errno));
     struct stat st;
@@ -510,8 +515,8 @@ static int load_interp(struct proxy_process *p, const char *interp_path,
         return ifd;
     int rc = check_interp_ehdr(ifd, interp_path, w);
     if (rc == 0)
-        rc = proxy_elf_load(p->as, p->mmap_base, ifd, interp_path, true, im,
-                            w->buf, w->len);
+        rc = proxy_elf_load(p->as, p, p->mmap_base, ifd, interp_path, true,
+                            im, w->buf, w->len);
     close(ifd);
     return rc == -ENOEXEC ? -ELIBBAD : rc;
 }
@@ -524,8 +529,8 @@ static int exec_elf(struct proxy_process *p, int fd, const char *path,
     memset(&interp_elf, 0, sizeof(interp_elf));
     p->mmap_base = PROXY_MMAP_BASE;
     p->vvar_gva = 0;
-    int rc = proxy_elf_load(p->as, p->mmap_base, fd, path, false, &main_elf,
-                            w->buf, w->len);
+    int rc = proxy_elf_load(p->as, p, p->mmap_base, fd, path, false,
+                            &main_elf, w->buf, w->len);
     const struct proxy_elf_image *interp = NULL;
     if (rc == 0 && main_elf.interp[0]) {
         rc = load_interp(p, main_elf.interp, &interp_elf, w);

@@ -65,11 +65,13 @@ struct proxy_elf_image {
  * bias; an interpreter (is_interp) or a PIE without one goes below
  * mmap_base. For the main program im->interp is its PT_INTERP path (not
  * opened here). Needs only the address space, no VM (the fuzz target
- * tests/fuzz/fuzz_elf.c drives it). On error why says what; call
- * proxy_elf_image_free in every case.
+ * tests/fuzz/fuzz_elf.c drives it, with p NULL); p, when given, gets its
+ * executable segments' CPUID sites rewritten (--cpuid-rewrite). On error
+ * why says what; call proxy_elf_image_free in every case.
  */
-int proxy_elf_load(struct vmm_aspace *as, gva_t mmap_base, int fd,
-                   const char *path, bool is_interp,
+struct proxy_process;
+int proxy_elf_load(struct vmm_aspace *as, struct proxy_process *p,
+                   gva_t mmap_base, int fd, const char *path, bool is_interp,
                    struct proxy_elf_image *im, char *why, size_t why_len);
 void proxy_elf_image_free(struct proxy_elf_image *im);
 

@@ -21,6 +21,7 @@
  * growing and mprotect adding write fail with ENOMEM past it.
  */
 #include "proxy.h"
+#include "cpuid_patch.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -199,6 +200,8 @@ static long sys_mmap(struct proxy_process *p, const uint64_t a[6])
             return rc;
         }
         name_file_mapping(p, host_fd, at, len, off);
+        if (prot & PROT_EXEC)
+            proxy_cpuid_patch_fresh(p, host_fd, at, len);
     }
     return (long)at;
 }
@@ -238,7 +241,10 @@ static long mprotect_pkey(struct proxy_process *p, gva_t start, uint64_t len,
     int rc = proxy_mem_charge(p, vmm_as_protect_charge(p->as, start, len, prot));
     if (rc < 0)
         return rc;
-    return vmm_as_protect(p->as, start, len, prot);
+    rc = vmm_as_protect(p->as, start, len, prot);
+    if (rc == 0 && (prot & PROT_EXEC))
+        proxy_cpuid_patch_protect(p, start, len);
+    return rc;
 }
 
 static long sys_mprotect(struct proxy_process *p, const uint64_t a[6])
@@ -284,6 +290,8 @@ static long sys_mremap(struct proxy_process *p, const uint64_t a[6])
     gva_t out = new_addr;
     int rc = vmm_as_remap(p->as, old, old_len, new_len,
                           flags & MREMAP_MAYMOVE, flags & MREMAP_FIXED, &out);
+    if (rc == 0)
+        proxy_cpuid_remapped(p, old, old_len, new_len, out);
     return rc < 0 ? rc : (long)out;
 }
 

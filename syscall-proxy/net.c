@@ -1220,9 +1220,10 @@ static long msg_recv_out(struct proxy_process *p, gva_t msg_gva,
  * MSG_WAITALL on a blocking socket waits for the whole length, which
  * MSG_DONTWAIT would cut short, so the host receive is made without it
  * once it will not wait: when the socket is readable and, while another
- * guest thread can run, a stream socket holds wanted_bytes (or its peer is
- * done sending). With no other thread runnable, a readable socket is
- * received from at once, and the rest is waited for in the host as before.
+ * guest thread lives (running or waiting: a sleeping sender too), a stream
+ * socket holds wanted_bytes (or its peer is done sending). With no other
+ * guest thread alive only the outside can send the rest, and a readable
+ * socket is received from at once, the rest waited for in the host.
  */
 static bool waitall_ready(struct proxy_process *p, int host_fd,
                           size_t wanted_bytes)
@@ -1230,7 +1231,7 @@ static bool waitall_ready(struct proxy_process *p, int host_fd,
     short rev = sock_revents(host_fd, POLLIN | POLLRDHUP);
     if (rev == 0)
         return false;
-    if ((rev & (POLLRDHUP | POLLHUP | POLLERR)) || !proxy_others_runnable(p))
+    if ((rev & (POLLRDHUP | POLLHUP | POLLERR)) || !proxy_others_alive(p))
         return true;
     int type, queued;
     socklen_t len = sizeof(type);

@@ -3,6 +3,7 @@
  * hvrun's diagnostics for one guest.
  */
 #include "proxy.h"
+#include "cpuid_patch.h"
 #include "vfs.h"
 
 #include <errno.h>
@@ -99,6 +100,7 @@ void proxy_process_destroy(struct proxy_process *p)
     free(p->threads);
     free(p->rt_queue);
     proxy_fdtable_destroy(&p->fds);
+    proxy_cpuid_release(p);
     if (p->cwd_fd >= 0)
         close(p->cwd_fd);
     proxy_tmp_cleanup(p); /* an owned private /tmp (hermetic.c) */

@@ -11,6 +11,7 @@
  * copied), and vfork's shared memory (the child writes its own copy).
  */
 #include "proxy.h"
+#include "cpuid_patch.h"
 #include "det_sched.h"
 
 #include <errno.h>
@@ -129,6 +130,7 @@ static struct proxy_process *new_child(struct proxy_process *p)
     c->clear_child_tid = 0;
     c->prctl.pdeathsig = 0;
     c->resched = false;
+    c->cpuid_patched = NULL; /* proxy_fork copies it */
     proxy_timer_fork(c);
     return c;
 }
@@ -150,6 +152,7 @@ long proxy_fork(struct proxy_process *p, uint64_t flags, gva_t stack,
     }
     c->as = vmm_vm_aspace(c->vm);
     if ((rc = vmm_as_clone(c->as, p->as)) == 0 &&
+        (rc = proxy_cpuid_fork(c, p)) == 0 &&
         (rc = clone_fds(c, p)) == 0 &&
         (rc = child_thread(c, p, stack, flags, tls)) == 0)
         rc = proxy_world_add(p->world, c);
@@ -612,7 +615,9 @@ static long do_execve(struct proxy_process *p, int dirfd, gva_t path_gva,
     }
     p->vm = vm;
     p->as = vmm_vm_aspace(vm);
+    struct proxy_cpuid_patched *old_sites = proxy_cpuid_exec_begin(p);
     rc = proxy_exec_load(p, path, argv, envp, why, sizeof(why));
+    proxy_cpuid_exec_end(p, old_sites, rc == 0);
     if (rc < 0) {
         /* A failed exec leaves the caller as it was. */
         vmm_vm_destroy(vm);

@@ -26,6 +26,7 @@
 #include "procfile.h"
 
 struct det_state;
+struct proxy_cpuid_patched;
 
 #define PROXY_NR_SYSCALLS 512
 #define PROXY_RET_NORETURN (-100000L)
@@ -283,6 +284,10 @@ struct proxy_config {
     /* A thread that runs this long (host wall time) without a syscall
      * while another can run is preempted (world.c); 0: never. */
     uint64_t preempt_ns;
+    /* --cpuid-rewrite on a host whose CPUID does not trap: CPUID sites of
+     * the guest's code become traps answered from the model
+     * (cpuid_patch.c). */
+    bool cpuid_rewrite;
 };
 
 struct proxy_process {
@@ -318,6 +323,7 @@ struct proxy_process {
     char exe_path[PROXY_PATH_MAX]; /* absolute host path of the program */
     uint64_t hwcap, hwcap2;     /* AT_HWCAP/AT_HWCAP2 of the CPU model */
     struct vmm_cpu_identity cpu; /* what its CPUID shows (/proc/cpuinfo) */
+    struct proxy_cpuid_patched *cpuid_patched; /* rewritten sites, or NULL */
     char comm[16];
     /* Written /proc/self settings (procfile.c); "" is the initial value. */
     char kept[PROXY_NR_KEPT][PROXY_KEPT_VALUE_MAX];
@@ -377,6 +383,9 @@ struct proxy_process {
             exception_exits;
         struct proxy_preserve *preserve; /* --verify's journal (preserve.c) */
         uint64_t preemptions; /* threads cut off by the time slice */
+        /* --cpuid-rewrite: sites rewritten, traps answered, host time
+         * spent finding and rewriting sites */
+        uint64_t cpuid_sites, cpuid_traps, cpuid_patch_ns;
     } *totals;
     uint64_t nr_syscalls;
     uint64_t nr_unsupported;
@@ -683,6 +692,9 @@ long proxy_thread_sleep_for(struct proxy_process *p, uint64_t ns, gva_t rem);
 /* A sleeping thread woken by a signal: -EINTR and the remainder. */
 void proxy_thread_interrupt_sleep(struct proxy_process *p, int idx);
 /* Expires thread idx's futex timeout (it returns -ETIMEDOUT). */
+/* Whether thread idx waits with a deadline that logical time has passed
+ * (while other threads ran): it is then expired like the earliest one. */
+bool proxy_thread_deadline_passed(struct proxy_process *p, int idx);
 void proxy_thread_expire(struct proxy_process *p, int idx);
 
 /* ---- loader (loader.c) --------------------------------------------------- */

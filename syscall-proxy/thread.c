@@ -125,6 +125,17 @@ uint64_t proxy_thread_earliest_deadline(struct proxy_process *p, int *idx)
     return best;
 }
 
+bool proxy_thread_deadline_passed(struct proxy_process *p, int idx)
+{
+    const struct proxy_thread *t = &p->threads[idx];
+    bool timed = t->state == PROXY_THREAD_FUTEX_WAIT ||
+                 t->state == PROXY_THREAD_WAIT_SLEEP ||
+                 t->state == PROXY_THREAD_WAIT_RETRY ||
+                 (t->state == PROXY_THREAD_WAIT_FD && t->poll_deadline) ||
+                 t->state == PROXY_THREAD_WAIT_SIGNAL;
+    return timed && t->has_deadline && t->deadline_ns <= monotonic_ns(p);
+}
+
 /* Logical time advances to the deadline; a futex wait returns -ETIMEDOUT,
  * a signal wait (sigtimedwait) re-runs and sees sigwait_timed_out. */
 void proxy_thread_expire(struct proxy_process *p, int idx)

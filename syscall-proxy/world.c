@@ -12,6 +12,7 @@
  * waits on the host fds; with neither, the run is deadlocked.
  */
 #include "proxy.h"
+#include "cpuid_patch.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -146,9 +147,13 @@ static bool signal_wakes(struct proxy_process *p, struct proxy_thread *t)
     return (proxy_signal_pending_for(p, tid) & ~mask) != 0;
 }
 
-/* Re-evaluates one waiting thread; true if it may run now. */
+/* Re-evaluates one waiting thread; true if it may run now. A deadline
+ * that logical time passed while others ran ends the wait, as it would
+ * when nothing else could run. */
 static bool refresh(struct proxy_process *p, struct proxy_thread *t)
 {
+    if (proxy_thread_deadline_passed(p, (int)(t - p->threads)))
+        proxy_thread_expire(p, (int)(t - p->threads));
     switch (t->state) {
     case PROXY_THREAD_RUNNABLE:
         return true;
@@ -406,7 +411,8 @@ static bool run_one(struct proxy_process *p)
         break;
     }
     case VMM_EVENT_EXCEPTION:
-        proxy_signal_fault(p, &ev);
+        if (!proxy_cpuid_trap(p, &ev))
+            proxy_signal_fault(p, &ev);
         break;
     case VMM_EVENT_INTERRUPTED:
         if (ev.slice_over && ev.in_user_code)

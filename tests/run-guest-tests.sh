@@ -7,7 +7,8 @@
 #       the expected status when the table gives one);
 #   (b) the real-program matrix: the same comparison for ordinary Debian
 #       programs on a fixture directory this script creates;
-#   (c) error cases: a missing program (127) and a non-ELF file (126).
+#   (c) error cases: a missing program (127), a non-ELF file and a FIFO
+#       (126).
 # Prints "PASS name" / "FAIL name: reason" / "SKIP name: reason" per case,
 # then "N passed, N failed[, N skipped]". Exits 1 if anything failed.
 #
@@ -390,6 +391,11 @@ run_error_cases() {
         /nonexistent/hvrun-no-such-program
     error_case not-elf 126 "$FIX/not-an-elf.txt" "not an ELF" -- \
         "$FIX/not-an-elf.txt"
+    # An executable FIFO is not a regular file: refused at once, as Linux
+    # refuses it (EACCES), without waiting for a writer.
+    rm -f "$WORK/fifo-prog" && mkfifo -m 0755 "$WORK/fifo-prog"
+    error_case fifo 126 "$WORK/fifo-prog" "not a regular file" -- \
+        "$WORK/fifo-prog"
 }
 
 # ---- main -----------------------------------------------------------------------

@@ -1095,6 +1095,23 @@ int vmm_as_poke(const struct vmm_aspace *as, gva_t dst, const void *src,
     return copy_range(as, dst, (void *)src, len, 0, true);
 }
 
+int vmm_as_poke_text(struct vmm_aspace *as, gva_t dst, const void *src,
+                     size_t len)
+{
+    struct vmm_vma *v = vmm_as_find_vma(as, dst);
+    if (!v || v->shared || len == 0 || len > VMM_PAGE_SIZE ||
+        (dst & VMM_PAGE_MASK) != ((dst + len - 1) & VMM_PAGE_MASK))
+        return -EFAULT;
+    uint8_t *hva = vmm_phys_hva(as->pm, v->gpa + (dst - v->start));
+    uint8_t *page = (uint8_t *)((uintptr_t)hva & VMM_PAGE_MASK);
+    if (mprotect(page, VMM_PAGE_SIZE, PROT_READ | PROT_WRITE) < 0)
+        return -errno;
+    memcpy(hva, src, len);
+    if (!(v->prot & PROT_WRITE))
+        (void)mprotect(page, VMM_PAGE_SIZE, PROT_READ);
+    return 0;
+}
+
 int vmm_as_fill_zero(const struct vmm_aspace *as, gva_t dst, size_t len)
 {
     while (len > 0) {

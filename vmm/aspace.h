@@ -236,8 +236,15 @@ int vmm_as_host_iov(const struct vmm_aspace *as, gva_t gva, size_t len,
  * ignores PROT_WRITE (the loader writes read-only segments too). */
 int vmm_as_fill_zero(const struct vmm_aspace *as, gva_t dst, size_t len);
 /* Writes guest memory ignoring PROT_WRITE (loader, signal frames use
- * copy_out). */
+ * copy_out). The host backing must be writable: a VMA fresh from
+ * vmm_as_map, or one whose guest protection includes PROT_WRITE. */
 int vmm_as_poke(const struct vmm_aspace *as, gva_t dst, const void *src,
                 size_t len);
+/* The same for a few bytes of one page of a private VMA whose backing
+ * vmm_as_protect made read-only (hvrun rewriting guest code): the page is
+ * made writable on the host for the copy and read-only again (two host
+ * mprotects). -EFAULT for a shared VMA or a range crossing a page. */
+int vmm_as_poke_text(struct vmm_aspace *as, gva_t dst, const void *src,
+                     size_t len);
 
 #endif

@@ -83,6 +83,23 @@ uint64_t vmm_host_hwcap(const struct vmm_host *host);
 uint64_t vmm_host_hwcap2(const struct vmm_host *host);
 
 /*
+ * The fixed model itself, whatever the guest's CPUID instruction shows on
+ * this host: for `hvrun run --cpuid-rewrite`, which turns the guest's CPUID
+ * instructions into traps and answers them here. regs: eax, ebx, ecx, edx
+ * as a vCPU of the model would return them (KVM's rules for absent leaves).
+ */
+void vmm_host_cpuid_model(const struct vmm_host *host, uint32_t leaf,
+                          uint32_t subleaf, uint32_t regs[4]);
+/* The model's identity and AT_HWCAP/AT_HWCAP2, for /proc/cpuinfo and the
+ * auxv of a run whose CPUID is the model by rewriting. */
+void vmm_host_model_identity(const struct vmm_host *host,
+                             struct vmm_cpu_identity *out, uint64_t *hwcap,
+                             uint64_t *hwcap2);
+/* hvrun's cache directory ($XDG_CACHE_HOME/hvrun, else ~/.cache/hvrun),
+ * created if missing; -1 when there is none or HVRUN_NO_CACHE is set. */
+int vmm_host_cache_dir(char *out, size_t len);
+
+/*
  * Keeps up to nr_ready fresh VMs built in the background (a host thread),
  * and tears retired VMs down there, once a run asks for its second VM.
  * 0 (the default) builds and destroys every VM on the caller's thread.

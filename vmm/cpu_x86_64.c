@@ -136,6 +136,32 @@ const struct vmm_cpuid_entry *vmm_cpuid_find(const struct vmm_cpuid_entry *t,
     return NULL;
 }
 
+void vmm_cpu_model_cpuid(const struct vmm_cpuid_entry *model, int n,
+                         uint32_t leaf, uint32_t subleaf, uint32_t regs[4])
+{
+    const struct vmm_cpuid_entry *e = vmm_cpuid_find(model, n, leaf, subleaf);
+    const struct vmm_cpuid_entry *basic = vmm_cpuid_find(model, n, 0, 0);
+    if (!e && basic) {
+        uint32_t class_leaf = leaf >= 0x80000000 ? 0x80000000 : 0;
+        const struct vmm_cpuid_entry *cls =
+            vmm_cpuid_find(model, n, class_leaf, 0);
+        if (!cls || leaf > cls->eax) {
+            leaf = basic->eax;
+            e = vmm_cpuid_find(model, n, leaf, subleaf);
+        }
+    }
+    memset(regs, 0, 4 * sizeof(regs[0]));
+    if (e) {
+        regs[0] = e->eax;
+        regs[1] = e->ebx;
+        regs[2] = e->ecx;
+        regs[3] = e->edx;
+    } else if (leaf == 0xb || leaf == 0x1f) {
+        /* Undefined topology subleaves echo CL; EDX is the x2APIC id (0). */
+        regs[2] = subleaf & 0xff;
+    }
+}
+
 static uint32_t *reg_of(struct vmm_cpuid_entry *e, enum reg r)
 {
     switch (r) {

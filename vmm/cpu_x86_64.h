@@ -58,6 +58,17 @@ const struct vmm_cpuid_entry *vmm_cpuid_find(const struct vmm_cpuid_entry *t,
                                              int n, uint32_t function,
                                              uint32_t index);
 
+/*
+ * What CPUID(leaf, subleaf) returns on a vCPU given the model, as KVM
+ * answers it (kvm_cpuid): the entry for the leaf (and subleaf where the
+ * leaf is indexed); a leaf within the range its class announces but not in
+ * the table reads zeros; a leaf past that range reads the highest basic
+ * leaf (Intel's rule). regs: eax, ebx, ecx, edx. For --cpuid-rewrite,
+ * which answers trapped CPUID instructions itself.
+ */
+void vmm_cpu_model_cpuid(const struct vmm_cpuid_entry *model, int n,
+                         uint32_t leaf, uint32_t subleaf, uint32_t regs[4]);
+
 /* XCR0 the model asks for (x87|SSE|AVX), its XSAVE size, and the largest
  * XSAVE image hvrun handles (KVM's struct kvm_xsave region). */
 #define VMM_MODEL_XCR0 0x7ULL

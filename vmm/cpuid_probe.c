@@ -114,6 +114,20 @@ bool vmm_cpuid_probe_matches(const struct vmm_cpuid_entry *seen,
     return true;
 }
 
+void vmm_cpuid_model_view(const struct vmm_cpuid_entry *model, int nr,
+                          struct vmm_cpuid_entry *seen)
+{
+    for (int i = 0; i < VMM_CPUID_PROBE_LEAVES; i++) {
+        uint32_t r[4];
+        vmm_cpu_model_cpuid(model, nr, probe_leaves[i][0], probe_leaves[i][1],
+                            r);
+        seen[i] = (struct vmm_cpuid_entry){probe_leaves[i][0],
+                                           probe_leaves[i][1],
+                                           VMM_CPUID_INDEXED,
+                                           r[0], r[1], r[2], r[3]};
+    }
+}
+
 static void put_regs(char *dst, const struct vmm_cpuid_entry *e)
 {
     memcpy(dst, &e->eax, 4);

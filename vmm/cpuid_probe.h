@@ -20,6 +20,10 @@ int vmm_cpuid_probe(struct vmm_host *host, struct vmm_cpuid_entry *seen,
 /* True when what the probe saw is the model (vendor, signature, brand). */
 bool vmm_cpuid_probe_matches(const struct vmm_cpuid_entry *seen,
                              const struct vmm_cpuid_entry *model, int nr);
+/* The probe's leaves as the model answers them: what seen would hold on
+ * a host whose CPUID is the model (--cpuid-rewrite makes it so). */
+void vmm_cpuid_model_view(const struct vmm_cpuid_entry *model, int nr,
+                          struct vmm_cpuid_entry *seen);
 /* The CPU identity those leaves describe. */
 void vmm_cpuid_identity_of(const struct vmm_cpuid_entry *seen,
                            struct vmm_cpu_identity *id);

@@ -60,6 +60,23 @@ void vmm_host_cpu_identity(const struct vmm_host *host,
     *out = host->cpu;
 }
 
+void vmm_host_cpuid_model(const struct vmm_host *host, uint32_t leaf,
+                          uint32_t subleaf, uint32_t regs[4])
+{
+    vmm_cpu_model_cpuid(host->model, host->nr_model, leaf, subleaf, regs);
+}
+
+void vmm_host_model_identity(const struct vmm_host *host,
+                             struct vmm_cpu_identity *out, uint64_t *hwcap,
+                             uint64_t *hwcap2)
+{
+    struct vmm_cpuid_entry seen[VMM_CPUID_PROBE_LEAVES];
+    vmm_cpuid_model_view(host->model, host->nr_model, seen);
+    vmm_cpuid_identity_of(seen, out);
+    *hwcap = vmm_cpu_model_hwcap(host->model, host->nr_model);
+    *hwcap2 = vmm_cpu_model_hwcap2(host->model, host->nr_model);
+}
+
 void vmm_host_get_info(const struct vmm_host *host, struct vmm_host_info *i)
 {
     *i = host->info;
@@ -99,13 +116,32 @@ static int cache_dir(char *out, size_t len)
     return n > 0 && (size_t)n < len ? 0 : -1;
 }
 
-static int cache_file(const char *name, char *out, size_t len)
+static bool cache_off(void)
 {
     const char *off = getenv("HVRUN_NO_CACHE");
+    return off && *off && strcmp(off, "0") != 0;
+}
+
+int vmm_host_cache_dir(char *out, size_t len)
+{
+    if (cache_off() || cache_dir(out, len) < 0)
+        return -1;
+    char parent[256];
+    snprintf(parent, sizeof(parent), "%s", out);
+    char *slash = strrchr(parent, '/');
+    if (slash && slash != parent) {
+        *slash = 0;
+        (void)mkdirat(AT_FDCWD, parent, 0700); /* ~/.cache */
+    }
+    (void)mkdirat(AT_FDCWD, out, 0700);
+    return 0;
+}
+
+static int cache_file(const char *name, char *out, size_t len)
+{
     char dir[256], boot[64] = {0};
     struct utsname u;
-    if ((off && *off && strcmp(off, "0") != 0) ||
-        cache_dir(dir, sizeof(dir)) < 0 || uname(&u) < 0)
+    if (cache_off() || cache_dir(dir, sizeof(dir)) < 0 || uname(&u) < 0)
         return -1;
     int fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
     ssize_t got = fd < 0 ? -1 : read(fd, boot, sizeof(boot) - 1);
@@ -155,9 +191,9 @@ static void cache_write(const char *path, const struct vmm_cpuid_entry *e,
     char *slash = strrchr(parent, '/');
     if (slash && slash != parent) {
         *slash = 0;
-        (void)mkdir(parent, 0700); /* ~/.cache */
+        (void)mkdirat(AT_FDCWD, parent, 0700); /* ~/.cache */
     }
-    (void)mkdir(dir, 0700);
+    (void)mkdirat(AT_FDCWD, dir, 0700);
     snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path);
     int fd = mkstemp(tmp);
     if (fd < 0)

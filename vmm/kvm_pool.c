@@ -108,6 +108,9 @@ static void start_worker(struct kvm_pool *p)
     }
     sigset_t all, old;
     sigfillset(&all);
+    /* A blocked SIGSYS would hide a seccomp violation's diagnostic
+     * (cli/confine.c): the kernel would kill hvrun without a word. */
+    sigdelset(&all, SIGSYS);
     pthread_sigmask(SIG_SETMASK, &all, &old);
     int rc = pthread_create(&p->worker, NULL, pool_worker, p);
     pthread_sigmask(SIG_SETMASK, &old, NULL);

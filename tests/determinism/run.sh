@@ -93,6 +93,16 @@ if [ ! -x "$DET_BIN" ] || [ "$DET_SRC" -nt "$DET_BIN" ]; then
     fi
 fi
 
+CPUID_SRC=$ROOT/tests/guest/cpuid_model.c
+CPUID_BIN=$ROOT/build/guest/cpuid_model
+CPUID_BUILD_ERR=""
+if [ ! -x "$CPUID_BIN" ] || [ "$CPUID_SRC" -nt "$CPUID_BIN" ]; then
+    CPUID_BIN=$WORK/cpuid_model
+    if ! cc -O1 -g -o "$CPUID_BIN" "$CPUID_SRC" 2>"$OUT/cpuid_model.cc.err"; then
+        CPUID_BUILD_ERR="cc failed: $(head -n 1 "$OUT/cpuid_model.cc.err")"
+    fi
+fi
+
 PY=$(prog python3)
 # Threads as /proc/self/task lists them (virtual tids, not hvrun's own).
 # The fd links and fdinfo of pipes, sockets and files: inode numbers in
@@ -442,6 +452,27 @@ plaus_det_sources() {
     *) fail "$n" "hvrun doctor printed no 'CPUID control:' line" ;;
     esac
 
+    # With --cpuid-rewrite the guest sees the model on every host: by the
+    # backend where it controls CPUID, by rewriting CPUID into traps where
+    # it cannot; /proc/cpuinfo and AT_HWCAP agree, a forked child too.
+    n=$L:plaus/cpuid-rewrite-fixed-model
+    if [ -n "$CPUID_BUILD_ERR" ]; then
+        fail "$n" "tests/guest/cpuid_model.c: $CPUID_BUILD_ERR"
+    else
+        local rb=$OUT/$ID.cpuid-rewrite rst bin bad=""
+        for bin in "$CPUID_BIN" "$ROOT/build/guest/cpuid_model_static"; do
+            [ -x "$bin" ] || continue # the static one: built by make test
+            rst=$(hv "$rb" --cpuid-rewrite --summary -- "$bin" --expect-model)
+            if [ "$rst" != 0 ] ||
+                ! grep -q '^cpuid: vendor=GenuineIntel leaf1.eax=000906ea$' "$rb.out" ||
+                ! grep -q '^cpuinfo: vendor=GenuineIntel family=6 model=158 stepping=10$' "$rb.out"; then
+                bad="$(basename "$bin"): exit $rst; $(grep -m1 -E '^(cpuid|FAIL)' "$rb.out"); stderr: $(first_line "$rb.err")"
+                break
+            fi
+        done
+        if [ -z "$bad" ]; then pass "$n"; else fail "$n" "$bad"; fi
+    fi
+
     n=$L:plaus/realtime-near-epoch
     rb=$(det_value "$base.out" clock_realtime)
     if ! is_num "$rb"; then
@@ -533,6 +564,7 @@ load_case() {
 
 # ---- verify/* -------------------------------------------------------------------------------
 
+VERIFY_OPTS=()
 verify_ok() {
     local cname=$1 p=$2
     shift 2
@@ -543,7 +575,7 @@ verify_ok() {
         return
     fi
     local b=$OUT/$ID.verify.$cname st line
-    st=$(hv "$b" --verify -- "$path" "$@")
+    st=$(hv "$b" --verify "${VERIFY_OPTS[@]}" -- "$path" "$@")
     line=$(grep -E '^hvrun: verify: ' "$b.err" | head -n 1 | cut -c1-300)
     if [ "$st" = 0 ] && [[ $line == "hvrun: verify: deterministic"* ]] &&
         [ -s "$b.out" ]; then
@@ -675,10 +707,11 @@ print("no JSON object in stderr: " + (err.strip().splitlines() or ["(empty)"])[0
 ALL_CASES="same/det_sources same/python3-after-native-python3 $(awk -F'|' '{gsub(/ /,"",$1); if ($1 != "") printf "same/%s ", $1}' <<<"$SAME_TABLE")
 plaus/det_sources-check plaus/monotonic plaus/sleep-50ms plaus/random-nonzero
 plaus/cpu-counts-1 plaus/meminfo-matches-sysinfo plaus/cpuinfo-matches-cpuid
-plaus/cpuid-fixed-model
+plaus/cpuid-fixed-model plaus/cpuid-rewrite-fixed-model
 plaus/realtime-near-epoch plaus/seed-differs plaus/epoch-2030
 plaus/epoch-at-seconds plaus/epoch-default-year plaus/nproc-1
-verify/date verify/od-urandom verify/python3 verify/ls-lai-etc
+verify/date verify/od-urandom verify/python3 verify/python3-cpuid-rewrite
+verify/ls-lai-etc
 verify/proc-cpuinfo verify/stat-proc-fd verify/id verify/catches-no-virtualize-time-date
 summary/digest-equal summary/json-valid"
 
@@ -715,6 +748,9 @@ for hvarg in "$@"; do
     verify_ok date date +%s.%N
     verify_ok od-urandom od -N16 /dev/urandom
     verify_ok python3 python3 -c "$PY_CODE"
+    VERIFY_OPTS=(--cpuid-rewrite)
+    verify_ok python3-cpuid-rewrite python3 -c "$PY_CODE"
+    VERIFY_OPTS=()
     verify_ok ls-lai-etc ls -lai /etc
     verify_ok proc-cpuinfo cat /proc/cpuinfo
     verify_ok stat-proc-fd sh -c 'stat /proc/self/fd/0 /proc/self/fd/1 /proc/self/fd/2; stat -L /proc/self/fd/1; : | ls -l /proc/self/fd/'

@@ -35,8 +35,8 @@ static void load_once(bool is_interp)
         abort();
     struct proxy_elf_image im;
     char why[512];
-    (void)proxy_elf_load(&as, PROXY_MMAP_BASE, elf_fd, "fuzz.elf", is_interp,
-                         &im, why, sizeof(why));
+    (void)proxy_elf_load(&as, NULL, PROXY_MMAP_BASE, elf_fd, "fuzz.elf",
+                         is_interp, &im, why, sizeof(why));
     proxy_elf_image_free(&im);
     vmm_as_destroy(&as);
     vmm_phys_destroy(&pm);

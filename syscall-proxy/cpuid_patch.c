@@ -1,0 +1,882 @@
+/*
+ * cpuid_patch.c - `--cpuid-rewrite`: CPUID instructions of the guest's code
+ * become UD2 traps that hvrun answers from the fixed model.
+ *
+ * Finding them soundly. A byte scan for 0f a2 would also hit immediates,
+ * displacements and data (`mov $0xa20f, %eax` holds those bytes), and
+ * rewriting one of those corrupts the program. So an instruction is
+ * patched only where a real disassembler (Capstone) decoded it: the
+ * decoding starts at a known instruction boundary, a function's first byte
+ * as its .eh_frame FDE gives it (with the function's length), and sweeps
+ * the function linearly. A function whose bytes do not all decode, to
+ * exactly its end, may hold data and is left alone; so is code without
+ * unwind info. Each site keeps a hash of its function's bytes up to the
+ * instruction, and the guest's copy is rewritten only if its bytes there
+ * still hash the same: a stale cache, a mapping at another offset, or code
+ * the guest changed is never patched.
+ *
+ * Where. Private file mappings only, which are hvrun's copies of the file
+ * (the loader and mmap's fill_from_file read the file into guest memory):
+ * the file itself is never written. MAP_SHARED executable mappings are the
+ * host file's pages and are left alone.
+ *
+ * Cost. Decoding libc takes tens of milliseconds, so the sites of a file
+ * are kept per run in memory and across runs in hvrun's cache directory,
+ * keyed by the file's dev, inode, size and mtime and by hvrun's version.
+ */
+#include "proxy.h"
+#include "cpuid_patch.h"
+
+#include <capstone/capstone.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef HVRUN_VERSION
+#define HVRUN_VERSION "dev"
+#endif
+
+#define SITE_CACHE_MAGIC 0x7469737064697063ULL /* "cpidpsit" */
+/* Part of the cache name: bump it when the finder changes what it reports. */
+#define SITE_FINDER_VERSION "f1"
+/* Larger files are not decoded (libjvm.so, among the largest, is 20 MB). */
+#define MAX_DECODED_FILE (512ULL << 20)
+#define MAX_FUNCTION_BYTES (16ULL << 20)
+#define MAX_SITES (1u << 20)
+
+static const uint8_t insn_cpuid[2] = {0x0f, 0xa2};
+static const uint8_t insn_ud2[2] = {0x0f, 0x0b};
+
+/* ---- the ELF image ------------------------------------------------------- */
+
+struct image {
+    const uint8_t *bytes;
+    size_t size;
+    GElf_Phdr loads[64];
+    size_t nr_loads;
+};
+
+/* File offset of [va, va+len) when one PT_LOAD holds it in file bytes. */
+static bool file_off_of(const struct image *im, uint64_t va, uint64_t len,
+                        bool exec, uint64_t *off)
+{
+    for (size_t i = 0; i < im->nr_loads; i++) {
+        const GElf_Phdr *ph = &im->loads[i];
+        if (exec && !(ph->p_flags & PF_X))
+            continue;
+        if (va < ph->p_vaddr || va - ph->p_vaddr > ph->p_filesz ||
+            len > ph->p_filesz - (va - ph->p_vaddr))
+            continue;
+        uint64_t o = ph->p_offset + (va - ph->p_vaddr);
+        if (o > im->size || len > im->size - o)
+            return false;
+        *off = o;
+        return true;
+    }
+    return false;
+}
+
+/* ---- .eh_frame ----------------------------------------------------------- */
+
+struct cursor {
+    const uint8_t *p, *end;
+    uint64_t va; /* link-time address of p */
+};
+
+static bool take(struct cursor *c, void *dst, size_t n)
+{
+    if ((size_t)(c->end - c->p) < n)
+        return false;
+    memcpy(dst, c->p, n);
+    c->p += n;
+    c->va += n;
+    return true;
+}
+
+static bool leb(struct cursor *c, bool is_signed, uint64_t *out)
+{
+    uint64_t v = 0;
+    unsigned shift = 0;
+    uint8_t b;
+    do {
+        if (!take(c, &b, 1) || shift > 63)
+            return false;
+        v |= (uint64_t)(b & 0x7f) << shift;
+        shift += 7;
+    } while (b & 0x80);
+    if (is_signed && shift < 64 && (b & 0x40))
+        v |= ~0ULL << shift;
+    *out = v;
+    return true;
+}
+
+/* A DW_EH_PE-encoded pointer: absolute or pc-relative (what gcc, clang
+ * and glibc emit); other applications are refused (the FDE is skipped). */
+static bool encoded(struct cursor *c, uint8_t enc, bool apply, uint64_t *out)
+{
+    uint64_t field_va = c->va, v = 0;
+    uint16_t u16;
+    uint32_t u32;
+    bool ok;
+    switch (enc & 0x0f) {
+    case 0x00: case 0x04: case 0x0c: ok = take(c, &v, 8); break;
+    case 0x01: ok = leb(c, false, &v); break;
+    case 0x09: ok = leb(c, true, &v); break;
+    case 0x02: ok = take(c, &u16, 2); v = u16; break;
+    case 0x0a: ok = take(c, &u16, 2); v = (uint64_t)(int64_t)(int16_t)u16; break;
+    case 0x03: ok = take(c, &u32, 4); v = u32; break;
+    case 0x0b: ok = take(c, &u32, 4); v = (uint64_t)(int64_t)(int32_t)u32; break;
+    default: return false;
+    }
+    if (!ok)
+        return false;
+    if (apply) {
+        switch (enc & 0x70) {
+        case 0x00: break;
+        case 0x10: v += field_va; break;
+        default: return false;
+        }
+    }
+    *out = v;
+    return true;
+}
+
+/* The FDE pointer encoding of the CIE at cie (its 'R' augmentation). */
+static bool cie_fde_encoding(struct cursor cie, uint8_t *fde_enc)
+{
+    uint8_t version, b;
+    uint64_t skip;
+    char aug[16];
+    size_t n = 0;
+    *fde_enc = 0; /* DW_EH_PE_absptr */
+    if (!take(&cie, &version, 1))
+        return false;
+    do {
+        if (!take(&cie, &b, 1) || n >= sizeof(aug))
+            return false;
+        aug[n++] = (char)b;
+    } while (b);
+    if (strstr(aug, "eh"))
+        return false; /* an old gcc's extra pointer: not worth decoding */
+    if (!leb(&cie, false, &skip) || !leb(&cie, true, &skip))
+        return false;
+    if (version == 1 ? !take(&cie, &b, 1) : !leb(&cie, false, &skip))
+        return false;
+    if (aug[0] != 'z')
+        return true;
+    if (!leb(&cie, false, &skip))
+        return false;
+    for (const char *a = aug + 1; *a; a++) {
+        if (*a == 'R')
+            return take(&cie, fde_enc, 1);
+        if (*a == 'L') {
+            if (!take(&cie, &b, 1))
+                return false;
+        } else if (*a == 'P') {
+            uint64_t ignored;
+            if (!take(&cie, &b, 1) || !encoded(&cie, b & 0x7f, false, &ignored))
+                return false;
+        } else if (*a != 'S' && *a != 'B' && *a != 'G') {
+            return false;
+        }
+    }
+    return true;
+}
+
+struct finder {
+    const struct image *im;
+    csh cs;
+    cs_insn *insn;
+    struct proxy_cpuid_site *sites;
+    size_t nr, cap;
+    struct proxy_cpuid_scan scan;
+};
+
+static uint64_t fnv1a(uint64_t h, const uint8_t *b, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ b[i]) * 0x100000001b3ULL;
+    return h;
+}
+#define FNV_INIT 0xcbf29ce484222325ULL
+
+static int add_site(struct finder *f, uint64_t off, uint64_t va,
+                    uint64_t func_off)
+{
+    if (f->nr == f->cap) {
+        size_t cap = f->cap ? f->cap * 2 : 16;
+        if (cap > MAX_SITES)
+            return -E2BIG;
+        void *v = realloc(f->sites, cap * sizeof(*f->sites));
+        if (!v)
+            return -ENOMEM;
+        f->sites = v;
+        f->cap = cap;
+    }
+    f->sites[f->nr++] = (struct proxy_cpuid_site){
+        off, va, func_off,
+        fnv1a(FNV_INIT, f->im->bytes + func_off, off + 2 - func_off)};
+    return 0;
+}
+
+/*
+ * Sweeps [start, start+len) from its first byte. Sites are kept only if
+ * every byte of the range decoded into instructions ending exactly at its
+ * end: a range that does not may hold data, and is left alone.
+ */
+static int sweep_function(struct finder *f, uint64_t start, uint64_t len)
+{
+    uint64_t off;
+    if (len == 0 || len > MAX_FUNCTION_BYTES ||
+        !file_off_of(f->im, start, len, true, &off))
+        return 0;
+    f->scan.functions++;
+    const uint8_t *code = f->im->bytes + off;
+    size_t left = len, kept = f->nr;
+    uint64_t addr = start;
+    while (left > 0 && cs_disasm_iter(f->cs, &code, &left, &addr, f->insn)) {
+        /* A prefixed CPUID (never compiler output) is left as it is. */
+        if (f->insn->id != X86_INS_CPUID || f->insn->size != 2 ||
+            memcmp(f->insn->bytes, insn_cpuid, 2) != 0)
+            continue;
+        int rc = add_site(f, off + (f->insn->address - start),
+                          f->insn->address, off);
+        if (rc < 0)
+            return rc;
+    }
+    f->scan.bytes += len - left;
+    if (left != 0) {
+        f->scan.skipped++;
+        f->nr = kept;
+    }
+    return 0;
+}
+
+/* Every FDE of the .eh_frame bytes [c.p, c.end) at link address c.va. */
+static int walk_eh_frame(struct finder *f, struct cursor c)
+{
+    const uint8_t *base = c.p;
+    uint64_t base_va = c.va;
+    while (c.end - c.p >= 4) {
+        uint32_t len32;
+        uint64_t len;
+        take(&c, &len32, 4);
+        if (len32 == 0)
+            break; /* the terminator */
+        if (len32 == 0xffffffff) {
+            if (!take(&c, &len, 8))
+                break;
+        } else {
+            len = len32;
+        }
+        if (len < 4 || len > (uint64_t)(c.end - c.p))
+            break;
+        struct cursor entry = {c.p, c.p + len, c.va};
+        c.p += len;
+        c.va += len;
+        uint32_t id;
+        take(&entry, &id, 4);
+        if (id == 0)
+            continue; /* a CIE */
+        uint64_t cie_pos = (uint64_t)(entry.p - 4 - base);
+        if (id > cie_pos)
+            continue;
+        struct cursor cie = {base + cie_pos - id, c.end,
+                             base_va + cie_pos - id};
+        uint32_t cie_len, cie_id;
+        uint8_t enc;
+        uint64_t pc, range;
+        if (!take(&cie, &cie_len, 4) || cie_len == 0xffffffff ||
+            cie_len > (uint64_t)(cie.end - cie.p))
+            continue;
+        cie.end = cie.p + cie_len;
+        if (!take(&cie, &cie_id, 4) || cie_id != 0 ||
+            !cie_fde_encoding(cie, &enc))
+            continue;
+        if (!encoded(&entry, enc, true, &pc) ||
+            !encoded(&entry, enc & 0x0f, false, &range))
+            continue;
+        int rc = sweep_function(f, pc, range);
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
+}
+
+/* .eh_frame by its section header, else through PT_GNU_EH_FRAME's
+ * eh_frame_ptr (a stripped-of-sections file), up to its segment's end. */
+static bool find_eh_frame(Elf *elf, const struct image *im, uint64_t hdr_va,
+                          struct cursor *out)
+{
+    size_t shstrndx;
+    Elf_Scn *scn = NULL;
+    if (elf_getshdrstrndx(elf, &shstrndx) == 0) {
+        while ((scn = elf_nextscn(elf, scn))) {
+            GElf_Shdr sh;
+            const char *name;
+            if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS ||
+                !(name = elf_strptr(elf, shstrndx, sh.sh_name)) ||
+                strcmp(name, ".eh_frame") != 0)
+                continue;
+            if (sh.sh_offset > im->size || sh.sh_size > im->size - sh.sh_offset)
+                return false;
+            *out = (struct cursor){im->bytes + sh.sh_offset,
+                                   im->bytes + sh.sh_offset + sh.sh_size,
+                                   sh.sh_addr};
+            return true;
+        }
+    }
+    uint64_t off;
+    if (!hdr_va || !file_off_of(im, hdr_va, 4, false, &off))
+        return false;
+    struct cursor h = {im->bytes + off, im->bytes + im->size, hdr_va};
+    uint8_t head[4];
+    uint64_t eh_va;
+    if (!take(&h, head, 4) || head[0] != 1 || !encoded(&h, head[1], true, &eh_va))
+        return false;
+    for (size_t i = 0; i < im->nr_loads; i++) {
+        const GElf_Phdr *ph = &im->loads[i];
+        if (eh_va < ph->p_vaddr || eh_va - ph->p_vaddr >= ph->p_filesz)
+            continue;
+        uint64_t o = ph->p_offset + (eh_va - ph->p_vaddr);
+        uint64_t end = ph->p_offset + ph->p_filesz;
+        if (end > im->size)
+            return false;
+        *out = (struct cursor){im->bytes + o, im->bytes + end, eh_va};
+        return true;
+    }
+    return false;
+}
+
+static int cmp_site(const void *a, const void *b)
+{
+    const struct proxy_cpuid_site *x = a, *y = b;
+    return x->file_off < y->file_off ? -1 : x->file_off > y->file_off;
+}
+
+static int read_image(Elf *elf, struct image *im, uint64_t *hdr_va)
+{
+    GElf_Ehdr eh;
+    size_t phnum;
+    if (elf_kind(elf) != ELF_K_ELF || gelf_getclass(elf) != ELFCLASS64 ||
+        !gelf_getehdr(elf, &eh) || eh.e_machine != EM_X86_64 ||
+        elf_getphdrnum(elf, &phnum) != 0)
+        return -ENOEXEC;
+    *hdr_va = 0;
+    for (size_t i = 0; i < phnum; i++) {
+        GElf_Phdr ph;
+        if (!gelf_getphdr(elf, (int)i, &ph))
+            continue;
+        if (ph.p_type == PT_GNU_EH_FRAME)
+            *hdr_va = ph.p_vaddr;
+        if (ph.p_type == PT_LOAD && im->nr_loads < 64)
+            im->loads[im->nr_loads++] = ph;
+    }
+    return 0;
+}
+
+int proxy_cpuid_find_sites(const void *image, size_t size,
+                           struct proxy_cpuid_site **sites, size_t *nr,
+                           struct proxy_cpuid_scan *scan)
+{
+    struct image im = {.bytes = image, .size = size};
+    struct finder f = {.im = &im};
+    *sites = NULL;
+    *nr = 0;
+    if (elf_version(EV_CURRENT) == EV_NONE)
+        return -ENOEXEC;
+    Elf *elf = elf_memory((char *)image, size);
+    if (!elf)
+        return -ENOEXEC;
+    uint64_t hdr_va;
+    int rc = read_image(elf, &im, &hdr_va);
+    struct cursor eh;
+    if (rc == 0 && !find_eh_frame(elf, &im, hdr_va, &eh))
+        rc = 1; /* no unwind info: nothing is known to be code */
+    if (rc == 0 && cs_open(CS_ARCH_X86, CS_MODE_64, &f.cs) != CS_ERR_OK)
+        rc = -ENOMEM;
+    if (rc == 0) {
+        if ((f.insn = cs_malloc(f.cs)))
+            rc = walk_eh_frame(&f, eh);
+        else
+            rc = -ENOMEM;
+        if (f.insn)
+            cs_free(f.insn, 1);
+        cs_close(&f.cs);
+    }
+    elf_end(elf);
+    if (rc < 0) {
+        free(f.sites);
+        return rc;
+    }
+    /* Overlapping FDEs may name one instruction twice. */
+    if (f.nr > 1)
+        qsort(f.sites, f.nr, sizeof(*f.sites), cmp_site);
+    size_t n = 0;
+    for (size_t i = 0; i < f.nr; i++)
+        if (n == 0 || f.sites[n - 1].file_off != f.sites[i].file_off)
+            f.sites[n++] = f.sites[i];
+    *sites = f.sites;
+    *nr = n;
+    if (scan)
+        *scan = f.scan;
+    return 0;
+}
+
+/* ---- the sites of a file: per run in memory, across runs on disk ---------- */
+
+struct file_sites {
+    struct file_sites *next;
+    uint64_t dev, ino, size, mtime_ns;
+    struct proxy_cpuid_site *v;
+    size_t nr;
+};
+
+static struct file_sites *known_files; /* this hvrun process's */
+
+static int cache_path(const struct file_sites *fs, char *out, size_t len)
+{
+    char dir[512];
+    if (vmm_host_cache_dir(dir, sizeof(dir)) < 0)
+        return -1;
+    int n = snprintf(out, len, "%s/cpuid-sites-%s-%s-%llx-%llx-%llx-%llx", dir,
+                     SITE_FINDER_VERSION, HVRUN_VERSION,
+                     (unsigned long long)fs->dev,
+                     (unsigned long long)fs->ino,
+                     (unsigned long long)fs->size,
+                     (unsigned long long)fs->mtime_ns);
+    return n > 0 && (size_t)n < len ? 0 : -1;
+}
+
+/* A cache file that is missing or malformed is a miss; what it says is
+ * checked again (the function hash) before any byte is rewritten. */
+static bool cache_load(struct file_sites *fs)
+{
+    char path[768];
+    if (cache_path(fs, path, sizeof(path)) < 0)
+        return false;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    uint64_t head[2];
+    struct stat st;
+    bool ok = read(fd, head, sizeof(head)) == (ssize_t)sizeof(head) &&
+              head[0] == SITE_CACHE_MAGIC && head[1] <= MAX_SITES &&
+              fstat(fd, &st) == 0 &&
+              (uint64_t)st.st_size == sizeof(head) + head[1] * sizeof(*fs->v);
+    if (ok && head[1] > 0) {
+        size_t bytes = head[1] * sizeof(*fs->v);
+        ok = (fs->v = malloc(bytes)) && read(fd, fs->v, bytes) == (ssize_t)bytes;
+    }
+    close(fd);
+    if (!ok) {
+        free(fs->v);
+        fs->v = NULL;
+        return false;
+    }
+    fs->nr = head[1];
+    return true;
+}
+
+/* The entries of earlier versions of the same file (dev, inode) are
+ * dropped when a new one is written: rebuilt binaries would pile up. At
+ * worst a wrong match deletes a valid entry: a miss. */
+static void cache_prune(const struct file_sites *fs, const char *keep)
+{
+    char dir[512], infix[64];
+    if (vmm_host_cache_dir(dir, sizeof(dir)) < 0)
+        return;
+    snprintf(infix, sizeof(infix), "-%llx-%llx-", (unsigned long long)fs->dev,
+             (unsigned long long)fs->ino);
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    const char *keep_name = strrchr(keep, '/') + 1;
+    struct dirent *e;
+    while ((e = readdir(d)))
+        if (!strncmp(e->d_name, "cpuid-sites-", 12) &&
+            strstr(e->d_name, infix) && strcmp(e->d_name, keep_name) != 0 &&
+            !strchr(strrchr(e->d_name, '-'), '.')) /* not a temporary */
+            (void)unlinkat(dirfd(d), e->d_name, 0);
+    closedir(d);
+}
+
+/* Written to a temporary name and renamed, so a reader sees all or none. */
+static void cache_store(const struct file_sites *fs)
+{
+    char path[768], tmp[800];
+    if (cache_path(fs, path, sizeof(path)) < 0)
+        return;
+    snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path);
+    int fd = mkstemp(tmp);
+    if (fd < 0)
+        return;
+    uint64_t head[2] = {SITE_CACHE_MAGIC, fs->nr};
+    size_t bytes = fs->nr * sizeof(*fs->v);
+    bool ok = write(fd, head, sizeof(head)) == (ssize_t)sizeof(head) &&
+              (bytes == 0 || write(fd, fs->v, bytes) == (ssize_t)bytes);
+    close(fd);
+    /* the *at forms: the calls hvrun's seccomp filter allows (confine.c) */
+    if (!ok || renameat(AT_FDCWD, tmp, AT_FDCWD, path) < 0)
+        unlinkat(AT_FDCWD, tmp, 0);
+    else
+        cache_prune(fs, path);
+}
+
+static int decode_file(int fd, struct file_sites *fs)
+{
+    if (fs->size == 0 || fs->size > MAX_DECODED_FILE)
+        return 0;
+    /* Private and writable only so that libelf may touch its copy. */
+    void *img = mmap(NULL, fs->size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd,
+                     0);
+    if (img == MAP_FAILED)
+        return -errno;
+    int rc = proxy_cpuid_find_sites(img, fs->size, &fs->v, &fs->nr, NULL);
+    munmap(img, fs->size);
+    return rc == -ENOEXEC ? 0 : rc;
+}
+
+static const struct file_sites *sites_of(int fd)
+{
+    struct stat st;
+    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+        return NULL;
+    uint64_t mtime = (uint64_t)st.st_mtim.tv_sec * 1000000000ULL +
+                     (uint64_t)st.st_mtim.tv_nsec;
+    for (struct file_sites *fs = known_files; fs; fs = fs->next)
+        if (fs->dev == st.st_dev && fs->ino == st.st_ino &&
+            fs->size == (uint64_t)st.st_size && fs->mtime_ns == mtime)
+            return fs;
+    struct file_sites *fs = calloc(1, sizeof(*fs));
+    if (!fs)
+        return NULL;
+    *fs = (struct file_sites){NULL, st.st_dev, st.st_ino,
+                              (uint64_t)st.st_size, mtime, NULL, 0};
+    if (!cache_load(fs)) {
+        if (decode_file(fd, fs) < 0) {
+            free(fs->v);
+            free(fs);
+            return NULL;
+        }
+        cache_store(fs);
+    }
+    fs->next = known_files;
+    known_files = fs;
+    return fs;
+}
+
+/* ---- the sites rewritten in one process ---------------------------------- */
+
+struct patched_site {
+    gva_t gva;
+    uint64_t dev, ino, file_off;
+};
+
+struct proxy_cpuid_patched {
+    struct patched_site *v; /* sorted by gva */
+    size_t nr, cap;
+};
+
+/* Index of the first site at or above gva. */
+static size_t lower_bound(const struct proxy_cpuid_patched *s, gva_t gva)
+{
+    size_t lo = 0, hi = s ? s->nr : 0;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (s->v[mid].gva < gva)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static const struct patched_site *find_patched(const struct proxy_process *p,
+                                               gva_t gva)
+{
+    const struct proxy_cpuid_patched *s = p->cpuid_patched;
+    size_t i = lower_bound(s, gva);
+    return s && i < s->nr && s->v[i].gva == gva ? &s->v[i] : NULL;
+}
+
+static int remember(struct proxy_process *p, const struct patched_site *ps)
+{
+    struct proxy_cpuid_patched *s = p->cpuid_patched;
+    if (!s && !(s = p->cpuid_patched = calloc(1, sizeof(*s))))
+        return -ENOMEM;
+    size_t i = lower_bound(s, ps->gva);
+    if (i < s->nr && s->v[i].gva == ps->gva) {
+        s->v[i] = *ps; /* the same address, mapped again */
+        return 0;
+    }
+    if (s->nr == s->cap) {
+        size_t cap = s->cap ? s->cap * 2 : 32;
+        void *v = realloc(s->v, cap * sizeof(*s->v));
+        if (!v)
+            return -ENOMEM;
+        s->v = v;
+        s->cap = cap;
+    }
+    memmove(&s->v[i + 1], &s->v[i], (s->nr - i) * sizeof(*s->v));
+    s->v[i] = *ps;
+    s->nr++;
+    return 0;
+}
+
+/* True when gva is a private copy of byte off of file (dev, ino). */
+static bool maps_file_at(const struct proxy_process *p, gva_t gva,
+                         uint64_t dev, uint64_t ino, uint64_t off)
+{
+    const struct vmm_vma *v = vmm_as_find_vma(p->as, gva);
+    return v && (v->flags & VMM_VMA_FILE) && !(v->flags & VMM_VMA_SHARED) &&
+           !v->shared && v->dev == dev && v->ino == ino &&
+           v->file_off + (gva - v->start) == off;
+}
+
+/* FNV-1a over guest bytes [gva, gva+len), continuing from h. */
+static bool hash_guest(const struct proxy_process *p, gva_t gva, size_t len,
+                       uint64_t *h)
+{
+    while (len > 0) {
+        struct iovec iov[4];
+        size_t covered;
+        int n = vmm_as_host_iov(p->as, gva, len, 0, iov, 4, &covered);
+        if (n == 0)
+            return false;
+        for (int i = 0; i < n; i++)
+            *h = fnv1a(*h, iov[i].iov_base, iov[i].iov_len);
+        gva += covered;
+        len -= covered;
+    }
+    return true;
+}
+
+/* Reads guest code bytes, whatever their protection (exec-only too). */
+static bool guest_bytes(const struct proxy_process *p, gva_t gva, uint8_t *dst,
+                        size_t len)
+{
+    struct iovec iov[2];
+    size_t covered, done = 0;
+    int n = vmm_as_host_iov(p->as, gva, len, 0, iov, 2, &covered);
+    if (covered != len)
+        return false;
+    for (int i = 0; i < n; i++) {
+        memcpy(dst + done, iov[i].iov_base, iov[i].iov_len);
+        done += iov[i].iov_len;
+    }
+    return true;
+}
+
+/* A running hash over one function's guest bytes, so that its sites,
+ * which come in order, cost one pass over the function. */
+struct func_hash {
+    gva_t func, upto;
+    uint64_t h;
+};
+
+static bool site_intact(const struct proxy_process *p, struct func_hash *fh,
+                        gva_t func, gva_t site, uint64_t want)
+{
+    if (fh->func != func || fh->upto > site + 2) {
+        *fh = (struct func_hash){func, func, FNV_INIT};
+    }
+    if (!hash_guest(p, fh->upto, site + 2 - fh->upto, &fh->h)) {
+        fh->func = 0;
+        return false;
+    }
+    fh->upto = site + 2;
+    return fh->h == want;
+}
+
+static void patch_site(struct proxy_process *p, const struct vmm_vma *v,
+                       const struct proxy_cpuid_site *s, gva_t site,
+                       struct func_hash *fh, bool fresh)
+{
+    gva_t func = site - (s->file_off - s->func_off);
+    if (find_patched(p, site) || func > site ||
+        !maps_file_at(p, func, v->dev, v->ino, s->func_off) ||
+        !site_intact(p, fh, func, site, s->hash))
+        return;
+    struct patched_site ps = {site, v->dev, v->ino, s->file_off};
+    /* Remembered first: a UD2 hvrun could not answer would be a SIGILL.
+     * A fresh mapping's backing is writable; one mprotect made executable
+     * may have a read-only one. */
+    if (remember(p, &ps) < 0)
+        return;
+    int rc = fresh ? vmm_as_poke(p->as, site, insn_ud2, 2)
+                   : vmm_as_poke_text(p->as, site, insn_ud2, 2);
+    if (rc < 0)
+        return;
+    if (p->totals)
+        p->totals->cpuid_sites++;
+}
+
+static void patch_vma(struct proxy_process *p, int host_fd,
+                      const struct vmm_vma *v, gva_t lo, gva_t hi, bool fresh)
+{
+    int fd = host_fd;
+    if (fd < 0 && (!v->name || (fd = openat(p->cwd_fd, v->name,
+                                            O_RDONLY | O_CLOEXEC)) < 0))
+        return;
+    struct stat st;
+    const struct file_sites *fs = NULL;
+    if (fstat(fd, &st) == 0 && st.st_dev == v->dev && st.st_ino == v->ino)
+        fs = sites_of(fd);
+    if (fd != host_fd)
+        close(fd);
+    if (!fs || fs->nr == 0)
+        return;
+    uint64_t flo = v->file_off + (lo - v->start), fhi = flo + (hi - lo);
+    struct func_hash fh = {0, 0, 0};
+    size_t i = 0, n = fs->nr;
+    while (i < n && fs->v[i].file_off < flo) /* sites are few: linear */
+        i++;
+    for (; i < n && fs->v[i].file_off + 2 <= fhi; i++)
+        patch_site(p, v, &fs->v[i], lo + (fs->v[i].file_off - flo), &fh,
+                   fresh);
+}
+
+static void patch_range(struct proxy_process *p, int host_fd, gva_t gva,
+                        uint64_t len, bool fresh)
+{
+    if (!p->cfg->cpuid_rewrite || len == 0)
+        return;
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    const struct vmm_aspace *as = p->as;
+    for (size_t i = 0; i < as->nr_vmas; i++) {
+        const struct vmm_vma *v = &as->vmas[i];
+        gva_t lo = v->start > gva ? v->start : gva;
+        gva_t hi = v->end < gva + len ? v->end : gva + len;
+        if (lo >= hi || (!fresh && !(v->prot & PROT_EXEC)) ||
+            !(v->flags & VMM_VMA_FILE) || (v->flags & VMM_VMA_SHARED) ||
+            v->shared)
+            continue;
+        patch_vma(p, host_fd, v, lo, hi, fresh);
+    }
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    if (p->totals)
+        p->totals->cpuid_patch_ns +=
+            (uint64_t)((t1.tv_sec - t0.tv_sec) * 1000000000LL +
+                       (t1.tv_nsec - t0.tv_nsec));
+}
+
+void proxy_cpuid_patch_fresh(struct proxy_process *p, int host_fd,
+                             uint64_t gva, uint64_t len)
+{
+    patch_range(p, host_fd, gva, len, true);
+}
+
+void proxy_cpuid_patch_protect(struct proxy_process *p, uint64_t gva,
+                               uint64_t len)
+{
+    patch_range(p, -1, gva, len, false);
+}
+
+bool proxy_cpuid_trap(struct proxy_process *p, const struct vmm_event *ev)
+{
+    if (ev->vector != 6 || !p->cpuid_patched)
+        return false;
+    struct vmm_regs *r = vmm_vm_regs(p->vm);
+    const struct patched_site *ps = find_patched(p, r->rip);
+    uint8_t now[2];
+    /* The guest may have unmapped, remapped or rewritten it since. */
+    if (!ps || !maps_file_at(p, r->rip, ps->dev, ps->ino, ps->file_off) ||
+        !guest_bytes(p, r->rip, now, 2) || memcmp(now, insn_ud2, 2) != 0)
+        return false;
+    uint32_t out[4];
+    vmm_host_cpuid_model(p->world->host, (uint32_t)r->rax, (uint32_t)r->rcx,
+                         out);
+    r->rax = out[0]; /* CPUID zero-extends into the 64-bit registers */
+    r->rbx = out[1];
+    r->rcx = out[2];
+    r->rdx = out[3];
+    r->rip += 2;
+    vmm_vm_enter_user(p->vm);
+    if (p->totals)
+        p->totals->cpuid_traps++;
+    return true;
+}
+
+/* ---- mremap, fork, exec, exit -------------------------------------------- */
+
+void proxy_cpuid_remapped(struct proxy_process *p, uint64_t old,
+                          uint64_t old_len, uint64_t new_len,
+                          uint64_t new_gva)
+{
+    struct proxy_cpuid_patched *s = p->cpuid_patched;
+    if (!s || (old == new_gva && new_len >= old_len))
+        return;
+    size_t lo = lower_bound(s, old), hi = lower_bound(s, old + old_len);
+    size_t n = hi - lo;
+    struct patched_site *moved = n ? malloc(n * sizeof(*moved)) : NULL;
+    if (!moved)
+        return; /* none, or they SIGILL: never a wrong answer */
+    memcpy(moved, &s->v[lo], n * sizeof(*moved));
+    memmove(&s->v[lo], &s->v[hi], (s->nr - hi) * sizeof(*s->v));
+    s->nr -= n;
+    for (size_t i = 0; i < n; i++) {
+        moved[i].gva = new_gva + (moved[i].gva - old);
+        if (moved[i].gva + 2 <= new_gva + new_len)
+            (void)remember(p, &moved[i]);
+    }
+    free(moved);
+}
+
+int proxy_cpuid_fork(struct proxy_process *child,
+                     const struct proxy_process *parent)
+{
+    const struct proxy_cpuid_patched *s = parent->cpuid_patched;
+    child->cpuid_patched = NULL;
+    if (!s || s->nr == 0)
+        return 0;
+    struct proxy_cpuid_patched *c = calloc(1, sizeof(*c));
+    if (!c || !(c->v = malloc(s->nr * sizeof(*s->v)))) {
+        free(c);
+        return -ENOMEM;
+    }
+    memcpy(c->v, s->v, s->nr * sizeof(*s->v));
+    c->nr = c->cap = s->nr;
+    child->cpuid_patched = c;
+    return 0;
+}
+
+static void free_patched(struct proxy_cpuid_patched *s)
+{
+    if (s)
+        free(s->v);
+    free(s);
+}
+
+struct proxy_cpuid_patched *proxy_cpuid_exec_begin(struct proxy_process *p)
+{
+    struct proxy_cpuid_patched *old = p->cpuid_patched;
+    p->cpuid_patched = NULL;
+    return old;
+}
+
+void proxy_cpuid_exec_end(struct proxy_process *p,
+                          struct proxy_cpuid_patched *old, bool ok)
+{
+    if (ok) {
+        free_patched(old);
+        return;
+    }
+    free_patched(p->cpuid_patched);
+    p->cpuid_patched = old;
+}
+
+void proxy_cpuid_release(struct proxy_process *p)
+{
+    free_patched(p->cpuid_patched);
+    p->cpuid_patched = NULL;
+}

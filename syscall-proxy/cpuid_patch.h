@@ -1,0 +1,79 @@
+/*
+ * cpuid_patch.h - `hvrun run --cpuid-rewrite`: where the backend cannot make
+ * the guest's CPUID instruction trap (kvm_pvm without CPUID faulting), the
+ * CPUID instructions of the guest's file-backed code are rewritten, in the
+ * guest's private copy of the pages, into UD2 (same length); the #UD they
+ * raise is answered from the fixed model (vmm_host_cpuid_model) and the
+ * guest resumes after the instruction. See cpuid_patch.c for how sites are
+ * found (a disassembler over the functions unwind info names, never a byte
+ * scan) and docs/DETERMINISM.md for what it does not cover.
+ */
+#ifndef PROXY_CPUID_PATCH_H
+#define PROXY_CPUID_PATCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct proxy_process;
+struct proxy_cpuid_patched;
+struct vmm_event;
+
+/* One CPUID instruction (0f a2) of an ELF file, decoded inside a function
+ * whose bounds an .eh_frame FDE gives. */
+struct proxy_cpuid_site {
+    uint64_t file_off; /* of the instruction */
+    uint64_t vaddr;    /* its link-time address */
+    uint64_t func_off; /* file offset of its function's first byte */
+    uint64_t hash;     /* FNV-1a of the file bytes [func_off, file_off+2) */
+};
+
+struct proxy_cpuid_scan {
+    uint64_t functions; /* FDEs whose range lies in executable file bytes */
+    uint64_t skipped;   /* of those, ranges that did not decode cleanly */
+    uint64_t bytes;     /* bytes decoded */
+};
+
+/*
+ * Finds the CPUID instructions of an ELF image (the whole file in memory).
+ * Returns 0 with *sites (malloc'd, sorted by file_off, possibly none) and
+ * *nr set, or -errno (-ENOEXEC: not an x86-64 ELF). scan may be NULL.
+ */
+int proxy_cpuid_find_sites(const void *image, size_t size,
+                           struct proxy_cpuid_site **sites, size_t *nr,
+                           struct proxy_cpuid_scan *scan);
+
+/*
+ * The hooks; no-ops unless the run rewrites CPUID (proxy_config.cpuid_rewrite).
+ * proxy_cpuid_patch_fresh: [gva, gva+len) was just filled from host_fd and
+ * will be executable (the loader's PF_X segments before they are
+ * protected, mmap with PROT_EXEC): rewrites the CPUID sites of the private
+ * file-backed VMAs there. proxy_cpuid_patch_protect: [gva, gva+len) was
+ * made executable by mprotect: the same for its private, executable,
+ * file-backed VMAs, the file opened by the VMA's name.
+ */
+void proxy_cpuid_patch_fresh(struct proxy_process *p, int host_fd,
+                             uint64_t gva, uint64_t len);
+void proxy_cpuid_patch_protect(struct proxy_process *p, uint64_t gva,
+                               uint64_t len);
+/* A #UD at a site hvrun rewrote: answers CPUID from the model, steps past
+ * it and returns true. Anything else: false (a SIGILL as before). */
+bool proxy_cpuid_trap(struct proxy_process *p, const struct vmm_event *ev);
+
+/* mremap moved [old, old+old_len) to new_gva (new_len bytes): the
+ * rewritten sites there move with it. */
+void proxy_cpuid_remapped(struct proxy_process *p, uint64_t old,
+                          uint64_t old_len, uint64_t new_len,
+                          uint64_t new_gva);
+
+/* fork: the child gets a copy of the parent's rewritten sites. 0/-ENOMEM. */
+int proxy_cpuid_fork(struct proxy_process *child,
+                     const struct proxy_process *parent);
+/* execve: the new image starts with no sites; a failed exec puts the old
+ * ones back (ok false), a successful one frees them. */
+struct proxy_cpuid_patched *proxy_cpuid_exec_begin(struct proxy_process *p);
+void proxy_cpuid_exec_end(struct proxy_process *p,
+                          struct proxy_cpuid_patched *old, bool ok);
+void proxy_cpuid_release(struct proxy_process *p);
+
+#endif

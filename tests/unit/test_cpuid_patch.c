@@ -1,0 +1,189 @@
+/*
+ * test_cpuid_patch.c - --cpuid-rewrite's site finder (only CPUID
+ * instructions a disassembler decoded inside a function with unwind info,
+ * never bytes 0f a2 elsewhere) and the model's answers to a trapped CPUID.
+ *
+ * The functions below are assembled into this test binary; the finder
+ * reads the binary itself (/proc/self/exe).
+ */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <link.h>
+#include <stdint.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cpu_x86_64.h"
+#include "cpuid_patch.h"
+
+/* mov $0xa20f, %eax holds the bytes 0f a2 in its immediate: not a CPUID. */
+__asm__(".pushsection .text.cpuid_test, \"ax\", @progbits\n"
+        ".globl cpuid_fn\n"
+        ".type cpuid_fn, @function\n"
+        "cpuid_fn:\n"
+        ".cfi_startproc\n"
+        "    push %rbx\n"
+        ".cfi_adjust_cfa_offset 8\n"
+        "cpuid_fn_imm:\n"
+        "    mov $0xa20f, %eax\n"
+        "cpuid_fn_real:\n"
+        "    cpuid\n"
+        "    pop %rbx\n"
+        ".cfi_adjust_cfa_offset -8\n"
+        "    ret\n"
+        ".cfi_endproc\n"
+        "cpuid_fn_end:\n"
+        ".size cpuid_fn, .-cpuid_fn\n"
+        /* no .cfi directives: no FDE, nothing known to be code */
+        ".globl cpuid_no_unwind\n"
+        ".type cpuid_no_unwind, @function\n"
+        "cpuid_no_unwind:\n"
+        "    cpuid\n"
+        "    ret\n"
+        "cpuid_no_unwind_end:\n"
+        ".size cpuid_no_unwind, .-cpuid_no_unwind\n"
+        /* data after the ret (0x06 is invalid in 64-bit mode): the range
+         * does not decode to its end, so none of it is trusted */
+        ".globl cpuid_with_data\n"
+        ".type cpuid_with_data, @function\n"
+        "cpuid_with_data:\n"
+        ".cfi_startproc\n"
+        "    cpuid\n"
+        "    ret\n"
+        "    .byte 0x06, 0x0f, 0xa2\n"
+        ".cfi_endproc\n"
+        "cpuid_with_data_end:\n"
+        ".size cpuid_with_data, .-cpuid_with_data\n"
+        ".popsection\n");
+
+extern const char cpuid_fn[], cpuid_fn_imm[], cpuid_fn_real[], cpuid_fn_end[];
+extern const char cpuid_no_unwind[], cpuid_no_unwind_end[];
+extern const char cpuid_with_data[], cpuid_with_data_end[];
+
+static int main_bias(struct dl_phdr_info *info, size_t size, void *out)
+{
+    *(uintptr_t *)out = info->dlpi_addr; /* the first one: the program */
+    return 1;
+}
+
+static struct proxy_cpuid_site *sites;
+static size_t nr_sites;
+static struct proxy_cpuid_scan scan;
+static uintptr_t bias;
+
+static void find_own_sites(void)
+{
+    int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+    cr_assert_geq(fd, 0);
+    struct stat st;
+    cr_assert_eq(fstat(fd, &st), 0);
+    void *img = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE, fd, 0);
+    cr_assert_neq(img, MAP_FAILED);
+    close(fd);
+    cr_assert_eq(proxy_cpuid_find_sites(img, (size_t)st.st_size, &sites,
+                                        &nr_sites, &scan),
+                 0);
+    munmap(img, (size_t)st.st_size);
+    dl_iterate_phdr(main_bias, &bias);
+}
+
+static size_t sites_in(const char *lo, const char *hi, uint64_t *first)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < nr_sites; i++) {
+        uint64_t at = sites[i].vaddr + bias;
+        if (at >= (uintptr_t)lo && at < (uintptr_t)hi && n++ == 0)
+            *first = at;
+    }
+    return n;
+}
+
+Test(cpuid_sites, real_cpuid_found_immediate_ignored, .init = find_own_sites)
+{
+    uint64_t at = 0;
+    cr_assert_eq(sites_in(cpuid_fn, cpuid_fn_end, &at), 1,
+                 "one CPUID in cpuid_fn");
+    cr_assert_eq(at, (uintptr_t)cpuid_fn_real);
+    cr_assert_neq(at, (uintptr_t)cpuid_fn_imm + 1,
+                  "the bytes 0f a2 of the immediate are not an instruction");
+    cr_assert_eq((unsigned char)cpuid_fn_imm[1], 0x0f);
+    cr_assert_eq((unsigned char)cpuid_fn_imm[2], 0xa2);
+    free(sites);
+}
+
+Test(cpuid_sites, code_without_unwind_info_left_alone, .init = find_own_sites)
+{
+    uint64_t at;
+    cr_assert_eq(sites_in(cpuid_no_unwind, cpuid_no_unwind_end, &at), 0);
+    free(sites);
+}
+
+Test(cpuid_sites, range_that_does_not_decode_left_alone,
+     .init = find_own_sites)
+{
+    uint64_t at;
+    cr_assert_eq(sites_in(cpuid_with_data, cpuid_with_data_end, &at), 0);
+    cr_assert_geq(scan.skipped, 1);
+    free(sites);
+}
+
+Test(cpuid_sites, site_records_function_and_hash, .init = find_own_sites)
+{
+    for (size_t i = 0; i < nr_sites; i++) {
+        if (sites[i].vaddr + bias != (uintptr_t)cpuid_fn_real)
+            continue;
+        cr_assert_eq(sites[i].file_off - sites[i].func_off,
+                     (uint64_t)(cpuid_fn_real - cpuid_fn));
+        uint64_t h = 0xcbf29ce484222325ULL;
+        for (const char *b = cpuid_fn; b < cpuid_fn_real + 2; b++)
+            h = (h ^ (unsigned char)*b) * 0x100000001b3ULL;
+        cr_assert_eq(sites[i].hash, h);
+    }
+    free(sites);
+}
+
+Test(cpuid_sites, not_an_elf)
+{
+    static char junk[64] = "not an ELF file";
+    struct proxy_cpuid_site *s;
+    size_t n;
+    cr_assert_eq(proxy_cpuid_find_sites(junk, sizeof(junk), &s, &n, NULL),
+                 -ENOEXEC);
+}
+
+/* ---- what a trapped CPUID returns (KVM's rules) -------------------------- */
+
+static const struct vmm_cpuid_entry table[] = {
+    {0, 0, 0, 0xd, 1, 2, 3},
+    {1, 0, 0, 0x906ea, 0x10800, 0x80000000, 0x178bfbff},
+    {4, 0, VMM_CPUID_INDEXED, 0x121, 0x1c0003f, 0x3f, 0},
+    {0xb, 0, VMM_CPUID_INDEXED, 0, 1, 0x100, 0},
+    {0xd, 0, VMM_CPUID_INDEXED, 7, 832, 832, 0},
+    {0x80000000, 0, 0, 0x80000008, 0, 0, 0},
+};
+#define NR_TABLE ((int)(sizeof(table) / sizeof(table[0])))
+
+static void ask(uint32_t leaf, uint32_t sub, uint32_t a, uint32_t b,
+                uint32_t c, uint32_t d)
+{
+    uint32_t r[4];
+    vmm_cpu_model_cpuid(table, NR_TABLE, leaf, sub, r);
+    cr_assert(r[0] == a && r[1] == b && r[2] == c && r[3] == d,
+              "leaf %#x.%u: %08x %08x %08x %08x, want %08x %08x %08x %08x",
+              leaf, sub, r[0], r[1], r[2], r[3], a, b, c, d);
+}
+
+Test(cpuid_model, answers)
+{
+    ask(1, 7, 0x906ea, 0x10800, 0x80000000, 0x178bfbff); /* not indexed */
+    ask(4, 0, 0x121, 0x1c0003f, 0x3f, 0);
+    ask(4, 9, 0, 0, 0, 0);          /* indexed, absent, in range: zeros */
+    ask(3, 0, 0, 0, 0, 0);          /* absent, in range: zeros */
+    ask(0x20, 0, 7, 832, 832, 0);   /* past leaf 0's max: leaf 0xd */
+    ask(0x80000009, 0, 7, 832, 832, 0);
+    ask(0x40000000, 0, 7, 832, 832, 0); /* no hypervisor leaves */
+    ask(0xb, 5, 0, 0, 5, 0);        /* undefined topology subleaf: CL */
+}
