@@ -8,6 +8,7 @@
 #   make demo       install deps, build, run a real program under hvrun
 #   make bench      side-by-side benchmarks (native vs kvm)
 #   make deps       install the Debian packages hvrun needs
+#   make fuzz       the fuzz targets, FUZZ_SECONDS (600) each (not in test)
 
 CC ?= cc
 BUILD ?= build
@@ -43,7 +44,8 @@ DEPS_PKGS := libelf-dev libfdt-dev libzstd-dev libseccomp-dev \
 TEST_PKGS := coreutils sed gawk gzip bzip2 xz-utils zstd openssl sqlite3 \
              perl python3 bc
 
-.PHONY: all debug test check check-docs test-guest demo bench deps clean lint format
+.PHONY: all debug test check check-docs test-guest demo bench deps clean lint format \
+        fuzz fuzz-deps fuzz-elf fuzz-syscalls
 
 all: $(BUILD)/hvrun
 
@@ -156,6 +158,42 @@ deps:
 	        apt-get install -y -qq $$missing) >/dev/null || \
 	    { echo "hvrun: make deps: apt-get install$$missing failed"; exit 1; }; \
 	fi
+
+# ---- fuzzing (not part of make test) ------------------------------------------
+#
+# fuzz-elf: libFuzzer (clang) on the ELF loader, core built with clang and
+# ASan+UBSan into build/fuzz. fuzz-syscalls: a guest program issuing seeded
+# random syscalls under build/debug/hvrun. Each runs FUZZ_SECONDS; findings
+# (crash inputs, failing seeds) are kept in build/fuzz/findings.
+
+FUZZ_PKGS := clang libclang-rt-dev
+FUZZ_SECONDS ?= 600
+FUZZ_BUILD := build/fuzz
+FUZZ_SAN := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
+            -fno-sanitize-recover=undefined
+
+fuzz: fuzz-elf fuzz-syscalls
+
+fuzz-deps:
+	@$(MAKE) --no-print-directory deps DEPS_PKGS="$(FUZZ_PKGS)" TEST_PKGS=
+
+$(FUZZ_BUILD)/fuzz_elf: tests/fuzz/fuzz_elf.c fuzz-deps
+	$(MAKE) BUILD=$(FUZZ_BUILD) CC=clang \
+	    CFLAGS="$(FUZZ_SAN) -fsanitize=fuzzer-no-link" $(FUZZ_BUILD)/libhvrun.a
+	clang $(CPPFLAGS) $(FUZZ_SAN) -fsanitize=fuzzer -std=c11 $(WARNINGS) \
+	    -o $@ $< $(FUZZ_BUILD)/libhvrun.a $(LDLIBS)
+
+fuzz-elf: $(FUZZ_BUILD)/fuzz_elf
+	tests/fuzz/run-elf.sh $(FUZZ_BUILD)/fuzz_elf $(FUZZ_SECONDS)
+
+$(FUZZ_BUILD)/sysfuzz: tests/fuzz/sysfuzz.c
+	@mkdir -p $(dir $@)
+	$(CC) -O1 -g -Wall -Wextra -Werror -o $@ $<
+
+fuzz-syscalls: deps $(FUZZ_BUILD)/sysfuzz
+	$(MAKE) BUILD=build/debug CFLAGS="$(DEBUG_FLAGS)" all
+	tests/fuzz/run-syscalls.sh build/debug/hvrun $(FUZZ_BUILD)/sysfuzz \
+	    $(FUZZ_SECONDS)
 
 lint:
 	@! grep -rn '#include <linux/kvm.h>' syscall-proxy detcore cli || \

@@ -122,6 +122,16 @@ void det_sleep(struct det_state *d, uint64_t ns)
         ;
 }
 
+int64_t det_timespec_ns(const struct timespec *ts)
+{
+    int64_t ns, sum;
+    if (__builtin_mul_overflow((int64_t)ts->tv_sec, 1000000000LL, &ns))
+        return ts->tv_sec < 0 ? INT64_MIN : INT64_MAX;
+    if (__builtin_add_overflow(ns, (int64_t)ts->tv_nsec, &sum))
+        return ts->tv_nsec < 0 ? INT64_MIN : INT64_MAX;
+    return sum;
+}
+
 int64_t det_realtime_ns(struct det_state *d)
 {
     struct timespec ts;

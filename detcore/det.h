@@ -150,6 +150,9 @@ int det_clock_getres(struct det_state *d, int clockid, struct timespec *ts);
 void det_sleep(struct det_state *d, uint64_t ns);
 /* Logical CLOCK_REALTIME now, in ns (file timestamps). */
 int64_t det_realtime_ns(struct det_state *d);
+/* A timespec (tv_nsec within [0, 1e9)) as ns, saturating at INT64_MIN and
+ * INT64_MAX (about 1677 and 2262): a guest may pass any tv_sec. */
+int64_t det_timespec_ns(const struct timespec *ts);
 /* CPU time of the process so far (getrusage, times, CPUTIME clocks). */
 int64_t det_cputime_ns(struct det_state *d);
 /* clockid's reading now, in ns, for hvrun's own bookkeeping (timer

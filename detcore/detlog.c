@@ -58,7 +58,7 @@ void det_log_value(struct det_state *d, enum det_source src,
     if (src == DET_SRC_TIME && len == sizeof(struct timespec)) {
         /* A clock reading: keep it whole, in ns, so --verify shows it. */
         const struct timespec *ts = bytes;
-        r.value = (int64_t)ts->tv_sec * 1000000000LL + ts->tv_nsec;
+        r.value = det_timespec_ns(ts);
     } else {
         memcpy(&r.value, bytes, len < 8 ? len : 8);
     }

@@ -204,8 +204,9 @@ void det_note_times(struct det_state *d, uint64_t host_dev, uint64_t ino,
         return;
     int64_t now = det_realtime_ns(d);
     e->written = true;
-    e->atime_ns = atime ? atime->tv_sec * 1000000000LL + atime->tv_nsec : now;
-    e->mtime_ns = mtime ? mtime->tv_sec * 1000000000LL + mtime->tv_nsec : now;
+    /* Times past what ns hold (before 1677, after 2262) saturate. */
+    e->atime_ns = atime ? det_timespec_ns(atime) : now;
+    e->mtime_ns = mtime ? det_timespec_ns(mtime) : now;
     e->ctime_ns = now;
 }
 
@@ -216,10 +217,17 @@ void det_forget_file(struct det_state *d, uint64_t host_dev, uint64_t ino)
         e->tombstone = true;
 }
 
+/* Before 1970 too, tv_nsec is in [0, 1e9) as stat gives it (-0.5 s is
+ * tv_sec -1, tv_nsec 5e8). */
 static void set_ts(struct timespec *ts, int64_t ns)
 {
-    ts->tv_sec = (time_t)(ns / 1000000000LL);
-    ts->tv_nsec = (long)(ns % 1000000000LL);
+    int64_t sec = ns / 1000000000LL, rem = ns % 1000000000LL;
+    if (rem < 0) {
+        sec--;
+        rem += 1000000000LL;
+    }
+    ts->tv_sec = (time_t)sec;
+    ts->tv_nsec = (long)rem;
 }
 
 static void log_stat(struct det_state *d, const struct stat *st)

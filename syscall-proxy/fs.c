@@ -1138,8 +1138,10 @@ static long sys_utimensat(struct proxy_process *p, const uint64_t a[6])
                         (int)a[3], a[2] ? ts : NULL);
 }
 
-/* futimesat/utimes take struct timeval[2]; the host futimesat checks the
- * microseconds (EINVAL) exactly as Linux does for the guest. */
+/* futimesat/utimes take struct timeval[2]; microseconds outside
+ * [0, 1000000) are -EINVAL before the path is looked at, as in Linux's
+ * do_futimesat (the host would say so too, but only after the conversion
+ * here would have overflowed). */
 static long do_futimesat(struct proxy_process *p, uint64_t guest_dirfd,
                          gva_t path_gva, gva_t times_gva)
 {
@@ -1147,8 +1149,11 @@ static long do_futimesat(struct proxy_process *p, uint64_t guest_dirfd,
     struct timespec ts[2];
     if (times_gva != 0 && proxy_copy_in(p, tv, times_gva, sizeof(tv)) < 0)
         return -EFAULT;
-    for (int i = 0; times_gva != 0 && i < 2; i++)
+    for (int i = 0; times_gva != 0 && i < 2; i++) {
+        if (tv[i].tv_usec < 0 || tv[i].tv_usec >= 1000000)
+            return -EINVAL;
         ts[i] = (struct timespec){tv[i].tv_sec, tv[i].tv_usec * 1000};
+    }
     return set_times_at(p, SYS_futimesat, guest_dirfd, path_gva,
                         times_gva ? tv : NULL, 0, times_gva ? ts : NULL);
 }

@@ -1,6 +1,6 @@
 /*
- * loader.c - execve's image builder: ELF (static, PIE, non-PIE) through
- * libelf, its PT_INTERP, `#!` scripts, and the initial stack.
+ * loader.c - execve's image builder: ELF (static, PIE, non-PIE) with the
+ * checks and errors of Linux's binfmt_elf, its PT_INTERP, `#!` scripts, and the initial stack.
  *
  * Layout without randomisation, as Linux gives it: a PIE at 0x555555554000,
  * a non-PIE at its link address, the interpreter top-down below
@@ -13,8 +13,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <gelf.h>
-#include <libelf.h>
+#include <elf.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -24,17 +23,9 @@
 #include "det.h"
 
 #define STACK_BUILD_BYTES (2ULL << 20) /* argv+envp limit: 8 MiB stack / 4 */
-#define MAX_SCRIPT_DEPTH 4             /* BINPRM_MAX_RECURSION */
-
-struct loaded_elf {
-    gva_t bias;
-    gva_t entry;
-    gva_t phdr;
-    uint64_t phnum, phent;
-    gva_t end;               /* highest mapped address (page aligned) */
-    bool exec_stack;
-    char interp[PROXY_PATH_MAX];
-};
+/* exec_binprm allows 5 rewrites (#! scripts) before the final image. */
+#define MAX_SCRIPT_DEPTH 5
+#define ELF_MAX_PHDR_BYTES 65536 /* load_elf_phdrs' bound on e_phnum */
 
 struct why {
     char *buf;
@@ -55,15 +46,28 @@ static int prot_of(uint32_t pflags)
            ((pflags & PF_X) ? PROT_EXEC : 0);
 }
 
+/* pread of exactly len bytes: a short read is -EIO (binfmt_elf's elf_read). */
+static int read_exact(int fd, void *buf, size_t len, uint64_t off)
+{
+    if (off > (uint64_t)INT64_MAX - len)
+        return -EIO;
+    ssize_t n = pread(fd, buf, len, (off_t)off);
+    if (n < 0)
+        return -errno;
+    return (size_t)n == len ? 0 : -EIO;
+}
+
 /* Reads [off, off+len) of fd into guest memory at gva (loader writes
  * ignore PROT_WRITE: the segment is not yet protected). */
-static int read_segment(struct proxy_process *p, int fd, gva_t gva,
+static int read_segment(struct vmm_aspace *as, int fd, gva_t gva,
                         uint64_t off, uint64_t len)
 {
+    if (off > (uint64_t)INT64_MAX - len)
+        return -EIO;
     while (len > 0) {
         struct iovec iov[8];
         size_t covered;
-        int n = vmm_as_host_iov(p->as, gva, len, 0, iov, 8, &covered);
+        int n = vmm_as_host_iov(as, gva, len, 0, iov, 8, &covered);
         if (n == 0)
             return -EFAULT;
         ssize_t got = preadv(fd, iov, n, (off_t)off);
@@ -78,53 +82,117 @@ static int read_segment(struct proxy_process *p, int fd, gva_t gva,
     return 0;
 }
 
-static int check_ehdr(Elf *elf, GElf_Ehdr *eh, struct why *w,
-                      const char *path)
+/* The checks load_elf_binary makes of a main program's header, in its
+ * order; all fail with -ENOEXEC. (Linux does not look at EI_CLASS; hvrun
+ * runs only 64-bit images and says so.) */
+static int check_ehdr(const Elf64_Ehdr *eh, struct why *w, const char *path)
 {
-    if (elf_kind(elf) != ELF_K_ELF)
+    if (memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0)
         return say(w, -ENOEXEC, path, "not an ELF executable");
-    if (gelf_getclass(elf) != ELFCLASS64)
-        return say(w, -ENOEXEC, path,
-                   "not a 64-bit ELF (hvrun runs x86-64 programs)");
-    if (!gelf_getehdr(elf, eh))
-        return say(w, -ENOEXEC, path, "unreadable ELF header");
-    if (eh->e_machine != EM_X86_64)
-        return say(w, -ENOEXEC, path,
-                   "ELF for another architecture (not x86-64)");
     if (eh->e_type != ET_EXEC && eh->e_type != ET_DYN)
         return say(w, -ENOEXEC, path,
                    "ELF is not an executable or shared object");
+    if (eh->e_machine != EM_X86_64)
+        return say(w, -ENOEXEC, path,
+                   "ELF for another architecture (not x86-64)");
+    if (eh->e_ident[EI_CLASS] != ELFCLASS64)
+        return say(w, -ENOEXEC, path,
+                   "not a 64-bit ELF (hvrun runs x86-64 programs)");
     return 0;
 }
 
+/* The program headers (load_elf_phdrs): exactly Elf64_Phdr sized, at
+ * least one and at most 64 KiB of them, all in the file. */
+static int read_phdrs(int fd, const Elf64_Ehdr *eh, struct proxy_elf_image *im,
+                      struct why *w, const char *path)
+{
+    size_t bytes = (size_t)eh->e_phnum * sizeof(Elf64_Phdr);
+    if (eh->e_phentsize != sizeof(Elf64_Phdr))
+        return say(w, -ENOEXEC, path, "e_phentsize is not 56");
+    if (bytes == 0 || bytes > ELF_MAX_PHDR_BYTES)
+        return say(w, -ENOEXEC, path, "no or too many program headers");
+    im->ph = malloc(bytes);
+    if (!im->ph)
+        return -ENOMEM;
+    im->phnum = eh->e_phnum;
+    if (read_exact(fd, im->ph, bytes, eh->e_phoff) < 0)
+        return say(w, -ENOEXEC, path, "program headers past the end of file");
+    return 0;
+}
+
+/* The first PT_INTERP's path: 2..PATH_MAX bytes, NUL-terminated. */
+static int read_interp_path(int fd, struct proxy_elf_image *im, struct why *w,
+                            const char *path)
+{
+    for (size_t i = 0; i < im->phnum; i++) {
+        const Elf64_Phdr *ph = &im->ph[i];
+        if (ph->p_type != PT_INTERP)
+            continue;
+        if (ph->p_filesz > PROXY_PATH_MAX || ph->p_filesz < 2)
+            return say(w, -ENOEXEC, path, "PT_INTERP of a bad size");
+        int rc = read_exact(fd, im->interp, ph->p_filesz, ph->p_offset);
+        if (rc < 0)
+            return say(w, rc, path, "PT_INTERP past the end of file");
+        if (im->interp[ph->p_filesz - 1] != 0) {
+            im->interp[0] = 0;
+            return say(w, -ENOEXEC, path, "PT_INTERP not NUL-terminated");
+        }
+        return 0;
+    }
+    return 0;
+}
+
+/* The PT_LOADs in address order (Linux maps them in any order). */
+static int by_vaddr(const void *a, const void *b)
+{
+    const Elf64_Phdr *x = *(const Elf64_Phdr *const *)a;
+    const Elf64_Phdr *y = *(const Elf64_Phdr *const *)b;
+    return x->p_vaddr < y->p_vaddr ? -1 : x->p_vaddr > y->p_vaddr;
+}
+
+static size_t sorted_loads(const struct proxy_elf_image *im,
+                           const Elf64_Phdr **out)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < im->phnum; i++)
+        if (im->ph[i].p_type == PT_LOAD)
+            out[n++] = &im->ph[i];
+    qsort(out, n, sizeof(*out), by_vaddr);
+    return n;
+}
+
 /* Span of PT_LOAD segments: [lo, hi) page aligned, and the max alignment. */
-static int load_span(Elf *elf, size_t phnum, gva_t *lo, gva_t *hi,
+static int load_span(const struct proxy_elf_image *im, gva_t *lo, gva_t *hi,
                      uint64_t *align)
 {
     *lo = UINT64_MAX;
     *hi = 0;
     *align = VMM_PAGE_SIZE;
-    for (size_t i = 0; i < phnum; i++) {
-        GElf_Phdr ph;
-        if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
+    for (size_t i = 0; i < im->phnum; i++) {
+        const Elf64_Phdr *ph = &im->ph[i];
+        if (ph->p_type != PT_LOAD)
             continue;
-        if (ph.p_memsz < ph.p_filesz || ph.p_vaddr + ph.p_memsz < ph.p_vaddr)
+        if (ph->p_memsz < ph->p_filesz ||
+            ph->p_vaddr + ph->p_memsz < ph->p_vaddr ||
+            ph->p_vaddr + ph->p_memsz > PROXY_STACK_TOP)
             return -ENOEXEC;
-        gva_t s = ph.p_vaddr & VMM_PAGE_MASK;
-        gva_t e = VMM_PAGE_ALIGN_UP(ph.p_vaddr + ph.p_memsz);
+        gva_t s = ph->p_vaddr & VMM_PAGE_MASK;
+        gva_t e = VMM_PAGE_ALIGN_UP(ph->p_vaddr + ph->p_memsz);
         if (s < *lo)
             *lo = s;
         if (e > *hi)
             *hi = e;
-        if (ph.p_align > *align && (ph.p_align & (ph.p_align - 1)) == 0)
-            *align = ph.p_align;
+        /* Non-powers of two are ignored (maximum_alignment). */
+        if (ph->p_align > *align && (ph->p_align & (ph->p_align - 1)) == 0 &&
+            ph->p_align <= PROXY_PIE_BASE)
+            *align = ph->p_align;
     }
     return *hi > *lo ? 0 : -ENOEXEC;
 }
 
-static int choose_bias(struct proxy_process *p, const GElf_Ehdr *eh,
-                       bool is_interp, bool has_interp, gva_t lo, gva_t hi,
-                       uint64_t align, gva_t *bias)
+static int choose_bias(struct vmm_aspace *as, gva_t mmap_base,
+                       const Elf64_Ehdr *eh, bool is_interp, bool has_interp,
+                       gva_t lo, gva_t hi, uint64_t align, gva_t *bias)
 {
     if (eh->e_type == ET_EXEC) {
         *bias = 0;
@@ -136,8 +204,10 @@ static int choose_bias(struct proxy_process *p, const GElf_Ehdr *eh,
         return 0;
     }
     /* The interpreter (or a PIE without one) goes where mmap would. */
+    if (hi - lo > PROXY_STACK_TOP - align)
+        return -ENOMEM;
     gva_t at;
-    int rc = vmm_as_find_free(p->as, hi - lo + align, p->mmap_base, &at);
+    int rc = vmm_as_find_free(as, hi - lo + align, mmap_base, &at);
     if (rc < 0)
         return rc;
     at = (at + align - 1) & ~(align - 1);
@@ -145,109 +215,139 @@ static int choose_bias(struct proxy_process *p, const GElf_Ehdr *eh,
     return 0;
 }
 
-/* Maps every PT_LOAD, fills it from the file and applies protections. */
-static int map_segments(struct proxy_process *p, Elf *elf, size_t phnum,
+/* Maps [lo, hi) and unmaps the holes between segments (in address order),
+ * fills each PT_LOAD from the file and zeroes its bss in header order (a
+ * later segment overlapping an earlier one wins, as with Linux's
+ * MAP_FIXED mappings), then applies the protections, again in order. */
+static int map_segments(struct vmm_aspace *as, struct proxy_process *p,
                         int fd, const char *path, const struct stat *st,
-                        struct loaded_elf *le, gva_t lo, gva_t hi)
+                        struct proxy_elf_image *im, gva_t lo, gva_t hi)
 {
-    int rc = vmm_as_map(p->as, le->bias + lo, hi - lo,
-                        PROT_READ | PROT_WRITE, 0, NULL);
+    gva_t base = im->bias + lo, end = im->bias + hi;
+    if (base < lo || end < base || end > PROXY_STACK_TOP)
+        return -ENOMEM;
+    int rc = vmm_as_map(as, base, hi - lo, PROT_READ | PROT_WRITE, 0, NULL);
     if (rc < 0)
         return rc;
-    gva_t covered_to = le->bias + lo;
-    for (size_t i = 0; i < phnum; i++) {
-        GElf_Phdr ph;
-        if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
-            continue;
-        gva_t va = le->bias + ph.p_vaddr;
-        rc = read_segment(p, fd, va, ph.p_offset, ph.p_filesz);
-        if (rc < 0)
-            return rc;
-        gva_t s = va & VMM_PAGE_MASK, e = VMM_PAGE_ALIGN_UP(va + ph.p_memsz);
+    const Elf64_Phdr **loads = malloc(im->phnum * sizeof(*loads));
+    if (!loads)
+        return -ENOMEM;
+    size_t n = sorted_loads(im, loads);
+    gva_t covered_to = base;
+    for (size_t i = 0; i < n; i++) {
+        gva_t s = (im->bias + loads[i]->p_vaddr) & VMM_PAGE_MASK;
+        gva_t e = VMM_PAGE_ALIGN_UP(im->bias + loads[i]->p_vaddr +
+                                    loads[i]->p_memsz);
         /* A hole between segments is not mapped, as with the kernel. */
         if (s > covered_to)
-            vmm_as_unmap(p->as, covered_to, s - covered_to);
+            vmm_as_unmap(as, covered_to, s - covered_to);
         if (e > covered_to)
             covered_to = e;
-        vmm_as_set_file(p->as, s, e - s, ph.p_offset & VMM_PAGE_MASK,
-                        st->st_dev, st->st_ino, path);
-        if (ph.p_flags & PF_X)
-            proxy_cpuid_patch_fresh(p, fd, s, e - s);
-        rc = vmm_as_protect(p->as, s, e - s, prot_of(ph.p_flags));
-        if (rc < 0)
-            return rc;
     }
-    return 0;
-}
-
-static void read_headers(Elf *elf, size_t phnum, const GElf_Ehdr *eh, int fd,
-                         struct loaded_elf *le, gva_t lo_file_va)
-{
-    le->phent = eh->e_phentsize;
-    le->phnum = phnum;
-    le->exec_stack = true; /* no PT_GNU_STACK: executable, as Linux */
-    for (size_t i = 0; i < phnum; i++) {
-        GElf_Phdr ph;
-        if (!gelf_getphdr(elf, (int)i, &ph))
+    free(loads);
+    for (size_t i = 0; rc == 0 && i < im->phnum; i++) {
+        const Elf64_Phdr *ph = &im->ph[i];
+        if (ph->p_type != PT_LOAD)
             continue;
-        if (ph.p_type == PT_PHDR)
-            le->phdr = le->bias + ph.p_vaddr;
-        if (ph.p_type == PT_GNU_STACK)
-            le->exec_stack = (ph.p_flags & PF_X) != 0;
-        if (ph.p_type == PT_LOAD && !le->phdr && ph.p_offset <= eh->e_phoff &&
-            eh->e_phoff < ph.p_offset + ph.p_filesz)
-            le->phdr = le->bias + ph.p_vaddr + (eh->e_phoff - ph.p_offset);
-        if (ph.p_type == PT_INTERP && ph.p_filesz < PROXY_PATH_MAX) {
-            ssize_t n = pread(fd, le->interp, ph.p_filesz, (off_t)ph.p_offset);
-            le->interp[n > 0 ? n : 0] = 0;
-        }
+        gva_t va = im->bias + ph->p_vaddr;
+        rc = read_segment(as, fd, va, ph->p_offset, ph->p_filesz);
+        if (rc == 0 && ph->p_memsz > ph->p_filesz)
+            rc = vmm_as_fill_zero(as, va + ph->p_filesz,
+                                  ph->p_memsz - ph->p_filesz);
     }
-    (void)lo_file_va;
+    for (size_t i = 0; rc == 0 && i < im->phnum; i++) {
+        const Elf64_Phdr *ph = &im->ph[i];
+        if (ph->p_type != PT_LOAD)
+            continue;
+        gva_t va = im->bias + ph->p_vaddr;
+        gva_t s = va & VMM_PAGE_MASK, e = VMM_PAGE_ALIGN_UP(va + ph->p_memsz);
+        vmm_as_set_file(as, s, e - s, ph->p_offset & VMM_PAGE_MASK,
+                        st->st_dev, st->st_ino, path);
+        if (p && (ph->p_flags & PF_X))
+            proxy_cpuid_patch_fresh(p, fd, s, e - s);
+        rc = vmm_as_protect(as, s, e - s, prot_of(ph->p_flags));
+    }
+    return rc;
 }
 
-static bool has_interp(Elf *elf, size_t phnum)
+static void read_headers(const Elf64_Ehdr *eh, struct proxy_elf_image *im)
 {
-    for (size_t i = 0; i < phnum; i++) {
-        GElf_Phdr ph;
-        if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_INTERP)
-            return true;
+    im->exec_stack = true; /* no PT_GNU_STACK: executable, as Linux */
+    im->phent = sizeof(Elf64_Phdr);
+    for (size_t i = 0; i < im->phnum; i++) {
+        const Elf64_Phdr *ph = &im->ph[i];
+        if (ph->p_type == PT_PHDR)
+            im->phdr = im->bias + ph->p_vaddr;
+        if (ph->p_type == PT_GNU_STACK)
+            im->exec_stack = (ph->p_flags & PF_X) != 0;
+        if (ph->p_type == PT_LOAD && !im->phdr && ph->p_offset <= eh->e_phoff &&
+            eh->e_phoff - ph->p_offset < ph->p_filesz)
+            im->phdr = im->bias + ph->p_vaddr + (eh->e_phoff - ph->p_offset);
     }
+}
+
+static bool has_interp(const struct proxy_elf_image *im)
+{
+    for (size_t i = 0; i < im->phnum; i++)
+        if (im->ph[i].p_type == PT_INTERP)
+            return true;
     return false;
 }
 
-static int load_elf_fd(struct proxy_process *p, int fd, const char *path,
-                       bool is_interp, struct loaded_elf *le, struct why *w)
+/* An interpreter's own header (after open_exec): shorter than an ELF
+ * header is -EIO, not an x86-64 ELF -ELIBBAD (load_elf_binary). */
+static int check_interp_ehdr(int fd, const char *path, struct why *w)
 {
+    Elf64_Ehdr eh;
+    int rc = read_exact(fd, &eh, sizeof(eh), 0);
+    if (rc < 0)
+        return say(w, rc, path, "ELF interpreter shorter than an ELF header");
+    if (memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 || eh.e_machine != EM_X86_64)
+        return say(w, -ELIBBAD, path, "ELF interpreter is not an x86-64 ELF");
+    return 0;
+}
+
+void proxy_elf_image_free(struct proxy_elf_image *im)
+{
+    free(im->ph);
+    im->ph = NULL;
+}
+
+int proxy_elf_load(struct vmm_aspace *as, struct proxy_process *p,
+                   gva_t mmap_base, int fd, const char *path, bool is_interp,
+                   struct proxy_elf_image *im, char *why, size_t why_len)
+{
+    struct why wh = {why, why_len}, *w = &wh;
+    memset(im, 0, sizeof(*im));
     struct stat st;
     if (fstat(fd, &st) < 0)
         return say(w, -errno, path, strerror(errno));
-    Elf *elf = elf_begin(fd, ELF_C_READ, NULL);
-    if (!elf)
-        return say(w, -ENOEXEC, path, elf_errmsg(-1));
-    GElf_Ehdr eh;
-    size_t phnum = 0;
-    int rc = check_ehdr(elf, &eh, w, path);
-    if (rc == 0 && elf_getphdrnum(elf, &phnum) != 0)
-        rc = say(w, -ENOEXEC, path, "unreadable program headers");
+    Elf64_Ehdr eh;
+    memset(&eh, 0, sizeof(eh)); /* a short file: zeros, as bprm->buf */
+    if (pread(fd, &eh, sizeof(eh), 0) < 0)
+        return say(w, -errno, path, strerror(errno));
+    int rc = check_ehdr(&eh, w, path);
+    if (rc == 0)
+        rc = read_phdrs(fd, &eh, im, w, path);
+    if (rc == 0 && !is_interp)
+        rc = read_interp_path(fd, im, w, path);
     gva_t lo = 0, hi = 0;
     uint64_t align = VMM_PAGE_SIZE;
-    if (rc == 0 && load_span(elf, phnum, &lo, &hi, &align) < 0)
+    if (rc == 0 && load_span(im, &lo, &hi, &align) < 0)
         rc = say(w, -ENOEXEC, path, "no loadable segments");
-    memset(le, 0, sizeof(*le));
     if (rc == 0)
-        rc = choose_bias(p, &eh, is_interp, has_interp(elf, phnum), lo, hi,
-                         align, &le->bias);
+        rc = choose_bias(as, mmap_base, &eh, is_interp, has_interp(im), lo,
+                         hi, align, &im->bias);
     if (rc == 0) {
-        rc = map_segments(p, elf, phnum, fd, path, &st, le, lo, hi);
+        rc = map_segments(as, p, fd, path, &st, im, lo, hi);
         if (rc < 0)
             say(w, rc, path, "cannot map its segments");
     }
     if (rc == 0) {
-        le->entry = le->bias + eh.e_entry;
-        le->end = le->bias + hi;
-        read_headers(elf, phnum, &eh, fd, le, lo);
+        im->entry = im->bias + eh.e_entry;
+        im->end = im->bias + hi;
+        read_headers(&eh, im);
     }
-    elf_end(elf);
     return rc;
 }
 
@@ -345,8 +445,8 @@ static void note_arg_env(struct proxy_process *p, const char *execfn,
     p->start_stack = sp;
 }
 
-static int build_stack(struct proxy_process *p, const struct loaded_elf *main,
-                       const struct loaded_elf *interp, const char *execfn,
+static int build_stack(struct proxy_process *p, const struct proxy_elf_image *main,
+                       const struct proxy_elf_image *interp, const char *execfn,
                        char *const argv[], char *const envp[], gva_t *sp)
 {
     uint64_t stack_bytes = p->rlimits[RLIMIT_STACK].rlim_cur;
@@ -404,37 +504,52 @@ static void set_comm(struct proxy_process *p, const char *path)
     snprintf(p->comm, sizeof(p->comm), "%s", base ? base + 1 : path);
 }
 
+/* The main program's interpreter: opened as an executable (open_exec:
+ * ENOENT, EACCES), its header checked (EIO, ELIBBAD), then loaded; a
+ * header the loader refuses is -ELIBBAD too. */
+static int load_interp(struct proxy_process *p, const char *interp_path,
+                       struct proxy_elf_image *im, struct why *w)
+{
+    int ifd = open_exec(p, interp_path, w);
+    if (ifd < 0)
+        return ifd;
+    int rc = check_interp_ehdr(ifd, interp_path, w);
+    if (rc == 0)
+        rc = proxy_elf_load(p->as, p, p->mmap_base, ifd, interp_path, true,
+                            im, w->buf, w->len);
+    close(ifd);
+    return rc == -ENOEXEC ? -ELIBBAD : rc;
+}
+
 static int exec_elf(struct proxy_process *p, int fd, const char *path,
                     const char *execfn, char *const argv[],
                     char *const envp[], struct why *w)
 {
-    struct loaded_elf main_elf, interp_elf;
+    struct proxy_elf_image main_elf, interp_elf;
+    memset(&interp_elf, 0, sizeof(interp_elf));
     p->mmap_base = PROXY_MMAP_BASE;
     p->vvar_gva = 0;
-    int rc = load_elf_fd(p, fd, path, false, &main_elf, w);
-    if (rc < 0)
-        return rc;
-    const struct loaded_elf *interp = NULL;
-    if (main_elf.interp[0]) {
-        int ifd = openat(p->cwd_fd, main_elf.interp, O_RDONLY | O_CLOEXEC);
-        if (ifd < 0)
-            return say(w, -errno, path,
-                       "its ELF interpreter cannot be opened");
-        rc = load_elf_fd(p, ifd, main_elf.interp, true, &interp_elf, w);
-        close(ifd);
-        if (rc < 0)
-            return rc;
+    int rc = proxy_elf_load(p->as, p, p->mmap_base, fd, path, false,
+                            &main_elf, w->buf, w->len);
+    const struct proxy_elf_image *interp = NULL;
+    if (rc == 0 && main_elf.interp[0]) {
+        rc = load_interp(p, main_elf.interp, &interp_elf, w);
         interp = &interp_elf;
     }
-    p->brk_start = p->brk_end = main_elf.end;
     gva_t sp;
-    rc = build_stack(p, &main_elf, interp, execfn, argv, envp, &sp);
-    if (rc < 0)
-        return say(w, rc, path,
-                   rc == -E2BIG ? "argument list too long"
-                                : "cannot build the initial stack");
-    set_entry_regs(p, interp ? interp->entry : main_elf.entry, sp);
-    return 0;
+    if (rc == 0) {
+        p->brk_start = p->brk_end = main_elf.end;
+        rc = build_stack(p, &main_elf, interp, execfn, argv, envp, &sp);
+        if (rc < 0)
+            say(w, rc, path,
+                rc == -E2BIG ? "argument list too long"
+                             : "cannot build the initial stack");
+    }
+    if (rc == 0)
+        set_entry_regs(p, interp ? interp->entry : main_elf.entry, sp);
+    proxy_elf_image_free(&main_elf);
+    proxy_elf_image_free(&interp_elf);
+    return rc;
 }
 
 static int exec_depth(struct proxy_process *p, const char *path,
@@ -485,7 +600,5 @@ int proxy_exec_load(struct proxy_process *p, const char *path,
                     size_t why_len)
 {
     struct why w = {why, why_len};
-    if (elf_version(EV_CURRENT) == EV_NONE)
-        return say(&w, -ENOEXEC, path, "libelf initialisation failed");
     return exec_depth(p, path, argv, envp, &w, 0);
 }

@@ -6,6 +6,8 @@
 #ifndef PROXY_LOADER_H
 #define PROXY_LOADER_H
 
+#include <elf.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -42,5 +44,35 @@ struct proxy_auxv_input {
 int proxy_stack_build(uint8_t *buf, size_t buf_len, gva_t stack_top,
                       char *const argv[], char *const envp[],
                       const struct proxy_auxv_input *ai, gva_t *sp_out);
+
+/* One ELF image loaded into an address space (proxy_elf_load). */
+struct proxy_elf_image {
+    gva_t bias;
+    gva_t entry;
+    gva_t phdr;              /* AT_PHDR */
+    uint64_t phnum, phent;   /* AT_PHNUM, AT_PHENT */
+    gva_t end;               /* highest mapped address (page aligned) */
+    bool exec_stack;
+    Elf64_Phdr *ph;          /* the program headers (malloc'd) */
+    char interp[4096];       /* the main program's PT_INTERP, or "" */
+};
+
+/*
+ * Loads the ELF image in fd into as, with binfmt_elf's checks (-ENOEXEC
+ * for a bad header, e_phentsize, e_phnum, PT_INTERP; -EIO for a PT_INTERP
+ * past the end): maps its PT_LOADs (in any order, overlapping ones as
+ * Linux's successive MAP_FIXED maps leave them), at the fixed layout's
+ * bias; an interpreter (is_interp) or a PIE without one goes below
+ * mmap_base. For the main program im->interp is its PT_INTERP path (not
+ * opened here). Needs only the address space, no VM (the fuzz target
+ * tests/fuzz/fuzz_elf.c drives it, with p NULL); p, when given, gets its
+ * executable segments' CPUID sites rewritten (--cpuid-rewrite). On error
+ * why says what; call proxy_elf_image_free in every case.
+ */
+struct proxy_process;
+int proxy_elf_load(struct vmm_aspace *as, struct proxy_process *p,
+                   gva_t mmap_base, int fd, const char *path, bool is_interp,
+                   struct proxy_elf_image *im, char *why, size_t why_len);
+void proxy_elf_image_free(struct proxy_elf_image *im);
 
 #endif

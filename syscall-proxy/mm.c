@@ -267,15 +267,17 @@ static long sys_mremap(struct proxy_process *p, const uint64_t a[6])
      * emulated; Linux itself refuses them for most mappings. */
     if ((flags & MREMAP_DONTUNMAP) || old_len == 0 || new_len == 0)
         return -EINVAL;
-    if (new_len > VMM_USER_END || old_len > VMM_USER_END)
+    if (new_len > VMM_USER_END)
         return -EINVAL;
     if ((flags & MREMAP_FIXED) &&
         (!page_aligned(new_addr) || new_addr > VMM_USER_END - new_len))
         return -EINVAL;
+    /* No VMA at old is -EFAULT before old_len is looked at (a wrapping
+     * old range there too: tests/guest/mremap_edges.c). */
     struct vmm_vma *v = vmm_as_find_vma(p->as, old);
     if (!v)
         return -EFAULT;
-    if (old > VMM_USER_END - old_len)
+    if (old_len > VMM_USER_END || old > VMM_USER_END - old_len)
         return -EINVAL;
     /* A special mapping cannot grow (VM_DONTEXPAND|VM_PFNMAP). */
     if (new_len > old_len && (v->flags & VMM_VMA_SPECIAL))

@@ -115,9 +115,15 @@ _Static_assert(sizeof(struct guest_msghdr) == 56, "msghdr is not x86-64's");
 _Static_assert(sizeof(struct guest_mmsghdr) == 64, "mmsghdr is not x86-64's");
 _Static_assert(sizeof(struct cmsghdr) == 16, "cmsghdr is not x86-64's");
 
+/* The host fd of a guest socket: -EBADF, or -ENOTSOCK for another file,
+ * before any argument is looked at (sockfd_lookup comes first in Linux). */
 static int sock_host_fd(struct proxy_process *p, uint64_t guest_fd)
 {
-    return proxy_fd_host(&p->fds, (int)guest_fd);
+    int host_fd = proxy_fd_host(&p->fds, (int)guest_fd);
+    struct stat st;
+    if (host_fd >= 0 && fstat(host_fd, &st) == 0 && !S_ISSOCK(st.st_mode))
+        return -ENOTSOCK;
+    return host_fd;
 }
 
 /* ---- waiting without blocking the host ----------------------------------- */

@@ -16,6 +16,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/sched.h>
 #include <stdlib.h>
 #include <string.h>
@@ -390,6 +391,8 @@ static long sys_wait4(struct proxy_process *p, const uint64_t a[6])
     if (options & ~(WNOHANG | WUNTRACED | WCONTINUED | __WALL | __WCLONE |
                     __WNOTHREAD))
         return -EINVAL;
+    if (pid == INT_MIN) /* no process group -INT_MIN (kernel_wait4) */
+        return -ESRCH;
     options |= WEXITED;
     bool any;
     enum child_event ev;
@@ -441,9 +444,12 @@ static long sys_waitid(struct proxy_process *p, const uint64_t a[6])
         return -EINVAL;
     if (idtype != P_PID && idtype != P_PGID && idtype != P_ALL)
         return -EINVAL;
-    if ((idtype == P_PID || idtype == P_PGID) && id <= 0)
+    if ((idtype == P_PID && id <= 0) || (idtype == P_PGID && id < 0))
         return -EINVAL;
-    int pid = idtype == P_PID ? id : idtype == P_PGID ? -id : -1;
+    /* P_PGID 0 is the caller's own group (Linux 5.4). */
+    int pid = idtype == P_PID    ? id
+              : idtype == P_PGID ? -(id ? id : p->pgid)
+                                 : -1;
     bool any;
     enum child_event ev;
     struct proxy_process *c = find_event(p, pid, options, &any, &ev);
@@ -464,7 +470,22 @@ static long sys_waitid(struct proxy_process *p, const uint64_t a[6])
 
 /* ---- execve -------------------------------------------------------------- */
 
-#define EXEC_MAX_STRINGS 65536
+/*
+ * What argv and envp may take (bprm_stack_limits): a quarter of the stack
+ * rlimit, at least ARG_MAX (128 KiB) and at most 2 MiB (the initial stack
+ * hvrun builds; Linux allows up to 6 MiB with a stack rlimit past 8 MiB),
+ * for the strings with their NULs and a pointer each. There is no limit
+ * on the count itself; each string is at most MAX_ARG_STRLEN.
+ */
+static int64_t exec_arg_budget(const struct proxy_process *p)
+{
+    uint64_t quarter = p->rlimits[RLIMIT_STACK].rlim_cur / 4;
+    if (quarter < (128ULL << 10))
+        quarter = 128ULL << 10;
+    if (quarter > (2ULL << 20))
+        quarter = 2ULL << 20;
+    return (int64_t)quarter;
+}
 
 static void free_strings(char **v)
 {
@@ -473,18 +494,16 @@ static void free_strings(char **v)
     free(v);
 }
 
-/* Copies a NULL-terminated guest array of strings. */
-static long strings_in(struct proxy_process *p, gva_t vec, char ***out)
+/* Copies a NULL-terminated guest array of strings, each taking its
+ * bytes and a pointer from *budget (-E2BIG when it runs out). */
+static long strings_in(struct proxy_process *p, gva_t vec, int64_t *budget,
+                       char ***out)
 {
     size_t cap = 16, n = 0;
     char **v = calloc(cap, sizeof(char *));
     long rc = v ? 0 : -ENOMEM;
     for (; rc == 0 && vec; n++) {
         uint64_t ptr;
-        if (n >= EXEC_MAX_STRINGS) {
-            rc = -E2BIG;
-            break;
-        }
         if ((rc = proxy_copy_in(p, &ptr, vec + n * 8, 8)) < 0 || !ptr)
             break;
         if (n + 2 >= cap) {
@@ -497,10 +516,15 @@ static long strings_in(struct proxy_process *p, gva_t vec, char ***out)
             memset(v + cap, 0, cap * sizeof(char *));
             cap *= 2;
         }
-        char buf[131072];
+        char buf[131072]; /* MAX_ARG_STRLEN, the NUL included */
         long len = vmm_as_strncpy_in(p->as, buf, ptr, sizeof(buf));
         if (len < 0) {
             rc = len == -ENAMETOOLONG ? -E2BIG : len;
+            break;
+        }
+        *budget -= len + 1 + 8;
+        if (*budget < 0) {
+            rc = -E2BIG;
             break;
         }
         if (!(v[n] = strdup(buf)))
@@ -558,8 +582,9 @@ static long do_execve(struct proxy_process *p, int dirfd, gva_t path_gva,
     if ((rc = proxy_path_rewrite(p, guest_path, path, sizeof(path))) < 0)
         return rc;
     char **argv = NULL, **envp = NULL;
-    if ((rc = strings_in(p, argv_gva, &argv)) < 0 ||
-        (rc = strings_in(p, envp_gva, &envp)) < 0) {
+    int64_t budget = exec_arg_budget(p) - (int64_t)strlen(guest_path) - 1;
+    if ((rc = strings_in(p, argv_gva, &budget, &argv)) < 0 ||
+        (rc = strings_in(p, envp_gva, &budget, &envp)) < 0) {
         free_strings(argv);
         return rc;
     }
@@ -645,20 +670,35 @@ static void send_to(struct proxy_process *from, struct proxy_process *to,
     proxy_signal_raise_thread(to, tid, sig, &info);
 }
 
+/*
+ * Whom kill(pid) reaches (kill_something_info): pid > 0 that process, 0 the
+ * caller's group, -1 every process but init (pid 1) and the caller itself,
+ * < -1 the group -pid.
+ */
+static bool kill_matches(const struct proxy_process *p,
+                         const struct proxy_process *q, int pid)
+{
+    if (pid > 0)
+        return q->pid == pid;
+    if (pid == 0)
+        return q->pgid == p->pgid;
+    if (pid == -1)
+        return q->pid > 1 && q != p;
+    return q->pgid == -pid;
+}
+
 static long sys_kill(struct proxy_process *p, const uint64_t a[6])
 {
     int pid = (int)a[0], sig = (int)a[1];
     if (sig < 0 || sig > 64)
         return -EINVAL;
+    if (pid == INT_MIN) /* -INT_MIN is no group (Linux: -ESRCH) */
+        return -ESRCH;
     struct proxy_world *w = p->world;
     int hits = 0;
     for (int i = 0; i < w->nr_procs; i++) {
         struct proxy_process *q = w->procs[i];
-        bool match = pid > 0    ? q->pid == pid
-                     : pid == 0 ? q->pgid == p->pgid
-                     : pid == -1 ? (q->pid != w->procs[0]->pid || q == p)
-                                 : q->pgid == -pid;
-        if (!match || q->zombie)
+        if (!kill_matches(p, q, pid) || q->zombie)
             continue;
         hits++;
         send(p, q, sig, SI_USER);

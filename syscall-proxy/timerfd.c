@@ -120,7 +120,11 @@ static uint64_t expirations(struct proxy_timerfd *t, int64_t now)
         return 1;
     }
     uint64_t n = (uint64_t)((now - t->expiry_ns) / t->interval_ns) + 1;
-    t->expiry_ns += (int64_t)n * t->interval_ns;
+    int64_t step, next;
+    if (__builtin_mul_overflow((int64_t)n, t->interval_ns, &step) ||
+        __builtin_add_overflow(t->expiry_ns, step, &next))
+        next = INT64_MAX; /* past KTIME_MAX: never again */
+    t->expiry_ns = next;
     return n;
 }
 
@@ -250,12 +254,16 @@ static long sys_timerfd_settime(struct proxy_process *p, const uint64_t a[6])
     uint64_t drain;
     if (readable(t->efd))
         (void)read(t->efd, &drain, sizeof(drain));
-    int64_t value = its.value.tv_sec * NS_PER_SEC + its.value.tv_nsec;
-    t->interval_ns = its.interval.tv_sec * NS_PER_SEC + its.interval.tv_nsec;
+    /* Any tv_sec is valid: ns saturate (Linux's KTIME_MAX, never fires). */
+    int64_t value = det_timespec_ns(&its.value), expiry = 0;
+    t->interval_ns = det_timespec_ns(&its.interval);
     t->armed = value != 0;
-    t->expiry_ns = !t->armed                      ? 0
-                   : (flags & TFD_TIMER_ABSTIME) ? value
-                                                 : now_ns(t) + value;
+    if (t->armed && !(flags & TFD_TIMER_ABSTIME) &&
+        __builtin_add_overflow(now_ns(t), value, &expiry))
+        expiry = INT64_MAX;
+    else if (t->armed && (flags & TFD_TIMER_ABSTIME))
+        expiry = value;
+    t->expiry_ns = expiry;
     return 0;
 }
 

@@ -610,6 +610,8 @@ int vmm_as_map(struct vmm_aspace *as, gva_t gva, uint64_t len, int prot,
 static bool range_fully_mapped(const struct vmm_aspace *as, gva_t gva,
                                gva_t end)
 {
+    if (end < gva) /* a range that wraps is never mapped */
+        return false;
     size_t i = vma_index_after(as, gva);
     gva_t at = gva;
     for (; i < as->nr_vmas && at < end; i++) {
@@ -869,27 +871,27 @@ int vmm_as_share_anon(struct vmm_aspace *as, gva_t gva, uint64_t len)
     return rc;
 }
 
-/* Moves the backing pages of [old, old+len) to gpa new_gpa on the host,
+/* Moves the host pages of [old_gva, old_gva + len) (inside one or more
+ * VMAs, starting anywhere in the first) to gpa new_gpa onwards; the caller
  * then returns the old extent(s) to the allocator. */
-static void move_backing(struct vmm_aspace *as, size_t first, gva_t old_end,
+static void move_backing(struct vmm_aspace *as, size_t first, gva_t old_gva,
                          gpa_t new_gpa, uint64_t len)
 {
-    gva_t old_start = as->vmas[first].start;
+    gva_t old_end = old_gva + len;
     for (size_t i = first; i < as->nr_vmas && as->vmas[i].start < old_end;
          i++) {
-        struct vmm_vma *v = &as->vmas[i];
-        uint64_t n = v->end - v->start;
-        if ((uint64_t)(v->start - old_start) >= len)
-            break;
-        if (v->start - old_start + n > len)
-            n = len - (v->start - old_start);
-        void *src = vmm_phys_hva(as->pm, v->gpa);
-        void *dst = vmm_phys_hva(as->pm, new_gpa + (v->start - old_start));
+        const struct vmm_vma *v = &as->vmas[i];
+        gva_t s = v->start > old_gva ? v->start : old_gva;
+        gva_t e = v->end < old_end ? v->end : old_end;
+        if (e <= s)
+            continue;
+        void *src = vmm_phys_hva(as->pm, v->gpa + (s - v->start));
+        void *dst = vmm_phys_hva(as->pm, new_gpa + (s - old_gva));
         /* Host mremap moves pages (anonymous or file-backed) without a
          * copy; phys_free then re-reserves the vacated range. */
-        if (mremap(src, n, n, MREMAP_MAYMOVE | MREMAP_FIXED, dst) ==
+        if (mremap(src, e - s, e - s, MREMAP_MAYMOVE | MREMAP_FIXED, dst) ==
             MAP_FAILED)
-            memcpy(dst, src, n);
+            memcpy(dst, src, e - s);
     }
 }
 
@@ -959,7 +961,7 @@ int vmm_as_remap(struct vmm_aspace *as, gva_t old_gva, uint64_t old_len,
     }
     size_t idx = vma_index_after(as, old_gva);
     uint64_t keep = old_len < new_len ? old_len : new_len;
-    move_backing(as, idx, old_gva + old_len, new_gpa, keep);
+    move_backing(as, idx, old_gva, new_gpa, keep);
     vmm_as_unmap(as, old_gva, old_len);
     struct vmm_vma v = {.start = *new_gva, .end = *new_gva + new_len,
                         .gpa = new_gpa, .prot = prot, .flags = flags,

@@ -161,6 +161,7 @@ ports           | python3  | -c "$PY_PORTS"
 sqlite3         | sqlite3  | :memory: "select random(), datetime('now')"
 id              | id       |
 whoami          | whoami   |
+utime-extremes  | python3  | -c "import os; open('f', 'w').close(); os.utime('f', (2**62, -2**62)); s = os.stat('f'); print(s.st_atime_ns, s.st_mtime_ns)"
 EOF
 )
 

@@ -5,6 +5,9 @@
  */
 #include <criterion/criterion.h>
 
+#include <stdint.h>
+#include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "det.h"
@@ -94,4 +97,49 @@ Test(detcore, host_time_when_not_virtualised)
     struct det_clock_page pg;
     det_clock_page(&d, &pg);
     cr_assert_not(pg.virtual_time, "the vDSO then asks the kernel");
+}
+
+/* utimensat accepts any tv_sec: what ns cannot hold saturates (the debug
+ * build's UBSan stops at a signed overflow), and times before 1970 read
+ * back with tv_nsec in [0, 1e9) as stat gives them. */
+static struct stat stat_after_times(time_t asec, long ansec, time_t msec,
+                                    long mnsec)
+{
+    d.cfg.virtualize_metadata = true;
+    struct timespec at = {asec, ansec}, mt = {msec, mnsec};
+    det_note_times(&d, 1, 42, &at, &mt);
+    struct stat st;
+    memset(&st, 0, sizeof(st));
+    st.st_dev = 1;
+    st.st_ino = 42;
+    det_stat_canon(&d, &st);
+    return st;
+}
+
+Test(detcore, file_times_saturate_past_what_ns_hold)
+{
+    struct stat st = stat_after_times(INT64_MAX, 999999999, INT64_MIN, 0);
+    cr_assert_eq(st.st_atim.tv_sec, INT64_MAX / 1000000000LL);
+    cr_assert_eq(st.st_atim.tv_nsec, INT64_MAX % 1000000000LL);
+    cr_assert_eq(st.st_mtim.tv_sec, INT64_MIN / 1000000000LL - 1);
+    cr_assert(st.st_mtim.tv_nsec >= 0 && st.st_mtim.tv_nsec < 1000000000);
+}
+
+Test(detcore, file_times_before_1970_keep_nsec_positive)
+{
+    struct stat st = stat_after_times(-2, 500000000, 1234567890, 5);
+    cr_assert_eq(st.st_atim.tv_sec, -2);
+    cr_assert_eq(st.st_atim.tv_nsec, 500000000);
+    cr_assert_eq(st.st_mtim.tv_sec, 1234567890);
+    cr_assert_eq(st.st_mtim.tv_nsec, 5);
+}
+
+Test(detcore, timespec_ns_saturates_both_ways)
+{
+    struct timespec big = {INT64_MAX / 1000000000LL, 999999999};
+    cr_assert_eq(det_timespec_ns(&big), INT64_MAX);
+    struct timespec small = {INT64_MIN / 1000000000LL - 1, 0};
+    cr_assert_eq(det_timespec_ns(&small), INT64_MIN);
+    struct timespec one = {1, 1};
+    cr_assert_eq(det_timespec_ns(&one), 1000000001LL);
 }
