@@ -1133,25 +1133,41 @@ bool proxy_vfs_canonical_name(const struct proxy_process *p, int dirfd,
     return full_name(p, dirfd, path, out, cap);
 }
 
+/* What (dirfd, path) names among the virtual files. */
+enum vfile_lookup { VFILE_NONE, VFILE_HIDDEN, VFILE_FOUND };
+
+/* VFILE_FOUND sets *v and *of (whose file it is); VFILE_HIDDEN is a /proc
+ * pid that is no guest's. */
+static enum vfile_lookup lookup_vfile(struct proxy_process *p, int dirfd,
+                                      const char *path, const struct vfile **v,
+                                      struct proxy_process **of)
+{
+    if (!maybe_virtual_name(path))
+        return VFILE_NONE;
+    char name[PROXY_PATH_MAX];
+    if (!full_name(p, dirfd, path, name, sizeof(name)))
+        return VFILE_NONE;
+    bool hidden;
+    if (proc_pid_name(p, name, of, &hidden) && hidden)
+        return VFILE_HIDDEN;
+    for (size_t i = 0; i < sizeof(vfiles) / sizeof(vfiles[0]); i++) {
+        if (strcmp(name, vfiles[i].path) != 0)
+            continue;
+        if (!gate_open(p, vfiles[i].gate))
+            return VFILE_NONE;
+        *v = &vfiles[i];
+        return VFILE_FOUND;
+    }
+    return VFILE_NONE;
+}
+
 bool proxy_vfs_is_virtual(struct proxy_process *p, int dirfd,
                           const char *path)
 {
-    if (fdinfo_name(path))
-        return true;
-    if (!maybe_virtual_name(path))
-        return false;
-    char name[PROXY_PATH_MAX];
-    if (!full_name(p, dirfd, path, name, sizeof(name)))
-        return false;
+    const struct vfile *v;
     struct proxy_process *of;
-    bool hidden;
-    if (proc_pid_name(p, name, &of, &hidden) && hidden)
-        return false;
-    for (size_t i = 0; i < sizeof(vfiles) / sizeof(vfiles[0]); i++) {
-        if (strcmp(name, vfiles[i].path) == 0)
-            return gate_open(p, vfiles[i].gate);
-    }
-    return false;
+    return fdinfo_name(path) ||
+           lookup_vfile(p, dirfd, path, &v, &of) == VFILE_FOUND;
 }
 
 /* The inode number of an fd's object as fstat shows it to the guest
@@ -1239,28 +1255,19 @@ bool proxy_vfs_open(struct proxy_process *p, int host_dirfd,
         *result = open_fdinfo(p, host_path, flags);
         return true;
     }
-    if (!maybe_virtual_name(host_path))
-        return false;
-    char name[PROXY_PATH_MAX];
-    if (!full_name(p, host_dirfd, host_path, name, sizeof(name)))
-        return false;
+    const struct vfile *v;
     struct proxy_process *of;
-    bool hidden;
-    if (proc_pid_name(p, name, &of, &hidden) && hidden) {
+    switch (lookup_vfile(p, host_dirfd, host_path, &v, &of)) {
+    case VFILE_HIDDEN:
         *result = -ENOENT;
         return true;
-    }
-    for (size_t i = 0; i < sizeof(vfiles) / sizeof(vfiles[0]); i++) {
-        const struct vfile *v = &vfiles[i];
-        if (strcmp(name, v->path) != 0)
-            continue;
-        if (!gate_open(p, v->gate))
-            return false;
+    case VFILE_FOUND:
         *result = v->open ? v->open(p, of, v->path, flags)
                           : open_vfile(p, of, v, flags);
         return true;
+    default:
+        return false;
     }
-    return false;
 }
 
 /* ---- /dev/urandom -------------------------------------------------------- */

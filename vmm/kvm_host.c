@@ -184,16 +184,8 @@ static void cache_write(const char *path, const struct vmm_cpuid_entry *e,
                         int n)
 {
     char dir[256], tmp[600];
-    if (cache_dir(dir, sizeof(dir)) < 0)
+    if (vmm_host_cache_dir(dir, sizeof(dir)) < 0) /* made if missing */
         return;
-    char parent[256];
-    snprintf(parent, sizeof(parent), "%s", dir);
-    char *slash = strrchr(parent, '/');
-    if (slash && slash != parent) {
-        *slash = 0;
-        (void)mkdirat(AT_FDCWD, parent, 0700); /* ~/.cache */
-    }
-    (void)mkdirat(AT_FDCWD, dir, 0700);
     snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path);
     int fd = mkstemp(tmp);
     if (fd < 0)
