@@ -61,6 +61,8 @@ static const struct exception_note notes[] = {
     {SYS_chdir, "emulated", "replaces the guest cwd fd"},
     {SYS_fchdir, "emulated", "replaces the guest cwd fd"},
     {SYS_chroot, "emulated", "refused with EPERM"},
+    {SYS_memfd_create, "passthrough", "a host memfd under the guest's name; "
+                                      "MFD_HUGETLB is EINVAL"},
     {SYS_name_to_handle_at, "emulated", "refused with EOPNOTSUPP"},
     {SYS_close, "emulated", "guest fd table; the host fd is closed"},
     {SYS_close_range, "emulated", "guest fd table"},

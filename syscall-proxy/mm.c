@@ -512,7 +512,44 @@ static long sys_mbind(struct proxy_process *p, const uint64_t a[6])
     return 0;
 }
 
+#ifndef MFD_NOEXEC_SEAL
+#define MFD_NOEXEC_SEAL 0x0008U
+#endif
+#ifndef MFD_EXEC
+#define MFD_EXEC 0x0010U
+#endif
+#define MFD_NAME_MAX 249 /* Linux's MFD_NAME_MAX_LEN */
+
+/*
+ * memfd_create: a host memfd under the guest's name, the guest's flags
+ * (close-on-exec kept in the guest's table: the host fd is always
+ * O_CLOEXEC). MAP_SHARED mappings of it are shared memory like any file's
+ * (fork children see the same pages); its pages are host memory, charged
+ * to --memory only while mapped. MFD_HUGETLB is EINVAL, as on a kernel
+ * without hugetlbfs pages: the guest's memory model has none.
+ */
+static long sys_memfd_create(struct proxy_process *p, const uint64_t a[6])
+{
+    char name[MFD_NAME_MAX + 1];
+    long n = vmm_as_strncpy_in(p->as, name, a[0], sizeof(name));
+    if (n == -ENAMETOOLONG)
+        return -EINVAL;
+    if (n < 0)
+        return n;
+    unsigned flags = (unsigned)a[1];
+    if (flags & ~(MFD_CLOEXEC | MFD_ALLOW_SEALING | MFD_NOEXEC_SEAL |
+                  MFD_EXEC))
+        return -EINVAL;
+    if ((flags & MFD_NOEXEC_SEAL) && (flags & MFD_EXEC))
+        return -EINVAL;
+    int fd = memfd_create(name, flags | MFD_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    return proxy_fd_install(&p->fds, fd, (flags & MFD_CLOEXEC) != 0, 0);
+}
+
 const struct proxy_syscall proxy_mm_syscalls[] = {
+    {SYS_memfd_create, "memfd_create", sys_memfd_create},
     {SYS_pkey_alloc, "pkey_alloc", sys_pkey_alloc},
     {SYS_pkey_free, "pkey_free", sys_pkey_free},
     {SYS_pkey_mprotect, "pkey_mprotect", sys_pkey_mprotect},

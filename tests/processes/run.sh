@@ -67,6 +67,7 @@ py-peercred     | 0   | /usr/bin/python3 -B $ROOT/tests/processes/peercred.py
 py-sock-timeout | 0   | /usr/bin/python3 -B $ROOT/tests/processes/sock_timeout.py
 pipe-lock       | 0   | /usr/bin/python3 -B -c 'import fcntl, os; r, w = os.pipe(); fcntl.lockf(w, fcntl.LOCK_EX); print("pipe lock ok")'
 py-threads      | 0   | /usr/bin/python3 -B -c 'import threading, queue; q = queue.Queue(); t = threading.Thread(target=lambda: q.put(42)); t.start(); t.join(); print(q.get())'
+py-memfd        | 0   | /usr/bin/python3 -B $ROOT/tests/processes/memfd.py
 spinner-sleep   | 0   | sh -c '/usr/bin/python3 -B -c "while 1: pass" & sleep 1; kill $!; wait; echo killed'
 EOF
 )
