@@ -61,6 +61,14 @@ static const struct exception_note notes[] = {
     {SYS_chdir, "emulated", "replaces the guest cwd fd"},
     {SYS_fchdir, "emulated", "replaces the guest cwd fd"},
     {SYS_chroot, "emulated", "refused with EPERM"},
+    {SYS_seccomp, "emulated", "ENOSYS, as Linux without CONFIG_SECCOMP "
+                              "(prctl PR_GET/SET_SECCOMP EINVAL): a guest's "
+                              "own filter is not applied"},
+    {SYS_io_uring_setup, NULL, "ENOSYS: io_uring would run guest I/O in "
+                               "the host kernel, past hvrun; callers fall "
+                               "back to read/write"},
+    {SYS_io_uring_enter, NULL, "ENOSYS (no io_uring_setup)"},
+    {SYS_io_uring_register, NULL, "ENOSYS (no io_uring_setup)"},
     {SYS_memfd_create, "passthrough", "a host memfd under the guest's name; "
                                       "MFD_HUGETLB is EINVAL"},
     {SYS_name_to_handle_at, "emulated", "refused with EOPNOTSUPP"},
@@ -181,6 +189,6 @@ void proxy_catalog_print_markdown(FILE *out)
                                             : fam->kind;
         fprintf(out, "| %d | %s | %s | %s | %s |\n", nr,
                 proxy_syscall_names[nr], fam ? fam->family : "-", kind,
-                fam && n ? n->note : "");
+                n ? n->note : "");
     }
 }

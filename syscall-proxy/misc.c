@@ -1065,7 +1065,11 @@ static long sys_prctl(struct proxy_process *p, const uint64_t a[6])
         /* The bounding set is full for every process, root or not. */
         return a[1] <= CAP_LAST_CAP ? 1 : -EINVAL;
     case PR_GET_SECCOMP:
-        return 0; /* SECCOMP_MODE_DISABLED: the guest never installs one */
+    case PR_SET_SECCOMP:
+        /* The guest's kernel is one without CONFIG_SECCOMP (seccomp(2) is
+         * ENOSYS): a filter the proxy would have to apply to every call is
+         * not offered; programs then run without their sandbox. */
+        return -EINVAL;
     case PR_SET_VMA:
         /* Naming anonymous memory: Linux without CONFIG_ANON_VMA_NAME says
          * -EINVAL, and glibc (thread stack names) ignores the failure. */
@@ -1344,7 +1348,15 @@ static long sys_vhangup(struct proxy_process *p, const uint64_t a[6])
     return -EPERM;
 }
 
+/* seccomp(2): as Linux built without CONFIG_SECCOMP (see PR_SET_SECCOMP);
+ * an explicit answer, not an unsupported call (--fail-closed runs on). */
+static long sys_seccomp(struct proxy_process *p, const uint64_t a[6])
+{
+    return -ENOSYS;
+}
+
 const struct proxy_syscall proxy_misc_syscalls[] = {
+    {SYS_seccomp, "seccomp", sys_seccomp},
     {SYS_getpid, "getpid", sys_getpid},
     {SYS_getppid, "getppid", sys_getppid},
     {SYS_gettid, "gettid", sys_gettid},

@@ -683,7 +683,9 @@ static int gen_self_status(struct proxy_process *p, struct vbuf *b)
     vb_printf(b,
               "CapInh:\t%016llx\nCapPrm:\t%016llx\nCapEff:\t%016llx\n"
               "CapBnd:\t%016llx\nCapAmb:\t%016llx\n"
-              "NoNewPrivs:\t%d\nSeccomp:\t0\nSeccomp_filters:\t0\n"
+              /* no Seccomp lines: the guest's kernel has no seccomp
+               * (misc.c), as Linux without CONFIG_SECCOMP */
+              "NoNewPrivs:\t%d\n"
               "Speculation_Store_Bypass:\tthread vulnerable\n"
               "SpeculationIndirectBranch:\tconditional enabled\n"
               "Cpus_allowed:\t1\nCpus_allowed_list:\t0\nMems_allowed:\t",
