@@ -22,7 +22,7 @@
  * two exits (the next one makes the syscall), and a count above that is a
  * scribble, folded as 0. A guest that writes the count can thus move the
  * run's logical clock by no more than GK_VDSO_MAX_CALLS real clock reads
- * would (65 ms of logical time per exit), never backwards; what it writes
+ * would (4 ms of logical time per exit), never backwards; what it writes
  * changes what its own vDSO answers until the next exit, nothing else.
  */
 #ifndef GK_VDSO_ABI_H
@@ -36,7 +36,7 @@
 
 /* The call count: one uint64_t at the start of its page. */
 #define GK_VDSO_CALLS_VA (GK_KERNEL_VA + GK_VDSO_CALLS_GPA)
-#define GK_VDSO_MAX_CALLS 65536ULL
+#define GK_VDSO_MAX_CALLS 4096ULL
 
 struct gk_vvar {
     uint64_t magic;

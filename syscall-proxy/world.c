@@ -419,6 +419,19 @@ static bool waiter_ready(struct proxy_world *w, struct proxy_process *p)
     return false;
 }
 
+/*
+ * The vDSO makes a real syscall once GK_VDSO_MAX_CALLS clock reads were
+ * answered since the last exit: a point in the program's progress that is
+ * the same in every run. There a thread that only reads the clock (a
+ * timed spin-wait, QEMU's TCG loop, a JVM's) gives the others their turn
+ * deterministically, long before the host-timed slice would cut it.
+ */
+static bool from_vdso(struct proxy_process *p, uint64_t ret_rip)
+{
+    const struct vmm_vma *v = vmm_as_find_vma(p->as, ret_rip);
+    return v && v->name && strcmp(v->name, "[vdso]") == 0;
+}
+
 /* Runs p's current thread to its next event. false: hvrun failed. */
 static bool run_one(struct proxy_process *p)
 {
@@ -444,12 +457,16 @@ static bool run_one(struct proxy_process *p)
     switch (ev.kind) {
     case VMM_EVENT_SYSCALL: {
         long nr = (long)vmm_vm_regs(p->vm)->rax;
+        uint64_t ret_rip = vmm_vm_regs(p->vm)->rcx;
         long ret = proxy_dispatch(p);
         if (ret != PROXY_RET_NORETURN && !p->exited)
             finish_syscall(p, ret);
         if (ret != PROXY_RET_BLOCK && !p->exited && may_wake_waiters(nr) &&
             waiter_ready(p->world, p))
             p->resched = true; /* the woken thread runs at once */
+        if (ret != PROXY_RET_BLOCK && !p->exited && from_vdso(p, ret_rip) &&
+            proxy_others_alive(p))
+            p->resched = true;
         if (p->quantum_left > 0)
             p->quantum_left--;
         break;

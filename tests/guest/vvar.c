@@ -115,7 +115,7 @@ static void scribbler(void)
     (void)try_write(vvar_start, 1);
     /* The count, at values the vDSO never writes and at the largest one
      * it does, each followed by clock reads and an exit to fold them. */
-    uint64_t values[] = {~0ULL, 1ULL << 63, 1ULL << 40, 65536, 65535};
+    uint64_t values[] = {~0ULL, 1ULL << 63, 1ULL << 40, 4096, 4095};
     for (size_t i = 0; i < sizeof(values) / sizeof(values[0]); i++) {
         (void)try_write(VDSO_CALLS_VA, values[i]);
         (void)now_ns(CLOCK_REALTIME);
