@@ -67,4 +67,8 @@ int cli_verify(const struct run_options *o, const char *path);
 void cli_print_summary(FILE *f, const struct run_options *o,
                        const struct run_summary *s);
 
+/* The one handler for SIGINT, SIGTERM and SIGHUP (the run's, or --verify's
+ * that passes them on to the run going on). */
+void cli_on_stop_signals(void (*handler)(int));
+
 #endif

@@ -526,17 +526,22 @@ out:
 
 static void on_stop_signal(int sig) { proxy_stop_signal = sig; }
 
-/* SIGINT/SIGTERM/SIGHUP end the run cleanly: KVM_RUN and the scheduler's
- * waits return EINTR, every guest is dropped, the private /tmp removed. */
-static void install_stop_handlers(void)
+void cli_on_stop_signals(void (*handler)(int))
 {
     struct sigaction sa;
     memset(&sa, 0, sizeof(sa));
-    sa.sa_handler = on_stop_signal;
+    sa.sa_handler = handler;
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGHUP, &sa, NULL);
+}
+
+/* SIGINT/SIGTERM/SIGHUP end the run cleanly: KVM_RUN and the scheduler's
+ * waits return EINTR, every guest is dropped, the private /tmp removed. */
+static void install_stop_handlers(void)
+{
+    cli_on_stop_signals(on_stop_signal);
 }
 
 int cli_cmd_run(int argc, char **argv)

@@ -56,13 +56,7 @@ static void on_verify_signal(int sig)
 
 static void install_verify_handlers(void)
 {
-    struct sigaction sa;
-    memset(&sa, 0, sizeof(sa));
-    sa.sa_handler = on_verify_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL);
+    cli_on_stop_signals(on_verify_signal);
 }
 
 static int copy_fd(int from, int to)
