@@ -29,8 +29,11 @@ bool det_sched_pick(const struct det_sched_ops *ops, void *ctx, int nr_procs,
         *thread = cur_thread;
         return true;
     }
-    /* The current thread goes last: first the other threads of its
-     * process, then the other processes, then itself. */
+    /* One round over every thread, the current one last: the threads of
+     * its process after it, the other processes, then its process's
+     * threads before it. Wrapping inside the process first would let two
+     * threads that hand a lock back and forth (a GIL) keep the vCPU from
+     * every other process for good. */
     for (int off = 0; off <= nr_procs; off++) {
         int i = (cur_proc + off) % nr_procs;
         int n = ops->nr_threads(ctx, i);
@@ -38,9 +41,9 @@ bool det_sched_pick(const struct det_sched_ops *ops, void *ctx, int nr_procs,
             continue;
         int at = ops->cur_thread(ctx, i), idx;
         if (off == 0)
-            idx = first_runnable(ops, ctx, i, at + 1, n - 1);
+            idx = first_runnable(ops, ctx, i, at + 1, n - 1 - at);
         else if (off == nr_procs)
-            idx = ops->runnable(ctx, i, at) ? at : -1;
+            idx = first_runnable(ops, ctx, i, 0, at + 1);
         else
             idx = first_runnable(ops, ctx, i, at, n);
         if (idx >= 0) {

@@ -8,9 +8,11 @@
  *
  * The rule: the current thread keeps the vCPU until it blocks, yields, or
  * has made DET_SCHED_QUANTUM syscalls; then the next runnable thread in
- * round-robin order runs: the other threads of the current process (after
- * the current one), then the other processes in creation order (each from
- * its own current thread), and last the current thread itself.
+ * round-robin order over every thread runs: the threads of the current
+ * process after the current one, then the other processes in creation
+ * order (each from its own current thread), then the current process's
+ * threads before the current one, and last the current thread itself. So
+ * every runnable thread of the run gets a turn within one round.
  */
 #ifndef DET_SCHED_H
 #define DET_SCHED_H

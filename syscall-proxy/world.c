@@ -486,12 +486,62 @@ static bool run_one(struct proxy_process *p)
     return true;
 }
 
+/* ---- what every thread waits on, when a run is stopped ------------------- */
+
+static const char *const thread_state_names[] = {
+    [PROXY_THREAD_RUNNABLE] = "runnable",
+    [PROXY_THREAD_FUTEX_WAIT] = "futex wait",
+    [PROXY_THREAD_EXITED] = "exited",
+    [PROXY_THREAD_WAIT_FD] = "waits for an fd",
+    [PROXY_THREAD_WAIT_CHILD] = "waits for a child",
+    [PROXY_THREAD_WAIT_VFORK] = "waits for its vfork child",
+    [PROXY_THREAD_WAIT_SLEEP] = "sleeps",
+    [PROXY_THREAD_WAIT_RETRY] = "retries at a deadline",
+    [PROXY_THREAD_WAIT_SIGNAL] = "waits for a signal",
+};
+
+/* One line per live thread at --log warn: a run stopped by a signal (a
+ * timeout that killed a hung test) says where each thread was. */
+static void log_thread_states(struct proxy_world *w)
+{
+    for (int i = 0; i < w->nr_procs; i++) {
+        struct proxy_process *q = w->procs[i];
+        if (q->zombie)
+            continue;
+        int64_t now = det_clock_peek_ns(q->det, CLOCK_MONOTONIC);
+        for (int k = 0; k < q->nr_threads; k++) {
+            struct proxy_thread *t = &q->threads[k];
+            if (t->state == PROXY_THREAD_EXITED)
+                continue;
+            char deadline[48] = "none";
+            if (t->has_deadline)
+                snprintf(deadline, sizeof(deadline), "in %lld ns",
+                         (long long)((int64_t)t->deadline_ns - now));
+            proxy_log(q, 1,
+                      "  process %d thread %d%s: %s (host fd %d events %#x, "
+                      "futex %#llx, deadline %s), pending %#llx mask %#llx, "
+                      "%llu syscalls",
+                      q->pid, k == q->cur ? q->tid : t->tid,
+                      i == w->cur && k == q->cur ? " on the vCPU" : "",
+                      thread_state_names[t->state],
+                      t->state == PROXY_THREAD_WAIT_FD ? t->wait_host_fd : -1,
+                      (unsigned)t->wait_events,
+                      (unsigned long long)t->futex_uaddr, deadline,
+                      (unsigned long long)q->pending_mask,
+                      (unsigned long long)(k == q->cur ? q->sigmask
+                                                       : t->sigmask),
+                      (unsigned long long)q->nr_syscalls);
+        }
+    }
+}
+
 int proxy_world_run(struct proxy_world *w)
 {
     while (!w->ended) {
         if (proxy_stop_signal) {
             proxy_log(w->procs[0], 1, "stopped by signal %d; ending every "
                                       "guest", (int)proxy_stop_signal);
+            log_thread_states(w);
             return (int)proxy_stop_signal; /* as if killed by it */
         }
         proxy_timer_fire_due(w);

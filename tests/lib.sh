@@ -10,6 +10,9 @@ n_skip=0
 pass() { echo "PASS $1"; n_pass=$((n_pass + 1)); }
 fail() { echo "FAIL $1: $2"; n_fail=$((n_fail + 1)); }
 skip() { echo "SKIP $1: $2"; n_skip=$((n_skip + 1)); }
+# The end of a failed run's stderr, indented under its FAIL line: a run
+# stopped by the timeout lists there what each guest thread waited on.
+show_tail() { [ -s "$1" ] && tail -n "${2:-40}" "$1" | cut -c1-300 | sed 's/^/    | /'; true; }
 
 finish() {
     if [ "$n_skip" -gt 0 ]; then

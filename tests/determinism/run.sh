@@ -582,6 +582,7 @@ verify_ok() {
         pass "$name"
     elif [ "$st" = 124 ] || [ "$st" = 137 ]; then
         fail "$name" "timed out after ${TIMEOUT}s"
+        show_tail "$b.err"
     elif [ -z "$line" ]; then
         fail "$name" "exit $st and no 'hvrun: verify:' line; stderr: $(first_line "$b.err")"
     elif [ ! -s "$b.out" ]; then

@@ -219,6 +219,7 @@ same_case() {
         "$hcwd" "$base.hvrun" "$base.hvrun.err" "${ARGV[@]}")
     if timed_out "$hst" && [ "$nst" != "$hst" ]; then
         fail "$full" "hvrun run timed out after ${TIMEOUT}s (status $hst); stdout so far: $(first_line "$base.hvrun"); stderr: $(first_line "$base.hvrun.err")"
+        show_tail "$base.hvrun.err"
         return
     fi
     if [ "$want" != "=" ] && [ "$nst" != "$want" ]; then
@@ -256,6 +257,7 @@ verify_check() {
         pass "$full"
     elif timed_out "$st"; then
         fail "$full" "timed out after ${TIMEOUT}s; stderr: $(first_line "$b.err")"
+        show_tail "$b.err"
     elif [ -z "$line" ]; then
         fail "$full" "exit $st and no 'hvrun: verify:' line; stderr: $(first_line "$b.err")"
     else

@@ -48,8 +48,29 @@ Test(sched, end_of_turn_goes_to_the_next_thread_of_the_process)
     struct model m = {.nr_threads = {3, 1}, .cur = {1, 0},
                       .runnable = {{true, true, true}, {true}}};
     expect_pick(&m, 2, 0, false, 0, 2);
-    m.cur[0] = 2; /* wraps to thread 0 */
+    m.cur[0] = 2; /* the last thread: the next process comes first */
+    expect_pick(&m, 2, 0, false, 1, 0);
+    m.runnable[1][0] = false; /* then the process's threads before it */
     expect_pick(&m, 2, 0, false, 0, 0);
+}
+
+/* Two threads handing a lock back and forth (python's GIL) must not keep
+ * another process's runnable thread waiting: every thread gets a turn
+ * within one round. */
+Test(sched, no_process_starves_behind_two_alternating_threads)
+{
+    struct model m = {.nr_threads = {2, 1}, .cur = {0, 0},
+                      .runnable = {{true, true}, {true}}};
+    bool other_ran = false;
+    int cur_p = 0;
+    for (int turn = 0; turn < 3 && !other_ran; turn++) {
+        int p = -1, t = -1;
+        cr_assert(det_sched_pick(&ops, &m, 2, cur_p, false, &p, &t));
+        m.cur[p] = t;
+        cur_p = p;
+        other_ran = p == 1;
+    }
+    cr_assert(other_ran, "process 1 never ran");
 }
 
 Test(sched, then_the_next_process_from_its_own_current_thread)
