@@ -23,6 +23,7 @@ struct run_options {
     bool fs_policy;           /* --fs-policy: Landlock, host read-only */
     bool summary, summary_json;
     bool cpuid_rewrite;       /* --cpuid-rewrite */
+    bool no_rdtsc_rewrite;    /* --no-rdtsc-rewrite */
     uint64_t preempt_ms;      /* --preempt-ms; 0: never preempt */
     int log_level;
     struct det_config det;
@@ -49,6 +50,8 @@ struct run_summary {
      * on a host that cannot) or "host" (the guest sees the host's CPU). */
     char cpuid[16];
     uint64_t cpuid_sites, cpuid_traps, cpuid_patch_ns;
+    bool rdtsc_rewritten;     /* the guest's RDTSC sites answered by hvrun */
+    uint64_t tsc_sites, tsc_traps;
 };
 
 /* Runs the program once in a fresh VM and environment. Returns hvrun's

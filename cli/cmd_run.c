@@ -36,7 +36,7 @@ enum {
     OPT_LOG, OPT_VERIFY, OPT_SEED, OPT_EPOCH, OPT_NO_TIME, OPT_NO_RANDOM,
     OPT_NO_METADATA, OPT_NO_HOST, OPT_TMP, OPT_BASE_ENV, OPT_CWD,
     OPT_HOSTNAME, OPT_UID, OPT_GID, OPT_PREEMPT_MS, OPT_MEMORY,
-    OPT_NO_SECCOMP, OPT_FS_POLICY, OPT_CPUID_REWRITE,
+    OPT_NO_SECCOMP, OPT_FS_POLICY, OPT_CPUID_REWRITE, OPT_NO_RDTSC_REWRITE,
 };
 
 static const struct option run_longopts[] = {
@@ -58,6 +58,7 @@ static const struct option run_longopts[] = {
     {"fail-closed", no_argument, NULL, OPT_FAIL_CLOSED},
     {"preempt-ms", required_argument, NULL, OPT_PREEMPT_MS},
     {"cpuid-rewrite", no_argument, NULL, OPT_CPUID_REWRITE},
+    {"no-rdtsc-rewrite", no_argument, NULL, OPT_NO_RDTSC_REWRITE},
     {"memory", required_argument, NULL, OPT_MEMORY},
     {"no-seccomp", no_argument, NULL, OPT_NO_SECCOMP},
     {"fs-policy", no_argument, NULL, OPT_FS_POLICY},
@@ -215,6 +216,7 @@ static int apply_option(struct run_options *o, int c, const char *arg)
         return 0;
     }
     case OPT_CPUID_REWRITE: o->cpuid_rewrite = true; return 0;
+    case OPT_NO_RDTSC_REWRITE: o->no_rdtsc_rewrite = true; return 0;
     case OPT_MEMORY:
         if (parse_memory(arg, &d->mem_total_bytes) == 0)
             return 0;
@@ -326,6 +328,8 @@ static void collect_summary(struct run_summary *s, struct proxy_process *p,
     s->cpuid_sites = t->cpuid_sites;
     s->cpuid_traps = t->cpuid_traps;
     s->cpuid_patch_ns = t->cpuid_patch_ns;
+    s->tsc_sites = t->tsc_sites;
+    s->tsc_traps = t->tsc_traps;
     s->detlog_events = det->log.n;
     s->digest = det_log_digest(det);
     for (int i = 0; i < DET_SRC_COUNT; i++)
@@ -453,7 +457,11 @@ int cli_run_once(const struct run_options *o, const char *path,
                               .fail_closed = o->fail_closed,
                               .log_level = o->log_level, .log = stderr,
                               .cpuid_rewrite =
-                                  o->cpuid_rewrite && !hi.cpuid_control};
+                                  o->cpuid_rewrite && !hi.cpuid_control,
+                              /* No backend traps RDTSC yet (CR4.TSD on
+                               * VMX/SVM is not wired): rewrite everywhere. */
+                              .rdtsc_rewrite = o->det.virtualize_time &&
+                                               !o->no_rdtsc_rewrite};
     int rc = proxy_process_create(&p, vm, &det, &pc);
     if (rc < 0) {
         cli_error("creating the guest process: %s", strerror(-rc));
@@ -502,6 +510,7 @@ int cli_run_once(const struct run_options *o, const char *path,
     vm = p->vm; /* execve replaces the first process's VM */
     if (sum) {
         sum->rdtsc_trappable = hi.rdtsc_trappable;
+        sum->rdtsc_rewritten = pc.rdtsc_rewrite;
         sum->cpuid_controlled = hi.cpuid_control;
         snprintf(sum->cpuid, sizeof(sum->cpuid), "%s",
                  hi.cpuid_control ? "model"

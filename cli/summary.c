@@ -32,14 +32,17 @@ static void print_json(FILE *f, const struct run_summary *s)
             "\"rdtsc_trappable\": %s, \"cpuid_controlled\": %s, "
             "\"cpuid\": \"%s\", \"cpuid_sites_rewritten\": %llu, "
             "\"cpuid_traps\": %llu, \"cpuid_rewrite_seconds\": %.6f, "
-            "\"wall_seconds\": %.3f}\n",
+            "\"rdtsc\": \"%s\", \"rdtsc_sites_rewritten\": %llu, "
+            "\"rdtsc_traps\": %llu, \"wall_seconds\": %.3f}\n",
             (unsigned long long)s->detlog_events,
             (unsigned long long)s->digest,
             s->rdtsc_trappable ? "true" : "false",
             s->cpuid_controlled ? "true" : "false", s->cpuid,
             (unsigned long long)s->cpuid_sites,
             (unsigned long long)s->cpuid_traps, (double)s->cpuid_patch_ns / 1e9,
-            s->wall_s);
+            s->rdtsc_rewritten ? "rewritten" : "host",
+            (unsigned long long)s->tsc_sites,
+            (unsigned long long)s->tsc_traps, s->wall_s);
 }
 
 /* Nothing where the backend controls CPUID (the model is there). */
@@ -70,8 +73,7 @@ void cli_print_summary(FILE *f, const struct run_options *o,
             "(syscall %llu, exception %llu, preemption %llu), "
             "exits/syscall %.3f; "
             "virtualised reads: time %llu, random %llu, ids %llu, "
-            "metadata %llu, host %llu; detlog %llu events, digest %016llx; "
-            "%s",
+            "metadata %llu, host %llu; detlog %llu events, digest %016llx; ",
             (unsigned long long)s->syscalls,
             (unsigned long long)s->unsupported, (unsigned long long)s->exits,
             (unsigned long long)s->syscall_exits,
@@ -84,10 +86,15 @@ void cli_print_summary(FILE *f, const struct run_options *o,
             (unsigned long long)s->reads[DET_SRC_METADATA],
             (unsigned long long)s->reads[DET_SRC_HOST],
             (unsigned long long)s->detlog_events,
-            (unsigned long long)s->digest,
-            s->rdtsc_trappable ? ""
-                               : "RDTSC untrappable on this host (reads "
-                                 "the host TSC; uses cannot be seen); ");
+            (unsigned long long)s->digest);
+    if (s->rdtsc_rewritten)
+        fprintf(f,
+                "RDTSC the logical clock by rewriting (%llu sites, %llu "
+                "traps; not covered: code without unwind info, JIT code); ",
+                (unsigned long long)s->tsc_sites,
+                (unsigned long long)s->tsc_traps);
+    else
+        fprintf(f, "RDTSC reads the host TSC (uses cannot be seen); ");
     print_cpuid(f, s);
     fprintf(f, "wall %.3f s\n", s->wall_s);
 }

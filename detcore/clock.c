@@ -100,6 +100,16 @@ void det_clock_computed(struct det_state *d, uint64_t ns)
         d->now_ns += (int64_t)ns;
 }
 
+uint64_t det_clock_tsc(struct det_state *d)
+{
+    d->events++;
+    d->now_ns += DET_EVENT_NS;
+    d->reads[DET_SRC_TIME]++;
+    uint64_t tsc = (uint64_t)(DET_BOOT_OFFSET_NS + d->now_ns);
+    det_log_value(d, DET_SRC_TIME, &tsc, sizeof(tsc));
+    return tsc;
+}
+
 int det_clock_getres(struct det_state *d, int clockid, struct timespec *ts)
 {
     if (!clock_known(clockid))

@@ -141,6 +141,10 @@ void det_clock_fold(struct det_state *d, uint64_t calls);
  * slice ran out): logical time advances by as much. Nothing with host
  * time, which passed by itself. */
 void det_clock_computed(struct det_state *d, uint64_t ns);
+/* A trapped RDTSC/RDTSCP: an event like a clock read (logical time
+ * advances by DET_EVENT_NS, one time read, one detlog record); the TSC
+ * runs at 1 GHz from boot, so it is CLOCK_MONOTONIC in ns. */
+uint64_t det_clock_tsc(struct det_state *d);
 
 /* Fills *ts for clockid; 0 or -EINVAL for an unknown clock. */
 int det_clock_gettime(struct det_state *d, int clockid, struct timespec *ts);

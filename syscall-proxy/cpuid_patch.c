@@ -1,6 +1,11 @@
 /*
  * cpuid_patch.c - `--cpuid-rewrite`: CPUID instructions of the guest's code
- * become UD2 traps that hvrun answers from the fixed model.
+ * become UD2 traps that hvrun answers from the fixed model. With virtual
+ * time, RDTSC (0f 31) and RDTSCP (0f 01 f9) likewise, answered from the
+ * logical clock: kvm_pvm cannot trap them (CR4.TSD is ignored), and a
+ * program that times itself with the TSC (QEMU-TCG's guest TSC is the
+ * host's) would otherwise read the host. UD2 is two bytes: RDTSCP's third
+ * byte stays and is stepped over with the instruction.
  *
  * Finding them soundly. A byte scan for 0f a2 would also hit immediates,
  * displacements and data (`mov $0xa20f, %eax` holds those bytes), and
@@ -13,7 +18,8 @@
  * unwind info. Each site keeps a hash of its function's bytes up to the
  * instruction, and the guest's copy is rewritten only if its bytes there
  * still hash the same: a stale cache, a mapping at another offset, or code
- * the guest changed is never patched.
+ * the guest changed is never patched. Functions whose bytes hold none of
+ * the instructions' encodings are not decoded at all.
  *
  * Where. Private file mappings only, which are hvrun's copies of the file
  * (the loader and mmap's fill_from_file read the file into guest memory):
@@ -26,6 +32,7 @@
  */
 #include "proxy.h"
 #include "cpuid_patch.h"
+#include "det.h"
 
 #include <capstone/capstone.h>
 #include <dirent.h>
@@ -46,13 +53,15 @@
 
 #define SITE_CACHE_MAGIC 0x7469737064697063ULL /* "cpidpsit" */
 /* Part of the cache name: bump it when the finder changes what it reports. */
-#define SITE_FINDER_VERSION "f1"
+#define SITE_FINDER_VERSION "f2"
 /* Larger files are not decoded (libjvm.so, among the largest, is 20 MB). */
 #define MAX_DECODED_FILE (512ULL << 20)
 #define MAX_FUNCTION_BYTES (16ULL << 20)
 #define MAX_SITES (1u << 20)
 
 static const uint8_t insn_cpuid[2] = {0x0f, 0xa2};
+static const uint8_t insn_rdtsc[2] = {0x0f, 0x31};
+static const uint8_t insn_rdtscp[3] = {0x0f, 0x01, 0xf9};
 static const uint8_t insn_ud2[2] = {0x0f, 0x0b};
 
 /* ---- the ELF image ------------------------------------------------------- */
@@ -209,7 +218,7 @@ static uint64_t fnv1a(uint64_t h, const uint8_t *b, size_t n)
 #define FNV_INIT 0xcbf29ce484222325ULL
 
 static int add_site(struct finder *f, uint64_t off, uint64_t va,
-                    uint64_t func_off)
+                    uint64_t func_off, uint8_t kind, uint8_t len)
 {
     if (f->nr == f->cap) {
         size_t cap = f->cap ? f->cap * 2 : 16;
@@ -223,8 +232,34 @@ static int add_site(struct finder *f, uint64_t off, uint64_t va,
     }
     f->sites[f->nr++] = (struct proxy_cpuid_site){
         off, va, func_off,
-        fnv1a(FNV_INIT, f->im->bytes + func_off, off + 2 - func_off)};
+        fnv1a(FNV_INIT, f->im->bytes + func_off, off + len - func_off), kind,
+        len, {0}};
     return 0;
+}
+
+/* The kind of a decoded instruction hvrun may rewrite, or -1. A prefixed
+ * one (never compiler output) is left as it is. */
+static int site_kind(const cs_insn *in)
+{
+    if (in->id == X86_INS_CPUID && in->size == 2 &&
+        !memcmp(in->bytes, insn_cpuid, 2))
+        return PROXY_SITE_CPUID;
+    if (in->id == X86_INS_RDTSC && in->size == 2 &&
+        !memcmp(in->bytes, insn_rdtsc, 2))
+        return PROXY_SITE_RDTSC;
+    if (in->id == X86_INS_RDTSCP && in->size == 3 &&
+        !memcmp(in->bytes, insn_rdtscp, 3))
+        return PROXY_SITE_RDTSCP;
+    return -1;
+}
+
+/* Whether the bytes could hold one of the instructions at all: most
+ * functions cannot, and are not decoded (a byte search is far cheaper). */
+static bool may_hold_site(const uint8_t *code, size_t len)
+{
+    return memmem(code, len, insn_cpuid, 2) ||
+           memmem(code, len, insn_rdtsc, 2) ||
+           memmem(code, len, insn_rdtscp, 3);
 }
 
 /*
@@ -240,15 +275,17 @@ static int sweep_function(struct finder *f, uint64_t start, uint64_t len)
         return 0;
     f->scan.functions++;
     const uint8_t *code = f->im->bytes + off;
+    if (!may_hold_site(code, len))
+        return 0;
     size_t left = len, kept = f->nr;
     uint64_t addr = start;
     while (left > 0 && cs_disasm_iter(f->cs, &code, &left, &addr, f->insn)) {
-        /* A prefixed CPUID (never compiler output) is left as it is. */
-        if (f->insn->id != X86_INS_CPUID || f->insn->size != 2 ||
-            memcmp(f->insn->bytes, insn_cpuid, 2) != 0)
+        int kind = site_kind(f->insn);
+        if (kind < 0)
             continue;
         int rc = add_site(f, off + (f->insn->address - start),
-                          f->insn->address, off);
+                          f->insn->address, off, (uint8_t)kind,
+                          (uint8_t)f->insn->size);
         if (rc < 0)
             return rc;
     }
@@ -579,6 +616,7 @@ static const struct file_sites *sites_of(int fd)
 struct patched_site {
     gva_t gva;
     uint64_t dev, ino, file_off;
+    uint8_t kind, len;
 };
 
 struct proxy_cpuid_patched {
@@ -684,17 +722,23 @@ struct func_hash {
 };
 
 static bool site_intact(const struct proxy_process *p, struct func_hash *fh,
-                        gva_t func, gva_t site, uint64_t want)
+                        gva_t func, gva_t site_end, uint64_t want)
 {
-    if (fh->func != func || fh->upto > site + 2) {
+    if (fh->func != func || fh->upto > site_end) {
         *fh = (struct func_hash){func, func, FNV_INIT};
     }
-    if (!hash_guest(p, fh->upto, site + 2 - fh->upto, &fh->h)) {
+    if (!hash_guest(p, fh->upto, site_end - fh->upto, &fh->h)) {
         fh->func = 0;
         return false;
     }
-    fh->upto = site + 2;
+    fh->upto = site_end;
     return fh->h == want;
+}
+
+static bool kind_rewritten(const struct proxy_process *p, uint8_t kind)
+{
+    return kind == PROXY_SITE_CPUID ? p->cfg->cpuid_rewrite
+                                    : p->cfg->rdtsc_rewrite;
 }
 
 static void patch_site(struct proxy_process *p, const struct vmm_vma *v,
@@ -702,11 +746,12 @@ static void patch_site(struct proxy_process *p, const struct vmm_vma *v,
                        struct func_hash *fh, bool fresh)
 {
     gva_t func = site - (s->file_off - s->func_off);
-    if (find_patched(p, site) || func > site ||
+    if (!kind_rewritten(p, s->kind) || find_patched(p, site) || func > site ||
         !maps_file_at(p, func, v->dev, v->ino, s->func_off) ||
-        !site_intact(p, fh, func, site, s->hash))
+        !site_intact(p, fh, func, site + s->len, s->hash))
         return;
-    struct patched_site ps = {site, v->dev, v->ino, s->file_off};
+    struct patched_site ps = {site, v->dev, v->ino, s->file_off, s->kind,
+                              s->len};
     /* Remembered first: a UD2 hvrun could not answer would be a SIGILL.
      * A fresh mapping's backing is writable; one mprotect made executable
      * may have a read-only one. */
@@ -716,8 +761,10 @@ static void patch_site(struct proxy_process *p, const struct vmm_vma *v,
                    : vmm_as_poke_text(p->as, site, insn_ud2, 2);
     if (rc < 0)
         return;
-    if (p->totals)
+    if (p->totals && s->kind == PROXY_SITE_CPUID)
         p->totals->cpuid_sites++;
+    else if (p->totals)
+        p->totals->tsc_sites++;
 }
 
 static void patch_vma(struct proxy_process *p, int host_fd,
@@ -740,7 +787,7 @@ static void patch_vma(struct proxy_process *p, int host_fd,
     size_t i = 0, n = fs->nr;
     while (i < n && fs->v[i].file_off < flo) /* sites are few: linear */
         i++;
-    for (; i < n && fs->v[i].file_off + 2 <= fhi; i++)
+    for (; i < n && fs->v[i].file_off + fs->v[i].len <= fhi; i++)
         patch_site(p, v, &fs->v[i], lo + (fs->v[i].file_off - flo), &fh,
                    fresh);
 }
@@ -748,7 +795,7 @@ static void patch_vma(struct proxy_process *p, int host_fd,
 static void patch_range(struct proxy_process *p, int host_fd, gva_t gva,
                         uint64_t len, bool fresh)
 {
-    if (!p->cfg->cpuid_rewrite || len == 0)
+    if (!(p->cfg->cpuid_rewrite || p->cfg->rdtsc_rewrite) || len == 0)
         return;
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -782,17 +829,22 @@ void proxy_cpuid_patch_protect(struct proxy_process *p, uint64_t gva,
     patch_range(p, -1, gva, len, false);
 }
 
-bool proxy_cpuid_trap(struct proxy_process *p, const struct vmm_event *ev)
+/* RDTSC/RDTSCP: the logical clock's TSC in EDX:EAX (RDTSCP: and TSC_AUX,
+ * Linux's cpu and node numbers, 0 0 on the one vCPU, in ECX). */
+static void answer_tsc(struct proxy_process *p, struct vmm_regs *r,
+                       uint8_t kind)
 {
-    if (ev->vector != 6 || !p->cpuid_patched)
-        return false;
-    struct vmm_regs *r = vmm_vm_regs(p->vm);
-    const struct patched_site *ps = find_patched(p, r->rip);
-    uint8_t now[2];
-    /* The guest may have unmapped, remapped or rewritten it since. */
-    if (!ps || !maps_file_at(p, r->rip, ps->dev, ps->ino, ps->file_off) ||
-        !guest_bytes(p, r->rip, now, 2) || memcmp(now, insn_ud2, 2) != 0)
-        return false;
+    uint64_t tsc = det_clock_tsc(p->det);
+    r->rax = (uint32_t)tsc;
+    r->rdx = (uint32_t)(tsc >> 32);
+    if (kind == PROXY_SITE_RDTSCP)
+        r->rcx = 0;
+    if (p->totals)
+        p->totals->tsc_traps++;
+}
+
+static void answer_cpuid(struct proxy_process *p, struct vmm_regs *r)
+{
     uint32_t out[4];
     vmm_host_cpuid_model(p->world->host, (uint32_t)r->rax, (uint32_t)r->rcx,
                          out);
@@ -800,11 +852,29 @@ bool proxy_cpuid_trap(struct proxy_process *p, const struct vmm_event *ev)
     r->rbx = out[1];
     r->rcx = out[2];
     r->rdx = out[3];
-    r->rip += 2;
-    vmm_vm_enter_user(p->vm);
     if (p->totals)
         p->totals->cpuid_traps++;
-    return true;
+}
+
+enum proxy_trap_kind proxy_cpuid_trap(struct proxy_process *p,
+                                      const struct vmm_event *ev)
+{
+    if (ev->vector != 6 || !p->cpuid_patched)
+        return PROXY_TRAP_NONE;
+    struct vmm_regs *r = vmm_vm_regs(p->vm);
+    const struct patched_site *ps = find_patched(p, r->rip);
+    uint8_t now[2];
+    /* The guest may have unmapped, remapped or rewritten it since. */
+    if (!ps || !maps_file_at(p, r->rip, ps->dev, ps->ino, ps->file_off) ||
+        !guest_bytes(p, r->rip, now, 2) || memcmp(now, insn_ud2, 2) != 0)
+        return PROXY_TRAP_NONE;
+    if (ps->kind == PROXY_SITE_CPUID)
+        answer_cpuid(p, r);
+    else
+        answer_tsc(p, r, ps->kind);
+    r->rip += ps->len;
+    vmm_vm_enter_user(p->vm);
+    return ps->kind == PROXY_SITE_CPUID ? PROXY_TRAP_CPUID : PROXY_TRAP_TSC;
 }
 
 /* ---- mremap, fork, exec, exit -------------------------------------------- */
@@ -826,7 +896,7 @@ void proxy_cpuid_remapped(struct proxy_process *p, uint64_t old,
     s->nr -= n;
     for (size_t i = 0; i < n; i++) {
         moved[i].gva = new_gva + (moved[i].gva - old);
-        if (moved[i].gva + 2 <= new_gva + new_len)
+        if (moved[i].gva + moved[i].len <= new_gva + new_len)
             (void)remember(p, &moved[i]);
     }
     free(moved);

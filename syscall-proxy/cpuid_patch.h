@@ -4,7 +4,10 @@
  * CPUID instructions of the guest's file-backed code are rewritten, in the
  * guest's private copy of the pages, into UD2 (same length); the #UD they
  * raise is answered from the fixed model (vmm_host_cpuid_model) and the
- * guest resumes after the instruction. See cpuid_patch.c for how sites are
+ * guest resumes after the instruction. RDTSC and RDTSCP, which kvm_pvm
+ * cannot trap either (CR4.TSD is ignored), are rewritten the same way
+ * whenever time is virtual (proxy_config.rdtsc_rewrite) and answered from
+ * the logical clock (det_clock_tsc). See cpuid_patch.c for how sites are
  * found (a disassembler over the functions unwind info names, never a byte
  * scan) and docs/DETERMINISM.md for what it does not cover.
  */
@@ -19,13 +22,23 @@ struct proxy_process;
 struct proxy_cpuid_patched;
 struct vmm_event;
 
-/* One CPUID instruction (0f a2) of an ELF file, decoded inside a function
- * whose bounds an .eh_frame FDE gives. */
+/* The instructions the finder reports. */
+enum proxy_site_kind {
+    PROXY_SITE_CPUID,  /* 0f a2: --cpuid-rewrite */
+    PROXY_SITE_RDTSC,  /* 0f 31: with virtual time, by default */
+    PROXY_SITE_RDTSCP, /* 0f 01 f9: likewise */
+};
+
+/* One such instruction of an ELF file, decoded inside a function whose
+ * bounds an .eh_frame FDE gives. */
 struct proxy_cpuid_site {
     uint64_t file_off; /* of the instruction */
     uint64_t vaddr;    /* its link-time address */
     uint64_t func_off; /* file offset of its function's first byte */
-    uint64_t hash;     /* FNV-1a of the file bytes [func_off, file_off+2) */
+    uint64_t hash;     /* FNV-1a of the file bytes [func_off, file_off+len) */
+    uint8_t kind;      /* enum proxy_site_kind */
+    uint8_t len;       /* of the instruction: 2, or 3 (RDTSCP) */
+    uint8_t pad[6];
 };
 
 struct proxy_cpuid_scan {
@@ -44,7 +57,8 @@ int proxy_cpuid_find_sites(const void *image, size_t size,
                            struct proxy_cpuid_scan *scan);
 
 /*
- * The hooks; no-ops unless the run rewrites CPUID (proxy_config.cpuid_rewrite).
+ * The hooks; no-ops unless the run rewrites CPUID (proxy_config.cpuid_rewrite)
+ * or RDTSC (proxy_config.rdtsc_rewrite).
  * proxy_cpuid_patch_fresh: [gva, gva+len) was just filled from host_fd and
  * will be executable (the loader's PF_X segments before they are
  * protected, mmap with PROT_EXEC): rewrites the CPUID sites of the private
@@ -56,9 +70,17 @@ void proxy_cpuid_patch_fresh(struct proxy_process *p, int host_fd,
                              uint64_t gva, uint64_t len);
 void proxy_cpuid_patch_protect(struct proxy_process *p, uint64_t gva,
                                uint64_t len);
-/* A #UD at a site hvrun rewrote: answers CPUID from the model, steps past
- * it and returns true. Anything else: false (a SIGILL as before). */
-bool proxy_cpuid_trap(struct proxy_process *p, const struct vmm_event *ev);
+/* What a #UD was. */
+enum proxy_trap_kind {
+    PROXY_TRAP_NONE,  /* not a site hvrun rewrote: a SIGILL as before */
+    PROXY_TRAP_CPUID, /* answered from the model */
+    PROXY_TRAP_TSC,   /* RDTSC/RDTSCP answered from the logical clock */
+};
+
+/* A #UD at a site hvrun rewrote: answers the instruction and steps past
+ * it. */
+enum proxy_trap_kind proxy_cpuid_trap(struct proxy_process *p,
+                                      const struct vmm_event *ev);
 
 /* mremap moved [old, old+old_len) to new_gva (new_len bytes): the
  * rewritten sites there move with it. */

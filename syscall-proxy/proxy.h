@@ -237,6 +237,9 @@ struct proxy_thread {
     gva_t send_buf;
     uint64_t send_done;
     bool restartable;           /* parked on a re-runnable syscall */
+    /* It waited (blocked in a call) since it last had the vCPU: once
+     * runnable, it wants its turn soon (world.c: other_wants_vcpu). */
+    bool waited;
     bool eintr_on_handler;      /* ...one Linux never restarts (poll...) */
     /* signals sent to this thread alone (tgkill, tkill, raise): Linux's
      * private queue, taken before the process's shared one */
@@ -288,6 +291,10 @@ struct proxy_config {
      * the guest's code become traps answered from the model
      * (cpuid_patch.c). */
     bool cpuid_rewrite;
+    /* Virtual time on a host that cannot trap RDTSC (every kvm host so
+     * far): the guest's RDTSC/RDTSCP sites become traps answered from the
+     * logical clock (cpuid_patch.c); --no-rdtsc-rewrite turns it off. */
+    bool rdtsc_rewrite;
 };
 
 struct proxy_process {
@@ -386,6 +393,7 @@ struct proxy_process {
         /* --cpuid-rewrite: sites rewritten, traps answered, host time
          * spent finding and rewriting sites */
         uint64_t cpuid_sites, cpuid_traps, cpuid_patch_ns;
+        uint64_t tsc_sites, tsc_traps;
     } *totals;
     uint64_t nr_syscalls;
     uint64_t nr_unsupported;

@@ -548,6 +548,7 @@ static long clone_thread(struct proxy_process *p, uint64_t flags,
         t->regs.rsp = stack;
     t->tid = tid;
     t->state = PROXY_THREAD_RUNNABLE;
+    t->waited = true; /* a new thread wants its first turn soon */
     t->fs_base = (flags & CLONE_SETTLS) ? tls : vmm_vm_fs_base(p->vm);
     t->gs_base = vmm_vm_gs_base(p->vm);
     t->sigmask = p->sigmask;

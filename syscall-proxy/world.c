@@ -29,6 +29,8 @@
 volatile sig_atomic_t proxy_stop_signal;
 #define SYSCALL_INSN_BYTES 2
 #define FIRST_PID 1
+/* The slice while the other threads only wait, in short slices. */
+#define WAIT_SLICE_FACTOR 10
 
 int proxy_world_init(struct proxy_world *w, struct vmm_host *host,
                      struct proxy_process *first)
@@ -272,6 +274,7 @@ static struct proxy_process *pick(struct proxy_world *w)
     struct proxy_process *q = w->procs[i];
     if (proxy_thread_switch(q, idx) < 0)
         return NULL;
+    q->threads[idx].waited = false;
     if (q != p)
         det_log_value(q->det, DET_SRC_SCHED, &q->pid, sizeof(q->pid));
     w->cur = i;
@@ -338,6 +341,7 @@ static void finish_syscall(struct proxy_process *p, long ret)
         vmm_vm_syscall_return(p->vm, (long)r->rax);
         r->rip -= SYSCALL_INSN_BYTES;
         t->restartable = true;
+        t->waited = true;
         p->resched = true;
         return;
     }
@@ -348,8 +352,10 @@ static void finish_syscall(struct proxy_process *p, long ret)
         proxy_thread_poll_done(p);
     if (ret != PROXY_RET_REGS_SET)
         vmm_vm_syscall_return(p->vm, ret);
-    if (t->state != PROXY_THREAD_RUNNABLE)
+    if (t->state != PROXY_THREAD_RUNNABLE) {
+        t->waited = true;
         p->resched = true;
+    }
 }
 
 /*
@@ -367,12 +373,12 @@ static void finish_syscall(struct proxy_process *p, long ret)
  * verifies; a cut that changes what the program does shows in its output
  * or its later syscalls.
  */
-static void preempt(struct proxy_process *p, bool others)
+static void preempt(struct proxy_process *p, bool others, uint64_t slice)
 {
     /* The slice was computing time: logical time moves by it, so deadlines
      * (a sleeper's, a timer's, a poll timeout) pass as they would natively
      * while this thread computes; then any other thread may have its turn. */
-    det_clock_computed(p->det, p->cfg->preempt_ns);
+    det_clock_computed(p->det, slice);
     if (others)
         p->resched = true;
     if (p->totals)
@@ -419,6 +425,27 @@ static bool waiter_ready(struct proxy_world *w, struct proxy_process *p)
     return false;
 }
 
+/* Whether a thread other than p's current one was woken and has not run
+ * since, or waits with a deadline that logical time has passed. Not a
+ * thread that is runnable because it was cut off the vCPU (a spinner):
+ * giving it the vCPU at every trap would, when the trap is inside a
+ * spinlock (QEMU reads the TSC holding vm_clock_lock), let it find the
+ * lock held every time, forever. */
+static bool other_wants_vcpu(struct proxy_world *w, struct proxy_process *p)
+{
+    for (int i = 0; i < w->nr_procs; i++) {
+        struct proxy_process *q = w->procs[i];
+        for (int k = 0; !q->zombie && !q->stopped && k < q->nr_threads; k++)
+            if ((q != p || k != p->cur) &&
+                ((q->threads[k].state == PROXY_THREAD_RUNNABLE &&
+                  q->threads[k].waited) ||
+                 (q->threads[k].state != PROXY_THREAD_EXITED &&
+                  proxy_thread_deadline_passed(q, k))))
+                return true;
+    }
+    return false;
+}
+
 /*
  * The vDSO makes a real syscall once GK_VDSO_MAX_CALLS clock reads were
  * answered since the last exit: a point in the program's progress that is
@@ -432,6 +459,26 @@ static bool from_vdso(struct proxy_process *p, uint64_t ret_rip)
     return v && v->name && strcmp(v->name, "[vdso]") == 0;
 }
 
+/*
+ * How long (host time) the current thread may run without an exit. Alone,
+ * a thread runs until it makes a syscall, deterministically. With another
+ * thread runnable, the short slice: that one must not starve (a spin-wait
+ * on it, a lock holder cut off the vCPU). With others only waiting (for an
+ * fd, a deadline, a signal) or a timer armed, ten times as long: the slice
+ * then only keeps logical time moving for a thread that computes or spins
+ * without events (its end counts as computing time), and a computation
+ * that makes its next event within it (QEMU-TCG running a guest kernel's
+ * boot code) is never cut, so its run stays deterministic.
+ */
+static uint64_t time_slice(struct proxy_process *p, bool others_alive)
+{
+    if (proxy_others_runnable(p))
+        return p->cfg->preempt_ns;
+    if (others_alive || proxy_timer_could_fire(p->world))
+        return p->cfg->preempt_ns * WAIT_SLICE_FACTOR;
+    return 0;
+}
+
 /* Runs p's current thread to its next event. false: hvrun failed. */
 static bool run_one(struct proxy_process *p)
 {
@@ -439,14 +486,8 @@ static bool run_one(struct proxy_process *p)
     proxy_signal_deliver_pending(p);
     if (p->exited)
         return true;
-    /* A time slice only while another thread could run or wake (one that
-     * waits for an fd, a deadline or a signal: a thread that computes
-     * without syscalls must not starve it): alone, a thread runs until it
-     * makes a syscall, deterministically. */
     bool others = proxy_others_alive(p);
-    uint64_t slice = others || proxy_timer_could_fire(p->world)
-                         ? p->cfg->preempt_ns
-                         : 0;
+    uint64_t slice = time_slice(p, others);
     proxy_vdso_enter(p);
     int rc = vmm_vm_run_slice(p->vm, &ev, slice);
     proxy_vdso_leave(p);
@@ -461,9 +502,13 @@ static bool run_one(struct proxy_process *p)
         long ret = proxy_dispatch(p);
         if (ret != PROXY_RET_NORETURN && !p->exited)
             finish_syscall(p, ret);
-        if (ret != PROXY_RET_BLOCK && !p->exited && may_wake_waiters(nr) &&
-            waiter_ready(p->world, p))
-            p->resched = true; /* the woken thread runs at once */
+        /* A thread this call woke (a futex wake, data on an fd it polls)
+         * or whose deadline passed runs at once, at the same call in every
+         * run; left to a slice, it would wait for host time. */
+        if (ret != PROXY_RET_BLOCK && !p->exited &&
+            ((may_wake_waiters(nr) && waiter_ready(p->world, p)) ||
+             other_wants_vcpu(p->world, p)))
+            p->resched = true;
         if (ret != PROXY_RET_BLOCK && !p->exited && from_vdso(p, ret_rip) &&
             proxy_others_alive(p))
             p->resched = true;
@@ -472,12 +517,28 @@ static bool run_one(struct proxy_process *p)
         break;
     }
     case VMM_EVENT_EXCEPTION:
-        if (!proxy_cpuid_trap(p, &ev))
+        switch (proxy_cpuid_trap(p, &ev)) {
+        case PROXY_TRAP_NONE:
             proxy_signal_fault(p, &ev);
+            break;
+        case PROXY_TRAP_CPUID:
+            break;
+        case PROXY_TRAP_TSC:
+            /* A clock read and an exit: the point where a thread that
+             * times itself with the TSC (a delay loop) gives the vCPU to
+             * one that can run, or whose deadline that read passed, as at
+             * a syscall. Each trap ends the KVM_RUN, so the host-timed
+             * slice never would. */
+            if (other_wants_vcpu(p->world, p))
+                p->resched = true;
+            if (p->quantum_left > 0)
+                p->quantum_left--;
+            break;
+        }
         break;
     case VMM_EVENT_INTERRUPTED:
         if (ev.slice_over && ev.in_user_code)
-            preempt(p, others);
+            preempt(p, others, slice);
         break;
     case VMM_EVENT_FAILED:
         proxy_log(p, 0, "guest VM failed: %s", ev.what);
