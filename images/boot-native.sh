@@ -32,6 +32,7 @@ boot() {
     name=$(basename "$kernel")
     log=$IMAGES_DIR/boot-$name.log
     [ -f "$kernel" ] || { echo "FAIL $name: $kernel missing (run make images)"; return 1; }
+    : >"$log"
     start=$(now_ns)
     timeout "$TIMEOUT" "${prefix[@]}" qemu-system-x86_64 \
         -accel tcg,thread=single -smp 1 -m 128 -nographic -no-reboot \
