@@ -210,7 +210,15 @@ IMAGES_DIR := $(BUILD)/images
 images-deps:
 	@$(MAKE) --no-print-directory deps DEPS_PKGS="$(IMAGES_PKGS)" TEST_PKGS=
 
-images: images-deps
+# Rebuilt when the script or a file of the image changed, or an output is
+# missing or not the one SHA256SUMS lists (the outputs themselves carry the
+# fixed SOURCE_DATE_EPOCH mtime, so SHA256SUMS, written last, is the stamp).
+# A new package version in apt's lists needs make -B images.
+images: $(IMAGES_DIR)/SHA256SUMS
+	@(cd $(IMAGES_DIR) && sha256sum --quiet -c SHA256SUMS 2>/dev/null) || \
+	    images/build.sh $(IMAGES_DIR)
+
+$(IMAGES_DIR)/SHA256SUMS: images/build.sh images/init images/motd | images-deps
 	images/build.sh $(IMAGES_DIR)
 
 images-check: images-deps
