@@ -9,6 +9,9 @@
 #   make bench      side-by-side benchmarks (native vs kvm)
 #   make deps       install the Debian packages hvrun needs
 #   make fuzz       the fuzz targets, FUZZ_SECONDS (600) each (not in test)
+#   make images     kernel + initramfs for QEMU boot experiments (build/images)
+#   make images-check  build the images twice, compare (reproducibility)
+#   make images-boot   boot them in QEMU-TCG natively, check the init's output
 
 CC ?= cc
 BUILD ?= build
@@ -45,7 +48,7 @@ TEST_PKGS := coreutils sed gawk gzip bzip2 xz-utils zstd openssl sqlite3 \
              perl python3 bc
 
 .PHONY: all debug test check check-docs test-guest demo bench deps clean lint format \
-        fuzz fuzz-deps fuzz-elf fuzz-syscalls
+        fuzz fuzz-deps fuzz-elf fuzz-syscalls images images-deps images-check images-boot
 
 all: $(BUILD)/hvrun
 
@@ -194,6 +197,35 @@ fuzz-syscalls: deps $(FUZZ_BUILD)/sysfuzz
 	$(MAKE) BUILD=build/debug CFLAGS="$(DEBUG_FLAGS)" all
 	tests/fuzz/run-syscalls.sh build/debug/hvrun $(FUZZ_BUILD)/sysfuzz \
 	    $(FUZZ_SECONDS)
+
+# ---- boot-experiment images (not part of make test) -----------------------------
+#
+# images/build.sh: vmlinuz, vmlinux and initramfs.cpio.gz in build/images from
+# pinned Debian packages (apt-get download, dpkg -x; see images/README.md). The
+# .debs are cached in IMAGES_CACHE (~/.cache/hvrun/images), which make clean keeps.
+
+IMAGES_PKGS := cpio xz-utils binutils qemu-system-x86
+IMAGES_DIR := $(BUILD)/images
+
+images-deps:
+	@$(MAKE) --no-print-directory deps DEPS_PKGS="$(IMAGES_PKGS)" TEST_PKGS=
+
+# Rebuilt when the script or a file of the image changed, or an output is
+# missing or not the one SHA256SUMS lists (the outputs themselves carry the
+# fixed SOURCE_DATE_EPOCH mtime, so SHA256SUMS, written last, is the stamp).
+# A new package version in apt's lists needs make -B images.
+images: $(IMAGES_DIR)/SHA256SUMS
+	@(cd $(IMAGES_DIR) && sha256sum --quiet -c SHA256SUMS 2>/dev/null) || \
+	    images/build.sh $(IMAGES_DIR)
+
+$(IMAGES_DIR)/SHA256SUMS: images/build.sh images/init images/motd | images-deps
+	images/build.sh $(IMAGES_DIR)
+
+images-check: images-deps
+	images/check.sh $(BUILD)/images-check
+
+images-boot: images
+	IMAGES_DIR=$(IMAGES_DIR) images/boot-native.sh
 
 lint:
 	@! grep -rn '#include <linux/kvm.h>' syscall-proxy detcore cli || \
