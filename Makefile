@@ -144,6 +144,8 @@ test: deps
 	tests/confine/run.sh build/hvrun build/debug/hvrun
 	tests/verify/run.sh build/hvrun build/debug/hvrun
 	tests/confine/seccomp.sh build/hvrun build/debug/hvrun
+	$(MAKE) images
+	tests/boot/run.sh build/hvrun build/debug/hvrun
 
 demo: deps all
 	./$(BUILD)/hvrun run --verify -- /usr/bin/python3 -c 'import hashlib, json, os, random, time; print(json.dumps({"sha256": hashlib.sha256(b"hvrun").hexdigest(), "time": time.time(), "urandom": os.urandom(8).hex(), "random": random.random(), "pid": os.getpid()}))'

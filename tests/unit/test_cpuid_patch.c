@@ -46,6 +46,22 @@ __asm__(".pushsection .text.cpuid_test, \"ax\", @progbits\n"
         ".size cpuid_no_unwind, .-cpuid_no_unwind\n"
         /* data after the ret (0x06 is invalid in 64-bit mode): the range
          * does not decode to its end, so none of it is trusted */
+        /* RDTSC and RDTSCP are found too; the bytes 0f 31 of an
+         * immediate are not an instruction */
+        ".globl tsc_fn\n"
+        ".type tsc_fn, @function\n"
+        "tsc_fn:\n"
+        ".cfi_startproc\n"
+        "tsc_fn_imm:\n"
+        "    mov $0x310f, %eax\n"
+        "tsc_fn_rdtsc:\n"
+        "    rdtsc\n"
+        "tsc_fn_rdtscp:\n"
+        "    rdtscp\n"
+        "    ret\n"
+        ".cfi_endproc\n"
+        "tsc_fn_end:\n"
+        ".size tsc_fn, .-tsc_fn\n"
         ".globl cpuid_with_data\n"
         ".type cpuid_with_data, @function\n"
         "cpuid_with_data:\n"
@@ -61,6 +77,8 @@ __asm__(".pushsection .text.cpuid_test, \"ax\", @progbits\n"
 extern const char cpuid_fn[], cpuid_fn_imm[], cpuid_fn_real[], cpuid_fn_end[];
 extern const char cpuid_no_unwind[], cpuid_no_unwind_end[];
 extern const char cpuid_with_data[], cpuid_with_data_end[];
+extern const char tsc_fn[], tsc_fn_imm[], tsc_fn_rdtsc[], tsc_fn_rdtscp[],
+    tsc_fn_end[];
 
 static int main_bias(struct dl_phdr_info *info, size_t size, void *out)
 {
@@ -111,6 +129,24 @@ Test(cpuid_sites, real_cpuid_found_immediate_ignored, .init = find_own_sites)
                   "the bytes 0f a2 of the immediate are not an instruction");
     cr_assert_eq((unsigned char)cpuid_fn_imm[1], 0x0f);
     cr_assert_eq((unsigned char)cpuid_fn_imm[2], 0xa2);
+    free(sites);
+}
+
+Test(cpuid_sites, rdtsc_and_rdtscp_found_immediate_ignored,
+     .init = find_own_sites)
+{
+    uint64_t at = 0;
+    cr_assert_eq(sites_in(tsc_fn, tsc_fn_end, &at), 2, "rdtsc and rdtscp");
+    cr_assert_eq(at, (uintptr_t)tsc_fn_rdtsc);
+    for (size_t i = 0; i < nr_sites; i++) {
+        uint64_t a = sites[i].vaddr + bias;
+        if (a == (uintptr_t)tsc_fn_rdtsc)
+            cr_assert(sites[i].kind == PROXY_SITE_RDTSC && sites[i].len == 2);
+        if (a == (uintptr_t)tsc_fn_rdtscp)
+            cr_assert(sites[i].kind == PROXY_SITE_RDTSCP && sites[i].len == 3);
+        if (a == (uintptr_t)cpuid_fn_real)
+            cr_assert(sites[i].kind == PROXY_SITE_CPUID && sites[i].len == 2);
+    }
     free(sites);
 }
 
