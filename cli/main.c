@@ -80,7 +80,7 @@ void cli_usage(FILE *f)
             "(off by default)\n"
             "  --preempt-ms N       preempt a thread that makes no syscall for "
             "N ms of host\n"
-            "                       time while another can run; 10*N while the "
+            "                       time while another can run; 30*N while the "
             "others only wait\n"
             "                       or a timer is armed, counted as logical time "
             "(default 100;\n"

@@ -658,6 +658,9 @@ bool proxy_timer_advance(struct proxy_world *w, uint64_t futex_deadline_ns);
 /* Whether some timer (alarm, itimer, POSIX timer, timerfd) is armed and
  * could wake a thread when it fires. */
 bool proxy_timer_could_fire(struct proxy_world *w);
+/* Logical ns until the earliest timer (itimer, POSIX timer, timerfd) that
+ * could wake a guest fires; INT64_MAX for none. */
+int64_t proxy_timer_earliest_ns(struct proxy_world *w);
 /* A fork child inherits no timer (man 2 fork); call on the new process. */
 void proxy_timer_fork(struct proxy_process *child);
 /* execve deletes the POSIX timers and keeps alarm and the itimers. */

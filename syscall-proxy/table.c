@@ -82,7 +82,7 @@ long proxy_dispatch(struct proxy_process *p)
     det_log_syscall(p->det, ret == PROXY_RET_REGS_SET ? 0 : ret);
     if (p->cfg->log_level >= 2 && ret != PROXY_RET_REGS_SET &&
         ret != PROXY_RET_NORETURN)
-        proxy_log(p, 2, "%s(%#llx, %#llx, %#llx) = %ld",
+        proxy_log(p, 2, "[%d] %s(%#llx, %#llx, %#llx) = %ld", p->tid,
                   proxy_syscall_name(nr), (unsigned long long)args[0],
                   (unsigned long long)args[1], (unsigned long long)args[2],
                   ret);

@@ -345,6 +345,19 @@ bool proxy_timer_advance(struct proxy_world *w, uint64_t futex_deadline_ns)
     return true;
 }
 
+int64_t proxy_timer_earliest_ns(struct proxy_world *w)
+{
+    int64_t best = proxy_timerfd_earliest_ns(w);
+    for (int i = 0; i < w->nr_procs; i++) {
+        struct proxy_process *p = w->procs[i];
+        if (p->zombie || p->exited)
+            continue;
+        int64_t d = earliest_wake_ns(p);
+        best = d < best ? d : best;
+    }
+    return best;
+}
+
 bool proxy_timer_could_fire(struct proxy_world *w)
 {
     for (int i = 0; i < w->nr_procs; i++) {

@@ -29,8 +29,10 @@
 volatile sig_atomic_t proxy_stop_signal;
 #define SYSCALL_INSN_BYTES 2
 #define FIRST_PID 1
-/* The slice while the other threads only wait, in short slices. */
-#define WAIT_SLICE_FACTOR 10
+/* The slice while the other threads only wait, in short slices: long, so
+ * that a computation between two events (QEMU-TCG running guest code) is
+ * not cut even on a loaded host. */
+#define WAIT_SLICE_FACTOR 30
 
 int proxy_world_init(struct proxy_world *w, struct vmm_host *host,
                      struct proxy_process *first)
@@ -373,11 +375,37 @@ static void finish_syscall(struct proxy_process *p, long ret)
  * verifies; a cut that changes what the program does shows in its output
  * or its later syscalls.
  */
+/* Logical ns until the run's earliest deadline (a waiting thread's, a
+ * timer's), INT64_MAX for none, 0 when one has passed. */
+static int64_t next_deadline_in(struct proxy_world *w)
+{
+    int64_t best = proxy_timer_earliest_ns(w);
+    for (int i = 0; i < w->nr_procs; i++) {
+        struct proxy_process *q = w->procs[i];
+        int idx;
+        uint64_t d = q->zombie ? UINT64_MAX
+                               : proxy_thread_earliest_deadline(q, &idx);
+        if (d == UINT64_MAX)
+            continue;
+        int64_t now = det_clock_peek_ns(q->det, CLOCK_MONOTONIC);
+        int64_t in = (int64_t)d > now ? (int64_t)d - now : 0;
+        best = in < best ? in : best;
+    }
+    return best;
+}
+
 static void preempt(struct proxy_process *p, bool others, uint64_t slice)
 {
     /* The slice was computing time: logical time moves by it, so deadlines
      * (a sleeper's, a timer's, a poll timeout) pass as they would natively
-     * while this thread computes; then any other thread may have its turn. */
+     * while this thread computes; then any other thread may have its turn.
+     * A long slice moves it no further than the next deadline: a sleeper
+     * beside a spinner wakes at its own time, not up to 3 s late. */
+    if (slice > p->cfg->preempt_ns) {
+        int64_t in = next_deadline_in(p->world);
+        if (in >= 0 && (uint64_t)in < slice)
+            slice = (uint64_t)in;
+    }
     det_clock_computed(p->det, slice);
     if (others)
         p->resched = true;
@@ -464,7 +492,7 @@ static bool from_vdso(struct proxy_process *p, uint64_t ret_rip)
  * a thread runs until it makes a syscall, deterministically. With another
  * thread runnable, the short slice: that one must not starve (a spin-wait
  * on it, a lock holder cut off the vCPU). With others only waiting (for an
- * fd, a deadline, a signal) or a timer armed, ten times as long: the slice
+ * fd, a deadline, a signal), thirty times as long (3 s by default): the slice
  * then only keeps logical time moving for a thread that computes or spins
  * without events (its end counts as computing time), and a computation
  * that makes its next event within it (QEMU-TCG running a guest kernel's
@@ -474,9 +502,18 @@ static uint64_t time_slice(struct proxy_process *p, bool others_alive)
 {
     if (proxy_others_runnable(p))
         return p->cfg->preempt_ns;
-    if (others_alive || proxy_timer_could_fire(p->world))
-        return p->cfg->preempt_ns * WAIT_SLICE_FACTOR;
-    return 0;
+    uint64_t longest = p->cfg->preempt_ns * WAIT_SLICE_FACTOR;
+    if (others_alive)
+        return longest;
+    if (!proxy_timer_could_fire(p->world))
+        return 0;
+    /* Alone with a timer armed (a loop until SIGALRM sets a flag): nothing
+     * else can see where the cut falls, so it falls when the timer is due
+     * (no sooner than the short slice). */
+    int64_t in = next_deadline_in(p->world);
+    if (in < (int64_t)p->cfg->preempt_ns)
+        return p->cfg->preempt_ns;
+    return (uint64_t)in < longest ? (uint64_t)in : longest;
 }
 
 /* Runs p's current thread to its next event. false: hvrun failed. */
@@ -581,7 +618,7 @@ static void log_thread_states(struct proxy_world *w)
             proxy_log(q, 1,
                       "  process %d thread %d%s: %s (host fd %d events %#x, "
                       "futex %#llx, deadline %s), pending %#llx mask %#llx, "
-                      "%llu syscalls",
+                      "%llu syscalls, rip %#llx",
                       q->pid, k == q->cur ? q->tid : t->tid,
                       i == w->cur && k == q->cur ? " on the vCPU" : "",
                       thread_state_names[t->state],
@@ -591,7 +628,9 @@ static void log_thread_states(struct proxy_world *w)
                       (unsigned long long)q->pending_mask,
                       (unsigned long long)(k == q->cur ? q->sigmask
                                                        : t->sigmask),
-                      (unsigned long long)q->nr_syscalls);
+                      (unsigned long long)q->nr_syscalls,
+                      (unsigned long long)(k == q->cur ? vmm_vm_regs(q->vm)->rip
+                                                       : t->regs.rip));
         }
     }
 }
