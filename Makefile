@@ -21,7 +21,11 @@ WARNINGS = -Wall -Wextra -Wshadow -Wvla -Wformat=2 -Wmissing-prototypes \
 ifeq ($(WERROR),1)
 WARNINGS += -Werror
 endif
-CPPFLAGS += -D_GNU_SOURCE -Ivmm -Isyscall-proxy -Idetcore -Icli -Iguestkernel
+# syscall-proxy/ is grouped by kernel subsystem (docs/ARCHITECTURE.md); each
+# folder is on the include path so that a header's #include stays its name.
+PROXY_DIRS := syscall-proxy $(addprefix syscall-proxy/,net io fs kernel mm)
+CPPFLAGS += -D_GNU_SOURCE -Ivmm $(addprefix -I,$(PROXY_DIRS)) -Idetcore -Icli \
+            -Iguestkernel
 CFLAGS ?= -O2 -g
 CFLAGS += -std=c11 $(WARNINGS)
 LDLIBS += -lelf -lzstd -lseccomp -lcapstone -pthread
@@ -31,7 +35,7 @@ DEBUG_FLAGS = -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
 
 VERSION := 0.1.0
 
-CORE_SRCS := $(wildcard vmm/*.c) $(wildcard syscall-proxy/*.c) \
+CORE_SRCS := $(wildcard vmm/*.c) $(foreach d,$(PROXY_DIRS),$(wildcard $(d)/*.c)) \
              $(wildcard detcore/*.c)
 CORE_ASM := $(wildcard vmm/*.S)
 CLI_SRCS := $(wildcard cli/*.c)
@@ -60,7 +64,7 @@ $(BUILD)/libhvrun.a: $(CORE_OBJS) $(GK_BLOB_OBJ)
 	@rm -f $@
 	@ar rcs $@ $^
 
-$(BUILD)/%.o: %.c $(wildcard */*.h)
+$(BUILD)/%.o: %.c $(wildcard */*.h syscall-proxy/*/*.h)
 	@mkdir -p $(dir $@)
 	@echo "  CC      $@"
 	@$(CC) $(CPPFLAGS) -DHVRUN_VERSION='"$(VERSION)"' $(CFLAGS) -c -o $@ $<
@@ -235,7 +239,7 @@ lint:
 	@echo lint ok
 
 format:
-	clang-format -i */*.c */*.h
+	clang-format -i */*.c */*.h syscall-proxy/*/*.c syscall-proxy/*/*.h
 
 clean:
 	rm -rf build

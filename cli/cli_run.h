@@ -57,7 +57,7 @@ struct run_summary {
 /* Runs the program once in a fresh VM and environment. Returns hvrun's
  * exit code; fills sum; writes the detlog to detlog_path if given, and
  * with journal_dir journals there what the run does to the files
- * (syscall-proxy/preserve.c), for cli_verify_undo. */
+ * (syscall-proxy/fs/preserve.c), for cli_verify_undo. */
 int cli_run_once(const struct run_options *o, const char *path,
                  const char *detlog_path, const char *journal_dir,
                  struct run_summary *sum);

@@ -398,7 +398,7 @@ static int apply_fs_policy(const struct proxy_process *p,
             *slash = '\0';
     }
     /* An owned private /tmp lives in a scratch directory with its lock
-     * (syscall-proxy/scratch.c), removed whole at the end. */
+     * (syscall-proxy/fs/scratch.c), removed whole at the end. */
     const char *tmp = p->tmp_owned ? p->tmp_top : p->tmp_host;
     const char *writable[] = {".", tmp, scratch, journal_dir};
     return confine_fs_policy(writable, sizeof(writable) / sizeof(writable[0]),

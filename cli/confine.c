@@ -22,7 +22,7 @@
  *   set-up; --verify forks before it), signals only to hvrun itself, the
  *   SIGSYS handler cannot be replaced, sockets only of the families net.c
  *   serves. ioctl is allowed whatever the request: hvrun's own KVM ioctls
- *   and the guest's terminal and file ioctls, which syscall-proxy/io.c
+ *   and the guest's terminal and file ioctls, which syscall-proxy/io/io.c
  *   already limits to its own table, go through it.
  *
  * Deliberately absent (hvrun never makes them; a guest must not get them
@@ -104,7 +104,7 @@
  * on a host file would outlive the run), SETUID/SETGID/SETPCAP/SETFCAP,
  * KILL, IPC_LOCK, IPC_OWNER, LEASE, MAC_*, AUDIT_*, SYSLOG, WAKE_ALARM,
  * BLOCK_SUSPEND, BPF, PERFMON, CHECKPOINT_RESTORE. The guest's own view
- * of its capabilities is virtual (syscall-proxy/misc.c) and unchanged.
+ * of its capabilities is virtual (syscall-proxy/kernel/misc.c) and unchanged.
  */
 #define CONFINE_KEPT_CAPS                                                   \
     (CAP_BIT(CAP_CHOWN) | CAP_BIT(CAP_DAC_OVERRIDE) |                      \
@@ -392,7 +392,7 @@ static int install_sigsys_handler(void)
  * mkstemp/rename, --verify's fork/wait4/dup2) are not in it.
  */
 static const int allowed_calls[] = {
-    /* I/O on guest fds: syscall-proxy/io.c (read/write families, the
+    /* I/O on guest fds: syscall-proxy/io/io.c (read/write families, the
      * vectored ones with their offsets and flags, splice/tee/sendfile,
      * readahead, sync_file_range, copy_file_range), stdio of hvrun */
     SCMP_SYS(read), SCMP_SYS(write), SCMP_SYS(readv), SCMP_SYS(writev),

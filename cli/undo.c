@@ -1,6 +1,6 @@
 /*
  * undo.c - `--verify` puts the files back as they were before a run, by
- * replaying the run's journal (syscall-proxy/journal.h) backwards.
+ * replaying the run's journal (syscall-proxy/fs/journal.h) backwards.
  *
  * Replayed from its last record to its first, each record is undone in
  * the tree as it was right after the change it records, so its names mean

@@ -6,7 +6,7 @@
  * that differed and which streams differed.
  *
  * Both runs start from the same files: each run journals what it does to
- * them (syscall-proxy/preserve.c) and undo.c puts them back from that
+ * them (syscall-proxy/fs/preserve.c) and undo.c puts them back from that
  * journal before run 2. Everything lives in one scratch directory
  * (scratch.c: 0700, ours, locked while we live, so a later hvrun can clean
  * it up if we are killed). SIGINT, SIGTERM or SIGHUP stop the run going

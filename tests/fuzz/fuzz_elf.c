@@ -1,6 +1,6 @@
 /*
  * fuzz_elf.c - libFuzzer target for the ELF loader: each input is written
- * to a memfd and loaded by proxy_elf_load (syscall-proxy/loader.c) into a
+ * to a memfd and loaded by proxy_elf_load (syscall-proxy/mm/loader.c) into a
  * fresh guest address space over a small host reservation (no VM, no
  * KVM), once as a main program and once as an interpreter. Built with
  * clang and ASan+UBSan (make fuzz); any crash, sanitizer report, leak or

@@ -1,7 +1,7 @@
 /*
  * test_hermetic.c - the private /tmp's path mapping, the files-only
  * nsswitch.conf and the blocked name-service sockets
- * (syscall-proxy/hermetic.c, API in vfs.h), and the link fix-ups of vfs.c.
+ * (syscall-proxy/fs/hermetic.c, API in vfs.h), and the link fix-ups of vfs.c.
  */
 #include <criterion/criterion.h>
 

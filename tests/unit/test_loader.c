@@ -1,5 +1,5 @@
 /*
- * test_loader.c - proxy_exec_load (syscall-proxy/loader.c) against a real
+ * test_loader.c - proxy_exec_load (syscall-proxy/mm/loader.c) against a real
  * VM: the deterministic layout of a dynamic PIE, a static binary, #!
  * scripts and the error paths. Needs /dev/kvm; without it every test is
  * skipped with the reason.

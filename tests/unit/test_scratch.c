@@ -1,6 +1,6 @@
 /*
  * test_scratch.c - hvrun's scratch directories in /tmp (syscall-proxy/
- * scratch.c: made 0700 with a held lock; the sweep removes only those of
+ * fs/scratch.c: made 0700 with a held lock; the sweep removes only those of
  * runs that are gone) and --verify's binary journal (journal.c: any name,
  * newlines included, round-trips; a torn last record is dropped).
  */

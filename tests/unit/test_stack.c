@@ -1,5 +1,5 @@
 /*
- * test_stack.c - proxy_stack_build (syscall-proxy/stack.c): the initial
+ * test_stack.c - proxy_stack_build (syscall-proxy/mm/stack.c): the initial
  * stack must be laid out as Linux's create_elf_tables() lays it out.
  */
 #include <criterion/criterion.h>
