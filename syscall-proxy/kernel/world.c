@@ -18,6 +18,7 @@
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
@@ -29,6 +30,16 @@
 volatile sig_atomic_t proxy_stop_signal;
 #define SYSCALL_INSN_BYTES 2
 #define FIRST_PID 1
+/* The least of a slice an interrupted KVM_RUN goes on with. */
+#define SLICE_MIN_LEFT_NS 1000000LL
+
+static int64_t host_monotonic_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
 /* The slice while the other threads only wait, in short slices: long, so
  * that a computation between two events (QEMU-TCG running guest code) is
  * not cut even on a loaded host. */
@@ -277,6 +288,7 @@ static struct proxy_process *pick(struct proxy_world *w)
     if (proxy_thread_switch(q, idx) < 0)
         return NULL;
     q->threads[idx].waited = false;
+    q->slice_spent_ns = 0;
     if (q != p)
         det_log_value(q->det, DET_SRC_SCHED, &q->pid, sizeof(q->pid));
     w->cur = i;
@@ -525,9 +537,19 @@ static bool run_one(struct proxy_process *p)
         return true;
     bool others = proxy_others_alive(p);
     uint64_t slice = time_slice(p, others);
+    uint64_t run_for = slice;
+    if (slice && p->slice_spent_ns)
+        run_for = p->slice_spent_ns + SLICE_MIN_LEFT_NS >= slice
+                      ? SLICE_MIN_LEFT_NS
+                      : slice - p->slice_spent_ns;
+    int64_t started = host_monotonic_ns();
     proxy_vdso_enter(p);
-    int rc = vmm_vm_run_slice(p->vm, &ev, slice);
+    int rc = vmm_vm_run_slice(p->vm, &ev, run_for);
     proxy_vdso_leave(p);
+    if (ev.kind == VMM_EVENT_INTERRUPTED && !(ev.slice_over && ev.in_user_code))
+        p->slice_spent_ns += (uint64_t)(host_monotonic_ns() - started);
+    else
+        p->slice_spent_ns = 0;
     if (rc < 0 && ev.kind != VMM_EVENT_FAILED) {
         proxy_log(p, 0, "KVM_RUN: %s", strerror(-rc));
         return false;
