@@ -355,10 +355,10 @@ struct proxy_process {
     uint64_t next_wait_seq;
     uint64_t quantum_left;      /* syscalls before a forced turn */
     bool resched;               /* the current thread gave up the vCPU */
-    /* Host ns the current thread ran in KVM_RUNs that ended without an
-     * event (a host signal, an early timer): its slice goes on from there
-     * rather than start again, or frequent interruptions would keep a
-     * spinner from ever being cut. */
+    /* Host ns the current thread ran in KVM_RUNs that ended without a
+     * syscall (a host signal, a page fault hvrun resolved, a trapped
+     * RDTSC): its slice goes on from there rather than start again, or
+     * such exits would keep a spinner from ever being cut. */
     uint64_t slice_spent_ns;
 
     /* prctl flags and the nice value (misc.c) */

@@ -546,7 +546,14 @@ static bool run_one(struct proxy_process *p)
     proxy_vdso_enter(p);
     int rc = vmm_vm_run_slice(p->vm, &ev, run_for);
     proxy_vdso_leave(p);
-    if (ev.kind == VMM_EVENT_INTERRUPTED && !(ev.slice_over && ev.in_user_code))
+    /* Only a syscall or the cut itself starts a new slice: a fault hvrun
+     * resolves (or turns into a signal), a trapped RDTSC/CPUID, or a host
+     * interruption, does not, and a spinner that faults or reads the TSC
+     * now and then must still be cut. */
+    bool slice_goes_on = ev.kind != VMM_EVENT_SYSCALL &&
+                         !(ev.kind == VMM_EVENT_INTERRUPTED && ev.slice_over &&
+                           ev.in_user_code);
+    if (slice_goes_on)
         p->slice_spent_ns += (uint64_t)(host_monotonic_ns() - started);
     else
         p->slice_spent_ns = 0;
