@@ -32,6 +32,8 @@ struct run_options {
     const char *env_overrides[CLI_MAX_ENV_OVERRIDES];
     int nr_env_overrides;
     const char *cwd;
+    const char *detlog_path;  /* --detlog FILE (with --verify: and FILE.2) */
+    int detlog_fd, detlog2_fd; /* FILE (FILE.2) opened before the run, or -1 */
     char **argv;              /* the program and its arguments */
 };
 

@@ -110,8 +110,13 @@ int cli_cmd_doctor(int argc, char **argv)
     printf("RDTSC trap:     %s%s\n", yes_no(i.rdtsc_trappable),
            i.rdtsc_trappable
                ? " (CR4.TSD: RDTSC/RDTSCP can be answered by hvrun)"
-               : " (guest RDTSC/RDTSCP read the host TSC: a determinism "
-                 "gap on this host)");
+               : " (guest RDTSC/RDTSCP read the host TSC)");
+    if (!i.rdtsc_trappable)
+        printf("RDTSC rewrite:  on by default with virtual time: the "
+               "RDTSC/RDTSCP of the guest's code (functions with unwind "
+               "info) become traps answered from the logical clock; not "
+               "covered: code without unwind info, JIT code "
+               "(--no-rdtsc-rewrite turns it off)\n");
     double us;
     if (probe_syscall_cost(host, &us) == 0)
         printf("guest VM:       ok; syscall round trip %.1f us (%d calls, "

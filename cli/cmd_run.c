@@ -4,6 +4,7 @@
  * report its exit status.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -37,6 +38,7 @@ enum {
     OPT_NO_METADATA, OPT_NO_HOST, OPT_TMP, OPT_BASE_ENV, OPT_CWD,
     OPT_HOSTNAME, OPT_UID, OPT_GID, OPT_PREEMPT_MS, OPT_MEMORY,
     OPT_NO_SECCOMP, OPT_FS_POLICY, OPT_CPUID_REWRITE, OPT_NO_RDTSC_REWRITE,
+    OPT_DETLOG,
 };
 
 static const struct option run_longopts[] = {
@@ -64,6 +66,7 @@ static const struct option run_longopts[] = {
     {"fs-policy", no_argument, NULL, OPT_FS_POLICY},
     {"summary", no_argument, NULL, OPT_SUMMARY},
     {"summary-json", no_argument, NULL, OPT_SUMMARY_JSON},
+    {"detlog", required_argument, NULL, OPT_DETLOG},
     {"log", required_argument, NULL, OPT_LOG},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
@@ -225,6 +228,7 @@ static int apply_option(struct run_options *o, int c, const char *arg)
         return -1;
     case OPT_SUMMARY: o->summary = true; return 0;
     case OPT_SUMMARY_JSON: o->summary_json = true; return 0;
+    case OPT_DETLOG: o->detlog_path = arg; return 0;
     case OPT_LOG:
         o->log_level = parse_log_level(arg);
         if (o->log_level >= 0)
@@ -244,6 +248,7 @@ static int parse_run_options(int argc, char **argv, struct run_options *o)
     o->base_env = "host";
     o->log_level = 1;
     o->preempt_ms = RUN_PREEMPT_MS;
+    o->detlog_fd = o->detlog2_fd = -1;
     det_config_defaults(&o->det);
     optind = 1;
     int c;
@@ -522,6 +527,11 @@ int cli_run_once(const struct run_options *o, const char *path,
     }
     if (detlog_path && det_log_save(&det, detlog_path) < 0)
         cli_error("%s: cannot write the detlog", detlog_path);
+    /* --detlog FILE, opened before the run: the guest's confinement
+     * (--fs-policy) need not let anything write where FILE is. */
+    int rc_log;
+    if (o->detlog_fd >= 0 && (rc_log = det_log_write(&det, o->detlog_fd)) < 0)
+        cli_error("--detlog %s: %s", o->detlog_path, strerror(-rc_log));
 out:
     proxy_preserve_close(totals.preserve);
     free(env);
@@ -553,6 +563,28 @@ static void install_stop_handlers(void)
     cli_on_stop_signals(on_stop_signal);
 }
 
+/* --detlog FILE (and FILE.2 for --verify's second run), opened where the
+ * user named them, before --cwd and before any confinement. */
+static int open_detlogs(struct run_options *o)
+{
+    char second[4096];
+    int flags = O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC;
+    o->detlog_fd = open(o->detlog_path, flags, 0644);
+    if (o->detlog_fd < 0) {
+        cli_error("--detlog %s: %s", o->detlog_path, strerror(errno));
+        return -1;
+    }
+    if (!o->verify)
+        return 0;
+    snprintf(second, sizeof(second), "%s.2", o->detlog_path);
+    o->detlog2_fd = open(second, flags, 0644);
+    if (o->detlog2_fd < 0) {
+        cli_error("--detlog %s: %s", second, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
 int cli_cmd_run(int argc, char **argv)
 {
     struct run_options o;
@@ -563,6 +595,8 @@ int cli_cmd_run(int argc, char **argv)
         cli_error("%s", why);
         return CLI_EXIT_FAILURE;
     }
+    if (o.detlog_path && open_detlogs(&o) < 0)
+        return CLI_EXIT_FAILURE;
     if (o.cwd && chdir(o.cwd) < 0) {
         cli_error("--cwd %s: %s", o.cwd, strerror(errno));
         return CLI_EXIT_FAILURE;

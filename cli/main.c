@@ -22,6 +22,8 @@ static const struct cli_command commands[] = {
     {"doctor", cli_cmd_doctor, "report what this host offers hvrun"},
     {"syscalls", cli_cmd_syscalls,
      "list every syscall and how hvrun handles it (markdown)"},
+    {"detlog", cli_cmd_detlog,
+     "print a run's detlog (--detlog FILE), or where two part"},
 };
 
 void cli_error(const char *fmt, ...)
@@ -105,6 +107,9 @@ void cli_usage(FILE *f)
             "  --summary            counts, virtualised reads and the detlog "
             "digest on stderr\n"
             "  --summary-json       the same as one JSON object\n"
+            "  --detlog FILE        the run's event log to FILE (with --verify, "
+            "run 2's\n"
+            "                       to FILE.2): hvrun detlog FILE [FILE.2]\n"
             "  --log LEVEL          hvrun diagnostics: error, warn (default), "
             "debug\n"
             "                       (debug traces every syscall)\n"

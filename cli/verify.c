@@ -118,7 +118,9 @@ static void child_run(const struct run_options *o, const char *path,
     dup2(err, 2);
     struct run_summary sum;
     memset(&sum, 0, sizeof(sum));
-    int code = cli_run_once(o, path, f->detlog, f->journal, &sum);
+    struct run_options inner = *o; /* --detlog's files are the parent's */
+    inner.detlog_fd = inner.detlog2_fd = -1;
+    int code = cli_run_once(&inner, path, f->detlog, f->journal, &sum);
     int s = open(f->summary, O_WRONLY | O_CREAT | O_TRUNC, 0600);
     if (s >= 0) {
         if (write(s, &sum, sizeof(sum)) != (ssize_t)sizeof(sum))
@@ -330,6 +332,50 @@ static int run_both(const struct run_options *o, const char *path,
     return 0;
 }
 
+/* Copies the file at from to fd; 0 or -errno. */
+static int copy_to_fd(const char *from, int fd)
+{
+    int in = open(from, O_RDONLY | O_CLOEXEC);
+    if (in < 0)
+        return -errno;
+    char buf[65536];
+    ssize_t n;
+    int rc = 0;
+    while ((n = read(in, buf, sizeof(buf))) != 0) {
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            rc = -errno;
+            break;
+        }
+        for (ssize_t off = 0; off < n;) {
+            ssize_t w = write(fd, buf + off, (size_t)(n - off));
+            if (w < 0 && errno == EINTR)
+                continue;
+            if (w < 0) {
+                rc = -errno;
+                goto out;
+            }
+            off += w;
+        }
+    }
+out:
+    close(in);
+    return rc;
+}
+
+/* --detlog FILE: run 1's detlog there, run 2's in FILE.2. */
+static void keep_detlogs(const struct run_options *o, const struct run_files *f)
+{
+    int fds[NR_RUNS] = {o->detlog_fd, o->detlog2_fd};
+    for (int i = 0; i < NR_RUNS; i++) {
+        int rc = fds[i] >= 0 ? copy_to_fd(f[i].detlog, fds[i]) : 0;
+        if (rc < 0)
+            cli_error("--detlog %s%s: %s", o->detlog_path, i ? ".2" : "",
+                      strerror(-rc));
+    }
+}
+
 int cli_verify(const struct run_options *o, const char *path)
 {
     install_verify_handlers();
@@ -357,6 +403,7 @@ int cli_verify(const struct run_options *o, const char *path)
         pass_on(f[0].out, 1);
         pass_on(f[0].err, 2);
         code = report(o, f);
+        keep_detlogs(o, f);
         if (o->summary || o->summary_json)
             cli_print_summary(stderr, o, &f[0].sum);
     }

@@ -91,7 +91,12 @@ void det_clock_fold(struct det_state *d, uint64_t calls)
     d->now_ns += (int64_t)calls * DET_EVENT_NS;
     d->events += calls;
     d->reads[DET_SRC_TIME] += calls;
-    det_log_value(d, DET_SRC_TIME, &calls, sizeof(calls));
+}
+
+void det_clock_log_folded(struct det_state *d, uint64_t calls)
+{
+    if (d->cfg.virtualize_time && calls)
+        det_log_value(d, DET_SRC_TIME, &calls, sizeof(calls));
 }
 
 void det_clock_computed(struct det_state *d, uint64_t ns)

@@ -133,10 +133,13 @@ struct det_clock_page {
     int64_t now_ns, epoch_ns, boot_ns, event_ns, coarse_ns;
 };
 void det_clock_page(const struct det_state *d, struct det_clock_page *out);
-/* The guest's vDSO answered `calls` clock reads since the last exit: they
- * count as events (logical time advances), are logged as one record and
- * counted as time reads. */
+/* The guest's vDSO answered `calls` more clock reads: they count as events
+ * (logical time advances) and as time reads. */
 void det_clock_fold(struct det_state *d, uint64_t calls);
+/* The detlog record of `calls` folded reads: one record for all the reads
+ * between two points of the program's progress that are the same in every
+ * run (not a host interruption, which can fall anywhere). None for 0. */
+void det_clock_log_folded(struct det_state *d, uint64_t calls);
 /* A guest thread computed for ns of host time without an event (a time
  * slice ran out): logical time advances by as much. Nothing with host
  * time, which passed by itself. */
@@ -233,6 +236,8 @@ void det_log_value(struct det_state *d, enum det_source src,
 uint64_t det_log_digest(const struct det_state *d);
 /* Writes the records to path (binary); 0 or -errno. */
 int det_log_save(const struct det_state *d, const char *path);
+/* The detlog's records to fd, in det_log_save's format. */
+int det_log_write(const struct det_state *d, int fd);
 /* Loads records saved by det_log_save; caller frees *recs. */
 int det_log_load(const char *path, struct det_record **recs, size_t *n);
 const char *det_source_name(enum det_source s);

@@ -7,7 +7,8 @@
  * replace this file and nothing else.
  *
  * The rule: the current thread keeps the vCPU until it blocks, yields, or
- * has made DET_SCHED_QUANTUM syscalls; then the next runnable thread in
+ * has made DET_SCHED_QUANTUM syscalls (DET_SCHED_QUANTUM_CONTENDED when
+ * another thread is runnable); then the next runnable thread in
  * round-robin order over every thread runs: the threads of the current
  * process after the current one, then the other processes in creation
  * order (each from its own current thread), then the current process's
@@ -22,6 +23,13 @@
 
 /* Syscalls a thread may make before others get a turn. */
 #define DET_SCHED_QUANTUM 10000
+/* The same while another thread is runnable (one woken or cut off the
+ * vCPU, waiting for its turn rather than for something to happen): it
+ * gets the vCPU after this many of the current thread's events, the same
+ * point in every run, long before a host-timed slice would cut the current
+ * thread (QEMU's vCPU thread with -icount computes for seconds with a
+ * syscall every few hundred microseconds and no clock read). */
+#define DET_SCHED_QUANTUM_CONTENDED 100
 
 /* What the scheduler may ask of the process model. */
 struct det_sched_ops {

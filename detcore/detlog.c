@@ -76,26 +76,32 @@ const char *det_source_name(enum det_source s)
     return (unsigned)s < DET_SRC_COUNT ? names[s] : "?";
 }
 
+int det_log_write(const struct det_state *d, int fd)
+{
+    size_t bytes = d->log.n * sizeof(struct det_record);
+    const uint8_t *p = (const uint8_t *)d->log.recs;
+    if (write(fd, DETLOG_MAGIC, strlen(DETLOG_MAGIC)) < 0)
+        return -errno;
+    while (bytes > 0) {
+        ssize_t n = write(fd, p, bytes);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return -errno;
+        p += n;
+        bytes -= (size_t)n;
+    }
+    return 0;
+}
+
 int det_log_save(const struct det_state *d, const char *path)
 {
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     if (fd < 0)
         return -errno;
-    size_t bytes = d->log.n * sizeof(struct det_record);
-    const uint8_t *p = (const uint8_t *)d->log.recs;
-    int rc = 0;
-    if (write(fd, DETLOG_MAGIC, strlen(DETLOG_MAGIC)) < 0)
+    int rc = det_log_write(d, fd);
+    if (close(fd) < 0 && rc == 0)
         rc = -errno;
-    while (rc == 0 && bytes > 0) {
-        ssize_t n = write(fd, p, bytes);
-        if (n < 0) {
-            rc = -errno;
-            break;
-        }
-        p += n;
-        bytes -= (size_t)n;
-    }
-    close(fd);
     return rc;
 }
 

@@ -321,6 +321,11 @@ struct proxy_process {
     gva_t brk_start, brk_end;   /* heap: [brk_start, brk_end) mapped */
     gva_t mmap_base;            /* top-down mmap starts below this */
     gva_t vvar_gva;             /* the vDSO's [vvar] page; 0: none */
+    /* The vDSO's call count (vdso.c): how much of it detcore has, how much
+     * of that the detlog has not, and whether the next run goes on with it
+     * (the last stop was a host interruption). */
+    uint64_t vdso_folded, vdso_unlogged;
+    bool vdso_count_goes_on;
     gva_t stack_top;
 
     /* identity */
@@ -360,6 +365,10 @@ struct proxy_process {
      * RDTSC): its slice goes on from there rather than start again, or
      * such exits would keep a spinner from ever being cut. */
     uint64_t slice_spent_ns;
+    /* Events of the current slice that were not syscalls (vDSO clock
+     * reads, trapped TSC reads): a slice with any does not end in a cut
+     * (world.c). */
+    uint64_t slice_events;
 
     /* prctl flags and the nice value (misc.c) */
     struct proxy_prctl_state {
@@ -424,8 +433,12 @@ void proxy_peercred_to_guest(struct proxy_process *p, int host_fd,
 int proxy_vdso_map(struct proxy_process *p, gva_t *ehdr_out);
 /* Before the guest runs: the logical clock into [vvar]. */
 void proxy_vdso_enter(struct proxy_process *p);
-/* After it stopped: the vDSO's clock reads into detcore. */
-void proxy_vdso_leave(struct proxy_process *p);
+/* After it stopped: the vDSO's clock reads into detcore; how many it
+ * folded. host_interruption: the stop was the host's (a signal, a timer
+ * that cut nothing), not a point of the guest's progress. */
+uint64_t proxy_vdso_leave(struct proxy_process *p, bool host_interruption);
+/* The vDSO's clock reads since the last fold (before leave folds them). */
+uint64_t proxy_vdso_unfolded(struct proxy_process *p);
 
 /* ---- --verify's journal of changed files (preserve.c) --------------------- */
 

@@ -289,6 +289,8 @@ static struct proxy_process *pick(struct proxy_world *w)
         return NULL;
     q->threads[idx].waited = false;
     q->slice_spent_ns = 0;
+    q->slice_events = 0;
+    q->vdso_count_goes_on = false; /* the count is the VM's, not a thread's */
     if (q != p)
         det_log_value(q->det, DET_SRC_SCHED, &q->pid, sizeof(q->pid));
     w->cur = i;
@@ -510,9 +512,10 @@ static bool from_vdso(struct proxy_process *p, uint64_t ret_rip)
  * that makes its next event within it (QEMU-TCG running a guest kernel's
  * boot code) is never cut, so its run stays deterministic.
  */
-static uint64_t time_slice(struct proxy_process *p, bool others_alive)
+static uint64_t time_slice(struct proxy_process *p, bool others_alive,
+                           bool others_runnable)
 {
-    if (proxy_others_runnable(p))
+    if (others_runnable)
         return p->cfg->preempt_ns;
     uint64_t longest = p->cfg->preempt_ns * WAIT_SLICE_FACTOR;
     if (others_alive)
@@ -536,7 +539,10 @@ static bool run_one(struct proxy_process *p)
     if (p->exited)
         return true;
     bool others = proxy_others_alive(p);
-    uint64_t slice = time_slice(p, others);
+    bool contended = others && proxy_others_runnable(p);
+    if (contended && p->quantum_left > DET_SCHED_QUANTUM_CONTENDED)
+        p->quantum_left = DET_SCHED_QUANTUM_CONTENDED;
+    uint64_t slice = time_slice(p, others, contended);
     uint64_t run_for = slice;
     if (slice && p->slice_spent_ns)
         run_for = p->slice_spent_ns + SLICE_MIN_LEFT_NS >= slice
@@ -545,18 +551,30 @@ static bool run_one(struct proxy_process *p)
     int64_t started = host_monotonic_ns();
     proxy_vdso_enter(p);
     int rc = vmm_vm_run_slice(p->vm, &ev, run_for);
-    proxy_vdso_leave(p);
-    /* Only a syscall or the cut itself starts a new slice: a fault hvrun
+    /* The slice ran out. A thread that made events in it (clock reads
+     * answered by the vDSO, trapped TSC reads) is not cut: its events
+     * bring the points where it gives up the vCPU, the same in every run
+     * (the vDSO's forced syscall, the end of its quantum, a deadline its
+     * reads pass), where a host-timed cut would fall wherever a slow or
+     * loaded host had it (QEMU's vCPU thread runs a guest kernel for
+     * seconds reading the clock, with no syscall). Only a thread without
+     * any event for a whole slice is cut. */
+    bool slice_over = ev.kind == VMM_EVENT_INTERRUPTED && ev.slice_over &&
+                      ev.in_user_code;
+    bool made_events = p->slice_events > 0 || proxy_vdso_unfolded(p) > 0;
+    bool cut = slice_over && !made_events;
+    p->slice_events += proxy_vdso_leave(p, ev.kind == VMM_EVENT_INTERRUPTED &&
+                                               !cut);
+    /* Only a syscall or the slice's end starts a new slice: a fault hvrun
      * resolves (or turns into a signal), a trapped RDTSC/CPUID, or a host
-     * interruption, does not, and a spinner that faults or reads the TSC
-     * now and then must still be cut. */
-    bool slice_goes_on = ev.kind != VMM_EVENT_SYSCALL &&
-                         !(ev.kind == VMM_EVENT_INTERRUPTED && ev.slice_over &&
-                           ev.in_user_code);
-    if (slice_goes_on)
+     * interruption, does not, and a spinner that faults now and then must
+     * still be cut. */
+    if (ev.kind != VMM_EVENT_SYSCALL && !slice_over) {
         p->slice_spent_ns += (uint64_t)(host_monotonic_ns() - started);
-    else
+    } else {
         p->slice_spent_ns = 0;
+        p->slice_events = 0;
+    }
     if (rc < 0 && ev.kind != VMM_EVENT_FAILED) {
         proxy_log(p, 0, "KVM_RUN: %s", strerror(-rc));
         return false;
@@ -599,11 +617,12 @@ static bool run_one(struct proxy_process *p)
                 p->resched = true;
             if (p->quantum_left > 0)
                 p->quantum_left--;
+            p->slice_events++;
             break;
         }
         break;
     case VMM_EVENT_INTERRUPTED:
-        if (ev.slice_over && ev.in_user_code)
+        if (cut)
             preempt(p, others, slice);
         break;
     case VMM_EVENT_FAILED:

@@ -10,6 +10,8 @@
  * the vDSO writes); when the run stops it folds the reads the vDSO counted
  * into detcore: each one is an event, as the syscall it replaces would
  * have been, so every clock value is the one the syscall path gives. A
+ * stop the host caused (a signal, a timer) is not a point of the program's
+ * own: there the count goes on and no detlog record is made. A
  * count above what the vDSO can reach is a guest's scribble and folds as
  * nothing (vdso_abi.h).
  */
@@ -49,7 +51,13 @@ void proxy_vdso_enter(struct proxy_process *p)
 {
     if (!p->vvar_gva)
         return;
-    vmm_vm_vdso_calls_reset(p->vm);
+    /* After a host interruption the count goes on: the vDSO's forced
+     * syscall then falls after the same number of reads in every run,
+     * wherever the host's signals or timers cut the KVM_RUNs. */
+    if (!p->vdso_count_goes_on) {
+        vmm_vm_vdso_calls_reset(p->vm);
+        p->vdso_folded = 0;
+    }
     /* A guest that unmapped or moved the page only loses the fast path
      * (the vDSO checks the magic) or faults, as Linux's vDSO would. */
     struct vmm_vma *v = vmm_as_find_vma(p->as, p->vvar_gva);
@@ -57,25 +65,53 @@ void proxy_vdso_enter(struct proxy_process *p)
         return;
     struct det_clock_page c;
     det_clock_page(p->det, &c);
+    /* Call n of the count sees now_ns + n * event_ns: the reads already
+     * folded are in detcore's clock, so they come off the base. */
     struct gk_vvar page = {.magic = GK_VDSO_MAGIC,
                            .virtual_time = c.virtual_time,
-                           .now_ns = c.now_ns, .epoch_ns = c.epoch_ns,
+                           .now_ns = c.now_ns -
+                                     (int64_t)p->vdso_folded * c.event_ns,
+                           .epoch_ns = c.epoch_ns,
                            .boot_ns = c.boot_ns, .event_ns = c.event_ns,
                            .coarse_ns = c.coarse_ns};
     (void)vmm_as_poke(p->as, p->vvar_gva, &page, sizeof(page));
 }
 
-void proxy_vdso_leave(struct proxy_process *p)
+/* The reads folded since the last record go into the detlog as one. */
+static void log_folded(struct proxy_process *p)
+{
+    det_clock_log_folded(p->det, p->vdso_unlogged);
+    p->vdso_unlogged = 0;
+}
+
+uint64_t proxy_vdso_unfolded(struct proxy_process *p)
 {
     if (!p->vvar_gva)
-        return;
+        return 0;
     uint64_t calls = vmm_vm_vdso_calls(p->vm);
-    if (calls == 0)
-        return;
-    if (calls > GK_VDSO_MAX_CALLS) {
+    if (calls > GK_VDSO_MAX_CALLS || calls < p->vdso_folded)
+        return 0;
+    return calls - p->vdso_folded;
+}
+
+uint64_t proxy_vdso_leave(struct proxy_process *p, bool host_interruption)
+{
+    if (!p->vvar_gva)
+        return 0;
+    uint64_t calls = vmm_vm_vdso_calls(p->vm);
+    if (calls > GK_VDSO_MAX_CALLS || calls < p->vdso_folded) {
         proxy_log(p, 2, "vDSO call count %llu is not one the vDSO writes: "
                   "not folded", (unsigned long long)calls);
-        return;
+        p->vdso_count_goes_on = false;
+        log_folded(p);
+        return 0;
     }
-    det_clock_fold(p->det, calls);
+    uint64_t fresh = calls - p->vdso_folded;
+    det_clock_fold(p->det, fresh);
+    p->vdso_unlogged += fresh;
+    p->vdso_folded = calls;
+    p->vdso_count_goes_on = host_interruption;
+    if (!host_interruption)
+        log_folded(p);
+    return fresh;
 }

@@ -10,6 +10,10 @@
 #                         the two runs are identical
 #   HVRUN:boot/same-log   a plain `HVRUN run` of the same boot prints the
 #                         byte-identical serial log (first HVRUN only)
+#   HVRUN:boot/verify-icount     the same boot with QEMU's -icount
+#                         shift=0,sleep=off verifies (first HVRUN only)
+#   HVRUN:boot/verify-under-load the default boot verifies with two CPU
+#                         burners running beside it (first HVRUN only)
 #
 # Needs build/images (make images) and qemu-system-x86_64; without them each
 # case is a counted SKIP. HVRUN_TEST_TIMEOUT: seconds per run (default 300).
@@ -30,7 +34,8 @@ BANNER='Linux version 6.1'
 . "$ROOT/tests/lib.sh"
 
 WORK=$(mktemp -d "$ROOT/build/boot-tests.XXXXXX") || exit 1
-trap 'rm -rf "$WORK"' EXIT
+burners=()
+trap '[ ${#burners[@]} -gt 0 ] && kill "${burners[@]}" 2>/dev/null; rm -rf "$WORK"' EXIT
 trap 'exit 130' INT TERM
 
 QEMU=$(type -P qemu-system-x86_64)
@@ -77,29 +82,42 @@ fi
 
 # ---- per hvrun -------------------------------------------------------------------
 
+# boot_verify NAME HV LOGBASE [QEMU flags...]: one `HV run --verify` boot;
+# on a difference, where the two runs' detlogs part.
+boot_verify() {
+    local name=$1 hv=$2 b=$3 start st secs line problem
+    shift 3
+    start=$(date +%s%N)
+    timeout -k 5 "$TIMEOUT" "$hv" run --verify --detlog "$b.detlog" -- \
+        "$QEMU" "${QEMU_ARGS[@]}" "$@" </dev/null >"$b.log" 2>"$b.err"
+    st=$?
+    secs=$(( ($(date +%s%N) - start) / 1000000 ))
+    line=$(grep -a '^hvrun: verify: ' "$b.err" | head -n 1 | cut -c1-300)
+    problem=$(boot_problem "$b.log" "$st")
+    if [ -z "$problem" ] && [[ $line == "hvrun: verify: deterministic"* ]]; then
+        pass "$name"
+        echo "    two boots in ${secs} ms"
+    else
+        fail "$name" "${problem:-$line}"
+        show_tail "$b.err" 20
+        [ -s "$b.detlog.2" ] && "$hv" detlog "$b.detlog" "$b.detlog.2" | sed 's/^/    | /'
+    fi
+}
+
 first=1
 for hv in "$@"; do
     if [ -n "$why_skip" ]; then
         skip "$hv:boot/verify" "$why_skip"
-        [ $first = 1 ] && skip "$hv:boot/same-log" "$why_skip"
+        if [ $first = 1 ]; then
+            skip "$hv:boot/same-log" "$why_skip"
+            skip "$hv:boot/verify-icount" "$why_skip"
+            skip "$hv:boot/verify-under-load" "$why_skip"
+        fi
         first=0
         continue
     fi
     b=$WORK/$(echo "$hv" | tr '/' '_')
-    start=$(date +%s%N)
-    timeout -k 5 "$TIMEOUT" "$hv" run --verify -- "$QEMU" "${QEMU_ARGS[@]}" \
-        </dev/null >"$b.verify.log" 2>"$b.verify.err"
-    st=$?
-    secs=$(( ($(date +%s%N) - start) / 1000000 ))
-    line=$(grep -a '^hvrun: verify: ' "$b.verify.err" | head -n 1 | cut -c1-300)
-    problem=$(boot_problem "$b.verify.log" "$st")
-    if [ -z "$problem" ] && [[ $line == "hvrun: verify: deterministic"* ]]; then
-        pass "$hv:boot/verify"
-        echo "    two boots in ${secs} ms"
-    else
-        fail "$hv:boot/verify" "${problem:-$line}"
-        show_tail "$b.verify.err" 20
-    fi
+    boot_verify "$hv:boot/verify" "$hv" "$b.verify"
     if [ $first = 1 ]; then
         timeout -k 5 "$TIMEOUT" "$hv" run -- "$QEMU" "${QEMU_ARGS[@]}" \
             </dev/null >"$b.run.log" 2>"$b.run.err"
@@ -113,6 +131,21 @@ for hv in "$@"; do
         else
             fail "$hv:boot/same-log" "the serial log differs from --verify's: $(cmp "$b.run.log" "$b.verify.log" 2>&1 | head -n 1)"
         fi
+        # QEMU's own deterministic clock: the vCPU thread computes with no
+        # clock read at all, a syscall now and then.
+        boot_verify "$hv:boot/verify-icount" "$hv" "$b.icount" \
+            -icount shift=0,sleep=off
+        # Two CPU burners beside it: hvrun's slices and exits fall at other
+        # host times, the run must not change.
+        burners=()
+        for _ in 1 2; do
+            sh -c 'while :; do :; done' &
+            burners+=($!)
+        done
+        boot_verify "$hv:boot/verify-under-load" "$hv" "$b.load"
+        kill "${burners[@]}" 2>/dev/null
+        wait "${burners[@]}" 2>/dev/null
+        burners=()
     fi
     first=0
 done

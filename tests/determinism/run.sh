@@ -763,6 +763,9 @@ for hvarg in "$@"; do
     # RDTSC, which kvm_pvm cannot trap, rewritten: the values read are the
     # logical clock's, the same in every run.
     verify_ok tsc "$ROOT/build/guest/tsc_wake" --print-tsc
+    # A thread displaced by the one it woke has its turn after a fixed
+    # number of that one's syscalls, never at a host-timed cut.
+    verify_ok displaced-turn "$ROOT/build/guest/displaced_turn" --print-seen
     verify_ok stat-proc-fd sh -c 'stat /proc/self/fd/0 /proc/self/fd/1 /proc/self/fd/2; stat -L /proc/self/fd/1; : | ls -l /proc/self/fd/'
     verify_ok id id
     verify_catches
