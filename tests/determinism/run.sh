@@ -82,6 +82,20 @@ ulimit -c 0 2>/dev/null
 # ELF files), or empty.
 prog() { PATH=$SYS_PATH type -P "$1"; }
 
+# A Go program (goroutines, map order from the TSC-seeded fastrand), built
+# with Debian's golang-go (make test installs it) into the scratch directory.
+GO_BIN=""
+GO_WHY="go is not installed (make test installs golang-go)"
+if command -v go >/dev/null 2>&1; then
+    if GO111MODULE=off GOCACHE=$WORK/gocache GOPATH=$WORK/gopath \
+        go build -o "$WORK/goroutines" "$ROOT/tests/go/goroutines.go" \
+        >"$OUT/go-build.err" 2>&1; then
+        GO_BIN=$WORK/goroutines
+    else
+        GO_WHY="go build failed: $(head -n 1 "$OUT/go-build.err")"
+    fi
+fi
+
 DET_SRC=$ROOT/tests/guest/det_sources.c
 DET_BIN=$ROOT/build/guest/det_sources
 DET_BUILD_ERR=""
@@ -766,6 +780,13 @@ for hvarg in "$@"; do
     # A thread displaced by the one it woke has its turn after a fixed
     # number of that one's syscalls, never at a host-timed cut.
     verify_ok displaced-turn "$ROOT/build/guest/displaced_turn" --print-seen
+    # Go's runtime reads the TSC in a binary without unwind info: its
+    # symbol table bounds the functions the RDTSC finder decodes.
+    if [ -n "$GO_BIN" ]; then
+        verify_ok go-goroutines "$GO_BIN"
+    else
+        skip "$L:verify/go-goroutines" "$GO_WHY"
+    fi
     verify_ok stat-proc-fd sh -c 'stat /proc/self/fd/0 /proc/self/fd/1 /proc/self/fd/2; stat -L /proc/self/fd/1; : | ls -l /proc/self/fd/'
     verify_ok id id
     verify_catches
