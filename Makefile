@@ -28,7 +28,7 @@ CPPFLAGS += -D_GNU_SOURCE -Ivmm $(addprefix -I,$(PROXY_DIRS)) -Idetcore -Icli \
             -Iguestkernel
 CFLAGS ?= -O2 -g
 CFLAGS += -std=c11 $(WARNINGS)
-LDLIBS += -lelf -lzstd -lseccomp -lcapstone -pthread
+LDLIBS += -lelf -lzstd -lfdt -lseccomp -lcapstone -pthread
 
 DEBUG_FLAGS = -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
               -fno-sanitize-recover=undefined
