@@ -280,12 +280,15 @@ static struct proxy_process *pick(struct proxy_world *w)
     struct proxy_process *p = w->procs[w->cur];
     bool keep_turn = !p->resched && p->quantum_left > 0;
     int i, idx;
-    bool found = det_sched_pick(&sched_ops, w, w->nr_procs, w->cur, keep_turn,
-                                &i, &idx);
+    bool found = p->det->cfg.chaos
+                     ? det_sched_pick_chaos(&sched_ops, w, w->nr_procs, w->cur,
+                                            keep_turn, p->det, &i, &idx)
+                     : det_sched_pick(&sched_ops, w, w->nr_procs, w->cur,
+                                      keep_turn, &i, &idx);
     if (found && keep_turn && i == w->cur && idx == p->cur)
         return p;
     p->resched = false;
-    p->quantum_left = DET_SCHED_QUANTUM;
+    p->quantum_left = det_sched_quantum(p->det);
     if (!found)
         return NULL;
     struct proxy_process *q = w->procs[i];

@@ -606,6 +606,34 @@ verify_ok() {
     fi
 }
 
+# --chaos: each seed one interleaving of race_print's three writers
+# (--verify passes), and different seeds different ones.
+chaos_cases() {
+    local bin=$ROOT/build/guest/race_print b=$OUT/$ID.chaos st seed
+    local line outs=() bad=""
+    for seed in 1 2 3 4 5 6; do
+        st=$(hv "$b.$seed" --verify --chaos --seed "$seed" -- "$bin")
+        line=$(grep -E '^hvrun: verify: ' "$b.$seed.err" | head -n 1 | cut -c1-200)
+        if [ "$st" != 0 ] || [[ $line != "hvrun: verify: deterministic"* ]]; then
+            bad="$bad seed $seed: exit $st, ${line:-$(first_line "$b.$seed.err")};"
+        fi
+        outs+=("$(cat "$b.$seed.out")")
+    done
+    if [ -n "$bad" ]; then
+        fail "$L:chaos/each-seed-verifies" "$bad"
+    else
+        pass "$L:chaos/each-seed-verifies"
+    fi
+    local distinct
+    distinct=$(printf '%s\n' "${outs[@]}" | sort -u | wc -l)
+    if [ "$distinct" -ge 3 ]; then
+        pass "$L:chaos/seeds-differ"
+        echo "    $distinct distinct interleavings in 6 seeds"
+    else
+        fail "$L:chaos/seeds-differ" "only $distinct distinct outputs in 6 seeds: ${outs[*]}"
+    fi
+}
+
 verify_catches() {
     local name=$L:verify/catches-no-virtualize-time-date
     local date b=$OUT/$ID.verify.catch st line try
@@ -790,6 +818,7 @@ for hvarg in "$@"; do
     verify_ok stat-proc-fd sh -c 'stat /proc/self/fd/0 /proc/self/fd/1 /proc/self/fd/2; stat -L /proc/self/fd/1; : | ls -l /proc/self/fd/'
     verify_ok id id
     verify_catches
+    chaos_cases
     summary_cases
 done
 
