@@ -22,6 +22,8 @@ static const struct cli_command commands[] = {
     {"doctor", cli_cmd_doctor, "report what this host offers hvrun"},
     {"syscalls", cli_cmd_syscalls,
      "list every syscall and how hvrun handles it (markdown)"},
+    {"analyze", cli_cmd_analyze,
+     "search --chaos seeds for a schedule that changes the outcome"},
     {"detlog", cli_cmd_detlog,
      "print a run's detlog (--detlog FILE), or where two part"},
 };

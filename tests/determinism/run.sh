@@ -612,7 +612,7 @@ chaos_cases() {
     local bin=$ROOT/build/guest/race_print b=$OUT/$ID.chaos st seed
     local line outs=() bad=""
     for seed in 1 2 3 4 5 6; do
-        st=$(hv "$b.$seed" --verify --chaos --seed "$seed" -- "$bin")
+        st=$(hv "$b.$seed" --verify --chaos --seed "$seed" -- "$bin" --interleaving)
         line=$(grep -E '^hvrun: verify: ' "$b.$seed.err" | head -n 1 | cut -c1-200)
         if [ "$st" != 0 ] || [[ $line != "hvrun: verify: deterministic"* ]]; then
             bad="$bad seed $seed: exit $st, ${line:-$(first_line "$b.$seed.err")};"
@@ -631,6 +631,39 @@ chaos_cases() {
         echo "    $distinct distinct interleavings in 6 seeds"
     else
         fail "$L:chaos/seeds-differ" "only $distinct distinct outputs in 6 seeds: ${outs[*]}"
+    fi
+}
+
+# hvrun analyze: finds the --chaos seed under which lost_update --racy
+# loses updates (the default schedule never does), and the seed replays;
+# on the correct program nothing is found within the budget (exit 1).
+analyze_cases() {
+    local bin=$ROOT/build/guest/lost_update b=$OUT/$ID.analyze st seed
+    fresh_cwd
+    st=0
+    (cd "$CWD" && timeout -k 5 "$TIMEOUT" env -i "${GUEST_ENV[@]}" "$HV" \
+        analyze --json --runs 50 -j 2 -- "$bin" --racy \
+        </dev/null >"$b.json" 2>"$b.err") || st=$?
+    seed=$(sed -n 's/.*"seed": \([0-9]*\).*/\1/p' "$b.json")
+    if [ "$st" != 0 ] || [ -z "$seed" ] || ! grep -q '"reference_status": 0' "$b.json"; then
+        fail "$L:analyze/finds-the-racy-seed" "exit $st; $(head -c 300 "$b.json") $(first_line "$b.err")"
+    else
+        st=$(hv "$b.replay" --verify --chaos --seed "$seed" -- "$bin" --racy)
+        if [ "$st" = 1 ] && grep -q 'verify: deterministic' "$b.replay.err"; then
+            pass "$L:analyze/finds-the-racy-seed"
+            echo "    seed $seed: $(cat "$b.replay.out")"
+        else
+            fail "$L:analyze/finds-the-racy-seed" "seed $seed replayed with exit $st: $(first_line "$b.replay.err")"
+        fi
+    fi
+    fresh_cwd
+    st=0
+    (cd "$CWD" && timeout -k 5 "$TIMEOUT" env -i "${GUEST_ENV[@]}" "$HV" \
+        analyze --runs 10 -j 2 -- "$bin" </dev/null >"$b.ok.out" 2>"$b.ok.err") || st=$?
+    if [ "$st" = 1 ] && grep -q 'no schedule changed the outcome in 10 chaos runs' "$b.ok.err"; then
+        pass "$L:analyze/nothing-found-in-budget"
+    else
+        fail "$L:analyze/nothing-found-in-budget" "exit $st: $(tail -n 1 "$b.ok.err")"
     fi
 }
 
@@ -819,6 +852,7 @@ for hvarg in "$@"; do
     verify_ok id id
     verify_catches
     chaos_cases
+    analyze_cases
     summary_cases
 done
 
