@@ -57,6 +57,11 @@ bool det_sched_pick(const struct det_sched_ops *ops, void *ctx, int nr_procs,
     return false;
 }
 
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 #define DET_CHAOS_MAX_CANDIDATES 1024
 
 /* A draw from the scheduler's stream in [0, n), logged. */
@@ -69,10 +74,34 @@ static uint32_t chaos_draw(struct det_state *d, uint32_t n)
     return v;
 }
 
+/* Log-uniform over [1, DET_CHAOS_MAX_QUANTUM]: as many turns of 1-2
+ * events as of 32-64, so short races are hit as often as long ones. */
+static uint32_t chaos_quantum(struct det_state *d)
+{
+    uint32_t span = 1u << chaos_draw(d, DET_CHAOS_QUANTUM_BITS + 1);
+    return 1 + chaos_draw(d, span);
+}
+
+static const struct det_sched_decision *
+scheduled(const struct det_schedule *s, uint64_t turn)
+{
+    size_t lo = 0, hi = s->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (s->v[mid].turn < turn)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < s->n && s->v[lo].turn == turn ? &s->v[lo] : NULL;
+}
+
 bool det_sched_pick_chaos(const struct det_sched_ops *ops, void *ctx,
                           int nr_procs, int cur_proc, bool keep_turn,
-                          struct det_state *d, int *proc, int *thread)
+                          struct det_state *d, int *proc, int *thread,
+                          struct det_sched_turn *turn)
 {
+    *turn = (struct det_sched_turn){0};
     if (nr_procs <= 0)
         return false;
     int cur_thread = ops->cur_thread(ctx, cur_proc);
@@ -83,8 +112,8 @@ bool det_sched_pick_chaos(const struct det_sched_ops *ops, void *ctx,
         return true;
     }
     /* Every runnable thread, each asked once (asking may wake it), in
-     * process order; the drawn one runs. A run with more runnable threads
-     * than the table holds draws among the first DET_CHAOS_MAX_CANDIDATES. */
+     * process order. A run with more runnable threads than the table
+     * holds chooses among the first DET_CHAOS_MAX_CANDIDATES. */
     struct { int proc, thread; } cand[DET_CHAOS_MAX_CANDIDATES];
     uint32_t count = 0;
     for (int i = 0; i < nr_procs; i++)
@@ -96,18 +125,99 @@ bool det_sched_pick_chaos(const struct det_sched_ops *ops, void *ctx,
             }
     if (count == 0)
         return false;
-    uint32_t pick = count > 1 ? chaos_draw(d, count) : 0;
-    *proc = cand[pick].proc;
-    *thread = cand[pick].thread;
+    turn->decided = true;
+    turn->turn = d->sched_turns++;
+    turn->candidates = count;
+    const struct det_sched_decision *e =
+        d->schedule ? scheduled(d->schedule, turn->turn) : NULL;
+    if (d->schedule && !e) {
+        /* The default rule's choice, as an index among the candidates. */
+        int p = -1, t = -1;
+        det_sched_pick(ops, ctx, nr_procs, cur_proc, false, &p, &t);
+        for (uint32_t i = 0; i < count; i++)
+            if (cand[i].proc == p && cand[i].thread == t)
+                turn->pick = i;
+        turn->quantum = DET_SCHED_QUANTUM;
+        turn->from_default = true;
+    } else if (e) {
+        turn->pick = e->pick % count;
+        turn->quantum = e->quantum ? e->quantum : 1;
+        det_log_value(d, DET_SRC_SCHED, &turn->pick, sizeof(turn->pick));
+    } else {
+        turn->pick = count > 1 ? chaos_draw(d, count) : 0;
+        turn->quantum = chaos_quantum(d);
+    }
+    *proc = cand[turn->pick].proc;
+    *thread = cand[turn->pick].thread;
     return true;
 }
 
-uint64_t det_sched_quantum(struct det_state *d)
+static int cmp_turn(const void *a, const void *b)
 {
-    if (!d->cfg.chaos)
-        return DET_SCHED_QUANTUM;
-    /* Log-uniform over [1, DET_CHAOS_MAX_QUANTUM]: as many turns of 1-2
-     * events as of 32-64, so short races are hit as often as long ones. */
-    uint32_t span = 1u << chaos_draw(d, DET_CHAOS_QUANTUM_BITS + 1);
-    return 1 + chaos_draw(d, span);
+    const struct det_sched_decision *x = a, *y = b;
+    return x->turn < y->turn ? -1 : x->turn > y->turn;
+}
+
+int det_schedule_parse(const char *text, struct det_schedule *out, char *why,
+                       size_t why_len)
+{
+    *out = (struct det_schedule){0};
+    size_t cap = 0;
+    int line = 0;
+    for (const char *p = text; *p;) {
+        const char *eol = strchr(p, '\n');
+        size_t len = eol ? (size_t)(eol - p) : strlen(p);
+        line++;
+        char buf[256];
+        snprintf(buf, sizeof(buf), "%.*s", (int)(len < 255 ? len : 255U), p);
+        char *hash = strchr(buf, '#');
+        if (hash)
+            *hash = '\0';
+        unsigned long long turn, pick, quantum;
+        char extra;
+        int got = sscanf(buf, " turn %llu pick %llu quantum %llu %c", &turn,
+                         &pick, &quantum, &extra);
+        if (got == 3 && pick <= UINT32_MAX && quantum >= 1 &&
+            quantum <= DET_SCHED_QUANTUM) {
+            if (out->n == cap) {
+                cap = cap ? cap * 2 : 64;
+                void *g = realloc(out->v, cap * sizeof(*out->v));
+                if (!g) {
+                    det_schedule_free(out);
+                    snprintf(why, why_len, "out of memory");
+                    return -ENOMEM;
+                }
+                out->v = g;
+            }
+            out->v[out->n++] = (struct det_sched_decision){
+                turn, (uint32_t)pick, (uint32_t)quantum};
+        } else {
+            char dummy;
+            if (sscanf(buf, " %c", &dummy) == 1) {
+                snprintf(why, why_len,
+                         "line %d: expected 'turn N pick P quantum Q' "
+                         "(Q from 1 to %d)",
+                         line, DET_SCHED_QUANTUM);
+                det_schedule_free(out);
+                return -EINVAL;
+            }
+        }
+        p += len + (eol ? 1 : 0);
+    }
+    if (out->n > 1)
+        qsort(out->v, out->n, sizeof(*out->v), cmp_turn);
+    for (size_t i = 1; i < out->n; i++)
+        if (out->v[i].turn == out->v[i - 1].turn) {
+            snprintf(why, why_len, "turn %llu is decided twice",
+                     (unsigned long long)out->v[i].turn);
+            det_schedule_free(out);
+            return -EINVAL;
+        }
+    return 0;
+}
+
+void det_schedule_free(struct det_schedule *s)
+{
+    free(s->v);
+    *s = (struct det_schedule){0};
 }

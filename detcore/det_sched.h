@@ -19,6 +19,7 @@
 #define DET_SCHED_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /* Syscalls a thread may make before others get a turn. */
@@ -55,21 +56,55 @@ bool det_sched_pick(const struct det_sched_ops *ops, void *ctx, int nr_procs,
  * --chaos: the same choice made by a seeded adversary, so that one seed
  * gives one interleaving (every run of it the same) and other seeds give
  * others. When the current thread's turn is over, the next one is drawn
- * at random from every runnable thread (itself included), and every turn
+ * at random from every runnable thread (itself included), and the turn
  * gets a quantum drawn log-uniformly from [1, DET_CHAOS_MAX_QUANTUM]
- * events, so threads
- * are preempted at syscall boundaries they never would be otherwise. The
- * draws come from the run's scheduler stream (the seed's, not the guest's
- * randomness) and each is a detlog record.
+ * events, so threads are preempted at syscall boundaries they never would
+ * be otherwise. The draws come from the run's scheduler stream (the
+ * seed's, not the guest's randomness) and each is a detlog record.
+ *
+ * --schedule FILE: the turns a file names are decided as it says (which
+ * of the runnable threads, in process order, and the quantum); every other
+ * turn as without --chaos. A chaos run's turns written out (--schedule-out)
+ * replay it exactly; `hvrun analyze` shrinks such a file to the few turns
+ * that still change the outcome.
  */
 #define DET_CHAOS_QUANTUM_BITS 6
 #define DET_CHAOS_MAX_QUANTUM (1u << DET_CHAOS_QUANTUM_BITS)
 
+/* One decided turn: the turn's number in the run, the runnable thread
+ * taken (its index among the candidates) and the quantum. */
+struct det_sched_decision {
+    uint64_t turn;
+    uint32_t pick;
+    uint32_t quantum;
+};
+
+/* A --schedule file's decisions, sorted by turn. */
+struct det_schedule {
+    struct det_sched_decision *v;
+    size_t n;
+};
+
+/* Parses a schedule file's text ("turn N pick P quantum Q" lines; '#'
+ * starts a comment). 0, or -EINVAL with the line at fault in why. */
+int det_schedule_parse(const char *text, struct det_schedule *out, char *why,
+                       size_t why_len);
+void det_schedule_free(struct det_schedule *s);
+
+/* What det_sched_pick_chaos decided for a new turn. */
+struct det_sched_turn {
+    bool decided;        /* a new turn was decided (not the same turn kept) */
+    bool from_default;   /* --schedule without an entry for it */
+    uint64_t turn;
+    uint32_t pick, candidates;
+    uint64_t quantum;
+};
+
 struct det_state;
+/* The choice under --chaos or --schedule (d->cfg.chaos or d->schedule). */
 bool det_sched_pick_chaos(const struct det_sched_ops *ops, void *ctx,
                           int nr_procs, int cur_proc, bool keep_turn,
-                          struct det_state *d, int *proc, int *thread);
-/* The quantum of the next turn: DET_SCHED_QUANTUM, or a draw with chaos. */
-uint64_t det_sched_quantum(struct det_state *d);
+                          struct det_state *d, int *proc, int *thread,
+                          struct det_sched_turn *turn);
 
 #endif

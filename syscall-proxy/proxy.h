@@ -295,6 +295,7 @@ struct proxy_config {
      * far): the guest's RDTSC/RDTSCP sites become traps answered from the
      * logical clock (cpuid_patch.c); --no-rdtsc-rewrite turns it off. */
     bool rdtsc_rewrite;
+    FILE *schedule_out; /* --schedule-out: every decided turn (world.c) */
 };
 
 struct proxy_process {

@@ -16,6 +16,7 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <sys/mman.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -274,26 +275,73 @@ static const struct det_sched_ops sched_ops = {
     .runnable = sched_runnable,
 };
 
+/* An address, and the file and offset of its executable mapping. */
+static void describe_addr(FILE *f, struct proxy_process *q, const char *what,
+                          uint64_t addr)
+{
+    const struct vmm_vma *v = vmm_as_find_vma(q->as, addr);
+    fprintf(f, "%s %#llx", what, (unsigned long long)addr);
+    if (v && v->name && v->name[0] == '/' && (v->prot & PROT_EXEC))
+        fprintf(f, " %s+%#llx", v->name,
+                (unsigned long long)(addr - v->start + v->file_off));
+}
+
+/* Where a thread is: its RIP and, when the word at its stack pointer is
+ * a code address (a syscall wrapper's return address), that too. */
+static void describe_place(FILE *f, struct proxy_process *q, int idx)
+{
+    const struct vmm_regs *r = q->cur == idx ? vmm_vm_regs(q->vm)
+                                             : &q->threads[idx].regs;
+    describe_addr(f, q, "rip", r->rip);
+    uint64_t ret;
+    const struct vmm_vma *v;
+    if (proxy_copy_in(q, &ret, r->rsp, sizeof(ret)) == 0 &&
+        (v = vmm_as_find_vma(q->as, ret)) && (v->prot & PROT_EXEC) &&
+        v->name && v->name[0] == '/')
+        describe_addr(f, q, " called from", ret);
+}
+
+/* --schedule-out: the turn as a schedule line, and as a comment who was
+ * cut where and who runs, for `hvrun analyze`'s report. */
+static void trace_turn(FILE *f, const struct det_sched_turn *t,
+                       struct proxy_process *from, struct proxy_process *to,
+                       int to_idx)
+{
+    fprintf(f, "turn %llu pick %u quantum %llu # of %u; thread %d after %s ",
+            (unsigned long long)t->turn, t->pick,
+            (unsigned long long)t->quantum, t->candidates,
+            from->threads[from->cur].tid, proxy_syscall_name(from->det->cur_nr));
+    describe_place(f, from, from->cur);
+    fprintf(f, " -> thread %d ", to->threads[to_idx].tid);
+    describe_place(f, to, to_idx);
+    fprintf(f, "%s\n", t->from_default ? " (default)" : "");
+}
+
 /* The next thread, switched onto its VM's vCPU; NULL when none can run. */
 static struct proxy_process *pick(struct proxy_world *w)
 {
     struct proxy_process *p = w->procs[w->cur];
     bool keep_turn = !p->resched && p->quantum_left > 0;
     int i, idx;
-    bool found = p->det->cfg.chaos
+    struct det_sched_turn turn = {0};
+    bool found = p->det->cfg.chaos || p->det->schedule
                      ? det_sched_pick_chaos(&sched_ops, w, w->nr_procs, w->cur,
-                                            keep_turn, p->det, &i, &idx)
+                                            keep_turn, p->det, &i, &idx, &turn)
                      : det_sched_pick(&sched_ops, w, w->nr_procs, w->cur,
                                       keep_turn, &i, &idx);
     if (found && keep_turn && i == w->cur && idx == p->cur)
         return p;
     p->resched = false;
-    p->quantum_left = det_sched_quantum(p->det);
+    p->quantum_left = DET_SCHED_QUANTUM;
     if (!found)
         return NULL;
     struct proxy_process *q = w->procs[i];
+    if (turn.decided && p->cfg->schedule_out)
+        trace_turn(p->cfg->schedule_out, &turn, p, q, idx);
     if (proxy_thread_switch(q, idx) < 0)
         return NULL;
+    if (turn.decided)
+        q->quantum_left = turn.quantum;
     q->threads[idx].waited = false;
     q->slice_spent_ns = 0;
     q->slice_events = 0;

@@ -642,8 +642,8 @@ analyze_cases() {
     fresh_cwd
     st=0
     (cd "$CWD" && timeout -k 5 "$TIMEOUT" env -i "${GUEST_ENV[@]}" "$HV" \
-        analyze --json --runs 50 -j 2 -- "$bin" --racy \
-        </dev/null >"$b.json" 2>"$b.err") || st=$?
+        analyze --json --runs 50 -j 2 --shrink-runs 200 -o "$b.schedule" \
+        -- "$bin" --racy </dev/null >"$b.json" 2>"$b.err") || st=$?
     seed=$(sed -n 's/.*"seed": \([0-9]*\).*/\1/p' "$b.json")
     if [ "$st" != 0 ] || [ -z "$seed" ] || ! grep -q '"reference_status": 0' "$b.json"; then
         fail "$L:analyze/finds-the-racy-seed" "exit $st; $(head -c 300 "$b.json") $(first_line "$b.err")"
@@ -654,6 +654,20 @@ analyze_cases() {
             echo "    seed $seed: $(cat "$b.replay.out")"
         else
             fail "$L:analyze/finds-the-racy-seed" "seed $seed replayed with exit $st: $(first_line "$b.replay.err")"
+        fi
+        # The shrunk schedule: fewer turns than the seed's run, it still
+        # fails under --schedule, and the report names the racing function.
+        local kept full
+        kept=$(grep -c '^turn ' "$b.schedule" 2>/dev/null || echo 0)
+        full=$(sed -n 's/.*shrinking the schedule of seed [0-9]* (\([0-9]*\) turns).*/\1/p' "$b.err")
+        st=$(hv "$b.shrunk" --verify --schedule "$b.schedule" -- "$bin" --racy)
+        if [ "$kept" -ge 1 ] && [ -n "$full" ] && [ "$kept" -lt "$full" ] &&
+            [ "$st" = 1 ] && grep -q 'verify: deterministic' "$b.shrunk.err" &&
+            grep -q '(adder+0x' "$b.err"; then
+            pass "$L:analyze/shrinks-and-names-the-race"
+            echo "    $kept of $full turns kept"
+        else
+            fail "$L:analyze/shrinks-and-names-the-race" "kept $kept of ${full:-?} turns; --schedule replay exit $st; $(grep -m1 'turns still' "$b.err")"
         fi
     fi
     fresh_cwd

@@ -2,6 +2,8 @@
  * test_sched.c - detcore's scheduling rule over a fake process model.
  */
 #include <criterion/criterion.h>
+#include <errno.h>
+#include <string.h>
 
 #include "det_sched.h"
 
@@ -122,6 +124,8 @@ static void chaos_state(struct det_state *d, uint64_t seed)
 }
 
 /* The picks of 200 turns over three runnable threads and one that is not. */
+static int quanta[DET_CHAOS_MAX_QUANTUM + 1];
+
 static void chaos_picks(uint64_t seed, int out[200])
 {
     struct det_state d;
@@ -130,8 +134,13 @@ static void chaos_picks(uint64_t seed, int out[200])
                       .runnable = {{true, false}, {true, true}}};
     for (int i = 0; i < 200; i++) {
         int p = -1, t = -1;
-        cr_assert(det_sched_pick_chaos(&ops, &m, 2, 0, false, &d, &p, &t));
+        struct det_sched_turn turn;
+        cr_assert(det_sched_pick_chaos(&ops, &m, 2, 0, false, &d, &p, &t,
+                                       &turn));
         cr_assert(m.runnable[p][t], "only a runnable thread is picked");
+        cr_assert(turn.decided && turn.turn == (uint64_t)i);
+        cr_assert(turn.quantum >= 1 && turn.quantum <= DET_CHAOS_MAX_QUANTUM);
+        quanta[turn.quantum]++;
         out[i] = p * 2 + t;
     }
     det_destroy(&d);
@@ -158,25 +167,66 @@ Test(sched, chaos_keeps_a_turn_that_is_not_over)
     chaos_state(&d, 1);
     struct model m = {.nr_threads = {2}, .cur = {1}, .runnable = {{true, true}}};
     int p = -1, t = -1;
-    cr_assert(det_sched_pick_chaos(&ops, &m, 1, 0, true, &d, &p, &t));
+    struct det_sched_turn turn;
+    cr_assert(det_sched_pick_chaos(&ops, &m, 1, 0, true, &d, &p, &t, &turn));
     cr_assert(p == 0 && t == 1);
+    cr_assert_not(turn.decided);
     det_destroy(&d);
 }
 
-Test(sched, chaos_quanta_are_short_and_drawn)
+Test(sched, chaos_quanta_are_short_and_spread)
 {
+    int picks[200];
+    memset(quanta, 0, sizeof(quanta));
+    chaos_picks(3, picks);
+    cr_assert_gt(quanta[1] + quanta[2], 10, "many turns of 1-2 events");
+    int long_ones = 0;
+    for (int q = 33; q <= (int)DET_CHAOS_MAX_QUANTUM; q++)
+        long_ones += quanta[q];
+    cr_assert_gt(long_ones, 0, "and some long ones");
+}
+
+/* --schedule: the turns it names as it says, the others by default. */
+Test(sched, schedule_decides_the_turns_it_names)
+{
+    struct det_schedule sch;
+    char why[160];
+    cr_assert_eq(det_schedule_parse("# a comment\nturn 1 pick 2 quantum 5\n"
+                                    "turn 3 pick 0 quantum 1 # cut\n",
+                                    &sch, why, sizeof(why)),
+                 0, "%s", why);
     struct det_state d;
-    chaos_state(&d, 3);
-    uint64_t lo = ~0ULL, hi = 0;
-    for (int i = 0; i < 1000; i++) {
-        uint64_t q = det_sched_quantum(&d);
-        lo = q < lo ? q : lo;
-        hi = q > hi ? q : hi;
-    }
-    cr_assert_eq(lo, 1);
-    cr_assert_leq(hi, DET_CHAOS_MAX_QUANTUM);
-    cr_assert_geq(hi, DET_CHAOS_MAX_QUANTUM / 2);
-    d.cfg.chaos = false;
-    cr_assert_eq(det_sched_quantum(&d), DET_SCHED_QUANTUM);
+    struct det_config c;
+    det_config_defaults(&c);
+    cr_assert_eq(det_init(&d, &c), 0);
+    d.schedule = &sch;
+    struct model m = {.nr_threads = {3}, .cur = {0},
+                      .runnable = {{true, true, true}}};
+    int p, t;
+    struct det_sched_turn turn;
+    cr_assert(det_sched_pick_chaos(&ops, &m, 1, 0, false, &d, &p, &t, &turn));
+    cr_assert(turn.from_default && t == 1 && turn.quantum == DET_SCHED_QUANTUM,
+              "turn 0: the default rule (the next thread)");
+    m.cur[0] = 1;
+    cr_assert(det_sched_pick_chaos(&ops, &m, 1, 0, false, &d, &p, &t, &turn));
+    cr_assert(!turn.from_default && t == 2 && turn.quantum == 5);
     det_destroy(&d);
+    det_schedule_free(&sch);
+}
+
+Test(sched, schedule_errors_name_the_line)
+{
+    struct det_schedule sch;
+    char why[160];
+    cr_assert_eq(det_schedule_parse("turn 1 pick 0 quantum 3\nturn x\n", &sch,
+                                    why, sizeof(why)),
+                 -EINVAL);
+    cr_assert(strstr(why, "line 2"), "%s", why);
+    cr_assert_eq(det_schedule_parse("turn 1 pick 0 quantum 0\n", &sch, why,
+                                    sizeof(why)),
+                 -EINVAL, "a quantum of 0");
+    cr_assert_eq(det_schedule_parse("turn 4 pick 0 quantum 2\nturn 4 pick 1 "
+                                    "quantum 2\n",
+                                    &sch, why, sizeof(why)),
+                 -EINVAL, "a turn twice");
 }
