@@ -15,12 +15,13 @@
  * (--runs, --timeout), 125 hvrun's own failure (the reference run could
  * not be made, say).
  *
- * Then it shrinks: the failing run's turns (--schedule-out) are cut down
- * with delta debugging (ddmin) to a small set that, with every other turn
- * decided by the default rule (--schedule), still changes the outcome; the
- * set is saved (-o FILE) and each of its turns printed: which thread was
- * cut after which syscall at which RIP (file, offset, function from the
- * symbol table) and which thread ran instead: the racing pair.
+ * Then it shrinks: the failing run's switches (--schedule-out: "after
+ * thread A's N-th event, B runs") are cut down with delta debugging
+ * (ddmin) to a small set that, every other choice made by the default rule
+ * (--schedule), still changes the outcome; the set is saved (-o FILE) and
+ * each switch printed: which thread was cut (or waited) after which
+ * syscall at which RIP (file, offset, function from the symbol table) and
+ * which thread ran instead, where: the racing pair.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -338,7 +339,7 @@ static void remove_dir(const char *dir)
 /* ---- shrinking the failing schedule ---------------------------------------- */
 
 struct schedule_lines {
-    char **v;   /* "turn N pick P quantum Q" */
+    char **v;   /* "after TID N run TID2" */
     size_t n;
 };
 
@@ -350,8 +351,8 @@ static void free_lines(struct schedule_lines *l)
     *l = (struct schedule_lines){0};
 }
 
-/* The decided turns of a --schedule-out file; with comments when wanted
- * (the trace). Turns decided by the default rule are left out. */
+/* The switches of a --schedule-out file; with their comments when wanted
+ * (the trace). */
 static int read_lines(const char *path, bool keep_comment,
                       struct schedule_lines *l)
 {
@@ -362,7 +363,7 @@ static int read_lines(const char *path, bool keep_comment,
     char buf[2048];
     size_t cap = 0;
     while (fgets(buf, sizeof(buf), f)) {
-        if (strncmp(buf, "turn ", 5) != 0 || strstr(buf, "(default)"))
+        if (strncmp(buf, "after ", 6) != 0)
             continue;
         buf[strcspn(buf, "\n")] = '\0';
         if (!keep_comment)
@@ -388,7 +389,8 @@ static int write_subset(const char *path, const struct schedule_lines *l,
     FILE *f = fopen(path, "we");
     if (!f)
         return -1;
-    fprintf(f, "# hvrun schedule (hvrun analyze): turn N pick P quantum Q\n");
+    fprintf(f, "# hvrun schedule (hvrun analyze): after thread TID's N-th "
+               "event, thread TID2 runs\n");
     for (size_t i = 0; i < n; i++)
         fprintf(f, "%s\n", l->v[idx[i]]);
     return fclose(f);
@@ -419,9 +421,9 @@ static bool still_fails(struct shrink *sh, const size_t *idx, size_t n)
     return differs(sh->o, sh->ref, &r);
 }
 
-/* Zeller's ddmin over the decided turns: the smallest set found whose
- * turns alone (every other turn by the default rule) still change the
- * outcome. cur holds n indices; the result is left there, its size
+/* Zeller's ddmin over the switches: the smallest set found whose
+ * switches alone (every other choice by the default rule) still change
+ * the outcome. cur holds n indices; the result is left there, its size
  * returned. */
 static size_t ddmin(struct shrink *sh, size_t *cur, size_t n)
 {
@@ -518,7 +520,8 @@ static void shrink_and_explain(const struct analyze_opts *o, const char *dir,
     for (size_t i = 0; i < turns.n; i++)
         cur[i] = i;
     struct shrink sh = {o, dir, ref, &turns, 0};
-    fprintf(stderr, "analyze: shrinking the schedule of seed %llu (%zu turns)\n",
+    fprintf(stderr, "analyze: shrinking the schedule of seed %llu (%zu "
+                    "switches)\n",
             seed, turns.n);
     size_t n = still_fails(&sh, cur, turns.n) ? ddmin(&sh, cur, turns.n)
                                               : turns.n;
@@ -532,13 +535,23 @@ static void shrink_and_explain(const struct analyze_opts *o, const char *dir,
     bool traced = run_to_end(o, dir, "min", explain, &m) >= 0 &&
                   differs(o, ref, &m) && read_lines(trace, true, &why) == 0;
     fprintf(stderr,
-            "analyze: %zu of %zu turns still change the outcome (%lu runs "
+            "analyze: %zu of %zu switches still change the outcome (%lu runs "
             "spent shrinking)%s%s\n",
             n, turns.n, sh.runs, replays ? "; saved to " : "",
             replays ? o->schedule_file : "");
+    /* The kept switches as the run made them: who was cut (or waited)
+     * where, and who ran instead: the racing pair. */
     for (size_t i = 0; traced && i < why.n; i++) {
         const char *hash = strchr(why.v[i], '#');
-        fprintf(stderr, "  %.*s:", (int)(hash ? hash - why.v[i] : 0), why.v[i]);
+        size_t head = hash ? (size_t)(hash - why.v[i]) : strlen(why.v[i]);
+        bool kept = false;
+        for (size_t k = 0; k < n && !kept; k++)
+            kept = !strncmp(turns.v[cur[k]], why.v[i], head) &&
+                   strspn(turns.v[cur[k]] + head, " ") ==
+                       strlen(turns.v[cur[k]] + head);
+        if (!kept)
+            continue;
+        fprintf(stderr, "  %.*s:", (int)head, why.v[i]);
         print_symbolized(stderr, hash ? hash + 1 : "");
         fputc('\n', stderr);
     }

@@ -662,8 +662,8 @@ int cli_cmd_run(int argc, char **argv)
                       strerror(errno));
             return CLI_EXIT_FAILURE;
         }
-        fprintf(o.schedule_out, "# hvrun schedule: turn N pick P quantum Q "
-                                "(P: the runnable threads in process order)\n");
+        fprintf(o.schedule_out, "# hvrun schedule: after thread TID's N-th "
+                                "event (syscall or TSC read), TID2 runs\n");
     }
     if (o.cwd && chdir(o.cwd) < 0) {
         cli_error("--cwd %s: %s", o.cwd, strerror(errno));

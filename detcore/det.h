@@ -105,10 +105,8 @@ struct det_state {
     uint32_t cur_tid;
     struct det_rng rng[DET_NR_STREAMS];
     struct det_log log;
-    /* --schedule FILE's decisions (det_sched.h), or NULL; the turns
-     * decided so far under --chaos or --schedule. */
+    /* --schedule FILE's switches (det_sched.h), or NULL. */
     const struct det_schedule *schedule;
-    uint64_t sched_turns;
     struct det_meta *meta;
     char boot_id[37];         /* /proc/sys/kernel/random/boot_id */
     char hostname[65], domainname[65]; /* sethostname is seen only inside */

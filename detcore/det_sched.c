@@ -82,20 +82,6 @@ static uint32_t chaos_quantum(struct det_state *d)
     return 1 + chaos_draw(d, span);
 }
 
-static const struct det_sched_decision *
-scheduled(const struct det_schedule *s, uint64_t turn)
-{
-    size_t lo = 0, hi = s->n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (s->v[mid].turn < turn)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < s->n && s->v[lo].turn == turn ? &s->v[lo] : NULL;
-}
-
 bool det_sched_pick_chaos(const struct det_sched_ops *ops, void *ctx,
                           int nr_procs, int cur_proc, bool keep_turn,
                           struct det_state *d, int *proc, int *thread,
@@ -126,36 +112,20 @@ bool det_sched_pick_chaos(const struct det_sched_ops *ops, void *ctx,
     if (count == 0)
         return false;
     turn->decided = true;
-    turn->turn = d->sched_turns++;
     turn->candidates = count;
-    const struct det_sched_decision *e =
-        d->schedule ? scheduled(d->schedule, turn->turn) : NULL;
-    if (d->schedule && !e) {
-        /* The default rule's choice, as an index among the candidates. */
-        int p = -1, t = -1;
-        det_sched_pick(ops, ctx, nr_procs, cur_proc, false, &p, &t);
-        for (uint32_t i = 0; i < count; i++)
-            if (cand[i].proc == p && cand[i].thread == t)
-                turn->pick = i;
-        turn->quantum = DET_SCHED_QUANTUM;
-        turn->from_default = true;
-    } else if (e) {
-        turn->pick = e->pick % count;
-        turn->quantum = e->quantum ? e->quantum : 1;
-        det_log_value(d, DET_SRC_SCHED, &turn->pick, sizeof(turn->pick));
-    } else {
-        turn->pick = count > 1 ? chaos_draw(d, count) : 0;
-        turn->quantum = chaos_quantum(d);
-    }
+    turn->pick = count > 1 ? chaos_draw(d, count) : 0;
+    turn->quantum = chaos_quantum(d);
     *proc = cand[turn->pick].proc;
     *thread = cand[turn->pick].thread;
     return true;
 }
 
-static int cmp_turn(const void *a, const void *b)
+static int cmp_switch(const void *a, const void *b)
 {
-    const struct det_sched_decision *x = a, *y = b;
-    return x->turn < y->turn ? -1 : x->turn > y->turn;
+    const struct det_sched_switch *x = a, *y = b;
+    if (x->tid != y->tid)
+        return x->tid < y->tid ? -1 : 1;
+    return x->after < y->after ? -1 : x->after > y->after;
 }
 
 int det_schedule_parse(const char *text, struct det_schedule *out, char *why,
@@ -173,12 +143,12 @@ int det_schedule_parse(const char *text, struct det_schedule *out, char *why,
         char *hash = strchr(buf, '#');
         if (hash)
             *hash = '\0';
-        unsigned long long turn, pick, quantum;
+        unsigned long long tid, after, to;
         char extra;
-        int got = sscanf(buf, " turn %llu pick %llu quantum %llu %c", &turn,
-                         &pick, &quantum, &extra);
-        if (got == 3 && pick <= UINT32_MAX && quantum >= 1 &&
-            quantum <= DET_SCHED_QUANTUM) {
+        int got = sscanf(buf, " after %llu %llu run %llu %c", &tid, &after,
+                         &to, &extra);
+        if (got == 3 && tid >= 1 && tid <= UINT32_MAX && to >= 1 &&
+            to <= UINT32_MAX) {
             if (out->n == cap) {
                 cap = cap ? cap * 2 : 64;
                 void *g = realloc(out->v, cap * sizeof(*out->v));
@@ -189,15 +159,13 @@ int det_schedule_parse(const char *text, struct det_schedule *out, char *why,
                 }
                 out->v = g;
             }
-            out->v[out->n++] = (struct det_sched_decision){
-                turn, (uint32_t)pick, (uint32_t)quantum};
+            out->v[out->n++] = (struct det_sched_switch){
+                (uint32_t)tid, after, (uint32_t)to};
         } else {
             char dummy;
             if (sscanf(buf, " %c", &dummy) == 1) {
                 snprintf(why, why_len,
-                         "line %d: expected 'turn N pick P quantum Q' "
-                         "(Q from 1 to %d)",
-                         line, DET_SCHED_QUANTUM);
+                         "line %d: expected 'after TID N run TID'", line);
                 det_schedule_free(out);
                 return -EINVAL;
             }
@@ -205,15 +173,30 @@ int det_schedule_parse(const char *text, struct det_schedule *out, char *why,
         p += len + (eol ? 1 : 0);
     }
     if (out->n > 1)
-        qsort(out->v, out->n, sizeof(*out->v), cmp_turn);
+        qsort(out->v, out->n, sizeof(*out->v), cmp_switch);
     for (size_t i = 1; i < out->n; i++)
-        if (out->v[i].turn == out->v[i - 1].turn) {
-            snprintf(why, why_len, "turn %llu is decided twice",
-                     (unsigned long long)out->v[i].turn);
+        if (!cmp_switch(&out->v[i], &out->v[i - 1])) {
+            snprintf(why, why_len, "thread %u's event %llu is named twice",
+                     out->v[i].tid, (unsigned long long)out->v[i].after);
             det_schedule_free(out);
             return -EINVAL;
         }
     return 0;
+}
+
+const struct det_sched_switch *det_schedule_at(const struct det_schedule *s,
+                                               uint32_t tid, uint64_t n)
+{
+    struct det_sched_switch key = {tid, n, 0};
+    size_t lo = 0, hi = s ? s->n : 0;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (cmp_switch(&s->v[mid], &key) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return s && lo < s->n && !cmp_switch(&s->v[lo], &key) ? &s->v[lo] : NULL;
 }
 
 void det_schedule_free(struct det_schedule *s)

@@ -62,46 +62,49 @@ bool det_sched_pick(const struct det_sched_ops *ops, void *ctx, int nr_procs,
  * be otherwise. The draws come from the run's scheduler stream (the
  * seed's, not the guest's randomness) and each is a detlog record.
  *
- * --schedule FILE: the turns a file names are decided as it says (which
- * of the runnable threads, in process order, and the quantum); every other
- * turn as without --chaos. A chaos run's turns written out (--schedule-out)
- * replay it exactly; `hvrun analyze` shrinks such a file to the few turns
- * that still change the outcome.
+ * --schedule FILE: switches keyed by a thread's own progress: "after
+ * thread A's N-th event, thread B runs" (B if it can, else the default
+ * choice; A is cut there if it could go on). Every other choice is the
+ * default rule's. A thread's event count is its own syscalls and trapped
+ * TSC reads, so an entry keeps its meaning when other entries are dropped:
+ * a chaos run's switches written out (--schedule-out) replay it, and
+ * `hvrun analyze` shrinks such a file to the one or two switches that
+ * still change the outcome.
  */
 #define DET_CHAOS_QUANTUM_BITS 6
 #define DET_CHAOS_MAX_QUANTUM (1u << DET_CHAOS_QUANTUM_BITS)
 
-/* One decided turn: the turn's number in the run, the runnable thread
- * taken (its index among the candidates) and the quantum. */
-struct det_sched_decision {
-    uint64_t turn;
-    uint32_t pick;
-    uint32_t quantum;
+/* After thread `tid`'s `after`-th event, thread `to` runs. */
+struct det_sched_switch {
+    uint32_t tid;
+    uint64_t after;
+    uint32_t to;
 };
 
-/* A --schedule file's decisions, sorted by turn. */
+/* A --schedule file's switches, sorted by (tid, after). */
 struct det_schedule {
-    struct det_sched_decision *v;
+    struct det_sched_switch *v;
     size_t n;
 };
 
-/* Parses a schedule file's text ("turn N pick P quantum Q" lines; '#'
- * starts a comment). 0, or -EINVAL with the line at fault in why. */
+/* Parses a schedule file's text ("after TID N run TID2" lines; '#' starts
+ * a comment). 0, or -EINVAL with the line at fault in why. */
 int det_schedule_parse(const char *text, struct det_schedule *out, char *why,
                        size_t why_len);
 void det_schedule_free(struct det_schedule *s);
+/* The entry for thread tid's n-th event, or NULL. */
+const struct det_sched_switch *det_schedule_at(const struct det_schedule *s,
+                                               uint32_t tid, uint64_t n);
 
-/* What det_sched_pick_chaos decided for a new turn. */
+/* What det_sched_pick_chaos decided. */
 struct det_sched_turn {
-    bool decided;        /* a new turn was decided (not the same turn kept) */
-    bool from_default;   /* --schedule without an entry for it */
-    uint64_t turn;
+    bool decided;        /* a new turn was drawn (not the same turn kept) */
     uint32_t pick, candidates;
     uint64_t quantum;
 };
 
 struct det_state;
-/* The choice under --chaos or --schedule (d->cfg.chaos or d->schedule). */
+/* The choice under --chaos. */
 bool det_sched_pick_chaos(const struct det_sched_ops *ops, void *ctx,
                           int nr_procs, int cur_proc, bool keep_turn,
                           struct det_state *d, int *proc, int *thread,

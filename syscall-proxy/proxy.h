@@ -206,6 +206,7 @@ struct proxy_thread_io {
 struct proxy_thread {
     int tid;
     enum proxy_thread_state state;
+    uint64_t events;            /* its syscalls and trapped TSC reads */
     struct vmm_regs regs;       /* saved while off the vCPU */
     uint64_t fs_base, gs_base;
     uint8_t *xstate;            /* saved XSAVE image */
@@ -276,6 +277,7 @@ struct proxy_world {
      * of the run, and when to measure next (host time). */
     bool oom_baseline_set;
     int64_t oom_baseline, oom_next_check_ns;
+    int forced_tid; /* --schedule: the thread the next pick takes, or 0 */
 };
 
 /* ---- the process --------------------------------------------------------- */

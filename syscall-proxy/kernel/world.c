@@ -301,20 +301,51 @@ static void describe_place(FILE *f, struct proxy_process *q, int idx)
         describe_addr(f, q, " called from", ret);
 }
 
-/* --schedule-out: the turn as a schedule line, and as a comment who was
- * cut where and who runs, for `hvrun analyze`'s report. */
-static void trace_turn(FILE *f, const struct det_sched_turn *t,
-                       struct proxy_process *from, struct proxy_process *to,
-                       int to_idx)
+/* --schedule-out: the switch as a schedule line, and as a comment where
+ * the thread that gave up the vCPU was and where the next one resumes,
+ * for `hvrun analyze`'s report. */
+static void trace_switch(FILE *f, struct proxy_process *from,
+                         struct proxy_process *to, int to_idx)
 {
-    fprintf(f, "turn %llu pick %u quantum %llu # of %u; thread %d after %s ",
-            (unsigned long long)t->turn, t->pick,
-            (unsigned long long)t->quantum, t->candidates,
-            from->threads[from->cur].tid, proxy_syscall_name(from->det->cur_nr));
+    const struct proxy_thread *t = &from->threads[from->cur];
+    fprintf(f, "after %d %llu run %d # thread %d %s after %s ", t->tid,
+            (unsigned long long)t->events, to->threads[to_idx].tid, t->tid,
+            t->state == PROXY_THREAD_RUNNABLE ? "cut" : "waits",
+            proxy_syscall_name(from->det->cur_nr));
     describe_place(f, from, from->cur);
     fprintf(f, " -> thread %d ", to->threads[to_idx].tid);
     describe_place(f, to, to_idx);
-    fprintf(f, "%s\n", t->from_default ? " (default)" : "");
+    fputc('\n', f);
+}
+
+/* --schedule: the thread an entry names, if it can run. */
+static bool find_forced(struct proxy_world *w, int *proc, int *idx)
+{
+    for (int i = 0; i < w->nr_procs; i++) {
+        struct proxy_process *q = w->procs[i];
+        for (int k = 0; !q->zombie && !q->stopped && k < q->nr_threads; k++)
+            if (q->threads[k].tid == w->forced_tid &&
+                refresh(q, &q->threads[k])) {
+                *proc = i;
+                *idx = k;
+                return true;
+            }
+    }
+    return false;
+}
+
+/* One more event of the current thread; under --schedule, the switch an
+ * entry names for it. */
+static void count_event(struct proxy_process *p)
+{
+    struct proxy_thread *t = &p->threads[p->cur];
+    t->events++;
+    const struct det_sched_switch *e =
+        det_schedule_at(p->det->schedule, (uint32_t)t->tid, t->events);
+    if (e) {
+        p->world->forced_tid = (int)e->to;
+        p->resched = true;
+    }
 }
 
 /* The next thread, switched onto its VM's vCPU; NULL when none can run. */
@@ -324,11 +355,16 @@ static struct proxy_process *pick(struct proxy_world *w)
     bool keep_turn = !p->resched && p->quantum_left > 0;
     int i, idx;
     struct det_sched_turn turn = {0};
-    bool found = p->det->cfg.chaos || p->det->schedule
-                     ? det_sched_pick_chaos(&sched_ops, w, w->nr_procs, w->cur,
-                                            keep_turn, p->det, &i, &idx, &turn)
-                     : det_sched_pick(&sched_ops, w, w->nr_procs, w->cur,
-                                      keep_turn, &i, &idx);
+    bool found = false;
+    if (w->forced_tid && !keep_turn)
+        found = find_forced(w, &i, &idx);
+    w->forced_tid = 0;
+    if (!found)
+        found = p->det->cfg.chaos
+                    ? det_sched_pick_chaos(&sched_ops, w, w->nr_procs, w->cur,
+                                           keep_turn, p->det, &i, &idx, &turn)
+                    : det_sched_pick(&sched_ops, w, w->nr_procs, w->cur,
+                                     keep_turn, &i, &idx);
     if (found && keep_turn && i == w->cur && idx == p->cur)
         return p;
     p->resched = false;
@@ -336,8 +372,8 @@ static struct proxy_process *pick(struct proxy_world *w)
     if (!found)
         return NULL;
     struct proxy_process *q = w->procs[i];
-    if (turn.decided && p->cfg->schedule_out)
-        trace_turn(p->cfg->schedule_out, &turn, p, q, idx);
+    if (p->cfg->schedule_out && !p->zombie && p->cur < p->nr_threads)
+        trace_switch(p->cfg->schedule_out, p, q, idx);
     if (proxy_thread_switch(q, idx) < 0)
         return NULL;
     if (turn.decided)
@@ -655,6 +691,8 @@ static bool run_one(struct proxy_process *p)
             p->resched = true;
         if (p->quantum_left > 0)
             p->quantum_left--;
+        if (!p->exited)
+            count_event(p);
         break;
     }
     case VMM_EVENT_EXCEPTION:
@@ -675,6 +713,7 @@ static bool run_one(struct proxy_process *p)
             if (p->quantum_left > 0)
                 p->quantum_left--;
             p->slice_events++;
+            count_event(p);
             break;
         }
         break;

@@ -186,31 +186,23 @@ Test(sched, chaos_quanta_are_short_and_spread)
     cr_assert_gt(long_ones, 0, "and some long ones");
 }
 
-/* --schedule: the turns it names as it says, the others by default. */
-Test(sched, schedule_decides_the_turns_it_names)
+/* --schedule: switches keyed by a thread's own event count. */
+Test(sched, schedule_parses_and_finds_switches)
 {
     struct det_schedule sch;
     char why[160];
-    cr_assert_eq(det_schedule_parse("# a comment\nturn 1 pick 2 quantum 5\n"
-                                    "turn 3 pick 0 quantum 1 # cut\n",
+    cr_assert_eq(det_schedule_parse("# a comment\nafter 3 131 run 2\n"
+                                    "after 2 7 run 3 # why\n\n",
                                     &sch, why, sizeof(why)),
                  0, "%s", why);
-    struct det_state d;
-    struct det_config c;
-    det_config_defaults(&c);
-    cr_assert_eq(det_init(&d, &c), 0);
-    d.schedule = &sch;
-    struct model m = {.nr_threads = {3}, .cur = {0},
-                      .runnable = {{true, true, true}}};
-    int p, t;
-    struct det_sched_turn turn;
-    cr_assert(det_sched_pick_chaos(&ops, &m, 1, 0, false, &d, &p, &t, &turn));
-    cr_assert(turn.from_default && t == 1 && turn.quantum == DET_SCHED_QUANTUM,
-              "turn 0: the default rule (the next thread)");
-    m.cur[0] = 1;
-    cr_assert(det_sched_pick_chaos(&ops, &m, 1, 0, false, &d, &p, &t, &turn));
-    cr_assert(!turn.from_default && t == 2 && turn.quantum == 5);
-    det_destroy(&d);
+    cr_assert_eq(sch.n, 2);
+    const struct det_sched_switch *e = det_schedule_at(&sch, 3, 131);
+    cr_assert(e && e->to == 2);
+    e = det_schedule_at(&sch, 2, 7);
+    cr_assert(e && e->to == 3);
+    cr_assert_null(det_schedule_at(&sch, 3, 130));
+    cr_assert_null(det_schedule_at(&sch, 1, 131));
+    cr_assert_null(det_schedule_at(NULL, 3, 131));
     det_schedule_free(&sch);
 }
 
@@ -218,15 +210,14 @@ Test(sched, schedule_errors_name_the_line)
 {
     struct det_schedule sch;
     char why[160];
-    cr_assert_eq(det_schedule_parse("turn 1 pick 0 quantum 3\nturn x\n", &sch,
-                                    why, sizeof(why)),
+    cr_assert_eq(det_schedule_parse("after 1 2 run 3\nturn x\n", &sch, why,
+                                    sizeof(why)),
                  -EINVAL);
     cr_assert(strstr(why, "line 2"), "%s", why);
-    cr_assert_eq(det_schedule_parse("turn 1 pick 0 quantum 0\n", &sch, why,
+    cr_assert_eq(det_schedule_parse("after 0 2 run 3\n", &sch, why,
                                     sizeof(why)),
-                 -EINVAL, "a quantum of 0");
-    cr_assert_eq(det_schedule_parse("turn 4 pick 0 quantum 2\nturn 4 pick 1 "
-                                    "quantum 2\n",
+                 -EINVAL, "no thread 0");
+    cr_assert_eq(det_schedule_parse("after 4 2 run 1\nafter 4 2 run 3\n",
                                     &sch, why, sizeof(why)),
-                 -EINVAL, "a turn twice");
+                 -EINVAL, "one event named twice");
 }
