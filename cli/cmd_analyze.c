@@ -491,11 +491,17 @@ static void print_symbolized(FILE *f, const char *comment)
     }
 }
 
+struct shrunk {
+    bool done;
+    size_t kept, full, preemptions;
+    unsigned long runs;
+};
+
 /* Shrinks the failing seed's schedule, saves it to -o FILE and prints
- * its turns: who was cut where and who ran. */
+ * its switches: who was cut where and who ran. */
 static void shrink_and_explain(const struct analyze_opts *o, const char *dir,
                                const struct outcome *ref,
-                               unsigned long long seed)
+                               unsigned long long seed, struct shrunk *res)
 {
     char full[200], trace[200];
     snprintf(full, sizeof(full), "%s/full.schedule", dir);
@@ -534,10 +540,31 @@ static void shrink_and_explain(const struct analyze_opts *o, const char *dir,
     struct schedule_lines why;
     bool traced = run_to_end(o, dir, "min", explain, &m) >= 0 &&
                   differs(o, ref, &m) && read_lines(trace, true, &why) == 0;
+    /* Preemptions: kept switches at which a thread that could go on was
+     * cut for another (the rest are choices at a wait, or a thread kept
+     * on). */
+    size_t preempts = 0;
+    for (size_t i = 0; traced && i < why.n; i++) {
+        unsigned a, b;
+        unsigned long long at;
+        const char *hash = strchr(why.v[i], '#');
+        if (sscanf(why.v[i], "after %u %llu run %u", &a, &at, &b) == 3 &&
+            a != b && hash && strstr(hash, " cut after "))
+            for (size_t k = 0; k < n; k++) {
+                unsigned ka, kb;
+                unsigned long long kat;
+                if (sscanf(turns.v[cur[k]], "after %u %llu run %u", &ka, &kat,
+                           &kb) == 3 && ka == a && kat == at && kb == b) {
+                    preempts++;
+                    break;
+                }
+            }
+    }
+    *res = (struct shrunk){true, n, turns.n, preempts, sh.runs};
     fprintf(stderr,
-            "analyze: %zu of %zu switches still change the outcome (%lu runs "
-            "spent shrinking)%s%s\n",
-            n, turns.n, sh.runs, replays ? "; saved to " : "",
+            "analyze: %zu of %zu switches still change the outcome, %zu of "
+            "them preemptions (%lu runs spent shrinking)%s%s\n",
+            n, turns.n, preempts, sh.runs, replays ? "; saved to " : "",
             replays ? o->schedule_file : "");
     /* The kept switches as the run made them: who was cut (or waited)
      * where, and who ran instead: the racing pair. */
@@ -565,19 +592,31 @@ static void shrink_and_explain(const struct analyze_opts *o, const char *dir,
     free_lines(&turns);
 }
 
+static void report_json(const struct analyze_opts *o,
+                        const struct outcome *ref, const struct job *found,
+                        unsigned long done, double secs,
+                        const struct shrunk *sh)
+{
+    printf("{\"found\": %s, \"reference_status\": %d, \"runs\": %lu, "
+           "\"seconds\": %.3f",
+           found ? "true" : "false", ref->status, done, secs);
+    if (found)
+        printf(", \"seed\": %llu, \"status\": %d", found->seed,
+               found->o.status);
+    if (sh->done) {
+        printf(", \"schedule\": \"");
+        for (const char *c = o->schedule_file; *c; c++)
+            printf(*c == '"' || *c == '\\' ? "\\%c" : "%c", *c);
+        printf("\", \"switches\": %zu, \"of\": %zu, \"preemptions\": %zu, "
+               "\"shrink_runs\": %lu",
+               sh->kept, sh->full, sh->preemptions, sh->runs);
+    }
+    printf("}\n");
+}
+
 static void report(const struct analyze_opts *o, const struct outcome *ref,
                    const struct job *found, unsigned long done, double secs)
 {
-    if (o->json) {
-        printf("{\"found\": %s, \"reference_status\": %d, \"runs\": %lu, "
-               "\"seconds\": %.3f",
-               found ? "true" : "false", ref->status, done, secs);
-        if (found)
-            printf(", \"seed\": %llu, \"status\": %d", found->seed,
-                   found->o.status);
-        printf("}\n");
-        return;
-    }
     if (!found) {
         fprintf(stderr,
                 "analyze: no schedule changed the outcome in %lu chaos runs "
@@ -682,9 +721,13 @@ int cli_cmd_analyze(int argc, char **argv)
     while (running > 0 && waitpid(-1, &ws, 0) > 0)
         running--;
     progress(&o, done, t0, true);
-    report(&o, &ref, have_found ? &found : NULL, done, now_s() - t0);
+    double secs = now_s() - t0;
+    report(&o, &ref, have_found ? &found : NULL, done, secs);
+    struct shrunk sh = {0};
     if (have_found && o.shrink && !analyze_stop)
-        shrink_and_explain(&o, dir, &ref, found.seed);
+        shrink_and_explain(&o, dir, &ref, found.seed, &sh);
+    if (o.json)
+        report_json(&o, &ref, have_found ? &found : NULL, done, secs, &sh);
     remove_dir(dir);
     if (analyze_stop)
         return 128 + analyze_stop;

@@ -63,6 +63,9 @@ bool det_sched_pick(const struct det_sched_ops *ops, void *ctx, int nr_procs,
 #include <string.h>
 
 #define DET_CHAOS_MAX_CANDIDATES 1024
+/* Priorities: first-seen threads get one in [HIGH_BAND, HIGH_BAND + 2^31);
+ * a lowered thread gets d->chaos_low, which counts down from below it. */
+#define DET_CHAOS_HIGH_BAND (1ULL << 40)
 
 /* A draw from the scheduler's stream in [0, n), logged. */
 static uint32_t chaos_draw(struct det_state *d, uint32_t n)
@@ -113,7 +116,26 @@ bool det_sched_pick_chaos(const struct det_sched_ops *ops, void *ctx,
         return false;
     turn->decided = true;
     turn->candidates = count;
-    turn->pick = count > 1 ? chaos_draw(d, count) : 0;
+    /* A change point: the thread whose turn ended goes below all others
+     * (the later a thread was lowered, the lower it is). */
+    uint64_t *mine = ops->slot ? ops->slot(ctx, cur_proc, cur_thread) : NULL;
+    if (mine && chaos_draw(d, DET_CHAOS_CHANGE_ODDS) == 0)
+        *mine = d->chaos_low--;
+    uint64_t best = 0;
+    for (uint32_t i = 0; i < count; i++) {
+        uint64_t *prio = ops->slot ? ops->slot(ctx, cand[i].proc,
+                                              cand[i].thread)
+                                   : NULL;
+        if (prio && *prio == 0) /* first seen: a place in the high band */
+            *prio = DET_CHAOS_HIGH_BAND + chaos_draw(d, 1u << 31);
+        uint64_t v = prio ? *prio : 1;
+        if (v > best) {
+            best = v;
+            turn->pick = i;
+        }
+    }
+    if (!ops->slot)
+        turn->pick = count > 1 ? chaos_draw(d, count) : 0;
     turn->quantum = chaos_quantum(d);
     *proc = cand[turn->pick].proc;
     *thread = cand[turn->pick].thread;

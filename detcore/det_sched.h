@@ -41,6 +41,10 @@ struct det_sched_ops {
     int (*cur_thread)(void *ctx, int proc);
     /* Whether the thread can run now; may wake it (a wait that is over). */
     bool (*runnable)(void *ctx, int proc, int thread);
+    /* A word the process model keeps per thread for the scheduler (0 for
+     * a new thread): --chaos keeps the thread's priority there. NULL when
+     * chaos is never used. */
+    uint64_t *(*slot)(void *ctx, int proc, int thread);
 };
 
 /*
@@ -55,12 +59,16 @@ bool det_sched_pick(const struct det_sched_ops *ops, void *ctx, int nr_procs,
 /*
  * --chaos: the same choice made by a seeded adversary, so that one seed
  * gives one interleaving (every run of it the same) and other seeds give
- * others. When the current thread's turn is over, the next one is drawn
- * at random from every runnable thread (itself included), and the turn
- * gets a quantum drawn log-uniformly from [1, DET_CHAOS_MAX_QUANTUM]
- * events, so threads are preempted at syscall boundaries they never would
- * be otherwise. The draws come from the run's scheduler stream (the
- * seed's, not the guest's randomness) and each is a detlog record.
+ * others, in the manner of PCT (probabilistic concurrency testing): each
+ * thread gets a random priority when first seen; when a turn ends, the
+ * runnable thread of highest priority runs, and at one turn end in
+ * DET_CHAOS_CHANGE_ODDS the thread whose turn ended drops below every
+ * other (a change point), so one thread can run far ahead of another (an
+ * order violation) or stop in the middle of anything. Each turn gets a
+ * quantum drawn log-uniformly from [1, DET_CHAOS_MAX_QUANTUM] events, so
+ * threads are preempted at syscall boundaries they never would be
+ * otherwise. The draws come from the run's scheduler stream (the seed's,
+ * not the guest's randomness) and each is a detlog record.
  *
  * --schedule FILE: switches keyed by a thread's own progress: "after
  * thread A's N-th event, thread B runs" (B if it can, else the default
@@ -72,6 +80,7 @@ bool det_sched_pick(const struct det_sched_ops *ops, void *ctx, int nr_procs,
  * still change the outcome.
  */
 #define DET_CHAOS_QUANTUM_BITS 6
+#define DET_CHAOS_CHANGE_ODDS 4
 #define DET_CHAOS_MAX_QUANTUM (1u << DET_CHAOS_QUANTUM_BITS)
 
 /* After thread `tid`'s `after`-th event, thread `to` runs. */

@@ -269,10 +269,16 @@ static bool sched_runnable(void *ctx, int i, int k)
     return refresh(q, &q->threads[k]);
 }
 
+static uint64_t *sched_slot(void *ctx, int i, int k)
+{
+    return &((struct proxy_world *)ctx)->procs[i]->threads[k].sched_slot;
+}
+
 static const struct det_sched_ops sched_ops = {
     .nr_threads = sched_nr_threads,
     .cur_thread = sched_cur_thread,
     .runnable = sched_runnable,
+    .slot = sched_slot,
 };
 
 /* An address, and the file and offset of its executable mapping. */
@@ -308,9 +314,12 @@ static void trace_switch(FILE *f, struct proxy_process *from,
                          struct proxy_process *to, int to_idx)
 {
     const struct proxy_thread *t = &from->threads[from->cur];
+    bool same = from == to && from->cur == to_idx;
     fprintf(f, "after %d %llu run %d # thread %d %s after %s ", t->tid,
             (unsigned long long)t->events, to->threads[to_idx].tid, t->tid,
-            t->state == PROXY_THREAD_RUNNABLE ? "cut" : "waits",
+            same ? "runs on"
+            : t->state == PROXY_THREAD_RUNNABLE ? "cut"
+                                                : "waits",
             proxy_syscall_name(from->det->cur_nr));
     describe_place(f, from, from->cur);
     fprintf(f, " -> thread %d ", to->threads[to_idx].tid);
