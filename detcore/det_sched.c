@@ -19,18 +19,26 @@ static int first_runnable(const struct det_sched_ops *ops, void *ctx,
     return -1;
 }
 
+/* The current thread goes on with its turn if it still can. */
+static bool turn_goes_on(const struct det_sched_ops *ops, void *ctx,
+                         int cur_proc, int *proc, int *thread)
+{
+    int cur_thread = ops->cur_thread(ctx, cur_proc);
+    if (ops->nr_threads(ctx, cur_proc) <= 0 ||
+        !ops->runnable(ctx, cur_proc, cur_thread))
+        return false;
+    *proc = cur_proc;
+    *thread = cur_thread;
+    return true;
+}
+
 bool det_sched_pick(const struct det_sched_ops *ops, void *ctx, int nr_procs,
                     int cur_proc, bool keep_turn, int *proc, int *thread)
 {
     if (nr_procs <= 0)
         return false;
-    int cur_thread = ops->cur_thread(ctx, cur_proc);
-    if (keep_turn && ops->nr_threads(ctx, cur_proc) > 0 &&
-        ops->runnable(ctx, cur_proc, cur_thread)) {
-        *proc = cur_proc;
-        *thread = cur_thread;
+    if (keep_turn && turn_goes_on(ops, ctx, cur_proc, proc, thread))
         return true;
-    }
     /* One round over every thread, the current one last: the threads of
      * its process after it, the other processes, then its process's
      * threads before it. Wrapping inside the process first would let two
@@ -93,13 +101,8 @@ bool det_sched_pick_chaos(const struct det_sched_ops *ops, void *ctx,
     *turn = (struct det_sched_turn){0};
     if (nr_procs <= 0)
         return false;
-    int cur_thread = ops->cur_thread(ctx, cur_proc);
-    if (keep_turn && ops->nr_threads(ctx, cur_proc) > 0 &&
-        ops->runnable(ctx, cur_proc, cur_thread)) {
-        *proc = cur_proc;
-        *thread = cur_thread;
+    if (keep_turn && turn_goes_on(ops, ctx, cur_proc, proc, thread))
         return true;
-    }
     /* Every runnable thread, each asked once (asking may wake it), in
      * process order. A run with more runnable threads than the table
      * holds chooses among the first DET_CHAOS_MAX_CANDIDATES. */
@@ -118,7 +121,9 @@ bool det_sched_pick_chaos(const struct det_sched_ops *ops, void *ctx,
     turn->candidates = count;
     /* A change point: the thread whose turn ended goes below all others
      * (the later a thread was lowered, the lower it is). */
-    uint64_t *mine = ops->slot ? ops->slot(ctx, cur_proc, cur_thread) : NULL;
+    uint64_t *mine = ops->slot ? ops->slot(ctx, cur_proc,
+                                           ops->cur_thread(ctx, cur_proc))
+                               : NULL;
     if (mine && chaos_draw(d, DET_CHAOS_CHANGE_ODDS) == 0)
         *mine = d->chaos_low--;
     uint64_t best = 0;
