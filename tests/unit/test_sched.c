@@ -11,6 +11,7 @@
 #define MAX_THREADS 4
 
 struct model {
+    uint64_t slot[MAX_PROCS][MAX_THREADS]; /* the scheduler's words */
     int nr_threads[MAX_PROCS];  /* 0: exited or stopped */
     int cur[MAX_PROCS];
     bool runnable[MAX_PROCS][MAX_THREADS];
@@ -26,8 +27,13 @@ static bool m_runnable(void *ctx, int p, int t)
     return m->runnable[p][t];
 }
 
+static uint64_t *m_slot(void *ctx, int p, int t)
+{
+    return &((struct model *)ctx)->slot[p][t];
+}
+
 static const struct det_sched_ops ops = {m_nr_threads, m_cur_thread,
-                                         m_runnable};
+                                         m_runnable, m_slot};
 
 static void expect_pick(struct model *m, int nr, int cur, bool keep,
                         int want_p, int want_t)
@@ -132,13 +138,16 @@ static void chaos_picks(uint64_t seed, int out[200])
     chaos_state(&d, seed);
     struct model m = {.nr_threads = {2, 2},
                       .runnable = {{true, false}, {true, true}}};
+    int cur = 0;
     for (int i = 0; i < 200; i++) {
         int p = -1, t = -1;
         struct det_sched_turn turn;
-        cr_assert(det_sched_pick_chaos(&ops, &m, 2, 0, false, &d, &p, &t,
+        cr_assert(det_sched_pick_chaos(&ops, &m, 2, cur, false, &d, &p, &t,
                                        &turn));
+        cur = p; /* the picked thread is the one whose turn ends next */
+        m.cur[p] = t;
         cr_assert(m.runnable[p][t], "only a runnable thread is picked");
-        cr_assert(turn.decided && turn.turn == (uint64_t)i);
+        cr_assert(turn.decided);
         cr_assert(turn.quantum >= 1 && turn.quantum <= DET_CHAOS_MAX_QUANTUM);
         quanta[turn.quantum]++;
         out[i] = p * 2 + t;
