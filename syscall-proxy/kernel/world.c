@@ -324,6 +324,19 @@ static void trace_switch(FILE *f, struct proxy_process *from,
     describe_place(f, from, from->cur);
     fprintf(f, " -> thread %d ", to->threads[to_idx].tid);
     describe_place(f, to, to_idx);
+    /* A thread kept on: the one it kept waiting, the other of the pair. */
+    struct proxy_world *w = from->world;
+    for (int i = 0; same && i < w->nr_procs; i++) {
+        struct proxy_process *q = w->procs[i];
+        for (int k = 0; !q->zombie && k < q->nr_threads; k++)
+            if ((q != from || k != from->cur) &&
+                q->threads[k].state == PROXY_THREAD_RUNNABLE) {
+                fprintf(f, " over thread %d ", q->threads[k].tid);
+                describe_place(f, q, k);
+                same = false;
+                break;
+            }
+    }
     fputc('\n', f);
 }
 

@@ -663,7 +663,7 @@ analyze_race() {
         bad="$bad analyze exit $st, no seed: $(head -c 200 "$b.json") $(grep -v '^analyze: [0-9]* of' "$b.err" | tail -n 2 | tr '\n' ' ' | cut -c1-200);"
     elif [ -z "$pre" ] || [ "$pre" -gt 3 ]; then
         bad="$bad shrunk to ${pre:-?} preemptions (at most 3 wanted): $(grep 'switches still' "$b.err");"
-    elif ! grep -Eq '^  after [0-9]+ [0-9]+ run [0-9]+ : thread [0-9]+ cut after [a-z0-9_]+ .* -> thread [0-9]+ ' "$b.err"; then
+    elif ! grep -Eq '^  after [0-9]+ [0-9]+ run [0-9]+ : thread [0-9]+ (cut after [a-z0-9_]+ .* -> thread [0-9]+ |runs on after [a-z0-9_]+ .* over thread [0-9]+ )' "$b.err"; then
         bad="$bad the report names no racing pair: $(grep -m1 '^  after' "$b.err" | cut -c1-200);"
     else
         local flips=0
