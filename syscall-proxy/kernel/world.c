@@ -534,8 +534,14 @@ static void preempt(struct proxy_process *p, bool others, uint64_t slice)
         if (in >= 0 && (uint64_t)in < slice)
             slice = (uint64_t)in;
     }
-    det_clock_computed(p->det, slice);
-    p->threads[p->cur].spinning = true;
+    /* Alone, the first cut since the thread's last call only marks it a
+     * spinner (its next slices are short and count): one host stall
+     * between two calls of a thread that waits on a timer (read of a
+     * timerfd, say) must not move its clock by a whole slice. */
+    struct proxy_thread *t = &p->threads[p->cur];
+    if (others || t->spinning)
+        det_clock_computed(p->det, slice);
+    t->spinning = true;
     if (others)
         p->resched = true;
     if (p->totals)
