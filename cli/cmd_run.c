@@ -265,8 +265,9 @@ static int parse_run_options(int argc, char **argv, struct run_options *o)
                   "PROGRAM [ARGS...]");
         return -1;
     }
-    if (strcmp(o->backend, "kvm") != 0) {
-        cli_error("--backend %s: not available in this build (only kvm)",
+    enum vmm_backend_kind kind;
+    if (vmm_backend_parse(o->backend, &kind) < 0) {
+        cli_error("--backend %s: unknown backend (kvm or ptrace)",
                   o->backend);
         return -1;
     }
@@ -441,7 +442,9 @@ int cli_run_once(const struct run_options *o, const char *path,
     bool det_ready = false;
     char **env = NULL;
     int code = CLI_EXIT_FAILURE;
-    if (vmm_host_open(&host, why, sizeof(why)) < 0) {
+    enum vmm_backend_kind kind = VMM_BACKEND_KVM;
+    (void)vmm_backend_parse(o->backend, &kind); /* checked by the parser */
+    if (vmm_host_open_backend(kind, &host, why, sizeof(why)) < 0) {
         cli_error("%s", why);
         return CLI_EXIT_FAILURE;
     }
