@@ -466,10 +466,12 @@ int cli_run_once(const struct run_options *o, const char *path,
                               .log_level = o->log_level, .log = stderr,
                               .cpuid_rewrite =
                                   o->cpuid_rewrite && !hi.cpuid_control,
-                              /* No backend traps RDTSC yet (CR4.TSD on
-                               * VMX/SVM is not wired): rewrite everywhere. */
+                              /* ptrace's stubs make RDTSC fault (no
+                               * rewriting needed); kvm's cannot (CR4.TSD
+                               * on VMX/SVM is not wired): rewrite there. */
                               .rdtsc_rewrite = o->det.virtualize_time &&
-                                               !o->no_rdtsc_rewrite};
+                                               !o->no_rdtsc_rewrite &&
+                                               kind != VMM_BACKEND_PTRACE};
     int rc = proxy_process_create(&p, vm, &det, &pc);
     if (rc < 0) {
         cli_error("creating the guest process: %s", strerror(-rc));

@@ -194,6 +194,11 @@ uint64_t vmm_phys_resident_bytes(const struct vmm_physmem *pm)
     return resident * VMM_PAGE_SIZE;
 }
 
+void vmm_phys_discard(const struct vmm_physmem *pm, void *hva, uint64_t len)
+{
+    (void)madvise(hva, len, pm->memfd >= 0 ? MADV_REMOVE : MADV_DONTNEED);
+}
+
 void vmm_phys_free(struct vmm_physmem *pm, gpa_t gpa, uint64_t npages)
 {
     if (npages == 0)

@@ -143,6 +143,9 @@ int vmm_phys_alloc_for(struct vmm_physmem *pm, uint64_t npages, gva_t gva,
 uint64_t vmm_phys_resident_bytes(const struct vmm_physmem *pm);
 /* Returns pages to the allocator; their contents become zero. */
 void vmm_phys_free(struct vmm_physmem *pm, gpa_t gpa, uint64_t npages);
+/* Drops the contents of private guest pages at hva (MADV_DONTNEED's
+ * zero fill): a hole punched in the memfd when there is one. */
+void vmm_phys_discard(const struct vmm_physmem *pm, void *hva, uint64_t len);
 static inline void *vmm_phys_hva(const struct vmm_physmem *pm, gpa_t gpa)
 {
     return pm->hva_base + gpa;
