@@ -194,6 +194,14 @@ uint64_t vmm_phys_resident_bytes(const struct vmm_physmem *pm)
     return resident * VMM_PAGE_SIZE;
 }
 
+uint64_t vmm_phys_memfd_bytes(const struct vmm_physmem *pm)
+{
+    struct stat st;
+    if (pm->memfd < 0 || fstat(pm->memfd, &st) < 0)
+        return 0;
+    return (uint64_t)st.st_blocks * 512;
+}
+
 void vmm_phys_discard(const struct vmm_physmem *pm, void *hva, uint64_t len)
 {
     (void)madvise(hva, len, pm->memfd >= 0 ? MADV_REMOVE : MADV_DONTNEED);

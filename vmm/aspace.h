@@ -143,6 +143,9 @@ int vmm_phys_alloc_for(struct vmm_physmem *pm, uint64_t npages, gva_t gva,
 uint64_t vmm_phys_resident_bytes(const struct vmm_physmem *pm);
 /* Returns pages to the allocator; their contents become zero. */
 void vmm_phys_free(struct vmm_physmem *pm, gpa_t gpa, uint64_t npages);
+/* Bytes the host holds in the memfd behind guest-physical memory (0 for
+ * private anonymous memory, which counts as the process's own). */
+uint64_t vmm_phys_memfd_bytes(const struct vmm_physmem *pm);
 /* Drops the contents of private guest pages at hva (MADV_DONTNEED's
  * zero fill): a hole punched in the memfd when there is one. */
 void vmm_phys_discard(const struct vmm_physmem *pm, void *hva, uint64_t len);

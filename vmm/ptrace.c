@@ -796,7 +796,12 @@ static int pt_vm_create(struct vmm_host *host, struct vmm_vm **out,
     vmm_phys_init(&vm->base.pm, vm->phys_hva, GUEST_PHYS_RESERVE,
                   GK_KERNEL_AREA_END);
     vm->base.pm.memfd = memfd;
-    if ((rc = vmm_as_init(&vm->base.as, &vm->base.pm)) < 0) {
+    /* The page tables kvm's guest kernel area takes (one branch of three
+     * tables): nothing runs there, but guest memory in use (getrusage's
+     * maxrss, /proc's figures) must be the same under both backends. */
+    if ((rc = vmm_as_init(&vm->base.as, &vm->base.pm)) < 0 ||
+        (rc = vmm_pt_map(&vm->base.as, GK_KERNEL_VA + GK_VDSO_CALLS_GPA,
+                         PT_CALLS_GPA, 1, VMM_PTE_P | VMM_PTE_NX)) < 0) {
         snprintf(why, why_len, "guest address space: %s", strerror(-rc));
         pt_vm_destroy(&vm->base);
         return rc;

@@ -20,7 +20,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/mman.h>
+#include <sys/personality.h>
 #include <sys/ptrace.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -120,6 +122,43 @@ static int spawn_fds(struct pt_host *h, const int fds[3], pid_t *pid)
     return -rc;
 }
 
+/* Waits for the stub's ready byte. A stub that faults before (a failed
+ * exec is a SIGSEGV) stops for its tracer instead of writing: that is
+ * looked for between polls. */
+static int wait_ready(int fd, pid_t pid)
+{
+    for (;;) {
+        struct pollfd pfd = {.fd = fd, .events = POLLIN};
+        int n = poll(&pfd, 1, 20);
+        if (n < 0 && errno != EINTR)
+            return -errno;
+        if (n > 0) {
+            char byte;
+            ssize_t got = read(fd, &byte, 1);
+            return got == 1 ? 0 : -EIO;
+        }
+        int st;
+        pid_t w = waitpid(pid, &st, WNOHANG | __WALL);
+        if (w == pid)
+            return WIFSTOPPED(st) ? -EFAULT : -EIO;
+    }
+}
+
+/* The stub is exec'd without address randomisation, so that its exec
+ * stack (at the top of user space) and [vdso] (below the mmap base) never
+ * land on its fixed range, which a randomised stack now and then did. */
+static int spawn_fixed_layout(struct pt_host *h, int memfd, int ready_w,
+                              pid_t *pid)
+{
+    int old = personality(0xffffffff);
+    if (old != -1)
+        (void)personality((unsigned long)old | ADDR_NO_RANDOMIZE);
+    int rc = spawn(h, memfd, ready_w, pid);
+    if (old != -1)
+        (void)personality((unsigned long)old);
+    return rc;
+}
+
 int ptrace_host_spawn_stub(struct vmm_host *host, int memfd, pid_t *pid,
                            char *why, size_t why_len)
 {
@@ -129,7 +168,7 @@ int ptrace_host_spawn_stub(struct vmm_host *host, int memfd, pid_t *pid,
         snprintf(why, why_len, "ptrace stub: pipe: %s", strerror(errno));
         return -errno;
     }
-    int rc = spawn(h, memfd, ready[1], pid);
+    int rc = spawn_fixed_layout(h, memfd, ready[1], pid);
     close(ready[1]);
     if (rc < 0) {
         close(ready[0]);
@@ -145,15 +184,10 @@ int ptrace_host_spawn_stub(struct vmm_host *host, int memfd, pid_t *pid,
         snprintf(why, why_len, "ptrace stub: PTRACE_SEIZE: %s",
                  strerror(errno));
     }
-    char byte;
-    ssize_t got;
-    while ((got = read(ready[0], &byte, 1)) < 0 && errno == EINTR)
-        ;
+    if (rc == 0 && (rc = wait_ready(ready[0], *pid)) < 0)
+        snprintf(why, why_len, "ptrace stub: %s while setting up",
+                 rc == -EIO ? "it exited" : "it stopped (a fault)");
     close(ready[0]);
-    if (rc == 0 && got != 1) {
-        rc = -EIO;
-        snprintf(why, why_len, "ptrace stub: it exited while setting up");
-    }
     if (rc < 0) {
         kill(*pid, SIGKILL);
         while (waitpid(*pid, NULL, __WALL) < 0 && errno == EINTR)
