@@ -163,6 +163,8 @@ test: deps
 	tests/confine/run.sh build/hvrun build/debug/hvrun
 	tests/verify/run.sh build/hvrun build/debug/hvrun
 	tests/confine/seccomp.sh build/hvrun build/debug/hvrun
+	tests/parity/run.sh build/hvrun
+	tests/parity/run.sh build/debug/hvrun
 	$(MAKE) images
 	tests/boot/run.sh build/hvrun build/debug/hvrun
 

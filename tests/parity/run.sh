@@ -88,6 +88,8 @@ epoll_test        | $G/epoll_test
 user_port_io      | $G/user_port_io
 tsc_wake          | $G/tsc_wake
 wake_clock        | $G/wake_clock
+rdtsc_deltas      | $G/rdtsc_deltas print
+gcc-hello         | sh -c 'printf "int main(void){return 3;}\\n" > h.c && gcc -o h h.c && ./h; echo \$?'
 EOF
 )
 
@@ -206,7 +208,7 @@ else
     for_each_case skip_case
 fi
 VERIFY="sh-tree python-values python-threads python-fork ls-la-etc date
-urandom thread_signals lock_pingpong tsc_wake"
+urandom thread_signals lock_pingpong tsc_wake rdtsc_deltas"
 verify_one() {
     local want
     for want in $VERIFY; do
