@@ -103,16 +103,14 @@ fail(struct vmm_event *ev, const char *fmt, ...)
 
 /* ---- waiting for the stub ------------------------------------------------ */
 
-/* Waits for the stub's next stop; -errno, or -ESRCH once it is gone. */
-static int wait_stop(struct pt_vm *vm, int *status)
+/* Waits for the stub's next stop; -EINTR when a signal of hvrun's came
+ * first, -ESRCH once the stub is gone, other -errno. */
+static int wait_stop_intr(struct pt_vm *vm, int *status)
 {
     for (;;) {
         pid_t w = waitpid(vm->pid, status, __WALL);
-        if (w < 0) {
-            if (errno == EINTR)
-                continue;
+        if (w < 0)
             return -errno;
-        }
         if (WIFEXITED(*status) || WIFSIGNALED(*status)) {
             vm->dead = true;
             return -ESRCH;
@@ -120,6 +118,15 @@ static int wait_stop(struct pt_vm *vm, int *status)
         if (WIFSTOPPED(*status))
             return 0;
     }
+}
+
+/* The same, going on across hvrun's signals (short waits: injections). */
+static int wait_stop(struct pt_vm *vm, int *status)
+{
+    int rc;
+    while ((rc = wait_stop_intr(vm, status)) == -EINTR)
+        ;
+    return rc;
 }
 
 static bool is_interrupt_stop(int status)
@@ -641,13 +648,23 @@ static int pt_vm_run(struct vmm_vm *base, struct vmm_event *ev)
     if (rc == 0)
         rc = resume(vm, ev);
     int st = 0;
+    bool asked = false; /* a host signal: the stub is interrupted */
     while (rc == 0) {
-        if ((rc = wait_stop(vm, &st)) < 0) {
+        if ((rc = wait_stop_intr(vm, &st)) == -EINTR) {
+            /* hvrun's own signal (a stop request, SIGCHLD of a host
+             * child): the run returns, as KVM_RUN's EINTR does. */
+            if (!asked && !slice_fired)
+                (void)ptrace(PTRACE_INTERRUPT, vm->pid, NULL, NULL);
+            asked = true;
+            rc = 0;
+            continue;
+        }
+        if (rc < 0) {
             fail(ev, "ptrace stub: %s", rc == -ESRCH ? "died"
                                                      : strerror(-rc));
             break;
         }
-        if (!is_interrupt_stop(st) || slice_fired)
+        if (!is_interrupt_stop(st) || slice_fired || asked)
             break;
         /* An interrupt a past slice left pending: go on. */
         if (ptrace(PTRACE_SYSEMU, vm->pid, NULL, NULL) < 0) {

@@ -214,7 +214,12 @@ int ptrace_host_open(struct vmm_host **out, char *why, size_t why_len)
         return rc;
     }
     char msg[256];
-    if ((rc = vmm_host_build_model(&h->base, vmm_host_native_xcr0(), msg,
+    /* The guest's XSAVE state is the host kernel's: its XCR0, as far as
+     * the layouts hvrun knows go (components 0-9; AMX's need a permission
+     * the stub never asks for). */
+    uint64_t xcr0 = vmm_host_native_xcr0() &
+                    ((1ULL << VMM_XSTATE_MAX_COMPONENTS) - 1);
+    if ((rc = vmm_host_build_model(&h->base, xcr0, msg,
                                    sizeof(msg))) < 0 ||
         (rc = vmm_host_probe_guest_cpuid(&h->base, "ptrace-guest-cpuid", msg,
                                          sizeof(msg))) < 0) {

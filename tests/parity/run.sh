@@ -9,7 +9,8 @@
 #   verify/*   `--backend ptrace --verify` passes on a subset (two runs of
 #              the program agree on every event);
 #   exitkill   SIGKILL of a ptrace hvrun in the middle of a process tree
-#              leaves none of its stubs (PTRACE_O_EXITKILL).
+#              leaves none of its stubs (PTRACE_O_EXITKILL);
+#   stop-computing  SIGTERM ends a ptrace run whose guest only computes.
 # Prints PASS/FAIL/SKIP per case and "N passed, N failed[, N skipped]"
 # (tests/lib.sh). Without /dev/kvm the comparisons are skipped with that
 # reason; the ptrace-only cases still run.
@@ -202,6 +203,34 @@ exitkill_case() {
 }
 
 skip_case() { skip "parity/$1" "no $KVM_DEV on this host"; }
+# SIGTERM of a ptrace hvrun whose guest computes (no syscall to stop at):
+# the run must still end at once, as KVM_RUN's EINTR ends kvm's.
+stop_case() {
+    local hv st i
+    "$HVRUN" run --backend ptrace -- python3 -c \
+        'print(sum(i * i for i in range(10**9)))' > /dev/null 2>&1 &
+    hv=$!
+    sleep 0.5
+    kill -TERM "$hv"
+    for i in $(seq 1 50); do
+        kill -0 "$hv" 2>/dev/null || break
+        sleep 0.1
+    done
+    if kill -0 "$hv" 2>/dev/null; then
+        kill -9 "$hv"
+        wait "$hv" 2>/dev/null
+        fail stop-computing "hvrun did not end within 5 s of SIGTERM"
+        return
+    fi
+    wait "$hv"
+    st=$?
+    if [ "$st" -eq 143 ]; then
+        pass stop-computing
+    else
+        fail stop-computing "exit $st, not 143"
+    fi
+}
+
 if [ -e "$KVM_DEV" ]; then
     for_each_case compare_case
 else
@@ -218,4 +247,5 @@ verify_one() {
 }
 for_each_case verify_one
 exitkill_case
+stop_case
 finish
