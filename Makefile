@@ -28,7 +28,7 @@ CPPFLAGS += -D_GNU_SOURCE -Ivmm $(addprefix -I,$(PROXY_DIRS)) -Idetcore -Icli \
             -Iguestkernel
 CFLAGS ?= -O2 -g
 CFLAGS += -std=c11 $(WARNINGS)
-LDLIBS += -lelf -lzstd -lseccomp -lcapstone -pthread
+LDLIBS += -lelf -lzstd -lfdt -lseccomp -lcapstone -pthread
 
 DEBUG_FLAGS = -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
               -fno-sanitize-recover=undefined
@@ -49,7 +49,7 @@ DEPS_PKGS := libelf-dev libfdt-dev libzstd-dev libseccomp-dev \
              libcriterion-dev libcapstone-dev pkg-config
 # Programs the real-program tests run (all from Debian packages).
 TEST_PKGS := coreutils sed gawk gzip bzip2 xz-utils zstd openssl sqlite3 \
-             perl python3 bc
+             perl python3 bc golang-go
 
 .PHONY: all debug test check check-docs test-guest demo bench deps clean lint format \
         fuzz fuzz-deps fuzz-elf fuzz-syscalls images images-deps images-check images-boot
@@ -173,6 +173,7 @@ demo: deps all
 
 bench: deps all
 	bench/run.sh $(BUILD)/hvrun
+	bench/backends.sh $(BUILD)/hvrun
 
 # Installs what is missing, from Debian packages; a no-op when present.
 deps:

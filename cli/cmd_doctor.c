@@ -129,9 +129,9 @@ int cli_cmd_doctor(int argc, char **argv)
     if (!i.cpuid_control)
         printf("CPUID rewrite:  available: `hvrun run --cpuid-rewrite` turns "
                "the CPUID instructions of the guest's code (functions with "
-               "unwind info) into traps answered from the fixed model, and "
+               "unwind info or symbols) into traps answered from the fixed model, and "
                "/proc/cpuinfo describes the model; not covered: code "
-               "without unwind info, JIT-generated code (java), code that "
+               "with neither, JIT-generated code (java), code that "
                "reads its own text\n");
     printf("PMU:            %s%s\n", yes_no(i.pmu),
            i.pmu ? "" : " (no instruction-counted preemption on this host)");
@@ -142,8 +142,8 @@ int cli_cmd_doctor(int argc, char **argv)
     if (!i.rdtsc_trappable)
         printf("RDTSC rewrite:  on by default with virtual time: the "
                "RDTSC/RDTSCP of the guest's code (functions with unwind "
-               "info) become traps answered from the logical clock; not "
-               "covered: code without unwind info, JIT code "
+               "info or symbols) become traps answered from the logical "
+               "clock; not covered: code with neither, JIT code "
                "(--no-rdtsc-rewrite turns it off)\n");
     double us;
     if (probe_syscall_cost(host, &us) == 0)

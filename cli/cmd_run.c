@@ -38,7 +38,7 @@ enum {
     OPT_NO_METADATA, OPT_NO_HOST, OPT_TMP, OPT_BASE_ENV, OPT_CWD,
     OPT_HOSTNAME, OPT_UID, OPT_GID, OPT_PREEMPT_MS, OPT_MEMORY,
     OPT_NO_SECCOMP, OPT_FS_POLICY, OPT_CPUID_REWRITE, OPT_NO_RDTSC_REWRITE,
-    OPT_DETLOG,
+    OPT_DETLOG, OPT_CHAOS,
 };
 
 static const struct option run_longopts[] = {
@@ -67,6 +67,7 @@ static const struct option run_longopts[] = {
     {"summary", no_argument, NULL, OPT_SUMMARY},
     {"summary-json", no_argument, NULL, OPT_SUMMARY_JSON},
     {"detlog", required_argument, NULL, OPT_DETLOG},
+    {"chaos", no_argument, NULL, OPT_CHAOS},
     {"log", required_argument, NULL, OPT_LOG},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
@@ -229,6 +230,7 @@ static int apply_option(struct run_options *o, int c, const char *arg)
     case OPT_SUMMARY: o->summary = true; return 0;
     case OPT_SUMMARY_JSON: o->summary_json = true; return 0;
     case OPT_DETLOG: o->detlog_path = arg; return 0;
+    case OPT_CHAOS: d->chaos = true; return 0;
     case OPT_LOG:
         o->log_level = parse_log_level(arg);
         if (o->log_level >= 0)

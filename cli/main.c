@@ -22,6 +22,8 @@ static const struct cli_command commands[] = {
     {"doctor", cli_cmd_doctor, "report what this host offers hvrun"},
     {"syscalls", cli_cmd_syscalls,
      "list every syscall and how hvrun handles it (markdown)"},
+    {"analyze", cli_cmd_analyze,
+     "search --chaos seeds for a schedule that changes the outcome"},
     {"detlog", cli_cmd_detlog,
      "print a run's detlog (--detlog FILE), or where two part"},
 };
@@ -53,6 +55,10 @@ void cli_usage(FILE *f)
             "(exit 120 if they differ)\n"
             "  --seed N             seed of the guest's randomness "
             "(default 0)\n"
+            "  --chaos              a seeded adversarial schedule (with "
+            "--seed N: the same\n"
+            "                       interleaving every run, another for "
+            "another N)\n"
             "  --epoch TIME         CLOCK_REALTIME at the start: "
             "2021-12-31T23:59:59Z (default)\n"
             "                       or @SECONDS\n"

@@ -51,7 +51,7 @@ static void print_cpuid(FILE *f, const struct run_summary *s)
     if (!strcmp(s->cpuid, "rewritten"))
         fprintf(f,
                 "CPUID the fixed model by rewriting (%llu sites in %.1f ms, "
-                "%llu traps; not covered: code without unwind info, JIT "
+                "%llu traps; not covered: code without unwind info or symbols, JIT "
                 "code, code reading its own text); ",
                 (unsigned long long)s->cpuid_sites,
                 (double)s->cpuid_patch_ns / 1e6,
@@ -90,7 +90,7 @@ void cli_print_summary(FILE *f, const struct run_options *o,
     if (s->rdtsc_rewritten)
         fprintf(f,
                 "RDTSC the logical clock by rewriting (%llu sites, %llu "
-                "traps; not covered: code without unwind info, JIT code); ",
+                "traps; not covered: code without unwind info or symbols, JIT code); ",
                 (unsigned long long)s->tsc_sites,
                 (unsigned long long)s->tsc_traps);
     else

@@ -40,6 +40,8 @@ struct det_config {
     uint32_t uid, gid;        /* what getuid/getgid report */
     uint64_t mem_total_bytes; /* --memory: the machine's RAM (sysinfo,
                                  /proc/meminfo) and the guest memory limit */
+    bool chaos;               /* --chaos: seeded adversarial scheduling
+                                 (det_sched.h) */
 };
 
 void det_config_defaults(struct det_config *c);

@@ -51,4 +51,25 @@ struct det_sched_ops {
 bool det_sched_pick(const struct det_sched_ops *ops, void *ctx, int nr_procs,
                     int cur_proc, bool keep_turn, int *proc, int *thread);
 
+/*
+ * --chaos: the same choice made by a seeded adversary, so that one seed
+ * gives one interleaving (every run of it the same) and other seeds give
+ * others. When the current thread's turn is over, the next one is drawn
+ * at random from every runnable thread (itself included), and every turn
+ * gets a quantum drawn log-uniformly from [1, DET_CHAOS_MAX_QUANTUM]
+ * events, so threads
+ * are preempted at syscall boundaries they never would be otherwise. The
+ * draws come from the run's scheduler stream (the seed's, not the guest's
+ * randomness) and each is a detlog record.
+ */
+#define DET_CHAOS_QUANTUM_BITS 6
+#define DET_CHAOS_MAX_QUANTUM (1u << DET_CHAOS_QUANTUM_BITS)
+
+struct det_state;
+bool det_sched_pick_chaos(const struct det_sched_ops *ops, void *ctx,
+                          int nr_procs, int cur_proc, bool keep_turn,
+                          struct det_state *d, int *proc, int *thread);
+/* The quantum of the next turn: DET_SCHED_QUANTUM, or a draw with chaos. */
+uint64_t det_sched_quantum(struct det_state *d);
+
 #endif

@@ -101,7 +101,7 @@ static int child_thread(struct proxy_process *c, struct proxy_process *p,
     free(xs);
     c->threads[0].tid = c->pid;
     c->threads[0].state = PROXY_THREAD_RUNNABLE;
-    c->quantum_left = DET_SCHED_QUANTUM;
+    c->quantum_left = det_sched_quantum(p->det);
     return rc;
 }
 

@@ -44,6 +44,10 @@ static int64_t host_monotonic_ns(void)
  * that a computation between two events (QEMU-TCG running guest code) is
  * not cut even on a loaded host. */
 #define WAIT_SLICE_FACTOR 30
+/* The least slice of a thread alone with a timer armed: a timer due sooner
+ * still waits this much host time of computing (a 1 ms interval timer
+ * fires about as often as natively, not every 100 ms). */
+#define ALONE_SLICE_MIN_NS 1000000LL
 
 int proxy_world_init(struct proxy_world *w, struct vmm_host *host,
                      struct proxy_process *first)
@@ -276,12 +280,15 @@ static struct proxy_process *pick(struct proxy_world *w)
     struct proxy_process *p = w->procs[w->cur];
     bool keep_turn = !p->resched && p->quantum_left > 0;
     int i, idx;
-    bool found = det_sched_pick(&sched_ops, w, w->nr_procs, w->cur, keep_turn,
-                                &i, &idx);
+    bool found = p->det->cfg.chaos
+                     ? det_sched_pick_chaos(&sched_ops, w, w->nr_procs, w->cur,
+                                            keep_turn, p->det, &i, &idx)
+                     : det_sched_pick(&sched_ops, w, w->nr_procs, w->cur,
+                                      keep_turn, &i, &idx);
     if (found && keep_turn && i == w->cur && idx == p->cur)
         return p;
     p->resched = false;
-    p->quantum_left = DET_SCHED_QUANTUM;
+    p->quantum_left = det_sched_quantum(p->det);
     if (!found)
         return NULL;
     struct proxy_process *q = w->procs[i];
@@ -515,6 +522,8 @@ static bool from_vdso(struct proxy_process *p, uint64_t ret_rip)
 static uint64_t time_slice(struct proxy_process *p, bool others_alive,
                            bool others_runnable)
 {
+    if (p->cfg->preempt_ns == 0) /* --preempt-ms 0: never */
+        return 0;
     if (others_runnable)
         return p->cfg->preempt_ns;
     uint64_t longest = p->cfg->preempt_ns * WAIT_SLICE_FACTOR;
@@ -524,10 +533,10 @@ static uint64_t time_slice(struct proxy_process *p, bool others_alive,
         return 0;
     /* Alone with a timer armed (a loop until SIGALRM sets a flag): nothing
      * else can see where the cut falls, so it falls when the timer is due
-     * (no sooner than the short slice). */
+     * (no sooner than ALONE_SLICE_MIN_NS). */
     int64_t in = next_deadline_in(p->world);
-    if (in < (int64_t)p->cfg->preempt_ns)
-        return p->cfg->preempt_ns;
+    if (in < ALONE_SLICE_MIN_NS)
+        return ALONE_SLICE_MIN_NS;
     return (uint64_t)in < longest ? (uint64_t)in : longest;
 }
 

@@ -13,9 +13,10 @@
  * patched only where a real disassembler (Capstone) decoded it: the
  * decoding starts at a known instruction boundary, a function's first byte
  * as its .eh_frame FDE gives it (with the function's length), and sweeps
- * the function linearly. A function whose bytes do not all decode, to
- * exactly its end, may hold data and is left alone; so is code without
- * unwind info. Each site keeps a hash of its function's bytes up to the
+ * the function linearly (in a file without unwind info, as Go's binaries
+ * are, a sized function symbol of its symbol table instead). A function
+ * whose bytes do not all decode, to exactly its end, may hold data and is
+ * left alone; so is code with neither. Each site keeps a hash of its function's bytes up to the
  * instruction, and the guest's copy is rewritten only if its bytes there
  * still hash the same: a stale cache, a mapping at another offset, or code
  * the guest changed is never patched. Functions whose bytes hold none of
@@ -53,7 +54,7 @@
 
 #define SITE_CACHE_MAGIC 0x7469737064697063ULL /* "cpidpsit" */
 /* Part of the cache name: bump it when the finder changes what it reports. */
-#define SITE_FINDER_VERSION "f2"
+#define SITE_FINDER_VERSION "f3"
 /* Larger files are not decoded (libjvm.so, among the largest, is 20 MB). */
 #define MAX_DECODED_FILE (512ULL << 20)
 #define MAX_FUNCTION_BYTES (16ULL << 20)
@@ -393,6 +394,39 @@ static bool find_eh_frame(Elf *elf, const struct image *im, uint64_t hdr_va,
     return false;
 }
 
+/* ---- .symtab --------------------------------------------------------------- */
+
+/* Every sized function symbol of the file's symbol table (.symtab, else
+ * .dynsym): the function bounds of a file without unwind info (Go's
+ * binaries, hand-written assembly), where a symbol's value is the first
+ * instruction and its size the function's length, as an FDE would say. */
+static int walk_symbols(struct finder *f, Elf *elf)
+{
+    Elf_Scn *scn = NULL, *table = NULL;
+    GElf_Shdr sh;
+    while ((scn = elf_nextscn(elf, scn)))
+        if (gelf_getshdr(scn, &sh) &&
+            (sh.sh_type == SHT_SYMTAB ||
+             (sh.sh_type == SHT_DYNSYM && !table)))
+            table = scn;
+    Elf_Data *d;
+    if (!table || !gelf_getshdr(table, &sh) || !sh.sh_entsize ||
+        !(d = elf_getdata(table, NULL)))
+        return 0;
+    size_t n = d->d_size / sh.sh_entsize;
+    for (size_t i = 0; i < n; i++) {
+        GElf_Sym sym;
+        if (!gelf_getsym(d, (int)i, &sym) ||
+            GELF_ST_TYPE(sym.st_info) != STT_FUNC || sym.st_size == 0 ||
+            sym.st_shndx == SHN_UNDEF || sym.st_shndx >= SHN_LORESERVE)
+            continue;
+        int rc = sweep_function(f, sym.st_value, sym.st_size);
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
+}
+
 static int cmp_site(const void *a, const void *b)
 {
     const struct proxy_cpuid_site *x = a, *y = b;
@@ -435,16 +469,19 @@ int proxy_cpuid_find_sites(const void *image, size_t size,
         return -ENOEXEC;
     uint64_t hdr_va;
     int rc = read_image(elf, &im, &hdr_va);
-    struct cursor eh;
-    if (rc == 0 && !find_eh_frame(elf, &im, hdr_va, &eh))
-        rc = 1; /* no unwind info: nothing is known to be code */
+    struct cursor eh = {0};
+    bool unwind_info = rc == 0 && find_eh_frame(elf, &im, hdr_va, &eh);
     if (rc == 0 && cs_open(CS_ARCH_X86, CS_MODE_64, &f.cs) != CS_ERR_OK)
         rc = -ENOMEM;
     if (rc == 0) {
-        if ((f.insn = cs_malloc(f.cs)))
+        /* Without unwind info the symbol table says where functions are;
+         * a file with neither has nothing known to be code. */
+        if (!(f.insn = cs_malloc(f.cs)))
+            rc = -ENOMEM;
+        else if (unwind_info)
             rc = walk_eh_frame(&f, eh);
         else
-            rc = -ENOMEM;
+            rc = walk_symbols(&f, elf);
         if (f.insn)
             cs_free(f.insn, 1);
         cs_close(&f.cs);

@@ -82,6 +82,20 @@ ulimit -c 0 2>/dev/null
 # ELF files), or empty.
 prog() { PATH=$SYS_PATH type -P "$1"; }
 
+# A Go program (goroutines, map order from the TSC-seeded fastrand), built
+# with Debian's golang-go (make test installs it) into the scratch directory.
+GO_BIN=""
+GO_WHY="go is not installed (make test installs golang-go)"
+if command -v go >/dev/null 2>&1; then
+    if GO111MODULE=off GOCACHE=$WORK/gocache GOPATH=$WORK/gopath \
+        go build -o "$WORK/goroutines" "$ROOT/tests/go/goroutines.go" \
+        >"$OUT/go-build.err" 2>&1; then
+        GO_BIN=$WORK/goroutines
+    else
+        GO_WHY="go build failed: $(head -n 1 "$OUT/go-build.err")"
+    fi
+fi
+
 DET_SRC=$ROOT/tests/guest/det_sources.c
 DET_BIN=$ROOT/build/guest/det_sources
 DET_BUILD_ERR=""
@@ -592,6 +606,67 @@ verify_ok() {
     fi
 }
 
+# --chaos: each seed one interleaving of race_print's three writers
+# (--verify passes), and different seeds different ones.
+chaos_cases() {
+    local bin=$ROOT/build/guest/race_print b=$OUT/$ID.chaos st seed
+    local line outs=() bad=""
+    for seed in 1 2 3 4 5 6; do
+        st=$(hv "$b.$seed" --verify --chaos --seed "$seed" -- "$bin" --interleaving)
+        line=$(grep -E '^hvrun: verify: ' "$b.$seed.err" | head -n 1 | cut -c1-200)
+        if [ "$st" != 0 ] || [[ $line != "hvrun: verify: deterministic"* ]]; then
+            bad="$bad seed $seed: exit $st, ${line:-$(first_line "$b.$seed.err")};"
+        fi
+        outs+=("$(cat "$b.$seed.out")")
+    done
+    if [ -n "$bad" ]; then
+        fail "$L:chaos/each-seed-verifies" "$bad"
+    else
+        pass "$L:chaos/each-seed-verifies"
+    fi
+    local distinct
+    distinct=$(printf '%s\n' "${outs[@]}" | sort -u | wc -l)
+    if [ "$distinct" -ge 3 ]; then
+        pass "$L:chaos/seeds-differ"
+        echo "    $distinct distinct interleavings in 6 seeds"
+    else
+        fail "$L:chaos/seeds-differ" "only $distinct distinct outputs in 6 seeds: ${outs[*]}"
+    fi
+}
+
+# hvrun analyze: finds the --chaos seed under which lost_update --racy
+# loses updates (the default schedule never does), and the seed replays;
+# on the correct program nothing is found within the budget (exit 1).
+analyze_cases() {
+    local bin=$ROOT/build/guest/lost_update b=$OUT/$ID.analyze st seed
+    fresh_cwd
+    st=0
+    (cd "$CWD" && timeout -k 5 "$TIMEOUT" env -i "${GUEST_ENV[@]}" "$HV" \
+        analyze --json --runs 50 -j 2 -- "$bin" --racy \
+        </dev/null >"$b.json" 2>"$b.err") || st=$?
+    seed=$(sed -n 's/.*"seed": \([0-9]*\).*/\1/p' "$b.json")
+    if [ "$st" != 0 ] || [ -z "$seed" ] || ! grep -q '"reference_status": 0' "$b.json"; then
+        fail "$L:analyze/finds-the-racy-seed" "exit $st; $(head -c 300 "$b.json") $(first_line "$b.err")"
+    else
+        st=$(hv "$b.replay" --verify --chaos --seed "$seed" -- "$bin" --racy)
+        if [ "$st" = 1 ] && grep -q 'verify: deterministic' "$b.replay.err"; then
+            pass "$L:analyze/finds-the-racy-seed"
+            echo "    seed $seed: $(cat "$b.replay.out")"
+        else
+            fail "$L:analyze/finds-the-racy-seed" "seed $seed replayed with exit $st: $(first_line "$b.replay.err")"
+        fi
+    fi
+    fresh_cwd
+    st=0
+    (cd "$CWD" && timeout -k 5 "$TIMEOUT" env -i "${GUEST_ENV[@]}" "$HV" \
+        analyze --runs 10 -j 2 -- "$bin" </dev/null >"$b.ok.out" 2>"$b.ok.err") || st=$?
+    if [ "$st" = 1 ] && grep -q 'no schedule changed the outcome in 10 chaos runs' "$b.ok.err"; then
+        pass "$L:analyze/nothing-found-in-budget"
+    else
+        fail "$L:analyze/nothing-found-in-budget" "exit $st: $(tail -n 1 "$b.ok.err")"
+    fi
+}
+
 verify_catches() {
     local name=$L:verify/catches-no-virtualize-time-date
     local date b=$OUT/$ID.verify.catch st line try
@@ -766,9 +841,18 @@ for hvarg in "$@"; do
     # A thread displaced by the one it woke has its turn after a fixed
     # number of that one's syscalls, never at a host-timed cut.
     verify_ok displaced-turn "$ROOT/build/guest/displaced_turn" --print-seen
+    # Go's runtime reads the TSC in a binary without unwind info: its
+    # symbol table bounds the functions the RDTSC finder decodes.
+    if [ -n "$GO_BIN" ]; then
+        verify_ok go-goroutines "$GO_BIN"
+    else
+        skip "$L:verify/go-goroutines" "$GO_WHY"
+    fi
     verify_ok stat-proc-fd sh -c 'stat /proc/self/fd/0 /proc/self/fd/1 /proc/self/fd/2; stat -L /proc/self/fd/1; : | ls -l /proc/self/fd/'
     verify_ok id id
     verify_catches
+    chaos_cases
+    analyze_cases
     summary_cases
 done
 

@@ -1,16 +1,19 @@
 /*
  * test_cpuid_patch.c - --cpuid-rewrite's site finder (only CPUID
  * instructions a disassembler decoded inside a function with unwind info,
- * never bytes 0f a2 elsewhere) and the model's answers to a trapped CPUID.
+ * or a sized function symbol in a file without any, never bytes 0f a2
+ * elsewhere) and the model's answers to a trapped CPUID.
  *
  * The functions below are assembled into this test binary; the finder
  * reads the binary itself (/proc/self/exe).
  */
 #include <criterion/criterion.h>
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <link.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -178,6 +181,49 @@ Test(cpuid_sites, site_records_function_and_hash, .init = find_own_sites)
             h = (h ^ (unsigned char)*b) * 0x100000001b3ULL;
         cr_assert_eq(sites[i].hash, h);
     }
+    free(sites);
+}
+
+/* This binary with its unwind info hidden (the .eh_frame section renamed,
+ * PT_GNU_EH_FRAME turned into PT_NULL), as a Go binary has none: the
+ * finder then takes the functions from the symbol table. */
+static void find_own_sites_without_unwind_info(void)
+{
+    int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+    cr_assert_geq(fd, 0);
+    struct stat st;
+    cr_assert_eq(fstat(fd, &st), 0);
+    uint8_t *img = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE,
+                        MAP_PRIVATE, fd, 0);
+    cr_assert_neq(img, MAP_FAILED);
+    close(fd);
+    Elf64_Ehdr *eh = (Elf64_Ehdr *)img;
+    Elf64_Phdr *ph = (Elf64_Phdr *)(img + eh->e_phoff);
+    for (int i = 0; i < eh->e_phnum; i++)
+        if (ph[i].p_type == PT_GNU_EH_FRAME)
+            ph[i].p_type = PT_NULL;
+    Elf64_Shdr *sh = (Elf64_Shdr *)(img + eh->e_shoff);
+    char *names = (char *)img + sh[eh->e_shstrndx].sh_offset;
+    for (int i = 0; i < eh->e_shnum; i++)
+        if (!strcmp(names + sh[i].sh_name, ".eh_frame"))
+            names[sh[i].sh_name + 1] = 'X';
+    cr_assert_eq(proxy_cpuid_find_sites(img, (size_t)st.st_size, &sites,
+                                        &nr_sites, &scan),
+                 0);
+    munmap(img, (size_t)st.st_size);
+    dl_iterate_phdr(main_bias, &bias);
+}
+
+Test(cpuid_sites, without_unwind_info_symbols_bound_the_functions,
+     .init = find_own_sites_without_unwind_info)
+{
+    uint64_t at = 0;
+    cr_assert_eq(sites_in(cpuid_no_unwind, cpuid_no_unwind_end, &at), 1,
+                 "a sized function symbol is a function");
+    cr_assert_eq(at, (uintptr_t)cpuid_no_unwind);
+    cr_assert_eq(sites_in(tsc_fn, tsc_fn_end, &at), 2, "rdtsc and rdtscp");
+    cr_assert_eq(sites_in(cpuid_with_data, cpuid_with_data_end, &at), 0,
+                 "a symbol's range that does not decode is left alone");
     free(sites);
 }
 

@@ -107,3 +107,76 @@ Test(sched, nothing_runnable)
     cr_assert_not(det_sched_pick(&ops, &m, 2, 0, false, &p, &t));
     cr_assert_not(det_sched_pick(&ops, &m, 0, 0, false, &p, &t));
 }
+
+/* ---- --chaos ------------------------------------------------------------------ */
+
+#include "det.h"
+
+static void chaos_state(struct det_state *d, uint64_t seed)
+{
+    struct det_config c;
+    det_config_defaults(&c);
+    c.seed = seed;
+    c.chaos = true;
+    cr_assert_eq(det_init(d, &c), 0);
+}
+
+/* The picks of 200 turns over three runnable threads and one that is not. */
+static void chaos_picks(uint64_t seed, int out[200])
+{
+    struct det_state d;
+    chaos_state(&d, seed);
+    struct model m = {.nr_threads = {2, 2},
+                      .runnable = {{true, false}, {true, true}}};
+    for (int i = 0; i < 200; i++) {
+        int p = -1, t = -1;
+        cr_assert(det_sched_pick_chaos(&ops, &m, 2, 0, false, &d, &p, &t));
+        cr_assert(m.runnable[p][t], "only a runnable thread is picked");
+        out[i] = p * 2 + t;
+    }
+    det_destroy(&d);
+}
+
+Test(sched, chaos_is_a_function_of_the_seed)
+{
+    int a[200], b[200], c[200];
+    chaos_picks(7, a);
+    chaos_picks(7, b);
+    chaos_picks(8, c);
+    cr_assert_arr_eq(a, b, sizeof(a), "the same seed, the same schedule");
+    cr_assert_arr_neq(a, c, sizeof(a), "another seed, another schedule");
+    int seen[4] = {0};
+    for (int i = 0; i < 200; i++)
+        seen[a[i]]++;
+    cr_assert(seen[0] && seen[2] && seen[3], "every runnable thread runs");
+    cr_assert_eq(seen[1], 0);
+}
+
+Test(sched, chaos_keeps_a_turn_that_is_not_over)
+{
+    struct det_state d;
+    chaos_state(&d, 1);
+    struct model m = {.nr_threads = {2}, .cur = {1}, .runnable = {{true, true}}};
+    int p = -1, t = -1;
+    cr_assert(det_sched_pick_chaos(&ops, &m, 1, 0, true, &d, &p, &t));
+    cr_assert(p == 0 && t == 1);
+    det_destroy(&d);
+}
+
+Test(sched, chaos_quanta_are_short_and_drawn)
+{
+    struct det_state d;
+    chaos_state(&d, 3);
+    uint64_t lo = ~0ULL, hi = 0;
+    for (int i = 0; i < 1000; i++) {
+        uint64_t q = det_sched_quantum(&d);
+        lo = q < lo ? q : lo;
+        hi = q > hi ? q : hi;
+    }
+    cr_assert_eq(lo, 1);
+    cr_assert_leq(hi, DET_CHAOS_MAX_QUANTUM);
+    cr_assert_geq(hi, DET_CHAOS_MAX_QUANTUM / 2);
+    d.cfg.chaos = false;
+    cr_assert_eq(det_sched_quantum(&d), DET_SCHED_QUANTUM);
+    det_destroy(&d);
+}

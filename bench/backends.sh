@@ -1,0 +1,133 @@
+#!/usr/bin/env bash
+# bench/backends.sh HVRUN: native, `hvrun run --backend kvm`, `hvrun run
+# --backend ptrace` and `strace -f` side by side, in one run, on the same
+# commands (issue 10's table). Each row runs every column REPS times,
+# interleaved and rotated (rep 1: native kvm ptrace strace, rep 2: kvm
+# ptrace strace native, ...), and prints the median wall time of each and
+# its ratio to native. A backend that cannot run here (no /dev/kvm, ptrace
+# not built or not permitted) is a column of "n/a" with the reason below
+# the table. No timing is asserted: the machines are shared and noisy.
+#
+# BENCH_REPS (default 5), BENCH_DD_COUNT (20000), BENCH_SH_COUNT (200).
+# Output: a markdown table on stdout, progress on stderr.
+set -euo pipefail
+
+if [ $# -ne 1 ]; then
+    echo "usage: bench/backends.sh HVRUN" >&2
+    exit 2
+fi
+HVRUN=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+[ -x "$HVRUN" ] || { echo "bench: $1 is not an executable hvrun" >&2; exit 2; }
+SRC=$(cd "$(dirname "$0")" && pwd)
+OUT=$(dirname "$HVRUN")/bench
+REPS=${BENCH_REPS:-5}
+DD_COUNT=${BENCH_DD_COUNT:-20000}
+SH_COUNT=${BENCH_SH_COUNT:-200}
+
+missing=()
+for p in strace gcc bzip2 python3; do
+    command -v "$p" >/dev/null 2>&1 || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+    echo "bench: installing: ${missing[*]}" >&2
+    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+        apt-get install -y -qq "${missing[@]}") >/dev/null
+fi
+
+mkdir -p "$OUT"
+if [ ! -x "$OUT/timeit" ] || [ "$SRC/timeit.c" -nt "$OUT/timeit" ]; then
+    cc -O2 -std=c11 -Wall -Wextra -Werror -D_GNU_SOURCE -o "$OUT/timeit" \
+        "$SRC/timeit.c"
+fi
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/hvrun-bench.XXXXXX")
+trap 'rm -rf "$TMP"' EXIT
+cd "$TMP"
+printf '#include <stdio.h>\nint main(void) { puts("hello"); return 0; }\n' >hello.c
+head -c $((4 << 20)) /dev/urandom | od -An -tx1 >bz.in # 4 MiB of random, as text
+
+# ---- the columns ------------------------------------------------------------
+COLS=(native kvm ptrace strace)
+declare -A WHY=()
+column_cmd() { # column_cmd COL: the prefix that runs a command in that column
+    case $1 in
+    native) ;;
+    kvm) printf '%s\n' "$HVRUN" run --backend kvm -- ;;
+    ptrace) printf '%s\n' "$HVRUN" run --backend ptrace -- ;;
+    strace) printf '%s\n' strace -f -qq -o /dev/null ;;
+    esac
+}
+probe() { # probe COL: can the column run /bin/true? else WHY[COL]
+    local col=$1 out
+    mapfile -t pre < <(column_cmd "$col")
+    if ! out=$("${pre[@]}" /bin/true 2>&1); then
+        WHY[$col]=$(printf '%s' "$out" | head -n 1 | cut -c1-160)
+        [ -n "${WHY[$col]}" ] || WHY[$col]="exit status $?"
+    fi
+}
+for c in "${COLS[@]}"; do probe "$c"; done
+
+# ---- the rows ---------------------------------------------------------------
+ROWS=(
+    "startup (/bin/true)|/bin/true"
+    "dd bs=1 count=$DD_COUNT|dd if=/dev/zero of=/dev/null bs=1 count=$DD_COUNT status=none"
+    "ls -la /usr/bin|ls -la /usr/bin"
+    "$SH_COUNT x sh -c true|sh -c 'i=0; while [ \$i -lt $SH_COUNT ]; do sh -c true; i=\$((i+1)); done'"
+    "python3 -c pass|python3 -c pass"
+    "gcc hello.c|gcc -o hello hello.c"
+    "bzip2 4 MiB|bzip2 -c bz.in"
+)
+
+median() { sort -n | awk '{a[NR]=$1} END {if (NR) print a[int((NR+1)/2)]; else print ""}'; }
+
+# one ROW COL: one timed run, its wall ns appended to $TMP/ROW.COL
+one() {
+    local r=$1 col=$2 cmd=$3 res ns rss code
+    mapfile -t pre < <(column_cmd "$col")
+    res=$("$OUT/timeit" -o /dev/null -- "${pre[@]}" sh -c "$cmd" 3>&1 \
+        2>"$TMP/err") || true
+    read -r ns rss code <<<"$res"
+    if [ "${code:-1}" != 0 ]; then
+        WHY[$col]="row '$r' exited ${code:-?}: $(head -n 1 "$TMP/err" | cut -c1-120)"
+        return
+    fi
+    echo "$ns" >>"$TMP/$r.$col"
+}
+
+nrows=${#ROWS[@]}
+for ((r = 0; r < nrows; r++)); do
+    cmd=${ROWS[r]#*|}
+    echo "bench: row $((r + 1))/$nrows: ${ROWS[r]%%|*}" >&2
+    for ((i = 0; i < REPS; i++)); do
+        for ((k = 0; k < ${#COLS[@]}; k++)); do
+            col=${COLS[(k + i) % ${#COLS[@]}]}
+            [ -z "${WHY[$col]:-}" ] && one "$r" "$col" "$cmd"
+        done
+    done
+done
+
+# ---- the table -------------------------------------------------------------
+host=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
+hyp=$("$HVRUN" doctor 2>/dev/null | sed -n 's/^hypervisor: *//p' | cut -d' ' -f1)
+echo "$(date -u +%Y-%m-%d), $host, $(nproc) cores, ${hyp:-no kvm}, load $(cut -d' ' -f1-3 /proc/loadavg); median of $REPS, wall seconds (x native)"
+echo
+echo "| command | native | kvm | ptrace | strace -f |"
+echo "|---------|--------|-----|--------|-----------|"
+for ((r = 0; r < nrows; r++)); do
+    line="| ${ROWS[r]%%|*} |"
+    base=$(median <"$TMP/$r.native" 2>/dev/null || true)
+    for col in "${COLS[@]}"; do
+        m=$( [ -s "$TMP/$r.$col" ] && median <"$TMP/$r.$col" || true)
+        if [ -z "$m" ]; then
+            line+=" n/a |"
+        elif [ "$col" = native ] || [ -z "$base" ]; then
+            line+=" $(awk -v n="$m" 'BEGIN {printf "%.3f", n / 1e9}') |"
+        else
+            line+=" $(awk -v n="$m" -v b="$base" 'BEGIN {printf "%.3f (%.1fx)", n / 1e9, n / b}') |"
+        fi
+    done
+    echo "$line"
+done
+for col in "${COLS[@]}"; do
+    [ -n "${WHY[$col]:-}" ] && echo && echo "$col: n/a: ${WHY[$col]}"
+done
+exit 0
