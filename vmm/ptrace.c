@@ -25,7 +25,8 @@
  *  - the slice timer's PTRACE_INTERRUPT is VMM_EVENT_INTERRUPTED with
  *    slice_over (always in user code: there is no guest kernel);
  *  - INT 0x80 (the 32-bit entry, which SYSEMU would report as a syscall)
- *    is the #GP kvm's guest kernel gives it.
+ *    is a #GP: the guest gets a signal, as under kvm (whose IDT has no such
+ *    gate: #NP on VMX/SVM, #UD on kvm_pvm), never a host i386 call.
  */
 #include "backend_impl.h"
 #include "ptrace_internal.h"
@@ -540,13 +541,29 @@ static int decode_signal_stop(struct pt_vm *vm, struct vmm_event *ev)
     return 0;
 }
 
-/* INT 0x80 enters the host kernel like SYSCALL: under kvm it is a #GP
- * (the IDT gate is DPL 0) with the gate's error code. */
+/* Guest code bytes whatever their protection (exec-only too). */
+static bool code_bytes(const struct vmm_aspace *as, gva_t at, uint8_t *dst,
+                       size_t len)
+{
+    struct iovec iov[2];
+    size_t covered, done = 0;
+    int n = vmm_as_host_iov(as, at, len, 0, iov, 2, &covered);
+    if (covered != len)
+        return false;
+    for (int i = 0; i < n; i++) {
+        memcpy(dst + done, iov[i].iov_base, iov[i].iov_len);
+        done += iov[i].iov_len;
+    }
+    return true;
+}
+
+/* INT 0x80 enters the host kernel like SYSCALL: made a #GP with the
+ * gate's error code (kvm's guest kernel has no such gate). */
 static bool int80_stop(struct pt_vm *vm, struct vmm_event *ev)
 {
     uint8_t insn[2];
     uint64_t rip = vm->base.regs.rip;
-    if (rip < 2 || vmm_as_copy_in(&vm->base.as, insn, rip - 2, 2) < 0 ||
+    if (rip < 2 || !code_bytes(&vm->base.as, rip - 2, insn, 2) ||
         insn[0] != 0xcd || insn[1] != 0x80)
         return false;
     vm->base.regs.rip = rip - 2;
