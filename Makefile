@@ -167,6 +167,8 @@ test: deps
 	tests/parity/run.sh build/debug/hvrun
 	HVRUN_BIN=$(CURDIR)/build/hvrun tests/run-guest-tests.sh tests/parity/hvrun-ptrace
 	HVRUN_BIN=$(CURDIR)/build/debug/hvrun tests/run-guest-tests.sh tests/parity/hvrun-ptrace
+	HVRUN_BIN=$(CURDIR)/build/hvrun tests/determinism/run.sh tests/parity/hvrun-ptrace
+	HVRUN_BIN=$(CURDIR)/build/debug/hvrun tests/determinism/run.sh tests/parity/hvrun-ptrace
 	$(MAKE) images
 	tests/boot/run.sh build/hvrun build/debug/hvrun
 
