@@ -10,6 +10,7 @@
 #include <stdio.h>
 
 #include "det.h"
+#include "det_sched.h"
 
 #define CLI_MAX_ENV_OVERRIDES 256
 /* --verify found the two runs different. */
@@ -33,6 +34,10 @@ struct run_options {
     int nr_env_overrides;
     const char *cwd;
     const char *detlog_path;  /* --detlog FILE (with --verify: and FILE.2) */
+    const char *schedule_path;     /* --schedule FILE */
+    const char *schedule_out_path; /* --schedule-out FILE */
+    const struct det_schedule *schedule; /* FILE's turns, loaded */
+    FILE *schedule_out;            /* opened before the run */
     int detlog_fd, detlog2_fd; /* FILE (FILE.2) opened before the run, or -1 */
     char **argv;              /* the program and its arguments */
 };

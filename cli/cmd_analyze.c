@@ -13,8 +13,15 @@
  *
  * Exit status: 0 a differing schedule was found, 1 none within the budget
  * (--runs, --timeout), 125 hvrun's own failure (the reference run could
- * not be made, say). Shrinking the schedule and naming the racing pair
- * (issue 12, items 2) are not built yet.
+ * not be made, say).
+ *
+ * Then it shrinks: the failing run's switches (--schedule-out: "after
+ * thread A's N-th event, B runs") are cut down with delta debugging
+ * (ddmin) to a small set that, every other choice made by the default rule
+ * (--schedule), still changes the outcome; the set is saved (-o FILE) and
+ * each switch printed: which thread was cut (or waited) after which
+ * syscall at which RIP (file, offset, function from the symbol table) and
+ * which thread ran instead, where: the racing pair.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -30,6 +37,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "symbolize.h"
 
 #define ANALYZE_MAX_JOBS 64
 #define ANALYZE_MAX_ARGS 512
@@ -42,6 +50,9 @@ struct analyze_opts {
     double run_timeout_s;     /* one run */
     bool compare_output;
     bool json;
+    bool shrink;              /* --no-shrink turns it off */
+    unsigned long shrink_runs;
+    const char *schedule_file; /* -o: the shrunk schedule */
     const char *fail_if;
     char **run_args;          /* hvrun run options, up to and with "--" */
     int nr_run_args;
@@ -84,6 +95,10 @@ static void usage(FILE *f)
             "                     ($HVRUN_STDOUT, $HVRUN_STDERR: its files;\n"
             "                     $HVRUN_STATUS: its exit status)\n"
             "  --json             the result as one JSON object on stdout\n"
+            "  --no-shrink        report the seed only\n"
+            "  --shrink-runs N    runs spent shrinking the schedule (default 500)\n"
+            "  -o FILE            the shrunk schedule (default "
+            "hvrun-analyze.schedule)\n"
             "Other options before -- are hvrun run's (not --seed, --chaos or "
             "--verify).\n"
             "Exit: 0 a schedule with another outcome was found, 1 none "
@@ -107,7 +122,9 @@ static int parse_args(int argc, char **argv, struct analyze_opts *o)
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     *o = (struct analyze_opts){.runs = 100, .seed_from = 1,
                                .jobs = n > 0 ? (unsigned)n : 1,
-                               .run_timeout_s = 120, .run_args = run_args};
+                               .run_timeout_s = 120, .run_args = run_args,
+                               .shrink = true, .shrink_runs = 500,
+                               .schedule_file = "hvrun-analyze.schedule"};
     int i = 1;
     for (; i < argc && strcmp(argv[i], "--") != 0; i++) {
         const char *a = argv[i];
@@ -115,7 +132,8 @@ static int parse_args(int argc, char **argv, struct analyze_opts *o)
         double num;
         bool takes = !strcmp(a, "--runs") || !strcmp(a, "--seed-from") ||
                      !strcmp(a, "-j") || !strcmp(a, "--timeout") ||
-                     !strcmp(a, "--run-timeout") || !strcmp(a, "--fail-if");
+                     !strcmp(a, "--run-timeout") || !strcmp(a, "--fail-if") ||
+                     !strcmp(a, "--shrink-runs") || !strcmp(a, "-o");
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             usage(stdout);
             exit(0);
@@ -125,6 +143,11 @@ static int parse_args(int argc, char **argv, struct analyze_opts *o)
         } else if (!strcmp(a, "--fail-if")) {
             o->fail_if = v;
             i++;
+        } else if (!strcmp(a, "-o")) {
+            o->schedule_file = v;
+            i++;
+        } else if (!strcmp(a, "--no-shrink")) {
+            o->shrink = false;
         } else if (takes) {
             if (parse_number(v, &num) < 0 || (strcmp(a, "--timeout") &&
                                               strcmp(a, "--run-timeout") &&
@@ -142,6 +165,8 @@ static int parse_args(int argc, char **argv, struct analyze_opts *o)
                                             : (unsigned)num;
             else if (!strcmp(a, "--timeout"))
                 o->timeout_s = num;
+            else if (!strcmp(a, "--shrink-runs"))
+                o->shrink_runs = (unsigned long)num;
             else
                 o->run_timeout_s = num;
             i++;
@@ -166,15 +191,14 @@ static int parse_args(int argc, char **argv, struct analyze_opts *o)
     return 0;
 }
 
-/* Starts `hvrun run [run options] [--chaos --seed S] -- PROG` with its
- * stdout and stderr in files under dir. */
+/* Starts `hvrun run [run options] EXTRA... -- PROG` with its stdout and
+ * stderr in dir/TAG.out and dir/TAG.err. */
 static pid_t start_run(const struct analyze_opts *o, const char *dir,
-                       bool chaos, unsigned long long seed, struct outcome *out)
+                       const char *tag, const char *const *extra,
+                       struct outcome *out)
 {
-    snprintf(out->out, sizeof(out->out), "%s/%s%llu.out", dir,
-             chaos ? "s" : "ref", chaos ? seed : 0ULL);
-    snprintf(out->err, sizeof(out->err), "%s/%s%llu.err", dir,
-             chaos ? "s" : "ref", chaos ? seed : 0ULL);
+    snprintf(out->out, sizeof(out->out), "%s/%s.out", dir, tag);
+    snprintf(out->err, sizeof(out->err), "%s/%s.err", dir, tag);
     pid_t pid = fork();
     if (pid != 0)
         return pid;
@@ -185,25 +209,56 @@ static pid_t start_run(const struct analyze_opts *o, const char *dir,
     if (fo < 0 || fe < 0 || fi < 0 || dup2(fi, 0) < 0 || dup2(fo, 1) < 0 ||
         dup2(fe, 2) < 0)
         _exit(CLI_EXIT_FAILURE);
-    char seed_s[32];
-    snprintf(seed_s, sizeof(seed_s), "%llu", seed);
     char *args[ANALYZE_MAX_ARGS + 16];
     int n = 0;
     args[n++] = "hvrun";
     args[n++] = "run";
     for (int i = 0; i < o->nr_run_args; i++)
         args[n++] = o->run_args[i];
-    if (chaos) {
-        args[n++] = "--chaos";
-        args[n++] = "--seed";
-        args[n++] = seed_s;
-    }
+    for (int i = 0; extra && extra[i] && n < ANALYZE_MAX_ARGS + 8; i++)
+        args[n++] = (char *)extra[i];
     args[n++] = "--";
     for (int i = 0; o->prog[i] && n < ANALYZE_MAX_ARGS + 15; i++)
         args[n++] = o->prog[i];
     args[n] = NULL;
     execv("/proc/self/exe", args);
     _exit(CLI_EXIT_FAILURE);
+}
+
+static pid_t start_chaos(const struct analyze_opts *o, const char *dir,
+                         unsigned long long seed, struct outcome *out)
+{
+    char tag[32], seed_s[32];
+    snprintf(tag, sizeof(tag), "s%llu", seed);
+    snprintf(seed_s, sizeof(seed_s), "%llu", seed);
+    const char *extra[] = {"--chaos", "--seed", seed_s, NULL};
+    return start_run(o, dir, tag, extra, out);
+}
+
+/* One run to its end (SIGKILL after the run timeout); its status, -1 if
+ * it could not be started. */
+static int run_to_end(const struct analyze_opts *o, const char *dir,
+                      const char *tag, const char *const *extra,
+                      struct outcome *out)
+{
+    pid_t pid = start_run(o, dir, tag, extra, out);
+    if (pid < 0)
+        return -1;
+    double t0 = now_s();
+    int ws = 0;
+    for (;;) {
+        pid_t r = waitpid(pid, &ws, WNOHANG);
+        if (r == pid)
+            break;
+        if (r < 0 && errno != EINTR)
+            return -1;
+        if (analyze_stop ||
+            (o->run_timeout_s > 0 && now_s() - t0 > o->run_timeout_s))
+            kill(-pid, SIGKILL);
+        usleep(5000);
+    }
+    out->status = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
+    return out->status;
 }
 
 static int status_of(int ws)
@@ -281,19 +336,287 @@ static void remove_dir(const char *dir)
         ;
 }
 
+/* ---- shrinking the failing schedule ---------------------------------------- */
+
+struct schedule_lines {
+    char **v;   /* "after TID N run TID2" */
+    size_t n;
+};
+
+static void free_lines(struct schedule_lines *l)
+{
+    for (size_t i = 0; i < l->n; i++)
+        free(l->v[i]);
+    free(l->v);
+    *l = (struct schedule_lines){0};
+}
+
+/* The switches of a --schedule-out file; with their comments when wanted
+ * (the trace). */
+static int read_lines(const char *path, bool keep_comment,
+                      struct schedule_lines *l)
+{
+    *l = (struct schedule_lines){0};
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return -1;
+    char buf[2048];
+    size_t cap = 0;
+    while (fgets(buf, sizeof(buf), f)) {
+        if (strncmp(buf, "after ", 6) != 0)
+            continue;
+        buf[strcspn(buf, "\n")] = '\0';
+        if (!keep_comment)
+            buf[strcspn(buf, "#")] = '\0';
+        if (l->n == cap) {
+            cap = cap ? cap * 2 : 64;
+            char **g = realloc(l->v, cap * sizeof(*g));
+            if (!g)
+                break;
+            l->v = g;
+        }
+        if (!(l->v[l->n] = strdup(buf)))
+            break;
+        l->n++;
+    }
+    fclose(f);
+    return 0;
+}
+
+static int write_subset(const char *path, const struct schedule_lines *l,
+                        const size_t *idx, size_t n)
+{
+    FILE *f = fopen(path, "we");
+    if (!f)
+        return -1;
+    fprintf(f, "# hvrun schedule (hvrun analyze): after thread TID's N-th "
+               "event, thread TID2 runs\n");
+    for (size_t i = 0; i < n; i++)
+        fprintf(f, "%s\n", l->v[idx[i]]);
+    return fclose(f);
+}
+
+struct shrink {
+    const struct analyze_opts *o;
+    const char *dir;
+    const struct outcome *ref;
+    const struct schedule_lines *turns;
+    unsigned long runs;
+};
+
+/* Whether the turns idx[0..n) alone still change the outcome. */
+static bool still_fails(struct shrink *sh, const size_t *idx, size_t n)
+{
+    char path[200];
+    snprintf(path, sizeof(path), "%s/try.schedule", sh->dir);
+    if (analyze_stop || sh->runs >= sh->o->shrink_runs ||
+        write_subset(path, sh->turns, idx, n) < 0)
+        return false;
+    sh->runs++;
+    struct outcome r;
+    const char *extra[] = {"--schedule", path, NULL};
+    if (run_to_end(sh->o, sh->dir, "try", extra, &r) < 0 ||
+        r.status == CLI_EXIT_FAILURE)
+        return false;
+    return differs(sh->o, sh->ref, &r);
+}
+
+/* Zeller's ddmin over the switches: the smallest set found whose
+ * switches alone (every other choice by the default rule) still change
+ * the outcome. cur holds n indices; the result is left there, its size
+ * returned. */
+static size_t ddmin(struct shrink *sh, size_t *cur, size_t n)
+{
+    size_t *tmp = malloc((n ? n : 1) * sizeof(*tmp));
+    if (!tmp)
+        return n;
+    size_t parts = 2;
+    while (n >= 2 && !analyze_stop && sh->runs < sh->o->shrink_runs) {
+        size_t chunk = (n + parts - 1) / parts;
+        bool reduced = false;
+        for (size_t start = 0; start < n && !reduced; start += chunk) {
+            size_t len = start + chunk > n ? n - start : chunk;
+            if (still_fails(sh, cur + start, len)) { /* a part alone */
+                memmove(cur, cur + start, len * sizeof(*cur));
+                n = len;
+                parts = 2;
+                reduced = true;
+            }
+        }
+        for (size_t start = 0; start < n && !reduced && parts > 2;
+             start += chunk) {
+            size_t len = start + chunk > n ? n - start : chunk, m = 0;
+            for (size_t i = 0; i < n; i++)
+                if (i < start || i >= start + len)
+                    tmp[m++] = cur[i];
+            if (still_fails(sh, tmp, m)) { /* everything but a part */
+                memcpy(cur, tmp, m * sizeof(*cur));
+                n = m;
+                parts = parts > 3 ? parts - 1 : 2;
+                reduced = true;
+            }
+        }
+        if (!reduced) {
+            if (parts >= n)
+                break;
+            parts = parts * 2 > n ? n : parts * 2;
+        }
+    }
+    free(tmp);
+    return n;
+}
+
+/* A trace comment's places ("/path+0xoff") with the function named. */
+static void print_symbolized(FILE *f, const char *comment)
+{
+    const char *p = comment;
+    while (*p) {
+        const char *slash = strchr(p, '/');
+        const char *plus = slash ? strstr(slash, "+0x") : NULL;
+        if (!slash || !plus || memchr(slash, ' ', (size_t)(plus - slash))) {
+            fputs(p, f);
+            return;
+        }
+        const char *end = plus + 1;
+        while (*end && *end != ' ')
+            end++;
+        char path[1024];
+        snprintf(path, sizeof(path), "%.*s", (int)(plus - slash), slash);
+        unsigned long long off = strtoull(plus + 1, NULL, 16);
+        char sym[256];
+        fwrite(p, 1, (size_t)(end - p), f);
+        if (cli_symbolize(path, off, sym, sizeof(sym)))
+            fprintf(f, " (%s)", sym);
+        p = end;
+    }
+}
+
+struct shrunk {
+    bool done;
+    size_t kept, full, preemptions;
+    unsigned long runs;
+};
+
+/* Shrinks the failing seed's schedule, saves it to -o FILE and prints
+ * its switches: who was cut where and who ran. */
+static void shrink_and_explain(const struct analyze_opts *o, const char *dir,
+                               const struct outcome *ref,
+                               unsigned long long seed, struct shrunk *res)
+{
+    char full[200], trace[200];
+    snprintf(full, sizeof(full), "%s/full.schedule", dir);
+    snprintf(trace, sizeof(trace), "%s/min.trace", dir);
+    char seed_s[32];
+    snprintf(seed_s, sizeof(seed_s), "%llu", seed);
+    const char *rec[] = {"--chaos", "--seed", seed_s, "--schedule-out", full,
+                         NULL};
+    struct outcome r;
+    struct schedule_lines turns;
+    if (run_to_end(o, dir, "full", rec, &r) < 0 || !differs(o, ref, &r) ||
+        read_lines(full, false, &turns) < 0 || turns.n == 0) {
+        fprintf(stderr, "analyze: the failing run's schedule could not be "
+                        "recorded; not shrunk\n");
+        return;
+    }
+    size_t *cur = malloc(turns.n * sizeof(*cur));
+    if (!cur) {
+        free_lines(&turns);
+        return;
+    }
+    for (size_t i = 0; i < turns.n; i++)
+        cur[i] = i;
+    struct shrink sh = {o, dir, ref, &turns, 0};
+    fprintf(stderr, "analyze: shrinking the schedule of seed %llu (%zu "
+                    "switches)\n",
+            seed, turns.n);
+    size_t n = still_fails(&sh, cur, turns.n) ? ddmin(&sh, cur, turns.n)
+                                              : turns.n;
+    bool replays = write_subset(o->schedule_file, &turns, cur, n) == 0;
+    char min_in[200];
+    snprintf(min_in, sizeof(min_in), "%s/min.schedule", dir);
+    write_subset(min_in, &turns, cur, n);
+    const char *explain[] = {"--schedule", min_in, "--schedule-out", trace, NULL};
+    struct outcome m;
+    struct schedule_lines why;
+    bool traced = run_to_end(o, dir, "min", explain, &m) >= 0 &&
+                  differs(o, ref, &m) && read_lines(trace, true, &why) == 0;
+    /* Preemptions: kept switches at which a thread that could go on was
+     * cut for another (the rest are choices at a wait, or a thread kept
+     * on). */
+    size_t preempts = 0;
+    for (size_t i = 0; traced && i < why.n; i++) {
+        unsigned a, b;
+        unsigned long long at;
+        const char *hash = strchr(why.v[i], '#');
+        if (sscanf(why.v[i], "after %u %llu run %u", &a, &at, &b) == 3 &&
+            a != b && hash && strstr(hash, " cut after "))
+            for (size_t k = 0; k < n; k++) {
+                unsigned ka, kb;
+                unsigned long long kat;
+                if (sscanf(turns.v[cur[k]], "after %u %llu run %u", &ka, &kat,
+                           &kb) == 3 && ka == a && kat == at && kb == b) {
+                    preempts++;
+                    break;
+                }
+            }
+    }
+    *res = (struct shrunk){true, n, turns.n, preempts, sh.runs};
+    fprintf(stderr,
+            "analyze: %zu of %zu switches still change the outcome, %zu of "
+            "them preemptions (%lu runs spent shrinking)%s%s\n",
+            n, turns.n, preempts, sh.runs, replays ? "; saved to " : "",
+            replays ? o->schedule_file : "");
+    /* The kept switches as the run made them: who was cut (or waited)
+     * where, and who ran instead: the racing pair. */
+    for (size_t i = 0; traced && i < why.n; i++) {
+        const char *hash = strchr(why.v[i], '#');
+        size_t head = hash ? (size_t)(hash - why.v[i]) : strlen(why.v[i]);
+        bool kept = false;
+        for (size_t k = 0; k < n && !kept; k++)
+            kept = !strncmp(turns.v[cur[k]], why.v[i], head) &&
+                   strspn(turns.v[cur[k]] + head, " ") ==
+                       strlen(turns.v[cur[k]] + head);
+        if (!kept)
+            continue;
+        fprintf(stderr, "  %.*s:", (int)head, why.v[i]);
+        print_symbolized(stderr, hash ? hash + 1 : "");
+        fputc('\n', stderr);
+    }
+    if (traced)
+        free_lines(&why);
+    if (replays)
+        fprintf(stderr, "analyze: it reproduces with: hvrun run --schedule %s "
+                        "-- %s%s\n",
+                o->schedule_file, o->prog[0], o->prog[1] ? " ..." : "");
+    free(cur);
+    free_lines(&turns);
+}
+
+static void report_json(const struct analyze_opts *o,
+                        const struct outcome *ref, const struct job *found,
+                        unsigned long done, double secs,
+                        const struct shrunk *sh)
+{
+    printf("{\"found\": %s, \"reference_status\": %d, \"runs\": %lu, "
+           "\"seconds\": %.3f",
+           found ? "true" : "false", ref->status, done, secs);
+    if (found)
+        printf(", \"seed\": %llu, \"status\": %d", found->seed,
+               found->o.status);
+    if (sh->done) {
+        printf(", \"schedule\": \"");
+        for (const char *c = o->schedule_file; *c; c++)
+            printf(*c == '"' || *c == '\\' ? "\\%c" : "%c", *c);
+        printf("\", \"switches\": %zu, \"of\": %zu, \"preemptions\": %zu, "
+               "\"shrink_runs\": %lu",
+               sh->kept, sh->full, sh->preemptions, sh->runs);
+    }
+    printf("}\n");
+}
+
 static void report(const struct analyze_opts *o, const struct outcome *ref,
                    const struct job *found, unsigned long done, double secs)
 {
-    if (o->json) {
-        printf("{\"found\": %s, \"reference_status\": %d, \"runs\": %lu, "
-               "\"seconds\": %.3f",
-               found ? "true" : "false", ref->status, done, secs);
-        if (found)
-            printf(", \"seed\": %llu, \"status\": %d", found->seed,
-                   found->o.status);
-        printf("}\n");
-        return;
-    }
     if (!found) {
         fprintf(stderr,
                 "analyze: no schedule changed the outcome in %lu chaos runs "
@@ -327,16 +650,11 @@ int cli_cmd_analyze(int argc, char **argv)
     }
     double t0 = now_s();
     struct outcome ref;
-    pid_t rp = start_run(&o, dir, false, 0, &ref);
     int ws = 0;
-    while (rp > 0 && waitpid(rp, &ws, 0) < 0 && errno == EINTR)
-        if (analyze_stop)
-            kill(-rp, SIGTERM);
-    if (rp < 0 || analyze_stop) {
+    if (run_to_end(&o, dir, "ref", NULL, &ref) < 0 || analyze_stop) {
         remove_dir(dir);
-        return rp < 0 ? CLI_EXIT_FAILURE : 128 + analyze_stop;
+        return analyze_stop ? 128 + analyze_stop : CLI_EXIT_FAILURE;
     }
-    ref.status = status_of(ws);
     if (ref.status == CLI_EXIT_FAILURE) {
         cli_error("analyze: the reference run failed (hvrun exit 125): %s", ref.err);
         remove_dir(dir);
@@ -359,7 +677,7 @@ int cli_cmd_analyze(int argc, char **argv)
             struct job *j = &jobs[running];
             j->seed = o.seed_from + started;
             j->started = now_s();
-            j->pid = start_run(&o, dir, true, j->seed, &j->o);
+            j->pid = start_chaos(&o, dir, j->seed, &j->o);
             if (j->pid < 0)
                 break;
             running++;
@@ -403,7 +721,13 @@ int cli_cmd_analyze(int argc, char **argv)
     while (running > 0 && waitpid(-1, &ws, 0) > 0)
         running--;
     progress(&o, done, t0, true);
-    report(&o, &ref, have_found ? &found : NULL, done, now_s() - t0);
+    double secs = now_s() - t0;
+    report(&o, &ref, have_found ? &found : NULL, done, secs);
+    struct shrunk sh = {0};
+    if (have_found && o.shrink && !analyze_stop)
+        shrink_and_explain(&o, dir, &ref, found.seed, &sh);
+    if (o.json)
+        report_json(&o, &ref, have_found ? &found : NULL, done, secs, &sh);
     remove_dir(dir);
     if (analyze_stop)
         return 128 + analyze_stop;

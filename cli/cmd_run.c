@@ -38,7 +38,7 @@ enum {
     OPT_NO_METADATA, OPT_NO_HOST, OPT_TMP, OPT_BASE_ENV, OPT_CWD,
     OPT_HOSTNAME, OPT_UID, OPT_GID, OPT_PREEMPT_MS, OPT_MEMORY,
     OPT_NO_SECCOMP, OPT_FS_POLICY, OPT_CPUID_REWRITE, OPT_NO_RDTSC_REWRITE,
-    OPT_DETLOG, OPT_CHAOS,
+    OPT_DETLOG, OPT_CHAOS, OPT_SCHEDULE, OPT_SCHEDULE_OUT,
 };
 
 static const struct option run_longopts[] = {
@@ -68,6 +68,8 @@ static const struct option run_longopts[] = {
     {"summary-json", no_argument, NULL, OPT_SUMMARY_JSON},
     {"detlog", required_argument, NULL, OPT_DETLOG},
     {"chaos", no_argument, NULL, OPT_CHAOS},
+    {"schedule", required_argument, NULL, OPT_SCHEDULE},
+    {"schedule-out", required_argument, NULL, OPT_SCHEDULE_OUT},
     {"log", required_argument, NULL, OPT_LOG},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
@@ -231,6 +233,8 @@ static int apply_option(struct run_options *o, int c, const char *arg)
     case OPT_SUMMARY_JSON: o->summary_json = true; return 0;
     case OPT_DETLOG: o->detlog_path = arg; return 0;
     case OPT_CHAOS: d->chaos = true; return 0;
+    case OPT_SCHEDULE: o->schedule_path = arg; return 0;
+    case OPT_SCHEDULE_OUT: o->schedule_out_path = arg; return 0;
     case OPT_LOG:
         o->log_level = parse_log_level(arg);
         if (o->log_level >= 0)
@@ -461,6 +465,7 @@ int cli_run_once(const struct run_options *o, const char *path,
         goto out;
     }
     det_ready = true;
+    det.schedule = o->schedule;
     struct vmm_host_info hi;
     vmm_host_get_info(host, &hi);
     struct proxy_config pc = {.preempt_ns = o->preempt_ms * 1000000ULL,
@@ -473,7 +478,8 @@ int cli_run_once(const struct run_options *o, const char *path,
                                * on VMX/SVM is not wired): rewrite there. */
                               .rdtsc_rewrite = o->det.virtualize_time &&
                                                !o->no_rdtsc_rewrite &&
-                                               kind != VMM_BACKEND_PTRACE};
+                                               kind != VMM_BACKEND_PTRACE,
+                              .schedule_out = o->schedule_out};
     int rc = proxy_process_create(&p, vm, &det, &pc);
     if (rc < 0) {
         cli_error("creating the guest process: %s", strerror(-rc));
@@ -574,6 +580,46 @@ static void install_stop_handlers(void)
     cli_on_stop_signals(on_stop_signal);
 }
 
+/* --schedule FILE, read and checked before the run. */
+static int load_schedule(const char *path, struct det_schedule *s)
+{
+    FILE *f = fopen(path, "re");
+    if (!f) {
+        cli_error("--schedule %s: %s", path, strerror(errno));
+        return -1;
+    }
+    size_t cap = 65536, len = 0;
+    char *text = malloc(cap);
+    while (text) {
+        size_t n = fread(text + len, 1, cap - len - 1, f);
+        len += n;
+        if (n == 0)
+            break;
+        if (len + 1 == cap) {
+            char *g = cap < (64u << 20) ? realloc(text, cap * 2) : NULL;
+            if (!g) {
+                free(text);
+                text = NULL;
+                break;
+            }
+            text = g;
+            cap *= 2;
+        }
+    }
+    fclose(f);
+    if (!text) {
+        cli_error("--schedule %s: too large", path);
+        return -1;
+    }
+    text[len] = '\0';
+    char why[160];
+    int rc = det_schedule_parse(text, s, why, sizeof(why));
+    free(text);
+    if (rc < 0)
+        cli_error("--schedule %s: %s", path, why);
+    return rc;
+}
+
 /* --detlog FILE (and FILE.2 for --verify's second run), opened where the
  * user named them, before --cwd and before any confinement. */
 static int open_detlogs(struct run_options *o)
@@ -608,6 +654,26 @@ int cli_cmd_run(int argc, char **argv)
     }
     if (o.detlog_path && open_detlogs(&o) < 0)
         return CLI_EXIT_FAILURE;
+    static struct det_schedule schedule;
+    if (o.schedule_path && load_schedule(o.schedule_path, &schedule) < 0)
+        return CLI_EXIT_FAILURE;
+    if (o.schedule_path)
+        o.schedule = &schedule;
+    if (o.schedule_out_path) {
+        if (o.verify) {
+            cli_error("--schedule-out: not with --verify (write it from one "
+                      "run; --schedule FILE --verify checks it)");
+            return CLI_EXIT_FAILURE;
+        }
+        o.schedule_out = fopen(o.schedule_out_path, "we");
+        if (!o.schedule_out) {
+            cli_error("--schedule-out %s: %s", o.schedule_out_path,
+                      strerror(errno));
+            return CLI_EXIT_FAILURE;
+        }
+        fprintf(o.schedule_out, "# hvrun schedule: after thread TID's N-th "
+                                "event (syscall or TSC read), TID2 runs\n");
+    }
     if (o.cwd && chdir(o.cwd) < 0) {
         cli_error("--cwd %s: %s", o.cwd, strerror(errno));
         return CLI_EXIT_FAILURE;

@@ -53,6 +53,7 @@ int det_init(struct det_state *d, const struct det_config *cfg)
              cfg->domainname ? cfg->domainname : "(none)");
     d->log.keep = true;
     d->log.digest = 0xcbf29ce484222325ULL; /* FNV-1a offset basis */
+    d->chaos_low = (1ULL << 40) - 1;      /* below det_sched.c's high band */
     det_rng_init(d);
     /* The boot id is fixed for the run and comes from the misc stream, so
      * it is the same for every run with the same seed. */

@@ -105,6 +105,9 @@ struct det_state {
     uint32_t cur_tid;
     struct det_rng rng[DET_NR_STREAMS];
     struct det_log log;
+    /* --schedule FILE's switches (det_sched.h), or NULL. */
+    const struct det_schedule *schedule;
+    uint64_t chaos_low;       /* the next lowered --chaos priority */
     struct det_meta *meta;
     char boot_id[37];         /* /proc/sys/kernel/random/boot_id */
     char hostname[65], domainname[65]; /* sethostname is seen only inside */

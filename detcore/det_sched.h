@@ -19,6 +19,7 @@
 #define DET_SCHED_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /* Syscalls a thread may make before others get a turn. */
@@ -40,6 +41,10 @@ struct det_sched_ops {
     int (*cur_thread)(void *ctx, int proc);
     /* Whether the thread can run now; may wake it (a wait that is over). */
     bool (*runnable)(void *ctx, int proc, int thread);
+    /* A word the process model keeps per thread for the scheduler (0 for
+     * a new thread): --chaos keeps the thread's priority there. NULL when
+     * chaos is never used. */
+    uint64_t *(*slot)(void *ctx, int proc, int thread);
 };
 
 /*
@@ -54,22 +59,64 @@ bool det_sched_pick(const struct det_sched_ops *ops, void *ctx, int nr_procs,
 /*
  * --chaos: the same choice made by a seeded adversary, so that one seed
  * gives one interleaving (every run of it the same) and other seeds give
- * others. When the current thread's turn is over, the next one is drawn
- * at random from every runnable thread (itself included), and every turn
- * gets a quantum drawn log-uniformly from [1, DET_CHAOS_MAX_QUANTUM]
- * events, so threads
- * are preempted at syscall boundaries they never would be otherwise. The
- * draws come from the run's scheduler stream (the seed's, not the guest's
- * randomness) and each is a detlog record.
+ * others, in the manner of PCT (probabilistic concurrency testing): each
+ * thread gets a random priority when first seen; when a turn ends, the
+ * runnable thread of highest priority runs, and at one turn end in
+ * DET_CHAOS_CHANGE_ODDS the thread whose turn ended drops below every
+ * other (a change point), so one thread can run far ahead of another (an
+ * order violation) or stop in the middle of anything. Each turn gets a
+ * quantum drawn log-uniformly from [1, DET_CHAOS_MAX_QUANTUM] events, so
+ * threads are preempted at syscall boundaries they never would be
+ * otherwise. The draws come from the run's scheduler stream (the seed's,
+ * not the guest's randomness) and each is a detlog record.
+ *
+ * --schedule FILE: switches keyed by a thread's own progress: "after
+ * thread A's N-th event, thread B runs" (B if it can, else the default
+ * choice; A is cut there if it could go on). Every other choice is the
+ * default rule's. A thread's event count is its own syscalls and trapped
+ * TSC reads, so an entry keeps its meaning when other entries are dropped:
+ * a chaos run's switches written out (--schedule-out) replay it, and
+ * `hvrun analyze` shrinks such a file to the one or two switches that
+ * still change the outcome.
  */
 #define DET_CHAOS_QUANTUM_BITS 6
+#define DET_CHAOS_CHANGE_ODDS 4
 #define DET_CHAOS_MAX_QUANTUM (1u << DET_CHAOS_QUANTUM_BITS)
 
+/* After thread `tid`'s `after`-th event, thread `to` runs. */
+struct det_sched_switch {
+    uint32_t tid;
+    uint64_t after;
+    uint32_t to;
+};
+
+/* A --schedule file's switches, sorted by (tid, after). */
+struct det_schedule {
+    struct det_sched_switch *v;
+    size_t n;
+};
+
+/* Parses a schedule file's text ("after TID N run TID2" lines; '#' starts
+ * a comment). 0, or -EINVAL with the line at fault in why. */
+int det_schedule_parse(const char *text, struct det_schedule *out, char *why,
+                       size_t why_len);
+void det_schedule_free(struct det_schedule *s);
+/* The entry for thread tid's n-th event, or NULL. */
+const struct det_sched_switch *det_schedule_at(const struct det_schedule *s,
+                                               uint32_t tid, uint64_t n);
+
+/* What det_sched_pick_chaos decided. */
+struct det_sched_turn {
+    bool decided;        /* a new turn was drawn (not the same turn kept) */
+    uint32_t pick, candidates;
+    uint64_t quantum;
+};
+
 struct det_state;
+/* The choice under --chaos. */
 bool det_sched_pick_chaos(const struct det_sched_ops *ops, void *ctx,
                           int nr_procs, int cur_proc, bool keep_turn,
-                          struct det_state *d, int *proc, int *thread);
-/* The quantum of the next turn: DET_SCHED_QUANTUM, or a draw with chaos. */
-uint64_t det_sched_quantum(struct det_state *d);
+                          struct det_state *d, int *proc, int *thread,
+                          struct det_sched_turn *turn);
 
 #endif

@@ -374,6 +374,17 @@ static int check_header(struct det_recording *r, uint64_t *hlen_out,
     return 0;
 }
 
+/* Doubles the decompression buffer, up to REC_MAX_BODY. */
+static bool grow(uint8_t **out, size_t *cap)
+{
+    uint8_t *g = *cap < REC_MAX_BODY ? realloc(*out, *cap * 2) : NULL;
+    if (!g)
+        return false;
+    *out = g;
+    *cap *= 2;
+    return true;
+}
+
 static int decompress_body(struct det_recording *r, const uint8_t *p, size_t n,
                            char *why, size_t len)
 {
@@ -389,14 +400,9 @@ static int decompress_body(struct det_recording *r, const uint8_t *p, size_t n,
     size_t ret = 1;
     int rc = 0;
     while (rc == 0 && in.pos < in.size) {
-        if (used == cap) {
-            uint8_t *g = cap < REC_MAX_BODY ? realloc(out, cap * 2) : NULL;
-            if (!g) {
-                rc = refuse(why, len, -EINVAL, "events too large");
-                break;
-            }
-            out = g;
-            cap *= 2;
+        if (used == cap && !grow(&out, &cap)) {
+            rc = refuse(why, len, -EINVAL, "events too large");
+            break;
         }
         ZSTD_outBuffer o = {out, cap, used};
         ret = ZSTD_decompressStream(z, &o, &in);
@@ -408,14 +414,9 @@ static int decompress_body(struct det_recording *r, const uint8_t *p, size_t n,
     }
     /* Output the decoder still holds once all input is in. */
     while (rc == 0 && ret != 0) {
-        if (used == cap) {
-            uint8_t *g = cap < REC_MAX_BODY ? realloc(out, cap * 2) : NULL;
-            if (!g) {
-                rc = refuse(why, len, -EINVAL, "events too large");
-                break;
-            }
-            out = g;
-            cap *= 2;
+        if (used == cap && !grow(&out, &cap)) {
+            rc = refuse(why, len, -EINVAL, "events too large");
+            break;
         }
         ZSTD_outBuffer o = {out, cap, used};
         size_t before = used;

@@ -206,6 +206,8 @@ struct proxy_thread_io {
 struct proxy_thread {
     int tid;
     enum proxy_thread_state state;
+    uint64_t events;            /* its syscalls and trapped TSC reads */
+    uint64_t sched_slot;        /* the scheduler's word (--chaos priority) */
     struct vmm_regs regs;       /* saved while off the vCPU */
     uint64_t fs_base, gs_base;
     uint8_t *xstate;            /* saved XSAVE image */
@@ -276,6 +278,7 @@ struct proxy_world {
      * of the run, and when to measure next (host time). */
     bool oom_baseline_set;
     int64_t oom_baseline, oom_next_check_ns;
+    int forced_tid; /* --schedule: the thread the next pick takes, or 0 */
 };
 
 /* ---- the process --------------------------------------------------------- */
@@ -295,6 +298,7 @@ struct proxy_config {
      * far): the guest's RDTSC/RDTSCP sites become traps answered from the
      * logical clock (cpuid_patch.c); --no-rdtsc-rewrite turns it off. */
     bool rdtsc_rewrite;
+    FILE *schedule_out; /* --schedule-out: every decided turn (world.c) */
 };
 
 struct proxy_process {

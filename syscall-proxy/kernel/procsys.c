@@ -101,7 +101,7 @@ static int child_thread(struct proxy_process *c, struct proxy_process *p,
     free(xs);
     c->threads[0].tid = c->pid;
     c->threads[0].state = PROXY_THREAD_RUNNABLE;
-    c->quantum_left = det_sched_quantum(p->det);
+    c->quantum_left = DET_SCHED_QUANTUM;
     return rc;
 }
 
@@ -555,6 +555,12 @@ static void exec_reset(struct proxy_process *p)
     p->clear_child_tid = 0;
     p->robust_list = 0;
     proxy_fd_close_on_exec(&p->fds);
+    /* The new image's thread goes on counting events from where the
+     * process's threads were, so "thread TID's N-th event" (--schedule)
+     * names one moment only. */
+    uint64_t events = 0;
+    for (int i = 0; i < p->nr_threads; i++)
+        events = p->threads[i].events > events ? p->threads[i].events : events;
     for (int i = 0; i < p->nr_threads; i++) {
         free(p->threads[i].xstate);
         free(p->threads[i].own_info);
@@ -566,6 +572,7 @@ static void exec_reset(struct proxy_process *p)
     p->tid = p->pid;
     p->threads[0].tid = p->pid;
     p->threads[0].state = PROXY_THREAD_RUNNABLE;
+    p->threads[0].events = events;
     p->vfork_released = true;
     proxy_timer_exec(p);
 }

@@ -47,7 +47,7 @@ int proxy_thread_init(struct proxy_process *p)
     p->threads[0].tid = p->tid;
     p->threads[0].state = PROXY_THREAD_RUNNABLE;
     p->next_tid = p->pid + FIRST_THREAD_TID_OFFSET;
-    p->quantum_left = det_sched_quantum(p->det);
+    p->quantum_left = DET_SCHED_QUANTUM;
     return 0;
 }
 
@@ -86,7 +86,7 @@ static void load_thread(struct proxy_process *p, int idx)
     p->altstack = t->altstack;
     p->clear_child_tid = t->clear_child_tid;
     p->robust_list = t->robust_list;
-    p->quantum_left = det_sched_quantum(p->det);
+    p->quantum_left = DET_SCHED_QUANTUM;
     det_log_value(p->det, DET_SRC_SCHED, &t->tid, sizeof(t->tid));
 }
 

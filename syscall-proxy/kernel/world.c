@@ -16,6 +16,7 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <sys/mman.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -268,11 +269,106 @@ static bool sched_runnable(void *ctx, int i, int k)
     return refresh(q, &q->threads[k]);
 }
 
+static uint64_t *sched_slot(void *ctx, int i, int k)
+{
+    return &((struct proxy_world *)ctx)->procs[i]->threads[k].sched_slot;
+}
+
 static const struct det_sched_ops sched_ops = {
     .nr_threads = sched_nr_threads,
     .cur_thread = sched_cur_thread,
     .runnable = sched_runnable,
+    .slot = sched_slot,
 };
+
+/* An address, and the file and offset of its executable mapping. */
+static void describe_addr(FILE *f, struct proxy_process *q, const char *what,
+                          uint64_t addr)
+{
+    const struct vmm_vma *v = vmm_as_find_vma(q->as, addr);
+    fprintf(f, "%s %#llx", what, (unsigned long long)addr);
+    if (v && v->name && v->name[0] == '/' && (v->prot & PROT_EXEC))
+        fprintf(f, " %s+%#llx", v->name,
+                (unsigned long long)(addr - v->start + v->file_off));
+}
+
+/* Where a thread is: its RIP and, when the word at its stack pointer is
+ * a code address (a syscall wrapper's return address), that too. */
+static void describe_place(FILE *f, struct proxy_process *q, int idx)
+{
+    const struct vmm_regs *r = q->cur == idx ? vmm_vm_regs(q->vm)
+                                             : &q->threads[idx].regs;
+    describe_addr(f, q, "rip", r->rip);
+    uint64_t ret;
+    const struct vmm_vma *v;
+    if (proxy_copy_in(q, &ret, r->rsp, sizeof(ret)) == 0 &&
+        (v = vmm_as_find_vma(q->as, ret)) && (v->prot & PROT_EXEC) &&
+        v->name && v->name[0] == '/')
+        describe_addr(f, q, " called from", ret);
+}
+
+/* --schedule-out: the switch as a schedule line, and as a comment where
+ * the thread that gave up the vCPU was and where the next one resumes,
+ * for `hvrun analyze`'s report. */
+static void trace_switch(FILE *f, struct proxy_process *from,
+                         struct proxy_process *to, int to_idx)
+{
+    const struct proxy_thread *t = &from->threads[from->cur];
+    bool same = from == to && from->cur == to_idx;
+    fprintf(f, "after %d %llu run %d # thread %d %s after %s ", t->tid,
+            (unsigned long long)t->events, to->threads[to_idx].tid, t->tid,
+            same ? "runs on"
+            : t->state == PROXY_THREAD_RUNNABLE ? "cut"
+                                                : "waits",
+            proxy_syscall_name(from->det->cur_nr));
+    describe_place(f, from, from->cur);
+    fprintf(f, " -> thread %d ", to->threads[to_idx].tid);
+    describe_place(f, to, to_idx);
+    /* A thread kept on: the one it kept waiting, the other of the pair. */
+    struct proxy_world *w = from->world;
+    for (int i = 0; same && i < w->nr_procs; i++) {
+        struct proxy_process *q = w->procs[i];
+        for (int k = 0; !q->zombie && k < q->nr_threads; k++)
+            if ((q != from || k != from->cur) &&
+                q->threads[k].state == PROXY_THREAD_RUNNABLE) {
+                fprintf(f, " over thread %d ", q->threads[k].tid);
+                describe_place(f, q, k);
+                same = false;
+                break;
+            }
+    }
+    fputc('\n', f);
+}
+
+/* --schedule: the thread an entry names, if it can run. */
+static bool find_forced(struct proxy_world *w, int *proc, int *idx)
+{
+    for (int i = 0; i < w->nr_procs; i++) {
+        struct proxy_process *q = w->procs[i];
+        for (int k = 0; !q->zombie && !q->stopped && k < q->nr_threads; k++)
+            if (q->threads[k].tid == w->forced_tid &&
+                refresh(q, &q->threads[k])) {
+                *proc = i;
+                *idx = k;
+                return true;
+            }
+    }
+    return false;
+}
+
+/* One more event of the current thread; under --schedule, the switch an
+ * entry names for it. */
+static void count_event(struct proxy_process *p)
+{
+    struct proxy_thread *t = &p->threads[p->cur];
+    t->events++;
+    const struct det_sched_switch *e =
+        det_schedule_at(p->det->schedule, (uint32_t)t->tid, t->events);
+    if (e) {
+        p->world->forced_tid = (int)e->to;
+        p->resched = true;
+    }
+}
 
 /* The next thread, switched onto its VM's vCPU; NULL when none can run. */
 static struct proxy_process *pick(struct proxy_world *w)
@@ -280,20 +376,30 @@ static struct proxy_process *pick(struct proxy_world *w)
     struct proxy_process *p = w->procs[w->cur];
     bool keep_turn = !p->resched && p->quantum_left > 0;
     int i, idx;
-    bool found = p->det->cfg.chaos
-                     ? det_sched_pick_chaos(&sched_ops, w, w->nr_procs, w->cur,
-                                            keep_turn, p->det, &i, &idx)
-                     : det_sched_pick(&sched_ops, w, w->nr_procs, w->cur,
-                                      keep_turn, &i, &idx);
+    struct det_sched_turn turn = {0};
+    bool found = false;
+    if (w->forced_tid && !keep_turn)
+        found = find_forced(w, &i, &idx);
+    w->forced_tid = 0;
+    if (!found)
+        found = p->det->cfg.chaos
+                    ? det_sched_pick_chaos(&sched_ops, w, w->nr_procs, w->cur,
+                                           keep_turn, p->det, &i, &idx, &turn)
+                    : det_sched_pick(&sched_ops, w, w->nr_procs, w->cur,
+                                     keep_turn, &i, &idx);
     if (found && keep_turn && i == w->cur && idx == p->cur)
         return p;
     p->resched = false;
-    p->quantum_left = det_sched_quantum(p->det);
+    p->quantum_left = DET_SCHED_QUANTUM;
     if (!found)
         return NULL;
     struct proxy_process *q = w->procs[i];
+    if (p->cfg->schedule_out && !p->zombie && p->cur < p->nr_threads)
+        trace_switch(p->cfg->schedule_out, p, q, idx);
     if (proxy_thread_switch(q, idx) < 0)
         return NULL;
+    if (turn.decided)
+        q->quantum_left = turn.quantum;
     q->threads[idx].waited = false;
     q->slice_spent_ns = 0;
     q->slice_events = 0;
@@ -607,6 +713,8 @@ static bool run_one(struct proxy_process *p)
             p->resched = true;
         if (p->quantum_left > 0)
             p->quantum_left--;
+        if (!p->exited)
+            count_event(p);
         break;
     }
     case VMM_EVENT_EXCEPTION:
@@ -627,6 +735,7 @@ static bool run_one(struct proxy_process *p)
             if (p->quantum_left > 0)
                 p->quantum_left--;
             p->slice_events++;
+            count_event(p);
             break;
         }
         break;

@@ -634,36 +634,100 @@ chaos_cases() {
     fi
 }
 
-# hvrun analyze: finds the --chaos seed under which lost_update --racy
-# loses updates (the default schedule never does), and the seed replays;
-# on the correct program nothing is found within the budget (exit 1).
-analyze_cases() {
-    local bin=$ROOT/build/guest/lost_update b=$OUT/$ID.analyze st seed
+# hvrun analyze on a known race: plain `hvrun run` gives one outcome 10/10;
+# analyze finds a --chaos schedule with another, shrinks it to at most 3
+# preemptions and names the racing threads; `hvrun run --schedule` gives
+# the other outcome 10/10.
+#   analyze_race NAME [analyze options] -- COMMAND...
+analyze_race() {
+    local name=$1 b=$OUT/$ID.race.$1 st i ref ref_out seed pre opts=()
+    shift
+    while [ "$1" != -- ]; do opts+=("$1"); shift; done
+    shift
+    local tag=$L:analyze/$name bad=""
+    ref=$(hv "$b.ref" -- "$@")
+    ref_out=$(cat "$b.ref.out")
+    for i in 2 3 4 5 6 7 8 9 10; do
+        st=$(hv "$b.plain" -- "$@")
+        [ "$st" = "$ref" ] && [ "$(cat "$b.plain.out")" = "$ref_out" ] ||
+            bad="$bad plain run $i: exit $st (first: $ref), stdout '$(head -c 100 "$b.plain.out" | tr '\n' ' ')' (first: '$(printf '%s' "$ref_out" | head -c 100 | tr '\n' ' ')'), stderr: $(first_line "$b.plain.err");"
+    done
     fresh_cwd
     st=0
     (cd "$CWD" && timeout -k 5 "$TIMEOUT" env -i "${GUEST_ENV[@]}" "$HV" \
-        analyze --json --runs 50 -j 2 -- "$bin" --racy \
-        </dev/null >"$b.json" 2>"$b.err") || st=$?
+        analyze --json --runs 60 -j 2 --shrink-runs 150 -o "$b.schedule" \
+        "${opts[@]}" -- "$@" </dev/null >"$b.json" 2>"$b.err") || st=$?
     seed=$(sed -n 's/.*"seed": \([0-9]*\).*/\1/p' "$b.json")
-    if [ "$st" != 0 ] || [ -z "$seed" ] || ! grep -q '"reference_status": 0' "$b.json"; then
-        fail "$L:analyze/finds-the-racy-seed" "exit $st; $(head -c 300 "$b.json") $(first_line "$b.err")"
+    pre=$(sed -n 's/.*"preemptions": \([0-9]*\).*/\1/p' "$b.json")
+    if [ "$st" != 0 ] || [ -z "$seed" ]; then
+        bad="$bad analyze exit $st, no seed: $(head -c 200 "$b.json") $(grep -v '^analyze: [0-9]* of' "$b.err" | tail -n 2 | tr '\n' ' ' | cut -c1-200);"
+    elif [ -z "$pre" ] || [ "$pre" -gt 3 ]; then
+        bad="$bad shrunk to ${pre:-?} preemptions (at most 3 wanted): $(grep 'switches still' "$b.err");"
+    elif ! grep -Eq '^  after [0-9]+ [0-9]+ run [0-9]+ : thread [0-9]+ (cut after [a-z0-9_]+ .* -> thread [0-9]+ |runs on after [a-z0-9_]+ .* over thread [0-9]+ )' "$b.err"; then
+        bad="$bad the report names no racing pair: $(grep -m1 '^  after' "$b.err" | cut -c1-200);"
     else
-        st=$(hv "$b.replay" --verify --chaos --seed "$seed" -- "$bin" --racy)
-        if [ "$st" = 1 ] && grep -q 'verify: deterministic' "$b.replay.err"; then
-            pass "$L:analyze/finds-the-racy-seed"
-            echo "    seed $seed: $(cat "$b.replay.out")"
-        else
-            fail "$L:analyze/finds-the-racy-seed" "seed $seed replayed with exit $st: $(first_line "$b.replay.err")"
-        fi
+        local flips=0
+        for i in 1 2 3 4 5 6 7 8 9 10; do
+            st=$(hv "$b.sched" --schedule "$b.schedule" -- "$@")
+            if [ "$st" != "$ref" ] || [ "$(cat "$b.sched.out")" != "$ref_out" ]; then
+                flips=$((flips + 1))
+            fi
+        done
+        [ "$flips" = 10 ] || bad="$bad --schedule reproduced the other outcome $flips/10;"
     fi
+    if [ -z "$bad" ]; then
+        pass "$tag"
+        echo "    seed $seed, $(grep -o '[0-9]* of [0-9]* switches still change the outcome, [0-9]* of them preemptions' "$b.err")"
+    else
+        fail "$tag" "$bad"
+    fi
+}
+
+analyze_cases() {
+    local g=$ROOT/build/guest
+    analyze_race lost-update -- "$g/lost_update" --racy
+    analyze_race order-violation -- "$g/order_violation" --racy
+    if [ -n "$PY" ]; then
+        analyze_race python-check-then-act -- "$PY" "$ROOT/tests/race/check_then_act.py"
+    else
+        skip "$L:analyze/python-check-then-act" "python3 is not installed"
+    fi
+    analyze_race shell-two-writers --compare-output -- \
+        "$(prog sh)" -c '{ echo first & echo second & wait; } | cat'
+    # No race: the budget runs out and analyze says so (exit 1).
+    local b=$OUT/$ID.analyze st=0
     fresh_cwd
-    st=0
     (cd "$CWD" && timeout -k 5 "$TIMEOUT" env -i "${GUEST_ENV[@]}" "$HV" \
-        analyze --runs 10 -j 2 -- "$bin" </dev/null >"$b.ok.out" 2>"$b.ok.err") || st=$?
+        analyze --runs 10 -j 2 -- "$g/lost_update" </dev/null >"$b.ok.out" 2>"$b.ok.err") || st=$?
     if [ "$st" = 1 ] && grep -q 'no schedule changed the outcome in 10 chaos runs' "$b.ok.err"; then
         pass "$L:analyze/nothing-found-in-budget"
     else
         fail "$L:analyze/nothing-found-in-budget" "exit $st: $(tail -n 1 "$b.ok.err")"
+    fi
+}
+
+# --chaos --seed N --verify on every guest program, seeds 1-5.
+chaos_guest_suite() {
+    local p n args bad="" seed count=0 b=$OUT/$ID.chaos-suite line st
+    for seed in 1 2 3 4 5; do
+        for p in "$ROOT"/build/guest/*; do
+            [ -f "$p" ] && [ -x "$p" ] || continue
+            n=$(basename "$p")
+            args=()
+            [ "$n" = exitcode ] && args=(0)
+            [ "$n" = det_sources ] && args=(--check)
+            st=$(hv "$b" --verify --chaos --seed "$seed" -- "$p" "${args[@]}")
+            line=$(grep -m1 '^hvrun: verify: ' "$b.err" | cut -c1-160)
+            count=$((count + 1))
+            [[ $line == "hvrun: verify: deterministic"* ]] ||
+                bad="$bad $n seed $seed: exit $st ${line:-$(first_line "$b.err")};"
+        done
+    done
+    if [ -z "$bad" ]; then
+        pass "$L:chaos/guest-suite-5-seeds"
+        echo "    $count runs verified"
+    else
+        fail "$L:chaos/guest-suite-5-seeds" "$bad"
     fi
 }
 
@@ -792,6 +856,7 @@ verify/proc-cpuinfo verify/wake-clock verify/tsc verify/stat-proc-fd verify/id v
 summary/digest-equal summary/json-valid"
 
 load_done=0
+races_done=0
 for hvarg in "$@"; do
     L=$hvarg
     ID=${hvarg//\//_}
@@ -852,7 +917,13 @@ for hvarg in "$@"; do
     verify_ok id id
     verify_catches
     chaos_cases
-    analyze_cases
+    # The race searches and the chaos suite (slow by nature) only for the
+    # first usable binary, as the load test.
+    if [ "$races_done" = 0 ]; then
+        analyze_cases
+        chaos_guest_suite
+        races_done=1
+    fi
     summary_cases
 done
 

@@ -94,7 +94,8 @@ static size_t nr_sites;
 static struct proxy_cpuid_scan scan;
 static uintptr_t bias;
 
-static void find_own_sites(void)
+/* This test binary's bytes, in a private writable copy. */
+static uint8_t *map_self(size_t *size)
 {
     int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
     cr_assert_geq(fd, 0);
@@ -104,11 +105,24 @@ static void find_own_sites(void)
                      MAP_PRIVATE, fd, 0);
     cr_assert_neq(img, MAP_FAILED);
     close(fd);
-    cr_assert_eq(proxy_cpuid_find_sites(img, (size_t)st.st_size, &sites,
-                                        &nr_sites, &scan),
+    *size = (size_t)st.st_size;
+    return img;
+}
+
+/* The sites the finder reports in img, then img unmapped. */
+static void find_sites_in(uint8_t *img, size_t size)
+{
+    cr_assert_eq(proxy_cpuid_find_sites(img, size, &sites, &nr_sites, &scan),
                  0);
-    munmap(img, (size_t)st.st_size);
+    munmap(img, size);
     dl_iterate_phdr(main_bias, &bias);
+}
+
+static void find_own_sites(void)
+{
+    size_t size;
+    uint8_t *img = map_self(&size);
+    find_sites_in(img, size);
 }
 
 static size_t sites_in(const char *lo, const char *hi, uint64_t *first)
@@ -189,14 +203,8 @@ Test(cpuid_sites, site_records_function_and_hash, .init = find_own_sites)
  * finder then takes the functions from the symbol table. */
 static void find_own_sites_without_unwind_info(void)
 {
-    int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
-    cr_assert_geq(fd, 0);
-    struct stat st;
-    cr_assert_eq(fstat(fd, &st), 0);
-    uint8_t *img = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE,
-                        MAP_PRIVATE, fd, 0);
-    cr_assert_neq(img, MAP_FAILED);
-    close(fd);
+    size_t size;
+    uint8_t *img = map_self(&size);
     Elf64_Ehdr *eh = (Elf64_Ehdr *)img;
     Elf64_Phdr *ph = (Elf64_Phdr *)(img + eh->e_phoff);
     for (int i = 0; i < eh->e_phnum; i++)
@@ -207,11 +215,7 @@ static void find_own_sites_without_unwind_info(void)
     for (int i = 0; i < eh->e_shnum; i++)
         if (!strcmp(names + sh[i].sh_name, ".eh_frame"))
             names[sh[i].sh_name + 1] = 'X';
-    cr_assert_eq(proxy_cpuid_find_sites(img, (size_t)st.st_size, &sites,
-                                        &nr_sites, &scan),
-                 0);
-    munmap(img, (size_t)st.st_size);
-    dl_iterate_phdr(main_bias, &bias);
+    find_sites_in(img, size);
 }
 
 Test(cpuid_sites, without_unwind_info_symbols_bound_the_functions,

@@ -2,6 +2,8 @@
  * test_sched.c - detcore's scheduling rule over a fake process model.
  */
 #include <criterion/criterion.h>
+#include <errno.h>
+#include <string.h>
 
 #include "det_sched.h"
 
@@ -9,6 +11,7 @@
 #define MAX_THREADS 4
 
 struct model {
+    uint64_t slot[MAX_PROCS][MAX_THREADS]; /* the scheduler's words */
     int nr_threads[MAX_PROCS];  /* 0: exited or stopped */
     int cur[MAX_PROCS];
     bool runnable[MAX_PROCS][MAX_THREADS];
@@ -24,8 +27,13 @@ static bool m_runnable(void *ctx, int p, int t)
     return m->runnable[p][t];
 }
 
+static uint64_t *m_slot(void *ctx, int p, int t)
+{
+    return &((struct model *)ctx)->slot[p][t];
+}
+
 static const struct det_sched_ops ops = {m_nr_threads, m_cur_thread,
-                                         m_runnable};
+                                         m_runnable, m_slot};
 
 static void expect_pick(struct model *m, int nr, int cur, bool keep,
                         int want_p, int want_t)
@@ -122,16 +130,26 @@ static void chaos_state(struct det_state *d, uint64_t seed)
 }
 
 /* The picks of 200 turns over three runnable threads and one that is not. */
+static int quanta[DET_CHAOS_MAX_QUANTUM + 1];
+
 static void chaos_picks(uint64_t seed, int out[200])
 {
     struct det_state d;
     chaos_state(&d, seed);
     struct model m = {.nr_threads = {2, 2},
                       .runnable = {{true, false}, {true, true}}};
+    int cur = 0;
     for (int i = 0; i < 200; i++) {
         int p = -1, t = -1;
-        cr_assert(det_sched_pick_chaos(&ops, &m, 2, 0, false, &d, &p, &t));
+        struct det_sched_turn turn;
+        cr_assert(det_sched_pick_chaos(&ops, &m, 2, cur, false, &d, &p, &t,
+                                       &turn));
+        cur = p; /* the picked thread is the one whose turn ends next */
+        m.cur[p] = t;
         cr_assert(m.runnable[p][t], "only a runnable thread is picked");
+        cr_assert(turn.decided);
+        cr_assert(turn.quantum >= 1 && turn.quantum <= DET_CHAOS_MAX_QUANTUM);
+        quanta[turn.quantum]++;
         out[i] = p * 2 + t;
     }
     det_destroy(&d);
@@ -158,25 +176,57 @@ Test(sched, chaos_keeps_a_turn_that_is_not_over)
     chaos_state(&d, 1);
     struct model m = {.nr_threads = {2}, .cur = {1}, .runnable = {{true, true}}};
     int p = -1, t = -1;
-    cr_assert(det_sched_pick_chaos(&ops, &m, 1, 0, true, &d, &p, &t));
+    struct det_sched_turn turn;
+    cr_assert(det_sched_pick_chaos(&ops, &m, 1, 0, true, &d, &p, &t, &turn));
     cr_assert(p == 0 && t == 1);
+    cr_assert_not(turn.decided);
     det_destroy(&d);
 }
 
-Test(sched, chaos_quanta_are_short_and_drawn)
+Test(sched, chaos_quanta_are_short_and_spread)
 {
-    struct det_state d;
-    chaos_state(&d, 3);
-    uint64_t lo = ~0ULL, hi = 0;
-    for (int i = 0; i < 1000; i++) {
-        uint64_t q = det_sched_quantum(&d);
-        lo = q < lo ? q : lo;
-        hi = q > hi ? q : hi;
-    }
-    cr_assert_eq(lo, 1);
-    cr_assert_leq(hi, DET_CHAOS_MAX_QUANTUM);
-    cr_assert_geq(hi, DET_CHAOS_MAX_QUANTUM / 2);
-    d.cfg.chaos = false;
-    cr_assert_eq(det_sched_quantum(&d), DET_SCHED_QUANTUM);
-    det_destroy(&d);
+    int picks[200];
+    memset(quanta, 0, sizeof(quanta));
+    chaos_picks(3, picks);
+    cr_assert_gt(quanta[1] + quanta[2], 10, "many turns of 1-2 events");
+    int long_ones = 0;
+    for (int q = 33; q <= (int)DET_CHAOS_MAX_QUANTUM; q++)
+        long_ones += quanta[q];
+    cr_assert_gt(long_ones, 0, "and some long ones");
+}
+
+/* --schedule: switches keyed by a thread's own event count. */
+Test(sched, schedule_parses_and_finds_switches)
+{
+    struct det_schedule sch;
+    char why[160];
+    cr_assert_eq(det_schedule_parse("# a comment\nafter 3 131 run 2\n"
+                                    "after 2 7 run 3 # why\n\n",
+                                    &sch, why, sizeof(why)),
+                 0, "%s", why);
+    cr_assert_eq(sch.n, 2);
+    const struct det_sched_switch *e = det_schedule_at(&sch, 3, 131);
+    cr_assert(e && e->to == 2);
+    e = det_schedule_at(&sch, 2, 7);
+    cr_assert(e && e->to == 3);
+    cr_assert_null(det_schedule_at(&sch, 3, 130));
+    cr_assert_null(det_schedule_at(&sch, 1, 131));
+    cr_assert_null(det_schedule_at(NULL, 3, 131));
+    det_schedule_free(&sch);
+}
+
+Test(sched, schedule_errors_name_the_line)
+{
+    struct det_schedule sch;
+    char why[160];
+    cr_assert_eq(det_schedule_parse("after 1 2 run 3\nturn x\n", &sch, why,
+                                    sizeof(why)),
+                 -EINVAL);
+    cr_assert(strstr(why, "line 2"), "%s", why);
+    cr_assert_eq(det_schedule_parse("after 0 2 run 3\n", &sch, why,
+                                    sizeof(why)),
+                 -EINVAL, "no thread 0");
+    cr_assert_eq(det_schedule_parse("after 4 2 run 1\nafter 4 2 run 3\n",
+                                    &sch, why, sizeof(why)),
+                 -EINVAL, "one event named twice");
 }
