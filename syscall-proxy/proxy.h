@@ -208,6 +208,7 @@ struct proxy_thread {
     enum proxy_thread_state state;
     uint64_t events;            /* its syscalls and trapped TSC reads */
     uint64_t sched_slot;        /* the scheduler's word (--chaos priority) */
+    bool spinning;              /* cut by a slice since its last syscall */
     struct vmm_regs regs;       /* saved while off the vCPU */
     uint64_t fs_base, gs_base;
     uint8_t *xstate;            /* saved XSAVE image */

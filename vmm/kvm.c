@@ -708,6 +708,23 @@ static void slice_arm(uint64_t ns)
     (void)timer_settime(slice_timer, 0, &its, NULL);
 }
 
+static uint64_t thread_cpu_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* A slice the guest did not get to run: the host kept this thread off its
+ * CPU (a loaded host) for most of it. kvm_pvm accounts about 40% of a
+ * spinning guest's wall time to the thread, a descheduled one nearly
+ * none; an eighth tells them apart. Such a slice is no cut: the guest may
+ * have been between two syscalls of a loop. */
+static bool slice_was_stalled(uint64_t cpu_ns, uint64_t slice_ns)
+{
+    return cpu_ns < slice_ns / 8;
+}
+
 static int kvm_vm_run(struct vmm_vm *base, struct vmm_event *ev);
 
 static int kvm_vm_run_slice(struct vmm_vm *base, struct vmm_event *ev,
@@ -718,12 +735,14 @@ static int kvm_vm_run_slice(struct vmm_vm *base, struct vmm_event *ev,
         return kvm_vm_run(base, ev);
     slice_fired = 0;
     slice_run = vm->run;
+    uint64_t cpu0 = thread_cpu_ns();
     slice_arm(slice_ns);
     int rc = kvm_vm_run(base, ev);
     slice_arm(0);
     slice_run = NULL;
     vm->run->immediate_exit = 0;
-    if (slice_fired && ev->kind == VMM_EVENT_INTERRUPTED) {
+    if (slice_fired && ev->kind == VMM_EVENT_INTERRUPTED &&
+        !slice_was_stalled(thread_cpu_ns() - cpu0, slice_ns)) {
         ev->slice_over = true;
         /* Safe to hand the vCPU to another thread only in user code: the
          * guest kernel's stubs use the one kernel stack of the VM. */

@@ -45,9 +45,10 @@ static int64_t host_monotonic_ns(void)
  * that a computation between two events (QEMU-TCG running guest code) is
  * not cut even on a loaded host. */
 #define WAIT_SLICE_FACTOR 30
-/* The least slice of a thread alone with a timer armed: a timer due sooner
- * still waits this much host time of computing (a 1 ms interval timer
- * fires about as often as natively, not every 100 ms). */
+/* The least slice of a thread alone with a timer armed, once it was cut
+ * as a spinner: a timer due sooner still waits this much host time of
+ * computing (a 1 ms interval timer fires about as often as natively, not
+ * every 100 ms). */
 #define ALONE_SLICE_MIN_NS 1000000LL
 
 int proxy_world_init(struct proxy_world *w, struct vmm_host *host,
@@ -534,6 +535,7 @@ static void preempt(struct proxy_process *p, bool others, uint64_t slice)
             slice = (uint64_t)in;
     }
     det_clock_computed(p->det, slice);
+    p->threads[p->cur].spinning = true;
     if (others)
         p->resched = true;
     if (p->totals)
@@ -638,11 +640,15 @@ static uint64_t time_slice(struct proxy_process *p, bool others_alive,
     if (!proxy_timer_could_fire(p->world))
         return 0;
     /* Alone with a timer armed (a loop until SIGALRM sets a flag): nothing
-     * else can see where the cut falls, so it falls when the timer is due
-     * (no sooner than ALONE_SLICE_MIN_NS). */
+     * else can see where the cut falls, so it falls when the timer is due,
+     * no sooner than the short slice, or ALONE_SLICE_MIN_NS once the thread
+     * was cut as a spinner: a thread in a syscall loop moves logical time
+     * itself and must not be cut by a host hiccup of a millisecond. */
     int64_t in = next_deadline_in(p->world);
-    if (in < ALONE_SLICE_MIN_NS)
-        return ALONE_SLICE_MIN_NS;
+    int64_t least = p->threads[p->cur].spinning ? ALONE_SLICE_MIN_NS
+                                                : (int64_t)p->cfg->preempt_ns;
+    if (in < least)
+        return (uint64_t)least;
     return (uint64_t)in < longest ? (uint64_t)in : longest;
 }
 
@@ -697,6 +703,10 @@ static bool run_one(struct proxy_process *p)
     switch (ev.kind) {
     case VMM_EVENT_SYSCALL: {
         long nr = (long)vmm_vm_regs(p->vm)->rax;
+        /* A spinner's signal handler returns through rt_sigreturn: still
+         * the spinner. Any other call ends the spin. */
+        if (nr != SYS_rt_sigreturn)
+            p->threads[p->cur].spinning = false;
         uint64_t ret_rip = vmm_vm_regs(p->vm)->rcx;
         long ret = proxy_dispatch(p);
         if (ret != PROXY_RET_NORETURN && !p->exited)

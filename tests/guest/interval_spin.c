@@ -2,10 +2,11 @@
  * interval_spin: a loop with no syscall that counts the ticks of a 1 ms
  * interval timer (a profiler's SIGPROF, a stress test's timer). Natively
  * 200 ticks take 0.2 s. hvrun, with the thread alone and a timer armed,
- * cuts the loop when the timer is due (no sooner than 1 ms of host time)
- * and counts the slice as computing time, so the ticks come about as often
- * as natively; with the 100 ms short slice as the least, 200 ticks took
- * 20 s of logical (and host) time.
+ * cuts the loop when the timer is due (after the first 100 ms slice has
+ * shown it spins, no sooner than 1 ms of host time) and counts the slice
+ * as computing time, so the ticks come about as often as natively; with
+ * the 100 ms short slice as the least, 200 ticks took 20 s of logical (and
+ * host) time.
  */
 #include <signal.h>
 #include <stdio.h>
