@@ -102,6 +102,21 @@ $(GK_VDSO): guestkernel/vdso.c guestkernel/vdso_abi.h guestkernel/gk_abi.h guest
 $(BUILD)/guestkernel/vdso_blob.o: guestkernel/vdso_blob.S $(GK_VDSO)
 	$(CC) -DGK_VDSO_PATH='"$(GK_VDSO)"' -c -o $@ $<
 
+# The ptrace backend's stub process (vmm/stub/): a static libc-free
+# program linked at its fixed address, embedded into hvrun as data.
+PT_STUB_ELF := $(BUILD)/vmm/stub/ptrace_stub.elf
+$(BUILD)/vmm/stub/ptrace_stub.o: vmm/stub/ptrace_stub.S vmm/ptrace_abi.h
+	@mkdir -p $(dir $@)
+	$(CC) -Ivmm -c -o $@ $<
+$(PT_STUB_ELF): $(BUILD)/vmm/stub/ptrace_stub.o vmm/stub/ptrace_stub.lds
+	ld -static -T vmm/stub/ptrace_stub.lds -z max-page-size=4096 \
+	    -z noexecstack --build-id=none -o $@ $<
+	@test "$$(nm $@ | awk '/ pt_stub_gadget$$/ {print $$1}')" = 00007ffff8000800 || \
+	    { echo "ptrace stub: gadget not at PT_STUB_BASE + PT_STUB_GADGET_OFF"; exit 1; }
+$(BUILD)/vmm/ptrace_stub_blob.o: vmm/ptrace_stub_blob.S $(PT_STUB_ELF)
+	@mkdir -p $(dir $@)
+	$(CC) -DPT_STUB_PATH='"$(PT_STUB_ELF)"' -c -o $@ $<
+
 debug:
 	$(MAKE) BUILD=build/debug CFLAGS="$(DEBUG_FLAGS)" all
 
@@ -148,6 +163,12 @@ test: deps
 	tests/confine/run.sh build/hvrun build/debug/hvrun
 	tests/verify/run.sh build/hvrun build/debug/hvrun
 	tests/confine/seccomp.sh build/hvrun build/debug/hvrun
+	tests/parity/run.sh build/hvrun
+	tests/parity/run.sh build/debug/hvrun
+	HVRUN_BIN=$(CURDIR)/build/hvrun tests/run-guest-tests.sh tests/parity/hvrun-ptrace
+	HVRUN_BIN=$(CURDIR)/build/debug/hvrun tests/run-guest-tests.sh tests/parity/hvrun-ptrace
+	HVRUN_BIN=$(CURDIR)/build/hvrun tests/determinism/run.sh tests/parity/hvrun-ptrace
+	HVRUN_BIN=$(CURDIR)/build/debug/hvrun tests/determinism/run.sh tests/parity/hvrun-ptrace
 	$(MAKE) images
 	tests/boot/run.sh build/hvrun build/debug/hvrun
 

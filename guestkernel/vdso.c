@@ -60,9 +60,9 @@ static long sys2(long nr, long a, long b)
 static int64_t event_elapsed(void)
 {
     volatile struct gk_vvar *v = vvar();
-    volatile uint64_t *calls = (volatile uint64_t *)GK_VDSO_CALLS_VA;
     if (v->magic != GK_VDSO_MAGIC || !v->virtual_time)
         return -1;
+    volatile uint64_t *calls = (volatile uint64_t *)(uintptr_t)v->calls_va;
     uint64_t n = *calls + 1;
     if (n > GK_VDSO_MAX_CALLS)
         return -1;

@@ -5,11 +5,13 @@
  *    the last exit. Read-only to the guest, as Linux maps it (no write or
  *    exec permission can be added: mprotect says EACCES); hvrun writes it
  *    before each run. Each process has its own (fork copies it).
- *  - the call count: the one thing the vDSO writes, a word in a page of
- *    the guest kernel area (GK_VDSO_CALLS_GPA, user-writable, mapped by
- *    every VM at GK_VDSO_CALLS_VA). Every process has its own VM, so the
- *    page is never shared; it is not a VMA (no munmap/mprotect/mremap
- *    reaches it, /proc/PID/maps does not show it).
+ *  - the call count: the one thing the vDSO writes, a word at the address
+ *    [vvar]'s calls_va gives, a page the backend provides outside every
+ *    VMA: under kvm one of the guest kernel area (GK_VDSO_CALLS_GPA,
+ *    user-writable, mapped by every VM at GK_VDSO_CALLS_VA), under ptrace
+ *    one of the stub's reserved range (vmm/ptrace_abi.h). Every process
+ *    has its own, so the page is never shared; it is not a VMA (no
+ *    munmap/mprotect/mremap reaches it, /proc/PID/maps does not show it).
  *
  * The clock rule is detcore's (detcore/clock.c): every guest event
  * advances logical time by DET_EVENT_NS; a vDSO call is an event like the
@@ -34,7 +36,7 @@
 
 #define GK_VDSO_MAGIC 0x6876727576766172ULL /* "hvruvvar" */
 
-/* The call count: one uint64_t at the start of its page. */
+/* The call count: one uint64_t at the start of its page (kvm's place). */
 #define GK_VDSO_CALLS_VA (GK_KERNEL_VA + GK_VDSO_CALLS_GPA)
 #define GK_VDSO_MAX_CALLS 4096ULL
 
@@ -46,6 +48,7 @@ struct gk_vvar {
     int64_t boot_ns;       /* CLOCK_MONOTONIC = boot_ns + elapsed */
     int64_t event_ns;      /* what one event adds */
     int64_t coarse_ns;     /* resolution of the _COARSE clocks */
+    uint64_t calls_va;     /* where the call count is: the backend's page */
 };
 
 #endif

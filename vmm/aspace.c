@@ -21,6 +21,7 @@ int vmm_phys_init(struct vmm_physmem *pm, uint8_t *hva_base,
     pm->hva_base = hva_base;
     pm->reserve_bytes = reserve_bytes;
     pm->bump = first_gpa;
+    pm->memfd = -1;
     return 0;
 }
 
@@ -193,15 +194,39 @@ uint64_t vmm_phys_resident_bytes(const struct vmm_physmem *pm)
     return resident * VMM_PAGE_SIZE;
 }
 
+uint64_t vmm_phys_memfd_bytes(const struct vmm_physmem *pm)
+{
+    struct stat st;
+    if (pm->memfd < 0 || fstat(pm->memfd, &st) < 0)
+        return 0;
+    return (uint64_t)st.st_blocks * 512;
+}
+
+void vmm_phys_discard(const struct vmm_physmem *pm, void *hva, uint64_t len)
+{
+    (void)madvise(hva, len, pm->memfd >= 0 ? MADV_REMOVE : MADV_DONTNEED);
+}
+
 void vmm_phys_free(struct vmm_physmem *pm, gpa_t gpa, uint64_t npages)
 {
     if (npages == 0)
         return;
-    /* A fresh private mapping both zeroes the pages and detaches any host
-     * file that a MAP_SHARED guest mapping had put there. */
+    /* A fresh mapping of the backing both zeroes the pages and detaches
+     * any host file that a MAP_SHARED guest mapping had put there: private
+     * anonymous memory, or the memfd's own pages with a hole punched in
+     * them (a stub process maps the memfd too, so it must stay the same
+     * object). */
     void *hva = vmm_phys_hva(pm, gpa);
-    mmap(hva, npages * VMM_PAGE_SIZE, PROT_READ | PROT_WRITE,
-         MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
+    uint64_t bytes = npages * VMM_PAGE_SIZE;
+    if (pm->memfd >= 0) {
+        mmap(hva, bytes, PROT_READ | PROT_WRITE,
+             MAP_SHARED | MAP_NORESERVE | MAP_FIXED, pm->memfd, (off_t)gpa);
+        (void)fallocate(pm->memfd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+                        (off_t)gpa, (off_t)bytes);
+    } else {
+        mmap(hva, bytes, PROT_READ | PROT_WRITE,
+             MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
+    }
     pm->used_pages -= npages;
     /* If the list cannot grow the pages leak from the allocator, which is
      * safe (they stay zeroed and unused). */
@@ -500,6 +525,7 @@ struct vmm_vma *vmm_as_find_vma(const struct vmm_aspace *as, gva_t gva)
 static int vma_insert_at(struct vmm_aspace *as, size_t i,
                          const struct vmm_vma *v)
 {
+    as->generation++;
     if (as->nr_vmas == as->cap_vmas) {
         size_t cap = as->cap_vmas ? as->cap_vmas * 2 : 32;
         void *p = realloc(as->vmas, cap * sizeof(*as->vmas));
@@ -519,6 +545,7 @@ static int vma_insert_at(struct vmm_aspace *as, size_t i,
 
 static void vma_remove_at(struct vmm_aspace *as, size_t i)
 {
+    as->generation++;
     free(as->vmas[i].name);
     shared_put(as->vmas[i].shared);
     if (as->vmas[i].flags & VMM_VMA_ACCOUNT)
@@ -550,6 +577,7 @@ static int vma_split_at(struct vmm_aspace *as, gva_t gva)
         return rc;
     }
     as->vmas[i].end = gva;
+    as->generation++;
     if (tail.flags & VMM_VMA_ACCOUNT)
         as->account_bytes -= tail.end - tail.start; /* counted twice */
     return 0;
@@ -579,7 +607,7 @@ int vmm_as_map(struct vmm_aspace *as, gva_t gva, uint64_t len, int prot,
     len = VMM_PAGE_ALIGN_UP(len);
     if (len == 0 || gva & ~VMM_PAGE_MASK || gva + len < gva)
         return -EINVAL;
-    if (gva + len > VMM_USER_END)
+    if (gva + len > VMM_USER_END || vmm_in_stub_range(gva, len))
         return -ENOMEM;
     int rc = vmm_as_unmap(as, gva, len);
     if (rc < 0)
@@ -726,6 +754,7 @@ int vmm_as_protect(struct vmm_aspace *as, gva_t gva, uint64_t len, int prot)
             as->account_bytes += v->end - v->start;
         }
         v->prot = prot;
+        as->generation++;
         rc = pt_apply_vma(as, v);
         if (rc < 0)
             return rc;
@@ -760,7 +789,8 @@ bool vmm_as_range_has_flags(const struct vmm_aspace *as, gva_t gva,
 
 bool vmm_as_range_free(const struct vmm_aspace *as, gva_t gva, uint64_t len)
 {
-    if (gva < VMM_USER_MIN || gva + len > VMM_USER_END || gva + len < gva)
+    if (gva < VMM_USER_MIN || gva + len > VMM_USER_END || gva + len < gva ||
+        vmm_in_stub_range(gva, len))
         return false;
     size_t i = vma_index_after(as, gva);
     return i >= as->nr_vmas || as->vmas[i].start >= gva + len;
@@ -781,6 +811,9 @@ int vmm_as_find_free(const struct vmm_aspace *as, uint64_t len, gva_t below,
             gap_start = as->vmas[i - 1].end;
         if (i < as->nr_vmas && as->vmas[i].start < top)
             top = as->vmas[i].start;
+        if (top >= gap_start + len && vmm_in_stub_range(top - len, len))
+            top = VMM_STUB_RANGE_START > gap_start ? VMM_STUB_RANGE_START
+                                                   : gap_start;
         if (top >= gap_start + len && top - len >= VMM_USER_MIN) {
             *out = top - len;
             return 0;
@@ -836,6 +869,7 @@ int vmm_as_set_shared(struct vmm_aspace *as, gva_t gva, uint64_t len, int fd,
         shared_put(v->shared);
         v->shared = shared_get(s);
         v->shared_off = off + (v->start - gva);
+        as->generation++;
         /* The guest writes land in the host object (page cache or memfd),
          * as with Linux. */
         rc = shared_map_vma(as, v);
@@ -871,6 +905,8 @@ int vmm_as_share_anon(struct vmm_aspace *as, gva_t gva, uint64_t len)
     return rc;
 }
 
+static void copy_resident(uint8_t *dst, uint8_t *src, uint64_t len);
+
 /* Moves the host pages of [old_gva, old_gva + len) (inside one or more
  * VMAs, starting anywhere in the first) to gpa new_gpa onwards; the caller
  * then returns the old extent(s) to the allocator. */
@@ -887,6 +923,12 @@ static void move_backing(struct vmm_aspace *as, size_t first, gva_t old_gva,
             continue;
         void *src = vmm_phys_hva(as->pm, v->gpa + (s - v->start));
         void *dst = vmm_phys_hva(as->pm, new_gpa + (s - old_gva));
+        /* Memfd-backed memory stays at its own offset (gpa X is memfd
+         * offset X, which a stub process maps too): copied, not moved. */
+        if (as->pm->memfd >= 0 && !v->shared) {
+            copy_resident(dst, src, e - s);
+            continue;
+        }
         /* Host mremap moves pages (anonymous or file-backed) without a
          * copy; phys_free then re-reserves the vacated range. */
         if (mremap(src, e - s, e - s, MREMAP_MAYMOVE | MREMAP_FIXED, dst) ==
@@ -924,6 +966,7 @@ int vmm_as_remap(struct vmm_aspace *as, gva_t old_gva, uint64_t old_len,
                 struct vmm_vma *x = vmm_as_find_vma(as, ext);
                 x->shared = shared_get(sh);
                 x->shared_off = sh_off;
+                as->generation++;
                 if ((rc = shared_map_vma(as, x)) < 0)
                     vmm_as_unmap(as, ext, new_len - old_len);
             }
@@ -943,6 +986,8 @@ int vmm_as_remap(struct vmm_aspace *as, gva_t old_gva, uint64_t old_len,
         return -EINVAL;
     if (*new_gva < old_gva + old_len && old_gva < *new_gva + new_len)
         return -EINVAL;
+    if (vmm_in_stub_range(*new_gva, new_len))
+        return -ENOMEM;
     int prot = first->prot, flags = first->flags;
     char *name = first->name ? strdup(first->name) : NULL;
     uint64_t delta = old_gva - first->start;
@@ -1022,6 +1067,7 @@ int vmm_as_clone(struct vmm_aspace *dst, const struct vmm_aspace *src)
             /* The child maps the same host object: shared, not copied. */
             d->shared = shared_get(v->shared);
             d->shared_off = v->shared_off;
+            dst->generation++;
             if ((rc = shared_map_vma(dst, d)) < 0)
                 return rc;
             continue;

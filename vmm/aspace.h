@@ -33,6 +33,19 @@ typedef uint64_t gpa_t; /* guest physical address */
 /* Lowest and one-past-highest user address (Linux x86-64, 4-level paging). */
 #define VMM_USER_MIN 0x10000ULL
 #define VMM_USER_END 0x7ffffffff000ULL
+/*
+ * A range no guest mapping may take, under every backend: the ptrace
+ * backend's stub process lives there (vmm/ptrace_abi.h), and the kvm
+ * backend refuses it too so that guests are laid out alike. It lies
+ * between the top-down mmap base and the main stack; a MAP_FIXED there is
+ * -ENOMEM, and searches for free space pass it by.
+ */
+#define VMM_STUB_RANGE_START 0x7ffff8000000ULL
+#define VMM_STUB_RANGE_END 0x7ffff8010000ULL
+static inline bool vmm_in_stub_range(uint64_t gva, uint64_t len)
+{
+    return gva < VMM_STUB_RANGE_END && gva + len > VMM_STUB_RANGE_START;
+}
 
 struct vmm_phys_extent {
     gpa_t gpa;
@@ -50,6 +63,10 @@ struct vmm_physmem {
     int (*grow)(void *ctx, gpa_t new_top);
     void *grow_ctx;
     gpa_t covered_top;
+    /* -1: the reservation is private anonymous memory. Else a memfd whose
+     * offset X is gpa X, mapped MAP_SHARED at hva_base (the ptrace backend
+     * maps it into its stub process too); freed pages get a hole punched. */
+    int memfd;
 };
 
 /* vma flags */
@@ -104,6 +121,10 @@ struct vmm_aspace {
     size_t nr_vmas, cap_vmas;
     bool tlb_flush_needed; /* a PTE lost permissions since the last run */
     uint64_t account_bytes; /* sum of the VMM_VMA_ACCOUNT VMAs' sizes */
+    /* Bumped by every change of the VMA list (a VMA added, removed, split,
+     * given new protections or a shared object): a backend that mirrors
+     * the list elsewhere (ptrace's stub) compares it with the one it saw. */
+    uint64_t generation;
 };
 
 /* Physical allocator. hva_base must cover reserve_bytes; first_gpa is the
@@ -122,6 +143,12 @@ int vmm_phys_alloc_for(struct vmm_physmem *pm, uint64_t npages, gva_t gva,
 uint64_t vmm_phys_resident_bytes(const struct vmm_physmem *pm);
 /* Returns pages to the allocator; their contents become zero. */
 void vmm_phys_free(struct vmm_physmem *pm, gpa_t gpa, uint64_t npages);
+/* Bytes the host holds in the memfd behind guest-physical memory (0 for
+ * private anonymous memory, which counts as the process's own). */
+uint64_t vmm_phys_memfd_bytes(const struct vmm_physmem *pm);
+/* Drops the contents of private guest pages at hva (MADV_DONTNEED's
+ * zero fill): a hole punched in the memfd when there is one. */
+void vmm_phys_discard(const struct vmm_physmem *pm, void *hva, uint64_t len);
 static inline void *vmm_phys_hva(const struct vmm_physmem *pm, gpa_t gpa)
 {
     return pm->hva_base + gpa;

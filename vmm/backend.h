@@ -69,11 +69,26 @@ struct vmm_cpu_identity {
     uint32_t ext1_ecx, ext1_edx; /* leaf 0x80000001 */
 };
 
+/* The execution mechanisms: one policy above, either of these below. */
+enum vmm_backend_kind {
+    VMM_BACKEND_KVM,    /* one KVM VM per guest process (the default) */
+    VMM_BACKEND_PTRACE, /* one PTRACE_SYSEMU-traced stub process each */
+};
+/* "kvm" or "ptrace" to a kind; -EINVAL for another name. */
+int vmm_backend_parse(const char *name, enum vmm_backend_kind *out);
+const char *vmm_backend_name(enum vmm_backend_kind kind);
+
 /*
- * Opens /dev/kvm and checks the capabilities hvrun needs. On failure returns
- * -errno and writes a one-line reason (naming the device or capability).
+ * Opens the backend (kvm: /dev/kvm) and checks the capabilities hvrun
+ * needs. On failure returns -errno and writes a one-line reason (naming
+ * the device or capability).
  */
+int vmm_host_open_backend(enum vmm_backend_kind kind, struct vmm_host **out,
+                          char *why, size_t why_len);
+/* The same for kvm. */
 int vmm_host_open(struct vmm_host **out, char *why, size_t why_len);
+/* The backend a host runs ("kvm", "ptrace"). */
+const char *vmm_host_backend_name(const struct vmm_host *host);
 void vmm_host_close(struct vmm_host *host);
 void vmm_host_get_info(const struct vmm_host *host, struct vmm_host_info *i);
 void vmm_host_cpu_identity(const struct vmm_host *host,
@@ -116,8 +131,11 @@ struct vmm_aspace *vmm_vm_aspace(struct vmm_vm *vm);
 /* The current thread's registers; edits take effect at the next run. */
 struct vmm_regs *vmm_vm_regs(struct vmm_vm *vm);
 /* The guest vDSO's call count (guestkernel/vdso_abi.h): a word of this
- * VM's kernel area that the guest's user code may write. */
+ * VM's own that the guest's user code may write, at the guest address
+ * vmm_vm_vdso_calls_va (kvm: in the guest kernel area; ptrace: in the
+ * stub's reserved range), which hvrun writes into [vvar]. */
 uint64_t vmm_vm_vdso_calls(const struct vmm_vm *vm);
+uint64_t vmm_vm_vdso_calls_va(const struct vmm_vm *vm);
 void vmm_vm_vdso_calls_reset(struct vmm_vm *vm);
 uint64_t vmm_vm_fs_base(struct vmm_vm *vm);
 void vmm_vm_set_fs_base(struct vmm_vm *vm, uint64_t base);

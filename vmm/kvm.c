@@ -8,6 +8,7 @@
  * an OUT and the host writes RIP/RFLAGS/CS/SS to return to user mode.
  */
 #include "backend.h"
+#include "backend_impl.h"
 #include "kvm_internal.h"
 
 #include <errno.h>
@@ -60,19 +61,15 @@
 
 extern const uint8_t gk_blob_start[], gk_blob_end[];
 
-struct vmm_vm {
-    struct vmm_host *host;
+struct kvm_vm {
+    struct vmm_vm base; /* host, pm, as, regs, stats */
     int vm_fd, vcpu_fd;
     struct kvm_run *run;
     size_t run_size;
     uint8_t *phys_hva;
-    struct vmm_physmem pm;
-    struct vmm_aspace as;
-    struct vmm_regs regs;
     int nr_slots;
     bool sregs_dirty;
     uint32_t tss_limit;
-    struct vmm_stats stats;
 };
 
 static void set_why(char *why, size_t len, const char *step, int err)
@@ -85,21 +82,21 @@ static void set_why(char *why, size_t len, const char *step, int err)
 
 static int grow_memslots(void *ctx, gpa_t new_top)
 {
-    struct vmm_vm *vm = ctx;
-    while (vm->pm.covered_top < new_top) {
+    struct kvm_vm *vm = ctx;
+    while (vm->base.pm.covered_top < new_top) {
         struct kvm_userspace_memory_region r = {
             .slot = (uint32_t)vm->nr_slots,
-            .guest_phys_addr = vm->pm.covered_top,
+            .guest_phys_addr = vm->base.pm.covered_top,
             .memory_size = MEMSLOT_BYTES,
             .userspace_addr = (uint64_t)(uintptr_t)(vm->phys_hva +
-                                                    vm->pm.covered_top),
+                                                    vm->base.pm.covered_top),
         };
-        if (vm->pm.covered_top + MEMSLOT_BYTES > vm->pm.reserve_bytes)
+        if (vm->base.pm.covered_top + MEMSLOT_BYTES > vm->base.pm.reserve_bytes)
             return -ENOMEM;
         if (ioctl(vm->vm_fd, KVM_SET_USER_MEMORY_REGION, &r) < 0)
             return -errno;
         vm->nr_slots++;
-        vm->pm.covered_top += MEMSLOT_BYTES;
+        vm->base.pm.covered_top += MEMSLOT_BYTES;
     }
     return 0;
 }
@@ -108,7 +105,7 @@ static int grow_memslots(void *ctx, gpa_t new_top)
 #define GK_PTE_AD (VMM_PTE_A | VMM_PTE_D)
 
 /* Writes the GDT, IDT, TSS and stub blob and maps them high. */
-static int setup_kernel_area(struct vmm_vm *vm)
+static int setup_kernel_area(struct kvm_vm *vm)
 {
     uint8_t *base = vm->phys_hva;
     size_t blob_len = (size_t)(gk_blob_end - gk_blob_start);
@@ -137,7 +134,7 @@ static int setup_kernel_area(struct vmm_vm *vm)
          VMM_PTE_P | VMM_PTE_W | VMM_PTE_U | VMM_PTE_NX | GK_PTE_AD},
     };
     for (size_t i = 0; i < sizeof(maps) / sizeof(maps[0]); i++) {
-        int rc = vmm_pt_map(&vm->as, GK_KERNEL_VA + maps[i].gpa, maps[i].gpa,
+        int rc = vmm_pt_map(&vm->base.as, GK_KERNEL_VA + maps[i].gpa, maps[i].gpa,
                             maps[i].pages, maps[i].flags);
         if (rc < 0)
             return rc;
@@ -161,15 +158,15 @@ static void user_segments(struct kvm_sregs *s)
     s->ss = data;
 }
 
-static int setup_sregs(struct vmm_vm *vm, uint32_t tss_limit)
+static int setup_sregs(struct kvm_vm *vm, uint32_t tss_limit)
 {
     struct kvm_sregs s;
     if (ioctl(vm->vcpu_fd, KVM_GET_SREGS, &s) < 0)
         return -errno;
     s.cr0 = CR0_PE | CR0_MP | CR0_ET | CR0_NE | CR0_WP | CR0_AM | CR0_PG;
-    s.cr3 = vm->as.pml4_gpa;
+    s.cr3 = vm->base.as.pml4_gpa;
     s.cr4 = CR4_PAE | CR4_OSFXSR | CR4_OSXMMEXCPT | CR4_OSXSAVE;
-    if (vmm_host_hwcap2(vm->host) & 2)
+    if (vmm_host_hwcap2(vm->base.host) & 2)
         s.cr4 |= CR4_FSGSBASE;
     s.efer = EFER_SCE | EFER_LME | EFER_LMA | EFER_NXE;
     s.gdt.base = GK_KERNEL_VA + GK_GDT_GPA;
@@ -192,7 +189,7 @@ static int setup_sregs(struct vmm_vm *vm, uint32_t tss_limit)
     return 0;
 }
 
-static int setup_msrs(struct vmm_vm *vm)
+static int setup_msrs(struct kvm_vm *vm)
 {
     struct {
         struct kvm_msrs hdr;
@@ -218,18 +215,19 @@ static int setup_msrs(struct vmm_vm *vm)
     return 0;
 }
 
-static int setup_xcr0(struct vmm_vm *vm)
+static int setup_xcr0(struct kvm_vm *vm)
 {
     struct kvm_xcrs x;
     memset(&x, 0, sizeof(x));
     x.nr_xcrs = 1;
     x.xcrs[0].xcr = 0;
-    x.xcrs[0].value = kvm_host_xstate(vm->host)->xcr0;
+    x.xcrs[0].value = kvm_host_xstate(vm->base.host)->xcr0;
     return ioctl(vm->vcpu_fd, KVM_SET_XCRS, &x) < 0 ? -errno : 0;
 }
 
-int vmm_vm_reset_xstate(struct vmm_vm *vm)
+static int kvm_vm_reset_xstate(struct vmm_vm *base)
 {
+    struct kvm_vm *vm = (struct kvm_vm *)base;
     struct kvm_xsave *xs = calloc(1, sizeof(*xs));
     if (!xs)
         return -ENOMEM;
@@ -242,19 +240,10 @@ int vmm_vm_reset_xstate(struct vmm_vm *vm)
     return rc;
 }
 
-uint64_t vmm_vm_xcr0(const struct vmm_vm *vm)
+static int kvm_vm_get_xstate(struct vmm_vm *base, void *buf, size_t len)
 {
-    return kvm_host_xstate(vm->host)->xcr0;
-}
-
-uint32_t vmm_vm_xsave_bytes(const struct vmm_vm *vm)
-{
-    return kvm_host_xstate(vm->host)->bytes;
-}
-
-int vmm_vm_get_xstate(struct vmm_vm *vm, void *buf, size_t len)
-{
-    size_t bytes = vmm_vm_xsave_bytes(vm);
+    struct kvm_vm *vm = (struct kvm_vm *)base;
+    size_t bytes = vmm_vm_xsave_bytes(&vm->base);
     if (len < bytes || bytes > sizeof(struct kvm_xsave))
         return -EINVAL;
     struct kvm_xsave *xs = calloc(1, sizeof(*xs));
@@ -267,9 +256,10 @@ int vmm_vm_get_xstate(struct vmm_vm *vm, void *buf, size_t len)
     return rc;
 }
 
-int vmm_vm_set_xstate(struct vmm_vm *vm, const void *buf, size_t len)
+static int kvm_vm_set_xstate(struct vmm_vm *base, const void *buf, size_t len)
 {
-    size_t bytes = vmm_vm_xsave_bytes(vm);
+    struct kvm_vm *vm = (struct kvm_vm *)base;
+    size_t bytes = vmm_vm_xsave_bytes(&vm->base);
     if (len < bytes || bytes > sizeof(struct kvm_xsave))
         return -EINVAL;
     struct kvm_xsave *xs = calloc(1, sizeof(*xs));
@@ -280,7 +270,7 @@ int vmm_vm_set_xstate(struct vmm_vm *vm, const void *buf, size_t len)
      * XRSTOR fault, so they are cleared like Linux's fpu__restore_sig. */
     uint64_t bv;
     memcpy(&bv, (uint8_t *)xs->region + 512, 8);
-    bv &= vmm_vm_xcr0(vm);
+    bv &= vmm_vm_xcr0(&vm->base);
     memcpy((uint8_t *)xs->region + 512, &bv, 8);
     memset((uint8_t *)xs->region + 520, 0, 56); /* xcomp_bv + reserved */
     uint32_t mxcsr;
@@ -294,14 +284,14 @@ int vmm_vm_set_xstate(struct vmm_vm *vm, const void *buf, size_t len)
 
 /* ---- lifecycle ----------------------------------------------------------- */
 
-static int create_vcpu(struct vmm_vm *vm, char *why, size_t why_len)
+static int create_vcpu(struct kvm_vm *vm, char *why, size_t why_len)
 {
     vm->vcpu_fd = ioctl(vm->vm_fd, KVM_CREATE_VCPU, 0);
     if (vm->vcpu_fd < 0) {
         set_why(why, why_len, "KVM_CREATE_VCPU", errno);
         return -errno;
     }
-    int size = kvm_host_run_size(vm->host);
+    int size = kvm_host_run_size(vm->base.host);
     vm->run = mmap(NULL, (size_t)size, PROT_READ | PROT_WRITE, MAP_SHARED,
                    vm->vcpu_fd, 0);
     if (vm->run == MAP_FAILED) {
@@ -310,7 +300,7 @@ static int create_vcpu(struct vmm_vm *vm, char *why, size_t why_len)
         return -errno;
     }
     vm->run_size = (size_t)size;
-    int rc = kvm_host_set_cpuid(vm->host, vm->vcpu_fd);
+    int rc = kvm_host_set_cpuid(vm->base.host, vm->vcpu_fd);
     const char *step = "KVM_SET_CPUID2";
     if (rc == 0 && (rc = setup_sregs(vm, vm->tss_limit)) < 0)
         step = "KVM_SET_SREGS";
@@ -318,7 +308,7 @@ static int create_vcpu(struct vmm_vm *vm, char *why, size_t why_len)
         step = "KVM_SET_MSRS";
     if (rc == 0 && (rc = setup_xcr0(vm)) < 0)
         step = "KVM_SET_XCRS";
-    if (rc == 0 && (rc = vmm_vm_reset_xstate(vm)) < 0)
+    if (rc == 0 && (rc = kvm_vm_reset_xstate(&vm->base)) < 0)
         step = "KVM_SET_XSAVE";
     if (rc < 0) {
         set_why(why, why_len, step, -rc);
@@ -337,7 +327,7 @@ static int create_vcpu(struct vmm_vm *vm, char *why, size_t why_len)
 /* The host reservation behind guest-physical memory, 2 MiB-aligned so
  * that a 2 MiB-aligned guest extent is a 2 MiB-aligned host range (the
  * host can back it with one huge page). */
-static int reserve_guest_memory(struct vmm_vm *vm)
+static int reserve_guest_memory(struct kvm_vm *vm)
 {
     size_t len = GUEST_PHYS_RESERVE + VMM_HUGE_SIZE;
     uint8_t *raw = mmap(NULL, len, PROT_READ | PROT_WRITE,
@@ -358,10 +348,11 @@ static int reserve_guest_memory(struct vmm_vm *vm)
 int kvm_vm_build(struct vmm_host *host, struct vmm_vm **out, char *why,
                  size_t why_len)
 {
-    struct vmm_vm *vm = calloc(1, sizeof(*vm));
+    struct kvm_vm *vm = calloc(1, sizeof(*vm));
     if (!vm)
         return -ENOMEM;
-    vm->host = host;
+    vm->base.ops = &kvm_backend_ops;
+    vm->base.host = host;
     vm->vcpu_fd = -1;
     vm->vm_fd = ioctl(kvm_host_fd(host), KVM_CREATE_VM, 0);
     if (vm->vm_fd < 0) {
@@ -375,30 +366,30 @@ int kvm_vm_build(struct vmm_host *host, struct vmm_vm **out, char *why,
         set_why(why, why_len, "reserving guest memory", -rc);
         goto fail;
     }
-    vmm_phys_init(&vm->pm, vm->phys_hva, GUEST_PHYS_RESERVE,
+    vmm_phys_init(&vm->base.pm, vm->phys_hva, GUEST_PHYS_RESERVE,
                   GK_KERNEL_AREA_END);
-    vm->pm.grow = grow_memslots;
-    vm->pm.grow_ctx = vm;
+    vm->base.pm.grow = grow_memslots;
+    vm->base.pm.grow_ctx = vm;
     rc = grow_memslots(vm, GK_KERNEL_AREA_END);
     if (rc < 0) {
         set_why(why, why_len, "KVM_SET_USER_MEMORY_REGION", -rc);
         goto fail;
     }
-    if ((rc = vmm_as_init(&vm->as, &vm->pm)) < 0 ||
+    if ((rc = vmm_as_init(&vm->base.as, &vm->base.pm)) < 0 ||
         (rc = setup_kernel_area(vm)) < 0) {
         set_why(why, why_len, "guest kernel area", -rc);
         goto fail;
     }
     if ((rc = create_vcpu(vm, why, why_len)) < 0)
         goto fail;
-    *out = vm;
+    *out = &vm->base;
     return 0;
 fail:
-    kvm_vm_teardown(vm);
+    kvm_vm_teardown(&vm->base);
     return rc;
 }
 
-int vmm_vm_create(struct vmm_host *host, struct vmm_vm **out, char *why,
+static int kvm_vm_create(struct vmm_host *host, struct vmm_vm **out, char *why,
                   size_t why_len)
 {
     struct vmm_vm *vm = kvm_pool_take(kvm_host_pool(host));
@@ -409,21 +400,23 @@ int vmm_vm_create(struct vmm_host *host, struct vmm_vm **out, char *why,
     return kvm_vm_build(host, out, why, why_len);
 }
 
-void vmm_vm_destroy(struct vmm_vm *vm)
+static void kvm_vm_destroy(struct vmm_vm *base)
 {
+    struct kvm_vm *vm = (struct kvm_vm *)base;
     if (!vm)
         return;
     /* The main thread's share: VMA bookkeeping holds references to shared
      * memory objects that other VMs use too. */
-    vmm_as_release(&vm->as);
-    vmm_phys_destroy(&vm->pm);
-    if (!kvm_pool_retire(kvm_host_pool(vm->host), vm))
-        kvm_vm_teardown(vm);
+    vmm_as_release(&vm->base.as);
+    vmm_phys_destroy(&vm->base.pm);
+    if (!kvm_pool_retire(kvm_host_pool(vm->base.host), base))
+        kvm_vm_teardown(base);
 }
 
 /* Frees a VM's host resources; safe on the pool's worker thread. */
-void kvm_vm_teardown(struct vmm_vm *vm)
+void kvm_vm_teardown(struct vmm_vm *base)
 {
+    struct kvm_vm *vm = (struct kvm_vm *)base;
     if (vm->run)
         munmap(vm->run, vm->run_size);
     if (vm->vcpu_fd >= 0)
@@ -431,58 +424,62 @@ void kvm_vm_teardown(struct vmm_vm *vm)
     close(vm->vm_fd);
     /* The whole reservation goes at once below; only the bookkeeping
      * (names, references to shared memory objects) needs freeing here. */
-    vmm_as_release(&vm->as);
-    vmm_phys_destroy(&vm->pm);
+    vmm_as_release(&vm->base.as);
+    vmm_phys_destroy(&vm->base.pm);
     if (vm->phys_hva)
         munmap(vm->phys_hva, GUEST_PHYS_RESERVE);
     free(vm);
 }
 
-struct vmm_aspace *vmm_vm_aspace(struct vmm_vm *vm) { return &vm->as; }
-struct vmm_regs *vmm_vm_regs(struct vmm_vm *vm) { return &vm->regs; }
-
-uint64_t vmm_vm_vdso_calls(const struct vmm_vm *vm)
+static uint64_t kvm_vm_vdso_calls_va(const struct vmm_vm *base)
 {
+    (void)base;
+    return GK_KERNEL_VA + GK_VDSO_CALLS_GPA;
+}
+
+static uint64_t kvm_vm_vdso_calls(const struct vmm_vm *base)
+{
+    const struct kvm_vm *vm = (const struct kvm_vm *)base;
     uint64_t n;
     memcpy(&n, vm->phys_hva + GK_VDSO_CALLS_GPA, sizeof(n));
     return n;
 }
 
-void vmm_vm_vdso_calls_reset(struct vmm_vm *vm)
+static void kvm_vm_vdso_calls_reset(struct vmm_vm *base)
 {
+    struct kvm_vm *vm = (struct kvm_vm *)base;
     memset(vm->phys_hva + GK_VDSO_CALLS_GPA, 0, sizeof(uint64_t));
 }
 
-uint64_t vmm_vm_fs_base(struct vmm_vm *vm)
+static uint64_t kvm_vm_fs_base(struct vmm_vm *base)
 {
+    struct kvm_vm *vm = (struct kvm_vm *)base;
     return vm->run->s.regs.sregs.fs.base;
 }
 
-void vmm_vm_set_fs_base(struct vmm_vm *vm, uint64_t base)
+static void kvm_vm_set_fs_base(struct vmm_vm *base, uint64_t seg_base)
 {
-    vm->run->s.regs.sregs.fs.base = base;
+    struct kvm_vm *vm = (struct kvm_vm *)base;
+    vm->run->s.regs.sregs.fs.base = seg_base;
     vm->sregs_dirty = true;
 }
 
-uint64_t vmm_vm_gs_base(struct vmm_vm *vm)
+static uint64_t kvm_vm_gs_base(struct vmm_vm *base)
 {
+    struct kvm_vm *vm = (struct kvm_vm *)base;
     return vm->run->s.regs.sregs.gs.base;
 }
 
-void vmm_vm_set_gs_base(struct vmm_vm *vm, uint64_t base)
+static void kvm_vm_set_gs_base(struct vmm_vm *base, uint64_t seg_base)
 {
-    vm->run->s.regs.sregs.gs.base = base;
+    struct kvm_vm *vm = (struct kvm_vm *)base;
+    vm->run->s.regs.sregs.gs.base = seg_base;
     vm->sregs_dirty = true;
-}
-
-void vmm_vm_get_stats(const struct vmm_vm *vm, struct vmm_stats *st)
-{
-    *st = vm->stats;
 }
 
 /* ---- running ------------------------------------------------------------- */
 
-static void ensure_user_mode(struct vmm_vm *vm)
+static void ensure_user_mode(struct kvm_vm *vm)
 {
     struct kvm_sregs *s = &vm->run->s.regs.sregs;
     if (s->cs.selector == GK_SEL_USER_CS && s->ss.selector == GK_SEL_USER_DS &&
@@ -492,18 +489,20 @@ static void ensure_user_mode(struct vmm_vm *vm)
     vm->sregs_dirty = true;
 }
 
-void vmm_vm_syscall_return(struct vmm_vm *vm, long result)
+static void kvm_vm_syscall_return(struct vmm_vm *base, long result)
 {
-    struct vmm_regs *r = &vm->regs;
+    struct kvm_vm *vm = (struct kvm_vm *)base;
+    struct vmm_regs *r = &vm->base.regs;
     r->rax = (uint64_t)result;
     r->rip = r->rcx;
     r->rflags = (r->r11 & RFLAGS_USER_MASK) | RFLAGS_FIXED;
     ensure_user_mode(vm);
 }
 
-void vmm_vm_enter_user(struct vmm_vm *vm)
+static void kvm_vm_enter_user(struct vmm_vm *base)
 {
-    vm->regs.rflags = (vm->regs.rflags & RFLAGS_USER_MASK) | RFLAGS_FIXED;
+    struct kvm_vm *vm = (struct kvm_vm *)base;
+    vm->base.regs.rflags = (vm->base.regs.rflags & RFLAGS_USER_MASK) | RFLAGS_FIXED;
     ensure_user_mode(vm);
 }
 
@@ -536,9 +535,9 @@ fail(struct vmm_event *ev, const char *fmt, ...)
 }
 
 /* Reads the exception frame the stub left and restores user registers. */
-static void decode_exception(struct vmm_vm *vm, struct vmm_event *ev)
+static void decode_exception(struct kvm_vm *vm, struct vmm_event *ev)
 {
-    uint64_t rsp = vm->regs.rsp;
+    uint64_t rsp = vm->base.regs.rsp;
     gva_t lo = GK_KERNEL_VA + GK_STACK0_GPA, hi = GK_KERNEL_VA + GK_IST1_TOP;
     if (rsp < lo || rsp + GK_EXC_FRAME_WORDS * 8 > hi) {
         fail(ev, "exception exit with kernel rsp %#llx outside its stacks",
@@ -556,27 +555,27 @@ static void decode_exception(struct vmm_vm *vm, struct vmm_event *ev)
     ev->vector = (unsigned)f[0];
     ev->error_code = f[1];
     ev->fault_addr = vm->run->s.regs.sregs.cr2;
-    vm->regs.rip = f[2];
-    vm->regs.rflags = f[4];
-    vm->regs.rsp = f[5];
-    vm->stats.exception_exits++;
-    vmm_vm_enter_user(vm);
+    vm->base.regs.rip = f[2];
+    vm->base.regs.rflags = f[4];
+    vm->base.regs.rsp = f[5];
+    vm->base.stats.exception_exits++;
+    kvm_vm_enter_user(&vm->base);
 }
 
 /* An exit port counts only from the guest kernel's own stubs: the SYSCALL
  * entry page, or the exception page. */
-static bool io_from_stub(const struct vmm_vm *vm, unsigned port)
+static bool io_from_stub(const struct kvm_vm *vm, unsigned port)
 {
     uint64_t page = port == GK_PORT_SYSCALL ? GK_ENTRY_GPA : GK_EXC_GPA;
-    uint64_t rip = vm->regs.rip;
+    uint64_t rip = vm->base.regs.rip;
     return (port == GK_PORT_SYSCALL || port == GK_PORT_EXCEPTION) &&
            rip >= GK_KERNEL_VA + page && rip < GK_KERNEL_VA + page + 0x1000;
 }
 
-static bool is_io_insn(const struct vmm_vm *vm, uint64_t at, size_t len)
+static bool is_io_insn(const struct kvm_vm *vm, uint64_t at, size_t len)
 {
     uint8_t op;
-    if (vmm_as_copy_in(&vm->as, &op, at, 1) < 0)
+    if (vmm_as_copy_in(&vm->base.as, &op, at, 1) < 0)
         return false;
     /* in/out with imm8 (e4-e7, 2 bytes) or with %dx (ec-ef, 1 byte) */
     return len == 2 ? op >= 0xe4 && op <= 0xe7 : op >= 0xec && op <= 0xef;
@@ -588,9 +587,9 @@ static bool is_io_insn(const struct vmm_vm *vm, uint64_t at, size_t len)
  * it, so the guest's SIGSEGV handler runs or the process dies; the run
  * goes on. RIP may already be past the instruction.
  */
-static void user_port_io(struct vmm_vm *vm, struct vmm_event *ev)
+static void user_port_io(struct kvm_vm *vm, struct vmm_event *ev)
 {
-    uint64_t rip = vm->regs.rip, at = rip;
+    uint64_t rip = vm->base.regs.rip, at = rip;
     if (!is_io_insn(vm, rip, 1) && !is_io_insn(vm, rip, 2)) {
         if (rip >= 1 && is_io_insn(vm, rip - 1, 1))
             at = rip - 1;
@@ -601,11 +600,11 @@ static void user_port_io(struct vmm_vm *vm, struct vmm_event *ev)
     ev->vector = 13;
     ev->error_code = 0;
     ev->fault_addr = 0;
-    vm->regs.rip = at;
-    vm->stats.exception_exits++;
+    vm->base.regs.rip = at;
+    vm->base.stats.exception_exits++;
 }
 
-static void decode_exit(struct vmm_vm *vm, struct vmm_event *ev)
+static void decode_exit(struct kvm_vm *vm, struct vmm_event *ev)
 {
     struct kvm_run *run = vm->run;
     switch (run->exit_reason) {
@@ -616,7 +615,7 @@ static void decode_exit(struct vmm_vm *vm, struct vmm_event *ev)
         }
         if (run->io.port == GK_PORT_SYSCALL) {
             ev->kind = VMM_EVENT_SYSCALL;
-            vm->stats.syscall_exits++;
+            vm->base.stats.syscall_exits++;
             return;
         }
         if (run->io.port == GK_PORT_EXCEPTION) {
@@ -628,11 +627,11 @@ static void decode_exit(struct vmm_vm *vm, struct vmm_event *ev)
     case KVM_EXIT_MMIO:
         fail(ev, "access to unbacked guest-physical %#llx at rip %#llx",
              (unsigned long long)run->mmio.phys_addr,
-             (unsigned long long)vm->regs.rip);
+             (unsigned long long)vm->base.regs.rip);
         return;
     case KVM_EXIT_SHUTDOWN:
         fail(ev, "vCPU shutdown (triple fault) at rip %#llx",
-             (unsigned long long)vm->regs.rip);
+             (unsigned long long)vm->base.regs.rip);
         return;
     case KVM_EXIT_FAIL_ENTRY:
         fail(ev, "VM entry failed, hardware reason %#llx",
@@ -641,15 +640,15 @@ static void decode_exit(struct vmm_vm *vm, struct vmm_event *ev)
         return;
     case KVM_EXIT_INTERNAL_ERROR:
         fail(ev, "KVM internal error, suberror %u at rip %#llx",
-             run->internal.suberror, (unsigned long long)vm->regs.rip);
+             run->internal.suberror, (unsigned long long)vm->base.regs.rip);
         return;
     case KVM_EXIT_HLT:
         fail(ev, "guest halted at rip %#llx",
-             (unsigned long long)vm->regs.rip);
+             (unsigned long long)vm->base.regs.rip);
         return;
     default:
         fail(ev, "unhandled KVM exit reason %u at rip %#llx",
-             run->exit_reason, (unsigned long long)vm->regs.rip);
+             run->exit_reason, (unsigned long long)vm->base.regs.rip);
     }
 }
 
@@ -726,16 +725,19 @@ static bool slice_was_stalled(uint64_t cpu_ns, uint64_t slice_ns)
     return cpu_ns < slice_ns / 8;
 }
 
-int vmm_vm_run_slice(struct vmm_vm *vm, struct vmm_event *ev,
+static int kvm_vm_run(struct vmm_vm *base, struct vmm_event *ev);
+
+static int kvm_vm_run_slice(struct vmm_vm *base, struct vmm_event *ev,
                      uint64_t slice_ns)
 {
+    struct kvm_vm *vm = (struct kvm_vm *)base;
     if (slice_ns == 0 || !slice_setup())
-        return vmm_vm_run(vm, ev);
+        return kvm_vm_run(base, ev);
     slice_fired = 0;
     slice_run = vm->run;
     uint64_t cpu0 = thread_cpu_ns();
     slice_arm(slice_ns);
-    int rc = vmm_vm_run(vm, ev);
+    int rc = kvm_vm_run(base, ev);
     slice_arm(0);
     slice_run = NULL;
     vm->run->immediate_exit = 0;
@@ -745,34 +747,35 @@ int vmm_vm_run_slice(struct vmm_vm *vm, struct vmm_event *ev,
         /* Safe to hand the vCPU to another thread only in user code: the
          * guest kernel's stubs use the one kernel stack of the VM. */
         ev->in_user_code = (vm->run->s.regs.sregs.cs.selector & 3) == 3 &&
-                           vm->regs.rip < GK_KERNEL_VA;
+                           vm->base.regs.rip < GK_KERNEL_VA;
     }
     return rc;
 }
 
-int vmm_vm_run(struct vmm_vm *vm, struct vmm_event *ev)
+static int kvm_vm_run(struct vmm_vm *base, struct vmm_event *ev)
 {
+    struct kvm_vm *vm = (struct kvm_vm *)base;
     struct kvm_run *run = vm->run;
     memset(ev, 0, sizeof(*ev));
-    if (vm->as.tlb_flush_needed) {
+    if (vm->base.as.tlb_flush_needed) {
         /* A host-side PTE change must reach the vCPU's cached (shadow or
          * TLB) translations: a CR3 write with a different value makes KVM
          * drop them. Toggling PWT keeps the same page tables. */
-        run->s.regs.sregs.cr3 = vm->as.pml4_gpa |
+        run->s.regs.sregs.cr3 = vm->base.as.pml4_gpa |
                                 ((run->s.regs.sregs.cr3 & CR3_PWT) ^ CR3_PWT);
         vm->sregs_dirty = true;
-        vm->as.tlb_flush_needed = false;
-        vm->stats.tlb_flushes++;
+        vm->base.as.tlb_flush_needed = false;
+        vm->base.stats.tlb_flushes++;
     }
-    regs_to_kvm(&vm->regs, &run->s.regs.regs);
+    regs_to_kvm(&vm->base.regs, &run->s.regs.regs);
     run->kvm_dirty_regs = KVM_SYNC_X86_REGS;
     if (vm->sregs_dirty)
         run->kvm_dirty_regs |= KVM_SYNC_X86_SREGS;
     vm->sregs_dirty = false;
     int rc = ioctl(vm->vcpu_fd, KVM_RUN, 0);
     int err = errno;
-    vm->stats.exits++;
-    regs_from_kvm(&vm->regs, &run->s.regs.regs);
+    vm->base.stats.exits++;
+    regs_from_kvm(&vm->base.regs, &run->s.regs.regs);
     if (rc < 0) {
         if (err == EINTR || err == EAGAIN) {
             ev->kind = VMM_EVENT_INTERRUPTED;
@@ -784,3 +787,25 @@ int vmm_vm_run(struct vmm_vm *vm, struct vmm_event *ev)
     decode_exit(vm, ev);
     return 0;
 }
+
+const struct vmm_backend_ops kvm_backend_ops = {
+    .name = "kvm",
+    .host_close = kvm_host_close,
+    .host_set_vm_pool = kvm_host_set_vm_pool,
+    .vm_create = kvm_vm_create,
+    .vm_destroy = kvm_vm_destroy,
+    .vm_vdso_calls = kvm_vm_vdso_calls,
+    .vm_vdso_calls_reset = kvm_vm_vdso_calls_reset,
+    .vm_vdso_calls_va = kvm_vm_vdso_calls_va,
+    .vm_fs_base = kvm_vm_fs_base,
+    .vm_set_fs_base = kvm_vm_set_fs_base,
+    .vm_gs_base = kvm_vm_gs_base,
+    .vm_set_gs_base = kvm_vm_set_gs_base,
+    .vm_get_xstate = kvm_vm_get_xstate,
+    .vm_set_xstate = kvm_vm_set_xstate,
+    .vm_reset_xstate = kvm_vm_reset_xstate,
+    .vm_syscall_return = kvm_vm_syscall_return,
+    .vm_enter_user = kvm_vm_enter_user,
+    .vm_run = kvm_vm_run,
+    .vm_run_slice = kvm_vm_run_slice,
+};

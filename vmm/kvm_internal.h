@@ -13,6 +13,7 @@ struct vmm_host;
 struct vmm_vm;
 struct vmm_xstate_layout;
 struct kvm_pool;
+struct vmm_backend_ops;
 
 int kvm_host_fd(const struct vmm_host *host);
 int kvm_host_run_size(const struct vmm_host *host);
@@ -20,8 +21,10 @@ int kvm_host_run_size(const struct vmm_host *host);
 int kvm_host_set_cpuid(const struct vmm_host *host, int vcpu_fd);
 const struct vmm_xstate_layout *kvm_host_xstate(const struct vmm_host *host);
 struct kvm_pool *kvm_host_pool(const struct vmm_host *host);
-/* Gives the calling thread every CPU hvrun may use (see kvm_host.c). */
-void kvm_host_unpin_thread(const struct vmm_host *host);
+void kvm_host_close(struct vmm_host *host);
+void kvm_host_set_vm_pool(struct vmm_host *host, unsigned nr_ready);
+/* The backend's ops table (kvm.c). */
+extern const struct vmm_backend_ops kvm_backend_ops;
 
 /* A fresh VM, built from scratch (kvm.c). */
 int kvm_vm_build(struct vmm_host *host, struct vmm_vm **out, char *why,

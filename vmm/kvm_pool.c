@@ -16,6 +16,7 @@
  * references) is released by the caller before a VM is queued; the worker
  * only closes file descriptors and unmaps memory.
  */
+#include "backend_impl.h"
 #include "kvm_internal.h"
 
 #include <pthread.h>
@@ -61,7 +62,7 @@ void kvm_pool_set_size(struct kvm_pool *p, unsigned nr_ready)
 static void *pool_worker(void *arg)
 {
     struct kvm_pool *p = arg;
-    kvm_host_unpin_thread(p->host);
+    vmm_host_unpin_thread(p->host);
     pthread_mutex_lock(&p->lock);
     while (!p->stopping) {
         if (p->nr_dead > 0) {

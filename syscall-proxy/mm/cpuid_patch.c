@@ -893,9 +893,48 @@ static void answer_cpuid(struct proxy_process *p, struct vmm_regs *r)
         p->totals->cpuid_traps++;
 }
 
+/*
+ * A #GP at an RDTSC or RDTSCP the backend made fault (ptrace: PR_SET_TSC in
+ * its stub, as CR4.TSD would): the same answer as a rewritten site, from
+ * the logical clock; with host time, the host's TSC, no event (what the
+ * instruction gives under a backend that cannot trap it).
+ */
+static enum proxy_trap_kind tsc_fault(struct proxy_process *p)
+{
+    struct vmm_regs *r = vmm_vm_regs(p->vm);
+    uint8_t insn[3] = {0};
+    if (!guest_bytes(p, r->rip, insn, 2) || insn[0] != 0x0f)
+        return PROXY_TRAP_NONE;
+    uint8_t kind, len;
+    if (insn[1] == 0x31) {
+        kind = PROXY_SITE_RDTSC;
+        len = 2;
+    } else if (insn[1] == 0x01 && guest_bytes(p, r->rip, insn, 3) &&
+               insn[2] == 0xf9) {
+        kind = PROXY_SITE_RDTSCP;
+        len = 3;
+    } else {
+        return PROXY_TRAP_NONE;
+    }
+    if (p->det->cfg.virtualize_time) {
+        answer_tsc(p, r, kind);
+    } else {
+        uint64_t tsc = __builtin_ia32_rdtsc();
+        r->rax = (uint32_t)tsc;
+        r->rdx = (uint32_t)(tsc >> 32);
+        if (kind == PROXY_SITE_RDTSCP)
+            r->rcx = 0;
+    }
+    r->rip += len;
+    vmm_vm_enter_user(p->vm);
+    return p->det->cfg.virtualize_time ? PROXY_TRAP_TSC : PROXY_TRAP_CPUID;
+}
+
 enum proxy_trap_kind proxy_cpuid_trap(struct proxy_process *p,
                                       const struct vmm_event *ev)
 {
+    if (ev->vector == 13 && ev->error_code == 0)
+        return tsc_fault(p);
     if (ev->vector != 6 || !p->cpuid_patched)
         return PROXY_TRAP_NONE;
     struct vmm_regs *r = vmm_vm_regs(p->vm);

@@ -126,6 +126,11 @@ void proxy_mem_check_oom(struct proxy_world *w)
     }
     uint64_t limit = w->procs[0]->det->cfg.mem_total_bytes;
     uint64_t used = (uint64_t)(anon - w->oom_baseline);
+    /* Guest memory in a memfd (the ptrace backend) is no anonymous memory
+     * of hvrun's: its pages are counted from the memfds themselves. */
+    for (int i = 0; i < w->nr_procs; i++)
+        if (w->procs[i]->as && !w->procs[i]->exited)
+            used += vmm_phys_memfd_bytes(w->procs[i]->as->pm);
     if (used <= limit + limit / 16 + OOM_MARGIN_BYTES)
         return;
     uint64_t resident;

@@ -384,8 +384,10 @@ static long sys_madvise(struct proxy_process *p, const uint64_t a[6])
         gva_t stop = v->end < end ? v->end : end;
         if (drop) {
             void *hva = backing_hva(p, g, stop - g);
-            if (hva)
-                madvise(hva, stop - g, v->shared ? advice : MADV_DONTNEED);
+            if (hva && v->shared)
+                madvise(hva, stop - g, advice);
+            else if (hva)
+                vmm_phys_discard(p->as->pm, hva, stop - g);
         }
         g = stop;
     }

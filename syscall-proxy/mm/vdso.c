@@ -6,8 +6,8 @@
  *
  * Before the guest runs, hvrun writes detcore's clock into [vvar] (mapped
  * read-only to the guest, a special mapping as on Linux) and zeroes the
- * vDSO's call count (a word of the VM's own kernel area, the only thing
- * the vDSO writes); when the run stops it folds the reads the vDSO counted
+ * vDSO's call count (a word of the VM's own that the backend places,
+ * vmm_vm_vdso_calls_va, the only thing the vDSO writes); when the run stops it folds the reads the vDSO counted
  * into detcore: each one is an event, as the syscall it replaces would
  * have been, so every clock value is the one the syscall path gives. A
  * stop the host caused (a signal, a timer) is not a point of the program's
@@ -73,7 +73,8 @@ void proxy_vdso_enter(struct proxy_process *p)
                                      (int64_t)p->vdso_folded * c.event_ns,
                            .epoch_ns = c.epoch_ns,
                            .boot_ns = c.boot_ns, .event_ns = c.event_ns,
-                           .coarse_ns = c.coarse_ns};
+                           .coarse_ns = c.coarse_ns,
+                           .calls_va = vmm_vm_vdso_calls_va(p->vm)};
     (void)vmm_as_poke(p->as, p->vvar_gva, &page, sizeof(page));
 }
 

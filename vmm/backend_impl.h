@@ -1,0 +1,93 @@
+/*
+ * backend_impl.h - what the backends (kvm*.c, ptrace*.c) share below
+ * backend.h: the common head of a host and of a VM, and the ops table each
+ * backend fills. vmm/backend.c dispatches every vmm_vm_* / vmm_host_* call
+ * through it; the layers above see only backend.h and never learn which
+ * backend runs.
+ */
+#ifndef VMM_BACKEND_IMPL_H
+#define VMM_BACKEND_IMPL_H
+
+#include <sched.h>
+
+#include "backend.h"
+#include "cpu_x86_64.h"
+
+struct vmm_backend_ops {
+    const char *name;
+    void (*host_close)(struct vmm_host *host);
+    void (*host_set_vm_pool)(struct vmm_host *host, unsigned nr_ready);
+    int (*vm_create)(struct vmm_host *host, struct vmm_vm **out, char *why,
+                     size_t why_len);
+    void (*vm_destroy)(struct vmm_vm *vm);
+    uint64_t (*vm_vdso_calls)(const struct vmm_vm *vm);
+    void (*vm_vdso_calls_reset)(struct vmm_vm *vm);
+    uint64_t (*vm_vdso_calls_va)(const struct vmm_vm *vm);
+    uint64_t (*vm_fs_base)(struct vmm_vm *vm);
+    void (*vm_set_fs_base)(struct vmm_vm *vm, uint64_t base);
+    uint64_t (*vm_gs_base)(struct vmm_vm *vm);
+    void (*vm_set_gs_base)(struct vmm_vm *vm, uint64_t base);
+    int (*vm_get_xstate)(struct vmm_vm *vm, void *buf, size_t len);
+    int (*vm_set_xstate)(struct vmm_vm *vm, const void *buf, size_t len);
+    int (*vm_reset_xstate)(struct vmm_vm *vm);
+    void (*vm_syscall_return)(struct vmm_vm *vm, long result);
+    void (*vm_enter_user)(struct vmm_vm *vm);
+    int (*vm_run)(struct vmm_vm *vm, struct vmm_event *ev);
+    int (*vm_run_slice)(struct vmm_vm *vm, struct vmm_event *ev,
+                        uint64_t slice_ns);
+};
+
+/* The head of every backend's host: what the guest's CPU is (vmm/host.c
+ * fills it the same way for every backend). */
+struct vmm_host {
+    const struct vmm_backend_ops *ops;
+    struct vmm_host_info info;
+    struct vmm_cpuid_entry model[VMM_CPUID_MAX_ENTRIES];
+    int nr_model;
+    uint64_t hwcap, hwcap2;
+    struct vmm_cpu_identity cpu; /* what the guest's CPUID shows */
+    cpu_set_t cpus_allowed;      /* before vmm_host_pin_guest_thread */
+    struct vmm_xstate_layout xstate;
+};
+
+/* The head of every backend's VM. */
+struct vmm_vm {
+    const struct vmm_backend_ops *ops;
+    struct vmm_host *host;
+    struct vmm_physmem pm;
+    struct vmm_aspace as;
+    struct vmm_regs regs;
+    struct vmm_stats stats;
+};
+
+/* ---- vmm/host.c: the parts of opening a host every backend shares ---- */
+
+/* Builds the fixed model from the host CPU's CPUID and sets the xstate
+ * layout for xcr0 (a subset of the host's XCR0). Returns 0, or -ENOTSUP
+ * with info.model_missing and why set. */
+int vmm_host_build_model(struct vmm_host *h, uint64_t xcr0, char *why,
+                         size_t why_len);
+/* The host's own XCR0. */
+uint64_t vmm_host_native_xcr0(void);
+/* Runs the CPUID probe through h's own backend (cached per boot under
+ * cache_tag), and sets cpu, cpuid_control and, where CPUID is the host's,
+ * hwcap/hwcap2 and the pinning of the calling thread. */
+int vmm_host_probe_guest_cpuid(struct vmm_host *h, const char *cache_tag,
+                               char *why, size_t why_len);
+/* Pins the calling thread to the lowest CPU it may use (see host.c). */
+void vmm_host_pin_guest_thread(struct vmm_host *h);
+/* Gives the calling thread every CPU hvrun may use again. */
+void vmm_host_unpin_thread(const struct vmm_host *h);
+/* The per-boot cache files (host.c): path of cache `name`, and reading and
+ * writing a table of CPUID entries there. */
+int vmm_host_cache_file(const char *name, char *out, size_t len);
+int vmm_host_cache_read(const char *path, struct vmm_cpuid_entry **out,
+                        int *n);
+void vmm_host_cache_write(const char *path, const struct vmm_cpuid_entry *e,
+                          int n);
+
+/* The backends' open functions (kvm_host.c, ptrace_host.c). */
+int kvm_host_open(struct vmm_host **out, char *why, size_t why_len);
+int ptrace_host_open(struct vmm_host **out, char *why, size_t why_len);
+
+#endif

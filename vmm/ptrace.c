@@ -1,0 +1,892 @@
+/*
+ * ptrace.c - the ptrace backend's VMs: each guest process runs in a stub
+ * process (stub/ptrace_stub.S) that hvrun spawns, seizes
+ * (PTRACE_O_EXITKILL: it dies with hvrun) and runs with PTRACE_SYSEMU, so
+ * that no guest syscall ever reaches the host kernel: every one is a stop,
+ * answered by the same syscall-proxy handlers as under kvm.
+ *
+ * Memory: guest-physical memory is a memfd (gpa X = offset X) that hvrun
+ * maps at the VM's hva_base, as kvm's reservation; the stub maps the same
+ * memfd at each VMA's gva (offset = the VMA's gpa) with the VMA's
+ * protections, and a MAP_SHARED host file at its own offset. Before each
+ * resume the stub's mappings are brought in line with the aspace's VMA list
+ * (sync_mappings, skipped while the list's generation is unchanged) by
+ * calls injected at the stub's `syscall; int3` gadget.
+ *
+ * Events, as kvm.c gives them:
+ *  - a SYSEMU stop is VMM_EVENT_SYSCALL: rax = orig_rax, rcx/r11 as the
+ *    SYSCALL instruction left them (return rip, rflags);
+ *  - a signal-delivery stop of a kernel-sent SIGSEGV/SIGBUS/SIGILL/SIGFPE/
+ *    SIGTRAP is VMM_EVENT_EXCEPTION with the vector, error code and
+ *    address derived from siginfo (map_fault: the #PF error code is
+ *    approximated, the kernel's trapno/err are not visible to a tracer);
+ *    the signal is suppressed. RDTSC/RDTSCP fault (PR_TSC_SIGSEGV in the
+ *    stub) as the #GP that CR4.TSD gives;
+ *  - the slice timer's PTRACE_INTERRUPT is VMM_EVENT_INTERRUPTED with
+ *    slice_over (always in user code: there is no guest kernel);
+ *  - INT 0x80 (the 32-bit entry, which SYSEMU would report as a syscall)
+ *    is a #GP: the guest gets a signal, as under kvm (whose IDT has no such
+ *    gate: #NP on VMX/SVM, #UD on kvm_pvm), never a host i386 call.
+ */
+#include "backend_impl.h"
+#include "ptrace_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/user.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <elf.h>
+#include <linux/ptrace.h>
+
+#include "../guestkernel/gk_abi.h"
+#include "ptrace_abi.h"
+
+_Static_assert(PT_STUB_BASE == VMM_STUB_RANGE_START &&
+                   PT_STUB_END == VMM_STUB_RANGE_END,
+               "the aspace reserves the stub's range");
+_Static_assert(PT_CALLS_GPA + 0x1000 <= GK_KERNEL_AREA_END &&
+                   PT_SCRATCH_GPA + 0x1000 <= GK_KERNEL_AREA_END,
+               "the stub's memfd pages are below the first allocatable gpa");
+
+#define GUEST_PHYS_RESERVE (256ULL << 30)
+#define RFLAGS_USER_MASK 0x254dd5ULL
+#define RFLAGS_FIXED 0x202ULL
+#define XSTATE_MAX_KERNEL 16384 /* the kernel's XSAVE image, AMX included */
+
+/* What the stub has mapped at one range, as last applied. */
+struct pt_mapping {
+    gva_t start, end;
+    int prot;
+    const struct vmm_shared *shared; /* NULL: the memfd */
+    uint64_t off;                    /* memfd or object offset of start */
+};
+
+struct pt_vm {
+    struct vmm_vm base;
+    pid_t pid;
+    bool dead;
+    uint8_t *phys_hva;
+    struct user_regs_struct uregs; /* the stub's, as of its last stop */
+    bool sig_pending_stop; /* stopped at a signal-delivery stop */
+    struct pt_mapping *maps;
+    size_t nr_maps, cap_maps;
+    uint64_t maps_generation;
+    bool maps_valid;
+};
+
+static struct pt_vm *pt_of(struct vmm_vm *v) { return (struct pt_vm *)v; }
+static const struct pt_vm *pt_cof(const struct vmm_vm *v)
+{
+    return (const struct pt_vm *)v;
+}
+
+__attribute__((format(printf, 2, 3))) static void
+fail(struct vmm_event *ev, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    ev->kind = VMM_EVENT_FAILED;
+    vsnprintf(ev->what, sizeof(ev->what), fmt, ap);
+    va_end(ap);
+}
+
+/* ---- waiting for the stub ------------------------------------------------ */
+
+/* Waits for the stub's next stop; -EINTR when a signal of hvrun's came
+ * first, -ESRCH once the stub is gone, other -errno. */
+static int wait_stop_intr(struct pt_vm *vm, int *status)
+{
+    for (;;) {
+        pid_t w = waitpid(vm->pid, status, __WALL);
+        if (w < 0)
+            return -errno;
+        if (WIFEXITED(*status) || WIFSIGNALED(*status)) {
+            vm->dead = true;
+            return -ESRCH;
+        }
+        if (WIFSTOPPED(*status))
+            return 0;
+    }
+}
+
+/* The same, going on across hvrun's signals (short waits: injections). */
+static int wait_stop(struct pt_vm *vm, int *status)
+{
+    int rc;
+    while ((rc = wait_stop_intr(vm, status)) == -EINTR)
+        ;
+    return rc;
+}
+
+static bool is_interrupt_stop(int status)
+{
+    return (status >> 16) == PTRACE_EVENT_STOP;
+}
+
+/* ---- injected calls ------------------------------------------------------ */
+
+/*
+ * Runs one host syscall in the stub: registers at the gadget, PTRACE_CONT
+ * over `syscall; int3`, the SIGTRAP of the int3 taken (suppressed at the
+ * next resume). The guest's registers are set again before it runs.
+ */
+static long inject(struct pt_vm *vm, long nr, uint64_t a0, uint64_t a1,
+                   uint64_t a2, uint64_t a3, uint64_t a4, uint64_t a5)
+{
+    struct user_regs_struct r = vm->uregs;
+    r.rax = (uint64_t)nr;
+    r.orig_rax = (uint64_t)-1;
+    r.rdi = a0; r.rsi = a1; r.rdx = a2; r.r10 = a3; r.r8 = a4; r.r9 = a5;
+    r.rip = PT_STUB_BASE + PT_STUB_GADGET_OFF;
+    if (ptrace(PTRACE_SETREGS, vm->pid, NULL, &r) < 0)
+        return -errno;
+    for (;;) {
+        if (ptrace(PTRACE_CONT, vm->pid, NULL, NULL) < 0)
+            return -errno;
+        int st, rc = wait_stop(vm, &st);
+        if (rc < 0)
+            return rc;
+        if (is_interrupt_stop(st))
+            continue; /* a slice interrupt left pending: not ours */
+        if (WSTOPSIG(st) != SIGTRAP)
+            return -EIO;
+        break;
+    }
+    if (ptrace(PTRACE_GETREGS, vm->pid, NULL, &r) < 0)
+        return -errno;
+    return (long)r.rax;
+}
+
+/* ---- the stub's mappings ------------------------------------------------- */
+
+static bool same_backing(const struct pt_mapping *m, const struct vmm_vma *v)
+{
+    return m->start == v->start && m->end == v->end &&
+           m->shared == v->shared &&
+           m->off == (v->shared ? v->shared_off : v->gpa);
+}
+
+/* Maps a host object of hvrun's (a shared VMA's fd) in the stub: reopened
+ * through /proc/<hvrun>/fd/N, mapped, closed. */
+static long map_shared_object(struct pt_vm *vm, const struct vmm_vma *v)
+{
+    char *path = (char *)vm->phys_hva + PT_SCRATCH_GPA;
+    snprintf(path, 64, "/proc/%d/fd/%d", (int)getpid(), v->shared->fd);
+    int mode = v->shared->host_prot & PROT_WRITE ? O_RDWR : O_RDONLY;
+    long fd = inject(vm, SYS_openat, (uint64_t)AT_FDCWD, PT_STUB_SCRATCH_VA,
+                     (uint64_t)(mode | O_CLOEXEC), 0, 0, 0);
+    if (fd < 0)
+        return fd;
+    long rc = inject(vm, SYS_mmap, v->start, v->end - v->start,
+                     (uint64_t)v->prot, MAP_SHARED | MAP_FIXED, (uint64_t)fd,
+                     v->shared_off);
+    (void)inject(vm, SYS_close, (uint64_t)fd, 0, 0, 0, 0, 0);
+    return rc;
+}
+
+static long map_vma(struct pt_vm *vm, const struct vmm_vma *v)
+{
+    if (v->shared)
+        return map_shared_object(vm, v);
+    return inject(vm, SYS_mmap, v->start, v->end - v->start,
+                  (uint64_t)v->prot, MAP_SHARED | MAP_FIXED, PT_STUB_MEMFD,
+                  v->gpa);
+}
+
+/* Unmaps what the stub has in [lo, hi) that no VMA covers any more. */
+static long unmap_gap(struct pt_vm *vm, gva_t lo, gva_t hi)
+{
+    for (size_t i = 0; i < vm->nr_maps; i++) {
+        const struct pt_mapping *m = &vm->maps[i];
+        gva_t s = m->start > lo ? m->start : lo;
+        gva_t e = m->end < hi ? m->end : hi;
+        if (s >= e)
+            continue;
+        long rc = inject(vm, SYS_munmap, s, e - s, 0, 0, 0, 0);
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
+}
+
+static long unmap_gone(struct pt_vm *vm)
+{
+    const struct vmm_aspace *as = &vm->base.as;
+    gva_t at = 0;
+    for (size_t i = 0; i <= as->nr_vmas; i++) {
+        gva_t next = i < as->nr_vmas ? as->vmas[i].start : PT_TASK_SIZE;
+        if (next > at) {
+            long rc = unmap_gap(vm, at, next);
+            if (rc < 0)
+                return rc;
+        }
+        if (i < as->nr_vmas)
+            at = as->vmas[i].end;
+    }
+    return 0;
+}
+
+/* The applied entry with v's range and backing, or NULL (both sorted). */
+static const struct pt_mapping *applied_for(const struct pt_vm *vm,
+                                            const struct vmm_vma *v,
+                                            size_t *cursor)
+{
+    while (*cursor < vm->nr_maps && vm->maps[*cursor].start < v->start)
+        (*cursor)++;
+    if (*cursor < vm->nr_maps && same_backing(&vm->maps[*cursor], v))
+        return &vm->maps[*cursor];
+    return NULL;
+}
+
+static int remember_mappings(struct pt_vm *vm)
+{
+    const struct vmm_aspace *as = &vm->base.as;
+    if (as->nr_vmas > vm->cap_maps) {
+        size_t cap = as->nr_vmas * 2;
+        struct pt_mapping *m = realloc(vm->maps, cap * sizeof(*m));
+        if (!m)
+            return -ENOMEM;
+        vm->maps = m;
+        vm->cap_maps = cap;
+    }
+    for (size_t i = 0; i < as->nr_vmas; i++) {
+        const struct vmm_vma *v = &as->vmas[i];
+        vm->maps[i] = (struct pt_mapping){
+            v->start, v->end, v->prot, v->shared,
+            v->shared ? v->shared_off : v->gpa};
+    }
+    vm->nr_maps = as->nr_vmas;
+    return 0;
+}
+
+/* Brings the stub's address space in line with the VMA list. */
+static int sync_mappings(struct pt_vm *vm, struct vmm_event *ev)
+{
+    const struct vmm_aspace *as = &vm->base.as;
+    if (vm->maps_valid && as->generation == vm->maps_generation)
+        return 0;
+    long rc = unmap_gone(vm);
+    size_t cursor = 0;
+    for (size_t i = 0; i < as->nr_vmas && rc >= 0; i++) {
+        const struct vmm_vma *v = &as->vmas[i];
+        const struct pt_mapping *m = applied_for(vm, v, &cursor);
+        if (m && m->prot == v->prot)
+            continue;
+        rc = m ? inject(vm, SYS_mprotect, v->start, v->end - v->start,
+                        (uint64_t)v->prot, 0, 0, 0)
+               : map_vma(vm, v);
+        if (rc < 0)
+            fail(ev, "ptrace stub: mapping %#llx-%#llx: %s",
+                 (unsigned long long)v->start, (unsigned long long)v->end,
+                 strerror((int)-rc));
+    }
+    if (rc < 0) {
+        if (ev->kind != VMM_EVENT_FAILED)
+            fail(ev, "ptrace stub: unmapping: %s", strerror((int)-rc));
+        return (int)rc;
+    }
+    if ((rc = remember_mappings(vm)) < 0) {
+        fail(ev, "ptrace stub: out of memory");
+        return (int)rc;
+    }
+    vm->maps_generation = as->generation;
+    vm->maps_valid = true;
+    return 0;
+}
+
+/* ---- registers ----------------------------------------------------------- */
+
+static void regs_to_user(const struct vmm_regs *r, struct user_regs_struct *u)
+{
+    u->rax = r->rax; u->rbx = r->rbx; u->rcx = r->rcx; u->rdx = r->rdx;
+    u->rsi = r->rsi; u->rdi = r->rdi; u->rsp = r->rsp; u->rbp = r->rbp;
+    u->r8 = r->r8; u->r9 = r->r9; u->r10 = r->r10; u->r11 = r->r11;
+    u->r12 = r->r12; u->r13 = r->r13; u->r14 = r->r14; u->r15 = r->r15;
+    u->rip = r->rip; u->eflags = r->rflags;
+}
+
+static void regs_from_user(struct vmm_regs *r,
+                           const struct user_regs_struct *u)
+{
+    r->rax = u->rax; r->rbx = u->rbx; r->rcx = u->rcx; r->rdx = u->rdx;
+    r->rsi = u->rsi; r->rdi = u->rdi; r->rsp = u->rsp; r->rbp = u->rbp;
+    r->r8 = u->r8; r->r9 = u->r9; r->r10 = u->r10; r->r11 = u->r11;
+    r->r12 = u->r12; r->r13 = u->r13; r->r14 = u->r14; r->r15 = u->r15;
+    r->rip = u->rip; r->rflags = u->eflags;
+}
+
+static uint64_t pt_vm_fs_base(struct vmm_vm *base)
+{
+    return pt_of(base)->uregs.fs_base;
+}
+
+static void pt_vm_set_fs_base(struct vmm_vm *base, uint64_t seg_base)
+{
+    pt_of(base)->uregs.fs_base = seg_base;
+}
+
+static uint64_t pt_vm_gs_base(struct vmm_vm *base)
+{
+    return pt_of(base)->uregs.gs_base;
+}
+
+static void pt_vm_set_gs_base(struct vmm_vm *base, uint64_t seg_base)
+{
+    pt_of(base)->uregs.gs_base = seg_base;
+}
+
+static void pt_vm_syscall_return(struct vmm_vm *base, long result)
+{
+    struct vmm_regs *r = &base->regs;
+    r->rax = (uint64_t)result;
+    r->rip = r->rcx;
+    r->rflags = (r->r11 & RFLAGS_USER_MASK) | RFLAGS_FIXED;
+}
+
+static void pt_vm_enter_user(struct vmm_vm *base)
+{
+    base->regs.rflags = (base->regs.rflags & RFLAGS_USER_MASK) | RFLAGS_FIXED;
+}
+
+/* ---- extended state ------------------------------------------------------ */
+
+/* The kernel's image (user ABI: XSAVE standard format) into buf. */
+static int get_kernel_xstate(struct pt_vm *vm, uint8_t *buf, size_t *len)
+{
+    struct iovec iov = {buf, XSTATE_MAX_KERNEL};
+    memset(buf, 0, XSTATE_MAX_KERNEL);
+    if (ptrace(PTRACE_GETREGSET, vm->pid, (void *)NT_X86_XSTATE, &iov) < 0)
+        return -errno;
+    *len = iov.iov_len;
+    return 0;
+}
+
+static int pt_vm_get_xstate(struct vmm_vm *base, void *buf, size_t len)
+{
+    struct pt_vm *vm = pt_of(base);
+    size_t bytes = vmm_vm_xsave_bytes(base), klen;
+    if (len < bytes)
+        return -EINVAL;
+    uint8_t *k = malloc(XSTATE_MAX_KERNEL);
+    if (!k)
+        return -ENOMEM;
+    int rc = get_kernel_xstate(vm, k, &klen);
+    if (rc == 0) {
+        memset(buf, 0, bytes);
+        memcpy(buf, k, klen < bytes ? klen : bytes);
+        /* The kernel's software-reserved bytes (its fx_sw_bytes) are not
+         * part of the state: zero, as KVM_GET_XSAVE leaves them. */
+        memset((uint8_t *)buf + 464, 0, 48);
+    }
+    free(k);
+    return rc;
+}
+
+/* Writes an image of `bytes` over the kernel's (components past our
+ * layout kept), the header sanitised like kvm.c's. */
+static int put_xstate(struct pt_vm *vm, const uint8_t *img, size_t bytes)
+{
+    uint8_t *k = malloc(XSTATE_MAX_KERNEL);
+    if (!k)
+        return -ENOMEM;
+    size_t klen;
+    int rc = get_kernel_xstate(vm, k, &klen);
+    if (rc == 0) {
+        memcpy(k, img, bytes < klen ? bytes : klen);
+        uint64_t bv;
+        memcpy(&bv, k + 512, 8);
+        bv &= vmm_vm_xcr0(&vm->base);
+        memcpy(k + 512, &bv, 8);
+        memset(k + 520, 0, 56); /* xcomp_bv + reserved */
+        uint32_t mxcsr;
+        memcpy(&mxcsr, k + 24, 4);
+        mxcsr &= 0xffff;
+        memcpy(k + 24, &mxcsr, 4);
+        struct iovec iov = {k, klen};
+        if (ptrace(PTRACE_SETREGSET, vm->pid, (void *)NT_X86_XSTATE, &iov) <
+            0)
+            rc = -errno;
+    }
+    free(k);
+    return rc;
+}
+
+static int pt_vm_set_xstate(struct vmm_vm *base, const void *buf, size_t len)
+{
+    size_t bytes = vmm_vm_xsave_bytes(base);
+    if (len < bytes)
+        return -EINVAL;
+    return put_xstate(pt_of(base), buf, bytes);
+}
+
+static int pt_vm_reset_xstate(struct vmm_vm *base)
+{
+    uint8_t img[576];
+    memset(img, 0, sizeof(img));
+    uint16_t fcw = 0x37f;
+    uint32_t mxcsr = 0x1f80;
+    memcpy(img, &fcw, 2);
+    memcpy(img + 24, &mxcsr, 4);
+    return put_xstate(pt_of(base), img, sizeof(img));
+}
+
+/* ---- the vDSO's call count ----------------------------------------------- */
+
+static uint64_t pt_vm_vdso_calls(const struct vmm_vm *base)
+{
+    uint64_t n;
+    memcpy(&n, pt_cof(base)->phys_hva + PT_CALLS_GPA, sizeof(n));
+    return n;
+}
+
+static void pt_vm_vdso_calls_reset(struct vmm_vm *base)
+{
+    memset(pt_of(base)->phys_hva + PT_CALLS_GPA, 0, sizeof(uint64_t));
+}
+
+static uint64_t pt_vm_vdso_calls_va(const struct vmm_vm *base)
+{
+    (void)base;
+    return PT_STUB_CALLS_VA;
+}
+
+/* ---- faults -------------------------------------------------------------- */
+
+/*
+ * The x86 exception a kernel-sent fault signal stands for. The #PF error
+ * code is not in siginfo: P from SEGV_ACCERR, W when the VMA is readable
+ * (so the access that failed was a write), I when the address is the
+ * instruction's; U is the proxy's. A write to an unmapped page is thus
+ * reported without W (kvm has the CPU's bit).
+ */
+static bool map_fault(const struct pt_vm *vm, const siginfo_t *si,
+                      struct vmm_event *ev)
+{
+    uint64_t addr = (uint64_t)(uintptr_t)si->si_addr;
+    uint64_t rip = vm->base.regs.rip;
+    ev->kind = VMM_EVENT_EXCEPTION;
+    switch (si->si_signo) {
+    case SIGSEGV:
+        if (si->si_code == SI_KERNEL) { /* #GP: TSD's RDTSC among them */
+            ev->vector = 13;
+            return true;
+        }
+        ev->vector = 14;
+        ev->fault_addr = addr;
+        if (si->si_code == SEGV_ACCERR || si->si_code == SEGV_PKUERR) {
+            const struct vmm_vma *v = vmm_as_find_vma(&vm->base.as, addr);
+            ev->error_code = 1;
+            if (addr == rip)
+                ev->error_code |= 0x10;
+            else if (v && (v->prot & PROT_READ))
+                ev->error_code |= 2;
+        } else if (addr == rip) {
+            ev->error_code = 0x10;
+        }
+        return true;
+    case SIGBUS:
+        if (si->si_code == BUS_ADRALN) {
+            ev->vector = 17;
+            return true;
+        }
+        ev->vector = 14; /* a page hvrun's backing cannot give */
+        ev->fault_addr = addr;
+        ev->error_code = 1;
+        return true;
+    case SIGILL:
+        ev->vector = 6;
+        return true;
+    case SIGFPE:
+        ev->vector = si->si_code == FPE_INTDIV   ? 0
+                     : si->si_code == FPE_INTOVF ? 4
+                                                 : 19;
+        return true;
+    case SIGTRAP:
+        ev->vector = si->si_code == TRAP_TRACE || si->si_code == TRAP_HWBKPT
+                         ? 1
+                         : 3;
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* A signal-delivery stop: a fault of the guest's, or a host signal. */
+static int decode_signal_stop(struct pt_vm *vm, struct vmm_event *ev)
+{
+    siginfo_t si;
+    if (ptrace(PTRACE_GETSIGINFO, vm->pid, NULL, &si) < 0) {
+        fail(ev, "PTRACE_GETSIGINFO: %s", strerror(errno));
+        return -errno;
+    }
+    memset(ev, 0, sizeof(*ev));
+    if (si.si_code > 0 && map_fault(vm, &si, ev)) {
+        vm->base.stats.exception_exits++;
+        return 0;
+    }
+    memset(ev, 0, sizeof(*ev));
+    ev->kind = VMM_EVENT_INTERRUPTED; /* kill(2) of the stub: not a fault */
+    return 0;
+}
+
+/* Guest code bytes whatever their protection (exec-only too). */
+static bool code_bytes(const struct vmm_aspace *as, gva_t at, uint8_t *dst,
+                       size_t len)
+{
+    struct iovec iov[2];
+    size_t covered, done = 0;
+    int n = vmm_as_host_iov(as, at, len, 0, iov, 2, &covered);
+    if (covered != len)
+        return false;
+    for (int i = 0; i < n; i++) {
+        memcpy(dst + done, iov[i].iov_base, iov[i].iov_len);
+        done += iov[i].iov_len;
+    }
+    return true;
+}
+
+/* INT 0x80 enters the host kernel like SYSCALL: made a #GP with the
+ * gate's error code (kvm's guest kernel has no such gate). */
+static bool int80_stop(struct pt_vm *vm, struct vmm_event *ev)
+{
+    uint8_t insn[2];
+    uint64_t rip = vm->base.regs.rip;
+    if (rip < 2 || !code_bytes(&vm->base.as, rip - 2, insn, 2) ||
+        insn[0] != 0xcd || insn[1] != 0x80)
+        return false;
+    vm->base.regs.rip = rip - 2;
+    vm->base.regs.rax = vm->uregs.orig_rax;
+    ev->kind = VMM_EVENT_EXCEPTION;
+    ev->vector = 13;
+    ev->error_code = 0x80 * 8 + 2;
+    vm->base.stats.exception_exits++;
+    return true;
+}
+
+/* ---- time slices --------------------------------------------------------- */
+
+#define SLICE_SIGNAL SIGVTALRM
+
+static volatile pid_t slice_pid;
+static volatile sig_atomic_t slice_fired;
+static timer_t slice_timer;
+static bool slice_ready, slice_failed;
+
+/* The interrupt is asked for from the handler, so a timer that fires
+ * before the wait has begun still stops the stub. */
+static void on_slice_signal(int sig)
+{
+    (void)sig;
+    int saved = errno;
+    slice_fired = 1;
+    pid_t pid = slice_pid;
+    if (pid > 0)
+        (void)syscall(SYS_ptrace, PTRACE_INTERRUPT, pid, 0, 0);
+    errno = saved;
+}
+
+static bool slice_setup(void)
+{
+    if (slice_ready || slice_failed)
+        return slice_ready;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_slice_signal;
+    sigemptyset(&sa.sa_mask);
+    struct sigevent sev;
+    memset(&sev, 0, sizeof(sev));
+    sev.sigev_notify = SIGEV_THREAD_ID;
+    sev.sigev_signo = SLICE_SIGNAL;
+    sev._sigev_un._tid = (pid_t)syscall(SYS_gettid);
+    sigset_t unblock;
+    sigemptyset(&unblock);
+    sigaddset(&unblock, SLICE_SIGNAL);
+    if (sigaction(SLICE_SIGNAL, &sa, NULL) < 0 ||
+        sigprocmask(SIG_UNBLOCK, &unblock, NULL) != 0 ||
+        timer_create(CLOCK_MONOTONIC, &sev, &slice_timer) < 0) {
+        slice_failed = true;
+        return false;
+    }
+    slice_ready = true;
+    return true;
+}
+
+static void slice_arm(uint64_t ns)
+{
+    struct itimerspec its = {.it_value = {(time_t)(ns / 1000000000ULL),
+                                          (long)(ns % 1000000000ULL)}};
+    (void)timer_settime(slice_timer, 0, &its, NULL);
+}
+
+/* ---- running ------------------------------------------------------------- */
+
+static int resume(struct pt_vm *vm, struct vmm_event *ev)
+{
+    struct user_regs_struct u = vm->uregs;
+    regs_to_user(&vm->base.regs, &u);
+    u.orig_rax = (uint64_t)-1; /* no syscall restart on the way out */
+    u.cs = GK_SEL_USER_CS;
+    u.ss = GK_SEL_USER_DS;
+    if (ptrace(PTRACE_SETREGS, vm->pid, NULL, &u) < 0) {
+        int err = errno;
+        fail(ev, "PTRACE_SETREGS: %s", strerror(err));
+        return -err;
+    }
+    vm->uregs = u;
+    if (ptrace(PTRACE_SYSEMU, vm->pid, NULL, NULL) < 0) {
+        int err = errno;
+        fail(ev, "PTRACE_SYSEMU: %s", strerror(err));
+        return -err;
+    }
+    return 0;
+}
+
+static int pt_vm_run(struct vmm_vm *base, struct vmm_event *ev)
+{
+    struct pt_vm *vm = pt_of(base);
+    memset(ev, 0, sizeof(*ev));
+    if (vm->dead) {
+        fail(ev, "the ptrace stub process is gone");
+        return -ESRCH;
+    }
+    int rc = sync_mappings(vm, ev);
+    if (rc == 0)
+        rc = resume(vm, ev);
+    int st = 0;
+    bool asked = false; /* a host signal: the stub is interrupted */
+    while (rc == 0) {
+        if ((rc = wait_stop_intr(vm, &st)) == -EINTR) {
+            /* hvrun's own signal (a stop request, SIGCHLD of a host
+             * child): the run returns, as KVM_RUN's EINTR does. */
+            if (!asked && !slice_fired)
+                (void)ptrace(PTRACE_INTERRUPT, vm->pid, NULL, NULL);
+            asked = true;
+            rc = 0;
+            continue;
+        }
+        if (rc < 0) {
+            fail(ev, "ptrace stub: %s", rc == -ESRCH ? "died"
+                                                     : strerror(-rc));
+            break;
+        }
+        if (!is_interrupt_stop(st) || slice_fired || asked)
+            break;
+        /* An interrupt a past slice left pending: go on. */
+        if (ptrace(PTRACE_SYSEMU, vm->pid, NULL, NULL) < 0) {
+            rc = -errno;
+            fail(ev, "PTRACE_SYSEMU: %s", strerror(-rc));
+        }
+    }
+    base->stats.exits++;
+    if (rc < 0)
+        return rc;
+    if (ptrace(PTRACE_GETREGS, vm->pid, NULL, &vm->uregs) < 0) {
+        rc = -errno;
+        fail(ev, "PTRACE_GETREGS: %s", strerror(-rc));
+        return rc;
+    }
+    regs_from_user(&base->regs, &vm->uregs);
+    if (is_interrupt_stop(st)) {
+        ev->kind = VMM_EVENT_INTERRUPTED;
+        return 0;
+    }
+    if (WSTOPSIG(st) == (SIGTRAP | 0x80)) {
+        if (int80_stop(vm, ev))
+            return 0;
+        base->regs.rax = vm->uregs.orig_rax;
+        ev->kind = VMM_EVENT_SYSCALL;
+        base->stats.syscall_exits++;
+        return 0;
+    }
+    return decode_signal_stop(vm, ev);
+}
+
+/* The stub's CPU time: the guest runs there, not in hvrun's thread.
+ * UINT64_MAX when it cannot be read (then no slice counts as stalled). */
+static uint64_t stub_cpu_ns(const struct pt_vm *vm)
+{
+    clockid_t clk;
+    struct timespec ts;
+    if (clock_getcpuclockid(vm->pid, &clk) != 0 ||
+        clock_gettime(clk, &ts) < 0)
+        return UINT64_MAX;
+    return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static int pt_vm_run_slice(struct vmm_vm *base, struct vmm_event *ev,
+                           uint64_t slice_ns)
+{
+    struct pt_vm *vm = pt_of(base);
+    slice_fired = 0;
+    if (slice_ns == 0 || !slice_setup())
+        return pt_vm_run(base, ev);
+    slice_pid = vm->pid;
+    uint64_t cpu0 = stub_cpu_ns(vm);
+    slice_arm(slice_ns);
+    int rc = pt_vm_run(base, ev);
+    slice_arm(0);
+    slice_pid = 0;
+    /* As kvm.c's: a slice the host kept the stub off its CPU for (under
+     * an eighth of it run) is the host's stall, not a cut. */
+    uint64_t cpu1 = slice_fired ? stub_cpu_ns(vm) : 0;
+    bool stalled = cpu0 != UINT64_MAX && cpu1 != UINT64_MAX &&
+                   cpu1 - cpu0 < slice_ns / 8;
+    if (slice_fired && ev->kind == VMM_EVENT_INTERRUPTED && !stalled) {
+        ev->slice_over = true;
+        ev->in_user_code = true; /* no guest kernel: always user code */
+    }
+    slice_fired = 0;
+    return rc;
+}
+
+/* ---- lifecycle ----------------------------------------------------------- */
+
+/* The memfd behind guest-physical memory, mapped 2 MiB-aligned. */
+static int reserve_guest_memory(struct pt_vm *vm, int *memfd_out)
+{
+    int fd = memfd_create("hvrun-guest-memory", MFD_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    if (ftruncate(fd, (off_t)GUEST_PHYS_RESERVE) < 0) {
+        int err = errno;
+        close(fd);
+        return -err;
+    }
+    size_t len = GUEST_PHYS_RESERVE + VMM_HUGE_SIZE;
+    uint8_t *raw = mmap(NULL, len, PROT_NONE,
+                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (raw == MAP_FAILED) {
+        int err = errno;
+        close(fd);
+        return -err;
+    }
+    uintptr_t at = ((uintptr_t)raw + VMM_HUGE_SIZE - 1) &
+                   ~(uintptr_t)(VMM_HUGE_SIZE - 1);
+    size_t head = at - (uintptr_t)raw;
+    if (head)
+        munmap(raw, head);
+    munmap((uint8_t *)at + GUEST_PHYS_RESERVE, VMM_HUGE_SIZE - head);
+    if (mmap((void *)at, GUEST_PHYS_RESERVE, PROT_READ | PROT_WRITE,
+             MAP_SHARED | MAP_FIXED | MAP_NORESERVE, fd, 0) == MAP_FAILED) {
+        int err = errno;
+        munmap((void *)at, GUEST_PHYS_RESERVE);
+        close(fd);
+        return -err;
+    }
+    vm->phys_hva = (uint8_t *)at;
+    *memfd_out = fd;
+    return 0;
+}
+
+static void pt_vm_destroy(struct vmm_vm *base)
+{
+    struct pt_vm *vm = pt_of(base);
+    if (vm->pid > 0) {
+        kill(vm->pid, SIGKILL);
+        int st;
+        while (waitpid(vm->pid, &st, __WALL) < 0 && errno == EINTR)
+            ;
+    }
+    vmm_as_release(&base->as);
+    vmm_phys_destroy(&base->pm);
+    if (base->pm.memfd >= 0)
+        close(base->pm.memfd);
+    if (vm->phys_hva)
+        munmap(vm->phys_hva, GUEST_PHYS_RESERVE);
+    free(vm->maps);
+    free(vm);
+}
+
+/* The stub spawned and stopped at its first interrupt; 0 or -errno. */
+static int start_stub(struct pt_vm *vm, char *why, size_t why_len)
+{
+    pid_t pid;
+    int rc = ptrace_host_spawn_stub(vm->base.host, vm->base.pm.memfd, &pid,
+                                    why, why_len);
+    if (rc < 0)
+        return rc;
+    vm->pid = pid;
+    int st;
+    if (ptrace(PTRACE_INTERRUPT, pid, NULL, NULL) < 0 ||
+        wait_stop(vm, &st) < 0 || !is_interrupt_stop(st) ||
+        ptrace(PTRACE_GETREGS, pid, NULL, &vm->uregs) < 0) {
+        snprintf(why, why_len, "ptrace stub: no first stop (status %#x)", st);
+        return -EIO;
+    }
+    vm->uregs.fs_base = vm->uregs.gs_base = 0;
+    return 0;
+}
+
+static int pt_vm_create(struct vmm_host *host, struct vmm_vm **out,
+                        char *why, size_t why_len)
+{
+    struct pt_vm *vm = calloc(1, sizeof(*vm));
+    if (!vm)
+        return -ENOMEM;
+    vm->base.ops = &ptrace_backend_ops;
+    vm->base.host = host;
+    vm->base.pm.memfd = -1;
+    int memfd = -1;
+    int rc = reserve_guest_memory(vm, &memfd);
+    if (rc < 0) {
+        snprintf(why, why_len, "guest memory memfd: %s", strerror(-rc));
+        free(vm);
+        return rc;
+    }
+    vmm_phys_init(&vm->base.pm, vm->phys_hva, GUEST_PHYS_RESERVE,
+                  GK_KERNEL_AREA_END);
+    vm->base.pm.memfd = memfd;
+    /* The page tables kvm's guest kernel area takes (one branch of three
+     * tables): nothing runs there, but guest memory in use (getrusage's
+     * maxrss, /proc's figures) must be the same under both backends. */
+    if ((rc = vmm_as_init(&vm->base.as, &vm->base.pm)) < 0 ||
+        (rc = vmm_pt_map(&vm->base.as, GK_KERNEL_VA + GK_VDSO_CALLS_GPA,
+                         PT_CALLS_GPA, 1, VMM_PTE_P | VMM_PTE_NX)) < 0) {
+        snprintf(why, why_len, "guest address space: %s", strerror(-rc));
+        pt_vm_destroy(&vm->base);
+        return rc;
+    }
+    if ((rc = start_stub(vm, why, why_len)) < 0 ||
+        (rc = pt_vm_reset_xstate(&vm->base)) < 0) {
+        if (rc != -EIO && why)
+            snprintf(why, why_len, "ptrace stub: %s", strerror(-rc));
+        pt_vm_destroy(&vm->base);
+        return rc;
+    }
+    *out = &vm->base;
+    return 0;
+}
+
+const struct vmm_backend_ops ptrace_backend_ops = {
+    .name = "ptrace",
+    .host_close = ptrace_host_close,
+    .host_set_vm_pool = ptrace_host_set_vm_pool,
+    .vm_create = pt_vm_create,
+    .vm_destroy = pt_vm_destroy,
+    .vm_vdso_calls = pt_vm_vdso_calls,
+    .vm_vdso_calls_reset = pt_vm_vdso_calls_reset,
+    .vm_vdso_calls_va = pt_vm_vdso_calls_va,
+    .vm_fs_base = pt_vm_fs_base,
+    .vm_set_fs_base = pt_vm_set_fs_base,
+    .vm_gs_base = pt_vm_gs_base,
+    .vm_set_gs_base = pt_vm_set_gs_base,
+    .vm_get_xstate = pt_vm_get_xstate,
+    .vm_set_xstate = pt_vm_set_xstate,
+    .vm_reset_xstate = pt_vm_reset_xstate,
+    .vm_syscall_return = pt_vm_syscall_return,
+    .vm_enter_user = pt_vm_enter_user,
+    .vm_run = pt_vm_run,
+    .vm_run_slice = pt_vm_run_slice,
+};
