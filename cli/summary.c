@@ -40,7 +40,9 @@ static void print_json(FILE *f, const struct run_summary *s)
             s->cpuid_controlled ? "true" : "false", s->cpuid,
             (unsigned long long)s->cpuid_sites,
             (unsigned long long)s->cpuid_traps, (double)s->cpuid_patch_ns / 1e9,
-            s->rdtsc_rewritten ? "rewritten" : "host",
+            s->rdtsc_rewritten ? "rewritten"
+            : s->rdtsc_trappable ? "trapped"
+                                 : "host",
             (unsigned long long)s->tsc_sites,
             (unsigned long long)s->tsc_traps, s->wall_s);
 }
@@ -93,6 +95,12 @@ void cli_print_summary(FILE *f, const struct run_options *o,
                 "traps; not covered: code without unwind info or symbols, JIT code); ",
                 (unsigned long long)s->tsc_sites,
                 (unsigned long long)s->tsc_traps);
+    else if (s->rdtsc_trappable && o->det.virtualize_time)
+        fprintf(f, "RDTSC the logical clock by trapping (%llu traps); ",
+                (unsigned long long)s->tsc_traps);
+    else if (s->rdtsc_trappable)
+        fprintf(f, "RDTSC trapped, answered with the host TSC (time is not "
+                   "virtual); ");
     else
         fprintf(f, "RDTSC reads the host TSC (uses cannot be seen); ");
     print_cpuid(f, s);
