@@ -9,6 +9,7 @@
 #define VMM_BACKEND_IMPL_H
 
 #include <sched.h>
+#include <signal.h>
 
 #include "backend.h"
 #include "cpu_x86_64.h"
@@ -89,5 +90,11 @@ void vmm_host_cache_write(const char *path, const struct vmm_cpuid_entry *e,
 /* The backends' open functions (kvm_host.c, ptrace_host.c). */
 int kvm_host_open(struct vmm_host **out, char *why, size_t why_len);
 int ptrace_host_open(struct vmm_host **out, char *why, size_t why_len);
+
+/* The time-slice timer every backend arms around a run (slice_timer.c):
+ * set up once with the backend's handler; arm(0) disarms. */
+#define VMM_SLICE_SIGNAL SIGVTALRM
+bool vmm_slice_timer_setup(void (*on_fire)(int));
+void vmm_slice_timer_arm(uint64_t ns);
 
 #endif

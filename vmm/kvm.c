@@ -654,16 +654,14 @@ static void decode_exit(struct kvm_vm *vm, struct vmm_event *ev)
 
 /* ---- time slices ------------------------------------------------------------
  *
- * One host timer per process, delivering SLICE_SIGNAL to the thread that
- * runs vCPUs. Its handler sets immediate_exit on the vCPU being run, so a
- * signal that lands just before KVM_RUN still ends the run at once.
+ * One host timer per process (slice_timer.c), delivering VMM_SLICE_SIGNAL
+ * to the thread that runs vCPUs. Its handler sets immediate_exit on the
+ * vCPU being run, so a signal that lands just before KVM_RUN still ends
+ * the run at once.
  */
-#define SLICE_SIGNAL SIGVTALRM
 
 static struct kvm_run *volatile slice_run;
 static volatile sig_atomic_t slice_fired;
-static timer_t slice_timer;
-static bool slice_ready, slice_failed;
 
 static void on_slice_signal(int sig)
 {
@@ -674,39 +672,6 @@ static void on_slice_signal(int sig)
         run->immediate_exit = 1;
 }
 
-static bool slice_setup(void)
-{
-    if (slice_ready || slice_failed)
-        return slice_ready;
-    struct sigaction sa;
-    memset(&sa, 0, sizeof(sa));
-    sa.sa_handler = on_slice_signal; /* no SA_RESTART: KVM_RUN gets EINTR */
-    sigemptyset(&sa.sa_mask);
-    struct sigevent sev;
-    memset(&sev, 0, sizeof(sev));
-    sev.sigev_notify = SIGEV_THREAD_ID;
-    sev.sigev_signo = SLICE_SIGNAL;
-    sev._sigev_un._tid = (pid_t)syscall(SYS_gettid);
-    /* A mask inherited from hvrun's parent must not hold the signal back. */
-    sigset_t unblock;
-    sigemptyset(&unblock);
-    sigaddset(&unblock, SLICE_SIGNAL);
-    if (sigaction(SLICE_SIGNAL, &sa, NULL) < 0 ||
-        pthread_sigmask(SIG_UNBLOCK, &unblock, NULL) != 0 ||
-        timer_create(CLOCK_MONOTONIC, &sev, &slice_timer) < 0) {
-        slice_failed = true;
-        return false;
-    }
-    slice_ready = true;
-    return true;
-}
-
-static void slice_arm(uint64_t ns)
-{
-    struct itimerspec its = {.it_value = {(time_t)(ns / 1000000000ULL),
-                                          (long)(ns % 1000000000ULL)}};
-    (void)timer_settime(slice_timer, 0, &its, NULL);
-}
 
 static uint64_t thread_cpu_ns(void)
 {
@@ -731,14 +696,14 @@ static int kvm_vm_run_slice(struct vmm_vm *base, struct vmm_event *ev,
                      uint64_t slice_ns)
 {
     struct kvm_vm *vm = (struct kvm_vm *)base;
-    if (slice_ns == 0 || !slice_setup())
+    if (slice_ns == 0 || !vmm_slice_timer_setup(on_slice_signal))
         return kvm_vm_run(base, ev);
     slice_fired = 0;
     slice_run = vm->run;
     uint64_t cpu0 = thread_cpu_ns();
-    slice_arm(slice_ns);
+    vmm_slice_timer_arm(slice_ns);
     int rc = kvm_vm_run(base, ev);
-    slice_arm(0);
+    vmm_slice_timer_arm(0);
     slice_run = NULL;
     vm->run->immediate_exit = 0;
     if (slice_fired && ev->kind == VMM_EVENT_INTERRUPTED &&

@@ -577,12 +577,9 @@ static bool int80_stop(struct pt_vm *vm, struct vmm_event *ev)
 
 /* ---- time slices --------------------------------------------------------- */
 
-#define SLICE_SIGNAL SIGVTALRM
 
 static volatile pid_t slice_pid;
 static volatile sig_atomic_t slice_fired;
-static timer_t slice_timer;
-static bool slice_ready, slice_failed;
 
 /* The interrupt is asked for from the handler, so a timer that fires
  * before the wait has begun still stops the stub. */
@@ -597,38 +594,6 @@ static void on_slice_signal(int sig)
     errno = saved;
 }
 
-static bool slice_setup(void)
-{
-    if (slice_ready || slice_failed)
-        return slice_ready;
-    struct sigaction sa;
-    memset(&sa, 0, sizeof(sa));
-    sa.sa_handler = on_slice_signal;
-    sigemptyset(&sa.sa_mask);
-    struct sigevent sev;
-    memset(&sev, 0, sizeof(sev));
-    sev.sigev_notify = SIGEV_THREAD_ID;
-    sev.sigev_signo = SLICE_SIGNAL;
-    sev._sigev_un._tid = (pid_t)syscall(SYS_gettid);
-    sigset_t unblock;
-    sigemptyset(&unblock);
-    sigaddset(&unblock, SLICE_SIGNAL);
-    if (sigaction(SLICE_SIGNAL, &sa, NULL) < 0 ||
-        sigprocmask(SIG_UNBLOCK, &unblock, NULL) != 0 ||
-        timer_create(CLOCK_MONOTONIC, &sev, &slice_timer) < 0) {
-        slice_failed = true;
-        return false;
-    }
-    slice_ready = true;
-    return true;
-}
-
-static void slice_arm(uint64_t ns)
-{
-    struct itimerspec its = {.it_value = {(time_t)(ns / 1000000000ULL),
-                                          (long)(ns % 1000000000ULL)}};
-    (void)timer_settime(slice_timer, 0, &its, NULL);
-}
 
 /* ---- running ------------------------------------------------------------- */
 
@@ -730,13 +695,13 @@ static int pt_vm_run_slice(struct vmm_vm *base, struct vmm_event *ev,
 {
     struct pt_vm *vm = pt_of(base);
     slice_fired = 0;
-    if (slice_ns == 0 || !slice_setup())
+    if (slice_ns == 0 || !vmm_slice_timer_setup(on_slice_signal))
         return pt_vm_run(base, ev);
     slice_pid = vm->pid;
     uint64_t cpu0 = stub_cpu_ns(vm);
-    slice_arm(slice_ns);
+    vmm_slice_timer_arm(slice_ns);
     int rc = pt_vm_run(base, ev);
-    slice_arm(0);
+    vmm_slice_timer_arm(0);
     slice_pid = 0;
     /* As kvm.c's: a slice the host kept the stub off its CPU for (under
      * an eighth of it run) is the host's stall, not a cut. */
