@@ -57,6 +57,7 @@ exitcode-0      | 0   | -  | exitcode 0
 exitcode-42     | 42  | -  | exitcode 42
 exitcode-255    | 255 | -  | exitcode 255
 det_sources     | 0   | -  | det_sources --check
+trap_spin_wait-rdtsc | 0 | - | trap_spin_wait --rdtsc
 EOF
 )
 

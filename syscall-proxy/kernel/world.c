@@ -641,6 +641,16 @@ static uint64_t time_slice(struct proxy_process *p, bool others_alive,
     if (others_runnable)
         return p->cfg->preempt_ns;
     uint64_t longest = p->cfg->preempt_ns * WAIT_SLICE_FACTOR;
+    if (others_alive && !p->det->cfg.virtualize_time) {
+        /* Host time: nothing to keep deterministic, and a waiter's host
+         * deadline passes whether or not this thread computes: its turn
+         * comes at that deadline (no sooner than the short slice), not up
+         * to the long slice later. */
+        int64_t in = next_deadline_in(p->world);
+        if (in >= 0 && (uint64_t)in < longest)
+            return (uint64_t)in > p->cfg->preempt_ns ? (uint64_t)in
+                                                      : p->cfg->preempt_ns;
+    }
     if (others_alive)
         return longest;
     if (!proxy_timer_could_fire(p->world))
@@ -696,9 +706,17 @@ static bool run_one(struct proxy_process *p)
      * resolves (or turns into a signal), a trapped RDTSC/CPUID, or a host
      * interruption, does not, and a spinner that faults now and then must
      * still be cut. */
+    bool spent_cut = false;
     if (ev.kind != VMM_EVENT_SYSCALL && !slice_over) {
         p->slice_spent_ns += (uint64_t)(host_monotonic_ns() - started);
-    } else {
+        /* A spinner whose every turn is such an exit (a loop on a CPUID
+         * hvrun answers) would have the timer re-armed at each one and
+         * never fire: the slice ends when the exits' run time adds up to
+         * it, and the thread is cut after hvrun has answered the exit. */
+        spent_cut = slice && ev.kind == VMM_EVENT_EXCEPTION && !made_events &&
+                    p->slice_spent_ns >= slice;
+    }
+    if (ev.kind == VMM_EVENT_SYSCALL || slice_over || spent_cut) {
         p->slice_spent_ns = 0;
         p->slice_events = 0;
     }
@@ -740,6 +758,12 @@ static bool run_one(struct proxy_process *p)
             break;
         case PROXY_TRAP_CPUID:
             break;
+        case PROXY_TRAP_HOST_TSC:
+            /* Host time: a thread whose host deadline passed runs at the
+             * next read, as it would at the next syscall. */
+            if (other_wants_vcpu(p->world, p))
+                p->resched = true;
+            break;
         case PROXY_TRAP_TSC:
             /* A clock read and an exit: the point where a thread that
              * times itself with the TSC (a delay loop) gives the vCPU to
@@ -754,6 +778,8 @@ static bool run_one(struct proxy_process *p)
             count_event(p);
             break;
         }
+        if (spent_cut && !p->exited)
+            preempt(p, others, slice);
         break;
     case VMM_EVENT_INTERRUPTED:
         if (cut)

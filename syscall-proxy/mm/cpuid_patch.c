@@ -927,7 +927,7 @@ static enum proxy_trap_kind tsc_fault(struct proxy_process *p)
     }
     r->rip += len;
     vmm_vm_enter_user(p->vm);
-    return p->det->cfg.virtualize_time ? PROXY_TRAP_TSC : PROXY_TRAP_CPUID;
+    return p->det->cfg.virtualize_time ? PROXY_TRAP_TSC : PROXY_TRAP_HOST_TSC;
 }
 
 enum proxy_trap_kind proxy_cpuid_trap(struct proxy_process *p,

@@ -70,11 +70,13 @@ void proxy_cpuid_patch_fresh(struct proxy_process *p, int host_fd,
                              uint64_t gva, uint64_t len);
 void proxy_cpuid_patch_protect(struct proxy_process *p, uint64_t gva,
                                uint64_t len);
-/* What a #UD was. */
+/* What a #UD (or, where the backend traps RDTSC, a #GP) was. */
 enum proxy_trap_kind {
-    PROXY_TRAP_NONE,  /* not a site hvrun rewrote: a SIGILL as before */
-    PROXY_TRAP_CPUID, /* answered from the model */
-    PROXY_TRAP_TSC,   /* RDTSC/RDTSCP answered from the logical clock */
+    PROXY_TRAP_NONE,     /* not a site hvrun rewrote: a SIGILL as before */
+    PROXY_TRAP_CPUID,    /* answered from the model */
+    PROXY_TRAP_TSC,      /* RDTSC/RDTSCP answered from the logical clock */
+    PROXY_TRAP_HOST_TSC, /* a trapped RDTSC given the host's TSC (time not
+                          * virtualized) */
 };
 
 /* A #UD at a site hvrun rewrote: answers the instruction and steps past
