@@ -39,6 +39,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -49,6 +50,7 @@
 
 #include <elf.h>
 #include <linux/ptrace.h>
+#include <linux/seccomp.h>
 
 #include "../guestkernel/gk_abi.h"
 #include "ptrace_abi.h"
@@ -77,6 +79,11 @@ struct pt_vm {
     struct vmm_vm base;
     pid_t pid;
     bool dead;
+    int death_signal; /* what killed the stub, 0 if it exited */
+    /* HVRUN_PTRACE_SELFTEST=cont: the guest's first resume is a plain
+     * PTRACE_CONT, its first syscall reaches the host kernel, and the
+     * stub's filter must kill it (tests/parity/run.sh). */
+    bool selftest_cont;
     uint8_t *phys_hva;
     struct user_regs_struct uregs; /* the stub's, as of its last stop */
     bool sig_pending_stop; /* stopped at a signal-delivery stop */
@@ -114,6 +121,7 @@ static int wait_stop_intr(struct pt_vm *vm, int *status)
             return -errno;
         if (WIFEXITED(*status) || WIFSIGNALED(*status)) {
             vm->dead = true;
+            vm->death_signal = WIFSIGNALED(*status) ? WTERMSIG(*status) : 0;
             return -ESRCH;
         }
         if (WIFSTOPPED(*status))
@@ -610,7 +618,9 @@ static int resume(struct pt_vm *vm, struct vmm_event *ev)
         return -err;
     }
     vm->uregs = u;
-    if (ptrace(PTRACE_SYSEMU, vm->pid, NULL, NULL) < 0) {
+    long req = vm->selftest_cont ? PTRACE_CONT : PTRACE_SYSEMU;
+    vm->selftest_cont = false;
+    if (ptrace((enum __ptrace_request)req, vm->pid, NULL, NULL) < 0) {
         int err = errno;
         fail(ev, "PTRACE_SYSEMU: %s", strerror(err));
         return -err;
@@ -642,8 +652,13 @@ static int pt_vm_run(struct vmm_vm *base, struct vmm_event *ev)
             continue;
         }
         if (rc < 0) {
-            fail(ev, "ptrace stub: %s", rc == -ESRCH ? "died"
-                                                     : strerror(-rc));
+            if (rc == -ESRCH && vm->death_signal == SIGSYS)
+                fail(ev, "ptrace stub: killed by its seccomp filter (a "
+                         "syscall reached the host kernel outside "
+                         "PTRACE_SYSEMU)");
+            else
+                fail(ev, "ptrace stub: %s",
+                     rc == -ESRCH ? "died" : strerror(-rc));
             break;
         }
         if (!is_interrupt_stop(st) || slice_fired || asked)
@@ -774,6 +789,28 @@ static void pt_vm_destroy(struct vmm_vm *base)
     free(vm);
 }
 
+/* The host's seccomp filter (ptrace_filter.c) loaded by the stub, by
+ * two injected calls: from here a syscall that reaches the host kernel
+ * other than as hvrun injects it kills the stub. */
+static int load_stub_filter(struct pt_vm *vm)
+{
+    const struct ptrace_stub_filter *f =
+        ptrace_host_stub_filter(vm->base.host);
+    uint8_t *scratch = vm->phys_hva + PT_SCRATCH_GPA;
+    struct sock_fprog prog = {
+        .len = f->len,
+        .filter = (struct sock_filter *)(PT_STUB_SCRATCH_VA +
+                                         sizeof(struct sock_fprog)),
+    };
+    memcpy(scratch, &prog, sizeof(prog));
+    memcpy(scratch + sizeof(prog), f->insns, f->len * sizeof(*f->insns));
+    long rc = inject(vm, SYS_prctl, PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0, 0);
+    if (rc == 0)
+        rc = inject(vm, SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0,
+                    PT_STUB_SCRATCH_VA, 0, 0, 0);
+    return (int)rc;
+}
+
 /* The stub spawned and stopped at its first interrupt; 0 or -errno. */
 static int start_stub(struct pt_vm *vm, char *why, size_t why_len)
 {
@@ -791,6 +828,11 @@ static int start_stub(struct pt_vm *vm, char *why, size_t why_len)
         return -EIO;
     }
     vm->uregs.fs_base = vm->uregs.gs_base = 0;
+    if ((rc = load_stub_filter(vm)) < 0) {
+        snprintf(why, why_len, "ptrace stub: loading its seccomp filter: %s",
+                 strerror(-rc));
+        return -EIO;
+    }
     return 0;
 }
 
@@ -823,6 +865,8 @@ static int pt_vm_create(struct vmm_host *host, struct vmm_vm **out,
         pt_vm_destroy(&vm->base);
         return rc;
     }
+    const char *selftest = getenv("HVRUN_PTRACE_SELFTEST");
+    vm->selftest_cont = selftest && strcmp(selftest, "cont") == 0;
     if ((rc = start_stub(vm, why, why_len)) < 0 ||
         (rc = pt_vm_reset_xstate(&vm->base)) < 0) {
         if (rc != -EIO && why)

@@ -34,6 +34,7 @@ extern const unsigned char pt_stub_elf_start[], pt_stub_elf_end[];
 struct pt_host {
     struct vmm_host base;
     int stub_exec_fd; /* memfd holding the stub program */
+    struct ptrace_stub_filter filter; /* loaded by every stub */
 };
 
 static struct pt_host *pt_host_of(struct vmm_host *h)
@@ -52,7 +53,14 @@ void ptrace_host_close(struct vmm_host *host)
     struct pt_host *h = pt_host_of(host);
     if (h->stub_exec_fd >= 0)
         close(h->stub_exec_fd);
+    ptrace_stub_filter_free(&h->filter);
     free(h);
+}
+
+const struct ptrace_stub_filter *ptrace_host_stub_filter(
+    const struct vmm_host *host)
+{
+    return &((const struct pt_host *)host)->filter;
 }
 
 static int stub_program_fd(void)
@@ -102,6 +110,11 @@ static int spawn_fds(struct pt_host *h, const int fds[3], pid_t *pid)
     posix_spawn_file_actions_adddup2(&fa, fds[1], PT_STUB_READY_FD);
     posix_spawn_file_actions_adddup2(&fa, fds[2], PT_STUB_EXEC_FD);
     posix_spawn_file_actions_addclosefrom_np(&fa, PT_STUB_EXEC_FD + 1);
+    /* Not hvrun's stdio: nothing of the guest's may ever write there but
+     * through hvrun. */
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
     sigset_t none, all;
     sigemptyset(&none);
     sigfillset(&all);
@@ -210,6 +223,10 @@ int ptrace_host_open(struct vmm_host **out, char *why, size_t why_len)
     if (rc < 0) {
         snprintf(why, why_len, "ptrace: the stub program: %s", strerror(-rc));
         h->stub_exec_fd = -1;
+        ptrace_host_close(&h->base);
+        return rc;
+    }
+    if ((rc = ptrace_stub_filter_build(&h->filter, why, why_len)) < 0) {
         ptrace_host_close(&h->base);
         return rc;
     }
