@@ -520,11 +520,13 @@ int cli_run_once(const struct run_options *o, const char *path,
         cli_error("%s", why);
         goto out;
     }
-    /* The filter's list is kvm's: ptrace needs spawning, ptrace(2) and
-     * waiting, which it denies, so a ptrace run goes without it (for now;
-     * its own filter on the stub comes later). */
-    if (!o->no_seccomp && kind == VMM_BACKEND_KVM &&
-        confine_install_seccomp(why, sizeof(why)) < 0) {
+    /* The backend's own host calls join the list (the ptrace backend's
+     * tracing: its stubs are started by a process it forked before). */
+    size_t n_backend;
+    const int *backend_calls = vmm_host_run_syscalls(host, &n_backend);
+    if (!o->no_seccomp &&
+        confine_install_seccomp(backend_calls, n_backend, why,
+                                sizeof(why)) < 0) {
         cli_error("%s (--no-seccomp runs without it)", why);
         goto out;
     }

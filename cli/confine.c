@@ -541,7 +541,8 @@ static int allow_with_arguments(scmp_filter_ctx f)
     return rc;
 }
 
-static int build_filter(scmp_filter_ctx f, uint32_t deny)
+static int build_filter(scmp_filter_ctx f, uint32_t deny, const int *extra,
+                        size_t n_extra)
 {
     int rc = 0;
     rc |= seccomp_attr_set(f, SCMP_FLTATR_ACT_BADARCH, deny);
@@ -551,6 +552,8 @@ static int build_filter(scmp_filter_ctx f, uint32_t deny)
     (void)seccomp_attr_set(f, SCMP_FLTATR_CTL_OPTIMIZE, 2);
     for (size_t i = 0; i < sizeof(allowed_calls) / sizeof(int); i++)
         rc |= allow(f, allowed_calls[i], 0, NULL);
+    for (size_t i = 0; i < n_extra; i++)
+        rc |= allow(f, extra[i], 0, NULL);
     rc |= allow_with_arguments(f);
     return rc;
 }
@@ -603,7 +606,8 @@ static void seccomp_selftest(void)
                   r);
 }
 
-int confine_install_seccomp(char *why, size_t len)
+int confine_install_seccomp(const int *extra, size_t n_extra, char *why,
+                            size_t len)
 {
     static bool installed;
     if (installed)
@@ -622,7 +626,7 @@ int confine_install_seccomp(char *why, size_t len)
         snprintf(why, len, "seccomp: cannot create a filter");
         return -1;
     }
-    int rc = build_filter(f, deny);
+    int rc = build_filter(f, deny, extra, n_extra);
     if (rc == 0)
         rc = seccomp_load(f);
     seccomp_release(f);

@@ -20,8 +20,10 @@ int confine_drop_capabilities(char *why, size_t len);
  * syscall and exits 125. With HVRUN_SECCOMP_SELFTEST=1 (or a call's name,
  * cli/confine.c) in the environment hvrun then makes one call the filter
  * denies, so the tests can see the diagnostic. -1 with why filled when the filter cannot be built
- * or loaded. */
-int confine_install_seccomp(char *why, size_t len);
+ * or loaded. extra[] are the syscalls the backend makes as well
+ * (vmm_host_run_syscalls). */
+int confine_install_seccomp(const int *extra, size_t n_extra, char *why,
+                            size_t len);
 
 /* --fs-policy: Landlock rules for this thread and the threads it starts
  * later: the host read-only (no execute anywhere), the directories in

@@ -48,6 +48,13 @@ const char *vmm_host_backend_name(const struct vmm_host *host)
     return host->ops->name;
 }
 
+const int *vmm_host_run_syscalls(const struct vmm_host *host, size_t *n)
+{
+    *n = 0;
+    return host->ops->host_run_syscalls ? host->ops->host_run_syscalls(n)
+                                        : NULL;
+}
+
 void vmm_host_close(struct vmm_host *host)
 {
     if (host)

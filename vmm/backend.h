@@ -89,6 +89,10 @@ int vmm_host_open_backend(enum vmm_backend_kind kind, struct vmm_host **out,
 int vmm_host_open(struct vmm_host **out, char *why, size_t why_len);
 /* The backend a host runs ("kvm", "ptrace"). */
 const char *vmm_host_backend_name(const struct vmm_host *host);
+/* The host syscalls this backend makes while guests run beyond what every
+ * run needs (hvrun's seccomp list, cli/confine.c allows them): numbers,
+ * *n of them. */
+const int *vmm_host_run_syscalls(const struct vmm_host *host, size_t *n);
 void vmm_host_close(struct vmm_host *host);
 void vmm_host_get_info(const struct vmm_host *host, struct vmm_host_info *i);
 void vmm_host_cpu_identity(const struct vmm_host *host,

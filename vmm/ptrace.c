@@ -78,6 +78,7 @@ struct pt_mapping {
 struct pt_vm {
     struct vmm_vm base;
     pid_t pid;
+    int pidfd; /* the stub's, to kill it by */
     bool dead;
     int death_signal; /* what killed the stub, 0 if it exited */
     /* HVRUN_PTRACE_SELFTEST=cont: the guest's first resume is a plain
@@ -774,11 +775,13 @@ static void pt_vm_destroy(struct vmm_vm *base)
 {
     struct pt_vm *vm = pt_of(base);
     if (vm->pid > 0) {
-        kill(vm->pid, SIGKILL);
+        (void)syscall(SYS_pidfd_send_signal, vm->pidfd, SIGKILL, NULL, 0);
         int st;
         while (waitpid(vm->pid, &st, __WALL) < 0 && errno == EINTR)
             ;
     }
+    if (vm->pidfd >= 0)
+        close(vm->pidfd);
     vmm_as_release(&base->as);
     vmm_phys_destroy(&base->pm);
     if (base->pm.memfd >= 0)
@@ -816,7 +819,7 @@ static int start_stub(struct pt_vm *vm, char *why, size_t why_len)
 {
     pid_t pid;
     int rc = ptrace_host_spawn_stub(vm->base.host, vm->base.pm.memfd, &pid,
-                                    why, why_len);
+                                    &vm->pidfd, why, why_len);
     if (rc < 0)
         return rc;
     vm->pid = pid;
@@ -845,6 +848,7 @@ static int pt_vm_create(struct vmm_host *host, struct vmm_vm **out,
     vm->base.ops = &ptrace_backend_ops;
     vm->base.host = host;
     vm->base.pm.memfd = -1;
+    vm->pidfd = -1;
     int memfd = -1;
     int rc = reserve_guest_memory(vm, &memfd);
     if (rc < 0) {
@@ -882,6 +886,7 @@ const struct vmm_backend_ops ptrace_backend_ops = {
     .name = "ptrace",
     .host_close = ptrace_host_close,
     .host_set_vm_pool = ptrace_host_set_vm_pool,
+    .host_run_syscalls = ptrace_host_run_syscalls,
     .vm_create = pt_vm_create,
     .vm_destroy = pt_vm_destroy,
     .vm_vdso_calls = pt_vm_vdso_calls,

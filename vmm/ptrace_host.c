@@ -16,14 +16,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <poll.h>
 #include <sys/mman.h>
-#include <sys/personality.h>
 #include <sys/ptrace.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -34,6 +33,7 @@ extern const unsigned char pt_stub_elf_start[], pt_stub_elf_end[];
 struct pt_host {
     struct vmm_host base;
     int stub_exec_fd; /* memfd holding the stub program */
+    struct ptrace_spawner spawner; /* starts the stubs (ptrace_spawner.c) */
     struct ptrace_stub_filter filter; /* loaded by every stub */
 };
 
@@ -51,10 +51,24 @@ void ptrace_host_set_vm_pool(struct vmm_host *host, unsigned nr_ready)
 void ptrace_host_close(struct vmm_host *host)
 {
     struct pt_host *h = pt_host_of(host);
+    ptrace_spawner_stop(&h->spawner);
     if (h->stub_exec_fd >= 0)
         close(h->stub_exec_fd);
     ptrace_stub_filter_free(&h->filter);
     free(h);
+}
+
+/* Tracing the stubs, reaping them, killing them by pidfd (asking the
+ * spawner for one is sendmsg/recvmsg, in every run's list): no fork, no
+ * execve, no kill(2) of a pid. */
+static const int run_syscalls[] = {
+    SYS_ptrace, SYS_wait4, SYS_waitid, SYS_pidfd_send_signal,
+};
+
+const int *ptrace_host_run_syscalls(size_t *n)
+{
+    *n = sizeof(run_syscalls) / sizeof(run_syscalls[0]);
+    return run_syscalls;
 }
 
 const struct ptrace_stub_filter *ptrace_host_stub_filter(
@@ -74,65 +88,6 @@ static int stub_program_fd(void)
         return -EIO;
     }
     return fd;
-}
-
-/* The child's fds: the guest memfd, the ready pipe, the program; nothing
- * else of hvrun's. Its own process group (a terminal's ^C is hvrun's to
- * handle), every signal at its default and none blocked. */
-static int spawn_fds(struct pt_host *h, const int fds[3], pid_t *pid);
-
-/* The dup2s of the spawn must not clobber each other's sources: each
- * source is first copied above the stub's fixed numbers. */
-static int spawn(struct pt_host *h, int memfd, int ready_w, pid_t *pid)
-{
-    int src[3] = {memfd, ready_w, h->stub_exec_fd}, high[3] = {-1, -1, -1};
-    int rc = 0;
-    for (int i = 0; i < 3 && rc == 0; i++)
-        if ((high[i] = fcntl(src[i], F_DUPFD_CLOEXEC, PT_STUB_EXEC_FD + 1)) <
-            0)
-            rc = -errno;
-    if (rc == 0)
-        rc = spawn_fds(h, high, pid);
-    for (int i = 0; i < 3; i++)
-        if (high[i] >= 0)
-            close(high[i]);
-    return rc;
-}
-
-static int spawn_fds(struct pt_host *h, const int fds[3], pid_t *pid)
-{
-    (void)h;
-    posix_spawn_file_actions_t fa;
-    posix_spawnattr_t at;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawnattr_init(&at);
-    posix_spawn_file_actions_adddup2(&fa, fds[0], PT_STUB_MEMFD);
-    posix_spawn_file_actions_adddup2(&fa, fds[1], PT_STUB_READY_FD);
-    posix_spawn_file_actions_adddup2(&fa, fds[2], PT_STUB_EXEC_FD);
-    posix_spawn_file_actions_addclosefrom_np(&fa, PT_STUB_EXEC_FD + 1);
-    /* Not hvrun's stdio: nothing of the guest's may ever write there but
-     * through hvrun. */
-    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-    posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
-    sigset_t none, all;
-    sigemptyset(&none);
-    sigfillset(&all);
-    sigdelset(&all, SIGKILL);
-    sigdelset(&all, SIGSTOP);
-    posix_spawnattr_setsigmask(&at, &none);
-    posix_spawnattr_setsigdefault(&at, &all);
-    posix_spawnattr_setpgroup(&at, 0);
-    posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK |
-                                      POSIX_SPAWN_SETSIGDEF |
-                                      POSIX_SPAWN_SETPGROUP);
-    char path[64];
-    snprintf(path, sizeof(path), "/proc/self/fd/%d", PT_STUB_EXEC_FD);
-    char *argv[] = {"hvrun-ptrace-stub", NULL}, *envp[] = {NULL};
-    int rc = posix_spawn(pid, path, &fa, &at, argv, envp);
-    posix_spawn_file_actions_destroy(&fa);
-    posix_spawnattr_destroy(&at);
-    return -rc;
 }
 
 /* Waits for the stub's ready byte. A stub that faults before (a failed
@@ -157,34 +112,13 @@ static int wait_ready(int fd, pid_t pid)
     }
 }
 
-/* The stub is exec'd without address randomisation, so that its exec
- * stack (at the top of user space) and [vdso] (below the mmap base) never
- * land on its fixed range, which a randomised stack now and then did. */
-static int spawn_fixed_layout(struct pt_host *h, int memfd, int ready_w,
-                              pid_t *pid)
-{
-    int old = personality(0xffffffff);
-    if (old != -1)
-        (void)personality((unsigned long)old | ADDR_NO_RANDOMIZE);
-    int rc = spawn(h, memfd, ready_w, pid);
-    if (old != -1)
-        (void)personality((unsigned long)old);
-    return rc;
-}
-
 int ptrace_host_spawn_stub(struct vmm_host *host, int memfd, pid_t *pid,
-                           char *why, size_t why_len)
+                           int *pidfd, char *why, size_t why_len)
 {
     struct pt_host *h = pt_host_of(host);
-    int ready[2];
-    if (pipe2(ready, O_CLOEXEC) < 0) {
-        snprintf(why, why_len, "ptrace stub: pipe: %s", strerror(errno));
-        return -errno;
-    }
-    int rc = spawn_fixed_layout(h, memfd, ready[1], pid);
-    close(ready[1]);
+    int ready_r = -1;
+    int rc = ptrace_spawner_spawn(&h->spawner, memfd, pid, pidfd, &ready_r);
     if (rc < 0) {
-        close(ready[0]);
         snprintf(why, why_len, "ptrace stub: spawn: %s", strerror(-rc));
         return rc;
     }
@@ -197,14 +131,16 @@ int ptrace_host_spawn_stub(struct vmm_host *host, int memfd, pid_t *pid,
         snprintf(why, why_len, "ptrace stub: PTRACE_SEIZE: %s",
                  strerror(errno));
     }
-    if (rc == 0 && (rc = wait_ready(ready[0], *pid)) < 0)
+    if (rc == 0 && (rc = wait_ready(ready_r, *pid)) < 0)
         snprintf(why, why_len, "ptrace stub: %s while setting up",
                  rc == -EIO ? "it exited" : "it stopped (a fault)");
-    close(ready[0]);
+    close(ready_r);
     if (rc < 0) {
-        kill(*pid, SIGKILL);
+        (void)syscall(SYS_pidfd_send_signal, *pidfd, SIGKILL, NULL, 0);
         while (waitpid(*pid, NULL, __WALL) < 0 && errno == EINTR)
             ;
+        close(*pidfd);
+        *pidfd = -1;
     }
     return rc;
 }
@@ -215,6 +151,7 @@ int ptrace_host_open(struct vmm_host **out, char *why, size_t why_len)
     if (!h)
         return -ENOMEM;
     h->base.ops = &ptrace_backend_ops;
+    h->spawner.sock = h->spawner.pid = -1;
     struct vmm_host_info *info = &h->base.info;
     snprintf(info->hypervisor, sizeof(info->hypervisor), "none (ptrace)");
     info->rdtsc_trappable = true; /* PR_SET_TSC in the stub; checked there */
@@ -226,7 +163,9 @@ int ptrace_host_open(struct vmm_host **out, char *why, size_t why_len)
         ptrace_host_close(&h->base);
         return rc;
     }
-    if ((rc = ptrace_stub_filter_build(&h->filter, why, why_len)) < 0) {
+    if ((rc = ptrace_stub_filter_build(&h->filter, why, why_len)) < 0 ||
+        (rc = ptrace_spawner_start(&h->spawner, h->stub_exec_fd, why,
+                                   why_len)) < 0) {
         ptrace_host_close(&h->base);
         return rc;
     }

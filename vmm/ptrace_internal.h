@@ -15,14 +15,28 @@ extern const struct vmm_backend_ops ptrace_backend_ops;
 
 void ptrace_host_close(struct vmm_host *host);
 void ptrace_host_set_vm_pool(struct vmm_host *host, unsigned nr_ready);
+const int *ptrace_host_run_syscalls(size_t *n);
 
 /*
  * Spawns a stub process (stub/ptrace_stub.S) with memfd as its guest
- * memory, seizes it (PTRACE_O_EXITKILL) and waits until it has built its
- * region. Returns 0 with *pid set, or -errno with why filled in.
+ * memory, through the host's spawner, seizes it (PTRACE_O_EXITKILL) and
+ * waits until it has built its region. Returns 0 with *pid and *pidfd
+ * (kill it through that) set, or -errno with why filled in.
  */
 int ptrace_host_spawn_stub(struct vmm_host *host, int memfd, pid_t *pid,
-                           char *why, size_t why_len);
+                           int *pidfd, char *why, size_t why_len);
+
+/* The process that starts stubs for a host (ptrace_spawner.c). */
+struct ptrace_spawner {
+    int sock;  /* hvrun's end of the socketpair */
+    pid_t pid; /* the spawner */
+};
+int ptrace_spawner_start(struct ptrace_spawner *s, int exec_fd, char *why,
+                         size_t why_len);
+/* A stub spawned on hvrun's CPUs: its pid, a pidfd and its ready pipe. */
+int ptrace_spawner_spawn(struct ptrace_spawner *s, int memfd, pid_t *pid,
+                         int *pidfd, int *ready_r);
+void ptrace_spawner_stop(struct ptrace_spawner *s);
 
 /* The stub's seccomp filter (ptrace_filter.c), as BPF to load. */
 struct ptrace_stub_filter {

@@ -16,6 +16,10 @@
 #                         and (release build; the ASan build lets them
 #                         through for LeakSanitizer) ptrace, a fork-style
 #                         clone, kill of another pid: exit 125 naming it
+#   ptrace-seccomp/*      the same under --backend ptrace: installed, and
+#                         every deny-NAME but ptrace (that backend's own
+#                         call; its stubs are started by a process forked
+#                         before the filter)
 #   caps/dropped          (as root) CapEff, CapPrm and CapBnd hold only the
 #                         kept set, CapInh and CapAmb nothing
 #   caps/root-file-access (as root) a root guest still reads a mode-000 file
@@ -146,6 +150,24 @@ case_caps() {
     fi
 }
 
+# Under --backend ptrace hvrun confines itself too (its stubs are started
+# by a process forked before the filter, vmm/ptrace_spawner.c).
+case_installed_ptrace() {
+    local st=$WORK/status
+    if ! blocked_status "$HV" "$st" --backend ptrace; then
+        fail "$LABEL:ptrace-seccomp/installed" "the guest never ran ($(head -c 200 "$WORK/cat.err"))"
+        return
+    fi
+    local sc nnp
+    sc=$(status_field Seccomp "$st")
+    nnp=$(status_field NoNewPrivs "$st")
+    if [ "$sc" = 2 ] && [ "$nnp" = 1 ]; then
+        pass "$LABEL:ptrace-seccomp/installed"
+    else
+        fail "$LABEL:ptrace-seccomp/installed" "Seccomp: $sc NoNewPrivs: $nnp (want 2 and 1)"
+    fi
+}
+
 case_off() {
     local st=$WORK/status
     if ! blocked_status "$HV" "$st" --no-seccomp; then
@@ -186,28 +208,32 @@ case_denied() {
 }
 
 # The hook's calls and the host syscall each must be stopped at.
+# deny_cases [RUN OPTIONS...]: with --backend ptrace (ptrace-seccomp/*),
+# the same list but ptrace(2), which that backend needs.
 deny_cases() {
-    local sanitizer=0 name call code
+    local sanitizer=0 name call code opts=("$@") group=seccomp
+    [ $# -gt 0 ] && group=ptrace-seccomp
     ldd "$HV" 2>/dev/null | grep -q libasan && sanitizer=1
     for pair in execve:execve mprotect-exec:mprotect socket-packet:socket \
         sigaction-sigsys:rt_sigaction ptrace:ptrace fork:clone kill-other:kill; do
         name=${pair%%:*} call=${pair#*:}
+        [ $# -gt 0 ] && [ "$name" = ptrace ] && continue
         (cd "$WORK" && env -i "${ENV[@]}" HVRUN_SECCOMP_SELFTEST="$name" "$HV" \
-            run -- /bin/true >/dev/null 2>"$WORK/d.err")
+            run "${opts[@]}" -- /bin/true >/dev/null 2>"$WORK/d.err")
         code=$?
         if [ $sanitizer = 1 ] && [[ $name =~ ^(ptrace|fork|kill-other)$ ]]; then
             if [ "$code" = 0 ] && grep -q "$name was not blocked" "$WORK/d.err"; then
-                pass "$LABEL:seccomp/deny-$name"
+                pass "$LABEL:$group/deny-$name"
             else
-                fail "$LABEL:seccomp/deny-$name" "ASan build: exit $code: $(head -c 200 "$WORK/d.err")"
+                fail "$LABEL:$group/deny-$name" "ASan build: exit $code: $(head -c 200 "$WORK/d.err")"
             fi
             continue
         fi
         if [ "$code" = 125 ] && [ "$(wc -l <"$WORK/d.err")" = 1 ] &&
             grep -q "host syscall $call (" "$WORK/d.err"; then
-            pass "$LABEL:seccomp/deny-$name"
+            pass "$LABEL:$group/deny-$name"
         else
-            fail "$LABEL:seccomp/deny-$name" "exit $code: $(head -c 200 "$WORK/d.err")"
+            fail "$LABEL:$group/deny-$name" "exit $code: $(head -c 200 "$WORK/d.err")"
         fi
     done
 }
@@ -312,12 +338,15 @@ for hvarg in "$@"; do
     /*) HV=$hvarg ;;
     *) HV=$PWD/$hvarg ;;
     esac
-    if [ ! -e "$KVM_DEV" ]; then
-        for c in $ALL_CASES; do skip "$LABEL:$c" "no $KVM_DEV on this host"; done
-        continue
-    fi
     if [ ! -x "$HV" ]; then
         fail "$LABEL:setup" "$HV is not an executable (build it first)"
+        continue
+    fi
+    # The ptrace backend needs no /dev/kvm.
+    case_installed_ptrace
+    deny_cases --backend ptrace
+    if [ ! -e "$KVM_DEV" ]; then
+        for c in $ALL_CASES; do skip "$LABEL:$c" "no $KVM_DEV on this host"; done
         continue
     fi
     case_installed

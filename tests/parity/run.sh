@@ -9,7 +9,8 @@
 #   verify/*   `--backend ptrace --verify` passes on every case (two runs
 #              of the program agree on every event);
 #   exitkill   SIGKILL of a ptrace hvrun in the middle of a process tree
-#              leaves none of its stubs (PTRACE_O_EXITKILL);
+#              leaves none of its stubs (PTRACE_O_EXITKILL) nor their
+#              spawner;
 #   stop-computing  SIGTERM ends a ptrace run whose guest only computes.
 # Prints PASS/FAIL/SKIP per case and "N passed, N failed[, N skipped]"
 # (tests/lib.sh). Without /dev/kvm the comparisons are skipped with that
@@ -194,8 +195,14 @@ exitkill_case() {
     "$HVRUN" run --backend ptrace -- sh -c 'cat | cat | cat' < "$fifo" \
         > /dev/null 2>&1 &
     hv=$!
+    # hvrun's child is its stub spawner (vmm/ptrace_spawner.c); the stubs
+    # are the spawner's children.
+    local spawner=""
     for _ in $(seq 1 100); do
-        stubs=$(ps -o pid= --ppid "$hv" 2>/dev/null | tr -s ' \n' ' ')
+        spawner=$(ps -o pid= --ppid "$hv" 2>/dev/null | tr -s ' \n' ' ')
+        stubs=""
+        [ -n "${spawner// /}" ] &&
+            stubs=$(ps -o pid= --ppid "${spawner// /}" 2>/dev/null | tr -s ' \n' ' ')
         [ "$(echo "$stubs" | wc -w)" -ge 4 ] && break
         sleep 0.1
     done
@@ -222,7 +229,7 @@ exitkill_case() {
     exec 9>&-
     for _ in $(seq 1 50); do
         left=""
-        for s in $stubs; do
+        for s in $stubs $spawner; do
             if [ -e "/proc/$s" ] &&
                 ! grep -q '^State:.*Z' "/proc/$s/status" 2>/dev/null; then
                 left="$left $s"
@@ -232,7 +239,7 @@ exitkill_case() {
         sleep 0.1
     done
     if [ -z "$left" ]; then
-        pass "exitkill ($(echo "$stubs" | wc -w) stubs gone)"
+        pass "exitkill ($(echo "$stubs" | wc -w) stubs and the spawner gone)"
     else
         fail exitkill "stubs left after SIGKILL of hvrun:$left"
     fi

@@ -1,0 +1,311 @@
+/*
+ * ptrace_spawner.c - the process that starts the ptrace backend's stubs.
+ *
+ * hvrun confines itself with a seccomp filter once a run is set up
+ * (cli/confine.c): no execve, no fork, so that a guest that subverted
+ * hvrun still could not start a host program. A stub is a host program
+ * exec'd for every guest process, so hvrun does not start it itself: a
+ * child forked when the ptrace host opens, before any filter, does. hvrun
+ * sends it a request (the guest-memory memfd, the CPUs to run on) over a
+ * socketpair; it spawns the stub and sends back its pid, a pidfd (hvrun
+ * kills stubs through it, so its filter needs no kill(2) of other pids)
+ * and the stub's ready pipe. hvrun then seizes the stub: the stub is the
+ * spawner's child, so hvrun's descendant, which Yama's ptrace_scope 1
+ * allows.
+ *
+ * The spawner dies with hvrun (PR_SET_PDEATHSIG, and at its socket's
+ * end), and its stubs with it (their own PR_SET_PDEATHSIG, and
+ * PTRACE_O_EXITKILL for hvrun's). It ignores SIGCHLD: a stub is reaped by
+ * hvrun, its tracer, and then released.
+ */
+#include "ptrace_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/personality.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "ptrace_abi.h"
+
+struct spawn_request {
+    cpu_set_t cpus;
+};
+
+struct spawn_reply {
+    int err; /* 0 or -errno */
+    pid_t pid;
+};
+
+/* The child's fds: the guest memfd, the ready pipe, the program; nothing
+ * else, and /dev/null for stdio. Its own process group (a terminal's ^C is
+ * hvrun's to handle), every signal at its default and none blocked. */
+static int spawn_fds(const int fds[3], pid_t *pid)
+{
+    posix_spawn_file_actions_t fa;
+    posix_spawnattr_t at;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawnattr_init(&at);
+    posix_spawn_file_actions_adddup2(&fa, fds[0], PT_STUB_MEMFD);
+    posix_spawn_file_actions_adddup2(&fa, fds[1], PT_STUB_READY_FD);
+    posix_spawn_file_actions_adddup2(&fa, fds[2], PT_STUB_EXEC_FD);
+    posix_spawn_file_actions_addclosefrom_np(&fa, PT_STUB_EXEC_FD + 1);
+    /* Not hvrun's stdio: nothing of the guest's may ever write there but
+     * through hvrun. */
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+    sigset_t none, all;
+    sigemptyset(&none);
+    sigfillset(&all);
+    sigdelset(&all, SIGKILL);
+    sigdelset(&all, SIGSTOP);
+    posix_spawnattr_setsigmask(&at, &none);
+    posix_spawnattr_setsigdefault(&at, &all);
+    posix_spawnattr_setpgroup(&at, 0);
+    posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK |
+                                      POSIX_SPAWN_SETSIGDEF |
+                                      POSIX_SPAWN_SETPGROUP);
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/self/fd/%d", PT_STUB_EXEC_FD);
+    char *argv[] = {"hvrun-ptrace-stub", NULL}, *envp[] = {NULL};
+    int rc = posix_spawn(pid, path, &fa, &at, argv, envp);
+    posix_spawn_file_actions_destroy(&fa);
+    posix_spawnattr_destroy(&at);
+    return -rc;
+}
+
+/* The dup2s of the spawn must not clobber each other's sources: each
+ * source is first copied above the stub's fixed numbers. */
+static int spawn(int memfd, int ready_w, int exec_fd, pid_t *pid)
+{
+    int src[3] = {memfd, ready_w, exec_fd}, high[3] = {-1, -1, -1};
+    int rc = 0;
+    for (int i = 0; i < 3 && rc == 0; i++)
+        if ((high[i] = fcntl(src[i], F_DUPFD_CLOEXEC, PT_STUB_EXEC_FD + 1)) <
+            0)
+            rc = -errno;
+    if (rc == 0)
+        rc = spawn_fds(high, pid);
+    for (int i = 0; i < 3; i++)
+        if (high[i] >= 0)
+            close(high[i]);
+    return rc;
+}
+
+/* ---- passing fds ---------------------------------------------------------- */
+
+static ssize_t send_with_fds(int sock, const void *buf, size_t len,
+                             const int *fds, int nfds)
+{
+    union {
+        char buf[CMSG_SPACE(sizeof(int) * 2)];
+        struct cmsghdr align;
+    } ctl;
+    memset(&ctl, 0, sizeof(ctl));
+    struct iovec iov = {(void *)buf, len};
+    struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1};
+    if (nfds > 0) {
+        m.msg_control = ctl.buf;
+        m.msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)nfds);
+        struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+        c->cmsg_level = SOL_SOCKET;
+        c->cmsg_type = SCM_RIGHTS;
+        c->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)nfds);
+        memcpy(CMSG_DATA(c), fds, sizeof(int) * (size_t)nfds);
+    }
+    ssize_t n;
+    while ((n = sendmsg(sock, &m, MSG_NOSIGNAL)) < 0 && errno == EINTR)
+        ;
+    return n;
+}
+
+/* Receives one message and up to max_fds fds (the rest -1). */
+static ssize_t recv_with_fds(int sock, void *buf, size_t len, int *fds,
+                             int max_fds)
+{
+    union {
+        char buf[CMSG_SPACE(sizeof(int) * 2)];
+        struct cmsghdr align;
+    } ctl;
+    struct iovec iov = {buf, len};
+    struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1,
+                       .msg_control = ctl.buf,
+                       .msg_controllen = sizeof(ctl.buf)};
+    for (int i = 0; i < max_fds; i++)
+        fds[i] = -1;
+    ssize_t n;
+    while ((n = recvmsg(sock, &m, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR)
+        ;
+    if (n <= 0)
+        return n;
+    for (struct cmsghdr *c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c)) {
+        if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+            continue;
+        int got = (int)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+        for (int i = 0; i < got; i++) {
+            int fd;
+            memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+            if (i < max_fds)
+                fds[i] = fd;
+            else
+                close(fd);
+        }
+    }
+    return n;
+}
+
+/* ---- the spawner process -------------------------------------------------- */
+
+/* One request: a stub spawned on the CPUs asked for, without address
+ * randomisation (its exec stack and [vdso] must never land on its fixed
+ * range, which a randomised stack now and then did). */
+static void serve_one(int sock, int exec_fd, int memfd,
+                      const struct spawn_request *rq)
+{
+    struct spawn_reply rp = {0};
+    int ready[2] = {-1, -1}, pidfd = -1;
+    (void)sched_setaffinity(0, sizeof(rq->cpus), &rq->cpus);
+    if (pipe2(ready, O_CLOEXEC) < 0)
+        rp.err = -errno;
+    if (rp.err == 0) {
+        int old = personality(0xffffffff);
+        if (old != -1)
+            (void)personality((unsigned long)old | ADDR_NO_RANDOMIZE);
+        rp.err = spawn(memfd, ready[1], exec_fd, &rp.pid);
+        if (old != -1)
+            (void)personality((unsigned long)old);
+    }
+    if (rp.err == 0 && (pidfd = (int)syscall(SYS_pidfd_open, rp.pid, 0)) < 0) {
+        rp.err = -errno;
+        kill(rp.pid, SIGKILL);
+    }
+    if (ready[1] >= 0)
+        close(ready[1]);
+    int fds[2] = {ready[0], pidfd};
+    (void)send_with_fds(sock, &rp, sizeof(rp), fds, rp.err == 0 ? 2 : 0);
+    if (ready[0] >= 0)
+        close(ready[0]);
+    if (pidfd >= 0)
+        close(pidfd);
+}
+
+static _Noreturn void spawner_main(int sock, int exec_fd, pid_t hvrun)
+{
+    (void)prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != hvrun)
+        _exit(0);
+    /* Its own process group: a terminal's ^C or ^Z is hvrun's to handle. */
+    (void)setpgid(0, 0);
+    signal(SIGCHLD, SIG_IGN);
+    signal(SIGPIPE, SIG_IGN);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    /* Nothing of hvrun's but its socket and the stub program. */
+    int keep_lo = sock < exec_fd ? sock : exec_fd;
+    int keep_hi = sock < exec_fd ? exec_fd : sock;
+    int null = open("/dev/null", O_RDWR);
+    for (int fd = 0; fd < 3 && null >= 0; fd++)
+        if (fd != sock && fd != exec_fd)
+            dup2(null, fd);
+    for (int fd = 3; fd < keep_lo; fd++)
+        close(fd);
+    if (keep_hi > keep_lo + 1)
+        close_range((unsigned)keep_lo + 1, (unsigned)keep_hi - 1, 0);
+    close_range((unsigned)keep_hi + 1, ~0U, 0);
+    for (;;) {
+        struct spawn_request rq;
+        int memfd;
+        ssize_t n = recv_with_fds(sock, &rq, sizeof(rq), &memfd, 1);
+        if (n <= 0)
+            _exit(0); /* hvrun closed its end, or is gone */
+        if (n == (ssize_t)sizeof(rq) && memfd >= 0) {
+            serve_one(sock, exec_fd, memfd, &rq);
+        } else {
+            struct spawn_reply rp = {.err = -EINVAL};
+            (void)send_with_fds(sock, &rp, sizeof(rp), NULL, 0);
+        }
+        if (memfd >= 0)
+            close(memfd);
+    }
+}
+
+int ptrace_spawner_start(struct ptrace_spawner *s, int exec_fd, char *why,
+                         size_t why_len)
+{
+    int sv[2];
+    s->sock = -1;
+    s->pid = -1;
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
+        snprintf(why, why_len, "ptrace: the stub spawner's socket: %s",
+                 strerror(errno));
+        return -errno;
+    }
+    pid_t hvrun = getpid();
+    pid_t pid = fork();
+    if (pid < 0) {
+        int err = errno;
+        close(sv[0]);
+        close(sv[1]);
+        snprintf(why, why_len, "ptrace: forking the stub spawner: %s",
+                 strerror(err));
+        return -err;
+    }
+    if (pid == 0) {
+        close(sv[0]);
+        spawner_main(sv[1], exec_fd, hvrun);
+    }
+    close(sv[1]);
+    s->sock = sv[0];
+    s->pid = pid;
+    return 0;
+}
+
+int ptrace_spawner_spawn(struct ptrace_spawner *s, int memfd, pid_t *pid,
+                         int *pidfd, int *ready_r)
+{
+    struct spawn_request rq;
+    if (sched_getaffinity(0, sizeof(rq.cpus), &rq.cpus) < 0)
+        return -errno;
+    if (send_with_fds(s->sock, &rq, sizeof(rq), &memfd, 1) < 0)
+        return -errno;
+    struct spawn_reply rp;
+    int fds[2];
+    ssize_t n = recv_with_fds(s->sock, &rp, sizeof(rp), fds, 2);
+    if (n != (ssize_t)sizeof(rp) || (rp.err == 0 && (fds[0] < 0 ||
+                                                     fds[1] < 0))) {
+        for (int i = 0; i < 2; i++)
+            if (n > 0 && fds[i] >= 0)
+                close(fds[i]);
+        return n < 0 ? -errno : -EPIPE; /* the spawner is gone */
+    }
+    if (rp.err < 0)
+        return rp.err;
+    *pid = rp.pid;
+    *ready_r = fds[0];
+    *pidfd = fds[1];
+    return 0;
+}
+
+void ptrace_spawner_stop(struct ptrace_spawner *s)
+{
+    if (s->sock >= 0)
+        close(s->sock); /* its read ends: it exits */
+    s->sock = -1;
+    if (s->pid > 0) {
+        int st;
+        while (waitpid(s->pid, &st, 0) < 0 && errno == EINTR)
+            ;
+    }
+    s->pid = -1;
+}
