@@ -532,6 +532,37 @@ static bool map_fault(const struct pt_vm *vm, const siginfo_t *si,
     }
 }
 
+#define VSYSCALL_PAGE 0xffffffffff600000ULL
+#define SYS_SECCOMP_CODE 1 /* si_code of a seccomp SIGSYS */
+
+/*
+ * A call into the legacy [vsyscall] page, which the host kernel emulates
+ * and the stub's filter traps (ptrace_filter.c): the kernel has already
+ * "returned" to the caller, so the call is undone (rip back to the page,
+ * the return address back on the stack) and reported as kvm reports it,
+ * a fetch from a page that is not there. Any other seccomp SIGSYS is a
+ * call that reached the host kernel: the net caught it.
+ */
+static int seccomp_trap(struct pt_vm *vm, const siginfo_t *si,
+                        struct vmm_event *ev)
+{
+    uint64_t at = (uint64_t)(uintptr_t)si->si_call_addr;
+    if ((at & ~0xfffULL) != VSYSCALL_PAGE) {
+        fail(ev, "ptrace stub: syscall %d reached the host kernel outside "
+                 "PTRACE_SYSEMU (its seccomp filter trapped it)",
+             si->si_syscall);
+        return -EIO;
+    }
+    vm->base.regs.rip = at;
+    vm->base.regs.rsp -= 8;
+    ev->kind = VMM_EVENT_EXCEPTION;
+    ev->vector = 14;
+    ev->fault_addr = at;
+    ev->error_code = 0x14; /* user, instruction fetch, not present */
+    vm->base.stats.exception_exits++;
+    return 0;
+}
+
 /* A signal-delivery stop: a fault of the guest's, or a host signal. */
 static int decode_signal_stop(struct pt_vm *vm, struct vmm_event *ev)
 {
@@ -541,6 +572,8 @@ static int decode_signal_stop(struct pt_vm *vm, struct vmm_event *ev)
         return -errno;
     }
     memset(ev, 0, sizeof(*ev));
+    if (si.si_signo == SIGSYS && si.si_code == SYS_SECCOMP_CODE)
+        return seccomp_trap(vm, &si, ev);
     if (si.si_code > 0 && map_fault(vm, &si, ev)) {
         vm->base.stats.exception_exits++;
         return 0;

@@ -9,7 +9,8 @@
  * that file, whose path is always in the stub's scratch page). Anything
  * else reaching the host kernel (a resume with the wrong request, a bug
  * that let the guest run its own syscall) kills the stub with SIGSYS
- * before the call runs, and hvrun reports it.
+ * before the call runs, and hvrun reports it; the three calls of the
+ * [vsyscall] page trap instead (below).
  *
  * Built once per host with libseccomp and exported as BPF; each stub
  * loads it with an injected seccomp(2) right after its first stop.
@@ -46,6 +47,15 @@ static int add_rules(scmp_filter_ctx f)
                          SCMP_SYS(close)};
     for (size_t i = 0; i < sizeof(plain) / sizeof(plain[0]); i++)
         if ((rc = seccomp_rule_add(f, SCMP_ACT_ALLOW, plain[i], 0)) < 0)
+            return rc;
+    /* The host kernel emulates the legacy [vsyscall] page (it cannot be
+     * unmapped) and runs the emulated call through seccomp, not through
+     * SYSEMU: a SIGSYS, that ptrace.c turns into the page fault kvm
+     * gives there (no such page), not the host's time. */
+    const int vsyscalls[] = {SCMP_SYS(gettimeofday), SCMP_SYS(time),
+                             SCMP_SYS(getcpu)};
+    for (size_t i = 0; i < sizeof(vsyscalls) / sizeof(vsyscalls[0]); i++)
+        if ((rc = seccomp_rule_add(f, SCMP_ACT_TRAP, vsyscalls[i], 0)) < 0)
             return rc;
     return 0;
 }

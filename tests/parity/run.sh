@@ -44,6 +44,7 @@ seq 1 5000 > "$WORK/fix/nums.txt"
 # Programs of this directory's own, built for the run.
 cc -O1 -o "$WORK/int80" "$ROOT/tests/parity/int80.c"
 cc -O1 -o "$WORK/errnos" "$ROOT/tests/parity/errnos.c"
+cc -O1 -o "$WORK/vsyscall" "$ROOT/tests/parity/vsyscall.c"
 
 # One case per line: name | command (split like a shell word list). The
 # commands run in $WORK/fix with stdin from /dev/null.
@@ -97,6 +98,7 @@ wake_clock        | $G/wake_clock
 rdtsc_deltas      | $G/rdtsc_deltas print
 int80             | $WORK/int80
 errnos            | $WORK/errnos
+vsyscall          | $WORK/vsyscall
 gcc-hello         | sh -c 'printf "int main(void){return 3;}\\n" > h.c && gcc -o h h.c && ./h; echo \$?'
 EOF
 )
