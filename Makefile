@@ -163,6 +163,7 @@ test: deps
 	tests/confine/run.sh build/hvrun build/debug/hvrun
 	tests/verify/run.sh build/hvrun build/debug/hvrun
 	tests/confine/seccomp.sh build/hvrun build/debug/hvrun
+	tests/record/run.sh build/hvrun build/debug/hvrun
 	tests/parity/run.sh build/hvrun
 	tests/parity/run.sh build/debug/hvrun
 	HVRUN_BIN=$(CURDIR)/build/hvrun tests/run-guest-tests.sh tests/parity/hvrun-ptrace

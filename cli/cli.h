@@ -18,6 +18,8 @@ int cli_cmd_doctor(int argc, char **argv);
 int cli_cmd_syscalls(int argc, char **argv);
 int cli_cmd_detlog(int argc, char **argv);
 int cli_cmd_analyze(int argc, char **argv);
+int cli_cmd_record(int argc, char **argv);
+int cli_cmd_replay(int argc, char **argv);
 void cli_usage(FILE *f);
 
 /* Prints "hvrun: <message>" on one line to stderr. */

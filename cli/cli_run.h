@@ -40,6 +40,7 @@ struct run_options {
     FILE *schedule_out;            /* opened before the run */
     int detlog_fd, detlog2_fd; /* FILE (FILE.2) opened before the run, or -1 */
     char **argv;              /* the program and its arguments */
+    char *const *env_exact;   /* a replay's recorded environment, or NULL */
 };
 
 struct run_summary {
@@ -61,6 +62,15 @@ struct run_summary {
     uint64_t tsc_sites, tsc_traps;
 };
 
+/* Parses `hvrun run`'s options (argv[0] is the command's name) and sets
+ * hvrun up as `run` does: capabilities, --detlog, --schedule, --cwd, the
+ * program's path (path), signals, umask. 0, or the exit code to end
+ * with (an error was printed). */
+int cli_run_setup(int argc, char **argv, struct run_options *o, char *path,
+                  size_t path_len);
+/* The guest's environment for o (free the array, not the strings). */
+char **cli_build_env(const struct run_options *o);
+
 /* Runs the program once in a fresh VM and environment. Returns hvrun's
  * exit code; fills sum; writes the detlog to detlog_path if given, and
  * with journal_dir journals there what the run does to the files
@@ -72,6 +82,33 @@ int cli_run_once(const struct run_options *o, const char *path,
  * journal_dir (undo.c). Returns how many things it could not put back
  * (each named on stderr). */
 int cli_verify_undo(const char *journal_dir);
+/* One run in a child process with its streams captured, as --verify's
+ * runs and `hvrun record`'s: stdin from a file, stdout, stderr, the
+ * detlog and the summary into files of a scratch directory, and what it
+ * does to files journaled (undo.c) in journal. */
+struct cli_captured_run {
+    char out[128], err[128], detlog[128], summary[128];
+    /* Where the run writes stdout and stderr: the same names in every run
+     * (a guest that stats or reads the link of its fd 1 sees the same
+     * thing), moved to out and err once the run is over. */
+    char live_out[128], live_err[128];
+    char journal[128];
+    int code;
+    struct run_summary sum;
+};
+/* The file names of run n (1-based) in dir. */
+void cli_captured_names(struct cli_captured_run *f, const char *dir, int n);
+/* Runs it (f->journal must exist as a directory); 0, or -errno if the
+ * child could not be started. f->code is hvrun's exit code for it. */
+int cli_capture_run(const struct run_options *o, const char *path,
+                    const char *stdin_path, struct cli_captured_run *f);
+/* Puts back what run n (0-based, for messages) did to the files. */
+void cli_undo_captured(const struct cli_captured_run *f, int n);
+/* A copy of hvrun's stdin in dir (path set), or /dev/null for a tty. */
+int cli_save_stdin(const char *dir, char *path, size_t len);
+/* Copies a file's bytes to fd. */
+void cli_pass_on(const char *file, int to);
+
 /* Runs twice and compares (--verify). */
 int cli_verify(const struct run_options *o, const char *path);
 void cli_print_summary(FILE *f, const struct run_options *o,

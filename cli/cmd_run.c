@@ -357,9 +357,19 @@ static const char *host_env_entry(const char *name, size_t len)
     return NULL;
 }
 
-/* The guest's environment: the base (--base-env), then each -e. */
-static char **build_env(const struct run_options *o)
+/* The guest's environment: the base (--base-env), then each -e; a
+ * replay's is the recorded one, as it was. */
+char **cli_build_env(const struct run_options *o)
 {
+    if (o->env_exact) {
+        size_t n = 0;
+        while (o->env_exact[n])
+            n++;
+        char **env = calloc(n + 1, sizeof(char *));
+        for (size_t i = 0; env && i < n; i++)
+            env[i] = o->env_exact[i];
+        return env;
+    }
     static const char *const minimal[] = {
         "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
         "HOME=/", "LANG=C.UTF-8", NULL};
@@ -504,7 +514,7 @@ int cli_run_once(const struct run_options *o, const char *path,
         goto out;
     }
     proxy_tmp_expose(p, path);
-    if (!(env = build_env(o))) {
+    if (!(env = cli_build_env(o))) {
         cli_error("building the environment: out of memory");
         goto out;
     }
@@ -644,7 +654,8 @@ static int open_detlogs(struct run_options *o)
     return 0;
 }
 
-int cli_cmd_run(int argc, char **argv)
+int cli_run_setup(int argc, char **argv, struct run_options *op,
+                  char *path, size_t path_len)
 {
     struct run_options o;
     if (parse_run_options(argc, argv, &o) < 0)
@@ -680,8 +691,7 @@ int cli_cmd_run(int argc, char **argv)
         cli_error("--cwd %s: %s", o.cwd, strerror(errno));
         return CLI_EXIT_FAILURE;
     }
-    char path[4096];
-    int rc = find_program(o.argv[0], path, sizeof(path));
+    int rc = find_program(o.argv[0], path, path_len);
     if (rc < 0) {
         cli_error("%s: %s", o.argv[0],
                   rc == -ENOENT ? (strchr(o.argv[0], '/')
@@ -696,6 +706,17 @@ int cli_cmd_run(int argc, char **argv)
     install_stop_handlers();
     proxy_scratch_sweep(); /* what runs killed by SIGKILL left in /tmp */
     umask(0);
+    *op = o;
+    return 0;
+}
+
+int cli_cmd_run(int argc, char **argv)
+{
+    struct run_options o;
+    char path[4096];
+    int rc = cli_run_setup(argc, argv, &o, path, sizeof(path));
+    if (rc)
+        return rc;
     if (o.verify)
         return cli_verify(&o, path);
     struct run_summary sum;

@@ -26,6 +26,10 @@ static const struct cli_command commands[] = {
      "search --chaos seeds for a schedule that changes the outcome"},
     {"detlog", cli_cmd_detlog,
      "print a run's detlog (--detlog FILE), or where two part"},
+    {"record", cli_cmd_record,
+     "run and record (record list|rm ID|clean; record --verify)"},
+    {"replay", cli_cmd_replay,
+     "run a recording again, checked event by event"},
 };
 
 void cli_error(const char *fmt, ...)

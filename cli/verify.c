@@ -30,17 +30,6 @@
 
 #define NR_RUNS 2
 
-struct run_files {
-    char out[128], err[128], detlog[128], summary[128];
-    /* Where the run writes stdout and stderr: the same names in both runs
-     * (a guest that stats or reads the link of its fd 1 sees the same
-     * thing), moved to out and err once the run is over. */
-    char live_out[128], live_err[128];
-    char journal[128]; /* what the run did to the files (undo.c) */
-    int code;
-    struct run_summary sum;
-};
-
 /* The run going on (0: none), for the stop signal handler. */
 static volatile sig_atomic_t verify_child;
 
@@ -80,7 +69,7 @@ static int copy_fd(int from, int to)
 }
 
 /* The same stdin for both runs: a copy of ours, or /dev/null for a tty. */
-static int save_stdin(const char *dir, char *path, size_t len)
+int cli_save_stdin(const char *dir, char *path, size_t len)
 {
     if (isatty(0)) {
         snprintf(path, len, "/dev/null");
@@ -106,7 +95,7 @@ static int open_or_die(const char *path, int flags)
 }
 
 static void child_run(const struct run_options *o, const char *path,
-                      const char *stdin_path, struct run_files *f)
+                      const char *stdin_path, struct cli_captured_run *f)
 {
     /* A run never outlives the hvrun that started it. */
     prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -131,8 +120,8 @@ static void child_run(const struct run_options *o, const char *path,
     _exit(code);
 }
 
-static int run_in_child(const struct run_options *o, const char *path,
-                        const char *stdin_path, struct run_files *f)
+int cli_capture_run(const struct run_options *o, const char *path,
+                    const char *stdin_path, struct cli_captured_run *f)
 {
     fflush(NULL);
     pid_t pid = fork();
@@ -150,6 +139,8 @@ static int run_in_child(const struct run_options *o, const char *path,
             return -errno;
         }
     verify_child = 0;
+    (void)rename(f->live_out, f->out);
+    (void)rename(f->live_err, f->err);
     f->code = WIFEXITED(status) ? WEXITSTATUS(status)
                                 : 128 + WTERMSIG(status);
     int s = open(f->summary, O_RDONLY | O_CLOEXEC);
@@ -193,7 +184,7 @@ static void describe_record(char *buf, size_t len, const struct det_record *r)
 }
 
 /* Appends the first detlog difference to msg; false if the logs agree. */
-static bool compare_detlogs(const struct run_files *f, char *msg, size_t len)
+static bool compare_detlogs(const struct cli_captured_run *f, char *msg, size_t len)
 {
     struct det_record *a = NULL, *b = NULL;
     size_t na = 0, nb = 0;
@@ -227,7 +218,7 @@ static bool compare_detlogs(const struct run_files *f, char *msg, size_t len)
     return differ;
 }
 
-static int report(const struct run_options *o, struct run_files *f)
+static int report(const struct run_options *o, struct cli_captured_run *f)
 {
     char detail[512] = "";
     char streams[128] = "";
@@ -262,12 +253,12 @@ static int report(const struct run_options *o, struct run_files *f)
 }
 
 /* Puts back the files run n (0-based) changed; says so if not all. */
-static void undo_run(const struct run_files *f, int n)
+void cli_undo_captured(const struct cli_captured_run *f, int n)
 {
     int problems = cli_verify_undo(f->journal);
     if (problems)
-        cli_error("--verify: %d change%s of run %d could not be undone "
-                  "(above)", problems, problems == 1 ? "" : "s", n + 1);
+        cli_error("%d change%s of run %d could not be undone (above)",
+                  problems, problems == 1 ? "" : "s", n + 1);
 }
 
 static int interrupted(int during_run)
@@ -281,21 +272,18 @@ static int interrupted(int during_run)
     return 128 + sig;
 }
 
-static void name_files(struct run_files *f, const char *dir)
+void cli_captured_names(struct cli_captured_run *f, const char *dir, int n)
 {
-    for (int i = 0; i < NR_RUNS; i++) {
-        snprintf(f[i].out, sizeof(f[i].out), "%s/out%d", dir, i + 1);
-        snprintf(f[i].err, sizeof(f[i].err), "%s/err%d", dir, i + 1);
-        snprintf(f[i].live_out, sizeof(f[i].live_out), "%s/stdout", dir);
-        snprintf(f[i].live_err, sizeof(f[i].live_err), "%s/stderr", dir);
-        snprintf(f[i].detlog, sizeof(f[i].detlog), "%s/detlog%d", dir, i + 1);
-        snprintf(f[i].summary, sizeof(f[i].summary), "%s/sum%d", dir, i + 1);
-        snprintf(f[i].journal, sizeof(f[i].journal), "%s/journal%d", dir,
-                 i + 1);
-    }
+    snprintf(f->out, sizeof(f->out), "%s/out%d", dir, n);
+    snprintf(f->err, sizeof(f->err), "%s/err%d", dir, n);
+    snprintf(f->live_out, sizeof(f->live_out), "%s/stdout", dir);
+    snprintf(f->live_err, sizeof(f->live_err), "%s/stderr", dir);
+    snprintf(f->detlog, sizeof(f->detlog), "%s/detlog%d", dir, n);
+    snprintf(f->summary, sizeof(f->summary), "%s/sum%d", dir, n);
+    snprintf(f->journal, sizeof(f->journal), "%s/journal%d", dir, n);
 }
 
-static void pass_on(const char *file, int to)
+void cli_pass_on(const char *file, int to)
 {
     int fd = open(file, O_RDONLY | O_CLOEXEC);
     if (fd >= 0) {
@@ -307,25 +295,23 @@ static void pass_on(const char *file, int to)
 /* Runs both (each from the files as they were before the first); 0, or
  * the exit code when it must end now. */
 static int run_both(const struct run_options *o, const char *path,
-                    const char *in, struct run_files *f)
+                    const char *in, struct cli_captured_run *f)
 {
     for (int i = 0; i < NR_RUNS; i++) {
         if (i > 0)
-            undo_run(&f[i - 1], i - 1);
+            cli_undo_captured(&f[i - 1], i - 1);
         if (proxy_stop_signal)
             return interrupted(i);
         if (mkdir(f[i].journal, 0700) < 0) {
             cli_error("--verify: %s: %s", f[i].journal, strerror(errno));
             return CLI_EXIT_FAILURE;
         }
-        if (run_in_child(o, path, in, &f[i]) < 0) {
+        if (cli_capture_run(o, path, in, &f[i]) < 0) {
             cli_error("--verify: fork: %s", strerror(errno));
             return CLI_EXIT_FAILURE;
         }
-        (void)rename(f[i].live_out, f[i].out);
-        (void)rename(f[i].live_err, f[i].err);
         if (proxy_stop_signal) {
-            undo_run(&f[i], i);
+            cli_undo_captured(&f[i], i);
             return interrupted(i + 1);
         }
     }
@@ -365,7 +351,7 @@ out:
 }
 
 /* --detlog FILE: run 1's detlog there, run 2's in FILE.2. */
-static void keep_detlogs(const struct run_options *o, const struct run_files *f)
+static void keep_detlogs(const struct run_options *o, const struct cli_captured_run *f)
 {
     int fds[NR_RUNS] = {o->detlog_fd, o->detlog2_fd};
     for (int i = 0; i < NR_RUNS; i++) {
@@ -386,12 +372,13 @@ int cli_verify(const struct run_options *o, const char *path)
         cli_error("--verify: %s: %s", dir, strerror(-rc));
         return CLI_EXIT_FAILURE;
     }
-    struct run_files f[NR_RUNS];
+    struct cli_captured_run f[NR_RUNS];
     memset(f, 0, sizeof(f));
-    name_files(f, dir);
+    for (int i = 0; i < NR_RUNS; i++)
+        cli_captured_names(&f[i], dir, i + 1);
     char in[160];
     int code;
-    if (save_stdin(dir, in, sizeof(in)) < 0) {
+    if (cli_save_stdin(dir, in, sizeof(in)) < 0) {
         if (proxy_stop_signal)
             code = interrupted(1);
         else {
@@ -400,8 +387,8 @@ int cli_verify(const struct run_options *o, const char *path)
         }
     } else if (!(code = run_both(o, path, in, f))) {
         /* Pass run 1's output on, then judge. */
-        pass_on(f[0].out, 1);
-        pass_on(f[0].err, 2);
+        cli_pass_on(f[0].out, 1);
+        cli_pass_on(f[0].err, 2);
         code = report(o, f);
         keep_detlogs(o, f);
         if (o->summary || o->summary_json)

@@ -48,7 +48,10 @@ enum det_rec_kind {
     DET_REC_PREEMPT,     /* a host-timed cut: value = where (RIP) */
     DET_REC_WAIT,        /* which host wait ended: value = thread */
     DET_REC_END,         /* value = exit status; data = u64 digest, u64 n */
-    DET_REC_KIND_MAX = DET_REC_END,
+    DET_REC_OUTPUT,      /* bytes the run wrote: value = 1 stdout, 2 stderr */
+    DET_REC_DETLOG,      /* one event of the run's detlog: data = a
+                            struct det_record as det_log_save writes it */
+    DET_REC_KIND_MAX = DET_REC_DETLOG,
 };
 
 struct det_rec_event {

@@ -1,0 +1,751 @@
+/*
+ * cmd_record.c - `hvrun record` and `hvrun replay` (docs/RECORDING.md).
+ *
+ *   hvrun record [run options] [-o FILE] -- PROG [ARGS...]
+ *   hvrun record --verify [run options] -- PROG [ARGS...]
+ *   hvrun record list | rm ID | clean
+ *   hvrun replay [--backend kvm|ptrace] ID|FILE  (default: the recorded one)
+ *
+ * What this stage records: what ran (argv, the environment the guest got,
+ * the working directory, the run's options, backend, CPU, what the host
+ * did not let hvrun control), the stdin the run read, the bytes it wrote
+ * to stdout and stderr, every event of its detlog and its exit status.
+ * A replay runs the program again from the recording alone (the recorded
+ * environment and stdin, not the caller's), with its file changes undone
+ * afterwards (undo.c), and checks it event by event against the recorded
+ * detlog: the first event that differs stops the check with one line
+ * naming it (its number, thread, syscall, and what differed), and the
+ * replay exits 121. Host state a run reads (files, the host's time under
+ * --no-virtualize-time, a network) is not in the recording yet: a replay
+ * after it changed is reported as diverged, never passed as a good one.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "cli_run.h"
+#include "det.h"
+#include "proxy.h"
+#include "recording.h"
+
+#ifndef HVRUN_VERSION
+#define HVRUN_VERSION "0.0.0"
+#endif
+
+/* A replay's events differ from the recording's. */
+#define CLI_EXIT_REPLAY_DIVERGED 121
+#define REC_SUFFIX ".hvrec"
+#define CHUNK 65536
+
+/* ---- where recordings live ----------------------------------------------- */
+
+static int mkdir_p(char *path)
+{
+    for (char *s = path + 1; *s; s++) {
+        if (*s != '/')
+            continue;
+        *s = '\0';
+        int rc = mkdir(path, 0755);
+        *s = '/';
+        if (rc < 0 && errno != EEXIST)
+            return -errno;
+    }
+    if (mkdir(path, 0755) < 0 && errno != EEXIST)
+        return -errno;
+    return 0;
+}
+
+/* $XDG_DATA_HOME/hvrun/recordings, else ~/.local/share/hvrun/recordings. */
+static int recordings_dir(char *out, size_t len, bool create)
+{
+    const char *xdg = getenv("XDG_DATA_HOME"), *home = getenv("HOME");
+    if (xdg && xdg[0] == '/')
+        snprintf(out, len, "%s/hvrun/recordings", xdg);
+    else if (home && home[0] == '/')
+        snprintf(out, len, "%s/.local/share/hvrun/recordings", home);
+    else {
+        cli_error("record: neither XDG_DATA_HOME nor HOME is set (use -o "
+                  "FILE)");
+        return -1;
+    }
+    int rc = create ? mkdir_p(out) : 0;
+    if (rc < 0) {
+        cli_error("record: %s: %s", out, strerror(-rc));
+        return -1;
+    }
+    return 0;
+}
+
+/* A new id: the host's date and time and hvrun's pid. */
+static void new_id(char *id, size_t len)
+{
+    time_t now = time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    char when[32];
+    strftime(when, sizeof(when), "%Y%m%d-%H%M%S", &tm);
+    snprintf(id, len, "%s-%d", when, (int)getpid());
+}
+
+/* An id names DIR/ID.hvrec; anything with a '/' or the suffix is a path. */
+static int resolve(const char *arg, char *path, size_t len)
+{
+    size_t n = strlen(arg);
+    if (strchr(arg, '/') ||
+        (n > strlen(REC_SUFFIX) &&
+         !strcmp(arg + n - strlen(REC_SUFFIX), REC_SUFFIX))) {
+        snprintf(path, len, "%s", arg);
+        return 0;
+    }
+    char dir[4096];
+    if (recordings_dir(dir, sizeof(dir), false) < 0)
+        return -1;
+    if ((size_t)snprintf(path, len, "%s/%s%s", dir, arg, REC_SUFFIX) >= len) {
+        cli_error("%s: name too long", arg);
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- the command line ---------------------------------------------------- */
+
+struct record_args {
+    const char *out;    /* -o FILE */
+    bool verify;        /* --verify: record, replay, compare */
+    int nr_options;     /* the run options, as given */
+    char **options;
+    char **run_argv;    /* {"record", options..., "--", PROG, ARGS...} */
+    int run_argc;
+};
+
+/* Options a replay could not honour as recorded: they name files the
+ * recorded run wrote. */
+static bool refused_option(const char *a)
+{
+    static const char *const refused[] = {"--detlog", "--schedule-out",
+                                          "--summary-json"};
+    for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+        size_t n = strlen(refused[i]);
+        if (!strncmp(a, refused[i], n) && (a[n] == '\0' || a[n] == '='))
+            return true;
+    }
+    return false;
+}
+
+/* Splits record's own -o/--verify from the run's options. */
+static int parse_record_args(int argc, char **argv, struct record_args *ra)
+{
+    memset(ra, 0, sizeof(*ra));
+    ra->options = calloc((size_t)argc + 1, sizeof(char *));
+    ra->run_argv = calloc((size_t)argc + 2, sizeof(char *));
+    if (!ra->options || !ra->run_argv)
+        return -1;
+    ra->run_argv[ra->run_argc++] = "record";
+    int i = 1;
+    for (; i < argc && strcmp(argv[i], "--"); i++) {
+        if (!strcmp(argv[i], "-o") || !strcmp(argv[i], "--output")) {
+            if (i + 1 >= argc) {
+                cli_error("record: %s needs a file name", argv[i]);
+                return -1;
+            }
+            ra->out = argv[++i];
+            continue;
+        }
+        if (!strcmp(argv[i], "--verify")) {
+            ra->verify = true;
+            continue;
+        }
+        if (refused_option(argv[i])) {
+            cli_error("record: %s is not recorded (a replay would write it "
+                      "again)", argv[i]);
+            return -1;
+        }
+        ra->options[ra->nr_options++] = argv[i];
+        ra->run_argv[ra->run_argc++] = argv[i];
+    }
+    if (i >= argc || i + 1 >= argc) {
+        cli_error("record: usage: hvrun record [run options] [-o FILE] -- "
+                  "PROGRAM [ARGS...] (the -- is needed)");
+        return -1;
+    }
+    for (; i < argc; i++)
+        ra->run_argv[ra->run_argc++] = argv[i];
+    return 0;
+}
+
+/* ---- writing a recording ------------------------------------------------- */
+
+static int append_file(struct det_rec_writer *w, const char *path,
+                       uint8_t kind, int64_t value)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return errno == ENOENT ? 0 : -errno;
+    uint8_t *buf = malloc(CHUNK);
+    int rc = buf ? 0 : -ENOMEM;
+    while (rc == 0) {
+        ssize_t n = read(fd, buf, CHUNK);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            rc = n < 0 ? -errno : 0;
+            break;
+        }
+        struct det_rec_event ev = {.kind = kind, .nr = 0xffff, .value = value,
+                                   .len = (uint32_t)n, .data = buf};
+        rc = det_rec_append(w, &ev);
+    }
+    free(buf);
+    close(fd);
+    return rc;
+}
+
+static int append_detlog(struct det_rec_writer *w, const char *path)
+{
+    struct det_record *recs = NULL;
+    size_t n = 0;
+    int rc = det_log_load(path, &recs, &n);
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        struct det_rec_event ev = {.kind = DET_REC_DETLOG, .tid = recs[i].tid,
+                                   .nr = recs[i].nr, .value = recs[i].value,
+                                   .len = sizeof(recs[i]),
+                                   .data = (const uint8_t *)&recs[i]};
+        rc = det_rec_append(w, &ev);
+    }
+    free(recs);
+    return rc;
+}
+
+/* What of the host the guest saw uncontrolled (summary.c's words). */
+static void host_gaps(const struct run_summary *s, const char **gaps)
+{
+    int n = 0;
+    if (strcmp(s->cpuid, "model") != 0)
+        gaps[n++] = "cpuid";
+    if (!s->rdtsc_trappable && !s->rdtsc_rewritten)
+        gaps[n++] = "rdtsc";
+    gaps[n] = NULL;
+}
+
+static int write_recording(const char *path, const struct record_args *ra,
+                           const struct run_options *o, const char *cwd,
+                           const char *stdin_path,
+                           const struct cli_captured_run *run)
+{
+    char **env = cli_build_env(o);
+    if (!env)
+        return -ENOMEM;
+    const char *gaps[4];
+    host_gaps(&run->sum, gaps);
+    struct det_rec_header h = {
+        .hvrun_version = HVRUN_VERSION,
+        .backend = o->backend,
+        .cpu = run->sum.cpuid,
+        .cwd = cwd,
+        .argv = (const char *const *)o->argv,
+        .env = (const char *const *)env,
+        .options = (const char *const *)ra->options,
+        .host_gaps = gaps,
+    };
+    struct det_rec_writer *w;
+    int rc = det_rec_create(&w, path, &h);
+    free(env);
+    if (rc < 0)
+        return rc;
+    if ((rc = append_file(w, stdin_path, DET_REC_INPUT, 0)) == 0 &&
+        (rc = append_file(w, run->out, DET_REC_OUTPUT, 1)) == 0 &&
+        (rc = append_file(w, run->err, DET_REC_OUTPUT, 2)) == 0 &&
+        (rc = append_detlog(w, run->detlog)) == 0)
+        return det_rec_finish(w, run->code, run->sum.digest);
+    det_rec_abandon(w);
+    return rc;
+}
+
+/* ---- replaying ----------------------------------------------------------- */
+
+/* The recorded input or output of one kind (value) into a file. */
+static int extract(const struct det_recording *r, uint8_t kind, int64_t value,
+                   const char *path)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return -errno;
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < r->nr_events; i++) {
+        const struct det_rec_event *e = &r->events[i];
+        if (e->kind != kind || e->value != value)
+            continue;
+        for (uint32_t off = 0; off < e->len;) {
+            ssize_t n = write(fd, e->data + off, e->len - off);
+            if (n < 0 && errno == EINTR)
+                continue;
+            if (n < 0) {
+                rc = -errno;
+                break;
+            }
+            off += (uint32_t)n;
+        }
+    }
+    close(fd);
+    return rc;
+}
+
+static void describe(char *buf, size_t len, const struct det_record *e)
+{
+    if (e->source == DET_SRC_SYSCALL)
+        snprintf(buf, len, "result %lld", (long long)e->value);
+    else
+        snprintf(buf, len, "%s value %lld (hash %016llx)",
+                 det_source_name((enum det_source)e->source),
+                 (long long)e->value, (unsigned long long)e->hash);
+}
+
+/* The replay's detlog against the recorded one: true if they agree, else
+ * msg names the first event that differs. */
+static bool same_events(const struct det_recording *r, const char *detlog,
+                        size_t *count, char *msg, size_t len)
+{
+    struct det_record *got = NULL;
+    size_t ng = 0, k = 0;
+    if (det_log_load(detlog, &got, &ng) < 0) {
+        snprintf(msg, len, "the replay left no detlog");
+        return false;
+    }
+    bool same = true;
+    for (size_t i = 0; same && i < r->nr_events; i++) {
+        const struct det_rec_event *e = &r->events[i];
+        if (e->kind != DET_REC_DETLOG)
+            continue;
+        struct det_record want;
+        memcpy(&want, e->data, sizeof(want));
+        if (k >= ng) {
+            snprintf(msg, len, "the replay ended after %zu events; the "
+                               "recording has more", ng);
+            same = false;
+        } else if (memcmp(&want, &got[k], sizeof(want)) != 0) {
+            char a[128], b[128];
+            describe(a, sizeof(a), &want);
+            describe(b, sizeof(b), &got[k]);
+            snprintf(msg, len,
+                     "event #%zu, thread %u, syscall %s%s: recorded %s, "
+                     "replayed %s%s",
+                     k, want.tid,
+                     want.nr == 0xffff ? "-" : proxy_syscall_name(want.nr),
+                     want.tid != got[k].tid ? " (thread differs)" : "", a, b,
+                     want.source == DET_SRC_EXTERNAL
+                         ? " (a host-timed preemption fell elsewhere)"
+                         : "");
+            same = false;
+        } else {
+            k++;
+        }
+    }
+    if (same && k < ng) {
+        snprintf(msg, len, "the replay went on past the recording's %zu "
+                           "events",
+                 k);
+        same = false;
+    }
+    *count = k;
+    free(got);
+    return same;
+}
+
+/* Byte offset of the first difference of two files, -1 if the same. */
+static long long files_differ(const char *a, const char *b)
+{
+    FILE *fa = fopen(a, "rbe"), *fb = fopen(b, "rbe");
+    long long at = -1, off = 0;
+    while (fa && fb) {
+        int ca = fgetc(fa), cb = fgetc(fb);
+        if (ca != cb) {
+            at = off;
+            break;
+        }
+        if (ca == EOF)
+            break;
+        off++;
+    }
+    if (!fa || !fb)
+        at = 0;
+    if (fa)
+        fclose(fa);
+    if (fb)
+        fclose(fb);
+    return at;
+}
+
+/* The run options a recording was made with, parsed as `run` parses them
+ * (hvrun set up as for it), from the recorded working directory. */
+static const char *replay_backend; /* replay --backend B, or NULL */
+
+static int setup_from(const struct det_recording *r, struct run_options *o,
+                      char *path, size_t path_len, char ***argv_out)
+{
+    int n_opt = 0, n_arg = 0;
+    while (det_rec_list(r, "options", n_opt))
+        n_opt++;
+    while (det_rec_list(r, "argv", n_arg))
+        n_arg++;
+    int n_env = 0;
+    while (det_rec_list(r, "env", n_env))
+        n_env++;
+    char **argv = calloc((size_t)(n_opt + n_arg + 5), sizeof(char *));
+    char **env = calloc((size_t)n_env + 1, sizeof(char *));
+    if (!argv || !env || n_arg == 0) {
+        free(argv);
+        free(env);
+        cli_error("replay: %s", n_arg ? "out of memory" : "no program");
+        return CLI_EXIT_FAILURE;
+    }
+    int k = 0;
+    argv[k++] = "replay";
+    for (int i = 0; i < n_opt; i++)
+        argv[k++] = (char *)det_rec_list(r, "options", i);
+    if (replay_backend) { /* the last --backend is the one that counts */
+        argv[k++] = "--backend";
+        argv[k++] = (char *)replay_backend;
+    }
+    argv[k++] = "--";
+    for (int i = 0; i < n_arg; i++)
+        argv[k++] = (char *)det_rec_list(r, "argv", i);
+    for (int i = 0; i < n_env; i++)
+        env[i] = (char *)det_rec_list(r, "env", i);
+    const char *cwd = det_rec_string(r, "cwd");
+    if (!cwd || chdir(cwd) < 0) {
+        cli_error("replay: the recorded working directory %s: %s",
+                  cwd ? cwd : "(none)", cwd ? strerror(errno) : "missing");
+        free(argv);
+        free(env);
+        return CLI_EXIT_FAILURE;
+    }
+    int rc = cli_run_setup(k, argv, o, path, path_len);
+    if (rc) {
+        free(argv);
+        free(env);
+        return rc;
+    }
+    o->env_exact = env;
+    *argv_out = argv;
+    return 0;
+}
+
+/*
+ * Replays a loaded recording in dir; its file changes are undone after
+ * unless keep (record --verify: the replay's stand for the recorded
+ * run's, as --verify's second run's do). Passes the replay's stdout and
+ * stderr on when pass_on, and returns the program's exit status, or
+ * CLI_EXIT_REPLAY_DIVERGED with one line.
+ */
+static int replay_loaded(const struct det_recording *r, const char *dir,
+                         bool pass_on, bool keep)
+{
+    struct run_options o;
+    char path[4096], **argv = NULL;
+    int code = setup_from(r, &o, path, sizeof(path), &argv);
+    if (code)
+        return code;
+    char in[160], rec_out[160], rec_err[160];
+    snprintf(in, sizeof(in), "%s/replay-stdin", dir);
+    snprintf(rec_out, sizeof(rec_out), "%s/recorded-stdout", dir);
+    snprintf(rec_err, sizeof(rec_err), "%s/recorded-stderr", dir);
+    struct cli_captured_run run;
+    memset(&run, 0, sizeof(run));
+    cli_captured_names(&run, dir, 9);
+    int rc;
+    if ((rc = extract(r, DET_REC_INPUT, 0, in)) < 0 ||
+        (rc = extract(r, DET_REC_OUTPUT, 1, rec_out)) < 0 ||
+        (rc = extract(r, DET_REC_OUTPUT, 2, rec_err)) < 0) {
+        cli_error("replay: %s: %s", dir, strerror(-rc));
+        code = CLI_EXIT_FAILURE;
+        goto out;
+    }
+    if (mkdir(run.journal, 0700) < 0 ||
+        cli_capture_run(&o, path, in, &run) < 0) {
+        cli_error("replay: %s", strerror(errno));
+        code = CLI_EXIT_FAILURE;
+        goto out;
+    }
+    if (!keep)
+        cli_undo_captured(&run, 0);
+    if (pass_on) {
+        cli_pass_on(run.out, 1);
+        cli_pass_on(run.err, 2);
+    }
+    char msg[512] = "";
+    size_t events = 0;
+    bool same = same_events(r, run.detlog, &events, msg, sizeof(msg));
+    long long out_at = files_differ(rec_out, run.out);
+    long long err_at = files_differ(rec_err, run.err);
+    if (same && out_at >= 0)
+        snprintf(msg, sizeof(msg), "stdout differs at byte %lld", out_at);
+    else if (same && err_at >= 0)
+        snprintf(msg, sizeof(msg), "stderr differs at byte %lld", err_at);
+    else if (same && run.code != r->exit_status)
+        snprintf(msg, sizeof(msg), "exit status %d, recorded %d", run.code,
+                 r->exit_status);
+    if (msg[0]) {
+        fprintf(stderr, "hvrun: replay: diverged from the recording: %s\n",
+                msg);
+        code = CLI_EXIT_REPLAY_DIVERGED;
+    } else {
+        fprintf(stderr,
+                "hvrun: replay: identical to the recording (%zu events, "
+                "stdout, stderr, exit status %d)\n",
+                events, run.code);
+        code = run.code;
+    }
+out:
+    free(argv);
+    free((void *)o.env_exact);
+    return code;
+}
+
+static int load_or_say(const char *path, struct det_recording *r)
+{
+    char why[256];
+    if (det_rec_load(path, r, why, sizeof(why)) < 0) {
+        cli_error("replay: %s: %s", path, why);
+        return CLI_EXIT_FAILURE;
+    }
+    return 0;
+}
+
+/* ---- the subcommands ----------------------------------------------------- */
+
+static int record_run(int argc, char **argv)
+{
+    struct record_args ra;
+    if (parse_record_args(argc, argv, &ra) < 0)
+        return CLI_EXIT_FAILURE;
+    char cwd[4096];
+    if (!getcwd(cwd, sizeof(cwd))) {
+        cli_error("record: the working directory: %s", strerror(errno));
+        return CLI_EXIT_FAILURE;
+    }
+    char file[4096], id[64] = "";
+    if (ra.out) {
+        snprintf(file, sizeof(file), "%s", ra.out);
+        if (ra.out[0] != '/' && !getcwd(file, sizeof(file)))
+            return CLI_EXIT_FAILURE;
+        if (ra.out[0] != '/')
+            snprintf(file + strlen(file), sizeof(file) - strlen(file), "/%s",
+                     ra.out);
+    } else {
+        char dir[3900];
+        if (recordings_dir(dir, sizeof(dir), true) < 0)
+            return CLI_EXIT_FAILURE;
+        new_id(id, sizeof(id));
+        snprintf(file, sizeof(file), "%s/%s%s", dir, id, REC_SUFFIX);
+    }
+    struct run_options o;
+    char path[4096];
+    int code = cli_run_setup(ra.run_argc, ra.run_argv, &o, path, sizeof(path));
+    if (code)
+        return code;
+    char dir[] = "/tmp/hvrun-record.XXXXXX";
+    int lock;
+    int rc = proxy_scratch_make(dir, &lock);
+    if (rc < 0) {
+        cli_error("record: %s: %s", dir, strerror(-rc));
+        return CLI_EXIT_FAILURE;
+    }
+    struct cli_captured_run run;
+    memset(&run, 0, sizeof(run));
+    cli_captured_names(&run, dir, 1);
+    char in[160];
+    if (cli_save_stdin(dir, in, sizeof(in)) < 0 ||
+        mkdir(run.journal, 0700) < 0 ||
+        cli_capture_run(&o, path, in, &run) < 0) {
+        cli_error("record: %s", strerror(errno));
+        code = CLI_EXIT_FAILURE;
+        goto out;
+    }
+    cli_pass_on(run.out, 1);
+    cli_pass_on(run.err, 2);
+    code = run.code;
+    if (proxy_stop_signal)
+        goto out; /* interrupted: no recording */
+    if (access(run.detlog, F_OK) < 0) {
+        cli_error("record: the run did not start; nothing recorded");
+        goto out;
+    }
+    rc = write_recording(file, &ra, &o, cwd, in, &run);
+    if (rc < 0) {
+        cli_error("record: %s: %s", file, strerror(-rc));
+        code = CLI_EXIT_FAILURE;
+        goto out;
+    }
+    fprintf(stderr, "hvrun: record: %s%s%s\n", id[0] ? id : "",
+            id[0] ? " " : "", file);
+    if (ra.verify) {
+        /* The replay starts from the files as the recorded run found
+         * them; its changes stay, as --verify's second run's do. */
+        struct det_recording r;
+        cli_undo_captured(&run, 0);
+        if ((code = load_or_say(file, &r)) == 0) {
+            int got = replay_loaded(&r, dir, false, true);
+            det_rec_free(&r);
+            code = got == CLI_EXIT_REPLAY_DIVERGED ? got : run.code;
+        }
+    }
+out:
+    proxy_scratch_remove(dir, lock);
+    free(ra.options);
+    free(ra.run_argv);
+    return code;
+}
+
+static int record_list(void)
+{
+    char dir[4096];
+    if (recordings_dir(dir, sizeof(dir), false) < 0)
+        return CLI_EXIT_FAILURE;
+    DIR *d = opendir(dir);
+    if (!d)
+        return errno == ENOENT ? 0 : (cli_error("record list: %s: %s", dir,
+                                                strerror(errno)),
+                                      CLI_EXIT_FAILURE);
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        size_t n = strlen(e->d_name), s = strlen(REC_SUFFIX);
+        if (n <= s || strcmp(e->d_name + n - s, REC_SUFFIX))
+            continue;
+        char path[8192];
+        snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+        struct det_recording r;
+        char why[256];
+        printf("%.*s", (int)(n - s), e->d_name);
+        if (det_rec_load(path, &r, why, sizeof(why)) < 0) {
+            printf("  (unreadable: %s)\n", why);
+            continue;
+        }
+        printf("  exit %d  %s ", r.exit_status, det_rec_string(&r, "backend"));
+        for (int i = 0; det_rec_list(&r, "argv", i); i++)
+            printf(" %s", det_rec_list(&r, "argv", i));
+        printf("\n");
+        det_rec_free(&r);
+    }
+    closedir(d);
+    return 0;
+}
+
+static int record_rm(const char *id)
+{
+    char path[4096];
+    if (strchr(id, '/')) {
+        cli_error("record rm: %s: an id from 'hvrun record list'", id);
+        return CLI_EXIT_FAILURE;
+    }
+    if (resolve(id, path, sizeof(path)) < 0)
+        return CLI_EXIT_FAILURE;
+    if (unlink(path) < 0) {
+        cli_error("record rm: %s: %s", id,
+                  errno == ENOENT ? "no such recording" : strerror(errno));
+        return CLI_EXIT_FAILURE;
+    }
+    return 0;
+}
+
+/* Every recording, and what an interrupted recorder left (.tmp). */
+static int record_clean(void)
+{
+    char dir[4096];
+    if (recordings_dir(dir, sizeof(dir), false) < 0)
+        return CLI_EXIT_FAILURE;
+    DIR *d = opendir(dir);
+    if (!d)
+        return errno == ENOENT ? 0 : CLI_EXIT_FAILURE;
+    int removed = 0, code = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        const char *suffixes[] = {REC_SUFFIX, REC_SUFFIX ".tmp"};
+        size_t n = strlen(e->d_name);
+        for (int k = 0; k < 2; k++) {
+            size_t s = strlen(suffixes[k]);
+            if (n <= s || strcmp(e->d_name + n - s, suffixes[k]))
+                continue;
+            if (unlinkat(dirfd(d), e->d_name, 0) == 0)
+                removed++;
+            else
+                code = CLI_EXIT_FAILURE;
+            break;
+        }
+    }
+    closedir(d);
+    printf("removed %d recording file%s\n", removed, removed == 1 ? "" : "s");
+    return code;
+}
+
+static void record_usage(FILE *f)
+{
+    fprintf(f,
+            "usage: hvrun record [run options] [-o FILE] -- PROGRAM [ARGS...]\n"
+            "       hvrun record --verify [run options] -- PROGRAM [ARGS...]\n"
+            "       hvrun record list | rm ID | clean\n"
+            "       hvrun replay [--backend kvm|ptrace] ID|FILE\n"
+            "Recordings live in $XDG_DATA_HOME/hvrun/recordings (else\n"
+            "~/.local/share/hvrun/recordings). A replay that differs from "
+            "its recording\nexits 121 naming the first event that differs.\n");
+}
+
+int cli_cmd_record(int argc, char **argv)
+{
+    if (argc >= 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+        record_usage(stdout);
+        return 0;
+    }
+    if (argc == 2 && !strcmp(argv[1], "list"))
+        return record_list();
+    if (argc == 3 && !strcmp(argv[1], "rm"))
+        return record_rm(argv[2]);
+    if (argc == 2 && !strcmp(argv[1], "clean"))
+        return record_clean();
+    if (argc < 2 || !strcmp(argv[1], "list") || !strcmp(argv[1], "rm") ||
+        !strcmp(argv[1], "clean")) {
+        record_usage(stderr);
+        return 2;
+    }
+    return record_run(argc, argv);
+}
+
+int cli_cmd_replay(int argc, char **argv)
+{
+    if (argc == 4 && !strcmp(argv[1], "--backend")) {
+        replay_backend = argv[2];
+        argv[2] = argv[0];
+        argv += 2;
+        argc -= 2;
+    }
+    if (argc != 2 || argv[1][0] == '-') {
+        bool help = argc == 2 && (!strcmp(argv[1], "-h") ||
+                                  !strcmp(argv[1], "--help"));
+        record_usage(help ? stdout : stderr);
+        return help ? 0 : 2;
+    }
+    char file[4096];
+    if (resolve(argv[1], file, sizeof(file)) < 0)
+        return CLI_EXIT_FAILURE;
+    struct det_recording r;
+    int code = load_or_say(file, &r);
+    if (code)
+        return code;
+    char dir[] = "/tmp/hvrun-replay.XXXXXX";
+    int lock;
+    int rc = proxy_scratch_make(dir, &lock);
+    if (rc < 0) {
+        cli_error("replay: %s: %s", dir, strerror(-rc));
+        det_rec_free(&r);
+        return CLI_EXIT_FAILURE;
+    }
+    code = replay_loaded(&r, dir, true, false);
+    proxy_scratch_remove(dir, lock);
+    det_rec_free(&r);
+    return code;
+}
