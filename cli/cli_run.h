@@ -102,6 +102,8 @@ void cli_captured_names(struct cli_captured_run *f, const char *dir, int n);
  * child could not be started. f->code is hvrun's exit code for it. */
 int cli_capture_run(const struct run_options *o, const char *path,
                     const char *stdin_path, struct cli_captured_run *f);
+/* SIGINT, SIGTERM and SIGHUP passed on to the captured run going on. */
+void cli_capture_handlers(void);
 /* Puts back what run n (0-based, for messages) did to the files. */
 void cli_undo_captured(const struct cli_captured_run *f, int n);
 /* A copy of hvrun's stdin in dir (path set), or /dev/null for a tty. */

@@ -549,6 +549,7 @@ static int record_run(int argc, char **argv)
     int code = cli_run_setup(ra.run_argc, ra.run_argv, &o, path, sizeof(path));
     if (code)
         return code;
+    cli_capture_handlers();
     char dir[] = "/tmp/hvrun-record.XXXXXX";
     int lock;
     int rc = proxy_scratch_make(dir, &lock);
@@ -563,6 +564,8 @@ static int record_run(int argc, char **argv)
     if (cli_save_stdin(dir, in, sizeof(in)) < 0 ||
         mkdir(run.journal, 0700) < 0 ||
         cli_capture_run(&o, path, in, &run) < 0) {
+        if (proxy_stop_signal)
+            goto interrupted;
         cli_error("record: %s", strerror(errno));
         code = CLI_EXIT_FAILURE;
         goto out;
@@ -571,7 +574,7 @@ static int record_run(int argc, char **argv)
     cli_pass_on(run.err, 2);
     code = run.code;
     if (proxy_stop_signal)
-        goto out; /* interrupted: no recording */
+        goto interrupted;
     if (access(run.detlog, F_OK) < 0) {
         cli_error("record: the run did not start; nothing recorded");
         goto out;
@@ -600,6 +603,11 @@ out:
     free(ra.options);
     free(ra.run_argv);
     return code;
+interrupted:
+    cli_error("record: interrupted by signal %d; nothing recorded",
+              (int)proxy_stop_signal);
+    code = 128 + proxy_stop_signal;
+    goto out;
 }
 
 static int record_list(void)
@@ -739,6 +747,7 @@ int cli_cmd_replay(int argc, char **argv)
     char dir[] = "/tmp/hvrun-replay.XXXXXX";
     int lock;
     int rc = proxy_scratch_make(dir, &lock);
+    cli_capture_handlers();
     if (rc < 0) {
         cli_error("replay: %s: %s", dir, strerror(-rc));
         det_rec_free(&r);

@@ -43,7 +43,7 @@ static void on_verify_signal(int sig)
         kill(child, sig);
 }
 
-static void install_verify_handlers(void)
+void cli_capture_handlers(void)
 {
     cli_on_stop_signals(on_verify_signal);
 }
@@ -364,7 +364,7 @@ static void keep_detlogs(const struct run_options *o, const struct cli_captured_
 
 int cli_verify(const struct run_options *o, const char *path)
 {
-    install_verify_handlers();
+    cli_capture_handlers();
     char dir[] = "/tmp/hvrun-verify.XXXXXX";
     int lock;
     int rc = proxy_scratch_make(dir, &lock);
