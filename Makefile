@@ -179,6 +179,7 @@ demo: deps all
 bench: deps all
 	bench/run.sh $(BUILD)/hvrun
 	bench/backends.sh $(BUILD)/hvrun
+	bench/record.sh $(BUILD)/hvrun
 
 # Installs what is missing, from Debian packages; a no-op when present.
 deps:

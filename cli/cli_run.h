@@ -41,6 +41,9 @@ struct run_options {
     int detlog_fd, detlog2_fd; /* FILE (FILE.2) opened before the run, or -1 */
     char **argv;              /* the program and its arguments */
     char *const *env_exact;   /* a replay's recorded environment, or NULL */
+    /* hvrun record: the host's values (det_tap) go to this file; hvrun
+     * replay: they come from it. NULL: neither. */
+    const char *tap_record, *tap_replay;
 };
 
 struct run_summary {
@@ -68,6 +71,11 @@ struct run_summary {
  * with (an error was printed). */
 int cli_run_setup(int argc, char **argv, struct run_options *o, char *path,
                   size_t path_len);
+/* detcore's tap writing values to record_to, or (record_to NULL) handing
+ * out those of replay_from; NULL with why filled on failure. */
+struct det_tap *cli_tap_open(const char *record_to, const char *replay_from,
+                             char *why, size_t why_len);
+void cli_tap_close(struct det_tap *tap);
 /* The guest's environment for o (free the array, not the strings). */
 char **cli_build_env(const struct run_options *o);
 

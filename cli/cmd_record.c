@@ -206,6 +206,66 @@ static int append_file(struct det_rec_writer *w, const char *path,
     return rc;
 }
 
+/* The tap's file (tap.c: a source byte, a u32 length, the bytes). */
+static int append_values(struct det_rec_writer *w, const char *path)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return errno == ENOENT ? 0 : -errno;
+    uint8_t head[5], *buf = NULL;
+    int rc = 0;
+    for (;;) {
+        ssize_t n = read(fd, head, sizeof(head));
+        if (n == 0)
+            break;
+        if (n != (ssize_t)sizeof(head)) {
+            rc = -EIO;
+            break;
+        }
+        uint32_t len = (uint32_t)head[1] | (uint32_t)head[2] << 8 |
+                       (uint32_t)head[3] << 16 | (uint32_t)head[4] << 24;
+        uint8_t *g = realloc(buf, len ? len : 1);
+        if (!g) {
+            rc = -ENOMEM;
+            break;
+        }
+        buf = g;
+        if (read(fd, buf, len) != (ssize_t)len) {
+            rc = -EIO;
+            break;
+        }
+        struct det_rec_event ev = {.kind = DET_REC_VALUE, .nr = 0xffff,
+                                   .value = head[0], .len = len, .data = buf};
+        if ((rc = det_rec_append(w, &ev)) < 0)
+            break;
+    }
+    free(buf);
+    close(fd);
+    return rc;
+}
+
+/* The recorded host values back into the tap's file format. */
+static int extract_values(const struct det_recording *r, const char *path)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return -errno;
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < r->nr_events; i++) {
+        const struct det_rec_event *e = &r->events[i];
+        if (e->kind != DET_REC_VALUE)
+            continue;
+        uint8_t head[5] = {(uint8_t)e->value, (uint8_t)e->len,
+                           (uint8_t)(e->len >> 8), (uint8_t)(e->len >> 16),
+                           (uint8_t)(e->len >> 24)};
+        if (write(fd, head, 5) != 5 ||
+            write(fd, e->data, e->len) != (ssize_t)e->len)
+            rc = -EIO;
+    }
+    close(fd);
+    return rc;
+}
+
 static int append_detlog(struct det_rec_writer *w, const char *path)
 {
     struct det_record *recs = NULL;
@@ -236,7 +296,8 @@ static void host_gaps(const struct run_summary *s, const char **gaps)
 static int write_recording(const char *path, const struct record_args *ra,
                            const struct run_options *o, const char *cwd,
                            const char *stdin_path,
-                           const struct cli_captured_run *run)
+                           const struct cli_captured_run *run,
+                           const char *values)
 {
     char **env = cli_build_env(o);
     if (!env)
@@ -261,6 +322,7 @@ static int write_recording(const char *path, const struct record_args *ra,
     if ((rc = append_file(w, stdin_path, DET_REC_INPUT, 0)) == 0 &&
         (rc = append_file(w, run->out, DET_REC_OUTPUT, 1)) == 0 &&
         (rc = append_file(w, run->err, DET_REC_OUTPUT, 2)) == 0 &&
+        (rc = append_values(w, values)) == 0 &&
         (rc = append_detlog(w, run->detlog)) == 0)
         return det_rec_finish(w, run->code, run->sum.digest);
     det_rec_abandon(w);
@@ -451,8 +513,11 @@ static int replay_loaded(const struct det_recording *r, const char *dir,
     int code = setup_from(r, &o, path, sizeof(path), &argv);
     if (code)
         return code;
-    char in[160], rec_out[160], rec_err[160];
+    char in[160], rec_out[160], rec_err[160], values[160];
     snprintf(in, sizeof(in), "%s/replay-stdin", dir);
+    snprintf(values, sizeof(values), "%s/replay-host-values", dir);
+    o.tap_record = NULL;
+    o.tap_replay = values;
     snprintf(rec_out, sizeof(rec_out), "%s/recorded-stdout", dir);
     snprintf(rec_err, sizeof(rec_err), "%s/recorded-stderr", dir);
     struct cli_captured_run run;
@@ -461,7 +526,8 @@ static int replay_loaded(const struct det_recording *r, const char *dir,
     int rc;
     if ((rc = extract(r, DET_REC_INPUT, 0, in)) < 0 ||
         (rc = extract(r, DET_REC_OUTPUT, 1, rec_out)) < 0 ||
-        (rc = extract(r, DET_REC_OUTPUT, 2, rec_err)) < 0) {
+        (rc = extract(r, DET_REC_OUTPUT, 2, rec_err)) < 0 ||
+        (rc = extract_values(r, values)) < 0) {
         cli_error("replay: %s: %s", dir, strerror(-rc));
         code = CLI_EXIT_FAILURE;
         goto out;
@@ -560,7 +626,9 @@ static int record_run(int argc, char **argv)
     struct cli_captured_run run;
     memset(&run, 0, sizeof(run));
     cli_captured_names(&run, dir, 1);
-    char in[160];
+    char in[160], values[160];
+    snprintf(values, sizeof(values), "%s/host-values", dir);
+    o.tap_record = values;
     if (cli_save_stdin(dir, in, sizeof(in)) < 0 ||
         mkdir(run.journal, 0700) < 0 ||
         cli_capture_run(&o, path, in, &run) < 0) {
@@ -579,7 +647,7 @@ static int record_run(int argc, char **argv)
         cli_error("record: the run did not start; nothing recorded");
         goto out;
     }
-    rc = write_recording(file, &ra, &o, cwd, in, &run);
+    rc = write_recording(file, &ra, &o, cwd, in, &run, values);
     if (rc < 0) {
         cli_error("record: %s: %s", file, strerror(-rc));
         code = CLI_EXIT_FAILURE;

@@ -456,6 +456,7 @@ int cli_run_once(const struct run_options *o, const char *path,
     struct det_state det;
     struct proxy_totals totals = {0};
     bool det_ready = false;
+    struct det_tap *tap = NULL;
     char **env = NULL;
     int code = CLI_EXIT_FAILURE;
     enum vmm_backend_kind kind = VMM_BACKEND_KVM;
@@ -476,6 +477,13 @@ int cli_run_once(const struct run_options *o, const char *path,
     }
     det_ready = true;
     det.schedule = o->schedule;
+    if ((o->tap_record || o->tap_replay) &&
+        !(tap = cli_tap_open(o->tap_record, o->tap_replay, why,
+                             sizeof(why)))) {
+        cli_error("host values: %s", why);
+        goto out;
+    }
+    det.tap = tap;
     struct vmm_host_info hi;
     vmm_host_get_info(host, &hi);
     struct proxy_config pc = {.preempt_ns = o->preempt_ms * 1000000ULL,
@@ -567,6 +575,7 @@ out:
     proxy_process_destroy(p);
     if (det_ready)
         det_destroy(&det);
+    cli_tap_close(tap);
     vmm_vm_destroy(vm);
     vmm_host_close(host);
     return code;

@@ -40,6 +40,19 @@ uint16_t det_port(struct det_state *d)
     return port;
 }
 
+bool det_tap_get(struct det_state *d, enum det_source src, void *buf,
+                 size_t len)
+{
+    return d->tap && d->tap->get && d->tap->get(d->tap->ctx, src, buf, len);
+}
+
+void det_tap_put(struct det_state *d, enum det_source src, const void *buf,
+                 size_t len)
+{
+    if (d->tap && d->tap->put)
+        d->tap->put(d->tap->ctx, src, buf, len);
+}
+
 int det_init(struct det_state *d, const struct det_config *cfg)
 {
     memset(d, 0, sizeof(*d));

@@ -96,8 +96,25 @@ enum det_stream { DET_STREAM_GUEST, DET_STREAM_SCHED, DET_STREAM_MISC,
 
 struct det_meta; /* file identity and timestamps (meta.c) */
 
+/*
+ * Where the values a run takes from the host go (hvrun record) or come
+ * from (hvrun replay): today the host's time and randomness when they are
+ * not virtualised (--no-virtualize-time, --no-virtualize-random). NULL:
+ * neither.
+ */
+struct det_tap {
+    /* Recording: each value as the host gave it. */
+    void (*put)(void *ctx, enum det_source src, const void *buf, size_t len);
+    /* Replaying: fills buf with the next recorded value; false when that
+     * is not a value of this source and length (the run went another
+     * way): the host's value is taken, and the detlog shows where. */
+    bool (*get)(void *ctx, enum det_source src, void *buf, size_t len);
+    void *ctx;
+};
+
 struct det_state {
     struct det_config cfg;
+    const struct det_tap *tap; /* record / replay of host values, or NULL */
     int64_t now_ns;           /* logical ns since the run started */
     int64_t host_start_ns;    /* host CLOCK_MONOTONIC at det_init */
     uint64_t events;          /* guest events (syscalls) */
@@ -116,6 +133,13 @@ struct det_state {
 };
 
 int det_init(struct det_state *d, const struct det_config *cfg);
+
+/* A value from the host: the recorded one when replaying (true), else
+ * the caller takes it from the host and passes it to det_tap_put. */
+bool det_tap_get(struct det_state *d, enum det_source src, void *buf,
+                 size_t len);
+void det_tap_put(struct det_state *d, enum det_source src, const void *buf,
+                 size_t len);
 void det_destroy(struct det_state *d);
 
 /* The next ephemeral port for a guest socket bound to port 0: Linux's

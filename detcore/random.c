@@ -104,8 +104,9 @@ void det_random_fill(struct det_state *d, void *buf, size_t len)
     if (d->cfg.virtualize_random) {
         d->reads[DET_SRC_RANDOM]++;
         rng_fill(&d->rng[DET_STREAM_GUEST], buf, len);
-    } else {
+    } else if (!det_tap_get(d, DET_SRC_RANDOM, buf, len)) {
         host_entropy(buf, len);
+        det_tap_put(d, DET_SRC_RANDOM, buf, len);
     }
     det_log_value(d, DET_SRC_RANDOM, buf, len);
 }

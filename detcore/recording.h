@@ -51,7 +51,9 @@ enum det_rec_kind {
     DET_REC_OUTPUT,      /* bytes the run wrote: value = 1 stdout, 2 stderr */
     DET_REC_DETLOG,      /* one event of the run's detlog: data = a
                             struct det_record as det_log_save writes it */
-    DET_REC_KIND_MAX = DET_REC_DETLOG,
+    DET_REC_VALUE,       /* a value the host gave detcore (det_tap): value =
+                            its enum det_source, data = the bytes */
+    DET_REC_KIND_MAX = DET_REC_VALUE,
 };
 
 struct det_rec_event {

@@ -1285,7 +1285,10 @@ static bool is_random_device(int host_fd)
 
 bool proxy_vfs_fd_det_random(struct proxy_process *p, int guest_fd)
 {
-    if (!p->det->cfg.virtualize_random)
+    /* Not virtualised, the device is read from the host; but recorded or
+     * replayed, its bytes go through detcore's tap (the same kernel
+     * CSPRNG, by getrandom). */
+    if (!p->det->cfg.virtualize_random && !p->det->tap)
         return false;
     struct proxy_fd *slot = proxy_fd_get(&p->fds, guest_fd);
     if (!slot)
