@@ -9,15 +9,16 @@
  * What this stage records: what ran (argv, the environment the guest got,
  * the working directory, the run's options, backend, CPU, what the host
  * did not let hvrun control), the stdin the run read, the bytes it wrote
- * to stdout and stderr, every event of its detlog and its exit status.
- * A replay runs the program again from the recording alone (the recorded
- * environment and stdin, not the caller's), with its file changes undone
- * afterwards (undo.c), and checks it event by event against the recorded
- * detlog: the first event that differs stops the check with one line
- * naming it (its number, thread, syscall, and what differed), and the
- * replay exits 121. Host state a run reads (files, the host's time under
- * --no-virtualize-time, a network) is not in the recording yet: a replay
- * after it changed is reported as diverged, never passed as a good one.
+ * to stdout and stderr, the host's time and randomness where they were not
+ * virtualised (detcore's tap, tap.c), every event of its detlog and its
+ * exit status. A replay runs the program again from the recording (the
+ * recorded environment, stdin and host values, not the caller's), with
+ * its file changes undone afterwards (undo.c), and checks it event by
+ * event against the recorded detlog: the first event that differs stops
+ * the check with one line naming it (its number, thread, syscall, and
+ * what differed), and the replay exits 121. The files a run reads and
+ * data from a network are not in the recording yet: a replay after they
+ * changed is reported as diverged, never passed as a good one.
  */
 #include <dirent.h>
 #include <errno.h>
