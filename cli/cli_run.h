@@ -16,6 +16,9 @@
 /* --verify found the two runs different. */
 #define CLI_EXIT_NONDETERMINISTIC 120
 
+struct proxy_file_tap;
+struct det_tap;
+
 struct run_options {
     const char *backend;
     bool verify;
@@ -41,8 +44,8 @@ struct run_options {
     int detlog_fd, detlog2_fd; /* FILE (FILE.2) opened before the run, or -1 */
     char **argv;              /* the program and its arguments */
     char *const *env_exact;   /* a replay's recorded environment, or NULL */
-    /* hvrun record: the host's values (det_tap) go to this file; hvrun
-     * replay: they come from it. NULL: neither. */
+    /* hvrun record: what it keeps of the host goes to files with this
+     * prefix (tap.c); hvrun replay: it comes from them. NULL: neither. */
     const char *tap_record, *tap_replay;
 };
 
@@ -71,10 +74,14 @@ struct run_summary {
  * with (an error was printed). */
 int cli_run_setup(int argc, char **argv, struct run_options *o, char *path,
                   size_t path_len);
-/* detcore's tap writing values to record_to, or (record_to NULL) handing
- * out those of replay_from; NULL with why filled on failure. */
+/* What record keeps of the host (tap.c): detcore's tap and the files'
+ * tap, writing to the files record_to.values and .files, or (record_to
+ * NULL) handing out those of replay_from.values and .files. NULL with why
+ * filled on failure. */
 struct det_tap *cli_tap_open(const char *record_to, const char *replay_from,
                              char *why, size_t why_len);
+/* The files' half of it, for proxy_config.file_tap. */
+const struct proxy_file_tap *cli_tap_files(const struct det_tap *tap);
 void cli_tap_close(struct det_tap *tap);
 /* The guest's environment for o (free the array, not the strings). */
 char **cli_build_env(const struct run_options *o);

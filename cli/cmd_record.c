@@ -9,16 +9,18 @@
  * What this stage records: what ran (argv, the environment the guest got,
  * the working directory, the run's options, backend, CPU, what the host
  * did not let hvrun control), the stdin the run read, the bytes it wrote
- * to stdout and stderr, the host's time and randomness where they were not
- * virtualised (detcore's tap, tap.c), every event of its detlog and its
- * exit status. A replay runs the program again from the recording (the
- * recorded environment, stdin and host values, not the caller's), with
+ * to stdout and stderr, a copy of each file it opened read-only, the
+ * host's time and randomness where they were not virtualised (tap.c),
+ * every event of its detlog and its exit status. A replay runs the program
+ * again from the recording (the recorded environment, stdin, files and
+ * host values, not the caller's), with
  * its file changes undone afterwards (undo.c), and checks it event by
  * event against the recorded detlog: the first event that differs stops
  * the check with one line naming it (its number, thread, syscall, and
- * what differed), and the replay exits 121. The files a run reads and
- * data from a network are not in the recording yet: a replay after they
- * changed is reported as diverged, never passed as a good one.
+ * what differed), and the replay exits 121. Directory listings, programs
+ * execve loads and data from a network are not in the recording yet: a
+ * replay after they changed is reported as diverged, never passed as a
+ * good one.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -208,8 +210,11 @@ static int append_file(struct det_rec_writer *w, const char *path,
 }
 
 /* The tap's file (tap.c: a source byte, a u32 length, the bytes). */
-static int append_values(struct det_rec_writer *w, const char *path)
+static int append_values(struct det_rec_writer *w, const char *prefix,
+                         const char *suffix)
 {
+    char path[4096];
+    snprintf(path, sizeof(path), "%s%s", prefix, suffix);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return errno == ENOENT ? 0 : -errno;
@@ -245,6 +250,44 @@ static int append_values(struct det_rec_writer *w, const char *path)
     return rc;
 }
 
+/* The tap's file copies (tap.c: u64 payload length, the payload), one
+ * event each, the payload its data. */
+static int append_files(struct det_rec_writer *w, const char *prefix,
+                        const char *suffix)
+{
+    char path[4096];
+    snprintf(path, sizeof(path), "%s%s", prefix, suffix);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return errno == ENOENT ? 0 : -errno;
+    uint8_t *rec = NULL;
+    int rc = 0;
+    for (;;) {
+        uint64_t len;
+        ssize_t n = read(fd, &len, 8);
+        if (n == 0)
+            break;
+        uint8_t *g = n == 8 && len <= (1ULL << 30) ? realloc(rec, len ? len : 1)
+                                                  : NULL;
+        if (!g) {
+            rc = -EIO;
+            break;
+        }
+        rec = g;
+        if (read(fd, rec, (size_t)len) != (ssize_t)len) {
+            rc = -EIO;
+            break;
+        }
+        struct det_rec_event ev = {.kind = DET_REC_FILE, .nr = 0xffff,
+                                   .len = (uint32_t)len, .data = rec};
+        if ((rc = det_rec_append(w, &ev)) < 0)
+            break;
+    }
+    free(rec);
+    close(fd);
+    return rc;
+}
+
 /* The recorded host values back into the tap's file format. */
 static int extract_values(const struct det_recording *r, const char *path)
 {
@@ -262,6 +305,34 @@ static int extract_values(const struct det_recording *r, const char *path)
         if (write(fd, head, 5) != 5 ||
             write(fd, e->data, e->len) != (ssize_t)e->len)
             rc = -EIO;
+    }
+    close(fd);
+    return rc;
+}
+
+/* The recorded files back into the tap's file format. */
+static int extract_files(const struct det_recording *r, const char *path)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return -errno;
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < r->nr_events; i++) {
+        const struct det_rec_event *e = &r->events[i];
+        if (e->kind != DET_REC_FILE)
+            continue;
+        uint64_t len = e->len;
+        if (write(fd, &len, 8) != 8)
+            rc = -EIO;
+        for (uint32_t off = 0; rc == 0 && off < e->len;) {
+            ssize_t n = write(fd, e->data + off, e->len - off);
+            if (n < 0 && errno == EINTR)
+                continue;
+            if (n <= 0)
+                rc = -EIO;
+            else
+                off += (uint32_t)n;
+        }
     }
     close(fd);
     return rc;
@@ -298,7 +369,7 @@ static int write_recording(const char *path, const struct record_args *ra,
                            const struct run_options *o, const char *cwd,
                            const char *stdin_path,
                            const struct cli_captured_run *run,
-                           const char *values)
+                           const char *host)
 {
     char **env = cli_build_env(o);
     if (!env)
@@ -323,7 +394,8 @@ static int write_recording(const char *path, const struct record_args *ra,
     if ((rc = append_file(w, stdin_path, DET_REC_INPUT, 0)) == 0 &&
         (rc = append_file(w, run->out, DET_REC_OUTPUT, 1)) == 0 &&
         (rc = append_file(w, run->err, DET_REC_OUTPUT, 2)) == 0 &&
-        (rc = append_values(w, values)) == 0 &&
+        (rc = append_values(w, host, ".values")) == 0 &&
+        (rc = append_files(w, host, ".files")) == 0 &&
         (rc = append_detlog(w, run->detlog)) == 0)
         return det_rec_finish(w, run->code, run->sum.digest);
     det_rec_abandon(w);
@@ -514,11 +586,14 @@ static int replay_loaded(const struct det_recording *r, const char *dir,
     int code = setup_from(r, &o, path, sizeof(path), &argv);
     if (code)
         return code;
-    char in[160], rec_out[160], rec_err[160], values[160];
+    char in[160], rec_out[160], rec_err[160], host[160], values[200],
+        files[200];
     snprintf(in, sizeof(in), "%s/replay-stdin", dir);
-    snprintf(values, sizeof(values), "%s/replay-host-values", dir);
+    snprintf(host, sizeof(host), "%s/replay-host", dir);
+    snprintf(values, sizeof(values), "%s.values", host);
+    snprintf(files, sizeof(files), "%s.files", host);
     o.tap_record = NULL;
-    o.tap_replay = values;
+    o.tap_replay = host;
     snprintf(rec_out, sizeof(rec_out), "%s/recorded-stdout", dir);
     snprintf(rec_err, sizeof(rec_err), "%s/recorded-stderr", dir);
     struct cli_captured_run run;
@@ -528,7 +603,8 @@ static int replay_loaded(const struct det_recording *r, const char *dir,
     if ((rc = extract(r, DET_REC_INPUT, 0, in)) < 0 ||
         (rc = extract(r, DET_REC_OUTPUT, 1, rec_out)) < 0 ||
         (rc = extract(r, DET_REC_OUTPUT, 2, rec_err)) < 0 ||
-        (rc = extract_values(r, values)) < 0) {
+        (rc = extract_values(r, values)) < 0 ||
+        (rc = extract_files(r, files)) < 0) {
         cli_error("replay: %s: %s", dir, strerror(-rc));
         code = CLI_EXIT_FAILURE;
         goto out;
@@ -627,9 +703,9 @@ static int record_run(int argc, char **argv)
     struct cli_captured_run run;
     memset(&run, 0, sizeof(run));
     cli_captured_names(&run, dir, 1);
-    char in[160], values[160];
-    snprintf(values, sizeof(values), "%s/host-values", dir);
-    o.tap_record = values;
+    char in[160], host[160];
+    snprintf(host, sizeof(host), "%s/host", dir);
+    o.tap_record = host;
     if (cli_save_stdin(dir, in, sizeof(in)) < 0 ||
         mkdir(run.journal, 0700) < 0 ||
         cli_capture_run(&o, path, in, &run) < 0) {
@@ -648,7 +724,7 @@ static int record_run(int argc, char **argv)
         cli_error("record: the run did not start; nothing recorded");
         goto out;
     }
-    rc = write_recording(file, &ra, &o, cwd, in, &run, values);
+    rc = write_recording(file, &ra, &o, cwd, in, &run, host);
     if (rc < 0) {
         cli_error("record: %s: %s", file, strerror(-rc));
         code = CLI_EXIT_FAILURE;

@@ -497,7 +497,8 @@ int cli_run_once(const struct run_options *o, const char *path,
                               .rdtsc_rewrite = o->det.virtualize_time &&
                                                !o->no_rdtsc_rewrite &&
                                                kind != VMM_BACKEND_PTRACE,
-                              .schedule_out = o->schedule_out};
+                              .schedule_out = o->schedule_out,
+                              .file_tap = cli_tap_files(tap)};
     int rc = proxy_process_create(&p, vm, &det, &pc);
     if (rc < 0) {
         cli_error("creating the guest process: %s", strerror(-rc));

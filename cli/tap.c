@@ -1,26 +1,65 @@
 /*
- * tap.c - detcore's tap (det.h) as hvrun record and replay use it inside
- * the run: recording, each value the host gave is appended to a file of
- * the run's scratch directory (a source byte, a u32 length, the bytes);
- * replaying, that file (rebuilt from the recording) is read whole and
- * handed out in order. cmd_record.c moves the file into and out of the
- * recording.
+ * tap.c - what hvrun record and replay keep of the host, inside the run:
+ *
+ * - detcore's tap (det.h): each value the host gave detcore (its time, its
+ *   randomness) appended to PREFIX.values (a source byte, a u32 length,
+ *   the bytes); replaying, handed out in order;
+ * - the files the guest opens read-only (proxy_file_tap, fs.c): a copy of
+ *   each regular file at its first open, by the path it was opened by,
+ *   appended to PREFIX.files (u32 key length, the key, u32 mode, u64
+ *   length, its struct stat then, the bytes); replaying, such an open gets
+ *   a memfd holding the recorded bytes, and a stat of it (or of the path)
+ *   the recorded stat, whatever the host's file is now (or whether it is).
+ *
+ * cmd_record.c moves both into and out of the recording.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
 #include "cli.h"
 #include "cli_run.h"
+#include "proxy.h"
+
+/* Files larger than this are not copied (a replay reads the host's). */
+#define FILE_COPY_MAX (64u << 20)
+/* The memfd name vfs.c shows as the path after it (MEMFD_PREFIX). */
+#define COPY_NAME_PREFIX "hvrun-vfs:"
+
+/*
+ * One file record in PREFIX.files: u64 payload length, then the payload:
+ * u32 key length, the key (the path it was opened by), u32 name length,
+ * the name (what /proc/self/fd showed for it: the resolved path), its
+ * struct stat at the first open, the bytes.
+ */
+struct recorded_file {
+    char *key, *name;
+    struct stat st;          /* as it was at its first open */
+    const uint8_t *bytes;    /* inside files */
+    uint64_t len;
+    int copy;                /* replaying: the memfd holding it, or -1 */
+    dev_t copy_dev;
+    ino_t copy_ino;
+};
 
 struct file_tap {
     struct det_tap tap;
+    struct proxy_file_tap files_tap;
     int fd;              /* recording: where values go */
     uint8_t *data;       /* replaying: the values */
     size_t len, at;
+    int files_fd;        /* recording: where file copies go */
+    char **seen;         /* recording: keys copied already */
+    size_t nr_seen, cap_seen;
+    uint8_t *files;      /* replaying: PREFIX.files */
+    size_t files_len;
+    struct recorded_file *index;
+    size_t nr_index;
 };
 
 static void put_value(void *ctx, enum det_source src, const void *buf,
@@ -91,31 +130,241 @@ static int read_all(const char *path, uint8_t **out, size_t *len)
     return 0;
 }
 
+/* ---- files ---------------------------------------------------------------- */
+
+static bool skipped_key(const char *key)
+{
+    return !strncmp(key, "/proc/", 6) || !strncmp(key, "/sys/", 5) ||
+           !strncmp(key, "/dev/", 5);
+}
+
+static bool seen_before(struct file_tap *t, const char *key)
+{
+    for (size_t i = 0; i < t->nr_seen; i++)
+        if (!strcmp(t->seen[i], key))
+            return true;
+    if (t->nr_seen == t->cap_seen) {
+        size_t cap = t->cap_seen ? t->cap_seen * 2 : 64;
+        char **g = realloc(t->seen, cap * sizeof(*g));
+        if (!g)
+            return true; /* out of memory: not copied */
+        t->seen = g;
+        t->cap_seen = cap;
+    }
+    t->seen[t->nr_seen] = strdup(key);
+    if (!t->seen[t->nr_seen])
+        return true;
+    t->nr_seen++;
+    return false;
+}
+
+static int write_all(int fd, const void *buf, size_t len)
+{
+    const uint8_t *b = buf;
+    while (len > 0) {
+        ssize_t n = write(fd, b, len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return -1;
+        b += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+/* Recording: the file's bytes as they are at its first open. */
+static void file_opened(void *ctx, const char *key, int host_fd)
+{
+    struct file_tap *t = ctx;
+    struct stat st;
+    if (skipped_key(key) || fstat(host_fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+        (uint64_t)st.st_size > FILE_COPY_MAX || seen_before(t, key))
+        return;
+    char link[64], name[4096];
+    snprintf(link, sizeof(link), "/proc/self/fd/%d", host_fd);
+    ssize_t nl = readlink(link, name, sizeof(name));
+    if (nl < 0 || nl >= (ssize_t)sizeof(name))
+        nl = 0;
+    uint8_t *bytes = malloc(st.st_size ? (size_t)st.st_size : 1);
+    if (!bytes)
+        return;
+    uint64_t got = 0;
+    while (got < (uint64_t)st.st_size) {
+        ssize_t n = pread(host_fd, bytes + got, (size_t)st.st_size - got,
+                          (off_t)got);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break; /* shorter than fstat said: what was there */
+        got += (uint64_t)n;
+    }
+    uint32_t klen = (uint32_t)strlen(key), nlen = (uint32_t)nl;
+    uint64_t payload = 8 + (uint64_t)klen + nlen + sizeof(st) + got;
+    if (write_all(t->files_fd, &payload, 8) < 0 ||
+        write_all(t->files_fd, &klen, 4) < 0 ||
+        write_all(t->files_fd, key, klen) < 0 ||
+        write_all(t->files_fd, &nlen, 4) < 0 ||
+        write_all(t->files_fd, name, nlen) < 0 ||
+        write_all(t->files_fd, &st, sizeof(st)) < 0 ||
+        write_all(t->files_fd, bytes, (size_t)got) < 0)
+        cli_error("record: a copy of %s could not be saved", key);
+    free(bytes);
+}
+
+static struct recorded_file *find_key(struct file_tap *t, const char *key)
+{
+    for (size_t i = 0; i < t->nr_index; i++)
+        if (!strcmp(t->index[i].key, key))
+            return &t->index[i];
+    return NULL;
+}
+
+/* The memfd holding a recorded file, made at its first replayed open and
+ * named so that /proc/self/fd and /proc/self/maps show its recorded name
+ * (vfs.c strips the prefix). */
+static int copy_of(struct recorded_file *f)
+{
+    if (f->copy >= 0)
+        return f->copy;
+    char name[250];
+    snprintf(name, sizeof(name), COPY_NAME_PREFIX "%.200s",
+             f->name[0] ? f->name : f->key);
+    int fd = memfd_create(name, MFD_CLOEXEC);
+    struct stat st;
+    if (fd < 0)
+        return -1;
+    if (write_all(fd, f->bytes, (size_t)f->len) < 0 ||
+        fchmod(fd, f->st.st_mode & 07777) < 0 || fstat(fd, &st) < 0) {
+        close(fd);
+        return -1;
+    }
+    f->copy = fd;
+    f->copy_dev = st.st_dev;
+    f->copy_ino = st.st_ino;
+    return fd;
+}
+
+/* Replaying: an open of the recorded copy of key (its own offset), read
+ * only, or -1 if key was not recorded. */
+static int file_recorded(void *ctx, const char *key)
+{
+    struct recorded_file *f = find_key(ctx, key);
+    int copy = f ? copy_of(f) : -1;
+    if (copy < 0)
+        return -1;
+    char link[64];
+    snprintf(link, sizeof(link), "/proc/self/fd/%d", copy);
+    return open(link, O_RDONLY | O_CLOEXEC);
+}
+
+static bool file_recorded_stat(void *ctx, const char *key, struct stat *st)
+{
+    struct file_tap *t = ctx;
+    struct recorded_file *f = key ? find_key(t, key) : NULL;
+    for (size_t i = 0; !f && i < t->nr_index; i++) {
+        struct recorded_file *g = &t->index[i];
+        if (g->copy >= 0 && g->copy_dev == st->st_dev &&
+            g->copy_ino == st->st_ino)
+            f = g;
+    }
+    if (f)
+        *st = f->st;
+    return f != NULL;
+}
+
+static char *dup_bytes(const uint8_t *b, size_t n)
+{
+    char *s = malloc(n + 1);
+    if (s) {
+        memcpy(s, b, n);
+        s[n] = '\0';
+    }
+    return s;
+}
+
+/* PREFIX.files, read whole and indexed; -EINVAL if it does not parse. */
+static int index_files(struct file_tap *t)
+{
+    size_t at = 0, left;
+    while ((left = t->files_len - at) > 0) {
+        uint64_t payload;
+        uint32_t klen, nlen;
+        if (left < 8)
+            return -EINVAL;
+        memcpy(&payload, t->files + at, 8);
+        const uint8_t *q = t->files + at + 8;
+        if (payload > left - 8 || payload < 8 + sizeof(struct stat))
+            return -EINVAL;
+        memcpy(&klen, q, 4);
+        if (klen > payload - 8 - sizeof(struct stat))
+            return -EINVAL;
+        memcpy(&nlen, q + 4 + klen, 4);
+        if ((uint64_t)klen + nlen > payload - 8 - sizeof(struct stat))
+            return -EINVAL;
+        struct recorded_file f = {.copy = -1};
+        f.key = dup_bytes(q + 4, klen);
+        f.name = dup_bytes(q + 8 + klen, nlen);
+        memcpy(&f.st, q + 8 + klen + nlen, sizeof(f.st));
+        size_t head = 8 + (size_t)klen + nlen + sizeof(f.st);
+        f.bytes = q + head;
+        f.len = payload - head;
+        struct recorded_file *g =
+            realloc(t->index, (t->nr_index + 1) * sizeof(*g));
+        if (!f.key || !f.name || !g) {
+            free(f.key);
+            free(f.name);
+            if (g)
+                t->index = g;
+            return -ENOMEM;
+        }
+        t->index = g;
+        t->index[t->nr_index++] = f;
+        at += 8 + (size_t)payload;
+    }
+    return 0;
+}
+
 struct det_tap *cli_tap_open(const char *record_to, const char *replay_from,
                              char *why, size_t why_len)
 {
     struct file_tap *t = calloc(1, sizeof(*t));
     if (!t)
         return NULL;
-    t->fd = -1;
-    t->tap.ctx = t;
+    t->fd = t->files_fd = -1;
+    t->tap.ctx = t->files_tap.ctx = t;
+    const char *prefix = record_to ? record_to : replay_from;
+    char values[4096], files[4096];
+    snprintf(values, sizeof(values), "%s.values", prefix);
+    snprintf(files, sizeof(files), "%s.files", prefix);
+    const char *bad = values;
     int rc = 0;
+    int fl = O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC;
     if (record_to) {
-        t->fd = open(record_to, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND |
-                                    O_CLOEXEC, 0600);
-        rc = t->fd < 0 ? -errno : 0;
         t->tap.put = put_value;
+        t->files_tap.opened = file_opened;
+        if ((t->fd = open(values, fl, 0600)) < 0 ||
+            (bad = files, t->files_fd = open(files, fl, 0600)) < 0)
+            rc = -errno;
     } else {
-        rc = read_all(replay_from, &t->data, &t->len);
         t->tap.get = get_value;
+        t->files_tap.recorded = file_recorded;
+        t->files_tap.recorded_stat = file_recorded_stat;
+        if ((rc = read_all(values, &t->data, &t->len)) == 0 &&
+            (bad = files, rc = read_all(files, &t->files, &t->files_len)) == 0)
+            rc = index_files(t);
     }
     if (rc < 0) {
-        snprintf(why, why_len, "%s: %s", record_to ? record_to : replay_from,
-                 strerror(-rc));
-        free(t);
+        snprintf(why, why_len, "%s: %s", bad, strerror(-rc));
+        cli_tap_close(&t->tap);
         return NULL;
     }
     return &t->tap;
+}
+
+const struct proxy_file_tap *cli_tap_files(const struct det_tap *tap)
+{
+    return tap ? &((const struct file_tap *)tap->ctx)->files_tap : NULL;
 }
 
 void cli_tap_close(struct det_tap *tap)
@@ -125,6 +374,19 @@ void cli_tap_close(struct det_tap *tap)
     struct file_tap *t = tap->ctx;
     if (t->fd >= 0)
         close(t->fd);
+    if (t->files_fd >= 0)
+        close(t->files_fd);
+    for (size_t i = 0; i < t->nr_seen; i++)
+        free(t->seen[i]);
+    free(t->seen);
+    for (size_t i = 0; i < t->nr_index; i++) {
+        free(t->index[i].key);
+        free(t->index[i].name);
+        if (t->index[i].copy >= 0)
+            close(t->index[i].copy);
+    }
+    free(t->index);
+    free(t->files);
     free(t->data);
     free(t);
 }

@@ -53,7 +53,12 @@ enum det_rec_kind {
                             struct det_record as det_log_save writes it */
     DET_REC_VALUE,       /* a value the host gave detcore (det_tap): value =
                             its enum det_source, data = the bytes */
-    DET_REC_KIND_MAX = DET_REC_VALUE,
+    DET_REC_FILE,        /* a file the run read, as it was at its first
+                            open: data = u32 key length, the key (the path
+                            it was opened by), u32 name length, the name
+                            (its resolved path), its struct stat, the
+                            bytes */
+    DET_REC_KIND_MAX = DET_REC_FILE,
 };
 
 struct det_rec_event {

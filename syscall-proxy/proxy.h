@@ -284,6 +284,29 @@ struct proxy_world {
 
 /* ---- the process --------------------------------------------------------- */
 
+/*
+ * hvrun record / replay's view of the files a run reads (cli/tap.c): a
+ * regular file the guest opens read-only is keyed by the absolute path it
+ * was opened by.
+ */
+struct proxy_file_tap {
+    /* Recording: such a file was opened as host_fd. */
+    void (*opened)(void *ctx, const char *key, int host_fd);
+    /* Replaying: an fd holding the recorded copy of key (the guest gets
+     * it instead of the host's file), or -1: not recorded. */
+    int (*recorded)(void *ctx, const char *key);
+    /* Replaying: *st is the host's stat of something; if that is such a
+     * copy, or key (may be NULL) names a recorded file, *st becomes the
+     * recorded file's stat and true is returned. */
+    bool (*recorded_stat)(void *ctx, const char *key, struct stat *st);
+    void *ctx;
+};
+
+/* A replay's recorded stat in *st when st is the host's stat of a
+ * recorded file's copy (fs.c); else *st as it was. */
+struct proxy_process;
+void proxy_file_tap_restat(struct proxy_process *p, struct stat *st);
+
 struct proxy_config {
     bool fail_closed;    /* unsupported syscall aborts the run */
     int log_level;       /* 0 quiet, 1 warnings (default), 2 debug trace */
@@ -299,6 +322,8 @@ struct proxy_config {
      * far): the guest's RDTSC/RDTSCP sites become traps answered from the
      * logical clock (cpuid_patch.c); --no-rdtsc-rewrite turns it off. */
     bool rdtsc_rewrite;
+    /* hvrun record / replay: the files read (NULL: neither). */
+    const struct proxy_file_tap *file_tap;
     FILE *schedule_out; /* --schedule-out: every decided turn (world.c) */
 };
 

@@ -334,6 +334,59 @@ static long fifo_open(struct proxy_process *p, int dirfd, const char *path,
     return proxy_fd_install(&p->fds, host_fd, (flags & O_CLOEXEC) != 0, 0);
 }
 
+/* What record / replay key a file by: the absolute path it was opened
+ * by (the dirfd's path and the rest), not resolved further. */
+static bool file_tap_key(const struct host_path *hp, char *key, size_t len)
+{
+    if (hp->path[0] == '/')
+        return (size_t)snprintf(key, len, "%s", hp->path) < len;
+    char dir[PROXY_PATH_MAX];
+    if (hp->dirfd == AT_FDCWD) {
+        if (!getcwd(dir, sizeof(dir)))
+            return false;
+    } else {
+        char link[64];
+        snprintf(link, sizeof(link), "/proc/self/fd/%d", hp->dirfd);
+        ssize_t n = readlink(link, dir, sizeof(dir) - 1);
+        if (n <= 0)
+            return false;
+        dir[n] = '\0';
+    }
+    const char *rest = hp->path;
+    while (rest[0] == '.' && rest[1] == '/')
+        rest += 2;
+    return (size_t)snprintf(key, len, "%s/%s", strcmp(dir, "/") ? dir : "",
+                            rest) < len;
+}
+
+static bool opens_read_only(int flags)
+{
+    return (flags & O_ACCMODE) == O_RDONLY &&
+           !(flags & (O_TRUNC | O_CREAT | O_PATH));
+}
+
+/* A replay's recorded copy of the file, if the run read it; -1 if not. */
+static int replayed_file(struct proxy_process *p, const struct host_path *hp,
+                         int flags)
+{
+    const struct proxy_file_tap *t = p->cfg->file_tap;
+    char key[PROXY_PATH_MAX];
+    if (!t || !t->recorded || !opens_read_only(flags) ||
+        !file_tap_key(hp, key, sizeof(key)))
+        return -1;
+    return t->recorded(t->ctx, key);
+}
+
+static void record_file(struct proxy_process *p, const struct host_path *hp,
+                        int flags, int host_fd)
+{
+    const struct proxy_file_tap *t = p->cfg->file_tap;
+    char key[PROXY_PATH_MAX];
+    if (t && t->opened && opens_read_only(flags) &&
+        file_tap_key(hp, key, sizeof(key)))
+        t->opened(t->ctx, key, host_fd);
+}
+
 static long do_openat(struct proxy_process *p, uint64_t guest_dirfd,
                       gva_t path_gva, int flags, uint64_t mode)
 {
@@ -347,6 +400,12 @@ static long do_openat(struct proxy_process *p, uint64_t guest_dirfd,
         return -EACCES;
     if (fifo_open_would_block(p, hp.dirfd, hp.path, flags))
         return fifo_open(p, hp.dirfd, hp.path, flags);
+    int replayed = replayed_file(p, &hp, flags);
+    if (replayed >= 0) {
+        proxy_meta_note_open(p, replayed, hp.path, flags, false);
+        return proxy_fd_install(&p->fds, replayed, (flags & O_CLOEXEC) != 0,
+                                0);
+    }
     mode_t host_mode = open_creates(flags) ? umasked(p, mode) : 0;
     if ((flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC))
         proxy_preserve_before(p, hp.dirfd, hp.path, !(flags & O_NOFOLLOW));
@@ -355,6 +414,7 @@ static long do_openat(struct proxy_process *p, uint64_t guest_dirfd,
         openat(hp.dirfd, hp.path, flags | O_CLOEXEC | O_NOCTTY, host_mode);
     if (host_fd < 0)
         return -errno;
+    record_file(p, &hp, flags, host_fd);
     if ((r = proxy_proc_open_check(p, host_fd, flags)) < 0) {
         close(host_fd);
         return r;
@@ -419,10 +479,40 @@ struct stat_src {
     int at_flags;
 };
 
+void proxy_file_tap_restat(struct proxy_process *p, struct stat *st)
+{
+    const struct proxy_file_tap *t = p->cfg->file_tap;
+    if (t && t->recorded_stat)
+        (void)t->recorded_stat(t->ctx, NULL, st);
+}
+
+/* A replay's recorded stat for what was stat'ed (see proxy_file_tap). */
+static bool replayed_stat(struct proxy_process *p, const struct stat_src *src,
+                          struct stat *st)
+{
+    const struct proxy_file_tap *t = p->cfg->file_tap;
+    if (!t || !t->recorded_stat)
+        return false;
+    char key[PROXY_PATH_MAX];
+    /* By the path too without following a last symlink: a recorded key
+     * named a regular file (an lstat of a link replays the target's stat,
+     * and the detlog shows it). */
+    bool by_path = src->path && src->path[0] && src->host_fd < 0;
+    struct host_path hp = {.dirfd = src->dirfd};
+    if (by_path)
+        snprintf(hp.path, sizeof(hp.path), "%s", src->path);
+    return t->recorded_stat(t->ctx,
+                            by_path && file_tap_key(&hp, key, sizeof(key))
+                                ? key
+                                : NULL,
+                            st);
+}
+
 static long stat_out(struct proxy_process *p, gva_t gva, const struct stat *st,
                      const struct stat_src *src)
 {
     struct stat canon = *st;
+    (void)replayed_stat(p, src, &canon);
     if (on_proc(st->st_dev)) {
         if (S_ISDIR(st->st_mode))
             canon.st_size = proxy_vfs_dir_size_fixup(p, st->st_dev,
@@ -438,6 +528,27 @@ static long statx_out(struct proxy_process *p, gva_t gva,
                       const struct statx *stx, const struct stat_src *src)
 {
     struct statx canon = *stx;
+    struct stat rec = {.st_dev = makedev(stx->stx_dev_major,
+                                         stx->stx_dev_minor),
+                       .st_ino = stx->stx_ino};
+    if (replayed_stat(p, src, &rec)) {
+        canon.stx_dev_major = major(rec.st_dev);
+        canon.stx_dev_minor = minor(rec.st_dev);
+        canon.stx_ino = rec.st_ino;
+        canon.stx_mode = (uint16_t)rec.st_mode;
+        canon.stx_nlink = (uint32_t)rec.st_nlink;
+        canon.stx_uid = rec.st_uid;
+        canon.stx_gid = rec.st_gid;
+        canon.stx_size = (uint64_t)rec.st_size;
+        canon.stx_blocks = (uint64_t)rec.st_blocks;
+        canon.stx_blksize = (uint32_t)rec.st_blksize;
+        canon.stx_atime = (struct statx_timestamp){rec.st_atim.tv_sec,
+                                                   (uint32_t)rec.st_atim.tv_nsec, 0};
+        canon.stx_mtime = (struct statx_timestamp){rec.st_mtim.tv_sec,
+                                                   (uint32_t)rec.st_mtim.tv_nsec, 0};
+        canon.stx_ctime = (struct statx_timestamp){rec.st_ctim.tv_sec,
+                                                   (uint32_t)rec.st_ctim.tv_nsec, 0};
+    }
     uint64_t dev = makedev(stx->stx_dev_major, stx->stx_dev_minor);
     if (on_proc(dev)) {
         if (S_ISDIR(stx->stx_mode))
@@ -466,9 +577,13 @@ static long do_fstatat(struct proxy_process *p, uint64_t guest_dirfd,
     if (r < 0)
         return r;
     struct stat st;
-    if (fstatat(hp.dirfd, hp.path, &st, flags) < 0)
-        return -errno;
     struct stat_src src = {-1, hp.dirfd, hp.path, flags};
+    if (fstatat(hp.dirfd, hp.path, &st, flags) < 0) {
+        int err = errno;
+        memset(&st, 0, sizeof(st));
+        if (!replayed_stat(p, &src, &st)) /* gone from the host since */
+            return -err;
+    }
     return stat_out(p, buf_gva, &st, &src);
 }
 
@@ -508,9 +623,18 @@ static long sys_statx(struct proxy_process *p, const uint64_t a[6])
     if (r < 0)
         return r;
     struct statx stx;
-    if (statx(hp.dirfd, hp.path, flags, (unsigned)a[3], &stx) < 0)
-        return -errno;
     struct stat_src src = {-1, hp.dirfd, hp.path, flags};
+    if (statx(hp.dirfd, hp.path, flags, (unsigned)a[3], &stx) < 0) {
+        int err = errno;
+        struct stat st = {0};
+        if (!replayed_stat(p, &src, &st)) /* gone from the host since */
+            return -err;
+        memset(&stx, 0, sizeof(stx));
+        stx.stx_mask = STATX_BASIC_STATS;
+        stx.stx_dev_major = major(st.st_dev);
+        stx.stx_dev_minor = minor(st.st_dev);
+        stx.stx_ino = st.st_ino;
+    }
     return statx_out(p, a[4], &stx, &src);
 }
 
@@ -1352,8 +1476,13 @@ static long xattr_target_path(struct proxy_process *p, gva_t path_gva,
         return r;
     int flags = O_PATH | O_CLOEXEC | (follow_last ? 0 : O_NOFOLLOW);
     t->host_fd = openat(hp.dirfd, hp.path, flags);
-    if (t->host_fd < 0)
-        return -errno;
+    if (t->host_fd < 0) {
+        /* A replay's recorded file, gone from the host: its copy (with no
+         * attributes, as a recorded file had none that mattered). */
+        int err = errno;
+        if (err != ENOENT || (t->host_fd = replayed_file(p, &hp, 0)) < 0)
+            return -err;
+    }
     t->owned = true;
     snprintf(t->proc_path, sizeof(t->proc_path), "/proc/self/fd/%d",
              t->host_fd);

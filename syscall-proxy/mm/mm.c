@@ -110,9 +110,11 @@ static void name_file_mapping(struct proxy_process *p, int host_fd,
     snprintf(link, sizeof(link), "/proc/self/fd/%d", host_fd);
     ssize_t n = readlink(link, target, sizeof(target) - 1);
     target[n > 0 ? n : 0] = 0;
-    if (fstat(host_fd, &st) == 0)
-        vmm_as_set_file(p->as, gva, len, off, st.st_dev, st.st_ino,
-                        n > 0 ? target : NULL);
+    if (fstat(host_fd, &st) < 0)
+        return;
+    proxy_file_tap_restat(p, &st); /* a replay's copy: the recorded file */
+    vmm_as_set_file(p->as, gva, len, off, st.st_dev, st.st_ino,
+                    n > 0 ? target : NULL);
 }
 
 static int check_file_access(int host_fd, int flags, int prot)

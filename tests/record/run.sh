@@ -9,9 +9,11 @@
 #   stdin-fed      a replay reads the recorded stdin, not its own
 #   copied         a recording copied to a fresh directory replays
 #   cross-backend  recorded under kvm, replayed under ptrace, and back
-#   diverged       the file a recorded `cat FILE | sha256sum` read changed:
-#                  the replay says it diverged and exits 121 (host files are
-#                  not in the recording yet: never a silent wrong replay)
+#   file-changed, file-deleted  `cat FILE | sha256sum; ls -l FILE` replays
+#                  the recorded bytes after FILE changed or was deleted
+#   diverged       a directory a recorded `ls DIR` listed changed (listings
+#                  are not recorded yet): the replay says it diverged and
+#                  exits 121, never a silent wrong replay
 #   host-time-and-random  date and /dev/urandom under --no-virtualize-time
 #                  --no-virtualize-random: the replay prints the recorded
 #                  values (the host's, from the recording)
@@ -140,17 +142,34 @@ stdin_and_copy_cases() {
 }
 
 diverged_cases() {
-    local d=$WORK/$ID.div st
-    mkdir -p "$d"
+    local d=$WORK/$ID.div st what
+    mkdir -p "$d/dir"
+    # What the guest read of a file is in the recording: the replay prints
+    # the recorded bytes after the file changed, and after it was deleted.
     echo abc > "$d/f.txt"
-    (cd "$d" && hv record -o f.hvrec -- sh -c 'cat f.txt | sha256sum' > /dev/null 2>&1)
-    echo xyz > "$d/f.txt"
-    (cd "$d" && hv replay f.hvrec > /dev/null 2> f.err)
+    (cd "$d" && hv record -o f.hvrec -- sh -c 'cat f.txt | sha256sum; ls -l f.txt' > f.rec.out 2> /dev/null)
+    for what in changed deleted; do
+        if [ $what = changed ]; then echo xyz > "$d/f.txt"; else rm -f "$d/f.txt"; fi
+        (cd "$d" && hv replay f.hvrec > f.out 2> f.err)
+        st=$?
+        if [ "$st" = 0 ] && cmp -s "$d/f.rec.out" "$d/f.out" &&
+            grep -q '^hvrun: replay: identical' "$d/f.err"; then
+            pass "$L:file-$what"
+        else
+            fail "$L:file-$what" "exit $st: $(head -c 300 "$d/f.err")"
+        fi
+    done
+    # A directory's listing is not recorded yet: a replay after it changed
+    # says it diverged (exit 121), never passes as a good replay.
+    touch "$d/dir/a"
+    (cd "$d" && hv record -o l.hvrec -- ls dir > /dev/null 2>&1)
+    touch "$d/dir/b"
+    (cd "$d" && hv replay l.hvrec > /dev/null 2> l.err)
     st=$?
-    if [ "$st" = 121 ] && grep -q '^hvrun: replay: diverged from the recording' "$d/f.err"; then
+    if [ "$st" = 121 ] && grep -q '^hvrun: replay: diverged from the recording' "$d/l.err"; then
         pass "$L:diverged"
     else
-        fail "$L:diverged" "exit $st: $(head -c 300 "$d/f.err")"
+        fail "$L:diverged" "exit $st: $(head -c 300 "$d/l.err")"
     fi
     # The host's time and randomness are in the recording: replayed.
     (cd "$d" && hv record --no-virtualize-time --no-virtualize-random \
