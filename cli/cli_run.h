@@ -123,6 +123,9 @@ void cli_capture_handlers(void);
 void cli_undo_captured(const struct cli_captured_run *f, int n);
 /* A copy of hvrun's stdin in dir (path set), or /dev/null for a tty. */
 int cli_save_stdin(const char *dir, char *path, size_t len);
+/* Byte offset of the first difference of two files, -1 if they are the
+ * same (0 if one cannot be read). */
+long long cli_first_diff(const char *a, const char *b);
 /* Copies a file's bytes to fd. */
 void cli_pass_on(const char *file, int to);
 

@@ -288,56 +288,6 @@ static int append_files(struct det_rec_writer *w, const char *prefix,
     return rc;
 }
 
-/* The recorded host values back into the tap's file format. */
-static int extract_values(const struct det_recording *r, const char *path)
-{
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    if (fd < 0)
-        return -errno;
-    int rc = 0;
-    for (size_t i = 0; rc == 0 && i < r->nr_events; i++) {
-        const struct det_rec_event *e = &r->events[i];
-        if (e->kind != DET_REC_VALUE)
-            continue;
-        uint8_t head[5] = {(uint8_t)e->value, (uint8_t)e->len,
-                           (uint8_t)(e->len >> 8), (uint8_t)(e->len >> 16),
-                           (uint8_t)(e->len >> 24)};
-        if (write(fd, head, 5) != 5 ||
-            write(fd, e->data, e->len) != (ssize_t)e->len)
-            rc = -EIO;
-    }
-    close(fd);
-    return rc;
-}
-
-/* The recorded files back into the tap's file format. */
-static int extract_files(const struct det_recording *r, const char *path)
-{
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    if (fd < 0)
-        return -errno;
-    int rc = 0;
-    for (size_t i = 0; rc == 0 && i < r->nr_events; i++) {
-        const struct det_rec_event *e = &r->events[i];
-        if (e->kind != DET_REC_FILE)
-            continue;
-        uint64_t len = e->len;
-        if (write(fd, &len, 8) != 8)
-            rc = -EIO;
-        for (uint32_t off = 0; rc == 0 && off < e->len;) {
-            ssize_t n = write(fd, e->data + off, e->len - off);
-            if (n < 0 && errno == EINTR)
-                continue;
-            if (n <= 0)
-                rc = -EIO;
-            else
-                off += (uint32_t)n;
-        }
-    }
-    close(fd);
-    return rc;
-}
-
 static int append_detlog(struct det_rec_writer *w, const char *path)
 {
     struct det_record *recs = NULL;
@@ -404,9 +354,31 @@ static int write_recording(const char *path, const struct record_args *ra,
 
 /* ---- replaying ----------------------------------------------------------- */
 
-/* The recorded input or output of one kind (value) into a file. */
+static int put_all(int fd, const void *buf, size_t len)
+{
+    const uint8_t *b = buf;
+    while (len > 0) {
+        ssize_t n = write(fd, b, len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return -EIO;
+        b += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+/* How extract() frames each event's data in the file it writes. */
+enum framing {
+    RAW,         /* the bytes only (stdin, stdout, stderr) */
+    VALUE_FRAME, /* tap.c's values: source byte, u32 length, bytes */
+    FILE_FRAME,  /* tap.c's files: u64 length, bytes */
+};
+
+/* The recorded events of one kind (and, RAW, one value) into a file. */
 static int extract(const struct det_recording *r, uint8_t kind, int64_t value,
-                   const char *path)
+                   enum framing framing, const char *path)
 {
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     if (fd < 0)
@@ -414,18 +386,22 @@ static int extract(const struct det_recording *r, uint8_t kind, int64_t value,
     int rc = 0;
     for (size_t i = 0; rc == 0 && i < r->nr_events; i++) {
         const struct det_rec_event *e = &r->events[i];
-        if (e->kind != kind || e->value != value)
+        if (e->kind != kind || (framing == RAW && e->value != value))
             continue;
-        for (uint32_t off = 0; off < e->len;) {
-            ssize_t n = write(fd, e->data + off, e->len - off);
-            if (n < 0 && errno == EINTR)
-                continue;
-            if (n < 0) {
-                rc = -errno;
-                break;
-            }
-            off += (uint32_t)n;
+        uint8_t head[8];
+        size_t hl = 0;
+        if (framing == VALUE_FRAME) {
+            head[0] = (uint8_t)e->value;
+            memcpy(head + 1, &e->len, 4);
+            hl = 5;
+        } else if (framing == FILE_FRAME) {
+            uint64_t len = e->len;
+            memcpy(head, &len, 8);
+            hl = 8;
         }
+        rc = put_all(fd, head, hl);
+        if (rc == 0)
+            rc = put_all(fd, e->data, e->len);
     }
     close(fd);
     return rc;
@@ -490,30 +466,6 @@ static bool same_events(const struct det_recording *r, const char *detlog,
     *count = k;
     free(got);
     return same;
-}
-
-/* Byte offset of the first difference of two files, -1 if the same. */
-static long long files_differ(const char *a, const char *b)
-{
-    FILE *fa = fopen(a, "rbe"), *fb = fopen(b, "rbe");
-    long long at = -1, off = 0;
-    while (fa && fb) {
-        int ca = fgetc(fa), cb = fgetc(fb);
-        if (ca != cb) {
-            at = off;
-            break;
-        }
-        if (ca == EOF)
-            break;
-        off++;
-    }
-    if (!fa || !fb)
-        at = 0;
-    if (fa)
-        fclose(fa);
-    if (fb)
-        fclose(fb);
-    return at;
 }
 
 /* The run options a recording was made with, parsed as `run` parses them
@@ -600,11 +552,11 @@ static int replay_loaded(const struct det_recording *r, const char *dir,
     memset(&run, 0, sizeof(run));
     cli_captured_names(&run, dir, 9);
     int rc;
-    if ((rc = extract(r, DET_REC_INPUT, 0, in)) < 0 ||
-        (rc = extract(r, DET_REC_OUTPUT, 1, rec_out)) < 0 ||
-        (rc = extract(r, DET_REC_OUTPUT, 2, rec_err)) < 0 ||
-        (rc = extract_values(r, values)) < 0 ||
-        (rc = extract_files(r, files)) < 0) {
+    if ((rc = extract(r, DET_REC_INPUT, 0, RAW, in)) < 0 ||
+        (rc = extract(r, DET_REC_OUTPUT, 1, RAW, rec_out)) < 0 ||
+        (rc = extract(r, DET_REC_OUTPUT, 2, RAW, rec_err)) < 0 ||
+        (rc = extract(r, DET_REC_VALUE, 0, VALUE_FRAME, values)) < 0 ||
+        (rc = extract(r, DET_REC_FILE, 0, FILE_FRAME, files)) < 0) {
         cli_error("replay: %s: %s", dir, strerror(-rc));
         code = CLI_EXIT_FAILURE;
         goto out;
@@ -624,8 +576,8 @@ static int replay_loaded(const struct det_recording *r, const char *dir,
     char msg[512] = "";
     size_t events = 0;
     bool same = same_events(r, run.detlog, &events, msg, sizeof(msg));
-    long long out_at = files_differ(rec_out, run.out);
-    long long err_at = files_differ(rec_err, run.err);
+    long long out_at = cli_first_diff(rec_out, run.out);
+    long long err_at = cli_first_diff(rec_err, run.err);
     if (same && out_at >= 0)
         snprintf(msg, sizeof(msg), "stdout differs at byte %lld", out_at);
     else if (same && err_at >= 0)

@@ -153,7 +153,7 @@ int cli_capture_run(const struct run_options *o, const char *path,
 }
 
 /* Byte offset of the first difference of two files, or -1 if equal. */
-static long long first_diff(const char *a, const char *b)
+long long cli_first_diff(const char *a, const char *b)
 {
     FILE *fa = fopen(a, "rb"), *fb = fopen(b, "rb");
     long long at = -1, off = 0;
@@ -223,8 +223,8 @@ static int report(const struct run_options *o, struct cli_captured_run *f)
     char detail[512] = "";
     char streams[128] = "";
     bool detlog_differs = compare_detlogs(f, detail, sizeof(detail));
-    long long out_at = first_diff(f[0].out, f[1].out);
-    long long err_at = first_diff(f[0].err, f[1].err);
+    long long out_at = cli_first_diff(f[0].out, f[1].out);
+    long long err_at = cli_first_diff(f[0].err, f[1].err);
     if (out_at >= 0)
         snprintf(streams + strlen(streams), sizeof(streams) - strlen(streams),
                  " stdout (byte %lld)", out_at);

@@ -103,21 +103,25 @@ blocked_status() {
     return $ok
 }
 
+# case_installed [GROUP RUN-OPTIONS...]: the filter is in (GROUP seccomp,
+# or ptrace-seccomp with --backend ptrace: hvrun confines itself there too,
+# its stubs started by a process forked before the filter).
 case_installed() {
-    local st=$WORK/status
-    if ! blocked_status "$HV" "$st"; then
-        fail "$LABEL:seccomp/installed" "the guest never ran ($(head -c 200 "$WORK/cat.err"))"
+    local st=$WORK/status group=${1:-seccomp}
+    [ $# -gt 0 ] && shift
+    if ! blocked_status "$HV" "$st" "$@"; then
+        fail "$LABEL:$group/installed" "the guest never ran ($(head -c 200 "$WORK/cat.err"))"
         return
     fi
     local sc nnp
     sc=$(status_field Seccomp "$st")
     nnp=$(status_field NoNewPrivs "$st")
     if [ "$sc" = 2 ] && [ "$nnp" = 1 ]; then
-        pass "$LABEL:seccomp/installed"
+        pass "$LABEL:$group/installed"
     else
-        fail "$LABEL:seccomp/installed" "Seccomp: $sc NoNewPrivs: $nnp (want 2 and 1)"
+        fail "$LABEL:$group/installed" "Seccomp: $sc NoNewPrivs: $nnp (want 2 and 1)"
     fi
-    case_caps "$st"
+    [ "$group" = seccomp ] && case_caps "$st"
 }
 
 case_caps() {
@@ -147,24 +151,6 @@ case_caps() {
         pass "$LABEL:caps/dropped"
     else
         fail "$LABEL:caps/dropped" "beyond the kept set $(printf %x $KEPT_CAPS):$bad"
-    fi
-}
-
-# Under --backend ptrace hvrun confines itself too (its stubs are started
-# by a process forked before the filter, vmm/ptrace_spawner.c).
-case_installed_ptrace() {
-    local st=$WORK/status
-    if ! blocked_status "$HV" "$st" --backend ptrace; then
-        fail "$LABEL:ptrace-seccomp/installed" "the guest never ran ($(head -c 200 "$WORK/cat.err"))"
-        return
-    fi
-    local sc nnp
-    sc=$(status_field Seccomp "$st")
-    nnp=$(status_field NoNewPrivs "$st")
-    if [ "$sc" = 2 ] && [ "$nnp" = 1 ]; then
-        pass "$LABEL:ptrace-seccomp/installed"
-    else
-        fail "$LABEL:ptrace-seccomp/installed" "Seccomp: $sc NoNewPrivs: $nnp (want 2 and 1)"
     fi
 }
 
@@ -343,7 +329,7 @@ for hvarg in "$@"; do
         continue
     fi
     # The ptrace backend needs no /dev/kvm.
-    case_installed_ptrace
+    case_installed ptrace-seccomp --backend ptrace
     deny_cases --backend ptrace
     if [ ! -e "$KVM_DEV" ]; then
         for c in $ALL_CASES; do skip "$LABEL:$c" "no $KVM_DEV on this host"; done
