@@ -80,6 +80,8 @@ int cli_run_setup(int argc, char **argv, struct run_options *o, char *path,
  * filled on failure. */
 struct det_tap *cli_tap_open(const char *record_to, const char *replay_from,
                              char *why, size_t why_len);
+/* Writes all of buf (EINTR and short writes gone on with); 0 or -1. */
+int cli_write_all(int fd, const void *buf, size_t len);
 /* The files' half of it, for proxy_config.file_tap. */
 const struct proxy_file_tap *cli_tap_files(const struct det_tap *tap);
 void cli_tap_close(struct det_tap *tap);

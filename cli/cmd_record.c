@@ -46,6 +46,14 @@
 #define REC_SUFFIX ".hvrec"
 #define CHUNK 65536
 
+/* How the files of a run's scratch directory frame each event's data in the file it writes. */
+enum framing {
+    RAW,         /* the bytes only (stdin, stdout, stderr) */
+    VALUE_FRAME, /* tap.c's values: source byte, u32 length, bytes */
+    FILE_FRAME,  /* tap.c's files: u64 length, bytes */
+};
+
+
 /* ---- where recordings live ----------------------------------------------- */
 
 static int mkdir_p(char *path)
@@ -209,81 +217,64 @@ static int append_file(struct det_rec_writer *w, const char *path,
     return rc;
 }
 
-/* The tap's file (tap.c: a source byte, a u32 length, the bytes). */
-static int append_values(struct det_rec_writer *w, const char *prefix,
-                         const char *suffix)
+static int read_full(int fd, void *buf, size_t len)
+{
+    uint8_t *b = buf;
+    while (len > 0) {
+        ssize_t n = read(fd, b, len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return -EIO;
+        b += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+/* The tap's files (tap.c) PREFIX.values (source byte, u32 length, bytes)
+ * and PREFIX.files (u64 length, bytes): one event per record. */
+static int append_framed(struct det_rec_writer *w, const char *prefix,
+                         enum framing framing)
 {
     char path[4096];
-    snprintf(path, sizeof(path), "%s%s", prefix, suffix);
+    snprintf(path, sizeof(path), "%s%s", prefix,
+             framing == VALUE_FRAME ? ".values" : ".files");
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return errno == ENOENT ? 0 : -errno;
-    uint8_t head[5], *buf = NULL;
+    size_t hl = framing == VALUE_FRAME ? 5 : 8;
+    uint8_t head[8], *buf = NULL;
     int rc = 0;
     for (;;) {
-        ssize_t n = read(fd, head, sizeof(head));
+        ssize_t n = read(fd, head, hl);
         if (n == 0)
             break;
-        if (n != (ssize_t)sizeof(head)) {
-            rc = -EIO;
-            break;
+        uint64_t len = 0;
+        if (framing == VALUE_FRAME) {
+            uint32_t l32;
+            memcpy(&l32, head + 1, 4);
+            len = l32;
+        } else {
+            memcpy(&len, head, 8);
         }
-        uint32_t len = (uint32_t)head[1] | (uint32_t)head[2] << 8 |
-                       (uint32_t)head[3] << 16 | (uint32_t)head[4] << 24;
-        uint8_t *g = realloc(buf, len ? len : 1);
-        if (!g) {
-            rc = -ENOMEM;
+        uint8_t *g = n == (ssize_t)hl && len <= (1ULL << 30)
+                         ? realloc(buf, len ? len : 1)
+                         : NULL;
+        if (!g || read_full(fd, g, (size_t)len) < 0) {
+            rc = -EIO;
+            buf = g ? g : buf;
             break;
         }
         buf = g;
-        if (read(fd, buf, len) != (ssize_t)len) {
-            rc = -EIO;
-            break;
-        }
-        struct det_rec_event ev = {.kind = DET_REC_VALUE, .nr = 0xffff,
-                                   .value = head[0], .len = len, .data = buf};
+        struct det_rec_event ev = {
+            .kind = framing == VALUE_FRAME ? DET_REC_VALUE : DET_REC_FILE,
+            .nr = 0xffff, .value = framing == VALUE_FRAME ? head[0] : 0,
+            .len = (uint32_t)len, .data = buf};
         if ((rc = det_rec_append(w, &ev)) < 0)
             break;
     }
     free(buf);
-    close(fd);
-    return rc;
-}
-
-/* The tap's file copies (tap.c: u64 payload length, the payload), one
- * event each, the payload its data. */
-static int append_files(struct det_rec_writer *w, const char *prefix,
-                        const char *suffix)
-{
-    char path[4096];
-    snprintf(path, sizeof(path), "%s%s", prefix, suffix);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return errno == ENOENT ? 0 : -errno;
-    uint8_t *rec = NULL;
-    int rc = 0;
-    for (;;) {
-        uint64_t len;
-        ssize_t n = read(fd, &len, 8);
-        if (n == 0)
-            break;
-        uint8_t *g = n == 8 && len <= (1ULL << 30) ? realloc(rec, len ? len : 1)
-                                                  : NULL;
-        if (!g) {
-            rc = -EIO;
-            break;
-        }
-        rec = g;
-        if (read(fd, rec, (size_t)len) != (ssize_t)len) {
-            rc = -EIO;
-            break;
-        }
-        struct det_rec_event ev = {.kind = DET_REC_FILE, .nr = 0xffff,
-                                   .len = (uint32_t)len, .data = rec};
-        if ((rc = det_rec_append(w, &ev)) < 0)
-            break;
-    }
-    free(rec);
     close(fd);
     return rc;
 }
@@ -344,8 +335,8 @@ static int write_recording(const char *path, const struct record_args *ra,
     if ((rc = append_file(w, stdin_path, DET_REC_INPUT, 0)) == 0 &&
         (rc = append_file(w, run->out, DET_REC_OUTPUT, 1)) == 0 &&
         (rc = append_file(w, run->err, DET_REC_OUTPUT, 2)) == 0 &&
-        (rc = append_values(w, host, ".values")) == 0 &&
-        (rc = append_files(w, host, ".files")) == 0 &&
+        (rc = append_framed(w, host, VALUE_FRAME)) == 0 &&
+        (rc = append_framed(w, host, FILE_FRAME)) == 0 &&
         (rc = append_detlog(w, run->detlog)) == 0)
         return det_rec_finish(w, run->code, run->sum.digest);
     det_rec_abandon(w);
@@ -353,28 +344,6 @@ static int write_recording(const char *path, const struct record_args *ra,
 }
 
 /* ---- replaying ----------------------------------------------------------- */
-
-static int put_all(int fd, const void *buf, size_t len)
-{
-    const uint8_t *b = buf;
-    while (len > 0) {
-        ssize_t n = write(fd, b, len);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return -EIO;
-        b += n;
-        len -= (size_t)n;
-    }
-    return 0;
-}
-
-/* How extract() frames each event's data in the file it writes. */
-enum framing {
-    RAW,         /* the bytes only (stdin, stdout, stderr) */
-    VALUE_FRAME, /* tap.c's values: source byte, u32 length, bytes */
-    FILE_FRAME,  /* tap.c's files: u64 length, bytes */
-};
 
 /* The recorded events of one kind (and, RAW, one value) into a file. */
 static int extract(const struct det_recording *r, uint8_t kind, int64_t value,
@@ -399,9 +368,9 @@ static int extract(const struct det_recording *r, uint8_t kind, int64_t value,
             memcpy(head, &len, 8);
             hl = 8;
         }
-        rc = put_all(fd, head, hl);
-        if (rc == 0)
-            rc = put_all(fd, e->data, e->len);
+        if (cli_write_all(fd, head, hl) < 0 ||
+            cli_write_all(fd, e->data, e->len) < 0)
+            rc = -EIO;
     }
     close(fd);
     return rc;

@@ -158,7 +158,7 @@ static bool seen_before(struct file_tap *t, const char *key)
     return false;
 }
 
-static int write_all(int fd, const void *buf, size_t len)
+int cli_write_all(int fd, const void *buf, size_t len)
 {
     const uint8_t *b = buf;
     while (len > 0) {
@@ -201,13 +201,13 @@ static void file_opened(void *ctx, const char *key, int host_fd)
     }
     uint32_t klen = (uint32_t)strlen(key), nlen = (uint32_t)nl;
     uint64_t payload = 8 + (uint64_t)klen + nlen + sizeof(st) + got;
-    if (write_all(t->files_fd, &payload, 8) < 0 ||
-        write_all(t->files_fd, &klen, 4) < 0 ||
-        write_all(t->files_fd, key, klen) < 0 ||
-        write_all(t->files_fd, &nlen, 4) < 0 ||
-        write_all(t->files_fd, name, nlen) < 0 ||
-        write_all(t->files_fd, &st, sizeof(st)) < 0 ||
-        write_all(t->files_fd, bytes, (size_t)got) < 0)
+    if (cli_write_all(t->files_fd, &payload, 8) < 0 ||
+        cli_write_all(t->files_fd, &klen, 4) < 0 ||
+        cli_write_all(t->files_fd, key, klen) < 0 ||
+        cli_write_all(t->files_fd, &nlen, 4) < 0 ||
+        cli_write_all(t->files_fd, name, nlen) < 0 ||
+        cli_write_all(t->files_fd, &st, sizeof(st)) < 0 ||
+        cli_write_all(t->files_fd, bytes, (size_t)got) < 0)
         cli_error("record: a copy of %s could not be saved", key);
     free(bytes);
 }
@@ -234,7 +234,7 @@ static int copy_of(struct recorded_file *f)
     struct stat st;
     if (fd < 0)
         return -1;
-    if (write_all(fd, f->bytes, (size_t)f->len) < 0 ||
+    if (cli_write_all(fd, f->bytes, (size_t)f->len) < 0 ||
         fchmod(fd, f->st.st_mode & 07777) < 0 || fstat(fd, &st) < 0) {
         close(fd);
         return -1;
