@@ -9,7 +9,8 @@
  * What this stage records: what ran (argv, the environment the guest got,
  * the working directory, the run's options, backend, CPU, what the host
  * did not let hvrun control), the stdin the run read, the bytes it wrote
- * to stdout and stderr, a copy of each file it opened read-only, the
+ * to stdout and stderr, a copy of each file it opened read-only or
+ * execve loaded, the
  * host's time and randomness where they were not virtualised (tap.c),
  * every event of its detlog and its exit status. A replay runs the program
  * again from the recording (the recorded environment, stdin, files and
@@ -17,8 +18,8 @@
  * its file changes undone afterwards (undo.c), and checks it event by
  * event against the recorded detlog: the first event that differs stops
  * the check with one line naming it (its number, thread, syscall, and
- * what differed), and the replay exits 121. Directory listings, programs
- * execve loads and data from a network are not in the recording yet: a
+ * what differed), and the replay exits 121. Directory listings and data
+ * from a network are not in the recording yet: a
  * replay after they changed is reported as diverged, never passed as a
  * good one.
  */

@@ -306,6 +306,12 @@ struct proxy_file_tap {
  * recorded file's copy (fs.c); else *st as it was. */
 struct proxy_process;
 void proxy_file_tap_restat(struct proxy_process *p, struct stat *st);
+/* For opens outside open(2) (the ELF loader's): a replay's copy of
+ * (dirfd, path) or -1; and, recording, the file opened as host_fd. */
+int proxy_file_tap_replayed(struct proxy_process *p, int dirfd,
+                            const char *path, int flags);
+void proxy_file_tap_note(struct proxy_process *p, int dirfd, const char *path,
+                         int flags, int host_fd);
 
 struct proxy_config {
     bool fail_closed;    /* unsupported syscall aborts the run */

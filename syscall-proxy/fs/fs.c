@@ -479,6 +479,25 @@ struct stat_src {
     int at_flags;
 };
 
+int proxy_file_tap_replayed(struct proxy_process *p, int dirfd,
+                            const char *path, int flags)
+{
+    struct host_path hp = {.dirfd = dirfd};
+    if ((size_t)snprintf(hp.path, sizeof(hp.path), "%s", path) >=
+        sizeof(hp.path))
+        return -1;
+    return replayed_file(p, &hp, flags);
+}
+
+void proxy_file_tap_note(struct proxy_process *p, int dirfd, const char *path,
+                         int flags, int host_fd)
+{
+    struct host_path hp = {.dirfd = dirfd};
+    if ((size_t)snprintf(hp.path, sizeof(hp.path), "%s", path) <
+        sizeof(hp.path))
+        record_file(p, &hp, flags, host_fd);
+}
+
 void proxy_file_tap_restat(struct proxy_process *p, struct stat *st)
 {
     const struct proxy_file_tap *t = p->cfg->file_tap;

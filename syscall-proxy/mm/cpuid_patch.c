@@ -813,7 +813,10 @@ static void patch_vma(struct proxy_process *p, int host_fd,
         return;
     struct stat st;
     const struct file_sites *fs = NULL;
-    if (fstat(fd, &st) == 0 && st.st_dev == v->dev && st.st_ino == v->ino)
+    bool known = fstat(fd, &st) == 0;
+    if (known)
+        proxy_file_tap_restat(p, &st); /* a replay's copy: as recorded */
+    if (known && st.st_dev == v->dev && st.st_ino == v->ino)
         fs = sites_of(fd);
     if (fd != host_fd)
         close(fd);

@@ -322,6 +322,8 @@ int proxy_elf_load(struct vmm_aspace *as, struct proxy_process *p,
     struct stat st;
     if (fstat(fd, &st) < 0)
         return say(w, -errno, path, strerror(errno));
+    if (p)
+        proxy_file_tap_restat(p, &st); /* a replay's copy: as recorded */
     Elf64_Ehdr eh;
     memset(&eh, 0, sizeof(eh)); /* a short file: zeros, as bprm->buf */
     if (pread(fd, &eh, sizeof(eh), 0) < 0)
@@ -355,9 +357,13 @@ static int open_exec(struct proxy_process *p, const char *path, struct why *w)
 {
     /* O_NONBLOCK: a FIFO must not wait for a writer (it is then refused as
      * not a regular file, EACCES as Linux); a regular file ignores it. */
-    int fd = openat(p->cwd_fd, path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    int fd = proxy_file_tap_replayed(p, p->cwd_fd, path, O_RDONLY);
+    if (fd >= 0)
+        return fd; /* a replay's recorded program: it was executable */
+    fd = openat(p->cwd_fd, path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0)
         return say(w, -errno, path, strerror(errno));
+    proxy_file_tap_note(p, p->cwd_fd, path, O_RDONLY, fd);
     struct stat st;
     if (fstat(fd, &st) == 0 && !S_ISREG(st.st_mode)) {
         close(fd);

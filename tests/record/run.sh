@@ -11,6 +11,8 @@
 #   cross-backend  recorded under kvm, replayed under ptrace, and back
 #   file-changed, file-deleted  `cat FILE | sha256sum; ls -l FILE` replays
 #                  the recorded bytes after FILE changed or was deleted
+#   program-replaced  the program a recording ran was replaced on the host:
+#                  the replay runs the recorded one
 #   diverged       a directory a recorded `ls DIR` listed changed (listings
 #                  are not recorded yet): the replay says it diverged and
 #                  exits 121, never a silent wrong replay
@@ -159,6 +161,19 @@ diverged_cases() {
             fail "$L:file-$what" "exit $st: $(head -c 300 "$d/f.err")"
         fi
     done
+    # The program execve loads is recorded too: replaced on the host since,
+    # the replay still runs the recorded one.
+    cp "$G/hello_pie" "$d/prog"
+    (cd "$d" && hv record -o p.hvrec -- ./prog > p.rec.out 2> /dev/null)
+    cp "$G/hello_static" "$d/prog"
+    (cd "$d" && hv replay p.hvrec > p.out 2> p.err)
+    st=$?
+    if [ "$st" = 0 ] && cmp -s "$d/p.rec.out" "$d/p.out" &&
+        grep -q '^hvrun: replay: identical' "$d/p.err"; then
+        pass "$L:program-replaced"
+    else
+        fail "$L:program-replaced" "exit $st: $(head -c 300 "$d/p.err")"
+    fi
     # A directory's listing is not recorded yet: a replay after it changed
     # says it diverged (exit 121), never passes as a good replay.
     touch "$d/dir/a"
