@@ -47,6 +47,15 @@ struct recorded_file {
     ino_t copy_ino;
 };
 
+/* One listing in PREFIX.dirs: u64 payload length, then u32 key length,
+ * the key, the records. A directory listed again has a record each time. */
+struct recorded_listing {
+    char *key;
+    const uint8_t *raw; /* inside dirs */
+    size_t len;
+    bool used;          /* replaying: handed out already */
+};
+
 struct file_tap {
     struct det_tap tap;
     struct proxy_file_tap files_tap;
@@ -60,6 +69,11 @@ struct file_tap {
     size_t files_len;
     struct recorded_file *index;
     size_t nr_index;
+    int dirs_fd;         /* recording: where listings go */
+    uint8_t *dirs;       /* replaying: PREFIX.dirs */
+    size_t dirs_len;
+    struct recorded_listing *listings;
+    size_t nr_listings;
 };
 
 static void put_value(void *ctx, enum det_source src, const void *buf,
@@ -273,6 +287,42 @@ static bool file_recorded_stat(void *ctx, const char *key, struct stat *st)
     return f != NULL;
 }
 
+/* Recording: a listing, in the order the run read them. */
+static void dir_listed(void *ctx, const char *key, const void *raw,
+                       size_t len)
+{
+    struct file_tap *t = ctx;
+    uint32_t klen = (uint32_t)strlen(key);
+    uint64_t payload = 4 + (uint64_t)klen + len;
+    if (skipped_key(key) || !strncmp(key, "/proc", 5))
+        return;
+    if (cli_write_all(t->dirs_fd, &payload, 8) < 0 ||
+        cli_write_all(t->dirs_fd, &klen, 4) < 0 ||
+        cli_write_all(t->dirs_fd, key, klen) < 0 ||
+        cli_write_all(t->dirs_fd, raw, len) < 0)
+        cli_error("record: a listing of %s could not be saved", key);
+}
+
+/* Replaying: the next listing of key not handed out yet. */
+static bool dir_recorded(void *ctx, const char *key, char **raw, size_t *len)
+{
+    struct file_tap *t = ctx;
+    for (size_t i = 0; i < t->nr_listings; i++) {
+        struct recorded_listing *l = &t->listings[i];
+        if (l->used || strcmp(l->key, key))
+            continue;
+        char *copy = malloc(l->len ? l->len : 1);
+        if (!copy)
+            return false;
+        memcpy(copy, l->raw, l->len);
+        l->used = true;
+        *raw = copy;
+        *len = l->len;
+        return true;
+    }
+    return false;
+}
+
 static char *dup_bytes(const uint8_t *b, size_t n)
 {
     char *s = malloc(n + 1);
@@ -281,6 +331,38 @@ static char *dup_bytes(const uint8_t *b, size_t n)
         s[n] = '\0';
     }
     return s;
+}
+
+/* PREFIX.dirs, read whole and indexed; -EINVAL if it does not parse. */
+static int index_dirs(struct file_tap *t)
+{
+    size_t at = 0, left;
+    while ((left = t->dirs_len - at) > 0) {
+        uint64_t payload;
+        uint32_t klen;
+        if (left < 12)
+            return -EINVAL;
+        memcpy(&payload, t->dirs + at, 8);
+        memcpy(&klen, t->dirs + at + 8, 4);
+        if (payload > left - 8 || payload < 4 || klen > payload - 4)
+            return -EINVAL;
+        struct recorded_listing l = {
+            .key = dup_bytes(t->dirs + at + 12, klen),
+            .raw = t->dirs + at + 12 + klen,
+            .len = (size_t)(payload - 4 - klen)};
+        struct recorded_listing *g =
+            realloc(t->listings, (t->nr_listings + 1) * sizeof(*g));
+        if (!l.key || !g) {
+            free(l.key);
+            if (g)
+                t->listings = g;
+            return -ENOMEM;
+        }
+        t->listings = g;
+        t->listings[t->nr_listings++] = l;
+        at += 8 + (size_t)payload;
+    }
+    return 0;
 }
 
 /* PREFIX.files, read whole and indexed; -EINVAL if it does not parse. */
@@ -331,28 +413,34 @@ struct det_tap *cli_tap_open(const char *record_to, const char *replay_from,
     struct file_tap *t = calloc(1, sizeof(*t));
     if (!t)
         return NULL;
-    t->fd = t->files_fd = -1;
+    t->fd = t->files_fd = t->dirs_fd = -1;
     t->tap.ctx = t->files_tap.ctx = t;
     const char *prefix = record_to ? record_to : replay_from;
-    char values[4096], files[4096];
+    char values[4096], files[4096], dirs[4096];
     snprintf(values, sizeof(values), "%s.values", prefix);
     snprintf(files, sizeof(files), "%s.files", prefix);
+    snprintf(dirs, sizeof(dirs), "%s.dirs", prefix);
     const char *bad = values;
     int rc = 0;
     int fl = O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC;
     if (record_to) {
         t->tap.put = put_value;
         t->files_tap.opened = file_opened;
+        t->files_tap.listed = dir_listed;
         if ((t->fd = open(values, fl, 0600)) < 0 ||
-            (bad = files, t->files_fd = open(files, fl, 0600)) < 0)
+            (bad = files, t->files_fd = open(files, fl, 0600)) < 0 ||
+            (bad = dirs, t->dirs_fd = open(dirs, fl, 0600)) < 0)
             rc = -errno;
     } else {
         t->tap.get = get_value;
         t->files_tap.recorded = file_recorded;
         t->files_tap.recorded_stat = file_recorded_stat;
+        t->files_tap.recorded_listing = dir_recorded;
         if ((rc = read_all(values, &t->data, &t->len)) == 0 &&
-            (bad = files, rc = read_all(files, &t->files, &t->files_len)) == 0)
-            rc = index_files(t);
+            (bad = files, rc = read_all(files, &t->files, &t->files_len)) == 0 &&
+            (rc = index_files(t)) == 0 &&
+            (bad = dirs, rc = read_all(dirs, &t->dirs, &t->dirs_len)) == 0)
+            rc = index_dirs(t);
     }
     if (rc < 0) {
         snprintf(why, why_len, "%s: %s", bad, strerror(-rc));
@@ -376,6 +464,12 @@ void cli_tap_close(struct det_tap *tap)
         close(t->fd);
     if (t->files_fd >= 0)
         close(t->files_fd);
+    if (t->dirs_fd >= 0)
+        close(t->dirs_fd);
+    for (size_t i = 0; i < t->nr_listings; i++)
+        free(t->listings[i].key);
+    free(t->listings);
+    free(t->dirs);
     for (size_t i = 0; i < t->nr_seen; i++)
         free(t->seen[i]);
     free(t->seen);

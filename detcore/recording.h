@@ -58,7 +58,10 @@ enum det_rec_kind {
                             it was opened by), u32 name length, the name
                             (its resolved path), its struct stat, the
                             bytes */
-    DET_REC_KIND_MAX = DET_REC_FILE,
+    DET_REC_DIR,         /* a directory listing the run read: data = u32
+                            key length, the key (its path), the host's
+                            getdents64 records */
+    DET_REC_KIND_MAX = DET_REC_DIR,
 };
 
 struct det_rec_event {

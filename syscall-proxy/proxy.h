@@ -299,6 +299,13 @@ struct proxy_file_tap {
      * copy, or key (may be NULL) names a recorded file, *st becomes the
      * recorded file's stat and true is returned. */
     bool (*recorded_stat)(void *ctx, const char *key, struct stat *st);
+    /* Directory listings (the host's getdents64 records, all of them),
+     * key = the directory's path. Recording: each listing read. */
+    void (*listed)(void *ctx, const char *key, const void *raw, size_t len);
+    /* Replaying: the next recorded listing of key in a malloc'd copy
+     * (true), or false: none recorded, the host's is read. */
+    bool (*recorded_listing)(void *ctx, const char *key, char **raw,
+                             size_t *len);
     void *ctx;
 };
 

@@ -486,6 +486,26 @@ static void dircache_number(struct proxy_process *p, int host_fd,
     }
 }
 
+/* A directory's listing as the host gives it, or, recorded or replayed
+ * (proxy_file_tap), as the recorded run read it. */
+static long listing_of(struct proxy_process *p, int host_fd, char **raw,
+                       size_t *len)
+{
+    const struct proxy_file_tap *t = p->cfg->file_tap;
+    char link[64], key[PROXY_PATH_MAX];
+    snprintf(link, sizeof(link), "/proc/self/fd/%d", host_fd);
+    ssize_t kn = t ? readlink(link, key, sizeof(key) - 1) : -1;
+    if (kn > 0)
+        key[kn] = '\0';
+    if (kn > 0 && t->recorded_listing &&
+        t->recorded_listing(t->ctx, key, raw, len))
+        return 0;
+    long r = read_all_records(host_fd, raw, len);
+    if (r == 0 && kn > 0 && t->listed)
+        t->listed(t->ctx, key, *raw, *len);
+    return r;
+}
+
 static long dircache_load(struct proxy_process *p, int host_fd,
                           struct proxy_dircache *c)
 {
@@ -496,7 +516,7 @@ static long dircache_load(struct proxy_process *p, int host_fd,
     long r = proxy_vfs_dir_records(p, host_fd, &raw, &len);
     bool synthetic = r >= 0;
     if (r == -ENOENT)
-        r = read_all_records(host_fd, &raw, &len);
+        r = listing_of(p, host_fd, &raw, &len);
     if (r < 0)
         return r;
     size_t n = 0;

@@ -13,9 +13,11 @@
 #                  the recorded bytes after FILE changed or was deleted
 #   program-replaced  the program a recording ran was replaced on the host:
 #                  the replay runs the recorded one
-#   diverged       a directory a recorded `ls DIR` listed changed (listings
-#                  are not recorded yet): the replay says it diverged and
-#                  exits 121, never a silent wrong replay
+#   listing-replayed  `ls -l DIR` replays the recorded listing after a file
+#                  was added to DIR
+#   diverged       the size of a file a recorded `stat` looked at (never
+#                  opened: not recorded yet) changed: the replay says it
+#                  diverged and exits 121, never a silent wrong replay
 #   host-time-and-random  date and /dev/urandom under --no-virtualize-time
 #                  --no-virtualize-random: the replay prints the recorded
 #                  values (the host's, from the recording)
@@ -174,17 +176,30 @@ diverged_cases() {
     else
         fail "$L:program-replaced" "exit $st: $(head -c 300 "$d/p.err")"
     fi
-    # A directory's listing is not recorded yet: a replay after it changed
-    # says it diverged (exit 121), never passes as a good replay.
+    # Directory listings are recorded: a file added since is not listed.
     touch "$d/dir/a"
-    (cd "$d" && hv record -o l.hvrec -- ls dir > /dev/null 2>&1)
+    (cd "$d" && hv record -o l.hvrec -- ls -l dir > l.rec.out 2> /dev/null)
     touch "$d/dir/b"
-    (cd "$d" && hv replay l.hvrec > /dev/null 2> l.err)
+    (cd "$d" && hv replay l.hvrec > l.out 2> l.err)
     st=$?
-    if [ "$st" = 121 ] && grep -q '^hvrun: replay: diverged from the recording' "$d/l.err"; then
+    if [ "$st" = 0 ] && cmp -s "$d/l.rec.out" "$d/l.out" &&
+        grep -q '^hvrun: replay: identical' "$d/l.err"; then
+        pass "$L:listing-replayed"
+    else
+        fail "$L:listing-replayed" "exit $st: $(head -c 300 "$d/l.err")"
+    fi
+    # The stat of a path the run never opened is not recorded yet: a
+    # replay after it changed says it diverged (exit 121), never passes as
+    # a good replay.
+    echo 12345 > "$d/size.txt"
+    (cd "$d" && hv record -o s.hvrec -- stat -c %s size.txt > /dev/null 2>&1)
+    echo 1234567890 > "$d/size.txt"
+    (cd "$d" && hv replay s.hvrec > /dev/null 2> s.err)
+    st=$?
+    if [ "$st" = 121 ] && grep -q '^hvrun: replay: diverged from the recording' "$d/s.err"; then
         pass "$L:diverged"
     else
-        fail "$L:diverged" "exit $st: $(head -c 300 "$d/l.err")"
+        fail "$L:diverged" "exit $st: $(head -c 300 "$d/s.err")"
     fi
     # The host's time and randomness are in the recording: replayed.
     (cd "$d" && hv record --no-virtualize-time --no-virtualize-random \
