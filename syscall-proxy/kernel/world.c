@@ -716,7 +716,7 @@ static bool run_one(struct proxy_process *p)
         spent_cut = slice && ev.kind == VMM_EVENT_EXCEPTION && !made_events &&
                     p->slice_spent_ns >= slice;
     }
-    if (ev.kind == VMM_EVENT_SYSCALL || slice_over || spent_cut) {
+    if (ev.kind == VMM_EVENT_SYSCALL || slice_over) {
         p->slice_spent_ns = 0;
         p->slice_events = 0;
     }
@@ -778,8 +778,11 @@ static bool run_one(struct proxy_process *p)
             count_event(p);
             break;
         }
-        if (spent_cut && !p->exited)
+        /* A trapped TSC read is an event (counted above): no cut there. */
+        if (spent_cut && !p->exited && p->slice_events == 0) {
+            p->slice_spent_ns = 0;
             preempt(p, others, slice);
+        }
         break;
     case VMM_EVENT_INTERRUPTED:
         if (cut)
