@@ -2,8 +2,10 @@
 # bench/record.sh HVRUN: what recording costs (issue 11). For each row,
 # `hvrun run`, `hvrun record -o FILE` and `hvrun replay FILE` side by side,
 # REPS times interleaved, the median wall time of each and the ratios to
-# run; then the recording's size, its events (detlog events, about one per
-# syscall) and the size per million events. No timing is asserted.
+# run; then the recording's size (the copies of the files the run read
+# included: ld.so, libc, python's modules) and its events (detlog events,
+# about one per syscall); below the table, what a million more events add
+# (dd at two counts). No timing is asserted.
 #
 # BENCH_REPS (default 5), BENCH_DD_COUNT (20000).
 # Output: a markdown table on stdout, progress on stderr.
@@ -46,15 +48,26 @@ row() {
     size=$(stat -c %s r.hvrec)
     events=$("$HVRUN" replay r.hvrec 2>&1 > /dev/null |
         sed -n 's/.*identical to the recording (\([0-9]*\) events.*/\1/p')
-    printf '| %s | %.3f s | %.3f s (%.2fx) | %.3f s (%.2fx) | %d B | %s | %s |\n' \
+    printf '| %s | %.3f s | %.3f s (%.2fx) | %.3f s (%.2fx) | %d KiB | %s |\n' \
         "$name" "$mr" "$mc" "$(echo "$mc / $mr" | bc -l)" "$mp" \
-        "$(echo "$mp / $mr" | bc -l)" "$size" "${events:-?}" \
-        "$([ -n "$events" ] && [ "$events" -gt 0 ] &&
-            echo "$(( size * 1000000 / events / 1024 )) KiB" || echo "?")"
+        "$(echo "$mp / $mr" | bc -l)" "$((size / 1024))" "${events:-?}"
 }
 
-echo "| command | run | record | replay | recording | events | per 10^6 events |"
-echo "|---|---|---|---|---|---|---|"
+# The size of a recording of dd bs=1 with COUNT reads: bytes and events.
+dd_size() {
+    "$HVRUN" record -o d.hvrec -- dd if=nums.txt of=/dev/null bs=1 \
+        count="$1" > /dev/null 2>&1
+    echo "$(stat -c %s d.hvrec) $("$HVRUN" replay d.hvrec 2>&1 > /dev/null |
+        sed -n 's/.*identical to the recording (\([0-9]*\) events.*/\1/p')"
+}
+
+echo "| command | run | record | replay | recording | events |"
+echo "|---|---|---|---|---|---|"
 row "dd bs=1 count=$DD_COUNT" dd if=nums.txt of=/dev/null bs=1 count="$DD_COUNT"
 row "python3 -c pass" /usr/bin/python3 -c pass
 row "seq | grep | sort | head" sh -c 'seq 1 100000 | grep 7 | sort -r | head'
+read -r s1 e1 < <(dd_size "$((DD_COUNT / 2))")
+read -r s2 e2 < <(dd_size "$DD_COUNT")
+echo
+echo "A million more events (dd bs=1, $((DD_COUNT / 2)) vs $DD_COUNT reads) add" \
+    "$(( (s2 - s1) * 1000000 / (e2 - e1) / 1024 )) KiB to a recording."
