@@ -10,7 +10,8 @@
  * the working directory, the run's options, backend, CPU, what the host
  * did not let hvrun control), the stdin the run read, the bytes it wrote
  * to stdout and stderr, a copy of each file it opened read-only or
- * execve loaded, the directory listings it read, the
+ * execve loaded, the directory listings and the stats of paths it read,
+ * the
  * host's time and randomness where they were not virtualised (tap.c),
  * every event of its detlog and its exit status. A replay runs the program
  * again from the recording (the recorded environment, stdin, files and
@@ -18,8 +19,8 @@
  * its file changes undone afterwards (undo.c), and checks it event by
  * event against the recorded detlog: the first event that differs stops
  * the check with one line naming it (its number, thread, syscall, and
- * what differed), and the replay exits 121. The stat of a path it never
- * opened and data from a network are not in the recording yet: a
+ * what differed), and the replay exits 121. Symlink targets, access
+ * checks and data from a network are not in the recording yet: a
  * replay after they changed is reported as diverged, never passed as a
  * good one.
  */
@@ -53,6 +54,7 @@ enum framing {
     VALUE_FRAME, /* tap.c's values: source byte, u32 length, bytes */
     FILE_FRAME,  /* tap.c's files: u64 length, bytes */
     DIR_FRAME,   /* tap.c's listings: u64 length, bytes */
+    STAT_FRAME,  /* tap.c's path stats: u64 length, bytes */
 };
 
 
@@ -243,7 +245,8 @@ static int append_framed(struct det_rec_writer *w, const char *prefix,
     snprintf(path, sizeof(path), "%s%s", prefix,
              framing == VALUE_FRAME  ? ".values"
              : framing == FILE_FRAME ? ".files"
-                                     : ".dirs");
+             : framing == DIR_FRAME  ? ".dirs"
+                                     : ".stats");
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return errno == ENOENT ? 0 : -errno;
@@ -274,7 +277,8 @@ static int append_framed(struct det_rec_writer *w, const char *prefix,
         struct det_rec_event ev = {
             .kind = framing == VALUE_FRAME  ? DET_REC_VALUE
                     : framing == FILE_FRAME ? DET_REC_FILE
-                                            : DET_REC_DIR,
+                    : framing == DIR_FRAME  ? DET_REC_DIR
+                                            : DET_REC_STAT,
             .nr = 0xffff, .value = framing == VALUE_FRAME ? head[0] : 0,
             .len = (uint32_t)len, .data = buf};
         if ((rc = det_rec_append(w, &ev)) < 0)
@@ -344,6 +348,7 @@ static int write_recording(const char *path, const struct record_args *ra,
         (rc = append_framed(w, host, VALUE_FRAME)) == 0 &&
         (rc = append_framed(w, host, FILE_FRAME)) == 0 &&
         (rc = append_framed(w, host, DIR_FRAME)) == 0 &&
+        (rc = append_framed(w, host, STAT_FRAME)) == 0 &&
         (rc = append_detlog(w, run->detlog)) == 0)
         return det_rec_finish(w, run->code, run->sum.digest);
     det_rec_abandon(w);
@@ -370,7 +375,7 @@ static int extract(const struct det_recording *r, uint8_t kind, int64_t value,
             head[0] = (uint8_t)e->value;
             memcpy(head + 1, &e->len, 4);
             hl = 5;
-        } else if (framing == FILE_FRAME || framing == DIR_FRAME) {
+        } else if (framing != RAW) {
             uint64_t len = e->len;
             memcpy(head, &len, 8);
             hl = 8;
@@ -515,12 +520,13 @@ static int replay_loaded(const struct det_recording *r, const char *dir,
     if (code)
         return code;
     char in[160], rec_out[160], rec_err[160], host[160], values[200],
-        files[200], dirs[200];
+        files[200], dirs[200], stats[200];
     snprintf(in, sizeof(in), "%s/replay-stdin", dir);
     snprintf(host, sizeof(host), "%s/replay-host", dir);
     snprintf(values, sizeof(values), "%s.values", host);
     snprintf(files, sizeof(files), "%s.files", host);
     snprintf(dirs, sizeof(dirs), "%s.dirs", host);
+    snprintf(stats, sizeof(stats), "%s.stats", host);
     o.tap_record = NULL;
     o.tap_replay = host;
     snprintf(rec_out, sizeof(rec_out), "%s/recorded-stdout", dir);
@@ -534,7 +540,8 @@ static int replay_loaded(const struct det_recording *r, const char *dir,
         (rc = extract(r, DET_REC_OUTPUT, 2, RAW, rec_err)) < 0 ||
         (rc = extract(r, DET_REC_VALUE, 0, VALUE_FRAME, values)) < 0 ||
         (rc = extract(r, DET_REC_FILE, 0, FILE_FRAME, files)) < 0 ||
-        (rc = extract(r, DET_REC_DIR, 0, DIR_FRAME, dirs)) < 0) {
+        (rc = extract(r, DET_REC_DIR, 0, DIR_FRAME, dirs)) < 0 ||
+        (rc = extract(r, DET_REC_STAT, 0, STAT_FRAME, stats)) < 0) {
         cli_error("replay: %s: %s", dir, strerror(-rc));
         code = CLI_EXIT_FAILURE;
         goto out;

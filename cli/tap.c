@@ -56,6 +56,15 @@ struct recorded_listing {
     bool used;          /* replaying: handed out already */
 };
 
+/* One path stat in PREFIX.stats: u64 payload length, then u32 key
+ * length, the key, u8 nofollow, i32 result (0 or -errno), its struct stat. */
+struct recorded_stat {
+    char *key;
+    bool nofollow, used;
+    int err;
+    struct stat st;
+};
+
 struct file_tap {
     struct det_tap tap;
     struct proxy_file_tap files_tap;
@@ -74,6 +83,11 @@ struct file_tap {
     size_t dirs_len;
     struct recorded_listing *listings;
     size_t nr_listings;
+    int stats_fd;        /* recording: where path stats go */
+    uint8_t *stats;      /* replaying: PREFIX.stats */
+    size_t stats_len;
+    struct recorded_stat *stat_results;
+    size_t nr_stat_results;
 };
 
 static void put_value(void *ctx, enum det_source src, const void *buf,
@@ -323,6 +337,45 @@ static bool dir_recorded(void *ctx, const char *key, char **raw, size_t *len)
     return false;
 }
 
+/* Recording: a stat of a path and what it gave. */
+static void stat_noted(void *ctx, const char *key, bool nofollow, int err,
+                       const struct stat *st)
+{
+    struct file_tap *t = ctx;
+    if (skipped_key(key) || !strncmp(key, "/proc", 5))
+        return;
+    uint32_t klen = (uint32_t)strlen(key);
+    uint8_t nf = nofollow;
+    int32_t e = err;
+    struct stat zero;
+    memset(&zero, 0, sizeof(zero));
+    uint64_t payload = 4 + (uint64_t)klen + 1 + 4 + sizeof(*st);
+    if (cli_write_all(t->stats_fd, &payload, 8) < 0 ||
+        cli_write_all(t->stats_fd, &klen, 4) < 0 ||
+        cli_write_all(t->stats_fd, key, klen) < 0 ||
+        cli_write_all(t->stats_fd, &nf, 1) < 0 ||
+        cli_write_all(t->stats_fd, &e, 4) < 0 ||
+        cli_write_all(t->stats_fd, err ? &zero : st, sizeof(*st)) < 0)
+        cli_error("record: a stat of %s could not be saved", key);
+}
+
+/* Replaying: the next recorded stat of key not handed out yet. */
+static bool stat_recorded(void *ctx, const char *key, bool nofollow,
+                          int *err, struct stat *st)
+{
+    struct file_tap *t = ctx;
+    for (size_t i = 0; i < t->nr_stat_results; i++) {
+        struct recorded_stat *r = &t->stat_results[i];
+        if (r->used || r->nofollow != nofollow || strcmp(r->key, key))
+            continue;
+        r->used = true;
+        *err = r->err;
+        *st = r->st;
+        return true;
+    }
+    return false;
+}
+
 static char *dup_bytes(const uint8_t *b, size_t n)
 {
     char *s = malloc(n + 1);
@@ -331,6 +384,42 @@ static char *dup_bytes(const uint8_t *b, size_t n)
         s[n] = '\0';
     }
     return s;
+}
+
+/* PREFIX.stats, read whole and indexed; -EINVAL if it does not parse. */
+static int index_stats(struct file_tap *t)
+{
+    size_t at = 0, left;
+    while ((left = t->stats_len - at) > 0) {
+        uint64_t payload;
+        uint32_t klen;
+        if (left < 12)
+            return -EINVAL;
+        memcpy(&payload, t->stats + at, 8);
+        memcpy(&klen, t->stats + at + 8, 4);
+        if (payload > left - 8 ||
+            payload != 4 + (uint64_t)klen + 1 + 4 + sizeof(struct stat))
+            return -EINVAL;
+        const uint8_t *q = t->stats + at + 12 + klen;
+        struct recorded_stat r = {.key = dup_bytes(t->stats + at + 12, klen),
+                                  .nofollow = q[0] != 0};
+        int32_t e;
+        memcpy(&e, q + 1, 4);
+        r.err = e;
+        memcpy(&r.st, q + 5, sizeof(r.st));
+        struct recorded_stat *g = realloc(
+            t->stat_results, (t->nr_stat_results + 1) * sizeof(*g));
+        if (!r.key || !g) {
+            free(r.key);
+            if (g)
+                t->stat_results = g;
+            return -ENOMEM;
+        }
+        t->stat_results = g;
+        t->stat_results[t->nr_stat_results++] = r;
+        at += 8 + (size_t)payload;
+    }
+    return 0;
 }
 
 /* PREFIX.dirs, read whole and indexed; -EINVAL if it does not parse. */
@@ -413,13 +502,14 @@ struct det_tap *cli_tap_open(const char *record_to, const char *replay_from,
     struct file_tap *t = calloc(1, sizeof(*t));
     if (!t)
         return NULL;
-    t->fd = t->files_fd = t->dirs_fd = -1;
+    t->fd = t->files_fd = t->dirs_fd = t->stats_fd = -1;
     t->tap.ctx = t->files_tap.ctx = t;
     const char *prefix = record_to ? record_to : replay_from;
-    char values[4096], files[4096], dirs[4096];
+    char values[4096], files[4096], dirs[4096], stats[4096];
     snprintf(values, sizeof(values), "%s.values", prefix);
     snprintf(files, sizeof(files), "%s.files", prefix);
     snprintf(dirs, sizeof(dirs), "%s.dirs", prefix);
+    snprintf(stats, sizeof(stats), "%s.stats", prefix);
     const char *bad = values;
     int rc = 0;
     int fl = O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC;
@@ -427,20 +517,25 @@ struct det_tap *cli_tap_open(const char *record_to, const char *replay_from,
         t->tap.put = put_value;
         t->files_tap.opened = file_opened;
         t->files_tap.listed = dir_listed;
+        t->files_tap.stat_result = stat_noted;
         if ((t->fd = open(values, fl, 0600)) < 0 ||
             (bad = files, t->files_fd = open(files, fl, 0600)) < 0 ||
-            (bad = dirs, t->dirs_fd = open(dirs, fl, 0600)) < 0)
+            (bad = dirs, t->dirs_fd = open(dirs, fl, 0600)) < 0 ||
+            (bad = stats, t->stats_fd = open(stats, fl, 0600)) < 0)
             rc = -errno;
     } else {
         t->tap.get = get_value;
         t->files_tap.recorded = file_recorded;
         t->files_tap.recorded_stat = file_recorded_stat;
         t->files_tap.recorded_listing = dir_recorded;
+        t->files_tap.recorded_stat_result = stat_recorded;
         if ((rc = read_all(values, &t->data, &t->len)) == 0 &&
             (bad = files, rc = read_all(files, &t->files, &t->files_len)) == 0 &&
             (rc = index_files(t)) == 0 &&
-            (bad = dirs, rc = read_all(dirs, &t->dirs, &t->dirs_len)) == 0)
-            rc = index_dirs(t);
+            (bad = dirs, rc = read_all(dirs, &t->dirs, &t->dirs_len)) == 0 &&
+            (rc = index_dirs(t)) == 0 &&
+            (bad = stats, rc = read_all(stats, &t->stats, &t->stats_len)) == 0)
+            rc = index_stats(t);
     }
     if (rc < 0) {
         snprintf(why, why_len, "%s: %s", bad, strerror(-rc));
@@ -466,6 +561,12 @@ void cli_tap_close(struct det_tap *tap)
         close(t->files_fd);
     if (t->dirs_fd >= 0)
         close(t->dirs_fd);
+    if (t->stats_fd >= 0)
+        close(t->stats_fd);
+    for (size_t i = 0; i < t->nr_stat_results; i++)
+        free(t->stat_results[i].key);
+    free(t->stat_results);
+    free(t->stats);
     for (size_t i = 0; i < t->nr_listings; i++)
         free(t->listings[i].key);
     free(t->listings);

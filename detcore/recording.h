@@ -61,7 +61,10 @@ enum det_rec_kind {
     DET_REC_DIR,         /* a directory listing the run read: data = u32
                             key length, the key (its path), the host's
                             getdents64 records */
-    DET_REC_KIND_MAX = DET_REC_DIR,
+    DET_REC_STAT,        /* a stat of a path and its result: data = u32
+                            key length, the key, u8 nofollow, i32 result,
+                            the struct stat */
+    DET_REC_KIND_MAX = DET_REC_STAT,
 };
 
 struct det_rec_event {

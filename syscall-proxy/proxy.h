@@ -306,6 +306,13 @@ struct proxy_file_tap {
      * (true), or false: none recorded, the host's is read. */
     bool (*recorded_listing)(void *ctx, const char *key, char **raw,
                              size_t *len);
+    /* The stat of a path (nofollow: of a last symlink itself): recording,
+     * its result (0 with *st, or -errno); replaying, the next recorded
+     * result for that path (true), or false: none left, the host's. */
+    void (*stat_result)(void *ctx, const char *key, bool nofollow, int err,
+                        const struct stat *st);
+    bool (*recorded_stat_result)(void *ctx, const char *key, bool nofollow,
+                                 int *err, struct stat *st);
     void *ctx;
 };
 

@@ -477,6 +477,7 @@ struct stat_src {
     int host_fd, dirfd;
     const char *path;
     int at_flags;
+    bool recorded; /* a replay's recorded result: as it is */
 };
 
 int proxy_file_tap_replayed(struct proxy_process *p, int dirfd,
@@ -510,7 +511,7 @@ static bool replayed_stat(struct proxy_process *p, const struct stat_src *src,
                           struct stat *st)
 {
     const struct proxy_file_tap *t = p->cfg->file_tap;
-    if (!t || !t->recorded_stat)
+    if (!t || !t->recorded_stat || src->recorded)
         return false;
     char key[PROXY_PATH_MAX];
     /* By the path too without following a last symlink: a recorded key
@@ -525,6 +526,69 @@ static bool replayed_stat(struct proxy_process *p, const struct stat_src *src,
                                 ? key
                                 : NULL,
                             st);
+}
+
+/*
+ * The stat of a path: the host's or, replaying, the recorded result of
+ * the same stat of the same path (the n-th for the n-th); recording, the
+ * result is kept. 0 or -errno; src->recorded says where it came from.
+ */
+static int path_stat(struct proxy_process *p, const struct host_path *hp,
+                     int flags, struct stat *st, struct stat_src *src)
+{
+    const struct proxy_file_tap *t = p->cfg->file_tap;
+    char key[PROXY_PATH_MAX];
+    bool nofollow = flags & AT_SYMLINK_NOFOLLOW;
+    bool keyed = t && hp->path[0] && file_tap_key(hp, key, sizeof(key));
+    int err;
+    if (keyed && t->recorded_stat_result &&
+        t->recorded_stat_result(t->ctx, key, nofollow, &err, st)) {
+        src->recorded = true;
+        return err;
+    }
+    err = fstatat(hp->dirfd, hp->path, st, flags) < 0 ? -errno : 0;
+    if (keyed && t->stat_result)
+        t->stat_result(t->ctx, key, nofollow, err, st);
+    return err;
+}
+
+static void statx_from_stat(struct statx *x, const struct stat *st)
+{
+    x->stx_mask |= STATX_BASIC_STATS;
+    x->stx_dev_major = major(st->st_dev);
+    x->stx_dev_minor = minor(st->st_dev);
+    x->stx_ino = st->st_ino;
+    x->stx_mode = (uint16_t)st->st_mode;
+    x->stx_nlink = (uint32_t)st->st_nlink;
+    x->stx_uid = st->st_uid;
+    x->stx_gid = st->st_gid;
+    x->stx_size = (uint64_t)st->st_size;
+    x->stx_blocks = (uint64_t)st->st_blocks;
+    x->stx_blksize = (uint32_t)st->st_blksize;
+    x->stx_atime = (struct statx_timestamp){st->st_atim.tv_sec,
+                                            (uint32_t)st->st_atim.tv_nsec, 0};
+    x->stx_mtime = (struct statx_timestamp){st->st_mtim.tv_sec,
+                                            (uint32_t)st->st_mtim.tv_nsec, 0};
+    x->stx_ctime = (struct statx_timestamp){st->st_ctim.tv_sec,
+                                            (uint32_t)st->st_ctim.tv_nsec, 0};
+}
+
+static void stat_from_statx(struct stat *st, const struct statx *x)
+{
+    memset(st, 0, sizeof(*st));
+    st->st_dev = makedev(x->stx_dev_major, x->stx_dev_minor);
+    st->st_ino = x->stx_ino;
+    st->st_mode = x->stx_mode;
+    st->st_nlink = x->stx_nlink;
+    st->st_uid = x->stx_uid;
+    st->st_gid = x->stx_gid;
+    st->st_rdev = makedev(x->stx_rdev_major, x->stx_rdev_minor);
+    st->st_size = (off_t)x->stx_size;
+    st->st_blocks = (blkcnt_t)x->stx_blocks;
+    st->st_blksize = (blksize_t)x->stx_blksize;
+    st->st_atim = (struct timespec){x->stx_atime.tv_sec, x->stx_atime.tv_nsec};
+    st->st_mtim = (struct timespec){x->stx_mtime.tv_sec, x->stx_mtime.tv_nsec};
+    st->st_ctim = (struct timespec){x->stx_ctime.tv_sec, x->stx_ctime.tv_nsec};
 }
 
 static long stat_out(struct proxy_process *p, gva_t gva, const struct stat *st,
@@ -550,24 +614,8 @@ static long statx_out(struct proxy_process *p, gva_t gva,
     struct stat rec = {.st_dev = makedev(stx->stx_dev_major,
                                          stx->stx_dev_minor),
                        .st_ino = stx->stx_ino};
-    if (replayed_stat(p, src, &rec)) {
-        canon.stx_dev_major = major(rec.st_dev);
-        canon.stx_dev_minor = minor(rec.st_dev);
-        canon.stx_ino = rec.st_ino;
-        canon.stx_mode = (uint16_t)rec.st_mode;
-        canon.stx_nlink = (uint32_t)rec.st_nlink;
-        canon.stx_uid = rec.st_uid;
-        canon.stx_gid = rec.st_gid;
-        canon.stx_size = (uint64_t)rec.st_size;
-        canon.stx_blocks = (uint64_t)rec.st_blocks;
-        canon.stx_blksize = (uint32_t)rec.st_blksize;
-        canon.stx_atime = (struct statx_timestamp){rec.st_atim.tv_sec,
-                                                   (uint32_t)rec.st_atim.tv_nsec, 0};
-        canon.stx_mtime = (struct statx_timestamp){rec.st_mtim.tv_sec,
-                                                   (uint32_t)rec.st_mtim.tv_nsec, 0};
-        canon.stx_ctime = (struct statx_timestamp){rec.st_ctim.tv_sec,
-                                                   (uint32_t)rec.st_ctim.tv_nsec, 0};
-    }
+    if (replayed_stat(p, src, &rec))
+        statx_from_stat(&canon, &rec);
     uint64_t dev = makedev(stx->stx_dev_major, stx->stx_dev_minor);
     if (on_proc(dev)) {
         if (S_ISDIR(stx->stx_mode))
@@ -596,12 +644,12 @@ static long do_fstatat(struct proxy_process *p, uint64_t guest_dirfd,
     if (r < 0)
         return r;
     struct stat st;
-    struct stat_src src = {-1, hp.dirfd, hp.path, flags};
-    if (fstatat(hp.dirfd, hp.path, &st, flags) < 0) {
-        int err = errno;
+    struct stat_src src = {-1, hp.dirfd, hp.path, flags, false};
+    int err = path_stat(p, &hp, flags, &st, &src);
+    if (err < 0) {
         memset(&st, 0, sizeof(st));
-        if (!replayed_stat(p, &src, &st)) /* gone from the host since */
-            return -err;
+        if (src.recorded || !replayed_stat(p, &src, &st))
+            return err; /* as recorded, or gone from the host since */
     }
     return stat_out(p, buf_gva, &st, &src);
 }
@@ -630,7 +678,7 @@ static long sys_fstat(struct proxy_process *p, const uint64_t a[6])
     struct stat st;
     if (fstat(host_fd, &st) < 0)
         return -errno;
-    struct stat_src src = {host_fd, -1, "", 0};
+    struct stat_src src = {host_fd, -1, "", 0, false};
     return stat_out(p, a[1], &st, &src);
 }
 
@@ -642,17 +690,36 @@ static long sys_statx(struct proxy_process *p, const uint64_t a[6])
     if (r < 0)
         return r;
     struct statx stx;
-    struct stat_src src = {-1, hp.dirfd, hp.path, flags};
-    if (statx(hp.dirfd, hp.path, flags, (unsigned)a[3], &stx) < 0) {
-        int err = errno;
-        struct stat st = {0};
-        if (!replayed_stat(p, &src, &st)) /* gone from the host since */
-            return -err;
+    struct stat_src src = {-1, hp.dirfd, hp.path, flags, false};
+    const struct proxy_file_tap *t = p->cfg->file_tap;
+    char key[PROXY_PATH_MAX];
+    bool nofollow = flags & AT_SYMLINK_NOFOLLOW;
+    bool keyed = t && hp.path[0] && file_tap_key(&hp, key, sizeof(key));
+    struct stat st = {0};
+    int err;
+    if (keyed && t->recorded_stat_result &&
+        t->recorded_stat_result(t->ctx, key, nofollow, &err, &st)) {
+        /* as the recorded run's statx saw it */
+        src.recorded = true;
+        if (err < 0)
+            return err;
         memset(&stx, 0, sizeof(stx));
-        stx.stx_mask = STATX_BASIC_STATS;
-        stx.stx_dev_major = major(st.st_dev);
-        stx.stx_dev_minor = minor(st.st_dev);
-        stx.stx_ino = st.st_ino;
+        statx_from_stat(&stx, &st);
+        return statx_out(p, a[4], &stx, &src);
+    }
+    if (statx(hp.dirfd, hp.path, flags, (unsigned)a[3], &stx) < 0) {
+        err = -errno;
+        if (keyed && t->stat_result)
+            t->stat_result(t->ctx, key, nofollow, err, &st);
+        if (!replayed_stat(p, &src, &st)) /* gone from the host since */
+            return err;
+        memset(&stx, 0, sizeof(stx));
+        statx_from_stat(&stx, &st);
+        return statx_out(p, a[4], &stx, &src);
+    }
+    if (keyed && t->stat_result) {
+        stat_from_statx(&st, &stx);
+        t->stat_result(t->ctx, key, nofollow, 0, &st);
     }
     return statx_out(p, a[4], &stx, &src);
 }

@@ -15,9 +15,11 @@
 #                  the replay runs the recorded one
 #   listing-replayed  `ls -l DIR` replays the recorded listing after a file
 #                  was added to DIR
-#   diverged       the size of a file a recorded `stat` looked at (never
-#                  opened: not recorded yet) changed: the replay says it
-#                  diverged and exits 121, never a silent wrong replay
+#   stat-replayed  `stat -c %s FILE` replays the recorded size after FILE
+#                  grew (the stat of a path is recorded, opened or not)
+#   diverged       the target of a symlink a recorded `readlink` read
+#                  changed (not recorded yet): the replay says it diverged
+#                  and exits 121, never a silent wrong replay
 #   host-time-and-random  date and /dev/urandom under --no-virtualize-time
 #                  --no-virtualize-random: the replay prints the recorded
 #                  values (the host's, from the recording)
@@ -188,18 +190,29 @@ diverged_cases() {
     else
         fail "$L:listing-replayed" "exit $st: $(head -c 300 "$d/l.err")"
     fi
-    # The stat of a path the run never opened is not recorded yet: a
-    # replay after it changed says it diverged (exit 121), never passes as
-    # a good replay.
+    # The stat of a path is recorded, whether or not the run opened it.
     echo 12345 > "$d/size.txt"
-    (cd "$d" && hv record -o s.hvrec -- stat -c %s size.txt > /dev/null 2>&1)
+    (cd "$d" && hv record -o s.hvrec -- stat -c %s size.txt > s.rec.out 2> /dev/null)
     echo 1234567890 > "$d/size.txt"
-    (cd "$d" && hv replay s.hvrec > /dev/null 2> s.err)
+    (cd "$d" && hv replay s.hvrec > s.out 2> s.err)
     st=$?
-    if [ "$st" = 121 ] && grep -q '^hvrun: replay: diverged from the recording' "$d/s.err"; then
+    if [ "$st" = 0 ] && cmp -s "$d/s.rec.out" "$d/s.out" &&
+        grep -q '^hvrun: replay: identical' "$d/s.err"; then
+        pass "$L:stat-replayed"
+    else
+        fail "$L:stat-replayed" "exit $st: $(head -c 300 "$d/s.err")"
+    fi
+    # A symlink's target (readlink) is not recorded yet: a replay after it
+    # changed says it diverged (exit 121), never passes as a good replay.
+    ln -sfn first "$d/lnk"
+    (cd "$d" && hv record -o r.hvrec -- readlink lnk > /dev/null 2>&1)
+    ln -sfn second-target "$d/lnk"
+    (cd "$d" && hv replay r.hvrec > /dev/null 2> r.err)
+    st=$?
+    if [ "$st" = 121 ] && grep -q '^hvrun: replay: diverged from the recording' "$d/r.err"; then
         pass "$L:diverged"
     else
-        fail "$L:diverged" "exit $st: $(head -c 300 "$d/s.err")"
+        fail "$L:diverged" "exit $st: $(head -c 300 "$d/r.err")"
     fi
     # The host's time and randomness are in the recording: replayed.
     (cd "$d" && hv record --no-virtualize-time --no-virtualize-random \
