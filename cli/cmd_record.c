@@ -10,8 +10,8 @@
  * the working directory, the run's options, backend, CPU, what the host
  * did not let hvrun control), the stdin the run read, the bytes it wrote
  * to stdout and stderr, a copy of each file it opened read-only or
- * execve loaded, the directory listings and the stats of paths it read,
- * the
+ * execve loaded, the directory listings, stats, symlink targets and
+ * access checks of paths it made, the
  * host's time and randomness where they were not virtualised (tap.c),
  * every event of its detlog and its exit status. A replay runs the program
  * again from the recording (the recorded environment, stdin, files and
@@ -19,8 +19,8 @@
  * its file changes undone afterwards (undo.c), and checks it event by
  * event against the recorded detlog: the first event that differs stops
  * the check with one line naming it (its number, thread, syscall, and
- * what differed), and the replay exits 121. Symlink targets, access
- * checks and data from a network are not in the recording yet: a
+ * what differed), and the replay exits 121. Files opened read-write and
+ * data from a network are not in the recording yet: a
  * replay after they changed is reported as diverged, never passed as a
  * good one.
  */
@@ -55,6 +55,7 @@ enum framing {
     FILE_FRAME,  /* tap.c's files: u64 length, bytes */
     DIR_FRAME,   /* tap.c's listings: u64 length, bytes */
     STAT_FRAME,  /* tap.c's path stats: u64 length, bytes */
+    QUERY_FRAME, /* tap.c's readlink/access answers: u64 length, bytes */
 };
 
 
@@ -246,7 +247,8 @@ static int append_framed(struct det_rec_writer *w, const char *prefix,
              framing == VALUE_FRAME  ? ".values"
              : framing == FILE_FRAME ? ".files"
              : framing == DIR_FRAME  ? ".dirs"
-                                     : ".stats");
+             : framing == STAT_FRAME ? ".stats"
+                                     : ".queries");
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return errno == ENOENT ? 0 : -errno;
@@ -278,7 +280,8 @@ static int append_framed(struct det_rec_writer *w, const char *prefix,
             .kind = framing == VALUE_FRAME  ? DET_REC_VALUE
                     : framing == FILE_FRAME ? DET_REC_FILE
                     : framing == DIR_FRAME  ? DET_REC_DIR
-                                            : DET_REC_STAT,
+                    : framing == STAT_FRAME ? DET_REC_STAT
+                                            : DET_REC_QUERY,
             .nr = 0xffff, .value = framing == VALUE_FRAME ? head[0] : 0,
             .len = (uint32_t)len, .data = buf};
         if ((rc = det_rec_append(w, &ev)) < 0)
@@ -349,6 +352,7 @@ static int write_recording(const char *path, const struct record_args *ra,
         (rc = append_framed(w, host, FILE_FRAME)) == 0 &&
         (rc = append_framed(w, host, DIR_FRAME)) == 0 &&
         (rc = append_framed(w, host, STAT_FRAME)) == 0 &&
+        (rc = append_framed(w, host, QUERY_FRAME)) == 0 &&
         (rc = append_detlog(w, run->detlog)) == 0)
         return det_rec_finish(w, run->code, run->sum.digest);
     det_rec_abandon(w);
@@ -520,13 +524,14 @@ static int replay_loaded(const struct det_recording *r, const char *dir,
     if (code)
         return code;
     char in[160], rec_out[160], rec_err[160], host[160], values[200],
-        files[200], dirs[200], stats[200];
+        files[200], dirs[200], stats[200], queries[200];
     snprintf(in, sizeof(in), "%s/replay-stdin", dir);
     snprintf(host, sizeof(host), "%s/replay-host", dir);
     snprintf(values, sizeof(values), "%s.values", host);
     snprintf(files, sizeof(files), "%s.files", host);
     snprintf(dirs, sizeof(dirs), "%s.dirs", host);
     snprintf(stats, sizeof(stats), "%s.stats", host);
+    snprintf(queries, sizeof(queries), "%s.queries", host);
     o.tap_record = NULL;
     o.tap_replay = host;
     snprintf(rec_out, sizeof(rec_out), "%s/recorded-stdout", dir);
@@ -541,7 +546,8 @@ static int replay_loaded(const struct det_recording *r, const char *dir,
         (rc = extract(r, DET_REC_VALUE, 0, VALUE_FRAME, values)) < 0 ||
         (rc = extract(r, DET_REC_FILE, 0, FILE_FRAME, files)) < 0 ||
         (rc = extract(r, DET_REC_DIR, 0, DIR_FRAME, dirs)) < 0 ||
-        (rc = extract(r, DET_REC_STAT, 0, STAT_FRAME, stats)) < 0) {
+        (rc = extract(r, DET_REC_STAT, 0, STAT_FRAME, stats)) < 0 ||
+        (rc = extract(r, DET_REC_QUERY, 0, QUERY_FRAME, queries)) < 0) {
         cli_error("replay: %s: %s", dir, strerror(-rc));
         code = CLI_EXIT_FAILURE;
         goto out;

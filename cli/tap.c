@@ -65,6 +65,17 @@ struct recorded_stat {
     struct stat st;
 };
 
+/* One answer in PREFIX.queries: u64 payload length, then u32 key length,
+ * the key, i32 kind, i32 arg, i64 result, the bytes (the rest). */
+struct recorded_query {
+    char *key;
+    int kind, arg;
+    long result;
+    const uint8_t *data; /* inside queries */
+    size_t len;
+    bool used;
+};
+
 struct file_tap {
     struct det_tap tap;
     struct proxy_file_tap files_tap;
@@ -88,6 +99,11 @@ struct file_tap {
     size_t stats_len;
     struct recorded_stat *stat_results;
     size_t nr_stat_results;
+    int queries_fd;      /* recording: where answers go */
+    uint8_t *queries;    /* replaying: PREFIX.queries */
+    size_t queries_len;
+    struct recorded_query *answers;
+    size_t nr_answers;
 };
 
 static void put_value(void *ctx, enum det_source src, const void *buf,
@@ -376,6 +392,48 @@ static bool stat_recorded(void *ctx, const char *key, bool nofollow,
     return false;
 }
 
+/* Recording: a readlink's or an access check's answer. */
+static void query_noted(void *ctx, const char *key, int kind, int arg,
+                        long result, const void *data, size_t len)
+{
+    struct file_tap *t = ctx;
+    if (skipped_key(key) || !strncmp(key, "/proc", 5))
+        return;
+    uint32_t klen = (uint32_t)strlen(key);
+    int32_t k = kind, a = arg;
+    int64_t r = result;
+    uint64_t payload = 4 + (uint64_t)klen + 4 + 4 + 8 + len;
+    if (cli_write_all(t->queries_fd, &payload, 8) < 0 ||
+        cli_write_all(t->queries_fd, &klen, 4) < 0 ||
+        cli_write_all(t->queries_fd, key, klen) < 0 ||
+        cli_write_all(t->queries_fd, &k, 4) < 0 ||
+        cli_write_all(t->queries_fd, &a, 4) < 0 ||
+        cli_write_all(t->queries_fd, &r, 8) < 0 ||
+        cli_write_all(t->queries_fd, data, len) < 0)
+        cli_error("record: an answer about %s could not be saved", key);
+}
+
+/* Replaying: the next recorded answer to the same question. */
+static bool query_recorded(void *ctx, const char *key, int kind, int arg,
+                           long *result, void *data, size_t cap, size_t *len)
+{
+    struct file_tap *t = ctx;
+    for (size_t i = 0; i < t->nr_answers; i++) {
+        struct recorded_query *q = &t->answers[i];
+        if (q->used || q->kind != kind || q->arg != arg || strcmp(q->key, key))
+            continue;
+        if (q->len > cap)
+            return false;
+        q->used = true;
+        *result = q->result;
+        if (q->len)
+            memcpy(data, q->data, q->len);
+        *len = q->len;
+        return true;
+    }
+    return false;
+}
+
 static char *dup_bytes(const uint8_t *b, size_t n)
 {
     char *s = malloc(n + 1);
@@ -384,6 +442,44 @@ static char *dup_bytes(const uint8_t *b, size_t n)
         s[n] = '\0';
     }
     return s;
+}
+
+/* PREFIX.queries, read whole and indexed; -EINVAL if it does not parse. */
+static int index_queries(struct file_tap *t)
+{
+    size_t at = 0, left;
+    while ((left = t->queries_len - at) > 0) {
+        uint64_t payload;
+        uint32_t klen;
+        if (left < 12)
+            return -EINVAL;
+        memcpy(&payload, t->queries + at, 8);
+        memcpy(&klen, t->queries + at + 8, 4);
+        if (payload > left - 8 || payload < 4 + (uint64_t)klen + 16)
+            return -EINVAL;
+        const uint8_t *q = t->queries + at + 12 + klen;
+        int32_t k, a;
+        int64_t r;
+        memcpy(&k, q, 4);
+        memcpy(&a, q + 4, 4);
+        memcpy(&r, q + 8, 8);
+        struct recorded_query ans = {
+            .key = dup_bytes(t->queries + at + 12, klen), .kind = k, .arg = a,
+            .result = (long)r, .data = q + 16,
+            .len = (size_t)(payload - 4 - klen - 16)};
+        struct recorded_query *g =
+            realloc(t->answers, (t->nr_answers + 1) * sizeof(*g));
+        if (!ans.key || !g) {
+            free(ans.key);
+            if (g)
+                t->answers = g;
+            return -ENOMEM;
+        }
+        t->answers = g;
+        t->answers[t->nr_answers++] = ans;
+        at += 8 + (size_t)payload;
+    }
+    return 0;
 }
 
 /* PREFIX.stats, read whole and indexed; -EINVAL if it does not parse. */
@@ -502,14 +598,15 @@ struct det_tap *cli_tap_open(const char *record_to, const char *replay_from,
     struct file_tap *t = calloc(1, sizeof(*t));
     if (!t)
         return NULL;
-    t->fd = t->files_fd = t->dirs_fd = t->stats_fd = -1;
+    t->fd = t->files_fd = t->dirs_fd = t->stats_fd = t->queries_fd = -1;
     t->tap.ctx = t->files_tap.ctx = t;
     const char *prefix = record_to ? record_to : replay_from;
-    char values[4096], files[4096], dirs[4096], stats[4096];
+    char values[4096], files[4096], dirs[4096], stats[4096], queries[4096];
     snprintf(values, sizeof(values), "%s.values", prefix);
     snprintf(files, sizeof(files), "%s.files", prefix);
     snprintf(dirs, sizeof(dirs), "%s.dirs", prefix);
     snprintf(stats, sizeof(stats), "%s.stats", prefix);
+    snprintf(queries, sizeof(queries), "%s.queries", prefix);
     const char *bad = values;
     int rc = 0;
     int fl = O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC;
@@ -518,10 +615,12 @@ struct det_tap *cli_tap_open(const char *record_to, const char *replay_from,
         t->files_tap.opened = file_opened;
         t->files_tap.listed = dir_listed;
         t->files_tap.stat_result = stat_noted;
+        t->files_tap.query_result = query_noted;
         if ((t->fd = open(values, fl, 0600)) < 0 ||
             (bad = files, t->files_fd = open(files, fl, 0600)) < 0 ||
             (bad = dirs, t->dirs_fd = open(dirs, fl, 0600)) < 0 ||
-            (bad = stats, t->stats_fd = open(stats, fl, 0600)) < 0)
+            (bad = stats, t->stats_fd = open(stats, fl, 0600)) < 0 ||
+            (bad = queries, t->queries_fd = open(queries, fl, 0600)) < 0)
             rc = -errno;
     } else {
         t->tap.get = get_value;
@@ -529,13 +628,17 @@ struct det_tap *cli_tap_open(const char *record_to, const char *replay_from,
         t->files_tap.recorded_stat = file_recorded_stat;
         t->files_tap.recorded_listing = dir_recorded;
         t->files_tap.recorded_stat_result = stat_recorded;
+        t->files_tap.recorded_query = query_recorded;
         if ((rc = read_all(values, &t->data, &t->len)) == 0 &&
             (bad = files, rc = read_all(files, &t->files, &t->files_len)) == 0 &&
             (rc = index_files(t)) == 0 &&
             (bad = dirs, rc = read_all(dirs, &t->dirs, &t->dirs_len)) == 0 &&
             (rc = index_dirs(t)) == 0 &&
-            (bad = stats, rc = read_all(stats, &t->stats, &t->stats_len)) == 0)
-            rc = index_stats(t);
+            (bad = stats, rc = read_all(stats, &t->stats, &t->stats_len)) == 0 &&
+            (rc = index_stats(t)) == 0 &&
+            (bad = queries,
+             rc = read_all(queries, &t->queries, &t->queries_len)) == 0)
+            rc = index_queries(t);
     }
     if (rc < 0) {
         snprintf(why, why_len, "%s: %s", bad, strerror(-rc));
@@ -563,6 +666,12 @@ void cli_tap_close(struct det_tap *tap)
         close(t->dirs_fd);
     if (t->stats_fd >= 0)
         close(t->stats_fd);
+    if (t->queries_fd >= 0)
+        close(t->queries_fd);
+    for (size_t i = 0; i < t->nr_answers; i++)
+        free(t->answers[i].key);
+    free(t->answers);
+    free(t->queries);
     for (size_t i = 0; i < t->nr_stat_results; i++)
         free(t->stat_results[i].key);
     free(t->stat_results);

@@ -64,7 +64,10 @@ enum det_rec_kind {
     DET_REC_STAT,        /* a stat of a path and its result: data = u32
                             key length, the key, u8 nofollow, i32 result,
                             the struct stat */
-    DET_REC_KIND_MAX = DET_REC_STAT,
+    DET_REC_QUERY,       /* another question about a path (readlink,
+                            access): data = u32 key length, the key, i32
+                            kind, i32 argument, i64 result, the bytes */
+    DET_REC_KIND_MAX = DET_REC_QUERY,
 };
 
 struct det_rec_event {

@@ -313,8 +313,18 @@ struct proxy_file_tap {
                         const struct stat *st);
     bool (*recorded_stat_result)(void *ctx, const char *key, bool nofollow,
                                  int *err, struct stat *st);
+    /* Other questions about a path (kind PROXY_QUERY_*, arg the call's
+     * argument): recording, the result and the bytes it gave; replaying,
+     * the next recorded answer for (key, kind, arg), *len bytes of it
+     * copied to data (cap at most), or false: the host's. */
+    void (*query_result)(void *ctx, const char *key, int kind, int arg,
+                         long result, const void *data, size_t len);
+    bool (*recorded_query)(void *ctx, const char *key, int kind, int arg,
+                           long *result, void *data, size_t cap,
+                           size_t *len);
     void *ctx;
 };
+enum { PROXY_QUERY_READLINK = 1, PROXY_QUERY_ACCESS = 2 };
 
 /* A replay's recorded stat in *st when st is the host's stat of a
  * recorded file's copy (fs.c); else *st as it was. */

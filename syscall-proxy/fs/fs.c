@@ -1030,6 +1030,30 @@ static long sys_mknodat(struct proxy_process *p, const uint64_t a[6])
 
 /* ---- names: access, links, rename ---------------------------------------- */
 
+/* A question about a path the file tap records and replays: answered
+ * from the recording (true, *result set, *len bytes in data), else false. */
+static bool replayed_query(struct proxy_process *p, const struct host_path *hp,
+                           int kind, int arg, long *result, void *data,
+                           size_t cap, size_t *len)
+{
+    const struct proxy_file_tap *t = p->cfg->file_tap;
+    char key[PROXY_PATH_MAX];
+    return t && t->recorded_query && hp->path[0] &&
+           file_tap_key(hp, key, sizeof(key)) &&
+           t->recorded_query(t->ctx, key, kind, arg, result, data, cap, len);
+}
+
+static void record_query(struct proxy_process *p, const struct host_path *hp,
+                         int kind, int arg, long result, const void *data,
+                         size_t len)
+{
+    const struct proxy_file_tap *t = p->cfg->file_tap;
+    char key[PROXY_PATH_MAX];
+    if (t && t->query_result && hp->path[0] &&
+        file_tap_key(hp, key, sizeof(key)))
+        t->query_result(t->ctx, key, kind, arg, result, data, len);
+}
+
 static long do_faccessat(struct proxy_process *p, uint64_t guest_dirfd,
                          gva_t path_gva, int mode, int flags)
 {
@@ -1037,12 +1061,18 @@ static long do_faccessat(struct proxy_process *p, uint64_t guest_dirfd,
     long r = host_path_at_flags(p, guest_dirfd, path_gva, flags, false, &hp);
     if (r < 0)
         return r;
+    int arg = (mode & 0xff) | (flags << 8);
+    size_t len;
+    if (replayed_query(p, &hp, PROXY_QUERY_ACCESS, arg, &r, NULL, 0, &len))
+        return r;
     /* The raw syscalls: glibc's faccessat emulates flags in user space. */
     if (flags == 0)
-        return proxy_host_result(
-            syscall(SYS_faccessat, hp.dirfd, hp.path, mode));
-    return proxy_host_result(
-        syscall(SYS_faccessat2, hp.dirfd, hp.path, mode, flags));
+        r = proxy_host_result(syscall(SYS_faccessat, hp.dirfd, hp.path, mode));
+    else
+        r = proxy_host_result(
+            syscall(SYS_faccessat2, hp.dirfd, hp.path, mode, flags));
+    record_query(p, &hp, PROXY_QUERY_ACCESS, arg, r, NULL, 0);
+    return r;
 }
 
 static long sys_access(struct proxy_process *p, const uint64_t a[6])
@@ -1082,8 +1112,16 @@ static long do_readlinkat(struct proxy_process *p, uint64_t guest_dirfd,
         n = (long)strnlen(p->exe_path, sizeof(p->exe_path));
         memcpy(target, p->exe_path, (size_t)n);
     } else {
-        n = proxy_host_result(
-            readlinkat(hp.dirfd, hp.path, target, sizeof(target)));
+        size_t got;
+        if (replayed_query(p, &hp, PROXY_QUERY_READLINK, 0, &n, target,
+                           sizeof(target), &got)) {
+            n = n < 0 ? n : (long)got;
+        } else {
+            n = proxy_host_result(
+                readlinkat(hp.dirfd, hp.path, target, sizeof(target)));
+            record_query(p, &hp, PROXY_QUERY_READLINK, 0, n, target,
+                         n > 0 ? (size_t)n : 0);
+        }
         if (n < 0)
             return n;
         /* fd and cwd links in guest terms: /tmp, virtual files (vfs.c) */

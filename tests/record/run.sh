@@ -17,9 +17,11 @@
 #                  was added to DIR
 #   stat-replayed  `stat -c %s FILE` replays the recorded size after FILE
 #                  grew (the stat of a path is recorded, opened or not)
-#   diverged       the target of a symlink a recorded `readlink` read
-#                  changed (not recorded yet): the replay says it diverged
-#                  and exits 121, never a silent wrong replay
+#   readlink-replayed  `readlink LINK; test -r FILE` replays the recorded
+#                  answers after LINK was pointed elsewhere
+#   diverged       a file the run opened read-write (not recorded yet)
+#                  changed: the replay says it diverged and exits 121, never
+#                  a silent wrong replay
 #   host-time-and-random  date and /dev/urandom under --no-virtualize-time
 #                  --no-virtualize-random: the replay prints the recorded
 #                  values (the host's, from the recording)
@@ -202,17 +204,30 @@ diverged_cases() {
     else
         fail "$L:stat-replayed" "exit $st: $(head -c 300 "$d/s.err")"
     fi
-    # A symlink's target (readlink) is not recorded yet: a replay after it
-    # changed says it diverged (exit 121), never passes as a good replay.
+    # A symlink's target and an access check are recorded.
     ln -sfn first "$d/lnk"
-    (cd "$d" && hv record -o r.hvrec -- readlink lnk > /dev/null 2>&1)
+    (cd "$d" && hv record -o r.hvrec -- sh -c 'readlink lnk; test -r size.txt && echo r; exit 0' > r.rec.out 2> /dev/null)
     ln -sfn second-target "$d/lnk"
-    (cd "$d" && hv replay r.hvrec > /dev/null 2> r.err)
+    (cd "$d" && hv replay r.hvrec > r.out 2> r.err)
     st=$?
-    if [ "$st" = 121 ] && grep -q '^hvrun: replay: diverged from the recording' "$d/r.err"; then
+    if [ "$st" = 0 ] && cmp -s "$d/r.rec.out" "$d/r.out" &&
+        grep -q '^hvrun: replay: identical' "$d/r.err"; then
+        pass "$L:readlink-replayed"
+    else
+        fail "$L:readlink-replayed" "exit $st: $(head -c 300 "$d/r.err")"
+    fi
+    # A file opened for reading and writing is not recorded yet: a replay
+    # after it changed says it diverged (exit 121), never passes as a good
+    # replay.
+    echo before > "$d/rw.txt"
+    (cd "$d" && hv record -o w.hvrec -- "$PY" -c 'print(open("rw.txt", "r+").read())' > /dev/null 2>&1)
+    echo after > "$d/rw.txt"
+    (cd "$d" && hv replay w.hvrec > /dev/null 2> w.err)
+    st=$?
+    if [ "$st" = 121 ] && grep -q '^hvrun: replay: diverged from the recording' "$d/w.err"; then
         pass "$L:diverged"
     else
-        fail "$L:diverged" "exit $st: $(head -c 300 "$d/r.err")"
+        fail "$L:diverged" "exit $st: $(head -c 300 "$d/w.err")"
     fi
     # The host's time and randomness are in the recording: replayed.
     (cd "$d" && hv record --no-virtualize-time --no-virtualize-random \
