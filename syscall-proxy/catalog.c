@@ -69,6 +69,9 @@ static const struct exception_note notes[] = {
                                "back to read/write"},
     {SYS_io_uring_enter, NULL, "ENOSYS (no io_uring_setup)"},
     {SYS_io_uring_register, NULL, "ENOSYS (no io_uring_setup)"},
+    {SYS_perf_event_open, "emulated", "ENOENT, as a host without a PMU "
+                                      "(no event; the host's counters would "
+                                      "not be deterministic)"},
     {SYS_memfd_create, "passthrough", "a host memfd under the guest's name; "
                                       "MFD_HUGETLB is EINVAL"},
     {SYS_name_to_handle_at, "emulated", "refused with EOPNOTSUPP"},

@@ -705,8 +705,10 @@ static long sys_kill(struct proxy_process *p, const uint64_t a[6])
     int hits = 0;
     for (int i = 0; i < w->nr_procs; i++) {
         struct proxy_process *q = w->procs[i];
-        if (!kill_matches(p, q, pid) || q->zombie)
+        if (!kill_matches(p, q, pid))
             continue;
+        /* A zombie is still there until reaped: the call succeeds, the
+         * signal is dropped (send_to), as on Linux. */
         hits++;
         send(p, q, sig, SI_USER);
     }

@@ -862,8 +862,10 @@ static long queue_info(struct proxy_process *p, int tgid, int tid, int sig,
         p->tid != (tid > 0 ? tid : tgid))
         return -EPERM;
     struct proxy_process *q = proxy_world_find(p->world, tgid);
-    if (!q || q->zombie)
+    if (!q)
         return -ESRCH;
+    if (q->zombie && tid <= 0) /* there until reaped: nothing delivered */
+        return sig < 0 || sig > 64 ? -EINVAL : 0;
     if (tid > 0) {
         bool found = false;
         for (int i = 0; i < q->nr_threads; i++)

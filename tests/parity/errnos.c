@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <linux/perf_event.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -24,6 +25,11 @@ int main(void)
     show("uname into NULL", syscall(SYS_uname, NULL));
     show("open bad path ptr", syscall(SYS_openat, -100, (void *)8, 0));
     show("bad fd", syscall(SYS_close, 12345));
+    struct perf_event_attr pe = {.type = PERF_TYPE_HARDWARE,
+                                 .size = sizeof(pe),
+                                 .config = PERF_COUNT_HW_CPU_CYCLES};
+    show("perf_event_open cycles",
+         syscall(SYS_perf_event_open, &pe, 0, -1, -1, 0));
     fflush(stdout);
     return 0;
 }
