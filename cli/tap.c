@@ -444,151 +444,127 @@ static char *dup_bytes(const uint8_t *b, size_t n)
     return s;
 }
 
-/* PREFIX.queries, read whole and indexed; -EINVAL if it does not parse. */
-static int index_queries(struct file_tap *t)
+
+
+
+
+/* Room for one more element of *arr (n of size each); false if none. */
+static bool grow(void *arr, size_t n, size_t size)
 {
-    size_t at = 0, left;
-    while ((left = t->queries_len - at) > 0) {
-        uint64_t payload;
-        uint32_t klen;
-        if (left < 12)
-            return -EINVAL;
-        memcpy(&payload, t->queries + at, 8);
-        memcpy(&klen, t->queries + at + 8, 4);
-        if (payload > left - 8 || payload < 4 + (uint64_t)klen + 16)
-            return -EINVAL;
-        const uint8_t *q = t->queries + at + 12 + klen;
-        int32_t k, a;
-        int64_t r;
-        memcpy(&k, q, 4);
-        memcpy(&a, q + 4, 4);
-        memcpy(&r, q + 8, 8);
-        struct recorded_query ans = {
-            .key = dup_bytes(t->queries + at + 12, klen), .kind = k, .arg = a,
-            .result = (long)r, .data = q + 16,
-            .len = (size_t)(payload - 4 - klen - 16)};
-        struct recorded_query *g =
-            realloc(t->answers, (t->nr_answers + 1) * sizeof(*g));
-        if (!ans.key || !g) {
-            free(ans.key);
-            if (g)
-                t->answers = g;
-            return -ENOMEM;
-        }
-        t->answers = g;
-        t->answers[t->nr_answers++] = ans;
-        at += 8 + (size_t)payload;
-    }
-    return 0;
+    void **a = arr;
+    void *g = realloc(*a, (n + 1) * size);
+    if (!g)
+        return false;
+    *a = g;
+    return true;
 }
 
-/* PREFIX.stats, read whole and indexed; -EINVAL if it does not parse. */
-static int index_stats(struct file_tap *t)
-{
-    size_t at = 0, left;
-    while ((left = t->stats_len - at) > 0) {
-        uint64_t payload;
-        uint32_t klen;
-        if (left < 12)
-            return -EINVAL;
-        memcpy(&payload, t->stats + at, 8);
-        memcpy(&klen, t->stats + at + 8, 4);
-        if (payload > left - 8 ||
-            payload != 4 + (uint64_t)klen + 1 + 4 + sizeof(struct stat))
-            return -EINVAL;
-        const uint8_t *q = t->stats + at + 12 + klen;
-        struct recorded_stat r = {.key = dup_bytes(t->stats + at + 12, klen),
-                                  .nofollow = q[0] != 0};
-        int32_t e;
-        memcpy(&e, q + 1, 4);
-        r.err = e;
-        memcpy(&r.st, q + 5, sizeof(r.st));
-        struct recorded_stat *g = realloc(
-            t->stat_results, (t->nr_stat_results + 1) * sizeof(*g));
-        if (!r.key || !g) {
-            free(r.key);
-            if (g)
-                t->stat_results = g;
-            return -ENOMEM;
-        }
-        t->stat_results = g;
-        t->stat_results[t->nr_stat_results++] = r;
-        at += 8 + (size_t)payload;
-    }
-    return 0;
-}
+typedef int (*keyed_fn)(struct file_tap *t, char *key, const uint8_t *rest,
+                        size_t rest_len);
 
-/* PREFIX.dirs, read whole and indexed; -EINVAL if it does not parse. */
-static int index_dirs(struct file_tap *t)
+/*
+ * Walks PREFIX.files, .dirs, .stats or .queries: records of u64 payload
+ * length, then u32 key length, the key, the rest; fn gets each key (its
+ * own copy, to keep or free) and rest. -EINVAL if a record does not parse.
+ */
+static int walk_keyed(struct file_tap *t, const uint8_t *buf, size_t len,
+                      keyed_fn fn)
 {
     size_t at = 0, left;
-    while ((left = t->dirs_len - at) > 0) {
+    while ((left = len - at) > 0) {
         uint64_t payload;
         uint32_t klen;
         if (left < 12)
             return -EINVAL;
-        memcpy(&payload, t->dirs + at, 8);
-        memcpy(&klen, t->dirs + at + 8, 4);
+        memcpy(&payload, buf + at, 8);
+        memcpy(&klen, buf + at + 8, 4);
         if (payload > left - 8 || payload < 4 || klen > payload - 4)
             return -EINVAL;
-        struct recorded_listing l = {
-            .key = dup_bytes(t->dirs + at + 12, klen),
-            .raw = t->dirs + at + 12 + klen,
-            .len = (size_t)(payload - 4 - klen)};
-        struct recorded_listing *g =
-            realloc(t->listings, (t->nr_listings + 1) * sizeof(*g));
-        if (!l.key || !g) {
-            free(l.key);
-            if (g)
-                t->listings = g;
+        char *key = dup_bytes(buf + at + 12, klen);
+        if (!key)
             return -ENOMEM;
-        }
-        t->listings = g;
-        t->listings[t->nr_listings++] = l;
+        int rc = fn(t, key, buf + at + 12 + klen,
+                    (size_t)(payload - 4 - klen));
+        if (rc < 0)
+            return rc;
         at += 8 + (size_t)payload;
     }
     return 0;
 }
 
-/* PREFIX.files, read whole and indexed; -EINVAL if it does not parse. */
-static int index_files(struct file_tap *t)
+/* A file's rest: u32 name length, the name, its stat, the bytes. */
+static int index_file(struct file_tap *t, char *key, const uint8_t *q,
+                      size_t n)
 {
-    size_t at = 0, left;
-    while ((left = t->files_len - at) > 0) {
-        uint64_t payload;
-        uint32_t klen, nlen;
-        if (left < 8)
-            return -EINVAL;
-        memcpy(&payload, t->files + at, 8);
-        const uint8_t *q = t->files + at + 8;
-        if (payload > left - 8 || payload < 8 + sizeof(struct stat))
-            return -EINVAL;
-        memcpy(&klen, q, 4);
-        if (klen > payload - 8 - sizeof(struct stat))
-            return -EINVAL;
-        memcpy(&nlen, q + 4 + klen, 4);
-        if ((uint64_t)klen + nlen > payload - 8 - sizeof(struct stat))
-            return -EINVAL;
-        struct recorded_file f = {.copy = -1};
-        f.key = dup_bytes(q + 4, klen);
-        f.name = dup_bytes(q + 8 + klen, nlen);
-        memcpy(&f.st, q + 8 + klen + nlen, sizeof(f.st));
-        size_t head = 8 + (size_t)klen + nlen + sizeof(f.st);
-        f.bytes = q + head;
-        f.len = payload - head;
-        struct recorded_file *g =
-            realloc(t->index, (t->nr_index + 1) * sizeof(*g));
-        if (!f.key || !f.name || !g) {
-            free(f.key);
-            free(f.name);
-            if (g)
-                t->index = g;
-            return -ENOMEM;
-        }
-        t->index = g;
-        t->index[t->nr_index++] = f;
-        at += 8 + (size_t)payload;
+    uint32_t nlen = 0;
+    struct recorded_file f = {.key = key, .copy = -1};
+    if (n >= 4)
+        memcpy(&nlen, q, 4);
+    if (n < 4 || n - 4 < (uint64_t)nlen + sizeof(f.st)) {
+        free(key);
+        return -EINVAL;
     }
+    if (!(f.name = dup_bytes(q + 4, nlen)) ||
+        !grow(&t->index, t->nr_index, sizeof(f))) {
+        free(key);
+        free(f.name);
+        return -ENOMEM;
+    }
+    memcpy(&f.st, q + 4 + nlen, sizeof(f.st));
+    f.bytes = q + 4 + nlen + sizeof(f.st);
+    f.len = n - 4 - nlen - sizeof(f.st);
+    t->index[t->nr_index++] = f;
+    return 0;
+}
+
+/* A listing's rest: the records. */
+static int index_listing(struct file_tap *t, char *key, const uint8_t *q,
+                         size_t n)
+{
+    if (!grow(&t->listings, t->nr_listings, sizeof(*t->listings))) {
+        free(key);
+        return -ENOMEM;
+    }
+    t->listings[t->nr_listings++] =
+        (struct recorded_listing){.key = key, .raw = q, .len = n};
+    return 0;
+}
+
+/* A stat's rest: u8 nofollow, i32 result, the struct stat. */
+static int index_stat(struct file_tap *t, char *key, const uint8_t *q,
+                      size_t n)
+{
+    struct recorded_stat r = {.key = key};
+    int32_t e;
+    if (n != 1 + 4 + sizeof(r.st) ||
+        !grow(&t->stat_results, t->nr_stat_results, sizeof(r))) {
+        free(key);
+        return n != 1 + 4 + sizeof(r.st) ? -EINVAL : -ENOMEM;
+    }
+    r.nofollow = q[0] != 0;
+    memcpy(&e, q + 1, 4);
+    r.err = e;
+    memcpy(&r.st, q + 5, sizeof(r.st));
+    t->stat_results[t->nr_stat_results++] = r;
+    return 0;
+}
+
+/* A query's rest: i32 kind, i32 arg, i64 result, the bytes. */
+static int index_query(struct file_tap *t, char *key, const uint8_t *q,
+                       size_t n)
+{
+    int32_t k, a;
+    int64_t r;
+    if (n < 16 || !grow(&t->answers, t->nr_answers, sizeof(*t->answers))) {
+        free(key);
+        return n < 16 ? -EINVAL : -ENOMEM;
+    }
+    memcpy(&k, q, 4);
+    memcpy(&a, q + 4, 4);
+    memcpy(&r, q + 8, 8);
+    t->answers[t->nr_answers++] = (struct recorded_query){
+        .key = key, .kind = k, .arg = a, .result = (long)r, .data = q + 16,
+        .len = n - 16};
     return 0;
 }
 
@@ -631,14 +607,14 @@ struct det_tap *cli_tap_open(const char *record_to, const char *replay_from,
         t->files_tap.recorded_query = query_recorded;
         if ((rc = read_all(values, &t->data, &t->len)) == 0 &&
             (bad = files, rc = read_all(files, &t->files, &t->files_len)) == 0 &&
-            (rc = index_files(t)) == 0 &&
+            (rc = walk_keyed(t, t->files, t->files_len, index_file)) == 0 &&
             (bad = dirs, rc = read_all(dirs, &t->dirs, &t->dirs_len)) == 0 &&
-            (rc = index_dirs(t)) == 0 &&
+            (rc = walk_keyed(t, t->dirs, t->dirs_len, index_listing)) == 0 &&
             (bad = stats, rc = read_all(stats, &t->stats, &t->stats_len)) == 0 &&
-            (rc = index_stats(t)) == 0 &&
+            (rc = walk_keyed(t, t->stats, t->stats_len, index_stat)) == 0 &&
             (bad = queries,
              rc = read_all(queries, &t->queries, &t->queries_len)) == 0)
-            rc = index_queries(t);
+            rc = walk_keyed(t, t->queries, t->queries_len, index_query);
     }
     if (rc < 0) {
         snprintf(why, why_len, "%s: %s", bad, strerror(-rc));

@@ -149,73 +149,51 @@ stdin_and_copy_cases() {
     fi
 }
 
+# replays_same NAME DIR CHANGE CMD...: record CMD in DIR, run the shell
+# command CHANGE there (the host changes), replay: the same stdout and
+# status, and "identical to the recording".
+replays_same() {
+    local name=$1 d=$2 change=$3 st1 st2
+    shift 3
+    (cd "$d" && hv record -o "$name.hvrec" -- "$@" > "$name.rec.out" 2> /dev/null)
+    st1=$?
+    (cd "$d" && eval "$change")
+    (cd "$d" && hv replay "$name.hvrec" > "$name.out" 2> "$name.err")
+    st2=$?
+    if [ "$st1" = "$st2" ] && cmp -s "$d/$name.rec.out" "$d/$name.out" &&
+        grep -q '^hvrun: replay: identical' "$d/$name.err"; then
+        pass "$L:$name"
+    else
+        fail "$L:$name" "record exit $st1, replay exit $st2: $(head -c 300 "$d/$name.err")"
+    fi
+}
+
 diverged_cases() {
-    local d=$WORK/$ID.div st what
+    local d=$WORK/$ID.div st
     mkdir -p "$d/dir"
     # What the guest read of a file is in the recording: the replay prints
     # the recorded bytes after the file changed, and after it was deleted.
     echo abc > "$d/f.txt"
-    (cd "$d" && hv record -o f.hvrec -- sh -c 'cat f.txt | sha256sum; ls -l f.txt' > f.rec.out 2> /dev/null)
-    for what in changed deleted; do
-        if [ $what = changed ]; then echo xyz > "$d/f.txt"; else rm -f "$d/f.txt"; fi
-        (cd "$d" && hv replay f.hvrec > f.out 2> f.err)
-        st=$?
-        if [ "$st" = 0 ] && cmp -s "$d/f.rec.out" "$d/f.out" &&
-            grep -q '^hvrun: replay: identical' "$d/f.err"; then
-            pass "$L:file-$what"
-        else
-            fail "$L:file-$what" "exit $st: $(head -c 300 "$d/f.err")"
-        fi
-    done
+    replays_same file-changed "$d" 'echo xyz > f.txt' \
+        sh -c 'cat f.txt | sha256sum; ls -l f.txt'
+    echo abc > "$d/f.txt"
+    replays_same file-deleted "$d" 'rm -f f.txt' \
+        sh -c 'cat f.txt | sha256sum; ls -l f.txt'
     # The program execve loads is recorded too: replaced on the host since,
     # the replay still runs the recorded one.
     cp "$G/hello_pie" "$d/prog"
-    (cd "$d" && hv record -o p.hvrec -- ./prog > p.rec.out 2> /dev/null)
-    cp "$G/hello_static" "$d/prog"
-    (cd "$d" && hv replay p.hvrec > p.out 2> p.err)
-    st=$?
-    if [ "$st" = 0 ] && cmp -s "$d/p.rec.out" "$d/p.out" &&
-        grep -q '^hvrun: replay: identical' "$d/p.err"; then
-        pass "$L:program-replaced"
-    else
-        fail "$L:program-replaced" "exit $st: $(head -c 300 "$d/p.err")"
-    fi
+    replays_same program-replaced "$d" "cp '$G/hello_static' prog" ./prog
     # Directory listings are recorded: a file added since is not listed.
     touch "$d/dir/a"
-    (cd "$d" && hv record -o l.hvrec -- ls -l dir > l.rec.out 2> /dev/null)
-    touch "$d/dir/b"
-    (cd "$d" && hv replay l.hvrec > l.out 2> l.err)
-    st=$?
-    if [ "$st" = 0 ] && cmp -s "$d/l.rec.out" "$d/l.out" &&
-        grep -q '^hvrun: replay: identical' "$d/l.err"; then
-        pass "$L:listing-replayed"
-    else
-        fail "$L:listing-replayed" "exit $st: $(head -c 300 "$d/l.err")"
-    fi
+    replays_same listing-replayed "$d" 'touch dir/b' ls -l dir
     # The stat of a path is recorded, whether or not the run opened it.
     echo 12345 > "$d/size.txt"
-    (cd "$d" && hv record -o s.hvrec -- stat -c %s size.txt > s.rec.out 2> /dev/null)
-    echo 1234567890 > "$d/size.txt"
-    (cd "$d" && hv replay s.hvrec > s.out 2> s.err)
-    st=$?
-    if [ "$st" = 0 ] && cmp -s "$d/s.rec.out" "$d/s.out" &&
-        grep -q '^hvrun: replay: identical' "$d/s.err"; then
-        pass "$L:stat-replayed"
-    else
-        fail "$L:stat-replayed" "exit $st: $(head -c 300 "$d/s.err")"
-    fi
+    replays_same stat-replayed "$d" 'echo 1234567890 > size.txt' \
+        stat -c %s size.txt
     # A symlink's target and an access check are recorded.
     ln -sfn first "$d/lnk"
-    (cd "$d" && hv record -o r.hvrec -- sh -c 'readlink lnk; test -r size.txt && echo r; exit 0' > r.rec.out 2> /dev/null)
-    ln -sfn second-target "$d/lnk"
-    (cd "$d" && hv replay r.hvrec > r.out 2> r.err)
-    st=$?
-    if [ "$st" = 0 ] && cmp -s "$d/r.rec.out" "$d/r.out" &&
-        grep -q '^hvrun: replay: identical' "$d/r.err"; then
-        pass "$L:readlink-replayed"
-    else
-        fail "$L:readlink-replayed" "exit $st: $(head -c 300 "$d/r.err")"
-    fi
+    replays_same readlink-replayed "$d" 'ln -sfn second-target lnk' \
+        sh -c 'readlink lnk; test -r size.txt && echo r'
     # A file opened for reading and writing is not recorded yet: a replay
     # after it changed says it diverged (exit 121), never passes as a good
     # replay.
