@@ -98,4 +98,9 @@ int ptrace_host_open(struct vmm_host **out, char *why, size_t why_len);
 bool vmm_slice_timer_setup(void (*on_fire)(int));
 void vmm_slice_timer_arm(uint64_t ns);
 
+/* The event a backend's run returns when it cannot go on: FAILED, with
+ * why in ev->what (both backends, vmm/host.c). */
+__attribute__((format(printf, 2, 3))) void
+vmm_event_fail(struct vmm_event *ev, const char *fmt, ...);
+
 #endif

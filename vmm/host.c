@@ -6,6 +6,8 @@
  */
 #include "backend_impl.h"
 
+#include <stdarg.h>
+
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
@@ -280,3 +282,11 @@ int vmm_host_probe_guest_cpuid(struct vmm_host *h, const char *cache_tag,
     return 0;
 }
 
+void vmm_event_fail(struct vmm_event *ev, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    ev->kind = VMM_EVENT_FAILED;
+    vsnprintf(ev->what, sizeof(ev->what), fmt, ap);
+    va_end(ap);
+}

@@ -524,30 +524,20 @@ static void regs_from_kvm(struct vmm_regs *r, const struct kvm_regs *k)
     r->rip = k->rip; r->rflags = k->rflags;
 }
 
-__attribute__((format(printf, 2, 3))) static void
-fail(struct vmm_event *ev, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    ev->kind = VMM_EVENT_FAILED;
-    vsnprintf(ev->what, sizeof(ev->what), fmt, ap);
-    va_end(ap);
-}
-
 /* Reads the exception frame the stub left and restores user registers. */
 static void decode_exception(struct kvm_vm *vm, struct vmm_event *ev)
 {
     uint64_t rsp = vm->base.regs.rsp;
     gva_t lo = GK_KERNEL_VA + GK_STACK0_GPA, hi = GK_KERNEL_VA + GK_IST1_TOP;
     if (rsp < lo || rsp + GK_EXC_FRAME_WORDS * 8 > hi) {
-        fail(ev, "exception exit with kernel rsp %#llx outside its stacks",
+        vmm_event_fail(ev, "exception exit with kernel rsp %#llx outside its stacks",
              (unsigned long long)rsp);
         return;
     }
     uint64_t f[GK_EXC_FRAME_WORDS];
     memcpy(f, vm->phys_hva + (rsp - GK_KERNEL_VA), sizeof(f));
     if ((f[3] & 3) != 3) {
-        fail(ev, "exception %llu inside the guest kernel at rip %#llx",
+        vmm_event_fail(ev, "exception %llu inside the guest kernel at rip %#llx",
              (unsigned long long)f[0], (unsigned long long)f[2]);
         return;
     }
@@ -625,29 +615,29 @@ static void decode_exit(struct kvm_vm *vm, struct vmm_event *ev)
         user_port_io(vm, ev);
         return;
     case KVM_EXIT_MMIO:
-        fail(ev, "access to unbacked guest-physical %#llx at rip %#llx",
+        vmm_event_fail(ev, "access to unbacked guest-physical %#llx at rip %#llx",
              (unsigned long long)run->mmio.phys_addr,
              (unsigned long long)vm->base.regs.rip);
         return;
     case KVM_EXIT_SHUTDOWN:
-        fail(ev, "vCPU shutdown (triple fault) at rip %#llx",
+        vmm_event_fail(ev, "vCPU shutdown (triple fault) at rip %#llx",
              (unsigned long long)vm->base.regs.rip);
         return;
     case KVM_EXIT_FAIL_ENTRY:
-        fail(ev, "VM entry failed, hardware reason %#llx",
+        vmm_event_fail(ev, "VM entry failed, hardware reason %#llx",
              (unsigned long long)
                  run->fail_entry.hardware_entry_failure_reason);
         return;
     case KVM_EXIT_INTERNAL_ERROR:
-        fail(ev, "KVM internal error, suberror %u at rip %#llx",
+        vmm_event_fail(ev, "KVM internal error, suberror %u at rip %#llx",
              run->internal.suberror, (unsigned long long)vm->base.regs.rip);
         return;
     case KVM_EXIT_HLT:
-        fail(ev, "guest halted at rip %#llx",
+        vmm_event_fail(ev, "guest halted at rip %#llx",
              (unsigned long long)vm->base.regs.rip);
         return;
     default:
-        fail(ev, "unhandled KVM exit reason %u at rip %#llx",
+        vmm_event_fail(ev, "unhandled KVM exit reason %u at rip %#llx",
              run->exit_reason, (unsigned long long)vm->base.regs.rip);
     }
 }
@@ -746,7 +736,7 @@ static int kvm_vm_run(struct vmm_vm *base, struct vmm_event *ev)
             ev->kind = VMM_EVENT_INTERRUPTED;
             return 0;
         }
-        fail(ev, "KVM_RUN failed: %s", strerror(err));
+        vmm_event_fail(ev, "KVM_RUN failed: %s", strerror(err));
         return -err;
     }
     decode_exit(vm, ev);

@@ -100,16 +100,6 @@ static const struct pt_vm *pt_cof(const struct vmm_vm *v)
     return (const struct pt_vm *)v;
 }
 
-__attribute__((format(printf, 2, 3))) static void
-fail(struct vmm_event *ev, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    ev->kind = VMM_EVENT_FAILED;
-    vsnprintf(ev->what, sizeof(ev->what), fmt, ap);
-    va_end(ap);
-}
-
 /* ---- waiting for the stub ------------------------------------------------ */
 
 /* Waits for the stub's next stop; -EINTR when a signal of hvrun's came
@@ -297,17 +287,17 @@ static int sync_mappings(struct pt_vm *vm, struct vmm_event *ev)
                         (uint64_t)v->prot, 0, 0, 0)
                : map_vma(vm, v);
         if (rc < 0)
-            fail(ev, "ptrace stub: mapping %#llx-%#llx: %s",
+            vmm_event_fail(ev, "ptrace stub: mapping %#llx-%#llx: %s",
                  (unsigned long long)v->start, (unsigned long long)v->end,
                  strerror((int)-rc));
     }
     if (rc < 0) {
         if (ev->kind != VMM_EVENT_FAILED)
-            fail(ev, "ptrace stub: unmapping: %s", strerror((int)-rc));
+            vmm_event_fail(ev, "ptrace stub: unmapping: %s", strerror((int)-rc));
         return (int)rc;
     }
     if ((rc = remember_mappings(vm)) < 0) {
-        fail(ev, "ptrace stub: out of memory");
+        vmm_event_fail(ev, "ptrace stub: out of memory");
         return (int)rc;
     }
     vm->maps_generation = as->generation;
@@ -548,7 +538,7 @@ static int seccomp_trap(struct pt_vm *vm, const siginfo_t *si,
 {
     uint64_t at = (uint64_t)(uintptr_t)si->si_call_addr;
     if ((at & ~0xfffULL) != VSYSCALL_PAGE) {
-        fail(ev, "ptrace stub: syscall %d reached the host kernel outside "
+        vmm_event_fail(ev, "ptrace stub: syscall %d reached the host kernel outside "
                  "PTRACE_SYSEMU (its seccomp filter trapped it)",
              si->si_syscall);
         return -EIO;
@@ -568,7 +558,7 @@ static int decode_signal_stop(struct pt_vm *vm, struct vmm_event *ev)
 {
     siginfo_t si;
     if (ptrace(PTRACE_GETSIGINFO, vm->pid, NULL, &si) < 0) {
-        fail(ev, "PTRACE_GETSIGINFO: %s", strerror(errno));
+        vmm_event_fail(ev, "PTRACE_GETSIGINFO: %s", strerror(errno));
         return -errno;
     }
     memset(ev, 0, sizeof(*ev));
@@ -648,7 +638,7 @@ static int resume(struct pt_vm *vm, struct vmm_event *ev)
     u.ss = GK_SEL_USER_DS;
     if (ptrace(PTRACE_SETREGS, vm->pid, NULL, &u) < 0) {
         int err = errno;
-        fail(ev, "PTRACE_SETREGS: %s", strerror(err));
+        vmm_event_fail(ev, "PTRACE_SETREGS: %s", strerror(err));
         return -err;
     }
     vm->uregs = u;
@@ -656,7 +646,7 @@ static int resume(struct pt_vm *vm, struct vmm_event *ev)
     vm->selftest_cont = false;
     if (ptrace((enum __ptrace_request)req, vm->pid, NULL, NULL) < 0) {
         int err = errno;
-        fail(ev, "PTRACE_SYSEMU: %s", strerror(err));
+        vmm_event_fail(ev, "PTRACE_SYSEMU: %s", strerror(err));
         return -err;
     }
     return 0;
@@ -667,7 +657,7 @@ static int pt_vm_run(struct vmm_vm *base, struct vmm_event *ev)
     struct pt_vm *vm = pt_of(base);
     memset(ev, 0, sizeof(*ev));
     if (vm->dead) {
-        fail(ev, "the ptrace stub process is gone");
+        vmm_event_fail(ev, "the ptrace stub process is gone");
         return -ESRCH;
     }
     int rc = sync_mappings(vm, ev);
@@ -687,11 +677,11 @@ static int pt_vm_run(struct vmm_vm *base, struct vmm_event *ev)
         }
         if (rc < 0) {
             if (rc == -ESRCH && vm->death_signal == SIGSYS)
-                fail(ev, "ptrace stub: killed by its seccomp filter (a "
+                vmm_event_fail(ev, "ptrace stub: killed by its seccomp filter (a "
                          "syscall reached the host kernel outside "
                          "PTRACE_SYSEMU)");
             else
-                fail(ev, "ptrace stub: %s",
+                vmm_event_fail(ev, "ptrace stub: %s",
                      rc == -ESRCH ? "died" : strerror(-rc));
             break;
         }
@@ -700,7 +690,7 @@ static int pt_vm_run(struct vmm_vm *base, struct vmm_event *ev)
         /* An interrupt a past slice left pending: go on. */
         if (ptrace(PTRACE_SYSEMU, vm->pid, NULL, NULL) < 0) {
             rc = -errno;
-            fail(ev, "PTRACE_SYSEMU: %s", strerror(-rc));
+            vmm_event_fail(ev, "PTRACE_SYSEMU: %s", strerror(-rc));
         }
     }
     base->stats.exits++;
@@ -708,7 +698,7 @@ static int pt_vm_run(struct vmm_vm *base, struct vmm_event *ev)
         return rc;
     if (ptrace(PTRACE_GETREGS, vm->pid, NULL, &vm->uregs) < 0) {
         rc = -errno;
-        fail(ev, "PTRACE_GETREGS: %s", strerror(-rc));
+        vmm_event_fail(ev, "PTRACE_GETREGS: %s", strerror(-rc));
         return rc;
     }
     regs_from_user(&base->regs, &vm->uregs);
