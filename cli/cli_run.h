@@ -131,6 +131,35 @@ long long cli_first_diff(const char *a, const char *b);
 /* Copies a file's bytes to fd. */
 void cli_pass_on(const char *file, int to);
 
+/* A private tree for the rest of this process's life in which every
+ * filesystem holding files is overlaid by a tmpfs, keep (a directory)
+ * bound in from the host (isolate.c); the overlays in layered. 0, or
+ * -errno with why. */
+struct det_layered_dev;
+int cli_isolate_writes(const char *keep, struct det_layered_dev *layered,
+                       int max_layered, int *nr_layered, char *why,
+                       size_t len);
+/* Whether that works here, tried in a child: 0, or -errno with why. */
+int cli_isolate_probe(const char *keep, char *why, size_t len);
+/* The state before the run of each path the run's journal names, into
+ * out_path (prestate.c); 0 or -errno. */
+int cli_prestate_save(const char *journal_dir, const char *out_path);
+/* Puts that state in place (only where the tree is overlaid); 0, or
+ * -errno with why. */
+int cli_prestate_apply(const char *frames_path, char *why, size_t len);
+/* fn for each path named in the state file. */
+void cli_prestate_each(const char *frames_path,
+                       void (*fn)(void *ctx, const char *path), void *ctx);
+/* Each directory with a recorded listing (tap.c's .dirs file), and cwd,
+ * made where it is gone (only where the tree is overlaid), each noted in
+ * the state file as one the run found. */
+void cli_prestate_make_dirs(const char *frames_path, const char *dirs_path,
+                            const char *cwd);
+/* Each recorded file (tap.c's .files) gone from the host made there with
+ * its recorded bytes and mode (only where the tree is overlaid), but for
+ * what the run changed; after cli_prestate_make_dirs. */
+void cli_prestate_make_files(const char *files_path);
+
 /* Runs twice and compares (--verify). */
 int cli_verify(const struct run_options *o, const char *path);
 void cli_print_summary(FILE *f, const struct run_options *o,

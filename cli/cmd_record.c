@@ -13,16 +13,19 @@
  * execve loaded, the directory listings, stats, symlink targets and
  * access checks of paths it made, the
  * host's time and randomness where they were not virtualised (tap.c),
- * every event of its detlog and its exit status. A replay runs the program
+ * every event of its detlog and its exit status, and what each path the
+ * run changed was before it (prestate.c). A replay runs the program
  * again from the recording (the recorded environment, stdin, files and
- * host values, not the caller's), with
- * its file changes undone afterwards (undo.c), and checks it event by
- * event against the recorded detlog: the first event that differs stops
- * the check with one line naming it (its number, thread, syscall, and
- * what differed), and the replay exits 121. Files opened read-write and
- * data from a network are not in the recording yet: a
- * replay after they changed is reported as diverged, never passed as a
- * good one.
+ * host values, not the caller's), as root in a private tree of overlays
+ * that keeps its writes off the host's files and starts from the
+ * recorded state of what the run changed (isolate.c; elsewhere against
+ * the host's files, its changes undone afterwards, undo.c), and checks
+ * it event by event against the recorded detlog: the first event that
+ * differs stops the check with one line naming it (its number, thread,
+ * syscall, and what differed), and the replay exits 121. Data from
+ * sockets, pipes and FIFOs to outside the run is not in the recording
+ * yet: a replay that needed it is reported as diverged, never passed as
+ * a good one.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -56,6 +59,7 @@ enum framing {
     DIR_FRAME,   /* tap.c's listings: u64 length, bytes */
     STAT_FRAME,  /* tap.c's path stats: u64 length, bytes */
     QUERY_FRAME, /* tap.c's readlink/access answers: u64 length, bytes */
+    PRESTATE_FRAME, /* prestate.c's: u64 length, bytes */
 };
 
 
@@ -248,7 +252,8 @@ static int append_framed(struct det_rec_writer *w, const char *prefix,
              : framing == FILE_FRAME ? ".files"
              : framing == DIR_FRAME  ? ".dirs"
              : framing == STAT_FRAME ? ".stats"
-                                     : ".queries");
+             : framing == QUERY_FRAME ? ".queries"
+                                      : ".prestate");
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return errno == ENOENT ? 0 : -errno;
@@ -281,7 +286,8 @@ static int append_framed(struct det_rec_writer *w, const char *prefix,
                     : framing == FILE_FRAME ? DET_REC_FILE
                     : framing == DIR_FRAME  ? DET_REC_DIR
                     : framing == STAT_FRAME ? DET_REC_STAT
-                                            : DET_REC_QUERY,
+                    : framing == QUERY_FRAME ? DET_REC_QUERY
+                                             : DET_REC_PRESTATE,
             .nr = 0xffff, .value = framing == VALUE_FRAME ? head[0] : 0,
             .len = (uint32_t)len, .data = buf};
         if ((rc = det_rec_append(w, &ev)) < 0)
@@ -353,6 +359,7 @@ static int write_recording(const char *path, const struct record_args *ra,
         (rc = append_framed(w, host, DIR_FRAME)) == 0 &&
         (rc = append_framed(w, host, STAT_FRAME)) == 0 &&
         (rc = append_framed(w, host, QUERY_FRAME)) == 0 &&
+        (rc = append_framed(w, host, PRESTATE_FRAME)) == 0 &&
         (rc = append_detlog(w, run->detlog)) == 0)
         return det_rec_finish(w, run->code, run->sum.digest);
     det_rec_abandon(w);
@@ -509,6 +516,37 @@ static int setup_from(const struct det_recording *r, struct run_options *o,
 }
 
 /*
+ * A replay that writes nothing to the host's files: this process (and
+ * the run it starts) in a private tree (isolate.c) set to the recorded
+ * state of what the run changed (prestate.c). False (with one line)
+ * where that cannot be: the replay's writes are then undone after it,
+ * and the files it opens for writing are the host's.
+ */
+static struct det_layered_dev replay_layers[64];
+static int nr_replay_layers;
+
+static bool isolate_replay(const char *dir, const char *prestate,
+                           const char *dirs, const char *files,
+                           const char *cwd)
+{
+    char why[512] = "";
+    if (cli_isolate_probe(dir, why, sizeof(why)) < 0 ||
+        cli_isolate_writes(dir, replay_layers, 64, &nr_replay_layers, why,
+                           sizeof(why)) < 0) {
+        cli_error("replay: the replay's writes cannot be kept off the "
+                  "host's files (%s); they are undone after it", why);
+        (void)unlink(prestate); /* the host's files are what it reads */
+        return false;
+    }
+    if (cli_prestate_apply(prestate, why, sizeof(why)) < 0)
+        cli_error("replay: the recorded files could not all be put in place "
+                  "(%s): the replay may diverge", why);
+    cli_prestate_make_dirs(prestate, dirs, cwd); /* gone from the host */
+    cli_prestate_make_files(files);
+    return true;
+}
+
+/*
  * Replays a loaded recording in dir; its file changes are undone after
  * unless keep (record --verify: the replay's stand for the recorded
  * run's, as --verify's second run's do). Passes the replay's stdout and
@@ -519,12 +557,11 @@ static int replay_loaded(const struct det_recording *r, const char *dir,
                          bool pass_on, bool keep)
 {
     struct run_options o;
+    memset(&o, 0, sizeof(o));
     char path[4096], **argv = NULL;
-    int code = setup_from(r, &o, path, sizeof(path), &argv);
-    if (code)
-        return code;
+    int code = 0;
     char in[160], rec_out[160], rec_err[160], host[160], values[200],
-        files[200], dirs[200], stats[200], queries[200];
+        files[200], dirs[200], stats[200], queries[200], prestate[200];
     snprintf(in, sizeof(in), "%s/replay-stdin", dir);
     snprintf(host, sizeof(host), "%s/replay-host", dir);
     snprintf(values, sizeof(values), "%s.values", host);
@@ -532,8 +569,7 @@ static int replay_loaded(const struct det_recording *r, const char *dir,
     snprintf(dirs, sizeof(dirs), "%s.dirs", host);
     snprintf(stats, sizeof(stats), "%s.stats", host);
     snprintf(queries, sizeof(queries), "%s.queries", host);
-    o.tap_record = NULL;
-    o.tap_replay = host;
+    snprintf(prestate, sizeof(prestate), "%s.prestate", host);
     snprintf(rec_out, sizeof(rec_out), "%s/recorded-stdout", dir);
     snprintf(rec_err, sizeof(rec_err), "%s/recorded-stderr", dir);
     struct cli_captured_run run;
@@ -547,10 +583,22 @@ static int replay_loaded(const struct det_recording *r, const char *dir,
         (rc = extract(r, DET_REC_FILE, 0, FILE_FRAME, files)) < 0 ||
         (rc = extract(r, DET_REC_DIR, 0, DIR_FRAME, dirs)) < 0 ||
         (rc = extract(r, DET_REC_STAT, 0, STAT_FRAME, stats)) < 0 ||
-        (rc = extract(r, DET_REC_QUERY, 0, QUERY_FRAME, queries)) < 0) {
+        (rc = extract(r, DET_REC_QUERY, 0, QUERY_FRAME, queries)) < 0 ||
+        (rc = extract(r, DET_REC_PRESTATE, 0, PRESTATE_FRAME, prestate)) < 0) {
         cli_error("replay: %s: %s", dir, strerror(-rc));
         code = CLI_EXIT_FAILURE;
         goto out;
+    }
+    /* Before the run is set up: that drops what making the tree needs. */
+    bool isolated = !keep && isolate_replay(dir, prestate, dirs, files,
+                                            det_rec_string(r, "cwd"));
+    if ((code = setup_from(r, &o, path, sizeof(path), &argv)) != 0)
+        goto out;
+    o.tap_record = NULL;
+    o.tap_replay = host;
+    if (isolated) {
+        o.det.layered = replay_layers;
+        o.det.nr_layered = nr_replay_layers;
     }
     if (mkdir(run.journal, 0700) < 0 ||
         cli_capture_run(&o, path, in, &run) < 0) {
@@ -558,7 +606,7 @@ static int replay_loaded(const struct det_recording *r, const char *dir,
         code = CLI_EXIT_FAILURE;
         goto out;
     }
-    if (!keep)
+    if (!keep && !isolated)
         cli_undo_captured(&run, 0);
     if (pass_on) {
         cli_pass_on(run.out, 1);
@@ -667,6 +715,12 @@ static int record_run(int argc, char **argv)
         cli_error("record: the run did not start; nothing recorded");
         goto out;
     }
+    char prestate[200];
+    snprintf(prestate, sizeof(prestate), "%s.prestate", host);
+    if ((rc = cli_prestate_save(run.journal, prestate)) < 0)
+        cli_error("record: what the run changed was before it: %s; a "
+                  "replay starts from the files as they are then",
+                  strerror(-rc));
     rc = write_recording(file, &ra, &o, cwd, in, &run, host);
     if (rc < 0) {
         cli_error("record: %s: %s", file, strerror(-rc));

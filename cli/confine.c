@@ -411,7 +411,7 @@ static const int allowed_calls[] = {
      * renameat, rmdir) */
     SCMP_SYS(openat), SCMP_SYS(openat2) /* procguard.c */,
     SCMP_SYS(newfstatat), SCMP_SYS(statx),
-    SCMP_SYS(fstatfs), SCMP_SYS(faccessat),
+    SCMP_SYS(fstatfs), SCMP_SYS(statfs), SCMP_SYS(faccessat),
     SCMP_SYS(faccessat2), SCMP_SYS(getdents64), SCMP_SYS(getcwd),
     SCMP_SYS(fchdir), SCMP_SYS(readlink), SCMP_SYS(readlinkat),
     SCMP_SYS(mkdirat), SCMP_SYS(rmdir), SCMP_SYS(unlinkat),

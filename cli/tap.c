@@ -19,6 +19,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -104,6 +105,9 @@ struct file_tap {
     size_t queries_len;
     struct recorded_query *answers;
     size_t nr_answers;
+    bool layered;        /* replaying in a tree of overlays (isolate.c) */
+    char **touched;      /* ... and these paths the run changed */
+    size_t nr_touched;
 };
 
 static void put_value(void *ctx, enum det_source src, const void *buf,
@@ -334,6 +338,46 @@ static void dir_listed(void *ctx, const char *key, const void *raw,
 }
 
 /* Replaying: the next listing of key not handed out yet. */
+/*
+ * A replay in its own tree (isolate.c) lists a directory of one of its
+ * overlays: the recorded (host) inode numbers as the overlay gives them,
+ * and for what the run changed (made, replaced) the number of what is
+ * there now, so that they match what a stat of the entries gives.
+ */
+static bool touched(const struct file_tap *t, const char *path);
+
+static void as_layered(const struct file_tap *t, const char *key, char *raw,
+                       size_t len)
+{
+    struct statfs sf;
+    if (statfs(key, &sf) < 0 || (unsigned long)sf.f_type != 0x794c7630)
+        return;
+    for (size_t at = 0; at + 19 <= len;) {
+        uint64_t ino;
+        uint16_t reclen;
+        memcpy(&ino, raw + at, 8);
+        memcpy(&reclen, raw + at + 16, 2);
+        if (reclen < 19 || reclen > len - at)
+            break;
+        const char *name = raw + at + 19;
+        char path[4096];
+        if (!strcmp(name, "."))
+            snprintf(path, sizeof(path), "%s", key);
+        else if (!strcmp(name, ".."))
+            snprintf(path, sizeof(path), "%s/..", key);
+        else
+            snprintf(path, sizeof(path), "%s%s%.*s", key,
+                     strcmp(key, "/") ? "/" : "", (int)(reclen - 19), name);
+        struct stat st;
+        if (touched(t, path) && lstat(path, &st) == 0)
+            ino = st.st_ino;
+        else
+            ino |= DET_LAYER_LOWER_BIT;
+        memcpy(raw + at, &ino, 8);
+        at += reclen;
+    }
+}
+
 static bool dir_recorded(void *ctx, const char *key, char **raw, size_t *len)
 {
     struct file_tap *t = ctx;
@@ -345,6 +389,8 @@ static bool dir_recorded(void *ctx, const char *key, char **raw, size_t *len)
         if (!copy)
             return false;
         memcpy(copy, l->raw, l->len);
+        if (t->layered)
+            as_layered(t, key, copy, l->len);
         l->used = true;
         *raw = copy;
         *len = l->len;
@@ -568,6 +614,51 @@ static int index_query(struct file_tap *t, char *key, const uint8_t *q,
     return 0;
 }
 
+/*
+ * A replay in its own tree starts from the recorded state of the paths the
+ * run changed (prestate.c): everything about those paths comes from that
+ * tree, where the replay's own changes land, not from the recording (a
+ * copy made at a first open, a stat of before or after a change, a
+ * listing of a directory the run changed).
+ */
+static bool grow(void *arr, size_t n, size_t size);
+
+/* key (as the proxy names what it asks about) names path: "P/." too. */
+static bool key_is(const char *key, const char *path)
+{
+    size_t n = strlen(path);
+    return !strncmp(key, path, n) &&
+           (!key[n] || !strcmp(key + n, n == 1 ? "." : "/."));
+}
+
+static void unserve(void *ctx, const char *path)
+{
+    struct file_tap *t = ctx;
+    for (size_t i = 0; i < t->nr_index; i++)
+        if (!strcmp(t->index[i].key, path) ||
+            (t->index[i].name && !strcmp(t->index[i].name, path)))
+            t->index[i].key[0] = 0;
+    for (size_t i = 0; i < t->nr_stat_results; i++)
+        if (key_is(t->stat_results[i].key, path))
+            t->stat_results[i].used = true;
+    for (size_t i = 0; i < t->nr_answers; i++)
+        if (key_is(t->answers[i].key, path))
+            t->answers[i].used = true;
+    char *copy = strdup(path);
+    if (copy && grow(&t->touched, t->nr_touched, sizeof(char *)))
+        t->touched[t->nr_touched++] = copy;
+    else
+        free(copy);
+}
+
+static bool touched(const struct file_tap *t, const char *path)
+{
+    for (size_t i = 0; i < t->nr_touched; i++)
+        if (!strcmp(t->touched[i], path))
+            return true;
+    return false;
+}
+
 struct det_tap *cli_tap_open(const char *record_to, const char *replay_from,
                              char *why, size_t why_len)
 {
@@ -615,6 +706,11 @@ struct det_tap *cli_tap_open(const char *record_to, const char *replay_from,
             (bad = queries,
              rc = read_all(queries, &t->queries, &t->queries_len)) == 0)
             rc = walk_keyed(t, t->queries, t->queries_len, index_query);
+        char prestate[4096];
+        snprintf(prestate, sizeof(prestate), "%s.prestate", prefix);
+        t->layered = rc == 0 && access(prestate, F_OK) == 0;
+        if (rc == 0)
+            cli_prestate_each(prestate, unserve, t);
     }
     if (rc < 0) {
         snprintf(why, why_len, "%s: %s", bad, strerror(-rc));
@@ -647,6 +743,9 @@ void cli_tap_close(struct det_tap *tap)
     for (size_t i = 0; i < t->nr_answers; i++)
         free(t->answers[i].key);
     free(t->answers);
+    for (size_t i = 0; i < t->nr_touched; i++)
+        free(t->touched[i]);
+    free(t->touched);
     free(t->queries);
     for (size_t i = 0; i < t->nr_stat_results; i++)
         free(t->stat_results[i].key);

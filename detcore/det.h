@@ -42,7 +42,26 @@ struct det_config {
                                  /proc/meminfo) and the guest memory limit */
     bool chaos;               /* --chaos: seeded adversarial scheduling
                                  (det_sched.h) */
+    /* Filesystems layered over the host's (a replay's private tree,
+     * cli/isolate.c): a file seen through one is the host file under it. */
+    const struct det_layered_dev *layered;
+    int nr_layered;
 };
+
+/*
+ * A layered filesystem (Linux overlayfs with xino=on) over the host
+ * filesystem lower_dev: its files' st_ino is the host file's with bit 63
+ * set, a file made in it has a number of the upper layer's (kept apart
+ * from the host's by bit 62 here), and its root is the host's root_ino.
+ */
+struct det_layered_dev {
+    uint64_t dev, lower_dev;
+    uint64_t root_ino, lower_root_ino;
+};
+/* Every directory's st_size (st_blocks: this over 512). */
+#define DET_DIR_SIZE 4096
+#define DET_LAYER_LOWER_BIT (1ULL << 63)
+#define DET_LAYER_UPPER_TAG (1ULL << 62)
 
 void det_config_defaults(struct det_config *c);
 

@@ -144,8 +144,37 @@ static struct file_entry *lookup(struct det_meta *m, uint64_t dev,
     return e;
 }
 
+/* (dev, ino) of a file seen through a layered filesystem as the host's. */
+static void unlayer(const struct det_state *d, uint64_t *dev, uint64_t *ino)
+{
+    for (int i = 0; i < d->cfg.nr_layered; i++) {
+        const struct det_layered_dev *l = &d->cfg.layered[i];
+        if (l->dev != *dev)
+            continue;
+        *dev = l->lower_dev;
+        if (!ino)
+            return;
+        if (*ino & DET_LAYER_LOWER_BIT)
+            *ino &= ~DET_LAYER_LOWER_BIT;
+        else if (*ino == l->root_ino)
+            *ino = l->lower_root_ino;
+        else
+            *ino |= DET_LAYER_UPPER_TAG;
+        return;
+    }
+}
+
+/* The entry of a host file (unlayered), or with create a new one. */
+static struct file_entry *find(struct det_state *d, uint64_t dev,
+                               uint64_t ino, bool create)
+{
+    unlayer(d, &dev, &ino);
+    return lookup(d->meta, dev, ino, create);
+}
+
 void det_meta_ephemeral_dev(struct det_state *d, uint64_t host_dev)
 {
+    unlayer(d, &host_dev, NULL);
     struct det_meta *m = d->meta;
     if (!is_ephemeral(m, host_dev) &&
         m->nr_ephemeral < (int)(sizeof(m->ephemeral_devs) /
@@ -156,6 +185,7 @@ void det_meta_ephemeral_dev(struct det_state *d, uint64_t host_dev)
 uint64_t det_dev(struct det_state *d, uint64_t host_dev)
 {
     struct det_meta *m = d->meta;
+    unlayer(d, &host_dev, NULL);
     int i = 0;
     for (; i < m->nr_devs; i++)
         if (m->devs[i] == host_dev)
@@ -169,13 +199,13 @@ uint64_t det_ino(struct det_state *d, uint64_t host_dev, uint64_t host_ino)
 {
     if (!d->cfg.virtualize_metadata)
         return host_ino;
-    struct file_entry *e = lookup(d->meta, host_dev, host_ino, true);
+    struct file_entry *e = find(d, host_dev, host_ino, true);
     return e ? e->vino : host_ino;
 }
 
 void det_note_write(struct det_state *d, uint64_t host_dev, uint64_t ino)
 {
-    struct file_entry *e = lookup(d->meta, host_dev, ino, true);
+    struct file_entry *e = find(d, host_dev, ino, true);
     if (!e)
         return;
     int64_t now = det_realtime_ns(d);
@@ -186,7 +216,7 @@ void det_note_write(struct det_state *d, uint64_t host_dev, uint64_t ino)
 
 void det_note_change(struct det_state *d, uint64_t host_dev, uint64_t ino)
 {
-    struct file_entry *e = lookup(d->meta, host_dev, ino, true);
+    struct file_entry *e = find(d, host_dev, ino, true);
     if (!e)
         return;
     if (!e->written) /* the times it showed so far: the epoch */
@@ -199,7 +229,7 @@ void det_note_times(struct det_state *d, uint64_t host_dev, uint64_t ino,
                     const struct timespec *atime,
                     const struct timespec *mtime)
 {
-    struct file_entry *e = lookup(d->meta, host_dev, ino, true);
+    struct file_entry *e = find(d, host_dev, ino, true);
     if (!e)
         return;
     int64_t now = det_realtime_ns(d);
@@ -212,7 +242,7 @@ void det_note_times(struct det_state *d, uint64_t host_dev, uint64_t ino,
 
 void det_forget_file(struct det_state *d, uint64_t host_dev, uint64_t ino)
 {
-    struct file_entry *e = lookup(d->meta, host_dev, ino, false);
+    struct file_entry *e = find(d, host_dev, ino, false);
     if (e)
         e->tombstone = true;
 }
@@ -245,9 +275,16 @@ void det_stat_canon(struct det_state *d, struct stat *st)
         return;
     }
     d->reads[DET_SRC_METADATA]++;
-    struct file_entry *e = lookup(d->meta, st->st_dev, st->st_ino, true);
+    struct file_entry *e = find(d, st->st_dev, st->st_ino, true);
     st->st_ino = e ? e->vino : st->st_ino;
     st->st_dev = det_dev(d, st->st_dev);
+    if (S_ISDIR(st->st_mode)) {
+        /* What a directory's size is depends on the filesystem (ext4 a
+         * block per 4 KiB of names, tmpfs 20 bytes an entry, btrfs the
+         * names' bytes): one block, as a small ext4 or xfs one. */
+        st->st_size = DET_DIR_SIZE;
+        st->st_blocks = DET_DIR_SIZE / 512;
+    }
     bool written = e && e->written;
     int64_t epoch = d->cfg.epoch_ns;
     set_ts(&st->st_atim, written ? e->atime_ns : epoch);

@@ -67,7 +67,11 @@ enum det_rec_kind {
     DET_REC_QUERY,       /* another question about a path (readlink,
                             access): data = u32 key length, the key, i32
                             kind, i32 argument, i64 result, the bytes */
-    DET_REC_KIND_MAX = DET_REC_QUERY,
+    DET_REC_PRESTATE,    /* what a path the run changed was before it ran
+                            (cli/prestate.c): data = u8 kind (A absent, F
+                            file, L symlink, D directory), u32 st_mode, u32
+                            path length, the path, the bytes */
+    DET_REC_KIND_MAX = DET_REC_PRESTATE,
 };
 
 struct det_rec_event {

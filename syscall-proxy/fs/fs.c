@@ -308,14 +308,34 @@ static bool open_creates(int flags)
  * tries again after 1 ms of logical time. With no other guest alive the
  * other end can only come from outside the run, so the host open blocks.
  */
-static bool fifo_open_would_block(struct proxy_process *p, int dirfd,
-                                  const char *path, int flags)
+static bool blocking_fifo_open(int dirfd, const char *path, int flags)
 {
     struct stat st;
     int acc = flags & O_ACCMODE;
     return !(flags & O_NONBLOCK) && (acc == O_RDONLY || acc == O_WRONLY) &&
-           proxy_others_alive(p) && fstatat(dirfd, path, &st, 0) == 0 &&
-           S_ISFIFO(st.st_mode);
+           fstatat(dirfd, path, &st, 0) == 0 && S_ISFIFO(st.st_mode);
+}
+
+static bool fifo_open_would_block(struct proxy_process *p, int dirfd,
+                                  const char *path, int flags)
+{
+    return proxy_others_alive(p) && blocking_fifo_open(dirfd, path, flags);
+}
+
+/* A replay (cmd_record.c) has no outside: the other end of a FIFO that
+ * only a process outside the run could open never comes. The open fails
+ * (ENXIO, as a non-blocking writer's) with a line saying why, rather than
+ * wait for ever; the replay then reports where it parted. */
+static bool replay_fifo_from_outside(struct proxy_process *p, int dirfd,
+                                     const char *path, int flags)
+{
+    const struct proxy_file_tap *t = p->cfg->file_tap;
+    if (!t || !t->recorded || proxy_others_alive(p) ||
+        !blocking_fifo_open(dirfd, path, flags))
+        return false;
+    proxy_log(p, 1, "replay: the other end of FIFO %s was outside the run; "
+                    "a replay has none (not in the recording)", path);
+    return true;
 }
 
 static long fifo_open(struct proxy_process *p, int dirfd, const char *path,
@@ -400,6 +420,8 @@ static long do_openat(struct proxy_process *p, uint64_t guest_dirfd,
         return -EACCES;
     if (fifo_open_would_block(p, hp.dirfd, hp.path, flags))
         return fifo_open(p, hp.dirfd, hp.path, flags);
+    if (replay_fifo_from_outside(p, hp.dirfd, hp.path, flags))
+        return -ENXIO;
     int replayed = replayed_file(p, &hp, flags);
     if (replayed >= 0) {
         proxy_meta_note_open(p, replayed, hp.path, flags, false);

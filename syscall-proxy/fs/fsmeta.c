@@ -70,9 +70,16 @@ void proxy_meta_statx_canon(struct proxy_process *p, struct statx *stx)
     memset(&st, 0, sizeof(st));
     st.st_dev = makedev(stx->stx_dev_major, stx->stx_dev_minor);
     st.st_ino = stx->stx_ino;
+    st.st_mode = stx->stx_mode;
+    st.st_size = (off_t)stx->stx_size;
+    st.st_blocks = (blkcnt_t)stx->stx_blocks;
     det_stat_canon(p->det, &st);
     if (stx->stx_mask & STATX_INO)
         stx->stx_ino = st.st_ino;
+    if (stx->stx_mask & STATX_SIZE)
+        stx->stx_size = (uint64_t)st.st_size;
+    if (stx->stx_mask & STATX_BLOCKS)
+        stx->stx_blocks = (uint64_t)st.st_blocks;
     stx->stx_dev_major = major(st.st_dev);
     stx->stx_dev_minor = minor(st.st_dev);
     stx->stx_atime = (struct statx_timestamp){

@@ -1289,6 +1289,50 @@ static long sys_sendfile(struct proxy_process *p, const uint64_t a[6])
     return proxy_epipe_signal(p, guest_offset_out(p, &off, r));
 }
 
+/*
+ * copy_file_range between two filesystems: Linux 5.3 to 5.18 copied
+ * through the page cache, later kernels say EXDEV. hvrun copies (up to
+ * 1 MiB a call, a short transfer as Linux's), so that whether it works
+ * does not depend on where the host put the files (a replay's served copy
+ * or overlaid tree, a captured stdout).
+ */
+#define CROSS_FS_COPY_MAX (1L << 20)
+static long copy_across(int in_fd, loff_t *off_in, int out_fd,
+                        loff_t *off_out, size_t len)
+{
+    char buf[65536];
+    size_t want = len < (size_t)CROSS_FS_COPY_MAX ? len : CROSS_FS_COPY_MAX;
+    long done = 0;
+    while ((size_t)done < want) {
+        size_t chunk = want - (size_t)done < sizeof(buf)
+                           ? want - (size_t)done
+                           : sizeof(buf);
+        ssize_t n = off_in ? pread(in_fd, buf, chunk, *off_in)
+                           : read(in_fd, buf, chunk);
+        if (n <= 0) {
+            if (n < 0 && done == 0)
+                return -errno;
+            break;
+        }
+        ssize_t w = off_out ? pwrite(out_fd, buf, (size_t)n, *off_out)
+                            : write(out_fd, buf, (size_t)n);
+        if (w < 0 && done == 0)
+            return -errno;
+        if (w < 0)
+            w = 0;
+        if (off_in)
+            *off_in += w;
+        else if (w < n) /* give back what was read and not written */
+            (void)lseek(in_fd, (off_t)(w - n), SEEK_CUR);
+        if (off_out)
+            *off_out += w;
+        done += w;
+        if (w < n)
+            break;
+    }
+    return done;
+}
+
 /* copy_file_range writes the offsets back only after a transfer. */
 static long sys_copy_file_range(struct proxy_process *p, const uint64_t a[6])
 {
@@ -1305,6 +1349,9 @@ static long sys_copy_file_range(struct proxy_process *p, const uint64_t a[6])
     long r = proxy_host_result(copy_file_range(
         in_fd, guest_offset_ptr(&off_in), out_fd, guest_offset_ptr(&off_out),
         (size_t)a[4], (unsigned int)a[5]));
+    if (r == -EXDEV)
+        r = copy_across(in_fd, guest_offset_ptr(&off_in), out_fd,
+                        guest_offset_ptr(&off_out), (size_t)a[4]);
     if (r > 0) {
         proxy_meta_note_fd(p, (int)a[2], PROXY_META_CONTENT);
         r = guest_offset_out(p, &off_in, r);

@@ -215,11 +215,19 @@ exitkill_case() {
         exec 9>&-
         return
     fi
-    # Each stub runs under its seccomp filter (the net under SYSEMU).
+    # Each stub runs under its seccomp filter (the net under SYSEMU). A
+    # stub the spawner just made gets it before its first guest
+    # instruction, while it is stopped: look again for a while.
     local unfiltered=""
-    for s in $stubs; do
-        grep -q '^Seccomp:[[:space:]]*2' "/proc/$s/status" 2>/dev/null ||
-            unfiltered="$unfiltered $s"
+    for _ in $(seq 1 50); do
+        unfiltered=""
+        for s in $stubs; do
+            [ -e "/proc/$s" ] || continue
+            grep -q '^Seccomp:[[:space:]]*2' "/proc/$s/status" 2>/dev/null ||
+                unfiltered="$unfiltered $s"
+        done
+        [ -z "$unfiltered" ] && break
+        sleep 0.1
     done
     if [ -z "$unfiltered" ]; then
         pass "stub-seccomp-filtered ($(echo "$stubs" | wc -w) stubs)"

@@ -13,15 +13,25 @@
 #                  the recorded bytes after FILE changed or was deleted
 #   program-replaced  the program a recording ran was replaced on the host:
 #                  the replay runs the recorded one
+#   program-deleted  ... and after it was deleted
 #   listing-replayed  `ls -l DIR` replays the recorded listing after a file
 #                  was added to DIR
 #   stat-replayed  `stat -c %s FILE` replays the recorded size after FILE
 #                  grew (the stat of a path is recorded, opened or not)
 #   readlink-replayed  `readlink LINK; test -r FILE` replays the recorded
 #                  answers after LINK was pointed elsewhere
-#   diverged       a file the run opened read-write (not recorded yet)
-#                  changed: the replay says it diverged and exits 121, never
-#                  a silent wrong replay
+#   rw-restored    a file the run opened read-write and wrote changed on
+#                  the host: the replay starts from the recorded bytes
+#   rw-untouched   ... and leaves the host's file as it was
+#   reread-served  a file read twice replays after it changed
+#   diverged       data from outside the run that is not recorded (a FIFO
+#                  another host process wrote): the replay says it
+#                  diverged and exits 121, never waits or passes
+#   writes-off-host  a replay of a run that appends, creates, renames and
+#                  removes changes nothing on the host (a listing with
+#                  checksums of the tree is the same before and after)
+#   dir-gone       the directory the run ran in was removed: the replay
+#                  (from elsewhere) is identical, the directory still gone
 #   host-time-and-random  date and /dev/urandom under --no-virtualize-time
 #                  --no-virtualize-random: the replay prints the recorded
 #                  values (the host's, from the recording)
@@ -183,6 +193,9 @@ diverged_cases() {
     # the replay still runs the recorded one.
     cp "$G/hello_pie" "$d/prog"
     replays_same program-replaced "$d" "cp '$G/hello_static' prog" ./prog
+    # ... and one deleted since replays too (hvrun finds the recorded one).
+    cp "$G/hello_pie" "$d/prog2"
+    replays_same program-deleted "$d" "rm -f prog2" ./prog2
     # Directory listings are recorded: a file added since is not listed.
     touch "$d/dir/a"
     replays_same listing-replayed "$d" 'touch dir/b' ls -l dir
@@ -194,18 +207,42 @@ diverged_cases() {
     ln -sfn first "$d/lnk"
     replays_same readlink-replayed "$d" 'ln -sfn second-target lnk' \
         sh -c 'readlink lnk; test -r size.txt && echo r'
-    # A file opened for reading and writing is not recorded yet: a replay
-    # after it changed says it diverged (exit 121), never passes as a good
-    # replay.
+    # What a file the run opened read-write held before it is recorded:
+    # changed on the host since, the replay starts from the recorded bytes,
+    # and the host's file is left as it is.
     echo before > "$d/rw.txt"
-    (cd "$d" && hv record -o w.hvrec -- "$PY" -c 'print(open("rw.txt", "r+").read())' > /dev/null 2>&1)
-    echo after > "$d/rw.txt"
+    replays_same rw-restored "$d" 'echo after > rw.txt' \
+        "$PY" -c 'f = open("rw.txt", "r+"); print(f.read()); f.write("x")'
+    if [ "$(cat "$d/rw.txt")" = after ]; then
+        pass "$L:rw-untouched"
+    else
+        fail "$L:rw-untouched" "rw.txt is now '$(head -c 100 "$d/rw.txt")'"
+    fi
+    # Something a replay cannot serve (a file the guest reads through a
+    # path it did not read when recorded) and that changed: the replay
+    # says it diverged (exit 121), never passes as a good replay.
+    echo before > "$d/other.txt"
+    (cd "$d" && hv record -o w.hvrec -- sh -c 'cat other.txt; cat other.txt' > /dev/null 2>&1)
+    echo after > "$d/other.txt"
     (cd "$d" && hv replay w.hvrec > /dev/null 2> w.err)
     st=$?
-    if [ "$st" = 121 ] && grep -q '^hvrun: replay: diverged from the recording' "$d/w.err"; then
+    if [ "$st" = 0 ] && grep -q '^hvrun: replay: identical' "$d/w.err"; then
+        pass "$L:reread-served"
+    else
+        fail "$L:reread-served" "exit $st: $(head -c 300 "$d/w.err")"
+    fi
+    # Data from outside the run that is not recorded yet (a FIFO another
+    # host process writes): a replay has no outside, so it says it
+    # diverged (exit 121) rather than wait, never passes as a good replay.
+    rm -f "$d/fifo" && mkfifo "$d/fifo"
+    (timeout 60 sh -c "echo one > '$d/fifo'" &)
+    (cd "$d" && hv record -o f.hvrec -- cat fifo > /dev/null 2>&1)
+    (cd "$d" && hv replay f.hvrec > /dev/null 2> f.err)
+    st=$?
+    if [ "$st" = 121 ] && grep -q '^hvrun: replay: diverged from the recording' "$d/f.err"; then
         pass "$L:diverged"
     else
-        fail "$L:diverged" "exit $st: $(head -c 300 "$d/w.err")"
+        fail "$L:diverged" "exit $st: $(head -c 300 "$d/f.err")"
     fi
     # The host's time and randomness are in the recording: replayed.
     (cd "$d" && hv record --no-virtualize-time --no-virtualize-random \
@@ -220,6 +257,44 @@ diverged_cases() {
         pass "$L:host-time-and-random"
     else
         fail "$L:host-time-and-random" "exit $st: $(head -c 300 "$d/t.err")"
+    fi
+}
+
+# A listing of DIR's tree with each file's bytes' checksum and mode.
+tree_state() {
+    (cd "$1" && find . -path ./state -prune -o -printf '%y %m %p %l\n' | sort &&
+        find . -type f ! -name 'state*' -exec sha256sum {} + | sort)
+}
+
+isolation_cases() {
+    local d=$WORK/$ID.iso st
+    rm -rf "$d" && mkdir -p "$d/work/old" "$d/elsewhere"
+    echo keep > "$d/work/old/f"
+    echo log1 > "$d/work/log.txt"
+    echo gone > "$d/work/victim.txt"
+    (cd "$d/work" && hv record -o ../iso.hvrec -- sh -c \
+        'echo log2 >> log.txt; cat log.txt; mkdir made; echo new > made/n;
+         mv old moved; rm victim.txt; ls -l; cat moved/f' \
+        > ../iso.rec.out 2> /dev/null)
+    tree_state "$d/work" > "$d/state.before"
+    (cd "$d/work" && hv replay ../iso.hvrec > ../iso.out 2> ../iso.err)
+    st=$?
+    tree_state "$d/work" > "$d/state.after"
+    if [ "$st" = 0 ] && cmp -s "$d/iso.rec.out" "$d/iso.out" &&
+        grep -q '^hvrun: replay: identical' "$d/iso.err" &&
+        cmp -s "$d/state.before" "$d/state.after"; then
+        pass "$L:writes-off-host"
+    else
+        fail "$L:writes-off-host" "exit $st: $(head -c 300 "$d/iso.err") $(diff "$d/state.before" "$d/state.after" | head -c 300)"
+    fi
+    rm -rf "$d/work"
+    (cd "$d/elsewhere" && hv replay ../iso.hvrec > ../gone.out 2> ../gone.err)
+    st=$?
+    if [ "$st" = 0 ] && cmp -s "$d/iso.rec.out" "$d/gone.out" &&
+        grep -q '^hvrun: replay: identical' "$d/gone.err" && [ ! -e "$d/work" ]; then
+        pass "$L:dir-gone"
+    else
+        fail "$L:dir-gone" "exit $st: $(head -c 300 "$d/gone.err")"
     fi
 }
 
@@ -291,6 +366,7 @@ for hvarg in "$@"; do
     cross_backend_case
     stdin_and_copy_cases
     diverged_cases
+    isolation_cases
     list_cases
     corrupt_case
 done
