@@ -106,7 +106,14 @@ static const struct exception_note notes[] = {
     {SYS_write, NULL, "EPIPE raises SIGPIPE in the guest"},
     {SYS_mmap, NULL, "file MAP_PRIVATE copies the range; MAP_SHARED maps "
                      "the host file (or a memfd for anonymous memory) over "
-                     "the backing pages, shared across fork"},
+                     "the backing pages, shared across fork; MAP_32BIT in "
+                     "[1 GiB, 2 GiB)"},
+    {SYS_copy_file_range, NULL, "across filesystems hvrun copies (as Linux "
+                                "5.3-5.18), never EXDEV"},
+    {SYS_setgroups, NULL, "the guest's list, inherited; hvrun's own groups "
+                          "stay"},
+    {SYS_set_mempolicy, NULL, "one node: the mode and mask are kept for "
+                              "get_mempolicy"},
     {SYS_brk, NULL, "heap after the program's last segment"},
     {SYS_rt_sigreturn, NULL, "restores the XSAVE image from the frame"},
     {SYS_rt_sigtimedwait, NULL, "timeouts on the logical clock"},

@@ -78,6 +78,7 @@ int proxy_process_create(struct proxy_process **out, struct vmm_vm *vm,
     p->altstack.ss_flags = SS_DISABLE;
     p->prctl.dumpable = 1;
     p->prctl.timerslack_ns = 50000; /* Linux's default timer slack */
+    p->nr_groups = -1;
     p->ppid = 0;
     rc = install_stdio(p);
     if (rc < 0) {
@@ -99,6 +100,7 @@ void proxy_process_destroy(struct proxy_process *p)
     }
     free(p->threads);
     free(p->rt_queue);
+    free(p->groups);
     proxy_fdtable_destroy(&p->fds);
     proxy_cpuid_release(p);
     if (p->cwd_fd >= 0)

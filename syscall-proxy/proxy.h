@@ -258,6 +258,8 @@ struct proxy_thread {
      * uc_sigmask (Linux's saved_sigmask), so sigreturn restores it */
     bool saved_sigmask_valid;
     uint64_t saved_sigmask;
+    char comm[16];              /* PR_SET_NAME (the main thread's is the
+                                   process's comm) */
 };
 
 /*
@@ -437,9 +439,17 @@ struct proxy_process {
         bool no_new_privs;
         bool child_subreaper;
         bool thp_disabled;
+        bool keepcaps;          /* PR_SET_KEEPCAPS; cleared by execve */
         uint64_t timerslack_ns;
         int nice;
     } prctl;
+    /* The supplementary groups setgroups gave (misc.c), nr_groups of
+     * them; -1: never set, getgroups reports hvrun's own. Owned. */
+    uint32_t *groups;
+    int nr_groups;
+    /* set_mempolicy's mode and node mask (one node: 0 or 1), mm.c */
+    int mempolicy_mode;
+    uint64_t mempolicy_nodes;
 
     /* ending */
     bool exited;
@@ -626,6 +636,10 @@ void proxy_process_kill(struct proxy_process *p, int signo);
  * siginfo to *info; returns its number, or 0 when none is pending. */
 int proxy_signal_dequeue(struct proxy_process *p, uint64_t set,
                          siginfo_t *info);
+/* The calling thread's name (PR_SET_NAME): the process's comm for the
+ * main thread, the thread's own for the others (misc.c). */
+char *proxy_thread_comm(struct proxy_process *p);
+
 /* Whether the current thread would take a pending signal now (unblocked
  * by its mask, a temporary one of ppoll/pselect included, not ignored). */
 bool proxy_signal_would_take(struct proxy_process *p);

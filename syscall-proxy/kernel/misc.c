@@ -435,6 +435,16 @@ static long sys_getgroups(struct proxy_process *p, const uint64_t a[6])
     int size = (int)a[0];
     if (size < 0)
         return -EINVAL;
+    if (p->nr_groups >= 0) { /* the list setgroups gave */
+        if (size == 0 || p->nr_groups == 0)
+            return p->nr_groups;
+        if (size < p->nr_groups)
+            return -EINVAL;
+        return proxy_copy_out(p, a[1], p->groups,
+                              (size_t)p->nr_groups * sizeof(gid_t))
+                   ? -EFAULT
+                   : p->nr_groups;
+    }
     int n = groups_report(NULL, 0);
     if (n <= 0 || size == 0)
         return n;
@@ -451,10 +461,17 @@ static long sys_getgroups(struct proxy_process *p, const uint64_t a[6])
 }
 
 /*
- * setgroups needs CAP_SETGID. A privileged guest's list is checked (size,
- * readable) and accepted, but groups are not recorded: getgroups keeps
- * reporting hvrun's own groups, and hvrun's real groups never change.
+ * setgroups needs CAP_SETGID. A privileged guest's list is the process's
+ * from then on (getgroups reports it sorted, as Linux keeps it; children
+ * inherit it); hvrun's real groups never change, so the host's access
+ * checks stay hvrun's.
  */
+static int by_gid(const void *a, const void *b)
+{
+    gid_t x = *(const gid_t *)a, y = *(const gid_t *)b;
+    return x < y ? -1 : x > y;
+}
+
 static long sys_setgroups(struct proxy_process *p, const uint64_t a[6])
 {
     int size = (int)a[0];
@@ -462,16 +479,24 @@ static long sys_setgroups(struct proxy_process *p, const uint64_t a[6])
         return -EPERM;
     if ((unsigned)size > NGROUPS_MAX)
         return -EINVAL;
-    if (size == 0)
+    if (size == 0) {
+        free(p->groups);
+        p->groups = NULL;
+        p->nr_groups = 0;
         return 0;
+    }
     gid_t *groups = calloc((size_t)size, sizeof(*groups));
     if (!groups)
         return -ENOMEM;
-    long rc = proxy_copy_in(p, groups, a[1], (size_t)size * sizeof(gid_t))
-                  ? -EFAULT
-                  : 0;
-    free(groups);
-    return rc;
+    if (proxy_copy_in(p, groups, a[1], (size_t)size * sizeof(gid_t))) {
+        free(groups);
+        return -EFAULT;
+    }
+    qsort(groups, (size_t)size, sizeof(*groups), by_gid);
+    free(p->groups);
+    p->groups = (uint32_t *)groups;
+    p->nr_groups = size;
+    return 0;
 }
 
 /*
@@ -980,6 +1005,13 @@ static long sys_ioprio_set(struct proxy_process *p, const uint64_t a[6])
  * refused. Byte by byte so a name ending right before an unmapped page does
  * not fault, just as strncpy_from_user stops at the NUL.
  */
+/* The calling thread's name: the process's comm for the main thread (what
+ * /proc/PID/comm shows), the thread's own for the others. */
+char *proxy_thread_comm(struct proxy_process *p)
+{
+    return p->tid == p->pid ? p->comm : p->threads[p->cur].comm;
+}
+
 static long prctl_set_name(struct proxy_process *p, gva_t name_gva)
 {
     char name[sizeof(p->comm)];
@@ -990,14 +1022,14 @@ static long prctl_set_name(struct proxy_process *p, gva_t name_gva)
         if (name[i] == '\0')
             break;
     }
-    memcpy(p->comm, name, sizeof(name));
+    memcpy(proxy_thread_comm(p), name, sizeof(name));
     return 0;
 }
 
 /* PR_GET_NAME writes all 16 bytes, NUL padding included. */
 static long prctl_get_name(struct proxy_process *p, gva_t name_gva)
 {
-    if (proxy_copy_out(p, name_gva, p->comm, sizeof(p->comm)) < 0)
+    if (proxy_copy_out(p, name_gva, proxy_thread_comm(p), sizeof(p->comm)) < 0)
         return -EFAULT;
     return 0;
 }
@@ -1048,6 +1080,13 @@ static long prctl_flags(struct proxy_process *p, int option,
         return 0;
     case PR_GET_THP_DISABLE:
         return arg2 || extra_args ? -EINVAL : st->thp_disabled;
+    case PR_SET_KEEPCAPS:
+        if (arg2 > 1)
+            return -EINVAL;
+        st->keepcaps = arg2 != 0;
+        return 0;
+    case PR_GET_KEEPCAPS:
+        return st->keepcaps;
     default:
         return -EINVAL;
     }

@@ -129,6 +129,18 @@ static struct proxy_process *new_child(struct proxy_process *p)
     c->nr_syscalls = c->nr_unsupported = 0;
     c->clear_child_tid = 0;
     c->prctl.pdeathsig = 0;
+    /* The forking thread's name, the groups (a copy of their own). */
+    memcpy(c->comm, proxy_thread_comm(p), sizeof(c->comm));
+    c->groups = NULL;
+    if (p->nr_groups > 0 &&
+        !(c->groups = malloc((size_t)p->nr_groups * sizeof(*c->groups)))) {
+        if (c->cwd_fd >= 0)
+            close(c->cwd_fd);
+        free(c);
+        return NULL;
+    }
+    if (p->nr_groups > 0)
+        memcpy(c->groups, p->groups, (size_t)p->nr_groups * sizeof(*c->groups));
     c->resched = false;
     c->cpuid_patched = NULL; /* proxy_fork copies it */
     proxy_timer_fork(c);
@@ -541,6 +553,7 @@ static long strings_in(struct proxy_process *p, gva_t vec, int64_t *budget,
 /* After a successful exec: what Linux resets. */
 static void exec_reset(struct proxy_process *p)
 {
+    p->prctl.keepcaps = false; /* Linux clears it at every execve */
     for (int s = 1; s < PROXY_NSIG; s++) {
         struct proxy_sigaction *sa = &p->sigactions[s];
         if (sa->handler != (uint64_t)(uintptr_t)SIG_IGN)
@@ -604,7 +617,10 @@ static long do_execve(struct proxy_process *p, int dirfd, gva_t path_gva,
             return host;
         }
         char tmp[PROXY_PATH_MAX + 32];
-        int n = snprintf(tmp, sizeof(tmp), "/proc/self/fd/%d/%s", host, path);
+        /* fexecve: execveat(fd, "", AT_EMPTY_PATH) runs the fd's file. */
+        int n = path[0] ? snprintf(tmp, sizeof(tmp), "/proc/self/fd/%d/%s",
+                                   host, path)
+                        : snprintf(tmp, sizeof(tmp), "/proc/self/fd/%d", host);
         if (n < 0 || (size_t)n >= sizeof(path)) {
             free_strings(argv);
             free_strings(envp);

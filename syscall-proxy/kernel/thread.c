@@ -546,6 +546,8 @@ static long clone_thread(struct proxy_process *p, uint64_t flags,
     t->regs.rflags = r->r11;
     if (stack)
         t->regs.rsp = stack;
+    /* Its name is its creator's, as Linux copies comm at clone. */
+    memcpy(t->comm, proxy_thread_comm(p), sizeof(t->comm));
     t->tid = tid;
     t->state = PROXY_THREAD_RUNNABLE;
     t->waited = true; /* a new thread wants its first turn soon */

@@ -49,6 +49,22 @@ static void *backing_hva(struct proxy_process *p, gva_t gva, size_t len)
     return iov.iov_base;
 }
 
+/* MAP_32BIT (x86-64): the mapping lies in [1 GiB, 2 GiB), as Linux puts
+ * it (a hint inside that window is taken if free); -ENOMEM when full. */
+#define MAP_32BIT_LOW (1ULL << 30)
+#define MAP_32BIT_HIGH (1ULL << 31)
+static int find_free_32bit(struct proxy_process *p, gva_t hint, uint64_t len,
+                           gva_t *out)
+{
+    if (hint >= MAP_32BIT_LOW && len <= MAP_32BIT_HIGH - hint &&
+        vmm_as_range_free(p->as, hint, len)) {
+        *out = hint;
+        return 0;
+    }
+    int rc = vmm_as_find_free(p->as, len, MAP_32BIT_HIGH, out);
+    return rc < 0 || *out < MAP_32BIT_LOW ? -ENOMEM : 0;
+}
+
 static int choose_address(struct proxy_process *p, gva_t hint, uint64_t len,
                           int flags, gva_t *out)
 {
@@ -67,6 +83,8 @@ static int choose_address(struct proxy_process *p, gva_t hint, uint64_t len,
         return 0;
     }
     hint &= VMM_PAGE_MASK;
+    if (flags & MAP_32BIT)
+        return find_free_32bit(p, hint, len, out);
     if (hint && vmm_as_range_free(p->as, hint, len)) {
         *out = hint;
         return 0;
@@ -471,21 +489,73 @@ static long sys_pkey_mprotect(struct proxy_process *p, const uint64_t a[6])
 }
 
 /*
- * NUMA policy: the virtual machine has one node, so every policy is the
- * default one; set_mempolicy/mbind accept what a one-node kernel accepts
- * and get_mempolicy reports MPOL_DEFAULT.
+ * NUMA policy: the virtual machine has one node (0). set_mempolicy keeps
+ * the process's mode and node mask, which get_mempolicy gives back (and
+ * children inherit); the memory is the same whatever they say. mbind
+ * accepts what a one-node kernel accepts and is not remembered (a
+ * range's policy reads back as the default).
  */
 #define MPOL_DEFAULT_MODE 0
 #define MPOL_MAX_MODE 6
+#define MPOL_MODE_FLAGS 0xe000u  /* STATIC_NODES, RELATIVE_NODES, BALANCING */
+#define MPOL_F_NODE_BIT 1
+#define MPOL_F_ADDR_BIT 2
+#define MPOL_F_MEMS_ALLOWED_BIT 4
+#define MPOL_MAX_MASK_WORDS 16   /* 1024 nodes: as far as a mask is read */
+
+/* The node mask of maxnode bits at gva (NULL/0: empty): its first word,
+ * or -EINVAL for a node past the one there is. */
+static long nodemask_in(struct proxy_process *p, gva_t gva, uint64_t maxnode,
+                        uint64_t *nodes)
+{
+    *nodes = 0;
+    if (!gva || maxnode <= 1)
+        return 0; /* Linux drops the last bit of maxnode */
+    uint64_t bits = maxnode - 1;
+    size_t words = (size_t)((bits + 63) / 64);
+    if (words > MPOL_MAX_MASK_WORDS)
+        words = MPOL_MAX_MASK_WORDS;
+    uint64_t w[MPOL_MAX_MASK_WORDS];
+    if (proxy_copy_in(p, w, gva, words * 8) < 0)
+        return -EFAULT;
+    if (bits % 64 && words * 64 > bits && words <= MPOL_MAX_MASK_WORDS)
+        w[words - 1] &= (1ULL << (bits % 64)) - 1;
+    for (size_t i = 0; i < words; i++)
+        if ((i == 0 ? w[i] & ~1ULL : w[i]) != 0)
+            return -EINVAL;
+    *nodes = w[0] & 1;
+    return 0;
+}
 
 static long sys_get_mempolicy(struct proxy_process *p, const uint64_t a[6])
 {
+    uint64_t flags = a[4], maxnode = a[2];
+    if (flags & ~(uint64_t)(MPOL_F_NODE_BIT | MPOL_F_ADDR_BIT |
+                            MPOL_F_MEMS_ALLOWED_BIT))
+        return -EINVAL;
+    if ((flags & MPOL_F_MEMS_ALLOWED_BIT) &&
+        (flags & (MPOL_F_NODE_BIT | MPOL_F_ADDR_BIT)))
+        return -EINVAL;
+    if (a[1] && maxnode < 1)
+        return -EINVAL; /* fewer bits than nodes */
     int mode = MPOL_DEFAULT_MODE;
+    uint64_t nodes = 0;
+    if (flags & MPOL_F_MEMS_ALLOWED_BIT)
+        nodes = 1;
+    else if (flags & MPOL_F_NODE_BIT)
+        mode = 0; /* the node: 0 */
+    else if (!(flags & MPOL_F_ADDR_BIT)) {
+        mode = p->mempolicy_mode;
+        nodes = p->mempolicy_nodes;
+    }
     if (a[0] && proxy_copy_out(p, a[0], &mode, sizeof(mode)) < 0)
         return -EFAULT;
-    if (a[1] && a[2]) {
-        uint64_t node0 = 1; /* node 0, when asked for the allowed set */
-        if (proxy_copy_out(p, a[1], &node0, sizeof(node0)) < 0)
+    if (a[1]) {
+        size_t words = (size_t)((maxnode + 63) / 64);
+        uint64_t w[MPOL_MAX_MASK_WORDS] = {nodes};
+        if (words > MPOL_MAX_MASK_WORDS)
+            words = MPOL_MAX_MASK_WORDS;
+        if (proxy_copy_out(p, a[1], w, words * 8) < 0)
             return -EFAULT;
     }
     return 0;
@@ -493,7 +563,24 @@ static long sys_get_mempolicy(struct proxy_process *p, const uint64_t a[6])
 
 static long sys_set_mempolicy(struct proxy_process *p, const uint64_t a[6])
 {
-    return (a[0] & 0xffff) > MPOL_MAX_MODE ? -EINVAL : 0;
+    unsigned mode = (unsigned)a[0] & ~MPOL_MODE_FLAGS;
+    if (mode > MPOL_MAX_MODE || ((unsigned)a[0] >> 16))
+        return -EINVAL;
+    uint64_t nodes;
+    long rc = nodemask_in(p, a[1], a[2], &nodes);
+    if (rc < 0)
+        return rc;
+    /* mpol_new's rules: default and local take no nodes; bind,
+     * interleave and the many-node modes need some; preferred either. */
+    bool empty = nodes == 0;
+    if (((mode == 0 || mode == 4) && !empty) ||
+        ((mode == 2 || mode == 3 || mode == 5 || mode == 6) && empty))
+        return -EINVAL;
+    p->mempolicy_mode = (int)(a[0] & 0xffff);
+    p->mempolicy_nodes = mode == 0 || mode == 4 ? 0 : nodes;
+    if (mode == 0)
+        p->mempolicy_mode = 0;
+    return 0;
 }
 
 #define MPOL_MF_VALID_FLAGS 0x7 /* STRICT | MOVE | MOVE_ALL */
