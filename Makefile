@@ -136,7 +136,8 @@ GUEST_BINS := $(GUEST_SRCS:tests/guest/%.c=build/guest/%)
 build/guest/%: tests/guest/%.c $(wildcard tests/guest/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) -O1 -g -o $@ $< $(if $(findstring static,$*),-static,) \
-	    $(if $(findstring nopie,$*),-no-pie,)
+	    $(if $(findstring nopie,$*),-no-pie,) \
+	    $(if $(findstring seccomp,$*),-lseccomp,)
 
 check: deps $(UNIT_BINS)
 	@fail=0; for t in $(UNIT_BINS); do echo "== $$t"; $$t || fail=1; done; \

@@ -61,9 +61,9 @@ static const struct exception_note notes[] = {
     {SYS_chdir, "emulated", "replaces the guest cwd fd"},
     {SYS_fchdir, "emulated", "replaces the guest cwd fd"},
     {SYS_chroot, "emulated", "refused with EPERM"},
-    {SYS_seccomp, "emulated", "ENOSYS, as Linux without CONFIG_SECCOMP "
-                              "(prctl PR_GET/SET_SECCOMP EINVAL): a guest's "
-                              "own filter is not applied"},
+    {SYS_seccomp, "emulated", "the guest's classic-BPF filters run by hvrun "
+                              "before each call (all actions but "
+                              "USER_NOTIF: no listener, EINVAL)"},
     {SYS_io_uring_setup, NULL, "ENOSYS: io_uring would run guest I/O in "
                                "the host kernel, past hvrun; callers fall "
                                "back to read/write"},

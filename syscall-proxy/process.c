@@ -97,6 +97,7 @@ void proxy_process_destroy(struct proxy_process *p)
         free(p->threads[i].xstate);
         free(p->threads[i].own_info);
         proxy_thread_io_release(&p->threads[i]);
+        proxy_seccomp_unref(p->threads[i].seccomp);
     }
     free(p->threads);
     free(p->rt_queue);

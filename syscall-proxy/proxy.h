@@ -260,6 +260,10 @@ struct proxy_thread {
     uint64_t saved_sigmask;
     char comm[16];              /* PR_SET_NAME (the main thread's is the
                                    process's comm) */
+    /* The guest's own seccomp filters (kernel/seccomp.c): a chain shared
+     * by reference, newest first; strict mode. */
+    struct proxy_seccomp_filter *seccomp;
+    bool seccomp_strict;
 };
 
 /*
@@ -594,6 +598,23 @@ extern const struct proxy_syscall proxy_process_syscalls[];
 extern const struct proxy_syscall proxy_signal_syscalls[];
 extern const struct proxy_syscall proxy_time_syscalls[];
 extern const struct proxy_syscall proxy_misc_syscalls[];
+extern const struct proxy_syscall proxy_seccomp_syscalls[];
+
+/* ---- the guest's seccomp filters (kernel/seccomp.c) ---------------------- */
+struct proxy_seccomp_filter;
+void proxy_seccomp_ref(struct proxy_seccomp_filter *f);
+void proxy_seccomp_unref(struct proxy_seccomp_filter *f);
+/* Runs the calling thread's filters on the call about to be dispatched:
+ * true when it is not to be made, with *ret its result (an errno, the
+ * result a trap leaves, or PROXY_RET_NORETURN when it killed). */
+bool proxy_seccomp_blocks(struct proxy_process *p, uint64_t nr,
+                          const uint64_t args[6], uint64_t ip, long *ret);
+/* prctl(PR_GET_SECCOMP / PR_SET_SECCOMP, ...). */
+long proxy_seccomp_prctl(struct proxy_process *p, const uint64_t a[6]);
+/* How many filters thread t runs under. */
+int proxy_seccomp_filters(const struct proxy_thread *t);
+/* Ends the calling thread as exit(2) would (thread.c). */
+long proxy_thread_exit_current(struct proxy_process *p);
 extern const struct proxy_syscall proxy_thread_syscalls[];
 extern const struct proxy_syscall proxy_net_syscalls[];
 /* epoll instances and eventfds over host ones (epoll.c) */
@@ -630,6 +651,11 @@ void proxy_signal_raise(struct proxy_process *p, int signo,
                         const siginfo_t *info);
 /* Delivers one pending unblocked signal if any (after a syscall). */
 void proxy_signal_deliver_pending(struct proxy_process *p);
+/* Queues a synchronous signal for thread tid as Linux's force_sig does:
+ * blocked or ignored, its action becomes the default and it is
+ * unblocked. */
+void proxy_signal_force_thread(struct proxy_process *p, int tid,
+                               const siginfo_t *info);
 /* Ends the process by signal (default action terminate/core). */
 void proxy_process_kill(struct proxy_process *p, int signo);
 /* Removes the lowest pending signal in set (blocked or not) and copies its

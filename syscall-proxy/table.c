@@ -13,7 +13,7 @@
 static const struct proxy_syscall *const families[] = {
     proxy_fs_syscalls,      proxy_io_syscalls,     proxy_mm_syscalls,
     proxy_process_syscalls, proxy_signal_syscalls, proxy_time_syscalls,
-    proxy_misc_syscalls,    proxy_thread_syscalls, proxy_procsys_syscalls, proxy_net_syscalls,
+    proxy_misc_syscalls,    proxy_seccomp_syscalls, proxy_thread_syscalls, proxy_procsys_syscalls, proxy_net_syscalls,
     proxy_timer_syscalls,   proxy_signalfd_syscalls, proxy_epoll_syscalls,
     proxy_timerfd_syscalls,
 };
@@ -77,8 +77,11 @@ long proxy_dispatch(struct proxy_process *p)
     if (p->totals)
         p->totals->syscalls++;
     det_event(p->det, (uint32_t)p->tid, (uint16_t)(nr < 0xffff ? nr : 0xffff));
-    long ret = nr < PROXY_NR_SYSCALLS && handlers[nr] ? handlers[nr](p, args)
-                                                      : unsupported(p, nr);
+    long ret;
+    /* The guest's own seccomp filters first; rcx: where the call returns. */
+    if (!proxy_seccomp_blocks(p, nr, args, r->rcx, &ret))
+        ret = nr < PROXY_NR_SYSCALLS && handlers[nr] ? handlers[nr](p, args)
+                                                     : unsupported(p, nr);
     det_log_syscall(p->det, ret == PROXY_RET_REGS_SET ? 0 : ret);
     if (p->cfg->log_level >= 2 && ret != PROXY_RET_REGS_SET &&
         ret != PROXY_RET_NORETURN)

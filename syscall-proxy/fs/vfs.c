@@ -683,14 +683,16 @@ static int gen_self_status(struct proxy_process *p, struct vbuf *b)
     vb_printf(b,
               "CapInh:\t%016llx\nCapPrm:\t%016llx\nCapEff:\t%016llx\n"
               "CapBnd:\t%016llx\nCapAmb:\t%016llx\n"
-              /* no Seccomp lines: the guest's kernel has no seccomp
-               * (misc.c), as Linux without CONFIG_SECCOMP */
-              "NoNewPrivs:\t%d\n"
+              "NoNewPrivs:\t%d\nSeccomp:\t%d\nSeccomp_filters:\t%d\n"
               "Speculation_Store_Bypass:\tthread vulnerable\n"
               "SpeculationIndirectBranch:\tconditional enabled\n"
               "Cpus_allowed:\t1\nCpus_allowed_list:\t0\nMems_allowed:\t",
               0ULL, (unsigned long long)caps, (unsigned long long)caps,
-              CAP_FULL_SET, 0ULL, p->prctl.no_new_privs ? 1 : 0);
+              CAP_FULL_SET, 0ULL, p->prctl.no_new_privs ? 1 : 0,
+              p->threads[p->cur].seccomp_strict ? 1
+              : p->threads[p->cur].seccomp      ? 2
+                                                : 0,
+              proxy_seccomp_filters(&p->threads[p->cur]));
     /* MAX_NUMNODES (1024 on Debian) bits, in 32-bit groups. */
     for (int i = 0; i < 31; i++)
         vb_put(b, "00000000,", 9);

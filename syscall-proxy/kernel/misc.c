@@ -1105,10 +1105,7 @@ static long sys_prctl(struct proxy_process *p, const uint64_t a[6])
         return a[1] <= CAP_LAST_CAP ? 1 : -EINVAL;
     case PR_GET_SECCOMP:
     case PR_SET_SECCOMP:
-        /* The guest's kernel is one without CONFIG_SECCOMP (seccomp(2) is
-         * ENOSYS): a filter the proxy would have to apply to every call is
-         * not offered; programs then run without their sandbox. */
-        return -EINVAL;
+        return proxy_seccomp_prctl(p, a); /* seccomp.c */
     case PR_SET_VMA:
         /* Naming anonymous memory: Linux without CONFIG_ANON_VMA_NAME says
          * -EINVAL, and glibc (thread stack names) ignores the failure. */
@@ -1387,13 +1384,6 @@ static long sys_vhangup(struct proxy_process *p, const uint64_t a[6])
     return -EPERM;
 }
 
-/* seccomp(2): as Linux built without CONFIG_SECCOMP (see PR_SET_SECCOMP);
- * an explicit answer, not an unsupported call (--fail-closed runs on). */
-static long sys_seccomp(struct proxy_process *p, const uint64_t a[6])
-{
-    return -ENOSYS;
-}
-
 /* perf_event_open(2): as on a host without a PMU (this one, and the
  * guest's model CPU): no such event. Counters of the host would be a
  * source of nondeterminism anyway. */
@@ -1405,7 +1395,6 @@ static long sys_perf_event_open(struct proxy_process *p, const uint64_t a[6])
 }
 
 const struct proxy_syscall proxy_misc_syscalls[] = {
-    {SYS_seccomp, "seccomp", sys_seccomp},
     {SYS_perf_event_open, "perf_event_open", sys_perf_event_open},
     {SYS_getpid, "getpid", sys_getpid},
     {SYS_getppid, "getppid", sys_getppid},

@@ -100,6 +100,10 @@ static int child_thread(struct proxy_process *c, struct proxy_process *p,
         rc = vmm_vm_set_xstate(c->vm, xs, VMM_XSAVE_MAX_BYTES);
     free(xs);
     c->threads[0].tid = c->pid;
+    /* The forking thread's seccomp filters (a reference each). */
+    c->threads[0].seccomp = p->threads[p->cur].seccomp;
+    proxy_seccomp_ref(c->threads[0].seccomp);
+    c->threads[0].seccomp_strict = p->threads[p->cur].seccomp_strict;
     c->threads[0].state = PROXY_THREAD_RUNNABLE;
     c->quantum_left = DET_SCHED_QUANTUM;
     return rc;
@@ -574,12 +578,19 @@ static void exec_reset(struct proxy_process *p)
     uint64_t events = 0;
     for (int i = 0; i < p->nr_threads; i++)
         events = p->threads[i].events > events ? p->threads[i].events : events;
+    /* execve keeps the caller's seccomp filters; the other threads go. */
+    struct proxy_seccomp_filter *filters = p->threads[p->cur].seccomp;
+    bool strict = p->threads[p->cur].seccomp_strict;
     for (int i = 0; i < p->nr_threads; i++) {
         free(p->threads[i].xstate);
         free(p->threads[i].own_info);
         proxy_thread_io_release(&p->threads[i]);
+        if (i != p->cur)
+            proxy_seccomp_unref(p->threads[i].seccomp);
     }
     memset(p->threads, 0, sizeof(*p->threads) * (size_t)p->cap_threads);
+    p->threads[0].seccomp = filters;
+    p->threads[0].seccomp_strict = strict;
     p->nr_threads = 1;
     p->cur = 0;
     p->tid = p->pid;

@@ -379,6 +379,19 @@ static void discard_signal(struct proxy_process *p, int signo)
     p->nr_rt_queue = n;
 }
 
+void proxy_signal_force_thread(struct proxy_process *p, int tid,
+                               const siginfo_t *info)
+{
+    int signo = info->si_signo;
+    struct proxy_sigaction *sa = &p->sigactions[signo];
+    if ((p->sigmask & SIGBIT(signo)) ||
+        sa->handler == (uint64_t)(uintptr_t)SIG_IGN) {
+        sa->handler = (uint64_t)(uintptr_t)SIG_DFL;
+        p->sigmask &= ~SIGBIT(signo);
+    }
+    proxy_signal_raise_thread(p, tid, signo, info);
+}
+
 void proxy_signal_raise_thread(struct proxy_process *p, int tid, int signo,
                                const siginfo_t *info)
 {

@@ -546,8 +546,12 @@ static long clone_thread(struct proxy_process *p, uint64_t flags,
     t->regs.rflags = r->r11;
     if (stack)
         t->regs.rsp = stack;
-    /* Its name is its creator's, as Linux copies comm at clone. */
+    /* Its name and seccomp filters are its creator's, as Linux's clone
+     * copies them. */
     memcpy(t->comm, proxy_thread_comm(p), sizeof(t->comm));
+    t->seccomp = current(p)->seccomp;
+    proxy_seccomp_ref(t->seccomp);
+    t->seccomp_strict = current(p)->seccomp_strict;
     t->tid = tid;
     t->state = PROXY_THREAD_RUNNABLE;
     t->waited = true; /* a new thread wants its first turn soon */
@@ -584,6 +588,14 @@ static long sys_clone(struct proxy_process *p, const uint64_t a[6])
 static long sys_clone3(struct proxy_process *p, const uint64_t a[6])
 {
     return -ENOSYS;
+}
+
+static long sys_exit(struct proxy_process *p, const uint64_t a[6]);
+
+long proxy_thread_exit_current(struct proxy_process *p)
+{
+    const uint64_t a[6] = {0};
+    return sys_exit(p, a);
 }
 
 static long sys_exit(struct proxy_process *p, const uint64_t a[6])
