@@ -23,6 +23,7 @@ struct run_options {
     const char *backend;
     bool verify;
     bool fail_closed;
+    bool linger;           /* --linger (proxy_config.linger) */
     bool no_seccomp;          /* --no-seccomp: no filter (cli/confine.c) */
     bool fs_policy;           /* --fs-policy: Landlock, host read-only */
     bool summary, summary_json;

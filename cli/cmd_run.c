@@ -38,7 +38,7 @@ enum {
     OPT_NO_METADATA, OPT_NO_HOST, OPT_TMP, OPT_BASE_ENV, OPT_CWD,
     OPT_HOSTNAME, OPT_UID, OPT_GID, OPT_PREEMPT_MS, OPT_MEMORY,
     OPT_NO_SECCOMP, OPT_FS_POLICY, OPT_CPUID_REWRITE, OPT_NO_RDTSC_REWRITE,
-    OPT_DETLOG, OPT_CHAOS, OPT_SCHEDULE, OPT_SCHEDULE_OUT,
+    OPT_DETLOG, OPT_CHAOS, OPT_SCHEDULE, OPT_SCHEDULE_OUT, OPT_LINGER,
 };
 
 static const struct option run_longopts[] = {
@@ -58,6 +58,7 @@ static const struct option run_longopts[] = {
     {"uid", required_argument, NULL, OPT_UID},
     {"gid", required_argument, NULL, OPT_GID},
     {"fail-closed", no_argument, NULL, OPT_FAIL_CLOSED},
+    {"linger", no_argument, NULL, OPT_LINGER},
     {"preempt-ms", required_argument, NULL, OPT_PREEMPT_MS},
     {"cpuid-rewrite", no_argument, NULL, OPT_CPUID_REWRITE},
     {"no-rdtsc-rewrite", no_argument, NULL, OPT_NO_RDTSC_REWRITE},
@@ -207,6 +208,7 @@ static int apply_option(struct run_options *o, int c, const char *arg)
         cli_error("--base-env '%s': expected empty, minimal or host", arg);
         return -1;
     case OPT_FAIL_CLOSED: o->fail_closed = true; return 0;
+    case OPT_LINGER: o->linger = true; return 0;
     case OPT_NO_SECCOMP: o->no_seccomp = true; return 0;
     case OPT_FS_POLICY: o->fs_policy = true; return 0;
     case OPT_PREEMPT_MS: {
@@ -488,6 +490,7 @@ int cli_run_once(const struct run_options *o, const char *path,
     vmm_host_get_info(host, &hi);
     struct proxy_config pc = {.preempt_ns = o->preempt_ms * 1000000ULL,
                               .fail_closed = o->fail_closed,
+                              .linger = o->linger,
                               .log_level = o->log_level, .log = stderr,
                               .cpuid_rewrite =
                                   o->cpuid_rewrite && !hi.cpuid_control,

@@ -286,7 +286,19 @@ struct proxy_world {
     bool oom_baseline_set;
     int64_t oom_baseline, oom_next_check_ns;
     int forced_tid; /* --schedule: the thread the next pick takes, or 0 */
+    /* --linger: the first process has exited (its status is end_status's
+     * to be); the run's stdout and stderr as (dev, ino), what holding
+     * them means. */
+    bool first_done;
+    uint64_t out_id[2][2];
 };
+
+/* --linger: whether a guest process other than the first still holds the
+ * run's stdout or stderr (world.c). */
+bool proxy_world_output_held(struct proxy_world *w);
+/* Ends the run with the first process's status, every other process
+ * with it (procsys.c). */
+void proxy_world_end(struct proxy_world *w);
 
 /* ---- the process --------------------------------------------------------- */
 
@@ -345,6 +357,9 @@ void proxy_file_tap_note(struct proxy_process *p, int dirfd, const char *path,
 
 struct proxy_config {
     bool fail_closed;    /* unsupported syscall aborts the run */
+    /* --linger: once the first process exits, the run goes on while
+     * another guest process holds the run's stdout or stderr (world.c) */
+    bool linger;
     int log_level;       /* 0 quiet, 1 warnings (default), 2 debug trace */
     FILE *log;           /* hvrun's diagnostics */
     /* A thread that runs this long (host wall time) without a syscall

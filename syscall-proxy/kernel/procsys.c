@@ -281,6 +281,13 @@ void proxy_process_continue(struct proxy_process *p)
     notify_job_change(p, CLD_CONTINUED, SIGCONT);
 }
 
+static void end_run(struct proxy_world *w, struct proxy_process *first);
+
+void proxy_world_end(struct proxy_world *w)
+{
+    end_run(w, w->procs[0]);
+}
+
 static void end_run(struct proxy_world *w, struct proxy_process *first)
 {
     w->ended = true;
@@ -312,13 +319,21 @@ static int new_parent_of_orphans(struct proxy_process *p)
 void proxy_world_exit(struct proxy_process *p)
 {
     struct proxy_world *w = p->world;
-    if (p == w->procs[0] && p->pid == w->procs[0]->pid && p->ppid == 0) {
+    bool first = p == w->procs[0] && p->ppid == 0;
+    if (first && !(p->cfg->linger && proxy_world_output_held(w))) {
         end_run(w, p);
         return;
     }
     p->zombie = true;
     /* Closing every fd now gives the readers of its pipes their EOF. */
     proxy_fdtable_destroy(&p->fds);
+    if (first) {
+        /* --linger: it stays the run's init (pid 1, as a real init its
+         * orphans' parent), its VM the caller's to count and free; the
+         * run ends when its output is let go. */
+        w->first_done = true;
+        return;
+    }
     proxy_vm_retire(p, p->vm);
     p->vm = NULL;
     p->as = NULL;

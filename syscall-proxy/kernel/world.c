@@ -19,6 +19,7 @@
 #include <sys/mman.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -62,6 +63,13 @@ int proxy_world_init(struct proxy_world *w, struct vmm_host *host,
         return -ENOMEM;
     w->procs[0] = first;
     w->nr_procs = 1;
+    for (int i = 0; i < 2; i++) {
+        struct stat st;
+        if (fstat(1 + i, &st) == 0) {
+            w->out_id[i][0] = st.st_dev;
+            w->out_id[i][1] = st.st_ino;
+        }
+    }
     w->next_pid = first->pid + 1;
     first->world = w;
     /* The OOM backstop's baseline (and its /proc/self/statm fd, opened
@@ -846,6 +854,41 @@ static void log_thread_states(struct proxy_world *w)
     }
 }
 
+static bool is_run_output(const struct proxy_world *w, uint64_t dev,
+                          uint64_t ino)
+{
+    for (int i = 0; i < 2; i++)
+        if (w->out_id[i][0] == dev && w->out_id[i][1] == ino &&
+            (dev || ino))
+            return true;
+    return false;
+}
+
+bool proxy_world_output_held(struct proxy_world *w)
+{
+    for (int i = 1; i < w->nr_procs; i++) {
+        struct proxy_process *q = w->procs[i];
+        if (q->zombie || q->exited)
+            continue;
+        for (int fd = 0; fd < q->fds.cap; fd++) {
+            const struct proxy_fd *f = &q->fds.fds[fd];
+            if (f->kind != PROXY_FD_HOST)
+                continue;
+            struct stat st;
+            uint64_t dev = f->host_dev, ino = f->host_ino;
+            if (!f->meta_known) {
+                if (fstat(f->host_fd, &st) < 0)
+                    continue;
+                dev = st.st_dev;
+                ino = st.st_ino;
+            }
+            if (is_run_output(w, dev, ino))
+                return true;
+        }
+    }
+    return false;
+}
+
 int proxy_world_run(struct proxy_world *w)
 {
     while (!w->ended) {
@@ -869,6 +912,9 @@ int proxy_world_run(struct proxy_world *w)
             return -1;
         if (p->exited && !p->zombie)
             proxy_world_exit(p);
+        /* --linger: the run ends once no one holds its output. */
+        if (w->first_done && !w->ended && !proxy_world_output_held(w))
+            proxy_world_end(w);
         proxy_mem_check_oom(w);
     }
     return w->end_status;

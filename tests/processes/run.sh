@@ -10,6 +10,12 @@
 #             match (and match the expected status when the table gives one);
 #   verify/*  `HVRUN run --verify -- CMD` (default flags) exits 0 and says
 #             "hvrun: verify: deterministic";
+#   linger/*  the run ends with its first process (a background child's
+#             later output is cut off, as documented); with --linger it
+#             lasts while another process holds its stdout (the output is
+#             what a shell's $(...) gets natively), ends once that process
+#             lets go of it (a daemon that redirected its output), and
+#             verifies;
 #   gcc/*     (when gcc is installed) two separate `HVRUN run -- gcc` builds
 #             of a file printing __DATE__ " " __TIME__ give byte-identical
 #             binaries that run; `HVRUN run --verify -- gcc -c t.c` exits 0.
@@ -400,7 +406,49 @@ skip_all() {
     skip "$LABEL:verify/changes-existing" "$1"
     skip "$LABEL:verify/changes-existing:result" "$1"
     skip "$LABEL:cache/supported-cpuid" "$1"
+    skip "$LABEL:linger/default-ends-with-first" "$1"
+    skip "$LABEL:linger/background-output" "$1"
+    skip "$LABEL:linger/daemon-lets-go" "$1"
+    skip "$LABEL:linger/verify" "$1"
 }
+
+linger_cases() {
+    local d=$TMP_LINGER/$ID out native st
+    mkdir -p "$d"
+    local bg='(sleep 0.2; echo late) & echo early'
+    out=$(cd "$d" && timeout "$TIMEOUT" "$HV" run -- sh -c "$bg" 2> /dev/null)
+    if [ "$out" = early ]; then
+        pass "$LABEL:linger/default-ends-with-first"
+    else
+        fail "$LABEL:linger/default-ends-with-first" "printed '$out'"
+    fi
+    native=$(cd "$d" && sh -c "$bg")
+    (cd "$d" && timeout "$TIMEOUT" "$HV" run --linger -- sh -c "$bg" > out 2> err)
+    st=$?
+    if [ "$st" = 0 ] && [ "$(cat "$d/out")" = "$native" ]; then
+        pass "$LABEL:linger/background-output"
+    else
+        fail "$LABEL:linger/background-output" "exit $st, printed '$(head -c 200 "$d/out")', native '$native': $(head -c 200 "$d/err")"
+    fi
+    (cd "$d" && timeout 60 "$HV" run --linger -- \
+        sh -c '(exec > /dev/null 2>&1; sleep 1000) & echo started' > out 2> err)
+    st=$?
+    if [ "$st" = 0 ] && [ "$(cat "$d/out")" = started ]; then
+        pass "$LABEL:linger/daemon-lets-go"
+    else
+        fail "$LABEL:linger/daemon-lets-go" "exit $st, printed '$(head -c 200 "$d/out")': $(head -c 200 "$d/err")"
+    fi
+    (cd "$d" && timeout "$TIMEOUT" "$HV" run --linger --verify -- sh -c "$bg" > out 2> err)
+    st=$?
+    if [ "$st" = 0 ] && grep -q '^hvrun: verify: deterministic' "$d/err" &&
+        [ "$(cat "$d/out")" = "$native" ]; then
+        pass "$LABEL:linger/verify"
+    else
+        fail "$LABEL:linger/verify" "exit $st: $(head -c 200 "$d/err")"
+    fi
+}
+
+TMP_LINGER=$WORK/linger
 
 for hvarg in "$@"; do
     LABEL=$hvarg
@@ -421,6 +469,7 @@ for hvarg in "$@"; do
     for_each_case "$VERIFY_TABLE" verify_case
     changes_case
     cache_case
+    linger_cases
     gcc_cases
 done
 
