@@ -628,6 +628,10 @@ bool proxy_seccomp_blocks(struct proxy_process *p, uint64_t nr,
 long proxy_seccomp_prctl(struct proxy_process *p, const uint64_t a[6]);
 /* How many filters thread t runs under. */
 int proxy_seccomp_filters(const struct proxy_thread *t);
+/* Robust futex lists (set_robust_list) of a dying thread / every thread
+ * of a dying process: owners marked dead, a waiter woken (thread.c). */
+void proxy_robust_list_exit(struct proxy_process *p, gva_t head, int tid);
+void proxy_robust_lists_exit(struct proxy_process *p);
 /* Ends the calling thread as exit(2) would (thread.c). */
 long proxy_thread_exit_current(struct proxy_process *p);
 extern const struct proxy_syscall proxy_thread_syscalls[];

@@ -316,10 +316,28 @@ static int new_parent_of_orphans(struct proxy_process *p)
     return w->procs[0]->pid;
 }
 
+static void send(struct proxy_process *from, struct proxy_process *to,
+                 int sig, int code);
+
+/* PR_SET_PDEATHSIG: each child that asked gets its signal when its
+ * parent dies, from the parent (SI_USER), as Linux sends it. */
+static void send_death_signals(struct proxy_process *p)
+{
+    struct proxy_world *w = p->world;
+    for (int i = 0; i < w->nr_procs; i++) {
+        struct proxy_process *c = w->procs[i];
+        if (c != p && c->ppid == p->pid && !c->zombie &&
+            c->prctl.pdeathsig)
+            send(p, c, c->prctl.pdeathsig, SI_USER);
+    }
+}
+
 void proxy_world_exit(struct proxy_process *p)
 {
     struct proxy_world *w = p->world;
     bool first = p == w->procs[0] && p->ppid == 0;
+    /* Its threads' robust futexes, while its memory is still there. */
+    proxy_robust_lists_exit(p);
     if (first && !(p->cfg->linger && proxy_world_output_held(w))) {
         end_run(w, p);
         return;
@@ -327,6 +345,7 @@ void proxy_world_exit(struct proxy_process *p)
     p->zombie = true;
     /* Closing every fd now gives the readers of its pipes their EOF. */
     proxy_fdtable_destroy(&p->fds);
+    send_death_signals(p);
     if (first) {
         /* --linger: it stays the run's init (pid 1, as a real init its
          * orphans' parent), its VM the caller's to count and free; the

@@ -598,6 +598,68 @@ long proxy_thread_exit_current(struct proxy_process *p)
     return sys_exit(p, a);
 }
 
+/*
+ * A robust futex whose owner died (Linux's handle_futex_death): the word
+ * that names tid as its owner gets FUTEX_OWNER_DIED (keeping
+ * FUTEX_WAITERS) and one waiter is woken, so its lock returns
+ * EOWNERDEAD; a pending operation's word that is still 0 wakes one.
+ */
+static void owner_died(struct proxy_process *p, gva_t uaddr, int tid,
+                       bool pending)
+{
+    uint32_t v;
+    if ((uaddr & 3) || proxy_copy_in(p, &v, uaddr, 4) < 0)
+        return;
+    if (pending && v == 0) {
+        futex_wake_addr(p, uaddr, 0, 1, FUTEX_BITSET_MATCH_ANY);
+        return;
+    }
+    if ((v & FUTEX_TID_MASK) != (uint32_t)tid)
+        return;
+    uint32_t nv = (v & FUTEX_WAITERS) | FUTEX_OWNER_DIED;
+    if (proxy_copy_out(p, uaddr, &nv, 4) == 0 && (v & FUTEX_WAITERS))
+        futex_wake_addr(p, uaddr, 0, 1, FUTEX_BITSET_MATCH_ANY);
+}
+
+#define ROBUST_LIST_LIMIT 2048 /* Linux's: a list longer is cut there */
+
+void proxy_robust_list_exit(struct proxy_process *p, gva_t head, int tid)
+{
+    struct {
+        uint64_t next;
+        int64_t futex_offset;
+        uint64_t pending;
+    } h;
+    if (!head || proxy_copy_in(p, &h, head, sizeof(h)) < 0)
+        return;
+    uint64_t entry = h.next;
+    for (int n = 0; entry != head && n < ROBUST_LIST_LIMIT; n++) {
+        uint64_t next;
+        /* Bit 0 marks a PI futex (not offered: PI futexes are ENOSYS). */
+        if (proxy_copy_in(p, &next, entry & ~1ULL, sizeof(next)) < 0)
+            return;
+        if (entry != h.pending && !(entry & 1))
+            owner_died(p, (gva_t)((int64_t)entry + h.futex_offset), tid,
+                       false);
+        entry = next;
+    }
+    if (h.pending && !(h.pending & 1))
+        owner_died(p, (gva_t)((int64_t)h.pending + h.futex_offset), tid, true);
+}
+
+void proxy_robust_lists_exit(struct proxy_process *p)
+{
+    for (int i = 0; i < p->nr_threads; i++) {
+        struct proxy_thread *t = &p->threads[i];
+        if (t->state == PROXY_THREAD_EXITED)
+            continue;
+        if (i == p->cur)
+            proxy_robust_list_exit(p, p->robust_list, p->tid);
+        else
+            proxy_robust_list_exit(p, t->robust_list, t->tid);
+    }
+}
+
 static long sys_exit(struct proxy_process *p, const uint64_t a[6])
 {
     struct proxy_thread *t = current(p);
@@ -611,6 +673,7 @@ static long sys_exit(struct proxy_process *p, const uint64_t a[6])
     }
     /* Signals sent to this thread alone die with it, as in Linux. */
     t->own_pending = 0;
+    proxy_robust_list_exit(p, p->robust_list, p->tid);
     /* CLONE_CHILD_CLEARTID: pthread_join waits on this word. */
     if (p->clear_child_tid) {
         uint32_t zero = 0;
