@@ -206,12 +206,19 @@ static bool refresh(struct proxy_process *p, struct proxy_thread *t)
     }
     case PROXY_THREAD_FUTEX_WAIT:
         if (signal_wakes(p, t)) {
+            /* Back to the futex call, as a parked syscall that re-runs:
+             * the handler's delivery (signal.c) makes it EINTR without
+             * SA_RESTART, and always for a timed wait (Linux's
+             * ERESTARTSYS and ERESTART_RESTARTBLOCK); with SA_RESTART, or
+             * after a stop, the wait starts again. The current thread's
+             * registers are live on the vCPU. */
+            struct vmm_regs *r = t == &p->threads[p->cur] ? vmm_vm_regs(p->vm)
+                                                          : &t->regs;
             t->state = PROXY_THREAD_RUNNABLE;
-            /* The current thread's registers are live on the vCPU. */
-            if (t == &p->threads[p->cur])
-                vmm_vm_regs(p->vm)->rax = (uint64_t)-EINTR;
-            else
-                t->regs.rax = (uint64_t)-EINTR;
+            r->rax = SYS_futex;
+            r->rip -= SYSCALL_INSN_BYTES;
+            t->restartable = true;
+            t->eintr_on_handler = t->has_deadline;
         }
         break;
     case PROXY_THREAD_WAIT_RETRY:
