@@ -466,6 +466,9 @@ struct proxy_process {
      * them; -1: never set, getgroups reports hvrun's own. Owned. */
     uint32_t *groups;
     int nr_groups;
+    /* personality(2)'s value (misc.c): kept across fork and execve, as
+     * setarch relies on; PER_LINUX32 makes uname's machine i686 */
+    uint32_t personality;
     /* set_mempolicy's mode and node mask (one node: 0 or 1), mm.c */
     int mempolicy_mode;
     uint64_t mempolicy_nodes;

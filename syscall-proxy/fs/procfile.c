@@ -146,6 +146,8 @@ static void kept_content(const struct proxy_process *q, int k, char *out,
 {
     if (k == PROXY_KEPT_COMM)
         snprintf(out, cap, "%s\n", q->comm);
+    else if (k == PROXY_KEPT_PERSONALITY)
+        snprintf(out, cap, "%08x\n", q->personality);
     else if (q->kept[k][0] || !kept_files[k].parse)
         snprintf(out, cap, "%s", q->kept[k][0] ? q->kept[k] : kept_files[k].initial);
     else

@@ -134,6 +134,11 @@ static void uname_report(struct proxy_process *p, struct utsname *u)
     memcpy(u->version, d.version, sizeof(u->version));
     memcpy(u->machine, d.machine, sizeof(u->machine));
     memcpy(u->domainname, d.domainname, sizeof(u->domainname));
+    /* A 32-bit persona sees a 32-bit machine, as Linux's override_architecture
+     * gives (PER_LINUX32: "i686"). */
+    if ((p->personality & PER_MASK) == PER_LINUX32 &&
+        !strcmp(u->machine, "x86_64"))
+        snprintf(u->machine, sizeof(u->machine), "i686");
 }
 
 /*
@@ -1238,12 +1243,15 @@ static long sys_setdomainname(struct proxy_process *p, const uint64_t a[6])
  * hvrun's layout does not randomise anyway. Other domains (PER_LINUX32...)
  * would change uname and more, so they are refused rather than ignored.
  */
+/* personality(2): the old value; 0xffffffff only asks. Linux takes any
+ * value (the flags, and the exec domain, which on x86-64 is Linux's for
+ * every persona). */
 static long sys_personality(struct proxy_process *p, const uint64_t a[6])
 {
-    unsigned persona = (unsigned)a[0];
-    if (persona != 0xffffffffu && (persona & PER_MASK) != PER_LINUX)
-        return -EINVAL;
-    return PER_LINUX;
+    uint32_t old = p->personality;
+    if ((uint32_t)a[0] != 0xffffffffu)
+        p->personality = (uint32_t)a[0];
+    return (long)old;
 }
 
 /* ---- membarrier ---------------------------------------------------------- */

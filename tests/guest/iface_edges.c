@@ -3,7 +3,8 @@
  * PR_SET_KEEPCAPS and a thread's own PR_SET_NAME;
  * setgroups then getgroups; set_mempolicy then get_mempolicy; fexecve
  * (execveat with AT_EMPTY_PATH) of an fd; RNDGETENTCNT on /dev/urandom;
- * mmap's MAP_32BIT.
+ * mmap's MAP_32BIT; personality(PER_LINUX32) (uname's machine, kept by
+ * execve).
  * Prints one line per check; run natively and under hvrun, the output
  * must match (tests/run-guest-tests.sh).
  */
@@ -19,6 +20,8 @@
 #include <string.h>
 #include <stdint.h>
 #include <sys/ioctl.h>
+#include <sys/personality.h>
+#include <sys/utsname.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -142,6 +145,23 @@ static void map_32bit(void)
     }
 }
 
+static void personas(void)
+{
+    pid_t pid = fork();
+    if (pid == 0) {
+        long old = personality(PER_LINUX32);
+        struct utsname u;
+        uname(&u);
+        printf("personality: old %#lx, now %#lx, machine %s, exec sees ",
+               old, (long)personality(0xffffffff), u.machine);
+        fflush(stdout);
+        execl("/bin/cat", "cat", "/proc/self/personality", (char *)NULL);
+        _exit(99);
+    }
+    waitpid(pid, NULL, 0);
+    printf("personality: parent's still %#lx\n", (long)personality(0xffffffff));
+}
+
 static void fexec(void)
 {
     int fd = open("/bin/true", O_RDONLY | O_CLOEXEC);
@@ -168,6 +188,7 @@ int main(void)
     mempolicy();
     entropy();
     map_32bit();
+    personas();
     fexec();
     return 0;
 }
