@@ -31,6 +31,8 @@ static const struct family_kind families[] = {
     {proxy_signalfd_syscalls, "signal", "emulated"},
     {proxy_timerfd_syscalls, "timer", "virtualised"},
     {proxy_epoll_syscalls, "epoll", "passthrough"},
+    {proxy_seccomp_syscalls, "seccomp", "emulated"},
+    {proxy_sysvshm_syscalls, "ipc", "emulated"},
 };
 
 struct exception_note {
@@ -110,6 +112,10 @@ static const struct exception_note notes[] = {
                      "[1 GiB, 2 GiB)"},
     {SYS_copy_file_range, NULL, "across filesystems hvrun copies (as Linux "
                                 "5.3-5.18), never EXDEV"},
+    {SYS_shmget, NULL, "the run's own IPC namespace: a memfd per segment, "
+                       "ids from 0; /proc/sysvipc is still the host's"},
+    {SYS_shmat, NULL, "MAP_SHARED of the segment's memfd; fork, execve "
+                      "and exit keep the attach count"},
     {SYS_setgroups, NULL, "the guest's list, inherited; hvrun's own groups "
                           "stay"},
     {SYS_set_mempolicy, NULL, "one node: the mode and mask are kept for "

@@ -291,6 +291,9 @@ struct proxy_world {
      * them means. */
     bool first_done;
     uint64_t out_id[2][2];
+    /* System V shared memory segments of the run (mm/sysvshm.c). */
+    struct proxy_shm_seg **shm;
+    int nr_shm, next_shmid;
 };
 
 /* --linger: whether a guest process other than the first still holds the
@@ -466,6 +469,9 @@ struct proxy_process {
      * them; -1: never set, getgroups reports hvrun's own. Owned. */
     uint32_t *groups;
     int nr_groups;
+    /* System V shared memory attached (mm/sysvshm.c). Owned. */
+    struct proxy_shm_attach *shm_attach;
+    int nr_shm_attach;
     /* personality(2)'s value (misc.c): kept across fork and execve, as
      * setarch relies on; PER_LINUX32 makes uname's machine i686 */
     uint32_t personality;
@@ -617,6 +623,14 @@ extern const struct proxy_syscall proxy_signal_syscalls[];
 extern const struct proxy_syscall proxy_time_syscalls[];
 extern const struct proxy_syscall proxy_misc_syscalls[];
 extern const struct proxy_syscall proxy_seccomp_syscalls[];
+extern const struct proxy_syscall proxy_sysvshm_syscalls[];
+
+/* System V shared memory (mm/sysvshm.c): a fork child's attachments
+ * counted, a process's all detached (exit, execve), the run's segments
+ * freed. */
+void proxy_shm_fork(struct proxy_process *parent, struct proxy_process *child);
+void proxy_shm_detach_all(struct proxy_process *p);
+void proxy_shm_world_free(struct proxy_world *w);
 
 /* ---- the guest's seccomp filters (kernel/seccomp.c) ---------------------- */
 struct proxy_seccomp_filter;

@@ -147,6 +147,7 @@ static struct proxy_process *new_child(struct proxy_process *p)
         memcpy(c->groups, p->groups, (size_t)p->nr_groups * sizeof(*c->groups));
     c->resched = false;
     c->cpuid_patched = NULL; /* proxy_fork copies it */
+    proxy_shm_fork(p, c);
     proxy_timer_fork(c);
     return c;
 }
@@ -338,6 +339,7 @@ void proxy_world_exit(struct proxy_process *p)
     bool first = p == w->procs[0] && p->ppid == 0;
     /* Its threads' robust futexes, while its memory is still there. */
     proxy_robust_lists_exit(p);
+    proxy_shm_detach_all(p);
     if (first && !(p->cfg->linger && proxy_world_output_held(w))) {
         end_run(w, p);
         return;
@@ -591,6 +593,7 @@ static long strings_in(struct proxy_process *p, gva_t vec, int64_t *budget,
 /* After a successful exec: what Linux resets. */
 static void exec_reset(struct proxy_process *p)
 {
+    proxy_shm_detach_all(p); /* the old address space is gone */
     p->prctl.keepcaps = false; /* Linux clears it at every execve */
     for (int s = 1; s < PROXY_NSIG; s++) {
         struct proxy_sigaction *sa = &p->sigactions[s];

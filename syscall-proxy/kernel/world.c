@@ -87,6 +87,7 @@ void proxy_world_destroy(struct proxy_world *w)
     }
     free(w->procs);
     w->procs = NULL;
+    proxy_shm_world_free(w);
     /* Timerfds still open in the first process outlive the world. */
     proxy_timerfd_world_gone(w);
 }

@@ -1,0 +1,380 @@
+/*
+ * sysvshm.c - System V shared memory: shmget, shmat, shmdt, shmctl.
+ *
+ * A segment is a memfd of the run (one IPC namespace per run: the host's
+ * segments are not seen, nor is the run's seen by the host), kept in the
+ * world; shmat maps it MAP_SHARED into the caller's address space (as a
+ * shared file mapping, so fork shares it and every process attached sees
+ * the same bytes). Each process keeps its attachments, so fork counts the
+ * child's, and exit and execve detach all of a process's. Ids are given
+ * in order from 0, keys as the program chose; IPC_RMID makes the key
+ * private and frees the segment at its last detach. Permissions are the
+ * mode's bits against the caller's (virtual) ids, root passing all.
+ */
+#include "proxy.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/shm.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "det.h"
+
+#define SHM_MIN 1ULL
+#define SHM_MAX_BYTES ((1ULL << 47) - (1ULL << 24)) /* Linux's SHMMAX */
+#define SHM_MAX_SEGS 4096                            /* SHMMNI */
+#define PAGE 4096ULL
+
+struct proxy_shm_seg {
+    int id;
+    int32_t key;
+    uint64_t size;
+    int memfd;
+    struct ipc_perm perm;
+    int cpid, lpid;
+    int nattch;
+    int64_t atime, dtime, ctime;
+    bool removed;
+};
+
+struct proxy_shm_attach {
+    gva_t gva;
+    uint64_t len;
+    int id;
+};
+
+static int64_t now_s(struct proxy_process *p)
+{
+    return det_clock_peek_ns(p->det, CLOCK_REALTIME) / 1000000000LL;
+}
+
+static struct proxy_shm_seg *seg_by_id(struct proxy_world *w, int id)
+{
+    for (int i = 0; i < w->nr_shm; i++)
+        if (w->shm[i]->id == id)
+            return w->shm[i];
+    return NULL;
+}
+
+static void seg_free(struct proxy_world *w, struct proxy_shm_seg *s)
+{
+    for (int i = 0; i < w->nr_shm; i++)
+        if (w->shm[i] == s) {
+            memmove(&w->shm[i], &w->shm[i + 1],
+                    (size_t)(w->nr_shm - i - 1) * sizeof(*w->shm));
+            w->nr_shm--;
+            break;
+        }
+    close(s->memfd);
+    free(s);
+}
+
+/* ipcperms: the owner's, group's or others' bits; root passes. */
+static bool permitted(const struct proxy_process *p,
+                      const struct proxy_shm_seg *s, int want)
+{
+    if (p->euid == 0)
+        return true;
+    int bits = (int)s->perm.mode;
+    if (p->euid == s->perm.cuid || p->euid == s->perm.uid)
+        bits >>= 6;
+    else if (p->egid == s->perm.cgid || p->egid == s->perm.gid)
+        bits >>= 3;
+    return (bits & want) == want;
+}
+
+static long seg_new(struct proxy_process *p, int32_t key, uint64_t size,
+                    int flags)
+{
+    struct proxy_world *w = p->world;
+    if (size < SHM_MIN || size > SHM_MAX_BYTES)
+        return -EINVAL;
+    if (w->nr_shm >= SHM_MAX_SEGS)
+        return -ENOSPC;
+    struct proxy_shm_seg **g =
+        realloc(w->shm, (size_t)(w->nr_shm + 1) * sizeof(*g));
+    if (!g)
+        return -ENOMEM;
+    w->shm = g;
+    struct proxy_shm_seg *s = calloc(1, sizeof(*s));
+    if (!s)
+        return -ENOMEM;
+    char name[32];
+    snprintf(name, sizeof(name), "SYSV%08x", (unsigned)key);
+    s->memfd = memfd_create(name, MFD_CLOEXEC);
+    if (s->memfd < 0 || ftruncate(s->memfd, (off_t)size) < 0) {
+        long rc = -errno;
+        if (s->memfd >= 0)
+            close(s->memfd);
+        free(s);
+        return rc == -EFBIG || rc == -ENOSPC ? -ENOMEM : rc;
+    }
+    s->id = w->next_shmid++;
+    s->key = key;
+    s->size = size;
+    s->perm.__key = key;
+    s->perm.uid = s->perm.cuid = p->euid;
+    s->perm.gid = s->perm.cgid = p->egid;
+    s->perm.mode = (unsigned short)(flags & 0777);
+    s->cpid = p->pid;
+    s->ctime = now_s(p);
+    w->shm[w->nr_shm++] = s;
+    return s->id;
+}
+
+static long sys_shmget(struct proxy_process *p, const uint64_t a[6])
+{
+    int32_t key = (int32_t)a[0];
+    uint64_t size = a[1];
+    int flags = (int)a[2];
+    struct proxy_world *w = p->world;
+    if (key != IPC_PRIVATE) {
+        for (int i = 0; i < w->nr_shm; i++) {
+            struct proxy_shm_seg *s = w->shm[i];
+            if (s->removed || s->key != key)
+                continue;
+            if ((flags & (IPC_CREAT | IPC_EXCL)) == (IPC_CREAT | IPC_EXCL))
+                return -EEXIST;
+            if (size > s->size)
+                return -EINVAL;
+            int want = (flags & 0444 ? 4 : 0) | (flags & 0222 ? 2 : 0);
+            return permitted(p, s, want) ? s->id : -EACCES;
+        }
+        if (!(flags & IPC_CREAT))
+            return -ENOENT;
+    }
+    return seg_new(p, key, size, flags);
+}
+
+static int attach_note(struct proxy_process *p, gva_t gva, uint64_t len,
+                       int id)
+{
+    struct proxy_shm_attach *g =
+        realloc(p->shm_attach, (size_t)(p->nr_shm_attach + 1) * sizeof(*g));
+    if (!g)
+        return -ENOMEM;
+    p->shm_attach = g;
+    g[p->nr_shm_attach++] = (struct proxy_shm_attach){gva, len, id};
+    return 0;
+}
+
+static long sys_shmat(struct proxy_process *p, const uint64_t a[6])
+{
+    struct proxy_shm_seg *s = seg_by_id(p->world, (int)a[0]);
+    gva_t addr = a[1];
+    int flags = (int)a[2];
+    if (!s)
+        return -EINVAL;
+    if (addr) {
+        if (flags & SHM_RND)
+            addr &= ~(PAGE - 1);
+        else if (addr & (PAGE - 1))
+            return -EINVAL;
+    }
+    int prot = PROT_READ | ((flags & SHM_RDONLY) ? 0 : PROT_WRITE) |
+               ((flags & SHM_EXEC) ? PROT_EXEC : 0);
+    if (!permitted(p, s, (flags & SHM_RDONLY) ? 4 : 6))
+        return -EACCES;
+    uint64_t len = (s->size + PAGE - 1) & ~(PAGE - 1);
+    gva_t at;
+    if (addr) {
+        if (addr < VMM_USER_MIN || len > VMM_USER_END - addr)
+            return -EINVAL;
+        if (!(flags & SHM_REMAP) && !vmm_as_range_free(p->as, addr, len))
+            return -EINVAL; /* Linux: an overlap without SHM_REMAP */
+        at = addr;
+    } else if (vmm_as_find_free(p->as, len, p->mmap_base, &at) < 0) {
+        return -ENOMEM;
+    }
+    long rc = vmm_as_map(p->as, at, len, prot, VMM_VMA_SHARED, NULL);
+    if (rc == 0 && (rc = vmm_as_set_shared(p->as, at, len, s->memfd, 0)) < 0)
+        vmm_as_unmap(p->as, at, len);
+    if (rc == 0 && (rc = attach_note(p, at, len, s->id)) < 0)
+        vmm_as_unmap(p->as, at, len);
+    if (rc < 0)
+        return rc;
+    char name[48];
+    snprintf(name, sizeof(name), "/SYSV%08x (deleted)", (unsigned)s->key);
+    struct stat st;
+    if (fstat(s->memfd, &st) == 0)
+        vmm_as_set_file(p->as, at, len, 0, st.st_dev, st.st_ino, name);
+    s->nattch++;
+    s->lpid = p->pid;
+    s->atime = now_s(p);
+    return (long)at;
+}
+
+/* One attachment of p's gone: the segment's count, and the segment at
+ * its last detach once removed. */
+static void detached(struct proxy_process *p, int id)
+{
+    struct proxy_shm_seg *s = seg_by_id(p->world, id);
+    if (!s)
+        return;
+    s->nattch--;
+    s->lpid = p->pid;
+    s->dtime = now_s(p);
+    if (s->removed && s->nattch <= 0)
+        seg_free(p->world, s);
+}
+
+static long sys_shmdt(struct proxy_process *p, const uint64_t a[6])
+{
+    gva_t addr = a[0];
+    if (addr & (PAGE - 1))
+        return -EINVAL;
+    for (int i = 0; i < p->nr_shm_attach; i++) {
+        struct proxy_shm_attach at = p->shm_attach[i];
+        if (at.gva != addr)
+            continue;
+        memmove(&p->shm_attach[i], &p->shm_attach[i + 1],
+                (size_t)(p->nr_shm_attach - i - 1) * sizeof(at));
+        p->nr_shm_attach--;
+        vmm_as_unmap(p->as, at.gva, at.len);
+        detached(p, at.id);
+        return 0;
+    }
+    return -EINVAL;
+}
+
+static long shm_stat(struct proxy_process *p, struct proxy_shm_seg *s,
+                     gva_t buf)
+{
+    if (!permitted(p, s, 4))
+        return -EACCES;
+    struct shmid_ds ds;
+    memset(&ds, 0, sizeof(ds));
+    ds.shm_perm = s->perm;
+    if (s->removed)
+        ds.shm_perm.mode |= SHM_DEST;
+    ds.shm_segsz = s->size;
+    ds.shm_atime = s->atime;
+    ds.shm_dtime = s->dtime;
+    ds.shm_ctime = s->ctime;
+    ds.shm_cpid = s->cpid;
+    ds.shm_lpid = s->lpid;
+    ds.shm_nattch = (shmatt_t)s->nattch;
+    return proxy_copy_out(p, buf, &ds, sizeof(ds)) < 0 ? -EFAULT : 0;
+}
+
+static long shm_info(struct proxy_process *p, int cmd, gva_t buf)
+{
+    struct proxy_world *w = p->world;
+    if (cmd == IPC_INFO) {
+        struct shminfo si = {.shmmax = SHM_MAX_BYTES, .shmmin = SHM_MIN,
+                             .shmmni = SHM_MAX_SEGS, .shmseg = SHM_MAX_SEGS,
+                             .shmall = SHM_MAX_BYTES / PAGE};
+        if (proxy_copy_out(p, buf, &si, sizeof(si)) < 0)
+            return -EFAULT;
+    } else {
+        struct shm_info si;
+        memset(&si, 0, sizeof(si));
+        si.used_ids = w->nr_shm;
+        for (int i = 0; i < w->nr_shm; i++)
+            si.shm_tot += (w->shm[i]->size + PAGE - 1) / PAGE;
+        si.shm_rss = si.shm_tot;
+        if (proxy_copy_out(p, buf, &si, sizeof(si)) < 0)
+            return -EFAULT;
+    }
+    int top = -1; /* the highest index in use */
+    for (int i = 0; i < w->nr_shm; i++)
+        top = i;
+    return top < 0 ? 0 : top;
+}
+
+static long sys_shmctl(struct proxy_process *p, const uint64_t a[6])
+{
+    int cmd = (int)a[1] & ~0x100; /* IPC_64 */
+    gva_t buf = a[2];
+    if (cmd == IPC_INFO || cmd == SHM_INFO)
+        return shm_info(p, cmd, buf);
+    struct proxy_shm_seg *s = NULL;
+    if (cmd == SHM_STAT || cmd == SHM_STAT_ANY) {
+        if ((int)a[0] < 0 || (int)a[0] >= p->world->nr_shm)
+            return -EINVAL;
+        s = p->world->shm[(int)a[0]];
+        long rc = cmd == SHM_STAT_ANY ? 0 : permitted(p, s, 4) ? 0 : -EACCES;
+        if (rc == 0)
+            rc = shm_stat(p, s, buf);
+        return rc < 0 ? rc : s->id;
+    }
+    if (!(s = seg_by_id(p->world, (int)a[0])))
+        return -EINVAL;
+    bool owner = p->euid == 0 || p->euid == s->perm.uid ||
+                 p->euid == s->perm.cuid;
+    switch (cmd) {
+    case IPC_STAT:
+        return shm_stat(p, s, buf);
+    case IPC_SET: {
+        if (!owner)
+            return -EPERM;
+        struct shmid_ds ds;
+        if (proxy_copy_in(p, &ds, buf, sizeof(ds)) < 0)
+            return -EFAULT;
+        s->perm.uid = ds.shm_perm.uid;
+        s->perm.gid = ds.shm_perm.gid;
+        s->perm.mode = (unsigned short)((s->perm.mode & ~0777) |
+                                        (ds.shm_perm.mode & 0777));
+        s->ctime = now_s(p);
+        return 0;
+    }
+    case IPC_RMID:
+        if (!owner)
+            return -EPERM;
+        s->removed = true;
+        s->key = IPC_PRIVATE;
+        s->perm.__key = IPC_PRIVATE;
+        if (s->nattch <= 0)
+            seg_free(p->world, s);
+        return 0;
+    case SHM_LOCK:
+    case SHM_UNLOCK:
+        return owner ? 0 : -EPERM;
+    default:
+        return -EINVAL;
+    }
+}
+
+void proxy_shm_fork(struct proxy_process *parent, struct proxy_process *child)
+{
+    child->shm_attach = NULL;
+    child->nr_shm_attach = 0;
+    for (int i = 0; i < parent->nr_shm_attach; i++) {
+        const struct proxy_shm_attach *at = &parent->shm_attach[i];
+        struct proxy_shm_seg *s = seg_by_id(parent->world, at->id);
+        if (s && attach_note(child, at->gva, at->len, at->id) == 0)
+            s->nattch++;
+    }
+}
+
+void proxy_shm_detach_all(struct proxy_process *p)
+{
+    while (p->nr_shm_attach > 0) {
+        int id = p->shm_attach[--p->nr_shm_attach].id;
+        if (p->world)
+            detached(p, id);
+    }
+    free(p->shm_attach);
+    p->shm_attach = NULL;
+}
+
+void proxy_shm_world_free(struct proxy_world *w)
+{
+    while (w->nr_shm > 0)
+        seg_free(w, w->shm[w->nr_shm - 1]);
+    free(w->shm);
+    w->shm = NULL;
+}
+
+const struct proxy_syscall proxy_sysvshm_syscalls[] = {
+    {SYS_shmget, "shmget", sys_shmget},
+    {SYS_shmat, "shmat", sys_shmat},
+    {SYS_shmdt, "shmdt", sys_shmdt},
+    {SYS_shmctl, "shmctl", sys_shmctl},
+    {-1, NULL, NULL},
+};
