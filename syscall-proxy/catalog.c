@@ -112,8 +112,8 @@ static const struct exception_note notes[] = {
                      "[1 GiB, 2 GiB)"},
     {SYS_copy_file_range, NULL, "across filesystems hvrun copies (as Linux "
                                 "5.3-5.18), never EXDEV"},
-    {SYS_shmget, NULL, "the run's own IPC namespace: a memfd per segment, "
-                       "ids from 0; /proc/sysvipc is still the host's"},
+    {SYS_shmget, NULL, "the run's own IPC namespace (its /proc/sysvipc): "
+                       "a memfd per segment, ids from 0"},
     {SYS_shmat, NULL, "MAP_SHARED of the segment's memfd; fork, execve "
                       "and exit keep the attach count"},
     {SYS_setgroups, NULL, "the guest's list, inherited; hvrun's own groups "

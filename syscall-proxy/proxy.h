@@ -631,6 +631,9 @@ extern const struct proxy_syscall proxy_sysvshm_syscalls[];
 void proxy_shm_fork(struct proxy_process *parent, struct proxy_process *child);
 void proxy_shm_detach_all(struct proxy_process *p);
 void proxy_shm_world_free(struct proxy_world *w);
+/* Segment i of the run as a /proc/sysvipc/shm line into line; 0 past
+ * the last. */
+int proxy_shm_proc_line(struct proxy_world *w, int i, char *line, size_t cap);
 
 /* ---- the guest's seccomp filters (kernel/seccomp.c) ---------------------- */
 struct proxy_seccomp_filter;

@@ -704,6 +704,38 @@ static int gen_self_status(struct proxy_process *p, struct vbuf *b)
 
 /* A VMA's name as the guest should see it (host paths mapped back). */
 /* size resident shared text lib data dt, in pages, as Linux's statm. */
+/* /proc/sysvipc: the run's own IPC namespace (mm/sysvshm.c), not the
+ * host's; no semaphore sets or message queues are offered yet. */
+static int gen_sysvipc_shm(struct proxy_process *p, struct vbuf *b)
+{
+    vb_printf(b, "       key      shmid perms                  size  cpid  "
+                 "lpid nattch   uid   gid  cuid  cgid      atime      dtime "
+                 "     ctime                   rss                  swap\n");
+    char line[256];
+    for (int i = 0; p->world && proxy_shm_proc_line(p->world, i, line,
+                                                    sizeof(line)) > 0;
+         i++)
+        vb_printf(b, "%s", line);
+    return 0;
+}
+
+static int gen_sysvipc_sem(struct proxy_process *p, struct vbuf *b)
+{
+    (void)p;
+    vb_printf(b, "       key      semid perms      nsems   uid   gid  cuid  "
+                 "cgid      otime      ctime\n");
+    return 0;
+}
+
+static int gen_sysvipc_msg(struct proxy_process *p, struct vbuf *b)
+{
+    (void)p;
+    vb_printf(b, "       key      msqid perms      cbytes       qnum lspid "
+                 "lrpid   uid   gid  cuid  cgid      stime      rtime      "
+                 "ctime\n");
+    return 0;
+}
+
 static int gen_self_statm(struct proxy_process *p, struct vbuf *b)
 {
     struct vm_figures f;
@@ -886,6 +918,9 @@ static const struct vfile vfiles[] = {
     {"/sys/devices/system/cpu/possible", GATE_HOST, DET_SRC_HOST, gen_cpu_list, NULL},
     {"/sys/devices/system/cpu/present", GATE_HOST, DET_SRC_HOST, gen_cpu_list, NULL},
     {"/etc/nsswitch.conf", GATE_HOST, DET_SRC_HOST, gen_nsswitch, NULL},
+    {"/proc/sysvipc/shm", GATE_ALWAYS, DET_SRC_IDS, gen_sysvipc_shm, NULL},
+    {"/proc/sysvipc/sem", GATE_ALWAYS, DET_SRC_IDS, gen_sysvipc_sem, NULL},
+    {"/proc/sysvipc/msg", GATE_ALWAYS, DET_SRC_IDS, gen_sysvipc_msg, NULL},
 };
 
 static bool gate_open(const struct proxy_process *p, enum vfs_gate g)

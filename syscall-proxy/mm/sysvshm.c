@@ -15,6 +15,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -338,6 +339,24 @@ static long sys_shmctl(struct proxy_process *p, const uint64_t a[6])
     default:
         return -EINVAL;
     }
+}
+
+int proxy_shm_proc_line(struct proxy_world *w, int i, char *line, size_t cap)
+{
+    if (i >= w->nr_shm)
+        return 0;
+    const struct proxy_shm_seg *s = w->shm[i];
+    /* ipc/shm.c's sysvipc_shm_proc_show; rss: the whole segment. */
+    return snprintf(line, cap,
+                    "%10d %10d  %4o %21llu %5d %5d  %5d %5u %5u %5u %5u "
+                    "%10lld %10lld %10lld %21llu %21llu\n",
+                    s->key, s->id, s->perm.mode & 0777,
+                    (unsigned long long)s->size, s->cpid, s->lpid, s->nattch,
+                    s->perm.uid, s->perm.gid, s->perm.cuid, s->perm.cgid,
+                    (long long)s->atime, (long long)s->dtime,
+                    (long long)s->ctime,
+                    (unsigned long long)((s->size + PAGE - 1) & ~(PAGE - 1)),
+                    0ULL);
 }
 
 void proxy_shm_fork(struct proxy_process *parent, struct proxy_process *child)

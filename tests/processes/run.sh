@@ -85,6 +85,7 @@ pipeline        | 0   | sh -c 'seq 100 | sort -r | head -3'
 proc_tree       | 0   | GUEST/proc_tree
 py-multiproc    | 0   | /usr/bin/python3 -B -c 'import multiprocessing as m, time; p = m.Pool(2); print(p.map(abs, [-1, -2, -3]), time.time()); p.close(); p.join()'
 py-http-local   | 0   | /usr/bin/python3 -B $ROOT/tests/processes/http_local.py
+ipcs            | 0   | sh -c 'ipcmk -M 8192; ipcs -m; ipcs -q'
 EOF
 )
 
