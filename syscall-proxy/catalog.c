@@ -33,6 +33,7 @@ static const struct family_kind families[] = {
     {proxy_epoll_syscalls, "epoll", "passthrough"},
     {proxy_seccomp_syscalls, "seccomp", "emulated"},
     {proxy_sysvshm_syscalls, "ipc", "emulated"},
+    {proxy_sysvsem_syscalls, "ipc", "emulated"},
 };
 
 struct exception_note {
@@ -114,6 +115,8 @@ static const struct exception_note notes[] = {
                                 "5.3-5.18), never EXDEV"},
     {SYS_shmget, NULL, "the run's own IPC namespace (its /proc/sysvipc): "
                        "a memfd per segment, ids from 0"},
+    {SYS_semop, NULL, "all or none; a wait re-tries every 1 ms of logical "
+                      "time (EAGAIN, EIDRM, EINTR as Linux)"},
     {SYS_shmat, NULL, "MAP_SHARED of the segment's memfd; fork, execve "
                       "and exit keep the attach count"},
     {SYS_setgroups, NULL, "the guest's list, inherited; hvrun's own groups "

@@ -264,6 +264,11 @@ struct proxy_thread {
      * by reference, newest first; strict mode. */
     struct proxy_seccomp_filter *seccomp;
     bool seccomp_strict;
+    /* A semop waiting (kernel/sysvsem.c): on which set and semaphore,
+     * for zero or for more, until when (0: no timeout). */
+    bool sem_pending, sem_wait_zero;
+    int sem_wait_id, sem_wait_num;
+    uint64_t sem_deadline_ns;
 };
 
 /*
@@ -294,6 +299,9 @@ struct proxy_world {
     /* System V shared memory segments of the run (mm/sysvshm.c). */
     struct proxy_shm_seg **shm;
     int nr_shm, next_shmid;
+    /* ... and semaphore sets (kernel/sysvsem.c). */
+    struct proxy_sem_set **sem;
+    int nr_sem, next_semid;
 };
 
 /* --linger: whether a guest process other than the first still holds the
@@ -472,6 +480,9 @@ struct proxy_process {
     /* System V shared memory attached (mm/sysvshm.c). Owned. */
     struct proxy_shm_attach *shm_attach;
     int nr_shm_attach;
+    /* SEM_UNDO adjustments, applied at exit (kernel/sysvsem.c). Owned. */
+    struct proxy_sem_undo *sem_undo;
+    int nr_sem_undo;
     /* personality(2)'s value (misc.c): kept across fork and execve, as
      * setarch relies on; PER_LINUX32 makes uname's machine i686 */
     uint32_t personality;
@@ -624,6 +635,13 @@ extern const struct proxy_syscall proxy_time_syscalls[];
 extern const struct proxy_syscall proxy_misc_syscalls[];
 extern const struct proxy_syscall proxy_seccomp_syscalls[];
 extern const struct proxy_syscall proxy_sysvshm_syscalls[];
+extern const struct proxy_syscall proxy_sysvsem_syscalls[];
+/* System V semaphores (kernel/sysvsem.c): a process's SEM_UNDO applied at
+ * its exit; set i as a /proc/sysvipc/sem line (0 past the last); the
+ * run's sets freed. */
+void proxy_sem_exit(struct proxy_process *p);
+int proxy_sem_proc_line(struct proxy_world *w, int i, char *line, size_t cap);
+void proxy_sem_world_free(struct proxy_world *w);
 
 /* System V shared memory (mm/sysvshm.c): a fork child's attachments
  * counted, a process's all detached (exit, execve), the run's segments

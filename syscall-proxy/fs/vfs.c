@@ -704,8 +704,8 @@ static int gen_self_status(struct proxy_process *p, struct vbuf *b)
 
 /* A VMA's name as the guest should see it (host paths mapped back). */
 /* size resident shared text lib data dt, in pages, as Linux's statm. */
-/* /proc/sysvipc: the run's own IPC namespace (mm/sysvshm.c), not the
- * host's; no semaphore sets or message queues are offered yet. */
+/* /proc/sysvipc: the run's own IPC namespace (mm/sysvshm.c,
+ * kernel/sysvsem.c), not the host's; no message queues are offered yet. */
 static int gen_sysvipc_shm(struct proxy_process *p, struct vbuf *b)
 {
     vb_printf(b, "       key      shmid perms                  size  cpid  "
@@ -721,9 +721,13 @@ static int gen_sysvipc_shm(struct proxy_process *p, struct vbuf *b)
 
 static int gen_sysvipc_sem(struct proxy_process *p, struct vbuf *b)
 {
-    (void)p;
     vb_printf(b, "       key      semid perms      nsems   uid   gid  cuid  "
                  "cgid      otime      ctime\n");
+    char line[256];
+    for (int i = 0; p->world && proxy_sem_proc_line(p->world, i, line,
+                                                    sizeof(line)) > 0;
+         i++)
+        vb_printf(b, "%s", line);
     return 0;
 }
 

@@ -148,6 +148,8 @@ static struct proxy_process *new_child(struct proxy_process *p)
     c->resched = false;
     c->cpuid_patched = NULL; /* proxy_fork copies it */
     proxy_shm_fork(p, c);
+    c->sem_undo = NULL; /* fork does not inherit SEM_UNDO */
+    c->nr_sem_undo = 0;
     proxy_timer_fork(c);
     return c;
 }
@@ -340,6 +342,7 @@ void proxy_world_exit(struct proxy_process *p)
     /* Its threads' robust futexes, while its memory is still there. */
     proxy_robust_lists_exit(p);
     proxy_shm_detach_all(p);
+    proxy_sem_exit(p);
     if (first && !(p->cfg->linger && proxy_world_output_held(w))) {
         end_run(w, p);
         return;
