@@ -34,6 +34,7 @@ static const struct family_kind families[] = {
     {proxy_seccomp_syscalls, "seccomp", "emulated"},
     {proxy_sysvshm_syscalls, "ipc", "emulated"},
     {proxy_sysvsem_syscalls, "ipc", "emulated"},
+    {proxy_sysvmsg_syscalls, "ipc", "emulated"},
 };
 
 struct exception_note {

@@ -269,6 +269,9 @@ struct proxy_thread {
     bool sem_pending, sem_wait_zero;
     int sem_wait_id, sem_wait_num;
     uint64_t sem_deadline_ns;
+    /* A msgsnd/msgrcv waiting on queue msg_wait_id (kernel/sysvmsg.c). */
+    bool msg_pending;
+    int msg_wait_id;
 };
 
 /*
@@ -302,6 +305,9 @@ struct proxy_world {
     /* ... and semaphore sets (kernel/sysvsem.c). */
     struct proxy_sem_set **sem;
     int nr_sem, next_semid;
+    /* ... and message queues (kernel/sysvmsg.c). */
+    struct proxy_msg_queue **msg;
+    int nr_msg, next_msgid;
 };
 
 /* --linger: whether a guest process other than the first still holds the
@@ -636,6 +642,11 @@ extern const struct proxy_syscall proxy_misc_syscalls[];
 extern const struct proxy_syscall proxy_seccomp_syscalls[];
 extern const struct proxy_syscall proxy_sysvshm_syscalls[];
 extern const struct proxy_syscall proxy_sysvsem_syscalls[];
+extern const struct proxy_syscall proxy_sysvmsg_syscalls[];
+/* System V message queues (kernel/sysvmsg.c): queue i as a
+ * /proc/sysvipc/msg line (0 past the last); the run's queues freed. */
+int proxy_msg_proc_line(struct proxy_world *w, int i, char *line, size_t cap);
+void proxy_msg_world_free(struct proxy_world *w);
 /* System V semaphores (kernel/sysvsem.c): a process's SEM_UNDO applied at
  * its exit; set i as a /proc/sysvipc/sem line (0 past the last); the
  * run's sets freed. */

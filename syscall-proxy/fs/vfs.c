@@ -705,7 +705,7 @@ static int gen_self_status(struct proxy_process *p, struct vbuf *b)
 /* A VMA's name as the guest should see it (host paths mapped back). */
 /* size resident shared text lib data dt, in pages, as Linux's statm. */
 /* /proc/sysvipc: the run's own IPC namespace (mm/sysvshm.c,
- * kernel/sysvsem.c), not the host's; no message queues are offered yet. */
+ * kernel/sysvsem.c, kernel/sysvmsg.c), not the host's. */
 static int gen_sysvipc_shm(struct proxy_process *p, struct vbuf *b)
 {
     vb_printf(b, "       key      shmid perms                  size  cpid  "
@@ -733,10 +733,14 @@ static int gen_sysvipc_sem(struct proxy_process *p, struct vbuf *b)
 
 static int gen_sysvipc_msg(struct proxy_process *p, struct vbuf *b)
 {
-    (void)p;
     vb_printf(b, "       key      msqid perms      cbytes       qnum lspid "
                  "lrpid   uid   gid  cuid  cgid      stime      rtime      "
                  "ctime\n");
+    char line[256];
+    for (int i = 0; p->world && proxy_msg_proc_line(p->world, i, line,
+                                                    sizeof(line)) > 0;
+         i++)
+        vb_printf(b, "%s", line);
     return 0;
 }
 

@@ -89,6 +89,7 @@ void proxy_world_destroy(struct proxy_world *w)
     w->procs = NULL;
     proxy_shm_world_free(w);
     proxy_sem_world_free(w);
+    proxy_msg_world_free(w);
     /* Timerfds still open in the first process outlive the world. */
     proxy_timerfd_world_gone(w);
 }
@@ -228,6 +229,7 @@ static bool refresh(struct proxy_process *p, struct proxy_thread *t)
             t->state = PROXY_THREAD_RUNNABLE;
             t->has_deadline = false;
             t->sem_pending = false; /* a semop's wait ends here */
+            t->msg_pending = false;
         }
         break;
     case PROXY_THREAD_WAIT_SLEEP:
