@@ -125,7 +125,8 @@ static int read_mounts(struct mount_point **out, size_t *n)
             count++;
         }
         snprintf(m[i].fstype, sizeof(m[i].fstype), "%s", type);
-        m[i].read_only = !strncmp(opts, "ro", 2) && (!opts[2] || opts[2] == ',');
+        m[i].read_only =
+            !strncmp(opts, "ro", 2) && (!opts[2] || opts[2] == ',');
     }
     free(line);
     fclose(f);

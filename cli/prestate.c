@@ -205,7 +205,7 @@ int cli_prestate_save(const char *journal_dir, const char *out_path)
     return rc;
 }
 
-/* ---- putting it in place --------------------------------------------------- */
+/* ---- putting it in place ------------------------------------------------- */
 
 static int remove_one(const char *p, const struct stat *st, int flag,
                       struct FTW *ftw)

@@ -705,43 +705,46 @@ static int gen_self_status(struct proxy_process *p, struct vbuf *b)
 /* A VMA's name as the guest should see it (host paths mapped back). */
 /* size resident shared text lib data dt, in pages, as Linux's statm. */
 /* /proc/sysvipc: the run's own IPC namespace (mm/sysvshm.c,
- * kernel/sysvsem.c, kernel/sysvmsg.c), not the host's. */
-static int gen_sysvipc_shm(struct proxy_process *p, struct vbuf *b)
+ * kernel/sysvsem.c, kernel/sysvmsg.c), not the host's: the header line,
+ * then one line per object. */
+static int gen_ipc_table(struct proxy_process *p, struct vbuf *b,
+                         const char *header,
+                         int (*line_of)(struct proxy_world *, int, char *,
+                                        size_t))
 {
-    vb_printf(b, "       key      shmid perms                  size  cpid  "
-                 "lpid nattch   uid   gid  cuid  cgid      atime      dtime "
-                 "     ctime                   rss                  swap\n");
+    vb_printf(b, "%s", header);
     char line[256];
-    for (int i = 0; p->world && proxy_shm_proc_line(p->world, i, line,
-                                                    sizeof(line)) > 0;
+    for (int i = 0; p->world && line_of(p->world, i, line, sizeof(line)) > 0;
          i++)
         vb_printf(b, "%s", line);
     return 0;
+}
+
+static int gen_sysvipc_shm(struct proxy_process *p, struct vbuf *b)
+{
+    return gen_ipc_table(p, b,
+                         "       key      shmid perms                  size  "
+                         "cpid  lpid nattch   uid   gid  cuid  cgid      "
+                         "atime      dtime      ctime                   rss "
+                         "                 swap\n",
+                         proxy_shm_proc_line);
 }
 
 static int gen_sysvipc_sem(struct proxy_process *p, struct vbuf *b)
 {
-    vb_printf(b, "       key      semid perms      nsems   uid   gid  cuid  "
-                 "cgid      otime      ctime\n");
-    char line[256];
-    for (int i = 0; p->world && proxy_sem_proc_line(p->world, i, line,
-                                                    sizeof(line)) > 0;
-         i++)
-        vb_printf(b, "%s", line);
-    return 0;
+    return gen_ipc_table(p, b,
+                         "       key      semid perms      nsems   uid   gid  "
+                         "cuid  cgid      otime      ctime\n",
+                         proxy_sem_proc_line);
 }
 
 static int gen_sysvipc_msg(struct proxy_process *p, struct vbuf *b)
 {
-    vb_printf(b, "       key      msqid perms      cbytes       qnum lspid "
-                 "lrpid   uid   gid  cuid  cgid      stime      rtime      "
-                 "ctime\n");
-    char line[256];
-    for (int i = 0; p->world && proxy_msg_proc_line(p->world, i, line,
-                                                    sizeof(line)) > 0;
-         i++)
-        vb_printf(b, "%s", line);
-    return 0;
+    return gen_ipc_table(p, b,
+                         "       key      msqid perms      cbytes       qnum "
+                         "lspid lrpid   uid   gid  cuid  cgid      stime      "
+                         "rtime      ctime\n",
+                         proxy_msg_proc_line);
 }
 
 static int gen_self_statm(struct proxy_process *p, struct vbuf *b)

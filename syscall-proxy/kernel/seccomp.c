@@ -73,7 +73,7 @@ void proxy_seccomp_unref(struct proxy_seccomp_filter *f)
     }
 }
 
-/* ---- loading --------------------------------------------------------------- */
+/* ---- loading ------------------------------------------------------------- */
 
 /* seccomp_check_filter: what a seccomp program may do. */
 static bool insn_allowed(struct sock_filter *in, uint32_t pc, uint32_t len)
@@ -158,7 +158,7 @@ static long filter_in(struct proxy_process *p, gva_t prog_gva,
     return 0;
 }
 
-/* ---- running ----------------------------------------------------------------- */
+/* ---- running ------------------------------------------------------------- */
 
 static uint32_t data_word(const struct seccomp_data *d, uint32_t off)
 {
@@ -338,7 +338,7 @@ bool proxy_seccomp_blocks(struct proxy_process *p, uint64_t nr,
     return true;
 }
 
-/* ---- the calls --------------------------------------------------------------- */
+/* ---- the calls ----------------------------------------------------------- */
 
 static bool may_filter(struct proxy_process *p)
 {

@@ -12,6 +12,7 @@
  * (a checkpoint/restore interface) is not offered (EINVAL).
  */
 #include "proxy.h"
+#include "sysvipc.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -49,30 +50,12 @@ struct proxy_msg_queue {
     int64_t stime, rtime, ctime;
 };
 
-static int64_t now_s(struct proxy_process *p)
-{
-    return det_clock_peek_ns(p->det, CLOCK_REALTIME) / 1000000000LL;
-}
-
 static struct proxy_msg_queue *queue_by_id(struct proxy_world *w, int id)
 {
     for (int i = 0; i < w->nr_msg; i++)
         if (w->msg[i]->id == id)
             return w->msg[i];
     return NULL;
-}
-
-static bool permitted(const struct proxy_process *p,
-                      const struct proxy_msg_queue *q, int want)
-{
-    if (p->euid == 0)
-        return true;
-    int bits = (int)q->perm.mode;
-    if (p->euid == q->perm.cuid || p->euid == q->perm.uid)
-        bits >>= 6;
-    else if (p->egid == q->perm.cgid || p->egid == q->perm.gid)
-        bits >>= 3;
-    return (bits & want) == want;
 }
 
 static long sys_msgget(struct proxy_process *p, const uint64_t a[6])
@@ -87,8 +70,9 @@ static long sys_msgget(struct proxy_process *p, const uint64_t a[6])
                 continue;
             if ((flags & (IPC_CREAT | IPC_EXCL)) == (IPC_CREAT | IPC_EXCL))
                 return -EEXIST;
-            int want = (flags & 0444 ? 4 : 0) | (flags & 0222 ? 2 : 0);
-            return permitted(p, q, want) ? q->id : -EACCES;
+            return proxy_ipc_permitted(p, &q->perm, proxy_ipc_wanted(flags))
+                       ? q->id
+                       : -EACCES;
         }
         if (!(flags & IPC_CREAT))
             return -ENOENT;
@@ -105,12 +89,9 @@ static long sys_msgget(struct proxy_process *p, const uint64_t a[6])
         return -ENOMEM;
     q->id = w->next_msgid++;
     q->key = key;
-    q->perm.__key = key;
-    q->perm.uid = q->perm.cuid = p->euid;
-    q->perm.gid = q->perm.cgid = p->egid;
-    q->perm.mode = (unsigned short)(flags & 0777);
+    proxy_ipc_perm_init(&q->perm, p, key, flags);
     q->max_bytes = MSG_QUEUE_BYTES;
-    q->ctime = now_s(p);
+    q->ctime = proxy_ipc_now_s(p);
     w->msg[w->nr_msg++] = q;
     return q->id;
 }
@@ -151,7 +132,7 @@ static long sys_msgsnd(struct proxy_process *p, const uint64_t a[6])
         return -EFAULT;
     if (type < 1)
         return -EINVAL;
-    if (!permitted(p, q, 2))
+    if (!proxy_ipc_permitted(p, &q->perm, 2))
         return -EACCES;
     if (q->bytes + len > q->max_bytes || q->count + 1 > q->max_bytes) {
         if (flags & IPC_NOWAIT)
@@ -176,7 +157,7 @@ static long sys_msgsnd(struct proxy_process *p, const uint64_t a[6])
     q->bytes += len;
     q->count++;
     q->lspid = p->pid;
-    q->stime = now_s(p);
+    q->stime = proxy_ipc_now_s(p);
     return 0;
 }
 
@@ -218,7 +199,7 @@ static long sys_msgrcv(struct proxy_process *p, const uint64_t a[6])
     struct proxy_msg_queue *q = queue_by_id(p->world, id);
     if (!q)
         return again ? -EIDRM : -EINVAL;
-    if (!permitted(p, q, 4))
+    if (!proxy_ipc_permitted(p, &q->perm, 4))
         return -EACCES;
     struct msg *prev, *m = pick(q, type, flags, &prev);
     if (!m)
@@ -238,7 +219,7 @@ static long sys_msgrcv(struct proxy_process *p, const uint64_t a[6])
     q->bytes -= m->len;
     q->count--;
     q->lrpid = p->pid;
-    q->rtime = now_s(p);
+    q->rtime = proxy_ipc_now_s(p);
     free(m);
     return (long)n;
 }
@@ -309,18 +290,18 @@ static long sys_msgctl(struct proxy_process *p, const uint64_t a[6])
         if (id < 0 || id >= p->world->nr_msg)
             return -EINVAL;
         q = p->world->msg[id];
-        if (cmd == MSG_STAT && !permitted(p, q, 4))
+        if (cmd == MSG_STAT && !proxy_ipc_permitted(p, &q->perm, 4))
             return -EACCES;
         long rc = msg_stat(p, q, buf);
         return rc < 0 ? rc : q->id;
     }
     if (!(q = queue_by_id(p->world, id)))
         return -EINVAL;
-    bool owner = p->euid == 0 || p->euid == q->perm.uid ||
-                 p->euid == q->perm.cuid;
+    bool owner = proxy_ipc_owner(p, &q->perm);
     switch (cmd) {
     case IPC_STAT:
-        return permitted(p, q, 4) ? msg_stat(p, q, buf) : -EACCES;
+        return proxy_ipc_permitted(p, &q->perm, 4) ? msg_stat(p, q, buf)
+                                                   : -EACCES;
     case IPC_SET: {
         if (!owner)
             return -EPERM;
@@ -330,11 +311,8 @@ static long sys_msgctl(struct proxy_process *p, const uint64_t a[6])
         if (ds.msg_qbytes > MSG_QUEUE_BYTES && p->euid != 0)
             return -EPERM;
         q->max_bytes = ds.msg_qbytes;
-        q->perm.uid = ds.msg_perm.uid;
-        q->perm.gid = ds.msg_perm.gid;
-        q->perm.mode = (unsigned short)((q->perm.mode & ~0777) |
-                                        (ds.msg_perm.mode & 0777));
-        q->ctime = now_s(p);
+        proxy_ipc_perm_set(&q->perm, &ds.msg_perm);
+        q->ctime = proxy_ipc_now_s(p);
         return 0;
     }
     case IPC_RMID:

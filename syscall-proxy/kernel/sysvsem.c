@@ -12,6 +12,7 @@
  * inherited by fork, kept by execve), cleared by SETVAL/SETALL.
  */
 #include "proxy.h"
+#include "sysvipc.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -46,11 +47,6 @@ struct proxy_sem_undo {
     int id, num, adj;
 };
 
-static int64_t now_s(struct proxy_process *p)
-{
-    return det_clock_peek_ns(p->det, CLOCK_REALTIME) / 1000000000LL;
-}
-
 static uint64_t now_ns(struct proxy_process *p)
 {
     return (uint64_t)det_clock_peek_ns(p->det, CLOCK_MONOTONIC);
@@ -62,19 +58,6 @@ static struct proxy_sem_set *set_by_id(struct proxy_world *w, int id)
         if (w->sem[i]->id == id)
             return w->sem[i];
     return NULL;
-}
-
-static bool permitted(const struct proxy_process *p,
-                      const struct proxy_sem_set *s, int want)
-{
-    if (p->euid == 0)
-        return true;
-    int bits = (int)s->perm.mode;
-    if (p->euid == s->perm.cuid || p->euid == s->perm.uid)
-        bits >>= 6;
-    else if (p->egid == s->perm.cgid || p->egid == s->perm.gid)
-        bits >>= 3;
-    return (bits & want) == want;
 }
 
 static long sys_semget(struct proxy_process *p, const uint64_t a[6])
@@ -93,8 +76,9 @@ static long sys_semget(struct proxy_process *p, const uint64_t a[6])
                 return -EEXIST;
             if (nsems > s->nsems)
                 return -EINVAL;
-            int want = (flags & 0444 ? 4 : 0) | (flags & 0222 ? 2 : 0);
-            return permitted(p, s, want) ? s->id : -EACCES;
+            return proxy_ipc_permitted(p, &s->perm, proxy_ipc_wanted(flags))
+                       ? s->id
+                       : -EACCES;
         }
         if (!(flags & IPC_CREAT))
             return -ENOENT;
@@ -115,11 +99,8 @@ static long sys_semget(struct proxy_process *p, const uint64_t a[6])
     s->id = w->next_semid++;
     s->key = key;
     s->nsems = nsems;
-    s->perm.__key = key;
-    s->perm.uid = s->perm.cuid = p->euid;
-    s->perm.gid = s->perm.cgid = p->egid;
-    s->perm.mode = (unsigned short)(flags & 0777);
-    s->ctime = now_s(p);
+    proxy_ipc_perm_init(&s->perm, p, key, flags);
+    s->ctime = proxy_ipc_now_s(p);
     w->sem[w->nr_sem++] = s;
     return s->id;
 }
@@ -169,7 +150,7 @@ static int try_ops(struct proxy_process *p, struct proxy_sem_set *s,
         if ((ops[i].sem_flg & SEM_UNDO) && ops[i].sem_op)
             undo_add(p, s->id, ops[i].sem_num, -ops[i].sem_op);
     }
-    s->otime = now_s(p);
+    s->otime = proxy_ipc_now_s(p);
     return 0;
 }
 
@@ -195,7 +176,7 @@ static long do_semtimedop(struct proxy_process *p, int id, gva_t sops, int n,
             return -EFBIG;
         alters |= ops[i].sem_op != 0;
     }
-    if (!permitted(p, s, alters ? 2 : 4))
+    if (!proxy_ipc_permitted(p, &s->perm, alters ? 2 : 4))
         return -EACCES;
     uint64_t deadline = retry ? t->sem_deadline_ns : 0;
     if (!retry && timeout) {
@@ -341,7 +322,7 @@ static long sem_set_values(struct proxy_process *p, struct proxy_sem_set *s,
         free(vals);
         undo_clear(p->world, s->id, -1);
     }
-    s->ctime = now_s(p);
+    s->ctime = proxy_ipc_now_s(p);
     return 0;
 }
 
@@ -356,15 +337,15 @@ static long sys_semctl(struct proxy_process *p, const uint64_t a[6])
         if (id < 0 || id >= p->world->nr_sem)
             return -EINVAL;
         s = p->world->sem[id];
-        if (cmd == SEM_STAT && !permitted(p, s, 4))
+        if (cmd == SEM_STAT && !proxy_ipc_permitted(p, &s->perm, 4))
             return -EACCES;
         long rc = sem_stat(p, s, arg);
         return rc < 0 ? rc : s->id;
     }
     if (!(s = set_by_id(p->world, id)))
         return -EINVAL;
-    bool owner = p->euid == 0 || p->euid == s->perm.uid ||
-                 p->euid == s->perm.cuid;
+    bool owner = proxy_ipc_owner(p, &s->perm);
+    bool readable = proxy_ipc_permitted(p, &s->perm, 4);
     bool one = cmd == GETVAL || cmd == SETVAL || cmd == GETPID ||
                cmd == GETNCNT || cmd == GETZCNT;
     if (one && (num < 0 || num >= s->nsems))
@@ -376,30 +357,27 @@ static long sys_semctl(struct proxy_process *p, const uint64_t a[6])
         set_free(p->world, s);
         return 0;
     case IPC_STAT:
-        return permitted(p, s, 4) ? sem_stat(p, s, arg) : -EACCES;
+        return readable ? sem_stat(p, s, arg) : -EACCES;
     case IPC_SET: {
         if (!owner)
             return -EPERM;
         struct semid_ds ds;
         if (proxy_copy_in(p, &ds, arg, sizeof(ds)) < 0)
             return -EFAULT;
-        s->perm.uid = ds.sem_perm.uid;
-        s->perm.gid = ds.sem_perm.gid;
-        s->perm.mode = (unsigned short)((s->perm.mode & ~0777) |
-                                        (ds.sem_perm.mode & 0777));
-        s->ctime = now_s(p);
+        proxy_ipc_perm_set(&s->perm, &ds.sem_perm);
+        s->ctime = proxy_ipc_now_s(p);
         return 0;
     }
     case GETVAL:
-        return permitted(p, s, 4) ? s->sems[num].val : -EACCES;
+        return readable ? s->sems[num].val : -EACCES;
     case GETPID:
-        return permitted(p, s, 4) ? s->sems[num].pid : -EACCES;
+        return readable ? s->sems[num].pid : -EACCES;
     case GETNCNT:
     case GETZCNT:
-        return permitted(p, s, 4) ? waiters(p->world, id, num, cmd == GETZCNT)
-                                  : -EACCES;
+        return readable ? waiters(p->world, id, num, cmd == GETZCNT)
+                        : -EACCES;
     case GETALL: {
-        if (!permitted(p, s, 4))
+        if (!readable)
             return -EACCES;
         uint16_t *vals = calloc((size_t)s->nsems, sizeof(*vals));
         if (!vals)
@@ -415,8 +393,9 @@ static long sys_semctl(struct proxy_process *p, const uint64_t a[6])
     }
     case SETVAL:
     case SETALL:
-        return permitted(p, s, 2) ? sem_set_values(p, s, num, cmd, arg)
-                                  : -EACCES;
+        return proxy_ipc_permitted(p, &s->perm, 2)
+                   ? sem_set_values(p, s, num, cmd, arg)
+                   : -EACCES;
     default:
         return -EINVAL;
     }

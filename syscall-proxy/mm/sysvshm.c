@@ -12,6 +12,7 @@
  * mode's bits against the caller's (virtual) ids, root passing all.
  */
 #include "proxy.h"
+#include "sysvipc.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -49,11 +50,6 @@ struct proxy_shm_attach {
     int id;
 };
 
-static int64_t now_s(struct proxy_process *p)
-{
-    return det_clock_peek_ns(p->det, CLOCK_REALTIME) / 1000000000LL;
-}
-
 static struct proxy_shm_seg *seg_by_id(struct proxy_world *w, int id)
 {
     for (int i = 0; i < w->nr_shm; i++)
@@ -73,20 +69,6 @@ static void seg_free(struct proxy_world *w, struct proxy_shm_seg *s)
         }
     close(s->memfd);
     free(s);
-}
-
-/* ipcperms: the owner's, group's or others' bits; root passes. */
-static bool permitted(const struct proxy_process *p,
-                      const struct proxy_shm_seg *s, int want)
-{
-    if (p->euid == 0)
-        return true;
-    int bits = (int)s->perm.mode;
-    if (p->euid == s->perm.cuid || p->euid == s->perm.uid)
-        bits >>= 6;
-    else if (p->egid == s->perm.cgid || p->egid == s->perm.gid)
-        bits >>= 3;
-    return (bits & want) == want;
 }
 
 static long seg_new(struct proxy_process *p, int32_t key, uint64_t size,
@@ -118,12 +100,9 @@ static long seg_new(struct proxy_process *p, int32_t key, uint64_t size,
     s->id = w->next_shmid++;
     s->key = key;
     s->size = size;
-    s->perm.__key = key;
-    s->perm.uid = s->perm.cuid = p->euid;
-    s->perm.gid = s->perm.cgid = p->egid;
-    s->perm.mode = (unsigned short)(flags & 0777);
+    proxy_ipc_perm_init(&s->perm, p, key, flags);
     s->cpid = p->pid;
-    s->ctime = now_s(p);
+    s->ctime = proxy_ipc_now_s(p);
     w->shm[w->nr_shm++] = s;
     return s->id;
 }
@@ -143,8 +122,9 @@ static long sys_shmget(struct proxy_process *p, const uint64_t a[6])
                 return -EEXIST;
             if (size > s->size)
                 return -EINVAL;
-            int want = (flags & 0444 ? 4 : 0) | (flags & 0222 ? 2 : 0);
-            return permitted(p, s, want) ? s->id : -EACCES;
+            return proxy_ipc_permitted(p, &s->perm, proxy_ipc_wanted(flags))
+                       ? s->id
+                       : -EACCES;
         }
         if (!(flags & IPC_CREAT))
             return -ENOENT;
@@ -179,7 +159,7 @@ static long sys_shmat(struct proxy_process *p, const uint64_t a[6])
     }
     int prot = PROT_READ | ((flags & SHM_RDONLY) ? 0 : PROT_WRITE) |
                ((flags & SHM_EXEC) ? PROT_EXEC : 0);
-    if (!permitted(p, s, (flags & SHM_RDONLY) ? 4 : 6))
+    if (!proxy_ipc_permitted(p, &s->perm, (flags & SHM_RDONLY) ? 4 : 6))
         return -EACCES;
     uint64_t len = (s->size + PAGE - 1) & ~(PAGE - 1);
     gva_t at;
@@ -206,7 +186,7 @@ static long sys_shmat(struct proxy_process *p, const uint64_t a[6])
         vmm_as_set_file(p->as, at, len, 0, st.st_dev, st.st_ino, name);
     s->nattch++;
     s->lpid = p->pid;
-    s->atime = now_s(p);
+    s->atime = proxy_ipc_now_s(p);
     return (long)at;
 }
 
@@ -219,7 +199,7 @@ static void detached(struct proxy_process *p, int id)
         return;
     s->nattch--;
     s->lpid = p->pid;
-    s->dtime = now_s(p);
+    s->dtime = proxy_ipc_now_s(p);
     if (s->removed && s->nattch <= 0)
         seg_free(p->world, s);
 }
@@ -246,7 +226,7 @@ static long sys_shmdt(struct proxy_process *p, const uint64_t a[6])
 static long shm_stat(struct proxy_process *p, struct proxy_shm_seg *s,
                      gva_t buf)
 {
-    if (!permitted(p, s, 4))
+    if (!proxy_ipc_permitted(p, &s->perm, 4))
         return -EACCES;
     struct shmid_ds ds;
     memset(&ds, 0, sizeof(ds));
@@ -299,15 +279,15 @@ static long sys_shmctl(struct proxy_process *p, const uint64_t a[6])
         if ((int)a[0] < 0 || (int)a[0] >= p->world->nr_shm)
             return -EINVAL;
         s = p->world->shm[(int)a[0]];
-        long rc = cmd == SHM_STAT_ANY ? 0 : permitted(p, s, 4) ? 0 : -EACCES;
+        bool may = cmd == SHM_STAT_ANY || proxy_ipc_permitted(p, &s->perm, 4);
+        long rc = may ? 0 : -EACCES;
         if (rc == 0)
             rc = shm_stat(p, s, buf);
         return rc < 0 ? rc : s->id;
     }
     if (!(s = seg_by_id(p->world, (int)a[0])))
         return -EINVAL;
-    bool owner = p->euid == 0 || p->euid == s->perm.uid ||
-                 p->euid == s->perm.cuid;
+    bool owner = proxy_ipc_owner(p, &s->perm);
     switch (cmd) {
     case IPC_STAT:
         return shm_stat(p, s, buf);
@@ -317,11 +297,8 @@ static long sys_shmctl(struct proxy_process *p, const uint64_t a[6])
         struct shmid_ds ds;
         if (proxy_copy_in(p, &ds, buf, sizeof(ds)) < 0)
             return -EFAULT;
-        s->perm.uid = ds.shm_perm.uid;
-        s->perm.gid = ds.shm_perm.gid;
-        s->perm.mode = (unsigned short)((s->perm.mode & ~0777) |
-                                        (ds.shm_perm.mode & 0777));
-        s->ctime = now_s(p);
+        proxy_ipc_perm_set(&s->perm, &ds.shm_perm);
+        s->ctime = proxy_ipc_now_s(p);
         return 0;
     }
     case IPC_RMID:

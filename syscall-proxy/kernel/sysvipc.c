@@ -1,0 +1,57 @@
+/*
+ * sysvipc.c - the permission rules and clock System V IPC objects share
+ * (sysvipc.h).
+ */
+#include "proxy.h"
+#include "sysvipc.h"
+
+#include <string.h>
+#include <time.h>
+
+#include "det.h"
+
+void proxy_ipc_perm_init(struct ipc_perm *perm, const struct proxy_process *p,
+                         int32_t key, int flags)
+{
+    memset(perm, 0, sizeof(*perm));
+    perm->__key = key;
+    perm->uid = perm->cuid = p->euid;
+    perm->gid = perm->cgid = p->egid;
+    perm->mode = (unsigned short)(flags & 0777);
+}
+
+bool proxy_ipc_permitted(const struct proxy_process *p,
+                         const struct ipc_perm *perm, int want)
+{
+    if (p->euid == 0)
+        return true;
+    int bits = (int)perm->mode;
+    if (p->euid == perm->cuid || p->euid == perm->uid)
+        bits >>= 6;
+    else if (p->egid == perm->cgid || p->egid == perm->gid)
+        bits >>= 3;
+    return (bits & want) == want;
+}
+
+int proxy_ipc_wanted(int flags)
+{
+    return (flags & 0444 ? 4 : 0) | (flags & 0222 ? 2 : 0);
+}
+
+bool proxy_ipc_owner(const struct proxy_process *p,
+                     const struct ipc_perm *perm)
+{
+    return p->euid == 0 || p->euid == perm->uid || p->euid == perm->cuid;
+}
+
+void proxy_ipc_perm_set(struct ipc_perm *perm, const struct ipc_perm *to)
+{
+    perm->uid = to->uid;
+    perm->gid = to->gid;
+    perm->mode = (unsigned short)((perm->mode & ~0777) | (to->mode & 0777));
+}
+
+int64_t proxy_ipc_now_s(struct proxy_process *p)
+{
+    return det_clock_peek_ns(p->det, CLOCK_REALTIME) / 1000000000LL;
+}
