@@ -476,6 +476,11 @@ struct proxy_process {
         bool child_subreaper;
         bool thp_disabled;
         bool keepcaps;          /* PR_SET_KEEPCAPS; cleared by execve */
+        /* sched_setscheduler/sched_setattr (misc.c): what the guest set,
+         * reported back; hvrun's one vCPU schedules the same whatever */
+        int sched_policy, sched_priority;
+        bool sched_reset_on_fork;
+        uint64_t sched_runtime, sched_deadline, sched_period;
         uint64_t timerslack_ns;
         int nice;
     } prctl;

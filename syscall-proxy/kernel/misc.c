@@ -848,12 +848,113 @@ static long sys_sched_setaffinity(struct proxy_process *p, const uint64_t a[6])
     return (mask & 1) ? 0 : -EINVAL;
 }
 
+/*
+ * Scheduling policy and priority: what the guest sets is kept and reported
+ * (sched_getscheduler, sched_getparam, sched_getattr), checked as Linux
+ * checks it (__sched_setscheduler: the policy, the priority range of each,
+ * real-time and deadline policies only with privilege, a deadline's
+ * runtime <= deadline <= period); the run's one vCPU schedules the same
+ * whatever they say. SCHED_RESET_ON_FORK gives a child the normal policy.
+ */
+#define SCHED_DEADLINE_POLICY 6
+#define SCHED_RESET_ON_FORK_FLAG 0x40000000
+#define SCHED_FLAG_RESET_ON_FORK_BIT 1ULL
+#define SCHED_ATTR_SIZE_VER0 48u
+#define SCHED_ATTR_SIZE 56u
+
+struct sched_attr_v1 {
+    uint32_t size, sched_policy;
+    uint64_t sched_flags;
+    int32_t sched_nice;
+    uint32_t sched_priority;
+    uint64_t sched_runtime, sched_deadline, sched_period;
+    uint32_t sched_util_min, sched_util_max;
+};
+
+static long sched_set(struct proxy_process *p, int policy, int priority,
+                      bool reset_on_fork, const struct sched_attr_v1 *dl)
+{
+    bool rt = policy == SCHED_FIFO || policy == SCHED_RR;
+    if (policy != SCHED_OTHER && !rt && policy != SCHED_BATCH &&
+        policy != SCHED_IDLE && policy != SCHED_DEADLINE_POLICY)
+        return -EINVAL;
+    if (rt ? priority < 1 || priority > 99 : priority != 0)
+        return -EINVAL;
+    if (policy == SCHED_DEADLINE_POLICY &&
+        (!dl || dl->sched_runtime < 1024 ||
+         dl->sched_deadline < dl->sched_runtime ||
+         (dl->sched_period && dl->sched_period < dl->sched_deadline)))
+        return -EINVAL;
+    struct proxy_prctl_state *st = misc_state(p);
+    if ((rt || policy == SCHED_DEADLINE_POLICY) && !privileged(p))
+        return -EPERM;
+    if (st->sched_reset_on_fork && !reset_on_fork && !privileged(p))
+        return -EPERM; /* only privilege clears it */
+    st->sched_policy = policy;
+    st->sched_priority = priority;
+    st->sched_reset_on_fork = reset_on_fork;
+    st->sched_runtime = dl ? dl->sched_runtime : 0;
+    st->sched_deadline = dl ? dl->sched_deadline : 0;
+    st->sched_period = dl ? dl->sched_period : 0;
+    return 0;
+}
+
+static long sched_param_in(struct proxy_process *p, gva_t gva, int *prio)
+{
+    struct sched_param sp;
+    if (!gva)
+        return -EINVAL;
+    if (proxy_copy_in(p, &sp, gva, sizeof(sp)) < 0)
+        return -EFAULT;
+    *prio = sp.sched_priority;
+    return 0;
+}
+
+static long sys_sched_setscheduler(struct proxy_process *p,
+                                   const uint64_t a[6])
+{
+    int pid = (int)a[0], policy = (int)a[1], prio;
+    if (pid < 0 || policy < 0)
+        return -EINVAL;
+    long rc = sched_param_in(p, a[2], &prio);
+    if (rc < 0)
+        return rc;
+    if (!is_self(p, pid))
+        return -ESRCH;
+    bool reset = (policy & SCHED_RESET_ON_FORK_FLAG) != 0;
+    policy &= ~SCHED_RESET_ON_FORK_FLAG;
+    if (policy == SCHED_DEADLINE_POLICY)
+        return -EINVAL; /* only through sched_setattr */
+    return sched_set(p, policy, prio, reset, NULL);
+}
+
+static long sys_sched_setparam(struct proxy_process *p, const uint64_t a[6])
+{
+    int pid = (int)a[0], prio;
+    if (pid < 0)
+        return -EINVAL;
+    long rc = sched_param_in(p, a[1], &prio);
+    if (rc < 0)
+        return rc;
+    if (!is_self(p, pid))
+        return -ESRCH;
+    struct proxy_prctl_state *st = misc_state(p);
+    if (st->sched_policy == SCHED_DEADLINE_POLICY)
+        return prio == 0 ? 0 : -EINVAL;
+    return sched_set(p, st->sched_policy, prio, st->sched_reset_on_fork,
+                     NULL);
+}
+
 static long sys_sched_getscheduler(struct proxy_process *p, const uint64_t a[6])
 {
     int pid = (int)a[0];
     if (pid < 0)
         return -EINVAL;
-    return is_self(p, pid) ? SCHED_OTHER : -ESRCH;
+    if (!is_self(p, pid))
+        return -ESRCH;
+    struct proxy_prctl_state *st = misc_state(p);
+    return st->sched_policy |
+           (st->sched_reset_on_fork ? SCHED_RESET_ON_FORK_FLAG : 0);
 }
 
 static long sys_sched_getparam(struct proxy_process *p, const uint64_t a[6])
@@ -863,8 +964,90 @@ static long sys_sched_getparam(struct proxy_process *p, const uint64_t a[6])
         return -EINVAL;
     if (!is_self(p, pid))
         return -ESRCH;
-    const struct sched_param param = {.sched_priority = 0};
+    const struct sched_param param = {
+        .sched_priority = misc_state(p)->sched_priority};
     return proxy_copy_out(p, a[1], &param, sizeof(param)) < 0 ? -EFAULT : 0;
+}
+
+static long sys_sched_setattr(struct proxy_process *p, const uint64_t a[6])
+{
+    int pid = (int)a[0];
+    if (!a[1] || pid < 0 || a[2])
+        return -EINVAL;
+    struct sched_attr_v1 at;
+    memset(&at, 0, sizeof(at));
+    uint32_t size;
+    if (proxy_copy_in(p, &size, a[1], sizeof(size)) < 0)
+        return -EFAULT;
+    if (size == 0)
+        size = SCHED_ATTR_SIZE_VER0;
+    if (size < SCHED_ATTR_SIZE_VER0 || size > 4096) {
+        uint32_t ours = SCHED_ATTR_SIZE;
+        return put_u32(p, a[1], ours) < 0 ? -EFAULT : -E2BIG;
+    }
+    if (proxy_copy_in(p, &at, a[1],
+                      size < sizeof(at) ? size : sizeof(at)) < 0)
+        return -EFAULT;
+    if (!is_self(p, pid))
+        return -ESRCH;
+    if (at.sched_flags & ~SCHED_FLAG_RESET_ON_FORK_BIT)
+        return -EINVAL; /* the util clamps and the rest are not offered */
+    int policy = (int)at.sched_policy;
+    bool normal = policy == SCHED_OTHER || policy == SCHED_BATCH;
+    if (normal) { /* sched_nice is the nice value, as setpriority's */
+        int nice = at.sched_nice < -20 ? -20
+                   : at.sched_nice > 19 ? 19
+                                        : at.sched_nice;
+        if (nice < misc_state(p)->nice && !privileged(p))
+            return -EPERM;
+        misc_state(p)->nice = nice;
+    }
+    return sched_set(p, policy, (int)at.sched_priority,
+                     at.sched_flags & SCHED_FLAG_RESET_ON_FORK_BIT,
+                     policy == SCHED_DEADLINE_POLICY ? &at : NULL);
+}
+
+static long sys_sched_getattr(struct proxy_process *p, const uint64_t a[6])
+{
+    int pid = (int)a[0];
+    uint32_t usize = (uint32_t)a[2];
+    if (!a[1] || pid < 0 || a[3] || usize < SCHED_ATTR_SIZE_VER0 ||
+        usize > 4096)
+        return -EINVAL;
+    if (!is_self(p, pid))
+        return -ESRCH;
+    struct proxy_prctl_state *st = misc_state(p);
+    struct sched_attr_v1 at = {
+        .size = usize < SCHED_ATTR_SIZE ? usize : SCHED_ATTR_SIZE,
+        .sched_policy = (uint32_t)st->sched_policy,
+        .sched_flags = st->sched_reset_on_fork ? SCHED_FLAG_RESET_ON_FORK_BIT
+                                               : 0,
+        .sched_nice = st->sched_policy == SCHED_OTHER ||
+                              st->sched_policy == SCHED_BATCH
+                          ? st->nice
+                          : 0,
+        .sched_priority = (uint32_t)st->sched_priority,
+        .sched_runtime = st->sched_runtime,
+        .sched_deadline = st->sched_deadline,
+        .sched_period = st->sched_period,
+        .sched_util_max = 1024};
+    return proxy_copy_out(p, a[1], &at, at.size) < 0 ? -EFAULT : 0;
+}
+
+/* SCHED_RR's time slice, as Linux's default (RR_TIMESLICE, 100 ms); the
+ * others get 0 (hvrun's slices are its own, not CFS's). */
+static long sys_sched_rr_get_interval(struct proxy_process *p,
+                                      const uint64_t a[6])
+{
+    int pid = (int)a[0];
+    if (pid < 0)
+        return -EINVAL;
+    if (!is_self(p, pid))
+        return -ESRCH;
+    struct timespec ts = {0, 0};
+    if (misc_state(p)->sched_policy == SCHED_RR)
+        ts.tv_nsec = 100000000L;
+    return proxy_copy_out(p, a[1], &ts, sizeof(ts)) < 0 ? -EFAULT : 0;
 }
 
 /* Real-time policies have priorities 1..99; the others only 0. */
@@ -1441,6 +1624,12 @@ const struct proxy_syscall proxy_misc_syscalls[] = {
     {SYS_sched_getaffinity, "sched_getaffinity", sys_sched_getaffinity},
     {SYS_sched_setaffinity, "sched_setaffinity", sys_sched_setaffinity},
     {SYS_sched_getscheduler, "sched_getscheduler", sys_sched_getscheduler},
+    {SYS_sched_setscheduler, "sched_setscheduler", sys_sched_setscheduler},
+    {SYS_sched_setparam, "sched_setparam", sys_sched_setparam},
+    {SYS_sched_getattr, "sched_getattr", sys_sched_getattr},
+    {SYS_sched_setattr, "sched_setattr", sys_sched_setattr},
+    {SYS_sched_rr_get_interval, "sched_rr_get_interval",
+     sys_sched_rr_get_interval},
     {SYS_sched_getparam, "sched_getparam", sys_sched_getparam},
     {SYS_sched_get_priority_max, "sched_get_priority_max",
      sys_sched_get_priority_max},

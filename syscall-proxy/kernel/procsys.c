@@ -133,6 +133,17 @@ static struct proxy_process *new_child(struct proxy_process *p)
     c->nr_syscalls = c->nr_unsupported = 0;
     c->clear_child_tid = 0;
     c->prctl.pdeathsig = 0;
+    if (c->prctl.sched_reset_on_fork) { /* SCHED_RESET_ON_FORK */
+        c->prctl.sched_reset_on_fork = false;
+        if (c->prctl.sched_policy != SCHED_NORMAL &&
+            c->prctl.sched_policy != SCHED_BATCH &&
+            c->prctl.sched_policy != SCHED_IDLE) {
+            c->prctl.sched_policy = SCHED_NORMAL;
+            c->prctl.sched_priority = 0;
+        }
+        if (c->prctl.nice < 0)
+            c->prctl.nice = 0;
+    }
     /* The forking thread's name, the groups (a copy of their own). */
     memcpy(c->comm, proxy_thread_comm(p), sizeof(c->comm));
     c->groups = NULL;
