@@ -60,6 +60,22 @@ enum framing {
     STAT_FRAME,  /* tap.c's path stats: u64 length, bytes */
     QUERY_FRAME, /* tap.c's readlink/access answers: u64 length, bytes */
     PRESTATE_FRAME, /* prestate.c's: u64 length, bytes */
+    LINK_FRAME,  /* tap.c's outside connections: u64 length, bytes */
+};
+
+/* The file of the run's scratch directory each framing is read from and
+ * the recording's event kind for it. */
+static const struct {
+    const char *suffix;
+    enum det_rec_kind kind;
+} framed_files[] = {
+    [VALUE_FRAME] = {".values", DET_REC_VALUE},
+    [FILE_FRAME] = {".files", DET_REC_FILE},
+    [DIR_FRAME] = {".dirs", DET_REC_DIR},
+    [STAT_FRAME] = {".stats", DET_REC_STAT},
+    [QUERY_FRAME] = {".queries", DET_REC_QUERY},
+    [PRESTATE_FRAME] = {".prestate", DET_REC_PRESTATE},
+    [LINK_FRAME] = {".links", DET_REC_LINK},
 };
 
 
@@ -247,13 +263,7 @@ static int append_framed(struct det_rec_writer *w, const char *prefix,
                          enum framing framing)
 {
     char path[4096];
-    snprintf(path, sizeof(path), "%s%s", prefix,
-             framing == VALUE_FRAME  ? ".values"
-             : framing == FILE_FRAME ? ".files"
-             : framing == DIR_FRAME  ? ".dirs"
-             : framing == STAT_FRAME ? ".stats"
-             : framing == QUERY_FRAME ? ".queries"
-                                      : ".prestate");
+    snprintf(path, sizeof(path), "%s%s", prefix, framed_files[framing].suffix);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return errno == ENOENT ? 0 : -errno;
@@ -282,12 +292,7 @@ static int append_framed(struct det_rec_writer *w, const char *prefix,
         }
         buf = g;
         struct det_rec_event ev = {
-            .kind = framing == VALUE_FRAME  ? DET_REC_VALUE
-                    : framing == FILE_FRAME ? DET_REC_FILE
-                    : framing == DIR_FRAME  ? DET_REC_DIR
-                    : framing == STAT_FRAME ? DET_REC_STAT
-                    : framing == QUERY_FRAME ? DET_REC_QUERY
-                                             : DET_REC_PRESTATE,
+            .kind = (uint8_t)framed_files[framing].kind,
             .nr = 0xffff, .value = framing == VALUE_FRAME ? head[0] : 0,
             .len = (uint32_t)len, .data = buf};
         if ((rc = det_rec_append(w, &ev)) < 0)
@@ -360,6 +365,7 @@ static int write_recording(const char *path, const struct record_args *ra,
         (rc = append_framed(w, host, STAT_FRAME)) == 0 &&
         (rc = append_framed(w, host, QUERY_FRAME)) == 0 &&
         (rc = append_framed(w, host, PRESTATE_FRAME)) == 0 &&
+        (rc = append_framed(w, host, LINK_FRAME)) == 0 &&
         (rc = append_detlog(w, run->detlog)) == 0)
         return det_rec_finish(w, run->code, run->sum.digest);
     det_rec_abandon(w);
@@ -561,7 +567,8 @@ static int replay_loaded(const struct det_recording *r, const char *dir,
     char path[4096], **argv = NULL;
     int code = 0;
     char in[160], rec_out[160], rec_err[160], host[160], values[200],
-        files[200], dirs[200], stats[200], queries[200], prestate[200];
+        files[200], dirs[200], stats[200], queries[200], prestate[200],
+        links[200];
     snprintf(in, sizeof(in), "%s/replay-stdin", dir);
     snprintf(host, sizeof(host), "%s/replay-host", dir);
     snprintf(values, sizeof(values), "%s.values", host);
@@ -570,6 +577,7 @@ static int replay_loaded(const struct det_recording *r, const char *dir,
     snprintf(stats, sizeof(stats), "%s.stats", host);
     snprintf(queries, sizeof(queries), "%s.queries", host);
     snprintf(prestate, sizeof(prestate), "%s.prestate", host);
+    snprintf(links, sizeof(links), "%s.links", host);
     snprintf(rec_out, sizeof(rec_out), "%s/recorded-stdout", dir);
     snprintf(rec_err, sizeof(rec_err), "%s/recorded-stderr", dir);
     struct cli_captured_run run;
@@ -584,7 +592,8 @@ static int replay_loaded(const struct det_recording *r, const char *dir,
         (rc = extract(r, DET_REC_DIR, 0, DIR_FRAME, dirs)) < 0 ||
         (rc = extract(r, DET_REC_STAT, 0, STAT_FRAME, stats)) < 0 ||
         (rc = extract(r, DET_REC_QUERY, 0, QUERY_FRAME, queries)) < 0 ||
-        (rc = extract(r, DET_REC_PRESTATE, 0, PRESTATE_FRAME, prestate)) < 0) {
+        (rc = extract(r, DET_REC_PRESTATE, 0, PRESTATE_FRAME, prestate)) < 0 ||
+        (rc = extract(r, DET_REC_LINK, 0, LINK_FRAME, links)) < 0) {
         cli_error("replay: %s: %s", dir, strerror(-rc));
         code = CLI_EXIT_FAILURE;
         goto out;

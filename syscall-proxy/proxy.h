@@ -308,6 +308,9 @@ struct proxy_world {
     /* ... and message queues (kernel/sysvmsg.c). */
     struct proxy_msg_queue **msg;
     int nr_msg, next_msgid;
+    /* hvrun record / replay: the run's TCP connections to outside it,
+     * relayed through hvrun (net/outside.c); NULL: none yet. */
+    struct proxy_outside *outside;
 };
 
 /* --linger: whether a guest process other than the first still holds the
@@ -318,6 +321,24 @@ bool proxy_world_output_held(struct proxy_world *w);
 void proxy_world_end(struct proxy_world *w);
 
 /* ---- the process --------------------------------------------------------- */
+
+/*
+ * One event of a TCP connection from the run to outside it (net/outside.c):
+ * its connect, and each piece of data or the end that came in from the
+ * peer, at the run's event count when the guest could first see it.
+ */
+enum proxy_link_kind {
+    PROXY_LINK_CONNECT = 'C', /* value: the connect's result; data: the
+                                 peer's address */
+    PROXY_LINK_DATA = 'D',    /* data: the bytes */
+    PROXY_LINK_END = 'E',     /* value: 0 (the peer closed) or -errno */
+};
+struct proxy_link_event {
+    uint32_t link;  /* the run's n-th connection to outside, from 0 */
+    uint8_t kind;   /* enum proxy_link_kind */
+    uint64_t pos;   /* the run's guest event count then */
+    int64_t value;
+};
 
 /*
  * hvrun record / replay's view of the files a run reads (cli/tap.c): a
@@ -357,6 +378,14 @@ struct proxy_file_tap {
     bool (*recorded_query)(void *ctx, const char *key, int kind, int arg,
                            long *result, void *data, size_t cap,
                            size_t *len);
+    /* Connections to outside the run (net/outside.c): recording, each
+     * event of one as it happens; replaying, the next recorded event
+     * (false: none left) and, once used, taken. */
+    void (*link_noted)(void *ctx, const struct proxy_link_event *e,
+                       const void *data, size_t len);
+    bool (*link_next)(void *ctx, struct proxy_link_event *e,
+                      const void **data, size_t *len);
+    void (*link_taken)(void *ctx);
     void *ctx;
 };
 enum { PROXY_QUERY_READLINK = 1, PROXY_QUERY_ACCESS = 2 };

@@ -13,6 +13,7 @@
  */
 #include "proxy.h"
 #include "cpuid_patch.h"
+#include "outside.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -90,6 +91,7 @@ void proxy_world_destroy(struct proxy_world *w)
     proxy_shm_world_free(w);
     proxy_sem_world_free(w);
     proxy_msg_world_free(w);
+    proxy_outside_free(w);
     /* Timerfds still open in the first process outlive the world. */
     proxy_timerfd_world_gone(w);
 }
@@ -454,6 +456,9 @@ static bool wait_for_something(struct proxy_world *w)
         proxy_thread_expire(best_p, best_t);
         return true;
     }
+    /* A replay's recorded data from outside comes now (outside.c). */
+    if (proxy_outside_idle_feed(w))
+        return true;
     struct pollfd fds[256];
     nfds_t n = 0;
     for (int i = 0; i < w->nr_procs && n < 256; i++) {
@@ -465,15 +470,23 @@ static bool wait_for_something(struct proxy_world *w)
     }
     if (n == 0)
         return false;
+    /* Recording, hvrun's relays to outside are waited on too: what comes
+     * in is the recording's (outside.c), not an event of the detlog. */
+    nfds_t guests = n;
+    n += (nfds_t)proxy_outside_poll_fds(w, fds + n, (int)(256 - n));
     /* An external event: only something outside the run can wake us.
      * Which fds became ready goes into the detlog, so --verify can name
      * a difference that came from outside. */
     while (poll(fds, n, -1) < 0 && errno == EINTR && !proxy_stop_signal)
         ;
     uint64_t ready = 0;
-    for (nfds_t i = 0; i < n && i < 64; i++)
+    for (nfds_t i = 0; i < guests && i < 64; i++)
         if (fds[i].revents)
             ready |= 1ULL << i;
+    if (n > guests)
+        proxy_outside_pump(w);
+    if (!ready && n > guests)
+        return true;
     det_log_value(w->procs[0]->det, DET_SRC_EXTERNAL, &ready, sizeof(ready));
     w->procs[0]->det->reads[DET_SRC_EXTERNAL]++;
     return true;
@@ -752,6 +765,7 @@ static bool run_one(struct proxy_process *p)
         if (nr != SYS_rt_sigreturn)
             p->threads[p->cur].spinning = false;
         uint64_t ret_rip = vmm_vm_regs(p->vm)->rcx;
+        proxy_outside_pump(p->world); /* record/replay: data from outside */
         long ret = proxy_dispatch(p);
         if (ret != PROXY_RET_NORETURN && !p->exited)
             finish_syscall(p, ret);

@@ -32,6 +32,14 @@
 #                  checksums of the tree is the same before and after)
 #   dir-gone       the directory the run ran in was removed: the replay
 #                  (from elsewhere) is identical, the directory still gone
+#   outside-server  three connections to a server outside the run (its
+#                  replies carry fresh random bytes, sent 50 ms apart):
+#                  the replay after the server was stopped prints the
+#                  recorded replies, under kvm and under ptrace; and
+#                  record --verify with the server up (the replay does not
+#                  reach it)
+#   outside-refused  a connect to outside that was refused replays refused
+#                  after a server listens on that port
 #   host-time-and-random  date and /dev/urandom under --no-virtualize-time
 #                  --no-virtualize-random: the replay prints the recorded
 #                  values (the host's, from the recording)
@@ -260,6 +268,72 @@ diverged_cases() {
     fi
 }
 
+# A server outside the run (tests/record/outside_server.py) in the
+# background; its port in $OUTSIDE_PORT, its pid in $OUTSIDE_PID.
+start_outside_server() {
+    local portfile=$1/port i
+    rm -f "$portfile"
+    "$PY" "$ROOT/tests/record/outside_server.py" "$portfile" &
+    OUTSIDE_PID=$!
+    for i in $(seq 1 100); do
+        [ -s "$portfile" ] && break
+        sleep 0.05
+    done
+    OUTSIDE_PORT=$(cat "$portfile" 2> /dev/null)
+}
+
+stop_outside_server() {
+    kill "$OUTSIDE_PID" 2> /dev/null
+    wait "$OUTSIDE_PID" 2> /dev/null
+}
+
+outside_cases() {
+    local d=$WORK/$ID.out st bad="" b client=$ROOT/tests/record/outside_client.py
+    mkdir -p "$d"
+    start_outside_server "$d"
+    (cd "$d" && hv record -o o.hvrec -- "$PY" "$client" "$OUTSIDE_PORT" > o.rec.out 2> o.rec.err)
+    st=$?
+    (cd "$d" && hv record --verify -o v.hvrec -- "$PY" "$client" "$OUTSIDE_PORT" > v.out 2> v.err)
+    local vst=$?
+    stop_outside_server
+    grep -q '^chunk 2 of req2' "$d/o.rec.out" || bad="recorded: $(head -c 200 "$d/o.rec.out" "$d/o.rec.err");"
+    for b in kvm ptrace; do
+        (cd "$d" && hv replay --backend $b o.hvrec > o.$b.out 2> o.$b.err)
+        if [ $? != "$st" ] || ! cmp -s "$d/o.rec.out" "$d/o.$b.out" ||
+            ! grep -q '^hvrun: replay: identical' "$d/o.$b.err"; then
+            bad="$bad $b: $(grep -v '^chunk\|^peer' "$d/o.$b.err" | head -c 300);"
+        fi
+    done
+    if [ -z "$bad" ]; then
+        pass "$L:outside-server (replayed after the server stopped, kvm and ptrace)"
+    else
+        fail "$L:outside-server" "$bad"
+    fi
+    if [ "$vst" = 0 ] && grep -q '^chunk 2 of req2' "$d/v.out" &&
+        grep -q '^hvrun: replay: identical' "$d/v.err"; then
+        pass "$L:verify/outside-server"
+    else
+        fail "$L:verify/outside-server" "exit $vst: $(grep '^hvrun' "$d/v.err" | head -c 300)"
+    fi
+    # A refused connect replays refused, whatever listens there now.
+    (cd "$d" && hv record -o r.hvrec -- "$PY" "$client" "$OUTSIDE_PORT" > r.rec.out 2> /dev/null)
+    start_outside_server "$d" # another port, most likely: listen on the old
+    "$PY" -c 'import socket,sys,time; s=socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(); time.sleep(30)' "$OUTSIDE_PORT" 2> /dev/null &
+    local squatter=$!
+    sleep 0.3
+    (cd "$d" && hv replay r.hvrec > r.out 2> r.err)
+    st=$?
+    kill "$squatter" 2> /dev/null
+    wait "$squatter" 2> /dev/null
+    stop_outside_server
+    if [ "$st" = 0 ] && grep -q '^connect failed' "$d/r.out" &&
+        cmp -s "$d/r.rec.out" "$d/r.out" && grep -q '^hvrun: replay: identical' "$d/r.err"; then
+        pass "$L:outside-refused"
+    else
+        fail "$L:outside-refused" "exit $st: $(head -c 300 "$d/r.out" "$d/r.err")"
+    fi
+}
+
 # A listing of DIR's tree with each file's bytes' checksum and mode.
 tree_state() {
     (cd "$1" && find . -path ./state -prune -o -printf '%y %m %p %l\n' | sort &&
@@ -366,6 +440,7 @@ for hvarg in "$@"; do
     cross_backend_case
     stdin_and_copy_cases
     diverged_cases
+    outside_cases
     isolation_cases
     list_cases
     corrupt_case
