@@ -48,6 +48,10 @@ struct run_options {
     /* hvrun record: what it keeps of the host goes to files with this
      * prefix (tap.c); hvrun replay: it comes from them. NULL: neither. */
     const char *tap_record, *tap_replay;
+    /* hvrun replay of a run stopped by a signal from outside: the run
+     * stops the same way when it has made as many events (0: never). */
+    int replay_stop_signal;
+    uint64_t replay_stop_events;
 };
 
 struct run_summary {
@@ -67,6 +71,10 @@ struct run_summary {
     uint64_t cpuid_sites, cpuid_traps, cpuid_patch_ns;
     bool rdtsc_rewritten;     /* the guest's RDTSC sites answered by hvrun */
     uint64_t tsc_sites, tsc_traps;
+    /* A signal from outside (SIGINT, SIGTERM, SIGHUP) stopped the run,
+     * after this many guest events; 0: it was not stopped. */
+    int stop_signal;
+    uint64_t stop_events;
 };
 
 /* Parses `hvrun run`'s options (argv[0] is the command's name) and sets

@@ -303,6 +303,32 @@ static int append_framed(struct det_rec_writer *w, const char *prefix,
     return rc;
 }
 
+/* A signal from outside that stopped the run: value = the signal, data =
+ * u64 the guest events made before it. */
+static int append_stop(struct det_rec_writer *w, const struct run_summary *s)
+{
+    if (!s->stop_signal)
+        return 0;
+    uint64_t events = s->stop_events;
+    struct det_rec_event ev = {.kind = DET_REC_SIGNAL, .nr = 0xffff,
+                               .value = s->stop_signal, .len = 8,
+                               .data = (const uint8_t *)&events};
+    return det_rec_append(w, &ev);
+}
+
+/* Replaying: where the recorded run was stopped, if it was. */
+static void recorded_stop(const struct det_recording *r, struct run_options *o)
+{
+    for (size_t i = 0; i < r->nr_events; i++) {
+        const struct det_rec_event *e = &r->events[i];
+        if (e->kind != DET_REC_SIGNAL || e->len != 8 || e->value <= 0 ||
+            e->value >= 65)
+            continue;
+        o->replay_stop_signal = (int)e->value;
+        memcpy(&o->replay_stop_events, e->data, 8);
+    }
+}
+
 static int append_detlog(struct det_rec_writer *w, const char *path)
 {
     struct det_record *recs = NULL;
@@ -366,6 +392,7 @@ static int write_recording(const char *path, const struct record_args *ra,
         (rc = append_framed(w, host, QUERY_FRAME)) == 0 &&
         (rc = append_framed(w, host, PRESTATE_FRAME)) == 0 &&
         (rc = append_framed(w, host, LINK_FRAME)) == 0 &&
+        (rc = append_stop(w, &run->sum)) == 0 &&
         (rc = append_detlog(w, run->detlog)) == 0)
         return det_rec_finish(w, run->code, run->sum.digest);
     det_rec_abandon(w);
@@ -605,6 +632,7 @@ static int replay_loaded(const struct det_recording *r, const char *dir,
         goto out;
     o.tap_record = NULL;
     o.tap_replay = host;
+    recorded_stop(r, &o);
     if (isolated) {
         o.det.layered = replay_layers;
         o.det.nr_layered = nr_replay_layers;
@@ -718,7 +746,9 @@ static int record_run(int argc, char **argv)
     cli_pass_on(run.out, 1);
     cli_pass_on(run.err, 2);
     code = run.code;
-    if (proxy_stop_signal)
+    /* Stopped by a signal from outside once the run had started: that is
+     * recorded too, and a replay stops at the same point. */
+    if (proxy_stop_signal && !run.sum.stop_signal)
         goto interrupted;
     if (access(run.detlog, F_OK) < 0) {
         cli_error("record: the run did not start; nothing recorded");
@@ -738,7 +768,12 @@ static int record_run(int argc, char **argv)
     }
     fprintf(stderr, "hvrun: record: %s%s%s\n", id[0] ? id : "",
             id[0] ? " " : "", file);
-    if (ra.verify) {
+    if (run.sum.stop_signal)
+        fprintf(stderr, "hvrun: record: the run was stopped by signal %d "
+                "after %llu events; a replay stops there too\n",
+                run.sum.stop_signal,
+                (unsigned long long)run.sum.stop_events);
+    if (ra.verify && !run.sum.stop_signal) {
         /* The replay starts from the files as the recorded run found
          * them; its changes stay, as --verify's second run's do. */
         struct det_recording r;

@@ -345,6 +345,8 @@ static void collect_summary(struct run_summary *s, struct proxy_process *p,
     s->tsc_sites = t->tsc_sites;
     s->tsc_traps = t->tsc_traps;
     s->detlog_events = det->log.n;
+    s->stop_signal = proxy_stop_signal;
+    s->stop_events = det->events;
     s->digest = det_log_digest(det);
     for (int i = 0; i < DET_SRC_COUNT; i++)
         s->reads[i] = det->reads[i];
@@ -501,6 +503,8 @@ int cli_run_once(const struct run_options *o, const char *path,
                                                !o->no_rdtsc_rewrite &&
                                                kind != VMM_BACKEND_PTRACE,
                               .schedule_out = o->schedule_out,
+                              .stop_signal = o->replay_stop_signal,
+                              .stop_events = o->replay_stop_events,
                               .file_tap = cli_tap_files(tap)};
     int rc = proxy_process_create(&p, vm, &det, &pc);
     if (rc < 0) {

@@ -422,6 +422,10 @@ struct proxy_config {
     /* hvrun record / replay: the files read (NULL: neither). */
     const struct proxy_file_tap *file_tap;
     FILE *schedule_out; /* --schedule-out: every decided turn (world.c) */
+    /* hvrun replay of a run a signal from outside stopped: the run stops
+     * as by stop_signal once it has made stop_events events. */
+    int stop_signal;
+    uint64_t stop_events;
 };
 
 struct proxy_process {

@@ -856,14 +856,26 @@ static void log_thread_states(struct proxy_world *w)
             struct proxy_thread *t = &q->threads[k];
             if (t->state == PROXY_THREAD_EXITED)
                 continue;
-            char deadline[48] = "none";
+            char deadline[48] = "none", rip[32];
+            /* Where a thread that computes was stopped is host-timed: a
+             * recorded or replayed stop does not say it, so both print
+             * the same. A parked thread's is at its syscall. */
+            bool computing = i == w->cur && k == q->cur &&
+                             t->state == PROXY_THREAD_RUNNABLE;
+            if (computing && q->cfg->file_tap)
+                snprintf(rip, sizeof(rip), "(computing)");
+            else
+                snprintf(rip, sizeof(rip), "%#llx",
+                         (unsigned long long)(k == q->cur
+                                                  ? vmm_vm_regs(q->vm)->rip
+                                                  : t->regs.rip));
             if (t->has_deadline)
                 snprintf(deadline, sizeof(deadline), "in %lld ns",
                          (long long)((int64_t)t->deadline_ns - now));
             proxy_log(q, 1,
                       "  process %d thread %d%s: %s (host fd %d events %#x, "
                       "futex %#llx, deadline %s), pending %#llx mask %#llx, "
-                      "%llu syscalls, rip %#llx",
+                      "%llu syscalls, rip %s",
                       q->pid, k == q->cur ? q->tid : t->tid,
                       i == w->cur && k == q->cur ? " on the vCPU" : "",
                       thread_state_names[t->state],
@@ -873,9 +885,7 @@ static void log_thread_states(struct proxy_world *w)
                       (unsigned long long)q->pending_mask,
                       (unsigned long long)(k == q->cur ? q->sigmask
                                                        : t->sigmask),
-                      (unsigned long long)q->nr_syscalls,
-                      (unsigned long long)(k == q->cur ? vmm_vm_regs(q->vm)->rip
-                                                       : t->regs.rip));
+                      (unsigned long long)q->nr_syscalls, rip);
         }
     }
 }
@@ -917,7 +927,11 @@ bool proxy_world_output_held(struct proxy_world *w)
 
 int proxy_world_run(struct proxy_world *w)
 {
+    const struct proxy_config *cfg = w->procs[0]->cfg;
+    const struct det_state *det = w->procs[0]->det;
     while (!w->ended) {
+        if (cfg->stop_signal && det->events >= cfg->stop_events)
+            proxy_stop_signal = cfg->stop_signal; /* as it was recorded */
         if (proxy_stop_signal) {
             proxy_log(w->procs[0], 1, "stopped by signal %d; ending every "
                                       "guest", (int)proxy_stop_signal);

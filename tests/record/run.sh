@@ -40,6 +40,10 @@
 #                  reach it)
 #   outside-refused  a connect to outside that was refused replays refused
 #                  after a server listens on that port
+#   stopped-by-signal  a run of two computing threads stopped from outside
+#                  by SIGINT (exit 130): recorded up to there; the replay
+#                  stops at the same point (the same lines, exit 130),
+#                  under kvm and under ptrace
 #   host-time-and-random  date and /dev/urandom under --no-virtualize-time
 #                  --no-virtualize-random: the replay prints the recorded
 #                  values (the host's, from the recording)
@@ -334,6 +338,32 @@ outside_cases() {
     fi
 }
 
+stopped_case() {
+    local d=$WORK/$ID.stop pid st bad="" b
+    mkdir -p "$d"
+    (cd "$d" && exec "$HV" record -o s.hvrec -- "$PY" "$ROOT/tests/record/ticks.py" > s.rec.out 2> s.rec.err) &
+    pid=$!
+    sleep 2
+    kill -INT "$pid"
+    wait "$pid"
+    st=$?
+    [ "$st" = 130 ] && grep -q 'stopped by signal 2 after' "$d/s.rec.err" ||
+        bad="record exit $st: $(tail -c 300 "$d/s.rec.err");"
+    for b in kvm ptrace; do
+        (cd "$d" && hv replay --backend $b s.hvrec > s.$b.out 2> s.$b.err)
+        st=$?
+        if [ "$st" != 130 ] || ! cmp -s "$d/s.rec.out" "$d/s.$b.out" ||
+            ! grep -q '^hvrun: replay: identical' "$d/s.$b.err"; then
+            bad="$bad $b exit $st: $(grep '^hvrun: replay' "$d/s.$b.err" | head -c 300);"
+        fi
+    done
+    if [ -z "$bad" ] && [ "$(wc -l < "$d/s.rec.out")" -gt 2 ]; then
+        pass "$L:stopped-by-signal ($(wc -l < "$d/s.rec.out") lines, replayed by kvm and ptrace)"
+    else
+        fail "$L:stopped-by-signal" "$bad lines $(wc -l < "$d/s.rec.out")"
+    fi
+}
+
 # A listing of DIR's tree with each file's bytes' checksum and mode.
 tree_state() {
     (cd "$1" && find . -path ./state -prune -o -printf '%y %m %p %l\n' | sort &&
@@ -441,6 +471,7 @@ for hvarg in "$@"; do
     stdin_and_copy_cases
     diverged_cases
     outside_cases
+    stopped_case
     isolation_cases
     list_cases
     corrupt_case
