@@ -474,8 +474,10 @@ static bool same_events(const struct det_recording *r, const char *detlog,
                      k, want.tid,
                      want.nr == 0xffff ? "-" : proxy_syscall_name(want.nr),
                      want.tid != got[k].tid ? " (thread differs)" : "", a, b,
-                     want.source == DET_SRC_EXTERNAL
-                         ? " (a host-timed preemption fell elsewhere)"
+                     want.source == DET_SRC_EXTERNAL ||
+                             got[k].source == DET_SRC_EXTERNAL
+                         ? " (a host-timed preemption or host wait fell "
+                           "elsewhere)"
                          : "");
             same = false;
         } else {

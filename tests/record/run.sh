@@ -47,6 +47,11 @@
 #   host-time-and-random  date and /dev/urandom under --no-virtualize-time
 #                  --no-virtualize-random: the replay prints the recorded
 #                  values (the host's, from the recording)
+#   host-timers    interval timers, alarm, POSIX timers and timerfds under
+#                  --no-virtualize-time (tests/guest timers, alarm_spin,
+#                  timerfd_test): the replay's timers fire where the
+#                  recorded run's did (hvrun's own looks at the host clock
+#                  are in the recording)
 #   list-rm-clean  recordings under $XDG_DATA_HOME/hvrun/recordings: list
 #                  shows them, rm ID removes one, clean the rest
 #   corrupt        10 truncations and 100 single-bit flips of a recording:
@@ -364,6 +369,26 @@ stopped_case() {
     fi
 }
 
+host_timers_case() {
+    local d=$WORK/$ID.timers prog st1 st2 bad=""
+    mkdir -p "$d"
+    for prog in timers alarm_spin timerfd_test; do
+        (cd "$d" && hv record --no-virtualize-time -o $prog.hvrec -- "$G/$prog" > $prog.rec.out 2> /dev/null)
+        st1=$?
+        (cd "$d" && hv replay $prog.hvrec > $prog.out 2> $prog.err)
+        st2=$?
+        if [ "$st1" != "$st2" ] || ! cmp -s "$d/$prog.rec.out" "$d/$prog.out" ||
+            ! grep -q '^hvrun: replay: identical' "$d/$prog.err"; then
+            bad="$bad $prog (record $st1, replay $st2): $(grep '^hvrun: replay' "$d/$prog.err" | head -c 250);"
+        fi
+    done
+    if [ -z "$bad" ]; then
+        pass "$L:host-timers"
+    else
+        fail "$L:host-timers" "$bad"
+    fi
+}
+
 # A listing of DIR's tree with each file's bytes' checksum and mode.
 tree_state() {
     (cd "$1" && find . -path ./state -prune -o -printf '%y %m %p %l\n' | sort &&
@@ -472,6 +497,7 @@ for hvarg in "$@"; do
     diverged_cases
     outside_cases
     stopped_case
+    host_timers_case
     isolation_cases
     list_cases
     corrupt_case
