@@ -13,8 +13,9 @@
 #include "det_sched.h"
 
 #define CLI_MAX_ENV_OVERRIDES 256
-/* --verify found the two runs different. */
+/* --verify found the two runs different (--repeat: some run differs). */
 #define CLI_EXIT_NONDETERMINISTIC 120
+#define CLI_MAX_REPEAT 10000
 
 struct proxy_file_tap;
 struct det_tap;
@@ -22,6 +23,10 @@ struct det_tap;
 struct run_options {
     const char *backend;
     bool verify;
+    /* --repeat N: the run N times (verify's machinery), each compared with
+     * the first; 0: --verify's two. */
+    int repeat;
+    const char *report_path;  /* --report FILE: JSON, or JUnit XML (.xml) */
     bool fail_closed;
     bool linger;           /* --linger (proxy_config.linger) */
     bool no_seccomp;          /* --no-seccomp: no filter (cli/confine.c) */
@@ -122,6 +127,18 @@ struct cli_captured_run {
     int code;
     struct run_summary sum;
 };
+/* Run n of --verify or --repeat against run 1 (verify.c). */
+struct cli_run_verdict {
+    bool same;
+    char streams[160];  /* what differs: " stdout (byte 5) exit status ..." */
+    char detail[512];   /* the first detlog difference, or "" */
+    uint64_t seed;      /* --seed + n - 1: the run's --chaos schedule seed */
+};
+/* --report FILE: the runs' verdicts as JSON, or JUnit XML for a name
+ * ending in .xml (report.c); 0 or -errno. */
+int cli_report_write(const char *path, const struct run_options *o,
+                     const struct cli_captured_run *f,
+                     const struct cli_run_verdict *v, int n);
 /* The file names of run n (1-based) in dir. */
 void cli_captured_names(struct cli_captured_run *f, const char *dir, int n);
 /* Runs it (f->journal must exist as a directory); 0, or -errno if the
