@@ -143,7 +143,9 @@ static const struct exception_note notes[] = {
     {SYS_exit, NULL, "ends the thread; the last thread ends the process"},
     {SYS_clone, NULL, "threads share the VM; without CLONE_VM: as fork"},
     {SYS_clone3, NULL, "ENOSYS on purpose: libc falls back to clone"},
-    {SYS_futex, NULL, "wait queues in hvrun; PI futexes ENOSYS"},
+    {SYS_futex, NULL, "wait queues in hvrun; PI futexes with Linux's word "
+                       "protocol, waiters in arrival order (one vCPU: "
+                       "no priority to inherit)"},
     {SYS_sched_yield, NULL, "hands the vCPU to the next runnable thread"},
     {SYS_uname, "virtualised", "fixed machine identity from detcore"},
     {SYS_sysinfo, "virtualised", "fixed memory, logical uptime"},

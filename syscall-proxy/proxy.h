@@ -181,6 +181,13 @@ enum proxy_thread_state {
                                    sigtimedwait, signalfd reads) */
 };
 
+/* What a thread in PROXY_THREAD_FUTEX_WAIT waits as (futex_pi.c). */
+enum proxy_futex_kind {
+    PROXY_FUTEX_PLAIN,      /* FUTEX_WAIT, FUTEX_WAIT_BITSET */
+    PROXY_FUTEX_PI,         /* FUTEX_LOCK_PI, LOCK_PI2; a requeued one */
+    PROXY_FUTEX_REQUEUE_PI, /* FUTEX_WAIT_REQUEUE_PI, not yet requeued */
+};
+
 /* What a thread in PROXY_THREAD_WAIT_SIGNAL waits in (signal.c). */
 enum proxy_sigwait_kind {
     PROXY_SIGWAIT_NONE,
@@ -222,6 +229,14 @@ struct proxy_thread {
      * of every process mapping it share */
     uint64_t futex_key[3];
     uint32_t futex_bitset;
+    /* a PI waiter (futex_pi.c): what it waits as, the owner it waits on;
+     * a requeue-PI waiter the PI futex it is to get, and whether it was
+     * moved onto it already */
+    enum proxy_futex_kind futex_kind;
+    int futex_pi_owner;
+    gva_t futex_uaddr2;
+    uint64_t futex_key2[3];
+    bool futex_requeued;
     uint64_t wait_seq;          /* FIFO order of waiters */
     bool has_deadline;
     uint64_t deadline_ns;       /* CLOCK_MONOTONIC */

@@ -220,9 +220,19 @@ static bool refresh(struct proxy_process *p, struct proxy_thread *t)
             struct vmm_regs *r = t == &p->threads[p->cur] ? vmm_vm_regs(p->vm)
                                                           : &t->regs;
             t->state = PROXY_THREAD_RUNNABLE;
+            if (t->futex_requeued) {
+                /* A requeue-PI waiter already on the PI futex: Linux
+                 * returns EWOULDBLOCK rather than restart. */
+                t->futex_requeued = t->has_deadline = false;
+                r->rax = (uint64_t)-EAGAIN;
+                break;
+            }
             r->rax = SYS_futex;
             r->rip -= SYSCALL_INSN_BYTES;
-            t->restartable = true;
+            /* A PI wait restarts even across a handler without
+             * SA_RESTART (ERESTARTNOINTR): not marked restartable, the
+             * delivery leaves it to run again. */
+            t->restartable = t->futex_kind == PROXY_FUTEX_PLAIN;
             t->eintr_on_handler = t->has_deadline;
         }
         break;
