@@ -35,6 +35,7 @@ static const struct family_kind families[] = {
     {proxy_sysvshm_syscalls, "ipc", "emulated"},
     {proxy_sysvsem_syscalls, "ipc", "emulated"},
     {proxy_sysvmsg_syscalls, "ipc", "emulated"},
+    {proxy_process_vm_syscalls, "mm", "emulated"},
 };
 
 struct exception_note {
@@ -76,6 +77,11 @@ static const struct exception_note notes[] = {
     {SYS_perf_event_open, "emulated", "ENOENT, as a host without a PMU "
                                       "(no event; the host's counters would "
                                       "not be deterministic)"},
+    {SYS_process_vm_readv, NULL, "the run's processes only (ESRCH "
+                                 "else), through each one's checked "
+                                 "copy path; stops at the first page "
+                                 "refused"},
+    {SYS_process_vm_writev, NULL, "as process_vm_readv"},
     {SYS_memfd_create, "passthrough", "a host memfd under the guest's name; "
                                       "MFD_HUGETLB is EINVAL"},
     {SYS_name_to_handle_at, "emulated", "refused with EOPNOTSUPP"},

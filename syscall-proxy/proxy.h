@@ -696,6 +696,7 @@ extern const struct proxy_syscall proxy_seccomp_syscalls[];
 extern const struct proxy_syscall proxy_sysvshm_syscalls[];
 extern const struct proxy_syscall proxy_sysvsem_syscalls[];
 extern const struct proxy_syscall proxy_sysvmsg_syscalls[];
+extern const struct proxy_syscall proxy_process_vm_syscalls[];
 /* System V message queues (kernel/sysvmsg.c): queue i as a
  * /proc/sysvipc/msg line (0 past the last); the run's queues freed. */
 int proxy_msg_proc_line(struct proxy_world *w, int i, char *line, size_t cap);
