@@ -36,6 +36,7 @@ static const struct family_kind families[] = {
     {proxy_sysvsem_syscalls, "ipc", "emulated"},
     {proxy_sysvmsg_syscalls, "ipc", "emulated"},
     {proxy_process_vm_syscalls, "mm", "emulated"},
+    {proxy_mqueue_syscalls, "ipc", "emulated"},
 };
 
 struct exception_note {
@@ -82,6 +83,13 @@ static const struct exception_note notes[] = {
                                  "copy path; stops at the first page "
                                  "refused"},
     {SYS_process_vm_writev, NULL, "as process_vm_readv"},
+    {SYS_mq_open, NULL, "the run's own names (nothing on the host); the "
+                        "descriptor an eventfd kept ready as the queue is"},
+    {SYS_mq_timedsend, NULL, "a wait re-tried every 1 ms of logical time"},
+    {SYS_mq_timedreceive, NULL, "a wait re-tried every 1 ms of logical "
+                                "time"},
+    {SYS_mq_notify, NULL, "SIGEV_SIGNAL and SIGEV_NONE; SIGEV_THREAD EINVAL "
+                          "(a netlink message only the host kernel sends)"},
     {SYS_memfd_create, "passthrough", "a host memfd under the guest's name; "
                                       "MFD_HUGETLB is EINVAL"},
     {SYS_name_to_handle_at, "emulated", "refused with EOPNOTSUPP"},
