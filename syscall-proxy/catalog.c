@@ -37,6 +37,7 @@ static const struct family_kind families[] = {
     {proxy_sysvmsg_syscalls, "ipc", "emulated"},
     {proxy_process_vm_syscalls, "mm", "emulated"},
     {proxy_mqueue_syscalls, "ipc", "emulated"},
+    {proxy_adjtime_syscalls, "time", "virtualised"},
 };
 
 struct exception_note {
@@ -90,6 +91,11 @@ static const struct exception_note notes[] = {
                                 "time"},
     {SYS_mq_notify, NULL, "SIGEV_SIGNAL and SIGEV_NONE; SIGEV_THREAD EINVAL "
                           "(a netlink message only the host kernel sends)"},
+    {SYS_adjtimex, NULL, "a query answers the NTP-less state of the "
+                         "virtual clock (TIME_ERROR, STA_UNSYNC); a change "
+                         "EPERM (no CAP_SYS_TIME)"},
+    {SYS_clock_adjtime, NULL, "as adjtimex for CLOCK_REALTIME; other "
+                              "clocks EOPNOTSUPP or EINVAL"},
     {SYS_memfd_create, "passthrough", "a host memfd under the guest's name; "
                                       "MFD_HUGETLB is EINVAL"},
     {SYS_name_to_handle_at, "emulated", "refused with EOPNOTSUPP"},
