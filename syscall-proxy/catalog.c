@@ -38,6 +38,9 @@ static const struct family_kind families[] = {
     {proxy_process_vm_syscalls, "mm", "emulated"},
     {proxy_mqueue_syscalls, "ipc", "emulated"},
     {proxy_adjtime_syscalls, "time", "virtualised"},
+    {proxy_ldt_syscalls, "mm", "emulated"},
+    {proxy_acct_syscalls, "process", "emulated"},
+    {proxy_quota_syscalls, "fs", "passthrough"},
 };
 
 struct exception_note {
@@ -96,6 +99,13 @@ static const struct exception_note notes[] = {
                          "EPERM (no CAP_SYS_TIME)"},
     {SYS_clock_adjtime, NULL, "as adjtimex for CLOCK_REALTIME; other "
                               "clocks EOPNOTSUPP or EINVAL"},
+    {SYS_modify_ldt, NULL, "reads: no LDT, the default 128 zero bytes; "
+                           "a valid write ENOSYS (no backend loads a "
+                           "guest LDT)"},
+    {SYS_acct, NULL, "EPERM: no guest has CAP_SYS_PACCT"},
+    {SYS_quotactl, NULL, "queries asked of the host's filesystem; a "
+                         "change EPERM after its device checks"},
+    {SYS_quotactl_fd, NULL, "as quotactl"},
     {SYS_memfd_create, "passthrough", "a host memfd under the guest's name; "
                                       "MFD_HUGETLB is EINVAL"},
     {SYS_name_to_handle_at, "emulated", "refused with EOPNOTSUPP"},
