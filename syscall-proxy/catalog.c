@@ -41,6 +41,7 @@ static const struct family_kind families[] = {
     {proxy_ldt_syscalls, "mm", "emulated"},
     {proxy_acct_syscalls, "process", "emulated"},
     {proxy_quota_syscalls, "fs", "passthrough"},
+    {proxy_keys_syscalls, "keys", "emulated"},
 };
 
 struct exception_note {
@@ -106,6 +107,11 @@ static const struct exception_note notes[] = {
     {SYS_quotactl, NULL, "queries asked of the host's filesystem; a "
                          "change EPERM after its device checks"},
     {SYS_quotactl_fd, NULL, "as quotactl"},
+    {SYS_add_key, NULL, "ENOSYS, as a kernel without CONFIG_KEYS: the "
+                        "host's keyrings are not the guest's, no in-run "
+                        "keyring model yet"},
+    {SYS_request_key, NULL, "ENOSYS (as add_key)"},
+    {SYS_keyctl, NULL, "ENOSYS (as add_key)"},
     {SYS_memfd_create, "passthrough", "a host memfd under the guest's name; "
                                       "MFD_HUGETLB is EINVAL"},
     {SYS_name_to_handle_at, "emulated", "refused with EOPNOTSUPP"},

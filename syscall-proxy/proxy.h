@@ -710,6 +710,7 @@ extern const struct proxy_syscall proxy_adjtime_syscalls[];
 extern const struct proxy_syscall proxy_ldt_syscalls[];
 extern const struct proxy_syscall proxy_acct_syscalls[];
 extern const struct proxy_syscall proxy_quota_syscalls[];
+extern const struct proxy_syscall proxy_keys_syscalls[];
 /* POSIX message queues (kernel/mqueue.c): a descriptor's reference
  * dropped (closer: the fd table of the process closing it, for
  * mq_notify's owner), shared by a dup or fork, read as its status line
