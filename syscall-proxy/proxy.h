@@ -75,6 +75,10 @@ struct proxy_fd {
     /* A /proc mem or settings file of a guest (procfile.c): transfers go
      * there; shared by dups and fork children. */
     struct proxy_vfd *vfd;
+    /* A POSIX message queue descriptor (kernel/mqueue.c): the host fd is
+     * an eventfd kept ready as the queue is; shared by dups and fork
+     * children. */
+    struct proxy_mqd *mqd;
 };
 
 struct proxy_plock;
@@ -181,6 +185,13 @@ enum proxy_thread_state {
                                    sigtimedwait, signalfd reads) */
 };
 
+/* What a thread in PROXY_THREAD_FUTEX_WAIT waits as (futex_pi.c). */
+enum proxy_futex_kind {
+    PROXY_FUTEX_PLAIN,      /* FUTEX_WAIT, FUTEX_WAIT_BITSET */
+    PROXY_FUTEX_PI,         /* FUTEX_LOCK_PI, LOCK_PI2; a requeued one */
+    PROXY_FUTEX_REQUEUE_PI, /* FUTEX_WAIT_REQUEUE_PI, not yet requeued */
+};
+
 /* What a thread in PROXY_THREAD_WAIT_SIGNAL waits in (signal.c). */
 enum proxy_sigwait_kind {
     PROXY_SIGWAIT_NONE,
@@ -222,6 +233,14 @@ struct proxy_thread {
      * of every process mapping it share */
     uint64_t futex_key[3];
     uint32_t futex_bitset;
+    /* a PI waiter (futex_pi.c): what it waits as, the owner it waits on;
+     * a requeue-PI waiter the PI futex it is to get, and whether it was
+     * moved onto it already */
+    enum proxy_futex_kind futex_kind;
+    int futex_pi_owner;
+    gva_t futex_uaddr2;
+    uint64_t futex_key2[3];
+    bool futex_requeued;
     uint64_t wait_seq;          /* FIFO order of waiters */
     bool has_deadline;
     uint64_t deadline_ns;       /* CLOCK_MONOTONIC */
@@ -311,6 +330,11 @@ struct proxy_world {
     /* hvrun record / replay: the run's TCP connections to outside it,
      * relayed through hvrun (net/outside.c); NULL: none yet. */
     struct proxy_outside *outside;
+    /* POSIX message queues by name (kernel/mqueue.c), their bytes charged
+     * against RLIMIT_MSGQUEUE. */
+    struct proxy_mqueue *mqueues;
+    int nr_mqueues;
+    size_t mq_bytes;
 };
 
 /* --linger: whether a guest process other than the first still holds the
@@ -681,6 +705,23 @@ extern const struct proxy_syscall proxy_seccomp_syscalls[];
 extern const struct proxy_syscall proxy_sysvshm_syscalls[];
 extern const struct proxy_syscall proxy_sysvsem_syscalls[];
 extern const struct proxy_syscall proxy_sysvmsg_syscalls[];
+extern const struct proxy_syscall proxy_process_vm_syscalls[];
+extern const struct proxy_syscall proxy_adjtime_syscalls[];
+extern const struct proxy_syscall proxy_ldt_syscalls[];
+extern const struct proxy_syscall proxy_acct_syscalls[];
+extern const struct proxy_syscall proxy_quota_syscalls[];
+extern const struct proxy_syscall proxy_keys_syscalls[];
+/* POSIX message queues (kernel/mqueue.c): a descriptor's reference
+ * dropped (closer: the fd table of the process closing it, for
+ * mq_notify's owner), shared by a dup or fork, read as its status line
+ * (iov: host iovecs); the run's names freed. */
+struct proxy_mqd;
+extern const struct proxy_syscall proxy_mqueue_syscalls[];
+void proxy_mqd_put(struct proxy_mqd *d, const struct proxy_fdtable *closer);
+void proxy_mqd_share(struct proxy_fd *to, const struct proxy_fd *from);
+long proxy_mq_xfer(struct proxy_process *p, int guest_fd, bool into_guest,
+                   const struct iovec *iov, int n);
+void proxy_mq_world_free(struct proxy_world *w);
 /* System V message queues (kernel/sysvmsg.c): queue i as a
  * /proc/sysvipc/msg line (0 past the last); the run's queues freed. */
 int proxy_msg_proc_line(struct proxy_world *w, int i, char *line, size_t cap);

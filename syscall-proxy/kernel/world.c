@@ -92,6 +92,7 @@ void proxy_world_destroy(struct proxy_world *w)
     proxy_sem_world_free(w);
     proxy_msg_world_free(w);
     proxy_outside_free(w);
+    proxy_mq_world_free(w);
     /* Timerfds still open in the first process outlive the world. */
     proxy_timerfd_world_gone(w);
 }
@@ -220,9 +221,19 @@ static bool refresh(struct proxy_process *p, struct proxy_thread *t)
             struct vmm_regs *r = t == &p->threads[p->cur] ? vmm_vm_regs(p->vm)
                                                           : &t->regs;
             t->state = PROXY_THREAD_RUNNABLE;
+            if (t->futex_requeued) {
+                /* A requeue-PI waiter already on the PI futex: Linux
+                 * returns EWOULDBLOCK rather than restart. */
+                t->futex_requeued = t->has_deadline = false;
+                r->rax = (uint64_t)-EAGAIN;
+                break;
+            }
             r->rax = SYS_futex;
             r->rip -= SYSCALL_INSN_BYTES;
-            t->restartable = true;
+            /* A PI wait restarts even across a handler without
+             * SA_RESTART (ERESTARTNOINTR): not marked restartable, the
+             * delivery leaves it to run again. */
+            t->restartable = t->futex_kind == PROXY_FUTEX_PLAIN;
             t->eintr_on_handler = t->has_deadline;
         }
         break;
