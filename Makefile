@@ -49,7 +49,8 @@ DEPS_PKGS := libelf-dev libfdt-dev libzstd-dev libseccomp-dev \
              libcriterion-dev libcapstone-dev pkg-config
 # Programs the real-program tests run (all from Debian packages).
 TEST_PKGS := coreutils sed gawk gzip bzip2 xz-utils zstd openssl sqlite3 \
-             perl python3 bc golang-go
+             perl python3 bc golang-go \
+             cmake meson ninja-build python3-pytest cargo rustc
 
 .PHONY: all debug test check check-docs test-guest demo bench deps clean lint format \
         fuzz fuzz-deps fuzz-elf fuzz-syscalls images images-deps images-check images-boot \
@@ -166,6 +167,7 @@ test: deps
 	tests/verify/run.sh build/hvrun build/debug/hvrun
 	tests/confine/seccomp.sh build/hvrun build/debug/hvrun
 	tests/record/run.sh build/hvrun build/debug/hvrun
+	tests/runners/run.sh build/hvrun build/debug/hvrun
 	tests/parity/run.sh build/hvrun
 	tests/parity/run.sh build/debug/hvrun
 	HVRUN_BIN=$(CURDIR)/build/hvrun tests/run-guest-tests.sh tests/parity/hvrun-ptrace
