@@ -35,6 +35,7 @@ static const struct family_kind families[] = {
     {proxy_sysvshm_syscalls, "ipc", "emulated"},
     {proxy_sysvsem_syscalls, "ipc", "emulated"},
     {proxy_sysvmsg_syscalls, "ipc", "emulated"},
+    {proxy_ns_syscalls, "namespace", "emulated"},
 };
 
 struct exception_note {

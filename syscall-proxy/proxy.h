@@ -23,6 +23,7 @@
 #include <sys/types.h>
 
 #include "backend.h"
+#include "namespace.h"
 #include "procfile.h"
 
 struct det_state;
@@ -308,6 +309,10 @@ struct proxy_world {
     /* ... and message queues (kernel/sysvmsg.c). */
     struct proxy_msg_queue **msg;
     int nr_msg, next_msgid;
+    /* Namespaces the run's processes made (kernel/namespace.c), in
+     * creation order; they live as long as the run. */
+    struct proxy_ns **ns_all;
+    int nr_ns, cap_ns;
 };
 
 /* --linger: whether a guest process other than the first still holds the
@@ -497,6 +502,12 @@ struct proxy_process {
     /* personality(2)'s value (misc.c): kept across fork and execve, as
      * setarch relies on; PER_LINUX32 makes uname's machine i686 */
     uint32_t personality;
+    /* Its namespaces (kernel/namespace.c); NULL: the run's initial one.
+     * ns[PROXY_NS_PID] is the one its children are made in. ns_caps:
+     * the full capabilities a new (or entered) user namespace gives its
+     * creator, until execve or a set*uid call away from its root. */
+    struct proxy_ns *ns[PROXY_NR_NS];
+    bool ns_caps;
     /* set_mempolicy's mode and node mask (one node: 0 or 1), mm.c */
     int mempolicy_mode;
     uint64_t mempolicy_nodes;
@@ -648,6 +659,8 @@ extern const struct proxy_syscall proxy_seccomp_syscalls[];
 extern const struct proxy_syscall proxy_sysvshm_syscalls[];
 extern const struct proxy_syscall proxy_sysvsem_syscalls[];
 extern const struct proxy_syscall proxy_sysvmsg_syscalls[];
+/* unshare, setns (kernel/namespace.c) */
+extern const struct proxy_syscall proxy_ns_syscalls[];
 /* System V message queues (kernel/sysvmsg.c): queue i as a
  * /proc/sysvipc/msg line (0 past the last); the run's queues freed. */
 int proxy_msg_proc_line(struct proxy_world *w, int i, char *line, size_t cap);

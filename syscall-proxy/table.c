@@ -15,6 +15,7 @@ static const struct proxy_syscall *const families[] = {
     proxy_process_syscalls, proxy_signal_syscalls, proxy_time_syscalls,
     proxy_misc_syscalls,    proxy_seccomp_syscalls, proxy_sysvshm_syscalls,
     proxy_sysvsem_syscalls, proxy_sysvmsg_syscalls,
+    proxy_ns_syscalls,
     proxy_thread_syscalls, proxy_procsys_syscalls, proxy_net_syscalls,
     proxy_timer_syscalls,   proxy_signalfd_syscalls, proxy_epoll_syscalls,
     proxy_timerfd_syscalls,

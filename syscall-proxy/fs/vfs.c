@@ -395,6 +395,12 @@ static int gen_uname_field(struct proxy_process *p, struct vbuf *b,
 {
     struct det_uname u;
     det_get_uname(p->det, &u);
+    /* A UTS namespace of its own has its own names. */
+    if (proxy_ns_nodename(p)) {
+        snprintf(u.nodename, sizeof(u.nodename), "%s", proxy_ns_nodename(p));
+        snprintf(u.domainname, sizeof(u.domainname), "%s",
+                 proxy_ns_domainname(p));
+    }
     const char *v = f == UF_HOSTNAME     ? u.nodename
                     : f == UF_DOMAINNAME ? u.domainname
                     : f == UF_OSRELEASE  ? u.release
@@ -613,16 +619,23 @@ static void status_kb(struct vbuf *b, const char *name, uint64_t pages)
 
 static void status_ids(struct vbuf *b, const struct proxy_process *p)
 {
-    vb_printf(b, "Uid:\t%u\t%u\t%u\t%u\n", (unsigned)p->ruid, (unsigned)p->euid,
-              (unsigned)p->suid, (unsigned)p->euid);
-    vb_printf(b, "Gid:\t%u\t%u\t%u\t%u\n", (unsigned)p->rgid, (unsigned)p->egid,
-              (unsigned)p->sgid, (unsigned)p->egid);
+    /* As the reader's user namespace maps them; here the process's own. */
+    vb_printf(b, "Uid:\t%u\t%u\t%u\t%u\n", proxy_ns_uid_seen(p, p->ruid),
+              proxy_ns_uid_seen(p, p->euid), proxy_ns_uid_seen(p, p->suid),
+              proxy_ns_uid_seen(p, p->euid));
+    vb_printf(b, "Gid:\t%u\t%u\t%u\t%u\n", proxy_ns_gid_seen(p, p->rgid),
+              proxy_ns_gid_seen(p, p->egid), proxy_ns_gid_seen(p, p->sgid),
+              proxy_ns_gid_seen(p, p->egid));
     vb_printf(b, "FDSize:\t%d\nGroups:\t", p->fds.cap);
-    /* The supplementary groups getgroups reports (misc.c: hvrun's). */
+    /* The supplementary groups getgroups reports (misc.c: the list
+     * setgroups gave, else hvrun's), through the user namespace. */
     gid_t groups[64];
-    int n = getgroups(64, groups);
+    int n = p->nr_groups >= 0 ? (p->nr_groups < 64 ? p->nr_groups : 64)
+                              : getgroups(64, groups);
     for (int i = 0; i < n; i++)
-        vb_printf(b, "%s%u", i ? " " : "", (unsigned)groups[i]);
+        vb_printf(b, "%s%u", i ? " " : "",
+                  proxy_ns_gid_seen(p, p->nr_groups >= 0 ? p->groups[i]
+                                                         : groups[i]));
     vb_printf(b, " \nNStgid:\t%d\nNSpid:\t%d\nNSpgid:\t%d\nNSsid:\t%d\n",
               p->pid, p->pid, p->pgid, p->sid);
 }
@@ -670,7 +683,7 @@ static int gen_self_status(struct proxy_process *p, struct vbuf *b)
     status_mem(b, p);
     uint64_t ignored, caught;
     sig_sets(p, &ignored, &caught);
-    uint64_t caps = p->euid == 0 ? CAP_FULL_SET : 0;
+    uint64_t caps = proxy_ns_capable(p) ? CAP_FULL_SET : 0;
     vb_printf(b,
               "CoreDumping:\t0\nTHP_enabled:\t%d\nThreads:\t%d\n"
               "SigQ:\t0/%llu\nSigPnd:\t%016llx\nShdPnd:\t%016llx\n"
@@ -888,6 +901,28 @@ static long open_kept(struct proxy_process *p, struct proxy_process *of,
         p, of, proxy_procfile_kept_index(name + strlen("/proc/self/")), flags);
 }
 
+/* uid_map, gid_map, setgroups (kernel/namespace.c's rules). */
+static long open_nsfile(struct proxy_process *p, struct proxy_process *of,
+                        const char *name, int flags)
+{
+    const char *base = name + strlen("/proc/self/");
+    int which = strcmp(base, "uid_map") == 0   ? PROXY_NSFILE_UID_MAP
+                : strcmp(base, "gid_map") == 0 ? PROXY_NSFILE_GID_MAP
+                                               : PROXY_NSFILE_SETGROUPS;
+    return proxy_procfile_open_nsfile(p, of, which, flags);
+}
+
+/* /proc/self/ns/NAME: the guest's namespace, not hvrun's. */
+static long open_ns(struct proxy_process *p, struct proxy_process *of,
+                    const char *name, int flags)
+{
+    int type = proxy_ns_type_of_name(name + strlen("/proc/self/ns/"));
+    return proxy_procfile_open_ns(p, of, type, flags);
+}
+
+#define NS_FILE(name) \
+    {"/proc/self/ns/" name, GATE_ALWAYS, DET_SRC_IDS, NULL, open_ns}
+
 #define KEPT_FILE(name) \
     {"/proc/self/" name, GATE_ALWAYS, DET_SRC_IDS, NULL, open_kept}
 
@@ -911,6 +946,19 @@ static const struct vfile vfiles[] = {
     KEPT_FILE("personality"),
     KEPT_FILE("cgroup"),
     KEPT_FILE("autogroup"),
+    {"/proc/self/uid_map", GATE_ALWAYS, DET_SRC_IDS, NULL, open_nsfile},
+    {"/proc/self/gid_map", GATE_ALWAYS, DET_SRC_IDS, NULL, open_nsfile},
+    {"/proc/self/setgroups", GATE_ALWAYS, DET_SRC_IDS, NULL, open_nsfile},
+    NS_FILE("cgroup"),
+    NS_FILE("ipc"),
+    NS_FILE("mnt"),
+    NS_FILE("net"),
+    NS_FILE("pid"),
+    NS_FILE("pid_for_children"),
+    NS_FILE("time"),
+    NS_FILE("time_for_children"),
+    NS_FILE("user"),
+    NS_FILE("uts"),
     {"/proc/cpuinfo", GATE_HOST, DET_SRC_HOST, gen_cpuinfo, NULL},
     {"/proc/meminfo", GATE_HOST, DET_SRC_HOST, gen_meminfo, NULL},
     {"/proc/stat", GATE_HOST, DET_SRC_HOST, gen_stat, NULL},
@@ -1318,6 +1366,21 @@ bool proxy_vfs_open(struct proxy_process *p, int host_dirfd,
     default:
         return false;
     }
+}
+
+long proxy_vfs_ns_link(struct proxy_process *p, int host_dirfd,
+                       const char *host_path, char *out, size_t cap)
+{
+    const struct vfile *v;
+    struct proxy_process *of;
+    enum vfile_lookup l = lookup_vfile(p, host_dirfd, host_path, &v, &of);
+    if (l == VFILE_HIDDEN)
+        return -ENOENT;
+    if (l != VFILE_FOUND || v->open != open_ns)
+        return 0;
+    int type = proxy_ns_type_of_name(v->path + strlen("/proc/self/ns/"));
+    int n = proxy_ns_link(of, type, out, cap);
+    return n < 0 ? -EIO : n;
 }
 
 /* ---- /dev/urandom -------------------------------------------------------- */

@@ -170,6 +170,9 @@ long proxy_fork(struct proxy_process *p, uint64_t flags, gva_t stack,
 {
     if (flags & CLONE_THREAD)
         return -EINVAL;
+    long ns_rc = proxy_ns_clone_check(p, flags); /* CLONE_NEW* */
+    if (ns_rc < 0)
+        return ns_rc;
     struct proxy_process *c = new_child(p);
     if (!c)
         return -ENOMEM;
@@ -184,7 +187,8 @@ long proxy_fork(struct proxy_process *p, uint64_t flags, gva_t stack,
     if ((rc = vmm_as_clone(c->as, p->as)) == 0 &&
         (rc = proxy_cpuid_fork(c, p)) == 0 &&
         (rc = clone_fds(c, p)) == 0 &&
-        (rc = child_thread(c, p, stack, flags, tls)) == 0)
+        (rc = child_thread(c, p, stack, flags, tls)) == 0 &&
+        (rc = (int)proxy_ns_clone_apply(p, c, flags)) == 0)
         rc = proxy_world_add(p->world, c);
     if (rc < 0) {
         vmm_vm_destroy(c->vm);
@@ -609,6 +613,7 @@ static void exec_reset(struct proxy_process *p)
 {
     proxy_shm_detach_all(p); /* the old address space is gone */
     p->prctl.keepcaps = false; /* Linux clears it at every execve */
+    proxy_ns_exec(p); /* capabilities from the euid again */
     for (int s = 1; s < PROXY_NSIG; s++) {
         struct proxy_sigaction *sa = &p->sigactions[s];
         if (sa->handler != (uint64_t)(uintptr_t)SIG_IGN)

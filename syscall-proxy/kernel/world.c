@@ -90,6 +90,7 @@ void proxy_world_destroy(struct proxy_world *w)
     proxy_shm_world_free(w);
     proxy_sem_world_free(w);
     proxy_msg_world_free(w);
+    proxy_ns_world_free(w);
     /* Timerfds still open in the first process outlive the world. */
     proxy_timerfd_world_gone(w);
 }
