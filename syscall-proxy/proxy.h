@@ -313,6 +313,9 @@ struct proxy_world {
      * creation order; they live as long as the run. */
     struct proxy_ns **ns_all;
     int nr_ns, cap_ns;
+    /* Whose System V objects shm/sem/msg above are (NULL: the initial
+     * IPC namespace's, kept in ipc_root while another's are here). */
+    struct proxy_ns *ipc_cur, *ipc_root;
 };
 
 /* --linger: whether a guest process other than the first still holds the

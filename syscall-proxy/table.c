@@ -81,6 +81,7 @@ long proxy_dispatch(struct proxy_process *p)
         p->totals->syscalls++;
     det_event(p->det, (uint32_t)p->tid, (uint16_t)(nr < 0xffff ? nr : 0xffff));
     long ret;
+    proxy_ns_ipc_enter(p); /* System V objects of its IPC namespace */
     /* The guest's own seccomp filters first; rcx: where the call returns. */
     if (!proxy_seccomp_blocks(p, nr, args, r->rcx, &ret))
         ret = nr < PROXY_NR_SYSCALLS && handlers[nr] ? handlers[nr](p, args)

@@ -726,6 +726,7 @@ static int gen_ipc_table(struct proxy_process *p, struct vbuf *b,
                                         size_t))
 {
     vb_printf(b, "%s", header);
+    proxy_ns_ipc_enter(p); /* the reader's IPC namespace */
     char line[256];
     for (int i = 0; p->world && line_of(p->world, i, line, sizeof(line)) > 0;
          i++)

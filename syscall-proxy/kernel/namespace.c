@@ -77,6 +77,17 @@ struct id_map {
     struct id_extent e[MAP_MAX_EXTENTS];
 };
 
+/* An IPC namespace's System V objects while another namespace's are in
+ * the world (proxy_ns_ipc_enter swaps them). */
+struct ipc_stash {
+    struct proxy_shm_seg **shm;
+    int nr_shm, next_shmid;
+    struct proxy_sem_set **sem;
+    int nr_sem, next_semid;
+    struct proxy_msg_queue **msg;
+    int nr_msg, next_msgid;
+};
+
 struct proxy_ns {
     enum proxy_ns_type type;
     uint32_t inum;
@@ -90,6 +101,8 @@ struct proxy_ns {
     bool setgroups_allowed;
     /* uts */
     char nodename[65], domainname[65];
+    /* ipc, while not the world's current one */
+    struct ipc_stash ipc;
 };
 
 /* ---- id maps ------------------------------------------------------------- */
@@ -253,6 +266,46 @@ uint32_t proxy_ns_ipc_id(const struct proxy_process *p)
     return p->ns[PROXY_NS_IPC] ? p->ns[PROXY_NS_IPC]->inum : 0;
 }
 
+static void stash_save(struct proxy_world *w, struct ipc_stash *st)
+{
+    *st = (struct ipc_stash){w->shm, w->nr_shm, w->next_shmid,
+                             w->sem, w->nr_sem, w->next_semid,
+                             w->msg, w->nr_msg, w->next_msgid};
+}
+
+static void stash_load(struct proxy_world *w, struct ipc_stash *st)
+{
+    w->shm = st->shm;
+    w->nr_shm = st->nr_shm;
+    w->next_shmid = st->next_shmid;
+    w->sem = st->sem;
+    w->nr_sem = st->nr_sem;
+    w->next_semid = st->next_semid;
+    w->msg = st->msg;
+    w->nr_msg = st->nr_msg;
+    w->next_msgid = st->next_msgid;
+    memset(st, 0, sizeof(*st));
+}
+
+/* The stand-in for the run's initial IPC namespace, made with the first
+ * other one (so that a swap never needs memory). */
+static struct ipc_stash *stash_of(struct proxy_world *w, struct proxy_ns *ns)
+{
+    return ns ? &ns->ipc : &w->ipc_root->ipc;
+}
+
+/* The world's System V objects become those of p's IPC namespace. */
+void proxy_ns_ipc_enter(struct proxy_process *p)
+{
+    struct proxy_world *w = p->world;
+    struct proxy_ns *want = p->ns[PROXY_NS_IPC];
+    if (!w || want == w->ipc_cur)
+        return;
+    stash_save(w, stash_of(w, w->ipc_cur));
+    stash_load(w, stash_of(w, want));
+    w->ipc_cur = want;
+}
+
 bool proxy_ns_ipc_owner_capable(const struct proxy_process *p)
 {
     return capable_in(p, owner_of(p, PROXY_NS_IPC));
@@ -281,8 +334,26 @@ static struct proxy_ns *ns_new(struct proxy_world *w, enum proxy_ns_type t,
     return ns;
 }
 
+/* The world's own objects are freed already (proxy_world_destroy); each
+ * other IPC namespace's are loaded and freed the same way. */
+static void free_stash(struct proxy_world *w, struct ipc_stash *st)
+{
+    stash_load(w, st);
+    proxy_shm_world_free(w);
+    proxy_sem_world_free(w);
+    proxy_msg_world_free(w);
+}
+
 void proxy_ns_world_free(struct proxy_world *w)
 {
+    for (int i = 0; i < w->nr_ns; i++)
+        if (w->ns_all[i]->type == PROXY_NS_IPC && w->ns_all[i] != w->ipc_cur)
+            free_stash(w, &w->ns_all[i]->ipc);
+    if (w->ipc_root && w->ipc_cur)
+        free_stash(w, &w->ipc_root->ipc);
+    free(w->ipc_root);
+    w->ipc_root = NULL;
+    w->ipc_cur = NULL;
     for (int i = 0; i < w->nr_ns; i++)
         free(w->ns_all[i]);
     free(w->ns_all);
@@ -324,6 +395,9 @@ static long make_others(struct proxy_process *p, uint64_t flags,
             continue;
         out[t] = ns_new(p->world, (enum proxy_ns_type)t, p->ns[PROXY_NS_USER]);
         if (!out[t])
+            return -ENOMEM;
+        if (t == PROXY_NS_IPC && !p->world->ipc_root &&
+            !(p->world->ipc_root = calloc(1, sizeof(struct proxy_ns))))
             return -ENOMEM;
         if (t == PROXY_NS_UTS) { /* a copy of the names it leaves */
             struct det_uname d;
@@ -370,11 +444,11 @@ static long ns_switch(struct proxy_process *p, uint64_t flags)
         p->ns_caps = saved_caps;
         return rc;
     }
+    if (flags & CLONE_NEWIPC)
+        proxy_sem_exit(p); /* the old namespace's SEM_UNDO applies now */
     for (int t = 0; t < PROXY_NR_NS; t++)
         if (made[t])
             p->ns[t] = made[t];
-    if (flags & CLONE_NEWIPC)
-        proxy_sem_exit(p); /* the old namespace's SEM_UNDO applies now */
     return 0;
 }
 
@@ -544,6 +618,7 @@ static int map_content(const struct proxy_process *p,
         lower_ns = lower_ns->owner;
     const struct id_map *m = map_of(u, gid);
     size_t len = 0;
+    out[0] = '\0';
     for (int i = 0; i < m->nr && len < cap; i++) {
         uint32_t lower = munged(ns_up(lower_ns, gid, m->e[i].lower));
         int n = snprintf(out + len, cap - len, "%10u %10u %10u\n",

@@ -72,6 +72,9 @@ bool proxy_ns_uts_admin(const struct proxy_process *p);
  * run's initial one); whether p is privileged over it (CAP_IPC_OWNER). */
 uint32_t proxy_ns_ipc_id(const struct proxy_process *p);
 bool proxy_ns_ipc_owner_capable(const struct proxy_process *p);
+/* The world holds one IPC namespace's System V objects at a time: this
+ * makes them p's (table.c before each call, and the exit paths). */
+void proxy_ns_ipc_enter(struct proxy_process *p);
 
 /* clone/fork with CLONE_NEW* flags: checked before the child exists
  * (-EINVAL, -EPERM, -ENOSPC as Linux's copy_process), then applied to

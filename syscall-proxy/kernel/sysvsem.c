@@ -403,6 +403,7 @@ static long sys_semctl(struct proxy_process *p, const uint64_t a[6])
 
 void proxy_sem_exit(struct proxy_process *p)
 {
+    proxy_ns_ipc_enter(p); /* may run outside a syscall (a fatal signal) */
     for (int i = 0; p->world && i < p->nr_sem_undo; i++) {
         const struct proxy_sem_undo *u = &p->sem_undo[i];
         struct proxy_sem_set *s = set_by_id(p->world, u->id);

@@ -350,6 +350,7 @@ void proxy_shm_fork(struct proxy_process *parent, struct proxy_process *child)
 
 void proxy_shm_detach_all(struct proxy_process *p)
 {
+    proxy_ns_ipc_enter(p); /* may run outside a syscall (a fatal signal) */
     while (p->nr_shm_attach > 0) {
         int id = p->shm_attach[--p->nr_shm_attach].id;
         if (p->world)
