@@ -511,6 +511,10 @@ struct proxy_process {
      * creator, until execve or a set*uid call away from its root. */
     struct proxy_ns *ns[PROXY_NR_NS];
     bool ns_caps;
+    /* The pid namespace it lives in (NULL: the run's) and its pid in it
+     * and in each one above (vpids[0] is pid). */
+    struct proxy_ns *pidns;
+    int vpids[PROXY_PID_LEVELS + 1];
     /* set_mempolicy's mode and node mask (one node: 0 or 1), mm.c */
     int mempolicy_mode;
     uint64_t mempolicy_nodes;

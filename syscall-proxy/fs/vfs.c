@@ -636,8 +636,16 @@ static void status_ids(struct vbuf *b, const struct proxy_process *p)
         vb_printf(b, "%s%u", i ? " " : "",
                   proxy_ns_gid_seen(p, p->nr_groups >= 0 ? p->groups[i]
                                                          : groups[i]));
-    vb_printf(b, " \nNStgid:\t%d\nNSpid:\t%d\nNSpgid:\t%d\nNSsid:\t%d\n",
-              p->pid, p->pid, p->pgid, p->sid);
+    /* /proc is the run's (no guest mounts one of its own): its pid there,
+     * then in each pid namespace below, down to the process's own. */
+    int levels = 1 + proxy_ns_pid_level(p);
+    for (int k = 0; k < 2; k++) {
+        vb_printf(b, k ? "NSpid:" : " \nNStgid:");
+        for (int l = 0; l < levels; l++)
+            vb_printf(b, "\t%d", l ? p->vpids[l] : p->pid);
+        vb_printf(b, "\n");
+    }
+    vb_printf(b, "NSpgid:\t%d\nNSsid:\t%d\n", p->pgid, p->sid);
 }
 
 static void status_mem(struct vbuf *b, const struct proxy_process *p)
@@ -1379,8 +1387,8 @@ long proxy_vfs_ns_link(struct proxy_process *p, int host_dirfd,
         return -ENOENT;
     if (l != VFILE_FOUND || v->open != open_ns)
         return 0;
-    int type = proxy_ns_type_of_name(v->path + strlen("/proc/self/ns/"));
-    int n = proxy_ns_link(of, type, out, cap);
+    int n = proxy_ns_link_named(of, v->path + strlen("/proc/self/ns/"), out,
+                                cap);
     return n < 0 ? -EIO : n;
 }
 

@@ -92,7 +92,8 @@ static bool id_privileged(const struct proxy_process *p)
 /* A pid argument naming this process: 0 ("self"), its pid or its tid. */
 static bool is_self(const struct proxy_process *p, int pid)
 {
-    return pid == 0 || pid == p->pid || pid == p->tid;
+    return pid == 0 || pid == p->pid || pid == p->tid ||
+           pid == proxy_ns_pid_of(p, p);
 }
 
 static long put_u32(struct proxy_process *p, gva_t dst, uint32_t v)
@@ -232,20 +233,23 @@ static int groups_report(gid_t *out, int max)
 
 /* ---- process identity ---------------------------------------------------- */
 
+/* pids as the caller's pid namespace has them (kernel/namespace.c);
+ * the parent of a namespace's init is outside it: 0. Threads other than
+ * the main one keep their tids of the run. */
 static long sys_getpid(struct proxy_process *p, const uint64_t a[6])
 {
     p->det->reads[DET_SRC_IDS]++;
-    return p->pid;
+    return proxy_ns_pid_of(p, p);
 }
 
 static long sys_getppid(struct proxy_process *p, const uint64_t a[6])
 {
-    return p->ppid;
+    return proxy_ns_pid_nr(p, p->ppid);
 }
 
 static long sys_gettid(struct proxy_process *p, const uint64_t a[6])
 {
-    return p->tid;
+    return p->tid == p->pid ? proxy_ns_pid_of(p, p) : p->tid;
 }
 
 /* ---- credentials --------------------------------------------------------- */
@@ -1352,30 +1356,31 @@ static long sys_prctl(struct proxy_process *p, const uint64_t a[6])
 
 static long sys_getpgrp(struct proxy_process *p, const uint64_t a[6])
 {
-    return p->pgid;
+    return proxy_ns_pid_nr(p, p->pgid);
 }
 
-/* The guest process pid names (0: the caller), or NULL. */
+/* The guest process pid names in p's pid namespace (0: the caller), or
+ * NULL. */
 static struct proxy_process *process_of(struct proxy_process *p, int pid)
 {
-    if (pid == 0 || pid == p->pid)
+    if (pid == 0 || pid == proxy_ns_pid_of(p, p))
         return p;
     if (pid < 0 || !p->world)
         return NULL;
-    struct proxy_process *q = proxy_world_find(p->world, pid);
+    struct proxy_process *q = proxy_ns_find(p, pid);
     return q && !q->zombie ? q : NULL;
 }
 
 static long sys_getpgid(struct proxy_process *p, const uint64_t a[6])
 {
     struct proxy_process *q = process_of(p, (int)a[0]);
-    return q ? q->pgid : -ESRCH;
+    return q ? proxy_ns_pid_nr(p, q->pgid) : -ESRCH;
 }
 
 static long sys_getsid(struct proxy_process *p, const uint64_t a[6])
 {
     struct proxy_process *q = process_of(p, (int)a[0]);
-    return q ? q->sid : -ESRCH;
+    return q ? proxy_ns_pid_nr(p, q->sid) : -ESRCH;
 }
 
 /* Whether a process group pgid exists in session sid. */
@@ -1397,13 +1402,15 @@ static bool group_in_session(struct proxy_process *p, int pgid, int sid)
  */
 static long sys_setpgid(struct proxy_process *p, const uint64_t a[6])
 {
-    int pid = (int)a[0] ? (int)a[0] : p->pid;
-    int pgid = (int)a[1] ? (int)a[1] : pid;
-    if (pgid < 0)
+    if ((int)a[1] < 0)
         return -EINVAL;
-    struct proxy_process *t = process_of(p, pid);
+    struct proxy_process *t = process_of(p, (int)a[0]);
     if (!t || (t != p && t->ppid != p->pid))
         return -ESRCH;
+    /* the group as a pid of the run (its pid namespace's numbers) */
+    int pgid = (int)a[1] ? proxy_ns_global_nr(p, (int)a[1]) : t->pid;
+    if (pgid < 0)
+        return -EPERM;
     if (t != p && t->did_exec)
         return -EACCES;
     if (t->sid == t->pid || (t != p && t->sid != p->sid))
@@ -1425,7 +1432,7 @@ static long sys_setsid(struct proxy_process *p, const uint64_t a[6])
         if (p->world->procs[i]->pgid == p->pid)
             return -EPERM;
     p->sid = p->pgid = p->pid;
-    return p->pid;
+    return proxy_ns_pid_of(p, p);
 }
 
 /* ---- host names ---------------------------------------------------------- */

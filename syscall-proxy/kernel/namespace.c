@@ -14,8 +14,7 @@
  * every one). Refused with EPERM, as a container whose seccomp profile
  * forbids them: mount namespaces (hvrun keeps no mount table: mount(2)
  * is not a guest call), network namespaces (guest sockets are host
- * sockets), time namespaces (one logical clock) and, for now, pid
- * namespaces. The refusal is of the whole call: unshare/clone change
+ * sockets) and time namespaces (one logical clock). The refusal is of the whole call: unshare/clone change
  * nothing when any flag is refused.
  *
  * Each namespace made has an inode number (what /proc/PID/ns/X links
@@ -65,8 +64,7 @@ static const struct ns_kind {
     (CLONE_NEWUSER | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWPID |       \
      CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWCGROUP | CLONE_NEWTIME)
 /* The kinds refused with EPERM (the top comment says why). */
-#define NS_FLAGS_REFUSED \
-    (CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWTIME | CLONE_NEWPID)
+#define NS_FLAGS_REFUSED (CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWTIME)
 
 struct id_extent {
     uint32_t first, lower, count; /* lower: a kernel (initial) id */
@@ -103,6 +101,11 @@ struct proxy_ns {
     char nodename[65], domainname[65];
     /* ipc, while not the world's current one */
     struct ipc_stash ipc;
+    /* pid: its parent namespace (NULL: the run's), the last pid handed
+     * out, its init's pid in the run (0: not yet), whether it died */
+    struct proxy_ns *pid_parent;
+    int last_pid, init_pid;
+    bool init_gone;
 };
 
 /* ---- id maps ------------------------------------------------------------- */
@@ -396,6 +399,15 @@ static long make_others(struct proxy_process *p, uint64_t flags,
         out[t] = ns_new(p->world, (enum proxy_ns_type)t, p->ns[PROXY_NS_USER]);
         if (!out[t])
             return -ENOMEM;
+        if (t == PROXY_NS_PID) { /* below the one p lives in */
+            struct proxy_ns *up = p->ns[PROXY_NS_PID];
+            if (up != p->pidns) /* copy_pid_ns: one unshare until a fork */
+                return -EINVAL;
+            if ((up ? up->level : 0) >= PROXY_PID_LEVELS)
+                return -ENOSPC;
+            out[t]->pid_parent = up;
+            out[t]->level = (up ? up->level : 0) + 1;
+        }
         if (t == PROXY_NS_IPC && !p->world->ipc_root &&
             !(p->world->ipc_root = calloc(1, sizeof(struct proxy_ns))))
             return -ENOMEM;
@@ -530,6 +542,111 @@ long proxy_ns_clone_apply(struct proxy_process *p, struct proxy_process *c,
     return ns_switch(c, flags & NS_FLAGS_ALL);
 }
 
+/* ---- pid namespaces ------------------------------------------------------ */
+
+/*
+ * A process lives in one pid namespace (p->pidns, NULL: the run's) and
+ * has a pid in it and in each one above: vpids[level], vpids[0] being
+ * its pid in the run (p->pid, the key everything inside hvrun uses).
+ * What a guest sees of another process goes through these: q is visible
+ * to p when q's namespace is p's or below it.
+ */
+static int pid_level(const struct proxy_process *p)
+{
+    return p->pidns ? p->pidns->level : 0;
+}
+
+int proxy_ns_pid_level(const struct proxy_process *p) { return pid_level(p); }
+
+static const struct proxy_ns *pidns_at(const struct proxy_process *q, int level)
+{
+    const struct proxy_ns *ns = q->pidns;
+    while (ns && ns->level > level)
+        ns = ns->pid_parent;
+    return ns;
+}
+
+int proxy_ns_pid_of(const struct proxy_process *viewer,
+                    const struct proxy_process *q)
+{
+    int level = pid_level(viewer);
+    if (level == 0)
+        return q->pid;
+    if (pid_level(q) < level || pidns_at(q, level) != viewer->pidns)
+        return 0;
+    return q->vpids[level];
+}
+
+struct proxy_process *proxy_ns_find(struct proxy_process *viewer, int vpid)
+{
+    struct proxy_world *w = viewer->world;
+    if (!w || pid_level(viewer) == 0)
+        return w ? proxy_world_find(w, vpid) : NULL;
+    if (vpid <= 0)
+        return NULL;
+    for (int i = 0; i < w->nr_procs; i++)
+        if (proxy_ns_pid_of(viewer, w->procs[i]) == vpid)
+            return w->procs[i];
+    return NULL;
+}
+
+int proxy_ns_pid_nr(const struct proxy_process *viewer, int global)
+{
+    if (pid_level(viewer) == 0 || global <= 0 || !viewer->world)
+        return global;
+    const struct proxy_process *q = proxy_world_find(viewer->world, global);
+    return q ? proxy_ns_pid_of(viewer, q) : 0;
+}
+
+int proxy_ns_global_nr(struct proxy_process *viewer, int vpid)
+{
+    if (pid_level(viewer) == 0 || vpid <= 0)
+        return vpid;
+    const struct proxy_process *q = proxy_ns_find(viewer, vpid);
+    return q ? q->pid : -1;
+}
+
+/* A new process c (pid c->pid in the run) in its parent's namespace for
+ * children: a pid there and in every namespace above. */
+long proxy_ns_fork_pids(struct proxy_process *parent, struct proxy_process *c)
+{
+    struct proxy_ns *ns = parent->ns[PROXY_NS_PID];
+    if (ns && ns->init_gone)
+        return -ENOMEM; /* its init died: alloc_pid fails */
+    c->pidns = ns;
+    c->vpids[0] = c->pid;
+    for (struct proxy_ns *n = ns; n; n = n->pid_parent) {
+        c->vpids[n->level] = ++n->last_pid;
+        if (n->last_pid == 1)
+            n->init_pid = c->pid;
+    }
+    return 0;
+}
+
+int proxy_ns_reaper(const struct proxy_process *p)
+{
+    return p->pidns ? p->pidns->init_pid : 0;
+}
+
+bool proxy_ns_is_ns_init(const struct proxy_process *p)
+{
+    return p->pidns && p->pidns->init_pid == p->pid;
+}
+
+void proxy_ns_init_gone(struct proxy_process *p)
+{
+    if (proxy_ns_is_ns_init(p))
+        p->pidns->init_gone = true;
+}
+
+bool proxy_ns_pid_below(const struct proxy_process *init,
+                        const struct proxy_process *q)
+{
+    int level = pid_level(init);
+    return q != init && level > 0 && pid_level(q) >= level &&
+           pidns_at(q, level) == init->pidns;
+}
+
 /* ---- setns --------------------------------------------------------------- */
 
 /* userns_install and the others' *_install checks. */
@@ -549,6 +666,13 @@ static long ns_enter(struct proxy_process *p, int t, struct proxy_ns *ns)
         return -EPERM;
     if (t == PROXY_NS_IPC && ns != p->ns[PROXY_NS_IPC])
         proxy_sem_exit(p);
+    if (t == PROXY_NS_PID) { /* children's: its own or one below it */
+        const struct proxy_ns *n = ns;
+        while (n && n != p->pidns)
+            n = n->pid_parent;
+        if (n != p->pidns)
+            return -EINVAL;
+    }
     p->ns[t] = ns;
     return 0;
 }
@@ -585,15 +709,34 @@ int proxy_ns_type_of_name(const char *name)
     return -1;
 }
 
+/* "pid" is the namespace it lives in, ns[PROXY_NS_PID] its children's
+ * (pid_for_children); the latter is what proxy_ns_of gives for "pid"
+ * only when asked by that name. */
+static const struct proxy_ns *ns_named(const struct proxy_process *of,
+                                       int type, bool for_children)
+{
+    return type == PROXY_NS_PID && !for_children ? of->pidns : of->ns[type];
+}
+
 struct proxy_ns *proxy_ns_of(const struct proxy_process *of, int type)
 {
-    return of->ns[type];
+    return type == PROXY_NS_PID ? of->pidns : of->ns[type];
 }
 
 int proxy_ns_link(const struct proxy_process *of, int type, char *out,
                   size_t cap)
 {
-    const struct proxy_ns *ns = of->ns[type];
+    return proxy_ns_link_named(of, kinds[type].name, out, cap);
+}
+
+int proxy_ns_link_named(const struct proxy_process *of, const char *name,
+                        char *out, size_t cap)
+{
+    int type = proxy_ns_type_of_name(name);
+    if (type < 0)
+        return -1;
+    const struct proxy_ns *ns =
+        ns_named(of, type, strstr(name, "_for_children") != NULL);
     return snprintf(out, cap, "%s:[%u]", kinds[type].name,
                     ns ? ns->inum : kinds[type].init_inum);
 }

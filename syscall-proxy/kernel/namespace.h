@@ -2,8 +2,8 @@
  * namespace.h - Linux namespaces as an unprivileged container sees them,
  * over hvrun's process model (namespace.c): user namespaces with uid/gid
  * maps and the capabilities they give, UTS, IPC and cgroup namespaces;
- * mount, network, time (and pid, for now) namespaces are refused with
- * EPERM. A process's namespaces are pointers into objects the world owns
+ * pid namespaces over the virtual pids; mount, network and time
+ * namespaces are refused with EPERM. A process's namespaces are pointers into objects the world owns
  * (freed with it); NULL is the run's initial namespace of that kind, so a
  * process that never unshares carries nothing new.
  *
@@ -99,6 +99,35 @@ int proxy_ns_link(const struct proxy_process *of, int type, char *out,
                   size_t cap);
 /* The namespace a /proc/PID/ns fd holds (procfile.c keeps it). */
 struct proxy_ns *proxy_ns_of(const struct proxy_process *of, int type);
+
+/* The deepest pid namespace (Linux's MAX_PID_NS_LEVEL). */
+#define PROXY_PID_LEVELS 32
+/* What viewer sees as q's pid (0: q is outside its pid namespace); a
+ * pid number of the run (a pgid, a sid) as viewer sees it; the process
+ * viewer calls vpid (NULL: none); viewer's vpid as a pid of the run (-1:
+ * none). In the run's own pid namespace all four are the identity. */
+int proxy_ns_pid_of(const struct proxy_process *viewer,
+                    const struct proxy_process *q);
+int proxy_ns_pid_nr(const struct proxy_process *viewer, int global);
+struct proxy_process *proxy_ns_find(struct proxy_process *viewer, int vpid);
+int proxy_ns_global_nr(struct proxy_process *viewer, int vpid);
+/* fork: the child c gets its pids in parent's namespace for children
+ * (-ENOMEM once that namespace's init died). */
+long proxy_ns_fork_pids(struct proxy_process *parent, struct proxy_process *c);
+/* How deep p's pid namespace is (0: the run's). */
+int proxy_ns_pid_level(const struct proxy_process *p);
+/* The run pid of the init of p's pid namespace (0: the run's own). */
+int proxy_ns_reaper(const struct proxy_process *p);
+/* p is the init of a pid namespace; it died (forks there fail from now);
+ * q lives in init's namespace or below it (init's death kills q). */
+bool proxy_ns_is_ns_init(const struct proxy_process *p);
+void proxy_ns_init_gone(struct proxy_process *p);
+bool proxy_ns_pid_below(const struct proxy_process *init,
+                        const struct proxy_process *q);
+/* /proc/PID/ns/NAME's link by its name (pid_for_children and the
+ * others), -1 for no such name. */
+int proxy_ns_link_named(const struct proxy_process *of, const char *name,
+                        char *out, size_t cap);
 
 void proxy_ns_world_free(struct proxy_world *w);
 
