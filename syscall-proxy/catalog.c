@@ -162,6 +162,13 @@ static const struct exception_note notes[] = {
     {SYS_setitimer, NULL, "logical clock; VIRTUAL/PROF count elapsed time"},
     {SYS_timer_create, NULL, "logical clocks; SIGEV_THREAD_ID signals the "
                              "process"},
+    {SYS_unshare, NULL, "user (uid/gid maps), UTS, IPC, pid and cgroup "
+                        "namespaces of the run's model (also clone's "
+                        "CLONE_NEW*); mount, net and time: EPERM, as an "
+                        "unprivileged container"},
+    {SYS_setns, NULL, "fds of /proc/PID/ns/* of the run's namespaces; a "
+                      "refused kind (mnt, net, time) only to the one it is "
+                      "in"},
 };
 
 static const struct exception_note *note_of(int nr)

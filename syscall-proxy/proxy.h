@@ -511,6 +511,9 @@ struct proxy_process {
      * creator, until execve or a set*uid call away from its root. */
     struct proxy_ns *ns[PROXY_NR_NS];
     bool ns_caps;
+    /* Capabilities PR_SET_KEEPCAPS kept across a setuid away from root
+     * (permitted), made effective again by capset; execve drops them. */
+    bool caps_kept, caps_kept_effective;
     /* The pid namespace it lives in (NULL: the run's) and its pid in it
      * and in each one above (vpids[0] is pid). */
     struct proxy_ns *pidns;

@@ -419,6 +419,25 @@ static long rule_set_res_ids(struct id_triple *t, uint32_t real, uint32_t eff,
     return 0;
 }
 
+/*
+ * cap_emulate_setxuid with PR_SET_KEEPCAPS: a process that had its
+ * capabilities as root and leaves every root id keeps them permitted
+ * (not effective) until execve; capset can make them effective again
+ * (setpriv --reuid does). Without keepcaps they follow the euid.
+ */
+static void keep_caps_across(struct proxy_process *p, bool had_caps,
+                             const struct id_triple *old,
+                             const struct id_triple *now)
+{
+    int64_t root = proxy_ns_uid_kernel(p, 0);
+    bool had = root >= 0 && id_in_triple(old, (uint32_t)root);
+    bool has = root >= 0 && id_in_triple(now, (uint32_t)root);
+    if (had && !has && had_caps)
+        p->caps_kept = p->prctl.keepcaps;
+    if (root < 0 || now->eff != (uint32_t)root)
+        p->caps_kept_effective = false;
+}
+
 /* One set*id call: its n arguments as kernel ids, the rule on a copy of
  * the three ids, stored back on success. */
 static long set_ids(struct proxy_process *p, bool gid, const uint64_t a[6],
@@ -429,6 +448,7 @@ static long set_ids(struct proxy_process *p, bool gid, const uint64_t a[6],
     if (rc < 0)
         return rc;
     struct id_triple t = gid ? gids_of(p) : uids_of(p);
+    const struct id_triple old = t;
     bool priv = id_privileged(p);
     rc = n == 1   ? rule_set_id(&t, ids[0], priv)
          : n == 2 ? rule_set_re_ids(&t, ids[0], ids[1], priv)
@@ -439,6 +459,7 @@ static long set_ids(struct proxy_process *p, bool gid, const uint64_t a[6],
         store_gids(p, &t);
     } else {
         store_uids(p, &t);
+        keep_caps_across(p, priv || p->caps_kept, &old, &t);
         proxy_ns_uids_changed(p);
     }
     return 0;
@@ -597,6 +618,12 @@ static uint64_t caps_of(const struct proxy_process *p)
     return id_privileged(p) ? (1ULL << (CAP_LAST_CAP + 1)) - 1 : 0;
 }
 
+/* The permitted set PR_SET_KEEPCAPS kept across a setuid from root. */
+static uint64_t permitted_kept(const struct proxy_process *p)
+{
+    return p->caps_kept ? (1ULL << (CAP_LAST_CAP + 1)) - 1 : 0;
+}
+
 static long sys_capget(struct proxy_process *p, const uint64_t a[6])
 {
     gva_t hdr_gva = a[0], data_gva = a[1];
@@ -611,10 +638,10 @@ static long sys_capget(struct proxy_process *p, const uint64_t a[6])
         return -EINVAL;
     if (!is_self(p, pid))
         return -ESRCH;
-    uint64_t caps = caps_of(p);
+    uint64_t caps = caps_of(p), perm = caps | permitted_kept(p);
     const struct cap_data d[2] = {
-        {(uint32_t)caps, (uint32_t)caps, 0},
-        {(uint32_t)(caps >> 32), (uint32_t)(caps >> 32), 0},
+        {(uint32_t)caps, (uint32_t)perm, 0},
+        {(uint32_t)(caps >> 32), (uint32_t)(perm >> 32), 0},
     };
     if (proxy_copy_out(p, data_gva, d, (size_t)words * sizeof(d[0])) < 0)
         return -EFAULT;
@@ -643,9 +670,13 @@ static long sys_capset(struct proxy_process *p, const uint64_t a[6])
     uint64_t eff = d[0].effective | (uint64_t)d[1].effective << 32;
     uint64_t perm = d[0].permitted | (uint64_t)d[1].permitted << 32;
     uint64_t inh = d[0].inheritable | (uint64_t)d[1].inheritable << 32;
-    uint64_t have = caps_of(p);
+    uint64_t have = caps_of(p) | permitted_kept(p);
     if ((perm & ~have) || (inh & ~have) || (eff & ~perm))
         return -EPERM;
+    if (p->caps_kept) /* what keepcaps kept: effective again, or dropped */
+        p->caps_kept_effective = eff != 0;
+    if (p->caps_kept && perm == 0)
+        p->caps_kept = p->caps_kept_effective = false;
     return 0;
 }
 

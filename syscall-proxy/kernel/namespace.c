@@ -180,6 +180,8 @@ int64_t proxy_ns_gid_kernel(const struct proxy_process *p, uint32_t gid)
 static bool own_caps(const struct proxy_process *p)
 {
     const struct proxy_ns *u = p->ns[PROXY_NS_USER];
+    if (p->caps_kept_effective) /* PR_SET_KEEPCAPS, made effective */
+        return true;
     if (!u)
         return p->euid == 0;
     if (p->ns_caps)
@@ -217,7 +219,11 @@ bool proxy_ns_setgroups_allowed(const struct proxy_process *p)
     return !u || (u->gid_map.nr > 0 && u->setgroups_allowed);
 }
 
-void proxy_ns_exec(struct proxy_process *p) { p->ns_caps = false; }
+void proxy_ns_exec(struct proxy_process *p)
+{
+    p->ns_caps = false;
+    p->caps_kept = p->caps_kept_effective = false;
+}
 
 void proxy_ns_uids_changed(struct proxy_process *p)
 {

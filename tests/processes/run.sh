@@ -16,6 +16,10 @@
 #             what a shell's $(...) gets natively), ends once that process
 #             lets go of it (a daemon that redirected its output), and
 #             verifies;
+#   container/*  bwrap (a mount namespace, which hvrun refuses) fails
+#             under hvrun with the message and status it gives natively in
+#             an unprivileged container (tests/processes/nsdeny.c), as root
+#             and as nobody;
 #   gcc/*     (when gcc is installed) two separate `HVRUN run -- gcc` builds
 #             of a file printing __DATE__ " " __TIME__ give byte-identical
 #             binaries that run; `HVRUN run --verify -- gcc -c t.c` exits 0.
@@ -75,6 +79,12 @@ pipe-lock       | 0   | /usr/bin/python3 -B -c 'import fcntl, os; r, w = os.pipe
 py-threads      | 0   | /usr/bin/python3 -B -c 'import threading, queue; q = queue.Queue(); t = threading.Thread(target=lambda: q.put(42)); t.start(); t.join(); print(q.get())'
 py-memfd        | 0   | /usr/bin/python3 -B $ROOT/tests/processes/memfd.py
 spinner-sleep   | 0   | sh -c '/usr/bin/python3 -B -c "while 1: pass" & sleep 1; kill $!; wait; echo killed'
+unshare-r-id    | 0   | unshare -r id
+unshare-r-nobody | 0  | runuser -u nobody -- unshare -r sh -c 'id; cat /proc/self/uid_map /proc/self/gid_map /proc/self/setgroups; stat -c "%u %g" /'
+unshare-r-setpriv | 0 | setpriv --reuid 65534 --regid 65534 --clear-groups unshare -r id
+unshare-uts     | 0   | unshare -r -u sh -c 'hostname inner; hostname; cat /proc/sys/kernel/hostname'
+unshare-pid     | 0   | unshare -r -p -f sh -c 'echo $$ $PPID; sh -c "echo \$\$ \$PPID"'
+unshare-ipc     | 0   | sh -c 'ipcmk -M 4096 >/dev/null; ipcs -m | grep -c 0x; unshare -r -i sh -c "ipcs -m | grep -c 0x"; ipcs -m | grep -c 0x'
 EOF
 )
 
@@ -86,6 +96,7 @@ proc_tree       | 0   | GUEST/proc_tree
 py-multiproc    | 0   | /usr/bin/python3 -B -c 'import multiprocessing as m, time; p = m.Pool(2); print(p.map(abs, [-1, -2, -3]), time.time()); p.close(); p.join()'
 py-http-local   | 0   | /usr/bin/python3 -B $ROOT/tests/processes/http_local.py
 ipcs            | 0   | sh -c 'ipcmk -M 8192; ipcs -m; ipcs -q'
+unshare-r-id    | 0   | unshare -r id
 EOF
 )
 
@@ -449,6 +460,41 @@ linger_cases() {
     fi
 }
 
+# ---- container/*: namespaces hvrun refuses, as a container refuses them ----------
+#
+# bwrap needs a mount namespace, which hvrun refuses with EPERM (it keeps no
+# mount table): it must fail as in an unprivileged container, natively
+# emulated by tests/processes/nsdeny.c (Docker's default seccomp profile:
+# unshare, setns and namespace clones EPERM), with the same message and
+# exit status, as root and as nobody.
+container_cases() {
+    local bwrap nsdeny=$WORK/nsdeny d=$WORK/container
+    bwrap=$(prog bwrap)
+    if [ -z "$bwrap" ] ||
+        ! cc -o "$nsdeny" "$ROOT/tests/processes/nsdeny.c" -lseccomp 2>/dev/null; then
+        skip "$LABEL:container/bwrap" "bwrap or libseccomp-dev missing"
+        return
+    fi
+    mkdir -p "$d"
+    local who args=(--ro-bind / / --dev /dev --proc /proc true)
+    for who in root nobody; do
+        local as=()
+        [ $who = nobody ] && as=(runuser -u nobody --)
+        (cd "$d" && env -i "${GUEST_ENV[@]}" timeout "$TIMEOUT" "$nsdeny" \
+            "${as[@]}" "$bwrap" "${args[@]}" > n.out 2> n.err)
+        local nst=$?
+        (cd "$d" && env -i "${GUEST_ENV[@]}" timeout "$TIMEOUT" "$HV" run -- \
+            "${as[@]}" "$bwrap" "${args[@]}" > h.out 2> h.all)
+        local hst=$?
+        grep -v '^hvrun: ' "$d/h.all" > "$d/h.err"
+        if [ "$nst" = "$hst" ] && [ "$nst" != 0 ] && cmp -s "$d/n.err" "$d/h.err"; then
+            pass "$LABEL:container/bwrap-$who"
+        else
+            fail "$LABEL:container/bwrap-$who" "native $nst '$(head -c 200 "$d/n.err")', hvrun $hst '$(head -c 200 "$d/h.err")'"
+        fi
+    done
+}
+
 TMP_LINGER=$WORK/linger
 
 for hvarg in "$@"; do
@@ -471,6 +517,7 @@ for hvarg in "$@"; do
     changes_case
     cache_case
     linger_cases
+    container_cases
     gcc_cases
 done
 
