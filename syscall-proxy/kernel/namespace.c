@@ -519,7 +519,12 @@ long proxy_ns_clone_check(struct proxy_process *p, uint64_t flags)
     if ((flags & (CLONE_NEWNS | CLONE_FS)) == (CLONE_NEWNS | CLONE_FS) ||
         (flags & (CLONE_NEWUSER | CLONE_FS)) == (CLONE_NEWUSER | CLONE_FS))
         return -EINVAL;
-    if ((flags & CLONE_THREAD) && (flags & (CLONE_NEWUSER | CLONE_NEWPID)))
+    if ((flags & (CLONE_THREAD | CLONE_PARENT)) &&
+        (flags & (CLONE_NEWUSER | CLONE_NEWPID)))
+        return -EINVAL;
+    /* a thread of its own namespaces is not modelled (Linux allows the
+     * other kinds there) */
+    if ((flags & CLONE_THREAD) && (flags & NS_FLAGS_ALL))
         return -EINVAL;
     if (!(flags & NS_FLAGS_ALL))
         return 0;

@@ -794,7 +794,7 @@ static void send_to(struct proxy_process *from, struct proxy_process *to,
     info.si_signo = sig;
     info.si_code = code;
     info.si_pid = code == SI_KERNEL ? 0 : proxy_ns_pid_of(to, from);
-    info.si_uid = code == SI_KERNEL ? 0 : from->ruid;
+    info.si_uid = code == SI_KERNEL ? 0 : proxy_ns_uid_seen(to, from->ruid);
     proxy_signal_raise_thread(to, tid, sig, &info);
 }
 

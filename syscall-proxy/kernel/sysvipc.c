@@ -23,7 +23,8 @@ void proxy_ipc_perm_init(struct ipc_perm *perm, const struct proxy_process *p,
 bool proxy_ipc_permitted(const struct proxy_process *p,
                          const struct ipc_perm *perm, int want)
 {
-    if (p->euid == 0)
+    /* CAP_IPC_OWNER over the IPC namespace (kernel/namespace.c) */
+    if (proxy_ns_ipc_owner_capable(p))
         return true;
     int bits = (int)perm->mode;
     if (p->euid == perm->cuid || p->euid == perm->uid)
@@ -41,7 +42,8 @@ int proxy_ipc_wanted(int flags)
 bool proxy_ipc_owner(const struct proxy_process *p,
                      const struct ipc_perm *perm)
 {
-    return p->euid == 0 || p->euid == perm->uid || p->euid == perm->cuid;
+    return proxy_ns_ipc_owner_capable(p) || p->euid == perm->uid ||
+           p->euid == perm->cuid;
 }
 
 void proxy_ipc_perm_set(struct ipc_perm *perm, const struct ipc_perm *to)

@@ -80,11 +80,11 @@ py-threads      | 0   | /usr/bin/python3 -B -c 'import threading, queue; q = que
 py-memfd        | 0   | /usr/bin/python3 -B $ROOT/tests/processes/memfd.py
 spinner-sleep   | 0   | sh -c '/usr/bin/python3 -B -c "while 1: pass" & sleep 1; kill $!; wait; echo killed'
 unshare-r-id    | 0   | unshare -r id
-unshare-r-nobody | 0  | runuser -u nobody -- unshare -r sh -c 'id; cat /proc/self/uid_map /proc/self/gid_map /proc/self/setgroups; stat -c "%u %g" /'
+unshare-r-nobody | 0  | setpriv --reuid 65534 --regid 65534 --clear-groups unshare -r sh -c 'id; cat /proc/self/uid_map /proc/self/gid_map /proc/self/setgroups; stat -c "%u %g" /'
 unshare-r-setpriv | 0 | setpriv --reuid 65534 --regid 65534 --clear-groups unshare -r id
 unshare-uts     | 0   | unshare -r -u sh -c 'hostname inner; hostname; cat /proc/sys/kernel/hostname'
 unshare-pid     | 0   | unshare -r -p -f sh -c 'echo $$ $PPID; sh -c "echo \$\$ \$PPID"'
-unshare-ipc     | 0   | sh -c 'ipcmk -M 4096 >/dev/null; ipcs -m | grep -c 0x; unshare -r -i sh -c "ipcs -m | grep -c 0x"; ipcs -m | grep -c 0x'
+unshare-ipc     | 0   | sh -c 'id=$(ipcmk -M 4096 | sed "s/.*: //"); ipcs -m | grep -qw $id && echo seen; unshare -r -i sh -c "ipcs -m | grep -c 0x"; ipcrm -m $id && echo removed'
 EOF
 )
 
@@ -479,7 +479,8 @@ container_cases() {
     local who args=(--ro-bind / / --dev /dev --proc /proc true)
     for who in root nobody; do
         local as=()
-        [ $who = nobody ] && as=(runuser -u nobody --)
+        [ $who = nobody ] &&
+            as=(setpriv --reuid 65534 --regid 65534 --clear-groups)
         (cd "$d" && env -i "${GUEST_ENV[@]}" timeout "$TIMEOUT" "$nsdeny" \
             "${as[@]}" "$bwrap" "${args[@]}" > n.out 2> n.err)
         local nst=$?
