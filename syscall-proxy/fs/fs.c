@@ -626,6 +626,12 @@ static long stat_out(struct proxy_process *p, gva_t gva, const struct stat *st,
                                 src->at_flags, st->st_ino);
     }
     det_stat_canon(p->det, &canon);
+    uint64_t ns_ino; /* a namespace file: its namespace's number */
+    if (proxy_vfs_ns_inode(p, src->host_fd, src->dirfd, src->path,
+                           src->at_flags, &ns_ino)) {
+        canon.st_ino = ns_ino;
+        canon.st_dev = makedev(0, 4);
+    }
     /* owners as the caller's user namespace sees them */
     canon.st_uid = proxy_ns_uid_seen(p, canon.st_uid);
     canon.st_gid = proxy_ns_gid_seen(p, canon.st_gid);
@@ -650,6 +656,13 @@ static long statx_out(struct proxy_process *p, gva_t gva,
                                  src->at_flags, stx->stx_ino);
     }
     proxy_meta_statx_canon(p, &canon);
+    uint64_t ns_ino; /* a namespace file: its namespace's number */
+    if (proxy_vfs_ns_inode(p, src->host_fd, src->dirfd, src->path,
+                           src->at_flags, &ns_ino)) {
+        canon.stx_ino = ns_ino;
+        canon.stx_dev_major = 0;
+        canon.stx_dev_minor = 4;
+    }
     canon.stx_uid = proxy_ns_uid_seen(p, canon.stx_uid);
     canon.stx_gid = proxy_ns_gid_seen(p, canon.stx_gid);
     return proxy_copy_out(p, gva, &canon, sizeof(canon));

@@ -1392,6 +1392,43 @@ long proxy_vfs_ns_link(struct proxy_process *p, int host_dirfd,
     return n < 0 ? -EIO : n;
 }
 
+/* The number in "type:[N]". */
+static bool link_inum(const char *link, uint64_t *ino)
+{
+    const char *open_br = strchr(link, '[');
+    char *end;
+    if (!open_br)
+        return false;
+    unsigned long long v = strtoull(open_br + 1, &end, 10);
+    if (*end != ']')
+        return false;
+    *ino = v;
+    return true;
+}
+
+bool proxy_vfs_ns_inode(struct proxy_process *p, int host_fd, int dirfd,
+                        const char *path, int at_flags, uint64_t *ino)
+{
+    if (host_fd < 0 && (!path || !path[0])) /* AT_EMPTY_PATH: the fd */
+        host_fd = dirfd;
+    if (host_fd >= 0) { /* fstat: an fd proxy_procfile_open_ns made */
+        for (int fd = 0; fd < p->fds.cap; fd++) {
+            const struct proxy_fd *f = &p->fds.fds[fd];
+            int type;
+            struct proxy_ns *ns;
+            if (f->kind != PROXY_FD_FREE && f->host_fd == host_fd)
+                return proxy_procfile_ns(f, &type, &ns) &&
+                       (*ino = proxy_ns_inum(type, ns), true);
+        }
+        return false;
+    }
+    char link[PROXY_PATH_MAX];
+    if (at_flags & AT_SYMLINK_NOFOLLOW)
+        return false;
+    return proxy_vfs_ns_link(p, dirfd, path, link, sizeof(link)) > 0 &&
+           link_inum(link, ino);
+}
+
 /* ---- /dev/urandom -------------------------------------------------------- */
 
 /* /dev/random is char 1:8 and /dev/urandom 1:9 on every Linux. */

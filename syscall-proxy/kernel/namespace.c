@@ -734,6 +734,11 @@ struct proxy_ns *proxy_ns_of(const struct proxy_process *of, int type)
     return type == PROXY_NS_PID ? of->pidns : of->ns[type];
 }
 
+uint32_t proxy_ns_inum(int type, const struct proxy_ns *ns)
+{
+    return ns ? ns->inum : kinds[type].init_inum;
+}
+
 int proxy_ns_link(const struct proxy_process *of, int type, char *out,
                   size_t cap)
 {

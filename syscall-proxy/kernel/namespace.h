@@ -97,6 +97,8 @@ long proxy_ns_file_write(struct proxy_process *p, struct proxy_process *of,
 int proxy_ns_type_of_name(const char *name);
 int proxy_ns_link(const struct proxy_process *of, int type, char *out,
                   size_t cap);
+/* The inode number of a namespace of that type (NULL: the initial). */
+uint32_t proxy_ns_inum(int type, const struct proxy_ns *ns);
 /* The namespace a /proc/PID/ns fd holds (procfile.c keeps it). */
 struct proxy_ns *proxy_ns_of(const struct proxy_process *of, int type);
 

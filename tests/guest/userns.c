@@ -15,6 +15,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -85,6 +86,15 @@ static void unprivileged(void)
     CHECK(prctl(PR_SET_DUMPABLE, 1) == 0); /* new capabilities reset it */
     link_of("/proc/self/ns/user", inner, sizeof(inner));
     printf("new user ns: %s\n", strcmp(outer, inner) ? "yes" : "no");
+    struct stat by_name, by_fd, old_fd;
+    int inner_fd = open("/proc/self/ns/user", O_RDONLY);
+    CHECK(inner_fd >= 0 && stat("/proc/self/ns/user", &by_name) == 0 &&
+          fstat(inner_fd, &by_fd) == 0 && fstat(outer_fd, &old_fd) == 0);
+    printf("ns inode: by name = by fd %d, new != old %d, link names it %d\n",
+           by_name.st_ino == by_fd.st_ino && by_name.st_dev == by_fd.st_dev,
+           by_fd.st_ino != old_fd.st_ino,
+           (unsigned long)by_name.st_ino == strtoul(inner + 6, NULL, 10));
+    close(inner_fd);
     printf("ids unmapped: %d %d %d %d\n", (int)getuid(), (int)geteuid(),
            (int)getgid(), (int)getegid());
     printf("caps after: %d\n", cap_effective_full());
