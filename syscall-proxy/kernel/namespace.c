@@ -701,8 +701,8 @@ static long sys_setns(struct proxy_process *p, const uint64_t a[6])
         return -EINVAL; /* not a namespace (nor a pidfd) */
     if (nstype && nstype != kinds[t].flag)
         return -EINVAL;
-    if (NS_FLAGS_REFUSED & kinds[t].flag)
-        return ns == p->ns[t] ? 0 : -EPERM;
+    if (NS_FLAGS_REFUSED & kinds[t].flag) /* only the one it is in */
+        return ns == p->ns[t] && own_caps(p) ? 0 : -EPERM;
     return ns_enter(p, t, ns);
 }
 
@@ -944,10 +944,13 @@ static long setgroups_write(struct proxy_process *p, struct proxy_ns *u,
     }
     if (*skip_spaces(pos) != '\0')
         return -EINVAL;
-    if (!u || !capable_in(p, u))
+    if (!capable_in(p, u))
         return -EPERM;
-    if (allow ? !u->setgroups_allowed : u->gid_map.nr != 0)
+    /* deny only before the gid map (the initial one has its map) */
+    if (allow ? u && !u->setgroups_allowed : !u || u->gid_map.nr != 0)
         return -EPERM;
+    if (!u)
+        return (long)len;
     u->setgroups_allowed = allow;
     return (long)len;
 }
