@@ -5,7 +5,8 @@
  * a new IPC namespace starts empty (a key of the parent's is ENOENT, ids
  * start again, /proc/sysvipc/shm lists only its own), its objects go with
  * it, and the parent's are untouched; setns back into the parent's UTS
- * namespace through /proc/PID/ns/uts; clone(CLONE_NEWUTS|CLONE_NEWIPC).
+ * namespace through /proc/PID/ns/uts; clone(CLONE_NEWUTS|CLONE_NEWIPC);
+ * a cgroup namespace.
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -141,5 +142,23 @@ int main(void)
                  CLONE_NEWIPC | CLONE_SYSVSEM | SIGCHLD, NULL) < 0 ? errno
                                                                   : 0);
     CHECK(shmctl(id, IPC_RMID, NULL) == 0);
+
+    /* a cgroup namespace (its /proc/self/cgroup is the host's hierarchy
+     * natively, hvrun's cgroup2 root "0::/" in every one) */
+    pid = fork();
+    CHECK(pid >= 0);
+    if (pid == 0) {
+        char before_ns[64], after_ns[64];
+        ssize_t n = readlink("/proc/self/ns/cgroup", before_ns, 63);
+        CHECK(n > 0);
+        before_ns[n] = '\0';
+        CHECK(unshare(CLONE_NEWCGROUP) == 0);
+        n = readlink("/proc/self/ns/cgroup", after_ns, 63);
+        CHECK(n > 0);
+        after_ns[n] = '\0';
+        printf("new cgroup ns: %d\n", strcmp(before_ns, after_ns) != 0);
+        _exit(0);
+    }
+    wait_ok(pid);
     return 0;
 }
