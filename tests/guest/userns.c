@@ -12,6 +12,8 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <linux/capability.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -57,6 +59,14 @@ static int cap_effective_full(void)
     return d[0].effective == 0xffffffffu && (d[1].effective & 0xff) == 0xff;
 }
 
+/* An allow-everything filter without no_new_privs: 0 or the errno. */
+static int filter_allowed(void)
+{
+    struct sock_filter allow = BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+    struct sock_fprog prog = {1, &allow};
+    return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) < 0 ? errno : 0;
+}
+
 static void link_of(const char *path, char *out, size_t cap)
 {
     ssize_t n = readlink(path, out, cap - 1);
@@ -82,6 +92,7 @@ static void unprivileged(void)
     CHECK(outer_fd >= 0);
     printf("uts unprivileged: %d\n", unshare(CLONE_NEWUTS) < 0 ? errno : 0);
     printf("caps before: %d\n", cap_effective_full());
+    printf("seccomp before: %d\n", filter_allowed());
     CHECK(unshare(CLONE_NEWUSER) == 0);
     CHECK(prctl(PR_SET_DUMPABLE, 1) == 0); /* new capabilities reset it */
     link_of("/proc/self/ns/user", inner, sizeof(inner));
@@ -98,6 +109,7 @@ static void unprivileged(void)
     printf("ids unmapped: %d %d %d %d\n", (int)getuid(), (int)geteuid(),
            (int)getgid(), (int)getegid());
     printf("caps after: %d\n", cap_effective_full());
+    printf("seccomp after: %d\n", filter_allowed());
     show("/proc/self/uid_map");
     show("/proc/self/setgroups");
     printf("map other uid: %d\n", put("/proc/self/uid_map", "0 1000 1\n"));
