@@ -672,14 +672,16 @@ extern const struct proxy_syscall proxy_sysvmsg_syscalls[];
 /* unshare, setns (kernel/namespace.c) */
 extern const struct proxy_syscall proxy_ns_syscalls[];
 /* System V message queues (kernel/sysvmsg.c): queue i as a
- * /proc/sysvipc/msg line (0 past the last); the run's queues freed. */
-int proxy_msg_proc_line(struct proxy_world *w, int i, char *line, size_t cap);
+ * /proc/sysvipc/msg line (its ids as viewer's user namespace sees them) (0 past the last); the run's queues freed. */
+int proxy_msg_proc_line(const struct proxy_process *viewer, int i,
+                        char *line, size_t cap);
 void proxy_msg_world_free(struct proxy_world *w);
 /* System V semaphores (kernel/sysvsem.c): a process's SEM_UNDO applied at
  * its exit; set i as a /proc/sysvipc/sem line (0 past the last); the
  * run's sets freed. */
 void proxy_sem_exit(struct proxy_process *p);
-int proxy_sem_proc_line(struct proxy_world *w, int i, char *line, size_t cap);
+int proxy_sem_proc_line(const struct proxy_process *viewer, int i,
+                        char *line, size_t cap);
 void proxy_sem_world_free(struct proxy_world *w);
 
 /* System V shared memory (mm/sysvshm.c): a fork child's attachments
@@ -690,7 +692,8 @@ void proxy_shm_detach_all(struct proxy_process *p);
 void proxy_shm_world_free(struct proxy_world *w);
 /* Segment i of the run as a /proc/sysvipc/shm line into line; 0 past
  * the last. */
-int proxy_shm_proc_line(struct proxy_world *w, int i, char *line, size_t cap);
+int proxy_shm_proc_line(const struct proxy_process *viewer, int i,
+                        char *line, size_t cap);
 
 /* ---- the guest's seccomp filters (kernel/seccomp.c) ---------------------- */
 struct proxy_seccomp_filter;

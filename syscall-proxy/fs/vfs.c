@@ -730,13 +730,13 @@ static int gen_self_status(struct proxy_process *p, struct vbuf *b)
  * then one line per object. */
 static int gen_ipc_table(struct proxy_process *p, struct vbuf *b,
                          const char *header,
-                         int (*line_of)(struct proxy_world *, int, char *,
-                                        size_t))
+                         int (*line_of)(const struct proxy_process *, int,
+                                        char *, size_t))
 {
     vb_printf(b, "%s", header);
     proxy_ns_ipc_enter(p); /* the reader's IPC namespace */
     char line[256];
-    for (int i = 0; p->world && line_of(p->world, i, line, sizeof(line)) > 0;
+    for (int i = 0; p->world && line_of(p, i, line, sizeof(line)) > 0;
          i++)
         vb_printf(b, "%s", line);
     return 0;

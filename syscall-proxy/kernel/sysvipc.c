@@ -5,6 +5,7 @@
 #include "proxy.h"
 #include "sysvipc.h"
 
+#include <errno.h>
 #include <string.h>
 #include <time.h>
 
@@ -46,11 +47,25 @@ bool proxy_ipc_owner(const struct proxy_process *p,
            p->euid == perm->cuid;
 }
 
-void proxy_ipc_perm_set(struct ipc_perm *perm, const struct ipc_perm *to)
+long proxy_ipc_perm_set(const struct proxy_process *p, struct ipc_perm *perm,
+                        const struct ipc_perm *to)
 {
-    perm->uid = to->uid;
-    perm->gid = to->gid;
+    int64_t uid = proxy_ns_uid_kernel(p, to->uid);
+    int64_t gid = proxy_ns_gid_kernel(p, to->gid);
+    if (uid < 0 || gid < 0)
+        return -EINVAL;
+    perm->uid = (uid_t)uid;
+    perm->gid = (gid_t)gid;
     perm->mode = (unsigned short)((perm->mode & ~0777) | (to->mode & 0777));
+    return 0;
+}
+
+void proxy_ipc_perm_seen(const struct proxy_process *p, struct ipc_perm *perm)
+{
+    perm->uid = proxy_ns_uid_seen(p, perm->uid);
+    perm->cuid = proxy_ns_uid_seen(p, perm->cuid);
+    perm->gid = proxy_ns_gid_seen(p, perm->gid);
+    perm->cgid = proxy_ns_gid_seen(p, perm->cgid);
 }
 
 int64_t proxy_ipc_now_s(struct proxy_process *p)

@@ -84,6 +84,7 @@ unshare-r-nobody | 0  | setpriv --reuid 65534 --regid 65534 --clear-groups unsha
 unshare-r-setpriv | 0 | setpriv --reuid 65534 --regid 65534 --clear-groups unshare -r id
 unshare-uts     | 0   | unshare -r -u sh -c 'hostname inner; hostname; cat /proc/sys/kernel/hostname'
 unshare-pid     | 0   | unshare -r -p -f sh -c 'echo $$ $PPID; sh -c "echo \$\$ \$PPID"'
+unshare-ipc-owner | 0 | setpriv --reuid 65534 --regid 65534 --clear-groups sh -c 'id=$(ipcmk -M 4096 | sed "s/.*: //"); unshare -r sh -c "ipcs -m | grep -w $id | cut -c22-40"; ipcrm -m $id'
 unshare-ipc     | 0   | sh -c 'id=$(ipcmk -M 4096 | sed "s/.*: //"); ipcs -m | grep -qw $id && echo seen; unshare -r -i sh -c "ipcs -m | grep -c 0x"; ipcrm -m $id && echo removed'
 EOF
 )
