@@ -514,6 +514,8 @@ static long sys_unshare(struct proxy_process *p, const uint64_t a[6])
 
 /* ---- clone --------------------------------------------------------------- */
 
+static int pid_level(const struct proxy_process *p);
+
 long proxy_ns_clone_check(struct proxy_process *p, uint64_t flags)
 {
     if ((flags & (CLONE_NEWNS | CLONE_FS)) == (CLONE_NEWNS | CLONE_FS) ||
@@ -540,6 +542,11 @@ long proxy_ns_clone_check(struct proxy_process *p, uint64_t flags)
     if ((flags & (CLONE_NEWIPC | CLONE_SYSVSEM)) ==
         (CLONE_NEWIPC | CLONE_SYSVSEM))
         return -EINVAL;
+    /* copy_pid_ns: the children's namespace must be the caller's own */
+    if ((flags & CLONE_NEWPID) && p->ns[PROXY_NS_PID] != p->pidns)
+        return -EINVAL;
+    if ((flags & CLONE_NEWPID) && pid_level(p) >= PROXY_PID_LEVELS)
+        return -ENOSPC;
     return 0;
 }
 

@@ -78,6 +78,10 @@ static void unsharer(void)
     printf("unsharer keeps its pid: %d\n", getpid() == before);
     printf("second unshare: %d\n",
            unshare(CLONE_NEWPID) < 0 ? errno : 0);
+    printf("clone newpid then: %ld\n",
+           syscall(SYS_clone, CLONE_NEWPID | SIGCHLD, 0, 0, 0, 0) < 0
+               ? (long)errno
+               : -1L);
     pid_t c = fork();
     CHECK(c >= 0);
     if (c == 0)
