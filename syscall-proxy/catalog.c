@@ -166,6 +166,11 @@ static const struct exception_note notes[] = {
                         "namespaces of the run's model (also clone's "
                         "CLONE_NEW*); mount, net and time: EPERM, as an "
                         "unprivileged container"},
+    {SYS_mount, NULL, "EPERM: no mount table of the guest's (the host's "
+                      "mounts, unchangeable), as a container without "
+                      "CAP_SYS_ADMIN"},
+    {SYS_umount2, NULL, "EPERM (unknown flags EINVAL), as mount"},
+    {SYS_pivot_root, NULL, "EPERM, as mount"},
     {SYS_setns, NULL, "fds of /proc/PID/ns/* of the run's namespaces; a "
                       "refused kind (mnt, net, time) only to the one it is "
                       "in"},

@@ -14,7 +14,8 @@
  * every one). Refused with EPERM, as a container whose seccomp profile
  * forbids them: mount namespaces (hvrun keeps no mount table: mount(2)
  * is not a guest call), network namespaces (guest sockets are host
- * sockets) and time namespaces (one logical clock). The refusal is of the whole call: unshare/clone change
+ * sockets) and time namespaces (one logical clock); mount(2), umount2
+ * and pivot_root are EPERM for the same reason. The refusal is of the whole call: unshare/clone change
  * nothing when any flag is refused.
  *
  * Each namespace made has an inode number (what /proc/PID/ns/X links
@@ -32,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/syscall.h>
 
 #include "det.h"
@@ -984,8 +986,41 @@ long proxy_ns_file_write(struct proxy_process *p, struct proxy_process *of,
     return rc < 0 ? rc : (long)len;
 }
 
+/* ---- mount, umount2, pivot_root ------------------------------------------ */
+
+/*
+ * There is no mount table of the guest's (and so no mount namespace): the
+ * guest sees the host's mounts and may change none, as a container
+ * without CAP_SYS_ADMIN over its mount namespace (may_mount: EPERM).
+ * umount2 checks its flags first (EINVAL), as ksys_umount does.
+ */
+static long sys_mount(struct proxy_process *p, const uint64_t a[6])
+{
+    (void)p;
+    (void)a;
+    return -EPERM;
+}
+
+#define UMOUNT_FLAGS (MNT_FORCE | MNT_DETACH | MNT_EXPIRE | UMOUNT_NOFOLLOW)
+
+static long sys_umount2(struct proxy_process *p, const uint64_t a[6])
+{
+    (void)p;
+    return (a[1] & ~(uint64_t)UMOUNT_FLAGS) ? -EINVAL : -EPERM;
+}
+
+static long sys_pivot_root(struct proxy_process *p, const uint64_t a[6])
+{
+    (void)p;
+    (void)a;
+    return -EPERM;
+}
+
 const struct proxy_syscall proxy_ns_syscalls[] = {
     {SYS_unshare, "unshare", sys_unshare},
     {SYS_setns, "setns", sys_setns},
+    {SYS_mount, "mount", sys_mount},
+    {SYS_umount2, "umount2", sys_umount2},
+    {SYS_pivot_root, "pivot_root", sys_pivot_root},
     {-1, NULL, NULL},
 };

@@ -16,10 +16,10 @@
 #             what a shell's $(...) gets natively), ends once that process
 #             lets go of it (a daemon that redirected its output), and
 #             verifies;
-#   container/*  bwrap (a mount namespace, which hvrun refuses) fails
-#             under hvrun with the message and status it gives natively in
-#             an unprivileged container (tests/processes/nsdeny.c), as root
-#             and as nobody;
+#   container/*  bwrap (a mount namespace, which hvrun refuses), mount and
+#             umount fail under hvrun with the message and status they give
+#             natively in an unprivileged container
+#             (tests/processes/nsdeny.c): bwrap as root and as nobody;
 #   gcc/*     (when gcc is installed) two separate `HVRUN run -- gcc` builds
 #             of a file printing __DATE__ " " __TIME__ give byte-identical
 #             binaries that run; `HVRUN run --verify -- gcc -c t.c` exits 0.
@@ -463,38 +463,48 @@ linger_cases() {
 
 # ---- container/*: namespaces hvrun refuses, as a container refuses them ----------
 #
-# bwrap needs a mount namespace, which hvrun refuses with EPERM (it keeps no
-# mount table): it must fail as in an unprivileged container, natively
-# emulated by tests/processes/nsdeny.c (Docker's default seccomp profile:
-# unshare, setns and namespace clones EPERM), with the same message and
-# exit status, as root and as nobody.
+# hvrun refuses mount namespaces and mounts with EPERM (it keeps no mount
+# table). What needs them must fail as in an unprivileged container,
+# natively emulated by tests/processes/nsdeny.c (Docker's default seccomp
+# profile: unshare, setns, namespace clones and mounts EPERM), with the
+# same message and exit status: bwrap as root and as nobody, mount(8) and
+# umount(8) as root.
+
+# container_compare NAME COMMAND...: stderr and a non-zero status alike.
+container_compare() {
+    local name=$1 d=$WORK/container
+    shift
+    mkdir -p "$d"
+    (cd "$d" && env -i "${GUEST_ENV[@]}" timeout "$TIMEOUT" "$NSDENY" "$@" \
+        > n.out 2> n.err)
+    local nst=$?
+    (cd "$d" && env -i "${GUEST_ENV[@]}" timeout "$TIMEOUT" "$HV" run -- "$@" \
+        > h.out 2> h.all)
+    local hst=$?
+    grep -v '^hvrun: ' "$d/h.all" > "$d/h.err"
+    if [ "$nst" = "$hst" ] && [ "$nst" != 0 ] && cmp -s "$d/n.err" "$d/h.err"; then
+        pass "$LABEL:container/$name"
+    else
+        fail "$LABEL:container/$name" "native $nst '$(head -c 200 "$d/n.err")', hvrun $hst '$(head -c 200 "$d/h.err")'"
+    fi
+}
+
 container_cases() {
-    local bwrap nsdeny=$WORK/nsdeny d=$WORK/container
-    bwrap=$(prog bwrap)
-    if [ -z "$bwrap" ] ||
-        ! cc -o "$nsdeny" "$ROOT/tests/processes/nsdeny.c" -lseccomp 2>/dev/null; then
-        skip "$LABEL:container/bwrap" "bwrap or libseccomp-dev missing"
+    local bwrap mount umount setpriv
+    NSDENY=$WORK/nsdeny
+    bwrap=$(prog bwrap) mount=$(prog mount) umount=$(prog umount)
+    setpriv=$(prog setpriv)
+    if [ -z "$bwrap" ] || [ -z "$mount" ] || [ -z "$setpriv" ] ||
+        ! cc -o "$NSDENY" "$ROOT/tests/processes/nsdeny.c" -lseccomp 2>/dev/null; then
+        skip "$LABEL:container/*" "bwrap, mount, setpriv or libseccomp-dev missing"
         return
     fi
-    mkdir -p "$d"
-    local who args=(--ro-bind / / --dev /dev --proc /proc true)
-    for who in root nobody; do
-        local as=()
-        [ $who = nobody ] &&
-            as=(setpriv --reuid 65534 --regid 65534 --clear-groups)
-        (cd "$d" && env -i "${GUEST_ENV[@]}" timeout "$TIMEOUT" "$nsdeny" \
-            "${as[@]}" "$bwrap" "${args[@]}" > n.out 2> n.err)
-        local nst=$?
-        (cd "$d" && env -i "${GUEST_ENV[@]}" timeout "$TIMEOUT" "$HV" run -- \
-            "${as[@]}" "$bwrap" "${args[@]}" > h.out 2> h.all)
-        local hst=$?
-        grep -v '^hvrun: ' "$d/h.all" > "$d/h.err"
-        if [ "$nst" = "$hst" ] && [ "$nst" != 0 ] && cmp -s "$d/n.err" "$d/h.err"; then
-            pass "$LABEL:container/bwrap-$who"
-        else
-            fail "$LABEL:container/bwrap-$who" "native $nst '$(head -c 200 "$d/n.err")', hvrun $hst '$(head -c 200 "$d/h.err")'"
-        fi
-    done
+    local args=(--ro-bind / / --dev /dev --proc /proc true)
+    container_compare bwrap-root "$bwrap" "${args[@]}"
+    container_compare bwrap-nobody "$setpriv" --reuid 65534 --regid 65534 \
+        --clear-groups "$bwrap" "${args[@]}"
+    container_compare mount "$mount" -t tmpfs none /mnt
+    container_compare umount "$umount" /mnt
 }
 
 TMP_LINGER=$WORK/linger
