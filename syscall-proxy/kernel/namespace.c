@@ -8,15 +8,15 @@
  * kernel/user_namespace.c map_write, new_idmap_permitted,
  * proc_setgroups_write; the creator's full capabilities in the new
  * namespace; ids seen through the map), UTS namespaces (their own host
- * and domain names), IPC namespaces (a System V namespace of their own:
- * the run's objects are tagged with the namespace that made them) and
- * cgroup namespaces (nothing to see: /proc/self/cgroup is "0::/" in
- * every one). Refused with EPERM, as a container whose seccomp profile
- * forbids them: mount namespaces (hvrun keeps no mount table: mount(2)
- * is not a guest call), network namespaces (guest sockets are host
- * sockets) and time namespaces (one logical clock); mount(2), umount2
- * and pivot_root are EPERM for the same reason. The refusal is of the whole call: unshare/clone change
- * nothing when any flag is refused.
+ * and domain names), IPC namespaces (System V objects of their own: the
+ * world holds one namespace's at a time, proxy_ns_ipc_enter swaps them),
+ * pid namespaces (a pid per level over the virtual pids) and cgroup
+ * namespaces (nothing to see: /proc/self/cgroup is "0::/" in every one).
+ * Refused with EPERM, as a container whose seccomp profile forbids them:
+ * mount namespaces (hvrun keeps no mount table; mount(2), umount2 and
+ * pivot_root are EPERM too), network namespaces (guest sockets are host
+ * sockets) and time namespaces (one logical clock). The refusal is of the
+ * whole call: unshare/clone change nothing when any flag is refused.
  *
  * Each namespace made has an inode number (what /proc/PID/ns/X links
  * name) handed out in creation order from PROXY_NS_INUM_FIRST, so runs

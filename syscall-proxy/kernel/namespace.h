@@ -3,9 +3,10 @@
  * over hvrun's process model (namespace.c): user namespaces with uid/gid
  * maps and the capabilities they give, UTS, IPC and cgroup namespaces;
  * pid namespaces over the virtual pids; mount, network and time
- * namespaces are refused with EPERM. A process's namespaces are pointers into objects the world owns
- * (freed with it); NULL is the run's initial namespace of that kind, so a
- * process that never unshares carries nothing new.
+ * namespaces are refused with EPERM. A process's namespaces are pointers
+ * into objects the world owns (freed with it); NULL is the run's initial
+ * namespace of that kind, so a process that never unshares carries
+ * nothing new.
  *
  * Ids: proxy_process keeps its uids and gids as kernel ids (the run's
  * initial user namespace, where --uid/--gid live); what the guest sees is
