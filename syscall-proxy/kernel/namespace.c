@@ -129,7 +129,8 @@ static int64_t map_up(const struct id_map *m, uint32_t kid)
 {
     for (int i = 0; i < m->nr; i++) {
         const struct id_extent *e = &m->e[i];
-        if (kid >= e->lower && (uint64_t)kid <= (uint64_t)e->lower + e->count - 1)
+        uint64_t last = (uint64_t)e->lower + e->count - 1;
+        if (kid >= e->lower && kid <= last)
             return (int64_t)e->first + (kid - e->lower);
     }
     return -1;
