@@ -52,7 +52,8 @@ TEST_PKGS := coreutils sed gawk gzip bzip2 xz-utils zstd openssl sqlite3 \
              perl python3 bc golang-go bubblewrap util-linux
 
 .PHONY: all debug test check check-docs test-guest demo bench deps clean lint format \
-        fuzz fuzz-deps fuzz-elf fuzz-syscalls images images-deps images-check images-boot
+        fuzz fuzz-deps fuzz-elf fuzz-syscalls images images-deps images-check images-boot \
+        matrix matrix-deps
 
 all: $(BUILD)/hvrun
 
@@ -228,6 +229,25 @@ fuzz-syscalls: deps $(FUZZ_BUILD)/sysfuzz
 	$(MAKE) BUILD=build/debug CFLAGS="$(DEBUG_FLAGS)" all
 	tests/fuzz/run-syscalls.sh build/debug/hvrun $(FUZZ_BUILD)/sysfuzz \
 	    $(FUZZ_SECONDS)
+
+# ---- the reference program matrix (not part of make test) -------------------------
+#
+# make matrix: bench/matrix.sh runs every row of bench/matrix.rows natively and
+# under `hvrun run --verify` on both backends (3 times each, and once beside two
+# CPU burners) and writes docs/MATRIX.md; resumable (build/matrix/state.tsv).
+# MATRIX_ARGS=--quick for one repetition and no loaded runs.
+
+MATRIX_PKGS := lua5.4 php-cli ruby redis-server rustc golang-go nodejs \
+               default-jre-headless clang zip unzip sqlite3 bc xxd zstd bzip2 \
+               xz-utils openssl curl gawk perl iproute2 procps git g++ \
+               qemu-system-x86 cpio binutils
+MATRIX_ARGS ?=
+
+matrix-deps:
+	@$(MAKE) --no-print-directory deps DEPS_PKGS="$(MATRIX_PKGS)" TEST_PKGS=
+
+matrix: deps all matrix-deps images
+	bench/matrix.sh --hvrun $(BUILD)/hvrun $(MATRIX_ARGS)
 
 # ---- boot-experiment images (not part of make test) -----------------------------
 #

@@ -13,8 +13,9 @@
 #include "det_sched.h"
 
 #define CLI_MAX_ENV_OVERRIDES 256
-/* --verify found the two runs different. */
+/* --verify found the two runs different (--repeat: some run differs). */
 #define CLI_EXIT_NONDETERMINISTIC 120
+#define CLI_MAX_REPEAT 10000
 
 struct proxy_file_tap;
 struct det_tap;
@@ -22,6 +23,10 @@ struct det_tap;
 struct run_options {
     const char *backend;
     bool verify;
+    /* --repeat N: the run N times (verify's machinery), each compared with
+     * the first; 0: --verify's two. */
+    int repeat;
+    const char *report_path;  /* --report FILE: JSON, or JUnit XML (.xml) */
     bool fail_closed;
     bool linger;           /* --linger (proxy_config.linger) */
     bool no_seccomp;          /* --no-seccomp: no filter (cli/confine.c) */
@@ -48,6 +53,10 @@ struct run_options {
     /* hvrun record: what it keeps of the host goes to files with this
      * prefix (tap.c); hvrun replay: it comes from them. NULL: neither. */
     const char *tap_record, *tap_replay;
+    /* hvrun replay of a run stopped by a signal from outside: the run
+     * stops the same way when it has made as many events (0: never). */
+    int replay_stop_signal;
+    uint64_t replay_stop_events;
 };
 
 struct run_summary {
@@ -67,6 +76,10 @@ struct run_summary {
     uint64_t cpuid_sites, cpuid_traps, cpuid_patch_ns;
     bool rdtsc_rewritten;     /* the guest's RDTSC sites answered by hvrun */
     uint64_t tsc_sites, tsc_traps;
+    /* A signal from outside (SIGINT, SIGTERM, SIGHUP) stopped the run,
+     * after this many guest events; 0: it was not stopped. */
+    int stop_signal;
+    uint64_t stop_events;
 };
 
 /* Parses `hvrun run`'s options (argv[0] is the command's name) and sets
@@ -114,6 +127,18 @@ struct cli_captured_run {
     int code;
     struct run_summary sum;
 };
+/* Run n of --verify or --repeat against run 1 (verify.c). */
+struct cli_run_verdict {
+    bool same;
+    char streams[160];  /* what differs: " stdout (byte 5) exit status ..." */
+    char detail[512];   /* the first detlog difference, or "" */
+    uint64_t seed;      /* --seed + n - 1: the run's --chaos schedule seed */
+};
+/* --report FILE: the runs' verdicts as JSON, or JUnit XML for a name
+ * ending in .xml (report.c); 0 or -errno. */
+int cli_report_write(const char *path, const struct run_options *o,
+                     const struct cli_captured_run *f,
+                     const struct cli_run_verdict *v, int n);
 /* The file names of run n (1-based) in dir. */
 void cli_captured_names(struct cli_captured_run *f, const char *dir, int n);
 /* Runs it (f->journal must exist as a directory); 0, or -errno if the

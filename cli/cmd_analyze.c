@@ -656,7 +656,17 @@ int cli_cmd_analyze(int argc, char **argv)
         return analyze_stop ? 128 + analyze_stop : CLI_EXIT_FAILURE;
     }
     if (ref.status == CLI_EXIT_FAILURE) {
-        cli_error("analyze: the reference run failed (hvrun exit 125): %s", ref.err);
+        /* Its stderr goes with the scratch directory: say what it said. */
+        char line[512] = "";
+        FILE *f = fopen(ref.err, "r");
+        while (f && fgets(line, sizeof(line), f) &&
+               strncmp(line, "hvrun:", 6) != 0)
+            line[0] = '\0';
+        if (f)
+            fclose(f);
+        line[strcspn(line, "\n")] = '\0';
+        cli_error("analyze: the reference run failed (hvrun exit 125)%s%s",
+                  line[0] ? ": " : "", line[0] ? line + 7 : "");
         remove_dir(dir);
         return CLI_EXIT_FAILURE;
     }

@@ -60,6 +60,22 @@ enum framing {
     STAT_FRAME,  /* tap.c's path stats: u64 length, bytes */
     QUERY_FRAME, /* tap.c's readlink/access answers: u64 length, bytes */
     PRESTATE_FRAME, /* prestate.c's: u64 length, bytes */
+    LINK_FRAME,  /* tap.c's outside connections: u64 length, bytes */
+};
+
+/* The file of the run's scratch directory each framing is read from and
+ * the recording's event kind for it. */
+static const struct {
+    const char *suffix;
+    enum det_rec_kind kind;
+} framed_files[] = {
+    [VALUE_FRAME] = {".values", DET_REC_VALUE},
+    [FILE_FRAME] = {".files", DET_REC_FILE},
+    [DIR_FRAME] = {".dirs", DET_REC_DIR},
+    [STAT_FRAME] = {".stats", DET_REC_STAT},
+    [QUERY_FRAME] = {".queries", DET_REC_QUERY},
+    [PRESTATE_FRAME] = {".prestate", DET_REC_PRESTATE},
+    [LINK_FRAME] = {".links", DET_REC_LINK},
 };
 
 
@@ -247,13 +263,7 @@ static int append_framed(struct det_rec_writer *w, const char *prefix,
                          enum framing framing)
 {
     char path[4096];
-    snprintf(path, sizeof(path), "%s%s", prefix,
-             framing == VALUE_FRAME  ? ".values"
-             : framing == FILE_FRAME ? ".files"
-             : framing == DIR_FRAME  ? ".dirs"
-             : framing == STAT_FRAME ? ".stats"
-             : framing == QUERY_FRAME ? ".queries"
-                                      : ".prestate");
+    snprintf(path, sizeof(path), "%s%s", prefix, framed_files[framing].suffix);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return errno == ENOENT ? 0 : -errno;
@@ -282,12 +292,7 @@ static int append_framed(struct det_rec_writer *w, const char *prefix,
         }
         buf = g;
         struct det_rec_event ev = {
-            .kind = framing == VALUE_FRAME  ? DET_REC_VALUE
-                    : framing == FILE_FRAME ? DET_REC_FILE
-                    : framing == DIR_FRAME  ? DET_REC_DIR
-                    : framing == STAT_FRAME ? DET_REC_STAT
-                    : framing == QUERY_FRAME ? DET_REC_QUERY
-                                             : DET_REC_PRESTATE,
+            .kind = (uint8_t)framed_files[framing].kind,
             .nr = 0xffff, .value = framing == VALUE_FRAME ? head[0] : 0,
             .len = (uint32_t)len, .data = buf};
         if ((rc = det_rec_append(w, &ev)) < 0)
@@ -296,6 +301,32 @@ static int append_framed(struct det_rec_writer *w, const char *prefix,
     free(buf);
     close(fd);
     return rc;
+}
+
+/* A signal from outside that stopped the run: value = the signal, data =
+ * u64 the guest events made before it. */
+static int append_stop(struct det_rec_writer *w, const struct run_summary *s)
+{
+    if (!s->stop_signal)
+        return 0;
+    uint64_t events = s->stop_events;
+    struct det_rec_event ev = {.kind = DET_REC_SIGNAL, .nr = 0xffff,
+                               .value = s->stop_signal, .len = 8,
+                               .data = (const uint8_t *)&events};
+    return det_rec_append(w, &ev);
+}
+
+/* Replaying: where the recorded run was stopped, if it was. */
+static void recorded_stop(const struct det_recording *r, struct run_options *o)
+{
+    for (size_t i = 0; i < r->nr_events; i++) {
+        const struct det_rec_event *e = &r->events[i];
+        if (e->kind != DET_REC_SIGNAL || e->len != 8 || e->value <= 0 ||
+            e->value >= 65)
+            continue;
+        o->replay_stop_signal = (int)e->value;
+        memcpy(&o->replay_stop_events, e->data, 8);
+    }
 }
 
 static int append_detlog(struct det_rec_writer *w, const char *path)
@@ -360,6 +391,8 @@ static int write_recording(const char *path, const struct record_args *ra,
         (rc = append_framed(w, host, STAT_FRAME)) == 0 &&
         (rc = append_framed(w, host, QUERY_FRAME)) == 0 &&
         (rc = append_framed(w, host, PRESTATE_FRAME)) == 0 &&
+        (rc = append_framed(w, host, LINK_FRAME)) == 0 &&
+        (rc = append_stop(w, &run->sum)) == 0 &&
         (rc = append_detlog(w, run->detlog)) == 0)
         return det_rec_finish(w, run->code, run->sum.digest);
     det_rec_abandon(w);
@@ -441,8 +474,10 @@ static bool same_events(const struct det_recording *r, const char *detlog,
                      k, want.tid,
                      want.nr == 0xffff ? "-" : proxy_syscall_name(want.nr),
                      want.tid != got[k].tid ? " (thread differs)" : "", a, b,
-                     want.source == DET_SRC_EXTERNAL
-                         ? " (a host-timed preemption fell elsewhere)"
+                     want.source == DET_SRC_EXTERNAL ||
+                             got[k].source == DET_SRC_EXTERNAL
+                         ? " (a host-timed preemption or host wait fell "
+                           "elsewhere)"
                          : "");
             same = false;
         } else {
@@ -561,7 +596,8 @@ static int replay_loaded(const struct det_recording *r, const char *dir,
     char path[4096], **argv = NULL;
     int code = 0;
     char in[160], rec_out[160], rec_err[160], host[160], values[200],
-        files[200], dirs[200], stats[200], queries[200], prestate[200];
+        files[200], dirs[200], stats[200], queries[200], prestate[200],
+        links[200];
     snprintf(in, sizeof(in), "%s/replay-stdin", dir);
     snprintf(host, sizeof(host), "%s/replay-host", dir);
     snprintf(values, sizeof(values), "%s.values", host);
@@ -570,6 +606,7 @@ static int replay_loaded(const struct det_recording *r, const char *dir,
     snprintf(stats, sizeof(stats), "%s.stats", host);
     snprintf(queries, sizeof(queries), "%s.queries", host);
     snprintf(prestate, sizeof(prestate), "%s.prestate", host);
+    snprintf(links, sizeof(links), "%s.links", host);
     snprintf(rec_out, sizeof(rec_out), "%s/recorded-stdout", dir);
     snprintf(rec_err, sizeof(rec_err), "%s/recorded-stderr", dir);
     struct cli_captured_run run;
@@ -584,7 +621,8 @@ static int replay_loaded(const struct det_recording *r, const char *dir,
         (rc = extract(r, DET_REC_DIR, 0, DIR_FRAME, dirs)) < 0 ||
         (rc = extract(r, DET_REC_STAT, 0, STAT_FRAME, stats)) < 0 ||
         (rc = extract(r, DET_REC_QUERY, 0, QUERY_FRAME, queries)) < 0 ||
-        (rc = extract(r, DET_REC_PRESTATE, 0, PRESTATE_FRAME, prestate)) < 0) {
+        (rc = extract(r, DET_REC_PRESTATE, 0, PRESTATE_FRAME, prestate)) < 0 ||
+        (rc = extract(r, DET_REC_LINK, 0, LINK_FRAME, links)) < 0) {
         cli_error("replay: %s: %s", dir, strerror(-rc));
         code = CLI_EXIT_FAILURE;
         goto out;
@@ -596,6 +634,7 @@ static int replay_loaded(const struct det_recording *r, const char *dir,
         goto out;
     o.tap_record = NULL;
     o.tap_replay = host;
+    recorded_stop(r, &o);
     if (isolated) {
         o.det.layered = replay_layers;
         o.det.nr_layered = nr_replay_layers;
@@ -709,7 +748,9 @@ static int record_run(int argc, char **argv)
     cli_pass_on(run.out, 1);
     cli_pass_on(run.err, 2);
     code = run.code;
-    if (proxy_stop_signal)
+    /* Stopped by a signal from outside once the run had started: that is
+     * recorded too, and a replay stops at the same point. */
+    if (proxy_stop_signal && !run.sum.stop_signal)
         goto interrupted;
     if (access(run.detlog, F_OK) < 0) {
         cli_error("record: the run did not start; nothing recorded");
@@ -729,7 +770,12 @@ static int record_run(int argc, char **argv)
     }
     fprintf(stderr, "hvrun: record: %s%s%s\n", id[0] ? id : "",
             id[0] ? " " : "", file);
-    if (ra.verify) {
+    if (run.sum.stop_signal)
+        fprintf(stderr, "hvrun: record: the run was stopped by signal %d "
+                "after %llu events; a replay stops there too\n",
+                run.sum.stop_signal,
+                (unsigned long long)run.sum.stop_events);
+    if (ra.verify && !run.sum.stop_signal) {
         /* The replay starts from the files as the recorded run found
          * them; its changes stay, as --verify's second run's do. */
         struct det_recording r;

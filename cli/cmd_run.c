@@ -39,6 +39,7 @@ enum {
     OPT_HOSTNAME, OPT_UID, OPT_GID, OPT_PREEMPT_MS, OPT_MEMORY,
     OPT_NO_SECCOMP, OPT_FS_POLICY, OPT_CPUID_REWRITE, OPT_NO_RDTSC_REWRITE,
     OPT_DETLOG, OPT_CHAOS, OPT_SCHEDULE, OPT_SCHEDULE_OUT, OPT_LINGER,
+    OPT_REPEAT, OPT_REPORT,
 };
 
 static const struct option run_longopts[] = {
@@ -59,6 +60,8 @@ static const struct option run_longopts[] = {
     {"gid", required_argument, NULL, OPT_GID},
     {"fail-closed", no_argument, NULL, OPT_FAIL_CLOSED},
     {"linger", no_argument, NULL, OPT_LINGER},
+    {"repeat", required_argument, NULL, OPT_REPEAT},
+    {"report", required_argument, NULL, OPT_REPORT},
     {"preempt-ms", required_argument, NULL, OPT_PREEMPT_MS},
     {"cpuid-rewrite", no_argument, NULL, OPT_CPUID_REWRITE},
     {"no-rdtsc-rewrite", no_argument, NULL, OPT_NO_RDTSC_REWRITE},
@@ -209,6 +212,18 @@ static int apply_option(struct run_options *o, int c, const char *arg)
         return -1;
     case OPT_FAIL_CLOSED: o->fail_closed = true; return 0;
     case OPT_LINGER: o->linger = true; return 0;
+    case OPT_REPEAT: {
+        uint64_t n;
+        if (parse_seed(arg, &n) == 0 && n >= 2 && n <= CLI_MAX_REPEAT) {
+            o->repeat = (int)n;
+            o->verify = true;
+            return 0;
+        }
+        cli_error("--repeat '%s': expected a number of runs from 2 to %d", arg,
+                  CLI_MAX_REPEAT);
+        return -1;
+    }
+    case OPT_REPORT: o->report_path = arg; return 0;
     case OPT_NO_SECCOMP: o->no_seccomp = true; return 0;
     case OPT_FS_POLICY: o->fs_policy = true; return 0;
     case OPT_PREEMPT_MS: {
@@ -271,6 +286,11 @@ static int parse_run_options(int argc, char **argv, struct run_options *o)
     if (optind >= argc) {
         cli_error("run: no program given; usage: hvrun run [options] -- "
                   "PROGRAM [ARGS...]");
+        return -1;
+    }
+    if (o->report_path && !o->verify) {
+        cli_error("--report: with --verify or --repeat N (a report compares "
+                  "runs)");
         return -1;
     }
     enum vmm_backend_kind kind;
@@ -345,6 +365,8 @@ static void collect_summary(struct run_summary *s, struct proxy_process *p,
     s->tsc_sites = t->tsc_sites;
     s->tsc_traps = t->tsc_traps;
     s->detlog_events = det->log.n;
+    s->stop_signal = proxy_stop_signal;
+    s->stop_events = det->events;
     s->digest = det_log_digest(det);
     for (int i = 0; i < DET_SRC_COUNT; i++)
         s->reads[i] = det->reads[i];
@@ -372,9 +394,11 @@ char **cli_build_env(const struct run_options *o)
             env[i] = o->env_exact[i];
         return env;
     }
+    /* What a test needs and nothing of the host's: a fixed home, locale,
+     * timezone (else /etc/localtime decides) and the run's private /tmp. */
     static const char *const minimal[] = {
         "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
-        "HOME=/", "LANG=C.UTF-8", NULL};
+        "HOME=/", "LANG=C.UTF-8", "TZ=UTC", "TMPDIR=/tmp", NULL};
     size_t n = 0;
     char *const *base = !strcmp(o->base_env, "host")      ? environ
                         : !strcmp(o->base_env, "minimal") ? (char **)minimal
@@ -501,6 +525,8 @@ int cli_run_once(const struct run_options *o, const char *path,
                                                !o->no_rdtsc_rewrite &&
                                                kind != VMM_BACKEND_PTRACE,
                               .schedule_out = o->schedule_out,
+                              .stop_signal = o->replay_stop_signal,
+                              .stop_events = o->replay_stop_events,
                               .file_tap = cli_tap_files(tap)};
     int rc = proxy_process_create(&p, vm, &det, &pc);
     if (rc < 0) {

@@ -510,6 +510,28 @@ static int allow_sockets(scmp_filter_ctx f)
     return rc;
 }
 
+/* quotactl and quotactl_fd (syscall-proxy/fs/quota.c) for queries and
+ * syncs only: the subcommand (the cmd argument but its type byte) is one
+ * that reads quota state, never one that changes it. */
+static int allow_quota_queries(scmp_filter_ctx f)
+{
+    static const unsigned int queries[] = {
+        0x800001 /* Q_SYNC */,       0x800004 /* Q_GETFMT */,
+        0x800005 /* Q_GETINFO */,    0x800007 /* Q_GETQUOTA */,
+        0x5803 /* Q_XGETQUOTA */,    0x5805 /* Q_XGETQSTAT */,
+        0x5807 /* Q_XQUOTASYNC */,   0x5808 /* Q_XGETQSTATV */,
+    };
+    int rc = 0;
+    for (size_t i = 0; i < sizeof(queries) / sizeof(queries[0]); i++) {
+        scmp_datum_t sub = (scmp_datum_t)queries[i] << 8;
+        struct scmp_arg_cmp c0 = SCMP_A0(SCMP_CMP_MASKED_EQ, 0xffffff00, sub);
+        struct scmp_arg_cmp c1 = SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffff00, sub);
+        rc |= allow(f, SCMP_SYS(quotactl), 1, &c0);
+        rc |= allow(f, SCMP_SYS(quotactl_fd), 1, &c1);
+    }
+    return rc;
+}
+
 /* Rules that look at arguments: no executable host memory, threads only,
  * signals only to hvrun, SIGSYS's handler stays. */
 static int allow_with_arguments(scmp_filter_ctx f)
@@ -524,6 +546,7 @@ static int allow_with_arguments(scmp_filter_ctx f)
      * on ENOSYS; clone3's flags are in memory the filter cannot read. */
     rc |= seccomp_rule_add(f, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
     rc |= allow_sockets(f);
+    rc |= allow_quota_queries(f);
     /* pid 0: the calling thread only, never another process. */
     struct scmp_arg_cmp this_thread = SCMP_A0(SCMP_CMP_EQ, 0);
     rc |= allow(f, SCMP_SYS(sched_setaffinity), 1, &this_thread);

@@ -105,6 +105,9 @@ struct file_tap {
     size_t queries_len;
     struct recorded_query *answers;
     size_t nr_answers;
+    int links_fd;        /* recording: where outside connections' events go */
+    uint8_t *links;      /* replaying: PREFIX.links */
+    size_t links_len, links_at;
     bool layered;        /* replaying in a tree of overlays (isolate.c) */
     char **touched;      /* ... and these paths the run changed */
     size_t nr_touched;
@@ -659,6 +662,58 @@ static bool touched(const struct file_tap *t, const char *path)
     return false;
 }
 
+/*
+ * One event of a connection to outside the run in PREFIX.links: u64
+ * payload length, then u32 link, u8 kind, u64 position, i64 value, the
+ * bytes. They are replayed in the order they came.
+ */
+#define LINK_HEAD (4 + 1 + 8 + 8)
+
+static void link_noted(void *ctx, const struct proxy_link_event *e,
+                       const void *data, size_t len)
+{
+    struct file_tap *t = ctx;
+    uint8_t head[8 + LINK_HEAD];
+    uint64_t payload = LINK_HEAD + (uint64_t)len;
+    memcpy(head, &payload, 8);
+    memcpy(head + 8, &e->link, 4);
+    head[12] = e->kind;
+    memcpy(head + 13, &e->pos, 8);
+    memcpy(head + 21, &e->value, 8);
+    if (cli_write_all(t->links_fd, head, sizeof(head)) < 0 ||
+        cli_write_all(t->links_fd, data, len) < 0)
+        cli_error("record: data from outside the run could not be saved");
+}
+
+static bool link_next(void *ctx, struct proxy_link_event *e,
+                      const void **data, size_t *len)
+{
+    struct file_tap *t = ctx;
+    uint64_t payload;
+    size_t left = t->links_len - t->links_at;
+    const uint8_t *q = t->links + t->links_at;
+    if (left < 8 + LINK_HEAD)
+        return false;
+    memcpy(&payload, q, 8);
+    if (payload < LINK_HEAD || payload > left - 8)
+        return false;
+    memcpy(&e->link, q + 8, 4);
+    e->kind = q[12];
+    memcpy(&e->pos, q + 13, 8);
+    memcpy(&e->value, q + 21, 8);
+    *data = q + 8 + LINK_HEAD;
+    *len = (size_t)payload - LINK_HEAD;
+    return true;
+}
+
+static void link_taken(void *ctx)
+{
+    struct file_tap *t = ctx;
+    uint64_t payload;
+    memcpy(&payload, t->links + t->links_at, 8);
+    t->links_at += 8 + (size_t)payload;
+}
+
 struct det_tap *cli_tap_open(const char *record_to, const char *replay_from,
                              char *why, size_t why_len)
 {
@@ -666,14 +721,17 @@ struct det_tap *cli_tap_open(const char *record_to, const char *replay_from,
     if (!t)
         return NULL;
     t->fd = t->files_fd = t->dirs_fd = t->stats_fd = t->queries_fd = -1;
+    t->links_fd = -1;
     t->tap.ctx = t->files_tap.ctx = t;
     const char *prefix = record_to ? record_to : replay_from;
-    char values[4096], files[4096], dirs[4096], stats[4096], queries[4096];
+    char values[4096], files[4096], dirs[4096], stats[4096], queries[4096],
+        links[4096];
     snprintf(values, sizeof(values), "%s.values", prefix);
     snprintf(files, sizeof(files), "%s.files", prefix);
     snprintf(dirs, sizeof(dirs), "%s.dirs", prefix);
     snprintf(stats, sizeof(stats), "%s.stats", prefix);
     snprintf(queries, sizeof(queries), "%s.queries", prefix);
+    snprintf(links, sizeof(links), "%s.links", prefix);
     const char *bad = values;
     int rc = 0;
     int fl = O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC;
@@ -683,11 +741,13 @@ struct det_tap *cli_tap_open(const char *record_to, const char *replay_from,
         t->files_tap.listed = dir_listed;
         t->files_tap.stat_result = stat_noted;
         t->files_tap.query_result = query_noted;
+        t->files_tap.link_noted = link_noted;
         if ((t->fd = open(values, fl, 0600)) < 0 ||
             (bad = files, t->files_fd = open(files, fl, 0600)) < 0 ||
             (bad = dirs, t->dirs_fd = open(dirs, fl, 0600)) < 0 ||
             (bad = stats, t->stats_fd = open(stats, fl, 0600)) < 0 ||
-            (bad = queries, t->queries_fd = open(queries, fl, 0600)) < 0)
+            (bad = queries, t->queries_fd = open(queries, fl, 0600)) < 0 ||
+            (bad = links, t->links_fd = open(links, fl, 0600)) < 0)
             rc = -errno;
     } else {
         t->tap.get = get_value;
@@ -696,6 +756,8 @@ struct det_tap *cli_tap_open(const char *record_to, const char *replay_from,
         t->files_tap.recorded_listing = dir_recorded;
         t->files_tap.recorded_stat_result = stat_recorded;
         t->files_tap.recorded_query = query_recorded;
+        t->files_tap.link_next = link_next;
+        t->files_tap.link_taken = link_taken;
         if ((rc = read_all(values, &t->data, &t->len)) == 0 &&
             (bad = files, rc = read_all(files, &t->files, &t->files_len)) == 0 &&
             (rc = walk_keyed(t, t->files, t->files_len, index_file)) == 0 &&
@@ -706,6 +768,10 @@ struct det_tap *cli_tap_open(const char *record_to, const char *replay_from,
             (bad = queries,
              rc = read_all(queries, &t->queries, &t->queries_len)) == 0)
             rc = walk_keyed(t, t->queries, t->queries_len, index_query);
+        if (rc == 0) {
+            bad = links;
+            rc = read_all(links, &t->links, &t->links_len);
+        }
         char prestate[4096];
         snprintf(prestate, sizeof(prestate), "%s.prestate", prefix);
         t->layered = rc == 0 && access(prestate, F_OK) == 0;
@@ -740,6 +806,9 @@ void cli_tap_close(struct det_tap *tap)
         close(t->stats_fd);
     if (t->queries_fd >= 0)
         close(t->queries_fd);
+    if (t->links_fd >= 0)
+        close(t->links_fd);
+    free(t->links);
     for (size_t i = 0; i < t->nr_answers; i++)
         free(t->answers[i].key);
     free(t->answers);

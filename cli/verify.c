@@ -3,7 +3,10 @@
  * VM and environment with the same stdin, and compare stdout, stderr, the
  * exit status and the detlog. Run 1's output is passed on; one stderr line
  * says whether the runs were identical and, if not, names the first event
- * that differed and which streams differed.
+ * that differed and which streams differed. `--repeat N` is the same with
+ * N runs, each compared with run 1 (under --chaos each with its own
+ * schedule seed, compared by output and status only); --report FILE
+ * writes the verdicts (report.c).
  *
  * Both runs start from the same files: each run journals what it does to
  * them (syscall-proxy/fs/preserve.c) and undo.c puts them back from that
@@ -19,6 +22,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -28,7 +33,6 @@
 #include "cli_run.h"
 #include "proxy.h"
 
-#define NR_RUNS 2
 
 /* The run going on (0: none), for the stop signal handler. */
 static volatile sig_atomic_t verify_child;
@@ -183,72 +187,128 @@ static void describe_record(char *buf, size_t len, const struct det_record *r)
                  (unsigned long long)r->hash);
 }
 
-/* Appends the first detlog difference to msg; false if the logs agree. */
-static bool compare_detlogs(const struct cli_captured_run *f, char *msg, size_t len)
+/* Appends the first detlog difference between run 1 (a) and run n (b)
+ * to msg; false if the logs agree. */
+static bool compare_detlogs(const struct cli_captured_run *a,
+                            const struct cli_captured_run *b, int n,
+                            char *msg, size_t len)
 {
-    struct det_record *a = NULL, *b = NULL;
+    struct det_record *ra = NULL, *rb = NULL;
     size_t na = 0, nb = 0;
-    if (det_log_load(f[0].detlog, &a, &na) < 0 ||
-        det_log_load(f[1].detlog, &b, &nb) < 0) {
-        free(a);
-        free(b);
+    if (det_log_load(a->detlog, &ra, &na) < 0 ||
+        det_log_load(b->detlog, &rb, &nb) < 0) {
+        free(ra);
+        free(rb);
         snprintf(msg, len, "detlog missing");
         return true;
     }
     size_t i = 0;
-    while (i < na && i < nb && !memcmp(&a[i], &b[i], sizeof(a[i])))
+    while (i < na && i < nb && !memcmp(&ra[i], &rb[i], sizeof(ra[i])))
         i++;
     bool differ = i < na || i < nb;
     if (differ && i < na && i < nb) {
         char va[96], vb[96];
-        describe_record(va, sizeof(va), &a[i]);
-        describe_record(vb, sizeof(vb), &b[i]);
+        describe_record(va, sizeof(va), &ra[i]);
+        describe_record(vb, sizeof(vb), &rb[i]);
         snprintf(msg, len,
                  "first difference at detlog event #%zu, syscall %s (%s): "
-                 "run 1 %s, run 2 %s",
-                 i, proxy_syscall_name(a[i].nr),
-                 det_source_name((enum det_source)a[i].source), va, vb);
+                 "run 1 %s, run %d %s",
+                 i, proxy_syscall_name(ra[i].nr),
+                 det_source_name((enum det_source)ra[i].source), va, n, vb);
     } else if (differ) {
         snprintf(msg, len, "detlog lengths differ: %zu vs %zu events "
                            "(first %zu agree)",
                  na, nb, i);
     }
-    free(a);
-    free(b);
+    free(ra);
+    free(rb);
     return differ;
 }
 
-static int report(const struct run_options *o, struct cli_captured_run *f)
+__attribute__((format(printf, 3, 4)))
+static void append(char *buf, size_t len, const char *fmt, ...)
 {
-    char detail[512] = "";
-    char streams[128] = "";
-    bool detlog_differs = compare_detlogs(f, detail, sizeof(detail));
-    long long out_at = cli_first_diff(f[0].out, f[1].out);
-    long long err_at = cli_first_diff(f[0].err, f[1].err);
+    size_t at = strlen(buf);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf + at, len - at, fmt, ap);
+    va_end(ap);
+}
+
+/* Run n (1-based) against run 1: what differs (v->streams), the first
+ * detlog difference (v->detail). A --chaos --repeat run has its own
+ * schedule, so only its output and status count. */
+static void judge(const struct run_options *o, const struct cli_captured_run *f,
+                  int n, struct cli_run_verdict *v)
+{
+    const struct cli_captured_run *a = &f[0], *b = &f[n - 1];
+    bool with_detlog = !(o->repeat && o->det.chaos);
+    bool detlog_differs = with_detlog &&
+                          compare_detlogs(a, b, n, v->detail, sizeof(v->detail));
+    long long out_at = cli_first_diff(a->out, b->out);
+    long long err_at = cli_first_diff(a->err, b->err);
     if (out_at >= 0)
-        snprintf(streams + strlen(streams), sizeof(streams) - strlen(streams),
-                 " stdout (byte %lld)", out_at);
+        append(v->streams, sizeof(v->streams), " stdout (byte %lld)", out_at);
     if (err_at >= 0)
-        snprintf(streams + strlen(streams), sizeof(streams) - strlen(streams),
-                 " stderr (byte %lld)", err_at);
-    if (f[0].code != f[1].code)
-        snprintf(streams + strlen(streams), sizeof(streams) - strlen(streams),
-                 " exit status (%d vs %d)", f[0].code, f[1].code);
+        append(v->streams, sizeof(v->streams), " stderr (byte %lld)", err_at);
+    if (a->code != b->code)
+        append(v->streams, sizeof(v->streams), " exit status (%d vs %d)",
+               a->code, b->code);
     if (detlog_differs)
-        snprintf(streams + strlen(streams), sizeof(streams) - strlen(streams),
-                 " detlog");
-    if (!streams[0]) {
+        append(v->streams, sizeof(v->streams), " detlog");
+    v->same = !v->streams[0];
+}
+
+/* --verify's one line. */
+static int report_two(const struct cli_captured_run *f,
+                      const struct cli_run_verdict *v)
+{
+    if (v[1].same) {
         fprintf(stderr,
                 "hvrun: verify: deterministic (%d runs identical: stdout, "
                 "stderr, exit status %d, detlog of %llu events, digest "
                 "%016llx)\n",
-                NR_RUNS, f[0].code, (unsigned long long)f[0].sum.detlog_events,
+                2, f[0].code, (unsigned long long)f[0].sum.detlog_events,
                 (unsigned long long)f[0].sum.digest);
         return f[0].code;
     }
     fprintf(stderr, "hvrun: verify: nondeterministic: differs in:%s%s%s\n",
-            streams, detail[0] ? "; " : "", detail);
-    (void)o;
+            v[1].streams, v[1].detail[0] ? "; " : "", v[1].detail);
+    return CLI_EXIT_NONDETERMINISTIC;
+}
+
+/* --repeat N's lines: each run that differs from run 1, then the count. */
+static int report_repeat(const struct run_options *o,
+                         const struct cli_captured_run *f,
+                         const struct cli_run_verdict *v, int n)
+{
+    int differ = 0;
+    char seeds[96] = "";
+    if (o->det.chaos)
+        snprintf(seeds, sizeof(seeds), ", %d schedules: --chaos seeds %llu-%llu",
+                 n, (unsigned long long)v[0].seed,
+                 (unsigned long long)v[n - 1].seed);
+    for (int i = 1; i < n; i++) {
+        if (v[i].same)
+            continue;
+        differ++;
+        char seed[48] = "";
+        if (o->det.chaos)
+            snprintf(seed, sizeof(seed), " (--chaos seed %llu)",
+                     (unsigned long long)v[i].seed);
+        fprintf(stderr, "hvrun: repeat: run %d%s differs from run 1 in:%s%s%s\n",
+                i + 1, seed, v[i].streams, v[i].detail[0] ? "; " : "",
+                v[i].detail);
+    }
+    if (!differ) {
+        fprintf(stderr,
+                "hvrun: repeat: all %d runs gave the same bytes (stdout, "
+                "stderr, exit status %d%s%s)\n",
+                n, f[0].code, o->det.chaos ? "" : ", detlog", seeds);
+        return f[0].code;
+    }
+    fprintf(stderr, "hvrun: repeat: %d of %d runs differ from run 1%s\n",
+            differ, n, seeds);
     return CLI_EXIT_NONDETERMINISTIC;
 }
 
@@ -261,14 +321,15 @@ void cli_undo_captured(const struct cli_captured_run *f, int n)
                   problems, problems == 1 ? "" : "s", n + 1);
 }
 
-static int interrupted(int during_run)
+static int interrupted(const struct run_options *o, int during_run, int n)
 {
     int sig = proxy_stop_signal;
     fprintf(stderr,
-            "hvrun: verify: interrupted by %s during run %d of %d; the "
+            "hvrun: %s: interrupted by %s during run %d of %d; the "
             "files are as they were before it\n",
+            o->repeat ? "repeat" : "verify",
             sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "SIGHUP",
-            during_run, NR_RUNS);
+            during_run, n);
     return 128 + sig;
 }
 
@@ -292,27 +353,35 @@ void cli_pass_on(const char *file, int to)
     }
 }
 
-/* Runs both (each from the files as they were before the first); 0, or
- * the exit code when it must end now. */
-static int run_both(const struct run_options *o, const char *path,
-                    const char *in, struct cli_captured_run *f)
+/* Runs all n (each from the files as they were before the first; a
+ * --repeat --chaos run i with schedule seed v[i].seed); 0, or the exit
+ * code when it must end now. */
+static int run_all(const struct run_options *o, const char *path,
+                   const char *in, struct cli_captured_run *f,
+                   struct cli_run_verdict *v, int n)
 {
-    for (int i = 0; i < NR_RUNS; i++) {
+    for (int i = 0; i < n; i++) {
         if (i > 0)
             cli_undo_captured(&f[i - 1], i - 1);
         if (proxy_stop_signal)
-            return interrupted(i);
+            return interrupted(o, i, n);
         if (mkdir(f[i].journal, 0700) < 0) {
             cli_error("--verify: %s: %s", f[i].journal, strerror(errno));
             return CLI_EXIT_FAILURE;
         }
-        if (cli_capture_run(o, path, in, &f[i]) < 0) {
+        struct run_options oi = *o;
+        v[i].seed = o->det.seed + (uint64_t)i;
+        if (o->repeat && o->det.chaos) {
+            oi.det.chaos_seed_set = true;
+            oi.det.chaos_seed = v[i].seed;
+        }
+        if (cli_capture_run(&oi, path, in, &f[i]) < 0) {
             cli_error("--verify: fork: %s", strerror(errno));
             return CLI_EXIT_FAILURE;
         }
         if (proxy_stop_signal) {
             cli_undo_captured(&f[i], i);
-            return interrupted(i + 1);
+            return interrupted(o, i + 1, n);
         }
     }
     return 0;
@@ -353,8 +422,8 @@ out:
 /* --detlog FILE: run 1's detlog there, run 2's in FILE.2. */
 static void keep_detlogs(const struct run_options *o, const struct cli_captured_run *f)
 {
-    int fds[NR_RUNS] = {o->detlog_fd, o->detlog2_fd};
-    for (int i = 0; i < NR_RUNS; i++) {
+    int fds[2] = {o->detlog_fd, o->detlog2_fd};
+    for (int i = 0; i < 2; i++) {
         int rc = fds[i] >= 0 ? copy_to_fd(f[i].detlog, fds[i]) : 0;
         if (rc < 0)
             cli_error("--detlog %s%s: %s", o->detlog_path, i ? ".2" : "",
@@ -372,28 +441,43 @@ int cli_verify(const struct run_options *o, const char *path)
         cli_error("--verify: %s: %s", dir, strerror(-rc));
         return CLI_EXIT_FAILURE;
     }
-    struct cli_captured_run f[NR_RUNS];
-    memset(f, 0, sizeof(f));
-    for (int i = 0; i < NR_RUNS; i++)
+    int n = o->repeat ? o->repeat : 2;
+    struct cli_captured_run *f = calloc((size_t)n, sizeof(*f));
+    struct cli_run_verdict *v = calloc((size_t)n, sizeof(*v));
+    int code;
+    if (!f || !v) {
+        cli_error("--repeat %d: out of memory", n);
+        code = CLI_EXIT_FAILURE;
+        goto out;
+    }
+    for (int i = 0; i < n; i++)
         cli_captured_names(&f[i], dir, i + 1);
     char in[160];
-    int code;
     if (cli_save_stdin(dir, in, sizeof(in)) < 0) {
         if (proxy_stop_signal)
-            code = interrupted(1);
+            code = interrupted(o, 1, n);
         else {
             cli_error("--verify: saving stdin: %s", strerror(errno));
             code = CLI_EXIT_FAILURE;
         }
-    } else if (!(code = run_both(o, path, in, f))) {
+    } else if (!(code = run_all(o, path, in, f, v, n))) {
         /* Pass run 1's output on, then judge. */
         cli_pass_on(f[0].out, 1);
         cli_pass_on(f[0].err, 2);
-        code = report(o, f);
+        v[0].same = true;
+        for (int i = 2; i <= n; i++)
+            judge(o, f, i, &v[i - 1]);
+        code = o->repeat ? report_repeat(o, f, v, n) : report_two(f, v);
         keep_detlogs(o, f);
+        if (o->report_path &&
+            (rc = cli_report_write(o->report_path, o, f, v, n)) < 0)
+            cli_error("--report %s: %s", o->report_path, strerror(-rc));
         if (o->summary || o->summary_json)
             cli_print_summary(stderr, o, &f[0].sum);
     }
+out:
+    free(f);
+    free(v);
     proxy_scratch_remove(dir, lock);
     return code;
 }

@@ -168,8 +168,16 @@ int64_t det_clock_peek_ns(struct det_state *d, int clockid)
 {
     if (d->cfg.virtualize_time)
         return logical_ns(d, clockid);
+    /* The host's time: hvrun record keeps each look hvrun's timers and
+     * its scheduler take (a replay's timers fire where the recorded
+     * run's did); not an event of the detlog. */
+    int64_t ns;
+    if (det_tap_get(d, DET_SRC_TIME, &ns, sizeof(ns)))
+        return ns;
     struct timespec ts;
     if (clock_gettime(clockid, &ts) < 0)
         return 0;
-    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+    ns = (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+    det_tap_put(d, DET_SRC_TIME, &ns, sizeof(ns));
+    return ns;
 }

@@ -42,6 +42,10 @@ struct det_config {
                                  /proc/meminfo) and the guest memory limit */
     bool chaos;               /* --chaos: seeded adversarial scheduling
                                  (det_sched.h) */
+    /* The scheduler's seed (--repeat N --chaos: one per run), the guest's
+     * randomness staying --seed's; unset: --seed's. */
+    bool chaos_seed_set;
+    uint64_t chaos_seed;
     /* Filesystems layered over the host's (a replay's private tree,
      * cli/isolate.c): a file seen through one is the host file under it. */
     const struct det_layered_dev *layered;

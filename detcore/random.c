@@ -54,7 +54,10 @@ void det_rng_init(struct det_state *d);
 void det_rng_init(struct det_state *d)
 {
     for (int s = 0; s < DET_NR_STREAMS; s++) {
-        uint64_t x = d->cfg.seed ^ (0x68767275ULL << 32) ^ (uint64_t)s * 0x1000193;
+        uint64_t seed = s == DET_STREAM_SCHED && d->cfg.chaos_seed_set
+                            ? d->cfg.chaos_seed
+                            : d->cfg.seed;
+        uint64_t x = seed ^ (0x68767275ULL << 32) ^ (uint64_t)s * 0x1000193;
         struct det_rng *r = &d->rng[s];
         for (int i = 0; i < 4; i++) {
             uint64_t k = splitmix64(&x);

@@ -35,6 +35,13 @@ static const struct family_kind families[] = {
     {proxy_sysvshm_syscalls, "ipc", "emulated"},
     {proxy_sysvsem_syscalls, "ipc", "emulated"},
     {proxy_sysvmsg_syscalls, "ipc", "emulated"},
+    {proxy_process_vm_syscalls, "mm", "emulated"},
+    {proxy_mqueue_syscalls, "ipc", "emulated"},
+    {proxy_adjtime_syscalls, "time", "virtualised"},
+    {proxy_ldt_syscalls, "mm", "emulated"},
+    {proxy_acct_syscalls, "process", "emulated"},
+    {proxy_quota_syscalls, "fs", "passthrough"},
+    {proxy_keys_syscalls, "keys", "emulated"},
     {proxy_ns_syscalls, "namespace", "emulated"},
 };
 
@@ -77,6 +84,35 @@ static const struct exception_note notes[] = {
     {SYS_perf_event_open, "emulated", "ENOENT, as a host without a PMU "
                                       "(no event; the host's counters would "
                                       "not be deterministic)"},
+    {SYS_process_vm_readv, NULL, "the run's processes only (ESRCH "
+                                 "else), through each one's checked "
+                                 "copy path; stops at the first page "
+                                 "refused"},
+    {SYS_process_vm_writev, NULL, "as process_vm_readv"},
+    {SYS_mq_open, NULL, "the run's own names (nothing on the host); the "
+                        "descriptor an eventfd kept ready as the queue is"},
+    {SYS_mq_timedsend, NULL, "a wait re-tried every 1 ms of logical time"},
+    {SYS_mq_timedreceive, NULL, "a wait re-tried every 1 ms of logical "
+                                "time"},
+    {SYS_mq_notify, NULL, "SIGEV_SIGNAL and SIGEV_NONE; SIGEV_THREAD EINVAL "
+                          "(a netlink message only the host kernel sends)"},
+    {SYS_adjtimex, NULL, "a query answers the NTP-less state of the "
+                         "virtual clock (TIME_ERROR, STA_UNSYNC); a change "
+                         "EPERM (no CAP_SYS_TIME)"},
+    {SYS_clock_adjtime, NULL, "as adjtimex for CLOCK_REALTIME; other "
+                              "clocks EOPNOTSUPP or EINVAL"},
+    {SYS_modify_ldt, NULL, "reads: no LDT, the default 128 zero bytes; "
+                           "a valid write ENOSYS (no backend loads a "
+                           "guest LDT)"},
+    {SYS_acct, NULL, "EPERM: no guest has CAP_SYS_PACCT"},
+    {SYS_quotactl, NULL, "queries asked of the host's filesystem; a "
+                         "change EPERM after its device checks"},
+    {SYS_quotactl_fd, NULL, "as quotactl"},
+    {SYS_add_key, NULL, "ENOSYS, as a kernel without CONFIG_KEYS: the "
+                        "host's keyrings are not the guest's, no in-run "
+                        "keyring model yet"},
+    {SYS_request_key, NULL, "ENOSYS (as add_key)"},
+    {SYS_keyctl, NULL, "ENOSYS (as add_key)"},
     {SYS_memfd_create, "passthrough", "a host memfd under the guest's name; "
                                       "MFD_HUGETLB is EINVAL"},
     {SYS_name_to_handle_at, "emulated", "refused with EOPNOTSUPP"},
@@ -144,7 +180,9 @@ static const struct exception_note notes[] = {
     {SYS_exit, NULL, "ends the thread; the last thread ends the process"},
     {SYS_clone, NULL, "threads share the VM; without CLONE_VM: as fork"},
     {SYS_clone3, NULL, "ENOSYS on purpose: libc falls back to clone"},
-    {SYS_futex, NULL, "wait queues in hvrun; PI futexes ENOSYS"},
+    {SYS_futex, NULL, "wait queues in hvrun; PI futexes with Linux's word "
+                       "protocol, waiters in arrival order (one vCPU: "
+                       "no priority to inherit)"},
     {SYS_sched_yield, NULL, "hands the vCPU to the next runnable thread"},
     {SYS_uname, "virtualised", "fixed machine identity from detcore"},
     {SYS_sysinfo, "virtualised", "fixed memory, logical uptime"},

@@ -76,6 +76,10 @@ struct proxy_fd {
     /* A /proc mem or settings file of a guest (procfile.c): transfers go
      * there; shared by dups and fork children. */
     struct proxy_vfd *vfd;
+    /* A POSIX message queue descriptor (kernel/mqueue.c): the host fd is
+     * an eventfd kept ready as the queue is; shared by dups and fork
+     * children. */
+    struct proxy_mqd *mqd;
 };
 
 struct proxy_plock;
@@ -182,6 +186,13 @@ enum proxy_thread_state {
                                    sigtimedwait, signalfd reads) */
 };
 
+/* What a thread in PROXY_THREAD_FUTEX_WAIT waits as (futex_pi.c). */
+enum proxy_futex_kind {
+    PROXY_FUTEX_PLAIN,      /* FUTEX_WAIT, FUTEX_WAIT_BITSET */
+    PROXY_FUTEX_PI,         /* FUTEX_LOCK_PI, LOCK_PI2; a requeued one */
+    PROXY_FUTEX_REQUEUE_PI, /* FUTEX_WAIT_REQUEUE_PI, not yet requeued */
+};
+
 /* What a thread in PROXY_THREAD_WAIT_SIGNAL waits in (signal.c). */
 enum proxy_sigwait_kind {
     PROXY_SIGWAIT_NONE,
@@ -223,6 +234,14 @@ struct proxy_thread {
      * of every process mapping it share */
     uint64_t futex_key[3];
     uint32_t futex_bitset;
+    /* a PI waiter (futex_pi.c): what it waits as, the owner it waits on;
+     * a requeue-PI waiter the PI futex it is to get, and whether it was
+     * moved onto it already */
+    enum proxy_futex_kind futex_kind;
+    int futex_pi_owner;
+    gva_t futex_uaddr2;
+    uint64_t futex_key2[3];
+    bool futex_requeued;
     uint64_t wait_seq;          /* FIFO order of waiters */
     bool has_deadline;
     uint64_t deadline_ns;       /* CLOCK_MONOTONIC */
@@ -309,6 +328,14 @@ struct proxy_world {
     /* ... and message queues (kernel/sysvmsg.c). */
     struct proxy_msg_queue **msg;
     int nr_msg, next_msgid;
+    /* hvrun record / replay: the run's TCP connections to outside it,
+     * relayed through hvrun (net/outside.c); NULL: none yet. */
+    struct proxy_outside *outside;
+    /* POSIX message queues by name (kernel/mqueue.c), their bytes charged
+     * against RLIMIT_MSGQUEUE. */
+    struct proxy_mqueue *mqueues;
+    int nr_mqueues;
+    size_t mq_bytes;
     /* Namespaces the run's processes made (kernel/namespace.c), in
      * creation order; they live as long as the run. */
     struct proxy_ns **ns_all;
@@ -326,6 +353,24 @@ bool proxy_world_output_held(struct proxy_world *w);
 void proxy_world_end(struct proxy_world *w);
 
 /* ---- the process --------------------------------------------------------- */
+
+/*
+ * One event of a TCP connection from the run to outside it (net/outside.c):
+ * its connect, and each piece of data or the end that came in from the
+ * peer, at the run's event count when the guest could first see it.
+ */
+enum proxy_link_kind {
+    PROXY_LINK_CONNECT = 'C', /* value: the connect's result; data: the
+                                 peer's address */
+    PROXY_LINK_DATA = 'D',    /* data: the bytes */
+    PROXY_LINK_END = 'E',     /* value: 0 (the peer closed) or -errno */
+};
+struct proxy_link_event {
+    uint32_t link;  /* the run's n-th connection to outside, from 0 */
+    uint8_t kind;   /* enum proxy_link_kind */
+    uint64_t pos;   /* the run's guest event count then */
+    int64_t value;
+};
 
 /*
  * hvrun record / replay's view of the files a run reads (cli/tap.c): a
@@ -365,6 +410,14 @@ struct proxy_file_tap {
     bool (*recorded_query)(void *ctx, const char *key, int kind, int arg,
                            long *result, void *data, size_t cap,
                            size_t *len);
+    /* Connections to outside the run (net/outside.c): recording, each
+     * event of one as it happens; replaying, the next recorded event
+     * (false: none left) and, once used, taken. */
+    void (*link_noted)(void *ctx, const struct proxy_link_event *e,
+                       const void *data, size_t len);
+    bool (*link_next)(void *ctx, struct proxy_link_event *e,
+                      const void **data, size_t *len);
+    void (*link_taken)(void *ctx);
     void *ctx;
 };
 enum { PROXY_QUERY_READLINK = 1, PROXY_QUERY_ACCESS = 2 };
@@ -401,6 +454,10 @@ struct proxy_config {
     /* hvrun record / replay: the files read (NULL: neither). */
     const struct proxy_file_tap *file_tap;
     FILE *schedule_out; /* --schedule-out: every decided turn (world.c) */
+    /* hvrun replay of a run a signal from outside stopped: the run stops
+     * as by stop_signal once it has made stop_events events. */
+    int stop_signal;
+    uint64_t stop_events;
 };
 
 struct proxy_process {
@@ -669,10 +726,28 @@ extern const struct proxy_syscall proxy_seccomp_syscalls[];
 extern const struct proxy_syscall proxy_sysvshm_syscalls[];
 extern const struct proxy_syscall proxy_sysvsem_syscalls[];
 extern const struct proxy_syscall proxy_sysvmsg_syscalls[];
+extern const struct proxy_syscall proxy_process_vm_syscalls[];
+extern const struct proxy_syscall proxy_adjtime_syscalls[];
+extern const struct proxy_syscall proxy_ldt_syscalls[];
+extern const struct proxy_syscall proxy_acct_syscalls[];
+extern const struct proxy_syscall proxy_quota_syscalls[];
+extern const struct proxy_syscall proxy_keys_syscalls[];
+/* POSIX message queues (kernel/mqueue.c): a descriptor's reference
+ * dropped (closer: the fd table of the process closing it, for
+ * mq_notify's owner), shared by a dup or fork, read as its status line
+ * (iov: host iovecs); the run's names freed. */
+struct proxy_mqd;
+extern const struct proxy_syscall proxy_mqueue_syscalls[];
+void proxy_mqd_put(struct proxy_mqd *d, const struct proxy_fdtable *closer);
+void proxy_mqd_share(struct proxy_fd *to, const struct proxy_fd *from);
+long proxy_mq_xfer(struct proxy_process *p, int guest_fd, bool into_guest,
+                   const struct iovec *iov, int n);
+void proxy_mq_world_free(struct proxy_world *w);
 /* unshare, setns (kernel/namespace.c) */
 extern const struct proxy_syscall proxy_ns_syscalls[];
 /* System V message queues (kernel/sysvmsg.c): queue i as a
- * /proc/sysvipc/msg line (its ids as viewer's user namespace sees them) (0 past the last); the run's queues freed. */
+ * /proc/sysvipc/msg line, its ids as viewer's user namespace sees them
+ * (0 past the last); the run's queues freed. */
 int proxy_msg_proc_line(const struct proxy_process *viewer, int i,
                         char *line, size_t cap);
 void proxy_msg_world_free(struct proxy_world *w);

@@ -18,7 +18,9 @@ static const struct proxy_syscall *const families[] = {
     proxy_ns_syscalls,
     proxy_thread_syscalls, proxy_procsys_syscalls, proxy_net_syscalls,
     proxy_timer_syscalls,   proxy_signalfd_syscalls, proxy_epoll_syscalls,
-    proxy_timerfd_syscalls,
+    proxy_timerfd_syscalls, proxy_process_vm_syscalls, proxy_mqueue_syscalls,
+    proxy_adjtime_syscalls, proxy_ldt_syscalls, proxy_acct_syscalls,
+    proxy_quota_syscalls, proxy_keys_syscalls,
 };
 
 static proxy_handler_fn handlers[PROXY_NR_SYSCALLS];

@@ -779,6 +779,18 @@ static long sys_statfs(struct proxy_process *p, const uint64_t a[6])
     return r < 0 ? r : statfs_out(p, a[1], &sfs);
 }
 
+/* An O_PATH host fd for a guest path (fs_internal.h). */
+long proxy_fs_open_path(struct proxy_process *p, gva_t gva, bool follow_last)
+{
+    struct host_path hp;
+    long r = host_path(p, gva, follow_last, &hp);
+    if (r < 0)
+        return r;
+    int fd = openat(hp.dirfd, hp.path,
+                    O_PATH | O_CLOEXEC | (follow_last ? 0 : O_NOFOLLOW));
+    return fd < 0 ? -errno : fd;
+}
+
 static long sys_fstatfs(struct proxy_process *p, const uint64_t a[6])
 {
     int host_fd = guest_host_fd(p, a[0]);

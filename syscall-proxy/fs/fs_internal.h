@@ -29,6 +29,9 @@ int proxy_path_rewrite(struct proxy_process *p, const char *in, char *out,
 
 /* A host call's result as a handler returns it: the value, or -errno read
  * right after the call (the argument is evaluated first). */
+/* An O_PATH host fd (O_CLOEXEC) for the guest path at gva, through the
+ * guest's view of the filesystem (fs.c), or a negative errno. */
+long proxy_fs_open_path(struct proxy_process *p, gva_t gva, bool follow_last);
 static inline long proxy_host_result(long r) { return r < 0 ? -errno : r; }
 
 /*

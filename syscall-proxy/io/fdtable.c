@@ -31,6 +31,7 @@ static int slot_release(struct proxy_fdtable *t, struct proxy_fd *slot)
     proxy_signalfd_put(slot->signalfd);
     proxy_timerfd_put(slot->timerfd);
     proxy_procfile_put(slot->vfd);
+    proxy_mqd_put(slot->mqd, t);
     *slot = (struct proxy_fd){.kind = PROXY_FD_FREE, .host_fd = -1};
     return host_fd;
 }
@@ -166,6 +167,7 @@ void proxy_fd_share_context(struct proxy_fd *to, const struct proxy_fd *from)
     proxy_signalfd_share(to, from);
     proxy_timerfd_share(to, from);
     proxy_procfile_share(to, from);
+    proxy_mqd_share(to, from);
 }
 
 void proxy_fd_close_on_exec(struct proxy_fdtable *t)

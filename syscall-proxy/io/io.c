@@ -452,6 +452,8 @@ static long xfer_dispatch(struct proxy_process *p, int guest_fd, int host_fd,
                                    x->offset, iov, n);
     if (!x->into_guest && f && f->timerfd)
         return -EINVAL; /* a timerfd is read, never written */
+    if (f && f->mqd)
+        return proxy_mq_xfer(p, guest_fd, x->into_guest, iov, n);
     if (x->into_guest && proxy_vfs_fd_det_random(p, guest_fd))
         return proxy_vfs_random_read(p, iov, n);
     return xfer_host_nowait(p, guest_fd, host_fd, x, iov, n, gva, count);

@@ -10,9 +10,11 @@
  * by the host.
  *
  * Not here: preemption of a thread that spins without syscalls (it keeps
- * the vCPU: kvm_pvm has no PMU to count instructions), PI futexes.
+ * the vCPU: kvm_pvm has no PMU to count instructions); PI futexes are
+ * futex_pi.c's.
  */
 #include "proxy.h"
+#include "futex.h"
 #include "det_sched.h"
 
 #include <errno.h>
@@ -250,13 +252,8 @@ void proxy_thread_interrupt_sleep(struct proxy_process *p, int idx)
  * wakers in different processes (POSIX semaphores, process-shared
  * mutexes) meet, as on Linux.
  */
-struct futex_key {
-    uint64_t k[3];
-    bool shared;
-};
-
-static void futex_key_of(struct proxy_process *p, gva_t uaddr, int op,
-                         struct futex_key *key)
+void futex_key_of(struct proxy_process *p, gva_t uaddr, int op,
+                  struct futex_key *key)
 {
     struct vmm_vma *v = (op & FUTEX_PRIVATE_FLAG)
                             ? NULL
@@ -314,6 +311,8 @@ static int futex_wake(struct proxy_process *p, const struct futex_key *key,
         struct proxy_thread *first = first_waiter(p, key, bitset, &owner);
         if (!first)
             break;
+        if (first->futex_kind != PROXY_FUTEX_PLAIN)
+            return -EINVAL; /* a PI waiter is not woken so (Linux) */
         first->state = PROXY_THREAD_RUNNABLE;
         first->regs.rax = 0;
         woken++;
@@ -331,6 +330,8 @@ static int futex_requeue(struct proxy_process *p, const struct futex_key *from,
             first_waiter(p, from, FUTEX_BITSET_MATCH_ANY, &owner);
         if (!t)
             break;
+        if (t->futex_kind != PROXY_FUTEX_PLAIN)
+            return -EINVAL;
         memcpy(t->futex_key, to->k, sizeof(to->k));
         moved++;
     }
@@ -345,8 +346,8 @@ static int futex_wake_addr(struct proxy_process *p, gva_t uaddr, int op,
     return futex_wake(p, &key, n, bitset);
 }
 
-static int read_timeout(struct proxy_process *p, gva_t uts, bool absolute,
-                        int clk, uint64_t *deadline)
+int futex_read_timeout(struct proxy_process *p, gva_t uts, bool absolute,
+                       int clk, uint64_t *deadline)
 {
     struct timespec ts;
     int rc = proxy_copy_in(p, &ts, uts, sizeof(ts));
@@ -400,7 +401,7 @@ static long futex_wait(struct proxy_process *p, const uint64_t a[6],
     if (a[3]) {
         int clk = ((int)a[1] & FUTEX_CLOCK_REALTIME) ? CLOCK_REALTIME
                                                      : CLOCK_MONOTONIC;
-        rc = read_timeout(p, a[3], absolute, clk, &t->deadline_ns);
+        rc = futex_read_timeout(p, a[3], absolute, clk, &t->deadline_ns);
         if (rc < 0)
             return rc;
         t->has_deadline = true;
@@ -411,6 +412,7 @@ static long futex_wait(struct proxy_process *p, const uint64_t a[6],
     t->futex_uaddr = a[0];
     memcpy(t->futex_key, key.k, sizeof(key.k));
     t->futex_bitset = bitset;
+    t->futex_kind = PROXY_FUTEX_PLAIN;
     /* One order for every process: the run's event count. */
     t->wait_seq = p->det->events;
     p->resched = true;
@@ -441,6 +443,8 @@ static long futex_wake_op(struct proxy_process *p, const uint64_t a[6])
         return rc;
     int woken = futex_wake_addr(p, a[0], (int)a[1], (int)a[2],
                                 FUTEX_BITSET_MATCH_ANY);
+    if (woken < 0)
+        return woken;
     int o = (int)old, c = (int)cmparg;
     bool hit = cmp == FUTEX_OP_CMP_EQ   ? o == c
                : cmp == FUTEX_OP_CMP_NE ? o != c
@@ -448,9 +452,13 @@ static long futex_wake_op(struct proxy_process *p, const uint64_t a[6])
                : cmp == FUTEX_OP_CMP_LE ? o <= c
                : cmp == FUTEX_OP_CMP_GT ? o > c
                                         : o >= c;
-    if (hit)
-        woken += futex_wake_addr(p, a[4], (int)a[1], (int)a[3],
-                                 FUTEX_BITSET_MATCH_ANY);
+    if (hit) {
+        int more = futex_wake_addr(p, a[4], (int)a[1], (int)a[3],
+                                   FUTEX_BITSET_MATCH_ANY);
+        if (more < 0)
+            return more;
+        woken += more;
+    }
     return woken;
 }
 
@@ -469,7 +477,10 @@ static long futex_cmp_requeue(struct proxy_process *p, const uint64_t a[6],
     futex_key_of(p, a[0], (int)a[1], &from);
     futex_key_of(p, a[4], (int)a[1], &to);
     int woken = futex_wake(p, &from, (int)a[2], FUTEX_BITSET_MATCH_ANY);
-    return woken + futex_requeue(p, &from, &to, (int)a[3]);
+    if (woken < 0)
+        return woken;
+    int moved = futex_requeue(p, &from, &to, (int)a[3]);
+    return moved < 0 ? moved : woken + moved;
 }
 
 static long sys_futex(struct proxy_process *p, const uint64_t a[6])
@@ -499,9 +510,7 @@ static long sys_futex(struct proxy_process *p, const uint64_t a[6])
     case FUTEX_WAKE_OP:
         return futex_wake_op(p, a);
     default:
-        /* PI futexes need owner hand-off; no libc path in use needs them
-         * with the default mutex kinds. */
-        return -ENOSYS;
+        return futex_pi_op(p, a, cmd);
     }
 }
 
@@ -605,28 +614,30 @@ long proxy_thread_exit_current(struct proxy_process *p)
  * A robust futex whose owner died (Linux's handle_futex_death): the word
  * that names tid as its owner gets FUTEX_OWNER_DIED (keeping
  * FUTEX_WAITERS) and one waiter is woken, so its lock returns
- * EOWNERDEAD; a pending operation's word that is still 0 wakes one.
+ * EOWNERDEAD; a pending operation's word that is still 0 wakes one. A
+ * PI futex's waiter is given the lock afterwards (futex_pi_owner_exit).
  */
 static void owner_died(struct proxy_process *p, gva_t uaddr, int tid,
-                       bool pending)
+                       bool pending, bool pi)
 {
     uint32_t v;
     if ((uaddr & 3) || proxy_copy_in(p, &v, uaddr, 4) < 0)
         return;
-    if (pending && v == 0) {
+    if (pending && !pi && v == 0) {
         futex_wake_addr(p, uaddr, 0, 1, FUTEX_BITSET_MATCH_ANY);
         return;
     }
     if ((v & FUTEX_TID_MASK) != (uint32_t)tid)
         return;
     uint32_t nv = (v & FUTEX_WAITERS) | FUTEX_OWNER_DIED;
-    if (proxy_copy_out(p, uaddr, &nv, 4) == 0 && (v & FUTEX_WAITERS))
+    if (proxy_copy_out(p, uaddr, &nv, 4) == 0 && !pi && (v & FUTEX_WAITERS))
         futex_wake_addr(p, uaddr, 0, 1, FUTEX_BITSET_MATCH_ANY);
 }
 
 #define ROBUST_LIST_LIMIT 2048 /* Linux's: a list longer is cut there */
 
-void proxy_robust_list_exit(struct proxy_process *p, gva_t head, int tid)
+/* Linux's exit_robust_list. Bit 0 of a list pointer marks a PI futex. */
+static void walk_robust_list(struct proxy_process *p, gva_t head, int tid)
 {
     struct {
         uint64_t next;
@@ -635,19 +646,27 @@ void proxy_robust_list_exit(struct proxy_process *p, gva_t head, int tid)
     } h;
     if (!head || proxy_copy_in(p, &h, head, sizeof(h)) < 0)
         return;
-    uint64_t entry = h.next;
+    uint64_t entry = h.next & ~1ULL, pending = h.pending & ~1ULL;
+    bool pi = h.next & 1;
     for (int n = 0; entry != head && n < ROBUST_LIST_LIMIT; n++) {
         uint64_t next;
-        /* Bit 0 marks a PI futex (not offered: PI futexes are ENOSYS). */
-        if (proxy_copy_in(p, &next, entry & ~1ULL, sizeof(next)) < 0)
+        if (proxy_copy_in(p, &next, entry, sizeof(next)) < 0)
             return;
-        if (entry != h.pending && !(entry & 1))
+        if (entry != pending)
             owner_died(p, (gva_t)((int64_t)entry + h.futex_offset), tid,
-                       false);
-        entry = next;
+                       false, pi);
+        entry = next & ~1ULL;
+        pi = next & 1;
     }
-    if (h.pending && !(h.pending & 1))
-        owner_died(p, (gva_t)((int64_t)h.pending + h.futex_offset), tid, true);
+    if (pending)
+        owner_died(p, (gva_t)((int64_t)pending + h.futex_offset), tid, true,
+                   h.pending & 1);
+}
+
+void proxy_robust_list_exit(struct proxy_process *p, gva_t head, int tid)
+{
+    walk_robust_list(p, head, tid);
+    futex_pi_owner_exit(p, tid, NULL);
 }
 
 void proxy_robust_lists_exit(struct proxy_process *p)
@@ -656,10 +675,10 @@ void proxy_robust_lists_exit(struct proxy_process *p)
         struct proxy_thread *t = &p->threads[i];
         if (t->state == PROXY_THREAD_EXITED)
             continue;
-        if (i == p->cur)
-            proxy_robust_list_exit(p, p->robust_list, p->tid);
-        else
-            proxy_robust_list_exit(p, t->robust_list, t->tid);
+        int tid = i == p->cur ? p->tid : t->tid;
+        walk_robust_list(p, i == p->cur ? p->robust_list : t->robust_list,
+                         tid);
+        futex_pi_owner_exit(p, tid, p);
     }
 }
 

@@ -13,6 +13,7 @@
  */
 #include "proxy.h"
 #include "cpuid_patch.h"
+#include "outside.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -90,6 +91,8 @@ void proxy_world_destroy(struct proxy_world *w)
     proxy_shm_world_free(w);
     proxy_sem_world_free(w);
     proxy_msg_world_free(w);
+    proxy_outside_free(w);
+    proxy_mq_world_free(w);
     proxy_ns_world_free(w);
     /* Timerfds still open in the first process outlive the world. */
     proxy_timerfd_world_gone(w);
@@ -219,9 +222,19 @@ static bool refresh(struct proxy_process *p, struct proxy_thread *t)
             struct vmm_regs *r = t == &p->threads[p->cur] ? vmm_vm_regs(p->vm)
                                                           : &t->regs;
             t->state = PROXY_THREAD_RUNNABLE;
+            if (t->futex_requeued) {
+                /* A requeue-PI waiter already on the PI futex: Linux
+                 * returns EWOULDBLOCK rather than restart. */
+                t->futex_requeued = t->has_deadline = false;
+                r->rax = (uint64_t)-EAGAIN;
+                break;
+            }
             r->rax = SYS_futex;
             r->rip -= SYSCALL_INSN_BYTES;
-            t->restartable = true;
+            /* A PI wait restarts even across a handler without
+             * SA_RESTART (ERESTARTNOINTR): not marked restartable, the
+             * delivery leaves it to run again. */
+            t->restartable = t->futex_kind == PROXY_FUTEX_PLAIN;
             t->eintr_on_handler = t->has_deadline;
         }
         break;
@@ -455,6 +468,9 @@ static bool wait_for_something(struct proxy_world *w)
         proxy_thread_expire(best_p, best_t);
         return true;
     }
+    /* A replay's recorded data from outside comes now (outside.c). */
+    if (proxy_outside_idle_feed(w))
+        return true;
     struct pollfd fds[256];
     nfds_t n = 0;
     for (int i = 0; i < w->nr_procs && n < 256; i++) {
@@ -466,15 +482,23 @@ static bool wait_for_something(struct proxy_world *w)
     }
     if (n == 0)
         return false;
+    /* Recording, hvrun's relays to outside are waited on too: what comes
+     * in is the recording's (outside.c), not an event of the detlog. */
+    nfds_t guests = n;
+    n += (nfds_t)proxy_outside_poll_fds(w, fds + n, (int)(256 - n));
     /* An external event: only something outside the run can wake us.
      * Which fds became ready goes into the detlog, so --verify can name
      * a difference that came from outside. */
     while (poll(fds, n, -1) < 0 && errno == EINTR && !proxy_stop_signal)
         ;
     uint64_t ready = 0;
-    for (nfds_t i = 0; i < n && i < 64; i++)
+    for (nfds_t i = 0; i < guests && i < 64; i++)
         if (fds[i].revents)
             ready |= 1ULL << i;
+    if (n > guests)
+        proxy_outside_pump(w);
+    if (!ready && n > guests)
+        return true;
     det_log_value(w->procs[0]->det, DET_SRC_EXTERNAL, &ready, sizeof(ready));
     w->procs[0]->det->reads[DET_SRC_EXTERNAL]++;
     return true;
@@ -753,6 +777,7 @@ static bool run_one(struct proxy_process *p)
         if (nr != SYS_rt_sigreturn)
             p->threads[p->cur].spinning = false;
         uint64_t ret_rip = vmm_vm_regs(p->vm)->rcx;
+        proxy_outside_pump(p->world); /* record/replay: data from outside */
         long ret = proxy_dispatch(p);
         if (ret != PROXY_RET_NORETURN && !p->exited)
             finish_syscall(p, ret);
@@ -843,14 +868,26 @@ static void log_thread_states(struct proxy_world *w)
             struct proxy_thread *t = &q->threads[k];
             if (t->state == PROXY_THREAD_EXITED)
                 continue;
-            char deadline[48] = "none";
+            char deadline[48] = "none", rip[32];
+            /* Where a thread that computes was stopped is host-timed: a
+             * recorded or replayed stop does not say it, so both print
+             * the same. A parked thread's is at its syscall. */
+            bool computing = i == w->cur && k == q->cur &&
+                             t->state == PROXY_THREAD_RUNNABLE;
+            if (computing && q->cfg->file_tap)
+                snprintf(rip, sizeof(rip), "(computing)");
+            else
+                snprintf(rip, sizeof(rip), "%#llx",
+                         (unsigned long long)(k == q->cur
+                                                  ? vmm_vm_regs(q->vm)->rip
+                                                  : t->regs.rip));
             if (t->has_deadline)
                 snprintf(deadline, sizeof(deadline), "in %lld ns",
                          (long long)((int64_t)t->deadline_ns - now));
             proxy_log(q, 1,
                       "  process %d thread %d%s: %s (host fd %d events %#x, "
                       "futex %#llx, deadline %s), pending %#llx mask %#llx, "
-                      "%llu syscalls, rip %#llx",
+                      "%llu syscalls, rip %s",
                       q->pid, k == q->cur ? q->tid : t->tid,
                       i == w->cur && k == q->cur ? " on the vCPU" : "",
                       thread_state_names[t->state],
@@ -860,9 +897,7 @@ static void log_thread_states(struct proxy_world *w)
                       (unsigned long long)q->pending_mask,
                       (unsigned long long)(k == q->cur ? q->sigmask
                                                        : t->sigmask),
-                      (unsigned long long)q->nr_syscalls,
-                      (unsigned long long)(k == q->cur ? vmm_vm_regs(q->vm)->rip
-                                                       : t->regs.rip));
+                      (unsigned long long)q->nr_syscalls, rip);
         }
     }
 }
@@ -904,7 +939,11 @@ bool proxy_world_output_held(struct proxy_world *w)
 
 int proxy_world_run(struct proxy_world *w)
 {
+    const struct proxy_config *cfg = w->procs[0]->cfg;
+    const struct det_state *det = w->procs[0]->det;
     while (!w->ended) {
+        if (cfg->stop_signal && det->events >= cfg->stop_events)
+            proxy_stop_signal = cfg->stop_signal; /* as it was recorded */
         if (proxy_stop_signal) {
             proxy_log(w->procs[0], 1, "stopped by signal %d; ending every "
                                       "guest", (int)proxy_stop_signal);

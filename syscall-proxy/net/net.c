@@ -39,6 +39,7 @@
 #include "proxy.h"
 #include "fs_internal.h"
 #include "vfs.h"
+#include "outside.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -484,13 +485,23 @@ static long addr_call(struct proxy_process *p, const uint64_t a[6], bool bind_)
         if (r == 0 && unix_path_addr(&sa))
             journal_socket_file(p, &sa);
     } else {
+        struct sock_addr via;
+        bool relayed = proxy_outside_connect(p, host_fd, &sa.u.sa, sa.len,
+                                             &via.u.ss, &via.len, &r);
+        if (relayed && r < 0)
+            goto leave;
+        if (relayed)
+            sa = via; /* to hvrun's relay, which reaches the peer */
         /* Only towards this host: there a TIME_WAIT left by an earlier run
          * on the same ports may be reused (tcp_tw_reuse); towards a remote
          * peer it would make connect fail, and the host's choice is kept. */
         if (loopback_addr(&sa))
             bind_unbound_inet(p, host_fd);
         r = connect_nowait(p, host_fd, &sa);
+        if (relayed)
+            proxy_outside_connected(p, host_fd);
     }
+leave:
     path_ctx_leave(p, &c);
     return r;
 }
@@ -570,6 +581,8 @@ static long sock_name(struct proxy_process *p, const uint64_t a[6], bool peer)
     if (host_fd < 0)
         return host_fd;
     struct sock_addr sa = {.len = sizeof(sa.u)};
+    if (peer && proxy_outside_peer(p->world, host_fd, &sa.u.ss, &sa.len))
+        return sock_addr_out(p, a[1], a[2], &sa);
     int r = peer ? getpeername(host_fd, &sa.u.sa, &sa.len)
                  : getsockname(host_fd, &sa.u.sa, &sa.len);
     if (r < 0)

@@ -32,9 +32,26 @@
 #                  checksums of the tree is the same before and after)
 #   dir-gone       the directory the run ran in was removed: the replay
 #                  (from elsewhere) is identical, the directory still gone
+#   outside-server  three connections to a server outside the run (its
+#                  replies carry fresh random bytes, sent 50 ms apart):
+#                  the replay after the server was stopped prints the
+#                  recorded replies, under kvm and under ptrace; and
+#                  record --verify with the server up (the replay does not
+#                  reach it)
+#   outside-refused  a connect to outside that was refused replays refused
+#                  after a server listens on that port
+#   stopped-by-signal  a run of two computing threads stopped from outside
+#                  by SIGINT (exit 130): recorded up to there; the replay
+#                  stops at the same point (the same lines, exit 130),
+#                  under kvm and under ptrace
 #   host-time-and-random  date and /dev/urandom under --no-virtualize-time
 #                  --no-virtualize-random: the replay prints the recorded
 #                  values (the host's, from the recording)
+#   host-timers    interval timers, alarm, POSIX timers and timerfds under
+#                  --no-virtualize-time (tests/guest timers, alarm_spin,
+#                  timerfd_test): the replay's timers fire where the
+#                  recorded run's did (hvrun's own looks at the host clock
+#                  are in the recording)
 #   list-rm-clean  recordings under $XDG_DATA_HOME/hvrun/recordings: list
 #                  shows them, rm ID removes one, clean the rest
 #   corrupt        10 truncations and 100 single-bit flips of a recording:
@@ -260,6 +277,118 @@ diverged_cases() {
     fi
 }
 
+# A server outside the run (tests/record/outside_server.py) in the
+# background; its port in $OUTSIDE_PORT, its pid in $OUTSIDE_PID.
+start_outside_server() {
+    local portfile=$1/port i
+    rm -f "$portfile"
+    "$PY" "$ROOT/tests/record/outside_server.py" "$portfile" &
+    OUTSIDE_PID=$!
+    for i in $(seq 1 100); do
+        [ -s "$portfile" ] && break
+        sleep 0.05
+    done
+    OUTSIDE_PORT=$(cat "$portfile" 2> /dev/null)
+}
+
+stop_outside_server() {
+    kill "$OUTSIDE_PID" 2> /dev/null
+    wait "$OUTSIDE_PID" 2> /dev/null
+}
+
+outside_cases() {
+    local d=$WORK/$ID.out st bad="" b client=$ROOT/tests/record/outside_client.py
+    mkdir -p "$d"
+    start_outside_server "$d"
+    (cd "$d" && hv record -o o.hvrec -- "$PY" "$client" "$OUTSIDE_PORT" > o.rec.out 2> o.rec.err)
+    st=$?
+    (cd "$d" && hv record --verify -o v.hvrec -- "$PY" "$client" "$OUTSIDE_PORT" > v.out 2> v.err)
+    local vst=$?
+    stop_outside_server
+    grep -q '^chunk 2 of req2' "$d/o.rec.out" || bad="recorded: $(head -c 200 "$d/o.rec.out" "$d/o.rec.err");"
+    for b in kvm ptrace; do
+        (cd "$d" && hv replay --backend $b o.hvrec > o.$b.out 2> o.$b.err)
+        if [ $? != "$st" ] || ! cmp -s "$d/o.rec.out" "$d/o.$b.out" ||
+            ! grep -q '^hvrun: replay: identical' "$d/o.$b.err"; then
+            bad="$bad $b: $(grep -v '^chunk\|^peer' "$d/o.$b.err" | head -c 300);"
+        fi
+    done
+    if [ -z "$bad" ]; then
+        pass "$L:outside-server (replayed after the server stopped, kvm and ptrace)"
+    else
+        fail "$L:outside-server" "$bad"
+    fi
+    if [ "$vst" = 0 ] && grep -q '^chunk 2 of req2' "$d/v.out" &&
+        grep -q '^hvrun: replay: identical' "$d/v.err"; then
+        pass "$L:verify/outside-server"
+    else
+        fail "$L:verify/outside-server" "exit $vst: $(grep '^hvrun' "$d/v.err" | head -c 300)"
+    fi
+    # A refused connect replays refused, whatever listens there now.
+    (cd "$d" && hv record -o r.hvrec -- "$PY" "$client" "$OUTSIDE_PORT" > r.rec.out 2> /dev/null)
+    start_outside_server "$d" # another port, most likely: listen on the old
+    "$PY" -c 'import socket,sys,time; s=socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(); time.sleep(30)' "$OUTSIDE_PORT" 2> /dev/null &
+    local squatter=$!
+    sleep 0.3
+    (cd "$d" && hv replay r.hvrec > r.out 2> r.err)
+    st=$?
+    kill "$squatter" 2> /dev/null
+    wait "$squatter" 2> /dev/null
+    stop_outside_server
+    if [ "$st" = 0 ] && grep -q '^connect failed' "$d/r.out" &&
+        cmp -s "$d/r.rec.out" "$d/r.out" && grep -q '^hvrun: replay: identical' "$d/r.err"; then
+        pass "$L:outside-refused"
+    else
+        fail "$L:outside-refused" "exit $st: $(head -c 300 "$d/r.out" "$d/r.err")"
+    fi
+}
+
+stopped_case() {
+    local d=$WORK/$ID.stop pid st bad="" b
+    mkdir -p "$d"
+    (cd "$d" && exec "$HV" record -o s.hvrec -- "$PY" "$ROOT/tests/record/ticks.py" > s.rec.out 2> s.rec.err) &
+    pid=$!
+    sleep 2
+    kill -INT "$pid"
+    wait "$pid"
+    st=$?
+    [ "$st" = 130 ] && grep -q 'stopped by signal 2 after' "$d/s.rec.err" ||
+        bad="record exit $st: $(tail -c 300 "$d/s.rec.err");"
+    for b in kvm ptrace; do
+        (cd "$d" && hv replay --backend $b s.hvrec > s.$b.out 2> s.$b.err)
+        st=$?
+        if [ "$st" != 130 ] || ! cmp -s "$d/s.rec.out" "$d/s.$b.out" ||
+            ! grep -q '^hvrun: replay: identical' "$d/s.$b.err"; then
+            bad="$bad $b exit $st: $(grep '^hvrun: replay' "$d/s.$b.err" | head -c 300);"
+        fi
+    done
+    if [ -z "$bad" ] && [ "$(wc -l < "$d/s.rec.out")" -gt 2 ]; then
+        pass "$L:stopped-by-signal ($(wc -l < "$d/s.rec.out") lines, replayed by kvm and ptrace)"
+    else
+        fail "$L:stopped-by-signal" "$bad lines $(wc -l < "$d/s.rec.out")"
+    fi
+}
+
+host_timers_case() {
+    local d=$WORK/$ID.timers prog st1 st2 bad=""
+    mkdir -p "$d"
+    for prog in timers alarm_spin timerfd_test; do
+        (cd "$d" && hv record --no-virtualize-time -o $prog.hvrec -- "$G/$prog" > $prog.rec.out 2> /dev/null)
+        st1=$?
+        (cd "$d" && hv replay $prog.hvrec > $prog.out 2> $prog.err)
+        st2=$?
+        if [ "$st1" != "$st2" ] || ! cmp -s "$d/$prog.rec.out" "$d/$prog.out" ||
+            ! grep -q '^hvrun: replay: identical' "$d/$prog.err"; then
+            bad="$bad $prog (record $st1, replay $st2): $(grep '^hvrun: replay' "$d/$prog.err" | head -c 250);"
+        fi
+    done
+    if [ -z "$bad" ]; then
+        pass "$L:host-timers"
+    else
+        fail "$L:host-timers" "$bad"
+    fi
+}
+
 # A listing of DIR's tree with each file's bytes' checksum and mode.
 tree_state() {
     (cd "$1" && find . -path ./state -prune -o -printf '%y %m %p %l\n' | sort &&
@@ -366,6 +495,9 @@ for hvarg in "$@"; do
     cross_backend_case
     stdin_and_copy_cases
     diverged_cases
+    outside_cases
+    stopped_case
+    host_timers_case
     isolation_cases
     list_cases
     corrupt_case

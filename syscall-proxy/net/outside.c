@@ -1,0 +1,566 @@
+/*
+ * outside.c - TCP connections from the run to a peer outside it, under
+ * hvrun record and replay.
+ *
+ * What such a peer sends, and when the guest can first see it, is input
+ * from outside the deterministic model. So under record and replay the
+ * guest's socket does not reach the peer itself: hvrun connects it to a
+ * relay of its own on loopback (a listener made for that one connect),
+ * keeps the relay's end, and moves bytes between the relay and the peer
+ * only at points of the run's own progress: before each guest syscall,
+ * and when nothing in the run can go on. Recording, each piece of data
+ * (and the end) that came in is an event with the run's event count at
+ * that point; replaying, there is no peer: the recorded events are given
+ * to the relay at the same counts, and what the guest sends is dropped.
+ * Both ways the guest's socket is a real TCP socket on loopback (its
+ * options, its poll bits, its errors are the kernel's), with getpeername
+ * showing the peer it asked for. After writing to the relay hvrun waits
+ * (briefly) until the guest's end has taken the bytes, so a guest call
+ * after the pump sees them whether or not the host was loaded.
+ *
+ * Not relayed (connected as before, the host's answer): a connect to a
+ * listener of the run itself (both ends are in the run), UDP and other
+ * families, and connections from outside accepted by a server in the run.
+ */
+#include "outside.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/sockios.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "det.h"
+
+/* How long hvrun waits for the guest's end to take what it was given. */
+#define DELIVERY_WAIT_NS (200 * 1000000LL)
+#define PUMP_CHUNK 65536
+
+struct outside_link {
+    uint32_t id;
+    uint64_t guest_ino;   /* the guest's socket (fstat), for getpeername */
+    int listener;         /* the relay's listener until the connect, or -1 */
+    int relay;            /* hvrun's end of the guest's connection, or -1 */
+    int remote;           /* recording: the connection to the peer, or -1 */
+    struct sockaddr_storage peer, via; /* via: the relay's listener */
+    socklen_t peer_len, via_len;
+    uint8_t *in;          /* bytes from the peer not yet given to the relay */
+    size_t in_len, in_off;
+    bool in_end;          /* the peer closed or failed: in_err 0 / -errno */
+    int in_err;
+    bool end_passed;      /* ... and the guest's end was told */
+    bool out_end;         /* the guest will send nothing more */
+};
+
+struct proxy_outside {
+    struct outside_link *links;
+    size_t nr, cap;
+    uint32_t next_id;
+    struct det_state *det;
+    const struct proxy_file_tap *tap;
+};
+
+static bool recording(const struct proxy_file_tap *t)
+{
+    return t && t->link_noted;
+}
+
+static bool replaying(const struct proxy_file_tap *t)
+{
+    return t && t->link_next;
+}
+
+static int64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static uint64_t sock_ino(int fd)
+{
+    struct stat st;
+    return fstat(fd, &st) == 0 ? (uint64_t)st.st_ino : 0;
+}
+
+static uint16_t addr_port(const struct sockaddr *sa)
+{
+    if (sa->sa_family == AF_INET)
+        return ntohs(((const struct sockaddr_in *)sa)->sin_port);
+    return ntohs(((const struct sockaddr_in6 *)sa)->sin6_port);
+}
+
+/* Whether a listening socket of the run serves dst's port: then both ends
+ * are in the run and nothing comes from outside. */
+static bool run_listens_on(struct proxy_world *w, const struct sockaddr *dst)
+{
+    uint16_t port = addr_port(dst);
+    for (int i = 0; i < w->nr_procs; i++) {
+        const struct proxy_fdtable *t = &w->procs[i]->fds;
+        for (int k = 0; k < t->cap; k++) {
+            if (t->fds[k].kind != PROXY_FD_HOST)
+                continue;
+            int fd = t->fds[k].host_fd, on = 0;
+            socklen_t ol = sizeof(on);
+            struct sockaddr_storage ss;
+            socklen_t sl = sizeof(ss);
+            if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &on, &ol) == 0 &&
+                on && getsockname(fd, (struct sockaddr *)&ss, &sl) == 0 &&
+                (ss.ss_family == AF_INET || ss.ss_family == AF_INET6) &&
+                addr_port((struct sockaddr *)&ss) == port)
+                return true;
+        }
+    }
+    return false;
+}
+
+static bool tcp_socket(int fd, int *family)
+{
+    int type = 0, proto = 0, dom = 0;
+    socklen_t l = sizeof(int);
+    if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &l) < 0 ||
+        getsockopt(fd, SOL_SOCKET, SO_PROTOCOL, &proto, &l) < 0 ||
+        getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &dom, &l) < 0)
+        return false;
+    *family = dom;
+    return type == SOCK_STREAM && proto == IPPROTO_TCP &&
+           (dom == AF_INET || dom == AF_INET6);
+}
+
+static struct proxy_outside *outside_of(struct proxy_process *p)
+{
+    struct proxy_world *w = p->world;
+    if (!w->outside) {
+        w->outside = calloc(1, sizeof(*w->outside));
+        if (w->outside) {
+            w->outside->det = p->det;
+            w->outside->tap = p->cfg->file_tap;
+        }
+    }
+    return w->outside;
+}
+
+static struct outside_link *link_by_ino(struct proxy_outside *o, uint64_t ino)
+{
+    for (size_t i = 0; o && ino && i < o->nr; i++)
+        if (o->links[i].guest_ino == ino)
+            return &o->links[i];
+    return NULL;
+}
+
+static struct outside_link *link_by_id(struct proxy_outside *o, uint32_t id)
+{
+    for (size_t i = 0; o && i < o->nr; i++)
+        if (o->links[i].id == id)
+            return &o->links[i];
+    return NULL;
+}
+
+static void note(struct proxy_outside *o, uint32_t id, uint8_t kind,
+                 int64_t value, const void *data, size_t len)
+{
+    struct proxy_link_event e = {.link = id, .kind = kind,
+                                 .pos = o->det->events, .value = value};
+    o->tap->link_noted(o->tap->ctx, &e, data, len);
+}
+
+/* A loopback listener in dst's family for the guest's socket to connect
+ * to; its address in *via. */
+static int relay_listener(int family, struct sockaddr_storage *via,
+                          socklen_t *via_len)
+{
+    int l = socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (l < 0)
+        return -errno;
+    memset(via, 0, sizeof(*via));
+    if (family == AF_INET) {
+        struct sockaddr_in *a = (struct sockaddr_in *)via;
+        a->sin_family = AF_INET;
+        a->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        *via_len = sizeof(*a);
+    } else {
+        struct sockaddr_in6 *a = (struct sockaddr_in6 *)via;
+        a->sin6_family = AF_INET6;
+        a->sin6_addr = in6addr_loopback;
+        *via_len = sizeof(*a);
+    }
+    if (bind(l, (struct sockaddr *)via, *via_len) < 0 || listen(l, 1) < 0 ||
+        getsockname(l, (struct sockaddr *)via, via_len) < 0) {
+        int e = -errno;
+        close(l);
+        return e;
+    }
+    return l;
+}
+
+static struct outside_link *link_add(struct proxy_outside *o, uint32_t id)
+{
+    if (o->nr == o->cap) {
+        size_t cap = o->cap ? 2 * o->cap : 4;
+        void *n = realloc(o->links, cap * sizeof(*o->links));
+        if (!n)
+            return NULL;
+        o->links = n;
+        o->cap = cap;
+    }
+    struct outside_link *l = &o->links[o->nr++];
+    memset(l, 0, sizeof(*l));
+    l->id = id;
+    l->listener = l->relay = l->remote = -1;
+    return l;
+}
+
+/* Recording: the connect to the peer itself, blocking (the run waits
+ * for it, as a blocking guest would). */
+static long connect_remote(const struct sockaddr *dst, socklen_t len,
+                           int family, int *remote)
+{
+    int r = socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (r < 0)
+        return -errno;
+    while (connect(r, dst, len) < 0) {
+        if (errno == EINTR)
+            continue;
+        long e = -errno;
+        close(r);
+        return e;
+    }
+    *remote = r;
+    return 0;
+}
+
+/* Replaying: the recorded result of the connect, link id's first event. */
+static bool recorded_connect(struct proxy_outside *o, uint32_t id, long *ret,
+                             struct sockaddr_storage *peer, socklen_t *len)
+{
+    struct proxy_link_event e;
+    const void *data;
+    size_t n;
+    if (!o->tap->link_next(o->tap->ctx, &e, &data, &n) || e.link != id ||
+        e.kind != PROXY_LINK_CONNECT || n > sizeof(*peer))
+        return false;
+    *ret = (long)e.value;
+    memcpy(peer, data, n);
+    *len = (socklen_t)n;
+    o->tap->link_taken(o->tap->ctx);
+    return true;
+}
+
+bool proxy_outside_connect(struct proxy_process *p, int host_fd,
+                           const struct sockaddr *dst, socklen_t dst_len,
+                           struct sockaddr_storage *via, socklen_t *via_len,
+                           long *ret)
+{
+    const struct proxy_file_tap *t = p->cfg->file_tap;
+    int family;
+    if (!recording(t) && !replaying(t))
+        return false;
+    socklen_t need = dst_len < sizeof(sa_family_t) ? 0
+                     : dst->sa_family == AF_INET   ? sizeof(struct sockaddr_in)
+                     : dst->sa_family == AF_INET6  ? sizeof(struct sockaddr_in6)
+                                                   : 0;
+    if (!need || dst_len < need || !tcp_socket(host_fd, &family) ||
+        family != dst->sa_family)
+        return false;
+    struct proxy_outside *o = outside_of(p);
+    if (!o)
+        return false;
+    struct outside_link *l = link_by_ino(o, sock_ino(host_fd));
+    if (l) { /* the call runs again (it waited): the same relay */
+        *via = l->via;
+        *via_len = l->via_len;
+        *ret = 0;
+        return true;
+    }
+    if (run_listens_on(p->world, dst))
+        return false;
+    uint32_t id = o->next_id;
+    int remote = -1;
+    struct sockaddr_storage peer;
+    socklen_t peer_len = dst_len;
+    memcpy(&peer, dst, dst_len);
+    if (recording(t)) {
+        *ret = connect_remote(dst, dst_len, family, &remote);
+        note(o, id, PROXY_LINK_CONNECT, *ret, dst, dst_len);
+    } else if (!recorded_connect(o, id, ret, &peer, &peer_len)) {
+        proxy_log(p, 0, "replay: connection %u to outside the run was not "
+                  "in the recording", id);
+        *ret = -ECONNREFUSED;
+        o->next_id++;
+        return true;
+    }
+    o->next_id++;
+    if (*ret < 0)
+        return true;
+    int lfd = relay_listener(family, via, via_len);
+    if (lfd < 0 || !(l = link_add(o, id))) {
+        if (lfd >= 0)
+            close(lfd);
+        if (remote >= 0)
+            close(remote);
+        *ret = lfd < 0 ? lfd : -ENOMEM;
+        return true;
+    }
+    l->guest_ino = sock_ino(host_fd);
+    l->listener = lfd;
+    l->remote = remote;
+    l->peer = peer;
+    l->peer_len = peer_len;
+    l->via = *via;
+    l->via_len = *via_len;
+    return true;
+}
+
+void proxy_outside_connected(struct proxy_process *p, int host_fd)
+{
+    struct outside_link *l =
+        link_by_ino(p->world->outside, sock_ino(host_fd));
+    if (!l || l->listener < 0)
+        return;
+    /* The handshake is the kernel's, on loopback: it is done or about to
+     * be whatever the guest's connect returned. */
+    struct pollfd pfd = {.fd = l->listener, .events = POLLIN};
+    if (poll(&pfd, 1, 2000) > 0)
+        l->relay = accept4(l->listener, NULL, NULL,
+                           SOCK_CLOEXEC | SOCK_NONBLOCK);
+    close(l->listener);
+    l->listener = -1;
+    if (l->relay < 0) {
+        proxy_log(p, 0, "outside connection %u: the relay got no connection",
+                  l->id);
+        return;
+    }
+    int one = 1;
+    (void)setsockopt(l->relay, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+}
+
+bool proxy_outside_peer(struct proxy_world *w, int host_fd,
+                        struct sockaddr_storage *peer, socklen_t *len)
+{
+    struct outside_link *l = link_by_ino(w->outside, sock_ino(host_fd));
+    if (!l)
+        return false;
+    *peer = l->peer;
+    *len = l->peer_len;
+    return true;
+}
+
+/* ---- moving bytes -------------------------------------------------------- */
+
+/* Until the guest's end has taken all the relay sent (the relay's send
+ * queue is empty: on loopback that is the guest's receive queue having
+ * it), or a short while passed (the guest's buffer is full). */
+static void wait_delivered(int relay)
+{
+    int64_t until = now_ns() + DELIVERY_WAIT_NS;
+    int queued = 0;
+    while (ioctl(relay, SIOCOUTQ, &queued) == 0 && queued > 0 &&
+           now_ns() < until) {
+        struct timespec ts = {0, 20000};
+        nanosleep(&ts, NULL);
+    }
+}
+
+static void in_append(struct outside_link *l, const void *data, size_t n)
+{
+    if (l->in_off == l->in_len) {
+        l->in_off = l->in_len = 0;
+    }
+    uint8_t *g = realloc(l->in, l->in_len + n);
+    if (!g)
+        return;
+    memcpy(g + l->in_len, data, n);
+    l->in = g;
+    l->in_len += n;
+}
+
+/* Recording: what the peer sent since the last look, as events. */
+static void take_remote(struct proxy_outside *o, struct outside_link *l)
+{
+    static uint8_t buf[PUMP_CHUNK];
+    while (l->remote >= 0 && !l->in_end) {
+        ssize_t n = recv(l->remote, buf, sizeof(buf), MSG_DONTWAIT);
+        if (n > 0) {
+            note(o, l->id, PROXY_LINK_DATA, 0, buf, (size_t)n);
+            in_append(l, buf, (size_t)n);
+            continue;
+        }
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            return;
+        l->in_end = true;
+        l->in_err = n == 0 ? 0 : -errno;
+        note(o, l->id, PROXY_LINK_END, l->in_err, NULL, 0);
+    }
+}
+
+/* The bytes that came in, then their end, to the guest's end. */
+static void give_relay(struct outside_link *l)
+{
+    if (l->relay < 0)
+        return;
+    bool sent = false;
+    while (l->in_off < l->in_len) {
+        ssize_t n = send(l->relay, l->in + l->in_off, l->in_len - l->in_off,
+                         MSG_DONTWAIT | MSG_NOSIGNAL);
+        if (n <= 0)
+            break;
+        l->in_off += (size_t)n;
+        sent = true;
+    }
+    if (l->in_off == l->in_len && l->in_end && !l->end_passed) {
+        l->end_passed = true;
+        if (l->in_err) { /* the peer reset: so does the relay */
+            struct linger lg = {1, 0};
+            (void)setsockopt(l->relay, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+            close(l->relay);
+            l->relay = -1;
+            return;
+        }
+        (void)shutdown(l->relay, SHUT_WR);
+        sent = true;
+    }
+    if (sent)
+        wait_delivered(l->relay);
+}
+
+/* What the guest sent: to the peer (recording) or dropped (replaying). */
+static void take_relay(struct outside_link *l)
+{
+    static uint8_t buf[PUMP_CHUNK];
+    while (l->relay >= 0 && !l->out_end) {
+        ssize_t n = recv(l->relay, buf, sizeof(buf), MSG_DONTWAIT);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return; /* nothing more now (or a reset: the end comes) */
+        if (n == 0) {
+            l->out_end = true;
+            if (l->remote >= 0)
+                (void)shutdown(l->remote, SHUT_WR);
+            return;
+        }
+        for (ssize_t off = 0; l->remote >= 0 && off < n;) {
+            ssize_t m = send(l->remote, buf + off, (size_t)(n - off),
+                             MSG_NOSIGNAL);
+            if (m < 0 && errno == EINTR)
+                continue;
+            if (m <= 0)
+                break; /* the peer is gone: its end will say so */
+            off += m;
+        }
+    }
+}
+
+/* Once both ways are over, hvrun's ends go (the entry stays, for
+ * getpeername of a guest socket still open). */
+static void retire(struct outside_link *l)
+{
+    if (!l->end_passed || !l->out_end)
+        return;
+    if (l->relay >= 0)
+        close(l->relay);
+    if (l->remote >= 0)
+        close(l->remote);
+    l->relay = l->remote = -1;
+}
+
+/* Replaying: one recorded data or end event to its relay. False when the
+ * next event is not one (none left, or a connect still to come). */
+static bool feed_one(struct proxy_outside *o, bool any_pos)
+{
+    struct proxy_link_event e;
+    const void *data;
+    size_t n;
+    if (!o->tap->link_next(o->tap->ctx, &e, &data, &n) ||
+        e.kind == PROXY_LINK_CONNECT || (!any_pos && e.pos > o->det->events))
+        return false;
+    o->tap->link_taken(o->tap->ctx);
+    struct outside_link *l = link_by_id(o, e.link);
+    if (!l)
+        return true;
+    if (e.kind == PROXY_LINK_DATA)
+        in_append(l, data, n);
+    else {
+        l->in_end = true;
+        l->in_err = (int)e.value;
+    }
+    return true;
+}
+
+static void pump_all(struct proxy_outside *o)
+{
+    for (size_t i = 0; i < o->nr; i++) {
+        struct outside_link *l = &o->links[i];
+        if (recording(o->tap))
+            take_remote(o, l);
+        give_relay(l);
+        take_relay(l);
+        retire(l);
+    }
+}
+
+void proxy_outside_pump(struct proxy_world *w)
+{
+    struct proxy_outside *o = w->outside;
+    if (!o || !o->nr)
+        return;
+    if (replaying(o->tap))
+        while (feed_one(o, false))
+            ;
+    pump_all(o);
+}
+
+bool proxy_outside_idle_feed(struct proxy_world *w)
+{
+    struct proxy_outside *o = w->outside;
+    if (!o || !o->nr)
+        return false;
+    pump_all(o); /* what the guest sent, first */
+    if (!replaying(o->tap) || !feed_one(o, true))
+        return false;
+    pump_all(o);
+    return true;
+}
+
+int proxy_outside_poll_fds(struct proxy_world *w, struct pollfd *fds,
+                           int room)
+{
+    struct proxy_outside *o = w->outside;
+    int n = 0;
+    for (size_t i = 0; o && recording(o->tap) && i < o->nr && n < room; i++) {
+        struct outside_link *l = &o->links[i];
+        if (l->remote >= 0 && !l->in_end && n < room)
+            fds[n++] = (struct pollfd){l->remote, POLLIN, 0};
+        if (l->relay >= 0 && !l->out_end && n < room)
+            fds[n++] = (struct pollfd){l->relay, POLLIN, 0};
+    }
+    return n;
+}
+
+void proxy_outside_free(struct proxy_world *w)
+{
+    struct proxy_outside *o = w->outside;
+    if (!o)
+        return;
+    for (size_t i = 0; i < o->nr; i++) {
+        struct outside_link *l = &o->links[i];
+        if (l->listener >= 0)
+            close(l->listener);
+        if (l->relay >= 0)
+            close(l->relay);
+        if (l->remote >= 0)
+            close(l->remote);
+        free(l->in);
+    }
+    free(o->links);
+    free(o);
+    w->outside = NULL;
+}

@@ -1,0 +1,138 @@
+/*
+ * adjtime_query.c - adjtimex and clock_adjtime as a read-only query: the
+ * kernel clock's NTP state as Linux reports it with no NTP daemon
+ * (TIME_ERROR, STA_UNSYNC, maxerror/esterror at the phase limit, ...),
+ * fields the kernel does not set left as passed, the time field the
+ * realtime clock, and the errors that come before any privilege check
+ * (EFAULT, EINVAL for a clock that does not exist or ADJ_ADJTIME without
+ * the single-shot bit, EOPNOTSUPP for a clock that cannot be adjusted).
+ * Changes are asked only by a child that gave up root, and with it
+ * CAP_SYS_TIME (EPERM), and only ones that would change nothing even if
+ * let through. Run
+ * natively and under hvrun, the output must match
+ * (tests/run-guest-tests.sh).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <sys/timex.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef ADJ_ADJTIME
+#define ADJ_ADJTIME 0x8000 /* linux/timex.h */
+#endif
+
+static const char *res(long rc)
+{
+    static char buf[32];
+    if (rc >= 0)
+        snprintf(buf, sizeof(buf), "%ld", rc);
+    else
+        snprintf(buf, sizeof(buf), "%s", strerrorname_np(errno));
+    return buf;
+}
+
+static void show(const char *what, long rc, const struct timex *t)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    long skew = (long)now.tv_sec - (long)t->time.tv_sec;
+    printf("%s: %s\n", what, res(rc));
+    printf("  modes %#x offset %ld freq %ld maxerror %ld esterror %ld\n",
+           t->modes, t->offset, t->freq, t->maxerror, t->esterror);
+    printf("  status %#x constant %ld precision %ld tolerance %ld tick %ld\n",
+           t->status, t->constant, t->precision, t->tolerance, t->tick);
+    printf("  ppsfreq %ld jitter %ld shift %d stabil %ld jitcnt %ld calcnt %ld "
+           "errcnt %ld stbcnt %ld tai %d\n",
+           t->ppsfreq, t->jitter, t->shift, t->stabil, t->jitcnt, t->calcnt,
+           t->errcnt, t->stbcnt, t->tai);
+    printf("  time is now: %d, usec in range: %d\n", skew >= 0 && skew <= 1,
+           t->time.tv_usec >= 0 && t->time.tv_usec < 1000000);
+}
+
+/* In a child that gave up root (and with it CAP_SYS_TIME). */
+static void refused_unprivileged(void)
+{
+    int dropped = setuid(65534) == 0 && geteuid() == 65534;
+    printf("as uid 65534: %d\n", dropped);
+    if (!dropped)
+        return;
+    /* each would change nothing if it went through */
+    struct timex t;
+    memset(&t, 0, sizeof(t));
+    t.modes = ADJ_OFFSET_SINGLESHOT; /* adjtime(0): no slew */
+    printf("single-shot offset 0: %s\n", res(adjtimex(&t)));
+    memset(&t, 0, sizeof(t));
+    t.modes = ADJ_TICK; /* out of range: EINVAL if it were allowed */
+    t.tick = 1;
+    printf("tick 1: %s\n", res(adjtimex(&t)));
+    memset(&t, 0, sizeof(t));
+    t.modes = ADJ_SETOFFSET; /* a negative usec: EINVAL if allowed */
+    t.time.tv_usec = -1;
+    printf("set offset, bad usec: %s\n", res(adjtimex(&t)));
+    memset(&t, 0, sizeof(t));
+    t.modes = 0x40000000; /* no such mode: a query if allowed */
+    printf("unknown mode bit: %s\n",
+           res(syscall(SYS_clock_adjtime, CLOCK_REALTIME, &t)));
+    memset(&t, 0, sizeof(t));
+    t.modes = ADJ_OFFSET_SS_READ;
+    printf("read-only single-shot still allowed: %s\n", res(adjtimex(&t)));
+}
+
+static void changes_refused(void)
+{
+    pid_t c = fork();
+    if (c == 0) {
+        refused_unprivileged();
+        _exit(0);
+    }
+    waitpid(c, NULL, 0);
+}
+
+int main(void)
+{
+    setvbuf(stdout, NULL, _IONBF, 0);
+    struct timex t;
+    memset(&t, 0, sizeof(t));
+    show("adjtimex query", adjtimex(&t), &t);
+    memset(&t, 0, sizeof(t));
+    show("clock_adjtime CLOCK_REALTIME query",
+         syscall(SYS_clock_adjtime, CLOCK_REALTIME, &t), &t);
+    memset(&t, 0, sizeof(t));
+    t.modes = ADJ_OFFSET_SS_READ;
+    show("adjtime read (ADJ_OFFSET_SS_READ)", adjtimex(&t), &t);
+    printf("ntp_gettime: %d\n", ntp_gettime(&(struct ntptimeval){0}));
+
+    /* fields Linux does not set come back as they went in */
+    memset(&t, 0x55, sizeof(t));
+    t.modes = 0;
+    adjtimex(&t);
+    int pad[11];
+    memcpy(pad, (char *)&t + sizeof(t) - sizeof(pad), sizeof(pad));
+    printf("padding kept: %d\n", pad[0] == 0x55555555 && pad[10] == 0x55555555);
+
+    for (int id = -10; id < 26; id++) {
+        memset(&t, 0, sizeof(t));
+        long rc = syscall(SYS_clock_adjtime, id, &t);
+        printf("clock %d: %s\n", id, res(rc));
+    }
+    memset(&t, 0, sizeof(t));
+    t.modes = ADJ_OFFSET; /* refused for the clock before the mode */
+    printf("set on CLOCK_MONOTONIC: %s\n",
+           res(syscall(SYS_clock_adjtime, CLOCK_MONOTONIC, &t)));
+    printf("set on clock 99: %s\n", res(syscall(SYS_clock_adjtime, 99, &t)));
+    memset(&t, 0, sizeof(t));
+    t.modes = ADJ_ADJTIME; /* without the single-shot bit */
+    printf("ADJ_ADJTIME alone: %s\n", res(adjtimex(&t)));
+    printf("adjtimex bad pointer: %s\n", res(syscall(SYS_adjtimex, (void *)8)));
+    printf("clock_adjtime bad pointer: %s\n",
+           res(syscall(SYS_clock_adjtime, CLOCK_REALTIME, (void *)8)));
+    printf("clock_adjtime bad clock, bad pointer: %s\n",
+           res(syscall(SYS_clock_adjtime, 99, (void *)8)));
+    changes_refused();
+    return 0;
+}

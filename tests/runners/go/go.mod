@@ -1,0 +1,3 @@
+module hvrunsample
+
+go 1.19
