@@ -49,7 +49,7 @@ DEPS_PKGS := libelf-dev libfdt-dev libzstd-dev libseccomp-dev \
              libcriterion-dev libcapstone-dev pkg-config
 # Programs the real-program tests run (all from Debian packages).
 TEST_PKGS := coreutils sed gawk gzip bzip2 xz-utils zstd openssl sqlite3 \
-             perl python3 bc golang-go \
+             perl python3 bc golang-go bubblewrap util-linux \
              cmake meson ninja-build python3-pytest cargo rustc
 
 .PHONY: all debug test check check-docs test-guest demo bench deps clean lint format \

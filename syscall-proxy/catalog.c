@@ -42,6 +42,7 @@ static const struct family_kind families[] = {
     {proxy_acct_syscalls, "process", "emulated"},
     {proxy_quota_syscalls, "fs", "passthrough"},
     {proxy_keys_syscalls, "keys", "emulated"},
+    {proxy_ns_syscalls, "namespace", "emulated"},
 };
 
 struct exception_note {
@@ -199,6 +200,18 @@ static const struct exception_note notes[] = {
     {SYS_setitimer, NULL, "logical clock; VIRTUAL/PROF count elapsed time"},
     {SYS_timer_create, NULL, "logical clocks; SIGEV_THREAD_ID signals the "
                              "process"},
+    {SYS_unshare, NULL, "user (uid/gid maps), UTS, IPC, pid and cgroup "
+                        "namespaces of the run's model (also clone's "
+                        "CLONE_NEW*); mount, net and time: EPERM, as an "
+                        "unprivileged container"},
+    {SYS_mount, NULL, "EPERM: no mount table of the guest's (the host's "
+                      "mounts, unchangeable), as a container without "
+                      "CAP_SYS_ADMIN"},
+    {SYS_umount2, NULL, "EPERM (unknown flags EINVAL), as mount"},
+    {SYS_pivot_root, NULL, "EPERM, as mount"},
+    {SYS_setns, NULL, "fds of /proc/PID/ns/* of the run's namespaces; a "
+                      "refused kind (mnt, net, time) only to the one it is "
+                      "in"},
 };
 
 static const struct exception_note *note_of(int nr)

@@ -23,6 +23,7 @@
 #include <sys/types.h>
 
 #include "backend.h"
+#include "namespace.h"
 #include "procfile.h"
 
 struct det_state;
@@ -335,6 +336,13 @@ struct proxy_world {
     struct proxy_mqueue *mqueues;
     int nr_mqueues;
     size_t mq_bytes;
+    /* Namespaces the run's processes made (kernel/namespace.c), in
+     * creation order; they live as long as the run. */
+    struct proxy_ns **ns_all;
+    int nr_ns, cap_ns;
+    /* Whose System V objects shm/sem/msg above are (NULL: the initial
+     * IPC namespace's, kept in ipc_root while another's are here). */
+    struct proxy_ns *ipc_cur, *ipc_root;
 };
 
 /* --linger: whether a guest process other than the first still holds the
@@ -554,6 +562,19 @@ struct proxy_process {
     /* personality(2)'s value (misc.c): kept across fork and execve, as
      * setarch relies on; PER_LINUX32 makes uname's machine i686 */
     uint32_t personality;
+    /* Its namespaces (kernel/namespace.c); NULL: the run's initial one.
+     * ns[PROXY_NS_PID] is the one its children are made in. ns_caps:
+     * the full capabilities a new (or entered) user namespace gives its
+     * creator, until execve or a set*uid call away from its root. */
+    struct proxy_ns *ns[PROXY_NR_NS];
+    bool ns_caps;
+    /* Capabilities PR_SET_KEEPCAPS kept across a setuid away from root
+     * (permitted), made effective again by capset; execve drops them. */
+    bool caps_kept, caps_kept_effective;
+    /* The pid namespace it lives in (NULL: the run's) and its pid in it
+     * and in each one above (vpids[0] is pid). */
+    struct proxy_ns *pidns;
+    int vpids[PROXY_PID_LEVELS + 1];
     /* set_mempolicy's mode and node mask (one node: 0 or 1), mm.c */
     int mempolicy_mode;
     uint64_t mempolicy_nodes;
@@ -722,15 +743,20 @@ void proxy_mqd_share(struct proxy_fd *to, const struct proxy_fd *from);
 long proxy_mq_xfer(struct proxy_process *p, int guest_fd, bool into_guest,
                    const struct iovec *iov, int n);
 void proxy_mq_world_free(struct proxy_world *w);
+/* unshare, setns (kernel/namespace.c) */
+extern const struct proxy_syscall proxy_ns_syscalls[];
 /* System V message queues (kernel/sysvmsg.c): queue i as a
- * /proc/sysvipc/msg line (0 past the last); the run's queues freed. */
-int proxy_msg_proc_line(struct proxy_world *w, int i, char *line, size_t cap);
+ * /proc/sysvipc/msg line, its ids as viewer's user namespace sees them
+ * (0 past the last); the run's queues freed. */
+int proxy_msg_proc_line(const struct proxy_process *viewer, int i,
+                        char *line, size_t cap);
 void proxy_msg_world_free(struct proxy_world *w);
 /* System V semaphores (kernel/sysvsem.c): a process's SEM_UNDO applied at
  * its exit; set i as a /proc/sysvipc/sem line (0 past the last); the
  * run's sets freed. */
 void proxy_sem_exit(struct proxy_process *p);
-int proxy_sem_proc_line(struct proxy_world *w, int i, char *line, size_t cap);
+int proxy_sem_proc_line(const struct proxy_process *viewer, int i,
+                        char *line, size_t cap);
 void proxy_sem_world_free(struct proxy_world *w);
 
 /* System V shared memory (mm/sysvshm.c): a fork child's attachments
@@ -741,7 +767,8 @@ void proxy_shm_detach_all(struct proxy_process *p);
 void proxy_shm_world_free(struct proxy_world *w);
 /* Segment i of the run as a /proc/sysvipc/shm line into line; 0 past
  * the last. */
-int proxy_shm_proc_line(struct proxy_world *w, int i, char *line, size_t cap);
+int proxy_shm_proc_line(const struct proxy_process *viewer, int i,
+                        char *line, size_t cap);
 
 /* ---- the guest's seccomp filters (kernel/seccomp.c) ---------------------- */
 struct proxy_seccomp_filter;

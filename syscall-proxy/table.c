@@ -15,6 +15,7 @@ static const struct proxy_syscall *const families[] = {
     proxy_process_syscalls, proxy_signal_syscalls, proxy_time_syscalls,
     proxy_misc_syscalls,    proxy_seccomp_syscalls, proxy_sysvshm_syscalls,
     proxy_sysvsem_syscalls, proxy_sysvmsg_syscalls,
+    proxy_ns_syscalls,
     proxy_thread_syscalls, proxy_procsys_syscalls, proxy_net_syscalls,
     proxy_timer_syscalls,   proxy_signalfd_syscalls, proxy_epoll_syscalls,
     proxy_timerfd_syscalls, proxy_process_vm_syscalls, proxy_mqueue_syscalls,
@@ -82,6 +83,7 @@ long proxy_dispatch(struct proxy_process *p)
         p->totals->syscalls++;
     det_event(p->det, (uint32_t)p->tid, (uint16_t)(nr < 0xffff ? nr : 0xffff));
     long ret;
+    proxy_ns_ipc_enter(p); /* System V objects of its IPC namespace */
     /* The guest's own seccomp filters first; rcx: where the call returns. */
     if (!proxy_seccomp_blocks(p, nr, args, r->rcx, &ret))
         ret = nr < PROXY_NR_SYSCALLS && handlers[nr] ? handlers[nr](p, args)

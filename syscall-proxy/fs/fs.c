@@ -626,6 +626,15 @@ static long stat_out(struct proxy_process *p, gva_t gva, const struct stat *st,
                                 src->at_flags, st->st_ino);
     }
     det_stat_canon(p->det, &canon);
+    uint64_t ns_ino; /* a namespace file: its namespace's number */
+    if (proxy_vfs_ns_inode(p, src->host_fd, src->dirfd, src->path,
+                           src->at_flags, &ns_ino)) {
+        canon.st_ino = ns_ino;
+        canon.st_dev = makedev(0, 4);
+    }
+    /* owners as the caller's user namespace sees them */
+    canon.st_uid = proxy_ns_uid_seen(p, canon.st_uid);
+    canon.st_gid = proxy_ns_gid_seen(p, canon.st_gid);
     return proxy_copy_out(p, gva, &canon, sizeof(canon));
 }
 
@@ -647,6 +656,15 @@ static long statx_out(struct proxy_process *p, gva_t gva,
                                  src->at_flags, stx->stx_ino);
     }
     proxy_meta_statx_canon(p, &canon);
+    uint64_t ns_ino; /* a namespace file: its namespace's number */
+    if (proxy_vfs_ns_inode(p, src->host_fd, src->dirfd, src->path,
+                           src->at_flags, &ns_ino)) {
+        canon.stx_ino = ns_ino;
+        canon.stx_dev_major = 0;
+        canon.stx_dev_minor = 4;
+    }
+    canon.stx_uid = proxy_ns_uid_seen(p, canon.stx_uid);
+    canon.stx_gid = proxy_ns_gid_seen(p, canon.stx_gid);
     return proxy_copy_out(p, gva, &canon, sizeof(canon));
 }
 
@@ -1145,6 +1163,10 @@ static long do_readlinkat(struct proxy_process *p, uint64_t guest_dirfd,
     if (hp.kind == PATH_SELF_EXE) {
         n = (long)strnlen(p->exe_path, sizeof(p->exe_path));
         memcpy(target, p->exe_path, (size_t)n);
+    } else if ((n = proxy_vfs_ns_link(p, hp.dirfd, hp.path, target,
+                                      sizeof(target))) != 0) {
+        if (n < 0) /* the guest's namespaces, not hvrun's */
+            return n;
     } else {
         size_t got;
         if (replayed_query(p, &hp, PROXY_QUERY_READLINK, 0, &n, target,

@@ -35,9 +35,12 @@
 
 struct proxy_vfd {
     unsigned refs;
-    enum { VFD_MEM, VFD_KEPT } kind;
+    /* NSFILE: uid_map, gid_map, setgroups (kernel/namespace.c writes
+     * them); NS: a /proc/PID/ns link opened, setns's argument */
+    enum { VFD_MEM, VFD_KEPT, VFD_NSFILE, VFD_NS } kind;
     int pid;  /* the guest process whose file it is */
-    int kept; /* VFD_KEPT: index in kept_files */
+    int kept; /* VFD_KEPT: index in kept_files; NSFILE: which; NS: type */
+    struct proxy_ns *ns; /* VFD_NS: the namespace (NULL: the initial) */
 };
 
 /* ---- kept settings ------------------------------------------------------- */
@@ -262,6 +265,57 @@ long proxy_procfile_open_mem(struct proxy_process *p, struct proxy_process *of,
     return install_vfd(p, host_fd, flags, VFD_MEM, of->pid, 0);
 }
 
+/* /proc/PID/{uid_map,gid_map,setgroups}: the content as p reads it. */
+long proxy_procfile_open_nsfile(struct proxy_process *p,
+                                struct proxy_process *of, int which,
+                                int flags)
+{
+    static const char *const names[] = {"uid_map", "gid_map", "setgroups"};
+    long rc = open_checks(flags);
+    if (rc < 0)
+        return rc;
+    char content[8192], name[64];
+    proxy_ns_file_content(p, of, which, content, sizeof(content));
+    snprintf(name, sizeof(name), "hvrun-vfs:/proc/%d/%s", of->pid,
+             names[which]);
+    int host_fd = memfd_with(name, content, flags);
+    if (host_fd < 0)
+        return host_fd;
+    return install_vfd(p, host_fd, flags, VFD_NSFILE, of->pid, which);
+}
+
+/* /proc/PID/ns/NAME opened: an fd whose link reads "type:[inum]" and
+ * that setns takes. */
+long proxy_procfile_open_ns(struct proxy_process *p, struct proxy_process *of,
+                            int type, int flags)
+{
+    if ((flags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL))
+        return -EEXIST;
+    if ((flags & O_ACCMODE) != O_RDONLY)
+        return -EACCES;
+    char link[64];
+    proxy_ns_link(of, type, link, sizeof(link));
+    char name[80];
+    snprintf(name, sizeof(name), "hvrun-vfs:%s", link);
+    int host_fd = memfd_with(name, "", O_RDONLY | (flags & O_NONBLOCK));
+    if (host_fd < 0)
+        return host_fd;
+    long gfd = install_vfd(p, host_fd, flags, VFD_NS, of->pid, type);
+    if (gfd >= 0)
+        proxy_fd_get(&p->fds, (int)gfd)->vfd->ns = proxy_ns_of(of, type);
+    return gfd;
+}
+
+bool proxy_procfile_ns(const struct proxy_fd *f, int *type,
+                       struct proxy_ns **ns)
+{
+    if (!f->vfd || f->vfd->kind != VFD_NS)
+        return false;
+    *type = f->vfd->kept;
+    *ns = f->vfd->ns;
+    return true;
+}
+
 /* ---- transfers ----------------------------------------------------------- */
 
 static struct proxy_process *vfd_owner(struct proxy_process *p,
@@ -348,6 +402,35 @@ static long kept_xfer(struct proxy_process *p, const struct proxy_vfd *v,
     return kept_write(q, v->kept, buf, len);
 }
 
+/* A write goes to the namespace code whole, at offset 0 only (map_write:
+ * one write of less than a page). */
+static long nsfile_xfer(struct proxy_process *p, const struct proxy_vfd *v,
+                        int host_fd, bool into_guest, bool at_offset,
+                        int64_t offset, const struct iovec *iov, int n)
+{
+    if (into_guest) {
+        long r = at_offset ? preadv(host_fd, iov, n, offset)
+                           : readv(host_fd, iov, n);
+        return r < 0 ? -errno : r;
+    }
+    struct proxy_process *q = vfd_owner(p, v);
+    if (!q)
+        return -ESRCH;
+    off_t pos = at_offset ? offset : lseek(host_fd, 0, SEEK_CUR);
+    size_t asked = 0;
+    for (int i = 0; i < n; i++)
+        asked += iov[i].iov_len;
+    if (pos != 0 || asked >= 4096)
+        return -EINVAL;
+    char buf[4096];
+    size_t len = 0;
+    for (int i = 0; i < n; i++) {
+        memcpy(buf + len, iov[i].iov_base, iov[i].iov_len);
+        len += iov[i].iov_len;
+    }
+    return proxy_ns_file_write(p, q, v->kept, buf, len);
+}
+
 long proxy_procfile_xfer(struct proxy_process *p, int guest_fd, bool into_guest,
                          bool at_offset, int64_t offset,
                          const struct iovec *iov, int n)
@@ -357,6 +440,11 @@ long proxy_procfile_xfer(struct proxy_process *p, int guest_fd, bool into_guest,
     int acc = fl < 0 ? O_RDWR : fl & O_ACCMODE;
     if ((into_guest && acc == O_WRONLY) || (!into_guest && acc == O_RDONLY))
         return -EBADF;
+    if (f->vfd->kind == VFD_NSFILE)
+        return nsfile_xfer(p, f->vfd, f->host_fd, into_guest, at_offset,
+                           offset, iov, n);
+    if (f->vfd->kind == VFD_NS)
+        return -EINVAL; /* Linux's nsfs has no read or write */
     if (f->vfd->kind == VFD_KEPT)
         return kept_xfer(p, f->vfd, f->host_fd, into_guest, at_offset, offset,
                          iov, n);

@@ -40,6 +40,18 @@ long proxy_procfile_open_kept(struct proxy_process *p, struct proxy_process *of,
                               int k, int flags);
 long proxy_procfile_open_mem(struct proxy_process *p, struct proxy_process *of,
                              int flags);
+/* /proc/PID/{uid_map,gid_map,setgroups} (which: PROXY_NSFILE_*) and
+ * /proc/PID/ns/NAME (type: PROXY_NS_*) of `of`, opened for p. */
+long proxy_procfile_open_nsfile(struct proxy_process *p,
+                                struct proxy_process *of, int which,
+                                int flags);
+long proxy_procfile_open_ns(struct proxy_process *p, struct proxy_process *of,
+                            int type, int flags);
+/* The namespace an fd of /proc/PID/ns/NAME holds: true with its type and
+ * namespace (NULL: the initial one); false for any other fd. */
+struct proxy_ns;
+bool proxy_procfile_ns(const struct proxy_fd *f, int *type,
+                       struct proxy_ns **ns);
 /* A transfer on such an fd (its slot has a vfd context): at the fd's
  * position, or at offset with at_offset. Returns bytes or -errno. */
 long proxy_procfile_xfer(struct proxy_process *p, int guest_fd, bool into_guest,

@@ -395,6 +395,12 @@ static int gen_uname_field(struct proxy_process *p, struct vbuf *b,
 {
     struct det_uname u;
     det_get_uname(p->det, &u);
+    /* A UTS namespace of its own has its own names. */
+    if (proxy_ns_nodename(p)) {
+        snprintf(u.nodename, sizeof(u.nodename), "%s", proxy_ns_nodename(p));
+        snprintf(u.domainname, sizeof(u.domainname), "%s",
+                 proxy_ns_domainname(p));
+    }
     const char *v = f == UF_HOSTNAME     ? u.nodename
                     : f == UF_DOMAINNAME ? u.domainname
                     : f == UF_OSRELEASE  ? u.release
@@ -613,18 +619,33 @@ static void status_kb(struct vbuf *b, const char *name, uint64_t pages)
 
 static void status_ids(struct vbuf *b, const struct proxy_process *p)
 {
-    vb_printf(b, "Uid:\t%u\t%u\t%u\t%u\n", (unsigned)p->ruid, (unsigned)p->euid,
-              (unsigned)p->suid, (unsigned)p->euid);
-    vb_printf(b, "Gid:\t%u\t%u\t%u\t%u\n", (unsigned)p->rgid, (unsigned)p->egid,
-              (unsigned)p->sgid, (unsigned)p->egid);
+    /* As the reader's user namespace maps them; here the process's own. */
+    vb_printf(b, "Uid:\t%u\t%u\t%u\t%u\n", proxy_ns_uid_seen(p, p->ruid),
+              proxy_ns_uid_seen(p, p->euid), proxy_ns_uid_seen(p, p->suid),
+              proxy_ns_uid_seen(p, p->euid));
+    vb_printf(b, "Gid:\t%u\t%u\t%u\t%u\n", proxy_ns_gid_seen(p, p->rgid),
+              proxy_ns_gid_seen(p, p->egid), proxy_ns_gid_seen(p, p->sgid),
+              proxy_ns_gid_seen(p, p->egid));
     vb_printf(b, "FDSize:\t%d\nGroups:\t", p->fds.cap);
-    /* The supplementary groups getgroups reports (misc.c: hvrun's). */
+    /* The supplementary groups getgroups reports (misc.c: the list
+     * setgroups gave, else hvrun's), through the user namespace. */
     gid_t groups[64];
-    int n = getgroups(64, groups);
+    int n = p->nr_groups >= 0 ? (p->nr_groups < 64 ? p->nr_groups : 64)
+                              : getgroups(64, groups);
     for (int i = 0; i < n; i++)
-        vb_printf(b, "%s%u", i ? " " : "", (unsigned)groups[i]);
-    vb_printf(b, " \nNStgid:\t%d\nNSpid:\t%d\nNSpgid:\t%d\nNSsid:\t%d\n",
-              p->pid, p->pid, p->pgid, p->sid);
+        vb_printf(b, "%s%u", i ? " " : "",
+                  proxy_ns_gid_seen(p, p->nr_groups >= 0 ? p->groups[i]
+                                                         : groups[i]));
+    /* /proc is the run's (no guest mounts one of its own): its pid there,
+     * then in each pid namespace below, down to the process's own. */
+    int levels = 1 + proxy_ns_pid_level(p);
+    for (int k = 0; k < 2; k++) {
+        vb_printf(b, k ? "NSpid:" : " \nNStgid:");
+        for (int l = 0; l < levels; l++)
+            vb_printf(b, "\t%d", l ? p->vpids[l] : p->pid);
+        vb_printf(b, "\n");
+    }
+    vb_printf(b, "NSpgid:\t%d\nNSsid:\t%d\n", p->pgid, p->sid);
 }
 
 static void status_mem(struct vbuf *b, const struct proxy_process *p)
@@ -670,7 +691,7 @@ static int gen_self_status(struct proxy_process *p, struct vbuf *b)
     status_mem(b, p);
     uint64_t ignored, caught;
     sig_sets(p, &ignored, &caught);
-    uint64_t caps = p->euid == 0 ? CAP_FULL_SET : 0;
+    uint64_t caps = proxy_ns_capable(p) ? CAP_FULL_SET : 0;
     vb_printf(b,
               "CoreDumping:\t0\nTHP_enabled:\t%d\nThreads:\t%d\n"
               "SigQ:\t0/%llu\nSigPnd:\t%016llx\nShdPnd:\t%016llx\n"
@@ -709,12 +730,13 @@ static int gen_self_status(struct proxy_process *p, struct vbuf *b)
  * then one line per object. */
 static int gen_ipc_table(struct proxy_process *p, struct vbuf *b,
                          const char *header,
-                         int (*line_of)(struct proxy_world *, int, char *,
-                                        size_t))
+                         int (*line_of)(const struct proxy_process *, int,
+                                        char *, size_t))
 {
     vb_printf(b, "%s", header);
+    proxy_ns_ipc_enter(p); /* the reader's IPC namespace */
     char line[256];
-    for (int i = 0; p->world && line_of(p->world, i, line, sizeof(line)) > 0;
+    for (int i = 0; p->world && line_of(p, i, line, sizeof(line)) > 0;
          i++)
         vb_printf(b, "%s", line);
     return 0;
@@ -888,6 +910,28 @@ static long open_kept(struct proxy_process *p, struct proxy_process *of,
         p, of, proxy_procfile_kept_index(name + strlen("/proc/self/")), flags);
 }
 
+/* uid_map, gid_map, setgroups (kernel/namespace.c's rules). */
+static long open_nsfile(struct proxy_process *p, struct proxy_process *of,
+                        const char *name, int flags)
+{
+    const char *base = name + strlen("/proc/self/");
+    int which = strcmp(base, "uid_map") == 0   ? PROXY_NSFILE_UID_MAP
+                : strcmp(base, "gid_map") == 0 ? PROXY_NSFILE_GID_MAP
+                                               : PROXY_NSFILE_SETGROUPS;
+    return proxy_procfile_open_nsfile(p, of, which, flags);
+}
+
+/* /proc/self/ns/NAME: the guest's namespace, not hvrun's. */
+static long open_ns(struct proxy_process *p, struct proxy_process *of,
+                    const char *name, int flags)
+{
+    int type = proxy_ns_type_of_name(name + strlen("/proc/self/ns/"));
+    return proxy_procfile_open_ns(p, of, type, flags);
+}
+
+#define NS_FILE(name) \
+    {"/proc/self/ns/" name, GATE_ALWAYS, DET_SRC_IDS, NULL, open_ns}
+
 #define KEPT_FILE(name) \
     {"/proc/self/" name, GATE_ALWAYS, DET_SRC_IDS, NULL, open_kept}
 
@@ -911,6 +955,19 @@ static const struct vfile vfiles[] = {
     KEPT_FILE("personality"),
     KEPT_FILE("cgroup"),
     KEPT_FILE("autogroup"),
+    {"/proc/self/uid_map", GATE_ALWAYS, DET_SRC_IDS, NULL, open_nsfile},
+    {"/proc/self/gid_map", GATE_ALWAYS, DET_SRC_IDS, NULL, open_nsfile},
+    {"/proc/self/setgroups", GATE_ALWAYS, DET_SRC_IDS, NULL, open_nsfile},
+    NS_FILE("cgroup"),
+    NS_FILE("ipc"),
+    NS_FILE("mnt"),
+    NS_FILE("net"),
+    NS_FILE("pid"),
+    NS_FILE("pid_for_children"),
+    NS_FILE("time"),
+    NS_FILE("time_for_children"),
+    NS_FILE("user"),
+    NS_FILE("uts"),
     {"/proc/cpuinfo", GATE_HOST, DET_SRC_HOST, gen_cpuinfo, NULL},
     {"/proc/meminfo", GATE_HOST, DET_SRC_HOST, gen_meminfo, NULL},
     {"/proc/stat", GATE_HOST, DET_SRC_HOST, gen_stat, NULL},
@@ -1318,6 +1375,58 @@ bool proxy_vfs_open(struct proxy_process *p, int host_dirfd,
     default:
         return false;
     }
+}
+
+long proxy_vfs_ns_link(struct proxy_process *p, int host_dirfd,
+                       const char *host_path, char *out, size_t cap)
+{
+    const struct vfile *v;
+    struct proxy_process *of;
+    enum vfile_lookup l = lookup_vfile(p, host_dirfd, host_path, &v, &of);
+    if (l == VFILE_HIDDEN)
+        return -ENOENT;
+    if (l != VFILE_FOUND || v->open != open_ns)
+        return 0;
+    int n = proxy_ns_link_named(of, v->path + strlen("/proc/self/ns/"), out,
+                                cap);
+    return n < 0 ? -EIO : n;
+}
+
+/* The number in "type:[N]". */
+static bool link_inum(const char *link, uint64_t *ino)
+{
+    const char *open_br = strchr(link, '[');
+    char *end;
+    if (!open_br)
+        return false;
+    unsigned long long v = strtoull(open_br + 1, &end, 10);
+    if (*end != ']')
+        return false;
+    *ino = v;
+    return true;
+}
+
+bool proxy_vfs_ns_inode(struct proxy_process *p, int host_fd, int dirfd,
+                        const char *path, int at_flags, uint64_t *ino)
+{
+    if (host_fd < 0 && (!path || !path[0])) /* AT_EMPTY_PATH: the fd */
+        host_fd = dirfd;
+    if (host_fd >= 0) { /* fstat: an fd proxy_procfile_open_ns made */
+        for (int fd = 0; fd < p->fds.cap; fd++) {
+            const struct proxy_fd *f = &p->fds.fds[fd];
+            int type;
+            struct proxy_ns *ns;
+            if (f->kind != PROXY_FD_FREE && f->host_fd == host_fd)
+                return proxy_procfile_ns(f, &type, &ns) &&
+                       (*ino = proxy_ns_inum(type, ns), true);
+        }
+        return false;
+    }
+    char link[PROXY_PATH_MAX];
+    if (at_flags & AT_SYMLINK_NOFOLLOW)
+        return false;
+    return proxy_vfs_ns_link(p, dirfd, path, link, sizeof(link)) > 0 &&
+           link_inum(link, ino);
 }
 
 /* ---- /dev/urandom -------------------------------------------------------- */

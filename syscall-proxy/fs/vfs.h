@@ -36,6 +36,16 @@
 bool proxy_vfs_open(struct proxy_process *p, int host_dirfd,
                     const char *host_path, int flags, long *result);
 
+/* readlink of /proc/PID/ns/NAME of a guest: the length of "type:[inum]"
+ * written to out; 0 when (dirfd, path) is no such link, -ENOENT for a
+ * pid that is no guest's. */
+long proxy_vfs_ns_link(struct proxy_process *p, int host_dirfd,
+                       const char *host_path, char *out, size_t cap);
+/* A namespace file's identity (stat of /proc/PID/ns/NAME followed, or
+ * fstat of its fd): true with the namespace's inode number in *ino (nsfs:
+ * device 0:4). */
+bool proxy_vfs_ns_inode(struct proxy_process *p, int host_fd, int dirfd,
+                        const char *path, int at_flags, uint64_t *ino);
 /* True when (dirfd, path), as proxy_vfs_open would see it, is a virtual
  * file: hvrun serves it and never looks it up on the host. */
 bool proxy_vfs_is_virtual(struct proxy_process *p, int dirfd,

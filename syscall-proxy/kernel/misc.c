@@ -76,12 +76,24 @@ static struct proxy_prctl_state *misc_state(struct proxy_process *p)
 
 /* ---- small helpers ------------------------------------------------------- */
 
-static bool privileged(const struct proxy_process *p) { return p->euid == 0; }
+/* capable(): the run's initial user namespace (host-wide limits, nice,
+ * memory locking). The set*id calls need their capability only in the
+ * caller's own user namespace (id_privileged). */
+static bool privileged(const struct proxy_process *p)
+{
+    return proxy_ns_init_capable(p);
+}
+
+static bool id_privileged(const struct proxy_process *p)
+{
+    return proxy_ns_capable(p);
+}
 
 /* A pid argument naming this process: 0 ("self"), its pid or its tid. */
 static bool is_self(const struct proxy_process *p, int pid)
 {
-    return pid == 0 || pid == p->pid || pid == p->tid;
+    return pid == 0 || pid == p->pid || pid == p->tid ||
+           pid == proxy_ns_pid_of(p, p);
 }
 
 static long put_u32(struct proxy_process *p, gva_t dst, uint32_t v)
@@ -134,6 +146,11 @@ static void uname_report(struct proxy_process *p, struct utsname *u)
     memcpy(u->version, d.version, sizeof(u->version));
     memcpy(u->machine, d.machine, sizeof(u->machine));
     memcpy(u->domainname, d.domainname, sizeof(u->domainname));
+    if (proxy_ns_nodename(p)) { /* a UTS namespace of its own */
+        snprintf(u->nodename, sizeof(u->nodename), "%s", proxy_ns_nodename(p));
+        snprintf(u->domainname, sizeof(u->domainname), "%s",
+                 proxy_ns_domainname(p));
+    }
     /* A 32-bit persona sees a 32-bit machine, as Linux's override_architecture
      * gives (PER_LINUX32: "i686"). */
     if ((p->personality & PER_MASK) == PER_LINUX32 &&
@@ -216,42 +233,47 @@ static int groups_report(gid_t *out, int max)
 
 /* ---- process identity ---------------------------------------------------- */
 
+/* pids as the caller's pid namespace has them (kernel/namespace.c);
+ * the parent of a namespace's init is outside it: 0. Threads other than
+ * the main one keep their tids of the run. */
 static long sys_getpid(struct proxy_process *p, const uint64_t a[6])
 {
     p->det->reads[DET_SRC_IDS]++;
-    return p->pid;
+    return proxy_ns_pid_of(p, p);
 }
 
 static long sys_getppid(struct proxy_process *p, const uint64_t a[6])
 {
-    return p->ppid;
+    return proxy_ns_pid_nr(p, p->ppid);
 }
 
 static long sys_gettid(struct proxy_process *p, const uint64_t a[6])
 {
-    return p->tid;
+    return p->tid == p->pid ? proxy_ns_pid_of(p, p) : p->tid;
 }
 
 /* ---- credentials --------------------------------------------------------- */
 
+/* The ids are kept as kernel ids; the guest sees them through its user
+ * namespace (kernel/namespace.c). */
 static long sys_getuid(struct proxy_process *p, const uint64_t a[6])
 {
-    return p->ruid;
+    return proxy_ns_uid_seen(p, p->ruid);
 }
 
 static long sys_geteuid(struct proxy_process *p, const uint64_t a[6])
 {
-    return p->euid;
+    return proxy_ns_uid_seen(p, p->euid);
 }
 
 static long sys_getgid(struct proxy_process *p, const uint64_t a[6])
 {
-    return p->rgid;
+    return proxy_ns_gid_seen(p, p->rgid);
 }
 
 static long sys_getegid(struct proxy_process *p, const uint64_t a[6])
 {
-    return p->egid;
+    return proxy_ns_gid_seen(p, p->egid);
 }
 
 /* Linux writes the three ids in order and stops at the first bad pointer. */
@@ -268,12 +290,36 @@ static long put_id_triple(struct proxy_process *p, const uint64_t a[6],
 
 static long sys_getresuid(struct proxy_process *p, const uint64_t a[6])
 {
-    return put_id_triple(p, a, p->ruid, p->euid, p->suid);
+    return put_id_triple(p, a, proxy_ns_uid_seen(p, p->ruid),
+                         proxy_ns_uid_seen(p, p->euid),
+                         proxy_ns_uid_seen(p, p->suid));
 }
 
 static long sys_getresgid(struct proxy_process *p, const uint64_t a[6])
 {
-    return put_id_triple(p, a, p->rgid, p->egid, p->sgid);
+    return put_id_triple(p, a, proxy_ns_gid_seen(p, p->rgid),
+                         proxy_ns_gid_seen(p, p->egid),
+                         proxy_ns_gid_seen(p, p->sgid));
+}
+
+/*
+ * The set*id arguments as kernel ids (make_kuid): -1 stays "leave it
+ * alone"; an id the caller's user namespace does not map is -EINVAL.
+ * Returns 0 with ids[0..n) rewritten, or -EINVAL.
+ */
+static long kernel_ids(const struct proxy_process *p, bool gid, uint32_t *ids,
+                       int n)
+{
+    for (int i = 0; i < n; i++) {
+        if (ids[i] == ID_UNCHANGED)
+            continue;
+        int64_t k = gid ? proxy_ns_gid_kernel(p, ids[i])
+                        : proxy_ns_uid_kernel(p, ids[i]);
+        if (k < 0)
+            return -EINVAL;
+        ids[i] = (uint32_t)k;
+    }
+    return 0;
 }
 
 /*
@@ -373,62 +419,80 @@ static long rule_set_res_ids(struct id_triple *t, uint32_t real, uint32_t eff,
     return 0;
 }
 
+/*
+ * cap_emulate_setxuid with PR_SET_KEEPCAPS: a process that had its
+ * capabilities as root and leaves every root id keeps them permitted
+ * (not effective) until execve; capset can make them effective again
+ * (setpriv --reuid does). Without keepcaps they follow the euid.
+ */
+static void keep_caps_across(struct proxy_process *p, bool had_caps,
+                             const struct id_triple *old,
+                             const struct id_triple *now)
+{
+    int64_t root = proxy_ns_uid_kernel(p, 0);
+    bool had = root >= 0 && id_in_triple(old, (uint32_t)root);
+    bool has = root >= 0 && id_in_triple(now, (uint32_t)root);
+    if (had && !has && had_caps)
+        p->caps_kept = p->prctl.keepcaps;
+    if (root < 0 || now->eff != (uint32_t)root)
+        p->caps_kept_effective = false;
+}
+
+/* One set*id call: its n arguments as kernel ids, the rule on a copy of
+ * the three ids, stored back on success. */
+static long set_ids(struct proxy_process *p, bool gid, const uint64_t a[6],
+                    int n)
+{
+    uint32_t ids[3] = {(uint32_t)a[0], (uint32_t)a[1], (uint32_t)a[2]};
+    long rc = kernel_ids(p, gid, ids, n);
+    if (rc < 0)
+        return rc;
+    struct id_triple t = gid ? gids_of(p) : uids_of(p);
+    const struct id_triple old = t;
+    bool priv = id_privileged(p);
+    rc = n == 1   ? rule_set_id(&t, ids[0], priv)
+         : n == 2 ? rule_set_re_ids(&t, ids[0], ids[1], priv)
+                  : rule_set_res_ids(&t, ids[0], ids[1], ids[2], priv);
+    if (rc < 0)
+        return rc;
+    if (gid) {
+        store_gids(p, &t);
+    } else {
+        store_uids(p, &t);
+        keep_caps_across(p, priv || p->caps_kept, &old, &t);
+        proxy_ns_uids_changed(p);
+    }
+    return 0;
+}
+
 static long sys_setuid(struct proxy_process *p, const uint64_t a[6])
 {
-    struct id_triple t = uids_of(p);
-    long rc = rule_set_id(&t, (uint32_t)a[0], privileged(p));
-    if (rc == 0)
-        store_uids(p, &t);
-    return rc;
+    return set_ids(p, false, a, 1);
 }
 
 static long sys_setgid(struct proxy_process *p, const uint64_t a[6])
 {
-    struct id_triple t = gids_of(p);
-    long rc = rule_set_id(&t, (uint32_t)a[0], privileged(p));
-    if (rc == 0)
-        store_gids(p, &t);
-    return rc;
+    return set_ids(p, true, a, 1);
 }
 
 static long sys_setreuid(struct proxy_process *p, const uint64_t a[6])
 {
-    struct id_triple t = uids_of(p);
-    long rc =
-        rule_set_re_ids(&t, (uint32_t)a[0], (uint32_t)a[1], privileged(p));
-    if (rc == 0)
-        store_uids(p, &t);
-    return rc;
+    return set_ids(p, false, a, 2);
 }
 
 static long sys_setregid(struct proxy_process *p, const uint64_t a[6])
 {
-    struct id_triple t = gids_of(p);
-    long rc =
-        rule_set_re_ids(&t, (uint32_t)a[0], (uint32_t)a[1], privileged(p));
-    if (rc == 0)
-        store_gids(p, &t);
-    return rc;
+    return set_ids(p, true, a, 2);
 }
 
 static long sys_setresuid(struct proxy_process *p, const uint64_t a[6])
 {
-    struct id_triple t = uids_of(p);
-    long rc = rule_set_res_ids(&t, (uint32_t)a[0], (uint32_t)a[1],
-                               (uint32_t)a[2], privileged(p));
-    if (rc == 0)
-        store_uids(p, &t);
-    return rc;
+    return set_ids(p, false, a, 3);
 }
 
 static long sys_setresgid(struct proxy_process *p, const uint64_t a[6])
 {
-    struct id_triple t = gids_of(p);
-    long rc = rule_set_res_ids(&t, (uint32_t)a[0], (uint32_t)a[1],
-                               (uint32_t)a[2], privileged(p));
-    if (rc == 0)
-        store_gids(p, &t);
-    return rc;
+    return set_ids(p, true, a, 3);
 }
 
 /*
@@ -440,17 +504,8 @@ static long sys_getgroups(struct proxy_process *p, const uint64_t a[6])
     int size = (int)a[0];
     if (size < 0)
         return -EINVAL;
-    if (p->nr_groups >= 0) { /* the list setgroups gave */
-        if (size == 0 || p->nr_groups == 0)
-            return p->nr_groups;
-        if (size < p->nr_groups)
-            return -EINVAL;
-        return proxy_copy_out(p, a[1], p->groups,
-                              (size_t)p->nr_groups * sizeof(gid_t))
-                   ? -EFAULT
-                   : p->nr_groups;
-    }
-    int n = groups_report(NULL, 0);
+    /* The list setgroups gave, else hvrun's own (kernel ids either way). */
+    int n = p->nr_groups >= 0 ? p->nr_groups : groups_report(NULL, 0);
     if (n <= 0 || size == 0)
         return n;
     if (size < n)
@@ -458,7 +513,12 @@ static long sys_getgroups(struct proxy_process *p, const uint64_t a[6])
     gid_t *groups = calloc((size_t)n, sizeof(*groups));
     if (!groups)
         return -ENOMEM;
-    n = groups_report(groups, n);
+    if (p->nr_groups >= 0)
+        memcpy(groups, p->groups, (size_t)n * sizeof(*groups));
+    else
+        n = groups_report(groups, n);
+    for (int i = 0; i < n; i++) /* as the caller's user namespace sees them */
+        groups[i] = proxy_ns_gid_seen(p, groups[i]);
     if (n > 0 && proxy_copy_out(p, a[1], groups, (size_t)n * sizeof(gid_t)))
         n = -EFAULT;
     free(groups);
@@ -466,10 +526,11 @@ static long sys_getgroups(struct proxy_process *p, const uint64_t a[6])
 }
 
 /*
- * setgroups needs CAP_SETGID. A privileged guest's list is the process's
- * from then on (getgroups reports it sorted, as Linux keeps it; children
- * inherit it); hvrun's real groups never change, so the host's access
- * checks stay hvrun's.
+ * setgroups needs CAP_SETGID in the caller's user namespace, and there
+ * a gid map with setgroups allowed (may_setgroups). A privileged guest's
+ * list is the process's from then on (getgroups reports it sorted, as
+ * Linux keeps it; children inherit it); hvrun's real groups never change,
+ * so the host's access checks stay hvrun's.
  */
 static int by_gid(const void *a, const void *b)
 {
@@ -480,7 +541,7 @@ static int by_gid(const void *a, const void *b)
 static long sys_setgroups(struct proxy_process *p, const uint64_t a[6])
 {
     int size = (int)a[0];
-    if (!privileged(p))
+    if (!id_privileged(p) || !proxy_ns_setgroups_allowed(p))
         return -EPERM;
     if ((unsigned)size > NGROUPS_MAX)
         return -EINVAL;
@@ -496,6 +557,10 @@ static long sys_setgroups(struct proxy_process *p, const uint64_t a[6])
     if (proxy_copy_in(p, groups, a[1], (size_t)size * sizeof(gid_t))) {
         free(groups);
         return -EFAULT;
+    }
+    if (kernel_ids(p, true, (uint32_t *)groups, size) < 0) {
+        free(groups);
+        return -EINVAL;
     }
     qsort(groups, (size_t)size, sizeof(*groups), by_gid);
     free(p->groups);
@@ -549,7 +614,14 @@ static long cap_header_pid(struct proxy_process *p, gva_t hdr_gva, int *pid)
  * as Linux gives a root process without file capabilities. */
 static uint64_t caps_of(const struct proxy_process *p)
 {
-    return privileged(p) ? (1ULL << (CAP_LAST_CAP + 1)) - 1 : 0;
+    /* in its own user namespace: a new one gives its creator all */
+    return id_privileged(p) ? (1ULL << (CAP_LAST_CAP + 1)) - 1 : 0;
+}
+
+/* The permitted set PR_SET_KEEPCAPS kept across a setuid from root. */
+static uint64_t permitted_kept(const struct proxy_process *p)
+{
+    return p->caps_kept ? (1ULL << (CAP_LAST_CAP + 1)) - 1 : 0;
 }
 
 static long sys_capget(struct proxy_process *p, const uint64_t a[6])
@@ -566,10 +638,10 @@ static long sys_capget(struct proxy_process *p, const uint64_t a[6])
         return -EINVAL;
     if (!is_self(p, pid))
         return -ESRCH;
-    uint64_t caps = caps_of(p);
+    uint64_t caps = caps_of(p), perm = caps | permitted_kept(p);
     const struct cap_data d[2] = {
-        {(uint32_t)caps, (uint32_t)caps, 0},
-        {(uint32_t)(caps >> 32), (uint32_t)(caps >> 32), 0},
+        {(uint32_t)caps, (uint32_t)perm, 0},
+        {(uint32_t)(caps >> 32), (uint32_t)(perm >> 32), 0},
     };
     if (proxy_copy_out(p, data_gva, d, (size_t)words * sizeof(d[0])) < 0)
         return -EFAULT;
@@ -598,9 +670,13 @@ static long sys_capset(struct proxy_process *p, const uint64_t a[6])
     uint64_t eff = d[0].effective | (uint64_t)d[1].effective << 32;
     uint64_t perm = d[0].permitted | (uint64_t)d[1].permitted << 32;
     uint64_t inh = d[0].inheritable | (uint64_t)d[1].inheritable << 32;
-    uint64_t have = caps_of(p);
+    uint64_t have = caps_of(p) | permitted_kept(p);
     if ((perm & ~have) || (inh & ~have) || (eff & ~perm))
         return -EPERM;
+    if (p->caps_kept) /* what keepcaps kept: effective again, or dropped */
+        p->caps_kept_effective = eff != 0;
+    if (p->caps_kept && perm == 0)
+        p->caps_kept = p->caps_kept_effective = false;
     return 0;
 }
 
@@ -1311,30 +1387,31 @@ static long sys_prctl(struct proxy_process *p, const uint64_t a[6])
 
 static long sys_getpgrp(struct proxy_process *p, const uint64_t a[6])
 {
-    return p->pgid;
+    return proxy_ns_pid_nr(p, p->pgid);
 }
 
-/* The guest process pid names (0: the caller), or NULL. */
+/* The guest process pid names in p's pid namespace (0: the caller), or
+ * NULL. */
 static struct proxy_process *process_of(struct proxy_process *p, int pid)
 {
-    if (pid == 0 || pid == p->pid)
+    if (pid == 0 || pid == proxy_ns_pid_of(p, p))
         return p;
     if (pid < 0 || !p->world)
         return NULL;
-    struct proxy_process *q = proxy_world_find(p->world, pid);
+    struct proxy_process *q = proxy_ns_find(p, pid);
     return q && !q->zombie ? q : NULL;
 }
 
 static long sys_getpgid(struct proxy_process *p, const uint64_t a[6])
 {
     struct proxy_process *q = process_of(p, (int)a[0]);
-    return q ? q->pgid : -ESRCH;
+    return q ? proxy_ns_pid_nr(p, q->pgid) : -ESRCH;
 }
 
 static long sys_getsid(struct proxy_process *p, const uint64_t a[6])
 {
     struct proxy_process *q = process_of(p, (int)a[0]);
-    return q ? q->sid : -ESRCH;
+    return q ? proxy_ns_pid_nr(p, q->sid) : -ESRCH;
 }
 
 /* Whether a process group pgid exists in session sid. */
@@ -1356,13 +1433,15 @@ static bool group_in_session(struct proxy_process *p, int pgid, int sid)
  */
 static long sys_setpgid(struct proxy_process *p, const uint64_t a[6])
 {
-    int pid = (int)a[0] ? (int)a[0] : p->pid;
-    int pgid = (int)a[1] ? (int)a[1] : pid;
-    if (pgid < 0)
+    if ((int)a[1] < 0)
         return -EINVAL;
-    struct proxy_process *t = process_of(p, pid);
+    struct proxy_process *t = process_of(p, (int)a[0]);
     if (!t || (t != p && t->ppid != p->pid))
         return -ESRCH;
+    /* the group as a pid of the run (its pid namespace's numbers) */
+    int pgid = (int)a[1] ? proxy_ns_global_nr(p, (int)a[1]) : t->pid;
+    if (pgid < 0)
+        return -EPERM;
     if (t != p && t->did_exec)
         return -EACCES;
     if (t->sid == t->pid || (t != p && t->sid != p->sid))
@@ -1384,7 +1463,7 @@ static long sys_setsid(struct proxy_process *p, const uint64_t a[6])
         if (p->world->procs[i]->pgid == p->pid)
             return -EPERM;
     p->sid = p->pgid = p->pid;
-    return p->pid;
+    return proxy_ns_pid_of(p, p);
 }
 
 /* ---- host names ---------------------------------------------------------- */
@@ -1396,7 +1475,7 @@ static long sys_setsid(struct proxy_process *p, const uint64_t a[6])
 static long set_uts_name(struct proxy_process *p, const uint64_t a[6],
                          bool host)
 {
-    if (!privileged(p))
+    if (!proxy_ns_uts_admin(p))
         return -EPERM;
     if (a[1] > 64)
         return -EINVAL;
@@ -1404,8 +1483,7 @@ static long set_uts_name(struct proxy_process *p, const uint64_t a[6],
     int rc = proxy_copy_in(p, name, a[0], (size_t)a[1]);
     if (rc < 0)
         return rc;
-    return host ? det_set_hostname(p->det, name, (size_t)a[1])
-                : det_set_domainname(p->det, name, (size_t)a[1]);
+    return proxy_ns_set_uts_name(p, host, name, (size_t)a[1]);
 }
 
 static long sys_sethostname(struct proxy_process *p, const uint64_t a[6])

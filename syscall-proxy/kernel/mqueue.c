@@ -452,8 +452,9 @@ static void notify_owner(struct proxy_process *sender, struct proxy_mqueue *q)
         si.si_signo = q->notify.sigev_signo;
         si.si_code = SI_MESGQ;
         si.si_value = q->notify.sigev_value;
-        si.si_pid = sender->pid;
-        si.si_uid = sender->ruid;
+        /* as the owner's pid and user namespaces see the sender */
+        si.si_pid = proxy_ns_pid_of(owner, sender);
+        si.si_uid = proxy_ns_uid_seen(owner, sender->ruid);
         proxy_signal_raise(owner, q->notify.sigev_signo, &si);
     }
     remove_notification(q);

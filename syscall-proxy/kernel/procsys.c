@@ -170,6 +170,9 @@ long proxy_fork(struct proxy_process *p, uint64_t flags, gva_t stack,
 {
     if (flags & CLONE_THREAD)
         return -EINVAL;
+    long ns_rc = proxy_ns_clone_check(p, flags); /* CLONE_NEW* */
+    if (ns_rc < 0)
+        return ns_rc;
     struct proxy_process *c = new_child(p);
     if (!c)
         return -ENOMEM;
@@ -184,18 +187,21 @@ long proxy_fork(struct proxy_process *p, uint64_t flags, gva_t stack,
     if ((rc = vmm_as_clone(c->as, p->as)) == 0 &&
         (rc = proxy_cpuid_fork(c, p)) == 0 &&
         (rc = clone_fds(c, p)) == 0 &&
-        (rc = child_thread(c, p, stack, flags, tls)) == 0)
+        (rc = child_thread(c, p, stack, flags, tls)) == 0 &&
+        (rc = (int)proxy_ns_clone_apply(p, c, flags)) == 0 &&
+        (rc = (int)proxy_ns_fork_pids(c, c)) == 0)
         rc = proxy_world_add(p->world, c);
     if (rc < 0) {
         vmm_vm_destroy(c->vm);
         proxy_process_destroy(c);
         return rc == -ENOMEM ? -ENOMEM : -EAGAIN;
     }
-    int32_t pid32 = c->pid;
+    /* its pid in the parent's pid namespace, and in its own */
+    int32_t pid32 = proxy_ns_pid_of(p, c), own32 = proxy_ns_pid_of(c, c);
     if (flags & CLONE_PARENT_SETTID)
         proxy_copy_out(p, ptid, &pid32, 4);
     if (flags & CLONE_CHILD_SETTID)
-        vmm_as_copy_out(c->as, ctid, &pid32, 4);
+        vmm_as_copy_out(c->as, ctid, &own32, 4);
     if (flags & CLONE_CHILD_CLEARTID)
         c->clear_child_tid = ctid;
     if (flags & CLONE_VFORK) {
@@ -206,7 +212,7 @@ long proxy_fork(struct proxy_process *p, uint64_t flags, gva_t stack,
         t->wait_vfork_pid = c->pid;
         p->resched = true;
     }
-    return c->pid;
+    return pid32;
 }
 
 static long sys_fork(struct proxy_process *p, const uint64_t a[6])
@@ -222,7 +228,8 @@ static long sys_vfork(struct proxy_process *p, const uint64_t a[6])
 /* ---- exit and wait ------------------------------------------------------- */
 
 enum child_event { EV_NONE, EV_EXITED, EV_STOPPED, EV_CONTINUED };
-static void fill_child_info(siginfo_t *info, const struct proxy_process *c,
+static void fill_child_info(siginfo_t *info, const struct proxy_process *to,
+                            const struct proxy_process *c,
                             enum child_event ev);
 
 static bool ignores_sigchld(const struct proxy_process *p)
@@ -247,7 +254,7 @@ static void notify_parent(struct proxy_process *c)
     }
     siginfo_t info;
     memset(&info, 0, sizeof(info));
-    fill_child_info(&info, c, EV_EXITED);
+    fill_child_info(&info, parent, c, EV_EXITED);
     if (ignores_sigchld(parent)) {
         reap(c);
         return;
@@ -267,7 +274,7 @@ static void notify_job_change(struct proxy_process *c, int code, int status)
     memset(&info, 0, sizeof(info));
     info.si_signo = SIGCHLD;
     info.si_code = code;
-    info.si_pid = c->pid;
+    info.si_pid = proxy_ns_pid_of(parent, c);
     info.si_uid = c->ruid;
     info.si_status = status;
     proxy_signal_raise(parent, SIGCHLD, &info);
@@ -323,15 +330,35 @@ static int new_parent_of_orphans(struct proxy_process *p)
     struct proxy_world *w = p->world;
     struct proxy_process *a = proxy_world_find(w, p->ppid);
     for (int depth = 0; a && depth < w->nr_procs; depth++) {
-        if (!a->zombie && a->prctl.child_subreaper)
+        if (!a->zombie && a->prctl.child_subreaper &&
+            a->pidns == p->pidns) /* a subreaper of its own pid namespace */
             return a->pid;
         a = proxy_world_find(w, a->ppid);
     }
+    /* the init of its pid namespace, if that is not p itself */
+    struct proxy_process *init = proxy_world_find(w, proxy_ns_reaper(p));
+    if (init && init != p && !init->zombie)
+        return init->pid;
     return w->procs[0]->pid;
 }
 
 static void send(struct proxy_process *from, struct proxy_process *to,
                  int sig, int code);
+
+/* The init of a pid namespace died: every other process in it (and
+ * below) gets SIGKILL, and it takes no new process (zap_pid_ns_processes). */
+static void zap_pid_namespace(struct proxy_process *init)
+{
+    if (!proxy_ns_is_ns_init(init))
+        return;
+    proxy_ns_init_gone(init);
+    struct proxy_world *w = init->world;
+    for (int i = 0; i < w->nr_procs; i++) {
+        struct proxy_process *q = w->procs[i];
+        if (!q->zombie && proxy_ns_pid_below(init, q))
+            send(init, q, SIGKILL, SI_KERNEL);
+    }
+}
 
 /* PR_SET_PDEATHSIG: each child that asked gets its signal when its
  * parent dies, from the parent (SI_USER), as Linux sends it. */
@@ -362,6 +389,7 @@ void proxy_world_exit(struct proxy_process *p)
     /* Closing every fd now gives the readers of its pipes their EOF. */
     proxy_fdtable_destroy(&p->fds);
     send_death_signals(p);
+    zap_pid_namespace(p);
     if (first) {
         /* --linger: it stays the run's init (pid 1, as a real init its
          * orphans' parent), its VM the caller's to count and free; the
@@ -443,6 +471,18 @@ static void consume(struct proxy_process *c, enum child_event ev,
         c->report_cont = false;
 }
 
+/* A wait's pid argument in the caller's pid namespace, as a pid of the
+ * run: a pid, or minus a process group (INT_MAX: matches nothing). */
+static int wait_target(struct proxy_process *p, int pid)
+{
+    if (pid == -1 || pid == 0)
+        return pid;
+    int g = proxy_ns_global_nr(p, pid > 0 ? pid : -pid);
+    if (g < 0)
+        return pid > 0 ? INT_MAX : -INT_MAX;
+    return pid > 0 ? g : -g;
+}
+
 static long park_for_child(struct proxy_process *p, int options)
 {
     struct proxy_thread *t = &p->threads[p->cur];
@@ -459,6 +499,7 @@ static long sys_wait4(struct proxy_process *p, const uint64_t a[6])
         return -EINVAL;
     if (pid == INT_MIN) /* no process group -INT_MIN (kernel_wait4) */
         return -ESRCH;
+    pid = wait_target(p, pid);
     options |= WEXITED;
     bool any;
     enum child_event ev;
@@ -476,17 +517,18 @@ static long sys_wait4(struct proxy_process *p, const uint64_t a[6])
         if (proxy_copy_out(p, a[3], &ru, sizeof(ru)) < 0)
             return -EFAULT;
     }
-    int cpid = c->pid;
+    int cpid = proxy_ns_pid_of(p, c);
     consume(c, ev, false);
     return cpid;
 }
 
-static void fill_child_info(siginfo_t *info, const struct proxy_process *c,
+static void fill_child_info(siginfo_t *info, const struct proxy_process *to,
+                            const struct proxy_process *c,
                             enum child_event ev)
 {
     bool signaled = (c->exit_status & 0x7f) != 0;
     info->si_signo = SIGCHLD;
-    info->si_pid = c->pid;
+    info->si_pid = proxy_ns_pid_of(to, c);
     info->si_uid = c->ruid;
     if (ev == EV_STOPPED) {
         info->si_code = CLD_STOPPED;
@@ -513,8 +555,8 @@ static long sys_waitid(struct proxy_process *p, const uint64_t a[6])
     if ((idtype == P_PID && id <= 0) || (idtype == P_PGID && id < 0))
         return -EINVAL;
     /* P_PGID 0 is the caller's own group (Linux 5.4). */
-    int pid = idtype == P_PID    ? id
-              : idtype == P_PGID ? -(id ? id : p->pgid)
+    int pid = idtype == P_PID    ? wait_target(p, id)
+              : idtype == P_PGID ? (id ? wait_target(p, -id) : -p->pgid)
                                  : -1;
     bool any;
     enum child_event ev;
@@ -526,7 +568,7 @@ static long sys_waitid(struct proxy_process *p, const uint64_t a[6])
     siginfo_t info;
     memset(&info, 0, sizeof(info));
     if (c)
-        fill_child_info(&info, c, ev);
+        fill_child_info(&info, p, c, ev);
     if (a[2] && proxy_copy_out(p, a[2], &info, sizeof(info)) < 0)
         return -EFAULT;
     if (c)
@@ -609,6 +651,7 @@ static void exec_reset(struct proxy_process *p)
 {
     proxy_shm_detach_all(p); /* the old address space is gone */
     p->prctl.keepcaps = false; /* Linux clears it at every execve */
+    proxy_ns_exec(p); /* capabilities from the euid again */
     for (int s = 1; s < PROXY_NSIG; s++) {
         struct proxy_sigaction *sa = &p->sigactions[s];
         if (sa->handler != (uint64_t)(uintptr_t)SIG_IGN)
@@ -750,8 +793,8 @@ static void send_to(struct proxy_process *from, struct proxy_process *to,
     memset(&info, 0, sizeof(info));
     info.si_signo = sig;
     info.si_code = code;
-    info.si_pid = from->pid;
-    info.si_uid = from->ruid;
+    info.si_pid = code == SI_KERNEL ? 0 : proxy_ns_pid_of(to, from);
+    info.si_uid = code == SI_KERNEL ? 0 : proxy_ns_uid_seen(to, from->ruid);
     proxy_signal_raise_thread(to, tid, sig, &info);
 }
 
@@ -767,8 +810,8 @@ static bool kill_matches(const struct proxy_process *p,
         return q->pid == pid;
     if (pid == 0)
         return q->pgid == p->pgid;
-    if (pid == -1)
-        return q->pid > 1 && q != p;
+    if (pid == -1) /* every process it sees but its init */
+        return proxy_ns_pid_of(p, q) > 1 && q != p;
     return q->pgid == -pid;
 }
 
@@ -779,6 +822,12 @@ static long sys_kill(struct proxy_process *p, const uint64_t a[6])
         return -EINVAL;
     if (pid == INT_MIN) /* -INT_MIN is no group (Linux: -ESRCH) */
         return -ESRCH;
+    if (pid > 0 || pid < -1) { /* a pid or group of its pid namespace */
+        int g = proxy_ns_global_nr(p, pid > 0 ? pid : -pid);
+        if (g < 0)
+            return -ESRCH;
+        pid = pid > 0 ? g : -g;
+    }
     struct proxy_world *w = p->world;
     int hits = 0;
     for (int i = 0; i < w->nr_procs; i++) {
@@ -797,13 +846,14 @@ static long sys_tgkill(struct proxy_process *p, const uint64_t a[6])
 {
     if ((int)a[0] <= 0 || (int)a[1] <= 0 || a[2] > 64)
         return -EINVAL;
-    struct proxy_process *q = proxy_world_find(p->world, (int)a[0]);
+    struct proxy_process *q = proxy_ns_find(p, (int)a[0]);
     if (!q || q->zombie)
         return -ESRCH;
+    /* the main thread's tid is its pid, as the caller sees that */
+    int tid = (int)a[1] == proxy_ns_pid_of(p, q) ? q->pid : (int)a[1];
     for (int i = 0; i < q->nr_threads; i++)
-        if (q->threads[i].tid == (int)a[1] ||
-            (i == q->cur && q->tid == (int)a[1])) {
-            send_to(p, q, (int)a[1], (int)a[2], SI_TKILL);
+        if (q->threads[i].tid == tid || (i == q->cur && q->tid == tid)) {
+            send_to(p, q, tid, (int)a[2], SI_TKILL);
             return 0;
         }
     return -ESRCH;
@@ -813,6 +863,11 @@ static long sys_tkill(struct proxy_process *p, const uint64_t a[6])
 {
     uint64_t b[6] = {0, a[0], a[1], 0, 0, 0};
     struct proxy_world *w = p->world;
+    struct proxy_process *main_of = proxy_ns_find(p, (int)a[0]);
+    if (main_of && (int)a[0] > 0) { /* a main thread: its tid is its pid */
+        b[0] = a[0];
+        return sys_tgkill(p, b);
+    }
     for (int i = 0; i < w->nr_procs; i++) {
         struct proxy_process *q = w->procs[i];
         for (int k = 0; k < q->nr_threads; k++)

@@ -340,9 +340,11 @@ bool proxy_seccomp_blocks(struct proxy_process *p, uint64_t nr,
 
 /* ---- the calls ----------------------------------------------------------- */
 
+/* no_new_privs, or CAP_SYS_ADMIN in its own user namespace (Linux's
+ * seccomp_prepare_filter: ns_capable_noaudit(current_user_ns())). */
 static bool may_filter(struct proxy_process *p)
 {
-    return p->prctl.no_new_privs || p->euid == 0;
+    return p->prctl.no_new_privs || proxy_ns_capable(p);
 }
 
 #define KNOWN_FLAGS                                                         \

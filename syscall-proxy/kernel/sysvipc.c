@@ -5,6 +5,7 @@
 #include "proxy.h"
 #include "sysvipc.h"
 
+#include <errno.h>
 #include <string.h>
 #include <time.h>
 
@@ -23,7 +24,8 @@ void proxy_ipc_perm_init(struct ipc_perm *perm, const struct proxy_process *p,
 bool proxy_ipc_permitted(const struct proxy_process *p,
                          const struct ipc_perm *perm, int want)
 {
-    if (p->euid == 0)
+    /* CAP_IPC_OWNER over the IPC namespace (kernel/namespace.c) */
+    if (proxy_ns_ipc_owner_capable(p))
         return true;
     int bits = (int)perm->mode;
     if (p->euid == perm->cuid || p->euid == perm->uid)
@@ -41,14 +43,29 @@ int proxy_ipc_wanted(int flags)
 bool proxy_ipc_owner(const struct proxy_process *p,
                      const struct ipc_perm *perm)
 {
-    return p->euid == 0 || p->euid == perm->uid || p->euid == perm->cuid;
+    return proxy_ns_ipc_owner_capable(p) || p->euid == perm->uid ||
+           p->euid == perm->cuid;
 }
 
-void proxy_ipc_perm_set(struct ipc_perm *perm, const struct ipc_perm *to)
+long proxy_ipc_perm_set(const struct proxy_process *p, struct ipc_perm *perm,
+                        const struct ipc_perm *to)
 {
-    perm->uid = to->uid;
-    perm->gid = to->gid;
+    int64_t uid = proxy_ns_uid_kernel(p, to->uid);
+    int64_t gid = proxy_ns_gid_kernel(p, to->gid);
+    if (uid < 0 || gid < 0)
+        return -EINVAL;
+    perm->uid = (uid_t)uid;
+    perm->gid = (gid_t)gid;
     perm->mode = (unsigned short)((perm->mode & ~0777) | (to->mode & 0777));
+    return 0;
+}
+
+void proxy_ipc_perm_seen(const struct proxy_process *p, struct ipc_perm *perm)
+{
+    perm->uid = proxy_ns_uid_seen(p, perm->uid);
+    perm->cuid = proxy_ns_uid_seen(p, perm->cuid);
+    perm->gid = proxy_ns_gid_seen(p, perm->gid);
+    perm->cgid = proxy_ns_gid_seen(p, perm->cgid);
 }
 
 int64_t proxy_ipc_now_s(struct proxy_process *p)

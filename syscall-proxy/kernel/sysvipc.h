@@ -25,8 +25,13 @@ int proxy_ipc_wanted(int flags);
 /* IPC_SET and IPC_RMID: the owner, creator or root. */
 bool proxy_ipc_owner(const struct proxy_process *p,
                      const struct ipc_perm *perm);
-/* IPC_SET's change: owner ids and the mode's permission bits. */
-void proxy_ipc_perm_set(struct ipc_perm *perm, const struct ipc_perm *to);
+/* IPC_SET's change: owner ids (the caller's user namespace's, -EINVAL
+ * when it does not map them) and the mode's permission bits; 0 or
+ * -EINVAL. */
+long proxy_ipc_perm_set(const struct proxy_process *p, struct ipc_perm *perm,
+                        const struct ipc_perm *to);
+/* IPC_STAT's ids as the caller's user namespace sees them. */
+void proxy_ipc_perm_seen(const struct proxy_process *p, struct ipc_perm *perm);
 /* Seconds of the run's CLOCK_REALTIME (the objects' times). */
 int64_t proxy_ipc_now_s(struct proxy_process *p);
 

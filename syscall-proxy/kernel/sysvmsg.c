@@ -247,6 +247,7 @@ static long msg_stat(struct proxy_process *p, struct proxy_msg_queue *q,
     struct msqid_ds ds;
     memset(&ds, 0, sizeof(ds));
     ds.msg_perm = q->perm;
+    proxy_ipc_perm_seen(p, &ds.msg_perm);
     ds.msg_stime = q->stime;
     ds.msg_rtime = q->rtime;
     ds.msg_ctime = q->ctime;
@@ -310,8 +311,9 @@ static long sys_msgctl(struct proxy_process *p, const uint64_t a[6])
             return -EFAULT;
         if (ds.msg_qbytes > MSG_QUEUE_BYTES && p->euid != 0)
             return -EPERM;
+        if (proxy_ipc_perm_set(p, &q->perm, &ds.msg_perm) < 0)
+            return -EINVAL;
         q->max_bytes = ds.msg_qbytes;
-        proxy_ipc_perm_set(&q->perm, &ds.msg_perm);
         q->ctime = proxy_ipc_now_s(p);
         return 0;
     }
@@ -325,17 +327,21 @@ static long sys_msgctl(struct proxy_process *p, const uint64_t a[6])
     }
 }
 
-int proxy_msg_proc_line(struct proxy_world *w, int i, char *line, size_t cap)
+int proxy_msg_proc_line(const struct proxy_process *viewer, int i,
+                        char *line, size_t cap)
 {
+    const struct proxy_world *w = viewer->world;
     if (i >= w->nr_msg)
         return 0;
     const struct proxy_msg_queue *q = w->msg[i];
+    struct ipc_perm perm = q->perm;
+    proxy_ipc_perm_seen(viewer, &perm);
     return snprintf(line, cap,
                     "%10d %10d  %4o  %10zu %10zu %5d %5d %5u %5u %5u %5u "
                     "%10lld %10lld %10lld\n",
                     q->key, q->id, q->perm.mode & 0777, q->bytes, q->count,
-                    q->lspid, q->lrpid, q->perm.uid, q->perm.gid,
-                    q->perm.cuid, q->perm.cgid, (long long)q->stime,
+                    q->lspid, q->lrpid, perm.uid, perm.gid,
+                    perm.cuid, perm.cgid, (long long)q->stime,
                     (long long)q->rtime, (long long)q->ctime);
 }
 

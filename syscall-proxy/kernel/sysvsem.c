@@ -266,6 +266,7 @@ static long sem_stat(struct proxy_process *p, struct proxy_sem_set *s,
     struct semid_ds ds;
     memset(&ds, 0, sizeof(ds));
     ds.sem_perm = s->perm;
+    proxy_ipc_perm_seen(p, &ds.sem_perm);
     ds.sem_otime = s->otime;
     ds.sem_ctime = s->ctime;
     ds.sem_nsems = (unsigned long)s->nsems;
@@ -364,7 +365,8 @@ static long sys_semctl(struct proxy_process *p, const uint64_t a[6])
         struct semid_ds ds;
         if (proxy_copy_in(p, &ds, arg, sizeof(ds)) < 0)
             return -EFAULT;
-        proxy_ipc_perm_set(&s->perm, &ds.sem_perm);
+        if (proxy_ipc_perm_set(p, &s->perm, &ds.sem_perm) < 0)
+            return -EINVAL;
         s->ctime = proxy_ipc_now_s(p);
         return 0;
     }
@@ -403,6 +405,7 @@ static long sys_semctl(struct proxy_process *p, const uint64_t a[6])
 
 void proxy_sem_exit(struct proxy_process *p)
 {
+    proxy_ns_ipc_enter(p); /* may run outside a syscall (a fatal signal) */
     for (int i = 0; p->world && i < p->nr_sem_undo; i++) {
         const struct proxy_sem_undo *u = &p->sem_undo[i];
         struct proxy_sem_set *s = set_by_id(p->world, u->id);
@@ -418,15 +421,19 @@ void proxy_sem_exit(struct proxy_process *p)
     p->nr_sem_undo = 0;
 }
 
-int proxy_sem_proc_line(struct proxy_world *w, int i, char *line, size_t cap)
+int proxy_sem_proc_line(const struct proxy_process *viewer, int i,
+                        char *line, size_t cap)
 {
+    const struct proxy_world *w = viewer->world;
     if (i >= w->nr_sem)
         return 0;
     const struct proxy_sem_set *s = w->sem[i];
+    struct ipc_perm perm = s->perm;
+    proxy_ipc_perm_seen(viewer, &perm);
     return snprintf(line, cap,
                     "%10d %10d  %4o %10d %5u %5u %5u %5u %10lld %10lld\n",
-                    s->key, s->id, s->perm.mode & 0777, s->nsems, s->perm.uid,
-                    s->perm.gid, s->perm.cuid, s->perm.cgid,
+                    s->key, s->id, s->perm.mode & 0777, s->nsems, perm.uid,
+                    perm.gid, perm.cuid, perm.cgid,
                     (long long)s->otime, (long long)s->ctime);
 }
 

@@ -590,6 +590,9 @@ static long sys_clone(struct proxy_process *p, const uint64_t a[6])
     /* x86-64 argument order: flags, stack, parent_tid, child_tid, tls. */
     if (!(a[0] & CLONE_THREAD))
         return proxy_fork(p, a[0], a[1], a[2], a[3], a[4]);
+    long ns_rc = proxy_ns_clone_check(p, a[0]); /* CLONE_NEW* */
+    if (ns_rc < 0)
+        return ns_rc;
     return clone_thread(p, a[0], a[1], a[2], a[3], a[4]);
 }
 

@@ -77,7 +77,7 @@ static struct proxy_process *find_target(struct proxy_process *p, int pid)
         struct proxy_process *q = w ? w->procs[i] : p;
         if (q->zombie || q->exited)
             continue;
-        if (q->pid == pid)
+        if (proxy_ns_pid_of(p, q) == pid) /* its pid in p's pid namespace */
             return q;
         for (int k = 0; k < q->nr_threads; k++)
             if (q->threads[k].tid == pid &&

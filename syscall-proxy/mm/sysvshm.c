@@ -231,6 +231,7 @@ static long shm_stat(struct proxy_process *p, struct proxy_shm_seg *s,
     struct shmid_ds ds;
     memset(&ds, 0, sizeof(ds));
     ds.shm_perm = s->perm;
+    proxy_ipc_perm_seen(p, &ds.shm_perm);
     if (s->removed)
         ds.shm_perm.mode |= SHM_DEST;
     ds.shm_segsz = s->size;
@@ -297,7 +298,8 @@ static long sys_shmctl(struct proxy_process *p, const uint64_t a[6])
         struct shmid_ds ds;
         if (proxy_copy_in(p, &ds, buf, sizeof(ds)) < 0)
             return -EFAULT;
-        proxy_ipc_perm_set(&s->perm, &ds.shm_perm);
+        if (proxy_ipc_perm_set(p, &s->perm, &ds.shm_perm) < 0)
+            return -EINVAL;
         s->ctime = proxy_ipc_now_s(p);
         return 0;
     }
@@ -318,18 +320,22 @@ static long sys_shmctl(struct proxy_process *p, const uint64_t a[6])
     }
 }
 
-int proxy_shm_proc_line(struct proxy_world *w, int i, char *line, size_t cap)
+int proxy_shm_proc_line(const struct proxy_process *viewer, int i,
+                        char *line, size_t cap)
 {
+    const struct proxy_world *w = viewer->world;
     if (i >= w->nr_shm)
         return 0;
     const struct proxy_shm_seg *s = w->shm[i];
+    struct ipc_perm perm = s->perm;
+    proxy_ipc_perm_seen(viewer, &perm);
     /* ipc/shm.c's sysvipc_shm_proc_show; rss: the whole segment. */
     return snprintf(line, cap,
                     "%10d %10d  %4o %21llu %5d %5d  %5d %5u %5u %5u %5u "
                     "%10lld %10lld %10lld %21llu %21llu\n",
                     s->key, s->id, s->perm.mode & 0777,
                     (unsigned long long)s->size, s->cpid, s->lpid, s->nattch,
-                    s->perm.uid, s->perm.gid, s->perm.cuid, s->perm.cgid,
+                    perm.uid, perm.gid, perm.cuid, perm.cgid,
                     (long long)s->atime, (long long)s->dtime,
                     (long long)s->ctime,
                     (unsigned long long)((s->size + PAGE - 1) & ~(PAGE - 1)),
@@ -350,6 +356,7 @@ void proxy_shm_fork(struct proxy_process *parent, struct proxy_process *child)
 
 void proxy_shm_detach_all(struct proxy_process *p)
 {
+    proxy_ns_ipc_enter(p); /* may run outside a syscall (a fatal signal) */
     while (p->nr_shm_attach > 0) {
         int id = p->shm_attach[--p->nr_shm_attach].id;
         if (p->world)

@@ -16,6 +16,10 @@
 #             what a shell's $(...) gets natively), ends once that process
 #             lets go of it (a daemon that redirected its output), and
 #             verifies;
+#   container/*  bwrap (a mount namespace, which hvrun refuses), mount and
+#             umount fail under hvrun with the message and status they give
+#             natively in an unprivileged container
+#             (tests/processes/nsdeny.c): bwrap as root and as nobody;
 #   gcc/*     (when gcc is installed) two separate `HVRUN run -- gcc` builds
 #             of a file printing __DATE__ " " __TIME__ give byte-identical
 #             binaries that run; `HVRUN run --verify -- gcc -c t.c` exits 0.
@@ -75,6 +79,13 @@ pipe-lock       | 0   | /usr/bin/python3 -B -c 'import fcntl, os; r, w = os.pipe
 py-threads      | 0   | /usr/bin/python3 -B -c 'import threading, queue; q = queue.Queue(); t = threading.Thread(target=lambda: q.put(42)); t.start(); t.join(); print(q.get())'
 py-memfd        | 0   | /usr/bin/python3 -B $ROOT/tests/processes/memfd.py
 spinner-sleep   | 0   | sh -c '/usr/bin/python3 -B -c "while 1: pass" & sleep 1; kill $!; wait; echo killed'
+unshare-r-id    | 0   | unshare -r id
+unshare-r-nobody | 0  | setpriv --reuid 65534 --regid 65534 --clear-groups unshare -r sh -c 'id; cat /proc/self/uid_map /proc/self/gid_map /proc/self/setgroups; stat -c "%u %g" /'
+unshare-r-setpriv | 0 | setpriv --reuid 65534 --regid 65534 --clear-groups unshare -r id
+unshare-uts     | 0   | unshare -r -u sh -c 'hostname inner; hostname; cat /proc/sys/kernel/hostname'
+unshare-pid     | 0   | unshare -r -p -f sh -c 'echo $$ $PPID; sh -c "echo \$\$ \$PPID"'
+unshare-ipc-owner | 0 | setpriv --reuid 65534 --regid 65534 --clear-groups sh -c 'id=$(ipcmk -M 4096 | sed "s/.*: //"); unshare -r sh -c "ipcs -m | grep -w $id | cut -c22-40"; ipcrm -m $id'
+unshare-ipc     | 0   | sh -c 'id=$(ipcmk -M 4096 | sed "s/.*: //"); ipcs -m | grep -qw $id && echo seen; unshare -r -i sh -c "ipcs -m | grep -c 0x"; ipcrm -m $id && echo removed'
 EOF
 )
 
@@ -86,6 +97,7 @@ proc_tree       | 0   | GUEST/proc_tree
 py-multiproc    | 0   | /usr/bin/python3 -B -c 'import multiprocessing as m, time; p = m.Pool(2); print(p.map(abs, [-1, -2, -3]), time.time()); p.close(); p.join()'
 py-http-local   | 0   | /usr/bin/python3 -B $ROOT/tests/processes/http_local.py
 ipcs            | 0   | sh -c 'ipcmk -M 8192; ipcs -m; ipcs -q'
+unshare-r-id    | 0   | unshare -r id
 EOF
 )
 
@@ -449,6 +461,52 @@ linger_cases() {
     fi
 }
 
+# ---- container/*: namespaces hvrun refuses, as a container refuses them ----------
+#
+# hvrun refuses mount namespaces and mounts with EPERM (it keeps no mount
+# table). What needs them must fail as in an unprivileged container,
+# natively emulated by tests/processes/nsdeny.c (Docker's default seccomp
+# profile: unshare, setns, namespace clones and mounts EPERM), with the
+# same message and exit status: bwrap as root and as nobody, mount(8) and
+# umount(8) as root.
+
+# container_compare NAME COMMAND...: stderr and a non-zero status alike.
+container_compare() {
+    local name=$1 d=$WORK/container
+    shift
+    mkdir -p "$d"
+    (cd "$d" && env -i "${GUEST_ENV[@]}" timeout "$TIMEOUT" "$NSDENY" "$@" \
+        > n.out 2> n.err)
+    local nst=$?
+    (cd "$d" && env -i "${GUEST_ENV[@]}" timeout "$TIMEOUT" "$HV" run -- "$@" \
+        > h.out 2> h.all)
+    local hst=$?
+    grep -v '^hvrun: ' "$d/h.all" > "$d/h.err"
+    if [ "$nst" = "$hst" ] && [ "$nst" != 0 ] && cmp -s "$d/n.err" "$d/h.err"; then
+        pass "$LABEL:container/$name"
+    else
+        fail "$LABEL:container/$name" "native $nst '$(head -c 200 "$d/n.err")', hvrun $hst '$(head -c 200 "$d/h.err")'"
+    fi
+}
+
+container_cases() {
+    local bwrap mount umount setpriv
+    NSDENY=$WORK/nsdeny
+    bwrap=$(prog bwrap) mount=$(prog mount) umount=$(prog umount)
+    setpriv=$(prog setpriv)
+    if [ -z "$bwrap" ] || [ -z "$mount" ] || [ -z "$setpriv" ] ||
+        ! cc -o "$NSDENY" "$ROOT/tests/processes/nsdeny.c" -lseccomp 2>/dev/null; then
+        skip "$LABEL:container/*" "bwrap, mount, setpriv or libseccomp-dev missing"
+        return
+    fi
+    local args=(--ro-bind / / --dev /dev --proc /proc true)
+    container_compare bwrap-root "$bwrap" "${args[@]}"
+    container_compare bwrap-nobody "$setpriv" --reuid 65534 --regid 65534 \
+        --clear-groups "$bwrap" "${args[@]}"
+    container_compare mount "$mount" -t tmpfs none /mnt
+    container_compare umount "$umount" /mnt
+}
+
 TMP_LINGER=$WORK/linger
 
 for hvarg in "$@"; do
@@ -471,6 +529,7 @@ for hvarg in "$@"; do
     changes_case
     cache_case
     linger_cases
+    container_cases
     gcc_cases
 done
 
