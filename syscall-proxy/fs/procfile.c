@@ -372,18 +372,10 @@ static long mem_xfer(struct proxy_process *p, const struct proxy_vfd *v,
     return total;
 }
 
-static long kept_xfer(struct proxy_process *p, const struct proxy_vfd *v,
-                      int host_fd, bool into_guest, bool at_offset,
-                      int64_t offset, const struct iovec *iov, int n)
+/* A write to a kept setting of q's (comm, oom_score_adj, ...). */
+static long kept_write_iov(struct proxy_process *q, const struct proxy_vfd *v,
+                           const struct iovec *iov, int n)
 {
-    if (into_guest) {
-        long r = at_offset ? preadv(host_fd, iov, n, offset)
-                           : readv(host_fd, iov, n);
-        return r < 0 ? -errno : r;
-    }
-    struct proxy_process *q = vfd_owner(p, v);
-    if (!q)
-        return -ESRCH;
     char buf[64];
     size_t len = 0;
     for (int i = 0; i < n && len < sizeof(buf); i++) {
@@ -404,18 +396,11 @@ static long kept_xfer(struct proxy_process *p, const struct proxy_vfd *v,
 
 /* A write goes to the namespace code whole, at offset 0 only (map_write:
  * one write of less than a page). */
-static long nsfile_xfer(struct proxy_process *p, const struct proxy_vfd *v,
-                        int host_fd, bool into_guest, bool at_offset,
-                        int64_t offset, const struct iovec *iov, int n)
+static long nsfile_write(struct proxy_process *p, struct proxy_process *q,
+                         const struct proxy_vfd *v, int host_fd,
+                         bool at_offset, int64_t offset,
+                         const struct iovec *iov, int n)
 {
-    if (into_guest) {
-        long r = at_offset ? preadv(host_fd, iov, n, offset)
-                           : readv(host_fd, iov, n);
-        return r < 0 ? -errno : r;
-    }
-    struct proxy_process *q = vfd_owner(p, v);
-    if (!q)
-        return -ESRCH;
     off_t pos = at_offset ? offset : lseek(host_fd, 0, SEEK_CUR);
     size_t asked = 0;
     for (int i = 0; i < n; i++)
@@ -440,14 +425,22 @@ long proxy_procfile_xfer(struct proxy_process *p, int guest_fd, bool into_guest,
     int acc = fl < 0 ? O_RDWR : fl & O_ACCMODE;
     if ((into_guest && acc == O_WRONLY) || (!into_guest && acc == O_RDONLY))
         return -EBADF;
-    if (f->vfd->kind == VFD_NSFILE)
-        return nsfile_xfer(p, f->vfd, f->host_fd, into_guest, at_offset,
-                           offset, iov, n);
     if (f->vfd->kind == VFD_NS)
         return -EINVAL; /* Linux's nsfs has no read or write */
-    if (f->vfd->kind == VFD_KEPT)
-        return kept_xfer(p, f->vfd, f->host_fd, into_guest, at_offset, offset,
-                         iov, n);
+    if (f->vfd->kind == VFD_NSFILE || f->vfd->kind == VFD_KEPT) {
+        if (into_guest) { /* the text made at open */
+            long r = at_offset ? preadv(f->host_fd, iov, n, offset)
+                               : readv(f->host_fd, iov, n);
+            return r < 0 ? -errno : r;
+        }
+        struct proxy_process *q = vfd_owner(p, f->vfd);
+        if (!q)
+            return -ESRCH;
+        return f->vfd->kind == VFD_NSFILE
+                   ? nsfile_write(p, q, f->vfd, f->host_fd, at_offset, offset,
+                                  iov, n)
+                   : kept_write_iov(q, f->vfd, iov, n);
+    }
     off_t pos = at_offset ? offset : lseek(f->host_fd, 0, SEEK_CUR);
     if (pos < 0)
         return -errno;
