@@ -556,7 +556,7 @@ int cli_run_once(const struct run_options *o, const char *path,
         cli_error("building the environment: out of memory");
         goto out;
     }
-    rc = proxy_exec_load(p, path, o->argv, env, why, sizeof(why));
+    rc = proxy_exec_load(p, path, NULL, o->argv, env, why, sizeof(why));
     if (rc < 0) {
         cli_error("%s", why);
         code = rc == -ENOENT ? CLI_EXIT_NOTFOUND : CLI_EXIT_NOEXEC;

@@ -1024,11 +1024,12 @@ void proxy_thread_expire(struct proxy_process *p, int idx);
  * Loads the program at host path `path` (and its PT_INTERP) into p, builds
  * the initial stack and sets the registers. On failure returns -errno and
  * writes a one-line reason naming the file into why; p is unchanged only up
- * to the point of no return (the caller discards p on failure).
+ * to the point of no return (the caller discards p on failure). guest_path:
+ * the name the guest gave execve, for AT_EXECFN (NULL: path).
  */
 int proxy_exec_load(struct proxy_process *p, const char *path,
-                    char *const argv[], char *const envp[], char *why,
-                    size_t why_len);
+                    const char *guest_path, char *const argv[],
+                    char *const envp[], char *why, size_t why_len);
 
 /* ---- logging ------------------------------------------------------------- */
 

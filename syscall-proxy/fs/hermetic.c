@@ -190,6 +190,26 @@ static const char *escaping_dotdot(const char *rest)
     return NULL;
 }
 
+/* rest ("/<entry>[/...]", no escaping "..") starts with an entry of the
+ * private /tmp that proxy_tmp_expose made: a link to "/tmp/<entry>". */
+static bool exposed_entry(const struct proxy_process *p, const char *rest)
+{
+    size_t n = strcspn(rest + 1, "/");
+    if (n == 0 || (n == 1 && rest[1] == '.') ||
+        (n == 2 && rest[1] == '.' && rest[2] == '.'))
+        return false;
+    char link[PROXY_PATH_MAX], target[PROXY_PATH_MAX];
+    if (snprintf(link, sizeof(link), "%s/%.*s", p->tmp_host, (int)n,
+                 rest + 1) >= (int)sizeof(link))
+        return false;
+    ssize_t len = readlink(link, target, sizeof(target) - 1);
+    if (len <= 0)
+        return false;
+    target[len] = '\0';
+    return (size_t)len == n + 5 && strncmp(target, "/tmp/", 5) == 0 &&
+           memcmp(target + 5, rest + 1, n) == 0;
+}
+
 int proxy_tmp_map(const struct proxy_process *p, const char *path, char *out,
                   size_t outlen)
 {
@@ -202,7 +222,13 @@ int proxy_tmp_map(const struct proxy_process *p, const char *path, char *out,
     while ((rest = after_tmp(cur))) {
         const char *up = escaping_dotdot(rest);
         if (!up) {
-            int n = snprintf(out, outlen, "%s%s", p->tmp_host, rest);
+            /* An entry proxy_tmp_expose linked in is the host's, like a
+             * bind mount: its name goes to the host /tmp as it is, so
+             * lstat and readlink see the directory, not the link (which
+             * names itself to the guest: realpath said ELOOP). */
+            int n = exposed_entry(p, rest)
+                        ? snprintf(out, outlen, "/tmp%s", rest)
+                        : snprintf(out, outlen, "%s%s", p->tmp_host, rest);
             return n >= 0 && (size_t)n < outlen ? 1 : -ENAMETOOLONG;
         }
         /* /tmp/<...>/.. is "/": go on with what follows the "..". */

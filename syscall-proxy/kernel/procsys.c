@@ -780,7 +780,7 @@ static long do_execve(struct proxy_process *p, int dirfd, gva_t path_gva,
     p->vm = vm;
     p->as = vmm_vm_aspace(vm);
     struct proxy_cpuid_patched *old_sites = proxy_cpuid_exec_begin(p);
-    rc = proxy_exec_load(p, path, argv, envp, why, sizeof(why));
+    rc = proxy_exec_load(p, path, guest_path, argv, envp, why, sizeof(why));
     proxy_cpuid_exec_end(p, old_sites, rc == 0);
     if (rc < 0) {
         /* A failed exec leaves the caller as it was. */

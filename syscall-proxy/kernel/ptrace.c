@@ -66,6 +66,9 @@
      PTRACE_O_TRACEEXIT | PTRACE_O_TRACESECCOMP | PTRACE_O_EXITKILL |         \
      PTRACE_O_SUSPEND_SECCOMP)
 /* ptrace_message at syscall stops (PTRACE_GET_SYSCALL_INFO's op). */
+/* The kernel-internal results a tracer sees at an interrupted call. */
+#define ERESTARTSYS_NR 512
+#define ERESTARTNOHAND_NR 514
 #define EVENTMSG_SYSCALL_ENTRY 1
 #define EVENTMSG_SYSCALL_EXIT 2
 
@@ -124,10 +127,12 @@ static void untrace(struct proxy_process *q, struct proxy_thread *t)
 {
     if (t->pt.step_tf)
         regs_of(q, t)->rflags &= ~RFLAGS_TF;
+    bool in_place = t->pt.in_place;
+    int saved = t->pt.saved_state;
     memset(&t->pt, 0, sizeof(t->pt));
     t->pt.orig_rax = -1;
     if (t->state == PROXY_THREAD_PTRACE_STOP)
-        t->state = PROXY_THREAD_RUNNABLE;
+        t->state = in_place ? saved : PROXY_THREAD_RUNNABLE;
 }
 
 /* ---- stops ----------------------------------------------------------------- */
@@ -262,7 +267,11 @@ void proxy_ptrace_syscall_done(struct proxy_process *p, long ret)
         t->pt.entry_done = true; /* its re-run makes no second entry stop */
         return;
     }
+    t->pt.rerun_tried = false;
     t->pt.in_syscall = true;
+    /* restore_sigcontext: orig_ax -1, so nothing restarts after it */
+    if (t->pt.orig_rax == SYS_rt_sigreturn)
+        t->pt.orig_rax = -1;
 }
 
 /* A single step ended at an instruction: the trap, TF taken back. */
@@ -283,10 +292,20 @@ bool proxy_ptrace_signal_stop(struct proxy_process *p, int sig,
         step_trapped(p, t);
     if (vector)
         t->pt.orig_rax = -1; /* an exception is no syscall */
-    /* A parked call the signal interrupts is not re-run as the same
-     * entry: it ends (EINTR) or restarts when the signal is delivered. */
-    if (t->restartable)
-        t->pt.entry_done = false;
+    /* A blocked call the signal interrupts ends first: its exit stop
+     * (-ERESTARTSYS, -ERESTARTNOHAND), then this signal's stop; delivered,
+     * the signal makes it EINTR or restarts it (a new entry stop). */
+    if (t->restartable && t->pt.entry_done) {
+        t->pt.entry_done = t->pt.rerun_tried = false;
+        if (t->pt.resume == PROXY_PT_SYSCALL) {
+            proxy_signal_raise_thread(p, p->tid, sig, info);
+            t->pt.interrupted = true;
+            t->pt.msg = EVENTMSG_SYSCALL_EXIT;
+            trap_info(p, t, syscall_trap_sig(t));
+            enter_stop(p, t, PROXY_PT_SYSCALL_EXIT, syscall_trap_sig(t), 0);
+            return true;
+        }
+    }
     t->pt.info = *info;
     enter_stop(p, t, PROXY_PT_SIGNAL, sig, 0);
     return true;
@@ -352,11 +371,17 @@ bool proxy_ptrace_before_user(struct proxy_process *p)
     return false;
 }
 
-bool proxy_ptrace_reruns_call(struct proxy_process *p)
+bool proxy_ptrace_call_first(struct proxy_process *p)
 {
     struct proxy_thread *t = current_thread(p);
-    return t && t->pt.tracer && t->pt.entry_done && !t->restartable &&
-           !dying(p);
+    if (!t || !t->pt.tracer || !t->pt.entry_done || dying(p))
+        return false;
+    if (!t->restartable)
+        return true; /* parked by its entry stop */
+    if (t->pt.rerun_tried)
+        return false;
+    t->pt.rerun_tried = true;
+    return true;
 }
 
 /* The group-stop a seized tracee is in ended (SIGCONT): it reports a
@@ -387,7 +412,10 @@ void proxy_ptrace_kill_wakes(struct proxy_process *p)
     for (int k = 0; p->threads && k < p->nr_threads; k++) {
         struct proxy_thread *t = &p->threads[k];
         if (t->state == PROXY_THREAD_PTRACE_STOP) {
-            t->state = PROXY_THREAD_RUNNABLE;
+            /* back to its wait, if stopped in one: SIGKILL ends that */
+            t->state = t->pt.in_place ? t->pt.saved_state
+                                      : PROXY_THREAD_RUNNABLE;
+            t->pt.in_place = false;
             t->pt.stop = PROXY_PT_NONE;
             t->pt.inject = 0;
         }
@@ -673,6 +701,10 @@ static void get_user_regs(struct proxy_process *q, struct proxy_thread *t,
     if (parked(t)) { /* inside the call, as Linux's pt_regs are */
         u->rip += SYSCALL_INSN_BYTES;
         u->rax = (uint64_t)-ENOSYS;
+    } else if (t->pt.interrupted) { /* to be restarted, or EINTR */
+        u->rip += SYSCALL_INSN_BYTES;
+        u->rax = (uint64_t)(t->eintr_on_handler ? -ERESTARTNOHAND_NR
+                                                : -ERESTARTSYS_NR);
     }
     if (t->pt.step_tf)
         u->eflags &= ~RFLAGS_TF;
@@ -702,6 +734,9 @@ static long set_user_regs(struct proxy_process *q, struct proxy_thread *t,
         r->rax = u->orig_rax;
         t->pt.skip_call = (int64_t)u->orig_rax == -1;
         t->pt.skip_result = (int64_t)u->rax;
+    } else if (t->pt.interrupted) {
+        r->rip = u->rip - SYSCALL_INSN_BYTES; /* still to restart */
+        r->rax = u->orig_rax;
     } else {
         r->rip = u->rip;
         r->rax = u->rax;
@@ -882,7 +917,36 @@ static void resume(struct proxy_process *p, struct proxy_process *q,
     }
     t->pt.stop = PROXY_PT_NONE;
     t->pt.listening = t->pt.cont_notify = false;
+    t->pt.interrupted = false;
     t->state = PROXY_THREAD_RUNNABLE;
+    if (t->pt.in_place) {
+        /* Back to the wait it was stopped in; a signal the tracer gave
+         * is sent to it, and wakes it as any would. */
+        t->pt.in_place = false;
+        t->state = t->pt.saved_state;
+        if (t->pt.inject) {
+            proxy_signal_raise_thread(q, tid_of(q, t), t->pt.inject,
+                                      &t->pt.inject_info);
+            t->pt.inject = 0;
+        }
+    }
+}
+
+/* A tracee that waits in a call stops where it is (Linux wakes it into the
+ * stop; the call goes on after). */
+static bool waits_in_call(const struct proxy_thread *t)
+{
+    return t->state != PROXY_THREAD_RUNNABLE &&
+           t->state != PROXY_THREAD_EXITED &&
+           t->state != PROXY_THREAD_PTRACE_STOP;
+}
+
+static void stop_in_place(struct proxy_process *q, struct proxy_thread *t,
+                          enum proxy_pt_stop stop, int sig, int event)
+{
+    t->pt.saved_state = t->state;
+    t->pt.in_place = true;
+    enter_stop(q, t, stop, sig, event);
 }
 
 /* ---- requests ------------------------------------------------------------------ */
@@ -963,7 +1027,12 @@ static long attach(struct proxy_process *p, long req, int id, uint64_t addr,
         info.si_code = SI_USER;
         info.si_pid = proxy_ns_pid_of(q, p);
         info.si_uid = p->ruid;
-        proxy_signal_raise_thread(q, tid_of(q, t), SIGSTOP, &info);
+        if (waits_in_call(t)) { /* its SIGSTOP's delivery, where it waits */
+            t->pt.info = info;
+            stop_in_place(q, t, PROXY_PT_SIGNAL, SIGSTOP, 0);
+        } else {
+            proxy_signal_raise_thread(q, tid_of(q, t), SIGSTOP, &info);
+        }
     }
     return 0;
 }
@@ -1182,11 +1251,9 @@ static long stopped_request(struct proxy_process *p, struct proxy_process *q,
         if (req == PTRACE_DETACH) {
             int inject = t->pt.inject;
             siginfo_t info = t->pt.inject_info;
-            bool step = t->pt.step_tf;
             untrace(q, t);
             if (inject) /* still delivered, untraced */
                 proxy_signal_raise_thread(q, tid_of(q, t), inject, &info);
-            (void)step;
         }
         return 0;
     case PTRACE_LISTEN:
@@ -1227,8 +1294,13 @@ static long sys_ptrace(struct proxy_process *p, const uint64_t a[6])
     if (req == PTRACE_INTERRUPT) {
         if (!t->pt.seized)
             return -EIO;
-        if (t->state != PROXY_THREAD_PTRACE_STOP && !t->pt.event_pending)
+        if (waits_in_call(t)) {
+            trap_info(q, t, SIGTRAP | PTRACE_EVENT_STOP << 8);
+            stop_in_place(q, t, PROXY_PT_GROUP, SIGTRAP, PTRACE_EVENT_STOP);
+        } else if (t->state != PROXY_THREAD_PTRACE_STOP &&
+                   !t->pt.event_pending) {
             t->pt.event_pending = PTRACE_EVENT_STOP;
+        }
         return 0;
     }
     if (t->state != PROXY_THREAD_PTRACE_STOP)

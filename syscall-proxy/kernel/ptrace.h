@@ -39,6 +39,10 @@ struct proxy_ptrace {
     uint64_t event_msg;
     bool in_syscall;        /* its call returned; the exit stop is next */
     bool entry_done;        /* the call it re-runs had its entry stop */
+    bool rerun_tried;       /* ... and, woken from its wait, ran again once
+                               before any signal was delivered */
+    bool interrupted;       /* a syscall-exit-stop for a call a signal
+                               interrupted (rax -ERESTART*): it re-runs */
     bool exit_event_done;   /* ... its PTRACE_EVENT_EXIT */
     int64_t orig_rax;       /* the call's number (-1: not in a call) */
     bool skip_call;         /* the tracer set orig_rax -1 at the entry */
@@ -46,6 +50,10 @@ struct proxy_ptrace {
     int inject;             /* a signal to deliver now, 0: none */
     siginfo_t inject_info;
     bool step_tf;           /* TF is set for PTRACE_SINGLESTEP */
+    /* Stopped in place while it waited in a call (PTRACE_INTERRUPT, an
+     * attach's SIGSTOP): the wait it goes back to (PROXY_THREAD_*). */
+    bool in_place;
+    int saved_state;
     /* A seized group-stop: PTRACE_LISTEN'd; a SIGCONT came during it. */
     bool listening, cont_notify;
     uint64_t dr[8];         /* the user area's debug registers */
@@ -62,9 +70,11 @@ bool proxy_ptrace_process_traced(const struct proxy_process *p);
  * (an event, a syscall exit, a signal the tracer gave). true: it stopped
  * (or took a signal that ended it); do not run it now. */
 bool proxy_ptrace_before_user(struct proxy_process *p);
-/* The current thread goes back to a call its entry stop parked: no signal
- * is delivered before it (Linux has it inside the call). */
-bool proxy_ptrace_reruns_call(struct proxy_process *p);
+/* Whether the current thread makes the call it is in again before any
+ * signal is delivered: one its entry stop parked (Linux has it inside the
+ * call), or a blocked one just woken, once (it may complete, as on Linux,
+ * before the signal; blocked again, the signal interrupts it). */
+bool proxy_ptrace_call_first(struct proxy_process *p);
 /* At a syscall of a traced thread, before dispatch: true when it stopped
  * (the call re-runs when the tracer lets it go on). *skip_result set and
  * true returned through skip: the tracer cancelled the call. */

@@ -730,7 +730,7 @@ static bool run_one(struct proxy_process *p)
      * entry stop parked goes on before any signal. */
     if (proxy_ptrace_before_user(p))
         return true;
-    if (!proxy_ptrace_reruns_call(p))
+    if (!proxy_ptrace_call_first(p))
         proxy_signal_deliver_pending(p);
     /* A stop the delivery made (SIGSTOP's, a tracee's) holds at once:
      * not one more instruction (kill(getpid(), SIGSTOP) then execve). */

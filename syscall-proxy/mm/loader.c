@@ -562,8 +562,8 @@ static int exec_elf(struct proxy_process *p, int fd, const char *path,
 }
 
 static int exec_depth(struct proxy_process *p, const char *path,
-                      char *const argv[], char *const envp[], struct why *w,
-                      int depth)
+                      const char *execfn, char *const argv[],
+                      char *const envp[], struct why *w, int depth)
 {
     if (depth > MAX_SCRIPT_DEPTH)
         return say(w, -ELOOP, path, "too many levels of #! interpreters");
@@ -585,7 +585,7 @@ static int exec_depth(struct proxy_process *p, const char *path,
         if (rc == 0 && !(v = script_argv(interp, arg, path, argv)))
             rc = -ENOMEM;
         if (rc == 0)
-            rc = exec_depth(p, interp, v, envp, w, depth + 1);
+            rc = exec_depth(p, interp, execfn, v, envp, w, depth + 1);
         free(v);
         free(interp);
         free(arg);
@@ -598,16 +598,20 @@ static int exec_depth(struct proxy_process *p, const char *path,
         char *abs = realpath(path, NULL);
         snprintf(p->exe_path, sizeof(p->exe_path), "%s", abs ? abs : path);
         free(abs);
-        rc = exec_elf(p, fd, path, path, argv, envp, w);
+        rc = exec_elf(p, fd, path, execfn, argv, envp, w);
     }
     close(fd);
     return rc;
 }
 
 int proxy_exec_load(struct proxy_process *p, const char *path,
-                    char *const argv[], char *const envp[], char *why,
-                    size_t why_len)
+                    const char *guest_path, char *const argv[],
+                    char *const envp[], char *why, size_t why_len)
 {
     struct why w = {why, why_len};
-    return exec_depth(p, path, argv, envp, &w, 0);
+    /* AT_EXECFN is the name execve was given (bprm->filename), a script's
+     * own too, never the host path it was rewritten to (a private /tmp's
+     * random directory). */
+    return exec_depth(p, path, guest_path ? guest_path : path, argv, envp,
+                      &w, 0);
 }

@@ -18,6 +18,7 @@
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
+#include <elf.h>
 #include <sys/user.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -293,12 +294,149 @@ static void fork_events(void)
     CHECK(ptrace(PTRACE_CONT, pid, 0, 0) == -1 && errno == ESRCH);
 }
 
+/* ATTACH to a child waiting in pause(): its SIGSTOP stop; DETACH; SEIZE
+ * with EXITKILL, INTERRUPT (PTRACE_EVENT_STOP where it waits), the FPU
+ * state, PTRACE_KILL. */
+static void attach_seize(void)
+{
+    pid_t pid = fork();
+    CHECK(pid >= 0);
+    if (pid == 0) {
+        for (;;)
+            pause();
+    }
+    usleep(20000); /* let it reach pause() */
+    CHECK(ptrace(PTRACE_ATTACH, pid, 0, 0) == 0);
+    CHECK(ptrace(PTRACE_ATTACH, pid, 0, 0) == -1 && errno == EPERM);
+    int st = wait_stop(pid);
+    printf("attach: %s\n", stop_name(st));
+    CHECK(ptrace(PTRACE_DETACH, pid, 0, 0) == 0);
+    CHECK(ptrace(PTRACE_GETREGS, pid, 0, &st) == -1 && errno == ESRCH);
+    CHECK(ptrace(PTRACE_SEIZE, pid, 0, PTRACE_O_EXITKILL) == 0);
+    CHECK(ptrace(PTRACE_INTERRUPT, pid, 0, 0) == 0);
+    st = wait_stop(pid);
+    printf("interrupt: %s\n", stop_name(st));
+    siginfo_t info;
+    printf("siginfo at interrupt: %d\n",
+           (int)ptrace(PTRACE_GETSIGINFO, pid, 0, &info));
+    struct user_fpregs_struct fp;
+    CHECK(ptrace(PTRACE_GETFPREGS, pid, 0, &fp) == 0);
+    printf("fpu cwd %#x mxcsr %#x\n", fp.cwd, fp.mxcsr);
+    unsigned char xs[4096];
+    struct iovec iov = {xs, sizeof(xs)};
+    CHECK(ptrace(PTRACE_GETREGSET, pid, NT_X86_XSTATE, &iov) == 0);
+    unsigned long long xcr0;
+    memcpy(&xcr0, xs + 464, 8);
+    unsigned eax, edx;
+    __asm__ volatile("xgetbv" : "=a"(eax), "=d"(edx) : "c"(0));
+    printf("xstate regset: xcr0 matches %d, size %d\n",
+           xcr0 == ((unsigned long long)edx << 32 | eax),
+           iov.iov_len >= 576 && iov.iov_len <= sizeof(xs));
+    struct user_regs_struct regs;
+    iov = (struct iovec){&regs, 40};
+    CHECK(ptrace(PTRACE_GETREGSET, pid, 1 /* NT_PRSTATUS */, &iov) == 0);
+    printf("short regset: %zu\n", iov.iov_len);
+    CHECK(ptrace(PTRACE_KILL, pid, 0, 0) == 0);
+    st = wait_stop(pid);
+    printf("after PTRACE_KILL: %s\n", stop_name(st));
+}
+
+/* A signal interrupting a traced call that blocks: the call's exit stop
+ * (-ERESTARTSYS), the signal's stop, the handler's calls, and the call
+ * again (SA_RESTART), which then completes. */
+static void on_usr1(int sig)
+{
+    (void)sig;
+    syscall(SYS_getpid);
+}
+
+static void interrupted_call(void)
+{
+    int fds[2];
+    CHECK(pipe(fds) == 0);
+    pid_t pid = fork();
+    CHECK(pid >= 0);
+    if (pid == 0) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof(sa));
+        sa.sa_handler = on_usr1;
+        sa.sa_flags = SA_RESTART;
+        sigaction(SIGUSR1, &sa, NULL);
+        CHECK(ptrace(PTRACE_TRACEME, 0, 0, 0) == 0);
+        raise(SIGSTOP);
+        char c;
+        long n = syscall(SYS_read, fds[0], &c, 1);
+        syscall(SYS_exit_group, n == 1 && c == 'r' ? 0 : 1);
+    }
+    int st = wait_stop(pid);
+    CHECK(ptrace(PTRACE_SETOPTIONS, pid, 0, PTRACE_O_TRACESYSGOOD) == 0);
+    bool signalled = false, wrote = false;
+    int sig = 0;
+    for (int i = 0; i < 40; i++) {
+        CHECK(ptrace(PTRACE_SYSCALL, pid, 0, sig) == 0);
+        sig = 0;
+        if (signalled && !wrote) {
+            usleep(20000); /* let the restarted read block again */
+        }
+        st = wait_stop(pid);
+        if (!WIFSTOPPED(st)) {
+            printf("interrupted call: tracee %s\n", stop_name(st));
+            return;
+        }
+        struct user_regs_struct regs;
+        CHECK(ptrace(PTRACE_GETREGS, pid, 0, &regs) == 0);
+        if (WSTOPSIG(st) != (SIGTRAP | 0x80)) {
+            printf("  signal stop %d\n", WSTOPSIG(st));
+            sig = WSTOPSIG(st);
+            continue;
+        }
+        struct __ptrace_syscall_info si;
+        syscall_info(pid, &si);
+        bool entry = si.op == PTRACE_SYSCALL_INFO_ENTRY;
+        if (regs.orig_rax != SYS_read && regs.orig_rax != SYS_getpid &&
+            regs.orig_rax != SYS_rt_sigreturn && regs.orig_rax != -1ULL)
+            continue;
+        printf("  %s %lld", entry ? "entry" : "exit", (long long)regs.orig_rax);
+        if (!entry && regs.orig_rax != SYS_getpid)
+            printf(" = %lld", (long long)regs.rax);
+        printf("\n");
+        if (entry && regs.orig_rax == SYS_read && !signalled) {
+            /* let it block, then interrupt it */
+            CHECK(ptrace(PTRACE_SYSCALL, pid, 0, 0) == 0);
+            usleep(20000);
+            CHECK(kill(pid, SIGUSR1) == 0);
+            signalled = true;
+            st = wait_stop(pid);
+            CHECK(ptrace(PTRACE_GETREGS, pid, 0, &regs) == 0);
+            syscall_info(pid, &si);
+            printf("  %s %lld = %lld (rip after the insn %d)\n",
+                   si.op == PTRACE_SYSCALL_INFO_EXIT ? "exit" : "entry?",
+                   (long long)regs.orig_rax, (long long)regs.rax,
+                   si.instruction_pointer == regs.rip);
+            continue;
+        }
+        if (entry && regs.orig_rax == SYS_read && signalled && !wrote) {
+            CHECK(ptrace(PTRACE_SYSCALL, pid, 0, 0) == 0);
+            usleep(20000);
+            CHECK(write(fds[1], "r", 1) == 1);
+            wrote = true;
+            st = wait_stop(pid);
+            CHECK(ptrace(PTRACE_GETREGS, pid, 0, &regs) == 0);
+            printf("  exit %lld = %lld\n", (long long)regs.orig_rax,
+                   (long long)regs.rax);
+        }
+    }
+    printf("interrupted call: too many stops\n");
+}
+
 int main(void)
 {
     setvbuf(stdout, NULL, _IONBF, 0);
     syscall_tracing();
     breakpoint_and_step();
     fork_events();
+    attach_seize();
+    interrupted_call();
     printf("done\n");
     return 0;
 }

@@ -88,7 +88,7 @@ unshare-ipc-owner | 0 | setpriv --reuid 65534 --regid 65534 --clear-groups sh -c
 unshare-ipc     | 0   | sh -c 'id=$(ipcmk -M 4096 | sed "s/.*: //"); ipcs -m | grep -qw $id && echo seen; unshare -r -i sh -c "ipcs -m | grep -c 0x"; ipcrm -m $id && echo removed'
 strace-ls       | 0   | strace -f -o /dev/null ls /
 strace-pipeline | 0   | sh -c 'strace -f -o t sh -c "echo hi | cat"; grep -oE "execve\(\"[^\"]+\"|[+]{3} exited with [0-9]+" t | sort | uniq -c'
-gdb-bt          | 0   | sh -c 'cc -g -O0 -o crash $ROOT/tests/processes/crash_bt.c && gdb -batch -ex run -ex bt ./crash 2>&1 | grep -E "^#|received signal|about to"'
+gdb-bt          | 0   | sh -c 'cc -g -O0 -o crash "$1" && gdb -batch -ex run -ex bt ./crash 2>&1 | grep -E "^#|received signal|about to"' sh $ROOT/tests/processes/crash_bt.c
 EOF
 )
 
@@ -102,7 +102,8 @@ py-http-local   | 0   | /usr/bin/python3 -B $ROOT/tests/processes/http_local.py
 ipcs            | 0   | sh -c 'ipcmk -M 8192; ipcs -m; ipcs -q'
 unshare-r-id    | 0   | unshare -r id
 strace-ls       | 0   | strace -f -o /dev/null ls /
-gdb-bt          | 0   | sh -c 'cc -g -O0 -o crash $ROOT/tests/processes/crash_bt.c && gdb -batch -ex run -ex bt ./crash'
+strace-pipeline | 0   | strace -f -o /dev/null sh -c 'echo hi | cat'
+gdb-bt          | 0   | sh -c 'cc -g -O0 -o crash "$1" && gdb -iex "maint set worker-threads 0" -batch -ex run -ex bt ./crash' sh $ROOT/tests/processes/crash_bt.c
 EOF
 )
 
@@ -512,6 +513,28 @@ container_cases() {
     container_compare umount "$umount" /mnt
 }
 
+# A run started in a directory of the host's /tmp sees it through the
+# private /tmp as the directory it is (the entry is linked in like a bind
+# mount): realpath of the cwd is the path, not ELOOP (gdb's library
+# lookup failed on it).
+tmp_cwd_case() {
+    local full=$LABEL:tmp/cwd-realpath dir out
+    dir=$(mktemp -d /tmp/proc-cwd-test.XXXXXX) || {
+        fail "$full" "mktemp failed"
+        return
+    }
+    out=$(cd "$dir" && timeout "$TIMEOUT" "$HV" run -- sh -c \
+        'realpath .; readlink -f "$PWD"; test -L "$PWD" && echo link; test -d "$PWD" && echo dir; echo x > f; cat f' 2>&1)
+    local want
+    want=$(printf '%s\n%s\ndir\nx' "$dir" "$dir")
+    if [ "$out" = "$want" ] && [ -f "$dir/f" ]; then
+        pass "$full"
+    else
+        fail "$full" "got '$(printf %s "$out" | tr '\n' '|')', wanted '$(printf %s "$want" | tr '\n' '|')'"
+    fi
+    rm -rf "$dir"
+}
+
 TMP_LINGER=$WORK/linger
 
 for hvarg in "$@"; do
@@ -535,6 +558,7 @@ for hvarg in "$@"; do
     cache_case
     linger_cases
     container_cases
+    tmp_cwd_case
     gcc_cases
 done
 

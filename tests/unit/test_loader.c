@@ -144,7 +144,7 @@ static const struct vmm_vma *vma_named_lowest(const char *name)
 
 static void load_ok(const char *path, char *const argv[])
 {
-    int rc = proxy_exec_load(proc, path, argv, envp, why, sizeof(why));
+    int rc = proxy_exec_load(proc, path, NULL, argv, envp, why, sizeof(why));
     cr_assert_eq(rc, 0, "proxy_exec_load(%s) = %d: %s", path, rc, why);
 }
 
@@ -242,7 +242,7 @@ Test(loader, same_layout_every_time)
     cr_assert_eq(proxy_process_create(&p2, vm2, &det, &cfg), 0);
     p2->hwcap = proc->hwcap;
     p2->hwcap2 = proc->hwcap2;
-    cr_assert_eq(proxy_exec_load(p2, "/bin/true", argv, envp, why,
+    cr_assert_eq(proxy_exec_load(p2, "/bin/true", NULL, argv, envp, why,
                                  sizeof(why)),
                  0, "%s", why);
     struct vmm_regs *second = vmm_vm_regs(vm2);
@@ -332,7 +332,7 @@ Test(loader, missing_file_is_enoent)
 {
     const char *path = "/nonexistent-dir/hvrun-no-such-program";
     char *const argv[] = {"x", NULL};
-    int rc = proxy_exec_load(proc, path, argv, envp, why, sizeof(why));
+    int rc = proxy_exec_load(proc, path, NULL, argv, envp, why, sizeof(why));
     cr_assert_eq(rc, -ENOENT);
     cr_assert(strstr(why, path) != NULL, "message does not name the file: %s",
               why);
@@ -348,7 +348,7 @@ Test(loader, text_file_is_enoexec)
     fclose(f);
     cr_assert_eq(chmod(path, 0755), 0);
     char *const argv[] = {path, NULL};
-    int rc = proxy_exec_load(proc, path, argv, envp, why, sizeof(why));
+    int rc = proxy_exec_load(proc, path, NULL, argv, envp, why, sizeof(why));
     cr_assert_eq(rc, -ENOEXEC);
     cr_assert(strstr(why, path) != NULL, "message: %s", why);
     cr_assert(strstr(why, "not an ELF") != NULL, "message: %s", why);
@@ -364,14 +364,14 @@ Test(loader, tiny_file_is_enoexec)
     fclose(f);
     cr_assert_eq(chmod(path, 0755), 0);
     char *const argv[] = {path, NULL};
-    cr_assert_eq(proxy_exec_load(proc, path, argv, envp, why, sizeof(why)),
+    cr_assert_eq(proxy_exec_load(proc, path, NULL, argv, envp, why, sizeof(why)),
                  -ENOEXEC);
 }
 
 Test(loader, directory_is_eacces)
 {
     char *const argv[] = {tmpdir, NULL};
-    int rc = proxy_exec_load(proc, tmpdir, argv, envp, why, sizeof(why));
+    int rc = proxy_exec_load(proc, tmpdir, NULL, argv, envp, why, sizeof(why));
     cr_assert_eq(rc, -EACCES);
     cr_assert(strstr(why, tmpdir) != NULL, "message: %s", why);
 }
@@ -384,7 +384,7 @@ Test(loader, not_executable_is_eacces)
     cr_assert_eq(system(cmd), 0);
     cr_assert_eq(chmod(path, 0644), 0);
     char *const argv[] = {path, NULL};
-    cr_assert_eq(proxy_exec_load(proc, path, argv, envp, why, sizeof(why)),
+    cr_assert_eq(proxy_exec_load(proc, path, NULL, argv, envp, why, sizeof(why)),
                  -EACCES);
     cr_assert(strstr(why, path) != NULL, "message: %s", why);
 }
@@ -400,7 +400,7 @@ Test(loader, foreign_elf_is_enoexec)
     cr_assert_eq(write(fd, hdr, sizeof(hdr)), (ssize_t)sizeof(hdr));
     close(fd);
     char *const argv[] = {path, NULL};
-    cr_assert_eq(proxy_exec_load(proc, path, argv, envp, why, sizeof(why)),
+    cr_assert_eq(proxy_exec_load(proc, path, NULL, argv, envp, why, sizeof(why)),
                  -ENOEXEC);
     cr_assert(strstr(why, path) != NULL, "message: %s", why);
 }
