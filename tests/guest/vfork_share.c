@@ -1,0 +1,266 @@
+/*
+ * vfork_share: a child made with CLONE_VM and without CLONE_THREAD (vfork,
+ * posix_spawn, clone(CLONE_VM)) runs on its parent's memory: its writes,
+ * its mmap and its brk are the parent's; CLONE_PARENT_SETTID and
+ * CLONE_CHILD_SETTID land in the one memory; CLONE_CHILD_CLEARTID is
+ * cleared and its futex woken when the child exits or execs; a private
+ * futex wake by the child wakes the parent waiting on the same word.
+ * posix_spawn of a missing program reports ENOENT (its child writes the
+ * error into the parent's memory). The memory outlives the process that
+ * made it: a clone(CLONE_VM) child whose parent exited still maps,
+ * writes and unmaps. One line per value; exits 1 at the first failure.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <linux/futex.h>
+#include <sched.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "guest_check.h"
+
+#define STACK_BYTES (256 * 1024)
+
+extern char **environ;
+
+static volatile int written, unshare_err;
+static volatile char *volatile child_map;
+static volatile uint32_t flag_word;
+
+static void wait_exit0(pid_t pid)
+{
+    int status;
+    CHECK(waitpid(pid, &status, 0) == pid);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+static long futex(volatile uint32_t *w, int op, uint32_t val)
+{
+    return syscall(SYS_futex, w, op, val, NULL, NULL, 0);
+}
+
+static void vfork_write(void)
+{
+    written = 1;
+    fflush(stdout);
+    pid_t pid = vfork();
+    CHECK(pid >= 0);
+    if (pid == 0) {
+        written = 42;
+        /* current_is_single_threaded: its memory is its parent's too */
+        unshare_err = unshare(CLONE_VM) < 0 ? errno : 0;
+        _exit(0);
+    }
+    wait_exit0(pid);
+    printf("vfork child's write: %d\n", written);
+    CHECK(written == 42);
+    printf("unshare(CLONE_VM) in the vfork child: %s\n",
+           strerror(unshare_err));
+    CHECK(unshare_err == EINVAL);
+    CHECK(unshare(CLONE_VM) == 0); /* alone on its memory: nothing to do */
+}
+
+static void vfork_mmap_and_brk(void)
+{
+    uintptr_t brk0 = (uintptr_t)syscall(SYS_brk, 0);
+    fflush(stdout);
+    pid_t pid = vfork();
+    CHECK(pid >= 0);
+    if (pid == 0) {
+        char *m = mmap(NULL, 8192, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (m == MAP_FAILED)
+            _exit(2);
+        strcpy(m + 4096, "mapped by the child");
+        child_map = m;
+        syscall(SYS_brk, brk0 + 16384);
+        _exit(0);
+    }
+    wait_exit0(pid);
+    CHECK(child_map != NULL);
+    printf("child's mapping: %s\n", (const char *)child_map + 4096);
+    CHECK(strcmp((const char *)child_map + 4096, "mapped by the child") == 0);
+    CHECK(munmap((void *)child_map, 8192) == 0);
+    uintptr_t brk1 = (uintptr_t)syscall(SYS_brk, 0);
+    printf("brk moved by the child: %lu\n", (unsigned long)(brk1 - brk0));
+    CHECK(brk1 >= brk0 + 16384);
+    CHECK(syscall(SYS_brk, brk0) == (long)brk0);
+}
+
+static void spawn_missing(void)
+{
+    pid_t pid = 0;
+    char *argv[] = {"nope", NULL};
+    int rc = posix_spawn(&pid, "/nonexistent/nope", NULL, NULL, argv,
+                         environ);
+    printf("posix_spawn of a missing program: %s\n", strerror(rc));
+    CHECK(rc == ENOENT);
+}
+
+static void spawn_true(void)
+{
+    pid_t pid = 0;
+    char *argv[] = {"true", NULL};
+    int rc = posix_spawn(&pid, "/bin/true", NULL, NULL, argv, environ);
+    printf("posix_spawn of /bin/true: %d\n", rc);
+    CHECK(rc == 0 && pid > 0);
+    int status;
+    CHECK(waitpid(pid, &status, 0) == pid);
+    printf("its status: exited %d code %d\n", WIFEXITED(status),
+           WEXITSTATUS(status));
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+static int child_writes(void *arg)
+{
+    *(volatile int *)arg = 7;
+    return 0;
+}
+
+static void clone_vm_write(void)
+{
+    char *stack = malloc(STACK_BYTES);
+    CHECK(stack != NULL);
+    volatile int value = 0;
+    fflush(stdout);
+    pid_t pid = clone(child_writes, stack + STACK_BYTES, CLONE_VM | SIGCHLD,
+                      (void *)&value);
+    CHECK(pid > 0);
+    wait_exit0(pid);
+    printf("clone(CLONE_VM) child's write: %d\n", value);
+    CHECK(value == 7);
+    free(stack);
+}
+
+/* Runs beside its parent: wakes the parent's private futex wait, then
+ * exits, which clears its CLONE_CHILD_CLEARTID word. */
+static volatile pid_t child_saw_tid;
+static volatile pid_t ctid, ptid;
+
+static int child_wakes(void *arg)
+{
+    (void)arg;
+    child_saw_tid = ctid; /* CLONE_CHILD_SETTID wrote it before it ran */
+    flag_word = 1;
+    futex(&flag_word, FUTEX_WAKE_PRIVATE, 1);
+    return 0;
+}
+
+static void clone_vm_futex_and_cleartid(void)
+{
+    char *stack = malloc(STACK_BYTES);
+    CHECK(stack != NULL);
+    flag_word = 0;
+    fflush(stdout);
+    pid_t pid = clone(child_wakes, stack + STACK_BYTES,
+                      CLONE_VM | CLONE_PARENT_SETTID | CLONE_CHILD_SETTID |
+                          CLONE_CHILD_CLEARTID | SIGCHLD,
+                      NULL, (pid_t *)&ptid, NULL, (pid_t *)&ctid);
+    CHECK(pid > 0);
+    printf("CLONE_PARENT_SETTID is the pid: %d\n", ptid == pid);
+    CHECK(ptid == pid);
+    while (flag_word == 0)
+        futex(&flag_word, FUTEX_WAIT_PRIVATE, 0);
+    printf("woken by the child's futex wake: %u\n", flag_word);
+    /* The exit clears ctid and wakes its futex (not a private one). */
+    for (pid_t seen; (seen = ctid) != 0;)
+        futex((volatile uint32_t *)&ctid, FUTEX_WAIT, (uint32_t)seen);
+    printf("CLONE_CHILD_CLEARTID cleared: %d\n", ctid);
+    printf("CLONE_CHILD_SETTID was the pid: %d\n", child_saw_tid == pid);
+    CHECK(child_saw_tid == pid);
+    wait_exit0(pid);
+    free(stack);
+}
+
+/* A vfork child that execs clears its CLONE_CHILD_CLEARTID word in the
+ * parent's memory too: clone(CLONE_VM|CLONE_VFORK) as posix_spawn does. */
+static int child_execs(void *arg)
+{
+    (void)arg;
+    char *argv[] = {"true", NULL};
+    execve("/bin/true", argv, environ);
+    _exit(127);
+}
+
+static void vfork_exec_cleartid(void)
+{
+    char *stack = malloc(STACK_BYTES);
+    CHECK(stack != NULL);
+    ctid = -1;
+    fflush(stdout);
+    pid_t pid = clone(child_execs, stack + STACK_BYTES,
+                      CLONE_VM | CLONE_VFORK | CLONE_CHILD_CLEARTID | SIGCHLD,
+                      NULL, NULL, NULL, (pid_t *)&ctid);
+    CHECK(pid > 0);
+    printf("cleared at the vfork child's exec: %d\n", ctid);
+    CHECK(ctid == 0);
+    wait_exit0(pid);
+    free(stack);
+}
+
+/* The grandchild: waits for its parent to be gone (it becomes ours, the
+ * subreaper's), then uses the memory that parent made. */
+static pid_t reaper_pid;
+
+static int orphan_uses_memory(void *arg)
+{
+    (void)arg;
+    while (getppid() != reaper_pid)
+        sched_yield();
+    char *m = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED)
+        return 2;
+    strcpy(m, "still there");
+    int ok = strcmp(m, "still there") == 0 && munmap(m, 4096) == 0;
+    written = 99;
+    return ok && written == 99 ? 0 : 3;
+}
+
+static void memory_outlives_its_maker(void)
+{
+    reaper_pid = getpid();
+    CHECK(prctl(PR_SET_CHILD_SUBREAPER, 1) == 0);
+    fflush(stdout);
+    pid_t mid = fork();
+    CHECK(mid >= 0);
+    if (mid == 0) {
+        char *stack = malloc(STACK_BYTES);
+        if (!stack ||
+            clone(orphan_uses_memory, stack + STACK_BYTES,
+                  CLONE_VM | SIGCHLD, NULL) < 0)
+            _exit(1);
+        _exit(0); /* its memory stays the grandchild's */
+    }
+    wait_exit0(mid);
+    int status;
+    pid_t orphan = wait(&status);
+    CHECK(orphan > 0);
+    printf("the orphan on its late parent's memory: exited %d code %d\n",
+           WIFEXITED(status), WEXITSTATUS(status));
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    CHECK(prctl(PR_SET_CHILD_SUBREAPER, 0) == 0);
+}
+
+int main(void)
+{
+    vfork_write();
+    vfork_mmap_and_brk();
+    spawn_missing();
+    spawn_true();
+    clone_vm_write();
+    clone_vm_futex_and_cleartid();
+    vfork_exec_cleartid();
+    memory_outlives_its_maker();
+    printf("ok\n");
+    return 0;
+}
