@@ -138,6 +138,7 @@ static struct proxy_process *new_child(struct proxy_process *p,
     c->tmp_owned = false; /* the first process owns the private /tmp */
     c->nr_syscalls = c->nr_unsupported = 0;
     c->clear_child_tid = 0;
+    c->robust_list = 0; /* copy_process: a new task has no robust list */
     c->prctl.pdeathsig = 0;
     if (c->prctl.sched_reset_on_fork) { /* SCHED_RESET_ON_FORK */
         c->prctl.sched_reset_on_fork = false;

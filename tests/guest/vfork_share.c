@@ -8,12 +8,19 @@
  * posix_spawn of a missing program reports ENOENT (its child writes the
  * error into the parent's memory). The memory outlives the process that
  * made it: a clone(CLONE_VM) child whose parent exited still maps,
- * writes and unmaps. One line per value; exits 1 at the first failure.
+ * writes and unmaps. During a vfork only the calling thread waits: the
+ * parent's other thread wakes the child's futex wait. A robust futex held
+ * by a CLONE_VM child that dies is marked FUTEX_OWNER_DIED and its waiter
+ * in the parent woken. The child's mprotect and munmap of pages the
+ * parent had touched are the parent's too: its next access faults. One line per value; exits 1 at the first failure.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <linux/futex.h>
+#include <pthread.h>
+#include <stddef.h>
 #include <sched.h>
+#include <setjmp.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdint.h>
@@ -251,6 +258,140 @@ static void memory_outlives_its_maker(void)
     CHECK(prctl(PR_SET_CHILD_SUBREAPER, 0) == 0);
 }
 
+/* The parent's second thread: runs while the main thread is in vfork,
+ * and wakes the child waiting on go_word. */
+static volatile uint32_t go_word;
+
+static void *waker_thread(void *arg)
+{
+    (void)arg;
+    while (flag_word == 0) /* the child waits from now on */
+        sched_yield();
+    go_word = 1;
+    futex(&go_word, FUTEX_WAKE_PRIVATE, 1);
+    return NULL;
+}
+
+static void vfork_beside_a_thread(void)
+{
+    flag_word = 0;
+    go_word = 0;
+    pthread_t t;
+    CHECK(pthread_create(&t, NULL, waker_thread, NULL) == 0);
+    fflush(stdout);
+    pid_t pid = vfork();
+    CHECK(pid >= 0);
+    if (pid == 0) {
+        flag_word = 1;
+        while (go_word == 0)
+            futex(&go_word, FUTEX_WAIT_PRIVATE, 0);
+        _exit(0);
+    }
+    wait_exit0(pid);
+    CHECK(pthread_join(t, NULL) == 0);
+    printf("the vfork child was woken by the parent's thread: %u\n",
+           go_word);
+}
+
+/* A robust futex held by a CLONE_VM child: its exit walks its robust
+ * list in the one memory (Linux's exit_robust_list). */
+struct robust_entry {
+    struct robust_list list;
+    volatile uint32_t word;
+};
+static struct robust_list_head robust_head;
+static struct robust_entry robust_lock;
+
+static int child_holds_robust_lock(void *arg)
+{
+    (void)arg;
+    robust_head.list.next = &robust_lock.list;
+    robust_head.futex_offset = offsetof(struct robust_entry, word);
+    robust_head.list_op_pending = NULL;
+    robust_lock.list.next = &robust_head.list;
+    if (syscall(SYS_set_robust_list, &robust_head, sizeof(robust_head)) < 0)
+        return 2;
+    robust_lock.word = (uint32_t)syscall(SYS_gettid);
+    while (!(robust_lock.word & FUTEX_WAITERS)) /* the parent waits */
+        sched_yield();
+    return 0; /* dies holding it */
+}
+
+static void robust_lock_of_a_dead_child(void)
+{
+    char *stack = malloc(STACK_BYTES);
+    CHECK(stack != NULL);
+    robust_lock.word = 0;
+    fflush(stdout);
+    pid_t pid = clone(child_holds_robust_lock, stack + STACK_BYTES,
+                      CLONE_VM | SIGCHLD, NULL);
+    CHECK(pid > 0);
+    while (robust_lock.word == 0)
+        sched_yield();
+    uint32_t w = __atomic_or_fetch(&robust_lock.word, FUTEX_WAITERS,
+                                   __ATOMIC_SEQ_CST);
+    while (!(w & FUTEX_OWNER_DIED)) {
+        futex(&robust_lock.word, FUTEX_WAIT, w);
+        w = robust_lock.word;
+    }
+    printf("robust lock of the dead child: owner died %d waiters %d "
+           "owner %d\n",
+           !!(w & FUTEX_OWNER_DIED), !!(w & FUTEX_WAITERS),
+           (int)(w & FUTEX_TID_MASK));
+    CHECK((w & FUTEX_TID_MASK) == 0);
+    wait_exit0(pid);
+    free(stack);
+}
+
+static sigjmp_buf fault_jmp;
+
+static void on_segv(int sig)
+{
+    (void)sig;
+    siglongjmp(fault_jmp, 1);
+}
+
+/* Whether writing (or reading) *at faults. */
+static int access_faults(volatile char *at, int write)
+{
+    struct sigaction sa = {.sa_handler = on_segv}, old;
+    sigemptyset(&sa.sa_mask);
+    CHECK(sigaction(SIGSEGV, &sa, &old) == 0);
+    int faulted = 1;
+    if (sigsetjmp(fault_jmp, 1) == 0) {
+        if (write)
+            *at = 'w';
+        else
+            (void)*at;
+        faulted = 0;
+    }
+    CHECK(sigaction(SIGSEGV, &old, NULL) == 0);
+    return faulted;
+}
+
+static void vfork_protects_and_unmaps(void)
+{
+    char *m = mmap(NULL, 2 * 4096, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    CHECK(m != MAP_FAILED);
+    m[0] = m[4096] = 'p'; /* both pages touched by the parent */
+    fflush(stdout);
+    pid_t pid = vfork();
+    CHECK(pid >= 0);
+    if (pid == 0) {
+        if (mprotect(m, 4096, PROT_READ) < 0 || munmap(m + 4096, 4096) < 0)
+            _exit(2);
+        _exit(0);
+    }
+    wait_exit0(pid);
+    printf("write after the child's mprotect faults: %d\n",
+           access_faults(m, 1));
+    printf("read after the child's munmap faults: %d\n",
+           access_faults(m + 4096, 0));
+    printf("read of the protected page: %c\n", m[0]);
+    CHECK(munmap(m, 4096) == 0);
+}
+
 int main(void)
 {
     vfork_write();
@@ -261,6 +402,9 @@ int main(void)
     clone_vm_futex_and_cleartid();
     vfork_exec_cleartid();
     memory_outlives_its_maker();
+    vfork_beside_a_thread();
+    robust_lock_of_a_dead_child();
+    vfork_protects_and_unmaps();
     printf("ok\n");
     return 0;
 }
