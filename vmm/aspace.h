@@ -11,6 +11,11 @@
  *    the guest can touch it; a guest page fault is a real SIGSEGV.
  *  - Guest memory is reached by hvrun only through the vmm_as_copy_* family,
  *    which checks ranges and protections and returns -EFAULT.
+ *  - One address space may be run by several VMs at once (clone with
+ *    CLONE_VM and without CLONE_THREAD: vmm_vm_create_sharing in
+ *    backend.h); nothing here knows which, so whatever a vCPU caches of
+ *    it is asked for through counters (generation, tlb_flushes_asked)
+ *    that each VM compares with its own last look.
  */
 #ifndef VMM_ASPACE_H
 #define VMM_ASPACE_H

@@ -392,6 +392,31 @@ static void vfork_protects_and_unmaps(void)
     CHECK(munmap(m, 4096) == 0);
 }
 
+/* A mapping bigger than the memory the parent had, made by the child:
+ * the guest-physical memory behind the one space grows under it. */
+static void vfork_maps_big(void)
+{
+    size_t len = 600UL << 20;
+    fflush(stdout);
+    pid_t pid = vfork();
+    CHECK(pid >= 0);
+    if (pid == 0) {
+        char *m = mmap(NULL, len, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (m == MAP_FAILED)
+            _exit(2);
+        m[0] = 'a';
+        m[len - 1] = 'z';
+        child_map = m;
+        _exit(0);
+    }
+    wait_exit0(pid);
+    printf("the child's 600 MiB mapping: %c..%c\n", child_map[0],
+           child_map[len - 1]);
+    child_map[len / 2] = 'm';
+    CHECK(munmap((void *)child_map, len) == 0);
+}
+
 int main(void)
 {
     vfork_write();
@@ -405,6 +430,7 @@ int main(void)
     vfork_beside_a_thread();
     robust_lock_of_a_dead_child();
     vfork_protects_and_unmaps();
+    vfork_maps_big();
     printf("ok\n");
     return 0;
 }
