@@ -764,6 +764,9 @@ void proxy_sem_world_free(struct proxy_world *w);
  * freed. */
 void proxy_shm_fork(struct proxy_process *parent, struct proxy_process *child);
 void proxy_shm_detach_all(struct proxy_process *p);
+/* p leaves an address space another process (to) still runs on: its
+ * attachments stay in that memory, so they become to's. */
+void proxy_shm_hand_over(struct proxy_process *p, struct proxy_process *to);
 void proxy_shm_world_free(struct proxy_world *w);
 /* Segment i of the run as a /proc/sysvipc/shm line into line; 0 past
  * the last. */
@@ -790,6 +793,8 @@ void proxy_robust_lists_exit(struct proxy_process *p);
 /* Whether another live process runs on p's address space (clone with
  * CLONE_VM and without CLONE_THREAD: vfork, posix_spawn). */
 bool proxy_as_shared(const struct proxy_process *p);
+/* Such a process (the first in creation order), or NULL. */
+struct proxy_process *proxy_as_other_user(const struct proxy_process *p);
 /* Linux's mm_release for p leaving an address space that another process
  * still uses (its exit, or its execve with p->as still the old one):
  * each thread's CLONE_CHILD_CLEARTID word zeroed and its futex woken. */

@@ -397,7 +397,11 @@ void proxy_world_exit(struct proxy_process *p)
      * CLONE_CHILD_CLEARTID words where another process shares it. */
     proxy_robust_lists_exit(p);
     proxy_mm_release(p);
-    proxy_shm_detach_all(p);
+    struct proxy_process *sharer = proxy_as_other_user(p);
+    if (sharer)
+        proxy_shm_hand_over(p, sharer);
+    else
+        proxy_shm_detach_all(p);
     proxy_sem_exit(p);
     if (first && !(p->cfg->linger && proxy_world_output_held(w))) {
         end_run(w, p);
@@ -775,9 +779,11 @@ static long do_execve(struct proxy_process *p, int dirfd, gva_t path_gva,
      * exec): the robust lists and CLONE_CHILD_CLEARTID words there. */
     struct vmm_aspace *new_as = p->as;
     p->as = vmm_vm_aspace(old_vm);
-    if (proxy_as_shared(p)) {
+    struct proxy_process *sharer = proxy_as_other_user(p);
+    if (sharer) {
         proxy_robust_lists_exit(p);
         proxy_mm_release(p);
+        proxy_shm_hand_over(p, sharer);
     }
     p->as = new_as;
     proxy_vm_retire(p, old_vm);

@@ -674,14 +674,19 @@ void proxy_robust_list_exit(struct proxy_process *p, gva_t head, int tid)
     futex_pi_owner_exit(p, tid, NULL);
 }
 
-bool proxy_as_shared(const struct proxy_process *p)
+struct proxy_process *proxy_as_other_user(const struct proxy_process *p)
 {
     const struct proxy_world *w = p->world;
     for (int i = 0; p->as && w && i < w->nr_procs; i++)
         if (w->procs[i] != p && !w->procs[i]->zombie &&
             w->procs[i]->as == p->as)
-            return true;
-    return false;
+            return w->procs[i];
+    return NULL;
+}
+
+bool proxy_as_shared(const struct proxy_process *p)
+{
+    return proxy_as_other_user(p) != NULL;
 }
 
 /* CLONE_CHILD_CLEARTID of a thread leaving the address space: 0 written

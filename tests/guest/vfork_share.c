@@ -12,7 +12,9 @@
  * parent's other thread wakes the child's futex wait. A robust futex held
  * by a CLONE_VM child that dies is marked FUTEX_OWNER_DIED and its waiter
  * in the parent woken. The child's mprotect and munmap of pages the
- * parent had touched are the parent's too: its next access faults. One line per value; exits 1 at the first failure.
+ * parent had touched are the parent's too: its next access faults. A
+ * System V segment the vfork child attached stays attached in the one
+ * memory after it exits, and the parent detaches it. One line per value; exits 1 at the first failure.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -29,6 +31,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/shm.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -417,6 +420,35 @@ static void vfork_maps_big(void)
     CHECK(munmap((void *)child_map, len) == 0);
 }
 
+static void vfork_attaches_sysv_shm(void)
+{
+    int id = shmget(IPC_PRIVATE, 4096, IPC_CREAT | 0600);
+    CHECK(id >= 0);
+    child_map = NULL;
+    fflush(stdout);
+    pid_t pid = vfork();
+    CHECK(pid >= 0);
+    if (pid == 0) {
+        char *m = shmat(id, NULL, 0);
+        if (m == (char *)-1)
+            _exit(2);
+        strcpy(m, "attached by the child");
+        child_map = m;
+        _exit(0);
+    }
+    wait_exit0(pid);
+    struct shmid_ds ds;
+    CHECK(shmctl(id, IPC_STAT, &ds) == 0);
+    printf("segment attached after the child's exit: %lu\n",
+           (unsigned long)ds.shm_nattch);
+    CHECK(child_map != NULL);
+    printf("its bytes: %s\n", (const char *)child_map);
+    printf("shmdt by the parent: %d\n", shmdt((const void *)child_map));
+    CHECK(shmctl(id, IPC_STAT, &ds) == 0);
+    printf("attached after shmdt: %lu\n", (unsigned long)ds.shm_nattch);
+    CHECK(shmctl(id, IPC_RMID, NULL) == 0);
+}
+
 int main(void)
 {
     vfork_write();
@@ -431,6 +463,7 @@ int main(void)
     robust_lock_of_a_dead_child();
     vfork_protects_and_unmaps();
     vfork_maps_big();
+    vfork_attaches_sysv_shm();
     printf("ok\n");
     return 0;
 }
