@@ -201,7 +201,8 @@ long proxy_fork(struct proxy_process *p, uint64_t flags, gva_t stack,
     }
     c->as = vmm_vm_aspace(c->vm);
     if ((rc = share_mm ? 0 : vmm_as_clone(c->as, p->as)) == 0 &&
-        (rc = proxy_cpuid_fork(c, p)) == 0 &&
+        (rc = share_mm ? proxy_cpuid_share(c, p) : proxy_cpuid_fork(c, p)) ==
+            0 &&
         (rc = clone_fds(c, p)) == 0 &&
         (rc = child_thread(c, p, stack, flags, tls)) == 0 &&
         (rc = (int)proxy_ns_clone_apply(p, c, flags)) == 0 &&

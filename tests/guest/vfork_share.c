@@ -14,10 +14,14 @@
  * in the parent woken. The child's mprotect and munmap of pages the
  * parent had touched are the parent's too: its next access faults. A
  * System V segment the vfork child attached stays attached in the one
- * memory after it exits, and the parent detaches it. One line per value; exits 1 at the first failure.
+ * memory after it exits, and the parent detaches it. Code the child maps
+ * (the program's own page again, with an RDTSC hvrun rewrites into a
+ * trap) runs in the parent too. One line per value; exits 1 at the first failure.
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
+#include <link.h>
 #include <linux/futex.h>
 #include <pthread.h>
 #include <stddef.h>
@@ -449,6 +453,67 @@ static void vfork_attaches_sysv_shm(void)
     CHECK(shmctl(id, IPC_RMID, NULL) == 0);
 }
 
+/* A leaf function without relocations, so a copy of its page runs too. */
+__attribute__((noinline)) static int tsc_goes_forward(void)
+{
+    uint32_t lo0, hi0, lo1, hi1;
+    __asm__ volatile("rdtsc" : "=a"(lo0), "=d"(hi0));
+    __asm__ volatile("rdtsc" : "=a"(lo1), "=d"(hi1));
+    return ((uint64_t)hi1 << 32 | lo1) >= ((uint64_t)hi0 << 32 | lo0);
+}
+
+struct where {
+    uintptr_t addr;
+    off_t file_off;
+};
+
+static int find_file_off(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    struct where *w = arg;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        uintptr_t va = w->addr - info->dlpi_addr;
+        if (ph->p_type == PT_LOAD && va >= ph->p_vaddr &&
+            va < ph->p_vaddr + ph->p_filesz) {
+            w->file_off = (off_t)(ph->p_offset + (va - ph->p_vaddr));
+            return 1;
+        }
+    }
+    return 1; /* only the program itself */
+}
+
+static void vfork_maps_code(void)
+{
+    struct where w = {(uintptr_t)tsc_goes_forward, -1};
+    dl_iterate_phdr(find_file_off, &w);
+    CHECK(w.file_off >= 0);
+    off_t page = w.file_off & ~(off_t)4095;
+    size_t in_page = (size_t)(w.file_off - page);
+    child_map = NULL;
+    fflush(stdout);
+    pid_t pid = vfork();
+    CHECK(pid >= 0);
+    if (pid == 0) {
+        int fd = open("/proc/self/exe", O_RDONLY);
+        if (fd < 0)
+            _exit(2);
+        char *m = mmap(NULL, 2 * 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE,
+                       fd, page);
+        close(fd);
+        if (m == MAP_FAILED)
+            _exit(3);
+        child_map = m;
+        _exit(0);
+    }
+    wait_exit0(pid);
+    CHECK(child_map != NULL);
+    int (*copy)(void) = (int (*)(void))(child_map + in_page);
+    printf("the child's mapping of this code runs in the parent: %d\n",
+           copy());
+    CHECK(munmap((void *)child_map, 2 * 4096) == 0);
+}
+
 int main(void)
 {
     vfork_write();
@@ -464,6 +529,7 @@ int main(void)
     vfork_protects_and_unmaps();
     vfork_maps_big();
     vfork_attaches_sysv_shm();
+    vfork_maps_code();
     printf("ok\n");
     return 0;
 }
