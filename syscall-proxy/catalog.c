@@ -42,6 +42,7 @@ static const struct family_kind families[] = {
     {proxy_acct_syscalls, "process", "emulated"},
     {proxy_quota_syscalls, "fs", "passthrough"},
     {proxy_keys_syscalls, "keys", "emulated"},
+    {proxy_ptrace_syscalls, "ptrace", "emulated"},
     {proxy_ns_syscalls, "namespace", "emulated"},
 };
 

@@ -25,6 +25,7 @@
 #include "backend.h"
 #include "namespace.h"
 #include "procfile.h"
+#include "ptrace.h"
 
 struct det_state;
 struct proxy_cpuid_patched;
@@ -184,6 +185,7 @@ enum proxy_thread_state {
     PROXY_THREAD_WAIT_RETRY,    /* try the call again at a deadline */
     PROXY_THREAD_WAIT_SIGNAL,   /* a signal (signal.c: pause, sigsuspend,
                                    sigtimedwait, signalfd reads) */
+    PROXY_THREAD_PTRACE_STOP,   /* stopped for its tracer (ptrace.c) */
 };
 
 /* What a thread in PROXY_THREAD_FUTEX_WAIT waits as (futex_pi.c). */
@@ -292,6 +294,8 @@ struct proxy_thread {
     /* A msgsnd/msgrcv waiting on queue msg_wait_id (kernel/sysvmsg.c). */
     bool msg_pending;
     int msg_wait_id;
+    /* Traced by another guest (kernel/ptrace.c). */
+    struct proxy_ptrace pt;
 };
 
 /*
@@ -580,6 +584,9 @@ struct proxy_process {
     uint64_t mempolicy_nodes;
 
     /* ending */
+    /* A tracee whose tracer is not its parent: the tracer (a run pid) is
+     * told of its exit first, its parent after (ptrace.c). */
+    int ptrace_exit_tracer;
     bool exited;
     int exit_status;            /* wait status encoding: code<<8 or signo */
 
@@ -732,6 +739,7 @@ extern const struct proxy_syscall proxy_ldt_syscalls[];
 extern const struct proxy_syscall proxy_acct_syscalls[];
 extern const struct proxy_syscall proxy_quota_syscalls[];
 extern const struct proxy_syscall proxy_keys_syscalls[];
+extern const struct proxy_syscall proxy_ptrace_syscalls[];
 /* POSIX message queues (kernel/mqueue.c): a descriptor's reference
  * dropped (closer: the fd table of the process closing it, for
  * mq_notify's owner), shared by a dup or fork, read as its status line
@@ -837,6 +845,10 @@ void proxy_signal_raise(struct proxy_process *p, int signo,
                         const siginfo_t *info);
 /* Delivers one pending unblocked signal if any (after a syscall). */
 void proxy_signal_deliver_pending(struct proxy_process *p);
+/* Delivers sig to the current thread now, mask or not (a signal a tracer
+ * let through: ptrace.c). */
+void proxy_signal_deliver_now(struct proxy_process *p, int sig,
+                              const siginfo_t *info);
 /* Queues a synchronous signal for thread tid as Linux's force_sig does:
  * blocked or ignored, its action becomes the default and it is
  * unblocked. */
@@ -947,6 +959,9 @@ void proxy_world_exit(struct proxy_process *p);
  * parent (SIGCHLD unless SA_NOCLDSTOP) and a waiting wait(). */
 void proxy_process_stop(struct proxy_process *p, int sig);
 void proxy_process_continue(struct proxy_process *p);
+/* A zombie's exit told to its parent (SIGCHLD), or the zombie reaped when
+ * the parent does not wait (ptrace.c: after its tracer was told). */
+void proxy_process_notify_parent(struct proxy_process *c);
 
 /* ---- timers (timer.c) ---------------------------------------------------- */
 

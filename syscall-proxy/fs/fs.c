@@ -146,6 +146,31 @@ static int rewrite_proc_self(struct proxy_process *p, const char *tail,
     return format_path(out, outlen, "/proc/self%s", tail);
 }
 
+/* /proc/<another guest's pid>/<entry>...: its tail from /<entry>.
+ * /proc/N/ns/NAME: stat and readlink of it (gdb asks
+ * whether its inferior shares its namespaces) are answered from hvrun's
+ * own /proc/self/ns entry, the number then the caller's namespace's
+ * (vfs.c). Divergence: a process in a namespace of its own shows the
+ * caller's; opening one (setns) goes through the virtual files and is
+ * exact. */
+static struct proxy_process *other_guest_entry(const struct proxy_process *p,
+                                               const char *path,
+                                               const char *entry,
+                                               const char **tail)
+{
+    if (strncmp(path, "/proc/", 6) != 0 || !p->world)
+        return NULL;
+    const char *end;
+    int pid = parse_proc_number(path + 6, &end);
+    if (pid <= 0 || strncmp(end, entry, strlen(entry)) != 0)
+        return NULL;
+    struct proxy_process *q = proxy_world_find(p->world, pid);
+    if (!q || q->zombie || q == p)
+        return NULL;
+    *tail = end;
+    return q;
+}
+
 /* /dev/stdin, /dev/stdout, /dev/stderr: their guest fd, or -1. */
 static int std_stream_fd(const char *path)
 {
@@ -174,6 +199,21 @@ static int rewrite_path(struct proxy_process *p, const char *in,
     const char *tail = proc_self_tail(p, in);
     if (tail)
         return rewrite_proc_self(p, tail, follow_last, out, outlen, kind);
+    if (other_guest_entry(p, in, "/ns/", &tail))
+        return format_path(out, outlen, "/proc/self%s", tail);
+    /* Its exe and cwd, followed: its program, its directory. */
+    struct proxy_process *q;
+    if (follow_last && (q = other_guest_entry(p, in, "/exe", &tail)) &&
+        !tail[4])
+        return format_path(out, outlen, "%s", q->exe_path);
+    if ((q = other_guest_entry(p, in, "/cwd", &tail)) &&
+        (tail[4] == '/' || (!tail[4] && follow_last)))
+        return format_path(out, outlen, "/proc/self/fd/%d%s", q->cwd_fd,
+                           tail + 4);
+    /* Its root is the host's too (gdb opens libraries by it). */
+    if (other_guest_entry(p, in, "/root", &tail) &&
+        (tail[5] == '/' || tail[5] == '\0') && (tail[5] || follow_last))
+        return format_path(out, outlen, "/%s", tail[5] ? tail + 6 : "");
     if (strncmp(in, "/dev/fd/", 8) == 0)
         return rewrite_fd_entry(p, "fd", in + 8, out, outlen);
     int std_fd = follow_last ? std_stream_fd(in) : -1;

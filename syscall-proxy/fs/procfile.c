@@ -16,9 +16,10 @@
  * (io.c) through its context, shared by dups and fork like an open file
  * description.
  *
- * Divergence: Linux's mem writes with FOLL_FORCE, so a debugger can write
- * read-only text; here a transfer stops at the first page the guest cannot
- * read (read) or write (write), with EIO when nothing moved.
+ * Writes are FOLL_FORCE's, as Linux's: read-only private mappings (text)
+ * take them, so a debugger can plant a breakpoint. Divergence: a read
+ * stops at the first page the guest cannot read (Linux's FOLL_FORCE reads
+ * PROT_NONE pages too), with EIO when nothing moved.
  */
 #include "proxy.h"
 #include "procfile.h"
@@ -341,8 +342,10 @@ static long mem_copy(struct proxy_process *q, uint64_t addr, char *buf,
         size_t n = VMM_PAGE_SIZE - (at & (VMM_PAGE_SIZE - 1));
         if (n > len - done)
             n = len - done;
+        /* Writes as FOLL_FORCE: read-only text too (a debugger's
+         * breakpoint, a JIT's patch). */
         int rc = into_caller ? vmm_as_copy_in(q->as, buf + done, at, n)
-                             : vmm_as_copy_out(q->as, at, buf + done, n);
+                             : proxy_mem_write_forced(q, at, buf + done, n);
         if (rc < 0)
             break;
         done += n;

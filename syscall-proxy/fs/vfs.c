@@ -881,6 +881,33 @@ static int gen_self_environ(struct proxy_process *p, struct vbuf *b)
     return 0;
 }
 
+/* The auxiliary vector the loader put above envp (Linux keeps a copy in
+ * mm->saved_auxv; the initial stack's is the same unless the program
+ * overwrote it). Up to and with AT_NULL. */
+static int gen_self_auxv(struct proxy_process *p, struct vbuf *b)
+{
+    uint64_t argc, w;
+    if (!p->start_stack || proxy_copy_in(p, &argc, p->start_stack, 8) < 0)
+        return 0;
+    gva_t at = p->start_stack + 8 * (argc + 2); /* past argv and its NULL */
+    for (int i = 0; i < 4096; i++, at += 8) { /* past envp and its NULL */
+        if (proxy_copy_in(p, &w, at, 8) < 0)
+            return 0;
+        if (w == 0)
+            break;
+    }
+    at += 8;
+    for (int i = 0; i < 64; i++, at += 16) {
+        uint64_t pair[2];
+        if (proxy_copy_in(p, pair, at, sizeof(pair)) < 0)
+            return 0;
+        vb_put(b, (const char *)pair, sizeof(pair));
+        if (pair[0] == 0)
+            break;
+    }
+    return 0;
+}
+
 /* ---- the table ----------------------------------------------------------- */
 
 /* Which detcore switch makes a file virtual. */
@@ -941,6 +968,7 @@ static const struct vfile vfiles[] = {
     {"/proc/self/maps", GATE_ALWAYS, DET_SRC_IDS, gen_self_maps, NULL},
     {"/proc/self/cmdline", GATE_ALWAYS, DET_SRC_IDS, gen_self_cmdline, NULL},
     {"/proc/self/environ", GATE_ALWAYS, DET_SRC_IDS, gen_self_environ, NULL},
+    {"/proc/self/auxv", GATE_ALWAYS, DET_SRC_IDS, gen_self_auxv, NULL},
     {"/proc/self/statm", GATE_ALWAYS, DET_SRC_IDS, gen_self_statm, NULL},
     {"/proc/self/mem", GATE_ALWAYS, DET_SRC_IDS, NULL, open_mem},
     KEPT_FILE("comm"),
@@ -1206,6 +1234,15 @@ static long open_vfile(struct proxy_process *p, struct proxy_process *of,
  * guest's (a host process) the guest gets ENOENT: host processes are not
  * part of the run. Returns false for names that are not /proc/<N>/...
  */
+static bool has_thread(const struct proxy_process *q, int tid)
+{
+    for (int k = 0; k < q->nr_threads; k++)
+        if (q->threads[k].state != PROXY_THREAD_EXITED &&
+            (k == q->cur ? q->tid : q->threads[k].tid) == tid)
+            return true;
+    return false;
+}
+
 static bool proc_pid_name(struct proxy_process *p, char *name,
                           struct proxy_process **of, bool *hidden)
 {
@@ -1221,6 +1258,14 @@ static bool proc_pid_name(struct proxy_process *p, char *name,
     if (!q || q->zombie || !q->as) {
         *hidden = true;
         return true;
+    }
+    /* /proc/N/task/T/...: a thread of q's is q's files (gdb opens
+     * /proc/PID/task/TID/mem). */
+    if (strncmp(end, "/task/", 6) == 0) {
+        char *tend;
+        long t = strtol(end + 6, &tend, 10);
+        if (tend != end + 6 && *tend == '/' && has_thread(q, (int)t))
+            end = tend;
     }
     memmove(name + 10, end, strlen(end) + 1);
     memcpy(name, "/proc/self", 10);

@@ -135,6 +135,7 @@ static struct proxy_process *new_child(struct proxy_process *p,
     c->nr_rt_queue = c->cap_rt_queue = 0;
     c->exited = c->zombie = c->vfork_released = c->did_exec = false;
     c->stopped = c->report_stop = c->report_cont = false;
+    c->ptrace_exit_tracer = 0;
     c->tmp_owned = false; /* the first process owns the private /tmp */
     c->nr_syscalls = c->nr_unsupported = 0;
     c->clear_child_tid = 0;
@@ -221,6 +222,7 @@ long proxy_fork(struct proxy_process *p, uint64_t flags, gva_t stack,
         vmm_as_copy_out(c->as, ctid, &own32, 4);
     if (flags & CLONE_CHILD_CLEARTID)
         c->clear_child_tid = ctid;
+    proxy_ptrace_on_clone(p, c, &c->threads[0], flags);
     if (flags & CLONE_VFORK) {
         /* The parent sleeps until the child execs or exits; its syscall
          * has already returned the child's pid. */
@@ -277,6 +279,11 @@ static void notify_parent(struct proxy_process *c)
         return;
     }
     proxy_signal_raise(parent, SIGCHLD, &info);
+}
+
+void proxy_process_notify_parent(struct proxy_process *c)
+{
+    notify_parent(c);
 }
 
 /* SIGCHLD with CLD_STOPPED/CLD_CONTINUED, unless the parent asked not. */
@@ -427,7 +434,9 @@ void proxy_world_exit(struct proxy_process *p)
     for (int i = 0; i < w->nr_procs; i++)
         if (w->procs[i]->ppid == p->pid && w->procs[i] != p)
             w->procs[i]->ppid = reaper;
-    notify_parent(p);
+    /* Its tracees let go; a tracer not its parent is told first. */
+    if (!proxy_ptrace_exit(p))
+        notify_parent(p);
 }
 
 static bool child_matches(const struct proxy_process *p,
@@ -457,6 +466,8 @@ static struct proxy_process *find_event(struct proxy_process *p, int pid,
         if (!child_matches(p, c, pid))
             continue;
         *any = true;
+        if (c->zombie && proxy_ptrace_exit_hidden(c))
+            continue; /* its tracer is told first */
         if (c->zombie && (options & WEXITED))
             *ev = EV_EXITED;
         else if (c->report_stop && (options & WUNTRACED))
@@ -514,6 +525,21 @@ static long park_for_child(struct proxy_process *p, int options)
     return PROXY_RET_BLOCK;
 }
 
+/* wait4's status and rusage out; returns the pid reported. */
+static long report_wait4(struct proxy_process *p, const uint64_t a[6],
+                         int status, int who)
+{
+    if (a[1] && proxy_copy_out(p, a[1], &status, sizeof(status)) < 0)
+        return -EFAULT;
+    if (a[3]) {
+        struct rusage ru;
+        memset(&ru, 0, sizeof(ru));
+        if (proxy_copy_out(p, a[3], &ru, sizeof(ru)) < 0)
+            return -EFAULT;
+    }
+    return who;
+}
+
 static long sys_wait4(struct proxy_process *p, const uint64_t a[6])
 {
     int pid = (int)a[0], options = (int)a[2];
@@ -524,25 +550,22 @@ static long sys_wait4(struct proxy_process *p, const uint64_t a[6])
         return -ESRCH;
     pid = wait_target(p, pid);
     options |= WEXITED;
+    int status, who;
+    int traced = proxy_ptrace_wait(p, pid, options, false, &status, NULL,
+                                   &who);
+    if (traced == 1)
+        return report_wait4(p, a, status, who);
     bool any;
     enum child_event ev;
     struct proxy_process *c = find_event(p, pid, options, &any, &ev);
-    if (!any)
+    if (!any && traced < 0)
         return -ECHILD;
     if (!c)
         return (options & WNOHANG) ? 0 : park_for_child(p, options);
-    int status = status_of(c, ev);
-    if (a[1] && proxy_copy_out(p, a[1], &status, sizeof(status)) < 0)
-        return -EFAULT;
-    if (a[3]) {
-        struct rusage ru;
-        memset(&ru, 0, sizeof(ru));
-        if (proxy_copy_out(p, a[3], &ru, sizeof(ru)) < 0)
-            return -EFAULT;
-    }
-    int cpid = proxy_ns_pid_of(p, c);
-    consume(c, ev, false);
-    return cpid;
+    long rc = report_wait4(p, a, status_of(c, ev), proxy_ns_pid_of(p, c));
+    if (rc >= 0)
+        consume(c, ev, false);
+    return rc;
 }
 
 static void fill_child_info(siginfo_t *info, const struct proxy_process *to,
@@ -581,15 +604,26 @@ static long sys_waitid(struct proxy_process *p, const uint64_t a[6])
     int pid = idtype == P_PID    ? wait_target(p, id)
               : idtype == P_PGID ? (id ? wait_target(p, -id) : -p->pgid)
                                  : -1;
+    siginfo_t info;
+    memset(&info, 0, sizeof(info));
+    int status, who;
+    int traced = proxy_ptrace_wait(p, pid, options, true, &status, &info,
+                                   &who);
+    if (traced == 1) {
+        if (a[2] && proxy_copy_out(p, a[2], &info, sizeof(info)) < 0)
+            return -EFAULT;
+        if (!(options & WNOWAIT))
+            proxy_ptrace_wait(p, pid, options, false, &status, &info, &who);
+        return 0;
+    }
+    memset(&info, 0, sizeof(info));
     bool any;
     enum child_event ev;
     struct proxy_process *c = find_event(p, pid, options, &any, &ev);
-    if (!any)
+    if (!any && traced < 0)
         return -ECHILD;
     if (!c && !(options & WNOHANG))
         return park_for_child(p, options);
-    siginfo_t info;
-    memset(&info, 0, sizeof(info));
     if (c)
         fill_child_info(&info, p, c, ev);
     if (a[2] && proxy_copy_out(p, a[2], &info, sizeof(info)) < 0)
@@ -698,6 +732,7 @@ static void exec_reset(struct proxy_process *p)
     /* execve keeps the caller's seccomp filters; the other threads go. */
     struct proxy_seccomp_filter *filters = p->threads[p->cur].seccomp;
     bool strict = p->threads[p->cur].seccomp_strict;
+    struct proxy_ptrace traced = p->threads[p->cur].pt; /* stays traced */
     for (int i = 0; i < p->nr_threads; i++) {
         free(p->threads[i].xstate);
         free(p->threads[i].own_info);
@@ -708,6 +743,7 @@ static void exec_reset(struct proxy_process *p)
     memset(p->threads, 0, sizeof(*p->threads) * (size_t)p->cap_threads);
     p->threads[0].seccomp = filters;
     p->threads[0].seccomp_strict = strict;
+    p->threads[0].pt = traced;
     p->nr_threads = 1;
     p->cur = 0;
     p->tid = p->pid;
@@ -788,7 +824,9 @@ static long do_execve(struct proxy_process *p, int dirfd, gva_t path_gva,
     }
     p->as = new_as;
     proxy_vm_retire(p, old_vm);
+    int old_tid = p->tid;
     exec_reset(p);
+    proxy_ptrace_on_exec(p, old_tid);
     rc = PROXY_RET_REGS_SET;
 out:
     free_strings(argv);
@@ -925,3 +963,4 @@ const struct proxy_syscall proxy_procsys_syscalls[] = {
     {SYS_tkill, "tkill", sys_tkill},
     {-1, NULL, NULL},
 };
+

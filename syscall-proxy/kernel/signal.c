@@ -228,7 +228,8 @@ static void deliver(struct proxy_process *p, int sig, const siginfo_t *info,
         enum default_action act = default_action_of(sig);
         if (act == ACT_TERM || act == ACT_CORE)
             proxy_process_kill(p, sig);
-        else if (act == ACT_STOP && p->world)
+        else if (act == ACT_STOP && p->world &&
+                 !proxy_ptrace_group_stop(p, sig))
             proxy_process_stop(p, sig);
         return;
     }
@@ -285,10 +286,12 @@ static bool job_control(struct proxy_process *p, int signo)
     if (signo == SIGCONT) {
         p->pending_mask &= ~STOP_SIGNALS;
         proxy_process_continue(p);
+        proxy_ptrace_continued(p);
         return false; /* a SIGCONT handler still runs */
     }
     if (signo == SIGKILL) {
         p->stopped = false;
+        proxy_ptrace_kill_wakes(p);
         return false;
     }
     if (!(SIGBIT(signo) & STOP_SIGNALS))
@@ -298,7 +301,8 @@ static bool job_control(struct proxy_process *p, int signo)
     bool blocked = signo != SIGSTOP && (p->sigmask & SIGBIT(signo));
     struct proxy_world *w = p->world;
     bool running = w->procs[w->cur] == p;
-    if (dfl && !blocked && !running) {
+    /* A traced process stops at the signal's delivery, for its tracer. */
+    if (dfl && !blocked && !running && !proxy_ptrace_process_traced(p)) {
         proxy_process_stop(p, signo);
         return true;
     }
@@ -480,6 +484,9 @@ void proxy_signal_deliver_pending(struct proxy_process *p)
         int sig = __builtin_ctzll(ready) + 1;
         siginfo_t info;
         proxy_signal_dequeue(p, SIGBIT(sig), &info);
+        /* A tracee stops for its tracer first, ignored signal or not. */
+        if (proxy_ptrace_signal_stop(p, sig, &info, 0))
+            return;
         bool inert = sig_inert(p, sig);
         deliver(p, sig, &info, 0, 0, 0);
         if (!inert)
@@ -491,6 +498,17 @@ void proxy_signal_deliver_pending(struct proxy_process *p)
         p->sigmask = t->saved_sigmask;
         t->saved_sigmask_valid = false;
     }
+}
+
+void proxy_signal_deliver_now(struct proxy_process *p, int sig,
+                              const siginfo_t *info)
+{
+    /* Blocked by now: it goes back to pending (ptrace_signal). */
+    if ((p->sigmask & ~UNBLOCKABLE) & SIGBIT(sig)) {
+        proxy_signal_raise_thread(p, p->tid, sig, info);
+        return;
+    }
+    deliver(p, sig, info, 0, 0, 0);
 }
 
 bool proxy_signal_wait_ready(struct proxy_process *p,
@@ -569,6 +587,9 @@ void proxy_signal_fault(struct proxy_process *p, const struct vmm_event *ev)
         sa->handler = (uint64_t)(uintptr_t)SIG_DFL;
         p->sigmask &= ~SIGBIT(m.signo);
     }
+    /* A tracee's fault is its tracer's first (signal-delivery-stop). */
+    if (proxy_ptrace_signal_stop(p, m.signo, &info, ev->vector))
+        return;
     uint64_t err = ev->vector == 14 ? (ev->error_code | 4) : ev->error_code;
     deliver(p, m.signo, &info, ev->vector, err,
             ev->vector == 14 ? ev->fault_addr : 0);

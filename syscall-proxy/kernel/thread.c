@@ -587,6 +587,7 @@ static long clone_thread(struct proxy_process *p, uint64_t flags,
         return rc;
     }
     p->nr_threads++;
+    proxy_ptrace_on_clone(p, p, &p->threads[p->nr_threads - 1], flags);
     return tid;
 }
 

@@ -163,7 +163,12 @@ long proxy_block_on_fd_for(struct proxy_process *p, int host_fd,
 
 static bool has_child_event(struct proxy_process *p, int options)
 {
-    bool any = false;
+    /* a tracee's stop or exit (ptrace.c), then its own children's */
+    int traced = proxy_ptrace_wait(p, -1, options | WEXITED, true, NULL,
+                                   NULL, NULL);
+    if (traced == 1)
+        return true;
+    bool any = traced == 0;
     for (int i = 0; i < p->world->nr_procs; i++) {
         struct proxy_process *c = p->world->procs[i];
         if (c->ppid != p->pid || c == p)
@@ -207,8 +212,10 @@ static bool refresh(struct proxy_process *p, struct proxy_thread *t)
         break;
     case PROXY_THREAD_WAIT_VFORK: {
         struct proxy_process *c = proxy_world_find(p->world, t->wait_vfork_pid);
-        if (!c || c->zombie || c->vfork_released)
+        if (!c || c->zombie || c->vfork_released) {
             t->state = PROXY_THREAD_RUNNABLE;
+            proxy_ptrace_vfork_done(p, t, t->wait_vfork_pid);
+        }
         break;
     }
     case PROXY_THREAD_FUTEX_WAIT:
@@ -253,6 +260,8 @@ static bool refresh(struct proxy_process *p, struct proxy_thread *t)
     case PROXY_THREAD_WAIT_SIGNAL:
         if (proxy_signal_wait_ready(p, t))
             t->state = PROXY_THREAD_RUNNABLE;
+        break;
+    case PROXY_THREAD_PTRACE_STOP: /* its tracer lets it go (ptrace.c) */
         break;
     }
     return t->state == PROXY_THREAD_RUNNABLE;
@@ -717,8 +726,16 @@ static uint64_t time_slice(struct proxy_process *p, bool others_alive,
 static bool run_one(struct proxy_process *p)
 {
     struct vmm_event ev;
-    proxy_signal_deliver_pending(p);
-    if (p->exited)
+    /* A traced thread's stops due before user code (ptrace.c); a call its
+     * entry stop parked goes on before any signal. */
+    if (proxy_ptrace_before_user(p))
+        return true;
+    if (!proxy_ptrace_reruns_call(p))
+        proxy_signal_deliver_pending(p);
+    /* A stop the delivery made (SIGSTOP's, a tracee's) holds at once:
+     * not one more instruction (kill(getpid(), SIGSTOP) then execve). */
+    if (p->exited || p->stopped ||
+        p->threads[p->cur].state == PROXY_THREAD_PTRACE_STOP)
         return true;
     bool others = proxy_others_alive(p);
     bool contended = others && proxy_others_runnable(p);
@@ -777,8 +794,15 @@ static bool run_one(struct proxy_process *p)
         if (nr != SYS_rt_sigreturn)
             p->threads[p->cur].spinning = false;
         uint64_t ret_rip = vmm_vm_regs(p->vm)->rcx;
+        /* A traced thread's syscall-enter-stop parks it here; a call its
+         * tracer cancelled returns what the tracer set. */
+        bool skip = false;
+        long skip_ret = 0;
+        if (proxy_ptrace_syscall_entry(p, &skip, &skip_ret))
+            break;
         proxy_outside_pump(p->world); /* record/replay: data from outside */
-        long ret = proxy_dispatch(p);
+        long ret = skip ? skip_ret : proxy_dispatch(p);
+        proxy_ptrace_syscall_done(p, ret);
         if (ret != PROXY_RET_NORETURN && !p->exited)
             finish_syscall(p, ret);
         /* A thread this call woke (a futex wake, data on an fd it polls)
@@ -853,6 +877,7 @@ static const char *const thread_state_names[] = {
     [PROXY_THREAD_WAIT_SLEEP] = "sleeps",
     [PROXY_THREAD_WAIT_RETRY] = "retries at a deadline",
     [PROXY_THREAD_WAIT_SIGNAL] = "waits for a signal",
+    [PROXY_THREAD_PTRACE_STOP] = "stopped for its tracer",
 };
 
 /* One line per live thread at --log warn: a run stopped by a signal (a

@@ -86,6 +86,9 @@ unshare-uts     | 0   | unshare -r -u sh -c 'hostname inner; hostname; cat /proc
 unshare-pid     | 0   | unshare -r -p -f sh -c 'echo $$ $PPID; sh -c "echo \$\$ \$PPID"'
 unshare-ipc-owner | 0 | setpriv --reuid 65534 --regid 65534 --clear-groups sh -c 'id=$(ipcmk -M 4096 | sed "s/.*: //"); unshare -r sh -c "ipcs -m | grep -w $id | cut -c22-40"; ipcrm -m $id'
 unshare-ipc     | 0   | sh -c 'id=$(ipcmk -M 4096 | sed "s/.*: //"); ipcs -m | grep -qw $id && echo seen; unshare -r -i sh -c "ipcs -m | grep -c 0x"; ipcrm -m $id && echo removed'
+strace-ls       | 0   | strace -f -o /dev/null ls /
+strace-pipeline | 0   | sh -c 'strace -f -o t sh -c "echo hi | cat"; grep -oE "execve\(\"[^\"]+\"|[+]{3} exited with [0-9]+" t | sort | uniq -c'
+gdb-bt          | 0   | sh -c 'cc -g -O0 -o crash $ROOT/tests/processes/crash_bt.c && gdb -batch -ex run -ex bt ./crash 2>&1 | grep -E "^#|received signal|about to"'
 EOF
 )
 
@@ -98,6 +101,8 @@ py-multiproc    | 0   | /usr/bin/python3 -B -c 'import multiprocessing as m, tim
 py-http-local   | 0   | /usr/bin/python3 -B $ROOT/tests/processes/http_local.py
 ipcs            | 0   | sh -c 'ipcmk -M 8192; ipcs -m; ipcs -q'
 unshare-r-id    | 0   | unshare -r id
+strace-ls       | 0   | strace -f -o /dev/null ls /
+gdb-bt          | 0   | sh -c 'cc -g -O0 -o crash $ROOT/tests/processes/crash_bt.c && gdb -batch -ex run -ex bt ./crash'
 EOF
 )
 

@@ -1,0 +1,1243 @@
+/*
+ * ptrace.c - ptrace(2) between guests: a tracer in the run (strace, gdb,
+ * a test harness) tracing other guest threads, over hvrun's own process
+ * model. Nothing of the host's ptrace is used: a tracee's stops are
+ * states of its proxy_thread (PROXY_THREAD_PTRACE_STOP), its registers and
+ * memory are the ones hvrun keeps, and the tracer's wait4/waitid sees the
+ * stops through procsys.c. Every stop happens at a point of the program's
+ * own progress, so tracing stays deterministic.
+ *
+ * Where a traced thread stops, as Linux's ptrace(2) says:
+ *   - syscall-enter-stop: before dispatch (world.c). The thread is parked
+ *     back at its SYSCALL instruction, as a blocked call is; the tracer
+ *     sees it as Linux shows it (rip after the instruction, rax -ENOSYS,
+ *     orig_rax the number) and may change the call or cancel it
+ *     (orig_rax -1); when let go, the thread makes the call again and
+ *     that second entry does not stop.
+ *   - PTRACE_EVENT_FORK/VFORK/CLONE/EXEC/VFORK_DONE: after the call did
+ *     its work, before it returns to user code; then the syscall-exit-stop
+ *     if the last resume was PTRACE_SYSCALL. PTRACE_EVENT_EXIT: before an
+ *     exit or exit_group does its work (parked like an entry stop).
+ *   - signal-delivery-stop: when a signal is about to be delivered
+ *     (signal.c), a CPU exception's too (int3, a single step, a fault):
+ *     the tracer's resume says which signal, if any, is delivered.
+ *   - group-stop: a stop signal's default action, reported to the tracer.
+ * Children of a traced fork/clone are attached per PTRACE_O_TRACE*; a
+ * tracee that exits is reported to its tracer before its parent.
+ *
+ * Not modelled (docs/DETERMINISM.md): hardware breakpoints and watchpoints
+ * (DR7 with an enable bit is EIO: neither backend gives the guest debug
+ * registers), PTRACE_EVENT_SECCOMP and SECCOMP_RET_TRACE, PTRACE_SYSEMU,
+ * PEEKSIGINFO, thread exits reported to the tracer, a tracer other than
+ * the tracee's process' threads' own (every thread of the tracing process
+ * is its tracer).
+ */
+#include "proxy.h"
+
+#include <errno.h>
+#include <linux/elf.h>
+#include <linux/ptrace.h>
+#include <sched.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/user.h>
+#include <sys/wait.h>
+
+#include "cpu_x86_64.h"
+#include "namespace.h"
+
+#define SIGBIT(s) (1ULL << ((s) - 1))
+#define SYSCALL_INSN_BYTES 2
+#define RFLAGS_TF 0x100ULL
+/* What a tracer may change in RFLAGS (Linux's FLAG_MASK). */
+#define RFLAGS_TRACER_MASK 0x254dd5ULL
+#define DR6_RESERVED 0xffff0ff0ULL
+#define DR6_BS 0x4000ULL
+#define DR7_ENABLE_BITS 0xffULL
+#define USER_SPACE_END 0x7ffffffff000ULL
+#define AUDIT_ARCH_X86_64_ID 0xc000003eU
+#define PT_OPTIONS_VALID                                                       \
+    (PTRACE_O_TRACESYSGOOD | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK |       \
+     PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC | PTRACE_O_TRACEVFORKDONE |     \
+     PTRACE_O_TRACEEXIT | PTRACE_O_TRACESECCOMP | PTRACE_O_EXITKILL |         \
+     PTRACE_O_SUSPEND_SECCOMP)
+/* ptrace_message at syscall stops (PTRACE_GET_SYSCALL_INFO's op). */
+#define EVENTMSG_SYSCALL_ENTRY 1
+#define EVENTMSG_SYSCALL_EXIT 2
+
+/* ---- the traced thread ---------------------------------------------------- */
+
+static struct proxy_thread *current_thread(struct proxy_process *p)
+{
+    return p->threads ? &p->threads[p->cur] : NULL;
+}
+
+static bool on_vcpu(const struct proxy_process *q, const struct proxy_thread *t)
+{
+    return t == &q->threads[q->cur];
+}
+
+/* A thread's registers: live on its VM's vCPU when it is the current one. */
+static struct vmm_regs *regs_of(struct proxy_process *q, struct proxy_thread *t)
+{
+    return on_vcpu(q, t) ? vmm_vm_regs(q->vm) : &t->regs;
+}
+
+static int tid_of(const struct proxy_process *q, const struct proxy_thread *t)
+{
+    return on_vcpu(q, t) ? q->tid : t->tid;
+}
+
+/* A thread's id as viewer sees it (a main thread's is its pid). */
+static int seen_id(const struct proxy_process *viewer,
+                   const struct proxy_process *q, const struct proxy_thread *t)
+{
+    int tid = tid_of(q, t);
+    return tid == q->pid ? proxy_ns_pid_of(viewer, q) : tid;
+}
+
+bool proxy_ptrace_traced(const struct proxy_process *p)
+{
+    return p->threads && p->cur < p->nr_threads &&
+           p->threads[p->cur].pt.tracer != 0;
+}
+
+bool proxy_ptrace_process_traced(const struct proxy_process *p)
+{
+    for (int k = 0; p->threads && k < p->nr_threads; k++)
+        if (p->threads[k].pt.tracer)
+            return true;
+    return false;
+}
+
+static bool dying(struct proxy_process *p)
+{
+    return p->exited ||
+           (proxy_signal_pending_for(p, p->tid) & SIGBIT(SIGKILL));
+}
+
+static void untrace(struct proxy_process *q, struct proxy_thread *t)
+{
+    if (t->pt.step_tf)
+        regs_of(q, t)->rflags &= ~RFLAGS_TF;
+    memset(&t->pt, 0, sizeof(t->pt));
+    t->pt.orig_rax = -1;
+    if (t->state == PROXY_THREAD_PTRACE_STOP)
+        t->state = PROXY_THREAD_RUNNABLE;
+}
+
+/* ---- stops ----------------------------------------------------------------- */
+
+/* SIGCHLD to the tracer, CLD_TRAPPED (do_notify_parent_cldstop). */
+static void notify_tracer(struct proxy_process *q, struct proxy_thread *t,
+                          int code, int status)
+{
+    struct proxy_process *tr = proxy_world_find(q->world, t->pt.tracer);
+    if (!tr || tr->zombie)
+        return;
+    const struct proxy_sigaction *sa = &tr->sigactions[SIGCHLD];
+    if (sa->handler == (uint64_t)(uintptr_t)SIG_IGN ||
+        (code != CLD_EXITED && code != CLD_KILLED &&
+         (sa->flags & SA_NOCLDSTOP)))
+        return;
+    siginfo_t info;
+    memset(&info, 0, sizeof(info));
+    info.si_signo = SIGCHLD;
+    info.si_code = code;
+    info.si_pid = seen_id(tr, q, t);
+    info.si_uid = q->ruid;
+    info.si_status = status;
+    proxy_signal_raise(tr, SIGCHLD, &info);
+}
+
+/* The thread stops, its tracer to be told: sig (SIGTRAP, or with
+ * TRACESYSGOOD SIGTRAP|0x80) and an event in the status's third byte. */
+static void enter_stop(struct proxy_process *q, struct proxy_thread *t,
+                       enum proxy_pt_stop stop, int sig, int event)
+{
+    t->pt.stop = stop;
+    t->pt.status = ((sig | event << 8) << 8) | 0x7f;
+    t->pt.reported = false;
+    t->state = PROXY_THREAD_PTRACE_STOP;
+    if (on_vcpu(q, t))
+        q->resched = true;
+    proxy_log(q, 2, "[%d] ptrace stop %d, status %#x, call %lld",
+              tid_of(q, t), (int)stop, t->pt.status,
+              (long long)t->pt.orig_rax);
+    notify_tracer(q, t, CLD_TRAPPED, sig & 0x7f);
+}
+
+/* A stop of ptrace's own (syscall, event): its siginfo as ptrace_notify
+ * makes it. */
+static void trap_info(struct proxy_process *q, struct proxy_thread *t,
+                      int code)
+{
+    memset(&t->pt.info, 0, sizeof(t->pt.info));
+    t->pt.info.si_signo = SIGTRAP;
+    t->pt.info.si_code = code;
+    t->pt.info.si_pid = proxy_ns_pid_of(q, q);
+    t->pt.info.si_uid = q->ruid;
+}
+
+static void event_stop(struct proxy_process *q, struct proxy_thread *t,
+                       int event, uint64_t msg)
+{
+    t->pt.msg = msg;
+    trap_info(q, t, SIGTRAP | event << 8);
+    enter_stop(q, t, PROXY_PT_EVENT, SIGTRAP, event);
+}
+
+static int syscall_trap_sig(const struct proxy_thread *t)
+{
+    return SIGTRAP | ((t->pt.options & PTRACE_O_TRACESYSGOOD) ? 0x80 : 0);
+}
+
+/* Back to the SYSCALL instruction with the number in RAX: the call is
+ * made again when the tracer lets the thread go on. */
+static void park_at_syscall(struct proxy_process *p)
+{
+    struct vmm_regs *r = vmm_vm_regs(p->vm);
+    vmm_vm_syscall_return(p->vm, (long)r->rax);
+    r->rip -= SYSCALL_INSN_BYTES;
+    p->threads[p->cur].pt.entry_done = true;
+}
+
+static bool parked(const struct proxy_thread *t)
+{
+    return t->pt.stop == PROXY_PT_SYSCALL_ENTER ||
+           (t->pt.stop == PROXY_PT_EVENT &&
+            (t->pt.status >> 16) == PTRACE_EVENT_EXIT);
+}
+
+bool proxy_ptrace_syscall_entry(struct proxy_process *p, bool *skip,
+                                long *skip_result)
+{
+    *skip = false;
+    struct proxy_thread *t = current_thread(p);
+    if (!t || !t->pt.tracer || dying(p))
+        return false;
+    struct vmm_regs *r = vmm_vm_regs(p->vm);
+    if (t->pt.entry_done) {
+        /* The call again after its entry stop (or a blocked one re-run). */
+        t->pt.entry_done = false;
+        if (t->pt.skip_call) {
+            t->pt.skip_call = false;
+            *skip = true;
+            *skip_result = (long)t->pt.skip_result;
+            return false;
+        }
+    } else {
+        t->pt.orig_rax = (int64_t)r->rax;
+        t->pt.exit_event_done = false;
+        if (t->pt.resume == PROXY_PT_SYSCALL) {
+            park_at_syscall(p);
+            t->pt.msg = EVENTMSG_SYSCALL_ENTRY;
+            trap_info(p, t, syscall_trap_sig(t));
+            enter_stop(p, t, PROXY_PT_SYSCALL_ENTER, syscall_trap_sig(t), 0);
+            return true;
+        }
+    }
+    long nr = (long)r->rax;
+    if ((nr == SYS_exit || nr == SYS_exit_group) && !t->pt.exit_event_done &&
+        (t->pt.options & PTRACE_O_TRACEEXIT)) {
+        t->pt.exit_event_done = true;
+        uint64_t status = (r->rdi & 0xff) << 8;
+        park_at_syscall(p);
+        event_stop(p, t, PTRACE_EVENT_EXIT, status);
+        return true;
+    }
+    return false;
+}
+
+void proxy_ptrace_syscall_done(struct proxy_process *p, long ret)
+{
+    struct proxy_thread *t = current_thread(p);
+    if (!t || !t->pt.tracer || ret == PROXY_RET_NORETURN)
+        return;
+    if (ret == PROXY_RET_BLOCK) {
+        t->pt.entry_done = true; /* its re-run makes no second entry stop */
+        return;
+    }
+    t->pt.in_syscall = true;
+}
+
+/* A single step ended at an instruction: the trap, TF taken back. */
+static void step_trapped(struct proxy_process *q, struct proxy_thread *t)
+{
+    regs_of(q, t)->rflags &= ~RFLAGS_TF;
+    t->pt.step_tf = false;
+    t->pt.dr[6] = DR6_RESERVED | DR6_BS;
+}
+
+bool proxy_ptrace_signal_stop(struct proxy_process *p, int sig,
+                              const siginfo_t *info, unsigned vector)
+{
+    struct proxy_thread *t = current_thread(p);
+    if (!t || !t->pt.tracer || sig == SIGKILL || dying(p))
+        return false;
+    if (vector == 1 && t->pt.step_tf)
+        step_trapped(p, t);
+    if (vector)
+        t->pt.orig_rax = -1; /* an exception is no syscall */
+    /* A parked call the signal interrupts is not re-run as the same
+     * entry: it ends (EINTR) or restarts when the signal is delivered. */
+    if (t->restartable)
+        t->pt.entry_done = false;
+    t->pt.info = *info;
+    enter_stop(p, t, PROXY_PT_SIGNAL, sig, 0);
+    return true;
+}
+
+bool proxy_ptrace_group_stop(struct proxy_process *p, int sig)
+{
+    struct proxy_thread *t = current_thread(p);
+    if (!t || !t->pt.tracer)
+        return false;
+    /* A group-stop has no siginfo (GETSIGINFO: EINVAL). */
+    memset(&t->pt.info, 0, sizeof(t->pt.info));
+    enter_stop(p, t, PROXY_PT_GROUP, sig,
+               t->pt.seized ? PTRACE_EVENT_STOP : 0);
+    return true;
+}
+
+bool proxy_ptrace_before_user(struct proxy_process *p)
+{
+    struct proxy_thread *t = current_thread(p);
+    if (!t || !t->pt.tracer || dying(p))
+        return false;
+    if (t->pt.event_pending) {
+        int ev = t->pt.event_pending;
+        t->pt.event_pending = 0;
+        if (ev == PTRACE_EVENT_STOP) {
+            trap_info(p, t, SIGTRAP | ev << 8);
+            enter_stop(p, t, PROXY_PT_GROUP, SIGTRAP, ev);
+        } else {
+            event_stop(p, t, ev, t->pt.event_msg);
+        }
+        return true;
+    }
+    if (t->pt.in_syscall) {
+        t->pt.in_syscall = false;
+        if (t->pt.resume == PROXY_PT_SYSCALL) {
+            t->pt.msg = EVENTMSG_SYSCALL_EXIT;
+            trap_info(p, t, syscall_trap_sig(t));
+            enter_stop(p, t, PROXY_PT_SYSCALL_EXIT, syscall_trap_sig(t), 0);
+            return true;
+        }
+        if (t->pt.step_tf) {
+            /* A single step over a SYSCALL instruction traps after it
+             * (user_single_step_report: TRAP_BRKPT). */
+            step_trapped(p, t);
+            siginfo_t info;
+            memset(&info, 0, sizeof(info));
+            info.si_signo = SIGTRAP;
+            info.si_code = TRAP_BRKPT;
+            t->pt.info = info;
+            enter_stop(p, t, PROXY_PT_SIGNAL, SIGTRAP, 0);
+            return true;
+        }
+    }
+    if (t->pt.inject) {
+        int sig = t->pt.inject;
+        siginfo_t info = t->pt.inject_info;
+        t->pt.inject = 0;
+        proxy_signal_deliver_now(p, sig, &info);
+        /* It stopped (a stop signal's group-stop) or died. */
+        return p->exited || p->threads[p->cur].state != PROXY_THREAD_RUNNABLE;
+    }
+    return false;
+}
+
+bool proxy_ptrace_reruns_call(struct proxy_process *p)
+{
+    struct proxy_thread *t = current_thread(p);
+    return t && t->pt.tracer && t->pt.entry_done && !t->restartable &&
+           !dying(p);
+}
+
+/* The group-stop a seized tracee is in ended (SIGCONT): it reports a
+ * PTRACE_EVENT_STOP with SIGTRAP (do_jobctl_trap). */
+static void retrap_continued(struct proxy_process *q, struct proxy_thread *t)
+{
+    t->pt.listening = t->pt.cont_notify = false;
+    trap_info(q, t, SIGTRAP | PTRACE_EVENT_STOP << 8);
+    enter_stop(q, t, PROXY_PT_GROUP, SIGTRAP, PTRACE_EVENT_STOP);
+}
+
+void proxy_ptrace_continued(struct proxy_process *p)
+{
+    for (int k = 0; p->threads && k < p->nr_threads; k++) {
+        struct proxy_thread *t = &p->threads[k];
+        if (t->state != PROXY_THREAD_PTRACE_STOP ||
+            t->pt.stop != PROXY_PT_GROUP || !t->pt.seized)
+            continue;
+        if (t->pt.listening)
+            retrap_continued(p, t);
+        else
+            t->pt.cont_notify = true;
+    }
+}
+
+void proxy_ptrace_kill_wakes(struct proxy_process *p)
+{
+    for (int k = 0; p->threads && k < p->nr_threads; k++) {
+        struct proxy_thread *t = &p->threads[k];
+        if (t->state == PROXY_THREAD_PTRACE_STOP) {
+            t->state = PROXY_THREAD_RUNNABLE;
+            t->pt.stop = PROXY_PT_NONE;
+            t->pt.inject = 0;
+        }
+    }
+}
+
+/* ---- processes coming and going -------------------------------------------- */
+
+void proxy_ptrace_on_clone(struct proxy_process *p, struct proxy_process *c,
+                           struct proxy_thread *ct, uint64_t flags)
+{
+    memset(&ct->pt, 0, sizeof(ct->pt));
+    ct->pt.orig_rax = -1;
+    struct proxy_thread *t = current_thread(p);
+    if (!t || !t->pt.tracer || (flags & CLONE_UNTRACED))
+        return;
+    int event;
+    uint32_t option;
+    if (flags & CLONE_VFORK) {
+        event = PTRACE_EVENT_VFORK;
+        option = PTRACE_O_TRACEVFORK;
+    } else if ((flags & CSIGNAL) == SIGCHLD && !(flags & CLONE_THREAD)) {
+        event = PTRACE_EVENT_FORK;
+        option = PTRACE_O_TRACEFORK;
+    } else {
+        event = PTRACE_EVENT_CLONE;
+        option = PTRACE_O_TRACECLONE;
+    }
+    if (!(t->pt.options & option))
+        return;
+    ct->pt.tracer = t->pt.tracer;
+    ct->pt.seized = t->pt.seized;
+    ct->pt.options = t->pt.options;
+    /* The child's first stop: PTRACE_EVENT_STOP when seized, else a
+     * SIGSTOP (ptrace_init_task). */
+    if (ct->pt.seized) {
+        ct->pt.event_pending = PTRACE_EVENT_STOP;
+    } else {
+        siginfo_t info;
+        memset(&info, 0, sizeof(info));
+        info.si_signo = SIGSTOP;
+        info.si_code = SI_USER;
+        int ctid = c == p ? ct->tid : c->pid;
+        proxy_signal_raise_thread(c, ctid, SIGSTOP, &info);
+    }
+    struct proxy_process *tr = proxy_world_find(p->world, t->pt.tracer);
+    t->pt.event_pending = event;
+    t->pt.event_msg = tr ? (uint64_t)seen_id(tr, c, ct) : 0;
+}
+
+void proxy_ptrace_on_exec(struct proxy_process *p, int old_tid)
+{
+    struct proxy_thread *t = current_thread(p);
+    if (!t || !t->pt.tracer)
+        return;
+    memset(t->pt.dr, 0, sizeof(t->pt.dr)); /* flush_ptrace_hw_breakpoint */
+    t->pt.step_tf = false;
+    if (t->pt.options & PTRACE_O_TRACEEXEC) {
+        struct proxy_process *tr = proxy_world_find(p->world, t->pt.tracer);
+        t->pt.event_pending = PTRACE_EVENT_EXEC;
+        t->pt.event_msg = old_tid == p->pid && tr
+                              ? (uint64_t)proxy_ns_pid_of(tr, p)
+                              : (uint64_t)old_tid;
+        return;
+    }
+    /* The legacy SIGTRAP after a traced execve. */
+    siginfo_t info;
+    memset(&info, 0, sizeof(info));
+    info.si_signo = SIGTRAP;
+    info.si_code = SI_USER;
+    proxy_signal_raise_thread(p, p->tid, SIGTRAP, &info);
+}
+
+void proxy_ptrace_vfork_done(struct proxy_process *p, struct proxy_thread *t,
+                             int child_pid)
+{
+    if (!t->pt.tracer || !(t->pt.options & PTRACE_O_TRACEVFORKDONE))
+        return;
+    struct proxy_process *tr = proxy_world_find(p->world, t->pt.tracer);
+    struct proxy_process *c = proxy_world_find(p->world, child_pid);
+    t->pt.event_pending = PTRACE_EVENT_VFORK_DONE;
+    t->pt.event_msg = tr && c ? (uint64_t)proxy_ns_pid_of(tr, c)
+                              : (uint64_t)child_pid;
+}
+
+/* The thread whose exit a tracer is told: the main one. */
+static struct proxy_thread *main_thread(struct proxy_process *p)
+{
+    for (int k = 0; p->threads && k < p->nr_threads; k++)
+        if (tid_of(p, &p->threads[k]) == p->pid)
+            return &p->threads[k];
+    return current_thread(p);
+}
+
+bool proxy_ptrace_exit(struct proxy_process *p)
+{
+    struct proxy_world *w = p->world;
+    /* Its tracees are let go; EXITKILL ones killed. Zombies it had still
+     * to be told of go to their parents. */
+    struct proxy_process *released[64];
+    int nr_released = 0;
+    for (int i = 0; i < w->nr_procs; i++) {
+        struct proxy_process *q = w->procs[i];
+        if (q == p)
+            continue;
+        if (q->zombie) {
+            if (q->ptrace_exit_tracer == p->pid && nr_released < 64) {
+                q->ptrace_exit_tracer = 0;
+                released[nr_released++] = q;
+            }
+            continue;
+        }
+        for (int k = 0; q->threads && k < q->nr_threads; k++) {
+            struct proxy_thread *t = &q->threads[k];
+            if (t->pt.tracer != p->pid)
+                continue;
+            bool kill = t->pt.options & PTRACE_O_EXITKILL;
+            untrace(q, t);
+            if (kill) {
+                siginfo_t info;
+                memset(&info, 0, sizeof(info));
+                info.si_signo = SIGKILL;
+                info.si_code = SI_USER;
+                proxy_signal_raise(q, SIGKILL, &info);
+            }
+        }
+    }
+    for (int i = 0; i < nr_released; i++)
+        proxy_process_notify_parent(released[i]);
+    struct proxy_thread *t = main_thread(p);
+    if (!t || !t->pt.tracer)
+        return false;
+    int tracer = t->pt.tracer;
+    struct proxy_process *tr = proxy_world_find(w, tracer);
+    bool to_tracer = tr && !tr->zombie && tracer != p->ppid;
+    if (to_tracer) {
+        p->ptrace_exit_tracer = tracer;
+        bool signaled = (p->exit_status & 0x7f) != 0;
+        notify_tracer(p, t, signaled ? CLD_KILLED : CLD_EXITED,
+                      signaled ? (p->exit_status & 0x7f)
+                               : ((p->exit_status >> 8) & 0xff));
+    }
+    for (int k = 0; k < p->nr_threads; k++)
+        memset(&p->threads[k].pt, 0, sizeof(p->threads[k].pt));
+    return to_tracer;
+}
+
+bool proxy_ptrace_exit_hidden(const struct proxy_process *p)
+{
+    return p->ptrace_exit_tracer != 0;
+}
+
+/* ---- wait ------------------------------------------------------------------ */
+
+/* A wait's pid (a run pid, -1, 0 or -pgid as wait_target made it). */
+static bool wait_matches(const struct proxy_process *p,
+                         const struct proxy_process *q, int tid, int pid)
+{
+    if (pid > 0)
+        return tid == pid;
+    if (pid == 0)
+        return q->pgid == p->pgid;
+    if (pid < -1)
+        return q->pgid == -pid;
+    return true;
+}
+
+/* __WCLONE waits for clone children only, neither for the others; __WALL
+ * for both (eligible_child). A non-main thread counts as a clone child. */
+static bool wait_kind_matches(int options, bool is_thread)
+{
+    if (options & __WALL)
+        return true;
+    return is_thread == ((options & __WCLONE) != 0);
+}
+
+static void exit_info(siginfo_t *info, const struct proxy_process *viewer,
+                      const struct proxy_process *q)
+{
+    bool signaled = (q->exit_status & 0x7f) != 0;
+    memset(info, 0, sizeof(*info));
+    info->si_signo = SIGCHLD;
+    info->si_pid = proxy_ns_pid_of(viewer, q);
+    info->si_uid = q->ruid;
+    info->si_code = signaled ? CLD_KILLED : CLD_EXITED;
+    info->si_status = signaled ? (q->exit_status & 0x7f)
+                               : ((q->exit_status >> 8) & 0xff);
+}
+
+int proxy_ptrace_wait(struct proxy_process *p, int pid, int options,
+                      bool nowait, int *status, siginfo_t *info, int *who)
+{
+    struct proxy_world *w = p->world;
+    bool any = false;
+    for (int i = 0; w && i < w->nr_procs; i++) {
+        struct proxy_process *q = w->procs[i];
+        if (q->zombie) {
+            if (q->ptrace_exit_tracer != p->pid ||
+                !wait_matches(p, q, q->pid, pid) ||
+                !wait_kind_matches(options, false))
+                continue;
+            any = true;
+            if (!(options & WEXITED))
+                continue;
+            if (status)
+                *status = q->exit_status;
+            if (info)
+                exit_info(info, p, q);
+            if (who)
+                *who = proxy_ns_pid_of(p, q);
+            if (!nowait) {
+                q->ptrace_exit_tracer = 0;
+                proxy_process_notify_parent(q); /* now its parent's */
+            }
+            return 1;
+        }
+        for (int k = 0; q->threads && k < q->nr_threads; k++) {
+            struct proxy_thread *t = &q->threads[k];
+            int tid = tid_of(q, t);
+            if (t->pt.tracer != p->pid || t->state == PROXY_THREAD_EXITED ||
+                !wait_matches(p, q, tid, pid) ||
+                !wait_kind_matches(options, tid != q->pid))
+                continue;
+            any = true;
+            /* A tracer is told of stops whatever WUNTRACED says. */
+            if (t->state != PROXY_THREAD_PTRACE_STOP || t->pt.reported)
+                continue;
+            if (status)
+                *status = t->pt.status;
+            if (info) {
+                memset(info, 0, sizeof(*info));
+                info->si_signo = SIGCHLD;
+                info->si_code = CLD_TRAPPED;
+                info->si_pid = seen_id(p, q, t);
+                info->si_uid = q->ruid;
+                info->si_status = (t->pt.status >> 8) & 0x7f;
+            }
+            if (who)
+                *who = seen_id(p, q, t);
+            if (!nowait)
+                t->pt.reported = true;
+            return 1;
+        }
+    }
+    return any ? 0 : -1;
+}
+
+bool proxy_ptrace_has_event(struct proxy_process *p, int options)
+{
+    return proxy_ptrace_wait(p, -1, options | WEXITED, true, NULL, NULL,
+                             NULL) == 1;
+}
+
+/* ---- the tracee's registers as ptrace shows them ---------------------------- */
+
+static uint64_t fs_base_of(struct proxy_process *q, struct proxy_thread *t)
+{
+    return on_vcpu(q, t) ? vmm_vm_fs_base(q->vm) : t->fs_base;
+}
+
+static uint64_t gs_base_of(struct proxy_process *q, struct proxy_thread *t)
+{
+    return on_vcpu(q, t) ? vmm_vm_gs_base(q->vm) : t->gs_base;
+}
+
+static void get_user_regs(struct proxy_process *q, struct proxy_thread *t,
+                          struct user_regs_struct *u)
+{
+    const struct vmm_regs *r = regs_of(q, t);
+    memset(u, 0, sizeof(*u));
+    u->r15 = r->r15; u->r14 = r->r14; u->r13 = r->r13; u->r12 = r->r12;
+    u->rbp = r->rbp; u->rbx = r->rbx; u->r11 = r->r11; u->r10 = r->r10;
+    u->r9 = r->r9; u->r8 = r->r8; u->rax = r->rax; u->rcx = r->rcx;
+    u->rdx = r->rdx; u->rsi = r->rsi; u->rdi = r->rdi;
+    u->orig_rax = (uint64_t)t->pt.orig_rax;
+    u->rip = r->rip;
+    u->cs = 0x33;
+    u->eflags = r->rflags;
+    u->rsp = r->rsp;
+    u->ss = 0x2b;
+    u->fs_base = fs_base_of(q, t);
+    u->gs_base = gs_base_of(q, t);
+    if (parked(t)) { /* inside the call, as Linux's pt_regs are */
+        u->rip += SYSCALL_INSN_BYTES;
+        u->rax = (uint64_t)-ENOSYS;
+    }
+    if (t->pt.step_tf)
+        u->eflags &= ~RFLAGS_TF;
+}
+
+static long set_user_regs(struct proxy_process *q, struct proxy_thread *t,
+                          const struct user_regs_struct *u)
+{
+    if ((u->cs & 3) != 3 || (u->ss & 3) != 3 ||
+        u->fs_base >= USER_SPACE_END || u->gs_base >= USER_SPACE_END)
+        return -EIO;
+    struct vmm_regs *r = regs_of(q, t);
+    r->r15 = u->r15; r->r14 = u->r14; r->r13 = u->r13; r->r12 = u->r12;
+    r->rbp = u->rbp; r->rbx = u->rbx; r->r11 = u->r11; r->r10 = u->r10;
+    r->r9 = u->r9; r->r8 = u->r8; r->rcx = u->rcx;
+    r->rdx = u->rdx; r->rsi = u->rsi; r->rdi = u->rdi;
+    r->rsp = u->rsp;
+    r->rflags = (r->rflags & ~RFLAGS_TRACER_MASK) |
+                (u->eflags & RFLAGS_TRACER_MASK);
+    if (t->pt.step_tf)
+        r->rflags |= RFLAGS_TF;
+    t->pt.orig_rax = (int64_t)u->orig_rax;
+    if (parked(t)) {
+        /* The call it makes when let go: the number in orig_rax (-1:
+         * none, the result is rax), at the instruction before rip. */
+        r->rip = u->rip - SYSCALL_INSN_BYTES;
+        r->rax = u->orig_rax;
+        t->pt.skip_call = (int64_t)u->orig_rax == -1;
+        t->pt.skip_result = (int64_t)u->rax;
+    } else {
+        r->rip = u->rip;
+        r->rax = u->rax;
+    }
+    if (on_vcpu(q, t)) {
+        vmm_vm_set_fs_base(q->vm, u->fs_base);
+        vmm_vm_set_gs_base(q->vm, u->gs_base);
+        vmm_vm_enter_user(q->vm);
+    } else {
+        t->fs_base = u->fs_base;
+        t->gs_base = u->gs_base;
+    }
+    return 0;
+}
+
+/* The XSAVE image (standard format) of a thread, with the user ABI's
+ * xcr0 word at byte 464 (xstate_fx_sw_bytes). */
+static int get_xstate(struct proxy_process *q, struct proxy_thread *t,
+                      uint8_t *buf)
+{
+    memset(buf, 0, VMM_XSAVE_MAX_BYTES);
+    int rc = 0;
+    if (on_vcpu(q, t))
+        rc = vmm_vm_get_xstate(q->vm, buf, VMM_XSAVE_MAX_BYTES);
+    else if (t->xstate)
+        memcpy(buf, t->xstate, VMM_XSAVE_MAX_BYTES);
+    if (rc < 0)
+        return rc;
+    uint64_t xcr0 = vmm_vm_xcr0(q->vm);
+    memset(buf + 464, 0, 48);
+    memcpy(buf + 464, &xcr0, sizeof(xcr0));
+    return 0;
+}
+
+static int set_xstate(struct proxy_process *q, struct proxy_thread *t,
+                      const uint8_t *buf)
+{
+    if (on_vcpu(q, t))
+        return vmm_vm_set_xstate(q->vm, buf, VMM_XSAVE_MAX_BYTES);
+    if (!t->xstate && !(t->xstate = malloc(VMM_XSAVE_MAX_BYTES)))
+        return -ENOMEM;
+    memcpy(t->xstate, buf, VMM_XSAVE_MAX_BYTES);
+    return 0;
+}
+
+/* Writes len bytes of src at [at, at+len) of the image, then checks the
+ * XSAVE header (xstate_bv within xcr0) before it is used. */
+static long put_xstate(struct proxy_process *q, struct proxy_thread *t,
+                       const void *src, size_t at, size_t len)
+{
+    uint8_t img[VMM_XSAVE_MAX_BYTES];
+    int rc = get_xstate(q, t, img);
+    if (rc < 0)
+        return rc;
+    memcpy(img + at, src, len);
+    uint64_t xstate_bv;
+    memcpy(&xstate_bv, img + 512, sizeof(xstate_bv));
+    if (xstate_bv & ~vmm_vm_xcr0(q->vm))
+        return -EINVAL;
+    memset(img + 464, 0, 48);
+    return set_xstate(q, t, img);
+}
+
+/* ---- the user area (PEEKUSER/POKEUSER) ----------------------------------- */
+
+#define USER_DEBUGREG_AT offsetof(struct user, u_debugreg)
+
+static long peek_user(struct proxy_process *q, struct proxy_thread *t,
+                      uint64_t off, uint64_t *val)
+{
+    if ((off & 7) || off >= sizeof(struct user))
+        return -EIO;
+    *val = 0;
+    if (off < sizeof(struct user_regs_struct)) {
+        struct user_regs_struct u;
+        get_user_regs(q, t, &u);
+        memcpy(val, (uint8_t *)&u + off, 8);
+    } else if (off >= USER_DEBUGREG_AT && off < USER_DEBUGREG_AT + 64) {
+        int n = (int)((off - USER_DEBUGREG_AT) / 8);
+        *val = n == 6 ? (t->pt.dr[6] | DR6_RESERVED) : t->pt.dr[n];
+    }
+    return 0;
+}
+
+static long poke_user(struct proxy_process *q, struct proxy_thread *t,
+                      uint64_t off, uint64_t val)
+{
+    if ((off & 7) || off >= sizeof(struct user))
+        return -EIO;
+    if (off < sizeof(struct user_regs_struct)) {
+        struct user_regs_struct u;
+        get_user_regs(q, t, &u);
+        memcpy((uint8_t *)&u + off, &val, 8);
+        return set_user_regs(q, t, &u);
+    }
+    if (off >= USER_DEBUGREG_AT && off < USER_DEBUGREG_AT + 64) {
+        int n = (int)((off - USER_DEBUGREG_AT) / 8);
+        if (n == 4 || n == 5)
+            return -EIO;
+        if (n < 4 && val >= USER_SPACE_END)
+            return -EIO;
+        /* No backend gives the guest debug registers: a breakpoint or
+         * watchpoint cannot be armed, and saying so beats never firing. */
+        if (n == 7 && (val & DR7_ENABLE_BITS))
+            return -EIO;
+        t->pt.dr[n] = val;
+    }
+    return 0;
+}
+
+/* ---- tracee memory ----------------------------------------------------------- */
+
+/* A word of tracee memory (FOLL_FORCE: read-only text too). */
+static long peek_word(struct proxy_process *q, gva_t addr, uint64_t *val)
+{
+    return vmm_as_copy_in(q->as, val, addr, 8) < 0 ? -EIO : 0;
+}
+
+/* Writes bytes into tracee memory as FOLL_FORCE does: through read-only
+ * private mappings (a breakpoint into text), page by page. */
+int proxy_mem_write_forced(struct proxy_process *q, gva_t addr,
+                           const void *src, size_t len)
+{
+    const uint8_t *s = src;
+    while (len > 0) {
+        size_t in_page = VMM_PAGE_SIZE - (addr & (VMM_PAGE_SIZE - 1));
+        size_t n = len < in_page ? len : in_page;
+        struct vmm_vma *v = vmm_as_find_vma(q->as, addr);
+        if (!v)
+            return -EFAULT;
+        int rc;
+        if (v->prot & PROT_WRITE)
+            rc = vmm_as_copy_out(q->as, addr, s, n);
+        else if (!v->shared && (v->prot & (PROT_READ | PROT_EXEC)))
+            rc = vmm_as_poke_text(q->as, addr, s, n);
+        else
+            rc = -EFAULT;
+        if (rc < 0)
+            return -EFAULT;
+        addr += n;
+        s += n;
+        len -= n;
+    }
+    return 0;
+}
+
+/* ---- resuming ------------------------------------------------------------------ */
+
+static void resume(struct proxy_process *p, struct proxy_process *q,
+                   struct proxy_thread *t, enum proxy_pt_resume how, int sig)
+{
+    struct vmm_regs *r = regs_of(q, t);
+    t->pt.resume = how;
+    if (how == PROXY_PT_STEP) {
+        r->rflags |= RFLAGS_TF;
+        t->pt.step_tf = true;
+    } else if (t->pt.step_tf) {
+        r->rflags &= ~RFLAGS_TF;
+        t->pt.step_tf = false;
+    }
+    if (sig) {
+        siginfo_t info = t->pt.info;
+        if (t->pt.stop != PROXY_PT_SIGNAL || info.si_signo != sig) {
+            memset(&info, 0, sizeof(info));
+            info.si_signo = sig;
+            info.si_code = SI_USER;
+            info.si_pid = proxy_ns_pid_of(q, p);
+            info.si_uid = p->ruid;
+        }
+        if (t->pt.stop == PROXY_PT_SIGNAL) {
+            t->pt.inject = sig;
+            t->pt.inject_info = info;
+        } else if (t->pt.stop == PROXY_PT_SYSCALL_ENTER ||
+                   t->pt.stop == PROXY_PT_SYSCALL_EXIT) {
+            /* Sent as a new signal (ptrace_report_syscall). */
+            proxy_signal_raise_thread(q, tid_of(q, t), sig, &info);
+        } /* at an event or group-stop it is ignored */
+    }
+    t->pt.stop = PROXY_PT_NONE;
+    t->pt.listening = t->pt.cont_notify = false;
+    t->state = PROXY_THREAD_RUNNABLE;
+}
+
+/* ---- requests ------------------------------------------------------------------ */
+
+static long traceme(struct proxy_process *p)
+{
+    struct proxy_thread *t = current_thread(p);
+    struct proxy_process *parent = proxy_world_find(p->world, p->ppid);
+    if (t->pt.tracer || !parent || parent->zombie)
+        return -EPERM;
+    memset(&t->pt, 0, sizeof(t->pt));
+    t->pt.orig_rax = SYS_ptrace;
+    t->pt.tracer = parent->pid;
+    return 0;
+}
+
+/* The live thread with this id in p's view, and its process. */
+static struct proxy_thread *find_thread(struct proxy_process *p, int id,
+                                        struct proxy_process **qp)
+{
+    struct proxy_world *w = p->world;
+    for (int i = 0; id > 0 && i < w->nr_procs; i++) {
+        struct proxy_process *q = w->procs[i];
+        if (q->zombie || q->exited)
+            continue;
+        for (int k = 0; k < q->nr_threads; k++) {
+            struct proxy_thread *t = &q->threads[k];
+            if (t->state != PROXY_THREAD_EXITED && seen_id(p, q, t) == id) {
+                *qp = q;
+                return t;
+            }
+        }
+    }
+    return NULL;
+}
+
+/* ptrace_may_access: root, or the same ids and a dumpable target. */
+static bool may_attach(const struct proxy_process *p,
+                       const struct proxy_process *q)
+{
+    if (p->euid == 0)
+        return true;
+    return q->prctl.dumpable && q->ruid == p->ruid && q->euid == p->ruid &&
+           q->suid == p->ruid && q->rgid == p->rgid && q->egid == p->rgid &&
+           q->sgid == p->rgid;
+}
+
+static long attach(struct proxy_process *p, long req, int id, uint64_t addr,
+                   uint64_t data)
+{
+    bool seize = req == PTRACE_SEIZE;
+    if (seize && (addr != 0 || (data & ~(uint64_t)PT_OPTIONS_VALID)))
+        return -EIO;
+    struct proxy_process *q;
+    struct proxy_thread *t = find_thread(p, id, &q);
+    if (!t)
+        return -ESRCH;
+    if (q == p || t->pt.tracer || !may_attach(p, q))
+        return -EPERM;
+    memset(&t->pt, 0, sizeof(t->pt));
+    t->pt.orig_rax = -1;
+    t->pt.tracer = p->pid;
+    t->pt.seized = seize;
+    t->pt.options = seize ? (uint32_t)data : 0;
+    if (q->stopped) {
+        /* Already in a group-stop: it is reported to the tracer as one
+         * (JOBCTL_TRAP_STOP), and it is the tracer's to resume. */
+        q->stopped = false;
+        memset(&t->pt.info, 0, sizeof(t->pt.info));
+        enter_stop(q, t, PROXY_PT_GROUP, q->stop_sig,
+                   seize ? PTRACE_EVENT_STOP : 0);
+        return 0;
+    }
+    if (!seize) {
+        siginfo_t info;
+        memset(&info, 0, sizeof(info));
+        info.si_signo = SIGSTOP;
+        info.si_code = SI_USER;
+        info.si_pid = proxy_ns_pid_of(q, p);
+        info.si_uid = p->ruid;
+        proxy_signal_raise_thread(q, tid_of(q, t), SIGSTOP, &info);
+    }
+    return 0;
+}
+
+struct syscall_info_abi {
+    uint8_t op;
+    uint8_t pad[3];
+    uint32_t arch;
+    uint64_t instruction_pointer, stack_pointer;
+    union {
+        struct { uint64_t nr, args[6]; } entry;
+        struct { int64_t rval; uint8_t is_error; } exit;
+    };
+};
+
+static long get_syscall_info(struct proxy_process *p, struct proxy_process *q,
+                             struct proxy_thread *t, uint64_t size, gva_t out)
+{
+    struct syscall_info_abi si;
+    memset(&si, 0, sizeof(si));
+    struct user_regs_struct u;
+    get_user_regs(q, t, &u);
+    si.arch = AUDIT_ARCH_X86_64_ID;
+    si.instruction_pointer = u.rip;
+    si.stack_pointer = u.rsp;
+    size_t actual = offsetof(struct syscall_info_abi, entry);
+    if (t->pt.stop == PROXY_PT_SYSCALL_ENTER) {
+        si.op = PTRACE_SYSCALL_INFO_ENTRY;
+        si.entry.nr = u.orig_rax;
+        uint64_t args[6] = {u.rdi, u.rsi, u.rdx, u.r10, u.r8, u.r9};
+        memcpy(si.entry.args, args, sizeof(args));
+        actual = offsetof(struct syscall_info_abi, entry.args) + sizeof(args);
+    } else if (t->pt.stop == PROXY_PT_SYSCALL_EXIT) {
+        si.op = PTRACE_SYSCALL_INFO_EXIT;
+        si.exit.rval = (int64_t)u.rax;
+        si.exit.is_error = si.exit.rval < 0 && si.exit.rval >= -4095;
+        actual = offsetof(struct syscall_info_abi, exit.is_error) + 1;
+    }
+    size_t n = size < actual ? (size_t)size : actual;
+    if (n && proxy_copy_out(p, out, &si, n) < 0)
+        return -EFAULT;
+    return (long)actual;
+}
+
+/* PTRACE_GETREGSET / SETREGSET: NT_PRSTATUS, NT_PRFPREG, NT_X86_XSTATE. */
+static long regset(struct proxy_process *p, struct proxy_process *q,
+                   struct proxy_thread *t, bool set, uint64_t type,
+                   gva_t iov_gva)
+{
+    struct iovec iov;
+    if (proxy_copy_in(p, &iov, iov_gva, sizeof(iov)) < 0)
+        return -EFAULT;
+    uint8_t buf[VMM_XSAVE_MAX_BYTES];
+    size_t size;
+    switch (type) {
+    case NT_PRSTATUS: size = sizeof(struct user_regs_struct); break;
+    case NT_PRFPREG: size = sizeof(struct user_fpregs_struct); break;
+    case NT_X86_XSTATE: size = vmm_vm_xsave_bytes(q->vm); break;
+    default: return -EINVAL;
+    }
+    size_t n = iov.iov_len < size ? iov.iov_len : size;
+    long rc;
+    if (!set) {
+        if (type == NT_PRSTATUS)
+            get_user_regs(q, t, (struct user_regs_struct *)(void *)buf);
+        else if ((rc = get_xstate(q, t, buf)) < 0)
+            return rc;
+        if (proxy_copy_out(p, (gva_t)(uintptr_t)iov.iov_base, buf, n) < 0)
+            return -EFAULT;
+    } else {
+        /* A short write of the general registers keeps the rest. */
+        if (type == NT_PRSTATUS)
+            get_user_regs(q, t, (struct user_regs_struct *)(void *)buf);
+        if (proxy_copy_in(p, buf, (gva_t)(uintptr_t)iov.iov_base, n) < 0)
+            return -EFAULT;
+        rc = type == NT_PRSTATUS
+                 ? set_user_regs(q, t, (struct user_regs_struct *)(void *)buf)
+                 : put_xstate(q, t, buf, 0, n);
+        if (rc < 0)
+            return rc;
+    }
+    iov.iov_len = n;
+    return proxy_copy_out(p, iov_gva, &iov, sizeof(iov)) < 0 ? -EFAULT : 0;
+}
+
+static long regs_request(struct proxy_process *p, struct proxy_process *q,
+                         struct proxy_thread *t, long req, gva_t data)
+{
+    uint8_t buf[VMM_XSAVE_MAX_BYTES];
+    long rc;
+    switch (req) {
+    case PTRACE_GETREGS:
+        get_user_regs(q, t, (struct user_regs_struct *)(void *)buf);
+        return proxy_copy_out(p, data, buf, sizeof(struct user_regs_struct));
+    case PTRACE_SETREGS:
+        if (proxy_copy_in(p, buf, data, sizeof(struct user_regs_struct)) < 0)
+            return -EFAULT;
+        return set_user_regs(q, t, (struct user_regs_struct *)(void *)buf);
+    case PTRACE_GETFPREGS:
+        if ((rc = get_xstate(q, t, buf)) < 0)
+            return rc;
+        return proxy_copy_out(p, data, buf, sizeof(struct user_fpregs_struct));
+    case PTRACE_SETFPREGS:
+        if (proxy_copy_in(p, buf, data, sizeof(struct user_fpregs_struct)) < 0)
+            return -EFAULT;
+        /* The legacy area only; xstate_bv's x87/SSE bits then say it is
+         * in use, as fxsave's image would. */
+        return put_xstate(q, t, buf, 0, sizeof(struct user_fpregs_struct));
+    }
+    return -EIO;
+}
+
+static long info_request(struct proxy_process *p, struct proxy_thread *t,
+                         long req, gva_t data)
+{
+    switch (req) {
+    case PTRACE_GETSIGINFO:
+        if (!t->pt.info.si_signo)
+            return -EINVAL; /* a group-stop has none */
+        return proxy_copy_out(p, data, &t->pt.info, sizeof(siginfo_t));
+    case PTRACE_SETSIGINFO:
+        if (!t->pt.info.si_signo)
+            return -EINVAL;
+        return proxy_copy_in(p, &t->pt.info, data, sizeof(siginfo_t));
+    case PTRACE_GETEVENTMSG:
+        return proxy_copy_out(p, data, &t->pt.msg, sizeof(t->pt.msg));
+    case PTRACE_SETOPTIONS:
+        if (data & ~(uint64_t)PT_OPTIONS_VALID)
+            return -EINVAL;
+        t->pt.options = (uint32_t)data;
+        return 0;
+    case PTRACE_GETSIGMASK:
+    case PTRACE_SETSIGMASK:
+        return -EINVAL; /* sized requests: see sigmask_request */
+    }
+    return -EIO;
+}
+
+static long sigmask_request(struct proxy_process *p, struct proxy_process *q,
+                            struct proxy_thread *t, long req, uint64_t size,
+                            gva_t data)
+{
+    if (size != 8)
+        return -EINVAL;
+    uint64_t *mask = on_vcpu(q, t) ? &q->sigmask : &t->sigmask;
+    if (req == PTRACE_GETSIGMASK)
+        return proxy_copy_out(p, data, mask, 8);
+    uint64_t m;
+    if (proxy_copy_in(p, &m, data, 8) < 0)
+        return -EFAULT;
+    *mask = m & ~(SIGBIT(SIGKILL) | SIGBIT(SIGSTOP));
+    return 0;
+}
+
+static long arch_prctl_request(struct proxy_process *p, struct proxy_process *q,
+                               struct proxy_thread *t, uint64_t code,
+                               gva_t data)
+{
+    struct user_regs_struct u;
+    get_user_regs(q, t, &u);
+    switch (code) {
+    case 0x1001: u.gs_base = data; return set_user_regs(q, t, &u);
+    case 0x1002: u.fs_base = data; return set_user_regs(q, t, &u);
+    case 0x1003: return proxy_copy_out(p, data, &u.fs_base, 8);
+    case 0x1004: return proxy_copy_out(p, data, &u.gs_base, 8);
+    }
+    return -EINVAL;
+}
+
+/* Requests on a tracee in a ptrace-stop. */
+static long stopped_request(struct proxy_process *p, struct proxy_process *q,
+                            struct proxy_thread *t, long req, uint64_t addr,
+                            uint64_t data)
+{
+    uint64_t word;
+    long rc;
+    switch (req) {
+    case PTRACE_PEEKTEXT:
+    case PTRACE_PEEKDATA:
+        if ((rc = peek_word(q, addr, &word)) < 0)
+            return rc;
+        return proxy_copy_out(p, data, &word, 8);
+    case PTRACE_POKETEXT:
+    case PTRACE_POKEDATA:
+        return proxy_mem_write_forced(q, addr, &data, 8) < 0 ? -EIO : 0;
+    case PTRACE_PEEKUSR:
+        if ((rc = peek_user(q, t, addr, &word)) < 0)
+            return rc;
+        return proxy_copy_out(p, data, &word, 8);
+    case PTRACE_POKEUSR:
+        return poke_user(q, t, addr, data);
+    case PTRACE_GETREGS: case PTRACE_SETREGS:
+    case PTRACE_GETFPREGS: case PTRACE_SETFPREGS:
+        return regs_request(p, q, t, req, data);
+    case PTRACE_GETREGSET:
+    case PTRACE_SETREGSET:
+        return regset(p, q, t, req == PTRACE_SETREGSET, addr, data);
+    case PTRACE_GET_SYSCALL_INFO:
+        return get_syscall_info(p, q, t, addr, data);
+    case PTRACE_GETSIGMASK:
+    case PTRACE_SETSIGMASK:
+        return sigmask_request(p, q, t, req, addr, data);
+    case PTRACE_ARCH_PRCTL:
+        return arch_prctl_request(p, q, t, data, addr);
+    case PTRACE_CONT:
+    case PTRACE_SYSCALL:
+    case PTRACE_SINGLESTEP:
+    case PTRACE_DETACH:
+        if (data > 64)
+            return -EIO;
+        resume(p, q, t,
+               req == PTRACE_SYSCALL      ? PROXY_PT_SYSCALL
+               : req == PTRACE_SINGLESTEP ? PROXY_PT_STEP
+                                          : PROXY_PT_CONT,
+               (int)data);
+        if (req == PTRACE_DETACH) {
+            int inject = t->pt.inject;
+            siginfo_t info = t->pt.inject_info;
+            bool step = t->pt.step_tf;
+            untrace(q, t);
+            if (inject) /* still delivered, untraced */
+                proxy_signal_raise_thread(q, tid_of(q, t), inject, &info);
+            (void)step;
+        }
+        return 0;
+    case PTRACE_LISTEN:
+        if (!t->pt.seized || t->pt.stop != PROXY_PT_GROUP)
+            return -EIO;
+        /* It stays stopped, and re-traps once the group-stop ends. */
+        t->pt.listening = true;
+        if (t->pt.cont_notify)
+            retrap_continued(q, t);
+        return 0;
+    }
+    return info_request(p, t, req, data);
+}
+
+static long sys_ptrace(struct proxy_process *p, const uint64_t a[6])
+{
+    long req = (long)a[0];
+    int id = (int)a[1];
+    proxy_log(p, 2, "[%d] ptrace request %#lx to %d, addr %#llx, data %#llx",
+              p->tid, req, id, (unsigned long long)a[2],
+              (unsigned long long)a[3]);
+    if (req == PTRACE_TRACEME)
+        return traceme(p);
+    if (req == PTRACE_ATTACH || req == PTRACE_SEIZE)
+        return attach(p, req, id, a[2], a[3]);
+    struct proxy_process *q;
+    struct proxy_thread *t = find_thread(p, id, &q);
+    if (!t || t->pt.tracer != p->pid)
+        return -ESRCH;
+    if (req == PTRACE_KILL) {
+        siginfo_t info;
+        memset(&info, 0, sizeof(info));
+        info.si_signo = SIGKILL;
+        info.si_code = SI_USER;
+        proxy_signal_raise(q, SIGKILL, &info);
+        return 0;
+    }
+    if (req == PTRACE_INTERRUPT) {
+        if (!t->pt.seized)
+            return -EIO;
+        if (t->state != PROXY_THREAD_PTRACE_STOP && !t->pt.event_pending)
+            t->pt.event_pending = PTRACE_EVENT_STOP;
+        return 0;
+    }
+    if (t->state != PROXY_THREAD_PTRACE_STOP)
+        return -ESRCH;
+    return stopped_request(p, q, t, req, a[2], a[3]);
+}
+
+const struct proxy_syscall proxy_ptrace_syscalls[] = {
+    {SYS_ptrace, "ptrace", sys_ptrace},
+    {-1, NULL, NULL},
+};
+
