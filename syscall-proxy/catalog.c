@@ -175,11 +175,14 @@ static const struct exception_note notes[] = {
                              "is a logical deadline"},
     {SYS_kill, NULL, "any guest process or group; virtual pids"},
     {SYS_fork, NULL, "a new VM with a copy of the touched memory"},
-    {SYS_vfork, NULL, "as fork (memory copied), parent waits for exec/exit"},
+    {SYS_vfork, NULL, "a new VM on the parent's memory (shared, not "
+                      "copied); the parent waits for exec/exit"},
     {SYS_execve, NULL, "a fresh VM; a failed exec leaves the caller intact"},
     {SYS_wait4, NULL, "zombies reaped; the caller waits in the scheduler"},
     {SYS_exit, NULL, "ends the thread; the last thread ends the process"},
-    {SYS_clone, NULL, "threads share the VM; without CLONE_VM: as fork"},
+    {SYS_clone, NULL, "threads share the VM; CLONE_VM without "
+                      "CLONE_THREAD: a new VM on the same memory; without "
+                      "CLONE_VM: as fork"},
     {SYS_clone3, NULL, "ENOSYS on purpose: libc falls back to clone"},
     {SYS_futex, NULL, "wait queues in hvrun; PI futexes with Linux's word "
                        "protocol, waiters in arrival order (one vCPU: "

@@ -772,6 +772,9 @@ void proxy_sem_world_free(struct proxy_world *w);
  * freed. */
 void proxy_shm_fork(struct proxy_process *parent, struct proxy_process *child);
 void proxy_shm_detach_all(struct proxy_process *p);
+/* p leaves an address space another process (to) still runs on: its
+ * attachments stay in that memory, so they become to's. */
+void proxy_shm_hand_over(struct proxy_process *p, struct proxy_process *to);
 void proxy_shm_world_free(struct proxy_world *w);
 /* Segment i of the run as a /proc/sysvipc/shm line into line; 0 past
  * the last. */
@@ -795,6 +798,15 @@ int proxy_seccomp_filters(const struct proxy_thread *t);
  * of a dying process: owners marked dead, a waiter woken (thread.c). */
 void proxy_robust_list_exit(struct proxy_process *p, gva_t head, int tid);
 void proxy_robust_lists_exit(struct proxy_process *p);
+/* Whether another live process runs on p's address space (clone with
+ * CLONE_VM and without CLONE_THREAD: vfork, posix_spawn). */
+bool proxy_as_shared(const struct proxy_process *p);
+/* Such a process (the first in creation order), or NULL. */
+struct proxy_process *proxy_as_other_user(const struct proxy_process *p);
+/* Linux's mm_release for p leaving an address space that another process
+ * still uses (its exit, or its execve with p->as still the old one):
+ * each thread's CLONE_CHILD_CLEARTID word zeroed and its futex woken. */
+void proxy_mm_release(struct proxy_process *p);
 /* Ends the calling thread as exit(2) would (thread.c). */
 long proxy_thread_exit_current(struct proxy_process *p);
 extern const struct proxy_syscall proxy_thread_syscalls[];
@@ -934,7 +946,8 @@ uint64_t proxy_sock_timeout_ns(int host_fd, short events);
 /* Whether a blocking host call now could stall another guest thread. */
 bool proxy_others_runnable(const struct proxy_process *p);
 extern const struct proxy_syscall proxy_procsys_syscalls[];
-/* fork, vfork and clone without CLONE_VM: a new process in a new VM. */
+/* fork, vfork and clone without CLONE_THREAD: a new process in a new VM,
+ * with a copy of the caller's memory, or (CLONE_VM) on the same memory. */
 long proxy_fork(struct proxy_process *p, uint64_t flags, gva_t stack,
                 gva_t ptid, gva_t ctid, uint64_t tls);
 /* Destroys a VM, adding its exit counts to p's tree totals. */

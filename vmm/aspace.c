@@ -414,7 +414,7 @@ static void pt_clear(struct vmm_aspace *as, gva_t start, gva_t end)
         pt_table(as, *pde & VMM_PTE_ADDR)[(g >> 12) & 511] = 0;
         g += VMM_PAGE_SIZE;
     }
-    as->tlb_flush_needed = true;
+    as->tlb_flushes_asked++;
 }
 
 /* Writes the PTEs of a whole VMA from its prot. */
@@ -761,7 +761,7 @@ int vmm_as_protect(struct vmm_aspace *as, gva_t gva, uint64_t len, int prot)
         if (host_change)
             host_protect_backing(as, v, loses);
         if (loses)
-            as->tlb_flush_needed = true;
+            as->tlb_flushes_asked++;
     }
     return 0;
 }

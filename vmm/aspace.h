@@ -11,6 +11,11 @@
  *    the guest can touch it; a guest page fault is a real SIGSEGV.
  *  - Guest memory is reached by hvrun only through the vmm_as_copy_* family,
  *    which checks ranges and protections and returns -EFAULT.
+ *  - One address space may be run by several VMs at once (clone with
+ *    CLONE_VM and without CLONE_THREAD: vmm_vm_create_sharing in
+ *    backend.h); nothing here knows which, so whatever a vCPU caches of
+ *    it is asked for through counters (generation, tlb_flushes_asked)
+ *    that each VM compares with its own last look.
  */
 #ifndef VMM_ASPACE_H
 #define VMM_ASPACE_H
@@ -119,7 +124,11 @@ struct vmm_aspace {
     gpa_t pml4_gpa;
     struct vmm_vma *vmas; /* sorted by start, non-overlapping */
     size_t nr_vmas, cap_vmas;
-    bool tlb_flush_needed; /* a PTE lost permissions since the last run */
+    /* Bumped whenever a PTE loses permissions: every vCPU running on this
+     * space (more than one when VMs share it, vmm_vm_create_sharing)
+     * flushes its cached translations when the count differs from the
+     * one it last flushed at. */
+    uint64_t tlb_flushes_asked;
     uint64_t account_bytes; /* sum of the VMM_VMA_ACCOUNT VMAs' sizes */
     /* Bumped by every change of the VMA list (a VMA added, removed, split,
      * given new protections or a shared object): a backend that mirrors

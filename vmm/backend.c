@@ -8,6 +8,7 @@
 #include "backend_impl.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 static const char *const backend_names[] = {
@@ -90,11 +91,41 @@ int vmm_vm_create(struct vmm_host *host, struct vmm_vm **out, char *why,
 
 void vmm_vm_destroy(struct vmm_vm *vm)
 {
-    if (vm)
-        vm->ops->vm_destroy(vm);
+    if (!vm)
+        return;
+    struct vmm_vm *owner = vm->memory_vm;
+    if (!owner && vm->memory_users > 0) {
+        vm->retired = true; /* its memory is still another VM's */
+        return;
+    }
+    vm->ops->vm_destroy(vm);
+    if (owner && --owner->memory_users == 0 && owner->retired)
+        owner->ops->vm_destroy(owner);
 }
 
-struct vmm_aspace *vmm_vm_aspace(struct vmm_vm *vm) { return &vm->as; }
+int vmm_vm_create_sharing(struct vmm_host *host, struct vmm_vm *parent,
+                          struct vmm_vm **out, char *why, size_t why_len)
+{
+    struct vmm_vm *owner = vmm_vm_memory_owner(parent);
+    int rc = host->ops->vm_create(host, out, why, why_len);
+    if (rc < 0)
+        return rc;
+    if ((rc = host->ops->vm_share(*out, owner)) < 0) {
+        if (why && why_len)
+            snprintf(why, why_len, "sharing the parent's memory: %s",
+                     strerror(-rc));
+        host->ops->vm_destroy(*out);
+        return rc;
+    }
+    (*out)->memory_vm = owner;
+    owner->memory_users++;
+    return 0;
+}
+
+struct vmm_aspace *vmm_vm_aspace(struct vmm_vm *vm)
+{
+    return &vmm_vm_memory_owner(vm)->as;
+}
 struct vmm_regs *vmm_vm_regs(struct vmm_vm *vm) { return &vm->regs; }
 
 void vmm_vm_get_stats(const struct vmm_vm *vm, struct vmm_stats *st)

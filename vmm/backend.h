@@ -129,7 +129,22 @@ void vmm_host_set_vm_pool(struct vmm_host *host, unsigned nr_ready);
  * and an empty user address space. Returns 0 or -errno (why filled in). */
 int vmm_vm_create(struct vmm_host *host, struct vmm_vm **out, char *why,
                   size_t why_len);
+/*
+ * Destroys a VM. Its memory goes too unless other VMs run on it
+ * (vmm_vm_create_sharing): then it stays until the last of them goes.
+ */
 void vmm_vm_destroy(struct vmm_vm *vm);
+
+/*
+ * A VM for a process made by clone with CLONE_VM and without CLONE_THREAD
+ * (vfork, posix_spawn, clone(CLONE_VM)): its own vCPU and registers, but
+ * running on parent's memory, the one address space (VMA list, page
+ * tables, guest-physical pages) both then use: every write, mmap, munmap,
+ * mprotect or brk by either is the other's too. vmm_vm_aspace of both is
+ * the same object. Returns 0 or -errno (why filled in).
+ */
+int vmm_vm_create_sharing(struct vmm_host *host, struct vmm_vm *parent,
+                          struct vmm_vm **out, char *why, size_t why_len);
 
 struct vmm_aspace *vmm_vm_aspace(struct vmm_vm *vm);
 /* The current thread's registers; edits take effect at the next run. */

@@ -22,6 +22,10 @@ struct vmm_backend_ops {
     int (*vm_create)(struct vmm_host *host, struct vmm_vm **out, char *why,
                      size_t why_len);
     void (*vm_destroy)(struct vmm_vm *vm);
+    /* Makes a fresh VM that has never run use owner's memory instead of
+     * its own (vmm_vm_create_sharing); its own stays for what is per VM
+     * (kvm: the guest kernel area; ptrace: the stub's pages). */
+    int (*vm_share)(struct vmm_vm *vm, struct vmm_vm *owner);
     uint64_t (*vm_vdso_calls)(const struct vmm_vm *vm);
     void (*vm_vdso_calls_reset)(struct vmm_vm *vm);
     uint64_t (*vm_vdso_calls_va)(const struct vmm_vm *vm);
@@ -52,7 +56,14 @@ struct vmm_host {
     struct vmm_xstate_layout xstate;
 };
 
-/* The head of every backend's VM. */
+/*
+ * The head of every backend's VM. pm and as are the VM's own memory; a VM
+ * made by vmm_vm_create_sharing runs on memory_vm's instead (never a
+ * sharer itself: a sharer of a sharer shares with the owner). The owner
+ * counts its sharers; destroyed while it has some, it is only marked
+ * retired and freed with the last of them, so the memory outlives the
+ * process that made it.
+ */
 struct vmm_vm {
     const struct vmm_backend_ops *ops;
     struct vmm_host *host;
@@ -60,7 +71,21 @@ struct vmm_vm {
     struct vmm_aspace as;
     struct vmm_regs regs;
     struct vmm_stats stats;
+    struct vmm_vm *memory_vm; /* NULL: runs on its own pm/as */
+    unsigned memory_users;    /* VMs whose memory_vm this is */
+    bool retired;             /* destroyed, kept for memory_users */
 };
+
+/* The VM whose pm/as vm's guest runs on. */
+static inline struct vmm_vm *vmm_vm_memory_owner(struct vmm_vm *vm)
+{
+    return vm->memory_vm ? vm->memory_vm : vm;
+}
+static inline const struct vmm_vm *
+vmm_vm_memory_owner_c(const struct vmm_vm *vm)
+{
+    return vm->memory_vm ? vm->memory_vm : vm;
+}
 
 /* ---- vmm/host.c: the parts of opening a host every backend shares ---- */
 

@@ -6,6 +6,21 @@
  * kvm_pvm, where SYSCALL stays at CPL3 and SYSRET cannot be used, and on
  * VMX/SVM, where SYSCALL enters CPL0: in both cases the entry stub exits with
  * an OUT and the host writes RIP/RFLAGS/CS/SS to return to user mode.
+ *
+ * Shared memory (clone with CLONE_VM, no CLONE_THREAD: vmm_vm_create_sharing):
+ * the child's VM keeps its own guest kernel area (GDT, IDT, TSS, the
+ * kernel stacks, the vDSO's call count: gpa 0 to GK_KERNEL_AREA_END of its
+ * own reservation, memslot 0), and every memslot above maps the owner's
+ * reservation at the same gpa; CR3 is the owner's PML4. The page tables
+ * are thus one set in one memory, the kernel area's entries in them naming
+ * gpas that each VM resolves to its own pages. Memslots the owner adds
+ * later are added before the sharer's next KVM_RUN (share_new_slots), and
+ * a PTE that lost permissions is flushed from every vCPU by comparing the
+ * space's tlb_flushes_asked with the count each last flushed at. Host
+ * changes of the backing (mprotect, the fresh mapping of a freed extent)
+ * reach every VM through the host's MMU notifier, which all VMs of the
+ * process share. Cost: one KVM_SET_USER_MEMORY_REGION per 256 MiB of the
+ * owner's memory at the clone (and at growth), nothing per access.
  */
 #include "backend.h"
 #include "backend_impl.h"
@@ -68,6 +83,10 @@ struct kvm_vm {
     size_t run_size;
     uint8_t *phys_hva;
     int nr_slots;
+    /* Running on another VM's memory: the gpa up to which memslots map
+     * it, and the owner's tlb_flushes_asked as of this vCPU's last flush. */
+    gpa_t shared_top;
+    uint64_t tlb_flushes_seen;
     bool sregs_dirty;
     uint32_t tss_limit;
 };
@@ -98,6 +117,61 @@ static int grow_memslots(void *ctx, gpa_t new_top)
         vm->nr_slots++;
         vm->base.pm.covered_top += MEMSLOT_BYTES;
     }
+    return 0;
+}
+
+static int set_memslot(struct kvm_vm *vm, uint32_t slot, gpa_t gpa,
+                       uint64_t bytes, uint8_t *hva)
+{
+    struct kvm_userspace_memory_region r = {
+        .slot = slot,
+        .guest_phys_addr = gpa,
+        .memory_size = bytes,
+        .userspace_addr = (uint64_t)(uintptr_t)hva,
+    };
+    return ioctl(vm->vm_fd, KVM_SET_USER_MEMORY_REGION, &r) < 0 ? -errno : 0;
+}
+
+/* The memslots of the owner's memory added since the last look, each up
+ * to the owner's next slot boundary (its slots are MEMSLOT_BYTES). */
+static int share_new_slots(struct kvm_vm *vm)
+{
+    const struct kvm_vm *owner = (const struct kvm_vm *)vm->base.memory_vm;
+    while (vm->shared_top < owner->base.pm.covered_top) {
+        gpa_t end = (vm->shared_top / MEMSLOT_BYTES + 1) * MEMSLOT_BYTES;
+        int rc = set_memslot(vm, (uint32_t)vm->nr_slots, vm->shared_top,
+                             end - vm->shared_top,
+                             owner->phys_hva + vm->shared_top);
+        if (rc < 0)
+            return rc;
+        vm->nr_slots++;
+        vm->shared_top = end;
+    }
+    return 0;
+}
+
+/* A fresh VM that has never run: its memslots become its own kernel area
+ * and the owner's memory above it, its CR3 the owner's PML4. */
+static int kvm_vm_share(struct vmm_vm *base, struct vmm_vm *owner_base)
+{
+    struct kvm_vm *vm = (struct kvm_vm *)base;
+    int rc = 0;
+    for (int slot = 0; slot < vm->nr_slots && rc == 0; slot++)
+        rc = set_memslot(vm, (uint32_t)slot, 0, 0, NULL); /* deleted */
+    if (rc == 0)
+        rc = set_memslot(vm, 0, 0, GK_KERNEL_AREA_END, vm->phys_hva);
+    if (rc < 0)
+        return rc;
+    vm->nr_slots = 1;
+    vm->shared_top = GK_KERNEL_AREA_END;
+    vm->base.memory_vm = owner_base; /* share_new_slots reads it */
+    rc = share_new_slots(vm);
+    vm->base.memory_vm = NULL; /* backend.c sets it for good */
+    if (rc < 0)
+        return rc;
+    vm->run->s.regs.sregs.cr3 = owner_base->as.pml4_gpa;
+    vm->tlb_flushes_seen = owner_base->as.tlb_flushes_asked;
+    vm->sregs_dirty = true;
     return 0;
 }
 
@@ -565,7 +639,8 @@ static bool io_from_stub(const struct kvm_vm *vm, unsigned port)
 static bool is_io_insn(const struct kvm_vm *vm, uint64_t at, size_t len)
 {
     uint8_t op;
-    if (vmm_as_copy_in(&vm->base.as, &op, at, 1) < 0)
+    if (vmm_as_copy_in(&vmm_vm_memory_owner_c(&vm->base)->as, &op, at, 1) <
+        0)
         return false;
     /* in/out with imm8 (e4-e7, 2 bytes) or with %dx (ec-ef, 1 byte) */
     return len == 2 ? op >= 0xe4 && op <= 0xe7 : op >= 0xec && op <= 0xef;
@@ -712,14 +787,20 @@ static int kvm_vm_run(struct vmm_vm *base, struct vmm_event *ev)
     struct kvm_vm *vm = (struct kvm_vm *)base;
     struct kvm_run *run = vm->run;
     memset(ev, 0, sizeof(*ev));
-    if (vm->base.as.tlb_flush_needed) {
+    const struct vmm_aspace *as = &vmm_vm_memory_owner(base)->as;
+    if (vm->base.memory_vm && share_new_slots(vm) < 0) {
+        vmm_event_fail(ev, "memslots of the shared memory: %s",
+                       strerror(errno));
+        return -EIO;
+    }
+    if (as->tlb_flushes_asked != vm->tlb_flushes_seen) {
         /* A host-side PTE change must reach the vCPU's cached (shadow or
          * TLB) translations: a CR3 write with a different value makes KVM
          * drop them. Toggling PWT keeps the same page tables. */
-        run->s.regs.sregs.cr3 = vm->base.as.pml4_gpa |
+        run->s.regs.sregs.cr3 = as->pml4_gpa |
                                 ((run->s.regs.sregs.cr3 & CR3_PWT) ^ CR3_PWT);
         vm->sregs_dirty = true;
-        vm->base.as.tlb_flush_needed = false;
+        vm->tlb_flushes_seen = as->tlb_flushes_asked;
         vm->base.stats.tlb_flushes++;
     }
     regs_to_kvm(&vm->base.regs, &run->s.regs.regs);
@@ -749,6 +830,7 @@ const struct vmm_backend_ops kvm_backend_ops = {
     .host_set_vm_pool = kvm_host_set_vm_pool,
     .vm_create = kvm_vm_create,
     .vm_destroy = kvm_vm_destroy,
+    .vm_share = kvm_vm_share,
     .vm_vdso_calls = kvm_vm_vdso_calls,
     .vm_vdso_calls_reset = kvm_vm_vdso_calls_reset,
     .vm_vdso_calls_va = kvm_vm_vdso_calls_va,

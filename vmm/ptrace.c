@@ -13,6 +13,15 @@
  * (sync_mappings, skipped while the list's generation is unchanged) by
  * calls injected at the stub's `syscall; int3` gadget.
  *
+ * Shared memory (clone with CLONE_VM, no CLONE_THREAD: vmm_vm_create_sharing):
+ * the child's stub is spawned with its own memfd as every stub is (its
+ * vDSO call count and scratch page stay its own), then opens the owner's
+ * memfd through /proc/<hvrun>/fd (memory_fd) and maps every VMA of the
+ * owner's VMA list from it. Both stubs then map the same pages; each
+ * brings its mappings in line with the one list before it runs, by the
+ * list's generation as always. Cost: one injected openat at the clone;
+ * each change of the list costs the sync in every stub that runs after it.
+ *
  * Events, as kvm.c gives them:
  *  - a SYSEMU stop is VMM_EVENT_SYSCALL: rax = orig_rax, rcx/r11 as the
  *    SYSCALL instruction left them (return rip, rflags);
@@ -92,7 +101,16 @@ struct pt_vm {
     size_t nr_maps, cap_maps;
     uint64_t maps_generation;
     bool maps_valid;
+    /* The stub's fd of the memfd its VMAs map: PT_STUB_MEMFD, or the
+     * owner's memfd reopened when this VM shares another's memory. */
+    int memory_fd;
 };
+
+/* The VMA list the stub mirrors: its own, or the owner's. */
+static const struct vmm_aspace *pt_as(const struct pt_vm *vm)
+{
+    return &vmm_vm_memory_owner_c(&vm->base)->as;
+}
 
 static struct pt_vm *pt_of(struct vmm_vm *v) { return (struct pt_vm *)v; }
 static const struct pt_vm *pt_cof(const struct vmm_vm *v)
@@ -200,8 +218,8 @@ static long map_vma(struct pt_vm *vm, const struct vmm_vma *v)
     if (v->shared)
         return map_shared_object(vm, v);
     return inject(vm, SYS_mmap, v->start, v->end - v->start,
-                  (uint64_t)v->prot, MAP_SHARED | MAP_FIXED, PT_STUB_MEMFD,
-                  v->gpa);
+                  (uint64_t)v->prot, MAP_SHARED | MAP_FIXED,
+                  (uint64_t)vm->memory_fd, v->gpa);
 }
 
 /* Unmaps what the stub has in [lo, hi) that no VMA covers any more. */
@@ -222,7 +240,7 @@ static long unmap_gap(struct pt_vm *vm, gva_t lo, gva_t hi)
 
 static long unmap_gone(struct pt_vm *vm)
 {
-    const struct vmm_aspace *as = &vm->base.as;
+    const struct vmm_aspace *as = pt_as(vm);
     gva_t at = 0;
     for (size_t i = 0; i <= as->nr_vmas; i++) {
         gva_t next = i < as->nr_vmas ? as->vmas[i].start : PT_TASK_SIZE;
@@ -251,7 +269,7 @@ static const struct pt_mapping *applied_for(const struct pt_vm *vm,
 
 static int remember_mappings(struct pt_vm *vm)
 {
-    const struct vmm_aspace *as = &vm->base.as;
+    const struct vmm_aspace *as = pt_as(vm);
     if (as->nr_vmas > vm->cap_maps) {
         size_t cap = as->nr_vmas * 2;
         struct pt_mapping *m = realloc(vm->maps, cap * sizeof(*m));
@@ -273,7 +291,7 @@ static int remember_mappings(struct pt_vm *vm)
 /* Brings the stub's address space in line with the VMA list. */
 static int sync_mappings(struct pt_vm *vm, struct vmm_event *ev)
 {
-    const struct vmm_aspace *as = &vm->base.as;
+    const struct vmm_aspace *as = pt_as(vm);
     if (vm->maps_valid && as->generation == vm->maps_generation)
         return 0;
     long rc = unmap_gone(vm);
@@ -485,7 +503,7 @@ static bool map_fault(const struct pt_vm *vm, const siginfo_t *si,
         ev->vector = 14;
         ev->fault_addr = addr;
         if (si->si_code == SEGV_ACCERR || si->si_code == SEGV_PKUERR) {
-            const struct vmm_vma *v = vmm_as_find_vma(&vm->base.as, addr);
+            const struct vmm_vma *v = vmm_as_find_vma(pt_as(vm), addr);
             ev->error_code = 1;
             if (addr == rip)
                 ev->error_code |= 0x10;
@@ -595,7 +613,7 @@ static bool int80_stop(struct pt_vm *vm, struct vmm_event *ev)
 {
     uint8_t insn[2];
     uint64_t rip = vm->base.regs.rip;
-    if (rip < 2 || !code_bytes(&vm->base.as, rip - 2, insn, 2) ||
+    if (rip < 2 || !code_bytes(pt_as(vm), rip - 2, insn, 2) ||
         insn[0] != 0xcd || insn[1] != 0x80)
         return false;
     vm->base.regs.rip = rip - 2;
@@ -815,6 +833,22 @@ static void pt_vm_destroy(struct vmm_vm *base)
     free(vm);
 }
 
+/* A fresh stub that has never run: its VMAs come from the owner's memfd,
+ * opened in the stub through /proc/<hvrun>/fd. */
+static int pt_vm_share(struct vmm_vm *base, struct vmm_vm *owner)
+{
+    struct pt_vm *vm = pt_of(base);
+    char *path = (char *)vm->phys_hva + PT_SCRATCH_GPA;
+    snprintf(path, 64, "/proc/%d/fd/%d", (int)getpid(), owner->pm.memfd);
+    long fd = inject(vm, SYS_openat, (uint64_t)AT_FDCWD, PT_STUB_SCRATCH_VA,
+                     (uint64_t)(O_RDWR | O_CLOEXEC), 0, 0, 0);
+    if (fd < 0)
+        return (int)fd;
+    vm->memory_fd = (int)fd;
+    vm->maps_valid = false;
+    return 0;
+}
+
 /* The host's seccomp filter (ptrace_filter.c) loaded by the stub, by
  * two injected calls: from here a syscall that reaches the host kernel
  * other than as hvrun injects it kills the stub. */
@@ -872,6 +906,7 @@ static int pt_vm_create(struct vmm_host *host, struct vmm_vm **out,
     vm->base.host = host;
     vm->base.pm.memfd = -1;
     vm->pidfd = -1;
+    vm->memory_fd = PT_STUB_MEMFD;
     int memfd = -1;
     int rc = reserve_guest_memory(vm, &memfd);
     if (rc < 0) {
@@ -912,6 +947,7 @@ const struct vmm_backend_ops ptrace_backend_ops = {
     .host_run_syscalls = ptrace_host_run_syscalls,
     .vm_create = pt_vm_create,
     .vm_destroy = pt_vm_destroy,
+    .vm_share = pt_vm_share,
     .vm_vdso_calls = pt_vm_vdso_calls,
     .vm_vdso_calls_reset = pt_vm_vdso_calls_reset,
     .vm_vdso_calls_va = pt_vm_vdso_calls_va,

@@ -508,6 +508,9 @@ static long sys_unshare(struct proxy_process *p, const uint64_t a[6])
     if ((flags & (CLONE_THREAD | CLONE_SIGHAND | CLONE_VM)) &&
         live_threads(p) > 1)
         return -EINVAL;
+    /* current_is_single_threaded: no other process on its memory either */
+    if ((flags & CLONE_VM) && proxy_as_shared(p))
+        return -EINVAL;
     if (flags & CLONE_SYSVSEM && !(flags & CLONE_NEWIPC))
         proxy_sem_exit(p);
     if (!(flags & NS_FLAGS_ALL))

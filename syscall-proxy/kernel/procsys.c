@@ -6,9 +6,12 @@
  * A child is a new VM with a copy of the parent's address space (only
  * pages the parent really touched are copied), a dup of every fd (so open
  * file descriptions are shared as in Linux), and a copy of the rest of the
- * process. pids are handed out in fork order. Not yet: a VM pool,
- * copy-on-write, MAP_SHARED memory shared between parent and child (it is
- * copied), and vfork's shared memory (the child writes its own copy).
+ * process. pids are handed out in fork order. With CLONE_VM (vfork,
+ * posix_spawn, clone(CLONE_VM)) the child's VM runs on the parent's memory
+ * instead (vmm_vm_create_sharing): one address space, one brk, private
+ * futexes keyed by it, until the child execs or exits (then its
+ * CLONE_CHILD_CLEARTID word is cleared there, proxy_mm_release). Not yet:
+ * copy-on-write.
  */
 #include "proxy.h"
 #include "cpuid_patch.h"
@@ -109,8 +112,11 @@ static int child_thread(struct proxy_process *c, struct proxy_process *p,
     return rc;
 }
 
-/* Everything but memory, fds and threads is copied from the parent. */
-static struct proxy_process *new_child(struct proxy_process *p)
+/* Everything but memory, fds and threads is copied from the parent;
+ * System V attachments only with a copy of the memory (a CLONE_VM child
+ * makes no new mappings, so it attaches nothing). */
+static struct proxy_process *new_child(struct proxy_process *p,
+                                       bool share_mm)
 {
     struct proxy_process *c = malloc(sizeof(*c));
     if (!c)
@@ -133,6 +139,7 @@ static struct proxy_process *new_child(struct proxy_process *p)
     c->tmp_owned = false; /* the first process owns the private /tmp */
     c->nr_syscalls = c->nr_unsupported = 0;
     c->clear_child_tid = 0;
+    c->robust_list = 0; /* copy_process: a new task has no robust list */
     c->prctl.pdeathsig = 0;
     if (c->prctl.sched_reset_on_fork) { /* SCHED_RESET_ON_FORK */
         c->prctl.sched_reset_on_fork = false;
@@ -159,7 +166,12 @@ static struct proxy_process *new_child(struct proxy_process *p)
         memcpy(c->groups, p->groups, (size_t)p->nr_groups * sizeof(*c->groups));
     c->resched = false;
     c->cpuid_patched = NULL; /* proxy_fork copies it */
-    proxy_shm_fork(p, c);
+    if (share_mm) {
+        c->shm_attach = NULL;
+        c->nr_shm_attach = 0;
+    } else {
+        proxy_shm_fork(p, c);
+    }
     c->sem_undo = NULL; /* fork does not inherit SEM_UNDO */
     c->nr_sem_undo = 0;
     proxy_timer_fork(c);
@@ -174,19 +186,24 @@ long proxy_fork(struct proxy_process *p, uint64_t flags, gva_t stack,
     long ns_rc = proxy_ns_clone_check(p, flags); /* CLONE_NEW* */
     if (ns_rc < 0)
         return ns_rc;
-    struct proxy_process *c = new_child(p);
+    bool share_mm = flags & CLONE_VM;
+    struct proxy_process *c = new_child(p, share_mm);
     if (!c)
         return -ENOMEM;
     char why[256];
-    int rc = vmm_vm_create(p->world->host, &c->vm, why, sizeof(why));
+    int rc = share_mm ? vmm_vm_create_sharing(p->world->host, p->vm, &c->vm,
+                                              why, sizeof(why))
+                      : vmm_vm_create(p->world->host, &c->vm, why,
+                                      sizeof(why));
     if (rc < 0) {
         proxy_log(p, 1, "fork: %s", why);
         free(c);
         return -EAGAIN;
     }
     c->as = vmm_vm_aspace(c->vm);
-    if ((rc = vmm_as_clone(c->as, p->as)) == 0 &&
-        (rc = proxy_cpuid_fork(c, p)) == 0 &&
+    if ((rc = share_mm ? 0 : vmm_as_clone(c->as, p->as)) == 0 &&
+        (rc = share_mm ? proxy_cpuid_share(c, p) : proxy_cpuid_fork(c, p)) ==
+            0 &&
         (rc = clone_fds(c, p)) == 0 &&
         (rc = child_thread(c, p, stack, flags, tls)) == 0 &&
         (rc = (int)proxy_ns_clone_apply(p, c, flags)) == 0 &&
@@ -384,9 +401,15 @@ void proxy_world_exit(struct proxy_process *p)
 {
     struct proxy_world *w = p->world;
     bool first = p == w->procs[0] && p->ppid == 0;
-    /* Its threads' robust futexes, while its memory is still there. */
+    /* Its threads' robust futexes, while its memory is still there; the
+     * CLONE_CHILD_CLEARTID words where another process shares it. */
     proxy_robust_lists_exit(p);
-    proxy_shm_detach_all(p);
+    proxy_mm_release(p);
+    struct proxy_process *sharer = proxy_as_other_user(p);
+    if (sharer)
+        proxy_shm_hand_over(p, sharer);
+    else
+        proxy_shm_detach_all(p);
     proxy_sem_exit(p);
     if (first && !(p->cfg->linger && proxy_world_output_held(w))) {
         end_run(w, p);
@@ -789,6 +812,17 @@ static long do_execve(struct proxy_process *p, int dirfd, gva_t path_gva,
         p->as = vmm_vm_aspace(old_vm);
         goto out;
     }
+    /* Leaving memory another process still runs on (a vfork child's
+     * exec): the robust lists and CLONE_CHILD_CLEARTID words there. */
+    struct vmm_aspace *new_as = p->as;
+    p->as = vmm_vm_aspace(old_vm);
+    struct proxy_process *sharer = proxy_as_other_user(p);
+    if (sharer) {
+        proxy_robust_lists_exit(p);
+        proxy_mm_release(p);
+        proxy_shm_hand_over(p, sharer);
+    }
+    p->as = new_as;
     proxy_vm_retire(p, old_vm);
     int old_tid = p->tid;
     exec_reset(p);

@@ -247,7 +247,9 @@ void proxy_thread_interrupt_sleep(struct proxy_process *p, int idx)
 
 /*
  * A futex word is named by its key: a private futex (FUTEX_PRIVATE_FLAG,
- * or memory that is not MAP_SHARED) by the process and address; one in
+ * or memory that is not MAP_SHARED) by the address space and address, as
+ * Linux keys it by mm (so the processes of clone(CLONE_VM) without
+ * CLONE_THREAD, which share one, meet on it); one in
  * MAP_SHARED memory by the file behind it and the offset, so waiters and
  * wakers in different processes (POSIX semaphores, process-shared
  * mutexes) meet, as on Linux.
@@ -266,7 +268,7 @@ void futex_key_of(struct proxy_process *p, gva_t uaddr, int op,
         key->shared = true;
         return;
     }
-    key->k[0] = (uint64_t)(uintptr_t)p;
+    key->k[0] = (uint64_t)(uintptr_t)p->as;
     key->k[1] = uaddr;
     key->k[2] = 0;
     key->shared = false;
@@ -287,9 +289,12 @@ static struct proxy_thread *first_waiter(struct proxy_process *p,
 {
     struct proxy_thread *first = NULL;
     struct proxy_world *w = p->world;
-    int nprocs = key->shared && w ? w->nr_procs : 1;
+    int nprocs = w ? w->nr_procs : 1;
     for (int pi = 0; pi < nprocs; pi++) {
-        struct proxy_process *q = key->shared && w ? w->procs[pi] : p;
+        struct proxy_process *q = w ? w->procs[pi] : p;
+        /* a private key: the processes on p's address space only */
+        if (!key->shared && q->as != p->as)
+            continue;
         for (int i = 0; !q->zombie && i < q->nr_threads; i++) {
             struct proxy_thread *t = &q->threads[i];
             if (key_matches(t, key) && (t->futex_bitset & bitset) &&
@@ -670,6 +675,46 @@ void proxy_robust_list_exit(struct proxy_process *p, gva_t head, int tid)
     futex_pi_owner_exit(p, tid, NULL);
 }
 
+struct proxy_process *proxy_as_other_user(const struct proxy_process *p)
+{
+    const struct proxy_world *w = p->world;
+    for (int i = 0; p->as && w && i < w->nr_procs; i++)
+        if (w->procs[i] != p && !w->procs[i]->zombie &&
+            w->procs[i]->as == p->as)
+            return w->procs[i];
+    return NULL;
+}
+
+bool proxy_as_shared(const struct proxy_process *p)
+{
+    return proxy_as_other_user(p) != NULL;
+}
+
+/* CLONE_CHILD_CLEARTID of a thread leaving the address space: 0 written
+ * and one waiter woken, as pthread_join and posix_spawn's waiters expect. */
+static void clear_child_tid(struct proxy_process *p, gva_t ctid)
+{
+    uint32_t zero = 0;
+    if (ctid && proxy_copy_out(p, ctid, &zero, 4) == 0)
+        futex_wake_addr(p, ctid, FUTEX_PRIVATE_FLAG, 1,
+                        FUTEX_BITSET_MATCH_ANY);
+}
+
+void proxy_mm_release(struct proxy_process *p)
+{
+    if (!proxy_as_shared(p))
+        return; /* the memory goes with p: nobody can see the words */
+    for (int i = 0; i < p->nr_threads; i++) {
+        struct proxy_thread *t = &p->threads[i];
+        if (t->state == PROXY_THREAD_EXITED)
+            continue;
+        clear_child_tid(p, i == p->cur ? p->clear_child_tid
+                                       : t->clear_child_tid);
+        t->clear_child_tid = 0;
+    }
+    p->clear_child_tid = 0;
+}
+
 void proxy_robust_lists_exit(struct proxy_process *p)
 {
     for (int i = 0; i < p->nr_threads; i++) {
@@ -698,12 +743,7 @@ static long sys_exit(struct proxy_process *p, const uint64_t a[6])
     t->own_pending = 0;
     proxy_robust_list_exit(p, p->robust_list, p->tid);
     /* CLONE_CHILD_CLEARTID: pthread_join waits on this word. */
-    if (p->clear_child_tid) {
-        uint32_t zero = 0;
-        if (proxy_copy_out(p, p->clear_child_tid, &zero, 4) == 0)
-            futex_wake_addr(p, p->clear_child_tid, FUTEX_PRIVATE_FLAG, 1,
-                            FUTEX_BITSET_MATCH_ANY);
-    }
+    clear_child_tid(p, p->clear_child_tid);
     t->state = PROXY_THREAD_EXITED;
     free(t->xstate);
     t->xstate = NULL;

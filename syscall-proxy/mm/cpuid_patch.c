@@ -648,7 +648,7 @@ static const struct file_sites *sites_of(int fd)
     return fs;
 }
 
-/* ---- the sites rewritten in one process ---------------------------------- */
+/* ---- the sites rewritten in one address space ---------------------------- */
 
 struct patched_site {
     gva_t gva;
@@ -656,10 +656,21 @@ struct patched_site {
     uint8_t kind, len;
 };
 
+/* One per address space: processes on one memory (clone with CLONE_VM)
+ * hold a reference each. */
 struct proxy_cpuid_patched {
     struct patched_site *v; /* sorted by gva */
     size_t nr, cap;
+    unsigned refs;
 };
+
+static struct proxy_cpuid_patched *new_patched(void)
+{
+    struct proxy_cpuid_patched *s = calloc(1, sizeof(*s));
+    if (s)
+        s->refs = 1;
+    return s;
+}
 
 /* Index of the first site at or above gva. */
 static size_t lower_bound(const struct proxy_cpuid_patched *s, gva_t gva)
@@ -686,7 +697,7 @@ static const struct patched_site *find_patched(const struct proxy_process *p,
 static int remember(struct proxy_process *p, const struct patched_site *ps)
 {
     struct proxy_cpuid_patched *s = p->cpuid_patched;
-    if (!s && !(s = p->cpuid_patched = calloc(1, sizeof(*s))))
+    if (!s && !(s = p->cpuid_patched = new_patched()))
         return -ENOMEM;
     size_t i = lower_bound(s, ps->gva);
     if (i < s->nr && s->v[i].gva == ps->gva) {
@@ -988,7 +999,7 @@ int proxy_cpuid_fork(struct proxy_process *child,
     child->cpuid_patched = NULL;
     if (!s || s->nr == 0)
         return 0;
-    struct proxy_cpuid_patched *c = calloc(1, sizeof(*c));
+    struct proxy_cpuid_patched *c = new_patched();
     if (!c || !(c->v = malloc(s->nr * sizeof(*s->v)))) {
         free(c);
         return -ENOMEM;
@@ -999,10 +1010,22 @@ int proxy_cpuid_fork(struct proxy_process *child,
     return 0;
 }
 
+int proxy_cpuid_share(struct proxy_process *child,
+                      struct proxy_process *parent)
+{
+    if (!parent->cpuid_patched && !(parent->cpuid_patched = new_patched()))
+        return -ENOMEM;
+    child->cpuid_patched = parent->cpuid_patched;
+    child->cpuid_patched->refs++;
+    return 0;
+}
+
+/* Drops a reference; the last frees the list. */
 static void free_patched(struct proxy_cpuid_patched *s)
 {
-    if (s)
-        free(s->v);
+    if (!s || --s->refs > 0)
+        return;
+    free(s->v);
     free(s);
 }
 

@@ -93,6 +93,11 @@ void proxy_cpuid_remapped(struct proxy_process *p, uint64_t old,
 /* fork: the child gets a copy of the parent's rewritten sites. 0/-ENOMEM. */
 int proxy_cpuid_fork(struct proxy_process *child,
                      const struct proxy_process *parent);
+/* clone with CLONE_VM: the child runs on the parent's memory, so the
+ * sites are one list both use (a reference each), whichever of them
+ * rewrites a site later. 0/-ENOMEM. */
+int proxy_cpuid_share(struct proxy_process *child,
+                      struct proxy_process *parent);
 /* execve: the new image starts with no sites; a failed exec puts the old
  * ones back (ok false), a successful one frees them. */
 struct proxy_cpuid_patched *proxy_cpuid_exec_begin(struct proxy_process *p);

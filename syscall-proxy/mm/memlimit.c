@@ -43,11 +43,21 @@
 #define OOM_CHECK_NS 10000000LL /* 10 ms */
 #define OOM_MARGIN_BYTES (64ULL << 20)
 
+/* Whether process i's address space is one an earlier process runs on
+ * too (clone with CLONE_VM): it is counted once, there. */
+static bool as_counted_before(const struct proxy_world *w, int i)
+{
+    for (int j = 0; j < i; j++)
+        if (w->procs[j]->as == w->procs[i]->as)
+            return true;
+    return false;
+}
+
 uint64_t proxy_mem_committed(const struct proxy_world *w)
 {
     uint64_t total = 0;
     for (int i = 0; i < w->nr_procs; i++)
-        if (w->procs[i]->as)
+        if (w->procs[i]->as && !as_counted_before(w, i))
             total += w->procs[i]->as->account_bytes;
     return total;
 }
@@ -129,7 +139,8 @@ void proxy_mem_check_oom(struct proxy_world *w)
     /* Guest memory in a memfd (the ptrace backend) is no anonymous memory
      * of hvrun's: its pages are counted from the memfds themselves. */
     for (int i = 0; i < w->nr_procs; i++)
-        if (w->procs[i]->as && !w->procs[i]->exited)
+        if (w->procs[i]->as && !w->procs[i]->exited &&
+            !as_counted_before(w, i))
             used += vmm_phys_memfd_bytes(w->procs[i]->as->pm);
     if (used <= limit + limit / 16 + OOM_MARGIN_BYTES)
         return;

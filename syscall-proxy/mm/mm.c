@@ -315,6 +315,17 @@ static long sys_mremap(struct proxy_process *p, const uint64_t a[6])
     return rc < 0 ? rc : (long)out;
 }
 
+/* One address space has one heap: the processes that share p's (clone
+ * with CLONE_VM) see its new end, as they share Linux's mm->brk. */
+static void brk_share(const struct proxy_process *p)
+{
+    for (int i = 0; p->world && i < p->world->nr_procs; i++) {
+        struct proxy_process *q = p->world->procs[i];
+        if (q != p && q->as == p->as)
+            q->brk_end = p->brk_end;
+    }
+}
+
 static long sys_brk(struct proxy_process *p, const uint64_t a[6])
 {
     gva_t want = a[0];
@@ -341,6 +352,7 @@ static long sys_brk(struct proxy_process *p, const uint64_t a[6])
         vmm_as_unmap(p->as, new_top, cur_top - new_top);
     }
     p->brk_end = want;
+    brk_share(p);
     return (long)want;
 }
 

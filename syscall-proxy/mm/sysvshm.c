@@ -6,7 +6,10 @@
  * world; shmat maps it MAP_SHARED into the caller's address space (as a
  * shared file mapping, so fork shares it and every process attached sees
  * the same bytes). Each process keeps its attachments, so fork counts the
- * child's, and exit and execve detach all of a process's. Ids are given
+ * child's, and exit and execve detach all of a process's; processes on
+ * one address space (clone with CLONE_VM) attach into the one memory, so
+ * shmdt finds an attachment whichever of them made it, and one leaving
+ * that memory hands its attachments to another still on it. Ids are given
  * in order from 0, keys as the program chose; IPC_RMID makes the key
  * private and frees the segment at its last detach. Permissions are the
  * mode's bits against the caller's (virtual) ids, root passing all.
@@ -204,23 +207,39 @@ static void detached(struct proxy_process *p, int id)
         seg_free(p->world, s);
 }
 
+/* Removes q's attachment at addr into *out; false when q has none. */
+static bool take_attach(struct proxy_process *q, gva_t addr,
+                        struct proxy_shm_attach *out)
+{
+    for (int i = 0; i < q->nr_shm_attach; i++) {
+        if (q->shm_attach[i].gva != addr)
+            continue;
+        *out = q->shm_attach[i];
+        memmove(&q->shm_attach[i], &q->shm_attach[i + 1],
+                (size_t)(q->nr_shm_attach - i - 1) * sizeof(*out));
+        q->nr_shm_attach--;
+        return true;
+    }
+    return false;
+}
+
 static long sys_shmdt(struct proxy_process *p, const uint64_t a[6])
 {
     gva_t addr = a[0];
     if (addr & (PAGE - 1))
         return -EINVAL;
-    for (int i = 0; i < p->nr_shm_attach; i++) {
-        struct proxy_shm_attach at = p->shm_attach[i];
-        if (at.gva != addr)
-            continue;
-        memmove(&p->shm_attach[i], &p->shm_attach[i + 1],
-                (size_t)(p->nr_shm_attach - i - 1) * sizeof(at));
-        p->nr_shm_attach--;
-        vmm_as_unmap(p->as, at.gva, at.len);
-        detached(p, at.id);
-        return 0;
+    struct proxy_shm_attach at;
+    bool found = take_attach(p, addr, &at);
+    /* ... or one made by another process on the same memory */
+    for (int i = 0; !found && p->world && i < p->world->nr_procs; i++) {
+        struct proxy_process *q = p->world->procs[i];
+        found = q != p && q->as == p->as && take_attach(q, addr, &at);
     }
-    return -EINVAL;
+    if (!found)
+        return -EINVAL;
+    vmm_as_unmap(p->as, at.gva, at.len);
+    detached(p, at.id);
+    return 0;
 }
 
 static long shm_stat(struct proxy_process *p, struct proxy_shm_seg *s,
@@ -364,6 +383,18 @@ void proxy_shm_detach_all(struct proxy_process *p)
     }
     free(p->shm_attach);
     p->shm_attach = NULL;
+}
+
+void proxy_shm_hand_over(struct proxy_process *p, struct proxy_process *to)
+{
+    for (int i = 0; i < p->nr_shm_attach; i++) {
+        const struct proxy_shm_attach *at = &p->shm_attach[i];
+        if (attach_note(to, at->gva, at->len, at->id) < 0)
+            detached(p, at->id); /* no room to keep it: as a detach */
+    }
+    free(p->shm_attach);
+    p->shm_attach = NULL;
+    p->nr_shm_attach = 0;
 }
 
 void proxy_shm_world_free(struct proxy_world *w)
