@@ -672,17 +672,21 @@ static bool feed_one(struct proxy_world *w, struct proxy_outside *o,
     return true;
 }
 
-static void pump_all(struct proxy_world *w, struct proxy_outside *o)
+/* both: also what came in, to the guest; else only what the guest sent
+ * (see proxy_outside_idle_feed). */
+static void pump_all(struct proxy_world *w, struct proxy_outside *o,
+                     bool both)
 {
     for (size_t i = 0; i < o->nr; i++) {
         struct outside_link *l = &o->links[i];
-        if (outside_recording(o->tap))
+        if (both && outside_recording(o->tap))
             take_remote(w, o, l);
-        give_relay(l);
+        if (both)
+            give_relay(l);
         take_relay(l);
         retire(l);
     }
-    outside_udp_pump(o, w);
+    outside_udp_pump(o, w, both);
 }
 
 static bool outside_in_use(const struct proxy_outside *o)
@@ -698,7 +702,7 @@ void proxy_outside_pump(struct proxy_world *w)
     if (outside_replaying(o->tap))
         while (feed_one(w, o, false))
             ;
-    pump_all(w, o);
+    pump_all(w, o, true);
 }
 
 bool proxy_outside_idle_feed(struct proxy_world *w)
@@ -706,10 +710,14 @@ bool proxy_outside_idle_feed(struct proxy_world *w)
     struct proxy_outside *o = w->outside;
     if (!outside_in_use(o))
         return false;
-    pump_all(w, o); /* what the guest sent, first */
+    /* What the guest sent, first. Nothing is taken in or given here:
+     * recording, what came in since the last syscall's pump would make a
+     * guest fd ready before world.c's poll, a host wait a replay (which
+     * gives it here) does not make; so it is taken after that poll. */
+    pump_all(w, o, false);
     if (!outside_replaying(o->tap) || !feed_one(w, o, true))
         return false;
-    pump_all(w, o);
+    pump_all(w, o, true);
     return true;
 }
 

@@ -48,8 +48,9 @@ void outside_note(struct proxy_outside *o, uint32_t id, uint8_t kind,
 bool outside_udp_feed(struct proxy_outside *o, const struct proxy_link_event *e,
                       const void *data, size_t len);
 /* Moves datagrams between the flows' relays and their peers (or the
- * recording). */
-void outside_udp_pump(struct proxy_outside *o, struct proxy_world *w);
+ * recording); both false: only those the guest sent. */
+void outside_udp_pump(struct proxy_outside *o, struct proxy_world *w,
+                      bool both);
 int outside_udp_poll_fds(struct proxy_outside *o, struct pollfd *fds,
                          int room);
 bool outside_udp_peer(struct proxy_outside *o, uint64_t ino,

@@ -604,16 +604,18 @@ static void give_guest(struct proxy_world *w, struct outside_flow *f)
     }
 }
 
-void outside_udp_pump(struct proxy_outside *o, struct proxy_world *w)
+void outside_udp_pump(struct proxy_outside *o, struct proxy_world *w,
+                      bool both)
 {
     for (size_t i = 0; i < o->nr_flows; i++) {
         struct outside_flow *f = o->flows[i];
         if (f->dead)
             continue;
         take_relay(o, f);
-        if (outside_recording(o->tap))
+        if (both && outside_recording(o->tap))
             take_remote(o, f);
-        give_guest(w, f);
+        if (both)
+            give_guest(w, f);
     }
 }
 
