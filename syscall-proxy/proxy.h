@@ -372,6 +372,10 @@ enum proxy_link_kind {
     PROXY_LINK_DGRAM = 'G',   /* data: one datagram from the peer */
     PROXY_LINK_DGRAM_ERR = 'R', /* value: -errno the peer's host reported
                                    (ECONNREFUSED: nothing there) */
+    PROXY_LINK_AWAITED = 'W', /* a timed wait of the run's for an fd ended
+                                 before its deadline: something came from
+                                 outside (its events follow, same count);
+                                 link: 0 */
 };
 struct proxy_link_event {
     uint32_t link;  /* the run's n-th connection or flow to outside */

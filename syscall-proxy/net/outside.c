@@ -40,6 +40,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/sockios.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -655,7 +656,13 @@ static bool feed_one(struct proxy_world *w, struct proxy_outside *o,
         e.kind == PROXY_LINK_CONNECT || e.kind == PROXY_LINK_DGRAM_OPEN ||
         (!any_pos && e.pos > o->det->events))
         return false;
+    /* Only proxy_outside_await takes an awaited mark; past it only a run
+     * that went another way is fed (so it cannot hang on the mark). */
+    if (e.kind == PROXY_LINK_AWAITED && !any_pos)
+        return false;
     o->tap->link_taken(o->tap->ctx);
+    if (e.kind == PROXY_LINK_AWAITED)
+        return true;
     if (outside_udp_feed(o, &e, data, n))
         return true;
     struct outside_link *l = link_by_id(o, e.link);
@@ -721,10 +728,11 @@ bool proxy_outside_idle_feed(struct proxy_world *w)
     return true;
 }
 
-int proxy_outside_poll_fds(struct proxy_world *w, struct pollfd *fds,
-                           int room)
+/* Recording: what hvrun waits on for its relays (remotes_only: only its
+ * connections to the peers). */
+static int collect_fds(struct proxy_outside *o, struct pollfd *fds, int room,
+                       bool remotes_only)
 {
-    struct proxy_outside *o = w->outside;
     int n = 0;
     if (!o || !outside_recording(o->tap))
         return 0;
@@ -732,10 +740,70 @@ int proxy_outside_poll_fds(struct proxy_world *w, struct pollfd *fds,
         struct outside_link *l = &o->links[i];
         if (l->remote >= 0 && !l->in_end && n < room)
             fds[n++] = (struct pollfd){l->remote, POLLIN, 0};
-        if (l->relay >= 0 && !l->out_end && n < room)
+        if (l->relay >= 0 && !l->out_end && n < room && !remotes_only)
             fds[n++] = (struct pollfd){l->relay, POLLIN, 0};
     }
-    return n + outside_udp_poll_fds(o, fds + n, room - n);
+    return n + outside_udp_poll_fds(o, fds + n, room - n, remotes_only);
+}
+
+int proxy_outside_poll_fds(struct proxy_world *w, struct pollfd *fds,
+                           int room)
+{
+    return collect_fds(w->outside, fds, room, false);
+}
+
+#define AWAIT_FDS 256
+
+/* Replaying: the recording's awaited mark, if it is next and due, and
+ * what came with it. */
+static bool replay_await(struct proxy_world *w, struct proxy_outside *o)
+{
+    struct proxy_link_event e;
+    const void *data;
+    size_t n;
+    if (!o->tap->link_next(o->tap->ctx, &e, &data, &n) ||
+        e.kind != PROXY_LINK_AWAITED || e.pos > o->det->events)
+        return false;
+    o->tap->link_taken(o->tap->ctx);
+    while (feed_one(w, o, false))
+        ;
+    pump_all(w, o, true);
+    return true;
+}
+
+/*
+ * Without this a timed wait for a peer outside the run would time out at
+ * once (logical time jumps to a deadline when nothing can run), so a
+ * query with a timeout, as a DNS lookup makes, never saw its reply. The
+ * host time waited is not logical time: the run's clock does not move.
+ */
+bool proxy_outside_await(struct proxy_world *w, struct proxy_process *p,
+                         uint64_t deadline_ns)
+{
+    struct proxy_outside *o = w->outside;
+    if (!outside_in_use(o))
+        return false;
+    /* Looked at both ways: under host time the look is in the recording. */
+    int64_t now = det_clock_peek_ns(p->det, CLOCK_MONOTONIC);
+    if (outside_replaying(o->tap))
+        return replay_await(w, o);
+    pump_all(w, o, false);
+    struct pollfd fds[AWAIT_FDS];
+    int n = collect_fds(o, fds, AWAIT_FDS, true);
+    if (n == 0)
+        return false;
+    uint64_t left = (int64_t)deadline_ns > now ? deadline_ns - (uint64_t)now
+                                               : 0;
+    uint64_t ms = (left + 999999) / 1000000;
+    int r;
+    while ((r = poll(fds, (nfds_t)n, ms > INT_MAX ? INT_MAX : (int)ms)) < 0 &&
+           errno == EINTR && !proxy_stop_signal)
+        ;
+    if (r <= 0)
+        return false;
+    outside_note(o, 0, PROXY_LINK_AWAITED, 0, NULL, 0);
+    pump_all(w, o, true);
+    return true;
 }
 
 void proxy_outside_free(struct proxy_world *w)

@@ -58,6 +58,16 @@ void proxy_outside_pump(struct proxy_world *w);
 bool proxy_outside_idle_feed(struct proxy_world *w);
 int proxy_outside_poll_fds(struct proxy_world *w, struct pollfd *fds,
                            int room);
+/*
+ * Nothing in the run can go on, and the next thing due is the deadline of
+ * a thread of p waiting for an fd (poll, SO_RCVTIMEO, ...) at deadline_ns
+ * of logical time. Recording: waits that much host time at most for a
+ * peer outside the run to send something; replaying: whether the
+ * recording says one did here. True: it did (it was given); the deadline
+ * stays. False: let it pass.
+ */
+bool proxy_outside_await(struct proxy_world *w, struct proxy_process *p,
+                         uint64_t deadline_ns);
 void proxy_outside_free(struct proxy_world *w);
 
 #endif

@@ -51,8 +51,9 @@ bool outside_udp_feed(struct proxy_outside *o, const struct proxy_link_event *e,
  * recording); both false: only those the guest sent. */
 void outside_udp_pump(struct proxy_outside *o, struct proxy_world *w,
                       bool both);
+/* remotes_only: only hvrun's sockets to the peers (recording). */
 int outside_udp_poll_fds(struct proxy_outside *o, struct pollfd *fds,
-                         int room);
+                         int room, bool remotes_only);
 bool outside_udp_peer(struct proxy_outside *o, uint64_t ino,
                       struct sockaddr_storage *peer, socklen_t *len);
 /* A connect() of a datagram socket (see proxy_outside_connect). */

@@ -631,14 +631,15 @@ bool outside_udp_feed(struct proxy_outside *o, const struct proxy_link_event *e,
     return true;
 }
 
-int outside_udp_poll_fds(struct proxy_outside *o, struct pollfd *fds, int room)
+int outside_udp_poll_fds(struct proxy_outside *o, struct pollfd *fds, int room,
+                         bool remotes_only)
 {
     int n = 0;
     for (size_t i = 0; i < o->nr_flows && n + 2 <= room; i++) {
         struct outside_flow *f = o->flows[i];
         if (f->remote >= 0)
             fds[n++] = (struct pollfd){f->remote, POLLIN, 0};
-        if (f->relay >= 0)
+        if (f->relay >= 0 && !remotes_only)
             fds[n++] = (struct pollfd){f->relay, POLLIN, 0};
     }
     return n;

@@ -40,11 +40,12 @@
 #                  reach it)
 #   outside-refused  a connect to outside that was refused replays refused
 #                  after a server listens on that port
-#   outside-udp    a UDP client (sendto/recvfrom, connect/send/recv) of a
-#                  server outside the run whose three replies to each query
-#                  carry fresh random bytes: replayed after the server
-#                  stopped, under kvm and ptrace (the replies, their source
-#                  the server's); and record --verify with the server up
+#   outside-udp    a UDP client (connect/select with a timeout/recv, and
+#                  sendto/recvfrom with SO_RCVTIMEO) of a server outside the
+#                  run whose three replies to each query carry fresh random
+#                  bytes, 50 ms apart: replayed after the server stopped,
+#                  under kvm and ptrace (the replies, their source the
+#                  server's); and record --verify with the server up
 #   outside-udp-refused  the same client with no server there (a connected
 #                  socket's ECONNREFUSED, a recvfrom that times out):
 #                  replays the same while a server answers on that port
