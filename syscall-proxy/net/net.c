@@ -35,6 +35,11 @@
  * bind_det_port), netlink port ids (hvrun's host pid), and the
  * credentials of a peer outside the run. Peers inside
  * the run are guests (peercred.c).
+ *
+ * Under hvrun record and replay, a connect, a datagram send with an
+ * address, a received datagram's source and getpeername ask outside.c
+ * first: exchanges with peers outside the run go through hvrun's relays
+ * (outside.c for TCP and AF_UNIX streams, outside_udp.c for UDP).
  */
 #include "proxy.h"
 #include "fs_internal.h"

@@ -22,7 +22,9 @@
  * recording). After writing to a TCP relay hvrun waits (briefly) until
  * the guest's end has taken the bytes, so a guest call after the pump
  * sees them whether or not the host was loaded; an AF_UNIX send is on the
- * guest's queue when it returns.
+ * guest's queue when it returns. A timed wait of the run's for an fd
+ * (poll with a timeout, SO_RCVTIMEO) waits for the peers before its
+ * deadline passes (proxy_outside_await), recording; the replay follows.
  *
  * File descriptors an outside peer passes (SCM_RIGHTS) are not relayed:
  * hvrun closes them at once and says so (once per connection); the bytes

@@ -129,7 +129,8 @@ static bool inet_any(const struct sockaddr_storage *a)
 {
     if (a->ss_family == AF_INET)
         return ((const struct sockaddr_in *)a)->sin_addr.s_addr == INADDR_ANY;
-    return IN6_IS_ADDR_UNSPECIFIED(&((const struct sockaddr_in6 *)a)->sin6_addr);
+    const struct sockaddr_in6 *a6 = (const struct sockaddr_in6 *)a;
+    return IN6_IS_ADDR_UNSPECIFIED(&a6->sin6_addr);
 }
 
 /* Whether a datagram socket of the run is what dst reaches: bound to
@@ -152,7 +153,8 @@ static bool run_binds(struct proxy_world *w, const struct sockaddr_storage *dst)
                 (ss.ss_family != AF_INET && ss.ss_family != AF_INET6) ||
                 inet_port(&ss) == 0 || inet_port(&ss) != inet_port(dst))
                 continue;
-            if (inet_loopback(dst, true) || inet_any(&ss) || inet_same(&ss, dst))
+            if (inet_loopback(dst, true) || inet_any(&ss) ||
+                inet_same(&ss, dst))
                 return true;
         }
     }
@@ -358,7 +360,9 @@ static bool route(struct proxy_process *p, int host_fd,
         if (!o->flows[i]->dead && inet_same(&o->flows[i]->relay_addr, &peer))
             return false;
     *flow = flow_find(o, outside_sock_ino(host_fd), &peer);
-    if (*flow) {
+    /* A loopback port a socket of the run bound since: in the run now. */
+    if (*flow &&
+        !(inet_loopback(&peer, false) && run_binds(p->world, &peer))) {
         *ret = 0;
         return true;
     }

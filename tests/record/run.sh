@@ -104,6 +104,7 @@ threads    | $G/race_print
 py-async   | $PY $ROOT/tests/record/threads_async.py
 stdin      | sh -c 'read a; read b; echo "got \$a and \$b"'
 tcp        | $PY $ROOT/tests/record/tcp_loopback.py
+in-run-sockets | $PY $ROOT/tests/record/inrun_sockets.py
 gcc        | sh -c 'cd /tmp && printf "int main(void){return 7;}\\n" > prog.c && gcc -o prog prog.c && ./prog; echo \$?'
 END_OF_CASES
 )
@@ -384,21 +385,26 @@ verified() {
     fi
 }
 
+# The servers' replies with their random bytes masked.
+masked() { sed -E 's/ [0-9a-f]{8}( |$)/ HEX\1/g' "$1"; }
+
 # UDP to a server outside the run (udp_server.py, udp_client.py).
 outside_udp_cases() {
     local d=$WORK/$ID.udp st vst bad="" client=$ROOT/tests/record/udp_client.py
     mkdir -p "$d"
     start_outside_server "$d" udp_server.py
+    "$PY" "$client" "$OUTSIDE_PORT" > "$d/native.out" 2>&1
     (cd "$d" && hv record -o o.hvrec -- "$PY" "$client" "$OUTSIDE_PORT" > o.rec.out 2> o.rec.err)
     st=$?
     (cd "$d" && hv record --verify -o v.hvrec -- "$PY" "$client" "$OUTSIDE_PORT" > v.out 2> v.err)
     vst=$?
     stop_outside_server
-    grep -q '^dgram 2 of q2 .* from the server: True' "$d/o.rec.out" ||
-        bad="recorded: $(head -c 300 "$d/o.rec.out" "$d/o.rec.err");"
+    { grep -q '^dgram 2 of q2 .* from the server: True' "$d/o.rec.out" &&
+        cmp -s <(masked "$d/native.out") <(masked "$d/o.rec.out"); } ||
+        bad="recorded (against native): $(head -c 300 "$d/o.rec.out" "$d/o.rec.err");"
     bad="$bad$(replayed_both "$d" o "$st")"
     if [ -z "$bad" ]; then
-        pass "$L:outside-udp (replayed after the server stopped, kvm and ptrace)"
+        pass "$L:outside-udp (replayed after the server stopped, kvm and ptrace; as native)"
     else
         fail "$L:outside-udp" "$bad"
     fi
@@ -406,6 +412,7 @@ outside_udp_cases() {
     # Nothing there: the errors replay while a server answers on the port.
     (cd "$d" && hv record -o r.hvrec -- "$PY" "$client" "$OUTSIDE_PORT" missing > r.rec.out 2> r.rec.err)
     st=$?
+    "$PY" "$client" "$OUTSIDE_PORT" missing > "$d/r.native.out" 2>&1
     "$PY" -c 'import socket,sys
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 s.bind(("127.0.0.1", int(sys.argv[1])))
@@ -417,7 +424,8 @@ while True:
     kill "$squatter" 2> /dev/null
     wait "$squatter" 2> /dev/null
     if [ -z "$bad" ] && grep -q '^recv failed: Connection refused' "$d/r.rec.out" &&
-        grep -q '^recvfrom failed: timed out' "$d/r.rec.out"; then
+        grep -q '^recvfrom failed: timed out' "$d/r.rec.out" &&
+        cmp -s "$d/r.native.out" "$d/r.rec.out"; then
         pass "$L:outside-udp-refused"
     else
         fail "$L:outside-udp-refused" "$bad $(head -c 300 "$d/r.rec.out")"
@@ -437,6 +445,7 @@ outside_unix_cases() {
         [ -e "$d/srv.sock.ready" ] && break
         sleep 0.05
     done
+    (cd "$d" && "$PY" "$client" srv.sock "@$abs" > native.out 2>&1)
     (cd "$d" && hv record -o o.hvrec -- "$PY" "$client" srv.sock "@$abs" > o.rec.out 2> o.rec.err)
     st=$?
     (cd "$d" && hv record --verify -o v.hvrec -- "$PY" "$client" srv.sock "@$abs" > v.out 2> v.err)
@@ -444,13 +453,16 @@ outside_unix_cases() {
     kill "$srv" 2> /dev/null
     wait "$srv" 2> /dev/null
     rm -f "$d/srv.sock"
+    # Natively the fds came (hvrun refuses them): the rest is the same.
     { grep -q '^a line with fds' "$d/o.rec.out" &&
         grep -q "^peer b'.x00$abs'" "$d/o.rec.out" &&
+        cmp -s <(masked "$d/native.out" | grep -v '^fds passed') \
+            <(masked "$d/o.rec.out" | grep -v '^fds passed') &&
         grep -q 'SCM_RIGHTS); not relayed' "$d/o.rec.err"; } ||
         bad="recorded: $(head -c 300 "$d/o.rec.out" "$d/o.rec.err");"
     bad="$bad$(replayed_both "$d" o "$st")"
     if [ -z "$bad" ]; then
-        pass "$L:outside-unix (replayed after the server stopped, kvm and ptrace)"
+        pass "$L:outside-unix (replayed after the server stopped, kvm and ptrace; as native)"
     else
         fail "$L:outside-unix" "$bad"
     fi
@@ -460,6 +472,7 @@ outside_unix_cases() {
     "$PY" -c 'import socket,sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$d/dead.sock"
     (cd "$d" && hv record -o r.hvrec -- "$PY" "$client" dead.sock none.sock > r.rec.out 2> r.rec.err)
     st=$?
+    (cd "$d" && "$PY" "$client" dead.sock none.sock > r.native.out 2>&1)
     rm -f "$d/dead.sock" "$d/srv.sock.ready"
     "$PY" "$ROOT/tests/record/unix_server.py" "$d/dead.sock" "$abs" &
     srv=$!
@@ -472,7 +485,8 @@ outside_unix_cases() {
     kill "$srv" 2> /dev/null
     wait "$srv" 2> /dev/null
     if [ -z "$bad" ] && grep -q '^connect failed: Connection refused' "$d/r.rec.out" &&
-        grep -q '^connect failed: No such file or directory' "$d/r.rec.out"; then
+        grep -q '^connect failed: No such file or directory' "$d/r.rec.out" &&
+        cmp -s "$d/r.native.out" "$d/r.rec.out"; then
         pass "$L:outside-unix-refused"
     else
         fail "$L:outside-unix-refused" "$bad $(head -c 300 "$d/r.rec.out")"
