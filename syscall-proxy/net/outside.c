@@ -790,6 +790,7 @@ bool proxy_outside_await(struct proxy_world *w, struct proxy_process *p,
     if (outside_replaying(o->tap))
         return replay_await(w, o);
     pump_all(w, o, false);
+    outside_udp_retire_gone(o, w); /* a closed socket's peer is not awaited */
     struct pollfd fds[AWAIT_FDS];
     int n = collect_fds(o, fds, AWAIT_FDS, true);
     if (n == 0)

@@ -61,6 +61,8 @@ bool outside_udp_connect(struct proxy_process *p, int host_fd,
                          const struct sockaddr *dst, socklen_t dst_len,
                          struct sockaddr_storage *via, socklen_t *via_len,
                          long *ret);
+/* Flows whose guest socket is gone are closed (nothing waits on them). */
+void outside_udp_retire_gone(struct proxy_outside *o, struct proxy_world *w);
 void outside_udp_free(struct proxy_outside *o);
 
 #endif

@@ -190,7 +190,7 @@ static void flow_close(struct outside_flow *f)
 }
 
 /* Flows whose guest socket was closed: their relays go. */
-static void retire_gone(struct proxy_outside *o, struct proxy_world *w)
+void outside_udp_retire_gone(struct proxy_outside *o, struct proxy_world *w)
 {
     for (size_t i = 0; i < o->nr_flows; i++)
         if (!o->flows[i]->dead && guest_fd_of(w, o->flows[i]) < 0)
@@ -302,7 +302,7 @@ static struct outside_flow *flow_open(struct proxy_process *p,
     }
     if (*ret < 0)
         return NULL;
-    retire_gone(o, p->world);
+    outside_udp_retire_gone(o, p->world);
     struct outside_flow *f = calloc(1, sizeof(*f));
     if (!f || !flows_room(o)) {
         free(f);
