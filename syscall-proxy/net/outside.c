@@ -185,16 +185,6 @@ static bool stream_socket(int fd, int *family)
             (proto == IPPROTO_TCP && (dom == AF_INET || dom == AF_INET6)));
 }
 
-/* A UDP socket (IPv4, IPv6): outside_udp.c's. */
-static bool udp_socket(int fd)
-{
-    int type = 0, proto = 0;
-    socklen_t l = sizeof(int);
-    return getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &l) == 0 &&
-           getsockopt(fd, SOL_SOCKET, SO_PROTOCOL, &proto, &l) == 0 &&
-           type == SOCK_DGRAM && proto == IPPROTO_UDP;
-}
-
 struct proxy_outside *outside_of(struct proxy_process *p)
 {
     struct proxy_world *w = p->world;
@@ -373,9 +363,8 @@ bool proxy_outside_connect(struct proxy_process *p, int host_fd,
     int family;
     if (!outside_recording(t) && !outside_replaying(t))
         return false;
-    if (udp_socket(host_fd))
-        return outside_udp_connect(p, host_fd, dst, dst_len, via, via_len,
-                                   ret);
+    if (outside_udp_connect(p, host_fd, dst, dst_len, via, via_len, ret))
+        return true; /* a UDP socket's, to outside */
     socklen_t need = dst_len_needed(dst, dst_len);
     if (!need || dst_len < need || dst_len > sizeof(*via) ||
         !stream_socket(host_fd, &family) || family != dst->sa_family)

@@ -56,7 +56,8 @@ int outside_udp_poll_fds(struct proxy_outside *o, struct pollfd *fds,
                          int room, bool remotes_only);
 bool outside_udp_peer(struct proxy_outside *o, uint64_t ino,
                       struct sockaddr_storage *peer, socklen_t *len);
-/* A connect() of a datagram socket (see proxy_outside_connect). */
+/* A connect() of a UDP socket to outside (see proxy_outside_connect);
+ * false for any other connect (a UDP socket's elsewhere is noted). */
 bool outside_udp_connect(struct proxy_process *p, int host_fd,
                          const struct sockaddr *dst, socklen_t dst_len,
                          struct sockaddr_storage *via, socklen_t *via_len,
