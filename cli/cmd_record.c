@@ -22,10 +22,11 @@
  * the host's files, its changes undone afterwards, undo.c), and checks
  * it event by event against the recorded detlog: the first event that
  * differs stops the check with one line naming it (its number, thread,
- * syscall, and what differed), and the replay exits 121. Data from
- * sockets, pipes and FIFOs to outside the run is not in the recording
- * yet: a replay that needed it is reported as diverged, never passed as
- * a good one.
+ * syscall, and what differed), and the replay exits 121. What TCP,
+ * AF_UNIX stream and UDP peers outside the run sent is (net/outside.c,
+ * outside_udp.c); data from connections accepted from outside, pipes and
+ * FIFOs to outside the run is not in the recording yet: a replay that
+ * needed it is reported as diverged, never passed as a good one.
  */
 #include <dirent.h>
 #include <errno.h>

@@ -71,10 +71,12 @@ enum det_rec_kind {
                             (cli/prestate.c): data = u8 kind (A absent, F
                             file, L symlink, D directory), u32 st_mode, u32
                             path length, the path, the bytes */
-    DET_REC_LINK,        /* an event of a TCP connection to outside the
-                            run (syscall-proxy/net/outside.c): data = u32
-                            link, u8 kind (C connect, D data, E end), u64
-                            the run's event count, i64 value, the bytes */
+    DET_REC_LINK,        /* an event of an exchange with a peer outside
+                            the run (syscall-proxy/net/outside.c,
+                            outside_udp.c): data = u32 link, u8 kind (C
+                            connect, D data, E end; U datagram flow, G
+                            datagram, R its error), u64 the run's event
+                            count, i64 value, the bytes */
     DET_REC_KIND_MAX = DET_REC_LINK,
 };
 

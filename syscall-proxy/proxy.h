@@ -332,8 +332,9 @@ struct proxy_world {
     /* ... and message queues (kernel/sysvmsg.c). */
     struct proxy_msg_queue **msg;
     int nr_msg, next_msgid;
-    /* hvrun record / replay: the run's TCP connections to outside it,
-     * relayed through hvrun (net/outside.c); NULL: none yet. */
+    /* hvrun record / replay: the run's TCP, AF_UNIX stream and UDP
+     * exchanges with peers outside it, relayed through hvrun
+     * (net/outside.c, outside_udp.c); NULL: none yet. */
     struct proxy_outside *outside;
     /* POSIX message queues by name (kernel/mqueue.c), their bytes charged
      * against RLIMIT_MSGQUEUE. */
@@ -359,18 +360,29 @@ void proxy_world_end(struct proxy_world *w);
 /* ---- the process --------------------------------------------------------- */
 
 /*
- * One event of a TCP connection from the run to outside it (net/outside.c):
- * its connect, and each piece of data or the end that came in from the
- * peer, at the run's event count when the guest could first see it.
+ * One event of an exchange of the run with a peer outside it: a stream
+ * connection's connect, and each piece of data or the end that came in
+ * from the peer (net/outside.c); a datagram socket's first exchange with
+ * a peer, each datagram that came back and each error (net/outside_udp.c);
+ * at the run's event count when the guest could first see it.
  */
 enum proxy_link_kind {
     PROXY_LINK_CONNECT = 'C', /* value: the connect's result; data: the
                                  peer's address */
     PROXY_LINK_DATA = 'D',    /* data: the bytes */
     PROXY_LINK_END = 'E',     /* value: 0 (the peer closed) or -errno */
+    PROXY_LINK_DGRAM_OPEN = 'U', /* value: 0, or the -errno of reaching
+                                    the peer; data: the peer's address */
+    PROXY_LINK_DGRAM = 'G',   /* data: one datagram from the peer */
+    PROXY_LINK_DGRAM_ERR = 'R', /* value: -errno the peer's host reported
+                                   (ECONNREFUSED: nothing there) */
+    PROXY_LINK_AWAITED = 'W', /* a timed wait of the run's for an fd ended
+                                 before its deadline: something came from
+                                 outside (its events follow, same count);
+                                 link: 0 */
 };
 struct proxy_link_event {
-    uint32_t link;  /* the run's n-th connection to outside, from 0 */
+    uint32_t link;  /* the run's n-th connection or flow to outside */
     uint8_t kind;   /* enum proxy_link_kind */
     uint64_t pos;   /* the run's guest event count then */
     int64_t value;

@@ -474,6 +474,10 @@ static bool wait_for_something(struct proxy_world *w)
     if (proxy_timer_advance(w, best)) /* a timer comes first */
         return true;
     if (best_p) {
+        /* record/replay: a peer outside the run may answer first */
+        if (best_p->threads[best_t].state == PROXY_THREAD_WAIT_FD &&
+            proxy_outside_await(w, best_p, best))
+            return true;
         proxy_thread_expire(best_p, best_t);
         return true;
     }

@@ -35,6 +35,11 @@
  * bind_det_port), netlink port ids (hvrun's host pid), and the
  * credentials of a peer outside the run. Peers inside
  * the run are guests (peercred.c).
+ *
+ * Under hvrun record and replay, a connect, a datagram send with an
+ * address, a received datagram's source and getpeername ask outside.c
+ * first: exchanges with peers outside the run go through hvrun's relays
+ * (outside.c for TCP and AF_UNIX streams, outside_udp.c for UDP).
  */
 #include "proxy.h"
 #include "fs_internal.h"
@@ -915,8 +920,16 @@ static long send_host(struct proxy_process *p, int host_fd, struct host_msg *hm,
     if (r < 0)
         return r;
     if (hm->msg.msg_name && (hm->name.u.sa.sa_family == AF_INET ||
-                              hm->name.u.sa.sa_family == AF_INET6))
+                              hm->name.u.sa.sa_family == AF_INET6)) {
         bind_unbound_inet(p, host_fd);
+        /* record/replay: a datagram to outside goes by hvrun's relay */
+        if (proxy_outside_dgram_route(p, host_fd, &hm->name.u.ss,
+                                      &hm->name.len, &r)) {
+            if (r < 0)
+                return r;
+            hm->msg.msg_namelen = hm->name.len;
+        }
+    }
     int host_flags = flags | MSG_NOSIGNAL, fl;
     bool nowait = sock_may_wait(host_fd, flags, &fl) &&
                   (may_park || proxy_others_runnable(p));
@@ -1305,6 +1318,9 @@ static long recv_one(struct proxy_process *p, int host_fd, gva_t msg_gva,
     }
     if (r >= 0) {
         creds_to_guest(p, host_fd, &hm);
+        if (hm.msg.msg_name)
+            proxy_outside_dgram_source(p->world, &hm.name.u.ss,
+                                       &hm.msg.msg_namelen);
         long w = msg_recv_out(p, msg_gva, &gm, &hm, flags);
         r = w < 0 ? w : r;
         *out_flags = hm.msg.msg_flags;
@@ -1336,6 +1352,7 @@ static long sys_recvfrom(struct proxy_process *p, const uint64_t a[6])
         r = -EFAULT;
     if (r >= 0 && a[4] != 0) {
         hm.name.len = hm.msg.msg_namelen;
+        proxy_outside_dgram_source(p->world, &hm.name.u.ss, &hm.name.len);
         long w = sock_addr_out(p, a[4], a[5], &hm.name);
         r = w < 0 ? w : r;
     }

@@ -1,49 +1,65 @@
 /*
- * outside.c - TCP connections from the run to a peer outside it, under
- * hvrun record and replay.
+ * outside.c - stream connections from the run to a peer outside it (TCP
+ * over IPv4 or IPv6, and AF_UNIX stream sockets to a path or an abstract
+ * name where no listener of the run is), under hvrun record and replay;
+ * the datagram sockets' peers are outside_udp.c's.
  *
  * What such a peer sends, and when the guest can first see it, is input
  * from outside the deterministic model. So under record and replay the
  * guest's socket does not reach the peer itself: hvrun connects it to a
- * relay of its own on loopback (a listener made for that one connect),
- * keeps the relay's end, and moves bytes between the relay and the peer
- * only at points of the run's own progress: before each guest syscall,
- * and when nothing in the run can go on. Recording, each piece of data
- * (and the end) that came in is an event with the run's event count at
- * that point; replaying, there is no peer: the recorded events are given
- * to the relay at the same counts, and what the guest sends is dropped.
- * Both ways the guest's socket is a real TCP socket on loopback (its
- * options, its poll bits, its errors are the kernel's), with getpeername
- * showing the peer it asked for. After writing to the relay hvrun waits
- * (briefly) until the guest's end has taken the bytes, so a guest call
- * after the pump sees them whether or not the host was loaded.
+ * relay of its own (a listener made for that one connect: on loopback
+ * for TCP, an autobound abstract name for AF_UNIX), keeps the relay's
+ * end, and moves bytes between the relay and the peer only at points of
+ * the run's own progress: before each guest syscall, and when nothing in
+ * the run can go on. Recording, each piece of data (and the end) that
+ * came in is an event with the run's event count at that point;
+ * replaying, there is no peer: the recorded events are given to the
+ * relay at the same counts, and what the guest sends is dropped. Both
+ * ways the guest's socket is a real socket of its family (its options,
+ * its poll bits, its errors are the kernel's), with getpeername showing
+ * the peer (TCP: the address it asked for; AF_UNIX: the name the peer's
+ * listener has, as getpeername on hvrun's own connection said when
+ * recording). After writing to a TCP relay hvrun waits (briefly) until
+ * the guest's end has taken the bytes, so a guest call after the pump
+ * sees them whether or not the host was loaded; an AF_UNIX send is on the
+ * guest's queue when it returns. A timed wait of the run's for an fd
+ * (poll with a timeout, SO_RCVTIMEO) waits for the peers before its
+ * deadline passes (proxy_outside_await), recording; the replay follows.
+ *
+ * File descriptors an outside peer passes (SCM_RIGHTS) are not relayed:
+ * hvrun closes them at once and says so (once per connection); the bytes
+ * that came with them are. Those the guest passes to it are dropped with
+ * the relay's read, as its credentials (SO_PEERCRED shows hvrun).
  *
  * Not relayed (connected as before, the host's answer): a connect to a
- * listener of the run itself (both ends are in the run), UDP and other
- * families, and connections from outside accepted by a server in the run.
+ * listener of the run itself (both ends are in the run; for AF_UNIX a
+ * listener bound to the same name, or to the same file), other socket
+ * types and families, and connections from outside accepted by a server
+ * in the run.
  */
 #include "outside.h"
+#include "outside_internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/sockios.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <stddef.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "det.h"
 
-/* How long hvrun waits for the guest's end to take what it was given. */
-#define DELIVERY_WAIT_NS (200 * 1000000LL)
-#define PUMP_CHUNK 65536
-
 struct outside_link {
     uint32_t id;
+    int family;           /* AF_INET, AF_INET6 or AF_UNIX */
     uint64_t guest_ino;   /* the guest's socket (fstat), for getpeername */
     int listener;         /* the relay's listener until the connect, or -1 */
     int relay;            /* hvrun's end of the guest's connection, or -1 */
@@ -56,34 +72,27 @@ struct outside_link {
     int in_err;
     bool end_passed;      /* ... and the guest's end was told */
     bool out_end;         /* the guest will send nothing more */
+    bool rights_said;     /* the peer's SCM_RIGHTS were refused, and said */
 };
 
-struct proxy_outside {
-    struct outside_link *links;
-    size_t nr, cap;
-    uint32_t next_id;
-    struct det_state *det;
-    const struct proxy_file_tap *tap;
-};
-
-static bool recording(const struct proxy_file_tap *t)
+bool outside_recording(const struct proxy_file_tap *t)
 {
     return t && t->link_noted;
 }
 
-static bool replaying(const struct proxy_file_tap *t)
+bool outside_replaying(const struct proxy_file_tap *t)
 {
     return t && t->link_next;
 }
 
-static int64_t now_ns(void)
+int64_t outside_now_ns(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
-static uint64_t sock_ino(int fd)
+uint64_t outside_sock_ino(int fd)
 {
     struct stat st;
     return fstat(fd, &st) == 0 ? (uint64_t)st.st_ino : 0;
@@ -96,11 +105,46 @@ static uint16_t addr_port(const struct sockaddr *sa)
     return ntohs(((const struct sockaddr_in6 *)sa)->sin6_port);
 }
 
-/* Whether a listening socket of the run serves dst's port: then both ends
- * are in the run and nothing comes from outside. */
-static bool run_listens_on(struct proxy_world *w, const struct sockaddr *dst)
+/* An AF_UNIX name's path as a C string (sun_path need not end in NUL). */
+static void unix_path(const struct sockaddr_un *a, socklen_t len,
+                      char out[sizeof(a->sun_path) + 1])
 {
-    uint16_t port = addr_port(dst);
+    size_t n = len > offsetof(struct sockaddr_un, sun_path)
+                   ? len - offsetof(struct sockaddr_un, sun_path)
+                   : 0;
+    if (n > sizeof(a->sun_path))
+        n = sizeof(a->sun_path);
+    memcpy(out, a->sun_path, n);
+    out[n] = '\0';
+}
+
+/* Whether the listener named (name, name_len) is what a connect to dst
+ * reaches: the same abstract name, or the same path or socket file (a
+ * relative name is looked up from hvrun's cwd: the connecting guest's
+ * for a relative dst). */
+static bool unix_same_listener(const struct sockaddr_un *name,
+                               socklen_t name_len, const struct sockaddr *dst,
+                               socklen_t dst_len)
+{
+    const struct sockaddr_un *d = (const struct sockaddr_un *)dst;
+    if (d->sun_path[0] == '\0' || name->sun_path[0] == '\0')
+        return d->sun_path[0] == name->sun_path[0] && name_len == dst_len &&
+               !memcmp(d->sun_path, name->sun_path,
+                       dst_len - offsetof(struct sockaddr_un, sun_path));
+    char a[sizeof(d->sun_path) + 1], b[sizeof(d->sun_path) + 1];
+    unix_path(d, dst_len, a);
+    unix_path(name, name_len, b);
+    struct stat sa, sb;
+    return !strcmp(a, b) || (stat(a, &sa) == 0 && stat(b, &sb) == 0 &&
+                             sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino);
+}
+
+/* Whether a listening socket of the run is what dst reaches (for TCP:
+ * serves dst's port): then both ends are in the run and nothing comes
+ * from outside. */
+static bool run_listens_on(struct proxy_world *w, const struct sockaddr *dst,
+                           socklen_t dst_len)
+{
     for (int i = 0; i < w->nr_procs; i++) {
         const struct proxy_fdtable *t = &w->procs[i]->fds;
         for (int k = 0; k < t->cap; k++) {
@@ -110,17 +154,24 @@ static bool run_listens_on(struct proxy_world *w, const struct sockaddr *dst)
             socklen_t ol = sizeof(on);
             struct sockaddr_storage ss;
             socklen_t sl = sizeof(ss);
-            if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &on, &ol) == 0 &&
-                on && getsockname(fd, (struct sockaddr *)&ss, &sl) == 0 &&
+            if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &on, &ol) < 0 ||
+                !on || getsockname(fd, (struct sockaddr *)&ss, &sl) < 0)
+                continue;
+            if (dst->sa_family == AF_UNIX && ss.ss_family == AF_UNIX &&
+                unix_same_listener((struct sockaddr_un *)&ss, sl, dst,
+                                   dst_len))
+                return true;
+            if (dst->sa_family != AF_UNIX &&
                 (ss.ss_family == AF_INET || ss.ss_family == AF_INET6) &&
-                addr_port((struct sockaddr *)&ss) == port)
+                addr_port((struct sockaddr *)&ss) == addr_port(dst))
                 return true;
         }
     }
     return false;
 }
 
-static bool tcp_socket(int fd, int *family)
+/* A TCP socket (IPv4, IPv6) or an AF_UNIX stream socket; its family. */
+static bool stream_socket(int fd, int *family)
 {
     int type = 0, proto = 0, dom = 0;
     socklen_t l = sizeof(int);
@@ -129,11 +180,12 @@ static bool tcp_socket(int fd, int *family)
         getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &dom, &l) < 0)
         return false;
     *family = dom;
-    return type == SOCK_STREAM && proto == IPPROTO_TCP &&
-           (dom == AF_INET || dom == AF_INET6);
+    return type == SOCK_STREAM &&
+           (dom == AF_UNIX ||
+            (proto == IPPROTO_TCP && (dom == AF_INET || dom == AF_INET6)));
 }
 
-static struct proxy_outside *outside_of(struct proxy_process *p)
+struct proxy_outside *outside_of(struct proxy_process *p)
 {
     struct proxy_world *w = p->world;
     if (!w->outside) {
@@ -162,40 +214,55 @@ static struct outside_link *link_by_id(struct proxy_outside *o, uint32_t id)
     return NULL;
 }
 
-static void note(struct proxy_outside *o, uint32_t id, uint8_t kind,
-                 int64_t value, const void *data, size_t len)
+void outside_note(struct proxy_outside *o, uint32_t id, uint8_t kind,
+                  int64_t value, const void *data, size_t len)
 {
     struct proxy_link_event e = {.link = id, .kind = kind,
                                  .pos = o->det->events, .value = value};
     o->tap->link_noted(o->tap->ctx, &e, data, len);
 }
 
-/* A loopback listener in dst's family for the guest's socket to connect
- * to; its address in *via. */
+void outside_loopback_addr(int family, struct sockaddr_storage *a,
+                           socklen_t *len)
+{
+    memset(a, 0, sizeof(*a));
+    if (family == AF_INET) {
+        struct sockaddr_in *a4 = (struct sockaddr_in *)a;
+        a4->sin_family = AF_INET;
+        a4->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        *len = sizeof(*a4);
+    } else {
+        struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)a;
+        a6->sin6_family = AF_INET6;
+        a6->sin6_addr = in6addr_loopback;
+        *len = sizeof(*a6);
+    }
+}
+
+/* A listener for the guest's socket to connect to, its address in *via:
+ * on loopback in dst's family, or (AF_UNIX) an abstract name the kernel
+ * picks (autobind), so nothing appears in the filesystem. */
 static int relay_listener(int family, struct sockaddr_storage *via,
                           socklen_t *via_len)
 {
     int l = socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (l < 0)
         return -errno;
-    memset(via, 0, sizeof(*via));
-    if (family == AF_INET) {
-        struct sockaddr_in *a = (struct sockaddr_in *)via;
-        a->sin_family = AF_INET;
-        a->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        *via_len = sizeof(*a);
+    if (family == AF_UNIX) {
+        memset(via, 0, sizeof(*via));
+        via->ss_family = AF_UNIX;
+        *via_len = sizeof(sa_family_t);
     } else {
-        struct sockaddr_in6 *a = (struct sockaddr_in6 *)via;
-        a->sin6_family = AF_INET6;
-        a->sin6_addr = in6addr_loopback;
-        *via_len = sizeof(*a);
+        outside_loopback_addr(family, via, via_len);
     }
+    socklen_t room = sizeof(*via);
     if (bind(l, (struct sockaddr *)via, *via_len) < 0 || listen(l, 1) < 0 ||
-        getsockname(l, (struct sockaddr *)via, via_len) < 0) {
+        getsockname(l, (struct sockaddr *)via, &room) < 0) {
         int e = -errno;
         close(l);
         return e;
     }
+    *via_len = room;
     return l;
 }
 
@@ -252,6 +319,41 @@ static bool recorded_connect(struct proxy_outside *o, uint32_t id, long *ret,
     return true;
 }
 
+/* The shortest dst a connect of family may be relayed for (0: none): a
+ * whole inet address, an AF_UNIX name of one byte or more. */
+static socklen_t dst_len_needed(const struct sockaddr *dst, socklen_t len)
+{
+    if (len < sizeof(sa_family_t))
+        return 0;
+    switch (dst->sa_family) {
+    case AF_INET:
+        return sizeof(struct sockaddr_in);
+    case AF_INET6:
+        return sizeof(struct sockaddr_in6);
+    case AF_UNIX:
+        return offsetof(struct sockaddr_un, sun_path) + 1;
+    default:
+        return 0;
+    }
+}
+
+/* Recording: the peer as the guest's getpeername is to show it. TCP:
+ * the address connected to; AF_UNIX: the name the peer's listener has
+ * (not always the one the guest gave: a relative path, a symlink). */
+static void remote_peer_name(int remote, const struct sockaddr *dst,
+                             socklen_t dst_len, struct sockaddr_storage *peer,
+                             socklen_t *peer_len)
+{
+    socklen_t n = sizeof(*peer);
+    if (dst->sa_family == AF_UNIX && remote >= 0 &&
+        getpeername(remote, (struct sockaddr *)peer, &n) == 0) {
+        *peer_len = n;
+        return;
+    }
+    memcpy(peer, dst, dst_len);
+    *peer_len = dst_len;
+}
+
 bool proxy_outside_connect(struct proxy_process *p, int host_fd,
                            const struct sockaddr *dst, socklen_t dst_len,
                            struct sockaddr_storage *via, socklen_t *via_len,
@@ -259,35 +361,35 @@ bool proxy_outside_connect(struct proxy_process *p, int host_fd,
 {
     const struct proxy_file_tap *t = p->cfg->file_tap;
     int family;
-    if (!recording(t) && !replaying(t))
+    if (!outside_recording(t) && !outside_replaying(t))
         return false;
-    socklen_t need = dst_len < sizeof(sa_family_t) ? 0
-                     : dst->sa_family == AF_INET   ? sizeof(struct sockaddr_in)
-                     : dst->sa_family == AF_INET6  ? sizeof(struct sockaddr_in6)
-                                                   : 0;
-    if (!need || dst_len < need || !tcp_socket(host_fd, &family) ||
-        family != dst->sa_family)
+    if (outside_udp_connect(p, host_fd, dst, dst_len, via, via_len, ret))
+        return true; /* a UDP socket's, to outside */
+    socklen_t need = dst_len_needed(dst, dst_len);
+    if (!need || dst_len < need || dst_len > sizeof(*via) ||
+        !stream_socket(host_fd, &family) || family != dst->sa_family)
         return false;
     struct proxy_outside *o = outside_of(p);
     if (!o)
         return false;
-    struct outside_link *l = link_by_ino(o, sock_ino(host_fd));
+    struct outside_link *l = link_by_ino(o, outside_sock_ino(host_fd));
     if (l) { /* the call runs again (it waited): the same relay */
         *via = l->via;
         *via_len = l->via_len;
         *ret = 0;
         return true;
     }
-    if (run_listens_on(p->world, dst))
+    if (run_listens_on(p->world, dst, dst_len))
         return false;
     uint32_t id = o->next_id;
     int remote = -1;
     struct sockaddr_storage peer;
     socklen_t peer_len = dst_len;
     memcpy(&peer, dst, dst_len);
-    if (recording(t)) {
+    if (outside_recording(t)) {
         *ret = connect_remote(dst, dst_len, family, &remote);
-        note(o, id, PROXY_LINK_CONNECT, *ret, dst, dst_len);
+        remote_peer_name(remote, dst, dst_len, &peer, &peer_len);
+        outside_note(o, id, PROXY_LINK_CONNECT, *ret, &peer, peer_len);
     } else if (!recorded_connect(o, id, ret, &peer, &peer_len)) {
         proxy_log(p, 0, "replay: connection %u to outside the run was not "
                   "in the recording", id);
@@ -307,7 +409,8 @@ bool proxy_outside_connect(struct proxy_process *p, int host_fd,
         *ret = lfd < 0 ? lfd : -ENOMEM;
         return true;
     }
-    l->guest_ino = sock_ino(host_fd);
+    l->guest_ino = outside_sock_ino(host_fd);
+    l->family = family;
     l->listener = lfd;
     l->remote = remote;
     l->peer = peer;
@@ -320,7 +423,7 @@ bool proxy_outside_connect(struct proxy_process *p, int host_fd,
 void proxy_outside_connected(struct proxy_process *p, int host_fd)
 {
     struct outside_link *l =
-        link_by_ino(p->world->outside, sock_ino(host_fd));
+        link_by_ino(p->world->outside, outside_sock_ino(host_fd));
     if (!l || l->listener < 0)
         return;
     /* The handshake is the kernel's, on loopback: it is done or about to
@@ -337,15 +440,18 @@ void proxy_outside_connected(struct proxy_process *p, int host_fd)
         return;
     }
     int one = 1;
-    (void)setsockopt(l->relay, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    if (l->family != AF_UNIX)
+        (void)setsockopt(l->relay, IPPROTO_TCP, TCP_NODELAY, &one,
+                         sizeof(one));
 }
 
 bool proxy_outside_peer(struct proxy_world *w, int host_fd,
                         struct sockaddr_storage *peer, socklen_t *len)
 {
-    struct outside_link *l = link_by_ino(w->outside, sock_ino(host_fd));
+    uint64_t ino = outside_sock_ino(host_fd);
+    struct outside_link *l = link_by_ino(w->outside, ino);
     if (!l)
-        return false;
+        return w->outside && outside_udp_peer(w->outside, ino, peer, len);
     *peer = l->peer;
     *len = l->peer_len;
     return true;
@@ -358,10 +464,10 @@ bool proxy_outside_peer(struct proxy_world *w, int host_fd,
  * it), or a short while passed (the guest's buffer is full). */
 static void wait_delivered(int relay)
 {
-    int64_t until = now_ns() + DELIVERY_WAIT_NS;
+    int64_t until = outside_now_ns() + OUTSIDE_DELIVERY_WAIT_NS;
     int queued = 0;
     while (ioctl(relay, SIOCOUTQ, &queued) == 0 && queued > 0 &&
-           now_ns() < until) {
+           outside_now_ns() < until) {
         struct timespec ts = {0, 20000};
         nanosleep(&ts, NULL);
     }
@@ -380,14 +486,71 @@ static void in_append(struct outside_link *l, const void *data, size_t n)
     l->in_len += n;
 }
 
-/* Recording: what the peer sent since the last look, as events. */
-static void take_remote(struct proxy_outside *o, struct outside_link *l)
+/* Said once per connection, recording and replaying alike (the line is
+ * part of the run's stderr a replay compares). */
+static void say_rights_refused(struct proxy_world *w, struct outside_link *l)
 {
-    static uint8_t buf[PUMP_CHUNK];
+    if (l->rights_said || w->nr_procs == 0)
+        return;
+    l->rights_said = true;
+    proxy_log(w->procs[0], 0,
+              "outside connection %u: the peer passed file descriptors "
+              "(SCM_RIGHTS); not relayed (closed), its bytes are", l->id);
+}
+
+/* File descriptors an outside peer passed: not relayed (a replay could
+ * not give them), closed at once. True if there were any. */
+static bool refuse_rights(struct msghdr *m)
+{
+    bool any = false;
+    for (struct cmsghdr *c = CMSG_FIRSTHDR(m); c; c = CMSG_NXTHDR(m, c)) {
+        if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+            continue;
+        size_t nfds = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+        for (size_t i = 0; i < nfds; i++) {
+            int fd;
+            memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(fd));
+            close(fd);
+        }
+        any = true;
+    }
+    return any || (m->msg_flags & MSG_CTRUNC);
+}
+
+/* One read of the peer's bytes; an AF_UNIX peer's passed fds refused
+ * (*refused). */
+static ssize_t remote_read(struct outside_link *l, void *buf, size_t len,
+                           bool *refused)
+{
+    *refused = false;
+    if (l->family != AF_UNIX)
+        return recv(l->remote, buf, len, MSG_DONTWAIT);
+    union {
+        struct cmsghdr align;
+        char bytes[CMSG_SPACE(64 * sizeof(int))];
+    } ctl;
+    struct iovec iov = {buf, len};
+    struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1,
+                       .msg_control = ctl.bytes,
+                       .msg_controllen = sizeof(ctl.bytes)};
+    ssize_t n = recvmsg(l->remote, &m, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+    if (n >= 0)
+        *refused = refuse_rights(&m);
+    return n;
+}
+
+/* Recording: what the peer sent since the last look, as events. */
+static void take_remote(struct proxy_world *w, struct proxy_outside *o,
+                        struct outside_link *l)
+{
+    static uint8_t buf[OUTSIDE_PUMP_CHUNK];
     while (l->remote >= 0 && !l->in_end) {
-        ssize_t n = recv(l->remote, buf, sizeof(buf), MSG_DONTWAIT);
-        if (n > 0) {
-            note(o, l->id, PROXY_LINK_DATA, 0, buf, (size_t)n);
+        bool refused;
+        ssize_t n = remote_read(l, buf, sizeof(buf), &refused);
+        if (n > 0 && refused)
+            say_rights_refused(w, l);
+        if (n > 0) { /* value 1: fds came with them, refused */
+            outside_note(o, l->id, PROXY_LINK_DATA, refused, buf, (size_t)n);
             in_append(l, buf, (size_t)n);
             continue;
         }
@@ -397,7 +560,7 @@ static void take_remote(struct proxy_outside *o, struct outside_link *l)
             return;
         l->in_end = true;
         l->in_err = n == 0 ? 0 : -errno;
-        note(o, l->id, PROXY_LINK_END, l->in_err, NULL, 0);
+        outside_note(o, l->id, PROXY_LINK_END, l->in_err, NULL, 0);
     }
 }
 
@@ -427,14 +590,14 @@ static void give_relay(struct outside_link *l)
         (void)shutdown(l->relay, SHUT_WR);
         sent = true;
     }
-    if (sent)
+    if (sent && l->family != AF_UNIX) /* AF_UNIX: queued by the send */
         wait_delivered(l->relay);
 }
 
 /* What the guest sent: to the peer (recording) or dropped (replaying). */
 static void take_relay(struct outside_link *l)
 {
-    static uint8_t buf[PUMP_CHUNK];
+    static uint8_t buf[OUTSIDE_PUMP_CHUNK];
     while (l->relay >= 0 && !l->out_end) {
         ssize_t n = recv(l->relay, buf, sizeof(buf), MSG_DONTWAIT);
         if (n < 0 && errno == EINTR)
@@ -474,18 +637,30 @@ static void retire(struct outside_link *l)
 
 /* Replaying: one recorded data or end event to its relay. False when the
  * next event is not one (none left, or a connect still to come). */
-static bool feed_one(struct proxy_outside *o, bool any_pos)
+static bool feed_one(struct proxy_world *w, struct proxy_outside *o,
+                     bool any_pos)
 {
     struct proxy_link_event e;
     const void *data;
     size_t n;
     if (!o->tap->link_next(o->tap->ctx, &e, &data, &n) ||
-        e.kind == PROXY_LINK_CONNECT || (!any_pos && e.pos > o->det->events))
+        e.kind == PROXY_LINK_CONNECT || e.kind == PROXY_LINK_DGRAM_OPEN ||
+        (!any_pos && e.pos > o->det->events))
+        return false;
+    /* Only proxy_outside_await takes an awaited mark; past it only a run
+     * that went another way is fed (so it cannot hang on the mark). */
+    if (e.kind == PROXY_LINK_AWAITED && !any_pos)
         return false;
     o->tap->link_taken(o->tap->ctx);
+    if (e.kind == PROXY_LINK_AWAITED)
+        return true;
+    if (outside_udp_feed(o, &e, data, n))
+        return true;
     struct outside_link *l = link_by_id(o, e.link);
     if (!l)
         return true;
+    if (e.kind == PROXY_LINK_DATA && e.value == 1)
+        say_rights_refused(w, l);
     if (e.kind == PROXY_LINK_DATA)
         in_append(l, data, n);
     else {
@@ -495,54 +670,132 @@ static bool feed_one(struct proxy_outside *o, bool any_pos)
     return true;
 }
 
-static void pump_all(struct proxy_outside *o)
+/* both: also what came in, to the guest; else only what the guest sent
+ * (see proxy_outside_idle_feed). */
+static void pump_all(struct proxy_world *w, struct proxy_outside *o,
+                     bool both)
 {
     for (size_t i = 0; i < o->nr; i++) {
         struct outside_link *l = &o->links[i];
-        if (recording(o->tap))
-            take_remote(o, l);
-        give_relay(l);
+        if (both && outside_recording(o->tap))
+            take_remote(w, o, l);
+        if (both)
+            give_relay(l);
         take_relay(l);
         retire(l);
     }
+    outside_udp_pump(o, w, both);
+}
+
+static bool outside_in_use(const struct proxy_outside *o)
+{
+    return o && (o->nr || o->nr_flows);
 }
 
 void proxy_outside_pump(struct proxy_world *w)
 {
     struct proxy_outside *o = w->outside;
-    if (!o || !o->nr)
+    if (!outside_in_use(o))
         return;
-    if (replaying(o->tap))
-        while (feed_one(o, false))
+    if (outside_replaying(o->tap))
+        while (feed_one(w, o, false))
             ;
-    pump_all(o);
+    pump_all(w, o, true);
 }
 
 bool proxy_outside_idle_feed(struct proxy_world *w)
 {
     struct proxy_outside *o = w->outside;
-    if (!o || !o->nr)
+    if (!outside_in_use(o))
         return false;
-    pump_all(o); /* what the guest sent, first */
-    if (!replaying(o->tap) || !feed_one(o, true))
+    /* What the guest sent, first. Nothing is taken in or given here:
+     * recording, what came in since the last syscall's pump would make a
+     * guest fd ready before world.c's poll, a host wait a replay (which
+     * gives it here) does not make; so it is taken after that poll. */
+    pump_all(w, o, false);
+    if (!outside_replaying(o->tap) || !feed_one(w, o, true))
         return false;
-    pump_all(o);
+    pump_all(w, o, true);
     return true;
+}
+
+/* Recording: what hvrun waits on for its relays (remotes_only: only its
+ * connections to the peers). */
+static int collect_fds(struct proxy_outside *o, struct pollfd *fds, int room,
+                       bool remotes_only)
+{
+    int n = 0;
+    if (!o || !outside_recording(o->tap))
+        return 0;
+    for (size_t i = 0; i < o->nr && n < room; i++) {
+        struct outside_link *l = &o->links[i];
+        if (l->remote >= 0 && !l->in_end && n < room)
+            fds[n++] = (struct pollfd){l->remote, POLLIN, 0};
+        if (l->relay >= 0 && !l->out_end && n < room && !remotes_only)
+            fds[n++] = (struct pollfd){l->relay, POLLIN, 0};
+    }
+    return n + outside_udp_poll_fds(o, fds + n, room - n, remotes_only);
 }
 
 int proxy_outside_poll_fds(struct proxy_world *w, struct pollfd *fds,
                            int room)
 {
+    return collect_fds(w->outside, fds, room, false);
+}
+
+#define AWAIT_FDS 256
+
+/* Replaying: the recording's awaited mark, if it is next and due, and
+ * what came with it. */
+static bool replay_await(struct proxy_world *w, struct proxy_outside *o)
+{
+    struct proxy_link_event e;
+    const void *data;
+    size_t n;
+    if (!o->tap->link_next(o->tap->ctx, &e, &data, &n) ||
+        e.kind != PROXY_LINK_AWAITED || e.pos > o->det->events)
+        return false;
+    o->tap->link_taken(o->tap->ctx);
+    while (feed_one(w, o, false))
+        ;
+    pump_all(w, o, true);
+    return true;
+}
+
+/*
+ * Without this a timed wait for a peer outside the run would time out at
+ * once (logical time jumps to a deadline when nothing can run), so a
+ * query with a timeout, as a DNS lookup makes, never saw its reply. The
+ * host time waited is not logical time: the run's clock does not move.
+ */
+bool proxy_outside_await(struct proxy_world *w, struct proxy_process *p,
+                         uint64_t deadline_ns)
+{
     struct proxy_outside *o = w->outside;
-    int n = 0;
-    for (size_t i = 0; o && recording(o->tap) && i < o->nr && n < room; i++) {
-        struct outside_link *l = &o->links[i];
-        if (l->remote >= 0 && !l->in_end && n < room)
-            fds[n++] = (struct pollfd){l->remote, POLLIN, 0};
-        if (l->relay >= 0 && !l->out_end && n < room)
-            fds[n++] = (struct pollfd){l->relay, POLLIN, 0};
-    }
-    return n;
+    if (!outside_in_use(o))
+        return false;
+    /* Looked at both ways: under host time the look is in the recording. */
+    int64_t now = det_clock_peek_ns(p->det, CLOCK_MONOTONIC);
+    if (outside_replaying(o->tap))
+        return replay_await(w, o);
+    pump_all(w, o, false);
+    outside_udp_retire_gone(o, w); /* a closed socket's peer is not awaited */
+    struct pollfd fds[AWAIT_FDS];
+    int n = collect_fds(o, fds, AWAIT_FDS, true);
+    if (n == 0)
+        return false;
+    uint64_t left = (int64_t)deadline_ns > now ? deadline_ns - (uint64_t)now
+                                               : 0;
+    uint64_t ms = (left + 999999) / 1000000;
+    int r;
+    while ((r = poll(fds, (nfds_t)n, ms > INT_MAX ? INT_MAX : (int)ms)) < 0 &&
+           errno == EINTR && !proxy_stop_signal)
+        ;
+    if (r <= 0)
+        return false;
+    outside_note(o, 0, PROXY_LINK_AWAITED, 0, NULL, 0);
+    pump_all(w, o, true);
+    return true;
 }
 
 void proxy_outside_free(struct proxy_world *w)
@@ -561,6 +814,7 @@ void proxy_outside_free(struct proxy_world *w)
         free(l->in);
     }
     free(o->links);
+    outside_udp_free(o);
     free(o);
     w->outside = NULL;
 }

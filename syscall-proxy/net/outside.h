@@ -1,7 +1,9 @@
 /*
- * outside.h - TCP connections from the run to outside it, under hvrun
- * record and replay (outside.c). net.c hands connect() and getpeername()
- * here, world.c the points where data from outside may come in.
+ * outside.h - exchanges of the run with peers outside it under hvrun
+ * record and replay: TCP and AF_UNIX stream connections (outside.c), UDP
+ * datagrams (outside_udp.c). net.c hands connect(), the sends with an
+ * address, the received source addresses and getpeername() here, world.c
+ * the points where data from outside may come in.
  */
 #ifndef HVRUN_OUTSIDE_H
 #define HVRUN_OUTSIDE_H
@@ -13,8 +15,9 @@
 #include "proxy.h"
 
 /*
- * A connect() of host_fd (a TCP socket of the guest) to dst. False: not
- * a connection to outside under record/replay; connect as usual. True:
+ * A connect() of host_fd (a TCP, AF_UNIX stream or UDP socket of the
+ * guest) to dst. False: not a connection to outside under record/replay;
+ * connect as usual. True:
  * *ret < 0 is the connect's result (the recorded one, replaying); else
  * the guest's socket is to connect to *via (hvrun's relay, on loopback)
  * instead, and proxy_outside_connected called after.
@@ -23,10 +26,25 @@ bool proxy_outside_connect(struct proxy_process *p, int host_fd,
                            const struct sockaddr *dst, socklen_t dst_len,
                            struct sockaddr_storage *via, socklen_t *via_len,
                            long *ret);
+/*
+ * A send on host_fd (a guest socket) to *dst. True: a UDP socket's
+ * datagram to a peer outside the run under record/replay; *ret < 0 is
+ * the send's result, else *dst (*dst_len) now names hvrun's relay for
+ * that peer, which takes it there (recording) or drops it (replaying).
+ */
+bool proxy_outside_dgram_route(struct proxy_process *p, int host_fd,
+                               struct sockaddr_storage *dst,
+                               socklen_t *dst_len, long *ret);
+/* A received datagram's source: a relay's address becomes the address of
+ * the peer it stands for. */
+void proxy_outside_dgram_source(struct proxy_world *w,
+                                struct sockaddr_storage *src,
+                                socklen_t *src_len);
 /* The guest's connect to the relay was made: hvrun takes its end. */
 void proxy_outside_connected(struct proxy_process *p, int host_fd);
-/* getpeername of host_fd: true if it is a relayed connection (*peer is
- * the outside peer's address, as the guest connected to it). */
+/* getpeername of host_fd: true if it is a relayed connection or a UDP
+ * socket connected to a relayed peer (*peer is the outside peer's
+ * address). */
 bool proxy_outside_peer(struct proxy_world *w, int host_fd,
                         struct sockaddr_storage *peer, socklen_t *len);
 /* Moves data between the relays and outside (or the recording), before
@@ -40,6 +58,16 @@ void proxy_outside_pump(struct proxy_world *w);
 bool proxy_outside_idle_feed(struct proxy_world *w);
 int proxy_outside_poll_fds(struct proxy_world *w, struct pollfd *fds,
                            int room);
+/*
+ * Nothing in the run can go on, and the next thing due is the deadline of
+ * a thread of p waiting for an fd (poll, SO_RCVTIMEO, ...) at deadline_ns
+ * of logical time. Recording: waits that much host time at most for a
+ * peer outside the run to send something; replaying: whether the
+ * recording says one did here. True: it did (it was given); the deadline
+ * stays. False: let it pass.
+ */
+bool proxy_outside_await(struct proxy_world *w, struct proxy_process *p,
+                         uint64_t deadline_ns);
 void proxy_outside_free(struct proxy_world *w);
 
 #endif

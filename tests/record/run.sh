@@ -40,6 +40,22 @@
 #                  reach it)
 #   outside-refused  a connect to outside that was refused replays refused
 #                  after a server listens on that port
+#   outside-udp    a UDP client (connect/select with a timeout/recv, and
+#                  sendto/recvfrom with SO_RCVTIMEO) of a server outside the
+#                  run whose three replies to each query carry fresh random
+#                  bytes, 50 ms apart: replayed after the server stopped,
+#                  under kvm and ptrace (the replies, their source the
+#                  server's); and record --verify with the server up
+#   outside-udp-refused  the same client with no server there (a connected
+#                  socket's ECONNREFUSED, a recvfrom that times out):
+#                  replays the same while a server answers on that port
+#   outside-unix   an AF_UNIX stream client of a server outside the run (a
+#                  relative path and an abstract name; one reply passes
+#                  fds, refused): replayed after the server stopped, under
+#                  kvm and ptrace; and record --verify with it up
+#   outside-unix-refused  connects to a socket file nobody listens on
+#                  (ECONNREFUSED) and to a missing path (ENOENT): replay
+#                  the same errors while a server listens at both
 #   stopped-by-signal  a run of two computing threads stopped from outside
 #                  by SIGINT (exit 130): recorded up to there; the replay
 #                  stops at the same point (the same lines, exit 130),
@@ -88,6 +104,7 @@ threads    | $G/race_print
 py-async   | $PY $ROOT/tests/record/threads_async.py
 stdin      | sh -c 'read a; read b; echo "got \$a and \$b"'
 tcp        | $PY $ROOT/tests/record/tcp_loopback.py
+in-run-sockets | $PY $ROOT/tests/record/inrun_sockets.py
 gcc        | sh -c 'cd /tmp && printf "int main(void){return 7;}\\n" > prog.c && gcc -o prog prog.c && ./prog; echo \$?'
 END_OF_CASES
 )
@@ -277,12 +294,12 @@ diverged_cases() {
     fi
 }
 
-# A server outside the run (tests/record/outside_server.py) in the
+# A server outside the run (tests/record/outside_server.py, or $2) in the
 # background; its port in $OUTSIDE_PORT, its pid in $OUTSIDE_PID.
 start_outside_server() {
     local portfile=$1/port i
     rm -f "$portfile"
-    "$PY" "$ROOT/tests/record/outside_server.py" "$portfile" &
+    "$PY" "$ROOT/tests/record/${2:-outside_server.py}" "$portfile" &
     OUTSIDE_PID=$!
     for i in $(seq 1 100); do
         [ -s "$portfile" ] && break
@@ -340,6 +357,139 @@ outside_cases() {
         pass "$L:outside-refused"
     else
         fail "$L:outside-refused" "exit $st: $(head -c 300 "$d/r.out" "$d/r.err")"
+    fi
+}
+
+# replayed_both DIR NAME STATUS: NAME.hvrec in DIR replays under kvm and
+# ptrace with NAME.rec.out's bytes and STATUS; prints what differed.
+replayed_both() {
+    local d=$1 n=$2 st=$3 b bad=""
+    for b in kvm ptrace; do
+        (cd "$d" && hv replay --backend $b "$n.hvrec" > "$n.$b.out" 2> "$n.$b.err")
+        if [ $? != "$st" ] || ! cmp -s "$d/$n.rec.out" "$d/$n.$b.out" ||
+            ! grep -q '^hvrun: replay: identical' "$d/$n.$b.err"; then
+            bad="$bad $b: $(grep '^hvrun' "$d/$n.$b.err" | head -c 300);"
+        fi
+    done
+    printf '%s' "$bad"
+}
+
+# verified NAME DIR STATUS WANT: record --verify's result in DIR/v.* had
+# exit 0, WANT in its output and an identical replay.
+verified() {
+    if [ "$3" = 0 ] && grep -q "$4" "$2/v.out" &&
+        grep -q '^hvrun: replay: identical' "$2/v.err"; then
+        pass "$L:verify/$1"
+    else
+        fail "$L:verify/$1" "exit $3: $(grep '^hvrun' "$2/v.err" | head -c 300)"
+    fi
+}
+
+# The servers' replies with their random bytes masked.
+masked() { sed -E 's/ [0-9a-f]{8}( |$)/ HEX\1/g' "$1"; }
+
+# UDP to a server outside the run (udp_server.py, udp_client.py).
+outside_udp_cases() {
+    local d=$WORK/$ID.udp st vst bad="" client=$ROOT/tests/record/udp_client.py
+    mkdir -p "$d"
+    start_outside_server "$d" udp_server.py
+    "$PY" "$client" "$OUTSIDE_PORT" > "$d/native.out" 2>&1
+    (cd "$d" && hv record -o o.hvrec -- "$PY" "$client" "$OUTSIDE_PORT" > o.rec.out 2> o.rec.err)
+    st=$?
+    (cd "$d" && hv record --verify -o v.hvrec -- "$PY" "$client" "$OUTSIDE_PORT" > v.out 2> v.err)
+    vst=$?
+    stop_outside_server
+    { grep -q '^dgram 2 of q2 .* from the server: True' "$d/o.rec.out" &&
+        cmp -s <(masked "$d/native.out") <(masked "$d/o.rec.out"); } ||
+        bad="recorded (against native): $(head -c 300 "$d/o.rec.out" "$d/o.rec.err");"
+    bad="$bad$(replayed_both "$d" o "$st")"
+    if [ -z "$bad" ]; then
+        pass "$L:outside-udp (replayed after the server stopped, kvm and ptrace; as native)"
+    else
+        fail "$L:outside-udp" "$bad"
+    fi
+    verified outside-udp "$d" "$vst" '^dgram 2 of q1'
+    # Nothing there: the errors replay while a server answers on the port.
+    (cd "$d" && hv record -o r.hvrec -- "$PY" "$client" "$OUTSIDE_PORT" missing > r.rec.out 2> r.rec.err)
+    st=$?
+    "$PY" "$client" "$OUTSIDE_PORT" missing > "$d/r.native.out" 2>&1
+    "$PY" -c 'import socket,sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(("127.0.0.1", int(sys.argv[1])))
+while True:
+    d, a = s.recvfrom(100); s.sendto(b"squatter", a)' "$OUTSIDE_PORT" 2> /dev/null &
+    local squatter=$!
+    sleep 0.3
+    bad=$(replayed_both "$d" r "$st")
+    kill "$squatter" 2> /dev/null
+    wait "$squatter" 2> /dev/null
+    if [ -z "$bad" ] && grep -q '^recv failed: Connection refused' "$d/r.rec.out" &&
+        grep -q '^recvfrom failed: timed out' "$d/r.rec.out" &&
+        cmp -s "$d/r.native.out" "$d/r.rec.out"; then
+        pass "$L:outside-udp-refused"
+    else
+        fail "$L:outside-udp-refused" "$bad $(head -c 300 "$d/r.rec.out")"
+    fi
+}
+
+# An AF_UNIX stream server outside the run (unix_server.py, unix_client.py)
+# at the relative path srv.sock and an abstract name of this test's.
+outside_unix_cases() {
+    local d=$WORK/$ID.unix st vst bad="" i client=$ROOT/tests/record/unix_client.py
+    local abs=hvrun-record-test-$$-$ID srv
+    mkdir -p "$d"
+    rm -f "$d/srv.sock" "$d/srv.sock.ready"
+    "$PY" "$ROOT/tests/record/unix_server.py" "$d/srv.sock" "$abs" &
+    srv=$!
+    for i in $(seq 1 100); do
+        [ -e "$d/srv.sock.ready" ] && break
+        sleep 0.05
+    done
+    (cd "$d" && "$PY" "$client" srv.sock "@$abs" > native.out 2>&1)
+    (cd "$d" && hv record -o o.hvrec -- "$PY" "$client" srv.sock "@$abs" > o.rec.out 2> o.rec.err)
+    st=$?
+    (cd "$d" && hv record --verify -o v.hvrec -- "$PY" "$client" srv.sock "@$abs" > v.out 2> v.err)
+    vst=$?
+    kill "$srv" 2> /dev/null
+    wait "$srv" 2> /dev/null
+    rm -f "$d/srv.sock"
+    # Natively the fds came (hvrun refuses them): the rest is the same.
+    { grep -q '^a line with fds' "$d/o.rec.out" &&
+        grep -q "^peer b'.x00$abs'" "$d/o.rec.out" &&
+        cmp -s <(masked "$d/native.out" | grep -v '^fds passed') \
+            <(masked "$d/o.rec.out" | grep -v '^fds passed') &&
+        grep -q 'SCM_RIGHTS); not relayed' "$d/o.rec.err"; } ||
+        bad="recorded: $(head -c 300 "$d/o.rec.out" "$d/o.rec.err");"
+    bad="$bad$(replayed_both "$d" o "$st")"
+    if [ -z "$bad" ]; then
+        pass "$L:outside-unix (replayed after the server stopped, kvm and ptrace; as native)"
+    else
+        fail "$L:outside-unix" "$bad"
+    fi
+    verified outside-unix "$d" "$vst" '^chunk 2 of fds'
+    # A socket file nobody listens on, and no file: the errors replay
+    # while a server listens at both.
+    "$PY" -c 'import socket,sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$d/dead.sock"
+    (cd "$d" && hv record -o r.hvrec -- "$PY" "$client" dead.sock none.sock > r.rec.out 2> r.rec.err)
+    st=$?
+    (cd "$d" && "$PY" "$client" dead.sock none.sock > r.native.out 2>&1)
+    rm -f "$d/dead.sock" "$d/srv.sock.ready"
+    "$PY" "$ROOT/tests/record/unix_server.py" "$d/dead.sock" "$abs" &
+    srv=$!
+    for i in $(seq 1 100); do
+        [ -e "$d/srv.sock.ready" ] && break
+        sleep 0.05
+    done
+    ln -s dead.sock "$d/none.sock"
+    bad=$(replayed_both "$d" r "$st")
+    kill "$srv" 2> /dev/null
+    wait "$srv" 2> /dev/null
+    if [ -z "$bad" ] && grep -q '^connect failed: Connection refused' "$d/r.rec.out" &&
+        grep -q '^connect failed: No such file or directory' "$d/r.rec.out" &&
+        cmp -s "$d/r.native.out" "$d/r.rec.out"; then
+        pass "$L:outside-unix-refused"
+    else
+        fail "$L:outside-unix-refused" "$bad $(head -c 300 "$d/r.rec.out")"
     fi
 }
 
@@ -496,6 +646,8 @@ for hvarg in "$@"; do
     stdin_and_copy_cases
     diverged_cases
     outside_cases
+    outside_udp_cases
+    outside_unix_cases
     stopped_case
     host_timers_case
     isolation_cases

@@ -1,0 +1,662 @@
+/*
+ * outside_udp.c - UDP datagrams between the run and peers outside it,
+ * under hvrun record and replay (the stream connections are outside.c's).
+ *
+ * A datagram that comes back from outside, and the point of the run where
+ * the guest can first see it, is input from outside the deterministic
+ * model. So under record and replay a guest's UDP datagram to an address
+ * no socket of the run is bound to goes to a relay of hvrun's instead: a
+ * UDP socket on loopback (127.0.0.1 or ::1, as the guest's socket) that
+ * stands for that one peer and that one guest socket, a "flow". sendto,
+ * sendmsg and sendmmsg with such an address are redirected to the flow's
+ * relay; a connect() connects the guest's socket to the relay, so send,
+ * write and a connected socket's filtering work as on Linux. Recording,
+ * hvrun sends what reaches the relay to the peer from a socket of its own
+ * connected to it, and each datagram that comes back (and each error the
+ * peer's host reports, ECONNREFUSED for nothing there) is a `link` event
+ * with the run's guest event count when it was taken in; replaying, the
+ * guest's datagrams are read and dropped and the recorded ones given back
+ * at the same counts. Datagrams move only at points of the run's own
+ * progress (before each guest syscall, and when nothing in the run can go
+ * on), one relay send per datagram, so boundaries are kept; after one
+ * hvrun waits (up to 200 ms) until the guest's receive queue holds it.
+ *
+ * Why a relay per (guest socket, peer): the guest's datagram goes to the
+ * relay, not to the peer, so the relay's address is what says which peer
+ * it was for; and a reply from the peer must go to the guest socket that
+ * asked. A relay per peer shared by the run's sockets would not know
+ * which socket a reply is for, one per guest socket not which peer a
+ * datagram is for. It also makes the way back exact: the source address a
+ * receive reports is the relay's, which net.c turns back into the peer's
+ * (proxy_outside_dgram_source), so recvfrom/recvmsg show the peer.
+ *
+ * The guest's socket stays a real host socket (poll and epoll readiness,
+ * SO_RCVTIMEO, MSG_DONTWAIT, MSG_PEEK, truncation are the kernel's). An
+ * error from the peer's side reaches a connected guest socket the way
+ * Linux's would: hvrun closes the relay, sends an empty datagram from the
+ * guest's socket to its port, so the kernel's own ICMP port unreachable
+ * sets the socket's error (ECONNREFUSED at its next call, POLLERR), and
+ * binds the relay again. An unconnected socket gets no such error, as on
+ * Linux without IP_RECVERR; IP_RECVERR's error queue, IP_PKTINFO and
+ * IP_RECVORIGDSTADDR are not rewritten (they show loopback). The peer
+ * sees hvrun's port, not the guest's. A flow lives until its guest socket
+ * is gone (looked at when a new flow is made).
+ */
+#include "outside.h"
+#include "outside_internal.h"
+
+#include <errno.h>
+#include <linux/sock_diag.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "det.h"
+
+/* A datagram (or an error) from the peer not yet given to the guest. */
+struct dgram_pending {
+    uint8_t *data;
+    size_t len;
+    int err; /* -errno: an error to give instead */
+};
+
+struct outside_flow {
+    uint32_t id;
+    uint64_t guest_ino;   /* the guest's socket (fstat) */
+    int guest_fd;         /* hvrun's fd for it when last seen, or -1 */
+    bool connected;       /* the guest's socket is connected to the relay */
+    bool dead;            /* the guest's socket is gone: fds closed */
+    int family;
+    int relay;            /* what the guest's datagrams reach */
+    int remote;           /* recording: connected to the peer, or -1 */
+    struct sockaddr_storage peer, relay_addr, guest_addr;
+    socklen_t peer_len, relay_len, guest_len; /* guest_len 0: not known */
+    struct dgram_pending *q;
+    size_t q_len, q_cap;
+};
+
+static bool udp_socket(int fd, int *family)
+{
+    int type = 0, proto = 0, dom = 0;
+    socklen_t l = sizeof(int);
+    if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &l) < 0 ||
+        getsockopt(fd, SOL_SOCKET, SO_PROTOCOL, &proto, &l) < 0 ||
+        getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &dom, &l) < 0)
+        return false;
+    *family = dom;
+    return type == SOCK_DGRAM && proto == IPPROTO_UDP &&
+           (dom == AF_INET || dom == AF_INET6);
+}
+
+static uint16_t inet_port(const struct sockaddr_storage *a)
+{
+    if (a->ss_family == AF_INET)
+        return ntohs(((const struct sockaddr_in *)a)->sin_port);
+    return ntohs(((const struct sockaddr_in6 *)a)->sin6_port);
+}
+
+/* The same family, address and port (what a datagram's source is). */
+static bool inet_same(const struct sockaddr_storage *a,
+                      const struct sockaddr_storage *b)
+{
+    if (a->ss_family != b->ss_family || inet_port(a) != inet_port(b))
+        return false;
+    if (a->ss_family == AF_INET)
+        return ((const struct sockaddr_in *)a)->sin_addr.s_addr ==
+               ((const struct sockaddr_in *)b)->sin_addr.s_addr;
+    return !memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr,
+                   &((const struct sockaddr_in6 *)b)->sin6_addr,
+                   sizeof(struct in6_addr));
+}
+
+/* 127/8, ::1, ::ffff:127.x (with any: or the wildcard address). */
+static bool inet_loopback(const struct sockaddr_storage *a, bool or_any)
+{
+    if (a->ss_family == AF_INET) {
+        uint32_t h = ntohl(((const struct sockaddr_in *)a)->sin_addr.s_addr);
+        return (or_any && h == INADDR_ANY) || (h >> 24) == 127;
+    }
+    const struct in6_addr *a6 = &((const struct sockaddr_in6 *)a)->sin6_addr;
+    return (or_any && IN6_IS_ADDR_UNSPECIFIED(a6)) ||
+           IN6_IS_ADDR_LOOPBACK(a6) ||
+           (IN6_IS_ADDR_V4MAPPED(a6) && a6->s6_addr[12] == 127);
+}
+
+static bool inet_any(const struct sockaddr_storage *a)
+{
+    if (a->ss_family == AF_INET)
+        return ((const struct sockaddr_in *)a)->sin_addr.s_addr == INADDR_ANY;
+    const struct sockaddr_in6 *a6 = (const struct sockaddr_in6 *)a;
+    return IN6_IS_ADDR_UNSPECIFIED(&a6->sin6_addr);
+}
+
+/* Whether a datagram socket of the run is what dst reaches: bound to
+ * dst's port, and dst is this host's loopback, or the socket is bound to
+ * dst's address or to any. Then nothing comes from outside. */
+static bool run_binds(struct proxy_world *w, const struct sockaddr_storage *dst)
+{
+    for (int i = 0; i < w->nr_procs; i++) {
+        const struct proxy_fdtable *t = &w->procs[i]->fds;
+        for (int k = 0; k < t->cap; k++) {
+            if (t->fds[k].kind != PROXY_FD_HOST)
+                continue;
+            int fd = t->fds[k].host_fd, type = 0;
+            socklen_t tl = sizeof(type);
+            struct sockaddr_storage ss;
+            socklen_t sl = sizeof(ss);
+            if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &tl) < 0 ||
+                type != SOCK_DGRAM ||
+                getsockname(fd, (struct sockaddr *)&ss, &sl) < 0 ||
+                (ss.ss_family != AF_INET && ss.ss_family != AF_INET6) ||
+                inet_port(&ss) == 0 || inet_port(&ss) != inet_port(dst))
+                continue;
+            if (inet_loopback(dst, true) || inet_any(&ss) ||
+                inet_same(&ss, dst))
+                return true;
+        }
+    }
+    return false;
+}
+
+/* hvrun's fd for the flow's guest socket, or -1: it is gone. */
+static int guest_fd_of(struct proxy_world *w, struct outside_flow *f)
+{
+    if (f->guest_fd >= 0 && outside_sock_ino(f->guest_fd) == f->guest_ino)
+        return f->guest_fd;
+    for (int i = 0; i < w->nr_procs; i++) {
+        const struct proxy_fdtable *t = &w->procs[i]->fds;
+        for (int k = 0; k < t->cap; k++)
+            if (t->fds[k].kind == PROXY_FD_HOST &&
+                outside_sock_ino(t->fds[k].host_fd) == f->guest_ino)
+                return f->guest_fd = t->fds[k].host_fd;
+    }
+    return f->guest_fd = -1;
+}
+
+static void flow_close(struct outside_flow *f)
+{
+    if (f->relay >= 0)
+        close(f->relay);
+    if (f->remote >= 0)
+        close(f->remote);
+    f->relay = f->remote = -1;
+    for (size_t i = 0; i < f->q_len; i++)
+        free(f->q[i].data);
+    f->q_len = 0;
+    f->dead = true;
+}
+
+/* Flows whose guest socket was closed: their relays go. */
+void outside_udp_retire_gone(struct proxy_outside *o, struct proxy_world *w)
+{
+    for (size_t i = 0; i < o->nr_flows; i++)
+        if (!o->flows[i]->dead && guest_fd_of(w, o->flows[i]) < 0)
+            flow_close(o->flows[i]);
+}
+
+static struct outside_flow *flow_find(struct proxy_outside *o, uint64_t ino,
+                                      const struct sockaddr_storage *peer)
+{
+    for (size_t i = 0; o && i < o->nr_flows; i++) {
+        struct outside_flow *f = o->flows[i];
+        if (!f->dead && f->guest_ino == ino && inet_same(&f->peer, peer))
+            return f;
+    }
+    return NULL;
+}
+
+static struct outside_flow *flow_by_id(struct proxy_outside *o, uint32_t id)
+{
+    for (size_t i = 0; i < o->nr_flows; i++)
+        if (o->flows[i]->id == id)
+            return o->flows[i];
+    return NULL;
+}
+
+/* A relay socket on loopback in family, at *addr if its port is set (a
+ * relay bound again), else at a port the host picks (into *addr). */
+static int relay_socket(int family, struct sockaddr_storage *addr,
+                        socklen_t *len)
+{
+    int s = socket(family, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (s < 0)
+        return -errno;
+    if (inet_port(addr) == 0)
+        outside_loopback_addr(family, addr, len);
+    socklen_t room = sizeof(*addr);
+    if (bind(s, (struct sockaddr *)addr, *len) < 0 ||
+        getsockname(s, (struct sockaddr *)addr, &room) < 0) {
+        int e = -errno;
+        close(s);
+        return e;
+    }
+    *len = room;
+    return s;
+}
+
+/* Recording: hvrun's own socket to the peer (its result: a peer no route
+ * reaches fails here, as the guest's send or connect would). */
+static long remote_socket(int family, const struct sockaddr_storage *peer,
+                          socklen_t len, int *remote)
+{
+    int s = socket(family, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (s < 0)
+        return -errno;
+    if (connect(s, (const struct sockaddr *)peer, len) < 0) {
+        long e = -errno;
+        close(s);
+        return e;
+    }
+    *remote = s;
+    return 0;
+}
+
+/* Replaying: the recorded result of reaching the peer, flow id's first
+ * event; false: the recording has none here. */
+static bool recorded_open(struct proxy_outside *o, uint32_t id, long *ret)
+{
+    struct proxy_link_event e;
+    const void *data;
+    size_t n;
+    if (!o->tap->link_next(o->tap->ctx, &e, &data, &n) || e.link != id ||
+        e.kind != PROXY_LINK_DGRAM_OPEN)
+        return false;
+    *ret = (long)e.value;
+    o->tap->link_taken(o->tap->ctx);
+    return true;
+}
+
+static bool flows_room(struct proxy_outside *o)
+{
+    if (o->nr_flows < o->cap_flows)
+        return true;
+    size_t cap = o->cap_flows ? 2 * o->cap_flows : 4;
+    void *n = realloc(o->flows, cap * sizeof(*o->flows));
+    if (!n)
+        return false;
+    o->flows = n;
+    o->cap_flows = cap;
+    return true;
+}
+
+/* A new flow from host_fd's socket to peer: NULL with *ret < 0 when the
+ * peer cannot be reached (recorded so), or hvrun is out of room. */
+static struct outside_flow *flow_open(struct proxy_process *p,
+                                      struct proxy_outside *o, int host_fd,
+                                      int family,
+                                      const struct sockaddr_storage *peer,
+                                      socklen_t peer_len, long *ret)
+{
+    uint32_t id = o->next_id++;
+    int remote = -1;
+    *ret = 0;
+    if (outside_recording(o->tap)) {
+        *ret = remote_socket(family, peer, peer_len, &remote);
+        outside_note(o, id, PROXY_LINK_DGRAM_OPEN, *ret, peer, peer_len);
+    } else if (!recorded_open(o, id, ret)) {
+        proxy_log(p, 0, "replay: datagrams %u to outside the run were not "
+                  "in the recording (dropped)", id);
+    }
+    if (*ret < 0)
+        return NULL;
+    outside_udp_retire_gone(o, p->world);
+    struct outside_flow *f = calloc(1, sizeof(*f));
+    if (!f || !flows_room(o)) {
+        free(f);
+        if (remote >= 0)
+            close(remote);
+        *ret = -ENOMEM;
+        return NULL;
+    }
+    f->id = id;
+    f->guest_ino = outside_sock_ino(host_fd);
+    f->guest_fd = host_fd;
+    f->family = family;
+    f->remote = remote;
+    f->peer = *peer;
+    f->peer_len = peer_len;
+    f->relay = relay_socket(family, &f->relay_addr, &f->relay_len);
+    if (f->relay < 0) {
+        *ret = f->relay;
+        f->relay = -1;
+        flow_close(f);
+    }
+    o->flows[o->nr_flows++] = f; /* kept: its id is in the recording */
+    return f->dead ? NULL : f;
+}
+
+/*
+ * The flow of host_fd's datagrams to *dst, made if new; false: not one
+ * (not under record/replay, not UDP, dst in the run or not a whole inet
+ * address of the socket's family, a relay's own address).
+ */
+static bool route(struct proxy_process *p, int host_fd,
+                  const struct sockaddr *dst, socklen_t dst_len,
+                  struct outside_flow **flow, long *ret)
+{
+    const struct proxy_file_tap *t = p->cfg->file_tap;
+    int family;
+    if (!outside_recording(t) && !outside_replaying(t))
+        return false;
+    if (!udp_socket(host_fd, &family) || dst_len < sizeof(sa_family_t) ||
+        dst->sa_family != family)
+        return false;
+    socklen_t need = family == AF_INET ? sizeof(struct sockaddr_in)
+                                       : sizeof(struct sockaddr_in6);
+    if (dst_len < need)
+        return false;
+    struct sockaddr_storage peer;
+    memset(&peer, 0, sizeof(peer));
+    memcpy(&peer, dst, need);
+    if (inet_port(&peer) == 0)
+        return false;
+    struct proxy_outside *o = outside_of(p);
+    if (!o)
+        return false;
+    for (size_t i = 0; i < o->nr_flows; i++)
+        if (!o->flows[i]->dead && inet_same(&o->flows[i]->relay_addr, &peer))
+            return false;
+    *flow = flow_find(o, outside_sock_ino(host_fd), &peer);
+    /* A loopback port a socket of the run bound since: in the run now. */
+    if (*flow &&
+        !(inet_loopback(&peer, false) && run_binds(p->world, &peer))) {
+        *ret = 0;
+        return true;
+    }
+    if (run_binds(p->world, &peer))
+        return false;
+    *flow = flow_open(p, o, host_fd, family, &peer, need, ret);
+    return true;
+}
+
+bool proxy_outside_dgram_route(struct proxy_process *p, int host_fd,
+                               struct sockaddr_storage *dst,
+                               socklen_t *dst_len, long *ret)
+{
+    struct outside_flow *f = NULL;
+    if (!route(p, host_fd, (struct sockaddr *)dst, *dst_len, &f, ret))
+        return false;
+    if (f) {
+        *dst = f->relay_addr;
+        *dst_len = f->relay_len;
+    }
+    return true;
+}
+
+/* The guest's socket is connected to f now, to none of its other flows. */
+static void mark_connected(struct proxy_outside *o, uint64_t ino,
+                           struct outside_flow *f)
+{
+    for (size_t i = 0; o && i < o->nr_flows; i++)
+        if (o->flows[i]->guest_ino == ino)
+            o->flows[i]->connected = o->flows[i] == f;
+}
+
+bool outside_udp_connect(struct proxy_process *p, int host_fd,
+                         const struct sockaddr *dst, socklen_t dst_len,
+                         struct sockaddr_storage *via, socklen_t *via_len,
+                         long *ret)
+{
+    struct outside_flow *f = NULL;
+    bool routed = route(p, host_fd, dst, dst_len, &f, ret);
+    if (!routed || f) /* elsewhere, AF_UNSPEC, or to this flow */
+        mark_connected(p->world->outside, outside_sock_ino(host_fd), f);
+    if (routed && f) {
+        *via = f->relay_addr;
+        *via_len = f->relay_len;
+    }
+    return routed;
+}
+
+void proxy_outside_dgram_source(struct proxy_world *w,
+                                struct sockaddr_storage *src,
+                                socklen_t *src_len)
+{
+    struct proxy_outside *o = w->outside;
+    if (!o || (src->ss_family != AF_INET && src->ss_family != AF_INET6))
+        return;
+    for (size_t i = 0; i < o->nr_flows; i++) {
+        struct outside_flow *f = o->flows[i];
+        if (!f->dead && inet_same(&f->relay_addr, src)) {
+            *src = f->peer;
+            *src_len = f->peer_len;
+            return;
+        }
+    }
+}
+
+bool outside_udp_peer(struct proxy_outside *o, uint64_t ino,
+                      struct sockaddr_storage *peer, socklen_t *len)
+{
+    for (size_t i = 0; ino && i < o->nr_flows; i++) {
+        struct outside_flow *f = o->flows[i];
+        if (!f->dead && f->connected && f->guest_ino == ino) {
+            *peer = f->peer;
+            *len = f->peer_len;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* ---- moving datagrams ---------------------------------------------------- */
+
+static void enqueue(struct outside_flow *f, const void *data, size_t len,
+                    int err)
+{
+    if (f->q_len == f->q_cap) {
+        size_t cap = f->q_cap ? 2 * f->q_cap : 8;
+        void *n = realloc(f->q, cap * sizeof(*f->q));
+        if (!n)
+            return;
+        f->q = n;
+        f->q_cap = cap;
+    }
+    uint8_t *copy = malloc(len ? len : 1);
+    if (!copy)
+        return;
+    if (len)
+        memcpy(copy, data, len);
+    f->q[f->q_len++] = (struct dgram_pending){copy, len, err};
+}
+
+static void dequeue(struct outside_flow *f)
+{
+    free(f->q[0].data);
+    memmove(f->q, f->q + 1, (f->q_len - 1) * sizeof(*f->q));
+    f->q_len--;
+}
+
+/* Recording: an error of the peer's side, when the guest's socket is
+ * connected (Linux tells an unconnected one nothing). */
+static void remote_error(struct proxy_outside *o, struct outside_flow *f,
+                         int err)
+{
+    if (!f->connected)
+        return;
+    outside_note(o, f->id, PROXY_LINK_DGRAM_ERR, -err, NULL, 0);
+    enqueue(f, NULL, 0, -err);
+}
+
+/* Recording: what the peer sent since the last look, as events. */
+static void take_remote(struct proxy_outside *o, struct outside_flow *f)
+{
+    static uint8_t buf[OUTSIDE_PUMP_CHUNK];
+    while (f->remote >= 0) {
+        ssize_t n = recv(f->remote, buf, sizeof(buf), MSG_DONTWAIT);
+        if (n >= 0) {
+            outside_note(o, f->id, PROXY_LINK_DGRAM, 0, buf, (size_t)n);
+            enqueue(f, buf, (size_t)n, 0);
+        } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
+            return;
+        } else if (errno != EINTR) {
+            remote_error(o, f, errno);
+        }
+    }
+}
+
+/* What the guest sent: to the peer (recording) or dropped (replaying);
+ * the guest's address is learnt from it, for the way back. */
+static void take_relay(struct proxy_outside *o, struct outside_flow *f)
+{
+    static uint8_t buf[OUTSIDE_PUMP_CHUNK];
+    while (f->relay >= 0) {
+        struct sockaddr_storage from;
+        socklen_t fl = sizeof(from);
+        ssize_t n = recvfrom(f->relay, buf, sizeof(buf), MSG_DONTWAIT,
+                             (struct sockaddr *)&from, &fl);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            return;
+        if (n < 0)
+            continue; /* an error of the relay's own: nothing to take */
+        f->guest_addr = from;
+        f->guest_len = fl;
+        while (f->remote >= 0 &&
+               send(f->remote, buf, (size_t)n, MSG_DONTWAIT) < 0) {
+            if (errno == EINTR)
+                continue;
+            if (errno != EAGAIN && errno != EWOULDBLOCK && errno != ENOBUFS)
+                remote_error(o, f, errno);
+            break; /* a full buffer drops it, as the network may */
+        }
+    }
+}
+
+static uint32_t rmem_of(int fd)
+{
+    uint32_t mi[SK_MEMINFO_VARS];
+    socklen_t l = sizeof(mi);
+    if (fd < 0 || getsockopt(fd, SOL_SOCKET, SO_MEMINFO, mi, &l) < 0)
+        return UINT32_MAX;
+    return mi[SK_MEMINFO_RMEM_ALLOC];
+}
+
+/* Until the guest socket's receive memory changed from before (the
+ * datagram is on its queue: hvrun alone runs the run, so nothing else
+ * moves it), or a short while passed (a full queue drops it). */
+static void wait_delivered(int guest_fd, uint32_t before)
+{
+    if (before == UINT32_MAX)
+        return;
+    int64_t until = outside_now_ns() + OUTSIDE_DELIVERY_WAIT_NS;
+    while (rmem_of(guest_fd) == before && outside_now_ns() < until) {
+        struct timespec ts = {0, 20000};
+        nanosleep(&ts, NULL);
+    }
+}
+
+static short revents_now(int fd, short events)
+{
+    struct pollfd pfd = {.fd = fd, .events = events};
+    return poll(&pfd, 1, 0) > 0 ? pfd.revents : 0;
+}
+
+/*
+ * An error from the peer's side to the guest's connected socket, made by
+ * the kernel: with the relay closed, an empty datagram from the guest's
+ * socket to the relay's port comes back as ICMP port unreachable, which
+ * sets the socket's error as the peer's did natively; then the relay is
+ * bound again at the same port. An error already pending is left alone.
+ */
+static void give_error(struct proxy_world *w, struct outside_flow *f)
+{
+    int gfd = guest_fd_of(w, f);
+    if (gfd < 0 || !f->connected || (revents_now(gfd, 0) & POLLERR))
+        return;
+    close(f->relay);
+    f->relay = -1;
+    if (send(gfd, "", 0, MSG_DONTWAIT | MSG_NOSIGNAL) == 0) {
+        int64_t until = outside_now_ns() + OUTSIDE_DELIVERY_WAIT_NS;
+        while (!(revents_now(gfd, 0) & POLLERR) && outside_now_ns() < until) {
+            struct timespec ts = {0, 20000};
+            nanosleep(&ts, NULL);
+        }
+    }
+    int r = relay_socket(f->family, &f->relay_addr, &f->relay_len);
+    f->relay = r < 0 ? -1 : r;
+    if (r < 0 && w->nr_procs > 0)
+        proxy_log(w->procs[0], 0, "outside datagrams %u: the relay could "
+                  "not be bound again: %s", f->id, strerror(-r));
+}
+
+/* What came from the peer, in order, to the guest's socket. */
+static void give_guest(struct proxy_world *w, struct outside_flow *f)
+{
+    while (f->q_len > 0 && f->relay >= 0) {
+        struct dgram_pending *d = &f->q[0];
+        if (d->err) {
+            give_error(w, f);
+            dequeue(f);
+            continue;
+        }
+        if (!f->guest_len)
+            return; /* the guest has sent nothing yet: kept */
+        int gfd = guest_fd_of(w, f);
+        uint32_t before = rmem_of(gfd);
+        ssize_t n = sendto(f->relay, d->data, d->len, MSG_DONTWAIT,
+                           (struct sockaddr *)&f->guest_addr, f->guest_len);
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            return;
+        if (n >= 0)
+            wait_delivered(gfd, before);
+        dequeue(f);
+    }
+}
+
+void outside_udp_pump(struct proxy_outside *o, struct proxy_world *w,
+                      bool both)
+{
+    for (size_t i = 0; i < o->nr_flows; i++) {
+        struct outside_flow *f = o->flows[i];
+        if (f->dead)
+            continue;
+        take_relay(o, f);
+        if (both && outside_recording(o->tap))
+            take_remote(o, f);
+        if (both)
+            give_guest(w, f);
+    }
+}
+
+bool outside_udp_feed(struct proxy_outside *o, const struct proxy_link_event *e,
+                      const void *data, size_t len)
+{
+    if (e->kind != PROXY_LINK_DGRAM && e->kind != PROXY_LINK_DGRAM_ERR)
+        return false;
+    struct outside_flow *f = flow_by_id(o, e->link);
+    if (f && !f->dead)
+        enqueue(f, data, e->kind == PROXY_LINK_DGRAM ? len : 0,
+                e->kind == PROXY_LINK_DGRAM ? 0 : (int)e->value);
+    return true;
+}
+
+int outside_udp_poll_fds(struct proxy_outside *o, struct pollfd *fds, int room,
+                         bool remotes_only)
+{
+    int n = 0;
+    for (size_t i = 0; i < o->nr_flows && n + 2 <= room; i++) {
+        struct outside_flow *f = o->flows[i];
+        if (f->remote >= 0)
+            fds[n++] = (struct pollfd){f->remote, POLLIN, 0};
+        if (f->relay >= 0 && !remotes_only)
+            fds[n++] = (struct pollfd){f->relay, POLLIN, 0};
+    }
+    return n;
+}
+
+void outside_udp_free(struct proxy_outside *o)
+{
+    for (size_t i = 0; i < o->nr_flows; i++) {
+        flow_close(o->flows[i]);
+        free(o->flows[i]->q);
+        free(o->flows[i]);
+    }
+    free(o->flows);
+    o->flows = NULL;
+    o->nr_flows = o->cap_flows = 0;
+}
