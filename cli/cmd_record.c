@@ -693,24 +693,21 @@ static int load_or_say(const char *path, struct det_recording *r)
 
 /* ---- the subcommands ----------------------------------------------------- */
 
-static int record_run(int argc, char **argv)
+static int record_parsed(struct record_args *ra)
 {
-    struct record_args ra;
-    if (parse_record_args(argc, argv, &ra) < 0)
-        return CLI_EXIT_FAILURE;
     char cwd[4096];
     if (!getcwd(cwd, sizeof(cwd))) {
         cli_error("record: the working directory: %s", strerror(errno));
         return CLI_EXIT_FAILURE;
     }
     char file[4096], id[64] = "";
-    if (ra.out) {
-        snprintf(file, sizeof(file), "%s", ra.out);
-        if (ra.out[0] != '/' && !getcwd(file, sizeof(file)))
+    if (ra->out) {
+        snprintf(file, sizeof(file), "%s", ra->out);
+        if (ra->out[0] != '/' && !getcwd(file, sizeof(file)))
             return CLI_EXIT_FAILURE;
-        if (ra.out[0] != '/')
+        if (ra->out[0] != '/')
             snprintf(file + strlen(file), sizeof(file) - strlen(file), "/%s",
-                     ra.out);
+                     ra->out);
     } else {
         char dir[3900];
         if (recordings_dir(dir, sizeof(dir), true) < 0)
@@ -720,7 +717,7 @@ static int record_run(int argc, char **argv)
     }
     struct run_options o;
     char path[4096];
-    int code = cli_run_setup(ra.run_argc, ra.run_argv, &o, path, sizeof(path));
+    int code = cli_run_setup(ra->run_argc, ra->run_argv, &o, path, sizeof(path));
     if (code)
         return code;
     cli_capture_handlers();
@@ -763,7 +760,7 @@ static int record_run(int argc, char **argv)
         cli_error("record: what the run changed was before it: %s; a "
                   "replay starts from the files as they are then",
                   strerror(-rc));
-    rc = write_recording(file, &ra, &o, cwd, in, &run, host);
+    rc = write_recording(file, ra, &o, cwd, in, &run, host);
     if (rc < 0) {
         cli_error("record: %s: %s", file, strerror(-rc));
         code = CLI_EXIT_FAILURE;
@@ -776,7 +773,7 @@ static int record_run(int argc, char **argv)
                 "after %llu events; a replay stops there too\n",
                 run.sum.stop_signal,
                 (unsigned long long)run.sum.stop_events);
-    if (ra.verify && !run.sum.stop_signal) {
+    if (ra->verify && !run.sum.stop_signal) {
         /* The replay starts from the files as the recorded run found
          * them; its changes stay, as --verify's second run's do. */
         struct det_recording r;
@@ -789,14 +786,22 @@ static int record_run(int argc, char **argv)
     }
 out:
     proxy_scratch_remove(dir, lock);
-    free(ra.options);
-    free(ra.run_argv);
     return code;
 interrupted:
     cli_error("record: interrupted by signal %d; nothing recorded",
               (int)proxy_stop_signal);
     code = 128 + proxy_stop_signal;
     goto out;
+}
+
+static int record_run(int argc, char **argv)
+{
+    struct record_args ra;
+    int code = parse_record_args(argc, argv, &ra) < 0 ? CLI_EXIT_FAILURE
+                                                       : record_parsed(&ra);
+    free(ra.options); /* every way out, a run that did not start too */
+    free(ra.run_argv);
+    return code;
 }
 
 static int record_list(void)

@@ -1,6 +1,11 @@
 #!/usr/bin/env python3
-"""Computes for ever in two threads, each printing a line every 100 000
-turns (tests/record/run.sh stops it from outside with a signal)."""
+"""Counts for ever in two threads, each printing a line every 100 000
+turns (tests/record/run.sh stops it from outside with a signal). Each
+thread makes a syscall every 1000 turns, so the GIL changes hands at
+points of the program's own progress (logical time moves with the
+calls), not where a host-timed slice cut a thread that only computes:
+the replay has to stop at the recorded point, not guess a cut."""
+import os
 import sys
 import threading
 
@@ -9,6 +14,8 @@ def count(name):
     i = 0
     while True:
         i += 1
+        if i % 1000 == 0:
+            os.getppid()
         if i % 100000 == 0:
             print(name, i, flush=True)
 
