@@ -43,6 +43,7 @@ static const struct family_kind families[] = {
     {proxy_quota_syscalls, "fs", "passthrough"},
     {proxy_keys_syscalls, "keys", "emulated"},
     {proxy_ptrace_syscalls, "ptrace", "emulated"},
+    {proxy_rseq_syscalls, "rseq", "emulated"},
     {proxy_ns_syscalls, "namespace", "emulated"},
 };
 
@@ -194,7 +195,6 @@ static const struct exception_note notes[] = {
     {SYS_times, "virtualised", "times from detcore clocks"},
     {SYS_getrandom, "virtualised", "bytes from detcore"},
     {SYS_getgroups, "passthrough", "the host's supplementary groups"},
-    {SYS_rseq, NULL, "ENOSYS on purpose: glibc runs without rseq"},
     {SYS_sched_getaffinity, NULL, "one CPU"},
     {SYS_getpid, NULL, "virtual pid 1"},
     {SYS_gettid, NULL, "virtual tids from 1"},

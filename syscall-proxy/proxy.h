@@ -296,6 +296,9 @@ struct proxy_thread {
     int msg_wait_id;
     /* Traced by another guest (kernel/ptrace.c). */
     struct proxy_ptrace pt;
+    /* Its registered struct rseq (kernel/rseq.c), 0: none. */
+    gva_t rseq;
+    uint32_t rseq_len, rseq_sig;
 };
 
 /*
@@ -756,6 +759,11 @@ extern const struct proxy_syscall proxy_acct_syscalls[];
 extern const struct proxy_syscall proxy_quota_syscalls[];
 extern const struct proxy_syscall proxy_keys_syscalls[];
 extern const struct proxy_syscall proxy_ptrace_syscalls[];
+/* Restartable sequences (kernel/rseq.c): the current thread, back on the
+ * vCPU after another ran or about to take a signal, leaves a critical
+ * section it was in for the section's abort handler. */
+extern const struct proxy_syscall proxy_rseq_syscalls[];
+void proxy_rseq_fixup(struct proxy_process *p);
 /* POSIX message queues (kernel/mqueue.c): a descriptor's reference
  * dropped (closer: the fd table of the process closing it, for
  * mq_notify's owner), shared by a dup or fork, read as its status line

@@ -2,7 +2,7 @@
  * misc.c - the identity, credential, limit, scheduling and process-control
  * calls that belong to no bigger family: getpid and friends, set*id,
  * rlimits, uname/sysinfo/getrusage/times, arch_prctl, the thread-start
- * calls glibc makes (set_tid_address, set_robust_list, rseq), getrandom,
+ * calls glibc makes (set_tid_address, set_robust_list), getrandom,
  * CPU affinity, prctl, process groups and sessions, capabilities,
  * priorities and memory locking.
  *
@@ -847,16 +847,6 @@ static long sys_get_robust_list(struct proxy_process *p, const uint64_t a[6])
     return rc;
 }
 
-/*
- * Restartable sequences need the kernel to fix up the guest's rseq area on
- * every preemption and signal. hvrun does not, so it reports the call as
- * absent; glibc then sets __rseq_size to 0 and runs without rseq.
- */
-static long sys_rseq(struct proxy_process *p, const uint64_t a[6])
-{
-    return -ENOSYS;
-}
-
 /* ---- getrandom ----------------------------------------------------------- */
 
 /*
@@ -1522,7 +1512,8 @@ static long sys_personality(struct proxy_process *p, const uint64_t a[6])
  * between them passes through a VM exit, which serialises. So every barrier
  * is already done when the call arrives. Registration is not tracked: a
  * private expedited barrier without one succeeds instead of -EPERM. The
- * rseq commands are absent, as rseq is.
+ * rseq commands (MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ) are absent: every
+ * thread's critical section already ends at each switch (rseq.c).
  */
 #define MEMBARRIER_SUPPORTED                                                   \
     (MEMBARRIER_CMD_GLOBAL | MEMBARRIER_CMD_GLOBAL_EXPEDITED |                 \
@@ -1697,7 +1688,6 @@ const struct proxy_syscall proxy_misc_syscalls[] = {
     {SYS_set_tid_address, "set_tid_address", sys_set_tid_address},
     {SYS_set_robust_list, "set_robust_list", sys_set_robust_list},
     {SYS_get_robust_list, "get_robust_list", sys_get_robust_list},
-    {SYS_rseq, "rseq", sys_rseq},
     {SYS_getrandom, "getrandom", sys_getrandom},
     {SYS_sched_getaffinity, "sched_getaffinity", sys_sched_getaffinity},
     {SYS_sched_setaffinity, "sched_setaffinity", sys_sched_setaffinity},

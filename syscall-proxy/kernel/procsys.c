@@ -107,6 +107,12 @@ static int child_thread(struct proxy_process *c, struct proxy_process *p,
     c->threads[0].seccomp = p->threads[p->cur].seccomp;
     proxy_seccomp_ref(c->threads[0].seccomp);
     c->threads[0].seccomp_strict = p->threads[p->cur].seccomp_strict;
+    /* rseq_fork: a fork keeps the registration, a CLONE_VM child has none */
+    if (!(flags & CLONE_VM)) {
+        c->threads[0].rseq = p->threads[p->cur].rseq;
+        c->threads[0].rseq_len = p->threads[p->cur].rseq_len;
+        c->threads[0].rseq_sig = p->threads[p->cur].rseq_sig;
+    }
     c->threads[0].state = PROXY_THREAD_RUNNABLE;
     c->quantum_left = DET_SCHED_QUANTUM;
     return rc;

@@ -254,6 +254,7 @@ static void deliver(struct proxy_process *p, int sig, const siginfo_t *info,
         t->poll_deadline = t->poll_timed_out = false;
         t->send_cont = false;
     }
+    proxy_rseq_fixup(p); /* rseq_signal_deliver: out of a critical section */
     if (setup_frame(p, sig, info, trapno, err, cr2) < 0) {
         /* Linux: a frame that cannot be written is a forced SIGSEGV. */
         proxy_process_kill(p, SIGSEGV);

@@ -90,6 +90,7 @@ static void load_thread(struct proxy_process *p, int idx)
     p->robust_list = t->robust_list;
     p->quantum_left = DET_SCHED_QUANTUM;
     det_log_value(p->det, DET_SRC_SCHED, &t->tid, sizeof(t->tid));
+    proxy_rseq_fixup(p); /* another thread ran: it was preempted */
 }
 
 static uint64_t monotonic_ns(struct proxy_process *p)
