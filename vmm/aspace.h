@@ -92,6 +92,14 @@ struct vmm_physmem {
  * not NORESERVE/SPECIAL), when one becomes writable (mprotect), and for
  * shared anonymous memory; kept when write is taken away again. */
 #define VMM_VMA_ACCOUNT 0x80
+/* mlock'd (Linux's VM_LOCKED): nothing is paged out either way, but
+ * madvise refuses to drop such pages, as Linux does. Not inherited by a
+ * forked child. */
+#define VMM_VMA_LOCKED 0x100
+/* MADV_DONTFORK (VM_DONTCOPY): a forked child gets no mapping here. */
+#define VMM_VMA_DONTFORK 0x200
+/* MADV_WIPEONFORK (VM_WIPEONFORK): a forked child gets zeros here. */
+#define VMM_VMA_WIPEONFORK 0x400
 
 /*
  * The host file object behind a MAP_SHARED mapping: a memfd for shared
@@ -105,6 +113,10 @@ struct vmm_shared {
     int host_prot;  /* PROT_READ, plus PROT_WRITE when fd is writable */
     bool anon;      /* memfd of MAP_SHARED|MAP_ANONYMOUS: grows on mremap */
     unsigned refs;
+    /* Of a private mapping's file (vmm_as_keep_file): its identity, by
+     * which one object serves every mapping of the same file. */
+    bool private_file;
+    uint64_t dev, ino;
 };
 
 struct vmm_vma {
@@ -117,6 +129,10 @@ struct vmm_vma {
     char *name;         /* owned; NULL for anonymous */
     struct vmm_shared *shared; /* one reference; NULL when not shared */
     uint64_t shared_off;       /* offset of start in shared->fd */
+    /* The file of a private file mapping (one reference, or NULL): what
+     * its pages are re-read from (MADV_DONTNEED, mremap growing it) and
+     * whose size says where it ends (SIGBUS past the end). */
+    struct vmm_shared *file;
 };
 
 struct vmm_aspace {
@@ -134,6 +150,10 @@ struct vmm_aspace {
      * given new protections or a shared object): a backend that mirrors
      * the list elsewhere (ptrace's stub) compares it with the one it saw. */
     uint64_t generation;
+    /* mlockall(MCL_FUTURE): every VMA made from now on is VMM_VMA_LOCKED
+     * (Linux's mm->def_flags; a fork's fresh address space starts
+     * without it). */
+    bool lock_future;
 };
 
 /* Physical allocator. hva_base must cover reserve_bytes; first_gpa is the
@@ -222,6 +242,25 @@ bool vmm_as_range_has_flags(const struct vmm_aspace *as, gva_t gva,
                             uint64_t len, int flags);
 /* The VMA containing gva, or NULL. */
 struct vmm_vma *vmm_as_find_vma(const struct vmm_aspace *as, gva_t gva);
+/* Sets, then clears, VMA flags over the mapped parts of [gva, gva+len),
+ * splitting VMAs at its edges as Linux's madvise/mlock do. 0 or -ENOMEM
+ * (out of memory for a split). */
+int vmm_as_set_flags(struct vmm_aspace *as, gva_t gva, uint64_t len,
+                     int set, int clear);
+/* Keeps the host file fd (its dup, one per distinct file) on the private
+ * VMAs exactly covering [gva, gva+len) (vmm_vma.file). 0 or -errno. */
+int vmm_as_keep_file(struct vmm_aspace *as, gva_t gva, uint64_t len, int fd);
+/* The host fd a file VMA's pages come from (the shared object's or the
+ * private mapping's file), or -1 for anonymous memory. */
+int vmm_vma_file_fd(const struct vmm_vma *v);
+/*
+ * Gives the private pages of [gva, gva+len) (inside one VMA) the
+ * contents they had when mapped: zeros, then the VMA's file from its
+ * offset up to the file's end (MADV_DONTNEED on private memory, the
+ * grown part of an mremap). The host backing is made writable for it and
+ * given back the VMA's protection. 0 or -errno.
+ */
+int vmm_as_refill(struct vmm_aspace *as, gva_t gva, uint64_t len);
 /* Sets file identity on the VMAs exactly covering [gva, gva+len). */
 void vmm_as_set_file(struct vmm_aspace *as, gva_t gva, uint64_t len,
                      uint64_t off, uint64_t dev, uint64_t ino,

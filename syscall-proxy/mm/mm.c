@@ -49,20 +49,34 @@ static void *backing_hva(struct proxy_process *p, gva_t gva, size_t len)
     return iov.iov_base;
 }
 
-/* MAP_32BIT (x86-64): the mapping lies in [1 GiB, 2 GiB), as Linux puts
- * it (a hint inside that window is taken if free); -ENOMEM when full. */
-#define MAP_32BIT_LOW (1ULL << 30)
-#define MAP_32BIT_HIGH (1ULL << 31)
+/* MAP_32BIT (x86-64) goes to the bottom-up arch_get_unmapped_area with
+ * find_start_end's legacy window [0x40000000, 0x80000000) (its start not
+ * randomised, as hvrun's layout is not): a free hint is taken if it ends
+ * below the window's top, else the lowest gap in the window; -ENOMEM
+ * when full. */
+#define MAP_32BIT_LOW 0x40000000ULL
+#define MAP_32BIT_HIGH 0x80000000ULL
 static int find_free_32bit(struct proxy_process *p, gva_t hint, uint64_t len,
                            gva_t *out)
 {
-    if (hint >= MAP_32BIT_LOW && len <= MAP_32BIT_HIGH - hint &&
+    if (len > MAP_32BIT_HIGH)
+        return -ENOMEM;
+    if (hint && hint <= MAP_32BIT_HIGH - len &&
         vmm_as_range_free(p->as, hint, len)) {
         *out = hint;
         return 0;
     }
-    int rc = vmm_as_find_free(p->as, len, MAP_32BIT_HIGH, out);
-    return rc < 0 || *out < MAP_32BIT_LOW ? -ENOMEM : 0;
+    for (gva_t at = MAP_32BIT_LOW; len <= MAP_32BIT_HIGH - at;) {
+        struct vmm_vma *v = vmm_as_next_vma(p->as, at);
+        if (!v || v->start >= at + len) {
+            *out = at;
+            return 0;
+        }
+        at = v->end;
+        if (at >= MAP_32BIT_HIGH)
+            break;
+    }
+    return -ENOMEM;
 }
 
 static int choose_address(struct proxy_process *p, gva_t hint, uint64_t len,
@@ -215,6 +229,10 @@ static long sys_mmap(struct proxy_process *p, const uint64_t a[6])
     if (!anon) {
         rc = type == MAP_PRIVATE ? fill_from_file(p, host_fd, at, len, off)
                                  : map_shared_file(p, host_fd, at, len, off);
+        /* A private mapping remembers its file: madvise and mremap read
+         * its pages again. */
+        if (rc == 0 && type == MAP_PRIVATE)
+            rc = vmm_as_keep_file(p->as, at, len, host_fd);
         if (rc < 0) {
             vmm_as_unmap(p->as, at, len);
             return rc;
@@ -253,18 +271,29 @@ static long mprotect_pkey(struct proxy_process *p, gva_t start, uint64_t len,
         return -EINVAL;
     if (pkey != -1)
         return -EINVAL; /* no key is ever allocated (sys_pkey_alloc) */
-    if (start + len > VMM_USER_END || !vmm_as_range_mapped(p->as, start, len))
+    if (start + len > VMM_USER_END)
         return -ENOMEM;
-    if ((prot & (PROT_WRITE | PROT_EXEC)) &&
-        vmm_as_range_has_flags(p->as, start, len, VMM_VMA_SPECIAL))
-        return -EACCES;
-    int rc = proxy_mem_charge(p, vmm_as_protect_charge(p->as, start, len, prot));
-    if (rc < 0)
-        return rc;
-    rc = vmm_as_protect(p->as, start, len, prot);
-    if (rc == 0 && (prot & PROT_EXEC))
-        proxy_cpuid_patch_protect(p, start, len);
-    return rc;
+    /* A VMA at a time, as Linux's loop: what precedes a hole, a special
+     * mapping or a charge that fails keeps its new protection. */
+    gva_t end = start + len;
+    for (gva_t g = start; g < end;) {
+        struct vmm_vma *v = vmm_as_find_vma(p->as, g);
+        if (!v)
+            return -ENOMEM;
+        gva_t stop = v->end < end ? v->end : end;
+        if ((prot & (PROT_WRITE | PROT_EXEC)) && (v->flags & VMM_VMA_SPECIAL))
+            return -EACCES;
+        int rc = proxy_mem_charge(
+            p, vmm_as_protect_charge(p->as, g, stop - g, prot));
+        if (rc == 0)
+            rc = vmm_as_protect(p->as, g, stop - g, prot);
+        if (rc < 0)
+            return rc;
+        if (prot & PROT_EXEC)
+            proxy_cpuid_patch_protect(p, g, stop - g);
+        g = stop;
+    }
+    return 0;
 }
 
 static long sys_mprotect(struct proxy_process *p, const uint64_t a[6])
@@ -310,6 +339,13 @@ static long sys_mremap(struct proxy_process *p, const uint64_t a[6])
     gva_t out = new_addr;
     int rc = vmm_as_remap(p->as, old, old_len, new_len,
                           flags & MREMAP_MAYMOVE, flags & MREMAP_FIXED, &out);
+    /* A private file mapping grows into more of its file (a shared one
+     * maps its object there already). */
+    if (rc == 0 && new_len > old_len) {
+        struct vmm_vma *grown = vmm_as_find_vma(p->as, out + old_len);
+        if (grown && grown->file && !grown->shared)
+            rc = vmm_as_refill(p->as, out + old_len, new_len - old_len);
+    }
     if (rc == 0)
         proxy_cpuid_remapped(p, old, old_len, new_len, out);
     return rc < 0 ? rc : (long)out;
@@ -385,6 +421,77 @@ static bool advice_refused_on_special(int advice)
     }
 }
 
+/* Linux's vma_is_anonymous: private memory with no file behind it. */
+static bool vma_anonymous(const struct vmm_vma *v)
+{
+    return !v->shared && !(v->flags & VMM_VMA_FILE);
+}
+
+/* MADV_REMOVE (madvise_remove): a hole punched in the file of a shared
+ * writable mapping; the host madvise does it on the object's mapping. */
+static long advise_remove(const struct vmm_vma *v, void *hva, uint64_t len)
+{
+    if (v->flags & VMM_VMA_LOCKED)
+        return -EINVAL;
+    if (vma_anonymous(v))
+        return -EINVAL;
+    if (!v->shared || !(v->shared->host_prot & PROT_WRITE))
+        return -EACCES;
+    return hva && madvise(hva, len, MADV_REMOVE) < 0 ? -errno : 0;
+}
+
+/*
+ * One advice on [g, stop) inside v (madvise_vma_behavior's checks, in its
+ * order). DONTNEED gives private memory its mapped contents again (zeros,
+ * or its file's pages: the private copy is gone); on shared memory the
+ * host madvise keeps the object's data, as Linux does. MADV_FREE keeps
+ * the contents (Linux may or may not drop them: keeping them does not
+ * depend on the host's memory pressure). The fork flags are VMA flags
+ * that vmm_as_clone reads.
+ */
+static long advise_vma(struct proxy_process *p, struct vmm_vma *v, gva_t g,
+                       gva_t stop, int advice)
+{
+    if ((v->flags & VMM_VMA_SPECIAL) && advice_refused_on_special(advice))
+        return -EINVAL;
+    bool locked = v->flags & VMM_VMA_LOCKED;
+    switch (advice) {
+    case MADV_DONTNEED:
+        if (locked)
+            return -EINVAL;
+        if (v->shared) {
+            void *hva = backing_hva(p, g, stop - g);
+            if (hva)
+                (void)madvise(hva, stop - g, MADV_DONTNEED);
+            return 0;
+        }
+        bool exec = v->prot & PROT_EXEC;
+        int fd = vmm_vma_file_fd(v);
+        long rc = vmm_as_refill(p->as, g, stop - g);
+        if (rc == 0 && exec && fd >= 0)
+            proxy_cpuid_patch_fresh(p, fd, g, stop - g);
+        return rc;
+    case MADV_FREE:
+        return locked || !vma_anonymous(v) ? -EINVAL : 0;
+    case MADV_COLD: case MADV_PAGEOUT:
+        return locked ? -EINVAL : 0;
+    case MADV_REMOVE:
+        return advise_remove(v, backing_hva(p, g, stop - g), stop - g);
+    case MADV_WIPEONFORK:
+        if (!vma_anonymous(v))
+            return -EINVAL;
+        return vmm_as_set_flags(p->as, g, stop - g, VMM_VMA_WIPEONFORK, 0);
+    case MADV_KEEPONFORK:
+        return vmm_as_set_flags(p->as, g, stop - g, 0, VMM_VMA_WIPEONFORK);
+    case MADV_DONTFORK:
+        return vmm_as_set_flags(p->as, g, stop - g, VMM_VMA_DONTFORK, 0);
+    case MADV_DOFORK:
+        return vmm_as_set_flags(p->as, g, stop - g, 0, VMM_VMA_DONTFORK);
+    default:
+        return 0;
+    }
+}
+
 static long sys_madvise(struct proxy_process *p, const uint64_t a[6])
 {
     gva_t addr = a[0];
@@ -396,34 +503,25 @@ static long sys_madvise(struct proxy_process *p, const uint64_t a[6])
     if (len == 0)
         return 0;
     gva_t end = addr + len;
-    bool drop = advice == MADV_DONTNEED || advice == MADV_REMOVE;
-    /* Linux applies advice to the mapped parts and then reports -ENOMEM
-     * for a hole; MADV_DONTNEED zero-fills private memory. Shared memory
-     * is a host shared mapping of its object (memfd or file): there
-     * DONTNEED keeps the data (re-read from the object) and REMOVE punches
-     * a hole, as on Linux, so the advice goes to the host as is. */
-    int rc = 0;
+    /* madvise_walk_vmas: the advice goes to the mapped parts in order; a
+     * VMA's error ends the walk, a hole is -ENOMEM once the rest is done.
+     * Each VMA is looked up again (the fork flags split them). */
+    long unmapped = 0;
     for (gva_t g = addr; g < end;) {
         struct vmm_vma *v = vmm_as_next_vma(p->as, g);
         if (!v || v->start >= end)
             return -ENOMEM;
         if (v->start > g) {
-            rc = -ENOMEM;
+            unmapped = -ENOMEM;
             g = v->start;
         }
-        if ((v->flags & VMM_VMA_SPECIAL) && advice_refused_on_special(advice))
-            return -EINVAL;
         gva_t stop = v->end < end ? v->end : end;
-        if (drop) {
-            void *hva = backing_hva(p, g, stop - g);
-            if (hva && v->shared)
-                madvise(hva, stop - g, advice);
-            else if (hva)
-                vmm_phys_discard(p->as->pm, hva, stop - g);
-        }
+        long rc = advise_vma(p, v, g, stop, advice);
+        if (rc < 0)
+            return rc;
         g = stop;
     }
-    return rc;
+    return unmapped;
 }
 
 static long sys_msync(struct proxy_process *p, const uint64_t a[6])
