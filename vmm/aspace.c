@@ -417,15 +417,22 @@ static void pt_clear(struct vmm_aspace *as, gva_t start, gva_t end)
     as->tlb_flushes_asked++;
 }
 
-/* Writes the PTEs of a whole VMA from its prot. */
+/* Writes the PTEs of a whole VMA from its prot; pages past its file's
+ * end get none. */
 static int pt_apply_vma(struct vmm_aspace *as, const struct vmm_vma *v)
 {
-    uint64_t npages = (v->end - v->start) / VMM_PAGE_SIZE;
+    gva_t valid = vmm_vma_valid_end(v);
+    uint64_t npages = (valid - v->start) / VMM_PAGE_SIZE;
     uint64_t flags = prot_to_pte(v->prot);
-    if (flags)
-        return pt_map_range(as, v->start, v->gpa, npages, flags, true);
-    pt_clear(as, v->start, v->end);
-    return 0;
+    if (!flags) {
+        pt_clear(as, v->start, v->end);
+        return 0;
+    }
+    if (valid < v->end)
+        pt_clear(as, valid, v->end);
+    if (npages == 0)
+        return 0;
+    return pt_map_range(as, v->start, v->gpa, npages, flags, true);
 }
 
 /* ---- shared objects ------------------------------------------------------ */
@@ -984,6 +991,86 @@ int vmm_as_refill(struct vmm_aspace *as, gva_t gva, uint64_t len)
     return rc;
 }
 
+/* The fd and offset of v's start in its file, for a VMA whose size the
+ * file bounds: private with a file, or shared over a file (not shared
+ * anonymous memory, whose memfd hvrun sizes). -1 for anything else. */
+static int vma_bounding_file(const struct vmm_vma *v, uint64_t *off)
+{
+    if (!(v->flags & VMM_VMA_FILE))
+        return -1;
+    if (v->shared && !v->shared->anon) {
+        *off = v->shared_off;
+        return v->shared->fd;
+    }
+    if (!v->shared && v->file) {
+        *off = v->file_off;
+        return v->file->fd;
+    }
+    return -1;
+}
+
+/* Where v's file ends in v (0: past v's end), from the file's size now. */
+static gva_t eof_of(const struct vmm_vma *v, int fd, uint64_t off)
+{
+    struct stat st;
+    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+        return 0;
+    uint64_t size_end = VMM_PAGE_ALIGN_UP((uint64_t)st.st_size);
+    if (size_end <= off)
+        return v->start;
+    if (size_end - off >= v->end - v->start)
+        return 0;
+    return v->start + (size_end - off);
+}
+
+/* Gives v the eof of its file now: the pages between the old and the new
+ * end gain or lose their PTEs (a private VMA's gained pages, never
+ * written by the guest, are read from the file). */
+static int vma_update_eof(struct vmm_aspace *as, struct vmm_vma *v)
+{
+    uint64_t off;
+    int fd = vma_bounding_file(v, &off);
+    if (fd < 0)
+        return 0;
+    gva_t before = vmm_vma_valid_end(v);
+    gva_t eof = eof_of(v, fd, off);
+    if (eof == v->eof_at)
+        return 0;
+    v->eof_at = eof;
+    gva_t after = vmm_vma_valid_end(v);
+    as->generation++;
+    if (after > before && !v->shared) {
+        int rc = vmm_as_refill(as, before, after - before);
+        if (rc < 0)
+            return rc;
+    }
+    return pt_apply_vma(as, v);
+}
+
+int vmm_as_update_eof(struct vmm_aspace *as, gva_t gva, uint64_t len)
+{
+    gva_t end = gva + VMM_PAGE_ALIGN_UP(len);
+    for (size_t i = vma_index_after(as, gva);
+         i < as->nr_vmas && as->vmas[i].start < end; i++) {
+        int rc = vma_update_eof(as, &as->vmas[i]);
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
+}
+
+int vmm_as_file_fault(struct vmm_aspace *as, gva_t gva, bool write)
+{
+    struct vmm_vma *v = vmm_as_find_vma(as, gva);
+    if (!v || gva < vmm_vma_valid_end(v) ||
+        !(v->prot & (PROT_READ | PROT_WRITE | PROT_EXEC)) ||
+        (write && !(v->prot & PROT_WRITE)))
+        return -1;
+    if (vma_update_eof(as, v) < 0)
+        return 0;
+    return gva < vmm_vma_valid_end(v) ? 1 : 0;
+}
+
 int vmm_as_set_shared(struct vmm_aspace *as, gva_t gva, uint64_t len, int fd,
                       uint64_t off)
 {
@@ -1226,6 +1313,9 @@ int vmm_as_clone(struct vmm_aspace *dst, const struct vmm_aspace *src)
         d->dev = v->dev;
         d->ino = v->ino;
         d->file = shared_get(v->file);
+        d->eof_at = v->eof_at;
+        if (d->eof_at && (rc = pt_apply_vma(dst, d)) < 0)
+            return rc;
         if (v->flags & VMM_VMA_WIPEONFORK)
             continue; /* the fresh backing's zeros */
         if (v->shared) {
@@ -1260,7 +1350,12 @@ static uint8_t *span_of(const struct vmm_aspace *as, gva_t gva, int need,
     struct vmm_vma *v = vmm_as_find_vma(as, gva);
     if (!v || (need && !prot_allows(v->prot, need)))
         return NULL;
-    *avail = v->end - gva;
+    /* Past a file's end there is no page: Linux's SIGBUS is -EFAULT to a
+     * copy (and a shared mapping's host page would be hvrun's SIGBUS). */
+    gva_t valid = vmm_vma_valid_end(v);
+    if (gva >= valid)
+        return NULL;
+    *avail = valid - gva;
     return vmm_phys_hva(as->pm, v->gpa + (gva - v->start));
 }
 

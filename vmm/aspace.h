@@ -133,6 +133,12 @@ struct vmm_vma {
      * its pages are re-read from (MADV_DONTNEED, mremap growing it) and
      * whose size says where it ends (SIGBUS past the end). */
     struct vmm_shared *file;
+    /* A file mapping reaching past its file's end: the first page wholly
+     * past it (clamped to [start, end] by vmm_vma_valid_end), 0 when the
+     * file covers the VMA. Those pages have no PTE (kvm) or are PROT_NONE
+     * in the stub (ptrace), the copy path refuses them (-EFAULT), and a
+     * guest access there is Linux's SIGBUS (vmm_as_file_fault). */
+    gva_t eof_at;
 };
 
 struct vmm_aspace {
@@ -261,6 +267,23 @@ int vmm_vma_file_fd(const struct vmm_vma *v);
  * given back the VMA's protection. 0 or -errno.
  */
 int vmm_as_refill(struct vmm_aspace *as, gva_t gva, uint64_t len);
+/* The end of what v's file backs: v->end, or where its file ends. */
+static inline gva_t vmm_vma_valid_end(const struct vmm_vma *v)
+{
+    if (!v->eof_at || v->eof_at >= v->end)
+        return v->end;
+    return v->eof_at > v->start ? v->eof_at : v->start;
+}
+/* Looks at the file size of the file VMAs overlapping [gva, gva+len)
+ * again (vmm_vma.eof_at): pages the file now covers get their PTEs (a
+ * private VMA's are read from the file first), pages it no longer covers
+ * lose them. 0 or -errno. */
+int vmm_as_update_eof(struct vmm_aspace *as, gva_t gva, uint64_t len);
+/* A guest fault at gva (write: a write access) in a file VMA past its
+ * file's end: 1 when the file has grown over it since (the page is
+ * mapped now: run the access again), 0 when it is past the end (Linux's
+ * SIGBUS, BUS_ADRERR), -1 when it is no such fault. */
+int vmm_as_file_fault(struct vmm_aspace *as, gva_t gva, bool write);
 /* Sets file identity on the VMAs exactly covering [gva, gva+len). */
 void vmm_as_set_file(struct vmm_aspace *as, gva_t gva, uint64_t len,
                      uint64_t off, uint64_t dev, uint64_t ino,

@@ -238,6 +238,11 @@ static long sys_mmap(struct proxy_process *p, const uint64_t a[6])
             return rc;
         }
         name_file_mapping(p, host_fd, at, len, off);
+        /* Pages wholly past the file's end are Linux's SIGBUS. */
+        if ((rc = vmm_as_update_eof(p->as, at, len)) < 0) {
+            vmm_as_unmap(p->as, at, len);
+            return rc;
+        }
         if (prot & PROT_EXEC)
             proxy_cpuid_patch_fresh(p, host_fd, at, len);
     }
@@ -346,6 +351,8 @@ static long sys_mremap(struct proxy_process *p, const uint64_t a[6])
         if (grown && grown->file && !grown->shared)
             rc = vmm_as_refill(p->as, out + old_len, new_len - old_len);
     }
+    if (rc == 0)
+        rc = vmm_as_update_eof(p->as, out, new_len);
     if (rc == 0)
         proxy_cpuid_remapped(p, old, old_len, new_len, out);
     return rc < 0 ? rc : (long)out;
