@@ -8,7 +8,8 @@
  *  - Every VMA is backed by ONE contiguous physical extent: gpa(gva) =
  *    vma->gpa + (gva - vma->start). Splitting a VMA keeps this true.
  *  - Every page of a VMA whose prot is not PROT_NONE has a present PTE before
- *    the guest can touch it; a guest page fault is a real SIGSEGV.
+ *    the guest can touch it, except a file VMA's pages past its file's end
+ *    (eof_at); a guest page fault is a real SIGSEGV, or there SIGBUS.
  *  - Guest memory is reached by hvrun only through the vmm_as_copy_* family,
  *    which checks ranges and protections and returns -EFAULT.
  *  - One address space may be run by several VMs at once (clone with
