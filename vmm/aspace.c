@@ -991,6 +991,20 @@ int vmm_as_refill(struct vmm_aspace *as, gva_t gva, uint64_t len)
     return rc;
 }
 
+/* Pages [lo, hi) of v lost their PTEs: a host mprotect there and back
+ * fires KVM's notifier, which drops what a shadow MMU (kvm_pvm) kept of
+ * them (the cleared PTE and a CR3 reload are not enough there). */
+static void zap_backing(const struct vmm_aspace *as, const struct vmm_vma *v,
+                        gva_t lo, gva_t hi)
+{
+    uint8_t *hva = vmm_phys_hva(as->pm, v->gpa + (lo - v->start));
+    int back = v->shared ? v->shared->host_prot
+               : v->prot & PROT_WRITE ? PROT_READ | PROT_WRITE
+                                      : PROT_READ;
+    (void)mprotect(hva, hi - lo, PROT_NONE);
+    (void)mprotect(hva, hi - lo, back);
+}
+
 /* The fd and offset of v's start in its file, for a VMA whose size the
  * file bounds: private with a file, or shared over a file (not shared
  * anonymous memory, whose memfd hvrun sizes). -1 for anything else. */
@@ -1044,7 +1058,10 @@ static int vma_update_eof(struct vmm_aspace *as, struct vmm_vma *v)
         if (rc < 0)
             return rc;
     }
-    return pt_apply_vma(as, v);
+    int rc = pt_apply_vma(as, v);
+    if (after < before)
+        zap_backing(as, v, after, before);
+    return rc;
 }
 
 int vmm_as_update_eof(struct vmm_aspace *as, gva_t gva, uint64_t len)
@@ -1057,6 +1074,36 @@ int vmm_as_update_eof(struct vmm_aspace *as, gva_t gva, uint64_t len)
             return rc;
     }
     return 0;
+}
+
+bool vmm_as_refresh_past_eof(struct vmm_aspace *as, gva_t gva, uint64_t len)
+{
+    gva_t end;
+    if (__builtin_add_overflow(gva, len, &end))
+        end = UINT64_MAX;
+    bool grew = false;
+    for (size_t i = vma_index_after(as, gva);
+         i < as->nr_vmas && as->vmas[i].start < end; i++) {
+        struct vmm_vma *v = &as->vmas[i];
+        gva_t before = vmm_vma_valid_end(v);
+        if (before < v->end && vma_update_eof(as, v) == 0 &&
+            vmm_vma_valid_end(v) > before)
+            grew = true;
+    }
+    return grew;
+}
+
+void vmm_as_file_resized(struct vmm_aspace *as, uint64_t dev, uint64_t ino)
+{
+    for (size_t i = 0; i < as->nr_vmas; i++) {
+        struct vmm_vma *v = &as->vmas[i];
+        uint64_t off;
+        if (vma_bounding_file(v, &off) < 0)
+            continue;
+        const struct vmm_shared *o = v->shared ? v->shared : v->file;
+        if (o->dev == dev && o->ino == ino)
+            (void)vma_update_eof(as, v);
+    }
 }
 
 int vmm_as_file_fault(struct vmm_aspace *as, gva_t gva, bool write)
@@ -1091,6 +1138,11 @@ int vmm_as_set_shared(struct vmm_aspace *as, gva_t gva, uint64_t len, int fd,
         PROT_READ | ((fl & O_ACCMODE) == O_RDWR ? PROT_WRITE : 0);
     s->anon = false;
     s->refs = 1;
+    struct stat st;
+    if (fstat(s->fd, &st) == 0) {
+        s->dev = st.st_dev;
+        s->ino = st.st_ino;
+    }
     int rc = 0;
     for (size_t i = vma_index_after(as, gva);
          i < as->nr_vmas && as->vmas[i].start < end && rc == 0; i++) {

@@ -114,10 +114,10 @@ struct vmm_shared {
     int host_prot;  /* PROT_READ, plus PROT_WRITE when fd is writable */
     bool anon;      /* memfd of MAP_SHARED|MAP_ANONYMOUS: grows on mremap */
     unsigned refs;
-    /* Of a private mapping's file (vmm_as_keep_file): its identity, by
-     * which one object serves every mapping of the same file. */
+    /* A private mapping's file (vmm_as_keep_file): one object serves
+     * every mapping of the same file. */
     bool private_file;
-    uint64_t dev, ino;
+    uint64_t dev, ino; /* the host file's identity */
 };
 
 struct vmm_vma {
@@ -280,6 +280,14 @@ static inline gva_t vmm_vma_valid_end(const struct vmm_vma *v)
  * private VMA's are read from the file first), pages it no longer covers
  * lose them. 0 or -errno. */
 int vmm_as_update_eof(struct vmm_aspace *as, gva_t gva, uint64_t len);
+/* For a system call's access to [gva, gva+len) that stopped at a page
+ * past a file's end: looks at those files' sizes again, as Linux's fault
+ * in a copy would. True when some page became valid (copy again). */
+bool vmm_as_refresh_past_eof(struct vmm_aspace *as, gva_t gva, uint64_t len);
+/* The host file (dev, ino) changed size (a guest's truncate): every file
+ * VMA over it looks at its end again (pages past a shrunk end lose their
+ * PTEs: SIGBUS, never a host SIGBUS in hvrun's copy path). */
+void vmm_as_file_resized(struct vmm_aspace *as, uint64_t dev, uint64_t ino);
 /* A guest fault at gva (write: a write access) in a file VMA past its
  * file's end: 1 when the file has grown over it since (the page is
  * mapped now: run the access again), 0 when it is past the end (Linux's

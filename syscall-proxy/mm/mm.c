@@ -358,6 +358,19 @@ static long sys_mremap(struct proxy_process *p, const uint64_t a[6])
     return rc < 0 ? rc : (long)out;
 }
 
+void proxy_mm_file_resized(struct proxy_process *p, int host_fd)
+{
+    struct stat st;
+    if (fstat(host_fd, &st) < 0 || !S_ISREG(st.st_mode))
+        return;
+    if (!p->world) {
+        vmm_as_file_resized(p->as, st.st_dev, st.st_ino);
+        return;
+    }
+    for (int i = 0; i < p->world->nr_procs; i++)
+        vmm_as_file_resized(p->world->procs[i]->as, st.st_dev, st.st_ino);
+}
+
 /* One address space has one heap: the processes that share p's (clone
  * with CLONE_VM) see its new end, as they share Linux's mm->brk. */
 static void brk_share(const struct proxy_process *p)

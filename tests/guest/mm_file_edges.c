@@ -1,7 +1,8 @@
 /*
  * mm_file_edges.c - file mappings at their edges, as Linux has them: a page
  * wholly past the file's end is SIGBUS (BUS_ADRERR, si_addr the address),
- * -EFAULT to a system call, and valid once the file grows over it; the
+ * -EFAULT to a system call, valid once the file grows over it and past
+ * it again once truncated (private pages written before too); the
  * partial last page reads zeros past the end;
  * mremap growing a private or shared file mapping (in place or moved)
  * maps more of the file, not zeros, and keeps the private copies of the
@@ -150,6 +151,12 @@ static void check_past_eof(int type, const char *kind)
     char back = 0;
     CHECK(pread(fd, &back, 1, 2 * PAGE + 4) == 1);
     printf("%s write reaches the file: %d\n", kind, back == 'r');
+    /* Grown again: a system call reads the page before the guest did. */
+    CHECK(pwrite(fd, "Q", 1, 3 * PAGE + 1) == 1);
+    snprintf(what, sizeof(what), "%s write(2) from a page the file grew over",
+             kind);
+    write_from(what, p + 3 * PAGE, 2);
+    printf("%s that page: %c\n", kind, p[3 * PAGE + 1]);
 
     /* mremap growing past the end. */
     char *q = mremap(p, 4 * PAGE, 6 * PAGE, MREMAP_MAYMOVE);
@@ -165,6 +172,37 @@ static void check_past_eof(int type, const char *kind)
     snprintf(what, sizeof(what), "%s mapped wholly past the end", kind);
     touch(what, p, 0);
     CHECK(munmap(p, PAGE) == 0);
+    close(fd);
+}
+
+static void check_truncate(int type, const char *kind)
+{
+    char what[96];
+    int fd = make_file(3, 0);
+    char *p = mmap(NULL, 3 * PAGE, PROT_READ | PROT_WRITE, type, fd, 0);
+    CHECK(p != MAP_FAILED);
+    printf("%s before truncation: %c %c\n", kind, p[PAGE], p[2 * PAGE]);
+    p[2 * PAGE + 1] = 'W';
+    CHECK(ftruncate(fd, PAGE) == 0);
+    snprintf(what, sizeof(what), "%s read past a truncated end", kind);
+    touch(what, p + PAGE, 0);
+    snprintf(what, sizeof(what), "%s written page past a truncated end", kind);
+    touch(what, p + 2 * PAGE + 1, 0);
+    snprintf(what, sizeof(what), "%s write(2) from past a truncated end",
+             kind);
+    write_from(what, p + PAGE, 10);
+    printf("%s below the truncated end: %c\n", kind, p[0]);
+    CHECK(ftruncate(fd, 3 * PAGE) == 0);
+    printf("%s grown back: %d %d\n", kind, p[PAGE], p[2 * PAGE + 1]);
+
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+    int again = open(path, O_RDWR | O_TRUNC);
+    CHECK(again >= 0);
+    snprintf(what, sizeof(what), "%s read after O_TRUNC", kind);
+    touch(what, p, 0);
+    close(again);
+    CHECK(munmap(p, 3 * PAGE) == 0);
     close(fd);
 }
 
@@ -218,6 +256,8 @@ int main(void)
 {
     check_past_eof(MAP_PRIVATE, "private");
     check_past_eof(MAP_SHARED, "shared");
+    check_truncate(MAP_PRIVATE, "private");
+    check_truncate(MAP_SHARED, "shared");
     int fd = make_file(5, 100);
     check_mremap_grow(fd, MAP_PRIVATE, "private");
     check_mremap_grow(fd, MAP_SHARED, "shared");
