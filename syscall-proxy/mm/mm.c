@@ -460,6 +460,21 @@ static long advise_remove(const struct vmm_vma *v, void *hva, uint64_t len)
     return hva && madvise(hva, len, MADV_REMOVE) < 0 ? -errno : 0;
 }
 
+/* MADV_POPULATE_READ/WRITE (madvise_populate): guest pages are always
+ * present, so only faultin_page_range's errors remain: a VMA without the
+ * access is -EINVAL, a page past a file's end (SIGBUS) -EFAULT. */
+static long advise_populate(struct proxy_process *p, struct vmm_vma *v,
+                            gva_t g, gva_t stop, bool write)
+{
+    if (!(v->prot & (write ? PROT_WRITE : PROT_READ)))
+        return -EINVAL;
+    if (stop > vmm_vma_valid_end(v) &&
+        !vmm_as_refresh_past_eof(p->as, g, stop - g))
+        return -EFAULT;
+    v = vmm_as_find_vma(p->as, g);
+    return v && stop > vmm_vma_valid_end(v) ? -EFAULT : 0;
+}
+
 /*
  * One advice on [g, stop) inside v (madvise_vma_behavior's checks, in its
  * order). DONTNEED gives private memory its mapped contents again (zeros,
@@ -503,6 +518,8 @@ static long advise_vma(struct proxy_process *p, struct vmm_vma *v, gva_t g,
         return vmm_as_set_flags(p->as, g, stop - g, VMM_VMA_WIPEONFORK, 0);
     case MADV_KEEPONFORK:
         return vmm_as_set_flags(p->as, g, stop - g, 0, VMM_VMA_WIPEONFORK);
+    case MADV_POPULATE_READ: case MADV_POPULATE_WRITE:
+        return advise_populate(p, v, g, stop, advice == MADV_POPULATE_WRITE);
     case MADV_DONTFORK:
         return vmm_as_set_flags(p->as, g, stop - g, VMM_VMA_DONTFORK, 0);
     case MADV_DOFORK:

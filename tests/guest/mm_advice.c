@@ -260,6 +260,32 @@ static void check_locked(void)
     munmap(later, PAGE);
 }
 
+static void check_populate(int fd)
+{
+    char *none = mmap(NULL, PAGE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
+                      0);
+    char *ro = mmap(NULL, PAGE, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    char *rw = map_anon(1, MAP_PRIVATE);
+    CHECK(none != MAP_FAILED && ro != MAP_FAILED);
+    report("populate read, PROT_NONE", madvise(none, PAGE, MADV_POPULATE_READ));
+    report("populate write, PROT_NONE",
+           madvise(none, PAGE, MADV_POPULATE_WRITE));
+    report("populate read, read-only", madvise(ro, PAGE, MADV_POPULATE_READ));
+    report("populate write, read-only", madvise(ro, PAGE, MADV_POPULATE_WRITE));
+    report("populate write", madvise(rw, PAGE, MADV_POPULATE_WRITE));
+    char *f = mmap(NULL, 3 * PAGE, PROT_READ, MAP_SHARED, fd, 0);
+    CHECK(f != MAP_FAILED);
+    report("populate read, file", madvise(f, 2 * PAGE, MADV_POPULATE_READ));
+    report("populate read, past the file's end",
+           madvise(f, 3 * PAGE, MADV_POPULATE_READ));
+    report("willneed, past the file's end",
+           madvise(f, 3 * PAGE, MADV_WILLNEED));
+    munmap(none, PAGE);
+    munmap(ro, PAGE);
+    munmap(rw, PAGE);
+    munmap(f, 3 * PAGE);
+}
+
 static void check_edges(void)
 {
     char *b = map_anon(3, MAP_PRIVATE);
@@ -285,6 +311,7 @@ int main(void)
     check_fork_advice(fd);
     check_free_remove(fd);
     check_locked();
+    check_populate(fd);
     check_edges();
     close(fd);
     return 0;
