@@ -570,6 +570,9 @@ static struct fault_map map_vector(struct proxy_process *p,
 
 void proxy_signal_fault(struct proxy_process *p, const struct vmm_event *ev)
 {
+    /* a step of a tracer's breakpoints hvrun keeps by stepping (ptrace.c) */
+    if (ev->vector == 1 && proxy_ptrace_stepped_dr_only(p))
+        return;
     /* A page past a file's end that the file has grown over since is
      * mapped now: the access runs again, as after Linux's fault. */
     int file_fault = ev->vector == 14 ? vmm_as_file_fault(
