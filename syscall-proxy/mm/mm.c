@@ -207,6 +207,8 @@ static long sys_mmap(struct proxy_process *p, const uint64_t a[6])
         vflags |= VMM_VMA_GROWSDOWN;
     if (flags & MAP_NORESERVE)
         vflags |= VMM_VMA_NORESERVE;
+    if (flags & MAP_LOCKED) /* VM_LOCKED, as mlock would set it */
+        vflags |= VMM_VMA_LOCKED;
     /* accountable_mapping(), or shmem for shared anonymous memory; what a
      * MAP_FIXED mapping replaces is uncharged first. */
     bool charged = !(flags & MAP_NORESERVE) &&

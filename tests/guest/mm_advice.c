@@ -256,8 +256,17 @@ static void check_locked(void)
     report("dontneed mapped before future", madvise(b, PAGE, MADV_DONTNEED));
     report("munlockall again", munlockall());
     report("dontneed future then", madvise(later, PAGE, MADV_DONTNEED));
+    char *locked = mmap(NULL, PAGE, PROT_READ | PROT_WRITE,
+                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_LOCKED, -1, 0);
+    CHECK(locked != MAP_FAILED);
+    report("dontneed MAP_LOCKED", madvise(locked, PAGE, MADV_DONTNEED));
+    char *moved = mremap(locked, PAGE, 2 * PAGE, MREMAP_MAYMOVE);
+    CHECK(moved != MAP_FAILED);
+    report("dontneed MAP_LOCKED grown by mremap",
+           madvise(moved, 2 * PAGE, MADV_DONTNEED));
     munmap(b, 3 * PAGE);
     munmap(later, PAGE);
+    munmap(moved, 2 * PAGE);
 }
 
 static void check_populate(int fd)
