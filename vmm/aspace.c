@@ -504,19 +504,12 @@ static struct vmm_shared *file_object(int fd)
     return s;
 }
 
-/* Maps the VMA's shared object over its whole backing. For a memfd the
- * object first grows to cover the VMA (mremap growth). */
+/* Maps the VMA's shared object over its whole backing. The object keeps
+ * its size: a mapping grown past it (mremap) is past its end, SIGBUS, as
+ * Linux's shmem object of MAP_SHARED|MAP_ANONYMOUS memory is. */
 static int shared_map_vma(const struct vmm_aspace *as, const struct vmm_vma *v)
 {
     uint64_t len = v->end - v->start;
-    if (v->shared->anon) {
-        struct stat st;
-        if (fstat(v->shared->fd, &st) < 0)
-            return -errno;
-        if ((uint64_t)st.st_size < v->shared_off + len &&
-            ftruncate(v->shared->fd, (off_t)(v->shared_off + len)) < 0)
-            return -errno;
-    }
     if (mmap(vmm_phys_hva(as->pm, v->gpa), len, v->shared->host_prot,
              MAP_SHARED | MAP_FIXED, v->shared->fd,
              (off_t)v->shared_off) == MAP_FAILED)
@@ -1006,17 +999,15 @@ static void zap_backing(const struct vmm_aspace *as, const struct vmm_vma *v,
 }
 
 /* The fd and offset of v's start in its file, for a VMA whose size the
- * file bounds: private with a file, or shared over a file (not shared
- * anonymous memory, whose memfd hvrun sizes). -1 for anything else. */
+ * file bounds: private with a file, or shared (over a file, or the memfd
+ * of shared anonymous memory). -1 for anything else. */
 static int vma_bounding_file(const struct vmm_vma *v, uint64_t *off)
 {
-    if (!(v->flags & VMM_VMA_FILE))
-        return -1;
-    if (v->shared && !v->shared->anon) {
+    if (v->shared) {
         *off = v->shared_off;
         return v->shared->fd;
     }
-    if (!v->shared && v->file) {
+    if ((v->flags & VMM_VMA_FILE) && v->file) {
         *off = v->file_off;
         return v->file->fd;
     }

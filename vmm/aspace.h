@@ -112,7 +112,8 @@ struct vmm_physmem {
 struct vmm_shared {
     int fd;         /* O_CLOEXEC host fd, owned */
     int host_prot;  /* PROT_READ, plus PROT_WRITE when fd is writable */
-    bool anon;      /* memfd of MAP_SHARED|MAP_ANONYMOUS: grows on mremap */
+    bool anon;      /* memfd of MAP_SHARED|MAP_ANONYMOUS (its size: the
+                       mapping's at mmap, as Linux's shmem object) */
     unsigned refs;
     /* A private mapping's file (vmm_as_keep_file): one object serves
      * every mapping of the same file. */

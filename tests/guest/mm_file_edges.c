@@ -3,7 +3,8 @@
  * wholly past the file's end is SIGBUS (BUS_ADRERR, si_addr the address),
  * -EFAULT to a system call, valid once the file grows over it and past
  * it again once truncated (private pages written before too); the
- * partial last page reads zeros past the end;
+ * partial last page reads zeros past the end (and shared anonymous
+ * memory ends where it was mapped: mremap does not grow it);
  * mremap growing a private or shared file mapping (in place or moved)
  * maps more of the file, not zeros, and keeps the private copies of the
  * pages it had. Each fact is printed; the runner compares the output with
@@ -206,6 +207,22 @@ static void check_truncate(int type, const char *kind)
     close(fd);
 }
 
+/* MAP_SHARED|MAP_ANONYMOUS memory is a shmem object of the mapping's
+ * size: mremap growing the mapping does not grow the object. */
+static void check_shared_anon_grow(void)
+{
+    char *p = mmap(NULL, PAGE, PROT_READ | PROT_WRITE,
+                   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    CHECK(p != MAP_FAILED);
+    p[0] = 'k';
+    char *q = mremap(p, PAGE, 3 * PAGE, MREMAP_MAYMOVE);
+    CHECK(q != MAP_FAILED);
+    touch("shared anonymous grown by mremap, the old page", q, 0);
+    touch("shared anonymous grown by mremap, the new page", q + PAGE, 1);
+    printf("shared anonymous grown keeps: %c\n", q[0]);
+    CHECK(munmap(q, 3 * PAGE) == 0);
+}
+
 static void check_mremap_grow(int fd, int type, const char *kind)
 {
     char what[64];
@@ -258,6 +275,7 @@ int main(void)
     check_past_eof(MAP_SHARED, "shared");
     check_truncate(MAP_PRIVATE, "private");
     check_truncate(MAP_SHARED, "shared");
+    check_shared_anon_grow();
     int fd = make_file(5, 100);
     check_mremap_grow(fd, MAP_PRIVATE, "private");
     check_mremap_grow(fd, MAP_SHARED, "shared");

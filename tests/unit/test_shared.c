@@ -131,11 +131,18 @@ Test(shared, remap_grow_and_move)
     const struct vmm_vma *x = vmm_as_find_vma(&as[0], BASE + PAGE);
     cr_assert_not_null(x->shared);
     cr_assert_eq(x->shared_off, PAGE);
+    /* The memfd keeps its size (Linux's shmem object): past it is past
+     * the end, until the object grows. */
+    cr_assert_eq(vmm_as_update_eof(&as[0], BASE, 2 * PAGE), 0);
+    cr_assert_eq(vmm_as_file_fault(&as[0], BASE + PAGE, true), 0, "SIGBUS");
+    cr_assert_eq(ftruncate(x->shared->fd, 3 * PAGE), 0);
+    cr_assert_eq(vmm_as_file_fault(&as[0], BASE + PAGE, true), 1);
     poke(0, BASE + PAGE, 4);
     /* Move (fixed) and grow: contents follow, the tail is the object. */
     out = BASE + 16 * PAGE;
     cr_assert_eq(vmm_as_remap(&as[0], BASE, PAGE, 3 * PAGE, true, true, &out),
                  0);
+    cr_assert_eq(vmm_as_update_eof(&as[0], out, 3 * PAGE), 0);
     const struct vmm_vma *m = vmm_as_find_vma(&as[0], out);
     cr_assert_not_null(m->shared);
     cr_assert_eq(m->shared_off, 0);
