@@ -502,6 +502,10 @@ static long advise_vma(struct proxy_process *p, struct vmm_vma *v, gva_t g,
                 (void)madvise(hva, stop - g, MADV_DONTNEED);
             return 0;
         }
+        /* The vDSO's pages come back as they were on Linux (a special
+         * mapping's fault): hvrun's image is kept. */
+        if (v->name && strcmp(v->name, "[vdso]") == 0)
+            return 0;
         bool exec = v->prot & PROT_EXEC;
         int fd = vmm_vma_file_fd(v);
         long rc = vmm_as_refill(p->as, g, stop - g);

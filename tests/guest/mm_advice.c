@@ -14,6 +14,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -295,6 +297,16 @@ static void check_populate(int fd)
     munmap(f, 3 * PAGE);
 }
 
+static void check_vdso(void)
+{
+    char *vdso = (char *)getauxval(AT_SYSINFO_EHDR);
+    CHECK(vdso != NULL);
+    report("dontneed the vdso", madvise(vdso, PAGE, MADV_DONTNEED));
+    struct timespec ts;
+    report("clock_gettime after it", clock_gettime(CLOCK_MONOTONIC, &ts));
+    printf("the vdso's ELF magic: %d\n", memcmp(vdso, "\177ELF", 4) == 0);
+}
+
 static void check_edges(void)
 {
     char *b = map_anon(3, MAP_PRIVATE);
@@ -321,6 +333,7 @@ int main(void)
     check_free_remove(fd);
     check_locked();
     check_populate(fd);
+    check_vdso();
     check_edges();
     close(fd);
     return 0;
