@@ -781,6 +781,22 @@ uint64_t vmm_as_charged_in(const struct vmm_aspace *as, gva_t gva,
     return overlap_bytes(as, gva, end, 0, is_charged);
 }
 
+static bool is_locked(const struct vmm_vma *v, int prot)
+{
+    (void)prot;
+    return v->flags & VMM_VMA_LOCKED;
+}
+
+uint64_t vmm_as_locked_in(const struct vmm_aspace *as, gva_t gva,
+                          uint64_t len)
+{
+    gva_t end;
+    if (__builtin_add_overflow(gva, VMM_PAGE_ALIGN_UP(len), &end) ||
+        VMM_PAGE_ALIGN_UP(len) < len)
+        end = UINT64_MAX;
+    return overlap_bytes(as, gva, end, 0, is_locked);
+}
+
 uint64_t vmm_as_protect_charge(const struct vmm_aspace *as, gva_t gva,
                                uint64_t len, int prot)
 {

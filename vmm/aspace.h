@@ -225,6 +225,10 @@ int vmm_as_map(struct vmm_aspace *as, gva_t gva, uint64_t len, int prot,
 /* The bytes of [gva, gva+len) already charged (VMM_VMA_ACCOUNT). */
 uint64_t vmm_as_charged_in(const struct vmm_aspace *as, gva_t gva,
                            uint64_t len);
+/* The bytes of [gva, gva+len) in VMM_VMA_LOCKED VMAs (Linux's
+ * locked_vm over the whole space: 0, UINT64_MAX). */
+uint64_t vmm_as_locked_in(const struct vmm_aspace *as, gva_t gva,
+                          uint64_t len);
 /* The bytes vmm_as_protect(gva, len, prot) would newly charge. */
 uint64_t vmm_as_protect_charge(const struct vmm_aspace *as, gva_t gva,
                                uint64_t len, int prot);

@@ -1590,9 +1590,8 @@ static long set_locked(struct vmm_aspace *as, gva_t start, gva_t end,
  * The page-rounded range of an (addr, len) lock request, checked as
  * mlock/munlock check it: a wrapping range is -EINVAL, a hole -ENOMEM.
  * Guest pages are never swapped by hvrun; the lock is the VMAs' flag
- * (madvise refuses to drop locked pages). When `lock`, the request must
- * also fit RLIMIT_MEMLOCK. Pages locked by earlier calls are not counted,
- * so only a single oversized request is refused.
+ * (madvise refuses to drop locked pages). When `lock`, what would then be
+ * locked must fit RLIMIT_MEMLOCK, as Linux counts it (locked_vm).
  */
 static long check_lock_range(struct proxy_process *p, gva_t addr, uint64_t len,
                              bool lock)
@@ -1610,8 +1609,16 @@ static long check_lock_range(struct proxy_process *p, gva_t addr, uint64_t len,
         return 0;
     if (lock && !may_lock(p))
         return -EPERM;
-    if (lock && !privileged(p) && span > p->rlimits[RLIMIT_MEMLOCK].rlim_cur)
-        return -ENOMEM;
+    if (lock && !privileged(p)) {
+        /* do_mlock: what is locked already counts, except the part of
+         * this range that is. */
+        uint64_t limit = p->rlimits[RLIMIT_MEMLOCK].rlim_cur;
+        uint64_t locked = span + vmm_as_locked_in(p->as, 0, UINT64_MAX);
+        if (locked > limit)
+            locked -= vmm_as_locked_in(p->as, start, span);
+        if (locked > limit)
+            return -ENOMEM;
+    }
     return set_locked(p->as, start, end, lock);
 }
 

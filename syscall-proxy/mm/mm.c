@@ -22,6 +22,7 @@
  */
 #include "proxy.h"
 #include "cpuid_patch.h"
+#include "namespace.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -104,6 +105,21 @@ static int choose_address(struct proxy_process *p, gva_t hint, uint64_t len,
         return 0;
     }
     return vmm_as_find_free(p->as, len, p->mmap_base, out);
+}
+
+/* mlock_future_ok: bytes more of locked memory (a VMA made locked by
+ * MAP_LOCKED or mlockall(MCL_FUTURE), a locked one grown) must fit
+ * RLIMIT_MEMLOCK with what is locked already, unless privileged. */
+static bool lock_future_ok(struct proxy_process *p, bool locked,
+                           uint64_t bytes)
+{
+    if (!locked || proxy_ns_init_capable(p))
+        return true;
+    uint64_t limit = p->rlimits[RLIMIT_MEMLOCK].rlim_cur;
+    if (limit == RLIM_INFINITY)
+        return true;
+    uint64_t now = vmm_as_locked_in(p->as, 0, UINT64_MAX);
+    return bytes <= limit && now <= limit - bytes;
 }
 
 static int fill_from_file(struct proxy_process *p, int host_fd, gva_t gva,
@@ -209,6 +225,11 @@ static long sys_mmap(struct proxy_process *p, const uint64_t a[6])
         vflags |= VMM_VMA_NORESERVE;
     if (flags & MAP_LOCKED) /* VM_LOCKED, as mlock would set it */
         vflags |= VMM_VMA_LOCKED;
+    if ((flags & MAP_LOCKED) && p->rlimits[RLIMIT_MEMLOCK].rlim_cur == 0 &&
+        !proxy_ns_init_capable(p))
+        return -EPERM; /* can_do_mlock */
+    if (!lock_future_ok(p, (flags & MAP_LOCKED) || p->as->lock_future, len))
+        return -EAGAIN;
     /* accountable_mapping(), or shmem for shared anonymous memory; what a
      * MAP_FIXED mapping replaces is uncharged first. */
     bool charged = !(flags & MAP_NORESERVE) &&
@@ -338,6 +359,9 @@ static long sys_mremap(struct proxy_process *p, const uint64_t a[6])
     /* A special mapping cannot grow (VM_DONTEXPAND|VM_PFNMAP). */
     if (new_len > old_len && (v->flags & VMM_VMA_SPECIAL))
         return -EFAULT;
+    if (new_len > old_len &&
+        !lock_future_ok(p, v->flags & VMM_VMA_LOCKED, new_len - old_len))
+        return -EAGAIN;
     if (new_len > old_len && (v->flags & VMM_VMA_ACCOUNT)) {
         int rc = proxy_mem_charge(p, new_len - old_len);
         if (rc < 0)
@@ -399,7 +423,8 @@ static long sys_brk(struct proxy_process *p, const uint64_t a[6])
         uint64_t limit = p->rlimits[RLIMIT_DATA].rlim_cur;
         if (limit != RLIM_INFINITY && new_top - p->brk_start > limit)
             return (long)p->brk_end;
-        if (!vmm_as_range_free(p->as, cur_top,
+        if (!lock_future_ok(p, p->as->lock_future, new_top - cur_top) ||
+            !vmm_as_range_free(p->as, cur_top,
                                new_top - cur_top + VMM_PAGE_SIZE) ||
             proxy_mem_charge(p, new_top - cur_top) < 0)
             return (long)p->brk_end;
