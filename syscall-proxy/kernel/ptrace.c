@@ -149,6 +149,22 @@ static void untrace(struct proxy_process *q, struct proxy_thread *t)
         t->state = in_place ? saved : PROXY_THREAD_RUNNABLE;
 }
 
+/* An SI_USER siginfo of sig, sent by from (NULL: by the kernel) to q: from's
+ * pid as q sees it. */
+static siginfo_t user_info(int sig, const struct proxy_process *from,
+                           const struct proxy_process *q)
+{
+    siginfo_t info;
+    memset(&info, 0, sizeof(info));
+    info.si_signo = sig;
+    info.si_code = SI_USER;
+    if (from) {
+        info.si_pid = proxy_ns_pid_of(q, from);
+        info.si_uid = from->ruid;
+    }
+    return info;
+}
+
 /* ---- stops ----------------------------------------------------------------- */
 
 /* SIGCHLD to the tracer, CLD_TRAPPED (do_notify_parent_cldstop). */
@@ -455,11 +471,8 @@ bool proxy_ptrace_before_user(struct proxy_process *p)
             /* A single step over a SYSCALL instruction traps after it
              * (user_single_step_report: TRAP_BRKPT). */
             step_trapped(p, t);
-            siginfo_t info;
-            memset(&info, 0, sizeof(info));
-            info.si_signo = SIGTRAP;
-            info.si_code = TRAP_BRKPT;
-            t->pt.info = info;
+            t->pt.info = user_info(SIGTRAP, NULL, p);
+            t->pt.info.si_code = TRAP_BRKPT;
             enter_stop(p, t, PROXY_PT_SIGNAL, SIGTRAP, 0);
             return true;
         }
@@ -558,10 +571,7 @@ void proxy_ptrace_on_clone(struct proxy_process *p, struct proxy_process *c,
     if (ct->pt.seized) {
         ct->pt.event_pending = PTRACE_EVENT_STOP;
     } else {
-        siginfo_t info;
-        memset(&info, 0, sizeof(info));
-        info.si_signo = SIGSTOP;
-        info.si_code = SI_USER;
+        siginfo_t info = user_info(SIGSTOP, NULL, c);
         int ctid = c == p ? ct->tid : c->pid;
         proxy_signal_raise_thread(c, ctid, SIGSTOP, &info);
     }
@@ -586,10 +596,7 @@ void proxy_ptrace_on_exec(struct proxy_process *p, int old_tid)
         return;
     }
     /* The legacy SIGTRAP after a traced execve. */
-    siginfo_t info;
-    memset(&info, 0, sizeof(info));
-    info.si_signo = SIGTRAP;
-    info.si_code = SI_USER;
+    siginfo_t info = user_info(SIGTRAP, NULL, p);
     proxy_signal_raise_thread(p, p->tid, SIGTRAP, &info);
 }
 
@@ -639,10 +646,7 @@ bool proxy_ptrace_exit(struct proxy_process *p)
             bool kill = t->pt.options & PTRACE_O_EXITKILL;
             untrace(q, t);
             if (kill) {
-                siginfo_t info;
-                memset(&info, 0, sizeof(info));
-                info.si_signo = SIGKILL;
-                info.si_code = SI_USER;
+                siginfo_t info = user_info(SIGKILL, NULL, q);
                 proxy_signal_raise(q, SIGKILL, &info);
             }
         }
@@ -1038,13 +1042,8 @@ static void resume(struct proxy_process *p, struct proxy_process *q,
     }
     if (sig) {
         siginfo_t info = t->pt.info;
-        if (t->pt.stop != PROXY_PT_SIGNAL || info.si_signo != sig) {
-            memset(&info, 0, sizeof(info));
-            info.si_signo = sig;
-            info.si_code = SI_USER;
-            info.si_pid = proxy_ns_pid_of(q, p);
-            info.si_uid = p->ruid;
-        }
+        if (t->pt.stop != PROXY_PT_SIGNAL || info.si_signo != sig)
+            info = user_info(sig, p, q);
         if (t->pt.stop == PROXY_PT_SIGNAL) {
             t->pt.inject = sig;
             t->pt.inject_info = info;
@@ -1160,12 +1159,7 @@ static long attach(struct proxy_process *p, long req, int id, uint64_t addr,
         return 0;
     }
     if (!seize) {
-        siginfo_t info;
-        memset(&info, 0, sizeof(info));
-        info.si_signo = SIGSTOP;
-        info.si_code = SI_USER;
-        info.si_pid = proxy_ns_pid_of(q, p);
-        info.si_uid = p->ruid;
+        siginfo_t info = user_info(SIGSTOP, p, q);
         if (waits_in_call(t)) { /* its SIGSTOP's delivery, where it waits */
             t->pt.info = info;
             stop_in_place(q, t, PROXY_PT_SIGNAL, SIGSTOP, 0);
@@ -1423,10 +1417,7 @@ static long sys_ptrace(struct proxy_process *p, const uint64_t a[6])
     if (!t || t->pt.tracer != p->pid)
         return -ESRCH;
     if (req == PTRACE_KILL) {
-        siginfo_t info;
-        memset(&info, 0, sizeof(info));
-        info.si_signo = SIGKILL;
-        info.si_code = SI_USER;
+        siginfo_t info = user_info(SIGKILL, p, q);
         proxy_signal_raise(q, SIGKILL, &info);
         return 0;
     }
