@@ -147,10 +147,17 @@ static const struct exception_note notes[] = {
                       "lock on a per-process reopen); F_SETOWN/F_SETSIG/"
                       "leases/dnotify refused (EINVAL)"},
     {SYS_write, NULL, "EPIPE raises SIGPIPE in the guest"},
-    {SYS_mmap, NULL, "file MAP_PRIVATE copies the range; MAP_SHARED maps "
-                     "the host file (or a memfd for anonymous memory) over "
-                     "the backing pages, shared across fork; MAP_32BIT in "
-                     "[1 GiB, 2 GiB)"},
+    {SYS_mmap, NULL, "file MAP_PRIVATE copies the range (its untouched "
+                     "pages do not see later writes to the file); "
+                     "MAP_SHARED maps the host file (or a memfd for "
+                     "anonymous memory) over the backing pages, shared "
+                     "across fork; a page past the file's end is SIGBUS; "
+                     "MAP_32BIT bottom-up in [0x40000000, 0x80000000)"},
+    {SYS_madvise, NULL, "DONTNEED: private pages as mapped (zeros or the "
+                        "file's), shared kept; fork advice per VMA; "
+                        "MADV_FREE keeps the contents"},
+    {SYS_mlock, NULL, "nothing is swapped: the lock is the VMA's flag "
+                      "(madvise refuses to drop it)"},
     {SYS_copy_file_range, NULL, "across filesystems hvrun copies (as Linux "
                                 "5.3-5.18), never EXDEV"},
     {SYS_shmget, NULL, "the run's own IPC namespace (its /proc/sysvipc): "

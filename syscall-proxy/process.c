@@ -112,15 +112,23 @@ void proxy_process_destroy(struct proxy_process *p)
     free(p);
 }
 
+/* A copy that stopped at a page past a file's end runs again when the
+ * file has grown over it (Linux's copy would fault the page in). */
 int proxy_copy_in(struct proxy_process *p, void *dst, gva_t src, size_t len)
 {
-    return vmm_as_copy_in(p->as, dst, src, len);
+    int rc = vmm_as_copy_in(p->as, dst, src, len);
+    if (rc == -EFAULT && vmm_as_refresh_past_eof(p->as, src, len))
+        rc = vmm_as_copy_in(p->as, dst, src, len);
+    return rc;
 }
 
 int proxy_copy_out(struct proxy_process *p, gva_t dst, const void *src,
                    size_t len)
 {
-    return vmm_as_copy_out(p->as, dst, src, len);
+    int rc = vmm_as_copy_out(p->as, dst, src, len);
+    if (rc == -EFAULT && vmm_as_refresh_past_eof(p->as, dst, len))
+        rc = vmm_as_copy_out(p->as, dst, src, len);
+    return rc;
 }
 
 long proxy_path_in(struct proxy_process *p, char *dst, gva_t src)

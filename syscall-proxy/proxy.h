@@ -943,6 +943,13 @@ void proxy_world_destroy(struct proxy_world *w);
 int proxy_world_run(struct proxy_world *w);
 struct proxy_process *proxy_world_find(struct proxy_world *w, int pid);
 
+/* ---- file mappings (mm/mm.c) --------------------------------------------- */
+
+/* A guest changed the size of the host file behind host_fd (truncate,
+ * ftruncate, O_TRUNC): the file mappings of every guest over it end where
+ * it ends now. */
+void proxy_mm_file_resized(struct proxy_process *p, int host_fd);
+
 /* ---- the guest memory limit (memlimit.c) --------------------------------- */
 
 /* Committed guest memory of the whole run (every live process's charged

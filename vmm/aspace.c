@@ -417,15 +417,22 @@ static void pt_clear(struct vmm_aspace *as, gva_t start, gva_t end)
     as->tlb_flushes_asked++;
 }
 
-/* Writes the PTEs of a whole VMA from its prot. */
+/* Writes the PTEs of a whole VMA from its prot; pages past its file's
+ * end get none. */
 static int pt_apply_vma(struct vmm_aspace *as, const struct vmm_vma *v)
 {
-    uint64_t npages = (v->end - v->start) / VMM_PAGE_SIZE;
+    gva_t valid = vmm_vma_valid_end(v);
+    uint64_t npages = (valid - v->start) / VMM_PAGE_SIZE;
     uint64_t flags = prot_to_pte(v->prot);
-    if (flags)
-        return pt_map_range(as, v->start, v->gpa, npages, flags, true);
-    pt_clear(as, v->start, v->end);
-    return 0;
+    if (!flags) {
+        pt_clear(as, v->start, v->end);
+        return 0;
+    }
+    if (valid < v->end)
+        pt_clear(as, valid, v->end);
+    if (npages == 0)
+        return 0;
+    return pt_map_range(as, v->start, v->gpa, npages, flags, true);
 }
 
 /* ---- shared objects ------------------------------------------------------ */
@@ -437,27 +444,72 @@ static struct vmm_shared *shared_get(struct vmm_shared *s)
     return s;
 }
 
+/* The live private-file objects, one per (dev, ino): a process maps each
+ * library several times, and a run holds many processes. */
+static struct vmm_shared **file_cache;
+static size_t nr_file_cache, cap_file_cache;
+
+static void file_cache_drop(const struct vmm_shared *s)
+{
+    for (size_t i = 0; i < nr_file_cache; i++)
+        if (file_cache[i] == s) {
+            file_cache[i] = file_cache[--nr_file_cache];
+            return;
+        }
+}
+
 static void shared_put(struct vmm_shared *s)
 {
     if (s && --s->refs == 0) {
+        if (s->private_file)
+            file_cache_drop(s);
         close(s->fd);
         free(s);
     }
 }
 
-/* Maps the VMA's shared object over its whole backing. For a memfd the
- * object first grows to cover the VMA (mremap growth). */
+/* The private-file object of fd's file: a cached one, or a new one (a dup
+ * of fd) entered in the cache. NULL when out of fds or memory. */
+static struct vmm_shared *file_object(int fd)
+{
+    struct stat st;
+    if (fstat(fd, &st) < 0)
+        return NULL;
+    for (size_t i = 0; i < nr_file_cache; i++)
+        if (file_cache[i]->dev == (uint64_t)st.st_dev &&
+            file_cache[i]->ino == (uint64_t)st.st_ino)
+            return shared_get(file_cache[i]);
+    if (nr_file_cache == cap_file_cache) {
+        size_t cap = cap_file_cache ? cap_file_cache * 2 : 16;
+        void *p = realloc(file_cache, cap * sizeof(*file_cache));
+        if (!p)
+            return NULL;
+        file_cache = p;
+        cap_file_cache = cap;
+    }
+    struct vmm_shared *s = calloc(1, sizeof(*s));
+    if (!s)
+        return NULL;
+    s->fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+    if (s->fd < 0) {
+        free(s);
+        return NULL;
+    }
+    s->host_prot = PROT_READ;
+    s->refs = 1;
+    s->private_file = true;
+    s->dev = st.st_dev;
+    s->ino = st.st_ino;
+    file_cache[nr_file_cache++] = s;
+    return s;
+}
+
+/* Maps the VMA's shared object over its whole backing. The object keeps
+ * its size: a mapping grown past it (mremap) is past its end, SIGBUS, as
+ * Linux's shmem object of MAP_SHARED|MAP_ANONYMOUS memory is. */
 static int shared_map_vma(const struct vmm_aspace *as, const struct vmm_vma *v)
 {
     uint64_t len = v->end - v->start;
-    if (v->shared->anon) {
-        struct stat st;
-        if (fstat(v->shared->fd, &st) < 0)
-            return -errno;
-        if ((uint64_t)st.st_size < v->shared_off + len &&
-            ftruncate(v->shared->fd, (off_t)(v->shared_off + len)) < 0)
-            return -errno;
-    }
     if (mmap(vmm_phys_hva(as->pm, v->gpa), len, v->shared->host_prot,
              MAP_SHARED | MAP_FIXED, v->shared->fd,
              (off_t)v->shared_off) == MAP_FAILED)
@@ -488,6 +540,7 @@ void vmm_as_release(struct vmm_aspace *as)
     for (size_t i = 0; i < as->nr_vmas; i++) {
         free(as->vmas[i].name);
         shared_put(as->vmas[i].shared);
+        shared_put(as->vmas[i].file);
     }
     free(as->vmas);
     as->vmas = NULL;
@@ -548,6 +601,7 @@ static void vma_remove_at(struct vmm_aspace *as, size_t i)
     as->generation++;
     free(as->vmas[i].name);
     shared_put(as->vmas[i].shared);
+    shared_put(as->vmas[i].file);
     if (as->vmas[i].flags & VMM_VMA_ACCOUNT)
         as->account_bytes -= as->vmas[i].end - as->vmas[i].start;
     memmove(&as->vmas[i], &as->vmas[i + 1],
@@ -570,10 +624,12 @@ static int vma_split_at(struct vmm_aspace *as, gva_t gva)
     if (tail.name && !(tail.name = strdup(tail.name)))
         return -ENOMEM;
     shared_get(tail.shared);
+    shared_get(tail.file);
     int rc = vma_insert_at(as, i + 1, &tail);
     if (rc < 0) {
         free(tail.name);
         shared_put(tail.shared);
+        shared_put(tail.file);
         return rc;
     }
     as->vmas[i].end = gva;
@@ -615,6 +671,8 @@ int vmm_as_map(struct vmm_aspace *as, gva_t gva, uint64_t len, int prot,
     if (!(flags & (VMM_VMA_SHARED | VMM_VMA_NORESERVE | VMM_VMA_SPECIAL)) &&
         (prot & PROT_WRITE))
         flags |= VMM_VMA_ACCOUNT;
+    if (as->lock_future)
+        flags |= VMM_VMA_LOCKED;
     struct vmm_vma v = {.start = gva, .end = gva + len, .prot = prot,
                         .flags = flags};
     rc = vmm_phys_alloc_for(as->pm, len / VMM_PAGE_SIZE, gva, &v.gpa);
@@ -721,6 +779,22 @@ uint64_t vmm_as_charged_in(const struct vmm_aspace *as, gva_t gva,
     if (__builtin_add_overflow(gva, VMM_PAGE_ALIGN_UP(len), &end))
         end = UINT64_MAX;
     return overlap_bytes(as, gva, end, 0, is_charged);
+}
+
+static bool is_locked(const struct vmm_vma *v, int prot)
+{
+    (void)prot;
+    return v->flags & VMM_VMA_LOCKED;
+}
+
+uint64_t vmm_as_locked_in(const struct vmm_aspace *as, gva_t gva,
+                          uint64_t len)
+{
+    gva_t end;
+    if (__builtin_add_overflow(gva, VMM_PAGE_ALIGN_UP(len), &end) ||
+        VMM_PAGE_ALIGN_UP(len) < len)
+        end = UINT64_MAX;
+    return overlap_bytes(as, gva, end, 0, is_locked);
 }
 
 uint64_t vmm_as_protect_charge(const struct vmm_aspace *as, gva_t gva,
@@ -842,6 +916,215 @@ void vmm_as_set_file(struct vmm_aspace *as, gva_t gva, uint64_t len,
     }
 }
 
+int vmm_as_set_flags(struct vmm_aspace *as, gva_t gva, uint64_t len,
+                     int set, int clear)
+{
+    gva_t end = gva + VMM_PAGE_ALIGN_UP(len);
+    int rc = vma_split_at(as, gva);
+    if (rc == 0)
+        rc = vma_split_at(as, end);
+    if (rc < 0)
+        return rc;
+    for (size_t i = vma_index_after(as, gva);
+         i < as->nr_vmas && as->vmas[i].start < end; i++) {
+        as->vmas[i].flags = (as->vmas[i].flags | set) & ~clear;
+        as->generation++;
+    }
+    return 0;
+}
+
+int vmm_as_keep_file(struct vmm_aspace *as, gva_t gva, uint64_t len, int fd)
+{
+    struct vmm_shared *f = file_object(fd);
+    if (!f)
+        return -ENOMEM;
+    gva_t end = gva + VMM_PAGE_ALIGN_UP(len);
+    for (size_t i = vma_index_after(as, gva);
+         i < as->nr_vmas && as->vmas[i].start < end; i++) {
+        struct vmm_vma *v = &as->vmas[i];
+        shared_put(v->file);
+        v->file = shared_get(f);
+    }
+    shared_put(f);
+    return 0;
+}
+
+int vmm_vma_file_fd(const struct vmm_vma *v)
+{
+    if (v->shared)
+        return v->shared->fd;
+    return v->file ? v->file->fd : -1;
+}
+
+/* Reads [off, off+len) of fd into host memory at dst, stopping at the
+ * file's end (the rest stays as it is: zero). */
+static int read_file_range(int fd, uint8_t *dst, uint64_t len, uint64_t off)
+{
+    while (len > 0) {
+        ssize_t got = pread(fd, dst, len, (off_t)off);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < 0)
+            return -errno;
+        if (got == 0)
+            break;
+        dst += got;
+        off += (uint64_t)got;
+        len -= (uint64_t)got;
+    }
+    return 0;
+}
+
+int vmm_as_refill(struct vmm_aspace *as, gva_t gva, uint64_t len)
+{
+    struct vmm_vma *v = vmm_as_find_vma(as, gva);
+    len = VMM_PAGE_ALIGN_UP(len);
+    if (!v || v->shared || gva & ~VMM_PAGE_MASK || len > v->end - gva)
+        return -EINVAL;
+    uint8_t *hva = vmm_phys_hva(as->pm, v->gpa + (gva - v->start));
+    int rc = 0;
+    bool read_only = !(v->prot & PROT_WRITE) &&
+                     !(v->flags & VMM_VMA_SPECIAL);
+    if (read_only && mprotect(hva, len, PROT_READ | PROT_WRITE) < 0)
+        return -errno;
+    vmm_phys_discard(as->pm, hva, len);
+    if (v->file)
+        rc = read_file_range(v->file->fd, hva, len,
+                             v->file_off + (gva - v->start));
+    if (read_only) {
+        /* The pages' new contents must reach a vCPU that cached the old
+         * ones read-only: the host mprotect fires KVM's notifier. */
+        (void)mprotect(hva, len, PROT_READ);
+        as->tlb_flushes_asked++;
+    }
+    return rc;
+}
+
+/* Pages [lo, hi) of v lost their PTEs: a host mprotect there and back
+ * fires KVM's notifier, which drops what a shadow MMU (kvm_pvm) kept of
+ * them (the cleared PTE and a CR3 reload are not enough there). */
+static void zap_backing(const struct vmm_aspace *as, const struct vmm_vma *v,
+                        gva_t lo, gva_t hi)
+{
+    uint8_t *hva = vmm_phys_hva(as->pm, v->gpa + (lo - v->start));
+    int back = v->shared ? v->shared->host_prot
+               : v->prot & PROT_WRITE ? PROT_READ | PROT_WRITE
+                                      : PROT_READ;
+    (void)mprotect(hva, hi - lo, PROT_NONE);
+    (void)mprotect(hva, hi - lo, back);
+}
+
+/* The fd and offset of v's start in its file, for a VMA whose size the
+ * file bounds: private with a file, or shared (over a file, or the memfd
+ * of shared anonymous memory). -1 for anything else. */
+static int vma_bounding_file(const struct vmm_vma *v, uint64_t *off)
+{
+    if (v->shared) {
+        *off = v->shared_off;
+        return v->shared->fd;
+    }
+    if ((v->flags & VMM_VMA_FILE) && v->file) {
+        *off = v->file_off;
+        return v->file->fd;
+    }
+    return -1;
+}
+
+/* Where v's file ends in v (0: past v's end), from the file's size now. */
+static gva_t eof_of(const struct vmm_vma *v, int fd, uint64_t off)
+{
+    struct stat st;
+    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+        return 0;
+    uint64_t size_end = VMM_PAGE_ALIGN_UP((uint64_t)st.st_size);
+    if (size_end <= off)
+        return v->start;
+    if (size_end - off >= v->end - v->start)
+        return 0;
+    return v->start + (size_end - off);
+}
+
+/* Gives v the eof of its file now: the pages between the old and the new
+ * end gain or lose their PTEs (a private VMA's gained pages, never
+ * written by the guest, are read from the file). */
+static int vma_update_eof(struct vmm_aspace *as, struct vmm_vma *v)
+{
+    uint64_t off;
+    int fd = vma_bounding_file(v, &off);
+    if (fd < 0)
+        return 0;
+    gva_t before = vmm_vma_valid_end(v);
+    gva_t eof = eof_of(v, fd, off);
+    if (eof == v->eof_at)
+        return 0;
+    v->eof_at = eof;
+    gva_t after = vmm_vma_valid_end(v);
+    as->generation++;
+    if (after > before && !v->shared) {
+        int rc = vmm_as_refill(as, before, after - before);
+        if (rc < 0)
+            return rc;
+    }
+    int rc = pt_apply_vma(as, v);
+    if (after < before)
+        zap_backing(as, v, after, before);
+    return rc;
+}
+
+int vmm_as_update_eof(struct vmm_aspace *as, gva_t gva, uint64_t len)
+{
+    gva_t end = gva + VMM_PAGE_ALIGN_UP(len);
+    for (size_t i = vma_index_after(as, gva);
+         i < as->nr_vmas && as->vmas[i].start < end; i++) {
+        int rc = vma_update_eof(as, &as->vmas[i]);
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
+}
+
+bool vmm_as_refresh_past_eof(struct vmm_aspace *as, gva_t gva, uint64_t len)
+{
+    gva_t end;
+    if (__builtin_add_overflow(gva, len, &end))
+        end = UINT64_MAX;
+    bool grew = false;
+    for (size_t i = vma_index_after(as, gva);
+         i < as->nr_vmas && as->vmas[i].start < end; i++) {
+        struct vmm_vma *v = &as->vmas[i];
+        gva_t before = vmm_vma_valid_end(v);
+        if (before < v->end && vma_update_eof(as, v) == 0 &&
+            vmm_vma_valid_end(v) > before)
+            grew = true;
+    }
+    return grew;
+}
+
+void vmm_as_file_resized(struct vmm_aspace *as, uint64_t dev, uint64_t ino)
+{
+    for (size_t i = 0; i < as->nr_vmas; i++) {
+        struct vmm_vma *v = &as->vmas[i];
+        uint64_t off;
+        if (vma_bounding_file(v, &off) < 0)
+            continue;
+        const struct vmm_shared *o = v->shared ? v->shared : v->file;
+        if (o->dev == dev && o->ino == ino)
+            (void)vma_update_eof(as, v);
+    }
+}
+
+int vmm_as_file_fault(struct vmm_aspace *as, gva_t gva, bool write)
+{
+    struct vmm_vma *v = vmm_as_find_vma(as, gva);
+    if (!v || gva < vmm_vma_valid_end(v) ||
+        !(v->prot & (PROT_READ | PROT_WRITE | PROT_EXEC)) ||
+        (write && !(v->prot & PROT_WRITE)))
+        return -1;
+    if (vma_update_eof(as, v) < 0)
+        return 0;
+    return gva < vmm_vma_valid_end(v) ? 1 : 0;
+}
+
 int vmm_as_set_shared(struct vmm_aspace *as, gva_t gva, uint64_t len, int fd,
                       uint64_t off)
 {
@@ -849,7 +1132,7 @@ int vmm_as_set_shared(struct vmm_aspace *as, gva_t gva, uint64_t len, int fd,
     int fl = fcntl(fd, F_GETFL);
     if (fl < 0)
         return -errno;
-    struct vmm_shared *s = malloc(sizeof(*s));
+    struct vmm_shared *s = calloc(1, sizeof(*s));
     if (!s)
         return -ENOMEM;
     s->fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
@@ -862,6 +1145,11 @@ int vmm_as_set_shared(struct vmm_aspace *as, gva_t gva, uint64_t len, int fd,
         PROT_READ | ((fl & O_ACCMODE) == O_RDWR ? PROT_WRITE : 0);
     s->anon = false;
     s->refs = 1;
+    struct stat st;
+    if (fstat(s->fd, &st) == 0) {
+        s->dev = st.st_dev;
+        s->ino = st.st_ino;
+    }
     int rc = 0;
     for (size_t i = vma_index_after(as, gva);
          i < as->nr_vmas && as->vmas[i].start < end && rc == 0; i++) {
@@ -955,12 +1243,24 @@ int vmm_as_remap(struct vmm_aspace *as, gva_t old_gva, uint64_t old_len,
         }
         gva_t ext = old_gva + old_len;
         if (vmm_as_range_free(as, ext, new_len - old_len)) {
-            /* Grow in place: the extension is its own extent and VMA. */
+            /* Grow in place: the extension is its own extent and VMA, of
+             * the same file at the offsets that follow. */
             struct vmm_vma *last = vmm_as_find_vma(as, ext - 1);
+            struct vmm_vma like = *last;
+            like.name = last->name ? strdup(last->name) : NULL;
             struct vmm_shared *sh = shared_get(last->shared);
+            struct vmm_shared *file = shared_get(last->file);
             uint64_t sh_off = last->shared_off + (ext - last->start);
-            int rc = vmm_as_map(as, ext, new_len - old_len, last->prot,
-                                last->flags & ~VMM_VMA_FILE, NULL);
+            int rc = vmm_as_map(as, ext, new_len - old_len, like.prot,
+                                like.flags & ~VMM_VMA_FILE, NULL);
+            if (rc == 0 && (like.flags & VMM_VMA_FILE))
+                vmm_as_set_file(as, ext, new_len - old_len,
+                                like.file_off + (ext - like.start), like.dev,
+                                like.ino, like.name);
+            free(like.name);
+            if (rc == 0 && file)
+                vmm_as_find_vma(as, ext)->file = shared_get(file);
+            shared_put(file);
             if (rc == 0 && sh) {
                 /* A shared mapping grows into more of its object. */
                 struct vmm_vma *x = vmm_as_find_vma(as, ext);
@@ -993,6 +1293,7 @@ int vmm_as_remap(struct vmm_aspace *as, gva_t old_gva, uint64_t old_len,
     uint64_t delta = old_gva - first->start;
     uint64_t off = first->file_off + delta, dev = first->dev, ino = first->ino;
     struct vmm_shared *sh = shared_get(first->shared);
+    struct vmm_shared *file = shared_get(first->file);
     uint64_t sh_off = first->shared_off + delta;
     int rc = vmm_as_unmap(as, *new_gva, new_len);
     gpa_t new_gpa;
@@ -1002,6 +1303,7 @@ int vmm_as_remap(struct vmm_aspace *as, gva_t old_gva, uint64_t old_len,
     if (rc < 0) {
         free(name);
         shared_put(sh);
+        shared_put(file);
         return rc;
     }
     size_t idx = vma_index_after(as, old_gva);
@@ -1011,11 +1313,13 @@ int vmm_as_remap(struct vmm_aspace *as, gva_t old_gva, uint64_t old_len,
     struct vmm_vma v = {.start = *new_gva, .end = *new_gva + new_len,
                         .gpa = new_gpa, .prot = prot, .flags = flags,
                         .file_off = off, .dev = dev, .ino = ino,
-                        .name = name, .shared = sh, .shared_off = sh_off};
+                        .name = name, .shared = sh, .shared_off = sh_off,
+                        .file = file};
     rc = vma_insert_at(as, vma_index_after(as, v.start), &v);
     if (rc < 0) {
         free(name);
         shared_put(sh);
+        shared_put(file);
         vmm_phys_free(as->pm, new_gpa, new_len / VMM_PAGE_SIZE);
         return rc;
     }
@@ -1054,8 +1358,12 @@ int vmm_as_clone(struct vmm_aspace *dst, const struct vmm_aspace *src)
     for (size_t i = 0; i < src->nr_vmas; i++) {
         const struct vmm_vma *v = &src->vmas[i];
         uint64_t len = v->end - v->start;
-        /* Shared memory stays charged to the process that made it. */
-        int flags = v->shared ? v->flags & ~VMM_VMA_ACCOUNT : v->flags;
+        if (v->flags & VMM_VMA_DONTFORK)
+            continue;
+        /* Shared memory stays charged to the process that made it; memory
+         * locks are not inherited (Linux clears VM_LOCKED in the child). */
+        int flags = (v->shared ? v->flags & ~VMM_VMA_ACCOUNT : v->flags) &
+                    ~VMM_VMA_LOCKED;
         int rc = vmm_as_map(dst, v->start, len, v->prot, flags, v->name);
         if (rc < 0)
             return rc;
@@ -1063,6 +1371,12 @@ int vmm_as_clone(struct vmm_aspace *dst, const struct vmm_aspace *src)
         d->file_off = v->file_off;
         d->dev = v->dev;
         d->ino = v->ino;
+        d->file = shared_get(v->file);
+        d->eof_at = v->eof_at;
+        if (d->eof_at && (rc = pt_apply_vma(dst, d)) < 0)
+            return rc;
+        if (v->flags & VMM_VMA_WIPEONFORK)
+            continue; /* the fresh backing's zeros */
         if (v->shared) {
             /* The child maps the same host object: shared, not copied. */
             d->shared = shared_get(v->shared);
@@ -1095,7 +1409,12 @@ static uint8_t *span_of(const struct vmm_aspace *as, gva_t gva, int need,
     struct vmm_vma *v = vmm_as_find_vma(as, gva);
     if (!v || (need && !prot_allows(v->prot, need)))
         return NULL;
-    *avail = v->end - gva;
+    /* Past a file's end there is no page: Linux's SIGBUS is -EFAULT to a
+     * copy (and a shared mapping's host page would be hvrun's SIGBUS). */
+    gva_t valid = vmm_vma_valid_end(v);
+    if (gva >= valid)
+        return NULL;
+    *avail = valid - gva;
     return vmm_phys_hva(as->pm, v->gpa + (gva - v->start));
 }
 

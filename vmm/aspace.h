@@ -8,7 +8,8 @@
  *  - Every VMA is backed by ONE contiguous physical extent: gpa(gva) =
  *    vma->gpa + (gva - vma->start). Splitting a VMA keeps this true.
  *  - Every page of a VMA whose prot is not PROT_NONE has a present PTE before
- *    the guest can touch it; a guest page fault is a real SIGSEGV.
+ *    the guest can touch it, except a file VMA's pages past its file's end
+ *    (eof_at); a guest page fault is a real SIGSEGV, or there SIGBUS.
  *  - Guest memory is reached by hvrun only through the vmm_as_copy_* family,
  *    which checks ranges and protections and returns -EFAULT.
  *  - One address space may be run by several VMs at once (clone with
@@ -92,6 +93,14 @@ struct vmm_physmem {
  * not NORESERVE/SPECIAL), when one becomes writable (mprotect), and for
  * shared anonymous memory; kept when write is taken away again. */
 #define VMM_VMA_ACCOUNT 0x80
+/* mlock'd (Linux's VM_LOCKED): nothing is paged out either way, but
+ * madvise refuses to drop such pages, as Linux does. Not inherited by a
+ * forked child. */
+#define VMM_VMA_LOCKED 0x100
+/* MADV_DONTFORK (VM_DONTCOPY): a forked child gets no mapping here. */
+#define VMM_VMA_DONTFORK 0x200
+/* MADV_WIPEONFORK (VM_WIPEONFORK): a forked child gets zeros here. */
+#define VMM_VMA_WIPEONFORK 0x400
 
 /*
  * The host file object behind a MAP_SHARED mapping: a memfd for shared
@@ -103,8 +112,13 @@ struct vmm_physmem {
 struct vmm_shared {
     int fd;         /* O_CLOEXEC host fd, owned */
     int host_prot;  /* PROT_READ, plus PROT_WRITE when fd is writable */
-    bool anon;      /* memfd of MAP_SHARED|MAP_ANONYMOUS: grows on mremap */
+    bool anon;      /* memfd of MAP_SHARED|MAP_ANONYMOUS (its size: the
+                       mapping's at mmap, as Linux's shmem object) */
     unsigned refs;
+    /* A private mapping's file (vmm_as_keep_file): one object serves
+     * every mapping of the same file. */
+    bool private_file;
+    uint64_t dev, ino; /* the host file's identity */
 };
 
 struct vmm_vma {
@@ -117,6 +131,16 @@ struct vmm_vma {
     char *name;         /* owned; NULL for anonymous */
     struct vmm_shared *shared; /* one reference; NULL when not shared */
     uint64_t shared_off;       /* offset of start in shared->fd */
+    /* The file of a private file mapping (one reference, or NULL): what
+     * its pages are re-read from (MADV_DONTNEED, mremap growing it) and
+     * whose size says where it ends (SIGBUS past the end). */
+    struct vmm_shared *file;
+    /* A file mapping reaching past its file's end: the first page wholly
+     * past it (clamped to [start, end] by vmm_vma_valid_end), 0 when the
+     * file covers the VMA. Those pages have no PTE (kvm) or are PROT_NONE
+     * in the stub (ptrace), the copy path refuses them (-EFAULT), and a
+     * guest access there is Linux's SIGBUS (vmm_as_file_fault). */
+    gva_t eof_at;
 };
 
 struct vmm_aspace {
@@ -134,6 +158,10 @@ struct vmm_aspace {
      * given new protections or a shared object): a backend that mirrors
      * the list elsewhere (ptrace's stub) compares it with the one it saw. */
     uint64_t generation;
+    /* mlockall(MCL_FUTURE): every VMA made from now on is VMM_VMA_LOCKED
+     * (Linux's mm->def_flags; a fork's fresh address space starts
+     * without it). */
+    bool lock_future;
 };
 
 /* Physical allocator. hva_base must cover reserve_bytes; first_gpa is the
@@ -197,6 +225,10 @@ int vmm_as_map(struct vmm_aspace *as, gva_t gva, uint64_t len, int prot,
 /* The bytes of [gva, gva+len) already charged (VMM_VMA_ACCOUNT). */
 uint64_t vmm_as_charged_in(const struct vmm_aspace *as, gva_t gva,
                            uint64_t len);
+/* The bytes of [gva, gva+len) in VMM_VMA_LOCKED VMAs (Linux's
+ * locked_vm over the whole space: 0, UINT64_MAX). */
+uint64_t vmm_as_locked_in(const struct vmm_aspace *as, gva_t gva,
+                          uint64_t len);
 /* The bytes vmm_as_protect(gva, len, prot) would newly charge. */
 uint64_t vmm_as_protect_charge(const struct vmm_aspace *as, gva_t gva,
                                uint64_t len, int prot);
@@ -222,6 +254,50 @@ bool vmm_as_range_has_flags(const struct vmm_aspace *as, gva_t gva,
                             uint64_t len, int flags);
 /* The VMA containing gva, or NULL. */
 struct vmm_vma *vmm_as_find_vma(const struct vmm_aspace *as, gva_t gva);
+/* Sets, then clears, VMA flags over the mapped parts of [gva, gva+len),
+ * splitting VMAs at its edges as Linux's madvise/mlock do. 0 or -ENOMEM
+ * (out of memory for a split). */
+int vmm_as_set_flags(struct vmm_aspace *as, gva_t gva, uint64_t len,
+                     int set, int clear);
+/* Keeps the host file fd (its dup, one per distinct file) on the private
+ * VMAs exactly covering [gva, gva+len) (vmm_vma.file). 0 or -errno. */
+int vmm_as_keep_file(struct vmm_aspace *as, gva_t gva, uint64_t len, int fd);
+/* The host fd a file VMA's pages come from (the shared object's or the
+ * private mapping's file), or -1 for anonymous memory. */
+int vmm_vma_file_fd(const struct vmm_vma *v);
+/*
+ * Gives the private pages of [gva, gva+len) (inside one VMA) the
+ * contents they had when mapped: zeros, then the VMA's file from its
+ * offset up to the file's end (MADV_DONTNEED on private memory, the
+ * grown part of an mremap). The host backing is made writable for it and
+ * given back the VMA's protection. 0 or -errno.
+ */
+int vmm_as_refill(struct vmm_aspace *as, gva_t gva, uint64_t len);
+/* The end of what v's file backs: v->end, or where its file ends. */
+static inline gva_t vmm_vma_valid_end(const struct vmm_vma *v)
+{
+    if (!v->eof_at || v->eof_at >= v->end)
+        return v->end;
+    return v->eof_at > v->start ? v->eof_at : v->start;
+}
+/* Looks at the file size of the file VMAs overlapping [gva, gva+len)
+ * again (vmm_vma.eof_at): pages the file now covers get their PTEs (a
+ * private VMA's are read from the file first), pages it no longer covers
+ * lose them. 0 or -errno. */
+int vmm_as_update_eof(struct vmm_aspace *as, gva_t gva, uint64_t len);
+/* For a system call's access to [gva, gva+len) that stopped at a page
+ * past a file's end: looks at those files' sizes again, as Linux's fault
+ * in a copy would. True when some page became valid (copy again). */
+bool vmm_as_refresh_past_eof(struct vmm_aspace *as, gva_t gva, uint64_t len);
+/* The host file (dev, ino) changed size (a guest's truncate): every file
+ * VMA over it looks at its end again (pages past a shrunk end lose their
+ * PTEs: SIGBUS, never a host SIGBUS in hvrun's copy path). */
+void vmm_as_file_resized(struct vmm_aspace *as, uint64_t dev, uint64_t ino);
+/* A guest fault at gva (write: a write access) in a file VMA past its
+ * file's end: 1 when the file has grown over it since (the page is
+ * mapped now: run the access again), 0 when it is past the end (Linux's
+ * SIGBUS, BUS_ADRERR), -1 when it is no such fault. */
+int vmm_as_file_fault(struct vmm_aspace *as, gva_t gva, bool write);
 /* Sets file identity on the VMAs exactly covering [gva, gva+len). */
 void vmm_as_set_file(struct vmm_aspace *as, gva_t gva, uint64_t len,
                      uint64_t off, uint64_t dev, uint64_t ino,

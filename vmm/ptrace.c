@@ -82,6 +82,7 @@ struct pt_mapping {
     int prot;
     const struct vmm_shared *shared; /* NULL: the memfd */
     uint64_t off;                    /* memfd or object offset of start */
+    gva_t valid_end; /* PROT_NONE from here: past the file's end */
 };
 
 struct pt_vm {
@@ -222,6 +223,17 @@ static long map_vma(struct pt_vm *vm, const struct vmm_vma *v)
                   (uint64_t)vm->memory_fd, v->gpa);
 }
 
+/* The pages of a file VMA past its file's end fault in the stub (hvrun
+ * answers SIGBUS), as kvm's missing PTEs do. */
+static long hide_past_eof(struct pt_vm *vm, const struct vmm_vma *v)
+{
+    gva_t valid = vmm_vma_valid_end(v);
+    if (valid >= v->end || !v->prot)
+        return 0;
+    return inject(vm, SYS_mprotect, valid, v->end - valid, PROT_NONE, 0, 0,
+                  0);
+}
+
 /* Unmaps what the stub has in [lo, hi) that no VMA covers any more. */
 static long unmap_gap(struct pt_vm *vm, gva_t lo, gva_t hi)
 {
@@ -282,7 +294,7 @@ static int remember_mappings(struct pt_vm *vm)
         const struct vmm_vma *v = &as->vmas[i];
         vm->maps[i] = (struct pt_mapping){
             v->start, v->end, v->prot, v->shared,
-            v->shared ? v->shared_off : v->gpa};
+            v->shared ? v->shared_off : v->gpa, vmm_vma_valid_end(v)};
     }
     vm->nr_maps = as->nr_vmas;
     return 0;
@@ -299,11 +311,13 @@ static int sync_mappings(struct pt_vm *vm, struct vmm_event *ev)
     for (size_t i = 0; i < as->nr_vmas && rc >= 0; i++) {
         const struct vmm_vma *v = &as->vmas[i];
         const struct pt_mapping *m = applied_for(vm, v, &cursor);
-        if (m && m->prot == v->prot)
+        if (m && m->prot == v->prot && m->valid_end == vmm_vma_valid_end(v))
             continue;
         rc = m ? inject(vm, SYS_mprotect, v->start, v->end - v->start,
                         (uint64_t)v->prot, 0, 0, 0)
                : map_vma(vm, v);
+        if (rc >= 0)
+            rc = hide_past_eof(vm, v);
         if (rc < 0)
             vmm_event_fail(ev, "ptrace stub: mapping %#llx-%#llx: %s",
                  (unsigned long long)v->start, (unsigned long long)v->end,
@@ -507,8 +521,9 @@ static bool map_fault(const struct pt_vm *vm, const siginfo_t *si,
             ev->error_code = 1;
             if (addr == rip)
                 ev->error_code |= 0x10;
-            else if (v && (v->prot & PROT_READ))
-                ev->error_code |= 2;
+            else if (v && (v->prot & PROT_READ) &&
+                     addr < vmm_vma_valid_end(v))
+                ev->error_code |= 2; /* past a file's end: a read, say */
         } else if (addr == rip) {
             ev->error_code = 0x10;
         }

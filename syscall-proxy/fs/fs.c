@@ -482,6 +482,8 @@ static long do_openat(struct proxy_process *p, uint64_t guest_dirfd,
         return r;
     }
     proxy_meta_note_open(p, host_fd, hp.path, flags, created);
+    if ((flags & O_TRUNC) && !created)
+        proxy_mm_file_resized(p, host_fd);
     return proxy_fd_install(&p->fds, host_fd, (flags & O_CLOEXEC) != 0, 0);
 }
 
@@ -1606,8 +1608,10 @@ static long sys_truncate(struct proxy_process *p, const uint64_t a[6])
     char link[64];
     snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
     r = proxy_host_result(truncate(link, (off_t)a[1]));
-    if (r == 0)
+    if (r == 0) {
         proxy_meta_note_at(p, fd, "", AT_EMPTY_PATH, PROXY_META_CONTENT);
+        proxy_mm_file_resized(p, fd);
+    }
     close(fd);
     return r;
 }
@@ -1618,8 +1622,10 @@ static long sys_ftruncate(struct proxy_process *p, const uint64_t a[6])
     if (host_fd < 0)
         return host_fd;
     long r = proxy_host_result(ftruncate(host_fd, (off_t)a[1]));
-    if (r == 0)
+    if (r == 0) {
         proxy_meta_note_fd(p, (int)a[0], PROXY_META_CONTENT);
+        proxy_mm_file_resized(p, host_fd);
+    }
     return r;
 }
 

@@ -484,6 +484,11 @@ static long xfer_buf(struct proxy_process *p, uint64_t guest_fd, gva_t buf,
     size_t covered;
     int n = vmm_as_host_iov(p->as, buf, len, xfer_prot(x), iov, RW_BUF_IOV_MAX,
                             &covered);
+    /* Stopped at a page past a file's end that the file has grown over. */
+    if (covered < len && vmm_as_refresh_past_eof(p->as, buf + covered,
+                                                 len - covered))
+        n = vmm_as_host_iov(p->as, buf, len, xfer_prot(x), iov,
+                            RW_BUF_IOV_MAX, &covered);
     if (len > 0 && covered == 0)
         return -EFAULT;
     long r = xfer_dispatch(p, (int)guest_fd, host_fd, x, iov, n, buf, count);

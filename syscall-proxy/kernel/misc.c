@@ -1537,17 +1537,6 @@ static long sys_membarrier(struct proxy_process *p, const uint64_t a[6])
 
 /* ---- memory locking: guest memory is always resident --------------------- */
 
-static bool range_mapped(const struct vmm_aspace *as, gva_t start, gva_t end)
-{
-    while (start < end) {
-        const struct vmm_vma *vma = vmm_as_find_vma(as, start);
-        if (!vma)
-            return false;
-        start = vma->end;
-    }
-    return true;
-}
-
 static uint64_t mapped_bytes(const struct vmm_aspace *as)
 {
     uint64_t total = 0;
@@ -1563,11 +1552,37 @@ static bool may_lock(const struct proxy_process *p)
 }
 
 /*
+ * apply_vma_lock_flags: the VMAs from start on are (un)locked one after
+ * the other up to a hole, which is -ENOMEM (a hole at start changes
+ * nothing). Special mappings never get the flag (mlock_fixup skips
+ * VM_SPECIAL).
+ */
+static long set_locked(struct vmm_aspace *as, gva_t start, gva_t end,
+                       bool lock)
+{
+    for (gva_t g = start; g < end;) {
+        struct vmm_vma *v = vmm_as_find_vma(as, g);
+        if (!v)
+            return -ENOMEM;
+        gva_t stop = v->end < end ? v->end : end;
+        if (!(v->flags & VMM_VMA_SPECIAL)) {
+            long rc = vmm_as_set_flags(as, g, stop - g,
+                                       lock ? VMM_VMA_LOCKED : 0,
+                                       lock ? 0 : VMM_VMA_LOCKED);
+            if (rc < 0)
+                return rc;
+        }
+        g = stop;
+    }
+    return 0;
+}
+
+/*
  * The page-rounded range of an (addr, len) lock request, checked as
  * mlock/munlock check it: a wrapping range is -EINVAL, a hole -ENOMEM.
- * Nothing is locked (guest pages are never swapped by hvrun); when `lock`,
- * the request must also fit RLIMIT_MEMLOCK. Pages locked by earlier calls
- * are not counted, so only a single oversized request is refused.
+ * Guest pages are never swapped by hvrun; the lock is the VMAs' flag
+ * (madvise refuses to drop locked pages). When `lock`, what would then be
+ * locked must fit RLIMIT_MEMLOCK, as Linux counts it (locked_vm).
  */
 static long check_lock_range(struct proxy_process *p, gva_t addr, uint64_t len,
                              bool lock)
@@ -1585,9 +1600,17 @@ static long check_lock_range(struct proxy_process *p, gva_t addr, uint64_t len,
         return 0;
     if (lock && !may_lock(p))
         return -EPERM;
-    if (lock && !privileged(p) && span > p->rlimits[RLIMIT_MEMLOCK].rlim_cur)
-        return -ENOMEM;
-    return range_mapped(p->as, start, end) ? 0 : -ENOMEM;
+    if (lock && !privileged(p)) {
+        /* do_mlock: what is locked already counts, except the part of
+         * this range that is. */
+        uint64_t limit = p->rlimits[RLIMIT_MEMLOCK].rlim_cur;
+        uint64_t locked = span + vmm_as_locked_in(p->as, 0, UINT64_MAX);
+        if (locked > limit)
+            locked -= vmm_as_locked_in(p->as, start, span);
+        if (locked > limit)
+            return -ENOMEM;
+    }
+    return set_locked(p->as, start, end, lock);
 }
 
 static long sys_mlock(struct proxy_process *p, const uint64_t a[6])
@@ -1607,6 +1630,23 @@ static long sys_munlock(struct proxy_process *p, const uint64_t a[6])
     return check_lock_range(p, a[0], a[1], false);
 }
 
+/* apply_mlockall_flags: MCL_FUTURE locks what is mapped later; every VMA
+ * is locked (MCL_CURRENT) or unlocked, unless only MCL_FUTURE is asked. */
+static long apply_mlockall(struct vmm_aspace *as, uint64_t flags)
+{
+    as->lock_future = flags & MCL_FUTURE;
+    if ((flags & ~(uint64_t)MCL_ONFAULT) == MCL_FUTURE)
+        return 0;
+    for (size_t i = 0; i < as->nr_vmas; i++)
+        if (!(as->vmas[i].flags & VMM_VMA_SPECIAL)) {
+            if (flags & MCL_CURRENT)
+                as->vmas[i].flags |= VMM_VMA_LOCKED;
+            else
+                as->vmas[i].flags &= ~VMM_VMA_LOCKED;
+        }
+    return 0;
+}
+
 /* mlockall: flags must include MCL_CURRENT or MCL_FUTURE; MCL_CURRENT must
  * fit everything mapped into RLIMIT_MEMLOCK unless privileged. */
 static long sys_mlockall(struct proxy_process *p, const uint64_t a[6])
@@ -1620,12 +1660,12 @@ static long sys_mlockall(struct proxy_process *p, const uint64_t a[6])
     if ((flags & MCL_CURRENT) && !privileged(p) &&
         mapped_bytes(p->as) > p->rlimits[RLIMIT_MEMLOCK].rlim_cur)
         return -ENOMEM;
-    return 0;
+    return apply_mlockall(p->as, flags);
 }
 
 static long sys_munlockall(struct proxy_process *p, const uint64_t a[6])
 {
-    return 0;
+    return apply_mlockall(p->as, 0);
 }
 
 /* ---- refused ------------------------------------------------------------- */

@@ -545,7 +545,7 @@ struct fault_map {
 };
 
 static struct fault_map map_vector(struct proxy_process *p,
-                                   const struct vmm_event *ev)
+                                   const struct vmm_event *ev, bool past_eof)
 {
     switch (ev->vector) {
     case 0: return (struct fault_map){SIGFPE, FPE_INTDIV, true};
@@ -558,6 +558,8 @@ static struct fault_map map_vector(struct proxy_process *p,
     case 19: return (struct fault_map){SIGFPE, FPE_FLTINV, true};
     case 12: return (struct fault_map){SIGBUS, SI_KERNEL, false};
     case 14: {
+        if (past_eof) /* of a file mapping: Linux's VM_FAULT_SIGBUS */
+            return (struct fault_map){SIGBUS, BUS_ADRERR, false};
         struct vmm_vma *v = vmm_as_find_vma(p->as, ev->fault_addr);
         return (struct fault_map){SIGSEGV, v ? SEGV_ACCERR : SEGV_MAPERR,
                                   false};
@@ -572,7 +574,13 @@ void proxy_signal_fault(struct proxy_process *p, const struct vmm_event *ev)
     /* a step of a tracer's breakpoints hvrun keeps by stepping (ptrace.c) */
     if (ev->vector == 1 && proxy_ptrace_stepped_dr_only(p))
         return;
-    struct fault_map m = map_vector(p, ev);
+    /* A page past a file's end that the file has grown over since is
+     * mapped now: the access runs again, as after Linux's fault. */
+    int file_fault = ev->vector == 14 ? vmm_as_file_fault(
+                         p->as, ev->fault_addr, ev->error_code & 2) : -1;
+    if (file_fault == 1)
+        return;
+    struct fault_map m = map_vector(p, ev, file_fault == 0);
     siginfo_t info;
     memset(&info, 0, sizeof(info));
     info.si_signo = m.signo;

@@ -263,6 +263,13 @@ static int map_segments(struct vmm_aspace *as, struct proxy_process *p,
         gva_t s = va & VMM_PAGE_MASK, e = VMM_PAGE_ALIGN_UP(va + ph->p_memsz);
         vmm_as_set_file(as, s, e - s, ph->p_offset & VMM_PAGE_MASK,
                         st->st_dev, st->st_ino, path);
+        /* A segment all of whose pages come from the file keeps it, as a
+         * private mmap does (MADV_DONTNEED reads them again); one with
+         * bss pages of its own is not all file (Linux maps those
+         * anonymous). */
+        if (VMM_PAGE_ALIGN_UP(va + ph->p_filesz) >= e &&
+            (rc = vmm_as_keep_file(as, s, e - s, fd)) < 0)
+            break;
         if (p && (ph->p_flags & PF_X))
             proxy_cpuid_patch_fresh(p, fd, s, e - s);
         rc = vmm_as_protect(as, s, e - s, prot_of(ph->p_flags));

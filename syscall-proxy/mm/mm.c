@@ -22,6 +22,7 @@
  */
 #include "proxy.h"
 #include "cpuid_patch.h"
+#include "namespace.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -49,20 +50,34 @@ static void *backing_hva(struct proxy_process *p, gva_t gva, size_t len)
     return iov.iov_base;
 }
 
-/* MAP_32BIT (x86-64): the mapping lies in [1 GiB, 2 GiB), as Linux puts
- * it (a hint inside that window is taken if free); -ENOMEM when full. */
-#define MAP_32BIT_LOW (1ULL << 30)
-#define MAP_32BIT_HIGH (1ULL << 31)
+/* MAP_32BIT (x86-64) goes to the bottom-up arch_get_unmapped_area with
+ * find_start_end's legacy window [0x40000000, 0x80000000) (its start not
+ * randomised, as hvrun's layout is not): a free hint is taken if it ends
+ * below the window's top, else the lowest gap in the window; -ENOMEM
+ * when full. */
+#define MAP_32BIT_LOW 0x40000000ULL
+#define MAP_32BIT_HIGH 0x80000000ULL
 static int find_free_32bit(struct proxy_process *p, gva_t hint, uint64_t len,
                            gva_t *out)
 {
-    if (hint >= MAP_32BIT_LOW && len <= MAP_32BIT_HIGH - hint &&
+    if (len > MAP_32BIT_HIGH)
+        return -ENOMEM;
+    if (hint && hint <= MAP_32BIT_HIGH - len &&
         vmm_as_range_free(p->as, hint, len)) {
         *out = hint;
         return 0;
     }
-    int rc = vmm_as_find_free(p->as, len, MAP_32BIT_HIGH, out);
-    return rc < 0 || *out < MAP_32BIT_LOW ? -ENOMEM : 0;
+    for (gva_t at = MAP_32BIT_LOW; len <= MAP_32BIT_HIGH - at;) {
+        struct vmm_vma *v = vmm_as_next_vma(p->as, at);
+        if (!v || v->start >= at + len) {
+            *out = at;
+            return 0;
+        }
+        at = v->end;
+        if (at >= MAP_32BIT_HIGH)
+            break;
+    }
+    return -ENOMEM;
 }
 
 static int choose_address(struct proxy_process *p, gva_t hint, uint64_t len,
@@ -90,6 +105,21 @@ static int choose_address(struct proxy_process *p, gva_t hint, uint64_t len,
         return 0;
     }
     return vmm_as_find_free(p->as, len, p->mmap_base, out);
+}
+
+/* mlock_future_ok: bytes more of locked memory (a VMA made locked by
+ * MAP_LOCKED or mlockall(MCL_FUTURE), a locked one grown) must fit
+ * RLIMIT_MEMLOCK with what is locked already, unless privileged. */
+static bool lock_future_ok(struct proxy_process *p, bool locked,
+                           uint64_t bytes)
+{
+    if (!locked || proxy_ns_init_capable(p))
+        return true;
+    uint64_t limit = p->rlimits[RLIMIT_MEMLOCK].rlim_cur;
+    if (limit == RLIM_INFINITY)
+        return true;
+    uint64_t now = vmm_as_locked_in(p->as, 0, UINT64_MAX);
+    return bytes <= limit && now <= limit - bytes;
 }
 
 static int fill_from_file(struct proxy_process *p, int host_fd, gva_t gva,
@@ -193,6 +223,13 @@ static long sys_mmap(struct proxy_process *p, const uint64_t a[6])
         vflags |= VMM_VMA_GROWSDOWN;
     if (flags & MAP_NORESERVE)
         vflags |= VMM_VMA_NORESERVE;
+    if (flags & MAP_LOCKED) /* VM_LOCKED, as mlock would set it */
+        vflags |= VMM_VMA_LOCKED;
+    if ((flags & MAP_LOCKED) && p->rlimits[RLIMIT_MEMLOCK].rlim_cur == 0 &&
+        !proxy_ns_init_capable(p))
+        return -EPERM; /* can_do_mlock */
+    if (!lock_future_ok(p, (flags & MAP_LOCKED) || p->as->lock_future, len))
+        return -EAGAIN;
     /* accountable_mapping(), or shmem for shared anonymous memory; what a
      * MAP_FIXED mapping replaces is uncharged first. */
     bool charged = !(flags & MAP_NORESERVE) &&
@@ -215,11 +252,20 @@ static long sys_mmap(struct proxy_process *p, const uint64_t a[6])
     if (!anon) {
         rc = type == MAP_PRIVATE ? fill_from_file(p, host_fd, at, len, off)
                                  : map_shared_file(p, host_fd, at, len, off);
+        /* A private mapping remembers its file: madvise and mremap read
+         * its pages again. */
+        if (rc == 0 && type == MAP_PRIVATE)
+            rc = vmm_as_keep_file(p->as, at, len, host_fd);
         if (rc < 0) {
             vmm_as_unmap(p->as, at, len);
             return rc;
         }
         name_file_mapping(p, host_fd, at, len, off);
+        /* Pages wholly past the file's end are Linux's SIGBUS. */
+        if ((rc = vmm_as_update_eof(p->as, at, len)) < 0) {
+            vmm_as_unmap(p->as, at, len);
+            return rc;
+        }
         if (prot & PROT_EXEC)
             proxy_cpuid_patch_fresh(p, host_fd, at, len);
     }
@@ -253,18 +299,29 @@ static long mprotect_pkey(struct proxy_process *p, gva_t start, uint64_t len,
         return -EINVAL;
     if (pkey != -1)
         return -EINVAL; /* no key is ever allocated (sys_pkey_alloc) */
-    if (start + len > VMM_USER_END || !vmm_as_range_mapped(p->as, start, len))
+    if (start + len > VMM_USER_END)
         return -ENOMEM;
-    if ((prot & (PROT_WRITE | PROT_EXEC)) &&
-        vmm_as_range_has_flags(p->as, start, len, VMM_VMA_SPECIAL))
-        return -EACCES;
-    int rc = proxy_mem_charge(p, vmm_as_protect_charge(p->as, start, len, prot));
-    if (rc < 0)
-        return rc;
-    rc = vmm_as_protect(p->as, start, len, prot);
-    if (rc == 0 && (prot & PROT_EXEC))
-        proxy_cpuid_patch_protect(p, start, len);
-    return rc;
+    /* A VMA at a time, as Linux's loop: what precedes a hole, a special
+     * mapping or a charge that fails keeps its new protection. */
+    gva_t end = start + len;
+    for (gva_t g = start; g < end;) {
+        struct vmm_vma *v = vmm_as_find_vma(p->as, g);
+        if (!v)
+            return -ENOMEM;
+        gva_t stop = v->end < end ? v->end : end;
+        if ((prot & (PROT_WRITE | PROT_EXEC)) && (v->flags & VMM_VMA_SPECIAL))
+            return -EACCES;
+        int rc = proxy_mem_charge(
+            p, vmm_as_protect_charge(p->as, g, stop - g, prot));
+        if (rc == 0)
+            rc = vmm_as_protect(p->as, g, stop - g, prot);
+        if (rc < 0)
+            return rc;
+        if (prot & PROT_EXEC)
+            proxy_cpuid_patch_protect(p, g, stop - g);
+        g = stop;
+    }
+    return 0;
 }
 
 static long sys_mprotect(struct proxy_process *p, const uint64_t a[6])
@@ -302,6 +359,9 @@ static long sys_mremap(struct proxy_process *p, const uint64_t a[6])
     /* A special mapping cannot grow (VM_DONTEXPAND|VM_PFNMAP). */
     if (new_len > old_len && (v->flags & VMM_VMA_SPECIAL))
         return -EFAULT;
+    if (new_len > old_len &&
+        !lock_future_ok(p, v->flags & VMM_VMA_LOCKED, new_len - old_len))
+        return -EAGAIN;
     if (new_len > old_len && (v->flags & VMM_VMA_ACCOUNT)) {
         int rc = proxy_mem_charge(p, new_len - old_len);
         if (rc < 0)
@@ -310,9 +370,31 @@ static long sys_mremap(struct proxy_process *p, const uint64_t a[6])
     gva_t out = new_addr;
     int rc = vmm_as_remap(p->as, old, old_len, new_len,
                           flags & MREMAP_MAYMOVE, flags & MREMAP_FIXED, &out);
+    /* A private file mapping grows into more of its file (a shared one
+     * maps its object there already). */
+    if (rc == 0 && new_len > old_len) {
+        struct vmm_vma *grown = vmm_as_find_vma(p->as, out + old_len);
+        if (grown && grown->file && !grown->shared)
+            rc = vmm_as_refill(p->as, out + old_len, new_len - old_len);
+    }
+    if (rc == 0)
+        rc = vmm_as_update_eof(p->as, out, new_len);
     if (rc == 0)
         proxy_cpuid_remapped(p, old, old_len, new_len, out);
     return rc < 0 ? rc : (long)out;
+}
+
+void proxy_mm_file_resized(struct proxy_process *p, int host_fd)
+{
+    struct stat st;
+    if (fstat(host_fd, &st) < 0 || !S_ISREG(st.st_mode))
+        return;
+    if (!p->world) {
+        vmm_as_file_resized(p->as, st.st_dev, st.st_ino);
+        return;
+    }
+    for (int i = 0; i < p->world->nr_procs; i++)
+        vmm_as_file_resized(p->world->procs[i]->as, st.st_dev, st.st_ino);
 }
 
 /* One address space has one heap: the processes that share p's (clone
@@ -341,7 +423,8 @@ static long sys_brk(struct proxy_process *p, const uint64_t a[6])
         uint64_t limit = p->rlimits[RLIMIT_DATA].rlim_cur;
         if (limit != RLIM_INFINITY && new_top - p->brk_start > limit)
             return (long)p->brk_end;
-        if (!vmm_as_range_free(p->as, cur_top,
+        if (!lock_future_ok(p, p->as->lock_future, new_top - cur_top) ||
+            !vmm_as_range_free(p->as, cur_top,
                                new_top - cur_top + VMM_PAGE_SIZE) ||
             proxy_mem_charge(p, new_top - cur_top) < 0)
             return (long)p->brk_end;
@@ -385,6 +468,98 @@ static bool advice_refused_on_special(int advice)
     }
 }
 
+/* Linux's vma_is_anonymous: private memory with no file behind it. */
+static bool vma_anonymous(const struct vmm_vma *v)
+{
+    return !v->shared && !(v->flags & VMM_VMA_FILE);
+}
+
+/* MADV_REMOVE (madvise_remove): a hole punched in the file of a shared
+ * writable mapping; the host madvise does it on the object's mapping. */
+static long advise_remove(const struct vmm_vma *v, void *hva, uint64_t len)
+{
+    if (v->flags & VMM_VMA_LOCKED)
+        return -EINVAL;
+    if (vma_anonymous(v))
+        return -EINVAL;
+    if (!v->shared || !(v->shared->host_prot & PROT_WRITE))
+        return -EACCES;
+    return hva && madvise(hva, len, MADV_REMOVE) < 0 ? -errno : 0;
+}
+
+/* MADV_POPULATE_READ/WRITE (madvise_populate): guest pages are always
+ * present, so only faultin_page_range's errors remain: a VMA without the
+ * access is -EINVAL, a page past a file's end (SIGBUS) -EFAULT. */
+static long advise_populate(struct proxy_process *p, struct vmm_vma *v,
+                            gva_t g, gva_t stop, bool write)
+{
+    if (!(v->prot & (write ? PROT_WRITE : PROT_READ)))
+        return -EINVAL;
+    if (stop > vmm_vma_valid_end(v) &&
+        !vmm_as_refresh_past_eof(p->as, g, stop - g))
+        return -EFAULT;
+    v = vmm_as_find_vma(p->as, g);
+    return v && stop > vmm_vma_valid_end(v) ? -EFAULT : 0;
+}
+
+/*
+ * One advice on [g, stop) inside v (madvise_vma_behavior's checks, in its
+ * order). DONTNEED gives private memory its mapped contents again (zeros,
+ * or its file's pages: the private copy is gone); on shared memory the
+ * host madvise keeps the object's data, as Linux does. MADV_FREE keeps
+ * the contents (Linux may or may not drop them: keeping them does not
+ * depend on the host's memory pressure). The fork flags are VMA flags
+ * that vmm_as_clone reads.
+ */
+static long advise_vma(struct proxy_process *p, struct vmm_vma *v, gva_t g,
+                       gva_t stop, int advice)
+{
+    if ((v->flags & VMM_VMA_SPECIAL) && advice_refused_on_special(advice))
+        return -EINVAL;
+    bool locked = v->flags & VMM_VMA_LOCKED;
+    switch (advice) {
+    case MADV_DONTNEED:
+        if (locked)
+            return -EINVAL;
+        if (v->shared) {
+            void *hva = backing_hva(p, g, stop - g);
+            if (hva)
+                (void)madvise(hva, stop - g, MADV_DONTNEED);
+            return 0;
+        }
+        /* The vDSO's pages come back as they were on Linux (a special
+         * mapping's fault): hvrun's image is kept. */
+        if (v->name && strcmp(v->name, "[vdso]") == 0)
+            return 0;
+        bool exec = v->prot & PROT_EXEC;
+        int fd = vmm_vma_file_fd(v);
+        long rc = vmm_as_refill(p->as, g, stop - g);
+        if (rc == 0 && exec && fd >= 0)
+            proxy_cpuid_patch_fresh(p, fd, g, stop - g);
+        return rc;
+    case MADV_FREE:
+        return locked || !vma_anonymous(v) ? -EINVAL : 0;
+    case MADV_COLD: case MADV_PAGEOUT:
+        return locked ? -EINVAL : 0;
+    case MADV_REMOVE:
+        return advise_remove(v, backing_hva(p, g, stop - g), stop - g);
+    case MADV_WIPEONFORK:
+        if (!vma_anonymous(v))
+            return -EINVAL;
+        return vmm_as_set_flags(p->as, g, stop - g, VMM_VMA_WIPEONFORK, 0);
+    case MADV_KEEPONFORK:
+        return vmm_as_set_flags(p->as, g, stop - g, 0, VMM_VMA_WIPEONFORK);
+    case MADV_POPULATE_READ: case MADV_POPULATE_WRITE:
+        return advise_populate(p, v, g, stop, advice == MADV_POPULATE_WRITE);
+    case MADV_DONTFORK:
+        return vmm_as_set_flags(p->as, g, stop - g, VMM_VMA_DONTFORK, 0);
+    case MADV_DOFORK:
+        return vmm_as_set_flags(p->as, g, stop - g, 0, VMM_VMA_DONTFORK);
+    default:
+        return 0;
+    }
+}
+
 static long sys_madvise(struct proxy_process *p, const uint64_t a[6])
 {
     gva_t addr = a[0];
@@ -396,34 +571,25 @@ static long sys_madvise(struct proxy_process *p, const uint64_t a[6])
     if (len == 0)
         return 0;
     gva_t end = addr + len;
-    bool drop = advice == MADV_DONTNEED || advice == MADV_REMOVE;
-    /* Linux applies advice to the mapped parts and then reports -ENOMEM
-     * for a hole; MADV_DONTNEED zero-fills private memory. Shared memory
-     * is a host shared mapping of its object (memfd or file): there
-     * DONTNEED keeps the data (re-read from the object) and REMOVE punches
-     * a hole, as on Linux, so the advice goes to the host as is. */
-    int rc = 0;
+    /* madvise_walk_vmas: the advice goes to the mapped parts in order; a
+     * VMA's error ends the walk, a hole is -ENOMEM once the rest is done.
+     * Each VMA is looked up again (the fork flags split them). */
+    long unmapped = 0;
     for (gva_t g = addr; g < end;) {
         struct vmm_vma *v = vmm_as_next_vma(p->as, g);
         if (!v || v->start >= end)
             return -ENOMEM;
         if (v->start > g) {
-            rc = -ENOMEM;
+            unmapped = -ENOMEM;
             g = v->start;
         }
-        if ((v->flags & VMM_VMA_SPECIAL) && advice_refused_on_special(advice))
-            return -EINVAL;
         gva_t stop = v->end < end ? v->end : end;
-        if (drop) {
-            void *hva = backing_hva(p, g, stop - g);
-            if (hva && v->shared)
-                madvise(hva, stop - g, advice);
-            else if (hva)
-                vmm_phys_discard(p->as->pm, hva, stop - g);
-        }
+        long rc = advise_vma(p, v, g, stop, advice);
+        if (rc < 0)
+            return rc;
         g = stop;
     }
-    return rc;
+    return unmapped;
 }
 
 static long sys_msync(struct proxy_process *p, const uint64_t a[6])

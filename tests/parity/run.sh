@@ -89,6 +89,10 @@ python-spawn      | python3 -c 'import os, subprocess; print(subprocess.run(["sh
 mm_ranges         | $G/mm_ranges
 mremap_edges      | $G/mremap_edges
 madvise_edges     | $G/madvise_edges
+mm_advice         | $G/mm_advice
+mm_file_edges     | $G/mm_file_edges
+mm_32bit          | $G/mm_32bit
+mm_lock_limits    | $G/mm_lock_limits
 vvar              | $G/vvar
 futex_fault       | $G/futex_fault
 timers            | $G/timers

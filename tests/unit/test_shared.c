@@ -131,11 +131,18 @@ Test(shared, remap_grow_and_move)
     const struct vmm_vma *x = vmm_as_find_vma(&as[0], BASE + PAGE);
     cr_assert_not_null(x->shared);
     cr_assert_eq(x->shared_off, PAGE);
+    /* The memfd keeps its size (Linux's shmem object): past it is past
+     * the end, until the object grows. */
+    cr_assert_eq(vmm_as_update_eof(&as[0], BASE, 2 * PAGE), 0);
+    cr_assert_eq(vmm_as_file_fault(&as[0], BASE + PAGE, true), 0, "SIGBUS");
+    cr_assert_eq(ftruncate(x->shared->fd, 3 * PAGE), 0);
+    cr_assert_eq(vmm_as_file_fault(&as[0], BASE + PAGE, true), 1);
     poke(0, BASE + PAGE, 4);
     /* Move (fixed) and grow: contents follow, the tail is the object. */
     out = BASE + 16 * PAGE;
     cr_assert_eq(vmm_as_remap(&as[0], BASE, PAGE, 3 * PAGE, true, true, &out),
                  0);
+    cr_assert_eq(vmm_as_update_eof(&as[0], out, 3 * PAGE), 0);
     const struct vmm_vma *m = vmm_as_find_vma(&as[0], out);
     cr_assert_not_null(m->shared);
     cr_assert_eq(m->shared_off, 0);
@@ -165,4 +172,94 @@ Test(shared, file_shared_after_clone)
     cr_assert_eq(vmm_as_clone(&as[1], &as[0]), 0);
     poke(1, BASE + PAGE, 77);
     cr_assert_eq(peek(0, BASE + PAGE), 77);
+}
+
+/* A file of `pages` pages, page i holding the int i + 1 at its start. */
+static int numbered_file(int pages)
+{
+    char path[] = "/tmp/test_shared.XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    unlink(path);
+    for (int i = 0; i < pages; i++) {
+        int n = i + 1;
+        cr_assert_eq(pwrite(fd, &n, sizeof(n), (off_t)(i * PAGE)),
+                     sizeof(n));
+    }
+    cr_assert_eq(ftruncate(fd, pages * PAGE), 0);
+    return fd;
+}
+
+Test(shared, fork_flags_in_the_clone)
+{
+    cr_assert_eq(vmm_as_map(&as[0], BASE, 3 * PAGE, RW, 0, NULL), 0);
+    poke(0, BASE, 1);
+    poke(0, BASE + PAGE, 2);
+    poke(0, BASE + 2 * PAGE, 3);
+    cr_assert_eq(vmm_as_set_flags(&as[0], BASE, PAGE, VMM_VMA_DONTFORK, 0), 0);
+    cr_assert_eq(vmm_as_set_flags(&as[0], BASE + PAGE, PAGE,
+                                  VMM_VMA_WIPEONFORK | VMM_VMA_LOCKED, 0),
+                 0);
+    cr_assert_eq(as[0].nr_vmas, 3, "the flags split the VMA");
+    cr_assert_eq(vmm_as_clone(&as[1], &as[0]), 0);
+    cr_assert_null(vmm_as_find_vma(&as[1], BASE), "DONTFORK: not mapped");
+    const struct vmm_vma *wiped = vmm_as_find_vma(&as[1], BASE + PAGE);
+    cr_assert_not_null(wiped);
+    cr_assert_eq(peek(1, BASE + PAGE), 0, "WIPEONFORK: zeros");
+    cr_assert(wiped->flags & VMM_VMA_WIPEONFORK, "kept by the child");
+    cr_assert(!(wiped->flags & VMM_VMA_LOCKED), "locks are not inherited");
+    cr_assert_eq(peek(1, BASE + 2 * PAGE), 3);
+    cr_assert_eq(peek(0, BASE + PAGE), 2, "the parent keeps its pages");
+}
+
+Test(shared, refill_reads_the_private_file_again)
+{
+    int fd = numbered_file(2);
+    cr_assert_eq(vmm_as_map(&as[0], BASE, 2 * PAGE, RW, 0, NULL), 0);
+    cr_assert_eq(vmm_as_keep_file(&as[0], BASE, 2 * PAGE, fd), 0);
+    vmm_as_set_file(&as[0], BASE, 2 * PAGE, 0, 1, 2, "f");
+    close(fd); /* the VMA keeps its own */
+    poke(0, BASE + PAGE, 99);
+    cr_assert_eq(vmm_as_refill(&as[0], BASE + PAGE, PAGE), 0);
+    cr_assert_eq(peek(0, BASE + PAGE), 2);
+    cr_assert_eq(vmm_as_protect(&as[0], BASE, PAGE, PROT_READ), 0);
+    cr_assert_eq(vmm_as_refill(&as[0], BASE, PAGE), 0,
+                 "a read-only backing is made writable for it");
+    cr_assert_eq(peek(0, BASE), 1);
+}
+
+Test(shared, one_host_fd_per_file)
+{
+    int fd = numbered_file(1);
+    cr_assert_eq(vmm_as_map(&as[0], BASE, PAGE, RW, 0, NULL), 0);
+    cr_assert_eq(vmm_as_map(&as[0], BASE + 4 * PAGE, PAGE, RW, 0, NULL), 0);
+    cr_assert_eq(vmm_as_keep_file(&as[0], BASE, PAGE, fd), 0);
+    cr_assert_eq(vmm_as_keep_file(&as[0], BASE + 4 * PAGE, PAGE, fd), 0);
+    cr_assert_eq(vmm_as_find_vma(&as[0], BASE)->file,
+                 vmm_as_find_vma(&as[0], BASE + 4 * PAGE)->file);
+    close(fd);
+}
+
+Test(shared, past_the_file_end)
+{
+    int fd = numbered_file(1);
+    cr_assert_eq(vmm_as_map(&as[0], BASE, 3 * PAGE, RW, VMM_VMA_SHARED, NULL),
+                 0);
+    cr_assert_eq(vmm_as_set_shared(&as[0], BASE, 3 * PAGE, fd, 0), 0);
+    vmm_as_set_file(&as[0], BASE, 3 * PAGE, 0, 1, 2, "f");
+    cr_assert_eq(vmm_as_update_eof(&as[0], BASE, 3 * PAGE), 0);
+    const struct vmm_vma *v = vmm_as_find_vma(&as[0], BASE);
+    cr_assert_eq(vmm_vma_valid_end(v), BASE + PAGE);
+    cr_assert_eq(vmm_pt_lookup(&as[0], BASE + PAGE) & VMM_PTE_P, 0);
+    int x;
+    cr_assert_eq(vmm_as_copy_in(&as[0], &x, BASE + PAGE, sizeof(x)), -EFAULT,
+                 "never a host SIGBUS in hvrun");
+    cr_assert_eq(vmm_as_file_fault(&as[0], BASE + PAGE, false), 0, "SIGBUS");
+    cr_assert_eq(vmm_as_file_fault(&as[0], BASE, false), -1, "not past it");
+    cr_assert_eq(ftruncate(fd, 2 * PAGE), 0);
+    cr_assert_eq(vmm_as_file_fault(&as[0], BASE + PAGE, true), 1, "grown");
+    cr_assert_neq(vmm_pt_lookup(&as[0], BASE + PAGE) & VMM_PTE_P, 0);
+    cr_assert_eq(peek(0, BASE + PAGE), 0);
+    cr_assert_eq(vmm_as_file_fault(&as[0], BASE + 2 * PAGE, false), 0);
+    close(fd);
 }
