@@ -364,6 +364,8 @@ void proxy_world_end(struct proxy_world *w);
  * connection's connect, and each piece of data or the end that came in
  * from the peer (net/outside.c); a datagram socket's first exchange with
  * a peer, each datagram that came back and each error (net/outside_udp.c);
+ * a listener's listen and each client from outside it accepted
+ * (net/outside_accept.c);
  * at the run's event count when the guest could first see it.
  */
 enum proxy_link_kind {
@@ -376,6 +378,13 @@ enum proxy_link_kind {
     PROXY_LINK_DGRAM = 'G',   /* data: one datagram from the peer */
     PROXY_LINK_DGRAM_ERR = 'R', /* value: -errno the peer's host reported
                                    (ECONNREFUSED: nothing there) */
+    PROXY_LINK_LISTEN = 'L',  /* a listen() of the run's (outside_accept.c):
+                                 value: its result; data: the listener's
+                                 name */
+    PROXY_LINK_ACCEPT = 'A',  /* a client from outside connected to it:
+                                 value: the listener's link number; data:
+                                 u32 length of the client's address, the
+                                 address, then the connection's own name */
     PROXY_LINK_AWAITED = 'W', /* a timed wait of the run's for an fd ended
                                  before its deadline: something came from
                                  outside (its events follow, same count);

@@ -1,7 +1,8 @@
 /*
  * outside.h - exchanges of the run with peers outside it under hvrun
  * record and replay: TCP and AF_UNIX stream connections (outside.c), UDP
- * datagrams (outside_udp.c). net.c hands connect(), the sends with an
+ * datagrams (outside_udp.c), clients from outside accepted by a listener
+ * of the run (outside_accept.c). net.c hands listen(), connect(), the sends with an
  * address, the received source addresses and getpeername() here, world.c
  * the points where data from outside may come in.
  */
@@ -47,6 +48,21 @@ void proxy_outside_connected(struct proxy_process *p, int host_fd);
  * address). */
 bool proxy_outside_peer(struct proxy_world *w, int host_fd,
                         struct sockaddr_storage *peer, socklen_t *len);
+/* listen() of host_fd: false: not one of a listener that may take clients
+ * from outside under record/replay (listen as usual); true: *ret is its
+ * result, and the guest's socket is a stand-in of hvrun's from now on. */
+bool proxy_outside_listen(struct proxy_process *p, int host_fd, int backlog,
+                          long *ret);
+/* getsockname of host_fd: true if it is a stand-in's, or a connection to
+ * one (*name is the name the guest would see). */
+bool proxy_outside_sockname(struct proxy_world *w, int host_fd,
+                            struct sockaddr_storage *name, socklen_t *len);
+/* The peer address accept() got: a relay's becomes its client's. */
+void proxy_outside_accepted_peer(struct proxy_world *w,
+                                 struct sockaddr_storage *a, socklen_t *len);
+/* Before a bind of the run's: listeners the run has closed let go of
+ * their names. */
+void proxy_outside_before_bind(struct proxy_process *p);
 /* Moves data between the relays and outside (or the recording), before
  * each guest syscall. */
 void proxy_outside_pump(struct proxy_world *w);

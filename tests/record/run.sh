@@ -56,6 +56,13 @@
 #   outside-unix-refused  connects to a socket file nobody listens on
 #                  (ECONNREFUSED) and to a missing path (ENOENT): replay
 #                  the same errors while a server listens at both
+#   accepted-from-outside  a python server in the run (TCP over IPv4 and
+#                  IPv6, AF_UNIX at a relative path) serves a client from
+#                  outside on each (fresh random bytes both ways, 50 ms
+#                  apart) and one from inside: as native (random bytes
+#                  masked); replayed after the client ended, under kvm and
+#                  ptrace, while a probe from outside finds nothing
+#                  listening at the ports (refused); record --verify
 #   stopped-by-signal  a run of two computing threads stopped from outside
 #                  by SIGINT (exit 130): recorded up to there; the replay
 #                  stops at the same point (the same lines, exit 130),
@@ -493,6 +500,52 @@ outside_unix_cases() {
     fi
 }
 
+# A server in the run (inrun_server.py) accepting clients from outside
+# (accept_client.py), one each on IPv4, IPv6 and AF_UNIX.
+accepted_cases() {
+    local d=$WORK/$ID.acc st vst bad="" srv=$ROOT/tests/record/inrun_server.py
+    local client=$ROOT/tests/record/accept_client.py cl probe
+    mkdir -p "$d"
+    rm -f "$d/port" "$d/srv.sock"
+    (cd "$d" && { "$PY" "$client" port srv.sock > native.client 2>&1 & "$PY" "$srv" port srv.sock > native.out 2>&1; wait; })
+    rm -f "$d/port"
+    (cd "$d" && { "$PY" "$client" port srv.sock > o.client 2>&1 & cl=$!
+        hv record -o o.hvrec -- "$PY" "$srv" port srv.sock > o.rec.out 2> o.rec.err; echo $? > o.st; wait $cl; })
+    st=$(cat "$d/o.st")
+    { grep -q '^unix got line2' "$d/o.rec.out" && grep -q '^inside got inside' "$d/o.rec.out" &&
+        [ "$(grep -c ' ack line' "$d/o.client")" = 9 ] &&
+        cmp -s <(masked "$d/native.out") <(masked "$d/o.rec.out"); } ||
+        bad="recorded (against native): $(head -c 300 "$d/o.rec.out" "$d/o.rec.err");"
+    # While the replays run, nothing from outside reaches the ports.
+    "$PY" -c 'import socket,sys,time
+p4, p6 = map(int, open(sys.argv[1]).read().split())
+got = 0
+for _ in range(100):
+    for fam, a in ((socket.AF_INET, ("127.0.0.1", p4)), (socket.AF_INET6, ("::1", p6))):
+        s = socket.socket(fam)
+        try:
+            s.connect(a); got += 1
+        except OSError:
+            pass
+        s.close()
+    time.sleep(0.02)
+print("reached", got)' "$d/port" > "$d/probe.out" 2>&1 &
+    probe=$!
+    bad="$bad$(replayed_both "$d" o "$st")"
+    wait "$probe"
+    grep -q '^reached 0$' "$d/probe.out" || bad="$bad probe: $(cat "$d/probe.out");"
+    if [ -z "$bad" ]; then
+        pass "$L:accepted-from-outside (as native; replayed after the client ended, kvm and ptrace, unreachable)"
+    else
+        fail "$L:accepted-from-outside" "$bad"
+    fi
+    rm -f "$d/port" "$d/srv.sock"
+    (cd "$d" && { "$PY" "$client" port srv.sock > v.client 2>&1 & cl=$!
+        hv record --verify -o v.hvrec -- "$PY" "$srv" port srv.sock > v.out 2> v.err; echo $? > v.st; wait $cl; })
+    vst=$(cat "$d/v.st")
+    verified accepted-from-outside "$d" "$vst" '^v6 got line2'
+}
+
 stopped_case() {
     local d=$WORK/$ID.stop pid st bad="" b
     mkdir -p "$d"
@@ -648,6 +701,7 @@ for hvarg in "$@"; do
     outside_cases
     outside_udp_cases
     outside_unix_cases
+    accepted_cases
     stopped_case
     host_timers_case
     isolation_cases
