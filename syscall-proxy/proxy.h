@@ -378,13 +378,18 @@ enum proxy_link_kind {
     PROXY_LINK_DGRAM = 'G',   /* data: one datagram from the peer */
     PROXY_LINK_DGRAM_ERR = 'R', /* value: -errno the peer's host reported
                                    (ECONNREFUSED: nothing there) */
-    PROXY_LINK_LISTEN = 'L',  /* a listen() of the run's (outside_accept.c):
-                                 value: its result; data: the listener's
-                                 name */
+    PROXY_LINK_LISTEN = 'L',  /* a listen() of the run's, or a bind of a
+                                 UDP socket (outside_accept.c): value: its
+                                 result; data: the socket's name */
     PROXY_LINK_ACCEPT = 'A',  /* a client from outside connected to it:
                                  value: the listener's link number; data:
                                  u32 length of the client's address, the
                                  address, then the connection's own name */
+    PROXY_LINK_DGRAM_IN = 'I', /* a datagram from a new peer outside to a
+                                  UDP socket the run bound: value: that
+                                  socket's link number (its bind, an L
+                                  event); data: the peer's address; its
+                                  datagrams are G events of this link */
     PROXY_LINK_AWAITED = 'W', /* a timed wait of the run's for an fd ended
                                  before its deadline: something came from
                                  outside (its events follow, same count);

@@ -493,7 +493,10 @@ static long addr_call(struct proxy_process *p, const uint64_t a[6], bool bind_)
         r = proxy_host_result(bind(host_fd, &sa.u.sa, sa.len));
         if (r == 0 && unix_path_addr(&sa))
             journal_socket_file(p, &sa);
-    } else {
+    }
+    if (bind_ && r == 0) {
+        proxy_outside_bound(p, host_fd); /* record/replay: a UDP server */
+    } else if (!bind_) {
         struct sock_addr via;
         bool relayed = proxy_outside_connect(p, host_fd, &sa.u.sa, sa.len,
                                              &via.u.ss, &via.len, &r);

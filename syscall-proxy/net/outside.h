@@ -63,6 +63,9 @@ void proxy_outside_accepted_peer(struct proxy_world *w,
 /* Before a bind of the run's: listeners the run has closed let go of
  * their names. */
 void proxy_outside_before_bind(struct proxy_process *p);
+/* After a bind of host_fd: a UDP socket's gets a stand-in under
+ * record/replay (what comes to it from outside is relayed). */
+void proxy_outside_bound(struct proxy_process *p, int host_fd);
 /* Moves data between the relays and outside (or the recording), before
  * each guest syscall. */
 void proxy_outside_pump(struct proxy_world *w);

@@ -57,6 +57,7 @@
 struct outside_shadow {
     uint32_t id;
     int family;
+    bool dgram;          /* a UDP socket the run bound, not a listener */
     int inner_fd;        /* hvrun's fd of the stand-in when last seen */
     uint64_t inner_ino;  /* the stand-in (fstat) */
     int outer;           /* the socket the guest bound, or -1: retired */
@@ -144,7 +145,8 @@ static void copy_options(int from, int to, int family)
         {SOL_SOCKET, SO_KEEPALIVE}, {SOL_SOCKET, SO_OOBINLINE},
         {SOL_SOCKET, SO_LINGER},    {SOL_SOCKET, SO_RCVBUF},
         {SOL_SOCKET, SO_SNDBUF},    {SOL_SOCKET, SO_PASSCRED},
-        {IPPROTO_TCP, TCP_NODELAY}, {IPPROTO_TCP, TCP_KEEPIDLE},
+        {SOL_SOCKET, SO_BROADCAST}, {IPPROTO_TCP, TCP_NODELAY},
+        {IPPROTO_TCP, TCP_KEEPIDLE},
     };
     for (size_t i = 0; i < sizeof(opts) / sizeof(opts[0]); i++) {
         if ((opts[i].level == IPPROTO_TCP) == (family == AF_UNIX))
@@ -160,10 +162,12 @@ static void copy_options(int from, int to, int family)
     }
 }
 
-/* A listener on loopback (AF_UNIX: an abstract name the kernel picks). */
-static int stand_in_socket(int family, int backlog, int like)
+/* A listener on loopback (AF_UNIX: an abstract name the kernel picks),
+ * or a UDP socket there (dgram). */
+static int stand_in_socket(int family, bool dgram, int backlog, int like)
 {
-    int in = socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    int in = socket(family, (dgram ? SOCK_DGRAM : SOCK_STREAM) | SOCK_CLOEXEC,
+                    0);
     if (in < 0)
         return -errno;
     struct sockaddr_storage a;
@@ -177,7 +181,8 @@ static int stand_in_socket(int family, int backlog, int like)
     }
     copy_options(like, in, family);
     int fl = fcntl(like, F_GETFL);
-    if (bind(in, (struct sockaddr *)&a, al) < 0 || listen(in, backlog) < 0 ||
+    if (bind(in, (struct sockaddr *)&a, al) < 0 ||
+        (!dgram && listen(in, backlog) < 0) ||
         fl < 0 || fcntl(in, F_SETFL, fl) < 0) {
         int e = -errno;
         close(in);
@@ -190,7 +195,7 @@ static int stand_in_socket(int family, int backlog, int like)
  * then host_fd is as it was). */
 static int stand_in(struct outside_shadow *s, int host_fd, int backlog)
 {
-    int in = stand_in_socket(s->family, backlog, host_fd);
+    int in = stand_in_socket(s->family, s->dgram, backlog, host_fd);
     if (in < 0)
         return in;
     int fdfl = fcntl(host_fd, F_GETFD);
@@ -284,6 +289,91 @@ bool proxy_outside_listen(struct proxy_process *p, int host_fd, int backlog,
     return true;
 }
 
+static bool udp_socket(int fd, int *family)
+{
+    int type = 0, proto = 0;
+    socklen_t l = sizeof(int);
+    return getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &l) == 0 &&
+           getsockopt(fd, SOL_SOCKET, SO_PROTOCOL, &proto, &l) == 0 &&
+           getsockopt(fd, SOL_SOCKET, SO_DOMAIN, family, &l) == 0 &&
+           type == SOCK_DGRAM && proto == IPPROTO_UDP &&
+           (*family == AF_INET || *family == AF_INET6);
+}
+
+void proxy_outside_bound(struct proxy_process *p, int host_fd)
+{
+    const struct proxy_file_tap *t = p->cfg->file_tap;
+    int family;
+    struct sockaddr_storage name;
+    socklen_t name_len = sizeof(name);
+    long ret = 0;
+    if ((!outside_recording(t) && !outside_replaying(t)) ||
+        !udp_socket(host_fd, &family) ||
+        getsockname(host_fd, (struct sockaddr *)&name, &name_len) < 0)
+        return;
+    struct proxy_outside *o = outside_of(p);
+    if (!o)
+        return;
+    uint32_t id = o->next_id++;
+    if (outside_recording(t)) {
+        outside_note(o, id, PROXY_LINK_LISTEN, 0, &name, name_len);
+    } else if (!recorded_listen(o, id, &ret)) {
+        proxy_log(p, 0, "replay: bound socket %u was not in the recording",
+                  id);
+        return;
+    }
+    struct outside_shadow *s = shadow_add(o, id);
+    int r = -ENOMEM;
+    if (s) {
+        s->family = family;
+        s->dgram = true;
+        s->name = name;
+        s->name_len = name_len;
+        r = stand_in(s, host_fd, 0);
+    }
+    if (r < 0)
+        proxy_log(p, 0, "bound socket %u: no stand-in (%s): datagrams from "
+                  "outside are not relayed", id, strerror(-r));
+}
+
+/* What the flows of s's peers need of it. */
+static void home_of(struct proxy_outside *o, struct outside_shadow *s,
+                    int inner_fd, struct outside_dgram_home *h)
+{
+    h->family = s->family;
+    h->ino = s->inner_ino;
+    h->fd = inner_fd;
+    h->addr = s->inner;
+    h->len = s->inner_len;
+    h->outer = outside_recording(o->tap) ? s->outer : -1;
+}
+
+/* Recording: the datagrams from outside that came to s. */
+static void take_datagrams(struct proxy_outside *o, struct proxy_world *w,
+                           struct outside_shadow *s)
+{
+    static uint8_t buf[OUTSIDE_PUMP_CHUNK];
+    while (s->outer >= 0) {
+        struct sockaddr_storage peer;
+        socklen_t pl = sizeof(peer);
+        ssize_t n = recvfrom(s->outer, buf, sizeof(buf), MSG_DONTWAIT,
+                             (struct sockaddr *)&peer, &pl);
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            return;
+        if (n < 0)
+            continue; /* an error of a reply's (taken; Linux without
+                         IP_RECVERR tells an unconnected socket nothing) */
+        int inner = inner_fd_of(w, s);
+        if (inner < 0) {
+            shadow_retire(s);
+            return;
+        }
+        struct outside_dgram_home h;
+        home_of(o, s, inner, &h);
+        outside_udp_arrived(o, s->id, &h, &peer, pl, buf, (size_t)n);
+    }
+}
+
 /* data of an accept event: u32 client address length, the address, the
  * connection's own name. */
 static size_t accept_data(uint8_t *out, const struct sockaddr_storage *peer,
@@ -301,7 +391,9 @@ void outside_accept_take(struct proxy_outside *o, struct proxy_world *w)
 {
     for (size_t i = 0; i < o->nr_shadows; i++) {
         struct outside_shadow *s = o->shadows[i];
-        while (s->outer >= 0) {
+        if (s->dgram)
+            take_datagrams(o, w, s);
+        while (!s->dgram && s->outer >= 0) {
             struct sockaddr_storage peer, local;
             socklen_t pl = sizeof(peer), ll = sizeof(local);
             int c = accept4(s->outer, (struct sockaddr *)&peer, &pl,
@@ -332,6 +424,20 @@ bool outside_accept_feed(struct proxy_outside *o, struct proxy_world *w,
                          const struct proxy_link_event *e, const void *data,
                          size_t len)
 {
+    if (e->kind == PROXY_LINK_DGRAM_IN) {
+        struct sockaddr_storage peer;
+        struct outside_shadow *s = shadow_by_id(o, (uint32_t)e->value);
+        int inner = s && s->outer >= 0 ? inner_fd_of(w, s) : -1;
+        if (e->link >= o->next_id)
+            o->next_id = e->link + 1;
+        if (inner < 0 || len > sizeof(peer))
+            return true;
+        struct outside_dgram_home h;
+        home_of(o, s, inner, &h);
+        memcpy(&peer, data, len);
+        outside_udp_inbound(o, e->link, &h, &peer, (socklen_t)len);
+        return true;
+    }
     if (e->kind != PROXY_LINK_ACCEPT)
         return false;
     struct sockaddr_storage peer, local;
@@ -387,10 +493,10 @@ static bool inet_loopback_addr(const struct sockaddr_storage *a)
 }
 
 /* Whether a connect to dst reaches listener s (as it would natively). */
-static bool reaches(const struct outside_shadow *s, const struct sockaddr *dst,
-                    socklen_t dst_len)
+static bool reaches(const struct outside_shadow *s, bool dgram,
+                    const struct sockaddr *dst, socklen_t dst_len)
 {
-    if (s->outer < 0 || dst->sa_family != s->family)
+    if (s->outer < 0 || s->dgram != dgram || dst->sa_family != s->family)
         return false;
     if (s->family == AF_UNIX)
         return outside_unix_same_listener((const struct sockaddr_un *)&s->name,
@@ -412,13 +518,13 @@ static bool reaches(const struct outside_shadow *s, const struct sockaddr *dst,
            (inet_loopback_addr(&d) && inet_loopback_addr(&s->name));
 }
 
-bool outside_accept_redirect(struct proxy_outside *o,
+bool outside_accept_redirect(struct proxy_outside *o, bool dgram,
                              const struct sockaddr *dst, socklen_t dst_len,
                              struct sockaddr_storage *via, socklen_t *via_len)
 {
     for (size_t i = 0; i < o->nr_shadows; i++) {
         struct outside_shadow *s = o->shadows[i];
-        if (!reaches(s, dst, dst_len))
+        if (!reaches(s, dgram, dst, dst_len))
             continue;
         *via = s->inner;
         *via_len = s->inner_len;

@@ -84,8 +84,9 @@ bool outside_accept_feed(struct proxy_outside *o, struct proxy_world *w,
                          size_t len);
 int outside_accept_poll_fds(struct proxy_outside *o, struct proxy_world *w,
                             struct pollfd *fds, int room);
-/* A connect from inside the run to a listener of it: to *via instead. */
-bool outside_accept_redirect(struct proxy_outside *o,
+/* A connect from inside the run to a listener of it, or a datagram to a
+ * UDP socket it bound (dgram): to *via instead. */
+bool outside_accept_redirect(struct proxy_outside *o, bool dgram,
                              const struct sockaddr *dst, socklen_t dst_len,
                              struct sockaddr_storage *via, socklen_t *via_len);
 /* A name the kernel reports that is a listener's stand-in (its guest
@@ -118,6 +119,28 @@ bool outside_udp_connect(struct proxy_process *p, int host_fd,
                          long *ret);
 /* Flows whose guest socket is gone are closed (nothing waits on them). */
 void outside_udp_retire_gone(struct proxy_outside *o, struct proxy_world *w);
+/* A UDP socket the run bound (its stand-in), as outside_accept.c has it. */
+struct outside_dgram_home {
+    int family;
+    uint64_t ino;   /* the stand-in (fstat) */
+    int fd;         /* hvrun's fd of it */
+    struct sockaddr_storage addr; /* the stand-in's address */
+    socklen_t len;
+    int outer;      /* recording: the socket the guest bound (replies go
+                       out from it), else -1 */
+};
+/* Recording: a datagram from peer outside the run reached home's outer
+ * socket: the flow of that peer (made if new: an I event of link number
+ * home_id's socket) gives it to the stand-in (a G event). */
+void outside_udp_arrived(struct proxy_outside *o, uint32_t home_id,
+                         const struct outside_dgram_home *home,
+                         const struct sockaddr_storage *peer,
+                         socklen_t peer_len, const void *data, size_t len);
+/* Replaying: an I event's flow, id, of peer to home. */
+void outside_udp_inbound(struct proxy_outside *o, uint32_t id,
+                         const struct outside_dgram_home *home,
+                         const struct sockaddr_storage *peer,
+                         socklen_t peer_len);
 void outside_udp_free(struct proxy_outside *o);
 
 #endif

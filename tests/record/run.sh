@@ -63,6 +63,12 @@
 #                  masked); replayed after the client ended, under kvm and
 #                  ptrace, while a probe from outside finds nothing
 #                  listening at the ports (refused); record --verify
+#   udp-server-in-run  a UDP server in the run answers three queries from
+#                  outside (a connected socket: replies must come from the
+#                  port it bound; fresh random bytes) and one from inside:
+#                  as native (masked); replayed after the client ended,
+#                  under kvm and ptrace, while a probe from outside gets no
+#                  answer; record --verify
 #   stopped-by-signal  a run of two computing threads stopped from outside
 #                  by SIGINT (exit 130): recorded up to there; the replay
 #                  stops at the same point (the same lines, exit 130),
@@ -546,6 +552,49 @@ print("reached", got)' "$d/port" > "$d/probe.out" 2>&1 &
     verified accepted-from-outside "$d" "$vst" '^v6 got line2'
 }
 
+# A UDP server in the run (udp_inrun_server.py) queried from outside
+# (udp_query.py).
+udp_server_cases() {
+    local d=$WORK/$ID.udpsrv st vst bad="" srv=$ROOT/tests/record/udp_inrun_server.py
+    local client=$ROOT/tests/record/udp_query.py cl probe
+    mkdir -p "$d"
+    rm -f "$d/port"
+    (cd "$d" && { "$PY" "$client" port > native.client 2>&1 & "$PY" "$srv" port > native.out 2>&1; wait; })
+    rm -f "$d/port"
+    (cd "$d" && { "$PY" "$client" port > o.client 2>&1 & cl=$!
+        hv record -o o.hvrec -- "$PY" "$srv" port > o.rec.out 2> o.rec.err; echo $? > o.st; wait $cl; })
+    st=$(cat "$d/o.st")
+    { grep -q '^query 2 q2' "$d/o.rec.out" && grep -q '^inside got inside answer from the server True' "$d/o.rec.out" &&
+        [ "$(grep -c '^reply ans q' "$d/o.client")" = 3 ] &&
+        cmp -s <(masked "$d/native.out") <(masked "$d/o.rec.out"); } ||
+        bad="recorded (against native): $(head -c 300 "$d/o.rec.out" "$d/o.rec.err" "$d/o.client");"
+    "$PY" -c 'import socket,sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.settimeout(0.2)
+got = 0
+for _ in range(10):
+    s.sendto(b"probe 00000000", ("127.0.0.1", int(open(sys.argv[1]).read())))
+    try:
+        s.recv(100); got += 1
+    except OSError:
+        pass
+print("answered", got)' "$d/port" > "$d/probe.out" 2>&1 &
+    probe=$!
+    bad="$bad$(replayed_both "$d" o "$st")"
+    wait "$probe"
+    grep -q '^answered 0$' "$d/probe.out" || bad="$bad probe: $(cat "$d/probe.out");"
+    if [ -z "$bad" ]; then
+        pass "$L:udp-server-in-run (as native; replayed after the client ended, kvm and ptrace, no answer to outside)"
+    else
+        fail "$L:udp-server-in-run" "$bad"
+    fi
+    rm -f "$d/port"
+    (cd "$d" && { "$PY" "$client" port > v.client 2>&1 & cl=$!
+        hv record --verify -o v.hvrec -- "$PY" "$srv" port > v.out 2> v.err; echo $? > v.st; wait $cl; })
+    vst=$(cat "$d/v.st")
+    verified udp-server-in-run "$d" "$vst" '^query 2 q2'
+}
+
 stopped_case() {
     local d=$WORK/$ID.stop pid st bad="" b
     mkdir -p "$d"
@@ -702,6 +751,7 @@ for hvarg in "$@"; do
     outside_udp_cases
     outside_unix_cases
     accepted_cases
+    udp_server_cases
     stopped_case
     host_timers_case
     isolation_cases
