@@ -390,6 +390,10 @@ enum proxy_link_kind {
                                   socket's link number (its bind, an L
                                   event); data: the peer's address; its
                                   datagrams are G events of this link */
+    PROXY_LINK_FIFO = 'F',    /* a FIFO opened to a process outside the
+                                 run (net/outside_fifo.c): value: the
+                                 open's result; data: its path; then D
+                                 and E events of what came */
     PROXY_LINK_AWAITED = 'W', /* a timed wait of the run's for an fd ended
                                  before its deadline: something came from
                                  outside (its events follow, same count);

@@ -77,6 +77,8 @@ struct outside_link {
     bool out_end;         /* the guest will send nothing more */
     bool rights_said;     /* the peer's SCM_RIGHTS were refused, and said */
     bool accepted;        /* a client from outside of a listener of the run */
+    bool fifo;            /* a FIFO to a process outside (outside_fifo.c):
+                             relay and remote are pipe and FIFO ends */
     struct sockaddr_storage relay_name, local; /* accepted: the relay's own
                              name (the guest's end's peer), the name the
                              connection had at the listener's host */
@@ -576,6 +578,27 @@ static int relay_connect(int family, int inner_fd)
     return r;
 }
 
+void outside_link_fifo(struct proxy_outside *o, uint32_t id, bool reader,
+                       int remote, int relay)
+{
+    struct outside_link *l = link_add(o, id);
+    if (!l) {
+        if (remote >= 0)
+            close(remote);
+        close(relay);
+        return;
+    }
+    l->fifo = true;
+    l->family = AF_UNSPEC;
+    l->remote = remote;
+    l->relay = relay;
+    if (reader) {
+        l->out_end = true; /* the guest sends nothing */
+    } else {
+        l->in_end = l->end_passed = true; /* nothing comes in */
+    }
+}
+
 void outside_link_accepted(struct proxy_outside *o, uint32_t id, int family,
                            int remote, const struct sockaddr_storage *peer,
                            socklen_t peer_len,
@@ -677,7 +700,7 @@ static ssize_t remote_read(struct outside_link *l, void *buf, size_t len,
                            bool *refused)
 {
     *refused = false;
-    if (l->family != AF_UNIX)
+    if (l->family != AF_UNIX && !l->fifo)
         return recv(l->remote, buf, len, MSG_DONTWAIT);
     union {
         struct cmsghdr align;
@@ -687,6 +710,8 @@ static ssize_t remote_read(struct outside_link *l, void *buf, size_t len,
     struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1,
                        .msg_control = ctl.bytes,
                        .msg_controllen = sizeof(ctl.bytes)};
+    if (l->fifo)
+        return read(l->remote, buf, len);
     ssize_t n = recvmsg(l->remote, &m, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
     if (n >= 0)
         *refused = refuse_rights(&m);
@@ -725,8 +750,11 @@ static void give_relay(struct outside_link *l)
         return;
     bool sent = false;
     while (l->in_off < l->in_len) {
-        ssize_t n = send(l->relay, l->in + l->in_off, l->in_len - l->in_off,
-                         MSG_DONTWAIT | MSG_NOSIGNAL);
+        ssize_t n = l->fifo ? write(l->relay, l->in + l->in_off,
+                                    l->in_len - l->in_off)
+                            : send(l->relay, l->in + l->in_off,
+                                   l->in_len - l->in_off,
+                                   MSG_DONTWAIT | MSG_NOSIGNAL);
         if (n <= 0)
             break;
         l->in_off += (size_t)n;
@@ -734,7 +762,7 @@ static void give_relay(struct outside_link *l)
     }
     if (l->in_off == l->in_len && l->in_end && !l->end_passed) {
         l->end_passed = true;
-        if (l->in_err) { /* the peer reset: so does the relay */
+        if (l->in_err || l->fifo) { /* a pipe's end is its close */ /* the peer reset: so does the relay */
             struct linger lg = {1, 0};
             (void)setsockopt(l->relay, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
             close(l->relay);
@@ -744,7 +772,7 @@ static void give_relay(struct outside_link *l)
         (void)shutdown(l->relay, SHUT_WR);
         sent = true;
     }
-    if (sent && l->family != AF_UNIX) /* AF_UNIX: queued by the send */
+    if (sent && l->family != AF_UNIX && !l->fifo) /* queued by the send */
         wait_delivered(l->relay);
 }
 
@@ -753,20 +781,26 @@ static void take_relay(struct outside_link *l)
 {
     static uint8_t buf[OUTSIDE_PUMP_CHUNK];
     while (l->relay >= 0 && !l->out_end) {
-        ssize_t n = recv(l->relay, buf, sizeof(buf), MSG_DONTWAIT);
+        ssize_t n = l->fifo ? read(l->relay, buf, sizeof(buf))
+                            : recv(l->relay, buf, sizeof(buf), MSG_DONTWAIT);
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0)
             return; /* nothing more now (or a reset: the end comes) */
         if (n == 0) {
             l->out_end = true;
-            if (l->remote >= 0)
+            if (l->remote >= 0 && l->fifo) { /* the outside reader's EOF */
+                close(l->remote);
+                l->remote = -1;
+            } else if (l->remote >= 0) {
                 (void)shutdown(l->remote, SHUT_WR);
+            }
             return;
         }
         for (ssize_t off = 0; l->remote >= 0 && off < n;) {
-            ssize_t m = send(l->remote, buf + off, (size_t)(n - off),
-                             MSG_NOSIGNAL);
+            ssize_t m = l->fifo ? write(l->remote, buf + off, (size_t)(n - off))
+                                : send(l->remote, buf + off,
+                                       (size_t)(n - off), MSG_NOSIGNAL);
             if (m < 0 && errno == EINTR)
                 continue;
             if (m <= 0)
@@ -799,7 +833,8 @@ static bool feed_one(struct proxy_world *w, struct proxy_outside *o,
     size_t n;
     if (!o->tap->link_next(o->tap->ctx, &e, &data, &n) ||
         e.kind == PROXY_LINK_CONNECT || e.kind == PROXY_LINK_DGRAM_OPEN ||
-        e.kind == PROXY_LINK_LISTEN || (!any_pos && e.pos > o->det->events))
+        e.kind == PROXY_LINK_LISTEN || e.kind == PROXY_LINK_FIFO ||
+        (!any_pos && e.pos > o->det->events))
         return false;
     /* Only proxy_outside_await takes an awaited mark; past it only a run
      * that went another way is fed (so it cannot hang on the mark). */

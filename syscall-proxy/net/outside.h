@@ -2,7 +2,8 @@
  * outside.h - exchanges of the run with peers outside it under hvrun
  * record and replay: TCP and AF_UNIX stream connections (outside.c), UDP
  * datagrams (outside_udp.c), clients from outside accepted by a listener
- * of the run (outside_accept.c). net.c hands listen(), connect(), the sends with an
+ * of the run (outside_accept.c), FIFOs to processes outside
+ * (outside_fifo.c). net.c hands listen(), connect(), the sends with an
  * address, the received source addresses and getpeername() here, world.c
  * the points where data from outside may come in.
  */
@@ -66,6 +67,13 @@ void proxy_outside_before_bind(struct proxy_process *p);
 /* After a bind of host_fd: a UDP socket's gets a stand-in under
  * record/replay (what comes to it from outside is relayed). */
 void proxy_outside_bound(struct proxy_process *p, int host_fd);
+/* A blocking open of the FIFO (dirfd, path), key its absolute path:
+ * false: not one whose other end is outside the run under record/replay
+ * (opened as usual); true: *ret is the open's result, a host fd (a pipe's
+ * end of hvrun's) or -errno. */
+bool proxy_outside_fifo_open(struct proxy_process *p, const char *key,
+                             int dirfd, const char *path, int flags,
+                             long *ret);
 /* Moves data between the relays and outside (or the recording), before
  * each guest syscall. */
 void proxy_outside_pump(struct proxy_world *w);

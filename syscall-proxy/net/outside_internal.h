@@ -67,6 +67,11 @@ void outside_link_accepted(struct proxy_outside *o, uint32_t id, int family,
                            socklen_t peer_len,
                            const struct sockaddr_storage *local,
                            socklen_t local_len, int inner_fd);
+/* A FIFO to a process outside (outside_fifo.c): the guest reads
+ * (reader) or writes the other end of the pipe whose end relay hvrun
+ * keeps; remote: the FIFO (recording) or -1. */
+void outside_link_fifo(struct proxy_outside *o, uint32_t id, bool reader,
+                       int remote, int relay);
 /* The accepted link whose relay is named relay (what the guest's end
  * sees as its peer): its client's address and its own name. */
 bool outside_link_by_relay(struct proxy_outside *o,
