@@ -458,6 +458,7 @@ static bool outside_fifo(struct proxy_process *p, const struct host_path *hp,
     int acc = flags & O_ACCMODE;
     if (!t || !(t->link_noted || t->link_next) || (flags & O_NONBLOCK) ||
         (acc != O_RDONLY && acc != O_WRONLY) ||
+        !proxy_outside_fifo_maybe(p, hp->dirfd, hp->path) ||
         !file_tap_key(hp, key, sizeof(key)) ||
         !proxy_outside_fifo_open(p, key, hp->dirfd, hp->path, flags, r))
         return false;

@@ -382,7 +382,8 @@ bool proxy_outside_connect(struct proxy_process *p, int host_fd,
     struct proxy_outside *o = outside_of(p);
     if (!o)
         return false;
-    if (outside_accept_redirect(o, false, dst, dst_len, via, via_len)) {
+    if (outside_accept_redirect(o, p->world, false, dst, dst_len, via,
+                                via_len)) {
         *ret = 0; /* to a listener of the run: its stand-in */
         return true;
     }

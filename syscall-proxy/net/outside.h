@@ -74,6 +74,10 @@ void proxy_outside_bound(struct proxy_process *p, int host_fd);
 bool proxy_outside_fifo_open(struct proxy_process *p, const char *key,
                              int dirfd, const char *path, int flags,
                              long *ret);
+/* Whether an open of (dirfd, path) may be one (cheap: recording, a FIFO
+ * is there; replaying, the recording's next exchange is a FIFO's open). */
+bool proxy_outside_fifo_maybe(struct proxy_process *p, int dirfd,
+                              const char *path);
 /* Moves data between the relays and outside (or the recording), before
  * each guest syscall. */
 void proxy_outside_pump(struct proxy_world *w);

@@ -518,13 +518,16 @@ static bool reaches(const struct outside_shadow *s, bool dgram,
            (inet_loopback_addr(&d) && inet_loopback_addr(&s->name));
 }
 
-bool outside_accept_redirect(struct proxy_outside *o, bool dgram,
-                             const struct sockaddr *dst, socklen_t dst_len,
-                             struct sockaddr_storage *via, socklen_t *via_len)
+bool outside_accept_redirect(struct proxy_outside *o, struct proxy_world *w,
+                             bool dgram, const struct sockaddr *dst,
+                             socklen_t dst_len, struct sockaddr_storage *via,
+                             socklen_t *via_len)
 {
     for (size_t i = 0; i < o->nr_shadows; i++) {
         struct outside_shadow *s = o->shadows[i];
-        if (!reaches(s, dgram, dst, dst_len))
+        /* one the run has closed is not reached (retired or not yet:
+         * when is hvrun's, whether is the run's) */
+        if (!reaches(s, dgram, dst, dst_len) || inner_fd_of(w, s) < 0)
             continue;
         *via = s->inner;
         *via_len = s->inner_len;

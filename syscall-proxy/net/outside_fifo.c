@@ -150,6 +150,20 @@ static int guest_pipe(bool reader, int *relay)
     return theirs;
 }
 
+bool proxy_outside_fifo_maybe(struct proxy_process *p, int dirfd,
+                              const char *path)
+{
+    const struct proxy_file_tap *t = p->cfg->file_tap;
+    struct stat st;
+    struct proxy_link_event e;
+    const void *data;
+    size_t n;
+    if (outside_recording(t))
+        return fstatat(dirfd, path, &st, 0) == 0 && S_ISFIFO(st.st_mode);
+    return outside_replaying(t) &&
+           t->link_next(t->ctx, &e, &data, &n) && e.kind == PROXY_LINK_FIFO;
+}
+
 bool proxy_outside_fifo_open(struct proxy_process *p, const char *key,
                              int dirfd, const char *path, int flags,
                              long *ret)

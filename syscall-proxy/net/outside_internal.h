@@ -91,7 +91,8 @@ int outside_accept_poll_fds(struct proxy_outside *o, struct proxy_world *w,
                             struct pollfd *fds, int room);
 /* A connect from inside the run to a listener of it, or a datagram to a
  * UDP socket it bound (dgram): to *via instead. */
-bool outside_accept_redirect(struct proxy_outside *o, bool dgram,
+bool outside_accept_redirect(struct proxy_outside *o, struct proxy_world *w,
+                             bool dgram,
                              const struct sockaddr *dst, socklen_t dst_len,
                              struct sockaddr_storage *via, socklen_t *via_len);
 /* A name the kernel reports that is a listener's stand-in (its guest

@@ -392,7 +392,8 @@ static bool redirected(struct proxy_process *p, int host_fd,
            (outside_recording(t) || outside_replaying(t)) &&
            udp_socket(host_fd, &family) && dst_len >= sizeof(sa_family_t) &&
            dst->sa_family == family &&
-           outside_accept_redirect(o, true, dst, dst_len, via, via_len);
+           outside_accept_redirect(o, p->world, true, dst, dst_len, via,
+                                   via_len);
 }
 
 bool proxy_outside_dgram_route(struct proxy_process *p, int host_fd,
