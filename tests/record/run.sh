@@ -65,6 +65,11 @@
 #                  masked); replayed after the client ended, under kvm and
 #                  ptrace, while a probe from outside finds nothing
 #                  listening at the ports (refused); record --verify
+#   accept-timed   a server in the run whose accept has a timeout: a
+#                  client from outside during the wait (hvrun waited host
+#                  time for it) and none at all (absent): each replays the
+#                  same under kvm and ptrace, the absent one while a probe
+#                  connects to the port at replay (refused)
 #   udp-server-in-run  a UDP server in the run answers three queries from
 #                  outside (a connected socket: replies must come from the
 #                  port it bound; fresh random bytes) and one from inside:
@@ -596,6 +601,52 @@ print("reached", got)' "$d/port" > "$d/probe.out" 2>&1 &
     verified accepted-from-outside "$d" "$vst" '^v6 got line2'
 }
 
+# A timed accept (accept_timeout.py): a client from outside comes during
+# the wait, or none comes.
+accept_timed_cases() {
+    local d=$WORK/$ID.acct st0 st1 rp bad="" srv=$ROOT/tests/record/accept_timeout.py
+    mkdir -p "$d"
+    rm -f "$d/port"
+    (cd "$d" && hv record -o t1.hvrec -- "$PY" "$srv" port 20 > t1.rec.out 2> t1.rec.err; echo $? > t1.st) &
+    rp=$!
+    for i in $(seq 1 200); do
+        [ -s "$d/port" ] && break
+        sleep 0.05
+    done
+    sleep 0.2
+    "$PY" -c 'import os,socket,sys
+s = socket.create_connection(("127.0.0.1", int(open(sys.argv[1]).read())))
+s.sendall(b"hi %s\n" % os.urandom(4).hex().encode())
+s.close()' "$d/port"
+    wait "$rp"
+    st1=$(cat "$d/t1.st")
+    grep -q '^client sent hi ' "$d/t1.rec.out" || bad="recorded: $(head -c 200 "$d/t1.rec.out" "$d/t1.rec.err");"
+    bad="$bad$(replayed_both "$d" t1 "$st1")"
+    rm -f "$d/port"
+    (cd "$d" && hv record -o t0.hvrec -- "$PY" "$srv" port 0.3 > t0.rec.out 2> t0.rec.err)
+    st0=$?
+    "$PY" -c 'import socket,sys,time
+got = 0
+for _ in range(100):
+    s = socket.socket()
+    try:
+        s.connect(("127.0.0.1", int(open(sys.argv[1]).read()))); got += 1
+    except OSError:
+        pass
+    s.close(); time.sleep(0.02)
+print("reached", got)' "$d/port" > "$d/probe.out" 2>&1 &
+    rp=$!
+    grep -q '^no client$' "$d/t0.rec.out" || bad="$bad recorded absent: $(head -c 200 "$d/t0.rec.out");"
+    bad="$bad$(replayed_both "$d" t0 "$st0")"
+    wait "$rp"
+    grep -q '^reached 0$' "$d/probe.out" || bad="$bad probe: $(cat "$d/probe.out");"
+    if [ -z "$bad" ]; then
+        pass "$L:accept-timed (a client during the wait, and none: replayed by kvm and ptrace, unreachable)"
+    else
+        fail "$L:accept-timed" "$bad"
+    fi
+}
+
 # A UDP server in the run (udp_inrun_server.py) queried from outside
 # (udp_query.py).
 udp_server_cases() {
@@ -795,6 +846,7 @@ for hvarg in "$@"; do
     outside_udp_cases
     outside_unix_cases
     accepted_cases
+    accept_timed_cases
     udp_server_cases
     stopped_case
     host_timers_case
