@@ -70,10 +70,11 @@ void proxy_outside_bound(struct proxy_process *p, int host_fd);
 /* A blocking open of the FIFO (dirfd, path), key its absolute path:
  * false: not one whose other end is outside the run under record/replay
  * (opened as usual); true: *ret is the open's result, a host fd (a pipe's
- * end of hvrun's) or -errno. */
+ * end of hvrun's; *own: the FIFO itself, not relayed, as fs.c would have
+ * opened it) or -errno. */
 bool proxy_outside_fifo_open(struct proxy_process *p, const char *key,
                              int dirfd, const char *path, int flags,
-                             long *ret);
+                             long *ret, bool *own);
 /* Whether an open of (dirfd, path) may be one (cheap: recording, a FIFO
  * is there; replaying, the recording's next exchange is a FIFO's open). */
 bool proxy_outside_fifo_maybe(struct proxy_process *p, int dirfd,

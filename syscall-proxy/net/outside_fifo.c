@@ -65,10 +65,13 @@ static bool run_has_open(struct proxy_world *w, const struct stat *st)
  * capabilities are dropped). A writer's open without waiting succeeds
  * only with a reader there; bytes wait in a FIFO only while someone has
  * it open. So, with no fd of the run on it: a writer's open succeeds, or
- * a reader's finds bytes. The open fd, or -1.
+ * a reader's finds bytes. The open fd, or -1. A reader's open that finds
+ * none is the guest's own (*own: the host's FIFO, as fs.c would open it),
+ * not closed: it may have let a writer outside that waited in its open
+ * go on, which must find a reader.
  */
 static int open_if_outside(struct proxy_world *w, int dirfd, const char *path,
-                           int flags, const struct stat *st)
+                           int flags, const struct stat *st, int *own)
 {
     if (run_has_open(w, st))
         return -1;
@@ -77,7 +80,10 @@ static int open_if_outside(struct proxy_world *w, int dirfd, const char *path,
                     (flags & O_ACCMODE) | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
     int queued = 0;
     if (fd >= 0 && reader && (ioctl(fd, FIONREAD, &queued) < 0 || !queued)) {
-        close(fd);
+        int fl = fcntl(fd, F_GETFL);
+        if (fl >= 0)
+            (void)fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+        *own = fd;
         return -1;
     }
     return fd < 0 ? -1 : fd;
@@ -106,15 +112,16 @@ static bool recorded_fifo(struct proxy_outside *o, const char *key,
  * outside can bring; else see open_if_outside.
  */
 static int open_fifo(struct proxy_process *p, int dirfd, const char *path,
-                     int flags, bool *outside)
+                     int flags, bool *outside, int *own)
 {
     struct stat st;
     int fd;
     *outside = false;
+    *own = -1;
     if (fstatat(dirfd, path, &st, 0) < 0 || !S_ISFIFO(st.st_mode))
         return -1;
     if (proxy_others_alive(p)) {
-        if ((fd = open_if_outside(p->world, dirfd, path, flags, &st)) < 0)
+        if ((fd = open_if_outside(p->world, dirfd, path, flags, &st, own)) < 0)
             return -1;
     } else {
         while ((fd = openat(dirfd, path,
@@ -166,8 +173,9 @@ bool proxy_outside_fifo_maybe(struct proxy_process *p, int dirfd,
 
 bool proxy_outside_fifo_open(struct proxy_process *p, const char *key,
                              int dirfd, const char *path, int flags,
-                             long *ret)
+                             long *ret, bool *own)
 {
+    *own = false;
     const struct proxy_file_tap *t = p->cfg->file_tap;
     bool recording = outside_recording(t), outside;
     if (!recording && !outside_replaying(t))
@@ -176,9 +184,14 @@ bool proxy_outside_fifo_open(struct proxy_process *p, const char *key,
     if (!o)
         return false;
     uint32_t id = o->next_id;
-    int remote = -1;
+    int remote = -1, guest_own;
     if (recording) {
-        remote = open_fifo(p, dirfd, path, flags, &outside);
+        remote = open_fifo(p, dirfd, path, flags, &outside, &guest_own);
+        if (!outside && guest_own >= 0) {
+            *ret = guest_own;
+            *own = true;
+            return true;
+        }
         if (!outside)
             return false;
         *ret = remote < 0 ? remote : 0;
