@@ -402,9 +402,10 @@ static const int allowed_calls[] = {
     SCMP_SYS(copy_file_range), SCMP_SYS(readahead),
     SCMP_SYS(sync_file_range), SCMP_SYS(fadvise64),
     /* fds: fdtable.c (a guest dup is a host dup), pipes, fcntl, flock,
-     * plock.c's OFD locks */
-    SCMP_SYS(close), SCMP_SYS(dup), SCMP_SYS(pipe2), SCMP_SYS(fcntl),
-    SCMP_SYS(flock),
+     * plock.c's OFD locks; dup3: record/replay puts a listener's stand-in
+     * at the guest socket's host fd (net/outside_accept.c) */
+    SCMP_SYS(close), SCMP_SYS(dup), SCMP_SYS(dup3), SCMP_SYS(pipe2),
+    SCMP_SYS(fcntl), SCMP_SYS(flock),
     /* paths: fs.c, fsmeta.c (getdents, metadata), vfs.c, loader.c
      * (realpath: readlink, getcwd), preserve.c (--verify run 1 copies
      * aside), hermetic.c (the private /tmp, removed at the end: chmod,

@@ -367,6 +367,8 @@ void proxy_world_end(struct proxy_world *w);
  * connection's connect, and each piece of data or the end that came in
  * from the peer (net/outside.c); a datagram socket's first exchange with
  * a peer, each datagram that came back and each error (net/outside_udp.c);
+ * a listener's listen and each client from outside it accepted
+ * (net/outside_accept.c);
  * at the run's event count when the guest could first see it.
  */
 enum proxy_link_kind {
@@ -379,6 +381,22 @@ enum proxy_link_kind {
     PROXY_LINK_DGRAM = 'G',   /* data: one datagram from the peer */
     PROXY_LINK_DGRAM_ERR = 'R', /* value: -errno the peer's host reported
                                    (ECONNREFUSED: nothing there) */
+    PROXY_LINK_LISTEN = 'L',  /* a listen() of the run's, or a bind of a
+                                 UDP socket (outside_accept.c): value: its
+                                 result; data: the socket's name */
+    PROXY_LINK_ACCEPT = 'A',  /* a client from outside connected to it:
+                                 value: the listener's link number; data:
+                                 u32 length of the client's address, the
+                                 address, then the connection's own name */
+    PROXY_LINK_DGRAM_IN = 'I', /* a datagram from a new peer outside to a
+                                  UDP socket the run bound: value: that
+                                  socket's link number (its bind, an L
+                                  event); data: the peer's address; its
+                                  datagrams are G events of this link */
+    PROXY_LINK_FIFO = 'F',    /* a FIFO opened to a process outside the
+                                 run (net/outside_fifo.c): value: the
+                                 open's result; data: its path; then D
+                                 and E events of what came */
     PROXY_LINK_AWAITED = 'W', /* a timed wait of the run's for an fd ended
                                  before its deadline: something came from
                                  outside (its events follow, same count);

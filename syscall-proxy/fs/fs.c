@@ -15,6 +15,7 @@
 #include "proxy.h"
 #include "fs_internal.h"
 #include "vfs.h"
+#include "outside.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -447,6 +448,28 @@ static void record_file(struct proxy_process *p, const struct host_path *hp,
         t->opened(t->ctx, key, host_fd);
 }
 
+/* A FIFO whose other end is outside the run, under record/replay
+ * (net/outside_fifo.c): the guest gets a pipe of hvrun's. */
+static bool outside_fifo(struct proxy_process *p, const struct host_path *hp,
+                         int flags, long *r)
+{
+    char key[PROXY_PATH_MAX];
+    const struct proxy_file_tap *t = p->cfg->file_tap;
+    int acc = flags & O_ACCMODE;
+    bool own;
+    if (!t || !(t->link_noted || t->link_next) || (flags & O_NONBLOCK) ||
+        (acc != O_RDONLY && acc != O_WRONLY) ||
+        !proxy_outside_fifo_maybe(p, hp->dirfd, hp->path) ||
+        !file_tap_key(hp, key, sizeof(key)) ||
+        !proxy_outside_fifo_open(p, key, hp->dirfd, hp->path, flags, r, &own))
+        return false;
+    if (own) /* the host's FIFO after all, opened as fifo_open does */
+        proxy_meta_note_open(p, (int)*r, hp->path, flags, false);
+    if (*r >= 0)
+        *r = proxy_fd_install(&p->fds, (int)*r, (flags & O_CLOEXEC) != 0, 0);
+    return true;
+}
+
 static long do_openat(struct proxy_process *p, uint64_t guest_dirfd,
                       gva_t path_gva, int flags, uint64_t mode)
 {
@@ -458,6 +481,8 @@ static long do_openat(struct proxy_process *p, uint64_t guest_dirfd,
         return r; /* a virtual /proc, /sys or /etc file (vfs.c) */
     if (open_creates(flags) && proxy_meta_cache_write_blocked(p, hp.path, false))
         return -EACCES;
+    if (outside_fifo(p, &hp, flags, &r))
+        return r; /* record/replay: a FIFO to a process outside the run */
     if (fifo_open_would_block(p, hp.dirfd, hp.path, flags))
         return fifo_open(p, hp.dirfd, hp.path, flags);
     if (replay_fifo_from_outside(p, hp.dirfd, hp.path, flags))

@@ -36,10 +36,12 @@
  * credentials of a peer outside the run. Peers inside
  * the run are guests (peercred.c).
  *
- * Under hvrun record and replay, a connect, a datagram send with an
- * address, a received datagram's source and getpeername ask outside.c
- * first: exchanges with peers outside the run go through hvrun's relays
- * (outside.c for TCP and AF_UNIX streams, outside_udp.c for UDP).
+ * Under hvrun record and replay, a listen, a connect, a datagram send
+ * with an address, a received datagram's source, accept's address,
+ * getsockname and getpeername ask outside.c first: exchanges with peers
+ * outside the run go through hvrun's relays (outside.c for TCP and
+ * AF_UNIX streams, outside_udp.c for UDP, outside_accept.c for the
+ * clients from outside a listener of the run accepts).
  */
 #include "proxy.h"
 #include "fs_internal.h"
@@ -483,13 +485,18 @@ static long addr_call(struct proxy_process *p, const uint64_t a[6], bool bind_)
     r = path_ctx_enter(p, &sa, bind_, &c);
     if (r < 0)
         return r;
+    if (bind_)
+        proxy_outside_before_bind(p);
     if (bind_ && inet_any_port(&sa)) {
         r = bind_det_port(p, host_fd, &sa);
     } else if (bind_) {
         r = proxy_host_result(bind(host_fd, &sa.u.sa, sa.len));
         if (r == 0 && unix_path_addr(&sa))
             journal_socket_file(p, &sa);
-    } else {
+    }
+    if (bind_ && r == 0) {
+        proxy_outside_bound(p, host_fd); /* record/replay: a UDP server */
+    } else if (!bind_) {
         struct sock_addr via;
         bool relayed = proxy_outside_connect(p, host_fd, &sa.u.sa, sa.len,
                                              &via.u.ss, &via.len, &r);
@@ -527,6 +534,9 @@ static long sys_listen(struct proxy_process *p, const uint64_t a[6])
     if (host_fd < 0)
         return host_fd;
     bind_unbound_inet(p, host_fd);
+    long r;
+    if (proxy_outside_listen(p, host_fd, (int)a[1], &r))
+        return r; /* record/replay: clients from outside are relayed */
     return proxy_host_result(listen(host_fd, (int)a[1]));
 }
 
@@ -562,6 +572,7 @@ static long do_accept(struct proxy_process *p, const uint64_t a[6], int flags)
         proxy_fd_install(&p->fds, new_host_fd, (flags & SOCK_CLOEXEC) != 0, 0);
     if (guest_fd < 0 || !addr)
         return guest_fd;
+    proxy_outside_accepted_peer(p->world, &sa.u.ss, &sa.len);
     long r = sock_addr_out(p, addr, a[2], &sa);
     if (r < 0) {
         proxy_fd_close(&p->fds, guest_fd);
@@ -586,7 +597,8 @@ static long sock_name(struct proxy_process *p, const uint64_t a[6], bool peer)
     if (host_fd < 0)
         return host_fd;
     struct sock_addr sa = {.len = sizeof(sa.u)};
-    if (peer && proxy_outside_peer(p->world, host_fd, &sa.u.ss, &sa.len))
+    if (peer ? proxy_outside_peer(p->world, host_fd, &sa.u.ss, &sa.len)
+             : proxy_outside_sockname(p->world, host_fd, &sa.u.ss, &sa.len))
         return sock_addr_out(p, a[1], a[2], &sa);
     int r = peer ? getpeername(host_fd, &sa.u.sa, &sa.len)
                  : getsockname(host_fd, &sa.u.sa, &sa.len);

@@ -31,11 +31,14 @@
  * that came with them are. Those the guest passes to it are dropped with
  * the relay's read, as its credentials (SO_PEERCRED shows hvrun).
  *
+ * A client from outside that a listener of the run accepts is a link
+ * too (outside_accept.c takes it; its relay connects to the listener's
+ * stand-in, and the guest accepts that): its bytes move the same way.
+ *
  * Not relayed (connected as before, the host's answer): a connect to a
  * listener of the run itself (both ends are in the run; for AF_UNIX a
- * listener bound to the same name, or to the same file), other socket
- * types and families, and connections from outside accepted by a server
- * in the run.
+ * listener bound to the same name, or to the same file; one that has a
+ * stand-in is connected to that), other socket types and families.
  */
 #include "outside.h"
 #include "outside_internal.h"
@@ -73,6 +76,13 @@ struct outside_link {
     bool end_passed;      /* ... and the guest's end was told */
     bool out_end;         /* the guest will send nothing more */
     bool rights_said;     /* the peer's SCM_RIGHTS were refused, and said */
+    bool accepted;        /* a client from outside of a listener of the run */
+    bool fifo;            /* a FIFO to a process outside (outside_fifo.c):
+                             relay and remote are pipe and FIFO ends */
+    struct sockaddr_storage relay_name, local; /* accepted: the relay's own
+                             name (the guest's end's peer), the name the
+                             connection had at the listener's host */
+    socklen_t relay_name_len, local_len;
 };
 
 bool outside_recording(const struct proxy_file_tap *t)
@@ -122,9 +132,9 @@ static void unix_path(const struct sockaddr_un *a, socklen_t len,
  * reaches: the same abstract name, or the same path or socket file (a
  * relative name is looked up from hvrun's cwd: the connecting guest's
  * for a relative dst). */
-static bool unix_same_listener(const struct sockaddr_un *name,
-                               socklen_t name_len, const struct sockaddr *dst,
-                               socklen_t dst_len)
+bool outside_unix_same_listener(const struct sockaddr_un *name,
+                                socklen_t name_len, const struct sockaddr *dst,
+                                socklen_t dst_len)
 {
     const struct sockaddr_un *d = (const struct sockaddr_un *)dst;
     if (d->sun_path[0] == '\0' || name->sun_path[0] == '\0')
@@ -158,8 +168,8 @@ static bool run_listens_on(struct proxy_world *w, const struct sockaddr *dst,
                 !on || getsockname(fd, (struct sockaddr *)&ss, &sl) < 0)
                 continue;
             if (dst->sa_family == AF_UNIX && ss.ss_family == AF_UNIX &&
-                unix_same_listener((struct sockaddr_un *)&ss, sl, dst,
-                                   dst_len))
+                outside_unix_same_listener((struct sockaddr_un *)&ss, sl, dst,
+                                           dst_len))
                 return true;
             if (dst->sa_family != AF_UNIX &&
                 (ss.ss_family == AF_INET || ss.ss_family == AF_INET6) &&
@@ -170,8 +180,7 @@ static bool run_listens_on(struct proxy_world *w, const struct sockaddr *dst,
     return false;
 }
 
-/* A TCP socket (IPv4, IPv6) or an AF_UNIX stream socket; its family. */
-static bool stream_socket(int fd, int *family)
+bool outside_stream_socket(int fd, int *family)
 {
     int type = 0, proto = 0, dom = 0;
     socklen_t l = sizeof(int);
@@ -367,11 +376,17 @@ bool proxy_outside_connect(struct proxy_process *p, int host_fd,
         return true; /* a UDP socket's, to outside */
     socklen_t need = dst_len_needed(dst, dst_len);
     if (!need || dst_len < need || dst_len > sizeof(*via) ||
-        !stream_socket(host_fd, &family) || family != dst->sa_family)
+        !outside_stream_socket(host_fd, &family) ||
+        family != dst->sa_family)
         return false;
     struct proxy_outside *o = outside_of(p);
     if (!o)
         return false;
+    if (outside_accept_redirect(o, p->world, false, dst, dst_len, via,
+                                via_len)) {
+        *ret = 0; /* to a listener of the run: its stand-in */
+        return true;
+    }
     struct outside_link *l = link_by_ino(o, outside_sock_ino(host_fd));
     if (l) { /* the call runs again (it waited): the same relay */
         *via = l->via;
@@ -445,16 +460,179 @@ void proxy_outside_connected(struct proxy_process *p, int host_fd)
                          sizeof(one));
 }
 
+bool outside_addr_same(const struct sockaddr_storage *a, socklen_t alen,
+                       const struct sockaddr_storage *b, socklen_t blen)
+{
+    if (a->ss_family != b->ss_family)
+        return false;
+    if (a->ss_family == AF_UNIX)
+        return alen == blen && !memcmp(a, b, alen);
+    if (a->ss_family == AF_INET) {
+        const struct sockaddr_in *x = (const void *)a, *y = (const void *)b;
+        return x->sin_port == y->sin_port &&
+               x->sin_addr.s_addr == y->sin_addr.s_addr;
+    }
+    if (a->ss_family == AF_INET6) {
+        const struct sockaddr_in6 *x = (const void *)a, *y = (const void *)b;
+        return x->sin6_port == y->sin6_port &&
+               !memcmp(&x->sin6_addr, &y->sin6_addr, sizeof(x->sin6_addr));
+    }
+    return false;
+}
+
+bool outside_link_by_relay(struct proxy_outside *o,
+                           const struct sockaddr_storage *relay,
+                           socklen_t relay_len, struct sockaddr_storage *peer,
+                           socklen_t *peer_len, struct sockaddr_storage *local,
+                           socklen_t *local_len)
+{
+    for (size_t i = 0; o && i < o->nr; i++) {
+        struct outside_link *l = &o->links[i];
+        if (!l->accepted || !l->relay_name_len ||
+            !outside_addr_same(&l->relay_name, l->relay_name_len, relay,
+                               relay_len))
+            continue;
+        *peer = l->peer;
+        *peer_len = l->peer_len;
+        *local = l->local;
+        *local_len = l->local_len;
+        return true;
+    }
+    return false;
+}
+
+/* A connection to a listener of the run that has a stand-in: the end of
+ * an accepted client's relay (its client), or a connection made inside
+ * the run to the stand-in (the listener's name). */
+static bool stand_in_peer(struct proxy_outside *o, int host_fd,
+                          struct sockaddr_storage *peer, socklen_t *len)
+{
+    struct sockaddr_storage pr, local;
+    socklen_t prl = sizeof(pr), ll;
+    if (!o || !o->nr_shadows ||
+        getpeername(host_fd, (struct sockaddr *)&pr, &prl) < 0)
+        return false;
+    if (outside_link_by_relay(o, &pr, prl, peer, len, &local, &ll))
+        return true;
+    if (!outside_accept_name(o, &pr, &prl, true))
+        return false;
+    *peer = pr;
+    *len = prl;
+    return true;
+}
+
 bool proxy_outside_peer(struct proxy_world *w, int host_fd,
                         struct sockaddr_storage *peer, socklen_t *len)
 {
     uint64_t ino = outside_sock_ino(host_fd);
     struct outside_link *l = link_by_ino(w->outside, ino);
     if (!l)
-        return w->outside && outside_udp_peer(w->outside, ino, peer, len);
+        return w->outside && (outside_udp_peer(w->outside, ino, peer, len) ||
+                              stand_in_peer(w->outside, host_fd, peer, len));
     *peer = l->peer;
     *len = l->peer_len;
     return true;
+}
+
+/* How many connections the TCP listener fd has queued (its accept
+ * queue: TCP_INFO's unacked for a listener), or -1. */
+static int tcp_queued(int fd)
+{
+    struct tcp_info ti;
+    socklen_t l = sizeof(ti);
+    if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &l) < 0)
+        return -1;
+    return (int)ti.tcpi_unacked;
+}
+
+/* The relay's connect to the guest's listener (its stand-in, inner_fd):
+ * done when the listener has it queued, so the guest's next accept and
+ * poll see it whatever the host's load (AF_UNIX: queued by the connect). */
+static int relay_connect(int family, int inner_fd)
+{
+    struct sockaddr_storage in;
+    socklen_t il = sizeof(in);
+    if (getsockname(inner_fd, (struct sockaddr *)&in, &il) < 0)
+        return -errno;
+    int r = socket(family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (r < 0)
+        return -errno;
+    struct sockaddr_un autobind = {.sun_family = AF_UNIX};
+    if (family == AF_UNIX && /* named, so the guest's end can be told */
+        bind(r, (struct sockaddr *)&autobind, sizeof(sa_family_t)) < 0) {
+        int e = -errno;
+        close(r);
+        return e;
+    }
+    int before = family == AF_UNIX ? -1 : tcp_queued(inner_fd);
+    if (connect(r, (struct sockaddr *)&in, il) < 0 && errno != EINPROGRESS) {
+        int e = -errno;
+        close(r);
+        return e;
+    }
+    int64_t until = outside_now_ns() + OUTSIDE_DELIVERY_WAIT_NS;
+    while (before >= 0 && tcp_queued(inner_fd) <= before &&
+           outside_now_ns() < until) {
+        struct timespec ts = {0, 20000};
+        nanosleep(&ts, NULL);
+    }
+    return r;
+}
+
+void outside_link_fifo(struct proxy_outside *o, uint32_t id, bool reader,
+                       int remote, int relay)
+{
+    struct outside_link *l = link_add(o, id);
+    if (!l) {
+        if (remote >= 0)
+            close(remote);
+        close(relay);
+        return;
+    }
+    l->fifo = true;
+    l->family = AF_UNSPEC;
+    l->remote = remote;
+    l->relay = relay;
+    if (reader) {
+        l->out_end = true; /* the guest sends nothing */
+    } else {
+        l->in_end = l->end_passed = true; /* nothing comes in */
+    }
+}
+
+void outside_link_accepted(struct proxy_outside *o, uint32_t id, int family,
+                           int remote, const struct sockaddr_storage *peer,
+                           socklen_t peer_len,
+                           const struct sockaddr_storage *local,
+                           socklen_t local_len, int inner_fd)
+{
+    struct outside_link *l = link_add(o, id);
+    if (!l) {
+        if (remote >= 0)
+            close(remote);
+        return;
+    }
+    l->accepted = true;
+    l->family = family;
+    l->remote = remote;
+    l->peer = *peer;
+    l->peer_len = peer_len;
+    l->local = *local;
+    l->local_len = local_len;
+    if (inner_fd < 0)
+        return; /* the listener is gone: nobody to give it to */
+    int r = relay_connect(family, inner_fd);
+    socklen_t rl = sizeof(l->relay_name);
+    if (r < 0 || getsockname(r, (struct sockaddr *)&l->relay_name, &rl) < 0) {
+        if (r >= 0)
+            close(r);
+        return;
+    }
+    l->relay_name_len = rl;
+    l->relay = r;
+    int one = 1;
+    if (family != AF_UNIX)
+        (void)setsockopt(r, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 }
 
 /* ---- moving bytes -------------------------------------------------------- */
@@ -523,7 +701,7 @@ static ssize_t remote_read(struct outside_link *l, void *buf, size_t len,
                            bool *refused)
 {
     *refused = false;
-    if (l->family != AF_UNIX)
+    if (l->family != AF_UNIX && !l->fifo)
         return recv(l->remote, buf, len, MSG_DONTWAIT);
     union {
         struct cmsghdr align;
@@ -533,6 +711,8 @@ static ssize_t remote_read(struct outside_link *l, void *buf, size_t len,
     struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1,
                        .msg_control = ctl.bytes,
                        .msg_controllen = sizeof(ctl.bytes)};
+    if (l->fifo)
+        return read(l->remote, buf, len);
     ssize_t n = recvmsg(l->remote, &m, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
     if (n >= 0)
         *refused = refuse_rights(&m);
@@ -571,8 +751,11 @@ static void give_relay(struct outside_link *l)
         return;
     bool sent = false;
     while (l->in_off < l->in_len) {
-        ssize_t n = send(l->relay, l->in + l->in_off, l->in_len - l->in_off,
-                         MSG_DONTWAIT | MSG_NOSIGNAL);
+        ssize_t n = l->fifo ? write(l->relay, l->in + l->in_off,
+                                    l->in_len - l->in_off)
+                            : send(l->relay, l->in + l->in_off,
+                                   l->in_len - l->in_off,
+                                   MSG_DONTWAIT | MSG_NOSIGNAL);
         if (n <= 0)
             break;
         l->in_off += (size_t)n;
@@ -580,7 +763,7 @@ static void give_relay(struct outside_link *l)
     }
     if (l->in_off == l->in_len && l->in_end && !l->end_passed) {
         l->end_passed = true;
-        if (l->in_err) { /* the peer reset: so does the relay */
+        if (l->in_err || l->fifo) { /* a pipe's end is its close */ /* the peer reset: so does the relay */
             struct linger lg = {1, 0};
             (void)setsockopt(l->relay, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
             close(l->relay);
@@ -590,7 +773,7 @@ static void give_relay(struct outside_link *l)
         (void)shutdown(l->relay, SHUT_WR);
         sent = true;
     }
-    if (sent && l->family != AF_UNIX) /* AF_UNIX: queued by the send */
+    if (sent && l->family != AF_UNIX && !l->fifo) /* queued by the send */
         wait_delivered(l->relay);
 }
 
@@ -599,20 +782,26 @@ static void take_relay(struct outside_link *l)
 {
     static uint8_t buf[OUTSIDE_PUMP_CHUNK];
     while (l->relay >= 0 && !l->out_end) {
-        ssize_t n = recv(l->relay, buf, sizeof(buf), MSG_DONTWAIT);
+        ssize_t n = l->fifo ? read(l->relay, buf, sizeof(buf))
+                            : recv(l->relay, buf, sizeof(buf), MSG_DONTWAIT);
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0)
             return; /* nothing more now (or a reset: the end comes) */
         if (n == 0) {
             l->out_end = true;
-            if (l->remote >= 0)
+            if (l->remote >= 0 && l->fifo) { /* the outside reader's EOF */
+                close(l->remote);
+                l->remote = -1;
+            } else if (l->remote >= 0) {
                 (void)shutdown(l->remote, SHUT_WR);
+            }
             return;
         }
         for (ssize_t off = 0; l->remote >= 0 && off < n;) {
-            ssize_t m = send(l->remote, buf + off, (size_t)(n - off),
-                             MSG_NOSIGNAL);
+            ssize_t m = l->fifo ? write(l->remote, buf + off, (size_t)(n - off))
+                                : send(l->remote, buf + off,
+                                       (size_t)(n - off), MSG_NOSIGNAL);
             if (m < 0 && errno == EINTR)
                 continue;
             if (m <= 0)
@@ -645,6 +834,7 @@ static bool feed_one(struct proxy_world *w, struct proxy_outside *o,
     size_t n;
     if (!o->tap->link_next(o->tap->ctx, &e, &data, &n) ||
         e.kind == PROXY_LINK_CONNECT || e.kind == PROXY_LINK_DGRAM_OPEN ||
+        e.kind == PROXY_LINK_LISTEN || e.kind == PROXY_LINK_FIFO ||
         (!any_pos && e.pos > o->det->events))
         return false;
     /* Only proxy_outside_await takes an awaited mark; past it only a run
@@ -654,7 +844,8 @@ static bool feed_one(struct proxy_world *w, struct proxy_outside *o,
     o->tap->link_taken(o->tap->ctx);
     if (e.kind == PROXY_LINK_AWAITED)
         return true;
-    if (outside_udp_feed(o, &e, data, n))
+    if (outside_udp_feed(o, &e, data, n) ||
+        outside_accept_feed(o, w, &e, data, n))
         return true;
     struct outside_link *l = link_by_id(o, e.link);
     if (!l)
@@ -675,6 +866,8 @@ static bool feed_one(struct proxy_world *w, struct proxy_outside *o,
 static void pump_all(struct proxy_world *w, struct proxy_outside *o,
                      bool both)
 {
+    if (both && outside_recording(o->tap))
+        outside_accept_take(o, w);
     for (size_t i = 0; i < o->nr; i++) {
         struct outside_link *l = &o->links[i];
         if (both && outside_recording(o->tap))
@@ -689,7 +882,7 @@ static void pump_all(struct proxy_world *w, struct proxy_outside *o,
 
 static bool outside_in_use(const struct proxy_outside *o)
 {
-    return o && (o->nr || o->nr_flows);
+    return o && (o->nr || o->nr_flows || o->nr_shadows);
 }
 
 void proxy_outside_pump(struct proxy_world *w)
@@ -721,8 +914,8 @@ bool proxy_outside_idle_feed(struct proxy_world *w)
 
 /* Recording: what hvrun waits on for its relays (remotes_only: only its
  * connections to the peers). */
-static int collect_fds(struct proxy_outside *o, struct pollfd *fds, int room,
-                       bool remotes_only)
+static int collect_fds(struct proxy_world *w, struct proxy_outside *o,
+                       struct pollfd *fds, int room, bool remotes_only)
 {
     int n = 0;
     if (!o || !outside_recording(o->tap))
@@ -734,13 +927,14 @@ static int collect_fds(struct proxy_outside *o, struct pollfd *fds, int room,
         if (l->relay >= 0 && !l->out_end && n < room && !remotes_only)
             fds[n++] = (struct pollfd){l->relay, POLLIN, 0};
     }
+    n += outside_accept_poll_fds(o, w, fds + n, room - n);
     return n + outside_udp_poll_fds(o, fds + n, room - n, remotes_only);
 }
 
 int proxy_outside_poll_fds(struct proxy_world *w, struct pollfd *fds,
                            int room)
 {
-    return collect_fds(w->outside, fds, room, false);
+    return collect_fds(w, w->outside, fds, room, false);
 }
 
 #define AWAIT_FDS 256
@@ -781,7 +975,7 @@ bool proxy_outside_await(struct proxy_world *w, struct proxy_process *p,
     pump_all(w, o, false);
     outside_udp_retire_gone(o, w); /* a closed socket's peer is not awaited */
     struct pollfd fds[AWAIT_FDS];
-    int n = collect_fds(o, fds, AWAIT_FDS, true);
+    int n = collect_fds(w, o, fds, AWAIT_FDS, true);
     if (n == 0)
         return false;
     uint64_t left = (int64_t)deadline_ns > now ? deadline_ns - (uint64_t)now
@@ -815,6 +1009,7 @@ void proxy_outside_free(struct proxy_world *w)
     }
     free(o->links);
     outside_udp_free(o);
+    outside_accept_free(o);
     free(o);
     w->outside = NULL;
 }

@@ -1,7 +1,9 @@
 /*
  * outside.h - exchanges of the run with peers outside it under hvrun
  * record and replay: TCP and AF_UNIX stream connections (outside.c), UDP
- * datagrams (outside_udp.c). net.c hands connect(), the sends with an
+ * datagrams (outside_udp.c), clients from outside accepted by a listener
+ * of the run (outside_accept.c), FIFOs to processes outside
+ * (outside_fifo.c). net.c hands listen(), connect(), the sends with an
  * address, the received source addresses and getpeername() here, world.c
  * the points where data from outside may come in.
  */
@@ -47,6 +49,36 @@ void proxy_outside_connected(struct proxy_process *p, int host_fd);
  * address). */
 bool proxy_outside_peer(struct proxy_world *w, int host_fd,
                         struct sockaddr_storage *peer, socklen_t *len);
+/* listen() of host_fd: false: not one of a listener that may take clients
+ * from outside under record/replay (listen as usual); true: *ret is its
+ * result, and the guest's socket is a stand-in of hvrun's from now on. */
+bool proxy_outside_listen(struct proxy_process *p, int host_fd, int backlog,
+                          long *ret);
+/* getsockname of host_fd: true if it is a stand-in's, or a connection to
+ * one (*name is the name the guest would see). */
+bool proxy_outside_sockname(struct proxy_world *w, int host_fd,
+                            struct sockaddr_storage *name, socklen_t *len);
+/* The peer address accept() got: a relay's becomes its client's. */
+void proxy_outside_accepted_peer(struct proxy_world *w,
+                                 struct sockaddr_storage *a, socklen_t *len);
+/* Before a bind of the run's: listeners the run has closed let go of
+ * their names. */
+void proxy_outside_before_bind(struct proxy_process *p);
+/* After a bind of host_fd: a UDP socket's gets a stand-in under
+ * record/replay (what comes to it from outside is relayed). */
+void proxy_outside_bound(struct proxy_process *p, int host_fd);
+/* A blocking open of the FIFO (dirfd, path), key its absolute path:
+ * false: not one whose other end is outside the run under record/replay
+ * (opened as usual); true: *ret is the open's result, a host fd (a pipe's
+ * end of hvrun's; *own: the FIFO itself, not relayed, as fs.c would have
+ * opened it) or -errno. */
+bool proxy_outside_fifo_open(struct proxy_process *p, const char *key,
+                             int dirfd, const char *path, int flags,
+                             long *ret, bool *own);
+/* Whether an open of (dirfd, path) may be one (cheap: recording, a FIFO
+ * is there; replaying, the recording's next exchange is a FIFO's open). */
+bool proxy_outside_fifo_maybe(struct proxy_process *p, int dirfd,
+                              const char *path);
 /* Moves data between the relays and outside (or the recording), before
  * each guest syscall. */
 void proxy_outside_pump(struct proxy_world *w);

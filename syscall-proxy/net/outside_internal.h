@@ -1,6 +1,7 @@
 /*
  * outside_internal.h - what outside.c (stream connections) and
- * outside_udp.c (datagram flows) share: the run's state of its exchanges
+ * outside_udp.c (datagram flows) and outside_accept.c (listeners that
+ * accept clients from outside) share: the run's state of its exchanges
  * with peers outside it, and how an event of them is noted.
  */
 #ifndef HVRUN_OUTSIDE_INTERNAL_H
@@ -9,6 +10,7 @@
 #include <poll.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/un.h>
 
 #include "proxy.h"
 
@@ -18,13 +20,16 @@
 
 struct outside_link; /* a stream connection (outside.c) */
 struct outside_flow; /* a datagram socket's peer (outside_udp.c) */
+struct outside_shadow; /* a listener of the run (outside_accept.c) */
 
 struct proxy_outside {
     struct outside_link *links;
     size_t nr, cap;
     struct outside_flow **flows;
     size_t nr_flows, cap_flows;
-    uint32_t next_id; /* links and flows are numbered together */
+    struct outside_shadow **shadows;
+    size_t nr_shadows, cap_shadows;
+    uint32_t next_id; /* links, flows and listeners are numbered together */
     struct det_state *det;
     const struct proxy_file_tap *tap;
 };
@@ -41,6 +46,62 @@ struct proxy_outside *outside_of(struct proxy_process *p);
 /* Recording: one event of link or flow id, at the run's event count. */
 void outside_note(struct proxy_outside *o, uint32_t id, uint8_t kind,
                   int64_t value, const void *data, size_t len);
+
+/* A TCP (IPv4, IPv6) or AF_UNIX stream socket; its family. */
+bool outside_stream_socket(int fd, int *family);
+/* Whether the AF_UNIX listener named (name, name_len) is what a connect
+ * to dst reaches. */
+bool outside_unix_same_listener(const struct sockaddr_un *name,
+                                socklen_t name_len, const struct sockaddr *dst,
+                                socklen_t dst_len);
+/* The same socket address (family, address and port; AF_UNIX: name). */
+bool outside_addr_same(const struct sockaddr_storage *a, socklen_t alen,
+                       const struct sockaddr_storage *b, socklen_t blen);
+
+/* ---- connections from outside (outside.c for the bytes) ---- */
+/* A client from outside accepted by a listener of the run whose guest
+ * socket is at inner: a link whose relay connects to inner (the guest
+ * accepts it there); remote: the client (recording) or -1. */
+void outside_link_accepted(struct proxy_outside *o, uint32_t id, int family,
+                           int remote, const struct sockaddr_storage *peer,
+                           socklen_t peer_len,
+                           const struct sockaddr_storage *local,
+                           socklen_t local_len, int inner_fd);
+/* A FIFO to a process outside (outside_fifo.c): the guest reads
+ * (reader) or writes the other end of the pipe whose end relay hvrun
+ * keeps; remote: the FIFO (recording) or -1. */
+void outside_link_fifo(struct proxy_outside *o, uint32_t id, bool reader,
+                       int remote, int relay);
+/* The accepted link whose relay is named relay (what the guest's end
+ * sees as its peer): its client's address and its own name. */
+bool outside_link_by_relay(struct proxy_outside *o,
+                           const struct sockaddr_storage *relay,
+                           socklen_t relay_len, struct sockaddr_storage *peer,
+                           socklen_t *peer_len, struct sockaddr_storage *local,
+                           socklen_t *local_len);
+
+/* ---- listeners (outside_accept.c) ---- */
+/* Recording: clients from outside waiting at the listeners, accepted. */
+void outside_accept_take(struct proxy_outside *o, struct proxy_world *w);
+/* Replaying: a recorded accept (false: not one). */
+bool outside_accept_feed(struct proxy_outside *o, struct proxy_world *w,
+                         const struct proxy_link_event *e, const void *data,
+                         size_t len);
+int outside_accept_poll_fds(struct proxy_outside *o, struct proxy_world *w,
+                            struct pollfd *fds, int room);
+/* A connect from inside the run to a listener of it, or a datagram to a
+ * UDP socket it bound (dgram): to *via instead. */
+bool outside_accept_redirect(struct proxy_outside *o, struct proxy_world *w,
+                             bool dgram,
+                             const struct sockaddr *dst, socklen_t dst_len,
+                             struct sockaddr_storage *via, socklen_t *via_len);
+/* A name the kernel reports that is a listener's stand-in (its guest
+ * socket's own address): the name the guest gave it (connection: true
+ * for the name as a connection's end shows it, a wildcard address
+ * becoming loopback). */
+bool outside_accept_name(struct proxy_outside *o, struct sockaddr_storage *sa,
+                         socklen_t *len, bool connection);
+void outside_accept_free(struct proxy_outside *o);
 
 /* ---- datagram flows (outside_udp.c) ---- */
 /* Replaying: a recorded datagram or error of a flow (false: not a flow
@@ -64,6 +125,28 @@ bool outside_udp_connect(struct proxy_process *p, int host_fd,
                          long *ret);
 /* Flows whose guest socket is gone are closed (nothing waits on them). */
 void outside_udp_retire_gone(struct proxy_outside *o, struct proxy_world *w);
+/* A UDP socket the run bound (its stand-in), as outside_accept.c has it. */
+struct outside_dgram_home {
+    int family;
+    uint64_t ino;   /* the stand-in (fstat) */
+    int fd;         /* hvrun's fd of it */
+    struct sockaddr_storage addr; /* the stand-in's address */
+    socklen_t len;
+    int outer;      /* recording: the socket the guest bound (replies go
+                       out from it), else -1 */
+};
+/* Recording: a datagram from peer outside the run reached home's outer
+ * socket: the flow of that peer (made if new: an I event of link number
+ * home_id's socket) gives it to the stand-in (a G event). */
+void outside_udp_arrived(struct proxy_outside *o, uint32_t home_id,
+                         const struct outside_dgram_home *home,
+                         const struct sockaddr_storage *peer,
+                         socklen_t peer_len, const void *data, size_t len);
+/* Replaying: an I event's flow, id, of peer to home. */
+void outside_udp_inbound(struct proxy_outside *o, uint32_t id,
+                         const struct outside_dgram_home *home,
+                         const struct sockaddr_storage *peer,
+                         socklen_t peer_len);
 void outside_udp_free(struct proxy_outside *o);
 
 #endif

@@ -46,6 +46,7 @@
 #include "outside_internal.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/sock_diag.h>
 #include <netinet/in.h>
 #include <stdlib.h>
@@ -72,6 +73,9 @@ struct outside_flow {
     int family;
     int relay;            /* what the guest's datagrams reach */
     int remote;           /* recording: connected to the peer, or -1 */
+    int outer;            /* recording, a peer that came to a socket the
+                             run bound: that socket (a dup), whose port
+                             the replies go out from; else -1 */
     struct sockaddr_storage peer, relay_addr, guest_addr;
     socklen_t peer_len, relay_len, guest_len; /* guest_len 0: not known */
     struct dgram_pending *q;
@@ -182,7 +186,9 @@ static void flow_close(struct outside_flow *f)
         close(f->relay);
     if (f->remote >= 0)
         close(f->remote);
-    f->relay = f->remote = -1;
+    if (f->outer >= 0)
+        close(f->outer);
+    f->relay = f->remote = f->outer = -1;
     for (size_t i = 0; i < f->q_len; i++)
         free(f->q[i].data);
     f->q_len = 0;
@@ -316,6 +322,7 @@ static struct outside_flow *flow_open(struct proxy_process *p,
     f->guest_fd = host_fd;
     f->family = family;
     f->remote = remote;
+    f->outer = -1;
     f->peer = *peer;
     f->peer_len = peer_len;
     f->relay = relay_socket(family, &f->relay_addr, &f->relay_len);
@@ -372,11 +379,37 @@ static bool route(struct proxy_process *p, int host_fd,
     return true;
 }
 
+/* A datagram or connect of a UDP socket to a socket the run bound that
+ * has a stand-in: to the stand-in (*via). */
+static bool redirected(struct proxy_process *p, int host_fd,
+                       const struct sockaddr *dst, socklen_t dst_len,
+                       struct sockaddr_storage *via, socklen_t *via_len)
+{
+    const struct proxy_file_tap *t = p->cfg->file_tap;
+    int family;
+    struct proxy_outside *o = p->world->outside;
+    return o && o->nr_shadows &&
+           (outside_recording(t) || outside_replaying(t)) &&
+           udp_socket(host_fd, &family) && dst_len >= sizeof(sa_family_t) &&
+           dst->sa_family == family &&
+           outside_accept_redirect(o, p->world, true, dst, dst_len, via,
+                                   via_len);
+}
+
 bool proxy_outside_dgram_route(struct proxy_process *p, int host_fd,
                                struct sockaddr_storage *dst,
                                socklen_t *dst_len, long *ret)
 {
     struct outside_flow *f = NULL;
+    struct sockaddr_storage via;
+    socklen_t via_len;
+    if (redirected(p, host_fd, (struct sockaddr *)dst, *dst_len, &via,
+                   &via_len)) {
+        *dst = via;
+        *dst_len = via_len;
+        *ret = 0;
+        return true;
+    }
     if (!route(p, host_fd, (struct sockaddr *)dst, *dst_len, &f, ret))
         return false;
     if (f) {
@@ -401,6 +434,11 @@ bool outside_udp_connect(struct proxy_process *p, int host_fd,
                          long *ret)
 {
     struct outside_flow *f = NULL;
+    if (redirected(p, host_fd, dst, dst_len, via, via_len)) {
+        mark_connected(p->world->outside, outside_sock_ino(host_fd), NULL);
+        *ret = 0;
+        return true;
+    }
     bool routed = route(p, host_fd, dst, dst_len, &f, ret);
     if (!routed || f) /* elsewhere, AF_UNSPEC, or to this flow */
         mark_connected(p->world->outside, outside_sock_ino(host_fd), f);
@@ -418,6 +456,8 @@ void proxy_outside_dgram_source(struct proxy_world *w,
     struct proxy_outside *o = w->outside;
     if (!o || (src->ss_family != AF_INET && src->ss_family != AF_INET6))
         return;
+    if (outside_accept_name(o, src, src_len, true))
+        return; /* from a stand-in: the socket the run bound */
     for (size_t i = 0; i < o->nr_flows; i++) {
         struct outside_flow *f = o->flows[i];
         if (!f->dead && inet_same(&f->relay_addr, src)) {
@@ -516,6 +556,11 @@ static void take_relay(struct proxy_outside *o, struct outside_flow *f)
             continue; /* an error of the relay's own: nothing to take */
         f->guest_addr = from;
         f->guest_len = fl;
+        if (f->outer >= 0) { /* a reply from the port the run bound */
+            (void)sendto(f->outer, buf, (size_t)n, MSG_DONTWAIT,
+                         (struct sockaddr *)&f->peer, f->peer_len);
+            continue;
+        }
         while (f->remote >= 0 &&
                send(f->remote, buf, (size_t)n, MSG_DONTWAIT) < 0) {
             if (errno == EINTR)
@@ -647,6 +692,61 @@ int outside_udp_poll_fds(struct proxy_outside *o, struct pollfd *fds, int room,
             fds[n++] = (struct pollfd){f->relay, POLLIN, 0};
     }
     return n;
+}
+
+/* A flow of a peer that came to a socket the run bound (home). */
+static struct outside_flow *inbound_flow(struct proxy_outside *o, uint32_t id,
+                                         const struct outside_dgram_home *home,
+                                         const struct sockaddr_storage *peer,
+                                         socklen_t peer_len)
+{
+    struct outside_flow *f = calloc(1, sizeof(*f));
+    if (!f || !flows_room(o)) {
+        free(f);
+        return NULL;
+    }
+    f->id = id;
+    f->guest_ino = home->ino;
+    f->guest_fd = home->fd;
+    f->family = home->family;
+    f->remote = -1;
+    f->outer = home->outer >= 0 ? fcntl(home->outer, F_DUPFD_CLOEXEC, 0) : -1;
+    f->peer = *peer;
+    f->peer_len = peer_len;
+    f->guest_addr = home->addr;
+    f->guest_len = home->len;
+    f->relay = relay_socket(home->family, &f->relay_addr, &f->relay_len);
+    if (f->relay < 0) {
+        f->relay = -1;
+        flow_close(f);
+    }
+    o->flows[o->nr_flows++] = f; /* kept: its id is in the recording */
+    return f->dead ? NULL : f;
+}
+
+void outside_udp_arrived(struct proxy_outside *o, uint32_t home_id,
+                         const struct outside_dgram_home *home,
+                         const struct sockaddr_storage *peer,
+                         socklen_t peer_len, const void *data, size_t len)
+{
+    struct outside_flow *f = flow_find(o, home->ino, peer);
+    if (!f) {
+        uint32_t id = o->next_id++;
+        outside_note(o, id, PROXY_LINK_DGRAM_IN, home_id, peer, peer_len);
+        f = inbound_flow(o, id, home, peer, peer_len);
+    }
+    if (!f)
+        return;
+    outside_note(o, f->id, PROXY_LINK_DGRAM, 0, data, len);
+    enqueue(f, data, len, 0);
+}
+
+void outside_udp_inbound(struct proxy_outside *o, uint32_t id,
+                         const struct outside_dgram_home *home,
+                         const struct sockaddr_storage *peer,
+                         socklen_t peer_len)
+{
+    (void)inbound_flow(o, id, home, peer, peer_len);
 }
 
 void outside_udp_free(struct proxy_outside *o)

@@ -24,9 +24,11 @@
 #                  the host: the replay starts from the recorded bytes
 #   rw-untouched   ... and leaves the host's file as it was
 #   reread-served  a file read twice replays after it changed
-#   diverged       data from outside the run that is not recorded (a FIFO
-#                  another host process wrote): the replay says it
-#                  diverged and exits 121, never waits or passes
+#   fifo-from-outside  a FIFO written by a process outside the run (cat
+#                  alone; head beside a shell, the writer there first) and
+#                  one read outside: replayed after they and the FIFO were
+#                  gone, under kvm and ptrace (the open does not wait);
+#                  record --verify
 #   writes-off-host  a replay of a run that appends, creates, renames and
 #                  removes changes nothing on the host (a listing with
 #                  checksums of the tree is the same before and after)
@@ -56,6 +58,24 @@
 #   outside-unix-refused  connects to a socket file nobody listens on
 #                  (ECONNREFUSED) and to a missing path (ENOENT): replay
 #                  the same errors while a server listens at both
+#   accepted-from-outside  a python server in the run (TCP over IPv4 and
+#                  IPv6, AF_UNIX at a relative path) serves a client from
+#                  outside on each (fresh random bytes both ways, 50 ms
+#                  apart) and one from inside: as native (random bytes
+#                  masked); replayed after the client ended, under kvm and
+#                  ptrace, while a probe from outside finds nothing
+#                  listening at the ports (refused); record --verify
+#   accept-timed   a server in the run whose accept has a timeout: a
+#                  client from outside during the wait (hvrun waited host
+#                  time for it) and none at all (absent): each replays the
+#                  same under kvm and ptrace, the absent one while a probe
+#                  connects to the port at replay (refused)
+#   udp-server-in-run  a UDP server in the run answers three queries from
+#                  outside (a connected socket: replies must come from the
+#                  port it bound; fresh random bytes) and one from inside:
+#                  as native (masked); replayed after the client ended,
+#                  under kvm and ptrace, while a probe from outside gets no
+#                  answer; record --verify
 #   stopped-by-signal  a run of two computing threads stopped from outside
 #                  by SIGINT (exit 130): recorded up to there; the replay
 #                  stops at the same point (the same lines, exit 130),
@@ -265,19 +285,7 @@ diverged_cases() {
     else
         fail "$L:reread-served" "exit $st: $(head -c 300 "$d/w.err")"
     fi
-    # Data from outside the run that is not recorded yet (a FIFO another
-    # host process writes): a replay has no outside, so it says it
-    # diverged (exit 121) rather than wait, never passes as a good replay.
-    rm -f "$d/fifo" && mkfifo "$d/fifo"
-    (timeout 60 sh -c "echo one > '$d/fifo'" &)
-    (cd "$d" && hv record -o f.hvrec -- cat fifo > /dev/null 2>&1)
-    (cd "$d" && hv replay f.hvrec > /dev/null 2> f.err)
-    st=$?
-    if [ "$st" = 121 ] && grep -q '^hvrun: replay: diverged from the recording' "$d/f.err"; then
-        pass "$L:diverged"
-    else
-        fail "$L:diverged" "exit $st: $(head -c 300 "$d/f.err")"
-    fi
+    fifo_cases "$d"
     # The host's time and randomness are in the recording: replayed.
     (cd "$d" && hv record --no-virtualize-time --no-virtualize-random \
         -o t.hvrec -- sh -c 'date +%s.%N; od -An -tx1 -N16 /dev/urandom' \
@@ -291,6 +299,60 @@ diverged_cases() {
         pass "$L:host-time-and-random"
     else
         fail "$L:host-time-and-random" "exit $st: $(head -c 300 "$d/t.err")"
+    fi
+}
+
+# FIFOs whose other end is a process outside the run (net/outside_fifo.c):
+# what an outside writer sent (fresh random bytes, 50 ms apart) replays
+# after the writer and the FIFO are gone; a write for an outside reader
+# goes out recording and is dropped replaying (the open does not wait).
+fifo_cases() {
+    local d=$1 st bad="" w
+    rm -f "$d/fifo" && mkfifo "$d/fifo"
+    (cd "$d" && timeout 60 sh -c 'exec 3> fifo; for i in 1 2 3; do od -An -tx1 -N4 /dev/urandom >&3; sleep 0.05; done') &
+    w=$!
+    (cd "$d" && hv record -o f.hvrec -- cat fifo > f.rec.out 2> f.rec.err)
+    st=$?
+    wait "$w"
+    # A reader beside a shell (other guests alive): the writer outside
+    # opened first and wrote already.
+    "$PY" -c 'import os,sys,time
+fd = os.open(sys.argv[1], os.O_RDWR)
+for i in range(3):
+    os.write(fd, b"line %d %s\n" % (i, os.urandom(4).hex().encode())); time.sleep(0.05)
+time.sleep(1); os.close(fd)' "$d/fifo" &
+    w=$!
+    sleep 0.3
+    (cd "$d" && hv record -o s.hvrec -- sh -c 'head -n 3 fifo; echo done' > s.rec.out 2> s.rec.err)
+    local sst=$?
+    wait "$w"
+    (cd "$d" && timeout 60 cat fifo > reader.out) &
+    w=$!
+    (cd "$d" && hv record -o o.hvrec -- sh -c 'echo to-outside > fifo; echo done' > o.rec.out 2> o.rec.err)
+    local ost=$?
+    wait "$w"
+    rm -f "$d/fifo"
+    [ "$(wc -l < "$d/f.rec.out")" = 3 ] || bad="recorded: $(head -c 200 "$d/f.rec.out" "$d/f.rec.err");"
+    grep -q '^line 2 ' "$d/s.rec.out" || bad="$bad recorded beside sh: $(head -c 200 "$d/s.rec.out" "$d/s.rec.err");"
+    grep -q '^to-outside$' "$d/reader.out" || bad="$bad the outside reader got: $(head -c 100 "$d/reader.out");"
+    bad="$bad$(replayed_both "$d" f "$st")$(replayed_both "$d" s "$sst")$(replayed_both "$d" o "$ost")"
+    if [ -z "$bad" ]; then
+        pass "$L:fifo-from-outside (writer and reader outside; replayed after they and the FIFO were gone, kvm and ptrace)"
+    else
+        fail "$L:fifo-from-outside" "$bad"
+    fi
+    mkfifo "$d/fifo"
+    (cd "$d" && timeout 60 sh -c 'exec 3> fifo; for i in 1 2 3; do od -An -tx1 -N4 /dev/urandom >&3; sleep 0.05; done') &
+    w=$!
+    (cd "$d" && hv record --verify -o v.hvrec -- cat fifo > v.out 2> v.err)
+    st=$?
+    wait "$w"
+    rm -f "$d/fifo"
+    if [ "$st" = 0 ] && [ "$(wc -l < "$d/v.out")" = 3 ] &&
+        grep -q '^hvrun: replay: identical' "$d/v.err"; then
+        pass "$L:verify/fifo-from-outside"
+    else
+        fail "$L:verify/fifo-from-outside" "exit $st: $(grep '^hvrun' "$d/v.err" | head -c 300)"
     fi
 }
 
@@ -493,6 +555,141 @@ outside_unix_cases() {
     fi
 }
 
+# A server in the run (inrun_server.py) accepting clients from outside
+# (accept_client.py), one each on IPv4, IPv6 and AF_UNIX.
+accepted_cases() {
+    local d=$WORK/$ID.acc st vst bad="" srv=$ROOT/tests/record/inrun_server.py
+    local client=$ROOT/tests/record/accept_client.py cl probe
+    mkdir -p "$d"
+    rm -f "$d/port" "$d/srv.sock"
+    (cd "$d" && { "$PY" "$client" port srv.sock > native.client 2>&1 & "$PY" "$srv" port srv.sock > native.out 2>&1; wait; })
+    rm -f "$d/port"
+    (cd "$d" && { "$PY" "$client" port srv.sock > o.client 2>&1 & cl=$!
+        hv record -o o.hvrec -- "$PY" "$srv" port srv.sock > o.rec.out 2> o.rec.err; echo $? > o.st; wait $cl; })
+    st=$(cat "$d/o.st")
+    { grep -q '^unix got line2' "$d/o.rec.out" && grep -q '^inside got inside' "$d/o.rec.out" &&
+        [ "$(grep -c ' ack line' "$d/o.client")" = 9 ] &&
+        cmp -s <(masked "$d/native.out") <(masked "$d/o.rec.out"); } ||
+        bad="recorded (against native): $(head -c 300 "$d/o.rec.out" "$d/o.rec.err");"
+    # While the replays run, nothing from outside reaches the ports.
+    "$PY" -c 'import socket,sys,time
+p4, p6 = map(int, open(sys.argv[1]).read().split())
+got = 0
+for _ in range(100):
+    for fam, a in ((socket.AF_INET, ("127.0.0.1", p4)), (socket.AF_INET6, ("::1", p6))):
+        s = socket.socket(fam)
+        try:
+            s.connect(a); got += 1
+        except OSError:
+            pass
+        s.close()
+    time.sleep(0.02)
+print("reached", got)' "$d/port" > "$d/probe.out" 2>&1 &
+    probe=$!
+    bad="$bad$(replayed_both "$d" o "$st")"
+    wait "$probe"
+    grep -q '^reached 0$' "$d/probe.out" || bad="$bad probe: $(cat "$d/probe.out");"
+    if [ -z "$bad" ]; then
+        pass "$L:accepted-from-outside (as native; replayed after the client ended, kvm and ptrace, unreachable)"
+    else
+        fail "$L:accepted-from-outside" "$bad"
+    fi
+    rm -f "$d/port" "$d/srv.sock"
+    (cd "$d" && { "$PY" "$client" port srv.sock > v.client 2>&1 & cl=$!
+        hv record --verify -o v.hvrec -- "$PY" "$srv" port srv.sock > v.out 2> v.err; echo $? > v.st; wait $cl; })
+    vst=$(cat "$d/v.st")
+    verified accepted-from-outside "$d" "$vst" '^v6 got line2'
+}
+
+# A timed accept (accept_timeout.py): a client from outside comes during
+# the wait, or none comes.
+accept_timed_cases() {
+    local d=$WORK/$ID.acct st0 st1 rp bad="" srv=$ROOT/tests/record/accept_timeout.py
+    mkdir -p "$d"
+    rm -f "$d/port"
+    (cd "$d" && hv record -o t1.hvrec -- "$PY" "$srv" port 20 > t1.rec.out 2> t1.rec.err; echo $? > t1.st) &
+    rp=$!
+    for i in $(seq 1 200); do
+        [ -s "$d/port" ] && break
+        sleep 0.05
+    done
+    sleep 0.2
+    "$PY" -c 'import os,socket,sys
+s = socket.create_connection(("127.0.0.1", int(open(sys.argv[1]).read())))
+s.sendall(b"hi %s\n" % os.urandom(4).hex().encode())
+s.close()' "$d/port"
+    wait "$rp"
+    st1=$(cat "$d/t1.st")
+    grep -q '^client sent hi ' "$d/t1.rec.out" || bad="recorded: $(head -c 200 "$d/t1.rec.out" "$d/t1.rec.err");"
+    bad="$bad$(replayed_both "$d" t1 "$st1")"
+    rm -f "$d/port"
+    (cd "$d" && hv record -o t0.hvrec -- "$PY" "$srv" port 0.3 > t0.rec.out 2> t0.rec.err)
+    st0=$?
+    "$PY" -c 'import socket,sys,time
+got = 0
+for _ in range(100):
+    s = socket.socket()
+    try:
+        s.connect(("127.0.0.1", int(open(sys.argv[1]).read()))); got += 1
+    except OSError:
+        pass
+    s.close(); time.sleep(0.02)
+print("reached", got)' "$d/port" > "$d/probe.out" 2>&1 &
+    rp=$!
+    grep -q '^no client$' "$d/t0.rec.out" || bad="$bad recorded absent: $(head -c 200 "$d/t0.rec.out");"
+    bad="$bad$(replayed_both "$d" t0 "$st0")"
+    wait "$rp"
+    grep -q '^reached 0$' "$d/probe.out" || bad="$bad probe: $(cat "$d/probe.out");"
+    if [ -z "$bad" ]; then
+        pass "$L:accept-timed (a client during the wait, and none: replayed by kvm and ptrace, unreachable)"
+    else
+        fail "$L:accept-timed" "$bad"
+    fi
+}
+
+# A UDP server in the run (udp_inrun_server.py) queried from outside
+# (udp_query.py).
+udp_server_cases() {
+    local d=$WORK/$ID.udpsrv st vst bad="" srv=$ROOT/tests/record/udp_inrun_server.py
+    local client=$ROOT/tests/record/udp_query.py cl probe
+    mkdir -p "$d"
+    rm -f "$d/port"
+    (cd "$d" && { "$PY" "$client" port > native.client 2>&1 & "$PY" "$srv" port > native.out 2>&1; wait; })
+    rm -f "$d/port"
+    (cd "$d" && { "$PY" "$client" port > o.client 2>&1 & cl=$!
+        hv record -o o.hvrec -- "$PY" "$srv" port > o.rec.out 2> o.rec.err; echo $? > o.st; wait $cl; })
+    st=$(cat "$d/o.st")
+    { grep -q '^query 2 q2' "$d/o.rec.out" && grep -q '^inside got inside answer from the server True' "$d/o.rec.out" &&
+        [ "$(grep -c '^reply ans q' "$d/o.client")" = 3 ] &&
+        cmp -s <(masked "$d/native.out") <(masked "$d/o.rec.out"); } ||
+        bad="recorded (against native): $(head -c 300 "$d/o.rec.out" "$d/o.rec.err" "$d/o.client");"
+    "$PY" -c 'import socket,sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.settimeout(0.2)
+got = 0
+for _ in range(10):
+    s.sendto(b"probe 00000000", ("127.0.0.1", int(open(sys.argv[1]).read())))
+    try:
+        s.recv(100); got += 1
+    except OSError:
+        pass
+print("answered", got)' "$d/port" > "$d/probe.out" 2>&1 &
+    probe=$!
+    bad="$bad$(replayed_both "$d" o "$st")"
+    wait "$probe"
+    grep -q '^answered 0$' "$d/probe.out" || bad="$bad probe: $(cat "$d/probe.out");"
+    if [ -z "$bad" ]; then
+        pass "$L:udp-server-in-run (as native; replayed after the client ended, kvm and ptrace, no answer to outside)"
+    else
+        fail "$L:udp-server-in-run" "$bad"
+    fi
+    rm -f "$d/port"
+    (cd "$d" && { "$PY" "$client" port > v.client 2>&1 & cl=$!
+        hv record --verify -o v.hvrec -- "$PY" "$srv" port > v.out 2> v.err; echo $? > v.st; wait $cl; })
+    vst=$(cat "$d/v.st")
+    verified udp-server-in-run "$d" "$vst" '^query 2 q2'
+}
+
 stopped_case() {
     local d=$WORK/$ID.stop pid st bad="" b
     mkdir -p "$d"
@@ -648,6 +845,9 @@ for hvarg in "$@"; do
     outside_cases
     outside_udp_cases
     outside_unix_cases
+    accepted_cases
+    accept_timed_cases
+    udp_server_cases
     stopped_case
     host_timers_case
     isolation_cases
