@@ -476,6 +476,10 @@ struct proxy_config {
     uint64_t stop_events;
 };
 
+/* The process group and session of whatever started the run (a shell):
+ * outside the run, so they read 0, as ids from outside a pid namespace. */
+#define PROXY_OUTSIDE_PGID 0
+
 struct proxy_process {
     struct proxy_world *world;
     bool zombie;                /* exited, not yet reaped by its parent */
@@ -508,7 +512,7 @@ struct proxy_process {
     gva_t stack_top;
 
     /* identity */
-    int pid, tid, ppid, pgid, sid;
+    int pid, tid, ppid, pgid, sid; /* pgid/sid 0: the run's starter's */
     gva_t clear_child_tid;
     gva_t robust_list;
     char exe_path[PROXY_PATH_MAX]; /* absolute host path of the program */
