@@ -561,6 +561,8 @@ struct proxy_process {
         bool child_subreaper;
         bool thp_disabled;
         bool keepcaps;          /* PR_SET_KEEPCAPS; cleared by execve */
+        bool tsc_sigsegv;       /* PR_TSC_SIGSEGV: a trapped RDTSC/RDTSCP
+                                 * is a #GP (SIGSEGV); execve keeps it */
         /* sched_setscheduler/sched_setattr (misc.c): what the guest set,
          * reported back; hvrun's one vCPU schedules the same whatever */
         int sched_policy, sched_priority;

@@ -1298,6 +1298,35 @@ static long prctl_get_name(struct proxy_process *p, gva_t name_gva)
     return 0;
 }
 
+/* Whether hvrun sees this run's RDTSC/RDTSCP: a backend that traps them
+ * (CR4.TSD's #GP; the ptrace stub's own PR_SET_TSC) or the sites it
+ * rewrites (kvm_pvm, where only those in code it rewrote trap). */
+static bool tsc_trappable(const struct proxy_process *p)
+{
+    struct vmm_host_info info;
+    if (p->cfg->rdtsc_rewrite)
+        return true;
+    if (!p->world || !p->world->host)
+        return false;
+    vmm_host_get_info(p->world->host, &info);
+    return info.rdtsc_trappable;
+}
+
+/* PR_SET_TSC/PR_GET_TSC (arch/x86 set_tsc_mode): where no RDTSC can be
+ * made to fault, EINVAL, as a Linux without the option says. */
+static long prctl_tsc(struct proxy_process *p, int option, uint64_t arg2)
+{
+    if (!tsc_trappable(p))
+        return -EINVAL;
+    if (option == PR_GET_TSC)
+        return put_int(p, arg2, p->prctl.tsc_sigsegv ? PR_TSC_SIGSEGV
+                                                       : PR_TSC_ENABLE);
+    if (arg2 != PR_TSC_ENABLE && arg2 != PR_TSC_SIGSEGV)
+        return -EINVAL;
+    p->prctl.tsc_sigsegv = arg2 == PR_TSC_SIGSEGV;
+    return 0;
+}
+
 /* The options that only read or write misc_state. */
 static long prctl_flags(struct proxy_process *p, int option,
                         const uint64_t a[6])
@@ -1374,6 +1403,9 @@ static long sys_prctl(struct proxy_process *p, const uint64_t a[6])
         /* Naming anonymous memory: Linux without CONFIG_ANON_VMA_NAME says
          * -EINVAL, and glibc (thread stack names) ignores the failure. */
         return -EINVAL;
+    case PR_SET_TSC:
+    case PR_GET_TSC:
+        return prctl_tsc(p, option, a[1]);
     case PR_SET_MM:
         /* Rewriting the mm layout (CAP_SYS_RESOURCE) is refused: the
          * address space belongs to hvrun's loader and mm family. */

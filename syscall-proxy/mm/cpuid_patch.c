@@ -930,6 +930,8 @@ static enum proxy_trap_kind tsc_fault(struct proxy_process *p)
     } else {
         return PROXY_TRAP_NONE;
     }
+    if (p->prctl.tsc_sigsegv)
+        return PROXY_TRAP_TSC_GP;
     if (p->det->cfg.virtualize_time) {
         answer_tsc(p, r, kind);
     } else {
@@ -958,6 +960,8 @@ enum proxy_trap_kind proxy_cpuid_trap(struct proxy_process *p,
     if (!ps || !maps_file_at(p, r->rip, ps->dev, ps->ino, ps->file_off) ||
         !guest_bytes(p, r->rip, now, 2) || memcmp(now, insn_ud2, 2) != 0)
         return PROXY_TRAP_NONE;
+    if (ps->kind != PROXY_SITE_CPUID && p->prctl.tsc_sigsegv)
+        return PROXY_TRAP_TSC_GP;
     if (ps->kind == PROXY_SITE_CPUID)
         answer_cpuid(p, r);
     else
