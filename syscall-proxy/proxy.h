@@ -215,6 +215,15 @@ struct proxy_thread_io {
     gva_t write_gva;       /* its buffer, or its iovec array */
     uint64_t write_count;  /* its length, or its segment count */
     size_t write_done_bytes;
+    /* a blocking FIFO open for reading parked until a writer comes: its
+     * host fd (opened O_NONBLOCK, so the FIFO has this reader, as a
+     * reader waiting in Linux's open counts) and whether a writer of the
+     * run opened the FIFO since (fs.c) */
+    bool fifo_parked;
+    bool fifo_partner;
+    int fifo_fd;
+    dev_t fifo_dev;
+    ino_t fifo_ino;
 };
 
 struct proxy_thread {
@@ -1010,6 +1019,14 @@ void proxy_timer_exec(struct proxy_process *p);
 int proxy_thread_init(struct proxy_process *p);
 /* Closes what a thread's io.c state holds (the thread is going). */
 void proxy_thread_io_release(struct proxy_thread *t);
+/* A parked FIFO open given up (the call returned EINTR): its fd closed. */
+void proxy_fifo_unpark(struct proxy_thread *t);
+/* Whether a guest of the run holds an fd on FIFO (dev, ino) that can
+ * write it (writer) or read it (!writer). */
+bool proxy_fifo_end_in_run(struct proxy_process *p, dev_t dev, ino_t ino,
+                           bool writer);
+/* A writer opened FIFO (dev, ino): the readers parked in open go on. */
+void proxy_fifo_writer_opened(struct proxy_process *p, dev_t dev, ino_t ino);
 /* Puts thread idx of p on p's vCPU (saving the current one). */
 int proxy_thread_switch(struct proxy_process *p, int idx);
 /* The earliest futex deadline of p's threads, or UINT64_MAX. */

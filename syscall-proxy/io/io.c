@@ -178,25 +178,52 @@ static bool wait_fd_get(struct proxy_process *p, int guest_fd,
     return true;
 }
 
+bool proxy_fifo_end_in_run(struct proxy_process *p, dev_t dev, ino_t ino,
+                           bool writer)
+{
+    int nr_procs = p->world ? p->world->nr_procs : 1;
+    int other_only = writer ? O_RDONLY : O_WRONLY;
+    for (int i = 0; i < nr_procs; i++) {
+        struct proxy_process *q = p->world ? p->world->procs[i] : p;
+        for (int fd = 0; !q->zombie && fd < q->fds.cap; fd++) {
+            struct proxy_fd *f = proxy_fd_get(&q->fds, fd);
+            if (!f || !S_ISFIFO(fd_type(f)) || f->host_dev != dev ||
+                f->host_ino != ino)
+                continue;
+            int fl = fcntl(f->host_fd, F_GETFL);
+            if (fl >= 0 && (fl & O_ACCMODE) != other_only)
+                return true;
+        }
+    }
+    return false;
+}
+
 /* Whether a guest of the run (the writer's process too: another of its
  * threads may read) holds an fd that can read the pipe or FIFO w. */
 static bool pipe_read_end_in_run(struct proxy_process *p,
                                  const struct wait_fd *w)
 {
+    return proxy_fifo_end_in_run(p, w->dev, w->ino, false);
+}
+
+void proxy_fifo_writer_opened(struct proxy_process *p, dev_t dev, ino_t ino)
+{
     int nr_procs = p->world ? p->world->nr_procs : 1;
     for (int i = 0; i < nr_procs; i++) {
         struct proxy_process *q = p->world ? p->world->procs[i] : p;
-        for (int fd = 0; !q->zombie && fd < q->fds.cap; fd++) {
-            struct proxy_fd *f = proxy_fd_get(&q->fds, fd);
-            if (!f || !S_ISFIFO(fd_type(f)) || f->host_dev != w->dev ||
-                f->host_ino != w->ino)
-                continue;
-            int fl = fcntl(f->host_fd, F_GETFL);
-            if (fl >= 0 && (fl & O_ACCMODE) != O_WRONLY)
-                return true;
+        for (int k = 0; !q->zombie && k < q->nr_threads; k++) {
+            struct proxy_thread_io *io = &q->threads[k].io;
+            if (io->fifo_parked && io->fifo_dev == dev && io->fifo_ino == ino)
+                io->fifo_partner = true;
         }
     }
-    return false;
+}
+
+void proxy_fifo_unpark(struct proxy_thread *t)
+{
+    if (t->io.fifo_parked)
+        close(t->io.fifo_fd);
+    t->io.fifo_parked = t->io.fifo_partner = false;
 }
 
 /* Whether a write of len_bytes to w, which polls writable, must be made
@@ -243,6 +270,7 @@ void proxy_thread_io_release(struct proxy_thread *t)
 {
     if (t->io.has_epoll)
         close(t->io.epoll_fd);
+    proxy_fifo_unpark(t);
     t->io = (struct proxy_thread_io){0};
 }
 

@@ -283,6 +283,7 @@ static void deliver(struct proxy_process *p, int sig, const siginfo_t *info,
         struct vmm_regs *r = vmm_vm_regs(p->vm);
         r->rax = (uint64_t)-EINTR;
         r->rip += 2;
+        proxy_fifo_unpark(t); /* an interrupted FIFO open's reader end */
     }
     if (t) {
         t->restartable = false;
