@@ -81,6 +81,9 @@ struct proxy_fd {
      * an eventfd kept ready as the queue is; shared by dups and fork
      * children. */
     struct proxy_mqd *mqd;
+    /* F_SETOWN/F_SETOWN_EX's owner (io.c), the open file's as in Linux:
+     * shared by dups and fork children (made when first shared or set). */
+    struct proxy_fowner *owner;
 };
 
 struct proxy_plock;
@@ -113,7 +116,10 @@ int proxy_fd_close(struct proxy_fdtable *t, int guest_fd);
 void proxy_dircache_put(struct proxy_dircache *c);
 /* A dup (or a fork's copy) of from: to shares its signalfd or timerfd
  * context, as the open file is shared on Linux. */
-void proxy_fd_share_context(struct proxy_fd *to, const struct proxy_fd *from);
+void proxy_fd_share_context(struct proxy_fd *to, struct proxy_fd *from);
+/* The fd owner context (io.c): shared from `from` to `to`, or dropped. */
+void proxy_fowner_share(struct proxy_fd *to, struct proxy_fd *from);
+void proxy_fowner_put(struct proxy_fowner *o);
 /* Closes every close-on-exec fd (execve). */
 void proxy_fd_close_on_exec(struct proxy_fdtable *t);
 
@@ -485,9 +491,10 @@ struct proxy_config {
     uint64_t stop_events;
 };
 
-/* The process group and session of whatever started the run (a shell):
- * outside the run, so they read 0, as ids from outside a pid namespace. */
-#define PROXY_OUTSIDE_PGID 0
+/* The process group and session of the run's virtual "shell", which
+ * started the first process (pid 1): a pid the run never gives a process
+ * (procsys.c skips it), the last below Linux's default pid_max. */
+#define PROXY_OUTSIDE_PGID 32767
 
 struct proxy_process {
     struct proxy_world *world;
@@ -521,7 +528,7 @@ struct proxy_process {
     gva_t stack_top;
 
     /* identity */
-    int pid, tid, ppid, pgid, sid; /* pgid/sid 0: the run's starter's */
+    int pid, tid, ppid, pgid, sid;
     gva_t clear_child_tid;
     gva_t robust_list;
     char exe_path[PROXY_PATH_MAX]; /* absolute host path of the program */

@@ -56,7 +56,7 @@ static int clone_fds(struct proxy_process *c, const struct proxy_process *p)
 {
     int rc = proxy_fdtable_init(&c->fds, p->fds.max_fds);
     for (int fd = 0; rc == 0 && fd < p->fds.cap; fd++) {
-        const struct proxy_fd *f = &p->fds.fds[fd];
+        struct proxy_fd *f = &p->fds.fds[fd]; /* its contexts are shared */
         if (f->kind == PROXY_FD_FREE)
             continue;
         int host = fcntl(f->host_fd, F_DUPFD_CLOEXEC, 3);
@@ -128,6 +128,8 @@ static struct proxy_process *new_child(struct proxy_process *p,
     c->nr_threads = c->cap_threads = 0;
     memset(&c->fds, 0, sizeof(c->fds));
     c->cwd_fd = fcntl(p->cwd_fd, F_DUPFD_CLOEXEC, 3);
+    if (p->world->next_pid == PROXY_OUTSIDE_PGID) /* the shell's */
+        p->world->next_pid++;
     c->pid = c->tid = p->world->next_pid++;
     c->ppid = p->pid;
     c->pending_mask = 0;
