@@ -536,6 +536,9 @@ struct proxy_process {
     struct vmm_cpu_identity cpu; /* what its CPUID shows (/proc/cpuinfo) */
     struct proxy_cpuid_patched *cpuid_patched; /* rewritten sites, or NULL */
     char comm[16];
+    /* vfs.c: the thread a /proc/.../task/TID/ name being opened picks
+     * (its comm, stat, status), 0 for the process's own files */
+    int proc_tid;
     /* Written /proc/self settings (procfile.c); "" is the initial value. */
     char kept[PROXY_NR_KEPT][PROXY_KEPT_VALUE_MAX];
 
@@ -897,6 +900,8 @@ int proxy_signal_dequeue(struct proxy_process *p, uint64_t set,
 /* The calling thread's name (PR_SET_NAME): the process's comm for the
  * main thread, the thread's own for the others (misc.c). */
 char *proxy_thread_comm(struct proxy_process *p);
+/* The name of q's thread tid (0 or q's pid: the process's comm). */
+char *proxy_thread_comm_of(struct proxy_process *q, int tid);
 
 /* Whether the current thread would take a pending signal now (unblocked
  * by its mask, a temporary one of ppoll/pselect included, not ignored). */

@@ -86,15 +86,27 @@ static const char *strip_dir_prefix(const char *s, const char *prefix)
     return s + n;
 }
 
+/* A thread's own files under /proc/thread-self of a thread other than the
+ * main one: vfs.c reads them as /proc/self/task/TID/, so not rewritten. */
+static bool thread_own_file(const struct proxy_process *p, const char *tail)
+{
+    return p->tid != p->pid &&
+           (strcmp(tail, "/comm") == 0 || strcmp(tail, "/stat") == 0 ||
+            strcmp(tail, "/status") == 0);
+}
+
 /* The rest of `path` after a name for the guest's own /proc directory
- * (/proc/self, /proc/thread-self, /proc/<guest pid>), or NULL. The guest is
- * single-threaded, so its thread-self is its self. */
+ * (/proc/self, /proc/thread-self, /proc/<guest pid>), or NULL. Its
+ * thread-self is its self but for a thread's own files (above). */
 static const char *proc_self_tail(const struct proxy_process *p,
                                   const char *path)
 {
     const char *tail = strip_dir_prefix(path, "/proc/self");
-    if (!tail)
+    if (!tail) {
         tail = strip_dir_prefix(path, "/proc/thread-self");
+        if (tail && thread_own_file(p, tail))
+            return NULL;
+    }
     if (tail || strncmp(path, "/proc/", 6) != 0)
         return tail;
     const char *end;

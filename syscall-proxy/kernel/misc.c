@@ -1276,6 +1276,14 @@ char *proxy_thread_comm(struct proxy_process *p)
     return p->tid == p->pid ? p->comm : p->threads[p->cur].comm;
 }
 
+char *proxy_thread_comm_of(struct proxy_process *q, int tid)
+{
+    for (int k = 0; tid && tid != q->pid && k < q->nr_threads; k++)
+        if ((k == q->cur ? q->tid : q->threads[k].tid) == tid)
+            return q->threads[k].comm;
+    return q->comm;
+}
+
 static long prctl_set_name(struct proxy_process *p, gva_t name_gva)
 {
     char name[sizeof(p->comm)];
