@@ -1737,6 +1737,11 @@ static int proc_root_records(struct proxy_process *p, int host_fd,
     return 0;
 }
 
+bool proxy_vfs_guest_listing_dir(int host_fd)
+{
+    return fd_dir_of_fd(host_fd) != FD_DIR_NONE;
+}
+
 int proxy_vfs_dir_records(struct proxy_process *p, int host_fd, char **raw,
                           size_t *len)
 {

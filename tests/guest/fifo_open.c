@@ -132,9 +132,10 @@ int main(void)
     while ((w = open(fifo, O_WRONLY | O_NONBLOCK)) < 0 && errno == ENXIO &&
            tries++ < 1000)
         nap_ms(1);
+    /* The reader's line first: it is printed once this open let it go. */
+    CHECK(waitpid(c, NULL, 0) == c);
     say(w >= 0 ? "nonblocking writer beside a waiting reader: opened"
                : "nonblocking writer beside a waiting reader: failed");
-    CHECK(waitpid(c, NULL, 0) == c);
     close(w);
 
     interrupted(0);
