@@ -624,6 +624,10 @@ struct proxy_process {
     /* A tracee whose tracer is not its parent: the tracer (a run pid) is
      * told of its exit first, its parent after (ptrace.c). */
     int ptrace_exit_tracer;
+    /* The debug registers loaded on vm's vCPU (DR0-DR3, DR7) and for
+     * which VM (ptrace.c: a tracer's hardware breakpoints). */
+    uint64_t dr_loaded[5];
+    struct vmm_vm *dr_loaded_vm;
     bool exited;
     int exit_status;            /* wait status encoding: code<<8 or signo */
 

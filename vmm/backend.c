@@ -184,6 +184,18 @@ int vmm_vm_reset_xstate(struct vmm_vm *vm)
     return vm->ops->vm_reset_xstate(vm);
 }
 
+int vmm_vm_set_debugregs(struct vmm_vm *vm, const uint64_t addr[4],
+                         uint64_t dr7)
+{
+    return vm->ops->vm_set_debugregs ? vm->ops->vm_set_debugregs(vm, addr, dr7)
+                                     : -EOPNOTSUPP;
+}
+
+uint64_t vmm_vm_take_dr6(struct vmm_vm *vm)
+{
+    return vm->ops->vm_take_dr6 ? vm->ops->vm_take_dr6(vm) : VMM_DR6_RESET;
+}
+
 void vmm_vm_syscall_return(struct vmm_vm *vm, long result)
 {
     vm->ops->vm_syscall_return(vm, result);

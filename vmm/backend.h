@@ -174,6 +174,16 @@ int vmm_vm_set_xstate(struct vmm_vm *vm, const void *buf, size_t len);
 /* Resets FPU state to the power-on default (execve). */
 int vmm_vm_reset_xstate(struct vmm_vm *vm);
 
+/*
+ * Hardware breakpoints and watchpoints (a guest tracer's DR0-DR3 and DR7):
+ * set for the VM's next run; 0, or -EOPNOTSUPP where the backend cannot
+ * give the guest debug registers. vmm_vm_take_dr6: DR6 as the last debug
+ * exception left it (which breakpoint fired, BS), then reset.
+ */
+int vmm_vm_set_debugregs(struct vmm_vm *vm, const uint64_t addr[4],
+                         uint64_t dr7);
+uint64_t vmm_vm_take_dr6(struct vmm_vm *vm);
+
 /* Completes a syscall: RAX=result, resume at RCX with RFLAGS=R11, user
  * mode. Must follow every VMM_EVENT_SYSCALL that resumes the thread. */
 void vmm_vm_syscall_return(struct vmm_vm *vm, long result);

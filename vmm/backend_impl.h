@@ -38,6 +38,10 @@ struct vmm_backend_ops {
     int (*vm_reset_xstate)(struct vmm_vm *vm);
     void (*vm_syscall_return)(struct vmm_vm *vm, long result);
     void (*vm_enter_user)(struct vmm_vm *vm);
+    /* NULL: no debug registers for the guest */
+    int (*vm_set_debugregs)(struct vmm_vm *vm, const uint64_t addr[4],
+                            uint64_t dr7);
+    uint64_t (*vm_take_dr6)(struct vmm_vm *vm);
     int (*vm_run)(struct vmm_vm *vm, struct vmm_event *ev);
     int (*vm_run_slice)(struct vmm_vm *vm, struct vmm_event *ev,
                         uint64_t slice_ns);

@@ -74,6 +74,10 @@ void vmm_cpu_model_cpuid(const struct vmm_cpuid_entry *model, int n,
 #define VMM_MODEL_XCR0 0x7ULL
 #define VMM_MODEL_XSAVE_BYTES 832
 #define VMM_XSAVE_MAX_BYTES 4096
+/* DR6 with no debug exception recorded (its reserved bits set); DR7's
+ * always-one bit. */
+#define VMM_DR6_RESET 0xffff0ff0ULL
+#define VMM_DR7_FIXED 0x400ULL
 /* AT_HWCAP and AT_HWCAP2 for the model. */
 uint64_t vmm_cpu_model_hwcap(const struct vmm_cpuid_entry *model, int n);
 uint64_t vmm_cpu_model_hwcap2(const struct vmm_cpuid_entry *model, int n);

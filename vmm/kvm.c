@@ -89,6 +89,7 @@ struct kvm_vm {
     uint64_t tlb_flushes_seen;
     bool sregs_dirty;
     uint32_t tss_limit;
+    uint64_t last_dr6; /* of the last KVM_EXIT_DEBUG (vmm_vm_take_dr6) */
 };
 
 static void set_why(char *why, size_t len, const char *step, int err)
@@ -689,6 +690,12 @@ static void decode_exit(struct kvm_vm *vm, struct vmm_event *ev)
         }
         user_port_io(vm, ev);
         return;
+    case KVM_EXIT_DEBUG: /* a breakpoint of kvm_vm_set_debugregs' */
+        ev->kind = VMM_EVENT_EXCEPTION;
+        ev->vector = 1;
+        vm->last_dr6 = run->debug.arch.dr6;
+        vm->base.stats.exception_exits++;
+        return;
     case KVM_EXIT_MMIO:
         vmm_event_fail(ev, "access to unbacked guest-physical %#llx at rip %#llx",
              (unsigned long long)run->mmio.phys_addr,
@@ -824,6 +831,37 @@ static int kvm_vm_run(struct vmm_vm *base, struct vmm_event *ev)
     return 0;
 }
 
+/* A guest tracer's hardware breakpoints, through KVM's guest debugging
+ * (KVM_GUESTDBG_USE_HW_BP); not on kvm_pvm, which gives no debug exit and
+ * loads no guest DR7 (measured: neither fired). With it on, every #DB
+ * of the vCPU (a breakpoint, and a TF single step too) is a KVM_EXIT_DEBUG
+ * at the user instruction, turned into the same exception event. */
+static int kvm_vm_set_debugregs(struct vmm_vm *base, const uint64_t addr[4],
+                                uint64_t dr7)
+{
+    struct kvm_vm *vm = (struct kvm_vm *)base;
+    /* KVM-HOST-NOTES: kvm_pvm ignores guest debugging (no debug exit; a
+     * guest DR7 is not loaded either): nothing would ever fire. */
+    if (dr7 && strcmp(base->host->info.hypervisor, "kvm_pvm") == 0)
+        return -EOPNOTSUPP;
+    struct kvm_guest_debug d;
+    memset(&d, 0, sizeof(d));
+    if (dr7) {
+        d.control = KVM_GUESTDBG_ENABLE | KVM_GUESTDBG_USE_HW_BP;
+        memcpy(d.arch.debugreg, addr, 4 * sizeof(uint64_t));
+        d.arch.debugreg[7] = dr7 | VMM_DR7_FIXED;
+    }
+    return ioctl(vm->vcpu_fd, KVM_SET_GUEST_DEBUG, &d) < 0 ? -errno : 0;
+}
+
+static uint64_t kvm_vm_take_dr6(struct vmm_vm *base)
+{
+    struct kvm_vm *vm = (struct kvm_vm *)base;
+    uint64_t dr6 = vm->last_dr6 ? vm->last_dr6 : VMM_DR6_RESET;
+    vm->last_dr6 = 0;
+    return dr6;
+}
+
 const struct vmm_backend_ops kvm_backend_ops = {
     .name = "kvm",
     .host_close = kvm_host_close,
@@ -841,6 +879,8 @@ const struct vmm_backend_ops kvm_backend_ops = {
     .vm_get_xstate = kvm_vm_get_xstate,
     .vm_set_xstate = kvm_vm_set_xstate,
     .vm_reset_xstate = kvm_vm_reset_xstate,
+    .vm_set_debugregs = kvm_vm_set_debugregs,
+    .vm_take_dr6 = kvm_vm_take_dr6,
     .vm_syscall_return = kvm_vm_syscall_return,
     .vm_enter_user = kvm_vm_enter_user,
     .vm_run = kvm_vm_run,

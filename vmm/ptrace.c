@@ -940,6 +940,38 @@ static int pt_vm_create(struct vmm_host *host, struct vmm_vm **out,
     return 0;
 }
 
+/* The stub is a host process: its debug registers are the host kernel's
+ * ptrace user area's, and a hit is a SIGTRAP (TRAP_HWBKPT) of the stub. */
+static int pt_vm_set_debugregs(struct vmm_vm *base, const uint64_t addr[4],
+                               uint64_t dr7)
+{
+    struct pt_vm *vm = pt_of(base);
+    size_t at = offsetof(struct user, u_debugreg);
+    /* DR7 off first: an address change must not arm a half-made pair */
+    if (ptrace(PTRACE_POKEUSER, vm->pid, (void *)(at + 7 * 8), NULL) < 0)
+        return -errno;
+    for (int i = 0; i < 4; i++)
+        if (ptrace(PTRACE_POKEUSER, vm->pid, (void *)(at + (size_t)i * 8),
+                   (void *)(uintptr_t)addr[i]) < 0)
+            return -errno;
+    if (dr7 && ptrace(PTRACE_POKEUSER, vm->pid, (void *)(at + 7 * 8),
+                      (void *)(uintptr_t)dr7) < 0)
+        return -errno;
+    return 0;
+}
+
+static uint64_t pt_vm_take_dr6(struct vmm_vm *base)
+{
+    struct pt_vm *vm = pt_of(base);
+    size_t at = offsetof(struct user, u_debugreg) + 6 * 8;
+    errno = 0;
+    long dr6 = ptrace(PTRACE_PEEKUSER, vm->pid, (void *)at, NULL);
+    if (errno)
+        return VMM_DR6_RESET;
+    (void)ptrace(PTRACE_POKEUSER, vm->pid, (void *)at, NULL);
+    return (uint64_t)dr6 | VMM_DR6_RESET;
+}
+
 const struct vmm_backend_ops ptrace_backend_ops = {
     .name = "ptrace",
     .host_close = ptrace_host_close,
@@ -958,6 +990,8 @@ const struct vmm_backend_ops ptrace_backend_ops = {
     .vm_get_xstate = pt_vm_get_xstate,
     .vm_set_xstate = pt_vm_set_xstate,
     .vm_reset_xstate = pt_vm_reset_xstate,
+    .vm_set_debugregs = pt_vm_set_debugregs,
+    .vm_take_dr6 = pt_vm_take_dr6,
     .vm_syscall_return = pt_vm_syscall_return,
     .vm_enter_user = pt_vm_enter_user,
     .vm_run = pt_vm_run,

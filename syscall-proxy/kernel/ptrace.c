@@ -25,9 +25,15 @@
  * Children of a traced fork/clone are attached per PTRACE_O_TRACE*; a
  * tracee that exits is reported to its tracer before its parent.
  *
- * Not modelled (docs/DETERMINISM.md): hardware breakpoints and watchpoints
- * (DR7 with an enable bit is EIO: neither backend gives the guest debug
- * registers), PTRACE_EVENT_SECCOMP and SECCOMP_RET_TRACE, PTRACE_SYSEMU,
+ * Hardware breakpoints and watchpoints (POKEUSER of DR0-DR3, DR7) are the
+ * backend's where it gives the guest debug registers (ptrace: the stub's
+ * own); where it does not (kvm_pvm), hvrun keeps them by single-stepping
+ * the tracee while any is enabled: an instruction breakpoint fires at its
+ * address, a data one when its bytes changed (a write of the same value
+ * and reads are not seen; TF shows to the tracee's own pushf).
+ *
+ * Not modelled (docs/DETERMINISM.md): PTRACE_EVENT_SECCOMP and
+ * SECCOMP_RET_TRACE, PTRACE_SYSEMU,
  * PEEKSIGINFO, thread exits reported to the tracer, a tracer other than
  * the tracee's process' threads' own (every thread of the tracing process
  * is its tracer).
@@ -73,6 +79,14 @@
 #define EVENTMSG_SYSCALL_EXIT 2
 
 /* ---- the traced thread ---------------------------------------------------- */
+
+/* The bytes breakpoint i of DR7 covers (its LEN field). */
+static uint64_t dr_bytes(uint64_t dr7, int i)
+{
+    unsigned len = (dr7 >> (18 + 4 * i)) & 3;
+    return len == 0 ? 1 : len == 1 ? 2 : len == 3 ? 4 : 8;
+}
+
 
 static struct proxy_thread *current_thread(struct proxy_process *p)
 {
@@ -133,6 +147,22 @@ static void untrace(struct proxy_process *q, struct proxy_thread *t)
     t->pt.orig_rax = -1;
     if (t->state == PROXY_THREAD_PTRACE_STOP)
         t->state = in_place ? saved : PROXY_THREAD_RUNNABLE;
+}
+
+/* An SI_USER siginfo of sig, sent by from (NULL: by the kernel) to q: from's
+ * pid as q sees it. */
+static siginfo_t user_info(int sig, const struct proxy_process *from,
+                           const struct proxy_process *q)
+{
+    siginfo_t info;
+    memset(&info, 0, sizeof(info));
+    info.si_signo = sig;
+    info.si_code = SI_USER;
+    if (from) {
+        info.si_pid = proxy_ns_pid_of(q, from);
+        info.si_uid = from->ruid;
+    }
+    return info;
 }
 
 /* ---- stops ----------------------------------------------------------------- */
@@ -282,12 +312,102 @@ static void step_trapped(struct proxy_process *q, struct proxy_thread *t)
     t->pt.dr[6] = DR6_RESERVED | DR6_BS;
 }
 
+/* A #DB with breakpoints armed: which fired (DR6's B0-B3), as
+ * ptrace_triggered reports it: TRAP_HWBKPT, si_addr the user rip. */
+static void hw_breakpoint_hit(struct proxy_process *p, struct proxy_thread *t,
+                              siginfo_t *si)
+{
+    uint64_t dr6 = t->pt.sw_tf ? t->pt.dr6_stepped : vmm_vm_take_dr6(p->vm);
+    t->pt.dr6_stepped = 0;
+    t->pt.dr[6] = dr6 | DR6_RESERVED;
+    for (int i = 0; i < 4; i++)
+        if (dr6 & (1ULL << i)) {
+            si->si_code = TRAP_HWBKPT;
+            si->si_addr = (void *)(uintptr_t)vmm_vm_regs(p->vm)->rip;
+            return;
+        }
+}
+
+/* Which stepped breakpoint fired at this step, as DR6 bits: an
+ * instruction one when the thread is at it, a data one when its bytes
+ * changed (a write of the same value, and reads, go unseen). */
+static uint64_t stepped_hits(struct proxy_process *p, struct proxy_thread *t)
+{
+    uint64_t hits = 0, rip = vmm_vm_regs(p->vm)->rip;
+    for (int i = 0; i < 4; i++) {
+        if (!((t->pt.dr[7] >> (2 * i)) & 3))
+            continue;
+        unsigned rw = (t->pt.dr[7] >> (16 + 4 * i)) & 3;
+        if (rw == 0) {
+            hits |= rip == t->pt.dr[i] ? 1ULL << i : 0;
+            continue;
+        }
+        uint64_t now = 0;
+        (void)vmm_as_copy_in(p->as, &now, t->pt.dr[i],
+                             dr_bytes(t->pt.dr[7], i));
+        if (now != t->pt.dr_seen[i])
+            hits |= 1ULL << i;
+        t->pt.dr_seen[i] = now;
+    }
+    return hits;
+}
+
+bool proxy_ptrace_stepped_dr_only(struct proxy_process *p)
+{
+    struct proxy_thread *t = current_thread(p);
+    if (!t || !t->pt.tracer || !t->pt.sw_tf)
+        return false;
+    uint64_t hits = stepped_hits(p, t);
+    if (hits) {
+        t->pt.dr6_stepped = hits;
+        return false; /* a SIGTRAP TRAP_HWBKPT stop (signal_stop) */
+    }
+    return !t->pt.step_tf; /* the tracer's own single step stops */
+}
+
+/* The current thread's breakpoints on its VM's vCPU before it runs: a
+ * switch between threads (or processes on one VM) changes them. */
+void proxy_ptrace_load_debugregs(struct proxy_process *p)
+{
+    struct proxy_thread *t = current_thread(p);
+    if (!t)
+        return;
+    bool step = t->pt.tracer && t->pt.dr_stepped &&
+                (t->pt.dr[7] & DR7_ENABLE_BITS);
+    if (step || t->pt.sw_tf) {
+        struct vmm_regs *r = vmm_vm_regs(p->vm);
+        if (step)
+            r->rflags |= RFLAGS_TF;
+        else if (!t->pt.step_tf)
+            r->rflags &= ~RFLAGS_TF;
+        t->pt.sw_tf = step;
+        if (step)
+            return;
+    }
+    uint64_t dr7 = t->pt.tracer ? t->pt.dr[7] : 0;
+    bool armed = p->dr_loaded_vm == p->vm && p->dr_loaded[4] != 0;
+    if (dr7 == 0 && !armed) /* a fresh VM has none armed */
+        return;
+    if (armed && p->dr_loaded[4] == dr7 &&
+        memcmp(p->dr_loaded, t->pt.dr, 32) == 0)
+        return;
+    static const uint64_t none[4];
+    /* A backend without them armed nothing (POKEUSER said EIO). */
+    (void)vmm_vm_set_debugregs(p->vm, dr7 ? t->pt.dr : none, dr7);
+    memcpy(p->dr_loaded, dr7 ? t->pt.dr : none, 32);
+    p->dr_loaded[4] = dr7;
+    p->dr_loaded_vm = p->vm;
+}
+
 bool proxy_ptrace_signal_stop(struct proxy_process *p, int sig,
                               const siginfo_t *info, unsigned vector)
 {
     struct proxy_thread *t = current_thread(p);
     if (!t || !t->pt.tracer || sig == SIGKILL || dying(p))
         return false;
+    siginfo_t si = *info;
+    if (vector == 1 && (t->pt.dr[7] & DR7_ENABLE_BITS))
+        hw_breakpoint_hit(p, t, &si);
     if (vector == 1 && t->pt.step_tf)
         step_trapped(p, t);
     if (vector)
@@ -306,7 +426,7 @@ bool proxy_ptrace_signal_stop(struct proxy_process *p, int sig,
             return true;
         }
     }
-    t->pt.info = *info;
+    t->pt.info = si;
     enter_stop(p, t, PROXY_PT_SIGNAL, sig, 0);
     return true;
 }
@@ -351,11 +471,8 @@ bool proxy_ptrace_before_user(struct proxy_process *p)
             /* A single step over a SYSCALL instruction traps after it
              * (user_single_step_report: TRAP_BRKPT). */
             step_trapped(p, t);
-            siginfo_t info;
-            memset(&info, 0, sizeof(info));
-            info.si_signo = SIGTRAP;
-            info.si_code = TRAP_BRKPT;
-            t->pt.info = info;
+            t->pt.info = user_info(SIGTRAP, NULL, p);
+            t->pt.info.si_code = TRAP_BRKPT;
             enter_stop(p, t, PROXY_PT_SIGNAL, SIGTRAP, 0);
             return true;
         }
@@ -454,10 +571,7 @@ void proxy_ptrace_on_clone(struct proxy_process *p, struct proxy_process *c,
     if (ct->pt.seized) {
         ct->pt.event_pending = PTRACE_EVENT_STOP;
     } else {
-        siginfo_t info;
-        memset(&info, 0, sizeof(info));
-        info.si_signo = SIGSTOP;
-        info.si_code = SI_USER;
+        siginfo_t info = user_info(SIGSTOP, NULL, c);
         int ctid = c == p ? ct->tid : c->pid;
         proxy_signal_raise_thread(c, ctid, SIGSTOP, &info);
     }
@@ -482,10 +596,7 @@ void proxy_ptrace_on_exec(struct proxy_process *p, int old_tid)
         return;
     }
     /* The legacy SIGTRAP after a traced execve. */
-    siginfo_t info;
-    memset(&info, 0, sizeof(info));
-    info.si_signo = SIGTRAP;
-    info.si_code = SI_USER;
+    siginfo_t info = user_info(SIGTRAP, NULL, p);
     proxy_signal_raise_thread(p, p->tid, SIGTRAP, &info);
 }
 
@@ -535,10 +646,7 @@ bool proxy_ptrace_exit(struct proxy_process *p)
             bool kill = t->pt.options & PTRACE_O_EXITKILL;
             untrace(q, t);
             if (kill) {
-                siginfo_t info;
-                memset(&info, 0, sizeof(info));
-                info.si_signo = SIGKILL;
-                info.si_code = SI_USER;
+                siginfo_t info = user_info(SIGKILL, NULL, q);
                 proxy_signal_raise(q, SIGKILL, &info);
             }
         }
@@ -706,7 +814,7 @@ static void get_user_regs(struct proxy_process *q, struct proxy_thread *t,
         u->rax = (uint64_t)(t->eintr_on_handler ? -ERESTARTNOHAND_NR
                                                 : -ERESTARTSYS_NR);
     }
-    if (t->pt.step_tf)
+    if (t->pt.step_tf || t->pt.sw_tf)
         u->eflags &= ~RFLAGS_TF;
 }
 
@@ -821,6 +929,34 @@ static long peek_user(struct proxy_process *q, struct proxy_thread *t,
     return 0;
 }
 
+/* The bytes each enabled data breakpoint watches, as they are now. */
+static void note_watched(struct proxy_process *q, struct proxy_thread *t)
+{
+    for (int i = 0; i < 4; i++) {
+        t->pt.dr_seen[i] = 0;
+        if ((t->pt.dr[7] >> (2 * i)) & 3)
+            (void)vmm_as_copy_in(q->as, &t->pt.dr_seen[i], t->pt.dr[i],
+                                 dr_bytes(t->pt.dr[7], i));
+    }
+}
+
+/* DR7 as Linux's ptrace_write_dr7 takes it: per enabled breakpoint, an
+ * instruction breakpoint is one byte; I/O (RW 10) is refused; a data one
+ * covers 1, 2, 4 or 8 bytes at an address aligned to that. */
+static long check_dr7(const struct proxy_thread *t, uint64_t dr7)
+{
+    for (int i = 0; i < 4; i++) {
+        if (!((dr7 >> (2 * i)) & 3))
+            continue;
+        unsigned rw = (dr7 >> (16 + 4 * i)) & 3;
+        unsigned len = (dr7 >> (18 + 4 * i)) & 3;
+        uint64_t bytes = dr_bytes(dr7, i);
+        if (rw == 2 || (rw == 0 && len != 0) || (t->pt.dr[i] & (bytes - 1)))
+            return -EINVAL;
+    }
+    return 0;
+}
+
 static long poke_user(struct proxy_process *q, struct proxy_thread *t,
                       uint64_t off, uint64_t val)
 {
@@ -838,11 +974,18 @@ static long poke_user(struct proxy_process *q, struct proxy_thread *t,
             return -EIO;
         if (n < 4 && val >= USER_SPACE_END)
             return -EIO;
-        /* No backend gives the guest debug registers: a breakpoint or
-         * watchpoint cannot be armed, and saying so beats never firing. */
-        if (n == 7 && (val & DR7_ENABLE_BITS))
-            return -EIO;
+        if (n == 7) {
+            long rc = check_dr7(t, val);
+            if (rc < 0)
+                return rc;
+            /* Armed on the tracee's VM now; a backend without debug
+             * registers has hvrun keep them by single-stepping. */
+            t->pt.dr_stepped = (val & DR7_ENABLE_BITS) &&
+                               vmm_vm_set_debugregs(q->vm, t->pt.dr, val) < 0;
+        }
         t->pt.dr[n] = val;
+        if (t->pt.dr_stepped)
+            note_watched(q, t);
     }
     return 0;
 }
@@ -899,13 +1042,8 @@ static void resume(struct proxy_process *p, struct proxy_process *q,
     }
     if (sig) {
         siginfo_t info = t->pt.info;
-        if (t->pt.stop != PROXY_PT_SIGNAL || info.si_signo != sig) {
-            memset(&info, 0, sizeof(info));
-            info.si_signo = sig;
-            info.si_code = SI_USER;
-            info.si_pid = proxy_ns_pid_of(q, p);
-            info.si_uid = p->ruid;
-        }
+        if (t->pt.stop != PROXY_PT_SIGNAL || info.si_signo != sig)
+            info = user_info(sig, p, q);
         if (t->pt.stop == PROXY_PT_SIGNAL) {
             t->pt.inject = sig;
             t->pt.inject_info = info;
@@ -1021,12 +1159,7 @@ static long attach(struct proxy_process *p, long req, int id, uint64_t addr,
         return 0;
     }
     if (!seize) {
-        siginfo_t info;
-        memset(&info, 0, sizeof(info));
-        info.si_signo = SIGSTOP;
-        info.si_code = SI_USER;
-        info.si_pid = proxy_ns_pid_of(q, p);
-        info.si_uid = p->ruid;
+        siginfo_t info = user_info(SIGSTOP, p, q);
         if (waits_in_call(t)) { /* its SIGSTOP's delivery, where it waits */
             t->pt.info = info;
             stop_in_place(q, t, PROXY_PT_SIGNAL, SIGSTOP, 0);
@@ -1284,10 +1417,7 @@ static long sys_ptrace(struct proxy_process *p, const uint64_t a[6])
     if (!t || t->pt.tracer != p->pid)
         return -ESRCH;
     if (req == PTRACE_KILL) {
-        siginfo_t info;
-        memset(&info, 0, sizeof(info));
-        info.si_signo = SIGKILL;
-        info.si_code = SI_USER;
+        siginfo_t info = user_info(SIGKILL, p, q);
         proxy_signal_raise(q, SIGKILL, &info);
         return 0;
     }

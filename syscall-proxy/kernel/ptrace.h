@@ -50,6 +50,12 @@ struct proxy_ptrace {
     int inject;             /* a signal to deliver now, 0: none */
     siginfo_t inject_info;
     bool step_tf;           /* TF is set for PTRACE_SINGLESTEP */
+    /* Breakpoints the backend cannot arm (kvm_pvm has no guest debug
+     * registers), kept by single-stepping: TF set while any is enabled,
+     * each step checks them; the watched bytes as last seen. */
+    bool dr_stepped, sw_tf;
+    uint64_t dr_seen[4];
+    uint64_t dr6_stepped;   /* the stepped breakpoints that fired */
     /* Stopped in place while it waited in a call (PTRACE_INTERRUPT, an
      * attach's SIGSTOP): the wait it goes back to (PROXY_THREAD_*). */
     bool in_place;
@@ -89,6 +95,12 @@ bool proxy_ptrace_signal_stop(struct proxy_process *p, int sig,
 /* A stop signal's default action on a traced process: a group-stop the
  * tracer sees; true when so handled. */
 bool proxy_ptrace_group_stop(struct proxy_process *p, int sig);
+/* A #DB of p's current thread: true when it was only a step of the
+ * breakpoints kept by single-stepping and nothing fired (it goes on). */
+bool proxy_ptrace_stepped_dr_only(struct proxy_process *p);
+/* Before p's current thread runs: its hardware breakpoints (the tracer's
+ * DR0-DR3, DR7) on the VM's vCPU (world.c). */
+void proxy_ptrace_load_debugregs(struct proxy_process *p);
 /* SIGCONT sent to p: its seized group-stopped threads re-trap
  * (PTRACE_EVENT_STOP) now if listening, else at PTRACE_LISTEN. */
 void proxy_ptrace_continued(struct proxy_process *p);

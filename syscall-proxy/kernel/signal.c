@@ -608,6 +608,9 @@ static struct fault_map map_vector(struct proxy_process *p,
 
 void proxy_signal_fault(struct proxy_process *p, const struct vmm_event *ev)
 {
+    /* a step of a tracer's breakpoints hvrun keeps by stepping (ptrace.c) */
+    if (ev->vector == 1 && proxy_ptrace_stepped_dr_only(p))
+        return;
     struct fault_map m = map_vector(p, ev);
     siginfo_t info;
     memset(&info, 0, sizeof(info));

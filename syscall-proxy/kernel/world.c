@@ -751,6 +751,7 @@ static bool run_one(struct proxy_process *p)
         run_for = p->slice_spent_ns + SLICE_MIN_LEFT_NS >= slice
                       ? SLICE_MIN_LEFT_NS
                       : slice - p->slice_spent_ns;
+    proxy_ptrace_load_debugregs(p);
     int64_t started = host_monotonic_ns();
     proxy_vdso_enter(p);
     int rc = vmm_vm_run_slice(p->vm, &ev, run_for);

@@ -89,6 +89,7 @@ unshare-ipc     | 0   | sh -c 'id=$(ipcmk -M 4096 | sed "s/.*: //"); ipcs -m | g
 strace-ls       | 0   | strace -f -o /dev/null ls /
 strace-pipeline | 0   | sh -c 'strace -f -o t sh -c "echo hi | cat"; grep -oE "execve\(\"[^\"]+\"|[+]{3} exited with [0-9]+" t | sort | uniq -c'
 gdb-bt          | 0   | sh -c 'cc -g -O0 -o crash "$1" && gdb -batch -ex run -ex bt ./crash 2>&1 | grep -E "^#|received signal|about to"' sh $ROOT/tests/processes/crash_bt.c
+gdb-watch       | 0   | sh -c 'cc -g -O0 -o w "$1" && gdb -batch -ex "watch g" -ex run -ex c -ex c ./w 2>&1 | grep -E "atchpoint|Old value|New value|g="' sh $ROOT/tests/processes/watch_loop.c
 setsid-leads    | 0   | setsid -w sh -c 'set -- $(cut -d" " -f5,6 /proc/$$/stat); echo leads group $(($1 == $$)) session $(($2 == $$))'
 EOF
 )
@@ -537,6 +538,29 @@ tmp_cwd_case() {
     rm -rf "$dir"
 }
 
+# A tracer's hardware watchpoint and breakpoint (tests/processes/
+# hw_breakpoints.c): as natively under --backend ptrace (the stub's own
+# debug registers) and under kvm (where the host gives the guest none,
+# kvm_pvm, hvrun keeps them by single-stepping the tracee).
+hw_breakpoints_case() {
+    local full=$LABEL:ptrace/hw-breakpoints prog=$WORK/hw_breakpoints
+    if ! command -v cc > /dev/null ||
+        ! cc -O0 -o "$prog" "$ROOT/tests/processes/hw_breakpoints.c" 2> /dev/null; then
+        skip "$full" "no C compiler to build the test program"
+        return
+    fi
+    local native pt kvm
+    native=$("$prog" 2>&1)
+    pt=$(timeout "$TIMEOUT" "$HV" run --backend ptrace -- "$prog" 2>&1)
+    kvm=$(timeout "$TIMEOUT" "$HV" run -- "$prog" 2>&1)
+    if [ "$pt" = "$native" ] && [ "$kvm" = "$native" ] &&
+        [[ $native == *"si_code 4, DR6 0x2"* ]]; then
+        pass "$full"
+    else
+        fail "$full" "native '$(printf %s "$native" | tr '\n' '|')', ptrace '$(printf %s "$pt" | tr '\n' '|')', kvm '$(printf %s "$kvm" | tr '\n' '|')'"
+    fi
+}
+
 TMP_LINGER=$WORK/linger
 
 for hvarg in "$@"; do
@@ -561,6 +585,7 @@ for hvarg in "$@"; do
     linger_cases
     container_cases
     tmp_cwd_case
+    hw_breakpoints_case
     gcc_cases
 done
 
