@@ -301,6 +301,8 @@ struct proxy_thread {
      * by reference, newest first; strict mode. */
     struct proxy_seccomp_filter *seccomp;
     bool seccomp_strict;
+    bool tsc_sigsegv; /* PR_TSC_SIGSEGV (misc.c): a trapped RDTSC is a
+                       * #GP; clone, fork and execve keep it */
     /* A semop waiting (kernel/sysvsem.c): on which set and semaphore,
      * for zero or for more, until when (0: no timeout). */
     bool sem_pending, sem_wait_zero;
@@ -580,8 +582,6 @@ struct proxy_process {
         bool child_subreaper;
         bool thp_disabled;
         bool keepcaps;          /* PR_SET_KEEPCAPS; cleared by execve */
-        bool tsc_sigsegv;       /* PR_TSC_SIGSEGV: a trapped RDTSC/RDTSCP
-                                 * is a #GP (SIGSEGV); execve keeps it */
         /* sched_setscheduler/sched_setattr (misc.c): what the guest set,
          * reported back; hvrun's one vCPU schedules the same whatever */
         int sched_policy, sched_priority;

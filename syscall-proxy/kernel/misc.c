@@ -1324,14 +1324,15 @@ static bool tsc_trappable(const struct proxy_process *p)
  * made to fault, EINVAL, as a Linux without the option says. */
 static long prctl_tsc(struct proxy_process *p, int option, uint64_t arg2)
 {
-    if (!tsc_trappable(p))
+    if (!tsc_trappable(p) || !p->threads)
         return -EINVAL;
+    struct proxy_thread *t = &p->threads[p->cur]; /* per thread (TIF_NOTSC) */
     if (option == PR_GET_TSC)
-        return put_int(p, arg2, p->prctl.tsc_sigsegv ? PR_TSC_SIGSEGV
-                                                       : PR_TSC_ENABLE);
+        return put_int(p, arg2, t->tsc_sigsegv ? PR_TSC_SIGSEGV
+                                               : PR_TSC_ENABLE);
     if (arg2 != PR_TSC_ENABLE && arg2 != PR_TSC_SIGSEGV)
         return -EINVAL;
-    p->prctl.tsc_sigsegv = arg2 == PR_TSC_SIGSEGV;
+    t->tsc_sigsegv = arg2 == PR_TSC_SIGSEGV;
     return 0;
 }
 

@@ -107,6 +107,7 @@ static int child_thread(struct proxy_process *c, struct proxy_process *p,
     c->threads[0].seccomp = p->threads[p->cur].seccomp;
     proxy_seccomp_ref(c->threads[0].seccomp);
     c->threads[0].seccomp_strict = p->threads[p->cur].seccomp_strict;
+    c->threads[0].tsc_sigsegv = p->threads[p->cur].tsc_sigsegv;
     c->threads[0].state = PROXY_THREAD_RUNNABLE;
     c->quantum_left = DET_SCHED_QUANTUM;
     return rc;
@@ -734,6 +735,7 @@ static void exec_reset(struct proxy_process *p)
     /* execve keeps the caller's seccomp filters; the other threads go. */
     struct proxy_seccomp_filter *filters = p->threads[p->cur].seccomp;
     bool strict = p->threads[p->cur].seccomp_strict;
+    bool no_tsc = p->threads[p->cur].tsc_sigsegv;
     struct proxy_ptrace traced = p->threads[p->cur].pt; /* stays traced */
     for (int i = 0; i < p->nr_threads; i++) {
         free(p->threads[i].xstate);
@@ -745,6 +747,7 @@ static void exec_reset(struct proxy_process *p)
     memset(p->threads, 0, sizeof(*p->threads) * (size_t)p->cap_threads);
     p->threads[0].seccomp = filters;
     p->threads[0].seccomp_strict = strict;
+    p->threads[0].tsc_sigsegv = no_tsc;
     p->threads[0].pt = traced;
     p->nr_threads = 1;
     p->cur = 0;

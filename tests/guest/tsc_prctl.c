@@ -1,12 +1,13 @@
 /*
  * tsc_prctl.c - PR_SET_TSC/PR_GET_TSC: PR_TSC_SIGSEGV makes RDTSC and
  * RDTSCP raise SIGSEGV (si_code SI_KERNEL, no address: CR4.TSD's #GP),
- * kept by fork; PR_TSC_ENABLE gives the counter back; other modes are
+ * kept by fork and clone, per thread; PR_TSC_ENABLE gives the counter back; other modes are
  * EINVAL. One line per check, compared with a native run
  * (tests/run-guest-tests.sh).
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdio.h>
@@ -62,6 +63,18 @@ static void try_read(const char *what, int rdtscp)
     fflush(stdout);
 }
 
+/* A thread starts with its creator's mode; its own change is its own. */
+static void *thread_enables(void *arg)
+{
+    (void)arg;
+    printf("thread mode: %d\n", mode());
+    printf("thread set enable: %s\n",
+           res(prctl(PR_SET_TSC, PR_TSC_ENABLE, 0, 0, 0)));
+    printf("thread mode: %d\n", mode());
+    fflush(stdout);
+    return NULL;
+}
+
 int main(void)
 {
     struct sigaction sa;
@@ -89,6 +102,10 @@ int main(void)
         _exit(0);
     }
     CHECK(waitpid(c, NULL, 0) == c);
+    pthread_t t;
+    CHECK(pthread_create(&t, NULL, thread_enables, NULL) == 0);
+    CHECK(pthread_join(t, NULL) == 0);
+    printf("main's mode after the thread's: %d\n", mode());
     printf("set enable: %s\n", res(prctl(PR_SET_TSC, PR_TSC_ENABLE, 0, 0, 0)));
     printf("mode: %d\n", mode());
     try_read("rdtsc again", 0);
