@@ -74,7 +74,11 @@ int proxy_process_create(struct proxy_process **out, struct vmm_vm *vm,
     p->umask = 022;
     p->ruid = p->euid = p->suid = det->cfg.uid;
     p->rgid = p->egid = p->sgid = det->cfg.gid;
-    p->pid = p->tid = p->pgid = p->sid = 1;
+    p->pid = p->tid = 1;
+    /* As a shell's child: in the group and session of a virtual shell,
+     * so the first process is no group leader and setsid succeeds, as
+     * for `sh -c prog`. */
+    p->pgid = p->sid = PROXY_OUTSIDE_PGID;
     p->altstack.ss_flags = SS_DISABLE;
     p->prctl.dumpable = 1;
     p->prctl.timerslack_ns = 50000; /* Linux's default timer slack */

@@ -81,6 +81,9 @@ struct proxy_fd {
      * an eventfd kept ready as the queue is; shared by dups and fork
      * children. */
     struct proxy_mqd *mqd;
+    /* F_SETOWN/F_SETOWN_EX's owner (io.c), the open file's as in Linux:
+     * shared by dups and fork children (made when first shared or set). */
+    struct proxy_fowner *owner;
 };
 
 struct proxy_plock;
@@ -113,7 +116,10 @@ int proxy_fd_close(struct proxy_fdtable *t, int guest_fd);
 void proxy_dircache_put(struct proxy_dircache *c);
 /* A dup (or a fork's copy) of from: to shares its signalfd or timerfd
  * context, as the open file is shared on Linux. */
-void proxy_fd_share_context(struct proxy_fd *to, const struct proxy_fd *from);
+void proxy_fd_share_context(struct proxy_fd *to, struct proxy_fd *from);
+/* The fd owner context (io.c): shared from `from` to `to`, or dropped. */
+void proxy_fowner_share(struct proxy_fd *to, struct proxy_fd *from);
+void proxy_fowner_put(struct proxy_fowner *o);
 /* Closes every close-on-exec fd (execve). */
 void proxy_fd_close_on_exec(struct proxy_fdtable *t);
 
@@ -215,6 +221,15 @@ struct proxy_thread_io {
     gva_t write_gva;       /* its buffer, or its iovec array */
     uint64_t write_count;  /* its length, or its segment count */
     size_t write_done_bytes;
+    /* a blocking FIFO open for reading parked until a writer comes: its
+     * host fd (opened O_NONBLOCK, so the FIFO has this reader, as a
+     * reader waiting in Linux's open counts) and whether a writer of the
+     * run opened the FIFO since (fs.c) */
+    bool fifo_parked;
+    bool fifo_partner;
+    int fifo_fd;
+    dev_t fifo_dev;
+    ino_t fifo_ino;
 };
 
 struct proxy_thread {
@@ -286,6 +301,8 @@ struct proxy_thread {
      * by reference, newest first; strict mode. */
     struct proxy_seccomp_filter *seccomp;
     bool seccomp_strict;
+    bool tsc_sigsegv; /* PR_TSC_SIGSEGV (misc.c): a trapped RDTSC is a
+                       * #GP; clone, fork and execve keep it */
     /* A semop waiting (kernel/sysvsem.c): on which set and semaphore,
      * for zero or for more, until when (0: no timeout). */
     bool sem_pending, sem_wait_zero;
@@ -497,6 +514,11 @@ struct proxy_config {
     uint64_t stop_events;
 };
 
+/* The process group and session of the run's virtual "shell", which
+ * started the first process (pid 1): a pid the run never gives a process
+ * (procsys.c skips it), the last below Linux's default pid_max. */
+#define PROXY_OUTSIDE_PGID 32767
+
 struct proxy_process {
     struct proxy_world *world;
     bool zombie;                /* exited, not yet reaped by its parent */
@@ -537,6 +559,9 @@ struct proxy_process {
     struct vmm_cpu_identity cpu; /* what its CPUID shows (/proc/cpuinfo) */
     struct proxy_cpuid_patched *cpuid_patched; /* rewritten sites, or NULL */
     char comm[16];
+    /* vfs.c: the thread a /proc/.../task/TID/ name being opened picks
+     * (its comm, stat, status), 0 for the process's own files */
+    int proc_tid;
     /* Written /proc/self settings (procfile.c); "" is the initial value. */
     char kept[PROXY_NR_KEPT][PROXY_KEPT_VALUE_MAX];
 
@@ -905,6 +930,8 @@ int proxy_signal_dequeue(struct proxy_process *p, uint64_t set,
 /* The calling thread's name (PR_SET_NAME): the process's comm for the
  * main thread, the thread's own for the others (misc.c). */
 char *proxy_thread_comm(struct proxy_process *p);
+/* The name of q's thread tid (0 or q's pid: the process's comm). */
+char *proxy_thread_comm_of(struct proxy_process *q, int tid);
 
 /* Whether the current thread would take a pending signal now (unblocked
  * by its mask, a temporary one of ppoll/pselect included, not ignored). */
@@ -1041,6 +1068,14 @@ void proxy_timer_exec(struct proxy_process *p);
 int proxy_thread_init(struct proxy_process *p);
 /* Closes what a thread's io.c state holds (the thread is going). */
 void proxy_thread_io_release(struct proxy_thread *t);
+/* A parked FIFO open given up (the call returned EINTR): its fd closed. */
+void proxy_fifo_unpark(struct proxy_thread *t);
+/* Whether a guest of the run holds an fd on FIFO (dev, ino) that can
+ * write it (writer) or read it (!writer). */
+bool proxy_fifo_end_in_run(struct proxy_process *p, dev_t dev, ino_t ino,
+                           bool writer);
+/* A writer opened FIFO (dev, ino): the readers parked in open go on. */
+void proxy_fifo_writer_opened(struct proxy_process *p, dev_t dev, ino_t ino);
 /* Puts thread idx of p on p's vCPU (saving the current one). */
 int proxy_thread_switch(struct proxy_process *p, int idx);
 /* The earliest futex deadline of p's threads, or UINT64_MAX. */

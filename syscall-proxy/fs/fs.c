@@ -25,6 +25,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/inotify.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/sysmacros.h>
@@ -86,15 +87,27 @@ static const char *strip_dir_prefix(const char *s, const char *prefix)
     return s + n;
 }
 
+/* A thread's own files under /proc/thread-self of a thread other than the
+ * main one: vfs.c reads them as /proc/self/task/TID/, so not rewritten. */
+static bool thread_own_file(const struct proxy_process *p, const char *tail)
+{
+    return p->tid != p->pid &&
+           (strcmp(tail, "/comm") == 0 || strcmp(tail, "/stat") == 0 ||
+            strcmp(tail, "/status") == 0);
+}
+
 /* The rest of `path` after a name for the guest's own /proc directory
- * (/proc/self, /proc/thread-self, /proc/<guest pid>), or NULL. The guest is
- * single-threaded, so its thread-self is its self. */
+ * (/proc/self, /proc/thread-self, /proc/<guest pid>), or NULL. Its
+ * thread-self is its self but for a thread's own files (above). */
 static const char *proc_self_tail(const struct proxy_process *p,
                                   const char *path)
 {
     const char *tail = strip_dir_prefix(path, "/proc/self");
-    if (!tail)
+    if (!tail) {
         tail = strip_dir_prefix(path, "/proc/thread-self");
+        if (tail && thread_own_file(p, tail))
+            return NULL;
+    }
     if (tail || strncmp(path, "/proc/", 6) != 0)
         return tail;
     const char *end;
@@ -344,10 +357,15 @@ static bool open_creates(int flags)
 /*
  * A blocking open of a FIFO waits on the host for the other end, which
  * may be a guest that cannot run meanwhile. When another guest thread
- * is alive: a reader opens at once (a later read waits in the scheduler
- * for data); a writer tries without blocking and, with no reader yet,
- * tries again after 1 ms of logical time. With no other guest alive the
- * other end can only come from outside the run, so the host open blocks.
+ * is alive the wait is the run's, re-tried every 1 ms of logical time
+ * (deterministic; a signal interrupts it: EINTR, or a restart under
+ * SA_RESTART): a writer tries without blocking until there is a reader;
+ * a reader opens its host end without blocking at once, so the FIFO has
+ * a reader as while Linux's open waits, and keeps it parked until a
+ * writer of the run has opened the FIFO since, holds it open, or has
+ * left data in it. A writer outside the run that has not written is not
+ * seen. With no other guest alive the other end can only come from
+ * outside the run, so the host open blocks.
  */
 static bool blocking_fifo_open(int dirfd, const char *path, int flags)
 {
@@ -360,7 +378,9 @@ static bool blocking_fifo_open(int dirfd, const char *path, int flags)
 static bool fifo_open_would_block(struct proxy_process *p, int dirfd,
                                   const char *path, int flags)
 {
-    return proxy_others_alive(p) && blocking_fifo_open(dirfd, path, flags);
+    /* A reader parked while others were alive decides in fifo_open. */
+    return (proxy_others_alive(p) || p->threads[p->cur].io.fifo_parked) &&
+           blocking_fifo_open(dirfd, path, flags);
 }
 
 /* A replay (cmd_record.c) has no outside: the other end of a FIFO that
@@ -379,20 +399,87 @@ static bool replay_fifo_from_outside(struct proxy_process *p, int dirfd,
     return true;
 }
 
-static long fifo_open(struct proxy_process *p, int dirfd, const char *path,
-                      int flags)
+static bool fifo_has_data(int host_fd)
+{
+    int n = 0;
+    return ioctl(host_fd, FIONREAD, &n) == 0 && n > 0;
+}
+
+/* The reader's host fd for this open: the parked one when it is this
+ * FIFO's, else a new one (any other parked one is dropped); -errno. */
+static int fifo_reader_end(struct proxy_thread *t, int dirfd,
+                           const char *path, int flags)
+{
+    struct stat st;
+    if (fstatat(dirfd, path, &st, 0) < 0)
+        return -errno;
+    struct proxy_thread_io *io = &t->io;
+    if (io->fifo_parked && io->fifo_dev == st.st_dev &&
+        io->fifo_ino == st.st_ino)
+        return io->fifo_fd;
+    proxy_fifo_unpark(t);
+    int host_fd = openat(dirfd, path,
+                         flags | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    if (host_fd < 0)
+        return -errno;
+    io->fifo_parked = true;
+    io->fifo_fd = host_fd;
+    io->fifo_dev = st.st_dev;
+    io->fifo_ino = st.st_ino;
+    return host_fd;
+}
+
+static long fifo_open_reader(struct proxy_process *p, int dirfd,
+                             const char *path, int flags)
+{
+    struct proxy_thread *t = &p->threads[p->cur];
+    int host_fd = fifo_reader_end(t, dirfd, path, flags);
+    if (host_fd < 0)
+        return host_fd;
+    bool writer = t->io.fifo_partner || fifo_has_data(host_fd) ||
+                  proxy_fifo_end_in_run(p, t->io.fifo_dev, t->io.fifo_ino,
+                                        true);
+    if (!writer && proxy_others_alive(p))
+        return proxy_thread_retry_after(p, PROXY_LOCK_RETRY_NS);
+    if (!writer) {
+        /* Alone now: only a writer outside the run can come. */
+        proxy_fifo_unpark(t);
+        host_fd = openat(dirfd, path, flags | O_CLOEXEC | O_NOCTTY);
+        return host_fd < 0 ? -errno : host_fd;
+    }
+    t->io.fifo_parked = t->io.fifo_partner = false; /* the fd is the guest's */
+    return host_fd;
+}
+
+static long fifo_open_writer(struct proxy_process *p, int dirfd,
+                             const char *path, int flags)
 {
     int host_fd = openat(dirfd, path,
                          flags | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
     if (host_fd < 0 && errno == ENXIO) /* no reader yet: try again */
-        return proxy_thread_retry_after(p, 1000000ULL);
+        return proxy_thread_retry_after(p, PROXY_LOCK_RETRY_NS);
     if (host_fd < 0)
         return -errno;
-    int fl = fcntl(host_fd, F_GETFL);
+    struct stat st;
+    if (fstat(host_fd, &st) == 0)
+        proxy_fifo_writer_opened(p, st.st_dev, st.st_ino);
+    return host_fd;
+}
+
+static long fifo_open(struct proxy_process *p, int dirfd, const char *path,
+                      int flags)
+{
+    long host_fd = (flags & O_ACCMODE) == O_RDONLY
+                       ? fifo_open_reader(p, dirfd, path, flags)
+                       : fifo_open_writer(p, dirfd, path, flags);
+    if (host_fd < 0)
+        return host_fd;
+    int fl = fcntl((int)host_fd, F_GETFL);
     if (fl >= 0)
-        fcntl(host_fd, F_SETFL, fl & ~O_NONBLOCK);
-    proxy_meta_note_open(p, host_fd, path, flags, false);
-    return proxy_fd_install(&p->fds, host_fd, (flags & O_CLOEXEC) != 0, 0);
+        fcntl((int)host_fd, F_SETFL, fl & ~O_NONBLOCK);
+    proxy_meta_note_open(p, (int)host_fd, path, flags, false);
+    return proxy_fd_install(&p->fds, (int)host_fd, (flags & O_CLOEXEC) != 0,
+                            0);
 }
 
 /* What record / replay key a file by: the absolute path it was opened

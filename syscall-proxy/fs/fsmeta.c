@@ -565,10 +565,12 @@ static long dircache_load(struct proxy_process *p, int host_fd,
 
 bool proxy_meta_dir_sorted(struct proxy_process *p, int guest_fd)
 {
-    if (!proxy_meta_on(p))
-        return false;
     struct proxy_fd *f = proxy_fd_get(&p->fds, guest_fd);
-    return f && fd_meta_load(f) && S_ISDIR(f->host_type);
+    if (!f || !fd_meta_load(f) || !S_ISDIR(f->host_type))
+        return false;
+    /* With metadata passed through, the guest's own fd and task lists
+     * still come from here: the host's would be hvrun's. */
+    return proxy_meta_on(p) || proxy_vfs_guest_listing_dir(f->host_fd);
 }
 
 /* Both record layouts are ALIGN(20 + name length, 8) bytes long. */

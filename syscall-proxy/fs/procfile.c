@@ -41,6 +41,7 @@ struct proxy_vfd {
     enum { VFD_MEM, VFD_KEPT, VFD_NSFILE, VFD_NS } kind;
     int pid;  /* the guest process whose file it is */
     int kept; /* VFD_KEPT: index in kept_files; NSFILE: which; NS: type */
+    int tid;  /* VFD_KEPT comm: the thread's (task/TID/comm), 0: process */
     struct proxy_ns *ns; /* VFD_NS: the namespace (NULL: the initial) */
 };
 
@@ -145,11 +146,11 @@ int proxy_procfile_kept_index(const char *name)
 }
 
 /* The current content of a kept file of q. */
-static void kept_content(const struct proxy_process *q, int k, char *out,
+static void kept_content(struct proxy_process *q, int k, int tid, char *out,
                          size_t cap)
 {
     if (k == PROXY_KEPT_COMM)
-        snprintf(out, cap, "%s\n", q->comm);
+        snprintf(out, cap, "%s\n", proxy_thread_comm_of(q, tid));
     else if (k == PROXY_KEPT_PERSONALITY)
         snprintf(out, cap, "%08x\n", q->personality);
     else if (q->kept[k][0] || !kept_files[k].parse)
@@ -158,14 +159,17 @@ static void kept_content(const struct proxy_process *q, int k, char *out,
         snprintf(out, cap, "%s", kept_files[k].initial);
 }
 
-/* Linux's comm write: at most 15 bytes, up to a NUL or newline. */
-static int kept_write_comm(struct proxy_process *q, const char *in, size_t len)
+/* Linux's comm write (comm_write): at most 15 bytes, up to a NUL; a
+ * newline is kept (`echo x > comm` names the task "x\n"). */
+static int kept_write_comm(struct proxy_process *q, int tid, const char *in,
+                           size_t len)
 {
+    char *comm = proxy_thread_comm_of(q, tid);
     size_t n = 0;
-    while (n < len && n < sizeof(q->comm) - 1 && in[n] != '\0' && in[n] != '\n')
+    while (n < len && n < sizeof(q->comm) - 1 && in[n] != '\0')
         n++;
-    memcpy(q->comm, in, n);
-    q->comm[n] = '\0';
+    memcpy(comm, in, n);
+    comm[n] = '\0';
     return 0;
 }
 
@@ -243,13 +247,16 @@ long proxy_procfile_open_kept(struct proxy_process *p, struct proxy_process *of,
     if (writes && k != PROXY_KEPT_COMM && !kept_files[k].parse)
         return -EACCES;
     char content[64], name[64];
-    kept_content(of, k, content, sizeof(content));
+    kept_content(of, k, of->proc_tid, content, sizeof(content));
     snprintf(name, sizeof(name), "hvrun-vfs:/proc/%d/%s", of->pid,
              k == PROXY_KEPT_COMM ? "comm" : kept_files[k].name);
     int host_fd = memfd_with(name, content, flags);
     if (host_fd < 0)
         return host_fd;
-    return install_vfd(p, host_fd, flags, VFD_KEPT, of->pid, k);
+    long gfd = install_vfd(p, host_fd, flags, VFD_KEPT, of->pid, k);
+    if (gfd >= 0)
+        proxy_fd_get(&p->fds, (int)gfd)->vfd->tid = of->proc_tid;
+    return gfd;
 }
 
 long proxy_procfile_open_mem(struct proxy_process *p, struct proxy_process *of,
@@ -391,7 +398,8 @@ static long kept_write_iov(struct proxy_process *q, const struct proxy_vfd *v,
     for (int i = 0; i < n; i++)
         asked += iov[i].iov_len;
     if (v->kept == PROXY_KEPT_COMM) /* a longer name is cut, not refused */
-        return kept_write_comm(q, buf, len) < 0 ? -EINVAL : (long)asked;
+        return kept_write_comm(q, v->tid, buf, len) < 0 ? -EINVAL
+                                                        : (long)asked;
     if (asked >= sizeof(buf))
         return -EINVAL; /* longer than any value these files take */
     return kept_write(q, v->kept, buf, len);

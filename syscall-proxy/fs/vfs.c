@@ -581,6 +581,24 @@ static const char *state_name(char c)
     return c == 'T' ? "T (stopped)" : c == 'S' ? "S (sleeping)" : "R (running)";
 }
 
+/* The pid a stat or status shows: the thread's under task/TID/. */
+static int viewed_tid(const struct proxy_process *p)
+{
+    return p->proc_tid ? p->proc_tid : p->pid;
+}
+
+/* A thread other than the one on the vCPU that waits is sleeping. */
+static char thread_state_letter(const struct proxy_process *p)
+{
+    char c = state_letter(p);
+    if (c == 'T' || !p->proc_tid || p->proc_tid == p->tid)
+        return c;
+    for (int k = 0; k < p->nr_threads; k++)
+        if (k != p->cur && p->threads[k].tid == p->proc_tid)
+            return p->threads[k].state == PROXY_THREAD_RUNNABLE ? 'R' : 'S';
+    return c;
+}
+
 static int gen_self_stat(struct proxy_process *p, struct vbuf *b)
 {
     struct vm_figures f;
@@ -591,7 +609,8 @@ static int gen_self_stat(struct proxy_process *p, struct vbuf *b)
     int nice = p->prctl.nice;
     uint64_t rsslim = p->rlimits[RLIMIT_RSS].rlim_cur;
     vb_printf(b, "%d (%s) %c %d %d %d 0 -1 0 0 0 0 0 %llu 0 0 0 %d %d %d 0 %llu",
-              p->pid, p->comm, state_letter(p), p->ppid, p->pgid, p->sid,
+              viewed_tid(p), proxy_thread_comm_of(p, p->proc_tid),
+              thread_state_letter(p), p->ppid, p->pgid, p->sid,
               (unsigned long long)utime, 20 + nice, nice, live_threads(p),
               (unsigned long long)start_ticks(p));
     vb_printf(b, " %llu %llu %llu %llu %llu %llu 0 0",
@@ -674,7 +693,7 @@ static void status_mem(struct vbuf *b, const struct proxy_process *p)
 static int gen_self_status(struct proxy_process *p, struct vbuf *b)
 {
     vb_put(b, "Name:\t", 6);
-    for (const char *c = p->comm; *c; c++) {
+    for (const char *c = proxy_thread_comm_of(p, p->proc_tid); *c; c++) {
         if (*c == '\n')
             vb_put(b, "\\n", 2);
         else if (*c == '\\')
@@ -685,8 +704,8 @@ static int gen_self_status(struct proxy_process *p, struct vbuf *b)
     vb_printf(b,
               "\nUmask:\t%04o\nState:\t%s\nTgid:\t%d\nNgid:\t0\n"
               "Pid:\t%d\nPPid:\t%d\nTracerPid:\t0\n",
-              (unsigned)p->umask, state_name(state_letter(p)), p->pid,
-              p->pid, p->ppid);
+              (unsigned)p->umask, state_name(thread_state_letter(p)), p->pid,
+              viewed_tid(p), p->ppid);
     status_ids(b, p);
     status_mem(b, p);
     uint64_t ignored, caught;
@@ -1107,7 +1126,8 @@ static bool self_pid_component(const struct proxy_process *p, const char *s,
 }
 
 /* /proc/<self-ish>/[task/<n>/]rest -> /proc/self/rest, in place. */
-static void canon_proc_self(const struct proxy_process *p, char *path)
+static void canon_proc_self(const struct proxy_process *p, char *path,
+                            size_t cap)
 {
     if (strncmp(path, "/proc/", 6) != 0)
         return;
@@ -1116,6 +1136,15 @@ static void canon_proc_self(const struct proxy_process *p, char *path)
     if (!slash || !self_pid_component(p, comp, (size_t)(slash - comp)))
         return;
     char *rest = slash;
+    if (strncmp(comp, "thread-self/", 12) == 0 && p->tid != p->pid) {
+        /* the calling thread's own directory, /proc/self/task/TID */
+        char tail[PROXY_PATH_MAX];
+        snprintf(tail, sizeof(tail), "%s", rest);
+        if (snprintf(path, cap, "/proc/self/task/%d%s", p->tid, tail) >=
+            (int)cap)
+            path[0] = '\0'; /* too long to be a /proc file */
+        return;
+    }
     if (strncmp(rest, "/task/", 6) == 0) {
         char *t = rest + 6, *ts = strchr(t, '/');
         if (ts && self_pid_component(p, t, (size_t)(ts - t)))
@@ -1145,7 +1174,7 @@ static bool full_name(const struct proxy_process *p, int dirfd,
             return false;
     }
     normalise(joined, out, cap);
-    canon_proc_self(p, out);
+    canon_proc_self(p, out, cap);
     return true;
 }
 
@@ -1259,18 +1288,27 @@ static bool proc_pid_name(struct proxy_process *p, char *name,
         *hidden = true;
         return true;
     }
-    /* /proc/N/task/T/...: a thread of q's is q's files (gdb opens
-     * /proc/PID/task/TID/mem). */
-    if (strncmp(end, "/task/", 6) == 0) {
-        char *tend;
-        long t = strtol(end + 6, &tend, 10);
-        if (tend != end + 6 && *tend == '/' && has_thread(q, (int)t))
-            end = tend;
-    }
     memmove(name + 10, end, strlen(end) + 1);
     memcpy(name, "/proc/self", 10);
     *of = q;
     return true;
+}
+
+/* /proc/self/task/T/rest, T a thread of q's: /proc/self/rest, returning T
+ * (q's files, gdb opens /proc/PID/task/TID/mem; comm, stat and status
+ * then describe thread T); else 0 and the name unchanged. */
+static int strip_task(struct proxy_process *q, char *name)
+{
+    const char *prefix = "/proc/self/task/";
+    size_t plen = strlen(prefix);
+    if (strncmp(name, prefix, plen) != 0)
+        return 0;
+    char *tend;
+    long t = strtol(name + plen, &tend, 10);
+    if (tend == name + plen || *tend != '/' || !has_thread(q, (int)t))
+        return 0;
+    memmove(name + 10, tend, strlen(tend) + 1);
+    return (int)t;
 }
 
 static bool fdinfo_name(const char *name)
@@ -1302,6 +1340,7 @@ static enum vfile_lookup lookup_vfile(struct proxy_process *p, int dirfd,
     bool hidden;
     if (proc_pid_name(p, name, of, &hidden) && hidden)
         return VFILE_HIDDEN;
+    (*of)->proc_tid = strip_task(*of, name);
     for (size_t i = 0; i < sizeof(vfiles) / sizeof(vfiles[0]); i++) {
         if (strcmp(name, vfiles[i].path) != 0)
             continue;
@@ -1529,7 +1568,7 @@ static enum fd_dir fd_dir_of_name(const struct proxy_process *p,
         name[len - 1] = '\0';
     if (strcmp(name, "/dev/fd") == 0)
         return FD_DIR_FD;
-    canon_proc_self(p, name);
+    canon_proc_self(p, name, sizeof(name));
     if (strcmp(name, "/proc/self/fd") == 0)
         return FD_DIR_FD;
     if (strcmp(name, "/proc/self/fdinfo") == 0)
@@ -1696,6 +1735,11 @@ static int proc_root_records(struct proxy_process *p, int host_fd,
         put_dirent64(b, 0x10000 + (uint64_t)pid, ++off, DT_DIR, name);
     }
     return 0;
+}
+
+bool proxy_vfs_guest_listing_dir(int host_fd)
+{
+    return fd_dir_of_fd(host_fd) != FD_DIR_NONE;
 }
 
 int proxy_vfs_dir_records(struct proxy_process *p, int host_fd, char **raw,

@@ -121,6 +121,9 @@ int64_t proxy_vfs_dir_size_fixup(const struct proxy_process *p, uint64_t dev,
  * agrees). On success *raw (malloc'ed) holds *len bytes and the return is
  * 0; -ENOENT when host_fd is not a /proc/self/fd or fdinfo directory.
  */
+/* Whether host_fd is one of the guest's /proc/self/{fd,fdinfo,task}
+ * directories, whose listing is always the guest's. */
+bool proxy_vfs_guest_listing_dir(int host_fd);
 int proxy_vfs_dir_records(struct proxy_process *p, int host_fd, char **raw,
                           size_t *len);
 

@@ -32,6 +32,7 @@ static int slot_release(struct proxy_fdtable *t, struct proxy_fd *slot)
     proxy_timerfd_put(slot->timerfd);
     proxy_procfile_put(slot->vfd);
     proxy_mqd_put(slot->mqd, t);
+    proxy_fowner_put(slot->owner);
     *slot = (struct proxy_fd){.kind = PROXY_FD_FREE, .host_fd = -1};
     return host_fd;
 }
@@ -162,8 +163,9 @@ int proxy_fd_close(struct proxy_fdtable *t, int guest_fd)
     return close(host_fd) < 0 ? -errno : 0;
 }
 
-void proxy_fd_share_context(struct proxy_fd *to, const struct proxy_fd *from)
+void proxy_fd_share_context(struct proxy_fd *to, struct proxy_fd *from)
 {
+    proxy_fowner_share(to, from);
     proxy_signalfd_share(to, from);
     proxy_timerfd_share(to, from);
     proxy_procfile_share(to, from);

@@ -178,25 +178,52 @@ static bool wait_fd_get(struct proxy_process *p, int guest_fd,
     return true;
 }
 
+bool proxy_fifo_end_in_run(struct proxy_process *p, dev_t dev, ino_t ino,
+                           bool writer)
+{
+    int nr_procs = p->world ? p->world->nr_procs : 1;
+    int other_only = writer ? O_RDONLY : O_WRONLY;
+    for (int i = 0; i < nr_procs; i++) {
+        struct proxy_process *q = p->world ? p->world->procs[i] : p;
+        for (int fd = 0; !q->zombie && fd < q->fds.cap; fd++) {
+            struct proxy_fd *f = proxy_fd_get(&q->fds, fd);
+            if (!f || !S_ISFIFO(fd_type(f)) || f->host_dev != dev ||
+                f->host_ino != ino)
+                continue;
+            int fl = fcntl(f->host_fd, F_GETFL);
+            if (fl >= 0 && (fl & O_ACCMODE) != other_only)
+                return true;
+        }
+    }
+    return false;
+}
+
 /* Whether a guest of the run (the writer's process too: another of its
  * threads may read) holds an fd that can read the pipe or FIFO w. */
 static bool pipe_read_end_in_run(struct proxy_process *p,
                                  const struct wait_fd *w)
 {
+    return proxy_fifo_end_in_run(p, w->dev, w->ino, false);
+}
+
+void proxy_fifo_writer_opened(struct proxy_process *p, dev_t dev, ino_t ino)
+{
     int nr_procs = p->world ? p->world->nr_procs : 1;
     for (int i = 0; i < nr_procs; i++) {
         struct proxy_process *q = p->world ? p->world->procs[i] : p;
-        for (int fd = 0; !q->zombie && fd < q->fds.cap; fd++) {
-            struct proxy_fd *f = proxy_fd_get(&q->fds, fd);
-            if (!f || !S_ISFIFO(fd_type(f)) || f->host_dev != w->dev ||
-                f->host_ino != w->ino)
-                continue;
-            int fl = fcntl(f->host_fd, F_GETFL);
-            if (fl >= 0 && (fl & O_ACCMODE) != O_WRONLY)
-                return true;
+        for (int k = 0; !q->zombie && k < q->nr_threads; k++) {
+            struct proxy_thread_io *io = &q->threads[k].io;
+            if (io->fifo_parked && io->fifo_dev == dev && io->fifo_ino == ino)
+                io->fifo_partner = true;
         }
     }
-    return false;
+}
+
+void proxy_fifo_unpark(struct proxy_thread *t)
+{
+    if (t->io.fifo_parked)
+        close(t->io.fifo_fd);
+    t->io.fifo_parked = t->io.fifo_partner = false;
 }
 
 /* Whether a write of len_bytes to w, which polls writable, must be made
@@ -243,6 +270,7 @@ void proxy_thread_io_release(struct proxy_thread *t)
 {
     if (t->io.has_epoll)
         close(t->io.epoll_fd);
+    proxy_fifo_unpark(t);
     t->io = (struct proxy_thread_io){0};
 }
 
@@ -833,40 +861,118 @@ static long fcntl_dupfd(struct proxy_process *p, int guest_fd, int host_fd,
 }
 
 /*
- * Signal-driven I/O would send SIGIO/SIGURG (or a lease-break or dnotify
- * signal) to the host owner, i.e. hvrun, and hvrun does not forward those
- * to the guest; a guest pid is not a host pid either. So setting an owner,
- * a signal, a lease or a dnotify watch is refused with -EINVAL (Linux's
- * answer for an unsupported command); clearing one passes through, and the
- * getters report the host fd's state, which therefore is "none".
+ * The fd's owner (F_SETOWN, F_SETOWN_EX) is kept here, per open file as
+ * Linux keeps f_owner: a pid type and a pid of the run (never given to
+ * the host, whose owner would be hvrun). F_SETSIG's signal is plain state
+ * the host keeps on its open file, so it passes through: with no host
+ * owner the host never signals. hvrun sends no SIGIO/SIGURG for O_ASYNC
+ * fds, and leases and dnotify are still refused (EINVAL): their signal
+ * would need hvrun to see every conflicting open and change.
  */
-static long fcntl_owner(struct proxy_process *p, int host_fd, int cmd,
+struct proxy_fowner {
+    int refs;
+    int type;   /* F_OWNER_TID, F_OWNER_PID, F_OWNER_PGRP */
+    int pid;    /* the run's (global) number, 0 for none */
+};
+
+void proxy_fowner_put(struct proxy_fowner *o)
+{
+    if (o && --o->refs == 0)
+        free(o);
+}
+
+static struct proxy_fowner *fowner_of(struct proxy_fd *f)
+{
+    if (!f->owner && (f->owner = calloc(1, sizeof(*f->owner))))
+        f->owner->refs = 1;
+    return f->owner;
+}
+
+void proxy_fowner_share(struct proxy_fd *to, struct proxy_fd *from)
+{
+    struct proxy_fowner *o = fowner_of(from);
+    if (!o || to->owner == o)
+        return;
+    proxy_fowner_put(to->owner);
+    o->refs++;
+    to->owner = o;
+}
+
+/* Whether pid names a thread, process or process group of the run now
+ * (Linux's find_vpid: any struct pid still in use). */
+static bool run_pid_exists(struct proxy_process *p, int pid)
+{
+    for (int i = 0; p->world && i < p->world->nr_procs; i++) {
+        struct proxy_process *q = p->world->procs[i];
+        if (q->zombie)
+            continue;
+        if (q->pid == pid || q->pgid == pid || q->sid == pid)
+            return true;
+        for (int k = 0; k < q->nr_threads; k++)
+            if (q->threads[k].state != PROXY_THREAD_EXITED &&
+                (k == q->cur ? q->tid : q->threads[k].tid) == pid)
+                return true;
+    }
+    return pid == p->pid || pid == p->pgid || pid == p->tid;
+}
+
+/* f_setown/f_setown_ex: vpid in the caller's pid namespace; ESRCH for
+ * one that does not exist. */
+static long fowner_set(struct proxy_process *p, struct proxy_fd *f, int type,
+                       int vpid)
+{
+    int pid = vpid ? proxy_ns_global_nr(p, vpid) : 0;
+    if (vpid && (pid <= 0 || !run_pid_exists(p, pid)))
+        return -ESRCH;
+    struct proxy_fowner *o = fowner_of(f);
+    if (!o)
+        return -ENOMEM;
+    o->type = type;
+    o->pid = pid;
+    return 0;
+}
+
+static long fcntl_owner(struct proxy_process *p, struct proxy_fd *f, int cmd,
                         uint64_t arg)
 {
-    struct f_owner_ex owner;
+    struct f_owner_ex ex;
+    struct proxy_fowner none = {0, F_OWNER_TID, 0};
+    const struct proxy_fowner *o = f->owner ? f->owner : &none;
+    /* A getter names an owner only while it exists (pid_task). */
+    int owner_pid = o->pid && run_pid_exists(p, o->pid) ? o->pid : 0;
+    int who = (int)arg;
     switch (cmd) {
-    case F_GETOWN_EX:
-        if (fcntl(host_fd, cmd, &owner) < 0)
-            return -errno;
-        return proxy_copy_out(p, arg, &owner, sizeof(owner)) < 0 ? -EFAULT : 0;
-    case F_SETOWN_EX:
-        if (proxy_copy_in(p, &owner, arg, sizeof(owner)) < 0)
-            return -EFAULT;
-        if (owner.pid != 0)
+    case F_SETOWN:
+        if (who == INT_MIN)
             return -EINVAL;
-        return proxy_host_result(fcntl(host_fd, cmd, &owner));
+        return fowner_set(p, f, who < 0 ? F_OWNER_PGRP : F_OWNER_PID,
+                          who < 0 ? -who : who);
+    case F_GETOWN: {
+        int nr = proxy_ns_pid_nr(p, owner_pid);
+        return o->type == F_OWNER_PGRP ? -nr : nr;
+    }
+    case F_SETOWN_EX:
+        if (proxy_copy_in(p, &ex, arg, sizeof(ex)) < 0)
+            return -EFAULT;
+        if (ex.type != F_OWNER_TID && ex.type != F_OWNER_PID &&
+            ex.type != F_OWNER_PGRP)
+            return -EINVAL;
+        return fowner_set(p, f, ex.type, ex.pid);
+    case F_GETOWN_EX:
+        ex.type = o->type;
+        ex.pid = proxy_ns_pid_nr(p, owner_pid);
+        return proxy_copy_out(p, arg, &ex, sizeof(ex)) < 0 ? -EFAULT : 0;
     case F_SETLEASE:
-        if ((int)arg != F_UNLCK)
+        if (who != F_UNLCK)
             return -EINVAL;
         break;
-    case F_SETOWN:
-    case F_SETSIG:
     case F_NOTIFY:
-        if ((int)arg != 0)
+        if (who != 0)
             return -EINVAL;
         break;
     }
-    return proxy_host_result(fcntl(host_fd, cmd, (int)arg));
+    /* F_GETSIG, F_SETSIG and the clearing F_SETLEASE/F_NOTIFY. */
+    return proxy_host_result(fcntl(f->host_fd, cmd, who));
 }
 
 /* Write-lifetime hints take a pointer to a u64. */
@@ -915,7 +1021,7 @@ static long sys_fcntl(struct proxy_process *p, const uint64_t a[6])
     case F_SETSIG:
     case F_SETLEASE:
     case F_NOTIFY:
-        return fcntl_owner(p, host_fd, cmd, arg);
+        return fcntl_owner(p, f, cmd, arg);
     case F_GET_RW_HINT:
     case F_SET_RW_HINT:
         return fcntl_rw_hint(p, host_fd, cmd, arg);

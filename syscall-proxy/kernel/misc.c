@@ -1266,6 +1266,14 @@ char *proxy_thread_comm(struct proxy_process *p)
     return p->tid == p->pid ? p->comm : p->threads[p->cur].comm;
 }
 
+char *proxy_thread_comm_of(struct proxy_process *q, int tid)
+{
+    for (int k = 0; tid && tid != q->pid && k < q->nr_threads; k++)
+        if ((k == q->cur ? q->tid : q->threads[k].tid) == tid)
+            return q->threads[k].comm;
+    return q->comm;
+}
+
 static long prctl_set_name(struct proxy_process *p, gva_t name_gva)
 {
     char name[sizeof(p->comm)];
@@ -1285,6 +1293,36 @@ static long prctl_get_name(struct proxy_process *p, gva_t name_gva)
 {
     if (proxy_copy_out(p, name_gva, proxy_thread_comm(p), sizeof(p->comm)) < 0)
         return -EFAULT;
+    return 0;
+}
+
+/* Whether hvrun sees this run's RDTSC/RDTSCP: a backend that traps them
+ * (CR4.TSD's #GP; the ptrace stub's own PR_SET_TSC) or the sites it
+ * rewrites (kvm_pvm, where only those in code it rewrote trap). */
+static bool tsc_trappable(const struct proxy_process *p)
+{
+    struct vmm_host_info info;
+    if (p->cfg->rdtsc_rewrite)
+        return true;
+    if (!p->world || !p->world->host)
+        return false;
+    vmm_host_get_info(p->world->host, &info);
+    return info.rdtsc_trappable;
+}
+
+/* PR_SET_TSC/PR_GET_TSC (arch/x86 set_tsc_mode): where no RDTSC can be
+ * made to fault, EINVAL, as a Linux without the option says. */
+static long prctl_tsc(struct proxy_process *p, int option, uint64_t arg2)
+{
+    if (!tsc_trappable(p) || !p->threads)
+        return -EINVAL;
+    struct proxy_thread *t = &p->threads[p->cur]; /* per thread (TIF_NOTSC) */
+    if (option == PR_GET_TSC)
+        return put_int(p, arg2, t->tsc_sigsegv ? PR_TSC_SIGSEGV
+                                               : PR_TSC_ENABLE);
+    if (arg2 != PR_TSC_ENABLE && arg2 != PR_TSC_SIGSEGV)
+        return -EINVAL;
+    t->tsc_sigsegv = arg2 == PR_TSC_SIGSEGV;
     return 0;
 }
 
@@ -1364,6 +1402,9 @@ static long sys_prctl(struct proxy_process *p, const uint64_t a[6])
         /* Naming anonymous memory: Linux without CONFIG_ANON_VMA_NAME says
          * -EINVAL, and glibc (thread stack names) ignores the failure. */
         return -EINVAL;
+    case PR_SET_TSC:
+    case PR_GET_TSC:
+        return prctl_tsc(p, option, a[1]);
     case PR_SET_MM:
         /* Rewriting the mm layout (CAP_SYS_RESOURCE) is refused: the
          * address space belongs to hvrun's loader and mm family. */

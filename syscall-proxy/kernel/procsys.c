@@ -56,7 +56,7 @@ static int clone_fds(struct proxy_process *c, const struct proxy_process *p)
 {
     int rc = proxy_fdtable_init(&c->fds, p->fds.max_fds);
     for (int fd = 0; rc == 0 && fd < p->fds.cap; fd++) {
-        const struct proxy_fd *f = &p->fds.fds[fd];
+        struct proxy_fd *f = &p->fds.fds[fd]; /* its contexts are shared */
         if (f->kind == PROXY_FD_FREE)
             continue;
         int host = fcntl(f->host_fd, F_DUPFD_CLOEXEC, 3);
@@ -113,6 +113,7 @@ static int child_thread(struct proxy_process *c, struct proxy_process *p,
         c->threads[0].rseq_len = p->threads[p->cur].rseq_len;
         c->threads[0].rseq_sig = p->threads[p->cur].rseq_sig;
     }
+    c->threads[0].tsc_sigsegv = p->threads[p->cur].tsc_sigsegv;
     c->threads[0].state = PROXY_THREAD_RUNNABLE;
     c->quantum_left = DET_SCHED_QUANTUM;
     return rc;
@@ -134,6 +135,8 @@ static struct proxy_process *new_child(struct proxy_process *p,
     c->nr_threads = c->cap_threads = 0;
     memset(&c->fds, 0, sizeof(c->fds));
     c->cwd_fd = fcntl(p->cwd_fd, F_DUPFD_CLOEXEC, 3);
+    if (p->world->next_pid == PROXY_OUTSIDE_PGID) /* the shell's */
+        p->world->next_pid++;
     c->pid = c->tid = p->world->next_pid++;
     c->ppid = p->pid;
     c->pending_mask = 0;
@@ -738,6 +741,7 @@ static void exec_reset(struct proxy_process *p)
     /* execve keeps the caller's seccomp filters; the other threads go. */
     struct proxy_seccomp_filter *filters = p->threads[p->cur].seccomp;
     bool strict = p->threads[p->cur].seccomp_strict;
+    bool no_tsc = p->threads[p->cur].tsc_sigsegv;
     struct proxy_ptrace traced = p->threads[p->cur].pt; /* stays traced */
     for (int i = 0; i < p->nr_threads; i++) {
         free(p->threads[i].xstate);
@@ -749,6 +753,7 @@ static void exec_reset(struct proxy_process *p)
     memset(p->threads, 0, sizeof(*p->threads) * (size_t)p->cap_threads);
     p->threads[0].seccomp = filters;
     p->threads[0].seccomp_strict = strict;
+    p->threads[0].tsc_sigsegv = no_tsc;
     p->threads[0].pt = traced;
     p->nr_threads = 1;
     p->cur = 0;

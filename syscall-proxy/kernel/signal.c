@@ -219,6 +219,46 @@ static int setup_frame(struct proxy_process *p, int sig,
 }
 
 static void deliver(struct proxy_process *p, int sig, const siginfo_t *info,
+                    uint64_t trapno, uint64_t err, uint64_t cr2);
+
+/* force_sig_info's rule for a signal the kernel sends itself: blocked or
+ * ignored, it is unblocked and takes its default action. */
+static void force_default_if_unwanted(struct proxy_process *p, int sig)
+{
+    struct proxy_sigaction *sa = &p->sigactions[sig];
+    if ((p->sigmask & SIGBIT(sig)) ||
+        sa->handler == (uint64_t)(uintptr_t)SIG_IGN) {
+        sa->handler = (uint64_t)(uintptr_t)SIG_DFL;
+        p->sigmask &= ~SIGBIT(sig);
+    }
+}
+
+/*
+ * Linux's signal_setup_done -> force_sigsegv(sig) after a handler frame for
+ * sig could not be written: the failed signal is consumed (no mask change);
+ * if it was SIGSEGV the process dies of SIGSEGV; otherwise a SIGSEGV
+ * (SI_KERNEL, no address) is forced and its own handler may still run, on
+ * a usable alternate stack. The sigcontext keeps the first fault's trap
+ * number, error code and cr2, as the thread's trap state is unchanged.
+ */
+static void force_sigsegv(struct proxy_process *p, int failed_sig,
+                          uint64_t trapno, uint64_t err, uint64_t cr2)
+{
+    if (failed_sig == SIGSEGV) {
+        proxy_process_kill(p, SIGSEGV);
+        return;
+    }
+    siginfo_t info;
+    memset(&info, 0, sizeof(info));
+    info.si_signo = SIGSEGV;
+    info.si_code = SI_KERNEL;
+    force_default_if_unwanted(p, SIGSEGV);
+    if (proxy_ptrace_signal_stop(p, SIGSEGV, &info, 0))
+        return;
+    deliver(p, SIGSEGV, &info, trapno, err, cr2);
+}
+
+static void deliver(struct proxy_process *p, int sig, const siginfo_t *info,
                     uint64_t trapno, uint64_t err, uint64_t cr2)
 {
     struct proxy_sigaction *sa = &p->sigactions[sig];
@@ -243,6 +283,7 @@ static void deliver(struct proxy_process *p, int sig, const siginfo_t *info,
         struct vmm_regs *r = vmm_vm_regs(p->vm);
         r->rax = (uint64_t)-EINTR;
         r->rip += 2;
+        proxy_fifo_unpark(t); /* an interrupted FIFO open's reader end */
     }
     if (t) {
         t->restartable = false;
@@ -256,8 +297,7 @@ static void deliver(struct proxy_process *p, int sig, const siginfo_t *info,
     }
     proxy_rseq_fixup(p); /* rseq_signal_deliver: out of a critical section */
     if (setup_frame(p, sig, info, trapno, err, cr2) < 0) {
-        /* Linux: a frame that cannot be written is a forced SIGSEGV. */
-        proxy_process_kill(p, SIGSEGV);
+        force_sigsegv(p, sig, trapno, err, cr2);
         return;
     }
     p->sigmask |= sa->mask;
@@ -593,12 +633,7 @@ void proxy_signal_fault(struct proxy_process *p, const struct vmm_event *ev)
               ev->vector, (unsigned long long)vmm_vm_regs(p->vm)->rip,
               (unsigned long long)ev->fault_addr, m.signo);
     /* force_sig_fault: a blocked or ignored fault signal kills. */
-    struct proxy_sigaction *sa = &p->sigactions[m.signo];
-    if ((p->sigmask & SIGBIT(m.signo)) ||
-        sa->handler == (uint64_t)(uintptr_t)SIG_IGN) {
-        sa->handler = (uint64_t)(uintptr_t)SIG_DFL;
-        p->sigmask &= ~SIGBIT(m.signo);
-    }
+    force_default_if_unwanted(p, m.signo);
     /* A tracee's fault is its tracer's first (signal-delivery-stop). */
     if (proxy_ptrace_signal_stop(p, m.signo, &info, ev->vector))
         return;

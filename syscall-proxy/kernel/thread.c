@@ -567,6 +567,7 @@ static long clone_thread(struct proxy_process *p, uint64_t flags,
     t->seccomp = current(p)->seccomp;
     proxy_seccomp_ref(t->seccomp);
     t->seccomp_strict = current(p)->seccomp_strict;
+    t->tsc_sigsegv = current(p)->tsc_sigsegv;
     t->tid = tid;
     t->state = PROXY_THREAD_RUNNABLE;
     t->waited = true; /* a new thread wants its first turn soon */

@@ -833,6 +833,15 @@ static bool run_one(struct proxy_process *p)
             break;
         case PROXY_TRAP_CPUID:
             break;
+        case PROXY_TRAP_TSC_GP: {
+            /* At a rewritten site the exit was the UD2's #UD. */
+            struct vmm_event gp = ev;
+            gp.vector = 13;
+            gp.error_code = 0;
+            gp.fault_addr = 0;
+            proxy_signal_fault(p, &gp);
+            break;
+        }
         case PROXY_TRAP_HOST_TSC:
             /* Host time: a thread whose host deadline passed runs at the
              * next read, as it would at the next syscall. */

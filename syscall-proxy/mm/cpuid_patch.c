@@ -880,6 +880,12 @@ void proxy_cpuid_patch_protect(struct proxy_process *p, uint64_t gva,
     patch_range(p, -1, gva, len, false);
 }
 
+/* PR_TSC_SIGSEGV on the thread on the vCPU (misc.c). */
+static bool tsc_faults(const struct proxy_process *p)
+{
+    return p->threads && p->threads[p->cur].tsc_sigsegv;
+}
+
 /* RDTSC/RDTSCP: the logical clock's TSC in EDX:EAX (RDTSCP: and TSC_AUX,
  * Linux's cpu and node numbers, 0 0 on the one vCPU, in ECX). */
 static void answer_tsc(struct proxy_process *p, struct vmm_regs *r,
@@ -930,6 +936,8 @@ static enum proxy_trap_kind tsc_fault(struct proxy_process *p)
     } else {
         return PROXY_TRAP_NONE;
     }
+    if (tsc_faults(p))
+        return PROXY_TRAP_TSC_GP;
     if (p->det->cfg.virtualize_time) {
         answer_tsc(p, r, kind);
     } else {
@@ -958,6 +966,8 @@ enum proxy_trap_kind proxy_cpuid_trap(struct proxy_process *p,
     if (!ps || !maps_file_at(p, r->rip, ps->dev, ps->ino, ps->file_off) ||
         !guest_bytes(p, r->rip, now, 2) || memcmp(now, insn_ud2, 2) != 0)
         return PROXY_TRAP_NONE;
+    if (ps->kind != PROXY_SITE_CPUID && tsc_faults(p))
+        return PROXY_TRAP_TSC_GP;
     if (ps->kind == PROXY_SITE_CPUID)
         answer_cpuid(p, r);
     else

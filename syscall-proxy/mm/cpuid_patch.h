@@ -77,6 +77,8 @@ enum proxy_trap_kind {
     PROXY_TRAP_TSC,      /* RDTSC/RDTSCP answered from the logical clock */
     PROXY_TRAP_HOST_TSC, /* a trapped RDTSC given the host's TSC (time not
                           * virtualized) */
+    PROXY_TRAP_TSC_GP,   /* a trapped RDTSC under PR_TSC_SIGSEGV: the #GP
+                          * Linux's CR4.TSD gives (SIGSEGV), unanswered */
 };
 
 /* A #UD at a site hvrun rewrote: answers the instruction and steps past

@@ -90,6 +90,7 @@ strace-ls       | 0   | strace -f -o /dev/null ls /
 strace-pipeline | 0   | sh -c 'strace -f -o t sh -c "echo hi | cat"; grep -oE "execve\(\"[^\"]+\"|[+]{3} exited with [0-9]+" t | sort | uniq -c'
 gdb-bt          | 0   | sh -c 'cc -g -O0 -o crash "$1" && gdb -batch -ex run -ex bt ./crash 2>&1 | grep -E "^#|received signal|about to"' sh $ROOT/tests/processes/crash_bt.c
 gdb-watch       | 0   | sh -c 'cc -g -O0 -o w "$1" && gdb -batch -ex "watch g" -ex run -ex c -ex c ./w 2>&1 | grep -E "atchpoint|Old value|New value|g="' sh $ROOT/tests/processes/watch_loop.c
+setsid-leads    | 0   | setsid -w sh -c 'set -- $(cut -d" " -f5,6 /proc/$$/stat); echo leads group $(($1 == $$)) session $(($2 == $$))'
 EOF
 )
 
@@ -105,6 +106,7 @@ unshare-r-id    | 0   | unshare -r id
 strace-ls       | 0   | strace -f -o /dev/null ls /
 strace-pipeline | 0   | strace -f -o /dev/null sh -c 'echo hi | cat'
 gdb-bt          | 0   | sh -c 'cc -g -O0 -o crash "$1" && gdb -iex "maint set worker-threads 0" -batch -ex run -ex bt ./crash' sh $ROOT/tests/processes/crash_bt.c
+setsid-ps       | 0   | setsid -w sh -c 'ps -o pid,ppid,pgid,sid,comm'
 EOF
 )
 
