@@ -44,7 +44,8 @@ static void show(const char *what, long rc, const struct timex *t)
     printf("%s: %s\n", what, res(rc));
     printf("  modes %#x offset %ld freq %ld maxerror %ld esterror %ld\n",
            t->modes, t->offset, t->freq, t->maxerror, t->esterror);
-    /* STA_NANO only says the units of offset and jitter (both 0 here);
+    /* STA_NANO only says the units of offset, jitter and time's
+     * sub-second field (checked in range below);
      * the host's can change under a run (it did, by no process of the
      * run's), while hvrun's answer is fixed: it is left out */
     printf("  status %#x constant %ld precision %ld tolerance %ld tick %ld\n",
@@ -54,8 +55,10 @@ static void show(const char *what, long rc, const struct timex *t)
            "errcnt %ld stbcnt %ld tai %d\n",
            t->ppsfreq, t->jitter, t->shift, t->stabil, t->jitcnt, t->calcnt,
            t->errcnt, t->stbcnt, t->tai);
+    /* with STA_NANO, time's tv_usec holds nanoseconds */
+    long sub_second = t->status & STA_NANO ? 1000000000L : 1000000L;
     printf("  time is now: %d, usec in range: %d\n", skew >= 0 && skew <= 1,
-           t->time.tv_usec >= 0 && t->time.tv_usec < 1000000);
+           t->time.tv_usec >= 0 && t->time.tv_usec < sub_second);
 }
 
 /* In a child that gave up root (and with it CAP_SYS_TIME). */
