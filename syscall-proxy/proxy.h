@@ -84,6 +84,10 @@ struct proxy_fd {
     /* F_SETOWN/F_SETOWN_EX's owner (io.c), the open file's as in Linux:
      * shared by dups and fork children (made when first shared or set). */
     struct proxy_fowner *owner;
+    /* /proc/<pid>/task of another guest (vfs.c): the host fd is hvrun's
+     * /proc/self/task and the listing is that guest's threads; 0 for the
+     * caller's own. Kept by dups and fork children. */
+    int listing_pid;
 };
 
 struct proxy_plock;

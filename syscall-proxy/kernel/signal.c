@@ -614,9 +614,10 @@ void proxy_signal_fault(struct proxy_process *p, const struct vmm_event *ev)
     /* a step of a tracer's breakpoints hvrun keeps by stepping (ptrace.c) */
     if (ev->vector == 1 && proxy_ptrace_stepped_dr_only(p))
         return;
-    /* A page past a file's end that the file has grown over since is
-     * mapped now: the access runs again, as after Linux's fault. */
-    int file_fault = ev->vector == 14 ? vmm_as_file_fault(
+    /* A page past a file's end that the file has grown over since, or a
+     * lazy stretch backed now, is mapped: the access runs again, as after
+     * Linux's fault. */
+    int file_fault = ev->vector == 14 ? vmm_as_guest_fault(
                          p->as, ev->fault_addr, ev->error_code & 2) : -1;
     if (file_fault == 1)
         return;
