@@ -991,6 +991,9 @@ void proxy_world_destroy(struct proxy_world *w);
  * or -1 when hvrun failed. */
 int proxy_world_run(struct proxy_world *w);
 struct proxy_process *proxy_world_find(struct proxy_world *w, int pid);
+/* The next pid or tid of the run: one counter for processes and threads,
+ * as Linux's pid allocator, so no thread's id is another task's. */
+int proxy_world_next_id(struct proxy_world *w);
 
 /* ---- file mappings (mm/mm.c) --------------------------------------------- */
 

@@ -126,9 +126,11 @@ static uint64_t start_ticks(struct proxy_process *p)
     return ns > 0 ? (uint64_t)(ns / NS_PER_TICK) : 0;
 }
 
-/* The last pid Linux would have handed out: the highest thread id. */
+/* The last pid Linux handed out: the run's last process or thread id. */
 static int last_pid(const struct proxy_process *p)
 {
+    if (p->world)
+        return p->world->next_pid - 1;
     return p->next_tid - 1 > p->pid ? p->next_tid - 1 : p->pid;
 }
 
