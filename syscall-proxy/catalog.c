@@ -144,9 +144,10 @@ static const struct exception_note notes[] = {
     {SYS_readlinkat, NULL, "/proc/self/exe answers the guest program"},
     {SYS_ioctl, NULL, "terminal and file requests; others ENOTTY"},
     {SYS_fcntl, NULL, "POSIX record locks owned per guest process (an OFD "
-                      "lock on a per-process reopen); F_SETOWN(_EX) owners "
-                      "and F_SETSIG kept, no SIGIO sent; leases/dnotify "
-                      "refused (EINVAL)"},
+                      "lock on a per-process reopen); owners, F_SETSIG, "
+                      "O_ASYNC's SIGIO, dnotify and leases kept by hvrun "
+                      "(io/fasync.c; opens from outside the run break no "
+                      "lease)"},
     {SYS_write, NULL, "EPIPE raises SIGPIPE in the guest"},
     {SYS_mmap, NULL, "file MAP_PRIVATE copies the range (its untouched "
                      "pages do not see later writes to the file); "

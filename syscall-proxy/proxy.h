@@ -124,6 +124,23 @@ void proxy_fd_share_context(struct proxy_fd *to, struct proxy_fd *from);
 /* The fd owner context (io.c): shared from `from` to `to`, or dropped. */
 void proxy_fowner_share(struct proxy_fd *to, struct proxy_fd *from);
 void proxy_fowner_put(struct proxy_fowner *o);
+/* fcntl's owner, signal, lease and dnotify commands (io/fasync.c). */
+long proxy_fcntl_owner(struct proxy_process *p, int guest_fd, int cmd,
+                       uint64_t arg);
+/* O_ASYNC set (on) or cleared on guest_fd's open file (F_SETFL, FIOASYNC):
+ * its owner is sent SIGIO (or F_SETSIG's signal) as its I/O moves. */
+void proxy_fasync_set(struct proxy_process *p, int guest_fd, bool on);
+/* host_fd, a guest fd of the open file o, was closed. */
+void proxy_fasync_fd_closed(struct proxy_fowner *o, int host_fd);
+/* After each system call: the dnotify events it caused are signalled, and
+ * the O_ASYNC files whose I/O it moved. */
+void proxy_fasync_after_syscall(struct proxy_process *p);
+/* Before an open of (dirfd, path) with flags: a lease of the run on the
+ * file it conflicts with is broken (its holder signalled). 0: open it;
+ * -EWOULDBLOCK (O_NONBLOCK) or PROXY_RET_BLOCK (the open waits and runs
+ * again). */
+long proxy_lease_break(struct proxy_process *p, int dirfd, const char *path,
+                       int flags);
 /* Closes every close-on-exec fd (execve). */
 void proxy_fd_close_on_exec(struct proxy_fdtable *t);
 

@@ -89,6 +89,7 @@ long proxy_dispatch(struct proxy_process *p)
     if (!proxy_seccomp_blocks(p, nr, args, r->rcx, &ret))
         ret = nr < PROXY_NR_SYSCALLS && handlers[nr] ? handlers[nr](p, args)
                                                      : unsupported(p, nr);
+    proxy_fasync_after_syscall(p); /* dnotify signals it caused */
     det_log_syscall(p->det, ret == PROXY_RET_REGS_SET ? 0 : ret);
     if (p->cfg->log_level >= 2 && ret != PROXY_RET_REGS_SET &&
         ret != PROXY_RET_NORETURN)

@@ -574,6 +574,8 @@ static long do_openat(struct proxy_process *p, uint64_t guest_dirfd,
         return fifo_open(p, hp.dirfd, hp.path, flags);
     if (replay_fifo_from_outside(p, hp.dirfd, hp.path, flags))
         return -ENXIO;
+    if ((r = proxy_lease_break(p, hp.dirfd, hp.path, flags)) != 0)
+        return r; /* a lease of the run on it is being broken (fasync.c) */
     int replayed = replayed_file(p, &hp, flags);
     if (replayed >= 0) {
         proxy_meta_note_open(p, replayed, hp.path, flags, false);

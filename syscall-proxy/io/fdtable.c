@@ -32,6 +32,7 @@ static int slot_release(struct proxy_fdtable *t, struct proxy_fd *slot)
     proxy_timerfd_put(slot->timerfd);
     proxy_procfile_put(slot->vfd);
     proxy_mqd_put(slot->mqd, t);
+    proxy_fasync_fd_closed(slot->owner, host_fd);
     proxy_fowner_put(slot->owner);
     *slot = (struct proxy_fd){.kind = PROXY_FD_FREE, .host_fd = -1};
     return host_fd;

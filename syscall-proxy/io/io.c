@@ -861,121 +861,6 @@ static long fcntl_dupfd(struct proxy_process *p, int guest_fd, int host_fd,
     return dup_from(p, guest_fd, host_fd, (int)min_fd, cloexec);
 }
 
-/*
- * The fd's owner (F_SETOWN, F_SETOWN_EX) is kept here, per open file as
- * Linux keeps f_owner: a pid type and a pid of the run (never given to
- * the host, whose owner would be hvrun). F_SETSIG's signal is plain state
- * the host keeps on its open file, so it passes through: with no host
- * owner the host never signals. hvrun sends no SIGIO/SIGURG for O_ASYNC
- * fds, and leases and dnotify are still refused (EINVAL): their signal
- * would need hvrun to see every conflicting open and change.
- */
-struct proxy_fowner {
-    int refs;
-    int type;   /* F_OWNER_TID, F_OWNER_PID, F_OWNER_PGRP */
-    int pid;    /* the run's (global) number, 0 for none */
-};
-
-void proxy_fowner_put(struct proxy_fowner *o)
-{
-    if (o && --o->refs == 0)
-        free(o);
-}
-
-static struct proxy_fowner *fowner_of(struct proxy_fd *f)
-{
-    if (!f->owner && (f->owner = calloc(1, sizeof(*f->owner))))
-        f->owner->refs = 1;
-    return f->owner;
-}
-
-void proxy_fowner_share(struct proxy_fd *to, struct proxy_fd *from)
-{
-    struct proxy_fowner *o = fowner_of(from);
-    if (!o || to->owner == o)
-        return;
-    proxy_fowner_put(to->owner);
-    o->refs++;
-    to->owner = o;
-}
-
-/* Whether pid names a thread, process or process group of the run now
- * (Linux's find_vpid: any struct pid still in use). */
-static bool run_pid_exists(struct proxy_process *p, int pid)
-{
-    for (int i = 0; p->world && i < p->world->nr_procs; i++) {
-        struct proxy_process *q = p->world->procs[i];
-        if (q->zombie)
-            continue;
-        if (q->pid == pid || q->pgid == pid || q->sid == pid)
-            return true;
-        for (int k = 0; k < q->nr_threads; k++)
-            if (q->threads[k].state != PROXY_THREAD_EXITED &&
-                (k == q->cur ? q->tid : q->threads[k].tid) == pid)
-                return true;
-    }
-    return pid == p->pid || pid == p->pgid || pid == p->tid;
-}
-
-/* f_setown/f_setown_ex: vpid in the caller's pid namespace; ESRCH for
- * one that does not exist. */
-static long fowner_set(struct proxy_process *p, struct proxy_fd *f, int type,
-                       int vpid)
-{
-    int pid = vpid ? proxy_ns_global_nr(p, vpid) : 0;
-    if (vpid && (pid <= 0 || !run_pid_exists(p, pid)))
-        return -ESRCH;
-    struct proxy_fowner *o = fowner_of(f);
-    if (!o)
-        return -ENOMEM;
-    o->type = type;
-    o->pid = pid;
-    return 0;
-}
-
-static long fcntl_owner(struct proxy_process *p, struct proxy_fd *f, int cmd,
-                        uint64_t arg)
-{
-    struct f_owner_ex ex;
-    struct proxy_fowner none = {0, F_OWNER_TID, 0};
-    const struct proxy_fowner *o = f->owner ? f->owner : &none;
-    /* A getter names an owner only while it exists (pid_task). */
-    int owner_pid = o->pid && run_pid_exists(p, o->pid) ? o->pid : 0;
-    int who = (int)arg;
-    switch (cmd) {
-    case F_SETOWN:
-        if (who == INT_MIN)
-            return -EINVAL;
-        return fowner_set(p, f, who < 0 ? F_OWNER_PGRP : F_OWNER_PID,
-                          who < 0 ? -who : who);
-    case F_GETOWN: {
-        int nr = proxy_ns_pid_nr(p, owner_pid);
-        return o->type == F_OWNER_PGRP ? -nr : nr;
-    }
-    case F_SETOWN_EX:
-        if (proxy_copy_in(p, &ex, arg, sizeof(ex)) < 0)
-            return -EFAULT;
-        if (ex.type != F_OWNER_TID && ex.type != F_OWNER_PID &&
-            ex.type != F_OWNER_PGRP)
-            return -EINVAL;
-        return fowner_set(p, f, ex.type, ex.pid);
-    case F_GETOWN_EX:
-        ex.type = o->type;
-        ex.pid = proxy_ns_pid_nr(p, owner_pid);
-        return proxy_copy_out(p, arg, &ex, sizeof(ex)) < 0 ? -EFAULT : 0;
-    case F_SETLEASE:
-        if (who != F_UNLCK)
-            return -EINVAL;
-        break;
-    case F_NOTIFY:
-        if (who != 0)
-            return -EINVAL;
-        break;
-    }
-    /* F_GETSIG, F_SETSIG and the clearing F_SETLEASE/F_NOTIFY. */
-    return proxy_host_result(fcntl(f->host_fd, cmd, who));
-}
-
 /* Write-lifetime hints take a pointer to a u64. */
 static long fcntl_rw_hint(struct proxy_process *p, int host_fd, int cmd,
                           gva_t arg)
@@ -1021,14 +906,19 @@ static long sys_fcntl(struct proxy_process *p, const uint64_t a[6])
     case F_GETSIG:
     case F_SETSIG:
     case F_SETLEASE:
+    case F_GETLEASE:
     case F_NOTIFY:
-        return fcntl_owner(p, f, cmd, arg);
+        return proxy_fcntl_owner(p, (int)a[0], cmd, arg); /* fasync.c */
     case F_GET_RW_HINT:
     case F_SET_RW_HINT:
         return fcntl_rw_hint(p, host_fd, cmd, arg);
+    case F_SETFL: {
+        long r = proxy_host_result(fcntl(host_fd, cmd, (int)arg));
+        if (r == 0) /* O_ASYNC: SIGIO is hvrun's to send (fasync.c) */
+            proxy_fasync_set(p, (int)a[0], (arg & O_ASYNC) != 0);
+        return r;
+    }
     case F_GETFL:
-    case F_SETFL:
-    case F_GETLEASE:
     case F_GETPIPE_SZ:
     case F_SETPIPE_SZ:
     case F_ADD_SEALS:
@@ -1258,6 +1148,15 @@ static long sys_ioctl(struct proxy_process *p, const uint64_t a[6])
         return ioctl_clone(p, f->host_fd, req, arg);
     case RNDGETENTCNT:
         return ioctl_entropy_count(p, f->host_fd, arg);
+    case FIOASYNC: {
+        int on;
+        if (proxy_copy_in(p, &on, arg, sizeof(on)) < 0)
+            return -EFAULT;
+        long r = proxy_host_result(ioctl(f->host_fd, FIOASYNC, &on));
+        if (r == 0)
+            proxy_fasync_set(p, (int)a[0], on != 0);
+        return r;
+    }
     }
     const struct ioctl_desc *d = ioctl_desc_find(req);
     if (!d) {

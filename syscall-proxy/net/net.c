@@ -250,11 +250,34 @@ static long sock_addr_in(struct proxy_process *p, gva_t gva, uint64_t len_arg,
     return 0;
 }
 
+/* An AF_UNIX path the host reports (getsockname, getpeername, accept,
+ * recvfrom) in the guest's terms: inside the private /tmp it is /tmp/...
+ * again. The length follows the path (its NUL kept if it had one). */
+static void unix_addr_to_guest(const struct proxy_process *p,
+                               struct sock_addr *g, const struct sock_addr *h)
+{
+    *g = *h;
+    size_t off = offsetof(struct sockaddr_un, sun_path);
+    if (h->len <= off || h->u.un.sun_family != AF_UNIX ||
+        h->u.un.sun_path[0] != '/')
+        return;
+    size_t n = strnlen(h->u.un.sun_path, h->len - off);
+    size_t m = proxy_tmp_unmap(p, g->u.un.sun_path, n,
+                               sizeof(g->u.un.sun_path) - 1);
+    if (m == n)
+        return;
+    g->u.un.sun_path[m] = '\0';
+    g->len = (socklen_t)(off + m + (h->len > off + n ? 1 : 0));
+}
+
 /* Linux's move_addr_to_user: the guest's *addrlen is read after the call,
  * min(it, actual) bytes are copied and the actual length written back. */
 static long sock_addr_out(struct proxy_process *p, gva_t addr_gva,
-                          gva_t addrlen_gva, const struct sock_addr *sa)
+                          gva_t addrlen_gva, const struct sock_addr *host_sa)
 {
+    struct sock_addr guest_sa;
+    unix_addr_to_guest(p, &guest_sa, host_sa);
+    const struct sock_addr *sa = &guest_sa;
     int given;
     if (proxy_copy_in(p, &given, addrlen_gva, sizeof(given)) < 0)
         return -EFAULT;
@@ -284,23 +307,75 @@ static bool unix_path_addr(const struct sock_addr *sa)
 }
 
 /*
- * Puts the guest's view in place for a host call on sa (NULL: no address):
- * a relative path needs the guest cwd as hvrun's cwd; a bind (creates)
- * needs the guest umask. path_ctx_leave undoes it.
+ * An absolute AF_UNIX path becomes the host's, as every guest path does
+ * (proxy_path_rewrite: the private /tmp above all; a socket bound there
+ * went to the host's /tmp, where the guest could not even unlink it). A
+ * host path too long for sun_path is named from its directory: *dir_fd
+ * gets an O_PATH fd on it and sun_path its last component.
  */
-static long path_ctx_enter(struct proxy_process *p, const struct sock_addr *sa,
+static long unix_path_to_host(struct proxy_process *p, struct sock_addr *sa,
+                              int *dir_fd)
+{
+    *dir_fd = -1;
+    size_t off = offsetof(struct sockaddr_un, sun_path);
+    char guest[sizeof(sa->u.un.sun_path) + 1], host[PROXY_PATH_MAX];
+    size_t n = strnlen(sa->u.un.sun_path, sa->len - off);
+    memcpy(guest, sa->u.un.sun_path, n);
+    guest[n] = '\0';
+    long r = proxy_path_rewrite(p, guest, host, sizeof(host));
+    if (r < 0)
+        return r;
+    if (strcmp(host, guest) == 0)
+        return 0;
+    const char *name = host;
+    size_t hn = strlen(host);
+    if (hn >= sizeof(sa->u.un.sun_path)) {
+        char *slash = strrchr(host, '/');
+        *slash = '\0';
+        *dir_fd = open(host[0] ? host : "/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (*dir_fd < 0)
+            return -errno;
+        name = slash + 1;
+        hn = strlen(name);
+    }
+    memcpy(sa->u.un.sun_path, name, hn + 1);
+    sa->len = (socklen_t)(off + hn + 1);
+    return 0;
+}
+
+/*
+ * Puts the guest's view in place for a host call on sa (NULL: no address):
+ * an absolute path becomes the host's (unix_path_to_host); a relative one
+ * needs the guest cwd as hvrun's cwd; a bind (creates) needs the guest
+ * umask. path_ctx_leave undoes it.
+ */
+static long path_ctx_enter(struct proxy_process *p, struct sock_addr *sa,
                            bool creates, struct path_ctx *c)
 {
     c->saved_cwd_fd = -1;
     c->umask_set = false;
     if (!sa || !unix_path_addr(sa))
         return 0;
+    int dir_fd = -1;
+    if (sa->u.un.sun_path[0] == '/') {
+        long r = unix_path_to_host(p, sa, &dir_fd);
+        if (r < 0)
+            return r;
+    }
     if (sa->u.un.sun_path[0] != '/') {
         c->saved_cwd_fd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
-        if (c->saved_cwd_fd < 0)
-            return -errno;
+        if (c->saved_cwd_fd < 0) {
+            long r = -errno;
+            if (dir_fd >= 0)
+                close(dir_fd);
+            return r;
+        }
         /* Needs search permission on the guest cwd, as the lookup would. */
-        if (fchdir(p->cwd_fd) < 0) {
+        int to = dir_fd >= 0 ? dir_fd : p->cwd_fd;
+        int moved = fchdir(to);
+        if (dir_fd >= 0)
+            close(dir_fd);
+        if (moved < 0) {
             long r = -errno;
             close(c->saved_cwd_fd);
             c->saved_cwd_fd = -1;
@@ -951,6 +1026,8 @@ static long send_host(struct proxy_process *p, int host_fd, struct host_msg *hm,
     r = path_ctx_enter(p, hm->msg.msg_name ? &hm->name : NULL, false, &c);
     if (r < 0)
         return r;
+    if (hm->msg.msg_name)
+        hm->msg.msg_namelen = hm->name.len; /* the host's name for it */
     r = proxy_host_result(sendmsg(host_fd, &hm->msg, host_flags));
     path_ctx_leave(p, &c);
     if (nowait && may_park && r == -EAGAIN)
@@ -1235,6 +1312,8 @@ static long msg_recv_out(struct proxy_process *p, gva_t msg_gva,
               proxy_copy_out(p, gm->control, hm->control, controllen) == 0;
     if (ok && gm->name) {
         hm->name.len = hm->msg.msg_name ? hm->msg.msg_namelen : 0;
+        struct sock_addr host_name = hm->name;
+        unix_addr_to_guest(p, &hm->name, &host_name);
         size_t given = (size_t)msg_namelen(gm);
         size_t n = given < hm->name.len ? given : hm->name.len;
         int32_t actual = (int32_t)hm->name.len;

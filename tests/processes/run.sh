@@ -547,6 +547,24 @@ tmp_cwd_case() {
     rm -rf "$dir"
 }
 
+# An AF_UNIX socket a guest binds under /tmp is in its private /tmp, not
+# the host's (tests/guest/unix_tmp_path.c compares what the guest sees
+# with native; here the host side: nothing left in the host's /tmp).
+tmp_unix_socket_case() {
+    local full=$LABEL:tmp/unix-socket-private out
+    rm -f /tmp/unix-tmp-path.stream
+    out=$(cd "$WORK" && timeout "$TIMEOUT" "$HV" run -- \
+        "$GUEST_DIR/unix_tmp_path" keep 2>&1)
+    if [ -e /tmp/unix-tmp-path.stream ]; then
+        fail "$full" "the socket file is in the host's /tmp"
+        rm -f /tmp/unix-tmp-path.stream
+    elif ! printf '%s\n' "$out" | grep -q '^bind: ok$'; then
+        fail "$full" "got '$(printf %s "$out" | tr '\n' '|')'"
+    else
+        pass "$full"
+    fi
+}
+
 # A tracer's hardware watchpoint and breakpoint (tests/processes/
 # hw_breakpoints.c): as natively under --backend ptrace (the stub's own
 # debug registers) and under kvm (where the host gives the guest none,
@@ -594,6 +612,7 @@ for hvarg in "$@"; do
     linger_cases
     container_cases
     tmp_cwd_case
+    tmp_unix_socket_case
     hw_breakpoints_case
     gcc_cases
 done
