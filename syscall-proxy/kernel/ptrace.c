@@ -32,9 +32,14 @@
  * address, a data one when its bytes changed (a write of the same value
  * and reads are not seen; TF shows to the tracee's own pushf).
  *
- * Not modelled (docs/DETERMINISM.md): PTRACE_EVENT_SECCOMP and
- * SECCOMP_RET_TRACE, PTRACE_SYSEMU,
- * PEEKSIGINFO, thread exits reported to the tracer, a tracer other than
+ * PTRACE_EVENT_SECCOMP: a guest filter's SECCOMP_RET_TRACE stops the call
+ * (seccomp.c asks proxy_ptrace_seccomp_trace) after its entry stop; the
+ * call runs again after, the filters too, RET_TRACE then allowed.
+ * A traced thread that exits is its tracer's zombie to reap (WIFEXITED),
+ * before the group's leader.
+ *
+ * Not modelled (docs/DETERMINISM.md): PTRACE_SYSEMU,
+ * PEEKSIGINFO, a tracer other than
  * the tracee's process' threads' own (every thread of the tracing process
  * is its tracer).
  */
@@ -245,7 +250,21 @@ static bool parked(const struct proxy_thread *t)
 {
     return t->pt.stop == PROXY_PT_SYSCALL_ENTER ||
            (t->pt.stop == PROXY_PT_EVENT &&
-            (t->pt.status >> 16) == PTRACE_EVENT_EXIT);
+            ((t->pt.status >> 16) == PTRACE_EVENT_EXIT ||
+             (t->pt.status >> 16) == PTRACE_EVENT_SECCOMP));
+}
+
+int proxy_ptrace_seccomp_trace(struct proxy_process *p, uint32_t data)
+{
+    struct proxy_thread *t = current_thread(p);
+    if (t->pt.seccomp_done)
+        return 0;
+    if (!t->pt.tracer || !(t->pt.options & PTRACE_O_TRACESECCOMP) ||
+        dying(p))
+        return -1;
+    t->pt.seccomp_done = true;
+    event_stop(p, t, PTRACE_EVENT_SECCOMP, data);
+    return 1;
 }
 
 bool proxy_ptrace_syscall_entry(struct proxy_process *p, bool *skip,
@@ -291,6 +310,8 @@ bool proxy_ptrace_syscall_entry(struct proxy_process *p, bool *skip,
 void proxy_ptrace_syscall_done(struct proxy_process *p, long ret)
 {
     struct proxy_thread *t = current_thread(p);
+    if (t && ret != PROXY_RET_BLOCK)
+        t->pt.seccomp_done = false; /* the call is over */
     if (!t || !t->pt.tracer || ret == PROXY_RET_NORETURN)
         return;
     if (ret == PROXY_RET_BLOCK) {
@@ -1268,6 +1289,7 @@ struct syscall_info_abi {
     union {
         struct { uint64_t nr, args[6]; } entry;
         struct { int64_t rval; uint8_t is_error; } exit;
+        struct { uint64_t nr, args[6]; uint32_t ret_data; } seccomp;
     };
 };
 
@@ -1282,12 +1304,20 @@ static long get_syscall_info(struct proxy_process *p, struct proxy_process *q,
     si.instruction_pointer = u.rip;
     si.stack_pointer = u.rsp;
     size_t actual = offsetof(struct syscall_info_abi, entry);
+    uint64_t args[6] = {u.rdi, u.rsi, u.rdx, u.r10, u.r8, u.r9};
     if (t->pt.stop == PROXY_PT_SYSCALL_ENTER) {
         si.op = PTRACE_SYSCALL_INFO_ENTRY;
         si.entry.nr = u.orig_rax;
-        uint64_t args[6] = {u.rdi, u.rsi, u.rdx, u.r10, u.r8, u.r9};
         memcpy(si.entry.args, args, sizeof(args));
         actual = offsetof(struct syscall_info_abi, entry.args) + sizeof(args);
+    } else if (t->pt.stop == PROXY_PT_EVENT &&
+               (t->pt.status >> 16) == PTRACE_EVENT_SECCOMP) {
+        si.op = PTRACE_SYSCALL_INFO_SECCOMP;
+        si.seccomp.nr = u.orig_rax;
+        memcpy(si.seccomp.args, args, sizeof(args));
+        si.seccomp.ret_data = (uint32_t)t->pt.msg;
+        actual = offsetof(struct syscall_info_abi, seccomp.ret_data) +
+                 sizeof(si.seccomp.ret_data);
     } else if (t->pt.stop == PROXY_PT_SYSCALL_EXIT) {
         si.op = PTRACE_SYSCALL_INFO_EXIT;
         si.exit.rval = (int64_t)u.rax;

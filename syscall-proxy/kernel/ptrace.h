@@ -47,6 +47,10 @@ struct proxy_ptrace {
     /* A thread (not the group's leader) that exited while traced: a
      * zombie its tracer's wait reaps (WIFEXITED, status in `status`). */
     bool exit_unreaped;
+    /* Its call's PTRACE_EVENT_SECCOMP was reported: the filters' run when
+     * the call is made again allows SECCOMP_RET_TRACE (Linux's
+     * recheck_after_trace). Until the call completes. */
+    bool seccomp_done;
     int64_t orig_rax;       /* the call's number (-1: not in a call) */
     bool skip_call;         /* the tracer set orig_rax -1 at the entry */
     int64_t skip_result;
@@ -118,6 +122,11 @@ void proxy_ptrace_on_exec(struct proxy_process *p, int old_tid);
 /* A vfork child released p's thread t. */
 void proxy_ptrace_vfork_done(struct proxy_process *p, struct proxy_thread *t,
                              int child_pid);
+/* SECCOMP_RET_TRACE with data for p's current thread's call: 1 when its
+ * tracer (PTRACE_O_TRACESECCOMP) gets PTRACE_EVENT_SECCOMP now (the call
+ * waits, then runs again), 0 when the tracer has seen it (the call goes
+ * on), -1 when no such tracer (the call fails with ENOSYS). */
+int proxy_ptrace_seccomp_trace(struct proxy_process *p, uint32_t data);
 /* p's current thread exits alone (exit(2), others live on) with code:
  * traced and not the leader, it is its tracer's zombie to reap. */
 void proxy_ptrace_thread_exit(struct proxy_process *p, int code);

@@ -321,7 +321,13 @@ bool proxy_seccomp_blocks(struct proxy_process *p, uint64_t nr,
     case SECCOMP_RET_TRAP:
         *ret = trap(p, nr, data, ip);
         break;
-    case SECCOMP_RET_TRACE:
+    case SECCOMP_RET_TRACE: {
+        int traced = proxy_ptrace_seccomp_trace(p, data);
+        if (traced == 0)
+            return false; /* its tracer has seen it: the call goes on */
+        *ret = traced > 0 ? PROXY_RET_BLOCK : -ENOSYS;
+        break;
+    }
     case SECCOMP_RET_USER_NOTIF:
         *ret = -ENOSYS;
         break;
