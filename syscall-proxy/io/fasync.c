@@ -610,33 +610,21 @@ static int64_t monotonic_ns(struct proxy_process *p)
     return det_timespec_ns(&ts);
 }
 
-/* The lease of another open file on (dev, ino) an open with flags breaks
- * (break_lease), or NULL. */
-static struct proxy_fowner *conflicting_lease(uint64_t dev, uint64_t ino,
-                                              int flags)
+/* Whether lease holder o stands in the way of an open with flags. */
+static bool lease_conflicts(const struct proxy_fowner *o, uint64_t dev,
+                            uint64_t ino, bool writes)
 {
-    bool writes = (flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC);
-    for (size_t i = 0; i < nr_active; i++) {
-        struct proxy_fowner *o = active[i];
-        if (o->lease != F_UNLCK && o->dev == dev && o->ino == ino &&
-            (o->lease == F_WRLCK || writes))
-            return o;
-    }
-    return NULL;
+    return o->lease != F_UNLCK && o->dev == dev && o->ino == ino &&
+           (o->lease == F_WRLCK || writes);
 }
 
-long proxy_lease_break(struct proxy_process *p, int dirfd, const char *path,
-                       int flags)
+/* One conflicting lease at now: its break starts (the holder signalled
+ * once, the type it goes to set), or, past its deadline, it is taken
+ * away or downgraded (time_out_leases). True while it still conflicts;
+ * *deadline the earliest deadline of those that do. */
+static bool lease_breaks(struct proxy_fowner *o, bool writes, int64_t now,
+                         int64_t *deadline)
 {
-    struct stat st;
-    if (!nr_active || fstatat(dirfd, path, &st,
-                              (flags & O_NOFOLLOW) ? AT_SYMLINK_NOFOLLOW : 0))
-        return 0;
-    struct proxy_fowner *o = conflicting_lease(st.st_dev, st.st_ino, flags);
-    if (!o)
-        return 0;
-    bool writes = (flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC);
-    int64_t now = monotonic_ns(p);
     if (!o->breaking) {
         o->breaking = true;
         o->breaking_to = writes ? F_UNLCK : F_RDLCK;
@@ -646,18 +634,47 @@ long proxy_lease_break(struct proxy_process *p, int dirfd, const char *path,
         o->breaking_to = F_UNLCK;
     }
     if (now >= o->break_deadline) {
-        /* time_out_leases: the holder did not answer in time */
         if (o->breaking_to == F_UNLCK) {
             lease_end(o);
-        } else {
-            o->lease = F_RDLCK;
-            o->breaking = false;
+            return false;
         }
-        return conflicting_lease(st.st_dev, st.st_ino, flags) ? -EAGAIN : 0;
+        o->lease = F_RDLCK;
+        o->breaking = false;
+        return writes;
     }
+    if (o->break_deadline < *deadline)
+        *deadline = o->break_deadline;
+    return true;
+}
+
+long proxy_lease_break(struct proxy_process *p, int dirfd, const char *path,
+                       int flags)
+{
+    struct stat st;
+    if (!nr_active || fstatat(dirfd, path, &st,
+                              (flags & O_NOFOLLOW) ? AT_SYMLINK_NOFOLLOW : 0))
+        return 0;
+    bool writes = (flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC);
+    int64_t now = monotonic_ns(p), deadline = INT64_MAX;
+    bool waits = false;
+    /* __break_lease: every conflicting lease is broken at once. lease_end
+     * may take a lease out of the table: walk a copy. */
+    size_t n = nr_active;
+    struct proxy_fowner **holders = malloc((n ? n : 1) * sizeof(*holders));
+    if (!holders)
+        return -ENOMEM;
+    memcpy(holders, active, n * sizeof(*holders));
+    for (size_t i = 0; i < n; i++)
+        if (lease_conflicts(holders[i], st.st_dev, st.st_ino, writes))
+            waits |= lease_breaks(holders[i], writes, now, &deadline);
+    free(holders);
+    if (!waits)
+        return 0;
     if (flags & O_NONBLOCK)
         return -EWOULDBLOCK;
-    uint64_t left = (uint64_t)(o->break_deadline - now);
+    if (deadline == INT64_MAX) /* downgraded, still in a writer's way */
+        deadline = now + (int64_t)LEASE_BREAK_NS;
+    uint64_t left = (uint64_t)(deadline - now);
     return proxy_thread_retry_after(
         p, left < PROXY_LOCK_RETRY_NS ? left : PROXY_LOCK_RETRY_NS);
 }

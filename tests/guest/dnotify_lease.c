@@ -188,6 +188,32 @@ static void lease_cases(void)
            WIFEXITED(st) ? WEXITSTATUS(st) : -1, (long long)sb.st_size);
     collect(RT_SIG, NULL);
     close(r);
+
+    /* Two read leases (two opens) and a writer: both holders told. */
+    int r1 = open("leased", O_RDONLY), r2 = open("leased", O_RDONLY);
+    CHECK(r1 >= 0 && r2 >= 0);
+    CHECK(fcntl(r1, F_SETSIG, RT_SIG) == 0 && fcntl(r2, F_SETSIG, RT_SIG) == 0);
+    printf("two read leases: %s %s\n", result(fcntl(r1, F_SETLEASE, F_RDLCK)),
+           result(fcntl(r2, F_SETLEASE, F_RDLCK)));
+    c = fork();
+    CHECK(c >= 0);
+    if (c == 0) {
+        int fd = open("leased", O_WRONLY | O_NONBLOCK);
+        _exit(fd < 0 && errno == EWOULDBLOCK ? 0 : 1);
+    }
+    CHECK(waitpid(c, &st, 0) == c);
+    printf("a non-blocking writer: EWOULDBLOCK %d\n",
+           WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    printf("holders signalled: %d\n", collect(RT_SIG, NULL));
+    printf("both breaking to: %s %s\n", lease_name(fcntl(r1, F_GETLEASE)),
+           lease_name(fcntl(r2, F_GETLEASE)));
+    CHECK(fcntl(r1, F_SETLEASE, F_UNLCK) == 0);
+    CHECK(fcntl(r2, F_SETLEASE, F_UNLCK) == 0);
+    int w = open("leased", O_WRONLY | O_NONBLOCK);
+    printf("after both gave up: %s\n", w >= 0 ? "opened" : strerror(errno));
+    close(w);
+    close(r1);
+    close(r2);
 }
 
 int main(void)
