@@ -571,14 +571,18 @@ accepted_cases() {
         [ "$(grep -c ' ack line' "$d/o.client")" = 9 ] &&
         cmp -s <(masked "$d/native.out") <(masked "$d/o.rec.out"); } ||
         bad="recorded (against native): $(head -c 300 "$d/o.rec.out" "$d/o.rec.err");"
-    # While the replays run, nothing from outside reaches the ports.
+    # While the replays run, nothing from outside reaches the ports. The
+    # probe's source ports are below the host's ephemeral range (as in
+    # accept_timed_cases: none may be a port a replayed bind takes).
     "$PY" -c 'import socket,sys,time
 p4, p6 = map(int, open(sys.argv[1]).read().split())
 got = 0
-for _ in range(100):
-    for fam, a in ((socket.AF_INET, ("127.0.0.1", p4)), (socket.AF_INET6, ("::1", p6))):
+for i in range(100):
+    for fam, a, me in ((socket.AF_INET, ("127.0.0.1", p4), "127.0.0.1"), (socket.AF_INET6, ("::1", p6), "::1")):
         s = socket.socket(fam)
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
+            s.bind((me, 21200 + i))
             s.connect(a); got += 1
         except OSError:
             pass
@@ -625,11 +629,17 @@ s.close()' "$d/port"
     rm -f "$d/port"
     (cd "$d" && hv record -o t0.hvrec -- "$PY" "$srv" port 0.3 > t0.rec.out 2> t0.rec.err)
     st0=$?
+    # The probe's own ports are below the host's ephemeral range, where the
+    # replay's binds take the run's ports (32768, ...): one of its source
+    # ports on the port a replayed bind wants would make the replay take
+    # the next port and diverge (DETERMINISM.md, ephemeral ports).
     "$PY" -c 'import socket,sys,time
 got = 0
-for _ in range(100):
+for i in range(100):
     s = socket.socket()
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
+        s.bind(("127.0.0.1", 21000 + i))
         s.connect(("127.0.0.1", int(open(sys.argv[1]).read()))); got += 1
     except OSError:
         pass
