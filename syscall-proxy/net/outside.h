@@ -69,12 +69,13 @@ void proxy_outside_before_bind(struct proxy_process *p);
 void proxy_outside_bound(struct proxy_process *p, int host_fd);
 /* A blocking open of the FIFO (dirfd, path), key its absolute path:
  * false: not one whose other end is outside the run under record/replay
- * (opened as usual); true: *ret is the open's result, a host fd (a pipe's
- * end of hvrun's; *own: the FIFO itself, not relayed, as fs.c would have
- * opened it) or -errno. */
+ * (opened as usual: fs.c's open, which may wait for an end in the run);
+ * true: *ret is the open's result, a host fd (a pipe's end of hvrun's),
+ * -errno, or PROXY_RET_BLOCK (replaying: this try waited, as the
+ * recording's did). */
 bool proxy_outside_fifo_open(struct proxy_process *p, const char *key,
                              int dirfd, const char *path, int flags,
-                             long *ret, bool *own);
+                             long *ret);
 /* Whether an open of (dirfd, path) may be one (cheap: recording, a FIFO
  * is there; replaying, the recording's next exchange is a FIFO's open). */
 bool proxy_outside_fifo_maybe(struct proxy_process *p, int dirfd,
