@@ -1,8 +1,8 @@
 /*
  * outside.h - exchanges of the run with peers outside it under hvrun
  * record and replay: TCP and AF_UNIX stream connections (outside.c), UDP
- * datagrams (outside_udp.c), clients from outside accepted by a listener
- * of the run (outside_accept.c), FIFOs to processes outside
+ * and AF_UNIX datagrams (outside_udp.c), clients from outside accepted by
+ * a listener of the run (outside_accept.c), FIFOs to processes outside
  * (outside_fifo.c). net.c hands listen(), connect(), the sends with an
  * address, the received source addresses and getpeername() here, world.c
  * the points where data from outside may come in.
@@ -29,8 +29,10 @@ bool proxy_outside_connect(struct proxy_process *p, int host_fd,
                            struct sockaddr_storage *via, socklen_t *via_len,
                            long *ret);
 /*
- * A send on host_fd (a guest socket) to *dst. True: a UDP socket's
- * datagram to a peer outside the run under record/replay; *ret < 0 is
+ * A send on host_fd (a guest socket) to *dst. True: a UDP or AF_UNIX
+ * datagram socket's datagram to a peer outside the run under
+ * record/replay (an AF_UNIX path is looked up from hvrun's cwd: the
+ * caller is in the guest's); *ret < 0 is
  * the send's result, else *dst (*dst_len) now names hvrun's relay for
  * that peer, which takes it there (recording) or drops it (replaying).
  */

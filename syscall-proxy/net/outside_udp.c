@@ -1,6 +1,7 @@
 /*
- * outside_udp.c - UDP datagrams between the run and peers outside it,
- * under hvrun record and replay (the stream connections are outside.c's).
+ * outside_udp.c - UDP and AF_UNIX datagrams between the run and peers
+ * outside it, under hvrun record and replay (the stream connections are
+ * outside.c's).
  *
  * A datagram that comes back from outside, and the point of the run where
  * the guest can first see it, is input from outside the deterministic
@@ -41,6 +42,22 @@
  * IP_RECVORIGDSTADDR are not rewritten (they show loopback). The peer
  * sees hvrun's port, not the guest's. A flow lives until its guest socket
  * is gone (looked at when a new flow is made).
+ *
+ * AF_UNIX datagram sockets (syslog's /dev/log, logger, a user's server)
+ * are flows the same way, to a path or an abstract name no datagram
+ * socket of the run is bound to: the relay is an AF_UNIX datagram socket
+ * with an autobound abstract name. hvrun's socket to the peer connects to
+ * the name from the guest's cwd (net.c routes inside the path's context),
+ * so ENOENT, ECONNREFUSED and EPROTOTYPE are the host's, and takes the
+ * name the peer's socket has for the guest's getpeername and sources.
+ * It is named (autobound) once the guest's socket is, so the peer can
+ * answer a named guest and not an unnamed one, as natively; it sees
+ * hvrun's name. An AF_UNIX send is on the receiver's queue when it
+ * returns (and charged to the sender), so hvrun does not wait after one;
+ * a peer's full queue is waited on up to 200 ms. A peer that went away
+ * is an error of the flow's: a connected guest socket is connected to
+ * the relay hvrun then closes, so the kernel gives its next send
+ * ECONNREFUSED (one send later than natively).
  */
 #include "outside.h"
 #include "outside_internal.h"
