@@ -636,12 +636,42 @@ static void remote_error(struct proxy_outside *o, struct outside_flow *f,
     enqueue(f, NULL, 0, -err);
 }
 
+/* Room for the next datagram on fd whole (an AF_UNIX one may be larger
+ * than a UDP one, up to its sender's buffer): hvrun's one buffer, grown
+ * as needed (out of memory: the chunk, and the datagram is cut); its
+ * size in *room. */
+static uint8_t *room_for_next(int fd, size_t *room)
+{
+    static uint8_t chunk[OUTSIDE_PUMP_CHUNK];
+    static uint8_t *big;
+    static size_t big_size;
+    ssize_t next = recv(fd, NULL, 0, MSG_DONTWAIT | MSG_PEEK | MSG_TRUNC);
+    if (next <= (ssize_t)sizeof(chunk) && !big) {
+        *room = sizeof(chunk);
+        return chunk;
+    }
+    if (next > (ssize_t)big_size) {
+        uint8_t *g = realloc(big, (size_t)next);
+        if (g) {
+            big = g;
+            big_size = (size_t)next;
+        }
+    }
+    if (!big) {
+        *room = sizeof(chunk);
+        return chunk;
+    }
+    *room = big_size;
+    return big;
+}
+
 /* Recording: what the peer sent since the last look, as events. */
 static void take_remote(struct proxy_outside *o, struct outside_flow *f)
 {
-    static uint8_t buf[OUTSIDE_PUMP_CHUNK];
     while (f->remote >= 0) {
-        ssize_t n = recv(f->remote, buf, sizeof(buf), MSG_DONTWAIT);
+        size_t room;
+        uint8_t *buf = room_for_next(f->remote, &room);
+        ssize_t n = recv(f->remote, buf, room, MSG_DONTWAIT);
         if (n >= 0) {
             outside_note(o, f->id, PROXY_LINK_DGRAM, 0, buf, (size_t)n);
             enqueue(f, buf, (size_t)n, 0);
@@ -684,11 +714,12 @@ static bool unix_room(struct outside_flow *f)
  * the guest's address is learnt from it, for the way back. */
 static void take_relay(struct proxy_outside *o, struct outside_flow *f)
 {
-    static uint8_t buf[OUTSIDE_PUMP_CHUNK];
     while (f->relay >= 0) {
         struct sockaddr_storage from;
         socklen_t fl = sizeof(from);
-        ssize_t n = recvfrom(f->relay, buf, sizeof(buf), MSG_DONTWAIT,
+        size_t room;
+        uint8_t *buf = room_for_next(f->relay, &room);
+        ssize_t n = recvfrom(f->relay, buf, room, MSG_DONTWAIT,
                              (struct sockaddr *)&from, &fl);
         if (n < 0 && errno == EINTR)
             continue;

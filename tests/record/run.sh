@@ -69,7 +69,8 @@
 #                  the run at a relative path and an abstract name, and a
 #                  named client's query with three replies (fresh random
 #                  bytes, 50 ms apart; connect/select/recv and
-#                  sendto/recvfrom with SO_RCVTIMEO): as native (random
+#                  sendto/recvfrom with SO_RCVTIMEO; one of 150000 bytes
+#                  with 100000-byte replies): as native (random
 #                  bytes masked; the server got what it gets natively);
 #                  replayed after the server stopped, under kvm and ptrace;
 #                  a replay while a server is at both names sends it
@@ -465,6 +466,7 @@ outside_unix_dgram_cases() {
     vst=$?
     stop_dgram_server "$d"
     { grep -q '^dgram 2 of u1 seen 9 ' "$d/o.rec.out" &&
+        grep -q '^dgram 2 of 150004 bytes .*(100041 bytes)' "$d/o.rec.out" &&
         grep -q "^peer b'$d/dg.sock'" "$d/o.rec.out" &&
         cmp -s <(masked "$d/native.out") <(masked "$d/o.rec.out") &&
         grep -q 'hvrun-test: a line from logger$' "$d/rec.log" &&

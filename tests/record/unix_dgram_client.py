@@ -5,7 +5,9 @@ path, or "@name" for an abstract one) an unnamed socket sends two log lines
 to it (sendto, sendmsg); then a socket bound to a relative path connects to
 it, sends a query and reads three replies (select with a timeout, recv), and
 another, autobound, sends one by sendto and reads the replies by recvfrom
-(SO_RCVTIMEO), printing each and where it came from. An error prints what
+(SO_RCVTIMEO), printing each and where it came from; last, a datagram of
+150000 bytes (more than a UDP one can be) to the first name, whose big
+replies are printed by their size. An error prints what
 failed and its strerror."""
 import os
 import select
@@ -58,21 +60,24 @@ def connected(name, tag):
     os.unlink(mine)
 
 
-def unconnected(name, tag):
+def unconnected(name, tag, size=0):
     s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
     s.bind("")  # autobind: an abstract name of the kernel's choice
     s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO, struct.pack("ll", 5, 0))
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 1 << 20)
     try:
-        s.sendto(b"u" + tag.encode(), addr_of(name))
+        s.sendto(b"u" + tag.encode() + b"B" * size, addr_of(name))
     except OSError as e:
         print("sendto failed:", e.strerror)
         return
     for _ in range(3):
         try:
-            data, src = s.recvfrom(1000)
+            data, src = s.recvfrom(1 << 20)
         except OSError as e:
             print("recvfrom failed:", e.strerror or e)
             break
+        if len(data) > 1000:
+            data = data[:60] + b"... (%d bytes)" % len(data)
         print(data.decode(), "from", shown(src))
     s.close()
 
@@ -81,3 +86,4 @@ for i, n in enumerate(sys.argv[1:]):
     log_lines(n)
     connected(n, str(i))
     unconnected(n, str(i))
+unconnected(sys.argv[1], "big", 150000)  # over a UDP datagram's size
