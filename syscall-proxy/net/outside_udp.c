@@ -636,16 +636,22 @@ static void remote_error(struct proxy_outside *o, struct outside_flow *f,
     enqueue(f, NULL, 0, -err);
 }
 
-/* Room for the next datagram on fd whole (an AF_UNIX one may be larger
- * than a UDP one, up to its sender's buffer): hvrun's one buffer, grown
- * as needed (out of memory: the chunk, and the datagram is cut); its
- * size in *room. */
-static uint8_t *room_for_next(int fd, size_t *room)
+/* Room for the next datagram on f's fd whole: a UDP one fits the chunk;
+ * an AF_UNIX one may be larger, up to its sender's buffer, and gets
+ * hvrun's one buffer, grown as needed (out of memory: the chunk, and the
+ * datagram is cut); its size in *room. The size is peeked for AF_UNIX
+ * only: a peek takes a UDP socket's pending error (ICMP), which the read
+ * after it must see. */
+static uint8_t *room_for_next(const struct outside_flow *f, int fd,
+                              size_t *room)
 {
     static uint8_t chunk[OUTSIDE_PUMP_CHUNK];
     static uint8_t *big;
     static size_t big_size;
-    ssize_t next = recv(fd, NULL, 0, MSG_DONTWAIT | MSG_PEEK | MSG_TRUNC);
+    ssize_t next = f->family != AF_UNIX
+                       ? 0
+                       : recv(fd, NULL, 0,
+                              MSG_DONTWAIT | MSG_PEEK | MSG_TRUNC);
     if (next <= (ssize_t)sizeof(chunk) && !big) {
         *room = sizeof(chunk);
         return chunk;
@@ -670,7 +676,7 @@ static void take_remote(struct proxy_outside *o, struct outside_flow *f)
 {
     while (f->remote >= 0) {
         size_t room;
-        uint8_t *buf = room_for_next(f->remote, &room);
+        uint8_t *buf = room_for_next(f, f->remote, &room);
         ssize_t n = recv(f->remote, buf, room, MSG_DONTWAIT);
         if (n >= 0) {
             outside_note(o, f->id, PROXY_LINK_DGRAM, 0, buf, (size_t)n);
@@ -718,7 +724,7 @@ static void take_relay(struct proxy_outside *o, struct outside_flow *f)
         struct sockaddr_storage from;
         socklen_t fl = sizeof(from);
         size_t room;
-        uint8_t *buf = room_for_next(f->relay, &room);
+        uint8_t *buf = room_for_next(f, f->relay, &room);
         ssize_t n = recvfrom(f->relay, buf, room, MSG_DONTWAIT,
                              (struct sockaddr *)&from, &fl);
         if (n < 0 && errno == EINTR)
