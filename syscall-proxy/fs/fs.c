@@ -543,15 +543,12 @@ static bool outside_fifo(struct proxy_process *p, const struct host_path *hp,
     char key[PROXY_PATH_MAX];
     const struct proxy_file_tap *t = p->cfg->file_tap;
     int acc = flags & O_ACCMODE;
-    bool own;
     if (!t || !(t->link_noted || t->link_next) || (flags & O_NONBLOCK) ||
         (acc != O_RDONLY && acc != O_WRONLY) ||
         !proxy_outside_fifo_maybe(p, hp->dirfd, hp->path) ||
         !file_tap_key(hp, key, sizeof(key)) ||
-        !proxy_outside_fifo_open(p, key, hp->dirfd, hp->path, flags, r, &own))
+        !proxy_outside_fifo_open(p, key, hp->dirfd, hp->path, flags, r))
         return false;
-    if (own) /* the host's FIFO after all, opened as fifo_open does */
-        proxy_meta_note_open(p, (int)*r, hp->path, flags, false);
     if (*r >= 0)
         *r = proxy_fd_install(&p->fds, (int)*r, (flags & O_CLOEXEC) != 0, 0);
     return true;

@@ -1006,28 +1006,32 @@ static long send_host(struct proxy_process *p, int host_fd, struct host_msg *hm,
         r = netlink_send_check(host_fd, hm);
     if (r < 0)
         return r;
-    if (hm->msg.msg_name && (hm->name.u.sa.sa_family == AF_INET ||
-                              hm->name.u.sa.sa_family == AF_INET6)) {
+    sa_family_t to = hm->msg.msg_name ? hm->name.u.sa.sa_family : AF_UNSPEC;
+    if (to == AF_INET || to == AF_INET6)
         bind_unbound_inet(p, host_fd);
-        /* record/replay: a datagram to outside goes by hvrun's relay */
-        if (proxy_outside_dgram_route(p, host_fd, &hm->name.u.ss,
-                                      &hm->name.len, &r)) {
-            if (r < 0)
-                return r;
-            hm->msg.msg_namelen = hm->name.len;
-        }
-    }
-    int host_flags = flags | MSG_NOSIGNAL, fl;
-    bool nowait = sock_may_wait(host_fd, flags, &fl) &&
-                  (may_park || proxy_others_runnable(p));
-    if (nowait)
-        host_flags |= MSG_DONTWAIT;
     struct path_ctx c;
     r = path_ctx_enter(p, hm->msg.msg_name ? &hm->name : NULL, false, &c);
     if (r < 0)
         return r;
     if (hm->msg.msg_name)
         hm->msg.msg_namelen = hm->name.len; /* the host's name for it */
+    /* record/replay: a datagram to outside goes by hvrun's relay (an
+     * AF_UNIX name is looked up from the guest's cwd, so this is inside
+     * the path's context) */
+    if ((to == AF_INET || to == AF_INET6 || to == AF_UNIX) &&
+        proxy_outside_dgram_route(p, host_fd, &hm->name.u.ss, &hm->name.len,
+                                  &r)) {
+        if (r < 0) {
+            path_ctx_leave(p, &c);
+            return r;
+        }
+        hm->msg.msg_namelen = hm->name.len;
+    }
+    int host_flags = flags | MSG_NOSIGNAL, fl;
+    bool nowait = sock_may_wait(host_fd, flags, &fl) &&
+                  (may_park || proxy_others_runnable(p));
+    if (nowait)
+        host_flags |= MSG_DONTWAIT;
     r = proxy_host_result(sendmsg(host_fd, &hm->msg, host_flags));
     path_ctx_leave(p, &c);
     if (nowait && may_park && r == -EAGAIN)

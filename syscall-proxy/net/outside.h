@@ -1,8 +1,8 @@
 /*
  * outside.h - exchanges of the run with peers outside it under hvrun
  * record and replay: TCP and AF_UNIX stream connections (outside.c), UDP
- * datagrams (outside_udp.c), clients from outside accepted by a listener
- * of the run (outside_accept.c), FIFOs to processes outside
+ * and AF_UNIX datagrams (outside_udp.c), clients from outside accepted by
+ * a listener of the run (outside_accept.c), FIFOs to processes outside
  * (outside_fifo.c). net.c hands listen(), connect(), the sends with an
  * address, the received source addresses and getpeername() here, world.c
  * the points where data from outside may come in.
@@ -29,8 +29,10 @@ bool proxy_outside_connect(struct proxy_process *p, int host_fd,
                            struct sockaddr_storage *via, socklen_t *via_len,
                            long *ret);
 /*
- * A send on host_fd (a guest socket) to *dst. True: a UDP socket's
- * datagram to a peer outside the run under record/replay; *ret < 0 is
+ * A send on host_fd (a guest socket) to *dst. True: a UDP or AF_UNIX
+ * datagram socket's datagram to a peer outside the run under
+ * record/replay (an AF_UNIX path is looked up from hvrun's cwd: the
+ * caller is in the guest's); *ret < 0 is
  * the send's result, else *dst (*dst_len) now names hvrun's relay for
  * that peer, which takes it there (recording) or drops it (replaying).
  */
@@ -69,12 +71,13 @@ void proxy_outside_before_bind(struct proxy_process *p);
 void proxy_outside_bound(struct proxy_process *p, int host_fd);
 /* A blocking open of the FIFO (dirfd, path), key its absolute path:
  * false: not one whose other end is outside the run under record/replay
- * (opened as usual); true: *ret is the open's result, a host fd (a pipe's
- * end of hvrun's; *own: the FIFO itself, not relayed, as fs.c would have
- * opened it) or -errno. */
+ * (opened as usual: fs.c's open, which may wait for an end in the run);
+ * true: *ret is the open's result, a host fd (a pipe's end of hvrun's),
+ * -errno, or PROXY_RET_BLOCK (replaying: this try waited, as the
+ * recording's did). */
 bool proxy_outside_fifo_open(struct proxy_process *p, const char *key,
                              int dirfd, const char *path, int flags,
-                             long *ret, bool *own);
+                             long *ret);
 /* Whether an open of (dirfd, path) may be one (cheap: recording, a FIFO
  * is there; replaying, the recording's next exchange is a FIFO's open). */
 bool proxy_outside_fifo_maybe(struct proxy_process *p, int dirfd,

@@ -103,7 +103,7 @@ bool outside_accept_name(struct proxy_outside *o, struct sockaddr_storage *sa,
                          socklen_t *len, bool connection);
 void outside_accept_free(struct proxy_outside *o);
 
-/* ---- datagram flows (outside_udp.c) ---- */
+/* ---- datagram flows, UDP and AF_UNIX (outside_udp.c) ---- */
 /* Replaying: a recorded datagram or error of a flow (false: not a flow
  * event; the caller deals with it). */
 bool outside_udp_feed(struct proxy_outside *o, const struct proxy_link_event *e,
@@ -117,8 +117,9 @@ int outside_udp_poll_fds(struct proxy_outside *o, struct pollfd *fds,
                          int room, bool remotes_only);
 bool outside_udp_peer(struct proxy_outside *o, uint64_t ino,
                       struct sockaddr_storage *peer, socklen_t *len);
-/* A connect() of a UDP socket to outside (see proxy_outside_connect);
- * false for any other connect (a UDP socket's elsewhere is noted). */
+/* A connect() of a UDP or AF_UNIX datagram socket to outside (see
+ * proxy_outside_connect); false for any other connect (a datagram
+ * socket's elsewhere is noted). */
 bool outside_udp_connect(struct proxy_process *p, int host_fd,
                          const struct sockaddr *dst, socklen_t dst_len,
                          struct sockaddr_storage *via, socklen_t *via_len,

@@ -1,6 +1,7 @@
 /*
- * outside_udp.c - UDP datagrams between the run and peers outside it,
- * under hvrun record and replay (the stream connections are outside.c's).
+ * outside_udp.c - UDP and AF_UNIX datagrams between the run and peers
+ * outside it, under hvrun record and replay (the stream connections are
+ * outside.c's).
  *
  * A datagram that comes back from outside, and the point of the run where
  * the guest can first see it, is input from outside the deterministic
@@ -41,6 +42,22 @@
  * IP_RECVORIGDSTADDR are not rewritten (they show loopback). The peer
  * sees hvrun's port, not the guest's. A flow lives until its guest socket
  * is gone (looked at when a new flow is made).
+ *
+ * AF_UNIX datagram sockets (syslog's /dev/log, logger, a user's server)
+ * are flows the same way, to a path or an abstract name no datagram
+ * socket of the run is bound to: the relay is an AF_UNIX datagram socket
+ * with an autobound abstract name. hvrun's socket to the peer connects to
+ * the name from the guest's cwd (net.c routes inside the path's context),
+ * so ENOENT, ECONNREFUSED and EPROTOTYPE are the host's, and takes the
+ * name the peer's socket has for the guest's getpeername and sources.
+ * It is named (autobound) once the guest's socket is, so the peer can
+ * answer a named guest and not an unnamed one, as natively; it sees
+ * hvrun's name. An AF_UNIX send is on the receiver's queue when it
+ * returns (and charged to the sender), so hvrun does not wait after one;
+ * a peer's full queue is waited on up to 200 ms. A peer that went away
+ * is an error of the flow's: a connected guest socket is connected to
+ * the relay hvrun then closes, so the kernel gives its next send
+ * ECONNREFUSED (one send later than natively).
  */
 #include "outside.h"
 #include "outside_internal.h"
@@ -48,10 +65,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/sock_diag.h>
+#include <poll.h>
+#include <stddef.h>
 #include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -78,11 +98,21 @@ struct outside_flow {
                              the replies go out from; else -1 */
     struct sockaddr_storage peer, relay_addr, guest_addr;
     socklen_t peer_len, relay_len, guest_len; /* guest_len 0: not known */
+    struct sockaddr_storage name; /* the peer as the guest sees it (source,
+                                     getpeername): AF_UNIX: the name its
+                                     socket has; else peer */
+    socklen_t name_len;
+    int cwd_fd;           /* AF_UNIX: the guest's cwd at the first send (a
+                             relative name of its own is looked up there
+                             for the way back), or -1 */
+    bool remote_named;    /* AF_UNIX, recording: hvrun's socket to the
+                             peer has a name (autobound) */
     struct dgram_pending *q;
     size_t q_len, q_cap;
 };
 
-static bool udp_socket(int fd, int *family)
+/* A UDP socket (IPv4, IPv6) or an AF_UNIX datagram socket; its family. */
+static bool dgram_socket(int fd, int *family)
 {
     int type = 0, proto = 0, dom = 0;
     socklen_t l = sizeof(int);
@@ -91,8 +121,23 @@ static bool udp_socket(int fd, int *family)
         getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &dom, &l) < 0)
         return false;
     *family = dom;
-    return type == SOCK_DGRAM && proto == IPPROTO_UDP &&
-           (dom == AF_INET || dom == AF_INET6);
+    return type == SOCK_DGRAM &&
+           ((proto == IPPROTO_UDP && (dom == AF_INET || dom == AF_INET6)) ||
+            dom == AF_UNIX);
+}
+
+/* A UDP socket: what a socket the run bound may take from outside
+ * (outside_accept.c's stand-ins are UDP's only). */
+static bool udp_socket(int fd, int *family)
+{
+    return dgram_socket(fd, family) && *family != AF_UNIX;
+}
+
+/* An AF_UNIX name with a path or an abstract name (not unnamed). */
+static bool unix_named(const struct sockaddr_storage *a, socklen_t len)
+{
+    return a->ss_family == AF_UNIX &&
+           len > offsetof(struct sockaddr_un, sun_path);
 }
 
 static uint16_t inet_port(const struct sockaddr_storage *a)
@@ -139,8 +184,11 @@ static bool inet_any(const struct sockaddr_storage *a)
 
 /* Whether a datagram socket of the run is what dst reaches: bound to
  * dst's port, and dst is this host's loopback, or the socket is bound to
- * dst's address or to any. Then nothing comes from outside. */
-static bool run_binds(struct proxy_world *w, const struct sockaddr_storage *dst)
+ * dst's address or to any; AF_UNIX: bound to the same name or socket file
+ * (a relative dst looked up from hvrun's cwd: the sender's). Then nothing
+ * comes from outside. */
+static bool run_binds(struct proxy_world *w, const struct sockaddr_storage *dst,
+                      socklen_t dst_len)
 {
     for (int i = 0; i < w->nr_procs; i++) {
         const struct proxy_fdtable *t = &w->procs[i]->fds;
@@ -153,8 +201,17 @@ static bool run_binds(struct proxy_world *w, const struct sockaddr_storage *dst)
             socklen_t sl = sizeof(ss);
             if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &tl) < 0 ||
                 type != SOCK_DGRAM ||
-                getsockname(fd, (struct sockaddr *)&ss, &sl) < 0 ||
-                (ss.ss_family != AF_INET && ss.ss_family != AF_INET6) ||
+                getsockname(fd, (struct sockaddr *)&ss, &sl) < 0)
+                continue;
+            if (dst->ss_family == AF_UNIX) {
+                if (unix_named(&ss, sl) &&
+                    outside_unix_same_listener((struct sockaddr_un *)&ss, sl,
+                                               (const struct sockaddr *)dst,
+                                               dst_len))
+                    return true;
+                continue;
+            }
+            if ((ss.ss_family != AF_INET && ss.ss_family != AF_INET6) ||
                 inet_port(&ss) == 0 || inet_port(&ss) != inet_port(dst))
                 continue;
             if (inet_loopback(dst, true) || inet_any(&ss) ||
@@ -188,7 +245,9 @@ static void flow_close(struct outside_flow *f)
         close(f->remote);
     if (f->outer >= 0)
         close(f->outer);
-    f->relay = f->remote = f->outer = -1;
+    if (f->cwd_fd >= 0)
+        close(f->cwd_fd);
+    f->relay = f->remote = f->outer = f->cwd_fd = -1;
     for (size_t i = 0; i < f->q_len; i++)
         free(f->q[i].data);
     f->q_len = 0;
@@ -204,11 +263,13 @@ void outside_udp_retire_gone(struct proxy_outside *o, struct proxy_world *w)
 }
 
 static struct outside_flow *flow_find(struct proxy_outside *o, uint64_t ino,
-                                      const struct sockaddr_storage *peer)
+                                      const struct sockaddr_storage *peer,
+                                      socklen_t peer_len)
 {
     for (size_t i = 0; o && i < o->nr_flows; i++) {
         struct outside_flow *f = o->flows[i];
-        if (!f->dead && f->guest_ino == ino && inet_same(&f->peer, peer))
+        if (!f->dead && f->guest_ino == ino &&
+            outside_addr_same(&f->peer, f->peer_len, peer, peer_len))
             return f;
     }
     return NULL;
@@ -223,15 +284,22 @@ static struct outside_flow *flow_by_id(struct proxy_outside *o, uint32_t id)
 }
 
 /* A relay socket on loopback in family, at *addr if its port is set (a
- * relay bound again), else at a port the host picks (into *addr). */
+ * relay bound again), else at a port the host picks (into *addr); AF_UNIX:
+ * at the abstract name *addr has, else one the kernel picks (autobind:
+ * nothing appears in the filesystem). */
 static int relay_socket(int family, struct sockaddr_storage *addr,
                         socklen_t *len)
 {
     int s = socket(family, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     if (s < 0)
         return -errno;
-    if (inet_port(addr) == 0)
+    if (family == AF_UNIX && !unix_named(addr, *len)) {
+        memset(addr, 0, sizeof(*addr));
+        addr->ss_family = AF_UNIX;
+        *len = sizeof(sa_family_t);
+    } else if (family != AF_UNIX && inet_port(addr) == 0) {
         outside_loopback_addr(family, addr, len);
+    }
     socklen_t room = sizeof(*addr);
     if (bind(s, (struct sockaddr *)addr, *len) < 0 ||
         getsockname(s, (struct sockaddr *)addr, &room) < 0) {
@@ -244,10 +312,17 @@ static int relay_socket(int family, struct sockaddr_storage *addr,
 }
 
 /* Recording: hvrun's own socket to the peer (its result: a peer no route
- * reaches fails here, as the guest's send or connect would). */
+ * reaches fails here, as the guest's send or connect would; AF_UNIX: a
+ * missing path ENOENT, a socket file nobody has bound ECONNREFUSED, a
+ * stream socket's EPROTOTYPE, looked up from the sender's cwd). *name: the
+ * peer as the guest sees it (AF_UNIX: the name the peer's socket has, not
+ * always the one given: a relative path, a symlink). */
 static long remote_socket(int family, const struct sockaddr_storage *peer,
-                          socklen_t len, int *remote)
+                          socklen_t len, int *remote,
+                          struct sockaddr_storage *name, socklen_t *name_len)
 {
+    *name = *peer;
+    *name_len = len;
     int s = socket(family, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     if (s < 0)
         return -errno;
@@ -256,13 +331,19 @@ static long remote_socket(int family, const struct sockaddr_storage *peer,
         close(s);
         return e;
     }
+    socklen_t n = sizeof(*name);
+    if (family == AF_UNIX &&
+        getpeername(s, (struct sockaddr *)name, &n) == 0)
+        *name_len = n;
     *remote = s;
     return 0;
 }
 
 /* Replaying: the recorded result of reaching the peer, flow id's first
- * event; false: the recording has none here. */
-static bool recorded_open(struct proxy_outside *o, uint32_t id, long *ret)
+ * event, and the peer's name (*name, if the event has one); false: the
+ * recording has none here. */
+static bool recorded_open(struct proxy_outside *o, uint32_t id, long *ret,
+                          struct sockaddr_storage *name, socklen_t *name_len)
 {
     struct proxy_link_event e;
     const void *data;
@@ -271,6 +352,11 @@ static bool recorded_open(struct proxy_outside *o, uint32_t id, long *ret)
         e.kind != PROXY_LINK_DGRAM_OPEN)
         return false;
     *ret = (long)e.value;
+    if (n >= sizeof(sa_family_t) && n <= sizeof(*name)) {
+        memset(name, 0, sizeof(*name));
+        memcpy(name, data, n);
+        *name_len = (socklen_t)n;
+    }
     o->tap->link_taken(o->tap->ctx);
     return true;
 }
@@ -298,11 +384,14 @@ static struct outside_flow *flow_open(struct proxy_process *p,
 {
     uint32_t id = o->next_id++;
     int remote = -1;
+    struct sockaddr_storage name = *peer;
+    socklen_t name_len = peer_len;
     *ret = 0;
     if (outside_recording(o->tap)) {
-        *ret = remote_socket(family, peer, peer_len, &remote);
-        outside_note(o, id, PROXY_LINK_DGRAM_OPEN, *ret, peer, peer_len);
-    } else if (!recorded_open(o, id, ret)) {
+        *ret = remote_socket(family, peer, peer_len, &remote, &name,
+                             &name_len);
+        outside_note(o, id, PROXY_LINK_DGRAM_OPEN, *ret, &name, name_len);
+    } else if (!recorded_open(o, id, ret, &name, &name_len)) {
         proxy_log(p, 0, "replay: datagrams %u to outside the run were not "
                   "in the recording (dropped)", id);
     }
@@ -325,6 +414,9 @@ static struct outside_flow *flow_open(struct proxy_process *p,
     f->outer = -1;
     f->peer = *peer;
     f->peer_len = peer_len;
+    f->name = name;
+    f->name_len = name_len;
+    f->cwd_fd = family == AF_UNIX ? fcntl(p->cwd_fd, F_DUPFD_CLOEXEC, 0) : -1;
     f->relay = relay_socket(family, &f->relay_addr, &f->relay_len);
     if (f->relay < 0) {
         *ret = f->relay;
@@ -335,10 +427,32 @@ static struct outside_flow *flow_open(struct proxy_process *p,
     return f->dead ? NULL : f;
 }
 
+/* How much of dst names a peer a datagram socket of family may have
+ * outside (0: none): a whole inet address with a port, an AF_UNIX path or
+ * abstract name (an unnamed one is the kernel's error). */
+static socklen_t peer_len_of(int family, const struct sockaddr *dst,
+                             socklen_t dst_len)
+{
+    if (dst_len < sizeof(sa_family_t) || dst->sa_family != family)
+        return 0;
+    if (family == AF_UNIX) {
+        if (dst_len <= offsetof(struct sockaddr_un, sun_path))
+            return 0;
+        return dst_len < sizeof(struct sockaddr_un)
+                   ? dst_len
+                   : (socklen_t)sizeof(struct sockaddr_un);
+    }
+    socklen_t need = family == AF_INET ? sizeof(struct sockaddr_in)
+                                       : sizeof(struct sockaddr_in6);
+    if (dst_len < need)
+        return 0;
+    return inet_port((const struct sockaddr_storage *)dst) ? need : 0;
+}
+
 /*
  * The flow of host_fd's datagrams to *dst, made if new; false: not one
- * (not under record/replay, not UDP, dst in the run or not a whole inet
- * address of the socket's family, a relay's own address).
+ * (not under record/replay, not UDP or AF_UNIX datagrams, dst in the run
+ * or not a whole address of the socket's family, a relay's own address).
  */
 static bool route(struct proxy_process *p, int host_fd,
                   const struct sockaddr *dst, socklen_t dst_len,
@@ -348,32 +462,30 @@ static bool route(struct proxy_process *p, int host_fd,
     int family;
     if (!outside_recording(t) && !outside_replaying(t))
         return false;
-    if (!udp_socket(host_fd, &family) || dst_len < sizeof(sa_family_t) ||
-        dst->sa_family != family)
-        return false;
-    socklen_t need = family == AF_INET ? sizeof(struct sockaddr_in)
-                                       : sizeof(struct sockaddr_in6);
-    if (dst_len < need)
+    socklen_t need;
+    if (!dgram_socket(host_fd, &family) ||
+        !(need = peer_len_of(family, dst, dst_len)))
         return false;
     struct sockaddr_storage peer;
     memset(&peer, 0, sizeof(peer));
     memcpy(&peer, dst, need);
-    if (inet_port(&peer) == 0)
-        return false;
     struct proxy_outside *o = outside_of(p);
     if (!o)
         return false;
     for (size_t i = 0; i < o->nr_flows; i++)
-        if (!o->flows[i]->dead && inet_same(&o->flows[i]->relay_addr, &peer))
+        if (!o->flows[i]->dead &&
+            outside_addr_same(&o->flows[i]->relay_addr,
+                              o->flows[i]->relay_len, &peer, need))
             return false;
-    *flow = flow_find(o, outside_sock_ino(host_fd), &peer);
-    /* A loopback port a socket of the run bound since: in the run now. */
-    if (*flow &&
-        !(inet_loopback(&peer, false) && run_binds(p->world, &peer))) {
+    *flow = flow_find(o, outside_sock_ino(host_fd), &peer, need);
+    /* A loopback port (or a name) a socket of the run bound since: in the
+     * run now. */
+    bool local = family == AF_UNIX || inet_loopback(&peer, false);
+    if (*flow && !(local && run_binds(p->world, &peer, need))) {
         *ret = 0;
         return true;
     }
-    if (run_binds(p->world, &peer))
+    if (run_binds(p->world, &peer, need))
         return false;
     *flow = flow_open(p, o, host_fd, family, &peer, need, ret);
     return true;
@@ -454,15 +566,18 @@ void proxy_outside_dgram_source(struct proxy_world *w,
                                 socklen_t *src_len)
 {
     struct proxy_outside *o = w->outside;
-    if (!o || (src->ss_family != AF_INET && src->ss_family != AF_INET6))
+    if (!o || (src->ss_family != AF_INET && src->ss_family != AF_INET6 &&
+               !unix_named(src, *src_len)))
         return;
-    if (outside_accept_name(o, src, src_len, true))
+    if (src->ss_family != AF_UNIX &&
+        outside_accept_name(o, src, src_len, true))
         return; /* from a stand-in: the socket the run bound */
     for (size_t i = 0; i < o->nr_flows; i++) {
         struct outside_flow *f = o->flows[i];
-        if (!f->dead && inet_same(&f->relay_addr, src)) {
-            *src = f->peer;
-            *src_len = f->peer_len;
+        if (!f->dead &&
+            outside_addr_same(&f->relay_addr, f->relay_len, src, *src_len)) {
+            *src = f->name;
+            *src_len = f->name_len;
             return;
         }
     }
@@ -474,8 +589,8 @@ bool outside_udp_peer(struct proxy_outside *o, uint64_t ino,
     for (size_t i = 0; ino && i < o->nr_flows; i++) {
         struct outside_flow *f = o->flows[i];
         if (!f->dead && f->connected && f->guest_ino == ino) {
-            *peer = f->peer;
-            *len = f->peer_len;
+            *peer = f->name;
+            *len = f->name_len;
             return true;
         }
     }
@@ -521,12 +636,48 @@ static void remote_error(struct proxy_outside *o, struct outside_flow *f,
     enqueue(f, NULL, 0, -err);
 }
 
+/* Room for the next datagram on f's fd whole: a UDP one fits the chunk;
+ * an AF_UNIX one may be larger, up to its sender's buffer, and gets
+ * hvrun's one buffer, grown as needed (out of memory: the chunk, and the
+ * datagram is cut); its size in *room. The size is peeked for AF_UNIX
+ * only: a peek takes a UDP socket's pending error (ICMP), which the read
+ * after it must see. */
+static uint8_t *room_for_next(const struct outside_flow *f, int fd,
+                              size_t *room)
+{
+    static uint8_t chunk[OUTSIDE_PUMP_CHUNK];
+    static uint8_t *big;
+    static size_t big_size;
+    ssize_t next = f->family != AF_UNIX
+                       ? 0
+                       : recv(fd, NULL, 0,
+                              MSG_DONTWAIT | MSG_PEEK | MSG_TRUNC);
+    if (next <= (ssize_t)sizeof(chunk) && !big) {
+        *room = sizeof(chunk);
+        return chunk;
+    }
+    if (next > (ssize_t)big_size) {
+        uint8_t *g = realloc(big, (size_t)next);
+        if (g) {
+            big = g;
+            big_size = (size_t)next;
+        }
+    }
+    if (!big) {
+        *room = sizeof(chunk);
+        return chunk;
+    }
+    *room = big_size;
+    return big;
+}
+
 /* Recording: what the peer sent since the last look, as events. */
 static void take_remote(struct proxy_outside *o, struct outside_flow *f)
 {
-    static uint8_t buf[OUTSIDE_PUMP_CHUNK];
     while (f->remote >= 0) {
-        ssize_t n = recv(f->remote, buf, sizeof(buf), MSG_DONTWAIT);
+        size_t room;
+        uint8_t *buf = room_for_next(f, f->remote, &room);
+        ssize_t n = recv(f->remote, buf, room, MSG_DONTWAIT);
         if (n >= 0) {
             outside_note(o, f->id, PROXY_LINK_DGRAM, 0, buf, (size_t)n);
             enqueue(f, buf, (size_t)n, 0);
@@ -538,15 +689,43 @@ static void take_remote(struct proxy_outside *o, struct outside_flow *f)
     }
 }
 
+/*
+ * AF_UNIX, recording: hvrun's socket to the peer gets a name (autobound)
+ * once the guest's has one, so the peer can answer, as it could answer
+ * the guest natively; an unnamed guest's datagrams go out unnamed too
+ * (the peer sees no name, natively as here). The peer sees hvrun's
+ * abstract name, not the guest's.
+ */
+static void name_remote(struct outside_flow *f)
+{
+    struct sockaddr_un any = {.sun_family = AF_UNIX};
+    if (f->remote < 0 || f->remote_named ||
+        !unix_named(&f->guest_addr, f->guest_len))
+        return;
+    f->remote_named = bind(f->remote, (struct sockaddr *)&any,
+                           sizeof(sa_family_t)) == 0;
+}
+
+/* AF_UNIX: the peer's queue is full (Linux's sender would wait for room):
+ * waits a while for room; true: there is some now. */
+static bool unix_room(struct outside_flow *f)
+{
+    struct pollfd pfd = {.fd = f->remote, .events = POLLOUT};
+    return f->family == AF_UNIX &&
+           poll(&pfd, 1, OUTSIDE_DELIVERY_WAIT_NS / 1000000) > 0 &&
+           (pfd.revents & POLLOUT);
+}
+
 /* What the guest sent: to the peer (recording) or dropped (replaying);
  * the guest's address is learnt from it, for the way back. */
 static void take_relay(struct proxy_outside *o, struct outside_flow *f)
 {
-    static uint8_t buf[OUTSIDE_PUMP_CHUNK];
     while (f->relay >= 0) {
         struct sockaddr_storage from;
         socklen_t fl = sizeof(from);
-        ssize_t n = recvfrom(f->relay, buf, sizeof(buf), MSG_DONTWAIT,
+        size_t room;
+        uint8_t *buf = room_for_next(f, f->relay, &room);
+        ssize_t n = recvfrom(f->relay, buf, room, MSG_DONTWAIT,
                              (struct sockaddr *)&from, &fl);
         if (n < 0 && errno == EINTR)
             continue;
@@ -556,6 +735,8 @@ static void take_relay(struct proxy_outside *o, struct outside_flow *f)
             continue; /* an error of the relay's own: nothing to take */
         f->guest_addr = from;
         f->guest_len = fl;
+        if (f->family == AF_UNIX)
+            name_remote(f);
         if (f->outer >= 0) { /* a reply from the port the run bound */
             (void)sendto(f->outer, buf, (size_t)n, MSG_DONTWAIT,
                          (struct sockaddr *)&f->peer, f->peer_len);
@@ -563,7 +744,7 @@ static void take_relay(struct proxy_outside *o, struct outside_flow *f)
         }
         while (f->remote >= 0 &&
                send(f->remote, buf, (size_t)n, MSG_DONTWAIT) < 0) {
-            if (errno == EINTR)
+            if (errno == EINTR || (errno == EAGAIN && unix_room(f)))
                 continue;
             if (errno != EAGAIN && errno != EWOULDBLOCK && errno != ENOBUFS)
                 remote_error(o, f, errno);
@@ -615,7 +796,11 @@ static void give_error(struct proxy_world *w, struct outside_flow *f)
         return;
     close(f->relay);
     f->relay = -1;
-    if (send(gfd, "", 0, MSG_DONTWAIT | MSG_NOSIGNAL) == 0) {
+    /* AF_UNIX: the guest's socket is connected to the closed relay, so
+     * the kernel gives its next send ECONNREFUSED and disconnects it, as
+     * when the peer's socket went natively. */
+    if (f->family != AF_UNIX &&
+        send(gfd, "", 0, MSG_DONTWAIT | MSG_NOSIGNAL) == 0) {
         int64_t until = outside_now_ns() + OUTSIDE_DELIVERY_WAIT_NS;
         while (!(revents_now(gfd, 0) & POLLERR) && outside_now_ns() < until) {
             struct timespec ts = {0, 20000};
@@ -627,6 +812,33 @@ static void give_error(struct proxy_world *w, struct outside_flow *f)
     if (r < 0 && w->nr_procs > 0)
         proxy_log(w->procs[0], 0, "outside datagrams %u: the relay could "
                   "not be bound again: %s", f->id, strerror(-r));
+}
+
+/* One datagram from the relay to the guest's socket; a relative AF_UNIX
+ * name of the guest's is looked up from its cwd (at its first send). */
+static ssize_t to_guest(struct outside_flow *f, const void *data, size_t len)
+{
+    const struct sockaddr_un *g = (const struct sockaddr_un *)&f->guest_addr;
+    int back = -1;
+    if (f->family == AF_UNIX && g->sun_path[0] != '\0' &&
+        g->sun_path[0] != '/' && f->cwd_fd >= 0) {
+        back = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (back < 0 || fchdir(f->cwd_fd) < 0) {
+            if (back >= 0)
+                close(back);
+            errno = ENOENT;
+            return -1;
+        }
+    }
+    ssize_t n = sendto(f->relay, data, len, MSG_DONTWAIT,
+                       (struct sockaddr *)&f->guest_addr, f->guest_len);
+    int e = errno;
+    if (back >= 0) {
+        (void)!fchdir(back); /* hvrun resolves nothing against its own cwd */
+        close(back);
+    }
+    errno = e;
+    return n;
 }
 
 /* What came from the peer, in order, to the guest's socket. */
@@ -641,13 +853,18 @@ static void give_guest(struct proxy_world *w, struct outside_flow *f)
         }
         if (!f->guest_len)
             return; /* the guest has sent nothing yet: kept */
+        if (f->family == AF_UNIX && !unix_named(&f->guest_addr, f->guest_len)) {
+            dequeue(f); /* an unnamed guest socket: no way back */
+            continue;
+        }
         int gfd = guest_fd_of(w, f);
         uint32_t before = rmem_of(gfd);
-        ssize_t n = sendto(f->relay, d->data, d->len, MSG_DONTWAIT,
-                           (struct sockaddr *)&f->guest_addr, f->guest_len);
+        ssize_t n = to_guest(f, d->data, d->len);
         if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
             return;
-        if (n >= 0)
+        /* An AF_UNIX datagram is on the guest's queue when sendto returns
+         * (and charged to the sender's memory, not the guest's). */
+        if (n >= 0 && f->family != AF_UNIX)
             wait_delivered(gfd, before);
         dequeue(f);
     }
@@ -713,6 +930,9 @@ static struct outside_flow *inbound_flow(struct proxy_outside *o, uint32_t id,
     f->outer = home->outer >= 0 ? fcntl(home->outer, F_DUPFD_CLOEXEC, 0) : -1;
     f->peer = *peer;
     f->peer_len = peer_len;
+    f->name = *peer;
+    f->name_len = peer_len;
+    f->cwd_fd = -1;
     f->guest_addr = home->addr;
     f->guest_len = home->len;
     f->relay = relay_socket(home->family, &f->relay_addr, &f->relay_len);
@@ -729,7 +949,7 @@ void outside_udp_arrived(struct proxy_outside *o, uint32_t home_id,
                          const struct sockaddr_storage *peer,
                          socklen_t peer_len, const void *data, size_t len)
 {
-    struct outside_flow *f = flow_find(o, home->ino, peer);
+    struct outside_flow *f = flow_find(o, home->ino, peer, peer_len);
     if (!f) {
         uint32_t id = o->next_id++;
         outside_note(o, id, PROXY_LINK_DGRAM_IN, home_id, peer, peer_len);

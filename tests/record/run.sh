@@ -29,6 +29,12 @@
 #                  one read outside: replayed after they and the FIFO were
 #                  gone, under kvm and ptrace (the open does not wait);
 #                  record --verify
+#   fifo-writer-silent  head beside a shell reads a FIFO whose outside
+#                  writer opened first and writes only later, and one whose
+#                  writer opens only while head waits: replayed after the
+#                  writers and the FIFO were gone, kvm and ptrace
+#   fifo-in-run    a FIFO both of whose ends are in the run (the reader
+#                  first): replays (its open waits as recorded)
 #   writes-off-host  a replay of a run that appends, creates, renames and
 #                  removes changes nothing on the host (a listing with
 #                  checksums of the tree is the same before and after)
@@ -58,6 +64,21 @@
 #   outside-unix-refused  connects to a socket file nobody listens on
 #                  (ECONNREFUSED) and to a missing path (ENOENT): replay
 #                  the same errors while a server listens at both
+#   outside-unix-dgram  syslog-like AF_UNIX datagrams (logger -d -u, and
+#                  unix_dgram_client.py's unnamed sends) to a server outside
+#                  the run at a relative path and an abstract name, and a
+#                  named client's query with three replies (fresh random
+#                  bytes, 50 ms apart; connect/select/recv and
+#                  sendto/recvfrom with SO_RCVTIMEO; one of 150000 bytes
+#                  with 100000-byte replies): as native (random
+#                  bytes masked; the server got what it gets natively);
+#                  replayed after the server stopped, under kvm and ptrace;
+#                  a replay while a server is at both names sends it
+#                  nothing; record --verify
+#   outside-unix-dgram-refused  datagrams and a connect to a socket file
+#                  nobody has bound (ECONNREFUSED) and to a missing path
+#                  (ENOENT): as native; replay the same errors while a
+#                  server is bound at both
 #   accepted-from-outside  a python server in the run (TCP over IPv4 and
 #                  IPv6, AF_UNIX at a relative path) serves a client from
 #                  outside on each (fresh random bytes both ways, 50 ms
@@ -286,6 +307,7 @@ diverged_cases() {
         fail "$L:reread-served" "exit $st: $(head -c 300 "$d/w.err")"
     fi
     fifo_cases "$d"
+    fifo_silent_cases "$d"
     # The host's time and randomness are in the recording: replayed.
     (cd "$d" && hv record --no-virtualize-time --no-virtualize-random \
         -o t.hvrec -- sh -c 'date +%s.%N; od -An -tx1 -N16 /dev/urandom' \
@@ -353,6 +375,138 @@ time.sleep(1); os.close(fd)' "$d/fifo" &
         pass "$L:verify/fifo-from-outside"
     else
         fail "$L:verify/fifo-from-outside" "exit $st: $(grep '^hvrun' "$d/v.err" | head -c 300)"
+    fi
+}
+
+# FIFOs whose outside writer is silent when the guest's reader opens
+# (others alive: a shell waits for head): the writer opened first (it is
+# there, has written nothing), or opens only while head waits in its open.
+# Also a FIFO whose ends are both in the run, the reader first.
+fifo_silent_cases() {
+    local d=$1 st lst ist bad="" w
+    local writer='import os,sys,time
+time.sleep(float(sys.argv[2]))
+fd = os.open(sys.argv[1], os.O_WRONLY)
+time.sleep(0.3)
+for i in range(3):
+    os.write(fd, b"line %d %s\n" % (i, os.urandom(4).hex().encode())); time.sleep(0.05)
+os.close(fd)'
+    rm -f "$d/fifo" && mkfifo "$d/fifo"
+    "$PY" -c "$writer" "$d/fifo" 0 &
+    w=$!
+    sleep 0.3 # the writer waits in its open: there before head's
+    (cd "$d" && hv record -o q.hvrec -- sh -c 'head -n 3 fifo; echo done' > q.rec.out 2> q.rec.err)
+    st=$?
+    wait "$w"
+    "$PY" -c "$writer" "$d/fifo" 0.3 &
+    w=$!
+    (cd "$d" && hv record -o l.hvrec -- sh -c 'head -n 3 fifo; echo done' > l.rec.out 2> l.rec.err)
+    lst=$?
+    wait "$w"
+    (cd "$d" && hv record -o i.hvrec -- sh -c 'cat fifo & echo in-run > fifo; wait; echo done' > i.rec.out 2> i.rec.err)
+    ist=$?
+    [ "$(cat "$d/i.rec.out")" = "$(printf 'in-run\ndone')" ] || bad="in-run recorded: $(head -c 200 "$d/i.rec.out" "$d/i.rec.err");"
+    bad="$bad$(replayed_both "$d" i "$ist")"
+    if [ -z "$bad" ]; then
+        pass "$L:fifo-in-run (the reader first; replayed, kvm and ptrace)"
+    else
+        fail "$L:fifo-in-run" "$bad"
+    fi
+    bad=""
+    rm -f "$d/fifo"
+    grep -q '^line 2 ' "$d/q.rec.out" || bad="recorded, writer first: $(head -c 200 "$d/q.rec.out" "$d/q.rec.err");"
+    grep -q '^line 2 ' "$d/l.rec.out" || bad="$bad recorded, writer later: $(head -c 200 "$d/l.rec.out" "$d/l.rec.err");"
+    bad="$bad$(replayed_both "$d" q "$st")$(replayed_both "$d" l "$lst")"
+    if [ -z "$bad" ]; then
+        pass "$L:fifo-writer-silent (opened first or while head waited; replayed after the writer and the FIFO were gone, kvm and ptrace)"
+    else
+        fail "$L:fifo-writer-silent" "$bad"
+    fi
+}
+
+# An AF_UNIX datagram server outside the run (unix_dgram_server.py) at
+# DIR/dg.sock and the abstract name $2, logging what it gets to DIR/$3;
+# its pid in $DGRAM_PID.
+start_dgram_server() {
+    local i
+    rm -f "$1/dg.sock" "$1/dg.sock.ready"
+    # in DIR: the client's relative name is the server's too, natively
+    (cd "$1" && exec "$PY" "$ROOT/tests/record/unix_dgram_server.py" "$1/dg.sock" "$2" "$1/$3") &
+    DGRAM_PID=$!
+    for i in $(seq 1 100); do
+        [ -e "$1/dg.sock.ready" ] && break
+        sleep 0.05
+    done
+}
+
+stop_dgram_server() {
+    kill "$DGRAM_PID" 2> /dev/null
+    wait "$DGRAM_PID" 2> /dev/null
+    rm -f "$1/dg.sock" "$1/dg.sock.ready"
+}
+
+# AF_UNIX datagrams to a server outside the run (unix_dgram_client.py):
+# logger's and the client's; each run against a fresh server (its counts
+# in the replies start again).
+outside_unix_dgram_cases() {
+    local d=$WORK/$ID.dgram st vst bad="" client=$ROOT/tests/record/unix_dgram_client.py
+    local abs=hvrun-record-dgram-$$-$ID
+    local run="logger -d -u dg.sock -t hvrun-test 'a line from logger' && \"$PY\" \"$client\" dg.sock @$abs"
+    mkdir -p "$d"
+    rm -f "$d"/*.log
+    start_dgram_server "$d" "$abs" native.log
+    (cd "$d" && sh -c "$run" > native.out 2>&1)
+    stop_dgram_server "$d"
+    start_dgram_server "$d" "$abs" rec.log
+    (cd "$d" && hv record -o o.hvrec -- sh -c "$run" > o.rec.out 2> o.rec.err)
+    st=$?
+    stop_dgram_server "$d"
+    start_dgram_server "$d" "$abs" verify.log
+    (cd "$d" && hv record --verify -o v.hvrec -- sh -c "$run" > v.out 2> v.err)
+    vst=$?
+    stop_dgram_server "$d"
+    { grep -q '^dgram 2 of u1 seen 9 ' "$d/o.rec.out" &&
+        grep -q '^dgram 2 of 150004 bytes .*(100041 bytes)' "$d/o.rec.out" &&
+        grep -q "^peer b'$d/dg.sock'" "$d/o.rec.out" &&
+        cmp -s <(masked "$d/native.out") <(masked "$d/o.rec.out") &&
+        grep -q 'hvrun-test: a line from logger$' "$d/rec.log" &&
+        [ "$(grep -c '^<13>log line' "$d/rec.log")" = 4 ] &&
+        cmp -s <(grep -v logger "$d/native.log") <(grep -v logger "$d/rec.log"); } ||
+        bad="recorded (against native): $(head -c 300 "$d/o.rec.out" "$d/o.rec.err" "$d/rec.log");"
+    bad="$bad$(replayed_both "$d" o "$st")"
+    # A server at both names while replaying gets nothing.
+    start_dgram_server "$d" "$abs" replay.log
+    (cd "$d" && hv replay o.hvrec > o.up.out 2> o.up.err)
+    local ust=$?
+    stop_dgram_server "$d"
+    { [ "$ust" = "$st" ] && cmp -s "$d/o.rec.out" "$d/o.up.out" &&
+        [ ! -e "$d/replay.log" ]; } ||
+        bad="$bad replayed beside a server: exit $ust, it got $(head -c 200 "$d/replay.log" 2>&1);"
+    if [ -z "$bad" ]; then
+        pass "$L:outside-unix-dgram (replayed after the server stopped, kvm and ptrace; as native; nothing sent at replay)"
+    else
+        fail "$L:outside-unix-dgram" "$bad"
+    fi
+    verified outside-unix-dgram "$d" "$vst" '^dgram 2 of q0'
+    # A socket file nobody has bound, and no file: the errors replay while
+    # a server is bound at both.
+    rm -f "$d/dead.sock" "$d/none.sock"
+    "$PY" -c 'import socket,sys; socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM).bind(sys.argv[1])' "$d/dead.sock"
+    (cd "$d" && hv record -o r.hvrec -- "$PY" "$client" dead.sock none.sock > r.rec.out 2> r.rec.err)
+    st=$?
+    (cd "$d" && "$PY" "$client" dead.sock none.sock > r.native.out 2>&1)
+    rm -f "$d/dead.sock"
+    start_dgram_server "$d" "$abs" squat.log
+    ln -s dg.sock "$d/dead.sock"
+    ln -s dg.sock "$d/none.sock"
+    bad=$(replayed_both "$d" r "$st")
+    stop_dgram_server "$d"
+    if [ -z "$bad" ] && grep -q '^connect failed: Connection refused' "$d/r.rec.out" &&
+        grep -q '^sendto failed: No such file or directory' "$d/r.rec.out" &&
+        cmp -s "$d/r.native.out" "$d/r.rec.out" && [ ! -e "$d/squat.log" ]; then
+        pass "$L:outside-unix-dgram-refused"
+    else
+        fail "$L:outside-unix-dgram-refused" "$bad $(head -c 300 "$d/r.rec.out")"
     fi
 }
 
@@ -855,6 +1009,7 @@ for hvarg in "$@"; do
     outside_cases
     outside_udp_cases
     outside_unix_cases
+    outside_unix_dgram_cases
     accepted_cases
     accept_timed_cases
     udp_server_cases
