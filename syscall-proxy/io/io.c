@@ -1091,8 +1091,6 @@ static const struct ioctl_desc ioctl_descs[] = {
     {TCSBRKP, IOCTL_VALUE, 0},
     {TIOCSBRK, IOCTL_NONE, 0},
     {TIOCCBRK, IOCTL_NONE, 0},
-    {TIOCSCTTY, IOCTL_VALUE, 0},
-    {TIOCNOTTY, IOCTL_NONE, 0},
     {TIOCEXCL, IOCTL_NONE, 0},
     {TIOCNXCL, IOCTL_NONE, 0},
     {TIOCGEXCL, IOCTL_OUT, sizeof(int)},
@@ -1155,38 +1153,6 @@ static long ioctl_described(struct proxy_process *p, int host_fd,
     return -ENOTTY;
 }
 
-/*
- * The guest's process group is virtual (p->pgid) and hvrun's host group
- * stands for it: the terminal's foreground group is the guest's exactly
- * when it is hvrun's. (hvrun's own group id is compared, never shown.)
- * When hvrun is not in the foreground, the host's foreground group id is
- * returned; it is not the guest's, which is what the guest needs to know.
- */
-static long ioctl_get_pgrp(struct proxy_process *p, int host_fd, gva_t arg)
-{
-    pid_t host_pgrp;
-    if (ioctl(host_fd, TIOCGPGRP, &host_pgrp) < 0)
-        return -errno;
-    pid_t guest_pgrp = host_pgrp == getpgrp() ? p->pgid : host_pgrp;
-    return proxy_copy_out(p, arg, &guest_pgrp, sizeof(guest_pgrp)) < 0 ? -EFAULT
-                                                                       : 0;
-}
-
-/* The only group the guest can name is its own (one process); any other
- * positive id does not exist for it, -ESRCH as on Linux. */
-static long ioctl_set_pgrp(struct proxy_process *p, int host_fd, gva_t arg)
-{
-    pid_t guest_pgrp;
-    if (proxy_copy_in(p, &guest_pgrp, arg, sizeof(guest_pgrp)) < 0)
-        return -EFAULT;
-    if (guest_pgrp < 0)
-        return -EINVAL;
-    if (guest_pgrp != p->pgid)
-        return -ESRCH;
-    pid_t host_pgrp = getpgrp();
-    return proxy_host_result(ioctl(host_fd, TIOCSPGRP, &host_pgrp));
-}
-
 /* TIOCGPTPEER opens the pty slave and returns a new fd: it gets the host
  * O_CLOEXEC/O_NOCTTY like every open, and the guest's bit in the table. */
 static long ioctl_pty_peer(struct proxy_process *p, int host_fd, uint64_t arg)
@@ -1195,6 +1161,7 @@ static long ioctl_pty_peer(struct proxy_process *p, int host_fd, uint64_t arg)
     int peer = ioctl(host_fd, TIOCGPTPEER, flags | O_CLOEXEC | O_NOCTTY);
     if (peer < 0)
         return -errno;
+    proxy_tty_opened(p, peer, flags);
     return proxy_fd_install(&p->fds, peer, (flags & O_CLOEXEC) != 0, 0);
 }
 
@@ -1246,10 +1213,6 @@ static long sys_ioctl(struct proxy_process *p, const uint64_t a[6])
         /* The guest's close-on-exec bit; host fds keep theirs. */
         f->cloexec = req == FIOCLEX;
         return 0;
-    case TIOCGPGRP:
-        return ioctl_get_pgrp(p, f->host_fd, arg);
-    case TIOCSPGRP:
-        return ioctl_set_pgrp(p, f->host_fd, arg);
     case TIOCGPTPEER:
         return ioctl_pty_peer(p, f->host_fd, arg);
     case FICLONE:
@@ -1258,6 +1221,8 @@ static long sys_ioctl(struct proxy_process *p, const uint64_t a[6])
     case RNDGETENTCNT:
         return ioctl_entropy_count(p, f->host_fd, arg);
     }
+    if (proxy_tty_ioctl_is(req)) /* sessions are virtual (tty.c) */
+        return proxy_tty_ioctl(p, f->host_fd, req, arg);
     const struct ioctl_desc *d = ioctl_desc_find(req);
     if (!d) {
         proxy_log(p, 2, "ioctl: request 0x%x on fd %d not supported: ENOTTY",

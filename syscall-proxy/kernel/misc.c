@@ -1494,6 +1494,7 @@ static long sys_setsid(struct proxy_process *p, const uint64_t a[6])
         if (p->world->procs[i]->pgid == p->pid)
             return -EPERM;
     p->sid = p->pgid = p->pid;
+    proxy_tty_setsid(p);
     return proxy_ns_pid_of(p, p);
 }
 

@@ -90,6 +90,9 @@ strace-ls       | 0   | strace -f -o /dev/null ls /
 strace-pipeline | 0   | sh -c 'strace -f -o t sh -c "echo hi | cat"; grep -oE "execve\(\"[^\"]+\"|[+]{3} exited with [0-9]+" t | sort | uniq -c'
 gdb-bt          | 0   | sh -c 'cc -g -O0 -o crash "$1" && gdb -batch -ex run -ex bt ./crash 2>&1 | grep -E "^#|received signal|about to"' sh $ROOT/tests/processes/crash_bt.c
 gdb-watch       | 0   | sh -c 'cc -g -O0 -o w "$1" && gdb -batch -ex "watch g" -ex run -ex c -ex c ./w 2>&1 | grep -E "atchpoint|Old value|New value|g="' sh $ROOT/tests/processes/watch_loop.c
+py-pty-fork     | 0   | /usr/bin/python3 -B $ROOT/tests/processes/pty_fork.py
+script-echo     | 0   | script -qc 'echo hi' /dev/null
+script-ctty     | 0   | script -qc 'tty >/dev/null && echo has tty; ps -o stat= -p $$; sh -c "ps -o stat= -p \$\$"' /dev/null
 setsid-leads    | 0   | setsid -w sh -c 'set -- $(cut -d" " -f5,6 /proc/$$/stat); echo leads group $(($1 == $$)) session $(($2 == $$))'
 EOF
 )
@@ -107,6 +110,8 @@ strace-ls       | 0   | strace -f -o /dev/null ls /
 strace-pipeline | 0   | strace -f -o /dev/null sh -c 'echo hi | cat'
 gdb-bt          | 0   | sh -c 'cc -g -O0 -o crash "$1" && gdb -iex "maint set worker-threads 0" -batch -ex run -ex bt ./crash' sh $ROOT/tests/processes/crash_bt.c
 setsid-ps       | 0   | setsid -w sh -c 'ps -o pid,ppid,pgid,sid,comm'
+py-pty-fork     | 0   | /usr/bin/python3 -B $ROOT/tests/processes/pty_fork.py
+script-echo     | 0   | script -qc 'echo hi' /dev/null
 EOF
 )
 

@@ -1,0 +1,336 @@
+/*
+ * ctty: controlling terminals. Each case runs in a child that starts its
+ * own session (setsid), so what it prints does not depend on the terminal
+ * (if any) the test itself was started from: openpty + TIOCSCTTY and the
+ * ioctls' EPERM/ENOTTY cases, TIOCGSID/TIOCGPGRP against getsid/getpgrp
+ * (through a master too), tcsetpgrp to another group and its ESRCH/EPERM,
+ * TIOCNOTTY by a member and by the leader (SIGHUP, SIGCONT), stealing with
+ * arg 1, the ctty gained at open() without O_NOCTTY, /dev/tty with and
+ * without a ctty, SIGHUP to the foreground group when the leader exits,
+ * and forkpty(). Prints the same lines natively and under hvrun.
+ */
+#define _GNU_SOURCE
+#include "guest_check.h"
+
+#include <fcntl.h>
+#include <pty.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <unistd.h>
+
+/* "0" or the errno's name, for the lines compared with native. */
+static const char *res(int r)
+{
+    if (r >= 0)
+        return "0";
+    switch (errno) {
+    case EPERM: return "EPERM";
+    case ENOTTY: return "ENOTTY";
+    case ENXIO: return "ENXIO";
+    case ESRCH: return "ESRCH";
+    case EIO: return "EIO";
+    case EINVAL: return "EINVAL";
+    default: return strerror(errno);
+    }
+}
+
+static int get_sid(int fd, pid_t *sid) { return ioctl(fd, TIOCGSID, sid); }
+static int get_pgrp(int fd, pid_t *pg) { return ioctl(fd, TIOCGPGRP, pg); }
+
+static void open_pty(int *m, int *s)
+{
+    CHECK(openpty(m, s, NULL, NULL, NULL) == 0);
+    /* raw, so that what is written to the slave arrives as it is */
+    struct termios t;
+    CHECK(tcgetattr(*s, &t) == 0);
+    cfmakeraw(&t);
+    CHECK(tcsetattr(*s, TCSANOW, &t) == 0);
+}
+
+static int run_child(const char *name, void (*fn)(void))
+{
+    fflush(stdout);
+    pid_t c = fork();
+    CHECK(c >= 0);
+    if (c == 0) {
+        printf("== %s\n", name);
+        fn();
+        fflush(stdout);
+        _exit(0);
+    }
+    int st;
+    CHECK(waitpid(c, &st, 0) == c);
+    CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    return 0;
+}
+
+/* The main case: a session leader takes a pty and looks at it. */
+static void leader_case(void)
+{
+    CHECK(setsid() == getpid());
+    pid_t sid, pg;
+    printf("dev/tty before: %s\n", res(open("/dev/tty", O_RDWR)));
+    int m, s, pfd[2];
+    open_pty(&m, &s);
+    CHECK(pipe(pfd) == 0);
+    printf("TIOCGPGRP slave, not ctty: %s\n", res(get_pgrp(s, &pg)));
+    printf("TIOCGSID slave, not ctty: %s\n", res(get_sid(s, &sid)));
+    printf("TIOCGSID master, no session: %s\n", res(get_sid(m, &sid)));
+    pg = -5;
+    const char *r = res(get_pgrp(m, &pg));
+    printf("TIOCGPGRP master, no session: %s %d\n", r, (int)pg);
+    printf("TIOCNOTTY not ctty: %s\n", res(ioctl(s, TIOCNOTTY)));
+    printf("TIOCSPGRP not ctty: %s\n", res(tcsetpgrp(s, getpgrp())));
+    printf("TIOCSCTTY pipe: %s\n", res(ioctl(pfd[0], TIOCSCTTY, 0)));
+    printf("TIOCSCTTY: %s\n", res(ioctl(s, TIOCSCTTY, 0)));
+    printf("TIOCSCTTY again: %s\n", res(ioctl(s, TIOCSCTTY, 0)));
+    CHECK(get_sid(s, &sid) == 0 && get_pgrp(s, &pg) == 0);
+    printf("slave sid==getsid %d pgrp==getpgrp %d\n", sid == getsid(0),
+           pg == getpgrp());
+    CHECK(get_sid(m, &sid) == 0 && get_pgrp(m, &pg) == 0);
+    printf("master sid==getsid %d pgrp==getpgrp %d\n", sid == getsid(0),
+           pg == getpgrp());
+    printf("tcgetpgrp==getpgrp %d tcgetsid==getsid %d\n",
+           tcgetpgrp(s) == getpgrp(), tcgetsid(s) == getsid(0));
+    int m2, s2;
+    open_pty(&m2, &s2);
+    printf("TIOCSCTTY second tty: %s\n", res(ioctl(s2, TIOCSCTTY, 0)));
+    printf("TIOCGSID second tty: %s\n", res(get_sid(s2, &sid)));
+
+    int t = open("/dev/tty", O_RDWR);
+    printf("dev/tty with ctty: %s isatty %d\n", res(t), t >= 0 && isatty(t));
+    if (t >= 0) {
+        CHECK(write(t, "via tty", 7) == 7);
+        char buf[16] = {0};
+        CHECK(read(m, buf, sizeof(buf) - 1) == 7);
+        printf("master read: %s\n", buf);
+        CHECK(get_sid(t, &sid) == 0);
+        printf("dev/tty sid==getsid %d\n", sid == getsid(0));
+        close(t);
+    }
+
+    pid_t leader_pgrp = getpgrp();
+    fflush(stdout);
+    pid_t c = fork();
+    CHECK(c >= 0);
+    if (c == 0) { /* a member of the session, not its leader */
+        printf("member TIOCSCTTY: %s\n", res(ioctl(s2, TIOCSCTTY, 0)));
+        printf("member tcgetpgrp==leader's %d\n", tcgetpgrp(s) == leader_pgrp);
+        CHECK(setpgid(0, 0) == 0);
+        printf("member own group tcgetpgrp==leader's %d\n",
+               tcgetpgrp(s) == leader_pgrp);
+        signal(SIGTTOU, SIG_IGN); /* a background tcsetpgrp */
+        printf("member tcsetpgrp own: %s\n", res(tcsetpgrp(s, getpgrp())));
+        printf("member tcgetpgrp==own %d\n", tcgetpgrp(s) == getpgrp());
+        printf("member tcsetpgrp none: %s\n", res(tcsetpgrp(s, 999999)));
+        printf("member tcsetpgrp -1: %s\n", res(tcsetpgrp(s, -1)));
+        printf("member tcsetpgrp back: %s\n", res(tcsetpgrp(s, leader_pgrp)));
+        printf("member TIOCNOTTY: %s\n", res(ioctl(s, TIOCNOTTY)));
+        printf("member after TIOCGPGRP: %s\n", res(get_pgrp(s, &pg)));
+        printf("member after dev/tty: %s\n", res(open("/dev/tty", O_RDWR)));
+        fflush(stdout);
+        _exit(0);
+    }
+    int st;
+    CHECK(waitpid(c, &st, 0) == c && WIFEXITED(st));
+    printf("leader keeps it: %s\n", res(get_sid(s, &sid)));
+    printf("tcgetpgrp==getpgrp %d\n", tcgetpgrp(s) == getpgrp());
+    printf("tcsetpgrp other session's: %s\n", res(tcsetpgrp(s, getpgid(getppid()))));
+}
+
+static volatile sig_atomic_t hups, conts;
+static void on_hup(int sig) { (void)sig; hups++; }
+static void on_cont(int sig) { (void)sig; conts++; }
+
+/* A leader's TIOCNOTTY: SIGHUP and SIGCONT to the foreground group (the
+ * leader's own), the terminal no session's. */
+static void notty_leader_case(void)
+{
+    CHECK(setsid() == getpid());
+    int m, s;
+    open_pty(&m, &s);
+    signal(SIGHUP, on_hup);
+    signal(SIGCONT, on_cont);
+    CHECK(ioctl(s, TIOCSCTTY, 0) == 0);
+    printf("leader TIOCNOTTY: %s\n", res(ioctl(s, TIOCNOTTY)));
+    printf("SIGHUP %d SIGCONT %d\n", (int)hups, (int)conts);
+    pid_t sid;
+    printf("after: dev/tty %s, TIOCGSID master %s\n",
+           res(open("/dev/tty", O_RDWR)), res(get_sid(m, &sid)));
+    printf("TIOCSCTTY again: %s\n", res(ioctl(s, TIOCSCTTY, 0)));
+}
+
+/* Another session's terminal: EPERM, stolen with arg 1 (CAP_SYS_ADMIN). */
+static void steal_case(void)
+{
+    CHECK(setsid() == getpid());
+    int m, s;
+    open_pty(&m, &s);
+    CHECK(ioctl(s, TIOCSCTTY, 0) == 0);
+    int go[2], done[2];
+    CHECK(pipe(go) == 0 && pipe(done) == 0);
+    fflush(stdout);
+    pid_t c = fork();
+    CHECK(c >= 0);
+    if (c == 0) {
+        CHECK(setsid() == getpid());
+        printf("other session TIOCSCTTY 0: %s\n", res(ioctl(s, TIOCSCTTY, 0)));
+        printf("other session TIOCGSID: %s\n", res(ioctl(s, TIOCGSID, &c)));
+        int r = ioctl(s, TIOCSCTTY, 1);
+        int can = r == 0 || errno != EPERM;
+        printf("steal with arg 1 as root: %s\n",
+               geteuid() == 0 ? res(r) : "skipped");
+        if (can) {
+            pid_t sid;
+            CHECK(get_sid(s, &sid) == 0);
+            printf("stolen sid==getsid %d\n", sid == getsid(0));
+        }
+        fflush(stdout);
+        CHECK(write(done[1], can ? "y" : "n", 1) == 1);
+        _exit(0);
+    }
+    char stole;
+    CHECK(read(done[0], &stole, 1) == 1);
+    int st;
+    CHECK(waitpid(c, &st, 0) == c && WIFEXITED(st));
+    pid_t sid;
+    int r = get_sid(s, &sid);
+    printf("old leader after steal: %s\n",
+           stole == 'y' ? res(r) : "skipped");
+}
+
+/* open() without O_NOCTTY gives a leader without a ctty the terminal. */
+static void open_acquires_case(void)
+{
+    CHECK(setsid() == getpid());
+    int m, s;
+    open_pty(&m, &s);
+    char name[64];
+    CHECK(ptsname_r(m, name, sizeof(name)) == 0);
+    int n = open(name, O_RDWR | O_NOCTTY);
+    CHECK(n >= 0);
+    printf("O_NOCTTY open: dev/tty %s\n", res(open("/dev/tty", O_RDWR)));
+    int a = open(name, O_RDWR);
+    CHECK(a >= 0);
+    pid_t sid = 0;
+    printf("plain open: TIOCGSID %s", res(get_sid(a, &sid)));
+    printf(" sid==getsid %d\n", sid == getsid(0));
+    int t = open("/dev/tty", O_WRONLY);
+    printf("dev/tty: %s\n", res(t));
+    int m2, s2;
+    open_pty(&m2, &s2);
+    CHECK(ptsname_r(m2, name, sizeof(name)) == 0);
+    int b = open(name, O_RDWR);
+    CHECK(b >= 0);
+    printf("second plain open: TIOCGSID %s\n", res(get_sid(b, &sid)));
+    fflush(stdout);
+    pid_t c = fork();
+    CHECK(c >= 0);
+    if (c == 0) { /* not a leader: no ctty from an open */
+        CHECK(ioctl(a, TIOCNOTTY) == 0);
+        int x = open(name, O_RDWR);
+        CHECK(x >= 0);
+        printf("member plain open: TIOCGSID %s\n", res(get_sid(x, &sid)));
+        fflush(stdout);
+        _exit(0);
+    }
+    int st;
+    CHECK(waitpid(c, &st, 0) == c && WIFEXITED(st));
+}
+
+/* The leader exits: its foreground group gets SIGHUP. */
+static void leader_exit_case(void)
+{
+    int pfd[2];
+    CHECK(pipe(pfd) == 0);
+    fflush(stdout);
+    pid_t leader = fork();
+    CHECK(leader >= 0);
+    if (leader == 0) {
+        CHECK(setsid() == getpid());
+        int m, s;
+        open_pty(&m, &s);
+        CHECK(ioctl(s, TIOCSCTTY, 0) == 0);
+        int ready[2];
+        CHECK(pipe(ready) == 0);
+        pid_t member = fork();
+        CHECK(member >= 0);
+        if (member == 0) { /* in the leader's (foreground) group */
+            sigset_t hup, old;
+            sigemptyset(&hup);
+            sigaddset(&hup, SIGHUP);
+            CHECK(sigprocmask(SIG_BLOCK, &hup, &old) == 0);
+            signal(SIGHUP, on_hup);
+            CHECK(write(ready[1], "r", 1) == 1);
+            while (!hups)
+                sigsuspend(&old);
+            pid_t sid;
+            char line[128];
+            snprintf(line, sizeof(line),
+                     "member got SIGHUP; TIOCGSID master %s, dev/tty %s\n",
+                     res(get_sid(m, &sid)), res(open("/dev/tty", O_RDWR)));
+            CHECK(write(pfd[1], line, strlen(line)) > 0);
+            _exit(0);
+        }
+        char r;
+        CHECK(read(ready[0], &r, 1) == 1);
+        _exit(0); /* the member, unwaited, is reparented */
+    }
+    close(pfd[1]);
+    int st;
+    CHECK(waitpid(leader, &st, 0) == leader);
+    char buf[256];
+    ssize_t n = 0, k;
+    while ((k = read(pfd[0], buf + n, sizeof(buf) - 1 - (size_t)n)) > 0)
+        n += k;
+    buf[n] = '\0';
+    printf("== leader_exit\n%s", buf);
+    close(pfd[0]);
+}
+
+/* forkpty: the child leads a session on the pty's slave. */
+static void forkpty_case(void)
+{
+    int m;
+    fflush(stdout);
+    pid_t c = forkpty(&m, NULL, NULL, NULL);
+    CHECK(c >= 0);
+    if (c == 0) {
+        pid_t sid;
+        printf("child isatty %d%d%d leader %d fg %d sid %d dev/tty %s\n",
+               isatty(0), isatty(1), isatty(2), getsid(0) == getpid(),
+               tcgetpgrp(0) == getpgrp(),
+               get_sid(1, &sid) == 0 && sid == getpid(),
+               res(open("/dev/tty", O_RDWR)));
+        fflush(stdout);
+        _exit(0);
+    }
+    char buf[512];
+    ssize_t n = 0, k;
+    while (n < (ssize_t)sizeof(buf) - 1 &&
+           (k = read(m, buf + n, sizeof(buf) - 1 - (size_t)n)) > 0)
+        n += k;
+    printf("== forkpty\nmaster read until %s: ", k < 0 ? res(-1) : "EOF");
+    for (ssize_t i = 0; i < n; i++)
+        printf(buf[i] == '\r' ? "\\r" : buf[i] == '\n' ? "\\n" : "%c", buf[i]);
+    printf("\n");
+    int st;
+    CHECK(waitpid(c, &st, 0) == c && WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+
+int main(void)
+{
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    run_child("leader", leader_case);
+    run_child("notty_leader", notty_leader_case);
+    run_child("steal", steal_case);
+    run_child("open_acquires", open_acquires_case);
+    leader_exit_case();
+    forkpty_case();
+    return 0;
+}
