@@ -9,10 +9,10 @@
  * each process its controlling tty (proxy_process.ctty, its st_rdev; 0:
  * none), inherited by fork and kept by execve, as Linux's signal->tty.
  *
- * A terminal is named by its device number: a pty slave's 136:N, which
- * the master's TIOCGPTN also gives (Linux's "real tty" of a master fd,
- * which TIOCSCTTY, TIOCGPGRP and TIOCGSID act on). One devpts instance
- * (the host's /dev/pts) is assumed.
+ * A terminal is named by its device number, as the host's TIOCGDEV gives
+ * it: a pty slave's 136:N for the slave and for its master too (Linux's
+ * "real tty" of a master fd, which TIOCSCTTY, TIOCGPGRP and TIOCGSID act
+ * on). One devpts instance (the host's /dev/pts) is assumed.
  *
  * The run's first process starts, as a shell's child, in the session of
  * the virtual shell (PROXY_OUTSIDE_PGID); when hvrun itself has a
@@ -54,12 +54,11 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-/* Linux's device numbers: /dev/tty, /dev/ptmx, the pty slaves' majors. */
+/* Linux's device numbers: /dev/tty, /dev/ptmx, the first pty slaves' major. */
 #define TTY_AUX_MAJOR 5
 #define DEV_TTY_MINOR 0
 #define DEV_PTMX_MINOR 2
 #define PTY_SLAVE_MAJOR 136
-#define PTY_SLAVE_MAJORS 8
 
 struct proxy_tty {
     dev_t rdev;
@@ -157,6 +156,41 @@ static void proc_set_tty(struct proxy_process *p, struct proxy_tty *t)
     p->ctty = t->rdev;
 }
 
+/* ---- what a guest fd is -------------------------------------------------- */
+
+struct tty_of_fd {
+    dev_t rdev;  /* the terminal (a master's: its slave) */
+    bool master; /* a pty master: TIOCNOTTY's tty is never a ctty */
+};
+
+static bool is_pty_master(const struct stat *st)
+{
+    return major(st->st_rdev) == TTY_AUX_MAJOR &&
+           minor(st->st_rdev) == DEV_PTMX_MINOR;
+}
+
+/* The terminal's own device number (TIOCGDEV: a master's slave; the
+ * terminal behind an fd of /dev/tty, whose inode is 5:0), decoded from
+ * new_encode_dev's form. */
+static int real_tty_rdev(int host_fd, dev_t *out)
+{
+    unsigned int enc;
+    if (ioctl(host_fd, TIOCGDEV, &enc) < 0)
+        return -ENOTTY;
+    *out = makedev((enc & 0xfff00) >> 8, (enc & 0xff) | ((enc >> 12) & 0xfff00));
+    return 0;
+}
+
+/* -ENOTTY for anything but a terminal, as tty_ioctl's absence says. */
+static int tty_of_host_fd(int host_fd, struct tty_of_fd *out)
+{
+    struct stat st;
+    if (fstat(host_fd, &st) < 0 || !S_ISCHR(st.st_mode) || !isatty(host_fd))
+        return -ENOTTY;
+    out->master = is_pty_master(&st);
+    return real_tty_rdev(host_fd, &out->rdev);
+}
+
 void proxy_tty_world_init(struct proxy_world *w, struct proxy_process *first)
 {
     /* hvrun's own controlling terminal, if it has one: the probe opens
@@ -164,9 +198,9 @@ void proxy_tty_world_init(struct proxy_world *w, struct proxy_process *first)
     int fd = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0)
         return;
-    struct stat st;
+    dev_t rdev;
     struct proxy_tty *t;
-    if (fstat(fd, &st) == 0 && (t = tty_add(w, st.st_rdev)) != NULL) {
+    if (real_tty_rdev(fd, &rdev) == 0 && (t = tty_add(w, rdev)) != NULL) {
         t->sid = t->pgrp = PROXY_OUTSIDE_PGID;
         t->outside = true;
         snprintf(t->path, sizeof(t->path), "/dev/tty");
@@ -181,36 +215,6 @@ void proxy_tty_world_free(struct proxy_world *w)
     free(w->ttys);
     w->ttys = NULL;
     w->nr_ttys = 0;
-}
-
-/* ---- what a guest fd is -------------------------------------------------- */
-
-struct tty_of_fd {
-    dev_t rdev;  /* the terminal (a master's: its slave) */
-    bool master; /* a pty master: TIOCNOTTY's tty is never a ctty */
-};
-
-static bool is_pty_master(const struct stat *st)
-{
-    return major(st->st_rdev) == TTY_AUX_MAJOR &&
-           minor(st->st_rdev) == DEV_PTMX_MINOR;
-}
-
-/* -ENOTTY for anything but a terminal, as tty_ioctl's absence says. */
-static int tty_of_host_fd(int host_fd, struct tty_of_fd *out)
-{
-    struct stat st;
-    if (fstat(host_fd, &st) < 0 || !S_ISCHR(st.st_mode) || !isatty(host_fd))
-        return -ENOTTY;
-    out->master = is_pty_master(&st);
-    out->rdev = st.st_rdev;
-    if (out->master) {
-        unsigned int n;
-        if (ioctl(host_fd, TIOCGPTN, &n) < 0)
-            return -ENOTTY;
-        out->rdev = makedev(PTY_SLAVE_MAJOR + n / 256, n % 256);
-    }
-    return 0;
 }
 
 /* ---- the ioctls ---------------------------------------------------------- */
