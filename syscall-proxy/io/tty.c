@@ -391,7 +391,8 @@ void proxy_tty_opened(struct proxy_process *p, int host_fd, int flags)
 {
     /* tty_open_proc_set_tty: a leader without a ctty opening a terminal
      * no session has, without O_NOCTTY; never a pty master. */
-    if ((flags & O_NOCTTY) || p->sid != p->pid || p->ctty || !p->world)
+    if ((flags & (O_NOCTTY | O_PATH)) || p->sid != p->pid || p->ctty ||
+        !p->world)
         return;
     struct tty_of_fd tf;
     if (tty_of_host_fd(host_fd, &tf) < 0 || tf.master ||
@@ -409,7 +410,8 @@ bool proxy_tty_open_current(struct proxy_process *p, int dirfd,
 {
     struct stat st;
     int at = (flags & O_NOFOLLOW) ? AT_SYMLINK_NOFOLLOW : 0;
-    if (fstatat(dirfd, path, &st, at) < 0 || !S_ISCHR(st.st_mode) ||
+    if ((flags & O_PATH) || /* an O_PATH fd is of /dev/tty's inode itself */
+        fstatat(dirfd, path, &st, at) < 0 || !S_ISCHR(st.st_mode) ||
         st.st_rdev != makedev(TTY_AUX_MAJOR, DEV_TTY_MINOR))
         return false;
     struct proxy_tty *t = p->ctty ? tty_find(p->world, p->ctty) : NULL;
