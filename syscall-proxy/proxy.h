@@ -1003,6 +1003,12 @@ void proxy_tty_world_free(struct proxy_world *w);
 bool proxy_tty_ioctl_is(unsigned int req);
 long proxy_tty_ioctl(struct proxy_process *p, int host_fd, unsigned int req,
                      uint64_t arg);
+/* Job control before a read, a write or a change of a terminal (host_fd)
+ * by a process of a background group of its session: 0 to go on, -EIO,
+ * or PROXY_RET_BLOCK after SIGTTIN/SIGTTOU to the caller's group. */
+enum proxy_tty_access { PROXY_TTY_READ, PROXY_TTY_WRITE, PROXY_TTY_CHANGE };
+long proxy_tty_job_control(struct proxy_process *p, int host_fd,
+                           enum proxy_tty_access how);
 /* An open (flags as the guest gave them) of host_fd succeeded: a session
  * leader without a ctty may have gained it. */
 void proxy_tty_opened(struct proxy_process *p, int host_fd, int flags);

@@ -484,6 +484,10 @@ static long xfer_dispatch(struct proxy_process *p, int guest_fd, int host_fd,
         return proxy_mq_xfer(p, guest_fd, x->into_guest, iov, n);
     if (x->into_guest && proxy_vfs_fd_det_random(p, guest_fd))
         return proxy_vfs_random_read(p, iov, n);
+    long jc = proxy_tty_job_control(p, host_fd, x->into_guest ? PROXY_TTY_READ
+                                                              : PROXY_TTY_WRITE);
+    if (jc)
+        return jc; /* a background group's read or write of its terminal */
     return xfer_host_nowait(p, guest_fd, host_fd, x, iov, n, gva, count);
 }
 
@@ -1128,6 +1132,20 @@ static const struct ioctl_desc *ioctl_desc_find(unsigned int req)
     return NULL;
 }
 
+/* The requests Linux checks with tty_check_change (set_termios, TCFLSH,
+ * TCXONC, TCSBRK and TCSBRKP): a background group's gets SIGTTOU. */
+static bool ioctl_changes_tty(unsigned int req)
+{
+    switch (req) {
+    case TCSETS: case TCSETSW: case TCSETSF:
+    case IOCTL_TCSETS2: case IOCTL_TCSETSW2: case IOCTL_TCSETSF2:
+    case TCSETA: case TCSETAW: case TCSETAF:
+    case TCFLSH: case TCXONC: case TCSBRK: case TCSBRKP:
+        return true;
+    }
+    return false;
+}
+
 /* Runs a described request: argument copied in, host ioctl, copied out. */
 static long ioctl_described(struct proxy_process *p, int host_fd,
                             const struct ioctl_desc *d, uint64_t arg)
@@ -1228,6 +1246,11 @@ static long sys_ioctl(struct proxy_process *p, const uint64_t a[6])
         proxy_log(p, 2, "ioctl: request 0x%x on fd %d not supported: ENOTTY",
                   req, (int)a[0]);
         return -ENOTTY;
+    }
+    if (ioctl_changes_tty(req)) {
+        long jc = proxy_tty_job_control(p, f->host_fd, PROXY_TTY_CHANGE);
+        if (jc)
+            return jc; /* a background group's change: SIGTTOU */
     }
     return ioctl_described(p, f->host_fd, d, arg);
 }

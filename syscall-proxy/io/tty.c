@@ -33,9 +33,13 @@
  * SIGHUP (and for TIOCNOTTY SIGCONT) to the foreground group, the session
  * losing the terminal.
  *
- * Not modelled (docs/DETERMINISM.md): SIGTTOU/SIGTTIN for background
- * groups (a background tcsetpgrp, read or write goes ahead as with the
- * signal ignored); the hangup when a pty's master is closed (the host
+ * Job control as Linux's: a process of a background group that reads its
+ * ctty gets SIGTTIN for its group (EIO with SIGTTIN ignored or the group
+ * orphaned), one that changes it (tcsetpgrp, tcsetattr, tcflush, and
+ * writes under TOSTOP) SIGTTOU unless ignored, and the call runs again
+ * when the group is continued.
+ *
+ * Not modelled (docs/DETERMINISM.md): the hangup when a pty's master is closed (the host
  * gives the slave's readers EIO, but no SIGHUP is sent); signals a
  * terminal's line discipline raises (^C, ^Z typed into a master: the host
  * has no session to send them to).
@@ -52,6 +56,7 @@
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <termios.h>
 #include <unistd.h>
 
 /* Linux's device numbers: /dev/tty, /dev/ptmx, the first pty slaves' major. */
@@ -278,15 +283,97 @@ static int session_of_pgrp(struct proxy_world *w, int pgrp)
     return pgrp == PROXY_OUTSIDE_PGID ? PROXY_OUTSIDE_PGID : 0;
 }
 
+/* ---- job control --------------------------------------------------------- */
+
+/* The virtual shell (ppid 0) is in its own group and session. */
+static void parent_ids(struct proxy_world *w, const struct proxy_process *q,
+                       int *pgid, int *sid)
+{
+    struct proxy_process *par = q->ppid ? proxy_world_find(w, q->ppid) : NULL;
+    *pgid = par ? par->pgid : PROXY_OUTSIDE_PGID;
+    *sid = par ? par->sid : PROXY_OUTSIDE_PGID;
+}
+
+/* will_become_orphaned_pgrp: no member has a parent in another group of
+ * the same session (which could bring the group back to the foreground). */
+static bool pgrp_orphaned(struct proxy_world *w, int pgrp)
+{
+    for (int i = 0; i < w->nr_procs; i++) {
+        struct proxy_process *q = w->procs[i];
+        if (q->zombie || q->pgid != pgrp)
+            continue;
+        int ppgid, psid;
+        parent_ids(w, q, &ppgid, &psid);
+        if (ppgid != pgrp && psid == q->sid)
+            return false;
+    }
+    return true;
+}
+
+/* is_ignored: the calling thread blocks sig or its action is SIG_IGN. */
+static bool sig_ignored(const struct proxy_process *p, int sig)
+{
+    return (p->sigmask & (1ULL << (sig - 1))) ||
+           p->sigactions[sig].handler == (uint64_t)(uintptr_t)SIG_IGN;
+}
+
+/*
+ * __tty_check_change: p, whose ctty t is, is not in its foreground group.
+ * Its group gets sig and the call runs again once it may go on
+ * (ERESTARTSYS: PROXY_RET_BLOCK with the thread runnable re-runs it, or
+ * gives EINTR after a handler without SA_RESTART); with sig ignored a
+ * change goes ahead and a read is EIO; an orphaned group gets EIO.
+ */
+static long check_change(struct proxy_process *p, const struct proxy_tty *t,
+                         int sig)
+{
+    if (!t || p->ctty != t->rdev || !t->pgrp || t->pgrp == p->pgid)
+        return 0;
+    if (sig_ignored(p, sig))
+        return sig == SIGTTIN ? -EIO : 0;
+    if (pgrp_orphaned(p->world, p->pgid))
+        return -EIO;
+    kill_pgrp(p->world, p->pgid, sig);
+    return PROXY_RET_BLOCK;
+}
+
+long proxy_tty_job_control(struct proxy_process *p, int host_fd,
+                           enum proxy_tty_access how)
+{
+    /* The common case costs a look-up: no ctty, or in its foreground. */
+    struct proxy_tty *t = p->ctty ? tty_find(p->world, p->ctty) : NULL;
+    if (!t || !t->pgrp || t->pgrp == p->pgid)
+        return 0;
+    struct tty_of_fd tf;
+    if (tty_of_host_fd(host_fd, &tf) < 0 || tf.rdev != t->rdev)
+        return 0;
+    /* A master's reads and writes are its own tty's, never a ctty. */
+    if (tf.master && how != PROXY_TTY_CHANGE)
+        return 0;
+    if (how == PROXY_TTY_READ)
+        return check_change(p, t, SIGTTIN);
+    if (how == PROXY_TTY_WRITE) { /* n_tty_write: only under TOSTOP */
+        struct termios tio;
+        if (tcgetattr(host_fd, &tio) < 0 || !(tio.c_lflag & TOSTOP))
+            return 0;
+    }
+    return check_change(p, t, SIGTTOU);
+}
+
 static long tiocspgrp(struct proxy_process *p, int host_fd,
                       const struct tty_of_fd *tf, gva_t arg)
 {
+    struct proxy_tty *t = tty_find(p->world, tf->rdev);
+    long r = check_change(p, t, SIGTTOU);
+    if (r == -EIO)
+        return -ENOTTY; /* tiocspgrp's answer for an orphaned group */
+    if (r)
+        return r;
     pid_t nr;
     if (proxy_copy_in(p, &nr, arg, sizeof(nr)) < 0)
         return -EFAULT;
     if (nr < 0)
         return -EINVAL;
-    struct proxy_tty *t = tty_find(p->world, tf->rdev);
     if (!t || p->ctty != tf->rdev || t->sid != p->sid)
         return -ENOTTY;
     int pgrp = nr == PROXY_OUTSIDE_PGID ? nr : proxy_ns_global_nr(p, nr);

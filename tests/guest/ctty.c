@@ -7,7 +7,7 @@
  * TIOCNOTTY by a member and by the leader (SIGHUP, SIGCONT), stealing with
  * arg 1, the ctty gained at open() without O_NOCTTY, /dev/tty with and
  * without a ctty, SIGHUP to the foreground group when the leader exits,
- * and forkpty(). Prints the same lines natively and under hvrun.
+ * job control (SIGTTOU, SIGTTIN, TOSTOP, orphaned groups) and forkpty(). Prints the same lines natively and under hvrun.
  */
 #define _GNU_SOURCE
 #include "guest_check.h"
@@ -293,6 +293,117 @@ static void leader_exit_case(void)
     close(pfd[0]);
 }
 
+static volatile sig_atomic_t caught;
+static void on_caught(int sig) { (void)sig; caught++; }
+
+/* A handler without SA_RESTART, so that the interrupted call says EINTR. */
+static void catch_once(int sig)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_caught;
+    CHECK(sigaction(sig, &sa, NULL) == 0);
+}
+
+static void set_tostop(int s, int on)
+{
+    struct termios t;
+    CHECK(tcgetattr(s, &t) == 0);
+    t.c_lflag = on ? t.c_lflag | TOSTOP : t.c_lflag & ~(tcflag_t)TOSTOP;
+    CHECK(tcsetattr(s, TCSANOW, &t) == 0);
+}
+
+/* Job control: a background group's tcsetpgrp stops it (SIGTTOU) until it
+ * is continued, then runs again; its reads get SIGTTIN (EIO ignored),
+ * writes under TOSTOP SIGTTOU; an orphaned group gets EIO/ENOTTY. */
+static void job_control_case(void)
+{
+    CHECK(setsid() == getpid());
+    int m, s;
+    open_pty(&m, &s);
+    CHECK(ioctl(s, TIOCSCTTY, 0) == 0);
+    pid_t leader_pgrp = getpgrp();
+    fflush(stdout);
+    pid_t b = fork();
+    CHECK(b >= 0);
+    if (b == 0) {
+        setpgid(0, 0);
+        int r = tcsetpgrp(s, getpgrp()); /* stopped here, then again */
+        printf("bg tcsetpgrp after SIGCONT: %s fg==own %d\n", res(r),
+               tcgetpgrp(s) == getpgrp());
+        printf("fg tcsetpgrp back: %s\n", res(tcsetpgrp(s, leader_pgrp)));
+        char c;
+        signal(SIGTTIN, SIG_IGN);
+        printf("bg read, SIGTTIN ignored: %s\n", res((int)read(s, &c, 1)));
+        catch_once(SIGTTIN);
+        r = (int)read(s, &c, 1);
+        printf("bg read, SIGTTIN caught: %s caught %d\n", res(r), (int)caught);
+        printf("bg write: %s\n", res((int)write(s, "x", 1)));
+        signal(SIGTTOU, SIG_IGN);
+        set_tostop(s, 1);
+        printf("bg write TOSTOP, SIGTTOU ignored: %s\n",
+               res((int)write(s, "y", 1)));
+        caught = 0;
+        catch_once(SIGTTOU);
+        r = (int)write(s, "z", 1);
+        printf("bg write TOSTOP, SIGTTOU caught: %s caught %d\n", res(r),
+               (int)caught);
+        caught = 0;
+        r = tcflush(s, TCIFLUSH);
+        printf("bg tcflush, SIGTTOU caught: %s caught %d\n", res(r),
+               (int)caught);
+        signal(SIGTTOU, SIG_IGN);
+        set_tostop(s, 0);
+        fflush(stdout);
+        _exit(0);
+    }
+    setpgid(b, b);
+    int st;
+    CHECK(waitpid(b, &st, WUNTRACED) == b);
+    printf("bg stopped by SIGTTOU %d\n", WIFSTOPPED(st) && WSTOPSIG(st) == SIGTTOU);
+    fflush(stdout);
+    CHECK(tcsetpgrp(s, b) == 0);
+    CHECK(kill(b, SIGCONT) == 0);
+    CHECK(waitpid(b, &st, 0) == b);
+    printf("bg exit %d\n", WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+    printf("leader fg again %d\n", tcgetpgrp(s) == getpgrp());
+
+    /* An orphaned background group: its parent left the session's
+     * other groups (reparented outside the session). */
+    int pfd[2];
+    CHECK(pipe(pfd) == 0);
+    fflush(stdout);
+    pid_t e = fork();
+    CHECK(e >= 0);
+    if (e == 0) {
+        setpgid(0, 0);
+        pid_t self = getpid();
+        pid_t f = fork();
+        CHECK(f >= 0);
+        if (f == 0) {
+            while (getppid() == self) /* until its parent is gone */
+                usleep(1000);
+            char c, line[128];
+            int r1 = (int)read(s, &c, 1);
+            const char *a = res(r1);
+            int r2 = tcsetpgrp(s, getpgrp());
+            snprintf(line, sizeof(line),
+                     "orphaned read: %s, tcsetpgrp: %s\n", a, res(r2));
+            CHECK(write(pfd[1], line, strlen(line)) > 0);
+            _exit(0);
+        }
+        _exit(0);
+    }
+    close(pfd[1]);
+    CHECK(waitpid(e, &st, 0) == e);
+    char buf[256];
+    ssize_t n = 0, k;
+    while ((k = read(pfd[0], buf + n, sizeof(buf) - 1 - (size_t)n)) > 0)
+        n += k;
+    buf[n] = '\0';
+    printf("%s", buf);
+}
+
 /* forkpty: the child leads a session on the pty's slave. */
 static void forkpty_case(void)
 {
@@ -330,6 +441,7 @@ int main(void)
     run_child("notty_leader", notty_leader_case);
     run_child("steal", steal_case);
     run_child("open_acquires", open_acquires_case);
+    run_child("job_control", job_control_case);
     leader_exit_case();
     forkpty_case();
     return 0;
