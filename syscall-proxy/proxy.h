@@ -994,6 +994,11 @@ struct proxy_process *proxy_world_find(struct proxy_world *w, int pid);
 
 /* ---- controlling terminals (io/tty.c) ------------------------------------ */
 
+/* Whether process group pgrp is orphaned (misc.c): Linux then drops the
+ * stop signals SIGTSTP, SIGTTIN and SIGTTOU of its default action, and
+ * a terminal's job control answers EIO. */
+bool proxy_pgrp_orphaned(struct proxy_world *w, int pgrp);
+
 /* hvrun's own controlling terminal, if any, becomes the virtual shell's
  * session's and the first process's; freed with the world. */
 void proxy_tty_world_init(struct proxy_world *w, struct proxy_process *first);
@@ -1009,6 +1014,12 @@ long proxy_tty_ioctl(struct proxy_process *p, int host_fd, unsigned int req,
 enum proxy_tty_access { PROXY_TTY_READ, PROXY_TTY_WRITE, PROXY_TTY_CHANGE };
 long proxy_tty_job_control(struct proxy_process *p, int host_fd,
                            enum proxy_tty_access how);
+/* p wrote bytes (of iov[0..n)) to host_fd: to a pty master whose slave
+ * has a foreground group, its VINTR/VQUIT/VSUSP characters (ISIG) send
+ * SIGINT/SIGQUIT/SIGTSTP to that group. */
+struct iovec;
+void proxy_tty_wrote(struct proxy_process *p, int host_fd,
+                     const struct iovec *iov, int n, size_t bytes);
 /* An open (flags as the guest gave them) of host_fd succeeded: a session
  * leader without a ctty may have gained it. */
 void proxy_tty_opened(struct proxy_process *p, int host_fd, int flags);

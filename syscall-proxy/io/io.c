@@ -488,7 +488,10 @@ static long xfer_dispatch(struct proxy_process *p, int guest_fd, int host_fd,
                                                               : PROXY_TTY_WRITE);
     if (jc)
         return jc; /* a background group's read or write of its terminal */
-    return xfer_host_nowait(p, guest_fd, host_fd, x, iov, n, gva, count);
+    long r = xfer_host_nowait(p, guest_fd, host_fd, x, iov, n, gva, count);
+    if (!x->into_guest && r > 0) /* ^C written to a pty master */
+        proxy_tty_wrote(p, host_fd, iov, n, (size_t)r);
+    return r;
 }
 
 /* The end of every read/write: a parked call stays parked; a write moves

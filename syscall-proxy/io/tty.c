@@ -39,10 +39,16 @@
  * writes under TOSTOP) SIGTTOU unless ignored, and the call runs again
  * when the group is continued.
  *
- * Not modelled (docs/DETERMINISM.md): the hangup when a pty's master is closed (the host
- * gives the slave's readers EIO, but no SIGHUP is sent); signals a
- * terminal's line discipline raises (^C, ^Z typed into a master: the host
- * has no session to send them to).
+ * The line discipline's signals: the host's has no session to send them
+ * to, so a write to a pty master of the run that holds the slave's VINTR,
+ * VQUIT or VSUSP character under ISIG sends SIGINT, SIGQUIT or SIGTSTP to
+ * the slave's foreground group here, at the write (Linux: when the input
+ * is processed, soon after); the host's discipline still flushes and
+ * echoes. A character quoted by VLNEXT is taken as a signal all the same.
+ *
+ * Not modelled (docs/DETERMINISM.md): the hangup when a pty's master is
+ * closed (the host gives the slave's readers EIO, but no SIGHUP is sent
+ * and the session keeps the terminal).
  */
 #include "proxy.h"
 #include "fs_internal.h"
@@ -55,6 +61,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <sys/sysmacros.h>
 #include <termios.h>
 #include <unistd.h>
@@ -285,31 +292,6 @@ static int session_of_pgrp(struct proxy_world *w, int pgrp)
 
 /* ---- job control --------------------------------------------------------- */
 
-/* The virtual shell (ppid 0) is in its own group and session. */
-static void parent_ids(struct proxy_world *w, const struct proxy_process *q,
-                       int *pgid, int *sid)
-{
-    struct proxy_process *par = q->ppid ? proxy_world_find(w, q->ppid) : NULL;
-    *pgid = par ? par->pgid : PROXY_OUTSIDE_PGID;
-    *sid = par ? par->sid : PROXY_OUTSIDE_PGID;
-}
-
-/* will_become_orphaned_pgrp: no member has a parent in another group of
- * the same session (which could bring the group back to the foreground). */
-static bool pgrp_orphaned(struct proxy_world *w, int pgrp)
-{
-    for (int i = 0; i < w->nr_procs; i++) {
-        struct proxy_process *q = w->procs[i];
-        if (q->zombie || q->pgid != pgrp)
-            continue;
-        int ppgid, psid;
-        parent_ids(w, q, &ppgid, &psid);
-        if (ppgid != pgrp && psid == q->sid)
-            return false;
-    }
-    return true;
-}
-
 /* is_ignored: the calling thread blocks sig or its action is SIG_IGN. */
 static bool sig_ignored(const struct proxy_process *p, int sig)
 {
@@ -331,7 +313,7 @@ static long check_change(struct proxy_process *p, const struct proxy_tty *t,
         return 0;
     if (sig_ignored(p, sig))
         return sig == SIGTTIN ? -EIO : 0;
-    if (pgrp_orphaned(p->world, p->pgid))
+    if (proxy_pgrp_orphaned(p->world, p->pgid))
         return -EIO;
     kill_pgrp(p->world, p->pgid, sig);
     return PROXY_RET_BLOCK;
@@ -470,6 +452,56 @@ long proxy_tty_ioctl(struct proxy_process *p, int host_fd, unsigned int req,
         return tiocspgrp(p, host_fd, &tf, arg);
     }
     return -ENOTTY;
+}
+
+/* ---- the line discipline's signals ------------------------------------- */
+
+/* Whether some terminal of the run's own (a pty) has a foreground group:
+ * until then a write costs no look-up. */
+static bool pty_sessions(const struct proxy_world *w)
+{
+    for (int i = 0; w && i < w->nr_ttys; i++)
+        if (!w->ttys[i].outside && w->ttys[i].pgrp)
+            return true;
+    return false;
+}
+
+static int isig_signal(const struct termios *tio, unsigned char c)
+{
+    if (c == _POSIX_VDISABLE)
+        return 0;
+    if (c == tio->c_cc[VINTR])
+        return SIGINT;
+    if (c == tio->c_cc[VQUIT])
+        return SIGQUIT;
+    if (c == tio->c_cc[VSUSP])
+        return SIGTSTP;
+    return 0;
+}
+
+void proxy_tty_wrote(struct proxy_process *p, int host_fd,
+                     const struct iovec *iov, int n, size_t bytes)
+{
+    if (!pty_sessions(p->world))
+        return;
+    struct tty_of_fd tf;
+    if (tty_of_host_fd(host_fd, &tf) < 0 || !tf.master)
+        return;
+    struct proxy_tty *t = tty_find(p->world, tf.rdev);
+    struct termios tio; /* a master's TCGETS is its slave's */
+    if (!t || !t->pgrp || tcgetattr(host_fd, &tio) < 0 ||
+        !(tio.c_lflag & ISIG))
+        return;
+    for (int i = 0; i < n && bytes > 0; i++) {
+        size_t len = iov[i].iov_len < bytes ? iov[i].iov_len : bytes;
+        const unsigned char *b = iov[i].iov_base;
+        for (size_t k = 0; k < len; k++) {
+            int sig = isig_signal(&tio, b[k]);
+            if (sig)
+                kill_pgrp(p->world, t->pgrp, sig);
+        }
+        bytes -= len;
+    }
 }
 
 /* ---- open, setsid, exit -------------------------------------------------- */

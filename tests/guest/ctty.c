@@ -7,7 +7,8 @@
  * TIOCNOTTY by a member and by the leader (SIGHUP, SIGCONT), stealing with
  * arg 1, the ctty gained at open() without O_NOCTTY, /dev/tty with and
  * without a ctty, SIGHUP to the foreground group when the leader exits,
- * job control (SIGTTOU, SIGTTIN, TOSTOP, orphaned groups) and forkpty(). Prints the same lines natively and under hvrun.
+ * job control (SIGTTOU, SIGTTIN, TOSTOP, orphaned groups), forkpty(), and
+ * the signals of ^C, ^\ and ^Z written to a master. Prints the same lines natively and under hvrun.
  */
 #define _GNU_SOURCE
 #include "guest_check.h"
@@ -15,6 +16,7 @@
 #include <fcntl.h>
 #include <pty.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -434,6 +436,122 @@ static void forkpty_case(void)
     CHECK(waitpid(c, &st, 0) == c && WIFEXITED(st) && WEXITSTATUS(st) == 0);
 }
 
+static volatile sig_atomic_t ints, quits;
+static void on_int(int sig) { (void)sig; ints++; }
+static void on_quit(int sig) { (void)sig; quits++; }
+
+/* Whether buf holds want and the end of its line. */
+static bool has_line(const char *buf, const char *want)
+{
+    const char *at = strstr(buf, want);
+    return at && strchr(at, '\n');
+}
+
+/* Reads the master until a line holding want has ended (or EIO). */
+static void read_until(int m, const char *want, char *buf, size_t cap)
+{
+    size_t n = 0;
+    ssize_t k;
+    buf[0] = '\0';
+    while (n < cap - 1 && !has_line(buf, want) &&
+           (k = read(m, buf + n, cap - 1 - n)) > 0) {
+        n += (size_t)k;
+        buf[n] = '\0';
+    }
+}
+
+/* The line discipline's signals: ^C, ^\ and ^Z written to the master go
+ * to the slave's foreground group as SIGINT, SIGQUIT, SIGTSTP (ISIG). */
+static void isig_case(void)
+{
+    int m;
+    char buf[256];
+    fflush(stdout);
+    pid_t c = forkpty(&m, NULL, NULL, NULL);
+    CHECK(c >= 0);
+    if (c == 0) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof(sa));
+        sa.sa_handler = on_int;
+        sigaction(SIGINT, &sa, NULL);
+        sa.sa_handler = on_quit;
+        sigaction(SIGQUIT, &sa, NULL);
+        sigset_t all, old;
+        sigfillset(&all);
+        sigprocmask(SIG_BLOCK, &all, &old);
+        CHECK(write(1, "ready\n", 6) == 6);
+        while (!ints || !quits)
+            sigsuspend(&old);
+        printf("child SIGINT %d SIGQUIT %d\n", (int)ints, (int)quits);
+        fflush(stdout);
+        _exit(0);
+    }
+    read_until(m, "ready", buf, sizeof(buf));
+    printf("== isig\nchild said ready %d\n", strstr(buf, "ready") != NULL);
+    CHECK(write(m, "\003", 1) == 1);
+    CHECK(write(m, "\034", 1) == 1);
+    read_until(m, "SIGQUIT 1", buf, sizeof(buf));
+    printf("child reported: %d\n", strstr(buf, "child SIGINT 1 SIGQUIT 1") != NULL);
+    int st;
+    CHECK(waitpid(c, &st, 0) == c && WIFEXITED(st));
+    /* ^Z stops the foreground group, unless it is orphaned (Linux drops
+     * a kernel's stop signal then); raw mode (no ISIG) passes ^C as a
+     * byte. */
+    fflush(stdout);
+    c = forkpty(&m, NULL, NULL, NULL);
+    CHECK(c >= 0);
+    if (c == 0) {
+        char b;
+        pid_t g = fork();
+        CHECK(g >= 0);
+        if (g == 0) { /* a foreground group with its parent's beside it */
+            setpgid(0, 0);
+            signal(SIGTTOU, SIG_IGN);
+            CHECK(tcsetpgrp(0, getpgrp()) == 0);
+            CHECK(write(1, "g ready\n", 8) == 8);
+            CHECK(read(0, &b, 1) == 1);
+            CHECK(tcsetpgrp(0, getpgid(getppid())) == 0);
+            printf("g read %c after SIGCONT\n", b);
+            fflush(stdout);
+            _exit(0);
+        }
+        setpgid(g, g);
+        CHECK(waitpid(g, &st, WUNTRACED) == g);
+        printf("g stopped by SIGTSTP %d\n",
+               WIFSTOPPED(st) && WSTOPSIG(st) == SIGTSTP);
+        fflush(stdout);
+        CHECK(kill(g, SIGCONT) == 0);
+        CHECK(waitpid(g, &st, 0) == g && WIFEXITED(st));
+        CHECK(write(1, "c ready\n", 8) == 8);
+        CHECK(read(0, &b, 1) == 1); /* ^Z did not stop an orphaned group */
+        printf("orphaned group read %c\n", b);
+        struct termios t;
+        CHECK(tcgetattr(0, &t) == 0);
+        cfmakeraw(&t);
+        CHECK(tcsetattr(0, TCSAFLUSH, &t) == 0); /* the line's rest too */
+        CHECK(write(1, "raw\n", 4) == 4);
+        CHECK(read(0, &b, 1) == 1);
+        printf("raw byte %d\n", b);
+        fflush(stdout);
+        _exit(0);
+    }
+    read_until(m, "g ready", buf, sizeof(buf));
+    CHECK(write(m, "\032", 1) == 1);
+    read_until(m, "SIGTSTP", buf, sizeof(buf));
+    printf("%s\n", strstr(buf, "g stopped by SIGTSTP 1") ? "g stopped" : buf);
+    CHECK(write(m, "x\n", 2) == 2); /* a line: the slave is canonical */
+    read_until(m, "c ready", buf, sizeof(buf));
+    printf("g continued: %d\n", strstr(buf, "g read x after SIGCONT") != NULL);
+    CHECK(write(m, "\032y\n", 3) == 3);
+    read_until(m, "raw", buf, sizeof(buf));
+    printf("orphaned ^Z ignored: %d\n",
+           strstr(buf, "orphaned group read y") != NULL);
+    CHECK(write(m, "\003", 1) == 1);
+    read_until(m, "raw byte", buf, sizeof(buf));
+    printf("raw ^C is a byte: %d\n", strstr(buf, "raw byte 3") != NULL);
+    CHECK(waitpid(c, &st, 0) == c && WIFEXITED(st));
+}
+
 int main(void)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
@@ -444,5 +562,6 @@ int main(void)
     run_child("job_control", job_control_case);
     leader_exit_case();
     forkpty_case();
+    isig_case();
     return 0;
 }
