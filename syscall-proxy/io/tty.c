@@ -375,6 +375,13 @@ static long tiocspgrp(struct proxy_process *p, int host_fd,
     return 0;
 }
 
+/* FMODE_READ of an open file with these flags. */
+static bool readable(int flags)
+{
+    int acc = flags & O_ACCMODE;
+    return acc == O_RDONLY || acc == O_RDWR;
+}
+
 /* tiocsctty: p must lead its session and have no ctty; a terminal that is
  * another session's is taken only with arg 1 and CAP_SYS_ADMIN; one open
  * without read access only with CAP_SYS_ADMIN. */
@@ -395,8 +402,8 @@ static long tiocsctty(struct proxy_process *p, int host_fd,
         if ((int)arg != 1 || !admin)
             return -EPERM;
     }
-    int acc = fcntl(host_fd, F_GETFL);
-    if (acc < 0 || ((acc & O_ACCMODE) == O_WRONLY && !admin))
+    int fl = fcntl(host_fd, F_GETFL);
+    if (fl < 0 || (!readable(fl) && !admin))
         return -EPERM;
     if (t && t->sid) /* stolen: the old session loses it */
         session_clear_tty(w, t->sid);
@@ -509,9 +516,10 @@ void proxy_tty_wrote(struct proxy_process *p, int host_fd,
 void proxy_tty_opened(struct proxy_process *p, int host_fd, int flags)
 {
     /* tty_open_proc_set_tty: a leader without a ctty opening a terminal
-     * no session has, without O_NOCTTY; never a pty master. */
-    if ((flags & (O_NOCTTY | O_PATH)) || p->sid != p->pid || p->ctty ||
-        !p->world)
+     * no session has, without O_NOCTTY and for reading; never a pty
+     * master. */
+    if ((flags & (O_NOCTTY | O_PATH)) || !readable(flags) ||
+        p->sid != p->pid || p->ctty || !p->world)
         return;
     struct tty_of_fd tf;
     if (tty_of_host_fd(host_fd, &tf) < 0 || tf.master ||

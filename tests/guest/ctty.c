@@ -217,6 +217,9 @@ static void open_acquires_case(void)
     int n = open(name, O_RDWR | O_NOCTTY);
     CHECK(n >= 0);
     printf("O_NOCTTY open: dev/tty %s\n", res(open("/dev/tty", O_RDWR)));
+    int w = open(name, O_WRONLY); /* write-only: no ctty from it */
+    CHECK(w >= 0);
+    printf("O_WRONLY open: dev/tty %s\n", res(open("/dev/tty", O_RDWR)));
     int a = open(name, O_RDWR);
     CHECK(a >= 0);
     pid_t sid = 0;
