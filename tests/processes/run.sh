@@ -92,6 +92,7 @@ gdb-bt          | 0   | sh -c 'cc -g -O0 -o crash "$1" && gdb -batch -ex run -ex
 gdb-watch       | 0   | sh -c 'cc -g -O0 -o w "$1" && gdb -batch -ex "watch g" -ex run -ex c -ex c ./w 2>&1 | grep -E "atchpoint|Old value|New value|g="' sh $ROOT/tests/processes/watch_loop.c
 py-pty-fork     | 0   | /usr/bin/python3 -B $ROOT/tests/processes/pty_fork.py
 script-echo     | 0   | script -qc 'echo hi' /dev/null
+script-bash-i   | 0   | sh $ROOT/tests/processes/script_bash.sh
 script-ctty     | 0   | script -qc 'tty >/dev/null && echo has tty; ps -o stat= -p $$; sh -c "ps -o stat= -p \$\$"' /dev/null
 setsid-leads    | 0   | setsid -w sh -c 'set -- $(cut -d" " -f5,6 /proc/$$/stat); echo leads group $(($1 == $$)) session $(($2 == $$))'
 EOF
@@ -112,6 +113,7 @@ gdb-bt          | 0   | sh -c 'cc -g -O0 -o crash "$1" && gdb -iex "maint set wo
 setsid-ps       | 0   | setsid -w sh -c 'ps -o pid,ppid,pgid,sid,comm'
 py-pty-fork     | 0   | /usr/bin/python3 -B $ROOT/tests/processes/pty_fork.py
 script-echo     | 0   | script -qc 'echo hi' /dev/null
+script-bash-i   | 0   | sh $ROOT/tests/processes/script_bash.sh
 EOF
 )
 
