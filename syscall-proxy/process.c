@@ -11,6 +11,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -116,12 +117,13 @@ void proxy_process_destroy(struct proxy_process *p)
     free(p);
 }
 
-/* A copy that stopped at a page past a file's end runs again when the
- * file has grown over it (Linux's copy would fault the page in). */
+/* A copy that stopped at a page without a PTE runs again when Linux's
+ * copy would have faulted the page in: a file grown over a page past its
+ * end, or lazy memory (vmm_as_fault_in). */
 int proxy_copy_in(struct proxy_process *p, void *dst, gva_t src, size_t len)
 {
     int rc = vmm_as_copy_in(p->as, dst, src, len);
-    if (rc == -EFAULT && vmm_as_refresh_past_eof(p->as, src, len))
+    if (rc == -EFAULT && vmm_as_fault_in(p->as, src, len, PROT_READ))
         rc = vmm_as_copy_in(p->as, dst, src, len);
     return rc;
 }
@@ -130,7 +132,7 @@ int proxy_copy_out(struct proxy_process *p, gva_t dst, const void *src,
                    size_t len)
 {
     int rc = vmm_as_copy_out(p->as, dst, src, len);
-    if (rc == -EFAULT && vmm_as_refresh_past_eof(p->as, dst, len))
+    if (rc == -EFAULT && vmm_as_fault_in(p->as, dst, len, PROT_WRITE))
         rc = vmm_as_copy_out(p->as, dst, src, len);
     return rc;
 }

@@ -84,6 +84,10 @@ struct proxy_fd {
     /* F_SETOWN/F_SETOWN_EX's owner (io.c), the open file's as in Linux:
      * shared by dups and fork children (made when first shared or set). */
     struct proxy_fowner *owner;
+    /* /proc/<pid>/task of another guest (vfs.c): the host fd is hvrun's
+     * /proc/self/task and the listing is that guest's threads; 0 for the
+     * caller's own. Kept by dups and fork children. */
+    int listing_pid;
 };
 
 struct proxy_plock;
@@ -991,6 +995,9 @@ void proxy_world_destroy(struct proxy_world *w);
  * or -1 when hvrun failed. */
 int proxy_world_run(struct proxy_world *w);
 struct proxy_process *proxy_world_find(struct proxy_world *w, int pid);
+/* The next pid or tid of the run: one counter for processes and threads,
+ * as Linux's pid allocator, so no thread's id is another task's. */
+int proxy_world_next_id(struct proxy_world *w);
 
 /* ---- controlling terminals (io/tty.c) ------------------------------------ */
 

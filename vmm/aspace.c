@@ -421,6 +421,8 @@ static void pt_clear(struct vmm_aspace *as, gva_t start, gva_t end)
  * end get none. */
 static int pt_apply_vma(struct vmm_aspace *as, const struct vmm_vma *v)
 {
+    if (v->flags & VMM_VMA_LAZY)
+        return 0; /* never had any: backed stretches are VMAs of their own */
     gva_t valid = vmm_vma_valid_end(v);
     uint64_t npages = (valid - v->start) / VMM_PAGE_SIZE;
     uint64_t flags = prot_to_pte(v->prot);
@@ -530,7 +532,8 @@ void vmm_as_destroy(struct vmm_aspace *as)
 {
     for (size_t i = 0; i < as->nr_vmas; i++) {
         struct vmm_vma *v = &as->vmas[i];
-        vmm_phys_free(as->pm, v->gpa, (v->end - v->start) / VMM_PAGE_SIZE);
+        if (!(v->flags & VMM_VMA_LAZY))
+            vmm_phys_free(as->pm, v->gpa, (v->end - v->start) / VMM_PAGE_SIZE);
     }
     vmm_as_release(as);
 }
@@ -650,8 +653,11 @@ int vmm_as_unmap(struct vmm_aspace *as, gva_t gva, uint64_t len)
     size_t i = vma_index_after(as, gva);
     while (i < as->nr_vmas && as->vmas[i].start < end) {
         struct vmm_vma *v = &as->vmas[i];
-        pt_clear(as, v->start, v->end);
-        vmm_phys_free(as->pm, v->gpa, (v->end - v->start) / VMM_PAGE_SIZE);
+        if (!(v->flags & VMM_VMA_LAZY)) {
+            pt_clear(as, v->start, v->end);
+            vmm_phys_free(as->pm, v->gpa,
+                          (v->end - v->start) / VMM_PAGE_SIZE);
+        }
         vma_remove_at(as, i);
     }
     return 0;
@@ -673,13 +679,17 @@ int vmm_as_map(struct vmm_aspace *as, gva_t gva, uint64_t len, int prot,
         flags |= VMM_VMA_ACCOUNT;
     if (as->lock_future)
         flags |= VMM_VMA_LOCKED;
+    if (flags & (VMM_VMA_SHARED | VMM_VMA_SPECIAL))
+        flags &= ~VMM_VMA_LAZY; /* only private anonymous memory waits */
     struct vmm_vma v = {.start = gva, .end = gva + len, .prot = prot,
                         .flags = flags};
-    rc = vmm_phys_alloc_for(as->pm, len / VMM_PAGE_SIZE, gva, &v.gpa);
-    if (rc < 0)
+    if (!(flags & VMM_VMA_LAZY) &&
+        (rc = vmm_phys_alloc_for(as->pm, len / VMM_PAGE_SIZE, gva, &v.gpa)) <
+            0)
         return rc;
     if (name && !(v.name = strdup(name))) {
-        vmm_phys_free(as->pm, v.gpa, len / VMM_PAGE_SIZE);
+        if (!(flags & VMM_VMA_LAZY))
+            vmm_phys_free(as->pm, v.gpa, len / VMM_PAGE_SIZE);
         return -ENOMEM;
     }
     rc = vma_insert_at(as, vma_index_after(as, gva), &v);
@@ -724,6 +734,8 @@ static bool range_fully_mapped(const struct vmm_aspace *as, gva_t gva,
 static void host_protect_backing(const struct vmm_aspace *as,
                                  const struct vmm_vma *v, bool zap)
 {
+    if (v->flags & VMM_VMA_LAZY)
+        return; /* no backing, no PTE, nothing cached */
     uint8_t *hva = vmm_phys_hva(as->pm, v->gpa);
     size_t len = v->end - v->start;
     if (v->shared || (v->flags & VMM_VMA_SPECIAL)) {
@@ -981,6 +993,8 @@ int vmm_as_refill(struct vmm_aspace *as, gva_t gva, uint64_t len)
     len = VMM_PAGE_ALIGN_UP(len);
     if (!v || v->shared || gva & ~VMM_PAGE_MASK || len > v->end - gva)
         return -EINVAL;
+    if (v->flags & VMM_VMA_LAZY)
+        return 0; /* never backed: zeros, its mapped contents */
     uint8_t *hva = vmm_phys_hva(as->pm, v->gpa + (gva - v->start));
     int rc = 0;
     bool read_only = !(v->prot & PROT_WRITE) &&
@@ -1006,6 +1020,8 @@ int vmm_as_refill(struct vmm_aspace *as, gva_t gva, uint64_t len)
 static void zap_backing(const struct vmm_aspace *as, const struct vmm_vma *v,
                         gva_t lo, gva_t hi)
 {
+    if (v->flags & VMM_VMA_LAZY)
+        return;
     uint8_t *hva = vmm_phys_hva(as->pm, v->gpa + (lo - v->start));
     int back = v->shared ? v->shared->host_prot
                : v->prot & PROT_WRITE ? PROT_READ | PROT_WRITE
@@ -1083,23 +1099,6 @@ int vmm_as_update_eof(struct vmm_aspace *as, gva_t gva, uint64_t len)
     return 0;
 }
 
-bool vmm_as_refresh_past_eof(struct vmm_aspace *as, gva_t gva, uint64_t len)
-{
-    gva_t end;
-    if (__builtin_add_overflow(gva, len, &end))
-        end = UINT64_MAX;
-    bool grew = false;
-    for (size_t i = vma_index_after(as, gva);
-         i < as->nr_vmas && as->vmas[i].start < end; i++) {
-        struct vmm_vma *v = &as->vmas[i];
-        gva_t before = vmm_vma_valid_end(v);
-        if (before < v->end && vma_update_eof(as, v) == 0 &&
-            vmm_vma_valid_end(v) > before)
-            grew = true;
-    }
-    return grew;
-}
-
 void vmm_as_file_resized(struct vmm_aspace *as, uint64_t dev, uint64_t ino)
 {
     for (size_t i = 0; i < as->nr_vmas; i++) {
@@ -1113,9 +1112,104 @@ void vmm_as_file_resized(struct vmm_aspace *as, uint64_t dev, uint64_t ino)
     }
 }
 
-int vmm_as_file_fault(struct vmm_aspace *as, gva_t gva, bool write)
+/* ---- lazily backed VMAs ---------------------------------------------------- */
+
+/* True when w, right after v, can be one VMA with it again: two backed
+ * stretches of one lazy mapping whose extents follow each other (the
+ * allocator's bump gives consecutive stretches consecutive extents), so
+ * a mapping touched all over ends as one VMA, as Linux shows it. */
+static bool stretches_join(const struct vmm_vma *v, const struct vmm_vma *w)
+{
+    return v->end == w->start && v->flags == w->flags &&
+           v->prot == w->prot && !(v->flags & (VMM_VMA_LAZY | VMM_VMA_FILE)) &&
+           !v->name && !w->name && !v->shared && !w->shared && !v->file &&
+           !w->file && !v->eof_at && !w->eof_at &&
+           v->gpa + (v->end - v->start) == w->gpa;
+}
+
+/* Makes VMA i + 1 part of VMA i (stretches_join holds). */
+static void join_next(struct vmm_aspace *as, size_t i)
+{
+    gva_t end = as->vmas[i + 1].end;
+    uint64_t len = end - as->vmas[i + 1].start;
+    vma_remove_at(as, i + 1); /* uncharges it: VMA i takes the charge */
+    as->vmas[i].end = end;
+    if (as->vmas[i].flags & VMM_VMA_ACCOUNT)
+        as->account_bytes += len;
+}
+
+/* Backs the 2 MiB-aligned stretch around gva of the lazy VMA holding it:
+ * an extent (2 MiB-aligned like the stretch, so one huge entry maps it),
+ * PTEs from the VMA's protection, a VMA of its own joined with backed
+ * neighbours. 1 when backed, 0 when gva is in no lazy VMA, -ENOMEM. */
+static int lazy_back(struct vmm_aspace *as, gva_t gva)
 {
     struct vmm_vma *v = vmm_as_find_vma(as, gva);
+    if (!v || !(v->flags & VMM_VMA_LAZY))
+        return 0;
+    gva_t lo = gva & ~(VMM_HUGE_SIZE - 1), hi = lo + VMM_HUGE_SIZE;
+    lo = lo < v->start ? v->start : lo;
+    hi = hi > v->end ? v->end : hi;
+    uint64_t npages = (hi - lo) / VMM_PAGE_SIZE;
+    gpa_t gpa;
+    int rc = vmm_phys_alloc_for(as->pm, npages, lo, &gpa);
+    if (rc < 0)
+        return rc;
+    if ((rc = vma_split_at(as, lo)) < 0 || (rc = vma_split_at(as, hi)) < 0) {
+        vmm_phys_free(as->pm, gpa, npages);
+        return rc;
+    }
+    size_t i = vma_index_after(as, lo);
+    as->vmas[i].gpa = gpa;
+    as->vmas[i].flags = (as->vmas[i].flags & ~VMM_VMA_LAZY) | VMM_VMA_FROM_LAZY;
+    as->generation++;
+    if ((rc = pt_apply_vma(as, &as->vmas[i])) < 0)
+        return rc;
+    if (i + 1 < as->nr_vmas && stretches_join(&as->vmas[i], &as->vmas[i + 1]))
+        join_next(as, i);
+    if (i > 0 && stretches_join(&as->vmas[i - 1], &as->vmas[i]))
+        join_next(as, i - 1);
+    return 1;
+}
+
+static bool prot_allows(int prot, int need);
+
+bool vmm_as_fault_in(struct vmm_aspace *as, gva_t gva, uint64_t len, int need)
+{
+    gva_t end;
+    if (__builtin_add_overflow(gva, len, &end))
+        end = UINT64_MAX;
+    bool grew = false;
+    for (gva_t at = gva; at < end;) {
+        struct vmm_vma *v = vmm_as_next_vma(as, at);
+        if (!v || v->start >= end)
+            break;
+        at = v->start > at ? v->start : at;
+        if (v->flags & VMM_VMA_LAZY) {
+            if (need && !prot_allows(v->prot, need))
+                break; /* the copy stops here whatever follows */
+            if (lazy_back(as, at) <= 0)
+                break;
+            grew = true;
+            continue; /* at is in a backed VMA now */
+        }
+        gva_t before = vmm_vma_valid_end(v);
+        if (before < v->end && vma_update_eof(as, v) == 0 &&
+            vmm_vma_valid_end(v) > before)
+            grew = true;
+        at = v->end;
+    }
+    return grew;
+}
+
+int vmm_as_guest_fault(struct vmm_aspace *as, gva_t gva, bool write)
+{
+    struct vmm_vma *v = vmm_as_find_vma(as, gva);
+    if (v && (v->flags & VMM_VMA_LAZY))
+        return prot_allows(v->prot, write ? PROT_WRITE : PROT_READ) &&
+                       lazy_back(as, gva) > 0
+                   ? 1
+                   : -1;
     if (!v || gva < vmm_vma_valid_end(v) ||
         !(v->prot & (PROT_READ | PROT_WRITE | PROT_EXEC)) ||
         (write && !(v->prot & PROT_WRITE)))
@@ -1194,6 +1288,8 @@ int vmm_as_share_anon(struct vmm_aspace *as, gva_t gva, uint64_t len)
 }
 
 static void copy_resident(uint8_t *dst, uint8_t *src, uint64_t len);
+static uint8_t *span_of(const struct vmm_aspace *as, gva_t gva, int need,
+                        size_t *avail);
 
 /* Moves the host pages of [old_gva, old_gva + len) (inside one or more
  * VMAs, starting anywhere in the first) to gpa new_gpa onwards; the caller
@@ -1225,6 +1321,58 @@ static void move_backing(struct vmm_aspace *as, size_t first, gva_t old_gva,
     }
 }
 
+/* Copies the host pages of [src, src + len) that were ever touched to
+ * the guest pages at dst onwards, backing lazy ones as it goes. */
+static int copy_touched_to(struct vmm_aspace *as, gva_t dst, uint8_t *src,
+                           uint64_t len)
+{
+    (void)vmm_as_fault_in(as, dst, len, 0);
+    for (uint64_t done = 0; done < len;) {
+        size_t avail;
+        uint8_t *p = span_of(as, dst + done, 0, &avail);
+        if (!p)
+            return -ENOMEM; /* a stretch the allocator could not back */
+        uint64_t n = len - done < avail ? len - done : avail;
+        copy_resident(p, src + done, n);
+        done += n;
+    }
+    return 0;
+}
+
+/* mremap of anonymous memory that is lazy (or becomes so: new_len is
+ * VMM_LAZY_MIN or more): the new range is one lazy VMA, the backed
+ * stretches of the old range are copied over (backing the new stretches
+ * they land in), then the old range goes. Takes name. */
+static int remap_lazily(struct vmm_aspace *as, gva_t old_gva,
+                        uint64_t old_len, gva_t new_gva, uint64_t new_len,
+                        int prot, int flags, char *name)
+{
+    struct vmm_vma v = {.start = new_gva, .end = new_gva + new_len,
+                        .prot = prot, .flags = flags | VMM_VMA_LAZY,
+                        .name = name};
+    int rc = vma_insert_at(as, vma_index_after(as, new_gva), &v);
+    if (rc < 0) {
+        free(name);
+        return rc;
+    }
+    uint64_t keep = old_len < new_len ? old_len : new_len;
+    for (gva_t at = old_gva; at < old_gva + keep && rc == 0;) {
+        const struct vmm_vma *o = vmm_as_find_vma(as, at);
+        gva_t e = o->end < old_gva + keep ? o->end : old_gva + keep;
+        if (!(o->flags & VMM_VMA_LAZY))
+            rc = copy_touched_to(as, new_gva + (at - old_gva),
+                                 vmm_phys_hva(as->pm,
+                                              o->gpa + (at - o->start)),
+                                 e - at);
+        at = e;
+    }
+    if (rc < 0) {
+        vmm_as_unmap(as, new_gva, new_len);
+        return rc;
+    }
+    return vmm_as_unmap(as, old_gva, old_len);
+}
+
 int vmm_as_remap(struct vmm_aspace *as, gva_t old_gva, uint64_t old_len,
                  uint64_t new_len, bool may_move, bool fixed, gva_t *new_gva)
 {
@@ -1251,8 +1399,12 @@ int vmm_as_remap(struct vmm_aspace *as, gva_t old_gva, uint64_t old_len,
             struct vmm_shared *sh = shared_get(last->shared);
             struct vmm_shared *file = shared_get(last->file);
             uint64_t sh_off = last->shared_off + (ext - last->start);
+            int ext_flags = like.flags & ~VMM_VMA_FILE;
+            if (!like.shared && !like.file && !(like.flags & VMM_VMA_FILE) &&
+                new_len - old_len >= VMM_LAZY_MIN)
+                ext_flags |= VMM_VMA_LAZY;
             int rc = vmm_as_map(as, ext, new_len - old_len, like.prot,
-                                like.flags & ~VMM_VMA_FILE, NULL);
+                                ext_flags, NULL);
             if (rc == 0 && (like.flags & VMM_VMA_FILE))
                 vmm_as_set_file(as, ext, new_len - old_len,
                                 like.file_off + (ext - like.start), like.dev,
@@ -1296,6 +1448,14 @@ int vmm_as_remap(struct vmm_aspace *as, gva_t old_gva, uint64_t old_len,
     struct vmm_shared *file = shared_get(first->file);
     uint64_t sh_off = first->shared_off + delta;
     int rc = vmm_as_unmap(as, *new_gva, new_len);
+    if (rc == 0 && !sh && !file && !(flags & VMM_VMA_FILE) &&
+        (new_len >= VMM_LAZY_MIN ||
+         vmm_as_range_has_flags(as, old_gva, old_len, VMM_VMA_LAZY))) {
+        shared_put(sh); /* NULL both: anonymous memory */
+        shared_put(file);
+        return remap_lazily(as, old_gva, old_len, *new_gva, new_len, prot,
+                            flags, name);
+    }
     gpa_t new_gpa;
     if (rc == 0)
         rc = vmm_phys_alloc_for(as->pm, new_len / VMM_PAGE_SIZE, *new_gva,
@@ -1375,8 +1535,8 @@ int vmm_as_clone(struct vmm_aspace *dst, const struct vmm_aspace *src)
         d->eof_at = v->eof_at;
         if (d->eof_at && (rc = pt_apply_vma(dst, d)) < 0)
             return rc;
-        if (v->flags & VMM_VMA_WIPEONFORK)
-            continue; /* the fresh backing's zeros */
+        if (v->flags & (VMM_VMA_WIPEONFORK | VMM_VMA_LAZY))
+            continue; /* the fresh backing's zeros, or none yet */
         if (v->shared) {
             /* The child maps the same host object: shared, not copied. */
             d->shared = shared_get(v->shared);
@@ -1407,7 +1567,8 @@ static uint8_t *span_of(const struct vmm_aspace *as, gva_t gva, int need,
                         size_t *avail)
 {
     struct vmm_vma *v = vmm_as_find_vma(as, gva);
-    if (!v || (need && !prot_allows(v->prot, need)))
+    if (!v || (need && !prot_allows(v->prot, need)) ||
+        (v->flags & VMM_VMA_LAZY)) /* backed by vmm_as_fault_in first */
         return NULL;
     /* Past a file's end there is no page: Linux's SIGBUS is -EFAULT to a
      * copy (and a shared mapping's host page would be hvrun's SIGBUS). */
@@ -1464,7 +1625,8 @@ int vmm_as_poke_text(struct vmm_aspace *as, gva_t dst, const void *src,
                      size_t len)
 {
     struct vmm_vma *v = vmm_as_find_vma(as, dst);
-    if (!v || v->shared || len == 0 || len > VMM_PAGE_SIZE ||
+    if (!v || v->shared || (v->flags & VMM_VMA_LAZY) || len == 0 ||
+        len > VMM_PAGE_SIZE ||
         (dst & VMM_PAGE_MASK) != ((dst + len - 1) & VMM_PAGE_MASK))
         return -EFAULT;
     uint8_t *hva = vmm_phys_hva(as->pm, v->gpa + (dst - v->start));

@@ -5,11 +5,19 @@
  * Invariants:
  *  - Guest-physical memory is one host reservation (hva_base); gpa X lives at
  *    hva_base + X. Extents come from a first-fit free list, then a bump top.
- *  - Every VMA is backed by ONE contiguous physical extent: gpa(gva) =
- *    vma->gpa + (gva - vma->start). Splitting a VMA keeps this true.
+ *  - Every VMA but a lazy one is backed by ONE contiguous physical extent:
+ *    gpa(gva) = vma->gpa + (gva - vma->start). Splitting a VMA keeps this
+ *    true.
+ *  - A lazy VMA (VMM_VMA_LAZY: a large private anonymous mapping, such as a
+ *    sanitizer's terabytes of MAP_NORESERVE shadow) has no backing and no
+ *    PTEs at all; the first touch of one of its pages (a guest fault, or
+ *    hvrun's copy path through vmm_as_fault_in) makes the 2 MiB-aligned
+ *    stretch around it an ordinary VMA of its own with an extent, so every
+ *    other rule here holds for it from then on.
  *  - Every page of a VMA whose prot is not PROT_NONE has a present PTE before
  *    the guest can touch it, except a file VMA's pages past its file's end
- *    (eof_at); a guest page fault is a real SIGSEGV, or there SIGBUS.
+ *    (eof_at) and a lazy VMA's; a guest page fault is a real SIGSEGV, or
+ *    there SIGBUS, or a lazy stretch to back.
  *  - Guest memory is reached by hvrun only through the vmm_as_copy_* family,
  *    which checks ranges and protections and returns -EFAULT.
  *  - One address space may be run by several VMs at once (clone with
@@ -101,6 +109,17 @@ struct vmm_physmem {
 #define VMM_VMA_DONTFORK 0x200
 /* MADV_WIPEONFORK (VM_WIPEONFORK): a forked child gets zeros here. */
 #define VMM_VMA_WIPEONFORK 0x400
+/* Not backed yet (see the invariants above); vmm_as_map makes a VMA lazy
+ * when asked with this flag. Only private anonymous memory is lazy. */
+#define VMM_VMA_LAZY 0x800
+/* A backed stretch of a lazy VMA: /proc/self/maps shows it and its lazy
+ * neighbours as the one mapping Linux has. */
+#define VMM_VMA_FROM_LAZY 0x1000
+/* Private anonymous mappings from this size up are made lazy by the mm
+ * calls: the guest-physical reservation (256 GiB) cannot back a
+ * sanitizer's 15 TiB shadow, and an extent this large is rarely touched
+ * all over. Smaller ones keep eager backing, which costs no fault exits. */
+#define VMM_LAZY_MIN (4ULL << 30)
 
 /*
  * The host file object behind a MAP_SHARED mapping: a memfd for shared
@@ -286,18 +305,21 @@ static inline gva_t vmm_vma_valid_end(const struct vmm_vma *v)
  * lose them. 0 or -errno. */
 int vmm_as_update_eof(struct vmm_aspace *as, gva_t gva, uint64_t len);
 /* For a system call's access to [gva, gva+len) that stopped at a page
- * past a file's end: looks at those files' sizes again, as Linux's fault
- * in a copy would. True when some page became valid (copy again). */
-bool vmm_as_refresh_past_eof(struct vmm_aspace *as, gva_t gva, uint64_t len);
+ * without a PTE, what Linux's fault in a copy would do: the sizes of the
+ * files whose end it met are looked at again, and the lazy VMAs it meets
+ * whose protection allows `need` (PROT_READ, PROT_WRITE, or 0 for hvrun's
+ * own writes) are backed. True when some page became valid (copy again). */
+bool vmm_as_fault_in(struct vmm_aspace *as, gva_t gva, uint64_t len, int need);
 /* The host file (dev, ino) changed size (a guest's truncate): every file
  * VMA over it looks at its end again (pages past a shrunk end lose their
  * PTEs: SIGBUS, never a host SIGBUS in hvrun's copy path). */
 void vmm_as_file_resized(struct vmm_aspace *as, uint64_t dev, uint64_t ino);
-/* A guest fault at gva (write: a write access) in a file VMA past its
- * file's end: 1 when the file has grown over it since (the page is
- * mapped now: run the access again), 0 when it is past the end (Linux's
- * SIGBUS, BUS_ADRERR), -1 when it is no such fault. */
-int vmm_as_file_fault(struct vmm_aspace *as, gva_t gva, bool write);
+/* A guest page fault at gva (write: a write access): 1 when the page is
+ * mapped now (a lazy VMA's stretch backed, or a file VMA's file grown
+ * over a page past its end: run the access again), 0 when it is past a
+ * file's end (Linux's SIGBUS, BUS_ADRERR), -1 when it is neither (the
+ * fault is the guest's SIGSEGV). */
+int vmm_as_guest_fault(struct vmm_aspace *as, gva_t gva, bool write);
 /* Sets file identity on the VMAs exactly covering [gva, gva+len). */
 void vmm_as_set_file(struct vmm_aspace *as, gva_t gva, uint64_t len,
                      uint64_t off, uint64_t dev, uint64_t ino,

@@ -189,11 +189,27 @@ static long inject(struct pt_vm *vm, long nr, uint64_t a0, uint64_t a1,
 
 /* ---- the stub's mappings ------------------------------------------------- */
 
+/* A lazy VMA (no backing yet) is reserved in the stub without access:
+ * its first touch faults to hvrun, which backs the stretch (aspace.h). */
+#define PT_LAZY_OFF UINT64_MAX
+
+static uint64_t backing_off(const struct vmm_vma *v)
+{
+    if (v->shared)
+        return v->shared_off;
+    return v->flags & VMM_VMA_LAZY ? PT_LAZY_OFF : v->gpa;
+}
+
+/* The protection the stub gives v's pages. */
+static int stub_prot(const struct vmm_vma *v)
+{
+    return v->flags & VMM_VMA_LAZY ? PROT_NONE : v->prot;
+}
+
 static bool same_backing(const struct pt_mapping *m, const struct vmm_vma *v)
 {
     return m->start == v->start && m->end == v->end &&
-           m->shared == v->shared &&
-           m->off == (v->shared ? v->shared_off : v->gpa);
+           m->shared == v->shared && m->off == backing_off(v);
 }
 
 /* Maps a host object of hvrun's (a shared VMA's fd) in the stub: reopened
@@ -218,6 +234,10 @@ static long map_vma(struct pt_vm *vm, const struct vmm_vma *v)
 {
     if (v->shared)
         return map_shared_object(vm, v);
+    if (v->flags & VMM_VMA_LAZY)
+        return inject(vm, SYS_mmap, v->start, v->end - v->start, PROT_NONE,
+                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE,
+                      (uint64_t)-1, 0);
     return inject(vm, SYS_mmap, v->start, v->end - v->start,
                   (uint64_t)v->prot, MAP_SHARED | MAP_FIXED,
                   (uint64_t)vm->memory_fd, v->gpa);
@@ -292,9 +312,10 @@ static int remember_mappings(struct pt_vm *vm)
     }
     for (size_t i = 0; i < as->nr_vmas; i++) {
         const struct vmm_vma *v = &as->vmas[i];
-        vm->maps[i] = (struct pt_mapping){
-            v->start, v->end, v->prot, v->shared,
-            v->shared ? v->shared_off : v->gpa, vmm_vma_valid_end(v)};
+        vm->maps[i] = (struct pt_mapping){v->start,   v->end,
+                                          stub_prot(v), v->shared,
+                                          backing_off(v),
+                                          vmm_vma_valid_end(v)};
     }
     vm->nr_maps = as->nr_vmas;
     return 0;
@@ -311,10 +332,11 @@ static int sync_mappings(struct pt_vm *vm, struct vmm_event *ev)
     for (size_t i = 0; i < as->nr_vmas && rc >= 0; i++) {
         const struct vmm_vma *v = &as->vmas[i];
         const struct pt_mapping *m = applied_for(vm, v, &cursor);
-        if (m && m->prot == v->prot && m->valid_end == vmm_vma_valid_end(v))
+        if (m && m->prot == stub_prot(v) &&
+            m->valid_end == vmm_vma_valid_end(v))
             continue;
         rc = m ? inject(vm, SYS_mprotect, v->start, v->end - v->start,
-                        (uint64_t)v->prot, 0, 0, 0)
+                        (uint64_t)stub_prot(v), 0, 0, 0)
                : map_vma(vm, v);
         if (rc >= 0)
             rc = hide_past_eof(vm, v);
@@ -522,8 +544,11 @@ static bool map_fault(const struct pt_vm *vm, const siginfo_t *si,
             if (addr == rip)
                 ev->error_code |= 0x10;
             else if (v && (v->prot & PROT_READ) &&
+                     !(v->flags & VMM_VMA_LAZY) &&
                      addr < vmm_vma_valid_end(v))
-                ev->error_code |= 2; /* past a file's end: a read, say */
+                ev->error_code |= 2; /* past a file's end: a read, say;
+                                        a lazy VMA's stretch is backed for
+                                        a read, then a write faults again */
         } else if (addr == rip) {
             ev->error_code = 0x10;
         }

@@ -5,7 +5,7 @@
  * would look at it, so the filter never sees a guest call that went the
  * intended way. What it sees is what runs outside SYSEMU: the calls hvrun
  * injects at the stub's gadget (ptrace.c: mmap of the guest-memory memfd
- * or a reopened host file, munmap, mprotect, and the openat + close of
+ * or a reopened host file, an inaccessible reservation of a lazy VMA, munmap, mprotect, and the openat + close of
  * that file, whose path is always in the stub's scratch page). Anything
  * else reaching the host kernel (a resume with the wrong request, a bug
  * that let the guest run its own syscall) kills the stub with SIGSYS
@@ -36,6 +36,13 @@ static int add_rules(scmp_filter_ctx f)
     if ((rc = seccomp_rule_add(f, SCMP_ACT_ALLOW, SCMP_SYS(mmap), 1,
                                SCMP_A3(SCMP_CMP_EQ,
                                        MAP_SHARED | MAP_FIXED))) < 0)
+        return rc;
+    /* A lazy VMA's reservation: inaccessible private memory (ptrace.c). */
+    if ((rc = seccomp_rule_add(
+             f, SCMP_ACT_ALLOW, SCMP_SYS(mmap), 2,
+             SCMP_A2(SCMP_CMP_EQ, PROT_NONE),
+             SCMP_A3(SCMP_CMP_EQ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED |
+                                      MAP_NORESERVE))) < 0)
         return rc;
     /* The only path it opens is the one it wrote in the scratch page. */
     if ((rc = seccomp_rule_add(

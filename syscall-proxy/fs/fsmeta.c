@@ -513,14 +513,17 @@ static long listing_of(struct proxy_process *p, int host_fd, char **raw,
     return r;
 }
 
-static long dircache_load(struct proxy_process *p, int host_fd,
+/* lister: whose fds or threads a /proc listing shows (p's own, or the
+ * guest whose /proc/<N>/task p opened). */
+static long dircache_load(struct proxy_process *p,
+                          struct proxy_process *lister, int host_fd,
                           struct proxy_dircache *c)
 {
     char *raw = NULL;
     size_t len = 0;
     /* /proc/self/fd and friends list the guest's fds, in numeric order as
      * Linux lists them; real directories are read and sorted by name. */
-    long r = proxy_vfs_dir_records(p, host_fd, &raw, &len);
+    long r = proxy_vfs_dir_records(lister, host_fd, &raw, &len);
     bool synthetic = r >= 0;
     if (r == -ENOENT)
         r = listing_of(p, host_fd, &raw, &len);
@@ -623,7 +626,13 @@ long proxy_meta_getdents(struct proxy_process *p, int guest_fd, gva_t gva,
     if (!c)
         return -ENOMEM;
     if (!c->loaded) {
-        long r = dircache_load(p, f->host_fd, c);
+        /* /proc/<N>/task of another guest lists N's threads, ENOENT once
+         * N is gone (proc_task_readdir). */
+        struct proxy_process *lister =
+            f->listing_pid ? proxy_world_find(p->world, f->listing_pid) : p;
+        if (!lister || lister->zombie)
+            return -ENOENT;
+        long r = dircache_load(p, lister, f->host_fd, c);
         if (r < 0)
             return r;
     }

@@ -126,9 +126,11 @@ static uint64_t start_ticks(struct proxy_process *p)
     return ns > 0 ? (uint64_t)(ns / NS_PER_TICK) : 0;
 }
 
-/* The last pid Linux would have handed out: the highest thread id. */
+/* The last pid Linux handed out: the run's last process or thread id. */
 static int last_pid(const struct proxy_process *p)
 {
+    if (p->world)
+        return p->world->next_pid - 1;
     return p->next_tid - 1 > p->pid ? p->next_tid - 1 : p->pid;
 }
 
@@ -513,7 +515,7 @@ static void vm_figures_of(const struct proxy_process *p, struct vm_figures *f)
         bool is_main = main_vma && is_file && v->dev == main_vma->dev &&
                        v->ino == main_vma->ino;
         f->total += n;
-        if (v->prot != PROT_NONE) {
+        if (v->prot != PROT_NONE && !(v->flags & VMM_VMA_LAZY)) {
             f->rss += n;
             if (is_file)
                 f->file += n;
@@ -818,6 +820,16 @@ static void vma_name(const struct proxy_process *p, const struct vmm_vma *v,
     out[n] = '\0';
 }
 
+/* True when w, right after v, is more of the one lazy mapping v is part
+ * of (aspace.h): Linux has one VMA where hvrun has backed stretches and
+ * lazy rests. */
+static bool same_lazy_mapping(const struct vmm_vma *v, const struct vmm_vma *w)
+{
+    const int lazy = VMM_VMA_LAZY | VMM_VMA_FROM_LAZY;
+    return v->end == w->start && (v->flags & lazy) && (w->flags & lazy) &&
+           (v->flags & ~lazy) == (w->flags & ~lazy) && v->prot == w->prot;
+}
+
 /* task_mmu.c show_map_vma: the name starts at column 73. */
 static int gen_self_maps(struct proxy_process *p, struct vbuf *b)
 {
@@ -825,13 +837,17 @@ static int gen_self_maps(struct proxy_process *p, struct vbuf *b)
     char name[PROXY_PATH_MAX];
     for (size_t i = 0; i < as->nr_vmas; i++) {
         const struct vmm_vma *v = &as->vmas[i];
+        gva_t end = v->end;
+        while (i + 1 < as->nr_vmas &&
+               same_lazy_mapping(&as->vmas[i], &as->vmas[i + 1]))
+            end = as->vmas[++i].end;
         bool is_file = v->flags & VMM_VMA_FILE;
         uint64_t dev = is_file ? det_dev(p->det, v->dev) : 0;
         uint64_t ino = is_file ? det_ino(p->det, v->dev, v->ino) : 0;
         size_t line_start = b->len;
         vb_printf(
             b, "%08llx-%08llx %c%c%c%c %08llx %02x:%02x %llu ",
-            (unsigned long long)v->start, (unsigned long long)v->end,
+            (unsigned long long)v->start, (unsigned long long)end,
             v->prot & PROT_READ ? 'r' : '-', v->prot & PROT_WRITE ? 'w' : '-',
             v->prot & PROT_EXEC ? 'x' : '-',
             v->flags & VMM_VMA_SHARED ? 's' : 'p',
@@ -1438,11 +1454,43 @@ static long open_fdinfo(struct proxy_process *p, const char *name, int flags)
                     : proxy_fd_install(&p->fds, host, (flags & O_CLOEXEC) != 0, 0);
 }
 
+/* /proc/<N>/task of another guest N: hvrun's own /proc/self/task opened
+ * as the directory and listed as N's threads (proxy_fd.listing_pid).
+ * LeakSanitizer's tracer lists its parent's threads so. */
+static bool open_other_task_dir(struct proxy_process *p, int host_dirfd,
+                                const char *host_path, int flags,
+                                long *result)
+{
+    char name[PROXY_PATH_MAX];
+    struct proxy_process *of;
+    bool hidden;
+    if (!full_name(p, host_dirfd, host_path, name, sizeof(name)) ||
+        !proc_pid_name(p, name, &of, &hidden) || hidden || of == p ||
+        strcmp(name, "/proc/self/task") != 0)
+        return false;
+    if ((flags & O_ACCMODE) != O_RDONLY || (flags & O_CREAT)) {
+        *result = -EISDIR;
+        return true;
+    }
+    int fd = open("/proc/self/task",
+                  O_RDONLY | O_DIRECTORY | O_CLOEXEC | (flags & O_NONBLOCK));
+    if (fd < 0) {
+        *result = -errno;
+        return true;
+    }
+    *result = proxy_fd_install(&p->fds, fd, (flags & O_CLOEXEC) != 0, 0);
+    if (*result >= 0)
+        proxy_fd_get(&p->fds, (int)*result)->listing_pid = of->pid;
+    return true;
+}
+
 bool proxy_vfs_open(struct proxy_process *p, int host_dirfd,
                     const char *host_path, int flags, long *result)
 {
     if (flags & O_PATH)
         return false;
+    if (open_other_task_dir(p, host_dirfd, host_path, flags, result))
+        return true;
     if (fdinfo_name(host_path)) {
         *result = open_fdinfo(p, host_path, flags);
         return true;

@@ -519,9 +519,10 @@ static long xfer_buf(struct proxy_process *p, uint64_t guest_fd, gva_t buf,
     size_t covered;
     int n = vmm_as_host_iov(p->as, buf, len, xfer_prot(x), iov, RW_BUF_IOV_MAX,
                             &covered);
-    /* Stopped at a page past a file's end that the file has grown over. */
-    if (covered < len && vmm_as_refresh_past_eof(p->as, buf + covered,
-                                                 len - covered))
+    /* Stopped at a page without a PTE: past a file's end that the file
+     * has grown over, or lazy memory not backed yet. */
+    if (covered < len && vmm_as_fault_in(p->as, buf + covered,
+                                         len - covered, xfer_prot(x)))
         n = vmm_as_host_iov(p->as, buf, len, xfer_prot(x), iov,
                             RW_BUF_IOV_MAX, &covered);
     if (len > 0 && covered == 0)

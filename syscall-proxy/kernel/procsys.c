@@ -135,9 +135,7 @@ static struct proxy_process *new_child(struct proxy_process *p,
     c->nr_threads = c->cap_threads = 0;
     memset(&c->fds, 0, sizeof(c->fds));
     c->cwd_fd = fcntl(p->cwd_fd, F_DUPFD_CLOEXEC, 3);
-    if (p->world->next_pid == PROXY_OUTSIDE_PGID) /* the shell's */
-        p->world->next_pid++;
-    c->pid = c->tid = p->world->next_pid++;
+    c->pid = c->tid = proxy_world_next_id(p->world);
     c->ppid = p->pid;
     c->pending_mask = 0;
     c->rt_queue = NULL; /* a child starts with no pending signals */
@@ -936,7 +934,8 @@ static long sys_tgkill(struct proxy_process *p, const uint64_t a[6])
     /* the main thread's tid is its pid, as the caller sees that */
     int tid = (int)a[1] == proxy_ns_pid_of(p, q) ? q->pid : (int)a[1];
     for (int i = 0; i < q->nr_threads; i++)
-        if (q->threads[i].tid == tid || (i == q->cur && q->tid == tid)) {
+        if (q->threads[i].state != PROXY_THREAD_EXITED &&
+            (i == q->cur ? q->tid : q->threads[i].tid) == tid) {
             send_to(p, q, tid, (int)a[2], SI_TKILL);
             return 0;
         }
@@ -955,7 +954,8 @@ static long sys_tkill(struct proxy_process *p, const uint64_t a[6])
     for (int i = 0; i < w->nr_procs; i++) {
         struct proxy_process *q = w->procs[i];
         for (int k = 0; k < q->nr_threads; k++)
-            if (q->threads[k].tid == (int)a[0]) {
+            if (q->threads[k].state != PROXY_THREAD_EXITED &&
+                q->threads[k].tid == (int)a[0]) {
                 b[0] = (uint64_t)q->pid;
                 return sys_tgkill(p, b);
             }

@@ -621,6 +621,36 @@ static struct proxy_thread *main_thread(struct proxy_process *p)
     return current_thread(p);
 }
 
+/* A traced zombie thread for its tracer's wait to reap (status: a wait
+ * status), its tracer told with SIGCHLD. */
+static void make_thread_zombie(struct proxy_process *p, struct proxy_thread *t,
+                               int status)
+{
+    int tracer = t->pt.tracer;
+    t->tid = tid_of(p, t); /* what its tracer's wait names after it is gone */
+    untrace(p, t);
+    t->pt.tracer = tracer;
+    t->pt.exit_unreaped = true;
+    t->pt.status = status;
+    bool signaled = (status & 0x7f) != 0;
+    notify_tracer(p, t, signaled ? CLD_KILLED : CLD_EXITED,
+                  signaled ? (status & 0x7f) : ((status >> 8) & 0xff));
+}
+
+/* exit_group or a fatal signal: each traced thread but the leader dies
+ * with the group and is its tracer's to reap, before the leader is
+ * reported (Linux's delay_group_leader). */
+static void threads_exit_with_group(struct proxy_process *p,
+                                    struct proxy_thread *leader)
+{
+    for (int k = 0; p->threads && k < p->nr_threads; k++) {
+        struct proxy_thread *t = &p->threads[k];
+        if (t != leader && t->pt.tracer && !t->pt.exit_unreaped &&
+            t->state != PROXY_THREAD_EXITED)
+            make_thread_zombie(p, t, p->exit_status);
+    }
+}
+
 bool proxy_ptrace_exit(struct proxy_process *p)
 {
     struct proxy_world *w = p->world;
@@ -654,6 +684,7 @@ bool proxy_ptrace_exit(struct proxy_process *p)
     for (int i = 0; i < nr_released; i++)
         proxy_process_notify_parent(released[i]);
     struct proxy_thread *t = main_thread(p);
+    threads_exit_with_group(p, t);
     if (!t || !t->pt.tracer)
         return false;
     int tracer = t->pt.tracer;
@@ -667,8 +698,20 @@ bool proxy_ptrace_exit(struct proxy_process *p)
                                : ((p->exit_status >> 8) & 0xff));
     }
     for (int k = 0; k < p->nr_threads; k++)
-        memset(&p->threads[k].pt, 0, sizeof(p->threads[k].pt));
+        if (!p->threads[k].pt.exit_unreaped)
+            memset(&p->threads[k].pt, 0, sizeof(p->threads[k].pt));
     return to_tracer;
+}
+
+void proxy_ptrace_thread_exit(struct proxy_process *p, int code)
+{
+    struct proxy_thread *t = current_thread(p);
+    if (!t->pt.tracer)
+        return;
+    if (p->tid == p->pid)
+        return; /* a leader's exit is its group's (delay_group_leader):
+                   proxy_ptrace_exit reports it, the tracer kept */
+    make_thread_zombie(p, t, (code & 0xff) << 8);
 }
 
 bool proxy_ptrace_exit_hidden(const struct proxy_process *p)
@@ -713,6 +756,48 @@ static void exit_info(siginfo_t *info, const struct proxy_process *viewer,
                                : ((q->exit_status >> 8) & 0xff);
 }
 
+/* A zombie thread of q traced by p (proxy_thread_exit, a group's exit)
+ * that a wait for pid with options may reap, or NULL; *any when q has one
+ * for p whatever the options. */
+static struct proxy_thread *zombie_thread(const struct proxy_process *p,
+                                          struct proxy_process *q, int pid,
+                                          int options, bool *any)
+{
+    for (int k = 0; q->threads && k < q->nr_threads; k++) {
+        struct proxy_thread *t = &q->threads[k];
+        if (!t->pt.exit_unreaped || t->pt.tracer != p->pid ||
+            !wait_matches(p, q, t->tid, pid) ||
+            !wait_kind_matches(options, t->tid != q->pid))
+            continue;
+        *any = true;
+        if (options & WEXITED)
+            return t;
+    }
+    return NULL;
+}
+
+static void reap_thread(struct proxy_process *p, struct proxy_process *q,
+                        struct proxy_thread *t, bool nowait, int *status,
+                        siginfo_t *info, int *who)
+{
+    bool signaled = (t->pt.status & 0x7f) != 0;
+    if (status)
+        *status = t->pt.status;
+    if (info) {
+        memset(info, 0, sizeof(*info));
+        info->si_signo = SIGCHLD;
+        info->si_code = signaled ? CLD_KILLED : CLD_EXITED;
+        info->si_pid = t->tid;
+        info->si_uid = q->ruid;
+        info->si_status = signaled ? (t->pt.status & 0x7f)
+                                   : ((t->pt.status >> 8) & 0xff);
+    }
+    if (who)
+        *who = t->tid;
+    if (!nowait)
+        memset(&t->pt, 0, sizeof(t->pt)); /* reaped */
+}
+
 int proxy_ptrace_wait(struct proxy_process *p, int pid, int options,
                       bool nowait, int *status, siginfo_t *info, int *who)
 {
@@ -720,6 +805,11 @@ int proxy_ptrace_wait(struct proxy_process *p, int pid, int options,
     bool any = false;
     for (int i = 0; w && i < w->nr_procs; i++) {
         struct proxy_process *q = w->procs[i];
+        struct proxy_thread *zt = zombie_thread(p, q, pid, options, &any);
+        if (zt) {
+            reap_thread(p, q, zt, nowait, status, info, who);
+            return 1;
+        }
         if (q->zombie) {
             if (q->ptrace_exit_tracer != p->pid ||
                 !wait_matches(p, q, q->pid, pid) ||
@@ -744,7 +834,7 @@ int proxy_ptrace_wait(struct proxy_process *p, int pid, int options,
             struct proxy_thread *t = &q->threads[k];
             int tid = tid_of(q, t);
             if (t->pt.tracer != p->pid || t->state == PROXY_THREAD_EXITED ||
-                !wait_matches(p, q, tid, pid) ||
+                t->pt.exit_unreaped || !wait_matches(p, q, tid, pid) ||
                 !wait_kind_matches(options, tid != q->pid))
                 continue;
             any = true;

@@ -44,6 +44,9 @@ struct proxy_ptrace {
     bool interrupted;       /* a syscall-exit-stop for a call a signal
                                interrupted (rax -ERESTART*): it re-runs */
     bool exit_event_done;   /* ... its PTRACE_EVENT_EXIT */
+    /* A thread (not the group's leader) that exited while traced: a
+     * zombie its tracer's wait reaps (WIFEXITED, status in `status`). */
+    bool exit_unreaped;
     int64_t orig_rax;       /* the call's number (-1: not in a call) */
     bool skip_call;         /* the tracer set orig_rax -1 at the entry */
     int64_t skip_result;
@@ -115,6 +118,9 @@ void proxy_ptrace_on_exec(struct proxy_process *p, int old_tid);
 /* A vfork child released p's thread t. */
 void proxy_ptrace_vfork_done(struct proxy_process *p, struct proxy_thread *t,
                              int child_pid);
+/* p's current thread exits alone (exit(2), others live on) with code:
+ * traced and not the leader, it is its tracer's zombie to reap. */
+void proxy_ptrace_thread_exit(struct proxy_process *p, int code);
 /* p exits: its tracees are let go (EXITKILL: killed); and p, if traced
  * by another than its parent, is that tracer's to report first (true). */
 bool proxy_ptrace_exit(struct proxy_process *p);

@@ -169,11 +169,19 @@ static int setup_frame(struct proxy_process *p, int sig,
     struct vmm_regs *r = vmm_vm_regs(p->vm);
     uint64_t sp = r->rsp - REDZONE_BYTES;
     bool onstack = on_altstack(p, r->rsp);
-    if ((sa->flags & SA_ONSTACK) && !onstack &&
-        !(p->altstack.ss_flags & SS_DISABLE))
+    bool entering = (sa->flags & SA_ONSTACK) && !onstack &&
+                    !(p->altstack.ss_flags & SS_DISABLE);
+    if (entering)
         sp = (uint64_t)(uintptr_t)p->altstack.ss_sp + p->altstack.ss_size;
     gva_t buf_fx = (sp - (vmm_vm_xsave_bytes(p->vm) + 4)) & ~63ULL;
     gva_t frame_at = ((buf_fx - sizeof(struct krt_sigframe) + 8) & ~15ULL) - 8;
+    /* get_sigframe: a frame that would overflow the alternate stack (one
+     * entered now, or the one the thread is on) is refused, never written
+     * below it: the caller forces SIGSEGV. */
+    uint64_t ss_sp = (uint64_t)(uintptr_t)p->altstack.ss_sp;
+    if ((entering || onstack) &&
+        !(frame_at > ss_sp && frame_at - ss_sp <= p->altstack.ss_size))
+        return -EFAULT;
 
     struct krt_sigframe f;
     memset(&f, 0, sizeof(f));
@@ -622,9 +630,10 @@ void proxy_signal_fault(struct proxy_process *p, const struct vmm_event *ev)
     /* a step of a tracer's breakpoints hvrun keeps by stepping (ptrace.c) */
     if (ev->vector == 1 && proxy_ptrace_stepped_dr_only(p))
         return;
-    /* A page past a file's end that the file has grown over since is
-     * mapped now: the access runs again, as after Linux's fault. */
-    int file_fault = ev->vector == 14 ? vmm_as_file_fault(
+    /* A page past a file's end that the file has grown over since, or a
+     * lazy stretch backed now, is mapped: the access runs again, as after
+     * Linux's fault. */
+    int file_fault = ev->vector == 14 ? vmm_as_guest_fault(
                          p->as, ev->fault_addr, ev->error_code & 2) : -1;
     if (file_fault == 1)
         return;

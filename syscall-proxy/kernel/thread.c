@@ -31,7 +31,9 @@
 #include "cpu_x86_64.h"
 #include "det.h"
 
-#define FIRST_THREAD_TID_OFFSET 1 /* thread tids follow the pid */
+/* Without a world (a lone process in unit tests) thread tids follow the
+ * pid; in a run they come from the run's one id counter. */
+#define FIRST_THREAD_TID_OFFSET 1
 
 static struct proxy_thread *current(struct proxy_process *p)
 {
@@ -552,7 +554,7 @@ static long clone_thread(struct proxy_process *p, uint64_t flags,
         free(t->xstate);
         return rc;
     }
-    int tid = p->next_tid++;
+    int tid = p->world ? proxy_world_next_id(p->world) : p->next_tid++;
     /* The child returns 0 from the same syscall, on its own stack. */
     const struct vmm_regs *r = vmm_vm_regs(p->vm);
     t->regs = *r;
@@ -746,6 +748,7 @@ static long sys_exit(struct proxy_process *p, const uint64_t a[6])
     proxy_robust_list_exit(p, p->robust_list, p->tid);
     /* CLONE_CHILD_CLEARTID: pthread_join waits on this word. */
     clear_child_tid(p, p->clear_child_tid);
+    proxy_ptrace_thread_exit(p, (int)(a[0] & 0xff));
     t->state = PROXY_THREAD_EXITED;
     free(t->xstate);
     t->xstate = NULL;

@@ -108,6 +108,13 @@ struct proxy_process *proxy_world_find(struct proxy_world *w, int pid)
     return NULL;
 }
 
+int proxy_world_next_id(struct proxy_world *w)
+{
+    if (w->next_pid == PROXY_OUTSIDE_PGID) /* the virtual shell's */
+        w->next_pid++;
+    return w->next_pid++;
+}
+
 int proxy_world_add(struct proxy_world *w, struct proxy_process *p);
 int proxy_world_add(struct proxy_world *w, struct proxy_process *p)
 {

@@ -223,6 +223,9 @@ static long sys_mmap(struct proxy_process *p, const uint64_t a[6])
         vflags |= VMM_VMA_GROWSDOWN;
     if (flags & MAP_NORESERVE)
         vflags |= VMM_VMA_NORESERVE;
+    /* A sanitizer's shadow or a sparse array: backed as it is touched. */
+    if (anon && type == MAP_PRIVATE && len >= VMM_LAZY_MIN)
+        vflags |= VMM_VMA_LAZY;
     if (flags & MAP_LOCKED) /* VM_LOCKED, as mlock would set it */
         vflags |= VMM_VMA_LOCKED;
     if ((flags & MAP_LOCKED) && p->rlimits[RLIMIT_MEMLOCK].rlim_cur == 0 &&
@@ -496,7 +499,7 @@ static long advise_populate(struct proxy_process *p, struct vmm_vma *v,
     if (!(v->prot & (write ? PROT_WRITE : PROT_READ)))
         return -EINVAL;
     if (stop > vmm_vma_valid_end(v) &&
-        !vmm_as_refresh_past_eof(p->as, g, stop - g))
+        !vmm_as_fault_in(p->as, g, stop - g, 0))
         return -EFAULT;
     v = vmm_as_find_vma(p->as, g);
     return v && stop > vmm_vma_valid_end(v) ? -EFAULT : 0;
@@ -635,11 +638,17 @@ static long sys_mincore(struct proxy_process *p, const uint64_t a[6])
         return -EFAULT; /* access_ok(vec, pages), before the walk */
     if (!vmm_as_range_mapped(p->as, start, pages * VMM_PAGE_SIZE))
         return -ENOMEM;
-    /* Guest memory is always resident. */
-    static const uint8_t one[256] = {[0 ... 255] = 1};
+    /* Guest memory is resident once backed: all of it but the stretches
+     * of lazy VMAs never touched (aspace.h). */
+    static const uint8_t one[256] = {[0 ... 255] = 1}, zero[256];
     for (uint64_t done = 0; done < pages;) {
+        const struct vmm_vma *v =
+            vmm_as_find_vma(p->as, start + done * VMM_PAGE_SIZE);
+        uint64_t left = (v->end - start) / VMM_PAGE_SIZE - done;
         uint64_t n = pages - done < sizeof(one) ? pages - done : sizeof(one);
-        int rc = proxy_copy_out(p, a[2] + done, one, n);
+        n = n < left ? n : left;
+        int rc = proxy_copy_out(p, a[2] + done,
+                                v->flags & VMM_VMA_LAZY ? zero : one, n);
         if (rc < 0)
             return rc;
         done += n;

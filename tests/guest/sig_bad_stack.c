@@ -4,8 +4,10 @@
  * Linux's force_sigsegv: a SIGSEGV (si_code SI_KERNEL) whose own handler
  * runs when its frame can be written, and otherwise (or when the failed
  * signal was SIGSEGV itself, or SIGSEGV is blocked or ignored) the process
- * dies of SIGSEGV. Each case runs in a child; one line per result, compared
- * with a native run (tests/run-guest-tests.sh).
+ * dies of SIGSEGV. A frame that would overflow the alternate stack (one
+ * too small for it, or handlers nesting on it until it is full) is refused
+ * the same way, never written below the stack. Each case runs in a child;
+ * one line per result, compared with a native run (tests/run-guest-tests.sh).
  */
 #define _GNU_SOURCE
 #include <signal.h>
@@ -36,6 +38,13 @@ static void on_other(int sig)
     (void)sig;
     say("first handler ran\n");
     _exit(8);
+}
+
+/* SIGUSR2's handler: raises itself again on the alternate stack
+ * (SA_NODEFER) until a frame no longer fits there. */
+static void on_nested(int sig)
+{
+    raise(sig);
 }
 
 static void handle(int sig, void (*fn)(int), int flags)
@@ -71,6 +80,17 @@ static void good_altstack(void)
     altstack_at(m, size);
 }
 
+/* MINSIGSTKSZ, which sigaltstack takes but a frame with this CPU's
+ * xsave state (AT_MINSIGSTKSZ) does not fit in. */
+static void small_altstack(void)
+{
+    void *m = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    CHECK(m != MAP_FAILED);
+    memset(m, 0x5a, 4096);
+    altstack_at((char *)m + 2048, 2048); /* the guard: its page's head */
+}
+
 static void unmapped_altstack(void)
 {
     size_t size = 1 << 16;
@@ -88,6 +108,8 @@ static void raise_fault(int sig, int bad_rsp)
         if (sp)
             __asm__ volatile("mov %0, %%rsp\n\tud2" ::"r"(sp));
         __asm__ volatile("ud2");
+    } else if (sig == SIGUSR1 || sig == SIGUSR2) {
+        raise(sig);
     } else if (sig == SIGTRAP) {
         if (sp)
             __asm__ volatile("mov %0, %%rsp\n\tint3" ::"r"(sp));
@@ -116,7 +138,7 @@ struct scenario {
     int sig;        /* the synchronous signal raised */
     int bad_rsp;    /* its rsp unusable */
     int first_onstack; /* its handler on the (unmapped) altstack */
-    int altstack;   /* 0 none, 1 usable, 2 unmapped */
+    int altstack;   /* 0 none, 1 usable, 2 unmapped, 3 too small */
     enum segv_setup segv;
 };
 
@@ -132,6 +154,10 @@ static const struct scenario scenarios[] = {
     {"segv bad rsp, segv on bad rsp", SIGSEGV, 1, 0, 0, SEGV_PLAIN},
     {"segv bad rsp, segv on altstack", SIGSEGV, 1, 0, 1, SEGV_ONSTACK},
     {"segv on unmapped altstack", SIGSEGV, 0, 0, 2, SEGV_ONSTACK},
+    {"usr1 on too small altstack", SIGUSR1, 0, 1, 3, SEGV_DEFAULT},
+    {"usr1 on too small altstack, segv plain", SIGUSR1, 0, 1, 3, SEGV_PLAIN},
+    {"nested handlers overflow altstack", SIGUSR2, 0, 1, 1, SEGV_DEFAULT},
+    {"nested handlers overflow, segv plain", SIGUSR2, 0, 1, 1, SEGV_PLAIN},
 };
 
 static void run_child(const struct scenario *s)
@@ -140,7 +166,11 @@ static void run_child(const struct scenario *s)
         good_altstack();
     else if (s->altstack == 2)
         unmapped_altstack();
-    if (s->sig != SIGSEGV)
+    else if (s->altstack == 3)
+        small_altstack();
+    if (s->sig == SIGUSR2)
+        handle(s->sig, on_nested, SA_ONSTACK | SA_NODEFER);
+    else if (s->sig != SIGSEGV)
         handle(s->sig, on_other, s->first_onstack ? SA_ONSTACK : 0);
     switch (s->segv) {
     case SEGV_ONSTACK: handle_segv(SA_ONSTACK); break;

@@ -20,6 +20,13 @@
 #             umount fail under hvrun with the message and status they give
 #             natively in an unprivileged container
 #             (tests/processes/nsdeny.c): bwrap as root and as nobody;
+#             sanitize-*: programs built with -fsanitize=address, leak,
+#             thread and undefined find what they find natively (ASan's
+#             terabytes of MAP_NORESERVE shadow, LeakSanitizer's ptrace of
+#             its own threads);
+#             py-pty-fork, script-*: a controlling terminal on a pty
+#             (pty.fork's child, script's shell, an interactive bash's
+#             job control over it);
 #   gcc/*     (when gcc is installed) two separate `HVRUN run -- gcc` builds
 #             of a file printing __DATE__ " " __TIME__ give byte-identical
 #             binaries that run; `HVRUN run --verify -- gcc -c t.c` exits 0.
@@ -90,6 +97,10 @@ strace-ls       | 0   | strace -f -o /dev/null ls /
 strace-pipeline | 0   | sh -c 'strace -f -o t sh -c "echo hi | cat"; grep -oE "execve\(\"[^\"]+\"|[+]{3} exited with [0-9]+" t | sort | uniq -c'
 gdb-bt          | 0   | sh -c 'cc -g -O0 -o crash "$1" && gdb -batch -ex run -ex bt ./crash 2>&1 | grep -E "^#|received signal|about to"' sh $ROOT/tests/processes/crash_bt.c
 gdb-watch       | 0   | sh -c 'cc -g -O0 -o w "$1" && gdb -batch -ex "watch g" -ex run -ex c -ex c ./w 2>&1 | grep -E "atchpoint|Old value|New value|g="' sh $ROOT/tests/processes/watch_loop.c
+strace-threads  | 0   | sh -c 'strace -f -o t "$1" >/dev/null; grep -oE "write\(1, \"thread|exit\(0|[+]{3} exited with [0-9]+" t | sort | uniq -c' sh $GUEST_DIR/tid_unique
+strace-group-exit | 0 | sh -c 'strace -f -o t "$1" group-exit >/dev/null; echo "status $?"; grep -oE "exit_group\(3|[+]{3} exited with [0-9]+|pause\(" t | sort | uniq -c' sh $GUEST_DIR/tid_unique
+sanitize-asan   | 0   | sh -c 'cc -g -fsanitize=address -o s "$1" || exit; for m in overflow uaf stack leak threads; do ./s $m >o 2>e; echo "$m: status $?"; cat o; grep -oE "ERROR: [A-Za-z]+Sanitizer: [a-z-]+|(READ|WRITE) of size [0-9]+|(Direct|Indirect) leak of [0-9]+ byte.s. in [0-9]+ object|SUMMARY: [A-Za-z]+Sanitizer: [^/]*" e; done' sh $ROOT/tests/processes/sanitize.c
+sanitize-others | 0   | sh -c 'cc -g -fsanitize=leak -o l "$1" && ./l leak 2>e; echo "lsan: status $?"; grep -oE "(Direct|Indirect) leak of [0-9]+ byte.s.|SUMMARY: [A-Za-z]+Sanitizer: [^/]*" e; cc -g -fsanitize=undefined -o u "$1" && ./u ub 2>e; echo "ubsan: status $?"; grep -oE "runtime error: [^0-9]*" e; cc -g -fsanitize=thread -o t "$1" && ./t race 2>e; echo "tsan: status $?"; grep -oE "WARNING: ThreadSanitizer: [a-z ]+|SUMMARY: ThreadSanitizer: [^/]*" e | sort -u' sh $ROOT/tests/processes/sanitize.c
 py-pty-fork     | 0   | /usr/bin/python3 -B $ROOT/tests/processes/pty_fork.py
 script-echo     | 0   | script -qc 'echo hi' /dev/null
 script-bash-i   | 0   | sh $ROOT/tests/processes/script_bash.sh
@@ -111,6 +122,7 @@ strace-ls       | 0   | strace -f -o /dev/null ls /
 strace-pipeline | 0   | strace -f -o /dev/null sh -c 'echo hi | cat'
 gdb-bt          | 0   | sh -c 'cc -g -O0 -o crash "$1" && gdb -iex "maint set worker-threads 0" -batch -ex run -ex bt ./crash' sh $ROOT/tests/processes/crash_bt.c
 setsid-ps       | 0   | setsid -w sh -c 'ps -o pid,ppid,pgid,sid,comm'
+sanitize-threads | 0  | sh -c 'cc -g -fsanitize=address -o s "$1" && ./s threads; echo "status $?"' sh $ROOT/tests/processes/sanitize.c
 py-pty-fork     | 0   | /usr/bin/python3 -B $ROOT/tests/processes/pty_fork.py
 script-echo     | 0   | script -qc 'echo hi' /dev/null
 script-bash-i   | 0   | sh $ROOT/tests/processes/script_bash.sh

@@ -134,9 +134,9 @@ Test(shared, remap_grow_and_move)
     /* The memfd keeps its size (Linux's shmem object): past it is past
      * the end, until the object grows. */
     cr_assert_eq(vmm_as_update_eof(&as[0], BASE, 2 * PAGE), 0);
-    cr_assert_eq(vmm_as_file_fault(&as[0], BASE + PAGE, true), 0, "SIGBUS");
+    cr_assert_eq(vmm_as_guest_fault(&as[0], BASE + PAGE, true), 0, "SIGBUS");
     cr_assert_eq(ftruncate(x->shared->fd, 3 * PAGE), 0);
-    cr_assert_eq(vmm_as_file_fault(&as[0], BASE + PAGE, true), 1);
+    cr_assert_eq(vmm_as_guest_fault(&as[0], BASE + PAGE, true), 1);
     poke(0, BASE + PAGE, 4);
     /* Move (fixed) and grow: contents follow, the tail is the object. */
     out = BASE + 16 * PAGE;
@@ -254,12 +254,12 @@ Test(shared, past_the_file_end)
     int x;
     cr_assert_eq(vmm_as_copy_in(&as[0], &x, BASE + PAGE, sizeof(x)), -EFAULT,
                  "never a host SIGBUS in hvrun");
-    cr_assert_eq(vmm_as_file_fault(&as[0], BASE + PAGE, false), 0, "SIGBUS");
-    cr_assert_eq(vmm_as_file_fault(&as[0], BASE, false), -1, "not past it");
+    cr_assert_eq(vmm_as_guest_fault(&as[0], BASE + PAGE, false), 0, "SIGBUS");
+    cr_assert_eq(vmm_as_guest_fault(&as[0], BASE, false), -1, "not past it");
     cr_assert_eq(ftruncate(fd, 2 * PAGE), 0);
-    cr_assert_eq(vmm_as_file_fault(&as[0], BASE + PAGE, true), 1, "grown");
+    cr_assert_eq(vmm_as_guest_fault(&as[0], BASE + PAGE, true), 1, "grown");
     cr_assert_neq(vmm_pt_lookup(&as[0], BASE + PAGE) & VMM_PTE_P, 0);
     cr_assert_eq(peek(0, BASE + PAGE), 0);
-    cr_assert_eq(vmm_as_file_fault(&as[0], BASE + 2 * PAGE, false), 0);
+    cr_assert_eq(vmm_as_guest_fault(&as[0], BASE + 2 * PAGE, false), 0);
     close(fd);
 }
