@@ -124,9 +124,11 @@ static const struct exception_note notes[] = {
     {SYS_dup2, "emulated", "guest fd table over a host dup"},
     {SYS_dup3, "emulated", "guest fd table over a host dup"},
     {SYS_open, NULL, "private /tmp; /proc and /sys machine files "
-                     "synthesised; /dev/urandom from detcore"},
+                     "synthesised; /dev/urandom from detcore; /dev/tty "
+                     "is the session's terminal"},
     {SYS_openat, NULL, "private /tmp; /proc and /sys machine files "
-                       "synthesised; /dev/urandom from detcore"},
+                       "synthesised; /dev/urandom from detcore; /dev/tty "
+                       "is the session's terminal"},
     {SYS_stat, "virtualised", "canonical ino/dev/times (detcore)"},
     {SYS_lstat, "virtualised", "canonical ino/dev/times (detcore)"},
     {SYS_fstat, "virtualised", "canonical ino/dev/times (detcore)"},
@@ -142,7 +144,10 @@ static const struct exception_note notes[] = {
     {SYS_setdomainname, "virtualised", "seen only inside the run"},
     {SYS_readlink, NULL, "/proc/self/exe answers the guest program"},
     {SYS_readlinkat, NULL, "/proc/self/exe answers the guest program"},
-    {SYS_ioctl, NULL, "terminal and file requests; others ENOTTY"},
+    {SYS_ioctl, NULL, "terminal and file requests; others ENOTTY; "
+                      "controlling terminal, session and foreground group "
+                      "(TIOCSCTTY, TIOCNOTTY, TIOCGSID, TIOCGPGRP, "
+                      "TIOCSPGRP) per virtual session (io/tty.c)"},
     {SYS_fcntl, NULL, "POSIX record locks owned per guest process (an OFD "
                       "lock on a per-process reopen); owners, F_SETSIG, "
                       "O_ASYNC's SIGIO, dnotify and leases kept by hvrun "

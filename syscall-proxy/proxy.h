@@ -389,6 +389,9 @@ struct proxy_world {
     /* Whose System V objects shm/sem/msg above are (NULL: the initial
      * IPC namespace's, kept in ipc_root while another's are here). */
     struct proxy_ns *ipc_cur, *ipc_root;
+    /* The terminals that are some session's controlling tty (io/tty.c). */
+    struct proxy_tty *ttys;
+    int nr_ttys;
 };
 
 /* --linger: whether a guest process other than the first still holds the
@@ -573,6 +576,7 @@ struct proxy_process {
 
     /* identity */
     int pid, tid, ppid, pgid, sid;
+    dev_t ctty;                 /* controlling terminal's rdev; 0: none */
     gva_t clear_child_tid;
     gva_t robust_list;
     char exe_path[PROXY_PATH_MAX]; /* absolute host path of the program */
@@ -1011,6 +1015,49 @@ struct proxy_process *proxy_world_find(struct proxy_world *w, int pid);
 /* The next pid or tid of the run: one counter for processes and threads,
  * as Linux's pid allocator, so no thread's id is another task's. */
 int proxy_world_next_id(struct proxy_world *w);
+
+/* ---- controlling terminals (io/tty.c) ------------------------------------ */
+
+/* Whether process group pgrp is orphaned (misc.c): Linux then drops the
+ * stop signals SIGTSTP, SIGTTIN and SIGTTOU of its default action, and
+ * a terminal's job control answers EIO. */
+bool proxy_pgrp_orphaned(struct proxy_world *w, int pgrp);
+
+/* hvrun's own controlling terminal, if any, becomes the virtual shell's
+ * session's and the first process's; freed with the world. */
+void proxy_tty_world_init(struct proxy_world *w, struct proxy_process *first);
+void proxy_tty_world_free(struct proxy_world *w);
+/* TIOCSCTTY, TIOCNOTTY, TIOCGSID, TIOCGPGRP, TIOCSPGRP: answered from the
+ * model, never the host's session (proxy_tty_ioctl, on the fd's host fd). */
+bool proxy_tty_ioctl_is(unsigned int req);
+long proxy_tty_ioctl(struct proxy_process *p, int host_fd, unsigned int req,
+                     uint64_t arg);
+/* Job control before a read, a write or a change of a terminal (host_fd)
+ * by a process of a background group of its session: 0 to go on, -EIO,
+ * or PROXY_RET_BLOCK after SIGTTIN/SIGTTOU to the caller's group. */
+enum proxy_tty_access { PROXY_TTY_READ, PROXY_TTY_WRITE, PROXY_TTY_CHANGE };
+long proxy_tty_job_control(struct proxy_process *p, int host_fd,
+                           enum proxy_tty_access how);
+/* p wrote bytes (of iov[0..n)) to host_fd: to a pty master whose slave
+ * has a foreground group, its VINTR/VQUIT/VSUSP characters (ISIG) send
+ * SIGINT/SIGQUIT/SIGTSTP to that group. */
+struct iovec;
+void proxy_tty_wrote(struct proxy_process *p, int host_fd,
+                     const struct iovec *iov, int n, size_t bytes);
+/* An open (flags as the guest gave them) of host_fd succeeded: a session
+ * leader without a ctty may have gained it. */
+void proxy_tty_opened(struct proxy_process *p, int host_fd, int flags);
+/* Whether (dirfd, path) is /dev/tty; then *fd_or_err is a host fd of the
+ * caller's ctty reopened with flags, or -ENXIO/-errno. */
+bool proxy_tty_open_current(struct proxy_process *p, int dirfd,
+                            const char *path, int flags, int *fd_or_err);
+/* setsid drops the caller's ctty; a session leader's exit hangs its
+ * session's terminal up (SIGHUP to the foreground group). */
+void proxy_tty_setsid(struct proxy_process *p);
+void proxy_tty_exit(struct proxy_process *p);
+/* /proc/PID/stat's tty_nr and tpgid (-1: none) of p as p sees them. */
+unsigned int proxy_tty_nr(const struct proxy_process *p);
+int proxy_tty_fg_pgrp(struct proxy_process *p);
 
 /* ---- file mappings (mm/mm.c) --------------------------------------------- */
 

@@ -351,7 +351,8 @@ static bool open_creates(int flags)
 /*
  * The host fd is always O_CLOEXEC (the guest's bit lives in the table) and
  * O_NOCTTY: the guest's session is virtual, so opening a terminal must not
- * make it hvrun's controlling terminal (TIOCSCTTY does that explicitly).
+ * make it hvrun's controlling terminal; it may become the guest session's
+ * (io/tty.c), and /dev/tty is the guest's controlling terminal.
  * O_NOCTTY is invisible to F_GETFL, as Linux strips it from f_flags.
  */
 /*
@@ -583,10 +584,16 @@ static long do_openat(struct proxy_process *p, uint64_t guest_dirfd,
     if ((flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC))
         proxy_preserve_before(p, hp.dirfd, hp.path, !(flags & O_NOFOLLOW));
     bool created = proxy_meta_open_creates(p, hp.dirfd, hp.path, flags);
-    int host_fd =
-        openat(hp.dirfd, hp.path, flags | O_CLOEXEC | O_NOCTTY, host_mode);
-    if (host_fd < 0)
-        return -errno;
+    int host_fd;
+    if (!proxy_tty_open_current(p, hp.dirfd, hp.path, flags, &host_fd)) {
+        host_fd =
+            openat(hp.dirfd, hp.path, flags | O_CLOEXEC | O_NOCTTY, host_mode);
+        if (host_fd < 0)
+            return -errno;
+        proxy_tty_opened(p, host_fd, flags);
+    } else if (host_fd < 0) {
+        return host_fd;
+    }
     record_file(p, &hp, flags, host_fd);
     if ((r = proxy_proc_open_check(p, host_fd, flags)) < 0) {
         close(host_fd);

@@ -610,9 +610,10 @@ static int gen_self_stat(struct proxy_process *p, struct vbuf *b)
     uint64_t utime = (uint64_t)det_cputime_ns(p->det) / NS_PER_TICK;
     int nice = p->prctl.nice;
     uint64_t rsslim = p->rlimits[RLIMIT_RSS].rlim_cur;
-    vb_printf(b, "%d (%s) %c %d %d %d 0 -1 0 0 0 0 0 %llu 0 0 0 %d %d %d 0 %llu",
+    vb_printf(b, "%d (%s) %c %d %d %d %u %d 0 0 0 0 0 %llu 0 0 0 %d %d %d 0 %llu",
               viewed_tid(p), proxy_thread_comm_of(p, p->proc_tid),
               thread_state_letter(p), p->ppid, p->pgid, p->sid,
+              proxy_tty_nr(p), proxy_tty_fg_pgrp(p),
               (unsigned long long)utime, 20 + nice, nice, live_threads(p),
               (unsigned long long)start_ticks(p));
     vb_printf(b, " %llu %llu %llu %llu %llu %llu 0 0",

@@ -484,7 +484,14 @@ static long xfer_dispatch(struct proxy_process *p, int guest_fd, int host_fd,
         return proxy_mq_xfer(p, guest_fd, x->into_guest, iov, n);
     if (x->into_guest && proxy_vfs_fd_det_random(p, guest_fd))
         return proxy_vfs_random_read(p, iov, n);
-    return xfer_host_nowait(p, guest_fd, host_fd, x, iov, n, gva, count);
+    long jc = proxy_tty_job_control(p, host_fd, x->into_guest ? PROXY_TTY_READ
+                                                              : PROXY_TTY_WRITE);
+    if (jc)
+        return jc; /* a background group's read or write of its terminal */
+    long r = xfer_host_nowait(p, guest_fd, host_fd, x, iov, n, gva, count);
+    if (!x->into_guest && r > 0) /* ^C written to a pty master */
+        proxy_tty_wrote(p, host_fd, iov, n, (size_t)r);
+    return r;
 }
 
 /* The end of every read/write: a parked call stays parked; a write moves
@@ -982,8 +989,6 @@ static const struct ioctl_desc ioctl_descs[] = {
     {TCSBRKP, IOCTL_VALUE, 0},
     {TIOCSBRK, IOCTL_NONE, 0},
     {TIOCCBRK, IOCTL_NONE, 0},
-    {TIOCSCTTY, IOCTL_VALUE, 0},
-    {TIOCNOTTY, IOCTL_NONE, 0},
     {TIOCEXCL, IOCTL_NONE, 0},
     {TIOCNXCL, IOCTL_NONE, 0},
     {TIOCGEXCL, IOCTL_OUT, sizeof(int)},
@@ -1021,6 +1026,20 @@ static const struct ioctl_desc *ioctl_desc_find(unsigned int req)
     return NULL;
 }
 
+/* The requests Linux checks with tty_check_change (set_termios, TCFLSH,
+ * TCXONC, TCSBRK and TCSBRKP): a background group's gets SIGTTOU. */
+static bool ioctl_changes_tty(unsigned int req)
+{
+    switch (req) {
+    case TCSETS: case TCSETSW: case TCSETSF:
+    case IOCTL_TCSETS2: case IOCTL_TCSETSW2: case IOCTL_TCSETSF2:
+    case TCSETA: case TCSETAW: case TCSETAF:
+    case TCFLSH: case TCXONC: case TCSBRK: case TCSBRKP:
+        return true;
+    }
+    return false;
+}
+
 /* Runs a described request: argument copied in, host ioctl, copied out. */
 static long ioctl_described(struct proxy_process *p, int host_fd,
                             const struct ioctl_desc *d, uint64_t arg)
@@ -1046,38 +1065,6 @@ static long ioctl_described(struct proxy_process *p, int host_fd,
     return -ENOTTY;
 }
 
-/*
- * The guest's process group is virtual (p->pgid) and hvrun's host group
- * stands for it: the terminal's foreground group is the guest's exactly
- * when it is hvrun's. (hvrun's own group id is compared, never shown.)
- * When hvrun is not in the foreground, the host's foreground group id is
- * returned; it is not the guest's, which is what the guest needs to know.
- */
-static long ioctl_get_pgrp(struct proxy_process *p, int host_fd, gva_t arg)
-{
-    pid_t host_pgrp;
-    if (ioctl(host_fd, TIOCGPGRP, &host_pgrp) < 0)
-        return -errno;
-    pid_t guest_pgrp = host_pgrp == getpgrp() ? p->pgid : host_pgrp;
-    return proxy_copy_out(p, arg, &guest_pgrp, sizeof(guest_pgrp)) < 0 ? -EFAULT
-                                                                       : 0;
-}
-
-/* The only group the guest can name is its own (one process); any other
- * positive id does not exist for it, -ESRCH as on Linux. */
-static long ioctl_set_pgrp(struct proxy_process *p, int host_fd, gva_t arg)
-{
-    pid_t guest_pgrp;
-    if (proxy_copy_in(p, &guest_pgrp, arg, sizeof(guest_pgrp)) < 0)
-        return -EFAULT;
-    if (guest_pgrp < 0)
-        return -EINVAL;
-    if (guest_pgrp != p->pgid)
-        return -ESRCH;
-    pid_t host_pgrp = getpgrp();
-    return proxy_host_result(ioctl(host_fd, TIOCSPGRP, &host_pgrp));
-}
-
 /* TIOCGPTPEER opens the pty slave and returns a new fd: it gets the host
  * O_CLOEXEC/O_NOCTTY like every open, and the guest's bit in the table. */
 static long ioctl_pty_peer(struct proxy_process *p, int host_fd, uint64_t arg)
@@ -1086,6 +1073,7 @@ static long ioctl_pty_peer(struct proxy_process *p, int host_fd, uint64_t arg)
     int peer = ioctl(host_fd, TIOCGPTPEER, flags | O_CLOEXEC | O_NOCTTY);
     if (peer < 0)
         return -errno;
+    proxy_tty_opened(p, peer, flags);
     return proxy_fd_install(&p->fds, peer, (flags & O_CLOEXEC) != 0, 0);
 }
 
@@ -1137,10 +1125,6 @@ static long sys_ioctl(struct proxy_process *p, const uint64_t a[6])
         /* The guest's close-on-exec bit; host fds keep theirs. */
         f->cloexec = req == FIOCLEX;
         return 0;
-    case TIOCGPGRP:
-        return ioctl_get_pgrp(p, f->host_fd, arg);
-    case TIOCSPGRP:
-        return ioctl_set_pgrp(p, f->host_fd, arg);
     case TIOCGPTPEER:
         return ioctl_pty_peer(p, f->host_fd, arg);
     case FICLONE:
@@ -1158,11 +1142,18 @@ static long sys_ioctl(struct proxy_process *p, const uint64_t a[6])
         return r;
     }
     }
+    if (proxy_tty_ioctl_is(req)) /* sessions are virtual (tty.c) */
+        return proxy_tty_ioctl(p, f->host_fd, req, arg);
     const struct ioctl_desc *d = ioctl_desc_find(req);
     if (!d) {
         proxy_log(p, 2, "ioctl: request 0x%x on fd %d not supported: ENOTTY",
                   req, (int)a[0]);
         return -ENOTTY;
+    }
+    if (ioctl_changes_tty(req)) {
+        long jc = proxy_tty_job_control(p, f->host_fd, PROXY_TTY_CHANGE);
+        if (jc)
+            return jc; /* a background group's change: SIGTTOU */
     }
     return ioctl_described(p, f->host_fd, d, arg);
 }

@@ -1456,6 +1456,36 @@ static bool group_in_session(struct proxy_process *p, int pgid, int sid)
     return p->pgid == pgid && p->sid == sid;
 }
 
+/* The virtual shell (ppid 0) is in its own group and session. */
+static void parent_ids(struct proxy_world *w, const struct proxy_process *q,
+                       int *pgid, int *sid)
+{
+    struct proxy_process *par = q->ppid ? proxy_world_find(w, q->ppid) : NULL;
+    *pgid = par ? par->pgid : PROXY_OUTSIDE_PGID;
+    *sid = par ? par->sid : PROXY_OUTSIDE_PGID;
+}
+
+/* will_become_orphaned_pgrp: no live member has a parent in another
+ * group of the same session (which could bring the group back to the
+ * foreground); the first process's parent is the virtual shell. */
+bool proxy_pgrp_orphaned(struct proxy_world *w, int pgrp)
+{
+    /* The virtual shell's own group: its parent (a login shell, a
+     * terminal's) is taken to be in the session, as for a shell's job. */
+    if (pgrp == PROXY_OUTSIDE_PGID || !w)
+        return false;
+    for (int i = 0; i < w->nr_procs; i++) {
+        struct proxy_process *q = w->procs[i];
+        if (q->zombie || q->pgid != pgrp)
+            continue;
+        int ppgid, psid;
+        parent_ids(w, q, &ppgid, &psid);
+        if (ppgid != pgrp && psid == q->sid)
+            return false;
+    }
+    return true;
+}
+
 /*
  * setpgid(pid, pgid): 0 means the caller for pid and pid for pgid. The
  * target is the caller or a child of it that has not exec'd (EACCES) in
@@ -1494,6 +1524,7 @@ static long sys_setsid(struct proxy_process *p, const uint64_t a[6])
         if (p->world->procs[i]->pgid == p->pid)
             return -EPERM;
     p->sid = p->pgid = p->pid;
+    proxy_tty_setsid(p);
     return proxy_ns_pid_of(p, p);
 }
 

@@ -423,6 +423,7 @@ void proxy_world_exit(struct proxy_process *p)
         return;
     }
     p->zombie = true;
+    proxy_tty_exit(p); /* a session leader hangs its terminal up */
     /* Closing every fd now gives the readers of its pipes their EOF. */
     proxy_fdtable_destroy(&p->fds);
     send_death_signals(p);

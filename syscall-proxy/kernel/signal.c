@@ -266,6 +266,13 @@ static void force_sigsegv(struct proxy_process *p, int failed_sig,
     deliver(p, SIGSEGV, &info, trapno, err, cr2);
 }
 
+/* get_signal: a stop other than SIGSTOP is dropped when the process's
+ * group is orphaned (no one in the session could continue it). */
+static bool orphaned_stop(struct proxy_process *p, int sig)
+{
+    return sig != SIGSTOP && proxy_pgrp_orphaned(p->world, p->pgid);
+}
+
 static void deliver(struct proxy_process *p, int sig, const siginfo_t *info,
                     uint64_t trapno, uint64_t err, uint64_t cr2)
 {
@@ -276,7 +283,7 @@ static void deliver(struct proxy_process *p, int sig, const siginfo_t *info,
         enum default_action act = default_action_of(sig);
         if (act == ACT_TERM || act == ACT_CORE)
             proxy_process_kill(p, sig);
-        else if (act == ACT_STOP && p->world &&
+        else if (act == ACT_STOP && p->world && !orphaned_stop(p, sig) &&
                  !proxy_ptrace_group_stop(p, sig))
             proxy_process_stop(p, sig);
         return;
@@ -352,7 +359,8 @@ static bool job_control(struct proxy_process *p, int signo)
     bool running = w->procs[w->cur] == p;
     /* A traced process stops at the signal's delivery, for its tracer. */
     if (dfl && !blocked && !running && !proxy_ptrace_process_traced(p)) {
-        proxy_process_stop(p, signo);
+        if (!orphaned_stop(p, signo)) /* else dropped, as at delivery */
+            proxy_process_stop(p, signo);
         return true;
     }
     return false;

@@ -73,6 +73,7 @@ int proxy_world_init(struct proxy_world *w, struct vmm_host *host,
     }
     w->next_pid = first->pid + 1;
     first->world = w;
+    proxy_tty_world_init(w, first);
     /* The OOM backstop's baseline (and its /proc/self/statm fd, opened
      * now, during set-up). */
     proxy_mem_check_oom(w);
@@ -94,6 +95,7 @@ void proxy_world_destroy(struct proxy_world *w)
     proxy_outside_free(w);
     proxy_mq_world_free(w);
     proxy_ns_world_free(w);
+    proxy_tty_world_free(w);
     /* Timerfds still open in the first process outlive the world. */
     proxy_timerfd_world_gone(w);
 }

@@ -24,6 +24,9 @@
 #             thread and undefined find what they find natively (ASan's
 #             terabytes of MAP_NORESERVE shadow, LeakSanitizer's ptrace of
 #             its own threads);
+#             py-pty-fork, script-*: a controlling terminal on a pty
+#             (pty.fork's child, script's shell, an interactive bash's
+#             job control over it);
 #   gcc/*     (when gcc is installed) two separate `HVRUN run -- gcc` builds
 #             of a file printing __DATE__ " " __TIME__ give byte-identical
 #             binaries that run; `HVRUN run --verify -- gcc -c t.c` exits 0.
@@ -99,6 +102,10 @@ strace-group-exit | 0 | sh -c 'strace -f -o t "$1" group-exit >/dev/null; echo "
 strace-seccomp-bpf | 0 | sh -c 'strace -f --seccomp-bpf -e trace=write,execve -o t sh -c "echo hi; ls /nonexistent" 2>&1; grep -oE "execve\(\"[^\"]+\"|write\([0-9], \"[^\"]*\"|[+]{3} exited with [0-9]+" t'
 sanitize-asan   | 0   | sh -c 'cc -g -fsanitize=address -o s "$1" || exit; for m in overflow uaf stack leak threads; do ./s $m >o 2>e; echo "$m: status $?"; cat o; grep -oE "ERROR: [A-Za-z]+Sanitizer: [a-z-]+|(READ|WRITE) of size [0-9]+|(Direct|Indirect) leak of [0-9]+ byte.s. in [0-9]+ object|SUMMARY: [A-Za-z]+Sanitizer: [^/]*" e; done' sh $ROOT/tests/processes/sanitize.c
 sanitize-others | 0   | sh -c 'cc -g -fsanitize=leak -o l "$1" && ./l leak 2>e; echo "lsan: status $?"; grep -oE "(Direct|Indirect) leak of [0-9]+ byte.s.|SUMMARY: [A-Za-z]+Sanitizer: [^/]*" e; cc -g -fsanitize=undefined -o u "$1" && ./u ub 2>e; echo "ubsan: status $?"; grep -oE "runtime error: [^0-9]*" e; cc -g -fsanitize=thread -o t "$1" && ./t race 2>e; echo "tsan: status $?"; grep -oE "WARNING: ThreadSanitizer: [a-z ]+|SUMMARY: ThreadSanitizer: [^/]*" e | sort -u' sh $ROOT/tests/processes/sanitize.c
+py-pty-fork     | 0   | /usr/bin/python3 -B $ROOT/tests/processes/pty_fork.py
+script-echo     | 0   | script -qc 'echo hi' /dev/null
+script-bash-i   | 0   | sh $ROOT/tests/processes/script_bash.sh
+script-ctty     | 0   | script -qc 'tty >/dev/null && echo has tty; ps -o stat= -p $$; sh -c "ps -o stat= -p \$\$"' /dev/null
 setsid-leads    | 0   | setsid -w sh -c 'set -- $(cut -d" " -f5,6 /proc/$$/stat); echo leads group $(($1 == $$)) session $(($2 == $$))'
 EOF
 )
@@ -117,6 +124,9 @@ strace-pipeline | 0   | strace -f -o /dev/null sh -c 'echo hi | cat'
 gdb-bt          | 0   | sh -c 'cc -g -O0 -o crash "$1" && gdb -iex "maint set worker-threads 0" -batch -ex run -ex bt ./crash' sh $ROOT/tests/processes/crash_bt.c
 setsid-ps       | 0   | setsid -w sh -c 'ps -o pid,ppid,pgid,sid,comm'
 sanitize-threads | 0  | sh -c 'cc -g -fsanitize=address -o s "$1" && ./s threads; echo "status $?"' sh $ROOT/tests/processes/sanitize.c
+py-pty-fork     | 0   | /usr/bin/python3 -B $ROOT/tests/processes/pty_fork.py
+script-echo     | 0   | script -qc 'echo hi' /dev/null
+script-bash-i   | 0   | sh $ROOT/tests/processes/script_bash.sh
 EOF
 )
 

@@ -1,0 +1,580 @@
+/*
+ * tty.c - controlling terminals over the run's virtual sessions.
+ *
+ * Sessions and process groups are virtual (misc.c: setsid, setpgid), so
+ * the terminal side of them is too: hvrun opens every host fd O_NOCTTY
+ * and never passes TIOCSCTTY, TIOCNOTTY or TIOCSPGRP's group to the host.
+ * Instead the world keeps, for each terminal that is some session's
+ * controlling tty, that session and its foreground group (run pids), and
+ * each process its controlling tty (proxy_process.ctty, its st_rdev; 0:
+ * none), inherited by fork and kept by execve, as Linux's signal->tty.
+ *
+ * A terminal is named by its device number, as the host's TIOCGDEV gives
+ * it: a pty slave's 136:N for the slave and for its master too (Linux's
+ * "real tty" of a master fd, which TIOCSCTTY, TIOCGPGRP and TIOCGSID act
+ * on). One devpts instance (the host's /dev/pts) is assumed.
+ *
+ * The run's first process starts, as a shell's child, in the session of
+ * the virtual shell (PROXY_OUTSIDE_PGID); when hvrun itself has a
+ * controlling terminal, that terminal is the virtual shell's session's,
+ * and the first process's ("outside" below). Its foreground group is the
+ * virtual shell's group while hvrun is in the host's foreground; when
+ * hvrun is not, TIOCGPGRP shows the host's foreground group as it is (as
+ * before this model: the guest learns it is not in the foreground), and
+ * TIOCSPGRP also makes hvrun's group the host's foreground one.
+ *
+ * Modelled as Linux: TIOCSCTTY (tiocsctty's EPERM cases, arg 1 stealing
+ * with CAP_SYS_ADMIN), the ctty gained at open() of a terminal without
+ * O_NOCTTY by a session leader without one (never for a pty master),
+ * TIOCNOTTY, TIOCGSID, TIOCGPGRP/TIOCSPGRP (ENOTTY when not the caller's
+ * ctty, ESRCH, EPERM for a group of another session), open("/dev/tty")
+ * (the caller's ctty reopened; ENXIO without one, EIO for none to reopen),
+ * setsid dropping the ctty, and a session leader's exit or TIOCNOTTY:
+ * SIGHUP (and for TIOCNOTTY SIGCONT) to the foreground group, the session
+ * losing the terminal.
+ *
+ * Job control as Linux's: a process of a background group that reads its
+ * ctty gets SIGTTIN for its group (EIO with SIGTTIN ignored or the group
+ * orphaned), one that changes it (tcsetpgrp, tcsetattr, tcflush, and
+ * writes under TOSTOP) SIGTTOU unless ignored, and the call runs again
+ * when the group is continued.
+ *
+ * The line discipline's signals: the host's has no session to send them
+ * to, so a write to a pty master of the run that holds the slave's VINTR,
+ * VQUIT or VSUSP character under ISIG sends SIGINT, SIGQUIT or SIGTSTP to
+ * the slave's foreground group here, at the write (Linux: when the input
+ * is processed, soon after); the host's discipline still flushes and
+ * echoes. A character quoted by VLNEXT is taken as a signal all the same.
+ *
+ * Not modelled (docs/DETERMINISM.md): the hangup when a pty's master is
+ * closed (the host gives the slave's readers EIO, but no SIGHUP is sent
+ * and the session keeps the terminal).
+ */
+#include "proxy.h"
+#include "fs_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <sys/sysmacros.h>
+#include <termios.h>
+#include <unistd.h>
+
+/* Linux's device numbers: /dev/tty, /dev/ptmx, the first pty slaves' major. */
+#define TTY_AUX_MAJOR 5
+#define DEV_TTY_MINOR 0
+#define DEV_PTMX_MINOR 2
+#define PTY_SLAVE_MAJOR 136
+
+struct proxy_tty {
+    dev_t rdev;
+    int sid, pgrp;            /* run pids; pgrp 0: no foreground group */
+    bool outside;             /* hvrun's own controlling terminal */
+    char path[PROXY_PATH_MAX]; /* the host's name for it (/dev/tty reopens) */
+};
+
+/* ---- the world's table --------------------------------------------------- */
+
+static struct proxy_tty *tty_find(struct proxy_world *w, dev_t rdev)
+{
+    for (int i = 0; w && i < w->nr_ttys; i++)
+        if (w->ttys[i].rdev == rdev)
+            return &w->ttys[i];
+    return NULL;
+}
+
+static struct proxy_tty *tty_add(struct proxy_world *w, dev_t rdev)
+{
+    struct proxy_tty *t = tty_find(w, rdev);
+    if (t)
+        return t;
+    struct proxy_tty *n = realloc(w->ttys, (size_t)(w->nr_ttys + 1) * sizeof(*n));
+    if (!n)
+        return NULL;
+    w->ttys = n;
+    t = &w->ttys[w->nr_ttys++];
+    memset(t, 0, sizeof(*t));
+    t->rdev = rdev;
+    return t;
+}
+
+/* A terminal no session holds is not listed (Linux: session NULL). */
+static void tty_remove(struct proxy_world *w, struct proxy_tty *t)
+{
+    *t = w->ttys[--w->nr_ttys];
+}
+
+/* Every process of session sid loses its controlling terminal
+ * (session_clear_tty). */
+static void session_clear_tty(struct proxy_world *w, int sid)
+{
+    for (int i = 0; i < w->nr_procs; i++)
+        if (w->procs[i]->sid == sid)
+            w->procs[i]->ctty = 0;
+}
+
+/* A signal the kernel sends a process group (kill_pgrp, SEND_SIG_PRIV). */
+static void kill_pgrp(struct proxy_world *w, int pgrp, int sig)
+{
+    siginfo_t info;
+    memset(&info, 0, sizeof(info));
+    info.si_signo = sig;
+    info.si_code = SI_KERNEL;
+    for (int i = 0; i < w->nr_procs; i++) {
+        struct proxy_process *q = w->procs[i];
+        if (!q->zombie && q->pgid == pgrp)
+            proxy_signal_raise(q, sig, &info);
+    }
+}
+
+/* The session leader p gives up its terminal (disassociate_ctty): the
+ * foreground group gets SIGHUP (and SIGCONT unless p is exiting), the
+ * terminal is no session's and no process of the session has it. */
+static void disassociate_ctty(struct proxy_process *p, bool on_exit)
+{
+    struct proxy_world *w = p->world;
+    struct proxy_tty *t = tty_find(w, p->ctty);
+    if (t) {
+        if (t->pgrp) {
+            kill_pgrp(w, t->pgrp, SIGHUP);
+            if (!on_exit)
+                kill_pgrp(w, t->pgrp, SIGCONT);
+        }
+        tty_remove(w, t);
+    }
+    session_clear_tty(w, p->sid);
+}
+
+static void tty_name_of(int host_fd, char *out, size_t cap)
+{
+    char link[64];
+    snprintf(link, sizeof(link), "/proc/self/fd/%d", host_fd);
+    ssize_t n = readlink(link, out, cap - 1);
+    out[n > 0 ? n : 0] = '\0';
+}
+
+/* p becomes the controlling process of t, with its group in the
+ * foreground (__proc_set_tty). */
+static void proc_set_tty(struct proxy_process *p, struct proxy_tty *t)
+{
+    t->sid = p->sid;
+    t->pgrp = p->pgid;
+    p->ctty = t->rdev;
+}
+
+/* ---- what a guest fd is -------------------------------------------------- */
+
+struct tty_of_fd {
+    dev_t rdev;  /* the terminal (a master's: its slave) */
+    bool master; /* a pty master: TIOCNOTTY's tty is never a ctty */
+};
+
+static bool is_pty_master(const struct stat *st)
+{
+    return major(st->st_rdev) == TTY_AUX_MAJOR &&
+           minor(st->st_rdev) == DEV_PTMX_MINOR;
+}
+
+/* The terminal's own device number (TIOCGDEV: a master's slave; the
+ * terminal behind an fd of /dev/tty, whose inode is 5:0), decoded from
+ * new_encode_dev's form. */
+static int real_tty_rdev(int host_fd, dev_t *out)
+{
+    unsigned int enc;
+    if (ioctl(host_fd, TIOCGDEV, &enc) < 0)
+        return -ENOTTY;
+    *out = makedev((enc & 0xfff00) >> 8, (enc & 0xff) | ((enc >> 12) & 0xfff00));
+    return 0;
+}
+
+/* -ENOTTY for anything but a terminal, as tty_ioctl's absence says. */
+static int tty_of_host_fd(int host_fd, struct tty_of_fd *out)
+{
+    struct stat st;
+    if (fstat(host_fd, &st) < 0 || !S_ISCHR(st.st_mode) || !isatty(host_fd))
+        return -ENOTTY;
+    out->master = is_pty_master(&st);
+    return real_tty_rdev(host_fd, &out->rdev);
+}
+
+void proxy_tty_world_init(struct proxy_world *w, struct proxy_process *first)
+{
+    /* hvrun's own controlling terminal, if it has one: the probe opens
+     * it O_NOCTTY and closes it at once (ENXIO: none). */
+    int fd = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0)
+        return;
+    dev_t rdev;
+    struct proxy_tty *t;
+    if (real_tty_rdev(fd, &rdev) == 0 && (t = tty_add(w, rdev)) != NULL) {
+        t->sid = t->pgrp = PROXY_OUTSIDE_PGID;
+        t->outside = true;
+        snprintf(t->path, sizeof(t->path), "/dev/tty");
+        if (first->sid == PROXY_OUTSIDE_PGID)
+            first->ctty = t->rdev;
+    }
+    close(fd);
+}
+
+void proxy_tty_world_free(struct proxy_world *w)
+{
+    free(w->ttys);
+    w->ttys = NULL;
+    w->nr_ttys = 0;
+}
+
+/* ---- the ioctls ---------------------------------------------------------- */
+
+/* Whether the ioctl's own tty (not a master's slave) is not p's ctty: the
+ * ENOTTY tiocgpgrp and tiocgsid give ("tty == real_tty" in Linux). */
+static bool not_own_ctty(const struct proxy_process *p,
+                         const struct tty_of_fd *tf)
+{
+    return !tf->master && p->ctty != tf->rdev;
+}
+
+static long put_pid_out(struct proxy_process *p, gva_t arg, int run_pid)
+{
+    pid_t v = run_pid ? proxy_ns_pid_nr(p, run_pid) : 0;
+    return proxy_copy_out(p, arg, &v, sizeof(v)) < 0 ? -EFAULT : 0;
+}
+
+static long tiocgpgrp(struct proxy_process *p, int host_fd,
+                      const struct tty_of_fd *tf, gva_t arg)
+{
+    if (not_own_ctty(p, tf))
+        return -ENOTTY;
+    struct proxy_tty *t = tty_find(p->world, tf->rdev);
+    if (t && t->outside) {
+        /* hvrun's group stands for the foreground group it holds; when
+         * hvrun is not the host's foreground, the host's group as it is
+         * (compared, never shown, hvrun's own group id). */
+        pid_t host_pgrp;
+        if (ioctl(host_fd, TIOCGPGRP, &host_pgrp) < 0)
+            return -errno;
+        if (host_pgrp != getpgrp())
+            return proxy_copy_out(p, arg, &host_pgrp, sizeof(host_pgrp)) < 0
+                       ? -EFAULT
+                       : 0;
+    }
+    return put_pid_out(p, arg, t ? t->pgrp : 0);
+}
+
+static long tiocgsid(struct proxy_process *p, const struct tty_of_fd *tf,
+                     gva_t arg)
+{
+    if (not_own_ctty(p, tf))
+        return -ENOTTY;
+    struct proxy_tty *t = tty_find(p->world, tf->rdev);
+    if (!t || !t->sid)
+        return -ENOTTY;
+    return put_pid_out(p, arg, t->sid);
+}
+
+/* Whether process group pgrp (a run pid) has a live member, and in which
+ * session (0: none). */
+static int session_of_pgrp(struct proxy_world *w, int pgrp)
+{
+    for (int i = 0; i < w->nr_procs; i++) {
+        struct proxy_process *q = w->procs[i];
+        if (!q->zombie && q->pgid == pgrp)
+            return q->sid;
+    }
+    /* the virtual shell's group, whose shell is outside the run */
+    return pgrp == PROXY_OUTSIDE_PGID ? PROXY_OUTSIDE_PGID : 0;
+}
+
+/* ---- job control --------------------------------------------------------- */
+
+/* is_ignored: the calling thread blocks sig or its action is SIG_IGN. */
+static bool sig_ignored(const struct proxy_process *p, int sig)
+{
+    return (p->sigmask & (1ULL << (sig - 1))) ||
+           p->sigactions[sig].handler == (uint64_t)(uintptr_t)SIG_IGN;
+}
+
+/*
+ * __tty_check_change: p, whose ctty t is, is not in its foreground group.
+ * Its group gets sig and the call runs again once it may go on
+ * (ERESTARTSYS: PROXY_RET_BLOCK with the thread runnable re-runs it, or
+ * gives EINTR after a handler without SA_RESTART); with sig ignored a
+ * change goes ahead and a read is EIO; an orphaned group gets EIO.
+ */
+static long check_change(struct proxy_process *p, const struct proxy_tty *t,
+                         int sig)
+{
+    if (!t || p->ctty != t->rdev || !t->pgrp || t->pgrp == p->pgid)
+        return 0;
+    if (sig_ignored(p, sig))
+        return sig == SIGTTIN ? -EIO : 0;
+    if (proxy_pgrp_orphaned(p->world, p->pgid))
+        return -EIO;
+    kill_pgrp(p->world, p->pgid, sig);
+    return PROXY_RET_BLOCK;
+}
+
+long proxy_tty_job_control(struct proxy_process *p, int host_fd,
+                           enum proxy_tty_access how)
+{
+    /* The common case costs a look-up: no ctty, or in its foreground. */
+    struct proxy_tty *t = p->ctty ? tty_find(p->world, p->ctty) : NULL;
+    if (!t || !t->pgrp || t->pgrp == p->pgid)
+        return 0;
+    struct tty_of_fd tf;
+    if (tty_of_host_fd(host_fd, &tf) < 0 || tf.rdev != t->rdev)
+        return 0;
+    /* A master's reads and writes are its own tty's, never a ctty. */
+    if (tf.master && how != PROXY_TTY_CHANGE)
+        return 0;
+    if (how == PROXY_TTY_READ)
+        return check_change(p, t, SIGTTIN);
+    if (how == PROXY_TTY_WRITE) { /* n_tty_write: only under TOSTOP */
+        struct termios tio;
+        if (tcgetattr(host_fd, &tio) < 0 || !(tio.c_lflag & TOSTOP))
+            return 0;
+    }
+    return check_change(p, t, SIGTTOU);
+}
+
+static long tiocspgrp(struct proxy_process *p, int host_fd,
+                      const struct tty_of_fd *tf, gva_t arg)
+{
+    struct proxy_tty *t = tty_find(p->world, tf->rdev);
+    long r = check_change(p, t, SIGTTOU);
+    if (r == -EIO)
+        return -ENOTTY; /* tiocspgrp's answer for an orphaned group */
+    if (r)
+        return r;
+    pid_t nr;
+    if (proxy_copy_in(p, &nr, arg, sizeof(nr)) < 0)
+        return -EFAULT;
+    if (nr < 0)
+        return -EINVAL;
+    if (!t || p->ctty != tf->rdev || t->sid != p->sid)
+        return -ENOTTY;
+    int pgrp = nr == PROXY_OUTSIDE_PGID ? nr : proxy_ns_global_nr(p, nr);
+    int sid = pgrp > 0 ? session_of_pgrp(p->world, pgrp) : 0;
+    if (!sid)
+        return -ESRCH;
+    if (sid != p->sid)
+        return -EPERM;
+    if (t->outside) {
+        /* hvrun's group on the host stands for whichever guest group is
+         * in the foreground (as before this model). */
+        pid_t host_pgrp = getpgrp();
+        if (ioctl(host_fd, TIOCSPGRP, &host_pgrp) < 0)
+            return -errno;
+    }
+    t->pgrp = pgrp;
+    return 0;
+}
+
+/* FMODE_READ of an open file with these flags. */
+static bool readable(int flags)
+{
+    int acc = flags & O_ACCMODE;
+    return acc == O_RDONLY || acc == O_RDWR;
+}
+
+/* tiocsctty: p must lead its session and have no ctty; a terminal that is
+ * another session's is taken only with arg 1 and CAP_SYS_ADMIN; one open
+ * without read access only with CAP_SYS_ADMIN. */
+static long tiocsctty(struct proxy_process *p, int host_fd,
+                      const struct tty_of_fd *tf, uint64_t arg)
+{
+    struct proxy_world *w = p->world;
+    if (!w)
+        return -EPERM;
+    struct proxy_tty *t = tty_find(w, tf->rdev);
+    bool leader = p->sid == p->pid;
+    if (leader && t && t->sid == p->sid)
+        return 0;
+    if (!leader || p->ctty)
+        return -EPERM;
+    bool admin = proxy_ns_init_capable(p);
+    if (t && t->sid) {
+        if ((int)arg != 1 || !admin)
+            return -EPERM;
+    }
+    int fl = fcntl(host_fd, F_GETFL);
+    if (fl < 0 || (!readable(fl) && !admin))
+        return -EPERM;
+    if (t && t->sid) /* stolen: the old session loses it */
+        session_clear_tty(w, t->sid);
+    if (!t && !(t = tty_add(w, tf->rdev)))
+        return -ENOMEM;
+    if (!t->outside) {
+        if (tf->master)
+            snprintf(t->path, sizeof(t->path), "/dev/pts/%u",
+                     (major(tf->rdev) - PTY_SLAVE_MAJOR) * 256 +
+                         minor(tf->rdev));
+        else
+            tty_name_of(host_fd, t->path, sizeof(t->path));
+    }
+    proc_set_tty(p, t);
+    return 0;
+}
+
+/* TIOCNOTTY: only on the caller's ctty itself; a session leader hangs
+ * the session up (no_tty). */
+static long tiocnotty(struct proxy_process *p, const struct tty_of_fd *tf)
+{
+    if (tf->master || p->ctty != tf->rdev)
+        return -ENOTTY;
+    if (p->world && p->sid == p->pid)
+        disassociate_ctty(p, false);
+    p->ctty = 0;
+    return 0;
+}
+
+bool proxy_tty_ioctl_is(unsigned int req)
+{
+    return req == TIOCSCTTY || req == TIOCNOTTY || req == TIOCGSID ||
+           req == TIOCGPGRP || req == TIOCSPGRP;
+}
+
+long proxy_tty_ioctl(struct proxy_process *p, int host_fd, unsigned int req,
+                     uint64_t arg)
+{
+    struct tty_of_fd tf;
+    int r = tty_of_host_fd(host_fd, &tf);
+    if (r < 0)
+        return r;
+    switch (req) {
+    case TIOCSCTTY:
+        return tiocsctty(p, host_fd, &tf, arg);
+    case TIOCNOTTY:
+        return tiocnotty(p, &tf);
+    case TIOCGSID:
+        return tiocgsid(p, &tf, arg);
+    case TIOCGPGRP:
+        return tiocgpgrp(p, host_fd, &tf, arg);
+    case TIOCSPGRP:
+        return tiocspgrp(p, host_fd, &tf, arg);
+    }
+    return -ENOTTY;
+}
+
+/* ---- the line discipline's signals ------------------------------------- */
+
+/* Whether some terminal of the run's own (a pty) has a foreground group:
+ * until then a write costs no look-up. */
+static bool pty_sessions(const struct proxy_world *w)
+{
+    for (int i = 0; w && i < w->nr_ttys; i++)
+        if (!w->ttys[i].outside && w->ttys[i].pgrp)
+            return true;
+    return false;
+}
+
+static int isig_signal(const struct termios *tio, unsigned char c)
+{
+    if (c == _POSIX_VDISABLE)
+        return 0;
+    if (c == tio->c_cc[VINTR])
+        return SIGINT;
+    if (c == tio->c_cc[VQUIT])
+        return SIGQUIT;
+    if (c == tio->c_cc[VSUSP])
+        return SIGTSTP;
+    return 0;
+}
+
+void proxy_tty_wrote(struct proxy_process *p, int host_fd,
+                     const struct iovec *iov, int n, size_t bytes)
+{
+    if (!pty_sessions(p->world))
+        return;
+    struct tty_of_fd tf;
+    if (tty_of_host_fd(host_fd, &tf) < 0 || !tf.master)
+        return;
+    struct proxy_tty *t = tty_find(p->world, tf.rdev);
+    struct termios tio; /* a master's TCGETS is its slave's */
+    if (!t || !t->pgrp || tcgetattr(host_fd, &tio) < 0 ||
+        !(tio.c_lflag & ISIG))
+        return;
+    for (int i = 0; i < n && bytes > 0; i++) {
+        size_t len = iov[i].iov_len < bytes ? iov[i].iov_len : bytes;
+        const unsigned char *b = iov[i].iov_base;
+        for (size_t k = 0; k < len; k++) {
+            int sig = isig_signal(&tio, b[k]);
+            if (sig)
+                kill_pgrp(p->world, t->pgrp, sig);
+        }
+        bytes -= len;
+    }
+}
+
+/* ---- open, setsid, exit -------------------------------------------------- */
+
+void proxy_tty_opened(struct proxy_process *p, int host_fd, int flags)
+{
+    /* tty_open_proc_set_tty: a leader without a ctty opening a terminal
+     * no session has, without O_NOCTTY and for reading; never a pty
+     * master. */
+    if ((flags & (O_NOCTTY | O_PATH)) || !readable(flags) ||
+        p->sid != p->pid || p->ctty || !p->world)
+        return;
+    struct tty_of_fd tf;
+    if (tty_of_host_fd(host_fd, &tf) < 0 || tf.master ||
+        tty_find(p->world, tf.rdev))
+        return;
+    struct proxy_tty *t = tty_add(p->world, tf.rdev);
+    if (!t)
+        return;
+    tty_name_of(host_fd, t->path, sizeof(t->path));
+    proc_set_tty(p, t);
+}
+
+bool proxy_tty_open_current(struct proxy_process *p, int dirfd,
+                            const char *path, int flags, int *fd_or_err)
+{
+    struct stat st;
+    int at = (flags & O_NOFOLLOW) ? AT_SYMLINK_NOFOLLOW : 0;
+    if ((flags & O_PATH) || /* an O_PATH fd is of /dev/tty's inode itself */
+        fstatat(dirfd, path, &st, at) < 0 || !S_ISCHR(st.st_mode) ||
+        st.st_rdev != makedev(TTY_AUX_MAJOR, DEV_TTY_MINOR))
+        return false;
+    struct proxy_tty *t = p->ctty ? tty_find(p->world, p->ctty) : NULL;
+    if (!t) {
+        *fd_or_err = -ENXIO;
+        return true;
+    }
+    /* A reopen of the terminal by its name: hvrun's own through the
+     * host's /dev/tty; a pty slave through /dev/pts/N (EIO once its
+     * master is gone and the name with it). */
+    int fd = open(t->path, flags | O_NOCTTY | O_CLOEXEC);
+    *fd_or_err = fd >= 0 ? fd : errno == ENOENT ? -EIO : -errno;
+    return true;
+}
+
+void proxy_tty_setsid(struct proxy_process *p)
+{
+    p->ctty = 0; /* proc_clear_tty */
+}
+
+void proxy_tty_exit(struct proxy_process *p)
+{
+    if (p->world && p->sid == p->pid && p->ctty)
+        disassociate_ctty(p, true);
+    p->ctty = 0;
+}
+
+unsigned int proxy_tty_nr(const struct proxy_process *p)
+{
+    /* new_encode_dev, as /proc/PID/stat's tty_nr */
+    unsigned int maj = major(p->ctty), min = minor(p->ctty);
+    return (min & 0xff) | (maj << 8) | ((min & ~0xffu) << 12);
+}
+
+int proxy_tty_fg_pgrp(struct proxy_process *p)
+{
+    struct proxy_tty *t = p->ctty ? tty_find(p->world, p->ctty) : NULL;
+    return t && t->pgrp ? proxy_ns_pid_nr(p, t->pgrp) : -1;
+}
