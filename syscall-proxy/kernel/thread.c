@@ -570,6 +570,7 @@ static long clone_thread(struct proxy_process *p, uint64_t flags,
     proxy_seccomp_ref(t->seccomp);
     t->seccomp_strict = current(p)->seccomp_strict;
     t->tsc_sigsegv = current(p)->tsc_sigsegv;
+    proxy_keys_clone_thread(p, t);
     t->tid = tid;
     t->state = PROXY_THREAD_RUNNABLE;
     t->waited = true; /* a new thread wants its first turn soon */
@@ -749,6 +750,7 @@ static long sys_exit(struct proxy_process *p, const uint64_t a[6])
     /* CLONE_CHILD_CLEARTID: pthread_join waits on this word. */
     clear_child_tid(p, p->clear_child_tid);
     proxy_ptrace_thread_exit(p, (int)(a[0] & 0xff));
+    proxy_keys_thread_exit(p, t);
     t->state = PROXY_THREAD_EXITED;
     free(t->xstate);
     t->xstate = NULL;
