@@ -57,6 +57,9 @@
 #define KEYRING_DEPTH_MAX 6
 #define KEY_GID_INVALID UINT32_MAX
 #define KEY_OVERFLOW_GID 65534
+/* What a key costs its owner's byte quota besides its description (and
+ * NUL) and payload, as measured on Linux 6.x's /proc/key-users. */
+#define KEY_CHARGE_OVERHEAD 4
 
 /* keyutils' permission bits (not in the uapi headers) */
 #define KEY_POS_VIEW 0x01000000
@@ -258,7 +261,7 @@ static long key_alloc(struct proxy_process *p, enum key_type type,
         free(k);
         return -ENOMEM;
     }
-    size_t charge = strlen(desc) + 1 + len;
+    size_t charge = strlen(desc) + 1 + KEY_CHARGE_OVERHEAD + len;
     long rc = quota_charge(ks, uid, 1, charge, overrun);
     if (rc < 0 || (ks->nr == ks->cap && !(ks->cap = ks->cap ? ks->cap * 2 : 16,
                                           (ks->keys = realloc(

@@ -135,6 +135,61 @@ static void proc_keys_line(const char *what, long id)
         printf("%s: not in /proc/keys\n", what);
 }
 
+/* /proc/key-users' figures for uid: keys, keys in quota, bytes. */
+static int key_user(unsigned uid, int *keys, int *qkeys, long *qbytes)
+{
+    FILE *f = fopen("/proc/key-users", "r");
+    CHECK(f);
+    char line[256];
+    int found = 0;
+    while (fgets(line, sizeof(line), f)) {
+        unsigned u;
+        int usage, nkeys, nikeys, qmax;
+        long qmaxb;
+        if (sscanf(line, " %u: %d %d/%d %d/%d %ld/%ld", &u, &usage, &nkeys,
+                   &nikeys, qkeys, &qmax, qbytes, &qmaxb) == 8 &&
+            u == uid) {
+            *keys = nkeys;
+            found = 1;
+        }
+    }
+    fclose(f);
+    return found;
+}
+
+/* A process of another uid: possession and the other bits, its own user
+ * keyrings, its byte quota. */
+static void other_user(long root_key)
+{
+    CHECK(setgid(1000) == 0 && setuid(1000) == 0);
+    describe("uid 1000: root's k1 (possessed)", root_key);
+    long ses = kc(KEYCTL_JOIN_SESSION_KEYRING, 0, 0, 0, 0);
+    CHECK(ses > 0);
+    describe("uid 1000: session", ses);
+    describe("uid 1000: root's k1 (not possessed)", root_key);
+    describe("uid 1000: user", KEY_SPEC_USER_KEYRING);
+    char payload[2000];
+    memset(payload, 'q', sizeof(payload));
+    int n = 0;
+    long rc;
+    for (;;) {
+        char desc[16];
+        snprintf(desc, sizeof(desc), "q%02d", n);
+        rc = add("user", desc, payload, sizeof(payload), ses);
+        if (rc < 0 || ++n > 50)
+            break;
+    }
+    printf("uid 1000: %d keys of 2000 bytes, then %s\n", n, res(rc));
+    int keys, qkeys;
+    long qbytes;
+    printf("uid 1000: in /proc/key-users %d\n",
+           key_user(1000, &keys, &qkeys, &qbytes));
+    printf("uid 1000: chown to root: %s\n",
+           res(kc(KEYCTL_CHOWN, ses, 0, -1, 0)));
+    printf("uid 1000: setperm of root's k1: %s\n",
+           res(kc(KEYCTL_SETPERM, root_key, 0x3f3f0000, 0, 0)));
+}
+
 static void exec_child(long ses)
 {
     printf("exec: session kept %d\n", id_of(KEY_SPEC_SESSION_KEYRING, 0) == ses);
@@ -394,14 +449,28 @@ int main(int argc, char **argv)
     }
     CHECK(waitpid(pid, &st, 0) == pid && st == 0);
 
-    FILE *f = fopen("/proc/key-users", "r");
-    CHECK(f);
-    char line[256];
-    int root_line = 0;
-    while (fgets(line, sizeof(line), f))
-        if (!strncmp(line, "    0:", 6))
-            root_line = 1;
-    fclose(f);
-    printf("key-users has uid 0: %d\n", root_line);
+    /* quota: what keys cost root, as deltas (the host's own keys count
+     * natively) */
+    int keys0, qkeys0, keys1, qkeys1;
+    long qbytes0, qbytes1;
+    CHECK(key_user(0, &keys0, &qkeys0, &qbytes0));
+    long kq = add("user", "quota", "12345", 5, KEY_SPEC_SESSION_KEYRING);
+    long rq = add("keyring", "quota-ring", NULL, 0, KEY_SPEC_SESSION_KEYRING);
+    CHECK(kq > 0 && rq > 0);
+    CHECK(key_user(0, &keys1, &qkeys1, &qbytes1));
+    printf("quota: +%d keys, +%d in quota, +%ld bytes\n", keys1 - keys0,
+           qkeys1 - qkeys0, qbytes1 - qbytes0);
+    CHECK(kc(KEYCTL_UPDATE, kq, (long)"1234567", 7, 0) == 0);
+    CHECK(key_user(0, &keys1, &qkeys1, &qbytes1));
+    printf("quota after update: +%ld bytes\n", qbytes1 - qbytes0);
+    CHECK(kc(KEYCTL_UNLINK, kq, KEY_SPEC_SESSION_KEYRING, 0, 0) == 0);
+    CHECK(kc(KEYCTL_UNLINK, rq, KEY_SPEC_SESSION_KEYRING, 0, 0) == 0);
+
+    pid = fork();
+    if (pid == 0) {
+        other_user(add("user", "k1", "one", 3, KEY_SPEC_SESSION_KEYRING));
+        _exit(0);
+    }
+    CHECK(waitpid(pid, &st, 0) == pid && st == 0);
     return 0;
 }
