@@ -98,6 +98,7 @@ strace-threads  | 0   | sh -c 'strace -f -o t "$1" >/dev/null; grep -oE "write\(
 strace-group-exit | 0 | sh -c 'strace -f -o t "$1" group-exit >/dev/null; echo "status $?"; grep -oE "exit_group\(3|[+]{3} exited with [0-9]+|pause\(" t | sort | uniq -c' sh $GUEST_DIR/tid_unique
 sanitize-asan   | 0   | sh -c 'cc -g -fsanitize=address -o s "$1" || exit; for m in overflow uaf stack leak threads; do ./s $m >o 2>e; echo "$m: status $?"; cat o; grep -oE "ERROR: [A-Za-z]+Sanitizer: [a-z-]+|(READ|WRITE) of size [0-9]+|(Direct|Indirect) leak of [0-9]+ byte.s. in [0-9]+ object|SUMMARY: [A-Za-z]+Sanitizer: [^/]*" e; done' sh $ROOT/tests/processes/sanitize.c
 sanitize-others | 0   | sh -c 'cc -g -fsanitize=leak -o l "$1" && ./l leak 2>e; echo "lsan: status $?"; grep -oE "(Direct|Indirect) leak of [0-9]+ byte.s.|SUMMARY: [A-Za-z]+Sanitizer: [^/]*" e; cc -g -fsanitize=undefined -o u "$1" && ./u ub 2>e; echo "ubsan: status $?"; grep -oE "runtime error: [^0-9]*" e; cc -g -fsanitize=thread -o t "$1" && ./t race 2>e; echo "tsan: status $?"; grep -oE "WARNING: ThreadSanitizer: [a-z ]+|SUMMARY: ThreadSanitizer: [^/]*" e | sort -u' sh $ROOT/tests/processes/sanitize.c
+keyctl          | 0   | sh $ROOT/tests/processes/keyctl.sh
 setsid-leads    | 0   | setsid -w sh -c 'set -- $(cut -d" " -f5,6 /proc/$$/stat); echo leads group $(($1 == $$)) session $(($2 == $$))'
 EOF
 )
@@ -115,6 +116,7 @@ strace-ls       | 0   | strace -f -o /dev/null ls /
 strace-pipeline | 0   | strace -f -o /dev/null sh -c 'echo hi | cat'
 gdb-bt          | 0   | sh -c 'cc -g -O0 -o crash "$1" && gdb -iex "maint set worker-threads 0" -batch -ex run -ex bt ./crash' sh $ROOT/tests/processes/crash_bt.c
 setsid-ps       | 0   | setsid -w sh -c 'ps -o pid,ppid,pgid,sid,comm'
+keyctl          | 0   | sh -c 'sh "$1"; cat /proc/keys /proc/key-users' sh $ROOT/tests/processes/keyctl.sh
 sanitize-threads | 0  | sh -c 'cc -g -fsanitize=address -o s "$1" && ./s threads; echo "status $?"' sh $ROOT/tests/processes/sanitize.c
 EOF
 )
