@@ -244,6 +244,20 @@ static void put_serial(struct proxy_world *w, int32_t *serial)
     *serial = 0;
 }
 
+/* Room in the table for one more key. */
+static long keys_reserve(struct proxy_keys *ks)
+{
+    if (ks->nr < ks->cap)
+        return 0;
+    int cap = ks->cap ? ks->cap * 2 : 16;
+    struct key **n = realloc(ks->keys, (size_t)cap * sizeof(*n));
+    if (!n)
+        return -ENOMEM;
+    ks->keys = n;
+    ks->cap = cap;
+    return 0;
+}
+
 /* A new key, with one reference (the caller's). */
 static long key_alloc(struct proxy_process *p, enum key_type type,
                       const char *desc, const void *data, size_t len,
@@ -262,18 +276,14 @@ static long key_alloc(struct proxy_process *p, enum key_type type,
         return -ENOMEM;
     }
     size_t charge = strlen(desc) + 1 + KEY_CHARGE_OVERHEAD + len;
-    long rc = quota_charge(ks, uid, 1, charge, overrun);
-    if (rc < 0 || (ks->nr == ks->cap && !(ks->cap = ks->cap ? ks->cap * 2 : 16,
-                                          (ks->keys = realloc(
-                                               ks->keys, (size_t)ks->cap *
-                                                             sizeof(*ks->keys)))))) {
-        if (rc == 0)
-            quota_release(ks, &(struct key){.uid = uid, .charged = charge,
-                                            .in_quota = true});
+    long rc = keys_reserve(ks);
+    if (rc == 0)
+        rc = quota_charge(ks, uid, 1, charge, overrun);
+    if (rc < 0) {
         free(k->data);
         free(k->desc);
         free(k);
-        return rc < 0 ? rc : -ENOMEM;
+        return rc;
     }
     if (len)
         memcpy(k->data, data, len);
@@ -763,17 +773,18 @@ static long add_key(struct proxy_process *p, enum key_type type,
     if (rc < 0)
         return rc;
     struct proxy_keys *ks = p->world->keys;
-    if (type != KT_KEYRING) /* user and logon keys are updated in place */
-        for (int i = 0; i < ring->nr_links; i++) {
-            struct key *o = find_key(ks, ring->links[i]);
-            if (o && o->type == type && !strcmp(o->desc, desc) &&
-                permitted(p, o, ring_poss, NEED_WRITE)) {
-                if (o->revoked)
-                    return -EKEYREVOKED;
-                rc = set_payload(p, o, data, len);
-                return rc < 0 ? rc : o->serial;
-            }
-        }
+    /* A user or logon key of the same description is updated in place
+     * (find_key_to_update: a revoked or invalidated one is replaced). */
+    for (int i = 0; type != KT_KEYRING && i < ring->nr_links; i++) {
+        struct key *o = find_key(ks, ring->links[i]);
+        if (!o || o->type != type || strcmp(o->desc, desc) || o->revoked ||
+            o->invalidated)
+            continue;
+        if (!permitted(p, o, ring_poss, NEED_WRITE))
+            return -EACCES;
+        rc = set_payload(p, o, data, len);
+        return rc < 0 ? rc : o->serial;
+    }
     struct key *k;
     if ((rc = key_alloc(p, type, desc, data, len, p->euid, p->egid,
                         default_perm(type), false, &k)) < 0)
@@ -947,7 +958,7 @@ static long kc_update(struct proxy_process *p, const uint64_t a[6])
         return data ? -EFAULT : -ENOMEM;
     }
     struct key *k;
-    long rc = lookup(p, (long)a[1], LOOKUP_CREATE, NEED_WRITE, &k, NULL);
+    long rc = lookup(p, (long)a[1], 0, NEED_WRITE, &k, NULL);
     if (rc == 0) {
         if (k->type == KT_KEYRING)
             rc = -EOPNOTSUPP;
@@ -1040,7 +1051,7 @@ static long out_whole(struct proxy_process *p, uint64_t buf, size_t cap,
 static long kc_describe(struct proxy_process *p, const uint64_t a[6])
 {
     struct key *k;
-    long rc = lookup(p, (long)a[1], LOOKUP_CREATE, NEED_VIEW, &k, NULL);
+    long rc = lookup(p, (long)a[1], 0, NEED_VIEW, &k, NULL);
     if (rc < 0)
         return rc;
     size_t cap = strlen(k->desc) + 64;
@@ -1227,7 +1238,7 @@ static long kc_invalidate(struct proxy_process *p, const uint64_t a[6])
 static long kc_get_security(struct proxy_process *p, const uint64_t a[6])
 {
     struct key *k;
-    long rc = lookup(p, (long)a[1], LOOKUP_CREATE, NEED_VIEW, &k, NULL);
+    long rc = lookup(p, (long)a[1], 0, NEED_VIEW, &k, NULL);
     if (rc < 0)
         return rc;
     /* no security module labels keys: an empty string */

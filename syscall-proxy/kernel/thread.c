@@ -570,7 +570,6 @@ static long clone_thread(struct proxy_process *p, uint64_t flags,
     proxy_seccomp_ref(t->seccomp);
     t->seccomp_strict = current(p)->seccomp_strict;
     t->tsc_sigsegv = current(p)->tsc_sigsegv;
-    proxy_keys_clone_thread(p, t);
     t->tid = tid;
     t->state = PROXY_THREAD_RUNNABLE;
     t->waited = true; /* a new thread wants its first turn soon */
@@ -591,6 +590,7 @@ static long clone_thread(struct proxy_process *p, uint64_t flags,
         free(t->xstate);
         return rc;
     }
+    proxy_keys_clone_thread(p, t); /* a thread keyring if its creator has */
     p->nr_threads++;
     proxy_ptrace_on_clone(p, p, &p->threads[p->nr_threads - 1], flags);
     return tid;

@@ -220,6 +220,9 @@ int main(int argc, char **argv)
 
     /* Thread and process keyrings: absent until created. */
     printf("thread keyring: %s\n", res(id_of(KEY_SPEC_THREAD_KEYRING, 0)));
+    describe("thread (not made by describe)", KEY_SPEC_THREAD_KEYRING);
+    printf("update the thread keyring (not made): %s\n",
+           res(kc(KEYCTL_UPDATE, KEY_SPEC_THREAD_KEYRING, (long)"x", 1, 0)));
     long thr = id_of(KEY_SPEC_THREAD_KEYRING, 1);
     printf("thread keyring created: %s, again the same %d\n", res(thr),
            id_of(KEY_SPEC_THREAD_KEYRING, 0) == thr);
@@ -338,6 +341,8 @@ int main(int argc, char **argv)
     describe("kp", kp);
     show_read("kp", kp);
     printf("update kp: %s\n", res(kc(KEYCTL_UPDATE, kp, (long)"q", 1, 0)));
+    printf("add_key over kp (no write): %s\n",
+           res(add("user", "kp", "q", 1, KEY_SPEC_SESSION_KEYRING)));
     printf("setperm kp again: %s\n", res(kc(KEYCTL_SETPERM, kp, 0x3f010000, 0, 0)));
     printf("setperm bad bits: %s\n", res(kc(KEYCTL_SETPERM, k1, 0x40000000, 0, 0)));
     long ku = add("user", "ku", "u", 1, KEY_SPEC_SESSION_KEYRING);
@@ -361,6 +366,9 @@ int main(int argc, char **argv)
     printf("search revoked: %s\n",
            res(kc(KEYCTL_SEARCH, ses, (long)"user", (long)"kr", 0)));
     printf("revoke again: %s\n", res(kc(KEYCTL_REVOKE, kr, 0, 0, 0)));
+    long kr2 = add("user", "kr", "r2", 2, KEY_SPEC_SESSION_KEYRING);
+    printf("add_key over revoked: %s, a new key %d\n", res(kr2), kr2 != kr);
+    show_read("kr (new)", kr2);
     long kt = add("user", "kt", "t", 1, KEY_SPEC_SESSION_KEYRING);
     printf("timeout: %s\n", res(kc(KEYCTL_SET_TIMEOUT, kt, 1, 0, 0)));
     proc_keys_line("kt", kt);
