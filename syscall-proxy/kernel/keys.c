@@ -472,7 +472,8 @@ static long new_keyring(struct proxy_process *p, const char *name,
 }
 
 /* The caller's user keyrings, made on first use (Linux's
- * look_up_user_keyrings): "_uid.N" and "_uid_ses.N", no group. */
+ * look_up_user_keyrings): "_uid.N" and "_uid_ses.N", no group, the user
+ * session keyring holding a link to the user keyring. */
 static long user_keyrings(struct proxy_process *p, struct key_user **out)
 {
     struct proxy_keys *ks = keys_of(p->world);
@@ -499,6 +500,8 @@ static long user_keyrings(struct proxy_process *p, struct key_user **out)
             return rc;
         u = user_of(ks, p->euid);
         u->user_session = k->serial;
+        if ((rc = ring_link(ks, k, find_key(ks, u->user_ring))) < 0)
+            return rc;
     }
     *out = u;
     return 0;

@@ -237,6 +237,9 @@ int main(int argc, char **argv)
            id_of(KEY_SPEC_USER_KEYRING, 0) == id_of(KEY_SPEC_USER_KEYRING, 1),
            id_of(KEY_SPEC_USER_KEYRING, 0) !=
                id_of(KEY_SPEC_USER_SESSION_KEYRING, 0));
+    printf("user session links the user keyring: %d\n",
+           kc(KEYCTL_SEARCH, KEY_SPEC_USER_SESSION_KEYRING, (long)"keyring",
+              (long)"_uid.0", 0) == id_of(KEY_SPEC_USER_KEYRING, 0));
     printf("reqkey auth key: %s\n", res(id_of(KEY_SPEC_REQKEY_AUTH_KEY, 0)));
     printf("requestor keyring: %s\n",
            res(id_of(KEY_SPEC_REQUESTOR_KEYRING, 0)));
