@@ -1501,10 +1501,21 @@ int proxy_keys_users_line(struct proxy_process *viewer, int i, char *line,
     struct proxy_keys *ks = viewer->world ? viewer->world->keys : NULL;
     if (!ks || i >= ks->nr_users)
         return 0;
-    const struct key_user *u = &ks->users[i];
+    /* Linux's users are a tree by uid: the i-th smallest */
+    const struct key_user *u = NULL;
+    for (int j = 0; j < ks->nr_users; j++) {
+        int below = 0;
+        for (int m = 0; m < ks->nr_users; m++)
+            below += ks->users[m].uid < ks->users[j].uid;
+        if (below == i)
+            u = &ks->users[j];
+    }
     int usage = 0;
     for (int j = 0; j < ks->nr; j++)
         usage += ks->keys[j]->uid == u->uid;
+    line[0] = '\0';
+    if (!usage) /* a user whose keys are all gone is not listed */
+        return 1;
     int max_keys;
     size_t max_bytes;
     quota_limits(u->uid, &max_keys, &max_bytes);
