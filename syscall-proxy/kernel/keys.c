@@ -100,6 +100,7 @@ struct key {
     int nr_links, cap_links;
     uint32_t uid, gid, perm;
     bool revoked, invalidated;
+    bool uid_keyring;    /* a user or user session keyring */
     int64_t expiry;      /* CLOCK_REALTIME seconds; 0: none */
     int refs;            /* links to it and credentials holding it */
     size_t charged;      /* quota bytes, charged to uid */
@@ -491,6 +492,7 @@ static long user_keyrings(struct proxy_process *p, struct key_user **out)
             return rc;
         u = user_of(ks, p->euid); /* the table may have moved */
         u->user_ring = k->serial;
+        k->uid_keyring = true;
     }
     if (!u->user_session) {
         snprintf(name, sizeof(name), "_uid_ses.%u", p->euid);
@@ -500,6 +502,7 @@ static long user_keyrings(struct proxy_process *p, struct key_user **out)
             return rc;
         u = user_of(ks, p->euid);
         u->user_session = k->serial;
+        k->uid_keyring = true;
         if ((rc = ring_link(ks, k, find_key(ks, u->user_ring))) < 0)
             return rc;
     }
@@ -561,15 +564,19 @@ static long special_keyring(struct proxy_process *p, long id, unsigned flags,
         name = "_pid";
         break;
     case KEY_SPEC_SESSION_KEYRING:
-        if ((rc = user_keyrings(p, &u)) < 0)
-            return rc;
-        if (!p->key_session || (p->key_session == u->user_session &&
-                                (flags & LOOKUP_CREATE))) {
+        /* None yet: the user session keyring, or a new one to add to; a
+         * user keyring as session is left for a new one to add to. */
+        *out = p->key_session ? find_key(ks, p->key_session) : NULL;
+        if (!*out) {
+            if ((rc = user_keyrings(p, &u)) < 0)
+                return rc;
             if (flags & LOOKUP_CREATE)
                 return join_anonymous(p, out);
             install_session(p, find_key(ks, u->user_session));
+            *out = find_key(ks, p->key_session);
+        } else if ((*out)->uid_keyring && (flags & LOOKUP_CREATE)) {
+            return join_anonymous(p, out);
         }
-        *out = find_key(ks, p->key_session);
         return *out ? 0 : -ENOKEY;
     case KEY_SPEC_USER_KEYRING:
     case KEY_SPEC_USER_SESSION_KEYRING:
