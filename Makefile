@@ -50,7 +50,8 @@ DEPS_PKGS := libelf-dev libfdt-dev libzstd-dev libseccomp-dev \
 # Programs the real-program tests run (all from Debian packages).
 TEST_PKGS := coreutils sed gawk gzip bzip2 xz-utils zstd openssl sqlite3 \
              perl python3 bc golang-go bubblewrap util-linux \
-             cmake meson ninja-build python3-pytest cargo rustc strace gdb
+             cmake meson ninja-build python3-pytest cargo rustc strace gdb \
+             keyutils
 
 .PHONY: all debug test check check-docs test-guest demo bench deps clean lint format \
         fuzz fuzz-deps fuzz-elf fuzz-syscalls images images-deps images-check images-boot \

@@ -110,11 +110,17 @@ static const struct exception_note notes[] = {
     {SYS_quotactl, NULL, "queries asked of the host's filesystem; a "
                          "change EPERM after its device checks"},
     {SYS_quotactl_fd, NULL, "as quotactl"},
-    {SYS_add_key, NULL, "ENOSYS, as a kernel without CONFIG_KEYS: the "
-                        "host's keyrings are not the guest's, no in-run "
-                        "keyring model yet"},
-    {SYS_request_key, NULL, "ENOSYS (as add_key)"},
-    {SYS_keyctl, NULL, "ENOSYS (as add_key)"},
+    {SYS_add_key, NULL, "the run's own keys (never the host's keyrings): "
+                        "user, logon and keyring types, serials from a "
+                        "counter per run, Linux's default permissions "
+                        "and quotas"},
+    {SYS_request_key, NULL, "searches the caller's thread, process and "
+                            "session keyrings; no upcall (ENOKEY when "
+                            "not found, as with no /sbin/request-key)"},
+    {SYS_keyctl, NULL, "the keyctl(2) operations on the run's keys; "
+                       "INSTANTIATE/NEGATE/REJECT EPERM (no upcall), "
+                       "persistent keyrings, RESTRICT_KEYRING, DH, PKEY "
+                       "and WATCH_KEY EOPNOTSUPP"},
     {SYS_memfd_create, "passthrough", "a host memfd under the guest's name; "
                                       "MFD_HUGETLB is EINVAL"},
     {SYS_name_to_handle_at, "emulated", "refused with EOPNOTSUPP"},

@@ -337,6 +337,8 @@ struct proxy_thread {
     /* Its registered struct rseq (kernel/rseq.c), 0: none. */
     gva_t rseq;
     uint32_t rseq_len, rseq_sig;
+    /* Its thread keyring's serial, 0: none (kernel/keys.c). */
+    int32_t key_thread;
 };
 
 /*
@@ -392,6 +394,8 @@ struct proxy_world {
     /* The terminals that are some session's controlling tty (io/tty.c). */
     struct proxy_tty *ttys;
     int nr_ttys;
+    /* The run's keys and keyrings (kernel/keys.c); NULL: none yet. */
+    struct proxy_keys *keys;
 };
 
 /* --linger: whether a guest process other than the first still holds the
@@ -665,6 +669,10 @@ struct proxy_process {
     /* set_mempolicy's mode and node mask (one node: 0 or 1), mm.c */
     int mempolicy_mode;
     uint64_t mempolicy_nodes;
+    /* Its session and process keyrings' serials (0: none) and
+     * KEYCTL_SET_REQKEY_KEYRING's default (kernel/keys.c). */
+    int32_t key_session, key_process;
+    int key_reqkey;
 
     /* ending */
     /* A tracee whose tracer is not its parent: the tracer (a run pid) is
@@ -826,6 +834,21 @@ extern const struct proxy_syscall proxy_ldt_syscalls[];
 extern const struct proxy_syscall proxy_acct_syscalls[];
 extern const struct proxy_syscall proxy_quota_syscalls[];
 extern const struct proxy_syscall proxy_keys_syscalls[];
+/* The key retention service (kernel/keys.c): a fork child's references
+ * to its parent's keyrings (c is the child, a copy of the parent), a new
+ * thread's, an exiting thread's, execve's and exit's drops; the run's keys
+ * freed; line i of /proc/keys (empty for a key the viewer may not view)
+ * and of /proc/key-users, 0 past the last. */
+void proxy_keys_fork(struct proxy_process *c);
+void proxy_keys_clone_thread(struct proxy_process *p, struct proxy_thread *t);
+void proxy_keys_thread_exit(struct proxy_process *p, struct proxy_thread *t);
+void proxy_keys_exec(struct proxy_process *p);
+void proxy_keys_exit(struct proxy_process *p);
+void proxy_keys_world_free(struct proxy_world *w);
+int proxy_keys_proc_line(struct proxy_process *viewer, int i, char *line,
+                         size_t cap);
+int proxy_keys_users_line(struct proxy_process *viewer, int i, char *line,
+                          size_t cap);
 extern const struct proxy_syscall proxy_ptrace_syscalls[];
 /* Restartable sequences (kernel/rseq.c): the current thread, back on the
  * vCPU after another ran or about to take a signal, leaves a critical

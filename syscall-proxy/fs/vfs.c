@@ -791,6 +791,28 @@ static int gen_sysvipc_msg(struct proxy_process *p, struct vbuf *b)
                          proxy_msg_proc_line);
 }
 
+/* /proc/keys and /proc/key-users: the run's keys (kernel/keys.c), not
+ * the host's. */
+static int gen_key_table(struct proxy_process *p, struct vbuf *b,
+                         int (*line_of)(struct proxy_process *, int, char *,
+                                        size_t))
+{
+    char line[512];
+    for (int i = 0; line_of(p, i, line, sizeof(line)) > 0; i++)
+        vb_printf(b, "%s", line);
+    return 0;
+}
+
+static int gen_proc_keys(struct proxy_process *p, struct vbuf *b)
+{
+    return gen_key_table(p, b, proxy_keys_proc_line);
+}
+
+static int gen_key_users(struct proxy_process *p, struct vbuf *b)
+{
+    return gen_key_table(p, b, proxy_keys_users_line);
+}
+
 static int gen_self_statm(struct proxy_process *p, struct vbuf *b)
 {
     struct vm_figures f;
@@ -1053,6 +1075,8 @@ static const struct vfile vfiles[] = {
     {"/proc/sysvipc/shm", GATE_ALWAYS, DET_SRC_IDS, gen_sysvipc_shm, NULL},
     {"/proc/sysvipc/sem", GATE_ALWAYS, DET_SRC_IDS, gen_sysvipc_sem, NULL},
     {"/proc/sysvipc/msg", GATE_ALWAYS, DET_SRC_IDS, gen_sysvipc_msg, NULL},
+    {"/proc/keys", GATE_ALWAYS, DET_SRC_IDS, gen_proc_keys, NULL},
+    {"/proc/key-users", GATE_ALWAYS, DET_SRC_IDS, gen_key_users, NULL},
 };
 
 static bool gate_open(const struct proxy_process *p, enum vfs_gate g)

@@ -216,6 +216,8 @@ long proxy_fork(struct proxy_process *p, uint64_t flags, gva_t stack,
         (rc = (int)proxy_ns_clone_apply(p, c, flags)) == 0 &&
         (rc = (int)proxy_ns_fork_pids(c, c)) == 0)
         rc = proxy_world_add(p->world, c);
+    if (rc == 0)
+        proxy_keys_fork(c);
     if (rc < 0) {
         vmm_vm_destroy(c->vm);
         proxy_process_destroy(c);
@@ -418,6 +420,7 @@ void proxy_world_exit(struct proxy_process *p)
     else
         proxy_shm_detach_all(p);
     proxy_sem_exit(p);
+    proxy_keys_exit(p);
     if (first && !(p->cfg->linger && proxy_world_output_held(w))) {
         end_run(w, p);
         return;
@@ -717,6 +720,7 @@ static void exec_reset(struct proxy_process *p)
     proxy_shm_detach_all(p); /* the old address space is gone */
     p->prctl.keepcaps = false; /* Linux clears it at every execve */
     proxy_ns_exec(p); /* capabilities from the euid again */
+    proxy_keys_exec(p); /* thread and process keyrings go */
     for (int s = 1; s < PROXY_NSIG; s++) {
         struct proxy_sigaction *sa = &p->sigactions[s];
         if (sa->handler != (uint64_t)(uintptr_t)SIG_IGN)

@@ -590,6 +590,7 @@ static long clone_thread(struct proxy_process *p, uint64_t flags,
         free(t->xstate);
         return rc;
     }
+    proxy_keys_clone_thread(p, t); /* a thread keyring if its creator has */
     p->nr_threads++;
     proxy_ptrace_on_clone(p, p, &p->threads[p->nr_threads - 1], flags);
     return tid;
@@ -749,6 +750,7 @@ static long sys_exit(struct proxy_process *p, const uint64_t a[6])
     /* CLONE_CHILD_CLEARTID: pthread_join waits on this word. */
     clear_child_tid(p, p->clear_child_tid);
     proxy_ptrace_thread_exit(p, (int)(a[0] & 0xff));
+    proxy_keys_thread_exit(p, t);
     t->state = PROXY_THREAD_EXITED;
     free(t->xstate);
     t->xstate = NULL;

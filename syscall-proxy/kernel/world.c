@@ -96,6 +96,7 @@ void proxy_world_destroy(struct proxy_world *w)
     proxy_mq_world_free(w);
     proxy_ns_world_free(w);
     proxy_tty_world_free(w);
+    proxy_keys_world_free(w);
     /* Timerfds still open in the first process outlive the world. */
     proxy_timerfd_world_gone(w);
 }

@@ -85,6 +85,8 @@ exitcode-42       | $G/exitcode 42
 det_sources       | $G/det_sources
 shm_fork          | $G/shm_fork
 vfork_share       | $G/vfork_share
+keys              | $G/keys
+keyctl-serials    | sh -c 'keyctl new_session; keyctl add user k v @s; keyctl show @s; cat /proc/keys /proc/key-users'
 python-spawn      | python3 -c 'import os, subprocess; print(subprocess.run(["sh", "-c", "echo hi | tr a-z A-Z"], capture_output=True).stdout); print(os.waitpid(os.posix_spawn("/bin/true", ["true"], {}), 0)[1])'
 mm_ranges         | $G/mm_ranges
 mremap_edges      | $G/mremap_edges

@@ -106,6 +106,7 @@ py-pty-fork     | 0   | /usr/bin/python3 -B $ROOT/tests/processes/pty_fork.py
 script-echo     | 0   | script -qc 'echo hi' /dev/null
 script-bash-i   | 0   | sh $ROOT/tests/processes/script_bash.sh
 script-ctty     | 0   | script -qc 'tty >/dev/null && echo has tty; ps -o stat= -p $$; sh -c "ps -o stat= -p \$\$"' /dev/null
+keyctl          | 0   | sh $ROOT/tests/processes/keyctl.sh
 setsid-leads    | 0   | setsid -w sh -c 'set -- $(cut -d" " -f5,6 /proc/$$/stat); echo leads group $(($1 == $$)) session $(($2 == $$))'
 EOF
 )
@@ -123,6 +124,7 @@ strace-ls       | 0   | strace -f -o /dev/null ls /
 strace-pipeline | 0   | strace -f -o /dev/null sh -c 'echo hi | cat'
 gdb-bt          | 0   | sh -c 'cc -g -O0 -o crash "$1" && gdb -iex "maint set worker-threads 0" -batch -ex run -ex bt ./crash' sh $ROOT/tests/processes/crash_bt.c
 setsid-ps       | 0   | setsid -w sh -c 'ps -o pid,ppid,pgid,sid,comm'
+keyctl          | 0   | sh -c 'sh "$1"; cat /proc/keys /proc/key-users' sh $ROOT/tests/processes/keyctl.sh
 sanitize-threads | 0  | sh -c 'cc -g -fsanitize=address -o s "$1" && ./s threads; echo "status $?"' sh $ROOT/tests/processes/sanitize.c
 py-pty-fork     | 0   | /usr/bin/python3 -B $ROOT/tests/processes/pty_fork.py
 script-echo     | 0   | script -qc 'echo hi' /dev/null
