@@ -1070,6 +1070,13 @@ void proxy_tty_wrote(struct proxy_process *p, int host_fd,
 /* An open (flags as the guest gave them) of host_fd succeeded: a session
  * leader without a ctty may have gained it. */
 void proxy_tty_opened(struct proxy_process *p, int host_fd, int flags);
+/* Before a look at host_fd (any fd) for events: if it is a pty end whose
+ * pty was written since its last such look, waits for the host's tty work
+ * to deliver what is on its way (a few ms at most). */
+void proxy_tty_settle(int host_fd, short events);
+/* The same for each fd of a poll set. */
+struct pollfd;
+void proxy_tty_settle_set(const struct pollfd *fds, size_t n);
 /* Whether (dirfd, path) is /dev/tty; then *fd_or_err is a host fd of the
  * caller's ctty reopened with flags, or -ENXIO/-errno. */
 bool proxy_tty_open_current(struct proxy_process *p, int dirfd,

@@ -448,6 +448,7 @@ static long xfer_host_nowait(struct proxy_process *p, int guest_fd, int host_fd,
     if (!waits_first && (bytes == 0 || (w.type == 0 && bytes < sizeof(uint64_t))))
         return host_xfer(host_fd, x, iov, n);
     short events = x->into_guest ? POLLIN : POLLOUT;
+    proxy_tty_settle(host_fd, events); /* a pty's data on its way (tty.c) */
     if (!host_fd_ready(host_fd, events))
         return proxy_block_on_fd_for(p, host_fd, events,
                                      proxy_sock_timeout_ns(host_fd, events));
@@ -1579,6 +1580,7 @@ static long poll_wait(struct proxy_process *p, struct pollfd *fds, size_t n,
         return -EINTR;
     }
     struct timespec zero = {0, 0};
+    proxy_tty_settle_set(fds, n); /* a pty's data on its way (io/tty.c) */
     long r = proxy_host_result(syscall(SYS_ppoll, fds, n, &zero, NULL, 0));
     bool timed = ts && (ts->tv_sec != 0 || ts->tv_nsec != 0);
     uint64_t left = 0;

@@ -59,7 +59,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <sys/sysmacros.h>
@@ -486,18 +489,124 @@ static int isig_signal(const struct termios *tio, unsigned char c)
     return 0;
 }
 
+/* ---- pty data in flight ---------------------------------------------------- */
+
+/*
+ * What one end of a pty is written reaches the other end's line
+ * discipline in a host kernel work item (tty_flip_buffer_push), and an
+ * echo comes back the same way: a look at a pty just after a write can
+ * find nothing there yet, and when it is there is the host's timing (a
+ * chaos schedule that read at once saw a read block in one run and return
+ * in the other). So the first look at a pty end after the pty was written
+ * that finds it not ready waits for the work, up to PTY_SETTLE_MS of host
+ * time, before the thread is parked: a write's bytes are there at the
+ * read that follows it, as they are natively when the reader comes later.
+ */
+#define PTY_SETTLE_MS 20
+#define PTY_STABLE_STEPS 10
+#define SETTLE_FDS 1024
+#define NR_PTY_SEQ 64
+
+/* Per pty (its slave's device number): writes made to either end. */
+static struct {
+    dev_t rdev;
+    uint64_t writes;
+} pty_seq[NR_PTY_SEQ];
+static int nr_pty_seq;
+/* Per host fd: its pty's write count at its last settling look. */
+static uint64_t settled[SETTLE_FDS];
+
+static uint64_t *pty_writes_of(dev_t rdev, bool add)
+{
+    for (int i = 0; i < nr_pty_seq; i++)
+        if (pty_seq[i].rdev == rdev)
+            return &pty_seq[i].writes;
+    if (!add || nr_pty_seq == NR_PTY_SEQ)
+        return NULL;
+    pty_seq[nr_pty_seq].rdev = rdev;
+    return &pty_seq[nr_pty_seq++].writes;
+}
+
+static bool is_pty(const struct tty_of_fd *tf)
+{
+    return major(tf->rdev) >= PTY_SLAVE_MAJOR &&
+           major(tf->rdev) < PTY_SLAVE_MAJOR + 8;
+}
+
+/* Whether host_fd is a pty end whose pty was written since its last
+ * settling look (which this is, then). */
+static bool settle_due(int host_fd)
+{
+    struct tty_of_fd tf;
+    if (!nr_pty_seq || host_fd < 0 || tty_of_host_fd(host_fd, &tf) < 0)
+        return false;
+    uint64_t *writes = pty_writes_of(tf.rdev, false);
+    if (!writes || (host_fd < SETTLE_FDS && settled[host_fd] == *writes))
+        return false;
+    if (host_fd < SETTLE_FDS)
+        settled[host_fd] = *writes;
+    return true;
+}
+
+/* Waits for the host's tty work on host_fd's pty to be done: until it is
+ * readable (events), then until the bytes queued for reading stop growing
+ * (one push may come in parts, and an echo after the data), each within
+ * PTY_SETTLE_MS. */
+static void settle(int host_fd, short events)
+{
+    struct pollfd pf = {host_fd, events, 0};
+    if (poll(&pf, 1, 0) <= 0 && poll(&pf, 1, PTY_SETTLE_MS) <= 0)
+        return;
+    if (!(events & POLLIN))
+        return;
+    /* stable for PTY_STABLE_STEPS looks 100 us apart */
+    int before = -1, now = 0, same = 0;
+    struct timespec step = {0, 100000};
+    for (int i = 0; i < PTY_SETTLE_MS * 10 && same < PTY_STABLE_STEPS; i++) {
+        if (ioctl(host_fd, FIONREAD, &now) < 0)
+            return;
+        same = now == before ? same + 1 : 0;
+        before = now;
+        nanosleep(&step, NULL);
+    }
+}
+
+void proxy_tty_settle(int host_fd, short events)
+{
+    if (settle_due(host_fd))
+        settle(host_fd, events);
+}
+
+void proxy_tty_settle_set(const struct pollfd *fds, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (settle_due(fds[i].fd))
+            settle(fds[i].fd, fds[i].events & (POLLIN | POLLOUT));
+}
+
 void proxy_tty_wrote(struct proxy_process *p, int host_fd,
                      const struct iovec *iov, int n, size_t bytes)
 {
-    if (!pty_sessions(p->world))
-        return;
     struct tty_of_fd tf;
-    if (tty_of_host_fd(host_fd, &tf) < 0 || !tf.master)
+    if (tty_of_host_fd(host_fd, &tf) < 0)
         return;
-    struct proxy_tty *t = tty_find(p->world, tf.rdev);
+    uint64_t *writes = is_pty(&tf) ? pty_writes_of(tf.rdev, true) : NULL;
+    if (writes)
+        ++*writes;
     struct termios tio; /* a master's TCGETS is its slave's */
-    if (!t || !t->pgrp || tcgetattr(host_fd, &tio) < 0 ||
-        !(tio.c_lflag & ISIG))
+    if (!tf.master || tcgetattr(host_fd, &tio) < 0)
+        return;
+    /* The slave's echo of what was written comes back to the master from
+     * the host's line discipline work: it is there before the writer's
+     * next step, as its data is at the reader's (settle). */
+    if (writes && (tio.c_lflag & ECHO)) {
+        settle(host_fd, POLLIN);
+        if (host_fd < SETTLE_FDS)
+            settled[host_fd] = *writes;
+    }
+    struct proxy_tty *t = pty_sessions(p->world) ? tty_find(p->world, tf.rdev)
+                                                 : NULL;
+    if (!t || !t->pgrp || !(tio.c_lflag & ISIG))
         return;
     for (int i = 0; i < n && bytes > 0; i++) {
         size_t len = iov[i].iov_len < bytes ? iov[i].iov_len : bytes;
