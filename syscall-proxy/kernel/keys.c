@@ -665,6 +665,22 @@ static long desc_in(struct proxy_process *p, uint64_t gva, char *desc)
     return n < 0 ? -EFAULT : n;
 }
 
+/* The type and description a search names (request_key, KEYCTL_SEARCH):
+ * *desc is malloc'ed (the caller frees it) when the type was read, even if
+ * the description then failed (the return says so). */
+static long type_and_desc_in(struct proxy_process *p, uint64_t type_gva,
+                             uint64_t desc_gva, char type[KEY_TYPE_NAME_MAX],
+                             char **desc)
+{
+    *desc = NULL;
+    long rc = type_in(p, type_gva, type);
+    if (rc < 0)
+        return rc;
+    if (!(*desc = malloc(KEY_DESC_MAX)))
+        return -ENOMEM;
+    return desc_in(p, desc_gva, *desc);
+}
+
 /* ---- search ---------------------------------------------------------------- */
 
 struct search {
@@ -872,16 +888,11 @@ static struct key *search_creds(struct proxy_process *p, struct search *s,
 
 static long sys_request_key(struct proxy_process *p, const uint64_t a[6])
 {
-    char type[KEY_TYPE_NAME_MAX];
-    long rc = type_in(p, a[0], type);
-    if (rc < 0)
-        return rc;
-    char *desc = malloc(KEY_DESC_MAX);
-    if (!desc)
-        return -ENOMEM;
+    char type[KEY_TYPE_NAME_MAX], *desc;
     struct key *dest = NULL, *found;
     bool poss;
-    if ((rc = desc_in(p, a[1], desc)) < 0)
+    long rc = type_and_desc_in(p, a[0], a[1], type, &desc);
+    if (rc < 0)
         goto out;
     if (a[2]) { /* the callout: only checked, no upcall is made */
         char *info = malloc(KEY_DESC_MAX);
@@ -1185,16 +1196,11 @@ static long kc_move(struct proxy_process *p, const uint64_t a[6])
 
 static long kc_search(struct proxy_process *p, const uint64_t a[6])
 {
-    char type[KEY_TYPE_NAME_MAX];
-    long rc = type_in(p, a[2], type);
-    if (rc < 0)
-        return rc;
-    char *desc = malloc(KEY_DESC_MAX);
-    if (!desc)
-        return -ENOMEM;
+    char type[KEY_TYPE_NAME_MAX], *desc;
     struct key *ring, *dest = NULL, *found;
     bool poss;
-    if ((rc = desc_in(p, a[3], desc)) < 0 ||
+    long rc = type_and_desc_in(p, a[2], a[3], type, &desc);
+    if (rc < 0 ||
         (rc = lookup(p, (long)a[1], 0, NEED_SEARCH, &ring, &poss)) < 0 ||
         (a[4] && (rc = lookup(p, (long)a[4], LOOKUP_CREATE, NEED_WRITE,
                               &dest, NULL)) < 0))
