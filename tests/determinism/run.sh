@@ -706,13 +706,19 @@ analyze_cases() {
     fi
 }
 
-# --chaos --seed N --verify on every guest program, seeds 1-5.
+# --chaos --seed N --verify on every guest program, seeds 1-5, but
+# interval_spin: its loop makes no event at all, so where its timer's cuts
+# land is host time by design (DETERMINISM.md, preemption of a thread with
+# no event), and its detlog can differ between two runs (it did under the
+# ptrace debug build, seed 1 and seed 3, in clean-clone runs); its output
+# is checked by the guest suite.
 chaos_guest_suite() {
     local p n args bad="" seed count=0 b=$OUT/$ID.chaos-suite line st
     for seed in 1 2 3 4 5; do
         for p in "$ROOT"/build/guest/*; do
             [ -f "$p" ] && [ -x "$p" ] || continue
             n=$(basename "$p")
+            [ "$n" = interval_spin ] && continue
             args=()
             [ "$n" = exitcode ] && args=(0)
             [ "$n" = det_sources ] && args=(--check)
@@ -725,7 +731,7 @@ chaos_guest_suite() {
     done
     if [ -z "$bad" ]; then
         pass "$L:chaos/guest-suite-5-seeds"
-        echo "    $count runs verified"
+        echo "    $count runs verified (interval_spin left out: host-timed by design)"
     else
         fail "$L:chaos/guest-suite-5-seeds" "$bad"
     fi
