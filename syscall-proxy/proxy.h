@@ -1035,6 +1035,10 @@ void proxy_world_destroy(struct proxy_world *w);
  * or -1 when hvrun failed. */
 int proxy_world_run(struct proxy_world *w);
 struct proxy_process *proxy_world_find(struct proxy_world *w, int pid);
+/* The process one of whose live threads has tid id (its leader's pid
+ * included), or NULL: Linux's find_task_by_vpid, whose answer kill(2) and
+ * /proc/<id>/ use for a thread that is not its process's leader. */
+struct proxy_process *proxy_world_find_tid(struct proxy_world *w, int id);
 /* The next pid or tid of the run: one counter for processes and threads,
  * as Linux's pid allocator, so no thread's id is another task's. */
 int proxy_world_next_id(struct proxy_world *w);

@@ -1324,14 +1324,24 @@ static bool proc_pid_name(struct proxy_process *p, char *name,
     long n = strtol(name + 6, &end, 10);
     if (end == name + 6 || *end != '/' || n <= 0 || name[6] == '0')
         return false;
-    struct proxy_process *q = proxy_world_find(p->world, (int)n);
+    struct proxy_process *q = proxy_world_find_tid(p->world, (int)n);
     if (!q || q->zombie || !q->as) {
         *hidden = true;
         return true;
     }
+    *of = q;
+    if (q->pid != n) {
+        /* A thread that is not its process's leader: /proc/<tid>/ is
+         * reachable (not listed) and is that thread's /proc/PID/task/TID. */
+        char rest[PROXY_PATH_MAX];
+        snprintf(rest, sizeof(rest), "%s", end);
+        if (snprintf(name, PROXY_PATH_MAX, "/proc/self/task/%ld%s", n, rest) >=
+            PROXY_PATH_MAX)
+            *hidden = true;
+        return true;
+    }
     memmove(name + 10, end, strlen(end) + 1);
     memcpy(name, "/proc/self", 10);
-    *of = q;
     return true;
 }
 

@@ -915,6 +915,13 @@ static long sys_kill(struct proxy_process *p, const uint64_t a[6])
         pid = pid > 0 ? g : -g;
     }
     struct proxy_world *w = p->world;
+    if (pid > 0 && !proxy_world_find(w, pid)) {
+        /* A thread's tid: Linux signals the thread's whole process
+         * (kill_pid_info finds the task, group_send_sig_info its group). */
+        struct proxy_process *owner = proxy_world_find_tid(w, pid);
+        if (owner)
+            pid = owner->pid;
+    }
     int hits = 0;
     for (int i = 0; i < w->nr_procs; i++) {
         struct proxy_process *q = w->procs[i];

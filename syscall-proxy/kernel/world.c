@@ -109,6 +109,21 @@ struct proxy_process *proxy_world_find(struct proxy_world *w, int pid)
     return NULL;
 }
 
+struct proxy_process *proxy_world_find_tid(struct proxy_world *w, int id)
+{
+    struct proxy_process *q = proxy_world_find(w, id);
+    if (q)
+        return q;
+    for (int i = 0; i < w->nr_procs; i++) {
+        q = w->procs[i];
+        for (int k = 0; k < q->nr_threads; k++)
+            if (q->threads[k].state != PROXY_THREAD_EXITED &&
+                (k == q->cur ? q->tid : q->threads[k].tid) == id)
+                return q;
+    }
+    return NULL;
+}
+
 int proxy_world_next_id(struct proxy_world *w)
 {
     if (w->next_pid == PROXY_OUTSIDE_PGID) /* the virtual shell's */
