@@ -38,8 +38,14 @@
  * A traced thread that exits is its tracer's zombie to reap (WIFEXITED),
  * before the group's leader.
  *
- * Not modelled (docs/DETERMINISM.md): PTRACE_SYSEMU,
- * PEEKSIGINFO, a tracer other than
+ * PTRACE_SYSEMU and SYSEMU_SINGLESTEP (User-mode Linux, gVisor's ptrace
+ * platform): the call stops at its entry as under PTRACE_SYSCALL and is
+ * then skipped, its result the rax the tracer left (-ENOSYS if none);
+ * no exit stop follows unless the tracer resumed with PTRACE_SYSCALL, and
+ * under SYSEMU_SINGLESTEP no single-step trap for the SYSCALL instruction
+ * itself (Linux's report_single_step).
+ *
+ * Not modelled (docs/DETERMINISM.md): PEEKSIGINFO, a tracer other than
  * the tracee's process' threads' own (every thread of the tracing process
  * is its tracer).
  */
@@ -267,6 +273,12 @@ int proxy_ptrace_seccomp_trace(struct proxy_process *p, uint32_t data)
     return 1;
 }
 
+static bool stops_at_entry(enum proxy_pt_resume how)
+{
+    return how == PROXY_PT_SYSCALL || how == PROXY_PT_SYSEMU ||
+           how == PROXY_PT_SYSEMU_STEP;
+}
+
 bool proxy_ptrace_syscall_entry(struct proxy_process *p, bool *skip,
                                 long *skip_result)
 {
@@ -279,7 +291,7 @@ bool proxy_ptrace_syscall_entry(struct proxy_process *p, bool *skip,
         /* The call again after its entry stop (or a blocked one re-run). */
         t->pt.entry_done = false;
         if (t->pt.skip_call) {
-            t->pt.skip_call = false;
+            t->pt.skip_call = t->pt.emulated = false;
             *skip = true;
             *skip_result = (long)t->pt.skip_result;
             return false;
@@ -287,8 +299,11 @@ bool proxy_ptrace_syscall_entry(struct proxy_process *p, bool *skip,
     } else {
         t->pt.orig_rax = (int64_t)r->rax;
         t->pt.exit_event_done = false;
-        if (t->pt.resume == PROXY_PT_SYSCALL) {
+        if (stops_at_entry(t->pt.resume)) {
             park_at_syscall(p);
+            t->pt.emulated = t->pt.resume != PROXY_PT_SYSCALL;
+            t->pt.skip_call = t->pt.emulated;
+            t->pt.skip_result = -ENOSYS;
             t->pt.msg = EVENTMSG_SYSCALL_ENTRY;
             trap_info(p, t, syscall_trap_sig(t));
             enter_stop(p, t, PROXY_PT_SYSCALL_ENTER, syscall_trap_sig(t), 0);
@@ -488,9 +503,10 @@ bool proxy_ptrace_before_user(struct proxy_process *p)
             enter_stop(p, t, PROXY_PT_SYSCALL_EXIT, syscall_trap_sig(t), 0);
             return true;
         }
-        if (t->pt.step_tf) {
+        if (t->pt.step_tf && t->pt.resume != PROXY_PT_SYSEMU_STEP) {
             /* A single step over a SYSCALL instruction traps after it
-             * (user_single_step_report: TRAP_BRKPT). */
+             * (user_single_step_report: TRAP_BRKPT); under
+             * SYSEMU_SINGLESTEP its entry stop was the report. */
             step_trapped(p, t);
             t->pt.info = user_info(SIGTRAP, NULL, p);
             t->pt.info.si_code = TRAP_BRKPT;
@@ -951,7 +967,7 @@ static long set_user_regs(struct proxy_process *q, struct proxy_thread *t,
          * none, the result is rax), at the instruction before rip. */
         r->rip = u->rip - SYSCALL_INSN_BYTES;
         r->rax = u->orig_rax;
-        t->pt.skip_call = (int64_t)u->orig_rax == -1;
+        t->pt.skip_call = t->pt.emulated || (int64_t)u->orig_rax == -1;
         t->pt.skip_result = (int64_t)u->rax;
     } else if (t->pt.interrupted) {
         r->rip = u->rip - SYSCALL_INSN_BYTES; /* still to restart */
@@ -1144,7 +1160,7 @@ static void resume(struct proxy_process *p, struct proxy_process *q,
 {
     struct vmm_regs *r = regs_of(q, t);
     t->pt.resume = how;
-    if (how == PROXY_PT_STEP) {
+    if (how == PROXY_PT_STEP || how == PROXY_PT_SYSEMU_STEP) {
         r->rflags |= RFLAGS_TF;
         t->pt.step_tf = true;
     } else if (t->pt.step_tf) {
@@ -1455,6 +1471,17 @@ static long arch_prctl_request(struct proxy_process *p, struct proxy_process *q,
     return -EINVAL;
 }
 
+static enum proxy_pt_resume resume_kind(long req)
+{
+    switch (req) {
+    case PTRACE_SYSCALL: return PROXY_PT_SYSCALL;
+    case PTRACE_SINGLESTEP: return PROXY_PT_STEP;
+    case PTRACE_SYSEMU: return PROXY_PT_SYSEMU;
+    case PTRACE_SYSEMU_SINGLESTEP: return PROXY_PT_SYSEMU_STEP;
+    }
+    return PROXY_PT_CONT;
+}
+
 /* Requests on a tracee in a ptrace-stop. */
 static long stopped_request(struct proxy_process *p, struct proxy_process *q,
                             struct proxy_thread *t, long req, uint64_t addr,
@@ -1493,14 +1520,12 @@ static long stopped_request(struct proxy_process *p, struct proxy_process *q,
     case PTRACE_CONT:
     case PTRACE_SYSCALL:
     case PTRACE_SINGLESTEP:
+    case PTRACE_SYSEMU:
+    case PTRACE_SYSEMU_SINGLESTEP:
     case PTRACE_DETACH:
         if (data > 64)
             return -EIO;
-        resume(p, q, t,
-               req == PTRACE_SYSCALL      ? PROXY_PT_SYSCALL
-               : req == PTRACE_SINGLESTEP ? PROXY_PT_STEP
-                                          : PROXY_PT_CONT,
-               (int)data);
+        resume(p, q, t, resume_kind(req), (int)data);
         if (req == PTRACE_DETACH) {
             int inject = t->pt.inject;
             siginfo_t info = t->pt.inject_info;

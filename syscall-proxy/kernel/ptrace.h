@@ -21,7 +21,13 @@ enum proxy_pt_stop {
 };
 
 /* How the tracer let it go on. */
-enum proxy_pt_resume { PROXY_PT_CONT, PROXY_PT_SYSCALL, PROXY_PT_STEP };
+enum proxy_pt_resume {
+    PROXY_PT_CONT,
+    PROXY_PT_SYSCALL,
+    PROXY_PT_STEP,
+    PROXY_PT_SYSEMU,      /* stop at each call's entry; the call is not made */
+    PROXY_PT_SYSEMU_STEP, /* ... and single-step between them */
+};
 
 struct proxy_ptrace {
     int tracer;             /* the tracing process's run pid; 0: none */
@@ -53,6 +59,8 @@ struct proxy_ptrace {
     bool seccomp_done;
     int64_t orig_rax;       /* the call's number (-1: not in a call) */
     bool skip_call;         /* the tracer set orig_rax -1 at the entry */
+    bool emulated;          /* the entry stop was PTRACE_SYSEMU's: the call
+                               is skipped whatever orig_rax says */
     int64_t skip_result;
     int inject;             /* a signal to deliver now, 0: none */
     siginfo_t inject_info;
