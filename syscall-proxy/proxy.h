@@ -1081,6 +1081,8 @@ void proxy_tty_settle(int host_fd, short events);
 /* The same for each fd of a poll set. */
 struct pollfd;
 void proxy_tty_settle_set(const struct pollfd *fds, size_t n);
+/* The same for each fd a host epoll instance watches. */
+void proxy_tty_settle_epoll(int host_epfd);
 /* Whether (dirfd, path) is /dev/tty; then *fd_or_err is a host fd of the
  * caller's ctty reopened with flags, or -ENXIO/-errno. */
 bool proxy_tty_open_current(struct proxy_process *p, int dirfd,

@@ -136,6 +136,7 @@ static long epoll_wait_run(struct proxy_process *p, int guest_epfd,
     int host_epfd = proxy_fd_host(&p->fds, guest_epfd);
     if (host_epfd < 0)
         return host_epfd;
+    proxy_tty_settle_epoll(host_epfd); /* a pty's data on its way (tty.c) */
     struct epoll_event ev[EPOLL_BATCH_EVENTS];
     int n = maxevents < EPOLL_BATCH_EVENTS ? maxevents : EPOLL_BATCH_EVENTS;
     long r = proxy_host_result(epoll_wait(host_epfd, ev, n, 0));

@@ -584,6 +584,26 @@ void proxy_tty_settle_set(const struct pollfd *fds, size_t n)
             settle(fds[i].fd, fds[i].events & (POLLIN | POLLOUT));
 }
 
+/* The watched fds are read from the instance's fdinfo ("tfd: N events:
+ * M"): hvrun keeps no copy of an epoll set. Only once a pty was written. */
+void proxy_tty_settle_epoll(int host_epfd)
+{
+    if (!nr_pty_seq)
+        return;
+    char path[64], line[256];
+    snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", host_epfd);
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return;
+    int fd;
+    unsigned events;
+    while (fgets(line, sizeof(line), f))
+        if (sscanf(line, "tfd: %d events: %x", &fd, &events) == 2 &&
+            settle_due(fd))
+            settle(fd, (short)(events & (POLLIN | POLLOUT)));
+    fclose(f);
+}
+
 void proxy_tty_wrote(struct proxy_process *p, int host_fd,
                      const struct iovec *iov, int n, size_t bytes)
 {
