@@ -60,6 +60,13 @@ int main(void)
 {
     setvbuf(stdout, NULL, _IONBF, 0);
     CHECK(signal(SIGUSR1, on_usr1) != SIG_ERR);
+    /* Blocked in the worker (it inherits the mask) and, below, in the
+     * main thread: the process's signal stays pending until the main
+     * thread unblocks it, whichever tid named the process. */
+    sigset_t usr1;
+    sigemptyset(&usr1);
+    sigaddset(&usr1, SIGUSR1);
+    CHECK(sigprocmask(SIG_BLOCK, &usr1, NULL) == 0);
     pthread_t t;
     CHECK(pthread_create(&t, NULL, worker, NULL) == 0);
     pthread_mutex_lock(&lock);
@@ -77,12 +84,6 @@ int main(void)
     snprintf(path, sizeof(path), "/proc/%d/comm", (int)tid);
     printf("access /proc/tid/comm: %d\n", access(path, R_OK));
 
-    /* Blocked in every thread but the main one: the process's signal
-     * reaches the main thread, whichever tid named the process. */
-    sigset_t usr1;
-    sigemptyset(&usr1);
-    sigaddset(&usr1, SIGUSR1);
-    CHECK(sigprocmask(SIG_BLOCK, &usr1, NULL) == 0);
     printf("kill(tid, SIGUSR1): %d\n", kill(tid, SIGUSR1));
     sigset_t pending;
     CHECK(sigpending(&pending) == 0);

@@ -34,12 +34,20 @@ static void ns_init(void)
            (int)getppid(), (int)(getpgid(0) == getpgid(1)));
     printf("kill 1: %d, kill 99: %d\n", kill(1, 0) < 0 ? errno : 0,
            kill(99, 0) < 0 ? errno : 0);
+    int said[2]; /* the child's line first, as the parent's need not be */
+    CHECK(pipe(said) == 0);
     pid_t c = fork();
     CHECK(c >= 0);
     if (c == 0) {
         printf("second: pid %d ppid %d\n", (int)getpid(), (int)getppid());
+        fflush(stdout);
+        CHECK(write(said[1], "x", 1) == 1);
         _exit(7);
     }
+    char x;
+    CHECK(read(said[0], &x, 1) == 1);
+    close(said[0]);
+    close(said[1]);
     printf("fork gave %d\n", (int)c);
     printf("kill child: %d\n", kill(c, 0) < 0 ? errno : 0);
     printf("waited: %d\n", WEXITSTATUS(wait_status(c)));

@@ -35,7 +35,7 @@ int main(void)
     clock_gettime(CLOCK_MONOTONIC, &b);
     long waited = ms_between(&a, &b);
     printf("first read: %llu expiration, waited about 100 ms: %s\n",
-           (unsigned long long)n, waited >= 99 && waited < 150 ? "yes" : "no");
+           (unsigned long long)n, waited >= 99 && waited < 300 ? "yes" : "no"); /* not early; late by host load */
     struct pollfd p = {fd, POLLIN, 0};
     CHECK(poll(&p, 1, 1000) == 1);
     CHECK(read(fd, &n, 8) == 8);
