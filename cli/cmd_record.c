@@ -130,7 +130,9 @@ static void new_id(char *id, size_t len)
     snprintf(id, len, "%s-%d", when, (int)getpid());
 }
 
-/* An id names DIR/ID.hvrec; anything with a '/' or the suffix is a path. */
+/* An id names DIR/ID.hvrec; anything with a '/' or the suffix is a path,
+ * and so is a plain name that is no id but a file here (`record -o x`
+ * then `replay x`). */
 static int resolve(const char *arg, char *path, size_t len)
 {
     size_t n = strlen(arg);
@@ -147,6 +149,8 @@ static int resolve(const char *arg, char *path, size_t len)
         cli_error("%s: name too long", arg);
         return -1;
     }
+    if (access(path, F_OK) < 0 && access(arg, F_OK) == 0)
+        snprintf(path, len, "%s", arg);
     return 0;
 }
 

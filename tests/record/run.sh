@@ -8,6 +8,7 @@
 #                  the replay identical
 #   stdin-fed      a replay reads the recorded stdin, not its own
 #   copied         a recording copied to a fresh directory replays
+#   plain-file-name  `replay NAME` of a file NAME here that is no id
 #   cross-backend  recorded under kvm, replayed under ptrace, and back
 #   file-changed, file-deleted  `cat FILE | sha256sum; ls -l FILE` replays
 #                  the recorded bytes after FILE changed or was deleted
@@ -231,6 +232,14 @@ stdin_and_copy_cases() {
         pass "$L:copied"
     else
         fail "$L:copied" "replay of the copy printed '$out'"
+    fi
+    # A plain file name that is no recording id is the file here.
+    cp "$d/in.hvrec" "$d/elsewhere/plain-name"
+    out=$(cd "$d/elsewhere" && hv replay plain-name 2> /dev/null < /dev/null)
+    if [ "$out" = "read recorded" ]; then
+        pass "$L:plain-file-name"
+    else
+        fail "$L:plain-file-name" "replay plain-name printed '$out'"
     fi
 }
 
