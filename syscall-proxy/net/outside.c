@@ -1,8 +1,12 @@
 /*
  * outside.c - stream connections from the run to a peer outside it (TCP
- * over IPv4 or IPv6, and AF_UNIX stream sockets to a path or an abstract
- * name where no listener of the run is), under hvrun record and replay;
- * the datagram sockets' peers are outside_udp.c's.
+ * over IPv4 or IPv6, and AF_UNIX stream and seqpacket sockets to a path
+ * or an abstract name where no listener of the run is), under hvrun
+ * record and replay; the datagram sockets' peers are outside_udp.c's.
+ * A seqpacket connection keeps its boundaries: its relay and hvrun's
+ * socket to the peer are seqpacket ones, each message is read whole and
+ * is one event, given as one message (read_message says how an empty
+ * message is told from the end).
  *
  * What such a peer sends, and when the guest can first see it, is input
  * from outside the deterministic model. So under record and replay the
@@ -204,9 +208,7 @@ bool outside_stream_socket(int fd, int *family)
             (proto == IPPROTO_TCP && (dom == AF_INET || dom == AF_INET6)));
 }
 
-/* A socket whose connect to outside is relayed: a stream one, or an
- * AF_UNIX seqpacket one; its family and type. */
-static bool relayed_socket(int fd, int *family, int *type)
+bool outside_relayed_socket(int fd, int *family, int *type)
 {
     socklen_t l = sizeof(*type);
     if (outside_stream_socket(fd, family)) {
@@ -401,7 +403,7 @@ bool proxy_outside_connect(struct proxy_process *p, int host_fd,
         return true; /* a UDP socket's, to outside */
     socklen_t need = dst_len_needed(dst, dst_len);
     if (!need || dst_len < need || dst_len > sizeof(*via) ||
-        !relayed_socket(host_fd, &family, &type) ||
+        !outside_relayed_socket(host_fd, &family, &type) ||
         family != dst->sa_family)
         return false;
     struct proxy_outside *o = outside_of(p);
@@ -579,13 +581,13 @@ static int tcp_queued(int fd)
 /* The relay's connect to the guest's listener (its stand-in, inner_fd):
  * done when the listener has it queued, so the guest's next accept and
  * poll see it whatever the host's load (AF_UNIX: queued by the connect). */
-static int relay_connect(int family, int inner_fd)
+static int relay_connect(int family, int type, int inner_fd)
 {
     struct sockaddr_storage in;
     socklen_t il = sizeof(in);
     if (getsockname(inner_fd, (struct sockaddr *)&in, &il) < 0)
         return -errno;
-    int r = socket(family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    int r = socket(family, type | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     if (r < 0)
         return -errno;
     struct sockaddr_un autobind = {.sun_family = AF_UNIX};
@@ -632,7 +634,7 @@ void outside_link_fifo(struct proxy_outside *o, uint32_t id, bool reader,
 }
 
 void outside_link_accepted(struct proxy_outside *o, uint32_t id, int family,
-                           int remote, const struct sockaddr_storage *peer,
+                           int type, int remote, const struct sockaddr_storage *peer,
                            socklen_t peer_len,
                            const struct sockaddr_storage *local,
                            socklen_t local_len, int inner_fd)
@@ -645,14 +647,20 @@ void outside_link_accepted(struct proxy_outside *o, uint32_t id, int family,
     }
     l->accepted = true;
     l->family = family;
+    l->type = type;
     l->remote = remote;
+    int one = 1;
+    /* The client outside need not be named: its messages are told from
+     * its end by their credentials (see read_message). */
+    if (type == SOCK_SEQPACKET && remote >= 0)
+        (void)setsockopt(remote, SOL_SOCKET, SO_PASSCRED, &one, sizeof(one));
     l->peer = *peer;
     l->peer_len = peer_len;
     l->local = *local;
     l->local_len = local_len;
     if (inner_fd < 0)
         return; /* the listener is gone: nobody to give it to */
-    int r = relay_connect(family, inner_fd);
+    int r = relay_connect(family, type, inner_fd);
     socklen_t rl = sizeof(l->relay_name);
     if (r < 0 || getsockname(r, (struct sockaddr *)&l->relay_name, &rl) < 0) {
         if (r >= 0)
@@ -661,9 +669,10 @@ void outside_link_accepted(struct proxy_outside *o, uint32_t id, int family,
     }
     l->relay_name_len = rl;
     l->relay = r;
-    int one = 1;
     if (family != AF_UNIX)
         (void)setsockopt(r, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    if (type == SOCK_SEQPACKET) /* named already: no autobind by it */
+        (void)setsockopt(r, SOL_SOCKET, SO_PASSCRED, &one, sizeof(one));
 }
 
 /* ---- moving bytes -------------------------------------------------------- */
@@ -795,10 +804,13 @@ static ssize_t next_message_size(int fd)
  * One message of a seqpacket socket, whole, in a buffer of its own (*buf,
  * to free). Linux's recv returns 0 both for an empty message and for the
  * end (the peer closed or shut down its sending): *end tells them apart.
- * From the peer (by_name): a message has the sender's name (the accepted
- * socket shares its listener's, which a connect reached), the end has
- * none; from the guest (the relay has SO_PASSCRED, so its sender need not
- * be named): a message has SCM_CREDENTIALS, the end has none. File
+ * From a listener's peer (by_name): a message has the sender's name (the
+ * accepted socket shares its listener's, which the connect reached), the
+ * end has none; hvrun's connecting socket gets no SO_PASSCRED, which
+ * would autobind it at its first send, so the peer would see a name the
+ * guest's socket does not have. From an unnamed sender (the guest, a
+ * client from outside: hvrun's end has SO_PASSCRED, and is named
+ * already): a message has SCM_CREDENTIALS, the end has none. File
  * descriptors that came with it are closed (*refused). -1: errno.
  */
 static ssize_t read_message(int fd, bool by_name, uint8_t **buf, bool *end,
@@ -854,7 +866,8 @@ static void take_remote_messages(struct proxy_world *w,
     while (l->remote >= 0 && !l->in_end) {
         uint8_t *buf;
         bool end, refused;
-        ssize_t n = read_message(l->remote, true, &buf, &end, &refused);
+        ssize_t n = read_message(l->remote, !l->accepted, &buf, &end,
+                                 &refused);
         if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
             return;
         if (n >= 0 && !end) {

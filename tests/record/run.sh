@@ -92,6 +92,14 @@
 #                  listens on (ECONNREFUSED), a missing path (ENOENT) and a
 #                  stream listener (EPROTOTYPE): as native; replay the same
 #                  errors while a seqpacket server listens at all three
+#   seqpacket-accepted-from-outside  a seqpacket server in the run
+#                  (seqpacket_inrun_server.py, a relative path) and a
+#                  client from outside (seqpacket_accept_client.py):
+#                  messages of 10, 0, 100000 and 3 bytes in, replies with
+#                  random bytes, an empty and a 1-byte message out: both
+#                  sides as native (masked); replayed after the client
+#                  ended, under kvm and ptrace, while a probe from outside
+#                  finds nothing listening; record --verify
 #   accepted-from-outside  a python server in the run (TCP over IPv4 and
 #                  IPv6, AF_UNIX at a relative path) serves a client from
 #                  outside on each (fresh random bytes both ways, 50 ms
@@ -820,6 +828,52 @@ outside_unix_cases() {
     fi
 }
 
+# A seqpacket server in the run (seqpacket_inrun_server.py) accepting a
+# client from outside (seqpacket_accept_client.py) at a relative path.
+seqpacket_accepted_case() {
+    local d=$WORK/$ID.seqacc st vst bad="" srv=$ROOT/tests/record/seqpacket_inrun_server.py
+    local client=$ROOT/tests/record/seqpacket_accept_client.py cl probe
+    mkdir -p "$d"
+    rm -f "$d/srv.sock" "$d/srv.sock.ready"
+    (cd "$d" && { "$PY" "$client" srv.sock > native.client 2>&1 & "$PY" "$srv" srv.sock > native.out 2>&1; wait; })
+    rm -f "$d/srv.sock" "$d/srv.sock.ready"
+    (cd "$d" && { "$PY" "$client" srv.sock > o.client 2>&1 & cl=$!
+        hv record -o o.hvrec -- "$PY" "$srv" srv.sock > o.rec.out 2> o.rec.err; echo $? > o.st; wait $cl; })
+    st=$(cat "$d/o.st")
+    { grep -q '^got 0 bytes: $' "$d/o.rec.out" && grep -q '^got 100000 bytes$' "$d/o.rec.out" &&
+        grep -q '^end$' "$d/o.client" &&
+        cmp -s <(masked "$d/native.out") <(masked "$d/o.rec.out") &&
+        cmp -s <(masked "$d/native.client") <(masked "$d/o.client"); } ||
+        bad="recorded (against native): $(head -c 300 "$d/o.rec.out" "$d/o.rec.err" "$d/o.client");"
+    # While the replays run, a client from outside finds nothing listening.
+    rm -f "$d/srv.sock" "$d/srv.sock.ready"
+    "$PY" -c 'import socket,sys,time
+got = 0
+for i in range(150):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    try:
+        s.connect(sys.argv[1]); got += 1
+    except OSError:
+        pass
+    s.close()
+    time.sleep(0.02)
+print("reached", got)' "$d/srv.sock" > "$d/probe.out" 2>&1 &
+    probe=$!
+    bad="$bad$(replayed_both "$d" o "$st")"
+    wait "$probe"
+    grep -q '^reached 0$' "$d/probe.out" || bad="$bad probe: $(cat "$d/probe.out");"
+    if [ -z "$bad" ]; then
+        pass "$L:seqpacket-accepted-from-outside (as native; replayed after the client ended, kvm and ptrace, unreachable)"
+    else
+        fail "$L:seqpacket-accepted-from-outside" "$bad"
+    fi
+    rm -f "$d/srv.sock" "$d/srv.sock.ready"
+    (cd "$d" && { "$PY" "$client" srv.sock > v.client 2>&1 & cl=$!
+        hv record --verify -o v.hvrec -- "$PY" "$srv" srv.sock > v.out 2> v.err; echo $? > v.st; wait $cl; })
+    vst=$(cat "$d/v.st")
+    verified seqpacket-accepted-from-outside "$d" "$vst" '^got 3 bytes: bye'
+}
+
 # A server in the run (inrun_server.py) accepting clients from outside
 # (accept_client.py), one each on IPv4, IPv6 and AF_UNIX.
 accepted_cases() {
@@ -1122,6 +1176,7 @@ for hvarg in "$@"; do
     outside_unix_cases
     outside_unix_dgram_cases
     outside_seqpacket_cases
+    seqpacket_accepted_case
     accepted_cases
     accept_timed_cases
     udp_server_cases
