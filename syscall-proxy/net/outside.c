@@ -634,7 +634,8 @@ void outside_link_fifo(struct proxy_outside *o, uint32_t id, bool reader,
 }
 
 void outside_link_accepted(struct proxy_outside *o, uint32_t id, int family,
-                           int type, int remote, const struct sockaddr_storage *peer,
+                           int type, int remote,
+                           const struct sockaddr_storage *peer,
                            socklen_t peer_len,
                            const struct sockaddr_storage *local,
                            socklen_t local_len, int inner_fd)

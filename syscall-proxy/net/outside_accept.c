@@ -1,8 +1,9 @@
 /*
  * outside_accept.c - listeners of the run (TCP over IPv4 or IPv6, AF_UNIX
- * stream and seqpacket sockets with a name) and the clients from outside they accept,
- * under hvrun record and replay (the bytes of such a connection move as
- * outside.c moves a connect's).
+ * stream and seqpacket sockets with a name) and the clients from outside
+ * they accept, under hvrun record and replay (the bytes of such a
+ * connection move as outside.c moves a connect's; a seqpacket listener's
+ * stand-in and relays are seqpacket sockets).
  *
  * When a client from outside connects, and what it sends, is input from
  * outside the deterministic model. So at the guest's listen() hvrun puts a

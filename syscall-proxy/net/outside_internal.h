@@ -67,7 +67,8 @@ bool outside_addr_same(const struct sockaddr_storage *a, socklen_t alen,
  * accepts it there); type: the listener's (SOCK_STREAM, SOCK_SEQPACKET);
  * remote: the client (recording) or -1. */
 void outside_link_accepted(struct proxy_outside *o, uint32_t id, int family,
-                           int type, int remote, const struct sockaddr_storage *peer,
+                           int type, int remote,
+                           const struct sockaddr_storage *peer,
                            socklen_t peer_len,
                            const struct sockaddr_storage *local,
                            socklen_t local_len, int inner_fd);
