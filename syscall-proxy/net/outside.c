@@ -1,8 +1,12 @@
 /*
  * outside.c - stream connections from the run to a peer outside it (TCP
- * over IPv4 or IPv6, and AF_UNIX stream sockets to a path or an abstract
- * name where no listener of the run is), under hvrun record and replay;
- * the datagram sockets' peers are outside_udp.c's.
+ * over IPv4 or IPv6, and AF_UNIX stream and seqpacket sockets to a path
+ * or an abstract name where no listener of the run is), under hvrun
+ * record and replay; the datagram sockets' peers are outside_udp.c's.
+ * A seqpacket connection keeps its boundaries: its relay and hvrun's
+ * socket to the peer are seqpacket ones, each message is read whole and
+ * is one event, given as one message (read_message says how an empty
+ * message is told from the end).
  *
  * What such a peer sends, and when the guest can first see it, is input
  * from outside the deterministic model. So under record and replay the
@@ -60,9 +64,17 @@
 
 #include "det.h"
 
+/* A message of a seqpacket connection's peer not yet given to the relay
+ * (its bytes whole: a message may be empty). */
+struct outside_message {
+    uint8_t *data;
+    size_t len;
+};
+
 struct outside_link {
     uint32_t id;
     int family;           /* AF_INET, AF_INET6 or AF_UNIX */
+    int type;             /* SOCK_STREAM, or SOCK_SEQPACKET (AF_UNIX) */
     uint64_t guest_ino;   /* the guest's socket (fstat), for getpeername */
     int listener;         /* the relay's listener until the connect, or -1 */
     int relay;            /* hvrun's end of the guest's connection, or -1 */
@@ -71,6 +83,8 @@ struct outside_link {
     socklen_t peer_len, via_len;
     uint8_t *in;          /* bytes from the peer not yet given to the relay */
     size_t in_len, in_off;
+    struct outside_message *msgs; /* seqpacket: what came in, instead */
+    size_t nr_msgs, msgs_head, msgs_cap;
     bool in_end;          /* the peer closed or failed: in_err 0 / -errno */
     int in_err;
     bool end_passed;      /* ... and the guest's end was told */
@@ -194,6 +208,18 @@ bool outside_stream_socket(int fd, int *family)
             (proto == IPPROTO_TCP && (dom == AF_INET || dom == AF_INET6)));
 }
 
+bool outside_relayed_socket(int fd, int *family, int *type)
+{
+    socklen_t l = sizeof(*type);
+    if (outside_stream_socket(fd, family)) {
+        *type = SOCK_STREAM;
+        return true;
+    }
+    return *family == AF_UNIX &&
+           getsockopt(fd, SOL_SOCKET, SO_TYPE, type, &l) == 0 &&
+           *type == SOCK_SEQPACKET;
+}
+
 struct proxy_outside *outside_of(struct proxy_process *p)
 {
     struct proxy_world *w = p->world;
@@ -251,10 +277,10 @@ void outside_loopback_addr(int family, struct sockaddr_storage *a,
 /* A listener for the guest's socket to connect to, its address in *via:
  * on loopback in dst's family, or (AF_UNIX) an abstract name the kernel
  * picks (autobind), so nothing appears in the filesystem. */
-static int relay_listener(int family, struct sockaddr_storage *via,
+static int relay_listener(int family, int type, struct sockaddr_storage *via,
                           socklen_t *via_len)
 {
-    int l = socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    int l = socket(family, type | SOCK_CLOEXEC, 0);
     if (l < 0)
         return -errno;
     if (family == AF_UNIX) {
@@ -288,6 +314,7 @@ static struct outside_link *link_add(struct proxy_outside *o, uint32_t id)
     struct outside_link *l = &o->links[o->nr++];
     memset(l, 0, sizeof(*l));
     l->id = id;
+    l->type = SOCK_STREAM;
     l->listener = l->relay = l->remote = -1;
     return l;
 }
@@ -295,9 +322,9 @@ static struct outside_link *link_add(struct proxy_outside *o, uint32_t id)
 /* Recording: the connect to the peer itself, blocking (the run waits
  * for it, as a blocking guest would). */
 static long connect_remote(const struct sockaddr *dst, socklen_t len,
-                           int family, int *remote)
+                           int family, int type, int *remote)
 {
-    int r = socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    int r = socket(family, type | SOCK_CLOEXEC, 0);
     if (r < 0)
         return -errno;
     while (connect(r, dst, len) < 0) {
@@ -369,14 +396,14 @@ bool proxy_outside_connect(struct proxy_process *p, int host_fd,
                            long *ret)
 {
     const struct proxy_file_tap *t = p->cfg->file_tap;
-    int family;
+    int family, type;
     if (!outside_recording(t) && !outside_replaying(t))
         return false;
     if (outside_udp_connect(p, host_fd, dst, dst_len, via, via_len, ret))
         return true; /* a UDP socket's, to outside */
     socklen_t need = dst_len_needed(dst, dst_len);
     if (!need || dst_len < need || dst_len > sizeof(*via) ||
-        !outside_stream_socket(host_fd, &family) ||
+        !outside_relayed_socket(host_fd, &family, &type) ||
         family != dst->sa_family)
         return false;
     struct proxy_outside *o = outside_of(p);
@@ -402,7 +429,7 @@ bool proxy_outside_connect(struct proxy_process *p, int host_fd,
     socklen_t peer_len = dst_len;
     memcpy(&peer, dst, dst_len);
     if (outside_recording(t)) {
-        *ret = connect_remote(dst, dst_len, family, &remote);
+        *ret = connect_remote(dst, dst_len, family, type, &remote);
         remote_peer_name(remote, dst, dst_len, &peer, &peer_len);
         outside_note(o, id, PROXY_LINK_CONNECT, *ret, &peer, peer_len);
     } else if (!recorded_connect(o, id, ret, &peer, &peer_len)) {
@@ -415,7 +442,7 @@ bool proxy_outside_connect(struct proxy_process *p, int host_fd,
     o->next_id++;
     if (*ret < 0)
         return true;
-    int lfd = relay_listener(family, via, via_len);
+    int lfd = relay_listener(family, type, via, via_len);
     if (lfd < 0 || !(l = link_add(o, id))) {
         if (lfd >= 0)
             close(lfd);
@@ -426,6 +453,7 @@ bool proxy_outside_connect(struct proxy_process *p, int host_fd,
     }
     l->guest_ino = outside_sock_ino(host_fd);
     l->family = family;
+    l->type = type;
     l->listener = lfd;
     l->remote = remote;
     l->peer = peer;
@@ -457,6 +485,11 @@ void proxy_outside_connected(struct proxy_process *p, int host_fd)
     int one = 1;
     if (l->family != AF_UNIX)
         (void)setsockopt(l->relay, IPPROTO_TCP, TCP_NODELAY, &one,
+                         sizeof(one));
+    /* Each message the guest sends then comes with its credentials, an
+     * empty one too, and its end without: so they can be told apart. */
+    if (l->type == SOCK_SEQPACKET)
+        (void)setsockopt(l->relay, SOL_SOCKET, SO_PASSCRED, &one,
                          sizeof(one));
 }
 
@@ -548,13 +581,13 @@ static int tcp_queued(int fd)
 /* The relay's connect to the guest's listener (its stand-in, inner_fd):
  * done when the listener has it queued, so the guest's next accept and
  * poll see it whatever the host's load (AF_UNIX: queued by the connect). */
-static int relay_connect(int family, int inner_fd)
+static int relay_connect(int family, int type, int inner_fd)
 {
     struct sockaddr_storage in;
     socklen_t il = sizeof(in);
     if (getsockname(inner_fd, (struct sockaddr *)&in, &il) < 0)
         return -errno;
-    int r = socket(family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    int r = socket(family, type | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     if (r < 0)
         return -errno;
     struct sockaddr_un autobind = {.sun_family = AF_UNIX};
@@ -601,7 +634,8 @@ void outside_link_fifo(struct proxy_outside *o, uint32_t id, bool reader,
 }
 
 void outside_link_accepted(struct proxy_outside *o, uint32_t id, int family,
-                           int remote, const struct sockaddr_storage *peer,
+                           int type, int remote,
+                           const struct sockaddr_storage *peer,
                            socklen_t peer_len,
                            const struct sockaddr_storage *local,
                            socklen_t local_len, int inner_fd)
@@ -614,14 +648,20 @@ void outside_link_accepted(struct proxy_outside *o, uint32_t id, int family,
     }
     l->accepted = true;
     l->family = family;
+    l->type = type;
     l->remote = remote;
+    int one = 1;
+    /* The client outside need not be named: its messages are told from
+     * its end by their credentials (see read_message). */
+    if (type == SOCK_SEQPACKET && remote >= 0)
+        (void)setsockopt(remote, SOL_SOCKET, SO_PASSCRED, &one, sizeof(one));
     l->peer = *peer;
     l->peer_len = peer_len;
     l->local = *local;
     l->local_len = local_len;
     if (inner_fd < 0)
         return; /* the listener is gone: nobody to give it to */
-    int r = relay_connect(family, inner_fd);
+    int r = relay_connect(family, type, inner_fd);
     socklen_t rl = sizeof(l->relay_name);
     if (r < 0 || getsockname(r, (struct sockaddr *)&l->relay_name, &rl) < 0) {
         if (r >= 0)
@@ -630,9 +670,10 @@ void outside_link_accepted(struct proxy_outside *o, uint32_t id, int family,
     }
     l->relay_name_len = rl;
     l->relay = r;
-    int one = 1;
     if (family != AF_UNIX)
         (void)setsockopt(r, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    if (type == SOCK_SEQPACKET) /* named already: no autobind by it */
+        (void)setsockopt(r, SOL_SOCKET, SO_PASSCRED, &one, sizeof(one));
 }
 
 /* ---- moving bytes -------------------------------------------------------- */
@@ -719,11 +760,141 @@ static ssize_t remote_read(struct outside_link *l, void *buf, size_t len,
     return n;
 }
 
+/* A seqpacket peer's message, to be given to the relay whole. */
+static void msg_append(struct outside_link *l, const void *data, size_t n)
+{
+    if (l->msgs_head == l->nr_msgs)
+        l->msgs_head = l->nr_msgs = 0;
+    if (l->nr_msgs == l->msgs_cap) {
+        size_t cap = l->msgs_cap ? 2 * l->msgs_cap : 8;
+        void *g = realloc(l->msgs, cap * sizeof(*l->msgs));
+        if (!g)
+            return;
+        l->msgs = g;
+        l->msgs_cap = cap;
+    }
+    uint8_t *copy = malloc(n ? n : 1);
+    if (!copy)
+        return;
+    memcpy(copy, data, n);
+    l->msgs[l->nr_msgs++] = (struct outside_message){copy, n};
+}
+
+/* What came in, to give the guest: bytes, or a seqpacket's messages. */
+static void in_add(struct outside_link *l, const void *data, size_t n)
+{
+    if (l->type == SOCK_SEQPACKET)
+        msg_append(l, data, n);
+    else
+        in_append(l, data, n);
+}
+
+/* The size of the next message queued on seqpacket socket fd (MSG_TRUNC
+ * gives its whole length), or -1 (errno; EAGAIN: none). */
+static ssize_t next_message_size(int fd)
+{
+    char byte;
+    ssize_t n;
+    while ((n = recv(fd, &byte, 1, MSG_PEEK | MSG_TRUNC | MSG_DONTWAIT)) < 0 &&
+           errno == EINTR)
+        ;
+    return n;
+}
+
+/*
+ * One message of a seqpacket socket, whole, in a buffer of its own (*buf,
+ * to free). Linux's recv returns 0 both for an empty message and for the
+ * end (the peer closed or shut down its sending): *end tells them apart.
+ * From a listener's peer (by_name): a message has the sender's name (the
+ * accepted socket shares its listener's, which the connect reached), the
+ * end has none; hvrun's connecting socket gets no SO_PASSCRED, which
+ * would autobind it at its first send, so the peer would see a name the
+ * guest's socket does not have. From an unnamed sender (the guest, a
+ * client from outside: hvrun's end has SO_PASSCRED, and is named
+ * already): a message has SCM_CREDENTIALS, the end has none. File
+ * descriptors that came with it are closed (*refused). -1: errno.
+ */
+static ssize_t read_message(int fd, bool by_name, uint8_t **buf, bool *end,
+                            bool *refused)
+{
+    *buf = NULL;
+    *end = *refused = false;
+    ssize_t size = next_message_size(fd);
+    if (size < 0)
+        return -1;
+    union {
+        struct cmsghdr align;
+        char bytes[CMSG_SPACE(sizeof(struct ucred)) +
+                   CMSG_SPACE(64 * sizeof(int))];
+    } ctl;
+    struct sockaddr_un from;
+    *buf = malloc(size ? (size_t)size : 1);
+    if (!*buf) {
+        errno = ENOMEM;
+        return -1;
+    }
+    struct iovec iov = {*buf, (size_t)size};
+    struct msghdr m = {.msg_name = &from, .msg_namelen = sizeof(from),
+                       .msg_iov = &iov, .msg_iovlen = 1,
+                       .msg_control = ctl.bytes,
+                       .msg_controllen = sizeof(ctl.bytes)};
+    ssize_t n;
+    while ((n = recvmsg(fd, &m, MSG_DONTWAIT | MSG_CMSG_CLOEXEC)) < 0 &&
+           errno == EINTR)
+        ;
+    if (n < 0) {
+        int e = errno;
+        free(*buf);
+        *buf = NULL;
+        errno = e;
+        return -1;
+    }
+    bool creds = false;
+    for (struct cmsghdr *c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c))
+        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_CREDENTIALS)
+            creds = true;
+    *refused = refuse_rights(&m);
+    *end = n == 0 && (by_name ? m.msg_namelen == 0 : !creds);
+    return n;
+}
+
+/* Recording: the messages a seqpacket peer sent since the last look, each
+ * one event. */
+static void take_remote_messages(struct proxy_world *w,
+                                 struct proxy_outside *o,
+                                 struct outside_link *l)
+{
+    while (l->remote >= 0 && !l->in_end) {
+        uint8_t *buf;
+        bool end, refused;
+        ssize_t n = read_message(l->remote, !l->accepted, &buf, &end,
+                                 &refused);
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            return;
+        if (n >= 0 && !end) {
+            if (refused)
+                say_rights_refused(w, l);
+            outside_note(o, l->id, PROXY_LINK_DATA, refused, buf, (size_t)n);
+            msg_append(l, buf, (size_t)n);
+            free(buf);
+            continue;
+        }
+        free(buf);
+        l->in_end = true;
+        l->in_err = n == 0 ? 0 : -errno;
+        outside_note(o, l->id, PROXY_LINK_END, l->in_err, NULL, 0);
+    }
+}
+
 /* Recording: what the peer sent since the last look, as events. */
 static void take_remote(struct proxy_world *w, struct proxy_outside *o,
                         struct outside_link *l)
 {
     static uint8_t buf[OUTSIDE_PUMP_CHUNK];
+    if (l->type == SOCK_SEQPACKET) {
+        take_remote_messages(w, o, l);
+        return;
+    }
     while (l->remote >= 0 && !l->in_end) {
         bool refused;
         ssize_t n = remote_read(l, buf, sizeof(buf), &refused);
@@ -744,12 +915,56 @@ static void take_remote(struct proxy_world *w, struct proxy_outside *o,
     }
 }
 
+/* A message the relay's send buffer is too small for (EMSGSIZE: the
+ * peer's was larger) gets a larger one, as far as the host allows. */
+static bool grow_send_buffer(int relay, size_t len)
+{
+    int have = 0, want = len > INT_MAX / 2 - 4096 ? INT_MAX / 2
+                                                  : (int)len + 4096;
+    socklen_t hl = sizeof(have);
+    if (getsockopt(relay, SOL_SOCKET, SO_SNDBUF, &have, &hl) < 0 ||
+        have / 2 >= want) /* the kernel reports twice what was set */
+        return false;
+    (void)setsockopt(relay, SOL_SOCKET, SO_SNDBUF, &want, sizeof(want));
+    int now = 0;
+    return getsockopt(relay, SOL_SOCKET, SO_SNDBUF, &now, &hl) == 0 &&
+           now > have;
+}
+
+/* The messages that came in, each whole, to the guest's end (as many as
+ * its queue takes now). */
+static void give_messages(struct proxy_world *w, struct outside_link *l)
+{
+    while (l->relay >= 0 && l->msgs_head < l->nr_msgs) {
+        struct outside_message *m = &l->msgs[l->msgs_head];
+        ssize_t n = send(l->relay, m->data, m->len,
+                         MSG_DONTWAIT | MSG_NOSIGNAL);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && errno == EMSGSIZE && grow_send_buffer(l->relay, m->len))
+            continue;
+        if (n < 0 && errno == EMSGSIZE && w->nr_procs)
+            proxy_log(w->procs[0], 0, "outside connection %u: a %zu-byte "
+                      "message is larger than the host lets hvrun send; "
+                      "dropped", l->id, m->len);
+        else if (n < 0)
+            return; /* its queue is full (or it is gone: its end comes) */
+        free(m->data);
+        l->msgs_head++;
+    }
+}
+
 /* The bytes that came in, then their end, to the guest's end. */
-static void give_relay(struct outside_link *l)
+static void give_relay(struct proxy_world *w, struct outside_link *l)
 {
     if (l->relay < 0)
         return;
     bool sent = false;
+    if (l->type == SOCK_SEQPACKET) {
+        give_messages(w, l);
+        if (l->msgs_head < l->nr_msgs)
+            return;
+    }
     while (l->in_off < l->in_len) {
         ssize_t n = l->fifo ? write(l->relay, l->in + l->in_off,
                                     l->in_len - l->in_off)
@@ -777,10 +992,49 @@ static void give_relay(struct outside_link *l)
         wait_delivered(l->relay);
 }
 
+/* The guest's end is done sending: so is hvrun's to the peer. */
+static void out_ended(struct outside_link *l)
+{
+    l->out_end = true;
+    if (l->remote >= 0 && l->fifo) { /* the outside reader's EOF */
+        close(l->remote);
+        l->remote = -1;
+    } else if (l->remote >= 0) {
+        (void)shutdown(l->remote, SHUT_WR);
+    }
+}
+
+/* The messages a seqpacket guest sent, each whole: to the peer
+ * (recording) or dropped (replaying). Its fds and credentials are not
+ * passed on (SO_PEERCRED and SCM_CREDENTIALS show hvrun). */
+static void take_relay_messages(struct outside_link *l)
+{
+    while (l->relay >= 0 && !l->out_end) {
+        uint8_t *buf;
+        bool end, refused;
+        ssize_t n = read_message(l->relay, false, &buf, &end, &refused);
+        if (n < 0)
+            return; /* nothing more now (or a reset: the end comes) */
+        if (end) {
+            free(buf);
+            out_ended(l);
+            return;
+        }
+        while (l->remote >= 0 && send(l->remote, buf, (size_t)n,
+                                      MSG_NOSIGNAL) < 0 && errno == EINTR)
+            ; /* failing: the peer is gone, its end will say so */
+        free(buf);
+    }
+}
+
 /* What the guest sent: to the peer (recording) or dropped (replaying). */
 static void take_relay(struct outside_link *l)
 {
     static uint8_t buf[OUTSIDE_PUMP_CHUNK];
+    if (l->type == SOCK_SEQPACKET) {
+        take_relay_messages(l);
+        return;
+    }
     while (l->relay >= 0 && !l->out_end) {
         ssize_t n = l->fifo ? read(l->relay, buf, sizeof(buf))
                             : recv(l->relay, buf, sizeof(buf), MSG_DONTWAIT);
@@ -789,13 +1043,7 @@ static void take_relay(struct outside_link *l)
         if (n < 0)
             return; /* nothing more now (or a reset: the end comes) */
         if (n == 0) {
-            l->out_end = true;
-            if (l->remote >= 0 && l->fifo) { /* the outside reader's EOF */
-                close(l->remote);
-                l->remote = -1;
-            } else if (l->remote >= 0) {
-                (void)shutdown(l->remote, SHUT_WR);
-            }
+            out_ended(l);
             return;
         }
         for (ssize_t off = 0; l->remote >= 0 && off < n;) {
@@ -853,7 +1101,7 @@ static bool feed_one(struct proxy_world *w, struct proxy_outside *o,
     if (e.kind == PROXY_LINK_DATA && e.value == 1)
         say_rights_refused(w, l);
     if (e.kind == PROXY_LINK_DATA)
-        in_append(l, data, n);
+        in_add(l, data, n);
     else {
         l->in_end = true;
         l->in_err = (int)e.value;
@@ -873,7 +1121,7 @@ static void pump_all(struct proxy_world *w, struct proxy_outside *o,
         if (both && outside_recording(o->tap))
             take_remote(w, o, l);
         if (both)
-            give_relay(l);
+            give_relay(w, l);
         take_relay(l);
         retire(l);
     }
@@ -1006,6 +1254,9 @@ void proxy_outside_free(struct proxy_world *w)
         if (l->remote >= 0)
             close(l->remote);
         free(l->in);
+        for (size_t k = l->msgs_head; k < l->nr_msgs; k++)
+            free(l->msgs[k].data);
+        free(l->msgs);
     }
     free(o->links);
     outside_udp_free(o);

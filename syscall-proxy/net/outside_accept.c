@@ -1,8 +1,9 @@
 /*
  * outside_accept.c - listeners of the run (TCP over IPv4 or IPv6, AF_UNIX
- * stream sockets with a name) and the clients from outside they accept,
- * under hvrun record and replay (the bytes of such a connection move as
- * outside.c moves a connect's).
+ * stream and seqpacket sockets with a name) and the clients from outside
+ * they accept, under hvrun record and replay (the bytes of such a
+ * connection move as outside.c moves a connect's; a seqpacket listener's
+ * stand-in and relays are seqpacket sockets).
  *
  * When a client from outside connects, and what it sends, is input from
  * outside the deterministic model. So at the guest's listen() hvrun puts a
@@ -57,6 +58,7 @@
 struct outside_shadow {
     uint32_t id;
     int family;
+    int type;            /* a listener's: SOCK_STREAM or SOCK_SEQPACKET */
     bool dgram;          /* a UDP socket the run bound, not a listener */
     int inner_fd;        /* hvrun's fd of the stand-in when last seen */
     uint64_t inner_ino;  /* the stand-in (fstat) */
@@ -162,12 +164,12 @@ static void copy_options(int from, int to, int family)
     }
 }
 
-/* A listener on loopback (AF_UNIX: an abstract name the kernel picks),
- * or a UDP socket there (dgram). */
-static int stand_in_socket(int family, bool dgram, int backlog, int like)
+/* A listener of type on loopback (AF_UNIX: an abstract name the kernel
+ * picks), or a UDP socket there (dgram). */
+static int stand_in_socket(int family, int type, bool dgram, int backlog,
+                           int like)
 {
-    int in = socket(family, (dgram ? SOCK_DGRAM : SOCK_STREAM) | SOCK_CLOEXEC,
-                    0);
+    int in = socket(family, (dgram ? SOCK_DGRAM : type) | SOCK_CLOEXEC, 0);
     if (in < 0)
         return -errno;
     struct sockaddr_storage a;
@@ -195,7 +197,7 @@ static int stand_in_socket(int family, bool dgram, int backlog, int like)
  * then host_fd is as it was). */
 static int stand_in(struct outside_shadow *s, int host_fd, int backlog)
 {
-    int in = stand_in_socket(s->family, s->dgram, backlog, host_fd);
+    int in = stand_in_socket(s->family, s->type, s->dgram, backlog, host_fd);
     if (in < 0)
         return in;
     int fdfl = fcntl(host_fd, F_GETFD);
@@ -235,14 +237,16 @@ static bool recorded_listen(struct proxy_outside *o, uint32_t id, long *ret)
 }
 
 /* A socket that may become a listener with a stand-in: a stream socket
- * with a name, not listening yet, not a stand-in already. */
+ * (or an AF_UNIX seqpacket one) with a name, not listening yet, not a
+ * stand-in already. */
 static bool may_stand_in(struct proxy_outside *o, int host_fd, int *family,
-                         struct sockaddr_storage *name, socklen_t *len)
+                         int *type, struct sockaddr_storage *name,
+                         socklen_t *len)
 {
     int on = 0;
     socklen_t ol = sizeof(on);
     *len = sizeof(*name);
-    return outside_stream_socket(host_fd, family) &&
+    return outside_relayed_socket(host_fd, family, type) &&
            !shadow_by_ino(o, outside_sock_ino(host_fd)) &&
            getsockopt(host_fd, SOL_SOCKET, SO_ACCEPTCONN, &on, &ol) == 0 &&
            !on && getsockname(host_fd, (struct sockaddr *)name, len) == 0 &&
@@ -253,13 +257,13 @@ bool proxy_outside_listen(struct proxy_process *p, int host_fd, int backlog,
                           long *ret)
 {
     const struct proxy_file_tap *t = p->cfg->file_tap;
-    int family;
+    int family, type;
     struct sockaddr_storage name;
     socklen_t name_len;
     if (!outside_recording(t) && !outside_replaying(t))
         return false;
     struct proxy_outside *o = outside_of(p);
-    if (!o || !may_stand_in(o, host_fd, &family, &name, &name_len))
+    if (!o || !may_stand_in(o, host_fd, &family, &type, &name, &name_len))
         return false;
     retire_gone(o, p->world);
     uint32_t id = o->next_id++;
@@ -276,6 +280,7 @@ bool proxy_outside_listen(struct proxy_process *p, int host_fd, int backlog,
     int r = -ENOMEM;
     if (s) {
         s->family = family;
+        s->type = type;
         s->name = name;
         s->name_len = name_len;
         r = stand_in(s, host_fd, backlog);
@@ -414,8 +419,8 @@ void outside_accept_take(struct proxy_outside *o, struct proxy_world *w)
             size_t n = accept_data(data, &peer, pl, &local, ll);
             uint32_t id = o->next_id++;
             outside_note(o, id, PROXY_LINK_ACCEPT, s->id, data, n);
-            outside_link_accepted(o, id, s->family, c, &peer, pl, &local, ll,
-                                  inner);
+            outside_link_accepted(o, id, s->family, s->type, c, &peer, pl,
+                                  &local, ll, inner);
         }
     }
 }
@@ -455,7 +460,8 @@ bool outside_accept_feed(struct proxy_outside *o, struct proxy_world *w,
         o->next_id = e->link + 1;
     struct outside_shadow *s = shadow_by_id(o, (uint32_t)e->value);
     int inner = s && s->outer >= 0 ? inner_fd_of(w, s) : -1;
-    outside_link_accepted(o, e->link, s ? s->family : peer.ss_family, -1,
+    outside_link_accepted(o, e->link, s ? s->family : peer.ss_family,
+                          s ? s->type : SOCK_STREAM, -1,
                           &peer, pl, &local, (socklen_t)(len - 4 - pl),
                           inner);
     return true;

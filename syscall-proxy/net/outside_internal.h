@@ -49,6 +49,9 @@ void outside_note(struct proxy_outside *o, uint32_t id, uint8_t kind,
 
 /* A TCP (IPv4, IPv6) or AF_UNIX stream socket; its family. */
 bool outside_stream_socket(int fd, int *family);
+/* A socket whose connections to outside are relayed: a stream one (type
+ * SOCK_STREAM) or an AF_UNIX seqpacket one (SOCK_SEQPACKET). */
+bool outside_relayed_socket(int fd, int *family, int *type);
 /* Whether the AF_UNIX listener named (name, name_len) is what a connect
  * to dst reaches. */
 bool outside_unix_same_listener(const struct sockaddr_un *name,
@@ -61,9 +64,11 @@ bool outside_addr_same(const struct sockaddr_storage *a, socklen_t alen,
 /* ---- connections from outside (outside.c for the bytes) ---- */
 /* A client from outside accepted by a listener of the run whose guest
  * socket is at inner: a link whose relay connects to inner (the guest
- * accepts it there); remote: the client (recording) or -1. */
+ * accepts it there); type: the listener's (SOCK_STREAM, SOCK_SEQPACKET);
+ * remote: the client (recording) or -1. */
 void outside_link_accepted(struct proxy_outside *o, uint32_t id, int family,
-                           int remote, const struct sockaddr_storage *peer,
+                           int type, int remote,
+                           const struct sockaddr_storage *peer,
                            socklen_t peer_len,
                            const struct sockaddr_storage *local,
                            socklen_t local_len, int inner_fd);

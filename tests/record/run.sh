@@ -80,6 +80,27 @@
 #                  nobody has bound (ECONNREFUSED) and to a missing path
 #                  (ENOENT): as native; replay the same errors while a
 #                  server is bound at both
+#   outside-seqpacket  an AF_UNIX SOCK_SEQPACKET client (seqpacket_client.py)
+#                  of a server outside the run (seqpacket_server.py) at a
+#                  relative path and an abstract name: messages of 5, 0, 1
+#                  and 100000 bytes each way, the server's with fresh
+#                  random bytes, 50 ms apart: as native (random bytes
+#                  masked; the server got what it gets natively, the empty
+#                  message too); replayed after the server stopped, under
+#                  kvm and ptrace; a replay while a server is at both names
+#                  sends it nothing; record --verify
+#   outside-seqpacket-refused  seqpacket connects to a socket file nobody
+#                  listens on (ECONNREFUSED), a missing path (ENOENT) and a
+#                  stream listener (EPROTOTYPE): as native; replay the same
+#                  errors while a seqpacket server listens at all three
+#   seqpacket-accepted-from-outside  a seqpacket server in the run
+#                  (seqpacket_inrun_server.py, a relative path) and a
+#                  client from outside (seqpacket_accept_client.py):
+#                  messages of 10, 0, 100000 and 3 bytes in, replies with
+#                  random bytes, an empty and a 1-byte message out: both
+#                  sides as native (masked); replayed after the client
+#                  ended, under kvm and ptrace, while a probe from outside
+#                  finds nothing listening; record --verify
 #   accepted-from-outside  a python server in the run (TCP over IPv4 and
 #                  IPv6, AF_UNIX at a relative path) serves a client from
 #                  outside on each (fresh random bytes both ways, 50 ms
@@ -519,6 +540,104 @@ outside_unix_dgram_cases() {
     fi
 }
 
+# An AF_UNIX seqpacket server outside the run (seqpacket_server.py) at
+# DIR/sq.sock and the abstract name $2, logging to DIR/$3; pid in $SEQ_PID.
+start_seqpacket_server() {
+    local i
+    rm -f "$1/sq.sock" "$1/sq.sock.ready"
+    (cd "$1" && exec "$PY" "$ROOT/tests/record/seqpacket_server.py" "$1/sq.sock" "$2" "$1/$3") &
+    SEQ_PID=$!
+    for i in $(seq 1 100); do
+        [ -e "$1/sq.sock.ready" ] && break
+        sleep 0.05
+    done
+}
+
+stop_seqpacket_server() {
+    kill "$SEQ_PID" 2> /dev/null
+    wait "$SEQ_PID" 2> /dev/null
+    rm -f "$1/sq.sock" "$1/sq.sock.ready"
+}
+
+# SOCK_SEQPACKET connections to a server outside the run
+# (seqpacket_client.py); each run against a fresh server.
+outside_seqpacket_cases() {
+    local d=$WORK/$ID.seq st vst ust bad="" client=$ROOT/tests/record/seqpacket_client.py
+    local abs=hvrun-record-seq-$$-$ID
+    mkdir -p "$d"
+    rm -f "$d"/*.log
+    start_seqpacket_server "$d" "$abs" native.log
+    (cd "$d" && "$PY" "$client" sq.sock "@$abs" > native.out 2>&1)
+    stop_seqpacket_server "$d"
+    start_seqpacket_server "$d" "$abs" rec.log
+    (cd "$d" && hv record -o o.hvrec -- "$PY" "$client" sq.sock "@$abs" > o.rec.out 2> o.rec.err)
+    st=$?
+    stop_seqpacket_server "$d"
+    start_seqpacket_server "$d" "$abs" verify.log
+    (cd "$d" && hv record --verify -o v.hvrec -- "$PY" "$client" sq.sock "@$abs" > v.out 2> v.err)
+    vst=$?
+    stop_seqpacket_server "$d"
+    { [ "$(grep -c '^message of 0 bytes: $' "$d/o.rec.out")" = 2 ] &&
+        [ "$(grep -c '^message of 100000 bytes [0-9a-f]\{8\} repeated True$' "$d/o.rec.out")" = 2 ] &&
+        [ "$(grep -c '^end$' "$d/o.rec.out")" = 2 ] &&
+        grep -q "^peer '$d/sq.sock'" "$d/o.rec.out" &&
+        grep -q "^peer b'.x00$abs'" "$d/o.rec.out" &&
+        cmp -s <(masked "$d/native.out") <(masked "$d/o.rec.out") &&
+        [ "$(grep -c ': message of 0 bytes$' "$d/rec.log")" = 2 ] &&
+        cmp -s <(sort "$d/native.log") <(sort "$d/rec.log"); } ||
+        bad="recorded (against native): $(head -c 300 "$d/o.rec.out" "$d/o.rec.err" "$d/rec.log");"
+    bad="$bad$(replayed_both "$d" o "$st")"
+    # A server at both names while replaying gets nothing.
+    start_seqpacket_server "$d" "$abs" replay.log
+    (cd "$d" && hv replay o.hvrec > o.up.out 2> o.up.err)
+    ust=$?
+    stop_seqpacket_server "$d"
+    { [ "$ust" = "$st" ] && cmp -s "$d/o.rec.out" "$d/o.up.out" &&
+        [ ! -e "$d/replay.log" ]; } ||
+        bad="$bad replayed beside a server: exit $ust, it got $(head -c 200 "$d/replay.log" 2>&1);"
+    if [ -z "$bad" ]; then
+        pass "$L:outside-seqpacket (replayed after the server stopped, kvm and ptrace; as native; nothing sent at replay)"
+    else
+        fail "$L:outside-seqpacket" "$bad"
+    fi
+    verified outside-seqpacket "$d" "$vst" '^message of 13 bytes: last '
+    # Nobody listening, no file, a stream listener: the errors replay
+    # while a seqpacket server listens at all three.
+    rm -f "$d/dead.sock" "$d/none.sock" "$d/stream.sock"
+    "$PY" -c 'import socket,sys,time
+socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET).bind(sys.argv[1])
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.bind(sys.argv[2])
+s.listen()
+open(sys.argv[2] + ".ready", "w").close()
+time.sleep(60)' "$d/dead.sock" "$d/stream.sock" &
+    local other=$! i
+    for i in $(seq 1 100); do
+        [ -e "$d/stream.sock.ready" ] && break
+        sleep 0.05
+    done
+    (cd "$d" && hv record -o r.hvrec -- "$PY" "$client" dead.sock none.sock stream.sock > r.rec.out 2> r.rec.err)
+    st=$?
+    (cd "$d" && "$PY" "$client" dead.sock none.sock stream.sock > r.native.out 2>&1)
+    kill "$other" 2> /dev/null
+    wait "$other" 2> /dev/null
+    rm -f "$d/dead.sock" "$d/stream.sock" "$d/stream.sock.ready"
+    start_seqpacket_server "$d" "$abs" squat.log
+    ln -s sq.sock "$d/dead.sock"
+    ln -s sq.sock "$d/none.sock"
+    ln -s sq.sock "$d/stream.sock"
+    bad=$(replayed_both "$d" r "$st")
+    stop_seqpacket_server "$d"
+    if [ -z "$bad" ] && grep -q '^connect failed: Connection refused' "$d/r.rec.out" &&
+        grep -q '^connect failed: No such file or directory' "$d/r.rec.out" &&
+        grep -q '^connect failed: Protocol wrong type for socket' "$d/r.rec.out" &&
+        cmp -s "$d/r.native.out" "$d/r.rec.out" && [ ! -e "$d/squat.log" ]; then
+        pass "$L:outside-seqpacket-refused"
+    else
+        fail "$L:outside-seqpacket-refused" "$bad $(head -c 300 "$d/r.rec.out")"
+    fi
+}
+
 # A server outside the run (tests/record/outside_server.py, or $2) in the
 # background; its port in $OUTSIDE_PORT, its pid in $OUTSIDE_PID.
 start_outside_server() {
@@ -716,6 +835,52 @@ outside_unix_cases() {
     else
         fail "$L:outside-unix-refused" "$bad $(head -c 300 "$d/r.rec.out")"
     fi
+}
+
+# A seqpacket server in the run (seqpacket_inrun_server.py) accepting a
+# client from outside (seqpacket_accept_client.py) at a relative path.
+seqpacket_accepted_case() {
+    local d=$WORK/$ID.seqacc st vst bad="" srv=$ROOT/tests/record/seqpacket_inrun_server.py
+    local client=$ROOT/tests/record/seqpacket_accept_client.py cl probe
+    mkdir -p "$d"
+    rm -f "$d/srv.sock" "$d/srv.sock.ready"
+    (cd "$d" && { "$PY" "$client" srv.sock > native.client 2>&1 & "$PY" "$srv" srv.sock > native.out 2>&1; wait; })
+    rm -f "$d/srv.sock" "$d/srv.sock.ready"
+    (cd "$d" && { "$PY" "$client" srv.sock > o.client 2>&1 & cl=$!
+        hv record -o o.hvrec -- "$PY" "$srv" srv.sock > o.rec.out 2> o.rec.err; echo $? > o.st; wait $cl; })
+    st=$(cat "$d/o.st")
+    { grep -q '^got 0 bytes: $' "$d/o.rec.out" && grep -q '^got 100000 bytes$' "$d/o.rec.out" &&
+        grep -q '^end$' "$d/o.client" &&
+        cmp -s <(masked "$d/native.out") <(masked "$d/o.rec.out") &&
+        cmp -s <(masked "$d/native.client") <(masked "$d/o.client"); } ||
+        bad="recorded (against native): $(head -c 300 "$d/o.rec.out" "$d/o.rec.err" "$d/o.client");"
+    # While the replays run, a client from outside finds nothing listening.
+    rm -f "$d/srv.sock" "$d/srv.sock.ready"
+    "$PY" -c 'import socket,sys,time
+got = 0
+for i in range(150):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    try:
+        s.connect(sys.argv[1]); got += 1
+    except OSError:
+        pass
+    s.close()
+    time.sleep(0.02)
+print("reached", got)' "$d/srv.sock" > "$d/probe.out" 2>&1 &
+    probe=$!
+    bad="$bad$(replayed_both "$d" o "$st")"
+    wait "$probe"
+    grep -q '^reached 0$' "$d/probe.out" || bad="$bad probe: $(cat "$d/probe.out");"
+    if [ -z "$bad" ]; then
+        pass "$L:seqpacket-accepted-from-outside (as native; replayed after the client ended, kvm and ptrace, unreachable)"
+    else
+        fail "$L:seqpacket-accepted-from-outside" "$bad"
+    fi
+    rm -f "$d/srv.sock" "$d/srv.sock.ready"
+    (cd "$d" && { "$PY" "$client" srv.sock > v.client 2>&1 & cl=$!
+        hv record --verify -o v.hvrec -- "$PY" "$srv" srv.sock > v.out 2> v.err; echo $? > v.st; wait $cl; })
+    vst=$(cat "$d/v.st")
+    verified seqpacket-accepted-from-outside "$d" "$vst" '^got 3 bytes: bye'
 }
 
 # A server in the run (inrun_server.py) accepting clients from outside
@@ -1019,6 +1184,8 @@ for hvarg in "$@"; do
     outside_udp_cases
     outside_unix_cases
     outside_unix_dgram_cases
+    outside_seqpacket_cases
+    seqpacket_accepted_case
     accepted_cases
     accept_timed_cases
     udp_server_cases
