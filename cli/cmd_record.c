@@ -558,7 +558,7 @@ static int setup_from(const struct det_recording *r, struct run_options *o,
  * where that cannot be: the replay's writes are then undone after it,
  * and the files it opens for writing are the host's.
  */
-static struct det_layered_dev replay_layers[64];
+static struct det_layered_dev replay_layers[CLI_MAX_LAYERS];
 static int nr_replay_layers;
 
 static bool isolate_replay(const char *dir, const char *prestate,
@@ -566,9 +566,9 @@ static bool isolate_replay(const char *dir, const char *prestate,
                            const char *cwd)
 {
     char why[512] = "";
-    if (cli_isolate_probe(dir, why, sizeof(why)) < 0 ||
-        cli_isolate_writes(dir, replay_layers, 64, &nr_replay_layers, why,
-                           sizeof(why)) < 0) {
+    if (cli_isolate_probe(dir, prestate, cwd, why, sizeof(why)) < 0 ||
+        cli_isolate_writes(dir, prestate, cwd, replay_layers, CLI_MAX_LAYERS,
+                           &nr_replay_layers, why, sizeof(why)) < 0) {
         cli_error("replay: the replay's writes cannot be kept off the "
                   "host's files (%s); they are undone after it", why);
         (void)unlink(prestate); /* the host's files are what it reads */
