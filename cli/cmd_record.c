@@ -947,8 +947,16 @@ int cli_cmd_replay(int argc, char **argv)
         det_rec_free(&r);
         return CLI_EXIT_FAILURE;
     }
+    /* In the replay's private tree dir is a mount point (bound in from
+     * the host), so its rmdir there is EBUSY: the host's /tmp, held from
+     * before, removes it. */
+    int host_tmp = open("/tmp", O_PATH | O_DIRECTORY | O_CLOEXEC);
     code = replay_loaded(&r, dir, true, false);
     proxy_scratch_remove(dir, lock);
+    if (host_tmp >= 0) {
+        (void)unlinkat(host_tmp, dir + strlen("/tmp/"), AT_REMOVEDIR);
+        close(host_tmp);
+    }
     det_rec_free(&r);
     return code;
 }
