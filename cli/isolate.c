@@ -49,6 +49,7 @@
 #include "cli.h"
 #include "cli_run.h"
 #include "det.h"
+#include "proxy.h"
 
 struct mount_point {
     char *path;
@@ -184,6 +185,7 @@ static int own_user_namespace(char *why, size_t len)
 {
     uid_t uid = geteuid();
     gid_t gid = getegid();
+    proxy_keep_host_groups(); /* unmapped there: the overflow gid */
     if (unshare(CLONE_NEWUSER | CLONE_NEWNS) < 0) {
         int e = errno;
         snprintf(why, len, "not root, and a user namespace: %s",
