@@ -980,17 +980,12 @@ nonroot_replay() {
     echo "$when" > "$d/$name.when"
 }
 
-# The user's files as the run finds them, in DIR/work (a copy kept in
-# DIR/pristine, their times with them: a replay against the host's files
-# sees their stat).
+# The user's files as the run finds them, in DIR/work.
 nonroot_files() {
-    if [ ! -d "$1/pristine" ]; then
-        mkdir -p "$1/pristine"
-        echo log1 > "$1/pristine/log.txt"
-        echo gone > "$1/pristine/victim.txt"
-        echo renamed > "$1/pristine/a"
-    fi
-    rm -rf "$1/work" && cp -a "$1/pristine" "$1/work"
+    mkdir -p "$1/work"
+    echo log1 > "$1/work/log.txt"
+    echo gone > "$1/work/victim.txt"
+    echo renamed > "$1/work/a"
     chown -R 65534:65534 "$1"
 }
 
@@ -1040,8 +1035,9 @@ nonroot_cases() {
     else
         fail "$L:nonroot-writes-off-host" "$bad $(head -c 700 "$d/iso.err")"
     fi
-    # Against the host's files the replay needs them as the run found them.
-    nonroot_files "$d"
+    # Against the host's files the replay needs them as the run found them,
+    # the same files (detcore knows them by inode): put back in place.
+    rm "$d/work/made" && mv "$d/work/b" "$d/work/a" && nonroot_files "$d"
     tree_state "$d/work" > "$d/state.before"
     nonroot_replay "$d" undo "$mark" "$PY" "$ROOT/tests/record/no_userns.py"
     tree_state "$d/work" > "$d/undo.after"
