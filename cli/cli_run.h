@@ -159,14 +159,19 @@ void cli_pass_on(const char *file, int to);
 
 /* A private tree for the rest of this process's life in which every
  * filesystem holding files is overlaid by a tmpfs, keep (a directory)
- * bound in from the host (isolate.c); the overlays in layered. 0, or
- * -errno with why. */
+ * bound in from the host (isolate.c); the overlays in layered. Not root,
+ * in a user namespace, the directories above cwd and each path of the
+ * state file prestate (either may be NULL) writable there. 0, or -errno
+ * with why. */
 struct det_layered_dev;
-int cli_isolate_writes(const char *keep, struct det_layered_dev *layered,
+#define CLI_MAX_LAYERS 512
+int cli_isolate_writes(const char *keep, const char *prestate,
+                       const char *cwd, struct det_layered_dev *layered,
                        int max_layered, int *nr_layered, char *why,
                        size_t len);
 /* Whether that works here, tried in a child: 0, or -errno with why. */
-int cli_isolate_probe(const char *keep, char *why, size_t len);
+int cli_isolate_probe(const char *keep, const char *prestate,
+                      const char *cwd, char *why, size_t len);
 /* The state before the run of each path the run's journal names, into
  * out_path (prestate.c); 0 or -errno. */
 int cli_prestate_save(const char *journal_dir, const char *out_path);

@@ -562,7 +562,7 @@ static int setup_from(const struct det_recording *r, struct run_options *o,
  * where that cannot be: the replay's writes are then undone after it,
  * and the files it opens for writing are the host's.
  */
-static struct det_layered_dev replay_layers[64];
+static struct det_layered_dev replay_layers[CLI_MAX_LAYERS];
 static int nr_replay_layers;
 
 static bool isolate_replay(const char *dir, const char *prestate,
@@ -570,9 +570,9 @@ static bool isolate_replay(const char *dir, const char *prestate,
                            const char *cwd)
 {
     char why[512] = "";
-    if (cli_isolate_probe(dir, why, sizeof(why)) < 0 ||
-        cli_isolate_writes(dir, replay_layers, 64, &nr_replay_layers, why,
-                           sizeof(why)) < 0) {
+    if (cli_isolate_probe(dir, prestate, cwd, why, sizeof(why)) < 0 ||
+        cli_isolate_writes(dir, prestate, cwd, replay_layers, CLI_MAX_LAYERS,
+                           &nr_replay_layers, why, sizeof(why)) < 0) {
         cli_error("replay: the replay's writes cannot be kept off the "
                   "host's files (%s); they are undone after it", why);
         (void)unlink(prestate); /* the host's files are what it reads */
@@ -951,8 +951,16 @@ int cli_cmd_replay(int argc, char **argv)
         det_rec_free(&r);
         return CLI_EXIT_FAILURE;
     }
+    /* In the replay's private tree dir is a mount point (bound in from
+     * the host), so its rmdir there is EBUSY: the host's /tmp, held from
+     * before, removes it. */
+    int host_tmp = open("/tmp", O_PATH | O_DIRECTORY | O_CLOEXEC);
     code = replay_loaded(&r, dir, true, false);
     proxy_scratch_remove(dir, lock);
+    if (host_tmp >= 0) {
+        (void)unlinkat(host_tmp, dir + strlen("/tmp/"), AT_REMOVEDIR);
+        close(host_tmp);
+    }
     det_rec_free(&r);
     return code;
 }

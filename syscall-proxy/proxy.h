@@ -1237,6 +1237,13 @@ int proxy_exec_load(struct proxy_process *p, const char *path,
 
 /* ---- logging ------------------------------------------------------------- */
 
+/* hvrun's supplementary groups kept as they are now, for getgroups and
+ * /proc/PID/status to report when a user namespace (a non-root replay's,
+ * cli/isolate.c) would show them as the overflow gid (kernel/misc.c). */
+void proxy_keep_host_groups(void);
+/* Those (or, not kept, the live ones): getgroups' contract, -errno. */
+int proxy_host_groups(gid_t *out, int max);
+
 void proxy_log(const struct proxy_process *p, int level, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 

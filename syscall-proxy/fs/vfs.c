@@ -653,7 +653,7 @@ static void status_ids(struct vbuf *b, const struct proxy_process *p)
      * setgroups gave, else hvrun's), through the user namespace. */
     gid_t groups[64];
     int n = p->nr_groups >= 0 ? (p->nr_groups < 64 ? p->nr_groups : 64)
-                              : getgroups(64, groups);
+                              : proxy_host_groups(groups, 64);
     for (int i = 0; i < n; i++)
         vb_printf(b, "%s%u", i ? " " : "",
                   proxy_ns_gid_seen(p, p->nr_groups >= 0 ? p->groups[i]

@@ -221,14 +221,40 @@ static clock_t times_report(struct proxy_process *p, struct tms *t)
     return ns_to_ticks(det_clock_ns(p, CLOCK_MONOTONIC));
 }
 
+/* hvrun's supplementary groups as they were before a replay's user
+ * namespace (cli/isolate.c), in which those not mapped (all but its own
+ * gid) read as the overflow gid; -1 if not kept. */
+#define KEPT_GROUPS_MAX 1024
+static gid_t kept_groups[KEPT_GROUPS_MAX];
+static int nr_kept_groups = -1;
+
+void proxy_keep_host_groups(void)
+{
+    int n = getgroups(KEPT_GROUPS_MAX, kept_groups);
+    nr_kept_groups = n < 0 ? -1 : n;
+}
+
+int proxy_host_groups(gid_t *out, int max)
+{
+    if (nr_kept_groups < 0) {
+        int n = getgroups(max, out);
+        return n < 0 ? -errno : n;
+    }
+    if (max == 0)
+        return nr_kept_groups;
+    if (max < nr_kept_groups)
+        return -EINVAL;
+    memcpy(out, kept_groups, (size_t)nr_kept_groups * sizeof(*out));
+    return nr_kept_groups;
+}
+
 /*
  * Supplementary groups: hvrun's own for now. Fills at most max entries of
  * out (NULL when max is 0) and returns the count, or -errno.
  */
 static int groups_report(gid_t *out, int max)
 {
-    int n = getgroups(max, out);
-    return n < 0 ? -errno : n;
+    return proxy_host_groups(out, max);
 }
 
 /* ---- process identity ---------------------------------------------------- */

@@ -39,6 +39,14 @@
 #   writes-off-host  a replay of a run that appends, creates, renames and
 #                  removes changes nothing on the host (a listing with
 #                  checksums of the tree is the same before and after)
+#   nonroot-writes-off-host  as uid 65534 (ptrace), a replay of a run that
+#                  appends, creates, renames and removes in the user's own
+#                  directory: identical, the tree's listing with checksums
+#                  the same before, during (the guest paused between two
+#                  marks) and after
+#   nonroot-no-userns  ... with user namespaces refused (a seccomp filter of
+#                  that process): the one-line message, identical, the
+#                  files changed during the replay and undone after
 #   dir-gone       the directory the run ran in was removed: the replay
 #                  (from elsewhere) is identical, the directory still gone
 #   outside-server  three connections to a server outside the run (its
@@ -1112,6 +1120,117 @@ isolation_cases() {
     fi
 }
 
+# As an unprivileged user (uid/gid 65534, no groups; HOME and
+# XDG_DATA_HOME its own): `replay` of ARGS... (a wrapper, or none) in DIR,
+# the host's tree of DIR/work listed (tree_state) DURING the replay into
+# DIR/NAME.during, while the guest spins between printing MARK-start and
+# MARK-end (its live stdout in the replay's scratch directory on the
+# host's /tmp says where it is): "checked" in DIR/NAME.when if that listing
+# was taken between the two, else what went wrong. Exit status in
+# DIR/NAME.st.
+nonroot_replay() {
+    local d=$1 name=$2 mark=$3 pid f i when="the guest's start mark never seen"
+    shift 3
+    (cd "$d/work" && exec setpriv --reuid=65534 --regid=65534 --clear-groups \
+        env HOME="$d" XDG_DATA_HOME="$d/data" "$@" timeout -k 5 "$TIMEOUT" \
+        "$HV" replay ../nr.hvrec > "../$name.out" 2> "../$name.err") &
+    pid=$!
+    for i in $(seq 1 1200); do
+        f=$(grep -l -F -x "$mark-start" /tmp/hvrun-replay.*/stdout 2> /dev/null | head -n 1)
+        if [ -n "$f" ]; then
+            tree_state "$d/work" > "$d/$name.during"
+            if grep -q -F -x "$mark-end" "$f" 2> /dev/null || [ ! -e "$f" ]; then
+                when="the guest had ended when the listing was taken"
+            else
+                when=checked
+            fi
+            break
+        fi
+        kill -0 "$pid" 2> /dev/null || break
+        sleep 0.05
+    done
+    wait "$pid"
+    echo $? > "$d/$name.st"
+    echo "$when" > "$d/$name.when"
+}
+
+# The user's files as the run finds them, in DIR/work.
+nonroot_files() {
+    mkdir -p "$1/work"
+    echo log1 > "$1/work/log.txt"
+    echo gone > "$1/work/victim.txt"
+    echo renamed > "$1/work/a"
+    chown -R 65534:65534 "$1"
+}
+
+# Non-root replays (ptrace: /dev/kvm is root's here) of a run that appends
+# to, creates, renames and removes files in a directory the user owns:
+#   nonroot-writes-off-host  in its private tree (a user namespace): the
+#       replay identical, the host's tree the same before, during and after
+#   nonroot-no-userns  where a user namespace is refused (a seccomp filter
+#       of that process, tests/record/no_userns.py): the one-line message,
+#       the replay identical, the host's files changed during it (the check
+#       sees it) and put back after
+nonroot_cases() {
+    local d=$WORK/$ID.nonroot mark="nonroot-mark-$ID-$$" st bad
+    local msg="hvrun: replay: the replay's writes cannot be kept off the host's files (not root, and a user namespace: Operation not permitted); they are undone after it"
+    if ! setpriv --reuid=65534 --regid=65534 --clear-groups unshare -U true 2> /dev/null; then
+        skip "$L:nonroot-writes-off-host" "uid 65534 may not make a user namespace here"
+        return
+    fi
+    chmod 0711 "$WORK" # the user reaches its own directory in it
+    rm -rf "$d" && mkdir -p "$d"
+    nonroot_files "$d"
+    (cd "$d/work" && setpriv --reuid=65534 --regid=65534 --clear-groups \
+        env HOME="$d" XDG_DATA_HOME="$d/data" timeout -k 5 "$TIMEOUT" "$HV" \
+        record --backend ptrace -o ../nr.hvrec -- sh -c \
+        'echo log2 >> log.txt; cat log.txt; echo new > made; mv a b; rm victim.txt
+         ls; echo "$0-start"; i=0; while [ $i -lt 1000000 ]; do i=$((i+1)); done
+         echo "$0-end"' "$mark" > "$d/rec.out" 2> "$d/rec.err")
+    st=$?
+    if [ "$st" != 0 ] || [ ! -s "$d/nr.hvrec" ]; then
+        fail "$L:nonroot-writes-off-host" "record as uid 65534: exit $st: $(head -c 300 "$d/rec.err")"
+        return
+    fi
+    tree_state "$d/work" > "$d/state.before"
+    nonroot_replay "$d" iso "$mark"
+    tree_state "$d/work" > "$d/iso.after"
+    st=$(cat "$d/iso.st")
+    bad=""
+    [ "$st" = 0 ] || bad="$bad exit $st;"
+    cmp -s "$d/rec.out" "$d/iso.out" || bad="$bad stdout differs;"
+    grep -q '^hvrun: replay: identical' "$d/iso.err" || bad="$bad not identical;"
+    ! grep -q 'cannot be kept off' "$d/iso.err" || bad="$bad not isolated;"
+    [ "$(cat "$d/iso.when")" = checked ] || bad="$bad $(cat "$d/iso.when");"
+    cmp -s "$d/state.before" "$d/iso.during" || bad="$bad changed during: $(diff "$d/state.before" "$d/iso.during" | head -c 200);"
+    cmp -s "$d/state.before" "$d/iso.after" || bad="$bad changed after: $(diff "$d/state.before" "$d/iso.after" | head -c 200);"
+    if [ -z "$bad" ]; then
+        pass "$L:nonroot-writes-off-host"
+    else
+        fail "$L:nonroot-writes-off-host" "$bad $(head -c 700 "$d/iso.err")"
+    fi
+    # Against the host's files the replay needs them as the run found them,
+    # the same files (detcore knows them by inode): put back in place.
+    rm "$d/work/made" && mv "$d/work/b" "$d/work/a" && nonroot_files "$d"
+    tree_state "$d/work" > "$d/state.before"
+    nonroot_replay "$d" undo "$mark" "$PY" "$ROOT/tests/record/no_userns.py"
+    tree_state "$d/work" > "$d/undo.after"
+    st=$(cat "$d/undo.st")
+    bad=""
+    [ "$st" = 0 ] || bad="$bad exit $st;"
+    cmp -s "$d/rec.out" "$d/undo.out" || bad="$bad stdout differs;"
+    grep -q '^hvrun: replay: identical' "$d/undo.err" || bad="$bad not identical;"
+    grep -q -F -x "$msg" "$d/undo.err" || bad="$bad no fallback message;"
+    [ "$(cat "$d/undo.when")" = checked ] || bad="$bad $(cat "$d/undo.when");"
+    ! cmp -s "$d/state.before" "$d/undo.during" || bad="$bad the host's files unchanged during the replay against them;"
+    cmp -s "$d/state.before" "$d/undo.after" || bad="$bad not undone: $(diff "$d/state.before" "$d/undo.after" | head -c 200);"
+    if [ -z "$bad" ]; then
+        pass "$L:nonroot-no-userns"
+    else
+        fail "$L:nonroot-no-userns" "$bad $(head -c 700 "$d/undo.err")"
+    fi
+}
+
 list_cases() {
     local d=$WORK/$ID.list id n line
     rm -rf "$XDG_DATA_HOME"
@@ -1192,6 +1311,7 @@ for hvarg in "$@"; do
     stopped_case
     host_timers_case
     isolation_cases
+    nonroot_cases
     list_cases
     corrupt_case
 done
