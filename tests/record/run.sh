@@ -39,6 +39,7 @@
 #   writes-off-host  a replay of a run that appends, creates, renames and
 #                  removes changes nothing on the host (a listing with
 #                  checksums of the tree is the same before and after)
+#                  and leaves no scratch directory in /tmp
 #   nonroot-writes-off-host  as uid 65534 (ptrace), a replay of a run that
 #                  appends, creates, renames and removes in the user's own
 #                  directory: identical, the tree's listing with checksums
@@ -1088,6 +1089,10 @@ tree_state() {
         find . -type f ! -name 'state*' -exec sha256sum {} + | sort)
 }
 
+scratch_dirs() {
+    find /tmp -maxdepth 1 -name 'hvrun-replay.*' -type d 2> /dev/null | sort
+}
+
 isolation_cases() {
     local d=$WORK/$ID.iso st
     rm -rf "$d" && mkdir -p "$d/work/old" "$d/elsewhere"
@@ -1099,15 +1104,22 @@ isolation_cases() {
          mv old moved; rm victim.txt; ls -l; cat moved/f' \
         > ../iso.rec.out 2> /dev/null)
     tree_state "$d/work" > "$d/state.before"
+    scratch_dirs > "$d/scratch.before"
     (cd "$d/work" && hv replay ../iso.hvrec > ../iso.out 2> ../iso.err)
     st=$?
     tree_state "$d/work" > "$d/state.after"
+    # The replay's scratch directory goes with it (one was left, empty, in
+    # the host's /tmp after every isolated replay); another run's in use
+    # has files in it.
+    local left
+    left=$(scratch_dirs | comm -13 "$d/scratch.before" - |
+        while read -r s; do [ -z "$(ls -A "$s" 2> /dev/null)" ] && echo "$s"; done)
     if [ "$st" = 0 ] && cmp -s "$d/iso.rec.out" "$d/iso.out" &&
         grep -q '^hvrun: replay: identical' "$d/iso.err" &&
-        cmp -s "$d/state.before" "$d/state.after"; then
+        cmp -s "$d/state.before" "$d/state.after" && [ -z "$left" ]; then
         pass "$L:writes-off-host"
     else
-        fail "$L:writes-off-host" "exit $st: $(head -c 300 "$d/iso.err") $(diff "$d/state.before" "$d/state.after" | head -c 300)"
+        fail "$L:writes-off-host" "exit $st: $(head -c 300 "$d/iso.err") $(diff "$d/state.before" "$d/state.after" | head -c 300) left in /tmp: $left"
     fi
     rm -rf "$d/work"
     (cd "$d/elsewhere" && hv replay ../iso.hvrec > ../gone.out 2> ../gone.err)
