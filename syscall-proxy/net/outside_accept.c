@@ -47,6 +47,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -294,15 +295,42 @@ bool proxy_outside_listen(struct proxy_process *p, int host_fd, int backlog,
     return true;
 }
 
-static bool udp_socket(int fd, int *family)
+/* A socket whose bind makes a server of datagrams from outside: UDP
+ * (IPv4, IPv6), or AF_UNIX SOCK_DGRAM with a name (a path, an abstract
+ * name, an autobound one); its family and name. */
+static bool bound_dgram_socket(int fd, int *family,
+                               struct sockaddr_storage *name, socklen_t *len)
 {
     int type = 0, proto = 0;
     socklen_t l = sizeof(int);
-    return getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &l) == 0 &&
-           getsockopt(fd, SOL_SOCKET, SO_PROTOCOL, &proto, &l) == 0 &&
-           getsockopt(fd, SOL_SOCKET, SO_DOMAIN, family, &l) == 0 &&
-           type == SOCK_DGRAM && proto == IPPROTO_UDP &&
-           (*family == AF_INET || *family == AF_INET6);
+    *len = sizeof(*name);
+    if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &l) < 0 ||
+        getsockopt(fd, SOL_SOCKET, SO_PROTOCOL, &proto, &l) < 0 ||
+        getsockopt(fd, SOL_SOCKET, SO_DOMAIN, family, &l) < 0 ||
+        type != SOCK_DGRAM ||
+        getsockname(fd, (struct sockaddr *)name, len) < 0)
+        return false;
+    if (*family == AF_UNIX)
+        return *len > offsetof(struct sockaddr_un, sun_path);
+    return proto == IPPROTO_UDP && (*family == AF_INET || *family == AF_INET6);
+}
+
+/* Replaying an AF_UNIX datagram socket's bind: whether the recording has
+ * its L event here (a recording made before these were relayed has none:
+ * then the socket is left as it was, and id is given back, so the
+ * numbers of the links after it stay the recorded ones). */
+static bool unix_bind_recorded(struct proxy_outside *o, uint32_t id)
+{
+    struct proxy_link_event e;
+    const void *data;
+    size_t n;
+    if (o->tap->link_next(o->tap->ctx, &e, &data, &n) && e.link == id &&
+        e.kind == PROXY_LINK_LISTEN && e.pos == o->det->events) {
+        o->tap->link_taken(o->tap->ctx);
+        return true;
+    }
+    o->next_id--;
+    return false;
 }
 
 void proxy_outside_bound(struct proxy_process *p, int host_fd)
@@ -310,11 +338,10 @@ void proxy_outside_bound(struct proxy_process *p, int host_fd)
     const struct proxy_file_tap *t = p->cfg->file_tap;
     int family;
     struct sockaddr_storage name;
-    socklen_t name_len = sizeof(name);
+    socklen_t name_len;
     long ret = 0;
     if ((!outside_recording(t) && !outside_replaying(t)) ||
-        !udp_socket(host_fd, &family) ||
-        getsockname(host_fd, (struct sockaddr *)&name, &name_len) < 0)
+        !bound_dgram_socket(host_fd, &family, &name, &name_len))
         return;
     struct proxy_outside *o = outside_of(p);
     if (!o)
@@ -322,6 +349,9 @@ void proxy_outside_bound(struct proxy_process *p, int host_fd)
     uint32_t id = o->next_id++;
     if (outside_recording(t)) {
         outside_note(o, id, PROXY_LINK_LISTEN, 0, &name, name_len);
+    } else if (family == AF_UNIX) {
+        if (!unix_bind_recorded(o, id))
+            return;
     } else if (!recorded_listen(o, id, &ret)) {
         proxy_log(p, 0, "replay: bound socket %u was not in the recording",
                   id);
@@ -339,6 +369,12 @@ void proxy_outside_bound(struct proxy_process *p, int host_fd)
     if (r < 0)
         proxy_log(p, 0, "bound socket %u: no stand-in (%s): datagrams from "
                   "outside are not relayed", id, strerror(-r));
+    /* Replaying, nothing from outside may come: an AF_UNIX sender to the
+     * bound name is refused (EPIPE: the kernel's answer for a receiver
+     * that shut its reading down) rather than queued; a UDP one is not
+     * read (no answer). */
+    else if (outside_replaying(t) && family == AF_UNIX)
+        (void)shutdown(s->outer, SHUT_RD);
 }
 
 /* What the flows of s's peers need of it. */
@@ -357,17 +393,23 @@ static void home_of(struct proxy_outside *o, struct outside_shadow *s,
 static void take_datagrams(struct proxy_outside *o, struct proxy_world *w,
                            struct outside_shadow *s)
 {
-    static uint8_t buf[OUTSIDE_PUMP_CHUNK];
     while (s->outer >= 0) {
         struct sockaddr_storage peer;
         socklen_t pl = sizeof(peer);
-        ssize_t n = recvfrom(s->outer, buf, sizeof(buf), MSG_DONTWAIT,
+        size_t room;
+        uint8_t *buf = outside_dgram_buffer(s->outer, s->family, &room);
+        memset(&peer, 0, sizeof(peer));
+        ssize_t n = recvfrom(s->outer, buf, room, MSG_DONTWAIT,
                              (struct sockaddr *)&peer, &pl);
         if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
             return;
         if (n < 0)
             continue; /* an error of a reply's (taken; Linux without
                          IP_RECVERR tells an unconnected socket nothing) */
+        if (pl < sizeof(sa_family_t)) { /* an unnamed AF_UNIX sender: */
+            peer.ss_family = (sa_family_t)s->family; /* no address, */
+            pl = 0; /* as the guest's recvfrom gets natively */
+        }
         int inner = inner_fd_of(w, s);
         if (inner < 0) {
             shadow_retire(s);
@@ -439,6 +481,8 @@ bool outside_accept_feed(struct proxy_outside *o, struct proxy_world *w,
             return true;
         struct outside_dgram_home h;
         home_of(o, s, inner, &h);
+        memset(&peer, 0, sizeof(peer));
+        peer.ss_family = (sa_family_t)s->family; /* len 0: unnamed */
         memcpy(&peer, data, len);
         outside_udp_inbound(o, e->link, &h, &peer, (socklen_t)len);
         return true;

@@ -129,9 +129,15 @@ bool outside_udp_connect(struct proxy_process *p, int host_fd,
                          const struct sockaddr *dst, socklen_t dst_len,
                          struct sockaddr_storage *via, socklen_t *via_len,
                          long *ret);
+/* A buffer with room for the next datagram on fd (of family) whole, its
+ * size in *room: a UDP one fits OUTSIDE_PUMP_CHUNK; an AF_UNIX one may
+ * be larger (up to its sender's buffer). hvrun's one buffer: valid until
+ * the next call. */
+uint8_t *outside_dgram_buffer(int fd, int family, size_t *room);
 /* Flows whose guest socket is gone are closed (nothing waits on them). */
 void outside_udp_retire_gone(struct proxy_outside *o, struct proxy_world *w);
-/* A UDP socket the run bound (its stand-in), as outside_accept.c has it. */
+/* A UDP or AF_UNIX datagram socket the run bound (its stand-in), as
+ * outside_accept.c has it. */
 struct outside_dgram_home {
     int family;
     uint64_t ino;   /* the stand-in (fstat) */

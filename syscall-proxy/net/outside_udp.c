@@ -126,13 +126,6 @@ static bool dgram_socket(int fd, int *family)
             dom == AF_UNIX);
 }
 
-/* A UDP socket: what a socket the run bound may take from outside
- * (outside_accept.c's stand-ins are UDP's only). */
-static bool udp_socket(int fd, int *family)
-{
-    return dgram_socket(fd, family) && *family != AF_UNIX;
-}
-
 /* An AF_UNIX name with a path or an abstract name (not unnamed). */
 static bool unix_named(const struct sockaddr_storage *a, socklen_t len)
 {
@@ -482,6 +475,10 @@ static bool route(struct proxy_process *p, int host_fd,
      * run now. */
     bool local = family == AF_UNIX || inet_loopback(&peer, false);
     if (*flow && !(local && run_binds(p->world, &peer, need))) {
+        /* a reply to a sender outside with a relative name: looked up
+         * from the guest's cwd (at its first reply), as natively */
+        if (family == AF_UNIX && (*flow)->cwd_fd < 0)
+            (*flow)->cwd_fd = fcntl(p->cwd_fd, F_DUPFD_CLOEXEC, 0);
         *ret = 0;
         return true;
     }
@@ -491,8 +488,8 @@ static bool route(struct proxy_process *p, int host_fd,
     return true;
 }
 
-/* A datagram or connect of a UDP socket to a socket the run bound that
- * has a stand-in: to the stand-in (*via). */
+/* A datagram or connect of a UDP or AF_UNIX datagram socket to a socket
+ * the run bound that has a stand-in: to the stand-in (*via). */
 static bool redirected(struct proxy_process *p, int host_fd,
                        const struct sockaddr *dst, socklen_t dst_len,
                        struct sockaddr_storage *via, socklen_t *via_len)
@@ -502,7 +499,7 @@ static bool redirected(struct proxy_process *p, int host_fd,
     struct proxy_outside *o = p->world->outside;
     return o && o->nr_shadows &&
            (outside_recording(t) || outside_replaying(t)) &&
-           udp_socket(host_fd, &family) && dst_len >= sizeof(sa_family_t) &&
+           dgram_socket(host_fd, &family) && dst_len >= sizeof(sa_family_t) &&
            dst->sa_family == family &&
            outside_accept_redirect(o, p->world, true, dst, dst_len, via,
                                    via_len);
@@ -569,8 +566,7 @@ void proxy_outside_dgram_source(struct proxy_world *w,
     if (!o || (src->ss_family != AF_INET && src->ss_family != AF_INET6 &&
                !unix_named(src, *src_len)))
         return;
-    if (src->ss_family != AF_UNIX &&
-        outside_accept_name(o, src, src_len, true))
+    if (outside_accept_name(o, src, src_len, true))
         return; /* from a stand-in: the socket the run bound */
     for (size_t i = 0; i < o->nr_flows; i++) {
         struct outside_flow *f = o->flows[i];
@@ -636,19 +632,18 @@ static void remote_error(struct proxy_outside *o, struct outside_flow *f,
     enqueue(f, NULL, 0, -err);
 }
 
-/* Room for the next datagram on f's fd whole: a UDP one fits the chunk;
+/* Room for the next datagram on fd whole: a UDP one fits the chunk;
  * an AF_UNIX one may be larger, up to its sender's buffer, and gets
  * hvrun's one buffer, grown as needed (out of memory: the chunk, and the
  * datagram is cut); its size in *room. The size is peeked for AF_UNIX
  * only: a peek takes a UDP socket's pending error (ICMP), which the read
  * after it must see. */
-static uint8_t *room_for_next(const struct outside_flow *f, int fd,
-                              size_t *room)
+uint8_t *outside_dgram_buffer(int fd, int family, size_t *room)
 {
     static uint8_t chunk[OUTSIDE_PUMP_CHUNK];
     static uint8_t *big;
     static size_t big_size;
-    ssize_t next = f->family != AF_UNIX
+    ssize_t next = family != AF_UNIX
                        ? 0
                        : recv(fd, NULL, 0,
                               MSG_DONTWAIT | MSG_PEEK | MSG_TRUNC);
@@ -676,7 +671,7 @@ static void take_remote(struct proxy_outside *o, struct outside_flow *f)
 {
     while (f->remote >= 0) {
         size_t room;
-        uint8_t *buf = room_for_next(f, f->remote, &room);
+        uint8_t *buf = outside_dgram_buffer(f->remote, f->family, &room);
         ssize_t n = recv(f->remote, buf, room, MSG_DONTWAIT);
         if (n >= 0) {
             outside_note(o, f->id, PROXY_LINK_DGRAM, 0, buf, (size_t)n);
@@ -687,6 +682,35 @@ static void take_remote(struct proxy_outside *o, struct outside_flow *f)
             remote_error(o, f, errno);
         }
     }
+}
+
+/* One datagram from sock to (to, to_len); a relative AF_UNIX name is
+ * looked up from cwd_fd (the guest's cwd at its first send), if set. */
+static ssize_t sendto_from(int sock, int cwd_fd, const void *data,
+                           size_t len, const struct sockaddr_storage *to,
+                           socklen_t to_len)
+{
+    const struct sockaddr_un *u = (const struct sockaddr_un *)to;
+    int back = -1;
+    if (unix_named(to, to_len) && u->sun_path[0] != '\0' &&
+        u->sun_path[0] != '/' && cwd_fd >= 0) {
+        back = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (back < 0 || fchdir(cwd_fd) < 0) {
+            if (back >= 0)
+                close(back);
+            errno = ENOENT;
+            return -1;
+        }
+    }
+    ssize_t n = sendto(sock, data, len, MSG_DONTWAIT,
+                       (const struct sockaddr *)to, to_len);
+    int e = errno;
+    if (back >= 0) {
+        (void)!fchdir(back); /* hvrun resolves nothing against its own cwd */
+        close(back);
+    }
+    errno = e;
+    return n;
 }
 
 /*
@@ -724,7 +748,7 @@ static void take_relay(struct proxy_outside *o, struct outside_flow *f)
         struct sockaddr_storage from;
         socklen_t fl = sizeof(from);
         size_t room;
-        uint8_t *buf = room_for_next(f, f->relay, &room);
+        uint8_t *buf = outside_dgram_buffer(f->relay, f->family, &room);
         ssize_t n = recvfrom(f->relay, buf, room, MSG_DONTWAIT,
                              (struct sockaddr *)&from, &fl);
         if (n < 0 && errno == EINTR)
@@ -737,9 +761,9 @@ static void take_relay(struct proxy_outside *o, struct outside_flow *f)
         f->guest_len = fl;
         if (f->family == AF_UNIX)
             name_remote(f);
-        if (f->outer >= 0) { /* a reply from the port the run bound */
-            (void)sendto(f->outer, buf, (size_t)n, MSG_DONTWAIT,
-                         (struct sockaddr *)&f->peer, f->peer_len);
+        if (f->outer >= 0) { /* a reply from the name the run bound; */
+            (void)sendto_from(f->outer, f->cwd_fd, buf, (size_t)n, &f->peer,
+                              f->peer_len); /* a full queue drops it */
             continue;
         }
         while (f->remote >= 0 &&
@@ -814,31 +838,11 @@ static void give_error(struct proxy_world *w, struct outside_flow *f)
                   "not be bound again: %s", f->id, strerror(-r));
 }
 
-/* One datagram from the relay to the guest's socket; a relative AF_UNIX
- * name of the guest's is looked up from its cwd (at its first send). */
+/* One datagram from the relay to the guest's socket. */
 static ssize_t to_guest(struct outside_flow *f, const void *data, size_t len)
 {
-    const struct sockaddr_un *g = (const struct sockaddr_un *)&f->guest_addr;
-    int back = -1;
-    if (f->family == AF_UNIX && g->sun_path[0] != '\0' &&
-        g->sun_path[0] != '/' && f->cwd_fd >= 0) {
-        back = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
-        if (back < 0 || fchdir(f->cwd_fd) < 0) {
-            if (back >= 0)
-                close(back);
-            errno = ENOENT;
-            return -1;
-        }
-    }
-    ssize_t n = sendto(f->relay, data, len, MSG_DONTWAIT,
-                       (struct sockaddr *)&f->guest_addr, f->guest_len);
-    int e = errno;
-    if (back >= 0) {
-        (void)!fchdir(back); /* hvrun resolves nothing against its own cwd */
-        close(back);
-    }
-    errno = e;
-    return n;
+    return sendto_from(f->relay, f->cwd_fd, data, len, &f->guest_addr,
+                       f->guest_len);
 }
 
 /* What came from the peer, in order, to the guest's socket. */
