@@ -128,6 +128,15 @@
 #                  as native (masked); replayed after the client ended,
 #                  under kvm and ptrace, while a probe from outside gets no
 #                  answer; record --verify
+#   unix-dgram-server-in-run  an AF_UNIX datagram server in the run at a
+#                  relative path and an abstract name answers three queries
+#                  from a named client outside (fresh random bytes both
+#                  ways), takes one datagram from an unnamed sender outside
+#                  (no address) and one from a client inside (sendto and
+#                  connect): as native (masked); replayed after the client
+#                  ended, under kvm and ptrace, while a probe outside sends
+#                  to both names and none of its sends is taken; record
+#                  --verify
 #   stopped-by-signal  a run of two computing threads stopped from outside
 #                  by SIGINT (exit 130): recorded up to there; the replay
 #                  stops at the same point (the same lines, exit 130),
@@ -1037,6 +1046,57 @@ print("answered", got)' "$d/port" > "$d/probe.out" 2>&1 &
     verified udp-server-in-run "$d" "$vst" '^query 2 q2'
 }
 
+# An AF_UNIX datagram server in the run (unix_dgram_inrun_server.py) at a
+# relative path and an abstract name, queried from outside
+# (unix_dgram_query.py: a named client and an unnamed sender).
+unix_dgram_server_cases() {
+    local d=$WORK/$ID.udgsrv st vst bad="" srv=$ROOT/tests/record/unix_dgram_inrun_server.py
+    local client=$ROOT/tests/record/unix_dgram_query.py cl probe
+    local abs=hvrun-record-udgsrv-$$-$ID
+    mkdir -p "$d"
+    rm -f "$d/ready" "$d/srv.dg"
+    (cd "$d" && { "$PY" "$client" srv.dg "$abs" ready > native.client 2>&1 & "$PY" "$srv" srv.dg "$abs" ready > native.out 2>&1; wait; })
+    rm -f "$d/ready"
+    (cd "$d" && { "$PY" "$client" srv.dg "$abs" ready > o.client 2>&1 & cl=$!
+        hv record -o o.hvrec -- "$PY" "$srv" srv.dg "$abs" ready > o.rec.out 2> o.rec.err; echo $? > o.st; wait $cl; })
+    st=$(cat "$d/o.st")
+    { grep -q "^query 2 q2 .* from 'cl.dg'$" "$d/o.rec.out" &&
+        grep -qF "from b'\\x00$abs-cl'" "$d/o.rec.out" &&
+        [ "$(grep -c '^query 3 unnamed .* from None$' "$d/o.rec.out")" = 2 ] &&
+        [ "$(grep -c '^inside got inside answer from the server True' "$d/o.rec.out")" = 2 ] &&
+        [ "$(grep -c '^reply ans q.* from the server True' "$d/o.client")" = 6 ] &&
+        cmp -s <(masked "$d/native.out") <(masked "$d/o.rec.out") &&
+        cmp -s <(masked "$d/native.client") <(masked "$d/o.client"); } ||
+        bad="recorded (against native): $(head -c 300 "$d/o.rec.out" "$d/o.rec.err" "$d/o.client");"
+    # While the replays run, a sender outside at both names reaches nothing.
+    "$PY" -c 'import socket,sys,time
+sent, errs = 0, set()
+for i in range(150):
+    for name in (sys.argv[1], b"\0" + sys.argv[2].encode()):
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        try:
+            s.sendto(b"probe 00000000", name); sent += 1
+        except OSError as e:
+            errs.add(e.errno)
+        s.close()
+    time.sleep(0.02)
+print("sent", sent, "errors", sorted(errs))' "$d/srv.dg" "$abs" > "$d/probe.out" 2>&1 &
+    probe=$!
+    bad="$bad$(replayed_both "$d" o "$st")"
+    wait "$probe"
+    grep -q '^sent 0 ' "$d/probe.out" || bad="$bad probe: $(cat "$d/probe.out");"
+    if [ -z "$bad" ]; then
+        pass "$L:unix-dgram-server-in-run (as native; replayed after the client ended, kvm and ptrace, nothing from outside: $(cat "$d/probe.out"))"
+    else
+        fail "$L:unix-dgram-server-in-run" "$bad"
+    fi
+    rm -f "$d/ready" "$d/srv.dg"
+    (cd "$d" && { "$PY" "$client" srv.dg "$abs" ready > v.client 2>&1 & cl=$!
+        hv record --verify -o v.hvrec -- "$PY" "$srv" srv.dg "$abs" ready > v.out 2> v.err; echo $? > v.st; wait $cl; })
+    vst=$(cat "$d/v.st")
+    verified unix-dgram-server-in-run "$d" "$vst" '^query 3 unnamed'
+}
+
 stopped_case() {
     local d=$WORK/$ID.stop pid st bad="" b
     mkdir -p "$d"
@@ -1320,6 +1380,7 @@ for hvarg in "$@"; do
     accepted_cases
     accept_timed_cases
     udp_server_cases
+    unix_dgram_server_cases
     stopped_case
     host_timers_case
     isolation_cases
