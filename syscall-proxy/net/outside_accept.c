@@ -333,6 +333,28 @@ static bool unix_bind_recorded(struct proxy_outside *o, uint32_t id)
     return false;
 }
 
+#ifndef IPV6_MULTICAST_ALL
+#define IPV6_MULTICAST_ALL 29 /* linux/in6.h */
+#endif
+
+/*
+ * The group datagrams a bound UDP socket joins come to the socket the
+ * guest bound, which hvrun reads: the guest's IP_ADD_MEMBERSHIP or
+ * IPV6_JOIN_GROUP is the stand-in's (on loopback, another port), and
+ * joins the group on the host's interface; the bound socket takes every
+ * group joined there at its port (IP_MULTICAST_ALL, Linux's default,
+ * made sure here: a guest's 0 set before the bind would leave it none).
+ */
+static void multicast_all(int outer, int family)
+{
+    int on = 1;
+    if (family == AF_INET)
+        (void)setsockopt(outer, IPPROTO_IP, IP_MULTICAST_ALL, &on, sizeof(on));
+    else
+        (void)setsockopt(outer, IPPROTO_IPV6, IPV6_MULTICAST_ALL, &on,
+                         sizeof(on));
+}
+
 void proxy_outside_bound(struct proxy_process *p, int host_fd)
 {
     const struct proxy_file_tap *t = p->cfg->file_tap;
@@ -366,14 +388,18 @@ void proxy_outside_bound(struct proxy_process *p, int host_fd)
         s->name_len = name_len;
         r = stand_in(s, host_fd, 0);
     }
-    if (r < 0)
+    if (r < 0) {
         proxy_log(p, 0, "bound socket %u: no stand-in (%s): datagrams from "
                   "outside are not relayed", id, strerror(-r));
+        return;
+    }
+    if (family != AF_UNIX)
+        multicast_all(s->outer, family);
     /* Replaying, nothing from outside may come: an AF_UNIX sender to the
      * bound name is refused (EPIPE: the kernel's answer for a receiver
      * that shut its reading down) rather than queued; a UDP one is not
      * read (no answer). */
-    else if (outside_replaying(t) && family == AF_UNIX)
+    else if (outside_replaying(t))
         (void)shutdown(s->outer, SHUT_RD);
 }
 

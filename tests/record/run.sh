@@ -137,6 +137,13 @@
 #                  ended, under kvm and ptrace, while a probe outside sends
 #                  to both names and none of its sends is taken; record
 #                  --verify
+#   multicast-in-run  a UDP socket of the run bound to the wildcard
+#                  address joins a group on loopback and takes three
+#                  datagrams a sender outside sends to it (fresh random
+#                  bytes), with IP_MULTICAST_ALL as Linux has it (all) and
+#                  0 set before the bind (own): as native (masked);
+#                  replayed after the sender ended, under kvm and ptrace,
+#                  while a sender to the group runs; record --verify
 #   stopped-by-signal  a run of two computing threads stopped from outside
 #                  by SIGINT (exit 130): recorded up to there; the replay
 #                  stops at the same point (the same lines, exit 130),
@@ -1097,6 +1104,48 @@ print("sent", sent, "errors", sorted(errs))' "$d/srv.dg" "$abs" > "$d/probe.out"
     verified unix-dgram-server-in-run "$d" "$vst" '^query 3 unnamed'
 }
 
+# A multicast receiver in the run (mcast_inrun_receiver.py: a UDP socket
+# bound to the wildcard address that joins a group on loopback) and a
+# sender outside (mcast_send.py); "all": IP_MULTICAST_ALL as Linux has
+# it, "own": 0 set before the bind.
+multicast_cases() {
+    local d=$WORK/$ID.mcast st vst bad="" how cl probe
+    local rcv=$ROOT/tests/record/mcast_inrun_receiver.py snd=$ROOT/tests/record/mcast_send.py
+    local group=239.255.$(( $$ % 200 )).$(( $$ / 200 % 200 + 1 )) port=$(( 25000 + $$ % 5000 ))
+    mkdir -p "$d"
+    for how in all own; do
+        bad=""
+        rm -f "$d/ready"
+        (cd "$d" && { "$PY" "$snd" "$group" "$port" 127.0.0.1 ready & timeout 20 "$PY" "$rcv" "$group" "$port" 127.0.0.1 $how ready > $how.native.out 2>&1; wait; })
+        rm -f "$d/ready"
+        (cd "$d" && { "$PY" "$snd" "$group" "$port" 127.0.0.1 ready & cl=$!
+            hv record -o $how.hvrec -- "$PY" "$rcv" "$group" "$port" 127.0.0.1 $how ready > $how.rec.out 2> $how.rec.err; echo $? > $how.st; wait $cl; })
+        st=$(cat "$d/$how.st")
+        { [ "$(grep -c '^got m[0-2] .* from 127.0.0.1 port$' "$d/$how.rec.out")" = 3 ] &&
+            cmp -s <(masked "$d/$how.native.out") <(masked "$d/$how.rec.out"); } ||
+            bad="recorded (against native): $(head -c 300 "$d/$how.native.out" "$d/$how.rec.out" "$d/$how.rec.err");"
+        # A sender to the group while the replays run reaches nothing there.
+        "$PY" -c 'import socket,sys,time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.setsockopt(socket.IPPROTO_IP, socket.IP_MULTICAST_IF, socket.inet_aton("127.0.0.1"))
+for i in range(100):
+    s.sendto(b"probe 00000000", (sys.argv[1], int(sys.argv[2]))); time.sleep(0.02)' "$group" "$port" &
+        probe=$!
+        bad="$bad$(replayed_both "$d" $how "$st")"
+        wait "$probe"
+        if [ -z "$bad" ]; then
+            pass "$L:multicast-in-run/$how (as native; replayed after the sender ended, kvm and ptrace, beside a sender to the group)"
+        else
+            fail "$L:multicast-in-run/$how" "$bad"
+        fi
+    done
+    rm -f "$d/ready"
+    (cd "$d" && { "$PY" "$snd" "$group" "$port" 127.0.0.1 ready & cl=$!
+        hv record --verify -o v.hvrec -- "$PY" "$rcv" "$group" "$port" 127.0.0.1 all ready > v.out 2> v.err; echo $? > v.st; wait $cl; })
+    vst=$(cat "$d/v.st")
+    verified multicast-in-run "$d" "$vst" '^got m2 '
+}
+
 stopped_case() {
     local d=$WORK/$ID.stop pid st bad="" b
     mkdir -p "$d"
@@ -1381,6 +1430,7 @@ for hvarg in "$@"; do
     accept_timed_cases
     udp_server_cases
     unix_dgram_server_cases
+    multicast_cases
     stopped_case
     host_timers_case
     isolation_cases
