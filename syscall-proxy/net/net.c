@@ -570,7 +570,7 @@ static long addr_call(struct proxy_process *p, const uint64_t a[6], bool bind_)
             journal_socket_file(p, &sa);
     }
     if (bind_ && r == 0) {
-        proxy_outside_bound(p, host_fd); /* record/replay: a UDP server */
+        proxy_outside_bound(p, host_fd); /* record/replay: a datagram server */
     } else if (!bind_) {
         struct sock_addr via;
         bool relayed = proxy_outside_connect(p, host_fd, &sa.u.sa, sa.len,
