@@ -56,7 +56,7 @@ struct run_options {
     /* hvrun replay of a run stopped by a signal from outside: the run
      * stops the same way when it has made as many events (0: never). */
     int replay_stop_signal;
-    uint64_t replay_stop_events;
+    uint64_t replay_stop_events, replay_stop_detlog;
 };
 
 struct run_summary {
@@ -79,7 +79,7 @@ struct run_summary {
     /* A signal from outside (SIGINT, SIGTERM, SIGHUP) stopped the run,
      * after this many guest events; 0: it was not stopped. */
     int stop_signal;
-    uint64_t stop_events;
+    uint64_t stop_events, stop_detlog;
 };
 
 /* Parses `hvrun run`'s options (argv[0] is the command's name) and sets

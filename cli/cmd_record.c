@@ -309,15 +309,16 @@ static int append_framed(struct det_rec_writer *w, const char *prefix,
 }
 
 /* A signal from outside that stopped the run: value = the signal, data =
- * u64 the guest events made before it. */
+ * u64 the guest events made before it, u64 the detlog's records then
+ * (recordings before these have only the first). */
 static int append_stop(struct det_rec_writer *w, const struct run_summary *s)
 {
     if (!s->stop_signal)
         return 0;
-    uint64_t events = s->stop_events;
+    uint64_t at[2] = {s->stop_events, s->stop_detlog};
     struct det_rec_event ev = {.kind = DET_REC_SIGNAL, .nr = 0xffff,
-                               .value = s->stop_signal, .len = 8,
-                               .data = (const uint8_t *)&events};
+                               .value = s->stop_signal, .len = sizeof(at),
+                               .data = (const uint8_t *)at};
     return det_rec_append(w, &ev);
 }
 
@@ -326,11 +327,14 @@ static void recorded_stop(const struct det_recording *r, struct run_options *o)
 {
     for (size_t i = 0; i < r->nr_events; i++) {
         const struct det_rec_event *e = &r->events[i];
-        if (e->kind != DET_REC_SIGNAL || e->len != 8 || e->value <= 0 ||
-            e->value >= 65)
+        if (e->kind != DET_REC_SIGNAL || (e->len != 8 && e->len != 16) ||
+            e->value <= 0 || e->value >= 65)
             continue;
         o->replay_stop_signal = (int)e->value;
         memcpy(&o->replay_stop_events, e->data, 8);
+        o->replay_stop_detlog = 0;
+        if (e->len == 16)
+            memcpy(&o->replay_stop_detlog, e->data + 8, 8);
     }
 }
 

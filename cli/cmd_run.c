@@ -367,6 +367,7 @@ static void collect_summary(struct run_summary *s, struct proxy_process *p,
     s->detlog_events = det->log.n;
     s->stop_signal = proxy_stop_signal;
     s->stop_events = det->events;
+    s->stop_detlog = proxy_stop_detlog;
     s->digest = det_log_digest(det);
     for (int i = 0; i < DET_SRC_COUNT; i++)
         s->reads[i] = det->reads[i];
@@ -527,6 +528,7 @@ int cli_run_once(const struct run_options *o, const char *path,
                               .schedule_out = o->schedule_out,
                               .stop_signal = o->replay_stop_signal,
                               .stop_events = o->replay_stop_events,
+                              .stop_detlog = o->replay_stop_detlog,
                               .file_tap = cli_tap_files(tap)};
     int rc = proxy_process_create(&p, vm, &det, &pc);
     if (rc < 0) {

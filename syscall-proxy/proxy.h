@@ -537,9 +537,12 @@ struct proxy_config {
     const struct proxy_file_tap *file_tap;
     FILE *schedule_out; /* --schedule-out: every decided turn (world.c) */
     /* hvrun replay of a run a signal from outside stopped: the run stops
-     * as by stop_signal once it has made stop_events events. */
+     * as by stop_signal once it has made stop_events events and its
+     * detlog holds stop_detlog records (a host-timed cut logged after the
+     * last event is in it: stopping at the count alone left it out), or
+     * once it has gone past stop_events. */
     int stop_signal;
-    uint64_t stop_events;
+    uint64_t stop_events, stop_detlog;
 };
 
 /* The process group and session of the run's virtual "shell", which
@@ -1116,6 +1119,9 @@ void proxy_mem_check_oom(struct proxy_world *w);
 /* Set from a host signal handler (SIGINT/SIGTERM/SIGHUP to hvrun): the run
  * ends at the next event, every guest is dropped and cleaned up. */
 extern volatile sig_atomic_t proxy_stop_signal;
+/* The detlog's records when the run stopped so (the guest's teardown
+ * logs more after). */
+extern uint64_t proxy_stop_detlog;
 /* Parks the current thread until host_fd is ready for events (POLLIN,
  * POLLOUT); returns PROXY_RET_BLOCK for the handler to return. */
 long proxy_block_on_fd(struct proxy_process *p, int host_fd, short events);

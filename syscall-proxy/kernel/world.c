@@ -31,6 +31,7 @@
 #define SIGBIT(s) (1ULL << ((s) - 1))
 
 volatile sig_atomic_t proxy_stop_signal;
+uint64_t proxy_stop_detlog;
 #define SYSCALL_INSN_BYTES 2
 #define FIRST_PID 1
 /* The least of a slice an interrupted KVM_RUN goes on with. */
@@ -1006,9 +1007,12 @@ int proxy_world_run(struct proxy_world *w)
     const struct proxy_config *cfg = w->procs[0]->cfg;
     const struct det_state *det = w->procs[0]->det;
     while (!w->ended) {
-        if (cfg->stop_signal && det->events >= cfg->stop_events)
+        if (cfg->stop_signal && det->events >= cfg->stop_events &&
+            (det->log.n >= cfg->stop_detlog ||
+             det->events > cfg->stop_events))
             proxy_stop_signal = cfg->stop_signal; /* as it was recorded */
         if (proxy_stop_signal) {
+            proxy_stop_detlog = det->log.n;
             proxy_log(w->procs[0], 1, "stopped by signal %d; ending every "
                                       "guest", (int)proxy_stop_signal);
             log_thread_states(w);
