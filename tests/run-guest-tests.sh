@@ -14,7 +14,9 @@
 #
 # Environment: HVRUN_TEST_TIMEOUT (seconds per run, default 120),
 # GUEST_DIR (default build/guest next to this script's tests/ directory),
-# HVRUN_TEST_KVM_DEV (default /dev/kvm; without it everything is skipped).
+# HVRUN_TEST_KVM_DEV (default /dev/kvm; without it everything is skipped),
+# HVRUN_TEST_ONLY (shell patterns, space separated: only the cases whose
+# name, e.g. guest/mqueue or matrix/ls-la, matches one of them run).
 
 # The table callbacks are called through for_each_case.
 # shellcheck disable=SC2317
@@ -279,6 +281,17 @@ compare() {
     fi
 }
 
+# selected NAME: whether HVRUN_TEST_ONLY (if set) lets case NAME run.
+selected() {
+    [ -z "${HVRUN_TEST_ONLY:-}" ] && return 0
+    local pat
+    for pat in $HVRUN_TEST_ONLY; do
+        # shellcheck disable=SC2053
+        [[ $1 == $pat ]] && return 0
+    done
+    return 1
+}
+
 # run_case LABEL HVRUN NAME WANT STDIN CWD PROG ARGS...
 # CWD "fresh" gives each run its own empty directory.
 run_case() {
@@ -286,6 +299,7 @@ run_case() {
     shift 6
     local id=${label//\//_}.${name//\//_}
     local base=$OUT/$id ncwd=$cwd hcwd=$cwd
+    selected "$name" || return 0
     if [ "$cwd" = fresh ]; then
         ncwd=$WORK/$id.native
         hcwd=$WORK/$id.hvrun
@@ -309,6 +323,7 @@ guest_case() {
     eval "argv=($cmd)"
     local prog=${argv[0]}
     GUEST_SEEN="$GUEST_SEEN$prog "
+    selected "guest/$name" || return 0
     local full="$CUR_LABEL:guest/$name"
     if [ ! -x "$GUEST_DIR/$prog" ]; then
         fail "$full" "$GUEST_DIR/$prog is not built (make build/guest/$prog)"
@@ -348,6 +363,7 @@ matrix_case() {
     local -a argv
     eval "argv=($cmd)"
     local full="$CUR_LABEL:matrix/$name" path
+    selected "matrix/$name" || return 0
     path=$(PATH=/usr/local/bin:/usr/bin:/bin type -P "${argv[0]}")
     if [ -z "$path" ]; then
         skip "$full" "${argv[0]} is not installed (make deps installs it)"
@@ -371,6 +387,7 @@ error_case() {
         shift
     done
     shift
+    selected "error/$name" || return 0
     local full="$CUR_LABEL:error/$name"
     local id=${CUR_LABEL//\//_}.error.$name
     local base=$OUT/$id
