@@ -9,11 +9,13 @@
 #include <stdarg.h>
 
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -223,23 +225,83 @@ static uint64_t model_hash(const struct vmm_host *h)
 /*
  * Where the guest's CPUID is the host's, leaf 1 EBX (and leaves 0xb and
  * 0x8000001e) carry the APIC id of whichever host CPU runs the vCPU, and
- * RDTSCP/RDPID its number: the thread that runs guests is pinned to the
- * lowest CPU it may use, so they read the same in every run. The VM
- * pool's worker takes the whole set back (kvm_pool.c).
+ * RDTSCP/RDPID its number: the thread that runs guests is pinned to one
+ * CPU for the whole process, so they read the same in every run of it
+ * (--verify's, --repeat's). The CPU is the lowest allowed one that no
+ * other hvrun of this user holds: each hvrun holds an flock on a file per
+ * CPU (pin_lock_dir) for its life, so concurrent runs (analyze -j,
+ * parallel test runners) spread over the cores instead of all sharing
+ * the first, while a run alone is on the lowest CPU as before. With
+ * every CPU held, the lowest. The VM pool's worker takes the whole set
+ * back (kvm_pool.c).
  */
+static int pinned_cpu = -1;
+
+static int pin_lock_dir(char *out, size_t len)
+{
+    const char *rt = getenv("XDG_RUNTIME_DIR");
+    int n = rt && rt[0] == '/' ? snprintf(out, len, "%s/hvrun", rt)
+                               : cache_dir(out, len);
+    if (n < 0 || (size_t)n >= len)
+        return -1;
+    char parent[256];
+    snprintf(parent, sizeof(parent), "%s", out);
+    char *slash = strrchr(parent, '/');
+    if (slash && slash != parent) {
+        *slash = 0;
+        (void)mkdirat(AT_FDCWD, parent, 0700);
+    }
+    (void)mkdirat(AT_FDCWD, out, 0700);
+    return 0;
+}
+
+/* Whether this process now holds CPU c's lock (kept open, close-on-exec,
+ * until the process ends). */
+static bool take_cpu_lock(const char *dir, int c)
+{
+    char path[320];
+    if (snprintf(path, sizeof(path), "%s/cpu-%d.lock", dir, c) >=
+        (int)sizeof(path))
+        return false;
+    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd < 0)
+        return false;
+    if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+        return true;
+    close(fd);
+    return false;
+}
+
+static int choose_guest_cpu(const cpu_set_t *allowed)
+{
+    int lowest = -1;
+    char dir[256];
+    bool coordinated = pin_lock_dir(dir, sizeof(dir)) == 0;
+    for (int c = 0; c < CPU_SETSIZE; c++) {
+        if (!CPU_ISSET(c, allowed))
+            continue;
+        if (lowest < 0)
+            lowest = c;
+        if (!coordinated || CPU_COUNT(allowed) == 1)
+            break;
+        if (take_cpu_lock(dir, c))
+            return c;
+    }
+    return lowest;
+}
+
 void vmm_host_pin_guest_thread(struct vmm_host *h)
 {
     if (sched_getaffinity(0, sizeof(h->cpus_allowed), &h->cpus_allowed) < 0)
         return;
-    for (int c = 0; c < CPU_SETSIZE; c++) {
-        if (!CPU_ISSET(c, &h->cpus_allowed))
-            continue;
-        cpu_set_t one;
-        CPU_ZERO(&one);
-        CPU_SET(c, &one);
-        (void)sched_setaffinity(0, sizeof(one), &one);
+    if (pinned_cpu < 0 || !CPU_ISSET(pinned_cpu, &h->cpus_allowed))
+        pinned_cpu = choose_guest_cpu(&h->cpus_allowed);
+    if (pinned_cpu < 0)
         return;
-    }
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(pinned_cpu, &one);
+    (void)sched_setaffinity(0, sizeof(one), &one);
 }
 
 void vmm_host_unpin_thread(const struct vmm_host *h)
