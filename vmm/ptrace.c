@@ -259,35 +259,32 @@ static long hide_past_eof(struct pt_vm *vm, const struct vmm_vma *v)
                   0);
 }
 
-/* Unmaps what the stub has in [lo, hi) that no VMA covers any more. */
-static long unmap_gap(struct pt_vm *vm, gva_t lo, gva_t hi)
-{
-    for (size_t i = 0; i < vm->nr_maps; i++) {
-        const struct pt_mapping *m = &vm->maps[i];
-        gva_t s = m->start > lo ? m->start : lo;
-        gva_t e = m->end < hi ? m->end : hi;
-        if (s >= e)
-            continue;
-        long rc = inject(vm, SYS_munmap, s, e - s, 0, 0, 0, 0);
-        if (rc < 0)
-            return rc;
-    }
-    return 0;
-}
-
+/*
+ * Unmaps what the stub has that no VMA covers any more: one merge walk of
+ * the two sorted lists (the mappings applied, the VMAs), so a sync costs
+ * O(mappings + VMAs). Walking every applied mapping for each gap between
+ * VMAs made each mmap O(n^2) with thousands of mappings.
+ */
 static long unmap_gone(struct pt_vm *vm)
 {
     const struct vmm_aspace *as = pt_as(vm);
-    gva_t at = 0;
-    for (size_t i = 0; i <= as->nr_vmas; i++) {
-        gva_t next = i < as->nr_vmas ? as->vmas[i].start : PT_TASK_SIZE;
-        if (next > at) {
-            long rc = unmap_gap(vm, at, next);
-            if (rc < 0)
-                return rc;
+    size_t k = 0;
+    for (size_t i = 0; i < vm->nr_maps; i++) {
+        gva_t at = vm->maps[i].start, end = vm->maps[i].end;
+        while (at < end) {
+            while (k < as->nr_vmas && as->vmas[k].end <= at)
+                k++;
+            gva_t next = k < as->nr_vmas ? as->vmas[k].start : end;
+            gva_t stop = next < end ? next : end;
+            if (next > at) { /* [at, stop) has no VMA */
+                long rc = inject(vm, SYS_munmap, at, stop - at, 0, 0, 0, 0);
+                if (rc < 0)
+                    return rc;
+                at = stop;
+            } else { /* VMA k covers at */
+                at = as->vmas[k].end < end ? as->vmas[k].end : end;
+            }
         }
-        if (i < as->nr_vmas)
-            at = as->vmas[i].end;
     }
     return 0;
 }
