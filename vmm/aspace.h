@@ -115,6 +115,12 @@ struct vmm_physmem {
 /* A backed stretch of a lazy VMA: /proc/self/maps shows it and its lazy
  * neighbours as the one mapping Linux has. */
 #define VMM_VMA_FROM_LAZY 0x1000
+/* A file mapping that can never gain write (Linux's VMA without
+ * VM_MAYWRITE: MAP_SHARED from an fd not open for writing) or exec
+ * (without VM_MAYEXEC: a file on a noexec mount); mprotect asking for it
+ * is EACCES. */
+#define VMM_VMA_NOMAYWRITE 0x2000
+#define VMM_VMA_NOMAYEXEC 0x4000
 /* Private anonymous mappings from this size up are made lazy by the mm
  * calls: the guest-physical reservation (256 GiB) cannot back a
  * sanitizer's 15 TiB shadow, and an extent this large is rarely touched

@@ -102,6 +102,11 @@ struct pt_vm {
     size_t nr_maps, cap_maps;
     uint64_t maps_generation;
     bool maps_valid;
+    /* The guest is about to see a syscall's result (pt_vm_syscall_return);
+     * a VMA the stub could not map on the way there makes that result the
+     * host's errno (sync_mappings drops the VMA; 0: none dropped). */
+    bool returning_from_syscall;
+    long dropped_errno;
     /* The stub's fd of the memfd its VMAs map: PT_STUB_MEMFD, or the
      * owner's memfd reopened when this VM shares another's memory. */
     int memory_fd;
@@ -254,35 +259,32 @@ static long hide_past_eof(struct pt_vm *vm, const struct vmm_vma *v)
                   0);
 }
 
-/* Unmaps what the stub has in [lo, hi) that no VMA covers any more. */
-static long unmap_gap(struct pt_vm *vm, gva_t lo, gva_t hi)
-{
-    for (size_t i = 0; i < vm->nr_maps; i++) {
-        const struct pt_mapping *m = &vm->maps[i];
-        gva_t s = m->start > lo ? m->start : lo;
-        gva_t e = m->end < hi ? m->end : hi;
-        if (s >= e)
-            continue;
-        long rc = inject(vm, SYS_munmap, s, e - s, 0, 0, 0, 0);
-        if (rc < 0)
-            return rc;
-    }
-    return 0;
-}
-
+/*
+ * Unmaps what the stub has that no VMA covers any more: one merge walk of
+ * the two sorted lists (the mappings applied, the VMAs), so a sync costs
+ * O(mappings + VMAs). Walking every applied mapping for each gap between
+ * VMAs made each mmap O(n^2) with thousands of mappings.
+ */
 static long unmap_gone(struct pt_vm *vm)
 {
     const struct vmm_aspace *as = pt_as(vm);
-    gva_t at = 0;
-    for (size_t i = 0; i <= as->nr_vmas; i++) {
-        gva_t next = i < as->nr_vmas ? as->vmas[i].start : PT_TASK_SIZE;
-        if (next > at) {
-            long rc = unmap_gap(vm, at, next);
-            if (rc < 0)
-                return rc;
+    size_t k = 0;
+    for (size_t i = 0; i < vm->nr_maps; i++) {
+        gva_t at = vm->maps[i].start, end = vm->maps[i].end;
+        while (at < end) {
+            while (k < as->nr_vmas && as->vmas[k].end <= at)
+                k++;
+            gva_t next = k < as->nr_vmas ? as->vmas[k].start : end;
+            gva_t stop = next < end ? next : end;
+            if (next > at) { /* [at, stop) has no VMA */
+                long rc = inject(vm, SYS_munmap, at, stop - at, 0, 0, 0, 0);
+                if (rc < 0)
+                    return rc;
+                at = stop;
+            } else { /* VMA k covers at */
+                at = as->vmas[k].end < end ? as->vmas[k].end : end;
+            }
         }
-        if (i < as->nr_vmas)
-            at = as->vmas[i].end;
     }
     return 0;
 }
@@ -321,12 +323,32 @@ static int remember_mappings(struct pt_vm *vm)
     return 0;
 }
 
-/* Brings the stub's address space in line with the VMA list. */
-static int sync_mappings(struct pt_vm *vm, struct vmm_event *ev)
+/* The stub itself failed (gone, or an injection went wrong), not the
+ * host's answer to a mapping call. */
+static bool stub_failure(const struct pt_vm *vm, long rc)
+{
+    return vm->dead || rc == -ESRCH || rc == -EIO;
+}
+
+/*
+ * A VMA the host will not map in the stub (EACCES for a file it cannot
+ * write, ENOMEM past vm.max_map_count) leaves the VMA list rather than
+ * ending the run: the call that made it fails with the host's errno
+ * (pt_vm_run), and a later touch there is the guest's SIGSEGV.
+ */
+static void drop_unmappable(struct pt_vm *vm, const struct vmm_vma *v,
+                            long rc)
+{
+    struct vmm_aspace *as = &vmm_vm_memory_owner(&vm->base)->as;
+    (void)vmm_as_unmap(as, v->start, v->end - v->start);
+    vm->dropped_errno = rc;
+}
+
+/* One pass over the VMA list; *dropped when a VMA had to go (the list
+ * changed: the caller passes again). */
+static long sync_pass(struct pt_vm *vm, struct vmm_event *ev, bool *dropped)
 {
     const struct vmm_aspace *as = pt_as(vm);
-    if (vm->maps_valid && as->generation == vm->maps_generation)
-        return 0;
     long rc = unmap_gone(vm);
     size_t cursor = 0;
     for (size_t i = 0; i < as->nr_vmas && rc >= 0; i++) {
@@ -340,11 +362,32 @@ static int sync_mappings(struct pt_vm *vm, struct vmm_event *ev)
                : map_vma(vm, v);
         if (rc >= 0)
             rc = hide_past_eof(vm, v);
+        if (rc < 0 && !stub_failure(vm, rc)) {
+            drop_unmappable(vm, v, rc);
+            vm->maps_valid = false; /* what the stub has there is unknown */
+            *dropped = true;
+            return 0;
+        }
         if (rc < 0)
             vmm_event_fail(ev, "ptrace stub: mapping %#llx-%#llx: %s",
                  (unsigned long long)v->start, (unsigned long long)v->end,
                  strerror((int)-rc));
     }
+    return rc;
+}
+
+/* Brings the stub's address space in line with the VMA list. */
+static int sync_mappings(struct pt_vm *vm, struct vmm_event *ev)
+{
+    const struct vmm_aspace *as = pt_as(vm);
+    if (vm->maps_valid && as->generation == vm->maps_generation)
+        return 0;
+    long rc;
+    bool dropped;
+    do { /* each pass that drops a VMA shortens the list */
+        dropped = false;
+        rc = sync_pass(vm, ev, &dropped);
+    } while (rc >= 0 && dropped);
     if (rc < 0) {
         if (ev->kind != VMM_EVENT_FAILED)
             vmm_event_fail(ev, "ptrace stub: unmapping: %s", strerror((int)-rc));
@@ -402,6 +445,7 @@ static void pt_vm_set_gs_base(struct vmm_vm *base, uint64_t seg_base)
 
 static void pt_vm_syscall_return(struct vmm_vm *base, long result)
 {
+    pt_of(base)->returning_from_syscall = true;
     struct vmm_regs *r = &base->regs;
     r->rax = (uint64_t)result;
     r->rip = r->rcx;
@@ -718,7 +762,11 @@ static int pt_vm_run(struct vmm_vm *base, struct vmm_event *ev)
         vmm_event_fail(ev, "the ptrace stub process is gone");
         return -ESRCH;
     }
+    vm->dropped_errno = 0;
     int rc = sync_mappings(vm, ev);
+    if (rc == 0 && vm->dropped_errno && vm->returning_from_syscall)
+        base->regs.rax = (uint64_t)vm->dropped_errno;
+    vm->returning_from_syscall = false;
     if (rc == 0)
         rc = resume(vm, ev);
     int st = 0;

@@ -1269,11 +1269,16 @@ static void record_query(struct proxy_process *p, const struct host_path *hp,
 static long do_faccessat(struct proxy_process *p, uint64_t guest_dirfd,
                          gva_t path_gva, int mode, int flags)
 {
+    /* do_faccessat checks the words before it looks the path up. */
+    if (mode & ~S_IRWXO)
+        return -EINVAL;
+    if (flags & ~(AT_EACCESS | AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH))
+        return -EINVAL;
     struct host_path hp;
     long r = host_path_at_flags(p, guest_dirfd, path_gva, flags, false, &hp);
     if (r < 0)
         return r;
-    int arg = (mode & 0xff) | (flags << 8);
+    int arg = mode | (flags << 8); /* both small and non-negative now */
     size_t len;
     if (replayed_query(p, &hp, PROXY_QUERY_ACCESS, arg, &r, NULL, 0, &len))
         return r;

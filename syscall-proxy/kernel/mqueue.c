@@ -74,7 +74,11 @@ struct mq_msg {
 struct proxy_mqd;
 
 struct proxy_mqueue {
-    struct proxy_mqueue *next; /* the world's names */
+    /* The world's queues, named or not: an unlinked queue that a
+     * descriptor still holds stays here until its last reference goes,
+     * so the end of the run can detach it from the world (the world does
+     * not outlive the run, the first process's descriptors do). */
+    struct proxy_mqueue *next;
     struct proxy_world *world; /* NULL once the run is over */
     char name[NAME_MAX + 1];
     bool linked;
@@ -113,20 +117,26 @@ struct world_mq {
 static struct proxy_mqueue *find_name(struct proxy_world *w, const char *name)
 {
     for (struct proxy_mqueue *q = w->mqueues; q; q = q->next)
-        if (!strcmp(q->name, name))
+        if (q->linked && !strcmp(q->name, name))
             return q;
     return NULL;
 }
 
+/* The name goes; the queue stays on the world's list while it is open. */
 static void unlink_name(struct proxy_world *w, struct proxy_mqueue *q)
+{
+    q->linked = false;
+    w->nr_mqueues--;
+}
+
+static void world_forget(struct proxy_world *w, struct proxy_mqueue *q)
 {
     for (struct proxy_mqueue **pp = &w->mqueues; *pp; pp = &(*pp)->next)
         if (*pp == q) {
             *pp = q->next;
             break;
         }
-    q->linked = false;
-    w->nr_mqueues--;
+    w->mq_bytes -= q->charged;
 }
 
 static void queue_put(struct proxy_mqueue *q)
@@ -134,7 +144,7 @@ static void queue_put(struct proxy_mqueue *q)
     if (--q->refs > 0)
         return;
     if (q->world)
-        q->world->mq_bytes -= q->charged;
+        world_forget(q->world, q);
     while (q->msgs) {
         struct mq_msg *m = q->msgs;
         q->msgs = m->next;
@@ -144,14 +154,18 @@ static void queue_put(struct proxy_mqueue *q)
     free(q);
 }
 
+/* The names' references go; a queue still open in the first process
+ * (which outlives the world) is detached and freed by its last close. */
 void proxy_mq_world_free(struct proxy_world *w)
 {
     struct proxy_mqueue *q = w->mqueues;
     while (q) {
         struct proxy_mqueue *next = q->next;
+        bool named = q->linked;
         q->linked = false;
         q->world = NULL;
-        queue_put(q);
+        if (named)
+            queue_put(q);
         q = next;
     }
     w->mqueues = NULL;

@@ -28,6 +28,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/statvfs.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -165,7 +166,11 @@ static void name_file_mapping(struct proxy_process *p, int host_fd,
                     n > 0 ? target : NULL);
 }
 
-static int check_file_access(int host_fd, int flags, int prot)
+/* do_mmap's file checks, in its order; *vflags gets what the mapping
+ * may never become: a shared mapping of an fd not open for writing loses
+ * VM_MAYWRITE, one of a noexec mount's file VM_MAYEXEC (exec asked for
+ * there is EPERM). */
+static int check_file_access(int host_fd, int flags, int prot, int *vflags)
 {
     int fl = fcntl(host_fd, F_GETFL);
     struct stat st;
@@ -175,9 +180,19 @@ static int check_file_access(int host_fd, int flags, int prot)
         return -ENODEV;
     if ((fl & O_ACCMODE) == O_WRONLY)
         return -EACCES;
-    if ((flags & MAP_TYPE_MASK) != MAP_PRIVATE && (prot & PROT_WRITE) &&
-        (fl & O_ACCMODE) != O_RDWR)
-        return -EACCES;
+    bool writable_fd = (fl & O_ACCMODE) == O_RDWR;
+    if ((flags & MAP_TYPE_MASK) != MAP_PRIVATE) {
+        if ((prot & PROT_WRITE) && !writable_fd)
+            return -EACCES;
+        if (!writable_fd)
+            *vflags |= VMM_VMA_NOMAYWRITE;
+    }
+    struct statvfs sv;
+    if (fstatvfs(host_fd, &sv) == 0 && (sv.f_flag & ST_NOEXEC)) {
+        if (prot & PROT_EXEC)
+            return -EPERM;
+        *vflags |= VMM_VMA_NOMAYEXEC;
+    }
     return 0;
 }
 
@@ -206,11 +221,12 @@ static long sys_mmap(struct proxy_process *p, const uint64_t a[6])
     len = VMM_PAGE_ALIGN_UP(len);
     bool anon = flags & MAP_ANONYMOUS;
     int host_fd = -1;
+    int vflags = type != MAP_PRIVATE ? VMM_VMA_SHARED : 0;
     if (!anon) {
         host_fd = proxy_fd_host(&p->fds, guest_fd);
         if (host_fd < 0)
             return -EBADF;
-        int rc = check_file_access(host_fd, flags, prot);
+        int rc = check_file_access(host_fd, flags, prot, &vflags);
         if (rc < 0)
             return rc;
     }
@@ -218,7 +234,6 @@ static long sys_mmap(struct proxy_process *p, const uint64_t a[6])
     int rc = choose_address(p, addr, len, flags, &at);
     if (rc < 0)
         return rc;
-    int vflags = type != MAP_PRIVATE ? VMM_VMA_SHARED : 0;
     if (flags & MAP_GROWSDOWN)
         vflags |= VMM_VMA_GROWSDOWN;
     if (flags & MAP_NORESERVE)
@@ -285,6 +300,18 @@ static long sys_munmap(struct proxy_process *p, const uint64_t a[6])
     return vmm_as_unmap(p->as, start, len);
 }
 
+/* Linux's VM_MAY* check of mprotect: a special mapping gains neither
+ * write nor exec, a NOMAYWRITE/NOMAYEXEC file mapping not that one. */
+static bool may_become(const struct vmm_vma *v, int prot)
+{
+    int never = v->flags & VMM_VMA_SPECIAL ? PROT_WRITE | PROT_EXEC : 0;
+    if (v->flags & VMM_VMA_NOMAYWRITE)
+        never |= PROT_WRITE;
+    if (v->flags & VMM_VMA_NOMAYEXEC)
+        never |= PROT_EXEC;
+    return (prot & never) == 0;
+}
+
 /* do_mprotect_pkey's order: alignment, an empty range (success, whatever
  * the rest), a wrapping range, the protection, the key, then the VMAs. */
 static long mprotect_pkey(struct proxy_process *p, gva_t start, uint64_t len,
@@ -312,7 +339,7 @@ static long mprotect_pkey(struct proxy_process *p, gva_t start, uint64_t len,
         if (!v)
             return -ENOMEM;
         gva_t stop = v->end < end ? v->end : end;
-        if ((prot & (PROT_WRITE | PROT_EXEC)) && (v->flags & VMM_VMA_SPECIAL))
+        if (!may_become(v, prot))
             return -EACCES;
         int rc = proxy_mem_charge(
             p, vmm_as_protect_charge(p->as, g, stop - g, prot));
@@ -396,8 +423,10 @@ void proxy_mm_file_resized(struct proxy_process *p, int host_fd)
         vmm_as_file_resized(p->as, st.st_dev, st.st_ino);
         return;
     }
+    /* A zombie has no address space left (proxy_world_exit). */
     for (int i = 0; i < p->world->nr_procs; i++)
-        vmm_as_file_resized(p->world->procs[i]->as, st.st_dev, st.st_ino);
+        if (p->world->procs[i]->as)
+            vmm_as_file_resized(p->world->procs[i]->as, st.st_dev, st.st_ino);
 }
 
 /* One address space has one heap: the processes that share p's (clone
