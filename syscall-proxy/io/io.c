@@ -359,38 +359,19 @@ static int iov_skip(struct iovec *iov, int n, size_t skip_bytes)
  * made with O_NONBLOCK so that it moves only what fits. As in Linux it
  * returns once all bytes_total are written (or on an error, with the
  * count so far if any): when only part went, the thread is parked until
- * the fd is writable, its progress is kept (proxy_thread_io), and the call,
- * made again from the start, skips the bytes already written. Progress
- * counts only for the same call: kind, fd, buffer and length.
- *
- * A signal that ends the wait with EINTR (a handler without SA_RESTART)
- * leaves the progress behind, where Linux would return the count so far:
- * the same call made again (CPython retries EINTR) continues after it;
- * any other write of the thread forgets it. Without memory for the
- * progress, the result is the short count.
+ * the fd is writable with its progress kept (xfer_progress.c), and the
+ * call, made again from the start, skips the bytes already written. A
+ * signal or SO_SNDTIMEO that ends the wait makes the count so far the
+ * result, as in Linux. Without a thread to keep the progress with, the
+ * result is the short count.
  */
-/* The bytes the calling thread's write parked part way has written, if
- * this is that call again; else 0. */
-static size_t write_done_before(const struct proxy_thread_io *tio, const struct xfer *x,
-                                int host_fd, gva_t gva, uint64_t count,
-                                size_t bytes_total)
-{
-    if (tio && tio->writing && tio->write_kind == (int)x->kind &&
-        tio->write_host_fd == host_fd && tio->write_gva == gva &&
-        tio->write_count == count && tio->write_done_bytes < bytes_total)
-        return tio->write_done_bytes;
-    return 0;
-}
-
 static long write_nowait(struct proxy_process *p, const struct wait_fd *w,
                          const struct xfer *x, struct iovec *iov, int n,
-                         size_t bytes_total, gva_t gva, uint64_t count)
+                         size_t bytes_total)
 {
-    struct proxy_thread_io *tio = thread_io(p);
-    size_t done =
-        write_done_before(tio, x, w->host_fd, gva, count, bytes_total);
-    if (tio)
-        tio->writing = false;
+    size_t done = proxy_xfer_resume(p);
+    if (done >= bytes_total)
+        done = 0; /* the call changed under the parked one: start again */
     n = iov_skip(iov, n, done);
     bool nowait = nowait_begin(w);
     long r = host_xfer(w->host_fd, x, iov, n);
@@ -398,40 +379,27 @@ static long write_nowait(struct proxy_process *p, const struct wait_fd *w,
         nowait_end(w);
     if (r > 0)
         done += (size_t)r;
-    long result;
     if (r < 0 && r != -EAGAIN && done > 0) {
         (void)proxy_epipe_signal(p, r); /* Linux signals EPIPE after a part too */
-        result = (long)done;
-    } else if (r < 0 && r != -EAGAIN) {
-        result = r;
-    } else if (done == bytes_total || (!tio && done > 0)) {
-        result = (long)done;
-    } else {
-        if (tio && done > 0) {
-            tio->writing = true;
-            tio->write_kind = (int)x->kind;
-            tio->write_host_fd = w->host_fd;
-            tio->write_gva = gva;
-            tio->write_count = count;
-            tio->write_done_bytes = done;
-        }
-        result = proxy_block_on_fd_for(
-            p, w->host_fd, POLLOUT, proxy_sock_timeout_ns(w->host_fd, POLLOUT));
+        return (long)done;
     }
-    return result;
+    if (r < 0 && r != -EAGAIN)
+        return r;
+    if (done == bytes_total || (!proxy_xfer_can_keep(p) && done > 0))
+        return (long)done;
+    return proxy_xfer_park(p, done, w->host_fd, POLLOUT,
+                           proxy_sock_timeout_ns(w->host_fd, POLLOUT));
 }
 
 /*
  * host_xfer for guest_fd without waiting in the host (see "waiting without
  * blocking the host"): PROXY_RET_BLOCK when the fd is not ready, or when
- * a write parks part way. gva and count name the guest's call (buffer and
- * length, or iovec array and segment count) for write_nowait. Zero-length
- * transfers go straight to the host: Linux returns 0 for them on pipes and
- * sockets without waiting.
+ * a write parks part way (write_nowait). Zero-length transfers go
+ * straight to the host: Linux returns 0 for them on pipes and sockets
+ * without waiting.
  */
 static long xfer_host_nowait(struct proxy_process *p, int guest_fd, int host_fd,
-                             const struct xfer *x, struct iovec *iov, int n,
-                             gva_t gva, uint64_t count)
+                             const struct xfer *x, struct iovec *iov, int n)
 {
     size_t bytes = 0;
     for (int i = 0; i < n; i++)
@@ -455,10 +423,9 @@ static long xfer_host_nowait(struct proxy_process *p, int guest_fd, int host_fd,
     /* Ready to read: the read returns what is there without waiting. A
      * write parked part way goes on as it began, whatever changed. */
     if (x->into_guest ||
-        (!write_must_not_wait(p, &w, bytes) &&
-         !write_done_before(thread_io(p), x, host_fd, gva, count, bytes)))
+        (!write_must_not_wait(p, &w, bytes) && !proxy_xfer_done_before(p)))
         return host_xfer(host_fd, x, iov, n);
-    return write_nowait(p, &w, x, iov, n, bytes, gva, count);
+    return write_nowait(p, &w, x, iov, n, bytes);
 }
 
 /* read, write, pread64, pwrite64: one guest buffer. */
@@ -466,8 +433,7 @@ static long xfer_host_nowait(struct proxy_process *p, int guest_fd, int host_fd,
 /* Who serves a transfer: a signalfd's records, detcore's stream for
  * /dev/urandom and /dev/random reads (vfs.c), or the host fd. */
 static long xfer_dispatch(struct proxy_process *p, int guest_fd, int host_fd,
-                          const struct xfer *x, struct iovec *iov, int n,
-                          gva_t gva, uint64_t count)
+                          const struct xfer *x, struct iovec *iov, int n)
 {
     if (x->kind == XFER_AT_FD_POS && proxy_signalfd_is(p, guest_fd))
         return proxy_signalfd_xfer(p, guest_fd, x->into_guest, iov, n);
@@ -489,7 +455,7 @@ static long xfer_dispatch(struct proxy_process *p, int guest_fd, int host_fd,
                                                               : PROXY_TTY_WRITE);
     if (jc)
         return jc; /* a background group's read or write of its terminal */
-    long r = xfer_host_nowait(p, guest_fd, host_fd, x, iov, n, gva, count);
+    long r = xfer_host_nowait(p, guest_fd, host_fd, x, iov, n);
     if (!x->into_guest && r > 0) /* ^C written to a pty master */
         proxy_tty_wrote(p, host_fd, iov, n, (size_t)r);
     return r;
@@ -528,7 +494,7 @@ static long xfer_buf(struct proxy_process *p, uint64_t guest_fd, gva_t buf,
                             RW_BUF_IOV_MAX, &covered);
     if (len > 0 && covered == 0)
         return -EFAULT;
-    long r = xfer_dispatch(p, (int)guest_fd, host_fd, x, iov, n, buf, count);
+    long r = xfer_dispatch(p, (int)guest_fd, host_fd, x, iov, n);
     return xfer_done(p, (int)guest_fd, x, r);
 }
 
@@ -644,7 +610,7 @@ static long xfer_vec(struct proxy_process *p, uint64_t guest_fd, gva_t vec,
     }
     long r = guest_segments_iov(p, giov, nseg, xfer_prot(x), iov);
     if (r >= 0)
-        r = xfer_dispatch(p, (int)guest_fd, host_fd, x, iov, (int)r, vec, cnt);
+        r = xfer_dispatch(p, (int)guest_fd, host_fd, x, iov, (int)r);
     free(iov);
     free(giov);
     return xfer_done(p, (int)guest_fd, x, r);
