@@ -34,6 +34,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/sendfile.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
@@ -224,6 +225,41 @@ void proxy_fifo_unpark(struct proxy_thread *t)
     if (t->io.fifo_parked)
         close(t->io.fifo_fd);
     t->io.fifo_parked = t->io.fifo_partner = false;
+}
+
+static bool sock_is_stream(int host_fd)
+{
+    int type;
+    socklen_t len = sizeof(type);
+    return getsockopt(host_fd, SOL_SOCKET, SO_TYPE, &type, &len) == 0 &&
+           type == SOCK_STREAM;
+}
+
+/*
+ * A call Linux fails at once on an fd that is not ready must not park
+ * (nothing would ever make that fd ready): the fd not open for the
+ * direction (the wrong end of a pipe or FIFO, an O_RDONLY terminal: EBADF)
+ * or without the operation (EINVAL), a socket that is not connected,
+ * listening or shut down (ENOTCONN, EPIPE, EINVAL). The host says so
+ * without moving a byte: a readv/writev of no segments checks the file's
+ * mode and stops (do_iter_read/write); on a socket, a receive of 0 bytes
+ * with MSG_PEEK|MSG_DONTWAIT, and on a stream socket a send of 0 bytes
+ * with MSG_DONTWAIT, meet the protocol's state checks first (a datagram
+ * socket would send an empty datagram: left to wait). Returns -EAGAIN when
+ * the call may wait, else the error.
+ */
+static long fd_fails_at_once(const struct wait_fd *w, bool reading)
+{
+    ssize_t r;
+    if (!S_ISSOCK(w->type))
+        r = reading ? readv(w->host_fd, NULL, 0) : writev(w->host_fd, NULL, 0);
+    else if (reading)
+        r = recv(w->host_fd, NULL, 0, MSG_PEEK | MSG_DONTWAIT);
+    else if (sock_is_stream(w->host_fd))
+        r = send(w->host_fd, NULL, 0, MSG_DONTWAIT | MSG_NOSIGNAL);
+    else
+        return -EAGAIN;
+    return r < 0 && errno != EAGAIN ? -errno : -EAGAIN;
 }
 
 /* Whether a write of len_bytes to w, which polls writable, must be made
@@ -417,9 +453,16 @@ static long xfer_host_nowait(struct proxy_process *p, int guest_fd, int host_fd,
         return host_xfer(host_fd, x, iov, n);
     short events = x->into_guest ? POLLIN : POLLOUT;
     proxy_tty_settle(host_fd, events); /* a pty's data on its way (tty.c) */
-    if (!host_fd_ready(host_fd, events))
+    if (!host_fd_ready(host_fd, events)) {
+        long err = fd_fails_at_once(&w, x->into_guest);
+        if (err != -EAGAIN) {
+            /* a write parked part way returns its part, as in Linux */
+            uint64_t done = proxy_xfer_resume(p);
+            return done > 0 && done < bytes ? (long)done : err;
+        }
         return proxy_block_on_fd_for(p, host_fd, events,
                                      proxy_sock_timeout_ns(host_fd, events));
+    }
     /* Ready to read: the read returns what is there without waiting. A
      * write parked part way goes on as it began, whatever changed. */
     if (x->into_guest ||
@@ -1229,10 +1272,19 @@ static long copy_wait_begin(struct proxy_process *p, int in_guest_fd,
                    !(pipes_nowait && S_ISFIFO(cw->in.type));
     cw->out_waits = wait_fd_get(p, out_guest_fd, &cw->out) &&
                     !(pipes_nowait && S_ISFIFO(cw->out.type));
-    if (cw->in_waits && !host_fd_ready(cw->in.host_fd, POLLIN))
-        return proxy_block_on_fd(p, cw->in.host_fd, POLLIN);
-    if (cw->out_waits && !host_fd_ready(cw->out.host_fd, POLLOUT))
-        return proxy_block_on_fd(p, cw->out.host_fd, POLLOUT);
+    bool in_unready = cw->in_waits && !host_fd_ready(cw->in.host_fd, POLLIN);
+    bool out_unready =
+        cw->out_waits && !host_fd_ready(cw->out.host_fd, POLLOUT);
+    if (in_unready || out_unready) {
+        /* Linux checks both ends before it waits on either. */
+        long err = cw->in_waits ? fd_fails_at_once(&cw->in, true) : -EAGAIN;
+        if (err == -EAGAIN && cw->out_waits)
+            err = fd_fails_at_once(&cw->out, false);
+        if (err != -EAGAIN)
+            return err;
+        return in_unready ? proxy_block_on_fd(p, cw->in.host_fd, POLLIN)
+                          : proxy_block_on_fd(p, cw->out.host_fd, POLLOUT);
+    }
     cw->out_nowait = cw->out_waits &&
                      write_must_not_wait(p, &cw->out, len_bytes) &&
                      nowait_begin(&cw->out);

@@ -625,7 +625,19 @@ static long sys_shutdown(struct proxy_process *p, const uint64_t a[6])
 
 /* Like Linux, a fault writing the peer address drops the new connection
  * (it was already taken off the queue) and returns -EFAULT. A blocking
- * socket with no connection queued (not readable) parks the thread. */
+ * socket with no connection queued (not readable) parks the thread,
+ * unless it is not listening: Linux's accept says EINVAL at once (a
+ * connected socket never becomes acceptable). */
+static long park_accept(struct proxy_process *p, int host_fd)
+{
+    int listening = 1;
+    socklen_t len = sizeof(listening);
+    if (getsockopt(host_fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &len) ==
+            0 && !listening)
+        return -EINVAL;
+    return park_sock(p, host_fd, POLLIN);
+}
+
 static long do_accept(struct proxy_process *p, const uint64_t a[6], int flags)
 {
     if (flags & ~(SOCK_CLOEXEC | SOCK_NONBLOCK))
@@ -635,7 +647,7 @@ static long do_accept(struct proxy_process *p, const uint64_t a[6], int flags)
         return host_fd;
     int fl;
     if (sock_may_wait(host_fd, 0, &fl) && sock_revents(host_fd, POLLIN) == 0)
-        return park_sock(p, host_fd, POLLIN);
+        return park_accept(p, host_fd);
     gva_t addr = a[1];
     struct sock_addr sa = {.len = sizeof(sa.u)};
     int new_host_fd =
