@@ -460,8 +460,10 @@ static long xfer_host_nowait(struct proxy_process *p, int guest_fd, int host_fd,
             uint64_t done = proxy_xfer_resume(p);
             return done > 0 && done < bytes ? (long)done : err;
         }
-        return proxy_block_on_fd_for(p, host_fd, events,
-                                     proxy_sock_timeout_ns(host_fd, events));
+        /* a write parked part way keeps its part (and returns it when
+         * SO_SNDTIMEO passes) */
+        return proxy_xfer_park(p, proxy_xfer_resume(p), host_fd, events,
+                               proxy_sock_timeout_ns(host_fd, events));
     }
     /* Ready to read: the read returns what is there without waiting. A
      * write parked part way goes on as it began, whatever changed. */

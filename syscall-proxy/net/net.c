@@ -27,7 +27,8 @@
  * call Linux makes. Each call below says how it finds out "not ready"
  * and what it does differently from a blocking Linux call. SO_RCVTIMEO
  * and SO_SNDTIMEO become deadlines on detcore's clock (park_sock): when
- * one passes, the call fails with EAGAIN (connect: EINPROGRESS).
+ * one passes, the call fails with EAGAIN (connect: EINPROGRESS), or
+ * returns the count so far when part moved (xfer_progress.c).
  *
  * Not yet behind detcore, so they can differ between runs: the source
  * port the host picks for a connect() to another host (a bind to port 0,
