@@ -235,13 +235,6 @@ struct proxy_thread_io {
     /* the epoll instance a poll or select on several fds is parked on */
     bool has_epoll;
     int epoll_fd;
-    /* a write parked part way: which call, and the bytes it has written */
-    bool writing;
-    int write_kind;        /* io.c's enum xfer_kind */
-    int write_host_fd;
-    gva_t write_gva;       /* its buffer, or its iovec array */
-    uint64_t write_count;  /* its length, or its segment count */
-    size_t write_done_bytes;
     /* a blocking FIFO open for reading parked until a writer comes: its
      * host fd (opened O_NONBLOCK, so the FIFO has this reader, as a
      * reader waiting in Linux's open counts) and whether a writer of the
@@ -251,6 +244,15 @@ struct proxy_thread_io {
     int fifo_fd;
     dev_t fifo_dev;
     ino_t fifo_ino;
+};
+
+/* A blocking transfer parked part way (io/xfer_progress.c): the call, by
+ * its syscall number and first three arguments, and the bytes it moved. */
+struct proxy_xfer_progress {
+    bool active;
+    uint64_t nr;
+    uint64_t args[3];
+    uint64_t done_bytes;
 };
 
 struct proxy_thread {
@@ -292,11 +294,8 @@ struct proxy_thread {
     bool poll_deadline;         /* has_deadline belongs to a poll/select */
     bool poll_timed_out;        /* ...and it passed: the re-run returns 0 */
     struct proxy_thread_io io;
-    /* a blocking stream send that had to wait part way (net.c): the
-     * guest buffer (sendto) or msghdr (sendmsg), and the bytes sent */
-    bool send_cont;
-    gva_t send_buf;
-    uint64_t send_done;
+    /* a blocking write, send or MSG_WAITALL receive parked part way */
+    struct proxy_xfer_progress xfer;
     bool restartable;           /* parked on a re-runnable syscall */
     /* It waited (blocked in a call) since it last had the vCPU: once
      * runnable, it wants its turn soon (world.c: other_wants_vcpu). */
@@ -1129,6 +1128,26 @@ long proxy_block_on_fd(struct proxy_process *p, int host_fd, short events);
  * call's re-runs: once it has passed, -EAGAIN instead of parking. */
 long proxy_block_on_fd_for(struct proxy_process *p, int host_fd,
                            short events, uint64_t timeout_ns);
+/* Blocking transfers parked part way (io/xfer_progress.c). For the call
+ * being served: the bytes it moved before it parked, if it is that call
+ * run again, else 0 (done_before looks; resume also forgets the record,
+ * to be kept again by a park); forget drops it. can_keep: whether the
+ * process has a thread to keep it with (else a transfer returns short). */
+uint64_t proxy_xfer_done_before(struct proxy_process *p);
+uint64_t proxy_xfer_resume(struct proxy_process *p);
+void proxy_xfer_forget(struct proxy_process *p);
+/* Keeps `done` bytes (if any) as the progress of the call being served. */
+void proxy_xfer_keep(struct proxy_process *p, uint64_t done);
+bool proxy_xfer_can_keep(const struct proxy_process *p);
+/* Parks the call after `done` bytes (kept for its re-run), as
+ * proxy_block_on_fd_for; once the timeout has passed, the result is
+ * `done` (as in Linux), or -EAGAIN when nothing moved. */
+long proxy_xfer_park(struct proxy_process *p, uint64_t done, int host_fd,
+                     short events, uint64_t timeout_ns);
+/* For a signal handler about to run on the current thread, parked in a
+ * transfer that had moved bytes: the count, which Linux returns instead
+ * of EINTR or a restart; the record is used up. */
+bool proxy_xfer_interrupted(struct proxy_process *p, long *result);
 /* A socket's SO_RCVTIMEO (events POLLIN) or SO_SNDTIMEO (POLLOUT) in ns;
  * 0 when unset or host_fd is not a socket (net.c). */
 uint64_t proxy_sock_timeout_ns(int host_fd, short events);

@@ -97,5 +97,9 @@ long proxy_dispatch(struct proxy_process *p)
                   proxy_syscall_name(nr), (unsigned long long)args[0],
                   (unsigned long long)args[1], (unsigned long long)args[2],
                   ret);
+    /* A transfer's kept progress lives only while its call is parked:
+     * the call ended (whatever the way), so it is gone. */
+    if (ret != PROXY_RET_BLOCK && ret != PROXY_RET_NORETURN && !p->exited)
+        proxy_xfer_forget(p);
     return ret;
 }

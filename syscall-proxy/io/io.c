@@ -34,6 +34,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/sendfile.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
@@ -226,6 +227,41 @@ void proxy_fifo_unpark(struct proxy_thread *t)
     t->io.fifo_parked = t->io.fifo_partner = false;
 }
 
+static bool sock_is_stream(int host_fd)
+{
+    int type;
+    socklen_t len = sizeof(type);
+    return getsockopt(host_fd, SOL_SOCKET, SO_TYPE, &type, &len) == 0 &&
+           type == SOCK_STREAM;
+}
+
+/*
+ * A call Linux fails at once on an fd that is not ready must not park
+ * (nothing would ever make that fd ready): the fd not open for the
+ * direction (the wrong end of a pipe or FIFO, an O_RDONLY terminal: EBADF)
+ * or without the operation (EINVAL), a socket that is not connected,
+ * listening or shut down (ENOTCONN, EPIPE, EINVAL). The host says so
+ * without moving a byte: a readv/writev of no segments checks the file's
+ * mode and stops (do_iter_read/write); on a socket, a receive of 0 bytes
+ * with MSG_PEEK|MSG_DONTWAIT, and on a stream socket a send of 0 bytes
+ * with MSG_DONTWAIT, meet the protocol's state checks first (a datagram
+ * socket would send an empty datagram: left to wait). Returns -EAGAIN when
+ * the call may wait, else the error.
+ */
+static long fd_fails_at_once(const struct wait_fd *w, bool reading)
+{
+    ssize_t r;
+    if (!S_ISSOCK(w->type))
+        r = reading ? readv(w->host_fd, NULL, 0) : writev(w->host_fd, NULL, 0);
+    else if (reading)
+        r = recv(w->host_fd, NULL, 0, MSG_PEEK | MSG_DONTWAIT);
+    else if (sock_is_stream(w->host_fd))
+        r = send(w->host_fd, NULL, 0, MSG_DONTWAIT | MSG_NOSIGNAL);
+    else
+        return -EAGAIN;
+    return r < 0 && errno != EAGAIN ? -errno : -EAGAIN;
+}
+
 /* Whether a write of len_bytes to w, which polls writable, must be made
  * with O_NONBLOCK (see above). */
 static bool write_must_not_wait(struct proxy_process *p,
@@ -359,38 +395,19 @@ static int iov_skip(struct iovec *iov, int n, size_t skip_bytes)
  * made with O_NONBLOCK so that it moves only what fits. As in Linux it
  * returns once all bytes_total are written (or on an error, with the
  * count so far if any): when only part went, the thread is parked until
- * the fd is writable, its progress is kept (proxy_thread_io), and the call,
- * made again from the start, skips the bytes already written. Progress
- * counts only for the same call: kind, fd, buffer and length.
- *
- * A signal that ends the wait with EINTR (a handler without SA_RESTART)
- * leaves the progress behind, where Linux would return the count so far:
- * the same call made again (CPython retries EINTR) continues after it;
- * any other write of the thread forgets it. Without memory for the
- * progress, the result is the short count.
+ * the fd is writable with its progress kept (xfer_progress.c), and the
+ * call, made again from the start, skips the bytes already written. A
+ * signal or SO_SNDTIMEO that ends the wait makes the count so far the
+ * result, as in Linux. Without a thread to keep the progress with, the
+ * result is the short count.
  */
-/* The bytes the calling thread's write parked part way has written, if
- * this is that call again; else 0. */
-static size_t write_done_before(const struct proxy_thread_io *tio, const struct xfer *x,
-                                int host_fd, gva_t gva, uint64_t count,
-                                size_t bytes_total)
-{
-    if (tio && tio->writing && tio->write_kind == (int)x->kind &&
-        tio->write_host_fd == host_fd && tio->write_gva == gva &&
-        tio->write_count == count && tio->write_done_bytes < bytes_total)
-        return tio->write_done_bytes;
-    return 0;
-}
-
 static long write_nowait(struct proxy_process *p, const struct wait_fd *w,
                          const struct xfer *x, struct iovec *iov, int n,
-                         size_t bytes_total, gva_t gva, uint64_t count)
+                         size_t bytes_total)
 {
-    struct proxy_thread_io *tio = thread_io(p);
-    size_t done =
-        write_done_before(tio, x, w->host_fd, gva, count, bytes_total);
-    if (tio)
-        tio->writing = false;
+    size_t done = proxy_xfer_resume(p);
+    if (done >= bytes_total)
+        done = 0; /* the call changed under the parked one: start again */
     n = iov_skip(iov, n, done);
     bool nowait = nowait_begin(w);
     long r = host_xfer(w->host_fd, x, iov, n);
@@ -398,40 +415,27 @@ static long write_nowait(struct proxy_process *p, const struct wait_fd *w,
         nowait_end(w);
     if (r > 0)
         done += (size_t)r;
-    long result;
     if (r < 0 && r != -EAGAIN && done > 0) {
         (void)proxy_epipe_signal(p, r); /* Linux signals EPIPE after a part too */
-        result = (long)done;
-    } else if (r < 0 && r != -EAGAIN) {
-        result = r;
-    } else if (done == bytes_total || (!tio && done > 0)) {
-        result = (long)done;
-    } else {
-        if (tio && done > 0) {
-            tio->writing = true;
-            tio->write_kind = (int)x->kind;
-            tio->write_host_fd = w->host_fd;
-            tio->write_gva = gva;
-            tio->write_count = count;
-            tio->write_done_bytes = done;
-        }
-        result = proxy_block_on_fd_for(
-            p, w->host_fd, POLLOUT, proxy_sock_timeout_ns(w->host_fd, POLLOUT));
+        return (long)done;
     }
-    return result;
+    if (r < 0 && r != -EAGAIN)
+        return r;
+    if (done == bytes_total || (!proxy_xfer_can_keep(p) && done > 0))
+        return (long)done;
+    return proxy_xfer_park(p, done, w->host_fd, POLLOUT,
+                           proxy_sock_timeout_ns(w->host_fd, POLLOUT));
 }
 
 /*
  * host_xfer for guest_fd without waiting in the host (see "waiting without
  * blocking the host"): PROXY_RET_BLOCK when the fd is not ready, or when
- * a write parks part way. gva and count name the guest's call (buffer and
- * length, or iovec array and segment count) for write_nowait. Zero-length
- * transfers go straight to the host: Linux returns 0 for them on pipes and
- * sockets without waiting.
+ * a write parks part way (write_nowait). Zero-length transfers go
+ * straight to the host: Linux returns 0 for them on pipes and sockets
+ * without waiting.
  */
 static long xfer_host_nowait(struct proxy_process *p, int guest_fd, int host_fd,
-                             const struct xfer *x, struct iovec *iov, int n,
-                             gva_t gva, uint64_t count)
+                             const struct xfer *x, struct iovec *iov, int n)
 {
     size_t bytes = 0;
     for (int i = 0; i < n; i++)
@@ -449,16 +453,24 @@ static long xfer_host_nowait(struct proxy_process *p, int guest_fd, int host_fd,
         return host_xfer(host_fd, x, iov, n);
     short events = x->into_guest ? POLLIN : POLLOUT;
     proxy_tty_settle(host_fd, events); /* a pty's data on its way (tty.c) */
-    if (!host_fd_ready(host_fd, events))
-        return proxy_block_on_fd_for(p, host_fd, events,
-                                     proxy_sock_timeout_ns(host_fd, events));
+    if (!host_fd_ready(host_fd, events)) {
+        long err = fd_fails_at_once(&w, x->into_guest);
+        if (err != -EAGAIN) {
+            /* a write parked part way returns its part, as in Linux */
+            uint64_t done = proxy_xfer_resume(p);
+            return done > 0 && done < bytes ? (long)done : err;
+        }
+        /* a write parked part way keeps its part (and returns it when
+         * SO_SNDTIMEO passes) */
+        return proxy_xfer_park(p, proxy_xfer_resume(p), host_fd, events,
+                               proxy_sock_timeout_ns(host_fd, events));
+    }
     /* Ready to read: the read returns what is there without waiting. A
      * write parked part way goes on as it began, whatever changed. */
     if (x->into_guest ||
-        (!write_must_not_wait(p, &w, bytes) &&
-         !write_done_before(thread_io(p), x, host_fd, gva, count, bytes)))
+        (!write_must_not_wait(p, &w, bytes) && !proxy_xfer_done_before(p)))
         return host_xfer(host_fd, x, iov, n);
-    return write_nowait(p, &w, x, iov, n, bytes, gva, count);
+    return write_nowait(p, &w, x, iov, n, bytes);
 }
 
 /* read, write, pread64, pwrite64: one guest buffer. */
@@ -466,8 +478,7 @@ static long xfer_host_nowait(struct proxy_process *p, int guest_fd, int host_fd,
 /* Who serves a transfer: a signalfd's records, detcore's stream for
  * /dev/urandom and /dev/random reads (vfs.c), or the host fd. */
 static long xfer_dispatch(struct proxy_process *p, int guest_fd, int host_fd,
-                          const struct xfer *x, struct iovec *iov, int n,
-                          gva_t gva, uint64_t count)
+                          const struct xfer *x, struct iovec *iov, int n)
 {
     if (x->kind == XFER_AT_FD_POS && proxy_signalfd_is(p, guest_fd))
         return proxy_signalfd_xfer(p, guest_fd, x->into_guest, iov, n);
@@ -489,7 +500,7 @@ static long xfer_dispatch(struct proxy_process *p, int guest_fd, int host_fd,
                                                               : PROXY_TTY_WRITE);
     if (jc)
         return jc; /* a background group's read or write of its terminal */
-    long r = xfer_host_nowait(p, guest_fd, host_fd, x, iov, n, gva, count);
+    long r = xfer_host_nowait(p, guest_fd, host_fd, x, iov, n);
     if (!x->into_guest && r > 0) /* ^C written to a pty master */
         proxy_tty_wrote(p, host_fd, iov, n, (size_t)r);
     return r;
@@ -528,7 +539,7 @@ static long xfer_buf(struct proxy_process *p, uint64_t guest_fd, gva_t buf,
                             RW_BUF_IOV_MAX, &covered);
     if (len > 0 && covered == 0)
         return -EFAULT;
-    long r = xfer_dispatch(p, (int)guest_fd, host_fd, x, iov, n, buf, count);
+    long r = xfer_dispatch(p, (int)guest_fd, host_fd, x, iov, n);
     return xfer_done(p, (int)guest_fd, x, r);
 }
 
@@ -644,7 +655,7 @@ static long xfer_vec(struct proxy_process *p, uint64_t guest_fd, gva_t vec,
     }
     long r = guest_segments_iov(p, giov, nseg, xfer_prot(x), iov);
     if (r >= 0)
-        r = xfer_dispatch(p, (int)guest_fd, host_fd, x, iov, (int)r, vec, cnt);
+        r = xfer_dispatch(p, (int)guest_fd, host_fd, x, iov, (int)r);
     free(iov);
     free(giov);
     return xfer_done(p, (int)guest_fd, x, r);
@@ -1263,10 +1274,19 @@ static long copy_wait_begin(struct proxy_process *p, int in_guest_fd,
                    !(pipes_nowait && S_ISFIFO(cw->in.type));
     cw->out_waits = wait_fd_get(p, out_guest_fd, &cw->out) &&
                     !(pipes_nowait && S_ISFIFO(cw->out.type));
-    if (cw->in_waits && !host_fd_ready(cw->in.host_fd, POLLIN))
-        return proxy_block_on_fd(p, cw->in.host_fd, POLLIN);
-    if (cw->out_waits && !host_fd_ready(cw->out.host_fd, POLLOUT))
-        return proxy_block_on_fd(p, cw->out.host_fd, POLLOUT);
+    bool in_unready = cw->in_waits && !host_fd_ready(cw->in.host_fd, POLLIN);
+    bool out_unready =
+        cw->out_waits && !host_fd_ready(cw->out.host_fd, POLLOUT);
+    if (in_unready || out_unready) {
+        /* Linux checks both ends before it waits on either. */
+        long err = cw->in_waits ? fd_fails_at_once(&cw->in, true) : -EAGAIN;
+        if (err == -EAGAIN && cw->out_waits)
+            err = fd_fails_at_once(&cw->out, false);
+        if (err != -EAGAIN)
+            return err;
+        return in_unready ? proxy_block_on_fd(p, cw->in.host_fd, POLLIN)
+                          : proxy_block_on_fd(p, cw->out.host_fd, POLLOUT);
+    }
     cw->out_nowait = cw->out_waits &&
                      write_must_not_wait(p, &cw->out, len_bytes) &&
                      nowait_begin(&cw->out);

@@ -289,7 +289,14 @@ static void deliver(struct proxy_process *p, int sig, const siginfo_t *info,
         return;
     }
     struct proxy_thread *t = p->threads ? &p->threads[p->cur] : NULL;
-    if (t && t->restartable &&
+    long moved;
+    if (t && t->restartable && proxy_xfer_interrupted(p, &moved)) {
+        /* A transfer parked part way returns what it moved, SA_RESTART
+         * or not, as Linux does (xfer_progress.c). */
+        struct vmm_regs *r = vmm_vm_regs(p->vm);
+        r->rax = (uint64_t)moved;
+        r->rip += 2;
+    } else if (t && t->restartable &&
         (!(sa->flags & SA_RESTART) || t->sigwait_kind == PROXY_SIGWAIT_TIMED ||
          t->eintr_on_handler)) {
         /* The thread was parked on a syscall that re-runs: without
@@ -308,7 +315,6 @@ static void deliver(struct proxy_process *p, int sig, const siginfo_t *info,
         /* A poll/select interrupted here starts a new deadline if run
          * again (Linux restarts it with the time left). */
         t->poll_deadline = t->poll_timed_out = false;
-        t->send_cont = false;
     }
     proxy_rseq_fixup(p); /* rseq_signal_deliver: out of a critical section */
     if (setup_frame(p, sig, info, trapno, err, cr2) < 0) {

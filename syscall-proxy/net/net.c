@@ -27,7 +27,8 @@
  * call Linux makes. Each call below says how it finds out "not ready"
  * and what it does differently from a blocking Linux call. SO_RCVTIMEO
  * and SO_SNDTIMEO become deadlines on detcore's clock (park_sock): when
- * one passes, the call fails with EAGAIN (connect: EINPROGRESS).
+ * one passes, the call fails with EAGAIN (connect: EINPROGRESS), or
+ * returns the count so far when part moved (xfer_progress.c).
  *
  * Not yet behind detcore, so they can differ between runs: the source
  * port the host picks for a connect() to another host (a bind to port 0,
@@ -625,7 +626,19 @@ static long sys_shutdown(struct proxy_process *p, const uint64_t a[6])
 
 /* Like Linux, a fault writing the peer address drops the new connection
  * (it was already taken off the queue) and returns -EFAULT. A blocking
- * socket with no connection queued (not readable) parks the thread. */
+ * socket with no connection queued (not readable) parks the thread,
+ * unless it is not listening: Linux's accept says EINVAL at once (a
+ * connected socket never becomes acceptable). */
+static long park_accept(struct proxy_process *p, int host_fd)
+{
+    int listening = 1;
+    socklen_t len = sizeof(listening);
+    if (getsockopt(host_fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &len) ==
+            0 && !listening)
+        return -EINVAL;
+    return park_sock(p, host_fd, POLLIN);
+}
+
 static long do_accept(struct proxy_process *p, const uint64_t a[6], int flags)
 {
     if (flags & ~(SOCK_CLOEXEC | SOCK_NONBLOCK))
@@ -635,7 +648,7 @@ static long do_accept(struct proxy_process *p, const uint64_t a[6], int flags)
         return host_fd;
     int fl;
     if (sock_may_wait(host_fd, 0, &fl) && sock_revents(host_fd, POLLIN) == 0)
-        return park_sock(p, host_fd, POLLIN);
+        return park_accept(p, host_fd);
     gva_t addr = a[1];
     struct sock_addr sa = {.len = sizeof(sa.u)};
     int new_host_fd =
@@ -1176,64 +1189,49 @@ static bool send_completes(int host_fd, int flags)
            type == SOCK_STREAM;
 }
 
-static void send_keep(struct proxy_thread *t, gva_t key, uint64_t done)
-{
-    if (!t)
-        return;
-    t->send_cont = true;
-    t->send_buf = key;
-    t->send_done = done;
-}
-
 /*
  * A blocking stream send (send, sendto, sendmsg) returns only when
  * everything is sent (or on an error, with the count so far). When the
  * peer's buffer fills, the thread parks until the socket is writable and
  * the call runs again from where it stopped (the progress is kept with the
- * thread, keyed by the guest buffer or msghdr), so a guest peer can read
- * meanwhile. `once` sends from a byte offset and says the whole length.
+ * thread: xfer_progress.c), so a guest peer can read meanwhile; a signal
+ * or SO_SNDTIMEO that ends the wait makes the count so far the result.
+ * `once` sends from a byte offset and says the whole length.
  */
 typedef long (*send_once_fn)(struct proxy_process *p, int host_fd,
                              const uint64_t a[6], uint64_t skip,
                              uint64_t *total);
 
 static long send_completing(struct proxy_process *p, const uint64_t a[6],
-                            gva_t key, int flags, send_once_fn once)
+                            int flags, send_once_fn once)
 {
     int host_fd = sock_host_fd(p, a[0]);
     if (host_fd < 0)
         return host_fd;
-    struct proxy_thread *t = p->threads ? &p->threads[p->cur] : NULL;
-    uint64_t done = 0, total = 0;
-    if (t && t->send_cont && t->send_buf == key)
-        done = t->send_done;
-    if (t)
-        t->send_cont = false;
+    uint64_t done = proxy_xfer_resume(p), total = 0;
     long r = once(p, host_fd, a, done, &total);
     if (r == PROXY_RET_BLOCK) {
-        if (done) /* keep what was sent before this wait */
-            send_keep(t, key, done);
+        proxy_xfer_keep(p, done); /* what was sent before this wait */
         return r;
     }
     if (r < 0)
         return done ? (long)done : r;
     done += (uint64_t)r;
-    if (t && done < total && r > 0 && proxy_others_alive(p) &&
-        send_completes(host_fd, flags)) {
-        send_keep(t, key, done);
-        return park_sock(p, host_fd, POLLOUT);
-    }
+    if (proxy_xfer_can_keep(p) && done < total && r > 0 &&
+        send_completes(host_fd, flags))
+        return proxy_xfer_park(p, done, host_fd, POLLOUT,
+                               proxy_sock_timeout_ns(host_fd, POLLOUT));
     return (long)done;
 }
 
 static long sys_sendto(struct proxy_process *p, const uint64_t a[6])
 {
-    return send_completing(p, a, a[1], (int)a[3], sendto_once);
+    return send_completing(p, a, (int)a[3], sendto_once);
 }
 
 static long sys_sendmsg(struct proxy_process *p, const uint64_t a[6])
 {
-    return send_completing(p, a, a[1], (int)a[2], sendmsg_once);
+    return send_completing(p, a, (int)a[2], sendmsg_once);
 }
 
 /* Linux caps vlen at UIO_MAXIOV; after a failure the count sent so far is
@@ -1363,6 +1361,61 @@ static bool waitall_ready(struct proxy_process *p, int host_fd,
            (size_t)queued >= wanted_bytes;
 }
 
+/* Drops the first skip bytes of msg's segments (the host iovecs, which
+ * the caller owns). */
+static void msg_iov_skip(struct msghdr *msg, size_t skip)
+{
+    while (skip > 0 && msg->msg_iovlen > 0) {
+        struct iovec *v = msg->msg_iov;
+        if (v->iov_len > skip) {
+            v->iov_base = (char *)v->iov_base + skip;
+            v->iov_len -= skip;
+            return;
+        }
+        skip -= v->iov_len;
+        msg->msg_iov++;
+        msg->msg_iovlen--;
+    }
+}
+
+/* Whether a MSG_WAITALL receive can be made in parts (recv_waitall): on a
+ * stream socket, without a peek or ancillary data to receive (which a
+ * part would take and a later part not give back). */
+static bool waitall_in_parts(int host_fd, const struct msghdr *msg, int flags)
+{
+    int type;
+    socklen_t len = sizeof(type);
+    return !(flags & MSG_PEEK) && msg->msg_controllen == 0 &&
+           getsockopt(host_fd, SOL_SOCKET, SO_TYPE, &type, &len) == 0 &&
+           type == SOCK_STREAM;
+}
+
+/*
+ * MSG_WAITALL on a blocking stream socket, in parts: what is there is
+ * received without waiting, and the thread parks with the count kept
+ * (xfer_progress.c) until more arrives, so the sender (a guest too, whose
+ * data may not fit the socket's buffer at once) can run. As in Linux's
+ * tcp_recvmsg, end of file, an error, a signal or SO_RCVTIMEO ends the
+ * call with the count so far, if any.
+ */
+static long recv_waitall(struct proxy_process *p, int host_fd,
+                         struct msghdr *msg, int flags, size_t wanted_bytes)
+{
+    uint64_t done = proxy_xfer_resume(p);
+    if (done >= wanted_bytes)
+        done = 0; /* the call changed under the parked one */
+    msg_iov_skip(msg, done);
+    long r = proxy_host_result(
+        recvmsg(host_fd, msg, (flags & ~MSG_WAITALL) | MSG_DONTWAIT));
+    if (r > 0)
+        done += (uint64_t)r;
+    if (r == 0 || done == wanted_bytes || (r < 0 && r != -EAGAIN) ||
+        (!proxy_xfer_can_keep(p) && done > 0))
+        return done > 0 ? (long)done : r;
+    return proxy_xfer_park(p, done, host_fd, POLLIN,
+                           proxy_sock_timeout_ns(host_fd, POLLIN));
+}
+
 /*
  * The host receive. On a blocking socket it has MSG_DONTWAIT, and EAGAIN
  * (nothing there) parks the thread until the socket is readable. As in
@@ -1378,6 +1431,9 @@ static long recv_host(struct proxy_process *p, int host_fd, struct msghdr *msg,
         !sock_may_wait(host_fd, flags, &fl) ||
         (!may_park && !proxy_others_runnable(p)))
         return proxy_host_result(recvmsg(host_fd, msg, flags));
+    if ((flags & MSG_WAITALL) && may_park &&
+        waitall_in_parts(host_fd, msg, flags))
+        return recv_waitall(p, host_fd, msg, flags, wanted_bytes);
     if (flags & MSG_WAITALL) {
         if (waitall_ready(p, host_fd, wanted_bytes))
             return proxy_host_result(recvmsg(host_fd, msg, flags));
