@@ -1085,6 +1085,25 @@ static bool in_stub_page(const struct proxy_process *p, gva_t gva)
            strcmp(v->name, STUB_PAGE_NAME) == 0;
 }
 
+/* Guest code bytes written whatever the host backing's protection (a
+ * VMA that lost a permission has a read-only one, and vmm_as_poke would
+ * fault there), page by page (vmm_as_poke_text writes within one). */
+static bool poke_code(struct proxy_process *p, gva_t gva, const void *src,
+                      size_t len)
+{
+    const uint8_t *b = src;
+    while (len > 0) {
+        size_t room = VMM_PAGE_SIZE - (gva & (VMM_PAGE_SIZE - 1));
+        size_t n = len < room ? len : room;
+        if (vmm_as_poke_text(p->as, gva, b, n) < 0)
+            return false;
+        gva += n;
+        b += n;
+        len -= n;
+    }
+    return true;
+}
+
 /* A new stub page in the first free gap below the VMA holding site (top
  * down, as mmap would place it), if that is within reach. */
 static struct stub_page *new_stub_page(struct proxy_process *p, gva_t site)
@@ -1103,7 +1122,7 @@ static struct stub_page *new_stub_page(struct proxy_process *p, gva_t site)
                    VMM_VMA_SPECIAL, STUB_PAGE_NAME) < 0)
         return NULL;
     uint64_t vvar = p->vvar_gva; /* 0 until the vDSO is mapped */
-    (void)vmm_as_poke(p->as, gva, &vvar, sizeof(vvar));
+    (void)poke_code(p, gva, &vvar, sizeof(vvar));
     struct stub_page *pg = &s->pages[s->nr_pages++];
     *pg = (struct stub_page){gva, STUB_FIRST};
     return pg;
@@ -1270,8 +1289,7 @@ static bool patch_inline(struct proxy_process *p, struct patched_site *ps)
         struct patched_site trap = {ps->stub + ud2_at, 0, 0, 0, ps->kind,
                                     ps->len, ps->len, PATCH_STUB_TRAP, {0},
                                     0};
-        if (remember(p, &trap) < 0 ||
-            vmm_as_poke(p->as, ps->stub, e.b, e.n) < 0)
+        if (remember(p, &trap) < 0 || !poke_code(p, ps->stub, e.b, e.n))
             return false;
     }
     uint8_t code[MAX_SPAN];
@@ -1279,27 +1297,10 @@ static bool patch_inline(struct proxy_process *p, struct patched_site *ps)
     ps->how = PATCH_JMP;
     if (remember(p, ps) < 0)
         return false;
+    /* A fresh copy: its backing is writable still (as for the UD2s). */
     if (vmm_as_poke(p->as, ps->gva, code, ps->span) < 0) {
         ps->how = PATCH_TRAP; /* the bytes are the file's still */
         return false;
-    }
-    return true;
-}
-
-/* Guest code bytes written whatever the backing's protection, page by
- * page (vmm_as_poke_text writes within one page). */
-static bool poke_code(struct proxy_process *p, gva_t gva, const uint8_t *b,
-                      size_t len)
-{
-    while (len > 0) {
-        size_t room = VMM_PAGE_SIZE - (gva & (VMM_PAGE_SIZE - 1));
-        size_t n = len < room ? len : room;
-        if (vmm_as_poke(p->as, gva, b, n) < 0 &&
-            vmm_as_poke_text(p->as, gva, b, n) < 0)
-            return false;
-        gva += n;
-        b += n;
-        len -= n;
     }
     return true;
 }
@@ -1341,7 +1342,7 @@ void proxy_cpuid_vvar_mapped(struct proxy_process *p)
     uint64_t vvar = p->vvar_gva;
     for (size_t i = 0; s && i < s->nr_pages; i++)
         if (in_stub_page(p, s->pages[i].gva))
-            (void)vmm_as_poke(p->as, s->pages[i].gva, &vvar, sizeof(vvar));
+            (void)poke_code(p, s->pages[i].gva, &vvar, sizeof(vvar));
 }
 
 

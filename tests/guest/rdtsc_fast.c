@@ -4,7 +4,8 @@
  * the guest from the logical clock (a jump to a stub that reads [vvar]),
  * far more reads than the vDSO answers between two exits (4096), so the
  * stub's fallback to the trap is crossed too. Checks that the values never
- * go backwards and that RDTSCP gives its TSC_AUX. With --virtual (hvrun
+ * go backwards, that RDTSCP gives its TSC_AUX, and that a forked child
+ * reads a clock that goes forward too. With --virtual (hvrun
  * with virtual time, where the TSC is CLOCK_MONOTONIC in ns) it also
  * checks that each read lies strictly between the clock_gettime calls
  * around it, and with --print-tsc prints the values read (the same in
@@ -16,6 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <x86intrin.h>
 
 #include "guest_check.h"
@@ -67,6 +70,25 @@ int main(int argc, char **argv)
     CHECK(p1 >= p0 && p0 >= last);
     CHECK(aux == aux_seen);
     printf("rdtscp: forward, aux the same twice\n");
+
+    /* A forked child reads through its copy of the stubs, its own count. */
+    fflush(stdout);
+    pid_t c = fork();
+    CHECK(c >= 0);
+    if (c == 0) {
+        unsigned long long a = read_tsc(), b = read_tsc();
+        for (int i = 0; i < 5000; i++)
+            b = read_tsc();
+        CHECK(b > a);
+        if (print)
+            printf("child tsc %llu %llu\n", a, b);
+        printf("child: forward\n");
+        fflush(stdout);
+        _exit(0);
+    }
+    int st;
+    CHECK(waitpid(c, &st, 0) == c && WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    CHECK(read_tsc() > p1);
 
     /* Between the clock reads around it (virtual time: TSC = monotonic
      * ns, each read one event later than the one before). */
