@@ -5,7 +5,9 @@
  * logical clock: kvm_pvm cannot trap them (CR4.TSD is ignored), and a
  * program that times itself with the TSC (QEMU-TCG's guest TSC is the
  * host's) would otherwise read the host. UD2 is two bytes: RDTSCP's third
- * byte stays and is stepped over with the instruction.
+ * byte stays and is stepped over with the instruction. An RDTSC followed
+ * by the usual compiled tail is read in the guest instead, through a stub
+ * that reads the logical clock as the vDSO does ("the stubs", below).
  *
  * Finding them soundly. A byte scan for 0f a2 would also hit immediates,
  * displacements and data (`mov $0xa20f, %eax` holds those bytes), and

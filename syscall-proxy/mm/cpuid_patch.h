@@ -7,7 +7,9 @@
  * guest resumes after the instruction. RDTSC and RDTSCP, which kvm_pvm
  * cannot trap either (CR4.TSD is ignored), are rewritten the same way
  * whenever time is virtual (proxy_config.rdtsc_rewrite) and answered from
- * the logical clock (det_clock_tsc). See cpuid_patch.c for how sites are
+ * the logical clock (det_clock_tsc); those followed by the usual compiled
+ * tail read it in the guest through a stub, without an exit
+ * (proxy_config.rdtsc_inline, both backends). See cpuid_patch.c for how sites are
  * found (a disassembler over the functions unwind info names, never a byte
  * scan) and docs/DETERMINISM.md for what it does not cover.
  */
