@@ -76,6 +76,7 @@ struct run_summary {
     uint64_t cpuid_sites, cpuid_traps, cpuid_patch_ns;
     bool rdtsc_rewritten;     /* the guest's RDTSC sites answered by hvrun */
     uint64_t tsc_sites, tsc_traps;
+    uint64_t tsc_inline_sites; /* of them, read in the guest (no exit) */
     /* A signal from outside (SIGINT, SIGTERM, SIGHUP) stopped the run,
      * after this many guest events; 0: it was not stopped. */
     int stop_signal;

@@ -363,6 +363,7 @@ static void collect_summary(struct run_summary *s, struct proxy_process *p,
     s->cpuid_traps = t->cpuid_traps;
     s->cpuid_patch_ns = t->cpuid_patch_ns;
     s->tsc_sites = t->tsc_sites;
+    s->tsc_inline_sites = t->tsc_inline_sites;
     s->tsc_traps = t->tsc_traps;
     s->detlog_events = det->log.n;
     s->stop_signal = proxy_stop_signal;
@@ -525,6 +526,10 @@ int cli_run_once(const struct run_options *o, const char *path,
                               .rdtsc_rewrite = o->det.virtualize_time &&
                                                !o->no_rdtsc_rewrite &&
                                                kind != VMM_BACKEND_PTRACE,
+                              /* Either backend: the usual form of a
+                               * read costs no exit. */
+                              .rdtsc_inline = o->det.virtualize_time &&
+                                              !o->no_rdtsc_rewrite,
                               .schedule_out = o->schedule_out,
                               .stop_signal = o->replay_stop_signal,
                               .stop_events = o->replay_stop_events,

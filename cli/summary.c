@@ -33,6 +33,7 @@ static void print_json(FILE *f, const struct run_summary *s)
             "\"cpuid\": \"%s\", \"cpuid_sites_rewritten\": %llu, "
             "\"cpuid_traps\": %llu, \"cpuid_rewrite_seconds\": %.6f, "
             "\"rdtsc\": \"%s\", \"rdtsc_sites_rewritten\": %llu, "
+            "\"rdtsc_sites_in_guest\": %llu, "
             "\"rdtsc_traps\": %llu, \"wall_seconds\": %.3f}\n",
             (unsigned long long)s->detlog_events,
             (unsigned long long)s->digest,
@@ -44,6 +45,7 @@ static void print_json(FILE *f, const struct run_summary *s)
             : s->rdtsc_trappable ? "trapped"
                                  : "host",
             (unsigned long long)s->tsc_sites,
+            (unsigned long long)s->tsc_inline_sites,
             (unsigned long long)s->tsc_traps, s->wall_s);
 }
 
@@ -91,12 +93,16 @@ void cli_print_summary(FILE *f, const struct run_options *o,
             (unsigned long long)s->digest);
     if (s->rdtsc_rewritten)
         fprintf(f,
-                "RDTSC the logical clock by rewriting (%llu sites, %llu "
-                "traps; not covered: code without unwind info or symbols, JIT code); ",
+                "RDTSC the logical clock by rewriting (%llu sites read in "
+                "the guest, %llu trapping, %llu traps; not covered: code "
+                "without unwind info or symbols, JIT code); ",
+                (unsigned long long)s->tsc_inline_sites,
                 (unsigned long long)s->tsc_sites,
                 (unsigned long long)s->tsc_traps);
     else if (s->rdtsc_trappable && o->det.virtualize_time)
-        fprintf(f, "RDTSC the logical clock by trapping (%llu traps); ",
+        fprintf(f, "RDTSC the logical clock by trapping (%llu sites read "
+                   "in the guest, %llu traps); ",
+                (unsigned long long)s->tsc_inline_sites,
                 (unsigned long long)s->tsc_traps);
     else if (s->rdtsc_trappable)
         fprintf(f, "RDTSC trapped, answered with the host TSC (time is not "

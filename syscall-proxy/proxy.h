@@ -532,6 +532,10 @@ struct proxy_config {
      * far): the guest's RDTSC/RDTSCP sites become traps answered from the
      * logical clock (cpuid_patch.c); --no-rdtsc-rewrite turns it off. */
     bool rdtsc_rewrite;
+    /* Virtual time, either backend: RDTSC sites of the usual compiled
+     * form read the logical clock in the guest, through a stub, without
+     * an exit (cpuid_patch.c); --no-rdtsc-rewrite turns it off. */
+    bool rdtsc_inline;
     /* hvrun record / replay: the files read (NULL: neither). */
     const struct proxy_file_tap *file_tap;
     FILE *schedule_out; /* --schedule-out: every decided turn (world.c) */
@@ -710,6 +714,7 @@ struct proxy_process {
          * spent finding and rewriting sites */
         uint64_t cpuid_sites, cpuid_traps, cpuid_patch_ns;
         uint64_t tsc_sites, tsc_traps;
+        uint64_t tsc_inline_sites; /* RDTSC sites read in the guest */
     } *totals;
     uint64_t nr_syscalls;
     uint64_t nr_unsupported;

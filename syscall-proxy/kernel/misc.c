@@ -20,6 +20,7 @@
  * host struct layouts are the guest's; the assertions keep that visible.
  */
 #include "proxy.h"
+#include "cpuid_patch.h"
 
 #include <asm/prctl.h>
 #include <errno.h>
@@ -1349,6 +1350,8 @@ static long prctl_tsc(struct proxy_process *p, int option, uint64_t arg2)
     if (arg2 != PR_TSC_ENABLE && arg2 != PR_TSC_SIGSEGV)
         return -EINVAL;
     t->tsc_sigsegv = arg2 == PR_TSC_SIGSEGV;
+    if (t->tsc_sigsegv)
+        proxy_cpuid_tsc_faulting(p); /* no more reads without a trap */
     return 0;
 }
 

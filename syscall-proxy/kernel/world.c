@@ -874,6 +874,12 @@ static bool run_one(struct proxy_process *p)
             if (other_wants_vcpu(p->world, p))
                 p->resched = true;
             break;
+        case PROXY_TRAP_TSC_FORCED:
+            /* The stubs' reads spent their count: as at the vDSO's
+             * forced syscall, another thread may have its turn here. */
+            if (proxy_others_alive(p))
+                p->resched = true;
+            /* fall through */
         case PROXY_TRAP_TSC:
             /* A clock read and an exit: the point where a thread that
              * times itself with the TSC (a delay loop) gives the vCPU to

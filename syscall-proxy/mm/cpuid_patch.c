@@ -5,7 +5,9 @@
  * logical clock: kvm_pvm cannot trap them (CR4.TSD is ignored), and a
  * program that times itself with the TSC (QEMU-TCG's guest TSC is the
  * host's) would otherwise read the host. UD2 is two bytes: RDTSCP's third
- * byte stays and is stepped over with the instruction.
+ * byte stays and is stepped over with the instruction. An RDTSC followed
+ * by the usual compiled tail is read in the guest instead, through a stub
+ * that reads the logical clock as the vDSO does ("the stubs", below).
  *
  * Finding them soundly. A byte scan for 0f a2 would also hit immediates,
  * displacements and data (`mov $0xa20f, %eax` holds those bytes), and
@@ -34,6 +36,7 @@
 #include "proxy.h"
 #include "cpuid_patch.h"
 #include "det.h"
+#include "vdso_abi.h"
 
 #include <capstone/capstone.h>
 #include <dirent.h>
@@ -54,7 +57,7 @@
 
 #define SITE_CACHE_MAGIC 0x7469737064697063ULL /* "cpidpsit" */
 /* Part of the cache name: bump it when the finder changes what it reports. */
-#define SITE_FINDER_VERSION "f3"
+#define SITE_FINDER_VERSION "f4"
 /* Larger files are not decoded (libjvm.so, among the largest, is 20 MB). */
 #define MAX_DECODED_FILE (512ULL << 20)
 #define MAX_FUNCTION_BYTES (16ULL << 20)
@@ -201,12 +204,20 @@ static bool cie_fde_encoding(struct cursor cie, uint8_t *fde_enc)
     return true;
 }
 
+/* An instruction boundary inside a site's span: no branch may land there. */
+struct inner_boundary {
+    uint64_t va;
+    size_t site; /* index into finder.sites */
+};
+
 struct finder {
     const struct image *im;
-    csh cs;
-    cs_insn *insn;
+    csh cs, cs_detail; /* cs_detail: with operands, for the tails */
+    cs_insn *insn, *tail_insn;
     struct proxy_cpuid_site *sites;
     size_t nr, cap;
+    struct inner_boundary *inner;
+    size_t nr_inner, cap_inner;
     struct proxy_cpuid_scan scan;
 };
 
@@ -231,10 +242,9 @@ static int add_site(struct finder *f, uint64_t off, uint64_t va,
         f->sites = v;
         f->cap = cap;
     }
-    f->sites[f->nr++] = (struct proxy_cpuid_site){
-        off, va, func_off,
-        fnv1a(FNV_INIT, f->im->bytes + func_off, off + len - func_off), kind,
-        len, {0}};
+    /* The hash is taken once the span is known (find_sites). */
+    f->sites[f->nr++] = (struct proxy_cpuid_site){off, va, func_off, 0, kind,
+                                                  len, len, {0}};
     return 0;
 }
 
@@ -263,6 +273,184 @@ static bool may_hold_site(const uint8_t *code, size_t len)
            memmem(code, len, insn_rdtscp, 3);
 }
 
+/* ---- reads in the guest: the span a stub takes over ------------------------
+ *
+ * An RDTSC the guest reads without an exit: the site and the instructions
+ * after it (its span, at least 5 bytes) become a jmp rel32 to a stub that
+ * reads the logical clock from [vvar] as the vDSO does, runs those
+ * instructions as they were and jumps back past the span (cpuid_patch.c,
+ * "the stubs"). Compiled __rdtsc() is `rdtsc; shl $32, %rdx; or %rdx,
+ * %rax` or close: so a span is kept only when, here, every instruction
+ * after the RDTSC in it
+ *  - is one of a few plain ones (mov, movzx/movsx, lea, shifts by an
+ *    immediate, or/and/xor/add/sub) that behave the same at any address:
+ *    no RIP-relative operand, no branch;
+ *  - and the span ends after one that writes every status flag (the
+ *    stub's own tests clobber them; the tail, run as it was, sets them
+ *    again as the original did);
+ * the function has no jump through a register (it might land anywhere in
+ * it), and no branch of the file lands inside the span (find_sites: every
+ * byte that could be a rel8/rel32 branch is checked, a conservative byte
+ * scan). Anything else keeps the trap (span = len).
+ */
+
+#define MAX_SPAN 16
+#define MAX_TAIL_INSNS 4
+
+/* A jmp through a register or memory other than a RIP-relative slot (a
+ * call through the GOT): its target is not known. */
+static bool indirect_jump(const cs_insn *in)
+{
+    if (in->id != X86_INS_JMP && in->id != X86_INS_LJMP)
+        return false;
+    return strncmp(in->op_str, "0x", 2) != 0 && !strstr(in->op_str, "[rip");
+}
+
+/* Whether a decoded instruction runs the same in a stub as in place, and
+ * whether it writes every status flag (OF SF ZF AF PF CF; AF may be
+ * undefined, as after or/and/xor and shifts). */
+static bool relocatable(const cs_insn *in, bool *sets_flags)
+{
+    const cs_x86 *x = &in->detail->x86;
+    *sets_flags = false;
+    for (int i = 0; i < x->op_count; i++)
+        if (x->operands[i].type == X86_OP_MEM &&
+            x->operands[i].mem.base == X86_REG_RIP)
+            return false;
+    switch (in->id) {
+    case X86_INS_MOV: case X86_INS_MOVZX: case X86_INS_MOVSX:
+    case X86_INS_MOVSXD: case X86_INS_LEA:
+        return true;
+    case X86_INS_OR: case X86_INS_AND: case X86_INS_XOR: case X86_INS_ADD:
+    case X86_INS_SUB:
+        *sets_flags = true;
+        return true;
+    case X86_INS_SHL: case X86_INS_SAL: case X86_INS_SHR: case X86_INS_SAR: {
+        /* A count of 0 (after masking) leaves the flags alone; by %cl the
+         * count is not known. */
+        if (x->op_count != 2 || x->operands[1].type != X86_OP_IMM)
+            return true;
+        unsigned mask = x->operands[0].size == 8 ? 63 : 31;
+        *sets_flags = (x->operands[1].imm & mask) != 0;
+        return true;
+    }
+    default:
+        return false;
+    }
+}
+
+static int add_inner(struct finder *f, uint64_t va, size_t site)
+{
+    if (f->nr_inner == f->cap_inner) {
+        size_t cap = f->cap_inner ? f->cap_inner * 2 : 16;
+        void *v = realloc(f->inner, cap * sizeof(*f->inner));
+        if (!v)
+            return -ENOMEM;
+        f->inner = v;
+        f->cap_inner = cap;
+    }
+    f->inner[f->nr_inner++] = (struct inner_boundary){va, site};
+    return 0;
+}
+
+/* Sets s->span when the instructions after the RDTSC at s make one. */
+static int find_span(struct finder *f, struct proxy_cpuid_site *s,
+                     size_t idx, uint64_t func_end)
+{
+    if (s->kind == PROXY_SITE_CPUID)
+        return 0;
+    uint64_t va = s->vaddr + s->len, off = s->file_off + s->len;
+    size_t left = func_end - va, kept = f->nr_inner;
+    const uint8_t *code = f->im->bytes + off;
+    uint8_t span = s->len;
+    bool flags_set = false;
+    for (int n = 0; n < MAX_TAIL_INSNS && (span < 5 || !flags_set); n++) {
+        uint64_t at = va;
+        bool sets;
+        if (left == 0 ||
+            !cs_disasm_iter(f->cs_detail, &code, &left, &va, f->tail_insn) ||
+            !relocatable(f->tail_insn, &sets) ||
+            span + f->tail_insn->size > MAX_SPAN)
+            break;
+        int rc = add_inner(f, at, idx);
+        if (rc < 0)
+            return rc;
+        span = (uint8_t)(span + f->tail_insn->size);
+        flags_set |= sets;
+    }
+    if (span >= 5 && flags_set) {
+        s->span = span;
+        return 0;
+    }
+    f->nr_inner = kept;
+    return 0;
+}
+
+static int cmp_inner(const void *a, const void *b)
+{
+    const struct inner_boundary *x = a, *y = b;
+    return x->va < y->va ? -1 : x->va > y->va;
+}
+
+/* The inner boundary at va, or NULL (f->inner sorted by va). */
+static const struct inner_boundary *inner_at(const struct finder *f,
+                                             uint64_t va)
+{
+    size_t lo = 0, hi = f->nr_inner;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (f->inner[mid].va < va)
+            lo = mid + 1;
+        else if (f->inner[mid].va > va)
+            hi = mid;
+        else
+            return &f->inner[mid];
+    }
+    return NULL;
+}
+
+/* The target of what the bytes at b (link address va) would be as a
+ * direct branch (e8/e9 rel32, 0f 8x rel32, eb/7x/e0-e3 rel8), or 0. */
+static uint64_t branch_target(const uint8_t *b, size_t left, uint64_t va)
+{
+    int32_t rel32;
+    if ((b[0] == 0xe8 || b[0] == 0xe9) && left >= 5) {
+        memcpy(&rel32, b + 1, 4);
+        return va + 5 + (uint64_t)(int64_t)rel32;
+    }
+    if (b[0] == 0x0f && left >= 6 && (b[1] & 0xf0) == 0x80) {
+        memcpy(&rel32, b + 2, 4);
+        return va + 6 + (uint64_t)(int64_t)rel32;
+    }
+    if ((b[0] == 0xeb || (b[0] & 0xf0) == 0x70 ||
+         (b[0] >= 0xe0 && b[0] <= 0xe3)) && left >= 2)
+        return va + 2 + (uint64_t)(int64_t)(int8_t)b[1];
+    return 0;
+}
+
+/* Every span some byte of the executable segments could branch into
+ * keeps its trap. */
+static void drop_branched_into(struct finder *f)
+{
+    if (f->nr_inner == 0)
+        return;
+    qsort(f->inner, f->nr_inner, sizeof(*f->inner), cmp_inner);
+    for (size_t i = 0; i < f->im->nr_loads; i++) {
+        const GElf_Phdr *ph = &f->im->loads[i];
+        if (!(ph->p_flags & PF_X) || ph->p_offset > f->im->size)
+            continue;
+        uint64_t n = ph->p_filesz < f->im->size - ph->p_offset
+                         ? ph->p_filesz : f->im->size - ph->p_offset;
+        const uint8_t *b = f->im->bytes + ph->p_offset;
+        for (uint64_t q = 0; q < n; q++) {
+            uint64_t t = branch_target(b + q, n - q, ph->p_vaddr + q);
+            const struct inner_boundary *hit = t ? inner_at(f, t) : NULL;
+            if (hit)
+                f->sites[hit->site].span = f->sites[hit->site].len;
+        }
+    }
+}
+
 /*
  * Sweeps [start, start+len) from its first byte. Sites are kept only if
  * every byte of the range decoded into instructions ending exactly at its
@@ -278,9 +466,11 @@ static int sweep_function(struct finder *f, uint64_t start, uint64_t len)
     const uint8_t *code = f->im->bytes + off;
     if (!may_hold_site(code, len))
         return 0;
-    size_t left = len, kept = f->nr;
+    size_t left = len, kept = f->nr, kept_inner = f->nr_inner;
     uint64_t addr = start;
+    bool jumps_anywhere = false;
     while (left > 0 && cs_disasm_iter(f->cs, &code, &left, &addr, f->insn)) {
+        jumps_anywhere |= indirect_jump(f->insn);
         int kind = site_kind(f->insn);
         if (kind < 0)
             continue;
@@ -294,6 +484,16 @@ static int sweep_function(struct finder *f, uint64_t start, uint64_t len)
     if (left != 0) {
         f->scan.skipped++;
         f->nr = kept;
+        return 0;
+    }
+    /* A jump through a register may land anywhere in the function (a
+     * switch's table, a computed goto): its sites keep the trap. */
+    for (size_t i = kept; i < f->nr && !jumps_anywhere; i++) {
+        int rc = find_span(f, &f->sites[i], i, start + len);
+        if (rc < 0) {
+            f->nr_inner = kept_inner;
+            return rc;
+        }
     }
     return 0;
 }
@@ -473,10 +673,17 @@ int proxy_cpuid_find_sites(const void *image, size_t size,
     bool unwind_info = rc == 0 && find_eh_frame(elf, &im, hdr_va, &eh);
     if (rc == 0 && cs_open(CS_ARCH_X86, CS_MODE_64, &f.cs) != CS_ERR_OK)
         rc = -ENOMEM;
+    if (rc == 0 &&
+        cs_open(CS_ARCH_X86, CS_MODE_64, &f.cs_detail) != CS_ERR_OK) {
+        cs_close(&f.cs);
+        rc = -ENOMEM;
+    }
     if (rc == 0) {
+        cs_option(f.cs_detail, CS_OPT_DETAIL, CS_OPT_ON);
         /* Without unwind info the symbol table says where functions are;
          * a file with neither has nothing known to be code. */
-        if (!(f.insn = cs_malloc(f.cs)))
+        if (!(f.insn = cs_malloc(f.cs)) ||
+            !(f.tail_insn = cs_malloc(f.cs_detail)))
             rc = -ENOMEM;
         else if (unwind_info)
             rc = walk_eh_frame(&f, eh);
@@ -484,20 +691,37 @@ int proxy_cpuid_find_sites(const void *image, size_t size,
             rc = walk_symbols(&f, elf);
         if (f.insn)
             cs_free(f.insn, 1);
+        if (f.tail_insn)
+            cs_free(f.tail_insn, 1);
         cs_close(&f.cs);
+        cs_close(&f.cs_detail);
     }
     elf_end(elf);
+    if (rc == 0)
+        drop_branched_into(&f);
+    free(f.inner);
     if (rc < 0) {
         free(f.sites);
         return rc;
     }
+
     /* Overlapping FDEs may name one instruction twice. */
     if (f.nr > 1)
         qsort(f.sites, f.nr, sizeof(*f.sites), cmp_site);
     size_t n = 0;
-    for (size_t i = 0; i < f.nr; i++)
-        if (n == 0 || f.sites[n - 1].file_off != f.sites[i].file_off)
+    for (size_t i = 0; i < f.nr; i++) {
+        struct proxy_cpuid_site *kept = n ? &f.sites[n - 1] : NULL;
+        if (!kept || kept->file_off != f.sites[i].file_off)
             f.sites[n++] = f.sites[i];
+        else if (f.sites[i].span < kept->span)
+            *kept = f.sites[i]; /* the one whose span fewer trust */
+    }
+    for (size_t i = 0; i < n; i++) {
+        struct proxy_cpuid_site *s = &f.sites[i];
+        s->hash = fnv1a(FNV_INIT, im.bytes + s->func_off,
+                        s->file_off + s->span - s->func_off);
+        f.scan.inline_sites += s->span > s->len;
+    }
     *sites = f.sites;
     *nr = n;
     if (scan)
@@ -650,10 +874,25 @@ static const struct file_sites *sites_of(int fd)
 
 /* ---- the sites rewritten in one address space ---------------------------- */
 
+/* What a site became. */
+enum patch_how {
+    PATCH_TRAP,      /* UD2: the trap answers it */
+    PATCH_JMP,       /* a jmp to its stub: read in the guest */
+    PATCH_STUB_TRAP, /* the UD2 of a stub: its fallback, trapped */
+};
+
 struct patched_site {
     gva_t gva;
-    uint64_t dev, ino, file_off;
-    uint8_t kind, len;
+    uint64_t dev, ino, file_off; /* PATCH_STUB_TRAP: 0 (not a file's) */
+    uint8_t kind, len, span, how;
+    uint8_t orig[MAX_SPAN]; /* PATCH_JMP: the span as the file had it */
+    gva_t stub;             /* PATCH_JMP: its stub */
+};
+
+/* A page of stubs ([hvrun-tsc]): its first word is [vvar]'s address. */
+struct stub_page {
+    gva_t gva;
+    uint32_t used;
 };
 
 /* One per address space: processes on one memory (clone with CLONE_VM)
@@ -661,6 +900,11 @@ struct patched_site {
 struct proxy_cpuid_patched {
     struct patched_site *v; /* sorted by gva */
     size_t nr, cap;
+    struct stub_page *pages;
+    size_t nr_pages;
+    /* A thread of it asked for PR_TSC_SIGSEGV: no more reads in the guest
+     * here (the stubs would answer what must fault); kept by fork. */
+    bool no_inline;
     unsigned refs;
 };
 
@@ -785,21 +1029,350 @@ static bool site_intact(const struct proxy_process *p, struct func_hash *fh,
 
 static bool kind_rewritten(const struct proxy_process *p, uint8_t kind)
 {
-    return kind == PROXY_SITE_CPUID ? p->cfg->cpuid_rewrite
-                                    : p->cfg->rdtsc_rewrite;
+    return kind == PROXY_SITE_CPUID
+               ? p->cfg->cpuid_rewrite
+               : p->cfg->rdtsc_rewrite || p->cfg->rdtsc_inline;
 }
 
+/* PR_TSC_SIGSEGV on the thread on the vCPU (misc.c). */
+static bool tsc_faults(const struct proxy_process *p)
+{
+    return p->threads && p->threads[p->cur].tsc_sigsegv;
+}
+
+/* ---- the stubs: RDTSC read in the guest ------------------------------------
+ *
+ * A site whose span (find_span) allows it becomes `jmp rel32` to a stub of
+ * its own (the rest of the span NOPs, never run), in a page of stubs hvrun
+ * maps within reach (+-2 GiB) of it ([hvrun-tsc]: read and execute only,
+ * a special mapping the guest cannot make writable). The stub uses only
+ * the registers RDTSC (RDTSCP) writes: it reads [vvar] and the vDSO's call
+ * count as the vDSO's event_elapsed() does (vdso.c: one count for both, so
+ * a read is an event folded into detcore at the next exit, exactly as a
+ * clock_gettime the vDSO answers), makes EDX:EAX (and ECX = TSC_AUX 0) what
+ * the trap would have given, runs the span's other instructions as they
+ * were (they set the flags again) and jumps back past the span. When the
+ * count is spent (GK_VDSO_MAX_CALLS reads since the exit), time is not
+ * virtual, or [vvar] is not known, it runs a UD2 hvrun knows
+ * (PATCH_STUB_TRAP), answered as a rewritten site is, and resumes at the
+ * span's other instructions.
+ *
+ * Only fresh copies of a file's code are rewritten so (the loader's, mmap's,
+ * a refill's): no thread can be inside a span there, nor have a signal
+ * frame returning into one.
+ */
+
+#define STUB_PAGE_NAME "[hvrun-tsc]"
+#define STUB_FIRST 16   /* after the page's [vvar] address word */
+#define STUB_BYTES 128  /* at most: 86 of code, the tail, the jmp back */
+#define STUB_REACH ((1LL << 31) - 4 * (int64_t)VMM_PAGE_SIZE)
+
+static bool inline_allowed(const struct proxy_process *p)
+{
+    return p->cfg->rdtsc_inline && p->det->cfg.virtualize_time &&
+           !tsc_faults(p) &&
+           !(p->cpuid_patched && p->cpuid_patched->no_inline);
+}
+
+static bool in_reach(gva_t a, gva_t b)
+{
+    return (a > b ? a - b : b - a) < (uint64_t)STUB_REACH;
+}
+
+/* True when gva lies in one of the address space's stub pages, as mapped. */
+static bool in_stub_page(const struct proxy_process *p, gva_t gva)
+{
+    const struct vmm_vma *v = vmm_as_find_vma(p->as, gva);
+    return v && (v->flags & VMM_VMA_SPECIAL) && v->name &&
+           strcmp(v->name, STUB_PAGE_NAME) == 0;
+}
+
+/* Guest code bytes written whatever the host backing's protection (a
+ * VMA that lost a permission has a read-only one, and vmm_as_poke would
+ * fault there), page by page (vmm_as_poke_text writes within one). */
+static bool poke_code(struct proxy_process *p, gva_t gva, const void *src,
+                      size_t len)
+{
+    const uint8_t *b = src;
+    while (len > 0) {
+        size_t room = VMM_PAGE_SIZE - (gva & (VMM_PAGE_SIZE - 1));
+        size_t n = len < room ? len : room;
+        if (vmm_as_poke_text(p->as, gva, b, n) < 0)
+            return false;
+        gva += n;
+        b += n;
+        len -= n;
+    }
+    return true;
+}
+
+/* A new stub page in the first free gap below the VMA holding site (top
+ * down, as mmap would place it), if that is within reach. */
+static struct stub_page *new_stub_page(struct proxy_process *p, gva_t site)
+{
+    struct proxy_cpuid_patched *s = p->cpuid_patched;
+    const struct vmm_vma *v = vmm_as_find_vma(p->as, site);
+    gva_t gva;
+    if (!v || vmm_as_find_free(p->as, VMM_PAGE_SIZE, v->start, &gva) < 0 ||
+        !in_reach(gva, site))
+        return NULL;
+    void *grown = realloc(s->pages, (s->nr_pages + 1) * sizeof(*s->pages));
+    if (!grown)
+        return NULL;
+    s->pages = grown;
+    if (vmm_as_map(p->as, gva, VMM_PAGE_SIZE, PROT_READ | PROT_EXEC,
+                   VMM_VMA_SPECIAL, STUB_PAGE_NAME) < 0)
+        return NULL;
+    uint64_t vvar = p->vvar_gva; /* 0 until the vDSO is mapped */
+    (void)poke_code(p, gva, &vvar, sizeof(vvar));
+    struct stub_page *pg = &s->pages[s->nr_pages++];
+    *pg = (struct stub_page){gva, STUB_FIRST};
+    return pg;
+}
+
+/* Room for one stub within reach of site: a page's next bytes. */
+static gva_t stub_room(struct proxy_process *p, gva_t site)
+{
+    struct proxy_cpuid_patched *s = p->cpuid_patched;
+    struct stub_page *pg = NULL;
+    for (size_t i = 0; i < s->nr_pages && !pg; i++)
+        if (s->pages[i].used + STUB_BYTES <= VMM_PAGE_SIZE &&
+            in_reach(s->pages[i].gva, site) && in_stub_page(p, s->pages[i].gva))
+            pg = &s->pages[i];
+    if (!pg && !(pg = new_stub_page(p, site)))
+        return 0;
+    gva_t at = pg->gva + pg->used;
+    pg->used += STUB_BYTES;
+    return at;
+}
+
+struct emitter {
+    uint8_t b[STUB_BYTES];
+    size_t n;
+    gva_t at; /* where b[0] will be */
+};
+
+static void put(struct emitter *e, const void *bytes, size_t len)
+{
+    memcpy(e->b + e->n, bytes, len);
+    e->n += len;
+}
+
+static void put_rel32(struct emitter *e, gva_t target)
+{
+    int32_t rel = (int32_t)(int64_t)(target - (e->at + e->n + 4));
+    put(e, &rel, 4);
+}
+
+/* A short forward branch to be aimed later (aim): its rel8's offset. */
+static size_t put_jcc8(struct emitter *e, uint8_t opcode)
+{
+    uint8_t insn[2] = {opcode, 0};
+    put(e, insn, 2);
+    return e->n - 1;
+}
+
+static void aim(struct emitter *e, size_t rel8_at)
+{
+    e->b[rel8_at] = (uint8_t)(e->n - (rel8_at + 1));
+}
+
+/* mov rdx, [rip + page's first word] (the [vvar] address). */
+static void put_load_vvar(struct emitter *e, gva_t page)
+{
+    static const uint8_t mov_rdx_rip[3] = {0x48, 0x8b, 0x15};
+    put(e, mov_rdx_rip, 3);
+    put_rel32(e, page);
+}
+
+/*
+ * The stub of ps at e->at (see above; offsets are struct gk_vvar's):
+ *     mov rdx, [rip+vvar_slot]; test rdx, rdx; jz trap
+ *     mov rax, GK_VDSO_MAGIC; cmp [rdx], rax; jne trap
+ *     cmp qword [rdx+virtual_time], 0; je trap
+ *     mov rdx, [rdx+calls_va]; mov rax, [rdx]; add rax, 1
+ *     cmp rax, GK_VDSO_MAX_CALLS; ja trap; mov [rdx], rax
+ *     mov rdx, [rip+vvar_slot]; imul rax, [rdx+event_ns]
+ *     add rax, [rdx+now_ns]; add rax, [rdx+boot_ns]
+ *     mov rdx, rax; shr rdx, 32; mov eax, eax; (RDTSCP: xor ecx, ecx)
+ *     jmp tail
+ * trap: ud2 (RDTSCP: and a byte, the trap steps 3)
+ * tail: the span's instructions after the RDTSC; jmp site+span
+ * Returns the offset of the UD2.
+ */
+static size_t build_stub(struct emitter *e, gva_t page,
+                         const struct patched_site *ps)
+{
+    static const uint8_t test_rdx[3] = {0x48, 0x85, 0xd2},
+                         cmp_magic[3] = {0x48, 0x39, 0x02},
+                         cmp_virtual[5] = {0x48, 0x83, 0x7a, 0x08, 0x00},
+                         load_count[7] = {0x48, 0x8b, 0x52, 0x38,
+                                          0x48, 0x8b, 0x02},
+                         add_one[4] = {0x48, 0x83, 0xc0, 0x01},
+                         store_count[3] = {0x48, 0x89, 0x02},
+                         compute[13] = {0x48, 0x0f, 0xaf, 0x42, 0x28,
+                                        0x48, 0x03, 0x42, 0x10,
+                                        0x48, 0x03, 0x42, 0x20},
+                         split[9] = {0x48, 0x89, 0xc2, 0x48, 0xc1,
+                                     0xea, 0x20, 0x89, 0xc0},
+                         zero_ecx[2] = {0x31, 0xc9};
+    uint8_t mov_magic[10] = {0x48, 0xb8}, cmp_max[6] = {0x48, 0x3d};
+    uint64_t magic = GK_VDSO_MAGIC;
+    uint32_t max = (uint32_t)GK_VDSO_MAX_CALLS;
+    memcpy(mov_magic + 2, &magic, 8);
+    memcpy(cmp_max + 2, &max, 4);
+    bool tscp = ps->kind == PROXY_SITE_RDTSCP;
+    size_t to_trap[4];
+    put_load_vvar(e, page);
+    put(e, test_rdx, 3);
+    to_trap[0] = put_jcc8(e, 0x74); /* jz */
+    put(e, mov_magic, 10);
+    put(e, cmp_magic, 3);
+    to_trap[1] = put_jcc8(e, 0x75); /* jne */
+    put(e, cmp_virtual, 5);
+    to_trap[2] = put_jcc8(e, 0x74); /* je */
+    put(e, load_count, 7);
+    put(e, add_one, 4);
+    put(e, cmp_max, 6);
+    to_trap[3] = put_jcc8(e, 0x77); /* ja */
+    put(e, store_count, 3);
+    put_load_vvar(e, page);
+    put(e, compute, 13);
+    put(e, split, 9);
+    if (tscp)
+        put(e, zero_ecx, 2);
+    size_t to_tail = put_jcc8(e, 0xeb); /* jmp */
+    for (int i = 0; i < 4; i++)
+        aim(e, to_trap[i]);
+    size_t ud2_at = e->n;
+    put(e, insn_ud2, 2);
+    if (tscp) {
+        static const uint8_t nop = 0x90;
+        put(e, &nop, 1);
+    }
+    aim(e, to_tail);
+    put(e, ps->orig + ps->len, (size_t)(ps->span - ps->len));
+    static const uint8_t jmp = 0xe9;
+    put(e, &jmp, 1);
+    put_rel32(e, ps->gva + ps->span);
+    return ud2_at;
+}
+
+/* The span's bytes when it jumps to stub: jmp rel32, then NOPs. */
+static void jmp_bytes(uint8_t *out, gva_t site, uint8_t span, gva_t stub)
+{
+    int32_t rel = (int32_t)(int64_t)(stub - (site + 5));
+    out[0] = 0xe9;
+    memcpy(out + 1, &rel, 4);
+    memset(out + 5, 0x90, (size_t)(span - 5));
+}
+
+/* The span of ps as a jmp to a stub: false (nothing changed) when no
+ * stub could be placed. The same site mapped again at the same address
+ * keeps its stub. */
+static bool patch_inline(struct proxy_process *p, struct patched_site *ps)
+{
+    if (!p->cpuid_patched && !(p->cpuid_patched = new_patched()))
+        return false;
+    if (!guest_bytes(p, ps->gva, ps->orig, ps->span))
+        return false;
+    const struct patched_site *was = find_patched(p, ps->gva);
+    if (was && was->how == PATCH_JMP && was->file_off == ps->file_off &&
+        was->dev == ps->dev && was->ino == ps->ino &&
+        !memcmp(was->orig, ps->orig, ps->span) && in_stub_page(p, was->stub)) {
+        ps->stub = was->stub;
+    } else {
+        gva_t page_of;
+        if (!(ps->stub = stub_room(p, ps->gva)))
+            return false;
+        page_of = ps->stub & VMM_PAGE_MASK;
+        struct emitter e = {.at = ps->stub};
+        size_t ud2_at = build_stub(&e, page_of, ps);
+        struct patched_site trap = {ps->stub + ud2_at, 0, 0, 0, ps->kind,
+                                    ps->len, ps->len, PATCH_STUB_TRAP, {0},
+                                    0};
+        if (remember(p, &trap) < 0 || !poke_code(p, ps->stub, e.b, e.n))
+            return false;
+    }
+    uint8_t code[MAX_SPAN];
+    jmp_bytes(code, ps->gva, ps->span, ps->stub);
+    ps->how = PATCH_JMP;
+    if (remember(p, ps) < 0)
+        return false;
+    /* A fresh copy: its backing is writable still (as for the UD2s). */
+    if (vmm_as_poke(p->as, ps->gva, code, ps->span) < 0) {
+        ps->how = PATCH_TRAP; /* the bytes are the file's still */
+        return false;
+    }
+    return true;
+}
+
+/* A PATCH_JMP site back to the trap: UD2 (RDTSCP: and its third byte),
+ * then the span's own instructions as the file had them. False when its
+ * bytes are not the jmp hvrun wrote (the guest changed them). */
+static bool demote(struct proxy_process *p, struct patched_site *ps)
+{
+    uint8_t now[MAX_SPAN], code[MAX_SPAN];
+    if (!guest_bytes(p, ps->gva, now, ps->span) || now[0] != 0xe9)
+        return false;
+    memcpy(code, ps->orig, ps->span);
+    memcpy(code, insn_ud2, 2);
+    if (!poke_code(p, ps->gva, code, ps->span))
+        return false;
+    ps->how = PATCH_TRAP;
+    return true;
+}
+
+void proxy_cpuid_tsc_faulting(struct proxy_process *p)
+{
+    struct proxy_cpuid_patched *s = p->cpuid_patched;
+    if (!p->cfg->rdtsc_inline)
+        return;
+    if (!s && !(s = p->cpuid_patched = new_patched()))
+        return;
+    s->no_inline = true;
+    for (size_t i = 0; i < s->nr; i++)
+        if (s->v[i].how == PATCH_JMP &&
+            maps_file_at(p, s->v[i].gva, s->v[i].dev, s->v[i].ino,
+                         s->v[i].file_off))
+            (void)demote(p, &s->v[i]);
+}
+
+void proxy_cpuid_vvar_mapped(struct proxy_process *p)
+{
+    struct proxy_cpuid_patched *s = p->cpuid_patched;
+    uint64_t vvar = p->vvar_gva;
+    for (size_t i = 0; s && i < s->nr_pages; i++)
+        if (in_stub_page(p, s->pages[i].gva))
+            (void)poke_code(p, s->pages[i].gva, &vvar, sizeof(vvar));
+}
+
+
+/*
+ * A site already rewritten is not rewritten again: its bytes no longer
+ * hash as the file's (site_intact), so only a fresh copy of the file's
+ * bytes (mapped again, MADV_DONTNEED's refill) is.
+ */
 static void patch_site(struct proxy_process *p, const struct vmm_vma *v,
                        const struct proxy_cpuid_site *s, gva_t site,
                        struct func_hash *fh, bool fresh)
 {
     gva_t func = site - (s->file_off - s->func_off);
-    if (!kind_rewritten(p, s->kind) || find_patched(p, site) || func > site ||
+    if (!kind_rewritten(p, s->kind) || func > site ||
         !maps_file_at(p, func, v->dev, v->ino, s->func_off) ||
-        !site_intact(p, fh, func, site + s->len, s->hash))
+        !site_intact(p, fh, func, site + s->span, s->hash))
         return;
     struct patched_site ps = {site, v->dev, v->ino, s->file_off, s->kind,
-                              s->len};
+                              s->len, s->span, PATCH_TRAP, {0}, 0};
+    if (fresh && s->span > s->len && inline_allowed(p) &&
+        patch_inline(p, &ps)) {
+        if (p->totals)
+            p->totals->tsc_inline_sites++;
+        return;
+    }
+    /* Under a backend that traps RDTSC itself (ptrace), the rest stays. */
+    if (s->kind != PROXY_SITE_CPUID && !p->cfg->rdtsc_rewrite)
+        return;
     /* Remembered first: a UD2 hvrun could not answer would be a SIGILL.
      * A fresh mapping's backing is writable; one mprotect made executable
      * may have a read-only one. */
@@ -846,20 +1419,26 @@ static void patch_vma(struct proxy_process *p, int host_fd,
 static void patch_range(struct proxy_process *p, int host_fd, gva_t gva,
                         uint64_t len, bool fresh)
 {
-    if (!(p->cfg->cpuid_rewrite || p->cfg->rdtsc_rewrite) || len == 0)
+    if (!(p->cfg->cpuid_rewrite || p->cfg->rdtsc_rewrite ||
+          p->cfg->rdtsc_inline) || len == 0)
         return;
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    const struct vmm_aspace *as = p->as;
-    for (size_t i = 0; i < as->nr_vmas; i++) {
-        const struct vmm_vma *v = &as->vmas[i];
-        gva_t lo = v->start > gva ? v->start : gva;
-        gva_t hi = v->end < gva + len ? v->end : gva + len;
-        if (lo >= hi || (!fresh && !(v->prot & PROT_EXEC)) ||
-            !(v->flags & VMM_VMA_FILE) || (v->flags & VMM_VMA_SHARED) ||
-            v->shared)
+    /* By address, on a copy of each VMA: a stub page mapped on the way
+     * changes the VMA array. */
+    const struct vmm_vma *next;
+    for (gva_t at = gva; at < gva + len &&
+                         (next = vmm_as_next_vma(p->as, at)) &&
+                         next->start < gva + len;) {
+        struct vmm_vma v = *next;
+        at = v.end;
+        gva_t lo = v.start > gva ? v.start : gva;
+        gva_t hi = v.end < gva + len ? v.end : gva + len;
+        if (lo >= hi || (!fresh && !(v.prot & PROT_EXEC)) ||
+            !(v.flags & VMM_VMA_FILE) || (v.flags & VMM_VMA_SHARED) ||
+            v.shared)
             continue;
-        patch_vma(p, host_fd, v, lo, hi, fresh);
+        patch_vma(p, host_fd, &v, lo, hi, fresh);
     }
     clock_gettime(CLOCK_MONOTONIC, &t1);
     if (p->totals)
@@ -878,12 +1457,6 @@ void proxy_cpuid_patch_protect(struct proxy_process *p, uint64_t gva,
                                uint64_t len)
 {
     patch_range(p, -1, gva, len, false);
-}
-
-/* PR_TSC_SIGSEGV on the thread on the vCPU (misc.c). */
-static bool tsc_faults(const struct proxy_process *p)
-{
-    return p->threads && p->threads[p->cur].tsc_sigsegv;
 }
 
 /* RDTSC/RDTSCP: the logical clock's TSC in EDX:EAX (RDTSCP: and TSC_AUX,
@@ -963,7 +1536,10 @@ enum proxy_trap_kind proxy_cpuid_trap(struct proxy_process *p,
     const struct patched_site *ps = find_patched(p, r->rip);
     uint8_t now[2];
     /* The guest may have unmapped, remapped or rewritten it since. */
-    if (!ps || !maps_file_at(p, r->rip, ps->dev, ps->ino, ps->file_off) ||
+    if (!ps || ps->how == PATCH_JMP ||
+        !(ps->how == PATCH_STUB_TRAP
+              ? in_stub_page(p, r->rip)
+              : maps_file_at(p, r->rip, ps->dev, ps->ino, ps->file_off)) ||
         !guest_bytes(p, r->rip, now, 2) || memcmp(now, insn_ud2, 2) != 0)
         return PROXY_TRAP_NONE;
     if (ps->kind != PROXY_SITE_CPUID && tsc_faults(p))
@@ -974,7 +1550,9 @@ enum proxy_trap_kind proxy_cpuid_trap(struct proxy_process *p,
         answer_tsc(p, r, ps->kind);
     r->rip += ps->len;
     vmm_vm_enter_user(p->vm);
-    return ps->kind == PROXY_SITE_CPUID ? PROXY_TRAP_CPUID : PROXY_TRAP_TSC;
+    if (ps->kind == PROXY_SITE_CPUID)
+        return PROXY_TRAP_CPUID;
+    return ps->how == PATCH_STUB_TRAP ? PROXY_TRAP_TSC_FORCED : PROXY_TRAP_TSC;
 }
 
 /* ---- mremap, fork, exec, exit -------------------------------------------- */
@@ -996,8 +1574,12 @@ void proxy_cpuid_remapped(struct proxy_process *p, uint64_t old,
     s->nr -= n;
     for (size_t i = 0; i < n; i++) {
         moved[i].gva = new_gva + (moved[i].gva - old);
-        if (moved[i].gva + moved[i].len <= new_gva + new_len)
-            (void)remember(p, &moved[i]);
+        if (moved[i].gva + moved[i].span > new_gva + new_len)
+            continue;
+        /* A jmp rel32 moved lands elsewhere: the site traps instead. */
+        if (moved[i].how == PATCH_JMP && !demote(p, &moved[i]))
+            continue;
+        (void)remember(p, &moved[i]);
     }
     free(moved);
 }
@@ -1007,15 +1589,26 @@ int proxy_cpuid_fork(struct proxy_process *child,
 {
     const struct proxy_cpuid_patched *s = parent->cpuid_patched;
     child->cpuid_patched = NULL;
-    if (!s || s->nr == 0)
+    if (!s || (s->nr == 0 && s->nr_pages == 0 && !s->no_inline))
         return 0;
+    /* The child's memory is a copy: the stub pages are at the same
+     * addresses, and so is its [vvar]. */
     struct proxy_cpuid_patched *c = new_patched();
-    if (!c || !(c->v = malloc(s->nr * sizeof(*s->v)))) {
+    if (!c || (s->nr && !(c->v = malloc(s->nr * sizeof(*s->v)))) ||
+        (s->nr_pages &&
+         !(c->pages = malloc(s->nr_pages * sizeof(*s->pages))))) {
+        if (c)
+            free(c->v);
         free(c);
         return -ENOMEM;
     }
-    memcpy(c->v, s->v, s->nr * sizeof(*s->v));
+    if (s->nr)
+        memcpy(c->v, s->v, s->nr * sizeof(*s->v));
+    if (s->nr_pages)
+        memcpy(c->pages, s->pages, s->nr_pages * sizeof(*s->pages));
     c->nr = c->cap = s->nr;
+    c->nr_pages = s->nr_pages;
+    c->no_inline = s->no_inline;
     child->cpuid_patched = c;
     return 0;
 }
@@ -1036,6 +1629,7 @@ static void free_patched(struct proxy_cpuid_patched *s)
     if (!s || --s->refs > 0)
         return;
     free(s->v);
+    free(s->pages);
     free(s);
 }
 

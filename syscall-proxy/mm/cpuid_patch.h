@@ -7,7 +7,9 @@
  * guest resumes after the instruction. RDTSC and RDTSCP, which kvm_pvm
  * cannot trap either (CR4.TSD is ignored), are rewritten the same way
  * whenever time is virtual (proxy_config.rdtsc_rewrite) and answered from
- * the logical clock (det_clock_tsc). See cpuid_patch.c for how sites are
+ * the logical clock (det_clock_tsc); those followed by the usual compiled
+ * tail read it in the guest through a stub, without an exit
+ * (proxy_config.rdtsc_inline, both backends). See cpuid_patch.c for how sites are
  * found (a disassembler over the functions unwind info names, never a byte
  * scan) and docs/DETERMINISM.md for what it does not cover.
  */
@@ -35,13 +37,18 @@ struct proxy_cpuid_site {
     uint64_t file_off; /* of the instruction */
     uint64_t vaddr;    /* its link-time address */
     uint64_t func_off; /* file offset of its function's first byte */
-    uint64_t hash;     /* FNV-1a of the file bytes [func_off, file_off+len) */
+    uint64_t hash;     /* FNV-1a of the file bytes [func_off, file_off+span) */
     uint8_t kind;      /* enum proxy_site_kind */
     uint8_t len;       /* of the instruction: 2, or 3 (RDTSCP) */
-    uint8_t pad[6];
+    /* RDTSC/RDTSCP: len plus the instructions after it that a stub can
+     * run in its place (cpuid_patch.c, "Reads in the guest"), at least 5
+     * bytes (a jmp rel32); len when there are none: the site traps. */
+    uint8_t span;
+    uint8_t pad[5];
 };
 
 struct proxy_cpuid_scan {
+    uint64_t inline_sites; /* RDTSC/RDTSCP sites a stub can answer */
     uint64_t functions; /* FDEs whose range lies in executable file bytes */
     uint64_t skipped;   /* of those, ranges that did not decode cleanly */
     uint64_t bytes;     /* bytes decoded */
@@ -75,6 +82,9 @@ enum proxy_trap_kind {
     PROXY_TRAP_NONE,     /* not a site hvrun rewrote: a SIGILL as before */
     PROXY_TRAP_CPUID,    /* answered from the model */
     PROXY_TRAP_TSC,      /* RDTSC/RDTSCP answered from the logical clock */
+    PROXY_TRAP_TSC_FORCED, /* the same at a stub's fallback: the reads in
+                            * the guest spent their count (the vDSO's
+                            * forced syscall) */
     PROXY_TRAP_HOST_TSC, /* a trapped RDTSC given the host's TSC (time not
                           * virtualized) */
     PROXY_TRAP_TSC_GP,   /* a trapped RDTSC under PR_TSC_SIGSEGV: the #GP
@@ -85,6 +95,12 @@ enum proxy_trap_kind {
  * it. */
 enum proxy_trap_kind proxy_cpuid_trap(struct proxy_process *p,
                                       const struct vmm_event *ev);
+
+/* PR_SET_TSC(PR_TSC_SIGSEGV) on a thread of p: the sites read in the
+ * guest trap again, for the whole address space and its forks. */
+void proxy_cpuid_tsc_faulting(struct proxy_process *p);
+/* The vDSO's [vvar] was mapped (p->vvar_gva): the stubs read it. */
+void proxy_cpuid_vvar_mapped(struct proxy_process *p);
 
 /* mremap moved [old, old+old_len) to new_gva (new_len bytes): the
  * rewritten sites there move with it. */

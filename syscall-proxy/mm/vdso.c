@@ -21,6 +21,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "cpuid_patch.h"
 #include "det.h"
 #include "vdso_abi.h"
 
@@ -43,6 +44,7 @@ int proxy_vdso_map(struct proxy_process *p, gva_t *ehdr_out)
         (rc = vmm_as_poke(p->as, vdso, gk_vdso_start, image)) < 0)
         return rc;
     p->vvar_gva = vvar;
+    proxy_cpuid_vvar_mapped(p); /* the RDTSC stubs read it too */
     *ehdr_out = vdso;
     return 0;
 }

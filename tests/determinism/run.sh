@@ -858,7 +858,7 @@ plaus/realtime-near-epoch plaus/seed-differs plaus/epoch-2030
 plaus/epoch-at-seconds plaus/epoch-default-year plaus/nproc-1
 verify/date verify/od-urandom verify/python3 verify/python3-cpuid-rewrite verify/cpuid-spin-wait
 verify/ls-lai-etc
-verify/proc-cpuinfo verify/wake-clock verify/tsc verify/stat-proc-fd verify/id verify/catches-no-virtualize-time-date
+verify/proc-cpuinfo verify/wake-clock verify/tsc verify/rdtsc-fast verify/stat-proc-fd verify/id verify/catches-no-virtualize-time-date
 summary/digest-equal summary/json-valid"
 
 load_done=0
@@ -914,6 +914,11 @@ for hvarg in "$@"; do
     # RDTSC, which kvm_pvm cannot trap, rewritten: the values read are the
     # logical clock's, the same in every run.
     verify_ok tsc "$ROOT/build/guest/tsc_wake" --print-tsc
+    # RDTSC/RDTSCP of the usual compiled form read in the guest (a stub
+    # reading [vvar], no exit), past the count's fallback to the trap, in
+    # a forked child too: the values are the same in every run, never go
+    # backwards and lie between the clock_gettime calls around them.
+    verify_ok rdtsc-fast "$ROOT/build/guest/rdtsc_fast" --print-tsc
     # A thread displaced by the one it woke has its turn after a fixed
     # number of that one's syscalls, never at a host-timed cut.
     verify_ok displaced-turn "$ROOT/build/guest/displaced_turn" --print-seen

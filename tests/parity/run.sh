@@ -104,6 +104,7 @@ user_port_io      | $G/user_port_io
 tsc_wake          | $G/tsc_wake
 wake_clock        | $G/wake_clock
 rdtsc_deltas      | $G/rdtsc_deltas print
+rdtsc_fast        | $G/rdtsc_fast --print-tsc
 int80             | $WORK/int80
 errnos            | $WORK/errnos
 vsyscall          | $WORK/vsyscall

@@ -75,8 +75,61 @@ __asm__(".pushsection .text.cpuid_test, \"ax\", @progbits\n"
         ".cfi_endproc\n"
         "cpuid_with_data_end:\n"
         ".size cpuid_with_data, .-cpuid_with_data\n"
+        /* The spans a stub may take over (reads in the guest): the
+         * usual tails; a branch into one, a jump through a register in
+         * the function, or a tail that sets no flags keeps the trap. */
+        ".globl tsc_span_fn\n"
+        ".type tsc_span_fn, @function\n"
+        "tsc_span_fn:\n"
+        ".cfi_startproc\n"
+        "tsc_span_rdtsc:\n"
+        "    rdtsc\n"
+        "    shl $32, %rdx\n"
+        "    or %rdx, %rax\n"
+        "tsc_span_rdtscp:\n"
+        "    rdtscp\n"
+        "    mov %ecx, (%rdi)\n"
+        "    shl $32, %rdx\n"
+        "    or %rdx, %rax\n"
+        "tsc_span_no_flags:\n"
+        "    rdtsc\n"
+        "    mov %eax, (%rdi)\n"
+        "    mov %edx, 4(%rdi)\n"
+        "    ret\n"
+        ".cfi_endproc\n"
+        "tsc_span_fn_end:\n"
+        ".size tsc_span_fn, .-tsc_span_fn\n"
+        ".globl tsc_branched_fn\n"
+        ".type tsc_branched_fn, @function\n"
+        "tsc_branched_fn:\n"
+        ".cfi_startproc\n"
+        "    rdtsc\n"
+        "tsc_branched_in:\n"
+        "    shl $32, %rdx\n"
+        "    or %rdx, %rax\n"
+        "    test %rax, %rax\n"
+        "    jz tsc_branched_in\n"
+        "    ret\n"
+        ".cfi_endproc\n"
+        "tsc_branched_fn_end:\n"
+        ".size tsc_branched_fn, .-tsc_branched_fn\n"
+        ".globl tsc_indirect_fn\n"
+        ".type tsc_indirect_fn, @function\n"
+        "tsc_indirect_fn:\n"
+        ".cfi_startproc\n"
+        "    rdtsc\n"
+        "    shl $32, %rdx\n"
+        "    or %rdx, %rax\n"
+        "    jmp *%rax\n"
+        ".cfi_endproc\n"
+        "tsc_indirect_fn_end:\n"
+        ".size tsc_indirect_fn, .-tsc_indirect_fn\n"
         ".popsection\n");
 
+extern const char tsc_span_fn[], tsc_span_rdtsc[], tsc_span_rdtscp[],
+    tsc_span_no_flags[], tsc_span_fn_end[];
+extern const char tsc_branched_fn[], tsc_branched_fn_end[];
+extern const char tsc_indirect_fn[], tsc_indirect_fn_end[];
 extern const char cpuid_fn[], cpuid_fn_imm[], cpuid_fn_real[], cpuid_fn_end[];
 extern const char cpuid_no_unwind[], cpuid_no_unwind_end[];
 extern const char cpuid_with_data[], cpuid_with_data_end[];
@@ -272,4 +325,46 @@ Test(cpuid_model, answers)
     ask(0x80000009, 0, 7, 832, 832, 0);
     ask(0x40000000, 0, 7, 832, 832, 0); /* no hypervisor leaves */
     ask(0xb, 5, 0, 0, 5, 0);        /* undefined topology subleaf: CL */
+}
+
+/* The span of the site at addr (0: no site there). */
+static unsigned span_at(const char *addr)
+{
+    for (size_t i = 0; i < nr_sites; i++)
+        if (sites[i].vaddr + bias == (uintptr_t)addr)
+            return sites[i].span;
+    return 0;
+}
+
+Test(cpuid_sites, usual_rdtsc_tails_make_spans, .init = find_own_sites)
+{
+    /* rdtsc; shl (which sets every flag): 6 bytes, the or stays */
+    cr_assert_eq(span_at(tsc_span_rdtsc), 6);
+    /* rdtscp; mov %ecx,(%rdi); shl */
+    cr_assert_eq(span_at(tsc_span_rdtscp), 9);
+    /* no instruction of the tail sets the flags: the trap */
+    cr_assert_eq(span_at(tsc_span_no_flags), 2);
+    cr_assert_geq(scan.inline_sites, 2);
+    free(sites);
+}
+
+Test(cpuid_sites, span_not_taken_where_a_branch_may_land,
+     .init = find_own_sites)
+{
+    cr_assert_eq(span_at(tsc_branched_fn), 2, "a jz lands after the rdtsc");
+    cr_assert_eq(span_at(tsc_indirect_fn), 2, "a jmp through a register");
+    free(sites);
+}
+
+Test(cpuid_sites, hash_covers_the_span, .init = find_own_sites)
+{
+    for (size_t i = 0; i < nr_sites; i++) {
+        if (sites[i].vaddr + bias != (uintptr_t)tsc_span_rdtscp)
+            continue;
+        uint64_t h = 0xcbf29ce484222325ULL;
+        for (const char *b = tsc_span_fn; b < tsc_span_rdtscp + 9; b++)
+            h = (h ^ (unsigned char)*b) * 0x100000001b3ULL;
+        cr_assert_eq(sites[i].hash, h);
+    }
+    free(sites);
 }
