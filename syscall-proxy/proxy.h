@@ -991,6 +991,12 @@ bool proxy_signal_would_take(struct proxy_process *p);
  * (the scheduler runs the others meanwhile); the call then ends with
  * -EINTR after the handler. */
 long proxy_signal_suspend(struct proxy_process *p);
+/* Whether a pending signal interrupts thread t's blocking call (a sleep,
+ * a wait for an fd, a child or a futex): one it takes and acts on, not
+ * blocked, not ignored; for a traced process any unblocked one (its
+ * tracer sees it first). */
+bool proxy_signal_interrupts(const struct proxy_process *p,
+                             const struct proxy_thread *t);
 /* Whether thread t, in PROXY_THREAD_WAIT_SIGNAL, may run: a signal it
  * would take (not ignored) or one of its sigwait_set is pending, or its
  * deadline passed. */

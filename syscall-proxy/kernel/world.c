@@ -207,11 +207,11 @@ static bool has_child_event(struct proxy_process *p, int options)
     return !any; /* no child at all: the wait re-runs and says ECHILD */
 }
 
+/* An ignored signal (a child's SIGCHLD at its default action) wakes no
+ * one: the call goes on, as on Linux, which never queues it. */
 static bool signal_wakes(struct proxy_process *p, struct proxy_thread *t)
 {
-    uint64_t mask = (t == &p->threads[p->cur]) ? p->sigmask : t->sigmask;
-    int tid = (t == &p->threads[p->cur]) ? p->tid : t->tid;
-    return (proxy_signal_pending_for(p, tid) & ~mask) != 0;
+    return proxy_signal_interrupts(p, t);
 }
 
 /* Re-evaluates one waiting thread; true if it may run now. A deadline
