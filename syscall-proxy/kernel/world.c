@@ -440,11 +440,54 @@ static void count_event(struct proxy_process *p)
     }
 }
 
+/* Whether thread t waits in a call that a pending signal ends now (what
+ * refresh() tests for its state). */
+static bool signal_ends_wait(struct proxy_process *q, struct proxy_thread *t)
+{
+    if (!q->pending_mask && !t->own_pending) /* the common case, cheaply */
+        return false;
+    switch (t->state) {
+    case PROXY_THREAD_WAIT_FD: case PROXY_THREAD_WAIT_CHILD:
+    case PROXY_THREAD_FUTEX_WAIT: case PROXY_THREAD_WAIT_RETRY:
+    case PROXY_THREAD_WAIT_SLEEP:
+        return signal_wakes(q, t);
+    case PROXY_THREAD_WAIT_SIGNAL:
+        return proxy_signal_wait_ready(q, t);
+    default:
+        return false;
+    }
+}
+
+/*
+ * Whether a thread other than p's current one waits in a call that a
+ * signal pending for it now ends (a timer fired for it, another thread
+ * sent it one). It gets the vCPU at once, as a woken waiter does: left to
+ * the end of the running thread's quantum (10 000 calls) a SIGALRM handler
+ * waited for seconds behind a thread in a syscall loop. The signal became
+ * pending at an event of the run (a call, or a timer fired at the
+ * clock's reading before this decision), so under virtual time the switch
+ * falls at the same point in every run.
+ */
+static bool signal_wakes_other(struct proxy_world *w, struct proxy_process *p)
+{
+    for (int i = 0; i < w->nr_procs; i++) {
+        struct proxy_process *q = w->procs[i];
+        if (q->zombie || q->stopped)
+            continue;
+        for (int k = 0; k < q->nr_threads; k++)
+            if ((q != p || k != p->cur) &&
+                signal_ends_wait(q, &q->threads[k]))
+                return true;
+    }
+    return false;
+}
+
 /* The next thread, switched onto its VM's vCPU; NULL when none can run. */
 static struct proxy_process *pick(struct proxy_world *w)
 {
     struct proxy_process *p = w->procs[w->cur];
-    bool keep_turn = !p->resched && p->quantum_left > 0;
+    bool keep_turn = !p->resched && p->quantum_left > 0 &&
+                     !signal_wakes_other(w, p);
     int i, idx;
     struct det_sched_turn turn = {0};
     bool found = false;
