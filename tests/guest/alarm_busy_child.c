@@ -1,9 +1,9 @@
 /*
  * alarm_busy_child.c - a signal pending for a waiting thread is delivered
- * while another process keeps making syscalls. The parent arms a 25 ms
+ * while another process keeps making syscalls. The parent arms a 2 ms
  * timer whose handler kills its child, then waits in waitpid; the child
  * loops on mmap/munmap. Natively the handler runs as soon as the timer
- * expires, the child a handful of loops further on. hvrun once left the
+ * expires, the child at most a loop or two further on. hvrun once left the
  * SIGALRM pending until the child's quantum (10 000 calls) ran out: seconds
  * late, tens of seconds on a loaded host.
  *
@@ -25,14 +25,16 @@
 
 #include "guest_check.h"
 
-#define ALARM_NS 25000000LL
-/* Loops after the timer was due: natively a few, a hundred on a busy host
- * (each loop computes for some 20 us besides its two calls); hvrun's old
- * quantum allowed 5 000. */
-#define LOOPS_LATE_MAX 1000
-/* The computing part of a loop: no syscall, so under virtual time a loop
- * is still two events (2 us of logical time). */
-#define SPIN_PER_LOOP 20000
+#define ALARM_NS 2000000LL
+/* The computing part of a loop (about 1 ms natively), besides its two
+ * calls: how many loops the child makes between the timer's expiry and
+ * the handler's kill is then a host's wake-up latency over 1 ms, a few
+ * natively even on a loaded host. Under virtual time a loop is three
+ * events (the calls and a vDSO clock read: 3 us of logical time), so the
+ * timer is due at about the 670th loop, and hvrun's old quantum (10 000
+ * calls, 5 000 loops) had the handler some 4 300 loops late. */
+#define SPIN_PER_LOOP 1000000
+#define LOOPS_LATE_MAX 100
 
 struct shared {
     int64_t due_ns;        /* CLOCK_MONOTONIC when the parent's timer is due */
@@ -60,7 +62,14 @@ static void on_alarm(int sig)
 
 static void child_loop(void)
 {
-    alarm(10); /* the watchdog: the parent's handler never came */
+    /* The watchdog: the parent's handler never came. Its SIGALRM kills
+     * (the parent's handler is the parent's). */
+    signal(SIGALRM, SIG_DFL);
+    sigset_t alrm;
+    sigemptyset(&alrm);
+    sigaddset(&alrm, SIGALRM);
+    sigprocmask(SIG_UNBLOCK, &alrm, NULL);
+    alarm(10);
     for (;;) {
         void *m = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
                        MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -85,7 +94,12 @@ int main(void)
     struct sigaction sa = {.sa_handler = on_alarm};
     CHECK(sigaction(SIGALRM, &sa, NULL) == 0);
     /* Armed before the fork (a child does not inherit it), so the due
-     * time holds whoever runs first. */
+     * time holds whoever runs first; blocked until the handler knows the
+     * child (a host slow to return from fork). */
+    sigset_t alrm;
+    sigemptyset(&alrm);
+    sigaddset(&alrm, SIGALRM);
+    CHECK(sigprocmask(SIG_BLOCK, &alrm, NULL) == 0);
     sh->due_ns = now_ns() + ALARM_NS;
     struct itimerval it = {{0, 0}, {0, ALARM_NS / 1000}};
     CHECK(setitimer(ITIMER_REAL, &it, NULL) == 0);
@@ -93,6 +107,7 @@ int main(void)
     CHECK(child >= 0);
     if (child == 0)
         child_loop();
+    CHECK(sigprocmask(SIG_UNBLOCK, &alrm, NULL) == 0);
     int st;
     pid_t r;
     while ((r = waitpid(child, &st, 0)) < 0 && errno == EINTR)
