@@ -187,26 +187,6 @@ long proxy_block_on_fd_for(struct proxy_process *p, int host_fd,
     return proxy_block_on_fd(p, host_fd, events);
 }
 
-static bool has_child_event(struct proxy_process *p, int options)
-{
-    /* a tracee's stop or exit (ptrace.c), then its own children's */
-    int traced = proxy_ptrace_wait(p, -1, options | WEXITED, true, NULL,
-                                   NULL, NULL);
-    if (traced == 1)
-        return true;
-    bool any = traced == 0;
-    for (int i = 0; i < p->world->nr_procs; i++) {
-        struct proxy_process *c = p->world->procs[i];
-        if (c->ppid != p->pid || c == p)
-            continue;
-        any = true;
-        if (c->zombie || ((options & WUNTRACED) && c->report_stop) ||
-            ((options & WCONTINUED) && c->report_cont))
-            return true;
-    }
-    return !any; /* no child at all: the wait re-runs and says ECHILD */
-}
-
 /* An ignored signal (a child's SIGCHLD at its default action) wakes no
  * one: the call goes on, as on Linux, which never queues it. */
 static bool signal_wakes(struct proxy_process *p, struct proxy_thread *t)
@@ -233,7 +213,11 @@ static bool refresh(struct proxy_process *p, struct proxy_thread *t)
         break;
     }
     case PROXY_THREAD_WAIT_CHILD:
-        if (has_child_event(p, t->wait_options) || signal_wakes(p, t))
+        /* Only an event the wait reports: one of another child (a
+         * tracee's stop while the wait names a pid) would have it re-run
+         * and park again at every look, spinning. */
+        if (proxy_wait_would_end(p, t->wait_pid, t->wait_options) ||
+            signal_wakes(p, t))
             t->state = PROXY_THREAD_RUNNABLE;
         break;
     case PROXY_THREAD_WAIT_VFORK: {
