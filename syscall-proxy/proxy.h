@@ -289,6 +289,8 @@ struct proxy_thread {
     int wait_host_fd;
     short wait_events;
     int wait_vfork_pid;
+    int wait_pid;               /* WAIT_CHILD: the wait's pid (a run's pid,
+                                 * -1, 0 or minus a group) */
     int wait_options;           /* WAIT_CHILD: the wait's options */
     gva_t sleep_rem;            /* WAIT_SLEEP: where the remainder goes */
     bool poll_deadline;         /* has_deadline belongs to a poll/select */
@@ -995,6 +997,12 @@ bool proxy_signal_would_take(struct proxy_process *p);
  * (the scheduler runs the others meanwhile); the call then ends with
  * -EINTR after the handler. */
 long proxy_signal_suspend(struct proxy_process *p);
+/* Whether a pending signal interrupts thread t's blocking call (a sleep,
+ * a wait for an fd, a child or a futex): one it takes and acts on, not
+ * blocked, not ignored; for a traced process any unblocked one (its
+ * tracer sees it first). */
+bool proxy_signal_interrupts(const struct proxy_process *p,
+                             const struct proxy_thread *t);
 /* Whether thread t, in PROXY_THREAD_WAIT_SIGNAL, may run: a signal it
  * would take (not ignored) or one of its sigwait_set is pending, or its
  * deadline passed. */
@@ -1172,6 +1180,10 @@ void proxy_world_exit(struct proxy_process *p);
  * parent (SIGCHLD unless SA_NOCLDSTOP) and a waiting wait(). */
 void proxy_process_stop(struct proxy_process *p, int sig);
 void proxy_process_continue(struct proxy_process *p);
+/* Whether a wait4/waitid of p for pid (as wait_target gives it) with
+ * these options would end now: a child or tracee matching pid has an
+ * event it reports, or there is none to wait for (ECHILD). */
+bool proxy_wait_would_end(struct proxy_process *p, int pid, int options);
 /* A zombie's exit told to its parent (SIGCHLD), or the zombie reaped when
  * the parent does not wait (ptrace.c: after its tracer was told). */
 void proxy_process_notify_parent(struct proxy_process *c);

@@ -239,6 +239,7 @@ long proxy_fork(struct proxy_process *p, uint64_t flags, gva_t stack,
         t->state = PROXY_THREAD_WAIT_VFORK;
         t->wait_vfork_pid = c->pid;
         p->resched = true;
+        proxy_ptrace_vfork_started(p);
     }
     return pid32;
 }
@@ -528,12 +529,25 @@ static int wait_target(struct proxy_process *p, int pid)
     return pid > 0 ? g : -g;
 }
 
-static long park_for_child(struct proxy_process *p, int options)
+static long park_for_child(struct proxy_process *p, int pid, int options)
 {
     struct proxy_thread *t = &p->threads[p->cur];
     t->state = PROXY_THREAD_WAIT_CHILD;
+    t->wait_pid = pid;
     t->wait_options = options;
     return PROXY_RET_BLOCK;
+}
+
+bool proxy_wait_would_end(struct proxy_process *p, int pid, int options)
+{
+    int traced = proxy_ptrace_wait(p, pid, options, true, NULL, NULL, NULL);
+    if (traced == 1)
+        return true;
+    bool any;
+    enum child_event ev;
+    if (find_event(p, pid, options, &any, &ev))
+        return true;
+    return !any && traced < 0; /* ECHILD now */
 }
 
 /* wait4's status and rusage out; returns the pid reported. */
@@ -572,7 +586,7 @@ static long sys_wait4(struct proxy_process *p, const uint64_t a[6])
     if (!any && traced < 0)
         return -ECHILD;
     if (!c)
-        return (options & WNOHANG) ? 0 : park_for_child(p, options);
+        return (options & WNOHANG) ? 0 : park_for_child(p, pid, options);
     long rc = report_wait4(p, a, status_of(c, ev), proxy_ns_pid_of(p, c));
     if (rc >= 0)
         consume(c, ev, false);
@@ -634,7 +648,7 @@ static long sys_waitid(struct proxy_process *p, const uint64_t a[6])
     if (!any && traced < 0)
         return -ECHILD;
     if (!c && !(options & WNOHANG))
-        return park_for_child(p, options);
+        return park_for_child(p, pid, options);
     if (c)
         fill_child_info(&info, p, c, ev);
     if (a[2] && proxy_copy_out(p, a[2], &info, sizeof(info)) < 0)

@@ -637,6 +637,20 @@ void proxy_ptrace_on_exec(struct proxy_process *p, int old_tid)
     proxy_signal_raise_thread(p, p->tid, SIGTRAP, &info);
 }
 
+void proxy_ptrace_vfork_started(struct proxy_process *p)
+{
+    struct proxy_thread *t = current_thread(p);
+    /* Left for before_user, the event would wait for the child's exec or
+     * exit, and be overwritten by VFORK_DONE: the tracer's wait for it
+     * never returned. */
+    if (!t || t->pt.event_pending != PTRACE_EVENT_VFORK)
+        return;
+    t->pt.event_pending = 0;
+    t->pt.saved_state = t->state; /* PROXY_THREAD_WAIT_VFORK */
+    t->pt.in_place = true;
+    event_stop(p, t, PTRACE_EVENT_VFORK, t->pt.event_msg);
+}
+
 void proxy_ptrace_vfork_done(struct proxy_process *p, struct proxy_thread *t,
                              int child_pid)
 {

@@ -127,6 +127,11 @@ void proxy_ptrace_on_clone(struct proxy_process *p, struct proxy_process *c,
                            struct proxy_thread *ct, uint64_t flags);
 /* execve succeeded in p (its current thread is the new image's). */
 void proxy_ptrace_on_exec(struct proxy_process *p, int old_tid);
+/* p's current thread, now waiting for its vfork child, takes the
+ * PTRACE_EVENT_VFORK stop first, as Linux's kernel_clone reports it before
+ * wait_for_vfork_done: its tracer sees it while the child runs, and the
+ * wait goes on when the tracer lets the thread go. */
+void proxy_ptrace_vfork_started(struct proxy_process *p);
 /* A vfork child released p's thread t. */
 void proxy_ptrace_vfork_done(struct proxy_process *p, struct proxy_thread *t,
                              int child_pid);

@@ -459,6 +459,54 @@ void proxy_signal_force_thread(struct proxy_process *p, int tid,
     proxy_signal_raise_thread(p, tid, signo, info);
 }
 
+/* Thread t's mask: the thread on the vCPU keeps it in the process. */
+static uint64_t mask_of(const struct proxy_process *p,
+                        const struct proxy_thread *t)
+{
+    return t == &p->threads[p->cur] ? p->sigmask : t->sigmask;
+}
+
+/* Linux's sig_handler_ignored: SIG_IGN, or SIG_DFL of a signal whose
+ * default action is to ignore it (SIGCHLD, SIGCONT, SIGURG, SIGWINCH). */
+static bool sig_ignored(const struct proxy_process *p, int sig)
+{
+    uint64_t handler = p->sigactions[sig].handler;
+    return handler == (uint64_t)(uintptr_t)SIG_IGN ||
+           (handler == (uint64_t)(uintptr_t)SIG_DFL &&
+            default_action_of(sig) == ACT_IGNORE);
+}
+
+/* Whether a thread of p blocks sig (t: that thread only). */
+static bool sig_blocked(const struct proxy_process *p,
+                        const struct proxy_thread *t, int sig)
+{
+    if (!p->threads)
+        return (p->sigmask & SIGBIT(sig)) != 0;
+    if (t)
+        return (mask_of(p, t) & SIGBIT(sig)) != 0;
+    for (int k = 0; k < p->nr_threads; k++)
+        if (p->threads[k].state != PROXY_THREAD_EXITED &&
+            (mask_of(p, &p->threads[k]) & SIGBIT(sig)))
+            return true;
+    return false;
+}
+
+/*
+ * prepare_signal's sig_ignored: a signal the process ignores is dropped
+ * when it is sent, never queued, so it interrupts no blocking call (a
+ * child's SIGCHLD does not end its parent's nanosleep). Kept when blocked
+ * (the handler may change before it is unblocked; sigtimedwait and
+ * signalfd take it) and when the process is traced (its tracer sees it at
+ * a signal-delivery-stop). For a process-directed signal, blocked by any
+ * thread keeps it, where Linux asks the thread it was sent to.
+ */
+static bool dropped_at_send(const struct proxy_process *p,
+                            const struct proxy_thread *t, int sig)
+{
+    return sig_ignored(p, sig) && !sig_blocked(p, t, sig) &&
+           !proxy_ptrace_process_traced(p);
+}
+
 void proxy_signal_raise_thread(struct proxy_process *p, int tid, int signo,
                                const siginfo_t *info)
 {
@@ -467,7 +515,8 @@ void proxy_signal_raise_thread(struct proxy_process *p, int tid, int signo,
         proxy_signal_raise(p, signo, info);
         return;
     }
-    if (!sig_valid((uint64_t)signo) || job_control(p, signo))
+    if (!sig_valid((uint64_t)signo) || job_control(p, signo) ||
+        dropped_at_send(p, t, signo))
         return;
     if (!t->own_info && !(t->own_info = calloc(PROXY_NSIG, sizeof(siginfo_t))))
         return;
@@ -488,7 +537,7 @@ void proxy_signal_raise(struct proxy_process *p, int signo,
 {
     if (!sig_valid((uint64_t)signo))
         return;
-    if (job_control(p, signo))
+    if (job_control(p, signo) || dropped_at_send(p, NULL, signo))
         return;
     /* Standard signals coalesce; the first siginfo wins, as in Linux.
      * Real-time signals queue every instance (up to RLIMIT_SIGPENDING). */
@@ -574,29 +623,53 @@ void proxy_signal_deliver_now(struct proxy_process *p, int sig,
     deliver(p, sig, info, 0, 0, 0);
 }
 
-bool proxy_signal_wait_ready(struct proxy_process *p,
-                             const struct proxy_thread *t)
+/* Of the signals in `pending`, those a thread with `mask` would act on:
+ * not blocked, and not inert (ignored, or a stop job control took care
+ * of), which Linux discards at delivery without waking anyone. */
+static uint64_t signals_acted_on(const struct proxy_process *p,
+                                 uint64_t pending, uint64_t mask)
 {
-    bool on_cpu = t == &p->threads[p->cur];
-    uint64_t mask = on_cpu ? p->sigmask : t->sigmask;
-    uint64_t pending = proxy_signal_pending_for(p, on_cpu ? p->tid : t->tid);
     uint64_t takes = pending & ~(mask & ~UNBLOCKABLE);
     for (uint64_t m = takes; m; m &= m - 1)
         if (sig_inert(p, __builtin_ctzll(m) + 1))
             takes &= ~(m & -m);
-    return takes || (pending & t->sigwait_set) || t->sigwait_timed_out;
+    return takes;
+}
+
+/* Thread t's pending signals (its own and the process's). */
+static uint64_t pending_of(const struct proxy_process *p,
+                           const struct proxy_thread *t)
+{
+    return proxy_signal_pending_for(
+        p, t == &p->threads[p->cur] ? p->tid : t->tid);
+}
+
+bool proxy_signal_wait_ready(struct proxy_process *p,
+                             const struct proxy_thread *t)
+{
+    uint64_t pending = pending_of(p, t);
+    return signals_acted_on(p, pending, mask_of(p, t)) ||
+           (pending & t->sigwait_set) || t->sigwait_timed_out;
+}
+
+bool proxy_signal_interrupts(const struct proxy_process *p,
+                             const struct proxy_thread *t)
+{
+    uint64_t pending = pending_of(p, t);
+    uint64_t mask = mask_of(p, t);
+    /* A tracee stops for its tracer at every signal's delivery, an
+     * ignored one's too (ptrace_signal runs before the ignore test). */
+    if (proxy_ptrace_process_traced(p))
+        return (pending & ~(mask & ~UNBLOCKABLE)) != 0;
+    return signals_acted_on(p, pending, mask) != 0;
 }
 
 bool proxy_signal_would_take(struct proxy_process *p)
 {
     if (!p->threads)
         return false;
-    uint64_t pending = proxy_signal_pending_for(p, p->tid);
-    uint64_t takes = pending & ~(p->sigmask & ~UNBLOCKABLE);
-    for (uint64_t m = takes; m; m &= m - 1)
-        if (sig_inert(p, __builtin_ctzll(m) + 1))
-            takes &= ~(m & -m);
-    return takes != 0;
+    return signals_acted_on(p, proxy_signal_pending_for(p, p->tid),
+                            p->sigmask) != 0;
 }
 
 /* ---- CPU exceptions ------------------------------------------------------ */

@@ -187,31 +187,11 @@ long proxy_block_on_fd_for(struct proxy_process *p, int host_fd,
     return proxy_block_on_fd(p, host_fd, events);
 }
 
-static bool has_child_event(struct proxy_process *p, int options)
-{
-    /* a tracee's stop or exit (ptrace.c), then its own children's */
-    int traced = proxy_ptrace_wait(p, -1, options | WEXITED, true, NULL,
-                                   NULL, NULL);
-    if (traced == 1)
-        return true;
-    bool any = traced == 0;
-    for (int i = 0; i < p->world->nr_procs; i++) {
-        struct proxy_process *c = p->world->procs[i];
-        if (c->ppid != p->pid || c == p)
-            continue;
-        any = true;
-        if (c->zombie || ((options & WUNTRACED) && c->report_stop) ||
-            ((options & WCONTINUED) && c->report_cont))
-            return true;
-    }
-    return !any; /* no child at all: the wait re-runs and says ECHILD */
-}
-
+/* An ignored signal (a child's SIGCHLD at its default action) wakes no
+ * one: the call goes on, as on Linux, which never queues it. */
 static bool signal_wakes(struct proxy_process *p, struct proxy_thread *t)
 {
-    uint64_t mask = (t == &p->threads[p->cur]) ? p->sigmask : t->sigmask;
-    int tid = (t == &p->threads[p->cur]) ? p->tid : t->tid;
-    return (proxy_signal_pending_for(p, tid) & ~mask) != 0;
+    return proxy_signal_interrupts(p, t);
 }
 
 /* Re-evaluates one waiting thread; true if it may run now. A deadline
@@ -233,7 +213,11 @@ static bool refresh(struct proxy_process *p, struct proxy_thread *t)
         break;
     }
     case PROXY_THREAD_WAIT_CHILD:
-        if (has_child_event(p, t->wait_options) || signal_wakes(p, t))
+        /* Only an event the wait reports: one of another child (a
+         * tracee's stop while the wait names a pid) would have it re-run
+         * and park again at every look, spinning. */
+        if (proxy_wait_would_end(p, t->wait_pid, t->wait_options) ||
+            signal_wakes(p, t))
             t->state = PROXY_THREAD_RUNNABLE;
         break;
     case PROXY_THREAD_WAIT_VFORK: {
@@ -440,11 +424,54 @@ static void count_event(struct proxy_process *p)
     }
 }
 
+/* Whether thread t waits in a call that a pending signal ends now (what
+ * refresh() tests for its state). */
+static bool signal_ends_wait(struct proxy_process *q, struct proxy_thread *t)
+{
+    if (!q->pending_mask && !t->own_pending) /* the common case, cheaply */
+        return false;
+    switch (t->state) {
+    case PROXY_THREAD_WAIT_FD: case PROXY_THREAD_WAIT_CHILD:
+    case PROXY_THREAD_FUTEX_WAIT: case PROXY_THREAD_WAIT_RETRY:
+    case PROXY_THREAD_WAIT_SLEEP:
+        return signal_wakes(q, t);
+    case PROXY_THREAD_WAIT_SIGNAL:
+        return proxy_signal_wait_ready(q, t);
+    default:
+        return false;
+    }
+}
+
+/*
+ * Whether a thread other than p's current one waits in a call that a
+ * signal pending for it now ends (a timer fired for it, another thread
+ * sent it one). It gets the vCPU at once, as a woken waiter does: left to
+ * the end of the running thread's quantum (10 000 calls) a SIGALRM handler
+ * waited for seconds behind a thread in a syscall loop. The signal became
+ * pending at an event of the run (a call, or a timer fired at the
+ * clock's reading before this decision), so under virtual time the switch
+ * falls at the same point in every run.
+ */
+static bool signal_wakes_other(struct proxy_world *w, struct proxy_process *p)
+{
+    for (int i = 0; i < w->nr_procs; i++) {
+        struct proxy_process *q = w->procs[i];
+        if (q->zombie || q->stopped)
+            continue;
+        for (int k = 0; k < q->nr_threads; k++)
+            if ((q != p || k != p->cur) &&
+                signal_ends_wait(q, &q->threads[k]))
+                return true;
+    }
+    return false;
+}
+
 /* The next thread, switched onto its VM's vCPU; NULL when none can run. */
 static struct proxy_process *pick(struct proxy_world *w)
 {
     struct proxy_process *p = w->procs[w->cur];
-    bool keep_turn = !p->resched && p->quantum_left > 0;
+    bool keep_turn = !p->resched && p->quantum_left > 0 &&
+                     !signal_wakes_other(w, p);
     int i, idx;
     struct det_sched_turn turn = {0};
     bool found = false;
