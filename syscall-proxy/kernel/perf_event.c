@@ -594,6 +594,17 @@ static long find_target(struct proxy_process *p, int pid, struct open_args *o)
     return 0;
 }
 
+/* Linux refuses a member whose group's read would pass 16 KiB. */
+#define GROUP_READ_MAX (16 * 1024)
+
+static size_t group_read_bytes(uint64_t rf, int nr_siblings)
+{
+    size_t header = 1 + !!(rf & PERF_FORMAT_TOTAL_TIME_ENABLED) +
+                    !!(rf & PERF_FORMAT_TOTAL_TIME_RUNNING);
+    size_t entry = 1 + !!(rf & PERF_FORMAT_ID) + !!(rf & PERF_FORMAT_LOST);
+    return 8 * (header + entry * (size_t)(nr_siblings + 1));
+}
+
 /* perf_event_alloc's and find_get_context's checks, in Linux's order. */
 static long check_placement(struct proxy_process *p, const struct open_args *o)
 {
@@ -611,6 +622,9 @@ static long check_placement(struct proxy_process *p, const struct open_args *o)
         return 0;
     if (l->leader || o->attr.exclusive || o->attr.pinned)
         return -EINVAL; /* a member's leader leads; only leaders pin */
+    if (group_read_bytes(o->attr.read_format, l->nr_siblings + 1) >
+        GROUP_READ_MAX)
+        return -EINVAL; /* perf_event_validate_size: the group is full */
     if (l->all_threads != !o->tid ||
         (o->tid && (l->nr_tids == 0 || l->tids[0] != o->tid)))
         return -EINVAL; /* a group counts one task (or one CPU) */
