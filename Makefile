@@ -9,6 +9,7 @@
 #   make bench      side-by-side benchmarks (native vs kvm)
 #   make deps       install the Debian packages hvrun needs
 #   make fuzz       the fuzz targets, FUZZ_SECONDS (600) each (not in test)
+#   make fuzz-trinity  trinity inside hvrun, sandboxed, FUZZ_MINUTES (20)
 #   make images     kernel + initramfs for QEMU boot experiments (build/images)
 #   make images-check  build the images twice, compare (reproducibility)
 #   make images-boot   boot them in QEMU-TCG natively, check the init's output
@@ -54,7 +55,7 @@ TEST_PKGS := coreutils sed gawk gzip bzip2 xz-utils zstd openssl sqlite3 \
              keyutils
 
 .PHONY: all debug test check check-docs test-guest demo bench deps clean lint format \
-        fuzz fuzz-deps fuzz-elf fuzz-syscalls images images-deps images-check images-boot \
+        fuzz fuzz-deps fuzz-elf fuzz-syscalls fuzz-trinity images images-deps images-check images-boot \
         matrix matrix-deps
 
 all: $(BUILD)/hvrun
@@ -232,6 +233,17 @@ fuzz-syscalls: deps $(FUZZ_BUILD)/sysfuzz
 	$(MAKE) BUILD=build/debug CFLAGS="$(DEBUG_FLAGS)" all
 	tests/fuzz/run-syscalls.sh build/debug/hvrun $(FUZZ_BUILD)/sysfuzz \
 	    $(FUZZ_SECONDS)
+
+# fuzz-trinity: trinity (Debian's) inside `hvrun run`, each run in a
+# bubblewrap sandbox of its own, FUZZ_MINUTES (20) split over both builds,
+# both backends, root and non-root guests, seeds and child counts
+# (tests/fuzz/trinity.sh says what fails a run).
+FUZZ_MINUTES ?= 20
+
+fuzz-trinity: deps
+	$(MAKE) all
+	$(MAKE) BUILD=build/debug CFLAGS="$(DEBUG_FLAGS)" all
+	FUZZ_MINUTES=$(FUZZ_MINUTES) tests/fuzz/trinity.sh
 
 # ---- the reference program matrix (not part of make test) -------------------------
 #

@@ -45,6 +45,7 @@ static const struct family_kind families[] = {
     {proxy_ptrace_syscalls, "ptrace", "emulated"},
     {proxy_rseq_syscalls, "rseq", "emulated"},
     {proxy_ns_syscalls, "namespace", "emulated"},
+    {proxy_perf_syscalls, "perf", "virtualised"},
 };
 
 struct exception_note {
@@ -83,9 +84,11 @@ static const struct exception_note notes[] = {
                                "back to read/write"},
     {SYS_io_uring_enter, NULL, "ENOSYS (no io_uring_setup)"},
     {SYS_io_uring_register, NULL, "ENOSYS (no io_uring_setup)"},
-    {SYS_perf_event_open, "emulated", "ENOENT, as a host without a PMU "
-                                      "(no event; the host's counters would "
-                                      "not be deterministic)"},
+    {SYS_perf_event_open, NULL, "software events counted in logical "
+                                "terms (task/cpu-clock, context switches, "
+                                "page faults); hardware, tracepoint and "
+                                "other PMUs ENOENT, as a host without a "
+                                "PMU; no ring buffer (mmap ENODEV)"},
     {SYS_process_vm_readv, NULL, "the run's processes only (ESRCH "
                                  "else), through each one's checked "
                                  "copy path; stops at the first page "

@@ -81,6 +81,9 @@ struct proxy_fd {
      * an eventfd kept ready as the queue is; shared by dups and fork
      * children. */
     struct proxy_mqd *mqd;
+    /* A perf event (kernel/perf_event.c): the host fd is an empty epoll
+     * instance, the counter is here; shared by dups and fork children. */
+    struct proxy_perf *perf;
     /* F_SETOWN/F_SETOWN_EX's owner (io.c), the open file's as in Linux:
      * shared by dups and fork children (made when first shared or set). */
     struct proxy_fowner *owner;
@@ -357,6 +360,9 @@ struct proxy_world {
     int end_status;             /* the first process's wait status */
     struct proxy_timerfd **timerfds; /* every live timerfd (timerfd.c) */
     int nr_timerfds, cap_timerfds;
+    struct proxy_perf **perfs;  /* every open perf event (perf_event.c) */
+    int nr_perfs, cap_perfs;
+    uint64_t perf_ids;          /* the last event id given */
     /* The OOM backstop (memlimit.c): hvrun's anonymous memory at the start
      * of the run, and when to measure next (host time). */
     bool oom_baseline_set;
@@ -1028,6 +1034,29 @@ void proxy_signalfd_sync(struct proxy_process *p);
  * put drops one reference (NULL is fine). */
 void proxy_signalfd_share(struct proxy_fd *to, const struct proxy_fd *from);
 void proxy_signalfd_put(struct proxy_signalfd *s);
+
+/* ---- perf events (kernel/perf_event.c) ------------------------------------ */
+
+struct proxy_perf;
+extern const struct proxy_syscall proxy_perf_syscalls[];
+void proxy_perf_share(struct proxy_fd *to, const struct proxy_fd *from);
+void proxy_perf_put(struct proxy_perf *e);
+void proxy_perf_world_gone(struct proxy_world *w);
+/* What the counters count, pushed by the world loop: one event (syscall,
+ * trapped TSC read) of thread tid, its switch off the vCPU, its page
+ * fault, its creation of child_tid, its execve. */
+void proxy_perf_on_event(struct proxy_world *w, int tid);
+void proxy_perf_on_switch(struct proxy_world *w, int tid);
+void proxy_perf_on_fault(struct proxy_world *w, int tid);
+void proxy_perf_on_clone(struct proxy_world *w, int parent_tid, int child_tid);
+void proxy_perf_on_exec(struct proxy_world *w, int tid);
+/* read/readv of a perf fd (positional: pread and the like). */
+long proxy_perf_xfer(struct proxy_process *p, struct proxy_perf *e,
+                     bool into_guest, bool positional, const struct iovec *iov,
+                     int n);
+/* A perf ioctl; 1 when req is not one (the generic ones go on). */
+long proxy_perf_ioctl(struct proxy_process *p, struct proxy_perf *e,
+                      unsigned int req, uint64_t arg);
 
 /* ---- timerfd (timerfd.c) -------------------------------------------------- */
 

@@ -30,6 +30,7 @@ static int slot_release(struct proxy_fdtable *t, struct proxy_fd *slot)
     proxy_dircache_put(slot->dircache);
     proxy_signalfd_put(slot->signalfd);
     proxy_timerfd_put(slot->timerfd);
+    proxy_perf_put(slot->perf);
     proxy_procfile_put(slot->vfd);
     proxy_mqd_put(slot->mqd, t);
     proxy_fasync_fd_closed(slot->owner, host_fd);
@@ -169,6 +170,7 @@ void proxy_fd_share_context(struct proxy_fd *to, struct proxy_fd *from)
     proxy_fowner_share(to, from);
     proxy_signalfd_share(to, from);
     proxy_timerfd_share(to, from);
+    proxy_perf_share(to, from);
     proxy_procfile_share(to, from);
     proxy_mqd_share(to, from);
     to->listing_pid = from->listing_pid;

@@ -492,6 +492,11 @@ static long xfer_dispatch(struct proxy_process *p, int guest_fd, int host_fd,
                                    x->offset, iov, n);
     if (!x->into_guest && f && f->timerfd)
         return -EINVAL; /* a timerfd is read, never written */
+    if (f && f->perf) /* preadv2 at offset -1 reads as read does */
+        return proxy_perf_xfer(p, f->perf, x->into_guest,
+                               x->kind == XFER_AT_OFFSET ||
+                                   (x->kind == XFER_V2 && x->offset != -1),
+                               iov, n);
     if (f && f->mqd)
         return proxy_mq_xfer(p, guest_fd, x->into_guest, iov, n);
     if (x->into_guest && proxy_vfs_fd_det_random(p, guest_fd))
@@ -715,6 +720,9 @@ static long sys_lseek(struct proxy_process *p, const uint64_t a[6])
     int host_fd = guest_host_fd(p, a[0]);
     if (host_fd < 0)
         return host_fd;
+    const struct proxy_fd *f = proxy_fd_get(&p->fds, (int)a[0]);
+    if (f && f->perf)
+        return -ESPIPE; /* perf's anon inode file has no llseek */
     long listed;
     if (proxy_meta_dir_seek(p, (int)a[0], (int64_t)a[1],
                             (int)(unsigned int)a[2], &listed))
@@ -894,6 +902,14 @@ static long fcntl_rw_hint(struct proxy_process *p, int host_fd, int cmd,
     return 0;
 }
 
+/* A perf fd's status flags: Linux opens its file O_RDWR; the host pipe
+ * end behind it (perf_event.c) keeps the rest (O_NONBLOCK, O_ASYNC). */
+static long perf_status_flags(int host_fd)
+{
+    int fl = fcntl(host_fd, F_GETFL);
+    return fl < 0 ? -errno : (fl & ~O_ACCMODE) | O_RDWR;
+}
+
 static long sys_fcntl(struct proxy_process *p, const uint64_t a[6])
 {
     struct proxy_fd *f = proxy_fd_get(&p->fds, (int)a[0]);
@@ -940,6 +956,9 @@ static long sys_fcntl(struct proxy_process *p, const uint64_t a[6])
     case F_GETFL:
     case F_GETPIPE_SZ:
     case F_SETPIPE_SZ:
+        if (proxy_fd_get(&p->fds, (int)a[0])->perf) /* its host fd: a pipe */
+            return cmd == F_GETFL ? perf_status_flags(host_fd) : -EBADF;
+        return proxy_host_result(fcntl(host_fd, cmd, (int)arg));
     case F_ADD_SEALS:
     case F_GET_SEALS:
         /* Plain integer argument (or none); the host does the work. */
@@ -1153,6 +1172,11 @@ static long sys_ioctl(struct proxy_process *p, const uint64_t a[6])
             proxy_fasync_set(p, (int)a[0], on != 0);
         return r;
     }
+    }
+    if (f->perf) {
+        long r = proxy_perf_ioctl(p, f->perf, req, arg);
+        if (r != 1)
+            return r;
     }
     if (proxy_tty_ioctl_is(req)) /* sessions are virtual (tty.c) */
         return proxy_tty_ioctl(p, f->host_fd, req, arg);

@@ -1785,18 +1785,7 @@ static long sys_vhangup(struct proxy_process *p, const uint64_t a[6])
     return -EPERM;
 }
 
-/* perf_event_open(2): as on a host without a PMU (this one, and the
- * guest's model CPU): no such event. Counters of the host would be a
- * source of nondeterminism anyway. */
-static long sys_perf_event_open(struct proxy_process *p, const uint64_t a[6])
-{
-    (void)p;
-    (void)a;
-    return -ENOENT;
-}
-
 const struct proxy_syscall proxy_misc_syscalls[] = {
-    {SYS_perf_event_open, "perf_event_open", sys_perf_event_open},
     {SYS_getpid, "getpid", sys_getpid},
     {SYS_getppid, "getppid", sys_getppid},
     {SYS_gettid, "gettid", sys_gettid},

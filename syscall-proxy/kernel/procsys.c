@@ -216,8 +216,10 @@ long proxy_fork(struct proxy_process *p, uint64_t flags, gva_t stack,
         (rc = (int)proxy_ns_clone_apply(p, c, flags)) == 0 &&
         (rc = (int)proxy_ns_fork_pids(c, c)) == 0)
         rc = proxy_world_add(p->world, c);
-    if (rc == 0)
+    if (rc == 0) {
         proxy_keys_fork(c);
+        proxy_perf_on_clone(p->world, p->threads[p->cur].tid, c->pid);
+    }
     if (rc < 0) {
         vmm_vm_destroy(c->vm);
         proxy_process_destroy(c);
@@ -735,6 +737,7 @@ static void exec_reset(struct proxy_process *p)
     p->prctl.keepcaps = false; /* Linux clears it at every execve */
     proxy_ns_exec(p); /* capabilities from the euid again */
     proxy_keys_exec(p); /* thread and process keyrings go */
+    proxy_perf_on_exec(p->world, p->threads[p->cur].tid);
     for (int s = 1; s < PROXY_NSIG; s++) {
         struct proxy_sigaction *sa = &p->sigactions[s];
         if (sa->handler != (uint64_t)(uintptr_t)SIG_IGN)

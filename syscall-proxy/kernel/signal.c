@@ -712,6 +712,8 @@ void proxy_signal_fault(struct proxy_process *p, const struct vmm_event *ev)
     /* A page past a file's end that the file has grown over since, or a
      * lazy stretch backed now, is mapped: the access runs again, as after
      * Linux's fault. */
+    if (ev->vector == 14 && p->world && p->world->nr_perfs)
+        proxy_perf_on_fault(p->world, p->threads[p->cur].tid);
     int file_fault = ev->vector == 14 ? vmm_as_guest_fault(
                          p->as, ev->fault_addr, ev->error_code & 2) : -1;
     if (file_fault == 1)

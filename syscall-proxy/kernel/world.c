@@ -100,6 +100,7 @@ void proxy_world_destroy(struct proxy_world *w)
     proxy_keys_world_free(w);
     /* Timerfds still open in the first process outlive the world. */
     proxy_timerfd_world_gone(w);
+    proxy_perf_world_gone(w);
 }
 
 struct proxy_process *proxy_world_find(struct proxy_world *w, int pid)
@@ -416,6 +417,8 @@ static void count_event(struct proxy_process *p)
 {
     struct proxy_thread *t = &p->threads[p->cur];
     t->events++;
+    if (p->world->nr_perfs)
+        proxy_perf_on_event(p->world, t->tid);
     const struct det_sched_switch *e =
         det_schedule_at(p->det->schedule, (uint32_t)t->tid, t->events);
     if (e) {
@@ -466,6 +469,18 @@ static bool signal_wakes_other(struct proxy_world *w, struct proxy_process *p)
     return false;
 }
 
+/* perf's context switches: the thread that had the vCPU is cut for
+ * another (a thread that waits was counted as it began to wait). */
+static void note_switch(struct proxy_world *w, struct proxy_process *p,
+                        struct proxy_process *q, int idx)
+{
+    if (p->zombie || p->exited || p->cur >= p->nr_threads)
+        return;
+    const struct proxy_thread *t = &p->threads[p->cur];
+    if ((q != p || idx != p->cur) && !t->waited)
+        proxy_perf_on_switch(w, t->tid);
+}
+
 /* The next thread, switched onto its VM's vCPU; NULL when none can run. */
 static struct proxy_process *pick(struct proxy_world *w)
 {
@@ -491,6 +506,8 @@ static struct proxy_process *pick(struct proxy_world *w)
     if (!found)
         return NULL;
     struct proxy_process *q = w->procs[i];
+    if (w->nr_perfs)
+        note_switch(w, p, q, idx);
     if (p->cfg->schedule_out && !p->zombie && p->cur < p->nr_threads)
         trace_switch(p->cfg->schedule_out, p, q, idx);
     if (proxy_thread_switch(q, idx) < 0)
@@ -584,6 +601,8 @@ static void finish_syscall(struct proxy_process *p, long ret)
         t->restartable = true;
         t->waited = true;
         p->resched = true;
+        if (p->world->nr_perfs) /* Linux schedules away in the wait */
+            proxy_perf_on_switch(p->world, t->tid);
         return;
     }
     t->restartable = false;
@@ -596,6 +615,8 @@ static void finish_syscall(struct proxy_process *p, long ret)
     if (t->state != PROXY_THREAD_RUNNABLE) {
         t->waited = true;
         p->resched = true;
+        if (p->world->nr_perfs)
+            proxy_perf_on_switch(p->world, t->tid);
     }
 }
 

@@ -1,7 +1,7 @@
 /*
  * adjtime_query.c - adjtimex and clock_adjtime as a read-only query: the
- * kernel clock's NTP state as Linux reports it with no NTP daemon
- * (TIME_ERROR, STA_UNSYNC, maxerror/esterror at the phase limit, ...),
+ * kernel clock's NTP state within the bounds Linux keeps it in (the
+ * values themselves are the host's clock discipline, see show()),
  * fields the kernel does not set left as passed, the time field the
  * realtime clock, and the errors that come before any privilege check
  * (EFAULT, EINVAL for a clock that does not exist or ADJ_ADJTIME without
@@ -36,25 +36,39 @@ static const char *res(long rc)
     return buf;
 }
 
+/*
+ * The kernel's NTP state is the host's: an NTP daemon, or any adjtimex
+ * user, moves offset, freq, maxerror, esterror, status, constant, tick and
+ * tai (and the TIME_* state returned), while hvrun answers its model's
+ * fixed values. Those fields are printed only as the ranges and relations
+ * Linux keeps them in, true of any host state and of hvrun's; the ones no
+ * adjtimex call can change (precision, tolerance, the PPS fields without
+ * a PPS source) are printed as they are.
+ */
 static void show(const char *what, long rc, const struct timex *t)
 {
     struct timespec now;
     clock_gettime(CLOCK_REALTIME, &now);
     long skew = (long)now.tv_sec - (long)t->time.tv_sec;
-    printf("%s: %s\n", what, res(rc));
-    printf("  modes %#x offset %ld freq %ld maxerror %ld esterror %ld\n",
-           t->modes, t->offset, t->freq, t->maxerror, t->esterror);
-    /* STA_NANO only says the units of offset, jitter and time's
-     * sub-second field (checked in range below);
-     * the host's can change under a run (it did, by no process of the
-     * run's), while hvrun's answer is fixed: it is left out */
-    printf("  status %#x constant %ld precision %ld tolerance %ld tick %ld\n",
-           t->status & ~STA_NANO, t->constant, t->precision, t->tolerance,
-           t->tick);
+    printf("%s: %s\n", what, rc < 0 ? res(rc) : "a state");
+    printf("  modes %#x precision %ld tolerance %ld\n", t->modes,
+           t->precision, t->tolerance);
+    printf("  state in TIME_OK..TIME_ERROR: %d, unsynced is TIME_ERROR: %d\n",
+           rc >= TIME_OK && rc <= TIME_ERROR,
+           !(t->status & STA_UNSYNC) || rc == TIME_ERROR);
+    /* MAXTC; NTP_PHASE_LIMIT; MAXFREQ_SCALED; the tick within 10% of
+     * USER_HZ's; a tai offset never negative */
+    printf("  constant 0..10: %d, maxerror/esterror 0..16000000: %d %d\n",
+           t->constant >= 0 && t->constant <= 10,
+           t->maxerror >= 0 && t->maxerror <= 16000000,
+           t->esterror >= 0 && t->esterror <= 16000000);
+    printf("  freq within 500 ppm: %d, tick 9000..11000: %d, tai >= 0: %d\n",
+           t->freq >= -32768000 && t->freq <= 32768000,
+           t->tick >= 9000 && t->tick <= 11000, t->tai >= 0);
     printf("  ppsfreq %ld jitter %ld shift %d stabil %ld jitcnt %ld calcnt %ld "
-           "errcnt %ld stbcnt %ld tai %d\n",
+           "errcnt %ld stbcnt %ld\n",
            t->ppsfreq, t->jitter, t->shift, t->stabil, t->jitcnt, t->calcnt,
-           t->errcnt, t->stbcnt, t->tai);
+           t->errcnt, t->stbcnt);
     /* with STA_NANO, time's tv_usec holds nanoseconds */
     long sub_second = t->status & STA_NANO ? 1000000000L : 1000000L;
     printf("  time is now: %d, usec in range: %d\n", skew >= 0 && skew <= 1,
@@ -87,7 +101,9 @@ static void refused_unprivileged(void)
            res(syscall(SYS_clock_adjtime, CLOCK_REALTIME, &t)));
     memset(&t, 0, sizeof(t));
     t.modes = ADJ_OFFSET_SS_READ;
-    printf("read-only single-shot still allowed: %s\n", res(adjtimex(&t)));
+    long rc = adjtimex(&t);
+    printf("read-only single-shot still allowed: %s\n",
+           rc >= 0 ? "a state" : res(rc));
 }
 
 static void changes_refused(void)
@@ -112,7 +128,9 @@ int main(void)
     memset(&t, 0, sizeof(t));
     t.modes = ADJ_OFFSET_SS_READ;
     show("adjtime read (ADJ_OFFSET_SS_READ)", adjtimex(&t), &t);
-    printf("ntp_gettime: %d\n", ntp_gettime(&(struct ntptimeval){0}));
+    int ntp = ntp_gettime(&(struct ntptimeval){0});
+    printf("ntp_gettime in TIME_OK..TIME_ERROR: %d\n",
+           ntp >= TIME_OK && ntp <= TIME_ERROR);
 
     /* fields Linux does not set come back as they went in */
     memset(&t, 0x55, sizeof(t));
@@ -125,7 +143,7 @@ int main(void)
     for (int id = -10; id < 26; id++) {
         memset(&t, 0, sizeof(t));
         long rc = syscall(SYS_clock_adjtime, id, &t);
-        printf("clock %d: %s\n", id, res(rc));
+        printf("clock %d: %s\n", id, rc >= 0 ? "a state" : res(rc));
     }
     memset(&t, 0, sizeof(t));
     t.modes = ADJ_OFFSET; /* refused for the clock before the mode */
