@@ -730,6 +730,14 @@ struct ucred;
 void proxy_peercred_to_guest(struct proxy_process *p, int host_fd,
                              struct ucred *uc);
 
+/* ---- network-device queries (netdev_ioctl.c) ------------------------------- */
+
+/* SIOCGIFCONF and the read-only SIOCGIF* requests of a socket, answered
+ * from the host's interfaces (ENOTTY on anything but a socket). */
+bool proxy_netdev_ioctl_is(unsigned int req);
+long proxy_netdev_ioctl(struct proxy_process *p, int host_fd, unsigned int req,
+                        gva_t arg);
+
 /* ---- the vDSO (vdso.c) ------------------------------------------------------- */
 
 /* Maps [vvar] and [vdso] below mmap_base; *ehdr_out is AT_SYSINFO_EHDR. */

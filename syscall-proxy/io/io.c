@@ -1143,6 +1143,8 @@ static long sys_ioctl(struct proxy_process *p, const uint64_t a[6])
         return r;
     }
     }
+    if (proxy_netdev_ioctl_is(req)) /* ifreq/ifconf pointers (net/) */
+        return proxy_netdev_ioctl(p, f->host_fd, req, arg);
     if (proxy_tty_ioctl_is(req)) /* sessions are virtual (tty.c) */
         return proxy_tty_ioctl(p, f->host_fd, req, arg);
     const struct ioctl_desc *d = ioctl_desc_find(req);
