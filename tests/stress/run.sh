@@ -75,6 +75,21 @@ status_of() {
     esac
 }
 
+# A run that exited 0 without running the stressor: stress-ng skips one
+# that a missing syscall or privilege makes unsupported, and exits 0.
+not_run() { grep -q -E 'No stress workers invoked|stressor will be skipped' "$1" 2>/dev/null; }
+
+# The verdict of stressor $1 in mode $2 from its result and log: "skipped"
+# natively, "unsupported" under hvrun, for a run that did not run it.
+verdict() {
+    local st
+    read -r st _ <"$OUT/results/$1.$2"
+    if [ "$st" = pass ] && not_run "$OUT/log/$1.$2"; then
+        [ "$2" = native ] && st=skipped || st=unsupported
+    fi
+    echo "$st"
+}
+
 # The bogo-op count of stressor $1 in metrics-brief log $2 (0 if none).
 bogo_ops() {
     awk -v s="$1" '$2 == "metrc:" && $4 == s { print $5; found = 1; exit }
@@ -111,8 +126,8 @@ run_native() {
 run_hvrun() {
     local s=$1 backend=$2 r="$OUT/results/$s.$2" log="$OUT/log/$s.$2"
     local nat mode n t0 rc args opts
-    read -r nat _ _ _ n mode _ <"$OUT/results/$s.native"
-    if [ "$nat" != pass ]; then
+    read -r _ _ _ _ n mode _ <"$OUT/results/$s.native"
+    if [ "$(verdict "$s" native)" != pass ]; then
         echo "skip 0 0" >"$r"
         return
     fi
@@ -144,8 +159,7 @@ run_stressor() {
                 run_hvrun "$s" "$m"
             fi
         fi
-        read -r st _ <"$OUT/results/$s.$m"
-        line+=" $m=$st"
+        line+=" $m=$(verdict "$s" "$m")"
     done
     echo "$line"
 }
@@ -192,11 +206,14 @@ report() {
     for r in "$OUT"/results/*.native; do
         [ -e "$r" ] || continue
         s=$(basename "$r" .native)
-        read -r nat nrc nsecs ops n mode nbase <"$r"
+        read -r _ nrc nsecs ops n mode nbase <"$r"
+        nat=$(verdict "$s" native)
         total=$((total + 1))
         kst=- pst=- ksec=0 psec=0
-        [ -s "$OUT/results/$s.kvm" ] && read -r kst _ ksec <"$OUT/results/$s.kvm"
-        [ -s "$OUT/results/$s.ptrace" ] && read -r pst _ psec <"$OUT/results/$s.ptrace"
+        [ -s "$OUT/results/$s.kvm" ] && read -r _ _ ksec <"$OUT/results/$s.kvm" &&
+            kst=$(verdict "$s" kvm)
+        [ -s "$OUT/results/$s.ptrace" ] && read -r _ _ psec <"$OUT/results/$s.ptrace" &&
+            pst=$(verdict "$s" ptrace)
         [ "$nat" = pass ] || continue
         npass=$((npass + 1))
         [ "$kst" = pass ] && kpass=$((kpass + 1))
@@ -223,18 +240,27 @@ report() {
         echo
         echo "$total stressors tried; $npass pass natively on this machine" \
             "(in the sandbox, without capabilities); of those $kpass pass" \
-            "under kvm and $ppass under ptrace (exit 0 and --verify agrees)."
+            "under kvm and $ppass under ptrace (exit 0, the stressor ran, and" \
+            "--verify agrees). A native skip (stress-ng exits 0 without" \
+            "running the stressor) is not counted as a native pass."
         echo
         echo "## Mismatches"
         echo
         printf '%s' "$mism"
         echo
-        echo "## Native failures (not run under hvrun)"
+        echo "## Native failures and skips (not run under hvrun)"
+        echo
+        echo "Exit status in parentheses; *skipped*: stress-ng exited 0" \
+            "without running it (no privilege in the sandbox, or no support" \
+            "in this kernel or machine)."
         echo
         for r in "$OUT"/results/*.native; do
-            read -r nat nrc _ <"$r"
+            s=$(basename "$r" .native)
+            read -r _ nrc _ <"$r"
+            nat=$(verdict "$s" native)
             [ "$nat" = pass ] && continue
-            printf '%s (%s) ' "$(basename "$r" .native)" "$nrc"
+            [ "$nat" = skipped ] && nrc=skipped
+            printf '%s (%s) ' "$s" "$nrc"
         done
         echo
         echo
