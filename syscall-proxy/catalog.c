@@ -44,6 +44,7 @@ static const struct family_kind families[] = {
     {proxy_keys_syscalls, "keys", "emulated"},
     {proxy_ptrace_syscalls, "ptrace", "emulated"},
     {proxy_rseq_syscalls, "rseq", "emulated"},
+    {proxy_pidfd_syscalls, "process", "emulated"},
     {proxy_ns_syscalls, "namespace", "emulated"},
 };
 

@@ -88,6 +88,10 @@ struct proxy_fd {
      * /proc/self/task and the listing is that guest's threads; 0 for the
      * caller's own. Kept by dups and fork children. */
     int listing_pid;
+    /* A pidfd (kernel/pidfd.c): the run pid of the process it names (0:
+     * not a pidfd); the host fd is an eventfd made readable at its exit.
+     * Kept by dups and fork children. */
+    int pidfd_pid;
 };
 
 struct proxy_plock;
@@ -861,6 +865,17 @@ int proxy_keys_proc_line(struct proxy_process *viewer, int i, char *line,
 int proxy_keys_users_line(struct proxy_process *viewer, int i, char *line,
                           size_t cap);
 extern const struct proxy_syscall proxy_ptrace_syscalls[];
+/* Process file descriptors (kernel/pidfd.c): pidfd_open,
+ * pidfd_send_signal, pidfd_getfd. */
+extern const struct proxy_syscall proxy_pidfd_syscalls[];
+bool proxy_pidfd_is(struct proxy_process *p, int guest_fd);
+/* dead exited: every pidfd naming it polls readable from now on. */
+void proxy_pidfd_exited(struct proxy_process *dead);
+/* waitid(P_PIDFD): the pid the caller sees of the process pidfd guest_fd
+ * names (-EBADF: not a pidfd; -ECHILD: reaped), and whether the pidfd is
+ * O_NONBLOCK. */
+long proxy_pidfd_target(struct proxy_process *p, int guest_fd, int *vpid,
+                        bool *nonblock);
 /* Restartable sequences (kernel/rseq.c): the current thread, back on the
  * vCPU after another ran or about to take a signal, leaves a critical
  * section it was in for the section's abort handler. */

@@ -469,6 +469,8 @@ static long xfer_dispatch(struct proxy_process *p, int guest_fd, int host_fd,
                           const struct xfer *x, struct iovec *iov, int n,
                           gva_t gva, uint64_t count)
 {
+    if (proxy_pidfd_is(p, guest_fd)) /* no read or write file operation */
+        return -EINVAL;
     if (x->kind == XFER_AT_FD_POS && proxy_signalfd_is(p, guest_fd))
         return proxy_signalfd_xfer(p, guest_fd, x->into_guest, iov, n);
     const struct proxy_fd *f = proxy_fd_get(&p->fds, guest_fd);

@@ -426,6 +426,7 @@ void proxy_world_exit(struct proxy_process *p)
         return;
     }
     p->zombie = true;
+    proxy_pidfd_exited(p); /* its pidfds poll readable */
     proxy_tty_exit(p); /* a session leader hangs its terminal up */
     /* Closing every fd now gives the readers of its pipes their EOF. */
     proxy_fdtable_destroy(&p->fds);
@@ -607,6 +608,16 @@ static long sys_waitid(struct proxy_process *p, const uint64_t a[6])
         (options & ~(WNOHANG | WEXITED | WSTOPPED | WCONTINUED | WNOWAIT |
                      __WALL | __WCLONE | __WNOTHREAD)))
         return -EINVAL;
+    /* P_PIDFD: the process the pidfd names; an O_NONBLOCK pidfd makes a
+     * wait that would block EAGAIN (Linux 5.10) */
+    bool pidfd_nonblock = false;
+    if (idtype == P_PIDFD) {
+        long r = id < 0 ? -EINVAL
+                        : proxy_pidfd_target(p, id, &id, &pidfd_nonblock);
+        if (r < 0)
+            return r;
+        idtype = P_PID;
+    }
     if (idtype != P_PID && idtype != P_PGID && idtype != P_ALL)
         return -EINVAL;
     if ((idtype == P_PID && id <= 0) || (idtype == P_PGID && id < 0))
@@ -634,7 +645,7 @@ static long sys_waitid(struct proxy_process *p, const uint64_t a[6])
     if (!any && traced < 0)
         return -ECHILD;
     if (!c && !(options & WNOHANG))
-        return park_for_child(p, options);
+        return pidfd_nonblock ? -EAGAIN : park_for_child(p, options);
     if (c)
         fill_child_info(&info, p, c, ev);
     if (a[2] && proxy_copy_out(p, a[2], &info, sizeof(info)) < 0)
