@@ -45,6 +45,7 @@ static const struct family_kind families[] = {
     {proxy_ptrace_syscalls, "ptrace", "emulated"},
     {proxy_rseq_syscalls, "rseq", "emulated"},
     {proxy_pidfd_syscalls, "process", "emulated"},
+    {proxy_aio_syscalls, "io", "emulated"},
     {proxy_ns_syscalls, "namespace", "emulated"},
 };
 

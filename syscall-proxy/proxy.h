@@ -611,6 +611,7 @@ struct proxy_process {
      * of the process's and of each thread's own pending set */
     struct proxy_pending_signal *rt_queue;
     int nr_rt_queue, cap_rt_queue;
+    struct proxy_aio *aio; /* native AIO contexts (io/aio.c); NULL: none */
     /* alarm, itimers and timer_create timers (timer.c) */
     struct proxy_timers timers;
 
@@ -865,6 +866,10 @@ int proxy_keys_proc_line(struct proxy_process *viewer, int i, char *line,
 int proxy_keys_users_line(struct proxy_process *viewer, int i, char *line,
                           size_t cap);
 extern const struct proxy_syscall proxy_ptrace_syscalls[];
+/* Linux native AIO (io/aio.c): the process's contexts freed (exit,
+ * execve). */
+extern const struct proxy_syscall proxy_aio_syscalls[];
+void proxy_aio_release(struct proxy_process *p);
 /* Process file descriptors (kernel/pidfd.c): pidfd_open,
  * pidfd_send_signal, pidfd_getfd. */
 extern const struct proxy_syscall proxy_pidfd_syscalls[];

@@ -139,6 +139,7 @@ static struct proxy_process *new_child(struct proxy_process *p,
     c->ppid = p->pid;
     c->pending_mask = 0;
     c->rt_queue = NULL; /* a child starts with no pending signals */
+    c->aio = NULL;      /* nor AIO contexts (Linux does not copy them) */
     c->nr_rt_queue = c->cap_rt_queue = 0;
     c->exited = c->zombie = c->vfork_released = c->did_exec = false;
     c->stopped = c->report_stop = c->report_cont = false;
@@ -746,6 +747,7 @@ static void exec_reset(struct proxy_process *p)
     p->clear_child_tid = 0;
     p->robust_list = 0;
     proxy_fd_close_on_exec(&p->fds);
+    proxy_aio_release(p); /* the old memory's contexts (exit_aio) */
     /* The new image's thread goes on counting events from where the
      * process's threads were, so "thread TID's N-th event" (--schedule)
      * names one moment only. */
