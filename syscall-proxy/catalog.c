@@ -164,7 +164,9 @@ static const struct exception_note notes[] = {
                       "O_ASYNC's SIGIO, dnotify and leases kept by hvrun "
                       "(io/fasync.c; opens from outside the run break no "
                       "lease)"},
-    {SYS_write, NULL, "EPIPE raises SIGPIPE in the guest"},
+    {SYS_write, NULL, "EPIPE raises SIGPIPE in the guest; RLIMIT_FSIZE cuts "
+                      "a regular file's write (EFBIG, SIGXFSZ at the limit; "
+                      "truncate and fallocate too: fs/fsize.c)"},
     {SYS_mmap, NULL, "file MAP_PRIVATE copies the range (its untouched "
                      "pages do not see later writes to the file); "
                      "MAP_SHARED maps the host file (or a memfd for "

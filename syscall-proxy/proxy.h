@@ -735,6 +735,18 @@ struct ucred;
 void proxy_peercred_to_guest(struct proxy_process *p, int host_fd,
                              struct ucred *uc);
 
+/* ---- RLIMIT_FSIZE (fs/fsize.c) --------------------------------------------- */
+
+struct iovec;
+/* A truncate or fallocate of host_fd's file to new_size: -EFBIG (and
+ * SIGXFSZ to the caller) when it grows a regular file past the limit. */
+long proxy_fsize_check_size(struct proxy_process *p, int host_fd,
+                            uint64_t new_size);
+/* A write of iov[0..*n) at pos (-1: the fd's position): cut at the limit
+ * (iov and *n shortened), or -EFBIG (and SIGXFSZ) when it starts there. */
+long proxy_fsize_clip_write(struct proxy_process *p, int host_fd, int64_t pos,
+                            struct iovec *iov, int *n);
+
 /* ---- network-device queries (netdev_ioctl.c) ------------------------------- */
 
 /* SIOCGIFCONF and the read-only SIOCGIF* requests of a socket, answered

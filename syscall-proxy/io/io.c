@@ -491,6 +491,14 @@ static long xfer_dispatch(struct proxy_process *p, int guest_fd, int host_fd,
                                                               : PROXY_TTY_WRITE);
     if (jc)
         return jc; /* a background group's read or write of its terminal */
+    if (!x->into_guest) { /* RLIMIT_FSIZE cuts it, or refuses it */
+        bool at_offset = x->kind == XFER_AT_OFFSET ||
+                         (x->kind == XFER_V2 && x->offset != -1);
+        long fz = proxy_fsize_clip_write(p, host_fd, at_offset ? x->offset : -1,
+                                         iov, &n);
+        if (fz < 0)
+            return fz;
+    }
     long r = xfer_host_nowait(p, guest_fd, host_fd, x, iov, n, gva, count);
     if (!x->into_guest && r > 0) /* ^C written to a pty master */
         proxy_tty_wrote(p, host_fd, iov, n, (size_t)r);

@@ -184,6 +184,8 @@ diagnose() {
     grep -m1 -E 'hvrun: .*(failed|error|Bad address|stub)' "$log" |
         grep -v 'unsupported syscall' | cut -c1-140 | sed 's/$/; /' | tr -d '\n'
     grep -m1 -E 'stress-ng: (fail|error):' "$log" | cut -c1-160 | tr -d '\n'
+    grep -m1 -o 'interrupted by SIGTERM during run [0-9] of 2' "$log" |
+        sed "s/^/not done in ${HVRUN_LIMIT} s of host time: /" | tr -d '\n'
 }
 
 # The curated cause of a stressor's mismatch (tests/stress/causes.txt:
@@ -224,6 +226,8 @@ report() {
             kc="$(curated_cause "$s" kvm)" && [ -z "$kc" ] && kc="$(diagnose "$OUT/log/$s.kvm")"
         [ "$pst" != pass ] && [ "$pst" != - ] &&
             pc="$(curated_cause "$s" ptrace)" && [ -z "$pc" ] && pc="$(diagnose "$OUT/log/$s.ptrace")"
+        [ "$kst" != pass ] && [ "$kst" != - ] && [ -z "$kc" ] && kc="no diagnosis yet (log/$s.kvm)"
+        [ "$pst" != pass ] && [ "$pst" != - ] && [ -z "$pc" ] && pc="no diagnosis yet (log/$s.ptrace)"
         rows+="| $s | pass ($ops ops/3 s) | $mode $n | $kst | $pst | $(ratio "$ksec" "$nbase" $runs) | $(ratio "$psec" "$nbase" $runs) |"$'\n'
         [ -n "$kc$pc" ] || continue
         if [ "$kc" = "$pc" ]; then
