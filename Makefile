@@ -55,7 +55,7 @@ TEST_PKGS := coreutils sed gawk gzip bzip2 xz-utils zstd openssl sqlite3 \
 
 .PHONY: all debug test check check-docs test-guest demo bench deps clean lint format \
         fuzz fuzz-deps fuzz-elf fuzz-syscalls images images-deps images-check images-boot \
-        matrix matrix-deps
+        matrix matrix-deps stress stress-deps
 
 all: $(BUILD)/hvrun
 
@@ -232,6 +232,21 @@ fuzz-syscalls: deps $(FUZZ_BUILD)/sysfuzz
 	$(MAKE) BUILD=build/debug CFLAGS="$(DEBUG_FLAGS)" all
 	tests/fuzz/run-syscalls.sh build/debug/hvrun $(FUZZ_BUILD)/sysfuzz \
 	    $(FUZZ_SECONDS)
+
+# ---- the stress-ng suite (not part of make test) ---------------------------------
+#
+# make stress: tests/stress/run.sh runs every stress-ng stressor natively and
+# under `hvrun run --verify` on both backends, each run in a bubblewrap sandbox
+# of its own, and writes docs/STRESS.md; resumable (build/stress). A subset:
+# make stress STRESSORS="pidfd aiol"; STRESS_REDO=1 runs done ones again.
+
+STRESS_PKGS := stress-ng bubblewrap
+
+stress-deps:
+	@$(MAKE) --no-print-directory deps DEPS_PKGS="$(STRESS_PKGS)" TEST_PKGS=
+
+stress: stress-deps all
+	tests/stress/run.sh
 
 # ---- the reference program matrix (not part of make test) -------------------------
 #

@@ -991,6 +991,7 @@ static const struct ioctl_desc ioctl_descs[] = {
     {TCSETA, IOCTL_IN, KTERMIO_BYTES},
     {TCSETAW, IOCTL_IN, KTERMIO_BYTES},
     {TCSETAF, IOCTL_IN, KTERMIO_BYTES},
+    {TIOCGLCKTRMIOS, IOCTL_OUT, KTERMIOS_BYTES}, /* the locked bits */
     {TIOCGWINSZ, IOCTL_OUT, WINSIZE_BYTES},
     {TIOCSWINSZ, IOCTL_IN, WINSIZE_BYTES},
     /* terminal control */
