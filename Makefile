@@ -56,7 +56,7 @@ TEST_PKGS := coreutils sed gawk gzip bzip2 xz-utils zstd openssl sqlite3 \
 
 .PHONY: all debug test check check-docs test-guest demo bench deps clean lint format \
         fuzz fuzz-deps fuzz-elf fuzz-syscalls fuzz-trinity images images-deps images-check images-boot \
-        matrix matrix-deps
+        matrix matrix-deps stress stress-deps
 
 all: $(BUILD)/hvrun
 
@@ -244,6 +244,21 @@ fuzz-trinity: deps
 	$(MAKE) all
 	$(MAKE) BUILD=build/debug CFLAGS="$(DEBUG_FLAGS)" all
 	FUZZ_MINUTES=$(FUZZ_MINUTES) tests/fuzz/trinity.sh
+
+# ---- the stress-ng suite (not part of make test) ---------------------------------
+#
+# make stress: tests/stress/run.sh runs every stress-ng stressor natively and
+# under `hvrun run --verify` on both backends, each run in a bubblewrap sandbox
+# of its own, and writes docs/STRESS.md; resumable (build/stress). A subset:
+# make stress STRESSORS="pidfd aiol"; STRESS_REDO=1 runs done ones again.
+
+STRESS_PKGS := stress-ng bubblewrap
+
+stress-deps:
+	@$(MAKE) --no-print-directory deps DEPS_PKGS="$(STRESS_PKGS)" TEST_PKGS=
+
+stress: stress-deps all
+	tests/stress/run.sh
 
 # ---- the reference program matrix (not part of make test) -------------------------
 #

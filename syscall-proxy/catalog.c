@@ -44,6 +44,8 @@ static const struct family_kind families[] = {
     {proxy_keys_syscalls, "keys", "emulated"},
     {proxy_ptrace_syscalls, "ptrace", "emulated"},
     {proxy_rseq_syscalls, "rseq", "emulated"},
+    {proxy_pidfd_syscalls, "process", "emulated"},
+    {proxy_aio_syscalls, "io", "emulated"},
     {proxy_ns_syscalls, "namespace", "emulated"},
     {proxy_perf_syscalls, "perf", "virtualised"},
 };
@@ -156,13 +158,18 @@ static const struct exception_note notes[] = {
     {SYS_ioctl, NULL, "terminal and file requests; others ENOTTY; "
                       "controlling terminal, session and foreground group "
                       "(TIOCSCTTY, TIOCNOTTY, TIOCGSID, TIOCGPGRP, "
-                      "TIOCSPGRP) per virtual session (io/tty.c)"},
+                      "TIOCSPGRP) per virtual session (io/tty.c); a "
+                      "socket's SIOCGIFCONF and read-only SIOCGIF* "
+                      "queries answer from the host's interfaces, as "
+                      "NETLINK_ROUTE does (net/netdev_ioctl.c)"},
     {SYS_fcntl, NULL, "POSIX record locks owned per guest process (an OFD "
                       "lock on a per-process reopen); owners, F_SETSIG, "
                       "O_ASYNC's SIGIO, dnotify and leases kept by hvrun "
                       "(io/fasync.c; opens from outside the run break no "
                       "lease)"},
-    {SYS_write, NULL, "EPIPE raises SIGPIPE in the guest"},
+    {SYS_write, NULL, "EPIPE raises SIGPIPE in the guest; RLIMIT_FSIZE cuts "
+                      "a regular file's write (EFBIG, SIGXFSZ at the limit; "
+                      "truncate and fallocate too: fs/fsize.c)"},
     {SYS_mmap, NULL, "file MAP_PRIVATE copies the range (its untouched "
                      "pages do not see later writes to the file); "
                      "MAP_SHARED maps the host file (or a memfd for "

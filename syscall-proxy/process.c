@@ -110,6 +110,7 @@ void proxy_process_destroy(struct proxy_process *p)
     free(p->shm_attach); /* the world counts are gone with it, or done */
     free(p->sem_undo);
     proxy_fdtable_destroy(&p->fds);
+    proxy_aio_release(p);
     proxy_cpuid_release(p);
     if (p->cwd_fd >= 0)
         close(p->cwd_fd);

@@ -91,6 +91,10 @@ struct proxy_fd {
      * /proc/self/task and the listing is that guest's threads; 0 for the
      * caller's own. Kept by dups and fork children. */
     int listing_pid;
+    /* A pidfd (kernel/pidfd.c): the run pid of the process it names (0:
+     * not a pidfd); the host fd is an eventfd made readable at its exit.
+     * Kept by dups and fork children. */
+    int pidfd_pid;
 };
 
 struct proxy_plock;
@@ -618,6 +622,7 @@ struct proxy_process {
      * of the process's and of each thread's own pending set */
     struct proxy_pending_signal *rt_queue;
     int nr_rt_queue, cap_rt_queue;
+    struct proxy_aio *aio; /* native AIO contexts (io/aio.c); NULL: none */
     /* alarm, itimers and timer_create timers (timer.c) */
     struct proxy_timers timers;
 
@@ -742,6 +747,26 @@ struct ucred;
 void proxy_peercred_to_guest(struct proxy_process *p, int host_fd,
                              struct ucred *uc);
 
+/* ---- RLIMIT_FSIZE (fs/fsize.c) --------------------------------------------- */
+
+struct iovec;
+/* A truncate or fallocate of host_fd's file to new_size: -EFBIG (and
+ * SIGXFSZ to the caller) when it grows a regular file past the limit. */
+long proxy_fsize_check_size(struct proxy_process *p, int host_fd,
+                            uint64_t new_size);
+/* A write of iov[0..*n) at pos (-1: the fd's position): cut at the limit
+ * (iov and *n shortened), or -EFBIG (and SIGXFSZ) when it starts there. */
+long proxy_fsize_clip_write(struct proxy_process *p, int host_fd, int64_t pos,
+                            struct iovec *iov, int *n);
+
+/* ---- network-device queries (netdev_ioctl.c) ------------------------------- */
+
+/* SIOCGIFCONF and the read-only SIOCGIF* requests of a socket, answered
+ * from the host's interfaces (ENOTTY on anything but a socket). */
+bool proxy_netdev_ioctl_is(unsigned int req);
+long proxy_netdev_ioctl(struct proxy_process *p, int host_fd, unsigned int req,
+                        gva_t arg);
+
 /* ---- the vDSO (vdso.c) ------------------------------------------------------- */
 
 /* Maps [vvar] and [vdso] below mmap_base; *ehdr_out is AT_SYSINFO_EHDR. */
@@ -865,6 +890,21 @@ int proxy_keys_proc_line(struct proxy_process *viewer, int i, char *line,
 int proxy_keys_users_line(struct proxy_process *viewer, int i, char *line,
                           size_t cap);
 extern const struct proxy_syscall proxy_ptrace_syscalls[];
+/* Linux native AIO (io/aio.c): the process's contexts freed (exit,
+ * execve). */
+extern const struct proxy_syscall proxy_aio_syscalls[];
+void proxy_aio_release(struct proxy_process *p);
+/* Process file descriptors (kernel/pidfd.c): pidfd_open,
+ * pidfd_send_signal, pidfd_getfd. */
+extern const struct proxy_syscall proxy_pidfd_syscalls[];
+bool proxy_pidfd_is(struct proxy_process *p, int guest_fd);
+/* dead exited: every pidfd naming it polls readable from now on. */
+void proxy_pidfd_exited(struct proxy_process *dead);
+/* waitid(P_PIDFD): the pid the caller sees of the process pidfd guest_fd
+ * names (-EBADF: not a pidfd; -ECHILD: reaped), and whether the pidfd is
+ * O_NONBLOCK. */
+long proxy_pidfd_target(struct proxy_process *p, int guest_fd, int *vpid,
+                        bool *nonblock);
 /* Restartable sequences (kernel/rseq.c): the current thread, back on the
  * vCPU after another ran or about to take a signal, leaves a critical
  * section it was in for the section's abort handler. */

@@ -21,7 +21,8 @@ static const struct proxy_syscall *const families[] = {
     proxy_timerfd_syscalls, proxy_process_vm_syscalls, proxy_mqueue_syscalls,
     proxy_adjtime_syscalls, proxy_ldt_syscalls, proxy_acct_syscalls,
     proxy_quota_syscalls, proxy_keys_syscalls, proxy_ptrace_syscalls,
-    proxy_rseq_syscalls, proxy_perf_syscalls,
+    proxy_rseq_syscalls, proxy_perf_syscalls, proxy_pidfd_syscalls,
+    proxy_aio_syscalls,
 };
 
 static proxy_handler_fn handlers[PROXY_NR_SYSCALLS];

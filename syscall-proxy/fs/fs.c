@@ -1730,7 +1730,9 @@ static long sys_truncate(struct proxy_process *p, const uint64_t a[6])
     proxy_preserve_fd(p, fd);
     char link[64];
     snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
-    r = proxy_host_result(truncate(link, (off_t)a[1]));
+    r = (int64_t)a[1] < 0 ? -EINVAL : proxy_fsize_check_size(p, fd, a[1]);
+    if (r == 0)
+        r = proxy_host_result(truncate(link, (off_t)a[1]));
     if (r == 0) {
         proxy_meta_note_at(p, fd, "", AT_EMPTY_PATH, PROXY_META_CONTENT);
         proxy_mm_file_resized(p, fd);
@@ -1739,12 +1741,25 @@ static long sys_truncate(struct proxy_process *p, const uint64_t a[6])
     return r;
 }
 
+/* The fd was opened for writing (else truncation and fallocate fail on
+ * the host, before Linux looks at RLIMIT_FSIZE). */
+static bool fd_writable(int host_fd)
+{
+    int fl = fcntl(host_fd, F_GETFL);
+    return fl >= 0 && (fl & O_ACCMODE) != O_RDONLY;
+}
+
 static long sys_ftruncate(struct proxy_process *p, const uint64_t a[6])
 {
     int host_fd = guest_host_fd(p, a[0]);
     if (host_fd < 0)
         return host_fd;
-    long r = proxy_host_result(ftruncate(host_fd, (off_t)a[1]));
+    /* a read-only fd is the host's EINVAL before any size check */
+    long r = (int64_t)a[1] < 0   ? -EINVAL
+             : fd_writable(host_fd) ? proxy_fsize_check_size(p, host_fd, a[1])
+                                    : 0;
+    if (r == 0)
+        r = proxy_host_result(ftruncate(host_fd, (off_t)a[1]));
     if (r == 0) {
         proxy_meta_note_fd(p, (int)a[0], PROXY_META_CONTENT);
         proxy_mm_file_resized(p, host_fd);
@@ -1757,8 +1772,14 @@ static long sys_fallocate(struct proxy_process *p, const uint64_t a[6])
     int host_fd = guest_host_fd(p, a[0]);
     if (host_fd < 0)
         return host_fd;
-    long r = proxy_host_result(
-        fallocate(host_fd, (int)a[1], (off_t)a[2], (off_t)a[3]));
+    int64_t off = (int64_t)a[2], len = (int64_t)a[3];
+    long r = 0;
+    /* a valid growing call meets RLIMIT_FSIZE; the host judges the rest */
+    if (off >= 0 && len > 0 && off <= INT64_MAX - len &&
+        !((int)a[1] & FALLOC_FL_KEEP_SIZE) && fd_writable(host_fd))
+        r = proxy_fsize_check_size(p, host_fd, (uint64_t)(off + len));
+    if (r == 0)
+        r = proxy_host_result(fallocate(host_fd, (int)a[1], off, len));
     if (r == 0)
         proxy_meta_note_fd(p, (int)a[0], PROXY_META_CONTENT);
     return r;

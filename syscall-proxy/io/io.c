@@ -480,6 +480,8 @@ static long xfer_host_nowait(struct proxy_process *p, int guest_fd, int host_fd,
 static long xfer_dispatch(struct proxy_process *p, int guest_fd, int host_fd,
                           const struct xfer *x, struct iovec *iov, int n)
 {
+    if (proxy_pidfd_is(p, guest_fd)) /* no read or write file operation */
+        return -EINVAL;
     if (x->kind == XFER_AT_FD_POS && proxy_signalfd_is(p, guest_fd))
         return proxy_signalfd_xfer(p, guest_fd, x->into_guest, iov, n);
     const struct proxy_fd *f = proxy_fd_get(&p->fds, guest_fd);
@@ -505,6 +507,14 @@ static long xfer_dispatch(struct proxy_process *p, int guest_fd, int host_fd,
                                                               : PROXY_TTY_WRITE);
     if (jc)
         return jc; /* a background group's read or write of its terminal */
+    if (!x->into_guest) { /* RLIMIT_FSIZE cuts it, or refuses it */
+        bool at_offset = x->kind == XFER_AT_OFFSET ||
+                         (x->kind == XFER_V2 && x->offset != -1);
+        long fz = proxy_fsize_clip_write(p, host_fd, at_offset ? x->offset : -1,
+                                         iov, &n);
+        if (fz < 0)
+            return fz;
+    }
     long r = xfer_host_nowait(p, guest_fd, host_fd, x, iov, n);
     if (!x->into_guest && r > 0) /* ^C written to a pty master */
         proxy_tty_wrote(p, host_fd, iov, n, (size_t)r);
@@ -1011,6 +1021,7 @@ static const struct ioctl_desc ioctl_descs[] = {
     {TCSETA, IOCTL_IN, KTERMIO_BYTES},
     {TCSETAW, IOCTL_IN, KTERMIO_BYTES},
     {TCSETAF, IOCTL_IN, KTERMIO_BYTES},
+    {TIOCGLCKTRMIOS, IOCTL_OUT, KTERMIOS_BYTES}, /* the locked bits */
     {TIOCGWINSZ, IOCTL_OUT, WINSIZE_BYTES},
     {TIOCSWINSZ, IOCTL_IN, WINSIZE_BYTES},
     /* terminal control */
@@ -1178,6 +1189,8 @@ static long sys_ioctl(struct proxy_process *p, const uint64_t a[6])
         if (r != 1)
             return r;
     }
+    if (proxy_netdev_ioctl_is(req)) /* ifreq/ifconf pointers (net/) */
+        return proxy_netdev_ioctl(p, f->host_fd, req, arg);
     if (proxy_tty_ioctl_is(req)) /* sessions are virtual (tty.c) */
         return proxy_tty_ioctl(p, f->host_fd, req, arg);
     const struct ioctl_desc *d = ioctl_desc_find(req);

@@ -663,9 +663,11 @@ static long sys_capget(struct proxy_process *p, const uint64_t a[6])
         return rc;
     if (pid < 0)
         return -EINVAL;
-    if (!is_self(p, pid))
+    /* another guest's sets are readable too (stress-ng asks pid 1's) */
+    const struct proxy_process *q = is_self(p, pid) ? p : proxy_ns_find(p, pid);
+    if (!q)
         return -ESRCH;
-    uint64_t caps = caps_of(p), perm = caps | permitted_kept(p);
+    uint64_t caps = caps_of(q), perm = caps | permitted_kept(q);
     const struct cap_data d[2] = {
         {(uint32_t)caps, (uint32_t)perm, 0},
         {(uint32_t)(caps >> 32), (uint32_t)(perm >> 32), 0},

@@ -139,6 +139,7 @@ static struct proxy_process *new_child(struct proxy_process *p,
     c->ppid = p->pid;
     c->pending_mask = 0;
     c->rt_queue = NULL; /* a child starts with no pending signals */
+    c->aio = NULL;      /* nor AIO contexts (Linux does not copy them) */
     c->nr_rt_queue = c->cap_rt_queue = 0;
     c->exited = c->zombie = c->vfork_released = c->did_exec = false;
     c->stopped = c->report_stop = c->report_cont = false;
@@ -429,6 +430,7 @@ void proxy_world_exit(struct proxy_process *p)
         return;
     }
     p->zombie = true;
+    proxy_pidfd_exited(p); /* its pidfds poll readable */
     proxy_tty_exit(p); /* a session leader hangs its terminal up */
     /* Closing every fd now gives the readers of its pipes their EOF. */
     proxy_fdtable_destroy(&p->fds);
@@ -623,6 +625,16 @@ static long sys_waitid(struct proxy_process *p, const uint64_t a[6])
         (options & ~(WNOHANG | WEXITED | WSTOPPED | WCONTINUED | WNOWAIT |
                      __WALL | __WCLONE | __WNOTHREAD)))
         return -EINVAL;
+    /* P_PIDFD: the process the pidfd names; an O_NONBLOCK pidfd makes a
+     * wait that would block EAGAIN (Linux 5.10) */
+    bool pidfd_nonblock = false;
+    if (idtype == P_PIDFD) {
+        long r = id < 0 ? -EINVAL
+                        : proxy_pidfd_target(p, id, &id, &pidfd_nonblock);
+        if (r < 0)
+            return r;
+        idtype = P_PID;
+    }
     if (idtype != P_PID && idtype != P_PGID && idtype != P_ALL)
         return -EINVAL;
     if ((idtype == P_PID && id <= 0) || (idtype == P_PGID && id < 0))
@@ -650,7 +662,7 @@ static long sys_waitid(struct proxy_process *p, const uint64_t a[6])
     if (!any && traced < 0)
         return -ECHILD;
     if (!c && !(options & WNOHANG))
-        return park_for_child(p, pid, options);
+        return pidfd_nonblock ? -EAGAIN : park_for_child(p, pid, options);
     if (c)
         fill_child_info(&info, p, c, ev);
     if (a[2] && proxy_copy_out(p, a[2], &info, sizeof(info)) < 0)
@@ -752,6 +764,7 @@ static void exec_reset(struct proxy_process *p)
     p->clear_child_tid = 0;
     p->robust_list = 0;
     proxy_fd_close_on_exec(&p->fds);
+    proxy_aio_release(p); /* the old memory's contexts (exit_aio) */
     /* The new image's thread goes on counting events from where the
      * process's threads were, so "thread TID's N-th event" (--schedule)
      * names one moment only. */

@@ -1,0 +1,198 @@
+/*
+ * pidfd.c - process file descriptors: pidfd_open, pidfd_send_signal,
+ * pidfd_getfd, and waitid(P_PIDFD) through proxy_pidfd_target.
+ *
+ * A pidfd names one guest process (a thread-group leader) for as long as
+ * it is open, by its run pid, which the run never reuses
+ * (proxy_world_next_id), so a pidfd never reaches a later process. The
+ * pid is kept in the fd slot (proxy_fd.pidfd_pid), copied to dups and
+ * fork children like every open file's context; it is fixed when the fd
+ * is made, so nothing is shared to keep in step.
+ *
+ * The guest fd's host fd is an eventfd, so close, dup, fcntl and
+ * poll/select/epoll work on the host fd as on any other. It is made
+ * readable when the process exits (becomes a zombie; Linux's pidfd_poll
+ * says POLLIN then, and after the reap). Reads and writes are EINVAL, as
+ * on a pidfd (it has no read or write file operation).
+ *
+ * Not modelled: PIDFD_THREAD (Linux 6.9: a pidfd of a single thread) and
+ * the PIDFD_SIGNAL_* scopes of pidfd_send_signal are EINVAL, as on a
+ * kernel before 6.9; a /proc/<pid> directory fd is not a pidfd here (EBADF).
+ */
+#include "proxy.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "namespace.h"
+
+#ifndef PIDFD_NONBLOCK
+#define PIDFD_NONBLOCK O_NONBLOCK
+#endif
+
+/* The pidfd slot behind guest fd, or NULL (not open, or not a pidfd). */
+static struct proxy_fd *pidfd_slot(struct proxy_process *p, int guest_fd)
+{
+    struct proxy_fd *f = proxy_fd_get(&p->fds, guest_fd);
+    return f && f->pidfd_pid > 0 ? f : NULL;
+}
+
+bool proxy_pidfd_is(struct proxy_process *p, int guest_fd)
+{
+    return pidfd_slot(p, guest_fd) != NULL;
+}
+
+/* The live (or zombie) process a pidfd names: -EBADF for an fd that is no
+ * pidfd, -ESRCH once the process was reaped. */
+static long pidfd_process(struct proxy_process *p, int guest_fd,
+                          struct proxy_process **out)
+{
+    struct proxy_fd *f = pidfd_slot(p, guest_fd);
+    if (!f)
+        return -EBADF;
+    *out = proxy_world_find(p->world, f->pidfd_pid);
+    return *out ? 0 : -ESRCH;
+}
+
+/* Makes the eventfd readable (it only ever goes from empty to readable). */
+static void mark_exited(int host_fd)
+{
+    uint64_t one = 1;
+    (void)!write(host_fd, &one, sizeof(one));
+}
+
+void proxy_pidfd_exited(struct proxy_process *dead)
+{
+    struct proxy_world *w = dead->world;
+    for (int i = 0; i < w->nr_procs; i++) {
+        struct proxy_fdtable *t = &w->procs[i]->fds;
+        for (int fd = 0; fd < t->cap; fd++)
+            if (t->fds[fd].kind != PROXY_FD_FREE &&
+                t->fds[fd].pidfd_pid == dead->pid)
+                mark_exited(t->fds[fd].host_fd);
+    }
+}
+
+long proxy_pidfd_target(struct proxy_process *p, int guest_fd, int *vpid,
+                        bool *nonblock)
+{
+    struct proxy_fd *f = pidfd_slot(p, guest_fd);
+    if (!f)
+        return -EBADF;
+    int fl = fcntl(f->host_fd, F_GETFL);
+    *nonblock = fl >= 0 && (fl & O_NONBLOCK);
+    struct proxy_process *q = proxy_world_find(p->world, f->pidfd_pid);
+    /* reaped, or outside the caller's pid namespace: no child to wait for */
+    *vpid = q ? proxy_ns_pid_of(p, q) : 0;
+    return *vpid > 0 ? 0 : -ECHILD;
+}
+
+static long sys_pidfd_open(struct proxy_process *p, const uint64_t a[6])
+{
+    int pid = (int)a[0];
+    unsigned int flags = (unsigned int)a[1];
+    if (flags & ~(unsigned int)PIDFD_NONBLOCK)
+        return -EINVAL;
+    if (pid <= 0)
+        return -EINVAL;
+    struct proxy_process *q = proxy_ns_find(p, pid);
+    if (!q) /* a thread's tid names no thread group: ENOENT (pidfd_prepare) */
+        return proxy_world_find_tid(p->world, proxy_ns_global_nr(p, pid))
+                   ? -ENOENT
+                   : -ESRCH;
+    int host_fd = eventfd(0, EFD_CLOEXEC |
+                                 ((flags & PIDFD_NONBLOCK) ? EFD_NONBLOCK : 0));
+    if (host_fd < 0)
+        return -errno;
+    if (q->zombie)
+        mark_exited(host_fd);
+    int fd = proxy_fd_install(&p->fds, host_fd, true, 0); /* always cloexec */
+    if (fd >= 0)
+        proxy_fd_get(&p->fds, fd)->pidfd_pid = q->pid;
+    return fd;
+}
+
+/* The caller's siginfo for a pidfd_send_signal to run pid target, checked
+ * as rt_sigqueueinfo checks it. */
+static long copy_signal_info(struct proxy_process *p, int target, int sig,
+                             gva_t uinfo, siginfo_t *info)
+{
+    if (proxy_copy_in(p, info, uinfo, sizeof(*info)) < 0)
+        return -EFAULT;
+    if (info->si_signo != sig)
+        return -EINVAL;
+    /* only a process signalling itself may forge a kernel or tkill origin */
+    if ((info->si_code >= 0 || info->si_code == SI_TKILL) && target != p->pid)
+        return -EPERM;
+    return 0;
+}
+
+/* Linux's order: flags, the fd, the siginfo, the process, the signal. */
+static long sys_pidfd_send_signal(struct proxy_process *p,
+                                  const uint64_t a[6])
+{
+    int sig = (int)a[1];
+    if (a[3] != 0) /* the PIDFD_SIGNAL_* scopes: Linux 6.9 */
+        return -EINVAL;
+    struct proxy_fd *f = pidfd_slot(p, (int)a[0]);
+    if (!f)
+        return -EBADF;
+    siginfo_t info;
+    memset(&info, 0, sizeof(info));
+    if (a[2]) {
+        long r = copy_signal_info(p, f->pidfd_pid, sig, a[2], &info);
+        if (r < 0)
+            return r;
+    }
+    struct proxy_process *q = proxy_world_find(p->world, f->pidfd_pid);
+    if (!q)
+        return -ESRCH;
+    if (sig < 0 || sig > 64)
+        return -EINVAL;
+    if (!a[2]) { /* kill()'s origin */
+        info.si_signo = sig;
+        info.si_code = SI_USER;
+        info.si_pid = proxy_ns_pid_of(q, p);
+        info.si_uid = proxy_ns_uid_seen(q, p->ruid);
+    }
+    /* a zombie is there until reaped: success, the signal is dropped */
+    if (sig != 0 && !q->zombie)
+        proxy_signal_raise_thread(q, 0, sig, &info);
+    return 0;
+}
+
+static long sys_pidfd_getfd(struct proxy_process *p, const uint64_t a[6])
+{
+    if (a[2] != 0)
+        return -EINVAL;
+    struct proxy_process *q;
+    long r = pidfd_process(p, (int)a[0], &q);
+    if (r < 0)
+        return r;
+    if (q->zombie) /* exiting or dead: Linux's __pidfd_fget says ESRCH */
+        return -ESRCH;
+    struct proxy_fd *from = proxy_fd_get(&q->fds, (int)a[1]);
+    if (!from)
+        return -EBADF;
+    int host_fd = fcntl(from->host_fd, F_DUPFD_CLOEXEC, 0);
+    if (host_fd < 0)
+        return -errno;
+    /* the new fd is the same open file, close-on-exec (pidfd_getfd(2)) */
+    int fd = proxy_fd_install(&p->fds, host_fd, true, 0);
+    if (fd >= 0)
+        proxy_fd_share_context(proxy_fd_get(&p->fds, fd),
+                               proxy_fd_get(&q->fds, (int)a[1]));
+    return fd;
+}
+
+const struct proxy_syscall proxy_pidfd_syscalls[] = {
+    {SYS_pidfd_open, "pidfd_open", sys_pidfd_open},
+    {SYS_pidfd_send_signal, "pidfd_send_signal", sys_pidfd_send_signal},
+    {SYS_pidfd_getfd, "pidfd_getfd", sys_pidfd_getfd},
+    {-1, NULL, NULL},
+};

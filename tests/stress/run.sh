@@ -1,0 +1,305 @@
+#!/bin/bash
+# tests/stress/run.sh - stress-ng's stressors natively and under hvrun.
+#
+# For every stressor that `stress-ng --stressors` lists (or the subset in
+# STRESSORS="a b c"): run it natively, then under `hvrun run --verify` on the
+# kvm and the ptrace backend, each run in a bubblewrap sandbox of its own
+# (stressors are destructive: own pid/net/ipc/uts namespaces, / read-only,
+# private /tmp, /var/tmp and /dev/shm, no capabilities, /dev/kvm bound in).
+# Results go to $STRESS_OUT (build/stress): one file per stressor and mode,
+# so an interrupted pass resumes where it stopped (delete a result file, or
+# set STRESS_REDO=1, to run it again). At the end docs/STRESS.md is written
+# from every result there (`run.sh --report` writes only the report).
+#
+# How a run is made to finish deterministically:
+#   1. native, timed: `--STRESSOR 1 --timeout 3s --metrics-brief` gives the
+#      pass/fail verdict on this machine and B, the bogo ops done in 3 s.
+#   2. native, counted: `--STRESSOR-ops N` with N = B/100 (at least 1), about
+#      30 ms of native work (hvrun runs a syscall-heavy stressor 20-200
+#      times slower): the baseline time for the ratio.
+#   3. hvrun --verify with the same `--STRESSOR-ops N` and virtual time. A
+#      counted run does a fixed amount of work, so its output and detlog can
+#      agree between the two runs; a timed one cannot: a 3 s timeout in
+#      logical time is millions of syscalls (logical time moves ~1 us per
+#      event), minutes of host time, and a computing loop's bogo-op count
+#      depends on where host-timed preemption cuts it. Bogo-op metrics are
+#      left out under hvrun for the same reason (usr/sys columns).
+#   Stressors that do no counted op natively (B = 0, or the counted run
+#   fails) run timed under hvrun instead, with --no-virtualize-time and -q:
+#   they are timed by the wall clock, once, without --verify (their detlog
+#   holds host clock readings, which differ between any two runs), and only
+#   the exit status counts.
+#
+# Environment: STRESSORS (subset), JOBS (parallel stressors, at most 2),
+# MODES (default "native kvm ptrace"), HVRUN (default build/hvrun),
+# HVRUN_LIMIT (host seconds for one --verify pair, default 60),
+# STRESS_OUT, STRESS_DOC (default docs/STRESS.md; empty: no report).
+set -u
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+SELF="$ROOT/tests/stress/run.sh"
+HVRUN=${HVRUN:-$ROOT/build/hvrun}
+OUT=${STRESS_OUT:-$ROOT/build/stress}
+DOC=${STRESS_DOC-$ROOT/docs/STRESS.md}
+CAUSES="$ROOT/tests/stress/causes.txt"
+MODES=${MODES:-native kvm ptrace}
+HVRUN_LIMIT=${HVRUN_LIMIT:-60}
+NATIVE_SECONDS=3
+JOBS=${JOBS:-2}
+[ "$JOBS" -gt 2 ] && JOBS=2
+export HVRUN OUT MODES HVRUN_LIMIT
+
+# One sandbox per run; the working directory is a private tmpfs, where
+# stress-ng puts its temporary files.
+sandbox() {
+    local kvm=()
+    [ -e /dev/kvm ] && kvm=(--dev-bind /dev/kvm /dev/kvm)
+    bwrap --ro-bind / / --dev /dev "${kvm[@]}" --proc /proc \
+        --ro-bind /proc/sys /proc/sys \
+        --tmpfs /tmp --tmpfs /var/tmp --tmpfs /dev/shm \
+        --unshare-pid --unshare-net --unshare-ipc --unshare-uts \
+        --unshare-cgroup-try --cap-drop ALL --die-with-parent \
+        --new-session --chdir /var/tmp "$@"
+}
+
+now() { date +%s.%N; }
+elapsed() { echo "$1 $(now)" | awk '{ printf "%.2f", $2 - $1 }'; }
+
+# status <rc>: the verdict word for an exit status.
+status_of() {
+    case $1 in
+    0) echo pass ;;
+    120) echo differs ;;
+    124 | 137) echo timeout ;;
+    125) echo hvrun-error ;;
+    *) echo "fail($1)" ;;
+    esac
+}
+
+# A run that exited 0 without running the stressor: stress-ng skips one
+# that a missing syscall or privilege makes unsupported, and exits 0.
+not_run() { grep -q -E 'No stress workers invoked|stressor will be skipped' "$1" 2>/dev/null; }
+
+# The verdict of stressor $1 in mode $2 from its result and log: "skipped"
+# natively, "unsupported" under hvrun, for a run that did not run it.
+verdict() {
+    local st
+    read -r st _ <"$OUT/results/$1.$2"
+    if [ "$st" = pass ] && not_run "$OUT/log/$1.$2"; then
+        [ "$2" = native ] && st=skipped || st=unsupported
+    fi
+    echo "$st"
+}
+
+# The bogo-op count of stressor $1 in metrics-brief log $2 (0 if none).
+bogo_ops() {
+    awk -v s="$1" '$2 == "metrc:" && $4 == s { print $5; found = 1; exit }
+                   END { if (!found) print 0 }' "$2"
+}
+
+run_native() {
+    local s=$1 r="$OUT/results/$s.native" log="$OUT/log/$s.native"
+    local t0 rc secs ops n nrc nsecs mode
+    t0=$(now)
+    sandbox timeout -k 5 $((NATIVE_SECONDS + 30)) stress-ng --"$s" 1 \
+        --timeout ${NATIVE_SECONDS}s --metrics-brief >"$log" 2>&1
+    rc=$?
+    secs=$(elapsed "$t0")
+    ops=$(bogo_ops "$s" "$log")
+    [[ $ops =~ ^[0-9]+$ ]] || ops=0
+    n=$((ops / 100))
+    [ $n -lt 1 ] && n=1
+    mode=counted nrc=0 nsecs=0
+    if [ $rc -eq 0 ] && [ "$ops" -gt 0 ]; then
+        t0=$(now)
+        sandbox timeout -k 5 60 stress-ng --"$s" 1 --"$s"-ops $n \
+            --timeout 60s >"$log.counted" 2>&1
+        nrc=$?
+        nsecs=$(elapsed "$t0")
+        [ $nrc -eq 0 ] || mode=timed
+    else
+        mode=timed
+    fi
+    [ $mode = timed ] && nsecs=$secs
+    echo "$(status_of $rc) $rc $secs $ops $n $mode $nsecs" >"$r"
+}
+
+run_hvrun() {
+    local s=$1 backend=$2 r="$OUT/results/$s.$2" log="$OUT/log/$s.$2"
+    local nat mode n t0 rc args opts
+    read -r _ _ _ _ n mode _ <"$OUT/results/$s.native"
+    if [ "$(verdict "$s" native)" != pass ]; then
+        echo "skip 0 0" >"$r"
+        return
+    fi
+    opts=(--backend "$backend")
+    if [ "$mode" = counted ]; then
+        opts+=(--verify)
+        args=(--"$s"-ops "$n" --timeout 60s)
+    else
+        opts+=(--no-virtualize-time)
+        args=(--timeout ${NATIVE_SECONDS}s -q)
+    fi
+    t0=$(now)
+    sandbox timeout -k 5 "$HVRUN_LIMIT" "$HVRUN" run "${opts[@]}" -- \
+        stress-ng --"$s" 1 "${args[@]}" >"$log" 2>&1
+    rc=$?
+    echo "$(status_of $rc) $rc $(elapsed "$t0")" >"$r"
+}
+
+# One stressor, every mode not yet done; one progress line.
+run_stressor() {
+    local s=$1 line="$1:" m st
+    mkdir -p "$OUT/results" "$OUT/log"
+    for m in $MODES; do
+        if [ ! -s "$OUT/results/$s.$m" ] || [ -n "${STRESS_REDO:-}" ]; then
+            if [ "$m" = native ]; then
+                run_native "$s"
+            else
+                [ -s "$OUT/results/$s.native" ] || run_native "$s"
+                run_hvrun "$s" "$m"
+            fi
+        fi
+        line+=" $m=$(verdict "$s" "$m")"
+    done
+    echo "$line"
+}
+
+if [ "${1:-}" = __one ]; then
+    run_stressor "$2"
+    exit 0
+fi
+
+# ---- the report ------------------------------------------------------------
+
+# Why a run failed, as its log shows it: unsupported syscalls hvrun logged,
+# the --verify difference, or stress-ng's own failure line.
+diagnose() {
+    local log=$1 enosys
+    [ -f "$log" ] || return
+    enosys=$(grep -o 'unsupported syscall [a-z0-9_]*' "$log" |
+        awk '{ print $3 }' | sort -u | paste -sd, -)
+    [ -n "$enosys" ] && printf 'ENOSYS: %s; ' "$enosys"
+    grep -m1 -o 'nondeterministic: differs in: [a-z, ;]*' "$log" |
+        sed 's/;* *$/; /' | tr -d '\n'
+    grep -m1 -E 'hvrun: .*(failed|error|Bad address|stub)' "$log" |
+        grep -v 'unsupported syscall' | cut -c1-140 | sed 's/$/; /' | tr -d '\n'
+    grep -m1 -E 'stress-ng: (fail|error):' "$log" | cut -c1-160 | tr -d '\n'
+    grep -m1 -o 'interrupted by SIGTERM during run [0-9] of 2' "$log" |
+        sed "s/^/not done in ${HVRUN_LIMIT} s of host time: /" | tr -d '\n'
+}
+
+# The curated cause of a stressor's mismatch (tests/stress/causes.txt:
+# "STRESSOR[/BACKEND] cause..."), if any.
+curated_cause() {
+    local s=$1 b=$2
+    [ -f "$CAUSES" ] || return
+    awk -v a="$s/$b" -v s="$s" '/^#/ { next } $1 == a { $1 = ""; print substr($0, 2); f = 1; exit }
+        END { if (!f) exit 1 }' "$CAUSES" && return
+    awk -v s="$s" '/^#/ { next } $1 == s { $1 = ""; print substr($0, 2); exit }' "$CAUSES"
+}
+
+# host seconds of one hvrun run ($1: the whole invocation, $3: its number of
+# runs) over the native run's ($2).
+ratio() { awk -v h="$1" -v n="$2" -v k="$3" 'BEGIN { if (n > 0) printf "%.1f", h / k / n; else print "-" }'; }
+
+report() {
+    local s nat nrc nsecs ops n mode nbase total=0 npass=0 kpass=0 ppass=0
+    local rows="" mism="" kst pst ksec psec kc pc
+    for r in "$OUT"/results/*.native; do
+        [ -e "$r" ] || continue
+        s=$(basename "$r" .native)
+        read -r _ nrc nsecs ops n mode nbase <"$r"
+        nat=$(verdict "$s" native)
+        total=$((total + 1))
+        kst=- pst=- ksec=0 psec=0
+        [ -s "$OUT/results/$s.kvm" ] && read -r _ _ ksec <"$OUT/results/$s.kvm" &&
+            kst=$(verdict "$s" kvm)
+        [ -s "$OUT/results/$s.ptrace" ] && read -r _ _ psec <"$OUT/results/$s.ptrace" &&
+            pst=$(verdict "$s" ptrace)
+        [ "$nat" = pass ] || continue
+        npass=$((npass + 1))
+        [ "$kst" = pass ] && kpass=$((kpass + 1))
+        [ "$pst" = pass ] && ppass=$((ppass + 1))
+        kc="" pc="" runs=2
+        [ "$mode" = timed ] && runs=1
+        [ "$kst" != pass ] && [ "$kst" != - ] && kc="$(curated_cause "$s" kvm)"
+        [ "$kst" = timeout ] && [ "$pst" = pass ] && [ -z "$kc" ] &&
+            kc="slow, not a hang: passes under ptrace; on this host's kvm_pvm a syscall round trip is ~300 us (hvrun doctor; ptrace ~4 us), so the --verify pair of this syscall-heavy stressor took over ${HVRUN_LIMIT} s"
+        [ "$kst" != pass ] && [ "$kst" != - ] && [ -z "$kc" ] && kc="$(diagnose "$OUT/log/$s.kvm")"
+        [ "$pst" != pass ] && [ "$pst" != - ] &&
+            pc="$(curated_cause "$s" ptrace)" && [ -z "$pc" ] && pc="$(diagnose "$OUT/log/$s.ptrace")"
+        [ "$kst" != pass ] && [ "$kst" != - ] && [ -z "$kc" ] && kc="no diagnosis yet (log/$s.kvm)"
+        [ "$pst" != pass ] && [ "$pst" != - ] && [ -z "$pc" ] && pc="no diagnosis yet (log/$s.ptrace)"
+        rows+="| $s | pass ($ops ops/3 s) | $mode $n | $kst | $pst | $(ratio "$ksec" "$nbase" $runs) | $(ratio "$psec" "$nbase" $runs) |"$'\n'
+        [ -n "$kc$pc" ] || continue
+        if [ "$kc" = "$pc" ]; then
+            mism+="- **$s** (kvm $kst, ptrace $pst): $kc"$'\n'
+        else
+            [ -n "$kc" ] && mism+="- **$s** (kvm $kst): $kc"$'\n'
+            [ -n "$pc" ] && mism+="- **$s** (ptrace $pst): $pc"$'\n'
+        fi
+    done
+    {
+        cat "$ROOT/tests/stress/header.md"
+        echo
+        echo "## Totals"
+        echo
+        echo "$total stressors tried; $npass pass natively on this machine" \
+            "(in the sandbox, without capabilities); of those $kpass pass" \
+            "under kvm and $ppass under ptrace (exit 0, the stressor ran, and" \
+            "--verify agrees). A native skip (stress-ng exits 0 without" \
+            "running the stressor) is not counted as a native pass."
+        echo
+        echo "## Mismatches"
+        echo
+        printf '%s' "$mism"
+        echo
+        echo "## Native failures and skips (not run under hvrun)"
+        echo
+        echo "Exit status in parentheses; *skipped*: stress-ng exited 0" \
+            "without running it (no privilege in the sandbox, or no support" \
+            "in this kernel or machine)."
+        echo
+        for r in "$OUT"/results/*.native; do
+            s=$(basename "$r" .native)
+            read -r _ nrc _ <"$r"
+            nat=$(verdict "$s" native)
+            [ "$nat" = pass ] && continue
+            [ "$nat" = skipped ] && nrc=skipped
+            printf '%s (%s) ' "$s" "$nrc"
+        done
+        echo
+        echo
+        echo "## Every stressor that passes natively"
+        echo
+        echo "hvrun run: counted N = \`--STRESSOR-ops N\` under --verify and" \
+            "virtual time; timed = \`--timeout 3s\` once, --no-virtualize-time." \
+            "ratio: host seconds of one hvrun run (half the --verify pair;" \
+            "hvrun start-up included) over the native run of the same work."
+        echo
+        echo "| stressor | native | hvrun run | kvm | ptrace | kvm ratio | ptrace ratio |"
+        echo "|---|---|---|---|---|---|---|"
+        printf '%s' "$rows"
+    } >"$DOC"
+    echo "report: $DOC ($npass native passes; kvm $kpass, ptrace $ppass)"
+}
+
+if [ "${1:-}" = --report ]; then
+    report
+    exit 0
+fi
+
+# ---- the pass ----------------------------------------------------------------
+
+for tool in stress-ng bwrap; do
+    command -v $tool >/dev/null || { echo "run.sh: $tool is missing (make stress installs it)"; exit 2; }
+done
+[ -x "$HVRUN" ] || { echo "run.sh: $HVRUN is missing (make all)"; exit 2; }
+mkdir -p "$OUT/results" "$OUT/log"
+list=${STRESSORS:-$(stress-ng --stressors)}
+count=$(echo $list | wc -w)
+echo "stress: $count stressors, modes: $MODES, $JOBS at a time; results in $OUT"
+echo $list | tr ' ' '\n' | xargs -P "$JOBS" -I{} "$SELF" __one {} |
+    awk -v n="$count" '{ printf "[%d/%d] %s\n", NR, n, $0; fflush() }'
+[ -n "$DOC" ] && report
+exit 0
