@@ -122,10 +122,11 @@ int cli_cmd_doctor(int argc, char **argv)
                (unsigned long long)vmm_host_hwcap(host));
     else
         printf("CPUID control:  no (measured in a probe VM: the guest's CPUID "
-               "shows this host's CPU, %s family %u model %u stepping %u "
-               "\"%s\"; /proc/cpuinfo describes it: a determinism gap on "
-               "this host)\n",
-               cpu.vendor, cpu.family, cpu.model, cpu.stepping, cpu.brand);
+               "shows %s family %u model %u stepping %u \"%s\" with "
+               "this host's feature bits (hwcap %#llx); /proc/cpuinfo "
+               "describes it: a determinism gap on this host)\n",
+               cpu.vendor, cpu.family, cpu.model, cpu.stepping, cpu.brand,
+               (unsigned long long)vmm_host_hwcap(host));
     if (!i.cpuid_control)
         printf("CPUID rewrite:  available: `hvrun run --cpuid-rewrite` turns "
                "the CPUID instructions of the guest's code (functions with "

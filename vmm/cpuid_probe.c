@@ -95,6 +95,31 @@ int vmm_cpuid_probe(struct vmm_host *host, struct vmm_cpuid_entry *seen,
 
 /* The leaves that say which CPU this is; APIC ids (leaf 1 EBX[31:24]) and
  * OSXSAVE follow the vCPU, not the model, so they are left out. */
+/*
+ * The feature words too: a host can apply the model's identity (leaf 0,
+ * leaf 1 EAX, the brand) and still show its own feature bits (seen on an
+ * Intel kvm_pvm host: leaf 1 EDX and leaf 7 EBX were the host's, AVX-512
+ * included, under the model's name). Bits the CPU computes from its state
+ * are left out: OSXSAVE (leaf 1 ECX 27, CR4), APIC (leaf 1 EDX 9, the
+ * APIC's enable) and OSPKE (leaf 7 ECX 4, CR4).
+ */
+static bool features_match(const struct vmm_cpuid_entry *s,
+                           const struct vmm_cpuid_entry *m)
+{
+    switch (s->function) {
+    case 1:
+        return ((s->ecx ^ m->ecx) & ~(1u << 27)) == 0 &&
+               ((s->edx ^ m->edx) & ~(1u << 9)) == 0;
+    case 7:
+        return s->ebx == m->ebx && ((s->ecx ^ m->ecx) & ~(1u << 4)) == 0 &&
+               s->edx == m->edx;
+    case 0x80000001:
+        return s->ecx == m->ecx && s->edx == m->edx;
+    default:
+        return true;
+    }
+}
+
 bool vmm_cpuid_probe_matches(const struct vmm_cpuid_entry *seen,
                              const struct vmm_cpuid_entry *model, int nr)
 {
@@ -109,6 +134,8 @@ bool vmm_cpuid_probe_matches(const struct vmm_cpuid_entry *seen,
                       s->ecx != m->ecx || s->edx != m->edx))
             return false;
         if (s->function == 1 && s->eax != m->eax)
+            return false;
+        if (!features_match(s, m))
             return false;
     }
     return true;

@@ -17,7 +17,8 @@
  * entries. Returns 0, or -errno with why filled in. */
 int vmm_cpuid_probe(struct vmm_host *host, struct vmm_cpuid_entry *seen,
                     char *why, size_t why_len);
-/* True when what the probe saw is the model (vendor, signature, brand). */
+/* True when what the probe saw is the model (vendor, signature, brand,
+ * and the feature words of leaves 1, 7 and 0x80000001). */
 bool vmm_cpuid_probe_matches(const struct vmm_cpuid_entry *seen,
                              const struct vmm_cpuid_entry *model, int nr);
 /* The probe's leaves as the model answers them: what seen would hold on
