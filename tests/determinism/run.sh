@@ -711,7 +711,12 @@ analyze_cases() {
 # land is host time by design (DETERMINISM.md, preemption of a thread with
 # no event), and its detlog can differ between two runs (it did under the
 # ptrace debug build, seed 1 and seed 3, in clean-clone runs); its output
-# is checked by the guest suite.
+# is checked by the guest suite. partial_signal runs its pipe cases only:
+# how much one call moves on loopback TCP follows the host TCP stack's
+# timers (delayed ACKs open the window in host time), so its TCP cases'
+# detlogs differ between runs (seen: a read of 65536 bytes in one run,
+# 29696 in the other); their bytes and results are checked by the guest
+# suite.
 chaos_guest_suite() {
     local p n args bad="" seed count=0 b=$OUT/$ID.chaos-suite line st
     for seed in 1 2 3 4 5; do
@@ -722,6 +727,7 @@ chaos_guest_suite() {
             args=()
             [ "$n" = exitcode ] && args=(0)
             [ "$n" = det_sources ] && args=(--check)
+            [ "$n" = partial_signal ] && args=(--pipes)
             st=$(hv "$b" --verify --chaos --seed "$seed" -- "$p" "${args[@]}")
             line=$(grep -m1 '^hvrun: verify: ' "$b.err" | cut -c1-160)
             count=$((count + 1))
@@ -731,7 +737,7 @@ chaos_guest_suite() {
     done
     if [ -z "$bad" ]; then
         pass "$L:chaos/guest-suite-5-seeds"
-        echo "    $count runs verified (interval_spin left out: host-timed by design)"
+        echo "    $count runs verified (interval_spin left out: host-timed by design; partial_signal: its pipe cases)"
     else
         fail "$L:chaos/guest-suite-5-seeds" "$bad"
     fi
