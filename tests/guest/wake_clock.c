@@ -19,7 +19,10 @@ static atomic_int done;
 static void *sleeper(void *arg)
 {
     (void)arg;
-    struct timespec ts = {0, 2000000}; /* 2 ms */
+    /* 20 ms: long enough that the main thread reads the clock first even
+     * on a loaded host (at 2 ms, natively as under hvrun, it sometimes
+     * did not get the CPU before the sleeper woke). */
+    struct timespec ts = {0, 20000000};
     CHECK(nanosleep(&ts, NULL) == 0);
     atomic_store(&done, 1);
     return NULL;
