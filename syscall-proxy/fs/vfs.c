@@ -1404,12 +1404,43 @@ static enum vfile_lookup lookup_vfile(struct proxy_process *p, int dirfd,
     return VFILE_NONE;
 }
 
+/* The guest process whose /proc directory the canonical name is
+ * (/proc/self or /proc/<N>, N a thread-group leader of the caller's pid
+ * namespace, a zombie too: Linux keeps its directory until the reap), or
+ * NULL. */
+static struct proxy_process *proc_dir_process(struct proxy_process *p,
+                                              const char *name)
+{
+    if (strcmp(name, "/proc/self") == 0)
+        return p;
+    if (strncmp(name, "/proc/", 6) != 0 || name[6] < '1' || name[6] > '9')
+        return NULL;
+    char *end;
+    long n = strtol(name + 6, &end, 10);
+    if (*end || n > INT_MAX || !p->world)
+        return NULL;
+    struct proxy_process *q = proxy_ns_find(p, (int)n);
+    return q && proxy_ns_pid_of(p, q) == n ? q : NULL;
+}
+
+/* /proc/<N> itself of another guest process N: opened by hvrun
+ * (open_guest_proc_dir), never looked up on the host, where /proc/<N> is
+ * some host process, hvrun itself when N happens to be hvrun's host pid. */
+static bool other_guest_proc_dir(struct proxy_process *p, int dirfd,
+                                 const char *path)
+{
+    char name[PROXY_PATH_MAX];
+    struct proxy_process *of;
+    return full_name(p, dirfd, path, name, sizeof(name)) &&
+           (of = proc_dir_process(p, name)) && of != p;
+}
+
 bool proxy_vfs_is_virtual(struct proxy_process *p, int dirfd,
                           const char *path)
 {
     const struct vfile *v;
     struct proxy_process *of;
-    return fdinfo_name(path) ||
+    return fdinfo_name(path) || other_guest_proc_dir(p, dirfd, path) ||
            lookup_vfile(p, dirfd, path, &v, &of) == VFILE_FOUND;
 }
 
@@ -1517,25 +1548,6 @@ static bool open_other_task_dir(struct proxy_process *p, int host_dirfd,
     if (*result >= 0)
         proxy_fd_get(&p->fds, (int)*result)->listing_pid = of->pid;
     return true;
-}
-
-/* The guest process whose /proc directory the canonical name is
- * (/proc/self or /proc/<N>, N a thread-group leader of the caller's pid
- * namespace, a zombie too: Linux keeps its directory until the reap), or
- * NULL. */
-static struct proxy_process *proc_dir_process(struct proxy_process *p,
-                                              const char *name)
-{
-    if (strcmp(name, "/proc/self") == 0)
-        return p;
-    if (strncmp(name, "/proc/", 6) != 0 || name[6] < '1' || name[6] > '9')
-        return NULL;
-    char *end;
-    long n = strtol(name + 6, &end, 10);
-    if (*end || n > INT_MAX || !p->world)
-        return NULL;
-    struct proxy_process *q = proxy_ns_find(p, (int)n);
-    return q && proxy_ns_pid_of(p, q) == n ? q : NULL;
 }
 
 /*
