@@ -95,6 +95,10 @@ struct proxy_fd {
      * not a pidfd); the host fd is an eventfd made readable at its exit.
      * Kept by dups and fork children. */
     int pidfd_pid;
+    /* /proc/<N> of a guest process N opened as a directory (vfs.c): N's
+     * run pid, which pidfd_send_signal takes as a pidfd's; 0 otherwise.
+     * Kept by dups and fork children. */
+    int procdir_pid;
 };
 
 struct proxy_plock;

@@ -32,7 +32,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/sendfile.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #define PRESERVE_MAX_FILE (256LL << 20)
@@ -206,6 +208,28 @@ static bool in_private_tmp(const struct proxy_process *p, const char *abs)
            (abs[n] == '/' || abs[n] == '\0');
 }
 
+/* On a filesystem the kernel makes up (devpts, proc, sysfs and the like):
+ * its objects come and go with what they describe (a pty's /dev/pts/N
+ * with the pty), hold no content to keep and cannot be made again by
+ * name, so there is nothing to journal or put back. */
+static bool on_kernel_fs(const char *abs)
+{
+    int fd = open(abs, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+    struct statfs sf;
+    bool kernel = fd >= 0 && fstatfs(fd, &sf) == 0 &&
+                  (sf.f_type == DEVPTS_SUPER_MAGIC ||
+                   sf.f_type == PROC_SUPER_MAGIC || sf.f_type == SYSFS_MAGIC ||
+                   sf.f_type == CGROUP_SUPER_MAGIC ||
+                   sf.f_type == CGROUP2_SUPER_MAGIC ||
+                   sf.f_type == DEBUGFS_MAGIC || sf.f_type == TRACEFS_MAGIC ||
+                   sf.f_type == SECURITYFS_MAGIC ||
+                   sf.f_type == BPF_FS_MAGIC || sf.f_type == PSTOREFS_MAGIC ||
+                   sf.f_type == EFIVARFS_MAGIC);
+    if (fd >= 0)
+        close(fd);
+    return kernel;
+}
+
 /* abs of (dirfd, path) and what it names now (not followed); false when
  * it is not to be journaled or names nothing (*exists false). */
 static bool name_of(struct proxy_process *p, int dirfd, const char *path,
@@ -216,7 +240,7 @@ static bool name_of(struct proxy_process *p, int dirfd, const char *path,
         in_private_tmp(p, abs))
         return false;
     *exists = lstat(abs, st) == 0;
-    return true;
+    return !(*exists && on_kernel_fs(abs));
 }
 
 static void record(struct proxy_process *p, struct proxy_preserve *pr,
@@ -366,7 +390,8 @@ void proxy_preserve_before(struct proxy_process *p, int host_dirfd,
     if (follow && S_ISLNK(st.st_mode)) { /* the call changes its target */
         char real[PATH_MAX];
         if (!realpath(abs, real) || strlen(real) >= sizeof(abs) ||
-            in_private_tmp(p, real) || lstat(real, &st) < 0)
+            in_private_tmp(p, real) || lstat(real, &st) < 0 ||
+            on_kernel_fs(real))
             return;
         strcpy(abs, real);
     }
@@ -457,7 +482,7 @@ void proxy_preserve_created_fd(struct proxy_process *p, int host_fd)
     if (n <= 0 || abs[0] != '/' || fstat(host_fd, &st) < 0)
         return;
     abs[n] = 0;
-    if (!in_private_tmp(p, abs))
+    if (!in_private_tmp(p, abs) && !on_kernel_fs(abs))
         record_created(p, pr, abs, &st);
 }
 
@@ -471,7 +496,7 @@ static bool rename_side(struct proxy_process *p, int dirfd, const char *path,
         return false;
     *in_tmp = in_private_tmp(p, abs);
     *exists = lstat(abs, st) == 0;
-    return true;
+    return !(*exists && on_kernel_fs(abs));
 }
 
 /*

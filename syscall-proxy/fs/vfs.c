@@ -38,6 +38,7 @@
 
 #include "cpu_x86_64.h"
 #include "det.h"
+#include "namespace.h"
 
 #define NS_PER_TICK 10000000LL /* USER_HZ = 100 */
 #define MEMFD_PREFIX "hvrun-vfs:"
@@ -1403,12 +1404,43 @@ static enum vfile_lookup lookup_vfile(struct proxy_process *p, int dirfd,
     return VFILE_NONE;
 }
 
+/* The guest process whose /proc directory the canonical name is
+ * (/proc/self or /proc/<N>, N a thread-group leader of the caller's pid
+ * namespace, a zombie too: Linux keeps its directory until the reap), or
+ * NULL. */
+static struct proxy_process *proc_dir_process(struct proxy_process *p,
+                                              const char *name)
+{
+    if (strcmp(name, "/proc/self") == 0)
+        return p;
+    if (strncmp(name, "/proc/", 6) != 0 || name[6] < '1' || name[6] > '9')
+        return NULL;
+    char *end;
+    long n = strtol(name + 6, &end, 10);
+    if (*end || n > INT_MAX || !p->world)
+        return NULL;
+    struct proxy_process *q = proxy_ns_find(p, (int)n);
+    return q && proxy_ns_pid_of(p, q) == n ? q : NULL;
+}
+
+/* /proc/<N> itself of another guest process N: opened by hvrun
+ * (open_guest_proc_dir), never looked up on the host, where /proc/<N> is
+ * some host process, hvrun itself when N happens to be hvrun's host pid. */
+static bool other_guest_proc_dir(struct proxy_process *p, int dirfd,
+                                 const char *path)
+{
+    char name[PROXY_PATH_MAX];
+    struct proxy_process *of;
+    return full_name(p, dirfd, path, name, sizeof(name)) &&
+           (of = proc_dir_process(p, name)) && of != p;
+}
+
 bool proxy_vfs_is_virtual(struct proxy_process *p, int dirfd,
                           const char *path)
 {
     const struct vfile *v;
     struct proxy_process *of;
-    return fdinfo_name(path) ||
+    return fdinfo_name(path) || other_guest_proc_dir(p, dirfd, path) ||
            lookup_vfile(p, dirfd, path, &v, &of) == VFILE_FOUND;
 }
 
@@ -1518,12 +1550,47 @@ static bool open_other_task_dir(struct proxy_process *p, int host_dirfd,
     return true;
 }
 
+/*
+ * /proc/<N> itself, of a guest process N (the caller's own too): hvrun's
+ * /proc/self opened as the directory, the fd remembering N
+ * (proxy_fd.procdir_pid), because Linux takes such an fd as a pidfd in
+ * pidfd_send_signal (stress-ng's pidfd stressor signals so). Without this
+ * the name would reach the host's /proc/<N>, some host process or none.
+ * Names under it (openat of "stat" on the fd) are the caller's own files,
+ * as under a /proc/self fd.
+ */
+static bool open_guest_proc_dir(struct proxy_process *p, int host_dirfd,
+                                const char *host_path, int flags,
+                                long *result)
+{
+    char name[PROXY_PATH_MAX];
+    struct proxy_process *of;
+    if (!full_name(p, host_dirfd, host_path, name, sizeof(name)) ||
+        !(of = proc_dir_process(p, name)))
+        return false;
+    if ((flags & O_ACCMODE) != O_RDONLY || (flags & O_CREAT)) {
+        *result = -EISDIR;
+        return true;
+    }
+    int fd = open("/proc/self",
+                  O_RDONLY | O_DIRECTORY | O_CLOEXEC | (flags & O_NONBLOCK));
+    if (fd < 0) {
+        *result = -errno;
+        return true;
+    }
+    *result = proxy_fd_install(&p->fds, fd, (flags & O_CLOEXEC) != 0, 0);
+    if (*result >= 0)
+        proxy_fd_get(&p->fds, (int)*result)->procdir_pid = of->pid;
+    return true;
+}
+
 bool proxy_vfs_open(struct proxy_process *p, int host_dirfd,
                     const char *host_path, int flags, long *result)
 {
     if (flags & O_PATH)
         return false;
-    if (open_other_task_dir(p, host_dirfd, host_path, flags, result))
+    if (open_other_task_dir(p, host_dirfd, host_path, flags, result) ||
+        open_guest_proc_dir(p, host_dirfd, host_path, flags, result))
         return true;
     if (fdinfo_name(host_path)) {
         *result = open_fdinfo(p, host_path, flags);

@@ -17,7 +17,9 @@
  *
  * Not modelled: PIDFD_THREAD (Linux 6.9: a pidfd of a single thread) and
  * the PIDFD_SIGNAL_* scopes of pidfd_send_signal are EINVAL, as on a
- * kernel before 6.9; a /proc/<pid> directory fd is not a pidfd here (EBADF).
+ * kernel before 6.9. As in Linux, pidfd_send_signal also takes a
+ * /proc/<pid> directory fd (proxy_fd.procdir_pid, vfs.c) for its process;
+ * pidfd_getfd, waitid and poll do not (EBADF, as there).
  */
 #include "proxy.h"
 
@@ -132,6 +134,16 @@ static long copy_signal_info(struct proxy_process *p, int target, int sig,
     return 0;
 }
 
+/* The run pid a pidfd_send_signal fd names: a pidfd's, or a /proc/<pid>
+ * directory's (Linux's pidfd_to_pid); 0 for any other fd. */
+static int signal_target_pid(struct proxy_process *p, int guest_fd)
+{
+    struct proxy_fd *f = proxy_fd_get(&p->fds, guest_fd);
+    if (!f)
+        return 0;
+    return f->pidfd_pid > 0 ? f->pidfd_pid : f->procdir_pid;
+}
+
 /* Linux's order: flags, the fd, the siginfo, the process, the signal. */
 static long sys_pidfd_send_signal(struct proxy_process *p,
                                   const uint64_t a[6])
@@ -139,17 +151,17 @@ static long sys_pidfd_send_signal(struct proxy_process *p,
     int sig = (int)a[1];
     if (a[3] != 0) /* the PIDFD_SIGNAL_* scopes: Linux 6.9 */
         return -EINVAL;
-    struct proxy_fd *f = pidfd_slot(p, (int)a[0]);
-    if (!f)
+    int target = signal_target_pid(p, (int)a[0]);
+    if (target <= 0)
         return -EBADF;
     siginfo_t info;
     memset(&info, 0, sizeof(info));
     if (a[2]) {
-        long r = copy_signal_info(p, f->pidfd_pid, sig, a[2], &info);
+        long r = copy_signal_info(p, target, sig, a[2], &info);
         if (r < 0)
             return r;
     }
-    struct proxy_process *q = proxy_world_find(p->world, f->pidfd_pid);
+    struct proxy_process *q = proxy_world_find(p->world, target);
     if (!q)
         return -ESRCH;
     if (sig < 0 || sig > 64)
