@@ -22,19 +22,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "guest_check.h"
+
 #ifndef ADJ_ADJTIME
 #define ADJ_ADJTIME 0x8000 /* linux/timex.h */
 #endif
-
-static const char *res(long rc)
-{
-    static char buf[32];
-    if (rc >= 0)
-        snprintf(buf, sizeof(buf), "%ld", rc);
-    else
-        snprintf(buf, sizeof(buf), "%s", strerrorname_np(errno));
-    return buf;
-}
 
 /*
  * The kernel's NTP state is the host's: an NTP daemon, or any adjtimex
@@ -50,7 +42,7 @@ static void show(const char *what, long rc, const struct timex *t)
     struct timespec now;
     clock_gettime(CLOCK_REALTIME, &now);
     long skew = (long)now.tv_sec - (long)t->time.tv_sec;
-    printf("%s: %s\n", what, rc < 0 ? res(rc) : "a state");
+    printf("%s: %s\n", what, rc < 0 ? result_text(rc) : "a state");
     printf("  modes %#x precision %ld tolerance %ld\n", t->modes,
            t->precision, t->tolerance);
     printf("  state in TIME_OK..TIME_ERROR: %d, unsynced is TIME_ERROR: %d\n",
@@ -86,24 +78,24 @@ static void refused_unprivileged(void)
     struct timex t;
     memset(&t, 0, sizeof(t));
     t.modes = ADJ_OFFSET_SINGLESHOT; /* adjtime(0): no slew */
-    printf("single-shot offset 0: %s\n", res(adjtimex(&t)));
+    printf("single-shot offset 0: %s\n", result_text(adjtimex(&t)));
     memset(&t, 0, sizeof(t));
     t.modes = ADJ_TICK; /* out of range: EINVAL if it were allowed */
     t.tick = 1;
-    printf("tick 1: %s\n", res(adjtimex(&t)));
+    printf("tick 1: %s\n", result_text(adjtimex(&t)));
     memset(&t, 0, sizeof(t));
     t.modes = ADJ_SETOFFSET; /* a negative usec: EINVAL if allowed */
     t.time.tv_usec = -1;
-    printf("set offset, bad usec: %s\n", res(adjtimex(&t)));
+    printf("set offset, bad usec: %s\n", result_text(adjtimex(&t)));
     memset(&t, 0, sizeof(t));
     t.modes = 0x40000000; /* no such mode: a query if allowed */
     printf("unknown mode bit: %s\n",
-           res(syscall(SYS_clock_adjtime, CLOCK_REALTIME, &t)));
+           result_text(syscall(SYS_clock_adjtime, CLOCK_REALTIME, &t)));
     memset(&t, 0, sizeof(t));
     t.modes = ADJ_OFFSET_SS_READ;
     long rc = adjtimex(&t);
     printf("read-only single-shot still allowed: %s\n",
-           rc >= 0 ? "a state" : res(rc));
+           rc >= 0 ? "a state" : result_text(rc));
 }
 
 static void changes_refused(void)
@@ -143,21 +135,21 @@ int main(void)
     for (int id = -10; id < 26; id++) {
         memset(&t, 0, sizeof(t));
         long rc = syscall(SYS_clock_adjtime, id, &t);
-        printf("clock %d: %s\n", id, rc >= 0 ? "a state" : res(rc));
+        printf("clock %d: %s\n", id, rc >= 0 ? "a state" : result_text(rc));
     }
     memset(&t, 0, sizeof(t));
     t.modes = ADJ_OFFSET; /* refused for the clock before the mode */
     printf("set on CLOCK_MONOTONIC: %s\n",
-           res(syscall(SYS_clock_adjtime, CLOCK_MONOTONIC, &t)));
-    printf("set on clock 99: %s\n", res(syscall(SYS_clock_adjtime, 99, &t)));
+           result_text(syscall(SYS_clock_adjtime, CLOCK_MONOTONIC, &t)));
+    printf("set on clock 99: %s\n", result_text(syscall(SYS_clock_adjtime, 99, &t)));
     memset(&t, 0, sizeof(t));
     t.modes = ADJ_ADJTIME; /* without the single-shot bit */
-    printf("ADJ_ADJTIME alone: %s\n", res(adjtimex(&t)));
-    printf("adjtimex bad pointer: %s\n", res(syscall(SYS_adjtimex, (void *)8)));
+    printf("ADJ_ADJTIME alone: %s\n", result_text(adjtimex(&t)));
+    printf("adjtimex bad pointer: %s\n", result_text(syscall(SYS_adjtimex, (void *)8)));
     printf("clock_adjtime bad pointer: %s\n",
-           res(syscall(SYS_clock_adjtime, CLOCK_REALTIME, (void *)8)));
+           result_text(syscall(SYS_clock_adjtime, CLOCK_REALTIME, (void *)8)));
     printf("clock_adjtime bad clock, bad pointer: %s\n",
-           res(syscall(SYS_clock_adjtime, 99, (void *)8)));
+           result_text(syscall(SYS_clock_adjtime, 99, (void *)8)));
     changes_refused();
     return 0;
 }

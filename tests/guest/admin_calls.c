@@ -24,17 +24,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define ROOT_DEV "/dev/vda"
+#include "guest_check.h"
 
-static const char *res(long rc)
-{
-    static char buf[32];
-    if (rc >= 0)
-        snprintf(buf, sizeof(buf), "%ld", rc);
-    else
-        snprintf(buf, sizeof(buf), "%s", strerrorname_np(errno));
-    return buf;
-}
+#define ROOT_DEV "/dev/vda"
 
 /* modify_ldt returns an int zero-extended: an error is 2^32 - errno. */
 static const char *ldt_res(long rc)
@@ -91,20 +83,20 @@ static void quota_paths(void)
 {
     struct dqblk q;
     printf("quota NULL device: %s\n",
-           res(quotactl(QCMD(Q_GETQUOTA, USRQUOTA), NULL, 0, (caddr_t)&q)));
+           result_text(quotactl(QCMD(Q_GETQUOTA, USRQUOTA), NULL, 0, (caddr_t)&q)));
     printf("quota sync, NULL device: %s\n",
-           res(quotactl(QCMD(Q_SYNC, USRQUOTA), NULL, 0, NULL)));
+           result_text(quotactl(QCMD(Q_SYNC, USRQUOTA), NULL, 0, NULL)));
     printf("quota type 3: %s\n",
-           res(quotactl(QCMD(Q_GETQUOTA, 3), "/", 0, (caddr_t)&q)));
+           result_text(quotactl(QCMD(Q_GETQUOTA, 3), "/", 0, (caddr_t)&q)));
     printf("quota on a directory: %s\n",
-           res(quotactl(QCMD(Q_GETQUOTA, USRQUOTA), "/", 0, (caddr_t)&q)));
+           result_text(quotactl(QCMD(Q_GETQUOTA, USRQUOTA), "/", 0, (caddr_t)&q)));
     printf("quota on /dev/null: %s\n",
-           res(quotactl(QCMD(Q_GETINFO, USRQUOTA), "/dev/null", 0, (caddr_t)&q)));
+           result_text(quotactl(QCMD(Q_GETINFO, USRQUOTA), "/dev/null", 0, (caddr_t)&q)));
     printf("quota missing: %s\n",
-           res(quotactl(QCMD(Q_GETQUOTA, USRQUOTA), "/nonexistent/dev", 0,
+           result_text(quotactl(QCMD(Q_GETQUOTA, USRQUOTA), "/nonexistent/dev", 0,
                         (caddr_t)&q)));
     printf("quota bad path pointer: %s\n",
-           res(quotactl(QCMD(Q_GETQUOTA, USRQUOTA), (char *)8, 0, (caddr_t)&q)));
+           result_text(quotactl(QCMD(Q_GETQUOTA, USRQUOTA), (char *)8, 0, (caddr_t)&q)));
 }
 
 static void quota_root_dev(int as_nobody)
@@ -116,39 +108,39 @@ static void quota_root_dev(int as_nobody)
     unsigned me = (unsigned)geteuid();
     const char *who = as_nobody ? "nobody" : "root";
     printf("%s: getfmt: %s\n", who,
-           res(quotactl(QCMD(Q_GETFMT, USRQUOTA), ROOT_DEV, 0, buf)));
+           result_text(quotactl(QCMD(Q_GETFMT, USRQUOTA), ROOT_DEV, 0, buf)));
     printf("%s: getinfo: %s\n", who,
-           res(quotactl(QCMD(Q_GETINFO, GRPQUOTA), ROOT_DEV, 0, buf)));
+           result_text(quotactl(QCMD(Q_GETINFO, GRPQUOTA), ROOT_DEV, 0, buf)));
     printf("%s: own getquota: %s\n", who,
-           res(quotactl(QCMD(Q_GETQUOTA, USRQUOTA), ROOT_DEV, (int)me, buf)));
+           result_text(quotactl(QCMD(Q_GETQUOTA, USRQUOTA), ROOT_DEV, (int)me, buf)));
     printf("%s: xgetqstat: %s\n", who,
-           res(quotactl(QCMD(Q_XGETQSTAT, USRQUOTA), ROOT_DEV, 0, buf)));
+           result_text(quotactl(QCMD(Q_XGETQSTAT, USRQUOTA), ROOT_DEV, 0, buf)));
     int fd = open("/", O_RDONLY | O_DIRECTORY);
     printf("%s: fd getfmt: %s\n", who,
-           res(syscall(SYS_quotactl_fd, fd, QCMD(Q_GETFMT, USRQUOTA), 0, buf)));
+           result_text(syscall(SYS_quotactl_fd, fd, QCMD(Q_GETFMT, USRQUOTA), 0, buf)));
     printf("%s: fd own getquota: %s\n", who,
-           res(syscall(SYS_quotactl_fd, fd, QCMD(Q_GETQUOTA, USRQUOTA), me, buf)));
+           result_text(syscall(SYS_quotactl_fd, fd, QCMD(Q_GETQUOTA, USRQUOTA), me, buf)));
     printf("%s: fd type 3: %s\n", who,
-           res(syscall(SYS_quotactl_fd, fd, QCMD(Q_GETQUOTA, 3), me, buf)));
+           result_text(syscall(SYS_quotactl_fd, fd, QCMD(Q_GETQUOTA, 3), me, buf)));
     printf("%s: bad fd: %s\n", who,
-           res(syscall(SYS_quotactl_fd, 99, QCMD(Q_GETQUOTA, 3), me, buf)));
+           result_text(syscall(SYS_quotactl_fd, 99, QCMD(Q_GETQUOTA, 3), me, buf)));
     if (as_nobody)
         printf("%s: fd quotaoff: %s\n", who,
-               res(syscall(SYS_quotactl_fd, fd, QCMD(Q_QUOTAOFF, USRQUOTA), 0,
+               result_text(syscall(SYS_quotactl_fd, fd, QCMD(Q_QUOTAOFF, USRQUOTA), 0,
                            NULL)));
     close(fd);
     if (!as_nobody)
         return;
     printf("%s: another's getquota: %s\n", who,
-           res(quotactl(QCMD(Q_GETQUOTA, USRQUOTA), ROOT_DEV, 0, buf)));
+           result_text(quotactl(QCMD(Q_GETQUOTA, USRQUOTA), ROOT_DEV, 0, buf)));
     printf("%s: getnextquota: %s\n", who,
-           res(quotactl(QCMD(Q_GETNEXTQUOTA, USRQUOTA), ROOT_DEV, 0, buf)));
+           result_text(quotactl(QCMD(Q_GETNEXTQUOTA, USRQUOTA), ROOT_DEV, 0, buf)));
     printf("%s: quotaoff: %s\n", who,
-           res(quotactl(QCMD(Q_QUOTAOFF, USRQUOTA), ROOT_DEV, 0, NULL)));
+           result_text(quotactl(QCMD(Q_QUOTAOFF, USRQUOTA), ROOT_DEV, 0, NULL)));
     printf("%s: setinfo: %s\n", who,
-           res(quotactl(QCMD(Q_SETINFO, USRQUOTA), ROOT_DEV, 0, buf)));
+           result_text(quotactl(QCMD(Q_SETINFO, USRQUOTA), ROOT_DEV, 0, buf)));
     printf("%s: unknown command: %s\n", who,
-           res(quotactl(QCMD(0x77, USRQUOTA), ROOT_DEV, 0, buf)));
+           result_text(quotactl(QCMD(0x77, USRQUOTA), ROOT_DEV, 0, buf)));
 }
 
 static void unprivileged(void)
@@ -157,9 +149,9 @@ static void unprivileged(void)
     if (c == 0) {
         if (setuid(65534) < 0 || geteuid() != 65534)
             _exit(1);
-        printf("acct off: %s\n", res(acct(NULL)));
-        printf("acct on a file: %s\n", res(acct("/nonexistent/acct")));
-        printf("acct bad pointer: %s\n", res(acct((char *)8)));
+        printf("acct off: %s\n", result_text(acct(NULL)));
+        printf("acct on a file: %s\n", result_text(acct("/nonexistent/acct")));
+        printf("acct bad pointer: %s\n", result_text(acct((char *)8)));
         quota_paths();
         quota_root_dev(1);
         _exit(0);

@@ -25,15 +25,6 @@
 
 #include "guest_check.h"
 
-static const char *res(long rc)
-{
-    static char buf[32];
-    if (rc < 0)
-        return strerrorname_np(errno);
-    snprintf(buf, sizeof(buf), "%ld", rc);
-    return buf;
-}
-
 static aio_context_t ctx;
 
 static long submit(struct iocb *cb)
@@ -49,7 +40,7 @@ static void run(const char *what, struct iocb *cb)
     cb->aio_data = (uint64_t)(uintptr_t)what;
     long r = submit(cb);
     if (r != 1) {
-        printf("%s: submit %s\n", what, res(r));
+        printf("%s: submit %s\n", what, result_text(r));
         return;
     }
     struct io_event ev;
@@ -75,12 +66,12 @@ static struct iocb rw(int op, int fd, void *buf, size_t len, off_t off)
 static void setup_checks(void)
 {
     aio_context_t bad = 1;
-    printf("setup ctx not 0: %s\n", res(syscall(SYS_io_setup, 8, &bad)));
+    printf("setup ctx not 0: %s\n", result_text(syscall(SYS_io_setup, 8, &bad)));
     aio_context_t zero = 0;
-    printf("setup nr 0: %s\n", res(syscall(SYS_io_setup, 0, &zero)));
+    printf("setup nr 0: %s\n", result_text(syscall(SYS_io_setup, 0, &zero)));
     printf("setup bad pointer: %s\n",
-           res(syscall(SYS_io_setup, 8, (aio_context_t *)8)));
-    printf("setup: %s\n", res(syscall(SYS_io_setup, 8, &ctx)));
+           result_text(syscall(SYS_io_setup, 8, (aio_context_t *)8)));
+    printf("setup: %s\n", result_text(syscall(SYS_io_setup, 8, &ctx)));
     printf("ctx nonzero: %d\n", ctx != 0);
 }
 
@@ -138,18 +129,18 @@ static void refusal_checks(int fd)
     cb = rw(IOCB_CMD_PREAD, fd, buf, 4, -1);
     run("negative offset", &cb);
     struct iocb *list[1] = {(struct iocb *)8};
-    printf("bad iocb pointer: %s\n", res(syscall(SYS_io_submit, ctx, 1, list)));
-    printf("submit nr -1: %s\n", res(syscall(SYS_io_submit, ctx, -1L, list)));
+    printf("bad iocb pointer: %s\n", result_text(syscall(SYS_io_submit, ctx, 1, list)));
+    printf("submit nr -1: %s\n", result_text(syscall(SYS_io_submit, ctx, -1L, list)));
     struct io_event ev;
     printf("getevents min > nr: %s\n",
-           res(syscall(SYS_io_getevents, ctx, 2, 1, &ev, NULL)));
+           result_text(syscall(SYS_io_getevents, ctx, 2, 1, &ev, NULL)));
     struct timespec zero = {0, 0};
     printf("getevents none ready: %s\n",
-           res(syscall(SYS_io_getevents, ctx, 0, 1, &ev, &zero)));
+           result_text(syscall(SYS_io_getevents, ctx, 0, 1, &ev, &zero)));
     cb = rw(IOCB_CMD_PREAD, fd, buf, 4, 0);
     run("for cancel", &cb);
     printf("cancel completed: %s\n",
-           res(syscall(SYS_io_cancel, ctx, &cb, &ev)));
+           result_text(syscall(SYS_io_cancel, ctx, &cb, &ev)));
 }
 
 int main(void)
@@ -162,9 +153,9 @@ int main(void)
     transfer_checks(fd);
     resfd_check(fd);
     refusal_checks(fd);
-    printf("destroy: %s\n", res(syscall(SYS_io_destroy, ctx)));
-    printf("destroy again: %s\n", res(syscall(SYS_io_destroy, ctx)));
+    printf("destroy: %s\n", result_text(syscall(SYS_io_destroy, ctx)));
+    printf("destroy again: %s\n", result_text(syscall(SYS_io_destroy, ctx)));
     struct iocb cb = rw(IOCB_CMD_PREAD, fd, path, 1, 0);
-    printf("submit after destroy: %s\n", res(submit(&cb)));
+    printf("submit after destroy: %s\n", result_text(submit(&cb)));
     return 0;
 }

@@ -16,15 +16,6 @@
 
 #include "guest_check.h"
 
-static const char *res(long rc)
-{
-    static char buf[32];
-    if (rc < 0)
-        return strerrorname_np(errno);
-    snprintf(buf, sizeof(buf), "%ld", rc);
-    return buf;
-}
-
 static long capget_of(int pid, struct __user_cap_data_struct d[2])
 {
     struct __user_cap_header_struct h = {_LINUX_CAPABILITY_VERSION_3, pid};
@@ -46,13 +37,13 @@ int main(void)
         _exit(read(go[0], &c, 1) == 0 ? 0 : 1);
     }
     close(go[0]);
-    printf("capget child: %s\n", res(capget_of(pid, child)));
+    printf("capget child: %s\n", result_text(capget_of(pid, child)));
     printf("child's sets are the parent's: %d\n",
            memcmp(mine, child, sizeof(mine)) == 0);
     close(go[1]);
     int st;
     CHECK(waitpid(pid, &st, 0) == pid && WIFEXITED(st));
-    printf("capget reaped child: %s\n", res(capget_of(pid, child)));
-    printf("capget pid -1: %s\n", res(capget_of(-1, child)));
+    printf("capget reaped child: %s\n", result_text(capget_of(pid, child)));
+    printf("capget pid -1: %s\n", result_text(capget_of(-1, child)));
     return 0;
 }

@@ -1,7 +1,8 @@
 /*
- * guest_check.h - the one failure check of the guest test programs: on a
- * false condition, print "FAIL file:line: condition (errno ...)" on stdout
- * (which the runners compare with a native run) and exit 1.
+ * guest_check.h - what the guest test programs share: CHECK, which on a
+ * false condition prints "FAIL file:line: condition (errno ...)" on stdout
+ * (which the runners compare with a native run) and exits 1, and
+ * result_text, how a call's result is printed.
  */
 #ifndef GUEST_CHECK_H
 #define GUEST_CHECK_H
@@ -19,5 +20,17 @@
             exit(1);                                                       \
         }                                                                  \
     } while (0)
+
+/* A call's result as the tests print it: its value, or the name of errno
+ * when it failed (-1). The text is in a static buffer, so a printf may hold
+ * only one. Needs _GNU_SOURCE (strerrorname_np). */
+static inline const char *result_text(long rc)
+{
+    static char buf[32];
+    if (rc < 0)
+        return strerrorname_np(errno);
+    snprintf(buf, sizeof(buf), "%ld", rc);
+    return buf;
+}
 
 #endif

@@ -29,14 +29,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static const char *res(long rc)
-{
-    static char buf[64];
-    if (rc < 0)
-        return strerrorname_np(errno);
-    snprintf(buf, sizeof(buf), "%ld", rc);
-    return buf;
-}
+#include "guest_check.h"
 
 /* The main thread's name is the process's comm; another thread's is its
  * own (PR_GET_NAME), starting as its creator's. */
@@ -67,10 +60,10 @@ static void *thread_name(void *arg)
 
 static void prctls(void)
 {
-    printf("keepcaps: get %s", res(prctl(PR_GET_KEEPCAPS)));
-    printf(", set %s", res(prctl(PR_SET_KEEPCAPS, 1)));
-    printf(", get %s", res(prctl(PR_GET_KEEPCAPS)));
-    printf(", set 2 %s\n", res(prctl(PR_SET_KEEPCAPS, 2)));
+    printf("keepcaps: get %s", result_text(prctl(PR_GET_KEEPCAPS)));
+    printf(", set %s", result_text(prctl(PR_SET_KEEPCAPS, 1)));
+    printf(", get %s", result_text(prctl(PR_GET_KEEPCAPS)));
+    printf(", set 2 %s\n", result_text(prctl(PR_SET_KEEPCAPS, 2)));
     prctl(PR_SET_NAME, "iface-main");
     pthread_t t;
     pthread_create(&t, NULL, thread_name, NULL);
@@ -84,14 +77,14 @@ static void prctls(void)
 static void groups(void)
 {
     gid_t set[] = {7, 3, 5};
-    printf("groups: set %s", res(setgroups(3, set)));
+    printf("groups: set %s", result_text(setgroups(3, set)));
     gid_t got[16];
     int n = getgroups(16, got);
-    printf(", get %s:", res(n));
+    printf(", get %s:", result_text(n));
     for (int i = 0; i < n; i++)
         printf(" %u", (unsigned)got[i]);
     printf(", count %d", getgroups(0, NULL));
-    printf(", small %s\n", res(getgroups(1, got)));
+    printf(", small %s\n", result_text(getgroups(1, got)));
     pid_t pid = fork();
     if (pid == 0) {
         printf("groups: child count %d\n", getgroups(0, NULL));
@@ -104,17 +97,17 @@ static void mempolicy(void)
 {
     unsigned long mask = 1;
     int mode = -1;
-    printf("mempolicy: get %s", res(syscall(SYS_get_mempolicy, &mode, NULL,
+    printf("mempolicy: get %s", result_text(syscall(SYS_get_mempolicy, &mode, NULL,
                                             0, NULL, 0)));
     printf(" mode %d", mode);
-    printf(", set bind %s", res(syscall(SYS_set_mempolicy, 2 /* MPOL_BIND */,
+    printf(", set bind %s", result_text(syscall(SYS_set_mempolicy, 2 /* MPOL_BIND */,
                                         &mask, 64)));
     mask = 0;
-    printf(", get %s", res(syscall(SYS_get_mempolicy, &mode, &mask, 64,
+    printf(", get %s", result_text(syscall(SYS_get_mempolicy, &mode, &mask, 64,
                                    NULL, 0)));
     printf(" mode %d mask %lu", mode, mask);
-    printf(", set default %s", res(syscall(SYS_set_mempolicy, 0, NULL, 0)));
-    printf(", get %s", res(syscall(SYS_get_mempolicy, &mode, NULL, 0, NULL,
+    printf(", set default %s", result_text(syscall(SYS_set_mempolicy, 0, NULL, 0)));
+    printf(", get %s", result_text(syscall(SYS_get_mempolicy, &mode, NULL, 0, NULL,
                                    0)));
     printf(" mode %d\n", mode);
 }
@@ -126,7 +119,7 @@ static void entropy(void)
     long rc = ioctl(fd, RNDGETENTCNT, &count);
     /* The count is the kernel's (256 once the pool is initialised, on 5.18
      * and later); what matters is that the call works and is full. */
-    printf("entropy: RNDGETENTCNT %s full %d\n", res(rc), count >= 256);
+    printf("entropy: RNDGETENTCNT %s full %d\n", result_text(rc), count >= 256);
     close(fd);
 }
 

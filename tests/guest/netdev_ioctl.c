@@ -20,15 +20,6 @@
 
 #include "guest_check.h"
 
-static const char *res(long rc)
-{
-    static char buf[32];
-    if (rc < 0)
-        return strerrorname_np(errno);
-    snprintf(buf, sizeof(buf), "%ld", rc);
-    return buf;
-}
-
 static void ifconf_checks(int s)
 {
     struct ifconf ifc = {.ifc_len = 0, .ifc_buf = NULL};
@@ -54,9 +45,9 @@ static void ifconf_checks(int s)
     printf("ifconf half an entry: len %d\n", ifc.ifc_len);
     ifc.ifc_len = sizeof(reqs);
     ifc.ifc_buf = (char *)8;
-    printf("ifconf bad buffer: %s\n", res(ioctl(s, SIOCGIFCONF, &ifc)));
+    printf("ifconf bad buffer: %s\n", result_text(ioctl(s, SIOCGIFCONF, &ifc)));
     printf("ifconf bad struct: %s\n",
-           res(ioctl(s, SIOCGIFCONF, (struct ifconf *)8)));
+           result_text(ioctl(s, SIOCGIFCONF, (struct ifconf *)8)));
 }
 
 static void ifreq_checks(int s)
@@ -69,18 +60,18 @@ static void ifreq_checks(int s)
     printf("lo index > 0: %d\n", index > 0);
     memset(&r, 0, sizeof(r));
     r.ifr_ifindex = index;
-    printf("SIOCGIFNAME: %s", res(ioctl(s, SIOCGIFNAME, &r)));
+    printf("SIOCGIFNAME: %s", result_text(ioctl(s, SIOCGIFNAME, &r)));
     printf(" %s\n", r.ifr_name);
     CHECK(ioctl(s, SIOCGIFFLAGS, &r) == 0);
     printf("lo flags: loopback %d\n", (r.ifr_flags & IFF_LOOPBACK) != 0);
     CHECK(ioctl(s, SIOCGIFMTU, &r) == 0);
     printf("lo mtu > 0: %d\n", r.ifr_mtu > 0);
-    printf("SIOCGIFADDR: %s", res(ioctl(s, SIOCGIFADDR, &r)));
+    printf("SIOCGIFADDR: %s", result_text(ioctl(s, SIOCGIFADDR, &r)));
     printf(" %s\n", inet_ntoa(((struct sockaddr_in *)&r.ifr_addr)->sin_addr));
     memset(&r, 0, sizeof(r));
     strcpy(r.ifr_name, "nosuchif0");
-    printf("unknown name: %s\n", res(ioctl(s, SIOCGIFFLAGS, &r)));
-    printf("bad ifreq: %s\n", res(ioctl(s, SIOCGIFFLAGS, (struct ifreq *)8)));
+    printf("unknown name: %s\n", result_text(ioctl(s, SIOCGIFFLAGS, &r)));
+    printf("bad ifreq: %s\n", result_text(ioctl(s, SIOCGIFFLAGS, (struct ifreq *)8)));
 }
 
 int main(void)
@@ -92,6 +83,6 @@ int main(void)
     int pfd[2];
     CHECK(pipe(pfd) == 0);
     struct ifconf ifc = {.ifc_len = 0, .ifc_buf = NULL};
-    printf("pipe SIOCGIFCONF: %s\n", res(ioctl(pfd[0], SIOCGIFCONF, &ifc)));
+    printf("pipe SIOCGIFCONF: %s\n", result_text(ioctl(pfd[0], SIOCGIFCONF, &ifc)));
     return 0;
 }

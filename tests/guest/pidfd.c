@@ -27,15 +27,6 @@
 #define PIDFD_NONBLOCK O_NONBLOCK
 #endif
 
-static const char *res(long rc)
-{
-    static char buf[32];
-    if (rc < 0)
-        return strerrorname_np(errno);
-    snprintf(buf, sizeof(buf), "%ld", rc);
-    return buf;
-}
-
 static long pidfd_open(pid_t pid, unsigned flags)
 {
     return syscall(SYS_pidfd_open, pid, flags);
@@ -85,12 +76,12 @@ static void child(int ready_w, int report_w)
 
 static void bad_args(pid_t pid)
 {
-    printf("open bad flags: %s\n", res(pidfd_open(pid, 1)));
-    printf("open pid 0: %s\n", res(pidfd_open(0, 0)));
-    printf("open pid -1: %s\n", res(pidfd_open(-1, 0)));
-    printf("open no such pid: %s\n", res(pidfd_open(999999, 0)));
-    printf("send_signal non-pidfd: %s\n", res(pidfd_send_signal(0, 0, NULL, 0)));
-    printf("send_signal closed fd: %s\n", res(pidfd_send_signal(900, 0, NULL, 0)));
+    printf("open bad flags: %s\n", result_text(pidfd_open(pid, 1)));
+    printf("open pid 0: %s\n", result_text(pidfd_open(0, 0)));
+    printf("open pid -1: %s\n", result_text(pidfd_open(-1, 0)));
+    printf("open no such pid: %s\n", result_text(pidfd_open(999999, 0)));
+    printf("send_signal non-pidfd: %s\n", result_text(pidfd_send_signal(0, 0, NULL, 0)));
+    printf("send_signal closed fd: %s\n", result_text(pidfd_send_signal(900, 0, NULL, 0)));
 }
 
 int main(void)
@@ -108,40 +99,40 @@ int main(void)
     CHECK(fd >= 0);
     printf("pidfd cloexec: %d\n", (fcntl(fd, F_GETFD) & FD_CLOEXEC) != 0);
     printf("readable while running: %d\n", readable(fd));
-    printf("read: %s\n", res(read(fd, &c, 1)));
-    printf("signal 0: %s\n", res(pidfd_send_signal(fd, 0, NULL, 0)));
-    printf("bad signal: %s\n", res(pidfd_send_signal(fd, 100, NULL, 0)));
-    printf("bad flags: %s\n", res(pidfd_send_signal(fd, 0, NULL, 1 << 8)));
+    printf("read: %s\n", result_text(read(fd, &c, 1)));
+    printf("signal 0: %s\n", result_text(pidfd_send_signal(fd, 0, NULL, 0)));
+    printf("bad signal: %s\n", result_text(pidfd_send_signal(fd, 100, NULL, 0)));
+    printf("bad flags: %s\n", result_text(pidfd_send_signal(fd, 0, NULL, 1 << 8)));
     int nb = (int)pidfd_open(pid, PIDFD_NONBLOCK);
     siginfo_t si;
     memset(&si, 0, sizeof(si));
     printf("waitid nonblock running: %s\n",
-           res(waitid(P_PIDFD, nb, &si, WEXITED)));
+           result_text(waitid(P_PIDFD, nb, &si, WEXITED)));
     int dupfd = (int)pidfd_getfd(fd, report[1], 0);
-    printf("getfd: %s\n", dupfd >= 0 ? "a new fd" : res(dupfd));
+    printf("getfd: %s\n", dupfd >= 0 ? "a new fd" : result_text(dupfd));
     printf("getfd cloexec: %d\n", (fcntl(dupfd, F_GETFD) & FD_CLOEXEC) != 0);
-    printf("getfd bad flags: %s\n", res(pidfd_getfd(fd, report[1], 1)));
-    printf("getfd closed fd: %s\n", res(pidfd_getfd(fd, 900, 0)));
-    printf("SIGUSR1: %s\n", res(pidfd_send_signal(fd, SIGUSR1, NULL, 0)));
+    printf("getfd bad flags: %s\n", result_text(pidfd_getfd(fd, report[1], 1)));
+    printf("getfd closed fd: %s\n", result_text(pidfd_getfd(fd, 900, 0)));
+    printf("SIGUSR1: %s\n", result_text(pidfd_send_signal(fd, SIGUSR1, NULL, 0)));
     int same = 0;
     CHECK(read(report[0], &same, sizeof(same)) == sizeof(same));
     printf("child saw the sender's pid: %d\n", same);
-    printf("SIGKILL: %s\n", res(pidfd_send_signal(fd, SIGKILL, NULL, 0)));
+    printf("SIGKILL: %s\n", result_text(pidfd_send_signal(fd, SIGKILL, NULL, 0)));
     struct pollfd pfd = {.fd = fd, .events = POLLIN};
     int polled = poll(&pfd, 1, 5000);
     printf("poll after kill: %d revents %#x\n", polled, pfd.revents);
-    printf("getfd of zombie: %s\n", res(pidfd_getfd(fd, 0, 0)));
-    printf("signal 0 to zombie: %s\n", res(pidfd_send_signal(fd, 0, NULL, 0)));
+    printf("getfd of zombie: %s\n", result_text(pidfd_getfd(fd, 0, 0)));
+    printf("signal 0 to zombie: %s\n", result_text(pidfd_send_signal(fd, 0, NULL, 0)));
     memset(&si, 0, sizeof(si));
-    printf("waitid P_PIDFD: %s", res(waitid(P_PIDFD, fd, &si, WEXITED)));
+    printf("waitid P_PIDFD: %s", result_text(waitid(P_PIDFD, fd, &si, WEXITED)));
     printf(" code %s status %d pid ok %d\n",
            si.si_code == CLD_KILLED ? "CLD_KILLED" : "other", si.si_status,
            si.si_pid == pid);
-    printf("signal after reap: %s\n", res(pidfd_send_signal(fd, 0, NULL, 0)));
-    printf("waitid after reap: %s\n", res(waitid(P_PIDFD, fd, &si, WEXITED)));
-    printf("waitid non-pidfd: %s\n", res(waitid(P_PIDFD, 0, &si, WEXITED)));
+    printf("signal after reap: %s\n", result_text(pidfd_send_signal(fd, 0, NULL, 0)));
+    printf("waitid after reap: %s\n", result_text(waitid(P_PIDFD, fd, &si, WEXITED)));
+    printf("waitid non-pidfd: %s\n", result_text(waitid(P_PIDFD, 0, &si, WEXITED)));
     printf("readable after reap: %d\n", readable(fd));
-    printf("getfd after reap: %s\n", res(pidfd_getfd(fd, 0, 0)));
+    printf("getfd after reap: %s\n", result_text(pidfd_getfd(fd, 0, 0)));
     int self = (int)pidfd_open(getpid(), 0);
     printf("self getfd of stdout: %s\n",
            pidfd_getfd(self, 1, 0) >= 0 ? "a new fd" : strerrorname_np(errno));

@@ -32,15 +32,6 @@ static void on_segv(int sig, siginfo_t *si, void *uc)
     siglongjmp(back, 1);
 }
 
-static const char *res(long rc)
-{
-    static char buf[32];
-    if (rc < 0)
-        return strerrorname_np(errno);
-    snprintf(buf, sizeof(buf), "%ld", rc);
-    return buf;
-}
-
 static int mode(void)
 {
     int m = -1;
@@ -69,7 +60,7 @@ static void *thread_enables(void *arg)
     (void)arg;
     printf("thread mode: %d\n", mode());
     printf("thread set enable: %s\n",
-           res(prctl(PR_SET_TSC, PR_TSC_ENABLE, 0, 0, 0)));
+           result_text(prctl(PR_SET_TSC, PR_TSC_ENABLE, 0, 0, 0)));
     printf("thread mode: %d\n", mode());
     fflush(stdout);
     return NULL;
@@ -84,12 +75,12 @@ int main(void)
     CHECK(sigaction(SIGSEGV, &sa, NULL) == 0);
 
     printf("initial mode: %d\n", mode());
-    printf("set 0: %s\n", res(prctl(PR_SET_TSC, 0, 0, 0, 0)));
-    printf("set 3: %s\n", res(prctl(PR_SET_TSC, 3, 0, 0, 0)));
+    printf("set 0: %s\n", result_text(prctl(PR_SET_TSC, 0, 0, 0, 0)));
+    printf("set 3: %s\n", result_text(prctl(PR_SET_TSC, 3, 0, 0, 0)));
     printf("get to a bad pointer: %s\n",
-           res(prctl(PR_GET_TSC, (void *)8, 0, 0, 0)));
+           result_text(prctl(PR_GET_TSC, (void *)8, 0, 0, 0)));
     try_read("rdtsc enabled", 0);
-    printf("set sigsegv: %s\n", res(prctl(PR_SET_TSC, PR_TSC_SIGSEGV, 0, 0, 0)));
+    printf("set sigsegv: %s\n", result_text(prctl(PR_SET_TSC, PR_TSC_SIGSEGV, 0, 0, 0)));
     printf("mode: %d\n", mode());
     try_read("rdtsc", 0);
     try_read("rdtscp", 1);
@@ -106,7 +97,7 @@ int main(void)
     CHECK(pthread_create(&t, NULL, thread_enables, NULL) == 0);
     CHECK(pthread_join(t, NULL) == 0);
     printf("main's mode after the thread's: %d\n", mode());
-    printf("set enable: %s\n", res(prctl(PR_SET_TSC, PR_TSC_ENABLE, 0, 0, 0)));
+    printf("set enable: %s\n", result_text(prctl(PR_SET_TSC, PR_TSC_ENABLE, 0, 0, 0)));
     printf("mode: %d\n", mode());
     try_read("rdtsc again", 0);
     try_read("rdtscp again", 1);
