@@ -23,7 +23,8 @@
 
 /* A call's result as the tests print it: its value, or the name of errno
  * when it failed (-1). The text is in a static buffer, so a printf may hold
- * only one. Needs _GNU_SOURCE (strerrorname_np). */
+ * only one. Only for programs built with _GNU_SOURCE (strerrorname_np). */
+#ifdef _GNU_SOURCE
 static inline const char *result_text(long rc)
 {
     static char buf[32];
@@ -32,5 +33,6 @@ static inline const char *result_text(long rc)
     snprintf(buf, sizeof(buf), "%ld", rc);
     return buf;
 }
+#endif
 
 #endif
