@@ -818,11 +818,32 @@ uint64_t vmm_as_protect_charge(const struct vmm_aspace *as, gva_t gva,
     return overlap_bytes(as, gva, end, prot, charged_by_protect);
 }
 
+/* A shared VMA over a host mapping that is read-only (its object's fd is
+ * not writable, or sealed) never gets a writable PTE: the guest's write
+ * would reach a host page KVM cannot write, and KVM_RUN fails (EFAULT)
+ * instead of the guest getting its SIGSEGV. mm.c refuses this already as
+ * Linux's VM_MAYWRITE rule; this keeps it true for every caller. */
+static bool write_over_read_only_host(const struct vmm_aspace *as, gva_t gva,
+                                      gva_t end, int prot)
+{
+    if (!(prot & PROT_WRITE))
+        return false;
+    for (size_t i = vma_index_after(as, gva);
+         i < as->nr_vmas && as->vmas[i].start < end; i++) {
+        const struct vmm_vma *v = &as->vmas[i];
+        if (v->shared && !(v->shared->host_prot & PROT_WRITE))
+            return true;
+    }
+    return false;
+}
+
 int vmm_as_protect(struct vmm_aspace *as, gva_t gva, uint64_t len, int prot)
 {
     gva_t end = gva + VMM_PAGE_ALIGN_UP(len);
     if (!range_fully_mapped(as, gva, end))
         return -ENOMEM;
+    if (write_over_read_only_host(as, gva, end, prot))
+        return -EACCES;
     int rc = vma_split_at(as, gva);
     if (rc == 0)
         rc = vma_split_at(as, end);
@@ -1219,6 +1240,19 @@ int vmm_as_guest_fault(struct vmm_aspace *as, gva_t gva, bool write)
     return gva < vmm_vma_valid_end(v) ? 1 : 0;
 }
 
+/* Whether hvrun's host mapping of a shared object may be writable: its fd
+ * is open for writing and no write seal forbids it (a host MAP_SHARED
+ * PROT_WRITE mapping of a write-sealed memfd is EPERM). A read-only one
+ * is what keeps a guest write there from ever reaching the object: the
+ * guest PTE is never writable over it (vmm_as_protect). */
+static bool host_may_write(int fd, int fl)
+{
+    if ((fl & O_ACCMODE) != O_RDWR)
+        return false;
+    int seals = fcntl(fd, F_GET_SEALS);
+    return seals < 0 || !(seals & (F_SEAL_WRITE | F_SEAL_FUTURE_WRITE));
+}
+
 int vmm_as_set_shared(struct vmm_aspace *as, gva_t gva, uint64_t len, int fd,
                       uint64_t off)
 {
@@ -1235,8 +1269,11 @@ int vmm_as_set_shared(struct vmm_aspace *as, gva_t gva, uint64_t len, int fd,
         free(s);
         return -err;
     }
-    s->host_prot =
-        PROT_READ | ((fl & O_ACCMODE) == O_RDWR ? PROT_WRITE : 0);
+    struct vmm_vma *first = vmm_as_find_vma(as, gva);
+    s->host_prot = PROT_READ;
+    if (host_may_write(s->fd, fl) && first &&
+        !(first->flags & VMM_VMA_NOMAYWRITE))
+        s->host_prot |= PROT_WRITE;
     s->anon = false;
     s->refs = 1;
     struct stat st;
@@ -1248,6 +1285,10 @@ int vmm_as_set_shared(struct vmm_aspace *as, gva_t gva, uint64_t len, int fd,
     for (size_t i = vma_index_after(as, gva);
          i < as->nr_vmas && as->vmas[i].start < end && rc == 0; i++) {
         struct vmm_vma *v = &as->vmas[i];
+        if ((v->prot & PROT_WRITE) && !(s->host_prot & PROT_WRITE)) {
+            rc = -EACCES; /* write_over_read_only_host: never */
+            break;
+        }
         shared_put(v->shared);
         v->shared = shared_get(s);
         v->shared_off = off + (v->start - gva);
