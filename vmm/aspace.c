@@ -1133,6 +1133,22 @@ void vmm_as_file_resized(struct vmm_aspace *as, uint64_t dev, uint64_t ino)
     }
 }
 
+int vmm_as_recheck_shared_eof(struct vmm_aspace *as)
+{
+    int moved = 0;
+    for (size_t i = 0; i < as->nr_vmas; i++) {
+        struct vmm_vma *v = &as->vmas[i];
+        if (!v->shared || v->shared->anon)
+            continue;
+        gva_t before = vmm_vma_valid_end(v);
+        if (vma_update_eof(as, v) == 0 && vmm_vma_valid_end(v) < before)
+            moved++;
+    }
+    if (moved)
+        as->tlb_flushes_asked++;
+    return moved;
+}
+
 /* ---- lazily backed VMAs ---------------------------------------------------- */
 
 /* True when w, right after v, can be one VMA with it again: two backed

@@ -320,6 +320,13 @@ bool vmm_as_fault_in(struct vmm_aspace *as, gva_t gva, uint64_t len, int need);
  * VMA over it looks at its end again (pages past a shrunk end lose their
  * PTEs: SIGBUS, never a host SIGBUS in hvrun's copy path). */
 void vmm_as_file_resized(struct vmm_aspace *as, uint64_t dev, uint64_t ino);
+/* Every shared file VMA looks at its file's end again, for a guest access
+ * the host could not back (KVM_RUN's EFAULT: a shared page past an end
+ * hvrun was not told of, a file shrunk by a host process or by a call
+ * that does not say it shrinks). The number of VMAs whose valid part
+ * shrank: their pages past the end lost their PTEs, so the access runs
+ * again into the guest's SIGBUS. */
+int vmm_as_recheck_shared_eof(struct vmm_aspace *as);
 /* A guest page fault at gva (write: a write access): 1 when the page is
  * mapped now (a lazy VMA's stretch backed, or a file VMA's file grown
  * over a page past its end: run the access again), 0 when it is past a

@@ -7,7 +7,8 @@
  * mapping of an O_RDONLY reopen through /proc/self/fd, of a memfd sealed
  * F_SEAL_WRITE or F_SEAL_FUTURE_WRITE, SysV shm attached SHM_RDONLY,
  * PROT_NONE then write, mremap of such a mapping, MADV_DONTNEED on it,
- * [vvar] and [vdso]. hvrun once ended the run with "KVM_RUN failed: Bad
+ * [vvar] and [vdso], a shared file shrunk by fallocate
+ * (FALLOC_FL_COLLAPSE_RANGE) under its mapping. hvrun once ended the run with "KVM_RUN failed: Bad
  * address" (exit 125) when a guest write reached a read-only host page.
  * Run natively and under hvrun, the output must match.
  */
@@ -95,6 +96,30 @@ static void past_eof(int rw)
     munmap(s, 2 * PAGE);
 }
 
+/* FALLOC_FL_COLLAPSE_RANGE shrinks the file under a shared mapping:
+ * the pages past the new end are SIGBUS (hvrun once did not look at the
+ * size again, and KVM_RUN failed with EFAULT at the write). */
+static void collapsed(void)
+{
+    char path[] = "/tmp/hvrun-ro-collapse-XXXXXX";
+    int fd = mkstemp(path);
+    CHECK(fd >= 0);
+    unlink(path);
+    char buf[3 * PAGE];
+    memset(buf, 'c', sizeof(buf));
+    CHECK(write(fd, buf, sizeof(buf)) == (ssize_t)sizeof(buf));
+    char *s = mmap(NULL, 3 * PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    CHECK(s != MAP_FAILED);
+    s[2 * PAGE] = 'x';
+    int rc = fallocate(fd, FALLOC_FL_COLLAPSE_RANGE, 0, 2 * PAGE);
+    printf("collapse: %s\n", rc < 0 ? strerror(errno) : "ok");
+    try_write("write past collapsed end", s + 2 * PAGE);
+    try_write("write past collapsed end 2", s + PAGE);
+    try_write("write in collapsed file", s);
+    munmap(s, 3 * PAGE);
+    close(fd);
+}
+
 static void sealed(const char *what, unsigned seal)
 {
     char name[64];
@@ -179,6 +204,7 @@ int main(void)
     past_eof(rw);
     unlink(path);
     close(rw);
+    collapsed();
     sealed("F_SEAL_WRITE", F_SEAL_WRITE);
     sealed("F_SEAL_FUTURE_WRITE", F_SEAL_FUTURE_WRITE);
     shm_read_only();
