@@ -1627,6 +1627,12 @@ static uint8_t *span_of(const struct vmm_aspace *as, gva_t gva, int need,
     if (!v || (need && !prot_allows(v->prot, need)) ||
         (v->flags & VMM_VMA_LAZY)) /* backed by vmm_as_fault_in first */
         return NULL;
+    /* A guest-writable shared VMA has a writable host mapping (never one
+     * over a read-only one: vmm_as_protect); checked all the same, as a
+     * write there would be hvrun's own SIGSEGV. */
+    if ((need & PROT_WRITE) && v->shared &&
+        !(v->shared->host_prot & PROT_WRITE))
+        return NULL;
     /* Past a file's end there is no page: Linux's SIGBUS is -EFAULT to a
      * copy (and a shared mapping's host page would be hvrun's SIGBUS). */
     gva_t valid = vmm_vma_valid_end(v);
@@ -1672,10 +1678,75 @@ int vmm_as_copy_out(const struct vmm_aspace *as, gva_t dst, const void *src,
     return copy_range(as, dst, (void *)src, len, PROT_WRITE, true);
 }
 
+/* Whether hvrun may write v's host backing as it is: a shared object's
+ * host mapping is read-only when its fd is (vmm_as_set_shared), a private
+ * VMA's backing while the guest may not write it (host_protect_backing;
+ * a special mapping's stays writable). */
+static bool backing_writable(const struct vmm_vma *v)
+{
+    if (v->shared)
+        return v->shared->host_prot & PROT_WRITE;
+    return (v->prot & PROT_WRITE) || (v->flags & VMM_VMA_SPECIAL);
+}
+
+/* Writes n bytes (zeros when src is NULL) at p, the backing of a private
+ * VMA the guest may not write: its host pages are made writable for the
+ * copy and read-only again (the mprotect also fires KVM's notifier, so a
+ * vCPU that cached the old page sees the new bytes). */
+static int write_read_only_private(uint8_t *p, const void *src, size_t n)
+{
+    uint8_t *lo = (uint8_t *)((uintptr_t)p & VMM_PAGE_MASK);
+    size_t span = VMM_PAGE_ALIGN_UP((uintptr_t)(p + n)) - (uintptr_t)lo;
+    if (mprotect(lo, span, PROT_READ | PROT_WRITE) < 0)
+        return -errno;
+    if (src)
+        memcpy(p, src, n);
+    else
+        memset(p, 0, n);
+    (void)mprotect(lo, span, PROT_READ);
+    return 0;
+}
+
+/* hvrun's own write whatever the guest's protection (the loader, the
+ * vDSO, code rewriting, a FOLL_FORCE write): never through a host page
+ * that would fault hvrun. A shared object hvrun maps read-only is not
+ * written (-EFAULT), nor is a lazy VMA's unbacked stretch or a page past
+ * a file's end. */
+static int forced_write(const struct vmm_aspace *as, gva_t gva,
+                        const void *src, size_t len)
+{
+    gva_t end;
+    if (__builtin_add_overflow(gva, len, &end) || end > VMM_USER_END)
+        return -EFAULT;
+    const uint8_t *s = src;
+    while (len > 0) {
+        size_t avail;
+        uint8_t *p = span_of(as, gva, 0, &avail);
+        const struct vmm_vma *v = vmm_as_find_vma(as, gva);
+        if (!p || (v->shared && !backing_writable(v)))
+            return -EFAULT;
+        size_t n = len < avail ? len : avail;
+        if (!backing_writable(v)) {
+            int rc = write_read_only_private(p, s, n);
+            if (rc < 0)
+                return rc;
+        } else if (s) {
+            memcpy(p, s, n);
+        } else {
+            memset(p, 0, n);
+        }
+        if (s)
+            s += n;
+        gva += n;
+        len -= n;
+    }
+    return 0;
+}
+
 int vmm_as_poke(const struct vmm_aspace *as, gva_t dst, const void *src,
                 size_t len)
 {
-    return copy_range(as, dst, (void *)src, len, 0, true);
+    return forced_write(as, dst, src, len);
 }
 
 int vmm_as_poke_text(struct vmm_aspace *as, gva_t dst, const void *src,
@@ -1698,17 +1769,7 @@ int vmm_as_poke_text(struct vmm_aspace *as, gva_t dst, const void *src,
 
 int vmm_as_fill_zero(const struct vmm_aspace *as, gva_t dst, size_t len)
 {
-    while (len > 0) {
-        size_t avail;
-        uint8_t *p = span_of(as, dst, 0, &avail);
-        if (!p)
-            return -EFAULT;
-        size_t n = len < avail ? len : avail;
-        memset(p, 0, n);
-        dst += n;
-        len -= n;
-    }
-    return 0;
+    return forced_write(as, dst, NULL, len);
 }
 
 long vmm_as_strncpy_in(const struct vmm_aspace *as, char *dst, gva_t src,
