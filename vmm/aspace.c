@@ -1743,6 +1743,12 @@ static int forced_write(const struct vmm_aspace *as, gva_t gva,
     return 0;
 }
 
+int vmm_as_peek(const struct vmm_aspace *as, void *dst, gva_t src,
+                size_t len)
+{
+    return copy_range(as, src, dst, len, 0, false);
+}
+
 int vmm_as_poke(const struct vmm_aspace *as, gva_t dst, const void *src,
                 size_t len)
 {

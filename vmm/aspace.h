@@ -379,12 +379,20 @@ long vmm_as_strncpy_in(const struct vmm_aspace *as, char *dst, gva_t src,
  */
 int vmm_as_host_iov(const struct vmm_aspace *as, gva_t gva, size_t len,
                     int prot, struct iovec *iov, int max_iov, size_t *covered);
-/* Zeroes guest memory (for the ELF loader's bss); checks like copy_out but
- * ignores PROT_WRITE (the loader writes read-only segments too). */
+/* Zeroes guest memory (for the ELF loader's bss) as vmm_as_poke writes
+ * (the loader writes read-only segments too). */
 int vmm_as_fill_zero(const struct vmm_aspace *as, gva_t dst, size_t len);
-/* Writes guest memory ignoring PROT_WRITE (loader, signal frames use
- * copy_out). The host backing must be writable: a VMA fresh from
- * vmm_as_map, or one whose guest protection includes PROT_WRITE. */
+/* Reads guest memory ignoring the guest's protection (a FOLL_FORCE read:
+ * PROT_NONE too); stops as copy_in does at lazy stretches and past a
+ * file's end (-EFAULT). */
+int vmm_as_peek(const struct vmm_aspace *as, void *dst, gva_t src,
+                size_t len);
+/* Writes guest memory ignoring PROT_WRITE (loader, vDSO, code rewriting,
+ * FOLL_FORCE writes; signal frames use copy_out), whatever the host
+ * backing's protection: a private VMA's read-only backing is made
+ * writable for the copy and read-only again. A shared object hvrun maps
+ * read-only, a lazy VMA's unbacked stretch and a page past a file's end
+ * are -EFAULT: hvrun never faults writing guest memory. */
 int vmm_as_poke(const struct vmm_aspace *as, gva_t dst, const void *src,
                 size_t len);
 /* The same for a few bytes of one page of a private VMA whose backing
