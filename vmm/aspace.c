@@ -1763,14 +1763,9 @@ int vmm_as_poke_text(struct vmm_aspace *as, gva_t dst, const void *src,
         len > VMM_PAGE_SIZE ||
         (dst & VMM_PAGE_MASK) != ((dst + len - 1) & VMM_PAGE_MASK))
         return -EFAULT;
-    uint8_t *hva = vmm_phys_hva(as->pm, v->gpa + (dst - v->start));
-    uint8_t *page = (uint8_t *)((uintptr_t)hva & VMM_PAGE_MASK);
-    if (mprotect(page, VMM_PAGE_SIZE, PROT_READ | PROT_WRITE) < 0)
-        return -errno;
-    memcpy(hva, src, len);
-    if (!(v->prot & PROT_WRITE))
-        (void)mprotect(page, VMM_PAGE_SIZE, PROT_READ);
-    return 0;
+    /* A special page's backing stays writable (a read-only one would
+     * fault hvrun's next plain write there). */
+    return forced_write(as, dst, src, len);
 }
 
 int vmm_as_fill_zero(const struct vmm_aspace *as, gva_t dst, size_t len)
