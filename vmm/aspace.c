@@ -725,8 +725,9 @@ static bool range_fully_mapped(const struct vmm_aspace *as, gva_t gva,
  * guest already touched. A host mprotect of the backing fires the MMU
  * notifier, which zaps every KVM entry mapping those pages (shadow or
  * EPT). Each host mprotect costs about 60 us here, so the backing stays
- * read-only while the guest may not write (hvrun writes only where the
- * guest may: the copy path checks PROT_WRITE) and turns writable again
+ * read-only while the guest may not write (the copy path writes only
+ * where the guest may: it checks PROT_WRITE; hvrun's forced writes make
+ * such a page writable for the copy: forced_write) and turns writable again
  * when the guest regains the permission. Shared mappings keep the host
  * protection of their object and go there and back. Unmapping needs none
  * of this: vmm_phys_free replaces the backing, which fires the notifier.
