@@ -355,7 +355,12 @@ run_guest_programs() {
         if [ ! -f "$p" ] || [ ! -x "$p" ]; then continue; fi
         n=$(basename "$p")
         [[ $GUEST_SEEN == *" $n "* ]] && continue
+        KEEP_TIME=""
+        if [[ " $VIRTUAL_TIME_PROGRAMS " == *" $n "* ]]; then
+            KEEP_TIME=1
+        fi
         run_case "$CUR_LABEL" "$CUR_HVRUN" "guest/$n" 0 - fresh "$p"
+        KEEP_TIME=""
     done
 }
 
