@@ -1248,12 +1248,18 @@ int vmm_as_guest_fault(struct vmm_aspace *as, gva_t gva, bool write)
                        lazy_back(as, gva) > 0
                    ? 1
                    : -1;
-    if (!v || gva < vmm_vma_valid_end(v) ||
-        !(v->prot & (PROT_READ | PROT_WRITE | PROT_EXEC)) ||
+    if (!v || !(v->prot & (PROT_READ | PROT_WRITE | PROT_EXEC)) ||
         (write && !(v->prot & PROT_WRITE)))
         return -1;
+    bool was_valid = gva < vmm_vma_valid_end(v);
     if (vma_update_eof(as, v) < 0)
-        return 0;
+        return was_valid ? -1 : 0;
+    if (was_valid)
+        /* An access the VMA allows faulted in a page it had: its file
+         * may have shrunk without hvrun being told (a host process; the
+         * ptrace stub's SIGBUS there): SIGBUS when it no longer covers
+         * it, else the fault is what it was. */
+        return gva < vmm_vma_valid_end(v) ? -1 : 0;
     return gva < vmm_vma_valid_end(v) ? 1 : 0;
 }
 

@@ -330,7 +330,8 @@ int vmm_as_recheck_shared_eof(struct vmm_aspace *as);
 /* A guest page fault at gva (write: a write access): 1 when the page is
  * mapped now (a lazy VMA's stretch backed, or a file VMA's file grown
  * over a page past its end: run the access again), 0 when it is past a
- * file's end (Linux's SIGBUS, BUS_ADRERR), -1 when it is neither (the
+ * file's end (Linux's SIGBUS, BUS_ADRERR; also a page the VMA had whose
+ * file shrank without hvrun being told), -1 when it is neither (the
  * fault is the guest's SIGSEGV). */
 int vmm_as_guest_fault(struct vmm_aspace *as, gva_t gva, bool write);
 /* Sets file identity on the VMAs exactly covering [gva, gva+len). */
