@@ -725,8 +725,9 @@ static bool range_fully_mapped(const struct vmm_aspace *as, gva_t gva,
  * guest already touched. A host mprotect of the backing fires the MMU
  * notifier, which zaps every KVM entry mapping those pages (shadow or
  * EPT). Each host mprotect costs about 60 us here, so the backing stays
- * read-only while the guest may not write (hvrun writes only where the
- * guest may: the copy path checks PROT_WRITE) and turns writable again
+ * read-only while the guest may not write (the copy path writes only
+ * where the guest may: it checks PROT_WRITE; hvrun's forced writes make
+ * such a page writable for the copy: forced_write) and turns writable again
  * when the guest regains the permission. Shared mappings keep the host
  * protection of their object and go there and back. Unmapping needs none
  * of this: vmm_phys_free replaces the backing, which fires the notifier.
@@ -818,11 +819,32 @@ uint64_t vmm_as_protect_charge(const struct vmm_aspace *as, gva_t gva,
     return overlap_bytes(as, gva, end, prot, charged_by_protect);
 }
 
+/* A shared VMA over a host mapping that is read-only (its object's fd is
+ * not writable, or sealed) never gets a writable PTE: the guest's write
+ * would reach a host page KVM cannot write, and KVM_RUN fails (EFAULT)
+ * instead of the guest getting its SIGSEGV. mm.c refuses this already as
+ * Linux's VM_MAYWRITE rule; this keeps it true for every caller. */
+static bool write_over_read_only_host(const struct vmm_aspace *as, gva_t gva,
+                                      gva_t end, int prot)
+{
+    if (!(prot & PROT_WRITE))
+        return false;
+    for (size_t i = vma_index_after(as, gva);
+         i < as->nr_vmas && as->vmas[i].start < end; i++) {
+        const struct vmm_vma *v = &as->vmas[i];
+        if (v->shared && !(v->shared->host_prot & PROT_WRITE))
+            return true;
+    }
+    return false;
+}
+
 int vmm_as_protect(struct vmm_aspace *as, gva_t gva, uint64_t len, int prot)
 {
     gva_t end = gva + VMM_PAGE_ALIGN_UP(len);
     if (!range_fully_mapped(as, gva, end))
         return -ENOMEM;
+    if (write_over_read_only_host(as, gva, end, prot))
+        return -EACCES;
     int rc = vma_split_at(as, gva);
     if (rc == 0)
         rc = vma_split_at(as, end);
@@ -1112,6 +1134,22 @@ void vmm_as_file_resized(struct vmm_aspace *as, uint64_t dev, uint64_t ino)
     }
 }
 
+int vmm_as_recheck_shared_eof(struct vmm_aspace *as)
+{
+    int moved = 0;
+    for (size_t i = 0; i < as->nr_vmas; i++) {
+        struct vmm_vma *v = &as->vmas[i];
+        if (!v->shared || v->shared->anon)
+            continue;
+        gva_t before = vmm_vma_valid_end(v);
+        if (vma_update_eof(as, v) == 0 && vmm_vma_valid_end(v) < before)
+            moved++;
+    }
+    if (moved)
+        as->tlb_flushes_asked++;
+    return moved;
+}
+
 /* ---- lazily backed VMAs ---------------------------------------------------- */
 
 /* True when w, right after v, can be one VMA with it again: two backed
@@ -1210,13 +1248,32 @@ int vmm_as_guest_fault(struct vmm_aspace *as, gva_t gva, bool write)
                        lazy_back(as, gva) > 0
                    ? 1
                    : -1;
-    if (!v || gva < vmm_vma_valid_end(v) ||
-        !(v->prot & (PROT_READ | PROT_WRITE | PROT_EXEC)) ||
+    if (!v || !(v->prot & (PROT_READ | PROT_WRITE | PROT_EXEC)) ||
         (write && !(v->prot & PROT_WRITE)))
         return -1;
+    bool was_valid = gva < vmm_vma_valid_end(v);
     if (vma_update_eof(as, v) < 0)
-        return 0;
+        return was_valid ? -1 : 0;
+    if (was_valid)
+        /* An access the VMA allows faulted in a page it had: its file
+         * may have shrunk without hvrun being told (a host process; the
+         * ptrace stub's SIGBUS there): SIGBUS when it no longer covers
+         * it, else the fault is what it was. */
+        return gva < vmm_vma_valid_end(v) ? -1 : 0;
     return gva < vmm_vma_valid_end(v) ? 1 : 0;
+}
+
+/* Whether hvrun's host mapping of a shared object may be writable: its fd
+ * is open for writing and no write seal forbids it (a host MAP_SHARED
+ * PROT_WRITE mapping of a write-sealed memfd is EPERM). A read-only one
+ * is what keeps a guest write there from ever reaching the object: the
+ * guest PTE is never writable over it (vmm_as_protect). */
+static bool host_may_write(int fd, int fl)
+{
+    if ((fl & O_ACCMODE) != O_RDWR)
+        return false;
+    int seals = fcntl(fd, F_GET_SEALS);
+    return seals < 0 || !(seals & (F_SEAL_WRITE | F_SEAL_FUTURE_WRITE));
 }
 
 int vmm_as_set_shared(struct vmm_aspace *as, gva_t gva, uint64_t len, int fd,
@@ -1235,8 +1292,11 @@ int vmm_as_set_shared(struct vmm_aspace *as, gva_t gva, uint64_t len, int fd,
         free(s);
         return -err;
     }
-    s->host_prot =
-        PROT_READ | ((fl & O_ACCMODE) == O_RDWR ? PROT_WRITE : 0);
+    struct vmm_vma *first = vmm_as_find_vma(as, gva);
+    s->host_prot = PROT_READ;
+    if (host_may_write(s->fd, fl) && first &&
+        !(first->flags & VMM_VMA_NOMAYWRITE))
+        s->host_prot |= PROT_WRITE;
     s->anon = false;
     s->refs = 1;
     struct stat st;
@@ -1248,6 +1308,10 @@ int vmm_as_set_shared(struct vmm_aspace *as, gva_t gva, uint64_t len, int fd,
     for (size_t i = vma_index_after(as, gva);
          i < as->nr_vmas && as->vmas[i].start < end && rc == 0; i++) {
         struct vmm_vma *v = &as->vmas[i];
+        if ((v->prot & PROT_WRITE) && !(s->host_prot & PROT_WRITE)) {
+            rc = -EACCES; /* write_over_read_only_host: never */
+            break;
+        }
         shared_put(v->shared);
         v->shared = shared_get(s);
         v->shared_off = off + (v->start - gva);
@@ -1570,6 +1634,12 @@ static uint8_t *span_of(const struct vmm_aspace *as, gva_t gva, int need,
     if (!v || (need && !prot_allows(v->prot, need)) ||
         (v->flags & VMM_VMA_LAZY)) /* backed by vmm_as_fault_in first */
         return NULL;
+    /* A guest-writable shared VMA has a writable host mapping (never one
+     * over a read-only one: vmm_as_protect); checked all the same, as a
+     * write there would be hvrun's own SIGSEGV. */
+    if ((need & PROT_WRITE) && v->shared &&
+        !(v->shared->host_prot & PROT_WRITE))
+        return NULL;
     /* Past a file's end there is no page: Linux's SIGBUS is -EFAULT to a
      * copy (and a shared mapping's host page would be hvrun's SIGBUS). */
     gva_t valid = vmm_vma_valid_end(v);
@@ -1615,10 +1685,81 @@ int vmm_as_copy_out(const struct vmm_aspace *as, gva_t dst, const void *src,
     return copy_range(as, dst, (void *)src, len, PROT_WRITE, true);
 }
 
+/* Whether hvrun may write v's host backing as it is: a shared object's
+ * host mapping is read-only when its fd is (vmm_as_set_shared), a private
+ * VMA's backing while the guest may not write it (host_protect_backing;
+ * a special mapping's stays writable). */
+static bool backing_writable(const struct vmm_vma *v)
+{
+    if (v->shared)
+        return v->shared->host_prot & PROT_WRITE;
+    return (v->prot & PROT_WRITE) || (v->flags & VMM_VMA_SPECIAL);
+}
+
+/* Writes n bytes (zeros when src is NULL) at p, the backing of a private
+ * VMA the guest may not write: its host pages are made writable for the
+ * copy and read-only again (the mprotect also fires KVM's notifier, so a
+ * vCPU that cached the old page sees the new bytes). */
+static int write_read_only_private(uint8_t *p, const void *src, size_t n)
+{
+    uint8_t *lo = (uint8_t *)((uintptr_t)p & VMM_PAGE_MASK);
+    size_t span = VMM_PAGE_ALIGN_UP((uintptr_t)(p + n)) - (uintptr_t)lo;
+    if (mprotect(lo, span, PROT_READ | PROT_WRITE) < 0)
+        return -errno;
+    if (src)
+        memcpy(p, src, n);
+    else
+        memset(p, 0, n);
+    (void)mprotect(lo, span, PROT_READ);
+    return 0;
+}
+
+/* hvrun's own write whatever the guest's protection (the loader, the
+ * vDSO, code rewriting, a FOLL_FORCE write): never through a host page
+ * that would fault hvrun. A shared object hvrun maps read-only is not
+ * written (-EFAULT), nor is a lazy VMA's unbacked stretch or a page past
+ * a file's end. */
+static int forced_write(const struct vmm_aspace *as, gva_t gva,
+                        const void *src, size_t len)
+{
+    gva_t end;
+    if (__builtin_add_overflow(gva, len, &end) || end > VMM_USER_END)
+        return -EFAULT;
+    const uint8_t *s = src;
+    while (len > 0) {
+        size_t avail;
+        uint8_t *p = span_of(as, gva, 0, &avail);
+        const struct vmm_vma *v = vmm_as_find_vma(as, gva);
+        if (!p || (v->shared && !backing_writable(v)))
+            return -EFAULT;
+        size_t n = len < avail ? len : avail;
+        if (!backing_writable(v)) {
+            int rc = write_read_only_private(p, s, n);
+            if (rc < 0)
+                return rc;
+        } else if (s) {
+            memcpy(p, s, n);
+        } else {
+            memset(p, 0, n);
+        }
+        if (s)
+            s += n;
+        gva += n;
+        len -= n;
+    }
+    return 0;
+}
+
+int vmm_as_peek(const struct vmm_aspace *as, void *dst, gva_t src,
+                size_t len)
+{
+    return copy_range(as, src, dst, len, 0, false);
+}
+
 int vmm_as_poke(const struct vmm_aspace *as, gva_t dst, const void *src,
                 size_t len)
 {
-    return copy_range(as, dst, (void *)src, len, 0, true);
+    return forced_write(as, dst, src, len);
 }
 
 int vmm_as_poke_text(struct vmm_aspace *as, gva_t dst, const void *src,
@@ -1629,29 +1770,14 @@ int vmm_as_poke_text(struct vmm_aspace *as, gva_t dst, const void *src,
         len > VMM_PAGE_SIZE ||
         (dst & VMM_PAGE_MASK) != ((dst + len - 1) & VMM_PAGE_MASK))
         return -EFAULT;
-    uint8_t *hva = vmm_phys_hva(as->pm, v->gpa + (dst - v->start));
-    uint8_t *page = (uint8_t *)((uintptr_t)hva & VMM_PAGE_MASK);
-    if (mprotect(page, VMM_PAGE_SIZE, PROT_READ | PROT_WRITE) < 0)
-        return -errno;
-    memcpy(hva, src, len);
-    if (!(v->prot & PROT_WRITE))
-        (void)mprotect(page, VMM_PAGE_SIZE, PROT_READ);
-    return 0;
+    /* A special page's backing stays writable (a read-only one would
+     * fault hvrun's next plain write there). */
+    return forced_write(as, dst, src, len);
 }
 
 int vmm_as_fill_zero(const struct vmm_aspace *as, gva_t dst, size_t len)
 {
-    while (len > 0) {
-        size_t avail;
-        uint8_t *p = span_of(as, dst, 0, &avail);
-        if (!p)
-            return -EFAULT;
-        size_t n = len < avail ? len : avail;
-        memset(p, 0, n);
-        dst += n;
-        len -= n;
-    }
-    return 0;
+    return forced_write(as, dst, NULL, len);
 }
 
 long vmm_as_strncpy_in(const struct vmm_aspace *as, char *dst, gva_t src,

@@ -320,10 +320,18 @@ bool vmm_as_fault_in(struct vmm_aspace *as, gva_t gva, uint64_t len, int need);
  * VMA over it looks at its end again (pages past a shrunk end lose their
  * PTEs: SIGBUS, never a host SIGBUS in hvrun's copy path). */
 void vmm_as_file_resized(struct vmm_aspace *as, uint64_t dev, uint64_t ino);
+/* Every shared file VMA looks at its file's end again, for a guest access
+ * the host could not back (KVM_RUN's EFAULT: a shared page past an end
+ * hvrun was not told of, a file shrunk by a host process or by a call
+ * that does not say it shrinks). The number of VMAs whose valid part
+ * shrank: their pages past the end lost their PTEs, so the access runs
+ * again into the guest's SIGBUS. */
+int vmm_as_recheck_shared_eof(struct vmm_aspace *as);
 /* A guest page fault at gva (write: a write access): 1 when the page is
  * mapped now (a lazy VMA's stretch backed, or a file VMA's file grown
  * over a page past its end: run the access again), 0 when it is past a
- * file's end (Linux's SIGBUS, BUS_ADRERR), -1 when it is neither (the
+ * file's end (Linux's SIGBUS, BUS_ADRERR; also a page the VMA had whose
+ * file shrank without hvrun being told), -1 when it is neither (the
  * fault is the guest's SIGSEGV). */
 int vmm_as_guest_fault(struct vmm_aspace *as, gva_t gva, bool write);
 /* Sets file identity on the VMAs exactly covering [gva, gva+len). */
@@ -372,12 +380,20 @@ long vmm_as_strncpy_in(const struct vmm_aspace *as, char *dst, gva_t src,
  */
 int vmm_as_host_iov(const struct vmm_aspace *as, gva_t gva, size_t len,
                     int prot, struct iovec *iov, int max_iov, size_t *covered);
-/* Zeroes guest memory (for the ELF loader's bss); checks like copy_out but
- * ignores PROT_WRITE (the loader writes read-only segments too). */
+/* Zeroes guest memory (for the ELF loader's bss) as vmm_as_poke writes
+ * (the loader writes read-only segments too). */
 int vmm_as_fill_zero(const struct vmm_aspace *as, gva_t dst, size_t len);
-/* Writes guest memory ignoring PROT_WRITE (loader, signal frames use
- * copy_out). The host backing must be writable: a VMA fresh from
- * vmm_as_map, or one whose guest protection includes PROT_WRITE. */
+/* Reads guest memory ignoring the guest's protection (a FOLL_FORCE read:
+ * PROT_NONE too); stops as copy_in does at lazy stretches and past a
+ * file's end (-EFAULT). */
+int vmm_as_peek(const struct vmm_aspace *as, void *dst, gva_t src,
+                size_t len);
+/* Writes guest memory ignoring PROT_WRITE (loader, vDSO, code rewriting,
+ * FOLL_FORCE writes; signal frames use copy_out), whatever the host
+ * backing's protection: a private VMA's read-only backing is made
+ * writable for the copy and read-only again. A shared object hvrun maps
+ * read-only, a lazy VMA's unbacked stretch and a page past a file's end
+ * are -EFAULT: hvrun never faults writing guest memory. */
 int vmm_as_poke(const struct vmm_aspace *as, gva_t dst, const void *src,
                 size_t len);
 /* The same for a few bytes of one page of a private VMA whose backing

@@ -794,7 +794,9 @@ static int kvm_vm_run(struct vmm_vm *base, struct vmm_event *ev)
     struct kvm_vm *vm = (struct kvm_vm *)base;
     struct kvm_run *run = vm->run;
     memset(ev, 0, sizeof(*ev));
-    const struct vmm_aspace *as = &vmm_vm_memory_owner(base)->as;
+    struct vmm_aspace *as = &vmm_vm_memory_owner(base)->as;
+    int efault_retries = 0;
+again:
     if (vm->base.memory_vm && share_new_slots(vm) < 0) {
         vmm_event_fail(ev, "memslots of the shared memory: %s",
                        strerror(errno));
@@ -824,6 +826,14 @@ static int kvm_vm_run(struct vmm_vm *base, struct vmm_event *ev)
             ev->kind = VMM_EVENT_INTERRUPTED;
             return 0;
         }
+        /* KVM could not get the host page of a guest access: a shared
+         * file page the file no longer covers (SIGBUS in the host). Once
+         * those pages have lost their PTEs the access is the guest's
+         * fault (SIGBUS BUS_ADRERR), as Linux's. A bounded number of
+         * tries: each needs a file to have shrunk again. */
+        if (err == EFAULT && efault_retries++ < 4 &&
+            vmm_as_recheck_shared_eof(as) > 0)
+            goto again;
         vmm_event_fail(ev, "KVM_RUN failed: %s", strerror(err));
         return -err;
     }

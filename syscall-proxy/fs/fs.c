@@ -1782,6 +1782,10 @@ static long sys_fallocate(struct proxy_process *p, const uint64_t a[6])
         r = proxy_host_result(fallocate(host_fd, (int)a[1], off, len));
     if (r == 0)
         proxy_meta_note_fd(p, (int)a[0], PROXY_META_CONTENT);
+    /* COLLAPSE_RANGE shrinks the file: mappings past its new end are
+     * SIGBUS now, as after a truncate (growth is found at the fault). */
+    if (r == 0 && ((int)a[1] & FALLOC_FL_COLLAPSE_RANGE))
+        proxy_mm_file_resized(p, host_fd);
     return r;
 }
 

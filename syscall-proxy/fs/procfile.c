@@ -17,9 +17,9 @@
  * description.
  *
  * Writes are FOLL_FORCE's, as Linux's: read-only private mappings (text)
- * take them, so a debugger can plant a breakpoint. Divergence: a read
- * stops at the first page the guest cannot read (Linux's FOLL_FORCE reads
- * PROT_NONE pages too), with EIO when nothing moved.
+ * take them, so a debugger can plant a breakpoint; shared mappings the
+ * process may not write and [vvar] do not (EIO). Reads are FOLL_FORCE's
+ * too: PROT_NONE pages read.
  */
 #include "proxy.h"
 #include "procfile.h"
@@ -351,7 +351,7 @@ static long mem_copy(struct proxy_process *q, uint64_t addr, char *buf,
             n = len - done;
         /* Writes as FOLL_FORCE: read-only text too (a debugger's
          * breakpoint, a JIT's patch). */
-        int rc = into_caller ? vmm_as_copy_in(q->as, buf + done, at, n)
+        int rc = into_caller ? proxy_mem_read_forced(q, at, buf + done, n)
                              : proxy_mem_write_forced(q, at, buf + done, n);
         if (rc < 0)
             break;

@@ -1136,11 +1136,38 @@ static long poke_user(struct proxy_process *q, struct proxy_thread *t,
 /* A word of tracee memory (FOLL_FORCE: read-only text too). */
 static long peek_word(struct proxy_process *q, gva_t addr, uint64_t *val)
 {
-    return vmm_as_copy_in(q->as, val, addr, 8) < 0 ? -EIO : 0;
+    return proxy_mem_read_forced(q, addr, val, 8) < 0 ? -EIO : 0;
 }
 
-/* Writes bytes into tracee memory as FOLL_FORCE does: through read-only
- * private mappings (a breakpoint into text), page by page. */
+/* Reads tracee memory as FOLL_FORCE does: a mapping the tracee may not
+ * read (PROT_NONE) too, but a special one ([vvar]) only as it may read
+ * it. Page by page; 0 or -EFAULT. */
+int proxy_mem_read_forced(struct proxy_process *q, gva_t addr, void *dst,
+                          size_t len)
+{
+    uint8_t *d = dst;
+    while (len > 0) {
+        size_t in_page = VMM_PAGE_SIZE - (addr & (VMM_PAGE_SIZE - 1));
+        size_t n = len < in_page ? len : in_page;
+        struct vmm_vma *v = vmm_as_find_vma(q->as, addr);
+        if (!v)
+            return -EFAULT;
+        int rc = v->flags & VMM_VMA_SPECIAL ? vmm_as_copy_in(q->as, d, addr, n)
+                                             : vmm_as_peek(q->as, d, addr, n);
+        if (rc < 0)
+            return -EFAULT;
+        addr += n;
+        d += n;
+        len -= n;
+    }
+    return 0;
+}
+
+/* Writes bytes into tracee memory as FOLL_FORCE does (check_vma_flags):
+ * a writable mapping as it is; one the tracee may not write only when it
+ * is a private (COW) mapping, PROT_NONE too (a breakpoint into text: the
+ * tracee's copy changes, never the file); a shared one or a special one
+ * ([vvar], hvrun's [hvrun-tsc] pages) is -EFAULT. Page by page. */
 int proxy_mem_write_forced(struct proxy_process *q, gva_t addr,
                            const void *src, size_t len)
 {
@@ -1154,8 +1181,8 @@ int proxy_mem_write_forced(struct proxy_process *q, gva_t addr,
         int rc;
         if (v->prot & PROT_WRITE)
             rc = vmm_as_copy_out(q->as, addr, s, n);
-        else if (!v->shared && (v->prot & (PROT_READ | PROT_EXEC)))
-            rc = vmm_as_poke_text(q->as, addr, s, n);
+        else if (!v->shared && !(v->flags & VMM_VMA_SPECIAL))
+            rc = vmm_as_poke(q->as, addr, s, n);
         else
             rc = -EFAULT;
         if (rc < 0)

@@ -148,9 +148,14 @@ void proxy_ptrace_thread_exit(struct proxy_process *p, int code);
 bool proxy_ptrace_exit(struct proxy_process *p);
 
 /* Writes guest memory of q as FOLL_FORCE does: through read-only private
- * mappings (a breakpoint into text), page by page; 0 or -EFAULT. */
+ * mappings (a breakpoint into text; PROT_NONE too), never a shared or
+ * special mapping q may not write; page by page; 0 or -EFAULT. */
 int proxy_mem_write_forced(struct proxy_process *q, uint64_t addr,
                            const void *src, size_t len);
+/* Reads guest memory of q as FOLL_FORCE does (PROT_NONE too, a special
+ * mapping only where q may read it); 0 or -EFAULT. */
+int proxy_mem_read_forced(struct proxy_process *q, uint64_t addr, void *dst,
+                          size_t len);
 
 /* wait4, waitid: a stop or exit of a tracee of p matching pid (a run pid,
  * -1, or -pgid) that a wait with options may report. Returns 1 and fills

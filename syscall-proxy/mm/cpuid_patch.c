@@ -1088,8 +1088,9 @@ static bool in_stub_page(const struct proxy_process *p, gva_t gva)
 }
 
 /* Guest code bytes written whatever the host backing's protection (a
- * VMA that lost a permission has a read-only one, and vmm_as_poke would
- * fault there), page by page (vmm_as_poke_text writes within one). */
+ * VMA that lost a permission has a read-only one; both pokes make it
+ * writable for the copy), page by page (vmm_as_poke_text writes within
+ * one). */
 static bool poke_code(struct proxy_process *p, gva_t gva, const void *src,
                       size_t len)
 {
@@ -1299,7 +1300,8 @@ static bool patch_inline(struct proxy_process *p, struct patched_site *ps)
     ps->how = PATCH_JMP;
     if (remember(p, ps) < 0)
         return false;
-    /* A fresh copy: its backing is writable still (as for the UD2s). */
+    /* A fresh copy (its backing read-only again after a refill: the poke
+     * writes it all the same). */
     if (vmm_as_poke(p->as, ps->gva, code, ps->span) < 0) {
         ps->how = PATCH_TRAP; /* the bytes are the file's still */
         return false;
@@ -1374,8 +1376,8 @@ static void patch_site(struct proxy_process *p, const struct vmm_vma *v,
     if (s->kind != PROXY_SITE_CPUID && !p->cfg->rdtsc_rewrite)
         return;
     /* Remembered first: a UD2 hvrun could not answer would be a SIGILL.
-     * A fresh mapping's backing is writable; one mprotect made executable
-     * may have a read-only one. */
+     * Either poke writes a read-only backing (a refilled page, one that
+     * mprotect made executable). */
     if (remember(p, &ps) < 0)
         return;
     int rc = fresh ? vmm_as_poke(p->as, site, insn_ud2, 2)

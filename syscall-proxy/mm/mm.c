@@ -166,6 +166,21 @@ static void name_file_mapping(struct proxy_process *p, int host_fd,
                     n > 0 ? target : NULL);
 }
 
+/* memfd_check_seals_mmap, from the object's mmap after do_mmap's checks:
+ * a shared mapping of a memfd sealed F_SEAL_WRITE or F_SEAL_FUTURE_WRITE
+ * is EPERM writable, and read-only it loses VM_MAYWRITE. */
+static int check_write_seals(int host_fd, int flags, int prot, int *vflags)
+{
+    int seals = fcntl(host_fd, F_GET_SEALS);
+    if ((flags & MAP_TYPE_MASK) == MAP_PRIVATE || seals < 0 ||
+        !(seals & (F_SEAL_WRITE | F_SEAL_FUTURE_WRITE)))
+        return 0;
+    if (prot & PROT_WRITE)
+        return -EPERM;
+    *vflags |= VMM_VMA_NOMAYWRITE;
+    return 0;
+}
+
 /* do_mmap's file checks, in its order; *vflags gets what the mapping
  * may never become: a shared mapping of an fd not open for writing loses
  * VM_MAYWRITE, one of a noexec mount's file VM_MAYEXEC (exec asked for
@@ -193,7 +208,7 @@ static int check_file_access(int host_fd, int flags, int prot, int *vflags)
             return -EPERM;
         *vflags |= VMM_VMA_NOMAYEXEC;
     }
-    return 0;
+    return check_write_seals(host_fd, flags, prot, vflags);
 }
 
 /* The host file is mapped over the backing pages and kept (dup'd) by the

@@ -175,7 +175,12 @@ static long sys_shmat(struct proxy_process *p, const uint64_t a[6])
     } else if (vmm_as_find_free(p->as, len, p->mmap_base, &at) < 0) {
         return -ENOMEM;
     }
-    long rc = vmm_as_map(p->as, at, len, prot, VMM_VMA_SHARED, NULL);
+    /* SHM_RDONLY opens the segment's file read-only in Linux: the VMA has
+     * no VM_MAYWRITE (mprotect adding write is EACCES), and hvrun's host
+     * mapping of it is read-only too. */
+    int vflags = VMM_VMA_SHARED |
+                 ((flags & SHM_RDONLY) ? VMM_VMA_NOMAYWRITE : 0);
+    long rc = vmm_as_map(p->as, at, len, prot, vflags, NULL);
     if (rc == 0 && (rc = vmm_as_set_shared(p->as, at, len, s->memfd, 0)) < 0)
         vmm_as_unmap(p->as, at, len);
     if (rc == 0 && (rc = attach_note(p, at, len, s->id)) < 0)
