@@ -29,6 +29,7 @@ struct run_options {
     const char *report_path;  /* --report FILE: JSON, or JUnit XML (.xml) */
     bool fail_closed;
     bool linger;           /* --linger (proxy_config.linger) */
+    bool as_init;          /* --as-init (proxy_config.as_init) */
     bool no_seccomp;          /* --no-seccomp: no filter (cli/confine.c) */
     bool fs_policy;           /* --fs-policy: Landlock, host read-only */
     bool summary, summary_json;

@@ -39,6 +39,7 @@ enum {
     OPT_HOSTNAME, OPT_UID, OPT_GID, OPT_PREEMPT_MS, OPT_MEMORY,
     OPT_NO_SECCOMP, OPT_FS_POLICY, OPT_CPUID_REWRITE, OPT_NO_RDTSC_REWRITE,
     OPT_DETLOG, OPT_CHAOS, OPT_SCHEDULE, OPT_SCHEDULE_OUT, OPT_LINGER,
+    OPT_AS_INIT,
     OPT_REPEAT, OPT_REPORT,
 };
 
@@ -60,6 +61,7 @@ static const struct option run_longopts[] = {
     {"gid", required_argument, NULL, OPT_GID},
     {"fail-closed", no_argument, NULL, OPT_FAIL_CLOSED},
     {"linger", no_argument, NULL, OPT_LINGER},
+    {"as-init", no_argument, NULL, OPT_AS_INIT},
     {"repeat", required_argument, NULL, OPT_REPEAT},
     {"report", required_argument, NULL, OPT_REPORT},
     {"preempt-ms", required_argument, NULL, OPT_PREEMPT_MS},
@@ -212,6 +214,7 @@ static int apply_option(struct run_options *o, int c, const char *arg)
         return -1;
     case OPT_FAIL_CLOSED: o->fail_closed = true; return 0;
     case OPT_LINGER: o->linger = true; return 0;
+    case OPT_AS_INIT: o->as_init = true; return 0;
     case OPT_REPEAT: {
         uint64_t n;
         if (parse_seed(arg, &n) == 0 && n >= 2 && n <= CLI_MAX_REPEAT) {
@@ -517,6 +520,7 @@ int cli_run_once(const struct run_options *o, const char *path,
     struct proxy_config pc = {.preempt_ns = o->preempt_ms * 1000000ULL,
                               .fail_closed = o->fail_closed,
                               .linger = o->linger,
+                              .as_init = o->as_init,
                               .log_level = o->log_level, .log = stderr,
                               .cpuid_rewrite =
                                   o->cpuid_rewrite && !hi.cpuid_control,

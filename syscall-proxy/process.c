@@ -75,16 +75,16 @@ int proxy_process_create(struct proxy_process **out, struct vmm_vm *vm,
     p->umask = 022;
     p->ruid = p->euid = p->suid = det->cfg.uid;
     p->rgid = p->egid = p->sgid = det->cfg.gid;
-    p->pid = p->tid = 1;
     /* As a shell's child: in the group and session of a virtual shell,
      * so the first process is no group leader and setsid succeeds, as
-     * for `sh -c prog`. */
+     * for `sh -c prog`; with --as-init, pid 1 with no parent. */
+    p->pid = p->tid = c->as_init ? PROXY_INIT_PID : PROXY_FIRST_PID;
+    p->ppid = c->as_init ? 0 : PROXY_SHELL_PID;
     p->pgid = p->sid = PROXY_OUTSIDE_PGID;
     p->altstack.ss_flags = SS_DISABLE;
     p->prctl.dumpable = 1;
     p->prctl.timerslack_ns = 50000; /* Linux's default timer slack */
     p->nr_groups = -1;
-    p->ppid = 0;
     rc = install_stdio(p);
     if (rc < 0) {
         proxy_process_destroy(p);

@@ -535,6 +535,10 @@ struct proxy_config {
     /* --linger: once the first process exits, the run goes on while
      * another guest process holds the run's stdout or stderr (world.c) */
     bool linger;
+    /* --as-init: the first process is pid 1 and the run's init (orphans'
+     * parent; signals it has no handler for are not delivered from
+     * inside the run), not the virtual shell's child. */
+    bool as_init;
     int log_level;       /* 0 quiet, 1 warnings (default), 2 debug trace */
     FILE *log;           /* hvrun's diagnostics */
     /* A thread that runs this long (host wall time) without a syscall
@@ -564,10 +568,26 @@ struct proxy_config {
     uint64_t stop_events, stop_detlog;
 };
 
-/* The process group and session of the run's virtual "shell", which
- * started the first process (pid 1): a pid the run never gives a process
- * (procsys.c skips it), the last below Linux's default pid_max. */
-#define PROXY_OUTSIDE_PGID 32767
+/* The run's pid model, as a shell in a container would see it: a virtual
+ * init (pid 1, never a guest process: the parent of orphans, which it
+ * reaps at once), a virtual shell (PROXY_SHELL_PID, the leader of its
+ * own process group and session) that started the first process, and
+ * the first process, PROXY_FIRST_PID, whose getppid() is the shell's.
+ * With --as-init the first process is pid 1 itself (ppid 0), the run's
+ * init, as a container's entry point is. */
+#define PROXY_INIT_PID 1
+#define PROXY_FIRST_PID 2
+/* The virtual shell's pid, and so its process group and session: a pid
+ * the run never gives a process (world.c skips it), the last below
+ * Linux's default pid_max. */
+#define PROXY_SHELL_PID 32767
+#define PROXY_OUTSIDE_PGID PROXY_SHELL_PID
+/* Whether pid, as viewer names it, is the virtual init or the virtual
+ * shell (neither a guest process: no /proc entry, signals to them are
+ * accepted and dropped); if so, its process group and session. */
+struct proxy_process;
+bool proxy_virtual_process(const struct proxy_process *viewer, int pid,
+                           int *pgid, int *sid);
 
 struct proxy_process {
     struct proxy_world *world;
@@ -1247,7 +1267,9 @@ long proxy_fork(struct proxy_process *p, uint64_t flags, gva_t stack,
 /* Destroys a VM, adding its exit counts to p's tree totals. */
 void proxy_vm_retire(struct proxy_process *p, struct vmm_vm *vm);
 /* Ends process p (exit_status already set): fds closed, VM freed, zombie
- * for its parent, children to pid 1; the run ends with the first. */
+ * for its parent, children to the nearest subreaper or their pid
+ * namespace's init (the virtual init, pid 1, in the run's own); the run
+ * ends with the first. */
 void proxy_world_exit(struct proxy_process *p);
 /* Job control: a stop signal's default action, and SIGCONT. Both tell the
  * parent (SIGCHLD unless SA_NOCLDSTOP) and a waiting wait(). */

@@ -61,6 +61,7 @@ exitcode-255    | 255 | -  | exitcode 255
 det_sources     | 0   | -  | det_sources --check
 trap_spin_wait-rdtsc | 0 | - | trap_spin_wait --rdtsc
 tsc_prctl       | 0   | -  | tsc_prctl
+pid_model-term  | 143 | -  | pid_model --term-self
 EOF
 )
 

@@ -1452,6 +1452,23 @@ static long sys_getpgrp(struct proxy_process *p, const uint64_t a[6])
     return proxy_ns_pid_nr(p, p->pgid);
 }
 
+bool proxy_virtual_process(const struct proxy_process *viewer, int pid,
+                           int *pgid, int *sid)
+{
+    int id = -1;
+    if (pid == PROXY_SHELL_PID)
+        id = PROXY_SHELL_PID;
+    else if (pid == PROXY_INIT_PID && !viewer->cfg->as_init)
+        id = PROXY_INIT_PID;
+    if (id < 0 || proxy_ns_pid_level(viewer) > 0)
+        return false;
+    if (pgid)
+        *pgid = id;
+    if (sid)
+        *sid = id;
+    return true;
+}
+
 /* The guest process pid names in p's pid namespace (0: the caller), or
  * NULL. */
 static struct proxy_process *process_of(struct proxy_process *p, int pid)
@@ -1467,12 +1484,18 @@ static struct proxy_process *process_of(struct proxy_process *p, int pid)
 static long sys_getpgid(struct proxy_process *p, const uint64_t a[6])
 {
     struct proxy_process *q = process_of(p, (int)a[0]);
+    int pgid;
+    if (!q && proxy_virtual_process(p, (int)a[0], &pgid, NULL))
+        return pgid;
     return q ? proxy_ns_pid_nr(p, q->pgid) : -ESRCH;
 }
 
 static long sys_getsid(struct proxy_process *p, const uint64_t a[6])
 {
     struct proxy_process *q = process_of(p, (int)a[0]);
+    int sid;
+    if (!q && proxy_virtual_process(p, (int)a[0], NULL, &sid))
+        return sid;
     return q ? proxy_ns_pid_nr(p, q->sid) : -ESRCH;
 }
 
@@ -1487,13 +1510,17 @@ static bool group_in_session(struct proxy_process *p, int pgid, int sid)
     return p->pgid == pgid && p->sid == sid;
 }
 
-/* The virtual shell (ppid 0) is in its own group and session. */
+/* The virtual shell and the virtual init are each in a group and session
+ * of their own; so is the parent of an --as-init first process (ppid 0),
+ * taken to be the shell. */
 static void parent_ids(struct proxy_world *w, const struct proxy_process *q,
                        int *pgid, int *sid)
 {
     struct proxy_process *par = q->ppid ? proxy_world_find(w, q->ppid) : NULL;
     *pgid = par ? par->pgid : PROXY_OUTSIDE_PGID;
     *sid = par ? par->sid : PROXY_OUTSIDE_PGID;
+    if (!par && q->ppid == PROXY_INIT_PID)
+        *pgid = *sid = PROXY_INIT_PID;
 }
 
 /* will_become_orphaned_pgrp: no live member has a parent in another

@@ -361,7 +361,9 @@ static void end_run(struct proxy_world *w, struct proxy_process *first)
 }
 
 /* Orphans go to the nearest living ancestor that set
- * PR_SET_CHILD_SUBREAPER, else to the first process (the run's init). */
+ * PR_SET_CHILD_SUBREAPER, else to the run's init: the virtual one (pid 1,
+ * which reaps them: notify_parent finds no process), or the first
+ * process under --as-init. */
 static int new_parent_of_orphans(struct proxy_process *p)
 {
     struct proxy_world *w = p->world;
@@ -376,7 +378,31 @@ static int new_parent_of_orphans(struct proxy_process *p)
     struct proxy_process *init = proxy_world_find(w, proxy_ns_reaper(p));
     if (init && init != p && !init->zombie)
         return init->pid;
-    return w->procs[0]->pid;
+    return p->cfg->as_init ? w->procs[0]->pid : PROXY_INIT_PID;
+}
+
+/* forget_original_parent: p's children go to their new parent; one that
+ * is already a zombie is told to it (and so reaped by the virtual init,
+ * or by a parent that ignores SIGCHLD), as reparent_leader does. */
+static void reparent_children(struct proxy_process *p)
+{
+    struct proxy_world *w = p->world;
+    int reaper = new_parent_of_orphans(p);
+    struct proxy_process **zombies = calloc((size_t)w->nr_procs,
+                                            sizeof(*zombies));
+    int nr_zombies = 0;
+    for (int i = 0; i < w->nr_procs; i++) {
+        struct proxy_process *c = w->procs[i];
+        if (c->ppid != p->pid || c == p)
+            continue;
+        c->ppid = reaper;
+        if (zombies && c->zombie && !proxy_ptrace_exit_hidden(c))
+            zombies[nr_zombies++] = c;
+    }
+    /* After the loop: notify_parent may reap, which reorders the list. */
+    for (int i = 0; i < nr_zombies; i++)
+        notify_parent(zombies[i]);
+    free(zombies);
 }
 
 static void send(struct proxy_process *from, struct proxy_process *to,
@@ -413,7 +439,8 @@ static void send_death_signals(struct proxy_process *p)
 void proxy_world_exit(struct proxy_process *p)
 {
     struct proxy_world *w = p->world;
-    bool first = p == w->procs[0] && p->ppid == 0;
+    bool first = p == w->procs[0] &&
+                 p->ppid == (p->cfg->as_init ? 0 : PROXY_SHELL_PID);
     /* Its threads' robust futexes, while its memory is still there; the
      * CLONE_CHILD_CLEARTID words where another process shares it. */
     proxy_robust_lists_exit(p);
@@ -437,19 +464,18 @@ void proxy_world_exit(struct proxy_process *p)
     send_death_signals(p);
     zap_pid_namespace(p);
     if (first) {
-        /* --linger: it stays the run's init (pid 1, as a real init its
-         * orphans' parent), its VM the caller's to count and free; the
-         * run ends when its output is let go. */
+        /* --linger: a zombie for the virtual shell, its VM the caller's to
+         * count and free; the run ends when its output is let go. Under
+         * --as-init it stays the run's init (its orphans' parent). */
         w->first_done = true;
+        if (!p->cfg->as_init)
+            reparent_children(p);
         return;
     }
     proxy_vm_retire(p, p->vm);
     p->vm = NULL;
     p->as = NULL;
-    int reaper = new_parent_of_orphans(p);
-    for (int i = 0; i < w->nr_procs; i++)
-        if (w->procs[i]->ppid == p->pid && w->procs[i] != p)
-            w->procs[i]->ppid = reaper;
+    reparent_children(p);
     /* Its tracees let go; a tracer not its parent is told first. */
     if (!proxy_ptrace_exit(p))
         notify_parent(p);
@@ -899,11 +925,30 @@ static void send(struct proxy_process *from, struct proxy_process *to,
     send_to(from, to, 0, sig, code);
 }
 
+/* Whether an init (SIGNAL_UNKILLABLE: a pid namespace's, or the first
+ * process under --as-init) ignores sig from `from`: one it has no handler
+ * for, unless SIGKILL or SIGSTOP from outside its namespace
+ * (sig_task_ignored). */
+static bool init_ignores(const struct proxy_process *from,
+                         const struct proxy_process *to, int sig)
+{
+    bool run_init = to->cfg->as_init && to == to->world->procs[0];
+    if (!run_init && !proxy_ns_is_ns_init(to))
+        return false;
+    if (to->sigactions[sig].handler != (uint64_t)(uintptr_t)SIG_DFL)
+        return false;
+    bool from_outside = !run_init && from != to &&
+                        !proxy_ns_pid_below(to, from);
+    return !(from_outside && (sig == SIGKILL || sig == SIGSTOP));
+}
+
 /* tid 0: to the process (any thread that does not block it). */
 static void send_to(struct proxy_process *from, struct proxy_process *to,
                     int tid, int sig, int code)
 {
     if (sig == 0 || to->zombie)
+        return;
+    if (code != SI_KERNEL && init_ignores(from, to, sig))
         return;
     siginfo_t info;
     memset(&info, 0, sizeof(info));
@@ -938,6 +983,11 @@ static long sys_kill(struct proxy_process *p, const uint64_t a[6])
         return -EINVAL;
     if (pid == INT_MIN) /* -INT_MIN is no group (Linux: -ESRCH) */
         return -ESRCH;
+    /* The virtual init and shell take any signal and act on none: init
+     * ignores what it has no handler for, and the shell is not modelled
+     * past its ids. (The shell's group holds the first process.) */
+    if (pid > 0 && proxy_virtual_process(p, pid, NULL, NULL))
+        return 0;
     if (pid > 0 || pid < -1) { /* a pid or group of its pid namespace */
         int g = proxy_ns_global_nr(p, pid > 0 ? pid : -pid);
         if (g < 0)

@@ -16,6 +16,9 @@
 #             what a shell's $(...) gets natively), ends once that process
 #             lets go of it (a daemon that redirected its output), and
 #             verifies;
+#   pid-model/*  the first process is pid 2, a virtual shell's child, and
+#             dies of a default SIGTERM; with --as-init it is pid 1, the
+#             orphans' parent, and survives its own SIGTERM;
 #   container/*  bwrap (a mount namespace, which hvrun refuses), mount and
 #             umount fail under hvrun with the message and status they give
 #             natively in an unprivileged container
@@ -454,6 +457,31 @@ skip_all() {
     skip "$LABEL:linger/background-output" "$1"
     skip "$LABEL:linger/daemon-lets-go" "$1"
     skip "$LABEL:linger/verify" "$1"
+    skip "$LABEL:pid-model/default" "$1"
+    skip "$LABEL:pid-model/as-init" "$1"
+}
+
+# The first process is a virtual shell's child (pid 2, ppid 32767, a
+# default SIGTERM kills it); with --as-init it is pid 1 and the run's init
+# (ppid 0; its own SIGTERM without a handler is not delivered; orphans
+# are its children).
+pid_model_cases() {
+    local out st
+    local prog='echo $$ $PPID; (sh -c "sleep 0.05; echo orphan of \$(ps -o ppid= -p \$\$)" &); sleep 0.3; kill -TERM $$; echo survived'
+    out=$(timeout "$TIMEOUT" "$HV" run -- sh -c "$prog" 2>&1)
+    st=$?
+    if [ "$st" = 143 ] && [ "$out" = "$(printf '2 32767\norphan of 1')" ]; then
+        pass "$LABEL:pid-model/default"
+    else
+        fail "$LABEL:pid-model/default" "exit $st, printed '$out'"
+    fi
+    out=$(timeout "$TIMEOUT" "$HV" run --as-init -- sh -c "$prog" 2>&1)
+    st=$?
+    if [ "$st" = 0 ] && [ "$out" = "$(printf '1 0\norphan of 1\nsurvived')" ]; then
+        pass "$LABEL:pid-model/as-init"
+    else
+        fail "$LABEL:pid-model/as-init" "exit $st, printed '$out'"
+    fi
 }
 
 linger_cases() {
@@ -623,6 +651,7 @@ for hvarg in "$@"; do
     changes_case
     cache_case
     linger_cases
+    pid_model_cases
     container_cases
     tmp_cwd_case
     tmp_unix_socket_case
