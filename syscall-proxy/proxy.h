@@ -336,6 +336,12 @@ struct proxy_thread {
     bool seccomp_strict;
     bool tsc_sigsegv; /* PR_TSC_SIGSEGV (misc.c): a trapped RDTSC is a
                        * #GP; clone, fork and execve keep it */
+    /* Syscall user dispatch (kernel/user_dispatch.c): calls returning
+     * outside [dispatch_offset, +dispatch_len) consult the selector byte;
+     * off in a new thread, a fork child and after execve. */
+    bool dispatch_on;
+    uint64_t dispatch_offset, dispatch_len;
+    gva_t dispatch_selector;
     /* A semop waiting (kernel/sysvsem.c): on which set and semaphore,
      * for zero or for more, until when (0: no timeout). */
     bool sem_pending, sem_wait_zero;
@@ -964,6 +970,13 @@ void proxy_seccomp_unref(struct proxy_seccomp_filter *f);
  * result a trap leaves, or PROXY_RET_NORETURN when it killed). */
 bool proxy_seccomp_blocks(struct proxy_process *p, uint64_t nr,
                           const uint64_t args[6], uint64_t ip, long *ret);
+/* Syscall user dispatch (kernel/user_dispatch.c): true when the call
+ * returning to ret_ip is not made, *ret then its result (the number, a
+ * SIGSYS forced) or PROXY_RET_NORETURN (the process was ended). */
+bool proxy_user_dispatch_blocks(struct proxy_process *p, uint64_t nr,
+                                uint64_t ret_ip, long *ret);
+/* prctl(PR_SET_SYSCALL_USER_DISPATCH, mode, offset, len, selector). */
+long proxy_user_dispatch_prctl(struct proxy_process *p, const uint64_t a[6]);
 /* prctl(PR_GET_SECCOMP / PR_SET_SECCOMP, ...). */
 long proxy_seccomp_prctl(struct proxy_process *p, const uint64_t a[6]);
 /* How many filters thread t runs under. */
