@@ -39,6 +39,7 @@ static const struct family_kind families[] = {
     {proxy_mqueue_syscalls, "ipc", "emulated"},
     {proxy_adjtime_syscalls, "time", "virtualised"},
     {proxy_ldt_syscalls, "mm", "emulated"},
+    {proxy_secretmem_syscalls, "mm", "emulated"},
     {proxy_acct_syscalls, "process", "emulated"},
     {proxy_quota_syscalls, "fs", "passthrough"},
     {proxy_keys_syscalls, "keys", "emulated"},

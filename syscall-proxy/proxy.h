@@ -99,6 +99,9 @@ struct proxy_fd {
      * run pid, which pidfd_send_signal takes as a pidfd's; 0 otherwise.
      * Kept by dups and fork children. */
     int procdir_pid;
+    /* A memfd_secret file (mm/secretmem.c): the host fd is a memfd that
+     * only mmap reaches. Kept by dups and fork children. */
+    bool secretmem;
 };
 
 struct proxy_plock;
@@ -881,6 +884,7 @@ extern const struct proxy_syscall proxy_sysvmsg_syscalls[];
 extern const struct proxy_syscall proxy_process_vm_syscalls[];
 extern const struct proxy_syscall proxy_adjtime_syscalls[];
 extern const struct proxy_syscall proxy_ldt_syscalls[];
+extern const struct proxy_syscall proxy_secretmem_syscalls[];
 extern const struct proxy_syscall proxy_acct_syscalls[];
 extern const struct proxy_syscall proxy_quota_syscalls[];
 extern const struct proxy_syscall proxy_keys_syscalls[];
@@ -960,6 +964,20 @@ void proxy_shm_world_free(struct proxy_world *w);
  * the last. */
 int proxy_shm_proc_line(const struct proxy_process *viewer, int i,
                         char *line, size_t cap);
+
+/* ---- memfd_secret files (mm/secretmem.c) --------------------------------- */
+/* Whether guest_fd is a memfd_secret file: it has no read or write. */
+bool proxy_secretmem_is(struct proxy_process *p, int guest_fd);
+/* Whether gva lies in secret memory of q: reads and writes of it made for
+ * another process (or through get_user_pages) find no page. */
+bool proxy_secretmem_page(const struct proxy_process *q, gva_t gva);
+/* mmap of guest_fd: 0 not secret, 1 secret (*vflags marked locked and
+ * secret), or -EINVAL for a private mapping. */
+int proxy_secretmem_mmap(struct proxy_process *p, int guest_fd, int map_type,
+                         int *vflags);
+/* ftruncate: -EINVAL once a secret file has a size, else 0. */
+long proxy_secretmem_truncate(struct proxy_process *p, int guest_fd,
+                              int host_fd);
 
 /* ---- the guest's seccomp filters (kernel/seccomp.c) ---------------------- */
 struct proxy_seccomp_filter;

@@ -1759,6 +1759,8 @@ static long sys_ftruncate(struct proxy_process *p, const uint64_t a[6])
              : fd_writable(host_fd) ? proxy_fsize_check_size(p, host_fd, a[1])
                                     : 0;
     if (r == 0)
+        r = proxy_secretmem_truncate(p, (int)a[0], host_fd);
+    if (r == 0)
         r = proxy_host_result(ftruncate(host_fd, (off_t)a[1]));
     if (r == 0) {
         proxy_meta_note_fd(p, (int)a[0], PROXY_META_CONTENT);
@@ -1773,6 +1775,8 @@ static long sys_fallocate(struct proxy_process *p, const uint64_t a[6])
     if (host_fd < 0)
         return host_fd;
     int64_t off = (int64_t)a[2], len = (int64_t)a[3];
+    if (proxy_secretmem_is(p, (int)a[0]))
+        return -EOPNOTSUPP; /* no fallocate file operation */
     long r = 0;
     /* a valid growing call meets RLIMIT_FSIZE; the host judges the rest */
     if (off >= 0 && len > 0 && off <= INT64_MAX - len &&

@@ -1136,6 +1136,8 @@ static long poke_user(struct proxy_process *q, struct proxy_thread *t,
 /* A word of tracee memory (FOLL_FORCE: read-only text too). */
 static long peek_word(struct proxy_process *q, gva_t addr, uint64_t *val)
 {
+    if (proxy_secretmem_page(q, addr) || proxy_secretmem_page(q, addr + 7))
+        return -EIO; /* get_user_pages finds no secret page */
     return vmm_as_copy_in(q->as, val, addr, 8) < 0 ? -EIO : 0;
 }
 
@@ -1149,7 +1151,7 @@ int proxy_mem_write_forced(struct proxy_process *q, gva_t addr,
         size_t in_page = VMM_PAGE_SIZE - (addr & (VMM_PAGE_SIZE - 1));
         size_t n = len < in_page ? len : in_page;
         struct vmm_vma *v = vmm_as_find_vma(q->as, addr);
-        if (!v)
+        if (!v || (v->flags & VMM_VMA_SECRET))
             return -EFAULT;
         int rc;
         if (v->prot & PROT_WRITE)

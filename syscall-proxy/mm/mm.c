@@ -229,6 +229,8 @@ static long sys_mmap(struct proxy_process *p, const uint64_t a[6])
         int rc = check_file_access(host_fd, flags, prot, &vflags);
         if (rc < 0)
             return rc;
+        if ((rc = proxy_secretmem_mmap(p, guest_fd, type, &vflags)) < 0)
+            return rc;
     }
     gva_t at;
     int rc = choose_address(p, addr, len, flags, &at);
@@ -246,7 +248,8 @@ static long sys_mmap(struct proxy_process *p, const uint64_t a[6])
     if ((flags & MAP_LOCKED) && p->rlimits[RLIMIT_MEMLOCK].rlim_cur == 0 &&
         !proxy_ns_init_capable(p))
         return -EPERM; /* can_do_mlock */
-    if (!lock_future_ok(p, (flags & MAP_LOCKED) || p->as->lock_future, len))
+    if (!lock_future_ok(p, (vflags & VMM_VMA_LOCKED) || p->as->lock_future,
+                        len))
         return -EAGAIN;
     /* accountable_mapping(), or shmem for shared anonymous memory; what a
      * MAP_FIXED mapping replaces is uncharged first. */
