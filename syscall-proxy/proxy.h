@@ -885,6 +885,7 @@ extern const struct proxy_syscall proxy_process_vm_syscalls[];
 extern const struct proxy_syscall proxy_adjtime_syscalls[];
 extern const struct proxy_syscall proxy_ldt_syscalls[];
 extern const struct proxy_syscall proxy_secretmem_syscalls[];
+extern const struct proxy_syscall proxy_openat2_syscalls[];
 extern const struct proxy_syscall proxy_acct_syscalls[];
 extern const struct proxy_syscall proxy_quota_syscalls[];
 extern const struct proxy_syscall proxy_keys_syscalls[];
