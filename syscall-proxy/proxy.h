@@ -969,6 +969,15 @@ int proxy_shm_proc_line(const struct proxy_process *viewer, int i,
 /* ---- memfd_secret files (mm/secretmem.c) --------------------------------- */
 /* Whether guest_fd is a memfd_secret file: it has no read or write. */
 bool proxy_secretmem_is(struct proxy_process *p, int guest_fd);
+#define PROXY_SECRETMEM_NAME "/secretmem (deleted)"
+/* Whether host_fd is the host fd of one of p's memfd_secret files. */
+bool proxy_secretmem_host_fd(const struct proxy_process *p, int host_fd);
+/* A stat of host_fd: a secret file's link count is 1, as on Linux. */
+void proxy_secretmem_fix_stat(const struct proxy_process *p, int host_fd,
+                              struct stat *st);
+/* A new mapping of a secret file is named as Linux names it in maps. */
+void proxy_secretmem_name_mapping(struct proxy_process *p, int host_fd,
+                                  gva_t gva, uint64_t len, uint64_t off);
 /* Whether gva lies in secret memory of q: reads and writes of it made for
  * another process (or through get_user_pages) find no page. */
 bool proxy_secretmem_page(const struct proxy_process *q, gva_t gva);

@@ -750,6 +750,14 @@ struct stat_src {
     bool recorded; /* a replay's recorded result: as it is */
 };
 
+/* The host fd a stat result is of (fstat, or AT_EMPTY_PATH), or -1. */
+static int stat_src_fd(const struct stat_src *src)
+{
+    if (src->host_fd >= 0)
+        return src->host_fd;
+    return (src->at_flags & AT_EMPTY_PATH) && !src->path[0] ? src->dirfd : -1;
+}
+
 int proxy_file_tap_replayed(struct proxy_process *p, int dirfd,
                             const char *path, int flags)
 {
@@ -866,6 +874,7 @@ static long stat_out(struct proxy_process *p, gva_t gva, const struct stat *st,
 {
     struct stat canon = *st;
     (void)replayed_stat(p, src, &canon);
+    proxy_secretmem_fix_stat(p, stat_src_fd(src), &canon);
     if (on_proc(st->st_dev)) {
         if (S_ISDIR(st->st_mode))
             canon.st_size = proxy_vfs_dir_size_fixup(p, st->st_dev,
@@ -895,6 +904,9 @@ static long statx_out(struct proxy_process *p, gva_t gva,
                        .st_ino = stx->stx_ino};
     if (replayed_stat(p, src, &rec))
         statx_from_stat(&canon, &rec);
+    struct stat links = {.st_mode = stx->stx_mode, .st_nlink = stx->stx_nlink};
+    proxy_secretmem_fix_stat(p, stat_src_fd(src), &links);
+    canon.stx_nlink = (uint32_t)links.st_nlink;
     uint64_t dev = makedev(stx->stx_dev_major, stx->stx_dev_minor);
     if (on_proc(dev)) {
         if (S_ISDIR(stx->stx_mode))

@@ -2052,6 +2052,12 @@ long proxy_vfs_link_fixup(const struct proxy_process *p, const char *host_link,
     long host_fd = strtol(host_link + 14, &end, 10);
     if (end != host_link + 14 && *end == '\0' && p->det)
         len = (size_t)fix_anon_link(p, (int)host_fd, target, len, cap);
+    if (end != host_link + 14 && *end == '\0' &&
+        proxy_secretmem_host_fd(p, (int)host_fd) &&
+        cap > sizeof(PROXY_SECRETMEM_NAME) - 1) {
+        memcpy(target, PROXY_SECRETMEM_NAME, sizeof(PROXY_SECRETMEM_NAME) - 1);
+        return (long)sizeof(PROXY_SECRETMEM_NAME) - 1;
+    }
     size_t pre = sizeof(MEMFD_LINK_PREFIX) - 1;
     size_t suf = sizeof(DELETED_SUFFIX) - 1;
     if (len > pre + suf && memcmp(target, MEMFD_LINK_PREFIX, pre) == 0 &&

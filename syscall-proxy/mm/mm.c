@@ -282,6 +282,8 @@ static long sys_mmap(struct proxy_process *p, const uint64_t a[6])
             return rc;
         }
         name_file_mapping(p, host_fd, at, len, off);
+        if (vflags & VMM_VMA_SECRET)
+            proxy_secretmem_name_mapping(p, host_fd, at, len, off);
         /* Pages wholly past the file's end are Linux's SIGBUS. */
         if ((rc = vmm_as_update_eof(p->as, at, len)) < 0) {
             vmm_as_unmap(p->as, at, len);

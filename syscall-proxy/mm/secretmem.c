@@ -17,6 +17,8 @@
  *     PEEK/POKE), find no page: EFAULT or EIO, even for the owner itself
  *     through those calls. The process's own syscalls on buffers there
  *     (copy_from_user) work as on Linux.
+ * Its name (readlink of /proc/self/fd/N, /proc/self/maps) is Linux's
+ * "/secretmem (deleted)", its link count 1 (the host memfd's is 0).
  */
 #include "proxy.h"
 
@@ -35,6 +37,33 @@ bool proxy_secretmem_is(struct proxy_process *p, int guest_fd)
 {
     const struct proxy_fd *f = proxy_fd_get(&p->fds, guest_fd);
     return f && f->secretmem;
+}
+
+bool proxy_secretmem_host_fd(const struct proxy_process *p, int host_fd)
+{
+    for (int fd = 0; host_fd >= 0 && fd < p->fds.cap; fd++)
+        if (p->fds.fds[fd].kind != PROXY_FD_FREE &&
+            p->fds.fds[fd].host_fd == host_fd && p->fds.fds[fd].secretmem)
+            return true;
+    return false;
+}
+
+void proxy_secretmem_fix_stat(const struct proxy_process *p, int host_fd,
+                              struct stat *st)
+{
+    /* a memfd's inode has no link; secretmem's anonymous inode has one */
+    if (S_ISREG(st->st_mode) && st->st_nlink == 0 &&
+        proxy_secretmem_host_fd(p, host_fd))
+        st->st_nlink = 1;
+}
+
+void proxy_secretmem_name_mapping(struct proxy_process *p, int host_fd,
+                                  gva_t gva, uint64_t len, uint64_t off)
+{
+    struct stat st;
+    if (fstat(host_fd, &st) == 0)
+        vmm_as_set_file(p->as, gva, len, off, st.st_dev, st.st_ino,
+                        PROXY_SECRETMEM_NAME);
 }
 
 bool proxy_secretmem_page(const struct proxy_process *q, gva_t gva)
