@@ -351,8 +351,8 @@ static long host_path_scoped(struct proxy_process *p, uint64_t guest_dirfd,
         return hp->dirfd;
     if ((r = format_path(hp->path, sizeof(hp->path), "%s", raw)) < 0)
         return r;
-    r = proxy_proc_confine(p, hp->dirfd, hp->path, follow_last, raw,
-                           sizeof(raw));
+    r = proxy_proc_confine_scoped(p, hp->dirfd, hp->path, follow_last,
+                                  *resolve & RESOLVE_SCOPED, raw, sizeof(raw));
     if (r <= 0)
         return r;
     if ((r = resolve_walk_check(hp, follow_last, *resolve)) < 0)

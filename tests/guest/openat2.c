@@ -148,6 +148,31 @@ static void check_in_root(int d)
     show("IN_ROOT abs (no etc inside)", do_openat2(d, "abs/passwd", O_RDONLY, 0, r));
 }
 
+/* Scoped walks under a /proc dirfd reach the guest's /proc/self. */
+static void check_proc_dirfd(void)
+{
+    int proc = open("/proc", O_PATH | O_DIRECTORY);
+    CHECK(proc >= 0);
+    char want[64], got[64];
+    snprintf(want, sizeof(want), "Pid:\t%d\n", getpid());
+    long fd = do_openat2(proc, "self/status", O_RDONLY, 0, RESOLVE_BENEATH);
+    CHECK(fd >= 0);
+    FILE *f = fdopen((int)fd, "r");
+    int seen = 0;
+    while (fgets(got, sizeof(got), f))
+        seen |= strcmp(got, want) == 0;
+    fclose(f);
+    printf("BENEATH /proc + self/status is mine: %d\n", seen);
+    show("BENEATH /proc + self/../..",
+         do_openat2(proc, "self/../..", O_PATH, 0, RESOLVE_BENEATH));
+    show("NO_SYMLINKS /proc + self/status",
+         do_openat2(proc, "self/status", O_RDONLY, 0,
+                    RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS));
+    show("IN_ROOT /proc + /self/stat",
+         do_openat2(proc, "/self/stat", O_RDONLY, 0, RESOLVE_IN_ROOT));
+    close(proc);
+}
+
 static void check_xdev(void)
 {
     int root = open("/", O_PATH | O_DIRECTORY);
@@ -196,6 +221,7 @@ int main(void)
     check_beneath(d);
     check_in_root(d);
     check_xdev();
+    check_proc_dirfd();
     remove_tree(d, dir);
     return 0;
 }
