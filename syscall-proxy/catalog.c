@@ -39,6 +39,8 @@ static const struct family_kind families[] = {
     {proxy_mqueue_syscalls, "ipc", "emulated"},
     {proxy_adjtime_syscalls, "time", "virtualised"},
     {proxy_ldt_syscalls, "mm", "emulated"},
+    {proxy_secretmem_syscalls, "mm", "emulated"},
+    {proxy_openat2_syscalls, "fs", "passthrough"},
     {proxy_acct_syscalls, "process", "emulated"},
     {proxy_quota_syscalls, "fs", "passthrough"},
     {proxy_keys_syscalls, "keys", "emulated"},
@@ -140,6 +142,13 @@ static const struct exception_note notes[] = {
     {SYS_openat, NULL, "private /tmp; /proc and /sys machine files "
                        "synthesised; /dev/urandom from detcore; /dev/tty "
                        "is the session's terminal"},
+    {SYS_openat2, NULL, "as openat; open_how checked as Linux's "
+                        "build_open_flags; the resolve flags applied by the "
+                        "host's openat2 walk; RESOLVE_CACHED always a full "
+                        "lookup"},
+    {SYS_memfd_secret, NULL, "a host memfd only mmap (MAP_SHARED, locked) "
+                             "reaches; process_vm_*, /proc/PID/mem and "
+                             "ptrace find no page there"},
     {SYS_stat, "virtualised", "canonical ino/dev/times (detcore)"},
     {SYS_lstat, "virtualised", "canonical ino/dev/times (detcore)"},
     {SYS_fstat, "virtualised", "canonical ino/dev/times (detcore)"},

@@ -99,6 +99,9 @@ struct proxy_fd {
      * run pid, which pidfd_send_signal takes as a pidfd's; 0 otherwise.
      * Kept by dups and fork children. */
     int procdir_pid;
+    /* A memfd_secret file (mm/secretmem.c): the host fd is a memfd that
+     * only mmap reaches. Kept by dups and fork children. */
+    bool secretmem;
 };
 
 struct proxy_plock;
@@ -336,6 +339,12 @@ struct proxy_thread {
     bool seccomp_strict;
     bool tsc_sigsegv; /* PR_TSC_SIGSEGV (misc.c): a trapped RDTSC is a
                        * #GP; clone, fork and execve keep it */
+    /* Syscall user dispatch (kernel/user_dispatch.c): calls returning
+     * outside [dispatch_offset, +dispatch_len) consult the selector byte;
+     * off in a new thread, a fork child and after execve. */
+    bool dispatch_on;
+    uint64_t dispatch_offset, dispatch_len;
+    gva_t dispatch_selector;
     /* A semop waiting (kernel/sysvsem.c): on which set and semaphore,
      * for zero or for more, until when (0: no timeout). */
     bool sem_pending, sem_wait_zero;
@@ -895,6 +904,8 @@ extern const struct proxy_syscall proxy_sysvmsg_syscalls[];
 extern const struct proxy_syscall proxy_process_vm_syscalls[];
 extern const struct proxy_syscall proxy_adjtime_syscalls[];
 extern const struct proxy_syscall proxy_ldt_syscalls[];
+extern const struct proxy_syscall proxy_secretmem_syscalls[];
+extern const struct proxy_syscall proxy_openat2_syscalls[];
 extern const struct proxy_syscall proxy_acct_syscalls[];
 extern const struct proxy_syscall proxy_quota_syscalls[];
 extern const struct proxy_syscall proxy_keys_syscalls[];
@@ -975,6 +986,29 @@ void proxy_shm_world_free(struct proxy_world *w);
 int proxy_shm_proc_line(const struct proxy_process *viewer, int i,
                         char *line, size_t cap);
 
+/* ---- memfd_secret files (mm/secretmem.c) --------------------------------- */
+/* Whether guest_fd is a memfd_secret file: it has no read or write. */
+bool proxy_secretmem_is(struct proxy_process *p, int guest_fd);
+#define PROXY_SECRETMEM_NAME "/secretmem (deleted)"
+/* Whether host_fd is the host fd of one of p's memfd_secret files. */
+bool proxy_secretmem_host_fd(const struct proxy_process *p, int host_fd);
+/* A stat of host_fd: a secret file's link count is 1, as on Linux. */
+void proxy_secretmem_fix_stat(const struct proxy_process *p, int host_fd,
+                              struct stat *st);
+/* A new mapping of a secret file is named as Linux names it in maps. */
+void proxy_secretmem_name_mapping(struct proxy_process *p, int host_fd,
+                                  gva_t gva, uint64_t len, uint64_t off);
+/* Whether gva lies in secret memory of q: reads and writes of it made for
+ * another process (or through get_user_pages) find no page. */
+bool proxy_secretmem_page(const struct proxy_process *q, gva_t gva);
+/* mmap of guest_fd: 0 not secret, 1 secret (*vflags marked locked and
+ * secret), or -EINVAL for a private mapping. */
+int proxy_secretmem_mmap(struct proxy_process *p, int guest_fd, int map_type,
+                         int *vflags);
+/* ftruncate: -EINVAL once a secret file has a size, else 0. */
+long proxy_secretmem_truncate(struct proxy_process *p, int guest_fd,
+                              int host_fd);
+
 /* ---- the guest's seccomp filters (kernel/seccomp.c) ---------------------- */
 struct proxy_seccomp_filter;
 void proxy_seccomp_ref(struct proxy_seccomp_filter *f);
@@ -984,6 +1018,13 @@ void proxy_seccomp_unref(struct proxy_seccomp_filter *f);
  * result a trap leaves, or PROXY_RET_NORETURN when it killed). */
 bool proxy_seccomp_blocks(struct proxy_process *p, uint64_t nr,
                           const uint64_t args[6], uint64_t ip, long *ret);
+/* Syscall user dispatch (kernel/user_dispatch.c): true when the call
+ * returning to ret_ip is not made, *ret then its result (the number, a
+ * SIGSYS forced) or PROXY_RET_NORETURN (the process was ended). */
+bool proxy_user_dispatch_blocks(struct proxy_process *p, uint64_t nr,
+                                uint64_t ret_ip, long *ret);
+/* prctl(PR_SET_SYSCALL_USER_DISPATCH, mode, offset, len, selector). */
+long proxy_user_dispatch_prctl(struct proxy_process *p, const uint64_t a[6]);
 /* prctl(PR_GET_SECCOMP / PR_SET_SECCOMP, ...). */
 long proxy_seccomp_prctl(struct proxy_process *p, const uint64_t a[6]);
 /* How many filters thread t runs under. */

@@ -22,7 +22,7 @@ static const struct proxy_syscall *const families[] = {
     proxy_adjtime_syscalls, proxy_ldt_syscalls, proxy_acct_syscalls,
     proxy_quota_syscalls, proxy_keys_syscalls, proxy_ptrace_syscalls,
     proxy_rseq_syscalls, proxy_perf_syscalls, proxy_pidfd_syscalls,
-    proxy_aio_syscalls,
+    proxy_aio_syscalls, proxy_secretmem_syscalls, proxy_openat2_syscalls,
 };
 
 static proxy_handler_fn handlers[PROXY_NR_SYSCALLS];
@@ -86,8 +86,11 @@ long proxy_dispatch(struct proxy_process *p)
     det_event(p->det, (uint32_t)p->tid, (uint16_t)(nr < 0xffff ? nr : 0xffff));
     long ret;
     proxy_ns_ipc_enter(p); /* System V objects of its IPC namespace */
-    /* The guest's own seccomp filters first; rcx: where the call returns. */
-    if (!proxy_seccomp_blocks(p, nr, args, r->rcx, &ret))
+    /* Syscall user dispatch, then the guest's own seccomp filters, as
+     * Linux's syscall_trace_enter orders them; rcx: where the call
+     * returns. */
+    if (!proxy_user_dispatch_blocks(p, nr, r->rcx, &ret) &&
+        !proxy_seccomp_blocks(p, nr, args, r->rcx, &ret))
         ret = nr < PROXY_NR_SYSCALLS && handlers[nr] ? handlers[nr](p, args)
                                                      : unsupported(p, nr);
     proxy_fasync_after_syscall(p); /* dnotify signals it caused */

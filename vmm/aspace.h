@@ -121,6 +121,9 @@ struct vmm_physmem {
  * is EACCES. */
 #define VMM_VMA_NOMAYWRITE 0x2000
 #define VMM_VMA_NOMAYEXEC 0x4000
+/* memfd_secret memory (Linux's secretmem VMA): the proxy's readers of
+ * another process's memory find no page here. */
+#define VMM_VMA_SECRET 0x8000
 /* Private anonymous mappings from this size up are made lazy by the mm
  * calls: the guest-physical reservation (256 GiB) cannot back a
  * sanitizer's 15 TiB shadow, and an extent this large is rarely touched

@@ -20,6 +20,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/openat2.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -258,6 +259,32 @@ struct host_path {
     char path[PROXY_PATH_MAX];
 };
 
+/* The guest path raw (rewritten in place when procguard renames it) in
+ * host terms. */
+static long host_path_from(struct proxy_process *p, uint64_t guest_dirfd,
+                           char raw[PROXY_PATH_MAX], bool follow_last,
+                           struct host_path *hp)
+{
+    /* A route into procfs the rewrite did not see gets the guest name of
+     * what it reached and is rewritten once more (procguard.c). */
+    for (int pass = 0;; pass++) {
+        int r = rewrite_path(p, raw, follow_last, hp->path, sizeof(hp->path),
+                             &hp->kind);
+        if (r < 0)
+            return r;
+        hp->dirfd = hp->path[0] == '/' ? AT_FDCWD
+                                       : proxy_host_dirfd(p, (int)guest_dirfd);
+        if (hp->dirfd < 0 && hp->dirfd != AT_FDCWD)
+            return hp->dirfd;
+        r = proxy_proc_confine(p, hp->dirfd, hp->path, follow_last, raw,
+                               PROXY_PATH_MAX);
+        if (r <= 0)
+            return r;
+        if (pass > 0)
+            return -ELOOP;
+    }
+}
+
 /*
  * Copies the guest path at gva, rewrites it and resolves the guest dirfd.
  * An absolute path ignores dirfd, even a bad one, as Linux does. With
@@ -275,30 +302,63 @@ static long host_path_at_ex(struct proxy_process *p, uint64_t guest_dirfd,
         if (n < 0)
             return n;
     }
-    /* A route into procfs the rewrite did not see gets the guest name of
-     * what it reached and is rewritten once more (procguard.c). */
-    for (int pass = 0;; pass++) {
-        int r = rewrite_path(p, raw, follow_last, hp->path, sizeof(hp->path),
-                             &hp->kind);
-        if (r < 0)
-            return r;
-        hp->dirfd = hp->path[0] == '/' ? AT_FDCWD
-                                       : proxy_host_dirfd(p, (int)guest_dirfd);
-        if (hp->dirfd < 0 && hp->dirfd != AT_FDCWD)
-            return hp->dirfd;
-        r = proxy_proc_confine(p, hp->dirfd, hp->path, follow_last, raw,
-                               sizeof(raw));
-        if (r <= 0)
-            return r;
-        if (pass > 0)
-            return -ELOOP;
-    }
+    return host_path_from(p, guest_dirfd, raw, follow_last, hp);
 }
 
 static long host_path_at(struct proxy_process *p, uint64_t guest_dirfd,
                          gva_t gva, bool follow_last, struct host_path *hp)
 {
     return host_path_at_ex(p, guest_dirfd, gva, follow_last, false, hp);
+}
+
+#define RESOLVE_SCOPED (RESOLVE_BENEATH | RESOLVE_IN_ROOT)
+
+/* The host walks (dirfd, path) with the guest's resolve flags, as an
+ * O_PATH open: 0 when openat2 would get past it, or its -errno. */
+static long resolve_walk_check(const struct host_path *hp, bool follow_last,
+                               uint64_t resolve)
+{
+    struct open_how how = {
+        .flags = O_PATH | O_CLOEXEC | (follow_last ? 0 : O_NOFOLLOW),
+        .resolve = resolve};
+    long fd = syscall(SYS_openat2, hp->dirfd, hp->path, &how, sizeof(how));
+    if (fd < 0)
+        return -errno;
+    close((int)fd);
+    return 0;
+}
+
+/*
+ * openat2's scoped walks (RESOLVE_BENEATH, RESOLVE_IN_ROOT) start at the
+ * dirfd whatever the path, so the path is not rewritten (an absolute one
+ * means the dirfd's tree, or EXDEV): the host walks it from the dirfd's
+ * host fd with the guest's flags. A path that reaches procfs by a route
+ * the rewrite must see (procguard.c) has its scoped walk judged on the
+ * host once; then the guest name of what it reached is rewritten as any
+ * path is, and *resolve loses the scoping that was already applied.
+ */
+static long host_path_scoped(struct proxy_process *p, uint64_t guest_dirfd,
+                             gva_t gva, bool follow_last, uint64_t *resolve,
+                             struct host_path *hp)
+{
+    char raw[PROXY_PATH_MAX];
+    long r = proxy_path_in(p, raw, gva);
+    if (r < 0)
+        return r;
+    hp->kind = PATH_PLAIN;
+    hp->dirfd = proxy_host_dirfd(p, (int)guest_dirfd);
+    if (hp->dirfd < 0 && hp->dirfd != AT_FDCWD)
+        return hp->dirfd;
+    if ((r = format_path(hp->path, sizeof(hp->path), "%s", raw)) < 0)
+        return r;
+    r = proxy_proc_confine_scoped(p, hp->dirfd, hp->path, follow_last,
+                                  *resolve & RESOLVE_SCOPED, raw, sizeof(raw));
+    if (r <= 0)
+        return r;
+    if ((r = resolve_walk_check(hp, follow_last, *resolve)) < 0)
+        return r;
+    *resolve &= ~(uint64_t)RESOLVE_SCOPED;
+    return host_path_from(p, guest_dirfd, raw, follow_last, hp);
 }
 
 /* For the calls without a dirfd: relative to the guest cwd. */
@@ -555,12 +615,40 @@ static bool outside_fifo(struct proxy_process *p, const struct host_path *hp,
     return true;
 }
 
-static long do_openat(struct proxy_process *p, uint64_t guest_dirfd,
-                      gva_t path_gva, int flags, uint64_t mode)
+/* The host open: openat, or openat2 with the guest's resolve flags, so
+ * the host's walk applies them. */
+static int open_host(const struct host_path *hp, int flags, mode_t mode,
+                     uint64_t resolve)
+{
+    if (!resolve)
+        return openat(hp->dirfd, hp->path, flags | O_CLOEXEC | O_NOCTTY, mode);
+    /* openat2 allows no O_NOCTTY with O_PATH (O_PATH_FLAGS) */
+    int host_flags = flags | O_CLOEXEC | (flags & O_PATH ? 0 : O_NOCTTY);
+    struct open_how how = {.flags = (uint64_t)(unsigned)host_flags,
+                           .mode = mode, .resolve = resolve};
+    return (int)syscall(SYS_openat2, hp->dirfd, hp->path, &how, sizeof(how));
+}
+
+/*
+ * open, openat, creat and openat2 (openat2.c: resolve is its validated
+ * resolve flags, 0 for the others). A virtual file's walk is judged by the
+ * host first under resolve flags: hvrun serves the file, but the path to
+ * it (/proc/self, a symlink; /proc, a mount) is the host's.
+ */
+long proxy_fs_openat(struct proxy_process *p, uint64_t guest_dirfd,
+                     gva_t path_gva, int flags, uint64_t mode,
+                     uint64_t resolve)
 {
     struct host_path hp;
-    long r = host_path_at(p, guest_dirfd, path_gva, !(flags & O_NOFOLLOW), &hp);
+    bool follow_last = !(flags & O_NOFOLLOW);
+    long r = resolve & RESOLVE_SCOPED
+                 ? host_path_scoped(p, guest_dirfd, path_gva, follow_last,
+                                    &resolve, &hp)
+                 : host_path_at(p, guest_dirfd, path_gva, follow_last, &hp);
     if (r < 0)
+        return r;
+    if (resolve && proxy_vfs_is_virtual(p, hp.dirfd, hp.path) &&
+        (r = resolve_walk_check(&hp, follow_last, resolve)) < 0)
         return r;
     if (proxy_vfs_open(p, hp.dirfd, hp.path, flags, &r))
         return r; /* a virtual /proc, /sys or /etc file (vfs.c) */
@@ -586,8 +674,7 @@ static long do_openat(struct proxy_process *p, uint64_t guest_dirfd,
     bool created = proxy_meta_open_creates(p, hp.dirfd, hp.path, flags);
     int host_fd;
     if (!proxy_tty_open_current(p, hp.dirfd, hp.path, flags, &host_fd)) {
-        host_fd =
-            openat(hp.dirfd, hp.path, flags | O_CLOEXEC | O_NOCTTY, host_mode);
+        host_fd = open_host(&hp, flags, host_mode, resolve);
         if (host_fd < 0)
             return -errno;
         proxy_tty_opened(p, host_fd, flags);
@@ -607,18 +694,19 @@ static long do_openat(struct proxy_process *p, uint64_t guest_dirfd,
 
 static long sys_open(struct proxy_process *p, const uint64_t a[6])
 {
-    return do_openat(p, (uint64_t)(int64_t)AT_FDCWD, a[0], (int)a[1], a[2]);
+    return proxy_fs_openat(p, (uint64_t)(int64_t)AT_FDCWD, a[0], (int)a[1],
+                           a[2], 0);
 }
 
 static long sys_openat(struct proxy_process *p, const uint64_t a[6])
 {
-    return do_openat(p, a[0], a[1], (int)a[2], a[3]);
+    return proxy_fs_openat(p, a[0], a[1], (int)a[2], a[3], 0);
 }
 
 static long sys_creat(struct proxy_process *p, const uint64_t a[6])
 {
-    return do_openat(p, (uint64_t)(int64_t)AT_FDCWD, a[0],
-                     O_CREAT | O_WRONLY | O_TRUNC, a[1]);
+    return proxy_fs_openat(p, (uint64_t)(int64_t)AT_FDCWD, a[0],
+                           O_CREAT | O_WRONLY | O_TRUNC, a[1], 0);
 }
 
 /* ---- stat family --------------------------------------------------------- */
@@ -661,6 +749,14 @@ struct stat_src {
     int at_flags;
     bool recorded; /* a replay's recorded result: as it is */
 };
+
+/* The host fd a stat result is of (fstat, or AT_EMPTY_PATH), or -1. */
+static int stat_src_fd(const struct stat_src *src)
+{
+    if (src->host_fd >= 0)
+        return src->host_fd;
+    return (src->at_flags & AT_EMPTY_PATH) && !src->path[0] ? src->dirfd : -1;
+}
 
 int proxy_file_tap_replayed(struct proxy_process *p, int dirfd,
                             const char *path, int flags)
@@ -778,6 +874,7 @@ static long stat_out(struct proxy_process *p, gva_t gva, const struct stat *st,
 {
     struct stat canon = *st;
     (void)replayed_stat(p, src, &canon);
+    proxy_secretmem_fix_stat(p, stat_src_fd(src), &canon);
     if (on_proc(st->st_dev)) {
         if (S_ISDIR(st->st_mode))
             canon.st_size = proxy_vfs_dir_size_fixup(p, st->st_dev,
@@ -807,6 +904,9 @@ static long statx_out(struct proxy_process *p, gva_t gva,
                        .st_ino = stx->stx_ino};
     if (replayed_stat(p, src, &rec))
         statx_from_stat(&canon, &rec);
+    struct stat links = {.st_mode = stx->stx_mode, .st_nlink = stx->stx_nlink};
+    proxy_secretmem_fix_stat(p, stat_src_fd(src), &links);
+    canon.stx_nlink = (uint32_t)links.st_nlink;
     uint64_t dev = makedev(stx->stx_dev_major, stx->stx_dev_minor);
     if (on_proc(dev)) {
         if (S_ISDIR(stx->stx_mode))
@@ -1759,6 +1859,8 @@ static long sys_ftruncate(struct proxy_process *p, const uint64_t a[6])
              : fd_writable(host_fd) ? proxy_fsize_check_size(p, host_fd, a[1])
                                     : 0;
     if (r == 0)
+        r = proxy_secretmem_truncate(p, (int)a[0], host_fd);
+    if (r == 0)
         r = proxy_host_result(ftruncate(host_fd, (off_t)a[1]));
     if (r == 0) {
         proxy_meta_note_fd(p, (int)a[0], PROXY_META_CONTENT);
@@ -1773,6 +1875,8 @@ static long sys_fallocate(struct proxy_process *p, const uint64_t a[6])
     if (host_fd < 0)
         return host_fd;
     int64_t off = (int64_t)a[2], len = (int64_t)a[3];
+    if (proxy_secretmem_is(p, (int)a[0]))
+        return -EOPNOTSUPP; /* no fallocate file operation */
     long r = 0;
     /* a valid growing call meets RLIMIT_FSIZE; the host judges the rest */
     if (off >= 0 && len > 0 && off <= INT64_MAX - len &&

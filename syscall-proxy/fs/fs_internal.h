@@ -27,6 +27,13 @@
 int proxy_path_rewrite(struct proxy_process *p, const char *in, char *out,
                        size_t outlen);
 
+/* open, openat, creat and openat2 (fs.c): guest path at path_gva under
+ * guest_dirfd; resolve is openat2's RESOLVE_* (0: none), the host's walk
+ * applies them. Returns the new guest fd or -errno. */
+long proxy_fs_openat(struct proxy_process *p, uint64_t guest_dirfd,
+                     gva_t path_gva, int flags, uint64_t mode,
+                     uint64_t resolve);
+
 /* A host call's result as a handler returns it: the value, or -errno read
  * right after the call (the argument is evaluated first). */
 /* An O_PATH host fd (O_CLOEXEC) for the guest path at gva, through the

@@ -349,6 +349,8 @@ static long mem_copy(struct proxy_process *q, uint64_t addr, char *buf,
         size_t n = VMM_PAGE_SIZE - (at & (VMM_PAGE_SIZE - 1));
         if (n > len - done)
             n = len - done;
+        if (proxy_secretmem_page(q, at))
+            break; /* get_user_pages finds no secret page */
         /* Writes as FOLL_FORCE: read-only text too (a debugger's
          * breakpoint, a JIT's patch). */
         int rc = into_caller ? proxy_mem_read_forced(q, at, buf + done, n)

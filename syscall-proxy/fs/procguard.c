@@ -104,11 +104,13 @@ static int guest_name_of(struct proxy_process *p, const char *host,
     return n < 0 || (size_t)n >= cap ? -ENAMETOOLONG : 0;
 }
 
-static int open_path(int dirfd, const char *path, bool follow, bool no_magic)
+/* An O_PATH open following no magic link, within scope (openat2's
+ * RESOLVE_BENEATH or RESOLVE_IN_ROOT of the guest's call, or 0). */
+static int open_path(int dirfd, const char *path, bool follow, uint64_t scope)
 {
     struct open_how how = {
         .flags = O_PATH | O_CLOEXEC | (follow ? 0 : O_NOFOLLOW),
-        .resolve = no_magic ? RESOLVE_NO_MAGICLINKS : 0,
+        .resolve = RESOLVE_NO_MAGICLINKS | scope,
     };
     long fd = syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
     return fd < 0 ? -errno : (int)fd;
@@ -128,7 +130,8 @@ static int renamed_to(const char *name, const char *rest, char *out, size_t cap)
  * is (a real symlink loop).
  */
 static int walk_to_magic_link(struct proxy_process *p, int dirfd,
-                              const char *path, char *out, size_t cap)
+                              const char *path, uint64_t scope, char *out,
+                              size_t cap)
 {
     char prefix[PROXY_PATH_MAX];
     size_t len = strlen(path);
@@ -141,14 +144,14 @@ static int walk_to_magic_link(struct proxy_process *p, int dirfd,
             continue;
         memcpy(prefix, path, i);
         prefix[i] = '\0';
-        int fd = open_path(dirfd, prefix, true, true);
+        int fd = open_path(dirfd, prefix, true, scope);
         if (fd >= 0) {
             close(fd);
             continue;
         }
         if (fd != -ELOOP)
             return 0; /* the lookup fails before any magic link */
-        fd = open_path(dirfd, prefix, false, true);
+        fd = open_path(dirfd, prefix, false, scope);
         if (fd < 0)
             return fd;
         char host[PROXY_PATH_MAX], guest[PROXY_PATH_MAX];
@@ -188,6 +191,13 @@ static bool rewritten_fd_entry(const char *path, int *fd, const char **rest)
 int proxy_proc_confine(struct proxy_process *p, int dirfd, const char *path,
                        bool follow_last, char *out, size_t cap)
 {
+    return proxy_proc_confine_scoped(p, dirfd, path, follow_last, 0, out, cap);
+}
+
+int proxy_proc_confine_scoped(struct proxy_process *p, int dirfd,
+                              const char *path, bool follow_last,
+                              uint64_t scope, char *out, size_t cap)
+{
     int dir = dirfd;
     const char *rel = path;
     int entry_fd;
@@ -200,9 +210,9 @@ int proxy_proc_confine(struct proxy_process *p, int dirfd, const char *path,
     }
     if (proxy_vfs_is_virtual(p, dir, rel))
         return 0; /* served by hvrun, never looked up on the host */
-    int fd = open_path(dir, rel, follow_last, true);
+    int fd = open_path(dir, rel, follow_last, scope);
     if (fd == -ELOOP)
-        return walk_to_magic_link(p, dir, rel, out, cap);
+        return walk_to_magic_link(p, dir, rel, scope, out, cap);
     if (fd < 0)
         return 0; /* nothing there: the call fails (or creates) on its own */
     char host[PROXY_PATH_MAX], guest[PROXY_PATH_MAX], literal[PROXY_PATH_MAX];

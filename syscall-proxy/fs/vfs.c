@@ -1455,6 +1455,20 @@ static uint64_t guest_ino_of_host_fd(const struct proxy_process *p, int host_fd)
     return st.st_ino;
 }
 
+/* fdinfo's ino: what fstat gives the guest, a procfs entry's stable
+ * number included (its host number changes per lookup; fs.c stat_out). */
+static uint64_t fdinfo_ino(struct proxy_process *p, int host_fd)
+{
+    struct stat st;
+    struct statfs sf;
+    if (fstatfs(host_fd, &sf) < 0 || sf.f_type != PROC_SUPER_MAGIC ||
+        fstat(host_fd, &st) < 0)
+        return guest_ino_of_host_fd(p, host_fd);
+    st.st_ino = proxy_proc_stable_ino(p, host_fd, st.st_ino);
+    det_stat_canon(p->det, &st);
+    return st.st_ino;
+}
+
 /* The guest fd whose host fd is host_fd, or -1. */
 static int guest_fd_of_host(const struct proxy_process *p, int host_fd)
 {
@@ -1503,7 +1517,7 @@ static long open_fdinfo(struct proxy_process *p, const char *name, int flags)
             vb_printf(&b, "flags:\t0%lo\n", fl);
         } else if (strncmp(line, "ino:", 4) == 0) {
             vb_printf(&b, "ino:\t%llu\n", (unsigned long long)
-                      guest_ino_of_host_fd(p, (int)host_fd));
+                      fdinfo_ino(p, (int)host_fd));
         } else {
             vb_put(&b, line, (size_t)(nl - line + 1));
         }
@@ -2038,6 +2052,12 @@ long proxy_vfs_link_fixup(const struct proxy_process *p, const char *host_link,
     long host_fd = strtol(host_link + 14, &end, 10);
     if (end != host_link + 14 && *end == '\0' && p->det)
         len = (size_t)fix_anon_link(p, (int)host_fd, target, len, cap);
+    if (end != host_link + 14 && *end == '\0' &&
+        proxy_secretmem_host_fd(p, (int)host_fd) &&
+        cap > sizeof(PROXY_SECRETMEM_NAME) - 1) {
+        memcpy(target, PROXY_SECRETMEM_NAME, sizeof(PROXY_SECRETMEM_NAME) - 1);
+        return (long)sizeof(PROXY_SECRETMEM_NAME) - 1;
+    }
     size_t pre = sizeof(MEMFD_LINK_PREFIX) - 1;
     size_t suf = sizeof(DELETED_SUFFIX) - 1;
     if (len > pre + suf && memcmp(target, MEMFD_LINK_PREFIX, pre) == 0 &&

@@ -67,6 +67,11 @@ bool proxy_vfs_canonical_name(const struct proxy_process *p, int dirfd,
  */
 int proxy_proc_confine(struct proxy_process *p, int dirfd, const char *path,
                        bool follow_last, char *out, size_t cap);
+/* The same for openat2's scoped walks: the host walk is made with scope
+ * (RESOLVE_BENEATH or RESOLVE_IN_ROOT), as the guest's call makes it. */
+int proxy_proc_confine_scoped(struct proxy_process *p, int dirfd,
+                              const char *path, bool follow_last,
+                              uint64_t scope, char *out, size_t cap);
 /* After a host open: 0 when host_fd may go to the guest; -EACCES for an
  * entry of hvrun's own /proc/<pid> that is hvrun (mem, environ, ...),
  * -ENOENT for a host process's. The caller closes host_fd on error. */

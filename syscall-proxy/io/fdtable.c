@@ -176,6 +176,7 @@ void proxy_fd_share_context(struct proxy_fd *to, struct proxy_fd *from)
     to->listing_pid = from->listing_pid;
     to->pidfd_pid = from->pidfd_pid;
     to->procdir_pid = from->procdir_pid;
+    to->secretmem = from->secretmem;
 }
 
 void proxy_fd_close_on_exec(struct proxy_fdtable *t)

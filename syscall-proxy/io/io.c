@@ -482,6 +482,11 @@ static long xfer_dispatch(struct proxy_process *p, int guest_fd, int host_fd,
 {
     if (proxy_pidfd_is(p, guest_fd)) /* no read or write file operation */
         return -EINVAL;
+    if (proxy_secretmem_is(p, guest_fd)) /* ...nor FMODE_PREAD/PWRITE */
+        return x->kind == XFER_AT_OFFSET ||
+                       (x->kind == XFER_V2 && x->offset != -1)
+                   ? -ESPIPE
+                   : -EINVAL;
     if (x->kind == XFER_AT_FD_POS && proxy_signalfd_is(p, guest_fd))
         return proxy_signalfd_xfer(p, guest_fd, x->into_guest, iov, n);
     const struct proxy_fd *f = proxy_fd_get(&p->fds, guest_fd);
@@ -731,8 +736,8 @@ static long sys_lseek(struct proxy_process *p, const uint64_t a[6])
     if (host_fd < 0)
         return host_fd;
     const struct proxy_fd *f = proxy_fd_get(&p->fds, (int)a[0]);
-    if (f && f->perf)
-        return -ESPIPE; /* perf's anon inode file has no llseek */
+    if (f && (f->perf || f->secretmem))
+        return -ESPIPE; /* perf's and secretmem's files have no llseek */
     long listed;
     if (proxy_meta_dir_seek(p, (int)a[0], (int64_t)a[1],
                             (int)(unsigned int)a[2], &listed))

@@ -1429,6 +1429,8 @@ static long sys_prctl(struct proxy_process *p, const uint64_t a[6])
     case PR_GET_SECCOMP:
     case PR_SET_SECCOMP:
         return proxy_seccomp_prctl(p, a); /* seccomp.c */
+    case PR_SET_SYSCALL_USER_DISPATCH:
+        return proxy_user_dispatch_prctl(p, a); /* user_dispatch.c */
     case PR_SET_VMA:
         /* Naming anonymous memory: Linux without CONFIG_ANON_VMA_NAME says
          * -EINVAL, and glibc (thread stack names) ignores the failure. */

@@ -1150,7 +1150,7 @@ int proxy_mem_read_forced(struct proxy_process *q, gva_t addr, void *dst,
         size_t in_page = VMM_PAGE_SIZE - (addr & (VMM_PAGE_SIZE - 1));
         size_t n = len < in_page ? len : in_page;
         struct vmm_vma *v = vmm_as_find_vma(q->as, addr);
-        if (!v)
+        if (!v || (v->flags & VMM_VMA_SECRET)) /* no page to get */
             return -EFAULT;
         int rc = v->flags & VMM_VMA_SPECIAL ? vmm_as_copy_in(q->as, d, addr, n)
                                              : vmm_as_peek(q->as, d, addr, n);
@@ -1176,7 +1176,7 @@ int proxy_mem_write_forced(struct proxy_process *q, gva_t addr,
         size_t in_page = VMM_PAGE_SIZE - (addr & (VMM_PAGE_SIZE - 1));
         size_t n = len < in_page ? len : in_page;
         struct vmm_vma *v = vmm_as_find_vma(q->as, addr);
-        if (!v)
+        if (!v || (v->flags & VMM_VMA_SECRET))
             return -EFAULT;
         int rc;
         if (v->prot & PROT_WRITE)

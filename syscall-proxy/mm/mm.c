@@ -244,6 +244,8 @@ static long sys_mmap(struct proxy_process *p, const uint64_t a[6])
         int rc = check_file_access(host_fd, flags, prot, &vflags);
         if (rc < 0)
             return rc;
+        if ((rc = proxy_secretmem_mmap(p, guest_fd, type, &vflags)) < 0)
+            return rc;
     }
     gva_t at;
     int rc = choose_address(p, addr, len, flags, &at);
@@ -261,7 +263,8 @@ static long sys_mmap(struct proxy_process *p, const uint64_t a[6])
     if ((flags & MAP_LOCKED) && p->rlimits[RLIMIT_MEMLOCK].rlim_cur == 0 &&
         !proxy_ns_init_capable(p))
         return -EPERM; /* can_do_mlock */
-    if (!lock_future_ok(p, (flags & MAP_LOCKED) || p->as->lock_future, len))
+    if (!lock_future_ok(p, (vflags & VMM_VMA_LOCKED) || p->as->lock_future,
+                        len))
         return -EAGAIN;
     /* accountable_mapping(), or shmem for shared anonymous memory; what a
      * MAP_FIXED mapping replaces is uncharged first. */
@@ -294,6 +297,8 @@ static long sys_mmap(struct proxy_process *p, const uint64_t a[6])
             return rc;
         }
         name_file_mapping(p, host_fd, at, len, off);
+        if (vflags & VMM_VMA_SECRET)
+            proxy_secretmem_name_mapping(p, host_fd, at, len, off);
         /* Pages wholly past the file's end are Linux's SIGBUS. */
         if ((rc = vmm_as_update_eof(p->as, at, len)) < 0) {
             vmm_as_unmap(p->as, at, len);

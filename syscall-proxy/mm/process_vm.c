@@ -119,6 +119,8 @@ static size_t transfer(struct proxy_process *p, const struct pvm_iovecs *l,
             n = to_page_end(la);
         if (n > to_page_end(ra))
             n = to_page_end(ra);
+        if (proxy_secretmem_page(q, ra))
+            break; /* get_user_pages finds no secret page */
         int rc = write ? proxy_copy_in(p, buf, la, n)
                        : proxy_copy_in(q, buf, ra, n);
         if (rc == 0)
