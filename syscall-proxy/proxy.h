@@ -596,6 +596,10 @@ struct proxy_process {
 
     struct proxy_fdtable fds;
     int cwd_fd;                 /* host O_PATH fd of the guest cwd */
+    /* The guest fd the last /proc/self/fdinfo/N path named (fs.c's
+     * rewrite to the host fd): dups share a host fd, so the host number
+     * alone does not say whose close-on-exec bit fdinfo shows (vfs.c). */
+    int fdinfo_guest_fd;
     mode_t umask;
     uid_t ruid, euid, suid;
     gid_t rgid, egid, sgid;

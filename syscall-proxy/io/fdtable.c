@@ -314,6 +314,9 @@ static int slot_unshare(struct proxy_fd *slot, int guest_fd)
     int rc = host_fd_adopt(own, guest_fd);
     if (rc < 0)
         return rc;
+    struct host_fd_ref *r = host_ref(slot->host_fd);
+    if (!r || r->refs <= 1) /* the old number closes now */
+        proxy_fasync_fd_closed(slot->owner, slot->host_fd);
     host_fd_unref(slot->host_fd);
     slot->host_fd = own;
     return 0;

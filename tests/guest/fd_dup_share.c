@@ -15,6 +15,21 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+/* fdinfo's flags line of fd shows the fd's own close-on-exec bit. */
+static int fdinfo_cloexec(int fd)
+{
+    char path[64], buf[512];
+    snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+    FILE *f = fopen(path, "r");
+    CHECK(f != NULL);
+    unsigned long flags = 0;
+    while (fgets(buf, sizeof(buf), f))
+        if (sscanf(buf, "flags: %lo", &flags) == 1)
+            break;
+    fclose(f);
+    return (flags & O_CLOEXEC) != 0;
+}
+
 static void shared_offset_and_flags(void)
 {
     char path[] = "/tmp/fd_dup_share.XXXXXX";
@@ -33,6 +48,8 @@ static void shared_offset_and_flags(void)
            (fcntl(a, F_GETFL) & O_APPEND) ? "shared" : "not shared");
     CHECK(fcntl(b, F_SETFD, FD_CLOEXEC) == 0);
     printf("FD_CLOEXEC: a %d, b %d\n", fcntl(a, F_GETFD), fcntl(b, F_GETFD));
+    printf("fdinfo O_CLOEXEC: a %d, b %d\n", fdinfo_cloexec(a),
+           fdinfo_cloexec(b));
     int d = dup2(a, b); /* onto a dup of the same file: nothing closes */
     CHECK(d == b);
     CHECK(close(a) == 0);
