@@ -123,6 +123,28 @@ static void epoll_entries(void)
     CHECK(close(ep) == 0);
 }
 
+/* A fork's copy of a watched fd is the same (file, number): the child
+ * deleting it deletes the parent's entry, as both name one entry. */
+static void epoll_entry_across_fork(void)
+{
+    int ep = epoll_create1(0), p[2];
+    CHECK(ep >= 0);
+    CHECK(pipe(p) == 0);
+    struct epoll_event ev = {.events = EPOLLIN, .data.u64 = 7};
+    CHECK(epoll_ctl(ep, EPOLL_CTL_ADD, p[0], &ev) == 0);
+    fflush(stdout);
+    pid_t pid = fork();
+    CHECK(pid >= 0);
+    if (pid == 0)
+        _exit(epoll_ctl(ep, EPOLL_CTL_DEL, p[0], NULL) == 0 ? 0 : 6);
+    int status;
+    CHECK(waitpid(pid, &status, 0) == pid);
+    int rc = epoll_ctl(ep, EPOLL_CTL_MOD, p[0], &ev);
+    printf("child deleted the entry: exited %d; parent's MOD: %d %s\n",
+           WIFEXITED(status) ? WEXITSTATUS(status) : -1, rc, strerror(errno));
+    CHECK(close(p[0]) == 0 && close(p[1]) == 0 && close(ep) == 0);
+}
+
 /* In the exec'd child: argv[2] had close-on-exec, argv[3] did not. */
 static int exec_child(char **argv)
 {
@@ -169,6 +191,7 @@ int main(int argc, char **argv)
     shared_offset_and_flags();
     close_one_dup();
     epoll_entries();
+    epoll_entry_across_fork();
     cloexec_across_exec();
     return 0;
 }
