@@ -42,10 +42,12 @@ struct proxy_cpuid_patched;
 /* ---- file descriptors ---------------------------------------------------- */
 
 /*
- * The fd table maps guest fd numbers to host fds owned by hvrun. A guest
- * dup() is a host dup(), so open file descriptions (offset, status flags)
- * are shared exactly as Linux shares them; the close-on-exec flag is per
- * guest fd and kept here (host fds are always O_CLOEXEC).
+ * The fd table maps guest fd numbers to host fds held by hvrun. Guest fds
+ * of one open file description (dup, fork's copy) share one host fd,
+ * counted across all guest processes (fdtable.c), so offset and status
+ * flags are shared exactly as Linux shares them and a dup or fork costs no
+ * host fd; the close-on-exec flag is per guest fd and kept here (host fds
+ * are always O_CLOEXEC).
  */
 enum proxy_fd_kind { PROXY_FD_FREE = 0, PROXY_FD_HOST };
 
@@ -118,13 +120,23 @@ struct proxy_fdtable {
 
 int proxy_fdtable_init(struct proxy_fdtable *t, int max_fds);
 void proxy_fdtable_destroy(struct proxy_fdtable *t);
-/* Installs host_fd at the lowest free guest fd >= min_fd. Returns the guest
- * fd, or -EMFILE (host_fd is then closed) / -ENOMEM. */
+/* Installs host_fd at the lowest free guest fd >= min_fd. host_fd is a
+ * fresh host fd or one proxy_host_fd_ref counted again; the table takes
+ * that reference. Returns the guest fd, or -EMFILE (the reference is then
+ * dropped: a fresh host fd closed; also when a fresh host fd's number is
+ * in hvrun's reserve) / -ENOMEM. */
 int proxy_fd_install(struct proxy_fdtable *t, int host_fd, bool cloexec,
                      int min_fd);
 /* Installs host_fd at exactly guest_fd, closing what was there (dup2). */
 int proxy_fd_install_at(struct proxy_fdtable *t, int guest_fd, int host_fd,
                         bool cloexec);
+/* One more reference to host_fd, a host fd some guest slot holds, for
+ * proxy_fd_install(_at) to take: a dup without a host dup. */
+int proxy_host_fd_ref(int host_fd);
+/* The host fd that keys guest_fd in epoll instances (epoll_ctl), given a
+ * host fd of its own first if its host fd keys another guest fd number;
+ * -EBADF, -EMFILE. */
+int proxy_fd_epoll_key(struct proxy_fdtable *t, int guest_fd);
 /* The host fd behind a guest fd, or -EBADF. */
 int proxy_fd_host(const struct proxy_fdtable *t, int guest_fd);
 struct proxy_fd *proxy_fd_get(struct proxy_fdtable *t, int guest_fd);
@@ -613,6 +625,10 @@ struct proxy_process {
 
     struct proxy_fdtable fds;
     int cwd_fd;                 /* host O_PATH fd of the guest cwd */
+    /* The guest fd the last /proc/self/fdinfo/N path named (fs.c's
+     * rewrite to the host fd): dups share a host fd, so the host number
+     * alone does not say whose close-on-exec bit fdinfo shows (vfs.c). */
+    int fdinfo_guest_fd;
     mode_t umask;
     uid_t ruid, euid, suid;
     gid_t rgid, egid, sgid;

@@ -131,6 +131,8 @@ static int rewrite_fd_entry(struct proxy_process *p, const char *dir,
     int host_fd = proxy_fd_host(&p->fds, guest_fd);
     if (host_fd < 0)
         return -ENOENT;
+    if (strcmp(dir, "fdinfo") == 0)
+        p->fdinfo_guest_fd = guest_fd;
     return format_path(out, outlen, "/proc/self/%s/%d%s", dir, host_fd, rest);
 }
 

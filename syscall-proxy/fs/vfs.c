@@ -1490,7 +1490,11 @@ static long open_fdinfo(struct proxy_process *p, const char *name, int flags)
 {
     char *end;
     long host_fd = strtol(name + strlen("/proc/self/fdinfo/"), &end, 10);
-    int gfd = *end == '\0' ? guest_fd_of_host(p, (int)host_fd) : -1;
+    int gfd = -1;
+    if (*end == '\0')
+        gfd = proxy_fd_host(&p->fds, p->fdinfo_guest_fd) == host_fd
+                  ? p->fdinfo_guest_fd
+                  : guest_fd_of_host(p, (int)host_fd);
     if (gfd < 0)
         return -ENOENT;
     if ((flags & O_ACCMODE) != O_RDONLY)

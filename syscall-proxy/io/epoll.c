@@ -5,10 +5,12 @@
  * An epoll instance is a host epoll fd in the guest fd table; the fds it
  * watches are the host fds behind the guest's, and the guest's 64-bit data
  * is stored in the host's entry, so the host hands it back verbatim. Linux
- * keys an entry by (open file, fd number); hvrun's guest fds and host fds
- * correspond one to one (a guest dup is a host dup), so EEXIST, ENOENT and
- * the automatic removal when the last fd of a watched file is closed all
- * come out as on Linux. struct epoll_event is packed on x86-64, the same
+ * keys an entry by (open file, fd number). Guest fds of one description
+ * share a host fd (fdtable.c), but the host fd an entry is made with is
+ * the key of one guest fd number alone (proxy_fd_epoll_key gives a dup of
+ * another number a host fd of its own when it is first used here), so
+ * EEXIST, ENOENT and the automatic removal when the last fd of a watched
+ * file is closed all come out as on Linux. struct epoll_event is packed on x86-64, the same
  * 12 bytes for guest and host.
  *
  * A wait never waits in the host: the host is first only asked (timeout
@@ -92,9 +94,10 @@ static long sys_epoll_ctl(struct proxy_process *p, const uint64_t a[6])
     int host_epfd = proxy_fd_host(&p->fds, (int)a[0]);
     if (host_epfd < 0)
         return host_epfd;
-    int host_fd = proxy_fd_host(&p->fds, (int)a[2]);
+    int host_fd = proxy_fd_epoll_key(&p->fds, (int)a[2]);
     if (host_fd < 0)
         return host_fd;
+    host_epfd = proxy_fd_host(&p->fds, (int)a[0]); /* epfd == fd: re-keyed */
     return proxy_host_result(epoll_ctl(host_epfd, op, host_fd, &ev));
 }
 

@@ -1,28 +1,161 @@
 /*
- * fdtable.c - the guest fd table: guest fd numbers -> host fds owned by hvrun.
+ * fdtable.c - the guest fd table: guest fd numbers -> host fds held by
+ * hvrun, and the hvrun-wide count of guest references to each host fd.
  *
  * Invariants:
  *  - fds[0..cap) is the whole table; a slot is in use iff kind != FREE.
- *  - Every in-use slot owns its host_fd exclusively: closing or replacing the
- *    slot closes that host fd, and two slots never hold the same host fd
- *    (a guest dup is a host dup, so the open file description is shared as
- *    on Linux, but each guest fd has its own host fd).
+ *  - A host fd is one open file description: guest fds that share a
+ *    description (dup, dup2, dup3, F_DUPFD, a fork's copy, pidfd_getfd)
+ *    share one host fd. host_refs[h].refs counts the in-use slots of every
+ *    guest process that hold h; the host fd is closed when the last one is
+ *    released (close, dup2 onto it, close-on-exec, the process's end), so
+ *    a dup or a fork costs hvrun no host fd (a guest with 20000 fds that
+ *    forks would otherwise need 20000 more). Offset and status flags are
+ *    the description's on Linux too, so sharing them is right.
+ *  - Nothing outside this file closes a slot's host fd or puts another
+ *    host fd into a slot: the count would go wrong.
  *  - Host fds are always O_CLOEXEC on the host (hvrun must not leak them
- *    into anything it runs); the guest's close-on-exec bit is `cloexec`.
+ *    into anything it runs); the guest's close-on-exec bit is per guest fd,
+ *    `cloexec`.
+ *  - Guests hold only host fds numbered below host_fd_ceiling, which is
+ *    HOST_FD_RESERVE below hvrun's RLIMIT_NOFILE: a guest that fills its
+ *    table gets EMFILE while hvrun still has fds for forks, execs and VMs.
  *  - New guest fds are numbered below max_fds (RLIMIT_NOFILE soft limit).
  *    cap may stay above a lowered max_fds: Linux keeps fds that are already
  *    open when the limit drops, it only refuses new ones.
+ *  - epoll keys an entry by (open file, fd number). A host fd h shared by
+ *    guest fds of different numbers could key only one of them, so the
+ *    first guest fd number used with epoll_ctl on h owns h's key
+ *    (epoll_num); another number sharing h is given a host fd of its own
+ *    first (proxy_fd_epoll_key). Fork copies keep their numbers, so they
+ *    share the key as the fork's copies share Linux's entries.
  */
 #include "proxy.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #define FDTABLE_INITIAL_CAP 64
 
+/*
+ * Host fds kept free for hvrun itself below its RLIMIT_NOFILE: a fork
+ * needs a guest memory memfd and a VM (or a stub process and its pipes),
+ * an exec opens the program and its interpreter, a poll an epoll fd.
+ * Without a reserve a guest that opens fds until EMFILE (stress-ng
+ * sockpair) leaves hvrun none, and every fork it then tries fails.
+ */
+#define HOST_FD_RESERVE 256
+
+/* One host fd held by guest fds (indexed by the host fd number). */
+struct host_fd_ref {
+    uint32_t refs;  /* in-use guest slots holding it, all processes */
+    int guest_num;  /* the guest fd number all of them have, or -1 */
+    int epoll_num;  /* the guest fd number epoll entries key it by, or -1 */
+};
+
+static struct host_fd_ref *host_refs;
+static int host_refs_cap;
+static int host_fd_ceiling; /* 0 until host_fd_limits_init */
+
+/* hvrun's soft RLIMIT_NOFILE goes to its hard limit (guests may want many
+ * fds: the guest's own limit is enforced in the table), and the ceiling
+ * of guest-held host fd numbers is HOST_FD_RESERVE below it. */
+static void host_fd_limits_init(void)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) < 0) {
+        host_fd_ceiling = 1024 - HOST_FD_RESERVE;
+        return;
+    }
+    if (rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+            (void)getrlimit(RLIMIT_NOFILE, &rl);
+    }
+    rlim_t lim = rl.rlim_cur > INT32_MAX ? INT32_MAX : rl.rlim_cur;
+    /* a tiny limit still leaves guests half of it */
+    host_fd_ceiling = lim > 2 * HOST_FD_RESERVE ? (int)(lim - HOST_FD_RESERVE)
+                                                : (int)(lim / 2);
+}
+
+static int host_refs_grow(int host_fd)
+{
+    if (host_fd < host_refs_cap)
+        return 0;
+    int cap = host_refs_cap ? host_refs_cap : 256;
+    while (cap <= host_fd)
+        cap *= 2;
+    struct host_fd_ref *r = realloc(host_refs, (size_t)cap * sizeof(*r));
+    if (!r)
+        return -ENOMEM;
+    for (int i = host_refs_cap; i < cap; i++)
+        r[i] = (struct host_fd_ref){0, -1, -1};
+    host_refs = r;
+    host_refs_cap = cap;
+    return 0;
+}
+
+static struct host_fd_ref *host_ref(int host_fd)
+{
+    return host_fd >= 0 && host_fd < host_refs_cap ? &host_refs[host_fd]
+                                                   : NULL;
+}
+
+int proxy_host_fd_ref(int host_fd)
+{
+    struct host_fd_ref *r = host_ref(host_fd);
+    if (r && r->refs > 0)
+        r->refs++;
+    return host_fd;
+}
+
+/* Drops one guest reference; the last one closes the host fd (its close
+ * result, 0 or -errno; 0 while others still hold it). */
+static int host_fd_unref(int host_fd)
+{
+    struct host_fd_ref *r = host_ref(host_fd);
+    if (r && r->refs > 1) {
+        r->refs--;
+        return 0;
+    }
+    if (r)
+        *r = (struct host_fd_ref){0, -1, -1};
+    return close(host_fd) < 0 ? -errno : 0;
+}
+
+/*
+ * A host fd becomes held by guest fd guest_num. A fresh one (no guest
+ * holds it yet) is counted, or refused with -EMFILE when its number is in
+ * hvrun's reserve (the kernel hands out the lowest free number, so every
+ * number below it is taken) and closed; a shared one was counted by
+ * proxy_host_fd_ref.
+ */
+static int host_fd_adopt(int host_fd, int guest_num)
+{
+    if (host_fd_ceiling == 0)
+        host_fd_limits_init();
+    struct host_fd_ref *r = host_ref(host_fd);
+    if (r && r->refs > 0) {
+        if (r->guest_num != guest_num)
+            r->guest_num = -1;
+        return 0;
+    }
+    int rc = host_fd >= host_fd_ceiling ? -EMFILE : host_refs_grow(host_fd);
+    if (rc < 0) {
+        close(host_fd);
+        return rc;
+    }
+    host_refs[host_fd] = (struct host_fd_ref){1, guest_num, -1};
+    return 0;
+}
+
 /* Frees a slot (and its share of a directory cache, and the process's
- * record locks on the file) and returns the host fd it held. */
+ * record locks on the file) and returns the host fd it held, still open
+ * and still counted. */
 static int slot_release(struct proxy_fdtable *t, struct proxy_fd *slot)
 {
     int host_fd = slot->host_fd;
@@ -33,7 +166,9 @@ static int slot_release(struct proxy_fdtable *t, struct proxy_fd *slot)
     proxy_perf_put(slot->perf);
     proxy_procfile_put(slot->vfd);
     proxy_mqd_put(slot->mqd, t);
-    proxy_fasync_fd_closed(slot->owner, host_fd);
+    struct host_fd_ref *r = host_ref(host_fd);
+    if (!r || r->refs <= 1) /* the number stays this file's while shared */
+        proxy_fasync_fd_closed(slot->owner, host_fd);
     proxy_fowner_put(slot->owner);
     *slot = (struct proxy_fd){.kind = PROXY_FD_FREE, .host_fd = -1};
     return host_fd;
@@ -75,7 +210,7 @@ void proxy_fdtable_destroy(struct proxy_fdtable *t)
 {
     for (int i = 0; i < t->cap; i++) {
         if (t->fds[i].kind != PROXY_FD_FREE)
-            close(slot_release(t, &t->fds[i]));
+            host_fd_unref(slot_release(t, &t->fds[i]));
     }
     proxy_plocks_destroy(t);
     free(t->fds);
@@ -100,10 +235,11 @@ int proxy_fd_install(struct proxy_fdtable *t, int host_fd, bool cloexec,
                      int min_fd)
 {
     int fd = lowest_free(t, min_fd);
-    if (fd < 0) {
-        close(host_fd);
-        return fd;
-    }
+    int rc = fd < 0 ? fd : host_fd_adopt(host_fd, fd);
+    if (fd < 0)
+        host_fd_unref(host_fd);
+    if (rc < 0)
+        return rc;
     t->fds[fd].kind = PROXY_FD_HOST;
     t->fds[fd].host_fd = host_fd;
     t->fds[fd].cloexec = cloexec;
@@ -112,29 +248,32 @@ int proxy_fd_install(struct proxy_fdtable *t, int host_fd, bool cloexec,
 
 /*
  * dup2/dup3 target. A number at or above max_fds is -EBADF, as Linux's dup2
- * says. On any failure host_fd is closed, like proxy_fd_install, so callers
- * never leak it. The old occupant is closed after the new one is in place;
- * its close error is dropped, as dup2 drops it.
+ * says. On any failure the reference to host_fd is dropped, like
+ * proxy_fd_install, so callers never leak it. The old occupant is released
+ * after the new one is in place (so dup2 onto a dup of the same file never
+ * closes it); its close error is dropped, as dup2 drops it.
  */
 int proxy_fd_install_at(struct proxy_fdtable *t, int guest_fd, int host_fd,
                         bool cloexec)
 {
     if (guest_fd < 0 || guest_fd >= t->max_fds) {
-        close(host_fd);
+        host_fd_unref(host_fd);
         return -EBADF;
     }
     int r = fdtable_grow(t, guest_fd + 1);
     if (r < 0) {
-        close(host_fd);
+        host_fd_unref(host_fd);
         return r;
     }
+    if ((r = host_fd_adopt(host_fd, guest_fd)) < 0)
+        return r;
     struct proxy_fd *slot = &t->fds[guest_fd];
     int old_host_fd = slot->kind != PROXY_FD_FREE ? slot_release(t, slot) : -1;
     slot->kind = PROXY_FD_HOST;
     slot->host_fd = host_fd;
     slot->cloexec = cloexec;
     if (old_host_fd >= 0)
-        close(old_host_fd);
+        host_fd_unref(old_host_fd);
     return guest_fd;
 }
 
@@ -155,14 +294,51 @@ int proxy_fd_host(const struct proxy_fdtable *t, int guest_fd)
 }
 
 /* The guest fd is gone whatever the host close says (Linux frees the number
- * before flushing), but a flush error such as EIO is still reported. */
+ * before flushing), but a flush error such as EIO is still reported. A
+ * description other guest fds still hold is not flushed, as on Linux. */
 int proxy_fd_close(struct proxy_fdtable *t, int guest_fd)
 {
     struct proxy_fd *slot = proxy_fd_get(t, guest_fd);
     if (!slot)
         return -EBADF;
-    int host_fd = slot_release(t, slot);
-    return close(host_fd) < 0 ? -errno : 0;
+    return host_fd_unref(slot_release(t, slot));
+}
+
+/* Gives a slot a host fd of its own on the same description (a host dup),
+ * dropping its share of the old one. */
+static int slot_unshare(struct proxy_fd *slot, int guest_fd)
+{
+    int own = fcntl(slot->host_fd, F_DUPFD_CLOEXEC, 0);
+    if (own < 0)
+        return -errno;
+    int rc = host_fd_adopt(own, guest_fd);
+    if (rc < 0)
+        return rc;
+    struct host_fd_ref *r = host_ref(slot->host_fd);
+    if (!r || r->refs <= 1) /* the old number closes now */
+        proxy_fasync_fd_closed(slot->owner, slot->host_fd);
+    host_fd_unref(slot->host_fd);
+    slot->host_fd = own;
+    return 0;
+}
+
+int proxy_fd_epoll_key(struct proxy_fdtable *t, int guest_fd)
+{
+    struct proxy_fd *slot = proxy_fd_get(t, guest_fd);
+    if (!slot)
+        return -EBADF;
+    struct host_fd_ref *r = host_ref(slot->host_fd);
+    if (!r || r->epoll_num == guest_fd)
+        return slot->host_fd;
+    if (r->epoll_num < 0 && (r->refs <= 1 || r->guest_num == guest_fd)) {
+        r->epoll_num = guest_fd;
+        return slot->host_fd;
+    }
+    int rc = slot_unshare(slot, guest_fd);
+    if (rc < 0)
+        return rc;
+    host_refs[slot->host_fd].epoll_num = guest_fd;
+    return slot->host_fd;
 }
 
 void proxy_fd_share_context(struct proxy_fd *to, struct proxy_fd *from)
@@ -183,6 +359,6 @@ void proxy_fd_close_on_exec(struct proxy_fdtable *t)
 {
     for (int i = 0; i < t->cap; i++) {
         if (t->fds[i].kind != PROXY_FD_FREE && t->fds[i].cloexec)
-            close(slot_release(t, &t->fds[i]));
+            host_fd_unref(slot_release(t, &t->fds[i]));
     }
 }

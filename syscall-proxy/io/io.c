@@ -57,14 +57,6 @@ static int guest_host_fd(struct proxy_process *p, uint64_t guest_fd)
     return proxy_fd_host(&p->fds, (int)guest_fd);
 }
 
-/* A new host fd on the same open file description, O_CLOEXEC on the host
- * like every host fd hvrun holds. */
-static int host_dup(int host_fd)
-{
-    int fd = fcntl(host_fd, F_DUPFD_CLOEXEC, 0);
-    return fd < 0 ? -errno : fd;
-}
-
 /* ---- waiting without blocking the host ----------------------------------- */
 
 /*
@@ -784,10 +776,8 @@ static long sys_close_range(struct proxy_process *p, const uint64_t a[6])
 static long dup_from(struct proxy_process *p, int guest_fd, int host_fd,
                      int min_fd, bool cloexec)
 {
-    int new_host_fd = host_dup(host_fd);
-    if (new_host_fd < 0)
-        return new_host_fd;
-    int new_fd = proxy_fd_install(&p->fds, new_host_fd, cloexec, min_fd);
+    int new_fd = proxy_fd_install(&p->fds, proxy_host_fd_ref(host_fd), cloexec,
+                                  min_fd);
     if (new_fd >= 0)
         proxy_meta_fd_dup(p, guest_fd, new_fd);
     if (new_fd >= 0)
@@ -812,10 +802,8 @@ static long dup_onto(struct proxy_process *p, uint64_t oldfd, uint64_t newfd,
     int host_fd = guest_host_fd(p, oldfd);
     if (host_fd < 0)
         return host_fd;
-    int new_host_fd = host_dup(host_fd);
-    if (new_host_fd < 0)
-        return new_host_fd;
-    int r = proxy_fd_install_at(&p->fds, (int)newfd, new_host_fd, cloexec);
+    int r = proxy_fd_install_at(&p->fds, (int)newfd, proxy_host_fd_ref(host_fd),
+                                cloexec);
     if (r >= 0)
         proxy_meta_fd_dup(p, (int)oldfd, r);
     if (r >= 0)

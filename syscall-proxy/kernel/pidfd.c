@@ -191,11 +191,9 @@ static long sys_pidfd_getfd(struct proxy_process *p, const uint64_t a[6])
     struct proxy_fd *from = proxy_fd_get(&q->fds, (int)a[1]);
     if (!from)
         return -EBADF;
-    int host_fd = fcntl(from->host_fd, F_DUPFD_CLOEXEC, 0);
-    if (host_fd < 0)
-        return -errno;
     /* the new fd is the same open file, close-on-exec (pidfd_getfd(2)) */
-    int fd = proxy_fd_install(&p->fds, host_fd, true, 0);
+    int fd = proxy_fd_install(&p->fds, proxy_host_fd_ref(from->host_fd), true,
+                              0);
     if (fd >= 0)
         proxy_fd_share_context(proxy_fd_get(&p->fds, fd),
                                proxy_fd_get(&q->fds, (int)a[1]));

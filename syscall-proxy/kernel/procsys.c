@@ -59,10 +59,9 @@ static int clone_fds(struct proxy_process *c, const struct proxy_process *p)
         struct proxy_fd *f = &p->fds.fds[fd]; /* its contexts are shared */
         if (f->kind == PROXY_FD_FREE)
             continue;
-        int host = fcntl(f->host_fd, F_DUPFD_CLOEXEC, 3);
-        if (host < 0)
-            return -errno;
-        rc = proxy_fd_install_at(&c->fds, fd, host, f->cloexec);
+        /* the same description: the host fd is shared, not duplicated */
+        rc = proxy_fd_install_at(&c->fds, fd, proxy_host_fd_ref(f->host_fd),
+                                 f->cloexec);
         struct proxy_fd *cf = proxy_fd_get(&c->fds, fd);
         if (rc >= 0 && cf) {
             cf->det_random = f->det_random;
