@@ -205,6 +205,87 @@ static int map_shared_file(struct proxy_process *p, int host_fd, gva_t gva,
     return vmm_as_set_shared(p->as, gva, len, host_fd, off);
 }
 
+/* ---- a library's segments over its own pages ------------------------------
+ *
+ * ld.so maps a library whole (PROT_READ, at offset 0), then each segment
+ * MAP_FIXED over that reservation at the same place in the file. hvrun
+ * fills a private mapping by reading the file into guest memory, so
+ * every segment read the file a second time into fresh pages: a
+ * process's libc cost 3.7 MB of reads and ~900 page allocations (shmem
+ * faults, page clearing), the largest item of a `/bin/true` under
+ * ptrace. A private read-only segment over a read-only private mapping
+ * of the same file at the same offset whose pages hold exactly the
+ * file's bytes now (compared against the page cache, which is what
+ * Linux's untouched private pages show) keeps those pages: only the
+ * protection changes. Comparing reads the file through a mapping, with
+ * no page allocated and nothing copied. */
+
+/* Pages [at, at+len) of guest memory against the file from off (zeros
+ * past its end, which must not be a whole page away). */
+static bool pages_hold_file(struct proxy_process *p, int host_fd,
+                            const struct stat *st, gva_t at, uint64_t len,
+                            uint64_t off)
+{
+    if ((uint64_t)st->st_size <= off ||
+        VMM_PAGE_ALIGN_UP((uint64_t)st->st_size) - off < len)
+        return false;
+    uint64_t in_file = (uint64_t)st->st_size - off < len
+                           ? (uint64_t)st->st_size - off
+                           : len;
+    const uint8_t *file = mmap(NULL, len, PROT_READ, MAP_PRIVATE, host_fd,
+                               (off_t)off);
+    if (file == MAP_FAILED)
+        return false;
+    bool same = true;
+    uint64_t done = 0;
+    while (same && done < len) {
+        struct iovec iov[8];
+        size_t covered;
+        int n = vmm_as_host_iov(p->as, at + done, len - done, PROT_READ, iov,
+                                8, &covered);
+        if (n == 0)
+            same = false;
+        for (int i = 0; same && i < n; i++) {
+            const uint8_t *g = iov[i].iov_base;
+            uint64_t k = iov[i].iov_len, head = 0;
+            if (done < in_file)
+                head = in_file - done < k ? in_file - done : k;
+            same = memcmp(g, file + done, head) == 0;
+            for (uint64_t j = head; same && j < k; j++)
+                same = g[j] == 0;
+            done += k;
+        }
+    }
+    munmap((void *)file, len);
+    return same;
+}
+
+/* The segment in place; false (nothing changed) takes the ordinary way. */
+static bool reuse_file_pages(struct proxy_process *p, int host_fd, gva_t at,
+                             uint64_t len, uint64_t off, int prot, int flags,
+                             int vflags)
+{
+    if (vflags != 0 || (flags & ~MAP_DENYWRITE) != (MAP_PRIVATE | MAP_FIXED))
+        return false;
+    const struct vmm_vma *v = vmm_as_find_vma(p->as, at);
+    struct stat st;
+    if (!v || v->start > at || v->end - at < len || v->prot != PROT_READ ||
+        v->shared || !v->file || (v->flags & ~VMM_VMA_FILE) != 0 ||
+        v->file_off + (at - v->start) != off || fstat(host_fd, &st) < 0 ||
+        !S_ISREG(st.st_mode) || v->dev != (uint64_t)st.st_dev ||
+        v->ino != (uint64_t)st.st_ino ||
+        !pages_hold_file(p, host_fd, &st, at, len, off))
+        return false;
+    uint64_t charge = vmm_as_protect_charge(p->as, at, len, prot);
+    if ((charge && proxy_mem_charge(p, charge) < 0) ||
+        vmm_as_protect(p->as, at, len, prot) < 0)
+        return false;
+    name_file_mapping(p, host_fd, at, len, off);
+    if (prot & PROT_EXEC)
+        proxy_cpuid_patch_fresh(p, host_fd, at, len);
+    return true;
+}
+
 static long sys_mmap(struct proxy_process *p, const uint64_t a[6])
 {
     gva_t addr = a[0];
@@ -234,6 +315,9 @@ static long sys_mmap(struct proxy_process *p, const uint64_t a[6])
     int rc = choose_address(p, addr, len, flags, &at);
     if (rc < 0)
         return rc;
+    if (!anon && type == MAP_PRIVATE &&
+        reuse_file_pages(p, host_fd, at, len, off, prot, flags, vflags))
+        return (long)at;
     if (flags & MAP_GROWSDOWN)
         vflags |= VMM_VMA_GROWSDOWN;
     if (flags & MAP_NORESERVE)
