@@ -1189,6 +1189,11 @@ int proxy_tty_fg_pgrp(struct proxy_process *p);
  * ftruncate, O_TRUNC): the file mappings of every guest over it end where
  * it ends now. */
 void proxy_mm_file_resized(struct proxy_process *p, int host_fd);
+/* preadv of fd into guest memory (iov from vmm_as_host_iov); a regular
+ * file into memfd-backed memory goes through the memfd (mm.c). */
+ssize_t proxy_mm_read_file_into(const struct vmm_aspace *as, int fd,
+                                bool regular, const struct iovec *iov, int n,
+                                uint64_t off);
 
 /* ---- the guest memory limit (memlimit.c) --------------------------------- */
 

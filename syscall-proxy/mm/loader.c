@@ -70,7 +70,7 @@ static int read_segment(struct vmm_aspace *as, int fd, gva_t gva,
         int n = vmm_as_host_iov(as, gva, len, 0, iov, 8, &covered);
         if (n == 0)
             return -EFAULT;
-        ssize_t got = preadv(fd, iov, n, (off_t)off);
+        ssize_t got = proxy_mm_read_file_into(as, fd, true, iov, n, off);
         if (got < 0)
             return -errno;
         if (got == 0)
