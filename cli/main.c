@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cli_run.h"
 
 #ifndef HVRUN_VERSION
 #define HVRUN_VERSION "0.0.0"
@@ -154,8 +155,11 @@ void cli_usage(FILE *f)
             "\nother: hvrun --help, hvrun --version\n");
 }
 
+uint64_t cli_started_ns;
+
 int main(int argc, char **argv)
 {
+    cli_started_ns = vmm_clock_now();
     if (argc < 2) {
         cli_usage(stderr);
         return CLI_EXIT_FAILURE;

@@ -39,6 +39,7 @@
  */
 #include "backend_impl.h"
 #include "ptrace_internal.h"
+#include "run_clock.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -763,7 +764,9 @@ static int pt_vm_run(struct vmm_vm *base, struct vmm_event *ev)
         return -ESRCH;
     }
     vm->dropped_errno = 0;
+    uint64_t sync_t = vmm_clock_now();
     int rc = sync_mappings(vm, ev);
+    vmm_clock_add(VMM_CLOCK_MAP_SYNC, sync_t);
     if (rc == 0 && vm->dropped_errno && vm->returning_from_syscall)
         base->regs.rax = (uint64_t)vm->dropped_errno;
     vm->returning_from_syscall = false;
@@ -904,6 +907,11 @@ static void pt_vm_destroy(struct vmm_vm *base)
 {
     struct pt_vm *vm = pt_of(base);
     if (vm->pid > 0) {
+        uint64_t cpu = stub_cpu_ns(vm); /* for --summary's breakdown */
+        if (cpu != UINT64_MAX) {
+            vmm_run_clock.ns[VMM_CLOCK_GUEST_CPU] += cpu;
+            vmm_run_clock.count[VMM_CLOCK_GUEST_CPU]++;
+        }
         (void)syscall(SYS_pidfd_send_signal, vm->pidfd, SIGKILL, NULL, 0);
         int st;
         while (waitpid(vm->pid, &st, __WALL) < 0 && errno == EINTR)
