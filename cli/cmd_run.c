@@ -585,6 +585,7 @@ int cli_run_once(const struct run_options *o, const char *path,
         cli_error("%s (--no-seccomp runs without it)", why);
         goto out;
     }
+    vmm_host_confined(host);
     struct vmm_run_clock before = vmm_run_clock;
     uint64_t run_t = vmm_clock_now();
     code = exit_code_of(proxy_run(p, host));

@@ -57,6 +57,12 @@ const int *vmm_host_run_syscalls(const struct vmm_host *host, size_t *n)
                                         : NULL;
 }
 
+void vmm_host_confined(struct vmm_host *host)
+{
+    if (host->ops->host_confined)
+        host->ops->host_confined(host);
+}
+
 void vmm_host_close(struct vmm_host *host)
 {
     if (host)

@@ -913,18 +913,16 @@ static void pt_vm_destroy(struct vmm_vm *base)
             vmm_run_clock.count[VMM_CLOCK_GUEST_CPU]++;
         }
         (void)syscall(SYS_pidfd_send_signal, vm->pidfd, SIGKILL, NULL, 0);
-        int st;
-        while (waitpid(vm->pid, &st, __WALL) < 0 && errno == EINTR)
-            ;
     }
-    if (vm->pidfd >= 0)
-        close(vm->pidfd);
     vmm_as_release(&base->as);
     vmm_phys_destroy(&base->pm);
-    if (base->pm.memfd >= 0)
-        close(base->pm.memfd);
-    if (vm->phys_hva)
-        munmap(vm->phys_hva, GUEST_PHYS_RESERVE);
+    /* The stub's death, its reaping and the freeing of its memory wait
+     * for nothing hvrun does next (ptrace_reaper.c). */
+    struct ptrace_retired r = {
+        .pid = vm->pid > 0 ? vm->pid : 0, .pidfd = vm->pidfd,
+        .memfd = base->pm.memfd, .view = vm->phys_hva,
+        .view_len = GUEST_PHYS_RESERVE};
+    ptrace_reaper_retire(ptrace_host_reaper(base->host), &r);
     free(vm->maps);
     free(vm);
 }
@@ -1073,6 +1071,7 @@ const struct vmm_backend_ops ptrace_backend_ops = {
     .host_close = ptrace_host_close,
     .host_set_vm_pool = ptrace_host_set_vm_pool,
     .host_run_syscalls = ptrace_host_run_syscalls,
+    .host_confined = ptrace_host_confined,
     .vm_create = pt_vm_create,
     .vm_destroy = pt_vm_destroy,
     .vm_share = pt_vm_share,
