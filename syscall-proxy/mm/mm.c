@@ -187,6 +187,104 @@ static int fill_from_file(struct proxy_process *p, int host_fd, gva_t gva,
     return 0;
 }
 
+/* ---- a read-only file mapping's fill, deferred -------------------------------
+ *
+ * ld.so maps each library whole PROT_READ as a reservation, then maps
+ * every segment but the first MAP_FIXED over it: reading the whole file
+ * into the reservation first wrote most of its pages twice (libc: 1.9 MB
+ * for the reservation, 1.8 MB again for its segments). So the fill of a
+ * fresh private PROT_READ (not executable) mapping of a regular file
+ * waits: a later mmap over part of it drops that part (its pages are
+ * replaced), and anything else fills what is left first: every other
+ * syscall of any guest (proxy_dispatch) and every guest run
+ * (kernel/world.c), so no one, guest or hvrun, ever sees the pages
+ * unfilled. One pending mapping at a time, in up to DEFER_PIECES pieces;
+ * one more, or a piece more, fills the old one first. */
+
+#define DEFER_PIECES 8
+
+struct deferred_piece {
+    gva_t start, end;
+    uint64_t off; /* file offset of start */
+};
+
+static struct deferred_fill {
+    struct proxy_process *p; /* NULL: nothing pending */
+    const struct vmm_aspace *as;
+    int host_fd;
+    struct deferred_piece piece[DEFER_PIECES];
+    int n;
+} deferred;
+
+static int fill_from_file(struct proxy_process *p, int host_fd, gva_t gva,
+                          uint64_t len, uint64_t off);
+
+void proxy_mm_fill_deferred(void)
+{
+    struct deferred_fill d = deferred;
+    deferred.p = NULL;
+    if (!d.p || d.p->as != d.as)
+        return;
+    for (int i = 0; i < d.n; i++) {
+        int rc = fill_from_file(d.p, d.host_fd, d.piece[i].start,
+                                d.piece[i].end - d.piece[i].start,
+                                d.piece[i].off);
+        if (rc < 0)
+            proxy_log(d.p, 1, "mmap: reading the file into [%#llx, %#llx): "
+                              "%s",
+                      (unsigned long long)d.piece[i].start,
+                      (unsigned long long)d.piece[i].end, strerror(-rc));
+    }
+}
+
+void proxy_mm_forget_deferred(const struct proxy_process *p)
+{
+    if (deferred.p == p)
+        deferred.p = NULL;
+}
+
+/* A mapping made over [start, end) replaces those pages: they need no
+ * fill. False: the pieces left would be too many (then all is filled).
+ * *hit: some of them were pending (unfilled). */
+static bool drop_deferred(struct proxy_process *p, gva_t start, gva_t end,
+                          bool *hit)
+{
+    *hit = false;
+    if (!deferred.p || deferred.as != p->as)
+        return true;
+    struct deferred_fill d = deferred;
+    d.n = 0;
+    for (int i = 0; i < deferred.n; i++) {
+        gva_t s = deferred.piece[i].start, e = deferred.piece[i].end;
+        uint64_t off = deferred.piece[i].off;
+        if (e <= start || s >= end) {
+            d.piece[d.n++] = deferred.piece[i];
+            continue;
+        }
+        *hit = true;
+        if (s < start) /* d.n <= i here: room */
+            d.piece[d.n++] = (struct deferred_piece){s, start, off};
+        if (e > end) {
+            if (d.n == DEFER_PIECES)
+                return false;
+            d.piece[d.n++] = (struct deferred_piece){end, e, off + (end - s)};
+        }
+    }
+    deferred = d;
+    if (deferred.n == 0)
+        deferred.p = NULL;
+    return true;
+}
+
+static void defer_fill(struct proxy_process *p, int host_fd, gva_t at,
+                       uint64_t len, uint64_t off)
+{
+    proxy_mm_fill_deferred();
+    deferred = (struct deferred_fill){
+        .p = p, .as = p->as, .host_fd = host_fd,
+        .piece = {{at, at + len, off}}, .n = 1};
+}
+
 static void name_file_mapping(struct proxy_process *p, int host_fd,
                               gva_t gva, uint64_t len, uint64_t off)
 {
@@ -249,7 +347,9 @@ static int map_shared_file(struct proxy_process *p, int host_fd, gva_t gva,
  * every segment read the file a second time into fresh pages: a
  * process's libc cost 3.7 MB of reads and ~900 page allocations (shmem
  * faults, page clearing), the largest item of a `/bin/true` under
- * ptrace. A private read-only segment over a read-only private mapping
+ * ptrace. The reservation's fill waits for that (below); where it was
+ * filled already (ld.so makes the holes between segments PROT_NONE
+ * before it maps them, which fills it), a private read-only segment over a read-only private mapping
  * of the same file at the same offset whose pages hold exactly the
  * file's bytes now (compared against the page cache, which is what
  * Linux's untouched private pages show) keeps those pages: only the
@@ -322,6 +422,12 @@ static bool reuse_file_pages(struct proxy_process *p, int host_fd, gva_t at,
     return true;
 }
 
+static bool file_is_regular(int host_fd)
+{
+    struct stat st;
+    return fstat(host_fd, &st) == 0 && S_ISREG(st.st_mode);
+}
+
 static long sys_mmap(struct proxy_process *p, const uint64_t a[6])
 {
     gva_t addr = a[0];
@@ -351,7 +457,10 @@ static long sys_mmap(struct proxy_process *p, const uint64_t a[6])
     int rc = choose_address(p, addr, len, flags, &at);
     if (rc < 0)
         return rc;
-    if (!anon && type == MAP_PRIVATE &&
+    bool unfilled;
+    if (!drop_deferred(p, at, at + len, &unfilled))
+        proxy_mm_fill_deferred();
+    if (!anon && type == MAP_PRIVATE && !unfilled &&
         reuse_file_pages(p, host_fd, at, len, off, prot, flags, vflags))
         return (long)at;
     if (flags & MAP_GROWSDOWN)
@@ -388,19 +497,26 @@ static long sys_mmap(struct proxy_process *p, const uint64_t a[6])
         }
     }
     if (!anon) {
-        rc = type == MAP_PRIVATE ? fill_from_file(p, host_fd, at, len, off)
-                                 : map_shared_file(p, host_fd, at, len, off);
+        bool later = type == MAP_PRIVATE && prot == PROT_READ &&
+                     vflags == 0 && file_is_regular(host_fd);
+        if (later)
+            defer_fill(p, host_fd, at, len, off);
+        rc = later                ? 0
+             : type == MAP_PRIVATE ? fill_from_file(p, host_fd, at, len, off)
+                                   : map_shared_file(p, host_fd, at, len, off);
         /* A private mapping remembers its file: madvise and mremap read
          * its pages again. */
         if (rc == 0 && type == MAP_PRIVATE)
             rc = vmm_as_keep_file(p->as, at, len, host_fd);
         if (rc < 0) {
+            proxy_mm_forget_deferred(p);
             vmm_as_unmap(p->as, at, len);
             return rc;
         }
         name_file_mapping(p, host_fd, at, len, off);
         /* Pages wholly past the file's end are Linux's SIGBUS. */
         if ((rc = vmm_as_update_eof(p->as, at, len)) < 0) {
+            proxy_mm_forget_deferred(p);
             vmm_as_unmap(p->as, at, len);
             return rc;
         }

@@ -95,6 +95,19 @@ int main(void)
     printf("data segment over a written one: %08x (file %08x)\n",
            sum(data_seg, PAGE), sum(data + 2 * PAGE, PAGE));
     CHECK(munmap(base, NPAGES * PAGE) == 0);
+
+    /* Segments mapped before anything reads the reservation (ld.so's
+     * order): hvrun fills only what is left of it, at the next call. */
+    uint8_t *res = mmap(NULL, NPAGES * PAGE, PROT_READ, MAP_PRIVATE, fd, 0);
+    CHECK(res != MAP_FAILED);
+    uint8_t *seg = overlay(res, 1, 1, PROT_READ | PROT_WRITE, fd);
+    void *bss = mmap(res + 2 * PAGE, PAGE, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_FIXED | MAP_ANONYMOUS, -1, 0);
+    CHECK(bss == res + 2 * PAGE);
+    printf("fresh: head %08x seg %08x bss %08x page3 %08x tail %08x\n",
+           sum(res, PAGE), sum(seg, PAGE), sum(bss, PAGE),
+           sum(res + 3 * PAGE, PAGE), sum(res + 4 * PAGE, 100));
+    CHECK(munmap(res, NPAGES * PAGE) == 0);
     close(fd);
     return 0;
 }
