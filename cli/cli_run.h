@@ -11,6 +11,7 @@
 
 #include "det.h"
 #include "det_sched.h"
+#include "run_clock.h"
 
 #define CLI_MAX_ENV_OVERRIDES 256
 /* --verify found the two runs different (--repeat: some run differs). */
@@ -82,7 +83,15 @@ struct run_summary {
      * after this many guest events; 0: it was not stopped. */
     int stop_signal;
     uint64_t stop_events, stop_detlog;
+    /* Host time (run_clock.h): from hvrun's start to the guest's first
+     * instruction, the run loop, and the teardown after it; the phases. */
+    uint64_t setup_ns, run_ns, teardown_ns;
+    struct vmm_run_clock clock;  /* at the end */
+    struct vmm_run_clock before; /* when the run loop began */
 };
+
+/* CLOCK_MONOTONIC when main() began (--summary's set-up time). */
+extern uint64_t cli_started_ns;
 
 /* Parses `hvrun run`'s options (argv[0] is the command's name) and sets
  * hvrun up as `run` does: capabilities, --detlog, --schedule, --cwd, the

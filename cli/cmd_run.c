@@ -589,7 +589,16 @@ int cli_run_once(const struct run_options *o, const char *path,
         cli_error("%s (--no-seccomp runs without it)", why);
         goto out;
     }
+    vmm_host_confined(host);
+    struct vmm_run_clock before = vmm_run_clock;
+    uint64_t run_t = vmm_clock_now();
     code = exit_code_of(proxy_run(p, host));
+    uint64_t run_end = vmm_clock_now();
+    if (sum) {
+        sum->before = before;
+        sum->setup_ns = run_t - cli_started_ns;
+        sum->run_ns = run_end - run_t;
+    }
     vm = p->vm; /* execve replaces the first process's VM */
     if (sum) {
         sum->rdtsc_trappable = hi.rdtsc_trappable;
@@ -619,6 +628,11 @@ out:
     cli_tap_close(tap);
     vmm_vm_destroy(vm);
     vmm_host_close(host);
+    if (sum && sum->run_ns) {
+        sum->teardown_ns = vmm_clock_now() - (cli_started_ns + sum->setup_ns +
+                                              sum->run_ns);
+        sum->clock = vmm_run_clock;
+    }
     return code;
 }
 

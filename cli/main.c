@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cli_run.h"
 
 #ifndef HVRUN_VERSION
 #define HVRUN_VERSION "0.0.0"
@@ -147,8 +148,19 @@ void cli_usage(FILE *f)
             "                       guest memory (ENOMEM past it, or an "
             "OOM kill)\n"
             "  --summary            counts, virtualised reads and the detlog "
-            "digest on stderr\n"
-            "  --summary-json       the same as one JSON object\n"
+            "digest on stderr,\n"
+            "                       and where hvrun's host time went: set-up, "
+            "the run (in the\n"
+            "                       guest over N runs, the ptrace stub's "
+            "mapping sync, the\n"
+            "                       proxy's emulation, VM/stub creation and "
+            "teardown, fork\n"
+            "                       copies, exec images), teardown, the "
+            "stubs' CPU time\n"
+            "                       (host time, never seen by the guest nor "
+            "in the detlog)\n"
+            "  --summary-json       the same as one JSON object "
+            "(host_time_ms)\n"
             "  --detlog FILE        the run's event log to FILE (with --verify, "
             "run 2's\n"
             "                       to FILE.2): hvrun detlog FILE [FILE.2]\n"
@@ -162,8 +174,11 @@ void cli_usage(FILE *f)
             "\nother: hvrun --help, hvrun --version\n");
 }
 
+uint64_t cli_started_ns;
+
 int main(int argc, char **argv)
 {
+    cli_started_ns = vmm_clock_now();
     if (argc < 2) {
         cli_usage(stderr);
         return CLI_EXIT_FAILURE;

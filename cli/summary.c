@@ -11,6 +11,86 @@ static const char *const read_names[DET_SRC_COUNT] = {
     "syscall", "time", "random", "ids", "metadata", "host", "sched",
     "external"};
 
+/* ---- host time (run_clock.h) ---------------------------------------------- */
+
+static double ms(uint64_t ns) { return (double)ns / 1e6; }
+
+/* A phase's time and count inside the run loop. */
+static uint64_t in_run_ns(const struct run_summary *s, enum vmm_clock_phase k)
+{
+    return s->clock.ns[k] - s->before.ns[k];
+}
+
+static uint64_t in_run_count(const struct run_summary *s,
+                             enum vmm_clock_phase k)
+{
+    return s->clock.count[k] - s->before.count[k];
+}
+
+/* The run loop's time outside the guest, new VMs, fork's copies and exec's
+ * images: the proxy's emulation of the calls and its bookkeeping. */
+static uint64_t emulation_ns(const struct run_summary *s)
+{
+    uint64_t other = in_run_ns(s, VMM_CLOCK_GUEST) +
+                     in_run_ns(s, VMM_CLOCK_VM_CREATE) +
+                     in_run_ns(s, VMM_CLOCK_VM_DESTROY) +
+                     in_run_ns(s, VMM_CLOCK_FORK_COPY) +
+                     in_run_ns(s, VMM_CLOCK_EXEC_LOAD);
+    return s->run_ns > other ? s->run_ns - other : 0;
+}
+
+static void print_host_time(FILE *f, const struct run_summary *s)
+{
+    fprintf(f,
+            "host time: set-up %.2f ms, run %.2f ms (in the guest %.2f ms "
+            "over %llu runs",
+            ms(s->setup_ns), ms(s->run_ns), ms(in_run_ns(s, VMM_CLOCK_GUEST)),
+            (unsigned long long)in_run_count(s, VMM_CLOCK_GUEST));
+    if (s->clock.count[VMM_CLOCK_MAP_SYNC])
+        fprintf(f, " of which stub mapping sync %.2f ms",
+                ms(in_run_ns(s, VMM_CLOCK_MAP_SYNC)));
+    fprintf(f,
+            ", emulation %.2f ms, VM creation %.2f ms (%llu), VM teardown "
+            "%.2f ms (%llu), fork copies %.2f ms (%llu), exec images %.2f ms "
+            "(%llu)), teardown %.2f ms",
+            ms(emulation_ns(s)), ms(in_run_ns(s, VMM_CLOCK_VM_CREATE)),
+            (unsigned long long)in_run_count(s, VMM_CLOCK_VM_CREATE),
+            ms(in_run_ns(s, VMM_CLOCK_VM_DESTROY)),
+            (unsigned long long)in_run_count(s, VMM_CLOCK_VM_DESTROY),
+            ms(in_run_ns(s, VMM_CLOCK_FORK_COPY)),
+            (unsigned long long)in_run_count(s, VMM_CLOCK_FORK_COPY),
+            ms(in_run_ns(s, VMM_CLOCK_EXEC_LOAD)),
+            (unsigned long long)in_run_count(s, VMM_CLOCK_EXEC_LOAD),
+            ms(s->teardown_ns));
+    if (s->clock.count[VMM_CLOCK_GUEST_CPU])
+        fprintf(f, "; the stubs' CPU time %.2f ms (%llu stubs)",
+                ms(s->clock.ns[VMM_CLOCK_GUEST_CPU]),
+                (unsigned long long)s->clock.count[VMM_CLOCK_GUEST_CPU]);
+    fprintf(f, "; ");
+}
+
+static void print_host_time_json(FILE *f, const struct run_summary *s)
+{
+    fprintf(f,
+            "\"host_time_ms\": {\"setup\": %.3f, \"run\": %.3f, "
+            "\"guest\": %.3f, \"guest_runs\": %llu, \"map_sync\": %.3f, "
+            "\"emulation\": %.3f, \"vm_create\": %.3f, \"vm_creates\": %llu, "
+            "\"vm_destroy\": %.3f, \"fork_copy\": %.3f, \"forks\": %llu, "
+            "\"exec_load\": %.3f, \"execs\": %llu, \"teardown\": %.3f, "
+            "\"stub_cpu\": %.3f}, ",
+            ms(s->setup_ns), ms(s->run_ns), ms(in_run_ns(s, VMM_CLOCK_GUEST)),
+            (unsigned long long)in_run_count(s, VMM_CLOCK_GUEST),
+            ms(in_run_ns(s, VMM_CLOCK_MAP_SYNC)), ms(emulation_ns(s)),
+            ms(in_run_ns(s, VMM_CLOCK_VM_CREATE)),
+            (unsigned long long)in_run_count(s, VMM_CLOCK_VM_CREATE),
+            ms(in_run_ns(s, VMM_CLOCK_VM_DESTROY)),
+            ms(in_run_ns(s, VMM_CLOCK_FORK_COPY)),
+            (unsigned long long)in_run_count(s, VMM_CLOCK_FORK_COPY),
+            ms(in_run_ns(s, VMM_CLOCK_EXEC_LOAD)),
+            (unsigned long long)in_run_count(s, VMM_CLOCK_EXEC_LOAD),
+            ms(s->teardown_ns), ms(s->clock.ns[VMM_CLOCK_GUEST_CPU]));
+}
+
 static void print_json(FILE *f, const struct run_summary *s)
 {
     fprintf(f,
@@ -34,7 +114,7 @@ static void print_json(FILE *f, const struct run_summary *s)
             "\"cpuid_traps\": %llu, \"cpuid_rewrite_seconds\": %.6f, "
             "\"rdtsc\": \"%s\", \"rdtsc_sites_rewritten\": %llu, "
             "\"rdtsc_sites_in_guest\": %llu, "
-            "\"rdtsc_traps\": %llu, \"wall_seconds\": %.3f}\n",
+            "\"rdtsc_traps\": %llu, ",
             (unsigned long long)s->detlog_events,
             (unsigned long long)s->digest,
             s->rdtsc_trappable ? "true" : "false",
@@ -46,7 +126,9 @@ static void print_json(FILE *f, const struct run_summary *s)
                                  : "host",
             (unsigned long long)s->tsc_sites,
             (unsigned long long)s->tsc_inline_sites,
-            (unsigned long long)s->tsc_traps, s->wall_s);
+            (unsigned long long)s->tsc_traps);
+    print_host_time_json(f, s);
+    fprintf(f, "\"wall_seconds\": %.3f}\n", s->wall_s);
 }
 
 /* Nothing where the backend controls CPUID (the model is there). */
@@ -110,5 +192,6 @@ void cli_print_summary(FILE *f, const struct run_options *o,
     else
         fprintf(f, "RDTSC reads the host TSC (uses cannot be seen); ");
     print_cpuid(f, s);
+    print_host_time(f, s);
     fprintf(f, "wall %.3f s\n", s->wall_s);
 }

@@ -1266,6 +1266,16 @@ int proxy_tty_fg_pgrp(struct proxy_process *p);
  * ftruncate, O_TRUNC): the file mappings of every guest over it end where
  * it ends now. */
 void proxy_mm_file_resized(struct proxy_process *p, int host_fd);
+/* mm.c's deferred fill of a read-only file mapping (ld.so's reservation
+ * of a library): done before any syscall but mmap and any guest run;
+ * forgotten with its process. */
+void proxy_mm_fill_deferred(void);
+void proxy_mm_forget_deferred(const struct proxy_process *p);
+/* preadv of fd into guest memory (iov from vmm_as_host_iov); a regular
+ * file into memfd-backed memory goes through the memfd (mm.c). */
+ssize_t proxy_mm_read_file_into(const struct vmm_aspace *as, int fd,
+                                bool regular, const struct iovec *iov, int n,
+                                uint64_t off);
 
 /* ---- the guest memory limit (memlimit.c) --------------------------------- */
 

@@ -6,6 +6,7 @@
  * backend_impl.h and is answered here directly.
  */
 #include "backend_impl.h"
+#include "run_clock.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -56,6 +57,12 @@ const int *vmm_host_run_syscalls(const struct vmm_host *host, size_t *n)
                                         : NULL;
 }
 
+void vmm_host_confined(struct vmm_host *host)
+{
+    if (host->ops->host_confined)
+        host->ops->host_confined(host);
+}
+
 void vmm_host_close(struct vmm_host *host)
 {
     if (host)
@@ -86,7 +93,10 @@ uint64_t vmm_host_hwcap2(const struct vmm_host *host) { return host->hwcap2; }
 int vmm_vm_create(struct vmm_host *host, struct vmm_vm **out, char *why,
                   size_t why_len)
 {
-    return host->ops->vm_create(host, out, why, why_len);
+    uint64_t t = vmm_clock_now();
+    int rc = host->ops->vm_create(host, out, why, why_len);
+    vmm_clock_add(VMM_CLOCK_VM_CREATE, t);
+    return rc;
 }
 
 void vmm_vm_destroy(struct vmm_vm *vm)
@@ -98,16 +108,20 @@ void vmm_vm_destroy(struct vmm_vm *vm)
         vm->retired = true; /* its memory is still another VM's */
         return;
     }
+    uint64_t t = vmm_clock_now();
     vm->ops->vm_destroy(vm);
     if (owner && --owner->memory_users == 0 && owner->retired)
         owner->ops->vm_destroy(owner);
+    vmm_clock_add(VMM_CLOCK_VM_DESTROY, t);
 }
 
 int vmm_vm_create_sharing(struct vmm_host *host, struct vmm_vm *parent,
                           struct vmm_vm **out, char *why, size_t why_len)
 {
     struct vmm_vm *owner = vmm_vm_memory_owner(parent);
+    uint64_t t = vmm_clock_now();
     int rc = host->ops->vm_create(host, out, why, why_len);
+    vmm_clock_add(VMM_CLOCK_VM_CREATE, t);
     if (rc < 0)
         return rc;
     if ((rc = host->ops->vm_share(*out, owner)) < 0) {
@@ -205,11 +219,17 @@ void vmm_vm_enter_user(struct vmm_vm *vm) { vm->ops->vm_enter_user(vm); }
 
 int vmm_vm_run(struct vmm_vm *vm, struct vmm_event *ev)
 {
-    return vm->ops->vm_run(vm, ev);
+    uint64_t t = vmm_clock_now();
+    int rc = vm->ops->vm_run(vm, ev);
+    vmm_clock_add(VMM_CLOCK_GUEST, t);
+    return rc;
 }
 
 int vmm_vm_run_slice(struct vmm_vm *vm, struct vmm_event *ev,
                      uint64_t slice_ns)
 {
-    return vm->ops->vm_run_slice(vm, ev, slice_ns);
+    uint64_t t = vmm_clock_now();
+    int rc = vm->ops->vm_run_slice(vm, ev, slice_ns);
+    vmm_clock_add(VMM_CLOCK_GUEST, t);
+    return rc;
 }

@@ -93,6 +93,10 @@ const char *vmm_host_backend_name(const struct vmm_host *host);
  * run needs (hvrun's seccomp list, cli/confine.c allows them): numbers,
  * *n of them. */
 const int *vmm_host_run_syscalls(const struct vmm_host *host, size_t *n);
+/* hvrun has confined itself (or was told not to): from here the backend
+ * may start helper threads (a thread started before would escape
+ * --fs-policy's Landlock, which wants hvrun single-threaded). */
+void vmm_host_confined(struct vmm_host *host);
 void vmm_host_close(struct vmm_host *host);
 void vmm_host_get_info(const struct vmm_host *host, struct vmm_host_info *i);
 void vmm_host_cpu_identity(const struct vmm_host *host,

@@ -39,6 +39,7 @@
  */
 #include "backend_impl.h"
 #include "ptrace_internal.h"
+#include "run_clock.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -763,7 +764,9 @@ static int pt_vm_run(struct vmm_vm *base, struct vmm_event *ev)
         return -ESRCH;
     }
     vm->dropped_errno = 0;
+    uint64_t sync_t = vmm_clock_now();
     int rc = sync_mappings(vm, ev);
+    vmm_clock_add(VMM_CLOCK_MAP_SYNC, sync_t);
     if (rc == 0 && vm->dropped_errno && vm->returning_from_syscall)
         base->regs.rax = (uint64_t)vm->dropped_errno;
     vm->returning_from_syscall = false;
@@ -904,19 +907,22 @@ static void pt_vm_destroy(struct vmm_vm *base)
 {
     struct pt_vm *vm = pt_of(base);
     if (vm->pid > 0) {
+        uint64_t cpu = stub_cpu_ns(vm); /* for --summary's breakdown */
+        if (cpu != UINT64_MAX) {
+            vmm_run_clock.ns[VMM_CLOCK_GUEST_CPU] += cpu;
+            vmm_run_clock.count[VMM_CLOCK_GUEST_CPU]++;
+        }
         (void)syscall(SYS_pidfd_send_signal, vm->pidfd, SIGKILL, NULL, 0);
-        int st;
-        while (waitpid(vm->pid, &st, __WALL) < 0 && errno == EINTR)
-            ;
     }
-    if (vm->pidfd >= 0)
-        close(vm->pidfd);
     vmm_as_release(&base->as);
     vmm_phys_destroy(&base->pm);
-    if (base->pm.memfd >= 0)
-        close(base->pm.memfd);
-    if (vm->phys_hva)
-        munmap(vm->phys_hva, GUEST_PHYS_RESERVE);
+    /* The stub's death, its reaping and the freeing of its memory wait
+     * for nothing hvrun does next (ptrace_reaper.c). */
+    struct ptrace_retired r = {
+        .pid = vm->pid > 0 ? vm->pid : 0, .pidfd = vm->pidfd,
+        .memfd = base->pm.memfd, .view = vm->phys_hva,
+        .view_len = GUEST_PHYS_RESERVE};
+    ptrace_reaper_retire(ptrace_host_reaper(base->host), &r);
     free(vm->maps);
     free(vm);
 }
@@ -1065,6 +1071,7 @@ const struct vmm_backend_ops ptrace_backend_ops = {
     .host_close = ptrace_host_close,
     .host_set_vm_pool = ptrace_host_set_vm_pool,
     .host_run_syscalls = ptrace_host_run_syscalls,
+    .host_confined = ptrace_host_confined,
     .vm_create = pt_vm_create,
     .vm_destroy = pt_vm_destroy,
     .vm_share = pt_vm_share,

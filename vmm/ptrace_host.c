@@ -35,6 +35,7 @@ struct pt_host {
     int stub_exec_fd; /* memfd holding the stub program */
     struct ptrace_spawner spawner; /* starts the stubs (ptrace_spawner.c) */
     struct ptrace_stub_filter filter; /* loaded by every stub */
+    struct ptrace_reaper reaper; /* ends killed stubs (ptrace_reaper.c) */
 };
 
 static struct pt_host *pt_host_of(struct vmm_host *h)
@@ -48,9 +49,23 @@ void ptrace_host_set_vm_pool(struct vmm_host *host, unsigned nr_ready)
     (void)nr_ready;
 }
 
+void ptrace_host_confined(struct vmm_host *host)
+{
+    struct pt_host *h = pt_host_of(host);
+    pthread_mutex_lock(&h->reaper.lock);
+    h->reaper.allowed = true;
+    pthread_mutex_unlock(&h->reaper.lock);
+}
+
+struct ptrace_reaper *ptrace_host_reaper(struct vmm_host *host)
+{
+    return &pt_host_of(host)->reaper;
+}
+
 void ptrace_host_close(struct vmm_host *host)
 {
     struct pt_host *h = pt_host_of(host);
+    ptrace_reaper_stop(&h->reaper);
     ptrace_spawner_stop(&h->spawner);
     if (h->stub_exec_fd >= 0)
         close(h->stub_exec_fd);
@@ -152,6 +167,7 @@ int ptrace_host_open(struct vmm_host **out, char *why, size_t why_len)
         return -ENOMEM;
     h->base.ops = &ptrace_backend_ops;
     h->spawner.sock = h->spawner.pid = -1;
+    ptrace_reaper_init(&h->reaper);
     struct vmm_host_info *info = &h->base.info;
     snprintf(info->hypervisor, sizeof(info->hypervisor), "none (ptrace)");
     info->rdtsc_trappable = true; /* PR_SET_TSC in the stub; checked there */

@@ -5,6 +5,8 @@
 #define VMM_PTRACE_INTERNAL_H
 
 #include <linux/filter.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -16,6 +18,7 @@ extern const struct vmm_backend_ops ptrace_backend_ops;
 void ptrace_host_close(struct vmm_host *host);
 void ptrace_host_set_vm_pool(struct vmm_host *host, unsigned nr_ready);
 const int *ptrace_host_run_syscalls(size_t *n);
+void ptrace_host_confined(struct vmm_host *host);
 
 /*
  * Spawns a stub process (stub/ptrace_stub.S) with memfd as its guest
@@ -37,6 +40,31 @@ int ptrace_spawner_start(struct ptrace_spawner *s, int exec_fd, char *why,
 int ptrace_spawner_spawn(struct ptrace_spawner *s, int memfd, pid_t *pid,
                          int *pidfd, int *ready_r);
 void ptrace_spawner_stop(struct ptrace_spawner *s);
+
+/* What is left of a killed stub (ptrace_reaper.c): reaped, its fds
+ * closed and hvrun's view of its guest memory unmapped, by a worker. */
+struct ptrace_retired {
+    pid_t pid;  /* killed already; 0: none */
+    int pidfd, memfd; /* -1: none */
+    void *view; /* NULL: none */
+    size_t view_len;
+};
+struct ptrace_reaper {
+    pthread_mutex_t lock;
+    pthread_cond_t more;
+    pthread_t worker;
+    bool allowed; /* hvrun is confined: the worker may start */
+    bool started, broken, stopping;
+    struct ptrace_retired *queue;
+    size_t n, cap;
+};
+void ptrace_reaper_init(struct ptrace_reaper *rp);
+void ptrace_reaper_retire(struct ptrace_reaper *rp,
+                          const struct ptrace_retired *r);
+/* Waits for every stub retired. */
+void ptrace_reaper_stop(struct ptrace_reaper *rp);
+/* The host's reaper. */
+struct ptrace_reaper *ptrace_host_reaper(struct vmm_host *host);
 
 /* The stub's seccomp filter (ptrace_filter.c), as BPF to load. */
 struct ptrace_stub_filter {

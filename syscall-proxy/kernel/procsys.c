@@ -16,6 +16,7 @@
 #include "proxy.h"
 #include "cpuid_patch.h"
 #include "det_sched.h"
+#include "run_clock.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -208,7 +209,11 @@ long proxy_fork(struct proxy_process *p, uint64_t flags, gva_t stack,
         return -EAGAIN;
     }
     c->as = vmm_vm_aspace(c->vm);
-    if ((rc = share_mm ? 0 : vmm_as_clone(c->as, p->as)) == 0 &&
+    uint64_t copy_t = vmm_clock_now();
+    rc = share_mm ? 0 : vmm_as_clone(c->as, p->as);
+    if (!share_mm)
+        vmm_clock_add(VMM_CLOCK_FORK_COPY, copy_t);
+    if (rc == 0 &&
         (rc = share_mm ? proxy_cpuid_share(c, p) : proxy_cpuid_fork(c, p)) ==
             0 &&
         (rc = clone_fds(c, p)) == 0 &&

@@ -826,6 +826,7 @@ static bool run_one(struct proxy_process *p)
                       ? SLICE_MIN_LEFT_NS
                       : slice - p->slice_spent_ns;
     proxy_ptrace_load_debugregs(p);
+    proxy_mm_fill_deferred(); /* the guest sees its pages filled */
     int64_t started = host_monotonic_ns();
     proxy_vdso_enter(p);
     int rc = vmm_vm_run_slice(p->vm, &ev, run_for);

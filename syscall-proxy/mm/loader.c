@@ -10,6 +10,7 @@
 #include "proxy.h"
 #include "loader.h"
 #include "cpuid_patch.h"
+#include "run_clock.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -70,7 +71,7 @@ static int read_segment(struct vmm_aspace *as, int fd, gva_t gva,
         int n = vmm_as_host_iov(as, gva, len, 0, iov, 8, &covered);
         if (n == 0)
             return -EFAULT;
-        ssize_t got = preadv(fd, iov, n, (off_t)off);
+        ssize_t got = proxy_mm_read_file_into(as, fd, true, iov, n, off);
         if (got < 0)
             return -errno;
         if (got == 0)
@@ -616,9 +617,12 @@ int proxy_exec_load(struct proxy_process *p, const char *path,
                     char *const envp[], char *why, size_t why_len)
 {
     struct why w = {why, why_len};
+    uint64_t t = vmm_clock_now();
     /* AT_EXECFN is the name execve was given (bprm->filename), a script's
      * own too, never the host path it was rewritten to (a private /tmp's
      * random directory). */
-    return exec_depth(p, path, guest_path ? guest_path : path, argv, envp,
-                      &w, 0);
+    int rc = exec_depth(p, path, guest_path ? guest_path : path, argv, envp,
+                        &w, 0);
+    vmm_clock_add(VMM_CLOCK_EXEC_LOAD, t);
+    return rc;
 }

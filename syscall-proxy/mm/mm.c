@@ -30,6 +30,7 @@
 #include <string.h>
 #include <sys/statvfs.h>
 #include <sys/mman.h>
+#include <sys/sendfile.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -123,6 +124,39 @@ static bool lock_future_ok(struct proxy_process *p, bool locked,
     return bytes <= limit && now <= limit - bytes;
 }
 
+/* Guest memory in a memfd (the ptrace backend's): the file's bytes are
+ * written into the memfd's pages without hvrun mapping them. Reading
+ * into hvrun's view instead faults every page into hvrun's page tables
+ * (under kvm_pvm a shadow-paging exit each: ~1 ms for libc), though the
+ * guest touches a fraction of them and hvrun none. The memfd's file
+ * position is hvrun's alone (the stub only maps it). */
+static ssize_t read_through_memfd(const struct vmm_aspace *as, int fd,
+                                  const struct iovec *iov, uint64_t off)
+{
+    const struct vmm_physmem *pm = as->pm;
+    uint64_t gpa = (uint64_t)((uint8_t *)iov->iov_base - pm->hva_base);
+    if (lseek(pm->memfd, (off_t)gpa, SEEK_SET) < 0)
+        return -1;
+    off_t in = (off_t)off;
+    ssize_t got;
+    while ((got = sendfile(pm->memfd, fd, &in, iov->iov_len)) < 0 &&
+           errno == EINTR)
+        ;
+    return got;
+}
+
+ssize_t proxy_mm_read_file_into(const struct vmm_aspace *as, int fd,
+                                bool regular, const struct iovec *iov, int n,
+                                uint64_t off)
+{
+    if (regular && as->pm->memfd >= 0 && n > 0) {
+        ssize_t got = read_through_memfd(as, fd, iov, off);
+        if (got >= 0)
+            return got;
+    }
+    return preadv(fd, iov, n, (off_t)off);
+}
+
 static int fill_from_file(struct proxy_process *p, int host_fd, gva_t gva,
                           uint64_t len, uint64_t off)
 {
@@ -139,7 +173,9 @@ static int fill_from_file(struct proxy_process *p, int host_fd, gva_t gva,
         int n = vmm_as_host_iov(p->as, gva, len, 0, iov, 4, &covered);
         if (n == 0)
             return -EFAULT;
-        ssize_t got = preadv(host_fd, iov, n, (off_t)off);
+        ssize_t got = proxy_mm_read_file_into(p->as, host_fd,
+                                              S_ISREG(st.st_mode), iov, n,
+                                              off);
         if (got < 0)
             return -errno;
         if (got == 0)
@@ -149,6 +185,104 @@ static int fill_from_file(struct proxy_process *p, int host_fd, gva_t gva,
         len -= (uint64_t)got;
     }
     return 0;
+}
+
+/* ---- a read-only file mapping's fill, deferred -------------------------------
+ *
+ * ld.so maps each library whole PROT_READ as a reservation, then maps
+ * every segment but the first MAP_FIXED over it: reading the whole file
+ * into the reservation first wrote most of its pages twice (libc: 1.9 MB
+ * for the reservation, 1.8 MB again for its segments). So the fill of a
+ * fresh private PROT_READ (not executable) mapping of a regular file
+ * waits: a later mmap over part of it drops that part (its pages are
+ * replaced), and anything else fills what is left first: every other
+ * syscall of any guest (proxy_dispatch) and every guest run
+ * (kernel/world.c), so no one, guest or hvrun, ever sees the pages
+ * unfilled. One pending mapping at a time, in up to DEFER_PIECES pieces;
+ * one more, or a piece more, fills the old one first. */
+
+#define DEFER_PIECES 8
+
+struct deferred_piece {
+    gva_t start, end;
+    uint64_t off; /* file offset of start */
+};
+
+static struct deferred_fill {
+    struct proxy_process *p; /* NULL: nothing pending */
+    const struct vmm_aspace *as;
+    int host_fd;
+    struct deferred_piece piece[DEFER_PIECES];
+    int n;
+} deferred;
+
+static int fill_from_file(struct proxy_process *p, int host_fd, gva_t gva,
+                          uint64_t len, uint64_t off);
+
+void proxy_mm_fill_deferred(void)
+{
+    struct deferred_fill d = deferred;
+    deferred.p = NULL;
+    if (!d.p || d.p->as != d.as)
+        return;
+    for (int i = 0; i < d.n; i++) {
+        int rc = fill_from_file(d.p, d.host_fd, d.piece[i].start,
+                                d.piece[i].end - d.piece[i].start,
+                                d.piece[i].off);
+        if (rc < 0)
+            proxy_log(d.p, 1, "mmap: reading the file into [%#llx, %#llx): "
+                              "%s",
+                      (unsigned long long)d.piece[i].start,
+                      (unsigned long long)d.piece[i].end, strerror(-rc));
+    }
+}
+
+void proxy_mm_forget_deferred(const struct proxy_process *p)
+{
+    if (deferred.p == p)
+        deferred.p = NULL;
+}
+
+/* A mapping made over [start, end) replaces those pages: they need no
+ * fill. False: the pieces left would be too many (then all is filled).
+ * *hit: some of them were pending (unfilled). */
+static bool drop_deferred(struct proxy_process *p, gva_t start, gva_t end,
+                          bool *hit)
+{
+    *hit = false;
+    if (!deferred.p || deferred.as != p->as)
+        return true;
+    struct deferred_fill d = deferred;
+    d.n = 0;
+    for (int i = 0; i < deferred.n; i++) {
+        gva_t s = deferred.piece[i].start, e = deferred.piece[i].end;
+        uint64_t off = deferred.piece[i].off;
+        if (e <= start || s >= end) {
+            d.piece[d.n++] = deferred.piece[i];
+            continue;
+        }
+        *hit = true;
+        if (s < start) /* d.n <= i here: room */
+            d.piece[d.n++] = (struct deferred_piece){s, start, off};
+        if (e > end) {
+            if (d.n == DEFER_PIECES)
+                return false;
+            d.piece[d.n++] = (struct deferred_piece){end, e, off + (end - s)};
+        }
+    }
+    deferred = d;
+    if (deferred.n == 0)
+        deferred.p = NULL;
+    return true;
+}
+
+static void defer_fill(struct proxy_process *p, int host_fd, gva_t at,
+                       uint64_t len, uint64_t off)
+{
+    proxy_mm_fill_deferred();
+    deferred = (struct deferred_fill){
+        .p = p, .as = p->as, .host_fd = host_fd,
+        .piece = {{at, at + len, off}}, .n = 1};
 }
 
 static void name_file_mapping(struct proxy_process *p, int host_fd,
@@ -220,6 +354,95 @@ static int map_shared_file(struct proxy_process *p, int host_fd, gva_t gva,
     return vmm_as_set_shared(p->as, gva, len, host_fd, off);
 }
 
+/* ---- a library's segments over its own pages ------------------------------
+ *
+ * ld.so maps a library whole (PROT_READ, at offset 0), then each segment
+ * MAP_FIXED over that reservation at the same place in the file. hvrun
+ * fills a private mapping by reading the file into guest memory, so
+ * every segment read the file a second time into fresh pages: a
+ * process's libc cost 3.7 MB of reads and ~900 page allocations (shmem
+ * faults, page clearing), the largest item of a `/bin/true` under
+ * ptrace. The reservation's fill waits for that (below); where it was
+ * filled already (ld.so makes the holes between segments PROT_NONE
+ * before it maps them, which fills it), a private read-only segment over a read-only private mapping
+ * of the same file at the same offset whose pages hold exactly the
+ * file's bytes now (compared against the page cache, which is what
+ * Linux's untouched private pages show) keeps those pages: only the
+ * protection changes. Comparing reads the file through a mapping, with
+ * no page allocated and nothing copied. */
+
+/* Pages [at, at+len) of guest memory against the file from off (zeros
+ * past its end, which must not be a whole page away). */
+static bool pages_hold_file(struct proxy_process *p, int host_fd,
+                            const struct stat *st, gva_t at, uint64_t len,
+                            uint64_t off)
+{
+    if ((uint64_t)st->st_size <= off ||
+        VMM_PAGE_ALIGN_UP((uint64_t)st->st_size) - off < len)
+        return false;
+    uint64_t in_file = (uint64_t)st->st_size - off < len
+                           ? (uint64_t)st->st_size - off
+                           : len;
+    const uint8_t *file = mmap(NULL, len, PROT_READ, MAP_PRIVATE, host_fd,
+                               (off_t)off);
+    if (file == MAP_FAILED)
+        return false;
+    bool same = true;
+    uint64_t done = 0;
+    while (same && done < len) {
+        struct iovec iov[8];
+        size_t covered;
+        int n = vmm_as_host_iov(p->as, at + done, len - done, PROT_READ, iov,
+                                8, &covered);
+        if (n == 0)
+            same = false;
+        for (int i = 0; same && i < n; i++) {
+            const uint8_t *g = iov[i].iov_base;
+            uint64_t k = iov[i].iov_len, head = 0;
+            if (done < in_file)
+                head = in_file - done < k ? in_file - done : k;
+            same = memcmp(g, file + done, head) == 0;
+            for (uint64_t j = head; same && j < k; j++)
+                same = g[j] == 0;
+            done += k;
+        }
+    }
+    munmap((void *)file, len);
+    return same;
+}
+
+/* The segment in place; false (nothing changed) takes the ordinary way. */
+static bool reuse_file_pages(struct proxy_process *p, int host_fd, gva_t at,
+                             uint64_t len, uint64_t off, int prot, int flags,
+                             int vflags)
+{
+    if (vflags != 0 || (flags & ~MAP_DENYWRITE) != (MAP_PRIVATE | MAP_FIXED))
+        return false;
+    const struct vmm_vma *v = vmm_as_find_vma(p->as, at);
+    struct stat st;
+    if (!v || v->start > at || v->end - at < len || v->prot != PROT_READ ||
+        v->shared || !v->file || (v->flags & ~VMM_VMA_FILE) != 0 ||
+        v->file_off + (at - v->start) != off || fstat(host_fd, &st) < 0 ||
+        !S_ISREG(st.st_mode) || v->dev != (uint64_t)st.st_dev ||
+        v->ino != (uint64_t)st.st_ino ||
+        !pages_hold_file(p, host_fd, &st, at, len, off))
+        return false;
+    uint64_t charge = vmm_as_protect_charge(p->as, at, len, prot);
+    if ((charge && proxy_mem_charge(p, charge) < 0) ||
+        vmm_as_protect(p->as, at, len, prot) < 0)
+        return false;
+    name_file_mapping(p, host_fd, at, len, off);
+    if (prot & PROT_EXEC)
+        proxy_cpuid_patch_fresh(p, host_fd, at, len);
+    return true;
+}
+
+static bool file_is_regular(int host_fd)
+{
+    struct stat st;
+    return fstat(host_fd, &st) == 0 && S_ISREG(st.st_mode);
+}
+
 static long sys_mmap(struct proxy_process *p, const uint64_t a[6])
 {
     gva_t addr = a[0];
@@ -251,6 +474,12 @@ static long sys_mmap(struct proxy_process *p, const uint64_t a[6])
     int rc = choose_address(p, addr, len, flags, &at);
     if (rc < 0)
         return rc;
+    bool unfilled;
+    if (!drop_deferred(p, at, at + len, &unfilled))
+        proxy_mm_fill_deferred();
+    if (!anon && type == MAP_PRIVATE && !unfilled &&
+        reuse_file_pages(p, host_fd, at, len, off, prot, flags, vflags))
+        return (long)at;
     if (flags & MAP_GROWSDOWN)
         vflags |= VMM_VMA_GROWSDOWN;
     if (flags & MAP_NORESERVE)
@@ -286,13 +515,19 @@ static long sys_mmap(struct proxy_process *p, const uint64_t a[6])
         }
     }
     if (!anon) {
-        rc = type == MAP_PRIVATE ? fill_from_file(p, host_fd, at, len, off)
-                                 : map_shared_file(p, host_fd, at, len, off);
+        bool later = type == MAP_PRIVATE && prot == PROT_READ &&
+                     vflags == 0 && file_is_regular(host_fd);
+        if (later)
+            defer_fill(p, host_fd, at, len, off);
+        rc = later                ? 0
+             : type == MAP_PRIVATE ? fill_from_file(p, host_fd, at, len, off)
+                                   : map_shared_file(p, host_fd, at, len, off);
         /* A private mapping remembers its file: madvise and mremap read
          * its pages again. */
         if (rc == 0 && type == MAP_PRIVATE)
             rc = vmm_as_keep_file(p->as, at, len, host_fd);
         if (rc < 0) {
+            proxy_mm_forget_deferred(p);
             vmm_as_unmap(p->as, at, len);
             return rc;
         }
@@ -301,6 +536,7 @@ static long sys_mmap(struct proxy_process *p, const uint64_t a[6])
             proxy_secretmem_name_mapping(p, host_fd, at, len, off);
         /* Pages wholly past the file's end are Linux's SIGBUS. */
         if ((rc = vmm_as_update_eof(p->as, at, len)) < 0) {
+            proxy_mm_forget_deferred(p);
             vmm_as_unmap(p->as, at, len);
             return rc;
         }
