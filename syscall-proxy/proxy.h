@@ -304,6 +304,12 @@ struct proxy_thread {
                                  * -1, 0 or minus a group) */
     int wait_options;           /* WAIT_CHILD: the wait's options */
     gva_t sleep_rem;            /* WAIT_SLEEP: where the remainder goes */
+    /* Linux's restart_block for an interrupted sleep: the thread is left
+     * on restart_syscall, which sleeps on to the same deadline when no
+     * handler runs (a tracer's suppressed or ignored signal, a stop) */
+    bool restart_sleep;
+    uint64_t restart_deadline_ns;
+    gva_t restart_rem;
     bool poll_deadline;         /* has_deadline belongs to a poll/select */
     bool poll_timed_out;        /* ...and it passed: the re-run returns 0 */
     struct proxy_thread_io io;
@@ -1331,6 +1337,7 @@ bool proxy_others_alive(const struct proxy_process *p);
 long proxy_thread_sleep_for(struct proxy_process *p, uint64_t ns, gva_t rem);
 /* A sleeping thread woken by a signal: -EINTR and the remainder. */
 void proxy_thread_interrupt_sleep(struct proxy_process *p, int idx);
+long proxy_thread_restart_syscall(struct proxy_process *p);
 /* Expires thread idx's futex timeout (it returns -ETIMEDOUT). */
 /* Whether thread idx waits with a deadline that logical time has passed
  * (while other threads ran): it is then expired like the earliest one. */

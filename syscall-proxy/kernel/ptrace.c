@@ -86,6 +86,7 @@
 /* The kernel-internal results a tracer sees at an interrupted call. */
 #define ERESTARTSYS_NR 512
 #define ERESTARTNOHAND_NR 514
+#define ERESTART_RESTARTBLOCK_NR 516
 #define EVENTMSG_SYSCALL_ENTRY 1
 #define EVENTMSG_SYSCALL_EXIT 2
 
@@ -952,8 +953,9 @@ static void get_user_regs(struct proxy_process *q, struct proxy_thread *t,
         u->rax = (uint64_t)-ENOSYS;
     } else if (t->pt.interrupted) { /* to be restarted, or EINTR */
         u->rip += SYSCALL_INSN_BYTES;
-        u->rax = (uint64_t)(t->eintr_on_handler ? -ERESTARTNOHAND_NR
-                                                : -ERESTARTSYS_NR);
+        u->rax = (uint64_t)(t->restart_sleep ? -ERESTART_RESTARTBLOCK_NR
+                            : t->eintr_on_handler ? -ERESTARTNOHAND_NR
+                                                  : -ERESTARTSYS_NR);
     }
     if (t->pt.step_tf || t->pt.sw_tf)
         u->eflags &= ~RFLAGS_TF;

@@ -310,6 +310,7 @@ static void deliver(struct proxy_process *p, int sig, const siginfo_t *info,
     if (t) {
         t->restartable = false;
         t->eintr_on_handler = false;
+        t->restart_sleep = false; /* a handler ends the restart block */
         t->sigwait_kind = PROXY_SIGWAIT_NONE;
         t->has_deadline = false;
         /* A poll/select interrupted here starts a new deadline if run
