@@ -1236,10 +1236,13 @@ bool proxy_xfer_can_keep(const struct proxy_process *p);
  * `done` (as in Linux), or -EAGAIN when nothing moved. */
 long proxy_xfer_park(struct proxy_process *p, uint64_t done, int host_fd,
                      short events, uint64_t timeout_ns);
-/* For a signal handler about to run on the current thread, parked in a
- * transfer that had moved bytes: the count, which Linux returns instead
- * of EINTR or a restart; the record is used up. */
-bool proxy_xfer_interrupted(struct proxy_process *p, long *result);
+/* A signal ends thread t's parked transfer that had moved bytes: the
+ * count becomes its result (RAX, past the SYSCALL instruction), as Linux
+ * returns it instead of EINTR or a restart; the record is used up. False
+ * if t is not parked in such a call. end_on_stop: every thread of p, as a
+ * stop signal stops the process. */
+bool proxy_xfer_end_parked(struct proxy_process *p, struct proxy_thread *t);
+void proxy_xfer_end_on_stop(struct proxy_process *p);
 /* A socket's SO_RCVTIMEO (events POLLIN) or SO_SNDTIMEO (POLLOUT) in ns;
  * 0 when unset or host_fd is not a socket (net.c). */
 uint64_t proxy_sock_timeout_ns(int host_fd, short events);

@@ -449,6 +449,18 @@ bool proxy_ptrace_signal_stop(struct proxy_process *p, int sig,
         step_trapped(p, t);
     if (vector)
         t->pt.orig_rax = -1; /* an exception is no syscall */
+    /* A transfer parked part way returns its count before the stop,
+     * whatever the tracer does with the signal: its exit stop first. */
+    if (proxy_xfer_end_parked(p, t) && t->pt.entry_done) {
+        t->pt.entry_done = t->pt.rerun_tried = false;
+        if (t->pt.resume == PROXY_PT_SYSCALL) {
+            proxy_signal_raise_thread(p, p->tid, sig, info);
+            t->pt.msg = EVENTMSG_SYSCALL_EXIT;
+            trap_info(p, t, syscall_trap_sig(t));
+            enter_stop(p, t, PROXY_PT_SYSCALL_EXIT, syscall_trap_sig(t), 0);
+            return true;
+        }
+    }
     /* A blocked call the signal interrupts ends first: its exit stop
      * (-ERESTARTSYS, -ERESTARTNOHAND), then this signal's stop; delivered,
      * the signal makes it EINTR or restarts it (a new entry stop). */
