@@ -789,6 +789,9 @@ void proxy_vdso_enter(struct proxy_process *p);
 uint64_t proxy_vdso_leave(struct proxy_process *p, bool host_interruption);
 /* The vDSO's clock reads since the last fold (before leave folds them). */
 uint64_t proxy_vdso_unfolded(struct proxy_process *p);
+/* Whether the vDSO answered all the reads it may since the last exit, so
+ * that its syscall now is the forced one (virtual time only). */
+bool proxy_vdso_count_spent(struct proxy_process *p);
 
 /* ---- --verify's journal of changed files (preserve.c) --------------------- */
 
