@@ -319,6 +319,12 @@ struct proxy_thread {
                                  * -1, 0 or minus a group) */
     int wait_options;           /* WAIT_CHILD: the wait's options */
     gva_t sleep_rem;            /* WAIT_SLEEP: where the remainder goes */
+    /* Linux's restart_block for an interrupted sleep: the thread is left
+     * on restart_syscall, which sleeps on to the same deadline when no
+     * handler runs (a tracer's suppressed or ignored signal, a stop) */
+    bool restart_sleep;
+    uint64_t restart_deadline_ns;
+    gva_t restart_rem;
     bool poll_deadline;         /* has_deadline belongs to a poll/select */
     bool poll_timed_out;        /* ...and it passed: the re-run returns 0 */
     struct proxy_thread_io io;
@@ -828,6 +834,9 @@ void proxy_vdso_enter(struct proxy_process *p);
 uint64_t proxy_vdso_leave(struct proxy_process *p, bool host_interruption);
 /* The vDSO's clock reads since the last fold (before leave folds them). */
 uint64_t proxy_vdso_unfolded(struct proxy_process *p);
+/* Whether the vDSO answered all the reads it may since the last exit, so
+ * that its syscall now is the forced one (virtual time only). */
+bool proxy_vdso_count_spent(struct proxy_process *p);
 
 /* ---- --verify's journal of changed files (preserve.c) --------------------- */
 
@@ -1317,10 +1326,13 @@ bool proxy_xfer_can_keep(const struct proxy_process *p);
  * `done` (as in Linux), or -EAGAIN when nothing moved. */
 long proxy_xfer_park(struct proxy_process *p, uint64_t done, int host_fd,
                      short events, uint64_t timeout_ns);
-/* For a signal handler about to run on the current thread, parked in a
- * transfer that had moved bytes: the count, which Linux returns instead
- * of EINTR or a restart; the record is used up. */
-bool proxy_xfer_interrupted(struct proxy_process *p, long *result);
+/* A signal ends thread t's parked transfer that had moved bytes: the
+ * count becomes its result (RAX, past the SYSCALL instruction), as Linux
+ * returns it instead of EINTR or a restart; the record is used up. False
+ * if t is not parked in such a call. end_on_stop: every thread of p, as a
+ * stop signal stops the process. */
+bool proxy_xfer_end_parked(struct proxy_process *p, struct proxy_thread *t);
+void proxy_xfer_end_on_stop(struct proxy_process *p);
 /* A socket's SO_RCVTIMEO (events POLLIN) or SO_SNDTIMEO (POLLOUT) in ns;
  * 0 when unset or host_fd is not a socket (net.c). */
 uint64_t proxy_sock_timeout_ns(int host_fd, short events);
@@ -1420,6 +1432,7 @@ bool proxy_others_alive(const struct proxy_process *p);
 long proxy_thread_sleep_for(struct proxy_process *p, uint64_t ns, gva_t rem);
 /* A sleeping thread woken by a signal: -EINTR and the remainder. */
 void proxy_thread_interrupt_sleep(struct proxy_process *p, int idx);
+long proxy_thread_restart_syscall(struct proxy_process *p);
 /* Expires thread idx's futex timeout (it returns -ETIMEDOUT). */
 /* Whether thread idx waits with a deadline that logical time has passed
  * (while other threads ran): it is then expired like the earliest one. */

@@ -18,10 +18,18 @@
  * pipe_write, tcp_sendmsg and tcp_recvmsg give the copied bytes before
  * -ERESTARTSYS) or the socket's SO_SNDTIMEO/SO_RCVTIMEO. So does hvrun:
  * proxy_xfer_park returns the count when the timeout has passed, and
- * signal.c asks proxy_xfer_interrupted before it makes a parked call
- * EINTR or restarts it.
+ * proxy_xfer_end_parked makes the count the result of a call a signal
+ * ends: signal.c at delivery (a handler, an ignored signal, a default
+ * stop) before it makes a parked call EINTR or restarts it, ptrace.c at a
+ * tracee's signal-delivery-stop (whatever the tracer does with the
+ * signal, the call has returned), and a stop at send time for every
+ * thread of the stopped process (do_signal_stop wakes them all: the
+ * waits see signal_pending and return what they moved; continued, the
+ * count is what userspace sees, never a restart).
  */
 #include "proxy.h"
+
+#define SYSCALL_INSN_BYTES 2
 
 static struct proxy_xfer_progress *progress_of(struct proxy_process *p)
 {
@@ -88,12 +96,35 @@ long proxy_xfer_park(struct proxy_process *p, uint64_t done, int host_fd,
     return (long)done;
 }
 
-bool proxy_xfer_interrupted(struct proxy_process *p, long *result)
+/* Thread t's registers: the current thread's are live on the vCPU. */
+static struct vmm_regs *regs_of(struct proxy_process *p, struct proxy_thread *t)
 {
-    struct proxy_xfer_progress *x = progress_of(p);
-    if (!x || !names_call(x, vmm_vm_regs(p->vm)) || x->done_bytes == 0)
+    return t == &p->threads[p->cur] ? vmm_vm_regs(p->vm) : &t->regs;
+}
+
+bool proxy_xfer_end_parked(struct proxy_process *p, struct proxy_thread *t)
+{
+    if (!p->threads || !t->restartable)
         return false;
-    *result = (long)x->done_bytes;
+    struct proxy_xfer_progress *x = &t->xfer;
+    struct vmm_regs *r = regs_of(p, t);
+    if (!names_call(x, r) || x->done_bytes == 0)
+        return false;
+    /* Past the SYSCALL instruction, the count as its result. */
+    r->rax = x->done_bytes;
+    r->rip += SYSCALL_INSN_BYTES;
     x->active = false;
+    t->restartable = t->eintr_on_handler = false;
+    if (t->poll_deadline) /* a socket timeout's wait ends with it */
+        t->has_deadline = false;
+    t->poll_deadline = t->poll_timed_out = false;
+    if (t->state == PROXY_THREAD_WAIT_FD)
+        t->state = PROXY_THREAD_RUNNABLE;
     return true;
+}
+
+void proxy_xfer_end_on_stop(struct proxy_process *p)
+{
+    for (int i = 0; p->threads && i < p->nr_threads; i++)
+        proxy_xfer_end_parked(p, &p->threads[i]);
 }

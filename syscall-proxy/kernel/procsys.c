@@ -327,6 +327,7 @@ void proxy_process_stop(struct proxy_process *p, int sig)
         return;
     p->stopped = true;
     p->stop_sig = sig;
+    proxy_xfer_end_on_stop(p);
     p->report_stop = true;
     p->report_cont = false;
     p->resched = true;

@@ -86,6 +86,7 @@
 /* The kernel-internal results a tracer sees at an interrupted call. */
 #define ERESTARTSYS_NR 512
 #define ERESTARTNOHAND_NR 514
+#define ERESTART_RESTARTBLOCK_NR 516
 #define EVENTMSG_SYSCALL_ENTRY 1
 #define EVENTMSG_SYSCALL_EXIT 2
 
@@ -448,6 +449,18 @@ bool proxy_ptrace_signal_stop(struct proxy_process *p, int sig,
         step_trapped(p, t);
     if (vector)
         t->pt.orig_rax = -1; /* an exception is no syscall */
+    /* A transfer parked part way returns its count before the stop,
+     * whatever the tracer does with the signal: its exit stop first. */
+    if (proxy_xfer_end_parked(p, t) && t->pt.entry_done) {
+        t->pt.entry_done = t->pt.rerun_tried = false;
+        if (t->pt.resume == PROXY_PT_SYSCALL) {
+            proxy_signal_raise_thread(p, p->tid, sig, info);
+            t->pt.msg = EVENTMSG_SYSCALL_EXIT;
+            trap_info(p, t, syscall_trap_sig(t));
+            enter_stop(p, t, PROXY_PT_SYSCALL_EXIT, syscall_trap_sig(t), 0);
+            return true;
+        }
+    }
     /* A blocked call the signal interrupts ends first: its exit stop
      * (-ERESTARTSYS, -ERESTARTNOHAND), then this signal's stop; delivered,
      * the signal makes it EINTR or restarts it (a new entry stop). */
@@ -952,8 +965,9 @@ static void get_user_regs(struct proxy_process *q, struct proxy_thread *t,
         u->rax = (uint64_t)-ENOSYS;
     } else if (t->pt.interrupted) { /* to be restarted, or EINTR */
         u->rip += SYSCALL_INSN_BYTES;
-        u->rax = (uint64_t)(t->eintr_on_handler ? -ERESTARTNOHAND_NR
-                                                : -ERESTARTSYS_NR);
+        u->rax = (uint64_t)(t->restart_sleep ? -ERESTART_RESTARTBLOCK_NR
+                            : t->eintr_on_handler ? -ERESTARTNOHAND_NR
+                                                  : -ERESTARTSYS_NR);
     }
     if (t->pt.step_tf || t->pt.sw_tf)
         u->eflags &= ~RFLAGS_TF;

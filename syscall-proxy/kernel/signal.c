@@ -277,6 +277,11 @@ static void deliver(struct proxy_process *p, int sig, const siginfo_t *info,
                     uint64_t trapno, uint64_t err, uint64_t cr2)
 {
     struct proxy_sigaction *sa = &p->sigactions[sig];
+    struct proxy_thread *t = p->threads ? &p->threads[p->cur] : NULL;
+    /* A transfer parked part way returns what it moved whatever the
+     * signal does, SA_RESTART or not, as Linux does (xfer_progress.c). */
+    if (t)
+        proxy_xfer_end_parked(p, t);
     if (sa->handler == (uint64_t)(uintptr_t)SIG_IGN)
         return;
     if (sa->handler == (uint64_t)(uintptr_t)SIG_DFL) {
@@ -288,15 +293,7 @@ static void deliver(struct proxy_process *p, int sig, const siginfo_t *info,
             proxy_process_stop(p, sig);
         return;
     }
-    struct proxy_thread *t = p->threads ? &p->threads[p->cur] : NULL;
-    long moved;
-    if (t && t->restartable && proxy_xfer_interrupted(p, &moved)) {
-        /* A transfer parked part way returns what it moved, SA_RESTART
-         * or not, as Linux does (xfer_progress.c). */
-        struct vmm_regs *r = vmm_vm_regs(p->vm);
-        r->rax = (uint64_t)moved;
-        r->rip += 2;
-    } else if (t && t->restartable &&
+    if (t && t->restartable &&
         (!(sa->flags & SA_RESTART) || t->sigwait_kind == PROXY_SIGWAIT_TIMED ||
          t->eintr_on_handler)) {
         /* The thread was parked on a syscall that re-runs: without
@@ -310,6 +307,7 @@ static void deliver(struct proxy_process *p, int sig, const siginfo_t *info,
     if (t) {
         t->restartable = false;
         t->eintr_on_handler = false;
+        t->restart_sleep = false; /* a handler ends the restart block */
         t->sigwait_kind = PROXY_SIGWAIT_NONE;
         t->has_deadline = false;
         /* A poll/select interrupted here starts a new deadline if run

@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -34,6 +35,7 @@
 /* Without a world (a lone process in unit tests) thread tids follow the
  * pid; in a run they come from the run's one id counter. */
 #define FIRST_THREAD_TID_OFFSET 1
+#define SYSCALL_INSN_BYTES 2
 
 static struct proxy_thread *current(struct proxy_process *p)
 {
@@ -240,10 +242,28 @@ void proxy_thread_interrupt_sleep(struct proxy_process *p, int idx)
     }
     t->has_deadline = false;
     t->state = PROXY_THREAD_RUNNABLE;
-    if (idx == p->cur)
-        vmm_vm_regs(p->vm)->rax = (uint64_t)-EINTR;
-    else
-        t->regs.rax = (uint64_t)-EINTR;
+    /* -ERESTART_RESTARTBLOCK: a handler makes it EINTR (signal.c's
+     * delivery, eintr_on_handler); without one the thread re-enters at
+     * restart_syscall, which sleeps on to the same deadline. */
+    struct vmm_regs *r = idx == p->cur ? vmm_vm_regs(p->vm) : &t->regs;
+    r->rax = SYS_restart_syscall;
+    r->rip -= SYSCALL_INSN_BYTES;
+    t->restartable = true;
+    t->eintr_on_handler = true;
+    t->restart_sleep = true;
+    t->restart_deadline_ns = t->deadline_ns;
+    t->restart_rem = t->sleep_rem;
+}
+
+/* restart_syscall: the interrupted sleep's restart block, or EINTR with
+ * none (Linux's do_no_restart_syscall). */
+long proxy_thread_restart_syscall(struct proxy_process *p)
+{
+    struct proxy_thread *t = current(p);
+    if (!t->restart_sleep)
+        return -EINTR;
+    t->restart_sleep = false;
+    return proxy_thread_sleep(p, t->restart_deadline_ns, t->restart_rem);
 }
 
 /* ---- futexes ------------------------------------------------------------- */

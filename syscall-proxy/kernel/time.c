@@ -183,7 +183,10 @@ static long sys_time(struct proxy_process *p, const uint64_t a[6])
 /*
  * A sleep is a wait in the scheduler: other guests run meanwhile, logical
  * time reaches the deadline when nothing else can run, and a signal
- * handler interrupts it with EINTR and the remainder, as on Linux.
+ * handler interrupts it with EINTR and the remainder, as on Linux; one
+ * that runs no handler (a tracer's signal-delivery-stop resumed with 0 or
+ * an ignored signal) leaves it on restart_syscall, sleeping on to the same
+ * deadline (thread.c, ERESTART_RESTARTBLOCK).
  */
 static long sleep_for(struct proxy_process *p, uint64_t ns, gva_t rem)
 {
@@ -263,7 +266,15 @@ static long sys_clock_nanosleep(struct proxy_process *p, const uint64_t a[6])
     return sleep_for(p, timespec_to_ns(&req), a[3]);
 }
 
+/* restart_syscall(): what a sleep a signal interrupted left to do. */
+static long sys_restart_syscall(struct proxy_process *p, const uint64_t a[6])
+{
+    (void)a;
+    return proxy_thread_restart_syscall(p);
+}
+
 const struct proxy_syscall proxy_time_syscalls[] = {
+    {SYS_restart_syscall, "restart_syscall", sys_restart_syscall},
     {SYS_clock_gettime, "clock_gettime", sys_clock_gettime},
     {SYS_clock_getres, "clock_getres", sys_clock_getres},
     {SYS_gettimeofday, "gettimeofday", sys_gettimeofday},

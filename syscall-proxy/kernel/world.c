@@ -746,10 +746,19 @@ static bool other_wants_vcpu(struct proxy_world *w, struct proxy_process *p)
  * answered since the last exit: a point in the program's progress that is
  * the same in every run. There a thread that only reads the clock (a
  * timed spin-wait, QEMU's TCG loop, a JVM's) gives the others their turn
- * deterministically, long before the host-timed slice would cut it.
+ * deterministically, long before the host-timed slice would cut it. Only
+ * that one: a read the vDSO cannot answer (host time, --no-virtualize-time,
+ * or a clock the page lacks) is an ordinary syscall. Handing the vCPU over
+ * at each of those put the switch inside any handler that reads the
+ * clock: a sender's next signal was pending before the handler returned,
+ * so a pause()d child under a kill loop took handler after handler and
+ * never left pause (stress-ng's syscall stressor never stopped;
+ * tests/guest/pause_signal_storm.c).
  */
-static bool from_vdso(struct proxy_process *p, uint64_t ret_rip)
+static bool vdso_forced_call(struct proxy_process *p, uint64_t ret_rip)
 {
+    if (!proxy_vdso_count_spent(p))
+        return false;
     const struct vmm_vma *v = vmm_as_find_vma(p->as, ret_rip);
     return v && v->name && strcmp(v->name, "[vdso]") == 0;
 }
@@ -873,7 +882,8 @@ static bool run_one(struct proxy_process *p)
          * the spinner. Any other call ends the spin. */
         if (nr != SYS_rt_sigreturn)
             p->threads[p->cur].spinning = false;
-        uint64_t ret_rip = vmm_vm_regs(p->vm)->rcx;
+        bool forced_by_vdso =
+            vdso_forced_call(p, vmm_vm_regs(p->vm)->rcx);
         /* A traced thread's syscall-enter-stop parks it here; a call its
          * tracer cancelled returns what the tracer set. */
         bool skip = false;
@@ -892,7 +902,7 @@ static bool run_one(struct proxy_process *p)
             ((may_wake_waiters(nr) && waiter_ready(p->world, p)) ||
              other_wants_vcpu(p->world, p)))
             p->resched = true;
-        if (ret != PROXY_RET_BLOCK && !p->exited && from_vdso(p, ret_rip) &&
+        if (ret != PROXY_RET_BLOCK && !p->exited && forced_by_vdso &&
             proxy_others_alive(p))
             p->resched = true;
         if (p->quantum_left > 0)

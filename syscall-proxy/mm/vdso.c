@@ -97,6 +97,11 @@ uint64_t proxy_vdso_unfolded(struct proxy_process *p)
     return calls - p->vdso_folded;
 }
 
+bool proxy_vdso_count_spent(struct proxy_process *p)
+{
+    return p->vvar_gva && vmm_vm_vdso_calls(p->vm) == GK_VDSO_MAX_CALLS;
+}
+
 uint64_t proxy_vdso_leave(struct proxy_process *p, bool host_interruption)
 {
     if (!p->vvar_gva)

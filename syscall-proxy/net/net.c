@@ -1416,6 +1416,35 @@ static long recv_waitall(struct proxy_process *p, int host_fd,
                            proxy_sock_timeout_ns(host_fd, POLLIN));
 }
 
+/* A MSG_WAITALL | MSG_PEEK receive on a stream socket without ancillary
+ * data: peeked bytes stay queued, so each run peeks from the start what
+ * is there and parks with that count kept, which a signal or SO_RCVTIMEO
+ * makes the result (the bytes are in the buffers): Linux's tcp_recvmsg
+ * and unix_stream_read_generic return what they peeked so far. */
+static bool waitall_peek_in_parts(int host_fd, const struct msghdr *msg,
+                                  int flags)
+{
+    int type;
+    socklen_t len = sizeof(type);
+    return (flags & MSG_PEEK) && msg->msg_controllen == 0 &&
+           getsockopt(host_fd, SOL_SOCKET, SO_TYPE, &type, &len) == 0 &&
+           type == SOCK_STREAM;
+}
+
+static long recv_waitall_peek(struct proxy_process *p, int host_fd,
+                              struct msghdr *msg, int flags,
+                              size_t wanted_bytes)
+{
+    proxy_xfer_forget(p); /* nothing was taken: peek again from the start */
+    long r = proxy_host_result(
+        recvmsg(host_fd, msg, (flags & ~MSG_WAITALL) | MSG_DONTWAIT));
+    if (r == 0 || (r > 0 && (size_t)r >= wanted_bytes) ||
+        (r < 0 && r != -EAGAIN) || (r > 0 && !proxy_xfer_can_keep(p)))
+        return r;
+    return proxy_xfer_park(p, r > 0 ? (uint64_t)r : 0, host_fd, POLLIN,
+                           proxy_sock_timeout_ns(host_fd, POLLIN));
+}
+
 /*
  * The host receive. On a blocking socket it has MSG_DONTWAIT, and EAGAIN
  * (nothing there) parks the thread until the socket is readable. As in
@@ -1434,6 +1463,9 @@ static long recv_host(struct proxy_process *p, int host_fd, struct msghdr *msg,
     if ((flags & MSG_WAITALL) && may_park &&
         waitall_in_parts(host_fd, msg, flags))
         return recv_waitall(p, host_fd, msg, flags, wanted_bytes);
+    if ((flags & MSG_WAITALL) && may_park &&
+        waitall_peek_in_parts(host_fd, msg, flags))
+        return recv_waitall_peek(p, host_fd, msg, flags, wanted_bytes);
     if (flags & MSG_WAITALL) {
         if (waitall_ready(p, host_fd, wanted_bytes))
             return proxy_host_result(recvmsg(host_fd, msg, flags));
