@@ -520,6 +520,17 @@ int cli_run_once(const struct run_options *o, const char *path,
                               .log_level = o->log_level, .log = stderr,
                               .cpuid_rewrite =
                                   o->cpuid_rewrite && !hi.cpuid_control,
+                              /* The ptrace stub is a host process on
+                               * whichever CPU the pin chose: without
+                               * CPUID faulting its CPUID names that CPU's
+                               * APIC id. (kvm_pvm's vCPU shows the model's
+                               * leaf 1 and 0xb ids even where it shows the
+                               * host's features.) */
+                              .cpuid_topology = !hi.cpuid_control &&
+                                                !o->cpuid_rewrite &&
+                                                kind == VMM_BACKEND_PTRACE,
+                              /* No backend traps RDPID. */
+                              .rdpid_rewrite = true,
                               /* ptrace's stubs make RDTSC fault (no
                                * rewriting needed); kvm's cannot (CR4.TSD
                                * on VMX/SVM is not wired): rewrite there. */
