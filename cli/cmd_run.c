@@ -61,6 +61,7 @@ static const struct option run_longopts[] = {
     {"fail-closed", no_argument, NULL, OPT_FAIL_CLOSED},
     {"linger", no_argument, NULL, OPT_LINGER},
     {"repeat", required_argument, NULL, OPT_REPEAT},
+    {"jobs", required_argument, NULL, 'j'},
     {"report", required_argument, NULL, OPT_REPORT},
     {"preempt-ms", required_argument, NULL, OPT_PREEMPT_MS},
     {"cpuid-rewrite", no_argument, NULL, OPT_CPUID_REWRITE},
@@ -223,6 +224,16 @@ static int apply_option(struct run_options *o, int c, const char *arg)
                   CLI_MAX_REPEAT);
         return -1;
     }
+    case 'j': {
+        uint64_t n;
+        if (parse_seed(arg, &n) == 0 && n >= 1 && n <= CLI_MAX_JOBS) {
+            o->jobs = (int)n;
+            return 0;
+        }
+        cli_error("-j '%s': expected a number of runs at a time from 1 to "
+                  "%d", arg, CLI_MAX_JOBS);
+        return -1;
+    }
     case OPT_REPORT: o->report_path = arg; return 0;
     case OPT_NO_SECCOMP: o->no_seccomp = true; return 0;
     case OPT_FS_POLICY: o->fs_policy = true; return 0;
@@ -270,12 +281,13 @@ static int parse_run_options(int argc, char **argv, struct run_options *o)
     o->backend = "kvm";
     o->base_env = "host";
     o->log_level = 1;
+    o->jobs = 1;
     o->preempt_ms = RUN_PREEMPT_MS;
     o->detlog_fd = o->detlog2_fd = -1;
     det_config_defaults(&o->det);
     optind = 1;
     int c;
-    while ((c = getopt_long(argc, argv, "+he:", run_longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "+he:j:", run_longopts, NULL)) != -1) {
         if (c == 'h') {
             cli_usage(stdout);
             exit(0);
@@ -286,6 +298,11 @@ static int parse_run_options(int argc, char **argv, struct run_options *o)
     if (optind >= argc) {
         cli_error("run: no program given; usage: hvrun run [options] -- "
                   "PROGRAM [ARGS...]");
+        return -1;
+    }
+    if (o->jobs > 1 && !o->verify) {
+        cli_error("-j: with --verify or --repeat N (the runs it runs side "
+                  "by side)");
         return -1;
     }
     if (o->report_path && !o->verify) {
