@@ -17,6 +17,7 @@
 /* --verify found the two runs different (--repeat: some run differs). */
 #define CLI_EXIT_NONDETERMINISTIC 120
 #define CLI_MAX_REPEAT 10000
+#define CLI_MAX_JOBS 64
 
 struct proxy_file_tap;
 struct det_tap;
@@ -27,6 +28,9 @@ struct run_options {
     /* --repeat N: the run N times (verify's machinery), each compared with
      * the first; 0: --verify's two. */
     int repeat;
+    /* -j J: --verify's/--repeat's runs J at a time (verify.c); 1: one
+     * after another. */
+    int jobs;
     const char *report_path;  /* --report FILE: JSON, or JUnit XML (.xml) */
     bool fail_closed;
     bool linger;           /* --linger (proxy_config.linger) */

@@ -85,11 +85,39 @@ static bool doctor_ptrace(void)
     if (ok)
         printf("backend ptrace: usable (--backend ptrace); syscall stop "
                "%.1f us (%d calls, stub on hvrun's CPU); RDTSC trap: %s; "
-               "CPUID control: %s\n",
+               "CPUID control: %s; CPU number: CPU 0 (%s, RDTSCP trapped, "
+               "RDPID sites rewritten); host leaks: RDPID%s in code the "
+               "rewriter does not reach (JIT code, code without unwind "
+               "info or symbols)\n",
                us, PROBE_SYSCALLS, yes_no(i.rdtsc_trappable),
-               i.cpuid_control ? "yes" : "no (the host's CPU shows)");
+               i.cpuid_control ? "yes" : "no (the host's CPU shows)",
+               i.cpuid_control ? "the model's APIC ids"
+                               : "CPUID sites trap for the model's APIC ids",
+               i.cpuid_control ? "" : " and CPUID's APIC ids");
     vmm_host_close(host);
     return ok;
+}
+
+/*
+ * What the guest reads of the CPU it is on under kvm, and the named host
+ * leaks: the reads hvrun's rewriter does not reach give the number of the
+ * host CPU the run's pin chose (vmm/host.c), which differs between
+ * concurrent runs (docs/DETERMINISM.md, "Per-CPU values").
+ */
+static void print_cpu_number(bool cpuid_control)
+{
+    printf("CPU number:     CPU 0 wherever a run is placed: getcpu (vDSO, "
+           "syscall), /proc/self/stat, sched_getaffinity, CPUID's APIC ids "
+           "(%s), RDTSCP's TSC_AUX (rewritten sites, virtual time) and "
+           "RDPID (rewritten sites); host leaks (the host CPU's number): "
+           "RDTSCP and RDPID in code the rewriter does not reach (JIT "
+           "code, code without unwind info or symbols), RDTSCP with "
+           "--no-virtualize-time or --no-rdtsc-rewrite%s\n",
+           cpuid_control ? "the model's"
+                         : "the vCPU's: the model's ids on an Intel "
+                           "kvm_pvm host, the host CPU's on an AMD one "
+                           "unless --cpuid-rewrite",
+           cpuid_control ? "" : ", under --cpuid-rewrite CPUID where the rewriter does not reach");
 }
 
 int cli_cmd_doctor(int argc, char **argv)
@@ -146,6 +174,7 @@ int cli_cmd_doctor(int argc, char **argv)
                "info or symbols) become traps answered from the logical "
                "clock; not covered: code with neither, JIT code "
                "(--no-rdtsc-rewrite turns it off)\n");
+    print_cpu_number(i.cpuid_control);
     double us;
     if (probe_syscall_cost(host, &us) == 0)
         printf("guest VM:       ok; syscall round trip %.1f us (%d calls, "

@@ -63,6 +63,7 @@ static const struct option run_longopts[] = {
     {"linger", no_argument, NULL, OPT_LINGER},
     {"as-init", no_argument, NULL, OPT_AS_INIT},
     {"repeat", required_argument, NULL, OPT_REPEAT},
+    {"jobs", required_argument, NULL, 'j'},
     {"report", required_argument, NULL, OPT_REPORT},
     {"preempt-ms", required_argument, NULL, OPT_PREEMPT_MS},
     {"cpuid-rewrite", no_argument, NULL, OPT_CPUID_REWRITE},
@@ -226,6 +227,16 @@ static int apply_option(struct run_options *o, int c, const char *arg)
                   CLI_MAX_REPEAT);
         return -1;
     }
+    case 'j': {
+        uint64_t n;
+        if (parse_seed(arg, &n) == 0 && n >= 1 && n <= CLI_MAX_JOBS) {
+            o->jobs = (int)n;
+            return 0;
+        }
+        cli_error("-j '%s': expected a number of runs at a time from 1 to "
+                  "%d", arg, CLI_MAX_JOBS);
+        return -1;
+    }
     case OPT_REPORT: o->report_path = arg; return 0;
     case OPT_NO_SECCOMP: o->no_seccomp = true; return 0;
     case OPT_FS_POLICY: o->fs_policy = true; return 0;
@@ -273,12 +284,13 @@ static int parse_run_options(int argc, char **argv, struct run_options *o)
     o->backend = "kvm";
     o->base_env = "host";
     o->log_level = 1;
+    o->jobs = 1;
     o->preempt_ms = RUN_PREEMPT_MS;
     o->detlog_fd = o->detlog2_fd = -1;
     det_config_defaults(&o->det);
     optind = 1;
     int c;
-    while ((c = getopt_long(argc, argv, "+he:", run_longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "+he:j:", run_longopts, NULL)) != -1) {
         if (c == 'h') {
             cli_usage(stdout);
             exit(0);
@@ -289,6 +301,11 @@ static int parse_run_options(int argc, char **argv, struct run_options *o)
     if (optind >= argc) {
         cli_error("run: no program given; usage: hvrun run [options] -- "
                   "PROGRAM [ARGS...]");
+        return -1;
+    }
+    if (o->jobs > 1 && !o->verify) {
+        cli_error("-j: with --verify or --repeat N (the runs it runs side "
+                  "by side)");
         return -1;
     }
     if (o->report_path && !o->verify) {
@@ -524,6 +541,17 @@ int cli_run_once(const struct run_options *o, const char *path,
                               .log_level = o->log_level, .log = stderr,
                               .cpuid_rewrite =
                                   o->cpuid_rewrite && !hi.cpuid_control,
+                              /* The ptrace stub is a host process on
+                               * whichever CPU the pin chose: without
+                               * CPUID faulting its CPUID names that CPU's
+                               * APIC id. (kvm_pvm's vCPU shows the model's
+                               * leaf 1 and 0xb ids even where it shows the
+                               * host's features.) */
+                              .cpuid_topology = !hi.cpuid_control &&
+                                                !o->cpuid_rewrite &&
+                                                kind == VMM_BACKEND_PTRACE,
+                              /* No backend traps RDPID. */
+                              .rdpid_rewrite = true,
                               /* ptrace's stubs make RDTSC fault (no
                                * rewriting needed); kvm's cannot (CR4.TSD
                                * on VMX/SVM is not wired): rewrite there. */

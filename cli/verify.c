@@ -34,17 +34,20 @@
 #include "proxy.h"
 
 
-/* The run going on (0: none), for the stop signal handler. */
-static volatile sig_atomic_t verify_child;
+/* The runs going on (0: a free slot; -j runs several at once), for the
+ * stop signal handler. */
+static volatile sig_atomic_t verify_children[CLI_MAX_JOBS];
 
 /* In hvrun and in its run alike: stop (world.c polls the flag); hvrun
- * passes the signal on to the run, whichever of them got it. */
+ * passes the signal on to the runs, whichever of them got it. */
 static void on_verify_signal(int sig)
 {
     proxy_stop_signal = sig;
-    pid_t child = verify_child;
-    if (child > 0)
-        kill(child, sig);
+    for (int i = 0; i < CLI_MAX_JOBS; i++) {
+        pid_t child = verify_children[i];
+        if (child > 0)
+            kill(child, sig);
+    }
 }
 
 void cli_capture_handlers(void)
@@ -124,8 +127,11 @@ static void child_run(const struct run_options *o, const char *path,
     _exit(code);
 }
 
-int cli_capture_run(const struct run_options *o, const char *path,
-                    const char *stdin_path, struct cli_captured_run *f)
+/* Starts the run in a child, known to the stop handler as slot's; its
+ * pid or -errno. */
+static pid_t start_capture(const struct run_options *o, const char *path,
+                           const char *stdin_path, struct cli_captured_run *f,
+                           int slot)
 {
     fflush(NULL);
     pid_t pid = fork();
@@ -133,16 +139,22 @@ int cli_capture_run(const struct run_options *o, const char *path,
         return -errno;
     if (pid == 0)
         child_run(o, path, stdin_path, f);
-    verify_child = pid;
-    if (proxy_stop_signal) /* came before verify_child was set */
+    verify_children[slot] = pid;
+    if (proxy_stop_signal) /* came before the slot was set */
         kill(pid, proxy_stop_signal);
+    return pid;
+}
+
+/* Waits for the run started in slot and collects what it left. */
+static int finish_capture(pid_t pid, int slot, struct cli_captured_run *f)
+{
     int status;
     while (waitpid(pid, &status, 0) < 0)
         if (errno != EINTR) {
-            verify_child = 0;
+            verify_children[slot] = 0;
             return -errno;
         }
-    verify_child = 0;
+    verify_children[slot] = 0;
     (void)rename(f->live_out, f->out);
     (void)rename(f->live_err, f->err);
     f->code = WIFEXITED(status) ? WEXITSTATUS(status)
@@ -154,6 +166,13 @@ int cli_capture_run(const struct run_options *o, const char *path,
         close(s);
     }
     return 0;
+}
+
+int cli_capture_run(const struct run_options *o, const char *path,
+                    const char *stdin_path, struct cli_captured_run *f)
+{
+    pid_t pid = start_capture(o, path, stdin_path, f, 0);
+    return pid < 0 ? (int)pid : finish_capture(pid, 0, f);
 }
 
 /* Byte offset of the first difference of two files, or -1 if equal. */
@@ -344,6 +363,27 @@ void cli_captured_names(struct cli_captured_run *f, const char *dir, int n)
     snprintf(f->journal, sizeof(f->journal), "%s/journal%d", dir, n);
 }
 
+/*
+ * -j: the runs going on at once cannot write one stdout file; each slot
+ * (run i's is i mod J) has its own directory, dir/jK/stdout. With -j 1
+ * every run's are the same names, dir/stdout.
+ */
+static void live_names_per_slot(struct cli_captured_run *f, const char *dir,
+                                int n, int jobs)
+{
+    for (int k = 0; k < jobs && k < n; k++) {
+        char sub[96];
+        snprintf(sub, sizeof(sub), "%s/j%d", dir, k + 1);
+        (void)mkdir(sub, 0700);
+    }
+    for (int i = 0; i < n; i++) {
+        snprintf(f[i].live_out, sizeof(f[i].live_out), "%s/j%d/stdout", dir,
+                 i % jobs + 1);
+        snprintf(f[i].live_err, sizeof(f[i].live_err), "%s/j%d/stderr", dir,
+                 i % jobs + 1);
+    }
+}
+
 void cli_pass_on(const char *file, int to)
 {
     int fd = open(file, O_RDONLY | O_CLOEXEC);
@@ -353,37 +393,109 @@ void cli_pass_on(const char *file, int to)
     }
 }
 
+/* Run i's options: a --repeat --chaos run gets schedule seed v->seed. */
+static struct run_options options_of_run(const struct run_options *o, int i,
+                                         struct cli_run_verdict *v)
+{
+    struct run_options oi = *o;
+    v->seed = o->det.seed + (uint64_t)i;
+    if (o->repeat && o->det.chaos) {
+        oi.det.chaos_seed_set = true;
+        oi.det.chaos_seed = v->seed;
+    }
+    return oi;
+}
+
+/* Puts back what runs [from, to) did, the last started first. */
+static void undo_runs(const struct cli_captured_run *f, int from, int to)
+{
+    for (int i = to - 1; i >= from; i--)
+        cli_undo_captured(&f[i], i);
+}
+
+/* Whether the run journaled any change to the files (journal.h). */
+static bool changed_files(const struct cli_captured_run *f)
+{
+    char path[160];
+    struct stat st;
+    snprintf(path, sizeof(path), "%s/journal", f->journal);
+    return stat(path, &st) == 0 && st.st_size > 0;
+}
+
+/*
+ * Runs [first, first+k) side by side (-j), each a child of its own, so
+ * the pin (vmm/host.c) puts each on a CPU of its own; waited for in
+ * order. They share the working tree: runs that change files may see one
+ * another's changes, which a line says (-j 1 runs them one at a time).
+ */
+static int run_batch(const struct run_options *o, const char *path,
+                     const char *in, struct cli_captured_run *f,
+                     struct cli_run_verdict *v, int first, int k)
+{
+    pid_t pid[CLI_MAX_JOBS];
+    int started = 0, err = 0;
+    for (; started < k; started++) {
+        int i = first + started;
+        if (mkdir(f[i].journal, 0700) < 0) {
+            err = errno;
+            cli_error("--verify: %s: %s", f[i].journal, strerror(err));
+            break;
+        }
+        struct run_options oi = options_of_run(o, i, &v[i]);
+        if ((pid[started] = start_capture(&oi, path, in, &f[i], started)) <
+            0) {
+            err = (int)-pid[started];
+            cli_error("--verify: fork: %s", strerror(err));
+            break;
+        }
+    }
+    bool changed = false;
+    for (int j = 0; j < started; j++) {
+        int rc = finish_capture(pid[j], j, &f[first + j]);
+        if (rc < 0 && !err) {
+            err = -rc;
+            cli_error("--verify: waiting for run %d: %s", first + j + 1,
+                      strerror(err));
+        }
+        changed |= changed_files(&f[first + j]);
+    }
+    if (changed && k > 1)
+        fprintf(stderr,
+                "hvrun: repeat: runs %d-%d changed files while they ran side "
+                "by side (-j %d): each may have seen another's changes; "
+                "-j 1 runs them one at a time\n",
+                first + 1, first + k, o->jobs);
+    if (err) {
+        undo_runs(f, first, first + started);
+        return CLI_EXIT_FAILURE;
+    }
+    return 0;
+}
+
 /* Runs all n (each from the files as they were before the first; a
- * --repeat --chaos run i with schedule seed v[i].seed); 0, or the exit
- * code when it must end now. */
+ * --repeat --chaos run i with schedule seed v[i].seed), -j at a time;
+ * 0, or the exit code when it must end now. The files are left as the
+ * first run of the last batch left them (with -j 1: the last run). */
 static int run_all(const struct run_options *o, const char *path,
                    const char *in, struct cli_captured_run *f,
                    struct cli_run_verdict *v, int n)
 {
-    for (int i = 0; i < n; i++) {
+    int jobs = o->jobs > 1 ? o->jobs : 1;
+    for (int i = 0; i < n; i += jobs) {
         if (i > 0)
-            cli_undo_captured(&f[i - 1], i - 1);
+            undo_runs(f, i - jobs, i);
         if (proxy_stop_signal)
             return interrupted(o, i, n);
-        if (mkdir(f[i].journal, 0700) < 0) {
-            cli_error("--verify: %s: %s", f[i].journal, strerror(errno));
-            return CLI_EXIT_FAILURE;
-        }
-        struct run_options oi = *o;
-        v[i].seed = o->det.seed + (uint64_t)i;
-        if (o->repeat && o->det.chaos) {
-            oi.det.chaos_seed_set = true;
-            oi.det.chaos_seed = v[i].seed;
-        }
-        if (cli_capture_run(&oi, path, in, &f[i]) < 0) {
-            cli_error("--verify: fork: %s", strerror(errno));
-            return CLI_EXIT_FAILURE;
-        }
+        int k = n - i < jobs ? n - i : jobs;
+        int rc = run_batch(o, path, in, f, v, i, k);
+        if (rc)
+            return rc;
         if (proxy_stop_signal) {
-            cli_undo_captured(&f[i], i);
-            return interrupted(o, i + 1, n);
+            undo_runs(f, i, i + k);
+            return interrupted(o, i + k, n);
         }
     }
+    undo_runs(f, n - (n - 1) % jobs, n);
     return 0;
 }
 
@@ -452,6 +564,8 @@ int cli_verify(const struct run_options *o, const char *path)
     }
     for (int i = 0; i < n; i++)
         cli_captured_names(&f[i], dir, i + 1);
+    if (o->jobs > 1)
+        live_names_per_slot(f, dir, n, o->jobs);
     char in[160];
     if (cli_save_stdin(dir, in, sizeof(in)) < 0) {
         if (proxy_stop_signal)

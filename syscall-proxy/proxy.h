@@ -575,6 +575,16 @@ struct proxy_config {
      * the guest's code become traps answered from the model
      * (cpuid_patch.c). */
     bool cpuid_rewrite;
+    /* Where the guest's CPUID is the host's and nothing else fixes its
+     * APIC ids (the ptrace backend without CPUID faulting): CPUID sites
+     * become traps answered with the host's leaf but the model's APIC
+     * ids (CPU 0's), so runs on different host CPUs read the same
+     * (cpuid_patch.c). Ignored under cpuid_rewrite, which gives the whole
+     * model. */
+    bool cpuid_topology;
+    /* RDPID sites become traps answered with the model's CPU number (0)
+     * instead of the host CPU's TSC_AUX (cpuid_patch.c). */
+    bool rdpid_rewrite;
     /* Virtual time on a host that cannot trap RDTSC (every kvm host so
      * far): the guest's RDTSC/RDTSCP sites become traps answered from the
      * logical clock (cpuid_patch.c); --no-rdtsc-rewrite turns it off. */

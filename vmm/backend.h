@@ -113,6 +113,11 @@ uint64_t vmm_host_hwcap2(const struct vmm_host *host);
  */
 void vmm_host_cpuid_model(const struct vmm_host *host, uint32_t leaf,
                           uint32_t subleaf, uint32_t regs[4]);
+/* Overwrites the fields of a host's CPUID(leaf) that name the CPU it ran
+ * on (APIC ids: leaf 1 EBX[31:24], leaves 0xb and 0x1f EDX, AMD's
+ * 0x8000001e) with the model's, CPU 0's: for a trapped CPUID answered
+ * with the host's leaf (proxy_config.cpuid_topology). */
+void vmm_cpu_model_apic_ids(uint32_t leaf, uint32_t regs[4]);
 /* The model's identity and AT_HWCAP/AT_HWCAP2, for /proc/cpuinfo and the
  * auxv of a run whose CPUID is the model by rewriting. */
 void vmm_host_model_identity(const struct vmm_host *host,

@@ -162,6 +162,34 @@ void vmm_cpu_model_cpuid(const struct vmm_cpuid_entry *model, int n,
     }
 }
 
+/*
+ * The model has one CPU, APIC id 0; a host CPUID leaf's ids of the CPU it
+ * ran on become that. Leaf 1 EBX[31:24] (initial APIC id); leaves 0xb and
+ * 0x1f EDX (x2APIC id, in every subleaf); AMD's 0x8000001e: EAX the
+ * extended APIC id, EBX[7:0] the compute unit (core) id, ECX[7:0] the
+ * node id. What the leaves say of the topology (counts, shifts) is the
+ * host's, the same on each of its CPUs.
+ */
+void vmm_cpu_model_apic_ids(uint32_t leaf, uint32_t regs[4])
+{
+    switch (leaf) {
+    case 1:
+        regs[1] &= 0x00ffffffu;
+        break;
+    case 0xb:
+    case 0x1f:
+        regs[3] = 0;
+        break;
+    case 0x8000001e:
+        regs[0] = 0;
+        regs[1] &= ~0xffu;
+        regs[2] &= ~0xffu;
+        break;
+    default:
+        break;
+    }
+}
+
 static uint32_t *reg_of(struct vmm_cpuid_entry *e, enum reg r)
 {
     switch (r) {

@@ -69,6 +69,9 @@ const struct vmm_cpuid_entry *vmm_cpuid_find(const struct vmm_cpuid_entry *t,
 void vmm_cpu_model_cpuid(const struct vmm_cpuid_entry *model, int n,
                          uint32_t leaf, uint32_t subleaf, uint32_t regs[4]);
 
+/* A host CPUID leaf with the model's APIC ids (CPU 0's): see backend.h. */
+void vmm_cpu_model_apic_ids(uint32_t leaf, uint32_t regs[4]);
+
 /* XCR0 the model asks for (x87|SSE|AVX), its XSAVE size, and the largest
  * XSAVE image hvrun handles (KVM's struct kvm_xsave region). */
 #define VMM_MODEL_XCR0 0x7ULL

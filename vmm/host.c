@@ -232,8 +232,12 @@ static uint64_t model_hash(const struct vmm_host *h)
  * CPU (pin_lock_dir) for its life, so concurrent runs (analyze -j,
  * parallel test runners) spread over the cores instead of all sharing
  * the first, while a run alone is on the lowest CPU as before. With
- * every CPU held, the lowest. The VM pool's worker takes the whole set
- * back (kvm_pool.c).
+ * every CPU held (more runs than CPUs, or other users of the lock
+ * directory: parallel test runners), the allowed CPU our pid picks, so
+ * the extra runs spread over the CPUs instead of all joining the first.
+ * What the guest reads of its CPU does not depend on which (the model's
+ * CPU 0: getcpu, RDTSCP/RDPID rewritten, docs/DETERMINISM.md "Per-CPU
+ * values"). The VM pool's worker takes the whole set back (kvm_pool.c).
  */
 static int pinned_cpu = -1;
 
@@ -272,22 +276,27 @@ static bool take_cpu_lock(const char *dir, int c)
     return false;
 }
 
+/* The n-th allowed CPU (n below CPU_COUNT(allowed)). */
+static int nth_allowed(const cpu_set_t *allowed, int n)
+{
+    for (int c = 0; c < CPU_SETSIZE; c++)
+        if (CPU_ISSET(c, allowed) && n-- == 0)
+            return c;
+    return -1;
+}
+
 static int choose_guest_cpu(const cpu_set_t *allowed)
 {
-    int lowest = -1;
+    int count = CPU_COUNT(allowed);
     char dir[256];
-    bool coordinated = pin_lock_dir(dir, sizeof(dir)) == 0;
-    for (int c = 0; c < CPU_SETSIZE; c++) {
-        if (!CPU_ISSET(c, allowed))
-            continue;
-        if (lowest < 0)
-            lowest = c;
-        if (!coordinated || CPU_COUNT(allowed) == 1)
-            break;
-        if (take_cpu_lock(dir, c))
+    if (count == 0)
+        return -1;
+    if (count == 1 || pin_lock_dir(dir, sizeof(dir)) < 0)
+        return nth_allowed(allowed, 0);
+    for (int c = 0; c < CPU_SETSIZE; c++)
+        if (CPU_ISSET(c, allowed) && take_cpu_lock(dir, c))
             return c;
-    }
-    return lowest;
+    return nth_allowed(allowed, (int)(getpid() % count));
 }
 
 void vmm_host_pin_guest_thread(struct vmm_host *h)

@@ -917,6 +917,7 @@ static bool run_one(struct proxy_process *p)
             proxy_signal_fault(p, &ev);
             break;
         case PROXY_TRAP_CPUID:
+        case PROXY_TRAP_RDPID:
             break;
         case PROXY_TRAP_TSC_GP: {
             /* At a rewritten site the exit was the UD2's #UD. */

@@ -39,6 +39,7 @@
 #include "vdso_abi.h"
 
 #include <capstone/capstone.h>
+#include <cpuid.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -57,7 +58,7 @@
 
 #define SITE_CACHE_MAGIC 0x7469737064697063ULL /* "cpidpsit" */
 /* Part of the cache name: bump it when the finder changes what it reports. */
-#define SITE_FINDER_VERSION "f4"
+#define SITE_FINDER_VERSION "f5"
 /* Larger files are not decoded (libjvm.so, among the largest, is 20 MB). */
 #define MAX_DECODED_FILE (512ULL << 20)
 #define MAX_FUNCTION_BYTES (16ULL << 20)
@@ -67,6 +68,10 @@ static const uint8_t insn_cpuid[2] = {0x0f, 0xa2};
 static const uint8_t insn_rdtsc[2] = {0x0f, 0x31};
 static const uint8_t insn_rdtscp[3] = {0x0f, 0x01, 0xf9};
 static const uint8_t insn_ud2[2] = {0x0f, 0x0b};
+/* RDPID r64: f3 0f c7 f8+r, and f3 41 0f c7 f8+r for r8-r15 (what
+ * assemblers emit; Capstone 4 names it RDSEED, ignoring the f3). */
+static const uint8_t insn_rdpid[3] = {0xf3, 0x0f, 0xc7};
+static const uint8_t insn_rdpid_rex[4] = {0xf3, 0x41, 0x0f, 0xc7};
 
 /* ---- the ELF image ------------------------------------------------------- */
 
@@ -261,7 +266,18 @@ static int site_kind(const cs_insn *in)
     if (in->id == X86_INS_RDTSCP && in->size == 3 &&
         !memcmp(in->bytes, insn_rdtscp, 3))
         return PROXY_SITE_RDTSCP;
+    if (in->id == X86_INS_RDSEED && in->bytes[in->size - 1] >= 0xf8 &&
+        ((in->size == 4 && !memcmp(in->bytes, insn_rdpid, 3)) ||
+         (in->size == 5 && !memcmp(in->bytes, insn_rdpid_rex, 4))))
+        return PROXY_SITE_RDPID;
     return -1;
+}
+
+/* Sites that always trap (no stub reads them in the guest, and no backend
+ * traps them itself): CPUID and RDPID. */
+static bool traps_always(uint8_t kind)
+{
+    return kind == PROXY_SITE_CPUID || kind == PROXY_SITE_RDPID;
 }
 
 /* Whether the bytes could hold one of the instructions at all: most
@@ -270,7 +286,9 @@ static bool may_hold_site(const uint8_t *code, size_t len)
 {
     return memmem(code, len, insn_cpuid, 2) ||
            memmem(code, len, insn_rdtsc, 2) ||
-           memmem(code, len, insn_rdtscp, 3);
+           memmem(code, len, insn_rdtscp, 3) ||
+           memmem(code, len, insn_rdpid, 3) ||
+           memmem(code, len, insn_rdpid_rex, 4);
 }
 
 /* ---- reads in the guest: the span a stub takes over ------------------------
@@ -357,7 +375,7 @@ static int add_inner(struct finder *f, uint64_t va, size_t site)
 static int find_span(struct finder *f, struct proxy_cpuid_site *s,
                      size_t idx, uint64_t func_end)
 {
-    if (s->kind == PROXY_SITE_CPUID)
+    if (traps_always(s->kind))
         return 0;
     uint64_t va = s->vaddr + s->len, off = s->file_off + s->len;
     size_t left = func_end - va, kept = f->nr_inner;
@@ -1029,10 +1047,16 @@ static bool site_intact(const struct proxy_process *p, struct func_hash *fh,
 
 static bool kind_rewritten(const struct proxy_process *p, uint8_t kind)
 {
-    return kind == PROXY_SITE_CPUID
-               ? p->cfg->cpuid_rewrite
-               : p->cfg->rdtsc_rewrite || p->cfg->rdtsc_inline;
+    switch (kind) {
+    case PROXY_SITE_CPUID:
+        return p->cfg->cpuid_rewrite || p->cfg->cpuid_topology;
+    case PROXY_SITE_RDPID:
+        return p->cfg->rdpid_rewrite;
+    default:
+        return p->cfg->rdtsc_rewrite || p->cfg->rdtsc_inline;
+    }
 }
+
 
 /* PR_TSC_SIGSEGV on the thread on the vCPU (misc.c). */
 static bool tsc_faults(const struct proxy_process *p)
@@ -1373,7 +1397,7 @@ static void patch_site(struct proxy_process *p, const struct vmm_vma *v,
         return;
     }
     /* Under a backend that traps RDTSC itself (ptrace), the rest stays. */
-    if (s->kind != PROXY_SITE_CPUID && !p->cfg->rdtsc_rewrite)
+    if (!traps_always(s->kind) && !p->cfg->rdtsc_rewrite)
         return;
     /* Remembered first: a UD2 hvrun could not answer would be a SIGILL.
      * Either poke writes a read-only backing (a refilled page, one that
@@ -1384,7 +1408,7 @@ static void patch_site(struct proxy_process *p, const struct vmm_vma *v,
                    : vmm_as_poke_text(p->as, site, insn_ud2, 2);
     if (rc < 0)
         return;
-    if (p->totals && s->kind == PROXY_SITE_CPUID)
+    if (p->totals && traps_always(s->kind))
         p->totals->cpuid_sites++;
     else if (p->totals)
         p->totals->tsc_sites++;
@@ -1421,7 +1445,8 @@ static void patch_vma(struct proxy_process *p, int host_fd,
 static void patch_range(struct proxy_process *p, int host_fd, gva_t gva,
                         uint64_t len, bool fresh)
 {
-    if (!(p->cfg->cpuid_rewrite || p->cfg->rdtsc_rewrite ||
+    if (!(p->cfg->cpuid_rewrite || p->cfg->cpuid_topology ||
+          p->cfg->rdpid_rewrite || p->cfg->rdtsc_rewrite ||
           p->cfg->rdtsc_inline) || len == 0)
         return;
     struct timespec t0, t1;
@@ -1475,11 +1500,22 @@ static void answer_tsc(struct proxy_process *p, struct vmm_regs *r,
         p->totals->tsc_traps++;
 }
 
+/*
+ * The model's leaf under --cpuid-rewrite; otherwise (cpuid_topology) the
+ * host's, as the instruction would have given it, with the APIC ids the
+ * model's: the guest's CPUID shows the host CPU either way, but never
+ * which of its cores this run landed on.
+ */
 static void answer_cpuid(struct proxy_process *p, struct vmm_regs *r)
 {
     uint32_t out[4];
-    vmm_host_cpuid_model(p->world->host, (uint32_t)r->rax, (uint32_t)r->rcx,
-                         out);
+    uint32_t leaf = (uint32_t)r->rax, sub = (uint32_t)r->rcx;
+    if (p->cfg->cpuid_rewrite) {
+        vmm_host_cpuid_model(p->world->host, leaf, sub, out);
+    } else {
+        __cpuid_count(leaf, sub, out[0], out[1], out[2], out[3]);
+        vmm_cpu_model_apic_ids(leaf, out);
+    }
     r->rax = out[0]; /* CPUID zero-extends into the 64-bit registers */
     r->rbx = out[1];
     r->rcx = out[2];
@@ -1527,6 +1563,23 @@ static enum proxy_trap_kind tsc_fault(struct proxy_process *p)
     return p->det->cfg.virtualize_time ? PROXY_TRAP_TSC : PROXY_TRAP_HOST_TSC;
 }
 
+/* RDPID: the destination register (ModRM.rm, REX.B in the 5-byte form)
+ * gets TSC_AUX as Linux sets it for the one vCPU: cpu 0, node 0. */
+static void answer_rdpid(struct proxy_process *p, struct vmm_regs *r,
+                         const struct patched_site *ps)
+{
+    uint8_t modrm;
+    if (!guest_bytes(p, r->rip + ps->len - 1, &modrm, 1))
+        modrm = 0xf8; /* cannot be: the bytes were just read */
+    uint64_t *gpr[16] = {&r->rax, &r->rcx, &r->rdx, &r->rbx,
+                         &r->rsp, &r->rbp, &r->rsi, &r->rdi,
+                         &r->r8,  &r->r9,  &r->r10, &r->r11,
+                         &r->r12, &r->r13, &r->r14, &r->r15};
+    *gpr[(modrm & 7) + (ps->len == 5 ? 8 : 0)] = 0;
+    if (p->totals)
+        p->totals->cpuid_traps++;
+}
+
 enum proxy_trap_kind proxy_cpuid_trap(struct proxy_process *p,
                                       const struct vmm_event *ev)
 {
@@ -1544,16 +1597,20 @@ enum proxy_trap_kind proxy_cpuid_trap(struct proxy_process *p,
               : maps_file_at(p, r->rip, ps->dev, ps->ino, ps->file_off)) ||
         !guest_bytes(p, r->rip, now, 2) || memcmp(now, insn_ud2, 2) != 0)
         return PROXY_TRAP_NONE;
-    if (ps->kind != PROXY_SITE_CPUID && tsc_faults(p))
+    if (!traps_always(ps->kind) && tsc_faults(p))
         return PROXY_TRAP_TSC_GP;
     if (ps->kind == PROXY_SITE_CPUID)
         answer_cpuid(p, r);
+    else if (ps->kind == PROXY_SITE_RDPID)
+        answer_rdpid(p, r, ps);
     else
         answer_tsc(p, r, ps->kind);
     r->rip += ps->len;
     vmm_vm_enter_user(p->vm);
     if (ps->kind == PROXY_SITE_CPUID)
         return PROXY_TRAP_CPUID;
+    if (ps->kind == PROXY_SITE_RDPID)
+        return PROXY_TRAP_RDPID;
     return ps->how == PATCH_STUB_TRAP ? PROXY_TRAP_TSC_FORCED : PROXY_TRAP_TSC;
 }
 

@@ -29,6 +29,10 @@ enum proxy_site_kind {
     PROXY_SITE_CPUID,  /* 0f a2: --cpuid-rewrite */
     PROXY_SITE_RDTSC,  /* 0f 31: with virtual time, by default */
     PROXY_SITE_RDTSCP, /* 0f 01 f9: likewise */
+    /* f3 [41] 0f c7 f8+r: RDPID, the host CPU's number (TSC_AUX); always
+     * rewritten (proxy_config.rdpid_rewrite), answered with the model's
+     * CPU number, 0 */
+    PROXY_SITE_RDPID,
 };
 
 /* One such instruction of an ELF file, decoded inside a function whose
@@ -39,7 +43,7 @@ struct proxy_cpuid_site {
     uint64_t func_off; /* file offset of its function's first byte */
     uint64_t hash;     /* FNV-1a of the file bytes [func_off, file_off+span) */
     uint8_t kind;      /* enum proxy_site_kind */
-    uint8_t len;       /* of the instruction: 2, or 3 (RDTSCP) */
+    uint8_t len;       /* of the instruction: 2, 3 (RDTSCP), 4 or 5 (RDPID) */
     /* RDTSC/RDTSCP: len plus the instructions after it that a stub can
      * run in its place (cpuid_patch.c, "Reads in the guest"), at least 5
      * bytes (a jmp rel32); len when there are none: the site traps. */
@@ -80,7 +84,9 @@ void proxy_cpuid_patch_protect(struct proxy_process *p, uint64_t gva,
 /* What a #UD (or, where the backend traps RDTSC, a #GP) was. */
 enum proxy_trap_kind {
     PROXY_TRAP_NONE,     /* not a site hvrun rewrote: a SIGILL as before */
-    PROXY_TRAP_CPUID,    /* answered from the model */
+    PROXY_TRAP_CPUID,    /* answered from the model (or the host's leaf
+                          * with the model's APIC ids: cpuid_topology) */
+    PROXY_TRAP_RDPID,    /* answered with the model's CPU number */
     PROXY_TRAP_TSC,      /* RDTSC/RDTSCP answered from the logical clock */
     PROXY_TRAP_TSC_FORCED, /* the same at a stub's fallback: the reads in
                             * the guest spent their count (the vDSO's

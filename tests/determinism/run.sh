@@ -14,7 +14,11 @@
 #             bytes are not zero, --seed changes them, --epoch sets the date,
 #             the default epoch is 2021-12-31T23:59:59Z, nproc is 1,
 #             --memory 256M is what sysinfo and /proc/meminfo say and
-#             the limit (ENOMEM, OOM kill);
+#             the limit (ENOMEM, OOM kill); what the guest reads of
+#             its CPU (CPUID's APIC ids, RDTSCP's TSC_AUX, RDPID,
+#             getcpu, /proc/self/stat) is the model's CPU 0 and the same
+#             bytes whichever host CPU the run is placed on (taskset -c 0
+#             and -c 1), on both backends;
 #   load/*    (first usable binary only) the python3 case stays byte-identical over
 #             5 runs while two CPU-burning processes load the host;
 #   verify/*  --verify exits 0 and says "deterministic" for a representative
@@ -104,6 +108,17 @@ if [ ! -x "$DET_BIN" ] || [ "$DET_SRC" -nt "$DET_BIN" ]; then
     DET_BIN=$WORK/det_sources
     if ! cc -O1 -g -o "$DET_BIN" "$DET_SRC" 2>"$OUT/det_sources.cc.err"; then
         DET_BUILD_ERR="cc failed: $(head -n 1 "$OUT/det_sources.cc.err")"
+    fi
+fi
+
+CPUNUM_SRC=$ROOT/tests/guest/cpu_number.c
+CPUNUM_BIN=$ROOT/build/guest/cpu_number
+CPUNUM_BUILD_ERR=""
+if [ ! -x "$CPUNUM_BIN" ] || [ "$CPUNUM_SRC" -nt "$CPUNUM_BIN" ]; then
+    CPUNUM_BIN=$WORK/cpu_number
+    if ! cc -O1 -g -I"$ROOT/tests/guest" -o "$CPUNUM_BIN" "$CPUNUM_SRC" \
+        2>"$OUT/cpu_number.cc.err"; then
+        CPUNUM_BUILD_ERR="cc failed: $(head -n 1 "$OUT/cpu_number.cc.err")"
     fi
 fi
 
@@ -198,7 +213,8 @@ hv() {
     fresh_cwd
     local st
     {
-        (cd "$CWD" && exec timeout -k 5 "$TIMEOUT" env -i "${GUEST_ENV[@]}" \
+        # shellcheck disable=SC2086 # HV_PREFIX: words (taskset -c N)
+        (cd "$CWD" && exec ${HV_PREFIX:-} timeout -k 5 "$TIMEOUT" env -i "${GUEST_ENV[@]}" \
             "$HV" run "$@" </dev/null >"$base.out" 2>"$base.err")
         st=$?
     } 2>/dev/null
@@ -517,6 +533,43 @@ plaus_out() {
     else
         fail "$name" "expected $want, got '$got'"
     fi
+}
+
+# plaus/cpu-number-any-host-cpu-BACKEND: tests/guest/cpu_number.c --values
+# under `taskset -c 0` and `taskset -c 1` (the pin, vmm/host.c, takes the
+# one CPU allowed): the same bytes, and the model's CPU 0 in them.
+cpu_number_cases() {
+    local be name b0 b1 s0 s1 p
+    for be in kvm ptrace; do
+        name=$L:plaus/cpu-number-any-host-cpu-$be
+        if [ -n "$CPUNUM_BUILD_ERR" ]; then
+            fail "$name" "tests/guest/cpu_number.c: $CPUNUM_BUILD_ERR"
+            continue
+        fi
+        if ! taskset -c 1 true 2>/dev/null; then
+            skip "$name" "this host has no CPU 1 to place a run on"
+            continue
+        fi
+        b0=$OUT/$ID.cpunum-$be-0
+        b1=$OUT/$ID.cpunum-$be-1
+        s0=$(HV_PREFIX="taskset -c 0" hv "$b0" --backend "$be" -- "$CPUNUM_BIN" --values)
+        s1=$(HV_PREFIX="taskset -c 1" hv "$b1" --backend "$be" -- "$CPUNUM_BIN" --values)
+        p=$(run_problem "$s0" "$b0")
+        [ -n "$p" ] && p="on CPU 0: $p"
+        if [ -z "$p" ]; then
+            p=$(run_problem "$s1" "$b1")
+            [ -n "$p" ] && p="on CPU 1: $p"
+        fi
+        if [ -n "$p" ]; then
+            fail "$name" "$p"
+        elif ! cmp -s "$b0.out" "$b1.out"; then
+            fail "$name" "CPU 0 and CPU 1 runs differ: $(short_diff "$b0.out" "$b1.out")"
+        elif grep -v '^sched_getaffinity' "$b0.out" | grep -Eq ': [1-9]|cpu [1-9]'; then
+            fail "$name" "not the model's CPU 0: $(grep -v '^sched_getaffinity' "$b0.out" | grep -E ': [1-9]|cpu [1-9]' | head -n 2 | tr '\n' ' ')"
+        else
+            pass "$name"
+        fi
+    done
 }
 
 plaus_cases() {
@@ -860,6 +913,7 @@ ALL_CASES="same/det_sources same/python3-after-native-python3 $(awk -F'|' '{gsub
 plaus/det_sources-check plaus/monotonic plaus/sleep-50ms plaus/random-nonzero
 plaus/cpu-counts-1 plaus/meminfo-matches-sysinfo plaus/cpuinfo-matches-cpuid
 plaus/cpuid-fixed-model plaus/cpuid-rewrite-fixed-model
+plaus/cpu-number-any-host-cpu-kvm plaus/cpu-number-any-host-cpu-ptrace
 plaus/realtime-near-epoch plaus/seed-differs plaus/epoch-2030
 plaus/epoch-at-seconds plaus/epoch-default-year plaus/nproc-1
 verify/date verify/od-urandom verify/python3 verify/python3-cpuid-rewrite verify/cpuid-spin-wait
@@ -893,6 +947,7 @@ for hvarg in "$@"; do
     same_python_after_native
     plaus_det_sources
     plaus_cases
+    cpu_number_cases
     # The load test (slow by nature) only for the first usable binary.
     if [ "$load_done" = 0 ]; then
         load_case

@@ -27,10 +27,19 @@
 #                     afterwards the file has one line more (each run
 #                     starts from the files as they were; the last run's
 #                     changes stay)
+#   repeat/jobs       --repeat 4 -j 2 (runs side by side, each on a CPU
+#                     of its own): stdout and stderr byte-identical to
+#                     -j 1's, for --chaos --seed 1 (runs that differ, named
+#                     in run order) and for a program that prints the CPU
+#                     it reads (CPUID's APIC id, sched_getcpu); and
+#                     --repeat 3 -j 3 of the file-appending program:
+#                     exit 0 or 120 (each may see the others' lines), a
+#                     line saying the runs changed files side by side
 #   report/json, report/junit  --report FILE: valid JSON / JUnit XML with
 #                     one entry per run and the differing ones marked
 #   pytest/verify     `hvrun run --verify -- python3 -m pytest`
 # Prints PASS/FAIL/SKIP per case and "N passed, N failed[, N skipped]".
+# HVRUN_RUNNER_ONLY=repeat runs only the --repeat/--report cases.
 set -u
 
 if [ $# -lt 1 ]; then
@@ -169,6 +178,33 @@ runner_cases() {
 
 hv() { (cd "$WORK" && timeout -k 5 "$TIMEOUT" "$HV" "$@"); }
 
+# repeat/jobs: -j J changes when the runs run, never what is reported.
+repeat_jobs_cases() {
+    local g=$ROOT/build/guest st1 st2 bad=""
+    for args in "--chaos --seed 1 -- $g/race_print --interleaving" \
+        "-- $g/cpu_number --values"; do
+        # shellcheck disable=SC2086 # args are words
+        hv run --repeat 4 $args > "$WORK/j1.out" 2> "$WORK/j1.err"
+        st1=$?
+        # shellcheck disable=SC2086
+        hv run --repeat 4 -j 2 $args > "$WORK/j2.out" 2> "$WORK/j2.err"
+        st2=$?
+        if { [ "$st1" != 0 ] && [ "$st1" != 120 ]; } || [ "$st1" != "$st2" ] || ! cmp -s "$WORK/j1.out" "$WORK/j2.out" ||
+            ! cmp -s "$WORK/j1.err" "$WORK/j2.err" || [ ! -s "$WORK/j1.err" ]; then
+            bad="${args%% -- *}: -j 1 exit $st1, -j 2 exit $st2; $(diff "$WORK/j1.err" "$WORK/j2.err" | head -c 300)"
+            break
+        fi
+    done
+    mkdir -p "$WORK/fj" && echo first > "$WORK/fj/log.txt"
+    (cd "$WORK/fj" && timeout -k 5 "$TIMEOUT" "$HV" run --repeat 3 -j 3 -- sh -c 'echo run >> log.txt; wc -l < log.txt' > out 2> err)
+    st1=$?
+    if [ -z "$bad" ] && { { [ "$st1" != 0 ] && [ "$st1" != 120 ]; } || [ ! -s "$WORK/fj/log.txt" ] ||
+        ! grep -q '^hvrun: repeat: runs 1-3 changed files while they ran side by side (-j 3)' "$WORK/fj/err"; }; then
+        bad="-j 3 appending: exit $st1, log.txt has $(wc -l < "$WORK/fj/log.txt") lines; $(head -c 300 "$WORK/fj/err")"
+    fi
+    if [ -z "$bad" ]; then pass "$L:repeat/jobs"; else fail "$L:repeat/jobs" "$bad"; fi
+}
+
 repeat_cases() {
     local st g=$ROOT/build/guest
     hv run --repeat 5 -- sh -c 'echo $$; od -An -N4 -tx1 /dev/urandom; date +%s.%N' > "$WORK/r.out" 2> "$WORK/r.err"
@@ -205,6 +241,7 @@ repeat_cases() {
     else
         fail "$L:repeat/files" "exit $st, printed '$(cat "$WORK/f/out")', log.txt has $(wc -l < "$WORK/f/log.txt") lines"
     fi
+    repeat_jobs_cases
     if "$PY" - "$WORK/d.json" << 'EOF'
 import json, sys
 r = json.load(open(sys.argv[1]))
@@ -253,6 +290,12 @@ for hvarg in "$@"; do
     esac
     if [ ! -e "$KVM_DEV" ]; then
         skip "$L:runners" "no $KVM_DEV on this host"
+        continue
+    fi
+    if [ "${HVRUN_RUNNER_ONLY:-}" = repeat ]; then
+        copy_samples
+        [ "$first" = 1 ] && repeat_cases
+        first=0
         continue
     fi
     copy_samples

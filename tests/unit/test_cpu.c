@@ -516,3 +516,25 @@ Test(cpuid, leaf2_descriptors_match_leaf4)
     }
     cr_assert_eq(found, 0xf, "every cache of leaf 4 is in leaf 2");
 }
+
+/* A host's CPUID leaf answered for a trap (ptrace without CPUID faulting):
+ * the APIC ids become the model's CPU 0, everything else stays. */
+Test(cpuid_model, apic_ids_of_host_leaves_become_cpu_0)
+{
+    uint32_t l1[4] = {0x000906ea, 0x05100800, 0x7ffafbff, 0xbfebfbff};
+    vmm_cpu_model_apic_ids(1, l1);
+    cr_assert_eq(l1[1], 0x00100800, "leaf 1 EBX[31:24] only");
+    cr_assert_eq(l1[0], 0x000906ea);
+    uint32_t lb[4] = {1, 2, 0x100, 5};
+    vmm_cpu_model_apic_ids(0xb, lb);
+    cr_assert(lb[0] == 1 && lb[1] == 2 && lb[2] == 0x100 && lb[3] == 0);
+    uint32_t l1f[4] = {1, 2, 0x201, 7};
+    vmm_cpu_model_apic_ids(0x1f, l1f);
+    cr_assert(l1f[2] == 0x201 && l1f[3] == 0);
+    uint32_t amd[4] = {0x13, 0x0109, 0x0302, 0};
+    vmm_cpu_model_apic_ids(0x8000001e, amd);
+    cr_assert(amd[0] == 0 && amd[1] == 0x0100 && amd[2] == 0x0300);
+    uint32_t other[4] = {1, 2, 3, 4};
+    vmm_cpu_model_apic_ids(4, other);
+    cr_assert(other[0] == 1 && other[1] == 2 && other[2] == 3 && other[3] == 4);
+}

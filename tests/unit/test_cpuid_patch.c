@@ -65,6 +65,21 @@ __asm__(".pushsection .text.cpuid_test, \"ax\", @progbits\n"
         ".cfi_endproc\n"
         "tsc_fn_end:\n"
         ".size tsc_fn, .-tsc_fn\n"
+        /* RDPID r64 (f3 0f c7 f8+r, f3 41 for r8-r15) is a site; RDSEED
+         * (the same without f3) is not */
+        ".globl rdpid_fn\n"
+        ".type rdpid_fn, @function\n"
+        "rdpid_fn:\n"
+        ".cfi_startproc\n"
+        "rdpid_fn_rax:\n"
+        "    rdpid %rax\n"
+        "rdpid_fn_r9:\n"
+        "    rdpid %r9\n"
+        "    rdseed %eax\n"
+        "    ret\n"
+        ".cfi_endproc\n"
+        "rdpid_fn_end:\n"
+        ".size rdpid_fn, .-rdpid_fn\n"
         ".globl cpuid_with_data\n"
         ".type cpuid_with_data, @function\n"
         "cpuid_with_data:\n"
@@ -133,6 +148,7 @@ extern const char tsc_indirect_fn[], tsc_indirect_fn_end[];
 extern const char cpuid_fn[], cpuid_fn_imm[], cpuid_fn_real[], cpuid_fn_end[];
 extern const char cpuid_no_unwind[], cpuid_no_unwind_end[];
 extern const char cpuid_with_data[], cpuid_with_data_end[];
+extern const char rdpid_fn[], rdpid_fn_rax[], rdpid_fn_r9[], rdpid_fn_end[];
 extern const char tsc_fn[], tsc_fn_imm[], tsc_fn_rdtsc[], tsc_fn_rdtscp[],
     tsc_fn_end[];
 
@@ -216,6 +232,23 @@ Test(cpuid_sites, rdtsc_and_rdtscp_found_immediate_ignored,
             cr_assert(sites[i].kind == PROXY_SITE_RDTSCP && sites[i].len == 3);
         if (a == (uintptr_t)cpuid_fn_real)
             cr_assert(sites[i].kind == PROXY_SITE_CPUID && sites[i].len == 2);
+    }
+    free(sites);
+}
+
+Test(cpuid_sites, rdpid_found_rdseed_ignored, .init = find_own_sites)
+{
+    uint64_t at = 0;
+    cr_assert_eq(sites_in(rdpid_fn, rdpid_fn_end, &at), 2,
+                 "rdpid %%rax and %%r9, not rdseed");
+    cr_assert_eq(at, (uintptr_t)rdpid_fn_rax);
+    for (size_t i = 0; i < nr_sites; i++) {
+        uint64_t a = sites[i].vaddr + bias;
+        if (a == (uintptr_t)rdpid_fn_rax)
+            cr_assert(sites[i].kind == PROXY_SITE_RDPID && sites[i].len == 4 &&
+                      sites[i].span == 4);
+        if (a == (uintptr_t)rdpid_fn_r9)
+            cr_assert(sites[i].kind == PROXY_SITE_RDPID && sites[i].len == 5);
     }
     free(sites);
 }
