@@ -603,7 +603,8 @@ int cli_run_once(const struct run_options *o, const char *path,
     }
     /* Set up: from here on hvrun only serves the guest (cli/confine.c). */
     if (o->fs_policy &&
-        apply_fs_policy(p, detlog_path, journal_dir, why, sizeof(why)) < 0) {
+        (apply_fs_policy(p, detlog_path, journal_dir, why, sizeof(why)) < 0 ||
+         vmm_host_fs_restricted(host, why, sizeof(why)) < 0)) {
         cli_error("%s", why);
         goto out;
     }

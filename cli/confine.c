@@ -269,10 +269,14 @@ int confine_fs_policy(const char *const writable[], size_t n,
         snprintf(why, len, "--fs-policy: hvrun already runs threads");
         return -1;
     }
-    uint64_t handled = landlock_handled(abi);
+    /* EXECUTE is left to the kernel's own rules: hvrun's seccomp filter
+     * refuses execve, and the ptrace backend's spawner, forked inside this
+     * domain (vmm_host_fs_restricted), must exec its stub from a memfd,
+     * which no Landlock rule can name. */
+    uint64_t handled = landlock_handled(abi) & ~LANDLOCK_ACCESS_FS_EXECUTE;
     uint64_t read_only = LANDLOCK_ACCESS_FS_READ_FILE |
                          LANDLOCK_ACCESS_FS_READ_DIR;
-    uint64_t all_but_exec = handled & ~LANDLOCK_ACCESS_FS_EXECUTE;
+    uint64_t writable_access = handled;
     struct landlock_ruleset_attr attr = {.handled_access_fs = handled};
     int rs = (int)syscall(SYS_landlock_create_ruleset, &attr, sizeof(attr), 0);
     if (rs < 0) {
@@ -286,7 +290,7 @@ int confine_fs_policy(const char *const writable[], size_t n,
         rc = -1;
     for (size_t i = 0; rc == 0 && i <= n; i++) {
         const char *dir = i < n ? writable[i] : "/dev";
-        if (dir && dir[0] && landlock_allow(rs, dir, all_but_exec) < 0) {
+        if (dir && dir[0] && landlock_allow(rs, dir, writable_access) < 0) {
             failed = dir;
             rc = -1;
         }

@@ -57,6 +57,13 @@ const int *vmm_host_run_syscalls(const struct vmm_host *host, size_t *n)
                                         : NULL;
 }
 
+int vmm_host_fs_restricted(struct vmm_host *host, char *why, size_t why_len)
+{
+    return host->ops->host_fs_restricted
+               ? host->ops->host_fs_restricted(host, why, why_len)
+               : 0;
+}
+
 void vmm_host_confined(struct vmm_host *host)
 {
     if (host->ops->host_confined)

@@ -93,6 +93,12 @@ const char *vmm_host_backend_name(const struct vmm_host *host);
  * run needs (hvrun's seccomp list, cli/confine.c allows them): numbers,
  * *n of them. */
 const int *vmm_host_run_syscalls(const struct vmm_host *host, size_t *n);
+/* hvrun has just restricted its own file access (--fs-policy's Landlock)
+ * and is still single-threaded with fork allowed: a backend whose helper
+ * processes must share that domain starts them again now (Landlock lets
+ * a restricted tracer trace only processes of its own domain or below).
+ * 0 or -errno, with why filled in. */
+int vmm_host_fs_restricted(struct vmm_host *host, char *why, size_t why_len);
 /* hvrun has confined itself (or was told not to): from here the backend
  * may start helper threads (a thread started before would escape
  * --fs-policy's Landlock, which wants hvrun single-threaded). */

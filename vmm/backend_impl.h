@@ -20,6 +20,8 @@ struct vmm_backend_ops {
     void (*host_set_vm_pool)(struct vmm_host *host, unsigned nr_ready);
     const int *(*host_run_syscalls)(size_t *n); /* NULL: none */
     void (*host_confined)(struct vmm_host *host); /* NULL: nothing to do */
+    int (*host_fs_restricted)(struct vmm_host *host, char *why,
+                              size_t why_len); /* NULL: nothing to do */
     int (*vm_create)(struct vmm_host *host, struct vmm_vm **out, char *why,
                      size_t why_len);
     void (*vm_destroy)(struct vmm_vm *vm);

@@ -1072,6 +1072,7 @@ const struct vmm_backend_ops ptrace_backend_ops = {
     .host_set_vm_pool = ptrace_host_set_vm_pool,
     .host_run_syscalls = ptrace_host_run_syscalls,
     .host_confined = ptrace_host_confined,
+    .host_fs_restricted = ptrace_host_fs_restricted,
     .vm_create = pt_vm_create,
     .vm_destroy = pt_vm_destroy,
     .vm_share = pt_vm_share,

@@ -34,6 +34,9 @@ struct pt_host {
     struct vmm_host base;
     int stub_exec_fd; /* memfd holding the stub program */
     struct ptrace_spawner spawner; /* starts the stubs (ptrace_spawner.c) */
+    /* The spawner from before --fs-policy's Landlock: kept (not used)
+     * while the stubs it started live, for their PR_SET_PDEATHSIG. */
+    struct ptrace_spawner unrestricted_spawner;
     struct ptrace_stub_filter filter; /* loaded by every stub */
     struct ptrace_reaper reaper; /* ends killed stubs (ptrace_reaper.c) */
 };
@@ -57,6 +60,22 @@ void ptrace_host_confined(struct vmm_host *host)
     pthread_mutex_unlock(&h->reaper.lock);
 }
 
+/* Stubs started from outside hvrun's Landlock domain cannot be seized by
+ * hvrun once it is in one (EPERM), so later stubs come from a spawner
+ * forked now, inside the domain. */
+int ptrace_host_fs_restricted(struct vmm_host *host, char *why,
+                              size_t why_len)
+{
+    struct pt_host *h = pt_host_of(host);
+    struct ptrace_spawner fresh;
+    int rc = ptrace_spawner_start(&fresh, h->stub_exec_fd, why, why_len);
+    if (rc < 0)
+        return rc;
+    h->unrestricted_spawner = h->spawner;
+    h->spawner = fresh;
+    return 0;
+}
+
 struct ptrace_reaper *ptrace_host_reaper(struct vmm_host *host)
 {
     return &pt_host_of(host)->reaper;
@@ -67,6 +86,7 @@ void ptrace_host_close(struct vmm_host *host)
     struct pt_host *h = pt_host_of(host);
     ptrace_reaper_stop(&h->reaper);
     ptrace_spawner_stop(&h->spawner);
+    ptrace_spawner_stop(&h->unrestricted_spawner);
     if (h->stub_exec_fd >= 0)
         close(h->stub_exec_fd);
     ptrace_stub_filter_free(&h->filter);
@@ -167,6 +187,7 @@ int ptrace_host_open(struct vmm_host **out, char *why, size_t why_len)
         return -ENOMEM;
     h->base.ops = &ptrace_backend_ops;
     h->spawner.sock = h->spawner.pid = -1;
+    h->unrestricted_spawner.sock = h->unrestricted_spawner.pid = -1;
     ptrace_reaper_init(&h->reaper);
     struct vmm_host_info *info = &h->base.info;
     snprintf(info->hypervisor, sizeof(info->hypervisor), "none (ptrace)");

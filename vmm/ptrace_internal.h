@@ -19,6 +19,8 @@ void ptrace_host_close(struct vmm_host *host);
 void ptrace_host_set_vm_pool(struct vmm_host *host, unsigned nr_ready);
 const int *ptrace_host_run_syscalls(size_t *n);
 void ptrace_host_confined(struct vmm_host *host);
+int ptrace_host_fs_restricted(struct vmm_host *host, char *why,
+                              size_t why_len);
 
 /*
  * Spawns a stub process (stub/ptrace_stub.S) with memfd as its guest

@@ -27,7 +27,7 @@
 #   caps/no-device-nodes  (as root) mknod of a char device is refused
 #                         (CAP_MKNOD dropped), a FIFO still works
 #   help/no-seccomp       `hvrun run --help` lists --no-seccomp
-#   fs-policy/writes      --fs-policy: the working directory, the guest's
+#   fs-policy/writes(-ptrace)  --fs-policy (each backend): the working directory, the guest's
 #                         /tmp and /dev/null writable, the host readable, a
 #                         directory outside refused (EACCES), exit 0 and
 #                         no hvrun complaint (its private /tmp removed)
@@ -276,23 +276,32 @@ case_fs_policy() {
     rm -rf "$d" && mkdir -p "$d/cwd" "$d/outside" || return
     if (cd "$d/cwd" && "$HV" run --fs-policy -- /bin/true 2>&1) |
         grep -q "has no Landlock"; then
-        for c in writes verify default-off; do
+        for c in writes writes-ptrace verify default-off; do
             skip "$LABEL:fs-policy/$c" "this kernel has no Landlock"
         done
         return
     fi
-    out=$(cd "$d/cwd" && env -i "${ENV[@]}" "$HV" run --fs-policy -- /bin/sh -c \
-        'echo in > f && cat f && echo t > /tmp/t && cat /tmp/t &&
-         mkdir -p /tmp/a/b && echo > /dev/null && head -c 5 /etc/passwd && echo &&
-         { echo no > ../outside/g; echo "outside $?"; } 2>/dev/null' 2>"$d/err")
-    code=$?
-    local want=$'in\nt\nroot:\noutside 2'
-    if [ "$code" = 0 ] && [ "$out" = "$want" ] && [ ! -s "$d/err" ] &&
-        [ ! -e "$d/outside/g" ]; then
-        pass "$LABEL:fs-policy/writes"
-    else
-        fail "$LABEL:fs-policy/writes" "exit $code, out '$out', err $(head -c 200 "$d/err")"
-    fi
+    # Under ptrace every process after the first is a stub the spawner
+    # started inside hvrun's Landlock domain (else hvrun may not trace it).
+    local backend name
+    for backend in kvm ptrace; do
+        name=writes
+        [ "$backend" = ptrace ] && name=writes-ptrace
+        rm -f "$d/cwd/f"
+        out=$(cd "$d/cwd" && env -i "${ENV[@]}" "$HV" run --backend "$backend" \
+            --fs-policy -- /bin/sh -c \
+            'echo in > f && cat f && echo t > /tmp/t && cat /tmp/t &&
+             mkdir -p /tmp/a/b && echo > /dev/null && head -c 5 /etc/passwd && echo &&
+             { echo no > ../outside/g; echo "outside $?"; } 2>/dev/null' 2>"$d/err")
+        code=$?
+        local want=$'in\nt\nroot:\noutside 2'
+        if [ "$code" = 0 ] && [ "$out" = "$want" ] && [ ! -s "$d/err" ] &&
+            [ ! -e "$d/outside/g" ]; then
+            pass "$LABEL:fs-policy/$name"
+        else
+            fail "$LABEL:fs-policy/$name" "exit $code, out '$out', err $(head -c 200 "$d/err")"
+        fi
+    done
     echo old > "$d/cwd/f"
     out=$(cd "$d/cwd" && env -i "${ENV[@]}" "$HV" run --fs-policy --verify -- \
         /bin/sh -c 'cat f; echo new >> f; echo made > g' 2>&1)
@@ -316,7 +325,7 @@ ALL_CASES="seccomp/installed caps/dropped seccomp/off seccomp/denied
 seccomp/selftest-off seccomp/deny-execve seccomp/deny-mprotect-exec
 seccomp/deny-socket-packet seccomp/deny-sigaction-sigsys seccomp/deny-ptrace
 seccomp/deny-fork seccomp/deny-kill-other caps/root-file-access caps/no-device-nodes help/no-seccomp
-fs-policy/writes fs-policy/verify fs-policy/default-off"
+fs-policy/writes fs-policy/writes-ptrace fs-policy/verify fs-policy/default-off"
 
 for hvarg in "$@"; do
     LABEL=$hvarg
