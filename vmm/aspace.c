@@ -545,9 +545,10 @@ void vmm_as_release(struct vmm_aspace *as)
         shared_put(as->vmas[i].shared);
         shared_put(as->vmas[i].file);
     }
-    free(as->vmas);
-    as->vmas = NULL;
+    free(as->vma_buf);
+    as->vmas = as->vma_buf = NULL;
     as->nr_vmas = as->cap_vmas = 0;
+    as->free_hint.len = 0;
 }
 
 /* Index of the first VMA with end > gva (binary search). */
@@ -578,20 +579,130 @@ struct vmm_vma *vmm_as_find_vma(const struct vmm_aspace *as, gva_t gva)
     return NULL;
 }
 
-static int vma_insert_at(struct vmm_aspace *as, size_t i,
-                         const struct vmm_vma *v)
+/* ---- change log and free-space hint -------------------------------------- */
+
+static bool ranges_meet(gva_t alo, gva_t ahi, gva_t blo, gva_t bhi)
 {
-    as->generation++;
-    if (as->nr_vmas == as->cap_vmas) {
-        size_t cap = as->cap_vmas ? as->cap_vmas * 2 : 32;
-        void *p = realloc(as->vmas, cap * sizeof(*as->vmas));
-        if (!p)
-            return -ENOMEM;
-        as->vmas = p;
-        as->cap_vmas = cap;
+    return alo <= bhi && blo <= ahi;
+}
+
+/* Counts a change of the VMA list (generation) and logs where it was:
+ * widening the newest entry when nobody has read it yet and the ranges
+ * meet (mmap's unmap-then-insert is one range), else a new entry, the two
+ * oldest made one when the log is full. An empty range changes nothing a
+ * mirror shows (a split, flags only hvrun reads). */
+static void vma_changed(struct vmm_aspace *as, gva_t lo, gva_t hi)
+{
+    uint64_t gen = ++as->generation;
+    if (lo >= hi)
+        return;
+    if (as->nr_dirty > 0) {
+        struct vmm_dirty_range *last = &as->dirty[as->nr_dirty - 1];
+        if (last->gen > as->dirty_sealed &&
+            ranges_meet(last->lo, last->hi, lo, hi)) {
+            last->lo = lo < last->lo ? lo : last->lo;
+            last->hi = hi > last->hi ? hi : last->hi;
+            last->gen = gen;
+            return;
+        }
     }
-    memmove(&as->vmas[i + 1], &as->vmas[i],
-            (as->nr_vmas - i) * sizeof(*as->vmas));
+    if (as->nr_dirty == VMM_DIRTY_LOG) {
+        struct vmm_dirty_range *a = &as->dirty[0], *b = &as->dirty[1];
+        b->lo = a->lo < b->lo ? a->lo : b->lo; /* b->gen is the newer */
+        b->hi = a->hi > b->hi ? a->hi : b->hi;
+        memmove(a, b, (VMM_DIRTY_LOG - 1) * sizeof(*a));
+        as->nr_dirty--;
+    }
+    as->dirty[as->nr_dirty++] = (struct vmm_dirty_range){gen, lo, hi};
+}
+
+static int dirty_by_lo(const void *a, const void *b)
+{
+    const struct vmm_dirty_range *x = a, *y = b;
+    return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+size_t vmm_as_changes_since(struct vmm_aspace *as, uint64_t gen,
+                            struct vmm_dirty_range *out)
+{
+    size_t n = 0;
+    for (size_t k = 0; k < as->nr_dirty; k++)
+        if (as->dirty[k].gen > gen)
+            out[n++] = as->dirty[k];
+    as->dirty_sealed = as->generation;
+    qsort(out, n, sizeof(*out), dirty_by_lo);
+    size_t merged = 0;
+    for (size_t k = 0; k < n; k++) {
+        if (merged > 0 && ranges_meet(out[merged - 1].lo, out[merged - 1].hi,
+                                      out[k].lo, out[k].hi)) {
+            if (out[k].hi > out[merged - 1].hi)
+                out[merged - 1].hi = out[k].hi;
+            continue;
+        }
+        out[merged++] = out[k];
+    }
+    return merged;
+}
+
+/*
+ * The free-space hint: for every length from free_hint.len up, a search
+ * from free_hint.below (vmm_as_find_free) meets only gaps that do not fit
+ * above free_hint.floor, the start of a VMA at or below `below`; it may
+ * start at floor's VMA, and finds what the whole walk finds. Inserting a
+ * VMA only shrinks gaps; a removal that can widen a gap above floor
+ * raises floor to the VMA above what was removed (next: its index now).
+ */
+static void free_hint_removed(struct vmm_aspace *as, gva_t start, gva_t end,
+                              size_t next)
+{
+    struct vmm_free_hint *h = &as->free_hint;
+    if (!h->len || start >= h->below || end <= h->floor)
+        return;
+    if (next < as->nr_vmas && as->vmas[next].start <= h->below)
+        h->floor = as->vmas[next].start;
+    else
+        h->len = 0;
+}
+
+/* ---- the VMA array -------------------------------------------------------- */
+
+/* Makes room for one more VMA on the side of index i that is shorter to
+ * move; false when out of memory. The entries are re-centred in a buffer
+ * twice the size when that side is full. */
+static bool vma_room(struct vmm_aspace *as, size_t i)
+{
+    size_t front = as->vma_buf ? (size_t)(as->vmas - as->vma_buf) : 0;
+    size_t back = as->cap_vmas - front - as->nr_vmas;
+    if (i < as->nr_vmas / 2 ? front > 0 : back > 0)
+        return true;
+    size_t cap = as->cap_vmas ? as->cap_vmas * 2 : 32;
+    struct vmm_vma *buf = malloc(cap * sizeof(*buf));
+    if (!buf)
+        return false;
+    struct vmm_vma *at = buf + (cap - as->nr_vmas) / 2;
+    if (as->nr_vmas)
+        memcpy(at, as->vmas, as->nr_vmas * sizeof(*at));
+    free(as->vma_buf);
+    as->vma_buf = buf;
+    as->vmas = at;
+    as->cap_vmas = cap;
+    return true;
+}
+
+/* Inserts v at index i, moving the shorter side; no change logged. */
+static int vma_insert_raw(struct vmm_aspace *as, size_t i,
+                          const struct vmm_vma *v)
+{
+    if (!vma_room(as, i))
+        return -ENOMEM;
+    size_t front = (size_t)(as->vmas - as->vma_buf);
+    if (i < as->nr_vmas / 2 && front > 0) {
+        memmove(as->vmas - 1, as->vmas, i * sizeof(*as->vmas));
+        as->vmas--;
+    } else {
+        memmove(&as->vmas[i + 1], &as->vmas[i],
+                (as->nr_vmas - i) * sizeof(*as->vmas));
+    }
     as->vmas[i] = *v;
     as->nr_vmas++;
     if (v->flags & VMM_VMA_ACCOUNT)
@@ -599,17 +710,43 @@ static int vma_insert_at(struct vmm_aspace *as, size_t i,
     return 0;
 }
 
+static int vma_insert_at(struct vmm_aspace *as, size_t i,
+                         const struct vmm_vma *v)
+{
+    int rc = vma_insert_raw(as, i, v);
+    if (rc == 0)
+        vma_changed(as, v->start, v->end);
+    return rc;
+}
+
+/* Removes VMA i, moving the shorter side; no change logged. */
+static void vma_remove_raw(struct vmm_aspace *as, size_t i)
+{
+    struct vmm_vma *v = &as->vmas[i];
+    gva_t start = v->start, end = v->end;
+    free(v->name);
+    shared_put(v->shared);
+    shared_put(v->file);
+    if (v->flags & VMM_VMA_ACCOUNT)
+        as->account_bytes -= end - start;
+    if (i < as->nr_vmas / 2) {
+        memmove(as->vmas + 1, as->vmas, i * sizeof(*as->vmas));
+        as->vmas++;
+    } else {
+        memmove(&as->vmas[i], &as->vmas[i + 1],
+                (as->nr_vmas - i - 1) * sizeof(*as->vmas));
+    }
+    as->nr_vmas--;
+    /* Index i now holds the VMA that followed; with the front moved, the
+     * ones before i moved up one and i still names the follower. */
+    free_hint_removed(as, start, end, i);
+}
+
 static void vma_remove_at(struct vmm_aspace *as, size_t i)
 {
-    as->generation++;
-    free(as->vmas[i].name);
-    shared_put(as->vmas[i].shared);
-    shared_put(as->vmas[i].file);
-    if (as->vmas[i].flags & VMM_VMA_ACCOUNT)
-        as->account_bytes -= as->vmas[i].end - as->vmas[i].start;
-    memmove(&as->vmas[i], &as->vmas[i + 1],
-            (as->nr_vmas - i - 1) * sizeof(*as->vmas));
-    as->nr_vmas--;
+    gva_t start = as->vmas[i].start, end = as->vmas[i].end;
+    vma_remove_raw(as, i);
+    vma_changed(as, start, end);
 }
 
 /* Splits the VMA that strictly contains gva into [start,gva) [gva,end). */
@@ -628,7 +765,8 @@ static int vma_split_at(struct vmm_aspace *as, gva_t gva)
         return -ENOMEM;
     shared_get(tail.shared);
     shared_get(tail.file);
-    int rc = vma_insert_at(as, i + 1, &tail);
+    /* The two halves map what the one did: nothing for a mirror. */
+    int rc = vma_insert_raw(as, i + 1, &tail);
     if (rc < 0) {
         free(tail.name);
         shared_put(tail.shared);
@@ -636,7 +774,7 @@ static int vma_split_at(struct vmm_aspace *as, gva_t gva)
         return rc;
     }
     as->vmas[i].end = gva;
-    as->generation++;
+    vma_changed(as, 0, 0);
     if (tail.flags & VMM_VMA_ACCOUNT)
         as->account_bytes -= tail.end - tail.start; /* counted twice */
     return 0;
@@ -840,7 +978,7 @@ int vmm_as_protect(struct vmm_aspace *as, gva_t gva, uint64_t len, int prot)
             as->account_bytes += v->end - v->start;
         }
         v->prot = prot;
-        as->generation++;
+        vma_changed(as, v->start, v->end);
         rc = pt_apply_vma(as, v);
         if (rc < 0)
             return rc;
@@ -882,14 +1020,12 @@ bool vmm_as_range_free(const struct vmm_aspace *as, gva_t gva, uint64_t len)
     return i >= as->nr_vmas || as->vmas[i].start >= gva + len;
 }
 
-int vmm_as_find_free(const struct vmm_aspace *as, uint64_t len, gva_t below,
-                     gva_t *out)
+/* The walk of vmm_as_find_free from VMA i down, top (at most below) the
+ * highest address a fit may end at; *at_vma is the index of the VMA just
+ * above the gap found (nr_vmas: none). */
+static int find_free_walk(const struct vmm_aspace *as, uint64_t len,
+                          size_t i, gva_t top, gva_t *out, size_t *at_vma)
 {
-    len = VMM_PAGE_ALIGN_UP(len);
-    if (len == 0 || len > below)
-        return -ENOMEM;
-    gva_t top = below;
-    size_t i = vma_index_after(as, below);
     /* Walk gaps from the top down, like Linux's top-down mmap layout. */
     for (;;) {
         gva_t gap_start = VMM_USER_MIN;
@@ -902,6 +1038,7 @@ int vmm_as_find_free(const struct vmm_aspace *as, uint64_t len, gva_t below,
                                                    : gap_start;
         if (top >= gap_start + len && top - len >= VMM_USER_MIN) {
             *out = top - len;
+            *at_vma = i;
             return 0;
         }
         if (i == 0)
@@ -909,6 +1046,38 @@ int vmm_as_find_free(const struct vmm_aspace *as, uint64_t len, gva_t below,
         i--;
         top = as->vmas[i].start;
     }
+}
+
+/*
+ * The highest fit below `below`, which the whole walk from `below` finds;
+ * the free-space hint (free_hint_removed) lets a search for at least the
+ * hint's length start at its floor, so mapping after mapping at the low
+ * end of the mmap area costs a binary search, not a walk of every VMA.
+ */
+int vmm_as_find_free(struct vmm_aspace *as, uint64_t len, gva_t below,
+                     gva_t *out)
+{
+    len = VMM_PAGE_ALIGN_UP(len);
+    if (len == 0 || len > below)
+        return -ENOMEM;
+    struct vmm_free_hint *h = &as->free_hint;
+    gva_t top = below;
+    if (h->len && h->below == below && len >= h->len)
+        top = h->floor;
+    size_t at_vma;
+    int rc = find_free_walk(as, len, vma_index_after(as, top), top, out,
+                            &at_vma);
+    if (rc < 0)
+        return rc;
+    /* Every gap above the found one fails for len, and (when the hint
+     * was used) the ones above its floor for a length not above len. */
+    if (at_vma < as->nr_vmas && as->vmas[at_vma].start <= below)
+        *h = (struct vmm_free_hint){.below = below,
+                                    .floor = as->vmas[at_vma].start,
+                                    .len = len};
+    else
+        h->len = 0;
+    return 0;
 }
 
 void vmm_as_set_file(struct vmm_aspace *as, gva_t gva, uint64_t len,
@@ -939,8 +1108,12 @@ int vmm_as_set_flags(struct vmm_aspace *as, gva_t gva, uint64_t len,
         return rc;
     for (size_t i = vma_index_after(as, gva);
          i < as->nr_vmas && as->vmas[i].start < end; i++) {
-        as->vmas[i].flags = (as->vmas[i].flags | set) & ~clear;
-        as->generation++;
+        struct vmm_vma *v = &as->vmas[i];
+        v->flags = (v->flags | set) & ~clear;
+        if ((set | clear) & VMM_VMA_LAZY) /* the stub maps lazy ones apart */
+            vma_changed(as, v->start, v->end);
+        else
+            vma_changed(as, 0, 0);
     }
     return 0;
 }
@@ -1075,7 +1248,7 @@ static int vma_update_eof(struct vmm_aspace *as, struct vmm_vma *v)
         return 0;
     v->eof_at = eof;
     gva_t after = vmm_vma_valid_end(v);
-    as->generation++;
+    vma_changed(as, v->start, v->end);
     if (after > before && !v->shared) {
         int rc = vmm_as_refill(as, before, after - before);
         if (rc < 0)
@@ -1132,7 +1305,9 @@ static void join_next(struct vmm_aspace *as, size_t i)
 {
     gva_t end = as->vmas[i + 1].end;
     uint64_t len = end - as->vmas[i + 1].start;
-    vma_remove_at(as, i + 1); /* uncharges it: VMA i takes the charge */
+    /* uncharges it: VMA i takes the charge; nothing a mirror shows
+     * changes (stretches_join: the backing continues) */
+    vma_remove_raw(as, i + 1);
     as->vmas[i].end = end;
     if (as->vmas[i].flags & VMM_VMA_ACCOUNT)
         as->account_bytes += len;
@@ -1162,7 +1337,7 @@ static int lazy_back(struct vmm_aspace *as, gva_t gva)
     size_t i = vma_index_after(as, lo);
     as->vmas[i].gpa = gpa;
     as->vmas[i].flags = (as->vmas[i].flags & ~VMM_VMA_LAZY) | VMM_VMA_FROM_LAZY;
-    as->generation++;
+    vma_changed(as, lo, hi);
     if ((rc = pt_apply_vma(as, &as->vmas[i])) < 0)
         return rc;
     if (i + 1 < as->nr_vmas && stretches_join(&as->vmas[i], &as->vmas[i + 1]))
@@ -1251,7 +1426,7 @@ int vmm_as_set_shared(struct vmm_aspace *as, gva_t gva, uint64_t len, int fd,
         shared_put(v->shared);
         v->shared = shared_get(s);
         v->shared_off = off + (v->start - gva);
-        as->generation++;
+        vma_changed(as, v->start, v->end);
         /* The guest writes land in the host object (page cache or memfd),
          * as with Linux. */
         rc = shared_map_vma(as, v);
@@ -1418,7 +1593,7 @@ int vmm_as_remap(struct vmm_aspace *as, gva_t old_gva, uint64_t old_len,
                 struct vmm_vma *x = vmm_as_find_vma(as, ext);
                 x->shared = shared_get(sh);
                 x->shared_off = sh_off;
-                as->generation++;
+                vma_changed(as, x->start, x->end);
                 if ((rc = shared_map_vma(as, x)) < 0)
                     vmm_as_unmap(as, ext, new_len - old_len);
             }
@@ -1533,6 +1708,7 @@ int vmm_as_clone(struct vmm_aspace *dst, const struct vmm_aspace *src)
         d->ino = v->ino;
         d->file = shared_get(v->file);
         d->eof_at = v->eof_at;
+        vma_changed(dst, d->start, d->end);
         if (d->eof_at && (rc = pt_apply_vma(dst, d)) < 0)
             return rc;
         if (v->flags & (VMM_VMA_WIPEONFORK | VMM_VMA_LAZY))
@@ -1541,7 +1717,7 @@ int vmm_as_clone(struct vmm_aspace *dst, const struct vmm_aspace *src)
             /* The child maps the same host object: shared, not copied. */
             d->shared = shared_get(v->shared);
             d->shared_off = v->shared_off;
-            dst->generation++;
+            vma_changed(dst, d->start, d->end);
             if ((rc = shared_map_vma(dst, d)) < 0)
                 return rc;
             continue;

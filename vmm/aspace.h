@@ -168,11 +168,21 @@ struct vmm_vma {
     gva_t eof_at;
 };
 
+/* The ranges vmm_aspace.dirty remembers (a mirror that falls further
+ * behind replays wider ones). */
+#define VMM_DIRTY_LOG 32
+
 struct vmm_aspace {
     struct vmm_physmem *pm;
     gpa_t pml4_gpa;
-    struct vmm_vma *vmas; /* sorted by start, non-overlapping */
+    /* Sorted by start, non-overlapping: nr_vmas of them from vmas, which
+     * points into vma_buf (cap_vmas entries) with room kept on both
+     * sides, so an insertion or removal moves the shorter side of the
+     * array (new mappings go at the low end of the mmap area, a few
+     * entries from the front). */
+    struct vmm_vma *vmas;
     size_t nr_vmas, cap_vmas;
+    struct vmm_vma *vma_buf;
     /* Bumped whenever a PTE loses permissions: every vCPU running on this
      * space (more than one when VMs share it, vmm_vm_create_sharing)
      * flushes its cached translations when the count differs from the
@@ -183,6 +193,25 @@ struct vmm_aspace {
      * given new protections or a shared object): a backend that mirrors
      * the list elsewhere (ptrace's stub) compares it with the one it saw. */
     uint64_t generation;
+    /* Where the changes counted by generation happened, newest last: a
+     * backend that mirrors the list replays only these ranges
+     * (vmm_as_changes_since). An entry's gen is that of its newest
+     * change; when the log is full its two oldest entries become one
+     * covering both, so it always covers every change since the space
+     * was made, in ranges that only grow when the log overflows. */
+    struct vmm_dirty_range {
+        uint64_t gen;
+        gva_t lo, hi;
+    } dirty[VMM_DIRTY_LOG];
+    size_t nr_dirty;
+    /* Entries up to this generation have been read: a later change
+     * starts an entry of its own rather than widening one of them. */
+    uint64_t dirty_sealed;
+    /* vmm_as_find_free's memory of its last search (see there). */
+    struct vmm_free_hint {
+        gva_t below, floor;
+        uint64_t len; /* 0: no hint */
+    } free_hint;
     /* mlockall(MCL_FUTURE): every VMA made from now on is VMM_VMA_LOCKED
      * (Linux's mm->def_flags; a fork's fresh address space starts
      * without it). */
@@ -265,9 +294,16 @@ int vmm_as_protect(struct vmm_aspace *as, gva_t gva, uint64_t len, int prot);
  * fixed target outside user space is -EINVAL. */
 int vmm_as_remap(struct vmm_aspace *as, gva_t old_gva, uint64_t old_len,
                  uint64_t new_len, bool may_move, bool fixed, gva_t *new_gva);
-/* Finds a free range of len bytes, top-down from below `below`. */
-int vmm_as_find_free(const struct vmm_aspace *as, uint64_t len, gva_t below,
+/* Finds a free range of len bytes, top-down from below `below`: the
+ * highest one, always (placement is deterministic). */
+int vmm_as_find_free(struct vmm_aspace *as, uint64_t len, gva_t below,
                      gva_t *out);
+/* The ranges where the VMA list changed after generation `gen` (at most
+ * VMM_DIRTY_LOG, copied to out, sorted by lo and merged where they
+ * overlap or touch); later changes are logged apart from them. A mirror
+ * that brings [lo, hi) of each in line with the list is in line. */
+size_t vmm_as_changes_since(struct vmm_aspace *as, uint64_t gen,
+                            struct vmm_dirty_range *out);
 bool vmm_as_range_free(const struct vmm_aspace *as, gva_t gva, uint64_t len);
 /* True when [gva, gva+len) is covered by VMAs without a hole. */
 bool vmm_as_range_mapped(const struct vmm_aspace *as, gva_t gva,
