@@ -866,11 +866,17 @@ static bool range_fully_mapped(const struct vmm_aspace *as, gva_t gva,
  * read-only while the guest may not write (hvrun writes only where the
  * guest may: the copy path checks PROT_WRITE) and turns writable again
  * when the guest regains the permission. Shared mappings keep the host
- * protection of their object and go there and back. Unmapping needs none
- * of this: vmm_phys_free replaces the backing, which fires the notifier.
+ * protection of their object and go there and back; so does a private
+ * backing that loses a permission while its host protection stays
+ * read-only (read-only to PROT_NONE, or losing exec): an mprotect to the
+ * same protection changes no host PTE and fires no notifier, and the
+ * shadow MMU kept the page readable (tests/guest/vma_churn). Unmapping
+ * needs none of this: vmm_phys_free replaces the backing, which fires the
+ * notifier. old_prot: the VMA's guest protection before the change.
  */
 static void host_protect_backing(const struct vmm_aspace *as,
-                                 const struct vmm_vma *v, bool zap)
+                                 const struct vmm_vma *v, bool zap,
+                                 int old_prot)
 {
     if (v->flags & VMM_VMA_LAZY)
         return; /* no backing, no PTE, nothing cached */
@@ -885,6 +891,8 @@ static void host_protect_backing(const struct vmm_aspace *as,
         }
         return;
     }
+    if (zap && !((old_prot | v->prot) & PROT_WRITE))
+        (void)mprotect(hva, len, PROT_NONE);
     (void)mprotect(hva, len, v->prot & PROT_WRITE ? PROT_READ | PROT_WRITE
                                                   : PROT_READ);
 }
@@ -973,6 +981,7 @@ int vmm_as_protect(struct vmm_aspace *as, gva_t gva, uint64_t len, int prot)
          * regaining write needs a writable host backing. */
         bool loses = (v->prot & ~prot) != 0;
         bool host_change = loses || ((prot & ~v->prot) & PROT_WRITE);
+        int old_prot = v->prot;
         if (charged_by_protect(v, prot)) {
             v->flags |= VMM_VMA_ACCOUNT;
             as->account_bytes += v->end - v->start;
@@ -983,7 +992,7 @@ int vmm_as_protect(struct vmm_aspace *as, gva_t gva, uint64_t len, int prot)
         if (rc < 0)
             return rc;
         if (host_change)
-            host_protect_backing(as, v, loses);
+            host_protect_backing(as, v, loses, old_prot);
         if (loses)
             as->tlb_flushes_asked++;
     }
