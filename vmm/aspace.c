@@ -531,7 +531,7 @@ int vmm_as_init(struct vmm_aspace *as, struct vmm_physmem *pm)
 void vmm_as_destroy(struct vmm_aspace *as)
 {
     for (size_t i = 0; i < as->nr_vmas; i++) {
-        struct vmm_vma *v = &as->vmas[i];
+        struct vmm_vma *v = as->vmas[i];
         if (!(v->flags & VMM_VMA_LAZY))
             vmm_phys_free(as->pm, v->gpa, (v->end - v->start) / VMM_PAGE_SIZE);
     }
@@ -541,9 +541,10 @@ void vmm_as_destroy(struct vmm_aspace *as)
 void vmm_as_release(struct vmm_aspace *as)
 {
     for (size_t i = 0; i < as->nr_vmas; i++) {
-        free(as->vmas[i].name);
-        shared_put(as->vmas[i].shared);
-        shared_put(as->vmas[i].file);
+        free(as->vmas[i]->name);
+        shared_put(as->vmas[i]->shared);
+        shared_put(as->vmas[i]->file);
+        free(as->vmas[i]);
     }
     free(as->vma_buf);
     as->vmas = as->vma_buf = NULL;
@@ -557,7 +558,7 @@ static size_t vma_index_after(const struct vmm_aspace *as, gva_t gva)
     size_t lo = 0, hi = as->nr_vmas;
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
-        if (as->vmas[mid].end <= gva)
+        if (as->vmas[mid]->end <= gva)
             lo = mid + 1;
         else
             hi = mid;
@@ -568,14 +569,14 @@ static size_t vma_index_after(const struct vmm_aspace *as, gva_t gva)
 struct vmm_vma *vmm_as_next_vma(const struct vmm_aspace *as, gva_t gva)
 {
     size_t i = vma_index_after(as, gva);
-    return i < as->nr_vmas ? &as->vmas[i] : NULL;
+    return i < as->nr_vmas ? as->vmas[i] : NULL;
 }
 
 struct vmm_vma *vmm_as_find_vma(const struct vmm_aspace *as, gva_t gva)
 {
     size_t i = vma_index_after(as, gva);
-    if (i < as->nr_vmas && as->vmas[i].start <= gva)
-        return &as->vmas[i];
+    if (i < as->nr_vmas && as->vmas[i]->start <= gva)
+        return as->vmas[i];
     return NULL;
 }
 
@@ -658,8 +659,8 @@ static void free_hint_removed(struct vmm_aspace *as, gva_t start, gva_t end,
     struct vmm_free_hint *h = &as->free_hint;
     if (!h->len || start >= h->below || end <= h->floor)
         return;
-    if (next < as->nr_vmas && as->vmas[next].start <= h->below)
-        h->floor = as->vmas[next].start;
+    if (next < as->nr_vmas && as->vmas[next]->start <= h->below)
+        h->floor = as->vmas[next]->start;
     else
         h->len = 0;
 }
@@ -676,10 +677,10 @@ static bool vma_room(struct vmm_aspace *as, size_t i)
     if (i < as->nr_vmas / 2 ? front > 0 : back > 0)
         return true;
     size_t cap = as->cap_vmas ? as->cap_vmas * 2 : 32;
-    struct vmm_vma *buf = malloc(cap * sizeof(*buf));
+    struct vmm_vma **buf = malloc(cap * sizeof(*buf));
     if (!buf)
         return false;
-    struct vmm_vma *at = buf + (cap - as->nr_vmas) / 2;
+    struct vmm_vma **at = buf + (cap - as->nr_vmas) / 2;
     if (as->nr_vmas)
         memcpy(at, as->vmas, as->nr_vmas * sizeof(*at));
     free(as->vma_buf);
@@ -693,17 +694,21 @@ static bool vma_room(struct vmm_aspace *as, size_t i)
 static int vma_insert_raw(struct vmm_aspace *as, size_t i,
                           const struct vmm_vma *v)
 {
-    if (!vma_room(as, i))
+    struct vmm_vma *copy = malloc(sizeof(*copy));
+    if (!copy || !vma_room(as, i)) {
+        free(copy);
         return -ENOMEM;
+    }
+    *copy = *v;
     size_t front = (size_t)(as->vmas - as->vma_buf);
     if (i < as->nr_vmas / 2 && front > 0) {
         memmove(as->vmas - 1, as->vmas, i * sizeof(*as->vmas));
         as->vmas--;
     } else {
-        memmove(&as->vmas[i + 1], &as->vmas[i],
+        memmove(as->vmas + i + 1, as->vmas + i,
                 (as->nr_vmas - i) * sizeof(*as->vmas));
     }
-    as->vmas[i] = *v;
+    as->vmas[i] = copy;
     as->nr_vmas++;
     if (v->flags & VMM_VMA_ACCOUNT)
         as->account_bytes += v->end - v->start;
@@ -722,18 +727,19 @@ static int vma_insert_at(struct vmm_aspace *as, size_t i,
 /* Removes VMA i, moving the shorter side; no change logged. */
 static void vma_remove_raw(struct vmm_aspace *as, size_t i)
 {
-    struct vmm_vma *v = &as->vmas[i];
+    struct vmm_vma *v = as->vmas[i];
     gva_t start = v->start, end = v->end;
     free(v->name);
     shared_put(v->shared);
     shared_put(v->file);
     if (v->flags & VMM_VMA_ACCOUNT)
         as->account_bytes -= end - start;
+    free(v);
     if (i < as->nr_vmas / 2) {
         memmove(as->vmas + 1, as->vmas, i * sizeof(*as->vmas));
         as->vmas++;
     } else {
-        memmove(&as->vmas[i], &as->vmas[i + 1],
+        memmove(as->vmas + i, as->vmas + i + 1,
                 (as->nr_vmas - i - 1) * sizeof(*as->vmas));
     }
     as->nr_vmas--;
@@ -744,7 +750,7 @@ static void vma_remove_raw(struct vmm_aspace *as, size_t i)
 
 static void vma_remove_at(struct vmm_aspace *as, size_t i)
 {
-    gva_t start = as->vmas[i].start, end = as->vmas[i].end;
+    gva_t start = as->vmas[i]->start, end = as->vmas[i]->end;
     vma_remove_raw(as, i);
     vma_changed(as, start, end);
 }
@@ -753,9 +759,9 @@ static void vma_remove_at(struct vmm_aspace *as, size_t i)
 static int vma_split_at(struct vmm_aspace *as, gva_t gva)
 {
     size_t i = vma_index_after(as, gva);
-    if (i >= as->nr_vmas || as->vmas[i].start >= gva)
+    if (i >= as->nr_vmas || as->vmas[i]->start >= gva)
         return 0;
-    struct vmm_vma tail = as->vmas[i];
+    struct vmm_vma tail = *as->vmas[i];
     uint64_t delta = gva - tail.start;
     tail.start = gva;
     tail.gpa += delta;
@@ -773,7 +779,7 @@ static int vma_split_at(struct vmm_aspace *as, gva_t gva)
         shared_put(tail.file);
         return rc;
     }
-    as->vmas[i].end = gva;
+    as->vmas[i]->end = gva;
     vma_changed(as, 0, 0);
     if (tail.flags & VMM_VMA_ACCOUNT)
         as->account_bytes -= tail.end - tail.start; /* counted twice */
@@ -789,8 +795,8 @@ int vmm_as_unmap(struct vmm_aspace *as, gva_t gva, uint64_t len)
     if (rc < 0)
         return rc;
     size_t i = vma_index_after(as, gva);
-    while (i < as->nr_vmas && as->vmas[i].start < end) {
-        struct vmm_vma *v = &as->vmas[i];
+    while (i < as->nr_vmas && as->vmas[i]->start < end) {
+        struct vmm_vma *v = as->vmas[i];
         if (!(v->flags & VMM_VMA_LAZY)) {
             pt_clear(as, v->start, v->end);
             vmm_phys_free(as->pm, v->gpa,
@@ -849,9 +855,9 @@ static bool range_fully_mapped(const struct vmm_aspace *as, gva_t gva,
     size_t i = vma_index_after(as, gva);
     gva_t at = gva;
     for (; i < as->nr_vmas && at < end; i++) {
-        if (as->vmas[i].start > at)
+        if (as->vmas[i]->start > at)
             return false;
-        at = as->vmas[i].end;
+        at = as->vmas[i]->end;
     }
     return at >= end;
 }
@@ -913,8 +919,8 @@ static uint64_t overlap_bytes(const struct vmm_aspace *as, gva_t gva,
 {
     uint64_t n = 0;
     for (size_t i = vma_index_after(as, gva);
-         i < as->nr_vmas && as->vmas[i].start < end; i++) {
-        const struct vmm_vma *v = &as->vmas[i];
+         i < as->nr_vmas && as->vmas[i]->start < end; i++) {
+        const struct vmm_vma *v = as->vmas[i];
         if (!match(v, prot))
             continue;
         gva_t lo = v->start > gva ? v->start : gva;
@@ -975,8 +981,8 @@ int vmm_as_protect(struct vmm_aspace *as, gva_t gva, uint64_t len, int prot)
     if (rc < 0)
         return rc;
     for (size_t i = vma_index_after(as, gva);
-         i < as->nr_vmas && as->vmas[i].start < end; i++) {
-        struct vmm_vma *v = &as->vmas[i];
+         i < as->nr_vmas && as->vmas[i]->start < end; i++) {
+        struct vmm_vma *v = as->vmas[i];
         /* Losing a permission must reach the vCPU's cached translations;
          * regaining write needs a writable host backing. */
         bool loses = (v->prot & ~prot) != 0;
@@ -1013,9 +1019,9 @@ bool vmm_as_range_has_flags(const struct vmm_aspace *as, gva_t gva,
 {
     for (size_t i = vma_index_after(as, gva);
          i < as->nr_vmas &&
-         (as->vmas[i].start <= gva || as->vmas[i].start - gva < len);
+         (as->vmas[i]->start <= gva || as->vmas[i]->start - gva < len);
          i++)
-        if ((as->vmas[i].flags & flags) == flags)
+        if ((as->vmas[i]->flags & flags) == flags)
             return true;
     return false;
 }
@@ -1026,7 +1032,7 @@ bool vmm_as_range_free(const struct vmm_aspace *as, gva_t gva, uint64_t len)
         vmm_in_stub_range(gva, len))
         return false;
     size_t i = vma_index_after(as, gva);
-    return i >= as->nr_vmas || as->vmas[i].start >= gva + len;
+    return i >= as->nr_vmas || as->vmas[i]->start >= gva + len;
 }
 
 /* The walk of vmm_as_find_free from VMA i down, top (at most below) the
@@ -1039,9 +1045,9 @@ static int find_free_walk(const struct vmm_aspace *as, uint64_t len,
     for (;;) {
         gva_t gap_start = VMM_USER_MIN;
         if (i > 0)
-            gap_start = as->vmas[i - 1].end;
-        if (i < as->nr_vmas && as->vmas[i].start < top)
-            top = as->vmas[i].start;
+            gap_start = as->vmas[i - 1]->end;
+        if (i < as->nr_vmas && as->vmas[i]->start < top)
+            top = as->vmas[i]->start;
         if (top >= gap_start + len && vmm_in_stub_range(top - len, len))
             top = VMM_STUB_RANGE_START > gap_start ? VMM_STUB_RANGE_START
                                                    : gap_start;
@@ -1053,7 +1059,7 @@ static int find_free_walk(const struct vmm_aspace *as, uint64_t len,
         if (i == 0)
             return -ENOMEM;
         i--;
-        top = as->vmas[i].start;
+        top = as->vmas[i]->start;
     }
 }
 
@@ -1080,9 +1086,9 @@ int vmm_as_find_free(struct vmm_aspace *as, uint64_t len, gva_t below,
         return rc;
     /* Every gap above the found one fails for len, and (when the hint
      * was used) the ones above its floor for a length not above len. */
-    if (at_vma < as->nr_vmas && as->vmas[at_vma].start <= below)
+    if (at_vma < as->nr_vmas && as->vmas[at_vma]->start <= below)
         *h = (struct vmm_free_hint){.below = below,
-                                    .floor = as->vmas[at_vma].start,
+                                    .floor = as->vmas[at_vma]->start,
                                     .len = len};
     else
         h->len = 0;
@@ -1095,8 +1101,8 @@ void vmm_as_set_file(struct vmm_aspace *as, gva_t gva, uint64_t len,
 {
     gva_t end = gva + VMM_PAGE_ALIGN_UP(len);
     for (size_t i = vma_index_after(as, gva);
-         i < as->nr_vmas && as->vmas[i].start < end; i++) {
-        struct vmm_vma *v = &as->vmas[i];
+         i < as->nr_vmas && as->vmas[i]->start < end; i++) {
+        struct vmm_vma *v = as->vmas[i];
         v->flags |= VMM_VMA_FILE;
         v->file_off = off + (v->start - gva);
         v->dev = dev;
@@ -1116,8 +1122,8 @@ int vmm_as_set_flags(struct vmm_aspace *as, gva_t gva, uint64_t len,
     if (rc < 0)
         return rc;
     for (size_t i = vma_index_after(as, gva);
-         i < as->nr_vmas && as->vmas[i].start < end; i++) {
-        struct vmm_vma *v = &as->vmas[i];
+         i < as->nr_vmas && as->vmas[i]->start < end; i++) {
+        struct vmm_vma *v = as->vmas[i];
         v->flags = (v->flags | set) & ~clear;
         if ((set | clear) & VMM_VMA_LAZY) /* the stub maps lazy ones apart */
             vma_changed(as, v->start, v->end);
@@ -1134,8 +1140,8 @@ int vmm_as_keep_file(struct vmm_aspace *as, gva_t gva, uint64_t len, int fd)
         return -ENOMEM;
     gva_t end = gva + VMM_PAGE_ALIGN_UP(len);
     for (size_t i = vma_index_after(as, gva);
-         i < as->nr_vmas && as->vmas[i].start < end; i++) {
-        struct vmm_vma *v = &as->vmas[i];
+         i < as->nr_vmas && as->vmas[i]->start < end; i++) {
+        struct vmm_vma *v = as->vmas[i];
         shared_put(v->file);
         v->file = shared_get(f);
     }
@@ -1273,8 +1279,8 @@ int vmm_as_update_eof(struct vmm_aspace *as, gva_t gva, uint64_t len)
 {
     gva_t end = gva + VMM_PAGE_ALIGN_UP(len);
     for (size_t i = vma_index_after(as, gva);
-         i < as->nr_vmas && as->vmas[i].start < end; i++) {
-        int rc = vma_update_eof(as, &as->vmas[i]);
+         i < as->nr_vmas && as->vmas[i]->start < end; i++) {
+        int rc = vma_update_eof(as, as->vmas[i]);
         if (rc < 0)
             return rc;
     }
@@ -1284,7 +1290,7 @@ int vmm_as_update_eof(struct vmm_aspace *as, gva_t gva, uint64_t len)
 void vmm_as_file_resized(struct vmm_aspace *as, uint64_t dev, uint64_t ino)
 {
     for (size_t i = 0; i < as->nr_vmas; i++) {
-        struct vmm_vma *v = &as->vmas[i];
+        struct vmm_vma *v = as->vmas[i];
         uint64_t off;
         if (vma_bounding_file(v, &off) < 0)
             continue;
@@ -1312,13 +1318,13 @@ static bool stretches_join(const struct vmm_vma *v, const struct vmm_vma *w)
 /* Makes VMA i + 1 part of VMA i (stretches_join holds). */
 static void join_next(struct vmm_aspace *as, size_t i)
 {
-    gva_t end = as->vmas[i + 1].end;
-    uint64_t len = end - as->vmas[i + 1].start;
+    gva_t end = as->vmas[i + 1]->end;
+    uint64_t len = end - as->vmas[i + 1]->start;
     /* uncharges it: VMA i takes the charge; nothing a mirror shows
      * changes (stretches_join: the backing continues) */
     vma_remove_raw(as, i + 1);
-    as->vmas[i].end = end;
-    if (as->vmas[i].flags & VMM_VMA_ACCOUNT)
+    as->vmas[i]->end = end;
+    if (as->vmas[i]->flags & VMM_VMA_ACCOUNT)
         as->account_bytes += len;
 }
 
@@ -1344,14 +1350,14 @@ static int lazy_back(struct vmm_aspace *as, gva_t gva)
         return rc;
     }
     size_t i = vma_index_after(as, lo);
-    as->vmas[i].gpa = gpa;
-    as->vmas[i].flags = (as->vmas[i].flags & ~VMM_VMA_LAZY) | VMM_VMA_FROM_LAZY;
+    as->vmas[i]->gpa = gpa;
+    as->vmas[i]->flags = (as->vmas[i]->flags & ~VMM_VMA_LAZY) | VMM_VMA_FROM_LAZY;
     vma_changed(as, lo, hi);
-    if ((rc = pt_apply_vma(as, &as->vmas[i])) < 0)
+    if ((rc = pt_apply_vma(as, as->vmas[i])) < 0)
         return rc;
-    if (i + 1 < as->nr_vmas && stretches_join(&as->vmas[i], &as->vmas[i + 1]))
+    if (i + 1 < as->nr_vmas && stretches_join(as->vmas[i], as->vmas[i + 1]))
         join_next(as, i);
-    if (i > 0 && stretches_join(&as->vmas[i - 1], &as->vmas[i]))
+    if (i > 0 && stretches_join(as->vmas[i - 1], as->vmas[i]))
         join_next(as, i - 1);
     return 1;
 }
@@ -1430,8 +1436,8 @@ int vmm_as_set_shared(struct vmm_aspace *as, gva_t gva, uint64_t len, int fd,
     }
     int rc = 0;
     for (size_t i = vma_index_after(as, gva);
-         i < as->nr_vmas && as->vmas[i].start < end && rc == 0; i++) {
-        struct vmm_vma *v = &as->vmas[i];
+         i < as->nr_vmas && as->vmas[i]->start < end && rc == 0; i++) {
+        struct vmm_vma *v = as->vmas[i];
         shared_put(v->shared);
         v->shared = shared_get(s);
         v->shared_off = off + (v->start - gva);
@@ -1482,9 +1488,9 @@ static void move_backing(struct vmm_aspace *as, size_t first, gva_t old_gva,
                          gpa_t new_gpa, uint64_t len)
 {
     gva_t old_end = old_gva + len;
-    for (size_t i = first; i < as->nr_vmas && as->vmas[i].start < old_end;
+    for (size_t i = first; i < as->nr_vmas && as->vmas[i]->start < old_end;
          i++) {
-        const struct vmm_vma *v = &as->vmas[i];
+        const struct vmm_vma *v = as->vmas[i];
         gva_t s = v->start > old_gva ? v->start : old_gva;
         gva_t e = v->end < old_end ? v->end : old_end;
         if (e <= s)
@@ -1700,7 +1706,7 @@ static void copy_resident(uint8_t *dst, uint8_t *src, uint64_t len)
 int vmm_as_clone(struct vmm_aspace *dst, const struct vmm_aspace *src)
 {
     for (size_t i = 0; i < src->nr_vmas; i++) {
-        const struct vmm_vma *v = &src->vmas[i];
+        const struct vmm_vma *v = src->vmas[i];
         uint64_t len = v->end - v->start;
         if (v->flags & VMM_VMA_DONTFORK)
             continue;

@@ -175,14 +175,16 @@ struct vmm_vma {
 struct vmm_aspace {
     struct vmm_physmem *pm;
     gpa_t pml4_gpa;
-    /* Sorted by start, non-overlapping: nr_vmas of them from vmas, which
+    /* Sorted by start, non-overlapping: nr_vmas pointers from vmas, which
      * points into vma_buf (cap_vmas entries) with room kept on both
-     * sides, so an insertion or removal moves the shorter side of the
-     * array (new mappings go at the low end of the mmap area, a few
-     * entries from the front). */
-    struct vmm_vma *vmas;
+     * sides, so an insertion or removal moves the shorter side of an
+     * array of pointers (new mappings go at the low end of the mmap area,
+     * a few entries from the front; a removal in the middle moves 8 bytes
+     * a VMA). Each VMA is allocated on its own: a pointer to one stays
+     * valid until it is removed. */
+    struct vmm_vma **vmas;
     size_t nr_vmas, cap_vmas;
-    struct vmm_vma *vma_buf;
+    struct vmm_vma **vma_buf;
     /* Bumped whenever a PTE loses permissions: every vCPU running on this
      * space (more than one when VMs share it, vmm_vm_create_sharing)
      * flushes its cached translations when the count differs from the

@@ -24,12 +24,12 @@ static int reference_find_free(uint64_t len, gva_t below, gva_t *out)
 {
     gva_t top = below;
     size_t i = 0;
-    while (i < as.nr_vmas && as.vmas[i].end <= below)
+    while (i < as.nr_vmas && as.vmas[i]->end <= below)
         i++;
     for (;;) {
-        gva_t gap_start = i > 0 ? as.vmas[i - 1].end : VMM_USER_MIN;
-        if (i < as.nr_vmas && as.vmas[i].start < top)
-            top = as.vmas[i].start;
+        gva_t gap_start = i > 0 ? as.vmas[i - 1]->end : VMM_USER_MIN;
+        if (i < as.nr_vmas && as.vmas[i]->start < top)
+            top = as.vmas[i]->start;
         if (top >= gap_start + len && vmm_in_stub_range(top - len, len))
             top = VMM_STUB_RANGE_START > gap_start ? VMM_STUB_RANGE_START
                                                    : gap_start;
@@ -40,7 +40,7 @@ static int reference_find_free(uint64_t len, gva_t below, gva_t *out)
         if (i == 0)
             return -ENOMEM;
         i--;
-        top = as.vmas[i].start;
+        top = as.vmas[i]->start;
     }
 }
 
@@ -84,7 +84,7 @@ static void check_mirror_and_order(void)
                   "page %zu: the mirror missed a change", p);
     }
     for (size_t i = 1; i < as.nr_vmas; i++)
-        cr_assert_leq(as.vmas[i - 1].end, as.vmas[i].start);
+        cr_assert_leq(as.vmas[i - 1]->end, as.vmas[i]->start);
 }
 
 static void random_change(unsigned *seed)
