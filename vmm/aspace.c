@@ -79,9 +79,14 @@ int vmm_phys_alloc(struct vmm_physmem *pm, uint64_t npages, gpa_t *gpa_out)
 
 static int free_list_insert(struct vmm_physmem *pm, gpa_t gpa, uint64_t npages)
 {
-    size_t i = 0;
-    while (i < pm->nr_free && pm->free_list[i].gpa < gpa)
-        i++;
+    size_t i = 0, hi = pm->nr_free; /* the first extent at or above gpa */
+    while (i < hi) {
+        size_t mid = i + (hi - i) / 2;
+        if (pm->free_list[mid].gpa < gpa)
+            i = mid + 1;
+        else
+            hi = mid;
+    }
     gpa_t end = gpa + npages * VMM_PAGE_SIZE;
     bool merge_prev = i > 0 && pm->free_list[i - 1].gpa +
                                    pm->free_list[i - 1].pages * VMM_PAGE_SIZE ==
