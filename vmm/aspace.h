@@ -20,6 +20,14 @@
  *    there SIGBUS, or a lazy stretch to back.
  *  - Guest memory is reached by hvrun only through the vmm_as_copy_* family,
  *    which checks ranges and protections and returns -EFAULT.
+ *  - Every change of what a VMA shows a mirror (its range, backing,
+ *    protection, lazy state, file end) goes through vma_changed with its
+ *    range: generation counts it and the dirty log keeps where it was,
+ *    so a mirror (the ptrace stub) that replays the logged ranges is in
+ *    line with the list. A split or join logs nothing (the same pages
+ *    map the same backing).
+ *  - vmm_as_find_free's hint never changes an answer: the walk it skips
+ *    has no fit for that length (see free_hint_removed).
  *  - One address space may be run by several VMs at once (clone with
  *    CLONE_VM and without CLONE_THREAD: vmm_vm_create_sharing in
  *    backend.h); nothing here knows which, so whatever a vCPU caches of
