@@ -79,9 +79,14 @@ int vmm_phys_alloc(struct vmm_physmem *pm, uint64_t npages, gpa_t *gpa_out)
 
 static int free_list_insert(struct vmm_physmem *pm, gpa_t gpa, uint64_t npages)
 {
-    size_t i = 0;
-    while (i < pm->nr_free && pm->free_list[i].gpa < gpa)
-        i++;
+    size_t i = 0, hi = pm->nr_free; /* the first extent at or above gpa */
+    while (i < hi) {
+        size_t mid = i + (hi - i) / 2;
+        if (pm->free_list[mid].gpa < gpa)
+            i = mid + 1;
+        else
+            hi = mid;
+    }
     gpa_t end = gpa + npages * VMM_PAGE_SIZE;
     bool merge_prev = i > 0 && pm->free_list[i - 1].gpa +
                                    pm->free_list[i - 1].pages * VMM_PAGE_SIZE ==
@@ -531,7 +536,7 @@ int vmm_as_init(struct vmm_aspace *as, struct vmm_physmem *pm)
 void vmm_as_destroy(struct vmm_aspace *as)
 {
     for (size_t i = 0; i < as->nr_vmas; i++) {
-        struct vmm_vma *v = &as->vmas[i];
+        struct vmm_vma *v = as->vmas[i];
         if (!(v->flags & VMM_VMA_LAZY))
             vmm_phys_free(as->pm, v->gpa, (v->end - v->start) / VMM_PAGE_SIZE);
     }
@@ -541,13 +546,15 @@ void vmm_as_destroy(struct vmm_aspace *as)
 void vmm_as_release(struct vmm_aspace *as)
 {
     for (size_t i = 0; i < as->nr_vmas; i++) {
-        free(as->vmas[i].name);
-        shared_put(as->vmas[i].shared);
-        shared_put(as->vmas[i].file);
+        free(as->vmas[i]->name);
+        shared_put(as->vmas[i]->shared);
+        shared_put(as->vmas[i]->file);
+        free(as->vmas[i]);
     }
-    free(as->vmas);
-    as->vmas = NULL;
+    free(as->vma_buf);
+    as->vmas = as->vma_buf = NULL;
     as->nr_vmas = as->cap_vmas = 0;
+    as->free_hint.len = 0;
 }
 
 /* Index of the first VMA with end > gva (binary search). */
@@ -556,7 +563,7 @@ static size_t vma_index_after(const struct vmm_aspace *as, gva_t gva)
     size_t lo = 0, hi = as->nr_vmas;
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
-        if (as->vmas[mid].end <= gva)
+        if (as->vmas[mid]->end <= gva)
             lo = mid + 1;
         else
             hi = mid;
@@ -567,58 +574,199 @@ static size_t vma_index_after(const struct vmm_aspace *as, gva_t gva)
 struct vmm_vma *vmm_as_next_vma(const struct vmm_aspace *as, gva_t gva)
 {
     size_t i = vma_index_after(as, gva);
-    return i < as->nr_vmas ? &as->vmas[i] : NULL;
+    return i < as->nr_vmas ? as->vmas[i] : NULL;
 }
 
 struct vmm_vma *vmm_as_find_vma(const struct vmm_aspace *as, gva_t gva)
 {
     size_t i = vma_index_after(as, gva);
-    if (i < as->nr_vmas && as->vmas[i].start <= gva)
-        return &as->vmas[i];
+    if (i < as->nr_vmas && as->vmas[i]->start <= gva)
+        return as->vmas[i];
     return NULL;
 }
 
-static int vma_insert_at(struct vmm_aspace *as, size_t i,
-                         const struct vmm_vma *v)
+/* ---- change log and free-space hint -------------------------------------- */
+
+static bool ranges_meet(gva_t alo, gva_t ahi, gva_t blo, gva_t bhi)
 {
-    as->generation++;
-    if (as->nr_vmas == as->cap_vmas) {
-        size_t cap = as->cap_vmas ? as->cap_vmas * 2 : 32;
-        void *p = realloc(as->vmas, cap * sizeof(*as->vmas));
-        if (!p)
-            return -ENOMEM;
-        as->vmas = p;
-        as->cap_vmas = cap;
+    return alo <= bhi && blo <= ahi;
+}
+
+/* Counts a change of the VMA list (generation) and logs where it was:
+ * widening the newest entry when nobody has read it yet and the ranges
+ * meet (mmap's unmap-then-insert is one range), else a new entry, the two
+ * oldest made one when the log is full. An empty range changes nothing a
+ * mirror shows (a split, flags only hvrun reads). */
+static void vma_changed(struct vmm_aspace *as, gva_t lo, gva_t hi)
+{
+    uint64_t gen = ++as->generation;
+    if (lo >= hi)
+        return;
+    if (as->nr_dirty > 0) {
+        struct vmm_dirty_range *last = &as->dirty[as->nr_dirty - 1];
+        if (last->gen > as->dirty_sealed &&
+            ranges_meet(last->lo, last->hi, lo, hi)) {
+            last->lo = lo < last->lo ? lo : last->lo;
+            last->hi = hi > last->hi ? hi : last->hi;
+            last->gen = gen;
+            return;
+        }
     }
-    memmove(&as->vmas[i + 1], &as->vmas[i],
-            (as->nr_vmas - i) * sizeof(*as->vmas));
-    as->vmas[i] = *v;
+    if (as->nr_dirty == VMM_DIRTY_LOG) {
+        struct vmm_dirty_range *a = &as->dirty[0], *b = &as->dirty[1];
+        b->lo = a->lo < b->lo ? a->lo : b->lo; /* b->gen is the newer */
+        b->hi = a->hi > b->hi ? a->hi : b->hi;
+        memmove(a, b, (VMM_DIRTY_LOG - 1) * sizeof(*a));
+        as->nr_dirty--;
+    }
+    as->dirty[as->nr_dirty++] = (struct vmm_dirty_range){gen, lo, hi};
+}
+
+static int dirty_by_lo(const void *a, const void *b)
+{
+    const struct vmm_dirty_range *x = a, *y = b;
+    return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+size_t vmm_as_changes_since(struct vmm_aspace *as, uint64_t gen,
+                            struct vmm_dirty_range *out)
+{
+    size_t n = 0;
+    for (size_t k = 0; k < as->nr_dirty; k++)
+        if (as->dirty[k].gen > gen)
+            out[n++] = as->dirty[k];
+    as->dirty_sealed = as->generation;
+    qsort(out, n, sizeof(*out), dirty_by_lo);
+    size_t merged = 0;
+    for (size_t k = 0; k < n; k++) {
+        if (merged > 0 && ranges_meet(out[merged - 1].lo, out[merged - 1].hi,
+                                      out[k].lo, out[k].hi)) {
+            if (out[k].hi > out[merged - 1].hi)
+                out[merged - 1].hi = out[k].hi;
+            continue;
+        }
+        out[merged++] = out[k];
+    }
+    return merged;
+}
+
+/*
+ * The free-space hint: for every length from free_hint.len up, a search
+ * from free_hint.below (vmm_as_find_free) meets only gaps that do not fit
+ * above free_hint.floor, the start of a VMA at or below `below`; it may
+ * start at floor's VMA, and finds what the whole walk finds. Inserting a
+ * VMA only shrinks gaps; a removal that can widen a gap above floor
+ * raises floor to the VMA above what was removed (next: its index now).
+ */
+static void free_hint_removed(struct vmm_aspace *as, gva_t start, gva_t end,
+                              size_t next)
+{
+    struct vmm_free_hint *h = &as->free_hint;
+    if (!h->len || start >= h->below || end <= h->floor)
+        return;
+    if (next < as->nr_vmas && as->vmas[next]->start <= h->below)
+        h->floor = as->vmas[next]->start;
+    else
+        h->len = 0;
+}
+
+/* ---- the VMA array -------------------------------------------------------- */
+
+/* Makes room for one more VMA on the side of index i that is shorter to
+ * move; false when out of memory. The entries are re-centred in a buffer
+ * twice the size when that side is full. */
+static bool vma_room(struct vmm_aspace *as, size_t i)
+{
+    size_t front = as->vma_buf ? (size_t)(as->vmas - as->vma_buf) : 0;
+    size_t back = as->cap_vmas - front - as->nr_vmas;
+    if (i < as->nr_vmas / 2 ? front > 0 : back > 0)
+        return true;
+    size_t cap = as->cap_vmas ? as->cap_vmas * 2 : 32;
+    struct vmm_vma **buf = malloc(cap * sizeof(*buf));
+    if (!buf)
+        return false;
+    struct vmm_vma **at = buf + (cap - as->nr_vmas) / 2;
+    if (as->nr_vmas)
+        memcpy(at, as->vmas, as->nr_vmas * sizeof(*at));
+    free(as->vma_buf);
+    as->vma_buf = buf;
+    as->vmas = at;
+    as->cap_vmas = cap;
+    return true;
+}
+
+/* Inserts v at index i, moving the shorter side; no change logged. */
+static int vma_insert_raw(struct vmm_aspace *as, size_t i,
+                          const struct vmm_vma *v)
+{
+    struct vmm_vma *copy = malloc(sizeof(*copy));
+    if (!copy || !vma_room(as, i)) {
+        free(copy);
+        return -ENOMEM;
+    }
+    *copy = *v;
+    size_t front = (size_t)(as->vmas - as->vma_buf);
+    if (i < as->nr_vmas / 2 && front > 0) {
+        memmove(as->vmas - 1, as->vmas, i * sizeof(*as->vmas));
+        as->vmas--;
+    } else {
+        memmove(as->vmas + i + 1, as->vmas + i,
+                (as->nr_vmas - i) * sizeof(*as->vmas));
+    }
+    as->vmas[i] = copy;
     as->nr_vmas++;
     if (v->flags & VMM_VMA_ACCOUNT)
         as->account_bytes += v->end - v->start;
     return 0;
 }
 
+static int vma_insert_at(struct vmm_aspace *as, size_t i,
+                         const struct vmm_vma *v)
+{
+    int rc = vma_insert_raw(as, i, v);
+    if (rc == 0)
+        vma_changed(as, v->start, v->end);
+    return rc;
+}
+
+/* Removes VMA i, moving the shorter side; no change logged. */
+static void vma_remove_raw(struct vmm_aspace *as, size_t i)
+{
+    struct vmm_vma *v = as->vmas[i];
+    gva_t start = v->start, end = v->end;
+    free(v->name);
+    shared_put(v->shared);
+    shared_put(v->file);
+    if (v->flags & VMM_VMA_ACCOUNT)
+        as->account_bytes -= end - start;
+    free(v);
+    if (i < as->nr_vmas / 2) {
+        memmove(as->vmas + 1, as->vmas, i * sizeof(*as->vmas));
+        as->vmas++;
+    } else {
+        memmove(as->vmas + i, as->vmas + i + 1,
+                (as->nr_vmas - i - 1) * sizeof(*as->vmas));
+    }
+    as->nr_vmas--;
+    /* Index i now holds the VMA that followed; with the front moved, the
+     * ones before i moved up one and i still names the follower. */
+    free_hint_removed(as, start, end, i);
+}
+
 static void vma_remove_at(struct vmm_aspace *as, size_t i)
 {
-    as->generation++;
-    free(as->vmas[i].name);
-    shared_put(as->vmas[i].shared);
-    shared_put(as->vmas[i].file);
-    if (as->vmas[i].flags & VMM_VMA_ACCOUNT)
-        as->account_bytes -= as->vmas[i].end - as->vmas[i].start;
-    memmove(&as->vmas[i], &as->vmas[i + 1],
-            (as->nr_vmas - i - 1) * sizeof(*as->vmas));
-    as->nr_vmas--;
+    gva_t start = as->vmas[i]->start, end = as->vmas[i]->end;
+    vma_remove_raw(as, i);
+    vma_changed(as, start, end);
 }
 
 /* Splits the VMA that strictly contains gva into [start,gva) [gva,end). */
 static int vma_split_at(struct vmm_aspace *as, gva_t gva)
 {
     size_t i = vma_index_after(as, gva);
-    if (i >= as->nr_vmas || as->vmas[i].start >= gva)
+    if (i >= as->nr_vmas || as->vmas[i]->start >= gva)
         return 0;
-    struct vmm_vma tail = as->vmas[i];
+    struct vmm_vma tail = *as->vmas[i];
     uint64_t delta = gva - tail.start;
     tail.start = gva;
     tail.gpa += delta;
@@ -628,15 +776,16 @@ static int vma_split_at(struct vmm_aspace *as, gva_t gva)
         return -ENOMEM;
     shared_get(tail.shared);
     shared_get(tail.file);
-    int rc = vma_insert_at(as, i + 1, &tail);
+    /* The two halves map what the one did: nothing for a mirror. */
+    int rc = vma_insert_raw(as, i + 1, &tail);
     if (rc < 0) {
         free(tail.name);
         shared_put(tail.shared);
         shared_put(tail.file);
         return rc;
     }
-    as->vmas[i].end = gva;
-    as->generation++;
+    as->vmas[i]->end = gva;
+    vma_changed(as, 0, 0);
     if (tail.flags & VMM_VMA_ACCOUNT)
         as->account_bytes -= tail.end - tail.start; /* counted twice */
     return 0;
@@ -651,8 +800,8 @@ int vmm_as_unmap(struct vmm_aspace *as, gva_t gva, uint64_t len)
     if (rc < 0)
         return rc;
     size_t i = vma_index_after(as, gva);
-    while (i < as->nr_vmas && as->vmas[i].start < end) {
-        struct vmm_vma *v = &as->vmas[i];
+    while (i < as->nr_vmas && as->vmas[i]->start < end) {
+        struct vmm_vma *v = as->vmas[i];
         if (!(v->flags & VMM_VMA_LAZY)) {
             pt_clear(as, v->start, v->end);
             vmm_phys_free(as->pm, v->gpa,
@@ -711,9 +860,9 @@ static bool range_fully_mapped(const struct vmm_aspace *as, gva_t gva,
     size_t i = vma_index_after(as, gva);
     gva_t at = gva;
     for (; i < as->nr_vmas && at < end; i++) {
-        if (as->vmas[i].start > at)
+        if (as->vmas[i]->start > at)
             return false;
-        at = as->vmas[i].end;
+        at = as->vmas[i]->end;
     }
     return at >= end;
 }
@@ -729,11 +878,17 @@ static bool range_fully_mapped(const struct vmm_aspace *as, gva_t gva,
  * where the guest may: it checks PROT_WRITE; hvrun's forced writes make
  * such a page writable for the copy: forced_write) and turns writable again
  * when the guest regains the permission. Shared mappings keep the host
- * protection of their object and go there and back. Unmapping needs none
- * of this: vmm_phys_free replaces the backing, which fires the notifier.
+ * protection of their object and go there and back; so does a private
+ * backing that loses a permission while its host protection stays
+ * read-only (read-only to PROT_NONE, or losing exec): an mprotect to the
+ * same protection changes no host PTE and fires no notifier, and the
+ * shadow MMU kept the page readable (tests/guest/vma_churn). Unmapping
+ * needs none of this: vmm_phys_free replaces the backing, which fires the
+ * notifier. old_prot: the VMA's guest protection before the change.
  */
 static void host_protect_backing(const struct vmm_aspace *as,
-                                 const struct vmm_vma *v, bool zap)
+                                 const struct vmm_vma *v, bool zap,
+                                 int old_prot)
 {
     if (v->flags & VMM_VMA_LAZY)
         return; /* no backing, no PTE, nothing cached */
@@ -748,6 +903,8 @@ static void host_protect_backing(const struct vmm_aspace *as,
         }
         return;
     }
+    if (zap && !((old_prot | v->prot) & PROT_WRITE))
+        (void)mprotect(hva, len, PROT_NONE);
     (void)mprotect(hva, len, v->prot & PROT_WRITE ? PROT_READ | PROT_WRITE
                                                   : PROT_READ);
 }
@@ -768,8 +925,8 @@ static uint64_t overlap_bytes(const struct vmm_aspace *as, gva_t gva,
 {
     uint64_t n = 0;
     for (size_t i = vma_index_after(as, gva);
-         i < as->nr_vmas && as->vmas[i].start < end; i++) {
-        const struct vmm_vma *v = &as->vmas[i];
+         i < as->nr_vmas && as->vmas[i]->start < end; i++) {
+        const struct vmm_vma *v = as->vmas[i];
         if (!match(v, prot))
             continue;
         gva_t lo = v->start > gva ? v->start : gva;
@@ -830,8 +987,8 @@ static bool write_over_read_only_host(const struct vmm_aspace *as, gva_t gva,
     if (!(prot & PROT_WRITE))
         return false;
     for (size_t i = vma_index_after(as, gva);
-         i < as->nr_vmas && as->vmas[i].start < end; i++) {
-        const struct vmm_vma *v = &as->vmas[i];
+         i < as->nr_vmas && as->vmas[i]->start < end; i++) {
+        const struct vmm_vma *v = as->vmas[i];
         if (v->shared && !(v->shared->host_prot & PROT_WRITE))
             return true;
     }
@@ -851,23 +1008,24 @@ int vmm_as_protect(struct vmm_aspace *as, gva_t gva, uint64_t len, int prot)
     if (rc < 0)
         return rc;
     for (size_t i = vma_index_after(as, gva);
-         i < as->nr_vmas && as->vmas[i].start < end; i++) {
-        struct vmm_vma *v = &as->vmas[i];
+         i < as->nr_vmas && as->vmas[i]->start < end; i++) {
+        struct vmm_vma *v = as->vmas[i];
         /* Losing a permission must reach the vCPU's cached translations;
          * regaining write needs a writable host backing. */
         bool loses = (v->prot & ~prot) != 0;
         bool host_change = loses || ((prot & ~v->prot) & PROT_WRITE);
+        int old_prot = v->prot;
         if (charged_by_protect(v, prot)) {
             v->flags |= VMM_VMA_ACCOUNT;
             as->account_bytes += v->end - v->start;
         }
         v->prot = prot;
-        as->generation++;
+        vma_changed(as, v->start, v->end);
         rc = pt_apply_vma(as, v);
         if (rc < 0)
             return rc;
         if (host_change)
-            host_protect_backing(as, v, loses);
+            host_protect_backing(as, v, loses, old_prot);
         if (loses)
             as->tlb_flushes_asked++;
     }
@@ -888,9 +1046,9 @@ bool vmm_as_range_has_flags(const struct vmm_aspace *as, gva_t gva,
 {
     for (size_t i = vma_index_after(as, gva);
          i < as->nr_vmas &&
-         (as->vmas[i].start <= gva || as->vmas[i].start - gva < len);
+         (as->vmas[i]->start <= gva || as->vmas[i]->start - gva < len);
          i++)
-        if ((as->vmas[i].flags & flags) == flags)
+        if ((as->vmas[i]->flags & flags) == flags)
             return true;
     return false;
 }
@@ -901,36 +1059,67 @@ bool vmm_as_range_free(const struct vmm_aspace *as, gva_t gva, uint64_t len)
         vmm_in_stub_range(gva, len))
         return false;
     size_t i = vma_index_after(as, gva);
-    return i >= as->nr_vmas || as->vmas[i].start >= gva + len;
+    return i >= as->nr_vmas || as->vmas[i]->start >= gva + len;
 }
 
-int vmm_as_find_free(const struct vmm_aspace *as, uint64_t len, gva_t below,
-                     gva_t *out)
+/* The walk of vmm_as_find_free from VMA i down, top (at most below) the
+ * highest address a fit may end at; *at_vma is the index of the VMA just
+ * above the gap found (nr_vmas: none). */
+static int find_free_walk(const struct vmm_aspace *as, uint64_t len,
+                          size_t i, gva_t top, gva_t *out, size_t *at_vma)
 {
-    len = VMM_PAGE_ALIGN_UP(len);
-    if (len == 0 || len > below)
-        return -ENOMEM;
-    gva_t top = below;
-    size_t i = vma_index_after(as, below);
     /* Walk gaps from the top down, like Linux's top-down mmap layout. */
     for (;;) {
         gva_t gap_start = VMM_USER_MIN;
         if (i > 0)
-            gap_start = as->vmas[i - 1].end;
-        if (i < as->nr_vmas && as->vmas[i].start < top)
-            top = as->vmas[i].start;
+            gap_start = as->vmas[i - 1]->end;
+        if (i < as->nr_vmas && as->vmas[i]->start < top)
+            top = as->vmas[i]->start;
         if (top >= gap_start + len && vmm_in_stub_range(top - len, len))
             top = VMM_STUB_RANGE_START > gap_start ? VMM_STUB_RANGE_START
                                                    : gap_start;
         if (top >= gap_start + len && top - len >= VMM_USER_MIN) {
             *out = top - len;
+            *at_vma = i;
             return 0;
         }
         if (i == 0)
             return -ENOMEM;
         i--;
-        top = as->vmas[i].start;
+        top = as->vmas[i]->start;
     }
+}
+
+/*
+ * The highest fit below `below`, which the whole walk from `below` finds;
+ * the free-space hint (free_hint_removed) lets a search for at least the
+ * hint's length start at its floor, so mapping after mapping at the low
+ * end of the mmap area costs a binary search, not a walk of every VMA.
+ */
+int vmm_as_find_free(struct vmm_aspace *as, uint64_t len, gva_t below,
+                     gva_t *out)
+{
+    len = VMM_PAGE_ALIGN_UP(len);
+    if (len == 0 || len > below)
+        return -ENOMEM;
+    struct vmm_free_hint *h = &as->free_hint;
+    gva_t top = below;
+    if (h->len && h->below == below && len >= h->len)
+        top = h->floor;
+    size_t at_vma;
+    int rc = find_free_walk(as, len, vma_index_after(as, top), top, out,
+                            &at_vma);
+    if (rc < 0)
+        return rc;
+    /* Every gap above the found one fails for len, and (when the hint
+     * was used) the ones above its floor for a length not above len. */
+    if (at_vma < as->nr_vmas && as->vmas[at_vma]->start <= below)
+        *h = (struct vmm_free_hint){.below = below,
+                                    .floor = as->vmas[at_vma]->start,
+                                    .len = len};
+    else
+        h->len = 0;
+    return 0;
 }
 
 void vmm_as_set_file(struct vmm_aspace *as, gva_t gva, uint64_t len,
@@ -939,8 +1128,8 @@ void vmm_as_set_file(struct vmm_aspace *as, gva_t gva, uint64_t len,
 {
     gva_t end = gva + VMM_PAGE_ALIGN_UP(len);
     for (size_t i = vma_index_after(as, gva);
-         i < as->nr_vmas && as->vmas[i].start < end; i++) {
-        struct vmm_vma *v = &as->vmas[i];
+         i < as->nr_vmas && as->vmas[i]->start < end; i++) {
+        struct vmm_vma *v = as->vmas[i];
         v->flags |= VMM_VMA_FILE;
         v->file_off = off + (v->start - gva);
         v->dev = dev;
@@ -960,9 +1149,13 @@ int vmm_as_set_flags(struct vmm_aspace *as, gva_t gva, uint64_t len,
     if (rc < 0)
         return rc;
     for (size_t i = vma_index_after(as, gva);
-         i < as->nr_vmas && as->vmas[i].start < end; i++) {
-        as->vmas[i].flags = (as->vmas[i].flags | set) & ~clear;
-        as->generation++;
+         i < as->nr_vmas && as->vmas[i]->start < end; i++) {
+        struct vmm_vma *v = as->vmas[i];
+        v->flags = (v->flags | set) & ~clear;
+        if ((set | clear) & VMM_VMA_LAZY) /* the stub maps lazy ones apart */
+            vma_changed(as, v->start, v->end);
+        else
+            vma_changed(as, 0, 0);
     }
     return 0;
 }
@@ -974,8 +1167,8 @@ int vmm_as_keep_file(struct vmm_aspace *as, gva_t gva, uint64_t len, int fd)
         return -ENOMEM;
     gva_t end = gva + VMM_PAGE_ALIGN_UP(len);
     for (size_t i = vma_index_after(as, gva);
-         i < as->nr_vmas && as->vmas[i].start < end; i++) {
-        struct vmm_vma *v = &as->vmas[i];
+         i < as->nr_vmas && as->vmas[i]->start < end; i++) {
+        struct vmm_vma *v = as->vmas[i];
         shared_put(v->file);
         v->file = shared_get(f);
     }
@@ -1097,7 +1290,7 @@ static int vma_update_eof(struct vmm_aspace *as, struct vmm_vma *v)
         return 0;
     v->eof_at = eof;
     gva_t after = vmm_vma_valid_end(v);
-    as->generation++;
+    vma_changed(as, v->start, v->end);
     if (after > before && !v->shared) {
         int rc = vmm_as_refill(as, before, after - before);
         if (rc < 0)
@@ -1113,8 +1306,8 @@ int vmm_as_update_eof(struct vmm_aspace *as, gva_t gva, uint64_t len)
 {
     gva_t end = gva + VMM_PAGE_ALIGN_UP(len);
     for (size_t i = vma_index_after(as, gva);
-         i < as->nr_vmas && as->vmas[i].start < end; i++) {
-        int rc = vma_update_eof(as, &as->vmas[i]);
+         i < as->nr_vmas && as->vmas[i]->start < end; i++) {
+        int rc = vma_update_eof(as, as->vmas[i]);
         if (rc < 0)
             return rc;
     }
@@ -1124,7 +1317,7 @@ int vmm_as_update_eof(struct vmm_aspace *as, gva_t gva, uint64_t len)
 void vmm_as_file_resized(struct vmm_aspace *as, uint64_t dev, uint64_t ino)
 {
     for (size_t i = 0; i < as->nr_vmas; i++) {
-        struct vmm_vma *v = &as->vmas[i];
+        struct vmm_vma *v = as->vmas[i];
         uint64_t off;
         if (vma_bounding_file(v, &off) < 0)
             continue;
@@ -1138,7 +1331,7 @@ int vmm_as_recheck_shared_eof(struct vmm_aspace *as)
 {
     int moved = 0;
     for (size_t i = 0; i < as->nr_vmas; i++) {
-        struct vmm_vma *v = &as->vmas[i];
+        struct vmm_vma *v = as->vmas[i];
         if (!v->shared || v->shared->anon)
             continue;
         gva_t before = vmm_vma_valid_end(v);
@@ -1168,11 +1361,13 @@ static bool stretches_join(const struct vmm_vma *v, const struct vmm_vma *w)
 /* Makes VMA i + 1 part of VMA i (stretches_join holds). */
 static void join_next(struct vmm_aspace *as, size_t i)
 {
-    gva_t end = as->vmas[i + 1].end;
-    uint64_t len = end - as->vmas[i + 1].start;
-    vma_remove_at(as, i + 1); /* uncharges it: VMA i takes the charge */
-    as->vmas[i].end = end;
-    if (as->vmas[i].flags & VMM_VMA_ACCOUNT)
+    gva_t end = as->vmas[i + 1]->end;
+    uint64_t len = end - as->vmas[i + 1]->start;
+    /* uncharges it: VMA i takes the charge; nothing a mirror shows
+     * changes (stretches_join: the backing continues) */
+    vma_remove_raw(as, i + 1);
+    as->vmas[i]->end = end;
+    if (as->vmas[i]->flags & VMM_VMA_ACCOUNT)
         as->account_bytes += len;
 }
 
@@ -1198,14 +1393,14 @@ static int lazy_back(struct vmm_aspace *as, gva_t gva)
         return rc;
     }
     size_t i = vma_index_after(as, lo);
-    as->vmas[i].gpa = gpa;
-    as->vmas[i].flags = (as->vmas[i].flags & ~VMM_VMA_LAZY) | VMM_VMA_FROM_LAZY;
-    as->generation++;
-    if ((rc = pt_apply_vma(as, &as->vmas[i])) < 0)
+    as->vmas[i]->gpa = gpa;
+    as->vmas[i]->flags = (as->vmas[i]->flags & ~VMM_VMA_LAZY) | VMM_VMA_FROM_LAZY;
+    vma_changed(as, lo, hi);
+    if ((rc = pt_apply_vma(as, as->vmas[i])) < 0)
         return rc;
-    if (i + 1 < as->nr_vmas && stretches_join(&as->vmas[i], &as->vmas[i + 1]))
+    if (i + 1 < as->nr_vmas && stretches_join(as->vmas[i], as->vmas[i + 1]))
         join_next(as, i);
-    if (i > 0 && stretches_join(&as->vmas[i - 1], &as->vmas[i]))
+    if (i > 0 && stretches_join(as->vmas[i - 1], as->vmas[i]))
         join_next(as, i - 1);
     return 1;
 }
@@ -1306,8 +1501,8 @@ int vmm_as_set_shared(struct vmm_aspace *as, gva_t gva, uint64_t len, int fd,
     }
     int rc = 0;
     for (size_t i = vma_index_after(as, gva);
-         i < as->nr_vmas && as->vmas[i].start < end && rc == 0; i++) {
-        struct vmm_vma *v = &as->vmas[i];
+         i < as->nr_vmas && as->vmas[i]->start < end && rc == 0; i++) {
+        struct vmm_vma *v = as->vmas[i];
         if ((v->prot & PROT_WRITE) && !(s->host_prot & PROT_WRITE)) {
             rc = -EACCES; /* write_over_read_only_host: never */
             break;
@@ -1315,7 +1510,7 @@ int vmm_as_set_shared(struct vmm_aspace *as, gva_t gva, uint64_t len, int fd,
         shared_put(v->shared);
         v->shared = shared_get(s);
         v->shared_off = off + (v->start - gva);
-        as->generation++;
+        vma_changed(as, v->start, v->end);
         /* The guest writes land in the host object (page cache or memfd),
          * as with Linux. */
         rc = shared_map_vma(as, v);
@@ -1362,9 +1557,9 @@ static void move_backing(struct vmm_aspace *as, size_t first, gva_t old_gva,
                          gpa_t new_gpa, uint64_t len)
 {
     gva_t old_end = old_gva + len;
-    for (size_t i = first; i < as->nr_vmas && as->vmas[i].start < old_end;
+    for (size_t i = first; i < as->nr_vmas && as->vmas[i]->start < old_end;
          i++) {
-        const struct vmm_vma *v = &as->vmas[i];
+        const struct vmm_vma *v = as->vmas[i];
         gva_t s = v->start > old_gva ? v->start : old_gva;
         gva_t e = v->end < old_end ? v->end : old_end;
         if (e <= s)
@@ -1482,7 +1677,7 @@ int vmm_as_remap(struct vmm_aspace *as, gva_t old_gva, uint64_t old_len,
                 struct vmm_vma *x = vmm_as_find_vma(as, ext);
                 x->shared = shared_get(sh);
                 x->shared_off = sh_off;
-                as->generation++;
+                vma_changed(as, x->start, x->end);
                 if ((rc = shared_map_vma(as, x)) < 0)
                     vmm_as_unmap(as, ext, new_len - old_len);
             }
@@ -1580,7 +1775,7 @@ static void copy_resident(uint8_t *dst, uint8_t *src, uint64_t len)
 int vmm_as_clone(struct vmm_aspace *dst, const struct vmm_aspace *src)
 {
     for (size_t i = 0; i < src->nr_vmas; i++) {
-        const struct vmm_vma *v = &src->vmas[i];
+        const struct vmm_vma *v = src->vmas[i];
         uint64_t len = v->end - v->start;
         if (v->flags & VMM_VMA_DONTFORK)
             continue;
@@ -1597,6 +1792,7 @@ int vmm_as_clone(struct vmm_aspace *dst, const struct vmm_aspace *src)
         d->ino = v->ino;
         d->file = shared_get(v->file);
         d->eof_at = v->eof_at;
+        vma_changed(dst, d->start, d->end);
         if (d->eof_at && (rc = pt_apply_vma(dst, d)) < 0)
             return rc;
         if (v->flags & (VMM_VMA_WIPEONFORK | VMM_VMA_LAZY))
@@ -1605,7 +1801,7 @@ int vmm_as_clone(struct vmm_aspace *dst, const struct vmm_aspace *src)
             /* The child maps the same host object: shared, not copied. */
             d->shared = shared_get(v->shared);
             d->shared_off = v->shared_off;
-            dst->generation++;
+            vma_changed(dst, d->start, d->end);
             if ((rc = shared_map_vma(dst, d)) < 0)
                 return rc;
             continue;

@@ -20,6 +20,14 @@
  *    there SIGBUS, or a lazy stretch to back.
  *  - Guest memory is reached by hvrun only through the vmm_as_copy_* family,
  *    which checks ranges and protections and returns -EFAULT.
+ *  - Every change of what a VMA shows a mirror (its range, backing,
+ *    protection, lazy state, file end) goes through vma_changed with its
+ *    range: generation counts it and the dirty log keeps where it was,
+ *    so a mirror (the ptrace stub) that replays the logged ranges is in
+ *    line with the list. A split or join logs nothing (the same pages
+ *    map the same backing).
+ *  - vmm_as_find_free's hint never changes an answer: the walk it skips
+ *    has no fit for that length (see free_hint_removed).
  *  - One address space may be run by several VMs at once (clone with
  *    CLONE_VM and without CLONE_THREAD: vmm_vm_create_sharing in
  *    backend.h); nothing here knows which, so whatever a vCPU caches of
@@ -171,11 +179,23 @@ struct vmm_vma {
     gva_t eof_at;
 };
 
+/* The ranges vmm_aspace.dirty remembers (a mirror that falls further
+ * behind replays wider ones). */
+#define VMM_DIRTY_LOG 32
+
 struct vmm_aspace {
     struct vmm_physmem *pm;
     gpa_t pml4_gpa;
-    struct vmm_vma *vmas; /* sorted by start, non-overlapping */
+    /* Sorted by start, non-overlapping: nr_vmas pointers from vmas, which
+     * points into vma_buf (cap_vmas entries) with room kept on both
+     * sides, so an insertion or removal moves the shorter side of an
+     * array of pointers (new mappings go at the low end of the mmap area,
+     * a few entries from the front; a removal in the middle moves 8 bytes
+     * a VMA). Each VMA is allocated on its own: a pointer to one stays
+     * valid until it is removed. */
+    struct vmm_vma **vmas;
     size_t nr_vmas, cap_vmas;
+    struct vmm_vma **vma_buf;
     /* Bumped whenever a PTE loses permissions: every vCPU running on this
      * space (more than one when VMs share it, vmm_vm_create_sharing)
      * flushes its cached translations when the count differs from the
@@ -186,6 +206,25 @@ struct vmm_aspace {
      * given new protections or a shared object): a backend that mirrors
      * the list elsewhere (ptrace's stub) compares it with the one it saw. */
     uint64_t generation;
+    /* Where the changes counted by generation happened, newest last: a
+     * backend that mirrors the list replays only these ranges
+     * (vmm_as_changes_since). An entry's gen is that of its newest
+     * change; when the log is full its two oldest entries become one
+     * covering both, so it always covers every change since the space
+     * was made, in ranges that only grow when the log overflows. */
+    struct vmm_dirty_range {
+        uint64_t gen;
+        gva_t lo, hi;
+    } dirty[VMM_DIRTY_LOG];
+    size_t nr_dirty;
+    /* Entries up to this generation have been read: a later change
+     * starts an entry of its own rather than widening one of them. */
+    uint64_t dirty_sealed;
+    /* vmm_as_find_free's memory of its last search (see there). */
+    struct vmm_free_hint {
+        gva_t below, floor;
+        uint64_t len; /* 0: no hint */
+    } free_hint;
     /* mlockall(MCL_FUTURE): every VMA made from now on is VMM_VMA_LOCKED
      * (Linux's mm->def_flags; a fork's fresh address space starts
      * without it). */
@@ -268,9 +307,16 @@ int vmm_as_protect(struct vmm_aspace *as, gva_t gva, uint64_t len, int prot);
  * fixed target outside user space is -EINVAL. */
 int vmm_as_remap(struct vmm_aspace *as, gva_t old_gva, uint64_t old_len,
                  uint64_t new_len, bool may_move, bool fixed, gva_t *new_gva);
-/* Finds a free range of len bytes, top-down from below `below`. */
-int vmm_as_find_free(const struct vmm_aspace *as, uint64_t len, gva_t below,
+/* Finds a free range of len bytes, top-down from below `below`: the
+ * highest one, always (placement is deterministic). */
+int vmm_as_find_free(struct vmm_aspace *as, uint64_t len, gva_t below,
                      gva_t *out);
+/* The ranges where the VMA list changed after generation `gen` (at most
+ * VMM_DIRTY_LOG, copied to out, sorted by lo and merged where they
+ * overlap or touch); later changes are logged apart from them. A mirror
+ * that brings [lo, hi) of each in line with the list is in line. */
+size_t vmm_as_changes_since(struct vmm_aspace *as, uint64_t gen,
+                            struct vmm_dirty_range *out);
 bool vmm_as_range_free(const struct vmm_aspace *as, gva_t gva, uint64_t len);
 /* True when [gva, gva+len) is covered by VMAs without a hole. */
 bool vmm_as_range_mapped(const struct vmm_aspace *as, gva_t gva,

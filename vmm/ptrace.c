@@ -11,7 +11,9 @@
  * protections, and a MAP_SHARED host file at its own offset. Before each
  * resume the stub's mappings are brought in line with the aspace's VMA list
  * (sync_mappings, skipped while the list's generation is unchanged) by
- * calls injected at the stub's `syscall; int3` gadget.
+ * calls injected at the stub's `syscall; int3` gadget, over only the
+ * address ranges the aspace logged as changed since this stub's last sync
+ * (vmm_as_changes_since).
  *
  * Shared memory (clone with CLONE_VM, no CLONE_THREAD: vmm_vm_create_sharing):
  * the child's stub is spawned with its own memfd as every stub is (its
@@ -77,15 +79,6 @@ _Static_assert(PT_CALLS_GPA + 0x1000 <= GK_KERNEL_AREA_END &&
 #define RFLAGS_FIXED 0x202ULL
 #define XSTATE_MAX_KERNEL 16384 /* the kernel's XSAVE image, AMX included */
 
-/* What the stub has mapped at one range, as last applied. */
-struct pt_mapping {
-    gva_t start, end;
-    int prot;
-    const struct vmm_shared *shared; /* NULL: the memfd */
-    uint64_t off;                    /* memfd or object offset of start */
-    gva_t valid_end; /* PROT_NONE from here: past the file's end */
-};
-
 struct pt_vm {
     struct vmm_vm base;
     pid_t pid;
@@ -99,10 +92,11 @@ struct pt_vm {
     uint8_t *phys_hva;
     struct user_regs_struct uregs; /* the stub's, as of its last stop */
     bool sig_pending_stop; /* stopped at a signal-delivery stop */
-    struct pt_mapping *maps;
-    size_t nr_maps, cap_maps;
+    /* The VMA list's generation the stub's mappings are in line with;
+     * maps_valid: the stub has been synced once. */
     uint64_t maps_generation;
     bool maps_valid;
+    struct vmm_dirty_range changes[VMM_DIRTY_LOG]; /* sync_mappings' */
     /* The guest is about to see a syscall's result (pt_vm_syscall_return);
      * a VMA the stub could not map on the way there makes that result the
      * host's errno (sync_mappings drops the VMA; 0: none dropped). */
@@ -199,28 +193,16 @@ static long inject(struct pt_vm *vm, long nr, uint64_t a0, uint64_t a1,
  * its first touch faults to hvrun, which backs the stretch (aspace.h). */
 #define PT_LAZY_OFF UINT64_MAX
 
-static uint64_t backing_off(const struct vmm_vma *v)
+/* The memfd (or shared object) offset of gva in v. */
+static uint64_t backing_off_at(const struct vmm_vma *v, gva_t gva)
 {
-    if (v->shared)
-        return v->shared_off;
-    return v->flags & VMM_VMA_LAZY ? PT_LAZY_OFF : v->gpa;
+    return (v->shared ? v->shared_off : v->gpa) + (gva - v->start);
 }
 
-/* The protection the stub gives v's pages. */
-static int stub_prot(const struct vmm_vma *v)
-{
-    return v->flags & VMM_VMA_LAZY ? PROT_NONE : v->prot;
-}
-
-static bool same_backing(const struct pt_mapping *m, const struct vmm_vma *v)
-{
-    return m->start == v->start && m->end == v->end &&
-           m->shared == v->shared && m->off == backing_off(v);
-}
-
-/* Maps a host object of hvrun's (a shared VMA's fd) in the stub: reopened
- * through /proc/<hvrun>/fd/N, mapped, closed. */
-static long map_shared_object(struct pt_vm *vm, const struct vmm_vma *v)
+/* Maps a host object of hvrun's (a shared VMA's fd) at [lo, hi) of v in
+ * the stub: reopened through /proc/<hvrun>/fd/N, mapped, closed. */
+static long map_shared_object(struct pt_vm *vm, const struct vmm_vma *v,
+                              gva_t lo, gva_t hi)
 {
     char *path = (char *)vm->phys_hva + PT_SCRATCH_GPA;
     snprintf(path, 64, "/proc/%d/fd/%d", (int)getpid(), v->shared->fd);
@@ -229,99 +211,59 @@ static long map_shared_object(struct pt_vm *vm, const struct vmm_vma *v)
                      (uint64_t)(mode | O_CLOEXEC), 0, 0, 0);
     if (fd < 0)
         return fd;
-    long rc = inject(vm, SYS_mmap, v->start, v->end - v->start,
-                     (uint64_t)v->prot, MAP_SHARED | MAP_FIXED, (uint64_t)fd,
-                     v->shared_off);
+    long rc = inject(vm, SYS_mmap, lo, hi - lo, (uint64_t)v->prot,
+                     MAP_SHARED | MAP_FIXED, (uint64_t)fd,
+                     backing_off_at(v, lo));
     (void)inject(vm, SYS_close, (uint64_t)fd, 0, 0, 0, 0, 0);
     return rc;
 }
 
-static long map_vma(struct pt_vm *vm, const struct vmm_vma *v)
+/* Maps [lo, hi) (inside v) in the stub as v says. A lazy VMA (no backing
+ * yet) is reserved without access: its first touch faults to hvrun,
+ * which backs the stretch (aspace.h). */
+static long map_vma_part(struct pt_vm *vm, const struct vmm_vma *v, gva_t lo,
+                         gva_t hi)
 {
     if (v->shared)
-        return map_shared_object(vm, v);
+        return map_shared_object(vm, v, lo, hi);
     if (v->flags & VMM_VMA_LAZY)
-        return inject(vm, SYS_mmap, v->start, v->end - v->start, PROT_NONE,
+        return inject(vm, SYS_mmap, lo, hi - lo, PROT_NONE,
                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE,
                       (uint64_t)-1, 0);
-    return inject(vm, SYS_mmap, v->start, v->end - v->start,
-                  (uint64_t)v->prot, MAP_SHARED | MAP_FIXED,
-                  (uint64_t)vm->memory_fd, v->gpa);
+    return inject(vm, SYS_mmap, lo, hi - lo, (uint64_t)v->prot,
+                  MAP_SHARED | MAP_FIXED, (uint64_t)vm->memory_fd,
+                  backing_off_at(v, lo));
 }
 
 /* The pages of a file VMA past its file's end fault in the stub (hvrun
  * answers SIGBUS), as kvm's missing PTEs do. */
-static long hide_past_eof(struct pt_vm *vm, const struct vmm_vma *v)
+static long hide_past_eof(struct pt_vm *vm, const struct vmm_vma *v,
+                          gva_t lo, gva_t hi)
 {
     gva_t valid = vmm_vma_valid_end(v);
-    if (valid >= v->end || !v->prot)
+    if (valid >= hi || !v->prot || (v->flags & VMM_VMA_LAZY))
         return 0;
-    return inject(vm, SYS_mprotect, valid, v->end - valid, PROT_NONE, 0, 0,
-                  0);
+    if (valid < lo)
+        valid = lo;
+    return inject(vm, SYS_mprotect, valid, hi - valid, PROT_NONE, 0, 0, 0);
 }
 
-/*
- * Unmaps what the stub has that no VMA covers any more: one merge walk of
- * the two sorted lists (the mappings applied, the VMAs), so a sync costs
- * O(mappings + VMAs). Walking every applied mapping for each gap between
- * VMAs made each mmap O(n^2) with thousands of mappings.
- */
-static long unmap_gone(struct pt_vm *vm)
+/* Unmaps [lo, hi) in the stub, never the stub's own range (a merged
+ * change range may span it). */
+static long unmap_gap(struct pt_vm *vm, gva_t lo, gva_t hi)
 {
-    const struct vmm_aspace *as = pt_as(vm);
-    size_t k = 0;
-    for (size_t i = 0; i < vm->nr_maps; i++) {
-        gva_t at = vm->maps[i].start, end = vm->maps[i].end;
-        while (at < end) {
-            while (k < as->nr_vmas && as->vmas[k].end <= at)
-                k++;
-            gva_t next = k < as->nr_vmas ? as->vmas[k].start : end;
-            gva_t stop = next < end ? next : end;
-            if (next > at) { /* [at, stop) has no VMA */
-                long rc = inject(vm, SYS_munmap, at, stop - at, 0, 0, 0, 0);
-                if (rc < 0)
-                    return rc;
-                at = stop;
-            } else { /* VMA k covers at */
-                at = as->vmas[k].end < end ? as->vmas[k].end : end;
-            }
-        }
-    }
-    return 0;
-}
-
-/* The applied entry with v's range and backing, or NULL (both sorted). */
-static const struct pt_mapping *applied_for(const struct pt_vm *vm,
-                                            const struct vmm_vma *v,
-                                            size_t *cursor)
-{
-    while (*cursor < vm->nr_maps && vm->maps[*cursor].start < v->start)
-        (*cursor)++;
-    if (*cursor < vm->nr_maps && same_backing(&vm->maps[*cursor], v))
-        return &vm->maps[*cursor];
-    return NULL;
-}
-
-static int remember_mappings(struct pt_vm *vm)
-{
-    const struct vmm_aspace *as = pt_as(vm);
-    if (as->nr_vmas > vm->cap_maps) {
-        size_t cap = as->nr_vmas * 2;
-        struct pt_mapping *m = realloc(vm->maps, cap * sizeof(*m));
-        if (!m)
-            return -ENOMEM;
-        vm->maps = m;
-        vm->cap_maps = cap;
-    }
-    for (size_t i = 0; i < as->nr_vmas; i++) {
-        const struct vmm_vma *v = &as->vmas[i];
-        vm->maps[i] = (struct pt_mapping){v->start,   v->end,
-                                          stub_prot(v), v->shared,
-                                          backing_off(v),
-                                          vmm_vma_valid_end(v)};
-    }
-    vm->nr_maps = as->nr_vmas;
-    return 0;
+    long rc = 0;
+    if (lo < VMM_STUB_RANGE_START)
+        rc = inject(vm, SYS_munmap, lo,
+                    (hi < VMM_STUB_RANGE_START ? hi : VMM_STUB_RANGE_START) -
+                        lo,
+                    0, 0, 0, 0);
+    if (rc >= 0 && hi > VMM_STUB_RANGE_END)
+        rc = inject(vm, SYS_munmap,
+                    lo > VMM_STUB_RANGE_END ? lo : VMM_STUB_RANGE_END,
+                    hi - (lo > VMM_STUB_RANGE_END ? lo : VMM_STUB_RANGE_END),
+                    0, 0, 0, 0);
+    return rc;
 }
 
 /* The stub itself failed (gone, or an injection went wrong), not the
@@ -335,7 +277,8 @@ static bool stub_failure(const struct pt_vm *vm, long rc)
  * A VMA the host will not map in the stub (EACCES for a file it cannot
  * write, ENOMEM past vm.max_map_count) leaves the VMA list rather than
  * ending the run: the call that made it fails with the host's errno
- * (pt_vm_run), and a later touch there is the guest's SIGSEGV.
+ * (pt_vm_run), and a later touch there is the guest's SIGSEGV. Its
+ * removal is a change the next pass of sync_mappings replays.
  */
 static void drop_unmappable(struct pt_vm *vm, const struct vmm_vma *v,
                             long rc)
@@ -345,62 +288,75 @@ static void drop_unmappable(struct pt_vm *vm, const struct vmm_vma *v,
     vm->dropped_errno = rc;
 }
 
-/* One pass over the VMA list; *dropped when a VMA had to go (the list
- * changed: the caller passes again). */
-static long sync_pass(struct pt_vm *vm, struct vmm_event *ev, bool *dropped)
+/*
+ * Brings [lo, hi) of the stub in line with the VMA list: its gaps
+ * unmapped (unless `fresh`: a stub that never ran has nothing there),
+ * each VMA's part in it mapped again. Each step looks the VMA up by
+ * address, so a VMA dropped on the way leaves the walk valid.
+ */
+static long sync_range(struct pt_vm *vm, struct vmm_event *ev, gva_t lo,
+                       gva_t hi, bool fresh)
 {
     const struct vmm_aspace *as = pt_as(vm);
-    long rc = unmap_gone(vm);
-    size_t cursor = 0;
-    for (size_t i = 0; i < as->nr_vmas && rc >= 0; i++) {
-        const struct vmm_vma *v = &as->vmas[i];
-        const struct pt_mapping *m = applied_for(vm, v, &cursor);
-        if (m && m->prot == stub_prot(v) &&
-            m->valid_end == vmm_vma_valid_end(v))
+    for (gva_t at = lo; at < hi;) {
+        const struct vmm_vma *v = vmm_as_next_vma(as, at);
+        gva_t next = v && v->start < hi ? v->start : hi;
+        long rc;
+        if (next > at) { /* [at, next) has no VMA */
+            if (!fresh && (rc = unmap_gap(vm, at, next)) < 0)
+                return rc;
+            at = next;
             continue;
-        rc = m ? inject(vm, SYS_mprotect, v->start, v->end - v->start,
-                        (uint64_t)stub_prot(v), 0, 0, 0)
-               : map_vma(vm, v);
+        }
+        gva_t end = v->end < hi ? v->end : hi;
+        rc = map_vma_part(vm, v, at, end);
         if (rc >= 0)
-            rc = hide_past_eof(vm, v);
+            rc = hide_past_eof(vm, v, at, end);
         if (rc < 0 && !stub_failure(vm, rc)) {
             drop_unmappable(vm, v, rc);
-            vm->maps_valid = false; /* what the stub has there is unknown */
-            *dropped = true;
-            return 0;
+            if (vmm_as_find_vma(as, at)) /* could not even drop it */
+                return rc;
+            continue; /* at is a gap now, unmapped by the next pass */
         }
-        if (rc < 0)
+        if (rc < 0) {
             vmm_event_fail(ev, "ptrace stub: mapping %#llx-%#llx: %s",
-                 (unsigned long long)v->start, (unsigned long long)v->end,
-                 strerror((int)-rc));
+                           (unsigned long long)at, (unsigned long long)end,
+                           strerror((int)-rc));
+            return rc;
+        }
+        at = end;
     }
-    return rc;
+    return 0;
 }
 
-/* Brings the stub's address space in line with the VMA list. */
+/*
+ * Brings the stub's address space in line with the VMA list: only the
+ * ranges that changed since this stub's last sync (vmm_as_changes_since),
+ * so a change costs the injections for what it changed plus O(log n),
+ * not a walk of every VMA. A stub that never ran maps every VMA.
+ */
 static int sync_mappings(struct pt_vm *vm, struct vmm_event *ev)
 {
-    const struct vmm_aspace *as = pt_as(vm);
-    if (vm->maps_valid && as->generation == vm->maps_generation)
-        return 0;
-    long rc;
-    bool dropped;
-    do { /* each pass that drops a VMA shortens the list */
-        dropped = false;
-        rc = sync_pass(vm, ev, &dropped);
-    } while (rc >= 0 && dropped);
-    if (rc < 0) {
-        if (ev->kind != VMM_EVENT_FAILED)
-            vmm_event_fail(ev, "ptrace stub: unmapping: %s", strerror((int)-rc));
-        return (int)rc;
+    struct vmm_aspace *as = &vmm_vm_memory_owner(&vm->base)->as;
+    long rc = 0;
+    if (!vm->maps_valid) {
+        uint64_t gen = as->generation;
+        (void)vmm_as_changes_since(as, gen, vm->changes); /* seals the log */
+        rc = sync_range(vm, ev, VMM_USER_MIN, VMM_USER_END, true);
+        vm->maps_generation = gen;
+        vm->maps_valid = rc >= 0;
     }
-    if ((rc = remember_mappings(vm)) < 0) {
-        vmm_event_fail(ev, "ptrace stub: out of memory");
-        return (int)rc;
+    while (rc >= 0 && as->generation != vm->maps_generation) {
+        uint64_t gen = as->generation;
+        size_t n = vmm_as_changes_since(as, vm->maps_generation, vm->changes);
+        for (size_t k = 0; k < n && rc >= 0; k++)
+            rc = sync_range(vm, ev, vm->changes[k].lo, vm->changes[k].hi,
+                            false);
+        vm->maps_generation = gen; /* a VMA dropped on the way is newer */
     }
-    vm->maps_generation = as->generation;
-    vm->maps_valid = true;
-    return 0;
+    if (rc < 0 && ev->kind != VMM_EVENT_FAILED)
+        vmm_event_fail(ev, "ptrace stub: unmapping: %s", strerror((int)-rc));
+    return rc < 0 ? (int)rc : 0;
 }
 
 /* ---- registers ----------------------------------------------------------- */
@@ -923,7 +879,6 @@ static void pt_vm_destroy(struct vmm_vm *base)
         .memfd = base->pm.memfd, .view = vm->phys_hva,
         .view_len = GUEST_PHYS_RESERVE};
     ptrace_reaper_retire(ptrace_host_reaper(base->host), &r);
-    free(vm->maps);
     free(vm);
 }
 

@@ -506,11 +506,11 @@ static void vm_figures_of(const struct proxy_process *p, struct vm_figures *f)
     const struct vmm_aspace *as = p->as;
     const struct vmm_vma *main_vma = NULL;
     for (size_t i = 0; i < as->nr_vmas && !main_vma; i++) {
-        if (as->vmas[i].flags & VMM_VMA_FILE)
-            main_vma = &as->vmas[i];
+        if (as->vmas[i]->flags & VMM_VMA_FILE)
+            main_vma = as->vmas[i];
     }
     for (size_t i = 0; i < as->nr_vmas; i++) {
-        const struct vmm_vma *v = &as->vmas[i];
+        const struct vmm_vma *v = as->vmas[i];
         uint64_t n = vma_pages(v);
         bool is_file = v->flags & VMM_VMA_FILE;
         bool is_main = main_vma && is_file && v->dev == main_vma->dev &&
@@ -859,11 +859,11 @@ static int gen_self_maps(struct proxy_process *p, struct vbuf *b)
     const struct vmm_aspace *as = p->as;
     char name[PROXY_PATH_MAX];
     for (size_t i = 0; i < as->nr_vmas; i++) {
-        const struct vmm_vma *v = &as->vmas[i];
+        const struct vmm_vma *v = as->vmas[i];
         gva_t end = v->end;
         while (i + 1 < as->nr_vmas &&
-               same_lazy_mapping(&as->vmas[i], &as->vmas[i + 1]))
-            end = as->vmas[++i].end;
+               same_lazy_mapping(as->vmas[i], as->vmas[i + 1]))
+            end = as->vmas[++i]->end;
         bool is_file = v->flags & VMM_VMA_FILE;
         uint64_t dev = is_file ? det_dev(p->det, v->dev) : 0;
         uint64_t ino = is_file ? det_ino(p->det, v->dev, v->ino) : 0;

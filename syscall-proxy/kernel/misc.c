@@ -1673,7 +1673,7 @@ static uint64_t mapped_bytes(const struct vmm_aspace *as)
 {
     uint64_t total = 0;
     for (size_t i = 0; i < as->nr_vmas; i++)
-        total += as->vmas[i].end - as->vmas[i].start;
+        total += as->vmas[i]->end - as->vmas[i]->start;
     return total;
 }
 
@@ -1770,11 +1770,11 @@ static long apply_mlockall(struct vmm_aspace *as, uint64_t flags)
     if ((flags & ~(uint64_t)MCL_ONFAULT) == MCL_FUTURE)
         return 0;
     for (size_t i = 0; i < as->nr_vmas; i++)
-        if (!(as->vmas[i].flags & VMM_VMA_SPECIAL)) {
+        if (!(as->vmas[i]->flags & VMM_VMA_SPECIAL)) {
             if (flags & MCL_CURRENT)
-                as->vmas[i].flags |= VMM_VMA_LOCKED;
+                as->vmas[i]->flags |= VMM_VMA_LOCKED;
             else
-                as->vmas[i].flags &= ~VMM_VMA_LOCKED;
+                as->vmas[i]->flags &= ~VMM_VMA_LOCKED;
         }
     return 0;
 }

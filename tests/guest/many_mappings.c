@@ -3,8 +3,8 @@
  * protections, so they stay separate VMAs), then holes punched in them
  * (every third page, and one range across many VMAs and holes), MAP_FIXED
  * over some: each page is mapped or not, and holds what was written, as
- * natively. The ptrace stub mirrors the VMA list by a merge walk of the
- * two lists (vmm/ptrace.c unmap_gone); every hole must fault. Run
+ * natively. The ptrace stub mirrors the VMA list by replaying the ranges
+ * that changed (vmm/ptrace.c sync_mappings); every hole must fault. Run
  * natively and under hvrun, the output must match.
  */
 #define _GNU_SOURCE

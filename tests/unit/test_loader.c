@@ -135,7 +135,7 @@ static uint64_t auxv_must(uint64_t key)
 static const struct vmm_vma *vma_named_lowest(const char *name)
 {
     for (size_t i = 0; i < proc->as->nr_vmas; i++) {
-        const struct vmm_vma *v = &proc->as->vmas[i];
+        const struct vmm_vma *v = proc->as->vmas[i];
         if (v->name && strcmp(v->name, name) == 0)
             return v;
     }
@@ -233,7 +233,7 @@ Test(loader, same_layout_every_time)
     gva_t starts[64];
     cr_assert_leq(nr, 64);
     for (size_t i = 0; i < nr; i++)
-        starts[i] = proc->as->vmas[i].start;
+        starts[i] = proc->as->vmas[i]->start;
 
     /* A second VM and process load the same image the same way. */
     struct vmm_vm *vm2;
@@ -250,7 +250,7 @@ Test(loader, same_layout_every_time)
     cr_assert_eq(second->rsp, first.rsp);
     cr_assert_eq(p2->as->nr_vmas, nr);
     for (size_t i = 0; i < nr; i++)
-        cr_assert_eq(p2->as->vmas[i].start, starts[i]);
+        cr_assert_eq(p2->as->vmas[i]->start, starts[i]);
     proxy_process_destroy(p2);
     vmm_vm_destroy(vm2);
 }
@@ -289,7 +289,7 @@ Test(loader, static_binary)
     cr_assert(v->prot & PROT_EXEC);
     cr_assert_str_eq(v->name, exe);
     for (size_t i = 0; i < proc->as->nr_vmas; i++) {
-        const char *n = proc->as->vmas[i].name;
+        const char *n = proc->as->vmas[i]->name;
         cr_assert(!n || !strstr(n, "ld-linux"), "interpreter mapped: %s", n);
     }
     cr_assert_eq(auxv_must(AT_BASE), 0);

@@ -228,7 +228,7 @@ Test(pagetable, vmas_stay_sorted)
     map_ok(BASE + 5 * PAGE, PAGE, RW);
     cr_assert_eq(as.nr_vmas, 3);
     for (size_t i = 1; i < as.nr_vmas; i++)
-        cr_assert_leq(as.vmas[i - 1].end, as.vmas[i].start);
+        cr_assert_leq(as.vmas[i - 1]->end, as.vmas[i]->start);
 }
 
 Test(pagetable, munmap_middle_splits_with_gpa_offsets)
@@ -237,12 +237,12 @@ Test(pagetable, munmap_middle_splits_with_gpa_offsets)
     gpa_t g = vma_at(BASE)->gpa;
     cr_assert_eq(vmm_as_unmap(&as, BASE + PAGE, PAGE), 0);
     cr_assert_eq(as.nr_vmas, 2);
-    cr_assert_eq(as.vmas[0].start, BASE);
-    cr_assert_eq(as.vmas[0].end, BASE + PAGE);
-    cr_assert_eq(as.vmas[0].gpa, g);
-    cr_assert_eq(as.vmas[1].start, BASE + 2 * PAGE);
-    cr_assert_eq(as.vmas[1].end, BASE + 4 * PAGE);
-    cr_assert_eq(as.vmas[1].gpa, g + 2 * PAGE,
+    cr_assert_eq(as.vmas[0]->start, BASE);
+    cr_assert_eq(as.vmas[0]->end, BASE + PAGE);
+    cr_assert_eq(as.vmas[0]->gpa, g);
+    cr_assert_eq(as.vmas[1]->start, BASE + 2 * PAGE);
+    cr_assert_eq(as.vmas[1]->end, BASE + 4 * PAGE);
+    cr_assert_eq(as.vmas[1]->gpa, g + 2 * PAGE,
                  "tail VMA must keep gpa(gva) = gpa + (gva - start)");
     cr_assert_null(vmm_as_find_vma(&as, BASE + PAGE));
     check_not_present(BASE + PAGE);
@@ -290,15 +290,15 @@ Test(pagetable, mprotect_sub_range_splits_into_three)
     as.tlb_flushes_asked = 0;
     cr_assert_eq(vmm_as_protect(&as, BASE + PAGE, 2 * PAGE, PROT_READ), 0);
     cr_assert_eq(as.nr_vmas, 3);
-    cr_assert_eq(as.vmas[0].end, BASE + PAGE);
-    cr_assert_eq(as.vmas[0].prot, RW);
-    cr_assert_eq(as.vmas[1].start, BASE + PAGE);
-    cr_assert_eq(as.vmas[1].end, BASE + 3 * PAGE);
-    cr_assert_eq(as.vmas[1].prot, PROT_READ);
-    cr_assert_eq(as.vmas[1].gpa, g + PAGE);
-    cr_assert_eq(as.vmas[2].start, BASE + 3 * PAGE);
-    cr_assert_eq(as.vmas[2].prot, RW);
-    cr_assert_eq(as.vmas[2].gpa, g + 3 * PAGE);
+    cr_assert_eq(as.vmas[0]->end, BASE + PAGE);
+    cr_assert_eq(as.vmas[0]->prot, RW);
+    cr_assert_eq(as.vmas[1]->start, BASE + PAGE);
+    cr_assert_eq(as.vmas[1]->end, BASE + 3 * PAGE);
+    cr_assert_eq(as.vmas[1]->prot, PROT_READ);
+    cr_assert_eq(as.vmas[1]->gpa, g + PAGE);
+    cr_assert_eq(as.vmas[2]->start, BASE + 3 * PAGE);
+    cr_assert_eq(as.vmas[2]->prot, RW);
+    cr_assert_eq(as.vmas[2]->gpa, g + 3 * PAGE);
     check_pte(BASE, RW);
     check_pte(BASE + PAGE, PROT_READ);
     check_pte(BASE + 2 * PAGE, PROT_READ);
@@ -338,8 +338,8 @@ Test(pagetable, mprotect_over_a_hole_is_enomem_and_changes_nothing)
     map_ok(BASE + 3 * PAGE, 2 * PAGE, RW);
     cr_assert_eq(vmm_as_protect(&as, BASE, 5 * PAGE, PROT_READ), -ENOMEM);
     cr_assert_eq(as.nr_vmas, 2);
-    cr_assert_eq(as.vmas[0].prot, RW);
-    cr_assert_eq(as.vmas[1].prot, RW);
+    cr_assert_eq(as.vmas[0]->prot, RW);
+    cr_assert_eq(as.vmas[1]->prot, RW);
     check_pte(BASE, RW);
     check_pte(BASE + 4 * PAGE, RW);
     /* Entirely unmapped, too. */
