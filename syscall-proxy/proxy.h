@@ -314,6 +314,10 @@ struct proxy_thread {
     /* other waits */
     int wait_host_fd;
     short wait_events;
+    /* WAIT_FD for POLLIN: ready only once more than this many bytes are
+     * queued (FIONREAD), or at hang-up or error; -1: at any readiness. A
+     * MSG_WAITALL|MSG_PEEK that peeked part waits so, for new data. */
+    int wait_queued_above;
     int wait_vfork_pid;
     int wait_pid;               /* WAIT_CHILD: the wait's pid (a run's pid,
                                  * -1, 0 or minus a group) */
@@ -1320,6 +1324,10 @@ long proxy_block_on_fd(struct proxy_process *p, int host_fd, short events);
  * call's re-runs: once it has passed, -EAGAIN instead of parking. */
 long proxy_block_on_fd_for(struct proxy_process *p, int host_fd,
                            short events, uint64_t timeout_ns);
+/* proxy_block_on_fd_for(POLLIN), but woken only when more than
+ * queued_above bytes are there to read (or at hang-up or error). */
+long proxy_block_on_fd_more(struct proxy_process *p, int host_fd,
+                            int queued_above, uint64_t timeout_ns);
 /* Blocking transfers parked part way (io/xfer_progress.c). For the call
  * being served: the bytes it moved before it parked, if it is that call
  * run again, else 0 (done_before looks; resume also forgets the record,
@@ -1336,6 +1344,9 @@ bool proxy_xfer_can_keep(const struct proxy_process *p);
  * `done` (as in Linux), or -EAGAIN when nothing moved. */
 long proxy_xfer_park(struct proxy_process *p, uint64_t done, int host_fd,
                      short events, uint64_t timeout_ns);
+/* The same for a peek that saw `done` bytes: woken by more data only. */
+long proxy_xfer_park_peek(struct proxy_process *p, uint64_t done, int host_fd,
+                          uint64_t timeout_ns);
 /* A signal ends thread t's parked transfer that had moved bytes: the
  * count becomes its result (RAX, past the SYSCALL instruction), as Linux
  * returns it instead of EINTR or a restart; the record is used up. False

@@ -28,6 +28,7 @@
  * count is what userspace sees, never a restart).
  */
 #include "proxy.h"
+#include <limits.h>
 
 #define SYSCALL_INSN_BYTES 2
 
@@ -92,6 +93,18 @@ long proxy_xfer_park(struct proxy_process *p, uint64_t done, int host_fd,
     if (ret == PROXY_RET_BLOCK || done == 0)
         return ret;
     /* The socket timeout passed: Linux returns what moved. */
+    proxy_xfer_forget(p);
+    return (long)done;
+}
+
+long proxy_xfer_park_peek(struct proxy_process *p, uint64_t done, int host_fd,
+                          uint64_t timeout_ns)
+{
+    proxy_xfer_keep(p, done);
+    int above = done > INT_MAX ? INT_MAX : (int)done;
+    long ret = proxy_block_on_fd_more(p, host_fd, above, timeout_ns);
+    if (ret == PROXY_RET_BLOCK || done == 0)
+        return ret;
     proxy_xfer_forget(p);
     return (long)done;
 }

@@ -17,6 +17,7 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +37,8 @@ uint64_t proxy_stop_detlog;
 #define FIRST_PID 1
 /* The least of a slice an interrupted KVM_RUN goes on with. */
 #define SLICE_MIN_LEFT_NS 1000000LL
+/* How often an idle run looks again at a peek waiting for more data. */
+#define PEEK_WAIT_POLL_MS 10
 
 static int64_t host_monotonic_ns(void)
 {
@@ -172,7 +175,34 @@ long proxy_block_on_fd(struct proxy_process *p, int host_fd, short events)
     t->state = PROXY_THREAD_WAIT_FD;
     t->wait_host_fd = host_fd;
     t->wait_events = events;
+    t->wait_queued_above = -1;
     return PROXY_RET_BLOCK;
+}
+
+long proxy_block_on_fd_more(struct proxy_process *p, int host_fd,
+                            int queued_above, uint64_t timeout_ns)
+{
+    long ret = proxy_block_on_fd_for(p, host_fd, POLLIN, timeout_ns);
+    if (ret == PROXY_RET_BLOCK)
+        p->threads[p->cur].wait_queued_above = queued_above;
+    return ret;
+}
+
+/* Whether a WAIT_FD thread's fd is ready for what it waits for. */
+static bool fd_wait_ready(const struct proxy_thread *t)
+{
+    short events = t->wait_events;
+    if (t->wait_queued_above >= 0)
+        events |= POLLRDHUP;
+    struct pollfd pfd = {.fd = t->wait_host_fd, .events = events};
+    if (poll(&pfd, 1, 0) <= 0)
+        return false;
+    if (t->wait_queued_above < 0 ||
+        (pfd.revents & (POLLHUP | POLLERR | POLLRDHUP | POLLNVAL)))
+        return true;
+    int queued;
+    return ioctl(t->wait_host_fd, FIONREAD, &queued) < 0 ||
+           queued > t->wait_queued_above;
 }
 
 long proxy_block_on_fd_for(struct proxy_process *p, int host_fd,
@@ -207,12 +237,10 @@ static bool refresh(struct proxy_process *p, struct proxy_thread *t)
         return true;
     case PROXY_THREAD_EXITED:
         return false;
-    case PROXY_THREAD_WAIT_FD: {
-        struct pollfd pfd = {.fd = t->wait_host_fd, .events = t->wait_events};
-        if (poll(&pfd, 1, 0) > 0 || signal_wakes(p, t))
+    case PROXY_THREAD_WAIT_FD:
+        if (fd_wait_ready(t) || signal_wakes(p, t))
             t->state = PROXY_THREAD_RUNNABLE;
         break;
-    }
     case PROXY_THREAD_WAIT_CHILD:
         /* Only an event the wait reports: one of another child (a
          * tracee's stop while the wait names a pid) would have it re-run
@@ -556,12 +584,22 @@ static bool wait_for_something(struct proxy_world *w)
         return true;
     struct pollfd fds[256];
     nfds_t n = 0;
+    /* A wait for more data than is queued cannot be a poll: it is looked
+     * at again every PEEK_WAIT_POLL_MS (new data from outside the run). */
+    int timeout_ms = -1;
     for (int i = 0; i < w->nr_procs && n < 256; i++) {
         struct proxy_process *q = w->procs[i];
-        for (int k = 0; !q->zombie && k < q->nr_threads && n < 256; k++)
-            if (q->threads[k].state == PROXY_THREAD_WAIT_FD)
-                fds[n++] = (struct pollfd){q->threads[k].wait_host_fd,
-                                           q->threads[k].wait_events, 0};
+        for (int k = 0; !q->zombie && k < q->nr_threads && n < 256; k++) {
+            const struct proxy_thread *t = &q->threads[k];
+            if (t->state != PROXY_THREAD_WAIT_FD)
+                continue;
+            short events = t->wait_events;
+            if (t->wait_queued_above >= 0) {
+                events = POLLRDHUP;
+                timeout_ms = PEEK_WAIT_POLL_MS;
+            }
+            fds[n++] = (struct pollfd){t->wait_host_fd, events, 0};
+        }
     }
     if (n == 0)
         return false;
@@ -572,8 +610,12 @@ static bool wait_for_something(struct proxy_world *w)
     /* An external event: only something outside the run can wake us.
      * Which fds became ready goes into the detlog, so --verify can name
      * a difference that came from outside. */
-    while (poll(fds, n, -1) < 0 && errno == EINTR && !proxy_stop_signal)
+    int polled;
+    while ((polled = poll(fds, n, timeout_ms)) < 0 && errno == EINTR &&
+           !proxy_stop_signal)
         ;
+    if (polled == 0)
+        return true; /* a peek's look again: no event unless it ends */
     uint64_t ready = 0;
     for (nfds_t i = 0; i < guests && i < 64; i++)
         if (fds[i].revents)
@@ -711,9 +753,7 @@ static bool waiter_ready(struct proxy_world *w, struct proxy_process *p)
             struct proxy_thread *t = &q->threads[k];
             if ((q == p && k == p->cur) || t->state != PROXY_THREAD_WAIT_FD)
                 continue;
-            struct pollfd pfd = {.fd = t->wait_host_fd,
-                                 .events = t->wait_events};
-            if (poll(&pfd, 1, 0) > 0)
+            if (fd_wait_ready(t))
                 return true;
         }
     }

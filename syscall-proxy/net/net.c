@@ -1438,11 +1438,19 @@ static long recv_waitall_peek(struct proxy_process *p, int host_fd,
     proxy_xfer_forget(p); /* nothing was taken: peek again from the start */
     long r = proxy_host_result(
         recvmsg(host_fd, msg, (flags & ~MSG_WAITALL) | MSG_DONTWAIT));
+    /* unix_stream_read_generic's peek stops at the end of the queue: it
+     * waits only while nothing is there, whatever MSG_WAITALL asks. */
+    int domain;
+    socklen_t len = sizeof(domain);
+    if (r > 0 && getsockopt(host_fd, SOL_SOCKET, SO_DOMAIN, &domain, &len) == 0 &&
+        domain == AF_UNIX)
+        return r;
     if (r == 0 || (r > 0 && (size_t)r >= wanted_bytes) ||
         (r < 0 && r != -EAGAIN) || (r > 0 && !proxy_xfer_can_keep(p)))
         return r;
-    return proxy_xfer_park(p, r > 0 ? (uint64_t)r : 0, host_fd, POLLIN,
-                           proxy_sock_timeout_ns(host_fd, POLLIN));
+    /* What was peeked stays readable: wait for more, not for POLLIN. */
+    return proxy_xfer_park_peek(p, r > 0 ? (uint64_t)r : 0, host_fd,
+                                proxy_sock_timeout_ns(host_fd, POLLIN));
 }
 
 /*
