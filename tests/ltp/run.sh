@@ -59,6 +59,20 @@ export HVRUN HVRUN_ARGS OUT MODES LTP_TIMEOUT
 KEPT_CAPS="CAP_CHOWN CAP_DAC_OVERRIDE CAP_DAC_READ_SEARCH CAP_FOWNER
     CAP_FSETID CAP_NET_BIND_SERVICE CAP_NET_RAW CAP_SYS_RESOURCE"
 
+# Of those, the ones this host's bounding set has: bwrap 0.8 asked to add a
+# capability it cannot have (this machine's root has no CAP_SYS_RESOURCE)
+# silently keeps every capability instead.
+cap_number() { awk -v c="$1" '$2 == c { print $3 + 0; exit }' /usr/include/linux/capability.h; }
+host_caps() {
+    local c n bnd
+    bnd=$((16#$(awk '/^CapBnd:/ { print $2 }' /proc/self/status)))
+    for c in $KEPT_CAPS; do
+        n=$(cap_number "$c")
+        [ -n "$n" ] && [ $(((bnd >> n) & 1)) = 1 ] && echo "$c"
+    done
+}
+KEPT_CAPS=$(host_caps | tr '\n' ' ')
+
 # sandbox SCRATCH COMMAND...: COMMAND as root in the sandbox, the scratch
 # directory its writable working directory and TMPDIR.
 sandbox() {
@@ -156,12 +170,12 @@ run_mode() {
     # An entry with shell syntax runs through sh; a plain one is exec'd
     # directly, so the test is the first process of the run.
     if [[ $cmd =~ [\;\|\&\$\<\>\`\"\'] ]]; then
-        timeout -k 5 "$LTP_TIMEOUT" sandbox "$scratch" "${pre[@]}" /bin/sh -c "$cmd" >"$log" 2>&1
+        sandbox "$scratch" timeout -k 5 "$LTP_TIMEOUT" "${pre[@]}" /bin/sh -c "$cmd" >"$log" 2>&1
     else
         bin=$first
         [ -x "$LTPROOT/testcases/bin/$first" ] && bin="$LTPROOT/testcases/bin/$first"
         # shellcheck disable=SC2086
-        timeout -k 5 "$LTP_TIMEOUT" sandbox "$scratch" "${pre[@]}" "$bin" ${cmd#"$first"} >"$log" 2>&1
+        sandbox "$scratch" timeout -k 5 "$LTP_TIMEOUT" "${pre[@]}" "$bin" ${cmd#"$first"} >"$log" 2>&1
     fi
     rc=$?
     echo "$(verdict_of $rc) $rc $(elapsed "$t0")" >"$r.part" && mv "$r.part" "$r"
