@@ -101,8 +101,10 @@ ltp_source() {
     [ -n "$tgz" ] || { echo "run.sh: no ../shared/ltp/ltp-*.tar.gz (set LTP_SRC=DIR)" >&2; return 1; }
     mkdir -p "$BUILD/src"
     tar -xzf "$tgz" -C "$BUILD/src" --strip-components=1 || return 1
-    # The archive's name holds the commit (ltp-COMMIT.tar.gz, git archive).
-    basename "$tgz" .tar.gz | sed 's/^ltp-//' >"$BUILD/commit"
+    # git archive puts the commit in the archive's header; else its name
+    # (ltp-COMMIT.tar.gz) says it.
+    { zcat "$tgz" | git get-tar-commit-id 2>/dev/null ||
+        basename "$tgz" .tar.gz | sed 's/^ltp-//'; } >"$BUILD/commit"
 }
 
 build_ltp() {
