@@ -66,19 +66,30 @@ cap_number() { awk -v c="$1" '$2 == c { print $3 + 0; exit }' /usr/include/linux
 host_caps() {
     local c n bnd
     bnd=$((16#$(awk '/^CapBnd:/ { print $2 }' /proc/self/status)))
-    for c in $KEPT_CAPS; do
+    for c in "$@"; do
         n=$(cap_number "$c")
         [ -n "$n" ] && [ $(((bnd >> n) & 1)) = 1 ] && echo "$c"
     done
 }
-KEPT_CAPS=$(host_caps | tr '\n' ' ')
+KEPT_CAPS=$(host_caps $KEPT_CAPS | tr '\n' ' ')
 
-# sandbox SCRATCH COMMAND...: COMMAND as root in the sandbox, the scratch
-# directory its writable working directory and TMPDIR.
+# The native run also gets what a container's root has that reaches
+# nothing outside the sandbox's namespaces (its own pid namespace for kill,
+# a read-only / for the ids): hvrun's root guest has these virtually, and
+# without them natively every test that drops to "nobody" is TBROK natively
+# and compares with nothing. LTP_NATIVE_EXTRA_CAPS= (empty) gives the native
+# run only hvrun's own set.
+NATIVE_EXTRA_CAPS=$(host_caps ${LTP_NATIVE_EXTRA_CAPS-CAP_SETUID CAP_SETGID CAP_KILL CAP_SETPCAP CAP_SYS_CHROOT} | tr '\n' ' ')
+
+# sandbox SCRATCH MODE COMMAND...: COMMAND as root in the sandbox, the
+# scratch directory its writable working directory and TMPDIR.
 sandbox() {
-    local scratch=$1 caps=(--cap-drop ALL) c
-    shift
+    local scratch=$1 mode=$2 caps=(--cap-drop ALL) c
+    shift 2
     for c in $KEPT_CAPS; do caps+=(--cap-add "$c"); done
+    if [ "$mode" = native ]; then
+        for c in $NATIVE_EXTRA_CAPS; do caps+=(--cap-add "$c"); done
+    fi
     sandbox_run "${caps[@]}" --bind "$scratch" "$scratch" --chdir "$scratch" \
         --setenv TMPDIR "$scratch" --setenv LTPROOT "$LTPROOT" \
         --setenv PATH "$LTPROOT/testcases/bin:/usr/sbin:/usr/bin:/sbin:/bin" \
@@ -172,12 +183,12 @@ run_mode() {
     # An entry with shell syntax runs through sh; a plain one is exec'd
     # directly, so the test is the first process of the run.
     if [[ $cmd =~ [\;\|\&\$\<\>\`\"\'] ]]; then
-        sandbox "$scratch" timeout -k 5 "$LTP_TIMEOUT" "${pre[@]}" /bin/sh -c "$cmd" >"$log" 2>&1
+        sandbox "$scratch" "$mode" timeout -k 5 "$LTP_TIMEOUT" "${pre[@]}" /bin/sh -c "$cmd" >"$log" 2>&1
     else
         bin=$first
         [ -x "$LTPROOT/testcases/bin/$first" ] && bin="$LTPROOT/testcases/bin/$first"
         # shellcheck disable=SC2086
-        sandbox "$scratch" timeout -k 5 "$LTP_TIMEOUT" "${pre[@]}" "$bin" ${cmd#"$first"} >"$log" 2>&1
+        sandbox "$scratch" "$mode" timeout -k 5 "$LTP_TIMEOUT" "${pre[@]}" "$bin" ${cmd#"$first"} >"$log" 2>&1
     fi
     rc=$?
     echo "$(verdict_of $rc) $rc $(elapsed "$t0")" >"$r.part" && mv "$r.part" "$r"
@@ -311,7 +322,7 @@ count=$(echo "$list" | grep -c .)
         echo "all of runtest/syscalls ($count)."
     else
         echo "a **sample** of $count of runtest/syscalls'" \
-            "$(awk '!/^#/ && NF >= 2' "$RUNTEST" | wc -l) entries${LTP_TESTS:+, those matching \`$LTP_TESTS\`}${LTP_SAMPLE:+, every ${LTP_SAMPLE}th in file order (the 1st, the $((LTP_SAMPLE + 1))th, ...)}" \
+            "$(awk '!/^#/ && NF >= 2' "$RUNTEST" | wc -l) entries${LTP_TESTS:+, those matching \`$LTP_TESTS\`}${LTP_SAMPLE:+, every ${LTP_SAMPLE}th in file order (entries 1, $((LTP_SAMPLE + 1)), $((2 * LTP_SAMPLE + 1)), ...)}" \
             "(\`make ltp${LTP_TESTS:+ LTP_TESTS=...}${LTP_SAMPLE:+ LTP_SAMPLE=$LTP_SAMPLE}\`);" \
             "the full run is \`make ltp\` with no filter."
     fi
