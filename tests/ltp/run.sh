@@ -224,17 +224,25 @@ curated_cause() {
 }
 
 # The cause as the log shows it: hvrun's unsupported syscalls, hvrun's own
-# error line, LTP's first TFAIL/TBROK line (or its timeout line).
+# error line, LTP's first TFAIL/TBROK line (TCONF if there is none); for a
+# timeout, the limit and the last line LTP printed.
 diagnose() {
-    local log=$1 enosys line
+    local log=$1 v=$2 enosys line
     [ -f "$log" ] || return
     enosys=$(grep -o 'unsupported syscall [a-z0-9_]*' "$log" |
         awk '{ print $3 }' | sort -u | paste -sd, -)
     [ -n "$enosys" ] && printf 'hvrun: ENOSYS %s; ' "$enosys"
+    if [ "$v" = timeout ]; then
+        line=$(grep -v '^hvrun: ' "$log" | grep -v '^$' | tail -1 | sed 's/^[^ ]*\.c:[0-9]*: //' | cut -c1-160)
+        printf 'not done in %.0f s of host time; last: %s' \
+            "$(awk '{ print $3 }' "${log/\/log\//\/results\/}")" "$line"
+        return
+    fi
     line=$(grep -m1 -E '^hvrun: ' "$log" | grep -v 'unsupported syscall' | cut -c1-160)
     [ -n "$line" ] && printf '%s; ' "$line"
-    line=$(grep -m1 -E 'T(FAIL|BROK)' "$log" | sed 's/^[^ ]*\.c:[0-9]*: //' | cut -c1-200)
-    [ -n "$line" ] && printf '%s' "$line"
+    line=$(grep -m1 -E 'T(FAIL|BROK)' "$log")
+    [ -z "$line" ] && line=$(grep -m1 -E 'TCONF' "$log")
+    printf '%s' "$(echo "$line" | sed 's/^[^ ]*\.[ch]:[0-9]*: //' | cut -c1-200)"
 }
 
 verdict() { local v=-; [ -s "$OUT/results/$1.$2" ] && read -r v _ <"$OUT/results/$1.$2"; echo "$v"; }
@@ -242,7 +250,7 @@ verdict() { local v=-; [ -s "$OUT/results/$1.$2" ] && read -r v _ <"$OUT/results
 md_escape() { sed 's/|/\\|/g; s/`/'"'"'/g'; }
 
 report() {
-    local names n m v nat c total=0 npass=0 mism="" verdicts="TPASS TFAIL TBROK TWARN TCONF timeout other notbuilt"
+    local names n m v nat c total=0 npass=0 mism="" row="" row_m row_v row_c verdicts="TPASS TFAIL TBROK TWARN TCONF timeout other notbuilt"
     declare -A count pass
     names=$(ls "$OUT/results" 2>/dev/null | sed -n 's/\.native$//p')
     for n in $names; do
@@ -255,10 +263,23 @@ report() {
             [ "$nat" = TPASS ] && [ "$v" = TPASS ] && pass[$m]=$((${pass[$m]:-0} + 1))
             [ "$m" = native ] || [ "$v" = - ] || [ "$v" = "$nat" ] && continue
             c=$(curated_cause "$n" "$m")
-            [ -z "$c" ] && c=$(diagnose "$OUT/log/$n.$m")
+            # Passing under hvrun only: why it does not pass natively.
+            [ -z "$c" ] && [ "$v" = TPASS ] && c=$(diagnose "$OUT/log/$n.native" "$nat") &&
+                [ -n "$c" ] && c="natively: $c"
+            [ -z "$c" ] && c=$(diagnose "$OUT/log/$n.$m" "$v")
             [ -z "$c" ] && c="no diagnosis yet (log/$n.$m)"
-            mism+="$n|$m|$nat|$v|$(echo "$c" | md_escape)"$'\n'
+            c=$(echo "$c" | md_escape)
+            # The same verdict and cause on another backend: one row.
+            if [ -n "$row" ] && [ "$row_v|$row_c" = "$v|$c" ]; then
+                row="$n|$row_m, $m|$nat|$v|$c"
+                row_m+=", $m"
+                continue
+            fi
+            [ -n "$row" ] && mism+="$row"$'\n'
+            row="$n|$m|$nat|$v|$c" row_m=$m row_v=$v row_c=$c
         done
+        [ -n "$row" ] && mism+="$row"$'\n'
+        row=""
     done
     {
         cat "$ROOT/tests/ltp/header.md"
