@@ -314,6 +314,22 @@ report() {
         echo "|---|---|---|---|---|"
         printf '%s' "$mism" | awk -F'|' 'NF >= 5 { c = $5; for (i = 6; i <= NF; i++) c = c "|" $i;
             printf "| %s | %s | %s | %s | %s |\n", $1, $2, $3, $4, c }'
+        echo
+        echo "## Not passing natively"
+        echo
+        echo "The entries that do not pass natively in the sandbox (no loop" \
+            "devices, /proc/sys read-only, no CAP_SYS_ADMIN: mount fails), with" \
+            "the native verdict, the backends' and the first line saying why."
+        echo
+        for n in $names; do
+            nat=$(verdict "$n" native)
+            [ "$nat" = TPASS ] && continue
+            c=$(curated_cause "$n" native)
+            [ -z "$c" ] && c=$(diagnose "$OUT/log/$n.native" "$nat")
+            printf -- '- %s (%s' "$n" "$nat"
+            for m in $MODES; do [ "$m" = native ] || printf '; %s %s' "$m" "$(verdict "$n" "$m")"; done
+            printf '): %s\n' "$(echo "$c" | md_escape)"
+        done
     } >"$DOC"
     echo "report: $DOC ($total entries, $npass native passes;$(for m in $MODES; do
         [ "$m" = native ] || printf ' %s %d' "$m" "${pass[$m]:-0}"; done))"
