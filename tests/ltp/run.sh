@@ -174,6 +174,7 @@ run_mode() {
         echo "notbuilt 0 0" >"$r"
         return
     fi
+    # shellcheck disable=SC2206 # HVRUN_ARGS: options, split on spaces
     [ "$mode" = native ] || pre=("$HVRUN" run --backend "$mode" $HVRUN_ARGS --)
     scratch="$OUT/scratch/$name.$mode"
     rm -rf "$scratch"
@@ -251,7 +252,7 @@ md_escape() { sed 's/|/\\|/g; s/`/'"'"'/g'; }
 
 report() {
     local names n m v nat c total=0 npass=0 mism="" row="" row_m row_v row_c verdicts="TPASS TFAIL TBROK TWARN TCONF timeout other notbuilt"
-    declare -A count pass
+    declare -A tally pass
     names=$(ls "$OUT/results" 2>/dev/null | sed -n 's/\.native$//p')
     for n in $names; do
         total=$((total + 1))
@@ -259,7 +260,7 @@ report() {
         [ "$nat" = TPASS ] && npass=$((npass + 1))
         for m in $MODES; do
             v=$(verdict "$n" "$m")
-            count[$m.$v]=$((${count[$m.$v]:-0} + 1))
+            tally[$m.$v]=$((${tally[$m.$v]:-0} + 1))
             [ "$nat" = TPASS ] && [ "$v" = TPASS ] && pass[$m]=$((${pass[$m]:-0} + 1))
             [ "$m" = native ] || [ "$v" = - ] || [ "$v" = "$nat" ] && continue
             c=$(curated_cause "$n" "$m")
@@ -299,7 +300,7 @@ report() {
         printf '|---|'; for v in $verdicts; do printf -- '---|'; done; echo
         for m in $MODES; do
             printf '| %s |' "$m"
-            for v in $verdicts; do printf ' %s |' "${count[$m.$v]:-0}"; done
+            for v in $verdicts; do printf ' %s |' "${tally[$m.$v]:-0}"; done
             echo
         done
         echo
