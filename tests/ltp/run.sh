@@ -7,7 +7,8 @@
 #    copied into build/ltp/src, configured, and only lib/ and
 #    testcases/kernel/syscalls are built (make -j$JOBS) and installed into
 #    build/ltp/root/opt/ltp (testcases/bin, testcases/data). LTP's source
-#    never enters the project's tree. build/ltp/built marks a finished build.
+#    never enters the project's tree. build/ltp/built marks a finished build
+#    (rm -rf build/ltp to build again, e.g. from another LTP_SRC).
 # 2. Run: every runtest/syscalls entry (or those whose name matches
 #    LTP_TESTS=regex; LTP_SAMPLE=N keeps every Nth of them, the 1st, the
 #    N+1th, ...) natively and under `hvrun run --backend B` for each backend,
