@@ -56,7 +56,7 @@ TEST_PKGS := coreutils sed gawk gzip bzip2 xz-utils zstd openssl sqlite3 \
 
 .PHONY: all debug test check check-docs test-guest demo bench deps clean lint format \
         fuzz fuzz-deps fuzz-elf fuzz-syscalls fuzz-trinity images images-deps images-check images-boot \
-        matrix matrix-deps stress stress-deps
+        matrix matrix-deps stress stress-deps ltp ltp-deps
 
 all: $(BUILD)/hvrun
 
@@ -259,6 +259,24 @@ stress-deps:
 
 stress: stress-deps all
 	tests/stress/run.sh
+
+# ---- the Linux Test Project's syscall suite (not part of make test) -------------
+#
+# make ltp: tests/ltp/run.sh builds LTP's lib/ and testcases/kernel/syscalls
+# from ../shared/ltp/ltp-*.tar.gz (or LTP_SRC=DIR) into build/ltp, runs every
+# runtest/syscalls entry natively and under `hvrun run` on both backends, each
+# in a bubblewrap sandbox of its own, and writes docs/LTP.md; resumable
+# (build/ltp-results). A subset: LTP_TESTS=regex or LTP_SAMPLE=N (every Nth).
+
+LTP_PKGS := autoconf automake m4 bison flex libtool pkg-config make gcc \
+    bubblewrap libaio-dev libacl1-dev libattr1-dev libcap-dev libnuma-dev \
+    libkeyutils-dev libssl-dev libtirpc-dev
+
+ltp-deps:
+	@$(MAKE) --no-print-directory deps DEPS_PKGS="$(LTP_PKGS)" TEST_PKGS=
+
+ltp: ltp-deps all
+	tests/ltp/run.sh
 
 # ---- the reference program matrix (not part of make test) -------------------------
 #

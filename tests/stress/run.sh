@@ -50,16 +50,8 @@ export HVRUN OUT MODES HVRUN_LIMIT
 
 # One sandbox per run; the working directory is a private tmpfs, where
 # stress-ng puts its temporary files.
-sandbox() {
-    local kvm=()
-    [ -e /dev/kvm ] && kvm=(--dev-bind /dev/kvm /dev/kvm)
-    bwrap --ro-bind / / --dev /dev "${kvm[@]}" --proc /proc \
-        --ro-bind /proc/sys /proc/sys \
-        --tmpfs /tmp --tmpfs /var/tmp --tmpfs /dev/shm \
-        --unshare-pid --unshare-net --unshare-ipc --unshare-uts \
-        --unshare-cgroup-try --cap-drop ALL --die-with-parent \
-        --new-session --chdir /var/tmp "$@"
-}
+. "$ROOT/tests/lib/sandbox.sh"
+sandbox() { sandbox_run --cap-drop ALL --chdir /var/tmp "$@"; }
 
 now() { date +%s.%N; }
 elapsed() { echo "$1 $(now)" | awk '{ printf "%.2f", $2 - $1 }'; }

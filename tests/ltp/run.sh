@@ -1,0 +1,373 @@
+#!/bin/bash
+# tests/ltp/run.sh - the Linux Test Project's syscall suite natively and
+# under hvrun (make ltp; not part of make test).
+#
+# 1. Build (once): LTP's source (the newest ../shared/ltp/ltp-*.tar.gz
+#    beside the project, or LTP_SRC=DIR, a source tree) is extracted or
+#    copied into build/ltp/src, configured, and only lib/ and
+#    testcases/kernel/syscalls are built (make -j$JOBS) and installed into
+#    build/ltp/root/opt/ltp (testcases/bin, testcases/data). LTP's source
+#    never enters the project's tree. build/ltp/built marks a finished build
+#    (rm -rf build/ltp to build again, e.g. from another LTP_SRC).
+# 2. Run: every runtest/syscalls entry (or those whose name matches
+#    LTP_TESTS=regex; LTP_SAMPLE=N keeps every Nth of them, the 1st, the
+#    N+1th, ...) natively and under `hvrun run --backend B` for each backend,
+#    as root, with TMPDIR a scratch directory of its own per test and mode,
+#    each run in a bubblewrap sandbox (tests/lib/sandbox.sh: own uts, ipc,
+#    net, pid namespaces, / read-only except the scratch directory, private
+#    /tmp and /dev/shm) with only the capabilities hvrun keeps for a root
+#    guest (cli/confine.c), because LTP run natively as root changes the
+#    host (adjtimex once left this machine's time_constant changed) and
+#    because that is the fair native column. hvrun runs in the same sandbox.
+#    One result file per test and mode in $LTP_OUT/results (NAME.MODE:
+#    "VERDICT rc seconds"), the output in $LTP_OUT/log, so an interrupted
+#    pass resumes where it stopped (LTP_REDO=1 runs done ones again).
+# 3. Report: docs/LTP.md from every result in $LTP_OUT (`run.sh --report`
+#    writes only the report): totals per verdict and mode, each test whose
+#    verdict under hvrun differs from native with its cause in one line
+#    (tests/ltp/causes.txt: "NAME[/BACKEND] cause", hand-diagnosed; else
+#    the first TFAIL/TBROK line and hvrun's unsupported-syscall lines).
+#
+# Verdict of one run, from LTP's exit status (bits TFAIL 1, TBROK 2,
+# TWARN 4, TCONF 32): timeout (LTP_TIMEOUT host seconds passed), TBROK,
+# TFAIL, TWARN, TCONF (only TCONF: nothing ran), TPASS (0), or other
+# (killed by a signal, hvrun's own error 125, ...).
+#
+# Environment: JOBS (parallel tests, default 2), MODES (default "native kvm
+# ptrace"), LTP_TIMEOUT (host seconds per run, default 120), HVRUN (default
+# build/hvrun), HVRUN_ARGS (more `hvrun run` options), LTP_OUT (default
+# build/ltp-results), LTP_DOC (default docs/LTP.md; empty: no report).
+set -u
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+SELF="$ROOT/tests/ltp/run.sh"
+HVRUN=${HVRUN:-$ROOT/build/hvrun}
+HVRUN_ARGS=${HVRUN_ARGS:-}
+BUILD="$ROOT/build/ltp"
+LTPROOT="$BUILD/root/opt/ltp"
+RUNTEST="$BUILD/src/runtest/syscalls"
+OUT=${LTP_OUT:-$ROOT/build/ltp-results}
+DOC=${LTP_DOC-$ROOT/docs/LTP.md}
+CAUSES="$ROOT/tests/ltp/causes.txt"
+MODES=${MODES:-native kvm ptrace}
+LTP_TIMEOUT=${LTP_TIMEOUT:-120}
+JOBS=${JOBS:-2}
+export HVRUN HVRUN_ARGS OUT MODES LTP_TIMEOUT
+
+. "$ROOT/tests/lib/sandbox.sh"
+
+# The capabilities hvrun keeps as root (cli/confine.c, docs/SECURITY.md):
+# the native run gets these and no more, hvrun the same (it keeps them).
+KEPT_CAPS="CAP_CHOWN CAP_DAC_OVERRIDE CAP_DAC_READ_SEARCH CAP_FOWNER
+    CAP_FSETID CAP_NET_BIND_SERVICE CAP_NET_RAW CAP_SYS_RESOURCE"
+
+# Of those, the ones this host's bounding set has: bwrap 0.8 asked to add a
+# capability it cannot have (this machine's root has no CAP_SYS_RESOURCE)
+# silently keeps every capability instead.
+cap_number() { awk -v c="$1" '$2 == c { print $3 + 0; exit }' /usr/include/linux/capability.h; }
+host_caps() {
+    local c n bnd
+    bnd=$((16#$(awk '/^CapBnd:/ { print $2 }' /proc/self/status)))
+    for c in "$@"; do
+        n=$(cap_number "$c")
+        [ -n "$n" ] && [ $(((bnd >> n) & 1)) = 1 ] && echo "$c"
+    done
+}
+KEPT_CAPS=$(host_caps $KEPT_CAPS | tr '\n' ' ')
+
+# The native run also gets what a container's root has that reaches
+# nothing outside the sandbox's namespaces (its own pid namespace for kill,
+# a read-only / for the ids): hvrun's root guest has these virtually, and
+# without them natively every test that drops to "nobody" is TBROK natively
+# and compares with nothing. LTP_NATIVE_EXTRA_CAPS= (empty) gives the native
+# run only hvrun's own set.
+NATIVE_EXTRA_CAPS=$(host_caps ${LTP_NATIVE_EXTRA_CAPS-CAP_SETUID CAP_SETGID CAP_KILL CAP_SETPCAP CAP_SYS_CHROOT} | tr '\n' ' ')
+
+# sandbox SCRATCH MODE COMMAND...: COMMAND as root in the sandbox, the
+# scratch directory its writable working directory and TMPDIR.
+sandbox() {
+    local scratch=$1 mode=$2 caps=(--cap-drop ALL) c
+    shift 2
+    for c in $KEPT_CAPS; do caps+=(--cap-add "$c"); done
+    if [ "$mode" = native ]; then
+        for c in $NATIVE_EXTRA_CAPS; do caps+=(--cap-add "$c"); done
+    fi
+    sandbox_run "${caps[@]}" --bind "$scratch" "$scratch" --chdir "$scratch" \
+        --setenv TMPDIR "$scratch" --setenv LTPROOT "$LTPROOT" \
+        --setenv PATH "$LTPROOT/testcases/bin:/usr/sbin:/usr/bin:/sbin:/bin" \
+        "$@"
+}
+
+# ---- the build ------------------------------------------------------------
+
+ltp_source() {
+    local tgz
+    if [ -n "${LTP_SRC:-}" ]; then
+        [ -d "$LTP_SRC" ] || { echo "run.sh: LTP_SRC=$LTP_SRC is not a directory" >&2; return 1; }
+        mkdir -p "$BUILD/src"
+        (cd "$LTP_SRC" && tar --exclude=.git -cf - .) | tar -xf - -C "$BUILD/src"
+        git -C "$LTP_SRC" rev-parse HEAD >"$BUILD/commit" 2>/dev/null ||
+            echo "$(basename "$LTP_SRC")" >"$BUILD/commit"
+        return
+    fi
+    tgz=$(ls "$ROOT"/../shared/ltp/ltp-*.tar.gz /work/shared/ltp/ltp-*.tar.gz 2>/dev/null | tail -1)
+    [ -n "$tgz" ] || { echo "run.sh: no ../shared/ltp/ltp-*.tar.gz (set LTP_SRC=DIR)" >&2; return 1; }
+    mkdir -p "$BUILD/src"
+    tar -xzf "$tgz" -C "$BUILD/src" --strip-components=1 || return 1
+    # git archive puts the commit in the archive's header; else its name
+    # (ltp-COMMIT.tar.gz) says it.
+    { zcat "$tgz" | git get-tar-commit-id 2>/dev/null ||
+        basename "$tgz" .tar.gz | sed 's/^ltp-//'; } >"$BUILD/commit"
+}
+
+build_ltp() {
+    [ -e "$BUILD/built" ] && return 0
+    echo "ltp: building LTP's lib and syscall tests in $BUILD (log: $BUILD/build.log)"
+    [ -e "$BUILD/src/configure.ac" ] || ltp_source || return 1
+    (
+        set -e
+        cd "$BUILD/src"
+        [ -x configure ] || make autotools
+        [ -e include/config.h ] || ./configure
+        make -j"$JOBS" -C lib
+        # A test that fails to build (a header this system lacks) must not
+        # stop the rest: -k, and the entry is "notbuilt" in the report.
+        make -j"$JOBS" -k -C testcases/kernel/syscalls || true
+        make -k -C testcases/kernel/syscalls install DESTDIR="$BUILD/root" || true
+    ) >>"$BUILD/build.log" 2>&1 || { echo "run.sh: LTP build failed (see $BUILD/build.log)" >&2; return 1; }
+    touch "$BUILD/built"
+}
+
+# ---- one test ---------------------------------------------------------------
+
+now() { date +%s.%N; }
+elapsed() { echo "$1 $(now)" | awk '{ printf "%.1f", $2 - $1 }'; }
+
+# The verdict word for LTP's exit status $1.
+verdict_of() {
+    local rc=$1
+    case $rc in
+    0) echo TPASS ;;
+    124 | 137) echo timeout ;;
+    32) echo TCONF ;;
+    *)
+        if [ "$rc" -ge 64 ]; then echo other
+        elif [ $((rc & 2)) -ne 0 ]; then echo TBROK
+        elif [ $((rc & 1)) -ne 0 ]; then echo TFAIL
+        elif [ $((rc & 4)) -ne 0 ]; then echo TWARN
+        else echo other
+        fi ;;
+    esac
+}
+
+# The command line of entry $1 in runtest/syscalls.
+command_of() { awk -v n="$1" '$1 == n { $1 = ""; print substr($0, 2); exit }' "$RUNTEST"; }
+
+# run_mode NAME MODE: one run, its result file written last (atomically),
+# so an interrupted run is done again on the next pass.
+run_mode() {
+    local name=$1 mode=$2 cmd scratch log t0 rc bin first pre=()
+    local r="$OUT/results/$name.$mode"
+    log="$OUT/log/$name.$mode"
+    cmd=$(command_of "$name")
+    read -r first _ <<<"$cmd"
+    if [[ $first != */* ]] && [ ! -x "$LTPROOT/testcases/bin/$first" ] &&
+        ! command -v "$first" >/dev/null; then
+        echo "notbuilt 0 0" >"$r"
+        return
+    fi
+    # shellcheck disable=SC2206 # HVRUN_ARGS: options, split on spaces
+    [ "$mode" = native ] || pre=("$HVRUN" run --backend "$mode" $HVRUN_ARGS --)
+    scratch="$OUT/scratch/$name.$mode"
+    rm -rf "$scratch"
+    mkdir -p "$scratch"
+    chmod 1777 "$scratch"
+    t0=$(now)
+    # An entry with shell syntax runs through sh; a plain one is exec'd
+    # directly, so the test is the first process of the run.
+    if [[ $cmd =~ [\;\|\&\$\<\>\`\"\'] ]]; then
+        sandbox "$scratch" "$mode" timeout -k 5 "$LTP_TIMEOUT" "${pre[@]}" /bin/sh -c "$cmd" >"$log" 2>&1
+    else
+        bin=$first
+        [ -x "$LTPROOT/testcases/bin/$first" ] && bin="$LTPROOT/testcases/bin/$first"
+        # shellcheck disable=SC2086
+        sandbox "$scratch" "$mode" timeout -k 5 "$LTP_TIMEOUT" "${pre[@]}" "$bin" ${cmd#"$first"} >"$log" 2>&1
+    fi
+    rc=$?
+    echo "$(verdict_of $rc) $rc $(elapsed "$t0")" >"$r.part" && mv "$r.part" "$r"
+    rm -rf "$scratch"
+}
+
+run_test() {
+    local name=$1 line="$1:" m v
+    for m in $MODES; do
+        if [ ! -s "$OUT/results/$name.$m" ] || [ -n "${LTP_REDO:-}" ]; then
+            run_mode "$name" "$m"
+        fi
+        read -r v _ <"$OUT/results/$name.$m"
+        line+=" $m=$v"
+    done
+    echo "$line"
+}
+
+if [ "${1:-}" = __one ]; then
+    run_test "$2"
+    exit 0
+fi
+
+# ---- the report ---------------------------------------------------------------
+
+# The hand-diagnosed cause of NAME's difference under BACKEND, if any.
+curated_cause() {
+    local n=$1 b=$2
+    [ -f "$CAUSES" ] || return
+    awk -v a="$n/$b" '/^#/ { next } $1 == a { $1 = ""; print substr($0, 2); f = 1; exit }
+        END { if (!f) exit 1 }' "$CAUSES" && return
+    awk -v n="$n" '/^#/ { next } $1 == n { $1 = ""; print substr($0, 2); exit }' "$CAUSES"
+}
+
+# The cause as the log shows it: hvrun's unsupported syscalls, hvrun's own
+# error line, LTP's first TFAIL/TBROK line (TCONF if there is none); for a
+# timeout, the limit and the last line LTP printed.
+diagnose() {
+    local log=$1 v=$2 enosys line
+    [ -f "$log" ] || return
+    enosys=$(grep -o 'unsupported syscall [a-z0-9_]*' "$log" |
+        awk '{ print $3 }' | sort -u | paste -sd, -)
+    [ -n "$enosys" ] && printf 'hvrun: ENOSYS %s; ' "$enosys"
+    if [ "$v" = timeout ]; then
+        line=$(grep -v '^hvrun: ' "$log" | grep -v '^$' | tail -1 | sed 's/^[^ ]*\.c:[0-9]*: //' | cut -c1-160)
+        printf 'not done in %.0f s of host time; last: %s' \
+            "$(awk '{ print $3 }' "${log/\/log\//\/results\/}")" "$line"
+        return
+    fi
+    line=$(grep -m1 -E '^hvrun: ' "$log" | grep -v 'unsupported syscall' | cut -c1-160)
+    [ -n "$line" ] && printf '%s; ' "$line"
+    line=$(grep -m1 -E 'T(FAIL|BROK)' "$log")
+    [ -z "$line" ] && line=$(grep -m1 -E 'TCONF' "$log")
+    printf '%s' "$(echo "$line" | sed 's/^[^ ]*\.[ch]:[0-9]*: //' | cut -c1-200)"
+}
+
+verdict() { local v=-; [ -s "$OUT/results/$1.$2" ] && read -r v _ <"$OUT/results/$1.$2"; echo "$v"; }
+
+md_escape() { sed 's/|/\\|/g; s/`/'"'"'/g'; }
+
+report() {
+    local names n m v nat c total=0 npass=0 mism="" row="" row_m row_v row_c verdicts="TPASS TFAIL TBROK TWARN TCONF timeout other notbuilt"
+    declare -A tally pass
+    names=$(ls "$OUT/results" 2>/dev/null | sed -n 's/\.native$//p')
+    for n in $names; do
+        total=$((total + 1))
+        nat=$(verdict "$n" native)
+        [ "$nat" = TPASS ] && npass=$((npass + 1))
+        for m in $MODES; do
+            v=$(verdict "$n" "$m")
+            tally[$m.$v]=$((${tally[$m.$v]:-0} + 1))
+            [ "$nat" = TPASS ] && [ "$v" = TPASS ] && pass[$m]=$((${pass[$m]:-0} + 1))
+            [ "$m" = native ] || [ "$v" = - ] || [ "$v" = "$nat" ] && continue
+            c=$(curated_cause "$n" "$m")
+            # Passing under hvrun only: why it does not pass natively.
+            [ -z "$c" ] && [ "$v" = TPASS ] && c=$(diagnose "$OUT/log/$n.native" "$nat") &&
+                [ -n "$c" ] && c="natively: $c"
+            [ -z "$c" ] && c=$(diagnose "$OUT/log/$n.$m" "$v")
+            [ -z "$c" ] && c="no diagnosis yet (log/$n.$m)"
+            c=$(echo "$c" | md_escape)
+            # The same verdict and cause on another backend: one row.
+            if [ -n "$row" ] && [ "$row_v|$row_c" = "$v|$c" ]; then
+                row="$n|$row_m, $m|$nat|$v|$c"
+                row_m+=", $m"
+                continue
+            fi
+            [ -n "$row" ] && mism+="$row"$'\n'
+            row="$n|$m|$nat|$v|$c" row_m=$m row_v=$v row_c=$c
+        done
+        [ -n "$row" ] && mism+="$row"$'\n'
+        row=""
+    done
+    {
+        cat "$ROOT/tests/ltp/header.md"
+        echo
+        echo "LTP: commit \`$(cat "$BUILD/commit" 2>/dev/null || echo unknown)\`," \
+            "version $(cat "$BUILD/src/VERSION" 2>/dev/null || echo unknown)."
+        [ -f "$OUT/selection" ] && { echo; cat "$OUT/selection"; }
+        echo
+        echo "## Totals"
+        echo
+        echo "$total entries run; $npass pass natively. Of those, under hvrun:" \
+            "$(for m in $MODES; do [ "$m" = native ] || printf '%s %d (%s), ' "$m" "${pass[$m]:-0}" \
+                "$(awk -v a="${pass[$m]:-0}" -v b="$npass" 'BEGIN { if (b) printf "%.0f%%", 100 * a / b; else print "-" }')"; done |
+                sed 's/, $//')."
+        echo
+        printf '| mode |'; for v in $verdicts; do printf ' %s |' "$v"; done; echo
+        printf '|---|'; for v in $verdicts; do printf -- '---|'; done; echo
+        for m in $MODES; do
+            printf '| %s |' "$m"
+            for v in $verdicts; do printf ' %s |' "${tally[$m.$v]:-0}"; done
+            echo
+        done
+        echo
+        echo "## Differences from native"
+        echo
+        echo "Each test whose verdict under a backend is not the native one;" \
+            "the cause is hand-diagnosed (tests/ltp/causes.txt) or else taken" \
+            "from the log: hvrun's unsupported syscalls and LTP's first" \
+            "TFAIL/TBROK line."
+        echo
+        echo "| test | backend | native | hvrun | cause |"
+        echo "|---|---|---|---|---|"
+        printf '%s' "$mism" | awk -F'|' 'NF >= 5 { c = $5; for (i = 6; i <= NF; i++) c = c "|" $i;
+            printf "| %s | %s | %s | %s | %s |\n", $1, $2, $3, $4, c }'
+        echo
+        echo "## Not passing natively"
+        echo
+        echo "The entries that do not pass natively in the sandbox (no loop" \
+            "devices, /proc/sys read-only, no CAP_SYS_ADMIN: mount fails), with" \
+            "the native verdict, the backends' and the first line saying why."
+        echo
+        for n in $names; do
+            nat=$(verdict "$n" native)
+            [ "$nat" = TPASS ] && continue
+            c=$(curated_cause "$n" native)
+            [ -z "$c" ] && c=$(diagnose "$OUT/log/$n.native" "$nat")
+            printf -- '- %s (%s' "$n" "$nat"
+            for m in $MODES; do [ "$m" = native ] || printf '; %s %s' "$m" "$(verdict "$n" "$m")"; done
+            printf '): %s\n' "$(echo "$c" | md_escape)"
+        done
+    } >"$DOC"
+    echo "report: $DOC ($total entries, $npass native passes;$(for m in $MODES; do
+        [ "$m" = native ] || printf ' %s %d' "$m" "${pass[$m]:-0}"; done))"
+}
+
+if [ "${1:-}" = --report ]; then
+    report
+    exit 0
+fi
+
+# ---- the pass -------------------------------------------------------------------
+
+for tool in bwrap make autoconf automake; do
+    command -v $tool >/dev/null || { echo "run.sh: $tool is missing (make ltp installs it)"; exit 2; }
+done
+[ "$(id -u)" = 0 ] || { echo "run.sh: LTP's syscall tests run as root"; exit 2; }
+[ -x "$HVRUN" ] || { echo "run.sh: $HVRUN is missing (make all)"; exit 2; }
+build_ltp || exit 1
+mkdir -p "$OUT/results" "$OUT/log" "$OUT/scratch"
+list=$(awk '!/^#/ && NF >= 2 { print $1 }' "$RUNTEST")
+[ -n "${LTP_TESTS:-}" ] && list=$(echo "$list" | grep -E -- "$LTP_TESTS")
+[ -n "${LTP_SAMPLE:-}" ] && list=$(echo "$list" | awk -v n="$LTP_SAMPLE" 'NR % n == 1 || n == 1')
+count=$(echo "$list" | grep -c .)
+{
+    printf 'The entries run: '
+    if [ -z "${LTP_TESTS:-}${LTP_SAMPLE:-}" ]; then
+        echo "all of runtest/syscalls ($count)."
+    else
+        echo "a **sample** of $count of runtest/syscalls'" \
+            "$(awk '!/^#/ && NF >= 2' "$RUNTEST" | wc -l) entries${LTP_TESTS:+, those matching \`$LTP_TESTS\`}${LTP_SAMPLE:+, every ${LTP_SAMPLE}th in file order (entries 1, $((LTP_SAMPLE + 1)), $((2 * LTP_SAMPLE + 1)), ...)}" \
+            "(\`make ltp${LTP_TESTS:+ LTP_TESTS=...}${LTP_SAMPLE:+ LTP_SAMPLE=$LTP_SAMPLE}\`);" \
+            "the full run is \`make ltp\` with no filter."
+    fi
+} >"$OUT/selection"
+echo "ltp: $count entries, modes: $MODES, $JOBS at a time, ${LTP_TIMEOUT} s each; results in $OUT"
+echo "$list" | xargs -P "$JOBS" -I{} "$SELF" __one {} |
+    awk -v n="$count" '{ printf "[%d/%d] %s\n", NR, n, $0; fflush() }'
+[ -n "$DOC" ] && report
+exit 0
