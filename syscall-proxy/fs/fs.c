@@ -243,11 +243,42 @@ static int rewrite_path(struct proxy_process *p, const char *in,
     return format_path(out, outlen, "%s", in);
 }
 
+/*
+ * rewrite_path, then the links inside the private /tmp resolved (hermetic.c's
+ * proxy_tmp_walk): a link there to "/tmp/a" names the guest's /tmp/a, which
+ * the host kernel would look for in its own /tmp. host_dirfd is where a
+ * relative result is resolved; *made_absolute when the walk gave an
+ * absolute host path for a relative one. in is rewritten when a link led
+ * elsewhere (a guest path from "/").
+ */
+static int rewrite_walked(struct proxy_process *p, char in[PROXY_PATH_MAX],
+                          int host_dirfd, bool follow_last, char *out,
+                          size_t outlen, enum path_kind *kind)
+{
+    int links = 0;
+    for (;;) {
+        int r = rewrite_path(p, in, follow_last, out, outlen, kind);
+        if (r < 0 || *kind != PATH_PLAIN)
+            return r;
+        r = proxy_tmp_walk(p, host_dirfd, out, outlen, follow_last, &links);
+        if (r < 0)
+            return r;
+        if (r != PROXY_TMP_WALK_AGAIN)
+            return 0;
+        if (strlen(out) >= PROXY_PATH_MAX)
+            return -ENAMETOOLONG;
+        memcpy(in, out, strlen(out) + 1);
+    }
+}
+
 int proxy_path_rewrite(struct proxy_process *p, const char *in, char *out,
                        size_t outlen)
 {
     enum path_kind kind;
-    return rewrite_path(p, in, true, out, outlen, &kind);
+    char guest[PROXY_PATH_MAX];
+    if (snprintf(guest, sizeof(guest), "%s", in) >= (int)sizeof(guest))
+        return -ENAMETOOLONG;
+    return rewrite_walked(p, guest, p->cwd_fd, true, out, outlen, &kind);
 }
 
 /* ---- decoding guest (dirfd, path) pairs ---------------------------------- */
@@ -268,14 +299,16 @@ static long host_path_from(struct proxy_process *p, uint64_t guest_dirfd,
     /* A route into procfs the rewrite did not see gets the guest name of
      * what it reached and is rewritten once more (procguard.c). */
     for (int pass = 0;; pass++) {
-        int r = rewrite_path(p, raw, follow_last, hp->path, sizeof(hp->path),
-                             &hp->kind);
+        int host_dirfd = raw[0] == '/'
+                             ? AT_FDCWD
+                             : proxy_host_dirfd(p, (int)guest_dirfd);
+        if (host_dirfd < 0 && host_dirfd != AT_FDCWD)
+            return host_dirfd;
+        int r = rewrite_walked(p, raw, host_dirfd, follow_last, hp->path,
+                               sizeof(hp->path), &hp->kind);
         if (r < 0)
             return r;
-        hp->dirfd = hp->path[0] == '/' ? AT_FDCWD
-                                       : proxy_host_dirfd(p, (int)guest_dirfd);
-        if (hp->dirfd < 0 && hp->dirfd != AT_FDCWD)
-            return hp->dirfd;
+        hp->dirfd = hp->path[0] == '/' ? AT_FDCWD : host_dirfd;
         r = proxy_proc_confine(p, hp->dirfd, hp->path, follow_last, raw,
                                PROXY_PATH_MAX);
         if (r <= 0)
