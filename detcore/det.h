@@ -269,6 +269,11 @@ void det_note_write(struct det_state *d, uint64_t host_dev, uint64_t ino);
 /* Only the file's metadata changed now (chmod, chown, link, rename): its
  * ctime moves, its atime and mtime stay what they were. */
 void det_note_change(struct det_state *d, uint64_t host_dev, uint64_t ino);
+/* The run made this directory (mkdir); det_was_created asks. Its number
+ * is forgotten with the file (det_forget_file), so a host inode reused
+ * later is not taken for it. */
+void det_note_created(struct det_state *d, uint64_t host_dev, uint64_t ino);
+bool det_was_created(struct det_state *d, uint64_t host_dev, uint64_t ino);
 /* The guest set explicit times (utimensat); NULL entries mean "now". */
 void det_note_times(struct det_state *d, uint64_t host_dev, uint64_t ino,
                     const struct timespec *atime,

@@ -685,7 +685,7 @@ long proxy_fs_openat(struct proxy_process *p, uint64_t guest_dirfd,
         return r;
     if (proxy_vfs_open(p, hp.dirfd, hp.path, flags, &r))
         return r; /* a virtual /proc, /sys or /etc file (vfs.c) */
-    if (open_creates(flags) && proxy_meta_cache_write_blocked(p, hp.path, false))
+    if (open_creates(flags) && proxy_meta_cache_write_blocked(p, hp.dirfd, hp.path, false))
         return -EACCES;
     if (outside_fifo(p, &hp, flags, &r))
         return r; /* record/replay: a FIFO to a process outside the run */
@@ -1296,11 +1296,13 @@ static long do_mkdirat(struct proxy_process *p, uint64_t guest_dirfd,
     long r = host_path_at(p, guest_dirfd, path_gva, false, &hp);
     if (r < 0)
         return r;
-    if (proxy_meta_cache_write_blocked(p, hp.path, true))
+    if (proxy_meta_cache_write_blocked(p, hp.dirfd, hp.path, true))
         return -EACCES;
     r = proxy_host_result(mkdirat(hp.dirfd, hp.path, umasked(p, mode)));
-    if (r == 0)
+    if (r == 0) {
         proxy_meta_note_created(p, hp.dirfd, hp.path);
+        proxy_meta_note_mkdir(p, hp.dirfd, hp.path);
+    }
     return r;
 }
 
