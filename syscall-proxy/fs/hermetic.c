@@ -17,7 +17,9 @@
  * dns...). Both depend on host daemons, so with the host virtualised the
  * guest's nsswitch.conf lists only "files" (vfs.c serves it from
  * proxy_nsswitch_files_only) and connect() to those sockets is -ENOENT,
- * which glibc takes as "no daemon" and falls back to the files.
+ * which glibc takes as "no daemon" and falls back to the files. The
+ * guest's /etc/hosts is the host's plus the run's hostname on 127.0.1.1,
+ * as a Debian host's names its own (proxy_hosts_names; vfs.c).
  */
 #include "proxy.h"
 #include "vfs.h"
@@ -28,6 +30,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -501,6 +504,40 @@ char *proxy_nsswitch_files_only(const char *in, size_t len, size_t *out_len)
     }
     *out_len = b.len;
     return b.s;
+}
+
+/* One /etc/hosts line (no newline): an address, then names, "#" to the
+ * end a comment. */
+static bool hosts_line_names(const char *line, size_t len, const char *name)
+{
+    const char *hash = memchr(line, '#', len);
+    if (hash)
+        len = (size_t)(hash - line);
+    size_t nlen = strlen(name), i = 0;
+    for (int field = 0; i < len; field++) {
+        while (i < len && (line[i] == ' ' || line[i] == '\t'))
+            i++;
+        size_t start = i;
+        while (i < len && line[i] != ' ' && line[i] != '\t')
+            i++;
+        if (field > 0 && i - start == nlen && nlen &&
+            strncasecmp(line + start, name, nlen) == 0)
+            return true;
+    }
+    return false;
+}
+
+bool proxy_hosts_names(const char *hosts, size_t len, const char *name)
+{
+    size_t pos = 0;
+    while (hosts && pos < len) {
+        const char *nl = memchr(hosts + pos, '\n', len - pos);
+        size_t line_len = nl ? (size_t)(nl - (hosts + pos)) : len - pos;
+        if (hosts_line_names(hosts + pos, line_len, name))
+            return true;
+        pos += line_len + 1;
+    }
+    return false;
 }
 
 bool proxy_hermetic_socket_blocked(const struct proxy_process *p,

@@ -200,6 +200,10 @@ size_t proxy_tmp_unmap(const struct proxy_process *p, char *path, size_t n,
  */
 char *proxy_nsswitch_files_only(const char *in, size_t len, size_t *out_len);
 
+/* An /etc/hosts text (len bytes; NULL: none) has a line naming name (as
+ * its canonical name or an alias; case-insensitive, as glibc compares). */
+bool proxy_hosts_names(const char *hosts, size_t len, const char *name);
+
 /*
  * True when connect() to the AF_UNIX path (len bytes, not necessarily
  * NUL-terminated) must fail with -ENOENT: nscd's socket and systemd-userdb
