@@ -212,7 +212,10 @@ int64_t det_realtime_ns(struct det_state *d);
 /* A timespec (tv_nsec within [0, 1e9)) as ns, saturating at INT64_MIN and
  * INT64_MAX (about 1677 and 2262): a guest may pass any tv_sec. */
 int64_t det_timespec_ns(const struct timespec *ts);
-/* CPU time of the process so far (getrusage, times, CPUTIME clocks). */
+/* A guest read of a CPU clock the proxy keeps (its threads' own time,
+ * kernel/time.c): a time read, its value in the detlog. */
+void det_clock_cpu_read(struct det_state *d, uint64_t ns);
+/* The elapsed clock as CPU time of the whole machine (/proc/stat). */
 int64_t det_cputime_ns(struct det_state *d);
 /* clockid's reading now, in ns, for hvrun's own bookkeeping (timer
  * expiries, checked before every scheduling decision): unlike

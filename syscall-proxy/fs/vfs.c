@@ -640,7 +640,8 @@ static int gen_self_stat(struct proxy_process *p, struct vbuf *b)
     vm_figures_of(p, &f);
     uint64_t ignored, caught;
     sig_sets(p, &ignored, &caught);
-    uint64_t utime = (uint64_t)det_cputime_ns(p->det) / NS_PER_TICK;
+    uint64_t utime = proxy_cpu_clock_ns(p, CLOCK_PROCESS_CPUTIME_ID) /
+                     NS_PER_TICK;
     int nice = p->prctl.nice;
     uint64_t rsslim = p->rlimits[RLIMIT_RSS].rlim_cur;
     vb_printf(b, "%d (%s) %c %d %d %d %u %d 0 0 0 0 0 %llu 0 0 0 %d %d %d 0 %llu",

@@ -111,6 +111,7 @@ uint64_t proxy_vdso_leave(struct proxy_process *p, bool host_interruption)
     }
     uint64_t fresh = calls - p->vdso_folded;
     det_clock_fold(p->det, fresh);
+    proxy_cpu_charge(p, fresh * DET_EVENT_NS);
     p->vdso_unlogged += fresh;
     p->vdso_folded = calls;
     p->vdso_count_goes_on = host_interruption;
