@@ -887,6 +887,8 @@ int proxy_host_dirfd(struct proxy_process *p, int guest_dirfd);
  * CLOCK_PROCESS_CPUTIME_ID (all its threads') as the guest reads it
  * (kernel/time.c): the host's with --no-virtualize-time. Other clocks: 0. */
 uint64_t proxy_cpu_clock_ns(struct proxy_process *p, int clockid);
+/* The same without counting a read (the vDSO's page, mm/vdso.c). */
+uint64_t proxy_cpu_clock_base(const struct proxy_process *p, int clockid);
 /* The current thread ran for ns more (an event, vDSO reads, a slice). */
 void proxy_cpu_charge(struct proxy_process *p, uint64_t ns);
 

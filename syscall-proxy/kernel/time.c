@@ -138,15 +138,18 @@ uint64_t proxy_cpu_clock_ns(struct proxy_process *p, int clockid)
             return 0;
         return (uint64_t)ts.tv_sec * NS_PER_SEC + (uint64_t)ts.tv_nsec;
     }
-    uint64_t ns = 0;
-    if (clockid == CLOCK_THREAD_CPUTIME_ID)
-        ns = p->cur < p->nr_threads ? p->threads[p->cur].cpu_ns : 0;
-    else
-        for (int i = 0; i < p->nr_threads; i++)
-            ns += p->threads[i].cpu_ns;
-    if (clockid == CLOCK_PROCESS_CPUTIME_ID)
-        ns += p->gone_threads_cpu_ns;
+    uint64_t ns = proxy_cpu_clock_base(p, clockid);
     det_clock_cpu_read(p->det, ns);
+    return ns;
+}
+
+uint64_t proxy_cpu_clock_base(const struct proxy_process *p, int clockid)
+{
+    if (clockid == CLOCK_THREAD_CPUTIME_ID)
+        return p->cur < p->nr_threads ? p->threads[p->cur].cpu_ns : 0;
+    uint64_t ns = p->gone_threads_cpu_ns;
+    for (int i = 0; i < p->nr_threads; i++)
+        ns += p->threads[i].cpu_ns;
     return ns;
 }
 
