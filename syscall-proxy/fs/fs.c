@@ -252,13 +252,13 @@ static int rewrite_path(struct proxy_process *p, const char *in,
  * elsewhere (a guest path from "/").
  */
 static int rewrite_walked(struct proxy_process *p, char in[PROXY_PATH_MAX],
-                          int host_dirfd, bool follow_last, char *out,
-                          size_t outlen, enum path_kind *kind)
+                          int host_dirfd, bool follow_last, bool walk,
+                          char *out, size_t outlen, enum path_kind *kind)
 {
     int links = 0;
     for (;;) {
         int r = rewrite_path(p, in, follow_last, out, outlen, kind);
-        if (r < 0 || *kind != PATH_PLAIN)
+        if (r < 0 || *kind != PATH_PLAIN || !walk)
             return r;
         r = proxy_tmp_walk(p, host_dirfd, out, outlen, follow_last, &links);
         if (r < 0)
@@ -278,7 +278,8 @@ int proxy_path_rewrite(struct proxy_process *p, const char *in, char *out,
     char guest[PROXY_PATH_MAX];
     if (snprintf(guest, sizeof(guest), "%s", in) >= (int)sizeof(guest))
         return -ENAMETOOLONG;
-    return rewrite_walked(p, guest, p->cwd_fd, true, out, outlen, &kind);
+    return rewrite_walked(p, guest, p->cwd_fd, true, true, out, outlen,
+                          &kind);
 }
 
 /* ---- decoding guest (dirfd, path) pairs ---------------------------------- */
@@ -291,10 +292,11 @@ struct host_path {
 };
 
 /* The guest path raw (rewritten in place when procguard renames it) in
- * host terms. */
-static long host_path_from(struct proxy_process *p, uint64_t guest_dirfd,
+ * host terms. Without walk the host resolves the links in the private
+ * /tmp itself (openat2's RESOLVE_NO_SYMLINKS must see them to refuse). */
+static long host_path_walk(struct proxy_process *p, uint64_t guest_dirfd,
                            char raw[PROXY_PATH_MAX], bool follow_last,
-                           struct host_path *hp)
+                           bool walk, struct host_path *hp)
 {
     /* A route into procfs the rewrite did not see gets the guest name of
      * what it reached and is rewritten once more (procguard.c). */
@@ -304,8 +306,8 @@ static long host_path_from(struct proxy_process *p, uint64_t guest_dirfd,
                              : proxy_host_dirfd(p, (int)guest_dirfd);
         if (host_dirfd < 0 && host_dirfd != AT_FDCWD)
             return host_dirfd;
-        int r = rewrite_walked(p, raw, host_dirfd, follow_last, hp->path,
-                               sizeof(hp->path), &hp->kind);
+        int r = rewrite_walked(p, raw, host_dirfd, follow_last, walk,
+                               hp->path, sizeof(hp->path), &hp->kind);
         if (r < 0)
             return r;
         hp->dirfd = hp->path[0] == '/' ? AT_FDCWD : host_dirfd;
@@ -316,6 +318,13 @@ static long host_path_from(struct proxy_process *p, uint64_t guest_dirfd,
         if (pass > 0)
             return -ELOOP;
     }
+}
+
+static long host_path_from(struct proxy_process *p, uint64_t guest_dirfd,
+                           char raw[PROXY_PATH_MAX], bool follow_last,
+                           struct host_path *hp)
+{
+    return host_path_walk(p, guest_dirfd, raw, follow_last, true, hp);
 }
 
 /*
@@ -342,6 +351,20 @@ static long host_path_at(struct proxy_process *p, uint64_t guest_dirfd,
                          gva_t gva, bool follow_last, struct host_path *hp)
 {
     return host_path_at_ex(p, guest_dirfd, gva, follow_last, false, hp);
+}
+
+/* host_path_at, the links in the private /tmp left to the host when
+ * unwalked (openat2's RESOLVE_NO_SYMLINKS refuses any it meets). */
+static long host_path_unwalked_if(struct proxy_process *p,
+                                  uint64_t guest_dirfd, gva_t gva,
+                                  bool follow_last, bool unwalked,
+                                  struct host_path *hp)
+{
+    char raw[PROXY_PATH_MAX];
+    long n = proxy_path_in(p, raw, gva);
+    if (n < 0)
+        return n;
+    return host_path_walk(p, guest_dirfd, raw, follow_last, !unwalked, hp);
 }
 
 #define RESOLVE_SCOPED (RESOLVE_BENEATH | RESOLVE_IN_ROOT)
@@ -391,7 +414,8 @@ static long host_path_scoped(struct proxy_process *p, uint64_t guest_dirfd,
     if ((r = resolve_walk_check(hp, follow_last, *resolve)) < 0)
         return r;
     *resolve &= ~(uint64_t)RESOLVE_SCOPED;
-    return host_path_from(p, guest_dirfd, raw, follow_last, hp);
+    return host_path_walk(p, guest_dirfd, raw, follow_last,
+                          !(*resolve & RESOLVE_NO_SYMLINKS), hp);
 }
 
 /* For the calls without a dirfd: relative to the guest cwd. */
@@ -677,7 +701,8 @@ long proxy_fs_openat(struct proxy_process *p, uint64_t guest_dirfd,
     long r = resolve & RESOLVE_SCOPED
                  ? host_path_scoped(p, guest_dirfd, path_gva, follow_last,
                                     &resolve, &hp)
-                 : host_path_at(p, guest_dirfd, path_gva, follow_last, &hp);
+                 : host_path_unwalked_if(p, guest_dirfd, path_gva, follow_last,
+                                         resolve & RESOLVE_NO_SYMLINKS, &hp);
     if (r < 0)
         return r;
     if (resolve && proxy_vfs_is_virtual(p, hp.dirfd, hp.path) &&
