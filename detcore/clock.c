@@ -7,7 +7,9 @@
  *   MONOTONIC, MONOTONIC_RAW,
  *   BOOTTIME (and the _ALARM ones)   DET_BOOT_OFFSET_NS + elapsed
  *   *_COARSE                          rounded down to DET_COARSE_NS
- *   PROCESS_/THREAD_CPUTIME_ID       elapsed (one vCPU, always busy)
+ *   PROCESS_/THREAD_CPUTIME_ID       elapsed here (timers on them); what
+ *                                    the guest reads is each thread's own
+ *                                    running time (kernel/time.c)
  *
  * With --no-virtualize-time every read is the host's clock and sleeps
  * really sleep.
@@ -155,6 +157,12 @@ int64_t det_realtime_ns(struct det_state *d)
     struct timespec ts;
     det_clock_gettime(d, CLOCK_REALTIME, &ts);
     return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+void det_clock_cpu_read(struct det_state *d, uint64_t ns)
+{
+    d->reads[DET_SRC_TIME]++;
+    det_log_value(d, DET_SRC_TIME, &ns, sizeof(ns));
 }
 
 int64_t det_cputime_ns(struct det_state *d)

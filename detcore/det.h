@@ -212,7 +212,10 @@ int64_t det_realtime_ns(struct det_state *d);
 /* A timespec (tv_nsec within [0, 1e9)) as ns, saturating at INT64_MIN and
  * INT64_MAX (about 1677 and 2262): a guest may pass any tv_sec. */
 int64_t det_timespec_ns(const struct timespec *ts);
-/* CPU time of the process so far (getrusage, times, CPUTIME clocks). */
+/* A guest read of a CPU clock the proxy keeps (its threads' own time,
+ * kernel/time.c): a time read, its value in the detlog. */
+void det_clock_cpu_read(struct det_state *d, uint64_t ns);
+/* The elapsed clock as CPU time of the whole machine (/proc/stat). */
 int64_t det_cputime_ns(struct det_state *d);
 /* clockid's reading now, in ns, for hvrun's own bookkeeping (timer
  * expiries, checked before every scheduling decision): unlike
@@ -269,6 +272,11 @@ void det_note_write(struct det_state *d, uint64_t host_dev, uint64_t ino);
 /* Only the file's metadata changed now (chmod, chown, link, rename): its
  * ctime moves, its atime and mtime stay what they were. */
 void det_note_change(struct det_state *d, uint64_t host_dev, uint64_t ino);
+/* The run made this directory (mkdir); det_was_created asks. Its number
+ * is forgotten with the file (det_forget_file), so a host inode reused
+ * later is not taken for it. */
+void det_note_created(struct det_state *d, uint64_t host_dev, uint64_t ino);
+bool det_was_created(struct det_state *d, uint64_t host_dev, uint64_t ino);
 /* The guest set explicit times (utimensat); NULL entries mean "now". */
 void det_note_times(struct det_state *d, uint64_t host_dev, uint64_t ino,
                     const struct timespec *atime,

@@ -26,6 +26,7 @@ struct file_entry {
     uint64_t dev, ino;    /* host identity; ino 0 = empty slot */
     uint64_t vino;
     bool written;
+    bool created; /* made by the run (mkdir): no host state in it */
     int64_t atime_ns, mtime_ns, ctime_ns;
     bool tombstone;
 };
@@ -238,6 +239,19 @@ void det_note_times(struct det_state *d, uint64_t host_dev, uint64_t ino,
     e->atime_ns = atime ? det_timespec_ns(atime) : now;
     e->mtime_ns = mtime ? det_timespec_ns(mtime) : now;
     e->ctime_ns = now;
+}
+
+void det_note_created(struct det_state *d, uint64_t host_dev, uint64_t ino)
+{
+    struct file_entry *e = find(d, host_dev, ino, true);
+    if (e)
+        e->created = true;
+}
+
+bool det_was_created(struct det_state *d, uint64_t host_dev, uint64_t ino)
+{
+    struct file_entry *e = find(d, host_dev, ino, false);
+    return e && e->created;
 }
 
 void det_forget_file(struct det_state *d, uint64_t host_dev, uint64_t ino)

@@ -71,7 +71,9 @@ static int64_t event_elapsed(void)
 }
 
 /* detcore's logical_ns for one clock, or -1 when the clock is not one of
- * these (the kernel answers, EINVAL included). */
+ * these (the kernel answers, EINVAL included). The CPU clocks are the
+ * running thread's own time, which the proxy keeps per thread: its base
+ * at the last exit plus this run's reads (elapsed - now_ns). */
 static int64_t clock_ns(int clk, int64_t elapsed)
 {
     volatile struct gk_vvar *v = vvar();
@@ -81,8 +83,11 @@ static int64_t clock_ns(int clk, int64_t elapsed)
     case K_REALTIME_ALARM:
         t = v->epoch_ns + elapsed;
         break;
-    case K_PROCESS_CPUTIME: case K_THREAD_CPUTIME:
-        t = elapsed;
+    case K_THREAD_CPUTIME:
+        t = v->thread_cpu_ns + (elapsed - v->now_ns);
+        break;
+    case K_PROCESS_CPUTIME:
+        t = v->process_cpu_ns + (elapsed - v->now_ns);
         break;
     case K_MONOTONIC: case K_MONOTONIC_RAW: case K_MONOTONIC_COARSE:
     case K_BOOTTIME: case K_BOOTTIME_ALARM:

@@ -49,6 +49,9 @@ struct gk_vvar {
     int64_t event_ns;      /* what one event adds */
     int64_t coarse_ns;     /* resolution of the _COARSE clocks */
     uint64_t calls_va;     /* where the call count is: the backend's page */
+    /* The CPU clocks of the thread on the vCPU: base + calls * event_ns
+     * (each read is an event of that thread). */
+    int64_t thread_cpu_ns, process_cpu_ns;
 };
 
 #endif

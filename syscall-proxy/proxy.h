@@ -285,6 +285,9 @@ struct proxy_thread {
     int tid;
     enum proxy_thread_state state;
     uint64_t events;            /* its syscalls and trapped TSC reads */
+    uint64_t cpu_ns;            /* its CPU time: DET_EVENT_NS per event and
+                                 * vDSO read, and the slices it computed;
+                                 * never the time it spent blocked */
     uint64_t sched_slot;        /* the scheduler's word (--chaos priority) */
     bool spinning;              /* cut by a slice since its last syscall */
     struct vmm_regs regs;       /* saved while off the vCPU */
@@ -698,6 +701,7 @@ struct proxy_process {
     /* threads: threads[cur] is on the vCPU */
     struct proxy_thread *threads;
     int nr_threads, cap_threads, cur;
+    uint64_t gone_threads_cpu_ns; /* of the threads an execve ended */
     int next_tid;
     uint64_t next_wait_seq;
     uint64_t quantum_left;      /* syscalls before a forced turn */
@@ -917,6 +921,15 @@ long proxy_path_in(struct proxy_process *p, char *dst, gva_t src);
 /* Resolves a guest (dirfd, path) pair to a host (dirfd, path) for *at calls:
  * AT_FDCWD means the guest cwd. Returns the host dirfd or -EBADF. */
 int proxy_host_dirfd(struct proxy_process *p, int guest_dirfd);
+
+/* CLOCK_THREAD_CPUTIME_ID (the current thread's cpu_ns) or
+ * CLOCK_PROCESS_CPUTIME_ID (all its threads') as the guest reads it
+ * (kernel/time.c): the host's with --no-virtualize-time. Other clocks: 0. */
+uint64_t proxy_cpu_clock_ns(struct proxy_process *p, int clockid);
+/* The same without counting a read (the vDSO's page, mm/vdso.c). */
+uint64_t proxy_cpu_clock_base(const struct proxy_process *p, int clockid);
+/* The current thread ran for ns more (an event, vDSO reads, a slice). */
+void proxy_cpu_charge(struct proxy_process *p, uint64_t ns);
 
 /* ---- the syscall table --------------------------------------------------- */
 

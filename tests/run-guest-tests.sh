@@ -74,8 +74,10 @@ DIFFERENT_BY_DESIGN=""
 # traps only at the sites rewritten under virtual time; alarm_busy_child:
 # there the timer falls at the same call of the child in every run, so how
 # late its signal is delivered does not depend on the host's speed;
-# dontneed_text_tsc: RDTSC is rewritten only under virtual time).
-VIRTUAL_TIME_PROGRAMS="tsc_prctl alarm_busy_child dontneed_text_tsc"
+# dontneed_text_tsc: RDTSC is rewritten only under virtual time;
+# cputime_sleep: the CPU clocks the proxy keeps per thread are virtual
+# time's).
+VIRTUAL_TIME_PROGRAMS="tsc_prctl alarm_busy_child dontneed_text_tsc cputime_sleep"
 KEEP_TIME=""
 
 MATRIX_TABLE=$(cat <<'EOF'

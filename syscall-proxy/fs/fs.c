@@ -245,11 +245,43 @@ static int rewrite_path(struct proxy_process *p, const char *in,
     return format_path(out, outlen, "%s", in);
 }
 
+/*
+ * rewrite_path, then the links inside the private /tmp resolved (hermetic.c's
+ * proxy_tmp_walk): a link there to "/tmp/a" names the guest's /tmp/a, which
+ * the host kernel would look for in its own /tmp. host_dirfd is where a
+ * relative result is resolved; *made_absolute when the walk gave an
+ * absolute host path for a relative one. in is rewritten when a link led
+ * elsewhere (a guest path from "/").
+ */
+static int rewrite_walked(struct proxy_process *p, char in[PROXY_PATH_MAX],
+                          int host_dirfd, bool follow_last, bool walk,
+                          char *out, size_t outlen, enum path_kind *kind)
+{
+    int links = 0;
+    for (;;) {
+        int r = rewrite_path(p, in, follow_last, out, outlen, kind);
+        if (r < 0 || *kind != PATH_PLAIN || !walk)
+            return r;
+        r = proxy_tmp_walk(p, host_dirfd, out, outlen, follow_last, &links);
+        if (r < 0)
+            return r;
+        if (r != PROXY_TMP_WALK_AGAIN)
+            return 0;
+        if (strlen(out) >= PROXY_PATH_MAX)
+            return -ENAMETOOLONG;
+        memcpy(in, out, strlen(out) + 1);
+    }
+}
+
 int proxy_path_rewrite(struct proxy_process *p, const char *in, char *out,
                        size_t outlen)
 {
     enum path_kind kind;
-    return rewrite_path(p, in, true, out, outlen, &kind);
+    char guest[PROXY_PATH_MAX];
+    if (snprintf(guest, sizeof(guest), "%s", in) >= (int)sizeof(guest))
+        return -ENAMETOOLONG;
+    return rewrite_walked(p, guest, p->cwd_fd, true, true, out, outlen,
+                          &kind);
 }
 
 /* ---- decoding guest (dirfd, path) pairs ---------------------------------- */
@@ -262,22 +294,25 @@ struct host_path {
 };
 
 /* The guest path raw (rewritten in place when procguard renames it) in
- * host terms. */
-static long host_path_from(struct proxy_process *p, uint64_t guest_dirfd,
+ * host terms. Without walk the host resolves the links in the private
+ * /tmp itself (openat2's RESOLVE_NO_SYMLINKS must see them to refuse). */
+static long host_path_walk(struct proxy_process *p, uint64_t guest_dirfd,
                            char raw[PROXY_PATH_MAX], bool follow_last,
-                           struct host_path *hp)
+                           bool walk, struct host_path *hp)
 {
     /* A route into procfs the rewrite did not see gets the guest name of
      * what it reached and is rewritten once more (procguard.c). */
     for (int pass = 0;; pass++) {
-        int r = rewrite_path(p, raw, follow_last, hp->path, sizeof(hp->path),
-                             &hp->kind);
+        int host_dirfd = raw[0] == '/'
+                             ? AT_FDCWD
+                             : proxy_host_dirfd(p, (int)guest_dirfd);
+        if (host_dirfd < 0 && host_dirfd != AT_FDCWD)
+            return host_dirfd;
+        int r = rewrite_walked(p, raw, host_dirfd, follow_last, walk,
+                               hp->path, sizeof(hp->path), &hp->kind);
         if (r < 0)
             return r;
-        hp->dirfd = hp->path[0] == '/' ? AT_FDCWD
-                                       : proxy_host_dirfd(p, (int)guest_dirfd);
-        if (hp->dirfd < 0 && hp->dirfd != AT_FDCWD)
-            return hp->dirfd;
+        hp->dirfd = hp->path[0] == '/' ? AT_FDCWD : host_dirfd;
         r = proxy_proc_confine(p, hp->dirfd, hp->path, follow_last, raw,
                                PROXY_PATH_MAX);
         if (r <= 0)
@@ -285,6 +320,13 @@ static long host_path_from(struct proxy_process *p, uint64_t guest_dirfd,
         if (pass > 0)
             return -ELOOP;
     }
+}
+
+static long host_path_from(struct proxy_process *p, uint64_t guest_dirfd,
+                           char raw[PROXY_PATH_MAX], bool follow_last,
+                           struct host_path *hp)
+{
+    return host_path_walk(p, guest_dirfd, raw, follow_last, true, hp);
 }
 
 /*
@@ -311,6 +353,20 @@ static long host_path_at(struct proxy_process *p, uint64_t guest_dirfd,
                          gva_t gva, bool follow_last, struct host_path *hp)
 {
     return host_path_at_ex(p, guest_dirfd, gva, follow_last, false, hp);
+}
+
+/* host_path_at, the links in the private /tmp left to the host when
+ * unwalked (openat2's RESOLVE_NO_SYMLINKS refuses any it meets). */
+static long host_path_unwalked_if(struct proxy_process *p,
+                                  uint64_t guest_dirfd, gva_t gva,
+                                  bool follow_last, bool unwalked,
+                                  struct host_path *hp)
+{
+    char raw[PROXY_PATH_MAX];
+    long n = proxy_path_in(p, raw, gva);
+    if (n < 0)
+        return n;
+    return host_path_walk(p, guest_dirfd, raw, follow_last, !unwalked, hp);
 }
 
 #define RESOLVE_SCOPED (RESOLVE_BENEATH | RESOLVE_IN_ROOT)
@@ -360,7 +416,8 @@ static long host_path_scoped(struct proxy_process *p, uint64_t guest_dirfd,
     if ((r = resolve_walk_check(hp, follow_last, *resolve)) < 0)
         return r;
     *resolve &= ~(uint64_t)RESOLVE_SCOPED;
-    return host_path_from(p, guest_dirfd, raw, follow_last, hp);
+    return host_path_walk(p, guest_dirfd, raw, follow_last,
+                          !(*resolve & RESOLVE_NO_SYMLINKS), hp);
 }
 
 /* For the calls without a dirfd: relative to the guest cwd. */
@@ -646,7 +703,8 @@ long proxy_fs_openat(struct proxy_process *p, uint64_t guest_dirfd,
     long r = resolve & RESOLVE_SCOPED
                  ? host_path_scoped(p, guest_dirfd, path_gva, follow_last,
                                     &resolve, &hp)
-                 : host_path_at(p, guest_dirfd, path_gva, follow_last, &hp);
+                 : host_path_unwalked_if(p, guest_dirfd, path_gva, follow_last,
+                                         resolve & RESOLVE_NO_SYMLINKS, &hp);
     if (r < 0)
         return r;
     if (resolve && proxy_vfs_is_virtual(p, hp.dirfd, hp.path) &&
@@ -654,7 +712,7 @@ long proxy_fs_openat(struct proxy_process *p, uint64_t guest_dirfd,
         return r;
     if (proxy_vfs_open(p, hp.dirfd, hp.path, flags, &r))
         return r; /* a virtual /proc, /sys or /etc file (vfs.c) */
-    if (open_creates(flags) && proxy_meta_cache_write_blocked(p, hp.path, false))
+    if (open_creates(flags) && proxy_meta_cache_write_blocked(p, hp.dirfd, hp.path, false))
         return -EACCES;
     if (outside_fifo(p, &hp, flags, &r))
         return r; /* record/replay: a FIFO to a process outside the run */
@@ -1265,11 +1323,13 @@ static long do_mkdirat(struct proxy_process *p, uint64_t guest_dirfd,
     long r = host_path_at(p, guest_dirfd, path_gva, false, &hp);
     if (r < 0)
         return r;
-    if (proxy_meta_cache_write_blocked(p, hp.path, true))
+    if (proxy_meta_cache_write_blocked(p, hp.dirfd, hp.path, true))
         return -EACCES;
     r = proxy_host_result(mkdirat(hp.dirfd, hp.path, umasked(p, mode)));
-    if (r == 0)
+    if (r == 0) {
         proxy_meta_note_created(p, hp.dirfd, hp.path);
+        proxy_meta_note_mkdir(p, hp.dirfd, hp.path);
+    }
     return r;
 }
 

@@ -171,10 +171,16 @@ void proxy_meta_fd_dup(struct proxy_process *p, int old_guest_fd,
  * every cache made outside hvrun looks stale, and a run would rewrite the
  * host's caches and so change the next run's input. With metadata
  * virtualised, creating __pycache__ or a file in one is refused with
- * EACCES, which CPython treats as "do not cache". is_dir: path is the
- * directory being made, else a file being created.
+ * EACCES, which CPython treats as "do not cache". Where no cache can
+ * predate the run it is allowed: in the private /tmp hvrun made, and in a
+ * directory the run made (for __pycache__ itself, its parent; for a file,
+ * the __pycache__ it goes in). is_dir: path (host, under host_dirfd) is
+ * the directory being made, else a file being created.
  */
-bool proxy_meta_cache_write_blocked(struct proxy_process *p, const char *path,
-                                    bool is_dir);
+bool proxy_meta_cache_write_blocked(struct proxy_process *p, int host_dirfd,
+                                    const char *path, bool is_dir);
+/* mkdir made path: a directory of the run's own (det_note_created). */
+void proxy_meta_note_mkdir(struct proxy_process *p, int host_dirfd,
+                           const char *path);
 
 #endif

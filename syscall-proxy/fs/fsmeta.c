@@ -759,8 +759,49 @@ static bool names_pycache(const char *path, bool is_dir)
            memcmp(path + start, cache, sizeof(cache) - 1) == 0;
 }
 
-bool proxy_meta_cache_write_blocked(struct proxy_process *p, const char *path,
-                                    bool is_dir)
+/* path (host) is in the private /tmp hvrun made for this run: nothing in
+ * it predates the run. proxy_tmp_walk made paths there absolute, so a
+ * relative one is elsewhere. A --tmp DIR may hold caches of earlier runs,
+ * so it does not count. */
+static bool in_fresh_tmp(const struct proxy_process *p, const char *path)
 {
-    return p->det->cfg.virtualize_metadata && names_pycache(path, is_dir);
+    size_t hlen = strlen(p->tmp_host);
+    return p->tmp_owned && hlen && strncmp(path, p->tmp_host, hlen) == 0 &&
+           (path[hlen] == '/' || path[hlen] == '\0');
+}
+
+/* The directory holding path's last component was made by this run. */
+static bool holder_made_by_run(struct proxy_process *p, int host_dirfd,
+                               const char *path)
+{
+    char dir[PROXY_PATH_MAX];
+    snprintf(dir, sizeof(dir), "%s", path);
+    size_t len = strlen(dir);
+    while (len > 1 && dir[len - 1] == '/')
+        dir[--len] = '\0';
+    char *slash = strrchr(dir, '/');
+    if (!slash)
+        snprintf(dir, sizeof(dir), ".");
+    else
+        slash[slash == dir ? 1 : 0] = '\0';
+    struct stat st;
+    return fstatat(host_dirfd, dir, &st, 0) == 0 &&
+           det_was_created(p->det, st.st_dev, st.st_ino);
+}
+
+bool proxy_meta_cache_write_blocked(struct proxy_process *p, int host_dirfd,
+                                    const char *path, bool is_dir)
+{
+    return p->det->cfg.virtualize_metadata && names_pycache(path, is_dir) &&
+           !in_fresh_tmp(p, path) &&
+           !holder_made_by_run(p, host_dirfd, path);
+}
+
+void proxy_meta_note_mkdir(struct proxy_process *p, int host_dirfd,
+                           const char *path)
+{
+    struct stat st;
+    if (proxy_meta_on(p) &&
+        fstatat(host_dirfd, path, &st, AT_SYMLINK_NOFOLLOW) == 0)
+        det_note_created(p->det, st.st_dev, st.st_ino);
 }

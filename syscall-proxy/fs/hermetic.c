@@ -5,17 +5,21 @@
  * The private /tmp is a host directory that guest paths "/tmp" and
  * "/tmp/..." name (fs.c's rewrite_path asks proxy_tmp_map); getcwd and the
  * fd/cwd links map it back (proxy_tmp_unmap), so a guest in /tmp/x sees
- * /tmp/x. Known gaps, all through names the host resolves by itself:
- * symlinks whose target is an absolute /tmp path, relative paths that climb
- * out of the private directory with "..", and AF_UNIX socket paths (net.c
- * hands them to the host as they are) still reach the host's /tmp.
+ * /tmp/x. A walk that starts in the private /tmp is done here, component
+ * by component (proxy_tmp_walk), because the host kernel would read a link
+ * there to "/tmp/a" as its own /tmp, and a relative path climbing out with
+ * ".." as the scratch directory holding it. Known gap, through names the
+ * host resolves by itself: a symlink outside /tmp whose target is an
+ * absolute /tmp path (~/x -> /tmp/y) still reaches the host's /tmp.
  *
  * Name services: glibc asks nscd and systemd-userdb over AF_UNIX sockets
  * and loads the NSS modules /etc/nsswitch.conf lists (sss, ldap, systemd,
  * dns...). Both depend on host daemons, so with the host virtualised the
  * guest's nsswitch.conf lists only "files" (vfs.c serves it from
  * proxy_nsswitch_files_only) and connect() to those sockets is -ENOENT,
- * which glibc takes as "no daemon" and falls back to the files.
+ * which glibc takes as "no daemon" and falls back to the files. The
+ * guest's /etc/hosts is the host's plus the run's hostname on 127.0.1.1,
+ * as a Debian host's names its own (proxy_hosts_names; vfs.c).
  */
 #include "proxy.h"
 #include "vfs.h"
@@ -26,6 +30,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -255,6 +260,158 @@ size_t proxy_tmp_unmap(const struct proxy_process *p, char *path, size_t n,
     return new_len;
 }
 
+/* ---- symlinks inside the private /tmp ------------------------------------ */
+
+#define WALK_MAX_LINKS 40 /* Linux's MAXSYMLINKS */
+
+/* Where a host dirfd is, when it is inside the private /tmp: its path in
+ * dir (1), else 0. A deleted directory is not walked. */
+static int dirfd_in_tmp(const struct proxy_process *p, int dirfd, char *dir,
+                        size_t cap)
+{
+    char link[64];
+    snprintf(link, sizeof(link), "/proc/self/fd/%d", dirfd);
+    ssize_t n = readlink(link, dir, cap - 1);
+    if (n <= 0)
+        return 0;
+    dir[n] = '\0';
+    size_t hlen = strlen(p->tmp_host);
+    if (strncmp(dir, p->tmp_host, hlen) != 0 ||
+        (dir[hlen] != '/' && dir[hlen] != '\0'))
+        return 0;
+    static const char deleted[] = " (deleted)";
+    size_t dl = sizeof(deleted) - 1;
+    return !((size_t)n > dl && strcmp(dir + n - dl, deleted) == 0);
+}
+
+/* Drops the last component of a resolved host path (one without links). */
+static void pop_component(char *resolved)
+{
+    char *slash = strrchr(resolved, '/');
+    if (slash && slash != resolved)
+        *slash = '\0';
+    else
+        snprintf(resolved, 2, "/");
+}
+
+/* todo becomes head + "/" + todo (a link's text before what followed it;
+ * the slash only when something followed). */
+static int prepend(char *todo, size_t cap, const char *head, size_t hlen)
+{
+    size_t tlen = strlen(todo), sep = tlen ? 1 : 0;
+    if (hlen + sep + tlen + 1 > cap)
+        return -ENAMETOOLONG;
+    memmove(todo + hlen + sep, todo, tlen + 1);
+    memcpy(todo, head, hlen);
+    if (sep)
+        todo[hlen] = '/';
+    return 0;
+}
+
+struct tmp_walk {
+    char resolved[PROXY_PATH_MAX]; /* host path, no links in it */
+    char todo[PROXY_PATH_MAX];     /* what is left to walk */
+    bool trailing_slash;           /* the path ended in "/": follow it */
+};
+
+/* One component of w->todo taken into w->resolved. Returns 0 to go on, 1
+ * when the rest is the host's (a component that does not exist, the last
+ * one unfollowed), 2 when the walk climbed out of the private /tmp ("/tmp/.."
+ * is "/": w->todo is then a guest path from "/"), 3 when a link named an
+ * absolute path (w->todo: the guest path to start again from), -errno. */
+static int walk_step(const struct proxy_process *p, struct tmp_walk *w,
+                     bool follow_last, int *links)
+{
+    char *s = w->todo;
+    while (*s == '/')
+        s++;
+    size_t len = strcspn(s, "/");
+    char comp[NAME_MAX + 2];
+    if (len > NAME_MAX)
+        return -ENAMETOOLONG;
+    memcpy(comp, s, len);
+    comp[len] = '\0';
+    char *next = s + len;
+    while (*next == '/')
+        next++;
+    bool last = !*next;
+    memmove(w->todo, next, strlen(next) + 1);
+    if (len == 0 || strcmp(comp, ".") == 0)
+        return 0;
+    if (strcmp(comp, "..") == 0) {
+        if (strcmp(w->resolved, p->tmp_host) == 0)
+            return 2;
+        pop_component(w->resolved);
+        return 0;
+    }
+    size_t rl = strlen(w->resolved);
+    if (rl + 1 + len + 1 > sizeof(w->resolved))
+        return -ENAMETOOLONG;
+    char *end = w->resolved + rl;
+    snprintf(end, sizeof(w->resolved) - rl, "%s%s",
+             rl > 1 ? "/" : "", comp);
+    if (last && !follow_last && !w->trailing_slash)
+        return 1;
+    char target[PROXY_PATH_MAX];
+    ssize_t n = readlink(w->resolved, target, sizeof(target) - 1);
+    if (n < 0)
+        return errno == EINVAL ? 0 : 1; /* not a link, or the host's error */
+    if (++*links > WALK_MAX_LINKS)
+        return -ELOOP;
+    target[n] = '\0';
+    *end = '\0'; /* the link's text replaces its name */
+    if (prepend(w->todo, sizeof(w->todo), target, (size_t)n) < 0)
+        return -ENAMETOOLONG;
+    return target[0] == '/' ? 3 : 0;
+}
+
+/* The walk's end: resolved + what is left, into out. */
+static int walk_finish(const struct tmp_walk *w, char *out, size_t outlen)
+{
+    const char *sep = w->todo[0] && strcmp(w->resolved, "/") ? "/" : "";
+    int n = snprintf(out, outlen, "%s%s%s%s", w->resolved, sep, w->todo,
+                     w->trailing_slash ? "/" : "");
+    return n >= 0 && (size_t)n < outlen ? 0 : -ENAMETOOLONG;
+}
+
+int proxy_tmp_walk(const struct proxy_process *p, int dirfd, char *path,
+                   size_t cap, bool follow_last, int *links)
+{
+    if (!p->tmp_host[0] || !path[0])
+        return PROXY_TMP_WALK_HOST;
+    struct tmp_walk w;
+    size_t hlen = strlen(p->tmp_host);
+    if (path[0] == '/') {
+        if (strncmp(path, p->tmp_host, hlen) != 0 ||
+            (path[hlen] != '/' && path[hlen] != '\0'))
+            return PROXY_TMP_WALK_HOST;
+        snprintf(w.resolved, sizeof(w.resolved), "%s", p->tmp_host);
+        snprintf(w.todo, sizeof(w.todo), "%s", path + hlen);
+    } else {
+        if (!dirfd_in_tmp(p, dirfd, w.resolved, sizeof(w.resolved)))
+            return PROXY_TMP_WALK_HOST;
+        snprintf(w.todo, sizeof(w.todo), "%s", path);
+    }
+    size_t tl = strlen(w.todo);
+    w.trailing_slash = tl > 0 && w.todo[tl - 1] == '/';
+    for (;;) {
+        int rc = walk_step(p, &w, follow_last, links);
+        if (rc < 0)
+            return rc;
+        if (rc == 1 || (rc == 0 && !w.todo[0])) {
+            rc = walk_finish(&w, path, cap);
+            return rc < 0 ? rc : PROXY_TMP_WALK_RESOLVED;
+        }
+        if (rc == 2 || rc == 3) {
+            int n = snprintf(path, cap, "/%s",
+                             w.todo[0] == '/' ? w.todo + 1 : w.todo);
+            if (n < 0 || (size_t)n >= cap)
+                return -ENAMETOOLONG;
+            return PROXY_TMP_WALK_AGAIN;
+        }
+    }
+}
+
 /* ---- name services ------------------------------------------------------- */
 
 /* What glibc consults when there is no nsswitch.conf, files only. */
@@ -347,6 +504,40 @@ char *proxy_nsswitch_files_only(const char *in, size_t len, size_t *out_len)
     }
     *out_len = b.len;
     return b.s;
+}
+
+/* One /etc/hosts line (no newline): an address, then names, "#" to the
+ * end a comment. */
+static bool hosts_line_names(const char *line, size_t len, const char *name)
+{
+    const char *hash = memchr(line, '#', len);
+    if (hash)
+        len = (size_t)(hash - line);
+    size_t nlen = strlen(name), i = 0;
+    for (int field = 0; i < len; field++) {
+        while (i < len && (line[i] == ' ' || line[i] == '\t'))
+            i++;
+        size_t start = i;
+        while (i < len && line[i] != ' ' && line[i] != '\t')
+            i++;
+        if (field > 0 && i - start == nlen && nlen &&
+            strncasecmp(line + start, name, nlen) == 0)
+            return true;
+    }
+    return false;
+}
+
+bool proxy_hosts_names(const char *hosts, size_t len, const char *name)
+{
+    size_t pos = 0;
+    while (hosts && pos < len) {
+        const char *nl = memchr(hosts + pos, '\n', len - pos);
+        size_t line_len = nl ? (size_t)(nl - (hosts + pos)) : len - pos;
+        if (hosts_line_names(hosts + pos, line_len, name))
+            return true;
+        pos += line_len + 1;
+    }
+    return false;
 }
 
 bool proxy_hermetic_socket_blocked(const struct proxy_process *p,

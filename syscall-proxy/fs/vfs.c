@@ -456,20 +456,52 @@ static int gen_cpu_list(struct proxy_process *p, struct vbuf *b)
     return 0;
 }
 
+/* A host /etc file's bytes into b; b->s stays NULL when there is none. */
+static void read_host_etc(const char *path, struct vbuf *b)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    char chunk[4096];
+    ssize_t n;
+    while ((n = read(fd, chunk, sizeof(chunk))) > 0)
+        vb_put(b, chunk, (size_t)n);
+    close(fd);
+    if (!b->s)
+        vb_put(b, "", 0);
+}
+
+/* The host's /etc/hosts, and the run's hostname (the machine's, default
+ * "hvrun" or --hostname) on 127.0.1.1 as Debian's installer writes it,
+ * unless a line names it already: so that gethostbyname(gethostname())
+ * resolves as on a Debian host. The file is the machine's, as on a host:
+ * a name set later by sethostname in a UTS namespace is not added. */
+static int gen_etc_hosts(struct proxy_process *p, struct vbuf *b)
+{
+    struct vbuf host = {0};
+    read_host_etc("/etc/hosts", &host);
+    struct det_uname u;
+    det_get_uname(p->det, &u);
+    const char *name = u.nodename;
+    if (host.failed) {
+        free(host.s);
+        return -ENOMEM;
+    }
+    vb_put(b, host.s ? host.s : "", host.len);
+    if (name[0] && !proxy_hosts_names(host.s, host.len, name)) {
+        if (host.len && host.s[host.len - 1] != '\n')
+            vb_put(b, "\n", 1);
+        vb_printf(b, "127.0.1.1\t%s\n", name);
+    }
+    free(host.s);
+    return 0;
+}
+
 /* The host's nsswitch.conf with files as the only source (hermetic.c). */
 static int gen_nsswitch(struct proxy_process *p, struct vbuf *b)
 {
     struct vbuf host = {0};
-    int fd = open("/etc/nsswitch.conf", O_RDONLY | O_CLOEXEC);
-    if (fd >= 0) {
-        char chunk[4096];
-        ssize_t n;
-        while ((n = read(fd, chunk, sizeof(chunk))) > 0)
-            vb_put(&host, chunk, (size_t)n);
-        close(fd);
-        if (!host.s)
-            vb_put(&host, "", 0);
-    }
+    read_host_etc("/etc/nsswitch.conf", &host);
     size_t len = 0;
     char *s = proxy_nsswitch_files_only(host.s, host.len, &len);
     free(host.s);
@@ -608,7 +640,8 @@ static int gen_self_stat(struct proxy_process *p, struct vbuf *b)
     vm_figures_of(p, &f);
     uint64_t ignored, caught;
     sig_sets(p, &ignored, &caught);
-    uint64_t utime = (uint64_t)det_cputime_ns(p->det) / NS_PER_TICK;
+    uint64_t utime = proxy_cpu_clock_ns(p, CLOCK_PROCESS_CPUTIME_ID) /
+                     NS_PER_TICK;
     int nice = p->prctl.nice;
     uint64_t rsslim = p->rlimits[RLIMIT_RSS].rlim_cur;
     vb_printf(b, "%d (%s) %c %d %d %d %u %d 0 0 0 0 0 %llu 0 0 0 %d %d %d 0 %llu",
@@ -1073,6 +1106,7 @@ static const struct vfile vfiles[] = {
     {"/sys/devices/system/cpu/possible", GATE_HOST, DET_SRC_HOST, gen_cpu_list, NULL},
     {"/sys/devices/system/cpu/present", GATE_HOST, DET_SRC_HOST, gen_cpu_list, NULL},
     {"/etc/nsswitch.conf", GATE_HOST, DET_SRC_HOST, gen_nsswitch, NULL},
+    {"/etc/hosts", GATE_HOST, DET_SRC_HOST, gen_etc_hosts, NULL},
     {"/proc/sysvipc/shm", GATE_ALWAYS, DET_SRC_IDS, gen_sysvipc_shm, NULL},
     {"/proc/sysvipc/sem", GATE_ALWAYS, DET_SRC_IDS, gen_sysvipc_sem, NULL},
     {"/proc/sysvipc/msg", GATE_ALWAYS, DET_SRC_IDS, gen_sysvipc_msg, NULL},

@@ -169,6 +169,20 @@ void proxy_tmp_cleanup(struct proxy_process *p);
  */
 int proxy_tmp_map(const struct proxy_process *p, const char *path, char *out,
                   size_t outlen);
+/*
+ * Symlinks inside the private /tmp, resolved hvrun-side: the host kernel
+ * would read an absolute link target such as "/tmp/a" as the host's /tmp.
+ * path is a host path (after proxy_tmp_map), relative ones under the host
+ * dirfd; only a walk that starts in the private /tmp is done here. Returns
+ * PROXY_TMP_WALK_HOST (not in the private /tmp: path untouched),
+ * PROXY_TMP_WALK_RESOLVED (path: an absolute host path, its links inside
+ * the private /tmp resolved, the last one kept unless follow_last),
+ * PROXY_TMP_WALK_AGAIN (path: a guest path a link or ".." led to, to be
+ * rewritten and walked again), or -errno (-ELOOP past 40 links in *links).
+ */
+enum { PROXY_TMP_WALK_HOST, PROXY_TMP_WALK_RESOLVED, PROXY_TMP_WALK_AGAIN };
+int proxy_tmp_walk(const struct proxy_process *p, int dirfd, char *path,
+                   size_t cap, bool follow_last, int *links);
 /* The reverse mapping, in place: a host path inside the private /tmp
  * becomes /tmp/...; returns the new length of path[0..n) (unchanged when
  * the result would not fit in cap bytes). No NUL is added. */
@@ -185,6 +199,10 @@ size_t proxy_tmp_unmap(const struct proxy_process *p, char *path, size_t n,
  * are listed). Returns a malloc'ed string and its length, or NULL.
  */
 char *proxy_nsswitch_files_only(const char *in, size_t len, size_t *out_len);
+
+/* An /etc/hosts text (len bytes; NULL: none) has a line naming name (as
+ * its canonical name or an alias; case-insensitive, as glibc compares). */
+bool proxy_hosts_names(const char *hosts, size_t len, const char *name);
 
 /*
  * True when connect() to the AF_UNIX path (len bytes, not necessarily

@@ -1,6 +1,7 @@
 /*
  * adjtime.c - adjtimex and clock_adjtime: the kernel clock's NTP state, as
- * a read-only query of the virtual clock.
+ * a read-only query of the virtual clock; clock_settime and settimeofday,
+ * refused as without CAP_SYS_TIME.
  *
  * The run's clock is detcore's and no NTP daemon disciplines it, so a
  * query answers what Linux answers with no NTP (kernel/time/ntp.c at
@@ -17,6 +18,14 @@
  * for one that cannot be adjusted (only CLOCK_REALTIME can), then
  * ADJ_ADJTIME without ADJ_OFFSET_SINGLESHOT is EINVAL, then EPERM; the
  * read-only forms (modes 0, ADJ_OFFSET_SS_READ) need no privilege.
+ *
+ * clock_settime and settimeofday are EPERM for the same reason, a root
+ * guest's included (docs/DETERMINISM.md, "Setting the clock"), after the
+ * checks Linux makes before the capability: for clock_settime EINVAL for
+ * a clock that cannot be set (all but CLOCK_REALTIME and the CPU clocks,
+ * which Linux refuses with EPERM themselves), then EFAULT, then EINVAL
+ * for a time settimeofday would not take; for settimeofday EFAULT, then
+ * EINVAL for a bad timeval, then EPERM even with both arguments NULL.
  */
 #include "proxy.h"
 
@@ -107,7 +116,55 @@ static long sys_clock_adjtime(struct proxy_process *p, const uint64_t a[6])
     return answer(p, a[1], (int)a[0], true);
 }
 
+/* Linux's timespec64_valid_settod: not negative, tv_nsec below a second,
+ * and below KTIME_SEC_MAX less 30 years of uptime. */
+#define SETTOD_SEC_MAX (9223372036LL - 30LL * 31536000LL)
+
+static bool valid_settod(const struct timespec *ts)
+{
+    return ts->tv_sec >= 0 && ts->tv_sec < SETTOD_SEC_MAX &&
+           ts->tv_nsec >= 0 && ts->tv_nsec < 1000000000L;
+}
+
+/* A CPU clock id (negative): its low bits name the kind, 3 is an fd
+ * clock, above CPUCLOCK_SCHED (2) none. */
+#define CPUCLOCK_KINDS 3
+
+static long sys_clock_settime(struct proxy_process *p, const uint64_t a[6])
+{
+    int clockid = (int)a[0];
+    bool cpu = clockid < 0 && (clockid & 7) < CPUCLOCK_KINDS;
+    if (clockid != CLOCK_REALTIME && !cpu)
+        return -EINVAL; /* no clock_set: MONOTONIC, BOOTTIME, TAI... */
+    struct timespec ts;
+    if (proxy_copy_in(p, &ts, a[1], sizeof(ts)) < 0)
+        return -EFAULT;
+    if (!cpu && !valid_settod(&ts))
+        return -EINVAL;
+    return -EPERM;
+}
+
+static long sys_settimeofday(struct proxy_process *p, const uint64_t a[6])
+{
+    struct timeval tv;
+    struct timezone tz;
+    if (a[0] && proxy_copy_in(p, &tv, a[0], sizeof(tv)) < 0)
+        return -EFAULT;
+    if (a[1] && proxy_copy_in(p, &tz, a[1], sizeof(tz)) < 0)
+        return -EFAULT;
+    if (a[0]) {
+        if (tv.tv_usec < 0 || tv.tv_usec >= 1000000)
+            return -EINVAL;
+        struct timespec ts = {tv.tv_sec, tv.tv_usec * 1000};
+        if (!valid_settod(&ts))
+            return -EINVAL;
+    }
+    return -EPERM;
+}
+
 const struct proxy_syscall proxy_adjtime_syscalls[] = {
+    {SYS_clock_settime, "clock_settime", sys_clock_settime},
+    {SYS_settimeofday, "settimeofday", sys_settimeofday},
     {SYS_adjtimex, "adjtimex", sys_adjtimex},
     {SYS_clock_adjtime, "clock_adjtime", sys_clock_adjtime},
     {-1, NULL, NULL},

@@ -207,7 +207,7 @@ static void rusage_report(struct proxy_process *p, int who, struct rusage *ru)
     }
     int clockid = who == RUSAGE_THREAD ? CLOCK_THREAD_CPUTIME_ID
                                        : CLOCK_PROCESS_CPUTIME_ID;
-    ru->ru_utime = ns_to_timeval(det_clock_ns(p, clockid));
+    ru->ru_utime = ns_to_timeval(proxy_cpu_clock_ns(p, clockid));
 }
 
 /*
@@ -218,7 +218,7 @@ static void rusage_report(struct proxy_process *p, int who, struct rusage *ru)
 static clock_t times_report(struct proxy_process *p, struct tms *t)
 {
     memset(t, 0, sizeof(*t));
-    t->tms_utime = ns_to_ticks(det_clock_ns(p, CLOCK_PROCESS_CPUTIME_ID));
+    t->tms_utime = ns_to_ticks(proxy_cpu_clock_ns(p, CLOCK_PROCESS_CPUTIME_ID));
     return ns_to_ticks(det_clock_ns(p, CLOCK_MONOTONIC));
 }
 

@@ -799,9 +799,12 @@ static void exec_reset(struct proxy_process *p)
     /* The new image's thread goes on counting events from where the
      * process's threads were, so "thread TID's N-th event" (--schedule)
      * names one moment only. */
-    uint64_t events = 0;
-    for (int i = 0; i < p->nr_threads; i++)
+    uint64_t events = 0, cpu_ns = p->threads[p->cur].cpu_ns;
+    for (int i = 0; i < p->nr_threads; i++) {
         events = p->threads[i].events > events ? p->threads[i].events : events;
+        if (i != p->cur) /* the process's CPU time keeps theirs */
+            p->gone_threads_cpu_ns += p->threads[i].cpu_ns;
+    }
     /* execve keeps the caller's seccomp filters; the other threads go. */
     struct proxy_seccomp_filter *filters = p->threads[p->cur].seccomp;
     bool strict = p->threads[p->cur].seccomp_strict;
@@ -825,6 +828,7 @@ static void exec_reset(struct proxy_process *p)
     p->threads[0].tid = p->pid;
     p->threads[0].state = PROXY_THREAD_RUNNABLE;
     p->threads[0].events = events;
+    p->threads[0].cpu_ns = cpu_ns;
     p->vfork_released = true;
     proxy_timer_exec(p);
 }

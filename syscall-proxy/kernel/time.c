@@ -113,6 +113,46 @@ static void write_zero_remainder(struct proxy_process *p, gva_t rem_gva)
         (void)proxy_copy_out(p, rem_gva, &zero, sizeof(zero));
 }
 
+/* ---- CPU time ------------------------------------------------------------ */
+
+/*
+ * A thread's CPU time is what it ran: each of its events and vDSO reads
+ * (DET_EVENT_NS) and the slices it computed between calls. The logical
+ * time that passes while it sleeps or waits is not: detcore's elapsed
+ * clock, which CLOCK_*_CPUTIME_ID once read, moved on then too. Timers on
+ * the CPU clocks (ITIMER_VIRTUAL, ITIMER_PROF, timer_create) still run on
+ * the elapsed clock (timer.c).
+ */
+void proxy_cpu_charge(struct proxy_process *p, uint64_t ns)
+{
+    if (p->cur < p->nr_threads)
+        p->threads[p->cur].cpu_ns += ns;
+}
+
+uint64_t proxy_cpu_clock_ns(struct proxy_process *p, int clockid)
+{
+    struct timespec ts;
+    if (!p->det->cfg.virtualize_time || (clockid != CLOCK_THREAD_CPUTIME_ID &&
+                                         clockid != CLOCK_PROCESS_CPUTIME_ID)) {
+        if (det_clock_gettime(p->det, clockid, &ts) < 0)
+            return 0;
+        return (uint64_t)ts.tv_sec * NS_PER_SEC + (uint64_t)ts.tv_nsec;
+    }
+    uint64_t ns = proxy_cpu_clock_base(p, clockid);
+    det_clock_cpu_read(p->det, ns);
+    return ns;
+}
+
+uint64_t proxy_cpu_clock_base(const struct proxy_process *p, int clockid)
+{
+    if (clockid == CLOCK_THREAD_CPUTIME_ID)
+        return p->cur < p->nr_threads ? p->threads[p->cur].cpu_ns : 0;
+    uint64_t ns = p->gone_threads_cpu_ns;
+    for (int i = 0; i < p->nr_threads; i++)
+        ns += p->threads[i].cpu_ns;
+    return ns;
+}
+
 /* ---- handlers ------------------------------------------------------------ */
 
 static long sys_clock_gettime(struct proxy_process *p, const uint64_t a[6])
@@ -121,9 +161,16 @@ static long sys_clock_gettime(struct proxy_process *p, const uint64_t a[6])
     if (clockid < 0)
         return clockid;
     struct timespec ts;
-    int rc = det_clock_gettime(p->det, clockid, &ts);
-    if (rc < 0)
-        return rc;
+    if (p->det->cfg.virtualize_time && (clockid == CLOCK_THREAD_CPUTIME_ID ||
+                                        clockid == CLOCK_PROCESS_CPUTIME_ID)) {
+        uint64_t ns = proxy_cpu_clock_ns(p, clockid);
+        ts.tv_sec = (time_t)(ns / NS_PER_SEC);
+        ts.tv_nsec = (long)(ns % NS_PER_SEC);
+    } else {
+        int rc = det_clock_gettime(p->det, clockid, &ts);
+        if (rc < 0)
+            return rc;
+    }
     return proxy_copy_out(p, a[1], &ts, sizeof(ts)) < 0 ? -EFAULT : 0;
 }
 

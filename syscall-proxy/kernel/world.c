@@ -445,6 +445,7 @@ static void count_event(struct proxy_process *p)
 {
     struct proxy_thread *t = &p->threads[p->cur];
     t->events++;
+    proxy_cpu_charge(p, DET_EVENT_NS);
     if (p->world->nr_perfs)
         proxy_perf_on_event(p->world, t->tid);
     const struct det_sched_switch *e =
@@ -713,8 +714,10 @@ static void preempt(struct proxy_process *p, bool others, uint64_t slice)
      * between two calls of a thread that waits on a timer (read of a
      * timerfd, say) must not move its clock by a whole slice. */
     struct proxy_thread *t = &p->threads[p->cur];
-    if (others || t->spinning)
+    if (others || t->spinning) {
         det_clock_computed(p->det, slice);
+        proxy_cpu_charge(p, slice);
+    }
     t->spinning = true;
     if (others)
         p->resched = true;

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "det.h"
+#include "fs_internal.h"
 
 #define STACK_BUILD_BYTES (2ULL << 20) /* argv+envp limit: 8 MiB stack / 4 */
 /* exec_binprm allows 5 rewrites (#! scripts) before the final image. */
@@ -569,9 +570,22 @@ static int exec_elf(struct proxy_process *p, int fd, const char *path,
     return rc;
 }
 
+/* An interpreter named by a #! line, a guest path: the host's name for it
+ * (the private /tmp, /proc/self/...), as execve's own path is rewritten. */
+static int interp_host_path(struct proxy_process *p, const char *interp,
+                            char *host, struct why *w)
+{
+    int rc = proxy_path_rewrite(p, interp, host, PROXY_PATH_MAX);
+    return rc < 0 ? say(w, rc, interp, strerror(-rc)) : 0;
+}
+
+/* path is the host's name of the file to run, name the guest's (what a
+ * script's interpreter is handed in argv, as binfmt_script passes
+ * bprm->filename: the guest cannot open hvrun's host-side name). */
 static int exec_depth(struct proxy_process *p, const char *path,
-                      const char *execfn, char *const argv[],
-                      char *const envp[], struct why *w, int depth)
+                      const char *name, const char *execfn,
+                      char *const argv[], char *const envp[], struct why *w,
+                      int depth)
 {
     if (depth > MAX_SCRIPT_DEPTH)
         return say(w, -ELOOP, path, "too many levels of #! interpreters");
@@ -583,20 +597,24 @@ static int exec_depth(struct proxy_process *p, const char *path,
     int rc;
     if (n >= 2 && head[0] == '#' && head[1] == '!') {
         char *interp = malloc(PROXY_PATH_MAX), *arg = malloc(PROXY_PATH_MAX);
+        char *host = malloc(PROXY_PATH_MAX);
         char **v = NULL;
         rc = -ENOMEM;
-        if (interp && arg) {
+        if (interp && arg && host) {
             rc = parse_shebang(head, (size_t)n, interp, arg);
             if (rc < 0)
                 say(w, rc, path, "empty #! line");
         }
-        if (rc == 0 && !(v = script_argv(interp, arg, path, argv)))
+        if (rc == 0)
+            rc = interp_host_path(p, interp, host, w);
+        if (rc == 0 && !(v = script_argv(interp, arg, name, argv)))
             rc = -ENOMEM;
         if (rc == 0)
-            rc = exec_depth(p, interp, execfn, v, envp, w, depth + 1);
+            rc = exec_depth(p, host, interp, execfn, v, envp, w, depth + 1);
         free(v);
         free(interp);
         free(arg);
+        free(host);
     } else if (n < 4 || memcmp(head, ELFMAG, SELFMAG) != 0) {
         rc = say(w, -ENOEXEC, path,
                  n < 4 ? "not an executable (file too short for ELF)"
@@ -621,8 +639,8 @@ int proxy_exec_load(struct proxy_process *p, const char *path,
     /* AT_EXECFN is the name execve was given (bprm->filename), a script's
      * own too, never the host path it was rewritten to (a private /tmp's
      * random directory). */
-    int rc = exec_depth(p, path, guest_path ? guest_path : path, argv, envp,
-                        &w, 0);
+    const char *name = guest_path ? guest_path : path;
+    int rc = exec_depth(p, path, name, name, argv, envp, &w, 0);
     vmm_clock_add(VMM_CLOCK_EXEC_LOAD, t);
     return rc;
 }

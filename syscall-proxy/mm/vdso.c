@@ -77,6 +77,13 @@ void proxy_vdso_enter(struct proxy_process *p)
                            .boot_ns = c.boot_ns, .event_ns = c.event_ns,
                            .coarse_ns = c.coarse_ns,
                            .calls_va = vmm_vm_vdso_calls_va(p->vm)};
+    /* The folded reads are in the thread's cpu_ns: they come off too. */
+    int64_t folded_ns = (int64_t)p->vdso_folded * c.event_ns;
+    page.thread_cpu_ns =
+        (int64_t)proxy_cpu_clock_base(p, CLOCK_THREAD_CPUTIME_ID) - folded_ns;
+    page.process_cpu_ns =
+        (int64_t)proxy_cpu_clock_base(p, CLOCK_PROCESS_CPUTIME_ID) -
+        folded_ns;
     (void)vmm_as_poke(p->as, p->vvar_gva, &page, sizeof(page));
 }
 
@@ -116,6 +123,7 @@ uint64_t proxy_vdso_leave(struct proxy_process *p, bool host_interruption)
     }
     uint64_t fresh = calls - p->vdso_folded;
     det_clock_fold(p->det, fresh);
+    proxy_cpu_charge(p, fresh * DET_EVENT_NS);
     p->vdso_unlogged += fresh;
     p->vdso_folded = calls;
     p->vdso_count_goes_on = host_interruption;
