@@ -83,6 +83,8 @@ struct run_summary {
     bool rdtsc_rewritten;     /* the guest's RDTSC sites answered by hvrun */
     uint64_t tsc_sites, tsc_traps;
     uint64_t tsc_inline_sites; /* of them, read in the guest (no exit) */
+    /* CPUID sites answered in the guest (host's leaf, model's APIC ids) */
+    uint64_t cpuid_inline_sites;
     /* A signal from outside (SIGINT, SIGTERM, SIGHUP) stopped the run,
      * after this many guest events; 0: it was not stopped. */
     int stop_signal;

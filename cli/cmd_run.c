@@ -384,6 +384,7 @@ static void collect_summary(struct run_summary *s, struct proxy_process *p,
     s->cpuid_patch_ns = t->cpuid_patch_ns;
     s->tsc_sites = t->tsc_sites;
     s->tsc_inline_sites = t->tsc_inline_sites;
+    s->cpuid_inline_sites = t->cpuid_inline_sites;
     s->tsc_traps = t->tsc_traps;
     s->detlog_events = det->log.n;
     s->stop_signal = proxy_stop_signal;

@@ -111,7 +111,8 @@ static void print_json(FILE *f, const struct run_summary *s)
             "}, \"detlog_events\": %llu, \"detlog_digest\": \"%016llx\", "
             "\"rdtsc_trappable\": %s, \"cpuid_controlled\": %s, "
             "\"cpuid\": \"%s\", \"cpuid_sites_rewritten\": %llu, "
-            "\"cpuid_traps\": %llu, \"cpuid_rewrite_seconds\": %.6f, "
+            "\"cpuid_traps\": %llu, \"cpuid_sites_in_guest\": %llu, "
+            "\"cpuid_rewrite_seconds\": %.6f, "
             "\"rdtsc\": \"%s\", \"rdtsc_sites_rewritten\": %llu, "
             "\"rdtsc_sites_in_guest\": %llu, "
             "\"rdtsc_traps\": %llu, ",
@@ -120,7 +121,9 @@ static void print_json(FILE *f, const struct run_summary *s)
             s->rdtsc_trappable ? "true" : "false",
             s->cpuid_controlled ? "true" : "false", s->cpuid,
             (unsigned long long)s->cpuid_sites,
-            (unsigned long long)s->cpuid_traps, (double)s->cpuid_patch_ns / 1e9,
+            (unsigned long long)s->cpuid_traps,
+            (unsigned long long)s->cpuid_inline_sites,
+            (double)s->cpuid_patch_ns / 1e9,
             s->rdtsc_rewritten ? "rewritten"
             : s->rdtsc_trappable ? "trapped"
                                  : "host",
@@ -141,6 +144,14 @@ static void print_cpuid(FILE *f, const struct run_summary *s)
                 "code, code reading its own text); ",
                 (unsigned long long)s->cpuid_sites,
                 (double)s->cpuid_patch_ns / 1e6,
+                (unsigned long long)s->cpuid_traps);
+    else if (!s->cpuid_controlled && (s->cpuid_sites || s->cpuid_inline_sites))
+        fprintf(f, "CPUID not controlled on this host (the guest sees the "
+                   "host CPU with the model's APIC ids: %llu sites answered "
+                   "in the guest, %llu trapping, %llu traps; --cpuid-rewrite "
+                   "gives the model); ",
+                (unsigned long long)s->cpuid_inline_sites,
+                (unsigned long long)s->cpuid_sites,
                 (unsigned long long)s->cpuid_traps);
     else if (!s->cpuid_controlled)
         fprintf(f, "CPUID not controlled on this host (the guest sees the "

@@ -801,6 +801,7 @@ struct proxy_process {
         uint64_t cpuid_sites, cpuid_traps, cpuid_patch_ns;
         uint64_t tsc_sites, tsc_traps;
         uint64_t tsc_inline_sites; /* RDTSC sites read in the guest */
+        uint64_t cpuid_inline_sites; /* CPUID sites answered in the guest */
     } *totals;
     uint64_t nr_syscalls;
     uint64_t nr_unsupported;

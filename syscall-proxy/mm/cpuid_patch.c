@@ -58,7 +58,7 @@
 
 #define SITE_CACHE_MAGIC 0x7469737064697063ULL /* "cpidpsit" */
 /* Part of the cache name: bump it when the finder changes what it reports. */
-#define SITE_FINDER_VERSION "f5"
+#define SITE_FINDER_VERSION "f6"
 /* Larger files are not decoded (libjvm.so, among the largest, is 20 MB). */
 #define MAX_DECODED_FILE (512ULL << 20)
 #define MAX_FUNCTION_BYTES (16ULL << 20)
@@ -248,8 +248,8 @@ static int add_site(struct finder *f, uint64_t off, uint64_t va,
         f->cap = cap;
     }
     /* The hash is taken once the span is known (find_sites). */
-    f->sites[f->nr++] = (struct proxy_cpuid_site){off, va, func_off, 0, kind,
-                                                  len, len, {0}};
+    f->sites[f->nr++] = (struct proxy_cpuid_site){
+        off, va, func_off, 0, kind, len, len, {0, 0}, {0, 0}, {0}};
     return 0;
 }
 
@@ -273,8 +273,8 @@ static int site_kind(const cs_insn *in)
     return -1;
 }
 
-/* Sites that always trap (no stub reads them in the guest, and no backend
- * traps them itself): CPUID and RDPID. */
+/* Sites that always trap unless a stub takes them (no backend traps them
+ * itself): CPUID and RDPID. */
 static bool traps_always(uint8_t kind)
 {
     return kind == PROXY_SITE_CPUID || kind == PROXY_SITE_RDPID;
@@ -301,46 +301,52 @@ static bool may_hold_site(const uint8_t *code, size_t len)
  * %rax` or close: so a span is kept only when, here, every instruction
  * after the RDTSC in it
  *  - is one of a few plain ones (mov, movzx/movsx, lea, shifts by an
- *    immediate, or/and/xor/add/sub) that behave the same at any address:
- *    no RIP-relative operand, no branch;
- *  - and the span ends after one that writes every status flag (the
- *    stub's own tests clobber them; the tail, run as it was, sets them
- *    again as the original did);
- * the function has no jump through a register (it might land anywhere in
- * it), and no branch of the file lands inside the span (find_sites: every
- * byte that could be a rel8/rel32 branch is checked, a conservative byte
- * scan). Anything else keeps the trap (span = len).
+ *    immediate, or/and/xor/add/sub/cmp/test): no branch; at most two of
+ *    them RIP-relative, which the stub runs with the displacement
+ *    adjusted (ld.so's `rdtsc; lea _rtld_global(%rip), %r13`);
+ *  - and, for RDTSC, the span ends after one that writes every status
+ *    flag (the stub's own tests clobber them; the tail, run as it was,
+ *    sets them again as the original did). A CPUID stub saves the flags
+ *    (pushfq, below the red zone), so any 5 bytes do;
+ * and nothing could land inside the span (drop_landing_inside): no direct
+ * branch of the file (every byte that could be a rel8/rel32 branch is
+ * checked, a conservative byte scan), no jump table's entry, no address
+ * the code takes (lea of RIP), no pointer in the file's bytes or
+ * relocations, no symbol. Functions with a switch (a jump through a
+ * register) qualify so: ld.so's CPUID and RDTSC sites are in such
+ * functions. Anything else keeps the trap (span = len).
  */
 
-#define MAX_SPAN 16
+#define MAX_SPAN 24
 #define MAX_TAIL_INSNS 4
+#define MAX_RIP_FIXUPS 2
 
-/* A jmp through a register or memory other than a RIP-relative slot (a
- * call through the GOT): its target is not known. */
-static bool indirect_jump(const cs_insn *in)
-{
-    if (in->id != X86_INS_JMP && in->id != X86_INS_LJMP)
-        return false;
-    return strncmp(in->op_str, "0x", 2) != 0 && !strstr(in->op_str, "[rip");
-}
-
-/* Whether a decoded instruction runs the same in a stub as in place, and
- * whether it writes every status flag (OF SF ZF AF PF CF; AF may be
- * undefined, as after or/and/xor and shifts). */
-static bool relocatable(const cs_insn *in, bool *sets_flags)
+/* Whether a decoded instruction runs the same in a stub as in place
+ * (*rip_disp: where its RIP-relative disp32 is, which the stub adjusts;
+ * 0 when it has none), and whether it writes every status flag (OF SF ZF
+ * AF PF CF; AF may be undefined, as after or/and/xor and shifts). */
+static bool relocatable(const cs_insn *in, bool *sets_flags,
+                        uint8_t *rip_disp)
 {
     const cs_x86 *x = &in->detail->x86;
     *sets_flags = false;
-    for (int i = 0; i < x->op_count; i++)
-        if (x->operands[i].type == X86_OP_MEM &&
-            x->operands[i].mem.base == X86_REG_RIP)
+    *rip_disp = 0;
+    for (int i = 0; i < x->op_count; i++) {
+        const cs_x86_op *op = &x->operands[i];
+        if (op->type != X86_OP_MEM || op->mem.base != X86_REG_RIP)
+            continue;
+        if (op->mem.index != X86_REG_INVALID || *rip_disp ||
+            x->encoding.disp_size != 4 || x->encoding.disp_offset == 0 ||
+            x->encoding.disp_offset + 4 > in->size)
             return false;
+        *rip_disp = x->encoding.disp_offset;
+    }
     switch (in->id) {
     case X86_INS_MOV: case X86_INS_MOVZX: case X86_INS_MOVSX:
     case X86_INS_MOVSXD: case X86_INS_LEA:
         return true;
     case X86_INS_OR: case X86_INS_AND: case X86_INS_XOR: case X86_INS_ADD:
-    case X86_INS_SUB:
+    case X86_INS_SUB: case X86_INS_CMP: case X86_INS_TEST:
         *sets_flags = true;
         return true;
     case X86_INS_SHL: case X86_INS_SAL: case X86_INS_SHR: case X86_INS_SAR: {
@@ -375,29 +381,40 @@ static int add_inner(struct finder *f, uint64_t va, size_t site)
 static int find_span(struct finder *f, struct proxy_cpuid_site *s,
                      size_t idx, uint64_t func_end)
 {
-    if (traps_always(s->kind))
+    if (s->kind == PROXY_SITE_RDPID)
         return 0;
+    /* The CPUID stub keeps the flags itself. */
+    bool flags_set = s->kind == PROXY_SITE_CPUID;
     uint64_t va = s->vaddr + s->len, off = s->file_off + s->len;
     size_t left = func_end - va, kept = f->nr_inner;
     const uint8_t *code = f->im->bytes + off;
-    uint8_t span = s->len;
-    bool flags_set = false;
+    uint8_t span = s->len, rip_disp[MAX_RIP_FIXUPS] = {0},
+            rip_end[MAX_RIP_FIXUPS] = {0};
+    int fixups = 0;
     for (int n = 0; n < MAX_TAIL_INSNS && (span < 5 || !flags_set); n++) {
         uint64_t at = va;
         bool sets;
+        uint8_t disp;
         if (left == 0 ||
             !cs_disasm_iter(f->cs_detail, &code, &left, &va, f->tail_insn) ||
-            !relocatable(f->tail_insn, &sets) ||
-            span + f->tail_insn->size > MAX_SPAN)
+            !relocatable(f->tail_insn, &sets, &disp) ||
+            span + f->tail_insn->size > MAX_SPAN ||
+            (disp && fixups == MAX_RIP_FIXUPS))
             break;
         int rc = add_inner(f, at, idx);
         if (rc < 0)
             return rc;
+        if (disp) {
+            rip_disp[fixups] = (uint8_t)(span + disp);
+            rip_end[fixups++] = (uint8_t)(span + f->tail_insn->size);
+        }
         span = (uint8_t)(span + f->tail_insn->size);
         flags_set |= sets;
     }
     if (span >= 5 && flags_set) {
         s->span = span;
+        memcpy(s->rip_disp, rip_disp, sizeof(rip_disp));
+        memcpy(s->rip_end, rip_end, sizeof(rip_end));
         return 0;
     }
     f->nr_inner = kept;
@@ -446,27 +463,172 @@ static uint64_t branch_target(const uint8_t *b, size_t left, uint64_t va)
     return 0;
 }
 
-/* Every span some byte of the executable segments could branch into
- * keeps its trap. */
-static void drop_branched_into(struct finder *f)
+/* Whether va lies in an executable PT_LOAD. */
+static bool in_exec(const struct image *im, uint64_t va)
+{
+    for (size_t i = 0; i < im->nr_loads; i++) {
+        const GElf_Phdr *ph = &im->loads[i];
+        if ((ph->p_flags & PF_X) && va >= ph->p_vaddr &&
+            va - ph->p_vaddr < ph->p_memsz)
+            return true;
+    }
+    return false;
+}
+
+/* Something at code address from (0: in data) could land at t: the span
+ * t is inside of (if any) keeps its trap. Bytes inside the span itself
+ * are its own instructions' (a displacement that reads as a jle), never
+ * a branch: the span holds none. */
+static void drop_from(struct finder *f, uint64_t t, uint64_t from)
+{
+    if (t < f->inner[0].va || t > f->inner[f->nr_inner - 1].va)
+        return;
+    const struct inner_boundary *hit = inner_at(f, t);
+    if (!hit)
+        return;
+    struct proxy_cpuid_site *s = &f->sites[hit->site];
+    if (from >= s->vaddr && from < s->vaddr + s->span)
+        return;
+    s->span = s->len;
+    memset(s->rip_disp, 0, sizeof(s->rip_disp));
+    memset(s->rip_end, 0, sizeof(s->rip_end));
+}
+
+static void drop_at(struct finder *f, uint64_t t)
+{
+    drop_from(f, t, 0);
+}
+
+/* The bytes of PT_LOAD i that are in the file: *n of them. */
+static const uint8_t *load_bytes(const struct image *im, size_t i,
+                                 uint64_t *n)
+{
+    const GElf_Phdr *ph = &im->loads[i];
+    if (ph->p_offset > im->size)
+        return NULL;
+    *n = ph->p_filesz < im->size - ph->p_offset ? ph->p_filesz
+                                                : im->size - ph->p_offset;
+    return im->bytes + ph->p_offset;
+}
+
+/* What `lea disp32(%rip), reg` at b (link address va) would compute, or 0:
+ * the address of a jump table, or of a label (a computed goto). */
+static uint64_t lea_rip_target(const uint8_t *b, size_t left, uint64_t va)
+{
+    int32_t rel32;
+    if (left >= 7 && (b[0] & 0xf0) == 0x40 && b[1] == 0x8d &&
+        (b[2] & 0xc7) == 0x05) {
+        memcpy(&rel32, b + 3, 4);
+        return va + 7 + (uint64_t)(int64_t)rel32;
+    }
+    if (left >= 6 && b[0] == 0x8d && (b[1] & 0xc7) == 0x05) {
+        memcpy(&rel32, b + 2, 4);
+        return va + 6 + (uint64_t)(int64_t)rel32;
+    }
+    return 0;
+}
+
+/* A position-independent jump table at base: int32 entries, each the
+ * target's distance from base (gcc's and clang's form), as long as they
+ * land in executable bytes. */
+#define MAX_TABLE_ENTRIES 65536
+static void drop_table_targets(struct finder *f, uint64_t base)
+{
+    uint64_t off;
+    for (uint64_t k = 0; k < MAX_TABLE_ENTRIES; k++) {
+        int32_t e;
+        if (!file_off_of(f->im, base + 4 * k, 4, false, &off))
+            return;
+        memcpy(&e, f->im->bytes + off, 4);
+        uint64_t t = base + (uint64_t)(int64_t)e;
+        if (!in_exec(f->im, t))
+            return;
+        drop_at(f, t);
+    }
+}
+
+/* Every byte of the executable segments read as a direct branch, and as
+ * a lea of RIP whose target may be a jump table or a label. */
+static void drop_code_targets(struct finder *f)
+{
+    for (size_t i = 0; i < f->im->nr_loads; i++) {
+        const GElf_Phdr *ph = &f->im->loads[i];
+        uint64_t n;
+        const uint8_t *b = load_bytes(f->im, i, &n);
+        if (!(ph->p_flags & PF_X) || !b)
+            continue;
+        for (uint64_t q = 0; q < n; q++) {
+            uint64_t va = ph->p_vaddr + q;
+            uint64_t t = branch_target(b + q, n - q, va);
+            if (t)
+                drop_from(f, t, va);
+            if ((t = lea_rip_target(b + q, n - q, va))) {
+                drop_from(f, t, va);
+                drop_table_targets(f, t);
+            }
+        }
+    }
+}
+
+/* Every 8-byte value in the file's loaded bytes (a pointer, a packed
+ * relocation's addend, a non-PIC jump table's entry), and in a
+ * position-dependent file every 4-byte one (an absolute address as an
+ * immediate), at any alignment. */
+static void drop_pointed_at(struct finder *f, bool position_dependent)
+{
+    for (size_t i = 0; i < f->im->nr_loads; i++) {
+        uint64_t n, v8;
+        uint32_t v4;
+        const uint8_t *b = load_bytes(f->im, i, &n);
+        for (uint64_t q = 0; b && q + 4 <= n; q++) {
+            if (q + 8 <= n) {
+                memcpy(&v8, b + q, 8);
+                drop_at(f, v8);
+            }
+            if (position_dependent) {
+                memcpy(&v4, b + q, 4);
+                drop_at(f, v4);
+            }
+        }
+    }
+}
+
+/* Every RELA addend (a PIE's or library's pointers: R_X86_64_RELATIVE)
+ * and every symbol's value (an entry point another file may call). */
+static void drop_relocated_and_named(struct finder *f, Elf *elf)
+{
+    Elf_Scn *scn = NULL;
+    while ((scn = elf_nextscn(elf, scn))) {
+        GElf_Shdr sh;
+        Elf_Data *d;
+        if (!gelf_getshdr(scn, &sh) || !sh.sh_entsize ||
+            (sh.sh_type != SHT_RELA && sh.sh_type != SHT_SYMTAB &&
+             sh.sh_type != SHT_DYNSYM) ||
+            !(d = elf_getdata(scn, NULL)))
+            continue;
+        size_t n = d->d_size / sh.sh_entsize;
+        for (size_t k = 0; k < n; k++) {
+            GElf_Rela r;
+            GElf_Sym sym;
+            if (sh.sh_type == SHT_RELA && gelf_getrela(d, (int)k, &r))
+                drop_at(f, (uint64_t)r.r_addend);
+            else if (sh.sh_type != SHT_RELA && gelf_getsym(d, (int)k, &sym))
+                drop_at(f, sym.st_value);
+        }
+    }
+}
+
+/* Every span something could land inside keeps its trap: the stub's jmp
+ * would be entered in its middle. */
+static void drop_landing_inside(struct finder *f, Elf *elf)
 {
     if (f->nr_inner == 0)
         return;
     qsort(f->inner, f->nr_inner, sizeof(*f->inner), cmp_inner);
-    for (size_t i = 0; i < f->im->nr_loads; i++) {
-        const GElf_Phdr *ph = &f->im->loads[i];
-        if (!(ph->p_flags & PF_X) || ph->p_offset > f->im->size)
-            continue;
-        uint64_t n = ph->p_filesz < f->im->size - ph->p_offset
-                         ? ph->p_filesz : f->im->size - ph->p_offset;
-        const uint8_t *b = f->im->bytes + ph->p_offset;
-        for (uint64_t q = 0; q < n; q++) {
-            uint64_t t = branch_target(b + q, n - q, ph->p_vaddr + q);
-            const struct inner_boundary *hit = t ? inner_at(f, t) : NULL;
-            if (hit)
-                f->sites[hit->site].span = f->sites[hit->site].len;
-        }
-    }
+    GElf_Ehdr eh;
+    drop_code_targets(f);
+    drop_pointed_at(f, gelf_getehdr(elf, &eh) && eh.e_type == ET_EXEC);
+    drop_relocated_and_named(f, elf);
 }
 
 /*
@@ -486,9 +648,7 @@ static int sweep_function(struct finder *f, uint64_t start, uint64_t len)
         return 0;
     size_t left = len, kept = f->nr, kept_inner = f->nr_inner;
     uint64_t addr = start;
-    bool jumps_anywhere = false;
     while (left > 0 && cs_disasm_iter(f->cs, &code, &left, &addr, f->insn)) {
-        jumps_anywhere |= indirect_jump(f->insn);
         int kind = site_kind(f->insn);
         if (kind < 0)
             continue;
@@ -504,9 +664,10 @@ static int sweep_function(struct finder *f, uint64_t start, uint64_t len)
         f->nr = kept;
         return 0;
     }
-    /* A jump through a register may land anywhere in the function (a
-     * switch's table, a computed goto): its sites keep the trap. */
-    for (size_t i = kept; i < f->nr && !jumps_anywhere; i++) {
+    /* Where a jump through a register may land (a switch's table, a
+     * computed goto) is checked once the whole file is swept
+     * (drop_landing_inside). */
+    for (size_t i = kept; i < f->nr; i++) {
         int rc = find_span(f, &f->sites[i], i, start + len);
         if (rc < 0) {
             f->nr_inner = kept_inner;
@@ -714,9 +875,9 @@ int proxy_cpuid_find_sites(const void *image, size_t size,
         cs_close(&f.cs);
         cs_close(&f.cs_detail);
     }
-    elf_end(elf);
     if (rc == 0)
-        drop_branched_into(&f);
+        drop_landing_inside(&f, elf);
+    elf_end(elf);
     free(f.inner);
     if (rc < 0) {
         free(f.sites);
@@ -905,6 +1066,8 @@ struct patched_site {
     uint8_t kind, len, span, how;
     uint8_t orig[MAX_SPAN]; /* PATCH_JMP: the span as the file had it */
     gva_t stub;             /* PATCH_JMP: its stub */
+    /* The span's RIP-relative instructions (proxy_cpuid_site) */
+    uint8_t rip_disp[MAX_RIP_FIXUPS], rip_end[MAX_RIP_FIXUPS];
 };
 
 /* A page of stubs ([hvrun-tsc]): its first word is [vvar]'s address. */
@@ -1098,6 +1261,13 @@ static bool inline_allowed(const struct proxy_process *p)
            !(p->cpuid_patched && p->cpuid_patched->no_inline);
 }
 
+/* A CPUID stub gives the host's leaf with the model's APIC ids, which is
+ * what cpuid_topology answers; the fixed model (--cpuid-rewrite) traps. */
+static bool cpuid_inline_allowed(const struct proxy_process *p)
+{
+    return p->cfg->cpuid_topology && !p->cfg->cpuid_rewrite;
+}
+
 static bool in_reach(gva_t a, gva_t b)
 {
     return (a > b ? a - b : b - a) < (uint64_t)STUB_REACH;
@@ -1211,6 +1381,91 @@ static void put_load_vvar(struct emitter *e, gva_t page)
 }
 
 /*
+ * The span's instructions after the site as the file had them, each
+ * RIP-relative displacement moved so that it names the same address from
+ * the stub, then jmp site+span. False when one does not reach from there.
+ */
+static bool put_tail(struct emitter *e, const struct patched_site *ps)
+{
+    size_t tail_at = e->n;
+    put(e, ps->orig + ps->len, (size_t)(ps->span - ps->len));
+    for (int i = 0; i < MAX_RIP_FIXUPS && ps->rip_disp[i]; i++) {
+        int32_t disp;
+        uint8_t *at = e->b + tail_at + (ps->rip_disp[i] - ps->len);
+        memcpy(&disp, at, 4);
+        gva_t target = ps->gva + ps->rip_end[i] + (gva_t)(int64_t)disp;
+        gva_t next = e->at + tail_at + (ps->rip_end[i] - ps->len);
+        int64_t moved = (int64_t)(target - next);
+        if (moved != (int32_t)moved)
+            return false;
+        disp = (int32_t)moved;
+        memcpy(at, &disp, 4);
+    }
+    static const uint8_t jmp = 0xe9;
+    put(e, &jmp, 1);
+    put_rel32(e, ps->gva + ps->span);
+    return true;
+}
+
+/*
+ * The CPUID stub of ps at e->at: the host's CPUID run in place, then the
+ * APIC ids of the leaf made the model's as vmm_cpu_model_apic_ids does
+ * for a trapped one (keep the two alike), the flags and the red zone kept:
+ *     lea rsp, [rsp-128]; pushfq; push rax; cpuid
+ *     cmp dword [rsp], 1; jne 1f; and ebx, 0x00ffffff; jmp done
+ * 1:  cmp dword [rsp], 0xb; je 2f; cmp dword [rsp], 0x1f; jne 3f
+ * 2:  xor edx, edx; jmp done
+ * 3:  cmp dword [rsp], 0x8000001e; jne done
+ *     xor eax, eax; and ebx, ~0xff; and ecx, ~0xff
+ * done: lea rsp, [rsp+8]; popfq; lea rsp, [rsp+128]
+ *     the span's instructions after the CPUID; jmp site+span
+ * No exit: CPUID is no event, and what it shows of the host CPU is the
+ * same on each of its CPUs once the APIC ids are the model's.
+ */
+static bool build_cpuid_stub(struct emitter *e, const struct patched_site *ps)
+{
+    static const uint8_t enter[9] = {0x48, 0x8d, 0x64, 0x24, 0x80,
+                                     0x9c, 0x50, 0x0f, 0xa2},
+                         leaf1[4] = {0x83, 0x3c, 0x24, 0x01},
+                         leaf_b[4] = {0x83, 0x3c, 0x24, 0x0b},
+                         leaf_1f[4] = {0x83, 0x3c, 0x24, 0x1f},
+                         leaf_amd[7] = {0x81, 0x3c, 0x24, 0x1e,
+                                        0x00, 0x00, 0x80},
+                         ebx_low24[6] = {0x81, 0xe3, 0xff, 0xff, 0xff, 0x00},
+                         zero_edx[2] = {0x31, 0xd2},
+                         zero_eax[2] = {0x31, 0xc0},
+                         ebx_high[6] = {0x81, 0xe3, 0x00, 0xff, 0xff, 0xff},
+                         ecx_high[6] = {0x81, 0xe1, 0x00, 0xff, 0xff, 0xff},
+                         leave[14] = {0x48, 0x8d, 0x64, 0x24, 0x08, 0x9d,
+                                      0x48, 0x8d, 0xa4, 0x24,
+                                      0x80, 0x00, 0x00, 0x00};
+    size_t to_done[3];
+    put(e, enter, sizeof(enter));
+    put(e, leaf1, 4);
+    size_t not1 = put_jcc8(e, 0x75); /* jne */
+    put(e, ebx_low24, 6);
+    to_done[0] = put_jcc8(e, 0xeb);
+    aim(e, not1);
+    put(e, leaf_b, 4);
+    size_t is_b = put_jcc8(e, 0x74); /* je */
+    put(e, leaf_1f, 4);
+    size_t not_1f = put_jcc8(e, 0x75);
+    aim(e, is_b);
+    put(e, zero_edx, 2);
+    to_done[1] = put_jcc8(e, 0xeb);
+    aim(e, not_1f);
+    put(e, leaf_amd, 7);
+    to_done[2] = put_jcc8(e, 0x75);
+    put(e, zero_eax, 2);
+    put(e, ebx_high, 6);
+    put(e, ecx_high, 6);
+    for (int i = 0; i < 3; i++)
+        aim(e, to_done[i]);
+    put(e, leave, sizeof(leave));
+    return put_tail(e, ps);
+}
+
+/*
  * The stub of ps at e->at (see above; offsets are struct gk_vvar's):
  *     mov rdx, [rip+vvar_slot]; test rdx, rdx; jz trap
  *     mov rax, GK_VDSO_MAGIC; cmp [rdx], rax; jne trap
@@ -1223,7 +1478,8 @@ static void put_load_vvar(struct emitter *e, gva_t page)
  *     jmp tail
  * trap: ud2 (RDTSCP: and a byte, the trap steps 3)
  * tail: the span's instructions after the RDTSC; jmp site+span
- * Returns the offset of the UD2.
+ * Returns the offset of the UD2 (never 0), or 0 when the tail cannot be
+ * placed (put_tail).
  */
 static size_t build_stub(struct emitter *e, gva_t page,
                          const struct patched_site *ps)
@@ -1276,11 +1532,7 @@ static size_t build_stub(struct emitter *e, gva_t page,
         put(e, &nop, 1);
     }
     aim(e, to_tail);
-    put(e, ps->orig + ps->len, (size_t)(ps->span - ps->len));
-    static const uint8_t jmp = 0xe9;
-    put(e, &jmp, 1);
-    put_rel32(e, ps->gva + ps->span);
-    return ud2_at;
+    return put_tail(e, ps) ? ud2_at : 0;
 }
 
 /* The span's bytes when it jumps to stub: jmp rel32, then NOPs. */
@@ -1312,12 +1564,18 @@ static bool patch_inline(struct proxy_process *p, struct patched_site *ps)
             return false;
         page_of = ps->stub & VMM_PAGE_MASK;
         struct emitter e = {.at = ps->stub};
-        size_t ud2_at = build_stub(&e, page_of, ps);
-        struct patched_site trap = {ps->stub + ud2_at, 0, 0, 0, ps->kind,
-                                    ps->len, ps->len, PATCH_STUB_TRAP, {0},
-                                    0};
-        if (remember(p, &trap) < 0 || !poke_code(p, ps->stub, e.b, e.n))
-            return false;
+        if (ps->kind == PROXY_SITE_CPUID) {
+            if (!build_cpuid_stub(&e, ps) || !poke_code(p, ps->stub, e.b, e.n))
+                return false;
+        } else {
+            size_t ud2_at = build_stub(&e, page_of, ps);
+            struct patched_site trap = {ps->stub + ud2_at, 0, 0, 0, ps->kind,
+                                        ps->len, ps->len, PATCH_STUB_TRAP,
+                                        {0}, 0, {0}, {0}};
+            if (!ud2_at || remember(p, &trap) < 0 ||
+                !poke_code(p, ps->stub, e.b, e.n))
+                return false;
+        }
     }
     uint8_t code[MAX_SPAN];
     jmp_bytes(code, ps->gva, ps->span, ps->stub);
@@ -1358,7 +1616,7 @@ void proxy_cpuid_tsc_faulting(struct proxy_process *p)
         return;
     s->no_inline = true;
     for (size_t i = 0; i < s->nr; i++)
-        if (s->v[i].how == PATCH_JMP &&
+        if (s->v[i].how == PATCH_JMP && s->v[i].kind != PROXY_SITE_CPUID &&
             maps_file_at(p, s->v[i].gva, s->v[i].dev, s->v[i].ino,
                          s->v[i].file_off))
             (void)demote(p, &s->v[i]);
@@ -1389,10 +1647,16 @@ static void patch_site(struct proxy_process *p, const struct vmm_vma *v,
         !site_intact(p, fh, func, site + s->span, s->hash))
         return;
     struct patched_site ps = {site, v->dev, v->ino, s->file_off, s->kind,
-                              s->len, s->span, PATCH_TRAP, {0}, 0};
-    if (fresh && s->span > s->len && inline_allowed(p) &&
+                              s->len, s->span, PATCH_TRAP, {0}, 0, {0}, {0}};
+    memcpy(ps.rip_disp, s->rip_disp, sizeof(ps.rip_disp));
+    memcpy(ps.rip_end, s->rip_end, sizeof(ps.rip_end));
+    bool cpuid = s->kind == PROXY_SITE_CPUID;
+    if (fresh && s->span > s->len &&
+        (cpuid ? cpuid_inline_allowed(p) : inline_allowed(p)) &&
         patch_inline(p, &ps)) {
-        if (p->totals)
+        if (p->totals && cpuid)
+            p->totals->cpuid_inline_sites++;
+        else if (p->totals)
             p->totals->tsc_inline_sites++;
         return;
     }

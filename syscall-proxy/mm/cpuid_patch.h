@@ -44,15 +44,19 @@ struct proxy_cpuid_site {
     uint64_t hash;     /* FNV-1a of the file bytes [func_off, file_off+span) */
     uint8_t kind;      /* enum proxy_site_kind */
     uint8_t len;       /* of the instruction: 2, 3 (RDTSCP), 4 or 5 (RDPID) */
-    /* RDTSC/RDTSCP: len plus the instructions after it that a stub can
-     * run in its place (cpuid_patch.c, "Reads in the guest"), at least 5
-     * bytes (a jmp rel32); len when there are none: the site traps. */
+    /* RDTSC/RDTSCP/CPUID: len plus the instructions after it that a stub
+     * can run in its place (cpuid_patch.c, "Reads in the guest"), at least
+     * 5 bytes (a jmp rel32); len when there are none: the site traps. */
     uint8_t span;
-    uint8_t pad[5];
+    /* The span's RIP-relative instructions (at most two), which the stub
+     * runs with their displacement adjusted: where the disp32 is and where
+     * the instruction ends, as offsets from the site; 0 when unused. */
+    uint8_t rip_disp[2], rip_end[2];
+    uint8_t pad[1];
 };
 
 struct proxy_cpuid_scan {
-    uint64_t inline_sites; /* RDTSC/RDTSCP sites a stub can answer */
+    uint64_t inline_sites; /* RDTSC/RDTSCP/CPUID sites a stub can answer */
     uint64_t functions; /* FDEs whose range lies in executable file bytes */
     uint64_t skipped;   /* of those, ranges that did not decode cleanly */
     uint64_t bytes;     /* bytes decoded */

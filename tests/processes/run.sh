@@ -30,6 +30,10 @@
 #             py-pty-fork, script-*: a controlling terminal on a pty
 #             (pty.fork's child, script's shell, an interactive bash's
 #             job control over it);
+#   cpuid/in-guest-ptrace  under --backend ptrace (whose CPUID shows the
+#             host CPU the stub is on), 2000 CPUIDs of a site in a function
+#             with a jump table (tests/guest/cpuid_inline.c) are answered by
+#             a stub in the guest, without an exit each;
 #   gcc/*     (when gcc is installed) two separate `HVRUN run -- gcc` builds
 #             of a file printing __DATE__ " " __TIME__ give byte-identical
 #             binaries that run; `HVRUN run --verify -- gcc -c t.c` exits 0.
@@ -459,6 +463,7 @@ skip_all() {
     skip "$LABEL:linger/verify" "$1"
     skip "$LABEL:pid-model/default" "$1"
     skip "$LABEL:pid-model/as-init" "$1"
+    skip "$LABEL:cpuid/in-guest-ptrace" "$1"
 }
 
 # The first process is a virtual shell's child (pid 2, ppid 32767, a
@@ -629,6 +634,27 @@ hw_breakpoints_case() {
     fi
 }
 
+# A CPUID the stub answers costs no exit: 2000 of them make fewer than
+# 100 exceptions (ld.so's own few sites that no stub fits trap).
+cpuid_in_guest_case() {
+    local full=$LABEL:cpuid/in-guest-ptrace prog=$GUEST_DIR/cpuid_inline
+    if [ ! -x "$prog" ]; then
+        fail "$full" "$prog not built"
+        return
+    fi
+    local out err exc
+    err=$(timeout "$TIMEOUT" "$HV" run --backend ptrace --summary-json -- \
+        "$prog" 2000 2>&1 >/dev/null)
+    out=$(timeout "$TIMEOUT" "$HV" run --backend ptrace -- "$prog" 2000 2>&1)
+    exc=$(grep -o '"exception_exits": [0-9]*' <<<"$err" | grep -o '[0-9]*$')
+    if [ "$out" = "2000 cpuids" ] && [ -n "$exc" ] && [ "$exc" -lt 100 ] &&
+        grep -q '"cpuid_sites_in_guest": [1-9]' <<<"$err"; then
+        pass "$full"
+    else
+        fail "$full" "printed '$out', $exc exceptions: $err"
+    fi
+}
+
 TMP_LINGER=$WORK/linger
 
 for hvarg in "$@"; do
@@ -656,6 +682,7 @@ for hvarg in "$@"; do
     tmp_cwd_case
     tmp_unix_socket_case
     hw_breakpoints_case
+    cpuid_in_guest_case
     gcc_cases
 done
 

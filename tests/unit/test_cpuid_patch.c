@@ -139,12 +139,87 @@ __asm__(".pushsection .text.cpuid_test, \"ax\", @progbits\n"
         ".cfi_endproc\n"
         "tsc_indirect_fn_end:\n"
         ".size tsc_indirect_fn, .-tsc_indirect_fn\n"
+        /* a jump table whose entry lands after the rdtsc */
+        ".type tsc_table_fn, @function\n"
+        "tsc_table_fn:\n"
+        ".cfi_startproc\n"
+        "    rdtsc\n"
+        "tsc_table_in:\n"
+        "    shl $32, %rdx\n"
+        "    or %rdx, %rax\n"
+        "    lea tsc_table(%rip), %rcx\n"
+        "    movslq (%rcx,%rdi,4), %rdx\n"
+        "    add %rcx, %rdx\n"
+        "    jmp *%rdx\n"
+        ".cfi_endproc\n"
+        ".size tsc_table_fn, .-tsc_table_fn\n"
+        /* a pointer in data to the instruction after the rdtsc */
+        ".type tsc_pointer_fn, @function\n"
+        "tsc_pointer_fn:\n"
+        ".cfi_startproc\n"
+        "    rdtsc\n"
+        "tsc_pointer_in:\n"
+        "    shl $32, %rdx\n"
+        "    or %rdx, %rax\n"
+        "    ret\n"
+        ".cfi_endproc\n"
+        ".size tsc_pointer_fn, .-tsc_pointer_fn\n"
+        /* its address taken by a lea (a computed goto) */
+        ".type tsc_lea_fn, @function\n"
+        "tsc_lea_fn:\n"
+        ".cfi_startproc\n"
+        "    rdtsc\n"
+        "tsc_lea_in:\n"
+        "    shl $32, %rdx\n"
+        "    or %rdx, %rax\n"
+        "    lea tsc_lea_in(%rip), %rcx\n"
+        "    ret\n"
+        ".cfi_endproc\n"
+        ".size tsc_lea_fn, .-tsc_lea_fn\n"
+        /* RIP-relative tails: ld.so's forms */
+        ".globl tsc_rip_fn\n"
+        ".type tsc_rip_fn, @function\n"
+        "tsc_rip_fn:\n"
+        ".cfi_startproc\n"
+        "    rdtsc\n"
+        "    lea tsc_rip_fn(%rip), %r13\n"
+        "    shl $32, %rdx\n"
+        "    or %rdx, %rax\n"
+        "    ret\n"
+        ".cfi_endproc\n"
+        ".size tsc_rip_fn, .-tsc_rip_fn\n"
+        ".globl cpuid_span_fn\n"
+        ".type cpuid_span_fn, @function\n"
+        "cpuid_span_fn:\n"
+        ".cfi_startproc\n"
+        "    cpuid\n"
+        "    mov %edx, cpuid_span_word(%rip)\n"
+        "    ret\n"
+        "cpuid_span_ret:\n"
+        "    cpuid\n"
+        "    ret\n"
+        ".cfi_endproc\n"
+        ".size cpuid_span_fn, .-cpuid_span_fn\n"
+        ".popsection\n"
+        ".pushsection .rodata\n"
+        ".p2align 2\n"
+        "tsc_table:\n"
+        "    .long tsc_table_in - tsc_table\n"
+        ".popsection\n"
+        ".pushsection .data\n"
+        ".p2align 3\n"
+        "tsc_pointer_word:\n"
+        "    .quad tsc_pointer_in\n"
+        "cpuid_span_word:\n"
+        "    .long 0\n"
         ".popsection\n");
 
 extern const char tsc_span_fn[], tsc_span_rdtsc[], tsc_span_rdtscp[],
     tsc_span_no_flags[], tsc_span_fn_end[];
 extern const char tsc_branched_fn[], tsc_branched_fn_end[];
 extern const char tsc_indirect_fn[], tsc_indirect_fn_end[];
+extern const char tsc_table_fn[], tsc_pointer_fn[], tsc_lea_fn[],
+    tsc_rip_fn[], cpuid_span_fn[], cpuid_span_ret[];
 extern const char cpuid_fn[], cpuid_fn_imm[], cpuid_fn_real[], cpuid_fn_end[];
 extern const char cpuid_no_unwind[], cpuid_no_unwind_end[];
 extern const char cpuid_with_data[], cpuid_with_data_end[];
@@ -385,7 +460,44 @@ Test(cpuid_sites, span_not_taken_where_a_branch_may_land,
      .init = find_own_sites)
 {
     cr_assert_eq(span_at(tsc_branched_fn), 2, "a jz lands after the rdtsc");
-    cr_assert_eq(span_at(tsc_indirect_fn), 2, "a jmp through a register");
+    cr_assert_eq(span_at(tsc_table_fn), 2, "a jump table's entry lands there");
+    cr_assert_eq(span_at(tsc_pointer_fn), 2, "a pointer in data names it");
+    cr_assert_eq(span_at(tsc_lea_fn), 2, "its address is taken");
+    /* A jump through a register lands only where a table or a pointer
+     * says, and none names the inside of this span. */
+    cr_assert_eq(span_at(tsc_indirect_fn), 6);
+    free(sites);
+}
+
+/* The site's record at addr. */
+static const struct proxy_cpuid_site *site_at(const char *addr)
+{
+    for (size_t i = 0; i < nr_sites; i++)
+        if (sites[i].vaddr + bias == (uintptr_t)addr)
+            return &sites[i];
+    return NULL;
+}
+
+Test(cpuid_sites, rip_relative_tails_make_spans, .init = find_own_sites)
+{
+    /* rdtsc; lea tsc_rip_fn(%rip), %r13 (4c 8d 2d disp32); shl */
+    const struct proxy_cpuid_site *s = site_at(tsc_rip_fn);
+    cr_assert(s);
+    cr_assert_eq(s->span, 13);
+    cr_assert_eq(s->rip_disp[0], 5);
+    cr_assert_eq(s->rip_end[0], 9);
+    cr_assert_eq(s->rip_disp[1], 0);
+    /* cpuid; mov %edx, cpuid_span_word(%rip) (89 15 disp32): a CPUID
+     * stub keeps the flags, so no tail need set them */
+    s = site_at(cpuid_span_fn);
+    cr_assert(s);
+    cr_assert_eq(s->span, 8);
+    cr_assert_eq(s->rip_disp[0], 4);
+    cr_assert_eq(s->rip_end[0], 8);
+    /* cpuid; ret: nothing a stub can run, the trap */
+    s = site_at(cpuid_span_ret);
+    cr_assert(s);
+    cr_assert_eq(s->span, 2);
     free(sites);
 }
 
