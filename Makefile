@@ -117,6 +117,8 @@ $(PT_STUB_ELF): $(BUILD)/vmm/stub/ptrace_stub.o vmm/stub/ptrace_stub.lds
 	    -z noexecstack --build-id=none -o $@ $<
 	@test "$$(nm $@ | awk '/ pt_stub_gadget$$/ {print $$1}')" = 00007ffff8000800 || \
 	    { echo "ptrace stub: gadget not at PT_STUB_BASE + PT_STUB_GADGET_OFF"; exit 1; }
+	@test "$$(nm $@ | awk '/ pt_stub_batch$$/ {print $$1}')" = 00007ffff8000840 || \
+	    { echo "ptrace stub: batch not at PT_STUB_BASE + PT_STUB_BATCH_OFF"; exit 1; }
 $(BUILD)/vmm/ptrace_stub_blob.o: vmm/ptrace_stub_blob.S $(PT_STUB_ELF)
 	@mkdir -p $(dir $@)
 	$(CC) -DPT_STUB_PATH='"$(PT_STUB_ELF)"' -c -o $@ $<

@@ -85,7 +85,7 @@ struct pt_vm {
     int pidfd; /* the stub's, to kill it by */
     bool dead;
     int death_signal; /* what killed the stub, 0 if it exited */
-    /* HVRUN_PTRACE_SELFTEST=cont: the guest's first resume is a plain
+    /* HVRUN_PTRACE_SELFTEST=cont: the guest is resumed with plain
      * PTRACE_CONT, its first syscall reaches the host kernel, and the
      * stub's filter must kill it (tests/parity/run.sh). */
     bool selftest_cont;
@@ -105,6 +105,11 @@ struct pt_vm {
     /* The stub's fd of the memfd its VMAs map: PT_STUB_MEMFD, or the
      * owner's memfd reopened when this VM shares another's memory. */
     int memory_fd;
+    /* The mapping calls queued in the scratch page (batch_add), and for
+     * each the VMA whose call it is (0: an unmap, whose failure is the
+     * stub's) */
+    unsigned batch_n;
+    gva_t batch_vma[PT_BATCH_MAX];
 };
 
 /* The VMA list the stub mirrors: its own, or the owner's. */
@@ -156,19 +161,16 @@ static bool is_interrupt_stop(int status)
 /* ---- injected calls ------------------------------------------------------ */
 
 /*
- * Runs one host syscall in the stub: registers at the gadget, PTRACE_CONT
- * over `syscall; int3`, the SIGTRAP of the int3 taken (suppressed at the
- * next resume). The guest's registers are set again before it runs.
+ * Runs the stub from r (a gadget's address, its registers) to the int3
+ * that ends the gadget: PTRACE_CONT, the SIGTRAP taken (suppressed at the
+ * next resume); r then holds the registers there. inject: one host
+ * syscall at `syscall; int3`. The guest's registers are set again before
+ * it runs.
  */
-static long inject(struct pt_vm *vm, long nr, uint64_t a0, uint64_t a1,
-                   uint64_t a2, uint64_t a3, uint64_t a4, uint64_t a5)
+static long run_gadget(struct pt_vm *vm, struct user_regs_struct *r)
 {
-    struct user_regs_struct r = vm->uregs;
-    r.rax = (uint64_t)nr;
-    r.orig_rax = (uint64_t)-1;
-    r.rdi = a0; r.rsi = a1; r.rdx = a2; r.r10 = a3; r.r8 = a4; r.r9 = a5;
-    r.rip = PT_STUB_BASE + PT_STUB_GADGET_OFF;
-    if (ptrace(PTRACE_SETREGS, vm->pid, NULL, &r) < 0)
+    r->orig_rax = (uint64_t)-1;
+    if (ptrace(PTRACE_SETREGS, vm->pid, NULL, r) < 0)
         return -errno;
     for (;;) {
         if (ptrace(PTRACE_CONT, vm->pid, NULL, NULL) < 0)
@@ -182,9 +184,18 @@ static long inject(struct pt_vm *vm, long nr, uint64_t a0, uint64_t a1,
             return -EIO;
         break;
     }
-    if (ptrace(PTRACE_GETREGS, vm->pid, NULL, &r) < 0)
-        return -errno;
-    return (long)r.rax;
+    return ptrace(PTRACE_GETREGS, vm->pid, NULL, r) < 0 ? -errno : 0;
+}
+
+static long inject(struct pt_vm *vm, long nr, uint64_t a0, uint64_t a1,
+                   uint64_t a2, uint64_t a3, uint64_t a4, uint64_t a5)
+{
+    struct user_regs_struct r = vm->uregs;
+    r.rax = (uint64_t)nr;
+    r.rdi = a0; r.rsi = a1; r.rdx = a2; r.r10 = a3; r.r8 = a4; r.r9 = a5;
+    r.rip = PT_STUB_BASE + PT_STUB_GADGET_OFF;
+    long rc = run_gadget(vm, &r);
+    return rc < 0 ? rc : (long)r.rax;
 }
 
 /* ---- the stub's mappings ------------------------------------------------- */
@@ -218,52 +229,36 @@ static long map_shared_object(struct pt_vm *vm, const struct vmm_vma *v,
     return rc;
 }
 
-/* Maps [lo, hi) (inside v) in the stub as v says. A lazy VMA (no backing
- * yet) is reserved without access: its first touch faults to hvrun,
- * which backs the stretch (aspace.h). */
-static long map_vma_part(struct pt_vm *vm, const struct vmm_vma *v, gva_t lo,
-                         gva_t hi)
+/*
+ * The calls that bring the stub's mappings in line go in batches: each is
+ * written into the scratch page (PT_BATCH_SCRATCH_OFF) and one resume at
+ * the batch gadget runs them all, where one injection each would cost a
+ * round trip each (a process start maps some 25 VMAs; docs/PERFORMANCE.md).
+ * The calls of one sync touch disjoint ranges in address order, so a
+ * failed one does not change what the later ones do; failures are taken
+ * in order once the batch has run (batch_flush).
+ */
+struct pt_batch_call {
+    uint64_t nr, args[6], result;
+};
+_Static_assert(sizeof(struct pt_batch_call) == PT_BATCH_CALL_SIZE,
+               "the batch gadget's stride");
+
+static struct pt_batch_call *batch_calls(struct pt_vm *vm)
 {
-    if (v->shared)
-        return map_shared_object(vm, v, lo, hi);
-    if (v->flags & VMM_VMA_LAZY)
-        return inject(vm, SYS_mmap, lo, hi - lo, PROT_NONE,
-                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE,
-                      (uint64_t)-1, 0);
-    return inject(vm, SYS_mmap, lo, hi - lo, (uint64_t)v->prot,
-                  MAP_SHARED | MAP_FIXED, (uint64_t)vm->memory_fd,
-                  backing_off_at(v, lo));
+    return (struct pt_batch_call *)(void *)(vm->phys_hva + PT_SCRATCH_GPA +
+                                            PT_BATCH_SCRATCH_OFF);
 }
 
-/* The pages of a file VMA past its file's end fault in the stub (hvrun
- * answers SIGBUS), as kvm's missing PTEs do. */
-static long hide_past_eof(struct pt_vm *vm, const struct vmm_vma *v,
-                          gva_t lo, gva_t hi)
+/* Queues a call for the VMA at vma (0: an unmap); room was made first
+ * (batch_room). */
+static void batch_add(struct pt_vm *vm, gva_t vma, long nr, uint64_t a0,
+                      uint64_t a1, uint64_t a2, uint64_t a3, uint64_t a4,
+                      uint64_t a5)
 {
-    gva_t valid = vmm_vma_valid_end(v);
-    if (valid >= hi || !v->prot || (v->flags & VMM_VMA_LAZY))
-        return 0;
-    if (valid < lo)
-        valid = lo;
-    return inject(vm, SYS_mprotect, valid, hi - valid, PROT_NONE, 0, 0, 0);
-}
-
-/* Unmaps [lo, hi) in the stub, never the stub's own range (a merged
- * change range may span it). */
-static long unmap_gap(struct pt_vm *vm, gva_t lo, gva_t hi)
-{
-    long rc = 0;
-    if (lo < VMM_STUB_RANGE_START)
-        rc = inject(vm, SYS_munmap, lo,
-                    (hi < VMM_STUB_RANGE_START ? hi : VMM_STUB_RANGE_START) -
-                        lo,
-                    0, 0, 0, 0);
-    if (rc >= 0 && hi > VMM_STUB_RANGE_END)
-        rc = inject(vm, SYS_munmap,
-                    lo > VMM_STUB_RANGE_END ? lo : VMM_STUB_RANGE_END,
-                    hi - (lo > VMM_STUB_RANGE_END ? lo : VMM_STUB_RANGE_END),
-                    0, 0, 0, 0);
-    return rc;
+    batch_calls(vm)[vm->batch_n] = (struct pt_batch_call){
+        (uint64_t)nr, {a0, a1, a2, a3, a4, a5}, (uint64_t)-ENOSYS};
+    vm->batch_vma[vm->batch_n++] = vma;
 }
 
 /* The stub itself failed (gone, or an injection went wrong), not the
@@ -278,62 +273,159 @@ static bool stub_failure(const struct pt_vm *vm, long rc)
  * write, ENOMEM past vm.max_map_count) leaves the VMA list rather than
  * ending the run: the call that made it fails with the host's errno
  * (pt_vm_run), and a later touch there is the guest's SIGSEGV. Its
- * removal is a change the next pass of sync_mappings replays.
+ * removal is a change the next pass of sync_mappings replays. False when
+ * it could not even be dropped.
  */
-static void drop_unmappable(struct pt_vm *vm, const struct vmm_vma *v,
-                            long rc)
+static bool drop_unmappable(struct pt_vm *vm, gva_t at, long rc)
 {
     struct vmm_aspace *as = &vmm_vm_memory_owner(&vm->base)->as;
+    const struct vmm_vma *v = vmm_as_find_vma(as, at);
+    if (!v)
+        return true; /* an earlier call of the VMA's failed too */
     (void)vmm_as_unmap(as, v->start, v->end - v->start);
     vm->dropped_errno = rc;
+    return !vmm_as_find_vma(as, at);
+}
+
+/* Runs the queued calls, then takes their failures: a mapping the host
+ * refused drops its VMA; an unmap's failure, or the stub's, ends the
+ * sync. */
+static long batch_flush(struct pt_vm *vm, struct vmm_event *ev)
+{
+    unsigned n = vm->batch_n;
+    if (n == 0)
+        return 0;
+    vm->batch_n = 0;
+    struct user_regs_struct r = vm->uregs;
+    r.rip = PT_STUB_BASE + PT_STUB_BATCH_OFF;
+    r.rbx = PT_STUB_SCRATCH_VA + PT_BATCH_SCRATCH_OFF;
+    r.r12 = n;
+    long rc = run_gadget(vm, &r);
+    if (rc >= 0 && r.r12 != 0)
+        rc = -EIO;
+    const struct pt_batch_call *c = batch_calls(vm);
+    for (unsigned k = 0; k < n && rc >= 0; k++) {
+        long res = (long)c[k].result;
+        if (res >= 0 || res < -4095)
+            continue;
+        if (vm->batch_vma[k] && !stub_failure(vm, res) &&
+            drop_unmappable(vm, vm->batch_vma[k], res))
+            continue;
+        rc = res;
+        if (vm->batch_vma[k])
+            vmm_event_fail(ev, "ptrace stub: mapping %#llx-%#llx: %s",
+                           (unsigned long long)c[k].args[0],
+                           (unsigned long long)(c[k].args[0] + c[k].args[1]),
+                           strerror((int)-res));
+    }
+    if (rc < 0 && stub_failure(vm, rc) && ev->kind != VMM_EVENT_FAILED)
+        vmm_event_fail(ev, "ptrace stub: mapping: %s", strerror((int)-rc));
+    return rc;
+}
+
+/* Room for the two calls a step of sync_range queues at most. */
+static long batch_room(struct pt_vm *vm, struct vmm_event *ev)
+{
+    return vm->batch_n + 2 > PT_BATCH_MAX ? batch_flush(vm, ev) : 0;
+}
+
+/* [lo, hi) (inside v) mapped in the stub as v says: a lazy VMA (no
+ * backing yet) reserved without access (its first touch faults to hvrun,
+ * which backs the stretch: aspace.h), else the memfd; the pages of a file
+ * VMA past its file's end then made inaccessible, so that they fault in
+ * the stub (hvrun answers SIGBUS), as kvm's missing PTEs do. */
+static void queue_vma_part(struct pt_vm *vm, const struct vmm_vma *v,
+                           gva_t lo, gva_t hi)
+{
+    if (v->flags & VMM_VMA_LAZY) {
+        batch_add(vm, lo, SYS_mmap, lo, hi - lo, PROT_NONE,
+                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE,
+                  (uint64_t)-1, 0);
+        return;
+    }
+    batch_add(vm, lo, SYS_mmap, lo, hi - lo, (uint64_t)v->prot,
+              MAP_SHARED | MAP_FIXED, (uint64_t)vm->memory_fd,
+              backing_off_at(v, lo));
+    gva_t valid = vmm_vma_valid_end(v);
+    if (valid >= hi || !v->prot)
+        return;
+    if (valid < lo)
+        valid = lo;
+    batch_add(vm, lo, SYS_mprotect, valid, hi - valid, PROT_NONE, 0, 0, 0);
+}
+
+/* [lo, hi) unmapped in the stub, never the stub's own range (a merged
+ * change range may span it). */
+static void queue_unmap_gap(struct pt_vm *vm, gva_t lo, gva_t hi)
+{
+    if (lo < VMM_STUB_RANGE_START)
+        batch_add(vm, 0, SYS_munmap, lo,
+                  (hi < VMM_STUB_RANGE_START ? hi : VMM_STUB_RANGE_START) -
+                      lo,
+                  0, 0, 0, 0);
+    if (hi > VMM_STUB_RANGE_END) {
+        gva_t from = lo > VMM_STUB_RANGE_END ? lo : VMM_STUB_RANGE_END;
+        batch_add(vm, 0, SYS_munmap, from, hi - from, 0, 0, 0, 0);
+    }
+}
+
+/* A shared VMA's part, mapped at once (its open, mmap and close depend
+ * on each other), with the failures a batch's are given. */
+static long sync_shared_part(struct pt_vm *vm, struct vmm_event *ev,
+                             const struct vmm_vma *v, gva_t at, gva_t end)
+{
+    long rc = map_shared_object(vm, v, at, end);
+    if (rc >= 0 || (!stub_failure(vm, rc) && drop_unmappable(vm, at, rc)))
+        return 0;
+    vmm_event_fail(ev, "ptrace stub: mapping %#llx-%#llx: %s",
+                   (unsigned long long)at, (unsigned long long)end,
+                   strerror((int)-rc));
+    return rc;
 }
 
 /*
  * Brings [lo, hi) of the stub in line with the VMA list: its gaps
  * unmapped (unless `fresh`: a stub that never ran has nothing there),
- * each VMA's part in it mapped again. Each step looks the VMA up by
- * address, so a VMA dropped on the way leaves the walk valid.
+ * each VMA's part in it mapped again, in batches. Each step looks the VMA
+ * up by address, so a VMA dropped by a batch run on the way leaves the
+ * walk valid (its range is a change the next pass unmaps).
  */
 static long sync_range(struct pt_vm *vm, struct vmm_event *ev, gva_t lo,
                        gva_t hi, bool fresh)
 {
     const struct vmm_aspace *as = pt_as(vm);
-    for (gva_t at = lo; at < hi;) {
+    long rc = 0;
+    for (gva_t at = lo; at < hi && rc >= 0;) {
+        if ((rc = batch_room(vm, ev)) < 0)
+            break;
         const struct vmm_vma *v = vmm_as_next_vma(as, at);
         gva_t next = v && v->start < hi ? v->start : hi;
-        long rc;
         if (next > at) { /* [at, next) has no VMA */
-            if (!fresh && (rc = unmap_gap(vm, at, next)) < 0)
-                return rc;
+            if (!fresh)
+                queue_unmap_gap(vm, at, next);
             at = next;
             continue;
         }
         gva_t end = v->end < hi ? v->end : hi;
-        rc = map_vma_part(vm, v, at, end);
-        if (rc >= 0)
-            rc = hide_past_eof(vm, v, at, end);
-        if (rc < 0 && !stub_failure(vm, rc)) {
-            drop_unmappable(vm, v, rc);
-            if (vmm_as_find_vma(as, at)) /* could not even drop it */
-                return rc;
-            continue; /* at is a gap now, unmapped by the next pass */
+        if (v->shared && vm->batch_n) {
+            rc = batch_flush(vm, ev); /* may drop v: look again */
+            continue;
         }
-        if (rc < 0) {
-            vmm_event_fail(ev, "ptrace stub: mapping %#llx-%#llx: %s",
-                           (unsigned long long)at, (unsigned long long)end,
-                           strerror((int)-rc));
-            return rc;
-        }
+        if (v->shared)
+            rc = sync_shared_part(vm, ev, v, at, end);
+        else
+            queue_vma_part(vm, v, at, end);
         at = end;
     }
-    return 0;
+    long flushed = batch_flush(vm, ev);
+    return rc < 0 ? rc : flushed;
 }
 
 /*
  * Brings the stub's address space in line with the VMA list: only the
  * ranges that changed since this stub's last sync (vmm_as_changes_since),
- * so a change costs the injections for what it changed plus O(log n),
- * not a walk of every VMA. A stub that never ran maps every VMA.
+ * so a change costs the calls for what it changed plus O(log n), not a
+ * walk of every VMA. A stub that never ran maps every VMA.
  */
 static int sync_mappings(struct pt_vm *vm, struct vmm_event *ev)
 {
@@ -701,8 +793,9 @@ static int resume(struct pt_vm *vm, struct vmm_event *ev)
         return -err;
     }
     vm->uregs = u;
+    /* The selftest's every resume: the stops before the first syscall
+     * (a trapped CPUID, a fault) are the guest's all the same. */
     long req = vm->selftest_cont ? PTRACE_CONT : PTRACE_SYSEMU;
-    vm->selftest_cont = false;
     if (ptrace((enum __ptrace_request)req, vm->pid, NULL, NULL) < 0) {
         int err = errno;
         vmm_event_fail(ev, "PTRACE_SYSEMU: %s", strerror(err));

@@ -18,6 +18,12 @@
 #define PT_STUB_SIZE 0x10000
 #define PT_STUB_END (PT_STUB_BASE + PT_STUB_SIZE)
 #define PT_STUB_GADGET_OFF 0x800 /* syscall; int3 */
+/* A batch: the calls at %rbx (PT_BATCH_CALL_SIZE bytes each: the number,
+ * six arguments, the result written back), %r12 of them, in turn; int3. */
+#define PT_STUB_BATCH_OFF 0x840
+#define PT_BATCH_SCRATCH_OFF 0x100 /* where in the scratch page */
+#define PT_BATCH_CALL_SIZE 64
+#define PT_BATCH_MAX ((0x1000 - PT_BATCH_SCRATCH_OFF) / PT_BATCH_CALL_SIZE)
 #define PT_STUB_CALLS_VA (PT_STUB_BASE + 0x1000)
 #define PT_STUB_SCRATCH_VA (PT_STUB_BASE + 0x2000)
 #define PT_STUB_STACK_LO (PT_STUB_BASE + 0x4000)

@@ -1058,6 +1058,7 @@ enum patch_how {
     PATCH_TRAP,      /* UD2: the trap answers it */
     PATCH_JMP,       /* a jmp to its stub: read in the guest */
     PATCH_STUB_TRAP, /* the UD2 of a stub: its fallback, trapped */
+    PATCH_NONE,      /* as the file has it; its stub's room kept */
 };
 
 struct patched_site {
@@ -1065,7 +1066,7 @@ struct patched_site {
     uint64_t dev, ino, file_off; /* PATCH_STUB_TRAP: 0 (not a file's) */
     uint8_t kind, len, span, how;
     uint8_t orig[MAX_SPAN]; /* PATCH_JMP: the span as the file had it */
-    gva_t stub;             /* PATCH_JMP: its stub */
+    gva_t stub;             /* its stub's room (a site with a span), or 0 */
     /* The span's RIP-relative instructions (proxy_cpuid_site) */
     uint8_t rip_disp[MAX_RIP_FIXUPS], rip_end[MAX_RIP_FIXUPS];
 };
@@ -1544,38 +1545,46 @@ static void jmp_bytes(uint8_t *out, gva_t site, uint8_t span, gva_t stub)
     memset(out + 5, 0x90, (size_t)(span - 5));
 }
 
-/* The span of ps as a jmp to a stub: false (nothing changed) when no
- * stub could be placed. The same site mapped again at the same address
- * keeps its stub. */
-static bool patch_inline(struct proxy_process *p, struct patched_site *ps)
+/*
+ * The room of the stub of a site with a span: the one it had at this
+ * address (mapped again), else a new one; 0 when none is within reach.
+ * Every such site gets its room whether a stub then takes it or not (the
+ * kind not read in the guest here: CPUID under kvm, RDTSC with host
+ * time), so that the [hvrun-tsc] pages, which take their place in the
+ * address space as mmap's do, are the same under every backend and the
+ * guests' layouts with them.
+ */
+static gva_t stub_for(struct proxy_process *p, const struct patched_site *ps)
 {
     if (!p->cpuid_patched && !(p->cpuid_patched = new_patched()))
-        return false;
+        return 0;
+    const struct patched_site *was = find_patched(p, ps->gva);
+    if (was && was->stub && was->file_off == ps->file_off &&
+        was->dev == ps->dev && was->ino == ps->ino &&
+        in_stub_page(p, was->stub) && in_reach(was->stub, ps->gva))
+        return was->stub;
+    return stub_room(p, ps->gva);
+}
+
+/* The span of ps as a jmp to its stub (built at ps->stub): false (the
+ * site's bytes unchanged) when the stub could not be built. */
+static bool patch_inline(struct proxy_process *p, struct patched_site *ps)
+{
     if (!guest_bytes(p, ps->gva, ps->orig, ps->span))
         return false;
-    const struct patched_site *was = find_patched(p, ps->gva);
-    if (was && was->how == PATCH_JMP && was->file_off == ps->file_off &&
-        was->dev == ps->dev && was->ino == ps->ino &&
-        !memcmp(was->orig, ps->orig, ps->span) && in_stub_page(p, was->stub)) {
-        ps->stub = was->stub;
-    } else {
-        gva_t page_of;
-        if (!(ps->stub = stub_room(p, ps->gva)))
+    gva_t page_of = ps->stub & VMM_PAGE_MASK;
+    struct emitter e = {.at = ps->stub};
+    if (ps->kind == PROXY_SITE_CPUID) {
+        if (!build_cpuid_stub(&e, ps) || !poke_code(p, ps->stub, e.b, e.n))
             return false;
-        page_of = ps->stub & VMM_PAGE_MASK;
-        struct emitter e = {.at = ps->stub};
-        if (ps->kind == PROXY_SITE_CPUID) {
-            if (!build_cpuid_stub(&e, ps) || !poke_code(p, ps->stub, e.b, e.n))
-                return false;
-        } else {
-            size_t ud2_at = build_stub(&e, page_of, ps);
-            struct patched_site trap = {ps->stub + ud2_at, 0, 0, 0, ps->kind,
-                                        ps->len, ps->len, PATCH_STUB_TRAP,
-                                        {0}, 0, {0}, {0}};
-            if (!ud2_at || remember(p, &trap) < 0 ||
-                !poke_code(p, ps->stub, e.b, e.n))
-                return false;
-        }
+    } else {
+        size_t ud2_at = build_stub(&e, page_of, ps);
+        struct patched_site trap = {ps->stub + ud2_at, 0, 0, 0, ps->kind,
+                                    ps->len, ps->len, PATCH_STUB_TRAP,
+                                    {0}, 0, {0}, {0}};
+        if (!ud2_at || remember(p, &trap) < 0 ||
+            !poke_code(p, ps->stub, e.b, e.n))
+            return false;
     }
     uint8_t code[MAX_SPAN];
     jmp_bytes(code, ps->gva, ps->span, ps->stub);
@@ -1642,7 +1651,8 @@ static void patch_site(struct proxy_process *p, const struct vmm_vma *v,
                        struct func_hash *fh, bool fresh)
 {
     gva_t func = site - (s->file_off - s->func_off);
-    if (!kind_rewritten(p, s->kind) || func > site ||
+    bool spanned = fresh && s->span > s->len;
+    if ((!kind_rewritten(p, s->kind) && !spanned) || func > site ||
         !maps_file_at(p, func, v->dev, v->ino, s->func_off) ||
         !site_intact(p, fh, func, site + s->span, s->hash))
         return;
@@ -1651,7 +1661,7 @@ static void patch_site(struct proxy_process *p, const struct vmm_vma *v,
     memcpy(ps.rip_disp, s->rip_disp, sizeof(ps.rip_disp));
     memcpy(ps.rip_end, s->rip_end, sizeof(ps.rip_end));
     bool cpuid = s->kind == PROXY_SITE_CPUID;
-    if (fresh && s->span > s->len &&
+    if (spanned && (ps.stub = stub_for(p, &ps)) &&
         (cpuid ? cpuid_inline_allowed(p) : inline_allowed(p)) &&
         patch_inline(p, &ps)) {
         if (p->totals && cpuid)
@@ -1660,9 +1670,15 @@ static void patch_site(struct proxy_process *p, const struct vmm_vma *v,
             p->totals->tsc_inline_sites++;
         return;
     }
-    /* Under a backend that traps RDTSC itself (ptrace), the rest stays. */
-    if (!traps_always(s->kind) && !p->cfg->rdtsc_rewrite)
+    /* Under a backend that traps RDTSC itself (ptrace), the rest stays;
+     * so does a kind not rewritten here, its stub's room kept. */
+    if (!kind_rewritten(p, s->kind) ||
+        (!traps_always(s->kind) && !p->cfg->rdtsc_rewrite)) {
+        ps.how = PATCH_NONE;
+        if (ps.stub)
+            (void)remember(p, &ps);
         return;
+    }
     /* Remembered first: a UD2 hvrun could not answer would be a SIGILL.
      * Either poke writes a read-only backing (a refilled page, one that
      * mprotect made executable). */
@@ -1855,7 +1871,7 @@ enum proxy_trap_kind proxy_cpuid_trap(struct proxy_process *p,
     const struct patched_site *ps = find_patched(p, r->rip);
     uint8_t now[2];
     /* The guest may have unmapped, remapped or rewritten it since. */
-    if (!ps || ps->how == PATCH_JMP ||
+    if (!ps || ps->how == PATCH_JMP || ps->how == PATCH_NONE ||
         !(ps->how == PATCH_STUB_TRAP
               ? in_stub_page(p, r->rip)
               : maps_file_at(p, r->rip, ps->dev, ps->ino, ps->file_off)) ||

@@ -6,7 +6,8 @@
  * other page it has (its exec stack, [vdso], [vvar]; [vsyscall] is no
  * VMA and stays), tells hvrun it is ready and waits to be interrupted.
  * From then on hvrun owns its registers: nothing here runs again but the
- * gadget at PT_STUB_GADGET_OFF, for the calls hvrun injects.
+ * gadget at PT_STUB_GADGET_OFF, for the calls hvrun injects, and the batch
+ * at PT_STUB_BATCH_OFF, for several of them in one resume.
  * Any failure exits 127 (hvrun reports the spawn as failed).
  */
 #include "ptrace_abi.h"
@@ -123,4 +124,23 @@ fail:
 pt_stub_gadget:
     syscall
     int3
+
+    .org PT_STUB_BATCH_OFF
+    .globl pt_stub_batch
+pt_stub_batch:
+    test %r12, %r12
+    jz 2f
+    mov (%rbx), %rax
+    mov 8(%rbx), %rdi
+    mov 16(%rbx), %rsi
+    mov 24(%rbx), %rdx
+    mov 32(%rbx), %r10
+    mov 40(%rbx), %r8
+    mov 48(%rbx), %r9
+    syscall
+    mov %rax, 56(%rbx)
+    add $PT_BATCH_CALL_SIZE, %rbx
+    dec %r12
+    jmp pt_stub_batch
+2:  int3
     .section .note.GNU-stack, "", @progbits
