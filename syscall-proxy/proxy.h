@@ -655,6 +655,10 @@ struct proxy_process {
     mode_t umask;
     uid_t ruid, euid, suid;
     gid_t rgid, egid, sgid;
+    /* The filesystem ids (setfsuid, setfsgid): the euid and egid again
+     * after every set*id call and execve, /proc's 4th Uid and Gid. */
+    uid_t fsuid;
+    gid_t fsgid;
     struct rlimit rlimits[RLIM_NLIMITS];
 
     /* memory layout */

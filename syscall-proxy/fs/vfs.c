@@ -675,13 +675,14 @@ static void status_kb(struct vbuf *b, const char *name, uint64_t pages)
 
 static void status_ids(struct vbuf *b, const struct proxy_process *p)
 {
-    /* As the reader's user namespace maps them; here the process's own. */
+    /* As the reader's user namespace maps them; here the process's own.
+     * Real, effective, saved, filesystem. */
     vb_printf(b, "Uid:\t%u\t%u\t%u\t%u\n", proxy_ns_uid_seen(p, p->ruid),
               proxy_ns_uid_seen(p, p->euid), proxy_ns_uid_seen(p, p->suid),
-              proxy_ns_uid_seen(p, p->euid));
+              proxy_ns_uid_seen(p, p->fsuid));
     vb_printf(b, "Gid:\t%u\t%u\t%u\t%u\n", proxy_ns_gid_seen(p, p->rgid),
               proxy_ns_gid_seen(p, p->egid), proxy_ns_gid_seen(p, p->sgid),
-              proxy_ns_gid_seen(p, p->egid));
+              proxy_ns_gid_seen(p, p->fsgid));
     vb_printf(b, "FDSize:\t%d\nGroups:\t", p->fds.cap);
     /* The supplementary groups getgroups reports (misc.c: the list
      * setgroups gave, else hvrun's), through the user namespace. */
