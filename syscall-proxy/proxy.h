@@ -627,8 +627,9 @@ struct proxy_config {
 #define PROXY_SHELL_PID 32767
 #define PROXY_OUTSIDE_PGID PROXY_SHELL_PID
 /* Whether pid, as viewer names it, is the virtual init or the virtual
- * shell (neither a guest process: no /proc entry, signals to them are
- * accepted and dropped); if so, its process group and session. */
+ * shell (neither a guest process: signals to them are accepted and
+ * dropped; the init's /proc/1 is made by fs/vfs.c, the shell has no /proc
+ * entry); if so, its process group and session. */
 struct proxy_process;
 bool proxy_virtual_process(const struct proxy_process *viewer, int pid,
                            int *pgid, int *sid);

@@ -296,13 +296,38 @@ struct host_path {
 /* The guest path raw (rewritten in place when procguard renames it) in
  * host terms. Without walk the host resolves the links in the private
  * /tmp itself (openat2's RESOLVE_NO_SYMLINKS must see them to refuse). */
+/* How many times the virtual init's cwd and root links may be followed
+ * in one path: Linux's MAXSYMLINKS. */
+#define INIT_LINK_HOPS_MAX 40
+
+/* The virtual init's /proc/1 (vfs.c): 1 when the name was under it and hp
+ * is now what the host call uses, 0 when the name was not, 2 when raw is
+ * a new guest path to rewrite, or -errno. */
+static int init_route(struct proxy_process *p, char raw[PROXY_PATH_MAX],
+                      bool follow_last, struct host_path *hp)
+{
+    char routed[PROXY_PATH_MAX];
+    int r = proxy_vfs_init_route(p, hp->dirfd, hp->path, follow_last, routed,
+                                 sizeof(routed));
+    if (r == PROXY_INIT_ROUTE_HOST) {
+        memcpy(hp->path, routed, strlen(routed) + 1);
+        hp->dirfd = AT_FDCWD;
+        return 1;
+    }
+    if (r == PROXY_INIT_ROUTE_AGAIN) {
+        memcpy(raw, routed, strlen(routed) + 1);
+        return 2;
+    }
+    return r;
+}
+
 static long host_path_walk(struct proxy_process *p, uint64_t guest_dirfd,
                            char raw[PROXY_PATH_MAX], bool follow_last,
                            bool walk, struct host_path *hp)
 {
     /* A route into procfs the rewrite did not see gets the guest name of
      * what it reached and is rewritten once more (procguard.c). */
-    for (int pass = 0;; pass++) {
+    for (int renames = 0, init_hops = 0;;) {
         int host_dirfd = raw[0] == '/'
                              ? AT_FDCWD
                              : proxy_host_dirfd(p, (int)guest_dirfd);
@@ -313,11 +338,16 @@ static long host_path_walk(struct proxy_process *p, uint64_t guest_dirfd,
         if (r < 0)
             return r;
         hp->dirfd = hp->path[0] == '/' ? AT_FDCWD : host_dirfd;
+        r = init_route(p, raw, follow_last, hp);
+        if (r == 2 && ++init_hops <= INIT_LINK_HOPS_MAX)
+            continue;
+        if (r != 0)
+            return r == 2 ? -ELOOP : r < 0 ? r : 0;
         r = proxy_proc_confine(p, hp->dirfd, hp->path, follow_last, raw,
                                PROXY_PATH_MAX);
         if (r <= 0)
             return r;
-        if (pass > 0)
+        if (renames++ > 0)
             return -ELOOP;
     }
 }
@@ -782,26 +812,6 @@ static bool on_proc(uint64_t dev)
     return dev == proc_dev;
 }
 
-/*
- * A procfs entry's stable inode number (procguard.c): from the fd, or an
- * O_PATH open of what (dirfd, path) named with the same flags.
- */
-static uint64_t proc_ino(struct proxy_process *p, int host_fd, int dirfd,
-                         const char *path, int at_flags, uint64_t host_ino)
-{
-    int fd = host_fd;
-    if (fd < 0) {
-        int fl = O_PATH | O_CLOEXEC |
-                 (at_flags & AT_SYMLINK_NOFOLLOW ? O_NOFOLLOW : 0);
-        fd = (at_flags & AT_EMPTY_PATH) && !*path ? dirfd
-                                                   : openat(dirfd, path, fl);
-    }
-    uint64_t ino = fd >= 0 ? proxy_proc_stable_ino(p, fd, host_ino) : host_ino;
-    if (fd >= 0 && fd != host_fd && fd != dirfd)
-        close(fd);
-    return ino;
-}
-
 /* Where a stat result came from, for the procfs fixes. */
 struct stat_src {
     int host_fd, dirfd;
@@ -809,6 +819,36 @@ struct stat_src {
     int at_flags;
     bool recorded; /* a replay's recorded result: as it is */
 };
+
+/* What stat shows of a procfs entry, where the host's differs. */
+struct proc_fix {
+    uint64_t ino, nlink;
+    uint32_t uid, gid; /* kernel ids */
+};
+
+/*
+ * A procfs entry's stable inode number (procguard.c), and the owner and
+ * link count of the virtual init's (vfs.c): from the fd, or an O_PATH
+ * open of what (dirfd, path) named with the same flags.
+ */
+static void proc_entry_fix(struct proxy_process *p, const struct stat_src *src,
+                           struct proc_fix *f)
+{
+    int fd = src->host_fd;
+    if (fd < 0) {
+        int fl = O_PATH | O_CLOEXEC |
+                 (src->at_flags & AT_SYMLINK_NOFOLLOW ? O_NOFOLLOW : 0);
+        fd = (src->at_flags & AT_EMPTY_PATH) && !*src->path
+                 ? src->dirfd
+                 : openat(src->dirfd, src->path, fl);
+    }
+    if (fd < 0)
+        return;
+    f->ino = proxy_proc_stable_ino(p, fd, f->ino);
+    proxy_vfs_init_stat_fix(p, fd, &f->nlink, &f->uid, &f->gid);
+    if (fd != src->host_fd && fd != src->dirfd)
+        close(fd);
+}
 
 /* The host fd a stat result is of (fstat, or AT_EMPTY_PATH), or -1. */
 static int stat_src_fd(const struct stat_src *src)
@@ -939,8 +979,13 @@ static long stat_out(struct proxy_process *p, gva_t gva, const struct stat *st,
         if (S_ISDIR(st->st_mode))
             canon.st_size = proxy_vfs_dir_size_fixup(p, st->st_dev,
                                                      st->st_ino, st->st_size);
-        canon.st_ino = proc_ino(p, src->host_fd, src->dirfd, src->path,
-                                src->at_flags, st->st_ino);
+        struct proc_fix f = {st->st_ino, st->st_nlink, st->st_uid,
+                             st->st_gid};
+        proc_entry_fix(p, src, &f);
+        canon.st_ino = f.ino;
+        canon.st_nlink = f.nlink;
+        canon.st_uid = f.uid;
+        canon.st_gid = f.gid;
     }
     det_stat_canon(p->det, &canon);
     uint64_t ns_ino; /* a namespace file: its namespace's number */
@@ -972,8 +1017,13 @@ static long statx_out(struct proxy_process *p, gva_t gva,
         if (S_ISDIR(stx->stx_mode))
             canon.stx_size = (uint64_t)proxy_vfs_dir_size_fixup(
                 p, dev, stx->stx_ino, (int64_t)stx->stx_size);
-        canon.stx_ino = proc_ino(p, src->host_fd, src->dirfd, src->path,
-                                 src->at_flags, stx->stx_ino);
+        struct proc_fix f = {stx->stx_ino, canon.stx_nlink, stx->stx_uid,
+                             stx->stx_gid};
+        proc_entry_fix(p, src, &f);
+        canon.stx_ino = f.ino;
+        canon.stx_nlink = (uint32_t)f.nlink;
+        canon.stx_uid = f.uid;
+        canon.stx_gid = f.gid;
     }
     proxy_meta_statx_canon(p, &canon);
     uint64_t ns_ino; /* a namespace file: its namespace's number */
@@ -1494,6 +1544,9 @@ static long do_readlinkat(struct proxy_process *p, uint64_t guest_dirfd,
                                       sizeof(target))) != 0) {
         if (n < 0) /* the guest's namespaces, not hvrun's */
             return n;
+    } else if ((n = proxy_vfs_init_link(p, hp.dirfd, hp.path, target,
+                                        sizeof(target))) != 0) {
+        /* the virtual init's exe, cwd or root: not the host init's */
     } else {
         size_t got;
         if (replayed_query(p, &hp, PROXY_QUERY_READLINK, 0, &n, target,
