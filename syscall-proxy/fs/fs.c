@@ -273,15 +273,38 @@ static int rewrite_walked(struct proxy_process *p, char in[PROXY_PATH_MAX],
     }
 }
 
+/* How many times the virtual init's cwd and root links may be followed
+ * in one path: Linux's MAXSYMLINKS. */
+#define INIT_LINK_HOPS_MAX 40
+
 int proxy_path_rewrite(struct proxy_process *p, const char *in, char *out,
                        size_t outlen)
 {
     enum path_kind kind;
-    char guest[PROXY_PATH_MAX];
+    char guest[PROXY_PATH_MAX], routed[PROXY_PATH_MAX];
     if (snprintf(guest, sizeof(guest), "%s", in) >= (int)sizeof(guest))
         return -ENAMETOOLONG;
-    return rewrite_walked(p, guest, p->cwd_fd, true, true, out, outlen,
-                          &kind);
+    for (int init_hops = 0;;) {
+        int r = rewrite_walked(p, guest, p->cwd_fd, true, true, out, outlen,
+                               &kind);
+        /* execve's program, a socket's path: an absolute name under the
+         * virtual init's /proc/1 is its (vfs.c), never the host init's (a
+         * relative one is left as it is: execveat resolves it against a
+         * dirfd this does not know) */
+        if (r < 0 || out[0] != '/')
+            return r;
+        r = proxy_vfs_init_route(p, AT_FDCWD, out, true, routed,
+                                 sizeof(routed));
+        if (r == PROXY_INIT_ROUTE_NONE)
+            return 0;
+        if (r < 0)
+            return r;
+        if (r == PROXY_INIT_ROUTE_HOST)
+            return format_path(out, outlen, "%s", routed);
+        if (++init_hops > INIT_LINK_HOPS_MAX)
+            return -ELOOP;
+        memcpy(guest, routed, strlen(routed) + 1);
+    }
 }
 
 /* ---- decoding guest (dirfd, path) pairs ---------------------------------- */
@@ -293,16 +316,9 @@ struct host_path {
     char path[PROXY_PATH_MAX];
 };
 
-/* The guest path raw (rewritten in place when procguard renames it) in
- * host terms. Without walk the host resolves the links in the private
- * /tmp itself (openat2's RESOLVE_NO_SYMLINKS must see them to refuse). */
-/* How many times the virtual init's cwd and root links may be followed
- * in one path: Linux's MAXSYMLINKS. */
-#define INIT_LINK_HOPS_MAX 40
-
-/* The virtual init's /proc/1 (vfs.c): 1 when the name was under it and hp
- * is now what the host call uses, 0 when the name was not, 2 when raw is
- * a new guest path to rewrite, or -errno. */
+/* The virtual init's /proc/1 (vfs.c), applied: for PROXY_INIT_ROUTE_HOST
+ * hp is what the host call uses, for PROXY_INIT_ROUTE_AGAIN raw is the
+ * guest path to rewrite; PROXY_INIT_ROUTE_NONE, or -errno. */
 static int init_route(struct proxy_process *p, char raw[PROXY_PATH_MAX],
                       bool follow_last, struct host_path *hp)
 {
@@ -312,15 +328,15 @@ static int init_route(struct proxy_process *p, char raw[PROXY_PATH_MAX],
     if (r == PROXY_INIT_ROUTE_HOST) {
         memcpy(hp->path, routed, strlen(routed) + 1);
         hp->dirfd = AT_FDCWD;
-        return 1;
-    }
-    if (r == PROXY_INIT_ROUTE_AGAIN) {
+    } else if (r == PROXY_INIT_ROUTE_AGAIN) {
         memcpy(raw, routed, strlen(routed) + 1);
-        return 2;
     }
     return r;
 }
 
+/* The guest path raw (rewritten in place when procguard renames it) in
+ * host terms. Without walk the host resolves the links in the private
+ * /tmp itself (openat2's RESOLVE_NO_SYMLINKS must see them to refuse). */
 static long host_path_walk(struct proxy_process *p, uint64_t guest_dirfd,
                            char raw[PROXY_PATH_MAX], bool follow_last,
                            bool walk, struct host_path *hp)
@@ -339,10 +355,13 @@ static long host_path_walk(struct proxy_process *p, uint64_t guest_dirfd,
             return r;
         hp->dirfd = hp->path[0] == '/' ? AT_FDCWD : host_dirfd;
         r = init_route(p, raw, follow_last, hp);
-        if (r == 2 && ++init_hops <= INIT_LINK_HOPS_MAX)
+        if (r == PROXY_INIT_ROUTE_AGAIN) {
+            if (++init_hops > INIT_LINK_HOPS_MAX)
+                return -ELOOP;
             continue;
-        if (r != 0)
-            return r == 2 ? -ELOOP : r < 0 ? r : 0;
+        }
+        if (r != PROXY_INIT_ROUTE_NONE)
+            return r < 0 ? r : 0; /* by /proc/1's rules, not a host walk */
         r = proxy_proc_confine(p, hp->dirfd, hp->path, follow_last, raw,
                                PROXY_PATH_MAX);
         if (r <= 0)
@@ -979,8 +998,8 @@ static long stat_out(struct proxy_process *p, gva_t gva, const struct stat *st,
         if (S_ISDIR(st->st_mode))
             canon.st_size = proxy_vfs_dir_size_fixup(p, st->st_dev,
                                                      st->st_ino, st->st_size);
-        struct proc_fix f = {st->st_ino, st->st_nlink, st->st_uid,
-                             st->st_gid};
+        struct proc_fix f = {st->st_ino, canon.st_nlink, canon.st_uid,
+                             canon.st_gid};
         proc_entry_fix(p, src, &f);
         canon.st_ino = f.ino;
         canon.st_nlink = f.nlink;
@@ -1017,8 +1036,8 @@ static long statx_out(struct proxy_process *p, gva_t gva,
         if (S_ISDIR(stx->stx_mode))
             canon.stx_size = (uint64_t)proxy_vfs_dir_size_fixup(
                 p, dev, stx->stx_ino, (int64_t)stx->stx_size);
-        struct proc_fix f = {stx->stx_ino, canon.stx_nlink, stx->stx_uid,
-                             stx->stx_gid};
+        struct proc_fix f = {stx->stx_ino, canon.stx_nlink, canon.stx_uid,
+                             canon.stx_gid};
         proc_entry_fix(p, src, &f);
         canon.stx_ino = f.ino;
         canon.stx_nlink = (uint32_t)f.nlink;

@@ -648,10 +648,9 @@ struct proc_view {
     struct vm_figures vm;
     gva_t start_stack, start_brk, arg_start, arg_end, env_start, env_end;
     uint64_t pending, blocked, ignored, caught;
-    /* status only: ids as the reader sees them (real, effective, saved,
-     * filesystem) */
+    /* status only */
     unsigned umask;
-    uint32_t uids[4], gids[4];
+    uint32_t uids[4], gids[4]; /* real, effective, saved, filesystem */
     int fd_slots, nr_groups;
     uint32_t groups[64];
     int pid_levels; /* NSpid: the run's /proc, then each namespace below */

@@ -6,8 +6,8 @@
  * check, or "FAIL ..." and exits 1 at the first mismatch. Checks:
  *  - /proc lists 1, before the program's own pid 2;
  *  - stat("/proc/1") is a directory; its listing names the entries;
- *  - readlink of exe is /sbin/init (following it is EACCES), of cwd and
- *    root "/";
+ *  - readlink of exe is /sbin/init (stat or execve following it is
+ *    EACCES), of cwd and root "/";
  *  - comm is "init\n", cmdline "/sbin/init\0";
  *  - stat's pid, comm, state, ppid, pgrp and session are 1 (init) S 0 1 1;
  *  - status's Name, State, Tgid, Pid, PPid and Uid lines;
@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "guest_check.h"
@@ -125,6 +126,18 @@ static void check_links(void)
     struct stat st;
     expect_errno(stat("/proc/1/exe", &st), EACCES,
                  "stat /proc/1/exe (followed) is EACCES");
+    /* in a child: were it to run, it would be the host's init */
+    fflush(stdout);
+    pid_t pid = fork();
+    CHECK(pid >= 0);
+    if (pid == 0) {
+        execl("/proc/1/exe", "init", (char *)NULL);
+        _exit(errno == EACCES ? 0 : 1);
+    }
+    int status;
+    CHECK(waitpid(pid, &status, 0) == pid);
+    expect(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+           "execve /proc/1/exe is EACCES", "another result");
 }
 
 static void check_comm_cmdline(void)
