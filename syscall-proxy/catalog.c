@@ -200,6 +200,11 @@ static const struct exception_note notes[] = {
                       "and exit keep the attach count"},
     {SYS_setgroups, NULL, "the guest's list, inherited; hvrun's own groups "
                           "stay"},
+    {SYS_setfsuid, NULL, "the process's (Linux: the thread's); set*id and "
+                         "execve reset it to the euid; /proc's 4th Uid; "
+                         "capabilities stay the euid's"},
+    {SYS_setfsgid, NULL, "the process's (Linux: the thread's); set*id and "
+                         "execve reset it to the egid; /proc's 4th Gid"},
     {SYS_set_mempolicy, NULL, "one node: the mode and mask are kept for "
                               "get_mempolicy"},
     {SYS_brk, NULL, "heap after the program's last segment"},

@@ -73,8 +73,8 @@ int proxy_process_create(struct proxy_process **out, struct vmm_vm *vm,
     if (stat("/proc", &proc_st) == 0) /* procfs makes inodes per lookup */
         det_meta_ephemeral_dev(det, proc_st.st_dev);
     p->umask = 022;
-    p->ruid = p->euid = p->suid = det->cfg.uid;
-    p->rgid = p->egid = p->sgid = det->cfg.gid;
+    p->ruid = p->euid = p->suid = p->fsuid = det->cfg.uid;
+    p->rgid = p->egid = p->sgid = p->fsgid = det->cfg.gid;
     /* As a shell's child: in the group and session of a virtual shell,
      * so the first process is no group leader and setsid succeeds, as
      * for `sh -c prog`; with --as-init, pid 1 with no parent. */

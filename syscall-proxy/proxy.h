@@ -627,8 +627,9 @@ struct proxy_config {
 #define PROXY_SHELL_PID 32767
 #define PROXY_OUTSIDE_PGID PROXY_SHELL_PID
 /* Whether pid, as viewer names it, is the virtual init or the virtual
- * shell (neither a guest process: no /proc entry, signals to them are
- * accepted and dropped); if so, its process group and session. */
+ * shell (neither a guest process: signals to them are accepted and
+ * dropped; the init's /proc/1 is made by fs/vfs.c, the shell has no /proc
+ * entry); if so, its process group and session. */
 struct proxy_process;
 bool proxy_virtual_process(const struct proxy_process *viewer, int pid,
                            int *pgid, int *sid);
@@ -655,6 +656,10 @@ struct proxy_process {
     mode_t umask;
     uid_t ruid, euid, suid;
     gid_t rgid, egid, sgid;
+    /* The filesystem ids (setfsuid, setfsgid): the euid and egid again
+     * after every set*id call and execve, /proc's 4th Uid and Gid. */
+    uid_t fsuid;
+    gid_t fsgid;
     struct rlimit rlimits[RLIM_NLIMITS];
 
     /* memory layout */

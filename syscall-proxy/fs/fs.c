@@ -273,15 +273,38 @@ static int rewrite_walked(struct proxy_process *p, char in[PROXY_PATH_MAX],
     }
 }
 
+/* How many times the virtual init's cwd and root links may be followed
+ * in one path: Linux's MAXSYMLINKS. */
+#define INIT_LINK_HOPS_MAX 40
+
 int proxy_path_rewrite(struct proxy_process *p, const char *in, char *out,
                        size_t outlen)
 {
     enum path_kind kind;
-    char guest[PROXY_PATH_MAX];
+    char guest[PROXY_PATH_MAX], routed[PROXY_PATH_MAX];
     if (snprintf(guest, sizeof(guest), "%s", in) >= (int)sizeof(guest))
         return -ENAMETOOLONG;
-    return rewrite_walked(p, guest, p->cwd_fd, true, true, out, outlen,
-                          &kind);
+    for (int init_hops = 0;;) {
+        int r = rewrite_walked(p, guest, p->cwd_fd, true, true, out, outlen,
+                               &kind);
+        /* execve's program, a socket's path: an absolute name under the
+         * virtual init's /proc/1 is its (vfs.c), never the host init's (a
+         * relative one is left as it is: execveat resolves it against a
+         * dirfd this does not know) */
+        if (r < 0 || out[0] != '/')
+            return r;
+        r = proxy_vfs_init_route(p, AT_FDCWD, out, true, routed,
+                                 sizeof(routed));
+        if (r == PROXY_INIT_ROUTE_NONE)
+            return 0;
+        if (r < 0)
+            return r;
+        if (r == PROXY_INIT_ROUTE_HOST)
+            return format_path(out, outlen, "%s", routed);
+        if (++init_hops > INIT_LINK_HOPS_MAX)
+            return -ELOOP;
+        memcpy(guest, routed, strlen(routed) + 1);
+    }
 }
 
 /* ---- decoding guest (dirfd, path) pairs ---------------------------------- */
@@ -293,6 +316,24 @@ struct host_path {
     char path[PROXY_PATH_MAX];
 };
 
+/* The virtual init's /proc/1 (vfs.c), applied: for PROXY_INIT_ROUTE_HOST
+ * hp is what the host call uses, for PROXY_INIT_ROUTE_AGAIN raw is the
+ * guest path to rewrite; PROXY_INIT_ROUTE_NONE, or -errno. */
+static int init_route(struct proxy_process *p, char raw[PROXY_PATH_MAX],
+                      bool follow_last, struct host_path *hp)
+{
+    char routed[PROXY_PATH_MAX];
+    int r = proxy_vfs_init_route(p, hp->dirfd, hp->path, follow_last, routed,
+                                 sizeof(routed));
+    if (r == PROXY_INIT_ROUTE_HOST) {
+        memcpy(hp->path, routed, strlen(routed) + 1);
+        hp->dirfd = AT_FDCWD;
+    } else if (r == PROXY_INIT_ROUTE_AGAIN) {
+        memcpy(raw, routed, strlen(routed) + 1);
+    }
+    return r;
+}
+
 /* The guest path raw (rewritten in place when procguard renames it) in
  * host terms. Without walk the host resolves the links in the private
  * /tmp itself (openat2's RESOLVE_NO_SYMLINKS must see them to refuse). */
@@ -302,7 +343,7 @@ static long host_path_walk(struct proxy_process *p, uint64_t guest_dirfd,
 {
     /* A route into procfs the rewrite did not see gets the guest name of
      * what it reached and is rewritten once more (procguard.c). */
-    for (int pass = 0;; pass++) {
+    for (int renames = 0, init_hops = 0;;) {
         int host_dirfd = raw[0] == '/'
                              ? AT_FDCWD
                              : proxy_host_dirfd(p, (int)guest_dirfd);
@@ -313,11 +354,19 @@ static long host_path_walk(struct proxy_process *p, uint64_t guest_dirfd,
         if (r < 0)
             return r;
         hp->dirfd = hp->path[0] == '/' ? AT_FDCWD : host_dirfd;
+        r = init_route(p, raw, follow_last, hp);
+        if (r == PROXY_INIT_ROUTE_AGAIN) {
+            if (++init_hops > INIT_LINK_HOPS_MAX)
+                return -ELOOP;
+            continue;
+        }
+        if (r != PROXY_INIT_ROUTE_NONE)
+            return r < 0 ? r : 0; /* by /proc/1's rules, not a host walk */
         r = proxy_proc_confine(p, hp->dirfd, hp->path, follow_last, raw,
                                PROXY_PATH_MAX);
         if (r <= 0)
             return r;
-        if (pass > 0)
+        if (renames++ > 0)
             return -ELOOP;
     }
 }
@@ -782,26 +831,6 @@ static bool on_proc(uint64_t dev)
     return dev == proc_dev;
 }
 
-/*
- * A procfs entry's stable inode number (procguard.c): from the fd, or an
- * O_PATH open of what (dirfd, path) named with the same flags.
- */
-static uint64_t proc_ino(struct proxy_process *p, int host_fd, int dirfd,
-                         const char *path, int at_flags, uint64_t host_ino)
-{
-    int fd = host_fd;
-    if (fd < 0) {
-        int fl = O_PATH | O_CLOEXEC |
-                 (at_flags & AT_SYMLINK_NOFOLLOW ? O_NOFOLLOW : 0);
-        fd = (at_flags & AT_EMPTY_PATH) && !*path ? dirfd
-                                                   : openat(dirfd, path, fl);
-    }
-    uint64_t ino = fd >= 0 ? proxy_proc_stable_ino(p, fd, host_ino) : host_ino;
-    if (fd >= 0 && fd != host_fd && fd != dirfd)
-        close(fd);
-    return ino;
-}
-
 /* Where a stat result came from, for the procfs fixes. */
 struct stat_src {
     int host_fd, dirfd;
@@ -809,6 +838,36 @@ struct stat_src {
     int at_flags;
     bool recorded; /* a replay's recorded result: as it is */
 };
+
+/* What stat shows of a procfs entry, where the host's differs. */
+struct proc_fix {
+    uint64_t ino, nlink;
+    uint32_t uid, gid; /* kernel ids */
+};
+
+/*
+ * A procfs entry's stable inode number (procguard.c), and the owner and
+ * link count of the virtual init's (vfs.c): from the fd, or an O_PATH
+ * open of what (dirfd, path) named with the same flags.
+ */
+static void proc_entry_fix(struct proxy_process *p, const struct stat_src *src,
+                           struct proc_fix *f)
+{
+    int fd = src->host_fd;
+    if (fd < 0) {
+        int fl = O_PATH | O_CLOEXEC |
+                 (src->at_flags & AT_SYMLINK_NOFOLLOW ? O_NOFOLLOW : 0);
+        fd = (src->at_flags & AT_EMPTY_PATH) && !*src->path
+                 ? src->dirfd
+                 : openat(src->dirfd, src->path, fl);
+    }
+    if (fd < 0)
+        return;
+    f->ino = proxy_proc_stable_ino(p, fd, f->ino);
+    proxy_vfs_init_stat_fix(p, fd, &f->nlink, &f->uid, &f->gid);
+    if (fd != src->host_fd && fd != src->dirfd)
+        close(fd);
+}
 
 /* The host fd a stat result is of (fstat, or AT_EMPTY_PATH), or -1. */
 static int stat_src_fd(const struct stat_src *src)
@@ -939,8 +998,13 @@ static long stat_out(struct proxy_process *p, gva_t gva, const struct stat *st,
         if (S_ISDIR(st->st_mode))
             canon.st_size = proxy_vfs_dir_size_fixup(p, st->st_dev,
                                                      st->st_ino, st->st_size);
-        canon.st_ino = proc_ino(p, src->host_fd, src->dirfd, src->path,
-                                src->at_flags, st->st_ino);
+        struct proc_fix f = {st->st_ino, canon.st_nlink, canon.st_uid,
+                             canon.st_gid};
+        proc_entry_fix(p, src, &f);
+        canon.st_ino = f.ino;
+        canon.st_nlink = f.nlink;
+        canon.st_uid = f.uid;
+        canon.st_gid = f.gid;
     }
     det_stat_canon(p->det, &canon);
     uint64_t ns_ino; /* a namespace file: its namespace's number */
@@ -972,8 +1036,13 @@ static long statx_out(struct proxy_process *p, gva_t gva,
         if (S_ISDIR(stx->stx_mode))
             canon.stx_size = (uint64_t)proxy_vfs_dir_size_fixup(
                 p, dev, stx->stx_ino, (int64_t)stx->stx_size);
-        canon.stx_ino = proc_ino(p, src->host_fd, src->dirfd, src->path,
-                                 src->at_flags, stx->stx_ino);
+        struct proc_fix f = {stx->stx_ino, canon.stx_nlink, canon.stx_uid,
+                             canon.stx_gid};
+        proc_entry_fix(p, src, &f);
+        canon.stx_ino = f.ino;
+        canon.stx_nlink = (uint32_t)f.nlink;
+        canon.stx_uid = f.uid;
+        canon.stx_gid = f.gid;
     }
     proxy_meta_statx_canon(p, &canon);
     uint64_t ns_ino; /* a namespace file: its namespace's number */
@@ -1494,6 +1563,9 @@ static long do_readlinkat(struct proxy_process *p, uint64_t guest_dirfd,
                                       sizeof(target))) != 0) {
         if (n < 0) /* the guest's namespaces, not hvrun's */
             return n;
+    } else if ((n = proxy_vfs_init_link(p, hp.dirfd, hp.path, target,
+                                        sizeof(target))) != 0) {
+        /* the virtual init's exe, cwd or root: not the host init's */
     } else {
         size_t got;
         if (replayed_query(p, &hp, PROXY_QUERY_READLINK, 0, &n, target,

@@ -21,8 +21,10 @@
  *   /proc/self/cwd[/...]                   -> the guest cwd (p->cwd_fd)
  *   /proc/<guest pid>/...                  -> treated as /proc/self/...
  *   /tmp, /tmp/...                         -> p->tmp_host, ... (hermetic.c)
+ *   /proc/1/... of the virtual init        -> proxy_vfs_init_route's answer
  * Returns 0, -ENOENT for a guest fd N that is not open (as Linux's lookup
- * in /proc/self/fd fails), or -ENAMETOOLONG when out is too small.
+ * in /proc/self/fd fails) or a name under /proc/1 that is not there,
+ * -EACCES for /proc/1/exe, or -ENAMETOOLONG when out is too small.
  */
 int proxy_path_rewrite(struct proxy_process *p, const char *in, char *out,
                        size_t outlen);

@@ -17,7 +17,8 @@
  *    (virtual files, mem, fds in guest numbers) apply;
  *  - a path that crosses a magic link the rewrite did not make is walked
  *    to the link, which is named the same way, and the rest follows it;
- *  - a host process's entry is ENOENT, as Linux hides a pid.
+ *  - a host process's entry is ENOENT, as Linux hides a pid; the host's
+ *    /proc/1 holds the virtual init's entries (vfs.c), by their names.
  * The rewrite's own /proc/self/fd/<host fd> names are trusted: they come
  * from the guest's fd table.
  *
@@ -96,7 +97,8 @@ static int guest_name_of(struct proxy_process *p, const char *host,
         if (strncmp(rest, "/task/", 6) == 0 && pid_component(rest + 6, &t) >= 0)
             rest = t;
         n = snprintf(out, cap, "/proc/self%s", rest);
-    } else if (p->world && proxy_world_find(p->world, (int)pid)) {
+    } else if ((p->world && proxy_world_find(p->world, (int)pid)) ||
+               (pid == PROXY_INIT_PID && proxy_vfs_init_host_entry(p, host))) {
         n = snprintf(out, cap, "%s", host);
     } else {
         return -ENOENT;
@@ -287,6 +289,9 @@ long proxy_proc_open_check(struct proxy_process *p, int host_fd, int flags)
                                                : -1;
     if (pid < 0)
         return 0; /* /proc itself, /proc/sys, machine files */
+    if (pid != getpid() && pid == PROXY_INIT_PID &&
+        proxy_vfs_init_host_entry(p, host))
+        return 0; /* the virtual init's (vfs.c), opened O_PATH */
     if (pid != getpid())
         return -ENOENT; /* a host process */
     const char *t = rest;

@@ -595,8 +595,6 @@ static void sig_sets(const struct proxy_process *p, uint64_t *ignored,
     }
 }
 
-/* man 5 proc, /proc/pid/stat: 52 fields, for a running process reading
- * its own file (so the address fields are shown). */
 /* The state letter of /proc/<pid>/stat: R for the process reading its own
  * file (it is running), T stopped, S when its current thread waits. */
 static char state_letter(const struct proxy_process *p)
@@ -634,37 +632,60 @@ static char thread_state_letter(const struct proxy_process *p)
     return c;
 }
 
-static int gen_self_stat(struct proxy_process *p, struct vbuf *b)
+/*
+ * What /proc/<pid>/stat and status say of a process: a guest's
+ * (proc_view_of) or the virtual init's (init_view). Each file has one
+ * formatter, put_stat and put_status, whichever process it describes.
+ */
+struct proc_view {
+    int tgid, pid; /* the pid shown: a thread's under task/TID */
+    const char *comm;
+    char state; /* R, S or T */
+    int ppid, pgrp, sid, tty_fg_pgrp;
+    unsigned tty_nr;
+    int nice, threads;
+    uint64_t utime_ticks, start_ticks, rsslim;
+    struct vm_figures vm;
+    gva_t start_stack, start_brk, arg_start, arg_end, env_start, env_end;
+    uint64_t pending, blocked, ignored, caught;
+    /* status only */
+    unsigned umask;
+    uint32_t uids[4], gids[4]; /* real, effective, saved, filesystem */
+    int fd_slots, nr_groups;
+    uint32_t groups[64];
+    int pid_levels; /* NSpid: the run's /proc, then each namespace below */
+    int nspids[PROXY_PID_LEVELS + 1];
+    bool thp_enabled, no_new_privs;
+    uint64_t sigq_limit, caps;
+    int seccomp_mode, seccomp_filters;
+};
+
+/* man 5 proc, /proc/pid/stat: 52 fields. A guest's address fields are
+ * shown (it reads its own file, or a relative's: hvrun has no ptrace
+ * access rule for /proc); the virtual init's are what Linux shows a
+ * reader without access (1, 1 and zeros). */
+static void put_stat(struct vbuf *b, const struct proc_view *v)
 {
-    struct vm_figures f;
-    vm_figures_of(p, &f);
-    uint64_t ignored, caught;
-    sig_sets(p, &ignored, &caught);
-    uint64_t utime = proxy_cpu_clock_ns(p, CLOCK_PROCESS_CPUTIME_ID) /
-                     NS_PER_TICK;
-    int nice = p->prctl.nice;
-    uint64_t rsslim = p->rlimits[RLIMIT_RSS].rlim_cur;
     vb_printf(b, "%d (%s) %c %d %d %d %u %d 0 0 0 0 0 %llu 0 0 0 %d %d %d 0 %llu",
-              viewed_tid(p), proxy_thread_comm_of(p, p->proc_tid),
-              thread_state_letter(p), p->ppid, p->pgid, p->sid,
-              proxy_tty_nr(p), proxy_tty_fg_pgrp(p),
-              (unsigned long long)utime, 20 + nice, nice, live_threads(p),
-              (unsigned long long)start_ticks(p));
+              v->pid, v->comm, v->state, v->ppid, v->pgrp, v->sid, v->tty_nr,
+              v->tty_fg_pgrp, (unsigned long long)v->utime_ticks,
+              20 + v->nice, v->nice, v->threads,
+              (unsigned long long)v->start_ticks);
     vb_printf(b, " %llu %llu %llu %llu %llu %llu 0 0",
-              (unsigned long long)(f.total * VMM_PAGE_SIZE),
-              (unsigned long long)f.rss, (unsigned long long)rsslim,
-              (unsigned long long)f.start_code, (unsigned long long)f.end_code,
-              (unsigned long long)p->start_stack);
+              (unsigned long long)(v->vm.total * VMM_PAGE_SIZE),
+              (unsigned long long)v->vm.rss, (unsigned long long)v->rsslim,
+              (unsigned long long)v->vm.start_code,
+              (unsigned long long)v->vm.end_code,
+              (unsigned long long)v->start_stack);
     vb_printf(b, " %llu %llu %llu %llu 0 0 0 17 0 0 0 0 0 0",
-              (unsigned long long)p->pending_mask,
-              (unsigned long long)p->sigmask, (unsigned long long)ignored,
-              (unsigned long long)caught);
+              (unsigned long long)v->pending, (unsigned long long)v->blocked,
+              (unsigned long long)v->ignored, (unsigned long long)v->caught);
     vb_printf(b, " %llu %llu %llu %llu %llu %llu %llu 0\n",
-              (unsigned long long)f.start_data, (unsigned long long)f.end_data,
-              (unsigned long long)p->brk_start,
-              (unsigned long long)p->arg_start, (unsigned long long)p->arg_end,
-              (unsigned long long)p->env_start, (unsigned long long)p->env_end);
-    return 0;
+              (unsigned long long)v->vm.start_data,
+              (unsigned long long)v->vm.end_data,
+              (unsigned long long)v->start_brk,
+              (unsigned long long)v->arg_start, (unsigned long long)v->arg_end,
+              (unsigned long long)v->env_start, (unsigned long long)v->env_end);
 }
 
 static void status_kb(struct vbuf *b, const char *name, uint64_t pages)
@@ -673,64 +694,11 @@ static void status_kb(struct vbuf *b, const char *name, uint64_t pages)
               (unsigned long long)(pages * (VMM_PAGE_SIZE / 1024)));
 }
 
-static void status_ids(struct vbuf *b, const struct proxy_process *p)
-{
-    /* As the reader's user namespace maps them; here the process's own. */
-    vb_printf(b, "Uid:\t%u\t%u\t%u\t%u\n", proxy_ns_uid_seen(p, p->ruid),
-              proxy_ns_uid_seen(p, p->euid), proxy_ns_uid_seen(p, p->suid),
-              proxy_ns_uid_seen(p, p->euid));
-    vb_printf(b, "Gid:\t%u\t%u\t%u\t%u\n", proxy_ns_gid_seen(p, p->rgid),
-              proxy_ns_gid_seen(p, p->egid), proxy_ns_gid_seen(p, p->sgid),
-              proxy_ns_gid_seen(p, p->egid));
-    vb_printf(b, "FDSize:\t%d\nGroups:\t", p->fds.cap);
-    /* The supplementary groups getgroups reports (misc.c: the list
-     * setgroups gave, else hvrun's), through the user namespace. */
-    gid_t groups[64];
-    int n = p->nr_groups >= 0 ? (p->nr_groups < 64 ? p->nr_groups : 64)
-                              : proxy_host_groups(groups, 64);
-    for (int i = 0; i < n; i++)
-        vb_printf(b, "%s%u", i ? " " : "",
-                  proxy_ns_gid_seen(p, p->nr_groups >= 0 ? p->groups[i]
-                                                         : groups[i]));
-    /* /proc is the run's (no guest mounts one of its own): its pid there,
-     * then in each pid namespace below, down to the process's own. */
-    int levels = 1 + proxy_ns_pid_level(p);
-    for (int k = 0; k < 2; k++) {
-        vb_printf(b, k ? "NSpid:" : " \nNStgid:");
-        for (int l = 0; l < levels; l++)
-            vb_printf(b, "\t%d", l ? p->vpids[l] : p->pid);
-        vb_printf(b, "\n");
-    }
-    vb_printf(b, "NSpgid:\t%d\nNSsid:\t%d\n", p->pgid, p->sid);
-}
-
-static void status_mem(struct vbuf *b, const struct proxy_process *p)
-{
-    struct vm_figures f;
-    vm_figures_of(p, &f);
-    status_kb(b, "VmPeak", f.total);
-    status_kb(b, "VmSize", f.total);
-    status_kb(b, "VmLck", 0);
-    status_kb(b, "VmPin", 0);
-    status_kb(b, "VmHWM", f.rss);
-    status_kb(b, "VmRSS", f.rss);
-    status_kb(b, "RssAnon", f.anon);
-    status_kb(b, "RssFile", f.file);
-    status_kb(b, "RssShmem", f.shmem);
-    status_kb(b, "VmData", f.data);
-    status_kb(b, "VmStk", f.stack);
-    status_kb(b, "VmExe", f.exe);
-    status_kb(b, "VmLib", f.lib);
-    /* One page-table page per 2 MiB mapped, and the top levels. */
-    status_kb(b, "VmPTE", f.total / 512 + 3);
-    status_kb(b, "VmSwap", 0);
-    status_kb(b, "HugetlbPages", 0);
-}
-
-static int gen_self_status(struct proxy_process *p, struct vbuf *b)
+/* Name: escapes a newline and a backslash, as Linux's proc_task_name. */
+static void status_name(struct vbuf *b, const char *comm)
 {
     vb_put(b, "Name:\t", 6);
-    for (const char *c = proxy_thread_comm_of(p, p->proc_tid); *c; c++) {
+    for (const char *c = comm; *c; c++) {
         if (*c == '\n')
             vb_put(b, "\\n", 2);
         else if (*c == '\\')
@@ -738,25 +706,64 @@ static int gen_self_status(struct proxy_process *p, struct vbuf *b)
         else
             vb_put(b, c, 1);
     }
+}
+
+static void status_ids(struct vbuf *b, const struct proc_view *v)
+{
+    vb_printf(b, "Uid:\t%u\t%u\t%u\t%u\n", v->uids[0], v->uids[1], v->uids[2],
+              v->uids[3]);
+    vb_printf(b, "Gid:\t%u\t%u\t%u\t%u\n", v->gids[0], v->gids[1], v->gids[2],
+              v->gids[3]);
+    vb_printf(b, "FDSize:\t%d\nGroups:\t", v->fd_slots);
+    for (int i = 0; i < v->nr_groups; i++)
+        vb_printf(b, "%s%u", i ? " " : "", v->groups[i]);
+    for (int k = 0; k < 2; k++) {
+        vb_printf(b, k ? "NSpid:" : " \nNStgid:");
+        for (int l = 0; l < v->pid_levels; l++)
+            vb_printf(b, "\t%d", v->nspids[l]);
+        vb_printf(b, "\n");
+    }
+    vb_printf(b, "NSpgid:\t%d\nNSsid:\t%d\n", v->pgrp, v->sid);
+}
+
+static void status_mem(struct vbuf *b, const struct vm_figures *f)
+{
+    status_kb(b, "VmPeak", f->total);
+    status_kb(b, "VmSize", f->total);
+    status_kb(b, "VmLck", 0);
+    status_kb(b, "VmPin", 0);
+    status_kb(b, "VmHWM", f->rss);
+    status_kb(b, "VmRSS", f->rss);
+    status_kb(b, "RssAnon", f->anon);
+    status_kb(b, "RssFile", f->file);
+    status_kb(b, "RssShmem", f->shmem);
+    status_kb(b, "VmData", f->data);
+    status_kb(b, "VmStk", f->stack);
+    status_kb(b, "VmExe", f->exe);
+    status_kb(b, "VmLib", f->lib);
+    /* One page-table page per 2 MiB mapped, and the top levels. */
+    status_kb(b, "VmPTE", f->total / 512 + 3);
+    status_kb(b, "VmSwap", 0);
+    status_kb(b, "HugetlbPages", 0);
+}
+
+static void put_status(struct vbuf *b, const struct proc_view *v)
+{
+    status_name(b, v->comm);
     vb_printf(b,
               "\nUmask:\t%04o\nState:\t%s\nTgid:\t%d\nNgid:\t0\n"
               "Pid:\t%d\nPPid:\t%d\nTracerPid:\t0\n",
-              (unsigned)p->umask, state_name(thread_state_letter(p)), p->pid,
-              viewed_tid(p), p->ppid);
-    status_ids(b, p);
-    status_mem(b, p);
-    uint64_t ignored, caught;
-    sig_sets(p, &ignored, &caught);
-    uint64_t caps = proxy_ns_capable(p) ? CAP_FULL_SET : 0;
+              v->umask, state_name(v->state), v->tgid, v->pid, v->ppid);
+    status_ids(b, v);
+    status_mem(b, &v->vm);
     vb_printf(b,
               "CoreDumping:\t0\nTHP_enabled:\t%d\nThreads:\t%d\n"
               "SigQ:\t0/%llu\nSigPnd:\t%016llx\nShdPnd:\t%016llx\n"
               "SigBlk:\t%016llx\nSigIgn:\t%016llx\nSigCgt:\t%016llx\n",
-              p->prctl.thp_disabled ? 0 : 1, live_threads(p),
-              (unsigned long long)p->rlimits[RLIMIT_SIGPENDING].rlim_cur, 0ULL,
-              (unsigned long long)p->pending_mask,
-              (unsigned long long)p->sigmask, (unsigned long long)ignored,
-              (unsigned long long)caught);
+              v->thp_enabled ? 1 : 0, v->threads,
+              (unsigned long long)v->sigq_limit, 0ULL,
+              (unsigned long long)v->pending, (unsigned long long)v->blocked,
+              (unsigned long long)v->ignored, (unsigned long long)v->caught);
     vb_printf(b,
               "CapInh:\t%016llx\nCapPrm:\t%016llx\nCapEff:\t%016llx\n"
               "CapBnd:\t%016llx\nCapAmb:\t%016llx\n"
@@ -764,18 +771,95 @@ static int gen_self_status(struct proxy_process *p, struct vbuf *b)
               "Speculation_Store_Bypass:\tthread vulnerable\n"
               "SpeculationIndirectBranch:\tconditional enabled\n"
               "Cpus_allowed:\t1\nCpus_allowed_list:\t0\nMems_allowed:\t",
-              0ULL, (unsigned long long)caps, (unsigned long long)caps,
-              CAP_FULL_SET, 0ULL, p->prctl.no_new_privs ? 1 : 0,
-              p->threads[p->cur].seccomp_strict ? 1
-              : p->threads[p->cur].seccomp      ? 2
-                                                : 0,
-              proxy_seccomp_filters(&p->threads[p->cur]));
+              0ULL, (unsigned long long)v->caps, (unsigned long long)v->caps,
+              CAP_FULL_SET, 0ULL, v->no_new_privs ? 1 : 0, v->seccomp_mode,
+              v->seccomp_filters);
     /* MAX_NUMNODES (1024 on Debian) bits, in 32-bit groups. */
     for (int i = 0; i < 31; i++)
         vb_put(b, "00000000,", 9);
     vb_printf(b, "00000001\nMems_allowed_list:\t0\n"
                  "voluntary_ctxt_switches:\t0\n"
                  "nonvoluntary_ctxt_switches:\t0\n");
+}
+
+/* The ids of status, as the reader's user namespace maps them; here the
+ * process's own. The supplementary groups are the ones getgroups reports
+ * (misc.c: the list setgroups gave, else hvrun's). */
+static void view_ids_of(const struct proxy_process *p, struct proc_view *v)
+{
+    const uint32_t uids[4] = {p->ruid, p->euid, p->suid, p->fsuid};
+    const uint32_t gids[4] = {p->rgid, p->egid, p->sgid, p->fsgid};
+    for (int i = 0; i < 4; i++) {
+        v->uids[i] = proxy_ns_uid_seen(p, uids[i]);
+        v->gids[i] = proxy_ns_gid_seen(p, gids[i]);
+    }
+    gid_t host_groups[64];
+    int n = p->nr_groups >= 0 ? (p->nr_groups < 64 ? p->nr_groups : 64)
+                              : proxy_host_groups(host_groups, 64);
+    v->nr_groups = n > 0 ? n : 0;
+    for (int i = 0; i < v->nr_groups; i++)
+        v->groups[i] = proxy_ns_gid_seen(
+            p, p->nr_groups >= 0 ? p->groups[i] : host_groups[i]);
+    /* /proc is the run's (no guest mounts one of its own): its pid there,
+     * then in each pid namespace below, down to the process's own. */
+    v->pid_levels = 1 + proxy_ns_pid_level(p);
+    for (int l = 0; l < v->pid_levels; l++)
+        v->nspids[l] = l ? p->vpids[l] : p->pid;
+}
+
+static void proc_view_of(struct proxy_process *p, struct proc_view *v)
+{
+    memset(v, 0, sizeof(*v));
+    v->tgid = p->pid;
+    v->pid = viewed_tid(p);
+    v->comm = proxy_thread_comm_of(p, p->proc_tid);
+    v->state = thread_state_letter(p);
+    v->ppid = p->ppid;
+    v->pgrp = p->pgid;
+    v->sid = p->sid;
+    v->tty_nr = proxy_tty_nr(p);
+    v->tty_fg_pgrp = proxy_tty_fg_pgrp(p);
+    v->utime_ticks =
+        proxy_cpu_clock_ns(p, CLOCK_PROCESS_CPUTIME_ID) / NS_PER_TICK;
+    v->nice = p->prctl.nice;
+    v->threads = live_threads(p);
+    v->start_ticks = start_ticks(p);
+    v->rsslim = p->rlimits[RLIMIT_RSS].rlim_cur;
+    vm_figures_of(p, &v->vm);
+    v->start_stack = p->start_stack;
+    v->start_brk = p->brk_start;
+    v->arg_start = p->arg_start;
+    v->arg_end = p->arg_end;
+    v->env_start = p->env_start;
+    v->env_end = p->env_end;
+    v->pending = p->pending_mask;
+    v->blocked = p->sigmask;
+    sig_sets(p, &v->ignored, &v->caught);
+    v->umask = (unsigned)p->umask;
+    view_ids_of(p, v);
+    v->fd_slots = p->fds.cap;
+    v->thp_enabled = !p->prctl.thp_disabled;
+    v->no_new_privs = p->prctl.no_new_privs;
+    v->sigq_limit = p->rlimits[RLIMIT_SIGPENDING].rlim_cur;
+    v->caps = proxy_ns_capable(p) ? CAP_FULL_SET : 0;
+    const struct proxy_thread *t = &p->threads[p->cur];
+    v->seccomp_mode = t->seccomp_strict ? 1 : t->seccomp ? 2 : 0;
+    v->seccomp_filters = proxy_seccomp_filters(t);
+}
+
+static int gen_self_stat(struct proxy_process *p, struct vbuf *b)
+{
+    struct proc_view v;
+    proc_view_of(p, &v);
+    put_stat(b, &v);
+    return 0;
+}
+
+static int gen_self_status(struct proxy_process *p, struct vbuf *b)
+{
+    struct proc_view v;
+    proc_view_of(p, &v);
+    put_status(b, &v);
     return 0;
 }
 
@@ -1264,6 +1348,314 @@ static void display_name(const struct proxy_process *p, const char *path,
         snprintf(out, cap, "%s", path);
 }
 
+/* ---- the virtual init's /proc/1 ------------------------------------------ */
+
+/*
+ * Outside --as-init pid 1 is a virtual init (proxy_virtual_process): no
+ * guest process, but /proc/1 is there, as in a container whose init is
+ * tini or sh. It holds the entries of init_entries, made here the same in
+ * every run (none holds a host value). Its directories are the host's
+ * /proc/1, /proc/1/task, /proc/1/task/1 and /proc/1/fd, opened by hvrun,
+ * so that fstat, fchdir and relative lookups under them work (readlink of
+ * such an fd names /proc/1/...); they are never listed or looked into on
+ * the host: every name under /proc/1 is decided here
+ * (proxy_vfs_init_route) before a host lookup, so none of the host
+ * init's files is read. exe reads as /sbin/init and cannot be followed
+ * (EACCES, what Linux answers a reader that may not ptrace the process);
+ * cwd and root read and lead to "/" (the guest's root is the host's). The
+ * fd directory is root's (EACCES to others) and empty; there is no ns
+ * directory; anything else under /proc/1 is ENOENT.
+ */
+
+/* A container init's figures: a small static binary, asleep. start_code
+ * and end_code are 1: the address fields are hidden (put_stat). */
+static const struct vm_figures init_vm = {
+    .total = 264, .rss = 132, .anon = 20, .file = 112, .data = 36,
+    .stack = 33, .exe = 160, .start_code = 1, .end_code = 1,
+};
+
+/* The virtual init as reader sees it: root's, its own group and session
+ * (misc.c's parent_ids), no terminal, never scheduled. */
+static void init_view(const struct proxy_process *reader, struct proc_view *v)
+{
+    memset(v, 0, sizeof(*v));
+    v->tgid = v->pid = PROXY_INIT_PID;
+    v->comm = "init";
+    v->state = 'S';
+    v->pgrp = v->sid = PROXY_INIT_PID;
+    v->tty_fg_pgrp = -1;
+    v->threads = 1;
+    v->rsslim = RLIM_INFINITY;
+    v->vm = init_vm;
+    v->umask = 022;
+    for (int i = 0; i < 4; i++) {
+        v->uids[i] = proxy_ns_uid_seen(reader, 0);
+        v->gids[i] = proxy_ns_gid_seen(reader, 0);
+    }
+    v->fd_slots = 64;
+    v->pid_levels = 1;
+    v->nspids[0] = PROXY_INIT_PID;
+    v->thp_enabled = true;
+    v->sigq_limit = reader->rlimits[RLIMIT_SIGPENDING].rlim_cur;
+    v->caps = CAP_FULL_SET;
+}
+
+static int gen_init_stat(struct proxy_process *reader, struct vbuf *b)
+{
+    struct proc_view v;
+    init_view(reader, &v);
+    put_stat(b, &v);
+    return 0;
+}
+
+static int gen_init_status(struct proxy_process *reader, struct vbuf *b)
+{
+    struct proc_view v;
+    init_view(reader, &v);
+    put_status(b, &v);
+    return 0;
+}
+
+static int gen_init_comm(struct proxy_process *reader, struct vbuf *b)
+{
+    (void)reader;
+    vb_printf(b, "init\n");
+    return 0;
+}
+
+static int gen_init_cmdline(struct proxy_process *reader, struct vbuf *b)
+{
+    (void)reader;
+    vb_put(b, "/sbin/init", sizeof("/sbin/init")); /* with its NUL */
+    return 0;
+}
+
+struct init_entry {
+    const char *name;
+    unsigned char type; /* DT_DIR, DT_REG or DT_LNK, as listed */
+    int (*gen)(struct proxy_process *reader, struct vbuf *b); /* files */
+    const char *link; /* links: what readlink says */
+};
+
+/* In the order Linux lists them (fs/proc/base.c, tgid_base_stuff);
+ * /proc/1/task/1 has them all but task. */
+static const struct init_entry init_entries[] = {
+    {"task", DT_DIR, NULL, NULL},
+    {"fd", DT_DIR, NULL, NULL},
+    {"status", DT_REG, gen_init_status, NULL},
+    {"comm", DT_REG, gen_init_comm, NULL},
+    {"cmdline", DT_REG, gen_init_cmdline, NULL},
+    {"stat", DT_REG, gen_init_stat, NULL},
+    {"cwd", DT_LNK, NULL, "/"},
+    {"root", DT_LNK, NULL, "/"},
+    {"exe", DT_LNK, NULL, "/sbin/init"},
+};
+
+#define NR_INIT_ENTRIES (sizeof(init_entries) / sizeof(init_entries[0]))
+
+/* Where a canonical name is, for the virtual init's /proc/1. */
+enum init_place {
+    INIT_OUTSIDE, /* not under /proc/1 */
+    INIT_MISSING, /* under it, but no entry: ENOENT */
+    INIT_PID_DIR, /* /proc/1 or /proc/1/task/1 */
+    INIT_TASK_DIR,
+    INIT_ENTRY,
+};
+
+struct init_name {
+    enum init_place place;
+    const struct init_entry *entry; /* INIT_ENTRY */
+    const char *rest;               /* after the entry: "", "/" or "/..." */
+    bool in_task;                   /* under /proc/1/task/1 */
+};
+
+/* s past the component c when s starts with it, else NULL. */
+static const char *past_component(const char *s, const char *c)
+{
+    size_t n = strlen(c);
+    return strncmp(s, c, n) == 0 && (s[n] == '/' || s[n] == '\0') ? s + n
+                                                                   : NULL;
+}
+
+static bool ends_dir(const char *s)
+{
+    return s[0] == '\0' || strcmp(s, "/") == 0;
+}
+
+/* Names only: whether the caller sees the virtual init is init_shown's. */
+static void parse_init_name(const char *name, struct init_name *in)
+{
+    memset(in, 0, sizeof(*in));
+    const char *s = past_component(name, "/proc/1");
+    if (!s) {
+        in->place = INIT_OUTSIDE;
+        return;
+    }
+    in->place = INIT_PID_DIR;
+    const char *t = *s ? past_component(s + 1, "task") : NULL;
+    if (t && ends_dir(t)) {
+        in->place = INIT_TASK_DIR;
+        return;
+    }
+    if (t) {
+        s = past_component(t + 1, "1");
+        if (!s) {
+            in->place = INIT_MISSING;
+            return;
+        }
+        in->in_task = true;
+    }
+    if (ends_dir(s))
+        return;
+    in->place = INIT_MISSING;
+    /* task is the first entry, and task/1 has none */
+    for (size_t i = in->in_task ? 1 : 0; i < NR_INIT_ENTRIES; i++) {
+        const char *r = past_component(s + 1, init_entries[i].name);
+        if (r) {
+            in->place = INIT_ENTRY;
+            in->entry = &init_entries[i];
+            in->rest = r;
+            return;
+        }
+    }
+}
+
+/* Where hvrun itself is the host's pid 1 (a container's entry point),
+ * /proc/1 is hvrun's own, which the guest reads as its /proc/self
+ * (self_pid_component): there is no /proc/1 of the virtual init then. */
+static bool host_pid1_is_hvrun(void)
+{
+    return getpid() == PROXY_INIT_PID;
+}
+
+static bool init_shown(const struct proxy_process *p)
+{
+    return p->world && !host_pid1_is_hvrun() &&
+           proxy_virtual_process(p, PROXY_INIT_PID, NULL, NULL);
+}
+
+bool proxy_vfs_init_shown(const struct proxy_process *p)
+{
+    return init_shown(p);
+}
+
+/* The virtual init's fd directory is root's, mode 0500 (DAC with the
+ * filesystem ids; capabilities follow the euid here). */
+static bool init_fd_dir_readable(const struct proxy_process *p)
+{
+    return p->euid == 0 && p->fsuid == 0;
+}
+
+/* The canonical name of (dirfd, path) under the virtual init's /proc/1. */
+static bool init_name_of(const struct proxy_process *p, int dirfd,
+                         const char *path, char *name, size_t cap,
+                         struct init_name *in)
+{
+    if (!init_shown(p) || !path[0] ||
+        (path[0] == '/' && !strstr(path, "proc")))
+        return false;
+    if (!full_name(p, dirfd, path, name, cap))
+        return false;
+    parse_init_name(name, in);
+    return in->place != INIT_OUTSIDE;
+}
+
+/* route, with prefix and s in out. */
+static int routed_to(char *out, size_t cap, int route, const char *prefix,
+                     const char *s)
+{
+    int n = snprintf(out, cap, "%s%s", prefix, s);
+    return n < 0 || (size_t)n >= cap ? -ENAMETOOLONG : route;
+}
+
+/* An entry of /proc/1 (in->place == INIT_ENTRY): see proxy_vfs_init_route. */
+static int route_init_entry(const struct proxy_process *p,
+                            const struct init_name *in, const char *name,
+                            bool follow_last, char *out, size_t cap)
+{
+    const struct init_entry *e = in->entry;
+    switch (e->type) {
+    case DT_REG:
+        return in->rest[0] ? -ENOTDIR
+                           : routed_to(out, cap, PROXY_INIT_ROUTE_HOST, "",
+                                       name);
+    case DT_LNK:
+        if (!in->rest[0] && !follow_last)
+            return routed_to(out, cap, PROXY_INIT_ROUTE_HOST, "", name);
+        if (strcmp(e->link, "/") != 0)
+            return -EACCES; /* exe */
+        return routed_to(out, cap, PROXY_INIT_ROUTE_AGAIN, "/",
+                         in->rest[0] ? in->rest + 1 : "");
+    default: /* fd: its entries would be the open fds, and it has none */
+        if (ends_dir(in->rest))
+            return routed_to(out, cap, PROXY_INIT_ROUTE_HOST, "", name);
+        return init_fd_dir_readable(p) ? -ENOENT : -EACCES;
+    }
+}
+
+int proxy_vfs_init_route(struct proxy_process *p, int dirfd, const char *path,
+                         bool follow_last, char *out, size_t cap)
+{
+    char name[PROXY_PATH_MAX];
+    struct init_name in;
+    if (!init_name_of(p, dirfd, path, name, sizeof(name), &in))
+        return PROXY_INIT_ROUTE_NONE;
+    switch (in.place) {
+    case INIT_PID_DIR:
+    case INIT_TASK_DIR:
+        return routed_to(out, cap, PROXY_INIT_ROUTE_HOST, "", name);
+    case INIT_ENTRY:
+        return route_init_entry(p, &in, name, follow_last, out, cap);
+    default:
+        return -ENOENT;
+    }
+}
+
+bool proxy_vfs_init_host_entry(const struct proxy_process *p,
+                               const char *host_name)
+{
+    struct init_name in;
+    parse_init_name(host_name, &in);
+    return init_shown(p) &&
+           (in.place == INIT_PID_DIR || in.place == INIT_TASK_DIR ||
+            (in.place == INIT_ENTRY && ends_dir(in.rest)));
+}
+
+bool proxy_vfs_init_stat_fix(const struct proxy_process *p, int host_fd,
+                             uint64_t *nlink, uint32_t *uid, uint32_t *gid)
+{
+    char link[64], name[PROXY_PATH_MAX];
+    snprintf(link, sizeof(link), "/proc/self/fd/%d", host_fd);
+    ssize_t n = init_shown(p) ? readlink(link, name, sizeof(name) - 1) : -1;
+    if (n <= 0)
+        return false;
+    name[n] = '\0';
+    if (!proxy_vfs_init_host_entry(p, name))
+        return false;
+    struct init_name in;
+    parse_init_name(name, &in);
+    if (in.place == INIT_TASK_DIR)
+        *nlink = 3; /* ".", ".." and its one thread (the host init's has
+                     * as many as it runs) */
+    *uid = *gid = 0;
+    return true;
+}
+
+long proxy_vfs_init_link(struct proxy_process *p, int dirfd, const char *path,
+                         char *out, size_t cap)
+{
+    char name[PROXY_PATH_MAX];
+    struct init_name in;
+    if (!init_name_of(p, dirfd, path, name, sizeof(name), &in) ||
+        in.place != INIT_ENTRY || in.entry->type != DT_LNK || in.rest[0])
+        return 0;
+    size_t n = strlen(in.entry->link);
+    if (n > cap)
+        n = cap;
+    memcpy(out, in.entry->link, n);
+    return (long)n;
+}
+
 /* ---- opening ------------------------------------------------------------- */
 
 static int write_all(int fd, const char *s, size_t len)
@@ -1303,10 +1695,8 @@ static int content_fd(const char *name, const struct vbuf *b, int flags)
     return rc;
 }
 
-/* The content is generated for `of` (the process named in the path) and
- * the fd installed in p (the caller). */
-static long open_vfile(struct proxy_process *p, struct proxy_process *of,
-                       const struct vfile *v, int flags)
+/* What a virtual file's open refuses (it is a read-only snapshot), or 0. */
+static long vfile_flags_refused(int flags)
 {
     if ((flags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL))
         return -EEXIST;
@@ -1314,23 +1704,87 @@ static long open_vfile(struct proxy_process *p, struct proxy_process *of,
         return -EACCES;
     if (flags & O_DIRECTORY)
         return -ENOTDIR;
+    return 0;
+}
+
+/* The content gen makes for `of`, logged as a read of src and installed
+ * in p as a read-only fd whose link reads `display`. */
+static long install_generated(struct proxy_process *p, struct proxy_process *of,
+                              int (*gen)(struct proxy_process *, struct vbuf *),
+                              enum det_source src, const char *display,
+                              int flags)
+{
     struct vbuf b = {0};
-    int rc = v->gen(of, &b);
+    int rc = gen(of, &b);
     if (rc == 0 && b.failed)
         rc = -ENOMEM;
     if (rc < 0) {
         free(b.s);
         return rc;
     }
-    p->det->reads[v->src]++;
-    det_log_value(p->det, v->src, b.s ? b.s : "", b.len);
-    char name[PROXY_PATH_MAX];
-    display_name(of, v->path, name, sizeof(name));
-    int host_fd = content_fd(name, &b, flags);
+    p->det->reads[src]++;
+    det_log_value(p->det, src, b.s ? b.s : "", b.len);
+    int host_fd = content_fd(display, &b, flags);
     free(b.s);
     if (host_fd < 0)
         return host_fd;
     return proxy_fd_install(&p->fds, host_fd, (flags & O_CLOEXEC) != 0, 0);
+}
+
+/* The content is generated for `of` (the process named in the path) and
+ * the fd installed in p (the caller). */
+static long open_vfile(struct proxy_process *p, struct proxy_process *of,
+                       const struct vfile *v, int flags)
+{
+    long rc = vfile_flags_refused(flags);
+    if (rc < 0)
+        return rc;
+    char name[PROXY_PATH_MAX];
+    display_name(of, v->path, name, sizeof(name));
+    return install_generated(p, of, v->gen, v->src, name, flags);
+}
+
+/* /proc/1's directories: the host's, opened by hvrun and never listed
+ * from the host (proxy_vfs_dir_records). The fd directory is opened
+ * O_PATH: the host init's fds are not hvrun's to read. */
+static long open_init_dir(struct proxy_process *p, const char *name,
+                          bool fd_dir, int flags)
+{
+    if ((flags & O_ACCMODE) != O_RDONLY || (flags & O_CREAT))
+        return -EISDIR;
+    int how = fd_dir ? O_PATH : O_RDONLY | (flags & O_NONBLOCK);
+    int fd = open(name, how | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    return proxy_fd_install(&p->fds, fd, (flags & O_CLOEXEC) != 0, 0);
+}
+
+/* An open of a name under the virtual init's /proc/1 (as the route left
+ * it: its links were followed there, or refused). */
+static long open_init_entry(struct proxy_process *p, const struct init_name *in,
+                            const char *name, int flags)
+{
+    if (in->place == INIT_PID_DIR || in->place == INIT_TASK_DIR)
+        return open_init_dir(p, name, false, flags);
+    if (in->place != INIT_ENTRY)
+        return -ENOENT;
+    const struct init_entry *e = in->entry;
+    long rc;
+    switch (e->type) {
+    case DT_REG:
+        if (in->rest[0])
+            return -ENOTDIR;
+        if ((rc = vfile_flags_refused(flags)) < 0)
+            return rc;
+        return install_generated(p, p, e->gen, DET_SRC_IDS, name, flags);
+    case DT_LNK:
+        return -ELOOP; /* O_NOFOLLOW on the link itself */
+    default:
+        if (!init_fd_dir_readable(p))
+            return -EACCES;
+        return ends_dir(in->rest) ? open_init_dir(p, name, true, flags)
+                                  : -ENOENT;
+    }
 }
 
 /*
@@ -1361,7 +1815,8 @@ static bool proc_pid_name(struct proxy_process *p, char *name,
         return false;
     struct proxy_process *q = proxy_world_find_tid(p->world, (int)n);
     if (!q || q->zombie || !q->as) {
-        *hidden = true;
+        /* the virtual init's names are proxy_vfs_init_route's */
+        *hidden = !(n == PROXY_INIT_PID && init_shown(p));
         return true;
     }
     *of = q;
@@ -1641,6 +2096,12 @@ bool proxy_vfs_open(struct proxy_process *p, int host_dirfd,
 {
     if (flags & O_PATH)
         return false;
+    char name[PROXY_PATH_MAX];
+    struct init_name in;
+    if (init_name_of(p, host_dirfd, host_path, name, sizeof(name), &in)) {
+        *result = open_init_entry(p, &in, name, flags);
+        return true;
+    }
     if (open_other_task_dir(p, host_dirfd, host_path, flags, result) ||
         open_guest_proc_dir(p, host_dirfd, host_path, flags, result))
         return true;
@@ -1904,7 +2365,8 @@ static bool all_digits(const char *s)
 /*
  * The /proc directory as the run sees it: the host's named entries (self,
  * cpuinfo, ...) in the kernel's order, then one directory per guest
- * process in pid order; host processes are not listed.
+ * process in pid order, the virtual init's 1 first; host processes are
+ * not listed.
  */
 static int proc_root_records(struct proxy_process *p, int host_fd,
                              struct vbuf *b)
@@ -1930,7 +2392,8 @@ static int proc_root_records(struct proxy_process *p, int host_fd,
     }
     struct proxy_world *w = p->world;
     for (int pid = 1; w && pid < w->next_pid; pid++) {
-        if (!proxy_world_find(w, pid))
+        if (!proxy_world_find(w, pid) &&
+            !(pid == PROXY_INIT_PID && init_shown(p)))
             continue;
         char name[16];
         snprintf(name, sizeof(name), "%d", pid);
@@ -1939,14 +2402,69 @@ static int proc_root_records(struct proxy_process *p, int host_fd,
     return 0;
 }
 
+/* Whether host_fd is one of the virtual init's directories (open_init_dir
+ * opened it): its name, and where that is, in *in. */
+static bool init_dir_of_fd(int host_fd, char *name, size_t cap,
+                           struct init_name *in)
+{
+    char link[64];
+    snprintf(link, sizeof(link), "/proc/self/fd/%d", host_fd);
+    ssize_t n = host_pid1_is_hvrun() ? -1 : readlink(link, name, cap - 1);
+    if (n <= 0)
+        return false;
+    name[n] = '\0';
+    parse_init_name(name, in);
+    return in->place == INIT_PID_DIR || in->place == INIT_TASK_DIR ||
+           (in->place == INIT_ENTRY && in->entry->type == DT_DIR &&
+            ends_dir(in->rest));
+}
+
+static uint64_t init_entry_ino(const char *dir, const char *entry)
+{
+    char name[PROXY_PATH_MAX];
+    int n = snprintf(name, sizeof(name), "%s/%s", dir, entry);
+    return n > 0 && (size_t)n < sizeof(name) ? proxy_proc_name_ino(name) : 0;
+}
+
+/* A virtual init directory's listing: ".", "..", then its entries in
+ * Linux's order (the fd directory has none). */
+static int init_dir_records(const char *name, const struct init_name *in,
+                            char **raw, size_t *len)
+{
+    struct vbuf b = {0};
+    uint64_t off = 0;
+    put_dirent64(&b, proxy_proc_name_ino(name), ++off, DT_DIR, ".");
+    put_dirent64(&b, init_entry_ino(name, ".."), ++off, DT_DIR, "..");
+    if (in->place == INIT_TASK_DIR)
+        put_dirent64(&b, init_entry_ino(name, "1"), ++off, DT_DIR, "1");
+    for (size_t i = in->in_task ? 1 : 0;
+         in->place == INIT_PID_DIR && i < NR_INIT_ENTRIES; i++)
+        put_dirent64(&b, init_entry_ino(name, init_entries[i].name), ++off,
+                     init_entries[i].type, init_entries[i].name);
+    if (b.failed) {
+        free(b.s);
+        return -ENOMEM;
+    }
+    *raw = b.s;
+    *len = b.len;
+    return 0;
+}
+
 bool proxy_vfs_guest_listing_dir(int host_fd)
 {
-    return fd_dir_of_fd(host_fd) != FD_DIR_NONE;
+    char name[PROXY_PATH_MAX];
+    struct init_name in;
+    return fd_dir_of_fd(host_fd) != FD_DIR_NONE ||
+           init_dir_of_fd(host_fd, name, sizeof(name), &in);
 }
 
 int proxy_vfs_dir_records(struct proxy_process *p, int host_fd, char **raw,
                           size_t *len)
 {
+    char init_name[PROXY_PATH_MAX];
+    struct init_name in;
+    if (init_dir_of_fd(host_fd, init_name, sizeof(init_name), &in))
+        return init_dir_records(init_name, &in, raw, len);
     enum fd_dir kind = fd_dir_of_fd(host_fd);
     if (kind == FD_DIR_NONE && is_proc_root(host_fd)) {
         struct vbuf pb = {0};

@@ -56,6 +56,48 @@ bool proxy_vfs_is_virtual(struct proxy_process *p, int dirfd,
 bool proxy_vfs_canonical_name(const struct proxy_process *p, int dirfd,
                               const char *path, char *out, size_t cap);
 
+/* ---- the virtual init's /proc/1 (vfs.c) ---------------------------------- */
+
+/*
+ * Outside --as-init, where pid 1 is the virtual init (proxy_virtual_process)
+ * and hvrun is not the host's pid 1, /proc/1 is a directory of a few
+ * entries hvrun makes: comm, cmdline, stat, status (a container's init,
+ * the same in every run), the links exe (reads /sbin/init, EACCES when
+ * followed), cwd and root (read and lead to "/"), task/ (1, the same
+ * entries but task) and fd/ (root's, empty). Everything else there is
+ * ENOENT.
+ */
+bool proxy_vfs_init_shown(const struct proxy_process *p);
+
+/*
+ * Every (dirfd, path) the guest names goes through here after
+ * proxy_path_rewrite, before any host lookup. Returns
+ * PROXY_INIT_ROUTE_NONE when the name is not under the virtual init's
+ * /proc/1 (out untouched); PROXY_INIT_ROUTE_HOST with the absolute host
+ * name to use as it is in out (the host's /proc/1 entry of the same name,
+ * only ever stat'ed or opened O_PATH by the host call: proxy_vfs_open
+ * serves the rest); PROXY_INIT_ROUTE_AGAIN with a guest path in out, to
+ * be rewritten again (a cwd or root link followed); or -errno: ENOENT,
+ * EACCES (exe followed; fd's entries for a non-root caller), ENOTDIR,
+ * ENAMETOOLONG.
+ */
+enum { PROXY_INIT_ROUTE_NONE, PROXY_INIT_ROUTE_HOST, PROXY_INIT_ROUTE_AGAIN };
+int proxy_vfs_init_route(struct proxy_process *p, int dirfd, const char *path,
+                         bool follow_last, char *out, size_t cap);
+/* readlink of (dirfd, path), a link of the virtual init: the length of its
+ * target written to out (truncated to cap, no NUL); 0 for any other. */
+long proxy_vfs_init_link(struct proxy_process *p, int dirfd, const char *path,
+                         char *out, size_t cap);
+/* stat of the virtual init's entries: the host's /proc/1 ones but for
+ * their owner (kernel uid and gid 0) and task's link count (one thread).
+ * True when host_fd is such an entry (an fd on it). */
+bool proxy_vfs_init_stat_fix(const struct proxy_process *p, int host_fd,
+                             uint64_t *nlink, uint32_t *uid, uint32_t *gid);
+/* Whether host_name (a host procfs name, /proc/1/...) is an entry of the
+ * virtual init p may reach: procguard lets the guest hold it. */
+bool proxy_vfs_init_host_entry(const struct proxy_process *p,
+                               const char *host_name);
+
 /* ---- /proc confinement (procguard.c) ------------------------------------- */
 
 /*

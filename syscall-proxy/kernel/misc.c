@@ -465,8 +465,23 @@ static void keep_caps_across(struct proxy_process *p, bool had_caps,
         p->caps_kept_effective = false;
 }
 
+/*
+ * setresuid/setresgid that would change nothing return at once (Linux
+ * 6.2's no-op check), so they leave a setfsuid's id alone; an effective
+ * id equal to the old one changes the filesystem id back when they
+ * differ.
+ */
+static bool res_ids_no_op(const struct id_triple *t, uint32_t fs_id,
+                          const uint32_t ids[3])
+{
+    return (ids[0] == ID_UNCHANGED || ids[0] == t->real) &&
+           (ids[1] == ID_UNCHANGED || (ids[1] == t->eff && ids[1] == fs_id)) &&
+           (ids[2] == ID_UNCHANGED || ids[2] == t->saved);
+}
+
 /* One set*id call: its n arguments as kernel ids, the rule on a copy of
- * the three ids, stored back on success. */
+ * the three ids, stored back on success; the filesystem id then follows
+ * the effective one, whether or not it changed (kernel/sys.c). */
 static long set_ids(struct proxy_process *p, bool gid, const uint64_t a[6],
                     int n)
 {
@@ -476,6 +491,8 @@ static long set_ids(struct proxy_process *p, bool gid, const uint64_t a[6],
         return rc;
     struct id_triple t = gid ? gids_of(p) : uids_of(p);
     const struct id_triple old = t;
+    if (n == 3 && res_ids_no_op(&t, gid ? p->fsgid : p->fsuid, ids))
+        return 0;
     bool priv = id_privileged(p);
     rc = n == 1   ? rule_set_id(&t, ids[0], priv)
          : n == 2 ? rule_set_re_ids(&t, ids[0], ids[1], priv)
@@ -484,12 +501,48 @@ static long set_ids(struct proxy_process *p, bool gid, const uint64_t a[6],
         return rc;
     if (gid) {
         store_gids(p, &t);
+        p->fsgid = p->egid;
     } else {
         store_uids(p, &t);
+        p->fsuid = p->euid;
         keep_caps_across(p, priv || p->caps_kept, &old, &t);
         proxy_ns_uids_changed(p);
     }
     return 0;
+}
+
+/*
+ * setfsuid/setfsgid: the old filesystem id as the caller's user namespace
+ * sees it, always (there is no error return: (uid_t)-1, never a valid id,
+ * is how a program asks). The id changes to one of the real, effective,
+ * saved or current filesystem ids, or to any mapped one with CAP_SETUID
+ * (CAP_SETGID). Divergences: the id is the process's, where Linux keeps
+ * it per thread (glibc does not broadcast setfsuid); capabilities follow
+ * the euid in this model, so the filesystem capabilities Linux drops
+ * while the fsuid is not 0 stay (the host checks files as hvrun anyway).
+ */
+static long set_fs_id(struct proxy_process *p, bool gid, uint32_t id)
+{
+    uint32_t *fs_id = gid ? &p->fsgid : &p->fsuid;
+    long old_seen = gid ? proxy_ns_gid_seen(p, *fs_id)
+                        : proxy_ns_uid_seen(p, *fs_id);
+    uint32_t k = id;
+    if (id == ID_UNCHANGED || kernel_ids(p, gid, &k, 1) < 0)
+        return old_seen;
+    const struct id_triple t = gid ? gids_of(p) : uids_of(p);
+    if (id_in_triple(&t, k) || k == *fs_id || id_privileged(p))
+        *fs_id = k;
+    return old_seen;
+}
+
+static long sys_setfsuid(struct proxy_process *p, const uint64_t a[6])
+{
+    return set_fs_id(p, false, (uint32_t)a[0]);
+}
+
+static long sys_setfsgid(struct proxy_process *p, const uint64_t a[6])
+{
+    return set_fs_id(p, true, (uint32_t)a[0]);
 }
 
 static long sys_setuid(struct proxy_process *p, const uint64_t a[6])
@@ -1832,6 +1885,8 @@ const struct proxy_syscall proxy_misc_syscalls[] = {
     {SYS_setregid, "setregid", sys_setregid},
     {SYS_setresuid, "setresuid", sys_setresuid},
     {SYS_setresgid, "setresgid", sys_setresgid},
+    {SYS_setfsuid, "setfsuid", sys_setfsuid},
+    {SYS_setfsgid, "setfsgid", sys_setfsgid},
     {SYS_getgroups, "getgroups", sys_getgroups},
     {SYS_setgroups, "setgroups", sys_setgroups},
     {SYS_capget, "capget", sys_capget},

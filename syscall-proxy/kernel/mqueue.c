@@ -26,8 +26,9 @@
  * Limits as a Linux host's defaults (fs.mqueue: msg_max 10, msgsize_max
  * 8192, queues_max 256), which bind root too: no guest has
  * CAP_SYS_RESOURCE, as in an unprivileged container; RLIMIT_MSGQUEUE is
- * charged per run (one user). Root's CAP_DAC_OVERRIDE and CAP_FOWNER do
- * hold for a queue's mode and for mq_unlink.
+ * charged per run (one user). A queue's owner and mode checks take the
+ * filesystem ids (setfsuid); root's CAP_DAC_OVERRIDE and CAP_FOWNER do
+ * hold for a queue's mode and for mq_unlink while its fsuid is 0.
  * mq_notify: SIGEV_SIGNAL (si_code SI_MESGQ, the sender's pid and uid) and
  * SIGEV_NONE, one-shot, removed when the owner closes a descriptor of the
  * queue. SIGEV_THREAD is refused with EINVAL: Linux delivers it as a
@@ -297,9 +298,12 @@ static long read_name(struct proxy_process *p, gva_t u, char *name)
     return 0;
 }
 
+/* A queue is a file of the mqueue filesystem: its checks take the
+ * filesystem ids, and root's CAP_DAC_OVERRIDE and CAP_FOWNER, which Linux
+ * drops while the fsuid is not 0 (cap_task_fix_setuid). */
 static bool privileged(const struct proxy_process *p)
 {
-    return p->euid == 0;
+    return p->euid == 0 && p->fsuid == 0;
 }
 
 /* No guest has CAP_SYS_RESOURCE (an unprivileged container's root has
@@ -318,8 +322,8 @@ static bool may_access(const struct proxy_process *p,
 {
     if (privileged(p))
         return true;
-    mode_t m = p->euid == q->uid ? (q->mode >> 6)
-               : p->egid == q->gid ? (q->mode >> 3)
+    mode_t m = p->fsuid == q->uid ? (q->mode >> 6)
+               : p->fsgid == q->gid ? (q->mode >> 3)
                                    : q->mode;
     return (m & (mode_t)want) == (mode_t)want;
 }
@@ -353,8 +357,8 @@ static long create(struct proxy_process *p, const char *name, int oflag,
     q->world = w;
     q->linked = true;
     q->refs = 1;
-    q->uid = p->euid;
-    q->gid = p->egid;
+    q->uid = p->fsuid;
+    q->gid = p->fsgid;
     q->mode = mode & ~p->umask & 07777;
     q->maxmsg = a.mq_maxmsg;
     q->msgsize = a.mq_msgsize;
@@ -410,7 +414,7 @@ static long sys_mq_unlink(struct proxy_process *p, const uint64_t a[6])
     if (!q)
         return -ENOENT;
     /* /dev/mqueue is sticky (1777): the owner or root removes it. */
-    if (!privileged(p) && p->euid != q->uid)
+    if (!privileged(p) && p->fsuid != q->uid)
         return -EPERM;
     unlink_name(p->world, q);
     queue_put(q);

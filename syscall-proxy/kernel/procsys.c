@@ -779,6 +779,8 @@ static void exec_reset(struct proxy_process *p)
     proxy_shm_detach_all(p); /* the old address space is gone */
     p->prctl.keepcaps = false; /* Linux clears it at every execve */
     proxy_ns_exec(p); /* capabilities from the euid again */
+    p->fsuid = p->euid; /* cap_bprm_creds_from_file */
+    p->fsgid = p->egid;
     proxy_keys_exec(p); /* thread and process keyrings go */
     proxy_perf_on_exec(p->world, p->threads[p->cur].tid);
     for (int s = 1; s < PROXY_NSIG; s++) {
