@@ -74,7 +74,7 @@ _Static_assert(PT_CALLS_GPA + 0x1000 <= GK_KERNEL_AREA_END &&
                    PT_SCRATCH_GPA + 0x1000 <= GK_KERNEL_AREA_END,
                "the stub's memfd pages are below the first allocatable gpa");
 
-#define GUEST_PHYS_RESERVE (256ULL << 30)
+#define GUEST_PHYS_RESERVE PT_GUEST_PHYS_RESERVE
 #define RFLAGS_USER_MASK 0x254dd5ULL
 #define RFLAGS_FIXED 0x202ULL
 #define XSTATE_MAX_KERNEL 16384 /* the kernel's XSAVE image, AMX included */
@@ -916,7 +916,7 @@ static int pt_vm_run_slice(struct vmm_vm *base, struct vmm_event *ev,
 /* ---- lifecycle ----------------------------------------------------------- */
 
 /* The memfd behind guest-physical memory, mapped 2 MiB-aligned. */
-static int reserve_guest_memory(struct pt_vm *vm, int *memfd_out)
+static int reserve_guest_memory(uint8_t **view_out, int *memfd_out)
 {
     int fd = memfd_create("hvrun-guest-memory", MFD_CLOEXEC);
     if (fd < 0)
@@ -947,7 +947,7 @@ static int reserve_guest_memory(struct pt_vm *vm, int *memfd_out)
         close(fd);
         return -err;
     }
-    vm->phys_hva = (uint8_t *)at;
+    *view_out = (uint8_t *)at;
     *memfd_out = fd;
     return 0;
 }
@@ -1013,13 +1013,26 @@ static int load_stub_filter(struct pt_vm *vm)
     return (int)rc;
 }
 
-/* The stub spawned and stopped at its first interrupt; 0 or -errno. */
-static int start_stub(struct pt_vm *vm, char *why, size_t why_len)
+/* The next VM's stub asked for now, its spawn overlapping the guest's
+ * run (ptrace_host_prepare_stub). A stub is the spawner's child, so
+ * which one a VM gets is not the guest's to see. */
+static void prepare_next(struct vmm_host *host)
 {
-    pid_t pid;
-    int rc = ptrace_host_spawn_stub(vm->base.host, vm->base.pm.memfd, &pid,
-                                    &vm->pidfd, why, why_len);
-    if (rc < 0)
+    uint8_t *view;
+    int memfd;
+    if (ptrace_host_wants_prepared(host) &&
+        reserve_guest_memory(&view, &memfd) == 0)
+        ptrace_host_prepare_stub(host, memfd, view);
+}
+
+/* The stub spawned (or taken prepared: pid > 0) and stopped at its first
+ * interrupt; 0 or -errno. */
+static int start_stub(struct pt_vm *vm, pid_t pid, char *why, size_t why_len)
+{
+    int rc;
+    if (pid <= 0 &&
+        (rc = ptrace_host_spawn_stub(vm->base.host, vm->base.pm.memfd, &pid,
+                                     &vm->pidfd, why, why_len)) < 0)
         return rc;
     vm->pid = pid;
     int st;
@@ -1049,8 +1062,13 @@ static int pt_vm_create(struct vmm_host *host, struct vmm_vm **out,
     vm->base.pm.memfd = -1;
     vm->pidfd = -1;
     vm->memory_fd = PT_STUB_MEMFD;
-    int memfd = -1;
-    int rc = reserve_guest_memory(vm, &memfd);
+    int memfd = -1, rc = 0;
+    pid_t pid = 0;
+    void *view = NULL;
+    if (ptrace_host_take_prepared(host, &memfd, &view, &pid, &vm->pidfd))
+        vm->phys_hva = view;
+    else
+        rc = reserve_guest_memory(&vm->phys_hva, &memfd);
     if (rc < 0) {
         snprintf(why, why_len, "guest memory memfd: %s", strerror(-rc));
         free(vm);
@@ -1071,13 +1089,14 @@ static int pt_vm_create(struct vmm_host *host, struct vmm_vm **out,
     }
     const char *selftest = getenv("HVRUN_PTRACE_SELFTEST");
     vm->selftest_cont = selftest && strcmp(selftest, "cont") == 0;
-    if ((rc = start_stub(vm, why, why_len)) < 0 ||
+    if ((rc = start_stub(vm, pid, why, why_len)) < 0 ||
         (rc = pt_vm_reset_xstate(&vm->base)) < 0) {
         if (rc != -EIO && why)
             snprintf(why, why_len, "ptrace stub: %s", strerror(-rc));
         pt_vm_destroy(&vm->base);
         return rc;
     }
+    prepare_next(host);
     *out = &vm->base;
     return 0;
 }

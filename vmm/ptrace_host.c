@@ -39,6 +39,12 @@ struct pt_host {
     struct ptrace_spawner unrestricted_spawner;
     struct ptrace_stub_filter filter; /* loaded by every stub */
     struct ptrace_reaper reaper; /* ends killed stubs (ptrace_reaper.c) */
+    /* A stub asked for ahead (ptrace_host_prepare_stub); vm_pool: ready
+     * VMs wanted (vmm_host_set_vm_pool), stubs_made: VMs made so far */
+    bool prepared;
+    int prepared_memfd;
+    void *prepared_view;
+    unsigned vm_pool, stubs_made;
 };
 
 static struct pt_host *pt_host_of(struct vmm_host *h)
@@ -48,8 +54,95 @@ static struct pt_host *pt_host_of(struct vmm_host *h)
 
 void ptrace_host_set_vm_pool(struct vmm_host *host, unsigned nr_ready)
 {
-    (void)host; /* a stub costs one spawn: no pool (yet) */
-    (void)nr_ready;
+    pt_host_of(host)->vm_pool = nr_ready;
+}
+
+static int wait_ready(int fd, pid_t pid);
+
+/* Seizes a stub the spawner started and waits for its ready byte; on
+ * failure it is killed and reaped. */
+static int seize_stub(pid_t pid, int *pidfd, int ready_r, char *why,
+                      size_t why_len)
+{
+    int rc = 0;
+    /* Seized at once: from here the stub dies with hvrun (EXITKILL); it
+     * asked for SIGKILL at its parent's death itself before that. */
+    if (ptrace(PTRACE_SEIZE, pid, NULL,
+               (void *)(long)(PTRACE_O_EXITKILL | PTRACE_O_TRACESYSGOOD)) <
+        0) {
+        rc = -errno;
+        snprintf(why, why_len, "ptrace stub: PTRACE_SEIZE: %s",
+                 strerror(errno));
+    }
+    if (rc == 0 && (rc = wait_ready(ready_r, pid)) < 0)
+        snprintf(why, why_len, "ptrace stub: %s while setting up",
+                 rc == -EIO ? "it exited" : "it stopped (a fault)");
+    close(ready_r);
+    if (rc < 0) {
+        (void)syscall(SYS_pidfd_send_signal, *pidfd, SIGKILL, NULL, 0);
+        while (waitpid(pid, NULL, __WALL) < 0 && errno == EINTR)
+            ;
+        close(*pidfd);
+        *pidfd = -1;
+    }
+    return rc;
+}
+
+bool ptrace_host_wants_prepared(struct vmm_host *host)
+{
+    struct pt_host *h = pt_host_of(host);
+    return h->vm_pool > 0 && !h->prepared && ++h->stubs_made > 1;
+}
+
+void ptrace_host_prepare_stub(struct vmm_host *host, int memfd, void *view)
+{
+    struct pt_host *h = pt_host_of(host);
+    if (ptrace_spawner_request(&h->spawner, memfd) < 0) {
+        close(memfd);
+        munmap(view, PT_GUEST_PHYS_RESERVE);
+        return;
+    }
+    h->prepared = true;
+    h->prepared_memfd = memfd;
+    h->prepared_view = view;
+}
+
+bool ptrace_host_take_prepared(struct vmm_host *host, int *memfd,
+                               void **view, pid_t *pid, int *pidfd)
+{
+    struct pt_host *h = pt_host_of(host);
+    if (!h->prepared)
+        return false;
+    h->prepared = false;
+    int ready_r = -1;
+    char why[160];
+    if (ptrace_spawner_reply(&h->spawner, pid, pidfd, &ready_r) < 0 ||
+        seize_stub(*pid, pidfd, ready_r, why, sizeof(why)) < 0) {
+        close(h->prepared_memfd);
+        munmap(h->prepared_view, PT_GUEST_PHYS_RESERVE);
+        return false; /* the caller spawns one itself, and says why */
+    }
+    *memfd = h->prepared_memfd;
+    *view = h->prepared_view;
+    return true;
+}
+
+/* A prepared stub no one will take (the host closes, or its spawner is
+ * replaced): read, killed, its memory freed. */
+static void drop_prepared(struct pt_host *h)
+{
+    if (!h->prepared)
+        return;
+    h->prepared = false;
+    pid_t pid;
+    int pidfd = -1, ready_r = -1;
+    if (ptrace_spawner_reply(&h->spawner, &pid, &pidfd, &ready_r) == 0) {
+        close(ready_r);
+        (void)syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
+        close(pidfd); /* not hvrun's child: the spawner's, which reaps */
+    }
+    close(h->prepared_memfd);
+    munmap(h->prepared_view, PT_GUEST_PHYS_RESERVE);
 }
 
 void ptrace_host_confined(struct vmm_host *host)
@@ -67,6 +160,7 @@ int ptrace_host_fs_restricted(struct vmm_host *host, char *why,
                               size_t why_len)
 {
     struct pt_host *h = pt_host_of(host);
+    drop_prepared(h); /* the old spawner's: hvrun could not seize it */
     struct ptrace_spawner fresh;
     int rc = ptrace_spawner_start(&fresh, h->stub_exec_fd, why, why_len);
     if (rc < 0)
@@ -84,6 +178,7 @@ struct ptrace_reaper *ptrace_host_reaper(struct vmm_host *host)
 void ptrace_host_close(struct vmm_host *host)
 {
     struct pt_host *h = pt_host_of(host);
+    drop_prepared(h);
     ptrace_reaper_stop(&h->reaper);
     ptrace_spawner_stop(&h->spawner);
     ptrace_spawner_stop(&h->unrestricted_spawner);
@@ -152,32 +247,14 @@ int ptrace_host_spawn_stub(struct vmm_host *host, int memfd, pid_t *pid,
 {
     struct pt_host *h = pt_host_of(host);
     int ready_r = -1;
+    /* A prepared request outstanding would take this one's reply. */
+    drop_prepared(h);
     int rc = ptrace_spawner_spawn(&h->spawner, memfd, pid, pidfd, &ready_r);
     if (rc < 0) {
         snprintf(why, why_len, "ptrace stub: spawn: %s", strerror(-rc));
         return rc;
     }
-    /* Seized at once: from here the stub dies with hvrun (EXITKILL); it
-     * asked for SIGKILL at its parent's death itself before that. */
-    if (ptrace(PTRACE_SEIZE, *pid, NULL,
-               (void *)(long)(PTRACE_O_EXITKILL | PTRACE_O_TRACESYSGOOD)) <
-        0) {
-        rc = -errno;
-        snprintf(why, why_len, "ptrace stub: PTRACE_SEIZE: %s",
-                 strerror(errno));
-    }
-    if (rc == 0 && (rc = wait_ready(ready_r, *pid)) < 0)
-        snprintf(why, why_len, "ptrace stub: %s while setting up",
-                 rc == -EIO ? "it exited" : "it stopped (a fault)");
-    close(ready_r);
-    if (rc < 0) {
-        (void)syscall(SYS_pidfd_send_signal, *pidfd, SIGKILL, NULL, 0);
-        while (waitpid(*pid, NULL, __WALL) < 0 && errno == EINTR)
-            ;
-        close(*pidfd);
-        *pidfd = -1;
-    }
-    return rc;
+    return seize_stub(*pid, pidfd, ready_r, why, why_len);
 }
 
 int ptrace_host_open(struct vmm_host **out, char *why, size_t why_len)

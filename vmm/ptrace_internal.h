@@ -31,6 +31,24 @@ int ptrace_host_fs_restricted(struct vmm_host *host, char *why,
 int ptrace_host_spawn_stub(struct vmm_host *host, int memfd, pid_t *pid,
                            int *pidfd, char *why, size_t why_len);
 
+/*
+ * A stub asked for ahead, so that its spawn overlaps the guest's run
+ * rather than the next fork's or exec's: ptrace_host_prepare_stub sends
+ * the spawner the request for a fresh guest memory (memfd, hvrun's view
+ * of it at view); ptrace_host_take_prepared then seizes that stub as
+ * ptrace_host_spawn_stub would have (true, with the memory and the stub),
+ * or says there is none (false; a prepared stub that failed is cleaned up
+ * and why filled in). Only after the run's first VM (vm_pool set): a run
+ * of one process spawns nothing it will not use.
+ */
+bool ptrace_host_wants_prepared(struct vmm_host *host);
+void ptrace_host_prepare_stub(struct vmm_host *host, int memfd, void *view);
+bool ptrace_host_take_prepared(struct vmm_host *host, int *memfd,
+                               void **view, pid_t *pid, int *pidfd);
+
+/* The guest-physical reserve each stub's memfd is (and hvrun's view). */
+#define PT_GUEST_PHYS_RESERVE (256ULL << 30)
+
 /* The process that starts stubs for a host (ptrace_spawner.c). */
 struct ptrace_spawner {
     int sock;  /* hvrun's end of the socketpair */
@@ -38,9 +56,14 @@ struct ptrace_spawner {
 };
 int ptrace_spawner_start(struct ptrace_spawner *s, int exec_fd, char *why,
                          size_t why_len);
-/* A stub spawned on hvrun's CPUs: its pid, a pidfd and its ready pipe. */
+/* A stub spawned on hvrun's CPUs: its pid, a pidfd and its ready pipe.
+ * The same in two steps: the request sent (the spawner starts at once),
+ * then its reply read; one request outstanding at a time. */
 int ptrace_spawner_spawn(struct ptrace_spawner *s, int memfd, pid_t *pid,
                          int *pidfd, int *ready_r);
+int ptrace_spawner_request(struct ptrace_spawner *s, int memfd);
+int ptrace_spawner_reply(struct ptrace_spawner *s, pid_t *pid, int *pidfd,
+                         int *ready_r);
 void ptrace_spawner_stop(struct ptrace_spawner *s);
 
 /* What is left of a killed stub (ptrace_reaper.c): reaped, its fds

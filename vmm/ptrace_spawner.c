@@ -271,14 +271,26 @@ int ptrace_spawner_start(struct ptrace_spawner *s, int exec_fd, char *why,
     return 0;
 }
 
-int ptrace_spawner_spawn(struct ptrace_spawner *s, int memfd, pid_t *pid,
-                         int *pidfd, int *ready_r)
+int ptrace_spawner_request(struct ptrace_spawner *s, int memfd)
 {
     struct spawn_request rq;
     if (sched_getaffinity(0, sizeof(rq.cpus), &rq.cpus) < 0)
         return -errno;
     if (send_with_fds(s->sock, &rq, sizeof(rq), &memfd, 1) < 0)
         return -errno;
+    return 0;
+}
+
+int ptrace_spawner_spawn(struct ptrace_spawner *s, int memfd, pid_t *pid,
+                         int *pidfd, int *ready_r)
+{
+    int rc = ptrace_spawner_request(s, memfd);
+    return rc < 0 ? rc : ptrace_spawner_reply(s, pid, pidfd, ready_r);
+}
+
+int ptrace_spawner_reply(struct ptrace_spawner *s, pid_t *pid, int *pidfd,
+                         int *ready_r)
+{
     struct spawn_reply rp;
     int fds[2];
     ssize_t n = recv_with_fds(s->sock, &rp, sizeof(rp), fds, 2);

@@ -250,12 +250,16 @@ exitkill_case() {
     fi
     # Each stub runs under its seccomp filter (the net under SYSEMU). A
     # stub the spawner just made gets it before its first guest
-    # instruction, while it is stopped: look again for a while.
+    # instruction, while it is stopped: look again for a while. A stub
+    # spawned ahead for the next fork or exec (not yet seized: no tracer)
+    # has run nothing and gets it when it is taken.
     local unfiltered=""
     for _ in $(seq 1 50); do
         unfiltered=""
         for s in $stubs; do
             [ -e "/proc/$s" ] || continue
+            grep -q '^TracerPid:[[:space:]]*0$' "/proc/$s/status" 2>/dev/null &&
+                continue
             grep -q '^Seccomp:[[:space:]]*2' "/proc/$s/status" 2>/dev/null ||
                 unfiltered="$unfiltered $s"
         done
