@@ -185,6 +185,11 @@ static const struct exception_note notes[] = {
                      "anonymous memory) over the backing pages, shared "
                      "across fork; a page past the file's end is SIGBUS; "
                      "MAP_32BIT bottom-up in [0x40000000, 0x80000000)"},
+    {SYS_remap_file_pages, NULL, "as Linux 4.0+ emulates it: a new mmap "
+                                 "(MAP_SHARED, MAP_FIXED) of the VMA's "
+                                 "file at pgoff; the VMAs a range spans "
+                                 "must map one file (by dev/ino); shared "
+                                 "anonymous memory EINVAL"},
     {SYS_madvise, NULL, "DONTNEED: private pages as mapped (zeros or the "
                         "file's), shared kept; fork advice per VMA; "
                         "MADV_FREE keeps the contents"},

@@ -2,7 +2,8 @@
  * mm.c - the memory family, emulated on the guest address space: mmap
  * (anonymous, file private = a copy of the file range, file shared = the
  * host file mapped over the backing pages), munmap, mprotect, mremap, brk,
- * madvise, msync, mincore.
+ * madvise, msync, mincore, and remap_file_pages (a new mmap of the VMA's
+ * file, as Linux emulates it since 4.0).
  *
  * Ranges are checked as Linux checks them, in Linux's order: user space
  * ends at TASK_SIZE (VMM_USER_END), and a range past it, or one whose
@@ -27,6 +28,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/statvfs.h>
 #include <sys/mman.h>
@@ -443,42 +445,64 @@ static bool file_is_regular(int host_fd)
     return fstat(host_fd, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-static long sys_mmap(struct proxy_process *p, const uint64_t a[6])
+/* One mmap whose arguments passed its checks (the file's too): where (the
+ * guest's address and flags), what (host_fd from byte off; -1: anonymous
+ * memory) and how (prot; vflags, what the checks gave the VMA). sys_mmap
+ * and remap_file_pages (a new mmap of the VMA's file) both map this way. */
+struct mmap_req {
+    gva_t addr;
+    uint64_t len, off;
+    int prot, flags, host_fd, vflags;
+};
+
+/* The file's part of a mapping made at at: its pages (a private one's
+ * read, now or at the next call; a shared one's the host file's), its
+ * name, where the file ends. 0 or -errno (the caller unmaps). */
+static int map_file_pages(struct proxy_process *p, const struct mmap_req *m,
+                          gva_t at)
 {
-    gva_t addr = a[0];
-    uint64_t len = a[1], off = a[5];
-    int prot = (int)a[2], flags = (int)a[3], guest_fd = (int)a[4];
-    int type = flags & MAP_TYPE_MASK;
-    if (len == 0 || !page_aligned(off) || (prot & ~PROT_VALID))
-        return -EINVAL;
-    if (type != MAP_PRIVATE && type != MAP_SHARED &&
-        type != MAP_SHARED_VALIDATE)
-        return -EINVAL;
-    if (VMM_PAGE_ALIGN_UP(len) < len || VMM_PAGE_ALIGN_UP(len) > VMM_USER_END)
-        return -ENOMEM;
-    len = VMM_PAGE_ALIGN_UP(len);
-    bool anon = flags & MAP_ANONYMOUS;
-    int host_fd = -1;
-    int vflags = type != MAP_PRIVATE ? VMM_VMA_SHARED : 0;
-    if (!anon) {
-        host_fd = proxy_fd_host(&p->fds, guest_fd);
-        if (host_fd < 0)
-            return -EBADF;
-        int rc = check_file_access(host_fd, flags, prot, &vflags);
-        if (rc < 0)
-            return rc;
-        if ((rc = proxy_secretmem_mmap(p, guest_fd, type, &vflags)) < 0)
-            return rc;
-    }
+    int type = m->flags & MAP_TYPE_MASK;
+    bool later = type == MAP_PRIVATE && m->prot == PROT_READ &&
+                 m->vflags == 0 && file_is_regular(m->host_fd);
+    if (later)
+        defer_fill(p, m->host_fd, at, m->len, m->off);
+    int rc = later ? 0
+             : type == MAP_PRIVATE
+                 ? fill_from_file(p, m->host_fd, at, m->len, m->off)
+                 : map_shared_file(p, m->host_fd, at, m->len, m->off);
+    /* A private mapping remembers its file: madvise and mremap read its
+     * pages again. */
+    if (rc == 0 && type == MAP_PRIVATE)
+        rc = vmm_as_keep_file(p->as, at, m->len, m->host_fd);
+    if (rc < 0)
+        return rc;
+    name_file_mapping(p, m->host_fd, at, m->len, m->off);
+    if (m->vflags & VMM_VMA_SECRET)
+        proxy_secretmem_name_mapping(p, m->host_fd, at, m->len, m->off);
+    /* Pages wholly past the file's end are Linux's SIGBUS. */
+    if ((rc = vmm_as_update_eof(p->as, at, m->len)) < 0)
+        return rc;
+    if (m->prot & PROT_EXEC)
+        proxy_cpuid_patch_fresh(p, m->host_fd, at, m->len);
+    return 0;
+}
+
+static long map_checked(struct proxy_process *p, const struct mmap_req *m)
+{
+    int type = m->flags & MAP_TYPE_MASK, flags = m->flags;
+    int vflags = m->vflags;
+    bool anon = m->host_fd < 0;
+    uint64_t len = m->len;
     gva_t at;
-    int rc = choose_address(p, addr, len, flags, &at);
+    int rc = choose_address(p, m->addr, len, flags, &at);
     if (rc < 0)
         return rc;
     bool unfilled;
     if (!drop_deferred(p, at, at + len, &unfilled))
         proxy_mm_fill_deferred();
     if (!anon && type == MAP_PRIVATE && !unfilled &&
-        reuse_file_pages(p, host_fd, at, len, off, prot, flags, vflags))
+        reuse_file_pages(p, m->host_fd, at, len, m->off, m->prot, flags,
+                         vflags))
         return (long)at;
     if (flags & MAP_GROWSDOWN)
         vflags |= VMM_VMA_GROWSDOWN;
@@ -498,52 +522,138 @@ static long sys_mmap(struct proxy_process *p, const uint64_t a[6])
     /* accountable_mapping(), or shmem for shared anonymous memory; what a
      * MAP_FIXED mapping replaces is uncharged first. */
     bool charged = !(flags & MAP_NORESERVE) &&
-                   (type == MAP_PRIVATE ? (prot & PROT_WRITE) != 0 : anon);
+                   (type == MAP_PRIVATE ? (m->prot & PROT_WRITE) != 0 : anon);
     if (charged &&
         (rc = proxy_mem_charge(p, len - vmm_as_charged_in(p->as, at, len))) < 0)
         return rc;
-    rc = vmm_as_map(p->as, at, len, prot, vflags, NULL);
+    rc = vmm_as_map(p->as, at, len, m->prot, vflags, NULL);
     if (rc < 0)
         return rc;
-    if (anon && type != MAP_PRIVATE) {
-        /* Shared anonymous memory is a memfd, like Linux's shmem object:
-         * fork shares it and MADV_DONTNEED keeps its contents. */
+    /* Shared anonymous memory is a memfd, like Linux's shmem object: fork
+     * shares it and MADV_DONTNEED keeps its contents. */
+    if (anon && type != MAP_PRIVATE)
         rc = vmm_as_share_anon(p->as, at, len);
-        if (rc < 0) {
-            vmm_as_unmap(p->as, at, len);
-            return rc;
-        }
-    }
     if (!anon) {
-        bool later = type == MAP_PRIVATE && prot == PROT_READ &&
-                     vflags == 0 && file_is_regular(host_fd);
-        if (later)
-            defer_fill(p, host_fd, at, len, off);
-        rc = later                ? 0
-             : type == MAP_PRIVATE ? fill_from_file(p, host_fd, at, len, off)
-                                   : map_shared_file(p, host_fd, at, len, off);
-        /* A private mapping remembers its file: madvise and mremap read
-         * its pages again. */
-        if (rc == 0 && type == MAP_PRIVATE)
-            rc = vmm_as_keep_file(p->as, at, len, host_fd);
-        if (rc < 0) {
+        struct mmap_req file = *m;
+        file.vflags = vflags;
+        rc = map_file_pages(p, &file, at);
+        if (rc < 0)
             proxy_mm_forget_deferred(p);
-            vmm_as_unmap(p->as, at, len);
-            return rc;
-        }
-        name_file_mapping(p, host_fd, at, len, off);
-        if (vflags & VMM_VMA_SECRET)
-            proxy_secretmem_name_mapping(p, host_fd, at, len, off);
-        /* Pages wholly past the file's end are Linux's SIGBUS. */
-        if ((rc = vmm_as_update_eof(p->as, at, len)) < 0) {
-            proxy_mm_forget_deferred(p);
-            vmm_as_unmap(p->as, at, len);
-            return rc;
-        }
-        if (prot & PROT_EXEC)
-            proxy_cpuid_patch_fresh(p, host_fd, at, len);
+    }
+    if (rc < 0) {
+        vmm_as_unmap(p->as, at, len);
+        return rc;
     }
     return (long)at;
+}
+
+static long sys_mmap(struct proxy_process *p, const uint64_t a[6])
+{
+    struct mmap_req m = {.addr = a[0], .len = a[1], .off = a[5],
+                         .prot = (int)a[2], .flags = (int)a[3],
+                         .host_fd = -1};
+    int guest_fd = (int)a[4];
+    int type = m.flags & MAP_TYPE_MASK;
+    if (m.len == 0 || !page_aligned(m.off) || (m.prot & ~PROT_VALID))
+        return -EINVAL;
+    if (type != MAP_PRIVATE && type != MAP_SHARED &&
+        type != MAP_SHARED_VALIDATE)
+        return -EINVAL;
+    if (VMM_PAGE_ALIGN_UP(m.len) < m.len ||
+        VMM_PAGE_ALIGN_UP(m.len) > VMM_USER_END)
+        return -ENOMEM;
+    m.len = VMM_PAGE_ALIGN_UP(m.len);
+    m.vflags = type != MAP_PRIVATE ? VMM_VMA_SHARED : 0;
+    if (!(m.flags & MAP_ANONYMOUS)) {
+        m.host_fd = proxy_fd_host(&p->fds, guest_fd);
+        if (m.host_fd < 0)
+            return -EBADF;
+        int rc = check_file_access(m.host_fd, m.flags, m.prot, &m.vflags);
+        if (rc < 0)
+            return rc;
+        if ((rc = proxy_secretmem_mmap(p, guest_fd, type, &m.vflags)) < 0)
+            return rc;
+    }
+    return map_checked(p, &m);
+}
+
+/* ---- remap_file_pages ------------------------------------------------------
+ *
+ * Deprecated, and since Linux 4.0 an emulation (mm/mmap.c): a new mmap of
+ * the VMA's own file over the range, MAP_SHARED | MAP_FIXED at pgoff with
+ * the VMA's protection, through map_checked as any mmap (so do_mmap's file
+ * checks, MAP_LOCKED's limits and the pages' mapping are mmap's). Linux's
+ * order: prot must be 0; start and size are rounded down to pages; an
+ * empty or wrapping range or pgoff is EINVAL; start must be in a VM_SHARED
+ * VMA, and the range may go on into the VMAs right after it if they map
+ * the same file with the same flags (pieces of one mapping an earlier call
+ * split); anything else is EINVAL. Where Linux asks for the same open
+ * file, hvrun compares the file's identity (dev, ino): two opens of one
+ * file pass here. Shared anonymous memory is EINVAL, where Linux remaps
+ * its shmem file: hvrun's memfd for it is charged (--memory) and shown
+ * as anonymous per VMA, which a file mapping of that memfd would not be.
+ */
+
+/* Whether v and the VMAs after it cover [v->start, end) without a hole,
+ * each mapping v's file with v's protection and flags. */
+static bool file_vmas_cover(struct proxy_process *p, const struct vmm_vma *v,
+                            gva_t end)
+{
+    for (const struct vmm_vma *prev = v; prev->end < end;) {
+        const struct vmm_vma *next = vmm_as_next_vma(p->as, prev->end);
+        if (!next || next->start != prev->end || !next->shared ||
+            next->dev != v->dev || next->ino != v->ino ||
+            next->flags != v->flags || next->prot != v->prot)
+            return false;
+        prev = next;
+    }
+    return true;
+}
+
+/* The mapping's new pages, then the name and identity the old VMA had
+ * (the same file's: a System V segment's, a memfd_secret's). */
+static long remap_range(struct proxy_process *p, const struct vmm_vma *v,
+                        gva_t start, uint64_t size, uint64_t off)
+{
+    struct mmap_req m = {
+        .addr = start, .len = size, .off = off, .prot = v->prot,
+        .flags = MAP_SHARED | MAP_FIXED |
+                 (v->flags & VMM_VMA_LOCKED ? MAP_LOCKED : 0),
+        .vflags = VMM_VMA_SHARED | (v->flags & VMM_VMA_SECRET)};
+    bool named = v->flags & VMM_VMA_FILE;
+    uint64_t dev = v->dev, ino = v->ino;
+    char *name = v->name ? strdup(v->name) : NULL;
+    /* The VMA's object goes with the VMAs the new mapping replaces. */
+    m.host_fd = fcntl(v->shared->fd, F_DUPFD_CLOEXEC, 3);
+    long rc = m.host_fd < 0 ? -errno : 0;
+    if (rc == 0)
+        rc = check_file_access(m.host_fd, m.flags, m.prot, &m.vflags);
+    if (rc == 0)
+        rc = map_checked(p, &m);
+    if (rc >= 0 && named)
+        vmm_as_set_file(p->as, start, size, off, dev, ino, name);
+    if (m.host_fd >= 0)
+        close(m.host_fd);
+    free(name);
+    return rc < 0 ? rc : 0;
+}
+
+static long sys_remap_file_pages(struct proxy_process *p, const uint64_t a[6])
+{
+    gva_t start = a[0] & VMM_PAGE_MASK;
+    uint64_t size = a[1] & VMM_PAGE_MASK, prot = a[2], pgoff = a[3];
+    /* a[4], the flags: only MAP_NONBLOCK is kept, which changes nothing */
+    if (prot != 0 || start + size <= start ||
+        pgoff + size / VMM_PAGE_SIZE < pgoff)
+        return -EINVAL;
+    const struct vmm_vma *v = vmm_as_find_vma(p->as, start);
+    if (!v || !(v->flags & VMM_VMA_SHARED) || !v->shared ||
+        v->shared->anon || !file_vmas_cover(p, v, start + size))
+        return -EINVAL;
+    /* do_mmap's file_mmap_ok: the range must end below MAX_LFS_FILESIZE */
+    if (pgoff > ((uint64_t)INT64_MAX - size) / VMM_PAGE_SIZE)
+        return -EOVERFLOW;
+    return remap_range(p, v, start, size, pgoff * VMM_PAGE_SIZE);
 }
 
 static long sys_munmap(struct proxy_process *p, const uint64_t a[6])
@@ -1123,6 +1233,7 @@ const struct proxy_syscall proxy_mm_syscalls[] = {
     {SYS_munmap, "munmap", sys_munmap},
     {SYS_mprotect, "mprotect", sys_mprotect},
     {SYS_mremap, "mremap", sys_mremap},
+    {SYS_remap_file_pages, "remap_file_pages", sys_remap_file_pages},
     {SYS_brk, "brk", sys_brk},
     {SYS_madvise, "madvise", sys_madvise},
     {SYS_msync, "msync", sys_msync},
