@@ -43,6 +43,7 @@ static const struct family_kind families[] = {
     {proxy_openat2_syscalls, "fs", "passthrough"},
     {proxy_acct_syscalls, "process", "emulated"},
     {proxy_quota_syscalls, "fs", "passthrough"},
+    {proxy_filesystems_syscalls, "fs", "emulated"},
     {proxy_keys_syscalls, "keys", "emulated"},
     {proxy_ptrace_syscalls, "ptrace", "emulated"},
     {proxy_rseq_syscalls, "rseq", "emulated"},
@@ -117,6 +118,8 @@ static const struct exception_note notes[] = {
     {SYS_quotactl, NULL, "queries asked of the host's filesystem; a "
                          "change EPERM after its device checks"},
     {SYS_quotactl_fd, NULL, "as quotactl"},
+    {SYS_sysfs, NULL, "answered from the host's /proc/filesystems (what "
+                      "the guest reads there), read once by hvrun"},
     {SYS_add_key, NULL, "the run's own keys (never the host's keyrings): "
                         "user, logon and keyring types, serials from a "
                         "counter per run, Linux's default permissions "

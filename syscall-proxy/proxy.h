@@ -966,6 +966,8 @@ extern const struct proxy_syscall proxy_secretmem_syscalls[];
 extern const struct proxy_syscall proxy_openat2_syscalls[];
 extern const struct proxy_syscall proxy_acct_syscalls[];
 extern const struct proxy_syscall proxy_quota_syscalls[];
+/* sysfs(2) from the host's /proc/filesystems list (fs/filesystems.c). */
+extern const struct proxy_syscall proxy_filesystems_syscalls[];
 extern const struct proxy_syscall proxy_keys_syscalls[];
 /* The key retention service (kernel/keys.c): a fork child's references
  * to its parent's keyrings (c is the child, a copy of the parent), a new
