@@ -48,6 +48,7 @@ static const struct family_kind families[] = {
     {proxy_ptrace_syscalls, "ptrace", "emulated"},
     {proxy_rseq_syscalls, "rseq", "emulated"},
     {proxy_pidfd_syscalls, "process", "emulated"},
+    {proxy_kcmp_syscalls, "process", "emulated"},
     {proxy_aio_syscalls, "io", "emulated"},
     {proxy_ns_syscalls, "namespace", "emulated"},
     {proxy_perf_syscalls, "perf", "virtualised"},
@@ -115,6 +116,11 @@ static const struct exception_note notes[] = {
                            "a valid write ENOSYS (no backend loads a "
                            "guest LDT)"},
     {SYS_acct, NULL, "EPERM: no guest has CAP_SYS_PACCT"},
+    {SYS_kcmp, NULL, "the process model's objects: open file descriptions "
+                     "by the fd table's ids, address spaces, fd tables, "
+                     "fs and signal handlers per process; ordered by ids "
+                     "of the run's own, never host pointers; "
+                     "KCMP_EPOLL_TFD EOPNOTSUPP"},
     {SYS_quotactl, NULL, "queries asked of the host's filesystem; a "
                          "change EPERM after its device checks"},
     {SYS_quotactl_fd, NULL, "as quotactl"},

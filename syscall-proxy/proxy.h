@@ -139,6 +139,10 @@ int proxy_host_fd_ref(int host_fd);
 int proxy_fd_epoll_key(struct proxy_fdtable *t, int guest_fd);
 /* The host fd behind a guest fd, or -EBADF. */
 int proxy_fd_host(const struct proxy_fdtable *t, int guest_fd);
+/* The id of guest_fd's open file description (0: no such fd): equal for
+ * the guest fds that share one, and ordered as the descriptions were made
+ * (kcmp's KCMP_FILE). */
+uint64_t proxy_fd_file_id(const struct proxy_fdtable *t, int guest_fd);
 struct proxy_fd *proxy_fd_get(struct proxy_fdtable *t, int guest_fd);
 int proxy_fd_close(struct proxy_fdtable *t, int guest_fd);
 /* Drops one reference to a directory cache (NULL is fine); the fd table
@@ -445,6 +449,9 @@ struct proxy_world {
     int nr_ttys;
     /* The run's keys and keyrings (kernel/keys.c); NULL: none yet. */
     struct proxy_keys *keys;
+    /* Address spaces made so far after the first process's: the last
+     * proxy_process mm_id given (kcmp's KCMP_VM order). */
+    uint64_t last_mm_id;
 };
 
 /* --linger: whether a guest process other than the first still holds the
@@ -644,6 +651,11 @@ struct proxy_process {
     bool report_stop, report_cont; /* not yet told to a wait(WUNTRACED...) */
     struct vmm_vm *vm;
     struct vmm_aspace *as;
+    /* Which address space as is, as kcmp(KCMP_VM) tells them apart and
+     * orders them: 0 for the first process's, then one more for each
+     * space made (a fork's without CLONE_VM, an execve's) in the run's
+     * order, never a host pointer; a CLONE_VM child keeps its parent's. */
+    uint64_t mm_id;
     struct det_state *det;
     const struct proxy_config *cfg;
 
@@ -747,6 +759,11 @@ struct proxy_process {
     /* SEM_UNDO adjustments, applied at exit (kernel/sysvsem.c). Owned. */
     struct proxy_sem_undo *sem_undo;
     int nr_sem_undo;
+    /* Whether Linux would have made its sysvsem.undo_list (what kcmp's
+     * KCMP_SYSVSEM compares): at a semop with SEM_UNDO, or a clone with
+     * CLONE_SYSVSEM (a pthread_create); gone with exit_sem (exit,
+     * unshare, setns; proxy_sem_exit). A fork child has none. */
+    bool sem_undo_list;
     /* personality(2)'s value (misc.c): kept across fork and execve, as
      * setarch relies on; PER_LINUX32 makes uname's machine i686 */
     uint32_t personality;
@@ -985,6 +1002,8 @@ int proxy_keys_proc_line(struct proxy_process *viewer, int i, char *line,
 int proxy_keys_users_line(struct proxy_process *viewer, int i, char *line,
                           size_t cap);
 extern const struct proxy_syscall proxy_ptrace_syscalls[];
+/* kcmp(2) over the process model's objects (kernel/kcmp.c). */
+extern const struct proxy_syscall proxy_kcmp_syscalls[];
 /* Linux native AIO (io/aio.c): the process's contexts freed (exit,
  * execve). */
 extern const struct proxy_syscall proxy_aio_syscalls[];

@@ -29,6 +29,13 @@
  *    (epoll_num); another number sharing h is given a host fd of its own
  *    first (proxy_fd_epoll_key). Fork copies keep their numbers, so they
  *    share the key as the fork's copies share Linux's entries.
+ *  - Each description has an id, host_refs[h].file_id, given when its
+ *    first host fd is adopted, from one hvrun-wide count, and kept by a
+ *    host fd of its own given to a guest fd (proxy_fd_epoll_key): kcmp's
+ *    KCMP_FILE compares and orders descriptions by it. It follows the
+ *    guests' own calls, never host fd numbers, so it is the same in every
+ *    run. (A description a guest receives in SCM_RIGHTS comes as a fresh
+ *    host fd, so it gets an id of its own.)
  */
 #include "proxy.h"
 
@@ -55,11 +62,13 @@ struct host_fd_ref {
     uint32_t refs;  /* in-use guest slots holding it, all processes */
     int guest_num;  /* the guest fd number all of them have, or -1 */
     int epoll_num;  /* the guest fd number epoll entries key it by, or -1 */
+    uint64_t file_id; /* the open file description's (see above); 0: free */
 };
 
 static struct host_fd_ref *host_refs;
 static int host_refs_cap;
 static int host_fd_ceiling; /* 0 until host_fd_limits_init */
+static uint64_t file_ids;   /* descriptions given an id so far */
 
 /* hvrun's soft RLIMIT_NOFILE goes to its hard limit (guests may want many
  * fds: the guest's own limit is enforced in the table), and the ceiling
@@ -93,7 +102,7 @@ static int host_refs_grow(int host_fd)
     if (!r)
         return -ENOMEM;
     for (int i = host_refs_cap; i < cap; i++)
-        r[i] = (struct host_fd_ref){0, -1, -1};
+        r[i] = (struct host_fd_ref){0, -1, -1, 0};
     host_refs = r;
     host_refs_cap = cap;
     return 0;
@@ -123,7 +132,7 @@ static int host_fd_unref(int host_fd)
         return 0;
     }
     if (r)
-        *r = (struct host_fd_ref){0, -1, -1};
+        *r = (struct host_fd_ref){0, -1, -1, 0};
     return close(host_fd) < 0 ? -errno : 0;
 }
 
@@ -149,7 +158,7 @@ static int host_fd_adopt(int host_fd, int guest_num)
         close(host_fd);
         return rc;
     }
-    host_refs[host_fd] = (struct host_fd_ref){1, guest_num, -1};
+    host_refs[host_fd] = (struct host_fd_ref){1, guest_num, -1, ++file_ids};
     return 0;
 }
 
@@ -285,6 +294,13 @@ struct proxy_fd *proxy_fd_get(struct proxy_fdtable *t, int guest_fd)
     return slot->kind == PROXY_FD_FREE ? NULL : slot;
 }
 
+uint64_t proxy_fd_file_id(const struct proxy_fdtable *t, int guest_fd)
+{
+    int host_fd = proxy_fd_host(t, guest_fd);
+    const struct host_fd_ref *r = host_ref(host_fd);
+    return r ? r->file_id : 0;
+}
+
 int proxy_fd_host(const struct proxy_fdtable *t, int guest_fd)
 {
     if (guest_fd < 0 || guest_fd >= t->cap)
@@ -311,9 +327,12 @@ static int slot_unshare(struct proxy_fd *slot, int guest_fd)
     int own = fcntl(slot->host_fd, F_DUPFD_CLOEXEC, 0);
     if (own < 0)
         return -errno;
+    const struct host_fd_ref *old = host_ref(slot->host_fd);
+    uint64_t file_id = old ? old->file_id : 0;
     int rc = host_fd_adopt(own, guest_fd);
     if (rc < 0)
         return rc;
+    host_refs[own].file_id = file_id; /* the same description */
     struct host_fd_ref *r = host_ref(slot->host_fd);
     if (!r || r->refs <= 1) /* the old number closes now */
         proxy_fasync_fd_closed(slot->owner, slot->host_fd);

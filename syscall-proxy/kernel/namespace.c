@@ -211,6 +211,12 @@ static bool capable_in(const struct proxy_process *p,
 
 bool proxy_ns_capable(const struct proxy_process *p) { return own_caps(p); }
 
+bool proxy_ns_capable_over(const struct proxy_process *p,
+                           const struct proxy_process *q)
+{
+    return capable_in(p, q->ns[PROXY_NS_USER]);
+}
+
 bool proxy_ns_init_capable(const struct proxy_process *p)
 {
     return capable_in(p, NULL);

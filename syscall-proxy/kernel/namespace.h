@@ -51,6 +51,10 @@ int64_t proxy_ns_gid_kernel(const struct proxy_process *p, uint32_t gid);
  * in the run's initial one (what capable() checks: host-wide limits). */
 bool proxy_ns_capable(const struct proxy_process *p);
 bool proxy_ns_init_capable(const struct proxy_process *p);
+/* Whether p has its capabilities in q's user namespace (ns_capable over
+ * q's credentials, as ptrace_has_cap asks). */
+bool proxy_ns_capable_over(const struct proxy_process *p,
+                           const struct proxy_process *q);
 /* setgroups(2) is allowed in p's user namespace (its gid map written and
  * /proc/PID/setgroups not "deny"). */
 bool proxy_ns_setgroups_allowed(const struct proxy_process *p);

@@ -178,10 +178,14 @@ static struct proxy_process *new_child(struct proxy_process *p,
         c->shm_attach = NULL;
         c->nr_shm_attach = 0;
     } else {
+        c->mm_id = ++p->world->last_mm_id; /* a space of its own */
         proxy_shm_fork(p, c);
     }
     c->sem_undo = NULL; /* fork does not inherit SEM_UNDO */
     c->nr_sem_undo = 0;
+    /* nor the undo list: CLONE_SYSVSEM shares Linux's, which hvrun does
+     * not model (the child's adjustments are its own, kcmp sees none) */
+    c->sem_undo_list = false;
     proxy_timer_fork(c);
     return c;
 }
@@ -224,6 +228,8 @@ long proxy_fork(struct proxy_process *p, uint64_t flags, gva_t stack,
     if (rc == 0) {
         proxy_keys_fork(c);
         proxy_perf_on_clone(p->world, p->threads[p->cur].tid, c->pid);
+        if (flags & CLONE_SYSVSEM) /* copy_semundo makes the caller's */
+            p->sem_undo_list = true;
     }
     if (rc < 0) {
         vmm_vm_destroy(c->vm);
@@ -904,6 +910,7 @@ static long do_execve(struct proxy_process *p, int dirfd, gva_t path_gva,
         proxy_shm_hand_over(p, sharer);
     }
     p->as = new_as;
+    p->mm_id = ++p->world->last_mm_id;
     proxy_vm_retire(p, old_vm);
     int old_tid = p->tid;
     exec_reset(p);

@@ -167,6 +167,11 @@ static long do_semtimedop(struct proxy_process *p, int id, gva_t sops, int n,
     struct sembuf ops[SEM_MAX_OPS];
     if (proxy_copy_in(p, ops, sops, (size_t)n * sizeof(ops[0])) < 0)
         return -EFAULT;
+    /* find_alloc_undo: Linux makes the undo list before it looks for the
+     * set, whatever the call's outcome (kcmp KCMP_SYSVSEM sees it) */
+    for (int i = 0; id >= 0 && i < n; i++)
+        if (ops[i].sem_flg & SEM_UNDO)
+            p->sem_undo_list = true;
     struct proxy_sem_set *s = set_by_id(p->world, id);
     if (!s)
         return retry ? -EIDRM : -EINVAL;
@@ -419,6 +424,7 @@ void proxy_sem_exit(struct proxy_process *p)
     free(p->sem_undo);
     p->sem_undo = NULL;
     p->nr_sem_undo = 0;
+    p->sem_undo_list = false;
 }
 
 int proxy_sem_proc_line(const struct proxy_process *viewer, int i,

@@ -613,6 +613,8 @@ static long clone_thread(struct proxy_process *p, uint64_t flags,
     proxy_keys_clone_thread(p, t); /* a thread keyring if its creator has */
     proxy_perf_on_clone(p->world, current(p)->tid, tid);
     p->nr_threads++;
+    if (flags & CLONE_SYSVSEM) /* copy_semundo: one list, made if none */
+        p->sem_undo_list = true;
     proxy_ptrace_on_clone(p, p, &p->threads[p->nr_threads - 1], flags);
     return tid;
 }

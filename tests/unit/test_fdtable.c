@@ -181,3 +181,29 @@ Test(fdtable, destroy_closes_everything)
     cr_assert_not(host_open(b));
     cr_assert_eq(proxy_fdtable_init(&t, 64), 0); /* for fini */
 }
+
+Test(fdtable, description_ids)
+{
+    cr_assert_eq(proxy_fdtable_init(&t, 64), 0);
+    int a = devnull(), b = devnull();
+    cr_assert_eq(proxy_fd_install(&t, a, false, 0), 0);
+    cr_assert_eq(proxy_fd_install(&t, b, false, 0), 1);
+    uint64_t ida = proxy_fd_file_id(&t, 0), idb = proxy_fd_file_id(&t, 1);
+    cr_assert(ida != 0 && idb > ida, "made later, ordered after");
+    /* a dup: the same host fd, the same description */
+    cr_assert_eq(proxy_fd_install(&t, proxy_host_fd_ref(a), false, 0), 2);
+    cr_assert_eq(proxy_fd_file_id(&t, 2), ida);
+    /* epoll gives fd 0 a host fd of its own: still the description */
+    int own = proxy_fd_epoll_key(&t, 0);
+    cr_assert(own >= 0 && own != a);
+    cr_assert_eq(proxy_fd_file_id(&t, 0), ida);
+    cr_assert_eq(proxy_fd_file_id(&t, 2), ida);
+    cr_assert_eq(proxy_fd_file_id(&t, 3), 0, "a free fd has none");
+    cr_assert_eq(proxy_fd_file_id(&t, -1), 0);
+    /* a new description on a reused host fd number is a new one */
+    cr_assert_eq(proxy_fd_close(&t, 1), 0);
+    int c = devnull();
+    cr_assert_eq(c, b, "the host reuses the lowest number");
+    cr_assert_eq(proxy_fd_install(&t, c, false, 0), 1);
+    cr_assert_gt(proxy_fd_file_id(&t, 1), idb);
+}
