@@ -7,7 +7,8 @@
  *
  * - Capabilities (confine_drop_capabilities, at the start of `hvrun run`):
  *   as root, hvrun keeps only what serving a root guest's file and network
- *   operations with root's own access needs (CONFINE_KEPT_CAPS below) and
+ *   operations with root's own access needs, and a guest's that dropped
+ *   root with that guest's (CONFINE_KEPT_CAPS below), and
  *   drops the rest from every set, the bounding set included, so nothing
  *   can get them back. PR_SET_NO_NEW_PRIVS too.
  *
@@ -30,7 +31,8 @@
  * builds, below), process_vm_readv/writev, mount and friends, chroot,
  * pivot_root, setns, unshare, kexec_*, reboot, init/finit/delete_module,
  * bpf, perf_event_open, keyctl/add_key/request_key, userfaultfd, io_uring,
- * open_by_handle_at, the set*id family, capset, personality, iopl/ioperm,
+ * open_by_handle_at, the set*id family (but setfsuid, setfsgid and
+ * setgroups: fscred.c), capset, personality, iopl/ioperm,
  * clock_settime/settimeofday/adjtimex, sethostname, swapon, acct, syslog.
  *
  * Sanitizer builds (build/debug, ASan + LSan): LeakSanitizer checks for
@@ -95,13 +97,17 @@
  * (CHOWN, DAC_OVERRIDE, DAC_READ_SEARCH, FOWNER, FSETID), ports below 1024
  * and raw sockets as root has them (NET_BIND_SERVICE, NET_RAW), and
  * resource limits as root has them (SYS_RESOURCE: a pipe past
- * pipe-max-size, the filesystem's reserved blocks). Dropped, among others:
+ * pipe-max-size, the filesystem's reserved blocks), and SETUID/SETGID for
+ * one use: the thread serving a guest that dropped root takes its
+ * filesystem ids (setfsuid, setfsgid, setgroups; the seccomp filter allows
+ * no other set*id call), so that the host checks its file access as its
+ * own (syscall-proxy/kernel/fscred.c). Dropped, among others:
  * SYS_ADMIN (mount, namespaces, most of /proc/sys), SYS_MODULE, SYS_RAWIO,
  * SYS_BOOT, SYS_PTRACE, SYS_TIME, SYS_NICE, NET_ADMIN (a root guest's
  * netlink route socket could otherwise change the host's routes and
  * interfaces), MKNOD (device nodes: a guest gets EPERM for a char or block
  * device, FIFOs and sockets still work), LINUX_IMMUTABLE (chattr +i/+a
- * on a host file would outlive the run), SETUID/SETGID/SETPCAP/SETFCAP,
+ * on a host file would outlive the run), SETPCAP/SETFCAP,
  * KILL, IPC_LOCK, IPC_OWNER, LEASE, MAC_*, AUDIT_*, SYSLOG, WAKE_ALARM,
  * BLOCK_SUSPEND, BPF, PERFMON, CHECKPOINT_RESTORE. The guest's own view
  * of its capabilities is virtual (syscall-proxy/kernel/misc.c) and unchanged.
@@ -110,7 +116,8 @@
     (CAP_BIT(CAP_CHOWN) | CAP_BIT(CAP_DAC_OVERRIDE) |                      \
      CAP_BIT(CAP_DAC_READ_SEARCH) | CAP_BIT(CAP_FOWNER) |                  \
      CAP_BIT(CAP_FSETID) | CAP_BIT(CAP_NET_BIND_SERVICE) |                 \
-     CAP_BIT(CAP_NET_RAW) | CAP_BIT(CAP_SYS_RESOURCE))
+     CAP_BIT(CAP_NET_RAW) | CAP_BIT(CAP_SYS_RESOURCE) |                  \
+     CAP_BIT(CAP_SETUID) | CAP_BIT(CAP_SETGID))
 
 static int cap_get(struct __user_cap_data_struct d[2])
 {
@@ -463,6 +470,8 @@ static const int allowed_calls[] = {
      * qsort), io.c (getpgrp) */
     SCMP_SYS(getpid), SCMP_SYS(gettid), SCMP_SYS(getuid), SCMP_SYS(geteuid),
     SCMP_SYS(getgid), SCMP_SYS(getegid), SCMP_SYS(getgroups),
+    /* a guest's filesystem ids on the thread serving it (fscred.c) */
+    SCMP_SYS(setfsuid), SCMP_SYS(setfsgid), SCMP_SYS(setgroups),
     SCMP_SYS(getpgrp), SCMP_SYS(getrusage), SCMP_SYS(sysinfo),
     SCMP_SYS(uname), SCMP_SYS(getrandom),
     /* sockets: net.c, peercred.c (socket and socketpair are below) */
@@ -547,6 +556,12 @@ static int allow_with_arguments(scmp_filter_ctx f)
     rc |= allow(f, SCMP_SYS(mprotect), 1, &no_exec);
     struct scmp_arg_cmp keep_sigsys = SCMP_A0(SCMP_CMP_NE, SIGSYS);
     rc |= allow(f, SCMP_SYS(rt_sigaction), 1, &keep_sigsys);
+    /* fscred.c: a changed fsuid leaves a process not dumpable, and a
+     * ptrace stub reopens hvrun's fds through /proc/<hvrun>/fd */
+    struct scmp_arg_cmp dumpable = SCMP_A0(SCMP_CMP_EQ, PR_SET_DUMPABLE);
+    struct scmp_arg_cmp dumpable_on = SCMP_A1(SCMP_CMP_EQ, 1);
+    rc |= seccomp_rule_add(f, SCMP_ACT_ALLOW, SCMP_SYS(prctl), 2, dumpable,
+                           dumpable_on);
     /* glibc's pthread_create tries clone3 first and falls back to clone
      * on ENOSYS; clone3's flags are in memory the filter cannot read. */
     rc |= seccomp_rule_add(f, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);

@@ -1522,6 +1522,19 @@ void proxy_keep_host_groups(void);
 /* Those (or, not kept, the live ones): getgroups' contract, -errno. */
 int proxy_host_groups(gid_t *out, int max);
 
+/* A guest's file access checked with its own ids (kernel/fscred.c): the
+ * thread takes p's fsuid, fsgid and groups while p's handler runs, where
+ * hvrun may change ids; hvrun's own files inside a handler are written
+ * between suspend and resume. */
+void proxy_fscred_enter(const struct proxy_process *p);
+void proxy_fscred_leave(void);
+const struct proxy_process *proxy_fscred_suspend(void);
+void proxy_fscred_resume(const struct proxy_process *was);
+/* access(2)'s check with the real ids: true when the thread took them
+ * (then ask with AT_EACCESS, and end it). */
+bool proxy_fscred_real_begin(const struct proxy_process *p);
+void proxy_fscred_real_end(void);
+
 void proxy_log(const struct proxy_process *p, int level, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 

@@ -94,9 +94,12 @@ long proxy_dispatch(struct proxy_process *p)
      * Linux's syscall_trace_enter orders them; rcx: where the call
      * returns. */
     if (!proxy_user_dispatch_blocks(p, nr, r->rcx, &ret) &&
-        !proxy_seccomp_blocks(p, nr, args, r->rcx, &ret))
+        !proxy_seccomp_blocks(p, nr, args, r->rcx, &ret)) {
+        proxy_fscred_enter(p); /* its file access checked as its own */
         ret = nr < PROXY_NR_SYSCALLS && handlers[nr] ? handlers[nr](p, args)
                                                      : unsupported(p, nr);
+        proxy_fscred_leave();
+    }
     proxy_fasync_after_syscall(p); /* dnotify signals it caused */
     det_log_syscall(p->det, ret == PROXY_RET_REGS_SET ? 0 : ret);
     if (p->cfg->log_level >= 2 && ret != PROXY_RET_REGS_SET &&

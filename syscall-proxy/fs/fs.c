@@ -1513,12 +1513,17 @@ static long do_faccessat(struct proxy_process *p, uint64_t guest_dirfd,
     size_t len;
     if (replayed_query(p, &hp, PROXY_QUERY_ACCESS, arg, &r, NULL, 0, &len))
         return r;
-    /* The raw syscalls: glibc's faccessat emulates flags in user space. */
-    if (flags == 0)
+    /* The raw syscalls: glibc's faccessat emulates flags in user space.
+     * Without AT_EACCESS the check is the real ids' (kernel/fscred.c). */
+    bool real = !(flags & AT_EACCESS) && proxy_fscred_real_begin(p);
+    int host_flags = real ? flags | AT_EACCESS : flags;
+    if (host_flags == 0)
         r = proxy_host_result(syscall(SYS_faccessat, hp.dirfd, hp.path, mode));
     else
         r = proxy_host_result(
-            syscall(SYS_faccessat2, hp.dirfd, hp.path, mode, flags));
+            syscall(SYS_faccessat2, hp.dirfd, hp.path, mode, host_flags));
+    if (real)
+        proxy_fscred_real_end();
     record_query(p, &hp, PROXY_QUERY_ACCESS, arg, r, NULL, 0);
     return r;
 }

@@ -49,7 +49,8 @@ static int say(char *why, size_t len, int err, const char *dir,
     return err;
 }
 
-/* A directory hvrun makes (scratch.c: 0700, locked while the run lives),
+/* A directory hvrun makes (scratch.c: 0700, then 0711; locked while the
+ * run lives),
  * the guest's /tmp its subdirectory "tmp" (mode 1777, as /tmp is). The
  * name's randomness (mkdtemp) never reaches the guest, which sees only
  * "/tmp". */
@@ -62,7 +63,10 @@ static int tmp_make(struct proxy_process *p, char *why, size_t why_len)
         return say(why, why_len, rc, TMP_TEMPLATE,
                    "cannot create the private /tmp");
     snprintf(p->tmp_host, sizeof(p->tmp_host), "%s/tmp", top);
-    if (mkdir(p->tmp_host, 0700) < 0 || chmod(p->tmp_host, 01777) < 0) {
+    /* Searchable (not listable) by others: a guest that dropped root
+     * reaches its /tmp with its own ids (kernel/fscred.c). */
+    if (chmod(top, 0711) < 0 || mkdir(p->tmp_host, 0700) < 0 ||
+        chmod(p->tmp_host, 01777) < 0) {
         rc = -errno;
         proxy_scratch_remove(top, lock);
         p->tmp_host[0] = '\0';

@@ -377,8 +377,8 @@ static bool other_link(const char *abs, const struct stat *st, char *other)
 
 /* ---- the hooks ---------------------------------------------------------------- */
 
-void proxy_preserve_before(struct proxy_process *p, int host_dirfd,
-                           const char *host_path, bool follow)
+static void preserve_before(struct proxy_process *p, int host_dirfd,
+                            const char *host_path, bool follow)
 {
     struct proxy_preserve *pr = journal_of(p);
     char abs[PROXY_PATH_MAX];
@@ -402,7 +402,7 @@ void proxy_preserve_before(struct proxy_process *p, int host_dirfd,
         record_saved(p, pr, abs, s, &st, NULL);
 }
 
-void proxy_preserve_fd(struct proxy_process *p, int host_fd)
+static void preserve_fd(struct proxy_process *p, int host_fd)
 {
     if (!journal_of(p))
         return;
@@ -419,8 +419,8 @@ void proxy_preserve_fd(struct proxy_process *p, int host_fd)
     proxy_preserve_before(p, AT_FDCWD, abs, false);
 }
 
-void proxy_preserve_name_gone(struct proxy_process *p, int host_dirfd,
-                              const char *host_path)
+static void preserve_name_gone(struct proxy_process *p, int host_dirfd,
+                               const char *host_path)
 {
     struct proxy_preserve *pr = journal_of(p);
     char abs[PROXY_PATH_MAX];
@@ -459,8 +459,8 @@ static void record_created(struct proxy_process *p, struct proxy_preserve *pr,
     record(p, pr, &h, abs, NULL);
 }
 
-void proxy_preserve_created(struct proxy_process *p, int host_dirfd,
-                            const char *host_path)
+static void preserve_created(struct proxy_process *p, int host_dirfd,
+                             const char *host_path)
 {
     struct proxy_preserve *pr = journal_of(p);
     char abs[PROXY_PATH_MAX];
@@ -470,7 +470,7 @@ void proxy_preserve_created(struct proxy_process *p, int host_dirfd,
         record_created(p, pr, abs, &st);
 }
 
-void proxy_preserve_created_fd(struct proxy_process *p, int host_fd)
+static void preserve_created_fd(struct proxy_process *p, int host_fd)
 {
     struct proxy_preserve *pr = journal_of(p);
     if (!pr)
@@ -505,10 +505,10 @@ static bool rename_side(struct proxy_process *p, int dirfd, const char *path,
  * /tmp's edge it is a name going away (into /tmp) or a name made (out of
  * it); with RENAME_EXCHANGE both at once.
  */
-void proxy_preserve_rename_before(struct proxy_process *p, int from_dirfd,
-                                  const char *from, int to_dirfd,
-                                  const char *to, unsigned int flags,
-                                  struct proxy_preserve_rename *r)
+static void preserve_rename_before(struct proxy_process *p, int from_dirfd,
+                                   const char *from, int to_dirfd,
+                                   const char *to, unsigned int flags,
+                                   struct proxy_preserve_rename *r)
 {
     memset(r, 0, sizeof(*r));
     bool from_tmp, to_tmp, from_exists, to_exists;
@@ -538,8 +538,8 @@ void proxy_preserve_rename_before(struct proxy_process *p, int from_dirfd,
     r->renamed = true;
 }
 
-void proxy_preserve_renamed(struct proxy_process *p,
-                            const struct proxy_preserve_rename *r)
+static void preserve_renamed(struct proxy_process *p,
+                             const struct proxy_preserve_rename *r)
 {
     struct proxy_preserve *pr = journal_of(p);
     if (!pr)
@@ -560,4 +560,62 @@ void proxy_preserve_renamed(struct proxy_process *p,
         h.ino2 = r->to_st.st_ino;
     }
     record(p, pr, &h, r->from, r->to);
+}
+
+/* The journal and the kept copies are hvrun's: written with its own ids
+ * whatever the guest's (kernel/fscred.c). */
+void proxy_preserve_before(struct proxy_process *p, int host_dirfd,
+                           const char *host_path, bool follow)
+{
+    const struct proxy_process *was = proxy_fscred_suspend();
+    preserve_before(p, host_dirfd, host_path, follow);
+    proxy_fscred_resume(was);
+}
+
+void proxy_preserve_fd(struct proxy_process *p, int host_fd)
+{
+    const struct proxy_process *was = proxy_fscred_suspend();
+    preserve_fd(p, host_fd);
+    proxy_fscred_resume(was);
+}
+
+void proxy_preserve_name_gone(struct proxy_process *p, int host_dirfd,
+                              const char *host_path)
+{
+    const struct proxy_process *was = proxy_fscred_suspend();
+    preserve_name_gone(p, host_dirfd, host_path);
+    proxy_fscred_resume(was);
+}
+
+void proxy_preserve_created(struct proxy_process *p, int host_dirfd,
+                            const char *host_path)
+{
+    const struct proxy_process *was = proxy_fscred_suspend();
+    preserve_created(p, host_dirfd, host_path);
+    proxy_fscred_resume(was);
+}
+
+void proxy_preserve_created_fd(struct proxy_process *p, int host_fd)
+{
+    const struct proxy_process *was = proxy_fscred_suspend();
+    preserve_created_fd(p, host_fd);
+    proxy_fscred_resume(was);
+}
+
+void proxy_preserve_rename_before(struct proxy_process *p, int from_dirfd,
+                                  const char *from, int to_dirfd,
+                                  const char *to, unsigned int flags,
+                                  struct proxy_preserve_rename *r)
+{
+    const struct proxy_process *was = proxy_fscred_suspend();
+    preserve_rename_before(p, from_dirfd, from, to_dirfd, to, flags, r);
+    proxy_fscred_resume(was);
+}
+
+void proxy_preserve_renamed(struct proxy_process *p,
+                            const struct proxy_preserve_rename *r)
+{
+    const struct proxy_process *was = proxy_fscred_suspend();
+    preserve_renamed(p, r);
+    proxy_fscred_resume(was);
 }

@@ -106,11 +106,12 @@ void proxy_remove_contents(int dirfd)
 
 /* ---- making one ---------------------------------------------------------------- */
 
-/* Ours and private: a directory, our uid, mode 0700. */
+/* Ours and private: a directory, our uid, mode 0700 (or 0711: the
+ * private /tmp's, searchable by a guest that dropped root). */
 static bool ours(const struct stat *st)
 {
     return S_ISDIR(st->st_mode) && st->st_uid == geteuid() &&
-           (st->st_mode & 07777) == 0700;
+           ((st->st_mode & 07777) == 0700 || (st->st_mode & 07777) == 0711);
 }
 
 int proxy_scratch_make(char *template_path, int *lock_fd)

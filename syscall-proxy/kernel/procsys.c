@@ -203,10 +203,14 @@ long proxy_fork(struct proxy_process *p, uint64_t flags, gva_t stack,
     if (!c)
         return -ENOMEM;
     char why[256];
+    /* A VM is hvrun's: made with its own ids (a ptrace stub opens the
+     * shared memory through /proc/<hvrun>/fd; kernel/fscred.c). */
+    const struct proxy_process *as_guest = proxy_fscred_suspend();
     int rc = share_mm ? vmm_vm_create_sharing(p->world->host, p->vm, &c->vm,
                                               why, sizeof(why))
                       : vmm_vm_create(p->world->host, &c->vm, why,
                                       sizeof(why));
+    proxy_fscred_resume(as_guest);
     if (rc < 0) {
         proxy_log(p, 1, "fork: %s", why);
         free(c);
@@ -881,7 +885,9 @@ static long do_execve(struct proxy_process *p, int dirfd, gva_t path_gva,
     }
     struct vmm_vm *old_vm = p->vm, *vm;
     char why[512];
+    const struct proxy_process *as_guest = proxy_fscred_suspend();
     rc = vmm_vm_create(p->world->host, &vm, why, sizeof(why));
+    proxy_fscred_resume(as_guest);
     if (rc < 0) {
         proxy_log(p, 1, "execve: %s", why);
         rc = -ENOMEM;

@@ -1038,14 +1038,18 @@ static const struct file_sites *sites_of(int fd)
         return NULL;
     *fs = (struct file_sites){NULL, st.st_dev, st.st_ino,
                               (uint64_t)st.st_size, mtime, NULL, 0};
+    /* The cache is hvrun's, whoever the guest is (kernel/fscred.c). */
+    const struct proxy_process *as_guest = proxy_fscred_suspend();
     if (!cache_load(fs)) {
         if (decode_file(fd, fs) < 0) {
+            proxy_fscred_resume(as_guest);
             free(fs->v);
             free(fs);
             return NULL;
         }
         cache_store(fs);
     }
+    proxy_fscred_resume(as_guest);
     fs->next = known_files;
     known_files = fs;
     return fs;
@@ -1698,8 +1702,11 @@ static void patch_vma(struct proxy_process *p, int host_fd,
                       const struct vmm_vma *v, gva_t lo, gva_t hi, bool fresh)
 {
     int fd = host_fd;
-    if (fd < 0 && (!v->name || (fd = openat(p->cwd_fd, v->name,
-                                            O_RDONLY | O_CLOEXEC)) < 0))
+    const struct proxy_process *as_guest = proxy_fscred_suspend();
+    if (fd < 0 && v->name)
+        fd = openat(p->cwd_fd, v->name, O_RDONLY | O_CLOEXEC);
+    proxy_fscred_resume(as_guest);
+    if (fd < 0)
         return;
     struct stat st;
     const struct file_sites *fs = NULL;

@@ -370,6 +370,17 @@ static int open_exec(struct proxy_process *p, const char *path, struct why *w)
     if (fd >= 0)
         return fd; /* a replay's recorded program: it was executable */
     fd = openat(p->cwd_fd, path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0 && errno == EACCES &&
+        faccessat(p->cwd_fd, path, X_OK, AT_EACCESS) == 0) {
+        /* Executable but not readable by the guest (mode 0711): the
+         * kernel reads such a program for it natively; hvrun reads it
+         * with its own ids (kernel/fscred.c). */
+        const struct proxy_process *as_guest = proxy_fscred_suspend();
+        fd = openat(p->cwd_fd, path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+        int err = errno;
+        proxy_fscred_resume(as_guest);
+        errno = err;
+    }
     if (fd < 0)
         return say(w, -errno, path, strerror(errno));
     proxy_file_tap_note(p, p->cwd_fd, path, O_RDONLY, fd);

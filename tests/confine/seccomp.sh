@@ -53,9 +53,11 @@ KVM_DEV=${HVRUN_TEST_KVM_DEV:-/dev/kvm}
 . "$ROOT/tests/lib.sh"
 
 # The capabilities cli/confine.c keeps: CHOWN, DAC_OVERRIDE,
-# DAC_READ_SEARCH, FOWNER, FSETID, NET_BIND_SERVICE, NET_RAW, SYS_RESOURCE.
+# DAC_READ_SEARCH, FOWNER, FSETID, NET_BIND_SERVICE, NET_RAW, SYS_RESOURCE,
+# and SETGID, SETUID (a guest that dropped root gets its own file access:
+# syscall-proxy/kernel/fscred.c).
 KEPT_CAPS=$(( (1 << 0) | (1 << 1) | (1 << 2) | (1 << 3) | (1 << 4) |
-    (1 << 10) | (1 << 13) | (1 << 24) ))
+    (1 << 6) | (1 << 7) | (1 << 10) | (1 << 13) | (1 << 24) ))
 
 mkdir -p "$ROOT/build" || exit 1
 WORK=$(mktemp -d "$ROOT/build/confine-tests.XXXXXX") || exit 1

@@ -1,0 +1,145 @@
+/*
+ * fscred.c - a guest's file access is checked with its own ids.
+ *
+ * hvrun makes every host call a guest's file operations need itself, with
+ * its own credentials. As root it keeps root's file capabilities
+ * (cli/confine.c) so that a root guest has root's access; but a guest that
+ * dropped root (setuid(65534) after its set-up, as a daemon does before it
+ * reads untrusted input) would then still open /etc/shadow through hvrun,
+ * where natively the kernel says EACCES. So while a guest's handler runs,
+ * the thread hvrun serves it on takes the guest's filesystem ids:
+ * setfsgid, its supplementary groups (setgroups, the raw call: per thread)
+ * and setfsuid, which also drops the thread's file capabilities
+ * (CAP_DAC_OVERRIDE and the rest) from its effective set while the fsuid is
+ * not 0, exactly as for the native process (Linux's cap_task_fix_setuid);
+ * afterwards hvrun's own come back. The host kernel then decides every
+ * permission as it would for the guest: modes, ACLs, ownership, sticky
+ * directories.
+ *
+ * Only where hvrun may change ids (root with CAP_SETUID and CAP_SETGID); a
+ * non-root hvrun's guests have its uid anyway. hvrun's own files inside a
+ * handler (the site cache, --verify's journal, a recording's copies) are
+ * written with hvrun's ids (proxy_fscred_suspend). Not modelled: a guest
+ * that keeps uid 0 but drops CAP_DAC_OVERRIDE with capset keeps root's
+ * access.
+ */
+#include "proxy.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <sys/fsuid.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define MAX_HOST_GROUPS 256
+
+static struct {
+    bool known, can_switch;
+    uid_t uid;
+    gid_t gid;
+    gid_t groups[MAX_HOST_GROUPS];
+    int nr_groups;
+} host;
+
+/* The guest whose ids the thread has now, NULL: hvrun's own. */
+static const struct proxy_process *applied;
+
+static void learn_host(void)
+{
+    host.known = true;
+    host.uid = geteuid();
+    host.gid = getegid();
+    host.nr_groups = getgroups(MAX_HOST_GROUPS, host.groups);
+    /* setfsuid says the old fsuid whether or not it changed: asking for
+     * an id no one has, and back, shows whether the change is allowed. */
+    host.can_switch = host.uid == 0 && host.nr_groups >= 0;
+    if (host.can_switch) {
+        (void)setfsuid(65534);
+        host.can_switch = setfsuid(0) == 65534;
+        (void)setfsuid(0);
+        (void)prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
+    }
+}
+
+static bool same_as_host(const struct proxy_process *p)
+{
+    return p->fsuid == host.uid && p->fsgid == host.gid && p->nr_groups < 0;
+}
+
+static void put_groups(int n, const gid_t *g)
+{
+    (void)syscall(SYS_setgroups, (size_t)n, g);
+}
+
+void proxy_fscred_enter(const struct proxy_process *p)
+{
+    if (!host.known)
+        learn_host();
+    if (!host.can_switch || same_as_host(p))
+        return;
+    /* The groups and the gid first, the uid last: setfsuid is what drops
+     * the file capabilities. */
+    if (p->nr_groups >= 0) {
+        gid_t g[MAX_HOST_GROUPS];
+        int n = p->nr_groups < MAX_HOST_GROUPS ? p->nr_groups
+                                               : MAX_HOST_GROUPS;
+        for (int i = 0; i < n; i++)
+            g[i] = (gid_t)p->groups[i];
+        put_groups(n, g);
+    }
+    (void)setfsgid(p->fsgid);
+    (void)setfsuid(p->fsuid);
+    applied = p;
+}
+
+void proxy_fscred_leave(void)
+{
+    if (!applied)
+        return;
+    (void)setfsuid(host.uid); /* hvrun's file capabilities back */
+    (void)setfsgid(host.gid);
+    if (applied->nr_groups >= 0)
+        put_groups(host.nr_groups, host.groups);
+    /* A changed fsuid made hvrun not dumpable (Linux's commit_creds), and
+     * a ptrace stub opens hvrun's fds through /proc/<hvrun>/fd. */
+    (void)prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
+    applied = NULL;
+}
+
+const struct proxy_process *proxy_fscred_suspend(void)
+{
+    const struct proxy_process *was = applied;
+    proxy_fscred_leave();
+    return was;
+}
+
+void proxy_fscred_resume(const struct proxy_process *was)
+{
+    if (was)
+        proxy_fscred_enter(was);
+}
+
+/* access(2) and faccessat without AT_EACCESS check with the real ids:
+ * the thread takes them for that one call (true: the caller then asks
+ * with AT_EACCESS and ends it with proxy_fscred_real_end). */
+bool proxy_fscred_real_begin(const struct proxy_process *p)
+{
+    if (!host.known)
+        learn_host();
+    /* Without AT_EACCESS the host checks hvrun's real ids, root's. */
+    if (!host.can_switch ||
+        (!applied && p->ruid == host.uid && p->rgid == host.gid))
+        return false;
+    (void)setfsgid(p->rgid);
+    (void)setfsuid(p->ruid);
+    return true;
+}
+
+void proxy_fscred_real_end(void)
+{
+    (void)setfsuid(applied ? applied->fsuid : host.uid);
+    (void)setfsgid(applied ? applied->fsgid : host.gid);
+    (void)prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
+}
