@@ -556,12 +556,18 @@ static int allow_with_arguments(scmp_filter_ctx f)
     rc |= allow(f, SCMP_SYS(mprotect), 1, &no_exec);
     struct scmp_arg_cmp keep_sigsys = SCMP_A0(SCMP_CMP_NE, SIGSYS);
     rc |= allow(f, SCMP_SYS(rt_sigaction), 1, &keep_sigsys);
-    /* fscred.c: a changed fsuid leaves a process not dumpable, and a
-     * ptrace stub reopens hvrun's fds through /proc/<hvrun>/fd */
+    /* fscred.c: a changed fsuid leaves a process not dumpable (a ptrace
+     * stub reopens hvrun's fds through /proc/<hvrun>/fd) and clears its
+     * parent-death signal (--verify's run dies with its parent): both put
+     * back, the signal as it was */
     struct scmp_arg_cmp dumpable = SCMP_A0(SCMP_CMP_EQ, PR_SET_DUMPABLE);
     struct scmp_arg_cmp dumpable_on = SCMP_A1(SCMP_CMP_EQ, 1);
     rc |= seccomp_rule_add(f, SCMP_ACT_ALLOW, SCMP_SYS(prctl), 2, dumpable,
                            dumpable_on);
+    struct scmp_arg_cmp pdeath_get = SCMP_A0(SCMP_CMP_EQ, PR_GET_PDEATHSIG);
+    struct scmp_arg_cmp pdeath_set = SCMP_A0(SCMP_CMP_EQ, PR_SET_PDEATHSIG);
+    rc |= allow(f, SCMP_SYS(prctl), 1, &pdeath_get);
+    rc |= allow(f, SCMP_SYS(prctl), 1, &pdeath_set);
     /* glibc's pthread_create tries clone3 first and falls back to clone
      * on ENOSYS; clone3's flags are in memory the filter cannot read. */
     rc |= seccomp_rule_add(f, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);

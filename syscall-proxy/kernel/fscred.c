@@ -36,7 +36,8 @@
 #define MAX_HOST_GROUPS 256
 
 static struct {
-    bool known, can_switch;
+    bool known, can_switch, probed;
+    int pdeath_signal; /* PR_SET_PDEATHSIG's, which a changed fsuid clears */
     uid_t uid;
     gid_t gid;
     gid_t groups[MAX_HOST_GROUPS];
@@ -52,15 +53,35 @@ static void learn_host(void)
     host.uid = geteuid();
     host.gid = getegid();
     host.nr_groups = getgroups(MAX_HOST_GROUPS, host.groups);
-    /* setfsuid says the old fsuid whether or not it changed: asking for
-     * an id no one has, and back, shows whether the change is allowed. */
     host.can_switch = host.uid == 0 && host.nr_groups >= 0;
-    if (host.can_switch) {
-        (void)setfsuid(65534);
-        host.can_switch = setfsuid(0) == 65534;
-        (void)setfsuid(0);
-        (void)prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
-    }
+    if (prctl(PR_GET_PDEATHSIG, &host.pdeath_signal, 0, 0, 0) < 0)
+        host.pdeath_signal = 0;
+}
+
+/* What a changed fsuid undoes (Linux's commit_creds): the process is no
+ * longer dumpable (a ptrace stub reopens hvrun's fds through
+ * /proc/<hvrun>/fd) and its parent-death signal is gone (--verify's run
+ * must still die with its parent). Both put back. */
+static void after_fsuid_change(void)
+{
+    (void)prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
+    if (host.pdeath_signal)
+        (void)prctl(PR_SET_PDEATHSIG, host.pdeath_signal, 0, 0, 0);
+}
+
+/* setfsuid says the old fsuid whether or not it changed: asking for an id
+ * no one has, and back, shows whether the change is allowed. Only once a
+ * guest needs it. */
+static bool may_switch(void)
+{
+    if (!host.can_switch || host.probed)
+        return host.can_switch;
+    host.probed = true;
+    (void)setfsuid(65534);
+    host.can_switch = setfsuid(0) == 65534;
+    (void)setfsuid(0);
+    after_fsuid_change();
+    return host.can_switch;
 }
 
 static bool same_as_host(const struct proxy_process *p)
@@ -77,7 +98,7 @@ void proxy_fscred_enter(const struct proxy_process *p)
 {
     if (!host.known)
         learn_host();
-    if (!host.can_switch || same_as_host(p))
+    if (same_as_host(p) || !may_switch())
         return;
     /* The groups and the gid first, the uid last: setfsuid is what drops
      * the file capabilities. */
@@ -102,9 +123,7 @@ void proxy_fscred_leave(void)
     (void)setfsgid(host.gid);
     if (applied->nr_groups >= 0)
         put_groups(host.nr_groups, host.groups);
-    /* A changed fsuid made hvrun not dumpable (Linux's commit_creds), and
-     * a ptrace stub opens hvrun's fds through /proc/<hvrun>/fd. */
-    (void)prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
+    after_fsuid_change();
     applied = NULL;
 }
 
@@ -129,8 +148,8 @@ bool proxy_fscred_real_begin(const struct proxy_process *p)
     if (!host.known)
         learn_host();
     /* Without AT_EACCESS the host checks hvrun's real ids, root's. */
-    if (!host.can_switch ||
-        (!applied && p->ruid == host.uid && p->rgid == host.gid))
+    if ((!applied && p->ruid == host.uid && p->rgid == host.gid) ||
+        !may_switch())
         return false;
     (void)setfsgid(p->rgid);
     (void)setfsuid(p->ruid);
@@ -141,5 +160,5 @@ void proxy_fscred_real_end(void)
 {
     (void)setfsuid(applied ? applied->fsuid : host.uid);
     (void)setfsgid(applied ? applied->fsgid : host.gid);
-    (void)prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
+    after_fsuid_change();
 }
