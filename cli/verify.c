@@ -278,6 +278,13 @@ static void judge(const struct run_options *o, const struct cli_captured_run *f,
     v->same = !v->streams[0];
 }
 
+/* A run that hvrun could not start (no /dev/kvm, a program it cannot
+ * load): it exited 125 and left no detlog, as no guest event happened. */
+static bool never_started(const struct cli_captured_run *f)
+{
+    return f->code == CLI_EXIT_FAILURE && access(f->detlog, F_OK) < 0;
+}
+
 /* --verify's one line. */
 static int report_two(const struct cli_captured_run *f,
                       const struct cli_run_verdict *v)
@@ -578,6 +585,11 @@ int cli_verify(const struct run_options *o, const char *path)
         /* Pass run 1's output on, then judge. */
         cli_pass_on(f[0].out, 1);
         cli_pass_on(f[0].err, 2);
+        if (never_started(&f[0])) { /* nothing ran: nothing to compare */
+            cli_error("--verify: run 1 did not start (exit %d)", f[0].code);
+            code = CLI_EXIT_FAILURE;
+            goto out;
+        }
         v[0].same = true;
         for (int i = 2; i <= n; i++)
             judge(o, f, i, &v[i - 1]);

@@ -318,10 +318,28 @@ run_case() {
         hcwd=$WORK/$id.hvrun
         mkdir -p "$ncwd" "$hcwd"
     fi
-    local nst hst
+    local nst hst why
     nst=$(run_prog "" "$ncwd" "$in" "$base.native" "$base.native.err" "$@")
+    why=$(native_unfit "$name" "$base.native")
+    if [ -n "$why" ]; then
+        skip "$label:$name" "$why"
+        return 0
+    fi
     hst=$(run_prog "$hv" "$hcwd" "$in" "$base.hvrun" "$base.hvrun.err" "$@")
     compare "$label:$name" "$want" "$nst" "$hst" "$base"
+}
+
+# native_unfit NAME NATIVE_STDOUT: why this host's native run of case NAME
+# is no reference for Linux's behaviour, or nothing.
+native_unfit() {
+    case $1 in
+    tsc_prctl | */tsc_prctl)
+        # A kernel that is itself a kvm-pvm guest takes PR_SET_TSC but
+        # cannot have CR4.TSD honoured: RDTSC still reads in SIGSEGV mode.
+        if grep -qx 'rdtsc: read' "$2"; then
+            echo "this host's kernel accepts PR_TSC_SIGSEGV but RDTSC still reads (CR4.TSD not honoured, a kvm-pvm guest): the native run is no reference"
+        fi ;;
+    esac
 }
 
 # run_hvrun_only LABEL HVRUN NAME WANT STDIN CWD PROG ARGS...
@@ -494,7 +512,7 @@ for hv in "$@"; do
     /*) CUR_HVRUN=$hv ;;
     *) CUR_HVRUN=$PWD/$hv ;;
     esac
-    if [ ! -e "$KVM_DEV" ]; then
+    if [ ! -e "$KVM_DEV" ] && needs_kvm "$CUR_HVRUN"; then
         SKIP_REASON="no $KVM_DEV on this host (hvrun needs KVM)"
         SKIP_KIND=guest
         for_each_case "$GUEST_TABLE" skip_case

@@ -1015,6 +1015,8 @@ int vmm_as_protect(struct vmm_aspace *as, gva_t gva, uint64_t len, int prot)
         bool loses = (v->prot & ~prot) != 0;
         bool host_change = loses || ((prot & ~v->prot) & PROT_WRITE);
         int old_prot = v->prot;
+        if (prot & PROT_WRITE)
+            v->flags &= ~VMM_VMA_FILE_CLEAN;
         if (charged_by_protect(v, prot)) {
             v->flags |= VMM_VMA_ACCOUNT;
             as->account_bytes += v->end - v->start;
@@ -1925,9 +1927,10 @@ static int forced_write(const struct vmm_aspace *as, gva_t gva,
     while (len > 0) {
         size_t avail;
         uint8_t *p = span_of(as, gva, 0, &avail);
-        const struct vmm_vma *v = vmm_as_find_vma(as, gva);
+        struct vmm_vma *v = vmm_as_find_vma(as, gva);
         if (!p || (v->shared && !backing_writable(v)))
             return -EFAULT;
+        v->flags &= ~VMM_VMA_FILE_CLEAN; /* no longer the file's bytes */
         size_t n = len < avail ? len : avail;
         if (!backing_writable(v)) {
             int rc = write_read_only_private(p, s, n);

@@ -132,6 +132,14 @@ struct vmm_physmem {
 /* memfd_secret memory (Linux's secretmem VMA): the proxy's readers of
  * another process's memory find no page here. */
 #define VMM_VMA_SECRET 0x8000
+/* Private file pages that hold exactly the file's bytes from file_off
+ * (zeros past its end) as hvrun's fill read them, and that nothing could
+ * have changed since: set by the proxy on a whole VMA it filled that is
+ * not writable; cleared where the guest gains write (vmm_as_protect) and
+ * by every write of hvrun's that ignores the protection (forced_write).
+ * It lets ld.so's segments keep their reservation's pages without
+ * comparing them with the file again (syscall-proxy/mm/mm.c). */
+#define VMM_VMA_FILE_CLEAN 0x10000
 /* Private anonymous mappings from this size up are made lazy by the mm
  * calls: the guest-physical reservation (256 GiB) cannot back a
  * sanitizer's 15 TiB shadow, and an extent this large is rarely touched

@@ -36,6 +36,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#include <time.h>
 
 #define PROT_SEM_X86 0x8
 #define PROT_VALID (PROT_READ | PROT_WRITE | PROT_EXEC | PROT_SEM_X86)
@@ -221,6 +222,25 @@ static struct deferred_fill {
 static int fill_from_file(struct proxy_process *p, int host_fd, gva_t gva,
                           uint64_t len, uint64_t off);
 
+/* A whole read-only private VMA just filled from its file holds the
+ * file's bytes (VMM_VMA_FILE_CLEAN): a segment mapped over it later keeps
+ * its pages without comparing them again (reuse_file_pages) if the file
+ * has not changed since. Only a whole VMA, so that marking it splits
+ * nothing. */
+static struct timespec clean_since; /* no later than any fill's time */
+
+static void mark_file_clean(struct proxy_process *p, gva_t start, gva_t end)
+{
+    if (clean_since.tv_sec == 0)
+        clock_gettime(CLOCK_REALTIME, &clean_since);
+    const struct vmm_vma *v = vmm_as_find_vma(p->as, start);
+    end = VMM_PAGE_ALIGN_UP(end);
+    if (v && v->start == start && v->end == end && !v->shared &&
+        !(v->prot & PROT_WRITE) && (v->flags & VMM_VMA_FILE))
+        (void)vmm_as_set_flags(p->as, start, end - start,
+                               VMM_VMA_FILE_CLEAN, 0);
+}
+
 void proxy_mm_fill_deferred(void)
 {
     struct deferred_fill d = deferred;
@@ -231,6 +251,8 @@ void proxy_mm_fill_deferred(void)
         int rc = fill_from_file(d.p, d.host_fd, d.piece[i].start,
                                 d.piece[i].end - d.piece[i].start,
                                 d.piece[i].off);
+        if (rc == 0)
+            mark_file_clean(d.p, d.piece[i].start, d.piece[i].end);
         if (rc < 0)
             proxy_log(d.p, 1, "mmap: reading the file into [%#llx, %#llx): "
                               "%s",
@@ -373,15 +395,30 @@ static int map_shared_file(struct proxy_process *p, int host_fd, gva_t gva,
  * protection changes. Comparing reads the file through a mapping, with
  * no page allocated and nothing copied. */
 
+/* Whether the file cannot have changed since any fill: its ctime is well
+ * before the first one. A change after a fill would have set the ctime
+ * to the (coarse, a tick behind at most) time of the change, so it would
+ * be later; this is git's "racily clean" rule. Libraries pass; a file
+ * written during the run is compared. */
+static bool unchanged_since_fills(const struct stat *st)
+{
+    const time_t margin_s = 2;
+    return clean_since.tv_sec > margin_s &&
+           st->st_ctim.tv_sec < clean_since.tv_sec - margin_s;
+}
+
 /* Pages [at, at+len) of guest memory against the file from off (zeros
- * past its end, which must not be a whole page away). */
+ * past its end, which must not be a whole page away); a clean VMA's
+ * (VMM_VMA_FILE_CLEAN) of an unchanged file without comparing. */
 static bool pages_hold_file(struct proxy_process *p, int host_fd,
                             const struct stat *st, gva_t at, uint64_t len,
-                            uint64_t off)
+                            uint64_t off, bool clean)
 {
     if ((uint64_t)st->st_size <= off ||
         VMM_PAGE_ALIGN_UP((uint64_t)st->st_size) - off < len)
         return false;
+    if (clean && unchanged_since_fills(st))
+        return true;
     uint64_t in_file = (uint64_t)st->st_size - off < len
                            ? (uint64_t)st->st_size - off
                            : len;
@@ -423,11 +460,13 @@ static bool reuse_file_pages(struct proxy_process *p, int host_fd, gva_t at,
     const struct vmm_vma *v = vmm_as_find_vma(p->as, at);
     struct stat st;
     if (!v || v->start > at || v->end - at < len || v->prot != PROT_READ ||
-        v->shared || !v->file || (v->flags & ~VMM_VMA_FILE) != 0 ||
+        v->shared || !v->file ||
+        (v->flags & ~(VMM_VMA_FILE | VMM_VMA_FILE_CLEAN)) != 0 ||
         v->file_off + (at - v->start) != off || fstat(host_fd, &st) < 0 ||
         !S_ISREG(st.st_mode) || v->dev != (uint64_t)st.st_dev ||
         v->ino != (uint64_t)st.st_ino ||
-        !pages_hold_file(p, host_fd, &st, at, len, off))
+        !pages_hold_file(p, host_fd, &st, at, len, off,
+                         v->flags & VMM_VMA_FILE_CLEAN))
         return false;
     uint64_t charge = vmm_as_protect_charge(p->as, at, len, prot);
     if ((charge && proxy_mem_charge(p, charge) < 0) ||
