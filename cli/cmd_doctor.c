@@ -85,15 +85,22 @@ static bool doctor_ptrace(void)
     if (ok)
         printf("backend ptrace: usable (--backend ptrace); syscall stop "
                "%.1f us (%d calls, stub on hvrun's CPU); RDTSC trap: %s; "
-               "CPUID control: %s; CPU number: CPU 0 (%s, RDTSCP trapped, "
-               "RDPID sites rewritten); host leaks: RDPID%s in code the "
+               "CPUID control: %s; CPU number: CPU 0 (%s, RDTSCP %s, "
+               "RDPID sites rewritten); host leaks: RDPID%s%s in code the "
                "rewriter does not reach (JIT code, code without unwind "
                "info or symbols)\n",
-               us, PROBE_SYSCALLS, yes_no(i.rdtsc_trappable),
+               us, PROBE_SYSCALLS,
+               i.rdtsc_trappable
+                   ? "yes"
+                   : "no (the host takes PR_SET_TSC but RDTSC still "
+                     "reads: with virtual time the RDTSC/RDTSCP sites are "
+                     "rewritten into traps, as on kvm_pvm)",
                i.cpuid_control ? "yes" : "no (the host's CPU shows)",
                i.cpuid_control ? "the model's APIC ids"
                                : "CPUID sites trap for the model's APIC ids",
-               i.cpuid_control ? "" : " and CPUID's APIC ids");
+               i.rdtsc_trappable ? "trapped" : "sites rewritten",
+               i.cpuid_control ? "" : " and CPUID's APIC ids",
+               i.rdtsc_trappable ? "" : ", RDTSC/RDTSCP");
     vmm_host_close(host);
     return ok;
 }

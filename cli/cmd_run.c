@@ -554,11 +554,13 @@ int cli_run_once(const struct run_options *o, const char *path,
                               /* No backend traps RDPID. */
                               .rdpid_rewrite = true,
                               /* ptrace's stubs make RDTSC fault (no
-                               * rewriting needed); kvm's cannot (CR4.TSD
-                               * on VMX/SVM is not wired): rewrite there. */
+                               * rewriting needed) where the host honours
+                               * PR_SET_TSC; kvm's cannot (CR4.TSD on
+                               * VMX/SVM is not wired): rewrite there. */
                               .rdtsc_rewrite = o->det.virtualize_time &&
                                                !o->no_rdtsc_rewrite &&
-                                               kind != VMM_BACKEND_PTRACE,
+                                               (kind != VMM_BACKEND_PTRACE ||
+                                                !hi.rdtsc_trappable),
                               /* Either backend: the usual form of a
                                * read costs no exit. */
                               .rdtsc_inline = o->det.virtualize_time &&

@@ -22,9 +22,11 @@
 #include <poll.h>
 #include <sys/mman.h>
 #include <sys/ptrace.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <x86intrin.h>
 
 #include "ptrace_abi.h"
 
@@ -257,6 +259,54 @@ int ptrace_host_spawn_stub(struct vmm_host *host, int memfd, pid_t *pid,
     return seize_stub(*pid, pidfd, ready_r, why, why_len);
 }
 
+/* A child that asked PR_TSC_SIGSEGV and reads the TSC: killed by SIGSEGV
+ * where the host honours CR4.TSD. A kernel that is itself a kvm-pvm guest
+ * takes the prctl but RDTSC still reads there, so the stubs' RDTSCs would
+ * read the host TSC unseen. The answer is kept per boot. */
+static bool probe_tsc_prctl(void)
+{
+    pid_t pid = fork();
+    if (pid == 0) {
+        signal(SIGSEGV, SIG_DFL); /* a sanitizer's handler would report */
+        (void)prctl(PR_SET_DUMPABLE, 0, 0, 0, 0); /* no core file */
+        if (prctl(PR_SET_TSC, PR_TSC_SIGSEGV, 0, 0, 0) == 0)
+            (void)__rdtsc();
+        _exit(0);
+    }
+    int status = 0;
+    if (pid < 0)
+        return false;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    return WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV;
+}
+
+static bool tsc_prctl_traps(void)
+{
+    char path[512], got = 0;
+    if (vmm_host_cache_file("ptrace-tsc-trap", path, sizeof(path)) < 0)
+        return probe_tsc_prctl();
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+        ssize_t n = read(fd, &got, 1);
+        close(fd);
+        if (n == 1 && (got == '0' || got == '1'))
+            return got == '1';
+    }
+    bool traps = probe_tsc_prctl();
+    char tmp[560];
+    snprintf(tmp, sizeof(tmp), "%s.%d", path, (int)getpid());
+    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd >= 0) {
+        got = traps ? '1' : '0';
+        bool ok = write(fd, &got, 1) == 1;
+        close(fd);
+        if (!ok || rename(tmp, path) < 0)
+            unlink(tmp);
+    }
+    return traps;
+}
+
 int ptrace_host_open(struct vmm_host **out, char *why, size_t why_len)
 {
     struct pt_host *h = calloc(1, sizeof(*h));
@@ -268,7 +318,8 @@ int ptrace_host_open(struct vmm_host **out, char *why, size_t why_len)
     ptrace_reaper_init(&h->reaper);
     struct vmm_host_info *info = &h->base.info;
     snprintf(info->hypervisor, sizeof(info->hypervisor), "none (ptrace)");
-    info->rdtsc_trappable = true; /* PR_SET_TSC in the stub; checked there */
+    /* PR_SET_TSC in the stub, where the host honours it. */
+    info->rdtsc_trappable = tsc_prctl_traps();
     h->stub_exec_fd = stub_program_fd();
     int rc = h->stub_exec_fd;
     if (rc < 0) {

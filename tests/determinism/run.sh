@@ -470,7 +470,12 @@ plaus_det_sources() {
     # a counted SKIP that names it, never a silent pass.
     n=$L:plaus/cpuid-fixed-model
     local ctl
-    ctl=$("$L" doctor 2>&1 | sed -n 's/^CPUID control: *//p')
+    if needs_kvm "$HV"; then
+        ctl=$("$L" doctor 2>&1 | sed -n 's/^CPUID control: *//p')
+    else # the ptrace backend's one line
+        ctl=$("$L" doctor 2>&1 |
+            sed -n 's/^backend ptrace:.*CPUID control: \([^;]*\);.*/\1/p')
+    fi
     case $ctl in
     yes*)
         if [ "$cpuid_vendor" = GenuineIntel ] && [ "$eax" = 000906ea ]; then
@@ -542,6 +547,10 @@ cpu_number_cases() {
     local be name b0 b1 s0 s1 p
     for be in kvm ptrace; do
         name=$L:plaus/cpu-number-any-host-cpu-$be
+        if [ "$be" = kvm ] && [ ! -e "$KVM_DEV" ]; then
+            skip "$name" "no $KVM_DEV on this host (hvrun needs KVM)"
+            continue
+        fi
         if [ -n "$CPUNUM_BUILD_ERR" ]; then
             fail "$name" "tests/guest/cpu_number.c: $CPUNUM_BUILD_ERR"
             continue
@@ -930,7 +939,7 @@ for hvarg in "$@"; do
     /*) HV=$hvarg ;;
     *) HV=$PWD/$hvarg ;;
     esac
-    if [ ! -e "$KVM_DEV" ]; then
+    if [ ! -e "$KVM_DEV" ] && needs_kvm "$HV"; then
         for c in $ALL_CASES; do skip "$L:$c" "no $KVM_DEV on this host (hvrun needs KVM)"; done
         if [ "$load_done" = 0 ]; then
             skip "$L:load/python3-${LOAD_RUNS}x-under-cpu-load" "no $KVM_DEV on this host (hvrun needs KVM)"
