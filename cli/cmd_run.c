@@ -281,7 +281,10 @@ static int apply_option(struct run_options *o, int c, const char *arg)
 static int parse_run_options(int argc, char **argv, struct run_options *o)
 {
     memset(o, 0, sizeof(*o));
-    o->backend = "kvm";
+    /* HVRUN_BACKEND: the default for a host without /dev/kvm, set once
+     * (a CI runner that is itself a VM); --backend still decides. */
+    const char *env_backend = getenv("HVRUN_BACKEND");
+    o->backend = env_backend && env_backend[0] ? env_backend : "kvm";
     o->base_env = "host";
     o->log_level = 1;
     o->jobs = 1;
@@ -315,7 +318,8 @@ static int parse_run_options(int argc, char **argv, struct run_options *o)
     }
     enum vmm_backend_kind kind;
     if (vmm_backend_parse(o->backend, &kind) < 0) {
-        cli_error("--backend %s: unknown backend (kvm or ptrace)",
+        cli_error("%s%s: unknown backend (kvm or ptrace)",
+                  o->backend == env_backend ? "HVRUN_BACKEND=" : "--backend ",
                   o->backend);
         return -1;
     }

@@ -185,8 +185,9 @@ int kvm_host_open(struct vmm_host **out, char *why, size_t why_len)
         snprintf(msg, sizeof(msg), "/dev/kvm: open: %s; %s", strerror(err),
                  err == EACCES || err == EPERM
                      ? "join the kvm group or run as root, or use "
-                       "--backend ptrace"
-                     : "this host offers no KVM: use --backend ptrace");
+                       "--backend ptrace (or HVRUN_BACKEND=ptrace)"
+                     : "this host offers no KVM: use --backend ptrace "
+                       "(or set HVRUN_BACKEND=ptrace)");
         return fail_open(h, err, why, why_len, msg);
     }
     struct vmm_host_info *info = &h->base.info;

@@ -106,7 +106,12 @@ boot_verify() {
 
 first=1
 for hv in "$@"; do
-    if [ -n "$why_skip" ]; then
+    why_skip_hv=$why_skip
+    if [ -z "$why_skip_hv" ] && [ ! -e /dev/kvm ] && needs_kvm "$hv"; then
+        why_skip_hv="no /dev/kvm on this host (hvrun needs KVM)"
+    fi
+    if [ -n "$why_skip_hv" ]; then
+        why_skip=$why_skip_hv
         skip "$hv:boot/verify" "$why_skip"
         if [ $first = 1 ]; then
             skip "$hv:boot/same-log" "$why_skip"

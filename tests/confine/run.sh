@@ -113,7 +113,7 @@ kernel_knobs_ro() {
 }
 
 for hv in "$@"; do
-    if [ ! -e "$KVM_DEV" ]; then
+    if [ ! -e "$KVM_DEV" ] && needs_kvm "$hv"; then
         for c in host-pids-hidden hvrun-untouched hvrun-environ-hidden kernel-knobs-ro; do
             skip "$hv:confine/$c" "no $KVM_DEV on this host"
         done

@@ -288,7 +288,7 @@ for hvarg in "$@"; do
     /*) HV=$hvarg ;;
     *) HV=$PWD/$hvarg ;;
     esac
-    if [ ! -e "$KVM_DEV" ]; then
+    if [ ! -e "$KVM_DEV" ] && needs_kvm "$HV"; then
         skip "$L:runners" "no $KVM_DEV on this host"
         continue
     fi

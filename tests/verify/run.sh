@@ -433,7 +433,7 @@ for hvarg in "$@"; do
     /*) HV=$hvarg ;;
     *) HV=$PWD/$hvarg ;;
     esac
-    if [ ! -e "$KVM_DEV" ]; then
+    if [ ! -e "$KVM_DEV" ] && needs_kvm "$HV"; then
         for c in $ALL_CASES; do skip "$L:$c" "no $KVM_DEV on this host (hvrun needs KVM)"; done
         continue
     fi
