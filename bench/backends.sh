@@ -149,8 +149,9 @@ one() {
     mapfile -t pre < <(column_cmd "$col")
     if [[ $cmd == par:* ]]; then
         # nproc copies at once, each under its own prefix; any failure fails.
-        local one_cmd
-        one_cmd="$(printf '%q ' "${pre[@]}") sh -c $(printf '%q' "${cmd#par:}") >/dev/null"
+        local one_cmd="" # native: no prefix (printf of none gives '')
+        [ ${#pre[@]} -gt 0 ] && one_cmd="$(printf '%q ' "${pre[@]}")"
+        one_cmd="$one_cmd sh -c $(printf '%q' "${cmd#par:}") >/dev/null"
         pre=()
         cmd="pids=; for i in \$(seq $NPAR); do $one_cmd & pids=\"\$pids \$!\"; done; st=0; for p in \$pids; do wait \$p || st=1; done; exit \$st"
     fi
