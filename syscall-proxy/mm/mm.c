@@ -347,7 +347,8 @@ static int check_file_access(int host_fd, int flags, int prot, int *vflags)
 {
     int fl = fcntl(host_fd, F_GETFL);
     struct stat st;
-    if (fl < 0 || fstat(host_fd, &st) < 0)
+    /* An O_PATH fd is no file to mmap's fget: EBADF, whatever else. */
+    if (fl < 0 || (fl & O_PATH) || fstat(host_fd, &st) < 0)
         return -EBADF;
     if (S_ISDIR(st.st_mode))
         return -ENODEV;
