@@ -199,7 +199,9 @@ if ! make_fixtures; then
 fi
 
 # The environment every program gets, natively and under hvrun.
-GUEST_ENV=(PATH=/usr/local/bin:/usr/bin:/bin HOME="$FIX" LC_ALL=C LANG=C
+# HVRUN_BACKEND (the Makefile sets it where there is no /dev/kvm) is
+# kept: hvrun reads its default backend there.
+GUEST_ENV=(${HVRUN_BACKEND:+"HVRUN_BACKEND=$HVRUN_BACKEND"} PATH=/usr/local/bin:/usr/bin:/bin HOME="$FIX" LC_ALL=C LANG=C
     TZ=UTC TERM=dumb)
 for v in ASAN_OPTIONS UBSAN_OPTIONS LSAN_OPTIONS; do
     if [ -n "${!v:-}" ]; then GUEST_ENV+=("$v=${!v}"); fi

@@ -74,7 +74,9 @@ CWD=$WORK/cwd # every run's working directory (recreated before each run)
 mkdir -p "$OUT"
 
 # The environment hvrun gets (and passes on), the same for every run.
-GUEST_ENV=("PATH=$SYS_PATH" HOME=/ LC_ALL=C LANG=C TZ=UTC TERM=dumb)
+# HVRUN_BACKEND (the Makefile sets it where there is no /dev/kvm) is
+# kept: hvrun reads its default backend there.
+GUEST_ENV=(${HVRUN_BACKEND:+"HVRUN_BACKEND=$HVRUN_BACKEND"} "PATH=$SYS_PATH" HOME=/ LC_ALL=C LANG=C TZ=UTC TERM=dumb)
 for v in ASAN_OPTIONS UBSAN_OPTIONS LSAN_OPTIONS; do
     if [ -n "${!v:-}" ]; then GUEST_ENV+=("$v=${!v}"); fi
 done

@@ -166,7 +166,9 @@ OUT=$WORK/out
 mkdir -p "$OUT"
 
 # The environment every program gets, natively and under hvrun.
-GUEST_ENV=("PATH=$SYS_PATH" HOME=/ LC_ALL=C LANG=C TZ=UTC TERM=dumb)
+# HVRUN_BACKEND (the Makefile sets it where there is no /dev/kvm) is
+# kept: hvrun reads its default backend there.
+GUEST_ENV=(${HVRUN_BACKEND:+"HVRUN_BACKEND=$HVRUN_BACKEND"} "PATH=$SYS_PATH" HOME=/ LC_ALL=C LANG=C TZ=UTC TERM=dumb)
 for v in ASAN_OPTIONS UBSAN_OPTIONS LSAN_OPTIONS; do
     if [ -n "${!v:-}" ]; then GUEST_ENV+=("$v=${!v}"); fi
 done

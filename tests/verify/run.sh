@@ -54,7 +54,9 @@ fi
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 TIMEOUT=${HVRUN_VERIFY_TIMEOUT:-60}
 KVM_DEV=${HVRUN_TEST_KVM_DEV:-/dev/kvm}
-GUEST_ENV=(PATH=/usr/bin:/bin HOME=/ LC_ALL=C LANG=C TZ=UTC)
+# HVRUN_BACKEND (the Makefile sets it where there is no /dev/kvm) is
+# kept: hvrun reads its default backend there.
+GUEST_ENV=(${HVRUN_BACKEND:+"HVRUN_BACKEND=$HVRUN_BACKEND"} PATH=/usr/bin:/bin HOME=/ LC_ALL=C LANG=C TZ=UTC)
 for v in ASAN_OPTIONS UBSAN_OPTIONS LSAN_OPTIONS; do
     if [ -n "${!v:-}" ]; then GUEST_ENV+=("$v=${!v}"); fi
 done
