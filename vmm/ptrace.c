@@ -804,7 +804,11 @@ static int resume(struct pt_vm *vm, struct vmm_event *ev)
     return 0;
 }
 
-static int pt_vm_run(struct vmm_vm *base, struct vmm_event *ev)
+/* Before a run: the stub's mappings brought up to the address space's
+ * (injected calls, the stub's own CPU time and host time, which is why a
+ * slice starts after it). -ESRCH for a dead stub (no run at all), else
+ * the sync's result, which the run reports. */
+static int pt_vm_prepare(struct vmm_vm *base, struct vmm_event *ev)
 {
     struct pt_vm *vm = pt_of(base);
     memset(ev, 0, sizeof(*ev));
@@ -819,6 +823,13 @@ static int pt_vm_run(struct vmm_vm *base, struct vmm_event *ev)
     if (rc == 0 && vm->dropped_errno && vm->returning_from_syscall)
         base->regs.rax = (uint64_t)vm->dropped_errno;
     vm->returning_from_syscall = false;
+    return rc;
+}
+
+/* The run itself, after pt_vm_prepare gave rc. */
+static int pt_vm_go(struct vmm_vm *base, struct vmm_event *ev, int rc)
+{
+    struct pt_vm *vm = pt_of(base);
     if (rc == 0)
         rc = resume(vm, ev);
     int st = 0;
@@ -875,6 +886,12 @@ static int pt_vm_run(struct vmm_vm *base, struct vmm_event *ev)
     return decode_signal_stop(vm, ev);
 }
 
+static int pt_vm_run(struct vmm_vm *base, struct vmm_event *ev)
+{
+    int rc = pt_vm_prepare(base, ev);
+    return rc == -ESRCH && pt_of(base)->dead ? rc : pt_vm_go(base, ev, rc);
+}
+
 /* The stub's CPU time: the guest runs there, not in hvrun's thread.
  * UINT64_MAX when it cannot be read (then no slice counts as stalled). */
 static uint64_t stub_cpu_ns(const struct pt_vm *vm)
@@ -896,10 +913,17 @@ static int pt_vm_run_slice(struct vmm_vm *base, struct vmm_event *ev,
     slice_fired = 0;
     if (slice_ns == 0 || !vmm_slice_timer_setup(on_slice_signal))
         return pt_vm_run(base, ev);
+    /* The mapping sync is no part of the guest's slice: under load its
+     * injected calls took long enough for the timer to cut the guest
+     * before its first instruction, by host time (a --chaos --verify
+     * pair then differed). */
+    int rc = pt_vm_prepare(base, ev);
+    if (rc == -ESRCH && vm->dead)
+        return rc;
     slice_pid = vm->pid;
     uint64_t cpu0 = stub_cpu_ns(vm);
     vmm_slice_timer_arm(slice_ns);
-    int rc = pt_vm_run(base, ev);
+    rc = pt_vm_go(base, ev, rc);
     vmm_slice_timer_arm(0);
     slice_pid = 0;
     /* As kvm.c's: a slice the host kept the stub off its CPU for (under
