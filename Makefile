@@ -173,7 +173,7 @@ test: deps
 	$(MAKE) check
 	$(MAKE) BUILD=build/debug CFLAGS="$(DEBUG_FLAGS)" check
 	$(MAKE) $(GUEST_BINS)
-	@echo "make test: $(if $(KVM_USABLE),/dev/kvm: the suites run the kvm backend, then ptrace,no /dev/kvm: the suites run the ptrace backend (HVRUN_BACKEND=ptrace))"
+	@echo "make test: $(if $(KVM_USABLE),/dev/kvm here: the suites run the kvm backend and then ptrace,no /dev/kvm here: the suites run the ptrace backend (HVRUN_BACKEND=ptrace))"
 	$(SUITE_ENV) tests/run-guest-tests.sh build/hvrun build/debug/hvrun
 	$(SUITE_ENV) tests/determinism/run.sh build/hvrun build/debug/hvrun
 	$(SUITE_ENV) tests/processes/run.sh build/hvrun build/debug/hvrun
