@@ -5,6 +5,11 @@
  * handles them, with the exceptions named.
  */
 #include "proxy.h"
+#include "kernel.h"
+#include "mm.h"
+#include "fs.h"
+#include "io.h"
+#include "net.h"
 
 #include <stdio.h>
 #include <string.h>

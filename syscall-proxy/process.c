@@ -3,8 +3,12 @@
  * hvrun's diagnostics for one guest.
  */
 #include "proxy.h"
-#include "cpuid_patch.h"
-#include "vfs.h"
+#include "fdtable.h"
+#include "config.h"
+#include "kernel.h"
+#include "mm.h"
+#include "fs.h"
+#include "io.h"
 
 #include <errno.h>
 #include <fcntl.h>

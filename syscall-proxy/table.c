@@ -4,6 +4,12 @@
  * and one log line naming it (or the end of the run under --fail-closed).
  */
 #include "proxy.h"
+#include "config.h"
+#include "kernel.h"
+#include "mm.h"
+#include "fs.h"
+#include "io.h"
+#include "net.h"
 
 #include <errno.h>
 #include <sys/syscall.h>

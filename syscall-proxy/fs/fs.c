@@ -13,9 +13,15 @@
  * Linux ignores the umask; here the guest umask is always applied.
  */
 #include "proxy.h"
-#include "fs_internal.h"
+#include "fdtable.h"
+#include "config.h"
+#include "kernel.h"
+#include "mm.h"
+#include "fs.h"
+#include "io.h"
+#include "net.h"
+#include "internal.h"
 #include "vfs.h"
-#include "outside.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -19,7 +19,13 @@
  * field (context switches, page faults, tty), the field is a fixed number.
  */
 #include "proxy.h"
+#include "fdtable.h"
+#include "kernel.h"
+#include "mm.h"
+#include "fs.h"
+#include "io.h"
 #include "vfs.h"
+#include "procfile.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -38,7 +44,6 @@
 
 #include "cpu_x86_64.h"
 #include "det.h"
-#include "namespace.h"
 
 #define NS_PER_TICK 10000000LL /* USER_HZ = 100 */
 #define MEMFD_PREFIX "hvrun-vfs:"

@@ -17,8 +17,13 @@
  * waits when no other guest thread is alive (the holder is outside).
  */
 #include "proxy.h"
-#include "fs_internal.h"
-#include "vfs.h"
+#include "fdtable.h"
+#include "kernel.h"
+#include "mm.h"
+#include "fs.h"
+#include "io.h"
+#include "net.h"
+#include "internal.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -15,6 +15,10 @@
  * sync also sets what poll says for the other; reads are always right.
  */
 #include "proxy.h"
+#include "fdtable.h"
+#include "kernel.h"
+#include "io.h"
+#include "internal.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -51,7 +51,9 @@
  * and the session keeps the terminal).
  */
 #include "proxy.h"
-#include "fs_internal.h"
+#include "kernel.h"
+#include "io.h"
+#include "internal.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -40,6 +40,9 @@
  * (EINVAL) and its own errors.
  */
 #include "proxy.h"
+#include "fdtable.h"
+#include "kernel.h"
+#include "namespace.h"
 
 #include <errno.h>
 #include <linux/kcmp.h>

@@ -20,7 +20,12 @@
  * host struct layouts are the guest's; the assertions keep that visible.
  */
 #include "proxy.h"
-#include "cpuid_patch.h"
+#include "config.h"
+#include "kernel.h"
+#include "mm.h"
+#include "io.h"
+#include "internal.h"
+#include "namespace.h"
 
 #include <asm/prctl.h>
 #include <errno.h>

@@ -23,6 +23,11 @@
  * repeat; the run's initial namespaces have Linux's fixed numbers.
  */
 #include "proxy.h"
+#include "fdtable.h"
+#include "kernel.h"
+#include "mm.h"
+#include "fs.h"
+#include "internal.h"
 #include "namespace.h"
 
 #include <ctype.h>

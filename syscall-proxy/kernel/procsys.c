@@ -14,7 +14,15 @@
  * copy-on-write.
  */
 #include "proxy.h"
-#include "cpuid_patch.h"
+#include "config.h"
+#include "fdtable.h"
+#include "kernel.h"
+#include "mm.h"
+#include "fs.h"
+#include "io.h"
+#include "internal.h"
+#include "namespace.h"
+#include "ptrace.h"
 #include "det_sched.h"
 #include "run_clock.h"
 
@@ -30,7 +38,6 @@
 
 #include "cpu_x86_64.h"
 #include "det.h"
-#include "fs_internal.h"
 
 #define SIGBIT(s) (1ULL << ((s) - 1))
 

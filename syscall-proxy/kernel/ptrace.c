@@ -50,6 +50,10 @@
  * is its tracer).
  */
 #include "proxy.h"
+#include "kernel.h"
+#include "io.h"
+#include "internal.h"
+#include "ptrace.h"
 
 #include <errno.h>
 #include <linux/elf.h>
@@ -65,7 +69,6 @@
 #include <sys/wait.h>
 
 #include "cpu_x86_64.h"
-#include "namespace.h"
 
 #define SIGBIT(s) (1ULL << ((s) - 1))
 #define SYSCALL_INSN_BYTES 2
@@ -98,7 +101,6 @@ static uint64_t dr_bytes(uint64_t dr7, int i)
     unsigned len = (dr7 >> (18 + 4 * i)) & 3;
     return len == 0 ? 1 : len == 1 ? 2 : len == 3 ? 4 : 8;
 }
-
 
 static struct proxy_thread *current_thread(struct proxy_process *p)
 {

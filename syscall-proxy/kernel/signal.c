@@ -21,6 +21,10 @@
  * dropped when a thread would take it, as Linux never queues it.
  */
 #include "proxy.h"
+#include "kernel.h"
+#include "io.h"
+#include "internal.h"
+#include "ptrace.h"
 
 #include <errno.h>
 #include <stddef.h>

@@ -12,7 +12,8 @@
  * inherited by fork, kept by execve), cleared by SETVAL/SETALL.
  */
 #include "proxy.h"
-#include "sysvipc.h"
+#include "kernel.h"
+#include "internal.h"
 
 #include <errno.h>
 #include <stdio.h>

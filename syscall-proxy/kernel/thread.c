@@ -14,6 +14,10 @@
  * futex_pi.c's.
  */
 #include "proxy.h"
+#include "kernel.h"
+#include "internal.h"
+#include "namespace.h"
+#include "ptrace.h"
 #include "futex.h"
 #include "det_sched.h"
 

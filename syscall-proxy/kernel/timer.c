@@ -26,6 +26,9 @@
  * POSIX ones (proxy_timer_fork, proxy_timer_exec).
  */
 #include "proxy.h"
+#include "kernel.h"
+#include "io.h"
+#include "internal.h"
 
 #include <errno.h>
 #include <limits.h>

@@ -20,6 +20,8 @@
  * is a trapped UD2.)
  */
 #include "proxy.h"
+#include "kernel.h"
+#include "internal.h"
 
 #include <errno.h>
 #include <linux/audit.h>

@@ -12,8 +12,15 @@
  * waits on the host fds; with neither, the run is deadlocked.
  */
 #include "proxy.h"
-#include "cpuid_patch.h"
-#include "outside.h"
+#include "fdtable.h"
+#include "config.h"
+#include "kernel.h"
+#include "mm.h"
+#include "io.h"
+#include "net.h"
+#include "internal.h"
+#include "namespace.h"
+#include "ptrace.h"
 
 #include <errno.h>
 #include <poll.h>

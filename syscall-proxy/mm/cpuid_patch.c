@@ -34,6 +34,10 @@
  * keyed by the file's dev, inode, size and mtime and by hvrun's version.
  */
 #include "proxy.h"
+#include "config.h"
+#include "kernel.h"
+#include "mm.h"
+#include "fs.h"
 #include "cpuid_patch.h"
 #include "det.h"
 #include "vdso_abi.h"
@@ -1225,7 +1229,6 @@ static bool kind_rewritten(const struct proxy_process *p, uint8_t kind)
     }
 }
 
-
 /* PR_TSC_SIGSEGV on the thread on the vCPU (misc.c). */
 static bool tsc_faults(const struct proxy_process *p)
 {
@@ -1643,7 +1646,6 @@ void proxy_cpuid_vvar_mapped(struct proxy_process *p)
         if (in_stub_page(p, s->pages[i].gva))
             (void)poke_code(p, s->pages[i].gva, &vvar, sizeof(vvar));
 }
-
 
 /*
  * A site already rewritten is not rewritten again: its bytes no longer

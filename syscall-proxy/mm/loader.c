@@ -8,8 +8,12 @@
  * program's highest segment.
  */
 #include "proxy.h"
-#include "loader.h"
+#include "kernel.h"
+#include "mm.h"
+#include "fs.h"
+#include "internal.h"
 #include "cpuid_patch.h"
+#include "loader.h"
 #include "run_clock.h"
 
 #include <errno.h>
@@ -22,7 +26,6 @@
 #include <unistd.h>
 
 #include "det.h"
-#include "fs_internal.h"
 
 #define STACK_BUILD_BYTES (2ULL << 20) /* argv+envp limit: 8 MiB stack / 4 */
 /* exec_binprm allows 5 rewrites (#! scripts) before the final image. */

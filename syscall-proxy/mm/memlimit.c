@@ -30,6 +30,9 @@
  *     A guest that touches memory without any exit is seen at its next one.
  */
 #include "proxy.h"
+#include "kernel.h"
+#include "mm.h"
+#include "internal.h"
 
 #include <errno.h>
 #include <fcntl.h>

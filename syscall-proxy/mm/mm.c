@@ -22,8 +22,12 @@
  * growing and mprotect adding write fail with ENOMEM past it.
  */
 #include "proxy.h"
+#include "fdtable.h"
+#include "kernel.h"
+#include "mm.h"
+#include "fs.h"
+#include "internal.h"
 #include "cpuid_patch.h"
-#include "namespace.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -15,7 +15,8 @@
  * mode's bits against the caller's (virtual) ids, root passing all.
  */
 #include "proxy.h"
-#include "sysvipc.h"
+#include "kernel.h"
+#include "mm.h"
 
 #include <errno.h>
 #include <fcntl.h>

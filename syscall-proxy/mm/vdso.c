@@ -16,12 +16,15 @@
  * nothing (vdso_abi.h).
  */
 #include "proxy.h"
+#include "kernel.h"
+#include "mm.h"
+#include "internal.h"
+#include "cpuid_patch.h"
 
 #include <errno.h>
 #include <string.h>
 #include <sys/mman.h>
 
-#include "cpuid_patch.h"
 #include "det.h"
 #include "vdso_abi.h"
 

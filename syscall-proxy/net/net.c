@@ -45,8 +45,12 @@
  * clients from outside a listener of the run accepts).
  */
 #include "proxy.h"
-#include "fs_internal.h"
-#include "vfs.h"
+#include "fdtable.h"
+#include "kernel.h"
+#include "fs.h"
+#include "io.h"
+#include "net.h"
+#include "internal.h"
 #include "outside.h"
 
 #include <errno.h>

@@ -1,0 +1,116 @@
+/*
+ * internal.h - what the files of io/ share among themselves: fd owners
+ * and O_ASYNC, signalfd and timerfd contexts, terminal ioctls and job
+ * control, parked transfers.
+ */
+#ifndef PROXY_IO_INTERNAL_H
+#define PROXY_IO_INTERNAL_H
+
+#include <errno.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include "proxy.h"
+#include "io.h"
+
+struct iovec;
+struct pollfd;
+struct proxy_fd;
+struct proxy_fowner;
+struct proxy_signalfd;
+struct proxy_timerfd;
+
+/* ---- fd owners, O_ASYNC, leases, dnotify (io/fasync.c) ------------------- */
+/* The fd owner context (io.c): shared from `from` to `to`, or dropped. */
+void proxy_fowner_share(struct proxy_fd *to, struct proxy_fd *from);
+void proxy_fowner_put(struct proxy_fowner *o);
+
+/* fcntl's owner, signal, lease and dnotify commands (io/fasync.c). */
+long proxy_fcntl_owner(struct proxy_process *p, int guest_fd, int cmd,
+                       uint64_t arg);
+
+/* O_ASYNC set (on) or cleared on guest_fd's open file (F_SETFL, FIOASYNC):
+ * its owner is sent SIGIO (or F_SETSIG's signal) as its I/O moves. */
+void proxy_fasync_set(struct proxy_process *p, int guest_fd, bool on);
+
+/* host_fd, a guest fd of the open file o, was closed. */
+void proxy_fasync_fd_closed(struct proxy_fowner *o, int host_fd);
+
+/* ---- signalfd (io/signalfd.c) -------------------------------------------- */
+/* Whether guest_fd is a signalfd of p. */
+bool proxy_signalfd_is(struct proxy_process *p, int guest_fd);
+
+/* read/readv (into_guest) of a signalfd into host iovecs over guest
+ * memory: struct signalfd_siginfo records of dequeued signals, -EINVAL for
+ * less than one record or a write, -EAGAIN (O_NONBLOCK) or
+ * PROXY_RET_BLOCK when none is pending. */
+long proxy_signalfd_xfer(struct proxy_process *p, int guest_fd,
+                         bool into_guest, const struct iovec *iov, int n);
+
+/* The fd table's hooks: a dup (or fork's copy) shares from's context;
+ * put drops one reference (NULL is fine). */
+void proxy_signalfd_share(struct proxy_fd *to, const struct proxy_fd *from);
+void proxy_signalfd_put(struct proxy_signalfd *s);
+
+/* ---- timerfd (io/timerfd.c) ---------------------------------------------- */
+void proxy_timerfd_share(struct proxy_fd *to, const struct proxy_fd *from);
+void proxy_timerfd_put(struct proxy_timerfd *t);
+
+/* ---- controlling terminals (io/tty.c) ------------------------------------ */
+/* TIOCSCTTY, TIOCNOTTY, TIOCGSID, TIOCGPGRP, TIOCSPGRP: answered from the
+ * model, never the host's session (proxy_tty_ioctl, on the fd's host fd). */
+bool proxy_tty_ioctl_is(unsigned int req);
+long proxy_tty_ioctl(struct proxy_process *p, int host_fd, unsigned int req,
+                     uint64_t arg);
+
+/* Job control before a read, a write or a change of a terminal (host_fd)
+ * by a process of a background group of its session: 0 to go on, -EIO,
+ * or PROXY_RET_BLOCK after SIGTTIN/SIGTTOU to the caller's group. */
+enum proxy_tty_access { PROXY_TTY_READ, PROXY_TTY_WRITE, PROXY_TTY_CHANGE };
+long proxy_tty_job_control(struct proxy_process *p, int host_fd,
+                           enum proxy_tty_access how);
+
+/* p wrote bytes (of iov[0..n)) to host_fd: to a pty master whose slave
+ * has a foreground group, its VINTR/VQUIT/VSUSP characters (ISIG) send
+ * SIGINT/SIGQUIT/SIGTSTP to that group. */
+void proxy_tty_wrote(struct proxy_process *p, int host_fd,
+                     const struct iovec *iov, int n, size_t bytes);
+
+/* Before a look at host_fd (any fd) for events: if it is a pty end whose
+ * pty was written since its last such look, waits for the host's tty work
+ * to deliver what is on its way (a few ms at most). */
+void proxy_tty_settle(int host_fd, short events);
+
+/* The same for each fd of a poll set. */
+void proxy_tty_settle_set(const struct pollfd *fds, size_t n);
+
+/* The same for each fd a host epoll instance watches. */
+void proxy_tty_settle_epoll(int host_epfd);
+
+/* ---- transfers parked part way (io/xfer_progress.c) ---------------------- */
+/* Blocking transfers parked part way (io/xfer_progress.c). For the call
+ * being served: the bytes it moved before it parked, if it is that call
+ * run again, else 0 (done_before looks; resume also forgets the record,
+ * to be kept again by a park); forget drops it. can_keep: whether the
+ * process has a thread to keep it with (else a transfer returns short). */
+uint64_t proxy_xfer_done_before(struct proxy_process *p);
+
+/* ---- read/write families, fcntl, ioctl, poll/select (io/io.c) ------------ */
+/*
+ * The signal mask of ppoll, pselect6, epoll_pwait(2): it replaces the
+ * caller's while the call waits (a handler's frame saves the caller's);
+ * _end puts the caller's back once the call is over (not parked) and
+ * passes r through (io.c).
+ */
+long proxy_call_mask_apply(struct proxy_process *p, gva_t mask_gva,
+                           uint64_t size);
+long proxy_call_mask_end(struct proxy_process *p, long r);
+
+#endif

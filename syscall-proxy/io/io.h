@@ -1,0 +1,130 @@
+/*
+ * io.h - what io/ (read/write families, fcntl, poll/select, epoll,
+ * signalfd, timerfd, terminals, parked transfers) offers the other
+ * subsystems.
+ */
+#ifndef PROXY_IO_IO_H
+#define PROXY_IO_IO_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include "proxy.h"
+
+struct proxy_thread;
+struct proxy_world;
+
+/* ---- fd owners, O_ASYNC, leases, dnotify (io/fasync.c) ------------------- */
+/* After each system call: the dnotify events it caused are signalled, and
+ * the O_ASYNC files whose I/O it moved. */
+void proxy_fasync_after_syscall(struct proxy_process *p);
+
+/* Before an open of (dirfd, path) with flags: a lease of the run on the
+ * file it conflicts with is broken (its holder signalled). 0: open it;
+ * -EWOULDBLOCK (O_NONBLOCK) or PROXY_RET_BLOCK (the open waits and runs
+ * again). */
+long proxy_lease_break(struct proxy_process *p, int dirfd, const char *path,
+                       int flags);
+
+/* ---- read/write families, fcntl, ioctl, poll/select (io/io.c) ------------ */
+extern const struct proxy_syscall proxy_io_syscalls[];
+
+/* Closes what a thread's io.c state holds (the thread is going). */
+void proxy_thread_io_release(struct proxy_thread *t);
+
+/* A parked FIFO open given up (the call returned EINTR): its fd closed. */
+void proxy_fifo_unpark(struct proxy_thread *t);
+
+/* Whether a guest of the run holds an fd on FIFO (dev, ino) that can
+ * write it (writer) or read it (!writer). */
+bool proxy_fifo_end_in_run(struct proxy_process *p, dev_t dev, ino_t ino,
+                           bool writer);
+
+/* A writer opened FIFO (dev, ino): the readers parked in open go on. */
+void proxy_fifo_writer_opened(struct proxy_process *p, dev_t dev, ino_t ino);
+
+/* ---- native AIO (io/aio.c) ----------------------------------------------- */
+/* Linux native AIO (io/aio.c): the process's contexts freed (exit,
+ * execve). */
+extern const struct proxy_syscall proxy_aio_syscalls[];
+void proxy_aio_release(struct proxy_process *p);
+
+/* ---- epoll and eventfd (io/epoll.c) -------------------------------------- */
+/* epoll instances and eventfds over host ones (epoll.c) */
+extern const struct proxy_syscall proxy_epoll_syscalls[];
+
+/* ---- signalfd (io/signalfd.c) -------------------------------------------- */
+extern const struct proxy_syscall proxy_signalfd_syscalls[];
+
+/* Makes the signalfds of p poll readable exactly while a signal of their
+ * mask is pending; signal.c calls it when p's pending set changes. */
+void proxy_signalfd_sync(struct proxy_process *p);
+
+/* ---- timerfd (io/timerfd.c) ---------------------------------------------- */
+extern const struct proxy_syscall proxy_timerfd_syscalls[];
+
+/* The world ends: timerfds still open are no longer listed in it. */
+void proxy_timerfd_world_gone(struct proxy_world *w);
+
+/* Adds the expirations due on the logical clock to each timerfd. */
+void proxy_timerfd_fire_due(struct proxy_world *w);
+
+/* ns until the earliest expiry that could wake a reader; INT64_MAX: none. */
+int64_t proxy_timerfd_earliest_ns(struct proxy_world *w);
+
+/* ---- controlling terminals (io/tty.c) ------------------------------------ */
+/* hvrun's own controlling terminal, if any, becomes the virtual shell's
+ * session's and the first process's; freed with the world. */
+void proxy_tty_world_init(struct proxy_world *w, struct proxy_process *first);
+void proxy_tty_world_free(struct proxy_world *w);
+
+/* An open (flags as the guest gave them) of host_fd succeeded: a session
+ * leader without a ctty may have gained it. */
+void proxy_tty_opened(struct proxy_process *p, int host_fd, int flags);
+
+/* Whether (dirfd, path) is /dev/tty; then *fd_or_err is a host fd of the
+ * caller's ctty reopened with flags, or -ENXIO/-errno. */
+bool proxy_tty_open_current(struct proxy_process *p, int dirfd,
+                            const char *path, int flags, int *fd_or_err);
+
+/* setsid drops the caller's ctty; a session leader's exit hangs its
+ * session's terminal up (SIGHUP to the foreground group). */
+void proxy_tty_setsid(struct proxy_process *p);
+void proxy_tty_exit(struct proxy_process *p);
+
+/* /proc/PID/stat's tty_nr and tpgid (-1: none) of p as p sees them. */
+unsigned int proxy_tty_nr(const struct proxy_process *p);
+int proxy_tty_fg_pgrp(struct proxy_process *p);
+
+/* ---- transfers parked part way (io/xfer_progress.c) ---------------------- */
+uint64_t proxy_xfer_resume(struct proxy_process *p);
+void proxy_xfer_forget(struct proxy_process *p);
+
+/* Keeps `done` bytes (if any) as the progress of the call being served. */
+void proxy_xfer_keep(struct proxy_process *p, uint64_t done);
+bool proxy_xfer_can_keep(const struct proxy_process *p);
+
+/* Parks the call after `done` bytes (kept for its re-run), as
+ * proxy_block_on_fd_for; once the timeout has passed, the result is
+ * `done` (as in Linux), or -EAGAIN when nothing moved. */
+long proxy_xfer_park(struct proxy_process *p, uint64_t done, int host_fd,
+                     short events, uint64_t timeout_ns);
+
+/* The same for a peek that saw `done` bytes: woken by more data only. */
+long proxy_xfer_park_peek(struct proxy_process *p, uint64_t done, int host_fd,
+                          uint64_t timeout_ns);
+
+/* A signal ends thread t's parked transfer that had moved bytes: the
+ * count becomes its result (RAX, past the SYSCALL instruction), as Linux
+ * returns it instead of EINTR or a restart; the record is used up. False
+ * if t is not parked in such a call. end_on_stop: every thread of p, as a
+ * stop signal stops the process. */
+bool proxy_xfer_end_parked(struct proxy_process *p, struct proxy_thread *t);
+void proxy_xfer_end_on_stop(struct proxy_process *p);
+
+#endif
