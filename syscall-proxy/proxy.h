@@ -264,7 +264,7 @@ struct proxy_process {
      * them; -1: never set, getgroups reports hvrun's own. Owned. */
     uint32_t *groups;
     int nr_groups;
-    /* System V shared memory attached (mm/sysvshm.c). Owned. */
+    /* System V shared memory attached (kernel/sysvshm.c). Owned. */
     struct proxy_shm_attach *shm_attach;
     int nr_shm_attach;
     /* SEM_UNDO adjustments, applied at exit (kernel/sysvsem.c). Owned. */

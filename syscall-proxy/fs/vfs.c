@@ -870,7 +870,7 @@ static int gen_self_status(struct proxy_process *p, struct vbuf *b)
 
 /* A VMA's name as the guest should see it (host paths mapped back). */
 /* size resident shared text lib data dt, in pages, as Linux's statm. */
-/* /proc/sysvipc: the run's own IPC namespace (mm/sysvshm.c,
+/* /proc/sysvipc: the run's own IPC namespace (kernel/sysvshm.c,
  * kernel/sysvsem.c, kernel/sysvmsg.c), not the host's: the header line,
  * then one line per object. */
 static int gen_ipc_table(struct proxy_process *p, struct vbuf *b,

@@ -22,6 +22,7 @@
 
 #include "proxy.h"
 
+
 /*
  * The open hook. host_path is the guest path after proxy_path_rewrite
  * (so /proc/<guest pid>/x and /proc/thread-self/x arrive as /proc/self/x),

@@ -24,8 +24,6 @@ struct iovec;
 struct pollfd;
 struct proxy_fd;
 struct proxy_fowner;
-struct proxy_signalfd;
-struct proxy_timerfd;
 
 /* ---- fd owners, O_ASYNC, leases, dnotify (io/fasync.c) ------------------- */
 /* The fd owner context (io.c): shared from `from` to `to`, or dropped. */
@@ -42,26 +40,6 @@ void proxy_fasync_set(struct proxy_process *p, int guest_fd, bool on);
 
 /* host_fd, a guest fd of the open file o, was closed. */
 void proxy_fasync_fd_closed(struct proxy_fowner *o, int host_fd);
-
-/* ---- signalfd (io/signalfd.c) -------------------------------------------- */
-/* Whether guest_fd is a signalfd of p. */
-bool proxy_signalfd_is(struct proxy_process *p, int guest_fd);
-
-/* read/readv (into_guest) of a signalfd into host iovecs over guest
- * memory: struct signalfd_siginfo records of dequeued signals, -EINVAL for
- * less than one record or a write, -EAGAIN (O_NONBLOCK) or
- * PROXY_RET_BLOCK when none is pending. */
-long proxy_signalfd_xfer(struct proxy_process *p, int guest_fd,
-                         bool into_guest, const struct iovec *iov, int n);
-
-/* The fd table's hooks: a dup (or fork's copy) shares from's context;
- * put drops one reference (NULL is fine). */
-void proxy_signalfd_share(struct proxy_fd *to, const struct proxy_fd *from);
-void proxy_signalfd_put(struct proxy_signalfd *s);
-
-/* ---- timerfd (io/timerfd.c) ---------------------------------------------- */
-void proxy_timerfd_share(struct proxy_fd *to, const struct proxy_fd *from);
-void proxy_timerfd_put(struct proxy_timerfd *t);
 
 /* ---- controlling terminals (io/tty.c) ------------------------------------ */
 /* TIOCSCTTY, TIOCNOTTY, TIOCGSID, TIOCGPGRP, TIOCSPGRP: answered from the
@@ -93,14 +71,6 @@ void proxy_tty_settle_set(const struct pollfd *fds, size_t n);
 
 /* The same for each fd a host epoll instance watches. */
 void proxy_tty_settle_epoll(int host_epfd);
-
-/* ---- transfers parked part way (io/xfer_progress.c) ---------------------- */
-/* Blocking transfers parked part way (io/xfer_progress.c). For the call
- * being served: the bytes it moved before it parked, if it is that call
- * run again, else 0 (done_before looks; resume also forgets the record,
- * to be kept again by a park); forget drops it. can_keep: whether the
- * process has a thread to keep it with (else a transfer returns short). */
-uint64_t proxy_xfer_done_before(struct proxy_process *p);
 
 /* ---- read/write families, fcntl, ioctl, poll/select (io/io.c) ------------ */
 /*

@@ -217,19 +217,24 @@ void proxy_fifo_writer_opened(struct proxy_process *p, dev_t dev, ino_t ino)
     }
 }
 
-void proxy_fifo_unpark(struct proxy_thread *t)
-{
-    if (t->io.fifo_parked)
-        close(t->io.fifo_fd);
-    t->io.fifo_parked = t->io.fifo_partner = false;
-}
-
 static bool sock_is_stream(int host_fd)
 {
     int type;
     socklen_t len = sizeof(type);
     return getsockopt(host_fd, SOL_SOCKET, SO_TYPE, &type, &len) == 0 &&
            type == SOCK_STREAM;
+}
+
+/* A socket's SO_RCVTIMEO (POLLIN) or SO_SNDTIMEO (POLLOUT) in ns; 0 when
+ * unset or host_fd is not a socket. */
+uint64_t proxy_sock_timeout_ns(int host_fd, short events)
+{
+    struct timeval tv;
+    socklen_t len = sizeof(tv);
+    int opt = (events & POLLOUT) ? SO_SNDTIMEO : SO_RCVTIMEO;
+    if (getsockopt(host_fd, SOL_SOCKET, opt, &tv, &len) < 0 || tv.tv_sec < 0)
+        return 0;
+    return (uint64_t)tv.tv_sec * 1000000000ULL + (uint64_t)tv.tv_usec * 1000ULL;
 }
 
 /*
@@ -297,14 +302,6 @@ static void nowait_end(const struct wait_fd *w)
 static struct proxy_thread_io *thread_io(struct proxy_process *p)
 {
     return p->threads ? &p->threads[p->cur].io : NULL;
-}
-
-void proxy_thread_io_release(struct proxy_thread *t)
-{
-    if (t->io.has_epoll)
-        close(t->io.epoll_fd);
-    proxy_fifo_unpark(t);
-    t->io = (struct proxy_thread_io){0};
 }
 
 /* ---- read / write -------------------------------------------------------- */

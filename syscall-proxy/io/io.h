@@ -16,7 +16,6 @@
 
 #include "proxy.h"
 
-struct proxy_thread;
 struct proxy_world;
 
 /* ---- fd owners, O_ASYNC, leases, dnotify (io/fasync.c) ------------------- */
@@ -34,12 +33,6 @@ long proxy_lease_break(struct proxy_process *p, int dirfd, const char *path,
 /* ---- read/write families, fcntl, ioctl, poll/select (io/io.c) ------------ */
 extern const struct proxy_syscall proxy_io_syscalls[];
 
-/* Closes what a thread's io.c state holds (the thread is going). */
-void proxy_thread_io_release(struct proxy_thread *t);
-
-/* A parked FIFO open given up (the call returned EINTR): its fd closed. */
-void proxy_fifo_unpark(struct proxy_thread *t);
-
 /* Whether a guest of the run holds an fd on FIFO (dev, ino) that can
  * write it (writer) or read it (!writer). */
 bool proxy_fifo_end_in_run(struct proxy_process *p, dev_t dev, ino_t ino,
@@ -47,6 +40,10 @@ bool proxy_fifo_end_in_run(struct proxy_process *p, dev_t dev, ino_t ino,
 
 /* A writer opened FIFO (dev, ino): the readers parked in open go on. */
 void proxy_fifo_writer_opened(struct proxy_process *p, dev_t dev, ino_t ino);
+
+/* A socket's SO_RCVTIMEO (events POLLIN) or SO_SNDTIMEO (POLLOUT) in ns;
+ * 0 when unset or host_fd is not a socket (io.c). */
+uint64_t proxy_sock_timeout_ns(int host_fd, short events);
 
 /* ---- native AIO (io/aio.c) ----------------------------------------------- */
 /* Linux native AIO (io/aio.c): the process's contexts freed (exit,
@@ -57,25 +54,6 @@ void proxy_aio_release(struct proxy_process *p);
 /* ---- epoll and eventfd (io/epoll.c) -------------------------------------- */
 /* epoll instances and eventfds over host ones (epoll.c) */
 extern const struct proxy_syscall proxy_epoll_syscalls[];
-
-/* ---- signalfd (io/signalfd.c) -------------------------------------------- */
-extern const struct proxy_syscall proxy_signalfd_syscalls[];
-
-/* Makes the signalfds of p poll readable exactly while a signal of their
- * mask is pending; signal.c calls it when p's pending set changes. */
-void proxy_signalfd_sync(struct proxy_process *p);
-
-/* ---- timerfd (io/timerfd.c) ---------------------------------------------- */
-extern const struct proxy_syscall proxy_timerfd_syscalls[];
-
-/* The world ends: timerfds still open are no longer listed in it. */
-void proxy_timerfd_world_gone(struct proxy_world *w);
-
-/* Adds the expirations due on the logical clock to each timerfd. */
-void proxy_timerfd_fire_due(struct proxy_world *w);
-
-/* ns until the earliest expiry that could wake a reader; INT64_MAX: none. */
-int64_t proxy_timerfd_earliest_ns(struct proxy_world *w);
 
 /* ---- controlling terminals (io/tty.c) ------------------------------------ */
 /* hvrun's own controlling terminal, if any, becomes the virtual shell's
@@ -100,31 +78,5 @@ void proxy_tty_exit(struct proxy_process *p);
 /* /proc/PID/stat's tty_nr and tpgid (-1: none) of p as p sees them. */
 unsigned int proxy_tty_nr(const struct proxy_process *p);
 int proxy_tty_fg_pgrp(struct proxy_process *p);
-
-/* ---- transfers parked part way (io/xfer_progress.c) ---------------------- */
-uint64_t proxy_xfer_resume(struct proxy_process *p);
-void proxy_xfer_forget(struct proxy_process *p);
-
-/* Keeps `done` bytes (if any) as the progress of the call being served. */
-void proxy_xfer_keep(struct proxy_process *p, uint64_t done);
-bool proxy_xfer_can_keep(const struct proxy_process *p);
-
-/* Parks the call after `done` bytes (kept for its re-run), as
- * proxy_block_on_fd_for; once the timeout has passed, the result is
- * `done` (as in Linux), or -EAGAIN when nothing moved. */
-long proxy_xfer_park(struct proxy_process *p, uint64_t done, int host_fd,
-                     short events, uint64_t timeout_ns);
-
-/* The same for a peek that saw `done` bytes: woken by more data only. */
-long proxy_xfer_park_peek(struct proxy_process *p, uint64_t done, int host_fd,
-                          uint64_t timeout_ns);
-
-/* A signal ends thread t's parked transfer that had moved bytes: the
- * count becomes its result (RAX, past the SYSCALL instruction), as Linux
- * returns it instead of EINTR or a restart; the record is used up. False
- * if t is not parked in such a call. end_on_stop: every thread of p, as a
- * stop signal stops the process. */
-bool proxy_xfer_end_parked(struct proxy_process *p, struct proxy_thread *t);
-void proxy_xfer_end_on_stop(struct proxy_process *p);
 
 #endif

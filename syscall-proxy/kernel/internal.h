@@ -244,4 +244,40 @@ void proxy_timer_fork(struct proxy_process *child);
 /* execve deletes the POSIX timers and keeps alarm and the itimers. */
 void proxy_timer_exec(struct proxy_process *p);
 
+/* ---- signalfd (kernel/signalfd.c) ---------------------------------------- */
+/* Makes the signalfds of p poll readable exactly while a signal of their
+ * mask is pending; signal.c calls it when p's pending set changes. */
+void proxy_signalfd_sync(struct proxy_process *p);
+
+/* ---- timerfd (kernel/timerfd.c) ------------------------------------------ */
+/* The world ends: timerfds still open are no longer listed in it. */
+void proxy_timerfd_world_gone(struct proxy_world *w);
+
+/* Adds the expirations due on the logical clock to each timerfd. */
+void proxy_timerfd_fire_due(struct proxy_world *w);
+
+/* ns until the earliest expiry that could wake a reader; INT64_MAX: none. */
+int64_t proxy_timerfd_earliest_ns(struct proxy_world *w);
+
+/* ---- transfers parked part way (kernel/xfer_progress.c) ------------------ */
+/* A signal ends thread t's parked transfer that had moved bytes: the
+ * count becomes its result (RAX, past the SYSCALL instruction), as Linux
+ * returns it instead of EINTR or a restart; the record is used up. False
+ * if t is not parked in such a call. end_on_stop: every thread of p, as a
+ * stop signal stops the process. */
+bool proxy_xfer_end_parked(struct proxy_process *p, struct proxy_thread *t);
+void proxy_xfer_end_on_stop(struct proxy_process *p);
+
+/* ---- System V shared memory (kernel/sysvshm.c) --------------------------- */
+/* System V shared memory (kernel/sysvshm.c): a fork child's attachments
+ * counted, a process's all detached (exit, execve), the run's segments
+ * freed. */
+void proxy_shm_fork(struct proxy_process *parent, struct proxy_process *child);
+void proxy_shm_detach_all(struct proxy_process *p);
+
+/* p leaves an address space another process (to) still runs on: its
+ * attachments stay in that memory, so they become to's. */
+void proxy_shm_hand_over(struct proxy_process *p, struct proxy_process *to);
+void proxy_shm_world_free(struct proxy_world *w);
+
 #endif

@@ -32,6 +32,7 @@ struct proxy_perf;
 struct proxy_seccomp_filter;
 struct proxy_sem_set;
 struct proxy_shm_seg;
+struct proxy_signalfd;
 struct proxy_timerfd;
 struct proxy_tty;
 
@@ -161,7 +162,7 @@ struct proxy_thread_io {
     ino_t fifo_ino;
 };
 
-/* A blocking transfer parked part way (io/xfer_progress.c): the call, by
+/* A blocking transfer parked part way (kernel/xfer_progress.c): the call, by
  * its syscall number and first three arguments, and the bytes it moved. */
 struct proxy_xfer_progress {
     bool active;
@@ -305,7 +306,7 @@ struct proxy_world {
      * them means. */
     bool first_done;
     uint64_t out_id[2][2];
-    /* System V shared memory segments of the run (mm/sysvshm.c). */
+    /* System V shared memory segments of the run (kernel/sysvshm.c). */
     struct proxy_shm_seg **shm;
     int nr_shm, next_shmid;
     /* ... and semaphore sets (kernel/sysvsem.c). */
@@ -556,6 +557,12 @@ long proxy_thread_retry_after(struct proxy_process *p, uint64_t ns);
 /* proxy_thread_sleep for ns from now. */
 long proxy_thread_sleep_for(struct proxy_process *p, uint64_t ns, gva_t rem);
 
+/* Closes what a thread's io.c state holds (the thread is going). */
+void proxy_thread_io_release(struct proxy_thread *t);
+
+/* A parked FIFO open given up (the call returned EINTR): its fd closed. */
+void proxy_fifo_unpark(struct proxy_thread *t);
+
 /* ---- the run (kernel/run.c) ---------------------------------------------- */
 /* Runs the process until it exits. Returns the wait-status encoding of its
  * end, or -1 when hvrun itself failed (the reason is already printed). */
@@ -685,5 +692,62 @@ void proxy_ipc_perm_seen(const struct proxy_process *p, struct ipc_perm *perm);
 
 /* Seconds of the run's CLOCK_REALTIME (the objects' times). */
 int64_t proxy_ipc_now_s(struct proxy_process *p);
+
+/* ---- signalfd (kernel/signalfd.c) ---------------------------------------- */
+extern const struct proxy_syscall proxy_signalfd_syscalls[];
+
+/* Whether guest_fd is a signalfd of p. */
+bool proxy_signalfd_is(struct proxy_process *p, int guest_fd);
+
+/* read/readv (into_guest) of a signalfd into host iovecs over guest
+ * memory: struct signalfd_siginfo records of dequeued signals, -EINVAL for
+ * less than one record or a write, -EAGAIN (O_NONBLOCK) or
+ * PROXY_RET_BLOCK when none is pending. */
+long proxy_signalfd_xfer(struct proxy_process *p, int guest_fd,
+                         bool into_guest, const struct iovec *iov, int n);
+
+/* The fd table's hooks: a dup (or fork's copy) shares from's context;
+ * put drops one reference (NULL is fine). */
+void proxy_signalfd_share(struct proxy_fd *to, const struct proxy_fd *from);
+void proxy_signalfd_put(struct proxy_signalfd *s);
+
+/* ---- timerfd (kernel/timerfd.c) ------------------------------------------ */
+extern const struct proxy_syscall proxy_timerfd_syscalls[];
+
+void proxy_timerfd_share(struct proxy_fd *to, const struct proxy_fd *from);
+void proxy_timerfd_put(struct proxy_timerfd *t);
+
+/* ---- transfers parked part way (kernel/xfer_progress.c) ------------------ */
+uint64_t proxy_xfer_resume(struct proxy_process *p);
+void proxy_xfer_forget(struct proxy_process *p);
+
+/* Keeps `done` bytes (if any) as the progress of the call being served. */
+void proxy_xfer_keep(struct proxy_process *p, uint64_t done);
+bool proxy_xfer_can_keep(const struct proxy_process *p);
+
+/* Parks the call after `done` bytes (kept for its re-run), as
+ * proxy_block_on_fd_for; once the timeout has passed, the result is
+ * `done` (as in Linux), or -EAGAIN when nothing moved. */
+long proxy_xfer_park(struct proxy_process *p, uint64_t done, int host_fd,
+                     short events, uint64_t timeout_ns);
+
+/* The same for a peek that saw `done` bytes: woken by more data only. */
+long proxy_xfer_park_peek(struct proxy_process *p, uint64_t done, int host_fd,
+                          uint64_t timeout_ns);
+
+/* Blocking transfers parked part way (kernel/xfer_progress.c). For the call
+ * being served: the bytes it moved before it parked, if it is that call
+ * run again, else 0 (done_before looks; resume also forgets the record,
+ * to be kept again by a park); forget drops it. can_keep: whether the
+ * process has a thread to keep it with (else a transfer returns short). */
+uint64_t proxy_xfer_done_before(struct proxy_process *p);
+
+/* ---- System V shared memory (kernel/sysvshm.c) --------------------------- */
+extern const struct proxy_syscall proxy_sysvshm_syscalls[];
+
+/* Segment i of the run as a /proc/sysvipc/shm line into line; 0 past
+ * the last. */
+int proxy_shm_proc_line(const struct proxy_process *viewer, int i,
+                        char *line, size_t cap);
 
 #endif

@@ -25,7 +25,6 @@
 #include "proxy.h"
 #include "fdtable.h"
 #include "kernel.h"
-#include "mm.h"
 #include "fs.h"
 #include "internal.h"
 #include "namespace.h"

@@ -22,7 +22,6 @@
  */
 #include "proxy.h"
 #include "kernel.h"
-#include "io.h"
 #include "internal.h"
 #include "ptrace.h"
 

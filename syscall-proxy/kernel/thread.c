@@ -799,3 +799,20 @@ const struct proxy_syscall proxy_thread_syscalls[] = {
     {SYS_sched_yield, "sched_yield", sys_sched_yield},
     {-1, NULL, NULL},
 };
+
+/* A thread's waiting state of io.c and fs.c (struct proxy_thread_io):
+ * the host fds a park holds. */
+void proxy_fifo_unpark(struct proxy_thread *t)
+{
+    if (t->io.fifo_parked)
+        close(t->io.fifo_fd);
+    t->io.fifo_parked = t->io.fifo_partner = false;
+}
+
+void proxy_thread_io_release(struct proxy_thread *t)
+{
+    if (t->io.has_epoll)
+        close(t->io.epoll_fd);
+    proxy_fifo_unpark(t);
+    t->io = (struct proxy_thread_io){0};
+}

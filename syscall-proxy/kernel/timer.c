@@ -27,7 +27,6 @@
  */
 #include "proxy.h"
 #include "kernel.h"
-#include "io.h"
 #include "internal.h"
 
 #include <errno.h>

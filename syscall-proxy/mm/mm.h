@@ -105,25 +105,6 @@ void proxy_mm_file_resized(struct proxy_process *p, int host_fd);
 void proxy_mm_fill_deferred(void);
 void proxy_mm_forget_deferred(const struct proxy_process *p);
 
-/* ---- System V shared memory (mm/sysvshm.c) ------------------------------- */
-extern const struct proxy_syscall proxy_sysvshm_syscalls[];
-
-/* System V shared memory (mm/sysvshm.c): a fork child's attachments
- * counted, a process's all detached (exit, execve), the run's segments
- * freed. */
-void proxy_shm_fork(struct proxy_process *parent, struct proxy_process *child);
-void proxy_shm_detach_all(struct proxy_process *p);
-
-/* p leaves an address space another process (to) still runs on: its
- * attachments stay in that memory, so they become to's. */
-void proxy_shm_hand_over(struct proxy_process *p, struct proxy_process *to);
-void proxy_shm_world_free(struct proxy_world *w);
-
-/* Segment i of the run as a /proc/sysvipc/shm line into line; 0 past
- * the last. */
-int proxy_shm_proc_line(const struct proxy_process *viewer, int i,
-                        char *line, size_t cap);
-
 /* ---- process_vm_readv/writev (mm/process_vm.c) --------------------------- */
 extern const struct proxy_syscall proxy_process_vm_syscalls[];
 

@@ -418,16 +418,6 @@ static void path_ctx_leave(struct proxy_process *p, const struct path_ctx *c)
  * backlog says EAGAIN: the thread parks on its own socket (writable), so
  * it tries again on its next turn, until the listener accepts.
  */
-uint64_t proxy_sock_timeout_ns(int host_fd, short events)
-{
-    struct timeval tv;
-    socklen_t len = sizeof(tv);
-    int opt = (events & POLLOUT) ? SO_SNDTIMEO : SO_RCVTIMEO;
-    if (getsockopt(host_fd, SOL_SOCKET, opt, &tv, &len) < 0 || tv.tv_sec < 0)
-        return 0;
-    return (uint64_t)tv.tv_sec * 1000000000ULL + (uint64_t)tv.tv_usec * 1000ULL;
-}
-
 /* Parks on a socket; SO_RCVTIMEO / SO_SNDTIMEO become a deadline on the
  * logical clock, after which the call fails with EAGAIN as on Linux. */
 static long park_sock(struct proxy_process *p, int host_fd, short events)

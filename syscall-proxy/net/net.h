@@ -31,10 +31,6 @@ long proxy_netdev_ioctl(struct proxy_process *p, int host_fd, unsigned int req,
 /* ---- sockets (net/net.c) ------------------------------------------------- */
 extern const struct proxy_syscall proxy_net_syscalls[];
 
-/* A socket's SO_RCVTIMEO (events POLLIN) or SO_SNDTIMEO (POLLOUT) in ns;
- * 0 when unset or host_fd is not a socket (net.c). */
-uint64_t proxy_sock_timeout_ns(int host_fd, short events);
-
 /* ---- FIFOs to outside the run (net/outside_fifo.c) ----------------------- */
 /* A blocking open of the FIFO (dirfd, path), key its absolute path:
  * false: not one whose other end is outside the run under record/replay

@@ -39,7 +39,6 @@
 #include "fdtable.h"
 #include "config.h"
 #include "kernel.h"
-#include "io.h"
 #include "net.h"
 #include "outside_internal.h"
 

@@ -29,7 +29,6 @@
  */
 #include "proxy.h"
 #include "kernel.h"
-#include "io.h"
 #include "internal.h"
 #include <limits.h>
 

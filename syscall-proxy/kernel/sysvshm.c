@@ -16,7 +16,7 @@
  */
 #include "proxy.h"
 #include "kernel.h"
-#include "mm.h"
+#include "internal.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -19,7 +19,6 @@
 #include "proxy.h"
 #include "fdtable.h"
 #include "kernel.h"
-#include "io.h"
 #include "internal.h"
 
 #include <errno.h>
