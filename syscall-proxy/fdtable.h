@@ -1,6 +1,6 @@
 /*
  * fdtable.h - the fd table, part of every guest process's core: guest fd
- * numbers mapped to host fds held by hvrun. io/fdtable.c implements it;
+ * numbers mapped to host fds held by hvrun. fdtable.c implements it;
  * every subsystem installs and looks up fds through it.
  */
 #ifndef PROXY_FDTABLE_H

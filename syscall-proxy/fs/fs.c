@@ -15,11 +15,10 @@
 #include "proxy.h"
 #include "fdtable.h"
 #include "config.h"
+#include "hooks.h"
 #include "kernel.h"
 #include "mm.h"
 #include "fs.h"
-#include "io.h"
-#include "net.h"
 #include "internal.h"
 #include "vfs.h"
 
@@ -612,7 +611,7 @@ static long fifo_open_reader(struct proxy_process *p, int dirfd,
     if (host_fd < 0)
         return host_fd;
     bool writer = t->io.fifo_partner || fifo_has_data(host_fd) ||
-                  proxy_fifo_end_in_run(p, t->io.fifo_dev, t->io.fifo_ino,
+                  proxy_hooks.fifo_end_in_run(p, t->io.fifo_dev, t->io.fifo_ino,
                                         true);
     if (!writer && proxy_others_alive(p))
         return proxy_thread_retry_after(p, PROXY_LOCK_RETRY_NS);
@@ -637,7 +636,7 @@ static long fifo_open_writer(struct proxy_process *p, int dirfd,
         return -errno;
     struct stat st;
     if (fstat(host_fd, &st) == 0)
-        proxy_fifo_writer_opened(p, st.st_dev, st.st_ino);
+        proxy_hooks.fifo_writer_opened(p, st.st_dev, st.st_ino);
     return host_fd;
 }
 
@@ -720,9 +719,9 @@ static bool outside_fifo(struct proxy_process *p, const struct host_path *hp,
     int acc = flags & O_ACCMODE;
     if (!t || !(t->link_noted || t->link_next) || (flags & O_NONBLOCK) ||
         (acc != O_RDONLY && acc != O_WRONLY) ||
-        !proxy_outside_fifo_maybe(p, hp->dirfd, hp->path) ||
+        !proxy_hooks.outside_fifo_maybe(p, hp->dirfd, hp->path) ||
         !file_tap_key(hp, key, sizeof(key)) ||
-        !proxy_outside_fifo_open(p, key, hp->dirfd, hp->path, flags, r))
+        !proxy_hooks.outside_fifo_open(p, key, hp->dirfd, hp->path, flags, r))
         return false;
     if (*r >= 0)
         *r = proxy_fd_install(&p->fds, (int)*r, (flags & O_CLOEXEC) != 0, 0);
@@ -775,7 +774,7 @@ long proxy_fs_openat(struct proxy_process *p, uint64_t guest_dirfd,
         return fifo_open(p, hp.dirfd, hp.path, flags);
     if (replay_fifo_from_outside(p, hp.dirfd, hp.path, flags))
         return -ENXIO;
-    if ((r = proxy_lease_break(p, hp.dirfd, hp.path, flags)) != 0)
+    if ((r = proxy_hooks.lease_break(p, hp.dirfd, hp.path, flags)) != 0)
         return r; /* a lease of the run on it is being broken (fasync.c) */
     int replayed = replayed_file(p, &hp, flags);
     if (replayed >= 0) {
@@ -788,11 +787,11 @@ long proxy_fs_openat(struct proxy_process *p, uint64_t guest_dirfd,
         proxy_preserve_before(p, hp.dirfd, hp.path, !(flags & O_NOFOLLOW));
     bool created = proxy_meta_open_creates(p, hp.dirfd, hp.path, flags);
     int host_fd;
-    if (!proxy_tty_open_current(p, hp.dirfd, hp.path, flags, &host_fd)) {
+    if (!proxy_hooks.tty_open_current(p, hp.dirfd, hp.path, flags, &host_fd)) {
         host_fd = open_host(&hp, flags, host_mode, resolve);
         if (host_fd < 0)
             return -errno;
-        proxy_tty_opened(p, host_fd, flags);
+        proxy_hooks.tty_opened(p, host_fd, flags);
     } else if (host_fd < 0) {
         return host_fd;
     }

@@ -20,10 +20,10 @@
  */
 #include "proxy.h"
 #include "fdtable.h"
+#include "hooks.h"
 #include "kernel.h"
 #include "mm.h"
 #include "fs.h"
-#include "io.h"
 #include "vfs.h"
 #include "procfile.h"
 
@@ -822,8 +822,8 @@ static void proc_view_of(struct proxy_process *p, struct proc_view *v)
     v->ppid = p->ppid;
     v->pgrp = p->pgid;
     v->sid = p->sid;
-    v->tty_nr = proxy_tty_nr(p);
-    v->tty_fg_pgrp = proxy_tty_fg_pgrp(p);
+    v->tty_nr = proxy_hooks.tty_nr(p);
+    v->tty_fg_pgrp = proxy_hooks.tty_fg_pgrp(p);
     v->utime_ticks =
         proxy_cpu_clock_ns(p, CLOCK_PROCESS_CPUTIME_ID) / NS_PER_TICK;
     v->nice = p->prctl.nice;

@@ -22,14 +22,8 @@
 
 struct iovec;
 struct pollfd;
-struct proxy_fd;
-struct proxy_fowner;
 
 /* ---- fd owners, O_ASYNC, leases, dnotify (io/fasync.c) ------------------- */
-/* The fd owner context (io.c): shared from `from` to `to`, or dropped. */
-void proxy_fowner_share(struct proxy_fd *to, struct proxy_fd *from);
-void proxy_fowner_put(struct proxy_fowner *o);
-
 /* fcntl's owner, signal, lease and dnotify commands (io/fasync.c). */
 long proxy_fcntl_owner(struct proxy_process *p, int guest_fd, int cmd,
                        uint64_t arg);
@@ -37,9 +31,6 @@ long proxy_fcntl_owner(struct proxy_process *p, int guest_fd, int cmd,
 /* O_ASYNC set (on) or cleared on guest_fd's open file (F_SETFL, FIOASYNC):
  * its owner is sent SIGIO (or F_SETSIG's signal) as its I/O moves. */
 void proxy_fasync_set(struct proxy_process *p, int guest_fd, bool on);
-
-/* host_fd, a guest fd of the open file o, was closed. */
-void proxy_fasync_fd_closed(struct proxy_fowner *o, int host_fd);
 
 /* ---- controlling terminals (io/tty.c) ------------------------------------ */
 /* TIOCSCTTY, TIOCNOTTY, TIOCGSID, TIOCGPGRP, TIOCSPGRP: answered from the

@@ -18,11 +18,11 @@
  */
 #include "proxy.h"
 #include "fdtable.h"
+#include "hooks.h"
 #include "kernel.h"
 #include "mm.h"
 #include "fs.h"
 #include "io.h"
-#include "net.h"
 #include "internal.h"
 
 #include <errno.h>
@@ -1184,8 +1184,8 @@ static long sys_ioctl(struct proxy_process *p, const uint64_t a[6])
         if (r != 1)
             return r;
     }
-    if (proxy_netdev_ioctl_is(req)) /* ifreq/ifconf pointers (net/) */
-        return proxy_netdev_ioctl(p, f->host_fd, req, arg);
+    if (proxy_hooks.netdev_ioctl_is(req)) /* ifreq/ifconf pointers (net/) */
+        return proxy_hooks.netdev_ioctl(p, f->host_fd, req, arg);
     if (proxy_tty_ioctl_is(req)) /* sessions are virtual (tty.c) */
         return proxy_tty_ioctl(p, f->host_fd, req, arg);
     const struct ioctl_desc *d = ioctl_desc_find(req);

@@ -16,6 +16,8 @@
 
 #include "proxy.h"
 
+struct proxy_fd;
+struct proxy_fowner;
 struct proxy_world;
 
 /* ---- fd owners, O_ASYNC, leases, dnotify (io/fasync.c) ------------------- */
@@ -29,6 +31,13 @@ void proxy_fasync_after_syscall(struct proxy_process *p);
  * again). */
 long proxy_lease_break(struct proxy_process *p, int dirfd, const char *path,
                        int flags);
+
+/* The fd owner context (io.c): shared from `from` to `to`, or dropped. */
+void proxy_fowner_share(struct proxy_fd *to, struct proxy_fd *from);
+void proxy_fowner_put(struct proxy_fowner *o);
+
+/* host_fd, a guest fd of the open file o, was closed. */
+void proxy_fasync_fd_closed(struct proxy_fowner *o, int host_fd);
 
 /* ---- read/write families, fcntl, ioctl, poll/select (io/io.c) ------------ */
 extern const struct proxy_syscall proxy_io_syscalls[];

@@ -5,7 +5,7 @@
  *
  * What each type compares in hvrun's model:
  *  - KCMP_FILE: two guest fds' open file descriptions, by the id the fd
- *    table gives each one (io/fdtable.c): guest fds that share one (dup,
+ *    table gives each one (fdtable.c): guest fds that share one (dup,
  *    fork's copies, pidfd_getfd) compare equal, two opens of a file do not.
  *  - KCMP_VM: the address space, by proxy_process mm_id: a process's own,
  *    its threads', and its CLONE_VM children's (vfork, posix_spawn).

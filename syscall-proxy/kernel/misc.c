@@ -21,9 +21,8 @@
  */
 #include "proxy.h"
 #include "config.h"
+#include "hooks.h"
 #include "kernel.h"
-#include "mm.h"
-#include "io.h"
 #include "internal.h"
 #include "namespace.h"
 
@@ -1411,7 +1410,7 @@ static long prctl_tsc(struct proxy_process *p, int option, uint64_t arg2)
         return -EINVAL;
     t->tsc_sigsegv = arg2 == PR_TSC_SIGSEGV;
     if (t->tsc_sigsegv)
-        proxy_cpuid_tsc_faulting(p); /* no more reads without a trap */
+        proxy_hooks.cpuid_tsc_faulting(p); /* no more reads without a trap */
     return 0;
 }
 
@@ -1642,7 +1641,7 @@ static long sys_setsid(struct proxy_process *p, const uint64_t a[6])
         if (p->world->procs[i]->pgid == p->pid)
             return -EPERM;
     p->sid = p->pgid = p->pid;
-    proxy_tty_setsid(p);
+    proxy_hooks.tty_setsid(p);
     return proxy_ns_pid_of(p, p);
 }
 

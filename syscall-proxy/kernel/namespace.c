@@ -24,8 +24,8 @@
  */
 #include "proxy.h"
 #include "fdtable.h"
+#include "hooks.h"
 #include "kernel.h"
-#include "fs.h"
 #include "internal.h"
 #include "namespace.h"
 
@@ -720,7 +720,7 @@ static long sys_setns(struct proxy_process *p, const uint64_t a[6])
         return -EBADF;
     int t;
     struct proxy_ns *ns;
-    if (!proxy_procfile_ns(f, &t, &ns))
+    if (!proxy_hooks.procfile_ns(f, &t, &ns))
         return -EINVAL; /* not a namespace (nor a pidfd) */
     if (nstype && nstype != kinds[t].flag)
         return -EINVAL;

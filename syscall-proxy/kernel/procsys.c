@@ -16,10 +16,8 @@
 #include "proxy.h"
 #include "config.h"
 #include "fdtable.h"
+#include "hooks.h"
 #include "kernel.h"
-#include "mm.h"
-#include "fs.h"
-#include "io.h"
 #include "internal.h"
 #include "namespace.h"
 #include "ptrace.h"
@@ -229,8 +227,8 @@ long proxy_fork(struct proxy_process *p, uint64_t flags, gva_t stack,
     if (!share_mm)
         vmm_clock_add(VMM_CLOCK_FORK_COPY, copy_t);
     if (rc == 0 &&
-        (rc = share_mm ? proxy_cpuid_share(c, p) : proxy_cpuid_fork(c, p)) ==
-            0 &&
+        (rc = share_mm ? proxy_hooks.cpuid_share(c, p)
+                       : proxy_hooks.cpuid_fork(c, p)) == 0 &&
         (rc = clone_fds(c, p)) == 0 &&
         (rc = child_thread(c, p, stack, flags, tls)) == 0 &&
         (rc = (int)proxy_ns_clone_apply(p, c, flags)) == 0 &&
@@ -480,7 +478,7 @@ void proxy_world_exit(struct proxy_process *p)
     }
     p->zombie = true;
     proxy_pidfd_exited(p); /* its pidfds poll readable */
-    proxy_tty_exit(p); /* a session leader hangs its terminal up */
+    proxy_hooks.tty_exit(p); /* a session leader hangs its terminal up */
     /* Closing every fd now gives the readers of its pipes their EOF. */
     proxy_fdtable_destroy(&p->fds);
     send_death_signals(p);
@@ -814,7 +812,7 @@ static void exec_reset(struct proxy_process *p)
     p->clear_child_tid = 0;
     p->robust_list = 0;
     proxy_fd_close_on_exec(&p->fds);
-    proxy_aio_release(p); /* the old memory's contexts (exit_aio) */
+    proxy_hooks.aio_release(p); /* the old memory's contexts (exit_aio) */
     /* The new image's thread goes on counting events from where the
      * process's threads were, so "thread TID's N-th event" (--schedule)
      * names one moment only. */
@@ -861,7 +859,7 @@ static long do_execve(struct proxy_process *p, int dirfd, gva_t path_gva,
         return rc;
     if (!guest_path[0] && !(flags & AT_EMPTY_PATH))
         return -ENOENT;
-    if ((rc = proxy_path_rewrite(p, guest_path, path, sizeof(path))) < 0)
+    if ((rc = proxy_hooks.path_rewrite(p, guest_path, path, sizeof(path))) < 0)
         return rc;
     char **argv = NULL, **envp = NULL;
     int64_t budget = exec_arg_budget(p) - (int64_t)strlen(guest_path) - 1;
@@ -902,9 +900,10 @@ static long do_execve(struct proxy_process *p, int dirfd, gva_t path_gva,
     }
     p->vm = vm;
     p->as = vmm_vm_aspace(vm);
-    struct proxy_cpuid_patched *old_sites = proxy_cpuid_exec_begin(p);
-    rc = proxy_exec_load(p, path, guest_path, argv, envp, why, sizeof(why));
-    proxy_cpuid_exec_end(p, old_sites, rc == 0);
+    struct proxy_cpuid_patched *old_sites = proxy_hooks.cpuid_exec_begin(p);
+    rc = proxy_hooks.exec_load(p, path, guest_path, argv, envp, why,
+                               sizeof(why));
+    proxy_hooks.cpuid_exec_end(p, old_sites, rc == 0);
     if (rc < 0) {
         /* A failed exec leaves the caller as it was. */
         vmm_vm_destroy(vm);

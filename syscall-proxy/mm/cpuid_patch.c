@@ -35,9 +35,9 @@
  */
 #include "proxy.h"
 #include "config.h"
+#include "hooks.h"
 #include "kernel.h"
 #include "mm.h"
-#include "fs.h"
 #include "cpuid_patch.h"
 #include "det.h"
 #include "vdso_abi.h"
@@ -1714,7 +1714,8 @@ static void patch_vma(struct proxy_process *p, int host_fd,
     const struct file_sites *fs = NULL;
     bool known = fstat(fd, &st) == 0;
     if (known)
-        proxy_file_tap_restat(p, &st); /* a replay's copy: as recorded */
+        /* a replay's copy: as recorded */
+        proxy_hooks.file_tap_restat(p, &st);
     if (known && st.st_dev == v->dev && st.st_ino == v->ino)
         fs = sites_of(fd);
     if (fd != host_fd)

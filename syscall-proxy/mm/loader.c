@@ -8,9 +8,9 @@
  * program's highest segment.
  */
 #include "proxy.h"
+#include "hooks.h"
 #include "kernel.h"
 #include "mm.h"
-#include "fs.h"
 #include "internal.h"
 #include "cpuid_patch.h"
 #include "loader.h"
@@ -335,7 +335,8 @@ int proxy_elf_load(struct vmm_aspace *as, struct proxy_process *p,
     if (fstat(fd, &st) < 0)
         return say(w, -errno, path, strerror(errno));
     if (p)
-        proxy_file_tap_restat(p, &st); /* a replay's copy: as recorded */
+        /* a replay's copy: as recorded */
+        proxy_hooks.file_tap_restat(p, &st);
     Elf64_Ehdr eh;
     memset(&eh, 0, sizeof(eh)); /* a short file: zeros, as bprm->buf */
     if (pread(fd, &eh, sizeof(eh), 0) < 0)
@@ -369,7 +370,7 @@ static int open_exec(struct proxy_process *p, const char *path, struct why *w)
 {
     /* O_NONBLOCK: a FIFO must not wait for a writer (it is then refused as
      * not a regular file, EACCES as Linux); a regular file ignores it. */
-    int fd = proxy_file_tap_replayed(p, p->cwd_fd, path, O_RDONLY);
+    int fd = proxy_hooks.file_tap_replayed(p, p->cwd_fd, path, O_RDONLY);
     if (fd >= 0)
         return fd; /* a replay's recorded program: it was executable */
     fd = openat(p->cwd_fd, path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
@@ -386,7 +387,7 @@ static int open_exec(struct proxy_process *p, const char *path, struct why *w)
     }
     if (fd < 0)
         return say(w, -errno, path, strerror(errno));
-    proxy_file_tap_note(p, p->cwd_fd, path, O_RDONLY, fd);
+    proxy_hooks.file_tap_note(p, p->cwd_fd, path, O_RDONLY, fd);
     struct stat st;
     if (fstat(fd, &st) == 0 && !S_ISREG(st.st_mode)) {
         close(fd);
@@ -589,7 +590,7 @@ static int exec_elf(struct proxy_process *p, int fd, const char *path,
 static int interp_host_path(struct proxy_process *p, const char *interp,
                             char *host, struct why *w)
 {
-    int rc = proxy_path_rewrite(p, interp, host, PROXY_PATH_MAX);
+    int rc = proxy_hooks.path_rewrite(p, interp, host, PROXY_PATH_MAX);
     return rc < 0 ? say(w, rc, interp, strerror(-rc)) : 0;
 }
 

@@ -23,9 +23,9 @@
  */
 #include "proxy.h"
 #include "fdtable.h"
+#include "hooks.h"
 #include "kernel.h"
 #include "mm.h"
-#include "fs.h"
 #include "internal.h"
 #include "cpuid_patch.h"
 
@@ -301,7 +301,8 @@ static void name_file_mapping(struct proxy_process *p, int host_fd,
     target[n > 0 ? n : 0] = 0;
     if (fstat(host_fd, &st) < 0)
         return;
-    proxy_file_tap_restat(p, &st); /* a replay's copy: the recorded file */
+    /* a replay's copy: the recorded file */
+    proxy_hooks.file_tap_restat(p, &st);
     vmm_as_set_file(p->as, gva, len, off, st.st_dev, st.st_ino,
                     n > 0 ? target : NULL);
 }

@@ -16,6 +16,7 @@
 #include <sys/types.h>
 
 #include "proxy.h"
+#include "hooks.h"
 
 struct proxy_cpuid_patched;
 struct proxy_world;
@@ -59,21 +60,6 @@ struct proxy_cpuid_scan {
     uint64_t bytes;     /* bytes decoded */
 };
 
-/* What a #UD (or, where the backend traps RDTSC, a #GP) was. */
-enum proxy_trap_kind {
-    PROXY_TRAP_NONE,     /* not a site hvrun rewrote: a SIGILL as before */
-    PROXY_TRAP_CPUID,    /* answered from the model (or the host's leaf
-                          * with the model's APIC ids: cpuid_topology) */
-    PROXY_TRAP_RDPID,    /* answered with the model's CPU number */
-    PROXY_TRAP_TSC,      /* RDTSC/RDTSCP answered from the logical clock */
-    PROXY_TRAP_TSC_FORCED, /* the same at a stub's fallback: the reads in
-                            * the guest spent their count (the vDSO's
-                            * forced syscall) */
-    PROXY_TRAP_HOST_TSC, /* a trapped RDTSC given the host's TSC (time not
-                          * virtualized) */
-    PROXY_TRAP_TSC_GP,   /* a trapped RDTSC under PR_TSC_SIGSEGV: the #GP
-                          * Linux's CR4.TSD gives (SIGSEGV), unanswered */
-};
 
 /* ---- the vDSO (mm/vdso.c) ------------------------------------------------ */
 /* Before the guest runs: the logical clock into [vvar]. */

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""include_graph.py [--quiet] [--allow FILE] [DIR] - the include graph between the
+"""include_graph.py [--quiet] [DIR] - the include graph between the
 folders of syscall-proxy/ (default: syscall-proxy of this tree).
 
 Nodes: each subsystem folder (fs, io, kernel, mm, net); "proxy", the
@@ -18,8 +18,7 @@ Prints the graph, one line per node, then fails (exit 1) when:
     when the file accesses it with -> or .) appears in the file's code.
 docs/ARCHITECTURE.md gives the folders' order the graph follows; the last
 line printed is that order as the graph has it (lowest first).
---allow FILE: edges "A -> B", one a line, left out of the cycle check
-(printed as allowed): upward includes not yet turned into hooks.
+A lower folder calls a higher one only through hooks.h's table.
 """
 import os
 import re
@@ -167,14 +166,6 @@ def topo_order(nodes, edges):
 def main(argv):
     quiet = "--quiet" in argv
     args = [a for a in argv if a != "--quiet"]
-    allowed = set()
-    if "--allow" in args:
-        k = args.index("--allow")
-        for line in open(args[k + 1]):
-            m = re.match(r"^\s*(\w+)\s*->\s*(\w+)\s*$", line)
-            if m:
-                allowed.add((m.group(1), m.group(2)))
-        del args[k:k + 2]
     here = os.path.dirname(os.path.abspath(__file__))
     root = os.path.abspath(args[0] if args else
                            os.path.join(here, "..", "..", "syscall-proxy"))
@@ -196,9 +187,7 @@ def main(argv):
                 continue
             b = node_of(root, h)
             nodes.add(b)
-            if a != b and (a, b) in allowed:
-                why.setdefault((a, b), []).append("allowed")
-            elif a != b:
+            if a != b:
                 edges.setdefault(a, set()).add(b)
                 why.setdefault((a, b), []).append(
                     f"{os.path.relpath(f, root)} includes {name}")
@@ -212,9 +201,6 @@ def main(argv):
     if not quiet:
         for v in sorted(nodes):
             print(f"{v} -> {', '.join(sorted(edges.get(v, ()))) or '-'}")
-        for a, b in sorted(allowed):
-            if (a, b) in why:
-                print(f"{a} -> {b} (allowed, upward)")
         if not cycles:
             print("order: " + " < ".join(topo_order(nodes, edges)))
     for comp in cycles:

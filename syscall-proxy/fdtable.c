@@ -41,7 +41,7 @@
 #include "fdtable.h"
 #include "kernel.h"
 #include "fs.h"
-#include "internal.h"
+#include "io.h"
 
 #include <errno.h>
 #include <fcntl.h>
