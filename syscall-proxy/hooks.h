@@ -51,7 +51,7 @@ enum proxy_trap_kind {
 
 struct proxy_hooks {
     /* kernel/ -> mm/: the world loop (kernel/world.c) and process life
-     * (kernel/procsys.c, misc.c) into mm/: the vDSO's clock fold, CPUID/RDTSC
+     * (kernel/procsys.c, prctl.c) into mm/: the vDSO's clock fold, CPUID/RDTSC
      * rewriting, the ELF loader, the memory limit, deferred file mappings */
     void (*vdso_enter)(struct proxy_process *p);
     uint64_t (*vdso_leave)(struct proxy_process *p, bool host_interruption);

@@ -244,7 +244,7 @@ struct proxy_process {
      * (world.c). */
     uint64_t slice_events;
 
-    /* prctl flags and the nice value (misc.c) */
+    /* prctl flags and the nice value (prctl.c, sched.c) */
     struct proxy_prctl_state {
         int pdeathsig;
         int dumpable;
@@ -252,7 +252,7 @@ struct proxy_process {
         bool child_subreaper;
         bool thp_disabled;
         bool keepcaps;          /* PR_SET_KEEPCAPS; cleared by execve */
-        /* sched_setscheduler/sched_setattr (misc.c): what the guest set,
+        /* sched_setscheduler/sched_setattr (sched.c): what the guest set,
          * reported back; hvrun's one vCPU schedules the same whatever */
         int sched_policy, sched_priority;
         bool sched_reset_on_fork;
@@ -260,7 +260,7 @@ struct proxy_process {
         uint64_t timerslack_ns;
         int nice;
     } prctl;
-    /* The supplementary groups setgroups gave (misc.c), nr_groups of
+    /* The supplementary groups setgroups gave (cred.c), nr_groups of
      * them; -1: never set, getgroups reports hvrun's own. Owned. */
     uint32_t *groups;
     int nr_groups;
@@ -275,7 +275,7 @@ struct proxy_process {
      * CLONE_SYSVSEM (a pthread_create); gone with exit_sem (exit,
      * unshare, setns; proxy_sem_exit). A fork child has none. */
     bool sem_undo_list;
-    /* personality(2)'s value (misc.c): kept across fork and execve, as
+    /* personality(2)'s value (sys.c): kept across fork and execve, as
      * setarch relies on; PER_LINUX32 makes uname's machine i686 */
     uint32_t personality;
     /* Its namespaces (kernel/namespace.c); NULL: the run's initial one.

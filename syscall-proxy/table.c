@@ -20,7 +20,8 @@
 static const struct proxy_syscall *const families[] = {
     proxy_fs_syscalls,      proxy_io_syscalls,     proxy_mm_syscalls,
     proxy_process_syscalls, proxy_signal_syscalls, proxy_time_syscalls,
-    proxy_misc_syscalls,    proxy_seccomp_syscalls, proxy_sysvshm_syscalls,
+    proxy_sys_syscalls, proxy_cred_syscalls, proxy_sched_syscalls,
+    proxy_prctl_syscalls, proxy_mlock_syscalls,    proxy_seccomp_syscalls, proxy_sysvshm_syscalls,
     proxy_sysvsem_syscalls, proxy_sysvmsg_syscalls,
     proxy_ns_syscalls,
     proxy_thread_syscalls, proxy_procsys_syscalls, proxy_net_syscalls,

@@ -789,7 +789,7 @@ static void put_status(struct vbuf *b, const struct proc_view *v)
 
 /* The ids of status, as the reader's user namespace maps them; here the
  * process's own. The supplementary groups are the ones getgroups reports
- * (misc.c: the list setgroups gave, else hvrun's). */
+ * (cred.c: the list setgroups gave, else hvrun's). */
 static void view_ids_of(const struct proxy_process *p, struct proc_view *v)
 {
     const uint32_t uids[4] = {p->ruid, p->euid, p->suid, p->fsuid};
@@ -1380,7 +1380,7 @@ static const struct vm_figures init_vm = {
 };
 
 /* The virtual init as reader sees it: root's, its own group and session
- * (misc.c's parent_ids), no terminal, never scheduled. */
+ * (sys.c's parent_ids), no terminal, never scheduled. */
 static void init_view(const struct proxy_process *reader, struct proc_view *v)
 {
     memset(v, 0, sizeof(*v));

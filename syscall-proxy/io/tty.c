@@ -1,7 +1,7 @@
 /*
  * tty.c - controlling terminals over the run's virtual sessions.
  *
- * Sessions and process groups are virtual (misc.c: setsid, setpgid), so
+ * Sessions and process groups are virtual (sys.c: setsid, setpgid), so
  * the terminal side of them is too: hvrun opens every host fd O_NOCTTY
  * and never passes TIOCSCTTY, TIOCNOTTY or TIOCSPGRP's group to the host.
  * Instead the world keeps, for each terminal that is some session's

@@ -203,7 +203,7 @@ bool proxy_signal_wait_ready(struct proxy_process *p,
 
 /* ---- ids, limits, prctl and the rest (kernel/misc.c) --------------------- */
 /* The calling thread's name (PR_SET_NAME): the process's comm for the
- * main thread, the thread's own for the others (misc.c). */
+ * main thread, the thread's own for the others (prctl.c). */
 char *proxy_thread_comm(struct proxy_process *p);
 
 /* ---- perf events (kernel/perf_event.c) ----------------------------------- */

@@ -20,7 +20,7 @@
  *    (proxy_process sem_undo_list). Two processes without one compare
  *    equal, as Linux's two NULL pointers do.
  *  - KCMP_IO: the I/O context, which no guest has (ioprio_set changes
- *    nothing: kernel/misc.c), as a Linux task that never set a priority
+ *    nothing: kernel/sched.c), as a Linux task that never set a priority
  *    under a scheduler without contexts has none: every pair is equal.
  *  - KCMP_EPOLL_TFD: EOPNOTSUPP, Linux's answer without CONFIG_EPOLL:
  *    hvrun does not keep the files an epoll instance watches (io/epoll.c

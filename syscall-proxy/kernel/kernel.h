@@ -252,7 +252,7 @@ struct proxy_thread {
      * by reference, newest first; strict mode. */
     struct proxy_seccomp_filter *seccomp;
     bool seccomp_strict;
-    bool tsc_sigsegv; /* PR_TSC_SIGSEGV (misc.c): a trapped RDTSC is a
+    bool tsc_sigsegv; /* PR_TSC_SIGSEGV (prctl.c): a trapped RDTSC is a
                        * #GP; clone, fork and execve keep it */
     /* Syscall user dispatch (kernel/user_dispatch.c): calls returning
      * outside [dispatch_offset, +dispatch_len) consult the selector byte;
@@ -367,20 +367,23 @@ bool proxy_virtual_process(const struct proxy_process *viewer, int pid,
 
 extern const struct proxy_syscall proxy_signal_syscalls[];
 extern const struct proxy_syscall proxy_time_syscalls[];
-extern const struct proxy_syscall proxy_misc_syscalls[];
+extern const struct proxy_syscall proxy_sys_syscalls[];
+extern const struct proxy_syscall proxy_cred_syscalls[];
+extern const struct proxy_syscall proxy_sched_syscalls[];
+extern const struct proxy_syscall proxy_prctl_syscalls[];
 extern const struct proxy_syscall proxy_seccomp_syscalls[];
 
 /* The name of q's thread tid (0 or q's pid: the process's comm). */
 char *proxy_thread_comm_of(struct proxy_process *q, int tid);
 
-/* Whether process group pgrp is orphaned (misc.c): Linux then drops the
+/* Whether process group pgrp is orphaned (sys.c): Linux then drops the
  * stop signals SIGTSTP, SIGTTIN and SIGTTOU of its default action, and
  * a terminal's job control answers EIO. */
 bool proxy_pgrp_orphaned(struct proxy_world *w, int pgrp);
 
 /* hvrun's supplementary groups kept as they are now, for getgroups and
  * /proc/PID/status to report when a user namespace (a non-root replay's,
- * cli/isolate.c) would show them as the overflow gid (kernel/misc.c). */
+ * cli/isolate.c) would show them as the overflow gid (kernel/cred.c). */
 void proxy_keep_host_groups(void);
 
 /* Those (or, not kept, the live ones): getgroups' contract, -errno. */

@@ -1229,7 +1229,7 @@ static bool kind_rewritten(const struct proxy_process *p, uint8_t kind)
     }
 }
 
-/* PR_TSC_SIGSEGV on the thread on the vCPU (misc.c). */
+/* PR_TSC_SIGSEGV on the thread on the vCPU (prctl.c). */
 static bool tsc_faults(const struct proxy_process *p)
 {
     return p->threads && p->threads[p->cur].tsc_sigsegv;

@@ -172,4 +172,7 @@ void proxy_cpuid_exec_end(struct proxy_process *p,
                           struct proxy_cpuid_patched *old, bool ok);
 void proxy_cpuid_release(struct proxy_process *p);
 
+/* ---- memory locking (mm/mlock.c) ---------------------------------------- */
+extern const struct proxy_syscall proxy_mlock_syscalls[];
+
 #endif
