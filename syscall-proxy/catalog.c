@@ -24,6 +24,8 @@ struct family_kind {
 static const struct family_kind families[] = {
     {proxy_fs_syscalls, "fs", "passthrough"},
     {proxy_io_syscalls, "io", "passthrough"},
+    {proxy_poll_syscalls, "io", "passthrough"},
+    {proxy_fcntl_syscalls, "io", "passthrough"},
     {proxy_net_syscalls, "net", "passthrough"},
     {proxy_mm_syscalls, "mm", "emulated"},
     {proxy_process_syscalls, "process", "emulated"},

@@ -18,7 +18,8 @@
 #include "det.h"
 
 static const struct proxy_syscall *const families[] = {
-    proxy_fs_syscalls,      proxy_io_syscalls,     proxy_mm_syscalls,
+    proxy_fs_syscalls,      proxy_io_syscalls,     proxy_poll_syscalls,
+    proxy_fcntl_syscalls,     proxy_mm_syscalls,
     proxy_process_syscalls, proxy_signal_syscalls, proxy_time_syscalls,
     proxy_sys_syscalls, proxy_cred_syscalls, proxy_sched_syscalls,
     proxy_prctl_syscalls, proxy_mlock_syscalls,    proxy_seccomp_syscalls, proxy_sysvshm_syscalls,

@@ -18,6 +18,8 @@
 #include <sys/types.h>
 
 #include "proxy.h"
+#include "fdtable.h"
+#include "kernel.h"
 #include "io.h"
 
 struct iovec;
@@ -73,5 +75,20 @@ void proxy_tty_settle_epoll(int host_epfd);
 long proxy_call_mask_apply(struct proxy_process *p, gva_t mask_gva,
                            uint64_t size);
 long proxy_call_mask_end(struct proxy_process *p, long r);
+
+/* ---- helpers of io.c, poll.c and fcntl.c ------------------------------- */
+
+/* The host fd behind a guest fd argument, or -EBADF. */
+static inline int guest_host_fd(struct proxy_process *p, uint64_t guest_fd)
+{
+    return proxy_fd_host(&p->fds, (int)guest_fd);
+}
+
+/* io.c's waiting state of the calling thread (struct proxy_thread_io:
+ * what must outlive a park), or NULL for a process without threads. */
+static inline struct proxy_thread_io *thread_io(struct proxy_process *p)
+{
+    return p->threads ? &p->threads[p->cur].io : NULL;
+}
 
 #endif

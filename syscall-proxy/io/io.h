@@ -41,6 +41,9 @@ void proxy_fasync_fd_closed(struct proxy_fowner *o, int host_fd);
 
 /* ---- read/write families, fcntl, ioctl, poll/select (io/io.c) ------------ */
 extern const struct proxy_syscall proxy_io_syscalls[];
+/* poll, select (poll.c); dup, close, fcntl, flock, advice (fcntl.c). */
+extern const struct proxy_syscall proxy_poll_syscalls[];
+extern const struct proxy_syscall proxy_fcntl_syscalls[];
 
 /* Whether a guest of the run holds an fd on FIFO (dev, ino) that can
  * write it (writer) or read it (!writer). */

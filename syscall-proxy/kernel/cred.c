@@ -11,11 +11,13 @@
 #include "namespace.h"
 #include "sys.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <linux/capability.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <unistd.h>
 
 _Static_assert(sizeof(uid_t) == 4 && sizeof(gid_t) == 4, "32-bit ids");
 

@@ -201,7 +201,7 @@ bool proxy_signal_interrupts(const struct proxy_process *p,
 bool proxy_signal_wait_ready(struct proxy_process *p,
                              const struct proxy_thread *t);
 
-/* ---- ids, limits, prctl and the rest (kernel/misc.c) --------------------- */
+/* ---- prctl (kernel/prctl.c) ---------------------------------------------- */
 /* The calling thread's name (PR_SET_NAME): the process's comm for the
  * main thread, the thread's own for the others (prctl.c). */
 char *proxy_thread_comm(struct proxy_process *p);

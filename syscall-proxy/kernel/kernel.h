@@ -357,7 +357,7 @@ int proxy_mem_write_forced(struct proxy_process *q, uint64_t addr,
 int proxy_mem_read_forced(struct proxy_process *q, uint64_t addr, void *dst,
                           size_t len);
 
-/* ---- ids, limits, prctl and the rest (kernel/misc.c) --------------------- */
+/* ---- identity, limits, system reports, sessions (kernel/sys.c) ----------- */
 /* Whether pid, as viewer names it, is the virtual init or the virtual
  * shell (neither a guest process: signals to them are accepted and
  * dropped; the init's /proc/1 is made by fs/vfs.c, the shell has no /proc
@@ -365,6 +365,12 @@ int proxy_mem_read_forced(struct proxy_process *q, uint64_t addr, void *dst,
 bool proxy_virtual_process(const struct proxy_process *viewer, int pid,
                            int *pgid, int *sid);
 
+/* Whether process group pgrp is orphaned (sys.c): Linux then drops the
+ * stop signals SIGTSTP, SIGTTIN and SIGTTOU of its default action, and
+ * a terminal's job control answers EIO. */
+bool proxy_pgrp_orphaned(struct proxy_world *w, int pgrp);
+
+/* ---- credentials (kernel/cred.c) ----------------------------------------- */
 extern const struct proxy_syscall proxy_signal_syscalls[];
 extern const struct proxy_syscall proxy_time_syscalls[];
 extern const struct proxy_syscall proxy_sys_syscalls[];
@@ -373,14 +379,6 @@ extern const struct proxy_syscall proxy_sched_syscalls[];
 extern const struct proxy_syscall proxy_prctl_syscalls[];
 extern const struct proxy_syscall proxy_seccomp_syscalls[];
 
-/* The name of q's thread tid (0 or q's pid: the process's comm). */
-char *proxy_thread_comm_of(struct proxy_process *q, int tid);
-
-/* Whether process group pgrp is orphaned (sys.c): Linux then drops the
- * stop signals SIGTSTP, SIGTTIN and SIGTTOU of its default action, and
- * a terminal's job control answers EIO. */
-bool proxy_pgrp_orphaned(struct proxy_world *w, int pgrp);
-
 /* hvrun's supplementary groups kept as they are now, for getgroups and
  * /proc/PID/status to report when a user namespace (a non-root replay's,
  * cli/isolate.c) would show them as the overflow gid (kernel/cred.c). */
@@ -388,6 +386,10 @@ void proxy_keep_host_groups(void);
 
 /* Those (or, not kept, the live ones): getgroups' contract, -errno. */
 int proxy_host_groups(gid_t *out, int max);
+
+/* ---- prctl (kernel/prctl.c) ---------------------------------------------- */
+/* The name of q's thread tid (0 or q's pid: the process's comm). */
+char *proxy_thread_comm_of(struct proxy_process *q, int tid);
 
 /* ---- clocks (kernel/time.c) ---------------------------------------------- */
 /* CLOCK_THREAD_CPUTIME_ID (the current thread's cpu_ns) or

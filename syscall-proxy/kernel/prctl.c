@@ -14,6 +14,7 @@
 #include "sys.h"
 
 #include <asm/prctl.h>
+#include <errno.h>
 #include <linux/capability.h>
 #include <string.h>
 #include <sys/prctl.h>

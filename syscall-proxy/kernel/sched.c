@@ -9,11 +9,14 @@
 #include "kernel.h"
 #include "sys.h"
 
+#include <errno.h>
 #include <linux/ioprio.h>
 #include <linux/membarrier.h>
 #include <sched.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
+#include <time.h>
 
 /* The only CPU, and the size of the kernel's cpumask for one CPU. */
 #define CPUMASK_BYTES 8

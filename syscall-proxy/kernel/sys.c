@@ -27,14 +27,17 @@
 #include "namespace.h"
 #include "sys.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <string.h>
 #include <sys/personality.h>
 #include <sys/random.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/sysinfo.h>
 #include <sys/times.h>
 #include <sys/utsname.h>
+#include <time.h>
 
 #include "det.h"
 

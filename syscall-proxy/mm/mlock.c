@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 
 /* capable(CAP_IPC_LOCK): the run's initial user namespace. */

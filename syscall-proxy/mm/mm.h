@@ -60,7 +60,6 @@ struct proxy_cpuid_scan {
     uint64_t bytes;     /* bytes decoded */
 };
 
-
 /* ---- the vDSO (mm/vdso.c) ------------------------------------------------ */
 /* Before the guest runs: the logical clock into [vvar]. */
 void proxy_vdso_enter(struct proxy_process *p);
@@ -172,7 +171,7 @@ void proxy_cpuid_exec_end(struct proxy_process *p,
                           struct proxy_cpuid_patched *old, bool ok);
 void proxy_cpuid_release(struct proxy_process *p);
 
-/* ---- memory locking (mm/mlock.c) ---------------------------------------- */
+/* ---- memory locking (mm/mlock.c) ----------------------------------------- */
 extern const struct proxy_syscall proxy_mlock_syscalls[];
 
 #endif
