@@ -20,6 +20,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "mm.h"
+
 struct proxy_process;
 
 /*
@@ -45,5 +47,40 @@ void proxy_cpuid_vvar_mapped(struct proxy_process *p);
 void proxy_cpuid_remapped(struct proxy_process *p, uint64_t old,
                           uint64_t old_len, uint64_t new_len,
                           uint64_t new_gva);
+
+/* ---- what cpuid_sites.c and cpuid_patch.c share ------------------------- */
+
+/* The longest span (bytes from a site) a stub takes over, and the most
+ * RIP-relative instructions in it the stub adjusts (cpuid_sites.c finds
+ * them, cpuid_patch.c builds the stub). */
+#define MAX_SPAN 24
+#define MAX_RIP_FIXUPS 2
+
+/* FNV-1a over bytes: a site's function hash. */
+static inline uint64_t fnv1a(uint64_t h, const uint8_t *b, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ b[i]) * 0x100000001b3ULL;
+    return h;
+}
+#define FNV_INIT 0xcbf29ce484222325ULL
+
+/* Sites that always trap unless a stub takes them (no backend traps them
+ * itself): CPUID and RDPID. */
+static inline bool traps_always(uint8_t kind)
+{
+    return kind == PROXY_SITE_CPUID || kind == PROXY_SITE_RDPID;
+}
+
+/* A regular file's sites (cpuid_sites.c): proxy_cpuid_sites_of finds them
+ * once per run (or reads them from hvrun's cache) and keeps them for the
+ * run; NULL for another kind of file or when finding them failed. */
+struct file_sites {
+    struct file_sites *next;
+    uint64_t dev, ino, size, mtime_ns;
+    struct proxy_cpuid_site *v;
+    size_t nr;
+};
+const struct file_sites *proxy_cpuid_sites_of(int fd);
 
 #endif
