@@ -10,6 +10,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "proxy.h"
+#include "kernel.h"
+
 struct proxy_process;
 struct proxy_thread;
 
@@ -105,5 +108,59 @@ bool proxy_ptrace_has_event(struct proxy_process *p, int options);
 
 /* Whether p's parent must not see its exit yet (its tracer first). */
 bool proxy_ptrace_exit_hidden(const struct proxy_process *p);
+
+/* ---- what ptrace.c and ptrace_regs.c share ---------------------------------- */
+
+#define SYSCALL_INSN_BYTES 2
+#define RFLAGS_TF 0x100ULL
+/* What a tracer may change in RFLAGS (Linux's FLAG_MASK). */
+#define RFLAGS_TRACER_MASK 0x254dd5ULL
+#define DR6_RESERVED 0xffff0ff0ULL
+#define DR7_ENABLE_BITS 0xffULL
+#define USER_SPACE_END 0x7ffffffff000ULL
+/* The kernel-internal results a tracer sees at an interrupted call. */
+#define ERESTARTSYS_NR 512
+#define ERESTARTNOHAND_NR 514
+#define ERESTART_RESTARTBLOCK_NR 516
+
+/* The length DR7 gives debug register i's breakpoint. */
+static inline uint64_t dr_bytes(uint64_t dr7, int i)
+{
+    unsigned len = (dr7 >> (18 + 4 * i)) & 3;
+    return len == 0 ? 1 : len == 1 ? 2 : len == 3 ? 4 : 8;
+}
+
+/* Whether t is the thread on q's vCPU. */
+static inline bool on_vcpu(const struct proxy_process *q, const struct proxy_thread *t)
+{
+    return t == &q->threads[q->cur];
+}
+
+/* A thread's registers: live on its VM's vCPU when it is the current one. */
+static inline struct vmm_regs *regs_of(struct proxy_process *q, struct proxy_thread *t)
+{
+    return on_vcpu(q, t) ? vmm_vm_regs(q->vm) : &t->regs;
+}
+
+/* Whether a traced thread is stopped where its call runs again (ptrace.c:
+ * syscall-enter, PTRACE_EVENT_EXIT or _SECCOMP). */
+bool proxy_ptrace_parked(const struct proxy_thread *t);
+
+/* A tracee's registers, XSAVE image and user area (ptrace_regs.c), for
+ * ptrace.c's requests: read from or written to the vCPU when t is the
+ * thread on it, else t's saved copy. */
+struct user_regs_struct;
+void proxy_ptrace_get_user_regs(struct proxy_process *q, struct proxy_thread *t,
+                                struct user_regs_struct *u);
+long proxy_ptrace_set_user_regs(struct proxy_process *q, struct proxy_thread *t,
+                                const struct user_regs_struct *u);
+int proxy_ptrace_get_xstate(struct proxy_process *q, struct proxy_thread *t,
+                            uint8_t *buf);
+long proxy_ptrace_put_xstate(struct proxy_process *q, struct proxy_thread *t,
+                             const void *src, size_t at, size_t len);
+long proxy_ptrace_peek_user(struct proxy_process *q, struct proxy_thread *t,
+                            uint64_t off, uint64_t *val);
+long proxy_ptrace_poke_user(struct proxy_process *q, struct proxy_thread *t,
+                            uint64_t off, uint64_t val);
 
 #endif
