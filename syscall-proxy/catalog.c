@@ -27,6 +27,7 @@ static const struct family_kind families[] = {
     {proxy_poll_syscalls, "io", "passthrough"},
     {proxy_fcntl_syscalls, "io", "passthrough"},
     {proxy_net_syscalls, "net", "passthrough"},
+    {proxy_msg_syscalls, "net", "passthrough"},
     {proxy_mm_syscalls, "mm", "emulated"},
     {proxy_process_syscalls, "process", "emulated"},
     {proxy_signal_syscalls, "signal", "emulated"},

@@ -30,6 +30,8 @@ long proxy_netdev_ioctl(struct proxy_process *p, int host_fd, unsigned int req,
 
 /* ---- sockets (net/net.c) ------------------------------------------------- */
 extern const struct proxy_syscall proxy_net_syscalls[];
+/* send*, recv* (msg.c) */
+extern const struct proxy_syscall proxy_msg_syscalls[];
 
 /* ---- FIFOs to outside the run (net/outside_fifo.c) ----------------------- */
 /* A blocking open of the FIFO (dirfd, path), key its absolute path:
