@@ -23,6 +23,8 @@ struct family_kind {
 
 static const struct family_kind families[] = {
     {proxy_fs_syscalls, "fs", "passthrough"},
+    {proxy_namei_syscalls, "fs", "passthrough"},
+    {proxy_attr_syscalls, "fs", "passthrough"},
     {proxy_io_syscalls, "io", "passthrough"},
     {proxy_poll_syscalls, "io", "passthrough"},
     {proxy_fcntl_syscalls, "io", "passthrough"},

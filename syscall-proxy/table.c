@@ -18,20 +18,21 @@
 #include "det.h"
 
 static const struct proxy_syscall *const families[] = {
-    proxy_fs_syscalls, proxy_io_syscalls, proxy_poll_syscalls,
-    proxy_fcntl_syscalls, proxy_mm_syscalls, proxy_process_syscalls,
-    proxy_signal_syscalls, proxy_time_syscalls, proxy_sys_syscalls,
-    proxy_cred_syscalls, proxy_sched_syscalls, proxy_prctl_syscalls,
-    proxy_mlock_syscalls, proxy_seccomp_syscalls, proxy_sysvshm_syscalls,
-    proxy_sysvsem_syscalls, proxy_sysvmsg_syscalls, proxy_ns_syscalls,
-    proxy_thread_syscalls, proxy_procsys_syscalls, proxy_net_syscalls,
-    proxy_msg_syscalls, proxy_timer_syscalls, proxy_signalfd_syscalls,
-    proxy_epoll_syscalls, proxy_timerfd_syscalls, proxy_process_vm_syscalls,
-    proxy_mqueue_syscalls, proxy_adjtime_syscalls, proxy_ldt_syscalls,
-    proxy_acct_syscalls, proxy_quota_syscalls, proxy_keys_syscalls,
-    proxy_ptrace_syscalls, proxy_rseq_syscalls, proxy_perf_syscalls,
-    proxy_pidfd_syscalls, proxy_aio_syscalls, proxy_secretmem_syscalls,
-    proxy_openat2_syscalls, proxy_filesystems_syscalls, proxy_kcmp_syscalls,
+    proxy_fs_syscalls, proxy_namei_syscalls, proxy_attr_syscalls,
+    proxy_io_syscalls, proxy_poll_syscalls, proxy_fcntl_syscalls,
+    proxy_mm_syscalls, proxy_process_syscalls, proxy_signal_syscalls,
+    proxy_time_syscalls, proxy_sys_syscalls, proxy_cred_syscalls,
+    proxy_sched_syscalls, proxy_prctl_syscalls, proxy_mlock_syscalls,
+    proxy_seccomp_syscalls, proxy_sysvshm_syscalls, proxy_sysvsem_syscalls,
+    proxy_sysvmsg_syscalls, proxy_ns_syscalls, proxy_thread_syscalls,
+    proxy_procsys_syscalls, proxy_net_syscalls, proxy_msg_syscalls,
+    proxy_timer_syscalls, proxy_signalfd_syscalls, proxy_epoll_syscalls,
+    proxy_timerfd_syscalls, proxy_process_vm_syscalls, proxy_mqueue_syscalls,
+    proxy_adjtime_syscalls, proxy_ldt_syscalls, proxy_acct_syscalls,
+    proxy_quota_syscalls, proxy_keys_syscalls, proxy_ptrace_syscalls,
+    proxy_rseq_syscalls, proxy_perf_syscalls, proxy_pidfd_syscalls,
+    proxy_aio_syscalls, proxy_secretmem_syscalls, proxy_openat2_syscalls,
+    proxy_filesystems_syscalls, proxy_kcmp_syscalls,
 };
 
 static proxy_handler_fn handlers[PROXY_NR_SYSCALLS];

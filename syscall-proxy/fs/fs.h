@@ -109,6 +109,10 @@ void proxy_file_tap_note(struct proxy_process *p, int dirfd, const char *path,
 
 /* Each family file exports its table, ending with {-1, NULL, NULL}. */
 extern const struct proxy_syscall proxy_fs_syscalls[];
+/* directories, links, renames (namei.c); modes, owners, times, sizes,
+ * syncs, xattrs (attr.c). */
+extern const struct proxy_syscall proxy_namei_syscalls[];
+extern const struct proxy_syscall proxy_attr_syscalls[];
 
 /*
  * Maps a guest path to the host path that means the same thing to the
