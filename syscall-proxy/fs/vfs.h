@@ -16,11 +16,16 @@
 #ifndef PROXY_VFS_H
 #define PROXY_VFS_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/uio.h>
 
 #include "proxy.h"
+#include "det.h"
 
 
 /*
@@ -49,8 +54,7 @@ bool proxy_vfs_ns_inode(struct proxy_process *p, int host_fd, int dirfd,
 
 /* True when (dirfd, path), as proxy_vfs_open would see it, is a virtual
  * file: hvrun serves it and never looks it up on the host. */
-bool proxy_vfs_is_virtual(struct proxy_process *p, int dirfd,
-                          const char *path);
+bool proxy_vfs_is_virtual(struct proxy_process *p, int dirfd, const char *path);
 
 /* The canonical name proxy_vfs_open matches: absolute, normalised, with
  * /proc/<own pid> and /proc/thread-self as /proc/self. False when it
@@ -67,7 +71,6 @@ bool proxy_vfs_canonical_name(const struct proxy_process *p, int dirfd,
  * entries but task) and fd/ (root's, empty). Everything else there is
  * ENOENT.
  */
-bool proxy_vfs_init_shown(const struct proxy_process *p);
 
 /*
  * Every (dirfd, path) the guest names goes through here after
@@ -186,5 +189,129 @@ int proxy_tmp_walk(const struct proxy_process *p, int dirfd, char *path,
 /* An /etc/hosts text (len bytes; NULL: none) has a line naming name (as
  * its canonical name or an alias; case-insensitive, as glibc compares). */
 bool proxy_hosts_names(const char *hosts, size_t len, const char *name);
+
+/* ---- content buffers (vfs.c, procfs.c) ------------------------------------ */
+
+struct vbuf {
+    char *s;
+    size_t len, cap;
+    bool failed;
+};
+
+static inline void vb_put(struct vbuf *b, const void *src, size_t n)
+{
+    if (b->failed)
+        return;
+    if (b->len + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 4096;
+        while (cap < b->len + n + 1)
+            cap *= 2;
+        char *s = realloc(b->s, cap);
+        if (!s) {
+            b->failed = true;
+            return;
+        }
+        b->s = s;
+        b->cap = cap;
+    }
+    memcpy(b->s + b->len, src, n);
+    b->len += n;
+    b->s[b->len] = '\0';
+}
+
+static inline void vb_printf(struct vbuf *b, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static inline void vb_printf(struct vbuf *b, const char *fmt, ...)
+{
+    char small[512];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(small, sizeof(small), fmt, ap);
+    va_end(ap);
+    if (n < 0) {
+        b->failed = true;
+        return;
+    }
+    if ((size_t)n < sizeof(small)) {
+        vb_put(b, small, (size_t)n);
+        return;
+    }
+    char *big = malloc((size_t)n + 1);
+    if (!big) {
+        b->failed = true;
+        return;
+    }
+    va_start(ap, fmt);
+    vsnprintf(big, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    vb_put(b, big, (size_t)n);
+    free(big);
+}
+
+/* ---- what vfs.c and procfs.c share ----------------------------------------- */
+
+/* Which detcore switch makes a file virtual. */
+enum vfs_gate { GATE_ALWAYS, GATE_HOST, GATE_RANDOM, GATE_TIME };
+
+struct vfile {
+    const char *path; /* /proc/self/... for the process's own files */
+    enum vfs_gate gate;
+    enum det_source src;
+    int (*gen)(struct proxy_process *p, struct vbuf *b);
+    /* Files that are more than content made at open (procfile.c). */
+    long (*open)(struct proxy_process *p, struct proxy_process *of,
+                 const char *name, int flags);
+};
+
+struct init_entry {
+    const char *name;
+    unsigned char type; /* DT_DIR, DT_REG or DT_LNK, as listed */
+    int (*gen)(struct proxy_process *reader, struct vbuf *b); /* files */
+    const char *link; /* links: what readlink says */
+};
+
+/* Where a canonical name is, for the virtual init's /proc/1. */
+enum init_place {
+    INIT_OUTSIDE, /* not under /proc/1 */
+    INIT_MISSING, /* under it, but no entry: ENOENT */
+    INIT_PID_DIR, /* /proc/1 or /proc/1/task/1 */
+    INIT_TASK_DIR,
+    INIT_ENTRY,
+};
+
+struct init_name {
+    enum init_place place;
+    const struct init_entry *entry; /* INIT_ENTRY */
+    const char *rest;               /* after the entry: "", "/" or "/..." */
+    bool in_task;                   /* under /proc/1/task/1 */
+};
+
+/* The virtual files (procfs.c), in the table's order. */
+extern const struct vfile proxy_vfs_files[];
+extern const size_t proxy_vfs_nr_files;
+/* The virtual init's /proc/1 entries, in the order Linux lists them. */
+extern const struct init_entry proxy_vfs_init_entries[];
+extern const size_t proxy_vfs_nr_init_entries;
+
+/* procfs.c's: whether g's detcore switch makes a file virtual for p, a
+ * name may be one of the table's, /proc/self/ns/NAME opened, and the
+ * virtual init's /proc/1 names parsed and shown. */
+bool proxy_vfs_gate_open(const struct proxy_process *p, enum vfs_gate g);
+bool proxy_vfs_maybe_virtual_name(const char *path);
+long proxy_vfs_open_ns(struct proxy_process *p, struct proxy_process *of,
+                       const char *name, int flags);
+bool proxy_vfs_ends_dir(const char *s);
+bool proxy_vfs_host_pid1_is_hvrun(void);
+bool proxy_vfs_init_fd_dir_readable(const struct proxy_process *p);
+bool proxy_vfs_init_name_of(const struct proxy_process *p, int dirfd,
+                            const char *path, char *name, size_t cap,
+                            struct init_name *in);
+bool proxy_vfs_init_shown(const struct proxy_process *p);
+void proxy_vfs_parse_init_name(const char *name, struct init_name *in);
+
+/* vfs.c's: a canonical name of (dirfd, path) as p would see it. */
+bool proxy_vfs_full_name(const struct proxy_process *p, int dirfd,
+                         const char *path, char *out, size_t cap);
 
 #endif
