@@ -311,7 +311,7 @@ struct proxy_process {
     int exit_status;            /* wait status encoding: code<<8 or signo */
 
     /* the initial stack's argv and envp strings, [start, end) (loader.c),
-     * for /proc/self/{stat,cmdline,environ} (vfs.c) */
+     * for /proc/self/{stat,cmdline,environ} (procfs.c) */
     gva_t start_stack;          /* where argc is */
     gva_t arg_start, arg_end, env_start, env_end;
 

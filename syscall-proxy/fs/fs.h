@@ -95,7 +95,7 @@ void proxy_plocks_destroy(struct proxy_fdtable *t);
 long proxy_plock_fcntl(struct proxy_process *p, int host_fd, int cmd,
                        struct flock *fl, bool *copy_out);
 
-/* ---- paths, metadata, directories (fs/fs.c) ------------------------------ */
+/* ---- paths, opens, stat (fs/fs.c) ---------------------------------------- */
 /* A replay's recorded stat in *st when st is the host's stat of a
  * recorded file's copy (fs.c); else *st as it was. */
 void proxy_file_tap_restat(struct proxy_process *p, struct stat *st);
@@ -109,10 +109,6 @@ void proxy_file_tap_note(struct proxy_process *p, int dirfd, const char *path,
 
 /* Each family file exports its table, ending with {-1, NULL, NULL}. */
 extern const struct proxy_syscall proxy_fs_syscalls[];
-/* directories, links, renames (namei.c); modes, owners, times, sizes,
- * syncs, xattrs (attr.c). */
-extern const struct proxy_syscall proxy_namei_syscalls[];
-extern const struct proxy_syscall proxy_attr_syscalls[];
 
 /*
  * Maps a guest path to the host path that means the same thing to the
@@ -131,6 +127,14 @@ extern const struct proxy_syscall proxy_attr_syscalls[];
  */
 int proxy_path_rewrite(struct proxy_process *p, const char *in, char *out,
                        size_t outlen);
+
+/* ---- names, directories, links (fs/namei.c) ------------------------------ */
+/* directories, links, renames (namei.c); modes, owners, times, sizes,
+ * syncs, xattrs (attr.c). */
+extern const struct proxy_syscall proxy_namei_syscalls[];
+
+/* ---- attributes (fs/attr.c) ---------------------------------------------- */
+extern const struct proxy_syscall proxy_attr_syscalls[];
 
 /* ---- RLIMIT_FSIZE (fs/fsize.c) ------------------------------------------- */
 /* A write of iov[0..*n) at pos (-1: the fd's position): cut at the limit

@@ -34,6 +34,42 @@ struct statx;
  * ones the call itself used.
  */
 
+/* A guest path as the host call takes it: relative to dirfd (a host fd
+ * of hvrun's, or AT_FDCWD for an absolute path), rewritten (fs.c). */
+enum path_kind {
+    PATH_PLAIN,
+    PATH_SELF_EXE, /* the guest's /proc/self/exe (readlink answers it) */
+};
+
+struct host_path {
+    int dirfd;
+    enum path_kind kind;
+    char path[PROXY_PATH_MAX];
+};
+
+static inline int guest_host_fd(struct proxy_process *p, uint64_t guest_fd)
+{
+    return proxy_fd_host(&p->fds, (int)guest_fd);
+}
+
+/* The mode a new inode gets: Linux keeps permission bits and sticky/setid
+ * bits and clears what the umask says (the host umask is 0). */
+static inline mode_t umasked(const struct proxy_process *p, uint64_t mode)
+{
+    return (mode_t)mode & 07777 & ~(p->umask & 0777);
+}
+
+/*
+ * An O_PATH fd for a path, for the calls that have no *at() form on the
+ * host (truncate, statfs): the host then acts on /proc/self/fd/<fd> or the
+ * fd itself, which checks permissions on the same inode the path names.
+ */
+static inline int open_o_path(const struct host_path *hp)
+{
+    int fd = openat(hp->dirfd, hp->path, O_PATH | O_CLOEXEC);
+    return fd < 0 ? -errno : fd;
+}
+
 /* ---- RLIMIT_FSIZE (fs/fsize.c) ------------------------------------------- */
 /* A truncate or fallocate of host_fd's file to new_size: -EFBIG (and
  * SIGXFSZ to the caller) when it grows a regular file past the limit. */
@@ -79,7 +115,7 @@ int proxy_abs_path(int dirfd, const char *path, char *out, size_t len);
 /* Removes everything inside the directory dirfd, following no symlink. */
 void proxy_remove_contents(int dirfd);
 
-/* ---- paths, metadata, directories (fs/fs.c) ------------------------------ */
+/* ---- paths, opens, stat (fs/fs.c) ---------------------------------------- */
 /* open, openat, creat and openat2 (fs.c): guest path at path_gva under
  * guest_dirfd; resolve is openat2's RESOLVE_* (0: none), the host's walk
  * applies them. Returns the new guest fd or -errno. */
@@ -90,6 +126,22 @@ long proxy_fs_openat(struct proxy_process *p, uint64_t guest_dirfd,
 /* An O_PATH host fd (O_CLOEXEC) for the guest path at gva, through the
  * guest's view of the filesystem (fs.c), or a negative errno. */
 long proxy_fs_open_path(struct proxy_process *p, gva_t gva, bool follow_last);
+
+/* fs.c's guest (dirfd, path) decoding: the guest path at gva resolved
+ * through the guest's view to a host (dirfd, path), or -errno; relative to
+ * the guest cwd (host_path), a guest dirfd (_at), or with AT_* flags
+ * (_at_flags). And record/replay's key of a path and a replay's copy of
+ * the file opened with flags (-1: none). */
+long proxy_fs_host_path(struct proxy_process *p, gva_t gva, bool follow_last,
+                        struct host_path *hp);
+long proxy_fs_host_path_at(struct proxy_process *p, uint64_t guest_dirfd,
+                           gva_t gva, bool follow_last, struct host_path *hp);
+long proxy_fs_host_path_at_flags(struct proxy_process *p, uint64_t guest_dirfd,
+                                 gva_t gva, int at_flags, bool null_is_empty,
+                                 struct host_path *hp);
+bool proxy_fs_file_tap_key(const struct host_path *hp, char *key, size_t len);
+int proxy_fs_replayed_file(struct proxy_process *p, const struct host_path *hp,
+                           int flags);
 
 /* ---- canonical metadata (fs/fsmeta.c) ------------------------------------ */
 bool proxy_meta_on(const struct proxy_process *p);
@@ -183,62 +235,5 @@ bool proxy_meta_cache_write_blocked(struct proxy_process *p, int host_dirfd,
 /* mkdir made path: a directory of the run's own (det_note_created). */
 void proxy_meta_note_mkdir(struct proxy_process *p, int host_dirfd,
                            const char *path);
-
-/* ---- what fs.c, namei.c and attr.c share ------------------------------- */
-
-/* A guest path as the host call takes it: relative to dirfd (a host fd
- * of hvrun's, or AT_FDCWD for an absolute path), rewritten (fs.c). */
-enum path_kind {
-    PATH_PLAIN,
-    PATH_SELF_EXE, /* the guest's /proc/self/exe (readlink answers it) */
-};
-
-struct host_path {
-    int dirfd;
-    enum path_kind kind;
-    char path[PROXY_PATH_MAX];
-};
-
-static inline int guest_host_fd(struct proxy_process *p, uint64_t guest_fd)
-{
-    return proxy_fd_host(&p->fds, (int)guest_fd);
-}
-
-
-/* The mode a new inode gets: Linux keeps permission bits and sticky/setid
- * bits and clears what the umask says (the host umask is 0). */
-static inline mode_t umasked(const struct proxy_process *p, uint64_t mode)
-{
-    return (mode_t)mode & 07777 & ~(p->umask & 0777);
-}
-
-
-/*
- * An O_PATH fd for a path, for the calls that have no *at() form on the
- * host (truncate, statfs): the host then acts on /proc/self/fd/<fd> or the
- * fd itself, which checks permissions on the same inode the path names.
- */
-static inline int open_o_path(const struct host_path *hp)
-{
-    int fd = openat(hp->dirfd, hp->path, O_PATH | O_CLOEXEC);
-    return fd < 0 ? -errno : fd;
-}
-
-
-/* fs.c's guest (dirfd, path) decoding: the guest path at gva resolved
- * through the guest's view to a host (dirfd, path), or -errno; relative to
- * the guest cwd (host_path), a guest dirfd (_at), or with AT_* flags
- * (_at_flags). And record/replay's key of a path and a replay's copy of
- * the file opened with flags (-1: none). */
-long proxy_fs_host_path(struct proxy_process *p, gva_t gva, bool follow_last,
-                        struct host_path *hp);
-long proxy_fs_host_path_at(struct proxy_process *p, uint64_t guest_dirfd,
-                           gva_t gva, bool follow_last, struct host_path *hp);
-long proxy_fs_host_path_at_flags(struct proxy_process *p, uint64_t guest_dirfd,
-                                 gva_t gva, int at_flags, bool null_is_empty,
-                                 struct host_path *hp);
-bool proxy_fs_file_tap_key(const struct host_path *hp, char *key, size_t len);
-int proxy_fs_replayed_file(struct proxy_process *p, const struct host_path *hp,
-                           int flags);
 
 #endif

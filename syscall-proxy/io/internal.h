@@ -25,6 +25,19 @@
 struct iovec;
 struct pollfd;
 
+/* The host fd behind a guest fd argument, or -EBADF. */
+static inline int guest_host_fd(struct proxy_process *p, uint64_t guest_fd)
+{
+    return proxy_fd_host(&p->fds, (int)guest_fd);
+}
+
+/* io.c's waiting state of the calling thread (struct proxy_thread_io:
+ * what must outlive a park), or NULL for a process without threads. */
+static inline struct proxy_thread_io *thread_io(struct proxy_process *p)
+{
+    return p->threads ? &p->threads[p->cur].io : NULL;
+}
+
 /* ---- fd owners, O_ASYNC, leases, dnotify (io/fasync.c) ------------------- */
 /* fcntl's owner, signal, lease and dnotify commands (io/fasync.c). */
 long proxy_fcntl_owner(struct proxy_process *p, int guest_fd, int cmd,
@@ -65,7 +78,7 @@ void proxy_tty_settle_set(const struct pollfd *fds, size_t n);
 /* The same for each fd a host epoll instance watches. */
 void proxy_tty_settle_epoll(int host_epfd);
 
-/* ---- read/write families, fcntl, ioctl, poll/select (io/io.c) ------------ */
+/* ---- poll and select (io/poll.c) ----------------------------------------- */
 /*
  * The signal mask of ppoll, pselect6, epoll_pwait(2): it replaces the
  * caller's while the call waits (a handler's frame saves the caller's);
@@ -75,20 +88,5 @@ void proxy_tty_settle_epoll(int host_epfd);
 long proxy_call_mask_apply(struct proxy_process *p, gva_t mask_gva,
                            uint64_t size);
 long proxy_call_mask_end(struct proxy_process *p, long r);
-
-/* ---- helpers of io.c, poll.c and fcntl.c ------------------------------- */
-
-/* The host fd behind a guest fd argument, or -EBADF. */
-static inline int guest_host_fd(struct proxy_process *p, uint64_t guest_fd)
-{
-    return proxy_fd_host(&p->fds, (int)guest_fd);
-}
-
-/* io.c's waiting state of the calling thread (struct proxy_thread_io:
- * what must outlive a park), or NULL for a process without threads. */
-static inline struct proxy_thread_io *thread_io(struct proxy_process *p)
-{
-    return p->threads ? &p->threads[p->cur].io : NULL;
-}
 
 #endif

@@ -41,9 +41,6 @@ void proxy_fasync_fd_closed(struct proxy_fowner *o, int host_fd);
 
 /* ---- read/write families, fcntl, ioctl, poll/select (io/io.c) ------------ */
 extern const struct proxy_syscall proxy_io_syscalls[];
-/* poll, select (poll.c); dup, close, fcntl, flock, advice (fcntl.c). */
-extern const struct proxy_syscall proxy_poll_syscalls[];
-extern const struct proxy_syscall proxy_fcntl_syscalls[];
 
 /* Whether a guest of the run holds an fd on FIFO (dev, ino) that can
  * write it (writer) or read it (!writer). */
@@ -56,6 +53,13 @@ void proxy_fifo_writer_opened(struct proxy_process *p, dev_t dev, ino_t ino);
 /* A socket's SO_RCVTIMEO (events POLLIN) or SO_SNDTIMEO (POLLOUT) in ns;
  * 0 when unset or host_fd is not a socket (io.c). */
 uint64_t proxy_sock_timeout_ns(int host_fd, short events);
+
+/* ---- poll and select (io/poll.c) ----------------------------------------- */
+/* poll, select (poll.c); dup, close, fcntl, flock, advice (fcntl.c). */
+extern const struct proxy_syscall proxy_poll_syscalls[];
+
+/* ---- fd numbers, fcntl, advice (io/fcntl.c) ------------------------------ */
+extern const struct proxy_syscall proxy_fcntl_syscalls[];
 
 /* ---- native AIO (io/aio.c) ----------------------------------------------- */
 /* Linux native AIO (io/aio.c): the process's contexts freed (exit,

@@ -75,8 +75,7 @@ void proxy_process_notify_parent(struct proxy_process *c);
 /* The key retention service (kernel/keys.c): a fork child's references
  * to its parent's keyrings (c is the child, a copy of the parent), a new
  * thread's, an exiting thread's, execve's and exit's drops; the run's keys
- * freed; line i of /proc/keys (empty for a key the viewer may not view)
- * and of /proc/key-users, 0 past the last. */
+ * freed (its /proc lines: kernel.h). */
 void proxy_keys_fork(struct proxy_process *c);
 void proxy_keys_clone_thread(struct proxy_process *p, struct proxy_thread *t);
 void proxy_keys_thread_exit(struct proxy_process *p, struct proxy_thread *t);

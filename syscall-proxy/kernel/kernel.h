@@ -357,10 +357,12 @@ int proxy_mem_write_forced(struct proxy_process *q, uint64_t addr,
 int proxy_mem_read_forced(struct proxy_process *q, uint64_t addr, void *dst,
                           size_t len);
 
+extern const struct proxy_syscall proxy_ptrace_syscalls[];
+
 /* ---- identity, limits, system reports, sessions (kernel/sys.c) ----------- */
 /* Whether pid, as viewer names it, is the virtual init or the virtual
  * shell (neither a guest process: signals to them are accepted and
- * dropped; the init's /proc/1 is made by fs/vfs.c, the shell has no /proc
+ * dropped; the init's /proc/1 is made by fs/procfs.c, the shell has no /proc
  * entry); if so, its process group and session. */
 bool proxy_virtual_process(const struct proxy_process *viewer, int pid,
                            int *pgid, int *sid);
@@ -370,28 +372,40 @@ bool proxy_virtual_process(const struct proxy_process *viewer, int pid,
  * a terminal's job control answers EIO. */
 bool proxy_pgrp_orphaned(struct proxy_world *w, int pgrp);
 
-/* ---- credentials (kernel/cred.c) ----------------------------------------- */
-extern const struct proxy_syscall proxy_signal_syscalls[];
-extern const struct proxy_syscall proxy_time_syscalls[];
 extern const struct proxy_syscall proxy_sys_syscalls[];
-extern const struct proxy_syscall proxy_cred_syscalls[];
-extern const struct proxy_syscall proxy_sched_syscalls[];
-extern const struct proxy_syscall proxy_prctl_syscalls[];
-extern const struct proxy_syscall proxy_seccomp_syscalls[];
 
-/* hvrun's supplementary groups kept as they are now, for getgroups and
- * /proc/PID/status to report when a user namespace (a non-root replay's,
- * cli/isolate.c) would show them as the overflow gid (kernel/cred.c). */
-void proxy_keep_host_groups(void);
+/* ---- signals (kernel/signal.c) ------------------------------------------- */
+extern const struct proxy_syscall proxy_signal_syscalls[];
 
-/* Those (or, not kept, the live ones): getgroups' contract, -errno. */
-int proxy_host_groups(gid_t *out, int max);
+/* The pending signals thread tid may take: process-directed ones and
+ * those sent to it (tgkill), as Linux's shared and private queues. */
+uint64_t proxy_signal_pending_for(const struct proxy_process *p, int tid);
 
-/* ---- prctl (kernel/prctl.c) ---------------------------------------------- */
-/* The name of q's thread tid (0 or q's pid: the process's comm). */
-char *proxy_thread_comm_of(struct proxy_process *q, int tid);
+/* Queues a signal for one thread of the process (tgkill, tkill, raise). */
+void proxy_signal_raise_thread(struct proxy_process *p, int tid, int signo,
+                               const siginfo_t *info);
+
+/* Queues a signal for the process. */
+void proxy_signal_raise(struct proxy_process *p, int signo,
+                        const siginfo_t *info);
+
+/* Removes the lowest pending signal in set (blocked or not) and copies its
+ * siginfo to *info; returns its number, or 0 when none is pending. */
+int proxy_signal_dequeue(struct proxy_process *p, uint64_t set,
+                         siginfo_t *info);
+
+/* Whether the current thread would take a pending signal now (unblocked
+ * by its mask, a temporary one of ppoll/pselect included, not ignored). */
+bool proxy_signal_would_take(struct proxy_process *p);
+
+/* pause(): parks the current thread until a signal it takes is pending
+ * (the scheduler runs the others meanwhile); the call then ends with
+ * -EINTR after the handler. */
+long proxy_signal_suspend(struct proxy_process *p);
 
 /* ---- clocks (kernel/time.c) ---------------------------------------------- */
+extern const struct proxy_syscall proxy_time_syscalls[];
+
 /* CLOCK_THREAD_CPUTIME_ID (the current thread's cpu_ns) or
  * CLOCK_PROCESS_CPUTIME_ID (all its threads') as the guest reads it
  * (kernel/time.c): the host's with --no-virtualize-time. Other clocks: 0. */
@@ -403,8 +417,47 @@ uint64_t proxy_cpu_clock_base(const struct proxy_process *p, int clockid);
 /* The current thread ran for ns more (an event, vDSO reads, a slice). */
 void proxy_cpu_charge(struct proxy_process *p, uint64_t ns);
 
-/* ---- System V message queues (kernel/sysvmsg.c) -------------------------- */
+/* ---- credentials (kernel/cred.c) ----------------------------------------- */
+extern const struct proxy_syscall proxy_cred_syscalls[];
+
+/* hvrun's supplementary groups kept as they are now, for getgroups and
+ * /proc/PID/status to report when a user namespace (a non-root replay's,
+ * cli/isolate.c) would show them as the overflow gid (kernel/cred.c). */
+void proxy_keep_host_groups(void);
+
+/* Those (or, not kept, the live ones): getgroups' contract, -errno. */
+int proxy_host_groups(gid_t *out, int max);
+
+/* ---- scheduling (kernel/sched.c) ----------------------------------------- */
+extern const struct proxy_syscall proxy_sched_syscalls[];
+
+/* ---- prctl (kernel/prctl.c) ---------------------------------------------- */
+extern const struct proxy_syscall proxy_prctl_syscalls[];
+
+/* The name of q's thread tid (0 or q's pid: the process's comm). */
+char *proxy_thread_comm_of(struct proxy_process *q, int tid);
+
+/* ---- the guest's seccomp filters (kernel/seccomp.c) ---------------------- */
+extern const struct proxy_syscall proxy_seccomp_syscalls[];
+
+void proxy_seccomp_unref(struct proxy_seccomp_filter *f);
+
+/* Runs the calling thread's filters on the call about to be dispatched:
+ * true when it is not to be made, with *ret its result (an errno, the
+ * result a trap leaves, or PROXY_RET_NORETURN when it killed). */
+bool proxy_seccomp_blocks(struct proxy_process *p, uint64_t nr,
+                          const uint64_t args[6], uint64_t ip, long *ret);
+
+/* How many filters thread t runs under. */
+int proxy_seccomp_filters(const struct proxy_thread *t);
+
+/* ---- System V semaphores (kernel/sysvsem.c) ------------------------------ */
 extern const struct proxy_syscall proxy_sysvsem_syscalls[];
+
+int proxy_sem_proc_line(const struct proxy_process *viewer, int i,
+                        char *line, size_t cap);
+
+/* ---- System V message queues (kernel/sysvmsg.c) -------------------------- */
 extern const struct proxy_syscall proxy_sysvmsg_syscalls[];
 
 /* System V message queues (kernel/sysvmsg.c): queue i as a
@@ -422,11 +475,12 @@ extern const struct proxy_syscall proxy_acct_syscalls[];
 /* ---- the key retention service (kernel/keys.c) --------------------------- */
 extern const struct proxy_syscall proxy_keys_syscalls[];
 
+/* Line i of /proc/keys (empty for a key the viewer may not view) and of
+ * /proc/key-users, 0 past the last (fs/procfs.c reads them). */
 int proxy_keys_proc_line(struct proxy_process *viewer, int i, char *line,
                          size_t cap);
 int proxy_keys_users_line(struct proxy_process *viewer, int i, char *line,
                           size_t cap);
-extern const struct proxy_syscall proxy_ptrace_syscalls[];
 
 /* ---- kcmp (kernel/kcmp.c) ------------------------------------------------ */
 /* kcmp(2) over the process model's objects (kernel/kcmp.c). */
@@ -519,22 +573,6 @@ int proxy_ns_pid_level(const struct proxy_process *p);
 int proxy_ns_link_named(const struct proxy_process *of, const char *name,
                         char *out, size_t cap);
 
-/* ---- System V semaphores (kernel/sysvsem.c) ------------------------------ */
-int proxy_sem_proc_line(const struct proxy_process *viewer, int i,
-                        char *line, size_t cap);
-
-/* ---- the guest's seccomp filters (kernel/seccomp.c) ---------------------- */
-void proxy_seccomp_unref(struct proxy_seccomp_filter *f);
-
-/* Runs the calling thread's filters on the call about to be dispatched:
- * true when it is not to be made, with *ret its result (an errno, the
- * result a trap leaves, or PROXY_RET_NORETURN when it killed). */
-bool proxy_seccomp_blocks(struct proxy_process *p, uint64_t nr,
-                          const uint64_t args[6], uint64_t ip, long *ret);
-
-/* How many filters thread t runs under. */
-int proxy_seccomp_filters(const struct proxy_thread *t);
-
 /* ---- syscall user dispatch (kernel/user_dispatch.c) ---------------------- */
 /* Syscall user dispatch (kernel/user_dispatch.c): true when the call
  * returning to ret_ip is not made, *ret then its result (the number, a
@@ -572,33 +610,6 @@ void proxy_fifo_unpark(struct proxy_thread *t);
 /* Runs the process until it exits. Returns the wait-status encoding of its
  * end, or -1 when hvrun itself failed (the reason is already printed). */
 int proxy_run(struct proxy_process *p, struct vmm_host *host);
-
-/* ---- signals (kernel/signal.c) ------------------------------------------- */
-/* The pending signals thread tid may take: process-directed ones and
- * those sent to it (tgkill), as Linux's shared and private queues. */
-uint64_t proxy_signal_pending_for(const struct proxy_process *p, int tid);
-
-/* Queues a signal for one thread of the process (tgkill, tkill, raise). */
-void proxy_signal_raise_thread(struct proxy_process *p, int tid, int signo,
-                               const siginfo_t *info);
-
-/* Queues a signal for the process. */
-void proxy_signal_raise(struct proxy_process *p, int signo,
-                        const siginfo_t *info);
-
-/* Removes the lowest pending signal in set (blocked or not) and copies its
- * siginfo to *info; returns its number, or 0 when none is pending. */
-int proxy_signal_dequeue(struct proxy_process *p, uint64_t set,
-                         siginfo_t *info);
-
-/* Whether the current thread would take a pending signal now (unblocked
- * by its mask, a temporary one of ppoll/pselect included, not ignored). */
-bool proxy_signal_would_take(struct proxy_process *p);
-
-/* pause(): parks the current thread until a signal it takes is pending
- * (the scheduler runs the others meanwhile); the call then ends with
- * -EINTR after the handler. */
-long proxy_signal_suspend(struct proxy_process *p);
 
 /* ---- perf events (kernel/perf_event.c) ----------------------------------- */
 extern const struct proxy_syscall proxy_perf_syscalls[];
@@ -646,10 +657,12 @@ long proxy_block_on_fd_more(struct proxy_process *p, int host_fd,
 
 /* Whether a blocking host call now could stall another guest thread. */
 bool proxy_others_runnable(const struct proxy_process *p);
-extern const struct proxy_syscall proxy_procsys_syscalls[];
 
 /* Whether any other guest thread of the run is still alive. */
 bool proxy_others_alive(const struct proxy_process *p);
+
+/* ---- processes: fork, exec, exit, wait, job control (kernel/procsys.c) --- */
+extern const struct proxy_syscall proxy_procsys_syscalls[];
 
 /* ---- alarm, itimers, POSIX timers (kernel/timer.c) ----------------------- */
 extern const struct proxy_syscall proxy_timer_syscalls[];

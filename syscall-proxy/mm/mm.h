@@ -95,9 +95,10 @@ extern const struct proxy_syscall proxy_process_vm_syscalls[];
 
 /* ---- modify_ldt (mm/ldt.c) ----------------------------------------------- */
 extern const struct proxy_syscall proxy_ldt_syscalls[];
-extern const struct proxy_syscall proxy_secretmem_syscalls[];
 
 /* ---- memfd_secret files (mm/secretmem.c) --------------------------------- */
+extern const struct proxy_syscall proxy_secretmem_syscalls[];
+
 /* Whether guest_fd is a memfd_secret file: it has no read or write. */
 bool proxy_secretmem_is(struct proxy_process *p, int guest_fd);
 #define PROXY_SECRETMEM_NAME "/secretmem (deleted)"
@@ -135,7 +136,7 @@ int proxy_exec_load(struct proxy_process *p, const char *path,
                     const char *guest_path, char *const argv[],
                     char *const envp[], char *why, size_t why_len);
 
-/* ---- CPUID/RDTSC rewriting (mm/cpuid_patch.c) ---------------------------- */
+/* ---- finding CPUID/RDTSC sites (mm/cpuid_sites.c) ------------------------ */
 /*
  * Finds the CPUID instructions of an ELF image (the whole file in memory).
  * Returns 0 with *sites (malloc'd, sorted by file_off, possibly none) and
@@ -145,6 +146,7 @@ int proxy_cpuid_find_sites(const void *image, size_t size,
                            struct proxy_cpuid_site **sites, size_t *nr,
                            struct proxy_cpuid_scan *scan);
 
+/* ---- CPUID/RDTSC rewriting (mm/cpuid_patch.c) ---------------------------- */
 /* A #UD at a site hvrun rewrote: answers the instruction and steps past
  * it. */
 enum proxy_trap_kind proxy_cpuid_trap(struct proxy_process *p,

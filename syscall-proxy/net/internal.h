@@ -25,14 +25,6 @@
 
 struct ucred;
 
-/* ---- peer credentials (net/peercred.c) ----------------------------------- */
-/* Host credentials of the peer of host socket host_fd (SO_PEERCRED, an
- * SCM_CREDENTIALS message) rewritten in guest terms, in place. */
-void proxy_peercred_to_guest(struct proxy_process *p, int host_fd,
-                             struct ucred *uc);
-
-/* ---- what net.c and msg.c share ---------------------------------------- */
-
 /* A socket address in host memory and its length (as the guest gave it, or
  * as the host reported it). */
 struct sock_addr {
@@ -104,6 +96,13 @@ static inline long park_sock(struct proxy_process *p, int host_fd, short events)
                                  proxy_sock_timeout_ns(host_fd, events));
 }
 
+/* ---- peer credentials (net/peercred.c) ----------------------------------- */
+/* Host credentials of the peer of host socket host_fd (SO_PEERCRED, an
+ * SCM_CREDENTIALS message) rewritten in guest terms, in place. */
+void proxy_peercred_to_guest(struct proxy_process *p, int host_fd,
+                             struct ucred *uc);
+
+/* ---- sockets (net/net.c) ------------------------------------------------- */
 /* net.c's address and AF_UNIX path handling, for msg.c's sends and
  * receives with an address. */
 long proxy_net_sock_addr_out(struct proxy_process *p, gva_t addr_gva,

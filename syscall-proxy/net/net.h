@@ -30,6 +30,8 @@ long proxy_netdev_ioctl(struct proxy_process *p, int host_fd, unsigned int req,
 
 /* ---- sockets (net/net.c) ------------------------------------------------- */
 extern const struct proxy_syscall proxy_net_syscalls[];
+
+/* ---- sending and receiving (net/msg.c) ----------------------------------- */
 /* send*, recv* (msg.c) */
 extern const struct proxy_syscall proxy_msg_syscalls[];
 
