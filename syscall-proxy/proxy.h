@@ -23,6 +23,7 @@
 #include <sys/types.h>
 
 #include "backend.h"
+#include "kernel_state.h"
 
 struct det_state;
 struct proxy_aio;
@@ -45,7 +46,6 @@ struct proxy_world;
  * for); the syscall runs again from the start when the thread is woken. */
 #define PROXY_RET_BLOCK (-100002L)
 #define PROXY_PATH_MAX 4096
-#define PROXY_NSIG 65 /* signals 1..64 */
 
 /* ---- file descriptors ---------------------------------------------------- */
 
@@ -57,45 +57,6 @@ struct proxy_fdtable {
      * (plock.c). Not copied by fork. */
     struct proxy_plock *plocks;
     size_t nr_plocks;
-};
-
-/* ---- signals ------------------------------------------------------------- */
-struct proxy_sigaction {
-    uint64_t handler;  /* SIG_DFL=0, SIG_IGN=1, or a guest address */
-    uint64_t flags;    /* SA_* */
-    uint64_t restorer;
-    uint64_t mask;     /* bit (sig-1) */
-};
-
-struct proxy_pending_signal {
-    int signo;
-    int tid;        /* queued for this thread alone (tgkill...); 0: any */
-    siginfo_t info;
-};
-
-/* ---- timers (timer.c) ---------------------------------------------------- */
-#define PROXY_NR_ITIMERS 3        /* ITIMER_REAL, ITIMER_VIRTUAL, ITIMER_PROF */
-#define PROXY_MAX_POSIX_TIMERS 32 /* timer_create beyond this: EAGAIN */
-
-/* One timer on a detcore clock: an itimer or a timer_create timer. */
-struct proxy_timer {
-    bool used;           /* the POSIX timer slot is taken (itimers: unused) */
-    bool armed;
-    int id;              /* timer_create's id, from 0 per process */
-    int clockid;         /* the CLOCK_* id detcore reads */
-    int notify;          /* SIGEV_SIGNAL or SIGEV_NONE */
-    int signo;
-    uint64_t sigval;     /* sigev_value, copied into si_value */
-    int64_t expiry_ns;   /* on clockid */
-    int64_t interval_ns; /* reload; 0 for a one-shot timer */
-    int overrun;         /* expirations while its signal was pending */
-    int overrun_last;    /* what the last delivered signal carried */
-};
-
-struct proxy_timers {
-    struct proxy_timer itimer[PROXY_NR_ITIMERS];
-    struct proxy_timer posix[PROXY_MAX_POSIX_TIMERS];
-    int next_id;
 };
 
 /* ---- namespaces (namespace.c) -------------------------------------------- */
@@ -212,16 +173,8 @@ struct proxy_process {
     /* Written /proc/self settings (procfile.c); "" is the initial value. */
     char kept[PROXY_NR_KEPT][PROXY_KEPT_VALUE_MAX];
 
-    /* signals */
-    struct proxy_sigaction sigactions[PROXY_NSIG];
-    uint64_t sigmask;           /* bit (sig-1) blocked */
-    stack_t altstack;           /* ss_sp holds a gva */
-    struct proxy_pending_signal pending[PROXY_NSIG];
-    uint64_t pending_mask;
-    /* real-time signals queue: instances after the first, oldest first,
-     * of the process's and of each thread's own pending set */
-    struct proxy_pending_signal *rt_queue;
-    int nr_rt_queue, cap_rt_queue;
+    /* signals (kernel/kernel_state.h) */
+    struct proxy_sig_state sig;
     struct proxy_aio *aio; /* native AIO contexts (io/aio.c); NULL: none */
     /* alarm, itimers and timer_create timers (timer.c) */
     struct proxy_timers timers;

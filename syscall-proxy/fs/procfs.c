@@ -513,7 +513,7 @@ static void sig_sets(const struct proxy_process *p, uint64_t *ignored,
 {
     *ignored = *caught = 0;
     for (int sig = 1; sig < PROXY_NSIG; sig++) {
-        uint64_t h = p->sigactions[sig].handler;
+        uint64_t h = p->sig.sigactions[sig].handler;
         if (h == 1)
             *ignored |= 1ULL << (sig - 1);
         else if (h > 1)
@@ -758,8 +758,8 @@ static void proc_view_of(struct proxy_process *p, struct proc_view *v)
     v->arg_end = p->arg_end;
     v->env_start = p->env_start;
     v->env_end = p->env_end;
-    v->pending = p->pending_mask;
-    v->blocked = p->sigmask;
+    v->pending = p->sig.pending_mask;
+    v->blocked = p->sig.sigmask;
     sig_sets(p, &v->ignored, &v->caught);
     v->umask = (unsigned)p->umask;
     view_ids_of(p, v);

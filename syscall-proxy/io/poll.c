@@ -254,10 +254,10 @@ long proxy_call_mask_apply(struct proxy_process *p, gva_t mask_gva,
     if (!t)
         return 0;
     if (!t->saved_sigmask_valid) {
-        t->saved_sigmask = p->sigmask;
+        t->saved_sigmask = p->sig.sigmask;
         t->saved_sigmask_valid = true;
     }
-    p->sigmask = mask & ~UNBLOCKABLE_SIGNALS;
+    p->sig.sigmask = mask & ~UNBLOCKABLE_SIGNALS;
     return 0;
 }
 
@@ -272,7 +272,7 @@ long proxy_call_mask_end(struct proxy_process *p, long r)
         proxy_signal_would_take(p))
         return r;
     if (r != PROXY_RET_BLOCK && t && t->saved_sigmask_valid) {
-        p->sigmask = t->saved_sigmask;
+        p->sig.sigmask = t->saved_sigmask;
         t->saved_sigmask_valid = false;
     }
     return r;

@@ -300,8 +300,8 @@ static int session_of_pgrp(struct proxy_world *w, int pgrp)
 /* is_ignored: the calling thread blocks sig or its action is SIG_IGN. */
 static bool sig_ignored(const struct proxy_process *p, int sig)
 {
-    return (p->sigmask & (1ULL << (sig - 1))) ||
-           p->sigactions[sig].handler == (uint64_t)(uintptr_t)SIG_IGN;
+    return (p->sig.sigmask & (1ULL << (sig - 1))) ||
+           p->sig.sigactions[sig].handler == (uint64_t)(uintptr_t)SIG_IGN;
 }
 
 /*

@@ -142,10 +142,10 @@ static struct proxy_process *new_child(struct proxy_process *p,
     c->cwd_fd = fcntl(p->cwd_fd, F_DUPFD_CLOEXEC, 3);
     c->pid = c->tid = proxy_world_next_id(p->world);
     c->ppid = p->pid;
-    c->pending_mask = 0;
-    c->rt_queue = NULL; /* a child starts with no pending signals */
+    c->sig.pending_mask = 0;
+    c->sig.rt_queue = NULL; /* a child starts with no pending signals */
     c->aio = NULL;      /* nor AIO contexts (Linux does not copy them) */
-    c->nr_rt_queue = c->cap_rt_queue = 0;
+    c->sig.nr_rt_queue = c->sig.cap_rt_queue = 0;
     c->exited = c->zombie = c->vfork_released = c->did_exec = false;
     c->stopped = c->report_stop = c->report_cont = false;
     c->ptrace_exit_tracer = 0;
@@ -285,7 +285,7 @@ static void fill_child_info(siginfo_t *info, const struct proxy_process *to,
 
 static bool ignores_sigchld(const struct proxy_process *p)
 {
-    const struct proxy_sigaction *sa = &p->sigactions[SIGCHLD];
+    const struct proxy_sigaction *sa = &p->sig.sigactions[SIGCHLD];
     return sa->handler == (uint64_t)(uintptr_t)SIG_IGN ||
            (sa->flags & SA_NOCLDWAIT);
 }
@@ -323,8 +323,8 @@ static void notify_job_change(struct proxy_process *c, int code, int status)
 {
     struct proxy_process *parent = proxy_world_find(c->world, c->ppid);
     if (!parent || parent->zombie ||
-        (parent->sigactions[SIGCHLD].flags & SA_NOCLDSTOP) ||
-        parent->sigactions[SIGCHLD].handler == (uint64_t)(uintptr_t)SIG_IGN)
+        (parent->sig.sigactions[SIGCHLD].flags & SA_NOCLDSTOP) ||
+        parent->sig.sigactions[SIGCHLD].handler == (uint64_t)(uintptr_t)SIG_IGN)
         return;
     siginfo_t info;
     memset(&info, 0, sizeof(info));
@@ -799,16 +799,16 @@ static void exec_reset(struct proxy_process *p)
     proxy_keys_exec(p); /* thread and process keyrings go */
     proxy_perf_on_exec(p->world, p->threads[p->cur].tid);
     for (int s = 1; s < PROXY_NSIG; s++) {
-        struct proxy_sigaction *sa = &p->sigactions[s];
+        struct proxy_sigaction *sa = &p->sig.sigactions[s];
         if (sa->handler != (uint64_t)(uintptr_t)SIG_IGN)
             sa->handler = (uint64_t)(uintptr_t)SIG_DFL;
         sa->flags = 0;
         sa->mask = 0;
         sa->restorer = 0;
     }
-    p->altstack.ss_flags = SS_DISABLE;
-    p->altstack.ss_sp = NULL;
-    p->altstack.ss_size = 0;
+    p->sig.altstack.ss_flags = SS_DISABLE;
+    p->sig.altstack.ss_sp = NULL;
+    p->sig.altstack.ss_size = 0;
     p->clear_child_tid = 0;
     p->robust_list = 0;
     proxy_fd_close_on_exec(&p->fds);
@@ -965,7 +965,7 @@ static bool init_ignores(const struct proxy_process *from,
     bool run_init = to->cfg->as_init && to == to->world->procs[0];
     if (!run_init && !proxy_ns_is_ns_init(to))
         return false;
-    if (to->sigactions[sig].handler != (uint64_t)(uintptr_t)SIG_DFL)
+    if (to->sig.sigactions[sig].handler != (uint64_t)(uintptr_t)SIG_DFL)
         return false;
     bool from_outside = !run_init && from != to &&
                         !proxy_ns_pid_below(to, from);

@@ -159,7 +159,7 @@ static void notify_tracer(struct proxy_process *q, struct proxy_thread *t,
     struct proxy_process *tr = proxy_world_find(q->world, t->pt.tracer);
     if (!tr || tr->zombie)
         return;
-    const struct proxy_sigaction *sa = &tr->sigactions[SIGCHLD];
+    const struct proxy_sigaction *sa = &tr->sig.sigactions[SIGCHLD];
     if (sa->handler == (uint64_t)(uintptr_t)SIG_IGN ||
         (code != CLD_EXITED && code != CLD_KILLED &&
          (sa->flags & SA_NOCLDSTOP)))
@@ -1260,7 +1260,7 @@ static long sigmask_request(struct proxy_process *p, struct proxy_process *q,
 {
     if (size != 8)
         return -EINVAL;
-    uint64_t *mask = on_vcpu(q, t) ? &q->sigmask : &t->sigmask;
+    uint64_t *mask = on_vcpu(q, t) ? &q->sig.sigmask : &t->sigmask;
     if (req == PTRACE_GETSIGMASK)
         return proxy_copy_out(p, data, mask, 8);
     uint64_t m;

@@ -465,7 +465,7 @@ static void count_event(struct proxy_process *p)
  * refresh() tests for its state). */
 static bool signal_ends_wait(struct proxy_process *q, struct proxy_thread *t)
 {
-    if (!q->pending_mask && !t->own_pending) /* the common case, cheaply */
+    if (!q->sig.pending_mask && !t->own_pending) /* the common case, cheaply */
         return false;
     switch (t->state) {
     case PROXY_THREAD_WAIT_FD: case PROXY_THREAD_WAIT_CHILD:
@@ -1064,20 +1064,19 @@ static void log_thread_states(struct proxy_world *w)
             if (t->has_deadline)
                 snprintf(deadline, sizeof(deadline), "in %lld ns",
                          (long long)((int64_t)t->deadline_ns - now));
-            proxy_log(q, 1,
-                      "  process %d thread %d%s: %s (host fd %d events %#x, "
-                      "futex %#llx, deadline %s), pending %#llx mask %#llx, "
-                      "%llu syscalls, rip %s",
-                      q->pid, k == q->cur ? q->tid : t->tid,
-                      i == w->cur && k == q->cur ? " on the vCPU" : "",
-                      thread_state_names[t->state],
-                      t->state == PROXY_THREAD_WAIT_FD ? t->wait_host_fd : -1,
-                      (unsigned)t->wait_events,
-                      (unsigned long long)t->futex_uaddr, deadline,
-                      (unsigned long long)q->pending_mask,
-                      (unsigned long long)(k == q->cur ? q->sigmask
-                                                       : t->sigmask),
-                      (unsigned long long)q->nr_syscalls, rip);
+            proxy_log(
+                q, 1,
+                "  process %d thread %d%s: %s (host fd %d events %#x, "
+                "futex %#llx, deadline %s), pending %#llx mask %#llx, "
+                "%llu syscalls, rip %s",
+                q->pid, k == q->cur ? q->tid : t->tid,
+                i == w->cur && k == q->cur ? " on the vCPU" : "",
+                thread_state_names[t->state],
+                t->state == PROXY_THREAD_WAIT_FD ? t->wait_host_fd : -1,
+                (unsigned)t->wait_events, (unsigned long long)t->futex_uaddr,
+                deadline, (unsigned long long)q->sig.pending_mask,
+                (unsigned long long)(k == q->cur ? q->sig.sigmask : t->sigmask),
+                (unsigned long long)q->nr_syscalls, rip);
         }
     }
 }

@@ -3,7 +3,10 @@
 folders of syscall-proxy/ (default: syscall-proxy of this tree).
 
 Nodes: each subsystem folder (fs, io, kernel, mm, net); "proxy", the
-top-level headers every handler builds on (proxy.h, fdtable.h, config.h);
+top-level headers every handler builds on (proxy.h, fdtable.h, config.h,
+hooks.h) and the folders' part headers (FOLDER/*_state.h: a folder's part
+of struct proxy_process, which proxy.h includes; they may include only
+each other);
 "top", the top-level .c files (process.c, table.c, catalog.c, names.c),
 which sit above every folder (table.c names every family's table). An edge
 A -> B means a file of A includes a header of B. A header name is looked
@@ -40,8 +43,16 @@ def strip_code(text):
     return re.sub(r"'(\\.|[^'\\\n])*'", "''", text)
 
 
+def is_part(path):
+    """A part header (FOLDER/*_state.h): a folder's part of struct
+    proxy_process, which proxy.h includes, so it counts with proxy.h."""
+    return path.endswith("_state.h")
+
+
 def node_of(root, path):
     rel = os.path.relpath(path, root)
+    if is_part(path):
+        return "proxy"
     if os.sep in rel:
         return rel.split(os.sep)[0]
     return "proxy" if path.endswith(".h") else "top"
@@ -187,6 +198,9 @@ def main(argv):
                 continue
             b = node_of(root, h)
             nodes.add(b)
+            if is_part(f) and not is_part(h):
+                problems.append(f"{os.path.relpath(f, root)}: a part header "
+                                f"includes {name}: only other part headers")
             if a != b:
                 edges.setdefault(a, set()).add(b)
                 why.setdefault((a, b), []).append(

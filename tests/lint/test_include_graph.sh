@@ -69,6 +69,16 @@ grep -q 'mm/brk.c: includes mm.h but uses nothing' "$tmp/out" || fail "unused in
 printf 'int h(void *s) { return ((struct x *)s)->brk_pages; }\n' >> "$tmp/t/mm/brk.c"
 expect 0 "$tmp/t"
 
+# A part header (kernel/*_state.h) counts with proxy.h, so proxy.h may
+# include it; it may include no other header of the tree.
+fixture
+printf '#define PROXY_NSIG 65\n' > "$tmp/t/kernel/kernel_state.h"
+printf '#include "kernel_state.h"\nstruct proxy_process { int pid; };\n' > "$tmp/t/proxy.h"
+expect 0 "$tmp/t"
+printf '#include "kernel.h"\n' >> "$tmp/t/kernel/kernel_state.h"
+expect 1 "$tmp/t"
+grep -q 'a part header includes kernel.h' "$tmp/out" || fail "part header's include not reported"
+
 # The real tree passes; with mm/ including net.h it has a cycle.
 real=$here/../../syscall-proxy
 cp -r "$real" "$tmp/real"
