@@ -24,6 +24,7 @@
 
 #include "backend.h"
 #include "kernel_state.h"
+#include "mm_state.h"
 
 struct det_state;
 struct proxy_aio;
@@ -146,16 +147,8 @@ struct proxy_process {
     gid_t fsgid;
     struct rlimit rlimits[RLIM_NLIMITS];
 
-    /* memory layout */
-    gva_t brk_start, brk_end;   /* heap: [brk_start, brk_end) mapped */
-    gva_t mmap_base;            /* top-down mmap starts below this */
-    gva_t vvar_gva;             /* the vDSO's [vvar] page; 0: none */
-    /* The vDSO's call count (vdso.c): how much of it detcore has, how much
-     * of that the detlog has not, and whether the next run goes on with it
-     * (the last stop was a host interruption). */
-    uint64_t vdso_folded, vdso_unlogged;
-    bool vdso_count_goes_on;
-    gva_t stack_top;
+    /* memory layout, the vDSO's count, the initial stack (mm/mm_state.h) */
+    struct proxy_mm_state mm;
 
     /* identity */
     int pid, tid, ppid, pgid, sid;
@@ -244,9 +237,6 @@ struct proxy_process {
      * and in each one above (vpids[0] is pid). */
     struct proxy_ns *pidns;
     int vpids[PROXY_PID_LEVELS + 1];
-    /* set_mempolicy's mode and node mask (one node: 0 or 1), mm.c */
-    int mempolicy_mode;
-    uint64_t mempolicy_nodes;
     /* Its session and process keyrings' serials (0: none) and
      * KEYCTL_SET_REQKEY_KEYRING's default (kernel/keys.c). */
     int32_t key_session, key_process;
@@ -263,10 +253,6 @@ struct proxy_process {
     bool exited;
     int exit_status;            /* wait status encoding: code<<8 or signo */
 
-    /* the initial stack's argv and envp strings, [start, end) (loader.c),
-     * for /proc/self/{stat,cmdline,environ} (procfs.c) */
-    gva_t start_stack;          /* where argc is */
-    gva_t arg_start, arg_end, env_start, env_end;
 
     /* the private /tmp (hermetic.c): guest /tmp is this host directory;
      * empty when there is none. tmp_owned: hvrun made it and deletes it. */

@@ -752,12 +752,12 @@ static void proc_view_of(struct proxy_process *p, struct proc_view *v)
     v->start_ticks = start_ticks(p);
     v->rsslim = p->rlimits[RLIMIT_RSS].rlim_cur;
     vm_figures_of(p, &v->vm);
-    v->start_stack = p->start_stack;
-    v->start_brk = p->brk_start;
-    v->arg_start = p->arg_start;
-    v->arg_end = p->arg_end;
-    v->env_start = p->env_start;
-    v->env_end = p->env_end;
+    v->start_stack = p->mm.start_stack;
+    v->start_brk = p->mm.brk_start;
+    v->arg_start = p->mm.arg_start;
+    v->arg_end = p->mm.arg_end;
+    v->env_start = p->mm.env_start;
+    v->env_end = p->mm.env_end;
     v->pending = p->sig.pending_mask;
     v->blocked = p->sig.sigmask;
     sig_sets(p, &v->ignored, &v->caught);
@@ -954,20 +954,20 @@ static void put_guest_range(struct proxy_process *p, struct vbuf *b,
  */
 static int gen_self_cmdline(struct proxy_process *p, struct vbuf *b)
 {
-    if (p->arg_end <= p->arg_start)
+    if (p->mm.arg_end <= p->mm.arg_start)
         return 0;
     char last = 0;
-    if (proxy_copy_in(p, &last, p->arg_end - 1, 1) < 0)
+    if (proxy_copy_in(p, &last, p->mm.arg_end - 1, 1) < 0)
         return 0;
     if (last == 0) {
-        put_guest_range(p, b, p->arg_start, p->arg_end);
+        put_guest_range(p, b, p->mm.arg_start, p->mm.arg_end);
         return 0;
     }
-    gva_t end = p->env_end > p->arg_start ? p->env_end : p->arg_end;
-    if (end - p->arg_start > PROCTITLE_MAX_BYTES)
-        end = p->arg_start + PROCTITLE_MAX_BYTES;
+    gva_t end = p->mm.env_end > p->mm.arg_start ? p->mm.env_end : p->mm.arg_end;
+    if (end - p->mm.arg_start > PROCTITLE_MAX_BYTES)
+        end = p->mm.arg_start + PROCTITLE_MAX_BYTES;
     struct vbuf t = {0};
-    put_guest_range(p, &t, p->arg_start, end);
+    put_guest_range(p, &t, p->mm.arg_start, end);
     if (t.s) {
         size_t len = strnlen(t.s, t.len);
         vb_put(b, t.s, len < t.len ? len + 1 : len);
@@ -978,8 +978,8 @@ static int gen_self_cmdline(struct proxy_process *p, struct vbuf *b)
 
 static int gen_self_environ(struct proxy_process *p, struct vbuf *b)
 {
-    if (p->env_end > p->env_start)
-        put_guest_range(p, b, p->env_start, p->env_end);
+    if (p->mm.env_end > p->mm.env_start)
+        put_guest_range(p, b, p->mm.env_start, p->mm.env_end);
     return 0;
 }
 
@@ -989,9 +989,9 @@ static int gen_self_environ(struct proxy_process *p, struct vbuf *b)
 static int gen_self_auxv(struct proxy_process *p, struct vbuf *b)
 {
     uint64_t argc, w;
-    if (!p->start_stack || proxy_copy_in(p, &argc, p->start_stack, 8) < 0)
+    if (!p->mm.start_stack || proxy_copy_in(p, &argc, p->mm.start_stack, 8) < 0)
         return 0;
-    gva_t at = p->start_stack + 8 * (argc + 2); /* past argv and its NULL */
+    gva_t at = p->mm.start_stack + 8 * (argc + 2); /* past argv and its NULL */
     for (int i = 0; i < 4096; i++, at += 8) { /* past envp and its NULL */
         if (proxy_copy_in(p, &w, at, 8) < 0)
             return 0;

@@ -551,7 +551,8 @@ static struct proxy_process *pick(struct proxy_world *w)
     q->threads[idx].waited = false;
     q->slice_spent_ns = 0;
     q->slice_events = 0;
-    q->vdso_count_goes_on = false; /* the count is the VM's, not a thread's */
+    /* the count is the VM's, not a thread's */
+    q->mm.vdso_count_goes_on = false;
     if (q != p)
         det_log_value(q->det, DET_SRC_SCHED, &q->pid, sizeof(q->pid));
     w->cur = i;

@@ -325,7 +325,7 @@ static struct stub_page *new_stub_page(struct proxy_process *p, gva_t site)
     if (vmm_as_map(p->as, gva, VMM_PAGE_SIZE, PROT_READ | PROT_EXEC,
                    VMM_VMA_SPECIAL, STUB_PAGE_NAME) < 0)
         return NULL;
-    uint64_t vvar = p->vvar_gva; /* 0 until the vDSO is mapped */
+    uint64_t vvar = p->mm.vvar_gva; /* 0 until the vDSO is mapped */
     (void)poke_code(p, gva, &vvar, sizeof(vvar));
     struct stub_page *pg = &s->pages[s->nr_pages++];
     *pg = (struct stub_page){gva, STUB_FIRST};
@@ -640,7 +640,7 @@ void proxy_cpuid_tsc_faulting(struct proxy_process *p)
 void proxy_cpuid_vvar_mapped(struct proxy_process *p)
 {
     struct proxy_cpuid_patched *s = p->cpuid_patched;
-    uint64_t vvar = p->vvar_gva;
+    uint64_t vvar = p->mm.vvar_gva;
     for (size_t i = 0; s && i < s->nr_pages; i++)
         if (in_stub_page(p, s->pages[i].gva))
             (void)poke_code(p, s->pages[i].gva, &vvar, sizeof(vvar));

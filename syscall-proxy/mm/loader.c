@@ -468,11 +468,11 @@ static void note_arg_env(struct proxy_process *p, const char *execfn,
         arg_bytes += strlen(argv[i]) + 1;
     for (size_t i = 0; envp && envp[i]; i++)
         env_bytes += strlen(envp[i]) + 1;
-    p->env_end = PROXY_STACK_TOP - 8 - (strlen(execfn) + 1);
-    p->env_start = p->env_end - env_bytes;
-    p->arg_end = p->env_start;
-    p->arg_start = p->arg_end - arg_bytes;
-    p->start_stack = sp;
+    p->mm.env_end = PROXY_STACK_TOP - 8 - (strlen(execfn) + 1);
+    p->mm.env_start = p->mm.env_end - env_bytes;
+    p->mm.arg_end = p->mm.env_start;
+    p->mm.arg_start = p->mm.arg_end - arg_bytes;
+    p->mm.start_stack = sp;
 }
 
 static int build_stack(struct proxy_process *p, const struct proxy_elf_image *main,
@@ -548,7 +548,7 @@ static int load_interp(struct proxy_process *p, const char *interp_path,
         return ifd;
     int rc = check_interp_ehdr(ifd, interp_path, w);
     if (rc == 0)
-        rc = proxy_elf_load(p->as, p, p->mmap_base, ifd, interp_path, true,
+        rc = proxy_elf_load(p->as, p, p->mm.mmap_base, ifd, interp_path, true,
                             im, w->buf, w->len);
     close(ifd);
     return rc == -ENOEXEC ? -ELIBBAD : rc;
@@ -560,9 +560,9 @@ static int exec_elf(struct proxy_process *p, int fd, const char *path,
 {
     struct proxy_elf_image main_elf, interp_elf;
     memset(&interp_elf, 0, sizeof(interp_elf));
-    p->mmap_base = PROXY_MMAP_BASE;
-    p->vvar_gva = 0;
-    int rc = proxy_elf_load(p->as, p, p->mmap_base, fd, path, false,
+    p->mm.mmap_base = PROXY_MMAP_BASE;
+    p->mm.vvar_gva = 0;
+    int rc = proxy_elf_load(p->as, p, p->mm.mmap_base, fd, path, false,
                             &main_elf, w->buf, w->len);
     const struct proxy_elf_image *interp = NULL;
     if (rc == 0 && main_elf.interp[0]) {
@@ -571,7 +571,7 @@ static int exec_elf(struct proxy_process *p, int fd, const char *path,
     }
     gva_t sp;
     if (rc == 0) {
-        p->brk_start = p->brk_end = main_elf.end;
+        p->mm.brk_start = p->mm.brk_end = main_elf.end;
         rc = build_stack(p, &main_elf, interp, execfn, argv, envp, &sp);
         if (rc < 0)
             say(w, rc, path,
