@@ -346,6 +346,8 @@ images-boot: images
 lint:
 	@! grep -rn '#include <linux/kvm.h>' syscall-proxy detcore cli || \
 	    { echo "lint: <linux/kvm.h> above vmm/"; exit 1; }
+	@python3 tests/lint/include_graph.py --quiet syscall-proxy
+	@sh tests/lint/test_include_graph.sh
 	@echo lint ok
 
 format:

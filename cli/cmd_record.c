@@ -41,6 +41,8 @@
 #include "cli_run.h"
 #include "det.h"
 #include "proxy.h"
+#include "kernel.h"
+#include "fs.h"
 #include "recording.h"
 
 #ifndef HVRUN_VERSION
@@ -78,7 +80,6 @@ static const struct {
     [PRESTATE_FRAME] = {".prestate", DET_REC_PRESTATE},
     [LINK_FRAME] = {".links", DET_REC_LINK},
 };
-
 
 /* ---- where recordings live ----------------------------------------------- */
 

@@ -21,6 +21,10 @@
 #include "confine.h"
 #include "det.h"
 #include "proxy.h"
+#include "config.h"
+#include "kernel.h"
+#include "mm.h"
+#include "fs.h"
 #include "vfs.h"
 
 /* The default time slice of a thread that makes no syscall while another

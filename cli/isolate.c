@@ -49,7 +49,7 @@
 #include "cli.h"
 #include "cli_run.h"
 #include "det.h"
-#include "proxy.h"
+#include "kernel.h"
 
 struct mount_point {
     char *path;

@@ -25,7 +25,7 @@
 
 #include "cli.h"
 #include "cli_run.h"
-#include "proxy.h"
+#include "config.h"
 
 /* Files larger than this are not copied (a replay reads the host's). */
 #define FILE_COPY_MAX (64u << 20)
@@ -492,10 +492,6 @@ static char *dup_bytes(const uint8_t *b, size_t n)
     }
     return s;
 }
-
-
-
-
 
 /* Room for one more element of *arr (n of size each); false if none. */
 static bool grow(void *arr, size_t n, size_t size)

@@ -32,7 +32,8 @@
 #include "cli.h"
 #include "cli_run.h"
 #include "proxy.h"
-
+#include "kernel.h"
+#include "fs.h"
 
 /* The runs going on (0: a free slot; -j runs several at once), for the
  * stop signal handler. */

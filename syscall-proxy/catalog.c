@@ -5,6 +5,11 @@
  * handles them, with the exceptions named.
  */
 #include "proxy.h"
+#include "kernel.h"
+#include "mm.h"
+#include "fs.h"
+#include "io.h"
+#include "net.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -18,14 +23,23 @@ struct family_kind {
 
 static const struct family_kind families[] = {
     {proxy_fs_syscalls, "fs", "passthrough"},
+    {proxy_namei_syscalls, "fs", "passthrough"},
+    {proxy_attr_syscalls, "fs", "passthrough"},
     {proxy_io_syscalls, "io", "passthrough"},
+    {proxy_poll_syscalls, "io", "passthrough"},
+    {proxy_fcntl_syscalls, "io", "passthrough"},
     {proxy_net_syscalls, "net", "passthrough"},
+    {proxy_msg_syscalls, "net", "passthrough"},
     {proxy_mm_syscalls, "mm", "emulated"},
     {proxy_process_syscalls, "process", "emulated"},
     {proxy_signal_syscalls, "signal", "emulated"},
     {proxy_thread_syscalls, "thread", "emulated"},
     {proxy_time_syscalls, "time", "virtualised"},
-    {proxy_misc_syscalls, "misc", "emulated"},
+    {proxy_sys_syscalls, "misc", "emulated"},
+    {proxy_cred_syscalls, "misc", "emulated"},
+    {proxy_sched_syscalls, "misc", "emulated"},
+    {proxy_prctl_syscalls, "misc", "emulated"},
+    {proxy_mlock_syscalls, "misc", "emulated"},
     {proxy_procsys_syscalls, "process", "emulated"},
     {proxy_timer_syscalls, "timer", "virtualised"},
     {proxy_signalfd_syscalls, "signal", "emulated"},

@@ -3,8 +3,12 @@
  * hvrun's diagnostics for one guest.
  */
 #include "proxy.h"
-#include "cpuid_patch.h"
-#include "vfs.h"
+#include "fdtable.h"
+#include "config.h"
+#include "kernel.h"
+#include "mm.h"
+#include "fs.h"
+#include "io.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -81,7 +85,7 @@ int proxy_process_create(struct proxy_process **out, struct vmm_vm *vm,
     p->pid = p->tid = c->as_init ? PROXY_INIT_PID : PROXY_FIRST_PID;
     p->ppid = c->as_init ? 0 : PROXY_SHELL_PID;
     p->pgid = p->sid = PROXY_OUTSIDE_PGID;
-    p->altstack.ss_flags = SS_DISABLE;
+    p->sig.altstack.ss_flags = SS_DISABLE;
     p->prctl.dumpable = 1;
     p->prctl.timerslack_ns = 50000; /* Linux's default timer slack */
     p->nr_groups = -1;
@@ -106,7 +110,7 @@ void proxy_process_destroy(struct proxy_process *p)
         proxy_seccomp_unref(p->threads[i].seccomp);
     }
     free(p->threads);
-    free(p->rt_queue);
+    free(p->sig.rt_queue);
     free(p->groups);
     free(p->shm_attach); /* the world counts are gone with it, or done */
     free(p->sem_undo);

@@ -4,6 +4,12 @@
  * and one log line naming it (or the end of the run under --fail-closed).
  */
 #include "proxy.h"
+#include "config.h"
+#include "kernel.h"
+#include "mm.h"
+#include "fs.h"
+#include "io.h"
+#include "net.h"
 
 #include <errno.h>
 #include <sys/syscall.h>
@@ -12,13 +18,15 @@
 #include "det.h"
 
 static const struct proxy_syscall *const families[] = {
-    proxy_fs_syscalls,      proxy_io_syscalls,     proxy_mm_syscalls,
-    proxy_process_syscalls, proxy_signal_syscalls, proxy_time_syscalls,
-    proxy_misc_syscalls,    proxy_seccomp_syscalls, proxy_sysvshm_syscalls,
-    proxy_sysvsem_syscalls, proxy_sysvmsg_syscalls,
-    proxy_ns_syscalls,
-    proxy_thread_syscalls, proxy_procsys_syscalls, proxy_net_syscalls,
-    proxy_timer_syscalls,   proxy_signalfd_syscalls, proxy_epoll_syscalls,
+    proxy_fs_syscalls, proxy_namei_syscalls, proxy_attr_syscalls,
+    proxy_io_syscalls, proxy_poll_syscalls, proxy_fcntl_syscalls,
+    proxy_mm_syscalls, proxy_process_syscalls, proxy_signal_syscalls,
+    proxy_time_syscalls, proxy_sys_syscalls, proxy_cred_syscalls,
+    proxy_sched_syscalls, proxy_prctl_syscalls, proxy_mlock_syscalls,
+    proxy_seccomp_syscalls, proxy_sysvshm_syscalls, proxy_sysvsem_syscalls,
+    proxy_sysvmsg_syscalls, proxy_ns_syscalls, proxy_thread_syscalls,
+    proxy_procsys_syscalls, proxy_net_syscalls, proxy_msg_syscalls,
+    proxy_timer_syscalls, proxy_signalfd_syscalls, proxy_epoll_syscalls,
     proxy_timerfd_syscalls, proxy_process_vm_syscalls, proxy_mqueue_syscalls,
     proxy_adjtime_syscalls, proxy_ldt_syscalls, proxy_acct_syscalls,
     proxy_quota_syscalls, proxy_keys_syscalls, proxy_ptrace_syscalls,

@@ -15,6 +15,7 @@
  * read is an empty list (the count 0).
  */
 #include "proxy.h"
+#include "fs.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,5 +1,7 @@
 /*
- * fs.c - file-system syscalls: paths, metadata, directories, links, modes.
+ * fs.c - file-system syscalls: paths, opens, the stat family, inotify (names,
+ * directories and links are in namei.c, modes, owners, times, sizes and
+ * xattrs in attr.c).
  *
  * Every guest path goes through rewrite_path() (exported as
  * proxy_path_rewrite) so that names meaning "this process" (/proc/self/exe,
@@ -13,9 +15,14 @@
  * Linux ignores the umask; here the guest umask is always applied.
  */
 #include "proxy.h"
-#include "fs_internal.h"
+#include "fdtable.h"
+#include "config.h"
+#include "hooks.h"
+#include "kernel.h"
+#include "mm.h"
+#include "fs.h"
+#include "internal.h"
 #include "vfs.h"
-#include "outside.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -45,11 +52,6 @@ _Static_assert(sizeof(struct statfs) == 120, "struct statfs is not x86-64's");
 _Static_assert(sizeof(struct statx) == 256, "struct statx is not x86-64's");
 
 /* ---- path rewriting ------------------------------------------------------ */
-
-enum path_kind {
-    PATH_PLAIN,
-    PATH_SELF_EXE, /* the guest's /proc/self/exe (readlink answers it) */
-};
 
 static int format_path(char *out, size_t outlen, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -310,12 +312,6 @@ int proxy_path_rewrite(struct proxy_process *p, const char *in, char *out,
 /* ---- decoding guest (dirfd, path) pairs ---------------------------------- */
 
 /* A guest (dirfd, path) in host terms, ready for a host *at() call. */
-struct host_path {
-    int dirfd;
-    enum path_kind kind;
-    char path[PROXY_PATH_MAX];
-};
-
 /* The virtual init's /proc/1 (vfs.c), applied: for PROXY_INIT_ROUTE_HOST
  * hp is what the host call uses, for PROXY_INIT_ROUTE_AGAIN raw is the
  * guest path to rewrite; PROXY_INIT_ROUTE_NONE, or -errno. */
@@ -398,8 +394,8 @@ static long host_path_at_ex(struct proxy_process *p, uint64_t guest_dirfd,
     return host_path_from(p, guest_dirfd, raw, follow_last, hp);
 }
 
-static long host_path_at(struct proxy_process *p, uint64_t guest_dirfd,
-                         gva_t gva, bool follow_last, struct host_path *hp)
+long proxy_fs_host_path_at(struct proxy_process *p, uint64_t guest_dirfd,
+                           gva_t gva, bool follow_last, struct host_path *hp)
 {
     return host_path_at_ex(p, guest_dirfd, gva, follow_last, false, hp);
 }
@@ -470,43 +466,21 @@ static long host_path_scoped(struct proxy_process *p, uint64_t guest_dirfd,
 }
 
 /* For the calls without a dirfd: relative to the guest cwd. */
-static long host_path(struct proxy_process *p, gva_t gva, bool follow_last,
-                      struct host_path *hp)
+long proxy_fs_host_path(struct proxy_process *p, gva_t gva, bool follow_last,
+                        struct host_path *hp)
 {
-    return host_path_at(p, (uint64_t)(int64_t)AT_FDCWD, gva, follow_last, hp);
+    return proxy_fs_host_path_at(p, (uint64_t)(int64_t)AT_FDCWD, gva,
+                                 follow_last, hp);
 }
 
 /* For calls with AT_SYMLINK_NOFOLLOW / AT_EMPTY_PATH flags. */
-static long host_path_at_flags(struct proxy_process *p, uint64_t guest_dirfd,
-                               gva_t gva, int at_flags, bool null_is_empty,
-                               struct host_path *hp)
+long proxy_fs_host_path_at_flags(struct proxy_process *p, uint64_t guest_dirfd,
+                                 gva_t gva, int at_flags, bool null_is_empty,
+                                 struct host_path *hp)
 {
     bool follow_last = !(at_flags & AT_SYMLINK_NOFOLLOW);
     bool empty_ok = null_is_empty && (at_flags & AT_EMPTY_PATH);
     return host_path_at_ex(p, guest_dirfd, gva, follow_last, empty_ok, hp);
-}
-
-/*
- * An O_PATH fd for a path, for the calls that have no *at() form on the
- * host (truncate, statfs): the host then acts on /proc/self/fd/<fd> or the
- * fd itself, which checks permissions on the same inode the path names.
- */
-static int open_o_path(const struct host_path *hp)
-{
-    int fd = openat(hp->dirfd, hp->path, O_PATH | O_CLOEXEC);
-    return fd < 0 ? -errno : fd;
-}
-
-static int guest_host_fd(struct proxy_process *p, uint64_t guest_fd)
-{
-    return proxy_fd_host(&p->fds, (int)guest_fd);
-}
-
-/* The mode a new inode gets: Linux keeps permission bits and sticky/setid
- * bits and clears what the umask says (the host umask is 0). */
-static mode_t umasked(const struct proxy_process *p, uint64_t mode)
-{
-    return (mode_t)mode & 07777 & ~(p->umask & 0777);
 }
 
 /* ---- open ---------------------------------------------------------------- */
@@ -606,7 +580,7 @@ static long fifo_open_reader(struct proxy_process *p, int dirfd,
     if (host_fd < 0)
         return host_fd;
     bool writer = t->io.fifo_partner || fifo_has_data(host_fd) ||
-                  proxy_fifo_end_in_run(p, t->io.fifo_dev, t->io.fifo_ino,
+                  proxy_hooks.fifo_end_in_run(p, t->io.fifo_dev, t->io.fifo_ino,
                                         true);
     if (!writer && proxy_others_alive(p))
         return proxy_thread_retry_after(p, PROXY_LOCK_RETRY_NS);
@@ -631,7 +605,7 @@ static long fifo_open_writer(struct proxy_process *p, int dirfd,
         return -errno;
     struct stat st;
     if (fstat(host_fd, &st) == 0)
-        proxy_fifo_writer_opened(p, st.st_dev, st.st_ino);
+        proxy_hooks.fifo_writer_opened(p, st.st_dev, st.st_ino);
     return host_fd;
 }
 
@@ -653,7 +627,7 @@ static long fifo_open(struct proxy_process *p, int dirfd, const char *path,
 
 /* What record / replay key a file by: the absolute path it was opened
  * by (the dirfd's path and the rest), not resolved further. */
-static bool file_tap_key(const struct host_path *hp, char *key, size_t len)
+bool proxy_fs_file_tap_key(const struct host_path *hp, char *key, size_t len)
 {
     if (hp->path[0] == '/')
         return (size_t)snprintf(key, len, "%s", hp->path) < len;
@@ -683,13 +657,13 @@ static bool opens_read_only(int flags)
 }
 
 /* A replay's recorded copy of the file, if the run read it; -1 if not. */
-static int replayed_file(struct proxy_process *p, const struct host_path *hp,
-                         int flags)
+int proxy_fs_replayed_file(struct proxy_process *p, const struct host_path *hp,
+                           int flags)
 {
     const struct proxy_file_tap *t = p->cfg->file_tap;
     char key[PROXY_PATH_MAX];
     if (!t || !t->recorded || !opens_read_only(flags) ||
-        !file_tap_key(hp, key, sizeof(key)))
+        !proxy_fs_file_tap_key(hp, key, sizeof(key)))
         return -1;
     return t->recorded(t->ctx, key);
 }
@@ -700,7 +674,7 @@ static void record_file(struct proxy_process *p, const struct host_path *hp,
     const struct proxy_file_tap *t = p->cfg->file_tap;
     char key[PROXY_PATH_MAX];
     if (t && t->opened && opens_read_only(flags) &&
-        file_tap_key(hp, key, sizeof(key)))
+        proxy_fs_file_tap_key(hp, key, sizeof(key)))
         t->opened(t->ctx, key, host_fd);
 }
 
@@ -714,9 +688,9 @@ static bool outside_fifo(struct proxy_process *p, const struct host_path *hp,
     int acc = flags & O_ACCMODE;
     if (!t || !(t->link_noted || t->link_next) || (flags & O_NONBLOCK) ||
         (acc != O_RDONLY && acc != O_WRONLY) ||
-        !proxy_outside_fifo_maybe(p, hp->dirfd, hp->path) ||
-        !file_tap_key(hp, key, sizeof(key)) ||
-        !proxy_outside_fifo_open(p, key, hp->dirfd, hp->path, flags, r))
+        !proxy_hooks.outside_fifo_maybe(p, hp->dirfd, hp->path) ||
+        !proxy_fs_file_tap_key(hp, key, sizeof(key)) ||
+        !proxy_hooks.outside_fifo_open(p, key, hp->dirfd, hp->path, flags, r))
         return false;
     if (*r >= 0)
         *r = proxy_fd_install(&p->fds, (int)*r, (flags & O_CLOEXEC) != 0, 0);
@@ -769,9 +743,9 @@ long proxy_fs_openat(struct proxy_process *p, uint64_t guest_dirfd,
         return fifo_open(p, hp.dirfd, hp.path, flags);
     if (replay_fifo_from_outside(p, hp.dirfd, hp.path, flags))
         return -ENXIO;
-    if ((r = proxy_lease_break(p, hp.dirfd, hp.path, flags)) != 0)
+    if ((r = proxy_hooks.lease_break(p, hp.dirfd, hp.path, flags)) != 0)
         return r; /* a lease of the run on it is being broken (fasync.c) */
-    int replayed = replayed_file(p, &hp, flags);
+    int replayed = proxy_fs_replayed_file(p, &hp, flags);
     if (replayed >= 0) {
         proxy_meta_note_open(p, replayed, hp.path, flags, false);
         return proxy_fd_install(&p->fds, replayed, (flags & O_CLOEXEC) != 0,
@@ -782,11 +756,11 @@ long proxy_fs_openat(struct proxy_process *p, uint64_t guest_dirfd,
         proxy_preserve_before(p, hp.dirfd, hp.path, !(flags & O_NOFOLLOW));
     bool created = proxy_meta_open_creates(p, hp.dirfd, hp.path, flags);
     int host_fd;
-    if (!proxy_tty_open_current(p, hp.dirfd, hp.path, flags, &host_fd)) {
+    if (!proxy_hooks.tty_open_current(p, hp.dirfd, hp.path, flags, &host_fd)) {
         host_fd = open_host(&hp, flags, host_mode, resolve);
         if (host_fd < 0)
             return -errno;
-        proxy_tty_opened(p, host_fd, flags);
+        proxy_hooks.tty_opened(p, host_fd, flags);
     } else if (host_fd < 0) {
         return host_fd;
     }
@@ -884,7 +858,7 @@ int proxy_file_tap_replayed(struct proxy_process *p, int dirfd,
     if ((size_t)snprintf(hp.path, sizeof(hp.path), "%s", path) >=
         sizeof(hp.path))
         return -1;
-    return replayed_file(p, &hp, flags);
+    return proxy_fs_replayed_file(p, &hp, flags);
 }
 
 void proxy_file_tap_note(struct proxy_process *p, int dirfd, const char *path,
@@ -919,7 +893,7 @@ static bool replayed_stat(struct proxy_process *p, const struct stat_src *src,
     if (by_path)
         snprintf(hp.path, sizeof(hp.path), "%s", src->path);
     return t->recorded_stat(t->ctx,
-                            by_path && file_tap_key(&hp, key, sizeof(key))
+                            by_path && proxy_fs_file_tap_key(&hp, key, sizeof(key))
                                 ? key
                                 : NULL,
                             st);
@@ -936,7 +910,7 @@ static int path_stat(struct proxy_process *p, const struct host_path *hp,
     const struct proxy_file_tap *t = p->cfg->file_tap;
     char key[PROXY_PATH_MAX];
     bool nofollow = flags & AT_SYMLINK_NOFOLLOW;
-    bool keyed = t && hp->path[0] && file_tap_key(hp, key, sizeof(key));
+    bool keyed = t && hp->path[0] && proxy_fs_file_tap_key(hp, key, sizeof(key));
     int err;
     if (keyed && t->recorded_stat_result &&
         t->recorded_stat_result(t->ctx, key, nofollow, &err, st)) {
@@ -1069,7 +1043,7 @@ static long do_fstatat(struct proxy_process *p, uint64_t guest_dirfd,
                        gva_t path_gva, gva_t buf_gva, int flags)
 {
     struct host_path hp;
-    long r = host_path_at_flags(p, guest_dirfd, path_gva, flags, true, &hp);
+    long r = proxy_fs_host_path_at_flags(p, guest_dirfd, path_gva, flags, true, &hp);
     if (r < 0)
         return r;
     struct stat st;
@@ -1115,7 +1089,7 @@ static long sys_statx(struct proxy_process *p, const uint64_t a[6])
 {
     int flags = (int)a[2];
     struct host_path hp;
-    long r = host_path_at_flags(p, a[0], a[1], flags, true, &hp);
+    long r = proxy_fs_host_path_at_flags(p, a[0], a[1], flags, true, &hp);
     if (r < 0)
         return r;
     struct statx stx;
@@ -1123,7 +1097,7 @@ static long sys_statx(struct proxy_process *p, const uint64_t a[6])
     const struct proxy_file_tap *t = p->cfg->file_tap;
     char key[PROXY_PATH_MAX];
     bool nofollow = flags & AT_SYMLINK_NOFOLLOW;
-    bool keyed = t && hp.path[0] && file_tap_key(&hp, key, sizeof(key));
+    bool keyed = t && hp.path[0] && proxy_fs_file_tap_key(&hp, key, sizeof(key));
     struct stat st = {0};
     int err;
     if (keyed && t->recorded_stat_result &&
@@ -1156,7 +1130,7 @@ static long sys_statx(struct proxy_process *p, const uint64_t a[6])
 static long sys_statfs(struct proxy_process *p, const uint64_t a[6])
 {
     struct host_path hp;
-    long r = host_path(p, a[0], true, &hp);
+    long r = proxy_fs_host_path(p, a[0], true, &hp);
     if (r < 0)
         return r;
     int fd = open_o_path(&hp);
@@ -1172,7 +1146,7 @@ static long sys_statfs(struct proxy_process *p, const uint64_t a[6])
 long proxy_fs_open_path(struct proxy_process *p, gva_t gva, bool follow_last)
 {
     struct host_path hp;
-    long r = host_path(p, gva, follow_last, &hp);
+    long r = proxy_fs_host_path(p, gva, follow_last, &hp);
     if (r < 0)
         return r;
     int fd = openat(hp.dirfd, hp.path,
@@ -1189,711 +1163,6 @@ static long sys_fstatfs(struct proxy_process *p, const uint64_t a[6])
     if (fstatfs(host_fd, &sfs) < 0)
         return -errno;
     return statfs_out(p, a[1], &sfs);
-}
-
-/* ---- directories --------------------------------------------------------- */
-
-/* A getdents call never asks the host for more than this; returning fewer
- * entries than fit is always allowed. */
-#define DIRENT_BUF_MAX_BYTES (1U << 20)
-/* Where d_name starts in struct linux_dirent64 and struct linux_dirent. */
-#define DIRENT64_NAME_OFF 19
-#define OLD_DIRENT_NAME_OFF 18
-#define DIRENT_RECLEN_OFF 16
-#define DIRENT64_TYPE_OFF 18
-
-/* Host directory entries in host order (metadata not virtualised; else
- * proxy_meta_getdents serves them sorted, fsmeta.c). */
-static long dirents64_read(struct proxy_process *p, int host_fd, void *buf,
-                           size_t len)
-{
-    return proxy_host_result(syscall(SYS_getdents64, host_fd, buf, len));
-}
-
-/* How much of the guest buffer is writable from its start: entries are
- * read only into that much, so none is consumed and then lost to -EFAULT. */
-static size_t writable_prefix(struct proxy_process *p, gva_t gva, size_t len)
-{
-    struct iovec iov[16];
-    size_t covered;
-    vmm_as_host_iov(p->as, gva, len, PROT_WRITE, iov, 16, &covered);
-    return covered;
-}
-
-/*
- * Reads entries for a guest buffer of count bytes into a fresh host buffer
- * (*buf_out, freed by the caller). Returns the bytes read or -errno. When
- * the writable part is too small for the next entry the host says -EINVAL;
- * Linux would have faulted on the unwritable part, so that is -EFAULT.
- */
-static long dirents_fill(struct proxy_process *p, uint64_t guest_fd, gva_t gva,
-                         uint64_t count, char **buf_out)
-{
-    *buf_out = NULL;
-    int host_fd = guest_host_fd(p, guest_fd);
-    if (host_fd < 0)
-        return host_fd;
-    size_t want = (unsigned int)count;
-    if (want > DIRENT_BUF_MAX_BYTES)
-        want = DIRENT_BUF_MAX_BYTES;
-    size_t room = writable_prefix(p, gva, want);
-    if (want > 0 && room == 0)
-        return -EFAULT;
-    char *buf = malloc(room > 0 ? room : 1);
-    if (!buf)
-        return -ENOMEM;
-    long n = dirents64_read(p, host_fd, buf, room);
-    if (n == -EINVAL && room < want)
-        n = -EFAULT;
-    if (n < 0) {
-        free(buf);
-        return n;
-    }
-    *buf_out = buf;
-    return n;
-}
-
-static long sys_getdents64(struct proxy_process *p, const uint64_t a[6])
-{
-    if (proxy_meta_dir_sorted(p, (int)a[0]))
-        return proxy_meta_getdents(p, (int)a[0], a[1], a[2], false);
-    char *buf;
-    long n = dirents_fill(p, a[0], a[1], a[2], &buf);
-    if (n > 0 && proxy_copy_out(p, a[1], buf, (size_t)n) < 0)
-        n = -EFAULT;
-    free(buf);
-    return n;
-}
-
-/*
- * linux_dirent64 -> the old linux_dirent, in place. Both records have the
- * same length for the same name (ALIGN(20 + namelen, 8)), so the buffer
- * size and d_reclen carry over: the name moves down one byte over d_type,
- * and d_type goes to the record's last byte, where old getdents keeps it.
- */
-static void dirents64_to_old(char *buf, size_t len)
-{
-    size_t off = 0;
-    while (off + DIRENT64_NAME_OFF <= len) {
-        char *rec = buf + off;
-        unsigned short reclen;
-        memcpy(&reclen, rec + DIRENT_RECLEN_OFF, sizeof(reclen));
-        if (reclen == 0 || off + reclen > len)
-            break;
-        char type = rec[DIRENT64_TYPE_OFF];
-        size_t name_bytes =
-            strnlen(rec + DIRENT64_NAME_OFF, reclen - DIRENT64_NAME_OFF) + 1;
-        memmove(rec + OLD_DIRENT_NAME_OFF, rec + DIRENT64_NAME_OFF, name_bytes);
-        memset(rec + OLD_DIRENT_NAME_OFF + name_bytes, 0,
-               reclen - OLD_DIRENT_NAME_OFF - name_bytes);
-        rec[reclen - 1] = type;
-        off += reclen;
-    }
-}
-
-static long sys_getdents(struct proxy_process *p, const uint64_t a[6])
-{
-    if (proxy_meta_dir_sorted(p, (int)a[0]))
-        return proxy_meta_getdents(p, (int)a[0], a[1], a[2], true);
-    char *buf;
-    long n = dirents_fill(p, a[0], a[1], a[2], &buf);
-    if (n > 0) {
-        dirents64_to_old(buf, (size_t)n);
-        if (proxy_copy_out(p, a[1], buf, (size_t)n) < 0)
-            n = -EFAULT;
-    }
-    free(buf);
-    return n;
-}
-
-/* readlink of /proc/self/fd/<cwd_fd>: the guest cwd's host path. */
-static long cwd_path(struct proxy_process *p, char *out, size_t outlen)
-{
-    char link[64];
-    snprintf(link, sizeof(link), "/proc/self/fd/%d", p->cwd_fd);
-    ssize_t n = readlink(link, out, outlen);
-    if (n < 0)
-        return -errno;
-    if ((size_t)n >= outlen)
-        return -ENAMETOOLONG;
-    out[n] = '\0';
-    /* A removed cwd reads as "<path> (deleted)"; Linux getcwd says ENOENT. */
-    static const char deleted[] = " (deleted)";
-    size_t dlen = sizeof(deleted) - 1;
-    struct stat st;
-    if ((size_t)n > dlen && strcmp(out + n - dlen, deleted) == 0 &&
-        fstat(p->cwd_fd, &st) == 0 && st.st_nlink == 0)
-        return -ENOENT;
-    return n;
-}
-
-/* Linux getcwd returns the length including the NUL, -ERANGE if the buffer
- * cannot hold it. */
-static long sys_getcwd(struct proxy_process *p, const uint64_t a[6])
-{
-    char path[PROXY_PATH_MAX];
-    long n = cwd_path(p, path, sizeof(path));
-    if (n < 0)
-        return n;
-    n = (long)proxy_tmp_unmap(p, path, (size_t)n, sizeof(path) - 1);
-    path[n] = '\0'; /* the private /tmp reads as /tmp */
-    size_t len = (size_t)n + 1;
-    if (a[1] < len)
-        return -ERANGE;
-    if (proxy_copy_out(p, a[0], path, len) < 0)
-        return -EFAULT;
-    return (long)len;
-}
-
-/*
- * Replaces the guest cwd with the directory dirfd/path names. O_PATH does
- * not check search permission, which chdir requires, so it is checked on
- * the new fd (AT_EACCESS: with the effective ids, as chdir does).
- */
-static long set_cwd(struct proxy_process *p, int dirfd, const char *path)
-{
-    int fd = openat(dirfd, path, O_PATH | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0)
-        return -errno;
-    if (syscall(SYS_faccessat2, fd, "", X_OK, AT_EMPTY_PATH | AT_EACCESS) < 0) {
-        int err = errno;
-        close(fd);
-        return -err;
-    }
-    close(p->cwd_fd);
-    p->cwd_fd = fd;
-    return 0;
-}
-
-static long sys_chdir(struct proxy_process *p, const uint64_t a[6])
-{
-    struct host_path hp;
-    long r = host_path(p, a[0], true, &hp);
-    return r < 0 ? r : set_cwd(p, hp.dirfd, hp.path);
-}
-
-static long sys_fchdir(struct proxy_process *p, const uint64_t a[6])
-{
-    int host_fd = guest_host_fd(p, a[0]);
-    return host_fd < 0 ? host_fd : set_cwd(p, host_fd, ".");
-}
-
-/* Linux returns EPERM without CAP_SYS_CHROOT. hvrun does not virtualise
- * the root, and a host chroot would move hvrun itself. */
-static long sys_chroot(struct proxy_process *p, const uint64_t a[6])
-{
-    return -EPERM;
-}
-
-static long do_mkdirat(struct proxy_process *p, uint64_t guest_dirfd,
-                       gva_t path_gva, uint64_t mode)
-{
-    struct host_path hp;
-    long r = host_path_at(p, guest_dirfd, path_gva, false, &hp);
-    if (r < 0)
-        return r;
-    if (proxy_meta_cache_write_blocked(p, hp.dirfd, hp.path, true))
-        return -EACCES;
-    r = proxy_host_result(mkdirat(hp.dirfd, hp.path, umasked(p, mode)));
-    if (r == 0) {
-        proxy_meta_note_created(p, hp.dirfd, hp.path);
-        proxy_meta_note_mkdir(p, hp.dirfd, hp.path);
-    }
-    return r;
-}
-
-static long sys_mkdir(struct proxy_process *p, const uint64_t a[6])
-{
-    return do_mkdirat(p, (uint64_t)(int64_t)AT_FDCWD, a[0], a[1]);
-}
-
-static long sys_mkdirat(struct proxy_process *p, const uint64_t a[6])
-{
-    return do_mkdirat(p, a[0], a[1], a[2]);
-}
-
-/* unlinkat's flags are checked by the host (only AT_REMOVEDIR is valid). */
-static long do_unlinkat(struct proxy_process *p, uint64_t guest_dirfd,
-                        gva_t path_gva, int flags)
-{
-    struct host_path hp;
-    long r = host_path_at(p, guest_dirfd, path_gva, false, &hp);
-    if (r < 0)
-        return r;
-    struct proxy_meta_name victim;
-    proxy_meta_name_get(p, hp.dirfd, hp.path, &victim);
-    proxy_preserve_name_gone(p, hp.dirfd, hp.path);
-    r = proxy_host_result(unlinkat(hp.dirfd, hp.path, flags));
-    if (r == 0)
-        proxy_meta_note_unlink(p, &victim);
-    return r;
-}
-
-static long sys_rmdir(struct proxy_process *p, const uint64_t a[6])
-{
-    return do_unlinkat(p, (uint64_t)(int64_t)AT_FDCWD, a[0], AT_REMOVEDIR);
-}
-
-static long sys_unlink(struct proxy_process *p, const uint64_t a[6])
-{
-    return do_unlinkat(p, (uint64_t)(int64_t)AT_FDCWD, a[0], 0);
-}
-
-static long sys_unlinkat(struct proxy_process *p, const uint64_t a[6])
-{
-    return do_unlinkat(p, a[0], a[1], (int)a[2]);
-}
-
-/* The device number is the kernel's 32-bit encoding, so the raw syscall is
- * used (glibc's mknodat takes a dev_t and re-encodes it). */
-static long do_mknodat(struct proxy_process *p, uint64_t guest_dirfd,
-                       gva_t path_gva, uint64_t mode, uint64_t dev)
-{
-    struct host_path hp;
-    long r = host_path_at(p, guest_dirfd, path_gva, false, &hp);
-    if (r < 0)
-        return r;
-    mode_t host_mode = ((mode_t)mode & S_IFMT) | umasked(p, mode);
-    r = proxy_host_result(
-        syscall(SYS_mknodat, hp.dirfd, hp.path, host_mode, (unsigned int)dev));
-    if (r == 0)
-        proxy_meta_note_created(p, hp.dirfd, hp.path);
-    return r;
-}
-
-static long sys_mknod(struct proxy_process *p, const uint64_t a[6])
-{
-    return do_mknodat(p, (uint64_t)(int64_t)AT_FDCWD, a[0], a[1], a[2]);
-}
-
-static long sys_mknodat(struct proxy_process *p, const uint64_t a[6])
-{
-    return do_mknodat(p, a[0], a[1], a[2], a[3]);
-}
-
-/* ---- names: access, links, rename ---------------------------------------- */
-
-/* A question about a path the file tap records and replays: answered
- * from the recording (true, *result set, *len bytes in data), else false. */
-static bool replayed_query(struct proxy_process *p, const struct host_path *hp,
-                           int kind, int arg, long *result, void *data,
-                           size_t cap, size_t *len)
-{
-    const struct proxy_file_tap *t = p->cfg->file_tap;
-    char key[PROXY_PATH_MAX];
-    return t && t->recorded_query && hp->path[0] &&
-           file_tap_key(hp, key, sizeof(key)) &&
-           t->recorded_query(t->ctx, key, kind, arg, result, data, cap, len);
-}
-
-static void record_query(struct proxy_process *p, const struct host_path *hp,
-                         int kind, int arg, long result, const void *data,
-                         size_t len)
-{
-    const struct proxy_file_tap *t = p->cfg->file_tap;
-    char key[PROXY_PATH_MAX];
-    if (t && t->query_result && hp->path[0] &&
-        file_tap_key(hp, key, sizeof(key)))
-        t->query_result(t->ctx, key, kind, arg, result, data, len);
-}
-
-static long do_faccessat(struct proxy_process *p, uint64_t guest_dirfd,
-                         gva_t path_gva, int mode, int flags)
-{
-    /* do_faccessat checks the words before it looks the path up. */
-    if (mode & ~S_IRWXO)
-        return -EINVAL;
-    if (flags & ~(AT_EACCESS | AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH))
-        return -EINVAL;
-    struct host_path hp;
-    long r = host_path_at_flags(p, guest_dirfd, path_gva, flags, false, &hp);
-    if (r < 0)
-        return r;
-    int arg = mode | (flags << 8); /* both small and non-negative now */
-    size_t len;
-    if (replayed_query(p, &hp, PROXY_QUERY_ACCESS, arg, &r, NULL, 0, &len))
-        return r;
-    /* The raw syscalls: glibc's faccessat emulates flags in user space.
-     * Without AT_EACCESS the check is the real ids' (kernel/fscred.c). */
-    bool real = !(flags & AT_EACCESS) && proxy_fscred_real_begin(p);
-    int host_flags = real ? flags | AT_EACCESS : flags;
-    if (host_flags == 0)
-        r = proxy_host_result(syscall(SYS_faccessat, hp.dirfd, hp.path, mode));
-    else
-        r = proxy_host_result(
-            syscall(SYS_faccessat2, hp.dirfd, hp.path, mode, host_flags));
-    if (real)
-        proxy_fscred_real_end();
-    record_query(p, &hp, PROXY_QUERY_ACCESS, arg, r, NULL, 0);
-    return r;
-}
-
-static long sys_access(struct proxy_process *p, const uint64_t a[6])
-{
-    return do_faccessat(p, (uint64_t)(int64_t)AT_FDCWD, a[0], (int)a[1], 0);
-}
-
-/* faccessat(2) has no flags argument; only faccessat2 does. */
-static long sys_faccessat(struct proxy_process *p, const uint64_t a[6])
-{
-    return do_faccessat(p, a[0], a[1], (int)a[2], 0);
-}
-
-static long sys_faccessat2(struct proxy_process *p, const uint64_t a[6])
-{
-    return do_faccessat(p, a[0], a[1], (int)a[2], (int)a[3]);
-}
-
-/*
- * The link itself is read (last component not followed). /proc/self/exe
- * answers with the guest program's path; /proc/self/fd/N reads the host
- * link of the host fd, which names the same file. Linux truncates to
- * bufsiz without a NUL.
- */
-static long do_readlinkat(struct proxy_process *p, uint64_t guest_dirfd,
-                          gva_t path_gva, gva_t buf_gva, int bufsiz)
-{
-    if (bufsiz <= 0)
-        return -EINVAL;
-    struct host_path hp;
-    long r = host_path_at(p, guest_dirfd, path_gva, false, &hp);
-    if (r < 0)
-        return r;
-    char target[PROXY_PATH_MAX];
-    long n;
-    if (hp.kind == PATH_SELF_EXE) {
-        n = (long)strnlen(p->exe_path, sizeof(p->exe_path));
-        memcpy(target, p->exe_path, (size_t)n);
-    } else if ((n = proxy_vfs_ns_link(p, hp.dirfd, hp.path, target,
-                                      sizeof(target))) != 0) {
-        if (n < 0) /* the guest's namespaces, not hvrun's */
-            return n;
-    } else if ((n = proxy_vfs_init_link(p, hp.dirfd, hp.path, target,
-                                        sizeof(target))) != 0) {
-        /* the virtual init's exe, cwd or root: not the host init's */
-    } else {
-        size_t got;
-        if (replayed_query(p, &hp, PROXY_QUERY_READLINK, 0, &n, target,
-                           sizeof(target), &got)) {
-            n = n < 0 ? n : (long)got;
-        } else {
-            n = proxy_host_result(
-                readlinkat(hp.dirfd, hp.path, target, sizeof(target)));
-            record_query(p, &hp, PROXY_QUERY_READLINK, 0, n, target,
-                         n > 0 ? (size_t)n : 0);
-        }
-        if (n < 0)
-            return n;
-        /* fd and cwd links in guest terms: /tmp, virtual files (vfs.c) */
-        n = proxy_vfs_link_fixup(p, hp.path, target, n, sizeof(target));
-    }
-    if (n > bufsiz)
-        n = bufsiz;
-    return proxy_copy_out(p, buf_gva, target, (size_t)n) < 0 ? -EFAULT : n;
-}
-
-static long sys_readlink(struct proxy_process *p, const uint64_t a[6])
-{
-    return do_readlinkat(p, (uint64_t)(int64_t)AT_FDCWD, a[0], a[1], (int)a[2]);
-}
-
-static long sys_readlinkat(struct proxy_process *p, const uint64_t a[6])
-{
-    return do_readlinkat(p, a[0], a[1], a[2], (int)a[3]);
-}
-
-static long do_renameat2(struct proxy_process *p, uint64_t old_dirfd,
-                         gva_t old_gva, uint64_t new_dirfd, gva_t new_gva,
-                         unsigned int flags)
-{
-    struct host_path from, to;
-    long r = host_path_at(p, old_dirfd, old_gva, false, &from);
-    if (r < 0)
-        return r;
-    r = host_path_at(p, new_dirfd, new_gva, false, &to);
-    if (r < 0)
-        return r;
-    struct proxy_meta_name src, victim;
-    proxy_meta_name_get(p, from.dirfd, from.path, &src);
-    proxy_meta_name_get(p, to.dirfd, to.path, &victim);
-    struct proxy_preserve_rename journal;
-    proxy_preserve_rename_before(p, from.dirfd, from.path, to.dirfd, to.path,
-                                 flags, &journal);
-    r = proxy_host_result(syscall(SYS_renameat2, from.dirfd, from.path,
-                                  to.dirfd, to.path, flags));
-    if (r == 0) {
-        proxy_preserve_renamed(p, &journal);
-        proxy_meta_note_rename(p, &src, &victim, flags);
-    }
-    return r;
-}
-
-static long sys_rename(struct proxy_process *p, const uint64_t a[6])
-{
-    return do_renameat2(p, (uint64_t)(int64_t)AT_FDCWD, a[0],
-                        (uint64_t)(int64_t)AT_FDCWD, a[1], 0);
-}
-
-static long sys_renameat(struct proxy_process *p, const uint64_t a[6])
-{
-    return do_renameat2(p, a[0], a[1], a[2], a[3], 0);
-}
-
-static long sys_renameat2(struct proxy_process *p, const uint64_t a[6])
-{
-    return do_renameat2(p, a[0], a[1], a[2], a[3], (unsigned int)a[4]);
-}
-
-/* link(2) does not follow a symlink as oldpath; linkat follows only with
- * AT_SYMLINK_FOLLOW. "/proc/self/fd/N" + AT_SYMLINK_FOLLOW (naming an
- * O_TMPFILE file) works through the rewrite to the host fd. */
-static long do_linkat(struct proxy_process *p, uint64_t old_dirfd,
-                      gva_t old_gva, uint64_t new_dirfd, gva_t new_gva,
-                      int flags)
-{
-    struct host_path from, to;
-    long r = host_path_at(p, old_dirfd, old_gva,
-                          (flags & AT_SYMLINK_FOLLOW) != 0, &from);
-    if (r < 0)
-        return r;
-    r = host_path_at(p, new_dirfd, new_gva, false, &to);
-    if (r < 0)
-        return r;
-    r = proxy_host_result(
-        linkat(from.dirfd, from.path, to.dirfd, to.path, flags));
-    if (r == 0) {
-        proxy_meta_log_created(p, to.dirfd, to.path);
-        proxy_meta_note_parent(p, to.dirfd, to.path);
-        proxy_meta_note_at(p, to.dirfd, to.path, AT_SYMLINK_NOFOLLOW,
-                           PROXY_META_ATTRS);
-    }
-    return r;
-}
-
-static long sys_link(struct proxy_process *p, const uint64_t a[6])
-{
-    return do_linkat(p, (uint64_t)(int64_t)AT_FDCWD, a[0],
-                     (uint64_t)(int64_t)AT_FDCWD, a[1], 0);
-}
-
-static long sys_linkat(struct proxy_process *p, const uint64_t a[6])
-{
-    return do_linkat(p, a[0], a[1], a[2], a[3], (int)a[4]);
-}
-
-/* The target is stored verbatim, so it is copied but never rewritten: a
- * link to /proc/self/exe must mean the guest reading it later. */
-static long do_symlinkat(struct proxy_process *p, gva_t target_gva,
-                         uint64_t new_dirfd, gva_t new_gva)
-{
-    char target[PROXY_PATH_MAX];
-    long r = proxy_path_in(p, target, target_gva);
-    if (r < 0)
-        return r;
-    struct host_path hp;
-    r = host_path_at(p, new_dirfd, new_gva, false, &hp);
-    if (r < 0)
-        return r;
-    r = proxy_host_result(symlinkat(target, hp.dirfd, hp.path));
-    if (r == 0)
-        proxy_meta_note_created(p, hp.dirfd, hp.path);
-    return r;
-}
-
-static long sys_symlink(struct proxy_process *p, const uint64_t a[6])
-{
-    return do_symlinkat(p, a[0], (uint64_t)(int64_t)AT_FDCWD, a[1]);
-}
-
-static long sys_symlinkat(struct proxy_process *p, const uint64_t a[6])
-{
-    return do_symlinkat(p, a[0], a[1], a[2]);
-}
-
-/* File handles would hand the guest host inode identities (a determinism
- * leak) and open_by_handle_at needs CAP_DAC_READ_SEARCH; Linux returns
- * EOPNOTSUPP for file systems without handles, which callers handle. */
-static long sys_name_to_handle_at(struct proxy_process *p, const uint64_t a[6])
-{
-    return -EOPNOTSUPP;
-}
-
-/* ---- ownership and modes ------------------------------------------------- */
-
-/* fchmodat(2) takes no flags (glibc's wrapper emulates some): raw syscall. */
-static long do_fchmodat(struct proxy_process *p, uint64_t guest_dirfd,
-                        gva_t path_gva, uint64_t mode)
-{
-    struct host_path hp;
-    long r = host_path_at(p, guest_dirfd, path_gva, true, &hp);
-    if (r < 0)
-        return r;
-    proxy_preserve_before(p, hp.dirfd, hp.path, true);
-    r = proxy_host_result(
-        syscall(SYS_fchmodat, hp.dirfd, hp.path, (mode_t)mode));
-    if (r == 0)
-        proxy_meta_note_at(p, hp.dirfd, hp.path, 0, PROXY_META_ATTRS);
-    return r;
-}
-
-static long sys_chmod(struct proxy_process *p, const uint64_t a[6])
-{
-    return do_fchmodat(p, (uint64_t)(int64_t)AT_FDCWD, a[0], a[1]);
-}
-
-static long sys_fchmodat(struct proxy_process *p, const uint64_t a[6])
-{
-    return do_fchmodat(p, a[0], a[1], a[2]);
-}
-
-static long sys_fchmod(struct proxy_process *p, const uint64_t a[6])
-{
-    int host_fd = guest_host_fd(p, a[0]);
-    if (host_fd < 0)
-        return host_fd;
-    proxy_preserve_fd(p, host_fd);
-    long r = proxy_host_result(fchmod(host_fd, (mode_t)a[1]));
-    if (r == 0)
-        proxy_meta_note_fd(p, (int)a[0], PROXY_META_ATTRS);
-    return r;
-}
-
-/* uid/gid (uid_t)-1 mean "leave unchanged", which passes through as is. */
-static long do_fchownat(struct proxy_process *p, uint64_t guest_dirfd,
-                        gva_t path_gva, uint64_t uid, uint64_t gid, int flags)
-{
-    struct host_path hp;
-    long r = host_path_at_flags(p, guest_dirfd, path_gva, flags, false, &hp);
-    if (r < 0)
-        return r;
-    r = proxy_host_result(
-        fchownat(hp.dirfd, hp.path, (uid_t)uid, (gid_t)gid, flags));
-    if (r == 0)
-        proxy_meta_note_at(p, hp.dirfd, hp.path, flags, PROXY_META_ATTRS);
-    return r;
-}
-
-static long sys_chown(struct proxy_process *p, const uint64_t a[6])
-{
-    return do_fchownat(p, (uint64_t)(int64_t)AT_FDCWD, a[0], a[1], a[2], 0);
-}
-
-static long sys_lchown(struct proxy_process *p, const uint64_t a[6])
-{
-    return do_fchownat(p, (uint64_t)(int64_t)AT_FDCWD, a[0], a[1], a[2],
-                       AT_SYMLINK_NOFOLLOW);
-}
-
-static long sys_fchownat(struct proxy_process *p, const uint64_t a[6])
-{
-    return do_fchownat(p, a[0], a[1], a[2], a[3], (int)a[4]);
-}
-
-static long sys_fchown(struct proxy_process *p, const uint64_t a[6])
-{
-    int host_fd = guest_host_fd(p, a[0]);
-    if (host_fd < 0)
-        return host_fd;
-    long r = proxy_host_result(fchown(host_fd, (uid_t)a[1], (gid_t)a[2]));
-    if (r == 0)
-        proxy_meta_note_fd(p, (int)a[0], PROXY_META_ATTRS);
-    return r;
-}
-
-/* ---- timestamps ---------------------------------------------------------- */
-
-/*
- * The utime family. A NULL times pointer means "now" (host time on the
- * host file; the guest sees the logical time detcore notes, through
- * note_ts, the same pair as timespecs). A NULL path with a real dirfd acts
- * on that fd (Linux's futimens); with AT_FDCWD the host gets AT_FDCWD and
- * NULL too, so it answers as Linux does (-EFAULT).
- */
-static long set_times_at(struct proxy_process *p, long nr, uint64_t guest_dirfd,
-                         gva_t path_gva, const void *times, int flags,
-                         const struct timespec *note_ts)
-{
-    long r;
-    if (path_gva == 0) {
-        int host_fd = AT_FDCWD;
-        if ((int)guest_dirfd != AT_FDCWD) {
-            host_fd = guest_host_fd(p, guest_dirfd);
-            if (host_fd < 0)
-                return host_fd;
-        }
-        r = proxy_host_result(syscall(nr, host_fd, NULL, times, flags));
-        if (r == 0)
-            proxy_meta_note_times(p, host_fd, NULL, flags, note_ts);
-        return r;
-    }
-    struct host_path hp;
-    r = host_path_at(p, guest_dirfd, path_gva, !(flags & AT_SYMLINK_NOFOLLOW),
-                     &hp);
-    if (r < 0)
-        return r;
-    r = proxy_host_result(syscall(nr, hp.dirfd, hp.path, times, flags));
-    if (r == 0)
-        proxy_meta_note_times(p, hp.dirfd, hp.path, flags, note_ts);
-    return r;
-}
-
-static long sys_utimensat(struct proxy_process *p, const uint64_t a[6])
-{
-    struct timespec ts[2];
-    if (a[2] != 0 && proxy_copy_in(p, ts, a[2], sizeof(ts)) < 0)
-        return -EFAULT;
-    return set_times_at(p, SYS_utimensat, a[0], a[1], a[2] ? ts : NULL,
-                        (int)a[3], a[2] ? ts : NULL);
-}
-
-/* futimesat/utimes take struct timeval[2]; microseconds outside
- * [0, 1000000) are -EINVAL before the path is looked at, as in Linux's
- * do_futimesat (the host would say so too, but only after the conversion
- * here would have overflowed). */
-static long do_futimesat(struct proxy_process *p, uint64_t guest_dirfd,
-                         gva_t path_gva, gva_t times_gva)
-{
-    struct timeval tv[2];
-    struct timespec ts[2];
-    if (times_gva != 0 && proxy_copy_in(p, tv, times_gva, sizeof(tv)) < 0)
-        return -EFAULT;
-    for (int i = 0; times_gva != 0 && i < 2; i++) {
-        if (tv[i].tv_usec < 0 || tv[i].tv_usec >= 1000000)
-            return -EINVAL;
-        ts[i] = (struct timespec){tv[i].tv_sec, tv[i].tv_usec * 1000};
-    }
-    return set_times_at(p, SYS_futimesat, guest_dirfd, path_gva,
-                        times_gva ? tv : NULL, 0, times_gva ? ts : NULL);
-}
-
-static long sys_futimesat(struct proxy_process *p, const uint64_t a[6])
-{
-    return do_futimesat(p, a[0], a[1], a[2]);
-}
-
-/* utimes(NULL path) is -EFAULT on Linux; only futimesat takes a NULL path. */
-static long sys_utimes(struct proxy_process *p, const uint64_t a[6])
-{
-    if (a[0] == 0)
-        return -EFAULT;
-    return do_futimesat(p, (uint64_t)(int64_t)AT_FDCWD, a[0], a[1]);
-}
-
-/* utime takes struct utimbuf (whole seconds), made a timespec pair. */
-static long sys_utime(struct proxy_process *p, const uint64_t a[6])
-{
-    if (a[0] == 0)
-        return -EFAULT;
-    struct utimbuf ub;
-    struct timespec ts[2];
-    if (a[1] != 0) {
-        if (proxy_copy_in(p, &ub, a[1], sizeof(ub)) < 0)
-            return -EFAULT;
-        ts[0] = (struct timespec){.tv_sec = ub.actime};
-        ts[1] = (struct timespec){.tv_sec = ub.modtime};
-    }
-    return set_times_at(p, SYS_utimensat, (uint64_t)(int64_t)AT_FDCWD, a[0],
-                        a[1] ? ts : NULL, 0, a[1] ? ts : NULL);
 }
 
 /* ---- inotify --------------------------------------------------------------- */
@@ -1932,7 +1201,7 @@ static long sys_inotify_add_watch(struct proxy_process *p, const uint64_t a[6])
         return host_fd;
     uint32_t mask = (uint32_t)a[2];
     struct host_path hp;
-    long r = host_path(p, a[1], !(mask & IN_DONT_FOLLOW), &hp);
+    long r = proxy_fs_host_path(p, a[1], !(mask & IN_DONT_FOLLOW), &hp);
     if (r < 0)
         return r;
     int fd = open_o_path(&hp);
@@ -1953,345 +1222,6 @@ static long sys_inotify_rm_watch(struct proxy_process *p, const uint64_t a[6])
     return proxy_host_result(inotify_rm_watch(host_fd, (int)a[1]));
 }
 
-/* ---- sizes and syncing --------------------------------------------------- */
-
-/* No truncateat on the host: truncate the O_PATH fd's magic link, which
- * follows to the same inode with the same permission checks. */
-static long sys_truncate(struct proxy_process *p, const uint64_t a[6])
-{
-    struct host_path hp;
-    long r = host_path(p, a[0], true, &hp);
-    if (r < 0)
-        return r;
-    int fd = open_o_path(&hp);
-    if (fd < 0)
-        return fd;
-    proxy_preserve_fd(p, fd);
-    char link[64];
-    snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
-    r = (int64_t)a[1] < 0 ? -EINVAL : proxy_fsize_check_size(p, fd, a[1]);
-    if (r == 0)
-        r = proxy_host_result(truncate(link, (off_t)a[1]));
-    if (r == 0) {
-        proxy_meta_note_at(p, fd, "", AT_EMPTY_PATH, PROXY_META_CONTENT);
-        proxy_mm_file_resized(p, fd);
-    }
-    close(fd);
-    return r;
-}
-
-/* The fd was opened for writing (else truncation and fallocate fail on
- * the host, before Linux looks at RLIMIT_FSIZE). */
-static bool fd_writable(int host_fd)
-{
-    int fl = fcntl(host_fd, F_GETFL);
-    return fl >= 0 && (fl & O_ACCMODE) != O_RDONLY;
-}
-
-static long sys_ftruncate(struct proxy_process *p, const uint64_t a[6])
-{
-    int host_fd = guest_host_fd(p, a[0]);
-    if (host_fd < 0)
-        return host_fd;
-    /* a read-only fd is the host's EINVAL before any size check */
-    long r = (int64_t)a[1] < 0   ? -EINVAL
-             : fd_writable(host_fd) ? proxy_fsize_check_size(p, host_fd, a[1])
-                                    : 0;
-    if (r == 0)
-        r = proxy_secretmem_truncate(p, (int)a[0], host_fd);
-    if (r == 0)
-        r = proxy_host_result(ftruncate(host_fd, (off_t)a[1]));
-    if (r == 0) {
-        proxy_meta_note_fd(p, (int)a[0], PROXY_META_CONTENT);
-        proxy_mm_file_resized(p, host_fd);
-    }
-    return r;
-}
-
-static long sys_fallocate(struct proxy_process *p, const uint64_t a[6])
-{
-    int host_fd = guest_host_fd(p, a[0]);
-    if (host_fd < 0)
-        return host_fd;
-    int64_t off = (int64_t)a[2], len = (int64_t)a[3];
-    if (proxy_secretmem_is(p, (int)a[0]))
-        return -EOPNOTSUPP; /* no fallocate file operation */
-    long r = 0;
-    /* a valid growing call meets RLIMIT_FSIZE; the host judges the rest */
-    if (off >= 0 && len > 0 && off <= INT64_MAX - len &&
-        !((int)a[1] & FALLOC_FL_KEEP_SIZE) && fd_writable(host_fd))
-        r = proxy_fsize_check_size(p, host_fd, (uint64_t)(off + len));
-    if (r == 0)
-        r = proxy_host_result(fallocate(host_fd, (int)a[1], off, len));
-    if (r == 0)
-        proxy_meta_note_fd(p, (int)a[0], PROXY_META_CONTENT);
-    /* COLLAPSE_RANGE shrinks the file: mappings past its new end are
-     * SIGBUS now, as after a truncate (growth is found at the fault). */
-    if (r == 0 && ((int)a[1] & FALLOC_FL_COLLAPSE_RANGE))
-        proxy_mm_file_resized(p, host_fd);
-    return r;
-}
-
-static long sys_fsync(struct proxy_process *p, const uint64_t a[6])
-{
-    int host_fd = guest_host_fd(p, a[0]);
-    return host_fd < 0 ? host_fd : proxy_host_result(fsync(host_fd));
-}
-
-static long sys_fdatasync(struct proxy_process *p, const uint64_t a[6])
-{
-    int host_fd = guest_host_fd(p, a[0]);
-    return host_fd < 0 ? host_fd : proxy_host_result(fdatasync(host_fd));
-}
-
-static long sys_syncfs(struct proxy_process *p, const uint64_t a[6])
-{
-    int host_fd = guest_host_fd(p, a[0]);
-    return host_fd < 0 ? host_fd : proxy_host_result(syncfs(host_fd));
-}
-
-/* sync(2) cannot fail. */
-static long sys_sync(struct proxy_process *p, const uint64_t a[6])
-{
-    sync();
-    return 0;
-}
-
-/* Only the permission bits count, as in Linux (mask & S_IRWXUGO). */
-static long sys_umask(struct proxy_process *p, const uint64_t a[6])
-{
-    mode_t old = p->umask;
-    p->umask = (mode_t)a[0] & 0777;
-    return old;
-}
-
-/* ---- extended attributes ------------------------------------------------- */
-
-/* Linux's XATTR_NAME_MAX + 1 and XATTR_SIZE_MAX (= XATTR_LIST_MAX). */
-#define XATTR_NAME_BYTES 256
-#define XATTR_VALUE_MAX_BYTES 65536
-
-/*
- * What an xattr call acts on. The host has no *at() xattr calls in glibc,
- * so a path is opened O_PATH (O_NOFOLLOW for the l* calls) and the host's
- * path-based call is given /proc/self/fd/<fd>: following that magic link
- * lands on exactly the opened inode, the symlink itself for the l* calls,
- * and is not followed further.
- */
-struct xattr_target {
-    int host_fd;
-    bool owned;         /* an O_PATH fd of ours, closed after the call */
-    char proc_path[64]; /* empty: use the f*xattr calls on host_fd */
-};
-
-static long xattr_target_path(struct proxy_process *p, gva_t path_gva,
-                              bool follow_last, struct xattr_target *t)
-{
-    struct host_path hp;
-    long r = host_path(p, path_gva, follow_last, &hp);
-    if (r < 0)
-        return r;
-    int flags = O_PATH | O_CLOEXEC | (follow_last ? 0 : O_NOFOLLOW);
-    t->host_fd = openat(hp.dirfd, hp.path, flags);
-    if (t->host_fd < 0) {
-        /* A replay's recorded file, gone from the host: its copy (with no
-         * attributes, as a recorded file had none that mattered). */
-        int err = errno;
-        if (err != ENOENT || (t->host_fd = replayed_file(p, &hp, 0)) < 0)
-            return -err;
-    }
-    t->owned = true;
-    snprintf(t->proc_path, sizeof(t->proc_path), "/proc/self/fd/%d",
-             t->host_fd);
-    return 0;
-}
-
-static long xattr_target_fd(struct proxy_process *p, uint64_t guest_fd,
-                            struct xattr_target *t)
-{
-    t->host_fd = guest_host_fd(p, guest_fd);
-    t->owned = false;
-    t->proc_path[0] = '\0';
-    return t->host_fd < 0 ? t->host_fd : 0;
-}
-
-static void xattr_target_done(struct xattr_target *t)
-{
-    if (t->owned)
-        close(t->host_fd);
-}
-
-/* A name of 1..255 bytes; empty or longer is -ERANGE, as in Linux. */
-static long xattr_name_in(struct proxy_process *p, gva_t gva,
-                          char name[PROXY_PATH_MAX])
-{
-    long n = proxy_path_in(p, name, gva);
-    if (n == -ENAMETOOLONG || n == 0 || n >= XATTR_NAME_BYTES)
-        return -ERANGE;
-    return n < 0 ? n : 0;
-}
-
-/* get and list: size 0 asks for the size; larger than the maximum is
- * clamped to it, as Linux does. The host fills a bounce buffer. */
-static long xattr_read(struct proxy_process *p, const struct xattr_target *t,
-                       const char *name, gva_t value_gva, uint64_t size)
-{
-    size_t len = size > XATTR_VALUE_MAX_BYTES ? XATTR_VALUE_MAX_BYTES : size;
-    void *buf = len ? malloc(len) : NULL;
-    if (len && !buf)
-        return -ENOMEM;
-    ssize_t n;
-    if (name)
-        n = t->proc_path[0] ? getxattr(t->proc_path, name, buf, len)
-                            : fgetxattr(t->host_fd, name, buf, len);
-    else
-        n = t->proc_path[0] ? listxattr(t->proc_path, buf, len)
-                            : flistxattr(t->host_fd, buf, len);
-    long r = proxy_host_result(n);
-    if (r > 0 && len > 0 && proxy_copy_out(p, value_gva, buf, (size_t)r) < 0)
-        r = -EFAULT;
-    free(buf);
-    return r;
-}
-
-static long do_getxattr(struct proxy_process *p, struct xattr_target *t,
-                        const uint64_t a[6])
-{
-    char name[PROXY_PATH_MAX];
-    long r = xattr_name_in(p, a[1], name);
-    if (r == 0)
-        r = xattr_read(p, t, name, a[2], a[3]);
-    xattr_target_done(t);
-    return r;
-}
-
-static long do_listxattr(struct proxy_process *p, struct xattr_target *t,
-                         const uint64_t a[6])
-{
-    long r = xattr_read(p, t, NULL, a[1], a[2]);
-    xattr_target_done(t);
-    return r;
-}
-
-/* setxattr(target, name, value, size, flags): flags are checked first,
- * a value over XATTR_SIZE_MAX is -E2BIG. */
-static long do_setxattr(struct proxy_process *p, struct xattr_target *t,
-                        const uint64_t a[6])
-{
-    char name[PROXY_PATH_MAX];
-    int flags = (int)a[4];
-    size_t size = (size_t)a[3];
-    void *value = NULL;
-    long r = 0;
-    if (flags & ~(XATTR_CREATE | XATTR_REPLACE))
-        r = -EINVAL;
-    if (r == 0)
-        r = xattr_name_in(p, a[1], name);
-    if (r == 0 && size > XATTR_VALUE_MAX_BYTES)
-        r = -E2BIG;
-    if (r == 0 && size > 0 && !(value = malloc(size)))
-        r = -ENOMEM;
-    if (r == 0 && size > 0 && proxy_copy_in(p, value, a[2], size) < 0)
-        r = -EFAULT;
-    if (r == 0)
-        r = proxy_host_result(
-            t->proc_path[0] ? setxattr(t->proc_path, name, value, size, flags)
-                            : fsetxattr(t->host_fd, name, value, size, flags));
-    free(value);
-    xattr_target_done(t);
-    return r;
-}
-
-static long do_removexattr(struct proxy_process *p, struct xattr_target *t,
-                           const uint64_t a[6])
-{
-    char name[PROXY_PATH_MAX];
-    long r = xattr_name_in(p, a[1], name);
-    if (r == 0)
-        r = proxy_host_result(t->proc_path[0] ? removexattr(t->proc_path, name)
-                                              : fremovexattr(t->host_fd, name));
-    xattr_target_done(t);
-    return r;
-}
-
-/* How an xattr call names its target: a path, a path whose last symlink
- * is not followed (the l* calls), or an fd (the f* calls). */
-enum xattr_via { XATTR_VIA_PATH, XATTR_VIA_LINK, XATTR_VIA_FD };
-
-typedef long (*xattr_op_fn)(struct proxy_process *p, struct xattr_target *t,
-                            const uint64_t a[6]);
-
-/* Resolves the target from a[0], then runs op (which releases it). */
-static long xattr_call(struct proxy_process *p, const uint64_t a[6],
-                       enum xattr_via via, xattr_op_fn op)
-{
-    struct xattr_target t;
-    long r = via == XATTR_VIA_FD
-                 ? xattr_target_fd(p, a[0], &t)
-                 : xattr_target_path(p, a[0], via == XATTR_VIA_PATH, &t);
-    return r < 0 ? r : op(p, &t, a);
-}
-
-static long sys_getxattr(struct proxy_process *p, const uint64_t a[6])
-{
-    return xattr_call(p, a, XATTR_VIA_PATH, do_getxattr);
-}
-
-static long sys_lgetxattr(struct proxy_process *p, const uint64_t a[6])
-{
-    return xattr_call(p, a, XATTR_VIA_LINK, do_getxattr);
-}
-
-static long sys_fgetxattr(struct proxy_process *p, const uint64_t a[6])
-{
-    return xattr_call(p, a, XATTR_VIA_FD, do_getxattr);
-}
-
-static long sys_listxattr(struct proxy_process *p, const uint64_t a[6])
-{
-    return xattr_call(p, a, XATTR_VIA_PATH, do_listxattr);
-}
-
-static long sys_llistxattr(struct proxy_process *p, const uint64_t a[6])
-{
-    return xattr_call(p, a, XATTR_VIA_LINK, do_listxattr);
-}
-
-static long sys_flistxattr(struct proxy_process *p, const uint64_t a[6])
-{
-    return xattr_call(p, a, XATTR_VIA_FD, do_listxattr);
-}
-
-static long sys_setxattr(struct proxy_process *p, const uint64_t a[6])
-{
-    return xattr_call(p, a, XATTR_VIA_PATH, do_setxattr);
-}
-
-static long sys_lsetxattr(struct proxy_process *p, const uint64_t a[6])
-{
-    return xattr_call(p, a, XATTR_VIA_LINK, do_setxattr);
-}
-
-static long sys_fsetxattr(struct proxy_process *p, const uint64_t a[6])
-{
-    return xattr_call(p, a, XATTR_VIA_FD, do_setxattr);
-}
-
-static long sys_removexattr(struct proxy_process *p, const uint64_t a[6])
-{
-    return xattr_call(p, a, XATTR_VIA_PATH, do_removexattr);
-}
-
-static long sys_lremovexattr(struct proxy_process *p, const uint64_t a[6])
-{
-    return xattr_call(p, a, XATTR_VIA_LINK, do_removexattr);
-}
-
-static long sys_fremovexattr(struct proxy_process *p, const uint64_t a[6])
-{
-    return xattr_call(p, a, XATTR_VIA_FD, do_removexattr);
-}
-
 /* ---- table --------------------------------------------------------------- */
 
 const struct proxy_syscall proxy_fs_syscalls[] = {
@@ -2305,66 +1235,9 @@ const struct proxy_syscall proxy_fs_syscalls[] = {
     {SYS_statx, "statx", sys_statx},
     {SYS_statfs, "statfs", sys_statfs},
     {SYS_fstatfs, "fstatfs", sys_fstatfs},
-    {SYS_getdents64, "getdents64", sys_getdents64},
-    {SYS_getdents, "getdents", sys_getdents},
-    {SYS_access, "access", sys_access},
-    {SYS_faccessat, "faccessat", sys_faccessat},
-    {SYS_faccessat2, "faccessat2", sys_faccessat2},
-    {SYS_readlink, "readlink", sys_readlink},
-    {SYS_readlinkat, "readlinkat", sys_readlinkat},
-    {SYS_getcwd, "getcwd", sys_getcwd},
-    {SYS_chdir, "chdir", sys_chdir},
-    {SYS_fchdir, "fchdir", sys_fchdir},
-    {SYS_mkdir, "mkdir", sys_mkdir},
-    {SYS_mkdirat, "mkdirat", sys_mkdirat},
     {SYS_inotify_init, "inotify_init", sys_inotify_init},
     {SYS_inotify_init1, "inotify_init1", sys_inotify_init1},
     {SYS_inotify_add_watch, "inotify_add_watch", sys_inotify_add_watch},
     {SYS_inotify_rm_watch, "inotify_rm_watch", sys_inotify_rm_watch},
-    {SYS_rmdir, "rmdir", sys_rmdir},
-    {SYS_unlink, "unlink", sys_unlink},
-    {SYS_unlinkat, "unlinkat", sys_unlinkat},
-    {SYS_rename, "rename", sys_rename},
-    {SYS_renameat, "renameat", sys_renameat},
-    {SYS_renameat2, "renameat2", sys_renameat2},
-    {SYS_link, "link", sys_link},
-    {SYS_linkat, "linkat", sys_linkat},
-    {SYS_symlink, "symlink", sys_symlink},
-    {SYS_symlinkat, "symlinkat", sys_symlinkat},
-    {SYS_chmod, "chmod", sys_chmod},
-    {SYS_fchmod, "fchmod", sys_fchmod},
-    {SYS_fchmodat, "fchmodat", sys_fchmodat},
-    {SYS_chown, "chown", sys_chown},
-    {SYS_fchown, "fchown", sys_fchown},
-    {SYS_lchown, "lchown", sys_lchown},
-    {SYS_fchownat, "fchownat", sys_fchownat},
-    {SYS_utimensat, "utimensat", sys_utimensat},
-    {SYS_utimes, "utimes", sys_utimes},
-    {SYS_utime, "utime", sys_utime},
-    {SYS_futimesat, "futimesat", sys_futimesat},
-    {SYS_truncate, "truncate", sys_truncate},
-    {SYS_ftruncate, "ftruncate", sys_ftruncate},
-    {SYS_fallocate, "fallocate", sys_fallocate},
-    {SYS_fsync, "fsync", sys_fsync},
-    {SYS_fdatasync, "fdatasync", sys_fdatasync},
-    {SYS_sync, "sync", sys_sync},
-    {SYS_syncfs, "syncfs", sys_syncfs},
-    {SYS_umask, "umask", sys_umask},
-    {SYS_mknod, "mknod", sys_mknod},
-    {SYS_mknodat, "mknodat", sys_mknodat},
-    {SYS_chroot, "chroot", sys_chroot},
-    {SYS_name_to_handle_at, "name_to_handle_at", sys_name_to_handle_at},
-    {SYS_getxattr, "getxattr", sys_getxattr},
-    {SYS_lgetxattr, "lgetxattr", sys_lgetxattr},
-    {SYS_fgetxattr, "fgetxattr", sys_fgetxattr},
-    {SYS_listxattr, "listxattr", sys_listxattr},
-    {SYS_llistxattr, "llistxattr", sys_llistxattr},
-    {SYS_flistxattr, "flistxattr", sys_flistxattr},
-    {SYS_setxattr, "setxattr", sys_setxattr},
-    {SYS_lsetxattr, "lsetxattr", sys_lsetxattr},
-    {SYS_fsetxattr, "fsetxattr", sys_fsetxattr},
-    {SYS_removexattr, "removexattr", sys_removexattr},
-    {SYS_lremovexattr, "lremovexattr", sys_lremovexattr},
-    {SYS_fremovexattr, "fremovexattr", sys_fremovexattr},
     {-1, NULL, NULL},
 };

@@ -12,6 +12,9 @@
  * checked here before the host call.
  */
 #include "proxy.h"
+#include "kernel.h"
+#include "fs.h"
+#include "internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -20,8 +23,6 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-#include "../kernel/namespace.h"
 
 static void send_sigxfsz(struct proxy_process *p)
 {

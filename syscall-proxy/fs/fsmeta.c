@@ -20,7 +20,11 @@
  * added or removed after it was taken show up after the next rewind.
  */
 #include "proxy.h"
-#include "fs_internal.h"
+#include "fdtable.h"
+#include "config.h"
+#include "kernel.h"
+#include "fs.h"
+#include "internal.h"
 #include "vfs.h"
 
 #include <errno.h>

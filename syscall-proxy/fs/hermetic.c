@@ -22,6 +22,7 @@
  * as a Debian host's names its own (proxy_hosts_names; vfs.c).
  */
 #include "proxy.h"
+#include "fs.h"
 #include "vfs.h"
 
 #include <dirent.h>

@@ -13,7 +13,8 @@
  * refusal (O_CREAT, O_TRUNC, O_TMPFILE: EAGAIN) stays.
  */
 #include "proxy.h"
-#include "fs_internal.h"
+#include "fs.h"
+#include "internal.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -22,6 +22,8 @@
  * anything but a regular file stay the host's (host_lock).
  */
 #include "proxy.h"
+#include "kernel.h"
+#include "fs.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -22,6 +22,9 @@
  */
 #include "journal.h"
 #include "proxy.h"
+#include "kernel.h"
+#include "fs.h"
+#include "internal.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -22,6 +22,10 @@
  * too: PROT_NONE pages read.
  */
 #include "proxy.h"
+#include "fdtable.h"
+#include "kernel.h"
+#include "mm.h"
+#include "fs.h"
 #include "procfile.h"
 
 #include <errno.h>

@@ -29,7 +29,8 @@
  * is opened for writing (EROFS): the kernel's knobs are the host's.
  */
 #include "proxy.h"
-#include "fs_internal.h"
+#include "fdtable.h"
+#include "kernel.h"
 #include "vfs.h"
 
 #include <errno.h>

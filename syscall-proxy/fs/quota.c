@@ -19,7 +19,9 @@
  * permission).
  */
 #include "proxy.h"
-#include "fs_internal.h"
+#include "fdtable.h"
+#include "fs.h"
+#include "internal.h"
 
 #include <errno.h>
 #include <fcntl.h>

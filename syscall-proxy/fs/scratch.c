@@ -17,8 +17,8 @@
  * Removal never follows a symlink: everything is removed relative to an
  * fd of its directory, opened O_NOFOLLOW.
  */
-#include "proxy.h"
-#include "vfs.h"
+#include "fs.h"
+#include "internal.h"
 
 #include <dirent.h>
 #include <errno.h>

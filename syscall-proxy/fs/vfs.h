@@ -16,13 +16,17 @@
 #ifndef PROXY_VFS_H
 #define PROXY_VFS_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/uio.h>
 
 #include "proxy.h"
+#include "det.h"
 
-/* ---- virtual files (vfs.c) ----------------------------------------------- */
 
 /*
  * The open hook. host_path is the guest path after proxy_path_rewrite
@@ -41,22 +45,22 @@ bool proxy_vfs_open(struct proxy_process *p, int host_dirfd,
  * pid that is no guest's. */
 long proxy_vfs_ns_link(struct proxy_process *p, int host_dirfd,
                        const char *host_path, char *out, size_t cap);
+
 /* A namespace file's identity (stat of /proc/PID/ns/NAME followed, or
  * fstat of its fd): true with the namespace's inode number in *ino (nsfs:
  * device 0:4). */
 bool proxy_vfs_ns_inode(struct proxy_process *p, int host_fd, int dirfd,
                         const char *path, int at_flags, uint64_t *ino);
+
 /* True when (dirfd, path), as proxy_vfs_open would see it, is a virtual
  * file: hvrun serves it and never looks it up on the host. */
-bool proxy_vfs_is_virtual(struct proxy_process *p, int dirfd,
-                          const char *path);
+bool proxy_vfs_is_virtual(struct proxy_process *p, int dirfd, const char *path);
+
 /* The canonical name proxy_vfs_open matches: absolute, normalised, with
  * /proc/<own pid> and /proc/thread-self as /proc/self. False when it
  * cannot be made (a relative path whose directory has no name). */
 bool proxy_vfs_canonical_name(const struct proxy_process *p, int dirfd,
                               const char *path, char *out, size_t cap);
-
-/* ---- the virtual init's /proc/1 (vfs.c) ---------------------------------- */
 
 /*
  * Outside --as-init, where pid 1 is the virtual init (proxy_virtual_process)
@@ -67,7 +71,6 @@ bool proxy_vfs_canonical_name(const struct proxy_process *p, int dirfd,
  * entries but task) and fd/ (root's, empty). Everything else there is
  * ENOENT.
  */
-bool proxy_vfs_init_shown(const struct proxy_process *p);
 
 /*
  * Every (dirfd, path) the guest names goes through here after
@@ -84,21 +87,22 @@ bool proxy_vfs_init_shown(const struct proxy_process *p);
 enum { PROXY_INIT_ROUTE_NONE, PROXY_INIT_ROUTE_HOST, PROXY_INIT_ROUTE_AGAIN };
 int proxy_vfs_init_route(struct proxy_process *p, int dirfd, const char *path,
                          bool follow_last, char *out, size_t cap);
+
 /* readlink of (dirfd, path), a link of the virtual init: the length of its
  * target written to out (truncated to cap, no NUL); 0 for any other. */
 long proxy_vfs_init_link(struct proxy_process *p, int dirfd, const char *path,
                          char *out, size_t cap);
+
 /* stat of the virtual init's entries: the host's /proc/1 ones but for
  * their owner (kernel uid and gid 0) and task's link count (one thread).
  * True when host_fd is such an entry (an fd on it). */
 bool proxy_vfs_init_stat_fix(const struct proxy_process *p, int host_fd,
                              uint64_t *nlink, uint32_t *uid, uint32_t *gid);
+
 /* Whether host_name (a host procfs name, /proc/1/...) is an entry of the
  * virtual init p may reach: procguard lets the guest hold it. */
 bool proxy_vfs_init_host_entry(const struct proxy_process *p,
                                const char *host_name);
-
-/* ---- /proc confinement (procguard.c) ------------------------------------- */
 
 /*
  * Where a rewritten (dirfd, path) really leads on the host (see
@@ -109,35 +113,25 @@ bool proxy_vfs_init_host_entry(const struct proxy_process *p,
  */
 int proxy_proc_confine(struct proxy_process *p, int dirfd, const char *path,
                        bool follow_last, char *out, size_t cap);
+
 /* The same for openat2's scoped walks: the host walk is made with scope
  * (RESOLVE_BENEATH or RESOLVE_IN_ROOT), as the guest's call makes it. */
 int proxy_proc_confine_scoped(struct proxy_process *p, int dirfd,
                               const char *path, bool follow_last,
                               uint64_t scope, char *out, size_t cap);
+
 /* After a host open: 0 when host_fd may go to the guest; -EACCES for an
  * entry of hvrun's own /proc/<pid> that is hvrun (mem, environ, ...),
  * -ENOENT for a host process's. The caller closes host_fd on error. */
 long proxy_proc_open_check(struct proxy_process *p, int host_fd, int flags);
+
 /* The inode number a procfs entry (an fd on it) shows: from its guest
  * name, stable across runs, where the host's changes per lookup. */
 uint64_t proxy_proc_stable_ino(struct proxy_process *p, int host_fd,
                                uint64_t host_ino);
+
 /* The same number for a guest name (/proc/self/fd/<host fd>, /proc/x). */
 uint64_t proxy_proc_name_ino(const char *name);
-
-/*
- * True when reads from guest_fd must come from detcore's random stream:
- * the fd is the host's /dev/urandom or /dev/random (char 1:9 or 1:8, by
- * whatever name or dup it was reached) and virtualize_random is on. The
- * device is looked at once per guest fd (one fstat) and remembered in the
- * slot. Never blocks, whatever the host's /dev/random would do.
- */
-bool proxy_vfs_fd_det_random(struct proxy_process *p, int guest_fd);
-
-/* Fills the host iovecs (guest memory, from vmm_as_host_iov) with random
- * bytes from detcore; returns the bytes filled (read's result). */
-long proxy_vfs_random_read(struct proxy_process *p, const struct iovec *iov,
-                           int n);
 
 /*
  * Directory listings the host cannot give: for /proc/self/fd and
@@ -151,15 +145,18 @@ long proxy_vfs_random_read(struct proxy_process *p, const struct iovec *iov,
  */
 int proxy_vfs_list_dir(struct proxy_process *p, const char *guest_path,
                        char ***names, size_t *n);
+
 /* The same for an open host directory fd (getdents has only the fd): the
  * directory is recognised by its inode, however the guest named it. */
 int proxy_vfs_list_dir_fd(struct proxy_process *p, int host_fd, char ***names,
                           size_t *n);
 void proxy_vfs_names_free(char **names, size_t n);
+
 /* The size a directory of (dev, ino) shows the guest: the number of its
  * fds for its /proc/self/fd (the host's counts hvrun's), else size. */
 int64_t proxy_vfs_dir_size_fixup(const struct proxy_process *p, uint64_t dev,
                                  uint64_t ino, int64_t size);
+
 /*
  * The same listing as host getdents64 records, a drop-in for reading the
  * host directory: ".", "..", then the guest fds ascending, with d_type
@@ -175,43 +172,6 @@ int proxy_vfs_dir_records(struct proxy_process *p, int host_fd, char **raw,
                           size_t *len);
 
 /*
- * What readlink of a guest fd or cwd link says, in guest terms: host_link
- * is the rewritten path readlink read (only /proc/self/fd/N links are
- * changed), target[0..n) its answer, cap target's size. A private /tmp
- * reads as /tmp again and a virtual file as its /proc name. Returns the new
- * length (no NUL is added).
- */
-long proxy_vfs_link_fixup(const struct proxy_process *p, const char *host_link,
-                          char *target, long n, size_t cap);
-
-/* ---- the private /tmp (hermetic.c) --------------------------------------- */
-
-/*
- * Gives the guest its own /tmp. With dir NULL a fresh host directory
- * /tmp/hvrun-tmp.XXXXXX (mode 1777, like /tmp) is made and deleted with
- * everything in it by proxy_process_destroy; with a directory (--tmp DIR)
- * that directory is used as it is and never deleted. Guest paths "/tmp"
- * and "/tmp/..." then name it. Returns 0, or -errno with a one-line reason
- * naming the directory in why.
- */
-/* Makes a host path under /tmp (the run's cwd or program) reachable at
- * the same absolute path inside the private /tmp. Returns 0 or -errno. */
-int proxy_tmp_expose(struct proxy_process *p, const char *host_path);
-int proxy_tmp_setup(struct proxy_process *p, const char *dir, char *why,
-                    size_t why_len);
-/* Deletes an owned private /tmp (proxy_process_destroy calls it). */
-void proxy_tmp_cleanup(struct proxy_process *p);
-
-/*
- * The forward mapping, for absolute guest paths: returns 1 with the host
- * path in out when path names the guest's /tmp or something under it, 0
- * when it does not (out untouched) or no private /tmp is set up,
- * -ENAMETOOLONG. ".." leaving /tmp is resolved by name, as the guest
- * expects /tmp/.. to be /.
- */
-int proxy_tmp_map(const struct proxy_process *p, const char *path, char *out,
-                  size_t outlen);
-/*
  * Symlinks inside the private /tmp, resolved hvrun-side: the host kernel
  * would read an absolute link target such as "/tmp/a" as the host's /tmp.
  * path is a host path (after proxy_tmp_map), relative ones under the host
@@ -225,34 +185,133 @@ int proxy_tmp_map(const struct proxy_process *p, const char *path, char *out,
 enum { PROXY_TMP_WALK_HOST, PROXY_TMP_WALK_RESOLVED, PROXY_TMP_WALK_AGAIN };
 int proxy_tmp_walk(const struct proxy_process *p, int dirfd, char *path,
                    size_t cap, bool follow_last, int *links);
-/* The reverse mapping, in place: a host path inside the private /tmp
- * becomes /tmp/...; returns the new length of path[0..n) (unchanged when
- * the result would not fit in cap bytes). No NUL is added. */
-size_t proxy_tmp_unmap(const struct proxy_process *p, char *path, size_t n,
-                       size_t cap);
-
-/* ---- hermetic name service (hermetic.c) ---------------------------------- */
-
-/*
- * /etc/nsswitch.conf as the guest reads it: every database's sources cut
- * to "files" (comments and blank lines kept), so passwd, group and hosts
- * lookups read only /etc files and never reach sssd, systemd-userdb, LDAP
- * or DNS. in is the host's file (NULL: it has none, and glibc's databases
- * are listed). Returns a malloc'ed string and its length, or NULL.
- */
-char *proxy_nsswitch_files_only(const char *in, size_t len, size_t *out_len);
 
 /* An /etc/hosts text (len bytes; NULL: none) has a line naming name (as
  * its canonical name or an alias; case-insensitive, as glibc compares). */
 bool proxy_hosts_names(const char *hosts, size_t len, const char *name);
 
-/*
- * True when connect() to the AF_UNIX path (len bytes, not necessarily
- * NUL-terminated) must fail with -ENOENT: nscd's socket and systemd-userdb
- * services, so glibc falls back to /etc files. Only while the host is
- * virtualised (virtualize_host).
- */
-bool proxy_hermetic_socket_blocked(const struct proxy_process *p,
-                                   const char *path, size_t len);
+/* ---- content buffers (vfs.c, procfs.c) ------------------------------------ */
+
+struct vbuf {
+    char *s;
+    size_t len, cap;
+    bool failed;
+};
+
+static inline void vb_put(struct vbuf *b, const void *src, size_t n)
+{
+    if (b->failed)
+        return;
+    if (b->len + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 4096;
+        while (cap < b->len + n + 1)
+            cap *= 2;
+        char *s = realloc(b->s, cap);
+        if (!s) {
+            b->failed = true;
+            return;
+        }
+        b->s = s;
+        b->cap = cap;
+    }
+    memcpy(b->s + b->len, src, n);
+    b->len += n;
+    b->s[b->len] = '\0';
+}
+
+static inline void vb_printf(struct vbuf *b, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static inline void vb_printf(struct vbuf *b, const char *fmt, ...)
+{
+    char small[512];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(small, sizeof(small), fmt, ap);
+    va_end(ap);
+    if (n < 0) {
+        b->failed = true;
+        return;
+    }
+    if ((size_t)n < sizeof(small)) {
+        vb_put(b, small, (size_t)n);
+        return;
+    }
+    char *big = malloc((size_t)n + 1);
+    if (!big) {
+        b->failed = true;
+        return;
+    }
+    va_start(ap, fmt);
+    vsnprintf(big, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    vb_put(b, big, (size_t)n);
+    free(big);
+}
+
+/* ---- what vfs.c and procfs.c share ----------------------------------------- */
+
+/* Which detcore switch makes a file virtual. */
+enum vfs_gate { GATE_ALWAYS, GATE_HOST, GATE_RANDOM, GATE_TIME };
+
+struct vfile {
+    const char *path; /* /proc/self/... for the process's own files */
+    enum vfs_gate gate;
+    enum det_source src;
+    int (*gen)(struct proxy_process *p, struct vbuf *b);
+    /* Files that are more than content made at open (procfile.c). */
+    long (*open)(struct proxy_process *p, struct proxy_process *of,
+                 const char *name, int flags);
+};
+
+struct init_entry {
+    const char *name;
+    unsigned char type; /* DT_DIR, DT_REG or DT_LNK, as listed */
+    int (*gen)(struct proxy_process *reader, struct vbuf *b); /* files */
+    const char *link; /* links: what readlink says */
+};
+
+/* Where a canonical name is, for the virtual init's /proc/1. */
+enum init_place {
+    INIT_OUTSIDE, /* not under /proc/1 */
+    INIT_MISSING, /* under it, but no entry: ENOENT */
+    INIT_PID_DIR, /* /proc/1 or /proc/1/task/1 */
+    INIT_TASK_DIR,
+    INIT_ENTRY,
+};
+
+struct init_name {
+    enum init_place place;
+    const struct init_entry *entry; /* INIT_ENTRY */
+    const char *rest;               /* after the entry: "", "/" or "/..." */
+    bool in_task;                   /* under /proc/1/task/1 */
+};
+
+/* The virtual files (procfs.c), in the table's order. */
+extern const struct vfile proxy_vfs_files[];
+extern const size_t proxy_vfs_nr_files;
+/* The virtual init's /proc/1 entries, in the order Linux lists them. */
+extern const struct init_entry proxy_vfs_init_entries[];
+extern const size_t proxy_vfs_nr_init_entries;
+
+/* procfs.c's: whether g's detcore switch makes a file virtual for p, a
+ * name may be one of the table's, /proc/self/ns/NAME opened, and the
+ * virtual init's /proc/1 names parsed and shown. */
+bool proxy_vfs_gate_open(const struct proxy_process *p, enum vfs_gate g);
+bool proxy_vfs_maybe_virtual_name(const char *path);
+long proxy_vfs_open_ns(struct proxy_process *p, struct proxy_process *of,
+                       const char *name, int flags);
+bool proxy_vfs_ends_dir(const char *s);
+bool proxy_vfs_host_pid1_is_hvrun(void);
+bool proxy_vfs_init_fd_dir_readable(const struct proxy_process *p);
+bool proxy_vfs_init_name_of(const struct proxy_process *p, int dirfd,
+                            const char *path, char *name, size_t cap,
+                            struct init_name *in);
+bool proxy_vfs_init_shown(const struct proxy_process *p);
+void proxy_vfs_parse_init_name(const char *name, struct init_name *in);
+
+/* vfs.c's: a canonical name of (dirfd, path) as p would see it. */
+bool proxy_vfs_full_name(const struct proxy_process *p, int dirfd,
+                         const char *path, char *out, size_t cap);
 
 #endif

@@ -23,6 +23,9 @@
  * EINVAL (as a kernel before 4.18); a transfer is clipped to 64 MiB.
  */
 #include "proxy.h"
+#include "fdtable.h"
+#include "mm.h"
+#include "io.h"
 
 #include <errno.h>
 #include <fcntl.h>

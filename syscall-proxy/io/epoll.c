@@ -28,7 +28,11 @@
  * for fds only guests touch follows the (deterministic) guest schedule.
  */
 #include "proxy.h"
-#include "fs_internal.h"
+#include "fdtable.h"
+#include "kernel.h"
+#include "fs.h"
+#include "io.h"
+#include "internal.h"
 
 #include <errno.h>
 #include <fcntl.h>

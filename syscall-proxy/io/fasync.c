@@ -25,7 +25,10 @@
  *    when one is taken.
  */
 #include "proxy.h"
-#include "namespace.h"
+#include "fdtable.h"
+#include "kernel.h"
+#include "io.h"
+#include "internal.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,6 +1,7 @@
 /*
- * io.c - I/O on guest fds: read/write families, seeking, fd duplication and
- * closing, fcntl, ioctl, pipes, in-kernel copies, poll/select, advice.
+ * io.c - I/O on guest fds: read/write families, seeking, ioctl, pipes,
+ * in-kernel copies (fd numbers, fcntl and advice are in fcntl.c,
+ * poll/select in poll.c).
  *
  * Data moves between the host fd and guest memory directly: guest buffers
  * become host iovecs (vmm_as_host_iov) and the host readv/writev fills or
@@ -17,20 +18,21 @@
  * waits when no other guest thread is alive (the holder is outside).
  */
 #include "proxy.h"
-#include "fs_internal.h"
-#include "vfs.h"
+#include "fdtable.h"
+#include "hooks.h"
+#include "kernel.h"
+#include "mm.h"
+#include "fs.h"
+#include "io.h"
+#include "internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
-#include <linux/close_range.h>
 #include <linux/fs.h>
 #include <linux/random.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
-#include <sys/file.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/sendfile.h>
@@ -51,11 +53,6 @@
 /* Linux's UIO_MAXIOV: the most segments readv and friends accept, and the
  * most host iovecs hvrun hands to the host for them (host IOV_MAX). */
 #define GUEST_IOV_MAX 1024
-
-static int guest_host_fd(struct proxy_process *p, uint64_t guest_fd)
-{
-    return proxy_fd_host(&p->fds, (int)guest_fd);
-}
 
 /* ---- waiting without blocking the host ----------------------------------- */
 
@@ -212,19 +209,24 @@ void proxy_fifo_writer_opened(struct proxy_process *p, dev_t dev, ino_t ino)
     }
 }
 
-void proxy_fifo_unpark(struct proxy_thread *t)
-{
-    if (t->io.fifo_parked)
-        close(t->io.fifo_fd);
-    t->io.fifo_parked = t->io.fifo_partner = false;
-}
-
 static bool sock_is_stream(int host_fd)
 {
     int type;
     socklen_t len = sizeof(type);
     return getsockopt(host_fd, SOL_SOCKET, SO_TYPE, &type, &len) == 0 &&
            type == SOCK_STREAM;
+}
+
+/* A socket's SO_RCVTIMEO (POLLIN) or SO_SNDTIMEO (POLLOUT) in ns; 0 when
+ * unset or host_fd is not a socket. */
+uint64_t proxy_sock_timeout_ns(int host_fd, short events)
+{
+    struct timeval tv;
+    socklen_t len = sizeof(tv);
+    int opt = (events & POLLOUT) ? SO_SNDTIMEO : SO_RCVTIMEO;
+    if (getsockopt(host_fd, SOL_SOCKET, opt, &tv, &len) < 0 || tv.tv_sec < 0)
+        return 0;
+    return (uint64_t)tv.tv_sec * 1000000000ULL + (uint64_t)tv.tv_usec * 1000ULL;
 }
 
 /*
@@ -285,21 +287,6 @@ static bool nowait_begin(const struct wait_fd *w)
 static void nowait_end(const struct wait_fd *w)
 {
     (void)fcntl(w->host_fd, F_SETFL, w->status_flags);
-}
-
-/* io.c's waiting state of the calling thread (struct proxy_thread_io:
- * what must outlive a park), or NULL for a process without threads. */
-static struct proxy_thread_io *thread_io(struct proxy_process *p)
-{
-    return p->threads ? &p->threads[p->cur].io : NULL;
-}
-
-void proxy_thread_io_release(struct proxy_thread *t)
-{
-    if (t->io.has_epoll)
-        close(t->io.epoll_fd);
-    proxy_fifo_unpark(t);
-    t->io = (struct proxy_thread_io){0};
 }
 
 /* ---- read / write -------------------------------------------------------- */
@@ -738,239 +725,6 @@ static long sys_lseek(struct proxy_process *p, const uint64_t a[6])
     return r < 0 ? -errno : (long)r;
 }
 
-/* ---- fd numbers ---------------------------------------------------------- */
-
-static long sys_close(struct proxy_process *p, const uint64_t a[6])
-{
-    return proxy_fd_close(&p->fds, (int)a[0]);
-}
-
-/*
- * close_range(first, last, flags). CLOSE_RANGE_UNSHARE is accepted and has
- * nothing to do: the fd table is never shared (one process). Fds past the
- * table's end are not open, so the walk stops there even for last = ~0U.
- */
-static long sys_close_range(struct proxy_process *p, const uint64_t a[6])
-{
-    unsigned int first = (unsigned int)a[0], last = (unsigned int)a[1];
-    unsigned int flags = (unsigned int)a[2];
-    if (flags & ~(CLOSE_RANGE_UNSHARE | CLOSE_RANGE_CLOEXEC))
-        return -EINVAL;
-    if (first > last)
-        return -EINVAL;
-    for (unsigned int fd = first; fd <= last && fd < (unsigned)p->fds.cap;
-         fd++) {
-        struct proxy_fd *f = proxy_fd_get(&p->fds, (int)fd);
-        if (!f)
-            continue;
-        if (flags & CLOSE_RANGE_CLOEXEC)
-            f->cloexec = true;
-        else
-            proxy_fd_close(&p->fds, (int)fd);
-    }
-    return 0;
-}
-
-/* dup() and F_DUPFD: the new guest fd never has close-on-exec unless asked
- * (F_DUPFD_CLOEXEC). It shares the old one's directory listing. */
-static long dup_from(struct proxy_process *p, int guest_fd, int host_fd,
-                     int min_fd, bool cloexec)
-{
-    int new_fd = proxy_fd_install(&p->fds, proxy_host_fd_ref(host_fd), cloexec,
-                                  min_fd);
-    if (new_fd >= 0)
-        proxy_meta_fd_dup(p, guest_fd, new_fd);
-    if (new_fd >= 0)
-        proxy_fd_share_context(proxy_fd_get(&p->fds, new_fd),
-                               proxy_fd_get(&p->fds, guest_fd));
-    return new_fd;
-}
-
-static long sys_dup(struct proxy_process *p, const uint64_t a[6])
-{
-    int host_fd = guest_host_fd(p, a[0]);
-    return host_fd < 0 ? host_fd : dup_from(p, (int)a[0], host_fd, 0, false);
-}
-
-/* dup2/dup3 after their own checks: newfd at or above RLIMIT_NOFILE is
- * -EBADF (checked before oldfd, as Linux does); newfd is replaced. */
-static long dup_onto(struct proxy_process *p, uint64_t oldfd, uint64_t newfd,
-                     bool cloexec)
-{
-    if ((unsigned int)newfd >= (unsigned int)p->fds.max_fds)
-        return -EBADF;
-    int host_fd = guest_host_fd(p, oldfd);
-    if (host_fd < 0)
-        return host_fd;
-    int r = proxy_fd_install_at(&p->fds, (int)newfd, proxy_host_fd_ref(host_fd),
-                                cloexec);
-    if (r >= 0)
-        proxy_meta_fd_dup(p, (int)oldfd, r);
-    if (r >= 0)
-        proxy_fd_share_context(proxy_fd_get(&p->fds, r),
-                               proxy_fd_get(&p->fds, (int)oldfd));
-    return r;
-}
-
-/* dup2(fd, fd) is a validity check that returns fd. */
-static long sys_dup2(struct proxy_process *p, const uint64_t a[6])
-{
-    if ((unsigned int)a[0] == (unsigned int)a[1]) {
-        int host_fd = guest_host_fd(p, a[0]);
-        return host_fd < 0 ? host_fd : (long)(unsigned int)a[1];
-    }
-    return dup_onto(p, a[0], a[1], false);
-}
-
-/* dup3 takes only O_CLOEXEC and refuses equal fds. */
-static long sys_dup3(struct proxy_process *p, const uint64_t a[6])
-{
-    int flags = (int)a[2];
-    if (flags & ~O_CLOEXEC)
-        return -EINVAL;
-    if ((unsigned int)a[0] == (unsigned int)a[1])
-        return -EINVAL;
-    return dup_onto(p, a[0], a[1], (flags & O_CLOEXEC) != 0);
-}
-
-/* ---- fcntl --------------------------------------------------------------- */
-
-_Static_assert(sizeof(struct flock) == 32, "struct flock is not x86-64's");
-
-/*
- * Record locks. Classic POSIX locks (F_GETLK, F_SETLK, F_SETLKW) are owned
- * per guest process: plock.c. Open-file-description locks and flock() are
- * owned by the open file description, which is the host's too, so the host
- * does them.
- *
- * A lock that must wait (F_SETLKW, F_OFD_SETLKW, flock without LOCK_NB)
- * may wait for another guest, which cannot run while the host blocks. So
- * while any other guest thread is alive the lock is only tried; when it is
- * held, the thread tries again after 1 ms of logical time (or when a
- * signal comes). With no other guest alive the holder is outside the run
- * and the host call waits as usual.
- */
-static bool lock_contended(int err)
-{
-    return err == EAGAIN || err == EACCES || err == EWOULDBLOCK;
-}
-
-static long fcntl_lock(struct proxy_process *p, int host_fd, int cmd, gva_t arg)
-{
-    struct flock fl;
-    if (proxy_copy_in(p, &fl, arg, sizeof(fl)) < 0)
-        return -EFAULT;
-    if (cmd == F_GETLK || cmd == F_SETLK || cmd == F_SETLKW) {
-        bool copy_out;
-        long rc = proxy_plock_fcntl(p, host_fd, cmd, &fl, &copy_out);
-        if (rc == 0 && copy_out && proxy_copy_out(p, arg, &fl, sizeof(fl)) < 0)
-            return -EFAULT;
-        return rc;
-    }
-    if (cmd == F_OFD_SETLKW && proxy_others_alive(p)) {
-        if (fcntl(host_fd, F_OFD_SETLK, &fl) == 0)
-            return 0;
-        return lock_contended(errno)
-                   ? proxy_thread_retry_after(p, PROXY_LOCK_RETRY_NS)
-                   : -errno;
-    }
-    if (fcntl(host_fd, cmd, &fl) < 0)
-        return -errno;
-    if (cmd == F_OFD_GETLK && proxy_copy_out(p, arg, &fl, sizeof(fl)) < 0)
-        return -EFAULT;
-    return 0;
-}
-
-/* F_DUPFD: the lowest free fd >= arg; arg >= RLIMIT_NOFILE is -EINVAL. */
-static long fcntl_dupfd(struct proxy_process *p, int guest_fd, int host_fd,
-                        uint64_t arg, bool cloexec)
-{
-    unsigned int min_fd = (unsigned int)arg;
-    if (min_fd >= (unsigned int)p->fds.max_fds)
-        return -EINVAL;
-    return dup_from(p, guest_fd, host_fd, (int)min_fd, cloexec);
-}
-
-/* Write-lifetime hints take a pointer to a u64. */
-static long fcntl_rw_hint(struct proxy_process *p, int host_fd, int cmd,
-                          gva_t arg)
-{
-    uint64_t hint;
-    if (cmd == F_SET_RW_HINT && proxy_copy_in(p, &hint, arg, sizeof(hint)) < 0)
-        return -EFAULT;
-    if (fcntl(host_fd, cmd, &hint) < 0)
-        return -errno;
-    if (cmd == F_GET_RW_HINT && proxy_copy_out(p, arg, &hint, sizeof(hint)) < 0)
-        return -EFAULT;
-    return 0;
-}
-
-/* A perf fd's status flags: Linux opens its file O_RDWR; the host pipe
- * end behind it (perf_event.c) keeps the rest (O_NONBLOCK, O_ASYNC). */
-static long perf_status_flags(int host_fd)
-{
-    int fl = fcntl(host_fd, F_GETFL);
-    return fl < 0 ? -errno : (fl & ~O_ACCMODE) | O_RDWR;
-}
-
-static long sys_fcntl(struct proxy_process *p, const uint64_t a[6])
-{
-    struct proxy_fd *f = proxy_fd_get(&p->fds, (int)a[0]);
-    if (!f)
-        return -EBADF;
-    int host_fd = f->host_fd;
-    int cmd = (int)a[1];
-    uint64_t arg = a[2];
-    switch (cmd) {
-    case F_DUPFD:
-    case F_DUPFD_CLOEXEC:
-        return fcntl_dupfd(p, (int)a[0], host_fd, arg, cmd == F_DUPFD_CLOEXEC);
-    case F_GETFD:
-        return f->cloexec ? FD_CLOEXEC : 0;
-    case F_SETFD:
-        f->cloexec = (arg & FD_CLOEXEC) != 0;
-        return 0;
-    case F_GETLK:
-    case F_SETLK:
-    case F_SETLKW:
-    case F_OFD_GETLK:
-    case F_OFD_SETLK:
-    case F_OFD_SETLKW:
-        return fcntl_lock(p, host_fd, cmd, arg);
-    case F_GETOWN:
-    case F_SETOWN:
-    case F_GETOWN_EX:
-    case F_SETOWN_EX:
-    case F_GETSIG:
-    case F_SETSIG:
-    case F_SETLEASE:
-    case F_GETLEASE:
-    case F_NOTIFY:
-        return proxy_fcntl_owner(p, (int)a[0], cmd, arg); /* fasync.c */
-    case F_GET_RW_HINT:
-    case F_SET_RW_HINT:
-        return fcntl_rw_hint(p, host_fd, cmd, arg);
-    case F_SETFL: {
-        long r = proxy_host_result(fcntl(host_fd, cmd, (int)arg));
-        if (r == 0) /* O_ASYNC: SIGIO is hvrun's to send (fasync.c) */
-            proxy_fasync_set(p, (int)a[0], (arg & O_ASYNC) != 0);
-        return r;
-    }
-    case F_GETFL:
-    case F_GETPIPE_SZ:
-    case F_SETPIPE_SZ:
-        if (proxy_fd_get(&p->fds, (int)a[0])->perf) /* its host fd: a pipe */
-            return cmd == F_GETFL ? perf_status_flags(host_fd) : -EBADF;
-        return proxy_host_result(fcntl(host_fd, cmd, (int)arg));
-    case F_ADD_SEALS:
-    case F_GET_SEALS:
-        /* Plain integer argument (or none); the host does the work. */
-        return proxy_host_result(fcntl(host_fd, cmd, (int)arg));
-    default:
-        return -EINVAL;
-    }
-}
-
 /* ---- ioctl --------------------------------------------------------------- */
 
 /* struct termios2 is not in glibc's headers; these are <asm/ioctls.h>'s
@@ -1182,8 +936,8 @@ static long sys_ioctl(struct proxy_process *p, const uint64_t a[6])
         if (r != 1)
             return r;
     }
-    if (proxy_netdev_ioctl_is(req)) /* ifreq/ifconf pointers (net/) */
-        return proxy_netdev_ioctl(p, f->host_fd, req, arg);
+    if (proxy_hooks.netdev_ioctl_is(req)) /* ifreq/ifconf pointers (net/) */
+        return proxy_hooks.netdev_ioctl(p, f->host_fd, req, arg);
     if (proxy_tty_ioctl_is(req)) /* sessions are virtual (tty.c) */
         return proxy_tty_ioctl(p, f->host_fd, req, arg);
     const struct ioctl_desc *d = ioctl_desc_find(req);
@@ -1483,527 +1237,6 @@ static long sys_tee(struct proxy_process *p, const uint64_t a[6])
     return r == PROXY_RET_BLOCK ? r : proxy_epipe_signal(p, r);
 }
 
-/* ---- poll and select ----------------------------------------------------- */
-
-/*
- * A guest pollfd array and its host twin. Guest fds < 0 are ignored (host
- * fd -1). A guest fd >= 0 that is not open gets POLLNVAL without reaching
- * the host, and like Linux counts as ready, so the call does not wait.
- */
-struct poll_set {
-    struct pollfd *guest;
-    struct pollfd *host;
-    size_t n;
-    int nr_invalid;
-};
-
-static void poll_set_free(struct poll_set *ps)
-{
-    free(ps->guest);
-    free(ps->host);
-}
-
-static long poll_set_in(struct proxy_process *p, gva_t fds_gva, uint64_t nfds,
-                        struct poll_set *ps)
-{
-    ps->guest = ps->host = NULL;
-    ps->n = 0;
-    ps->nr_invalid = 0;
-    if (nfds > (uint64_t)p->fds.max_fds)
-        return -EINVAL;
-    size_t n = (size_t)nfds;
-    ps->guest = calloc(n ? n : 1, sizeof(struct pollfd));
-    ps->host = calloc(n ? n : 1, sizeof(struct pollfd));
-    if (!ps->guest || !ps->host)
-        return -ENOMEM;
-    if (proxy_copy_in(p, ps->guest, fds_gva, n * sizeof(struct pollfd)) < 0)
-        return -EFAULT;
-    ps->n = n;
-    for (size_t i = 0; i < n; i++) {
-        int guest_fd = ps->guest[i].fd;
-        int host_fd = guest_fd < 0 ? -1 : proxy_fd_host(&p->fds, guest_fd);
-        if (guest_fd >= 0 && host_fd < 0) {
-            ps->nr_invalid++;
-            host_fd = -1;
-        }
-        ps->host[i] =
-            (struct pollfd){.fd = host_fd, .events = ps->guest[i].events};
-    }
-    return 0;
-}
-
-/* Copies revents back (Linux writes them even after -EINTR) and returns
- * the number of ready entries. */
-static long poll_set_out(struct proxy_process *p, gva_t fds_gva,
-                         struct poll_set *ps, long host_ready)
-{
-    for (size_t i = 0; i < ps->n; i++) {
-        bool invalid = ps->guest[i].fd >= 0 && ps->host[i].fd < 0;
-        ps->guest[i].revents = invalid ? POLLNVAL : ps->host[i].revents;
-    }
-    if (proxy_copy_out(p, fds_gva, ps->guest, ps->n * sizeof(struct pollfd)) <
-        0)
-        return -EFAULT;
-    return host_ready < 0 ? host_ready : host_ready + ps->nr_invalid;
-}
-
-/*
- * Parking on a whole set. proxy_block_on_fd takes one host fd, so a wait
- * on several parks on a host epoll instance holding them all: it polls
- * readable once any of them is ready, and the call then runs again and
- * looks at the set itself. The instance is kept with the thread
- * (proxy_thread_io) until the thread next waits in poll or select: it is not
- * parked on it then.
- */
-static void set_wait_release(struct proxy_process *p)
-{
-    struct proxy_thread_io *t = thread_io(p);
-    if (t && t->has_epoll) {
-        close(t->epoll_fd);
-        t->has_epoll = false;
-    }
-}
-
-/* The poll events epoll takes (POLLERR and POLLHUP it always reports). */
-#define EPOLL_POLL_BITS                                                        \
-    (POLLIN | POLLPRI | POLLOUT | POLLRDNORM | POLLRDBAND | POLLWRNORM |       \
-     POLLWRBAND | POLLMSG | POLLRDHUP)
-
-/* Adds fds[i] to the instance; a host fd already in it (the guest named
- * it twice) gets the union of its entries' events. */
-static void epoll_add_entry(int epoll_fd, const struct pollfd *fds, size_t i)
-{
-    struct epoll_event ev = {.events =
-                                 (uint16_t)fds[i].events & EPOLL_POLL_BITS};
-    if (epoll_ctl(epoll_fd, EPOLL_CTL_ADD, fds[i].fd, &ev) == 0 ||
-        errno != EEXIST)
-        return; /* EPERM: a file without poll, always ready: none here */
-    for (size_t k = 0; k < i; k++) {
-        if (fds[k].fd == fds[i].fd)
-            ev.events |= (uint16_t)fds[k].events & EPOLL_POLL_BITS;
-    }
-    (void)epoll_ctl(epoll_fd, EPOLL_CTL_MOD, fds[i].fd, &ev);
-}
-
-/* Parks the thread until one of the host fds (fd < 0: skipped) is ready
- * for its events; n_valid of them are >= 0, at least one. Without an
- * epoll instance it parks on the first. */
-static long park_on_set(struct proxy_process *p, const struct pollfd *fds,
-                        size_t n, size_t n_valid)
-{
-    size_t first = 0;
-    while (fds[first].fd < 0)
-        first++;
-    struct proxy_thread_io *tio = n_valid > 1 ? thread_io(p) : NULL;
-    int epoll_fd = tio ? epoll_create1(EPOLL_CLOEXEC) : -1;
-    if (epoll_fd < 0)
-        return proxy_block_on_fd(p, fds[first].fd, fds[first].events);
-    for (size_t i = first; i < n; i++) {
-        if (fds[i].fd >= 0)
-            epoll_add_entry(epoll_fd, fds, i);
-    }
-    tio->epoll_fd = epoll_fd;
-    tio->has_epoll = true;
-    return proxy_block_on_fd(p, epoll_fd, POLLIN);
-}
-
-/*
- * The wait for poll, ppoll and select. A host call that waits would stop
- * every guest thread, so the host first only looks (timeout 0); that is
- * the answer when something is ready, an entry is invalid (POLLNVAL, ready
- * already) or the timeout is zero. Otherwise, with no timeout, the thread
- * is parked until an fd of the set is ready, and the call runs again.
- *
- * A finite timeout is a deadline on the logical clock: the parked thread
- * also wakes when it passes (the scheduler expires it when nothing else
- * can run) and the call then reports the timeout. An endless wait on no
- * fd at all is pause(): parked until a signal.
- */
-static long poll_wait(struct proxy_process *p, struct pollfd *fds, size_t n,
-                      struct timespec *ts, bool ready_already)
-{
-    set_wait_release(p);
-    /* A signal that a temporary mask (ppoll, pselect) unblocks and that
-     * is already pending ends the call before it looks, as on Linux. */
-    if (proxy_signal_would_take(p)) {
-        proxy_thread_poll_done(p);
-        return -EINTR;
-    }
-    struct timespec zero = {0, 0};
-    proxy_tty_settle_set(fds, n); /* a pty's data on its way (io/tty.c) */
-    long r = proxy_host_result(syscall(SYS_ppoll, fds, n, &zero, NULL, 0));
-    bool timed = ts && (ts->tv_sec != 0 || ts->tv_nsec != 0);
-    uint64_t left = 0;
-    /* A finite timeout is a deadline on the logical clock, kept across the
-     * re-runs of this call; ts reports the time left, as ppoll/select do. */
-    bool before_deadline =
-        timed && proxy_thread_poll_deadline(
-                     p, (uint64_t)ts->tv_sec * 1000000000ULL +
-                            (uint64_t)ts->tv_nsec,
-                     &left);
-    if (r != 0 || ready_already || (ts && !before_deadline)) {
-        if (timed) {
-            ts->tv_sec = (time_t)(left / 1000000000ULL);
-            ts->tv_nsec = (long)(left % 1000000000ULL);
-            proxy_thread_poll_done(p);
-        }
-        return r;
-    }
-    size_t n_valid = 0;
-    for (size_t i = 0; i < n; i++)
-        n_valid += fds[i].fd >= 0;
-    if (n_valid == 0) {
-        if (!ts) /* an endless wait on nothing: only a signal ends it,
-                  * and the other guests run meanwhile (as pause) */
-            return proxy_signal_suspend(p);
-        proxy_thread_poll_done(p); /* a timed wait on nothing: a sleep */
-        return proxy_thread_sleep_for(p, left, 0);
-    }
-    /* poll and select end with EINTR when a handler runs, SA_RESTART or
-     * not (ERESTART_RESTARTBLOCK / ERESTARTNOHAND). */
-    if (p->threads)
-        p->threads[p->cur].eintr_on_handler = true;
-    return park_on_set(p, fds, n, n_valid);
-}
-
-static long poll_run(struct proxy_process *p, gva_t fds_gva, uint64_t nfds,
-                     struct timespec *ts)
-{
-    struct poll_set ps;
-    long r = poll_set_in(p, fds_gva, nfds, &ps);
-    if (r == 0) {
-        r = poll_wait(p, ps.host, ps.n, ts, ps.nr_invalid > 0);
-        if (r != PROXY_RET_BLOCK)
-            r = poll_set_out(p, fds_gva, &ps, r);
-    }
-    poll_set_free(&ps);
-    return r;
-}
-
-/* A negative timeout waits forever. */
-static long sys_poll(struct proxy_process *p, const uint64_t a[6])
-{
-    int timeout_ms = (int)a[2];
-    struct timespec ts = {timeout_ms / 1000, (timeout_ms % 1000) * 1000000L};
-    return poll_run(p, a[0], a[1], timeout_ms < 0 ? NULL : &ts);
-}
-
-static bool timespec_valid(const struct timespec *ts)
-{
-    return ts->tv_sec >= 0 && ts->tv_nsec >= 0 && ts->tv_nsec < 1000000000L;
-}
-
-/*
- * The ppoll/pselect6 signal mask replaces the caller's while the call waits,
- * as sigsuspend's does: a signal it unblocks ends the wait with EINTR, and
- * the handler's frame saves (so rt_sigreturn restores) the caller's own
- * mask. When the call returns without a handler the caller's mask is put
- * back here. Returns 0 or -errno (size must be 8, the mask readable).
- */
-#define UNBLOCKABLE_SIGNALS ((1ULL << (SIGKILL - 1)) | (1ULL << (SIGSTOP - 1)))
-
-long proxy_call_mask_apply(struct proxy_process *p, gva_t mask_gva,
-                           uint64_t size)
-{
-    uint64_t mask;
-    if (mask_gva == 0)
-        return 0;
-    if (size != sizeof(mask))
-        return -EINVAL;
-    if (proxy_copy_in(p, &mask, mask_gva, sizeof(mask)) < 0)
-        return -EFAULT;
-    struct proxy_thread *t = p->threads ? &p->threads[p->cur] : NULL;
-    if (!t)
-        return 0;
-    if (!t->saved_sigmask_valid) {
-        t->saved_sigmask = p->sigmask;
-        t->saved_sigmask_valid = true;
-    }
-    p->sigmask = mask & ~UNBLOCKABLE_SIGNALS;
-    return 0;
-}
-
-/* The call is over (not parked): the caller's mask comes back. */
-long proxy_call_mask_end(struct proxy_process *p, long r)
-{
-    struct proxy_thread *t = p->threads ? &p->threads[p->cur] : NULL;
-    /* Interrupted by a signal the temporary mask lets through: it is
-     * delivered under that mask and its frame saves the caller's, as after
-     * rt_sigsuspend (signal.c); restored there if no handler runs. */
-    if (r == -EINTR && t && t->saved_sigmask_valid &&
-        proxy_signal_would_take(p))
-        return r;
-    if (r != PROXY_RET_BLOCK && t && t->saved_sigmask_valid) {
-        p->sigmask = t->saved_sigmask;
-        t->saved_sigmask_valid = false;
-    }
-    return r;
-}
-
-/* Linux writes the time left back unless the timeout was zero, and ignores
- * a fault doing so (the call has already happened). */
-static void timespec_left_out(struct proxy_process *p, gva_t gva,
-                              const struct timespec *given,
-                              const struct timespec *left)
-{
-    if (gva != 0 && (given->tv_sec != 0 || given->tv_nsec != 0))
-        (void)proxy_copy_out(p, gva, left, sizeof(*left));
-}
-
-static long sys_ppoll(struct proxy_process *p, const uint64_t a[6])
-{
-    struct timespec ts, given = {0, 0};
-    if (a[2] != 0) {
-        if (proxy_copy_in(p, &ts, a[2], sizeof(ts)) < 0)
-            return -EFAULT;
-        if (!timespec_valid(&ts))
-            return -EINVAL;
-        given = ts;
-    }
-    long r = proxy_call_mask_apply(p, a[3], a[4]);
-    if (r < 0)
-        return r;
-    r = poll_run(p, a[0], a[1], a[2] ? &ts : NULL);
-    timespec_left_out(p, a[2], &given, &ts);
-    return proxy_call_mask_end(p, r);
-}
-
-/* select's view of poll bits, as Linux's POLLIN_SET/POLLOUT_SET/POLLEX_SET. */
-#define SELECT_IN_BITS (POLLRDNORM | POLLRDBAND | POLLIN | POLLHUP | POLLERR)
-#define SELECT_OUT_BITS (POLLWRBAND | POLLWRNORM | POLLOUT | POLLERR)
-#define SELECT_EX_BITS (POLLPRI)
-#define FDSET_WORD_BITS 64
-
-/* The three guest fd_set bitmaps (read, write, except) of a select call. */
-struct select_sets {
-    gva_t gva[3];
-    uint64_t *bits[3]; /* NULL where the guest passed NULL */
-    size_t words;
-};
-
-static const short select_poll_bits[3] = {SELECT_IN_BITS, SELECT_OUT_BITS,
-                                          SELECT_EX_BITS};
-
-static void select_sets_free(struct select_sets *s)
-{
-    for (int k = 0; k < 3; k++)
-        free(s->bits[k]);
-}
-
-static long select_sets_in(struct proxy_process *p, int nfds,
-                           struct select_sets *s)
-{
-    s->words = ((size_t)nfds + FDSET_WORD_BITS - 1) / FDSET_WORD_BITS;
-    for (int k = 0; k < 3; k++) {
-        s->bits[k] = NULL;
-        if (s->gva[k] == 0)
-            continue;
-        s->bits[k] = calloc(s->words ? s->words : 1, sizeof(uint64_t));
-        if (!s->bits[k])
-            return -ENOMEM;
-        if (proxy_copy_in(p, s->bits[k], s->gva[k],
-                          s->words * sizeof(uint64_t)) < 0)
-            return -EFAULT;
-    }
-    return 0;
-}
-
-static bool fdset_has(const uint64_t *bits, int fd)
-{
-    return bits && (bits[fd / FDSET_WORD_BITS] >> (fd % FDSET_WORD_BITS)) & 1;
-}
-
-/* One pollfd per guest fd named in any set; a named fd that is not open
- * makes the whole call -EBADF. guest_fds[i] remembers whose entry i is. */
-static long select_to_poll(struct proxy_process *p, int nfds,
-                           const struct select_sets *s, struct pollfd *pfds,
-                           int *guest_fds, size_t *n_out)
-{
-    size_t n = 0;
-    for (int fd = 0; fd < nfds; fd++) {
-        short events = 0;
-        for (int k = 0; k < 3; k++) {
-            if (fdset_has(s->bits[k], fd))
-                events |= select_poll_bits[k];
-        }
-        if (!events)
-            continue;
-        int host_fd = proxy_fd_host(&p->fds, fd);
-        if (host_fd < 0)
-            return -EBADF;
-        pfds[n] = (struct pollfd){.fd = host_fd, .events = events};
-        guest_fds[n++] = fd;
-    }
-    *n_out = n;
-    return 0;
-}
-
-/* Rebuilds the sets from revents; each bit set counts once, as in Linux. */
-static long poll_to_select(const struct pollfd *pfds, const int *guest_fds,
-                           size_t n, struct select_sets *s)
-{
-    long ready = 0;
-    for (int k = 0; k < 3; k++) {
-        if (s->bits[k])
-            memset(s->bits[k], 0, s->words * sizeof(uint64_t));
-    }
-    for (size_t i = 0; i < n; i++) {
-        int fd = guest_fds[i];
-        for (int k = 0; k < 3; k++) {
-            if (!s->bits[k] ||
-                !(pfds[i].events & select_poll_bits[k] & pfds[i].revents))
-                continue;
-            s->bits[k][fd / FDSET_WORD_BITS] |= 1ULL << (fd % FDSET_WORD_BITS);
-            ready++;
-        }
-    }
-    return ready;
-}
-
-/*
- * select on top of the host ppoll (host fds may exceed FD_SETSIZE, so host
- * select cannot take them). Linux clamps nfds to its fd table's allocated
- * size and ignores bits beyond it; that size depends on the parent's table
- * (fork copies it), so here the table is taken to span RLIMIT_NOFILE (or
- * more, if fds above a lowered limit are open): a bit for any fd below that
- * which is not open is -EBADF. The sets are written back only on success.
- */
-static long select_run(struct proxy_process *p, int nfds, struct select_sets *s,
-                       struct timespec *ts)
-{
-    if (nfds < 0)
-        return -EINVAL;
-    int table_fds = p->fds.cap > p->fds.max_fds ? p->fds.cap : p->fds.max_fds;
-    if (nfds > table_fds)
-        nfds = table_fds;
-    long r = select_sets_in(p, nfds, s);
-    struct pollfd *pfds = calloc(nfds ? (size_t)nfds : 1, sizeof(*pfds));
-    int *guest_fds = calloc(nfds ? (size_t)nfds : 1, sizeof(*guest_fds));
-    size_t n = 0;
-    if (r == 0 && (!pfds || !guest_fds))
-        r = -ENOMEM;
-    if (r == 0)
-        r = select_to_poll(p, nfds, s, pfds, guest_fds, &n);
-    if (r == 0)
-        r = poll_wait(p, pfds, n, ts, false);
-    if (r >= 0)
-        r = poll_to_select(pfds, guest_fds, n, s);
-    for (int k = 0; k < 3 && r >= 0; k++) {
-        if (s->bits[k] && proxy_copy_out(p, s->gva[k], s->bits[k],
-                                         s->words * sizeof(uint64_t)) < 0)
-            r = -EFAULT;
-    }
-    free(pfds);
-    free(guest_fds);
-    select_sets_free(s);
-    return r;
-}
-
-/* select's struct timeval: microseconds past a second carry over, as in
- * Linux; a negative part (or an overflowing sum) is -EINVAL. */
-static long timeval_to_timespec(const struct timeval *tv, struct timespec *ts)
-{
-    if (tv->tv_sec < 0 || tv->tv_usec < 0)
-        return -EINVAL;
-    if (__builtin_add_overflow(tv->tv_sec, tv->tv_usec / 1000000, &ts->tv_sec))
-        return -EINVAL;
-    ts->tv_nsec = (tv->tv_usec % 1000000) * 1000;
-    return 0;
-}
-
-static long sys_select(struct proxy_process *p, const uint64_t a[6])
-{
-    struct select_sets s = {.gva = {a[1], a[2], a[3]}};
-    struct timespec ts, given = {0, 0};
-    if (a[4] != 0) {
-        struct timeval tv;
-        if (proxy_copy_in(p, &tv, a[4], sizeof(tv)) < 0)
-            return -EFAULT;
-        if (timeval_to_timespec(&tv, &ts) < 0)
-            return -EINVAL;
-        given = ts;
-    }
-    long r = select_run(p, (int)a[0], &s, a[4] ? &ts : NULL);
-    if (a[4] != 0 && (given.tv_sec != 0 || given.tv_nsec != 0)) {
-        struct timeval left = {ts.tv_sec, ts.tv_nsec / 1000};
-        (void)proxy_copy_out(p, a[4], &left, sizeof(left));
-    }
-    return r;
-}
-
-/* pselect6's sixth argument points to {const sigset_t *ss; size_t len}. */
-static long sys_pselect6(struct proxy_process *p, const uint64_t a[6])
-{
-    struct select_sets s = {.gva = {a[1], a[2], a[3]}};
-    struct timespec ts, given = {0, 0};
-    if (a[4] != 0) {
-        if (proxy_copy_in(p, &ts, a[4], sizeof(ts)) < 0)
-            return -EFAULT;
-        if (!timespec_valid(&ts))
-            return -EINVAL;
-        given = ts;
-    }
-    if (a[5] != 0) {
-        uint64_t sig[2];
-        if (proxy_copy_in(p, sig, a[5], sizeof(sig)) < 0)
-            return -EFAULT;
-        long r = proxy_call_mask_apply(p, sig[0], sig[1]);
-        if (r < 0)
-            return r;
-    }
-    long r = select_run(p, (int)a[0], &s, a[4] ? &ts : NULL);
-    timespec_left_out(p, a[4], &given, &ts);
-    return proxy_call_mask_end(p, r);
-}
-
-/* ---- locks and advice ---------------------------------------------------- */
-
-/* BSD locks are held by hvrun's open file descriptions, which the guest's
- * dups share, so they behave as on Linux within the guest. */
-static long sys_flock(struct proxy_process *p, const uint64_t a[6])
-{
-    int host_fd = guest_host_fd(p, a[0]);
-    if (host_fd < 0)
-        return host_fd;
-    int op = (int)a[1];
-    if (!(op & LOCK_NB) && (op & (LOCK_SH | LOCK_EX)) &&
-        proxy_others_alive(p)) {
-        if (flock(host_fd, op | LOCK_NB) == 0)
-            return 0;
-        return lock_contended(errno)
-                   ? proxy_thread_retry_after(p, PROXY_LOCK_RETRY_NS)
-                   : -errno;
-    }
-    return proxy_host_result(flock(host_fd, op));
-}
-
-/* The raw syscall: glibc's posix_fadvise returns the error instead of -1. */
-static long sys_fadvise64(struct proxy_process *p, const uint64_t a[6])
-{
-    int host_fd = guest_host_fd(p, a[0]);
-    if (host_fd < 0)
-        return host_fd;
-    return proxy_host_result(
-        syscall(SYS_fadvise64, host_fd, (off_t)a[1], (off_t)a[2], (int)a[3]));
-}
-
-static long sys_readahead(struct proxy_process *p, const uint64_t a[6])
-{
-    int host_fd = guest_host_fd(p, a[0]);
-    if (host_fd < 0)
-        return host_fd;
-    return proxy_host_result(readahead(host_fd, (off_t)a[1], (size_t)a[2]));
-}
-
-static long sys_sync_file_range(struct proxy_process *p, const uint64_t a[6])
-{
-    int host_fd = guest_host_fd(p, a[0]);
-    if (host_fd < 0)
-        return host_fd;
-    return proxy_host_result(
-        sync_file_range(host_fd, (off_t)a[1], (off_t)a[2], (unsigned int)a[3]));
-}
-
 /* ---- table --------------------------------------------------------------- */
 
 const struct proxy_syscall proxy_io_syscalls[] = {
@@ -2018,12 +1251,6 @@ const struct proxy_syscall proxy_io_syscalls[] = {
     {SYS_preadv2, "preadv2", sys_preadv2},
     {SYS_pwritev2, "pwritev2", sys_pwritev2},
     {SYS_lseek, "lseek", sys_lseek},
-    {SYS_close, "close", sys_close},
-    {SYS_close_range, "close_range", sys_close_range},
-    {SYS_dup, "dup", sys_dup},
-    {SYS_dup2, "dup2", sys_dup2},
-    {SYS_dup3, "dup3", sys_dup3},
-    {SYS_fcntl, "fcntl", sys_fcntl},
     {SYS_ioctl, "ioctl", sys_ioctl},
     {SYS_pipe, "pipe", sys_pipe},
     {SYS_pipe2, "pipe2", sys_pipe2},
@@ -2031,13 +1258,5 @@ const struct proxy_syscall proxy_io_syscalls[] = {
     {SYS_copy_file_range, "copy_file_range", sys_copy_file_range},
     {SYS_splice, "splice", sys_splice},
     {SYS_tee, "tee", sys_tee},
-    {SYS_poll, "poll", sys_poll},
-    {SYS_ppoll, "ppoll", sys_ppoll},
-    {SYS_select, "select", sys_select},
-    {SYS_pselect6, "pselect6", sys_pselect6},
-    {SYS_flock, "flock", sys_flock},
-    {SYS_fadvise64, "fadvise64", sys_fadvise64},
-    {SYS_readahead, "readahead", sys_readahead},
-    {SYS_sync_file_range, "sync_file_range", sys_sync_file_range},
     {-1, NULL, NULL},
 };

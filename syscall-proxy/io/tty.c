@@ -1,7 +1,7 @@
 /*
  * tty.c - controlling terminals over the run's virtual sessions.
  *
- * Sessions and process groups are virtual (misc.c: setsid, setpgid), so
+ * Sessions and process groups are virtual (sys.c: setsid, setpgid), so
  * the terminal side of them is too: hvrun opens every host fd O_NOCTTY
  * and never passes TIOCSCTTY, TIOCNOTTY or TIOCSPGRP's group to the host.
  * Instead the world keeps, for each terminal that is some session's
@@ -51,7 +51,9 @@
  * and the session keeps the terminal).
  */
 #include "proxy.h"
-#include "fs_internal.h"
+#include "kernel.h"
+#include "io.h"
+#include "internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -298,8 +300,8 @@ static int session_of_pgrp(struct proxy_world *w, int pgrp)
 /* is_ignored: the calling thread blocks sig or its action is SIG_IGN. */
 static bool sig_ignored(const struct proxy_process *p, int sig)
 {
-    return (p->sigmask & (1ULL << (sig - 1))) ||
-           p->sigactions[sig].handler == (uint64_t)(uintptr_t)SIG_IGN;
+    return (p->sig.sigmask & (1ULL << (sig - 1))) ||
+           p->sig.sigactions[sig].handler == (uint64_t)(uintptr_t)SIG_IGN;
 }
 
 /*

@@ -9,6 +9,7 @@
  * exit is not built; every call, NULL included, is EPERM.
  */
 #include "proxy.h"
+#include "kernel.h"
 
 #include <errno.h>
 #include <sys/syscall.h>

@@ -28,6 +28,7 @@
  * EINVAL for a bad timeval, then EPERM even with both arguments NULL.
  */
 #include "proxy.h"
+#include "kernel.h"
 
 #include <errno.h>
 #include <string.h>

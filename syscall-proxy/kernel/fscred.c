@@ -24,6 +24,7 @@
  * access.
  */
 #include "proxy.h"
+#include "kernel.h"
 
 #include <errno.h>
 #include <stdbool.h>

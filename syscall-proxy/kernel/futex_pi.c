@@ -34,6 +34,8 @@
 #include <time.h>
 
 #include "det.h"
+#include "proxy.h"
+#include "kernel.h"
 
 #ifndef FUTEX_LOCK_PI2
 #define FUTEX_LOCK_PI2 13

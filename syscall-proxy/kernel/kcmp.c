@@ -5,7 +5,7 @@
  *
  * What each type compares in hvrun's model:
  *  - KCMP_FILE: two guest fds' open file descriptions, by the id the fd
- *    table gives each one (io/fdtable.c): guest fds that share one (dup,
+ *    table gives each one (fdtable.c): guest fds that share one (dup,
  *    fork's copies, pidfd_getfd) compare equal, two opens of a file do not.
  *  - KCMP_VM: the address space, by proxy_process mm_id: a process's own,
  *    its threads', and its CLONE_VM children's (vfork, posix_spawn).
@@ -20,7 +20,7 @@
  *    (proxy_process sem_undo_list). Two processes without one compare
  *    equal, as Linux's two NULL pointers do.
  *  - KCMP_IO: the I/O context, which no guest has (ioprio_set changes
- *    nothing: kernel/misc.c), as a Linux task that never set a priority
+ *    nothing: kernel/sched.c), as a Linux task that never set a priority
  *    under a scheduler without contexts has none: every pair is equal.
  *  - KCMP_EPOLL_TFD: EOPNOTSUPP, Linux's answer without CONFIG_EPOLL:
  *    hvrun does not keep the files an epoll instance watches (io/epoll.c
@@ -40,6 +40,9 @@
  * (EINVAL) and its own errors.
  */
 #include "proxy.h"
+#include "fdtable.h"
+#include "kernel.h"
+#include "namespace.h"
 
 #include <errno.h>
 #include <linux/kcmp.h>

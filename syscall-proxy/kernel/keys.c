@@ -38,6 +38,8 @@
  * kernel built without them).
  */
 #include "proxy.h"
+#include "kernel.h"
+#include "internal.h"
 
 #include <errno.h>
 #include <linux/keyctl.h>

@@ -36,6 +36,9 @@
  * could write.
  */
 #include "proxy.h"
+#include "fdtable.h"
+#include "kernel.h"
+#include "internal.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -23,6 +23,10 @@
  * repeat; the run's initial namespaces have Linux's fixed numbers.
  */
 #include "proxy.h"
+#include "fdtable.h"
+#include "hooks.h"
+#include "kernel.h"
+#include "internal.h"
 #include "namespace.h"
 
 #include <ctype.h>
@@ -716,7 +720,7 @@ static long sys_setns(struct proxy_process *p, const uint64_t a[6])
         return -EBADF;
     int t;
     struct proxy_ns *ns;
-    if (!proxy_procfile_ns(f, &t, &ns))
+    if (!proxy_hooks.procfile_ns(f, &t, &ns))
         return -EINVAL; /* not a namespace (nor a pidfd) */
     if (nstype && nstype != kinds[t].flag)
         return -EINVAL;

@@ -42,6 +42,9 @@
  * delivers no samples; overflow signals (REFRESH, sigtrap) are not made.
  */
 #include "proxy.h"
+#include "fdtable.h"
+#include "kernel.h"
+#include "internal.h"
 
 #include <asm/perf_regs.h>
 #include <errno.h>
@@ -56,7 +59,6 @@
 #include <unistd.h>
 
 #include "det.h"
-#include "namespace.h"
 
 /* Linux's page: an attr larger than this is E2BIG. */
 #define ATTR_SIZE_MAX 4096

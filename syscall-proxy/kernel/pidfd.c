@@ -22,6 +22,9 @@
  * pidfd_getfd, waitid and poll do not (EBADF, as there).
  */
 #include "proxy.h"
+#include "fdtable.h"
+#include "kernel.h"
+#include "internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -30,8 +33,6 @@
 #include <sys/eventfd.h>
 #include <sys/syscall.h>
 #include <unistd.h>
-
-#include "namespace.h"
 
 #ifndef PIDFD_NONBLOCK
 #define PIDFD_NONBLOCK O_NONBLOCK

@@ -14,7 +14,13 @@
  * copy-on-write.
  */
 #include "proxy.h"
-#include "cpuid_patch.h"
+#include "config.h"
+#include "fdtable.h"
+#include "hooks.h"
+#include "kernel.h"
+#include "internal.h"
+#include "namespace.h"
+#include "ptrace.h"
 #include "det_sched.h"
 #include "run_clock.h"
 
@@ -30,7 +36,6 @@
 
 #include "cpu_x86_64.h"
 #include "det.h"
-#include "fs_internal.h"
 
 #define SIGBIT(s) (1ULL << ((s) - 1))
 
@@ -137,10 +142,10 @@ static struct proxy_process *new_child(struct proxy_process *p,
     c->cwd_fd = fcntl(p->cwd_fd, F_DUPFD_CLOEXEC, 3);
     c->pid = c->tid = proxy_world_next_id(p->world);
     c->ppid = p->pid;
-    c->pending_mask = 0;
-    c->rt_queue = NULL; /* a child starts with no pending signals */
+    c->sig.pending_mask = 0;
+    c->sig.rt_queue = NULL; /* a child starts with no pending signals */
     c->aio = NULL;      /* nor AIO contexts (Linux does not copy them) */
-    c->nr_rt_queue = c->cap_rt_queue = 0;
+    c->sig.nr_rt_queue = c->sig.cap_rt_queue = 0;
     c->exited = c->zombie = c->vfork_released = c->did_exec = false;
     c->stopped = c->report_stop = c->report_cont = false;
     c->ptrace_exit_tracer = 0;
@@ -222,8 +227,8 @@ long proxy_fork(struct proxy_process *p, uint64_t flags, gva_t stack,
     if (!share_mm)
         vmm_clock_add(VMM_CLOCK_FORK_COPY, copy_t);
     if (rc == 0 &&
-        (rc = share_mm ? proxy_cpuid_share(c, p) : proxy_cpuid_fork(c, p)) ==
-            0 &&
+        (rc = share_mm ? proxy_hooks.cpuid_share(c, p)
+                       : proxy_hooks.cpuid_fork(c, p)) == 0 &&
         (rc = clone_fds(c, p)) == 0 &&
         (rc = child_thread(c, p, stack, flags, tls)) == 0 &&
         (rc = (int)proxy_ns_clone_apply(p, c, flags)) == 0 &&
@@ -280,7 +285,7 @@ static void fill_child_info(siginfo_t *info, const struct proxy_process *to,
 
 static bool ignores_sigchld(const struct proxy_process *p)
 {
-    const struct proxy_sigaction *sa = &p->sigactions[SIGCHLD];
+    const struct proxy_sigaction *sa = &p->sig.sigactions[SIGCHLD];
     return sa->handler == (uint64_t)(uintptr_t)SIG_IGN ||
            (sa->flags & SA_NOCLDWAIT);
 }
@@ -318,8 +323,8 @@ static void notify_job_change(struct proxy_process *c, int code, int status)
 {
     struct proxy_process *parent = proxy_world_find(c->world, c->ppid);
     if (!parent || parent->zombie ||
-        (parent->sigactions[SIGCHLD].flags & SA_NOCLDSTOP) ||
-        parent->sigactions[SIGCHLD].handler == (uint64_t)(uintptr_t)SIG_IGN)
+        (parent->sig.sigactions[SIGCHLD].flags & SA_NOCLDSTOP) ||
+        parent->sig.sigactions[SIGCHLD].handler == (uint64_t)(uintptr_t)SIG_IGN)
         return;
     siginfo_t info;
     memset(&info, 0, sizeof(info));
@@ -473,7 +478,7 @@ void proxy_world_exit(struct proxy_process *p)
     }
     p->zombie = true;
     proxy_pidfd_exited(p); /* its pidfds poll readable */
-    proxy_tty_exit(p); /* a session leader hangs its terminal up */
+    proxy_hooks.tty_exit(p); /* a session leader hangs its terminal up */
     /* Closing every fd now gives the readers of its pipes their EOF. */
     proxy_fdtable_destroy(&p->fds);
     send_death_signals(p);
@@ -794,20 +799,20 @@ static void exec_reset(struct proxy_process *p)
     proxy_keys_exec(p); /* thread and process keyrings go */
     proxy_perf_on_exec(p->world, p->threads[p->cur].tid);
     for (int s = 1; s < PROXY_NSIG; s++) {
-        struct proxy_sigaction *sa = &p->sigactions[s];
+        struct proxy_sigaction *sa = &p->sig.sigactions[s];
         if (sa->handler != (uint64_t)(uintptr_t)SIG_IGN)
             sa->handler = (uint64_t)(uintptr_t)SIG_DFL;
         sa->flags = 0;
         sa->mask = 0;
         sa->restorer = 0;
     }
-    p->altstack.ss_flags = SS_DISABLE;
-    p->altstack.ss_sp = NULL;
-    p->altstack.ss_size = 0;
+    p->sig.altstack.ss_flags = SS_DISABLE;
+    p->sig.altstack.ss_sp = NULL;
+    p->sig.altstack.ss_size = 0;
     p->clear_child_tid = 0;
     p->robust_list = 0;
     proxy_fd_close_on_exec(&p->fds);
-    proxy_aio_release(p); /* the old memory's contexts (exit_aio) */
+    proxy_hooks.aio_release(p); /* the old memory's contexts (exit_aio) */
     /* The new image's thread goes on counting events from where the
      * process's threads were, so "thread TID's N-th event" (--schedule)
      * names one moment only. */
@@ -854,7 +859,7 @@ static long do_execve(struct proxy_process *p, int dirfd, gva_t path_gva,
         return rc;
     if (!guest_path[0] && !(flags & AT_EMPTY_PATH))
         return -ENOENT;
-    if ((rc = proxy_path_rewrite(p, guest_path, path, sizeof(path))) < 0)
+    if ((rc = proxy_hooks.path_rewrite(p, guest_path, path, sizeof(path))) < 0)
         return rc;
     char **argv = NULL, **envp = NULL;
     int64_t budget = exec_arg_budget(p) - (int64_t)strlen(guest_path) - 1;
@@ -895,9 +900,10 @@ static long do_execve(struct proxy_process *p, int dirfd, gva_t path_gva,
     }
     p->vm = vm;
     p->as = vmm_vm_aspace(vm);
-    struct proxy_cpuid_patched *old_sites = proxy_cpuid_exec_begin(p);
-    rc = proxy_exec_load(p, path, guest_path, argv, envp, why, sizeof(why));
-    proxy_cpuid_exec_end(p, old_sites, rc == 0);
+    struct proxy_cpuid_patched *old_sites = proxy_hooks.cpuid_exec_begin(p);
+    rc = proxy_hooks.exec_load(p, path, guest_path, argv, envp, why,
+                               sizeof(why));
+    proxy_hooks.cpuid_exec_end(p, old_sites, rc == 0);
     if (rc < 0) {
         /* A failed exec leaves the caller as it was. */
         vmm_vm_destroy(vm);
@@ -959,7 +965,7 @@ static bool init_ignores(const struct proxy_process *from,
     bool run_init = to->cfg->as_init && to == to->world->procs[0];
     if (!run_init && !proxy_ns_is_ns_init(to))
         return false;
-    if (to->sigactions[sig].handler != (uint64_t)(uintptr_t)SIG_DFL)
+    if (to->sig.sigactions[sig].handler != (uint64_t)(uintptr_t)SIG_DFL)
         return false;
     bool from_outside = !run_init && from != to &&
                         !proxy_ns_pid_below(to, from);

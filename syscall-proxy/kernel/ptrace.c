@@ -50,6 +50,9 @@
  * is its tracer).
  */
 #include "proxy.h"
+#include "kernel.h"
+#include "internal.h"
+#include "ptrace.h"
 
 #include <errno.h>
 #include <linux/elf.h>
@@ -65,17 +68,9 @@
 #include <sys/wait.h>
 
 #include "cpu_x86_64.h"
-#include "namespace.h"
 
 #define SIGBIT(s) (1ULL << ((s) - 1))
-#define SYSCALL_INSN_BYTES 2
-#define RFLAGS_TF 0x100ULL
-/* What a tracer may change in RFLAGS (Linux's FLAG_MASK). */
-#define RFLAGS_TRACER_MASK 0x254dd5ULL
-#define DR6_RESERVED 0xffff0ff0ULL
 #define DR6_BS 0x4000ULL
-#define DR7_ENABLE_BITS 0xffULL
-#define USER_SPACE_END 0x7ffffffff000ULL
 #define AUDIT_ARCH_X86_64_ID 0xc000003eU
 #define PT_OPTIONS_VALID                                                       \
     (PTRACE_O_TRACESYSGOOD | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK |       \
@@ -83,37 +78,15 @@
      PTRACE_O_TRACEEXIT | PTRACE_O_TRACESECCOMP | PTRACE_O_EXITKILL |         \
      PTRACE_O_SUSPEND_SECCOMP)
 /* ptrace_message at syscall stops (PTRACE_GET_SYSCALL_INFO's op). */
-/* The kernel-internal results a tracer sees at an interrupted call. */
-#define ERESTARTSYS_NR 512
-#define ERESTARTNOHAND_NR 514
-#define ERESTART_RESTARTBLOCK_NR 516
 #define EVENTMSG_SYSCALL_ENTRY 1
 #define EVENTMSG_SYSCALL_EXIT 2
 
 /* ---- the traced thread ---------------------------------------------------- */
 
 /* The bytes breakpoint i of DR7 covers (its LEN field). */
-static uint64_t dr_bytes(uint64_t dr7, int i)
-{
-    unsigned len = (dr7 >> (18 + 4 * i)) & 3;
-    return len == 0 ? 1 : len == 1 ? 2 : len == 3 ? 4 : 8;
-}
-
-
 static struct proxy_thread *current_thread(struct proxy_process *p)
 {
     return p->threads ? &p->threads[p->cur] : NULL;
-}
-
-static bool on_vcpu(const struct proxy_process *q, const struct proxy_thread *t)
-{
-    return t == &q->threads[q->cur];
-}
-
-/* A thread's registers: live on its VM's vCPU when it is the current one. */
-static struct vmm_regs *regs_of(struct proxy_process *q, struct proxy_thread *t)
-{
-    return on_vcpu(q, t) ? vmm_vm_regs(q->vm) : &t->regs;
 }
 
 static int tid_of(const struct proxy_process *q, const struct proxy_thread *t)
@@ -186,7 +159,7 @@ static void notify_tracer(struct proxy_process *q, struct proxy_thread *t,
     struct proxy_process *tr = proxy_world_find(q->world, t->pt.tracer);
     if (!tr || tr->zombie)
         return;
-    const struct proxy_sigaction *sa = &tr->sigactions[SIGCHLD];
+    const struct proxy_sigaction *sa = &tr->sig.sigactions[SIGCHLD];
     if (sa->handler == (uint64_t)(uintptr_t)SIG_IGN ||
         (code != CLD_EXITED && code != CLD_KILLED &&
          (sa->flags & SA_NOCLDSTOP)))
@@ -253,7 +226,7 @@ static void park_at_syscall(struct proxy_process *p)
     p->threads[p->cur].pt.entry_done = true;
 }
 
-static bool parked(const struct proxy_thread *t)
+bool proxy_ptrace_parked(const struct proxy_thread *t)
 {
     return t->pt.stop == PROXY_PT_SYSCALL_ENTER ||
            (t->pt.stop == PROXY_PT_EVENT &&
@@ -931,220 +904,6 @@ bool proxy_ptrace_has_event(struct proxy_process *p, int options)
                              NULL) == 1;
 }
 
-/* ---- the tracee's registers as ptrace shows them ---------------------------- */
-
-static uint64_t fs_base_of(struct proxy_process *q, struct proxy_thread *t)
-{
-    return on_vcpu(q, t) ? vmm_vm_fs_base(q->vm) : t->fs_base;
-}
-
-static uint64_t gs_base_of(struct proxy_process *q, struct proxy_thread *t)
-{
-    return on_vcpu(q, t) ? vmm_vm_gs_base(q->vm) : t->gs_base;
-}
-
-static void get_user_regs(struct proxy_process *q, struct proxy_thread *t,
-                          struct user_regs_struct *u)
-{
-    const struct vmm_regs *r = regs_of(q, t);
-    memset(u, 0, sizeof(*u));
-    u->r15 = r->r15; u->r14 = r->r14; u->r13 = r->r13; u->r12 = r->r12;
-    u->rbp = r->rbp; u->rbx = r->rbx; u->r11 = r->r11; u->r10 = r->r10;
-    u->r9 = r->r9; u->r8 = r->r8; u->rax = r->rax; u->rcx = r->rcx;
-    u->rdx = r->rdx; u->rsi = r->rsi; u->rdi = r->rdi;
-    u->orig_rax = (uint64_t)t->pt.orig_rax;
-    u->rip = r->rip;
-    u->cs = 0x33;
-    u->eflags = r->rflags;
-    u->rsp = r->rsp;
-    u->ss = 0x2b;
-    u->fs_base = fs_base_of(q, t);
-    u->gs_base = gs_base_of(q, t);
-    if (parked(t)) { /* inside the call, as Linux's pt_regs are */
-        u->rip += SYSCALL_INSN_BYTES;
-        u->rax = (uint64_t)-ENOSYS;
-    } else if (t->pt.interrupted) { /* to be restarted, or EINTR */
-        u->rip += SYSCALL_INSN_BYTES;
-        u->rax = (uint64_t)(t->restart_sleep ? -ERESTART_RESTARTBLOCK_NR
-                            : t->eintr_on_handler ? -ERESTARTNOHAND_NR
-                                                  : -ERESTARTSYS_NR);
-    }
-    if (t->pt.step_tf || t->pt.sw_tf)
-        u->eflags &= ~RFLAGS_TF;
-}
-
-static long set_user_regs(struct proxy_process *q, struct proxy_thread *t,
-                          const struct user_regs_struct *u)
-{
-    if ((u->cs & 3) != 3 || (u->ss & 3) != 3 ||
-        u->fs_base >= USER_SPACE_END || u->gs_base >= USER_SPACE_END)
-        return -EIO;
-    struct vmm_regs *r = regs_of(q, t);
-    r->r15 = u->r15; r->r14 = u->r14; r->r13 = u->r13; r->r12 = u->r12;
-    r->rbp = u->rbp; r->rbx = u->rbx; r->r11 = u->r11; r->r10 = u->r10;
-    r->r9 = u->r9; r->r8 = u->r8; r->rcx = u->rcx;
-    r->rdx = u->rdx; r->rsi = u->rsi; r->rdi = u->rdi;
-    r->rsp = u->rsp;
-    r->rflags = (r->rflags & ~RFLAGS_TRACER_MASK) |
-                (u->eflags & RFLAGS_TRACER_MASK);
-    if (t->pt.step_tf)
-        r->rflags |= RFLAGS_TF;
-    t->pt.orig_rax = (int64_t)u->orig_rax;
-    if (parked(t)) {
-        /* The call it makes when let go: the number in orig_rax (-1:
-         * none, the result is rax), at the instruction before rip. */
-        r->rip = u->rip - SYSCALL_INSN_BYTES;
-        r->rax = u->orig_rax;
-        t->pt.skip_call = t->pt.emulated || (int64_t)u->orig_rax == -1;
-        t->pt.skip_result = (int64_t)u->rax;
-    } else if (t->pt.interrupted) {
-        r->rip = u->rip - SYSCALL_INSN_BYTES; /* still to restart */
-        r->rax = u->orig_rax;
-    } else {
-        r->rip = u->rip;
-        r->rax = u->rax;
-    }
-    if (on_vcpu(q, t)) {
-        vmm_vm_set_fs_base(q->vm, u->fs_base);
-        vmm_vm_set_gs_base(q->vm, u->gs_base);
-        vmm_vm_enter_user(q->vm);
-    } else {
-        t->fs_base = u->fs_base;
-        t->gs_base = u->gs_base;
-    }
-    return 0;
-}
-
-/* The XSAVE image (standard format) of a thread, with the user ABI's
- * xcr0 word at byte 464 (xstate_fx_sw_bytes). */
-static int get_xstate(struct proxy_process *q, struct proxy_thread *t,
-                      uint8_t *buf)
-{
-    memset(buf, 0, VMM_XSAVE_MAX_BYTES);
-    int rc = 0;
-    if (on_vcpu(q, t))
-        rc = vmm_vm_get_xstate(q->vm, buf, VMM_XSAVE_MAX_BYTES);
-    else if (t->xstate)
-        memcpy(buf, t->xstate, VMM_XSAVE_MAX_BYTES);
-    if (rc < 0)
-        return rc;
-    uint64_t xcr0 = vmm_vm_xcr0(q->vm);
-    memset(buf + 464, 0, 48);
-    memcpy(buf + 464, &xcr0, sizeof(xcr0));
-    return 0;
-}
-
-static int set_xstate(struct proxy_process *q, struct proxy_thread *t,
-                      const uint8_t *buf)
-{
-    if (on_vcpu(q, t))
-        return vmm_vm_set_xstate(q->vm, buf, VMM_XSAVE_MAX_BYTES);
-    if (!t->xstate && !(t->xstate = malloc(VMM_XSAVE_MAX_BYTES)))
-        return -ENOMEM;
-    memcpy(t->xstate, buf, VMM_XSAVE_MAX_BYTES);
-    return 0;
-}
-
-/* Writes len bytes of src at [at, at+len) of the image, then checks the
- * XSAVE header (xstate_bv within xcr0) before it is used. */
-static long put_xstate(struct proxy_process *q, struct proxy_thread *t,
-                       const void *src, size_t at, size_t len)
-{
-    uint8_t img[VMM_XSAVE_MAX_BYTES];
-    int rc = get_xstate(q, t, img);
-    if (rc < 0)
-        return rc;
-    memcpy(img + at, src, len);
-    uint64_t xstate_bv;
-    memcpy(&xstate_bv, img + 512, sizeof(xstate_bv));
-    if (xstate_bv & ~vmm_vm_xcr0(q->vm))
-        return -EINVAL;
-    memset(img + 464, 0, 48);
-    return set_xstate(q, t, img);
-}
-
-/* ---- the user area (PEEKUSER/POKEUSER) ----------------------------------- */
-
-#define USER_DEBUGREG_AT offsetof(struct user, u_debugreg)
-
-static long peek_user(struct proxy_process *q, struct proxy_thread *t,
-                      uint64_t off, uint64_t *val)
-{
-    if ((off & 7) || off >= sizeof(struct user))
-        return -EIO;
-    *val = 0;
-    if (off < sizeof(struct user_regs_struct)) {
-        struct user_regs_struct u;
-        get_user_regs(q, t, &u);
-        memcpy(val, (uint8_t *)&u + off, 8);
-    } else if (off >= USER_DEBUGREG_AT && off < USER_DEBUGREG_AT + 64) {
-        int n = (int)((off - USER_DEBUGREG_AT) / 8);
-        *val = n == 6 ? (t->pt.dr[6] | DR6_RESERVED) : t->pt.dr[n];
-    }
-    return 0;
-}
-
-/* The bytes each enabled data breakpoint watches, as they are now. */
-static void note_watched(struct proxy_process *q, struct proxy_thread *t)
-{
-    for (int i = 0; i < 4; i++) {
-        t->pt.dr_seen[i] = 0;
-        if ((t->pt.dr[7] >> (2 * i)) & 3)
-            (void)vmm_as_copy_in(q->as, &t->pt.dr_seen[i], t->pt.dr[i],
-                                 dr_bytes(t->pt.dr[7], i));
-    }
-}
-
-/* DR7 as Linux's ptrace_write_dr7 takes it: per enabled breakpoint, an
- * instruction breakpoint is one byte; I/O (RW 10) is refused; a data one
- * covers 1, 2, 4 or 8 bytes at an address aligned to that. */
-static long check_dr7(const struct proxy_thread *t, uint64_t dr7)
-{
-    for (int i = 0; i < 4; i++) {
-        if (!((dr7 >> (2 * i)) & 3))
-            continue;
-        unsigned rw = (dr7 >> (16 + 4 * i)) & 3;
-        unsigned len = (dr7 >> (18 + 4 * i)) & 3;
-        uint64_t bytes = dr_bytes(dr7, i);
-        if (rw == 2 || (rw == 0 && len != 0) || (t->pt.dr[i] & (bytes - 1)))
-            return -EINVAL;
-    }
-    return 0;
-}
-
-static long poke_user(struct proxy_process *q, struct proxy_thread *t,
-                      uint64_t off, uint64_t val)
-{
-    if ((off & 7) || off >= sizeof(struct user))
-        return -EIO;
-    if (off < sizeof(struct user_regs_struct)) {
-        struct user_regs_struct u;
-        get_user_regs(q, t, &u);
-        memcpy((uint8_t *)&u + off, &val, 8);
-        return set_user_regs(q, t, &u);
-    }
-    if (off >= USER_DEBUGREG_AT && off < USER_DEBUGREG_AT + 64) {
-        int n = (int)((off - USER_DEBUGREG_AT) / 8);
-        if (n == 4 || n == 5)
-            return -EIO;
-        if (n < 4 && val >= USER_SPACE_END)
-            return -EIO;
-        if (n == 7) {
-            long rc = check_dr7(t, val);
-            if (rc < 0)
-                return rc;
-            /* Armed on the tracee's VM now; a backend without debug
-             * registers has hvrun keep them by single-stepping. */
-            t->pt.dr_stepped = (val & DR7_ENABLE_BITS) &&
-                               vmm_vm_set_debugregs(q->vm, t->pt.dr, val) < 0;
-        }
-        t->pt.dr[n] = val;
-        if (t->pt.dr_stepped)
-            note_watched(q, t);
-    }
-    return 0;
-}
-
 /* ---- tracee memory ----------------------------------------------------------- */
 
 /* A word of tracee memory (FOLL_FORCE: read-only text too). */
@@ -1370,7 +1129,7 @@ static long get_syscall_info(struct proxy_process *p, struct proxy_process *q,
     struct syscall_info_abi si;
     memset(&si, 0, sizeof(si));
     struct user_regs_struct u;
-    get_user_regs(q, t, &u);
+    proxy_ptrace_get_user_regs(q, t, &u);
     si.arch = AUDIT_ARCH_X86_64_ID;
     si.instruction_pointer = u.rip;
     si.stack_pointer = u.rsp;
@@ -1421,20 +1180,20 @@ static long regset(struct proxy_process *p, struct proxy_process *q,
     long rc;
     if (!set) {
         if (type == NT_PRSTATUS)
-            get_user_regs(q, t, (struct user_regs_struct *)(void *)buf);
-        else if ((rc = get_xstate(q, t, buf)) < 0)
+            proxy_ptrace_get_user_regs(q, t, (struct user_regs_struct *)(void *)buf);
+        else if ((rc = proxy_ptrace_get_xstate(q, t, buf)) < 0)
             return rc;
         if (proxy_copy_out(p, (gva_t)(uintptr_t)iov.iov_base, buf, n) < 0)
             return -EFAULT;
     } else {
         /* A short write of the general registers keeps the rest. */
         if (type == NT_PRSTATUS)
-            get_user_regs(q, t, (struct user_regs_struct *)(void *)buf);
+            proxy_ptrace_get_user_regs(q, t, (struct user_regs_struct *)(void *)buf);
         if (proxy_copy_in(p, buf, (gva_t)(uintptr_t)iov.iov_base, n) < 0)
             return -EFAULT;
         rc = type == NT_PRSTATUS
-                 ? set_user_regs(q, t, (struct user_regs_struct *)(void *)buf)
-                 : put_xstate(q, t, buf, 0, n);
+                 ? proxy_ptrace_set_user_regs(q, t, (struct user_regs_struct *)(void *)buf)
+                 : proxy_ptrace_put_xstate(q, t, buf, 0, n);
         if (rc < 0)
             return rc;
     }
@@ -1449,14 +1208,14 @@ static long regs_request(struct proxy_process *p, struct proxy_process *q,
     long rc;
     switch (req) {
     case PTRACE_GETREGS:
-        get_user_regs(q, t, (struct user_regs_struct *)(void *)buf);
+        proxy_ptrace_get_user_regs(q, t, (struct user_regs_struct *)(void *)buf);
         return proxy_copy_out(p, data, buf, sizeof(struct user_regs_struct));
     case PTRACE_SETREGS:
         if (proxy_copy_in(p, buf, data, sizeof(struct user_regs_struct)) < 0)
             return -EFAULT;
-        return set_user_regs(q, t, (struct user_regs_struct *)(void *)buf);
+        return proxy_ptrace_set_user_regs(q, t, (struct user_regs_struct *)(void *)buf);
     case PTRACE_GETFPREGS:
-        if ((rc = get_xstate(q, t, buf)) < 0)
+        if ((rc = proxy_ptrace_get_xstate(q, t, buf)) < 0)
             return rc;
         return proxy_copy_out(p, data, buf, sizeof(struct user_fpregs_struct));
     case PTRACE_SETFPREGS:
@@ -1464,7 +1223,7 @@ static long regs_request(struct proxy_process *p, struct proxy_process *q,
             return -EFAULT;
         /* The legacy area only; xstate_bv's x87/SSE bits then say it is
          * in use, as fxsave's image would. */
-        return put_xstate(q, t, buf, 0, sizeof(struct user_fpregs_struct));
+        return proxy_ptrace_put_xstate(q, t, buf, 0, sizeof(struct user_fpregs_struct));
     }
     return -EIO;
 }
@@ -1501,7 +1260,7 @@ static long sigmask_request(struct proxy_process *p, struct proxy_process *q,
 {
     if (size != 8)
         return -EINVAL;
-    uint64_t *mask = on_vcpu(q, t) ? &q->sigmask : &t->sigmask;
+    uint64_t *mask = on_vcpu(q, t) ? &q->sig.sigmask : &t->sigmask;
     if (req == PTRACE_GETSIGMASK)
         return proxy_copy_out(p, data, mask, 8);
     uint64_t m;
@@ -1516,10 +1275,10 @@ static long arch_prctl_request(struct proxy_process *p, struct proxy_process *q,
                                gva_t data)
 {
     struct user_regs_struct u;
-    get_user_regs(q, t, &u);
+    proxy_ptrace_get_user_regs(q, t, &u);
     switch (code) {
-    case 0x1001: u.gs_base = data; return set_user_regs(q, t, &u);
-    case 0x1002: u.fs_base = data; return set_user_regs(q, t, &u);
+    case 0x1001: u.gs_base = data; return proxy_ptrace_set_user_regs(q, t, &u);
+    case 0x1002: u.fs_base = data; return proxy_ptrace_set_user_regs(q, t, &u);
     case 0x1003: return proxy_copy_out(p, data, &u.fs_base, 8);
     case 0x1004: return proxy_copy_out(p, data, &u.gs_base, 8);
     }
@@ -1554,11 +1313,11 @@ static long stopped_request(struct proxy_process *p, struct proxy_process *q,
     case PTRACE_POKEDATA:
         return proxy_mem_write_forced(q, addr, &data, 8) < 0 ? -EIO : 0;
     case PTRACE_PEEKUSR:
-        if ((rc = peek_user(q, t, addr, &word)) < 0)
+        if ((rc = proxy_ptrace_peek_user(q, t, addr, &word)) < 0)
             return rc;
         return proxy_copy_out(p, data, &word, 8);
     case PTRACE_POKEUSR:
-        return poke_user(q, t, addr, data);
+        return proxy_ptrace_poke_user(q, t, addr, data);
     case PTRACE_GETREGS: case PTRACE_SETREGS:
     case PTRACE_GETFPREGS: case PTRACE_SETFPREGS:
         return regs_request(p, q, t, req, data);

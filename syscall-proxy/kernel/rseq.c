@@ -14,6 +14,8 @@
  * kept across fork and dropped at execve; a new thread starts with none.
  */
 #include "proxy.h"
+#include "kernel.h"
+#include "internal.h"
 
 #include <errno.h>
 #include <linux/rseq.h>

@@ -3,6 +3,8 @@
  * world (world.c), every process it creates, until the first one exits.
  */
 #include "proxy.h"
+#include "kernel.h"
+#include "internal.h"
 
 int proxy_run(struct proxy_process *p, struct vmm_host *host)
 {

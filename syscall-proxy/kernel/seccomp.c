@@ -34,6 +34,9 @@
  * not syscalls, as Linux's vDSO's are not.
  */
 #include "proxy.h"
+#include "kernel.h"
+#include "internal.h"
+#include "ptrace.h"
 
 #include <errno.h>
 #include <linux/audit.h>

@@ -21,6 +21,9 @@
  * dropped when a thread would take it, as Linux never queues it.
  */
 #include "proxy.h"
+#include "kernel.h"
+#include "internal.h"
+#include "ptrace.h"
 
 #include <errno.h>
 #include <stddef.h>
@@ -104,7 +107,7 @@ static enum default_action default_action_of(int sig)
  * modelled; a stopped-and-continued pause goes on waiting, as on Linux). */
 static bool sig_inert(const struct proxy_process *p, int sig)
 {
-    const struct proxy_sigaction *sa = &p->sigactions[sig];
+    const struct proxy_sigaction *sa = &p->sig.sigactions[sig];
     if (sa->handler == (uint64_t)(uintptr_t)SIG_IGN)
         return true;
     enum default_action act = default_action_of(sig);
@@ -124,9 +127,10 @@ void proxy_process_kill(struct proxy_process *p, int signo)
 
 static bool on_altstack(const struct proxy_process *p, uint64_t sp)
 {
-    return !(p->altstack.ss_flags & SS_DISABLE) &&
-           sp > (uint64_t)(uintptr_t)p->altstack.ss_sp &&
-           sp <= (uint64_t)(uintptr_t)p->altstack.ss_sp + p->altstack.ss_size;
+    return !(p->sig.altstack.ss_flags & SS_DISABLE) &&
+           sp > (uint64_t)(uintptr_t)p->sig.altstack.ss_sp &&
+           sp <= (uint64_t)(uintptr_t)p->sig.altstack.ss_sp +
+                     p->sig.altstack.ss_size;
 }
 
 static void fill_sigcontext(struct ksigcontext *sc, const struct vmm_regs *r)
@@ -165,31 +169,32 @@ static int setup_frame(struct proxy_process *p, int sig,
                        const siginfo_t *info, uint64_t trapno, uint64_t err,
                        uint64_t cr2)
 {
-    const struct proxy_sigaction *sa = &p->sigactions[sig];
+    const struct proxy_sigaction *sa = &p->sig.sigactions[sig];
     struct vmm_regs *r = vmm_vm_regs(p->vm);
     uint64_t sp = r->rsp - REDZONE_BYTES;
     bool onstack = on_altstack(p, r->rsp);
     bool entering = (sa->flags & SA_ONSTACK) && !onstack &&
-                    !(p->altstack.ss_flags & SS_DISABLE);
+                    !(p->sig.altstack.ss_flags & SS_DISABLE);
     if (entering)
-        sp = (uint64_t)(uintptr_t)p->altstack.ss_sp + p->altstack.ss_size;
+        sp = (uint64_t)(uintptr_t)p->sig.altstack.ss_sp +
+             p->sig.altstack.ss_size;
     gva_t buf_fx = (sp - (vmm_vm_xsave_bytes(p->vm) + 4)) & ~63ULL;
     gva_t frame_at = ((buf_fx - sizeof(struct krt_sigframe) + 8) & ~15ULL) - 8;
     /* get_sigframe: a frame that would overflow the alternate stack (one
      * entered now, or the one the thread is on) is refused, never written
      * below it: the caller forces SIGSEGV. */
-    uint64_t ss_sp = (uint64_t)(uintptr_t)p->altstack.ss_sp;
+    uint64_t ss_sp = (uint64_t)(uintptr_t)p->sig.altstack.ss_sp;
     if ((entering || onstack) &&
-        !(frame_at > ss_sp && frame_at - ss_sp <= p->altstack.ss_size))
+        !(frame_at > ss_sp && frame_at - ss_sp <= p->sig.altstack.ss_size))
         return -EFAULT;
 
     struct krt_sigframe f;
     memset(&f, 0, sizeof(f));
     f.pretcode = sa->restorer;
     f.uc.uc_flags = UC_FP_XSTATE | UC_SIGCONTEXT_SS | UC_STRICT_RESTORE_SS;
-    f.uc.uc_stack.ss_sp = (uint64_t)(uintptr_t)p->altstack.ss_sp;
-    f.uc.uc_stack.ss_size = p->altstack.ss_size;
-    f.uc.uc_stack.ss_flags = (p->altstack.ss_flags & SS_DISABLE)
+    f.uc.uc_stack.ss_sp = (uint64_t)(uintptr_t)p->sig.altstack.ss_sp;
+    f.uc.uc_stack.ss_size = p->sig.altstack.ss_size;
+    f.uc.uc_stack.ss_flags = (p->sig.altstack.ss_flags & SS_DISABLE)
                                  ? SS_DISABLE
                                  : (onstack ? SS_ONSTACK : 0);
     fill_sigcontext(&f.uc.uc_mcontext, r);
@@ -200,7 +205,7 @@ static int setup_frame(struct proxy_process *p, int sig,
      * temporary one (Linux's sigmask_to_save). */
     struct proxy_thread *t = p->threads ? &p->threads[p->cur] : NULL;
     uint64_t to_save =
-        t && t->saved_sigmask_valid ? t->saved_sigmask : p->sigmask;
+        t && t->saved_sigmask_valid ? t->saved_sigmask : p->sig.sigmask;
     f.uc.uc_mcontext.oldmask = to_save & 0xffffffffULL;
     f.uc.uc_mcontext.fpstate = buf_fx;
     f.uc.uc_sigmask = to_save;
@@ -233,11 +238,11 @@ static void deliver(struct proxy_process *p, int sig, const siginfo_t *info,
  * ignored, it is unblocked and takes its default action. */
 static void force_default_if_unwanted(struct proxy_process *p, int sig)
 {
-    struct proxy_sigaction *sa = &p->sigactions[sig];
-    if ((p->sigmask & SIGBIT(sig)) ||
+    struct proxy_sigaction *sa = &p->sig.sigactions[sig];
+    if ((p->sig.sigmask & SIGBIT(sig)) ||
         sa->handler == (uint64_t)(uintptr_t)SIG_IGN) {
         sa->handler = (uint64_t)(uintptr_t)SIG_DFL;
-        p->sigmask &= ~SIGBIT(sig);
+        p->sig.sigmask &= ~SIGBIT(sig);
     }
 }
 
@@ -276,7 +281,7 @@ static bool orphaned_stop(struct proxy_process *p, int sig)
 static void deliver(struct proxy_process *p, int sig, const siginfo_t *info,
                     uint64_t trapno, uint64_t err, uint64_t cr2)
 {
-    struct proxy_sigaction *sa = &p->sigactions[sig];
+    struct proxy_sigaction *sa = &p->sig.sigactions[sig];
     struct proxy_thread *t = p->threads ? &p->threads[p->cur] : NULL;
     /* A transfer parked part way returns what it moved whatever the
      * signal does, SA_RESTART or not, as Linux does (xfer_progress.c). */
@@ -319,10 +324,10 @@ static void deliver(struct proxy_process *p, int sig, const siginfo_t *info,
         force_sigsegv(p, sig, trapno, err, cr2);
         return;
     }
-    p->sigmask |= sa->mask;
+    p->sig.sigmask |= sa->mask;
     if (!(sa->flags & SA_NODEFER))
-        p->sigmask |= SIGBIT(sig);
-    p->sigmask &= ~UNBLOCKABLE;
+        p->sig.sigmask |= SIGBIT(sig);
+    p->sig.sigmask &= ~UNBLOCKABLE;
     if (sa->flags & SA_RESETHAND) {
         sa->handler = (uint64_t)(uintptr_t)SIG_DFL;
         sa->flags &= ~(uint64_t)SA_SIGINFO;
@@ -344,7 +349,7 @@ static bool job_control(struct proxy_process *p, int signo)
     if (!p->world)
         return false;
     if (signo == SIGCONT) {
-        p->pending_mask &= ~STOP_SIGNALS;
+        p->sig.pending_mask &= ~STOP_SIGNALS;
         proxy_process_continue(p);
         proxy_ptrace_continued(p);
         return false; /* a SIGCONT handler still runs */
@@ -356,9 +361,9 @@ static bool job_control(struct proxy_process *p, int signo)
     }
     if (!(SIGBIT(signo) & STOP_SIGNALS))
         return false;
-    p->pending_mask &= ~SIGBIT(SIGCONT);
-    bool dfl = p->sigactions[signo].handler == (uint64_t)(uintptr_t)SIG_DFL;
-    bool blocked = signo != SIGSTOP && (p->sigmask & SIGBIT(signo));
+    p->sig.pending_mask &= ~SIGBIT(SIGCONT);
+    bool dfl = p->sig.sigactions[signo].handler == (uint64_t)(uintptr_t)SIG_DFL;
+    bool blocked = signo != SIGSTOP && (p->sig.sigmask & SIGBIT(signo));
     struct proxy_world *w = p->world;
     bool running = w->procs[w->cur] == p;
     /* A traced process stops at the signal's delivery, for its tracer. */
@@ -382,7 +387,7 @@ static struct proxy_thread *thread_of(const struct proxy_process *p, int tid)
 uint64_t proxy_signal_pending_for(const struct proxy_process *p, int tid)
 {
     struct proxy_thread *t = thread_of(p, tid);
-    return p->pending_mask | (t ? t->own_pending : 0);
+    return p->sig.pending_mask | (t ? t->own_pending : 0);
 }
 
 #define SIGRT_FIRST 32
@@ -392,19 +397,19 @@ uint64_t proxy_signal_pending_for(const struct proxy_process *p, int tid)
 static void rt_enqueue(struct proxy_process *p, int signo, int tid,
                        const siginfo_t *info)
 {
-    if ((uint64_t)p->nr_rt_queue >= p->rlimits[RLIMIT_SIGPENDING].rlim_cur)
+    if ((uint64_t)p->sig.nr_rt_queue >= p->rlimits[RLIMIT_SIGPENDING].rlim_cur)
         return;
-    if (p->nr_rt_queue == p->cap_rt_queue) {
-        int cap = p->cap_rt_queue ? p->cap_rt_queue * 2 : 16;
-        void *q = realloc(p->rt_queue, (size_t)cap * sizeof(*p->rt_queue));
+    if (p->sig.nr_rt_queue == p->sig.cap_rt_queue) {
+        int cap = p->sig.cap_rt_queue ? p->sig.cap_rt_queue * 2 : 16;
+        void *q =
+            realloc(p->sig.rt_queue, (size_t)cap * sizeof(*p->sig.rt_queue));
         if (!q)
             return;
-        p->rt_queue = q;
-        p->cap_rt_queue = cap;
+        p->sig.rt_queue = q;
+        p->sig.cap_rt_queue = cap;
     }
-    p->rt_queue[p->nr_rt_queue++] =
-        (struct proxy_pending_signal){.signo = signo, .tid = tid,
-                                      .info = *info};
+    p->sig.rt_queue[p->sig.nr_rt_queue++] = (struct proxy_pending_signal){
+        .signo = signo, .tid = tid, .info = *info};
 }
 
 /* After the pending instance of a real-time signal is taken, the next
@@ -413,19 +418,20 @@ static void rt_refill(struct proxy_process *p, int signo,
                       struct proxy_thread *t)
 {
     int tid = t ? t->tid : 0;
-    for (int i = 0; i < p->nr_rt_queue; i++) {
-        if (p->rt_queue[i].signo != signo || p->rt_queue[i].tid != tid)
+    for (int i = 0; i < p->sig.nr_rt_queue; i++) {
+        if (p->sig.rt_queue[i].signo != signo || p->sig.rt_queue[i].tid != tid)
             continue;
         if (t) {
-            t->own_info[signo] = p->rt_queue[i].info;
+            t->own_info[signo] = p->sig.rt_queue[i].info;
             t->own_pending |= SIGBIT(signo);
         } else {
-            p->pending[signo] = p->rt_queue[i];
-            p->pending_mask |= SIGBIT(signo);
+            p->sig.pending[signo] = p->sig.rt_queue[i];
+            p->sig.pending_mask |= SIGBIT(signo);
         }
-        memmove(&p->rt_queue[i], &p->rt_queue[i + 1],
-                (size_t)(p->nr_rt_queue - i - 1) * sizeof(*p->rt_queue));
-        p->nr_rt_queue--;
+        memmove(&p->sig.rt_queue[i], &p->sig.rt_queue[i + 1],
+                (size_t)(p->sig.nr_rt_queue - i - 1) *
+                    sizeof(*p->sig.rt_queue));
+        p->sig.nr_rt_queue--;
         return;
     }
 }
@@ -434,25 +440,25 @@ static void rt_refill(struct proxy_process *p, int signo,
  * threads' (it became ignored). */
 static void discard_signal(struct proxy_process *p, int signo)
 {
-    p->pending_mask &= ~SIGBIT(signo);
+    p->sig.pending_mask &= ~SIGBIT(signo);
     for (int i = 0; p->threads && i < p->nr_threads; i++)
         p->threads[i].own_pending &= ~SIGBIT(signo);
     int n = 0;
-    for (int i = 0; i < p->nr_rt_queue; i++)
-        if (p->rt_queue[i].signo != signo)
-            p->rt_queue[n++] = p->rt_queue[i];
-    p->nr_rt_queue = n;
+    for (int i = 0; i < p->sig.nr_rt_queue; i++)
+        if (p->sig.rt_queue[i].signo != signo)
+            p->sig.rt_queue[n++] = p->sig.rt_queue[i];
+    p->sig.nr_rt_queue = n;
 }
 
 void proxy_signal_force_thread(struct proxy_process *p, int tid,
                                const siginfo_t *info)
 {
     int signo = info->si_signo;
-    struct proxy_sigaction *sa = &p->sigactions[signo];
-    if ((p->sigmask & SIGBIT(signo)) ||
+    struct proxy_sigaction *sa = &p->sig.sigactions[signo];
+    if ((p->sig.sigmask & SIGBIT(signo)) ||
         sa->handler == (uint64_t)(uintptr_t)SIG_IGN) {
         sa->handler = (uint64_t)(uintptr_t)SIG_DFL;
-        p->sigmask &= ~SIGBIT(signo);
+        p->sig.sigmask &= ~SIGBIT(signo);
     }
     proxy_signal_raise_thread(p, tid, signo, info);
 }
@@ -461,14 +467,14 @@ void proxy_signal_force_thread(struct proxy_process *p, int tid,
 static uint64_t mask_of(const struct proxy_process *p,
                         const struct proxy_thread *t)
 {
-    return t == &p->threads[p->cur] ? p->sigmask : t->sigmask;
+    return t == &p->threads[p->cur] ? p->sig.sigmask : t->sigmask;
 }
 
 /* Linux's sig_handler_ignored: SIG_IGN, or SIG_DFL of a signal whose
  * default action is to ignore it (SIGCHLD, SIGCONT, SIGURG, SIGWINCH). */
 static bool sig_ignored(const struct proxy_process *p, int sig)
 {
-    uint64_t handler = p->sigactions[sig].handler;
+    uint64_t handler = p->sig.sigactions[sig].handler;
     return handler == (uint64_t)(uintptr_t)SIG_IGN ||
            (handler == (uint64_t)(uintptr_t)SIG_DFL &&
             default_action_of(sig) == ACT_IGNORE);
@@ -479,7 +485,7 @@ static bool sig_blocked(const struct proxy_process *p,
                         const struct proxy_thread *t, int sig)
 {
     if (!p->threads)
-        return (p->sigmask & SIGBIT(sig)) != 0;
+        return (p->sig.sigmask & SIGBIT(sig)) != 0;
     if (t)
         return (mask_of(p, t) & SIGBIT(sig)) != 0;
     for (int k = 0; k < p->nr_threads; k++)
@@ -539,14 +545,14 @@ void proxy_signal_raise(struct proxy_process *p, int signo,
         return;
     /* Standard signals coalesce; the first siginfo wins, as in Linux.
      * Real-time signals queue every instance (up to RLIMIT_SIGPENDING). */
-    if (p->pending_mask & SIGBIT(signo)) {
+    if (p->sig.pending_mask & SIGBIT(signo)) {
         if (signo >= SIGRT_FIRST)
             rt_enqueue(p, signo, 0, info);
         return;
     }
-    p->pending[signo].signo = signo;
-    p->pending[signo].info = *info;
-    p->pending_mask |= SIGBIT(signo);
+    p->sig.pending[signo].signo = signo;
+    p->sig.pending[signo].info = *info;
+    p->sig.pending_mask |= SIGBIT(signo);
     proxy_signalfd_sync(p);
 }
 
@@ -569,8 +575,8 @@ int proxy_signal_dequeue(struct proxy_process *p, uint64_t set,
     if (!ready)
         return 0;
     int sig = __builtin_ctzll(ready) + 1;
-    *info = p->pending[sig].info;
-    p->pending_mask &= ~SIGBIT(sig);
+    *info = p->sig.pending[sig].info;
+    p->sig.pending_mask &= ~SIGBIT(sig);
     if (sig >= SIGRT_FIRST)
         rt_refill(p, sig, NULL);
     proxy_signalfd_sync(p);
@@ -588,7 +594,7 @@ void proxy_signal_deliver_pending(struct proxy_process *p)
         return;
     for (;;) {
         uint64_t ready = proxy_signal_pending_for(p, p->tid) &
-                         ~(p->sigmask & ~UNBLOCKABLE);
+                         ~(p->sig.sigmask & ~UNBLOCKABLE);
         if (!ready)
             break;
         int sig = __builtin_ctzll(ready) + 1;
@@ -605,7 +611,7 @@ void proxy_signal_deliver_pending(struct proxy_process *p)
     /* Woken from rt_sigsuspend, but another thread took the signal: the
      * call returns EINTR with the caller's mask back. */
     if (t && t->saved_sigmask_valid) {
-        p->sigmask = t->saved_sigmask;
+        p->sig.sigmask = t->saved_sigmask;
         t->saved_sigmask_valid = false;
     }
 }
@@ -614,7 +620,7 @@ void proxy_signal_deliver_now(struct proxy_process *p, int sig,
                               const siginfo_t *info)
 {
     /* Blocked by now: it goes back to pending (ptrace_signal). */
-    if ((p->sigmask & ~UNBLOCKABLE) & SIGBIT(sig)) {
+    if ((p->sig.sigmask & ~UNBLOCKABLE) & SIGBIT(sig)) {
         proxy_signal_raise_thread(p, p->tid, sig, info);
         return;
     }
@@ -667,7 +673,7 @@ bool proxy_signal_would_take(struct proxy_process *p)
     if (!p->threads)
         return false;
     return signals_acted_on(p, proxy_signal_pending_for(p, p->tid),
-                            p->sigmask) != 0;
+                            p->sig.sigmask) != 0;
 }
 
 /* ---- CPU exceptions ------------------------------------------------------ */
@@ -745,7 +751,7 @@ static long sys_rt_sigaction(struct proxy_process *p, const uint64_t a[6])
     int sig = (int)a[0];
     if (a[3] != 8 || !sig_valid(a[0]))
         return -EINVAL;
-    struct proxy_sigaction act, old = p->sigactions[sig];
+    struct proxy_sigaction act, old = p->sig.sigactions[sig];
     if (a[1]) {
         if (sig == SIGKILL || sig == SIGSTOP)
             return -EINVAL;
@@ -760,7 +766,7 @@ static long sys_rt_sigaction(struct proxy_process *p, const uint64_t a[6])
     }
     if (a[1]) {
         act.mask &= ~UNBLOCKABLE;
-        p->sigactions[sig] = act;
+        p->sig.sigactions[sig] = act;
         /* Setting SIG_IGN (or SIG_DFL of an ignore-by-default signal)
          * discards a pending instance. */
         if (act.handler == (uint64_t)(uintptr_t)SIG_IGN ||
@@ -777,7 +783,7 @@ static long sys_rt_sigprocmask(struct proxy_process *p, const uint64_t a[6])
 {
     if (a[3] != 8)
         return -EINVAL;
-    uint64_t set = 0, old = p->sigmask;
+    uint64_t set = 0, old = p->sig.sigmask;
     if (a[1]) {
         if (a[0] > SIG_SETMASK)
             return -EINVAL;
@@ -792,12 +798,12 @@ static long sys_rt_sigprocmask(struct proxy_process *p, const uint64_t a[6])
     }
     if (a[1]) {
         if (a[0] == SIG_BLOCK)
-            p->sigmask |= set;
+            p->sig.sigmask |= set;
         else if (a[0] == SIG_UNBLOCK)
-            p->sigmask &= ~set;
+            p->sig.sigmask &= ~set;
         else
-            p->sigmask = set;
-        p->sigmask &= ~UNBLOCKABLE;
+            p->sig.sigmask = set;
+        p->sig.sigmask &= ~UNBLOCKABLE;
     }
     return 0;
 }
@@ -806,7 +812,7 @@ static long sys_rt_sigpending(struct proxy_process *p, const uint64_t a[6])
 {
     if (a[1] > 8)
         return -EINVAL;
-    uint64_t set = proxy_signal_pending_for(p, p->tid) & p->sigmask;
+    uint64_t set = proxy_signal_pending_for(p, p->tid) & p->sig.sigmask;
     return proxy_copy_out(p, a[0], &set, a[1]);
 }
 
@@ -815,10 +821,10 @@ static long sys_sigaltstack(struct proxy_process *p, const uint64_t a[6])
     struct vmm_regs *r = vmm_vm_regs(p->vm);
     bool onstack = on_altstack(p, r->rsp);
     if (a[1]) {
-        struct kstack old = {(uint64_t)(uintptr_t)p->altstack.ss_sp,
-                             onstack ? SS_ONSTACK : p->altstack.ss_flags, 0,
-                             p->altstack.ss_size};
-        if (p->altstack.ss_flags & SS_DISABLE)
+        struct kstack old = {(uint64_t)(uintptr_t)p->sig.altstack.ss_sp,
+                             onstack ? SS_ONSTACK : p->sig.altstack.ss_flags, 0,
+                             p->sig.altstack.ss_size};
+        if (p->sig.altstack.ss_flags & SS_DISABLE)
             old = (struct kstack){0, SS_DISABLE, 0, 0};
         int rc = proxy_copy_out(p, a[1], &old, sizeof(old));
         if (rc < 0)
@@ -836,16 +842,16 @@ static long sys_sigaltstack(struct proxy_process *p, const uint64_t a[6])
     if (mode != SS_DISABLE && mode != SS_ONSTACK && mode != 0)
         return -EINVAL;
     if (mode == SS_DISABLE) {
-        p->altstack.ss_sp = NULL;
-        p->altstack.ss_size = 0;
-        p->altstack.ss_flags = SS_DISABLE;
+        p->sig.altstack.ss_sp = NULL;
+        p->sig.altstack.ss_size = 0;
+        p->sig.altstack.ss_flags = SS_DISABLE;
         return 0;
     }
     if (ss.ss_size < KERNEL_MINSIGSTKSZ)
         return -ENOMEM;
-    p->altstack.ss_sp = (void *)(uintptr_t)ss.ss_sp;
-    p->altstack.ss_size = ss.ss_size;
-    p->altstack.ss_flags = ss.ss_flags & SS_AUTODISARM_FLAG;
+    p->sig.altstack.ss_sp = (void *)(uintptr_t)ss.ss_sp;
+    p->sig.altstack.ss_size = ss.ss_size;
+    p->sig.altstack.ss_flags = ss.ss_flags & SS_AUTODISARM_FLAG;
     return 0;
 }
 
@@ -889,11 +895,11 @@ static long sys_rt_sigreturn(struct proxy_process *p, const uint64_t a[6])
         vmm_vm_reset_xstate(p->vm);
     }
     restore_sigcontext(r, &f.uc.uc_mcontext);
-    p->sigmask = f.uc.uc_sigmask & ~UNBLOCKABLE;
+    p->sig.sigmask = f.uc.uc_sigmask & ~UNBLOCKABLE;
     if (!on_altstack(p, r->rsp)) {
-        p->altstack.ss_sp = (void *)(uintptr_t)f.uc.uc_stack.ss_sp;
-        p->altstack.ss_size = f.uc.uc_stack.ss_size;
-        p->altstack.ss_flags = f.uc.uc_stack.ss_flags & SS_DISABLE;
+        p->sig.altstack.ss_sp = (void *)(uintptr_t)f.uc.uc_stack.ss_sp;
+        p->sig.altstack.ss_size = f.uc.uc_stack.ss_size;
+        p->sig.altstack.ss_flags = f.uc.uc_stack.ss_flags & SS_DISABLE;
     }
     vmm_vm_enter_user(p->vm);
     return PROXY_RET_REGS_SET;
@@ -949,9 +955,9 @@ static long sys_rt_sigsuspend(struct proxy_process *p, const uint64_t a[6])
     if (proxy_copy_in(p, &mask, a[0], 8) < 0)
         return -EFAULT;
     struct proxy_thread *t = current_thread(p);
-    t->saved_sigmask = p->sigmask;
+    t->saved_sigmask = p->sig.sigmask;
     t->saved_sigmask_valid = true;
-    p->sigmask = mask & ~UNBLOCKABLE;
+    p->sig.sigmask = mask & ~UNBLOCKABLE;
     return suspend(p);
 }
 

@@ -3,7 +3,8 @@
  * (sysvipc.h).
  */
 #include "proxy.h"
-#include "sysvipc.h"
+#include "kernel.h"
+#include "namespace.h"
 
 #include <errno.h>
 #include <string.h>

@@ -12,7 +12,8 @@
  * (a checkpoint/restore interface) is not offered (EINVAL).
  */
 #include "proxy.h"
-#include "sysvipc.h"
+#include "kernel.h"
+#include "internal.h"
 
 #include <errno.h>
 #include <stdio.h>

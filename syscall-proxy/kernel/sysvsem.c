@@ -1,7 +1,7 @@
 /*
  * sysvsem.c - System V semaphores: semget, semop, semtimedop, semctl.
  *
- * The run's own IPC namespace, as for shared memory (mm/sysvshm.c): sets
+ * The run's own IPC namespace, as for shared memory (kernel/sysvshm.c): sets
  * live in the world, ids from 0 in order. semop applies all its
  * operations or none (Linux's atomicity); one that would wait parks the
  * thread and tries again after 1 ms of logical time (deterministic: the
@@ -12,7 +12,8 @@
  * inherited by fork, kept by execve), cleared by SETVAL/SETALL.
  */
 #include "proxy.h"
-#include "sysvipc.h"
+#include "kernel.h"
+#include "internal.h"
 
 #include <errno.h>
 #include <stdio.h>

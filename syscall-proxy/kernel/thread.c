@@ -14,6 +14,10 @@
  * futex_pi.c's.
  */
 #include "proxy.h"
+#include "kernel.h"
+#include "internal.h"
+#include "namespace.h"
+#include "ptrace.h"
 #include "futex.h"
 #include "det_sched.h"
 
@@ -66,8 +70,8 @@ static int save_current(struct proxy_process *p)
     t->fs_base = vmm_vm_fs_base(p->vm);
     t->gs_base = vmm_vm_gs_base(p->vm);
     t->tid = p->tid;
-    t->sigmask = p->sigmask;
-    t->altstack = p->altstack;
+    t->sigmask = p->sig.sigmask;
+    t->altstack = p->sig.altstack;
     t->clear_child_tid = p->clear_child_tid;
     t->robust_list = p->robust_list;
     if (t->state == PROXY_THREAD_EXITED)
@@ -88,8 +92,8 @@ static void load_thread(struct proxy_process *p, int idx)
         vmm_vm_set_xstate(p->vm, t->xstate, VMM_XSAVE_MAX_BYTES);
     vmm_vm_enter_user(p->vm);
     p->tid = t->tid;
-    p->sigmask = t->sigmask;
-    p->altstack = t->altstack;
+    p->sig.sigmask = t->sigmask;
+    p->sig.altstack = t->altstack;
     p->clear_child_tid = t->clear_child_tid;
     p->robust_list = t->robust_list;
     p->quantum_left = DET_SCHED_QUANTUM;
@@ -595,7 +599,7 @@ static long clone_thread(struct proxy_process *p, uint64_t flags,
     t->waited = true; /* a new thread wants its first turn soon */
     t->fs_base = (flags & CLONE_SETTLS) ? tls : vmm_vm_fs_base(p->vm);
     t->gs_base = vmm_vm_gs_base(p->vm);
-    t->sigmask = p->sigmask;
+    t->sigmask = p->sig.sigmask;
     t->altstack.ss_flags = SS_DISABLE; /* not inherited with CLONE_VM */
     if (flags & CLONE_CHILD_CLEARTID)
         t->clear_child_tid = ctid;
@@ -795,3 +799,20 @@ const struct proxy_syscall proxy_thread_syscalls[] = {
     {SYS_sched_yield, "sched_yield", sys_sched_yield},
     {-1, NULL, NULL},
 };
+
+/* A thread's waiting state of io.c and fs.c (struct proxy_thread_io):
+ * the host fds a park holds. */
+void proxy_fifo_unpark(struct proxy_thread *t)
+{
+    if (t->io.fifo_parked)
+        close(t->io.fifo_fd);
+    t->io.fifo_parked = t->io.fifo_partner = false;
+}
+
+void proxy_thread_io_release(struct proxy_thread *t)
+{
+    if (t->io.has_epoll)
+        close(t->io.epoll_fd);
+    proxy_fifo_unpark(t);
+    t->io = (struct proxy_thread_io){0};
+}

@@ -11,6 +11,8 @@
  * assertions below keep that assumption visible.
  */
 #include "proxy.h"
+#include "kernel.h"
+#include "internal.h"
 
 #include <errno.h>
 #include <stdint.h>

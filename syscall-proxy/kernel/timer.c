@@ -26,6 +26,8 @@
  * POSIX ones (proxy_timer_fork, proxy_timer_exec).
  */
 #include "proxy.h"
+#include "kernel.h"
+#include "internal.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -163,9 +165,9 @@ static int64_t remaining_ns(const struct proxy_timer *t, int64_t now_ns,
 /* Linux discards a signal that is ignored and not blocked (sig_ignored). */
 static bool signal_ignored(const struct proxy_process *p, int signo)
 {
-    if (p->sigmask & SIGBIT(signo))
+    if (p->sig.sigmask & SIGBIT(signo))
         return false;
-    uint64_t h = p->sigactions[signo].handler;
+    uint64_t h = p->sig.sigactions[signo].handler;
     if (h == (uint64_t)(uintptr_t)SIG_IGN)
         return true;
     return h == (uint64_t)(uintptr_t)SIG_DFL &&
@@ -177,9 +179,9 @@ static bool signal_ignored(const struct proxy_process *p, int signo)
 static bool own_signal_pending(const struct proxy_process *p,
                                const struct proxy_timer *t)
 {
-    const siginfo_t *si = &p->pending[t->signo].info;
-    return (p->pending_mask & SIGBIT(t->signo)) && si->si_code == SI_TIMER &&
-           si->si_timerid == t->id;
+    const siginfo_t *si = &p->sig.pending[t->signo].info;
+    return (p->sig.pending_mask & SIGBIT(t->signo)) &&
+           si->si_code == SI_TIMER && si->si_timerid == t->id;
 }
 
 static int add_overrun(int a, int64_t b)
@@ -196,7 +198,7 @@ static void notify_posix(struct proxy_process *p, struct proxy_timer *t,
         return;
     if (own_signal_pending(p, t)) {
         t->overrun = add_overrun(t->overrun, 1 + missed);
-        p->pending[t->signo].info.si_overrun = t->overrun;
+        p->sig.pending[t->signo].info.si_overrun = t->overrun;
         return;
     }
     /* Our previous signal is gone (delivered or taken), with the overrun
@@ -284,7 +286,7 @@ void proxy_timer_fire_due(struct proxy_world *w)
 static bool could_wake(const struct proxy_process *p,
                        const struct proxy_timer *t, int signo)
 {
-    return t->armed && !(p->pending_mask & SIGBIT(signo)) &&
+    return t->armed && !(p->sig.pending_mask & SIGBIT(signo)) &&
            !signal_ignored(p, signo);
 }
 

@@ -20,6 +20,8 @@
  * is a trapped UD2.)
  */
 #include "proxy.h"
+#include "kernel.h"
+#include "internal.h"
 
 #include <errno.h>
 #include <linux/audit.h>
@@ -83,8 +85,8 @@ long proxy_user_dispatch_prctl(struct proxy_process *p, const uint64_t a[6])
 static bool from_vdso(const struct proxy_process *p, uint64_t ret_ip)
 {
     gva_t insn = ret_ip - SYSCALL_INSN_LEN;
-    return p->vvar_gva && insn >= p->vvar_gva + VMM_PAGE_SIZE &&
-           insn < p->vvar_gva + 2 * VMM_PAGE_SIZE;
+    return p->mm.vvar_gva && insn >= p->mm.vvar_gva + VMM_PAGE_SIZE &&
+           insn < p->mm.vvar_gva + 2 * VMM_PAGE_SIZE;
 }
 
 static long trigger_sigsys(struct proxy_process *p, uint64_t nr,

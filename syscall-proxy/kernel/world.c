@@ -12,8 +12,13 @@
  * waits on the host fds; with neither, the run is deadlocked.
  */
 #include "proxy.h"
-#include "cpuid_patch.h"
-#include "outside.h"
+#include "fdtable.h"
+#include "config.h"
+#include "hooks.h"
+#include "kernel.h"
+#include "internal.h"
+#include "namespace.h"
+#include "ptrace.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -77,10 +82,10 @@ int proxy_world_init(struct proxy_world *w, struct vmm_host *host,
     }
     w->next_pid = first->pid + 1;
     first->world = w;
-    proxy_tty_world_init(w, first);
+    proxy_hooks.tty_world_init(w, first);
     /* The OOM backstop's baseline (and its /proc/self/statm fd, opened
      * now, during set-up). */
-    proxy_mem_check_oom(w);
+    proxy_hooks.mem_check_oom(w);
     return first->threads ? 0 : proxy_thread_init(first);
 }
 
@@ -96,10 +101,10 @@ void proxy_world_destroy(struct proxy_world *w)
     proxy_shm_world_free(w);
     proxy_sem_world_free(w);
     proxy_msg_world_free(w);
-    proxy_outside_free(w);
+    proxy_hooks.outside_free(w);
     proxy_mq_world_free(w);
     proxy_ns_world_free(w);
-    proxy_tty_world_free(w);
+    proxy_hooks.tty_world_free(w);
     proxy_keys_world_free(w);
     /* Timerfds still open in the first process outlive the world. */
     proxy_timerfd_world_gone(w);
@@ -460,7 +465,7 @@ static void count_event(struct proxy_process *p)
  * refresh() tests for its state). */
 static bool signal_ends_wait(struct proxy_process *q, struct proxy_thread *t)
 {
-    if (!q->pending_mask && !t->own_pending) /* the common case, cheaply */
+    if (!q->sig.pending_mask && !t->own_pending) /* the common case, cheaply */
         return false;
     switch (t->state) {
     case PROXY_THREAD_WAIT_FD: case PROXY_THREAD_WAIT_CHILD:
@@ -546,7 +551,8 @@ static struct proxy_process *pick(struct proxy_world *w)
     q->threads[idx].waited = false;
     q->slice_spent_ns = 0;
     q->slice_events = 0;
-    q->vdso_count_goes_on = false; /* the count is the VM's, not a thread's */
+    /* the count is the VM's, not a thread's */
+    q->mm.vdso_count_goes_on = false;
     if (q != p)
         det_log_value(q->det, DET_SRC_SCHED, &q->pid, sizeof(q->pid));
     w->cur = i;
@@ -575,13 +581,13 @@ static bool wait_for_something(struct proxy_world *w)
     if (best_p) {
         /* record/replay: a peer outside the run may answer first */
         if (best_p->threads[best_t].state == PROXY_THREAD_WAIT_FD &&
-            proxy_outside_await(w, best_p, best))
+            proxy_hooks.outside_await(w, best_p, best))
             return true;
         proxy_thread_expire(best_p, best_t);
         return true;
     }
     /* A replay's recorded data from outside comes now (outside.c). */
-    if (proxy_outside_idle_feed(w))
+    if (proxy_hooks.outside_idle_feed(w))
         return true;
     struct pollfd fds[256];
     nfds_t n = 0;
@@ -607,7 +613,7 @@ static bool wait_for_something(struct proxy_world *w)
     /* Recording, hvrun's relays to outside are waited on too: what comes
      * in is the recording's (outside.c), not an event of the detlog. */
     nfds_t guests = n;
-    n += (nfds_t)proxy_outside_poll_fds(w, fds + n, (int)(256 - n));
+    n += (nfds_t)proxy_hooks.outside_poll_fds(w, fds + n, (int)(256 - n));
     /* An external event: only something outside the run can wake us.
      * Which fds became ready goes into the detlog, so --verify can name
      * a difference that came from outside. */
@@ -622,7 +628,7 @@ static bool wait_for_something(struct proxy_world *w)
         if (fds[i].revents)
             ready |= 1ULL << i;
     if (n > guests)
-        proxy_outside_pump(w);
+        proxy_hooks.outside_pump(w);
     if (!ready && n > guests)
         return true;
     det_log_value(w->procs[0]->det, DET_SRC_EXTERNAL, &ready, sizeof(ready));
@@ -800,7 +806,7 @@ static bool other_wants_vcpu(struct proxy_world *w, struct proxy_process *p)
  */
 static bool vdso_forced_call(struct proxy_process *p, uint64_t ret_rip)
 {
-    if (!proxy_vdso_count_spent(p))
+    if (!proxy_hooks.vdso_count_spent(p))
         return false;
     const struct vmm_vma *v = vmm_as_find_vma(p->as, ret_rip);
     return v && v->name && strcmp(v->name, "[vdso]") == 0;
@@ -878,9 +884,9 @@ static bool run_one(struct proxy_process *p)
                       ? SLICE_MIN_LEFT_NS
                       : slice - p->slice_spent_ns;
     proxy_ptrace_load_debugregs(p);
-    proxy_mm_fill_deferred(); /* the guest sees its pages filled */
+    proxy_hooks.mm_fill_deferred(); /* the guest sees its pages filled */
     int64_t started = host_monotonic_ns();
-    proxy_vdso_enter(p);
+    proxy_hooks.vdso_enter(p);
     int rc = vmm_vm_run_slice(p->vm, &ev, run_for);
     /* The slice ran out. A thread that made events in it (clock reads
      * answered by the vDSO, trapped TSC reads) is not cut: its events
@@ -892,10 +898,10 @@ static bool run_one(struct proxy_process *p)
      * any event for a whole slice is cut. */
     bool slice_over = ev.kind == VMM_EVENT_INTERRUPTED && ev.slice_over &&
                       ev.in_user_code;
-    bool made_events = p->slice_events > 0 || proxy_vdso_unfolded(p) > 0;
+    bool made_events = p->slice_events > 0 || proxy_hooks.vdso_unfolded(p) > 0;
     bool cut = slice_over && !made_events;
-    p->slice_events += proxy_vdso_leave(p, ev.kind == VMM_EVENT_INTERRUPTED &&
-                                               !cut);
+    p->slice_events +=
+        proxy_hooks.vdso_leave(p, ev.kind == VMM_EVENT_INTERRUPTED && !cut);
     /* Only a syscall or the slice's end starts a new slice: a fault hvrun
      * resolves (or turns into a signal), a trapped RDTSC/CPUID, or a host
      * interruption, does not, and a spinner that faults now and then must
@@ -933,7 +939,8 @@ static bool run_one(struct proxy_process *p)
         long skip_ret = 0;
         if (proxy_ptrace_syscall_entry(p, &skip, &skip_ret))
             break;
-        proxy_outside_pump(p->world); /* record/replay: data from outside */
+        /* record/replay: data from outside */
+        proxy_hooks.outside_pump(p->world);
         long ret = skip ? skip_ret : proxy_dispatch(p);
         proxy_ptrace_syscall_done(p, ret);
         if (ret != PROXY_RET_NORETURN && !p->exited)
@@ -955,7 +962,7 @@ static bool run_one(struct proxy_process *p)
         break;
     }
     case VMM_EVENT_EXCEPTION:
-        switch (proxy_cpuid_trap(p, &ev)) {
+        switch (proxy_hooks.cpuid_trap(p, &ev)) {
         case PROXY_TRAP_NONE:
             proxy_signal_fault(p, &ev);
             break;
@@ -1058,20 +1065,19 @@ static void log_thread_states(struct proxy_world *w)
             if (t->has_deadline)
                 snprintf(deadline, sizeof(deadline), "in %lld ns",
                          (long long)((int64_t)t->deadline_ns - now));
-            proxy_log(q, 1,
-                      "  process %d thread %d%s: %s (host fd %d events %#x, "
-                      "futex %#llx, deadline %s), pending %#llx mask %#llx, "
-                      "%llu syscalls, rip %s",
-                      q->pid, k == q->cur ? q->tid : t->tid,
-                      i == w->cur && k == q->cur ? " on the vCPU" : "",
-                      thread_state_names[t->state],
-                      t->state == PROXY_THREAD_WAIT_FD ? t->wait_host_fd : -1,
-                      (unsigned)t->wait_events,
-                      (unsigned long long)t->futex_uaddr, deadline,
-                      (unsigned long long)q->pending_mask,
-                      (unsigned long long)(k == q->cur ? q->sigmask
-                                                       : t->sigmask),
-                      (unsigned long long)q->nr_syscalls, rip);
+            proxy_log(
+                q, 1,
+                "  process %d thread %d%s: %s (host fd %d events %#x, "
+                "futex %#llx, deadline %s), pending %#llx mask %#llx, "
+                "%llu syscalls, rip %s",
+                q->pid, k == q->cur ? q->tid : t->tid,
+                i == w->cur && k == q->cur ? " on the vCPU" : "",
+                thread_state_names[t->state],
+                t->state == PROXY_THREAD_WAIT_FD ? t->wait_host_fd : -1,
+                (unsigned)t->wait_events, (unsigned long long)t->futex_uaddr,
+                deadline, (unsigned long long)q->sig.pending_mask,
+                (unsigned long long)(k == q->cur ? q->sig.sigmask : t->sigmask),
+                (unsigned long long)q->nr_syscalls, rip);
         }
     }
 }
@@ -1144,7 +1150,7 @@ int proxy_world_run(struct proxy_world *w)
         /* --linger: the run ends once no one holds its output. */
         if (w->first_done && !w->ended && !proxy_world_output_held(w))
             proxy_world_end(w);
-        proxy_mem_check_oom(w);
+        proxy_hooks.mem_check_oom(w);
     }
     return w->end_status;
 }

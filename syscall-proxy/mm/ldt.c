@@ -18,6 +18,7 @@
  * syscall(2)).
  */
 #include "proxy.h"
+#include "mm.h"
 
 #include <asm/ldt.h>
 #include <errno.h>

@@ -8,8 +8,12 @@
  * program's highest segment.
  */
 #include "proxy.h"
-#include "loader.h"
+#include "hooks.h"
+#include "kernel.h"
+#include "mm.h"
+#include "internal.h"
 #include "cpuid_patch.h"
+#include "loader.h"
 #include "run_clock.h"
 
 #include <errno.h>
@@ -22,7 +26,6 @@
 #include <unistd.h>
 
 #include "det.h"
-#include "fs_internal.h"
 
 #define STACK_BUILD_BYTES (2ULL << 20) /* argv+envp limit: 8 MiB stack / 4 */
 /* exec_binprm allows 5 rewrites (#! scripts) before the final image. */
@@ -332,7 +335,8 @@ int proxy_elf_load(struct vmm_aspace *as, struct proxy_process *p,
     if (fstat(fd, &st) < 0)
         return say(w, -errno, path, strerror(errno));
     if (p)
-        proxy_file_tap_restat(p, &st); /* a replay's copy: as recorded */
+        /* a replay's copy: as recorded */
+        proxy_hooks.file_tap_restat(p, &st);
     Elf64_Ehdr eh;
     memset(&eh, 0, sizeof(eh)); /* a short file: zeros, as bprm->buf */
     if (pread(fd, &eh, sizeof(eh), 0) < 0)
@@ -366,7 +370,7 @@ static int open_exec(struct proxy_process *p, const char *path, struct why *w)
 {
     /* O_NONBLOCK: a FIFO must not wait for a writer (it is then refused as
      * not a regular file, EACCES as Linux); a regular file ignores it. */
-    int fd = proxy_file_tap_replayed(p, p->cwd_fd, path, O_RDONLY);
+    int fd = proxy_hooks.file_tap_replayed(p, p->cwd_fd, path, O_RDONLY);
     if (fd >= 0)
         return fd; /* a replay's recorded program: it was executable */
     fd = openat(p->cwd_fd, path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
@@ -383,7 +387,7 @@ static int open_exec(struct proxy_process *p, const char *path, struct why *w)
     }
     if (fd < 0)
         return say(w, -errno, path, strerror(errno));
-    proxy_file_tap_note(p, p->cwd_fd, path, O_RDONLY, fd);
+    proxy_hooks.file_tap_note(p, p->cwd_fd, path, O_RDONLY, fd);
     struct stat st;
     if (fstat(fd, &st) == 0 && !S_ISREG(st.st_mode)) {
         close(fd);
@@ -464,11 +468,11 @@ static void note_arg_env(struct proxy_process *p, const char *execfn,
         arg_bytes += strlen(argv[i]) + 1;
     for (size_t i = 0; envp && envp[i]; i++)
         env_bytes += strlen(envp[i]) + 1;
-    p->env_end = PROXY_STACK_TOP - 8 - (strlen(execfn) + 1);
-    p->env_start = p->env_end - env_bytes;
-    p->arg_end = p->env_start;
-    p->arg_start = p->arg_end - arg_bytes;
-    p->start_stack = sp;
+    p->mm.env_end = PROXY_STACK_TOP - 8 - (strlen(execfn) + 1);
+    p->mm.env_start = p->mm.env_end - env_bytes;
+    p->mm.arg_end = p->mm.env_start;
+    p->mm.arg_start = p->mm.arg_end - arg_bytes;
+    p->mm.start_stack = sp;
 }
 
 static int build_stack(struct proxy_process *p, const struct proxy_elf_image *main,
@@ -544,7 +548,7 @@ static int load_interp(struct proxy_process *p, const char *interp_path,
         return ifd;
     int rc = check_interp_ehdr(ifd, interp_path, w);
     if (rc == 0)
-        rc = proxy_elf_load(p->as, p, p->mmap_base, ifd, interp_path, true,
+        rc = proxy_elf_load(p->as, p, p->mm.mmap_base, ifd, interp_path, true,
                             im, w->buf, w->len);
     close(ifd);
     return rc == -ENOEXEC ? -ELIBBAD : rc;
@@ -556,9 +560,9 @@ static int exec_elf(struct proxy_process *p, int fd, const char *path,
 {
     struct proxy_elf_image main_elf, interp_elf;
     memset(&interp_elf, 0, sizeof(interp_elf));
-    p->mmap_base = PROXY_MMAP_BASE;
-    p->vvar_gva = 0;
-    int rc = proxy_elf_load(p->as, p, p->mmap_base, fd, path, false,
+    p->mm.mmap_base = PROXY_MMAP_BASE;
+    p->mm.vvar_gva = 0;
+    int rc = proxy_elf_load(p->as, p, p->mm.mmap_base, fd, path, false,
                             &main_elf, w->buf, w->len);
     const struct proxy_elf_image *interp = NULL;
     if (rc == 0 && main_elf.interp[0]) {
@@ -567,7 +571,7 @@ static int exec_elf(struct proxy_process *p, int fd, const char *path,
     }
     gva_t sp;
     if (rc == 0) {
-        p->brk_start = p->brk_end = main_elf.end;
+        p->mm.brk_start = p->mm.brk_end = main_elf.end;
         rc = build_stack(p, &main_elf, interp, execfn, argv, envp, &sp);
         if (rc < 0)
             say(w, rc, path,
@@ -586,7 +590,7 @@ static int exec_elf(struct proxy_process *p, int fd, const char *path,
 static int interp_host_path(struct proxy_process *p, const char *interp,
                             char *host, struct why *w)
 {
-    int rc = proxy_path_rewrite(p, interp, host, PROXY_PATH_MAX);
+    int rc = proxy_hooks.path_rewrite(p, interp, host, PROXY_PATH_MAX);
     return rc < 0 ? say(w, rc, interp, strerror(-rc)) : 0;
 }
 

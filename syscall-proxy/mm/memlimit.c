@@ -30,6 +30,9 @@
  *     A guest that touches memory without any exit is seen at its next one.
  */
 #include "proxy.h"
+#include "kernel.h"
+#include "mm.h"
+#include "internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -108,7 +111,7 @@ static struct proxy_process *oom_victim(struct proxy_world *w,
     for (int i = 0; i < w->nr_procs; i++) {
         struct proxy_process *q = w->procs[i];
         if (!q->as || q->exited || q->zombie ||
-            (q->pending_mask & (1ULL << (SIGKILL - 1))))
+            (q->sig.pending_mask & (1ULL << (SIGKILL - 1))))
             continue;
         uint64_t r = vmm_phys_resident_bytes(q->as->pm);
         if (!victim || r > most) {

@@ -22,8 +22,12 @@
  * growing and mprotect adding write fail with ENOMEM past it.
  */
 #include "proxy.h"
+#include "fdtable.h"
+#include "hooks.h"
+#include "kernel.h"
+#include "mm.h"
+#include "internal.h"
 #include "cpuid_patch.h"
-#include "namespace.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -109,7 +113,7 @@ static int choose_address(struct proxy_process *p, gva_t hint, uint64_t len,
         *out = hint;
         return 0;
     }
-    return vmm_as_find_free(p->as, len, p->mmap_base, out);
+    return vmm_as_find_free(p->as, len, p->mm.mmap_base, out);
 }
 
 /* mlock_future_ok: bytes more of locked memory (a VMA made locked by
@@ -319,7 +323,8 @@ static void name_file_mapping(struct proxy_process *p, int host_fd,
     target[n > 0 ? n : 0] = 0;
     if (fstat(host_fd, &st) < 0)
         return;
-    proxy_file_tap_restat(p, &st); /* a replay's copy: the recorded file */
+    /* a replay's copy: the recorded file */
+    proxy_hooks.file_tap_restat(p, &st);
     vmm_as_set_file(p->as, gva, len, off, st.st_dev, st.st_ino,
                     n > 0 ? target : NULL);
 }
@@ -842,37 +847,37 @@ static void brk_share(const struct proxy_process *p)
     for (int i = 0; p->world && i < p->world->nr_procs; i++) {
         struct proxy_process *q = p->world->procs[i];
         if (q != p && q->as == p->as)
-            q->brk_end = p->brk_end;
+            q->mm.brk_end = p->mm.brk_end;
     }
 }
 
 static long sys_brk(struct proxy_process *p, const uint64_t a[6])
 {
     gva_t want = a[0];
-    if (want < p->brk_start)
-        return (long)p->brk_end;
-    gva_t cur_top = VMM_PAGE_ALIGN_UP(p->brk_end);
+    if (want < p->mm.brk_start)
+        return (long)p->mm.brk_end;
+    gva_t cur_top = VMM_PAGE_ALIGN_UP(p->mm.brk_end);
     gva_t new_top = VMM_PAGE_ALIGN_UP(want);
     /* Past user space (or wrapping when rounded up) is refused; it must
      * never read as a shrink. Linux also keeps a page free above the heap. */
     if (new_top < want || new_top > VMM_USER_END - VMM_PAGE_SIZE)
-        return (long)p->brk_end;
+        return (long)p->mm.brk_end;
     if (new_top > cur_top) {
         uint64_t limit = p->rlimits[RLIMIT_DATA].rlim_cur;
-        if (limit != RLIM_INFINITY && new_top - p->brk_start > limit)
-            return (long)p->brk_end;
+        if (limit != RLIM_INFINITY && new_top - p->mm.brk_start > limit)
+            return (long)p->mm.brk_end;
         if (!lock_future_ok(p, p->as->lock_future, new_top - cur_top) ||
             !vmm_as_range_free(p->as, cur_top,
                                new_top - cur_top + VMM_PAGE_SIZE) ||
             proxy_mem_charge(p, new_top - cur_top) < 0)
-            return (long)p->brk_end;
+            return (long)p->mm.brk_end;
         if (vmm_as_map(p->as, cur_top, new_top - cur_top,
                        PROT_READ | PROT_WRITE, VMM_VMA_HEAP, "[heap]") < 0)
-            return (long)p->brk_end;
+            return (long)p->mm.brk_end;
     } else if (new_top < cur_top) {
         vmm_as_unmap(p->as, new_top, cur_top - new_top);
     }
-    p->brk_end = want;
+    p->mm.brk_end = want;
     brk_share(p);
     return (long)want;
 }
@@ -1167,8 +1172,8 @@ static long sys_get_mempolicy(struct proxy_process *p, const uint64_t a[6])
     else if (flags & MPOL_F_NODE_BIT)
         mode = 0; /* the node: 0 */
     else if (!(flags & MPOL_F_ADDR_BIT)) {
-        mode = p->mempolicy_mode;
-        nodes = p->mempolicy_nodes;
+        mode = p->mm.mempolicy_mode;
+        nodes = p->mm.mempolicy_nodes;
     }
     if (a[0] && proxy_copy_out(p, a[0], &mode, sizeof(mode)) < 0)
         return -EFAULT;
@@ -1198,10 +1203,10 @@ static long sys_set_mempolicy(struct proxy_process *p, const uint64_t a[6])
     if (((mode == 0 || mode == 4) && !empty) ||
         ((mode == 2 || mode == 3 || mode == 5 || mode == 6) && empty))
         return -EINVAL;
-    p->mempolicy_mode = (int)(a[0] & 0xffff);
-    p->mempolicy_nodes = mode == 0 || mode == 4 ? 0 : nodes;
+    p->mm.mempolicy_mode = (int)(a[0] & 0xffff);
+    p->mm.mempolicy_nodes = mode == 0 || mode == 4 ? 0 : nodes;
     if (mode == 0)
-        p->mempolicy_mode = 0;
+        p->mm.mempolicy_mode = 0;
     return 0;
 }
 

@@ -21,6 +21,8 @@
  * EFAULT when none moved.
  */
 #include "proxy.h"
+#include "kernel.h"
+#include "mm.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -21,6 +21,9 @@
  * "/secretmem (deleted)", its link count 1 (the host memfd's is 0).
  */
 #include "proxy.h"
+#include "fdtable.h"
+#include "mm.h"
+#include "internal.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -16,12 +16,15 @@
  * nothing (vdso_abi.h).
  */
 #include "proxy.h"
+#include "kernel.h"
+#include "mm.h"
+#include "internal.h"
+#include "cpuid_patch.h"
 
 #include <errno.h>
 #include <string.h>
 #include <sys/mman.h>
 
-#include "cpuid_patch.h"
 #include "det.h"
 #include "vdso_abi.h"
 
@@ -33,7 +36,7 @@ int proxy_vdso_map(struct proxy_process *p, gva_t *ehdr_out)
     if (image == 0 || image > VMM_PAGE_SIZE)
         return -ENOEXEC;
     gva_t vvar;
-    int rc = vmm_as_find_free(p->as, 2 * VMM_PAGE_SIZE, p->mmap_base, &vvar);
+    int rc = vmm_as_find_free(p->as, 2 * VMM_PAGE_SIZE, p->mm.mmap_base, &vvar);
     if (rc < 0)
         return rc;
     gva_t vdso = vvar + VMM_PAGE_SIZE;
@@ -43,7 +46,7 @@ int proxy_vdso_map(struct proxy_process *p, gva_t *ehdr_out)
                          0, "[vdso]")) < 0 ||
         (rc = vmm_as_poke(p->as, vdso, gk_vdso_start, image)) < 0)
         return rc;
-    p->vvar_gva = vvar;
+    p->mm.vvar_gva = vvar;
     proxy_cpuid_vvar_mapped(p); /* the RDTSC stubs read it too */
     *ehdr_out = vdso;
     return 0;
@@ -51,18 +54,18 @@ int proxy_vdso_map(struct proxy_process *p, gva_t *ehdr_out)
 
 void proxy_vdso_enter(struct proxy_process *p)
 {
-    if (!p->vvar_gva)
+    if (!p->mm.vvar_gva)
         return;
     /* After a host interruption the count goes on: the vDSO's forced
      * syscall then falls after the same number of reads in every run,
      * wherever the host's signals or timers cut the KVM_RUNs. */
-    if (!p->vdso_count_goes_on) {
+    if (!p->mm.vdso_count_goes_on) {
         vmm_vm_vdso_calls_reset(p->vm);
-        p->vdso_folded = 0;
+        p->mm.vdso_folded = 0;
     }
     /* A guest that unmapped or moved the page only loses the fast path
      * (the vDSO checks the magic) or faults, as Linux's vDSO would. */
-    struct vmm_vma *v = vmm_as_find_vma(p->as, p->vvar_gva);
+    struct vmm_vma *v = vmm_as_find_vma(p->as, p->mm.vvar_gva);
     if (!v || !(v->flags & VMM_VMA_SPECIAL))
         return;
     struct det_clock_page c;
@@ -72,61 +75,61 @@ void proxy_vdso_enter(struct proxy_process *p)
     struct gk_vvar page = {.magic = GK_VDSO_MAGIC,
                            .virtual_time = c.virtual_time,
                            .now_ns = c.now_ns -
-                                     (int64_t)p->vdso_folded * c.event_ns,
+                                     (int64_t)p->mm.vdso_folded * c.event_ns,
                            .epoch_ns = c.epoch_ns,
                            .boot_ns = c.boot_ns, .event_ns = c.event_ns,
                            .coarse_ns = c.coarse_ns,
                            .calls_va = vmm_vm_vdso_calls_va(p->vm)};
     /* The folded reads are in the thread's cpu_ns: they come off too. */
-    int64_t folded_ns = (int64_t)p->vdso_folded * c.event_ns;
+    int64_t folded_ns = (int64_t)p->mm.vdso_folded * c.event_ns;
     page.thread_cpu_ns =
         (int64_t)proxy_cpu_clock_base(p, CLOCK_THREAD_CPUTIME_ID) - folded_ns;
     page.process_cpu_ns =
         (int64_t)proxy_cpu_clock_base(p, CLOCK_PROCESS_CPUTIME_ID) -
         folded_ns;
-    (void)vmm_as_poke(p->as, p->vvar_gva, &page, sizeof(page));
+    (void)vmm_as_poke(p->as, p->mm.vvar_gva, &page, sizeof(page));
 }
 
 /* The reads folded since the last record go into the detlog as one. */
 static void log_folded(struct proxy_process *p)
 {
-    det_clock_log_folded(p->det, p->vdso_unlogged);
-    p->vdso_unlogged = 0;
+    det_clock_log_folded(p->det, p->mm.vdso_unlogged);
+    p->mm.vdso_unlogged = 0;
 }
 
 uint64_t proxy_vdso_unfolded(struct proxy_process *p)
 {
-    if (!p->vvar_gva)
+    if (!p->mm.vvar_gva)
         return 0;
     uint64_t calls = vmm_vm_vdso_calls(p->vm);
-    if (calls > GK_VDSO_MAX_CALLS || calls < p->vdso_folded)
+    if (calls > GK_VDSO_MAX_CALLS || calls < p->mm.vdso_folded)
         return 0;
-    return calls - p->vdso_folded;
+    return calls - p->mm.vdso_folded;
 }
 
 bool proxy_vdso_count_spent(struct proxy_process *p)
 {
-    return p->vvar_gva && vmm_vm_vdso_calls(p->vm) == GK_VDSO_MAX_CALLS;
+    return p->mm.vvar_gva && vmm_vm_vdso_calls(p->vm) == GK_VDSO_MAX_CALLS;
 }
 
 uint64_t proxy_vdso_leave(struct proxy_process *p, bool host_interruption)
 {
-    if (!p->vvar_gva)
+    if (!p->mm.vvar_gva)
         return 0;
     uint64_t calls = vmm_vm_vdso_calls(p->vm);
-    if (calls > GK_VDSO_MAX_CALLS || calls < p->vdso_folded) {
+    if (calls > GK_VDSO_MAX_CALLS || calls < p->mm.vdso_folded) {
         proxy_log(p, 2, "vDSO call count %llu is not one the vDSO writes: "
                   "not folded", (unsigned long long)calls);
-        p->vdso_count_goes_on = false;
+        p->mm.vdso_count_goes_on = false;
         log_folded(p);
         return 0;
     }
-    uint64_t fresh = calls - p->vdso_folded;
+    uint64_t fresh = calls - p->mm.vdso_folded;
     det_clock_fold(p->det, fresh);
     proxy_cpu_charge(p, fresh * DET_EVENT_NS);
-    p->vdso_unlogged += fresh;
-    p->vdso_folded = calls;
-    p->vdso_count_goes_on = host_interruption;
+    p->mm.vdso_unlogged += fresh;
+    p->mm.vdso_folded = calls;
+    p->mm.vdso_count_goes_on = host_interruption;
     if (!host_interruption)
         log_folded(p);
     return fresh;

@@ -15,6 +15,7 @@
  * length the whole list needs, as Linux answers).
  */
 #include "proxy.h"
+#include "net.h"
 
 #include <errno.h>
 #include <net/if.h>

@@ -44,6 +44,11 @@
  * listener bound to the same name, or to the same file; one that has a
  * stand-in is connected to that), other socket types and families.
  */
+#include "proxy.h"
+#include "fdtable.h"
+#include "config.h"
+#include "kernel.h"
+#include "net.h"
 #include "outside.h"
 #include "outside_internal.h"
 

@@ -40,6 +40,10 @@
  * refuses it), an AF_UNIX client inside the run that names the listener's
  * socket file by another relative path than the one it was bound by.
  */
+#include "proxy.h"
+#include "fdtable.h"
+#include "config.h"
+#include "kernel.h"
 #include "outside.h"
 #include "outside_internal.h"
 

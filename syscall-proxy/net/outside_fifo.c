@@ -35,7 +35,11 @@
  * both of whose ends are in the run is not relayed (it is the host's, as
  * before).
  */
-#include "outside.h"
+#include "proxy.h"
+#include "fdtable.h"
+#include "config.h"
+#include "kernel.h"
+#include "net.h"
 #include "outside_internal.h"
 
 #include <errno.h>

@@ -59,6 +59,10 @@
  * the relay hvrun then closes, so the kernel gives its next send
  * ECONNREFUSED (one send later than natively).
  */
+#include "proxy.h"
+#include "fdtable.h"
+#include "config.h"
+#include "kernel.h"
 #include "outside.h"
 #include "outside_internal.h"
 

@@ -11,6 +11,9 @@
  * guests' fds by inode.
  */
 #include "proxy.h"
+#include "fdtable.h"
+#include "kernel.h"
+#include "internal.h"
 
 #include <errno.h>
 #include <linux/netlink.h>

@@ -20,6 +20,7 @@
 
 #include "cpu_x86_64.h"
 #include "cpuid_patch.h"
+#include "mm.h"
 
 /* mov $0xa20f, %eax holds the bytes 0f a2 in its immediate: not a CPUID. */
 __asm__(".pushsection .text.cpuid_test, \"ax\", @progbits\n"

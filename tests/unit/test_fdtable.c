@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "proxy.h"
+#include "fdtable.h"
 
 static int devnull(void)
 {

@@ -13,6 +13,7 @@
 
 #include "det.h"
 #include "proxy.h"
+#include "fs.h"
 #include "vfs.h"
 
 static struct proxy_process *proc_with_tmp(const char *tmp_host)

@@ -20,6 +20,8 @@
 #include "det.h"
 #include "loader.h"
 #include "proxy.h"
+#include "config.h"
+#include "mm.h"
 
 static struct vmm_host *host;
 static struct vmm_vm *vm;

@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "journal.h"
-#include "proxy.h"
+#include "fs.h"
 
 static bool exists(const char *path)
 {

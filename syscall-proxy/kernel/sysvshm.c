@@ -15,7 +15,8 @@
  * mode's bits against the caller's (virtual) ids, root passing all.
  */
 #include "proxy.h"
-#include "sysvipc.h"
+#include "kernel.h"
+#include "internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -172,7 +173,7 @@ static long sys_shmat(struct proxy_process *p, const uint64_t a[6])
         if (!(flags & SHM_REMAP) && !vmm_as_range_free(p->as, addr, len))
             return -EINVAL; /* Linux: an overlap without SHM_REMAP */
         at = addr;
-    } else if (vmm_as_find_free(p->as, len, p->mmap_base, &at) < 0) {
+    } else if (vmm_as_find_free(p->as, len, p->mm.mmap_base, &at) < 0) {
         return -ENOMEM;
     }
     /* SHM_RDONLY opens the segment's file read-only in Linux: the VMA has

@@ -15,6 +15,9 @@
  * sync also sets what poll says for the other; reads are always right.
  */
 #include "proxy.h"
+#include "fdtable.h"
+#include "kernel.h"
+#include "internal.h"
 
 #include <errno.h>
 #include <fcntl.h>

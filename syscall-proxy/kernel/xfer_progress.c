@@ -28,6 +28,8 @@
  * count is what userspace sees, never a restart).
  */
 #include "proxy.h"
+#include "kernel.h"
+#include "internal.h"
 #include <limits.h>
 
 #define SYSCALL_INSN_BYTES 2

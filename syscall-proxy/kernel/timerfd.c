@@ -17,6 +17,9 @@
  * logical clock is never set) are not implemented.
  */
 #include "proxy.h"
+#include "fdtable.h"
+#include "kernel.h"
+#include "internal.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -38,6 +38,10 @@
  *    host fd, so it gets an id of its own.)
  */
 #include "proxy.h"
+#include "fdtable.h"
+#include "kernel.h"
+#include "fs.h"
+#include "io.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,0 +1,132 @@
+/*
+ * fdtable.h - the fd table, part of every guest process's core: guest fd
+ * numbers mapped to host fds held by hvrun. fdtable.c implements it;
+ * every subsystem installs and looks up fds through it.
+ */
+#ifndef PROXY_FDTABLE_H
+#define PROXY_FDTABLE_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include "proxy.h"
+
+struct proxy_dircache;
+struct proxy_fowner;
+struct proxy_mqd;
+struct proxy_perf;
+struct proxy_signalfd;
+struct proxy_timerfd;
+struct proxy_vfd;
+
+/* ---- file descriptors ---------------------------------------------------- */
+/*
+ * The fd table maps guest fd numbers to host fds held by hvrun. Guest fds
+ * of one open file description (dup, fork's copy) share one host fd,
+ * counted across all guest processes (fdtable.c), so offset and status
+ * flags are shared exactly as Linux shares them and a dup or fork costs no
+ * host fd; the close-on-exec flag is per guest fd and kept here (host fds
+ * are always O_CLOEXEC).
+ */
+enum proxy_fd_kind { PROXY_FD_FREE = 0, PROXY_FD_HOST };
+
+struct proxy_fd {
+    enum proxy_fd_kind kind;
+    int host_fd;
+    bool cloexec;
+    /* The host file's identity, fstat'ed once on first need (fsmeta.c):
+     * it cannot change while the host fd is open. */
+    bool meta_known;
+    mode_t host_type;           /* S_IFMT bits */
+    uint64_t host_dev, host_ino;
+    /* Directories read with metadata virtualised: the entries in name
+     * order, shared by the guest fds dup'd from this one (refcounted). */
+    struct proxy_dircache *dircache;
+    /* Reads come from detcore's random stream (the host's /dev/urandom or
+     * /dev/random, vfs.c); rand_checked once the device was looked at. */
+    bool rand_checked;
+    bool det_random;
+    /* A signalfd (signalfd.c): the host fd is an eventfd kept readable
+     * while a signal of the mask is pending; the context (the mask) is
+     * shared by dups and fork children, as Linux shares the open file. */
+    struct proxy_signalfd *signalfd;
+    /* A timerfd (timerfd.c): the host fd is an eventfd, the timer is here;
+     * shared by dups and fork children like the signalfd context. */
+    struct proxy_timerfd *timerfd;
+    /* A /proc mem or settings file of a guest (procfile.c): transfers go
+     * there; shared by dups and fork children. */
+    struct proxy_vfd *vfd;
+    /* A POSIX message queue descriptor (kernel/mqueue.c): the host fd is
+     * an eventfd kept ready as the queue is; shared by dups and fork
+     * children. */
+    struct proxy_mqd *mqd;
+    /* A perf event (kernel/perf_event.c): the host fd is an empty epoll
+     * instance, the counter is here; shared by dups and fork children. */
+    struct proxy_perf *perf;
+    /* F_SETOWN/F_SETOWN_EX's owner (io.c), the open file's as in Linux:
+     * shared by dups and fork children (made when first shared or set). */
+    struct proxy_fowner *owner;
+    /* /proc/<pid>/task of another guest (vfs.c): the host fd is hvrun's
+     * /proc/self/task and the listing is that guest's threads; 0 for the
+     * caller's own. Kept by dups and fork children. */
+    int listing_pid;
+    /* A pidfd (kernel/pidfd.c): the run pid of the process it names (0:
+     * not a pidfd); the host fd is an eventfd made readable at its exit.
+     * Kept by dups and fork children. */
+    int pidfd_pid;
+    /* /proc/<N> of a guest process N opened as a directory (vfs.c): N's
+     * run pid, which pidfd_send_signal takes as a pidfd's; 0 otherwise.
+     * Kept by dups and fork children. */
+    int procdir_pid;
+    /* A memfd_secret file (mm/secretmem.c): the host fd is a memfd that
+     * only mmap reaches. Kept by dups and fork children. */
+    bool secretmem;
+};
+
+int proxy_fdtable_init(struct proxy_fdtable *t, int max_fds);
+void proxy_fdtable_destroy(struct proxy_fdtable *t);
+
+/* Installs host_fd at the lowest free guest fd >= min_fd. host_fd is a
+ * fresh host fd or one proxy_host_fd_ref counted again; the table takes
+ * that reference. Returns the guest fd, or -EMFILE (the reference is then
+ * dropped: a fresh host fd closed; also when a fresh host fd's number is
+ * in hvrun's reserve) / -ENOMEM. */
+int proxy_fd_install(struct proxy_fdtable *t, int host_fd, bool cloexec,
+                     int min_fd);
+
+/* Installs host_fd at exactly guest_fd, closing what was there (dup2). */
+int proxy_fd_install_at(struct proxy_fdtable *t, int guest_fd, int host_fd,
+                        bool cloexec);
+
+/* One more reference to host_fd, a host fd some guest slot holds, for
+ * proxy_fd_install(_at) to take: a dup without a host dup. */
+int proxy_host_fd_ref(int host_fd);
+
+/* The host fd that keys guest_fd in epoll instances (epoll_ctl), given a
+ * host fd of its own first if its host fd keys another guest fd number;
+ * -EBADF, -EMFILE. */
+int proxy_fd_epoll_key(struct proxy_fdtable *t, int guest_fd);
+
+/* The host fd behind a guest fd, or -EBADF. */
+int proxy_fd_host(const struct proxy_fdtable *t, int guest_fd);
+
+/* The id of guest_fd's open file description (0: no such fd): equal for
+ * the guest fds that share one, and ordered as the descriptions were made
+ * (kcmp's KCMP_FILE). */
+uint64_t proxy_fd_file_id(const struct proxy_fdtable *t, int guest_fd);
+struct proxy_fd *proxy_fd_get(struct proxy_fdtable *t, int guest_fd);
+int proxy_fd_close(struct proxy_fdtable *t, int guest_fd);
+
+/* A dup (or a fork's copy) of from: to shares its signalfd or timerfd
+ * context, as the open file is shared on Linux. */
+void proxy_fd_share_context(struct proxy_fd *to, struct proxy_fd *from);
+
+/* Closes every close-on-exec fd (execve). */
+void proxy_fd_close_on_exec(struct proxy_fdtable *t);
+
+#endif

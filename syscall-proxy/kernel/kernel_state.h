@@ -1,0 +1,72 @@
+/*
+ * kernel_state.h - kernel/'s parts of struct proxy_process (proxy.h): its
+ * signal state and its timers. A field of either is added here, and only
+ * here. Part of the core proxy.h builds on, so it includes nothing of
+ * syscall-proxy (tests/lint/include_graph.py counts a part header,
+ * *_state.h, with proxy.h).
+ */
+#ifndef PROXY_KERNEL_STATE_H
+#define PROXY_KERNEL_STATE_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#define PROXY_NSIG 65 /* signals 1..64 */
+
+/* ---- signals ------------------------------------------------------------- */
+struct proxy_sigaction {
+    uint64_t handler;  /* SIG_DFL=0, SIG_IGN=1, or a guest address */
+    uint64_t flags;    /* SA_* */
+    uint64_t restorer;
+    uint64_t mask;     /* bit (sig-1) */
+};
+
+struct proxy_pending_signal {
+    int signo;
+    int tid;        /* queued for this thread alone (tgkill...); 0: any */
+    siginfo_t info;
+};
+
+/* A process's signals: dispositions, the running thread's mask and
+ * alternate stack (a switch saves them into the outgoing proxy_thread and
+ * loads the next one's), the pending set and its real-time queue
+ * (kernel/signal.c). */
+struct proxy_sig_state {
+    struct proxy_sigaction sigactions[PROXY_NSIG];
+    uint64_t sigmask;           /* bit (sig-1) blocked */
+    stack_t altstack;           /* ss_sp holds a gva */
+    struct proxy_pending_signal pending[PROXY_NSIG];
+    uint64_t pending_mask;
+    /* real-time signals queue: instances after the first, oldest first,
+     * of the process's and of each thread's own pending set */
+    struct proxy_pending_signal *rt_queue;
+    int nr_rt_queue, cap_rt_queue;
+};
+
+/* ---- timers (timer.c) ---------------------------------------------------- */
+#define PROXY_NR_ITIMERS 3        /* ITIMER_REAL, ITIMER_VIRTUAL, ITIMER_PROF */
+#define PROXY_MAX_POSIX_TIMERS 32 /* timer_create beyond this: EAGAIN */
+
+/* One timer on a detcore clock: an itimer or a timer_create timer. */
+struct proxy_timer {
+    bool used;           /* the POSIX timer slot is taken (itimers: unused) */
+    bool armed;
+    int id;              /* timer_create's id, from 0 per process */
+    int clockid;         /* the CLOCK_* id detcore reads */
+    int notify;          /* SIGEV_SIGNAL or SIGEV_NONE */
+    int signo;
+    uint64_t sigval;     /* sigev_value, copied into si_value */
+    int64_t expiry_ns;   /* on clockid */
+    int64_t interval_ns; /* reload; 0 for a one-shot timer */
+    int overrun;         /* expirations while its signal was pending */
+    int overrun_last;    /* what the last delivered signal carried */
+};
+
+struct proxy_timers {
+    struct proxy_timer itimer[PROXY_NR_ITIMERS];
+    struct proxy_timer posix[PROXY_MAX_POSIX_TIMERS];
+    int next_id;
+};
+
+#endif

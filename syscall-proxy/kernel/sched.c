@@ -1,0 +1,446 @@
+/*
+ * sched.c - scheduling on the one vCPU: CPU affinity, the sched_* policy
+ * and parameter calls (what the guest set is reported back; hvrun
+ * schedules the same whatever it is), getcpu, get/setpriority (the nice
+ * value), ioprio_get/set and membarrier. Nothing here changes hvrun's own
+ * scheduling.
+ */
+#include "proxy.h"
+#include "kernel.h"
+#include "sys.h"
+
+#include <errno.h>
+#include <linux/ioprio.h>
+#include <linux/membarrier.h>
+#include <sched.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <time.h>
+
+/* The only CPU, and the size of the kernel's cpumask for one CPU. */
+#define CPUMASK_BYTES 8
+
+/* ---- scheduling: one CPU, SCHED_OTHER ------------------------------------ */
+
+/*
+ * sched_getaffinity(pid, len, mask): the guest has one CPU, so the kernel
+ * cpumask is one long with bit 0 set. len must be a whole number of longs
+ * able to hold it. The return is the bytes written; glibc zeroes the rest.
+ */
+static long sys_sched_getaffinity(struct proxy_process *p, const uint64_t a[6])
+{
+    unsigned len = (unsigned)a[1];
+    if (len < CPUMASK_BYTES || len % sizeof(long) != 0)
+        return -EINVAL;
+    if (!is_self(p, (int)a[0]))
+        return -ESRCH;
+    long rc = put_u64(p, a[2], 1);
+    return rc < 0 ? rc : CPUMASK_BYTES;
+}
+
+/* Reads at most the kernel cpumask's size (shorter means the rest is zero);
+ * a mask without CPU 0 leaves nowhere to run: -EINVAL. */
+static long sys_sched_setaffinity(struct proxy_process *p, const uint64_t a[6])
+{
+    unsigned len = (unsigned)a[1];
+    uint64_t mask = 0;
+    size_t n = len < CPUMASK_BYTES ? len : CPUMASK_BYTES;
+    if (n > 0 && proxy_copy_in(p, &mask, a[2], n) < 0)
+        return -EFAULT;
+    if (!is_self(p, (int)a[0]))
+        return -ESRCH;
+    return (mask & 1) ? 0 : -EINVAL;
+}
+
+/*
+ * Scheduling policy and priority: what the guest sets is kept and reported
+ * (sched_getscheduler, sched_getparam, sched_getattr), checked as Linux
+ * checks it (__sched_setscheduler: the policy, the priority range of each,
+ * real-time and deadline policies only with privilege, a deadline's
+ * runtime <= deadline <= period); the run's one vCPU schedules the same
+ * whatever they say. SCHED_RESET_ON_FORK gives a child the normal policy.
+ */
+#define SCHED_DEADLINE_POLICY 6
+#define SCHED_RESET_ON_FORK_FLAG 0x40000000
+#define SCHED_FLAG_RESET_ON_FORK_BIT 1ULL
+#define SCHED_ATTR_SIZE_VER0 48u
+#define SCHED_ATTR_SIZE 56u
+
+struct sched_attr_v1 {
+    uint32_t size, sched_policy;
+    uint64_t sched_flags;
+    int32_t sched_nice;
+    uint32_t sched_priority;
+    uint64_t sched_runtime, sched_deadline, sched_period;
+    uint32_t sched_util_min, sched_util_max;
+};
+
+static long sched_set(struct proxy_process *p, int policy, int priority,
+                      bool reset_on_fork, const struct sched_attr_v1 *dl)
+{
+    bool rt = policy == SCHED_FIFO || policy == SCHED_RR;
+    if (policy != SCHED_OTHER && !rt && policy != SCHED_BATCH &&
+        policy != SCHED_IDLE && policy != SCHED_DEADLINE_POLICY)
+        return -EINVAL;
+    if (rt ? priority < 1 || priority > 99 : priority != 0)
+        return -EINVAL;
+    if (policy == SCHED_DEADLINE_POLICY &&
+        (!dl || dl->sched_runtime < 1024 ||
+         dl->sched_deadline < dl->sched_runtime ||
+         (dl->sched_period && dl->sched_period < dl->sched_deadline)))
+        return -EINVAL;
+    struct proxy_prctl_state *st = misc_state(p);
+    if ((rt || policy == SCHED_DEADLINE_POLICY) && !privileged(p))
+        return -EPERM;
+    if (st->sched_reset_on_fork && !reset_on_fork && !privileged(p))
+        return -EPERM; /* only privilege clears it */
+    st->sched_policy = policy;
+    st->sched_priority = priority;
+    st->sched_reset_on_fork = reset_on_fork;
+    st->sched_runtime = dl ? dl->sched_runtime : 0;
+    st->sched_deadline = dl ? dl->sched_deadline : 0;
+    st->sched_period = dl ? dl->sched_period : 0;
+    return 0;
+}
+
+static long sched_param_in(struct proxy_process *p, gva_t gva, int *prio)
+{
+    struct sched_param sp;
+    if (!gva)
+        return -EINVAL;
+    if (proxy_copy_in(p, &sp, gva, sizeof(sp)) < 0)
+        return -EFAULT;
+    *prio = sp.sched_priority;
+    return 0;
+}
+
+static long sys_sched_setscheduler(struct proxy_process *p,
+                                   const uint64_t a[6])
+{
+    int pid = (int)a[0], policy = (int)a[1], prio;
+    if (pid < 0 || policy < 0)
+        return -EINVAL;
+    long rc = sched_param_in(p, a[2], &prio);
+    if (rc < 0)
+        return rc;
+    if (!is_self(p, pid))
+        return -ESRCH;
+    bool reset = (policy & SCHED_RESET_ON_FORK_FLAG) != 0;
+    policy &= ~SCHED_RESET_ON_FORK_FLAG;
+    if (policy == SCHED_DEADLINE_POLICY)
+        return -EINVAL; /* only through sched_setattr */
+    return sched_set(p, policy, prio, reset, NULL);
+}
+
+static long sys_sched_setparam(struct proxy_process *p, const uint64_t a[6])
+{
+    int pid = (int)a[0], prio;
+    if (pid < 0)
+        return -EINVAL;
+    long rc = sched_param_in(p, a[1], &prio);
+    if (rc < 0)
+        return rc;
+    if (!is_self(p, pid))
+        return -ESRCH;
+    struct proxy_prctl_state *st = misc_state(p);
+    if (st->sched_policy == SCHED_DEADLINE_POLICY)
+        return prio == 0 ? 0 : -EINVAL;
+    return sched_set(p, st->sched_policy, prio, st->sched_reset_on_fork,
+                     NULL);
+}
+
+static long sys_sched_getscheduler(struct proxy_process *p, const uint64_t a[6])
+{
+    int pid = (int)a[0];
+    if (pid < 0)
+        return -EINVAL;
+    if (!is_self(p, pid))
+        return -ESRCH;
+    struct proxy_prctl_state *st = misc_state(p);
+    return st->sched_policy |
+           (st->sched_reset_on_fork ? SCHED_RESET_ON_FORK_FLAG : 0);
+}
+
+static long sys_sched_getparam(struct proxy_process *p, const uint64_t a[6])
+{
+    int pid = (int)a[0];
+    if (a[1] == 0 || pid < 0)
+        return -EINVAL;
+    if (!is_self(p, pid))
+        return -ESRCH;
+    const struct sched_param param = {
+        .sched_priority = misc_state(p)->sched_priority};
+    return proxy_copy_out(p, a[1], &param, sizeof(param)) < 0 ? -EFAULT : 0;
+}
+
+static long sys_sched_setattr(struct proxy_process *p, const uint64_t a[6])
+{
+    int pid = (int)a[0];
+    if (!a[1] || pid < 0 || a[2])
+        return -EINVAL;
+    struct sched_attr_v1 at;
+    memset(&at, 0, sizeof(at));
+    uint32_t size;
+    if (proxy_copy_in(p, &size, a[1], sizeof(size)) < 0)
+        return -EFAULT;
+    if (size == 0)
+        size = SCHED_ATTR_SIZE_VER0;
+    if (size < SCHED_ATTR_SIZE_VER0 || size > 4096) {
+        uint32_t ours = SCHED_ATTR_SIZE;
+        return put_u32(p, a[1], ours) < 0 ? -EFAULT : -E2BIG;
+    }
+    if (proxy_copy_in(p, &at, a[1],
+                      size < sizeof(at) ? size : sizeof(at)) < 0)
+        return -EFAULT;
+    if (!is_self(p, pid))
+        return -ESRCH;
+    if (at.sched_flags & ~SCHED_FLAG_RESET_ON_FORK_BIT)
+        return -EINVAL; /* the util clamps and the rest are not offered */
+    int policy = (int)at.sched_policy;
+    bool normal = policy == SCHED_OTHER || policy == SCHED_BATCH;
+    if (normal) { /* sched_nice is the nice value, as setpriority's */
+        int nice = at.sched_nice < -20 ? -20
+                   : at.sched_nice > 19 ? 19
+                                        : at.sched_nice;
+        if (nice < misc_state(p)->nice && !privileged(p))
+            return -EPERM;
+        misc_state(p)->nice = nice;
+    }
+    return sched_set(p, policy, (int)at.sched_priority,
+                     at.sched_flags & SCHED_FLAG_RESET_ON_FORK_BIT,
+                     policy == SCHED_DEADLINE_POLICY ? &at : NULL);
+}
+
+static long sys_sched_getattr(struct proxy_process *p, const uint64_t a[6])
+{
+    int pid = (int)a[0];
+    uint32_t usize = (uint32_t)a[2];
+    if (!a[1] || pid < 0 || a[3] || usize < SCHED_ATTR_SIZE_VER0 ||
+        usize > 4096)
+        return -EINVAL;
+    if (!is_self(p, pid))
+        return -ESRCH;
+    struct proxy_prctl_state *st = misc_state(p);
+    struct sched_attr_v1 at = {
+        .size = usize < SCHED_ATTR_SIZE ? usize : SCHED_ATTR_SIZE,
+        .sched_policy = (uint32_t)st->sched_policy,
+        .sched_flags = st->sched_reset_on_fork ? SCHED_FLAG_RESET_ON_FORK_BIT
+                                               : 0,
+        .sched_nice = st->sched_policy == SCHED_OTHER ||
+                              st->sched_policy == SCHED_BATCH
+                          ? st->nice
+                          : 0,
+        .sched_priority = (uint32_t)st->sched_priority,
+        .sched_runtime = st->sched_runtime,
+        .sched_deadline = st->sched_deadline,
+        .sched_period = st->sched_period,
+        .sched_util_max = 1024};
+    return proxy_copy_out(p, a[1], &at, at.size) < 0 ? -EFAULT : 0;
+}
+
+/* SCHED_RR's time slice, as Linux's default (RR_TIMESLICE, 100 ms); the
+ * others get 0 (hvrun's slices are its own, not CFS's). */
+static long sys_sched_rr_get_interval(struct proxy_process *p,
+                                      const uint64_t a[6])
+{
+    int pid = (int)a[0];
+    if (pid < 0)
+        return -EINVAL;
+    if (!is_self(p, pid))
+        return -ESRCH;
+    struct timespec ts = {0, 0};
+    if (misc_state(p)->sched_policy == SCHED_RR)
+        ts.tv_nsec = 100000000L;
+    return proxy_copy_out(p, a[1], &ts, sizeof(ts)) < 0 ? -EFAULT : 0;
+}
+
+/* Real-time policies have priorities 1..99; the others only 0. */
+static long sys_sched_get_priority_max(struct proxy_process *p,
+                                       const uint64_t a[6])
+{
+    switch ((int)a[0]) {
+    case SCHED_FIFO:
+    case SCHED_RR:
+        return 99;
+    case SCHED_OTHER:
+    case SCHED_BATCH:
+    case SCHED_IDLE:
+    case SCHED_DEADLINE:
+        return 0;
+    default:
+        return -EINVAL;
+    }
+}
+
+static long sys_sched_get_priority_min(struct proxy_process *p,
+                                       const uint64_t a[6])
+{
+    long max = sys_sched_get_priority_max(p, a);
+    return max > 0 ? 1 : max;
+}
+
+/* getcpu(cpu, node, unused): Linux writes both before reporting a fault. */
+static long sys_getcpu(struct proxy_process *p, const uint64_t a[6])
+{
+    long rc = 0;
+    if (a[0] && put_u32(p, a[0], 0) < 0)
+        rc = -EFAULT;
+    if (a[1] && put_u32(p, a[1], 0) < 0)
+        rc = -EFAULT;
+    return rc;
+}
+
+/*
+ * Priority targets: PRIO_PROCESS names a pid, PRIO_PGRP a group, PRIO_USER
+ * a real uid; 0 means the caller's own. Returns 0 when the target is this
+ * process, -ESRCH when nothing matches, -EINVAL for an unknown `which`.
+ */
+static long prio_target(const struct proxy_process *p, int which, int who)
+{
+    switch (which) {
+    case PRIO_PROCESS:
+        return is_self(p, who) ? 0 : -ESRCH;
+    case PRIO_PGRP:
+        return who == 0 || who == p->pgid ? 0 : -ESRCH;
+    case PRIO_USER:
+        return who == 0 || (uid_t)who == p->ruid ? 0 : -ESRCH;
+    default:
+        return -EINVAL;
+    }
+}
+
+/* The raw syscall returns 20 - nice (1..40) so that no answer looks like an
+ * error; glibc turns it back into the nice value. */
+static long sys_getpriority(struct proxy_process *p, const uint64_t a[6])
+{
+    long rc = prio_target(p, (int)a[0], (int)a[1]);
+    return rc < 0 ? rc : 20 - misc_state(p)->nice;
+}
+
+/*
+ * setpriority clamps nice to [-20, 19]. Lowering it (raising priority)
+ * needs CAP_SYS_NICE or an RLIMIT_NICE of at least 20 - nice, else -EACCES.
+ * The value is recorded for getpriority; host scheduling never changes.
+ */
+static long sys_setpriority(struct proxy_process *p, const uint64_t a[6])
+{
+    long rc = prio_target(p, (int)a[0], (int)a[1]);
+    if (rc < 0)
+        return rc;
+    int nice = (int)a[2];
+    nice = nice < -20 ? -20 : nice > 19 ? 19 : nice;
+    struct proxy_prctl_state *st = misc_state(p);
+    if (nice < st->nice && !privileged(p) &&
+        (rlim_t)(20 - nice) > p->rlimits[RLIMIT_NICE].rlim_cur)
+        return -EACCES;
+    st->nice = nice;
+    return 0;
+}
+
+/* ---- I/O priority -------------------------------------------------------- */
+
+/* ioprio targets mirror priority targets, with the IOPRIO_WHO_* numbering. */
+static long ioprio_target(const struct proxy_process *p, int which, int who)
+{
+    switch (which) {
+    case IOPRIO_WHO_PROCESS:
+        return prio_target(p, PRIO_PROCESS, who);
+    case IOPRIO_WHO_PGRP:
+        return prio_target(p, PRIO_PGRP, who);
+    case IOPRIO_WHO_USER:
+        return prio_target(p, PRIO_USER, who);
+    default:
+        return -EINVAL;
+    }
+}
+
+/*
+ * Linux's ioprio_check_cap (6.5 and later): the low 3 data bits are the
+ * level, the bits above are hints that any class may carry. The real-time
+ * class needs privilege; class NONE takes no level.
+ */
+#define IOPRIO_LEVEL_BITS 0x7u
+
+static long ioprio_check(const struct proxy_process *p, unsigned ioprio)
+{
+    switch (IOPRIO_PRIO_CLASS(ioprio)) {
+    case IOPRIO_CLASS_RT:
+        return privileged(p) ? 0 : -EPERM;
+    case IOPRIO_CLASS_BE:
+    case IOPRIO_CLASS_IDLE:
+        return 0;
+    case IOPRIO_CLASS_NONE:
+        return ioprio & IOPRIO_LEVEL_BITS ? -EINVAL : 0;
+    default:
+        return -EINVAL;
+    }
+}
+
+/* The guest has no disk of its own to schedule: every process keeps the
+ * default priority (class NONE, 0), and a valid ioprio_set changes nothing. */
+static long sys_ioprio_get(struct proxy_process *p, const uint64_t a[6])
+{
+    long rc = ioprio_target(p, (int)a[0], (int)a[1]);
+    return rc < 0 ? rc : (long)IOPRIO_PRIO_VALUE(IOPRIO_CLASS_NONE, 0);
+}
+
+static long sys_ioprio_set(struct proxy_process *p, const uint64_t a[6])
+{
+    long rc = ioprio_check(p, (unsigned)a[2]);
+    return rc < 0 ? rc : ioprio_target(p, (int)a[0], (int)a[1]);
+}
+
+/* ---- membarrier ---------------------------------------------------------- */
+
+/*
+ * All guest threads share one vCPU and run one at a time, and every switch
+ * between them passes through a VM exit, which serialises. So every barrier
+ * is already done when the call arrives. Registration is not tracked: a
+ * private expedited barrier without one succeeds instead of -EPERM. The
+ * rseq commands (MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ) are absent: every
+ * thread's critical section already ends at each switch (rseq.c).
+ */
+#define MEMBARRIER_SUPPORTED                                                   \
+    (MEMBARRIER_CMD_GLOBAL | MEMBARRIER_CMD_GLOBAL_EXPEDITED |                 \
+     MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED |                                \
+     MEMBARRIER_CMD_PRIVATE_EXPEDITED |                                        \
+     MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED |                               \
+     MEMBARRIER_CMD_PRIVATE_EXPEDITED_SYNC_CORE |                              \
+     MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_SYNC_CORE)
+
+static long sys_membarrier(struct proxy_process *p, const uint64_t a[6])
+{
+    int cmd = (int)a[0];
+    unsigned flags = (unsigned)a[1];
+    if (flags != 0)
+        return -EINVAL; /* MEMBARRIER_CMD_FLAG_CPU is for the rseq commands */
+    if (cmd == MEMBARRIER_CMD_QUERY)
+        return MEMBARRIER_SUPPORTED;
+    bool one_command = cmd > 0 && (cmd & (cmd - 1)) == 0;
+    return one_command && (cmd & MEMBARRIER_SUPPORTED) ? 0 : -EINVAL;
+}
+
+const struct proxy_syscall proxy_sched_syscalls[] = {
+    {SYS_sched_getaffinity, "sched_getaffinity", sys_sched_getaffinity},
+    {SYS_sched_setaffinity, "sched_setaffinity", sys_sched_setaffinity},
+    {SYS_sched_getscheduler, "sched_getscheduler", sys_sched_getscheduler},
+    {SYS_sched_setscheduler, "sched_setscheduler", sys_sched_setscheduler},
+    {SYS_sched_setparam, "sched_setparam", sys_sched_setparam},
+    {SYS_sched_getattr, "sched_getattr", sys_sched_getattr},
+    {SYS_sched_setattr, "sched_setattr", sys_sched_setattr},
+    {SYS_sched_rr_get_interval, "sched_rr_get_interval",
+     sys_sched_rr_get_interval},
+    {SYS_sched_getparam, "sched_getparam", sys_sched_getparam},
+    {SYS_sched_get_priority_max, "sched_get_priority_max",
+     sys_sched_get_priority_max},
+    {SYS_sched_get_priority_min, "sched_get_priority_min",
+     sys_sched_get_priority_min},
+    {SYS_getcpu, "getcpu", sys_getcpu},
+    {SYS_getpriority, "getpriority", sys_getpriority},
+    {SYS_setpriority, "setpriority", sys_setpriority},
+    {SYS_ioprio_get, "ioprio_get", sys_ioprio_get},
+    {SYS_ioprio_set, "ioprio_set", sys_ioprio_set},
+    {SYS_membarrier, "membarrier", sys_membarrier},
+    {-1, NULL, NULL},
+};
