@@ -77,8 +77,8 @@ int proxy_process_create(struct proxy_process **out, struct vmm_vm *vm,
     if (stat("/proc", &proc_st) == 0) /* procfs makes inodes per lookup */
         det_meta_ephemeral_dev(det, proc_st.st_dev);
     p->umask = 022;
-    p->ruid = p->euid = p->suid = p->fsuid = det->cfg.uid;
-    p->rgid = p->egid = p->sgid = p->fsgid = det->cfg.gid;
+    p->cred.ruid = p->cred.euid = p->cred.suid = p->cred.fsuid = det->cfg.uid;
+    p->cred.rgid = p->cred.egid = p->cred.sgid = p->cred.fsgid = det->cfg.gid;
     /* As a shell's child: in the group and session of a virtual shell,
      * so the first process is no group leader and setsid succeeds, as
      * for `sh -c prog`; with --as-init, pid 1 with no parent. */
@@ -88,7 +88,7 @@ int proxy_process_create(struct proxy_process **out, struct vmm_vm *vm,
     p->sig.altstack.ss_flags = SS_DISABLE;
     p->prctl.dumpable = 1;
     p->prctl.timerslack_ns = 50000; /* Linux's default timer slack */
-    p->nr_groups = -1;
+    p->cred.nr_groups = -1;
     rc = install_stdio(p);
     if (rc < 0) {
         proxy_process_destroy(p);
@@ -111,7 +111,7 @@ void proxy_process_destroy(struct proxy_process *p)
     }
     free(p->threads);
     free(p->sig.rt_queue);
-    free(p->groups);
+    free(p->cred.groups);
     free(p->shm_attach); /* the world counts are gone with it, or done */
     free(p->sem_undo);
     proxy_fdtable_destroy(&p->fds);

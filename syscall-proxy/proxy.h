@@ -60,23 +60,6 @@ struct proxy_fdtable {
     size_t nr_plocks;
 };
 
-/* ---- namespaces (namespace.c) -------------------------------------------- */
-
-enum proxy_ns_type {
-    PROXY_NS_USER,
-    PROXY_NS_UTS,
-    PROXY_NS_IPC,
-    PROXY_NS_PID,
-    PROXY_NS_MNT,
-    PROXY_NS_NET,
-    PROXY_NS_CGROUP,
-    PROXY_NS_TIME,
-    PROXY_NR_NS,
-};
-
-/* The deepest pid namespace (Linux's MAX_PID_NS_LEVEL). */
-#define PROXY_PID_LEVELS 32
-
 /* ---- /proc/<pid> files that act on a process (procfile.c) ---------------- */
 
 /* Which kept file: an index into proxy_process.kept (COMM is p->comm). */
@@ -139,12 +122,8 @@ struct proxy_process {
      * alone does not say whose close-on-exec bit fdinfo shows (vfs.c). */
     int fdinfo_guest_fd;
     mode_t umask;
-    uid_t ruid, euid, suid;
-    gid_t rgid, egid, sgid;
-    /* The filesystem ids (setfsuid, setfsgid): the euid and egid again
-     * after every set*id call and execve, /proc's 4th Uid and Gid. */
-    uid_t fsuid;
-    gid_t fsgid;
+    /* ids, groups, capabilities, namespaces (kernel/kernel_state.h) */
+    struct proxy_cred_state cred;
     struct rlimit rlimits[RLIM_NLIMITS];
 
     /* memory layout, the vDSO's count, the initial stack (mm/mm_state.h) */
@@ -206,10 +185,6 @@ struct proxy_process {
         uint64_t timerslack_ns;
         int nice;
     } prctl;
-    /* The supplementary groups setgroups gave (cred.c), nr_groups of
-     * them; -1: never set, getgroups reports hvrun's own. Owned. */
-    uint32_t *groups;
-    int nr_groups;
     /* System V shared memory attached (kernel/sysvshm.c). Owned. */
     struct proxy_shm_attach *shm_attach;
     int nr_shm_attach;
@@ -224,19 +199,6 @@ struct proxy_process {
     /* personality(2)'s value (sys.c): kept across fork and execve, as
      * setarch relies on; PER_LINUX32 makes uname's machine i686 */
     uint32_t personality;
-    /* Its namespaces (kernel/namespace.c); NULL: the run's initial one.
-     * ns[PROXY_NS_PID] is the one its children are made in. ns_caps:
-     * the full capabilities a new (or entered) user namespace gives its
-     * creator, until execve or a set*uid call away from its root. */
-    struct proxy_ns *ns[PROXY_NR_NS];
-    bool ns_caps;
-    /* Capabilities PR_SET_KEEPCAPS kept across a setuid away from root
-     * (permitted), made effective again by capset; execve drops them. */
-    bool caps_kept, caps_kept_effective;
-    /* The pid namespace it lives in (NULL: the run's) and its pid in it
-     * and in each one above (vpids[0] is pid). */
-    struct proxy_ns *pidns;
-    int vpids[PROXY_PID_LEVELS + 1];
     /* Its session and process keyrings' serials (0: none) and
      * KEYCTL_SET_REQKEY_KEYRING's default (kernel/keys.c). */
     int32_t key_session, key_process;

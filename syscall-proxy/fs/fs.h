@@ -45,7 +45,7 @@ static inline long proxy_epipe_signal(struct proxy_process *p, long r)
         info.si_signo = SIGPIPE;
         info.si_code = SI_USER;
         info.si_pid = p->pid;
-        info.si_uid = p->ruid;
+        info.si_uid = p->cred.ruid;
         proxy_signal_raise(p, SIGPIPE, &info);
     }
     return r;

@@ -31,7 +31,7 @@ static void send_sigxfsz(struct proxy_process *p)
     info.si_signo = SIGXFSZ;
     info.si_code = SI_USER; /* SEND_SIG_NOINFO: from the process itself */
     info.si_pid = proxy_ns_pid_of(p, p);
-    info.si_uid = proxy_ns_uid_seen(p, p->ruid);
+    info.si_uid = proxy_ns_uid_seen(p, p->cred.ruid);
     proxy_signal_raise_thread(p, p->tid, SIGXFSZ, &info);
 }
 

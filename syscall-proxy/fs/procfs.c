@@ -713,24 +713,27 @@ static void put_status(struct vbuf *b, const struct proc_view *v)
  * (cred.c: the list setgroups gave, else hvrun's). */
 static void view_ids_of(const struct proxy_process *p, struct proc_view *v)
 {
-    const uint32_t uids[4] = {p->ruid, p->euid, p->suid, p->fsuid};
-    const uint32_t gids[4] = {p->rgid, p->egid, p->sgid, p->fsgid};
+    const uint32_t uids[4] = {p->cred.ruid, p->cred.euid, p->cred.suid,
+                              p->cred.fsuid};
+    const uint32_t gids[4] = {p->cred.rgid, p->cred.egid, p->cred.sgid,
+                              p->cred.fsgid};
     for (int i = 0; i < 4; i++) {
         v->uids[i] = proxy_ns_uid_seen(p, uids[i]);
         v->gids[i] = proxy_ns_gid_seen(p, gids[i]);
     }
     gid_t host_groups[64];
-    int n = p->nr_groups >= 0 ? (p->nr_groups < 64 ? p->nr_groups : 64)
-                              : proxy_host_groups(host_groups, 64);
+    int n = p->cred.nr_groups >= 0
+                ? (p->cred.nr_groups < 64 ? p->cred.nr_groups : 64)
+                : proxy_host_groups(host_groups, 64);
     v->nr_groups = n > 0 ? n : 0;
     for (int i = 0; i < v->nr_groups; i++)
         v->groups[i] = proxy_ns_gid_seen(
-            p, p->nr_groups >= 0 ? p->groups[i] : host_groups[i]);
+            p, p->cred.nr_groups >= 0 ? p->cred.groups[i] : host_groups[i]);
     /* /proc is the run's (no guest mounts one of its own): its pid there,
      * then in each pid namespace below, down to the process's own. */
     v->pid_levels = 1 + proxy_ns_pid_level(p);
     for (int l = 0; l < v->pid_levels; l++)
-        v->nspids[l] = l ? p->vpids[l] : p->pid;
+        v->nspids[l] = l ? p->cred.vpids[l] : p->pid;
 }
 
 static void proc_view_of(struct proxy_process *p, struct proc_view *v)
@@ -1313,7 +1316,7 @@ bool proxy_vfs_init_shown(const struct proxy_process *p)
  * filesystem ids; capabilities follow the euid here). */
 bool proxy_vfs_init_fd_dir_readable(const struct proxy_process *p)
 {
-    return p->euid == 0 && p->fsuid == 0;
+    return p->cred.euid == 0 && p->cred.fsuid == 0;
 }
 
 /* The canonical name of (dirfd, path) under the virtual init's /proc/1. */

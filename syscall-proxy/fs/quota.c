@@ -82,12 +82,12 @@ static bool needs_admin(const struct proxy_process *p, unsigned int cmds,
         return false;
     case Q_GETQUOTA:
     case Q_XGETQUOTA:
-        if (type == USRQUOTA && id == p->euid)
+        if (type == USRQUOTA && id == p->cred.euid)
             return false;
-        if (type == GRPQUOTA && id == p->egid)
+        if (type == GRPQUOTA && id == p->cred.egid)
             return false;
-        for (int i = 0; type == GRPQUOTA && i < p->nr_groups; i++)
-            if (p->groups[i] == id)
+        for (int i = 0; type == GRPQUOTA && i < p->cred.nr_groups; i++)
+            if (p->cred.groups[i] == id)
                 return false;
         return true;
     default:

@@ -574,7 +574,7 @@ static long set_lease(struct proxy_process *p, struct proxy_fd *f,
         return 0;
     }
     /* generic_setlease: the owner of the file, or CAP_LEASE */
-    if (p->euid != st.st_uid && !proxy_ns_init_capable(p))
+    if (p->cred.euid != st.st_uid && !proxy_ns_init_capable(p))
         return -EACCES;
     int acc = fcntl(f->host_fd, F_GETFL) & O_ACCMODE;
     if (type == F_RDLCK && acc != O_RDONLY)

@@ -66,22 +66,22 @@ static int groups_report(gid_t *out, int max)
  * namespace (kernel/namespace.c). */
 static long sys_getuid(struct proxy_process *p, const uint64_t a[6])
 {
-    return proxy_ns_uid_seen(p, p->ruid);
+    return proxy_ns_uid_seen(p, p->cred.ruid);
 }
 
 static long sys_geteuid(struct proxy_process *p, const uint64_t a[6])
 {
-    return proxy_ns_uid_seen(p, p->euid);
+    return proxy_ns_uid_seen(p, p->cred.euid);
 }
 
 static long sys_getgid(struct proxy_process *p, const uint64_t a[6])
 {
-    return proxy_ns_gid_seen(p, p->rgid);
+    return proxy_ns_gid_seen(p, p->cred.rgid);
 }
 
 static long sys_getegid(struct proxy_process *p, const uint64_t a[6])
 {
-    return proxy_ns_gid_seen(p, p->egid);
+    return proxy_ns_gid_seen(p, p->cred.egid);
 }
 
 /* Linux writes the three ids in order and stops at the first bad pointer. */
@@ -98,16 +98,16 @@ static long put_id_triple(struct proxy_process *p, const uint64_t a[6],
 
 static long sys_getresuid(struct proxy_process *p, const uint64_t a[6])
 {
-    return put_id_triple(p, a, proxy_ns_uid_seen(p, p->ruid),
-                         proxy_ns_uid_seen(p, p->euid),
-                         proxy_ns_uid_seen(p, p->suid));
+    return put_id_triple(p, a, proxy_ns_uid_seen(p, p->cred.ruid),
+                         proxy_ns_uid_seen(p, p->cred.euid),
+                         proxy_ns_uid_seen(p, p->cred.suid));
 }
 
 static long sys_getresgid(struct proxy_process *p, const uint64_t a[6])
 {
-    return put_id_triple(p, a, proxy_ns_gid_seen(p, p->rgid),
-                         proxy_ns_gid_seen(p, p->egid),
-                         proxy_ns_gid_seen(p, p->sgid));
+    return put_id_triple(p, a, proxy_ns_gid_seen(p, p->cred.rgid),
+                         proxy_ns_gid_seen(p, p->cred.egid),
+                         proxy_ns_gid_seen(p, p->cred.sgid));
 }
 
 /*
@@ -140,26 +140,26 @@ struct id_triple {
 
 static struct id_triple uids_of(const struct proxy_process *p)
 {
-    return (struct id_triple){p->ruid, p->euid, p->suid};
+    return (struct id_triple){p->cred.ruid, p->cred.euid, p->cred.suid};
 }
 
 static void store_uids(struct proxy_process *p, const struct id_triple *t)
 {
-    p->ruid = t->real;
-    p->euid = t->eff;
-    p->suid = t->saved;
+    p->cred.ruid = t->real;
+    p->cred.euid = t->eff;
+    p->cred.suid = t->saved;
 }
 
 static struct id_triple gids_of(const struct proxy_process *p)
 {
-    return (struct id_triple){p->rgid, p->egid, p->sgid};
+    return (struct id_triple){p->cred.rgid, p->cred.egid, p->cred.sgid};
 }
 
 static void store_gids(struct proxy_process *p, const struct id_triple *t)
 {
-    p->rgid = t->real;
-    p->egid = t->eff;
-    p->sgid = t->saved;
+    p->cred.rgid = t->real;
+    p->cred.egid = t->eff;
+    p->cred.sgid = t->saved;
 }
 
 static bool id_in_triple(const struct id_triple *t, uint32_t id)
@@ -241,9 +241,9 @@ static void keep_caps_across(struct proxy_process *p, bool had_caps,
     bool had = root >= 0 && id_in_triple(old, (uint32_t)root);
     bool has = root >= 0 && id_in_triple(now, (uint32_t)root);
     if (had && !has && had_caps)
-        p->caps_kept = p->prctl.keepcaps;
+        p->cred.caps_kept = p->prctl.keepcaps;
     if (root < 0 || now->eff != (uint32_t)root)
-        p->caps_kept_effective = false;
+        p->cred.caps_kept_effective = false;
 }
 
 /*
@@ -272,7 +272,7 @@ static long set_ids(struct proxy_process *p, bool gid, const uint64_t a[6],
         return rc;
     struct id_triple t = gid ? gids_of(p) : uids_of(p);
     const struct id_triple old = t;
-    if (n == 3 && res_ids_no_op(&t, gid ? p->fsgid : p->fsuid, ids))
+    if (n == 3 && res_ids_no_op(&t, gid ? p->cred.fsgid : p->cred.fsuid, ids))
         return 0;
     bool priv = id_privileged(p);
     rc = n == 1   ? rule_set_id(&t, ids[0], priv)
@@ -282,11 +282,11 @@ static long set_ids(struct proxy_process *p, bool gid, const uint64_t a[6],
         return rc;
     if (gid) {
         store_gids(p, &t);
-        p->fsgid = p->egid;
+        p->cred.fsgid = p->cred.egid;
     } else {
         store_uids(p, &t);
-        p->fsuid = p->euid;
-        keep_caps_across(p, priv || p->caps_kept, &old, &t);
+        p->cred.fsuid = p->cred.euid;
+        keep_caps_across(p, priv || p->cred.caps_kept, &old, &t);
         proxy_ns_uids_changed(p);
     }
     return 0;
@@ -304,7 +304,7 @@ static long set_ids(struct proxy_process *p, bool gid, const uint64_t a[6],
  */
 static long set_fs_id(struct proxy_process *p, bool gid, uint32_t id)
 {
-    uint32_t *fs_id = gid ? &p->fsgid : &p->fsuid;
+    uint32_t *fs_id = gid ? &p->cred.fsgid : &p->cred.fsuid;
     long old_seen = gid ? proxy_ns_gid_seen(p, *fs_id)
                         : proxy_ns_uid_seen(p, *fs_id);
     uint32_t k = id;
@@ -366,7 +366,7 @@ static long sys_getgroups(struct proxy_process *p, const uint64_t a[6])
     if (size < 0)
         return -EINVAL;
     /* The list setgroups gave, else hvrun's own (kernel ids either way). */
-    int n = p->nr_groups >= 0 ? p->nr_groups : groups_report(NULL, 0);
+    int n = p->cred.nr_groups >= 0 ? p->cred.nr_groups : groups_report(NULL, 0);
     if (n <= 0 || size == 0)
         return n;
     if (size < n)
@@ -374,8 +374,8 @@ static long sys_getgroups(struct proxy_process *p, const uint64_t a[6])
     gid_t *groups = calloc((size_t)n, sizeof(*groups));
     if (!groups)
         return -ENOMEM;
-    if (p->nr_groups >= 0)
-        memcpy(groups, p->groups, (size_t)n * sizeof(*groups));
+    if (p->cred.nr_groups >= 0)
+        memcpy(groups, p->cred.groups, (size_t)n * sizeof(*groups));
     else
         n = groups_report(groups, n);
     for (int i = 0; i < n; i++) /* as the caller's user namespace sees them */
@@ -407,9 +407,9 @@ static long sys_setgroups(struct proxy_process *p, const uint64_t a[6])
     if ((unsigned)size > NGROUPS_MAX)
         return -EINVAL;
     if (size == 0) {
-        free(p->groups);
-        p->groups = NULL;
-        p->nr_groups = 0;
+        free(p->cred.groups);
+        p->cred.groups = NULL;
+        p->cred.nr_groups = 0;
         return 0;
     }
     gid_t *groups = calloc((size_t)size, sizeof(*groups));
@@ -424,9 +424,9 @@ static long sys_setgroups(struct proxy_process *p, const uint64_t a[6])
         return -EINVAL;
     }
     qsort(groups, (size_t)size, sizeof(*groups), by_gid);
-    free(p->groups);
-    p->groups = (uint32_t *)groups;
-    p->nr_groups = size;
+    free(p->cred.groups);
+    p->cred.groups = (uint32_t *)groups;
+    p->cred.nr_groups = size;
     return 0;
 }
 
@@ -482,7 +482,7 @@ static uint64_t caps_of(const struct proxy_process *p)
 /* The permitted set PR_SET_KEEPCAPS kept across a setuid from root. */
 static uint64_t permitted_kept(const struct proxy_process *p)
 {
-    return p->caps_kept ? (1ULL << (CAP_LAST_CAP + 1)) - 1 : 0;
+    return p->cred.caps_kept ? (1ULL << (CAP_LAST_CAP + 1)) - 1 : 0;
 }
 
 static long sys_capget(struct proxy_process *p, const uint64_t a[6])
@@ -536,10 +536,10 @@ static long sys_capset(struct proxy_process *p, const uint64_t a[6])
     uint64_t have = caps_of(p) | permitted_kept(p);
     if ((perm & ~have) || (inh & ~have) || (eff & ~perm))
         return -EPERM;
-    if (p->caps_kept) /* what keepcaps kept: effective again, or dropped */
-        p->caps_kept_effective = eff != 0;
-    if (p->caps_kept && perm == 0)
-        p->caps_kept = p->caps_kept_effective = false;
+    if (p->cred.caps_kept) /* what keepcaps kept: effective again, or dropped */
+        p->cred.caps_kept_effective = eff != 0;
+    if (p->cred.caps_kept && perm == 0)
+        p->cred.caps_kept = p->cred.caps_kept_effective = false;
     return 0;
 }
 

@@ -87,7 +87,8 @@ static bool may_switch(void)
 
 static bool same_as_host(const struct proxy_process *p)
 {
-    return p->fsuid == host.uid && p->fsgid == host.gid && p->nr_groups < 0;
+    return p->cred.fsuid == host.uid && p->cred.fsgid == host.gid &&
+           p->cred.nr_groups < 0;
 }
 
 static void put_groups(int n, const gid_t *g)
@@ -103,16 +104,16 @@ void proxy_fscred_enter(const struct proxy_process *p)
         return;
     /* The groups and the gid first, the uid last: setfsuid is what drops
      * the file capabilities. */
-    if (p->nr_groups >= 0) {
+    if (p->cred.nr_groups >= 0) {
         gid_t g[MAX_HOST_GROUPS];
-        int n = p->nr_groups < MAX_HOST_GROUPS ? p->nr_groups
+        int n = p->cred.nr_groups < MAX_HOST_GROUPS ? p->cred.nr_groups
                                                : MAX_HOST_GROUPS;
         for (int i = 0; i < n; i++)
-            g[i] = (gid_t)p->groups[i];
+            g[i] = (gid_t)p->cred.groups[i];
         put_groups(n, g);
     }
-    (void)setfsgid(p->fsgid);
-    (void)setfsuid(p->fsuid);
+    (void)setfsgid(p->cred.fsgid);
+    (void)setfsuid(p->cred.fsuid);
     applied = p;
 }
 
@@ -122,7 +123,7 @@ void proxy_fscred_leave(void)
         return;
     (void)setfsuid(host.uid); /* hvrun's file capabilities back */
     (void)setfsgid(host.gid);
-    if (applied->nr_groups >= 0)
+    if (applied->cred.nr_groups >= 0)
         put_groups(host.nr_groups, host.groups);
     after_fsuid_change();
     applied = NULL;
@@ -149,17 +150,17 @@ bool proxy_fscred_real_begin(const struct proxy_process *p)
     if (!host.known)
         learn_host();
     /* Without AT_EACCESS the host checks hvrun's real ids, root's. */
-    if ((!applied && p->ruid == host.uid && p->rgid == host.gid) ||
+    if ((!applied && p->cred.ruid == host.uid && p->cred.rgid == host.gid) ||
         !may_switch())
         return false;
-    (void)setfsgid(p->rgid);
-    (void)setfsuid(p->ruid);
+    (void)setfsgid(p->cred.rgid);
+    (void)setfsuid(p->cred.ruid);
     return true;
 }
 
 void proxy_fscred_real_end(void)
 {
-    (void)setfsuid(applied ? applied->fsuid : host.uid);
-    (void)setfsgid(applied ? applied->fsgid : host.gid);
+    (void)setfsuid(applied ? applied->cred.fsuid : host.uid);
+    (void)setfsgid(applied ? applied->cred.fsgid : host.gid);
     after_fsuid_change();
 }

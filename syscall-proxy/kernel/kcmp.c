@@ -69,9 +69,10 @@ static bool may_read(const struct proxy_process *p,
     if (q == p)
         return true;
     bool capable = proxy_ns_capable_over(p, q);
-    bool same_ids = q->ruid == p->ruid && q->euid == p->ruid &&
-                    q->suid == p->ruid && q->rgid == p->rgid &&
-                    q->egid == p->rgid && q->sgid == p->rgid;
+    bool same_ids =
+        q->cred.ruid == p->cred.ruid && q->cred.euid == p->cred.ruid &&
+        q->cred.suid == p->cred.ruid && q->cred.rgid == p->cred.rgid &&
+        q->cred.egid == p->cred.rgid && q->cred.sgid == p->cred.rgid;
     if (!same_ids && !capable)
         return false;
     return q->zombie || q->prctl.dumpable == 1 /* SUID_DUMP_USER */ ||

@@ -1,8 +1,9 @@
 /*
  * kernel_state.h - kernel/'s parts of struct proxy_process (proxy.h): its
- * signal state and its timers. A field of either is added here, and only
- * here. Part of the core proxy.h builds on, so it includes nothing of
- * syscall-proxy (tests/lint/include_graph.py counts a part header,
+ * signal state, its timers, its credentials and namespaces. A field of
+ * one of them is added here, and only here. Part of the core proxy.h builds on,
+ * so it includes nothing of syscall-proxy (tests/lint/include_graph.py counts a
+ * part header,
  * *_state.h, with proxy.h).
  */
 #ifndef PROXY_KERNEL_STATE_H
@@ -11,8 +12,11 @@
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #define PROXY_NSIG 65 /* signals 1..64 */
+
+struct proxy_ns;
 
 /* ---- signals ------------------------------------------------------------- */
 struct proxy_sigaction {
@@ -67,6 +71,52 @@ struct proxy_timers {
     struct proxy_timer itimer[PROXY_NR_ITIMERS];
     struct proxy_timer posix[PROXY_MAX_POSIX_TIMERS];
     int next_id;
+};
+
+/* ---- credentials and namespaces (cred.c, namespace.c) ------------------- */
+
+enum proxy_ns_type {
+    PROXY_NS_USER,
+    PROXY_NS_UTS,
+    PROXY_NS_IPC,
+    PROXY_NS_PID,
+    PROXY_NS_MNT,
+    PROXY_NS_NET,
+    PROXY_NS_CGROUP,
+    PROXY_NS_TIME,
+    PROXY_NR_NS,
+};
+
+/* The deepest pid namespace (Linux's MAX_PID_NS_LEVEL). */
+#define PROXY_PID_LEVELS 32
+
+/* A process's credentials (kept as kernel ids: the run's initial user
+ * namespace's, seen through its own; kernel/cred.c) and its namespaces
+ * (kernel/namespace.c). */
+struct proxy_cred_state {
+    uid_t ruid, euid, suid;
+    gid_t rgid, egid, sgid;
+    /* The filesystem ids (setfsuid, setfsgid): the euid and egid again
+     * after every set*id call and execve, /proc's 4th Uid and Gid. */
+    uid_t fsuid;
+    gid_t fsgid;
+    /* The supplementary groups setgroups gave (cred.c), nr_groups of
+     * them; -1: never set, getgroups reports hvrun's own. Owned. */
+    uint32_t *groups;
+    int nr_groups;
+    /* Its namespaces (kernel/namespace.c); NULL: the run's initial one.
+     * ns[PROXY_NS_PID] is the one its children are made in. ns_caps:
+     * the full capabilities a new (or entered) user namespace gives its
+     * creator, until execve or a set*uid call away from its root. */
+    struct proxy_ns *ns[PROXY_NR_NS];
+    bool ns_caps;
+    /* Capabilities PR_SET_KEEPCAPS kept across a setuid away from root
+     * (permitted), made effective again by capset; execve drops them. */
+    bool caps_kept, caps_kept_effective;
+    /* The pid namespace it lives in (NULL: the run's) and its pid in it
+     * and in each one above (vpids[0] is pid). */
+    struct proxy_ns *pidns;
+    int vpids[PROXY_PID_LEVELS + 1];
 };
 
 #endif

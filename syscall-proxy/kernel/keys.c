@@ -372,10 +372,10 @@ static bool ring_contains(struct proxy_keys *ks, const struct key *ring,
 
 static bool in_group(const struct proxy_process *p, uint32_t gid)
 {
-    if (gid == p->egid)
+    if (gid == p->cred.egid)
         return true;
-    for (int i = 0; i < p->nr_groups; i++)
-        if (p->groups[i] == gid)
+    for (int i = 0; i < p->cred.nr_groups; i++)
+        if (p->cred.groups[i] == gid)
             return true;
     return false;
 }
@@ -384,7 +384,7 @@ static bool permitted(const struct proxy_process *p, const struct key *k,
                       bool possessed, unsigned need)
 {
     uint32_t kperm;
-    if (k->uid == p->euid)
+    if (k->uid == p->cred.euid)
         kperm = k->perm >> 16;
     else if (k->gid != KEY_GID_INVALID && in_group(p, k->gid))
         kperm = k->perm >> 8;
@@ -415,7 +415,7 @@ static int cred_rings(struct proxy_process *p, int32_t out[3])
         out[n++] = p->key_session;
     else {
         struct key_user *u = p->world->keys
-                                 ? user_of(p->world->keys, p->euid)
+                                 ? user_of(p->world->keys, p->cred.euid)
                                  : NULL;
         if (u && u->user_session)
             out[n++] = u->user_session;
@@ -480,29 +480,29 @@ static long new_keyring(struct proxy_process *p, const char *name,
 static long user_keyrings(struct proxy_process *p, struct key_user **out)
 {
     struct proxy_keys *ks = keys_of(p->world);
-    struct key_user *u = ks ? user_of(ks, p->euid) : NULL;
+    struct key_user *u = ks ? user_of(ks, p->cred.euid) : NULL;
     if (!u)
         return -ENOMEM;
     uint32_t perm = (KEY_POS_ALL & ~KEY_POS_SETATTR) | KEY_USR_ALL;
     char name[32];
     struct key *k;
     if (!u->user_ring) {
-        snprintf(name, sizeof(name), "_uid.%u", p->euid);
-        long rc = new_keyring(p, name, perm, p->euid, KEY_GID_INVALID, true,
-                              &k);
+        snprintf(name, sizeof(name), "_uid.%u", p->cred.euid);
+        long rc =
+            new_keyring(p, name, perm, p->cred.euid, KEY_GID_INVALID, true, &k);
         if (rc < 0)
             return rc;
-        u = user_of(ks, p->euid); /* the table may have moved */
+        u = user_of(ks, p->cred.euid); /* the table may have moved */
         u->user_ring = k->serial;
         k->uid_keyring = true;
     }
     if (!u->user_session) {
-        snprintf(name, sizeof(name), "_uid_ses.%u", p->euid);
-        long rc = new_keyring(p, name, perm, p->euid, KEY_GID_INVALID, true,
-                              &k);
+        snprintf(name, sizeof(name), "_uid_ses.%u", p->cred.euid);
+        long rc =
+            new_keyring(p, name, perm, p->cred.euid, KEY_GID_INVALID, true, &k);
         if (rc < 0)
             return rc;
-        u = user_of(ks, p->euid);
+        u = user_of(ks, p->cred.euid);
         u->user_session = k->serial;
         k->uid_keyring = true;
         if ((rc = ring_link(ks, k, find_key(ks, u->user_ring))) < 0)
@@ -525,7 +525,7 @@ static long join_anonymous(struct proxy_process *p, struct key **out)
 {
     struct key *k;
     long rc = new_keyring(p, "_ses", KEY_POS_ALL | KEY_USR_VIEW | KEY_USR_READ,
-                          p->euid, p->egid, true, &k);
+                          p->cred.euid, p->cred.egid, true, &k);
     if (rc < 0)
         return rc;
     install_session(p, k);
@@ -538,8 +538,8 @@ static long install_own(struct proxy_process *p, int32_t *slot,
                         const char *name)
 {
     struct key *k;
-    long rc = new_keyring(p, name, KEY_POS_ALL | KEY_USR_VIEW, p->euid,
-                          p->egid, true, &k);
+    long rc = new_keyring(p, name, KEY_POS_ALL | KEY_USR_VIEW, p->cred.euid,
+                          p->cred.egid, true, &k);
     if (rc < 0)
         return rc;
     *slot = k->serial; /* the allocation's reference is the slot's */
@@ -814,7 +814,7 @@ static long add_key(struct proxy_process *p, enum key_type type,
         return rc < 0 ? rc : o->serial;
     }
     struct key *k;
-    if ((rc = key_alloc(p, type, desc, data, len, p->euid, p->egid,
+    if ((rc = key_alloc(p, type, desc, data, len, p->cred.euid, p->cred.egid,
                         default_perm(type), false, &k)) < 0)
         return rc;
     rc = ring_link(ks, ring, k);
@@ -963,7 +963,7 @@ static long kc_join_session(struct proxy_process *p, const uint64_t a[6])
     if ((rc = new_keyring(p, name,
                           KEY_POS_ALL | KEY_USR_VIEW | KEY_USR_READ |
                               KEY_USR_LINK,
-                          p->euid, p->egid, false, &k)) < 0)
+                          p->cred.euid, p->cred.egid, false, &k)) < 0)
         return rc;
     install_session(p, k);
     key_put(ks, k);
@@ -1021,7 +1021,7 @@ static long kc_chown(struct proxy_process *p, const uint64_t a[6])
     if (uid != UINT32_MAX && uid != k->uid && !admin)
         return -EACCES;
     if (gid != UINT32_MAX && gid != k->gid && !admin &&
-        (k->uid != p->euid || !in_group(p, gid)))
+        (k->uid != p->cred.euid || !in_group(p, gid)))
         return -EACCES;
     if (uid != UINT32_MAX && uid != k->uid) {
         struct proxy_keys *ks = p->world->keys;
@@ -1045,7 +1045,7 @@ static long kc_setperm(struct proxy_process *p, const uint64_t a[6])
     long rc = lookup(p, (long)a[1], LOOKUP_CREATE, NEED_SETATTR, &k, NULL);
     if (rc < 0)
         return rc;
-    if (k->uid != p->euid && !proxy_ns_init_capable(p))
+    if (k->uid != p->cred.euid && !proxy_ns_init_capable(p))
         return -EACCES;
     k->perm = perm;
     return 0;
@@ -1311,14 +1311,16 @@ static long kc_session_to_parent(struct proxy_process *p)
         live += parent->threads[i].state != PROXY_THREAD_EXITED;
     if (!parent || parent->zombie || live > 1)
         return -EPERM;
-    if (parent->ruid != p->euid || parent->euid != p->euid ||
-        parent->suid != p->euid || parent->rgid != p->egid ||
-        parent->egid != p->egid || parent->sgid != p->egid)
+    if (parent->cred.ruid != p->cred.euid ||
+        parent->cred.euid != p->cred.euid ||
+        parent->cred.suid != p->cred.euid ||
+        parent->cred.rgid != p->cred.egid ||
+        parent->cred.egid != p->cred.egid || parent->cred.sgid != p->cred.egid)
         return -EPERM;
     struct key *pses = parent->key_session
                            ? find_key(p->world->keys, parent->key_session)
                            : NULL;
-    if ((pses && pses->uid != p->euid) || ses->uid != p->euid)
+    if ((pses && pses->uid != p->cred.euid) || ses->uid != p->cred.euid)
         return -EPERM;
     if (pses != ses)
         install_session(parent, ses);

@@ -306,7 +306,7 @@ static long read_name(struct proxy_process *p, gva_t u, char *name)
  * drops while the fsuid is not 0 (cap_task_fix_setuid). */
 static bool privileged(const struct proxy_process *p)
 {
-    return p->euid == 0 && p->fsuid == 0;
+    return p->cred.euid == 0 && p->cred.fsuid == 0;
 }
 
 /* No guest has CAP_SYS_RESOURCE (an unprivileged container's root has
@@ -325,8 +325,8 @@ static bool may_access(const struct proxy_process *p,
 {
     if (privileged(p))
         return true;
-    mode_t m = p->fsuid == q->uid ? (q->mode >> 6)
-               : p->fsgid == q->gid ? (q->mode >> 3)
+    mode_t m = p->cred.fsuid == q->uid ? (q->mode >> 6)
+               : p->cred.fsgid == q->gid ? (q->mode >> 3)
                                    : q->mode;
     return (m & (mode_t)want) == (mode_t)want;
 }
@@ -360,8 +360,8 @@ static long create(struct proxy_process *p, const char *name, int oflag,
     q->world = w;
     q->linked = true;
     q->refs = 1;
-    q->uid = p->fsuid;
-    q->gid = p->fsgid;
+    q->uid = p->cred.fsuid;
+    q->gid = p->cred.fsgid;
     q->mode = mode & ~p->umask & 07777;
     q->maxmsg = a.mq_maxmsg;
     q->msgsize = a.mq_msgsize;
@@ -417,7 +417,7 @@ static long sys_mq_unlink(struct proxy_process *p, const uint64_t a[6])
     if (!q)
         return -ENOENT;
     /* /dev/mqueue is sticky (1777): the owner or root removes it. */
-    if (!privileged(p) && p->fsuid != q->uid)
+    if (!privileged(p) && p->cred.fsuid != q->uid)
         return -EPERM;
     unlink_name(p->world, q);
     queue_put(q);
@@ -475,7 +475,7 @@ static void notify_owner(struct proxy_process *sender, struct proxy_mqueue *q)
         si.si_value = q->notify.sigev_value;
         /* as the owner's pid and user namespaces see the sender */
         si.si_pid = proxy_ns_pid_of(owner, sender);
-        si.si_uid = proxy_ns_uid_seen(owner, sender->ruid);
+        si.si_uid = proxy_ns_uid_seen(owner, sender->cred.ruid);
         proxy_signal_raise(owner, q->notify.sigev_signo, &si);
     }
     remove_notification(q);

@@ -162,22 +162,22 @@ static uint32_t munged(int64_t id)
 
 uint32_t proxy_ns_uid_seen(const struct proxy_process *p, uint32_t kuid)
 {
-    return munged(ns_up(p->ns[PROXY_NS_USER], false, kuid));
+    return munged(ns_up(p->cred.ns[PROXY_NS_USER], false, kuid));
 }
 
 uint32_t proxy_ns_gid_seen(const struct proxy_process *p, uint32_t kgid)
 {
-    return munged(ns_up(p->ns[PROXY_NS_USER], true, kgid));
+    return munged(ns_up(p->cred.ns[PROXY_NS_USER], true, kgid));
 }
 
 int64_t proxy_ns_uid_kernel(const struct proxy_process *p, uint32_t uid)
 {
-    return ns_down(p->ns[PROXY_NS_USER], false, uid);
+    return ns_down(p->cred.ns[PROXY_NS_USER], false, uid);
 }
 
 int64_t proxy_ns_gid_kernel(const struct proxy_process *p, uint32_t gid)
 {
-    return ns_down(p->ns[PROXY_NS_USER], true, gid);
+    return ns_down(p->cred.ns[PROXY_NS_USER], true, gid);
 }
 
 /* ---- capabilities -------------------------------------------------------- */
@@ -186,15 +186,15 @@ int64_t proxy_ns_gid_kernel(const struct proxy_process *p, uint32_t gid)
  * root maps to) or the creator's until it execs. */
 static bool own_caps(const struct proxy_process *p)
 {
-    const struct proxy_ns *u = p->ns[PROXY_NS_USER];
-    if (p->caps_kept_effective) /* PR_SET_KEEPCAPS, made effective */
+    const struct proxy_ns *u = p->cred.ns[PROXY_NS_USER];
+    if (p->cred.caps_kept_effective) /* PR_SET_KEEPCAPS, made effective */
         return true;
     if (!u)
-        return p->euid == 0;
-    if (p->ns_caps)
+        return p->cred.euid == 0;
+    if (p->cred.ns_caps)
         return true;
     int64_t root = ns_down(u, false, 0);
-    return root >= 0 && (uint32_t)root == p->euid;
+    return root >= 0 && (uint32_t)root == p->cred.euid;
 }
 
 /* ns_capable(target): p's own namespace or one below it, where p has its
@@ -202,13 +202,13 @@ static bool own_caps(const struct proxy_process *p)
 static bool capable_in(const struct proxy_process *p,
                        const struct proxy_ns *target)
 {
-    const struct proxy_ns *mine = p->ns[PROXY_NS_USER];
+    const struct proxy_ns *mine = p->cred.ns[PROXY_NS_USER];
     for (const struct proxy_ns *ns = target;; ns = ns->owner) {
         if (ns == mine)
             return own_caps(p);
         if (!ns)
             return false;
-        if (ns->owner == mine && ns->owner_uid == p->euid)
+        if (ns->owner == mine && ns->owner_uid == p->cred.euid)
             return true;
     }
 }
@@ -218,7 +218,7 @@ bool proxy_ns_capable(const struct proxy_process *p) { return own_caps(p); }
 bool proxy_ns_capable_over(const struct proxy_process *p,
                            const struct proxy_process *q)
 {
-    return capable_in(p, q->ns[PROXY_NS_USER]);
+    return capable_in(p, q->cred.ns[PROXY_NS_USER]);
 }
 
 bool proxy_ns_init_capable(const struct proxy_process *p)
@@ -228,39 +228,40 @@ bool proxy_ns_init_capable(const struct proxy_process *p)
 
 bool proxy_ns_setgroups_allowed(const struct proxy_process *p)
 {
-    const struct proxy_ns *u = p->ns[PROXY_NS_USER];
+    const struct proxy_ns *u = p->cred.ns[PROXY_NS_USER];
     return !u || (u->gid_map.nr > 0 && u->setgroups_allowed);
 }
 
 void proxy_ns_exec(struct proxy_process *p)
 {
-    p->ns_caps = false;
-    p->caps_kept = p->caps_kept_effective = false;
+    p->cred.ns_caps = false;
+    p->cred.caps_kept = p->cred.caps_kept_effective = false;
 }
 
 void proxy_ns_uids_changed(struct proxy_process *p)
 {
-    int64_t root = ns_down(p->ns[PROXY_NS_USER], false, 0);
-    if (root < 0 || (uint32_t)root != p->euid)
-        p->ns_caps = false;
+    int64_t root = ns_down(p->cred.ns[PROXY_NS_USER], false, 0);
+    if (root < 0 || (uint32_t)root != p->cred.euid)
+        p->cred.ns_caps = false;
 }
 
 /* The user namespace that owns p's namespace of type t. */
 static const struct proxy_ns *owner_of(const struct proxy_process *p, int t)
 {
-    return p->ns[t] ? p->ns[t]->owner : NULL;
+    return p->cred.ns[t] ? p->cred.ns[t]->owner : NULL;
 }
 
 /* ---- UTS and IPC --------------------------------------------------------- */
 
 const char *proxy_ns_nodename(const struct proxy_process *p)
 {
-    return p->ns[PROXY_NS_UTS] ? p->ns[PROXY_NS_UTS]->nodename : NULL;
+    return p->cred.ns[PROXY_NS_UTS] ? p->cred.ns[PROXY_NS_UTS]->nodename : NULL;
 }
 
 const char *proxy_ns_domainname(const struct proxy_process *p)
 {
-    return p->ns[PROXY_NS_UTS] ? p->ns[PROXY_NS_UTS]->domainname : NULL;
+    return p->cred.ns[PROXY_NS_UTS] ? p->cred.ns[PROXY_NS_UTS]->domainname
+                                    : NULL;
 }
 
 bool proxy_ns_uts_admin(const struct proxy_process *p)
@@ -271,7 +272,7 @@ bool proxy_ns_uts_admin(const struct proxy_process *p)
 long proxy_ns_set_uts_name(struct proxy_process *p, bool host,
                            const char *name, size_t len)
 {
-    struct proxy_ns *u = p->ns[PROXY_NS_UTS];
+    struct proxy_ns *u = p->cred.ns[PROXY_NS_UTS];
     if (len > 64)
         return -EINVAL;
     if (!u)
@@ -285,7 +286,7 @@ long proxy_ns_set_uts_name(struct proxy_process *p, bool host,
 
 uint32_t proxy_ns_ipc_id(const struct proxy_process *p)
 {
-    return p->ns[PROXY_NS_IPC] ? p->ns[PROXY_NS_IPC]->inum : 0;
+    return p->cred.ns[PROXY_NS_IPC] ? p->cred.ns[PROXY_NS_IPC]->inum : 0;
 }
 
 static void stash_save(struct proxy_world *w, struct ipc_stash *st)
@@ -320,7 +321,7 @@ static struct ipc_stash *stash_of(struct proxy_world *w, struct proxy_ns *ns)
 void proxy_ns_ipc_enter(struct proxy_process *p)
 {
     struct proxy_world *w = p->world;
-    struct proxy_ns *want = p->ns[PROXY_NS_IPC];
+    struct proxy_ns *want = p->cred.ns[PROXY_NS_IPC];
     if (!w || want == w->ipc_cur)
         return;
     stash_save(w, stash_of(w, w->ipc_cur));
@@ -386,22 +387,23 @@ void proxy_ns_world_free(struct proxy_world *w)
 /* create_user_ns's checks: depth, and the creator mapped in the parent. */
 static long user_ns_check(const struct proxy_process *p)
 {
-    const struct proxy_ns *parent = p->ns[PROXY_NS_USER];
+    const struct proxy_ns *parent = p->cred.ns[PROXY_NS_USER];
     if (parent && parent->level >= USERNS_MAX_LEVEL)
         return -ENOSPC;
-    if (ns_up(parent, false, p->euid) < 0 || ns_up(parent, true, p->egid) < 0)
+    if (ns_up(parent, false, p->cred.euid) < 0 ||
+        ns_up(parent, true, p->cred.egid) < 0)
         return -EPERM;
     return 0;
 }
 
 static struct proxy_ns *user_ns_new(struct proxy_process *p)
 {
-    struct proxy_ns *parent = p->ns[PROXY_NS_USER];
+    struct proxy_ns *parent = p->cred.ns[PROXY_NS_USER];
     struct proxy_ns *u = ns_new(p->world, PROXY_NS_USER, parent);
     if (!u)
         return NULL;
-    u->owner_uid = p->euid;
-    u->owner_gid = p->egid;
+    u->owner_uid = p->cred.euid;
+    u->owner_gid = p->cred.egid;
     u->level = parent ? parent->level + 1 : 1;
     u->setgroups_allowed = parent ? parent->setgroups_allowed : true;
     return u;
@@ -415,12 +417,13 @@ static long make_others(struct proxy_process *p, uint64_t flags,
     for (int t = 0; t < PROXY_NR_NS; t++) {
         if (t == PROXY_NS_USER || !(flags & kinds[t].flag))
             continue;
-        out[t] = ns_new(p->world, (enum proxy_ns_type)t, p->ns[PROXY_NS_USER]);
+        out[t] =
+            ns_new(p->world, (enum proxy_ns_type)t, p->cred.ns[PROXY_NS_USER]);
         if (!out[t])
             return -ENOMEM;
         if (t == PROXY_NS_PID) { /* below the one p lives in */
-            struct proxy_ns *up = p->ns[PROXY_NS_PID];
-            if (up != p->pidns) /* copy_pid_ns: one unshare until a fork */
+            struct proxy_ns *up = p->cred.ns[PROXY_NS_PID];
+            if (up != p->cred.pidns) /* copy_pid_ns: one unshare until a fork */
                 return -EINVAL;
             if ((up ? up->level : 0) >= PROXY_PID_LEVELS)
                 return -ENOSPC;
@@ -451,8 +454,8 @@ static long ns_switch(struct proxy_process *p, uint64_t flags)
 {
     if (flags & NS_FLAGS_REFUSED)
         return -EPERM;
-    struct proxy_ns *saved_user = p->ns[PROXY_NS_USER];
-    bool saved_caps = p->ns_caps;
+    struct proxy_ns *saved_user = p->cred.ns[PROXY_NS_USER];
+    bool saved_caps = p->cred.ns_caps;
     if (flags & CLONE_NEWUSER) {
         long rc = user_ns_check(p);
         if (rc < 0)
@@ -460,26 +463,26 @@ static long ns_switch(struct proxy_process *p, uint64_t flags)
         struct proxy_ns *u = user_ns_new(p);
         if (!u)
             return -ENOMEM;
-        p->ns[PROXY_NS_USER] = u;
-        p->ns_caps = true;
+        p->cred.ns[PROXY_NS_USER] = u;
+        p->cred.ns_caps = true;
     }
     if ((flags & NS_FLAGS_ALL & ~CLONE_NEWUSER) && !own_caps(p)) {
-        p->ns[PROXY_NS_USER] = saved_user;
-        p->ns_caps = saved_caps;
+        p->cred.ns[PROXY_NS_USER] = saved_user;
+        p->cred.ns_caps = saved_caps;
         return -EPERM;
     }
     struct proxy_ns *made[PROXY_NR_NS] = {0};
     long rc = make_others(p, flags, made);
     if (rc < 0) {
-        p->ns[PROXY_NS_USER] = saved_user;
-        p->ns_caps = saved_caps;
+        p->cred.ns[PROXY_NS_USER] = saved_user;
+        p->cred.ns_caps = saved_caps;
         return rc;
     }
     if (flags & CLONE_NEWIPC)
         proxy_sem_exit(p); /* the old namespace's SEM_UNDO applies now */
     for (int t = 0; t < PROXY_NR_NS; t++)
         if (made[t])
-            p->ns[t] = made[t];
+            p->cred.ns[t] = made[t];
     return 0;
 }
 
@@ -559,7 +562,7 @@ long proxy_ns_clone_check(struct proxy_process *p, uint64_t flags)
         (CLONE_NEWIPC | CLONE_SYSVSEM))
         return -EINVAL;
     /* copy_pid_ns: the children's namespace must be the caller's own */
-    if ((flags & CLONE_NEWPID) && p->ns[PROXY_NS_PID] != p->pidns)
+    if ((flags & CLONE_NEWPID) && p->cred.ns[PROXY_NS_PID] != p->cred.pidns)
         return -EINVAL;
     if ((flags & CLONE_NEWPID) && pid_level(p) >= PROXY_PID_LEVELS)
         return -ENOSPC;
@@ -587,14 +590,14 @@ long proxy_ns_clone_apply(struct proxy_process *p, struct proxy_process *c,
  */
 static int pid_level(const struct proxy_process *p)
 {
-    return p->pidns ? p->pidns->level : 0;
+    return p->cred.pidns ? p->cred.pidns->level : 0;
 }
 
 int proxy_ns_pid_level(const struct proxy_process *p) { return pid_level(p); }
 
 static const struct proxy_ns *pidns_at(const struct proxy_process *q, int level)
 {
-    const struct proxy_ns *ns = q->pidns;
+    const struct proxy_ns *ns = q->cred.pidns;
     while (ns && ns->level > level)
         ns = ns->pid_parent;
     return ns;
@@ -606,9 +609,9 @@ int proxy_ns_pid_of(const struct proxy_process *viewer,
     int level = pid_level(viewer);
     if (level == 0)
         return q->pid;
-    if (pid_level(q) < level || pidns_at(q, level) != viewer->pidns)
+    if (pid_level(q) < level || pidns_at(q, level) != viewer->cred.pidns)
         return 0;
-    return q->vpids[level];
+    return q->cred.vpids[level];
 }
 
 struct proxy_process *proxy_ns_find(struct proxy_process *viewer, int vpid)
@@ -644,13 +647,13 @@ int proxy_ns_global_nr(struct proxy_process *viewer, int vpid)
  * children: a pid there and in every namespace above. */
 long proxy_ns_fork_pids(struct proxy_process *parent, struct proxy_process *c)
 {
-    struct proxy_ns *ns = parent->ns[PROXY_NS_PID];
+    struct proxy_ns *ns = parent->cred.ns[PROXY_NS_PID];
     if (ns && ns->init_gone)
         return -ENOMEM; /* its init died: alloc_pid fails */
-    c->pidns = ns;
-    c->vpids[0] = c->pid;
+    c->cred.pidns = ns;
+    c->cred.vpids[0] = c->pid;
     for (struct proxy_ns *n = ns; n; n = n->pid_parent) {
-        c->vpids[n->level] = ++n->last_pid;
+        c->cred.vpids[n->level] = ++n->last_pid;
         if (n->last_pid == 1)
             n->init_pid = c->pid;
     }
@@ -659,18 +662,18 @@ long proxy_ns_fork_pids(struct proxy_process *parent, struct proxy_process *c)
 
 int proxy_ns_reaper(const struct proxy_process *p)
 {
-    return p->pidns ? p->pidns->init_pid : 0;
+    return p->cred.pidns ? p->cred.pidns->init_pid : 0;
 }
 
 bool proxy_ns_is_ns_init(const struct proxy_process *p)
 {
-    return p->pidns && p->pidns->init_pid == p->pid;
+    return p->cred.pidns && p->cred.pidns->init_pid == p->pid;
 }
 
 void proxy_ns_init_gone(struct proxy_process *p)
 {
     if (proxy_ns_is_ns_init(p))
-        p->pidns->init_gone = true;
+        p->cred.pidns->init_gone = true;
 }
 
 bool proxy_ns_pid_below(const struct proxy_process *init,
@@ -678,7 +681,7 @@ bool proxy_ns_pid_below(const struct proxy_process *init,
 {
     int level = pid_level(init);
     return q != init && level > 0 && pid_level(q) >= level &&
-           pidns_at(q, level) == init->pidns;
+           pidns_at(q, level) == init->cred.pidns;
 }
 
 /* ---- setns --------------------------------------------------------------- */
@@ -687,27 +690,27 @@ bool proxy_ns_pid_below(const struct proxy_process *init,
 static long ns_enter(struct proxy_process *p, int t, struct proxy_ns *ns)
 {
     if (t == PROXY_NS_USER) {
-        if (ns == p->ns[PROXY_NS_USER] || live_threads(p) > 1)
+        if (ns == p->cred.ns[PROXY_NS_USER] || live_threads(p) > 1)
             return -EINVAL;
         if (!capable_in(p, ns))
             return -EPERM;
-        p->ns[PROXY_NS_USER] = ns;
-        p->ns_caps = true;
+        p->cred.ns[PROXY_NS_USER] = ns;
+        p->cred.ns_caps = true;
         return 0;
     }
     if (!capable_in(p, ns ? ns->owner : NULL) ||
-        !capable_in(p, p->ns[PROXY_NS_USER]))
+        !capable_in(p, p->cred.ns[PROXY_NS_USER]))
         return -EPERM;
-    if (t == PROXY_NS_IPC && ns != p->ns[PROXY_NS_IPC])
+    if (t == PROXY_NS_IPC && ns != p->cred.ns[PROXY_NS_IPC])
         proxy_sem_exit(p);
     if (t == PROXY_NS_PID) { /* children's: its own or one below it */
         const struct proxy_ns *n = ns;
-        while (n && n != p->pidns)
+        while (n && n != p->cred.pidns)
             n = n->pid_parent;
-        if (n != p->pidns)
+        if (n != p->cred.pidns)
             return -EINVAL;
     }
-    p->ns[t] = ns;
+    p->cred.ns[t] = ns;
     return 0;
 }
 
@@ -725,7 +728,7 @@ static long sys_setns(struct proxy_process *p, const uint64_t a[6])
     if (nstype && nstype != kinds[t].flag)
         return -EINVAL;
     if (NS_FLAGS_REFUSED & kinds[t].flag) /* only the one it is in */
-        return ns == p->ns[t] && own_caps(p) ? 0 : -EPERM;
+        return ns == p->cred.ns[t] && own_caps(p) ? 0 : -EPERM;
     return ns_enter(p, t, ns);
 }
 
@@ -749,12 +752,13 @@ int proxy_ns_type_of_name(const char *name)
 static const struct proxy_ns *ns_named(const struct proxy_process *of,
                                        int type, bool for_children)
 {
-    return type == PROXY_NS_PID && !for_children ? of->pidns : of->ns[type];
+    return type == PROXY_NS_PID && !for_children ? of->cred.pidns
+                                                 : of->cred.ns[type];
 }
 
 struct proxy_ns *proxy_ns_of(const struct proxy_process *of, int type)
 {
-    return type == PROXY_NS_PID ? of->pidns : of->ns[type];
+    return type == PROXY_NS_PID ? of->cred.pidns : of->cred.ns[type];
 }
 
 uint32_t proxy_ns_inum(int type, const struct proxy_ns *ns)
@@ -795,7 +799,7 @@ static int map_content(const struct proxy_process *p,
                        const struct proxy_ns *u, bool gid, char *out,
                        size_t cap)
 {
-    const struct proxy_ns *lower_ns = p->ns[PROXY_NS_USER];
+    const struct proxy_ns *lower_ns = p->cred.ns[PROXY_NS_USER];
     if (lower_ns == u && lower_ns)
         lower_ns = lower_ns->owner;
     const struct id_map *m = map_of(u, gid);
@@ -816,7 +820,7 @@ int proxy_ns_file_content(const struct proxy_process *p,
                           const struct proxy_process *of, int which,
                           char *out, size_t cap)
 {
-    const struct proxy_ns *u = of->ns[PROXY_NS_USER];
+    const struct proxy_ns *u = of->cred.ns[PROXY_NS_USER];
     if (which == PROXY_NSFILE_SETGROUPS)
         return snprintf(out, cap, "%s\n",
                         !u || u->setgroups_allowed ? "allow" : "deny");
@@ -906,11 +910,12 @@ static bool map_permitted(const struct proxy_process *p,
                           const struct proxy_ns *u, bool gid,
                           const struct id_map *m)
 {
-    if (m->nr == 1 && m->e[0].count == 1 && u->owner_uid == p->euid) {
+    if (m->nr == 1 && m->e[0].count == 1 && u->owner_uid == p->cred.euid) {
         int64_t k = ns_down(u->owner, gid, m->e[0].lower);
-        if (!gid && k >= 0 && (uint32_t)k == p->euid)
+        if (!gid && k >= 0 && (uint32_t)k == p->cred.euid)
             return true;
-        if (gid && !u->setgroups_allowed && k >= 0 && (uint32_t)k == p->egid)
+        if (gid && !u->setgroups_allowed && k >= 0 &&
+            (uint32_t)k == p->cred.egid)
             return true;
     }
     return capable_in(p, u->owner);
@@ -981,14 +986,15 @@ static long setgroups_write(struct proxy_process *p, struct proxy_ns *u,
 long proxy_ns_file_write(struct proxy_process *p, struct proxy_process *of,
                          int which, const char *buf, size_t len)
 {
-    struct proxy_ns *u = of->ns[PROXY_NS_USER];
+    struct proxy_ns *u = of->cred.ns[PROXY_NS_USER];
     if (which == PROXY_NSFILE_SETGROUPS)
         return setgroups_write(p, u, buf, len);
     if (len >= MAP_WRITE_MAX)
         return -EINVAL;
     /* Only the namespace itself or its parent may write (and never the
      * initial namespace's maps). */
-    if (!u || (p->ns[PROXY_NS_USER] != u && p->ns[PROXY_NS_USER] != u->owner))
+    if (!u || (p->cred.ns[PROXY_NS_USER] != u &&
+               p->cred.ns[PROXY_NS_USER] != u->owner))
         return -EPERM;
     char *kbuf = malloc(len + 1);
     if (!kbuf)

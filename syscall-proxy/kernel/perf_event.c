@@ -531,7 +531,7 @@ static long check_attr(const struct perf_event_attr *a)
  * perf_event_paranoid 2: their own threads, user space only. */
 static bool perfmon_capable(const struct proxy_process *p)
 {
-    return p->euid == 0;
+    return p->cred.euid == 0;
 }
 
 static long check_access(struct proxy_process *p,

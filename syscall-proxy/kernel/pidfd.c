@@ -171,7 +171,7 @@ static long sys_pidfd_send_signal(struct proxy_process *p,
         info.si_signo = sig;
         info.si_code = SI_USER;
         info.si_pid = proxy_ns_pid_of(q, p);
-        info.si_uid = proxy_ns_uid_seen(q, p->ruid);
+        info.si_uid = proxy_ns_uid_seen(q, p->cred.ruid);
     }
     /* a zombie is there until reaped: success, the signal is dropped */
     if (sig != 0 && !q->zombie)

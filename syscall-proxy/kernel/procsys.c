@@ -167,16 +167,18 @@ static struct proxy_process *new_child(struct proxy_process *p,
     }
     /* The forking thread's name, the groups (a copy of their own). */
     memcpy(c->comm, proxy_thread_comm(p), sizeof(c->comm));
-    c->groups = NULL;
-    if (p->nr_groups > 0 &&
-        !(c->groups = malloc((size_t)p->nr_groups * sizeof(*c->groups)))) {
+    c->cred.groups = NULL;
+    if (p->cred.nr_groups > 0 &&
+        !(c->cred.groups =
+              malloc((size_t)p->cred.nr_groups * sizeof(*c->cred.groups)))) {
         if (c->cwd_fd >= 0)
             close(c->cwd_fd);
         free(c);
         return NULL;
     }
-    if (p->nr_groups > 0)
-        memcpy(c->groups, p->groups, (size_t)p->nr_groups * sizeof(*c->groups));
+    if (p->cred.nr_groups > 0)
+        memcpy(c->cred.groups, p->cred.groups,
+               (size_t)p->cred.nr_groups * sizeof(*c->cred.groups));
     c->resched = false;
     c->cpuid_patched = NULL; /* proxy_fork copies it */
     if (share_mm) {
@@ -331,7 +333,7 @@ static void notify_job_change(struct proxy_process *c, int code, int status)
     info.si_signo = SIGCHLD;
     info.si_code = code;
     info.si_pid = proxy_ns_pid_of(parent, c);
-    info.si_uid = c->ruid;
+    info.si_uid = c->cred.ruid;
     info.si_status = status;
     proxy_signal_raise(parent, SIGCHLD, &info);
 }
@@ -390,7 +392,8 @@ static int new_parent_of_orphans(struct proxy_process *p)
     struct proxy_process *a = proxy_world_find(w, p->ppid);
     for (int depth = 0; a && depth < w->nr_procs; depth++) {
         if (!a->zombie && a->prctl.child_subreaper &&
-            a->pidns == p->pidns) /* a subreaper of its own pid namespace */
+            a->cred.pidns ==
+                p->cred.pidns) /* a subreaper of its own pid namespace */
             return a->pid;
         a = proxy_world_find(w, a->ppid);
     }
@@ -650,7 +653,7 @@ static void fill_child_info(siginfo_t *info, const struct proxy_process *to,
     bool signaled = (c->exit_status & 0x7f) != 0;
     info->si_signo = SIGCHLD;
     info->si_pid = proxy_ns_pid_of(to, c);
-    info->si_uid = c->ruid;
+    info->si_uid = c->cred.ruid;
     if (ev == EV_STOPPED) {
         info->si_code = CLD_STOPPED;
         info->si_status = c->stop_sig;
@@ -794,8 +797,8 @@ static void exec_reset(struct proxy_process *p)
     proxy_shm_detach_all(p); /* the old address space is gone */
     p->prctl.keepcaps = false; /* Linux clears it at every execve */
     proxy_ns_exec(p); /* capabilities from the euid again */
-    p->fsuid = p->euid; /* cap_bprm_creds_from_file */
-    p->fsgid = p->egid;
+    p->cred.fsuid = p->cred.euid; /* cap_bprm_creds_from_file */
+    p->cred.fsgid = p->cred.egid;
     proxy_keys_exec(p); /* thread and process keyrings go */
     proxy_perf_on_exec(p->world, p->threads[p->cur].tid);
     for (int s = 1; s < PROXY_NSIG; s++) {
@@ -985,7 +988,8 @@ static void send_to(struct proxy_process *from, struct proxy_process *to,
     info.si_signo = sig;
     info.si_code = code;
     info.si_pid = code == SI_KERNEL ? 0 : proxy_ns_pid_of(to, from);
-    info.si_uid = code == SI_KERNEL ? 0 : proxy_ns_uid_seen(to, from->ruid);
+    info.si_uid =
+        code == SI_KERNEL ? 0 : proxy_ns_uid_seen(to, from->cred.ruid);
     proxy_signal_raise_thread(to, tid, sig, &info);
 }
 

@@ -145,7 +145,7 @@ static siginfo_t user_info(int sig, const struct proxy_process *from,
     info.si_code = SI_USER;
     if (from) {
         info.si_pid = proxy_ns_pid_of(q, from);
-        info.si_uid = from->ruid;
+        info.si_uid = from->cred.ruid;
     }
     return info;
 }
@@ -169,7 +169,7 @@ static void notify_tracer(struct proxy_process *q, struct proxy_thread *t,
     info.si_signo = SIGCHLD;
     info.si_code = code;
     info.si_pid = seen_id(tr, q, t);
-    info.si_uid = q->ruid;
+    info.si_uid = q->cred.ruid;
     info.si_status = status;
     proxy_signal_raise(tr, SIGCHLD, &info);
 }
@@ -200,7 +200,7 @@ static void trap_info(struct proxy_process *q, struct proxy_thread *t,
     t->pt.info.si_signo = SIGTRAP;
     t->pt.info.si_code = code;
     t->pt.info.si_pid = proxy_ns_pid_of(q, q);
-    t->pt.info.si_uid = q->ruid;
+    t->pt.info.si_uid = q->cred.ruid;
 }
 
 static void event_stop(struct proxy_process *q, struct proxy_thread *t,
@@ -787,7 +787,7 @@ static void exit_info(siginfo_t *info, const struct proxy_process *viewer,
     memset(info, 0, sizeof(*info));
     info->si_signo = SIGCHLD;
     info->si_pid = proxy_ns_pid_of(viewer, q);
-    info->si_uid = q->ruid;
+    info->si_uid = q->cred.ruid;
     info->si_code = signaled ? CLD_KILLED : CLD_EXITED;
     info->si_status = signaled ? (q->exit_status & 0x7f)
                                : ((q->exit_status >> 8) & 0xff);
@@ -825,7 +825,7 @@ static void reap_thread(struct proxy_process *p, struct proxy_process *q,
         info->si_signo = SIGCHLD;
         info->si_code = signaled ? CLD_KILLED : CLD_EXITED;
         info->si_pid = t->tid;
-        info->si_uid = q->ruid;
+        info->si_uid = q->cred.ruid;
         info->si_status = signaled ? (t->pt.status & 0x7f)
                                    : ((t->pt.status >> 8) & 0xff);
     }
@@ -885,7 +885,7 @@ int proxy_ptrace_wait(struct proxy_process *p, int pid, int options,
                 info->si_signo = SIGCHLD;
                 info->si_code = CLD_TRAPPED;
                 info->si_pid = seen_id(p, q, t);
-                info->si_uid = q->ruid;
+                info->si_uid = q->cred.ruid;
                 info->si_status = (t->pt.status >> 8) & 0x7f;
             }
             if (who)
@@ -1066,11 +1066,12 @@ static struct proxy_thread *find_thread(struct proxy_process *p, int id,
 static bool may_attach(const struct proxy_process *p,
                        const struct proxy_process *q)
 {
-    if (p->euid == 0)
+    if (p->cred.euid == 0)
         return true;
-    return q->prctl.dumpable && q->ruid == p->ruid && q->euid == p->ruid &&
-           q->suid == p->ruid && q->rgid == p->rgid && q->egid == p->rgid &&
-           q->sgid == p->rgid;
+    return q->prctl.dumpable && q->cred.ruid == p->cred.ruid &&
+           q->cred.euid == p->cred.ruid && q->cred.suid == p->cred.ruid &&
+           q->cred.rgid == p->cred.rgid && q->cred.egid == p->cred.rgid &&
+           q->cred.sgid == p->cred.rgid;
 }
 
 static long attach(struct proxy_process *p, long req, int id, uint64_t addr,

@@ -304,7 +304,7 @@ static long prio_target(const struct proxy_process *p, int which, int who)
     case PRIO_PGRP:
         return who == 0 || who == p->pgid ? 0 : -ESRCH;
     case PRIO_USER:
-        return who == 0 || (uid_t)who == p->ruid ? 0 : -ESRCH;
+        return who == 0 || (uid_t)who == p->cred.ruid ? 0 : -ESRCH;
     default:
         return -EINVAL;
     }

@@ -17,8 +17,8 @@ void proxy_ipc_perm_init(struct ipc_perm *perm, const struct proxy_process *p,
 {
     memset(perm, 0, sizeof(*perm));
     perm->__key = key;
-    perm->uid = perm->cuid = p->euid;
-    perm->gid = perm->cgid = p->egid;
+    perm->uid = perm->cuid = p->cred.euid;
+    perm->gid = perm->cgid = p->cred.egid;
     perm->mode = (unsigned short)(flags & 0777);
 }
 
@@ -29,9 +29,9 @@ bool proxy_ipc_permitted(const struct proxy_process *p,
     if (proxy_ns_ipc_owner_capable(p))
         return true;
     int bits = (int)perm->mode;
-    if (p->euid == perm->cuid || p->euid == perm->uid)
+    if (p->cred.euid == perm->cuid || p->cred.euid == perm->uid)
         bits >>= 6;
-    else if (p->egid == perm->cgid || p->egid == perm->gid)
+    else if (p->cred.egid == perm->cgid || p->cred.egid == perm->gid)
         bits >>= 3;
     return (bits & want) == want;
 }
@@ -44,8 +44,8 @@ int proxy_ipc_wanted(int flags)
 bool proxy_ipc_owner(const struct proxy_process *p,
                      const struct ipc_perm *perm)
 {
-    return proxy_ns_ipc_owner_capable(p) || p->euid == perm->uid ||
-           p->euid == perm->cuid;
+    return proxy_ns_ipc_owner_capable(p) || p->cred.euid == perm->uid ||
+           p->cred.euid == perm->cuid;
 }
 
 long proxy_ipc_perm_set(const struct proxy_process *p, struct ipc_perm *perm,

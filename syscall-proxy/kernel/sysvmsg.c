@@ -310,7 +310,7 @@ static long sys_msgctl(struct proxy_process *p, const uint64_t a[6])
         struct msqid_ds ds;
         if (proxy_copy_in(p, &ds, buf, sizeof(ds)) < 0)
             return -EFAULT;
-        if (ds.msg_qbytes > MSG_QUEUE_BYTES && p->euid != 0)
+        if (ds.msg_qbytes > MSG_QUEUE_BYTES && p->cred.euid != 0)
             return -EPERM;
         if (proxy_ipc_perm_set(p, &q->perm, &ds.msg_perm) < 0)
             return -EINVAL;

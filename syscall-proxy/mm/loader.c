@@ -498,10 +498,10 @@ static int build_stack(struct proxy_process *p, const struct proxy_elf_image *ma
         .entry = main->entry, .base = interp ? interp->bias : 0,
         .hwcap = p->hwcap, .hwcap2 = p->hwcap2,
         .minsigstksz = PROXY_MINSIGSTKSZ(vmm_vm_xsave_bytes(p->vm)),
-        .uid = proxy_ns_uid_seen(p, p->ruid),
-        .euid = proxy_ns_uid_seen(p, p->euid),
-        .gid = proxy_ns_gid_seen(p, p->rgid),
-        .egid = proxy_ns_gid_seen(p, p->egid),
+        .uid = proxy_ns_uid_seen(p, p->cred.ruid),
+        .euid = proxy_ns_uid_seen(p, p->cred.euid),
+        .gid = proxy_ns_gid_seen(p, p->cred.rgid),
+        .egid = proxy_ns_gid_seen(p, p->cred.egid),
         .secure = 0, .platform = "x86_64", .execfn = execfn};
     det_random_fill(p->det, ai.random, sizeof(ai.random));
     uint8_t *buf = malloc(STACK_BUILD_BYTES);

@@ -154,7 +154,7 @@ static long process_vm_rw(struct proxy_process *p, const uint64_t a[6],
         rc = -ESRCH;
         goto out;
     }
-    if (q != p && !q->prctl.dumpable && p->euid != 0) {
+    if (q != p && !q->prctl.dumpable && p->cred.euid != 0) {
         rc = -EPERM;
         goto out;
     }

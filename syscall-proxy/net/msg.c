@@ -214,9 +214,9 @@ static long rights_to_host(struct proxy_process *p, struct host_msg *hm)
             memcpy(&uc, CMSG_DATA(c), sizeof(uc));
             if (uc.pid == p->pid)
                 uc.pid = getpid();
-            if (uc.uid == p->euid || uc.uid == p->ruid)
+            if (uc.uid == p->cred.euid || uc.uid == p->cred.ruid)
                 uc.uid = geteuid();
-            if (uc.gid == p->egid || uc.gid == p->rgid)
+            if (uc.gid == p->cred.egid || uc.gid == p->cred.rgid)
                 uc.gid = getegid();
             memcpy(CMSG_DATA(c), &uc, sizeof(uc));
             continue;

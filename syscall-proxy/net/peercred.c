@@ -102,6 +102,6 @@ void proxy_peercred_to_guest(struct proxy_process *p, int host_fd,
     }
     /* as the reader's pid and user namespaces see the peer */
     uc->pid = proxy_ns_pid_of(p, q);
-    uc->uid = proxy_ns_uid_seen(p, q->euid);
-    uc->gid = proxy_ns_gid_seen(p, q->egid);
+    uc->uid = proxy_ns_uid_seen(p, q->cred.euid);
+    uc->gid = proxy_ns_gid_seen(p, q->cred.egid);
 }

@@ -218,11 +218,11 @@ Test(loader, dynamic_pie_layout)
     cr_assert_str_eq(s, "/bin/true");
 
     /* The heap starts right after the program, page aligned, unmapped. */
-    cr_assert_gt(proc->brk_start, PROXY_PIE_BASE);
-    cr_assert_eq(proc->brk_start % 4096, 0);
-    cr_assert_eq(proc->brk_end, proc->brk_start);
-    cr_assert_null(vmm_as_find_vma(proc->as, proc->brk_start));
-    cr_assert_not_null(vmm_as_find_vma(proc->as, proc->brk_start - 1));
+    cr_assert_gt(proc->mm.brk_start, PROXY_PIE_BASE);
+    cr_assert_eq(proc->mm.brk_start % 4096, 0);
+    cr_assert_eq(proc->mm.brk_end, proc->mm.brk_start);
+    cr_assert_null(vmm_as_find_vma(proc->as, proc->mm.brk_start));
+    cr_assert_not_null(vmm_as_find_vma(proc->as, proc->mm.brk_start - 1));
     cr_assert_str_eq(proc->comm, "true");
 }
 
