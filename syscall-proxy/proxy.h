@@ -32,7 +32,6 @@ struct proxy_aio;
 struct proxy_config;
 struct proxy_cpuid_patched;
 struct proxy_fd;
-struct proxy_ns;
 struct proxy_plock;
 struct proxy_preserve;
 struct proxy_sem_undo;
