@@ -478,10 +478,10 @@ static int apply_fs_policy(const struct proxy_process *p,
     }
     /* An owned private /tmp lives in a scratch directory with its lock
      * (syscall-proxy/fs/scratch.c), removed whole at the end. */
-    const char *tmp = p->tmp_owned ? p->tmp_top : p->tmp_host;
+    const char *tmp = p->fs.tmp_owned ? p->fs.tmp_top : p->fs.tmp_host;
     const char *writable[] = {".", tmp, scratch, journal_dir};
     return confine_fs_policy(writable, sizeof(writable) / sizeof(writable[0]),
-                             p->tmp_owned ? p->tmp_top : NULL, why, len);
+                             p->fs.tmp_owned ? p->fs.tmp_top : NULL, why, len);
 }
 
 /*

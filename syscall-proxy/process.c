@@ -66,8 +66,8 @@ int proxy_process_create(struct proxy_process **out, struct vmm_vm *vm,
         free(p);
         return rc;
     }
-    p->cwd_fd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
-    if (p->cwd_fd < 0) {
+    p->fs.cwd_fd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (p->fs.cwd_fd < 0) {
         rc = -errno;
         proxy_fdtable_destroy(&p->fds);
         free(p);
@@ -76,7 +76,7 @@ int proxy_process_create(struct proxy_process **out, struct vmm_vm *vm,
     struct stat proc_st;
     if (stat("/proc", &proc_st) == 0) /* procfs makes inodes per lookup */
         det_meta_ephemeral_dev(det, proc_st.st_dev);
-    p->umask = 022;
+    p->fs.umask = 022;
     p->cred.ruid = p->cred.euid = p->cred.suid = p->cred.fsuid = det->cfg.uid;
     p->cred.rgid = p->cred.egid = p->cred.sgid = p->cred.fsgid = det->cfg.gid;
     /* As a shell's child: in the group and session of a virtual shell,
@@ -117,8 +117,8 @@ void proxy_process_destroy(struct proxy_process *p)
     proxy_fdtable_destroy(&p->fds);
     proxy_aio_release(p);
     proxy_cpuid_release(p);
-    if (p->cwd_fd >= 0)
-        close(p->cwd_fd);
+    if (p->fs.cwd_fd >= 0)
+        close(p->fs.cwd_fd);
     proxy_tmp_cleanup(p); /* an owned private /tmp (hermetic.c) */
     free(p);
 }
@@ -153,7 +153,7 @@ long proxy_path_in(struct proxy_process *p, char *dst, gva_t src)
 int proxy_host_dirfd(struct proxy_process *p, int guest_dirfd)
 {
     if (guest_dirfd == AT_FDCWD)
-        return p->cwd_fd;
+        return p->fs.cwd_fd;
     return proxy_fd_host(&p->fds, guest_dirfd);
 }
 

@@ -25,13 +25,13 @@
 #include "backend.h"
 #include "kernel_state.h"
 #include "mm_state.h"
+#include "fs_state.h"
 
 struct det_state;
 struct proxy_aio;
 struct proxy_config;
 struct proxy_cpuid_patched;
 struct proxy_fd;
-struct proxy_ns;
 struct proxy_plock;
 struct proxy_preserve;
 struct proxy_sem_undo;
@@ -46,7 +46,6 @@ struct proxy_world;
 /* The calling thread must wait (proxy_block_on_fd and friends set what
  * for); the syscall runs again from the start when the thread is woken. */
 #define PROXY_RET_BLOCK (-100002L)
-#define PROXY_PATH_MAX 4096
 
 /* ---- file descriptors ---------------------------------------------------- */
 
@@ -116,12 +115,8 @@ struct proxy_process {
     const struct proxy_config *cfg;
 
     struct proxy_fdtable fds;
-    int cwd_fd;                 /* host O_PATH fd of the guest cwd */
-    /* The guest fd the last /proc/self/fdinfo/N path named (fs.c's
-     * rewrite to the host fd): dups share a host fd, so the host number
-     * alone does not say whose close-on-exec bit fdinfo shows (vfs.c). */
-    int fdinfo_guest_fd;
-    mode_t umask;
+    /* the cwd, umask, private /tmp (fs/fs_state.h) */
+    struct proxy_fs_state fs;
     /* ids, groups, capabilities, namespaces (kernel/kernel_state.h) */
     struct proxy_cred_state cred;
     struct rlimit rlimits[RLIM_NLIMITS];
@@ -216,12 +211,6 @@ struct proxy_process {
     int exit_status;            /* wait status encoding: code<<8 or signo */
 
 
-    /* the private /tmp (hermetic.c): guest /tmp is this host directory;
-     * empty when there is none. tmp_owned: hvrun made it and deletes it. */
-    char tmp_host[PROXY_PATH_MAX];
-    bool tmp_owned;
-    char tmp_top[PROXY_PATH_MAX]; /* owned: the scratch dir holding it */
-    int tmp_lock_fd;              /* owned: its lock (scratch.c) */
 
     /* counters; totals are shared by the whole process tree and collect
      * the exits of VMs that are gone (exited or exec'd processes) */

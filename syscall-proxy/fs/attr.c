@@ -305,8 +305,8 @@ static long sys_sync(struct proxy_process *p, const uint64_t a[6])
 /* Only the permission bits count, as in Linux (mask & S_IRWXUGO). */
 static long sys_umask(struct proxy_process *p, const uint64_t a[6])
 {
-    mode_t old = p->umask;
-    p->umask = (mode_t)a[0] & 0777;
+    mode_t old = p->fs.umask;
+    p->fs.umask = (mode_t)a[0] & 0777;
     return old;
 }
 

@@ -134,7 +134,7 @@ static int rewrite_fd_entry(struct proxy_process *p, const char *dir,
     if (host_fd < 0)
         return -ENOENT;
     if (strcmp(dir, "fdinfo") == 0)
-        p->fdinfo_guest_fd = guest_fd;
+        p->fs.fdinfo_guest_fd = guest_fd;
     return format_path(out, outlen, "/proc/self/%s/%d%s", dir, host_fd, rest);
 }
 
@@ -157,7 +157,8 @@ static int rewrite_proc_self(struct proxy_process *p, const char *tail,
     if ((rest = strip_dir_prefix(tail, "/root")) && (*rest || follow_last))
         return format_path(out, outlen, "/%s", *rest ? rest + 1 : "");
     if ((rest = strip_dir_prefix(tail, "/cwd")))
-        return format_path(out, outlen, "/proc/self/fd/%d%s", p->cwd_fd, rest);
+        return format_path(out, outlen, "/proc/self/fd/%d%s", p->fs.cwd_fd,
+                           rest);
     if (strncmp(tail, "/fd/", 4) == 0)
         return rewrite_fd_entry(p, "fd", tail + 4, out, outlen);
     if (strncmp(tail, "/fdinfo/", 8) == 0)
@@ -227,7 +228,7 @@ static int rewrite_path(struct proxy_process *p, const char *in,
         return format_path(out, outlen, "%s", q->exe_path);
     if ((q = other_guest_entry(p, in, "/cwd", &tail)) &&
         (tail[4] == '/' || (!tail[4] && follow_last)))
-        return format_path(out, outlen, "/proc/self/fd/%d%s", q->cwd_fd,
+        return format_path(out, outlen, "/proc/self/fd/%d%s", q->fs.cwd_fd,
                            tail + 4);
     /* Its root is the host's too (gdb opens libraries by it). */
     if (other_guest_entry(p, in, "/root", &tail) &&
@@ -287,7 +288,7 @@ int proxy_path_rewrite(struct proxy_process *p, const char *in, char *out,
     if (snprintf(guest, sizeof(guest), "%s", in) >= (int)sizeof(guest))
         return -ENAMETOOLONG;
     for (int init_hops = 0;;) {
-        int r = rewrite_walked(p, guest, p->cwd_fd, true, true, out, outlen,
+        int r = rewrite_walked(p, guest, p->fs.cwd_fd, true, true, out, outlen,
                                &kind);
         /* execve's program, a socket's path: an absolute name under the
          * virtual init's /proc/1 is its (vfs.c), never the host init's (a

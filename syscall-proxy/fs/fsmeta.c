@@ -769,8 +769,9 @@ static bool names_pycache(const char *path, bool is_dir)
  * so it does not count. */
 static bool in_fresh_tmp(const struct proxy_process *p, const char *path)
 {
-    size_t hlen = strlen(p->tmp_host);
-    return p->tmp_owned && hlen && strncmp(path, p->tmp_host, hlen) == 0 &&
+    size_t hlen = strlen(p->fs.tmp_host);
+    return p->fs.tmp_owned && hlen &&
+           strncmp(path, p->fs.tmp_host, hlen) == 0 &&
            (path[hlen] == '/' || path[hlen] == '\0');
 }
 

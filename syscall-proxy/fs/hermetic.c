@@ -63,19 +63,19 @@ static int tmp_make(struct proxy_process *p, char *why, size_t why_len)
     if (rc < 0)
         return say(why, why_len, rc, TMP_TEMPLATE,
                    "cannot create the private /tmp");
-    snprintf(p->tmp_host, sizeof(p->tmp_host), "%s/tmp", top);
+    snprintf(p->fs.tmp_host, sizeof(p->fs.tmp_host), "%s/tmp", top);
     /* Searchable (not listable) by others: a guest that dropped root
      * reaches its /tmp with its own ids (kernel/fscred.c). */
-    if (chmod(top, 0711) < 0 || mkdir(p->tmp_host, 0700) < 0 ||
-        chmod(p->tmp_host, 01777) < 0) {
+    if (chmod(top, 0711) < 0 || mkdir(p->fs.tmp_host, 0700) < 0 ||
+        chmod(p->fs.tmp_host, 01777) < 0) {
         rc = -errno;
         proxy_scratch_remove(top, lock);
-        p->tmp_host[0] = '\0';
+        p->fs.tmp_host[0] = '\0';
         return say(why, why_len, rc, top, "cannot create the private /tmp");
     }
-    snprintf(p->tmp_top, sizeof(p->tmp_top), "%s", top);
-    p->tmp_lock_fd = lock;
-    p->tmp_owned = true;
+    snprintf(p->fs.tmp_top, sizeof(p->fs.tmp_top), "%s", top);
+    p->fs.tmp_lock_fd = lock;
+    p->fs.tmp_owned = true;
     return 0;
 }
 
@@ -96,11 +96,11 @@ static int tmp_use(struct proxy_process *p, const char *dir, char *why,
     else if (strcmp(abs, "/") == 0)
         rc = say(why, why_len, -EINVAL, dir,
                  "the root cannot be the private /tmp; give a directory");
-    else if (strlen(abs) >= sizeof(p->tmp_host))
+    else if (strlen(abs) >= sizeof(p->fs.tmp_host))
         rc = say(why, why_len, -ENAMETOOLONG, dir, "path too long");
     if (rc == 0) {
-        snprintf(p->tmp_host, sizeof(p->tmp_host), "%s", abs);
-        p->tmp_owned = false;
+        snprintf(p->fs.tmp_host, sizeof(p->fs.tmp_host), "%s", abs);
+        p->fs.tmp_owned = false;
     }
     free(abs);
     return rc;
@@ -109,8 +109,8 @@ static int tmp_use(struct proxy_process *p, const char *dir, char *why,
 int proxy_tmp_setup(struct proxy_process *p, const char *dir, char *why,
                     size_t why_len)
 {
-    if (p->tmp_host[0])
-        return say(why, why_len, -EEXIST, p->tmp_host,
+    if (p->fs.tmp_host[0])
+        return say(why, why_len, -EEXIST, p->fs.tmp_host,
                    "a private /tmp is already set up");
     return dir ? tmp_use(p, dir, why, why_len) : tmp_make(p, why, why_len);
 }
@@ -123,7 +123,7 @@ int proxy_tmp_setup(struct proxy_process *p, const char *dir, char *why,
  */
 int proxy_tmp_expose(struct proxy_process *p, const char *host_path)
 {
-    if (!p->tmp_owned)
+    if (!p->fs.tmp_owned)
         return 0;
     char *real = realpath(host_path, NULL);
     if (!real)
@@ -136,8 +136,8 @@ int proxy_tmp_expose(struct proxy_process *p, const char *host_path)
         size_t n = strcspn(real + 5, "/");
         real[5 + n] = 0; /* /tmp/<entry> */
         snprintf(top, sizeof(top), "%s", real);
-        snprintf(link, sizeof(link), "%s/%s", p->tmp_host, real + 5);
-        if (strcmp(top, p->tmp_top) != 0 && symlink(top, link) < 0 &&
+        snprintf(link, sizeof(link), "%s/%s", p->fs.tmp_host, real + 5);
+        if (strcmp(top, p->fs.tmp_top) != 0 && symlink(top, link) < 0 &&
             errno != EEXIST)
             rc = -errno;
     }
@@ -147,18 +147,18 @@ int proxy_tmp_expose(struct proxy_process *p, const char *host_path)
 
 void proxy_tmp_cleanup(struct proxy_process *p)
 {
-    if (!p->tmp_owned) {
-        p->tmp_host[0] = '\0'; /* a --tmp DIR stays as the guest left it */
+    if (!p->fs.tmp_owned) {
+        p->fs.tmp_host[0] = '\0'; /* a --tmp DIR stays as the guest left it */
         return;
     }
-    proxy_scratch_remove(p->tmp_top, p->tmp_lock_fd);
+    proxy_scratch_remove(p->fs.tmp_top, p->fs.tmp_lock_fd);
     struct stat st;
-    if (lstat(p->tmp_top, &st) == 0)
-        proxy_log(p, 1, "%s: removing the private /tmp: %s", p->tmp_top,
+    if (lstat(p->fs.tmp_top, &st) == 0)
+        proxy_log(p, 1, "%s: removing the private /tmp: %s", p->fs.tmp_top,
                   "something is left in it");
-    p->tmp_host[0] = p->tmp_top[0] = '\0';
-    p->tmp_lock_fd = -1;
-    p->tmp_owned = false;
+    p->fs.tmp_host[0] = p->fs.tmp_top[0] = '\0';
+    p->fs.tmp_lock_fd = -1;
+    p->fs.tmp_owned = false;
 }
 
 /* The part of an absolute path after a leading "/tmp" component (""
@@ -209,7 +209,7 @@ static bool exposed_entry(const struct proxy_process *p, const char *rest)
         (n == 2 && rest[1] == '.' && rest[2] == '.'))
         return false;
     char link[PROXY_PATH_MAX], target[PROXY_PATH_MAX];
-    if (snprintf(link, sizeof(link), "%s/%.*s", p->tmp_host, (int)n,
+    if (snprintf(link, sizeof(link), "%s/%.*s", p->fs.tmp_host, (int)n,
                  rest + 1) >= (int)sizeof(link))
         return false;
     ssize_t len = readlink(link, target, sizeof(target) - 1);
@@ -223,7 +223,7 @@ static bool exposed_entry(const struct proxy_process *p, const char *rest)
 int proxy_tmp_map(const struct proxy_process *p, const char *path, char *out,
                   size_t outlen)
 {
-    if (!p->tmp_host[0] || !after_tmp(path))
+    if (!p->fs.tmp_host[0] || !after_tmp(path))
         return 0;
     char cur[PROXY_PATH_MAX];
     snprintf(cur, sizeof(cur), "%s", path);
@@ -238,7 +238,7 @@ int proxy_tmp_map(const struct proxy_process *p, const char *path, char *out,
              * names itself to the guest: realpath said ELOOP). */
             int n = exposed_entry(p, rest)
                         ? snprintf(out, outlen, "/tmp%s", rest)
-                        : snprintf(out, outlen, "%s%s", p->tmp_host, rest);
+                        : snprintf(out, outlen, "%s%s", p->fs.tmp_host, rest);
             return n >= 0 && (size_t)n < outlen ? 1 : -ENAMETOOLONG;
         }
         /* /tmp/<...>/.. is "/": go on with what follows the "..". */
@@ -253,8 +253,9 @@ int proxy_tmp_map(const struct proxy_process *p, const char *path, char *out,
 size_t proxy_tmp_unmap(const struct proxy_process *p, char *path, size_t n,
                        size_t cap)
 {
-    size_t hlen = strlen(p->tmp_host);
-    if (!p->tmp_host[0] || n < hlen || memcmp(path, p->tmp_host, hlen) != 0 ||
+    size_t hlen = strlen(p->fs.tmp_host);
+    if (!p->fs.tmp_host[0] || n < hlen ||
+        memcmp(path, p->fs.tmp_host, hlen) != 0 ||
         (n > hlen && path[hlen] != '/'))
         return n;
     size_t rest = n - hlen, new_len = 4 + rest;
@@ -280,8 +281,8 @@ static int dirfd_in_tmp(const struct proxy_process *p, int dirfd, char *dir,
     if (n <= 0)
         return 0;
     dir[n] = '\0';
-    size_t hlen = strlen(p->tmp_host);
-    if (strncmp(dir, p->tmp_host, hlen) != 0 ||
+    size_t hlen = strlen(p->fs.tmp_host);
+    if (strncmp(dir, p->fs.tmp_host, hlen) != 0 ||
         (dir[hlen] != '/' && dir[hlen] != '\0'))
         return 0;
     static const char deleted[] = " (deleted)";
@@ -344,7 +345,7 @@ static int walk_step(const struct proxy_process *p, struct tmp_walk *w,
     if (len == 0 || strcmp(comp, ".") == 0)
         return 0;
     if (strcmp(comp, "..") == 0) {
-        if (strcmp(w->resolved, p->tmp_host) == 0)
+        if (strcmp(w->resolved, p->fs.tmp_host) == 0)
             return 2;
         pop_component(w->resolved);
         return 0;
@@ -382,15 +383,15 @@ static int walk_finish(const struct tmp_walk *w, char *out, size_t outlen)
 int proxy_tmp_walk(const struct proxy_process *p, int dirfd, char *path,
                    size_t cap, bool follow_last, int *links)
 {
-    if (!p->tmp_host[0] || !path[0])
+    if (!p->fs.tmp_host[0] || !path[0])
         return PROXY_TMP_WALK_HOST;
     struct tmp_walk w;
-    size_t hlen = strlen(p->tmp_host);
+    size_t hlen = strlen(p->fs.tmp_host);
     if (path[0] == '/') {
-        if (strncmp(path, p->tmp_host, hlen) != 0 ||
+        if (strncmp(path, p->fs.tmp_host, hlen) != 0 ||
             (path[hlen] != '/' && path[hlen] != '\0'))
             return PROXY_TMP_WALK_HOST;
-        snprintf(w.resolved, sizeof(w.resolved), "%s", p->tmp_host);
+        snprintf(w.resolved, sizeof(w.resolved), "%s", p->fs.tmp_host);
         snprintf(w.todo, sizeof(w.todo), "%s", path + hlen);
     } else {
         if (!dirfd_in_tmp(p, dirfd, w.resolved, sizeof(w.resolved)))

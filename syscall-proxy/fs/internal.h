@@ -56,7 +56,7 @@ static inline int guest_host_fd(struct proxy_process *p, uint64_t guest_fd)
  * bits and clears what the umask says (the host umask is 0). */
 static inline mode_t umasked(const struct proxy_process *p, uint64_t mode)
 {
-    return (mode_t)mode & 07777 & ~(p->umask & 0777);
+    return (mode_t)mode & 07777 & ~(p->fs.umask & 0777);
 }
 
 /*

@@ -143,7 +143,7 @@ static long sys_getdents(struct proxy_process *p, const uint64_t a[6])
 static long cwd_path(struct proxy_process *p, char *out, size_t outlen)
 {
     char link[64];
-    snprintf(link, sizeof(link), "/proc/self/fd/%d", p->cwd_fd);
+    snprintf(link, sizeof(link), "/proc/self/fd/%d", p->fs.cwd_fd);
     ssize_t n = readlink(link, out, outlen);
     if (n < 0)
         return -errno;
@@ -155,7 +155,7 @@ static long cwd_path(struct proxy_process *p, char *out, size_t outlen)
     size_t dlen = sizeof(deleted) - 1;
     struct stat st;
     if ((size_t)n > dlen && strcmp(out + n - dlen, deleted) == 0 &&
-        fstat(p->cwd_fd, &st) == 0 && st.st_nlink == 0)
+        fstat(p->fs.cwd_fd, &st) == 0 && st.st_nlink == 0)
         return -ENOENT;
     return n;
 }
@@ -193,8 +193,8 @@ static long set_cwd(struct proxy_process *p, int dirfd, const char *path)
         close(fd);
         return -err;
     }
-    close(p->cwd_fd);
-    p->cwd_fd = fd;
+    close(p->fs.cwd_fd);
+    p->fs.cwd_fd = fd;
     return 0;
 }
 

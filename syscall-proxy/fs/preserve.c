@@ -206,8 +206,8 @@ static struct proxy_preserve *journal_of(struct proxy_process *p)
  * it (a --tmp DIR stays, so what the run does there is journaled). */
 static bool in_private_tmp(const struct proxy_process *p, const char *abs)
 {
-    size_t n = p->tmp_top[0] ? strlen(p->tmp_host) : 0;
-    return n && strncmp(abs, p->tmp_host, n) == 0 &&
+    size_t n = p->fs.tmp_top[0] ? strlen(p->fs.tmp_host) : 0;
+    return n && strncmp(abs, p->fs.tmp_host, n) == 0 &&
            (abs[n] == '/' || abs[n] == '\0');
 }
 

@@ -764,7 +764,7 @@ static void proc_view_of(struct proxy_process *p, struct proc_view *v)
     v->pending = p->sig.pending_mask;
     v->blocked = p->sig.sigmask;
     sig_sets(p, &v->ignored, &v->caught);
-    v->umask = (unsigned)p->umask;
+    v->umask = (unsigned)p->fs.umask;
     view_ids_of(p, v);
     v->fd_slots = p->fds.cap;
     v->thp_enabled = !p->prctl.thp_disabled;

@@ -495,8 +495,8 @@ static long open_fdinfo(struct proxy_process *p, const char *name, int flags)
     long host_fd = strtol(name + strlen("/proc/self/fdinfo/"), &end, 10);
     int gfd = -1;
     if (*end == '\0')
-        gfd = proxy_fd_host(&p->fds, p->fdinfo_guest_fd) == host_fd
-                  ? p->fdinfo_guest_fd
+        gfd = proxy_fd_host(&p->fds, p->fs.fdinfo_guest_fd) == host_fd
+                  ? p->fs.fdinfo_guest_fd
                   : guest_fd_of_host(p, (int)host_fd);
     if (gfd < 0)
         return -ENOENT;

@@ -362,7 +362,7 @@ static long create(struct proxy_process *p, const char *name, int oflag,
     q->refs = 1;
     q->uid = p->cred.fsuid;
     q->gid = p->cred.fsgid;
-    q->mode = mode & ~p->umask & 07777;
+    q->mode = mode & ~p->fs.umask & 07777;
     q->maxmsg = a.mq_maxmsg;
     q->msgsize = a.mq_msgsize;
     q->charged = charge;

@@ -139,7 +139,7 @@ static struct proxy_process *new_child(struct proxy_process *p,
     c->threads = NULL;
     c->nr_threads = c->cap_threads = 0;
     memset(&c->fds, 0, sizeof(c->fds));
-    c->cwd_fd = fcntl(p->cwd_fd, F_DUPFD_CLOEXEC, 3);
+    c->fs.cwd_fd = fcntl(p->fs.cwd_fd, F_DUPFD_CLOEXEC, 3);
     c->pid = c->tid = proxy_world_next_id(p->world);
     c->ppid = p->pid;
     c->sig.pending_mask = 0;
@@ -149,7 +149,7 @@ static struct proxy_process *new_child(struct proxy_process *p,
     c->exited = c->zombie = c->vfork_released = c->did_exec = false;
     c->stopped = c->report_stop = c->report_cont = false;
     c->ptrace_exit_tracer = 0;
-    c->tmp_owned = false; /* the first process owns the private /tmp */
+    c->fs.tmp_owned = false; /* the first process owns the private /tmp */
     c->nr_syscalls = c->nr_unsupported = 0;
     c->clear_child_tid = 0;
     c->robust_list = 0; /* copy_process: a new task has no robust list */
@@ -171,8 +171,8 @@ static struct proxy_process *new_child(struct proxy_process *p,
     if (p->cred.nr_groups > 0 &&
         !(c->cred.groups =
               malloc((size_t)p->cred.nr_groups * sizeof(*c->cred.groups)))) {
-        if (c->cwd_fd >= 0)
-            close(c->cwd_fd);
+        if (c->fs.cwd_fd >= 0)
+            close(c->fs.cwd_fd);
         free(c);
         return NULL;
     }

@@ -705,7 +705,7 @@ static void patch_vma(struct proxy_process *p, int host_fd,
     int fd = host_fd;
     const struct proxy_process *as_guest = proxy_fscred_suspend();
     if (fd < 0 && v->name)
-        fd = openat(p->cwd_fd, v->name, O_RDONLY | O_CLOEXEC);
+        fd = openat(p->fs.cwd_fd, v->name, O_RDONLY | O_CLOEXEC);
     proxy_fscred_resume(as_guest);
     if (fd < 0)
         return;

@@ -370,24 +370,24 @@ static int open_exec(struct proxy_process *p, const char *path, struct why *w)
 {
     /* O_NONBLOCK: a FIFO must not wait for a writer (it is then refused as
      * not a regular file, EACCES as Linux); a regular file ignores it. */
-    int fd = proxy_hooks.file_tap_replayed(p, p->cwd_fd, path, O_RDONLY);
+    int fd = proxy_hooks.file_tap_replayed(p, p->fs.cwd_fd, path, O_RDONLY);
     if (fd >= 0)
         return fd; /* a replay's recorded program: it was executable */
-    fd = openat(p->cwd_fd, path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    fd = openat(p->fs.cwd_fd, path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0 && errno == EACCES &&
-        faccessat(p->cwd_fd, path, X_OK, AT_EACCESS) == 0) {
+        faccessat(p->fs.cwd_fd, path, X_OK, AT_EACCESS) == 0) {
         /* Executable but not readable by the guest (mode 0711): the
          * kernel reads such a program for it natively; hvrun reads it
          * with its own ids (kernel/fscred.c). */
         const struct proxy_process *as_guest = proxy_fscred_suspend();
-        fd = openat(p->cwd_fd, path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+        fd = openat(p->fs.cwd_fd, path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
         int err = errno;
         proxy_fscred_resume(as_guest);
         errno = err;
     }
     if (fd < 0)
         return say(w, -errno, path, strerror(errno));
-    proxy_hooks.file_tap_note(p, p->cwd_fd, path, O_RDONLY, fd);
+    proxy_hooks.file_tap_note(p, p->fs.cwd_fd, path, O_RDONLY, fd);
     struct stat st;
     if (fstat(fd, &st) == 0 && !S_ISREG(st.st_mode)) {
         close(fd);
@@ -395,7 +395,7 @@ static int open_exec(struct proxy_process *p, const char *path, struct why *w)
                    S_ISDIR(st.st_mode) ? "is a directory"
                                        : "not a regular file");
     }
-    if (faccessat(p->cwd_fd, path, X_OK, AT_EACCESS) < 0) {
+    if (faccessat(p->fs.cwd_fd, path, X_OK, AT_EACCESS) < 0) {
         int err = errno;
         close(fd);
         return say(w, -err, path, "not executable (permission denied)");

@@ -275,7 +275,7 @@ long proxy_net_path_ctx_enter(struct proxy_process *p, struct sock_addr *sa,
             return r;
         }
         /* Needs search permission on the guest cwd, as the lookup would. */
-        int to = dir_fd >= 0 ? dir_fd : p->cwd_fd;
+        int to = dir_fd >= 0 ? dir_fd : p->fs.cwd_fd;
         int moved = fchdir(to);
         if (dir_fd >= 0)
             close(dir_fd);
@@ -287,7 +287,7 @@ long proxy_net_path_ctx_enter(struct proxy_process *p, struct sock_addr *sa,
         }
     }
     if (creates) {
-        c->saved_umask = umask(p->umask);
+        c->saved_umask = umask(p->fs.umask);
         c->umask_set = true;
     }
     return 0;

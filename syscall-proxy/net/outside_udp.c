@@ -413,7 +413,8 @@ static struct outside_flow *flow_open(struct proxy_process *p,
     f->peer_len = peer_len;
     f->name = name;
     f->name_len = name_len;
-    f->cwd_fd = family == AF_UNIX ? fcntl(p->cwd_fd, F_DUPFD_CLOEXEC, 0) : -1;
+    f->cwd_fd =
+        family == AF_UNIX ? fcntl(p->fs.cwd_fd, F_DUPFD_CLOEXEC, 0) : -1;
     f->relay = relay_socket(family, &f->relay_addr, &f->relay_len);
     if (f->relay < 0) {
         *ret = f->relay;
@@ -482,7 +483,7 @@ static bool route(struct proxy_process *p, int host_fd,
         /* a reply to a sender outside with a relative name: looked up
          * from the guest's cwd (at its first reply), as natively */
         if (family == AF_UNIX && (*flow)->cwd_fd < 0)
-            (*flow)->cwd_fd = fcntl(p->cwd_fd, F_DUPFD_CLOEXEC, 0);
+            (*flow)->cwd_fd = fcntl(p->fs.cwd_fd, F_DUPFD_CLOEXEC, 0);
         *ret = 0;
         return true;
     }

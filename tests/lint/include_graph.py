@@ -18,7 +18,8 @@ Prints the graph, one line per node, then fails (exit 1) when:
   - a .c file includes a header of DIR of which it uses nothing: none of
     the names the header declares (functions, variables, macros, struct,
     union and enum tags, enumerators, typedefs; a struct member counts
-    when the file accesses it with -> or .) appears in the file's code.
+    when the file accesses it with -> or .; a header's part headers count
+    as its own) appears in the file's code.
 docs/ARCHITECTURE.md gives the folders' order the graph follows; the last
 line printed is that order as the graph has it (lowest first).
 A lower folder calls a higher one only through hooks.h's table.
@@ -118,6 +119,19 @@ def declared(header_text):
     return names - KEYWORDS, members - KEYWORDS
 
 
+def declared_with_parts(root, header):
+    """What a header declares, with the part headers it includes (proxy.h
+    holds struct proxy_process's parts through them)."""
+    text = open(header).read()
+    names, members = declared(text)
+    for name in re.findall(r'^\s*#\s*include\s+"([^"]+)"', text, re.M):
+        h = resolve(root, header, name)
+        if h and is_part(h):
+            n, m = declared(open(h).read())
+            names, members = names | n, members | m
+    return names, members
+
+
 def uses(c_code, names, members):
     words = set(IDENT.findall(c_code))
     if names & words:
@@ -207,7 +221,7 @@ def main(argv):
                     f"{os.path.relpath(f, root)} includes {name}")
             if f.endswith(".c"):
                 if h not in decl_cache:
-                    decl_cache[h] = declared(open(h).read())
+                    decl_cache[h] = declared_with_parts(root, h)
                 if not uses(code, *decl_cache[h]):
                     problems.append(f"{os.path.relpath(f, root)}: includes "
                                     f"{name} but uses nothing it declares")

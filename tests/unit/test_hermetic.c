@@ -20,7 +20,7 @@ static struct proxy_process *proc_with_tmp(const char *tmp_host)
 {
     struct proxy_process *p = calloc(1, sizeof(*p));
     cr_assert_not_null(p);
-    snprintf(p->tmp_host, sizeof(p->tmp_host), "%s", tmp_host);
+    snprintf(p->fs.tmp_host, sizeof(p->fs.tmp_host), "%s", tmp_host);
     p->pid = 1;
     return p;
 }
@@ -101,11 +101,11 @@ Test(tmp, setup_and_cleanup_of_an_owned_dir)
     char why[256];
     cr_assert_eq(proxy_tmp_setup(p, NULL, why, sizeof(why)), 0, "%s", why);
     char dir[256];
-    snprintf(dir, sizeof(dir), "%.200s", p->tmp_host);
+    snprintf(dir, sizeof(dir), "%.200s", p->fs.tmp_host);
     struct stat st;
     cr_assert_eq(stat(dir, &st), 0);
     cr_expect_eq(st.st_mode & 07777, 01777);
-    cr_expect(p->tmp_owned);
+    cr_expect(p->fs.tmp_owned);
     /* A tree the guest may leave: unreadable directories, deep nesting. */
     char path[512];
     snprintf(path, sizeof(path), "%s/locked", dir);
@@ -128,7 +128,7 @@ Test(tmp, setup_and_cleanup_of_an_owned_dir)
     proxy_tmp_cleanup(p);
     cr_expect_neq(stat(dir, &st), 0, "%s removed", dir);
     cr_expect_neq(stat(top, &st), 0, "%s removed", top);
-    cr_expect_eq(p->tmp_host[0], '\0');
+    cr_expect_eq(p->fs.tmp_host[0], '\0');
     free(p);
 }
 
@@ -139,7 +139,7 @@ Test(tmp, a_given_dir_is_kept)
     char dir[] = "/tmp/hvrun-test-given.XXXXXX";
     cr_assert_not_null(mkdtemp(dir));
     cr_assert_eq(proxy_tmp_setup(p, dir, why, sizeof(why)), 0, "%s", why);
-    cr_expect_not(p->tmp_owned);
+    cr_expect_not(p->fs.tmp_owned);
     proxy_tmp_cleanup(p);
     struct stat st;
     cr_expect_eq(stat(dir, &st), 0, "a --tmp DIR survives");

@@ -1,0 +1,31 @@
+/*
+ * fs_state.h - fs/'s part of struct proxy_process (proxy.h): the guest's
+ * cwd and umask, the fdinfo name being opened, and its private /tmp. A
+ * field of it is added here, and only here. Part of the core proxy.h
+ * builds on, so it includes nothing of syscall-proxy but other part
+ * headers (tests/lint/include_graph.py).
+ */
+#ifndef PROXY_FS_STATE_H
+#define PROXY_FS_STATE_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#define PROXY_PATH_MAX 4096
+
+struct proxy_fs_state {
+    int cwd_fd;                 /* host O_PATH fd of the guest cwd */
+    /* The guest fd the last /proc/self/fdinfo/N path named (fs.c's
+     * rewrite to the host fd): dups share a host fd, so the host number
+     * alone does not say whose close-on-exec bit fdinfo shows (vfs.c). */
+    int fdinfo_guest_fd;
+    mode_t umask;
+    /* the private /tmp (hermetic.c): guest /tmp is this host directory;
+     * empty when there is none. tmp_owned: hvrun made it and deletes it. */
+    char tmp_host[PROXY_PATH_MAX];
+    bool tmp_owned;
+    char tmp_top[PROXY_PATH_MAX]; /* owned: the scratch dir holding it */
+    int tmp_lock_fd;              /* owned: its lock (scratch.c) */
+};
+
+#endif
