@@ -110,7 +110,7 @@
  * on a host file would outlive the run), SETPCAP/SETFCAP,
  * KILL, IPC_LOCK, IPC_OWNER, LEASE, MAC_*, AUDIT_*, SYSLOG, WAKE_ALARM,
  * BLOCK_SUSPEND, BPF, PERFMON, CHECKPOINT_RESTORE. The guest's own view
- * of its capabilities is virtual (syscall-proxy/kernel/misc.c) and unchanged.
+ * of its capabilities is virtual (syscall-proxy/kernel/cred.c) and unchanged.
  */
 #define CONFINE_KEPT_CAPS                                                   \
     (CAP_BIT(CAP_CHOWN) | CAP_BIT(CAP_DAC_OVERRIDE) |                      \
@@ -466,7 +466,7 @@ static const int allowed_calls[] = {
      * stays pinned: vmm/kvm_host.c); sched_setaffinity is below */
     SCMP_SYS(sched_getaffinity),
     /* ids, host facts: detcore (getuid/getgid, uname, getrandom when not
-     * virtualised), misc.c (getgroups, getrusage, sysinfo, also glibc's
+     * virtualised), cred.c (getgroups), sys.c (getrusage, sysinfo; also glibc's
      * qsort), io.c (getpgrp) */
     SCMP_SYS(getpid), SCMP_SYS(gettid), SCMP_SYS(getuid), SCMP_SYS(geteuid),
     SCMP_SYS(getgid), SCMP_SYS(getegid), SCMP_SYS(getgroups),

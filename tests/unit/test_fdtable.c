@@ -1,5 +1,5 @@
 /*
- * test_fdtable.c - the guest fd table (syscall-proxy/io/fdtable.c, API in
+ * test_fdtable.c - the guest fd table (syscall-proxy/fdtable.c, API in
  * proxy.h), with real host fds on /dev/null.
  */
 #include <criterion/criterion.h>
