@@ -181,6 +181,10 @@ run_one() {
         "$dir/hvrun.stderr" 2>/dev/null; then
         why="$why sanitizer report;"
     fi
+    # A run that fuzzed nothing tested nothing: trinity itself died (its
+    # status is the guest's) before its first call.
+    [ "${calls:-0}" = 0 ] && [ -z "$why" ] &&
+        why="$why trinity fuzzed no call (guest status $status: $(grep -m1 -E 'smashing|Segmentation|Aborted|terminated' "$dir/hvrun.stderr" 2>/dev/null | cut -c1-80));"
     [ -s "$dir/left.tmp" ] && why="$why left in /tmp: $(tr '\n' ' ' < "$dir/left.tmp");"
     [ -s "$dir/left.procs" ] && why="$why processes left: $(tr '\n' ',' < "$dir/left.procs");"
     local name
