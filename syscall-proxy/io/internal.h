@@ -77,6 +77,12 @@ void proxy_tty_settle_set(const struct pollfd *fds, size_t n);
 
 /* The same for each fd a host epoll instance watches. */
 void proxy_tty_settle_epoll(int host_epfd);
+/* Counting a pty's bytes in flight (tty.c): what a guest read of an end,
+ * a flush, and a termios change around its ioctl. */
+void proxy_tty_read_done(int host_fd, size_t bytes);
+void proxy_tty_flushed(int host_fd);
+bool proxy_tty_termios_setting(int host_fd, unsigned int *lflag_before);
+void proxy_tty_termios_set(int host_fd, unsigned int lflag_before);
 
 /* ---- poll and select (io/poll.c) ----------------------------------------- */
 /*

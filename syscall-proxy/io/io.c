@@ -502,6 +502,8 @@ static long xfer_dispatch(struct proxy_process *p, int guest_fd, int host_fd,
     long r = xfer_host_nowait(p, guest_fd, host_fd, x, iov, n);
     if (!x->into_guest && r > 0) /* ^C written to a pty master */
         proxy_tty_wrote(p, host_fd, iov, n, (size_t)r);
+    if (x->into_guest && r > 0) /* a pty's bytes in flight are counted */
+        proxy_tty_read_done(host_fd, (size_t)r);
     return r;
 }
 
@@ -854,6 +856,35 @@ static long ioctl_described(struct proxy_process *p, int host_fd,
     return -ENOTTY;
 }
 
+/* A pty's bytes in flight are counted (io/tty.c): a guest's FIONREAD
+ * waits for them as a read does, and a flush or a termios change is
+ * taken into the count. */
+static long ioctl_tty_counted(struct proxy_process *p, int host_fd,
+                              const struct ioctl_desc *d, uint64_t arg)
+{
+    unsigned int lflag_before;
+    long r;
+    switch (d->req) {
+    case FIONREAD:
+        proxy_tty_settle(host_fd, POLLIN);
+        return ioctl_described(p, host_fd, d, arg);
+    case TCFLSH: case TCSETSF: case IOCTL_TCSETSF2: case TCSETAF: case TIOCPKT:
+        r = ioctl_described(p, host_fd, d, arg);
+        if (r == 0)
+            proxy_tty_flushed(host_fd);
+        return r;
+    case TCSETS: case TCSETSW: case IOCTL_TCSETS2: case IOCTL_TCSETSW2:
+    case TCSETA: case TCSETAW:
+        if (!proxy_tty_termios_setting(host_fd, &lflag_before))
+            return ioctl_described(p, host_fd, d, arg);
+        r = ioctl_described(p, host_fd, d, arg);
+        if (r == 0)
+            proxy_tty_termios_set(host_fd, lflag_before);
+        return r;
+    }
+    return ioctl_described(p, host_fd, d, arg);
+}
+
 /* TIOCGPTPEER opens the pty slave and returns a new fd: it gets the host
  * O_CLOEXEC/O_NOCTTY like every open, and the guest's bit in the table. */
 static long ioctl_pty_peer(struct proxy_process *p, int host_fd, uint64_t arg)
@@ -951,7 +982,7 @@ static long sys_ioctl(struct proxy_process *p, const uint64_t a[6])
         if (jc)
             return jc; /* a background group's change: SIGTTOU */
     }
-    return ioctl_described(p, f->host_fd, d, arg);
+    return ioctl_tty_counted(p, f->host_fd, d, arg);
 }
 
 /* ---- pipes and in-kernel copies ------------------------------------------ */

@@ -497,36 +497,63 @@ static int isig_signal(const struct termios *tio, unsigned char c)
  * What one end of a pty is written reaches the other end's line
  * discipline in a host kernel work item (tty_flip_buffer_push), and an
  * echo comes back the same way: a look at a pty just after a write can
- * find nothing there yet, and when it is there is the host's timing (a
- * chaos schedule that read at once saw a read block in one run and return
- * in the other). So the first look at a pty end after the pty was written
- * that finds it not ready waits for the work, up to PTY_SETTLE_MS of host
- * time, before the thread is parked: a write's bytes are there at the
- * read that follows it, as they are natively when the reader comes later.
+ * find nothing there yet, or only the first of two writes, and when the
+ * rest is there is the host's timing (a chaos schedule that read at once
+ * saw a read block in one run and return in the other). So a look at a
+ * pty end after the pty was written waits for the host's work first.
+ *
+ * How long is counted, not timed where it can be: hvrun sees every byte a
+ * guest writes into either end and reads from it, so for each direction
+ * it keeps how many bytes the other end's line discipline will hold at
+ * least (a write's bytes after the writer's output processing, OPOST and
+ * ONLCR, and the slave's echo of what the master wrote; under ICANON only
+ * finished lines, which is what FIONREAD and a read see there), less what
+ * guests read. A look waits until that many are there (PTY_COUNT_MS of
+ * host time at most: past it the work is not coming). Only what a write
+ * makes from bytes whose handling is this simple is counted (printable
+ * characters and newlines, no character the termios makes special); a
+ * write with anything else (a control character, tab expansion, ONOCR, a
+ * line past the canonical buffer) marks its direction "uncounted", and a
+ * look there also waits until the bytes queued stop growing (stable for
+ * 1 ms, within PTY_SETTLE_MS): a heuristic that a loaded host can beat.
  */
+#define PTY_COUNT_MS 2000
 #define PTY_SETTLE_MS 20
 #define PTY_STABLE_STEPS 10
 #define SETTLE_FDS 1024
 #define NR_PTY_SEQ 64
+/* n_tty's buffer holds N_TTY_BUF_SIZE - 1 bytes; the rest waits upstream */
+#define PTY_LDISC_HOLDS 4095
+#define PTY_CANON_LINE_MAX 4000
+
+/* One direction of a pty: into the master (what the slave side writes,
+ * and its echoes) or into the slave (what the master writes). */
+struct pty_queue {
+    uint64_t arrives;  /* bytes known to reach the reader's discipline */
+    uint64_t taken;    /* bytes guests read from that end */
+    uint64_t line;     /* ICANON: bytes of the unfinished line */
+    bool uncounted;    /* some write here could not be counted */
+};
 
 /* Per pty (its slave's device number): writes made to either end. */
-static struct {
+static struct pty_flow {
     dev_t rdev;
     uint64_t writes;
+    struct pty_queue to_master, to_slave;
 } pty_seq[NR_PTY_SEQ];
 static int nr_pty_seq;
 /* Per host fd: its pty's write count at its last settling look. */
 static uint64_t settled[SETTLE_FDS];
 
-static uint64_t *pty_writes_of(dev_t rdev, bool add)
+static struct pty_flow *pty_flow_of(dev_t rdev, bool add)
 {
     for (int i = 0; i < nr_pty_seq; i++)
         if (pty_seq[i].rdev == rdev)
-            return &pty_seq[i].writes;
+            return &pty_seq[i];
     if (!add || nr_pty_seq == NR_PTY_SEQ)
         return NULL;
-    pty_seq[nr_pty_seq].rdev = rdev;
-    return &pty_seq[nr_pty_seq++].writes;
+    pty_seq[nr_pty_seq] = (struct pty_flow){.rdev = rdev};
+    return &pty_seq[nr_pty_seq++];
 }
 
 static bool is_pty(const struct tty_of_fd *tf)
@@ -535,37 +562,50 @@ static bool is_pty(const struct tty_of_fd *tf)
            major(tf->rdev) < PTY_SLAVE_MAJOR + 8;
 }
 
-/* Whether host_fd is a pty end whose pty was written since its last
- * settling look (which this is, then). */
-static bool settle_due(int host_fd)
+/* The queue a read of this end takes from. */
+static struct pty_queue *queue_read_by(struct pty_flow *f, bool master)
 {
-    struct tty_of_fd tf;
-    if (!nr_pty_seq || host_fd < 0 || tty_of_host_fd(host_fd, &tf) < 0)
-        return false;
-    uint64_t *writes = pty_writes_of(tf.rdev, false);
-    if (!writes || (host_fd < SETTLE_FDS && settled[host_fd] == *writes))
-        return false;
-    if (host_fd < SETTLE_FDS)
-        settled[host_fd] = *writes;
-    return true;
+    return master ? &f->to_master : &f->to_slave;
 }
 
-/* Waits for the host's tty work on host_fd's pty to be done: until it is
- * readable (events), then until the bytes queued for reading stop growing
- * (one push may come in parts, and an echo after the data), each within
- * PTY_SETTLE_MS. */
-static void settle(int host_fd, short events)
+/* Whether host_fd is a pty end whose pty was written since its last
+ * settling look (which this is, then). */
+static struct pty_flow *settle_due(int host_fd, struct tty_of_fd *tf)
 {
-    struct pollfd pf = {host_fd, events, 0};
-    if (poll(&pf, 1, 0) <= 0 && poll(&pf, 1, PTY_SETTLE_MS) <= 0)
-        return;
-    if (!(events & POLLIN))
-        return;
-    /* stable for PTY_STABLE_STEPS looks 100 us apart */
-    int before = -1, now = 0, same = 0;
+    if (!nr_pty_seq || host_fd < 0 || tty_of_host_fd(host_fd, tf) < 0)
+        return NULL;
+    struct pty_flow *f = pty_flow_of(tf->rdev, false);
+    if (!f || (host_fd < SETTLE_FDS && settled[host_fd] == f->writes))
+        return NULL;
+    if (host_fd < SETTLE_FDS)
+        settled[host_fd] = f->writes;
+    return f;
+}
+
+/* Bytes a read of the queue's end finds there at least, once the host's
+ * work is done. */
+static int queue_due(const struct pty_queue *q)
+{
+    uint64_t due = q->arrives > q->taken ? q->arrives - q->taken : 0;
+    return due > PTY_LDISC_HOLDS ? PTY_LDISC_HOLDS : (int)due;
+}
+
+static int queued_now(int host_fd)
+{
+    int now = 0;
+    return ioctl(host_fd, FIONREAD, &now) < 0 ? -1 : now;
+}
+
+/* Waits until the bytes queued for reading stop growing (one push may
+ * come in parts, and an echo after the data): stable for
+ * PTY_STABLE_STEPS looks 100 us apart, within PTY_SETTLE_MS. */
+static void settle_stable(int host_fd)
+{
+    int before = -1, same = 0;
     struct timespec step = {0, 100000};
     for (int i = 0; i < PTY_SETTLE_MS * 10 && same < PTY_STABLE_STEPS; i++) {
-        if (ioctl(host_fd, FIONREAD, &now) < 0)
+        int now = queued_now(host_fd);
+        if (now < 0)
             return;
         same = now == before ? same + 1 : 0;
         before = now;
@@ -573,17 +613,53 @@ static void settle(int host_fd, short events)
     }
 }
 
+/* Waits until `due` bytes are queued for reading on host_fd (a pty end
+ * whose line discipline is the reader's). */
+static void settle_counted(int host_fd, int due)
+{
+    struct timespec step = {0, 50000};
+    for (int i = 0; i < PTY_COUNT_MS * 20; i++) {
+        int now = queued_now(host_fd);
+        if (now < 0 || now >= due)
+            return;
+        nanosleep(&step, NULL);
+    }
+}
+
+/* Waits for the host's tty work on host_fd's pty to be done (above). */
+static void settle(int host_fd, const struct tty_of_fd *tf,
+                   const struct pty_flow *f, short events)
+{
+    const struct pty_queue *q = tf->master ? &f->to_master : &f->to_slave;
+    if ((events & POLLIN) && !q->uncounted) {
+        settle_counted(host_fd, queue_due(q));
+        return;
+    }
+    struct pollfd pf = {host_fd, events, 0};
+    if (poll(&pf, 1, 0) <= 0 && poll(&pf, 1, PTY_SETTLE_MS) <= 0)
+        return;
+    if (!(events & POLLIN))
+        return;
+    settle_counted(host_fd, queue_due(q));
+    settle_stable(host_fd);
+}
+
 void proxy_tty_settle(int host_fd, short events)
 {
-    if (settle_due(host_fd))
-        settle(host_fd, events);
+    struct tty_of_fd tf;
+    const struct pty_flow *f = settle_due(host_fd, &tf);
+    if (f)
+        settle(host_fd, &tf, f, events);
 }
 
 void proxy_tty_settle_set(const struct pollfd *fds, size_t n)
 {
-    for (size_t i = 0; i < n; i++)
-        if (settle_due(fds[i].fd))
-            settle(fds[i].fd, fds[i].events & (POLLIN | POLLOUT));
+    struct tty_of_fd tf;
+    for (size_t i = 0; i < n; i++) {
+        const struct pty_flow *f = settle_due(fds[i].fd, &tf);
+        if (f)
+            settle(fds[i].fd, &tf, f, fds[i].events & (POLLIN | POLLOUT));
+    }
 }
 
 /* The watched fds are read from the instance's fdinfo ("tfd: N events:
@@ -594,16 +670,213 @@ void proxy_tty_settle_epoll(int host_epfd)
         return;
     char path[64], line[256];
     snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", host_epfd);
-    FILE *f = fopen(path, "re");
-    if (!f)
+    FILE *fp = fopen(path, "re");
+    if (!fp)
         return;
     int fd;
     unsigned events;
-    while (fgets(line, sizeof(line), f))
+    struct tty_of_fd tf;
+    const struct pty_flow *f;
+    while (fgets(line, sizeof(line), fp))
         if (sscanf(line, "tfd: %d events: %x", &fd, &events) == 2 &&
-            settle_due(fd))
-            settle(fd, (short)(events & (POLLIN | POLLOUT)));
-    fclose(f);
+            (f = settle_due(fd, &tf)) != NULL)
+            settle(fd, &tf, f, (short)(events & (POLLIN | POLLOUT)));
+    fclose(fp);
+}
+
+void proxy_tty_read_done(int host_fd, size_t bytes)
+{
+    struct tty_of_fd tf;
+    if (!nr_pty_seq || tty_of_host_fd(host_fd, &tf) < 0 || !is_pty(&tf))
+        return;
+    struct pty_flow *f = pty_flow_of(tf.rdev, false);
+    if (f)
+        queue_read_by(f, tf.master)->taken += bytes;
+}
+
+/* What guests have not read of either direction is gone (TCFLSH, a new
+ * pty under an old number): nothing is due, and what comes is timed. */
+static void pty_flow_flushed(struct pty_flow *f)
+{
+    struct pty_queue *qs[2] = {&f->to_master, &f->to_slave};
+    for (int i = 0; i < 2; i++) {
+        qs[i]->taken = qs[i]->arrives;
+        qs[i]->line = 0;
+        qs[i]->uncounted = true;
+    }
+}
+
+void proxy_tty_flushed(int host_fd)
+{
+    struct tty_of_fd tf;
+    struct pty_flow *f;
+    if (nr_pty_seq && tty_of_host_fd(host_fd, &tf) == 0 &&
+        (f = pty_flow_of(tf.rdev, false)) != NULL)
+        pty_flow_flushed(f);
+}
+
+/* ---- counting what a write makes arrive ---------------------------------- */
+
+/* The bytes of a write as one span (a writev's parts in order). */
+struct written {
+    const struct iovec *iov;
+    int n;
+    size_t bytes;
+};
+
+static size_t written_count(const struct written *wr,
+                            bool (*match)(unsigned char c, const void *arg),
+                            const void *arg)
+{
+    size_t count = 0, left = wr->bytes;
+    for (int i = 0; i < wr->n && left > 0; i++) {
+        size_t len = wr->iov[i].iov_len < left ? wr->iov[i].iov_len : left;
+        const unsigned char *b = wr->iov[i].iov_base;
+        for (size_t k = 0; k < len; k++)
+            count += match(b[k], arg);
+        left -= len;
+    }
+    return count;
+}
+
+static bool is_char(unsigned char c, const void *arg)
+{
+    return c == *(const unsigned char *)arg;
+}
+
+/* A byte whose handling by the receiving discipline n_tty adds, drops or
+ * holds: anything but a printable character or a newline, and any the
+ * termios makes special (an EOL or VERASE set to a letter). */
+static bool is_special_input(unsigned char c, const void *arg)
+{
+    const struct termios *tio = arg;
+    if (c != '\n' && (c < 0x20 || c > 0x7e))
+        return true;
+    for (int i = 0; i < NCCS; i++)
+        if (i != VMIN && i != VTIME && tio->c_cc[i] != _POSIX_VDISABLE &&
+            tio->c_cc[i] == c)
+            return true;
+    return c == '\n' && (tio->c_iflag & INLCR);
+}
+
+/* Bytes the slave's output processing makes of `bytes` written (n_tty's
+ * do_output_char): ONLCR doubles a newline; tab expansion and ONOCR
+ * depend on the column, so such a write is not counted. */
+static bool output_count(const struct termios *tio, const struct written *wr,
+                         uint64_t *out)
+{
+    if (!(tio->c_oflag & OPOST)) {
+        *out = wr->bytes;
+        return true;
+    }
+    size_t newlines = written_count(wr, is_char, "\n");
+    size_t tabs = (tio->c_oflag & TABDLY) == TAB3
+                      ? written_count(wr, is_char, "\t")
+                      : 0;
+    size_t crs = (tio->c_oflag & ONOCR) ? written_count(wr, is_char, "\r") : 0;
+    *out = wr->bytes + ((tio->c_oflag & ONLCR) ? newlines : 0) - crs;
+    return tabs == 0 && crs == 0;
+}
+/* Bytes of the span up to and including its last newline (0: none). */
+static size_t through_last_newline(const struct written *wr)
+{
+    size_t at = 0, through = 0, left = wr->bytes;
+    for (int i = 0; i < wr->n && left > 0; i++) {
+        size_t len = wr->iov[i].iov_len < left ? wr->iov[i].iov_len : left;
+        const unsigned char *b = wr->iov[i].iov_base;
+        for (size_t k = 0; k < len; k++, at++)
+            if (b[k] == '\n')
+                through = at + 1;
+        left -= len;
+    }
+    return through;
+}
+
+/* A master's write: the slave's discipline takes it as input (under
+ * ICANON a line is there once finished) and echoes it to the master,
+ * through its own output processing. */
+static void count_master_write(struct pty_flow *f, const struct termios *tio,
+                               const struct written *wr)
+{
+    struct pty_queue *in = &f->to_slave, *echo = &f->to_master;
+    bool echoes = (tio->c_lflag & ECHO) ||
+                  (tio->c_lflag & (ECHONL | ICANON)) == (ECHONL | ICANON);
+    if (written_count(wr, is_special_input, tio) > 0) {
+        in->uncounted = true;
+        in->line = 0;
+        echo->uncounted |= echoes;
+        return;
+    }
+    if (tio->c_lflag & ICANON) {
+        size_t done = through_last_newline(wr);
+        if (done) {
+            in->arrives += in->line + done;
+            in->line = 0;
+        }
+        in->line += wr->bytes - done;
+        in->uncounted |= in->line > PTY_CANON_LINE_MAX;
+    } else {
+        in->arrives += wr->bytes;
+    }
+    size_t newlines = written_count(wr, is_char, "\n");
+    bool onlcr = (tio->c_oflag & (OPOST | ONLCR)) == (OPOST | ONLCR);
+    if (tio->c_lflag & ECHO)
+        echo->arrives += wr->bytes + (onlcr ? newlines : 0);
+    else if (echoes) /* ECHONL */
+        echo->arrives += newlines * (onlcr ? 2 : 1);
+}
+
+static void count_write(struct pty_flow *f, const struct tty_of_fd *tf,
+                        const struct termios *tio, const struct written *wr)
+{
+    if (!tio) {
+        f->to_master.uncounted = f->to_slave.uncounted = true;
+        return;
+    }
+    if (tf->master) {
+        count_master_write(f, tio, wr);
+        return;
+    }
+    uint64_t out;
+    if (!output_count(tio, wr, &out))
+        f->to_master.uncounted = true;
+    f->to_master.arrives += out;
+}
+
+/* A termios change (TCSETS and the rest) of a pty: what was written is
+ * taken by the slave's discipline under the termios it was written
+ * under, so a slave's own change waits for that first; turning ICANON
+ * off makes the unfinished line readable, turning it on makes what is
+ * held a line being edited (n_tty_set_termios). */
+bool proxy_tty_termios_setting(int host_fd, unsigned int *lflag_before)
+{
+    struct tty_of_fd tf;
+    struct termios tio;
+    const struct pty_flow *f;
+    if (!nr_pty_seq || tty_of_host_fd(host_fd, &tf) < 0 ||
+        !(f = pty_flow_of(tf.rdev, false)) || tcgetattr(host_fd, &tio) < 0)
+        return false;
+    if (!tf.master && !f->to_slave.uncounted)
+        settle_counted(host_fd, queue_due(&f->to_slave));
+    *lflag_before = tio.c_lflag;
+    return true;
+}
+
+void proxy_tty_termios_set(int host_fd, unsigned int lflag_before)
+{
+    struct tty_of_fd tf;
+    struct pty_flow *f;
+    struct termios after;
+    if (tty_of_host_fd(host_fd, &tf) < 0 ||
+        !(f = pty_flow_of(tf.rdev, false)) || tcgetattr(host_fd, &after) < 0)
+        return;
+    bool was = lflag_before & ICANON, is = after.c_lflag & ICANON;
+    if (was && !is) {
+        f->to_slave.arrives += f->to_slave.line;
+        f->to_slave.line = 0;
+    } else if (!was && is) {
+        f->to_slave.uncounted = true;
+    }
 }
 
 void proxy_tty_wrote(struct proxy_process *p, int host_fd,
@@ -612,19 +885,23 @@ void proxy_tty_wrote(struct proxy_process *p, int host_fd,
     struct tty_of_fd tf;
     if (tty_of_host_fd(host_fd, &tf) < 0)
         return;
-    uint64_t *writes = is_pty(&tf) ? pty_writes_of(tf.rdev, true) : NULL;
-    if (writes)
-        ++*writes;
+    struct pty_flow *f = is_pty(&tf) ? pty_flow_of(tf.rdev, true) : NULL;
     struct termios tio; /* a master's TCGETS is its slave's */
-    if (!tf.master || tcgetattr(host_fd, &tio) < 0)
+    bool have_tio = (f || tf.master) && tcgetattr(host_fd, &tio) == 0;
+    if (f) {
+        struct written wr = {iov, n, bytes};
+        f->writes++;
+        count_write(f, &tf, have_tio ? &tio : NULL, &wr);
+    }
+    if (!tf.master || !have_tio)
         return;
     /* The slave's echo of what was written comes back to the master from
      * the host's line discipline work: it is there before the writer's
      * next step, as its data is at the reader's (settle). */
-    if (writes && (tio.c_lflag & ECHO)) {
-        settle(host_fd, POLLIN);
+    if (f && (tio.c_lflag & ECHO)) {
+        settle(host_fd, &tf, f, POLLIN);
         if (host_fd < SETTLE_FDS)
-            settled[host_fd] = *writes;
+            settled[host_fd] = f->writes;
     }
     struct proxy_tty *t = pty_sessions(p->world) ? tty_find(p->world, tf.rdev)
                                                  : NULL;
@@ -644,8 +921,20 @@ void proxy_tty_wrote(struct proxy_process *p, int host_fd,
 
 /* ---- open, setsid, exit -------------------------------------------------- */
 
+/* A master opened is a new pty, though its number may be an old one's:
+ * nothing of the old one's is in flight in it. */
+static void pty_opened(int host_fd)
+{
+    struct tty_of_fd tf;
+    struct pty_flow *f;
+    if (nr_pty_seq && tty_of_host_fd(host_fd, &tf) == 0 && tf.master &&
+        (f = pty_flow_of(tf.rdev, false)) != NULL)
+        f->to_master = f->to_slave = (struct pty_queue){0};
+}
+
 void proxy_tty_opened(struct proxy_process *p, int host_fd, int flags)
 {
+    pty_opened(host_fd);
     /* tty_open_proc_set_tty: a leader without a ctty opening a terminal
      * no session has, without O_NOCTTY and for reading; never a pty
      * master. */
