@@ -55,6 +55,7 @@ static const struct family_kind families[] = {
     {proxy_ldt_syscalls, "mm", "emulated"},
     {proxy_secretmem_syscalls, "mm", "emulated"},
     {proxy_openat2_syscalls, "fs", "passthrough"},
+    {proxy_mount_api_syscalls, "namespace", "emulated"},
     {proxy_acct_syscalls, "process", "emulated"},
     {proxy_quota_syscalls, "fs", "passthrough"},
     {proxy_filesystems_syscalls, "fs", "emulated"},
@@ -285,6 +286,13 @@ static const struct exception_note notes[] = {
                       "CAP_SYS_ADMIN"},
     {SYS_umount2, NULL, "EPERM (unknown flags EINVAL), as mount"},
     {SYS_pivot_root, NULL, "EPERM, as mount"},
+    {430, NULL, "EPERM, as mount (may_mount)"},
+    {431, NULL, "argument checks; no fd is an fs_context (EINVAL)"},
+    {432, NULL, "EPERM, as mount (may_mount)"},
+    {433, NULL, "EPERM, as mount (may_mount)"},
+    {429, NULL, "EPERM, as mount (may_mount)"},
+    {428, NULL, "an O_PATH open; OPEN_TREE_CLONE EPERM, as mount"},
+    {442, NULL, "EPERM after its argument checks, as mount"},
     {SYS_setns, NULL, "fds of /proc/PID/ns/* of the run's namespaces; a "
                       "refused kind (mnt, net, time) only to the one it is "
                       "in"},

@@ -32,6 +32,7 @@ static const struct proxy_syscall *const families[] = {
     proxy_quota_syscalls, proxy_keys_syscalls, proxy_ptrace_syscalls,
     proxy_rseq_syscalls, proxy_perf_syscalls, proxy_pidfd_syscalls,
     proxy_aio_syscalls, proxy_secretmem_syscalls, proxy_openat2_syscalls,
+    proxy_mount_api_syscalls,
     proxy_filesystems_syscalls, proxy_kcmp_syscalls,
 };
 

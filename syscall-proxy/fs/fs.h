@@ -168,6 +168,7 @@ int proxy_scratch_sweep(void);
 
 /* ---- openat2 (fs/openat2.c) ---------------------------------------------- */
 extern const struct proxy_syscall proxy_openat2_syscalls[];
+extern const struct proxy_syscall proxy_mount_api_syscalls[];
 
 /* ---- quotactl (fs/quota.c) ----------------------------------------------- */
 extern const struct proxy_syscall proxy_quota_syscalls[];
