@@ -172,6 +172,8 @@ struct proxy_process {
         bool child_subreaper;
         bool thp_disabled;
         bool keepcaps;          /* PR_SET_KEEPCAPS; cleared by execve */
+        unsigned int securebits; /* PR_SET_SECUREBITS but SECBIT_KEEP_CAPS */
+        bool mce_process, mce_early; /* PR_MCE_KILL (PF_MCE_*) */
         /* sched_setscheduler/sched_setattr (sched.c): what the guest set,
          * reported back; hvrun's one vCPU schedules the same whatever */
         int sched_policy, sched_priority;

@@ -1268,6 +1268,46 @@ static long sys_tee(struct proxy_process *p, const uint64_t a[6])
     return r == PROXY_RET_BLOCK ? r : proxy_epipe_signal(p, r);
 }
 
+/*
+ * vmsplice: the caller's memory into a pipe, or a pipe into it, as the
+ * fd's open mode says (vmsplice_type: writable goes into the pipe). hvrun
+ * moves the bytes as writev/readv do, so a pipe's buffers hold copies,
+ * never the caller's pages (SPLICE_F_GIFT gifts nothing): no reader can
+ * tell. SPLICE_F_NONBLOCK is RWF_NOWAIT on the host pipe; without it the
+ * call waits as the fd's readv/writev would. Linux's order: the flags, the
+ * fd, the iovecs (an empty transfer is 0 whatever the fd), the pipe.
+ */
+#define VMSPLICE_FLAGS \
+    (SPLICE_F_MOVE | SPLICE_F_NONBLOCK | SPLICE_F_MORE | SPLICE_F_GIFT)
+
+static long sys_vmsplice(struct proxy_process *p, const uint64_t a[6])
+{
+    if ((unsigned int)a[3] & ~(unsigned int)VMSPLICE_FLAGS)
+        return -EINVAL;
+    int host_fd = guest_host_fd(p, a[0]);
+    int fl = host_fd < 0 ? -1 : fcntl(host_fd, F_GETFL);
+    if (fl < 0 || (fl & O_PATH))
+        return -EBADF;
+    struct guest_iovec *giov;
+    int nseg = guest_iovecs_in(p, a[1], a[2], &giov);
+    if (nseg < 0)
+        return nseg;
+    uint64_t total = 0;
+    for (int i = 0; i < nseg; i++)
+        total += giov[i].len;
+    free(giov);
+    if (total == 0)
+        return 0;
+    struct stat st;
+    if (fstat(host_fd, &st) < 0 || !S_ISFIFO(st.st_mode))
+        return -EBADF; /* get_pipe_info: not a pipe */
+    struct xfer x = {.into_guest = (fl & O_ACCMODE) == O_RDONLY,
+                     .kind = XFER_V2,
+                     .offset = -1,
+                     .rwf = (a[3] & SPLICE_F_NONBLOCK) ? RWF_NOWAIT : 0};
+    return xfer_vec(p, a[0], a[1], a[2], &x);
+}
+
 /* ---- table --------------------------------------------------------------- */
 
 const struct proxy_syscall proxy_io_syscalls[] = {
@@ -1289,5 +1329,6 @@ const struct proxy_syscall proxy_io_syscalls[] = {
     {SYS_copy_file_range, "copy_file_range", sys_copy_file_range},
     {SYS_splice, "splice", sys_splice},
     {SYS_tee, "tee", sys_tee},
+    {SYS_vmsplice, "vmsplice", sys_vmsplice},
     {-1, NULL, NULL},
 };

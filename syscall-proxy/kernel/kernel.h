@@ -491,6 +491,9 @@ extern const struct proxy_syscall proxy_kcmp_syscalls[];
  * pidfd_send_signal, pidfd_getfd. */
 extern const struct proxy_syscall proxy_pidfd_syscalls[];
 bool proxy_pidfd_is(struct proxy_process *p, int guest_fd);
+/* The process a pidfd names: 0, -EBADF (no pidfd) or -ESRCH (reaped). */
+long proxy_pidfd_process(struct proxy_process *p, int guest_fd,
+                         struct proxy_process **out);
 
 /* ---- restartable sequences (kernel/rseq.c) ------------------------------- */
 /* Restartable sequences (kernel/rseq.c): the current thread, back on the

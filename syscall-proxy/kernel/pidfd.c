@@ -52,8 +52,8 @@ bool proxy_pidfd_is(struct proxy_process *p, int guest_fd)
 
 /* The live (or zombie) process a pidfd names: -EBADF for an fd that is no
  * pidfd, -ESRCH once the process was reaped. */
-static long pidfd_process(struct proxy_process *p, int guest_fd,
-                          struct proxy_process **out)
+long proxy_pidfd_process(struct proxy_process *p, int guest_fd,
+                         struct proxy_process **out)
 {
     struct proxy_fd *f = pidfd_slot(p, guest_fd);
     if (!f)
@@ -184,7 +184,7 @@ static long sys_pidfd_getfd(struct proxy_process *p, const uint64_t a[6])
     if (a[2] != 0)
         return -EINVAL;
     struct proxy_process *q;
-    long r = pidfd_process(p, (int)a[0], &q);
+    long r = proxy_pidfd_process(p, (int)a[0], &q);
     if (r < 0)
         return r;
     if (q->zombie) /* exiting or dead: Linux's __pidfd_fget says ESRCH */

@@ -15,6 +15,7 @@
 
 #include <asm/prctl.h>
 #include <errno.h>
+#include <linux/securebits.h>
 #include <linux/capability.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -148,10 +149,72 @@ static long prctl_flags(struct proxy_process *p, int option,
     case PR_SET_KEEPCAPS:
         if (arg2 > 1)
             return -EINVAL;
+        if (st->securebits & SECBIT_KEEP_CAPS_LOCKED)
+            return -EPERM;
         st->keepcaps = arg2 != 0;
         return 0;
     case PR_GET_KEEPCAPS:
         return st->keepcaps;
+    default:
+        return -EINVAL;
+    }
+}
+
+/* The securebits word: SECBIT_KEEP_CAPS is PR_SET_KEEPCAPS's flag (which
+ * execve clears), the rest are kept as set. cap_task_prctl's refusals:
+ * a locked bit changed, a lock cleared, an unknown bit, no CAP_SETPCAP. */
+#define SECUREBITS_ALL 0x55u /* NOROOT, NO_SETUID_FIXUP, KEEP_CAPS, NO_CAP_AMBIENT_RAISE */
+#define SECUREBITS_LOCKS (SECUREBITS_ALL << 1)
+
+static long prctl_securebits(struct proxy_process *p, int option, uint64_t arg2)
+{
+    struct proxy_prctl_state *st = misc_state(p);
+    unsigned int old = st->securebits | (st->keepcaps ? SECBIT_KEEP_CAPS : 0);
+    if (option == PR_GET_SECUREBITS)
+        return old;
+    if ((((old & SECUREBITS_LOCKS) >> 1) & (old ^ arg2)) ||
+        (old & SECUREBITS_LOCKS & ~arg2) ||
+        (arg2 & ~(uint64_t)(SECUREBITS_LOCKS | SECUREBITS_ALL)) ||
+        !proxy_ns_capable(p))
+        return -EPERM;
+    st->keepcaps = arg2 & SECBIT_KEEP_CAPS;
+    st->securebits = (unsigned int)arg2 & ~(unsigned int)SECBIT_KEEP_CAPS;
+    return 0;
+}
+
+/* PR_MCE_KILL, PR_MCE_KILL_GET: the machine-check kill policy, kept and
+ * reported (no machine check reaches a guest). As Linux, a SET with an
+ * unknown policy has set PF_MCE_PROCESS before its EINVAL. */
+static long prctl_mce_kill(struct proxy_process *p, int option,
+                           const uint64_t a[6])
+{
+    struct proxy_prctl_state *st = misc_state(p);
+    if (option == PR_MCE_KILL_GET) {
+        if (a[1] | a[2] | a[3] | a[4])
+            return -EINVAL;
+        return !st->mce_process ? PR_MCE_KILL_DEFAULT
+               : st->mce_early  ? PR_MCE_KILL_EARLY
+                                : PR_MCE_KILL_LATE;
+    }
+    if (a[3] | a[4])
+        return -EINVAL;
+    switch (a[1]) {
+    case PR_MCE_KILL_CLEAR:
+        if (a[2] != 0)
+            return -EINVAL;
+        st->mce_process = false;
+        return 0;
+    case PR_MCE_KILL_SET:
+        st->mce_process = true;
+        if (a[2] == PR_MCE_KILL_EARLY)
+            st->mce_early = true;
+        else if (a[2] == PR_MCE_KILL_LATE)
+            st->mce_early = false;
+        else if (a[2] == PR_MCE_KILL_DEFAULT)
+            st->mce_process = st->mce_early = false;
+        else
+            return -EINVAL;
+        return 0;
     default:
         return -EINVAL;
     }
@@ -180,6 +243,12 @@ static long sys_prctl(struct proxy_process *p, const uint64_t a[6])
     case PR_SET_TSC:
     case PR_GET_TSC:
         return prctl_tsc(p, option, a[1]);
+    case PR_GET_SECUREBITS:
+    case PR_SET_SECUREBITS:
+        return prctl_securebits(p, option, a[1]);
+    case PR_MCE_KILL:
+    case PR_MCE_KILL_GET:
+        return prctl_mce_kill(p, option, a);
     case PR_SET_MM:
         /* Rewriting the mm layout (CAP_SYS_RESOURCE) is refused: the
          * address space belongs to hvrun's loader and mm family. */

@@ -744,7 +744,7 @@ static bool may_wake_waiters(long nr)
     case SYS_pwritev2: case SYS_sendto: case SYS_sendmsg: case SYS_sendmmsg:
     case SYS_read: case SYS_readv: case SYS_recvfrom: case SYS_recvmsg:
     case SYS_close: case SYS_shutdown: case SYS_splice: case SYS_tee:
-    case SYS_sendfile: case SYS_timerfd_settime:
+    case SYS_vmsplice: case SYS_sendfile: case SYS_timerfd_settime:
         return true;
     default:
         return false;

@@ -723,12 +723,32 @@ static bool may_become(const struct vmm_vma *v, int prot)
     return (prot & never) == 0;
 }
 
+/* PROT_GROWSDOWN: the change reaches down to the start of the first
+ * mapping in the range, which must grow down (EINVAL); PROT_GROWSUP needs
+ * a VM_GROWSUP mapping, which x86 never has. */
+static long mprotect_grows(struct proxy_process *p, gva_t *start, gva_t end,
+                           int grows)
+{
+    struct vmm_vma *v = vmm_as_find_vma(p->as, *start);
+    if (!v && grows == PROT_GROWSDOWN)
+        v = vmm_as_next_vma(p->as, *start);
+    if (!v || v->start >= end)
+        return -ENOMEM;
+    if (grows == PROT_GROWSUP || !(v->flags & VMM_VMA_GROWSDOWN))
+        return -EINVAL;
+    *start = v->start;
+    return 0;
+}
+
 /* do_mprotect_pkey's order: alignment, an empty range (success, whatever
  * the rest), a wrapping range, the protection, the key, then the VMAs. */
 static long mprotect_pkey(struct proxy_process *p, gva_t start, uint64_t len,
                           int prot, int pkey)
 {
+    int grows = prot & (PROT_GROWSDOWN | PROT_GROWSUP);
     prot &= ~(PROT_GROWSDOWN | PROT_GROWSUP);
+    if (grows == (PROT_GROWSDOWN | PROT_GROWSUP))
+        return -EINVAL; /* not both */
     if (!page_aligned(start))
         return -EINVAL;
     if (len == 0)
@@ -742,6 +762,13 @@ static long mprotect_pkey(struct proxy_process *p, gva_t start, uint64_t len,
         return -EINVAL; /* no key is ever allocated (sys_pkey_alloc) */
     if (start + len > VMM_USER_END)
         return -ENOMEM;
+    if (grows) {
+        gva_t grows_end = start + len;
+        long r = mprotect_grows(p, &start, grows_end, grows);
+        if (r < 0)
+            return r;
+        len = grows_end - start;
+    }
     /* A VMA at a time, as Linux's loop: what precedes a hole, a special
      * mapping or a charge that fails keeps its new protection. */
     gva_t end = start + len;
@@ -1005,10 +1032,14 @@ static long advise_vma(struct proxy_process *p, struct vmm_vma *v, gva_t g,
 
 static long sys_madvise(struct proxy_process *p, const uint64_t a[6])
 {
-    gva_t addr = a[0];
-    uint64_t len = VMM_PAGE_ALIGN_UP(a[1]);
-    int advice = (int)a[2];
-    if (!advice_known(advice) || !page_aligned(addr) || (a[1] && !len) ||
+    return proxy_madvise(p, a[0], a[1], (int)a[2]);
+}
+
+long proxy_madvise(struct proxy_process *p, gva_t addr, uint64_t len_in,
+                   int advice)
+{
+    uint64_t len = VMM_PAGE_ALIGN_UP(len_in);
+    if (!advice_known(advice) || !page_aligned(addr) || (len_in && !len) ||
         addr + len < addr)
         return -EINVAL;
     if (len == 0)

@@ -93,6 +93,10 @@ void proxy_mm_forget_deferred(const struct proxy_process *p);
 /* ---- process_vm_readv/writev (mm/process_vm.c) --------------------------- */
 extern const struct proxy_syscall proxy_process_vm_syscalls[];
 
+/* madvise(2) of p's address space (mm.c), for process_madvise. */
+long proxy_madvise(struct proxy_process *p, gva_t addr, uint64_t len,
+                   int advice);
+
 /* ---- modify_ldt (mm/ldt.c) ----------------------------------------------- */
 extern const struct proxy_syscall proxy_ldt_syscalls[];
 

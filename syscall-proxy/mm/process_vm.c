@@ -19,6 +19,14 @@
  * (EPERM: a target that is not dumpable, for a caller other than itself
  * without root: PTRACE_MODE_ATTACH). The result is the bytes moved, or
  * EFAULT when none moved.
+ *
+ * process_madvise gives another process (a pidfd's) the advice that only
+ * reclaims or prefetches (MADV_COLD, MADV_PAGEOUT, MADV_WILLNEED,
+ * MADV_COLLAPSE), as madvise(2) of that process would (mm.c): flags, the
+ * iovec, the pidfd (EBADF, ESRCH), the advice (EINVAL), access to its
+ * memory (EPERM, as above), CAP_SYS_NICE (EPERM); then the ranges in
+ * order, the result being the bytes of those advised before the first
+ * that failed, or that one's error.
  */
 #include "proxy.h"
 #include "kernel.h"
@@ -26,6 +34,7 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 
@@ -176,7 +185,45 @@ static long sys_process_vm_writev(struct proxy_process *p, const uint64_t a[6])
     return process_vm_rw(p, a, true);
 }
 
+#ifndef MADV_COLLAPSE
+#define MADV_COLLAPSE 25
+#endif
+
+static bool advice_remote(int advice)
+{
+    return advice == MADV_COLD || advice == MADV_PAGEOUT ||
+           advice == MADV_WILLNEED || advice == MADV_COLLAPSE;
+}
+
+static long sys_process_madvise(struct proxy_process *p, const uint64_t a[6])
+{
+    if (a[4] != 0)
+        return -EINVAL;
+    struct pvm_iovecs v;
+    long rc = read_iovecs(p, a[1], a[2], true, &v);
+    struct proxy_process *q = NULL;
+    if (rc == 0)
+        rc = proxy_pidfd_process(p, (int)a[0], &q);
+    if (rc == 0 && (q->zombie || q->exited))
+        rc = -ESRCH; /* no mm left */
+    if (rc == 0 && !advice_remote((int)a[3]))
+        rc = -EINVAL;
+    if (rc == 0 && ((q != p && !q->prctl.dumpable && p->cred.euid != 0) ||
+                    !proxy_ns_capable(p)))
+        rc = -EPERM;
+    size_t advised = 0;
+    for (unsigned long i = 0; rc == 0 && i < v.n; i++) {
+        uint64_t base = (uint64_t)(uintptr_t)v.v[i].iov_base;
+        rc = proxy_madvise(q, base, v.v[i].iov_len, (int)a[3]);
+        if (rc == 0)
+            advised += v.v[i].iov_len;
+    }
+    free(v.v);
+    return advised ? (long)advised : rc;
+}
+
 const struct proxy_syscall proxy_process_vm_syscalls[] = {
+    {SYS_process_madvise, "process_madvise", sys_process_madvise},
     {SYS_process_vm_readv, "process_vm_readv", sys_process_vm_readv},
     {SYS_process_vm_writev, "process_vm_writev", sys_process_vm_writev},
     {-1, NULL, NULL},
