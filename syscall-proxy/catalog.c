@@ -96,7 +96,7 @@ static const struct exception_note notes[] = {
                              "private /tmp mapped back"},
     {SYS_chdir, "emulated", "replaces the guest cwd fd"},
     {SYS_fchdir, "emulated", "replaces the guest cwd fd"},
-    {SYS_chroot, "emulated", "refused with EPERM"},
+    {SYS_chroot, "emulated", "refused with EPERM after the path's checks"},
     {SYS_seccomp, "emulated", "the guest's classic-BPF filters run by hvrun "
                               "before each call (all actions but "
                               "USER_NOTIF: no listener, EINVAL)"},

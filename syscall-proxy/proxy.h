@@ -130,6 +130,8 @@ struct proxy_process {
     gva_t clear_child_tid;
     gva_t robust_list;
     char exe_path[PROXY_PATH_MAX]; /* absolute host path of the program */
+    dev_t exe_dev;              /* the program's file: writing it is ETXTBSY */
+    ino_t exe_ino;
     uint64_t hwcap, hwcap2;     /* AT_HWCAP/AT_HWCAP2 of the CPU model */
     struct vmm_cpu_identity cpu; /* what its CPUID shows (/proc/cpuinfo) */
     struct proxy_cpuid_patched *cpuid_patched; /* rewritten sites, or NULL */

@@ -214,7 +214,9 @@ static long sys_truncate(struct proxy_process *p, const uint64_t a[6])
     proxy_preserve_fd(p, fd);
     char link[64];
     snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
-    r = (int64_t)a[1] < 0 ? -EINVAL : proxy_fsize_check_size(p, fd, a[1]);
+    r = (int64_t)a[1] < 0 ? -EINVAL : proxy_fs_exe_busy(p, fd, "", AT_EMPTY_PATH);
+    if (r == 0)
+        r = proxy_fsize_check_size(p, fd, a[1]);
     if (r == 0)
         r = proxy_host_result(truncate(link, (off_t)a[1]));
     if (r == 0) {

@@ -484,6 +484,35 @@ long proxy_fs_host_path_at_flags(struct proxy_process *p, uint64_t guest_dirfd,
     return host_path_at_ex(p, guest_dirfd, gva, follow_last, empty_ok, hp);
 }
 
+/* ---- the running programs' files ----------------------------------------- */
+
+/*
+ * A file some live guest process runs (its exe) cannot be opened for
+ * writing or truncated: Linux denies write access to it for the life of
+ * the image (deny_write_access at execve), ETXTBSY, after the permission
+ * check (so a caller who may not write it gets EACCES). hvrun loads the
+ * program itself, so the host kernel knows of no such denial.
+ */
+long proxy_fs_exe_busy(struct proxy_process *p, int dirfd, const char *path,
+                       int at_flags)
+{
+    struct stat st;
+    if (!p->world || fstatat(dirfd, path, &st, at_flags) < 0 ||
+        !S_ISREG(st.st_mode))
+        return 0;
+    bool busy = false;
+    for (int i = 0; i < p->world->nr_procs && !busy; i++) {
+        const struct proxy_process *q = p->world->procs[i];
+        busy = !q->zombie && !q->exited && q->exe_ino == st.st_ino &&
+               q->exe_dev == st.st_dev;
+    }
+    if (!busy)
+        return 0;
+    if (faccessat(dirfd, path, W_OK, AT_EACCESS | (at_flags & AT_EMPTY_PATH)) < 0)
+        return -errno;
+    return -ETXTBSY;
+}
+
 /* ---- open ---------------------------------------------------------------- */
 
 static bool open_creates(int flags)
@@ -753,8 +782,13 @@ long proxy_fs_openat(struct proxy_process *p, uint64_t guest_dirfd,
                                 0);
     }
     mode_t host_mode = open_creates(flags) ? umasked(p, mode) : 0;
-    if ((flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC))
+    if ((flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC)) {
+        r = proxy_fs_exe_busy(p, hp.dirfd, hp.path,
+                              (flags & O_NOFOLLOW) ? AT_SYMLINK_NOFOLLOW : 0);
+        if (r < 0)
+            return r;
         proxy_preserve_before(p, hp.dirfd, hp.path, !(flags & O_NOFOLLOW));
+    }
     bool created = proxy_meta_open_creates(p, hp.dirfd, hp.path, flags);
     int host_fd;
     if (!proxy_hooks.tty_open_current(p, hp.dirfd, hp.path, flags, &host_fd)) {

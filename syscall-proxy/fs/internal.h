@@ -123,6 +123,11 @@ long proxy_fs_openat(struct proxy_process *p, uint64_t guest_dirfd,
                      gva_t path_gva, int flags, uint64_t mode,
                      uint64_t resolve);
 
+/* -ETXTBSY when (dirfd, path) is the program a live guest runs and the
+ * caller may write it (its permission error when not), else 0 (fs.c). */
+long proxy_fs_exe_busy(struct proxy_process *p, int dirfd, const char *path,
+                       int at_flags);
+
 /* An O_PATH host fd (O_CLOEXEC) for the guest path at gva, through the
  * guest's view of the filesystem (fs.c), or a negative errno. */
 long proxy_fs_open_path(struct proxy_process *p, gva_t gva, bool follow_last);

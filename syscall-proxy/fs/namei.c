@@ -183,7 +183,9 @@ static long sys_getcwd(struct proxy_process *p, const uint64_t a[6])
  * not check search permission, which chdir requires, so it is checked on
  * the new fd (AT_EACCESS: with the effective ids, as chdir does).
  */
-static long set_cwd(struct proxy_process *p, int dirfd, const char *path)
+/* An O_PATH fd of the directory (dirfd, path) the caller may search
+ * (chdir's and chroot's checks: ENOENT, ENOTDIR, EACCES), or -errno. */
+static int searchable_dir(int dirfd, const char *path)
 {
     int fd = openat(dirfd, path, O_PATH | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0)
@@ -193,6 +195,14 @@ static long set_cwd(struct proxy_process *p, int dirfd, const char *path)
         close(fd);
         return -err;
     }
+    return fd;
+}
+
+static long set_cwd(struct proxy_process *p, int dirfd, const char *path)
+{
+    int fd = searchable_dir(dirfd, path);
+    if (fd < 0)
+        return fd;
     close(p->fs.cwd_fd);
     p->fs.cwd_fd = fd;
     return 0;
@@ -211,10 +221,20 @@ static long sys_fchdir(struct proxy_process *p, const uint64_t a[6])
     return host_fd < 0 ? host_fd : set_cwd(p, host_fd, ".");
 }
 
-/* Linux returns EPERM without CAP_SYS_CHROOT. hvrun does not virtualise
- * the root, and a host chroot would move hvrun itself. */
+/* ksys_chroot's order: the path (ENOENT, ENOTDIR, ...), its search
+ * permission (EACCES), then CAP_SYS_CHROOT: EPERM here for every guest,
+ * as in a container without it: hvrun does not virtualise the root, and a
+ * host chroot would move hvrun itself. */
 static long sys_chroot(struct proxy_process *p, const uint64_t a[6])
 {
+    struct host_path hp;
+    long r = proxy_fs_host_path(p, a[0], true, &hp);
+    if (r < 0)
+        return r;
+    int fd = searchable_dir(hp.dirfd, hp.path);
+    if (fd < 0)
+        return fd;
+    close(fd);
     return -EPERM;
 }
 

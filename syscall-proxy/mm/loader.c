@@ -639,6 +639,11 @@ static int exec_depth(struct proxy_process *p, const char *path,
         char *abs = realpath(path, NULL);
         snprintf(p->exe_path, sizeof(p->exe_path), "%s", abs ? abs : path);
         free(abs);
+        struct stat exe;
+        if (fstat(fd, &exe) == 0) {
+            p->exe_dev = exe.st_dev;
+            p->exe_ino = exe.st_ino;
+        }
         rc = exec_elf(p, fd, path, execfn, argv, envp, w);
     }
     close(fd);
