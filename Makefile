@@ -42,8 +42,13 @@ DEBUG_FLAGS = -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
 VERSION := 0.1.0
 # The commit hvrun is built from (hvrun --version, doctor --json): git's
 # name for it, "unknown" outside a git checkout (a release tarball).
-HVRUN_COMMIT ?= $(or $(shell git describe --always --dirty --abbrev=12 \
-                    2>/dev/null),unknown)
+# Read-only git calls (no index refresh: a build writes nothing in .git).
+ifeq ($(origin HVRUN_COMMIT),undefined)
+HVRUN_COMMIT := $(or $(shell GIT_OPTIONAL_LOCKS=0 git rev-parse --short=12 \
+                    HEAD 2>/dev/null),unknown)$(shell GIT_OPTIONAL_LOCKS=0 \
+                    git diff-index --quiet HEAD -- 2>/dev/null || \
+                    { git rev-parse HEAD >/dev/null 2>&1 && echo -dirty; })
+endif
 # No path into the checkout is compiled in (debug info, __FILE__): the
 # installed binary says nothing of where it was built.
 PREFIX_MAP := -ffile-prefix-map=$(CURDIR)=.
