@@ -295,7 +295,7 @@ uninstall:
 # The Debian package (debian/): dpkg-buildpackage builds in debian/build,
 # leaving build/ alone, without the test suite (debian/rules), and puts
 # what it makes in the parent directory; they are moved into build/deb.
-DEB_PKGS := dpkg-dev debhelper libelf-dev libfdt-dev libzstd-dev \
+DEB_PKGS := dpkg-dev debhelper python3 libelf-dev libfdt-dev libzstd-dev \
             libseccomp-dev libcapstone-dev
 
 deb:

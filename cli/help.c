@@ -20,7 +20,7 @@
 #define HELP_OPT_COL 24 /* where an option's help starts */
 #define HELP_TERM_COL 10 /* where an exit status's meaning starts */
 
-/* ---- --help ---------------------------------------------------------------- */
+/* ---- --help -------------------------------------------------------------- */
 
 /* Prints text from column col (the cursor is there), wrapped at
  * HELP_WIDTH, continuation lines indented to indent; ends the line. */
@@ -115,7 +115,7 @@ void cli_help_print(FILE *f, const struct cli_doc *doc)
                    "hvrun-%s.\n", doc->name);
 }
 
-/* ---- man pages ------------------------------------------------------------- */
+/* ---- man pages ----------------------------------------------------------- */
 
 /* Text for roff: '-' and '\' escaped, a leading '.' or '\'' guarded. */
 static void roff(FILE *f, const char *s)
@@ -247,7 +247,7 @@ void cli_help_print_man(FILE *f, const struct cli_doc *doc)
     roff_see_also(f, doc);
 }
 
-/* ---- completion lists ------------------------------------------------------ */
+/* ---- completion lists ---------------------------------------------------- */
 
 static const char *const kind_names[] = {
     [CLI_ARG_NONE] = "none",  [CLI_ARG_WORD] = "word",

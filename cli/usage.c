@@ -14,7 +14,7 @@
 #define END_OPTS {0, 0, NULL, NULL, CLI_ARG_NONE, NULL, NULL}
 #define END_ITEMS {NULL, NULL}
 
-/* ---- shared pieces ------------------------------------------------------ */
+/* ---- shared pieces ------------------------------------------------------- */
 
 static const char backend_help[] =
     "The execution backend: kvm (one KVM micro-VM per guest process; needs "
@@ -51,7 +51,7 @@ static const char backend_help[] =
     {"125", "hvrun itself failed (a bad option, a host without what it "    \
             "needs); the message names why."}
 
-/* ---- hvrun ---------------------------------------------------------------- */
+/* ---- hvrun --------------------------------------------------------------- */
 
 static const char *const hvrun_synopsis[] = {
     "COMMAND [options] [ARGS...]",
@@ -130,7 +130,7 @@ static const struct cli_doc doc_hvrun = {
     .examples = hvrun_examples,
 };
 
-/* ---- run ------------------------------------------------------------------ */
+/* ---- run ----------------------------------------------------------------- */
 
 static const char *const run_synopsis[] = {
     "run [options] -- PROGRAM [ARGS...]",
@@ -308,7 +308,7 @@ static const struct cli_doc doc_run = {
     .examples = run_examples,
 };
 
-/* ---- analyze -------------------------------------------------------------- */
+/* ---- analyze ------------------------------------------------------------- */
 
 static const char *const analyze_synopsis[] = {
     "analyze [options] [run options] -- PROGRAM [ARGS...]",
@@ -393,7 +393,7 @@ static const struct cli_doc doc_analyze = {
     .examples = analyze_examples,
 };
 
-/* ---- record --------------------------------------------------------------- */
+/* ---- record -------------------------------------------------------------- */
 
 static const char *const record_synopsis[] = {
     "record [run options] [-o FILE] -- PROGRAM [ARGS...]",
@@ -462,7 +462,7 @@ static const struct cli_doc doc_record = {
     .examples = record_examples,
 };
 
-/* ---- replay --------------------------------------------------------------- */
+/* ---- replay -------------------------------------------------------------- */
 
 static const char *const replay_synopsis[] = {
     "replay [--backend kvm|ptrace] ID|FILE",
@@ -512,7 +512,7 @@ static const struct cli_doc doc_replay = {
     .examples = replay_examples,
 };
 
-/* ---- doctor --------------------------------------------------------------- */
+/* ---- doctor -------------------------------------------------------------- */
 
 static const char *const doctor_synopsis[] = {
     "doctor [--json]",
@@ -567,7 +567,7 @@ static const struct cli_doc doc_doctor = {
     .examples = doctor_examples,
 };
 
-/* ---- detlog --------------------------------------------------------------- */
+/* ---- detlog -------------------------------------------------------------- */
 
 static const char *const detlog_synopsis[] = {
     "detlog FILE",
@@ -616,7 +616,7 @@ static const struct cli_doc doc_detlog = {
     .examples = detlog_examples,
 };
 
-/* ---- syscalls ------------------------------------------------------------- */
+/* ---- syscalls ------------------------------------------------------------ */
 
 static const char *const syscalls_synopsis[] = {
     "syscalls",
