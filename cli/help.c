@@ -226,7 +226,8 @@ void cli_help_print_man(FILE *f, const struct cli_doc *doc)
             roff_page_name(f, cli_docs[i]);
             fputs(" (1).\n", f);
         }
-        fputs(".TP\n\\fBhvrun help\\fR [\\fB\\-\\-man\\fR|\\fB\\-\\-complete\\fR] "
+        fputs(".TP\n\\fBhvrun help\\fR "
+              "[\\fB\\-\\-man\\fR|\\fB\\-\\-complete\\fR] "
               "[\\fICOMMAND\\fR]\n", f);
         roff(f, "A command's --help, its manual page as roff (--man), or "
                 "the lists the shell completions use (--complete).");
