@@ -201,7 +201,7 @@ void cli_help_print_man(FILE *f, const struct cli_doc *doc)
           "that, not this.\n", f);
     fprintf(f, ".TH \"%s\" \"1\" \"\" \"hvrun %s\" \"User Commands\"\n",
             title, HVRUN_VERSION);
-    fputs(".SH NAME\n", f);
+    fputs(".nh\n.ad l\n.SH NAME\n", f); /* no hyphens in names, ragged */
     roff_page_name(f, doc);
     fputs(" \\- ", f);
     roff(f, doc->summary);
