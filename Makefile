@@ -13,6 +13,11 @@
 #   make images     kernel + initramfs for QEMU boot experiments (build/images)
 #   make images-check  build the images twice, compare (reproducibility)
 #   make images-boot   boot them in QEMU-TCG natively, check the init's output
+#   make man        the man pages into build/man (from cli/usage.c)
+#   make install    binary, man pages, completions, docs under PREFIX
+#                   (/usr/local; DESTDIR, BINDIR, MANDIR, DATADIR, DOCDIR)
+#   make uninstall  removes what make install installed
+#   make deb        the Debian package (dpkg-buildpackage) into build/deb
 
 CC ?= cc
 BUILD ?= build
@@ -35,6 +40,18 @@ DEBUG_FLAGS = -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
               -fno-sanitize-recover=undefined
 
 VERSION := 0.1.0
+# The commit hvrun is built from (hvrun --version, doctor --json): git's
+# name for it, "unknown" outside a git checkout (a release tarball).
+# Read-only git calls (no index refresh: a build writes nothing in .git).
+ifeq ($(origin HVRUN_COMMIT),undefined)
+HVRUN_COMMIT := $(or $(shell GIT_OPTIONAL_LOCKS=0 git rev-parse --short=12 \
+                    HEAD 2>/dev/null),unknown)$(shell GIT_OPTIONAL_LOCKS=0 \
+                    git diff-index --quiet HEAD -- 2>/dev/null || \
+                    { git rev-parse HEAD >/dev/null 2>&1 && echo -dirty; })
+endif
+# No path into the checkout is compiled in (debug info, __FILE__): the
+# installed binary says nothing of where it was built.
+PREFIX_MAP := -ffile-prefix-map=$(CURDIR)=.
 
 CORE_SRCS := $(wildcard vmm/*.c) $(foreach d,$(PROXY_DIRS),$(wildcard $(d)/*.c)) \
              $(wildcard detcore/*.c)
@@ -55,6 +72,7 @@ TEST_PKGS := coreutils sed gawk gzip bzip2 xz-utils zstd openssl sqlite3 \
              keyutils
 
 .PHONY: all debug test check check-docs test-guest demo bench deps clean lint format \
+        man install uninstall deb test-packaging \
         fuzz fuzz-deps fuzz-elf fuzz-syscalls fuzz-trinity images images-deps images-check images-boot \
         matrix matrix-deps stress stress-deps ltp ltp-deps
 
@@ -62,7 +80,7 @@ all: $(BUILD)/hvrun
 
 $(BUILD)/hvrun: $(CORE_OBJS) $(CLI_OBJS) $(GK_BLOB_OBJ)
 	@echo "  LD      $@"
-	@$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	@$(CC) $(CFLAGS) $(PREFIX_MAP) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/libhvrun.a: $(CORE_OBJS) $(GK_BLOB_OBJ)
 	@rm -f $@
@@ -71,7 +89,16 @@ $(BUILD)/libhvrun.a: $(CORE_OBJS) $(GK_BLOB_OBJ)
 $(BUILD)/%.o: %.c $(wildcard */*.h syscall-proxy/*/*.h)
 	@mkdir -p $(dir $@)
 	@echo "  CC      $@"
-	@$(CC) $(CPPFLAGS) -DHVRUN_VERSION='"$(VERSION)"' $(CFLAGS) -c -o $@ $<
+	@$(CC) $(CPPFLAGS) -DHVRUN_VERSION='"$(VERSION)"' $(CFLAGS) $(PREFIX_MAP) -c -o $@ $<
+
+# The two objects that name the commit are rebuilt when it changes.
+COMMIT_STAMP := $(BUILD)/commit.stamp
+$(COMMIT_STAMP): FORCE
+	@mkdir -p $(dir $@)
+	@echo '$(HVRUN_COMMIT)' | cmp -s - $@ || echo '$(HVRUN_COMMIT)' > $@
+$(BUILD)/cli/main.o $(BUILD)/cli/cmd_doctor.o: $(COMMIT_STAMP)
+$(BUILD)/cli/main.o $(BUILD)/cli/cmd_doctor.o: CPPFLAGS += -DHVRUN_COMMIT='"$(HVRUN_COMMIT)"'
+FORCE:
 
 # Guest code hvrun copies into probe VMs (vmm/*.S): data to hvrun.
 $(BUILD)/vmm/%.o: vmm/%.S
@@ -169,6 +196,7 @@ SUITE_ENV := $(if $(KVM_USABLE),,HVRUN_BACKEND=ptrace)
 
 test: deps
 	$(MAKE) all check-docs
+	$(MAKE) test-packaging
 	$(MAKE) BUILD=build/debug CFLAGS="$(DEBUG_FLAGS)" all
 	$(MAKE) check
 	$(MAKE) BUILD=build/debug CFLAGS="$(DEBUG_FLAGS)" check
@@ -214,6 +242,76 @@ deps:
 	        apt-get install -y -qq $$missing) >/dev/null || \
 	    { echo "hvrun: make deps: apt-get install$$missing failed"; exit 1; }; \
 	fi
+
+# ---- installing ----------------------------------------------------------------
+#
+# GNU conventions: PREFIX (/usr/local), DESTDIR (staging: nothing is
+# written outside it when set), BINDIR, DATADIR, MANDIR, DOCDIR; the
+# completions go where bash-completion and zsh look under DATADIR
+# (Debian's zsh: ZSHCOMPDIR=/usr/share/zsh/vendor-completions). The man
+# pages are rendered by the hvrun just built from cli/usage.c, the same
+# tables its --help prints.
+
+PREFIX ?= $(or $(prefix),/usr/local)
+EXEC_PREFIX ?= $(PREFIX)
+BINDIR ?= $(EXEC_PREFIX)/bin
+DATAROOTDIR ?= $(PREFIX)/share
+DATADIR ?= $(DATAROOTDIR)
+MANDIR ?= $(DATAROOTDIR)/man
+DOCDIR ?= $(DATAROOTDIR)/doc/hvrun
+BASHCOMPDIR ?= $(DATADIR)/bash-completion/completions
+ZSHCOMPDIR ?= $(DATADIR)/zsh/site-functions
+INSTALL ?= install
+
+MAN_CMDS := run analyze record replay doctor detlog syscalls
+MAN_PAGES := $(BUILD)/man/hvrun.1 $(MAN_CMDS:%=$(BUILD)/man/hvrun-%.1)
+DOC_FILES := README.md $(wildcard docs/*.md)
+
+man: $(MAN_PAGES)
+
+$(BUILD)/man/hvrun.1: $(BUILD)/hvrun
+	@mkdir -p $(dir $@)
+	./$(BUILD)/hvrun help --man > $@
+$(BUILD)/man/hvrun-%.1: $(BUILD)/hvrun
+	@mkdir -p $(dir $@)
+	./$(BUILD)/hvrun help --man $* > $@
+
+install: all man
+	$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 \
+	    $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR) $(DESTDIR)$(DOCDIR)
+	$(INSTALL) -m 0755 $(BUILD)/hvrun $(DESTDIR)$(BINDIR)/hvrun
+	$(INSTALL) -m 0644 $(MAN_PAGES) $(DESTDIR)$(MANDIR)/man1/
+	$(INSTALL) -m 0644 cli/completion/hvrun.bash $(DESTDIR)$(BASHCOMPDIR)/hvrun
+	$(INSTALL) -m 0644 cli/completion/_hvrun $(DESTDIR)$(ZSHCOMPDIR)/_hvrun
+	$(INSTALL) -m 0644 $(DOC_FILES) $(DESTDIR)$(DOCDIR)/
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/hvrun $(DESTDIR)$(BASHCOMPDIR)/hvrun \
+	    $(DESTDIR)$(ZSHCOMPDIR)/_hvrun \
+	    $(addprefix $(DESTDIR)$(MANDIR)/man1/,$(notdir $(MAN_PAGES))) \
+	    $(addprefix $(DESTDIR)$(DOCDIR)/,$(notdir $(DOC_FILES)))
+	-rmdir $(DESTDIR)$(DOCDIR) 2>/dev/null
+
+# The Debian package (debian/): dpkg-buildpackage builds in debian/build,
+# leaving build/ alone, without the test suite (debian/rules), and puts
+# what it makes in the parent directory; they are moved into build/deb.
+DEB_PKGS := dpkg-dev debhelper python3 libelf-dev libfdt-dev libzstd-dev \
+            libseccomp-dev libcapstone-dev
+
+deb:
+	@$(MAKE) --no-print-directory deps DEPS_PKGS="$(DEB_PKGS)" TEST_PKGS=
+	dpkg-buildpackage -us -uc -b
+	@mkdir -p build/deb
+	mv ../hvrun_$(VERSION)_* ../hvrun-dbgsym_$(VERSION)_* build/deb/ 2>/dev/null; \
+	    ls build/deb/hvrun_$(VERSION)_amd64.deb
+
+# Quick checks of what is installed (in make test): the man pages say
+# what --help says, doctor --json keeps its schema, make install and
+# uninstall stay inside DESTDIR.
+test-packaging: all man
+	python3 tests/packaging/man_help.py $(BUILD)/hvrun $(BUILD)/man
+	$(SUITE_ENV) python3 tests/packaging/doctor_json.py $(BUILD)/hvrun
+	tests/packaging/install.sh
 
 # ---- fuzzing (not part of make test) ------------------------------------------
 #

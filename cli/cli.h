@@ -20,7 +20,10 @@ int cli_cmd_detlog(int argc, char **argv);
 int cli_cmd_analyze(int argc, char **argv);
 int cli_cmd_record(int argc, char **argv);
 int cli_cmd_replay(int argc, char **argv);
+/* hvrun --help; `hvrun NAME --help` (usage.c's text for command NAME). */
 void cli_usage(FILE *f);
+void cli_command_usage(FILE *f, const char *name);
+int cli_cmd_help(int argc, char **argv);
 
 /* Prints "hvrun: <message>" on one line to stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

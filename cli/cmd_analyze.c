@@ -81,29 +81,8 @@ static double now_s(void)
     return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-static void usage(FILE *f)
-{
-    fprintf(f,
-            "usage: hvrun analyze [options] [run options] -- PROGRAM [ARGS...]\n"
-            "  --runs N           chaos runs at most (default 100)\n"
-            "  --seed-from S      the first chaos seed (default 1)\n"
-            "  -j N               runs at a time (default: the host's cores)\n"
-            "  --timeout SECS     give up after SECS of searching\n"
-            "  --run-timeout SECS one run (default 120)\n"
-            "  --compare-output   a different stdout or stderr also counts\n"
-            "  --fail-if CMD      a run failed if the shell command CMD exits 0\n"
-            "                     ($HVRUN_STDOUT, $HVRUN_STDERR: its files;\n"
-            "                     $HVRUN_STATUS: its exit status)\n"
-            "  --json             the result as one JSON object on stdout\n"
-            "  --no-shrink        report the seed only\n"
-            "  --shrink-runs N    runs spent shrinking the schedule (default 500)\n"
-            "  -o FILE            the shrunk schedule (default "
-            "hvrun-analyze.schedule)\n"
-            "Other options before -- are hvrun run's (not --seed, --chaos or "
-            "--verify).\n"
-            "Exit: 0 a schedule with another outcome was found, 1 none "
-            "was, 125 error.\n");
-}
+/* usage.c's analyze table, which lists what parse_args takes. */
+static void usage(FILE *f) { cli_command_usage(f, "analyze"); }
 
 static int parse_number(const char *s, double *out)
 {

@@ -64,12 +64,7 @@ static int compare(const char *pa, const struct det_record *a, size_t na,
 int cli_cmd_detlog(int argc, char **argv)
 {
     if (argc < 2 || argc > 3 || argv[1][0] == '-') {
-        fprintf(argc < 2 || argc > 3 ? stderr : stdout,
-                "usage: hvrun detlog FILE          print a run's events\n"
-                "       hvrun detlog FILE1 FILE2   where two runs part "
-                "(exit 1 if they do)\n"
-                "FILE: written by hvrun run --detlog FILE (with --verify, "
-                "FILE and FILE.2)\n");
+        cli_command_usage(argc < 2 || argc > 3 ? stderr : stdout, "detlog");
         return argc == 2 && (!strcmp(argv[1], "-h") ||
                              !strcmp(argv[1], "--help"))
                    ? 0

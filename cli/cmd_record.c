@@ -894,17 +894,7 @@ static int record_clean(void)
     return code;
 }
 
-static void record_usage(FILE *f)
-{
-    fprintf(f,
-            "usage: hvrun record [run options] [-o FILE] -- PROGRAM [ARGS...]\n"
-            "       hvrun record --verify [run options] -- PROGRAM [ARGS...]\n"
-            "       hvrun record list | rm ID | clean\n"
-            "       hvrun replay [--backend kvm|ptrace] ID|FILE\n"
-            "Recordings live in $XDG_DATA_HOME/hvrun/recordings (else\n"
-            "~/.local/share/hvrun/recordings). A replay that differs from "
-            "its recording\nexits 121 naming the first event that differs.\n");
-}
+static void record_usage(FILE *f) { cli_command_usage(f, "record"); }
 
 int cli_cmd_record(int argc, char **argv)
 {
@@ -937,7 +927,7 @@ int cli_cmd_replay(int argc, char **argv)
     if (argc != 2 || argv[1][0] == '-') {
         bool help = argc == 2 && (!strcmp(argv[1], "-h") ||
                                   !strcmp(argv[1], "--help"));
-        record_usage(help ? stdout : stderr);
+        cli_command_usage(help ? stdout : stderr, "replay");
         return help ? 0 : 2;
     }
     char file[4096];

@@ -26,6 +26,7 @@
 #include "mm.h"
 #include "fs.h"
 #include "vfs.h"
+#include "usage.h"
 
 /* The default time slice of a thread that makes no syscall while another
  * thread could run (see --preempt-ms and docs/DETERMINISM.md). */
@@ -36,55 +37,55 @@
 
 extern char **environ;
 
+/* Option ids: usage.h's run table names them (CLI_RUN_OPT_*); shorter
+ * here. */
 enum {
-    OPT_BACKEND = 256, OPT_FAIL_CLOSED, OPT_SUMMARY, OPT_SUMMARY_JSON,
-    OPT_LOG, OPT_VERIFY, OPT_SEED, OPT_EPOCH, OPT_NO_TIME, OPT_NO_RANDOM,
-    OPT_NO_METADATA, OPT_NO_HOST, OPT_TMP, OPT_BASE_ENV, OPT_CWD,
-    OPT_HOSTNAME, OPT_UID, OPT_GID, OPT_PREEMPT_MS, OPT_MEMORY,
-    OPT_NO_SECCOMP, OPT_FS_POLICY, OPT_CPUID_REWRITE, OPT_NO_RDTSC_REWRITE,
-    OPT_DETLOG, OPT_CHAOS, OPT_SCHEDULE, OPT_SCHEDULE_OUT, OPT_LINGER,
-    OPT_AS_INIT,
-    OPT_REPEAT, OPT_REPORT,
+    OPT_BACKEND = CLI_RUN_OPT_BACKEND, OPT_FAIL_CLOSED = CLI_RUN_OPT_FAIL_CLOSED,
+    OPT_SUMMARY = CLI_RUN_OPT_SUMMARY, OPT_SUMMARY_JSON = CLI_RUN_OPT_SUMMARY_JSON,
+    OPT_LOG = CLI_RUN_OPT_LOG, OPT_VERIFY = CLI_RUN_OPT_VERIFY,
+    OPT_SEED = CLI_RUN_OPT_SEED, OPT_EPOCH = CLI_RUN_OPT_EPOCH,
+    OPT_NO_TIME = CLI_RUN_OPT_NO_TIME, OPT_NO_RANDOM = CLI_RUN_OPT_NO_RANDOM,
+    OPT_NO_METADATA = CLI_RUN_OPT_NO_METADATA, OPT_NO_HOST = CLI_RUN_OPT_NO_HOST,
+    OPT_TMP = CLI_RUN_OPT_TMP, OPT_BASE_ENV = CLI_RUN_OPT_BASE_ENV,
+    OPT_CWD = CLI_RUN_OPT_CWD, OPT_HOSTNAME = CLI_RUN_OPT_HOSTNAME,
+    OPT_UID = CLI_RUN_OPT_UID, OPT_GID = CLI_RUN_OPT_GID,
+    OPT_PREEMPT_MS = CLI_RUN_OPT_PREEMPT_MS, OPT_MEMORY = CLI_RUN_OPT_MEMORY,
+    OPT_NO_SECCOMP = CLI_RUN_OPT_NO_SECCOMP, OPT_FS_POLICY = CLI_RUN_OPT_FS_POLICY,
+    OPT_CPUID_REWRITE = CLI_RUN_OPT_CPUID_REWRITE,
+    OPT_NO_RDTSC_REWRITE = CLI_RUN_OPT_NO_RDTSC_REWRITE,
+    OPT_DETLOG = CLI_RUN_OPT_DETLOG, OPT_CHAOS = CLI_RUN_OPT_CHAOS,
+    OPT_SCHEDULE = CLI_RUN_OPT_SCHEDULE,
+    OPT_SCHEDULE_OUT = CLI_RUN_OPT_SCHEDULE_OUT, OPT_LINGER = CLI_RUN_OPT_LINGER,
+    OPT_AS_INIT = CLI_RUN_OPT_AS_INIT, OPT_REPEAT = CLI_RUN_OPT_REPEAT,
+    OPT_REPORT = CLI_RUN_OPT_REPORT,
 };
 
-static const struct option run_longopts[] = {
-    {"backend", required_argument, NULL, OPT_BACKEND},
-    {"verify", no_argument, NULL, OPT_VERIFY},
-    {"seed", required_argument, NULL, OPT_SEED},
-    {"epoch", required_argument, NULL, OPT_EPOCH},
-    {"no-virtualize-time", no_argument, NULL, OPT_NO_TIME},
-    {"no-virtualize-random", no_argument, NULL, OPT_NO_RANDOM},
-    {"no-virtualize-metadata", no_argument, NULL, OPT_NO_METADATA},
-    {"no-virtualize-host", no_argument, NULL, OPT_NO_HOST},
-    {"tmp", required_argument, NULL, OPT_TMP},
-    {"base-env", required_argument, NULL, OPT_BASE_ENV},
-    {"env", required_argument, NULL, 'e'},
-    {"cwd", required_argument, NULL, OPT_CWD},
-    {"hostname", required_argument, NULL, OPT_HOSTNAME},
-    {"uid", required_argument, NULL, OPT_UID},
-    {"gid", required_argument, NULL, OPT_GID},
-    {"fail-closed", no_argument, NULL, OPT_FAIL_CLOSED},
-    {"linger", no_argument, NULL, OPT_LINGER},
-    {"as-init", no_argument, NULL, OPT_AS_INIT},
-    {"repeat", required_argument, NULL, OPT_REPEAT},
-    {"jobs", required_argument, NULL, 'j'},
-    {"report", required_argument, NULL, OPT_REPORT},
-    {"preempt-ms", required_argument, NULL, OPT_PREEMPT_MS},
-    {"cpuid-rewrite", no_argument, NULL, OPT_CPUID_REWRITE},
-    {"no-rdtsc-rewrite", no_argument, NULL, OPT_NO_RDTSC_REWRITE},
-    {"memory", required_argument, NULL, OPT_MEMORY},
-    {"no-seccomp", no_argument, NULL, OPT_NO_SECCOMP},
-    {"fs-policy", no_argument, NULL, OPT_FS_POLICY},
-    {"summary", no_argument, NULL, OPT_SUMMARY},
-    {"summary-json", no_argument, NULL, OPT_SUMMARY_JSON},
-    {"detlog", required_argument, NULL, OPT_DETLOG},
-    {"chaos", no_argument, NULL, OPT_CHAOS},
-    {"schedule", required_argument, NULL, OPT_SCHEDULE},
-    {"schedule-out", required_argument, NULL, OPT_SCHEDULE_OUT},
-    {"log", required_argument, NULL, OPT_LOG},
-    {"help", no_argument, NULL, 'h'},
-    {NULL, 0, NULL, 0},
-};
+#define RUN_MAX_OPTS 96
+
+/* getopt_long's tables from usage.c's run table (the one list of run's
+ * options, which --help and the man page print too): longopts ends with
+ * a zero entry, shortopts is "+" and each one-letter option. */
+static void run_getopt_tables(struct option *longopts, size_t max_long,
+                              char *shortopts, size_t max_short)
+{
+    const struct cli_doc *doc = cli_doc_find("run");
+    size_t nl = 0, ns = 0;
+    shortopts[ns++] = '+';
+    for (const struct cli_opt *o = doc->opts; o->name || o->short_name;
+         o++) {
+        int has_arg = o->arg ? required_argument : no_argument;
+        if (o->name && nl + 1 < max_long)
+            longopts[nl++] = (struct option){o->name, has_arg, NULL,
+                                             o->id ? o->id : o->short_name};
+        if (o->short_name && ns + 2 < max_short) {
+            shortopts[ns++] = o->short_name;
+            if (o->arg)
+                shortopts[ns++] = ':';
+        }
+    }
+    longopts[nl] = (struct option){NULL, 0, NULL, 0};
+    shortopts[ns] = '\0';
+}
 
 static int parse_log_level(const char *s)
 {
@@ -277,7 +278,7 @@ static int apply_option(struct run_options *o, int c, const char *arg)
         cli_error("--log: unknown level '%s' (error, warn, debug)", arg);
         return -1;
     default:
-        cli_error("run: bad option; see 'hvrun --help'");
+        cli_error("run: bad option; see 'hvrun run --help'");
         return -1;
     }
 }
@@ -295,11 +296,14 @@ static int parse_run_options(int argc, char **argv, struct run_options *o)
     o->preempt_ms = RUN_PREEMPT_MS;
     o->detlog_fd = o->detlog2_fd = -1;
     det_config_defaults(&o->det);
+    struct option longopts[RUN_MAX_OPTS];
+    char shortopts[32];
+    run_getopt_tables(longopts, RUN_MAX_OPTS, shortopts, sizeof(shortopts));
     optind = 1;
     int c;
-    while ((c = getopt_long(argc, argv, "+he:j:", run_longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
         if (c == 'h') {
-            cli_usage(stdout);
+            cli_command_usage(stdout, "run");
             exit(0);
         }
         if (apply_option(o, c, optarg) < 0)

@@ -83,7 +83,8 @@ static void rm_contents(int dirfd, int top_fd, int depth, bool *again)
                 *again = true;
             continue;
         }
-        fchmodat(dirfd, e->d_name, 0700, 0);
+        /* A failure shows as the openat below failing. */
+        (void)!fchmodat(dirfd, e->d_name, 0700, 0);
         int sub = openat(dirfd, e->d_name,
                          O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (sub < 0)

@@ -183,9 +183,9 @@ static void set_count(int efd, uint64_t want)
     struct pollfd pfd = {.fd = efd, .events = POLLIN};
     uint64_t v;
     if (poll(&pfd, 1, 0) > 0)
-        (void)read(efd, &v, sizeof(v)); /* the whole count: back to 0 */
+        (void)!read(efd, &v, sizeof(v)); /* the whole count: back to 0 */
     if (want)
-        (void)write(efd, &want, sizeof(want));
+        (void)!write(efd, &want, sizeof(want)); /* (void)!: see timerfd.c */
 }
 
 static void sync_ready(struct proxy_mqueue *q)
