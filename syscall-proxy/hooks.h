@@ -73,6 +73,10 @@ struct proxy_hooks {
     void (*mem_check_oom)(struct proxy_world *w);
     void (*mm_fill_deferred)(void);
 
+    /* kernel/ -> fs/: a core-dumping signal's core file (fs/coredump.c);
+     * true when one was written */
+    bool (*core_dump)(struct proxy_process *p, int signo);
+
     /* kernel/ -> io/: process life and the world into io/: native AIO contexts,
      * the sessions' terminals */
     void (*aio_release)(struct proxy_process *p);

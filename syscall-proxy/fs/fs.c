@@ -395,6 +395,15 @@ static long host_path_at_ex(struct proxy_process *p, uint64_t guest_dirfd,
     return host_path_from(p, guest_dirfd, raw, follow_last, hp);
 }
 
+long proxy_fs_host_path_str(struct proxy_process *p, const char *path,
+                            bool follow_last, struct host_path *hp)
+{
+    char raw[PROXY_PATH_MAX];
+    if (snprintf(raw, sizeof(raw), "%s", path) >= (int)sizeof(raw))
+        return -ENAMETOOLONG;
+    return host_path_from(p, (uint64_t)(int64_t)AT_FDCWD, raw, follow_last, hp);
+}
+
 long proxy_fs_host_path_at(struct proxy_process *p, uint64_t guest_dirfd,
                            gva_t gva, bool follow_last, struct host_path *hp)
 {

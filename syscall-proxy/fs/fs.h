@@ -170,6 +170,10 @@ int proxy_scratch_sweep(void);
 extern const struct proxy_syscall proxy_openat2_syscalls[];
 extern const struct proxy_syscall proxy_mount_api_syscalls[];
 
+/* The core file of p, killed by signo whose default action dumps core
+ * (fs/coredump.c): true when one was written. */
+bool proxy_core_dump(struct proxy_process *p, int signo);
+
 /* ---- quotactl (fs/quota.c) ----------------------------------------------- */
 extern const struct proxy_syscall proxy_quota_syscalls[];
 

@@ -123,6 +123,15 @@ long proxy_fs_openat(struct proxy_process *p, uint64_t guest_dirfd,
                      gva_t path_gva, int flags, uint64_t mode,
                      uint64_t resolve);
 
+/* The process's auxiliary vector as /proc/self/auxv gives it, at most
+ * len bytes (procfs.c); 0 when there is none. */
+size_t proxy_fs_saved_auxv(struct proxy_process *p, void *out, size_t len);
+
+/* A guest path given as a string (not in guest memory) resolved as
+ * proxy_fs_host_path does (fs.c). */
+long proxy_fs_host_path_str(struct proxy_process *p, const char *path,
+                            bool follow_last, struct host_path *hp);
+
 /* -ETXTBSY when (dirfd, path) is the program a live guest runs and the
  * caller may write it (its permission error when not), else 0 (fs.c). */
 long proxy_fs_exe_busy(struct proxy_process *p, int dirfd, const char *path,

@@ -16,6 +16,7 @@
 #include "fs.h"
 #include "vfs.h"
 #include "procfile.h"
+#include "internal.h"
 #include "cpu_x86_64.h"
 #include "det.h"
 
@@ -1011,6 +1012,19 @@ static int gen_self_auxv(struct proxy_process *p, struct vbuf *b)
             break;
     }
     return 0;
+}
+
+/* The same bytes for a core file's NT_AUXV (coredump.c). */
+size_t proxy_fs_saved_auxv(struct proxy_process *p, void *out, size_t len)
+{
+    struct vbuf b = {0};
+    size_t n = 0;
+    if (gen_self_auxv(p, &b) == 0 && !b.failed && b.s) {
+        n = b.len < len ? b.len : len;
+        memcpy(out, b.s, n);
+    }
+    free(b.s);
+    return n;
 }
 
 /* ---- the table ----------------------------------------------------------- */

@@ -661,7 +661,9 @@ static void fill_child_info(siginfo_t *info, const struct proxy_process *to,
         info->si_code = CLD_CONTINUED;
         info->si_status = SIGCONT;
     } else {
-        info->si_code = signaled ? CLD_KILLED : CLD_EXITED;
+        info->si_code = !signaled                   ? CLD_EXITED
+                        : (c->exit_status & 0x80) ? CLD_DUMPED
+                                                  : CLD_KILLED;
         info->si_status = signaled ? (c->exit_status & 0x7f)
                                    : ((c->exit_status >> 8) & 0xff);
     }

@@ -788,7 +788,9 @@ static void exit_info(siginfo_t *info, const struct proxy_process *viewer,
     info->si_signo = SIGCHLD;
     info->si_pid = proxy_ns_pid_of(viewer, q);
     info->si_uid = q->cred.ruid;
-    info->si_code = signaled ? CLD_KILLED : CLD_EXITED;
+    info->si_code = !signaled                   ? CLD_EXITED
+                    : (q->exit_status & 0x80) ? CLD_DUMPED
+                                              : CLD_KILLED;
     info->si_status = signaled ? (q->exit_status & 0x7f)
                                : ((q->exit_status >> 8) & 0xff);
 }

@@ -21,6 +21,7 @@
  * dropped when a thread would take it, as Linux never queues it.
  */
 #include "proxy.h"
+#include "hooks.h"
 #include "kernel.h"
 #include "internal.h"
 #include "ptrace.h"
@@ -117,10 +118,13 @@ static bool sig_inert(const struct proxy_process *p, int sig)
 
 void proxy_process_kill(struct proxy_process *p, int signo)
 {
+    /* Wait status: the signal number, plus the core flag (0x80) when the
+     * default action dumps core and a core file was written (coredump.c:
+     * RLIMIT_CORE, which starts at 0, allowing). */
+    bool dumped = default_action_of(signo) == ACT_CORE &&
+                  proxy_hooks.core_dump(p, signo);
     p->exited = true;
-    /* Wait status: the signal number, plus the core flag when the default
-     * action dumps core (none is written: RLIMIT_CORE is 0). */
-    p->exit_status = signo;
+    p->exit_status = signo | (dumped ? 0x80 : 0);
 }
 
 /* ---- delivery ------------------------------------------------------------ */
