@@ -381,13 +381,16 @@ extern const struct proxy_syscall proxy_signal_syscalls[];
  * those sent to it (tgkill), as Linux's shared and private queues. */
 uint64_t proxy_signal_pending_for(const struct proxy_process *p, int tid);
 
-/* Queues a signal for one thread of the process (tgkill, tkill, raise). */
-void proxy_signal_raise_thread(struct proxy_process *p, int tid, int signo,
-                               const siginfo_t *info);
+/* Queues a signal for one thread of the process (tgkill, tkill, raise).
+ * 0, or -EAGAIN: a real-time signal sent otherwise than by kill() when
+ * the process's RLIMIT_SIGPENDING is reached (Linux's sigqueue_alloc
+ * failing for a signal that may not lose its siginfo). */
+int proxy_signal_raise_thread(struct proxy_process *p, int tid, int signo,
+                              const siginfo_t *info);
 
-/* Queues a signal for the process. */
-void proxy_signal_raise(struct proxy_process *p, int signo,
-                        const siginfo_t *info);
+/* Queues a signal for the process; its result as above. */
+int proxy_signal_raise(struct proxy_process *p, int signo,
+                       const siginfo_t *info);
 
 /* Removes the lowest pending signal in set (blocked or not) and copies its
  * siginfo to *info; returns its number, or 0 when none is pending. */

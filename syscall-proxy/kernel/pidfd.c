@@ -175,7 +175,7 @@ static long sys_pidfd_send_signal(struct proxy_process *p,
     }
     /* a zombie is there until reaped: success, the signal is dropped */
     if (sig != 0 && !q->zombie)
-        proxy_signal_raise_thread(q, 0, sig, &info);
+        return proxy_signal_raise_thread(q, 0, sig, &info);
     return 0;
 }
 

@@ -951,13 +951,13 @@ static long sys_execveat(struct proxy_process *p, const uint64_t a[6])
 
 /* ---- kill ---------------------------------------------------------------- */
 
-static void send_to(struct proxy_process *from, struct proxy_process *to,
-                    int tid, int sig, int code);
+static int send_to(struct proxy_process *from, struct proxy_process *to,
+                   int tid, int sig, int code);
 
 static void send(struct proxy_process *from, struct proxy_process *to,
                  int sig, int code)
 {
-    send_to(from, to, 0, sig, code);
+    (void)send_to(from, to, 0, sig, code); /* kill()'s: never refused */
 }
 
 /* Whether an init (SIGNAL_UNKILLABLE: a pid namespace's, or the first
@@ -978,13 +978,13 @@ static bool init_ignores(const struct proxy_process *from,
 }
 
 /* tid 0: to the process (any thread that does not block it). */
-static void send_to(struct proxy_process *from, struct proxy_process *to,
+static int send_to(struct proxy_process *from, struct proxy_process *to,
                     int tid, int sig, int code)
 {
     if (sig == 0 || to->zombie)
-        return;
+        return 0;
     if (code != SI_KERNEL && init_ignores(from, to, sig))
-        return;
+        return 0;
     siginfo_t info;
     memset(&info, 0, sizeof(info));
     info.si_signo = sig;
@@ -992,7 +992,7 @@ static void send_to(struct proxy_process *from, struct proxy_process *to,
     info.si_pid = code == SI_KERNEL ? 0 : proxy_ns_pid_of(to, from);
     info.si_uid =
         code == SI_KERNEL ? 0 : proxy_ns_uid_seen(to, from->cred.ruid);
-    proxy_signal_raise_thread(to, tid, sig, &info);
+    return proxy_signal_raise_thread(to, tid, sig, &info);
 }
 
 /*
@@ -1063,8 +1063,7 @@ static long sys_tgkill(struct proxy_process *p, const uint64_t a[6])
     for (int i = 0; i < q->nr_threads; i++)
         if (q->threads[i].state != PROXY_THREAD_EXITED &&
             (i == q->cur ? q->tid : q->threads[i].tid) == tid) {
-            send_to(p, q, tid, (int)a[2], SI_TKILL);
-            return 0;
+            return send_to(p, q, tid, (int)a[2], SI_TKILL);
         }
     return -ESRCH;
 }

@@ -515,49 +515,80 @@ static bool dropped_at_send(const struct proxy_process *p,
            !proxy_ptrace_process_traced(p);
 }
 
-void proxy_signal_raise_thread(struct proxy_process *p, int tid, int signo,
-                               const siginfo_t *info)
+/* Signals queued for p (the instances Linux charges to RLIMIT_SIGPENDING:
+ * the process's and its threads' pending ones and those queued behind). */
+static uint64_t sigpending_count(const struct proxy_process *p)
+{
+    uint64_t n = (uint64_t)__builtin_popcountll(p->sig.pending_mask) +
+                 (uint64_t)p->sig.nr_rt_queue;
+    for (int i = 0; i < p->nr_threads; i++)
+        n += (uint64_t)__builtin_popcountll(p->threads[i].own_pending);
+    return n;
+}
+
+/* A real-time signal a process sends with its siginfo (sigqueue, tgkill,
+ * rt_sigqueueinfo) fails when one more would pass RLIMIT_SIGPENDING;
+ * kill()'s and the kernel's (timers keep a preallocated one) are sent
+ * regardless. */
+static int sigpending_refused(const struct proxy_process *p, int signo,
+                              const siginfo_t *info)
+{
+    return signo >= SIGRT_FIRST &&
+                   (info->si_code == SI_QUEUE || info->si_code == SI_TKILL) &&
+                   sigpending_count(p) + 1 > p->rlimits[RLIMIT_SIGPENDING].rlim_cur
+               ? -EAGAIN
+               : 0;
+}
+
+int proxy_signal_raise_thread(struct proxy_process *p, int tid, int signo,
+                              const siginfo_t *info)
 {
     struct proxy_thread *t = tid ? thread_of(p, tid) : NULL;
-    if (!t) {
-        proxy_signal_raise(p, signo, info);
-        return;
-    }
+    if (!t)
+        return proxy_signal_raise(p, signo, info);
     if (!sig_valid((uint64_t)signo) || job_control(p, signo) ||
         dropped_at_send(p, t, signo))
-        return;
+        return 0;
+    int refused = sigpending_refused(p, signo, info);
+    if (refused)
+        return refused;
     if (!t->own_info && !(t->own_info = calloc(PROXY_NSIG, sizeof(siginfo_t))))
-        return;
+        return 0;
     /* As for the process: standard signals coalesce, real-time ones queue
      * every instance. */
     if (t->own_pending & SIGBIT(signo)) {
         if (signo >= SIGRT_FIRST)
             rt_enqueue(p, signo, t->tid, info);
-        return;
+        return 0;
     }
     t->own_info[signo] = *info;
     t->own_pending |= SIGBIT(signo);
     proxy_signalfd_sync(p);
+    return 0;
 }
 
-void proxy_signal_raise(struct proxy_process *p, int signo,
-                        const siginfo_t *info)
+int proxy_signal_raise(struct proxy_process *p, int signo,
+                       const siginfo_t *info)
 {
     if (!sig_valid((uint64_t)signo))
-        return;
+        return 0;
     if (job_control(p, signo) || dropped_at_send(p, NULL, signo))
-        return;
+        return 0;
+    int refused = sigpending_refused(p, signo, info);
+    if (refused)
+        return refused;
     /* Standard signals coalesce; the first siginfo wins, as in Linux.
      * Real-time signals queue every instance (up to RLIMIT_SIGPENDING). */
     if (p->sig.pending_mask & SIGBIT(signo)) {
         if (signo >= SIGRT_FIRST)
             rt_enqueue(p, signo, 0, info);
-        return;
+        return 0;
     }
     p->sig.pending[signo].signo = signo;
     p->sig.pending[signo].info = *info;
     p->sig.pending_mask |= SIGBIT(signo);
     proxy_signalfd_sync(p);
+    return 0;
 }
 
 int proxy_signal_dequeue(struct proxy_process *p, uint64_t set,
@@ -1063,9 +1094,8 @@ static long queue_info(struct proxy_process *p, int tgid, int tid, int sig,
     }
     if (sig < 0 || sig > 64)
         return -EINVAL;
-    if (sig != 0)
-        proxy_signal_raise_thread(q, tid > 0 ? tid : 0, sig, &info);
-    return 0;
+    return sig != 0 ? proxy_signal_raise_thread(q, tid > 0 ? tid : 0, sig, &info)
+                    : 0;
 }
 
 static long sys_rt_sigqueueinfo(struct proxy_process *p, const uint64_t a[6])
