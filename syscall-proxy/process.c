@@ -106,6 +106,7 @@ void proxy_process_destroy(struct proxy_process *p)
     for (int i = 0; i < p->nr_threads; i++) {
         free(p->threads[i].xstate);
         free(p->threads[i].own_info);
+        free(p->threads[i].futex_waitv_keys);
         proxy_thread_io_release(&p->threads[i]);
         proxy_seccomp_unref(p->threads[i].seccomp);
     }

@@ -136,6 +136,7 @@ enum proxy_futex_kind {
     PROXY_FUTEX_PLAIN,      /* FUTEX_WAIT, FUTEX_WAIT_BITSET */
     PROXY_FUTEX_PI,         /* FUTEX_LOCK_PI, LOCK_PI2; a requeued one */
     PROXY_FUTEX_REQUEUE_PI, /* FUTEX_WAIT_REQUEUE_PI, not yet requeued */
+    PROXY_FUTEX_WAITV,      /* futex_waitv: futex_waitv_keys, not futex_key */
 };
 
 /* What a thread in PROXY_THREAD_WAIT_SIGNAL waits in (signal.c). */
@@ -193,6 +194,10 @@ struct proxy_thread {
      * of every process mapping it share */
     uint64_t futex_key[3];
     uint32_t futex_bitset;
+    /* futex_waitv: the keys waited on (owned, kept until the next call or
+     * the thread's end); a wake returns the index of the one woken */
+    uint64_t (*futex_waitv_keys)[3];
+    int futex_nr_waitv;
     /* a PI waiter (futex_pi.c): what it waits as, the owner it waits on;
      * a requeue-PI waiter the PI futex it is to get, and whether it was
      * moved onto it already */

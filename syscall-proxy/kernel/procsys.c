@@ -835,6 +835,7 @@ static void exec_reset(struct proxy_process *p)
     for (int i = 0; i < p->nr_threads; i++) {
         free(p->threads[i].xstate);
         free(p->threads[i].own_info);
+        free(p->threads[i].futex_waitv_keys);
         proxy_thread_io_release(&p->threads[i]);
         if (i != p->cur)
             proxy_seccomp_unref(p->threads[i].seccomp);

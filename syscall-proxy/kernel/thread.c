@@ -301,11 +301,23 @@ void futex_key_of(struct proxy_process *p, gva_t uaddr, int op,
     key->shared = false;
 }
 
+/* The index of key among a futex_waitv waiter's keys, or -1. */
+static int waitv_index(const struct proxy_thread *t, const struct futex_key *key)
+{
+    for (int i = 0; i < t->futex_nr_waitv; i++)
+        if (!memcmp(t->futex_waitv_keys[i], key->k, sizeof(key->k)))
+            return i;
+    return -1;
+}
+
 static bool key_matches(const struct proxy_thread *t,
                         const struct futex_key *key)
 {
-    return t->state == PROXY_THREAD_FUTEX_WAIT &&
-           !memcmp(t->futex_key, key->k, sizeof(key->k));
+    if (t->state != PROXY_THREAD_FUTEX_WAIT)
+        return false;
+    if (t->futex_kind == PROXY_FUTEX_WAITV)
+        return waitv_index(t, key) >= 0;
+    return !memcmp(t->futex_key, key->k, sizeof(key->k));
 }
 
 /* The longest waiter on key (FIFO, as Linux's hash queues), or NULL. */
@@ -343,10 +355,14 @@ static int futex_wake(struct proxy_process *p, const struct futex_key *key,
         struct proxy_thread *first = first_waiter(p, key, bitset, &owner);
         if (!first)
             break;
-        if (first->futex_kind != PROXY_FUTEX_PLAIN)
+        if (first->futex_kind != PROXY_FUTEX_PLAIN &&
+            first->futex_kind != PROXY_FUTEX_WAITV)
             return -EINVAL; /* a PI waiter is not woken so (Linux) */
         first->state = PROXY_THREAD_RUNNABLE;
-        first->regs.rax = 0;
+        /* futex_waitv returns the index of the futex that woke it */
+        first->regs.rax = first->futex_kind == PROXY_FUTEX_WAITV
+                              ? (uint64_t)waitv_index(first, key)
+                              : 0;
         woken++;
     }
     return woken;
@@ -362,9 +378,13 @@ static int futex_requeue(struct proxy_process *p, const struct futex_key *from,
             first_waiter(p, from, FUTEX_BITSET_MATCH_ANY, &owner);
         if (!t)
             break;
-        if (t->futex_kind != PROXY_FUTEX_PLAIN)
+        if (t->futex_kind == PROXY_FUTEX_WAITV)
+            memcpy(t->futex_waitv_keys[waitv_index(t, from)], to->k,
+                   sizeof(to->k));
+        else if (t->futex_kind != PROXY_FUTEX_PLAIN)
             return -EINVAL;
-        memcpy(t->futex_key, to->k, sizeof(to->k));
+        else
+            memcpy(t->futex_key, to->k, sizeof(to->k));
         moved++;
     }
     return moved;
@@ -544,6 +564,100 @@ static long sys_futex(struct proxy_process *p, const uint64_t a[6])
     default:
         return futex_pi_op(p, a, cmd);
     }
+}
+
+/* ---- futex_waitv ----------------------------------------------------------- */
+
+#define FUTEX_WAITV_MAX 128
+#define FUTEX2_SIZE_U32 0x02
+#define FUTEX2_SIZE_MASK 0x03
+#define FUTEX2_PRIVATE FUTEX_PRIVATE_FLAG
+
+struct k_futex_waitv {
+    uint64_t val, uaddr;
+    uint32_t flags, reserved;
+};
+
+/* Each waiter's word, as futex_parse_waitv checks it: only 32-bit
+ * futexes, no unknown flag or reserved bits, an aligned address. */
+static long waitv_parse(const struct k_futex_waitv *v, unsigned int nr)
+{
+    for (unsigned int i = 0; i < nr; i++)
+        if ((v[i].flags & ~(uint32_t)(FUTEX2_SIZE_MASK | FUTEX2_PRIVATE)) ||
+            v[i].reserved ||
+            (v[i].flags & FUTEX2_SIZE_MASK) != FUTEX2_SIZE_U32 ||
+            (v[i].uaddr & 3))
+            return -EINVAL;
+    return 0;
+}
+
+/* futex_wait_multiple_setup: every word must hold its value (else
+ * EAGAIN), and each key is taken as FUTEX_WAIT takes one. */
+static long waitv_keys(struct proxy_process *p, const struct k_futex_waitv *v,
+                       unsigned int nr, uint64_t (*keys)[3])
+{
+    for (unsigned int i = 0; i < nr; i++) {
+        uint32_t cur;
+        int op = (v[i].flags & FUTEX2_PRIVATE) ? FUTEX_PRIVATE_FLAG : 0;
+        if (proxy_copy_in(p, &cur, v[i].uaddr, sizeof(cur)) < 0 ||
+            shared_key_refused(p, v[i].uaddr, op))
+            return -EFAULT;
+        if (cur != (uint32_t)v[i].val)
+            return -EAGAIN;
+        struct futex_key key;
+        futex_key_of(p, v[i].uaddr, op, &key);
+        memcpy(keys[i], key.k, sizeof(key.k));
+    }
+    return 0;
+}
+
+/*
+ * futex_waitv(waiters, nr, flags, timeout, clockid): waits on up to 128
+ * futexes at once; a FUTEX_WAKE of any returns its index. The timeout is
+ * absolute on CLOCK_MONOTONIC or CLOCK_REALTIME. Linux's order: flags,
+ * the count, the clock and timeout, the waiters' flags, their values.
+ */
+static long sys_futex_waitv(struct proxy_process *p, const uint64_t a[6])
+{
+    unsigned int nr = (unsigned int)a[1];
+    int clockid = (int)a[4];
+    if (a[2] != 0 || !a[0] || nr == 0 || nr > FUTEX_WAITV_MAX)
+        return -EINVAL;
+    uint64_t deadline = 0;
+    if (a[3]) {
+        if (clockid != CLOCK_REALTIME && clockid != CLOCK_MONOTONIC)
+            return -EINVAL;
+        long rc = futex_read_timeout(p, a[3], true, clockid, &deadline);
+        if (rc < 0)
+            return rc;
+    }
+    struct k_futex_waitv *v = calloc(nr, sizeof(*v));
+    uint64_t(*keys)[3] = calloc(nr, sizeof(*keys));
+    long rc = v && keys ? 0 : -ENOMEM;
+    if (rc == 0 && proxy_copy_in(p, v, a[0], nr * sizeof(*v)) < 0)
+        rc = -EFAULT;
+    if (rc == 0)
+        rc = waitv_parse(v, nr);
+    if (rc == 0)
+        rc = waitv_keys(p, v, nr, keys);
+    free(v);
+    if (rc < 0) {
+        free(keys);
+        return rc;
+    }
+    struct proxy_thread *t = current(p);
+    free(t->futex_waitv_keys);
+    t->futex_waitv_keys = keys;
+    t->futex_nr_waitv = (int)nr;
+    t->has_deadline = a[3] != 0;
+    t->deadline_ns = deadline;
+    t->state = PROXY_THREAD_FUTEX_WAIT;
+    memset(t->futex_key, 0, sizeof(t->futex_key)); /* matches no key */
+    t->futex_bitset = FUTEX_BITSET_MATCH_ANY;
+    t->futex_kind = PROXY_FUTEX_WAITV;
+    t->wait_seq = p->det->events;
+    p->resched = true;
+    return 0;
 }
 
 /* ---- clone and exit ------------------------------------------------------ */
@@ -781,6 +895,9 @@ static long sys_exit(struct proxy_process *p, const uint64_t a[6])
     t->state = PROXY_THREAD_EXITED;
     free(t->xstate);
     t->xstate = NULL;
+    free(t->futex_waitv_keys);
+    t->futex_waitv_keys = NULL;
+    t->futex_nr_waitv = 0;
     p->resched = true;
     return 0;
 }
@@ -793,6 +910,7 @@ static long sys_sched_yield(struct proxy_process *p, const uint64_t a[6])
 
 const struct proxy_syscall proxy_thread_syscalls[] = {
     {SYS_futex, "futex", sys_futex},
+    {SYS_futex_waitv, "futex_waitv", sys_futex_waitv},
     {SYS_clone, "clone", sys_clone},
     {SYS_clone3, "clone3", sys_clone3},
     {SYS_exit, "exit", sys_exit},
