@@ -58,7 +58,8 @@ export HVRUN HVRUN_ARGS OUT MODES LTP_TIMEOUT
 # The capabilities hvrun keeps as root (cli/confine.c, docs/SECURITY.md):
 # the native run gets these and no more, hvrun the same (it keeps them).
 KEPT_CAPS="CAP_CHOWN CAP_DAC_OVERRIDE CAP_DAC_READ_SEARCH CAP_FOWNER
-    CAP_FSETID CAP_NET_BIND_SERVICE CAP_NET_RAW CAP_SYS_RESOURCE"
+    CAP_FSETID CAP_NET_BIND_SERVICE CAP_NET_RAW CAP_SYS_RESOURCE
+    CAP_SETUID CAP_SETGID"
 
 # Of those, the ones this host's bounding set has: bwrap 0.8 asked to add a
 # capability it cannot have (this machine's root has no CAP_SYS_RESOURCE)
@@ -75,12 +76,12 @@ host_caps() {
 KEPT_CAPS=$(host_caps $KEPT_CAPS | tr '\n' ' ')
 
 # The native run also gets what a container's root has that reaches
-# nothing outside the sandbox's namespaces (its own pid namespace for kill,
-# a read-only / for the ids): hvrun's root guest has these virtually, and
-# without them natively every test that drops to "nobody" is TBROK natively
-# and compares with nothing. LTP_NATIVE_EXTRA_CAPS= (empty) gives the native
+# nothing outside the sandbox's namespaces (its own pid namespace for kill):
+# hvrun's root guest has these virtually. (SETUID and SETGID are hvrun's
+# own: it takes a guest's file ids with them, kernel/fscred.c; without them
+# natively every test that drops to "nobody" is TBROK.) LTP_NATIVE_EXTRA_CAPS= (empty) gives the native
 # run only hvrun's own set.
-NATIVE_EXTRA_CAPS=$(host_caps ${LTP_NATIVE_EXTRA_CAPS-CAP_SETUID CAP_SETGID CAP_KILL CAP_SETPCAP CAP_SYS_CHROOT} | tr '\n' ' ')
+NATIVE_EXTRA_CAPS=$(host_caps ${LTP_NATIVE_EXTRA_CAPS-CAP_KILL CAP_SETPCAP CAP_SYS_CHROOT} | tr '\n' ' ')
 
 # sandbox SCRATCH MODE COMMAND...: COMMAND as root in the sandbox, the
 # scratch directory its writable working directory and TMPDIR.
