@@ -157,6 +157,9 @@ static void kept_content(struct proxy_process *q, int k, int tid, char *out,
         snprintf(out, cap, "%s\n", proxy_thread_comm_of(q, tid));
     else if (k == PROXY_KEPT_PERSONALITY)
         snprintf(out, cap, "%08x\n", q->personality);
+    else if (k == PROXY_KEPT_TIMERSLACK) /* PR_SET_TIMERSLACK's value */
+        snprintf(out, cap, "%llu\n",
+                 (unsigned long long)q->prctl.timerslack_ns);
     else if (q->kept[k][0] || !kept_files[k].parse)
         snprintf(out, cap, "%s", q->kept[k][0] ? q->kept[k] : kept_files[k].initial);
     else
@@ -186,7 +189,9 @@ static long kept_write(struct proxy_process *q, int k, const char *in,
     int rc = kept_files[k].parse(in, len, canon, sizeof(canon));
     if (rc < 0)
         return rc;
-    if (k != PROXY_KEPT_CLEAR_REFS)
+    if (k == PROXY_KEPT_TIMERSLACK) /* the value PR_GET_TIMERSLACK reads */
+        q->prctl.timerslack_ns = strtoull(canon, NULL, 10);
+    else if (k != PROXY_KEPT_CLEAR_REFS)
         snprintf(q->kept[k], sizeof(q->kept[k]), "%s", canon);
     return (long)len;
 }

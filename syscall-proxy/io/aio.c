@@ -28,6 +28,7 @@
 #include "io.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <linux/aio_abi.h>
 #include <stdlib.h>
@@ -371,14 +372,18 @@ static long sys_io_pgetevents(struct proxy_process *p, const uint64_t a[6])
     return take_events(p, a);
 }
 
+/* Linux's order: the iocb's aio_key is read (EFAULT) and must be
+ * KIOCB_KEY (0), then the context is looked up; every request here has
+ * completed inside io_submit, so none is found to cancel (EINVAL). */
 static long sys_io_cancel(struct proxy_process *p, const uint64_t a[6])
 {
-    struct iocb cb;
-    if (!ctx_find(p, a[0]))
-        return -EINVAL;
-    if (proxy_copy_in(p, &cb, a[1], sizeof(cb)) < 0)
+    uint32_t key;
+    if (proxy_copy_in(p, &key, a[1] + offsetof(struct iocb, aio_key),
+                      sizeof(key)) < 0)
         return -EFAULT;
-    return -EINVAL; /* every request has completed: none to cancel */
+    if (key != 0 || !ctx_find(p, a[0]))
+        return -EINVAL;
+    return -EINVAL;
 }
 
 const struct proxy_syscall proxy_aio_syscalls[] = {

@@ -5,7 +5,8 @@
  * at end of file; IOCB_FLAG_RESFD's eventfd count; io_submit's refusals
  * (EBADF for a closed fd or a read of a write-only fd, EINVAL for NOOP or
  * fsync with a buffer, EFAULT for a bad iocb pointer); io_getevents'
- * EINVAL for min_nr > nr; io_cancel of a completed request; io_destroy,
+ * EINVAL for min_nr > nr; io_cancel of a completed request (and its
+ * EFAULT for a NULL iocb before the context, EINVAL for a wrong key); io_destroy,
  * after which the context is EINVAL.
  * One request at a time, so the event order is the same natively (where
  * completions may come in any order). Prints one line per check; run
@@ -140,6 +141,14 @@ static void refusal_checks(int fd)
     cb = rw(IOCB_CMD_PREAD, fd, buf, 4, 0);
     run("for cancel", &cb);
     printf("cancel completed: %s\n",
+           result_text(syscall(SYS_io_cancel, ctx, &cb, &ev)));
+    /* the iocb's key is read before the context is looked up */
+    printf("cancel of a NULL iocb: %s\n",
+           result_text(syscall(SYS_io_cancel, ctx, NULL, NULL)));
+    printf("cancel in a bad context, NULL iocb: %s\n",
+           result_text(syscall(SYS_io_cancel, (aio_context_t)1, NULL, NULL)));
+    cb.aio_key = 1;
+    printf("cancel with a wrong key: %s\n",
            result_text(syscall(SYS_io_cancel, ctx, &cb, &ev)));
 }
 
