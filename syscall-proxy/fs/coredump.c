@@ -19,12 +19,14 @@
  * and NT_PRFPREG, then NT_PRSTATUS and NT_PRFPREG for each other thread;
  * then one PT_LOAD per mapping, its bytes written where coredump_filter's
  * default (0x33) has Linux write them: anonymous and shared anonymous
- * memory whole, a private file mapping whole once it was written (or is
- * writable), else only a first page holding an ELF header; [vdso] always;
+ * memory whole, a private file mapping whole when it is writable or was
+ * written (a read-only one hvrun has not kept clean: RELRO), code never,
+ * else only a first page holding an ELF header; [vdso] always;
  * PROT_NONE anonymous memory (a reservation never touched, as Linux sees
  * one without anon_vma), secret memory and [vvar] not at all. Pages of
- * zeros are left as holes. A dump larger than RLIMIT_CORE stops there and
- * counts as not dumped (no core flag), as dump_emit's limit does.
+ * zeros are left as holes. A dump whose written bytes (holes not counted,
+ * as dump_emit counts) pass RLIMIT_CORE stops there and counts as not
+ * dumped (no core flag).
  */
 #include "proxy.h"
 #include "kernel.h"
@@ -201,7 +203,10 @@ static uint64_t dump_size(struct proxy_process *p, const struct vmm_vma *v)
         return v->prot == PROT_NONE ? 0 : size;
     if (v->flags & VMM_VMA_SHARED)
         return 0; /* a shared file mapping: the file has it */
-    if ((v->prot & PROT_WRITE) || !(v->flags & VMM_VMA_FILE_CLEAN))
+    /* written pages (anon_vma): writable data, and a read-only part that
+     * was written first (RELRO); code is never written, so not dumped */
+    if ((v->prot & PROT_WRITE) ||
+        (!(v->prot & PROT_EXEC) && !(v->flags & VMM_VMA_FILE_CLEAN)))
         return size;
     unsigned char head[SELFMAG];
     if (v->file_off == 0 && (v->prot & PROT_READ) &&
@@ -218,9 +223,11 @@ static int core_flags(int prot)
 }
 
 /* Writes len bytes of v's memory at file offset off: a page that cannot
- * be read is left as zeros, a page of zeros as a hole. */
+ * be read is left as zeros, a page of zeros as a hole (Linux leaves pages
+ * never touched so). *budget is what RLIMIT_CORE still allows: only bytes
+ * written count against it, as dump_emit counts them (a hole does not). */
 static bool write_memory(struct proxy_process *p, int fd, gva_t at,
-                         uint64_t len, uint64_t off)
+                         uint64_t len, uint64_t off, uint64_t *budget)
 {
     static const uint8_t zero[CORE_PAGE];
     uint8_t page[CORE_PAGE];
@@ -228,8 +235,11 @@ static bool write_memory(struct proxy_process *p, int fd, gva_t at,
         if (proxy_copy_in(p, page, at + done, CORE_PAGE) < 0 ||
             !memcmp(page, zero, CORE_PAGE))
             continue;
+        if (*budget < CORE_PAGE)
+            return false;
         if (pwrite(fd, page, CORE_PAGE, (off_t)(off + done)) != CORE_PAGE)
             return false;
+        *budget -= CORE_PAGE;
     }
     return true;
 }
@@ -275,8 +285,10 @@ static bool write_core(struct proxy_process *p, int fd, int signo,
                                  .p_align = CORE_PAGE};
             off += size;
         }
-        ok = off <= limit;
     }
+    size_t head = sizeof(Elf64_Ehdr) + (nvmas + 1) * sizeof(Elf64_Phdr) + n.len;
+    uint64_t budget = limit > head ? limit - head : 0;
+    ok = ok && limit >= head;
     if (ok) {
         Elf64_Ehdr eh = {.e_type = ET_CORE, .e_machine = EM_X86_64,
                          .e_version = EV_CURRENT, .e_phoff = sizeof(eh),
@@ -294,7 +306,8 @@ static bool write_core(struct proxy_process *p, int fd, int signo,
         size_t i = 1;
         for (struct vmm_vma *v = vmm_as_next_vma(p->as, 0); ok && v;
              v = vmm_as_next_vma(p->as, v->end), i++)
-            ok = write_memory(p, fd, v->start, ph[i].p_filesz, ph[i].p_offset);
+            ok = write_memory(p, fd, v->start, ph[i].p_filesz, ph[i].p_offset,
+                              &budget);
         ok = ok && ftruncate(fd, (off_t)off) == 0;
     }
     free(ph);
