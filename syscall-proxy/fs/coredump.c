@@ -25,8 +25,8 @@
  * PROT_NONE anonymous memory (a reservation never touched, as Linux sees
  * one without anon_vma), secret memory and [vvar] not at all. Pages of
  * zeros are left as holes. A dump whose written bytes (holes not counted,
- * as dump_emit counts) pass RLIMIT_CORE stops there and counts as not
- * dumped (no core flag).
+ * as dump_emit counts) pass RLIMIT_CORE stops there; it still counts as
+ * dumped (the core flag), as Linux's does once it began.
  */
 #include "proxy.h"
 #include "kernel.h"
@@ -244,8 +244,9 @@ static bool write_memory(struct proxy_process *p, int fd, gva_t at,
     return true;
 }
 
-/* The whole core into fd; false when it did not fit under limit or a
- * write failed. */
+/* The core into fd, cut where RLIMIT_CORE's limit falls (only written
+ * bytes count). As Linux's elf_core_dump, the process has dumped core once
+ * its notes were gathered, whether or not all of it fit: true then. */
 static bool write_core(struct proxy_process *p, int fd, int signo,
                        uint64_t limit)
 {
@@ -286,29 +287,37 @@ static bool write_core(struct proxy_process *p, int fd, int signo,
             off += size;
         }
     }
-    size_t head = sizeof(Elf64_Ehdr) + (nvmas + 1) * sizeof(Elf64_Phdr) + n.len;
-    uint64_t budget = limit > head ? limit - head : 0;
-    ok = ok && limit >= head;
     if (ok) {
-        Elf64_Ehdr eh = {.e_type = ET_CORE, .e_machine = EM_X86_64,
-                         .e_version = EV_CURRENT, .e_phoff = sizeof(eh),
-                         .e_ehsize = sizeof(eh), .e_phentsize = sizeof(Elf64_Phdr),
-                         .e_phnum = (Elf64_Half)(nvmas + 1)};
-        memcpy(eh.e_ident, ELFMAG, SELFMAG);
-        eh.e_ident[EI_CLASS] = ELFCLASS64;
-        eh.e_ident[EI_DATA] = ELFDATA2LSB;
-        eh.e_ident[EI_VERSION] = EV_CURRENT;
-        eh.e_ident[EI_OSABI] = ELFOSABI_NONE;
+        /* The headers and notes as one blob, cut where RLIMIT_CORE cuts. */
         size_t phbytes = (nvmas + 1) * sizeof(Elf64_Phdr);
-        ok = pwrite(fd, &eh, sizeof(eh), 0) == sizeof(eh) &&
-             pwrite(fd, ph, phbytes, sizeof(eh)) == (ssize_t)phbytes &&
-             pwrite(fd, n.buf, n.len, (off_t)ph[0].p_offset) == (ssize_t)n.len;
-        size_t i = 1;
-        for (struct vmm_vma *v = vmm_as_next_vma(p->as, 0); ok && v;
-             v = vmm_as_next_vma(p->as, v->end), i++)
-            ok = write_memory(p, fd, v->start, ph[i].p_filesz, ph[i].p_offset,
-                              &budget);
-        ok = ok && ftruncate(fd, (off_t)off) == 0;
+        size_t head = sizeof(Elf64_Ehdr) + phbytes + n.len;
+        uint8_t *blob = calloc(1, head);
+        if (blob) {
+            Elf64_Ehdr *eh = (Elf64_Ehdr *)blob;
+            *eh = (Elf64_Ehdr){.e_type = ET_CORE, .e_machine = EM_X86_64,
+                               .e_version = EV_CURRENT, .e_phoff = sizeof(*eh),
+                               .e_ehsize = sizeof(*eh),
+                               .e_phentsize = sizeof(Elf64_Phdr),
+                               .e_phnum = (Elf64_Half)(nvmas + 1)};
+            memcpy(eh->e_ident, ELFMAG, SELFMAG);
+            eh->e_ident[EI_CLASS] = ELFCLASS64;
+            eh->e_ident[EI_DATA] = ELFDATA2LSB;
+            eh->e_ident[EI_VERSION] = EV_CURRENT;
+            eh->e_ident[EI_OSABI] = ELFOSABI_NONE;
+            memcpy(blob + sizeof(*eh), ph, phbytes);
+            memcpy(blob + sizeof(*eh) + phbytes, n.buf, n.len);
+            size_t put = head < limit ? head : (size_t)limit;
+            uint64_t budget = limit - put;
+            bool whole = pwrite(fd, blob, put, 0) == (ssize_t)put && put == head;
+            size_t i = 1;
+            for (struct vmm_vma *v = vmm_as_next_vma(p->as, 0); whole && v;
+                 v = vmm_as_next_vma(p->as, v->end), i++)
+                whole = write_memory(p, fd, v->start, ph[i].p_filesz,
+                                     ph[i].p_offset, &budget);
+            if (whole && ftruncate(fd, (off_t)off) < 0)
+                whole = false;
+            free(blob);
+        }
     }
     free(ph);
     free(n.buf);

@@ -1,8 +1,9 @@
 /*
  * core_dump: a signal whose default action dumps core leaves a core file
  * in the working directory when RLIMIT_CORE allows and the process is
- * dumpable, and the wait status says so (WCOREDUMP, waitid's CLD_DUMPED);
- * no core with RLIMIT_CORE 0 or PR_SET_DUMPABLE 0, nor for SIGKILL. The
+ * dumpable, and the wait status says so (WCOREDUMP, waitid's CLD_DUMPED),
+ * also when the core is cut at a limit of a page; no core with
+ * RLIMIT_CORE under a page or PR_SET_DUMPABLE 0, nor for SIGKILL. The
  * core is an ELF core whose notes name the process (NT_PRSTATUS's pid, the
  * signal, NT_PRPSINFO's program name) and whose memory holds a global's
  * value. Where the host's core_pattern is not "core" (a pipe to a
@@ -114,7 +115,12 @@ static void child_dies(const char *what, rlim_t limit, int dumpable, int sig)
            WCOREDUMP(status) != 0,
            si.si_code == CLD_DUMPED ? "CLD_DUMPED"
            : si.si_code == CLD_KILLED ? "CLD_KILLED" : "other");
-    if (access(name, F_OK) == 0) {
+    struct stat st;
+    if (limit != RLIM_INFINITY && stat(name, &st) == 0) {
+        printf("  a core cut at the limit: %s\n",
+               (rlim_t)st.st_size <= limit ? "yes" : "no");
+        unlink(name);
+    } else if (access(name, F_OK) == 0) {
         inspect(name, c);
         unlink(name);
     } else {
@@ -145,6 +151,8 @@ int main(void)
     child_dies("SIGABRT, unlimited", RLIM_INFINITY, 1, SIGABRT);
     child_dies("SIGSEGV, unlimited", RLIM_INFINITY, 1, SIGSEGV);
     child_dies("SIGABRT, RLIMIT_CORE 0", 0, 1, SIGABRT);
+    child_dies("SIGABRT, RLIMIT_CORE a page", 4096, 1, SIGABRT);
+    child_dies("SIGABRT, RLIMIT_CORE under a page", 4095, 1, SIGABRT);
     child_dies("SIGABRT, not dumpable", RLIM_INFINITY, 0, SIGABRT);
     child_dies("SIGKILL", RLIM_INFINITY, 1, SIGKILL);
     child_dies("SIGTERM", RLIM_INFINITY, 1, SIGTERM);
