@@ -445,7 +445,7 @@ static int gen_nsswitch(struct proxy_process *p, struct vbuf *b)
 
 /* Sizes from the VMA list, in pages; Linux's names (task_mem). */
 struct vm_figures {
-    uint64_t total, rss, anon, file, shmem, data, stack, exe, lib;
+    uint64_t total, rss, anon, file, shmem, data, stack, exe, lib, locked;
     gva_t start_code, end_code, start_data, end_data;
 };
 
@@ -475,6 +475,8 @@ static void vm_figures_of(const struct proxy_process *p, struct vm_figures *f)
         bool is_main = main_vma && is_file && v->dev == main_vma->dev &&
                        v->ino == main_vma->ino;
         f->total += n;
+        if (v->flags & VMM_VMA_LOCKED) /* mm->locked_vm: mlock'ed VMAs */
+            f->locked += n;
         if (v->prot != PROT_NONE && !(v->flags & VMM_VMA_LAZY)) {
             f->rss += n;
             if (is_file)
@@ -657,7 +659,7 @@ static void status_mem(struct vbuf *b, const struct vm_figures *f)
 {
     status_kb(b, "VmPeak", f->total);
     status_kb(b, "VmSize", f->total);
-    status_kb(b, "VmLck", 0);
+    status_kb(b, "VmLck", f->locked);
     status_kb(b, "VmPin", 0);
     status_kb(b, "VmHWM", f->rss);
     status_kb(b, "VmRSS", f->rss);

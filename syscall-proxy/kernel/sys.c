@@ -309,14 +309,50 @@ static long sys_set_robust_list(struct proxy_process *p, const uint64_t a[6])
     return 0;
 }
 
-/* get_robust_list(pid, head_ptr, len_ptr): len first, then head. */
+/* ptrace_may_access(PTRACE_MODE_READ_REALCREDS) of another process: the
+ * caller's real ids are all of the target's, and the target is dumpable;
+ * or the caller has CAP_SYS_PTRACE. */
+static bool may_read_process(const struct proxy_process *p,
+                             const struct proxy_process *q)
+{
+    const struct proxy_cred_state *c = &p->cred, *t = &q->cred;
+    bool same = c->ruid == t->ruid && c->ruid == t->euid &&
+                c->ruid == t->suid && c->rgid == t->rgid &&
+                c->rgid == t->egid && c->rgid == t->sgid;
+    return id_privileged(p) || (same && q->prctl.dumpable);
+}
+
+/* get_robust_list(pid, head_ptr, len_ptr): the thread's list head (0 or
+ * its own tid: the caller's), ESRCH for no such thread, EPERM without
+ * read access to it (the virtual init's: root's, empty); len first, then
+ * head. */
 static long sys_get_robust_list(struct proxy_process *p, const uint64_t a[6])
 {
-    if (!is_self(p, (int)a[0]))
-        return -ESRCH;
+    int pid = (int)a[0];
+    gva_t head = p->robust_list;
+    if (!is_self(p, pid)) {
+        struct proxy_process *q =
+            pid > 0 ? proxy_world_find_tid(p->world, proxy_ns_global_nr(p, pid))
+                    : NULL;
+        if (!q && pid > 0 && proxy_virtual_process(p, pid, NULL, NULL)) {
+            if (!id_privileged(p))
+                return -EPERM;
+            head = 0;
+        } else if (!q || q->zombie) {
+            return -ESRCH;
+        } else if (!may_read_process(p, q)) {
+            return -EPERM;
+        } else {
+            int g = proxy_ns_global_nr(p, pid);
+            head = q->robust_list;
+            for (int i = 0; i < q->nr_threads; i++)
+                if (i != q->cur && q->threads[i].tid == g)
+                    head = q->threads[i].robust_list;
+        }
+    }
     long rc = put_u64(p, a[2], ROBUST_LIST_HEAD_BYTES);
     if (rc == 0)
-        rc = put_u64(p, a[1], p->robust_list);
+        rc = put_u64(p, a[1], head);
     return rc;
 }
 
