@@ -279,7 +279,13 @@ static long open_init_dir(struct proxy_process *p, const char *name,
 static long open_init_entry(struct proxy_process *p, const struct init_name *in,
                             const char *name, int flags)
 {
-    if (in->place == INIT_PID_DIR || in->place == INIT_TASK_DIR)
+    if (in->place == INIT_PID_DIR) { /* a pidfd of the init, as any /proc/<N> */
+        long fd = open_init_dir(p, name, false, flags);
+        if (fd >= 0)
+            proxy_fd_get(&p->fds, (int)fd)->procdir_pid = PROXY_INIT_PID;
+        return fd;
+    }
+    if (in->place == INIT_TASK_DIR)
         return open_init_dir(p, name, false, flags);
     if (in->place != INIT_ENTRY)
         return -ENOENT;

@@ -163,6 +163,12 @@ static long sys_pidfd_send_signal(struct proxy_process *p,
             return r;
     }
     struct proxy_process *q = proxy_world_find(p->world, target);
+    if (!q && target == PROXY_INIT_PID && sig >= 0 && sig <= 64)
+        /* the virtual init, root's: kill's permission check, then it
+         * ignores what it has no handler for */
+        return proxy_ns_capable(p) || p->cred.ruid == 0 || p->cred.euid == 0
+                   ? 0
+                   : -EPERM;
     if (!q)
         return -ESRCH;
     if (sig < 0 || sig > 64)

@@ -1013,6 +1013,16 @@ static bool kill_matches(const struct proxy_process *p,
     return q->pgid == -pid;
 }
 
+/* check_kill_permission for the virtual init, root's (the shell is the
+ * run's own user's): the sender's real or effective uid is its uid, or the
+ * sender has CAP_KILL. */
+static bool virtual_kill_permitted(const struct proxy_process *p, int pid)
+{
+    if (pid != PROXY_INIT_PID || proxy_ns_capable(p))
+        return true;
+    return p->cred.ruid == 0 || p->cred.euid == 0;
+}
+
 static long sys_kill(struct proxy_process *p, const uint64_t a[6])
 {
     int pid = (int)a[0], sig = (int)a[1];
@@ -1024,7 +1034,7 @@ static long sys_kill(struct proxy_process *p, const uint64_t a[6])
      * ignores what it has no handler for, and the shell is not modelled
      * past its ids. (The shell's group holds the first process.) */
     if (pid > 0 && proxy_virtual_process(p, pid, NULL, NULL))
-        return 0;
+        return virtual_kill_permitted(p, pid) ? 0 : -EPERM;
     if (pid > 0 || pid < -1) { /* a pid or group of its pid namespace */
         int g = proxy_ns_global_nr(p, pid > 0 ? pid : -pid);
         if (g < 0)

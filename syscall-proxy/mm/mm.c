@@ -1086,6 +1086,8 @@ static long sys_msync(struct proxy_process *p, const uint64_t a[6])
             rc = -ENOMEM;
             g = v->start;
         }
+        if ((flags & MS_INVALIDATE) && (v->flags & VMM_VMA_LOCKED))
+            return -EBUSY; /* locked pages cannot be invalidated */
         gva_t stop = v->end < end ? v->end : end;
         void *hva = backing_hva(p, g, stop - g);
         if (hva && (v->flags & VMM_VMA_SHARED) && msync(hva, stop - g, flags))

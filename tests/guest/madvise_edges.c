@@ -3,7 +3,8 @@
  * madvise over a range spanning most of the address space walked it page
  * by page in hvrun (2^52 steps: the run hung); Linux walks the VMAs and
  * answers -ENOMEM for the holes. A length that rounds up to 0 is -EINVAL,
- * a wrapping range too; msync of a wrapping range is -ENOMEM. Prints
+ * a wrapping range too; msync of a wrapping range is -ENOMEM, and
+ * MS_INVALIDATE of locked memory -EBUSY. Prints
  * each answer so the runner compares it with Linux.
  */
 #include <errno.h>
@@ -34,5 +35,9 @@ int main(void)
     report("to the top of user space",
            madvise(b, 0x800000000000UL - (unsigned long)b, MADV_NORMAL));
     report("msync, wraps", msync(b, 0xfffffffffff00000UL, MS_SYNC));
+    CHECK(mlock(b, 4096) == 0);
+    report("msync MS_INVALIDATE of locked memory",
+           msync(b, 4096, MS_INVALIDATE));
+    report("msync MS_SYNC of locked memory", msync(b, 4096, MS_SYNC));
     return 0;
 }
