@@ -858,6 +858,19 @@ static uint64_t time_slice(struct proxy_process *p, bool others_alive,
     return (uint64_t)in < longest ? (uint64_t)in : longest;
 }
 
+/* The run of a thread --gdb single-steps is over: TF goes, from RFLAGS
+ * and, at a syscall, from the R11 the SYSCALL saved it in, so neither the
+ * guest (R11 after the call, a signal frame, a clone's registers) nor the
+ * next run sees it. */
+static void debugger_step_ran(struct proxy_process *p,
+                              const struct vmm_event *ev)
+{
+    struct vmm_regs *r = vmm_vm_regs(p->vm);
+    r->rflags &= ~RFLAGS_TF;
+    if (ev->kind == VMM_EVENT_SYSCALL)
+        r->r11 &= ~RFLAGS_TF;
+}
+
 /* Runs p's current thread to its next event. false: hvrun failed. */
 static bool run_one(struct proxy_process *p)
 {
@@ -884,10 +897,23 @@ static bool run_one(struct proxy_process *p)
                       ? SLICE_MIN_LEFT_NS
                       : slice - p->slice_spent_ns;
     proxy_ptrace_load_debugregs(p);
+    /* --gdb's single step: one instruction, TF set only for this run. */
+    const struct proxy_debugger *dbg = p->cfg->debugger;
+    bool dbg_step = dbg && dbg->stepping(dbg->ctx, p);
+    if (dbg_step)
+        vmm_vm_regs(p->vm)->rflags |= RFLAGS_TF;
     proxy_hooks.mm_fill_deferred(); /* the guest sees its pages filled */
     int64_t started = host_monotonic_ns();
     proxy_hooks.vdso_enter(p);
     int rc = vmm_vm_run_slice(p->vm, &ev, run_for);
+    if (dbg_step)
+        debugger_step_ran(p, &ev);
+    /* A trap of the debugger's is no point of the guest's progress: as a
+     * host interruption, it folds no vDSO reads into the detlog and ends
+     * no slice, so the run goes on as it would have without it. */
+    bool dbg_trap = dbg && ev.kind == VMM_EVENT_EXCEPTION &&
+                    (ev.vector == 1 || ev.vector == 3) &&
+                    dbg->owns_trap(dbg->ctx, p, ev.vector);
     /* The slice ran out. A thread that made events in it (clock reads
      * answered by the vDSO, trapped TSC reads) is not cut: its events
      * bring the points where it gives up the vCPU, the same in every run
@@ -900,8 +926,8 @@ static bool run_one(struct proxy_process *p)
                       ev.in_user_code;
     bool made_events = p->slice_events > 0 || proxy_hooks.vdso_unfolded(p) > 0;
     bool cut = slice_over && !made_events;
-    p->slice_events +=
-        proxy_hooks.vdso_leave(p, ev.kind == VMM_EVENT_INTERRUPTED && !cut);
+    p->slice_events += proxy_hooks.vdso_leave(
+        p, (ev.kind == VMM_EVENT_INTERRUPTED && !cut) || dbg_trap);
     /* Only a syscall or the slice's end starts a new slice: a fault hvrun
      * resolves (or turns into a signal), a trapped RDTSC/CPUID, or a host
      * interruption, does not, and a spinner that faults now and then must
@@ -914,7 +940,7 @@ static bool run_one(struct proxy_process *p)
          * never fire: the slice ends when the exits' run time adds up to
          * it, and the thread is cut after hvrun has answered the exit. */
         spent_cut = slice && ev.kind == VMM_EVENT_EXCEPTION && !made_events &&
-                    p->slice_spent_ns >= slice;
+                    !dbg_trap && p->slice_spent_ns >= slice;
     }
     if (ev.kind == VMM_EVENT_SYSCALL || slice_over) {
         p->slice_spent_ns = 0;
@@ -941,7 +967,11 @@ static bool run_one(struct proxy_process *p)
             break;
         /* record/replay: data from outside */
         proxy_hooks.outside_pump(p->world);
+        if (dbg)
+            dbg->around_call(dbg->ctx, p, false);
         long ret = skip ? skip_ret : proxy_dispatch(p);
+        if (dbg)
+            dbg->around_call(dbg->ctx, p, true);
         proxy_ptrace_syscall_done(p, ret);
         if (ret != PROXY_RET_NORETURN && !p->exited)
             finish_syscall(p, ret);
@@ -959,9 +989,18 @@ static bool run_one(struct proxy_process *p)
             p->quantum_left--;
         if (!p->exited)
             count_event(p);
+        /* gdb's step over a SYSCALL ends at the instruction after it, as
+         * on Linux; a call that blocked ends the step when it completes. */
+        if (dbg_step && !p->exited && ret != PROXY_RET_BLOCK &&
+            p->threads[p->cur].state == PROXY_THREAD_RUNNABLE)
+            dbg->trap(dbg->ctx, p, 0);
         break;
     }
     case VMM_EVENT_EXCEPTION:
+        if (dbg_trap) {
+            dbg->trap(dbg->ctx, p, ev.vector);
+            break;
+        }
         switch (proxy_hooks.cpuid_trap(p, &ev)) {
         case PROXY_TRAP_NONE:
             proxy_signal_fault(p, &ev);
@@ -1143,8 +1182,12 @@ int proxy_world_run(struct proxy_world *w)
                       "wake one; ending the run");
             return -1;
         }
+        if (cfg->debugger)
+            cfg->debugger->before_run(cfg->debugger->ctx, p);
         if (!run_one(p))
             return -1;
+        if (p->exited && !p->zombie && cfg->debugger)
+            cfg->debugger->exited(cfg->debugger->ctx, p);
         if (p->exited && !p->zombie)
             proxy_world_exit(p);
         /* --linger: the run ends once no one holds its output. */
