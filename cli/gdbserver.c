@@ -207,8 +207,17 @@ int cli_gdb_open(const char *spec, struct gdb_server **out, char *why,
         free(g);
         return -e;
     }
-    int one = 1;
-    setsockopt(g->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    /* One gdb per run: the path goes now, while hvrun may still unlink
+     * (its seccomp filter comes later). */
+    if (g->unix_path[0]) {
+        unlink(g->unix_path);
+        g->unix_path[0] = 0;
+    } else {
+        int one = 1;
+        setsockopt(g->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    }
+    close(g->listen_fd);
+    g->listen_fd = -1;
     gdb_hooks(g);
     *out = g;
     return 0;

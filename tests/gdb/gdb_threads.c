@@ -1,10 +1,12 @@
 /*
  * gdb_threads.c - what tests/gdb/run.sh debugs: two threads that add to a
- * global under a lock, a call into a shared library, output that must be
- * the same with and without gdb.
+ * global under a lock, a call into a shared library, and a copy of
+ * add_one's code through a pipe (hvrun copies it: a breakpoint gdb set
+ * there must not show); output that must be the same with and without gdb.
  */
 #include <pthread.h>
 #include <stdio.h>
+#include <unistd.h>
 
 int gdb_lib_scale(int x);
 
@@ -37,5 +39,14 @@ int main(void)
         pthread_join(t[i], NULL);
     int scaled = gdb_lib_scale(counter);
     printf("counter %d scaled %d\n", counter, scaled);
+    int fds[2];
+    unsigned char code[16];
+    unsigned sum = 0;
+    if (pipe(fds) == 0 &&
+        write(fds[1], (const void *)add_one, sizeof(code)) == sizeof(code) &&
+        read(fds[0], code, sizeof(code)) == sizeof(code))
+        for (unsigned i = 0; i < sizeof(code); i++)
+            sum = sum * 31 + code[i];
+    printf("add_one's code %08x\n", sum);
     return 0;
 }

@@ -1,0 +1,203 @@
+#!/usr/bin/env bash
+# tests/gdb/run.sh HVRUN [HVRUN...]
+#
+# `hvrun run --gdb` (cli/gdbserver.c) driven by gdb in batch mode. For each
+# binary:
+#   gdb/threads     a two-thread program (tests/gdb/gdb_threads.c): break on
+#                   add_one, continue, bt names worker, info threads shows
+#                   both, print the global, finish returns its value; then
+#                   break at the call into a shared library, step into it
+#                   (gdb_lib.c), bt, continue to the end
+#   gdb/same-run    that session's stdout and detlog digest equal a run
+#                   without gdb (stdout to a file both times); the program
+#                   copies add_one's code through a pipe while gdb's
+#                   breakpoint is in it, and prints the same checksum
+#   gdb/stepi       stepi twice, the registers: rip moved, the thread the
+#                   same; monitor when names the event count
+#   gdb/crash       a NULL write (tests/gdb/gdb_crash.c): gdb stops at the
+#                   SIGSEGV in crash_here; continued, the program dies of it
+#                   (hvrun exit 139), as without gdb
+#   gdb/detach      detach at a breakpoint: the run goes on to the same
+#                   output
+#
+# Prints "PASS name" / "FAIL name: reason" / "SKIP name: reason" per case,
+# then "N passed, N failed[, N skipped]". Exits 1 if anything failed.
+# Needs gdb and cc; without them every case is a counted SKIP.
+set -u
+
+if [ $# -lt 1 ]; then
+    echo "usage: $0 HVRUN [HVRUN...]" >&2
+    exit 2
+fi
+
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+. "$ROOT/tests/lib.sh"
+TIMEOUT=${HVRUN_GDB_TIMEOUT:-60}
+BIN=$ROOT/build/gdb
+WORK=$(mktemp -d "$ROOT/build/gdb-test.XXXXXX")
+trap 'rm -rf "$WORK"' EXIT
+
+build_programs() {
+    mkdir -p "$BIN" &&
+        cc -g -O0 -shared -fPIC -o "$BIN/libgdb_lib.so" \
+            "$ROOT/tests/gdb/gdb_lib.c" &&
+        cc -g -O0 -pthread -o "$BIN/gdb_threads" \
+            "$ROOT/tests/gdb/gdb_threads.c" -L"$BIN" -lgdb_lib \
+            -Wl,-rpath,"$BIN" &&
+        cc -g -O0 -o "$BIN/gdb_crash" "$ROOT/tests/gdb/gdb_crash.c"
+}
+
+# session NAME HVRUN PROGRAM [GDB ARGS...]: PROGRAM under HVRUN run --gdb
+# and gdb -batch with the arguments; NAME.out/.err are hvrun's streams,
+# NAME.gdb gdb's output, NAME.rc hvrun's exit status.
+session() {
+    local name=$1 hvrun=$2 prog=$3
+    shift 3
+    local sock=$WORK/$name.sock
+    "$hvrun" run --summary --gdb "unix:$sock" -- "$prog" \
+        >"$WORK/$name.out" 2>"$WORK/$name.err" &
+    local pid=$!
+    for _ in $(seq 200); do
+        [ -S "$sock" ] && break
+        grep -q "waiting for gdb" "$WORK/$name.err" 2>/dev/null && break
+        sleep 0.05
+    done
+    timeout "$TIMEOUT" gdb -batch -nx -ex "target extended-remote $sock" \
+        "$@" "$prog" >"$WORK/$name.gdb" 2>&1
+    local waited=0
+    while kill -0 "$pid" 2>/dev/null && [ $waited -lt $((TIMEOUT * 10)) ]; do
+        sleep 0.1
+        waited=$((waited + 1))
+    done
+    kill -0 "$pid" 2>/dev/null && kill "$pid"
+    wait "$pid"
+    echo $? >"$WORK/$name.rc"
+}
+
+# plain NAME HVRUN PROGRAM: the same run without gdb.
+plain() {
+    "$1" run --summary -- "$3" >"$WORK/$2.out" 2>"$WORK/$2.err"
+    echo $? >"$WORK/$2.rc"
+}
+
+digest() { grep -o 'digest [0-9a-f]*' "$1"; }
+
+# expect CASE FILE PATTERN...: every extended regex in FILE, in order of
+# the arguments (each anywhere); the first missing one fails the case.
+expect() {
+    local case=$1 file=$2
+    shift 2
+    for pat in "$@"; do
+        if ! grep -Eq -- "$pat" "$file"; then
+            fail "$case" "no '$pat' in gdb's output"
+            show_tail "$file"
+            return 1
+        fi
+    done
+    return 0
+}
+
+run_case_threads() {
+    local hvrun=$1 tag=$2
+    session "threads$tag" "$hvrun" "$BIN/gdb_threads" \
+        -ex 'break add_one' -ex 'continue' -ex 'bt' -ex 'info threads' \
+        -ex 'print counter' -ex 'finish' \
+        -ex 'condition 1 x > 100' -ex 'break gdb_threads.c:40' -ex 'continue' -ex 'step' -ex 'bt' \
+        -ex 'continue'
+    local g=$WORK/threads$tag.gdb
+    expect "gdb/threads$tag" "$g" \
+        'hit Breakpoint 1, add_one \(x=0\)' \
+        '#1 .* in worker \(arg=' \
+        '^\* 2 +Thread [0-9a-f.]+ +add_one' \
+        '^  1 +Thread ' \
+        '^\$1 = 0$' \
+        'Value returned is \$2 = 1' \
+        'gdb_lib_scale \(x=6\) at .*gdb_lib.c:7' \
+        '#1 .* in main \(\) at .*gdb_threads.c:40' \
+        'exited normally' || return
+    pass "gdb/threads$tag"
+    plain "$hvrun" "plain$tag" "$BIN/gdb_threads"
+    if ! cmp -s "$WORK/threads$tag.out" "$WORK/plain$tag.out"; then
+        fail "gdb/same-run$tag" "stdout differs from a run without gdb"
+        diff "$WORK/plain$tag.out" "$WORK/threads$tag.out" | head -5
+    elif [ "$(digest "$WORK/threads$tag.err")" != \
+        "$(digest "$WORK/plain$tag.err")" ] ||
+        [ -z "$(digest "$WORK/plain$tag.err")" ]; then
+        fail "gdb/same-run$tag" "detlog $(digest "$WORK/threads$tag.err")" \
+            "under gdb, $(digest "$WORK/plain$tag.err") without"
+    else
+        pass "gdb/same-run$tag"
+    fi
+}
+
+run_case_stepi() {
+    local hvrun=$1 tag=$2
+    session "stepi$tag" "$hvrun" "$BIN/gdb_threads" \
+        -ex 'break add_one' -ex 'continue' -ex 'print $pc' -ex 'stepi' \
+        -ex 'stepi' -ex 'print $pc' -ex 'thread' -ex 'monitor when' \
+        -ex 'delete' -ex 'continue'
+    local g=$WORK/stepi$tag.gdb
+    expect "gdb/stepi$tag" "$g" '^\$1 = .*<add_one' '^\$2 = .*<add_one\+' \
+        'Current thread is 2 ' 'Current event: [0-9]+ \(thread [0-9]+' \
+        'exited normally' || return
+    local pc1 pc2
+    pc1=$(grep -o '^\$1 = .*' "$g")
+    pc2=$(grep -o '^\$2 = .*' "$g")
+    if [ "${pc1#\$1}" = "${pc2#\$2}" ]; then
+        fail "gdb/stepi$tag" "stepi did not move: $pc1 / $pc2"
+        return
+    fi
+    pass "gdb/stepi$tag"
+}
+
+run_case_crash() {
+    local hvrun=$1 tag=$2
+    session "crash$tag" "$hvrun" "$BIN/gdb_crash" -ex 'continue' -ex 'bt' \
+        -ex 'continue'
+    local g=$WORK/crash$tag.gdb
+    expect "gdb/crash$tag" "$g" 'received signal SIGSEGV' \
+        'crash_here \(p=0x0\) at .*gdb_crash.c:7' '#1 .* main \(\)' \
+        'terminated with signal SIGSEGV' || return
+    plain "$hvrun" "crash-plain$tag" "$BIN/gdb_crash"
+    if [ "$(cat "$WORK/crash$tag.rc")" != "$(cat "$WORK/crash-plain$tag.rc")" ]; then
+        fail "gdb/crash$tag" "exit $(cat "$WORK/crash$tag.rc") under gdb," \
+            "$(cat "$WORK/crash-plain$tag.rc") without"
+        return
+    fi
+    pass "gdb/crash$tag"
+}
+
+run_case_detach() {
+    local hvrun=$1 tag=$2
+    session "detach$tag" "$hvrun" "$BIN/gdb_threads" \
+        -ex 'break add_one' -ex 'continue' -ex 'detach'
+    expect "gdb/detach$tag" "$WORK/detach$tag.gdb" 'hit Breakpoint 1' \
+        'Inferior 1 \(process [0-9]+\) detached' || return
+    [ -s "$WORK/plain$tag.out" ] || plain "$hvrun" "plain$tag" "$BIN/gdb_threads"
+    if ! cmp -s "$WORK/detach$tag.out" "$WORK/plain$tag.out"; then
+        fail "gdb/detach$tag" "stdout differs from a run without gdb"
+        show_tail "$WORK/detach$tag.err"
+        return
+    fi
+    pass "gdb/detach$tag"
+}
+
+if ! command -v gdb >/dev/null || ! command -v cc >/dev/null; then
+    for c in threads same-run stepi crash detach; do
+        skip "gdb/$c" "needs gdb and cc (apt-get install gdb gcc)"
+    done
+    finish
+fi
+if ! build_programs; then
+    fail "gdb/build" "could not build tests/gdb's programs"
+    finish
+fi
+for hvrun in "$@"; do
+    tag=""
+    case $hvrun in */debug/*) tag="-debug" ;; esac
+    run_case_threads "$hvrun" "$tag"
+    run_case_stepi "$hvrun" "$tag"
+    run_case_crash "$hvrun" "$tag"
+    run_case_detach "$hvrun" "$tag"
+done
+finish
