@@ -61,6 +61,19 @@ struct gdb_breakpoint {
     bool in_memory;
 };
 
+/* A Z1-Z4 in one of the four debug registers. */
+struct gdb_watch {
+    bool used;
+    char type; /* '1' execute, '2' write, '3' read, '4' access */
+    uint64_t addr;
+    unsigned len;
+    uint64_t seen; /* a data watch's bytes after the last step */
+};
+
+/* How a stop reply names each kind's hit. */
+static const char *const watch_names[] = {"hwbreak", "watch", "rwatch",
+                                          "awatch"};
+
 struct gdb_server {
     int listen_fd, fd;
     char unix_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
@@ -79,6 +92,11 @@ struct gdb_server {
     int nr_bps;
     struct vmm_aspace *bp_as;
     bool bps_out; /* taken out around a syscall's dispatch */
+    struct gdb_watch watches[4];
+    /* what the debug registers of armed_vm hold (NULL: nothing of ours) */
+    struct vmm_vm *armed_vm;
+    uint64_t armed[5];
+    int watch_hit; /* the slot whose #DB is being reported, -1: none */
     int step_tid;  /* the thread gdb single-steps, 0: none */
     int over_tid;  /* a non-debugged sharer stepping over a breakpoint */
     uint64_t over_addr;
@@ -187,6 +205,7 @@ int cli_gdb_open(const char *spec, struct gdb_server **out, char *why,
     if (!g)
         return -ENOMEM;
     g->fd = -1;
+    g->watch_hit = -1;
     g->listen_fd = listen_on(spec, g->unix_path, sizeof(g->unix_path), why,
                              why_len);
     if (g->listen_fd < 0) {
@@ -520,6 +539,98 @@ static void rewrite_bps(struct gdb_server *g, struct proxy_process *q,
     }
 }
 
+/* ---- watchpoints and hardware breakpoints (DR0-DR3, DR7) ------------------- */
+
+static bool set_watch(struct gdb_server *g, char type, uint64_t addr,
+                      unsigned len)
+{
+    if (type == '1')
+        len = 1;
+    /* A debug register watches 1, 2, 4 or 8 aligned bytes; gdb splits a
+     * larger or unaligned range over several. */
+    if ((len != 1 && len != 2 && len != 4 && len != 8) || (addr & (len - 1)))
+        return false;
+    /* Data watches are kept by stepping (stepped_watch): a read leaves
+     * nothing to compare. */
+    if (type == '3')
+        return false;
+    for (int i = 0; i < 4; i++)
+        if (!g->watches[i].used) {
+            struct gdb_watch *w = &g->watches[i];
+            *w = (struct gdb_watch){true, type, addr, len, 0};
+            struct proxy_process *q = debugged(g);
+            if (type != '1' &&
+                (!q || proxy_mem_read_forced(q, addr, &w->seen, len) < 0)) {
+                w->used = false;
+                return false;
+            }
+            return true;
+        }
+    return false;
+}
+
+/* Whether a data watch is set: then every thread of the debugged process
+ * runs one instruction at a time, its watched bytes compared after each,
+ * as guest ptrace keeps a tracer's watchpoints where the backend has no
+ * debug registers (and where the host's, a VM's, never fire: this one's).
+ * Deterministic, and slow (an exit per instruction). */
+static bool data_watched(const struct gdb_server *g)
+{
+    for (int i = 0; i < 4; i++)
+        if (g->watches[i].used && g->watches[i].type != '1')
+            return true;
+    return false;
+}
+
+/* After a step: the first data watch whose bytes changed, or -1. */
+static int stepped_watch(struct gdb_server *g, struct proxy_process *p)
+{
+    int hit = -1;
+    for (int i = 0; i < 4; i++) {
+        struct gdb_watch *w = &g->watches[i];
+        uint64_t now = 0;
+        if (!w->used || w->type == '1' ||
+            proxy_mem_read_forced(p, w->addr, &now, w->len) < 0)
+            continue;
+        if (now != w->seen && hit < 0)
+            hit = i;
+        w->seen = now;
+    }
+    return hit;
+}
+
+static void clear_watch(struct gdb_server *g, char type, uint64_t addr)
+{
+    for (int i = 0; i < 4; i++)
+        if (g->watches[i].used && g->watches[i].type == type &&
+            g->watches[i].addr == addr) {
+            g->watches[i].used = false;
+            return;
+        }
+}
+
+/* DR7 for the watches: local enable, R/W (00 execute, 01 write, 11 read
+ * or write: x86 has no read-only), LEN (00 1, 01 2, 11 4, 10 8 bytes). */
+static uint64_t watch_dr7(const struct gdb_server *g, uint64_t addr[4])
+{
+    uint64_t dr7 = 0;
+    for (int i = 0; i < 4; i++) {
+        const struct gdb_watch *w = &g->watches[i];
+        addr[i] = w->used ? w->addr : 0;
+        if (!w->used)
+            continue;
+        if (w->type != '1') { /* data: by stepping */
+            addr[i] = 0;
+            continue;
+        }
+        uint64_t rw = 0;
+        uint64_t len = w->len == 1 ? 0 : w->len == 2 ? 1 : w->len == 4 ? 3 : 2;
+        dr7 |= 1ULL << (2 * i) | rw << (16 + 4 * i) | len << (18 + 4 * i);
+        (void)len;
+    }
+    return dr7;
+}
+
 /* ---- packets ------------------------------------------------------------------ */
 
 static void reply_regs(struct gdb_server *g)
@@ -785,8 +896,15 @@ static enum served handle(struct gdb_server *g, char *pkt, size_t len)
     case 'z': {
         const char *a = pkt + 3;
         uint64_t addr = parse_hex(&a);
+        if (pkt[1] >= '1' && pkt[1] <= '4') {
+            unsigned kind = *a == ',' ? (a++, (unsigned)parse_hex(&a)) : 1;
+            send_str(g, pkt[0] == 'Z' ? (set_watch(g, pkt[1], addr, kind)
+                                             ? "OK" : "E01")
+                                      : (clear_watch(g, pkt[1], addr), "OK"));
+            return SERVED_ON;
+        }
         if (pkt[1] != '0') {
-            send_str(g, ""); /* Z1-Z4: not yet */
+            send_str(g, "");
             return SERVED_ON;
         }
         if (pkt[0] == 'Z')
@@ -847,7 +965,7 @@ static enum served handle(struct gdb_server *g, char *pkt, size_t len)
             g->multiprocess = strstr(pkt, "multiprocess+") != NULL;
             send_str(g, "PacketSize=4000;qXfer:features:read+;"
                         "qXfer:auxv:read+;qXfer:exec-file:read+;"
-                        "QStartNoAckMode+;QPassSignals+;swbreak+;"
+                        "QStartNoAckMode+;QPassSignals+;swbreak+;hwbreak+;"
                         "vContSupported+;multiprocess+");
         } else if (strncmp(pkt, "qXfer:", 6) == 0)
             xfer(g, pkt + 6);
@@ -915,8 +1033,21 @@ static bool stop(struct gdb_server *g, int tid, int sig, bool swbreak)
     g->stop_tid = tid;
     g->step_tid = 0;
     format_thread(g, id, sizeof(id), tid);
+    char why[64] = "";
+    if (swbreak)
+        snprintf(why, sizeof(why), "swbreak:;");
+    else if (g->watch_hit >= 0 && sig == SIGTRAP) {
+        const struct gdb_watch *w = &g->watches[g->watch_hit];
+        if (w->type == '1')
+            snprintf(why, sizeof(why), "hwbreak:;");
+        else
+            snprintf(why, sizeof(why), "%s:%llx;",
+                     watch_names[w->type - '1'],
+                     (unsigned long long)w->addr);
+    }
+    g->watch_hit = -1;
     snprintf(g->last_stop, sizeof(g->last_stop), "T%02xthread:%s;%s",
-             gdb_sig(sig), id, swbreak ? "swbreak:;" : "");
+             gdb_sig(sig), id, why);
     send_str(g, g->last_stop);
     return serve(g);
 }
@@ -967,13 +1098,43 @@ static void before_run(void *ctx, struct proxy_process *p)
 static bool stepping(void *ctx, struct proxy_process *p)
 {
     struct gdb_server *g = ctx;
-    return (g->step_tid && g->step_tid == p->tid && is_debugged(g, p)) ||
+    return (is_debugged(g, p) &&
+            ((g->step_tid && g->step_tid == p->tid) || data_watched(g))) ||
            (g->over_tid && g->over_tid == p->tid);
+}
+
+static void load_debugregs(void *ctx, struct proxy_process *p)
+{
+    struct gdb_server *g = ctx;
+    if (!is_debugged(g, p) && g->armed_vm != p->vm)
+        return;
+    uint64_t addr[4], dr7 = is_debugged(g, p) ? watch_dr7(g, addr) : 0;
+    if (!dr7 && g->armed_vm != p->vm)
+        return;
+    if (g->armed_vm == p->vm && g->armed[4] == dr7 &&
+        memcmp(g->armed, addr, sizeof(addr)) == 0)
+        return;
+    if (!dr7)
+        memset(addr, 0, sizeof(addr));
+    (void)vmm_vm_set_debugregs(p->vm, addr, dr7);
+    memcpy(g->armed, addr, sizeof(addr));
+    g->armed[4] = dr7;
+    g->armed_vm = dr7 ? p->vm : NULL;
+    p->dr_loaded_vm = NULL; /* a guest tracer's go on again (ptrace.c) */
 }
 
 static bool owns_trap(void *ctx, struct proxy_process *p, unsigned vector)
 {
     struct gdb_server *g = ctx;
+    g->watch_hit = -1;
+    if (vector == 1 && g->armed_vm == p->vm && is_debugged(g, p)) {
+        uint64_t dr6 = vmm_vm_take_dr6(p->vm);
+        for (int i = 0; i < 4; i++)
+            if ((dr6 & (1ULL << i)) && g->watches[i].used)
+                g->watch_hit = i;
+        if (g->watch_hit >= 0)
+            return true;
+    }
     if (vector == 1)
         return stepping(ctx, p);
     if (g->detached || p->as != g->bp_as)
@@ -986,6 +1147,14 @@ static void trap(void *ctx, struct proxy_process *p, unsigned vector)
 {
     struct gdb_server *g = ctx;
     struct vmm_regs *r = vmm_vm_regs(p->vm);
+    /* A step (or a syscall, vector 0) while data is watched: a stop only
+     * when the bytes changed or gdb itself stepped this thread. */
+    if (vector != 3 && is_debugged(g, p) && data_watched(g) &&
+        g->watch_hit < 0) {
+        g->watch_hit = stepped_watch(g, p);
+        if (g->watch_hit < 0 && g->step_tid != p->tid)
+            return;
+    }
     if (g->over_tid && g->over_tid == p->tid && vector == 1) {
         /* A sharer stepped over: the breakpoint goes back. */
         struct gdb_breakpoint *b = find_bp(g, g->over_addr);
@@ -1074,6 +1243,7 @@ static void gdb_hooks(struct gdb_server *g)
         .ctx = g,
         .before_run = before_run,
         .stepping = stepping,
+        .load_debugregs = load_debugregs,
         .owns_trap = owns_trap,
         .trap = trap,
         .signal = on_signal,

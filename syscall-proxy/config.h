@@ -128,6 +128,10 @@ struct proxy_debugger {
     /* Whether p's current thread runs one instruction only (TF), the
      * debugger's single step. */
     bool (*stepping)(void *ctx, struct proxy_process *p);
+    /* Before p's current thread runs, after a guest tracer's debug
+     * registers were loaded: the debugger's watchpoints and hardware
+     * breakpoints onto the vCPU (vmm_vm_set_debugregs). */
+    void (*load_debugregs)(void *ctx, struct proxy_process *p);
     /* Whether a #BP or #DB of p's current thread is the debugger's (a
      * breakpoint it inserted, its own step), not the guest's. */
     bool (*owns_trap)(void *ctx, struct proxy_process *p, unsigned vector);

@@ -900,6 +900,8 @@ static bool run_one(struct proxy_process *p)
     /* --gdb's single step: one instruction, TF set only for this run. */
     const struct proxy_debugger *dbg = p->cfg->debugger;
     bool dbg_step = dbg && dbg->stepping(dbg->ctx, p);
+    if (dbg)
+        dbg->load_debugregs(dbg->ctx, p);
     if (dbg_step)
         vmm_vm_regs(p->vm)->rflags |= RFLAGS_TF;
     proxy_hooks.mm_fill_deferred(); /* the guest sees its pages filled */
@@ -933,7 +935,9 @@ static bool run_one(struct proxy_process *p)
      * interruption, does not, and a spinner that faults now and then must
      * still be cut. */
     bool spent_cut = false;
-    if (ev.kind != VMM_EVENT_SYSCALL && !slice_over) {
+    /* A debugger's trap (a step, a breakpoint) costs host time natively
+     * nothing: not counted, so stepping never brings a cut. */
+    if (ev.kind != VMM_EVENT_SYSCALL && !slice_over && !dbg_trap) {
         p->slice_spent_ns += (uint64_t)(host_monotonic_ns() - started);
         /* A spinner whose every turn is such an exit (a loop on a CPUID
          * hvrun answers) would have the timer re-armed at each one and

@@ -14,6 +14,10 @@
 #                   breakpoint is in it, and prints the same checksum
 #   gdb/stepi       stepi twice, the registers: rip moved, the thread the
 #                   same; monitor when names the event count
+#   gdb/watch       watch -l counter after a breakpoint in worker:
+#                   continue stops at the write (Old value = 0, New value
+#                   = 1) in worker; the run's stdout and detlog digest are
+#                   still those without gdb
 #   gdb/crash       a NULL write (tests/gdb/gdb_crash.c): gdb stops at the
 #                   SIGSEGV in crash_here; continued, the program dies of it
 #                   (hvrun exit 139), as without gdb
@@ -150,6 +154,25 @@ run_case_stepi() {
     pass "gdb/stepi$tag"
 }
 
+run_case_watch() {
+    local hvrun=$1 tag=$2
+    session "watch$tag" "$hvrun" "$BIN/gdb_threads" \
+        -ex 'break worker' -ex 'continue' -ex 'watch -l counter' \
+        -ex 'continue' -ex 'bt' -ex 'delete' -ex 'continue'
+    local g=$WORK/watch$tag.gdb
+    expect "gdb/watch$tag" "$g" 'atchpoint 2: -location counter' \
+        'Old value = 0' 'New value = 1' '#0 +worker \(arg=' \
+        'exited normally' || return
+    [ -s "$WORK/plain$tag.out" ] || plain "$hvrun" "plain$tag" "$BIN/gdb_threads"
+    if ! cmp -s "$WORK/watch$tag.out" "$WORK/plain$tag.out" ||
+        [ "$(digest "$WORK/watch$tag.err")" != "$(digest "$WORK/plain$tag.err")" ]; then
+        fail "gdb/watch$tag" "stdout or detlog digest differ from a run" \
+            "without gdb"
+        return
+    fi
+    pass "gdb/watch$tag"
+}
+
 run_case_crash() {
     local hvrun=$1 tag=$2
     session "crash$tag" "$hvrun" "$BIN/gdb_crash" -ex 'continue' -ex 'bt' \
@@ -183,7 +206,7 @@ run_case_detach() {
 }
 
 if ! command -v gdb >/dev/null || ! command -v cc >/dev/null; then
-    for c in threads same-run stepi crash detach; do
+    for c in threads same-run stepi watch crash detach; do
         skip "gdb/$c" "needs gdb and cc (apt-get install gdb gcc)"
     done
     finish
@@ -197,6 +220,7 @@ for hvrun in "$@"; do
     case $hvrun in */debug/*) tag="-debug" ;; esac
     run_case_threads "$hvrun" "$tag"
     run_case_stepi "$hvrun" "$tag"
+    run_case_watch "$hvrun" "$tag"
     run_case_crash "$hvrun" "$tag"
     run_case_detach "$hvrun" "$tag"
 done
