@@ -66,6 +66,7 @@ struct run_options {
     /* --gdb PORT|HOST:PORT|unix:PATH: serve gdb's remote protocol over
      * the run (cli/gdbserver.c); NULL: no debugger. */
     const char *gdb_spec;
+    bool gdb_quiet; /* no "waiting for gdb" line (a replay says it) */
 };
 
 struct run_summary {

@@ -508,6 +508,7 @@ static bool same_events(const struct det_recording *r, const char *detlog,
 /* The run options a recording was made with, parsed as `run` parses them
  * (hvrun set up as for it), from the recorded working directory. */
 static const char *replay_backend; /* replay --backend B, or NULL */
+static const char *replay_gdb;     /* replay --gdb SPEC, or NULL */
 
 static int setup_from(const struct det_recording *r, struct run_options *o,
                       char *path, size_t path_len, char ***argv_out)
@@ -644,6 +645,14 @@ static int replay_loaded(const struct det_recording *r, const char *dir,
         goto out;
     o.tap_record = NULL;
     o.tap_replay = host;
+    /* --gdb: served from the replay's own process; its "waiting" line
+     * is said here, since the replay's stderr is compared. */
+    if (replay_gdb) {
+        o.gdb_spec = replay_gdb;
+        o.gdb_quiet = true;
+        fprintf(stderr, "hvrun: replay: waiting for gdb on %s (target "
+                        "extended-remote)\n", replay_gdb);
+    }
     recorded_stop(r, &o);
     if (isolated) {
         o.det.layered = replay_layers;
@@ -900,7 +909,8 @@ static void record_usage(FILE *f)
             "usage: hvrun record [run options] [-o FILE] -- PROGRAM [ARGS...]\n"
             "       hvrun record --verify [run options] -- PROGRAM [ARGS...]\n"
             "       hvrun record list | rm ID | clean\n"
-            "       hvrun replay [--backend kvm|ptrace] ID|FILE\n"
+            "       hvrun replay [--backend kvm|ptrace] [--gdb PORT|unix:PATH] "
+            "ID|FILE\n"
             "Recordings live in $XDG_DATA_HOME/hvrun/recordings (else\n"
             "~/.local/share/hvrun/recordings). A replay that differs from "
             "its recording\nexits 121 naming the first event that differs.\n");
@@ -928,8 +938,12 @@ int cli_cmd_record(int argc, char **argv)
 
 int cli_cmd_replay(int argc, char **argv)
 {
-    if (argc == 4 && !strcmp(argv[1], "--backend")) {
-        replay_backend = argv[2];
+    while (argc >= 4 && (!strcmp(argv[1], "--backend") ||
+                         !strcmp(argv[1], "--gdb"))) {
+        if (!strcmp(argv[1], "--backend"))
+            replay_backend = argv[2];
+        else
+            replay_gdb = argv[2];
         argv[2] = argv[0];
         argv += 2;
         argc -= 2;

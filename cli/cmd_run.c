@@ -590,7 +590,8 @@ int cli_run_once(const struct run_options *o, const char *path,
     /* --gdb: gdb connects before the program is loaded, and gets it at
      * its first instruction (world.c's first turn). */
     if (o->gdb_spec) {
-        if (cli_gdb_open(o->gdb_spec, &gdb, why, sizeof(why)) < 0) {
+        if (cli_gdb_open(o->gdb_spec, o->gdb_quiet, &gdb, why,
+                         sizeof(why)) < 0) {
             cli_error("%s", why);
             goto out;
         }

@@ -198,8 +198,8 @@ static int listen_on(const char *spec, char *unix_path, size_t path_len,
 
 static void gdb_hooks(struct gdb_server *g);
 
-int cli_gdb_open(const char *spec, struct gdb_server **out, char *why,
-                 size_t why_len)
+int cli_gdb_open(const char *spec, bool quiet, struct gdb_server **out,
+                 char *why, size_t why_len)
 {
     struct gdb_server *g = calloc(1, sizeof(*g));
     if (!g)
@@ -213,7 +213,8 @@ int cli_gdb_open(const char *spec, struct gdb_server **out, char *why,
         free(g);
         return rc;
     }
-    fprintf(stderr, "hvrun: waiting for gdb on %s (target extended-remote "
+    if (!quiet)
+        fprintf(stderr, "hvrun: waiting for gdb on %s (target extended-remote "
                     "%s%s)\n", spec, strncmp(spec, "unix:", 5) == 0 ? "" : ":",
             strncmp(spec, "unix:", 5) == 0 ? spec + 5 : spec);
     do

@@ -12,6 +12,7 @@
 #ifndef CLI_GDBSERVER_H
 #define CLI_GDBSERVER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -21,11 +22,11 @@ struct gdb_server;
 
 /*
  * Listens where spec says ("PORT" on 127.0.0.1, "HOST:PORT", or
- * "unix:PATH") and waits for gdb to connect. 0, or -errno with why
- * filled in.
+ * "unix:PATH") and waits for gdb to connect, saying so on stderr unless
+ * quiet. 0, or -errno with why filled in.
  */
-int cli_gdb_open(const char *spec, struct gdb_server **out, char *why,
-                 size_t why_len);
+int cli_gdb_open(const char *spec, bool quiet, struct gdb_server **out,
+                 char *why, size_t why_len);
 /* The hooks proxy_config.debugger points at. */
 const struct proxy_debugger *cli_gdb_debugger(struct gdb_server *g);
 /*

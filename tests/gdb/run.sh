@@ -18,6 +18,10 @@
 #                   continue stops at the write (Old value = 0, New value
 #                   = 1) in worker; the run's stdout and detlog digest are
 #                   still those without gdb
+#   gdb/replay      hvrun record of the program, then hvrun replay --gdb
+#                   PORT with the gdb/threads session's first half: the
+#                   same answers (breakpoint, bt, print), and the replay
+#                   still "identical to the recording"
 #   gdb/crash       a NULL write (tests/gdb/gdb_crash.c): gdb stops at the
 #                   SIGSEGV in crash_here; continued, the program dies of it
 #                   (hvrun exit 139), as without gdb
@@ -26,7 +30,7 @@
 #
 # Prints "PASS name" / "FAIL name: reason" / "SKIP name: reason" per case,
 # then "N passed, N failed[, N skipped]". Exits 1 if anything failed.
-# Needs gdb and cc; without them every case is a counted SKIP.
+# Needs gdb, cc and python3; without them every case is a counted SKIP.
 set -u
 
 if [ $# -lt 1 ]; then
@@ -173,6 +177,53 @@ run_case_watch() {
     pass "gdb/watch$tag"
 }
 
+# A free TCP port on 127.0.0.1 (a replay's unix socket would be in its
+# private tree), and whether something listens on it yet.
+free_port() {
+    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+listening() {
+    local hex
+    hex=$(printf '%04X' "$1")
+    grep -q ":$hex 00000000:0000 0A" /proc/net/tcp
+}
+
+run_case_replay() {
+    local hvrun=$1 tag=$2 port
+    local rec=$WORK/threads$tag.hvrec
+    if ! "$hvrun" record -o "$rec" -- "$BIN/gdb_threads" \
+        >/dev/null 2>"$WORK/record$tag.err"; then
+        fail "gdb/replay$tag" "hvrun record failed"
+        show_tail "$WORK/record$tag.err"
+        return
+    fi
+    port=$(free_port)
+    "$hvrun" replay --gdb "$port" "$rec" >"$WORK/replay$tag.out" \
+        2>"$WORK/replay$tag.err" &
+    local pid=$!
+    for _ in $(seq 200); do
+        listening "$port" && break
+        sleep 0.05
+    done
+    timeout "$TIMEOUT" gdb -batch -nx -ex "target extended-remote :$port" \
+        -ex 'break add_one' -ex 'continue' -ex 'bt' -ex 'info threads' \
+        -ex 'print counter' -ex 'delete' -ex 'continue' "$BIN/gdb_threads" \
+        >"$WORK/replay$tag.gdb" 2>&1
+    wait "$pid"
+    local rc=$?
+    expect "gdb/replay$tag" "$WORK/replay$tag.gdb" \
+        'hit Breakpoint 1, add_one \(x=0\)' '#1 .* in worker \(arg=' \
+        '^\* 2 +Thread [0-9a-f.]+ +add_one' '^\$1 = 0$' \
+        'exited normally' || return
+    if [ $rc -ne 0 ] || ! grep -q "identical to the recording" \
+        "$WORK/replay$tag.err"; then
+        fail "gdb/replay$tag" "the replay under gdb differed (exit $rc)"
+        show_tail "$WORK/replay$tag.err"
+        return
+    fi
+    pass "gdb/replay$tag"
+}
+
 run_case_crash() {
     local hvrun=$1 tag=$2
     session "crash$tag" "$hvrun" "$BIN/gdb_crash" -ex 'continue' -ex 'bt' \
@@ -205,9 +256,10 @@ run_case_detach() {
     pass "gdb/detach$tag"
 }
 
-if ! command -v gdb >/dev/null || ! command -v cc >/dev/null; then
-    for c in threads same-run stepi watch crash detach; do
-        skip "gdb/$c" "needs gdb and cc (apt-get install gdb gcc)"
+if ! command -v gdb >/dev/null || ! command -v cc >/dev/null ||
+    ! command -v python3 >/dev/null; then
+    for c in threads same-run stepi watch replay crash detach; do
+        skip "gdb/$c" "needs gdb, cc and python3 (apt-get install gdb gcc python3)"
     done
     finish
 fi
@@ -221,6 +273,7 @@ for hvrun in "$@"; do
     run_case_threads "$hvrun" "$tag"
     run_case_stepi "$hvrun" "$tag"
     run_case_watch "$hvrun" "$tag"
+    run_case_replay "$hvrun" "$tag"
     run_case_crash "$hvrun" "$tag"
     run_case_detach "$hvrun" "$tag"
 done
