@@ -105,6 +105,7 @@ struct gdb_server {
     int resume_sig; /* the Linux signal gdb resumed with, 0: none */
     uint64_t pass_sigs; /* Linux signals gdb passes without a stop */
     char last_stop[128];
+    bool initial_stop; /* last_stop is the first instruction's */
     struct proxy_debugger ops;
     /* a packet's reply is built here */
     char out[PACKET_MAX * 2 + 8];
@@ -871,6 +872,12 @@ static enum served handle(struct gdb_server *g, char *pkt, size_t len)
 {
     switch (pkt[0]) {
     case '?':
+        if (g->initial_stop) {
+            char id[64];
+            format_thread(g, id, sizeof(id), g->stop_tid);
+            snprintf(g->last_stop, sizeof(g->last_stop), "T05thread:%s;",
+                     id);
+        }
         send_str(g, g->last_stop);
         return SERVED_ON;
     case '!':
@@ -1033,6 +1040,7 @@ static bool stop(struct gdb_server *g, int tid, int sig, bool swbreak)
     char id[64];
     g->stop_tid = tid;
     g->step_tid = 0;
+    g->initial_stop = false;
     format_thread(g, id, sizeof(id), tid);
     char why[64] = "";
     if (swbreak)
@@ -1072,9 +1080,7 @@ static void before_run(void *ctx, struct proxy_process *p)
         g->pid = p->pid;
         g->stop_tid = p->tid;
         g->bp_as = p->as;
-        char id[64];
-        format_thread(g, id, sizeof(id), p->tid);
-        snprintf(g->last_stop, sizeof(g->last_stop), "T05thread:%s;", id);
+        g->initial_stop = true; /* '?' says it once gdb chose its ids */
         serve(g);
         return;
     }

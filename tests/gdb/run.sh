@@ -22,6 +22,9 @@
 #                   PORT with the gdb/threads session's first half: the
 #                   same answers (breakpoint, bt, print), and the replay
 #                   still "identical to the recording"
+#   gdb/interrupt   ^C (0x03) to a program that sleeps forever
+#                   (tests/gdb/gdb_spin.c), spoken by tests/gdb/interrupt.py:
+#                   a SIGINT stop (T02), then vKill ends the run (137)
 #   gdb/crash       a NULL write (tests/gdb/gdb_crash.c): gdb stops at the
 #                   SIGSEGV in crash_here; continued, the program dies of it
 #                   (hvrun exit 139), as without gdb
@@ -52,7 +55,8 @@ build_programs() {
         cc -g -O0 -pthread -o "$BIN/gdb_threads" \
             "$ROOT/tests/gdb/gdb_threads.c" -L"$BIN" -lgdb_lib \
             -Wl,-rpath,"$BIN" &&
-        cc -g -O0 -o "$BIN/gdb_crash" "$ROOT/tests/gdb/gdb_crash.c"
+        cc -g -O0 -o "$BIN/gdb_crash" "$ROOT/tests/gdb/gdb_crash.c" &&
+        cc -g -O0 -o "$BIN/gdb_spin" "$ROOT/tests/gdb/gdb_spin.c"
 }
 
 # session NAME HVRUN PROGRAM [GDB ARGS...]: PROGRAM under HVRUN run --gdb
@@ -224,6 +228,31 @@ run_case_replay() {
     pass "gdb/replay$tag"
 }
 
+run_case_interrupt() {
+    local hvrun=$1 tag=$2 port
+    port=$(free_port)
+    "$hvrun" run --gdb "$port" -- "$BIN/gdb_spin" \
+        >/dev/null 2>"$WORK/interrupt$tag.err" &
+    local pid=$!
+    for _ in $(seq 200); do
+        listening "$port" && break
+        sleep 0.05
+    done
+    timeout "$TIMEOUT" python3 "$ROOT/tests/gdb/interrupt.py" "$port" \
+        >"$WORK/interrupt$tag.gdb" 2>&1
+    wait "$pid"
+    local rc=$?
+    expect "gdb/interrupt$tag" "$WORK/interrupt$tag.gdb" \
+        '^start: T05thread:p[0-9a-f]+\.[0-9a-f]+;' \
+        '^stop: T02thread:p[0-9a-f]+\.[0-9a-f]+;' '^kill: OK' || return
+    if [ $rc -ne 137 ]; then
+        fail "gdb/interrupt$tag" "hvrun exit $rc after vKill, not 137"
+        show_tail "$WORK/interrupt$tag.err"
+        return
+    fi
+    pass "gdb/interrupt$tag"
+}
+
 run_case_crash() {
     local hvrun=$1 tag=$2
     session "crash$tag" "$hvrun" "$BIN/gdb_crash" -ex 'continue' -ex 'bt' \
@@ -258,7 +287,7 @@ run_case_detach() {
 
 if ! command -v gdb >/dev/null || ! command -v cc >/dev/null ||
     ! command -v python3 >/dev/null; then
-    for c in threads same-run stepi watch replay crash detach; do
+    for c in threads same-run stepi watch replay interrupt crash detach; do
         skip "gdb/$c" "needs gdb, cc and python3 (apt-get install gdb gcc python3)"
     done
     finish
@@ -274,6 +303,7 @@ for hvrun in "$@"; do
     run_case_stepi "$hvrun" "$tag"
     run_case_watch "$hvrun" "$tag"
     run_case_replay "$hvrun" "$tag"
+    run_case_interrupt "$hvrun" "$tag"
     run_case_crash "$hvrun" "$tag"
     run_case_detach "$hvrun" "$tag"
 done
