@@ -56,10 +56,14 @@
 #define GDB_SIGINT 2
 
 struct gdb_breakpoint {
+    int pid; /* the process gdb set it in */
+    struct vmm_aspace *as; /* its memory then (an execve takes it away) */
     uint64_t addr;
     uint8_t orig;
     bool in_memory;
 };
+
+#define MAX_DEBUGGED 16
 
 /* A Z1-Z4 in one of the four debug registers. */
 struct gdb_watch {
@@ -82,15 +86,23 @@ struct gdb_server {
     char in[PACKET_MAX * 2];
     size_t in_len;
     bool interrupt; /* gdb sent ^C while the run went on */
-    /* the debugged process (the run's first), by pid: a pointer would not
-     * survive its exit */
-    int pid;
+    /* the debugged processes, by pid (a pointer would not survive an
+     * exit): the run's first, and with gdb's fork events the children
+     * it keeps (detach-on-fork off) */
+    int pids[MAX_DEBUGGED];
+    int nr_pids;
     struct proxy_world *world;
-    /* breakpoints, all in the debugged process's address space as it
-     * was when they were set (an execve takes them away) */
+    bool fork_events, exec_events; /* gdb asked for them (qSupported) */
+    /* the process whose syscall is being dispatched, and its memory then:
+     * a new process in the world is its fork, other memory after the
+     * call its execve */
+    int calling_pid;
+    struct vmm_aspace *calling_as;
+    /* a fork or exec event to report when the call is over ("" none) */
+    char pending[PROXY_PATH_MAX * 2 + 16];
+    int pending_pid;
     struct gdb_breakpoint bps[MAX_BREAKPOINTS];
     int nr_bps;
-    struct vmm_aspace *bp_as;
     bool bps_out; /* taken out around a syscall's dispatch */
     struct gdb_watch watches[4];
     /* what the debug registers of armed_vm hold (NULL: nothing of ours) */
@@ -104,7 +116,7 @@ struct gdb_server {
     int g_tid;     /* Hg's thread (0: the stop's) */
     int resume_sig; /* the Linux signal gdb resumed with, 0: none */
     uint64_t pass_sigs; /* Linux signals gdb passes without a stop */
-    char last_stop[128];
+    char last_stop[PROXY_PATH_MAX * 2 + 96];
     bool initial_stop; /* last_stop is the first instruction's */
     struct proxy_debugger ops;
     /* a packet's reply is built here */
@@ -395,11 +407,20 @@ static int parse_thread(const char **s)
     return (int)parse_hex(s);
 }
 
-static int format_thread(const struct gdb_server *g, char *out, size_t cap,
+/* The process of a run-wide thread id (tids are unique in the run). */
+static int pid_of_tid(struct gdb_server *g, int tid)
+{
+    struct proxy_process *q =
+        g->world ? proxy_world_find_tid(g->world, tid) : NULL;
+    return q ? q->pid : g->pids[0];
+}
+
+static int format_thread(struct gdb_server *g, char *out, size_t cap,
                          int tid)
 {
-    return g->multiprocess ? snprintf(out, cap, "p%x.%x", g->pid, tid)
-                           : snprintf(out, cap, "%x", tid);
+    return g->multiprocess
+               ? snprintf(out, cap, "p%x.%x", pid_of_tid(g, tid), tid)
+               : snprintf(out, cap, "%x", tid);
 }
 
 /* Binary data as gdb's escapes it ('}' then the byte ^ 0x20). */
@@ -428,11 +449,38 @@ static size_t unescape_binary(uint8_t *out, const char *in, size_t n)
 
 /* ---- the debugged process ------------------------------------------------ */
 
-static struct proxy_process *debugged(struct gdb_server *g)
+static bool pid_debugged(const struct gdb_server *g, int pid)
+{
+    for (int i = 0; i < g->nr_pids; i++)
+        if (g->pids[i] == pid)
+            return true;
+    return false;
+}
+
+static void forget_pid(struct gdb_server *g, int pid)
+{
+    for (int i = 0; i < g->nr_pids; i++)
+        if (g->pids[i] == pid) {
+            g->pids[i] = g->pids[--g->nr_pids];
+            return;
+        }
+}
+
+static struct proxy_process *live_process(struct gdb_server *g, int pid)
 {
     struct proxy_process *q =
-        g->world ? proxy_world_find(g->world, g->pid) : NULL;
+        g->world && pid_debugged(g, pid) ? proxy_world_find(g->world, pid)
+                                         : NULL;
     return q && !q->zombie && !q->exited ? q : NULL;
+}
+
+static int regs_tid(struct gdb_server *g);
+
+/* The process gdb's requests are about: that of its Hg thread, else of
+ * the last stop's. */
+static struct proxy_process *debugged(struct gdb_server *g)
+{
+    return live_process(g, pid_of_tid(g, regs_tid(g)));
 }
 
 static int tid_at(const struct proxy_process *q, int k)
@@ -455,10 +503,12 @@ static int regs_tid(struct gdb_server *g)
 
 /* ---- breakpoints ----------------------------------------------------------- */
 
-static struct gdb_breakpoint *find_bp(struct gdb_server *g, uint64_t addr)
+static struct gdb_breakpoint *find_bp(struct gdb_server *g,
+                                      const struct vmm_aspace *as,
+                                      uint64_t addr)
 {
     for (int i = 0; i < g->nr_bps; i++)
-        if (g->bps[i].addr == addr)
+        if (g->bps[i].addr == addr && g->bps[i].as == as)
             return &g->bps[i];
     return NULL;
 }
@@ -477,12 +527,27 @@ static void bp_take_out(struct proxy_process *q, struct gdb_breakpoint *b)
     b->in_memory = false;
 }
 
+/* The breakpoints of process pid (all: pid 0) out of memory and gone;
+ * those whose memory an execve took only gone. */
+static void forget_breakpoints_of(struct gdb_server *g, int pid)
+{
+    for (int i = 0; i < g->nr_bps;) {
+        struct gdb_breakpoint *b = &g->bps[i];
+        if (pid && b->pid != pid) {
+            i++;
+            continue;
+        }
+        struct proxy_process *q =
+            g->world ? proxy_world_find(g->world, b->pid) : NULL;
+        if (q && q->as == b->as && !q->exited)
+            bp_take_out(q, b);
+        *b = g->bps[--g->nr_bps];
+    }
+}
+
 static void forget_breakpoints(struct gdb_server *g)
 {
-    struct proxy_process *q = debugged(g);
-    for (int i = 0; q && q->as == g->bp_as && i < g->nr_bps; i++)
-        bp_take_out(q, &g->bps[i]);
-    g->nr_bps = 0;
+    forget_breakpoints_of(g, 0);
 }
 
 static bool insert_bp(struct gdb_server *g, uint64_t addr)
@@ -490,16 +555,12 @@ static bool insert_bp(struct gdb_server *g, uint64_t addr)
     struct proxy_process *q = debugged(g);
     if (!q)
         return false;
-    if (g->bp_as != q->as) { /* an execve took the old ones away */
-        g->nr_bps = 0;
-        g->bp_as = q->as;
-    }
-    if (find_bp(g, addr))
+    if (find_bp(g, q->as, addr))
         return true;
     if (g->nr_bps == MAX_BREAKPOINTS)
         return false;
     struct gdb_breakpoint *b = &g->bps[g->nr_bps];
-    b->addr = addr;
+    *b = (struct gdb_breakpoint){.pid = q->pid, .as = q->as, .addr = addr};
     bp_put(q, b);
     if (!b->in_memory)
         return false;
@@ -507,14 +568,15 @@ static bool insert_bp(struct gdb_server *g, uint64_t addr)
     return true;
 }
 
+/* z0: in a process that has none there (a fork child gdb cleans before
+ * detaching it: its copy was made without them) nothing to do. */
 static void remove_bp(struct gdb_server *g, uint64_t addr)
 {
     struct proxy_process *q = debugged(g);
-    struct gdb_breakpoint *b = find_bp(g, addr);
+    struct gdb_breakpoint *b = q ? find_bp(g, q->as, addr) : NULL;
     if (!b)
         return;
-    if (q && q->as == g->bp_as)
-        bp_take_out(q, b);
+    bp_take_out(q, b);
     *b = g->bps[--g->nr_bps];
 }
 
@@ -522,7 +584,9 @@ static void remove_bp(struct gdb_server *g, uint64_t addr)
 static void hide_bps(struct gdb_server *g, struct proxy_process *q,
                      uint64_t addr, uint8_t *buf, size_t len)
 {
-    for (int i = 0; q->as == g->bp_as && i < g->nr_bps; i++) {
+    for (int i = 0; i < g->nr_bps; i++) {
+        if (g->bps[i].as != q->as)
+            continue;
         const struct gdb_breakpoint *b = &g->bps[i];
         if (b->in_memory && b->addr >= addr && b->addr - addr < len)
             buf[b->addr - addr] = b->orig;
@@ -534,8 +598,10 @@ static void hide_bps(struct gdb_server *g, struct proxy_process *q,
 static void rewrite_bps(struct gdb_server *g, struct proxy_process *q,
                         uint64_t addr, size_t len)
 {
-    for (int i = 0; q->as == g->bp_as && i < g->nr_bps; i++) {
+    for (int i = 0; i < g->nr_bps; i++) {
         struct gdb_breakpoint *b = &g->bps[i];
+        if (b->as != q->as)
+            continue;
         if (b->in_memory && b->addr >= addr && b->addr - addr < len)
             bp_put(q, b);
     }
@@ -778,15 +844,17 @@ static void xfer(struct gdb_server *g, const char *what)
 
 static void thread_list(struct gdb_server *g)
 {
-    struct proxy_process *q = debugged(g);
     size_t o = 0;
     g->out[o++] = 'm';
-    for (int k = 0; q && k < q->nr_threads && o < PACKET_MAX - 64; k++) {
-        if (q->threads[k].state == PROXY_THREAD_EXITED)
-            continue;
-        if (o > 1)
-            g->out[o++] = ',';
-        o += (size_t)format_thread(g, g->out + o, 64, tid_at(q, k));
+    for (int i = 0; i < g->nr_pids; i++) {
+        struct proxy_process *q = live_process(g, g->pids[i]);
+        for (int k = 0; q && k < q->nr_threads && o < PACKET_MAX - 64; k++) {
+            if (q->threads[k].state == PROXY_THREAD_EXITED)
+                continue;
+            if (o > 1)
+                g->out[o++] = ',';
+            o += (size_t)format_thread(g, g->out + o, 64, tid_at(q, k));
+        }
     }
     send_str(g, o > 1 ? (g->out[o] = 0, g->out) : "l");
 }
@@ -954,6 +1022,14 @@ static enum served handle(struct gdb_server *g, char *pkt, size_t len)
         return SERVED_GONE;
     case 'D':
         send_str(g, "OK");
+        if (pkt[1] == ';') { /* D;PID: that process only (a fork child) */
+            const char *a = pkt + 2;
+            int pid = (int)parse_hex(&a);
+            forget_breakpoints_of(g, pid);
+            forget_pid(g, pid);
+            if (g->nr_pids > 0)
+                return SERVED_ON;
+        }
         let_go(g);
         return SERVED_GONE;
     case 'v':
@@ -971,10 +1047,19 @@ static enum served handle(struct gdb_server *g, char *pkt, size_t len)
     case 'q':
         if (strncmp(pkt, "qSupported", 10) == 0) {
             g->multiprocess = strstr(pkt, "multiprocess+") != NULL;
-            send_str(g, "PacketSize=4000;qXfer:features:read+;"
-                        "qXfer:auxv:read+;qXfer:exec-file:read+;"
-                        "QStartNoAckMode+;QPassSignals+;swbreak+;hwbreak+;"
-                        "vContSupported+;multiprocess+");
+            /* fork and exec events need the pPID.TID ids */
+            g->fork_events =
+                g->multiprocess && strstr(pkt, "fork-events+") != NULL;
+            g->exec_events =
+                g->multiprocess && strstr(pkt, "exec-events+") != NULL;
+            snprintf(g->out, sizeof(g->out),
+                     "PacketSize=4000;qXfer:features:read+;"
+                     "qXfer:auxv:read+;qXfer:exec-file:read+;"
+                     "QStartNoAckMode+;QPassSignals+;swbreak+;hwbreak+;"
+                     "vContSupported+;multiprocess+%s%s",
+                     g->fork_events ? ";fork-events+" : "",
+                     g->exec_events ? ";exec-events+" : "");
+            send_str(g, g->out);
         } else if (strncmp(pkt, "qXfer:", 6) == 0)
             xfer(g, pkt + 6);
         else if (strcmp(pkt, "qfThreadInfo") == 0)
@@ -1065,7 +1150,7 @@ static bool stop(struct gdb_server *g, int tid, int sig, bool swbreak)
 
 static bool is_debugged(struct gdb_server *g, const struct proxy_process *p)
 {
-    return !g->detached && g->fd >= 0 && p->pid == g->pid;
+    return !g->detached && g->fd >= 0 && pid_debugged(g, p->pid);
 }
 
 static void before_run(void *ctx, struct proxy_process *p)
@@ -1077,9 +1162,9 @@ static void before_run(void *ctx, struct proxy_process *p)
         /* The first instruction: gdb asks '?' for this stop. */
         g->started = true;
         g->world = p->world;
-        g->pid = p->pid;
+        g->pids[0] = p->pid;
+        g->nr_pids = 1;
         g->stop_tid = p->tid;
-        g->bp_as = p->as;
         g->initial_stop = true; /* '?' says it once gdb chose its ids */
         serve(g);
         return;
@@ -1096,7 +1181,7 @@ static void before_run(void *ctx, struct proxy_process *p)
         g->in_len = 0;
     }
     /* ^C stops the debugged process when one of its threads comes next. */
-    if (g->interrupt && p->pid == g->pid) {
+    if (g->interrupt && is_debugged(g, p)) {
         g->interrupt = false;
         stop(g, p->tid, SIGINT, false);
     }
@@ -1144,27 +1229,32 @@ static bool owns_trap(void *ctx, struct proxy_process *p, unsigned vector)
     }
     if (vector == 1)
         return stepping(ctx, p);
-    if (g->detached || p->as != g->bp_as)
+    if (g->detached)
         return false;
-    const struct gdb_breakpoint *b = find_bp(g, vmm_vm_regs(p->vm)->rip - 1);
+    const struct gdb_breakpoint *b =
+        find_bp(g, p->as, vmm_vm_regs(p->vm)->rip - 1);
     return b && b->in_memory;
+}
+
+/* A step (or a syscall) while data is watched: true when it is no stop
+ * (the bytes did not change, and gdb did not step this thread itself). */
+static bool quiet_watch_step(struct gdb_server *g, struct proxy_process *p)
+{
+    if (!is_debugged(g, p) || !data_watched(g) || g->watch_hit >= 0)
+        return false;
+    g->watch_hit = stepped_watch(g, p);
+    return g->watch_hit < 0 && g->step_tid != p->tid;
 }
 
 static void trap(void *ctx, struct proxy_process *p, unsigned vector)
 {
     struct gdb_server *g = ctx;
     struct vmm_regs *r = vmm_vm_regs(p->vm);
-    /* A step (or a syscall, vector 0) while data is watched: a stop only
-     * when the bytes changed or gdb itself stepped this thread. */
-    if (vector != 3 && is_debugged(g, p) && data_watched(g) &&
-        g->watch_hit < 0) {
-        g->watch_hit = stepped_watch(g, p);
-        if (g->watch_hit < 0 && g->step_tid != p->tid)
-            return;
-    }
+    if (vector == 1 && quiet_watch_step(g, p))
+        return;
     if (g->over_tid && g->over_tid == p->tid && vector == 1) {
         /* A sharer stepped over: the breakpoint goes back. */
-        struct gdb_breakpoint *b = find_bp(g, g->over_addr);
+        struct gdb_breakpoint *b = find_bp(g, p->as, g->over_addr);
         if (b)
             bp_put(p, b);
         g->over_tid = 0;
@@ -1173,7 +1263,7 @@ static void trap(void *ctx, struct proxy_process *p, unsigned vector)
     if (vector == 3) {
         r->rip--; /* at the breakpoint, its byte the original's */
         if (!is_debugged(g, p)) {
-            struct gdb_breakpoint *b = find_bp(g, r->rip);
+            struct gdb_breakpoint *b = find_bp(g, p->as, r->rip);
             if (b)
                 bp_take_out(p, b);
             g->over_tid = p->tid;
@@ -1199,49 +1289,123 @@ static bool on_signal(void *ctx, struct proxy_process *p, int sig)
 static void around_call(void *ctx, struct proxy_process *p, bool after)
 {
     struct gdb_server *g = ctx;
-    if (!g->nr_bps || p->as != g->bp_as)
-        return;
     if (!after) {
+        g->calling_pid = p->pid;
+        g->calling_as = p->as;
+        g->bps_out = false;
         for (int i = 0; i < g->nr_bps; i++)
-            bp_take_out(p, &g->bps[i]);
-        g->bps_out = true;
+            if (g->bps[i].as == p->as && g->bps[i].in_memory) {
+                bp_take_out(p, &g->bps[i]);
+                g->bps[i].in_memory = true; /* to go back after */
+                g->bps_out = true;
+            }
+        return;
+    }
+    g->calling_pid = 0;
+    if (p->exited)
+        return;
+    if (p->as != g->calling_as) {
+        /* An execve: the breakpoints went with the old image; gdb sets
+         * them again in the new one after the exec event. */
+        forget_breakpoints_of(g, p->pid);
+        if (is_debugged(g, p) && g->exec_events) {
+            int n = snprintf(g->pending, sizeof(g->pending), "exec:");
+            for (const char *c = p->exe_path;
+                 *c && n + 3 < (int)sizeof(g->pending); c++)
+                n += snprintf(g->pending + n, sizeof(g->pending) - (size_t)n,
+                              "%02x", (unsigned char)*c);
+            g->pending_pid = p->pid;
+        }
         return;
     }
     if (!g->bps_out)
         return;
     g->bps_out = false;
-    if (p->exited)
-        return;
-    /* The same memory still (no execve): the breakpoints go back, over
-     * what the call left there. */
+    /* The same memory still: the breakpoints go back, over what the call
+     * left there (their new originals). */
     for (int i = 0; i < g->nr_bps; i++)
-        bp_put(p, &g->bps[i]);
+        if (g->bps[i].as == p->as && g->bps[i].in_memory)
+            bp_put(p, &g->bps[i]);
 }
 
-static void report_exit(struct gdb_server *g, int status)
+/* A process joined the run: the fork of the calling one, if that is
+ * debugged and gdb takes fork events, is debugged too until gdb detaches
+ * it. A vfork child (the parent's memory) is not: gdb's breakpoints there
+ * are stepped over unseen. */
+static void new_process(void *ctx, struct proxy_process *child)
+{
+    struct gdb_server *g = ctx;
+    if (!g->fork_events || !pid_debugged(g, g->calling_pid) ||
+        child->as == g->calling_as || g->nr_pids == MAX_DEBUGGED)
+        return;
+    g->pids[g->nr_pids++] = child->pid;
+    snprintf(g->pending, sizeof(g->pending), "fork:p%x.%x", child->pid,
+             child->tid);
+    g->pending_pid = g->calling_pid;
+}
+
+/* A syscall of p's current thread is over (stepped: the thread gdb steps
+ * ran it): a fork or exec event, a watched change, the step's end. */
+static void syscall_done(void *ctx, struct proxy_process *p, bool stepped)
+{
+    struct gdb_server *g = ctx;
+    if (g->pending[0] && g->pending_pid == p->pid && is_debugged(g, p)) {
+        char id[64];
+        format_thread(g, id, sizeof(id), p->tid);
+        g->stop_tid = p->tid;
+        g->step_tid = 0;
+        g->initial_stop = false;
+        snprintf(g->last_stop, sizeof(g->last_stop), "T05%s;thread:%s;",
+                 g->pending, id);
+        g->pending[0] = 0;
+        send_str(g, g->last_stop);
+        serve(g);
+        return;
+    }
+    if (stepped && !quiet_watch_step(g, p))
+        stop(g, p->tid, SIGTRAP, false);
+}
+
+static void exit_reply(struct gdb_server *g, int pid, int status)
+{
+    char which[32] = "";
+    if (g->multiprocess)
+        snprintf(which, sizeof(which), ";process:%x", pid);
+    if (WIFSIGNALED(status))
+        snprintf(g->last_stop, sizeof(g->last_stop), "X%02x%s",
+                 gdb_sig(WTERMSIG(status)), which);
+    else
+        snprintf(g->last_stop, sizeof(g->last_stop), "W%02x%s",
+                 WEXITSTATUS(status) & 0xff, which);
+    send_str(g, g->last_stop);
+}
+
+/* The last debugged process ended (or the run did): gdb is told once. */
+static void report_exit(struct gdb_server *g, int pid, int status)
 {
     if (g->exit_reported || g->detached || g->fd < 0)
         return;
     g->exit_reported = true;
     g->step_tid = 0;
     g->nr_bps = 0;
-    char pid[32] = "";
-    if (g->multiprocess)
-        snprintf(pid, sizeof(pid), ";process:%x", g->pid);
-    if (WIFSIGNALED(status))
-        snprintf(g->last_stop, sizeof(g->last_stop), "X%02x%s",
-                 gdb_sig(WTERMSIG(status)), pid);
-    else
-        snprintf(g->last_stop, sizeof(g->last_stop), "W%02x%s",
-                 WEXITSTATUS(status) & 0xff, pid);
-    send_str(g, g->last_stop);
+    exit_reply(g, pid, status);
 }
 
 static void exited(void *ctx, struct proxy_process *p)
 {
     struct gdb_server *g = ctx;
-    if (p->pid == g->pid)
-        report_exit(g, p->exit_status);
+    if (!is_debugged(g, p))
+        return;
+    bool first = p->pid == g->pids[0];
+    forget_breakpoints_of(g, p->pid);
+    if (first || g->nr_pids == 1) {
+        report_exit(g, p->pid, p->exit_status);
+        return;
+    }
+    /* Another of several: its exit is a stop; the others go on. */
+    forget_pid(g, p->pid);
+    exit_reply(g, p->pid, p->exit_status);
+    serve(g);
 }
 
 static void gdb_hooks(struct gdb_server *g)
@@ -1255,6 +1419,8 @@ static void gdb_hooks(struct gdb_server *g)
         .trap = trap,
         .signal = on_signal,
         .around_call = around_call,
+        .new_process = new_process,
+        .syscall_done = syscall_done,
         .exited = exited,
     };
 }
@@ -1269,7 +1435,7 @@ void cli_gdb_close(struct gdb_server *g, int wait_status)
     if (!g)
         return;
     g->world = NULL; /* the run's processes are going */
-    report_exit(g, wait_status);
+    report_exit(g, g->pids[0], wait_status);
     /* gdb may still ask (extended-remote stays connected): every resume
      * gets the exit again, until it leaves. */
     static char pkt[PACKET_MAX + 1];

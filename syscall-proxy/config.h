@@ -135,9 +135,17 @@ struct proxy_debugger {
     /* Whether a #BP or #DB of p's current thread is the debugger's (a
      * breakpoint it inserted, its own step), not the guest's. */
     bool (*owns_trap)(void *ctx, struct proxy_process *p, unsigned vector);
-    /* Such a trap, or (vector 0) a step that ended with a syscall: the
-     * thread stops for the debugger. */
+    /* Such a trap: the thread stops for the debugger (or, a step it
+     * keeps for itself, goes on). */
     void (*trap)(void *ctx, struct proxy_process *p, unsigned vector);
+    /* A syscall of p's current thread is over (its result in the
+     * registers); stepped: the thread ran it under the debugger's step
+     * and is runnable. The debugger may stop it here (a fork or exec
+     * event, the step's end). */
+    void (*syscall_done)(void *ctx, struct proxy_process *p, bool stepped);
+    /* child has joined the run (a fork, vfork or clone of a process,
+     * during that process's syscall). */
+    void (*new_process)(void *ctx, struct proxy_process *child);
     /* Signal sig is about to reach p's current thread: true when the
      * debugger discards it (it stopped there, and was told to). */
     bool (*signal)(void *ctx, struct proxy_process *p, int sig);

@@ -154,6 +154,8 @@ int proxy_world_add(struct proxy_world *w, struct proxy_process *p)
     }
     w->procs[w->nr_procs++] = p;
     p->world = w;
+    if (p->cfg->debugger)
+        p->cfg->debugger->new_process(p->cfg->debugger->ctx, p);
     return 0;
 }
 
@@ -995,9 +997,11 @@ static bool run_one(struct proxy_process *p)
             count_event(p);
         /* gdb's step over a SYSCALL ends at the instruction after it, as
          * on Linux; a call that blocked ends the step when it completes. */
-        if (dbg_step && !p->exited && ret != PROXY_RET_BLOCK &&
-            p->threads[p->cur].state == PROXY_THREAD_RUNNABLE)
-            dbg->trap(dbg->ctx, p, 0);
+        if (dbg && !p->exited)
+            dbg->syscall_done(dbg->ctx, p,
+                              dbg_step && ret != PROXY_RET_BLOCK &&
+                                  p->threads[p->cur].state ==
+                                      PROXY_THREAD_RUNNABLE);
         break;
     }
     case VMM_EVENT_EXCEPTION:

@@ -25,6 +25,13 @@
 #   gdb/interrupt   ^C (0x03) to a program that sleeps forever
 #                   (tests/gdb/gdb_spin.c), spoken by tests/gdb/interrupt.py:
 #                   a SIGINT stop (T02), then vKill ends the run (137)
+#   gdb/fork        tests/gdb/gdb_fork.c with set detach-on-fork off: the
+#                   fork child becomes inferior 2 and stops at child_work
+#                   (bt names main, print a global), exits; inferior 1 goes
+#                   on; the same stdout and digest as without gdb
+#   gdb/exec        the same program's execve of itself: catch exec stops
+#                   at the new image, a breakpoint set there (after_exec)
+#                   is hit, bt names main
 #   gdb/crash       a NULL write (tests/gdb/gdb_crash.c): gdb stops at the
 #                   SIGSEGV in crash_here; continued, the program dies of it
 #                   (hvrun exit 139), as without gdb
@@ -56,7 +63,8 @@ build_programs() {
             "$ROOT/tests/gdb/gdb_threads.c" -L"$BIN" -lgdb_lib \
             -Wl,-rpath,"$BIN" &&
         cc -g -O0 -o "$BIN/gdb_crash" "$ROOT/tests/gdb/gdb_crash.c" &&
-        cc -g -O0 -o "$BIN/gdb_spin" "$ROOT/tests/gdb/gdb_spin.c"
+        cc -g -O0 -o "$BIN/gdb_spin" "$ROOT/tests/gdb/gdb_spin.c" &&
+        cc -g -O0 -o "$BIN/gdb_fork" "$ROOT/tests/gdb/gdb_fork.c"
 }
 
 # session NAME HVRUN PROGRAM [GDB ARGS...]: PROGRAM under HVRUN run --gdb
@@ -253,6 +261,42 @@ run_case_interrupt() {
     pass "gdb/interrupt$tag"
 }
 
+run_case_fork() {
+    local hvrun=$1 tag=$2
+    session "fork$tag" "$hvrun" "$BIN/gdb_fork" \
+        -ex 'set detach-on-fork off' -ex 'break child_work' \
+        -ex 'continue' -ex 'info inferiors' -ex 'bt' \
+        -ex 'print child_value' -ex 'continue' -ex 'inferior 1' \
+        -ex 'delete' -ex 'continue'
+    expect "gdb/fork$tag" "$WORK/fork$tag.gdb" \
+        'New inferior 2 \(process [0-9]+\)' \
+        'Thread 2\.1 hit Breakpoint 1\.2, child_work \(x=5\)' \
+        '^\* 2 +process [0-9]+' '#1 .* in main \(' '^\$1 = 5$' \
+        'Inferior 2 \(process [0-9]+\) exited normally' \
+        'Inferior 1 \(process [0-9]+\) exited normally' || return
+    plain "$hvrun" "fork-plain$tag" "$BIN/gdb_fork"
+    if ! cmp -s "$WORK/fork$tag.out" "$WORK/fork-plain$tag.out" ||
+        [ "$(digest "$WORK/fork$tag.err")" != "$(digest "$WORK/fork-plain$tag.err")" ]; then
+        fail "gdb/fork$tag" "stdout or detlog digest differ from a run" \
+            "without gdb"
+        return
+    fi
+    pass "gdb/fork$tag"
+}
+
+run_case_exec() {
+    local hvrun=$1 tag=$2
+    session "exec$tag" "$hvrun" "$BIN/gdb_fork" -ex 'catch exec' \
+        -ex 'continue' -ex 'break after_exec' -ex 'continue' -ex 'bt' \
+        -ex 'continue'
+    expect "gdb/exec$tag" "$WORK/exec$tag.gdb" \
+        'is executing new program: .*gdb_fork' \
+        "Catchpoint 1 \\(exec'd .*gdb_fork\\)" \
+        'Breakpoint 2, after_exec \(x=1\)' \
+        '#1 .* in main \(argc=2' 'exited normally' || return
+    pass "gdb/exec$tag"
+}
+
 run_case_crash() {
     local hvrun=$1 tag=$2
     session "crash$tag" "$hvrun" "$BIN/gdb_crash" -ex 'continue' -ex 'bt' \
@@ -287,7 +331,7 @@ run_case_detach() {
 
 if ! command -v gdb >/dev/null || ! command -v cc >/dev/null ||
     ! command -v python3 >/dev/null; then
-    for c in threads same-run stepi watch replay interrupt crash detach; do
+    for c in threads same-run stepi watch replay interrupt fork exec crash detach; do
         skip "gdb/$c" "needs gdb, cc and python3 (apt-get install gdb gcc python3)"
     done
     finish
@@ -304,6 +348,8 @@ for hvrun in "$@"; do
     run_case_watch "$hvrun" "$tag"
     run_case_replay "$hvrun" "$tag"
     run_case_interrupt "$hvrun" "$tag"
+    run_case_fork "$hvrun" "$tag"
+    run_case_exec "$hvrun" "$tag"
     run_case_crash "$hvrun" "$tag"
     run_case_detach "$hvrun" "$tag"
 done
