@@ -67,6 +67,7 @@ struct run_options {
      * the run (cli/gdbserver.c); NULL: no debugger. */
     const char *gdb_spec;
     bool gdb_quiet; /* no "waiting for gdb" line (a replay says it) */
+    uint64_t gdb_start_event; /* --gdb-start EVENT: gdb let in there */
 };
 
 struct run_summary {

@@ -509,6 +509,7 @@ static bool same_events(const struct det_recording *r, const char *detlog,
  * (hvrun set up as for it), from the recorded working directory. */
 static const char *replay_backend; /* replay --backend B, or NULL */
 static const char *replay_gdb;     /* replay --gdb SPEC, or NULL */
+static const char *replay_gdb_at;  /* replay --gdb-at EVENT, or NULL */
 
 static int setup_from(const struct det_recording *r, struct run_options *o,
                       char *path, size_t path_len, char ***argv_out)
@@ -650,8 +651,12 @@ static int replay_loaded(const struct det_recording *r, const char *dir,
     if (replay_gdb) {
         o.gdb_spec = replay_gdb;
         o.gdb_quiet = true;
+        o.gdb_start_event =
+            replay_gdb_at ? strtoull(replay_gdb_at, NULL, 10) : 0;
         fprintf(stderr, "hvrun: replay: waiting for gdb on %s (target "
-                        "extended-remote)\n", replay_gdb);
+                        "extended-remote)%s%s\n", replay_gdb,
+                replay_gdb_at ? " at event " : "",
+                replay_gdb_at ? replay_gdb_at : "");
     }
     recorded_stop(r, &o);
     if (isolated) {
@@ -909,8 +914,8 @@ static void record_usage(FILE *f)
             "usage: hvrun record [run options] [-o FILE] -- PROGRAM [ARGS...]\n"
             "       hvrun record --verify [run options] -- PROGRAM [ARGS...]\n"
             "       hvrun record list | rm ID | clean\n"
-            "       hvrun replay [--backend kvm|ptrace] [--gdb PORT|unix:PATH] "
-            "ID|FILE\n"
+            "       hvrun replay [--backend kvm|ptrace] [--gdb PORT|unix:PATH "
+            "[--gdb-at EVENT]] ID|FILE\n"
             "Recordings live in $XDG_DATA_HOME/hvrun/recordings (else\n"
             "~/.local/share/hvrun/recordings). A replay that differs from "
             "its recording\nexits 121 naming the first event that differs.\n");
@@ -939,11 +944,14 @@ int cli_cmd_record(int argc, char **argv)
 int cli_cmd_replay(int argc, char **argv)
 {
     while (argc >= 4 && (!strcmp(argv[1], "--backend") ||
-                         !strcmp(argv[1], "--gdb"))) {
+                         !strcmp(argv[1], "--gdb") ||
+                         !strcmp(argv[1], "--gdb-at"))) {
         if (!strcmp(argv[1], "--backend"))
             replay_backend = argv[2];
-        else
+        else if (!strcmp(argv[1], "--gdb"))
             replay_gdb = argv[2];
+        else
+            replay_gdb_at = argv[2];
         argv[2] = argv[0];
         argv += 2;
         argc -= 2;

@@ -45,7 +45,7 @@ enum {
     OPT_NO_SECCOMP, OPT_FS_POLICY, OPT_CPUID_REWRITE, OPT_NO_RDTSC_REWRITE,
     OPT_DETLOG, OPT_CHAOS, OPT_SCHEDULE, OPT_SCHEDULE_OUT, OPT_LINGER,
     OPT_AS_INIT,
-    OPT_REPEAT, OPT_REPORT, OPT_GDB,
+    OPT_REPEAT, OPT_REPORT, OPT_GDB, OPT_GDB_START,
 };
 
 static const struct option run_longopts[] = {
@@ -84,6 +84,7 @@ static const struct option run_longopts[] = {
     {"schedule-out", required_argument, NULL, OPT_SCHEDULE_OUT},
     {"log", required_argument, NULL, OPT_LOG},
     {"gdb", required_argument, NULL, OPT_GDB},
+    {"gdb-start", required_argument, NULL, OPT_GDB_START},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -273,6 +274,17 @@ static int apply_option(struct run_options *o, int c, const char *arg)
     case OPT_SCHEDULE: o->schedule_path = arg; return 0;
     case OPT_SCHEDULE_OUT: o->schedule_out_path = arg; return 0;
     case OPT_GDB: o->gdb_spec = arg; return 0;
+    case OPT_GDB_START: {
+        char *end;
+        errno = 0;
+        o->gdb_start_event = strtoull(arg, &end, 10);
+        if (errno || end == arg || *end || arg[0] == '-') {
+            cli_error("--gdb-start '%s': expected an event number (gdb's "
+                      "`monitor when`)", arg);
+            return -1;
+        }
+        return 0;
+    }
     case OPT_LOG:
         o->log_level = parse_log_level(arg);
         if (o->log_level >= 0)
@@ -316,6 +328,10 @@ static int parse_run_options(int argc, char **argv, struct run_options *o)
     if (o->jobs > 1 && !o->verify) {
         cli_error("-j: with --verify or --repeat N (the runs it runs side "
                   "by side)");
+        return -1;
+    }
+    if (o->gdb_start_event && !o->gdb_spec) {
+        cli_error("--gdb-start: with --gdb PORT");
         return -1;
     }
     if (o->gdb_spec && o->verify) {
@@ -590,8 +606,8 @@ int cli_run_once(const struct run_options *o, const char *path,
     /* --gdb: gdb connects before the program is loaded, and gets it at
      * its first instruction (world.c's first turn). */
     if (o->gdb_spec) {
-        if (cli_gdb_open(o->gdb_spec, o->gdb_quiet, &gdb, why,
-                         sizeof(why)) < 0) {
+        if (cli_gdb_open(o->gdb_spec, o->gdb_quiet, o->gdb_start_event,
+                         &gdb, why, sizeof(why)) < 0) {
             cli_error("%s", why);
             goto out;
         }

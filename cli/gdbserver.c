@@ -82,6 +82,9 @@ struct gdb_server {
     int listen_fd, fd;
     char unix_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
     bool noack, multiprocess, started, detached, exit_reported;
+    /* --gdb-start: gdb is let in at this event (0: at the first
+     * instruction); `monitor goto`: the next stop at this event */
+    uint64_t start_event, goto_event;
     /* received bytes not yet taken as packets */
     char in[PACKET_MAX * 2];
     size_t in_len;
@@ -211,14 +214,44 @@ static int listen_on(const char *spec, char *unix_path, size_t path_len,
 
 static void gdb_hooks(struct gdb_server *g);
 
-int cli_gdb_open(const char *spec, bool quiet, struct gdb_server **out,
-                 char *why, size_t why_len)
+/* Takes gdb's connection; 0 or -errno. The listening socket goes: one
+ * gdb per run. */
+static int accept_gdb(struct gdb_server *g)
 {
+    do
+        g->fd = accept4(g->listen_fd, NULL, NULL, SOCK_CLOEXEC);
+    while (g->fd < 0 && errno == EINTR);
+    int e = errno;
+    /* The path goes now, while hvrun may still unlink (its seccomp
+     * filter comes later; --gdb-start, which accepts later, is TCP). */
+    if (g->unix_path[0]) {
+        unlink(g->unix_path);
+        g->unix_path[0] = 0;
+    } else if (g->fd >= 0) {
+        int one = 1;
+        setsockopt(g->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    }
+    close(g->listen_fd);
+    g->listen_fd = -1;
+    return g->fd < 0 ? -e : 0;
+}
+
+int cli_gdb_open(const char *spec, bool quiet, uint64_t start_event,
+                 struct gdb_server **out, char *why, size_t why_len)
+{
+    bool is_unix = strncmp(spec, "unix:", 5) == 0;
+    if (start_event && is_unix) {
+        snprintf(why, why_len, "--gdb %s with a start event: a TCP port "
+                 "only (a unix socket's path could not be removed later)",
+                 spec);
+        return -EINVAL;
+    }
     struct gdb_server *g = calloc(1, sizeof(*g));
     if (!g)
         return -ENOMEM;
     g->fd = -1;
     g->watch_hit = -1;
+    g->start_event = start_event;
     g->listen_fd = listen_on(spec, g->unix_path, sizeof(g->unix_path), why,
                              why_len);
     if (g->listen_fd < 0) {
@@ -226,32 +259,21 @@ int cli_gdb_open(const char *spec, bool quiet, struct gdb_server **out,
         free(g);
         return rc;
     }
-    if (!quiet)
-        fprintf(stderr, "hvrun: waiting for gdb on %s (target extended-remote "
-                    "%s%s)\n", spec, strncmp(spec, "unix:", 5) == 0 ? "" : ":",
-            strncmp(spec, "unix:", 5) == 0 ? spec + 5 : spec);
-    do
-        g->fd = accept4(g->listen_fd, NULL, NULL, SOCK_CLOEXEC);
-    while (g->fd < 0 && errno == EINTR);
-    if (g->fd < 0) {
-        int e = errno;
-        snprintf(why, why_len, "--gdb %s: accept: %s", spec, strerror(e));
-        close(g->listen_fd);
-        free(g);
-        return -e;
-    }
-    /* One gdb per run: the path goes now, while hvrun may still unlink
-     * (its seccomp filter comes later). */
-    if (g->unix_path[0]) {
-        unlink(g->unix_path);
-        g->unix_path[0] = 0;
-    } else {
-        int one = 1;
-        setsockopt(g->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-    }
-    close(g->listen_fd);
-    g->listen_fd = -1;
+    if (!quiet && start_event)
+        fprintf(stderr, "hvrun: gdb can attach at event %llu on %s (target "
+                "extended-remote :%s)\n", (unsigned long long)start_event,
+                spec, spec);
+    else if (!quiet)
+        fprintf(stderr, "hvrun: waiting for gdb on %s (target "
+                "extended-remote %s%s)\n", spec, is_unix ? "" : ":",
+                is_unix ? spec + 5 : spec);
     gdb_hooks(g);
+    int rc = start_event ? 0 : accept_gdb(g);
+    if (rc < 0) {
+        snprintf(why, why_len, "--gdb %s: accept: %s", spec, strerror(-rc));
+        free(g);
+        return rc;
+    }
     *out = g;
     return 0;
 }
@@ -864,20 +886,38 @@ static void monitor(struct gdb_server *g, const char *hex)
 {
     char cmd[256] = {0};
     from_hex((uint8_t *)cmd, hex, sizeof(cmd) - 1);
-    char text[256];
+    char text[512];
     struct proxy_process *q = debugged(g);
-    if (strcmp(cmd, "when") == 0 && q)
+    uint64_t now = q ? q->det->events : 0;
+    if (strcmp(cmd, "when") == 0 && q) {
+        uint64_t own = 0;
+        for (int k = 0; k < q->nr_threads; k++)
+            if (tid_at(q, k) == g->stop_tid)
+                own = q->threads[k].events;
         snprintf(text, sizeof(text),
                  "Current event: %llu (thread %d, %llu events of its "
                  "own)\n",
-                 (unsigned long long)q->det->events, g->stop_tid,
-                 (unsigned long long)(g->stop_tid == q->tid
-                                          ? q->threads[q->cur].events
-                                          : 0));
-    else
+                 (unsigned long long)now, g->stop_tid,
+                 (unsigned long long)own);
+    } else if (strncmp(cmd, "goto ", 5) == 0 && q) {
+        uint64_t to = strtoull(cmd + 5, NULL, 10);
+        if (to > now) {
+            g->goto_event = to;
+            snprintf(text, sizeof(text),
+                     "hvrun: the run stops at event %llu on `continue` "
+                     "(or at a breakpoint before it)\n",
+                     (unsigned long long)to);
+        } else
+            snprintf(text, sizeof(text),
+                     "hvrun: event %llu is behind this stop (%llu): "
+                     "reverse execution is not built; run again with "
+                     "--gdb-start %llu\n", (unsigned long long)to,
+                     (unsigned long long)now, (unsigned long long)to);
+    } else
         snprintf(text, sizeof(text),
-                 "hvrun: monitor commands: when (the run's event "
-                 "count at this stop)\n");
+                 "hvrun: monitor commands: when (the run's event count "
+                 "at this stop), goto EVENT (stop there at the next "
+                 "continue)\n");
     g->out[0] = 'O';
     to_hex(g->out + 1, (const uint8_t *)text, strlen(text));
     send_str(g, g->out);
@@ -1156,17 +1196,31 @@ static bool is_debugged(struct gdb_server *g, const struct proxy_process *p)
 static void before_run(void *ctx, struct proxy_process *p)
 {
     struct gdb_server *g = ctx;
-    if (g->detached || g->fd < 0)
-        return;
     if (!g->started) {
-        /* The first instruction: gdb asks '?' for this stop. */
+        /* The first instruction, or the first turn at --gdb-start's
+         * event: gdb asks '?' for this stop, of the first process. */
+        if (p->det->events < g->start_event)
+            return;
+        if (g->fd < 0 && (g->listen_fd < 0 || accept_gdb(g) < 0)) {
+            g->started = g->detached = true;
+            return;
+        }
         g->started = true;
         g->world = p->world;
-        g->pids[0] = p->pid;
+        struct proxy_process *first = p->world->procs[0];
+        g->pids[0] = first->pid;
         g->nr_pids = 1;
-        g->stop_tid = p->tid;
+        g->stop_tid = first->tid;
         g->initial_stop = true; /* '?' says it once gdb chose its ids */
         serve(g);
+        return;
+    }
+    if (g->detached || g->fd < 0)
+        return;
+    if (g->goto_event && p->det->events >= g->goto_event &&
+        is_debugged(g, p)) {
+        g->goto_event = 0;
+        stop(g, p->tid, 0, false); /* T00: "stopped", no signal */
         return;
     }
     struct pollfd pfd = {.fd = g->fd, .events = POLLIN};

@@ -23,10 +23,11 @@ struct gdb_server;
 /*
  * Listens where spec says ("PORT" on 127.0.0.1, "HOST:PORT", or
  * "unix:PATH") and waits for gdb to connect, saying so on stderr unless
- * quiet. 0, or -errno with why filled in.
+ * quiet; with start_event (a TCP port only), gdb is let in when the run
+ * has made that many events instead. 0, or -errno with why filled in.
  */
-int cli_gdb_open(const char *spec, bool quiet, struct gdb_server **out,
-                 char *why, size_t why_len);
+int cli_gdb_open(const char *spec, bool quiet, uint64_t start_event,
+                 struct gdb_server **out, char *why, size_t why_len);
 /* The hooks proxy_config.debugger points at. */
 const struct proxy_debugger *cli_gdb_debugger(struct gdb_server *g);
 /*

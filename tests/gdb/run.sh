@@ -32,6 +32,11 @@
 #   gdb/exec        the same program's execve of itself: catch exec stops
 #                   at the new image, a breakpoint set there (after_exec)
 #                   is hit, bt names main
+#   gdb/start       monitor when at add_one's second hit names event N;
+#                   hvrun run --gdb PORT --gdb-start N lets gdb in at
+#                   event N (monitor when says N, counter still 0), and
+#                   monitor goto N+10 then continue stops at event N+10;
+#                   a goto behind the stop is refused
 #   gdb/crash       a NULL write (tests/gdb/gdb_crash.c): gdb stops at the
 #                   SIGSEGV in crash_here; continued, the program dies of it
 #                   (hvrun exit 139), as without gdb
@@ -297,6 +302,39 @@ run_case_exec() {
     pass "gdb/exec$tag"
 }
 
+run_case_start() {
+    local hvrun=$1 tag=$2 port event
+    session "when$tag" "$hvrun" "$BIN/gdb_threads" -ex 'break add_one' \
+        -ex 'continue' -ex 'continue' -ex 'monitor when' -ex 'delete' \
+        -ex 'continue'
+    event=$(grep -o '^Current event: [0-9]*' "$WORK/when$tag.gdb" |
+        grep -o '[0-9]*$')
+    if [ -z "$event" ]; then
+        fail "gdb/start$tag" "no event number from monitor when"
+        show_tail "$WORK/when$tag.gdb"
+        return
+    fi
+    port=$(free_port)
+    "$hvrun" run --gdb "$port" --gdb-start "$event" -- "$BIN/gdb_threads" \
+        >"$WORK/start$tag.out" 2>"$WORK/start$tag.err" &
+    local pid=$!
+    for _ in $(seq 200); do
+        listening "$port" && break
+        sleep 0.05
+    done
+    timeout "$TIMEOUT" gdb -batch -nx -ex "target extended-remote :$port" \
+        -ex 'monitor when' -ex 'print counter' \
+        -ex "monitor goto $((event + 10))" -ex 'continue' \
+        -ex 'monitor when' -ex 'monitor goto 1' -ex 'continue' \
+        "$BIN/gdb_threads" >"$WORK/start$tag.gdb" 2>&1
+    wait "$pid"
+    expect "gdb/start$tag" "$WORK/start$tag.gdb" \
+        "^Current event: $event " '^\$1 = 0$' \
+        "^Current event: $((event + 10)) " \
+        'event 1 is behind this stop' 'exited normally' || return
+    pass "gdb/start$tag"
+}
+
 run_case_crash() {
     local hvrun=$1 tag=$2
     session "crash$tag" "$hvrun" "$BIN/gdb_crash" -ex 'continue' -ex 'bt' \
@@ -331,7 +369,7 @@ run_case_detach() {
 
 if ! command -v gdb >/dev/null || ! command -v cc >/dev/null ||
     ! command -v python3 >/dev/null; then
-    for c in threads same-run stepi watch replay interrupt fork exec crash detach; do
+    for c in threads same-run stepi watch replay interrupt fork exec start crash detach; do
         skip "gdb/$c" "needs gdb, cc and python3 (apt-get install gdb gcc python3)"
     done
     finish
@@ -350,6 +388,7 @@ for hvrun in "$@"; do
     run_case_interrupt "$hvrun" "$tag"
     run_case_fork "$hvrun" "$tag"
     run_case_exec "$hvrun" "$tag"
+    run_case_start "$hvrun" "$tag"
     run_case_crash "$hvrun" "$tag"
     run_case_detach "$hvrun" "$tag"
 done
