@@ -37,6 +37,12 @@
 #                   event N (monitor when says N, counter still 0), and
 #                   monitor goto N+10 then continue stops at event N+10;
 #                   a goto behind the stop is refused
+#   gdb/schedule    tests/guest/lost_update.c --racy under the schedule of
+#                   a --chaos --seed 1 run (--schedule-out, then --schedule
+#                   FILE): break in adder, watch -l counter (Old value =
+#                   0, New value = 1), bt names adder, continue: the same
+#                   total and detlog digest as the schedule's run without
+#                   gdb (breakpoints, steps and watches change no turn)
 #   gdb/crash       a NULL write (tests/gdb/gdb_crash.c): gdb stops at the
 #                   SIGSEGV in crash_here; continued, the program dies of it
 #                   (hvrun exit 139), as without gdb
@@ -69,17 +75,22 @@ build_programs() {
             -Wl,-rpath,"$BIN" &&
         cc -g -O0 -o "$BIN/gdb_crash" "$ROOT/tests/gdb/gdb_crash.c" &&
         cc -g -O0 -o "$BIN/gdb_spin" "$ROOT/tests/gdb/gdb_spin.c" &&
-        cc -g -O0 -o "$BIN/gdb_fork" "$ROOT/tests/gdb/gdb_fork.c"
+        cc -g -O0 -o "$BIN/gdb_fork" "$ROOT/tests/gdb/gdb_fork.c" &&
+        cc -g -O0 -pthread -o "$BIN/lost_update" "$ROOT/tests/guest/lost_update.c"
 }
 
 # session NAME HVRUN PROGRAM [GDB ARGS...]: PROGRAM under HVRUN run --gdb
 # and gdb -batch with the arguments; NAME.out/.err are hvrun's streams,
-# NAME.gdb gdb's output, NAME.rc hvrun's exit status.
+# NAME.gdb gdb's output, NAME.rc hvrun's exit status. RUN_OPTS (hvrun
+# run's options) and PROG_ARGS (the program's), arrays, are added.
+RUN_OPTS=()
+PROG_ARGS=()
 session() {
     local name=$1 hvrun=$2 prog=$3
     shift 3
     local sock=$WORK/$name.sock
-    "$hvrun" run --summary --gdb "unix:$sock" -- "$prog" \
+    "$hvrun" run --summary "${RUN_OPTS[@]}" --gdb "unix:$sock" -- "$prog" \
+        "${PROG_ARGS[@]}" \
         >"$WORK/$name.out" 2>"$WORK/$name.err" &
     local pid=$!
     for _ in $(seq 200); do
@@ -99,9 +110,10 @@ session() {
     echo $? >"$WORK/$name.rc"
 }
 
-# plain NAME HVRUN PROGRAM: the same run without gdb.
+# plain HVRUN NAME PROGRAM: the same run without gdb.
 plain() {
-    "$1" run --summary -- "$3" >"$WORK/$2.out" 2>"$WORK/$2.err"
+    "$1" run --summary "${RUN_OPTS[@]}" -- "$3" "${PROG_ARGS[@]}" \
+        >"$WORK/$2.out" 2>"$WORK/$2.err"
     echo $? >"$WORK/$2.rc"
 }
 
@@ -335,6 +347,33 @@ run_case_start() {
     pass "gdb/start$tag"
 }
 
+run_case_schedule() {
+    local hvrun=$1 tag=$2 sched=$WORK/lost$tag.sched
+    "$hvrun" run --chaos --seed 1 --schedule-out "$sched" -- \
+        "$BIN/lost_update" --racy >/dev/null 2>&1
+    RUN_OPTS=(--schedule "$sched")
+    PROG_ARGS=(--racy)
+    session "schedule$tag" "$hvrun" "$BIN/lost_update" \
+        -ex 'break adder' -ex 'continue' -ex 'watch -l counter' \
+        -ex 'continue' -ex 'bt 1' -ex 'delete' -ex 'continue'
+    plain "$hvrun" "schedule-plain$tag" "$BIN/lost_update"
+    RUN_OPTS=()
+    PROG_ARGS=()
+    expect "gdb/schedule$tag" "$WORK/schedule$tag.gdb" 'Breakpoint 1, adder' \
+        'Old value = 0' 'New value = 1' '#0 +adder \(' 'exited with code' ||
+        return
+    if ! cmp -s "$WORK/schedule$tag.out" "$WORK/schedule-plain$tag.out" ||
+        [ "$(digest "$WORK/schedule$tag.err")" != \
+            "$(digest "$WORK/schedule-plain$tag.err")" ]; then
+        fail "gdb/schedule$tag" "under gdb: $(cat "$WORK/schedule$tag.out")" \
+            "$(digest "$WORK/schedule$tag.err"); without:" \
+            "$(cat "$WORK/schedule-plain$tag.out")" \
+            "$(digest "$WORK/schedule-plain$tag.err")"
+        return
+    fi
+    pass "gdb/schedule$tag"
+}
+
 run_case_crash() {
     local hvrun=$1 tag=$2
     session "crash$tag" "$hvrun" "$BIN/gdb_crash" -ex 'continue' -ex 'bt' \
@@ -369,7 +408,7 @@ run_case_detach() {
 
 if ! command -v gdb >/dev/null || ! command -v cc >/dev/null ||
     ! command -v python3 >/dev/null; then
-    for c in threads same-run stepi watch replay interrupt fork exec start crash detach; do
+    for c in threads same-run stepi watch replay interrupt fork exec start schedule crash detach; do
         skip "gdb/$c" "needs gdb, cc and python3 (apt-get install gdb gcc python3)"
     done
     finish
@@ -389,6 +428,7 @@ for hvrun in "$@"; do
     run_case_fork "$hvrun" "$tag"
     run_case_exec "$hvrun" "$tag"
     run_case_start "$hvrun" "$tag"
+    run_case_schedule "$hvrun" "$tag"
     run_case_crash "$hvrun" "$tag"
     run_case_detach "$hvrun" "$tag"
 done
