@@ -1420,6 +1420,50 @@ static void syscall_done(void *ctx, struct proxy_process *p, bool stepped)
         stop(g, p->tid, SIGTRAP, false);
 }
 
+static int idle_fd(void *ctx)
+{
+    struct gdb_server *g = ctx;
+    return g->started && !g->detached ? g->fd : -1;
+}
+
+/* Every thread waits: ^C from gdb stops the run where they wait (the
+ * first debugged process's thread reported); a deadlock is said first,
+ * and the run ends after gdb resumes it. */
+static void idle(void *ctx, struct proxy_world *w, bool deadlock)
+{
+    struct gdb_server *g = ctx;
+    (void)w;
+    if (!g->started || g->detached || g->fd < 0)
+        return;
+    if (!deadlock) {
+        if (!receive(g)) {
+            let_go(g);
+            return;
+        }
+        for (size_t i = 0; i < g->in_len; i++)
+            if (g->in[i] == 0x03)
+                g->interrupt = true;
+        g->in_len = 0;
+        if (!g->interrupt)
+            return;
+    }
+    g->interrupt = false;
+    struct proxy_process *q = live_process(g, g->pids[0]);
+    for (int i = 1; !q && i < g->nr_pids; i++)
+        q = live_process(g, g->pids[i]);
+    if (!q)
+        return;
+    if (deadlock) {
+        static const char msg[] = "hvrun: deadlock: every guest thread "
+                                  "waits and nothing can wake one; the run "
+                                  "ends when you continue\n";
+        g->out[0] = 'O';
+        to_hex(g->out + 1, (const uint8_t *)msg, sizeof(msg) - 1);
+        send_str(g, g->out);
+    }
+    stop(g, q->tid, deadlock ? 0 : SIGINT, false);
+}
+
 static void exit_reply(struct gdb_server *g, int pid, int status)
 {
     char which[32] = "";
@@ -1474,6 +1518,8 @@ static void gdb_hooks(struct gdb_server *g)
         .signal = on_signal,
         .around_call = around_call,
         .new_process = new_process,
+        .idle_fd = idle_fd,
+        .idle = idle,
         .syscall_done = syscall_done,
         .exited = exited,
     };

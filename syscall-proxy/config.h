@@ -14,6 +14,7 @@
 #include <sys/types.h>
 
 struct proxy_process;
+struct proxy_world;
 
 /* ---- the process --------------------------------------------------------- */
 /*
@@ -154,6 +155,13 @@ struct proxy_debugger {
      * (after = true): breakpoints are taken out and put back around it,
      * so no guest sees them but by executing them. */
     void (*around_call)(void *ctx, struct proxy_process *p, bool after);
+    /* Nothing can run and the world loop waits on host fds: the fd the
+     * debugger wants watched too (its connection), or -1. */
+    int (*idle_fd)(void *ctx);
+    /* That fd became readable while nothing ran (deadlock false), or the
+     * run is deadlocked and about to end (true): the debugger may stop
+     * the run here, every thread where it waits. */
+    void (*idle)(void *ctx, struct proxy_world *w, bool deadlock);
     /* p has exited (p->exit_status), or the run ended. */
     void (*exited)(void *ctx, struct proxy_process *p);
 };

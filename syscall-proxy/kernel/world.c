@@ -610,12 +610,21 @@ static bool wait_for_something(struct proxy_world *w)
             fds[n++] = (struct pollfd){t->wait_host_fd, events, 0};
         }
     }
-    if (n == 0)
+    const struct proxy_debugger *dbg = w->procs[0]->cfg->debugger;
+    if (n == 0) {
+        if (dbg) /* gdb sees the deadlock before the run ends */
+            dbg->idle(dbg->ctx, w, true);
         return false;
+    }
     /* Recording, hvrun's relays to outside are waited on too: what comes
      * in is the recording's (outside.c), not an event of the detlog. */
     nfds_t guests = n;
-    n += (nfds_t)proxy_hooks.outside_poll_fds(w, fds + n, (int)(256 - n));
+    n += (nfds_t)proxy_hooks.outside_poll_fds(w, fds + n, (int)(255 - n));
+    /* --gdb's connection last: its ^C while every thread waits. */
+    int dbg_fd = dbg ? dbg->idle_fd(dbg->ctx) : -1;
+    nfds_t outside_end = n;
+    if (dbg_fd >= 0)
+        fds[n++] = (struct pollfd){dbg_fd, POLLIN, 0};
     /* An external event: only something outside the run can wake us.
      * Which fds became ready goes into the detlog, so --verify can name
      * a difference that came from outside. */
@@ -629,9 +638,12 @@ static bool wait_for_something(struct proxy_world *w)
     for (nfds_t i = 0; i < guests && i < 64; i++)
         if (fds[i].revents)
             ready |= 1ULL << i;
-    if (n > guests)
+    bool dbg_ready = dbg_fd >= 0 && fds[outside_end].revents;
+    if (outside_end > guests)
         proxy_hooks.outside_pump(w);
-    if (!ready && n > guests)
+    if (dbg_ready)
+        dbg->idle(dbg->ctx, w, false); /* no event of the run */
+    if (!ready && (outside_end > guests || dbg_ready))
         return true;
     det_log_value(w->procs[0]->det, DET_SRC_EXTERNAL, &ready, sizeof(ready));
     w->procs[0]->det->reads[DET_SRC_EXTERNAL]++;
@@ -885,7 +897,7 @@ static bool run_one(struct proxy_process *p)
         proxy_signal_deliver_pending(p);
     /* A stop the delivery made (SIGSTOP's, a tracee's) holds at once:
      * not one more instruction (kill(getpid(), SIGSTOP) then execve). */
-    if (p->exited || p->stopped ||
+    if (p->exited || p->stopped || proxy_stop_signal ||
         p->threads[p->cur].state == PROXY_THREAD_PTRACE_STOP)
         return true;
     bool others = proxy_others_alive(p);
@@ -1190,8 +1202,11 @@ int proxy_world_run(struct proxy_world *w)
                       "wake one; ending the run");
             return -1;
         }
-        if (cfg->debugger)
+        if (cfg->debugger) {
             cfg->debugger->before_run(cfg->debugger->ctx, p);
+            if (proxy_stop_signal) /* gdb's kill */
+                continue;
+        }
         if (!run_one(p))
             return -1;
         if (p->exited && !p->zombie && cfg->debugger)

@@ -43,6 +43,12 @@
 #                   0, New value = 1), bt names adder, continue: the same
 #                   total and detlog digest as the schedule's run without
 #                   gdb (breakpoints, steps and watches change no turn)
+#   gdb/idle-interrupt  ^C while every thread waits (cat reading a FIFO
+#                   nobody writes): the SIGINT stop still comes
+#   gdb/deadlock    tests/gdb/gdb_deadlock.c (two locks, opposite orders):
+#                   gdb is told of the deadlock and gets the run stopped
+#                   there; thread apply all bt shows both threads waiting
+#                   in their pthread_mutex_lock; continue ends the run
 #   gdb/crash       a NULL write (tests/gdb/gdb_crash.c): gdb stops at the
 #                   SIGSEGV in crash_here; continued, the program dies of it
 #                   (hvrun exit 139), as without gdb
@@ -76,7 +82,8 @@ build_programs() {
         cc -g -O0 -o "$BIN/gdb_crash" "$ROOT/tests/gdb/gdb_crash.c" &&
         cc -g -O0 -o "$BIN/gdb_spin" "$ROOT/tests/gdb/gdb_spin.c" &&
         cc -g -O0 -o "$BIN/gdb_fork" "$ROOT/tests/gdb/gdb_fork.c" &&
-        cc -g -O0 -pthread -o "$BIN/lost_update" "$ROOT/tests/guest/lost_update.c"
+        cc -g -O0 -pthread -o "$BIN/lost_update" "$ROOT/tests/guest/lost_update.c" &&
+        cc -g -O0 -pthread -o "$BIN/gdb_deadlock" "$ROOT/tests/gdb/gdb_deadlock.c"
 }
 
 # session NAME HVRUN PROGRAM [GDB ARGS...]: PROGRAM under HVRUN run --gdb
@@ -374,6 +381,43 @@ run_case_schedule() {
     pass "gdb/schedule$tag"
 }
 
+run_case_idle_interrupt() {
+    local hvrun=$1 tag=$2 port fifo=$WORK/idle$tag.fifo
+    mkfifo "$fifo"
+    exec 9<>"$fifo" # a writer that never writes: cat waits
+    port=$(free_port)
+    "$hvrun" run --gdb "$port" -- /bin/cat <"$fifo" >/dev/null \
+        2>"$WORK/idle$tag.err" &
+    local pid=$!
+    for _ in $(seq 200); do
+        listening "$port" && break
+        sleep 0.05
+    done
+    timeout "$TIMEOUT" python3 "$ROOT/tests/gdb/interrupt.py" "$port" \
+        >"$WORK/idle$tag.gdb" 2>&1
+    wait "$pid"
+    local rc=$?
+    exec 9>&-
+    expect "gdb/idle-interrupt$tag" "$WORK/idle$tag.gdb" \
+        '^stop: T02thread:p[0-9a-f]+\.[0-9a-f]+;' '^kill: OK' || return
+    if [ $rc -ne 137 ]; then
+        fail "gdb/idle-interrupt$tag" "hvrun exit $rc after vKill, not 137"
+        return
+    fi
+    pass "gdb/idle-interrupt$tag"
+}
+
+run_case_deadlock() {
+    local hvrun=$1 tag=$2
+    session "deadlock$tag" "$hvrun" "$BIN/gdb_deadlock" -ex 'continue' \
+        -ex 'thread apply all bt' -ex 'continue'
+    expect "gdb/deadlock$tag" "$WORK/deadlock$tag.gdb" \
+        'hvrun: deadlock: every guest thread waits' 'Thread 1 stopped' \
+        'in take_b_then_a \(' 'in main \(\) at .*gdb_deadlock.c:27' \
+        'Program terminated' || return
+    pass "gdb/deadlock$tag"
+}
+
 run_case_crash() {
     local hvrun=$1 tag=$2
     session "crash$tag" "$hvrun" "$BIN/gdb_crash" -ex 'continue' -ex 'bt' \
@@ -408,7 +452,7 @@ run_case_detach() {
 
 if ! command -v gdb >/dev/null || ! command -v cc >/dev/null ||
     ! command -v python3 >/dev/null; then
-    for c in threads same-run stepi watch replay interrupt fork exec start schedule crash detach; do
+    for c in threads same-run stepi watch replay interrupt fork exec start schedule idle-interrupt deadlock crash detach; do
         skip "gdb/$c" "needs gdb, cc and python3 (apt-get install gdb gcc python3)"
     done
     finish
@@ -429,6 +473,8 @@ for hvrun in "$@"; do
     run_case_exec "$hvrun" "$tag"
     run_case_start "$hvrun" "$tag"
     run_case_schedule "$hvrun" "$tag"
+    run_case_idle_interrupt "$hvrun" "$tag"
+    run_case_deadlock "$hvrun" "$tag"
     run_case_crash "$hvrun" "$tag"
     run_case_detach "$hvrun" "$tag"
 done
