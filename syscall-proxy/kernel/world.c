@@ -619,9 +619,9 @@ static bool wait_for_something(struct proxy_world *w)
     /* Recording, hvrun's relays to outside are waited on too: what comes
      * in is the recording's (outside.c), not an event of the detlog. */
     nfds_t guests = n;
-    n += (nfds_t)proxy_hooks.outside_poll_fds(w, fds + n, (int)(255 - n));
+    n += (nfds_t)proxy_hooks.outside_poll_fds(w, fds + n, (int)(256 - n));
     /* --gdb's connection last: its ^C while every thread waits. */
-    int dbg_fd = dbg ? dbg->idle_fd(dbg->ctx) : -1;
+    int dbg_fd = dbg && n < 256 ? dbg->idle_fd(dbg->ctx) : -1;
     nfds_t outside_end = n;
     if (dbg_fd >= 0)
         fds[n++] = (struct pollfd){dbg_fd, POLLIN, 0};
