@@ -38,6 +38,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -1340,6 +1341,91 @@ static bool on_signal(void *ctx, struct proxy_process *p, int sig)
     return g->resume_sig == 0;
 }
 
+/* Calls that may copy a process's memory where no argument points:
+ * through an iovec or message (the pointer one level down), a file
+ * position (/proc/self/mem), the whole image (fork, exec), or mappings
+ * hvrun rewrites (the CPUID/RDTSC rewriter on mprotect and mmap). */
+static bool copies_unseen(long nr)
+{
+    switch (nr) {
+    case SYS_read: case SYS_readv: case SYS_pread64: case SYS_preadv:
+    case SYS_preadv2: case SYS_writev: case SYS_pwritev: case SYS_pwritev2:
+    case SYS_sendmsg: case SYS_sendmmsg: case SYS_recvmsg:
+    case SYS_recvmmsg: case SYS_process_vm_readv: case SYS_process_vm_writev:
+    case SYS_fork: case SYS_vfork: case SYS_clone: case SYS_clone3:
+    case SYS_execve: case SYS_execveat: case SYS_mprotect: case SYS_mmap:
+    case SYS_mremap: case SYS_madvise: case SYS_munmap: case SYS_ptrace:
+    case SYS_io_submit: case SYS_io_uring_enter: case SYS_sendfile:
+    case SYS_splice: case SYS_vmsplice: case SYS_copy_file_range:
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* How many arguments a frequent call takes (registers past them hold
+ * whatever the caller left, a code address often); 6 for the rest. */
+static int call_args(long nr)
+{
+    switch (nr) {
+    case SYS_getpid: case SYS_getppid: case SYS_gettid: case SYS_getuid:
+    case SYS_geteuid: case SYS_getgid: case SYS_getegid:
+    case SYS_sched_yield: case SYS_pause: case SYS_getpgrp:
+    case SYS_setsid: case SYS_sync: case SYS_rt_sigreturn:
+        return 0;
+    case SYS_close: case SYS_dup: case SYS_exit: case SYS_exit_group:
+    case SYS_alarm: case SYS_brk: case SYS_umask: case SYS_getpgid:
+    case SYS_getsid: case SYS_epoll_create1: case SYS_fsync:
+    case SYS_fdatasync: case SYS_fchdir: case SYS_set_tid_address:
+    case SYS_time: case SYS_uname: case SYS_sysinfo: case SYS_pipe:
+        return 1;
+    case SYS_clock_gettime: case SYS_gettimeofday: case SYS_nanosleep:
+    case SYS_kill: case SYS_dup2: case SYS_arch_prctl: case SYS_listen:
+    case SYS_shutdown: case SYS_ftruncate: case SYS_fstat: case SYS_stat:
+    case SYS_lstat: case SYS_access: case SYS_getcwd: case SYS_pipe2:
+    case SYS_set_robust_list: case SYS_sigaltstack: case SYS_getrlimit:
+        return 2;
+    case SYS_write: case SYS_lseek: case SYS_ioctl: case SYS_socket:
+    case SYS_connect: case SYS_accept: case SYS_bind: case SYS_getdents64:
+    case SYS_fcntl: case SYS_open: case SYS_tgkill: case SYS_poll:
+    case SYS_getrandom: case SYS_readlink: case SYS_dup3:
+        return 3;
+    case SYS_rt_sigprocmask: case SYS_rt_sigaction: case SYS_openat:
+    case SYS_newfstatat: case SYS_epoll_wait: case SYS_epoll_ctl:
+    case SYS_wait4: case SYS_clock_nanosleep: case SYS_prlimit64:
+    case SYS_readlinkat: case SYS_rseq: case SYS_accept4:
+        return 4;
+    default:
+        return 6;
+    }
+}
+
+/* Whether p's syscall (its registers before dispatch) may copy memory
+ * where a breakpoint of its address space is: an argument in a mapping
+ * that holds one, or a call of copies_unseen. Otherwise the breakpoints
+ * stay in: taking one out and back costs two mprotects of read-only
+ * text, on every call. */
+static bool call_may_see_bps(struct gdb_server *g, struct proxy_process *p)
+{
+    const struct vmm_regs *r = vmm_vm_regs(p->vm);
+    bool any = false;
+    for (int i = 0; i < g->nr_bps && !any; i++)
+        any = g->bps[i].as == p->as && g->bps[i].in_memory;
+    if (!any)
+        return false;
+    if (copies_unseen((long)r->rax))
+        return true;
+    const uint64_t args[6] = {r->rdi, r->rsi, r->rdx, r->r10, r->r8, r->r9};
+    for (int a = 0; a < call_args((long)r->rax); a++) {
+        const struct vmm_vma *v = vmm_as_find_vma(p->as, args[a]);
+        for (int i = 0; v && i < g->nr_bps; i++)
+            if (g->bps[i].as == p->as && g->bps[i].addr >= v->start &&
+                g->bps[i].addr < v->end)
+                return true;
+    }
+    return false;
+}
+
 static void around_call(void *ctx, struct proxy_process *p, bool after)
 {
     struct gdb_server *g = ctx;
@@ -1347,6 +1433,8 @@ static void around_call(void *ctx, struct proxy_process *p, bool after)
         g->calling_pid = p->pid;
         g->calling_as = p->as;
         g->bps_out = false;
+        if (!call_may_see_bps(g, p))
+            return;
         for (int i = 0; i < g->nr_bps; i++)
             if (g->bps[i].as == p->as && g->bps[i].in_memory) {
                 bp_take_out(p, &g->bps[i]);
