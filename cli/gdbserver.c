@@ -895,11 +895,17 @@ static void monitor(struct gdb_server *g, const char *hex)
         for (int k = 0; k < q->nr_threads; k++)
             if (tid_at(q, k) == g->stop_tid)
                 own = q->threads[k].events;
+        /* The detlog's numbering too: `hvrun detlog FILE` prints the
+         * records #0.. of a run --detlog FILE wrote; this stop is after
+         * the last of them so far. */
         snprintf(text, sizeof(text),
                  "Current event: %llu (thread %d, %llu events of its "
-                 "own)\n",
+                 "own); after detlog record #%llu\n",
                  (unsigned long long)now, g->stop_tid,
-                 (unsigned long long)own);
+                 (unsigned long long)own,
+                 (unsigned long long)(q->det->log.n
+                                          ? q->det->log.n - 1
+                                          : 0));
     } else if (strncmp(cmd, "goto ", 5) == 0 && q) {
         uint64_t to = strtoull(cmd + 5, NULL, 10);
         if (to > now) {
