@@ -58,6 +58,9 @@
 # Prints "PASS name" / "FAIL name: reason" / "SKIP name: reason" per case,
 # then "N passed, N failed[, N skipped]". Exits 1 if anything failed.
 # Needs gdb, cc and python3; without them every case is a counted SKIP.
+# The single-quoted patterns and gdb commands name gdb's $1, $pc: not
+# the shell's.
+# shellcheck disable=SC2016
 set -u
 
 if [ $# -lt 1 ]; then
@@ -66,6 +69,7 @@ if [ $# -lt 1 ]; then
 fi
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+# shellcheck source=tests/lib.sh
 . "$ROOT/tests/lib.sh"
 TIMEOUT=${HVRUN_GDB_TIMEOUT:-60}
 BIN=$ROOT/build/gdb
@@ -355,7 +359,8 @@ run_case_start() {
 }
 
 run_case_schedule() {
-    local hvrun=$1 tag=$2 sched=$WORK/lost$tag.sched
+    local hvrun=$1 tag=$2
+    local sched=$WORK/lost$tag.sched
     "$hvrun" run --chaos --seed 1 --schedule-out "$sched" -- \
         "$BIN/lost_update" --racy >/dev/null 2>&1
     RUN_OPTS=(--schedule "$sched")
@@ -382,7 +387,8 @@ run_case_schedule() {
 }
 
 run_case_idle_interrupt() {
-    local hvrun=$1 tag=$2 port fifo=$WORK/idle$tag.fifo
+    local hvrun=$1 tag=$2 port
+    local fifo=$WORK/idle$tag.fifo
     mkfifo "$fifo"
     exec 9<>"$fifo" # a writer that never writes: cat waits
     port=$(free_port)
