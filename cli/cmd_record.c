@@ -203,6 +203,12 @@ static int parse_record_args(int argc, char **argv, struct record_args *ra)
             ra->verify = true;
             continue;
         }
+        if (!strncmp(argv[i], "--gdb", 5)) {
+            cli_error("record: %s: debug the replay instead (hvrun replay "
+                      "--gdb PORT ID): gdb's session is no part of the "
+                      "recording", argv[i]);
+            return -1;
+        }
         if (refused_option(argv[i])) {
             cli_error("record: %s is not recorded (a replay would write it "
                       "again)", argv[i]);
