@@ -410,15 +410,16 @@ static uint64_t parse_hex(const char **s)
 
 /* A thread id: "TID", "-1", "0", or "pPID.TID" (multiprocess). -1 for
  * all, 0 for any. */
-static int parse_thread(const char **s)
+static int parse_thread_in(const char **s, int *pid)
 {
+    *pid = 0;
     if (**s == 'p') {
         (*s)++;
         if (**s == '-') {
             *s += 2;
             return -1;
         }
-        (void)parse_hex(s);
+        *pid = (int)parse_hex(s);
         if (**s != '.')
             return -1;
         (*s)++;
@@ -428,6 +429,12 @@ static int parse_thread(const char **s)
         return -1;
     }
     return (int)parse_hex(s);
+}
+
+static int parse_thread(const char **s)
+{
+    int pid;
+    return parse_thread_in(s, &pid);
 }
 
 /* The process of a run-wide thread id (tids are unique in the run). */
@@ -1039,8 +1046,13 @@ static enum served handle(struct gdb_server *g, char *pkt, size_t len)
         return SERVED_ON;
     }
     case 'H': {
+        /* Hg pPID.TID; pPID.0 or pPID.-1: a thread of that process (gdb
+         * selects an inferior so before its memory and breakpoints) */
         const char *a = pkt + 2;
-        int tid = parse_thread(&a);
+        int pid, tid = parse_thread_in(&a, &pid);
+        struct proxy_process *q = pid > 0 ? live_process(g, pid) : NULL;
+        if (tid <= 0 && q)
+            tid = q->tid;
         if (pkt[1] == 'g')
             g->g_tid = tid > 0 ? tid : 0;
         send_str(g, "OK");
@@ -1048,8 +1060,10 @@ static enum served handle(struct gdb_server *g, char *pkt, size_t len)
     }
     case 'T': {
         const char *a = pkt + 1;
-        send_str(g, thread_alive(debugged(g), parse_thread(&a)) ? "OK"
-                                                                : "E01");
+        int tid = parse_thread(&a);
+        send_str(g, thread_alive(live_process(g, pid_of_tid(g, tid)), tid)
+                        ? "OK"
+                        : "E01");
         return SERVED_ON;
     }
     case 'c':
