@@ -18,6 +18,10 @@
 #                   continue stops at the write (Old value = 0, New value
 #                   = 1) in worker; the run's stdout and detlog digest are
 #                   still those without gdb
+#   gdb/watch-map   a watchpoint set at main steps through malloc's 1 MiB
+#                   mmap (tests/gdb/gdb_watch_map.c): the mapping is made
+#                   (the ptrace backend's injected call without the
+#                   guest's TF) and the write is caught (New value = 42)
 #   gdb/replay      hvrun record of the program, then hvrun replay --gdb
 #                   PORT with the gdb/threads session's first half: the
 #                   same answers (breakpoint, bt, print), and the replay
@@ -87,7 +91,8 @@ build_programs() {
         cc -g -O0 -o "$BIN/gdb_spin" "$ROOT/tests/gdb/gdb_spin.c" &&
         cc -g -O0 -o "$BIN/gdb_fork" "$ROOT/tests/gdb/gdb_fork.c" &&
         cc -g -O0 -pthread -o "$BIN/lost_update" "$ROOT/tests/guest/lost_update.c" &&
-        cc -g -O0 -pthread -o "$BIN/gdb_deadlock" "$ROOT/tests/gdb/gdb_deadlock.c"
+        cc -g -O0 -pthread -o "$BIN/gdb_deadlock" "$ROOT/tests/gdb/gdb_deadlock.c" &&
+        cc -g -O0 -o "$BIN/gdb_watch_map" "$ROOT/tests/gdb/gdb_watch_map.c"
 }
 
 # session NAME HVRUN PROGRAM [GDB ARGS...]: PROGRAM under HVRUN run --gdb
@@ -424,6 +429,21 @@ run_case_deadlock() {
     pass "gdb/deadlock$tag"
 }
 
+run_case_watch_map() {
+    local hvrun=$1 tag=$2
+    session "watchmap$tag" "$hvrun" "$BIN/gdb_watch_map" -ex 'break main' \
+        -ex 'continue' -ex 'watch -l watched' -ex 'continue' -ex 'delete' \
+        -ex 'continue'
+    expect "gdb/watch-map$tag" "$WORK/watchmap$tag.gdb" 'Old value = 0' \
+        'New value = 42' 'exited normally' || return
+    if ! grep -q '^watched 42$' "$WORK/watchmap$tag.out"; then
+        fail "gdb/watch-map$tag" "the program did not print watched 42"
+        show_tail "$WORK/watchmap$tag.err"
+        return
+    fi
+    pass "gdb/watch-map$tag"
+}
+
 run_case_crash() {
     local hvrun=$1 tag=$2
     session "crash$tag" "$hvrun" "$BIN/gdb_crash" -ex 'continue' -ex 'bt' \
@@ -458,7 +478,7 @@ run_case_detach() {
 
 if ! command -v gdb >/dev/null || ! command -v cc >/dev/null ||
     ! command -v python3 >/dev/null; then
-    for c in threads same-run stepi watch replay interrupt fork exec start schedule idle-interrupt deadlock crash detach; do
+    for c in threads same-run stepi watch watch-map replay interrupt fork exec start schedule idle-interrupt deadlock crash detach; do
         skip "gdb/$c" "needs gdb, cc and python3 (apt-get install gdb gcc python3)"
     done
     finish
@@ -473,6 +493,7 @@ for hvrun in "$@"; do
     run_case_threads "$hvrun" "$tag"
     run_case_stepi "$hvrun" "$tag"
     run_case_watch "$hvrun" "$tag"
+    run_case_watch_map "$hvrun" "$tag"
     run_case_replay "$hvrun" "$tag"
     run_case_interrupt "$hvrun" "$tag"
     run_case_fork "$hvrun" "$tag"
