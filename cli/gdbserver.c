@@ -219,9 +219,11 @@ static void gdb_hooks(struct gdb_server *g);
  * gdb per run. */
 static int accept_gdb(struct gdb_server *g)
 {
+    /* SIGINT/SIGTERM (cmd_run.c's handlers, no SA_RESTART) end the
+     * wait: the run then stops as it would anyway. */
     do
         g->fd = accept4(g->listen_fd, NULL, NULL, SOCK_CLOEXEC);
-    while (g->fd < 0 && errno == EINTR);
+    while (g->fd < 0 && errno == EINTR && !proxy_stop_signal);
     int e = errno;
     /* The path goes now, while hvrun may still unlink (its seccomp
      * filter comes later; --gdb-start, which accepts later, is TCP). */
@@ -271,7 +273,11 @@ int cli_gdb_open(const char *spec, bool quiet, uint64_t start_event,
     gdb_hooks(g);
     int rc = start_event ? 0 : accept_gdb(g);
     if (rc < 0) {
-        snprintf(why, why_len, "--gdb %s: accept: %s", spec, strerror(-rc));
+        snprintf(why, why_len, "--gdb %s: %s%s", spec,
+                 proxy_stop_signal ? "stopped by a signal while waiting "
+                                     "for gdb"
+                                   : "accept: ",
+                 proxy_stop_signal ? "" : strerror(-rc));
         free(g);
         return rc;
     }
@@ -299,7 +305,7 @@ static bool receive(struct gdb_server *g)
     ssize_t n;
     do
         n = read(g->fd, g->in + g->in_len, sizeof(g->in) - g->in_len);
-    while (n < 0 && errno == EINTR);
+    while (n < 0 && errno == EINTR && !proxy_stop_signal);
     if (n <= 0)
         return false;
     g->in_len += (size_t)n;
