@@ -210,6 +210,7 @@ test: deps
 	tests/confine/seccomp.sh build/hvrun build/debug/hvrun
 	$(SUITE_ENV) tests/record/run.sh build/hvrun build/debug/hvrun
 	$(SUITE_ENV) tests/runners/run.sh build/hvrun build/debug/hvrun
+	$(SUITE_ENV) tests/gdb/run.sh build/hvrun build/debug/hvrun
 	tests/parity/run.sh build/hvrun
 	tests/parity/run.sh build/debug/hvrun
 ifeq ($(KVM_USABLE),yes)

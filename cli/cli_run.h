@@ -63,6 +63,11 @@ struct run_options {
      * stops the same way when it has made as many events (0: never). */
     int replay_stop_signal;
     uint64_t replay_stop_events, replay_stop_detlog;
+    /* --gdb PORT|HOST:PORT|unix:PATH: serve gdb's remote protocol over
+     * the run (cli/gdbserver.c); NULL: no debugger. */
+    const char *gdb_spec;
+    bool gdb_quiet; /* no "waiting for gdb" line (a replay says it) */
+    uint64_t gdb_start_event; /* --gdb-start EVENT: gdb let in there */
 };
 
 struct run_summary {

@@ -157,6 +157,10 @@ static int parse_args(int argc, char **argv, struct analyze_opts *o)
                    !strcmp(a, "--verify")) {
             cli_error("analyze: %s is analyze's to choose", a);
             return -1;
+        } else if (!strncmp(a, "--gdb", 5)) {
+            cli_error("analyze: %s: debug the schedule it saves instead "
+                      "(hvrun run --schedule FILE --gdb PORT)", a);
+            return -1;
         } else if (o->nr_run_args < ANALYZE_MAX_ARGS - 8) {
             o->run_args[o->nr_run_args++] = argv[i];
         }

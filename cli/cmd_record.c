@@ -203,6 +203,12 @@ static int parse_record_args(int argc, char **argv, struct record_args *ra)
             ra->verify = true;
             continue;
         }
+        if (!strncmp(argv[i], "--gdb", 5)) {
+            cli_error("record: %s: debug the replay instead (hvrun replay "
+                      "--gdb PORT ID): gdb's session is no part of the "
+                      "recording", argv[i]);
+            return -1;
+        }
         if (refused_option(argv[i])) {
             cli_error("record: %s is not recorded (a replay would write it "
                       "again)", argv[i]);
@@ -508,6 +514,8 @@ static bool same_events(const struct det_recording *r, const char *detlog,
 /* The run options a recording was made with, parsed as `run` parses them
  * (hvrun set up as for it), from the recorded working directory. */
 static const char *replay_backend; /* replay --backend B, or NULL */
+static const char *replay_gdb;     /* replay --gdb SPEC, or NULL */
+static const char *replay_gdb_at;  /* replay --gdb-at EVENT, or NULL */
 
 static int setup_from(const struct det_recording *r, struct run_options *o,
                       char *path, size_t path_len, char ***argv_out)
@@ -644,6 +652,18 @@ static int replay_loaded(const struct det_recording *r, const char *dir,
         goto out;
     o.tap_record = NULL;
     o.tap_replay = host;
+    /* --gdb: served from the replay's own process; its "waiting" line
+     * is said here, since the replay's stderr is compared. */
+    if (replay_gdb) {
+        o.gdb_spec = replay_gdb;
+        o.gdb_quiet = true;
+        o.gdb_start_event =
+            replay_gdb_at ? strtoull(replay_gdb_at, NULL, 10) : 0;
+        fprintf(stderr, "hvrun: replay: waiting for gdb on %s (target "
+                        "extended-remote)%s%s\n", replay_gdb,
+                replay_gdb_at ? " at event " : "",
+                replay_gdb_at ? replay_gdb_at : "");
+    }
     recorded_stop(r, &o);
     if (isolated) {
         o.det.layered = replay_layers;
@@ -918,8 +938,15 @@ int cli_cmd_record(int argc, char **argv)
 
 int cli_cmd_replay(int argc, char **argv)
 {
-    if (argc == 4 && !strcmp(argv[1], "--backend")) {
-        replay_backend = argv[2];
+    while (argc >= 4 && (!strcmp(argv[1], "--backend") ||
+                         !strcmp(argv[1], "--gdb") ||
+                         !strcmp(argv[1], "--gdb-at"))) {
+        if (!strcmp(argv[1], "--backend"))
+            replay_backend = argv[2];
+        else if (!strcmp(argv[1], "--gdb"))
+            replay_gdb = argv[2];
+        else
+            replay_gdb_at = argv[2];
         argv[2] = argv[0];
         argv += 2;
         argc -= 2;

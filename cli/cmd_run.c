@@ -19,6 +19,7 @@
 #include "cli.h"
 #include "cli_run.h"
 #include "confine.h"
+#include "gdbserver.h"
 #include "det.h"
 #include "proxy.h"
 #include "config.h"
@@ -57,7 +58,8 @@ enum {
     OPT_SCHEDULE = CLI_RUN_OPT_SCHEDULE,
     OPT_SCHEDULE_OUT = CLI_RUN_OPT_SCHEDULE_OUT, OPT_LINGER = CLI_RUN_OPT_LINGER,
     OPT_AS_INIT = CLI_RUN_OPT_AS_INIT, OPT_REPEAT = CLI_RUN_OPT_REPEAT,
-    OPT_REPORT = CLI_RUN_OPT_REPORT,
+    OPT_REPORT = CLI_RUN_OPT_REPORT, OPT_GDB = CLI_RUN_OPT_GDB,
+    OPT_GDB_START = CLI_RUN_OPT_GDB_START,
 };
 
 #define RUN_MAX_OPTS 96
@@ -271,6 +273,18 @@ static int apply_option(struct run_options *o, int c, const char *arg)
     case OPT_CHAOS: d->chaos = true; return 0;
     case OPT_SCHEDULE: o->schedule_path = arg; return 0;
     case OPT_SCHEDULE_OUT: o->schedule_out_path = arg; return 0;
+    case OPT_GDB: o->gdb_spec = arg; return 0;
+    case OPT_GDB_START: {
+        char *end;
+        errno = 0;
+        o->gdb_start_event = strtoull(arg, &end, 10);
+        if (errno || end == arg || *end || arg[0] == '-') {
+            cli_error("--gdb-start '%s': expected an event number (gdb's "
+                      "`monitor when`)", arg);
+            return -1;
+        }
+        return 0;
+    }
     case OPT_LOG:
         o->log_level = parse_log_level(arg);
         if (o->log_level >= 0)
@@ -317,6 +331,15 @@ static int parse_run_options(int argc, char **argv, struct run_options *o)
     if (o->jobs > 1 && !o->verify) {
         cli_error("-j: with --verify or --repeat N (the runs it runs side "
                   "by side)");
+        return -1;
+    }
+    if (o->gdb_start_event && !o->gdb_spec) {
+        cli_error("--gdb-start: with --gdb PORT");
+        return -1;
+    }
+    if (o->gdb_spec && o->verify) {
+        cli_error("--gdb: not with --verify or --repeat (one run is "
+                  "debugged; run it again with --verify after)");
         return -1;
     }
     if (o->report_path && !o->verify) {
@@ -519,6 +542,7 @@ int cli_run_once(const struct run_options *o, const char *path,
     bool det_ready = false;
     struct det_tap *tap = NULL;
     char **env = NULL;
+    struct gdb_server *gdb = NULL;
     int code = CLI_EXIT_FAILURE;
     enum vmm_backend_kind kind = VMM_BACKEND_KVM;
     (void)vmm_backend_parse(o->backend, &kind); /* checked by the parser */
@@ -582,6 +606,16 @@ int cli_run_once(const struct run_options *o, const char *path,
                               .stop_events = o->replay_stop_events,
                               .stop_detlog = o->replay_stop_detlog,
                               .file_tap = cli_tap_files(tap)};
+    /* --gdb: gdb connects before the program is loaded, and gets it at
+     * its first instruction (world.c's first turn). */
+    if (o->gdb_spec) {
+        if (cli_gdb_open(o->gdb_spec, o->gdb_quiet, o->gdb_start_event,
+                         &gdb, why, sizeof(why)) < 0) {
+            cli_error("%s", why);
+            goto out;
+        }
+        pc.debugger = cli_gdb_debugger(gdb);
+    }
     int rc = proxy_process_create(&p, vm, &det, &pc);
     if (rc < 0) {
         cli_error("creating the guest process: %s", strerror(-rc));
@@ -636,7 +670,10 @@ int cli_run_once(const struct run_options *o, const char *path,
     vmm_host_confined(host);
     struct vmm_run_clock before = vmm_run_clock;
     uint64_t run_t = vmm_clock_now();
-    code = exit_code_of(proxy_run(p, host));
+    int status = proxy_run(p, host);
+    code = exit_code_of(status);
+    cli_gdb_close(gdb, status < 0 ? SIGKILL : status);
+    gdb = NULL;
     uint64_t run_end = vmm_clock_now();
     if (sum) {
         sum->before = before;
@@ -664,6 +701,7 @@ int cli_run_once(const struct run_options *o, const char *path,
     if (o->detlog_fd >= 0 && (rc_log = det_log_write(&det, o->detlog_fd)) < 0)
         cli_error("--detlog %s: %s", o->detlog_path, strerror(-rc_log));
 out:
+    cli_gdb_close(gdb, CLI_EXIT_FAILURE << 8);
     proxy_preserve_close(totals.preserve);
     free(env);
     proxy_process_destroy(p);

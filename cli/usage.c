@@ -177,6 +177,13 @@ static const struct cli_opt run_opts[] = {
      "N-th event TID2 runs), the rest by default."},
     {CLI_RUN_OPT_SCHEDULE_OUT, 0, "schedule-out", "FILE", CLI_ARG_FILE, NULL,
      "Write the run's switches to FILE (for --schedule)."},
+    {CLI_RUN_OPT_GDB, 0, "gdb", "PORT|HOST:PORT|unix:PATH", CLI_ARG_WORD, NULL,
+     "Stop before the program's first instruction and serve gdb's remote "
+     "protocol there (target extended-remote); the run prints the same "
+     "bytes and detlog as without gdb (docs/DEBUGGING.md)."},
+    {CLI_RUN_OPT_GDB_START, 0, "gdb-start", "EVENT", CLI_ARG_WORD, NULL,
+     "With --gdb: stop for gdb at that event (monitor when names events) "
+     "instead of the first instruction."},
     {CLI_RUN_OPT_EPOCH, 0, "epoch", "TIME", CLI_ARG_WORD, NULL,
      "CLOCK_REALTIME at the start: 2021-12-31T23:59:59Z (default) or "
      "@SECONDS."},
@@ -465,7 +472,8 @@ static const struct cli_doc doc_record = {
 /* ---- replay -------------------------------------------------------------- */
 
 static const char *const replay_synopsis[] = {
-    "replay [--backend kvm|ptrace] ID|FILE",
+    "replay [--backend kvm|ptrace] [--gdb PORT|unix:PATH [--gdb-at EVENT]] "
+    "ID|FILE",
     NULL,
 };
 static const char *const replay_description[] = {
@@ -480,6 +488,11 @@ static const char *const replay_description[] = {
 static const struct cli_opt replay_opts[] = {
     {0, 0, "backend", "kvm|ptrace", CLI_ARG_CHOICE, "kvm ptrace",
      "The backend of the replay (default: the recorded one)."},
+    {0, 0, "gdb", "PORT|HOST:PORT|unix:PATH", CLI_ARG_WORD, NULL,
+     "Serve gdb's remote protocol over the replay, stopped before the "
+     "program's first instruction (docs/DEBUGGING.md)."},
+    {0, 0, "gdb-at", "EVENT", CLI_ARG_WORD, NULL,
+     "With --gdb: stop for gdb at that event instead."},
     HELP_OPT,
     END_OPTS,
 };

@@ -13,6 +13,9 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
+struct proxy_process;
+struct proxy_world;
+
 /* ---- the process --------------------------------------------------------- */
 /*
  * One event of an exchange of the run with a peer outside it: a stream
@@ -111,6 +114,58 @@ struct proxy_file_tap {
 };
 enum { PROXY_QUERY_READLINK = 1, PROXY_QUERY_ACCESS = 2 };
 
+/*
+ * A debugger outside the run (`hvrun run --gdb`, cli/gdbserver.c): where
+ * the world loop hands it control. Everything it does between these calls
+ * (reading and writing registers and memory, inserting breakpoints) is
+ * outside the guest's events: no detlog record, no logical time, no
+ * schedule change. ctx is the debugger's.
+ */
+struct proxy_debugger {
+    void *ctx;
+    /* Before the world loop runs p's current thread: the debugger may stop
+     * the run here (the first instruction, an interrupt from gdb). */
+    void (*before_run)(void *ctx, struct proxy_process *p);
+    /* Whether p's current thread runs one instruction only (TF), the
+     * debugger's single step. */
+    bool (*stepping)(void *ctx, struct proxy_process *p);
+    /* Before p's current thread runs, after a guest tracer's debug
+     * registers were loaded: the debugger's watchpoints and hardware
+     * breakpoints onto the vCPU (vmm_vm_set_debugregs). */
+    void (*load_debugregs)(void *ctx, struct proxy_process *p);
+    /* Whether a #BP or #DB of p's current thread is the debugger's (a
+     * breakpoint it inserted, its own step), not the guest's. */
+    bool (*owns_trap)(void *ctx, struct proxy_process *p, unsigned vector);
+    /* Such a trap: the thread stops for the debugger (or, a step it
+     * keeps for itself, goes on). */
+    void (*trap)(void *ctx, struct proxy_process *p, unsigned vector);
+    /* A syscall of p's current thread is over (its result in the
+     * registers); stepped: the thread ran it under the debugger's step
+     * and is runnable. The debugger may stop it here (a fork or exec
+     * event, the step's end). */
+    void (*syscall_done)(void *ctx, struct proxy_process *p, bool stepped);
+    /* child has joined the run (a fork, vfork or clone of a process,
+     * during that process's syscall). */
+    void (*new_process)(void *ctx, struct proxy_process *child);
+    /* Signal sig is about to reach p's current thread: true when the
+     * debugger discards it (it stopped there, and was told to). */
+    bool (*signal)(void *ctx, struct proxy_process *p, int sig);
+    /* p's memory is about to be read or changed by hvrun for the guest
+     * (a syscall's dispatch: a copy, a fork, an exec), and then was
+     * (after = true): breakpoints are taken out and put back around it,
+     * so no guest sees them but by executing them. */
+    void (*around_call)(void *ctx, struct proxy_process *p, bool after);
+    /* Nothing can run and the world loop waits on host fds: the fd the
+     * debugger wants watched too (its connection), or -1. */
+    int (*idle_fd)(void *ctx);
+    /* That fd became readable while nothing ran (deadlock false), or the
+     * run is deadlocked and about to end (true): the debugger may stop
+     * the run here, every thread where it waits. */
+    void (*idle)(void *ctx, struct proxy_world *w, bool deadlock);
+    /* p has exited (p->exit_status), or the run ended. */
+    void (*exited)(void *ctx, struct proxy_process *p);
+};
+
 struct proxy_config {
     bool fail_closed;    /* unsupported syscall aborts the run */
     /* --linger: once the first process exits, the run goes on while
@@ -157,6 +212,8 @@ struct proxy_config {
      * once it has gone past stop_events. */
     int stop_signal;
     uint64_t stop_events, stop_detlog;
+    /* --gdb: the debugger outside the run, or NULL. */
+    const struct proxy_debugger *debugger;
 };
 
 #endif

@@ -170,6 +170,9 @@ static bool is_interrupt_stop(int status)
 static long run_gadget(struct pt_vm *vm, struct user_regs_struct *r)
 {
     r->orig_rax = (uint64_t)-1;
+    /* Not the guest's single step (a tracer's, gdb's TF): a trap inside
+     * the gadget would end it early, or as no SIGTRAP of its int3. */
+    r->eflags &= ~0x100ULL;
     if (ptrace(PTRACE_SETREGS, vm->pid, NULL, r) < 0)
         return -errno;
     for (;;) {

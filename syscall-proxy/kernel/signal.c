@@ -21,6 +21,7 @@
  * dropped when a thread would take it, as Linux never queues it.
  */
 #include "proxy.h"
+#include "config.h"
 #include "hooks.h"
 #include "kernel.h"
 #include "internal.h"
@@ -635,6 +636,10 @@ void proxy_signal_deliver_pending(struct proxy_process *p)
         int sig = __builtin_ctzll(ready) + 1;
         siginfo_t info;
         proxy_signal_dequeue(p, SIGBIT(sig), &info);
+        /* --gdb sees it first and may discard it. */
+        const struct proxy_debugger *dbg = p->cfg->debugger;
+        if (dbg && dbg->signal(dbg->ctx, p, sig))
+            continue;
         /* A tracee stops for its tracer first, ignored signal or not. */
         if (proxy_ptrace_signal_stop(p, sig, &info, 0))
             return;
@@ -758,6 +763,10 @@ void proxy_signal_fault(struct proxy_process *p, const struct vmm_event *ev)
     if (file_fault == 1)
         return;
     struct fault_map m = map_vector(p, ev, file_fault == 0);
+    /* --gdb sees a fault first; discarded, the instruction runs again. */
+    const struct proxy_debugger *dbg = p->cfg->debugger;
+    if (dbg && dbg->signal(dbg->ctx, p, m.signo))
+        return;
     siginfo_t info;
     memset(&info, 0, sizeof(info));
     info.si_signo = m.signo;

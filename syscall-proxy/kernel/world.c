@@ -154,6 +154,8 @@ int proxy_world_add(struct proxy_world *w, struct proxy_process *p)
     }
     w->procs[w->nr_procs++] = p;
     p->world = w;
+    if (p->cfg->debugger)
+        p->cfg->debugger->new_process(p->cfg->debugger->ctx, p);
     return 0;
 }
 
@@ -608,12 +610,21 @@ static bool wait_for_something(struct proxy_world *w)
             fds[n++] = (struct pollfd){t->wait_host_fd, events, 0};
         }
     }
-    if (n == 0)
+    const struct proxy_debugger *dbg = w->procs[0]->cfg->debugger;
+    if (n == 0) {
+        if (dbg) /* gdb sees the deadlock before the run ends */
+            dbg->idle(dbg->ctx, w, true);
         return false;
+    }
     /* Recording, hvrun's relays to outside are waited on too: what comes
      * in is the recording's (outside.c), not an event of the detlog. */
     nfds_t guests = n;
     n += (nfds_t)proxy_hooks.outside_poll_fds(w, fds + n, (int)(256 - n));
+    /* --gdb's connection last: its ^C while every thread waits. */
+    int dbg_fd = dbg && n < 256 ? dbg->idle_fd(dbg->ctx) : -1;
+    nfds_t outside_end = n;
+    if (dbg_fd >= 0)
+        fds[n++] = (struct pollfd){dbg_fd, POLLIN, 0};
     /* An external event: only something outside the run can wake us.
      * Which fds became ready goes into the detlog, so --verify can name
      * a difference that came from outside. */
@@ -627,9 +638,12 @@ static bool wait_for_something(struct proxy_world *w)
     for (nfds_t i = 0; i < guests && i < 64; i++)
         if (fds[i].revents)
             ready |= 1ULL << i;
-    if (n > guests)
+    bool dbg_ready = dbg_fd >= 0 && fds[outside_end].revents;
+    if (outside_end > guests)
         proxy_hooks.outside_pump(w);
-    if (!ready && n > guests)
+    if (dbg_ready)
+        dbg->idle(dbg->ctx, w, false); /* no event of the run */
+    if (!ready && (outside_end > guests || dbg_ready))
         return true;
     det_log_value(w->procs[0]->det, DET_SRC_EXTERNAL, &ready, sizeof(ready));
     w->procs[0]->det->reads[DET_SRC_EXTERNAL]++;
@@ -858,6 +872,19 @@ static uint64_t time_slice(struct proxy_process *p, bool others_alive,
     return (uint64_t)in < longest ? (uint64_t)in : longest;
 }
 
+/* The run of a thread --gdb single-steps is over: TF goes, from RFLAGS
+ * and, at a syscall, from the R11 the SYSCALL saved it in, so neither the
+ * guest (R11 after the call, a signal frame, a clone's registers) nor the
+ * next run sees it. */
+static void debugger_step_ran(struct proxy_process *p,
+                              const struct vmm_event *ev)
+{
+    struct vmm_regs *r = vmm_vm_regs(p->vm);
+    r->rflags &= ~RFLAGS_TF;
+    if (ev->kind == VMM_EVENT_SYSCALL)
+        r->r11 &= ~RFLAGS_TF;
+}
+
 /* Runs p's current thread to its next event. false: hvrun failed. */
 static bool run_one(struct proxy_process *p)
 {
@@ -870,7 +897,7 @@ static bool run_one(struct proxy_process *p)
         proxy_signal_deliver_pending(p);
     /* A stop the delivery made (SIGSTOP's, a tracee's) holds at once:
      * not one more instruction (kill(getpid(), SIGSTOP) then execve). */
-    if (p->exited || p->stopped ||
+    if (p->exited || p->stopped || proxy_stop_signal ||
         p->threads[p->cur].state == PROXY_THREAD_PTRACE_STOP)
         return true;
     bool others = proxy_others_alive(p);
@@ -884,10 +911,25 @@ static bool run_one(struct proxy_process *p)
                       ? SLICE_MIN_LEFT_NS
                       : slice - p->slice_spent_ns;
     proxy_ptrace_load_debugregs(p);
+    /* --gdb's single step: one instruction, TF set only for this run. */
+    const struct proxy_debugger *dbg = p->cfg->debugger;
+    bool dbg_step = dbg && dbg->stepping(dbg->ctx, p);
+    if (dbg)
+        dbg->load_debugregs(dbg->ctx, p);
+    if (dbg_step)
+        vmm_vm_regs(p->vm)->rflags |= RFLAGS_TF;
     proxy_hooks.mm_fill_deferred(); /* the guest sees its pages filled */
     int64_t started = host_monotonic_ns();
     proxy_hooks.vdso_enter(p);
     int rc = vmm_vm_run_slice(p->vm, &ev, run_for);
+    if (dbg_step)
+        debugger_step_ran(p, &ev);
+    /* A trap of the debugger's is no point of the guest's progress: as a
+     * host interruption, it folds no vDSO reads into the detlog and ends
+     * no slice, so the run goes on as it would have without it. */
+    bool dbg_trap = dbg && ev.kind == VMM_EVENT_EXCEPTION &&
+                    (ev.vector == 1 || ev.vector == 3) &&
+                    dbg->owns_trap(dbg->ctx, p, ev.vector);
     /* The slice ran out. A thread that made events in it (clock reads
      * answered by the vDSO, trapped TSC reads) is not cut: its events
      * bring the points where it gives up the vCPU, the same in every run
@@ -900,21 +942,23 @@ static bool run_one(struct proxy_process *p)
                       ev.in_user_code;
     bool made_events = p->slice_events > 0 || proxy_hooks.vdso_unfolded(p) > 0;
     bool cut = slice_over && !made_events;
-    p->slice_events +=
-        proxy_hooks.vdso_leave(p, ev.kind == VMM_EVENT_INTERRUPTED && !cut);
+    p->slice_events += proxy_hooks.vdso_leave(
+        p, (ev.kind == VMM_EVENT_INTERRUPTED && !cut) || dbg_trap);
     /* Only a syscall or the slice's end starts a new slice: a fault hvrun
      * resolves (or turns into a signal), a trapped RDTSC/CPUID, or a host
      * interruption, does not, and a spinner that faults now and then must
      * still be cut. */
     bool spent_cut = false;
-    if (ev.kind != VMM_EVENT_SYSCALL && !slice_over) {
+    /* A debugger's trap (a step, a breakpoint) costs host time natively
+     * nothing: not counted, so stepping never brings a cut. */
+    if (ev.kind != VMM_EVENT_SYSCALL && !slice_over && !dbg_trap) {
         p->slice_spent_ns += (uint64_t)(host_monotonic_ns() - started);
         /* A spinner whose every turn is such an exit (a loop on a CPUID
          * hvrun answers) would have the timer re-armed at each one and
          * never fire: the slice ends when the exits' run time adds up to
          * it, and the thread is cut after hvrun has answered the exit. */
         spent_cut = slice && ev.kind == VMM_EVENT_EXCEPTION && !made_events &&
-                    p->slice_spent_ns >= slice;
+                    !dbg_trap && p->slice_spent_ns >= slice;
     }
     if (ev.kind == VMM_EVENT_SYSCALL || slice_over) {
         p->slice_spent_ns = 0;
@@ -941,7 +985,11 @@ static bool run_one(struct proxy_process *p)
             break;
         /* record/replay: data from outside */
         proxy_hooks.outside_pump(p->world);
+        if (dbg)
+            dbg->around_call(dbg->ctx, p, false);
         long ret = skip ? skip_ret : proxy_dispatch(p);
+        if (dbg)
+            dbg->around_call(dbg->ctx, p, true);
         proxy_ptrace_syscall_done(p, ret);
         if (ret != PROXY_RET_NORETURN && !p->exited)
             finish_syscall(p, ret);
@@ -959,9 +1007,20 @@ static bool run_one(struct proxy_process *p)
             p->quantum_left--;
         if (!p->exited)
             count_event(p);
+        /* gdb's step over a SYSCALL ends at the instruction after it, as
+         * on Linux; a call that blocked ends the step when it completes. */
+        if (dbg && !p->exited)
+            dbg->syscall_done(dbg->ctx, p,
+                              dbg_step && ret != PROXY_RET_BLOCK &&
+                                  p->threads[p->cur].state ==
+                                      PROXY_THREAD_RUNNABLE);
         break;
     }
     case VMM_EVENT_EXCEPTION:
+        if (dbg_trap) {
+            dbg->trap(dbg->ctx, p, ev.vector);
+            break;
+        }
         switch (proxy_hooks.cpuid_trap(p, &ev)) {
         case PROXY_TRAP_NONE:
             proxy_signal_fault(p, &ev);
@@ -1143,8 +1202,15 @@ int proxy_world_run(struct proxy_world *w)
                       "wake one; ending the run");
             return -1;
         }
+        if (cfg->debugger) {
+            cfg->debugger->before_run(cfg->debugger->ctx, p);
+            if (proxy_stop_signal) /* gdb's kill */
+                continue;
+        }
         if (!run_one(p))
             return -1;
+        if (p->exited && !p->zombie && cfg->debugger)
+            cfg->debugger->exited(cfg->debugger->ctx, p);
         if (p->exited && !p->zombie)
             proxy_world_exit(p);
         /* --linger: the run ends once no one holds its output. */

@@ -1,0 +1,59 @@
+/*
+ * gdbserver.h - `hvrun run --gdb PORT|unix:PATH`: a GDB remote serial
+ * protocol server over a run (gdb's "Remote Protocol" appendix).
+ *
+ * The server is hvrun's, not the guest's: it meets the run through the
+ * world loop's debugger hooks (struct proxy_debugger, config.h) and reads
+ * and writes guest state through what guest ptrace uses (kernel/ptrace.h's
+ * register and XSAVE paths, kernel.h's FOLL_FORCE-style memory access), so
+ * a stop, a register read or a breakpoint is no event of the run.
+ * gdbserver_target.c turns guest state into gdb's x86-64 register layout.
+ */
+#ifndef CLI_GDBSERVER_H
+#define CLI_GDBSERVER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct proxy_debugger;
+struct proxy_process;
+struct gdb_server;
+
+/*
+ * Listens where spec says ("PORT" on 127.0.0.1, "HOST:PORT", or
+ * "unix:PATH") and waits for gdb to connect, saying so on stderr unless
+ * quiet; with start_event (a TCP port only), gdb is let in when the run
+ * has made that many events instead. 0, or -errno with why filled in.
+ */
+int cli_gdb_open(const char *spec, bool quiet, uint64_t start_event,
+                 struct gdb_server **out, char *why, size_t why_len);
+/* The hooks proxy_config.debugger points at. */
+const struct proxy_debugger *cli_gdb_debugger(struct gdb_server *g);
+/*
+ * The run is over (wait_status as the first process ended it): gdb is
+ * told, if it was not, then served until it leaves; everything closed.
+ */
+void cli_gdb_close(struct gdb_server *g, int wait_status);
+
+/* ---- gdbserver_target.c: guest state in gdb's terms ------------------- */
+
+/* The x86-64 target description gdb reads with qXfer:features:read. */
+extern const char cli_gdb_target_xml[];
+/* Bytes of the 'g' packet's register block. */
+#define GDB_REGS_BYTES 816
+/* Register numbers of the target description. */
+#define GDB_NR_REGS 76
+/* Register n's place and size in the 'g' block; -1 for no such one. */
+int cli_gdb_reg_at(int n, size_t *bytes);
+/* Thread tid of q (a thread of it) as the 'g' block; 0 or -errno. */
+int cli_gdb_regs_get(struct proxy_process *q, int tid,
+                     uint8_t out[GDB_REGS_BYTES]);
+/* The 'G' block into thread tid of q; 0 or -errno. */
+int cli_gdb_regs_set(struct proxy_process *q, int tid,
+                     const uint8_t in[GDB_REGS_BYTES]);
+/* q's auxiliary vector as the loader made it (up to AT_NULL): bytes
+ * written to out, at most cap. */
+size_t cli_gdb_auxv(struct proxy_process *q, uint8_t *out, size_t cap);
+
+#endif

@@ -1,0 +1,1 @@
+hvrun: /work/main/build/guest/futex_waitv: no such file

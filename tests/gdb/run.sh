@@ -1,0 +1,508 @@
+#!/usr/bin/env bash
+# tests/gdb/run.sh HVRUN [HVRUN...]
+#
+# `hvrun run --gdb` (cli/gdbserver.c) driven by gdb in batch mode. For each
+# binary:
+#   gdb/threads     a two-thread program (tests/gdb/gdb_threads.c): break on
+#                   add_one, continue, bt names worker, info threads shows
+#                   both, print the global, finish returns its value; then
+#                   break at the call into a shared library, step into it
+#                   (gdb_lib.c), bt, continue to the end
+#   gdb/same-run    that session's stdout and detlog digest equal a run
+#                   without gdb (stdout to a file both times); the program
+#                   copies add_one's code through a pipe while gdb's
+#                   breakpoint is in it, and prints the same checksum
+#   gdb/stepi       stepi twice, the registers: rip moved, the thread the
+#                   same; monitor when names the event count
+#   gdb/watch       watch -l counter after a breakpoint in worker:
+#                   continue stops at the write (Old value = 0, New value
+#                   = 1) in worker; the run's stdout and detlog digest are
+#                   still those without gdb
+#   gdb/watch-map   a watchpoint set at main steps through malloc's 1 MiB
+#                   mmap (tests/gdb/gdb_watch_map.c): the mapping is made
+#                   (the ptrace backend's injected call without the
+#                   guest's TF) and the write is caught (New value = 42)
+#   gdb/replay      hvrun record of the program, then hvrun replay --gdb
+#                   PORT with the gdb/threads session's first half: the
+#                   same answers (breakpoint, bt, print), and the replay
+#                   still "identical to the recording"
+#   gdb/interrupt   ^C (0x03) to a program that sleeps forever
+#                   (tests/gdb/gdb_spin.c), spoken by tests/gdb/interrupt.py:
+#                   a SIGINT stop (T02), then vKill ends the run (137)
+#   gdb/fork        tests/gdb/gdb_fork.c with set detach-on-fork off: the
+#                   fork child becomes inferior 2 and stops at child_work
+#                   (bt names main, print a global), exits; inferior 1 goes
+#                   on; the same stdout and digest as without gdb
+#   gdb/exec        the same program's execve of itself: catch exec stops
+#                   at the new image, a breakpoint set there (after_exec)
+#                   is hit, bt names main
+#   gdb/start       monitor when at add_one's second hit names event N;
+#                   hvrun run --gdb PORT --gdb-start N lets gdb in at
+#                   event N (monitor when says N, counter still 0), and
+#                   monitor goto N+10 then continue stops at event N+10;
+#                   a goto behind the stop is refused
+#   gdb/schedule    tests/guest/lost_update.c --racy under the schedule of
+#                   a --chaos --seed 1 run (--schedule-out, then --schedule
+#                   FILE): break in adder, watch -l counter (Old value =
+#                   0, New value = 1), bt names adder, continue: the same
+#                   total and detlog digest as the schedule's run without
+#                   gdb (breakpoints, steps and watches change no turn)
+#   gdb/idle-interrupt  ^C while every thread waits (cat reading a FIFO
+#                   nobody writes): the SIGINT stop still comes
+#   gdb/deadlock    tests/gdb/gdb_deadlock.c (two locks, opposite orders):
+#                   gdb is told of the deadlock and gets the run stopped
+#                   there; thread apply all bt shows both threads waiting
+#                   in their pthread_mutex_lock; continue ends the run
+#   gdb/crash       a NULL write (tests/gdb/gdb_crash.c): gdb stops at the
+#                   SIGSEGV in crash_here; continued, the program dies of it
+#                   (hvrun exit 139), as without gdb
+#   gdb/detach      detach at a breakpoint: the run goes on to the same
+#                   output
+#
+# Prints "PASS name" / "FAIL name: reason" / "SKIP name: reason" per case,
+# then "N passed, N failed[, N skipped]". Exits 1 if anything failed.
+# Needs gdb, cc and python3; without them every case is a counted SKIP.
+# The single-quoted patterns and gdb commands name gdb's $1, $pc: not
+# the shell's.
+# shellcheck disable=SC2016
+set -u
+
+if [ $# -lt 1 ]; then
+    echo "usage: $0 HVRUN [HVRUN...]" >&2
+    exit 2
+fi
+
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+# shellcheck source=tests/lib.sh
+. "$ROOT/tests/lib.sh"
+TIMEOUT=${HVRUN_GDB_TIMEOUT:-60}
+BIN=$ROOT/build/gdb
+WORK=$(mktemp -d "$ROOT/build/gdb-test.XXXXXX")
+trap 'rm -rf "$WORK"' EXIT
+
+build_programs() {
+    mkdir -p "$BIN" &&
+        cc -g -O0 -shared -fPIC -o "$BIN/libgdb_lib.so" \
+            "$ROOT/tests/gdb/gdb_lib.c" &&
+        cc -g -O0 -pthread -o "$BIN/gdb_threads" \
+            "$ROOT/tests/gdb/gdb_threads.c" -L"$BIN" -lgdb_lib \
+            -Wl,-rpath,"$BIN" &&
+        cc -g -O0 -o "$BIN/gdb_crash" "$ROOT/tests/gdb/gdb_crash.c" &&
+        cc -g -O0 -o "$BIN/gdb_spin" "$ROOT/tests/gdb/gdb_spin.c" &&
+        cc -g -O0 -o "$BIN/gdb_fork" "$ROOT/tests/gdb/gdb_fork.c" &&
+        cc -g -O0 -pthread -o "$BIN/lost_update" "$ROOT/tests/guest/lost_update.c" &&
+        cc -g -O0 -pthread -o "$BIN/gdb_deadlock" "$ROOT/tests/gdb/gdb_deadlock.c" &&
+        cc -g -O0 -o "$BIN/gdb_watch_map" "$ROOT/tests/gdb/gdb_watch_map.c"
+}
+
+# session NAME HVRUN PROGRAM [GDB ARGS...]: PROGRAM under HVRUN run --gdb
+# and gdb -batch with the arguments; NAME.out/.err are hvrun's streams,
+# NAME.gdb gdb's output, NAME.rc hvrun's exit status. RUN_OPTS (hvrun
+# run's options) and PROG_ARGS (the program's), arrays, are added.
+RUN_OPTS=()
+PROG_ARGS=()
+session() {
+    local name=$1 hvrun=$2 prog=$3
+    shift 3
+    local sock=$WORK/$name.sock
+    "$hvrun" run --summary "${RUN_OPTS[@]}" --gdb "unix:$sock" -- "$prog" \
+        "${PROG_ARGS[@]}" \
+        >"$WORK/$name.out" 2>"$WORK/$name.err" &
+    local pid=$!
+    for _ in $(seq 200); do
+        [ -S "$sock" ] && break
+        grep -q "waiting for gdb" "$WORK/$name.err" 2>/dev/null && break
+        sleep 0.05
+    done
+    timeout "$TIMEOUT" gdb -batch -nx -ex "target extended-remote $sock" \
+        "$@" "$prog" >"$WORK/$name.gdb" 2>&1
+    local waited=0
+    while kill -0 "$pid" 2>/dev/null && [ $waited -lt $((TIMEOUT * 10)) ]; do
+        sleep 0.1
+        waited=$((waited + 1))
+    done
+    kill -0 "$pid" 2>/dev/null && kill "$pid"
+    wait "$pid"
+    echo $? >"$WORK/$name.rc"
+}
+
+# plain HVRUN NAME PROGRAM: the same run without gdb.
+plain() {
+    "$1" run --summary "${RUN_OPTS[@]}" -- "$3" "${PROG_ARGS[@]}" \
+        >"$WORK/$2.out" 2>"$WORK/$2.err"
+    echo $? >"$WORK/$2.rc"
+}
+
+digest() { grep -o 'digest [0-9a-f]*' "$1"; }
+
+# expect CASE FILE PATTERN...: every extended regex in FILE, in order of
+# the arguments (each anywhere); the first missing one fails the case.
+expect() {
+    local case=$1 file=$2
+    shift 2
+    for pat in "$@"; do
+        if ! grep -Eq -- "$pat" "$file"; then
+            fail "$case" "no '$pat' in gdb's output"
+            show_tail "$file"
+            return 1
+        fi
+    done
+    return 0
+}
+
+run_case_threads() {
+    local hvrun=$1 tag=$2
+    session "threads$tag" "$hvrun" "$BIN/gdb_threads" \
+        -ex 'break add_one' -ex 'continue' -ex 'bt' -ex 'info threads' \
+        -ex 'print counter' -ex 'finish' \
+        -ex 'condition 1 x > 100' -ex 'break gdb_threads.c:40' -ex 'continue' -ex 'step' -ex 'bt' \
+        -ex 'continue'
+    local g=$WORK/threads$tag.gdb
+    expect "gdb/threads$tag" "$g" \
+        'hit Breakpoint 1, add_one \(x=0\)' \
+        '#1 .* in worker \(arg=' \
+        '^\* 2 +Thread [0-9a-f.]+ +add_one' \
+        '^  1 +Thread ' \
+        '^\$1 = 0$' \
+        'Value returned is \$2 = 1' \
+        'gdb_lib_scale \(x=6\) at .*gdb_lib.c:7' \
+        '#1 .* in main \(\) at .*gdb_threads.c:40' \
+        'exited normally' || return
+    pass "gdb/threads$tag"
+    plain "$hvrun" "plain$tag" "$BIN/gdb_threads"
+    if ! cmp -s "$WORK/threads$tag.out" "$WORK/plain$tag.out"; then
+        fail "gdb/same-run$tag" "stdout differs from a run without gdb"
+        diff "$WORK/plain$tag.out" "$WORK/threads$tag.out" | head -5
+    elif [ "$(digest "$WORK/threads$tag.err")" != \
+        "$(digest "$WORK/plain$tag.err")" ] ||
+        [ -z "$(digest "$WORK/plain$tag.err")" ]; then
+        fail "gdb/same-run$tag" "detlog $(digest "$WORK/threads$tag.err")" \
+            "under gdb, $(digest "$WORK/plain$tag.err") without"
+    else
+        pass "gdb/same-run$tag"
+    fi
+}
+
+run_case_stepi() {
+    local hvrun=$1 tag=$2
+    session "stepi$tag" "$hvrun" "$BIN/gdb_threads" \
+        -ex 'break add_one' -ex 'continue' -ex 'print $pc' -ex 'stepi' \
+        -ex 'stepi' -ex 'print $pc' -ex 'thread' -ex 'monitor when' \
+        -ex 'delete' -ex 'continue'
+    local g=$WORK/stepi$tag.gdb
+    expect "gdb/stepi$tag" "$g" '^\$1 = .*<add_one' '^\$2 = .*<add_one\+' \
+        'Current thread is 2 ' 'Current event: [0-9]+ \(thread [0-9]+' \
+        'exited normally' || return
+    local pc1 pc2
+    pc1=$(grep -o '^\$1 = .*' "$g")
+    pc2=$(grep -o '^\$2 = .*' "$g")
+    if [ "${pc1#\$1}" = "${pc2#\$2}" ]; then
+        fail "gdb/stepi$tag" "stepi did not move: $pc1 / $pc2"
+        return
+    fi
+    pass "gdb/stepi$tag"
+}
+
+run_case_watch() {
+    local hvrun=$1 tag=$2
+    session "watch$tag" "$hvrun" "$BIN/gdb_threads" \
+        -ex 'break worker' -ex 'continue' -ex 'watch -l counter' \
+        -ex 'continue' -ex 'bt' -ex 'delete' -ex 'continue'
+    local g=$WORK/watch$tag.gdb
+    expect "gdb/watch$tag" "$g" 'atchpoint 2: -location counter' \
+        'Old value = 0' 'New value = 1' '#0 +worker \(arg=' \
+        'exited normally' || return
+    [ -s "$WORK/plain$tag.out" ] || plain "$hvrun" "plain$tag" "$BIN/gdb_threads"
+    if ! cmp -s "$WORK/watch$tag.out" "$WORK/plain$tag.out" ||
+        [ "$(digest "$WORK/watch$tag.err")" != "$(digest "$WORK/plain$tag.err")" ]; then
+        fail "gdb/watch$tag" "stdout or detlog digest differ from a run" \
+            "without gdb"
+        return
+    fi
+    pass "gdb/watch$tag"
+}
+
+# A free TCP port on 127.0.0.1 (a replay's unix socket would be in its
+# private tree), and whether something listens on it yet.
+free_port() {
+    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+listening() {
+    local hex
+    hex=$(printf '%04X' "$1")
+    grep -q ":$hex 00000000:0000 0A" /proc/net/tcp
+}
+
+run_case_replay() {
+    local hvrun=$1 tag=$2 port
+    local rec=$WORK/threads$tag.hvrec
+    if ! "$hvrun" record -o "$rec" -- "$BIN/gdb_threads" \
+        >/dev/null 2>"$WORK/record$tag.err"; then
+        fail "gdb/replay$tag" "hvrun record failed"
+        show_tail "$WORK/record$tag.err"
+        return
+    fi
+    port=$(free_port)
+    "$hvrun" replay --gdb "$port" "$rec" >"$WORK/replay$tag.out" \
+        2>"$WORK/replay$tag.err" &
+    local pid=$!
+    for _ in $(seq 200); do
+        listening "$port" && break
+        sleep 0.05
+    done
+    timeout "$TIMEOUT" gdb -batch -nx -ex "target extended-remote :$port" \
+        -ex 'break add_one' -ex 'continue' -ex 'bt' -ex 'info threads' \
+        -ex 'print counter' -ex 'delete' -ex 'continue' "$BIN/gdb_threads" \
+        >"$WORK/replay$tag.gdb" 2>&1
+    wait "$pid"
+    local rc=$?
+    expect "gdb/replay$tag" "$WORK/replay$tag.gdb" \
+        'hit Breakpoint 1, add_one \(x=0\)' '#1 .* in worker \(arg=' \
+        '^\* 2 +Thread [0-9a-f.]+ +add_one' '^\$1 = 0$' \
+        'exited normally' || return
+    if [ $rc -ne 0 ] || ! grep -q "identical to the recording" \
+        "$WORK/replay$tag.err"; then
+        fail "gdb/replay$tag" "the replay under gdb differed (exit $rc)"
+        show_tail "$WORK/replay$tag.err"
+        return
+    fi
+    pass "gdb/replay$tag"
+}
+
+run_case_interrupt() {
+    local hvrun=$1 tag=$2 port
+    port=$(free_port)
+    "$hvrun" run --gdb "$port" -- "$BIN/gdb_spin" \
+        >/dev/null 2>"$WORK/interrupt$tag.err" &
+    local pid=$!
+    for _ in $(seq 200); do
+        listening "$port" && break
+        sleep 0.05
+    done
+    timeout "$TIMEOUT" python3 "$ROOT/tests/gdb/interrupt.py" "$port" \
+        >"$WORK/interrupt$tag.gdb" 2>&1
+    wait "$pid"
+    local rc=$?
+    expect "gdb/interrupt$tag" "$WORK/interrupt$tag.gdb" \
+        '^start: T05thread:p[0-9a-f]+\.[0-9a-f]+;' \
+        '^stop: T02thread:p[0-9a-f]+\.[0-9a-f]+;' '^kill: OK' || return
+    if [ $rc -ne 137 ]; then
+        fail "gdb/interrupt$tag" "hvrun exit $rc after vKill, not 137"
+        show_tail "$WORK/interrupt$tag.err"
+        return
+    fi
+    pass "gdb/interrupt$tag"
+}
+
+run_case_fork() {
+    local hvrun=$1 tag=$2
+    session "fork$tag" "$hvrun" "$BIN/gdb_fork" \
+        -ex 'set detach-on-fork off' -ex 'break child_work' \
+        -ex 'continue' -ex 'info inferiors' -ex 'bt' \
+        -ex 'print child_value' -ex 'continue' -ex 'inferior 1' \
+        -ex 'delete' -ex 'continue'
+    expect "gdb/fork$tag" "$WORK/fork$tag.gdb" \
+        'New inferior 2 \(process [0-9]+\)' \
+        'Thread 2\.1 hit Breakpoint 1\.2, child_work \(x=5\)' \
+        '^\* 2 +process [0-9]+' '#1 .* in main \(' '^\$1 = 5$' \
+        'Inferior 2 \(process [0-9]+\) exited normally' \
+        'Inferior 1 \(process [0-9]+\) exited normally' || return
+    plain "$hvrun" "fork-plain$tag" "$BIN/gdb_fork"
+    if ! cmp -s "$WORK/fork$tag.out" "$WORK/fork-plain$tag.out" ||
+        [ "$(digest "$WORK/fork$tag.err")" != "$(digest "$WORK/fork-plain$tag.err")" ]; then
+        fail "gdb/fork$tag" "stdout or detlog digest differ from a run" \
+            "without gdb"
+        return
+    fi
+    pass "gdb/fork$tag"
+}
+
+run_case_exec() {
+    local hvrun=$1 tag=$2
+    session "exec$tag" "$hvrun" "$BIN/gdb_fork" -ex 'catch exec' \
+        -ex 'continue' -ex 'break after_exec' -ex 'continue' -ex 'bt' \
+        -ex 'continue'
+    expect "gdb/exec$tag" "$WORK/exec$tag.gdb" \
+        'is executing new program: .*gdb_fork' \
+        "Catchpoint 1 \\(exec'd .*gdb_fork\\)" \
+        'Breakpoint 2, after_exec \(x=1\)' \
+        '#1 .* in main \(argc=2' 'exited normally' || return
+    pass "gdb/exec$tag"
+}
+
+run_case_start() {
+    local hvrun=$1 tag=$2 port event
+    session "when$tag" "$hvrun" "$BIN/gdb_threads" -ex 'break add_one' \
+        -ex 'continue' -ex 'continue' -ex 'monitor when' -ex 'delete' \
+        -ex 'continue'
+    event=$(grep -o '^Current event: [0-9]*' "$WORK/when$tag.gdb" |
+        grep -o '[0-9]*$')
+    if [ -z "$event" ]; then
+        fail "gdb/start$tag" "no event number from monitor when"
+        show_tail "$WORK/when$tag.gdb"
+        return
+    fi
+    port=$(free_port)
+    "$hvrun" run --gdb "$port" --gdb-start "$event" -- "$BIN/gdb_threads" \
+        >"$WORK/start$tag.out" 2>"$WORK/start$tag.err" &
+    local pid=$!
+    for _ in $(seq 200); do
+        listening "$port" && break
+        sleep 0.05
+    done
+    timeout "$TIMEOUT" gdb -batch -nx -ex "target extended-remote :$port" \
+        -ex 'monitor when' -ex 'print counter' \
+        -ex "monitor goto $((event + 10))" -ex 'continue' \
+        -ex 'monitor when' -ex 'monitor goto 1' -ex 'continue' \
+        "$BIN/gdb_threads" >"$WORK/start$tag.gdb" 2>&1
+    wait "$pid"
+    expect "gdb/start$tag" "$WORK/start$tag.gdb" \
+        "^Current event: $event " '^\$1 = 0$' \
+        "^Current event: $((event + 10)) " \
+        'event 1 is behind this stop' 'exited normally' || return
+    pass "gdb/start$tag"
+}
+
+run_case_schedule() {
+    local hvrun=$1 tag=$2
+    local sched=$WORK/lost$tag.sched
+    "$hvrun" run --chaos --seed 1 --schedule-out "$sched" -- \
+        "$BIN/lost_update" --racy >/dev/null 2>&1
+    RUN_OPTS=(--schedule "$sched")
+    PROG_ARGS=(--racy)
+    session "schedule$tag" "$hvrun" "$BIN/lost_update" \
+        -ex 'break adder' -ex 'continue' -ex 'watch -l counter' \
+        -ex 'continue' -ex 'bt 1' -ex 'delete' -ex 'continue'
+    plain "$hvrun" "schedule-plain$tag" "$BIN/lost_update"
+    RUN_OPTS=()
+    PROG_ARGS=()
+    expect "gdb/schedule$tag" "$WORK/schedule$tag.gdb" 'Breakpoint 1, adder' \
+        'Old value = 0' 'New value = 1' '#0 +adder \(' 'exited with code' ||
+        return
+    if ! cmp -s "$WORK/schedule$tag.out" "$WORK/schedule-plain$tag.out" ||
+        [ "$(digest "$WORK/schedule$tag.err")" != \
+            "$(digest "$WORK/schedule-plain$tag.err")" ]; then
+        fail "gdb/schedule$tag" "under gdb: $(cat "$WORK/schedule$tag.out")" \
+            "$(digest "$WORK/schedule$tag.err"); without:" \
+            "$(cat "$WORK/schedule-plain$tag.out")" \
+            "$(digest "$WORK/schedule-plain$tag.err")"
+        return
+    fi
+    pass "gdb/schedule$tag"
+}
+
+run_case_idle_interrupt() {
+    local hvrun=$1 tag=$2 port
+    local fifo=$WORK/idle$tag.fifo
+    mkfifo "$fifo"
+    exec 9<>"$fifo" # a writer that never writes: cat waits
+    port=$(free_port)
+    "$hvrun" run --gdb "$port" -- /bin/cat <"$fifo" >/dev/null \
+        2>"$WORK/idle$tag.err" &
+    local pid=$!
+    for _ in $(seq 200); do
+        listening "$port" && break
+        sleep 0.05
+    done
+    timeout "$TIMEOUT" python3 "$ROOT/tests/gdb/interrupt.py" "$port" \
+        >"$WORK/idle$tag.gdb" 2>&1
+    wait "$pid"
+    local rc=$?
+    exec 9>&-
+    expect "gdb/idle-interrupt$tag" "$WORK/idle$tag.gdb" \
+        '^stop: T02thread:p[0-9a-f]+\.[0-9a-f]+;' '^kill: OK' || return
+    if [ $rc -ne 137 ]; then
+        fail "gdb/idle-interrupt$tag" "hvrun exit $rc after vKill, not 137"
+        return
+    fi
+    pass "gdb/idle-interrupt$tag"
+}
+
+run_case_deadlock() {
+    local hvrun=$1 tag=$2
+    session "deadlock$tag" "$hvrun" "$BIN/gdb_deadlock" -ex 'continue' \
+        -ex 'thread apply all bt' -ex 'continue'
+    expect "gdb/deadlock$tag" "$WORK/deadlock$tag.gdb" \
+        'hvrun: deadlock: every guest thread waits' 'Thread 1 stopped' \
+        'in take_b_then_a \(' 'in main \(\) at .*gdb_deadlock.c:27' \
+        'Program terminated' || return
+    pass "gdb/deadlock$tag"
+}
+
+run_case_watch_map() {
+    local hvrun=$1 tag=$2
+    session "watchmap$tag" "$hvrun" "$BIN/gdb_watch_map" -ex 'break main' \
+        -ex 'continue' -ex 'watch -l watched' -ex 'continue' -ex 'delete' \
+        -ex 'continue'
+    expect "gdb/watch-map$tag" "$WORK/watchmap$tag.gdb" 'Old value = 0' \
+        'New value = 42' 'exited normally' || return
+    if ! grep -q '^watched 42$' "$WORK/watchmap$tag.out"; then
+        fail "gdb/watch-map$tag" "the program did not print watched 42"
+        show_tail "$WORK/watchmap$tag.err"
+        return
+    fi
+    pass "gdb/watch-map$tag"
+}
+
+run_case_crash() {
+    local hvrun=$1 tag=$2
+    session "crash$tag" "$hvrun" "$BIN/gdb_crash" -ex 'continue' -ex 'bt' \
+        -ex 'continue'
+    local g=$WORK/crash$tag.gdb
+    expect "gdb/crash$tag" "$g" 'received signal SIGSEGV' \
+        'crash_here \(p=0x0\) at .*gdb_crash.c:7' '#1 .* main \(\)' \
+        'terminated with signal SIGSEGV' || return
+    plain "$hvrun" "crash-plain$tag" "$BIN/gdb_crash"
+    if [ "$(cat "$WORK/crash$tag.rc")" != "$(cat "$WORK/crash-plain$tag.rc")" ]; then
+        fail "gdb/crash$tag" "exit $(cat "$WORK/crash$tag.rc") under gdb," \
+            "$(cat "$WORK/crash-plain$tag.rc") without"
+        return
+    fi
+    pass "gdb/crash$tag"
+}
+
+run_case_detach() {
+    local hvrun=$1 tag=$2
+    session "detach$tag" "$hvrun" "$BIN/gdb_threads" \
+        -ex 'break add_one' -ex 'continue' -ex 'detach'
+    expect "gdb/detach$tag" "$WORK/detach$tag.gdb" 'hit Breakpoint 1' \
+        'Inferior 1 \(process [0-9]+\) detached' || return
+    [ -s "$WORK/plain$tag.out" ] || plain "$hvrun" "plain$tag" "$BIN/gdb_threads"
+    if ! cmp -s "$WORK/detach$tag.out" "$WORK/plain$tag.out"; then
+        fail "gdb/detach$tag" "stdout differs from a run without gdb"
+        show_tail "$WORK/detach$tag.err"
+        return
+    fi
+    pass "gdb/detach$tag"
+}
+
+if ! command -v gdb >/dev/null || ! command -v cc >/dev/null ||
+    ! command -v python3 >/dev/null; then
+    for c in threads same-run stepi watch watch-map replay interrupt fork exec start schedule idle-interrupt deadlock crash detach; do
+        skip "gdb/$c" "needs gdb, cc and python3 (apt-get install gdb gcc python3)"
+    done
+    finish
+fi
+if ! build_programs; then
+    fail "gdb/build" "could not build tests/gdb's programs"
+    finish
+fi
+for hvrun in "$@"; do
+    tag=""
+    case $hvrun in */debug/*) tag="-debug" ;; esac
+    run_case_threads "$hvrun" "$tag"
+    run_case_stepi "$hvrun" "$tag"
+    run_case_watch "$hvrun" "$tag"
+    run_case_watch_map "$hvrun" "$tag"
+    run_case_replay "$hvrun" "$tag"
+    run_case_interrupt "$hvrun" "$tag"
+    run_case_fork "$hvrun" "$tag"
+    run_case_exec "$hvrun" "$tag"
+    run_case_start "$hvrun" "$tag"
+    run_case_schedule "$hvrun" "$tag"
+    run_case_idle_interrupt "$hvrun" "$tag"
+    run_case_deadlock "$hvrun" "$tag"
+    run_case_crash "$hvrun" "$tag"
+    run_case_detach "$hvrun" "$tag"
+done
+finish
