@@ -750,6 +750,50 @@ static int open_host(const struct host_path *hp, int flags, mode_t mode,
     return (int)syscall(SYS_openat2, hp->dirfd, hp->path, &how, sizeof(how));
 }
 
+/* RESOLVE_NO_SYMLINKS and NO_MAGICLINKS on the path as the guest named
+ * it: the rewrite resolves a link that leads into /proc (procguard.c)
+ * before anything else sees it, so the host walks the guest's own path
+ * first (ELOOP at a link); not one under /tmp, which is the run's private
+ * directory and not the host's /tmp. */
+static long raw_links_refused(struct proxy_process *p, uint64_t guest_dirfd,
+                              gva_t gva, bool follow_last, uint64_t resolve)
+{
+    if (!(resolve & (RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS)))
+        return 0;
+    char raw[PROXY_PATH_MAX];
+    if (proxy_path_in(p, raw, gva) < 0 || raw[0] == '\0' ||
+        strncmp(raw, "/tmp", 4) == 0)
+        return 0;
+    int dirfd = raw[0] == '/' ? AT_FDCWD : proxy_host_dirfd(p, (int)guest_dirfd);
+    if (dirfd < 0 && dirfd != AT_FDCWD)
+        return 0;
+    struct open_how how = {
+        .flags = O_PATH | O_CLOEXEC | (follow_last ? 0 : O_NOFOLLOW),
+        .resolve = resolve & (RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS)};
+    long fd = syscall(SYS_openat2, dirfd, raw, &how, sizeof(how));
+    if (fd >= 0)
+        close((int)fd);
+    return fd < 0 && errno == ELOOP ? -ELOOP : 0;
+}
+
+/* openat2's resolve flags on what hvrun opens itself: /proc/self/exe,
+ * which the rewrite makes the program's path, is a magic link (ELOOP
+ * under NO_MAGICLINKS or NO_SYMLINKS); a virtual file's walk is the
+ * host's to judge, any error; another path's walk the host judges too, for
+ * the refusals the flags add (a symlink to a virtual /proc file leads to
+ * hvrun's file, not the host's open). */
+static long resolve_refused(struct proxy_process *p, const struct host_path *hp,
+                            bool follow_last, uint64_t resolve)
+{
+    if (hp->kind == PATH_SELF_EXE && follow_last &&
+        (resolve & (RESOLVE_NO_MAGICLINKS | RESOLVE_NO_SYMLINKS)))
+        return -ELOOP;
+    long r = resolve_walk_check(hp, follow_last, resolve);
+    if (proxy_vfs_is_virtual(p, hp->dirfd, hp->path))
+        return r;
+    return r == -ELOOP || r == -EXDEV || r == -EAGAIN ? r : 0;
+}
+
 /*
  * open, openat, creat and openat2 (openat2.c: resolve is its validated
  * resolve flags, 0 for the others). A virtual file's walk is judged by the
@@ -762,15 +806,17 @@ long proxy_fs_openat(struct proxy_process *p, uint64_t guest_dirfd,
 {
     struct host_path hp;
     bool follow_last = !(flags & O_NOFOLLOW);
-    long r = resolve & RESOLVE_SCOPED
+    long r = raw_links_refused(p, guest_dirfd, path_gva, follow_last, resolve);
+    if (r < 0)
+        return r;
+    r = resolve & RESOLVE_SCOPED
                  ? host_path_scoped(p, guest_dirfd, path_gva, follow_last,
                                     &resolve, &hp)
                  : host_path_unwalked_if(p, guest_dirfd, path_gva, follow_last,
                                          resolve & RESOLVE_NO_SYMLINKS, &hp);
     if (r < 0)
         return r;
-    if (resolve && proxy_vfs_is_virtual(p, hp.dirfd, hp.path) &&
-        (r = resolve_walk_check(&hp, follow_last, resolve)) < 0)
+    if (resolve && (r = resolve_refused(p, &hp, follow_last, resolve)) < 0)
         return r;
     if (proxy_vfs_open(p, hp.dirfd, hp.path, flags, &r))
         return r; /* a virtual /proc, /sys or /etc file (vfs.c) */
