@@ -499,6 +499,11 @@ extern const struct proxy_syscall proxy_kcmp_syscalls[];
  * pidfd_send_signal, pidfd_getfd. */
 extern const struct proxy_syscall proxy_pidfd_syscalls[];
 bool proxy_pidfd_is(struct proxy_process *p, int guest_fd);
+/* ptrace_may_access (kernel/ptrace.c): p may read or attach to q (itself,
+ * as root, or with all of q's ids its real ones and q dumpable). */
+bool proxy_ptrace_may_access(const struct proxy_process *p,
+                             const struct proxy_process *q);
+
 /* The process a pidfd names: 0, -EBADF (no pidfd) or -ESRCH (reaped). */
 long proxy_pidfd_process(struct proxy_process *p, int guest_fd,
                          struct proxy_process **out);

@@ -1064,16 +1064,21 @@ static struct proxy_thread *find_thread(struct proxy_process *p, int id,
     return NULL;
 }
 
-/* ptrace_may_access: root, or the same ids and a dumpable target. */
-static bool may_attach(const struct proxy_process *p,
-                       const struct proxy_process *q)
+bool proxy_ptrace_may_access(const struct proxy_process *p,
+                             const struct proxy_process *q)
 {
-    if (p->cred.euid == 0)
+    if (p == q || p->cred.euid == 0)
         return true;
     return q->prctl.dumpable && q->cred.ruid == p->cred.ruid &&
            q->cred.euid == p->cred.ruid && q->cred.suid == p->cred.ruid &&
            q->cred.rgid == p->cred.rgid && q->cred.egid == p->cred.rgid &&
            q->cred.sgid == p->cred.rgid;
+}
+
+static bool may_attach(const struct proxy_process *p,
+                       const struct proxy_process *q)
+{
+    return proxy_ptrace_may_access(p, q);
 }
 
 static long attach(struct proxy_process *p, long req, int id, uint64_t addr,

@@ -309,19 +309,6 @@ static long sys_set_robust_list(struct proxy_process *p, const uint64_t a[6])
     return 0;
 }
 
-/* ptrace_may_access(PTRACE_MODE_READ_REALCREDS) of another process: the
- * caller's real ids are all of the target's, and the target is dumpable;
- * or the caller has CAP_SYS_PTRACE. */
-static bool may_read_process(const struct proxy_process *p,
-                             const struct proxy_process *q)
-{
-    const struct proxy_cred_state *c = &p->cred, *t = &q->cred;
-    bool same = c->ruid == t->ruid && c->ruid == t->euid &&
-                c->ruid == t->suid && c->rgid == t->rgid &&
-                c->rgid == t->egid && c->rgid == t->sgid;
-    return id_privileged(p) || (same && q->prctl.dumpable);
-}
-
 /* get_robust_list(pid, head_ptr, len_ptr): the thread's list head (0 or
  * its own tid: the caller's), ESRCH for no such thread, EPERM without
  * read access to it (the virtual init's: root's, empty); len first, then
@@ -340,7 +327,7 @@ static long sys_get_robust_list(struct proxy_process *p, const uint64_t a[6])
             head = 0;
         } else if (!q || q->zombie) {
             return -ESRCH;
-        } else if (!may_read_process(p, q)) {
+        } else if (!proxy_ptrace_may_access(p, q)) {
             return -EPERM;
         } else {
             int g = proxy_ns_global_nr(p, pid);

@@ -16,8 +16,9 @@
  * empty local side is 0; then the remote iovec (the same, without the
  * address check) and an empty remote side is 0; only then the pid (ESRCH:
  * no live process of the run has that pid or tid) and the permission
- * (EPERM: a target that is not dumpable, for a caller other than itself
- * without root: PTRACE_MODE_ATTACH). The result is the bytes moved, or
+ * (EPERM: PTRACE_MODE_ATTACH, proxy_ptrace_may_access: another process
+ * whose ids are not all the caller's real ones, or not dumpable, unless
+ * the caller is root). The result is the bytes moved, or
  * EFAULT when none moved.
  *
  * process_madvise gives another process (a pidfd's) the advice that only
@@ -163,7 +164,7 @@ static long process_vm_rw(struct proxy_process *p, const uint64_t a[6],
         rc = -ESRCH;
         goto out;
     }
-    if (q != p && !q->prctl.dumpable && p->cred.euid != 0) {
+    if (!proxy_ptrace_may_access(p, q)) {
         rc = -EPERM;
         goto out;
     }
@@ -208,8 +209,7 @@ static long sys_process_madvise(struct proxy_process *p, const uint64_t a[6])
         rc = -ESRCH; /* no mm left */
     if (rc == 0 && !advice_remote((int)a[3]))
         rc = -EINVAL;
-    if (rc == 0 && ((q != p && !q->prctl.dumpable && p->cred.euid != 0) ||
-                    !proxy_ns_capable(p)))
+    if (rc == 0 && (!proxy_ptrace_may_access(p, q) || !proxy_ns_capable(p)))
         rc = -EPERM;
     size_t advised = 0;
     for (unsigned long i = 0; rc == 0 && i < v.n; i++) {

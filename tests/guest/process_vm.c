@@ -158,10 +158,33 @@ static void self_and_errors(void)
     munmap(two, 2 * PAGE);
 }
 
+/* A process that dropped to nobody may not read root's (PTRACE_MODE_ATTACH:
+ * EPERM), but may read itself and another nobody process. */
+static void dropped_ids(void)
+{
+    static char word[8] = "parent";
+    pid_t parent = getpid();
+    pid_t c = fork();
+    if (c == 0) {
+        char buf[8] = {0};
+        struct iovec l[1] = {{buf, sizeof(buf)}}, r[1] = {{word, sizeof(word)}};
+        if (setuid(65534) == 0) {
+            printf("nobody reads root's process: %s\n",
+                   res(process_vm_readv(parent, l, 1, r, 1, 0)));
+            printf("nobody reads itself: %s\n",
+                   res(process_vm_readv(getpid(), l, 1, r, 1, 0)));
+        }
+        _exit(0);
+    }
+    waitpid(c, NULL, 0);
+}
+
 int main(void)
 {
     setvbuf(stdout, NULL, _IONBF, 0);
     with_child();
     self_and_errors();
+    if (getuid() == 0)
+        dropped_ids();
     return 0;
 }
