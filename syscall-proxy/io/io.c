@@ -1219,6 +1219,24 @@ static long sys_copy_file_range(struct proxy_process *p, const uint64_t a[6])
     return r;
 }
 
+/* Before a splice out of an empty pipe waits for data: Linux checks the
+ * destination first (do_splice_from: a file that takes no splice, an
+ * O_APPEND one: EINVAL at once), so the host is asked without waiting;
+ * whatever it answers but EAGAIN is the call's answer (data that came
+ * meanwhile moved, or 0 with no writer left). -EAGAIN: wait as usual. */
+static long splice_probe(int in_fd, struct guest_offset *off_in, int out_fd,
+                         struct guest_offset *off_out, size_t len,
+                         unsigned int flags)
+{
+    struct stat st;
+    if (len == 0 || fstat(in_fd, &st) < 0 || !S_ISFIFO(st.st_mode) ||
+        host_fd_ready(in_fd, POLLIN))
+        return -EAGAIN;
+    return proxy_host_result(splice(in_fd, guest_offset_ptr(off_in), out_fd,
+                                    guest_offset_ptr(off_out), len,
+                                    flags | SPLICE_F_NONBLOCK));
+}
+
 /* splice writes a given offset back whatever the result. */
 static long sys_splice(struct proxy_process *p, const uint64_t a[6])
 {
@@ -1232,15 +1250,19 @@ static long sys_splice(struct proxy_process *p, const uint64_t a[6])
     if (guest_offset_in(p, a[1], &off_in) < 0 ||
         guest_offset_in(p, a[3], &off_out) < 0)
         return -EFAULT;
-    struct copy_wait cw;
-    long r = copy_wait_begin(p, (int)a[0], (int)a[2], (size_t)a[4],
-                             (unsigned int)a[5], &cw);
-    if (r != 0)
-        return r;
-    r = proxy_host_result(splice(in_fd, guest_offset_ptr(&off_in), out_fd,
-                                 guest_offset_ptr(&off_out), (size_t)a[4],
-                                 (unsigned int)a[5]));
-    r = copy_wait_end(p, &cw, r);
+    struct copy_wait cw = {0};
+    long r = splice_probe(in_fd, &off_in, out_fd, &off_out, (size_t)a[4],
+                          (unsigned int)a[5]);
+    if (r == -EAGAIN) {
+        r = copy_wait_begin(p, (int)a[0], (int)a[2], (size_t)a[4],
+                            (unsigned int)a[5], &cw);
+        if (r != 0)
+            return r;
+        r = proxy_host_result(splice(in_fd, guest_offset_ptr(&off_in), out_fd,
+                                     guest_offset_ptr(&off_out), (size_t)a[4],
+                                     (unsigned int)a[5]));
+        r = copy_wait_end(p, &cw, r);
+    }
     if (r == PROXY_RET_BLOCK)
         return r;
     if (r > 0)
