@@ -585,7 +585,7 @@ struct proc_view {
     int pid_levels; /* NSpid: the run's /proc, then each namespace below */
     int nspids[PROXY_PID_LEVELS + 1];
     bool thp_enabled, no_new_privs;
-    uint64_t sigq_limit, caps;
+    uint64_t sigq_limit, caps, cap_eff, cap_inh, cap_bnd; /* caps: permitted */
     int seccomp_mode, seccomp_filters;
 };
 
@@ -700,8 +700,10 @@ static void put_status(struct vbuf *b, const struct proc_view *v)
               "Speculation_Store_Bypass:\tthread vulnerable\n"
               "SpeculationIndirectBranch:\tconditional enabled\n"
               "Cpus_allowed:\t1\nCpus_allowed_list:\t0\nMems_allowed:\t",
-              0ULL, (unsigned long long)v->caps, (unsigned long long)v->caps,
-              CAP_FULL_SET, 0ULL, v->no_new_privs ? 1 : 0, v->seccomp_mode,
+              (unsigned long long)v->cap_inh, (unsigned long long)v->caps,
+              (unsigned long long)v->cap_eff,
+              (unsigned long long)v->cap_bnd, 0ULL, v->no_new_privs ? 1 : 0,
+              v->seccomp_mode,
               v->seccomp_filters);
     /* MAX_NUMNODES (1024 on Debian) bits, in 32-bit groups. */
     for (int i = 0; i < 31; i++)
@@ -773,7 +775,8 @@ static void proc_view_of(struct proxy_process *p, struct proc_view *v)
     v->thp_enabled = !p->prctl.thp_disabled;
     v->no_new_privs = p->prctl.no_new_privs;
     v->sigq_limit = p->rlimits[RLIMIT_SIGPENDING].rlim_cur;
-    v->caps = proxy_ns_capable(p) ? CAP_FULL_SET : 0;
+    proxy_cred_caps(p, &v->cap_eff, &v->caps, &v->cap_inh);
+    v->cap_bnd = CAP_FULL_SET & ~p->cred.cap_bset_dropped;
     const struct proxy_thread *t = &p->threads[p->cur];
     v->seccomp_mode = t->seccomp_strict ? 1 : t->seccomp ? 2 : 0;
     v->seccomp_filters = proxy_seccomp_filters(t);
@@ -1211,7 +1214,7 @@ static void init_view(const struct proxy_process *reader, struct proc_view *v)
     v->nspids[0] = PROXY_INIT_PID;
     v->thp_enabled = true;
     v->sigq_limit = reader->rlimits[RLIMIT_SIGPENDING].rlim_cur;
-    v->caps = CAP_FULL_SET;
+    v->caps = v->cap_eff = v->cap_bnd = CAP_FULL_SET;
 }
 
 static int gen_init_stat(struct proxy_process *reader, struct vbuf *b)

@@ -286,6 +286,7 @@ static long set_ids(struct proxy_process *p, bool gid, const uint64_t a[6],
     } else {
         store_uids(p, &t);
         p->cred.fsuid = p->cred.euid;
+        p->cred.caps_recorded = false; /* they follow the new ids */
         keep_caps_across(p, priv || p->cred.caps_kept, &old, &t);
         proxy_ns_uids_changed(p);
     }
@@ -485,6 +486,38 @@ static uint64_t permitted_kept(const struct proxy_process *p)
     return p->cred.caps_kept ? (1ULL << (CAP_LAST_CAP + 1)) - 1 : 0;
 }
 
+#define CAP_ALL_BITS ((1ULL << (CAP_LAST_CAP + 1)) - 1)
+
+/* PR_CAPBSET_READ and PR_CAPBSET_DROP (cap_prctl_drop: a valid number,
+ * then CAP_SETPCAP in the effective set). */
+long proxy_cred_capbset(struct proxy_process *p, bool drop, uint64_t cap)
+{
+    if (cap > CAP_LAST_CAP)
+        return -EINVAL;
+    if (!drop)
+        return !(p->cred.cap_bset_dropped & (1ULL << cap));
+    uint64_t eff, perm, inh;
+    proxy_cred_caps(p, &eff, &perm, &inh);
+    if (!(eff & (1ULL << CAP_SETPCAP)))
+        return -EPERM;
+    p->cred.cap_bset_dropped |= 1ULL << cap;
+    return 0;
+}
+
+void proxy_cred_caps(const struct proxy_process *p, uint64_t *eff,
+                     uint64_t *perm, uint64_t *inh)
+{
+    if (p->cred.caps_recorded) {
+        *eff = p->cred.cap_eff;
+        *perm = p->cred.cap_perm;
+        *inh = p->cred.cap_inh;
+        return;
+    }
+    *eff = caps_of(p);
+    *perm = *eff | permitted_kept(p);
+    *inh = 0;
+}
+
 static long sys_capget(struct proxy_process *p, const uint64_t a[6])
 {
     gva_t hdr_gva = a[0], data_gva = a[1];
@@ -501,10 +534,11 @@ static long sys_capget(struct proxy_process *p, const uint64_t a[6])
     const struct proxy_process *q = is_self(p, pid) ? p : proxy_ns_find(p, pid);
     if (!q)
         return -ESRCH;
-    uint64_t caps = caps_of(q), perm = caps | permitted_kept(q);
+    uint64_t caps, perm, inh;
+    proxy_cred_caps(q, &caps, &perm, &inh);
     const struct cap_data d[2] = {
-        {(uint32_t)caps, (uint32_t)perm, 0},
-        {(uint32_t)(caps >> 32), (uint32_t)(perm >> 32), 0},
+        {(uint32_t)caps, (uint32_t)perm, (uint32_t)inh},
+        {(uint32_t)(caps >> 32), (uint32_t)(perm >> 32), (uint32_t)(inh >> 32)},
     };
     if (proxy_copy_out(p, data_gva, d, (size_t)words * sizeof(d[0])) < 0)
         return -EFAULT;
@@ -512,9 +546,12 @@ static long sys_capget(struct proxy_process *p, const uint64_t a[6])
 }
 
 /*
- * capset may only drop: permitted and inheritable within what the process
- * has, effective within the new permitted. A valid drop is accepted but not
- * recorded, since capabilities follow euid in this model and no guest
+ * capset as cap_capset checks it: the new inheritable set within the old
+ * inheritable and permitted ones unless CAP_SETPCAP is effective, the
+ * permitted within the old permitted, the effective within the new
+ * permitted. The sets are kept (capget and /proc/PID/status show them,
+ * and the next capset is checked against them); the capability checks of
+ * other calls still follow the euid (docs/DETERMINISM.md), so no guest
  * capability ever reaches the host.
  */
 static long sys_capset(struct proxy_process *p, const uint64_t a[6])
@@ -533,13 +570,21 @@ static long sys_capset(struct proxy_process *p, const uint64_t a[6])
     uint64_t eff = d[0].effective | (uint64_t)d[1].effective << 32;
     uint64_t perm = d[0].permitted | (uint64_t)d[1].permitted << 32;
     uint64_t inh = d[0].inheritable | (uint64_t)d[1].inheritable << 32;
-    uint64_t have = caps_of(p) | permitted_kept(p);
-    if ((perm & ~have) || (inh & ~have) || (eff & ~perm))
+    uint64_t old_eff, old_perm, old_inh;
+    proxy_cred_caps(p, &old_eff, &old_perm, &old_inh);
+    bool setpcap = old_eff & (1ULL << CAP_SETPCAP);
+    uint64_t bset = CAP_ALL_BITS & ~p->cred.cap_bset_dropped;
+    if ((!setpcap && (inh & ~(old_inh | old_perm))) ||
+        (inh & ~(old_inh | bset)) || (perm & ~old_perm) || (eff & ~perm))
         return -EPERM;
     if (p->cred.caps_kept) /* what keepcaps kept: effective again, or dropped */
         p->cred.caps_kept_effective = eff != 0;
     if (p->cred.caps_kept && perm == 0)
         p->cred.caps_kept = p->cred.caps_kept_effective = false;
+    p->cred.caps_recorded = true;
+    p->cred.cap_eff = eff;
+    p->cred.cap_perm = perm;
+    p->cred.cap_inh = inh;
     return 0;
 }
 

@@ -499,6 +499,14 @@ extern const struct proxy_syscall proxy_kcmp_syscalls[];
  * pidfd_send_signal, pidfd_getfd. */
 extern const struct proxy_syscall proxy_pidfd_syscalls[];
 bool proxy_pidfd_is(struct proxy_process *p, int guest_fd);
+/* The capability sets capget shows (cred.c): what capset kept, else the
+ * euid's (all for root, none otherwise; PR_SET_KEEPCAPS's kept ones). */
+void proxy_cred_caps(const struct proxy_process *p, uint64_t *eff,
+                     uint64_t *perm, uint64_t *inh);
+
+/* PR_CAPBSET_READ (drop false) and PR_CAPBSET_DROP (cred.c). */
+long proxy_cred_capbset(struct proxy_process *p, bool drop, uint64_t cap);
+
 /* ptrace_may_access (kernel/ptrace.c): p may read or attach to q (itself,
  * as root, or with all of q's ids its real ones and q dumpable). */
 bool proxy_ptrace_may_access(const struct proxy_process *p,

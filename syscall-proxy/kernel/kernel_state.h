@@ -113,6 +113,14 @@ struct proxy_cred_state {
     /* Capabilities PR_SET_KEEPCAPS kept across a setuid away from root
      * (permitted), made effective again by capset; execve drops them. */
     bool caps_kept, caps_kept_effective;
+    /* The sets a capset gave (capget, /proc/PID/status and capset's own
+     * rules read them); until one, and again after execve or a uid change,
+     * the sets follow the euid (caps_recorded false). */
+    bool caps_recorded;
+    uint64_t cap_eff, cap_perm, cap_inh;
+    /* PR_CAPBSET_DROP's drops from the bounding set (inherited, kept by
+     * execve): a bit per capability no longer in it */
+    uint64_t cap_bset_dropped;
     /* The pid namespace it lives in (NULL: the run's) and its pid in it
      * and in each one above (vpids[0] is pid). */
     struct proxy_ns *pidns;

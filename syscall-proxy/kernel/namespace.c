@@ -236,6 +236,7 @@ void proxy_ns_exec(struct proxy_process *p)
 {
     p->cred.ns_caps = false;
     p->cred.caps_kept = p->cred.caps_kept_effective = false;
+    p->cred.caps_recorded = false; /* execve's sets follow the ids again */
 }
 
 void proxy_ns_uids_changed(struct proxy_process *p)
@@ -465,6 +466,7 @@ static long ns_switch(struct proxy_process *p, uint64_t flags)
             return -ENOMEM;
         p->cred.ns[PROXY_NS_USER] = u;
         p->cred.ns_caps = true;
+        p->cred.caps_recorded = false; /* a new namespace's full set */
     }
     if ((flags & NS_FLAGS_ALL & ~CLONE_NEWUSER) && !own_caps(p)) {
         p->cred.ns[PROXY_NS_USER] = saved_user;
@@ -696,6 +698,7 @@ static long ns_enter(struct proxy_process *p, int t, struct proxy_ns *ns)
             return -EPERM;
         p->cred.ns[PROXY_NS_USER] = ns;
         p->cred.ns_caps = true;
+        p->cred.caps_recorded = false; /* a new namespace's full set */
         return 0;
     }
     if (!capable_in(p, ns ? ns->owner : NULL) ||

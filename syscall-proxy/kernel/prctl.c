@@ -229,8 +229,8 @@ static long sys_prctl(struct proxy_process *p, const uint64_t a[6])
     case PR_GET_NAME:
         return prctl_get_name(p, a[1]);
     case PR_CAPBSET_READ:
-        /* The bounding set is full for every process, root or not. */
-        return a[1] <= CAP_LAST_CAP ? 1 : -EINVAL;
+    case PR_CAPBSET_DROP:
+        return proxy_cred_capbset(p, option == PR_CAPBSET_DROP, a[1]);
     case PR_GET_SECCOMP:
     case PR_SET_SECCOMP:
         return proxy_seccomp_prctl(p, a); /* seccomp.c */
