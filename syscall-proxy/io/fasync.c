@@ -294,8 +294,8 @@ static uint32_t inotify_mask_of(uint32_t dn)
         m |= IN_CREATE | IN_MOVED_TO;
     if (dn & DN_DELETE)
         m |= IN_DELETE | IN_MOVED_FROM;
-    if (dn & DN_RENAME)
-        m |= IN_MOVED_FROM; /* FS_RENAME: reported to the old directory */
+    if (dn & DN_RENAME) /* a rename within the directory: both halves */
+        m |= IN_MOVED_FROM | IN_MOVED_TO;
     if (dn & DN_ATTRIB)
         m |= IN_ATTRIB;
     return m;
@@ -407,6 +407,22 @@ static void dnotify_event(int wd, uint32_t dn)
     }
 }
 
+/* Whether the IN_MOVED_FROM event from is a rename within its directory:
+ * its IN_MOVED_TO (the same cookie, queued with it) is in rest, n bytes of
+ * the events after it, on the same watch. */
+static bool renamed_within(const char *rest, ssize_t n,
+                           const struct inotify_event *from)
+{
+    for (ssize_t at = 0; at + (ssize_t)sizeof(struct inotify_event) <= n;) {
+        const struct inotify_event *e =
+            (const struct inotify_event *)(const void *)(rest + at);
+        if ((e->mask & IN_MOVED_TO) && e->cookie == from->cookie)
+            return e->wd == from->wd;
+        at += (ssize_t)(sizeof(*e) + e->len);
+    }
+    return false;
+}
+
 void proxy_fasync_after_syscall(struct proxy_process *p)
 {
     (void)p;
@@ -425,10 +441,12 @@ void proxy_fasync_after_syscall(struct proxy_process *p)
             at += (ssize_t)(sizeof(*e) + e->len);
             if (e->mask & IN_IGNORED) /* the directory is gone */
                 continue;
-            /* fsnotify_move: FS_RENAME on the old directory first, then
-             * its FS_MOVED_FROM, then the new one's FS_MOVED_TO: three
-             * events, each signalled on its own. */
-            if (e->mask & IN_MOVED_FROM)
+            /* fsnotify_move: FS_DN_RENAME on the old directory first (only
+             * for a rename within one directory: its MOVED_TO, with the
+             * same cookie, comes on the same watch), then its
+             * FS_MOVED_FROM, then the new one's FS_MOVED_TO: each
+             * signalled on its own. */
+            if ((e->mask & IN_MOVED_FROM) && renamed_within(buf + at, n - at, e))
                 dnotify_event(e->wd, DN_RENAME);
             uint32_t dn = dn_event_of(e->mask);
             if (dn)

@@ -93,6 +93,21 @@ static void dnotify_cases(void)
     CHECK(fcntl(d, F_NOTIFY, DN_RENAME | DN_MULTISHOT) == 0);
     CHECK(rename("d/three", "d/four") == 0);
     printf("rename, masks added up: %d signal(s)\n", collect(RT_SIG, NULL));
+    /* DN_RENAME alone: a rename within the directory, not one out of it */
+    CHECK(fcntl(d, F_NOTIFY, 0) == 0);
+    CHECK(mkdir("d/sub", 0755) == 0);
+    collect(RT_SIG, NULL);
+    CHECK(fcntl(d, F_NOTIFY, DN_RENAME | DN_MULTISHOT) == 0);
+    CHECK(rename("d/four", "d/sub/four") == 0);
+    printf("DN_RENAME, a rename into a subdirectory: %d signal(s)\n",
+           collect(RT_SIG, NULL));
+    CHECK(rename("d/sub", "d/sub2") == 0);
+    printf("DN_RENAME, a rename within: %d signal(s)\n", collect(RT_SIG, NULL));
+    CHECK(rename("d/sub2/four", "d/four") == 0);
+    CHECK(rmdir("d/sub2") == 0);
+    collect(RT_SIG, NULL);
+    CHECK(fcntl(d, F_NOTIFY, DN_MODIFY | DN_ATTRIB | DN_CREATE | DN_DELETE |
+                                 DN_RENAME | DN_MULTISHOT) == 0);
 
     pid_t c = fork();
     CHECK(c >= 0);
