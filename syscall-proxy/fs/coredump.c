@@ -33,6 +33,7 @@
 #include "ptrace.h"
 #include "fs.h"
 #include "internal.h"
+#include "vfs.h"
 
 #include "cpu_x86_64.h"
 #include "det.h"
@@ -54,34 +55,15 @@
 #define NOTE_NAME "CORE"
 #define FXSAVE_BYTES 512
 
-/* A growing byte buffer for the notes. */
-struct notes {
-    uint8_t *buf;
-    size_t len, cap;
-    bool failed;
-};
-
-static void notes_put(struct notes *n, const void *data, size_t len)
+/* Notes go into a vfs.h byte buffer, each part padded to 4 bytes. */
+static void notes_put(struct vbuf *n, const void *data, size_t len)
 {
-    size_t padded = (len + 3) & ~(size_t)3;
-    if (n->failed || n->len + padded > n->cap) {
-        size_t cap = n->cap ? n->cap * 2 : 4096;
-        while (cap < n->len + padded)
-            cap *= 2;
-        uint8_t *b = n->failed ? NULL : realloc(n->buf, cap);
-        if (!b) {
-            n->failed = true;
-            return;
-        }
-        n->buf = b;
-        n->cap = cap;
-    }
-    memcpy(n->buf + n->len, data, len);
-    memset(n->buf + n->len + len, 0, padded - len);
-    n->len += padded;
+    static const char pad[4];
+    vb_put(n, data, len);
+    vb_put(n, pad, ((len + 3) & ~(size_t)3) - len);
 }
 
-static void note_add(struct notes *n, uint32_t type, const void *desc,
+static void note_add(struct vbuf *n, uint32_t type, const void *desc,
                      size_t len)
 {
     Elf64_Nhdr h = {sizeof(NOTE_NAME), (Elf64_Word)len, type};
@@ -90,7 +72,7 @@ static void note_add(struct notes *n, uint32_t type, const void *desc,
     notes_put(n, desc, len);
 }
 
-static void note_prstatus(struct notes *n, struct proxy_process *p,
+static void note_prstatus(struct vbuf *n, struct proxy_process *p,
                           struct proxy_thread *t, int signo, bool first)
 {
     struct elf_prstatus st;
@@ -110,7 +92,7 @@ static void note_prstatus(struct notes *n, struct proxy_process *p,
     note_add(n, NT_PRSTATUS, &st, sizeof(st));
 }
 
-static void note_fpregs(struct notes *n, struct proxy_process *p,
+static void note_fpregs(struct vbuf *n, struct proxy_process *p,
                         struct proxy_thread *t)
 {
     uint8_t *xs = malloc(VMM_XSAVE_MAX_BYTES);
@@ -119,7 +101,7 @@ static void note_fpregs(struct notes *n, struct proxy_process *p,
     free(xs);
 }
 
-static void note_prpsinfo(struct notes *n, struct proxy_process *p)
+static void note_prpsinfo(struct vbuf *n, struct proxy_process *p)
 {
     struct elf_prpsinfo ps;
     memset(&ps, 0, sizeof(ps));
@@ -144,7 +126,7 @@ static void note_prpsinfo(struct notes *n, struct proxy_process *p)
     note_add(n, NT_PRPSINFO, &ps, sizeof(ps));
 }
 
-static void note_siginfo(struct notes *n, int signo)
+static void note_siginfo(struct vbuf *n, int signo)
 {
     siginfo_t si;
     memset(&si, 0, sizeof(si));
@@ -153,7 +135,7 @@ static void note_siginfo(struct notes *n, int signo)
     note_add(n, NT_SIGINFO, &si, sizeof(si));
 }
 
-static void note_auxv(struct notes *n, struct proxy_process *p)
+static void note_auxv(struct vbuf *n, struct proxy_process *p)
 {
     uint8_t auxv[64 * 16];
     size_t len = proxy_fs_saved_auxv(p, auxv, sizeof(auxv));
@@ -163,9 +145,9 @@ static void note_auxv(struct notes *n, struct proxy_process *p)
 
 /* NT_FILE: count, page size, (start, end, file offset in pages) per file
  * mapping, then their names, as gdb reads it to find the libraries. */
-static void note_file(struct notes *n, struct proxy_process *p)
+static void note_file(struct vbuf *n, struct proxy_process *p)
 {
-    struct notes f = {0};
+    struct vbuf f = {0};
     uint64_t count = 0, page = CORE_PAGE;
     for (struct vmm_vma *v = vmm_as_next_vma(p->as, 0); v;
          v = vmm_as_next_vma(p->as, v->end))
@@ -182,13 +164,11 @@ static void note_file(struct notes *n, struct proxy_process *p)
     for (struct vmm_vma *v = vmm_as_next_vma(p->as, 0); v && !f.failed;
          v = vmm_as_next_vma(p->as, v->end))
         if ((v->flags & VMM_VMA_FILE) && v->name && v->name[0] == '/') {
-            size_t len = strlen(v->name) + 1;
-            notes_put(&f, v->name, len);
-            f.len -= ((len + 3) & ~(size_t)3) - len; /* undo the padding */
+            vb_put(&f, v->name, strlen(v->name) + 1);
         }
     if (!f.failed)
-        note_add(n, NT_FILE, f.buf, f.len);
-    free(f.buf);
+        note_add(n, NT_FILE, f.s, f.len);
+    free(f.s);
 }
 
 /* Bytes of v the core holds (coredump_filter 0x33, above). */
@@ -250,7 +230,7 @@ static bool write_memory(struct proxy_process *p, int fd, gva_t at,
 static bool write_core(struct proxy_process *p, int fd, int signo,
                        uint64_t limit)
 {
-    struct notes n = {0};
+    struct vbuf n = {0};
     struct proxy_thread *first = &p->threads[p->cur];
     note_prstatus(&n, p, first, signo, true);
     note_prpsinfo(&n, p);
@@ -305,7 +285,7 @@ static bool write_core(struct proxy_process *p, int fd, int signo,
             eh->e_ident[EI_VERSION] = EV_CURRENT;
             eh->e_ident[EI_OSABI] = ELFOSABI_NONE;
             memcpy(blob + sizeof(*eh), ph, phbytes);
-            memcpy(blob + sizeof(*eh) + phbytes, n.buf, n.len);
+            memcpy(blob + sizeof(*eh) + phbytes, n.s, n.len);
             size_t put = head < limit ? head : (size_t)limit;
             uint64_t budget = limit - put;
             bool whole = pwrite(fd, blob, put, 0) == (ssize_t)put && put == head;
@@ -320,7 +300,7 @@ static bool write_core(struct proxy_process *p, int fd, int signo,
         }
     }
     free(ph);
-    free(n.buf);
+    free(n.s);
     return ok;
 }
 
