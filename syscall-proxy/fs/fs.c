@@ -167,12 +167,11 @@ static int rewrite_proc_self(struct proxy_process *p, const char *tail,
 }
 
 /* /proc/<another guest's pid>/<entry>...: its tail from /<entry>.
- * /proc/N/ns/NAME: stat and readlink of it (gdb asks
- * whether its inferior shares its namespaces) are answered from hvrun's
- * own /proc/self/ns entry, the number then the caller's namespace's
- * (vfs.c). Divergence: a process in a namespace of its own shows the
- * caller's; opening one (setns) goes through the virtual files and is
- * exact. */
+ * /proc/N/ns/NAME becomes hvrun's own /proc/self/ns/NAME, which the host
+ * has (stat, readlink: gdb asks whether its inferior shares its
+ * namespaces), and p->fs.ns_of_pid names N, whose namespace the virtual
+ * ns file then stands for: its number in stat and readlink, the fd an
+ * open gives (vfs.c, proxy_vfs_ns_owner). */
 static struct proxy_process *other_guest_entry(const struct proxy_process *p,
                                                const char *path,
                                                const char *entry,
@@ -214,15 +213,18 @@ static int rewrite_path(struct proxy_process *p, const char *in,
                         enum path_kind *kind)
 {
     *kind = PATH_PLAIN;
+    p->fs.ns_of_pid = 0;
     if (in[0] != '/')
         return format_path(out, outlen, "%s", in);
     const char *tail = proc_self_tail(p, in);
     if (tail)
         return rewrite_proc_self(p, tail, follow_last, out, outlen, kind);
-    if (other_guest_entry(p, in, "/ns/", &tail))
-        return format_path(out, outlen, "/proc/self%s", tail);
     /* Its exe and cwd, followed: its program, its directory. */
     struct proxy_process *q;
+    if ((q = other_guest_entry(p, in, "/ns/", &tail))) {
+        p->fs.ns_of_pid = q->pid; /* whose namespace (vfs.c) */
+        return format_path(out, outlen, "/proc/self%s", tail);
+    }
     if (follow_last && (q = other_guest_entry(p, in, "/exe", &tail)) &&
         !tail[4])
         return format_path(out, outlen, "%s", q->exe_path);

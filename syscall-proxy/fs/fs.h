@@ -258,6 +258,10 @@ bool proxy_procfile_ns(const struct proxy_fd *f, int *type,
 
 /* A transfer on such an fd (its slot has a vfd context): at the fd's
  * position, or at offset with at_offset. Returns bytes or -errno. */
+/* NS_GET_USERNS, NS_GET_PARENT, NS_GET_NSTYPE, NS_GET_OWNER_UID on a
+ * namespace fd (procfile.c; -ENOTTY for another fd or request). */
+long proxy_procfile_ns_ioctl(struct proxy_process *p, const struct proxy_fd *f,
+                             unsigned int req, gva_t arg);
 long proxy_procfile_xfer(struct proxy_process *p, int guest_fd, bool into_guest,
                          bool at_offset, int64_t offset,
                          const struct iovec *iov, int n);

@@ -19,6 +19,10 @@ struct proxy_fs_state {
      * rewrite to the host fd): dups share a host fd, so the host number
      * alone does not say whose close-on-exec bit fdinfo shows (vfs.c). */
     int fdinfo_guest_fd;
+    /* The guest process whose /proc/N/ns/NAME the last path named (fs.c
+     * rewrites it to /proc/self/ns/NAME, which the host has): the ns file
+     * is that process's (vfs.c), 0 for the caller's own. */
+    int ns_of_pid;
     mode_t umask;
     /* the private /tmp (hermetic.c): guest /tmp is this host directory;
      * empty when there is none. tmp_owned: hvrun made it and deletes it. */

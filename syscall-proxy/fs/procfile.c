@@ -303,6 +303,23 @@ long proxy_procfile_open_nsfile(struct proxy_process *p,
 
 /* /proc/PID/ns/NAME opened: an fd whose link reads "type:[inum]" and
  * that setns takes. */
+/* An fd of namespace ns of type, named by its link "type:[inum]". */
+static long open_ns_fd(struct proxy_process *p, int pid, int type,
+                       struct proxy_ns *ns, int flags)
+{
+    char link[64];
+    proxy_ns_link_of(type, ns, link, sizeof(link));
+    char name[80];
+    snprintf(name, sizeof(name), "hvrun-vfs:%s", link);
+    int host_fd = memfd_with(name, "", O_RDONLY | (flags & O_NONBLOCK));
+    if (host_fd < 0)
+        return host_fd;
+    long gfd = install_vfd(p, host_fd, flags, VFD_NS, pid, type);
+    if (gfd >= 0)
+        proxy_fd_get(&p->fds, (int)gfd)->vfd->ns = ns;
+    return gfd;
+}
+
 long proxy_procfile_open_ns(struct proxy_process *p, struct proxy_process *of,
                             int type, int flags)
 {
@@ -310,17 +327,21 @@ long proxy_procfile_open_ns(struct proxy_process *p, struct proxy_process *of,
         return -EEXIST;
     if ((flags & O_ACCMODE) != O_RDONLY)
         return -EACCES;
-    char link[64];
-    proxy_ns_link(of, type, link, sizeof(link));
-    char name[80];
-    snprintf(name, sizeof(name), "hvrun-vfs:%s", link);
-    int host_fd = memfd_with(name, "", O_RDONLY | (flags & O_NONBLOCK));
-    if (host_fd < 0)
-        return host_fd;
-    long gfd = install_vfd(p, host_fd, flags, VFD_NS, of->pid, type);
-    if (gfd >= 0)
-        proxy_fd_get(&p->fds, (int)gfd)->vfd->ns = proxy_ns_of(of, type);
-    return gfd;
+    return open_ns_fd(p, of->pid, type, proxy_ns_of(of, type), flags);
+}
+
+long proxy_procfile_ns_ioctl(struct proxy_process *p, const struct proxy_fd *f,
+                             unsigned int req, gva_t arg)
+{
+    int type, rel_type;
+    struct proxy_ns *ns, *rel = NULL;
+    if (!proxy_procfile_ns(f, &type, &ns))
+        return -ENOTTY;
+    long r = proxy_ns_ioctl(p, type, ns, req, arg, &rel, &rel_type);
+    if (r < 0 || rel_type < 0)
+        return r;
+    /* open_related_ns: a new fd, close-on-exec */
+    return open_ns_fd(p, p->pid, rel_type, rel, O_RDONLY | O_CLOEXEC);
 }
 
 bool proxy_procfile_ns(const struct proxy_fd *f, int *type,

@@ -1064,7 +1064,7 @@ long proxy_vfs_open_ns(struct proxy_process *p, struct proxy_process *of,
                        const char *name, int flags)
 {
     int type = proxy_ns_type_of_name(name + strlen("/proc/self/ns/"));
-    return proxy_procfile_open_ns(p, of, type, flags);
+    return proxy_procfile_open_ns(p, proxy_vfs_ns_owner(p, of), type, flags);
 }
 
 #define NS_FILE(name) \

@@ -644,6 +644,15 @@ bool proxy_vfs_open(struct proxy_process *p, int host_dirfd,
     }
 }
 
+struct proxy_process *proxy_vfs_ns_owner(struct proxy_process *p,
+                                         struct proxy_process *of)
+{
+    struct proxy_process *q = p->fs.ns_of_pid && p->world
+                                  ? proxy_world_find(p->world, p->fs.ns_of_pid)
+                                  : NULL;
+    return q && !q->zombie ? q : of;
+}
+
 long proxy_vfs_ns_link(struct proxy_process *p, int host_dirfd,
                        const char *host_path, char *out, size_t cap)
 {
@@ -654,8 +663,8 @@ long proxy_vfs_ns_link(struct proxy_process *p, int host_dirfd,
         return -ENOENT;
     if (l != VFILE_FOUND || v->open != proxy_vfs_open_ns)
         return 0;
-    int n = proxy_ns_link_named(of, v->path + strlen("/proc/self/ns/"), out,
-                                cap);
+    int n = proxy_ns_link_named(proxy_vfs_ns_owner(p, of),
+                                v->path + strlen("/proc/self/ns/"), out, cap);
     return n < 0 ? -EIO : n;
 }
 

@@ -280,6 +280,11 @@ enum init_place {
     INIT_ENTRY,
 };
 
+/* The process whose namespaces a /proc/self/ns/NAME name stands for: the
+ * one a /proc/N/ns/NAME path named (fs.c's rewrite), else of. */
+struct proxy_process *proxy_vfs_ns_owner(struct proxy_process *p,
+                                         struct proxy_process *of);
+
 struct init_name {
     enum init_place place;
     const struct init_entry *entry; /* INIT_ENTRY */

@@ -29,6 +29,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/fs.h>
+#include <linux/nsfs.h>
 #include <linux/random.h>
 #include <poll.h>
 #include <stdlib.h>
@@ -962,6 +963,8 @@ static long sys_ioctl(struct proxy_process *p, const uint64_t a[6])
         return r;
     }
     }
+    if (f->vfd && _IOC_TYPE(req) == NSIO) /* a namespace fd's (nsfs) */
+        return proxy_procfile_ns_ioctl(p, f, req, a[2]);
     if (f->perf) {
         long r = proxy_perf_ioctl(p, f->perf, req, arg);
         if (r != 1)

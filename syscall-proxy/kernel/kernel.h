@@ -504,6 +504,16 @@ bool proxy_pidfd_is(struct proxy_process *p, int guest_fd);
 void proxy_cred_caps(const struct proxy_process *p, uint64_t *eff,
                      uint64_t *perm, uint64_t *inh);
 
+/* The nsfs ioctls on an fd of namespace ns of type (namespace.c): a
+ * value, or -errno; for NS_GET_USERNS/NS_GET_PARENT *rel_type >= 0 names
+ * the namespace (*rel) the caller opens an fd of. */
+long proxy_ns_ioctl(struct proxy_process *p, int type, struct proxy_ns *ns,
+                    unsigned int req, gva_t arg, struct proxy_ns **rel,
+                    int *rel_type);
+/* "type:[inum]", a namespace fd's link (namespace.c). */
+int proxy_ns_link_of(int type, const struct proxy_ns *ns, char *out,
+                     size_t cap);
+
 /* PR_CAPBSET_READ (drop false) and PR_CAPBSET_DROP (cred.c). */
 long proxy_cred_capbset(struct proxy_process *p, bool drop, uint64_t cap);
 

@@ -31,6 +31,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <linux/nsfs.h>
 #include <fcntl.h>
 #include <linux/sched.h>
 #include <sched.h>
@@ -785,6 +786,77 @@ int proxy_ns_link_named(const struct proxy_process *of, const char *name,
         ns_named(of, type, strstr(name, "_for_children") != NULL);
     return snprintf(out, cap, "%s:[%u]", kinds[type].name,
                     ns ? ns->inum : kinds[type].init_inum);
+}
+
+/* ---- nsfs ioctls ---------------------------------------------------------- */
+
+/* Whether namespace x (NULL: the run's initial one) is mine or below it,
+ * following up (the user namespaces' parents, or the pid ones'). */
+static bool ns_within(const struct proxy_ns *x, const struct proxy_ns *mine,
+                      bool pid)
+{
+    for (;;) {
+        if (x == mine)
+            return true;
+        if (!x)
+            return false;
+        x = pid ? x->pid_parent : x->owner;
+    }
+}
+
+/*
+ * The nsfs ioctls on an fd of namespace ns of type (nsfs.c's ns_ioctl):
+ * NS_GET_NSTYPE its CLONE_NEW* flag; NS_GET_OWNER_UID (user namespaces:
+ * EINVAL for others) its creator's uid as the caller sees it, written to
+ * arg; NS_GET_USERNS its owning user namespace and NS_GET_PARENT (user and
+ * pid namespaces: EINVAL for others) its parent, given back in *rel and
+ * *rel_type for the caller to open, EPERM when that one is outside the
+ * caller's own namespace (the initial user namespace has no owner).
+ * -ENOTTY for another request.
+ */
+long proxy_ns_ioctl(struct proxy_process *p, int type, struct proxy_ns *ns,
+                    unsigned int req, gva_t arg, struct proxy_ns **rel,
+                    int *rel_type)
+{
+    *rel_type = -1;
+    const struct proxy_ns *my_user = p->cred.ns[PROXY_NS_USER];
+    switch (req) {
+    case NS_GET_NSTYPE:
+        return (long)kinds[type].flag;
+    case NS_GET_OWNER_UID: {
+        if (type != PROXY_NS_USER)
+            return -EINVAL;
+        uint32_t uid = proxy_ns_uid_seen(p, ns ? ns->owner_uid : 0);
+        return proxy_copy_out(p, arg, &uid, sizeof(uid)) < 0 ? -EFAULT : 0;
+    }
+    case NS_GET_PARENT:
+        if (type == PROXY_NS_PID) {
+            if (!ns || !ns_within(ns->pid_parent, p->cred.pidns, true))
+                return -EPERM;
+            *rel = ns->pid_parent;
+            *rel_type = PROXY_NS_PID;
+            return 0;
+        }
+        if (type != PROXY_NS_USER)
+            return -EINVAL;
+        __attribute__((fallthrough)); /* a user namespace's parent: its owner */
+    case NS_GET_USERNS:
+        if ((type == PROXY_NS_USER && !ns) ||
+            !ns_within(ns ? ns->owner : NULL, my_user, false))
+            return -EPERM;
+        *rel = ns ? ns->owner : NULL;
+        *rel_type = PROXY_NS_USER;
+        return 0;
+    default:
+        return -ENOTTY;
+    }
+}
+
+int proxy_ns_link_of(int type, const struct proxy_ns *ns, char *out,
+                     size_t cap)
+{
+    return snprintf(out, cap, "%s:[%u]", kinds[type].name,
+                    proxy_ns_inum(type, ns));
 }
 
 /* ---- /proc/PID/uid_map, gid_map, setgroups ------------------------------- */
