@@ -182,6 +182,9 @@ struct proxy_process {
         bool sched_reset_on_fork;
         uint64_t sched_runtime, sched_deadline, sched_period;
         uint64_t timerslack_ns;
+        /* what PR_SET_TIMERSLACK 0 restores: the parent's slack at fork
+         * (0: the initial 50 us) */
+        uint64_t timerslack_default_ns;
         int nice;
     } prctl;
     /* System V shared memory attached (kernel/sysvshm.c). Owned. */

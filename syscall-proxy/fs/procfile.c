@@ -96,7 +96,7 @@ static int kept_timerslack(const char *in, size_t len, char *out, size_t cap)
 {
     long v;
     int rc = parse_long(in, len, 10, 0, LONG_MAX, &v);
-    return rc < 0 ? rc : snprintf(out, cap, "%ld\n", v ? v : 50000L);
+    return rc < 0 ? rc : snprintf(out, cap, "%ld\n", v); /* 0: the default */
 }
 
 static int kept_loginuid(const char *in, size_t len, char *out, size_t cap)
@@ -189,8 +189,11 @@ static long kept_write(struct proxy_process *q, int k, const char *in,
     int rc = kept_files[k].parse(in, len, canon, sizeof(canon));
     if (rc < 0)
         return rc;
-    if (k == PROXY_KEPT_TIMERSLACK) /* the value PR_GET_TIMERSLACK reads */
-        q->prctl.timerslack_ns = strtoull(canon, NULL, 10);
+    if (k == PROXY_KEPT_TIMERSLACK) { /* the value PR_GET_TIMERSLACK reads */
+        uint64_t v = strtoull(canon, NULL, 10);
+        uint64_t dflt = q->prctl.timerslack_default_ns;
+        q->prctl.timerslack_ns = v ? v : dflt ? dflt : 50000;
+    }
     else if (k != PROXY_KEPT_CLEAR_REFS)
         snprintf(q->kept[k], sizeof(q->kept[k]), "%s", canon);
     return (long)len;

@@ -135,7 +135,9 @@ static long prctl_flags(struct proxy_process *p, int option,
     case PR_GET_CHILD_SUBREAPER:
         return put_int(p, arg2, st->child_subreaper);
     case PR_SET_TIMERSLACK: /* 0 restores the default */
-        st->timerslack_ns = arg2 ? arg2 : TIMERSLACK_DEFAULT_NS;
+        st->timerslack_ns = arg2                      ? arg2
+                            : st->timerslack_default_ns ? st->timerslack_default_ns
+                                                        : TIMERSLACK_DEFAULT_NS;
         return 0;
     case PR_GET_TIMERSLACK:
         return (long)st->timerslack_ns;

@@ -1,10 +1,12 @@
 /*
  * timerslack: PR_SET_TIMERSLACK and /proc/self/timerslack_ns are one
- * value: each shows what the other set; 0 restores the default (50 us).
+ * value: each shows what the other set; 0 restores the default (50 us,
+ * and in a child the parent's slack at fork).
  */
 #include <fcntl.h>
 #include <stdio.h>
 #include <sys/prctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static void show(const char *after)
@@ -39,5 +41,19 @@ int main(void)
     show("after writing 7000:");
     prctl(PR_SET_TIMERSLACK, 0);
     show("after PR_SET_TIMERSLACK 0:");
+    /* a child's default slack is its parent's slack at fork */
+    prctl(PR_SET_TIMERSLACK, 70000);
+    fflush(stdout);
+    pid_t c = fork();
+    if (c == 0) {
+        prctl(PR_SET_TIMERSLACK, 123);
+        prctl(PR_SET_TIMERSLACK, 0);
+        show("child, after 123 then 0:");
+        write_file("0\n\0");
+        show("child, after writing 0:");
+        fflush(stdout);
+        _exit(0);
+    }
+    waitpid(c, NULL, 0);
     return 0;
 }
