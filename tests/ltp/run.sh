@@ -34,7 +34,8 @@
 # (killed by a signal, hvrun's own error 125, ...).
 #
 # Environment: JOBS (parallel tests, default 2), MODES (default "native kvm
-# ptrace"), LTP_TIMEOUT (host seconds per run, default 120), HVRUN (default
+# ptrace", without kvm where the host has no /dev/kvm), LTP_TIMEOUT (host
+# seconds per run, default 120), HVRUN (default
 # build/hvrun), HVRUN_ARGS (more `hvrun run` options), LTP_OUT (default
 # build/ltp-results), LTP_DOC (default docs/LTP.md; empty: no report).
 set -u
@@ -48,7 +49,13 @@ RUNTEST="$BUILD/src/runtest/syscalls"
 OUT=${LTP_OUT:-$ROOT/build/ltp-results}
 DOC=${LTP_DOC-$ROOT/docs/LTP.md}
 CAUSES="$ROOT/tests/ltp/causes.txt"
-MODES=${MODES:-native kvm ptrace}
+# kvm where the host offers /dev/kvm (a VM without nested virtualisation
+# has none: its kvm column would be all "other").
+if [ -r /dev/kvm ] && [ -w /dev/kvm ]; then
+    MODES=${MODES:-native kvm ptrace}
+else
+    MODES=${MODES:-native ptrace}
+fi
 LTP_TIMEOUT=${LTP_TIMEOUT:-120}
 JOBS=${JOBS:-2}
 export HVRUN HVRUN_ARGS OUT MODES LTP_TIMEOUT
