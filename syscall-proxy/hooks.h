@@ -67,6 +67,7 @@ struct proxy_hooks {
     struct proxy_cpuid_patched *(*cpuid_exec_begin)(struct proxy_process *p);
     void (*cpuid_exec_end)(struct proxy_process *p,
                            struct proxy_cpuid_patched *old, bool ok);
+    int (*exec_missing)(struct proxy_process *p, const char *path);
     int (*exec_load)(struct proxy_process *p, const char *path,
                      const char *guest_path, char *const argv[],
                      char *const envp[], char *why, size_t why_len);

@@ -1774,6 +1774,43 @@ static void copy_resident(uint8_t *dst, uint8_t *src, uint64_t len)
     }
 }
 
+/* Copies the allocated pages of src's [src_gpa, +len) to dst's dst_gpa
+ * onwards inside the kernel (copy_file_range between the two memfds, over
+ * the source's data extents only): no page of either is mapped into hvrun
+ * on the way. A user-space copy faulted each page in twice (source and
+ * destination views), ~2/3 of a fork's copy in a nested VM where a page
+ * fault exits to the host. false when either side has no memfd or the
+ * kernel refuses; the caller then copies by hand (idempotently). */
+static bool copy_by_memfd(const struct vmm_physmem *dst, gpa_t dst_gpa,
+                          const struct vmm_physmem *src, gpa_t src_gpa,
+                          uint64_t len)
+{
+    if (dst->memfd < 0 || src->memfd < 0)
+        return false;
+    off_t end = (off_t)(src_gpa + len);
+    for (off_t at = (off_t)src_gpa; at < end;) {
+        off_t data = lseek(src->memfd, at, SEEK_DATA);
+        if (data < 0)
+            return errno == ENXIO; /* no data past at: done */
+        if (data >= end)
+            return true;
+        off_t hole = lseek(src->memfd, data, SEEK_HOLE);
+        if (hole < 0)
+            return false;
+        off_t stop = hole < end ? hole : end;
+        loff_t in = data, out = (loff_t)(dst_gpa + (uint64_t)(data -
+                                                             (off_t)src_gpa));
+        while (in < stop) {
+            ssize_t n = copy_file_range(src->memfd, &in, dst->memfd, &out,
+                                        (size_t)(stop - in), 0);
+            if (n <= 0)
+                return false;
+        }
+        at = stop;
+    }
+    return true;
+}
+
 int vmm_as_clone(struct vmm_aspace *dst, const struct vmm_aspace *src)
 {
     for (size_t i = 0; i < src->nr_vmas; i++) {
@@ -1808,8 +1845,9 @@ int vmm_as_clone(struct vmm_aspace *dst, const struct vmm_aspace *src)
                 return rc;
             continue;
         }
-        copy_resident(vmm_phys_hva(dst->pm, d->gpa),
-                      vmm_phys_hva(src->pm, v->gpa), len);
+        if (!copy_by_memfd(dst->pm, d->gpa, src->pm, v->gpa, len))
+            copy_resident(vmm_phys_hva(dst->pm, d->gpa),
+                          vmm_phys_hva(src->pm, v->gpa), len);
     }
     return 0;
 }

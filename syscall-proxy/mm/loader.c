@@ -12,6 +12,7 @@
 #include "kernel.h"
 #include "mm.h"
 #include "internal.h"
+#include "config.h"
 #include "cpuid_patch.h"
 #include "loader.h"
 #include "run_clock.h"
@@ -648,6 +649,24 @@ static int exec_depth(struct proxy_process *p, const char *path,
     }
     close(fd);
     return rc;
+}
+
+int proxy_exec_missing(struct proxy_process *p, const char *path)
+{
+    if (p->cfg->file_tap)
+        return 0; /* a replay's program need not be on this host */
+    /* O_PATH: the same walk as open_exec's open, with the same errors for
+     * the path itself, and nothing opened (no device or FIFO opens). */
+    int fd = openat(p->fs.cwd_fd, path, O_PATH | O_CLOEXEC);
+    if (fd >= 0) {
+        close(fd);
+        return 0;
+    }
+    int err = errno;
+    return err == ENOENT || err == ENOTDIR || err == ELOOP ||
+                   err == ENAMETOOLONG || err == EACCES
+               ? -err
+               : 0;
 }
 
 int proxy_exec_load(struct proxy_process *p, const char *path,

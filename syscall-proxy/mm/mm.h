@@ -129,6 +129,12 @@ long proxy_secretmem_truncate(struct proxy_process *p, int guest_fd,
 void proxy_mem_check_oom(struct proxy_world *w);
 
 /* ---- the ELF loader (mm/loader.c) ---------------------------------------- */
+/* -errno when path surely cannot be run (ENOENT, ENOTDIR, ELOOP,
+ * ENAMETOOLONG, EACCES of a directory on the way), as proxy_exec_load
+ * would fail; 0 when it may be run or the loader must tell (a replay's
+ * recorded files). */
+int proxy_exec_missing(struct proxy_process *p, const char *path);
+
 /*
  * Loads the program at host path `path` (and its PT_INTERP) into p, builds
  * the initial stack and sets the registers. On failure returns -errno and

@@ -13,6 +13,9 @@
  *           a PT_INTERP that is not NUL-terminated, 1 byte, > PATH_MAX,
  *           or past the end of the file
  *   #!:     chains of 1 to 7 scripts (Linux runs 5: BINPRM_MAX_RECURSION)
+ *   path:   missing, through a regular file, a link loop, a dangling
+ *           link, too long, a directory, a PATH search (execvp) that
+ *           fails in each directory before the one that has the program
  *   argv:   100,000 strings (the limit is a quarter of the stack rlimit,
  *           not a count), 300,000 (past it: E2BIG), one string of
  *           MAX_ARG_STRLEN - 1 and MAX_ARG_STRLEN bytes
@@ -94,6 +97,8 @@ static const char *errno_name(int e)
     case EIO: return "EIO";
     case ELOOP: return "ELOOP";
     case E2BIG: return "E2BIG";
+    case ENOTDIR: return "ENOTDIR";
+    case ENAMETOOLONG: return "ENAMETOOLONG";
     case EINVAL: return "EINVAL";
     case ENOMEM: return "ENOMEM";
     case EFAULT: return "EFAULT";
@@ -297,6 +302,44 @@ static void arg_limits(void)
     free(big);
 }
 
+/* The path's own errors, which hvrun answers before it makes the new
+ * image (a PATH search tries execve in each directory in turn). */
+static void path_errors(void)
+{
+    save_text("v_plain", "not a directory\n", 0644);
+    unlink("v_loop");
+    CHECK(symlink("v_loop", "v_loop") == 0);
+    unlink("v_dangling");
+    CHECK(symlink("v_nowhere", "v_dangling") == 0);
+    char *argv[] = {"x", NULL};
+    run("path-missing", "./v_missing", argv);
+    run("path-absolute-missing", "/nonexistent/dir/prog", argv);
+    run("path-through-file", "./v_plain/prog", argv);
+    run("path-loop", "./v_loop", argv);
+    run("path-dangling", "./v_dangling", argv);
+    run("path-directory", ".", argv);
+    run("path-empty", "", argv);
+    static char longname[5000];
+    memset(longname, 'n', sizeof(longname) - 1);
+    run("path-too-long", longname, argv);
+    /* execvp: ENOENT in the first directories, then the program. */
+    fflush(stdout);
+    pid_t c = fork();
+    CHECK(c >= 0);
+    if (c == 0) {
+        char path[4200];
+        snprintf(path, sizeof(path), "PATH=/nonexistent:%s/v_plain:%s", dir,
+                 dir);
+        putenv(path);
+        char *hello[] = {"hello_static", NULL};
+        execvp("hello_static", hello);
+        _exit(127);
+    }
+    int st;
+    CHECK(waitpid(c, &st, 0) == c);
+    printf("execvp-search: exit %d\n", WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+}
+
 int main(int argc, char **argv)
 {
     (void)argc;
@@ -308,5 +351,6 @@ int main(int argc, char **argv)
     interpreters();
     script_chains();
     arg_limits();
+    path_errors();
     return 0;
 }
