@@ -215,6 +215,8 @@ struct rv_front {
     uint64_t step_cut; /* the QHvrunStopAtStep it holds (0: none) */
     int step_cut_arm;
     struct rv_note note; /* a scan's last note */
+    struct rv_note note_prev; /* the one before */
+    bool note_is_cut; /* the last note was made at a cut's stop */
     int scan_arm;
     char scan_skip_key[RV_KEY_MAX]; /* bs: notes at this point skipped */
     /* the replay's own log (a scan's or a reach's) */
@@ -930,7 +932,8 @@ static int count_stop(struct rv_front *f, const char *r,
 {
     int cut = -1;
     *any = false;
-    /* A cut by steps: the instance's stop at that step. */
+    /* A cut by steps: the instance's stop at that step (a point of the
+     * other instruments too: a thread's step, say). */
     if (f->step_cut && w->steps == f->step_cut &&
         strncmp(r, "T05", 3) == 0 && !strstr(r, "swbreak") &&
         !strstr(r, "watch:")) {
@@ -939,7 +942,6 @@ static int count_stop(struct rv_front *f, const char *r,
                 cut = i;
         f->step_cut = 0;
         *any = true;
-        return cut;
     }
     for (int i = 0; i < f->nr_act; i++) {
         struct rv_active *a = &f->act[i];
@@ -948,13 +950,15 @@ static int count_stop(struct rv_front *f, const char *r,
             continue;
         *any = true;
         a->count++;
-        if (a->cut_entry >= 0) {
+        if (a->cut_entry >= 0 && cut < 0) {
             const struct rv_entry *c = &f->plan[a->cut_entry];
             if (!c->by_steps && c->count == a->count)
                 cut = i;
         }
         if (scan && a->arm_id == f->scan_arm &&
             strcmp(w->key, f->scan_skip_key) != 0) {
+            f->note_prev = f->note;
+            f->note_is_cut = cut >= 0;
             f->note = (struct rv_note){true, entry, a->count, kind,
                                        a->arm_steps, *w, ""};
             copy_str(f->note.reply, sizeof(f->note.reply), r);
@@ -1043,6 +1047,8 @@ static bool replay(struct rv_front *f, struct rv_entry *plan, size_t n,
     f->goto_set = 0;
     f->step_cut = 0;
     f->note.any = false;
+    f->note_prev.any = false;
+    f->note_is_cut = false;
     f->cut_at = (size_t)-1;
     struct rv_where w;
     if (!query_where(f, &w))
@@ -1093,6 +1099,15 @@ static bool replay(struct rv_front *f, struct rv_entry *plan, size_t n,
         a->arm_id = -1;
         if (a->cut_entry >= 0 && (size_t)a->cut_entry > i)
             i = (size_t)a->cut_entry;
+        /* A note at the cut the log ends at is the point itself, not one
+         * before it. */
+        bool resumes = false;
+        for (size_t k = i + 1; k < n; k++)
+            resumes |= plan[k].kind == RV_PACKET && plan[k].resume;
+        if (scan && f->note_is_cut && !resumes) {
+            f->note = f->note_prev;
+            f->note_is_cut = false;
+        }
     }
     return true;
 }
@@ -1240,6 +1255,26 @@ static bool restore_state(struct rv_front *f, const struct rv_entry *plan,
     return true;
 }
 
+/* The arms of plan[0, *n) without their cut in it go (but keep's): a
+ * point reached before an older scan's window began would leave that
+ * scan's instrument armed in the run after it. */
+static void drop_uncut_arms(struct rv_entry *plan, size_t *n, int keep)
+{
+    size_t o = 0;
+    for (size_t i = 0; i < *n; i++) {
+        bool drop = false;
+        if (plan[i].kind == RV_ARM && plan[i].arm_id != keep) {
+            drop = true;
+            for (size_t k = i + 1; k < *n; k++)
+                if (plan[k].kind == RV_CUT && plan[k].arm_id == plan[i].arm_id)
+                    drop = false;
+        }
+        if (!drop)
+            plan[o++] = plan[i];
+    }
+    *n = o;
+}
+
 /* The stop gdb is told of names thread pid.tid: gdb takes it as its
  * general thread, so the instance's Hg is set to it (and logged). */
 static bool name_thread(struct rv_front *f, int pid, int tid,
@@ -1264,6 +1299,8 @@ static bool reach_begin(struct rv_front *f)
            !(f->log[first].kind == RV_PACKET && f->log[first].resume))
         first++;
     struct rv_entry *plan = copy_log(f->log, first, 0);
+    if (plan)
+        drop_uncut_arms(plan, &first, -1);
     if (!plan || !restart(f) || !replay(f, plan, first, false)) {
         free_log(plan, first);
         return false;
@@ -1297,6 +1334,7 @@ static bool reach_note(struct rv_front *f, struct rv_entry *scan_plan,
         c->count = note->count;
     }
     n++;
+    drop_uncut_arms(plan, &n, (int)arm_id);
     if (!restart(f) || !replay(f, plan, n, false) ||
         f->cut_at == (size_t)-1) {
         free_log(plan, n);
@@ -1319,7 +1357,8 @@ static bool reach_note(struct rv_front *f, struct rv_entry *scan_plan,
     if (!restore_state(f, f->log, n))
         return false;
     /* the thread: the writer's or the breakpoint's; bs's stepped one */
-    int pid = note->where.pid, tid = note->where.tid;
+    int pid = note->kind ? note->where.pid : f->where.pid;
+    int tid = note->kind ? note->where.tid : f->where.tid;
     for (size_t k = 0; k < n; k++)
         if (plan[k].kind == RV_ARM && plan[k].arm_id == (int)arm_id &&
             plan[k].instr.step_tid) {
@@ -1566,7 +1605,11 @@ static void handle(struct rv_front *f, const char *pkt, size_t len)
     }
     if (strncmp(pkt, "qRcmd,", 6) == 0 && monitor_back(f, pkt))
         return;
-    if (is_resume(pkt) && f->goto_back) {
+    /* (gdb's own step over a breakpoint first is relayed: the goto
+     * answers the continue after it) */
+    bool step = pkt[0] == 's' || pkt[0] == 'S' || strstr(pkt, ";s") ||
+                strstr(pkt, ";S");
+    if (is_resume(pkt) && f->goto_back && !step) {
         uint64_t to = f->goto_back;
         f->goto_back = 0;
         if (!go_to_event(f, to)) {
