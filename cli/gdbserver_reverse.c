@@ -37,6 +37,7 @@
  */
 #include "gdbserver.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -1114,13 +1115,30 @@ static bool replay(struct rv_front *f, struct rv_entry *plan, size_t n,
 
 /* ---- going back --------------------------------------------------------------- */
 
+/* The files of directory path gone (a journal: its log and copies). */
+static void empty_dir(const char *path)
+{
+    DIR *d = opendir(path);
+    if (!d)
+        return;
+    struct dirent *e;
+    while ((e = readdir(d)))
+        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+            (void)unlinkat(dirfd(d), e->d_name, 0);
+    closedir(d);
+}
+
+/* A new instance at the start, the files the last one changed put back
+ * first (its journal, as --verify's second run has them). */
 static bool restart(struct rv_front *f)
 {
     instance_end(f);
     for (int s = 0; s < 2; s++)
         f->run.out_seen[s] = 0;
-    if (f->journal_dir)
+    if (f->journal_dir) {
         (void)cli_verify_undo(f->journal_dir);
+        empty_dir(f->journal_dir);
+    }
     return instance_start(f) == 0;
 }
 
@@ -1698,29 +1716,21 @@ static int finish(struct rv_front *f)
     return code;
 }
 
-int cli_gdb_front_end(const struct run_options *o, const char *path,
-                      const char *detlog_path, const char *journal_dir,
-                      struct run_summary *sum)
+/* A journal directory for a run that has none (its changes to files
+ * undone before a re-run); "" if none could be made. */
+static void make_journal(char *out, size_t len)
 {
-    static struct rv_front front;
-    struct rv_front *f = &front;
-    memset(f, 0, sizeof(*f));
-    f->o = o;
-    f->path = path;
-    f->detlog_path = detlog_path;
-    f->journal_dir = journal_dir;
-    f->sum = sum;
-    f->gdb_fd = -1;
-    char why[512], unix_path[128];
-    int listen_fd = cli_gdb_listen(o->gdb_spec, o->gdb_quiet,
-                                   o->gdb_start_event, unix_path,
-                                   sizeof(unix_path), why, sizeof(why));
-    if (listen_fd < 0) {
-        cli_error("%s", why);
-        return CLI_EXIT_FAILURE;
-    }
-    setup_streams(f);
-    /* The run first (to its start event), then gdb. */
+    const char *tmp = getenv("TMPDIR");
+    snprintf(out, len, "%s/hvrun-gdb.XXXXXX",
+             tmp && *tmp && strlen(tmp) + 20 < len ? tmp : "/tmp");
+    if (!mkdtemp(out))
+        out[0] = 0;
+}
+
+/* Serves gdb until it leaves or the run ends; the run's exit code. */
+static int front_end_serve(struct rv_front *f, int listen_fd,
+                           char *unix_path)
+{
     if (instance_start(f) < 0 || !query_where(f, &f->where)) {
         close(listen_fd);
         if (unix_path[0])
@@ -1730,10 +1740,11 @@ int cli_gdb_front_end(const struct run_options *o, const char *path,
         cli_error("--gdb: the run did not start");
         return CLI_EXIT_FAILURE;
     }
+    /* The run first (to its start event), then gdb. */
     f->start_events = f->where.events;
     f->gdb_fd = cli_gdb_accept(listen_fd, unix_path);
     if (f->gdb_fd < 0) {
-        cli_error("--gdb %s: %s", o->gdb_spec,
+        cli_error("--gdb %s: %s", f->o->gdb_spec,
                   proxy_stop_signal ? "stopped by a signal while waiting "
                                       "for gdb"
                                     : strerror(-f->gdb_fd));
@@ -1751,7 +1762,42 @@ int cli_gdb_front_end(const struct run_options *o, const char *path,
         close(f->gdb_fd);
         f->gdb_fd = -1;
     }
-    int code = f->have_run ? finish(f) : CLI_EXIT_FAILURE;
+    return f->have_run ? finish(f) : CLI_EXIT_FAILURE;
+}
+
+int cli_gdb_front_end(const struct run_options *o, const char *path,
+                      const char *detlog_path, const char *journal_dir,
+                      struct run_summary *sum)
+{
+    static struct rv_front front;
+    struct rv_front *f = &front;
+    memset(f, 0, sizeof(*f));
+    f->o = o;
+    f->path = path;
+    f->detlog_path = detlog_path;
+    f->journal_dir = journal_dir;
+    f->sum = sum;
+    f->gdb_fd = -1;
+    char why[512], unix_path[128], journal[64] = "";
+    int listen_fd = cli_gdb_listen(o->gdb_spec, o->gdb_quiet,
+                                   o->gdb_start_event, unix_path,
+                                   sizeof(unix_path), why, sizeof(why));
+    if (listen_fd < 0) {
+        cli_error("%s", why);
+        return CLI_EXIT_FAILURE;
+    }
+    setup_streams(f);
+    if (!journal_dir) {
+        make_journal(journal, sizeof(journal));
+        if (journal[0])
+            f->journal_dir = journal;
+    }
+    int code = front_end_serve(f, listen_fd, unix_path);
     free_log(f->log, f->nr_log);
+    f->log = NULL;
+    if (journal[0]) { /* the run's changes stay, as without gdb */
+        empty_dir(journal);
+        rmdir(journal);
+    }
     return code;
 }
