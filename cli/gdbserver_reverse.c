@@ -1377,18 +1377,21 @@ static bool reach_note(struct rv_front *f, struct rv_entry *scan_plan,
     /* the thread: the writer's or the breakpoint's; bs's stepped one */
     int pid = note->kind ? note->where.pid : f->where.pid;
     int tid = note->kind ? note->where.tid : f->where.tid;
-    for (size_t k = 0; k < n; k++)
-        if (plan[k].kind == RV_ARM && plan[k].arm_id == (int)arm_id &&
-            plan[k].instr.step_tid) {
-            pid = plan[k].instr.step_pid;
-            tid = plan[k].instr.step_tid;
+    for (size_t k = 0; k < n; k++) {
+        const struct rv_entry *e = &f->log[k]; /* (plan may have moved) */
+        if (e->kind == RV_ARM && e->arm_id == (int)arm_id &&
+            e->instr.step_tid) {
+            pid = e->instr.step_pid;
+            tid = e->instr.step_tid;
         }
+    }
     const char *wp = strstr(note->reply, "watch:");
     bool ok = name_thread(f, pid, tid,
                           note->kind == 2 && wp ? wp
                           : note->kind == 1     ? "swbreak:;"
                                                 : "");
-    snprintf(plan[n - 1].reply, sizeof(plan[n - 1].reply), "%s", f->reply);
+    /* (f->log, not plan: the packets appended may have moved it) */
+    copy_str(f->log[n - 1].reply, sizeof(f->log[n - 1].reply), f->reply);
     return ok;
 }
 
