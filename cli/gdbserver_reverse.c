@@ -1434,7 +1434,11 @@ static bool go_back(struct rv_front *f, bool step)
         memcpy(in.watches, f->watches, sizeof(f->watches));
     }
     bool any = in.nr_bps || in.nr_watches || in.step_tid;
-    uint64_t now = f->where.events, back = step ? 0 : 2;
+    /* Breakpoints cost nothing until hit: one scan from the start. A
+     * watchpoint or a step makes every instruction an exit: a window
+     * just behind this point first, widened while it holds no stop. */
+    uint64_t now = f->where.events;
+    uint64_t back = step ? 0 : in.nr_watches ? 2 : now;
     struct rv_where here = f->where;
     while (any) {
         uint64_t from = now > back ? now - back : 0;
