@@ -47,7 +47,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <termios.h>
 #include <sys/prctl.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -131,7 +133,7 @@ struct rv_entry {
 
 /* ---- an instance --------------------------------------------------------- */
 
-enum rv_stream_kind { RV_OUT_PASS, RV_OUT_FILE, RV_OUT_PIPE };
+enum rv_stream_kind { RV_OUT_PASS, RV_OUT_FILE, RV_OUT_PIPE, RV_OUT_TTY };
 
 struct rv_instance {
     pid_t pid;
@@ -401,7 +403,9 @@ static enum rv_stream_kind stream_kind(int fd)
         return RV_OUT_PASS;
     if (S_ISREG(st.st_mode))
         return RV_OUT_FILE;
-    if (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode) || isatty(fd))
+    if (isatty(fd))
+        return RV_OUT_TTY;
+    if (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode))
         return RV_OUT_PIPE;
     return RV_OUT_PASS; /* /dev/null and the like: nothing written twice */
 }
@@ -437,6 +441,39 @@ static void pump_output(struct rv_front *f)
 }
 
 /* ---- instances ------------------------------------------------------------ */
+
+/*
+ * A terminal for the instance's stream s (a terminal of hvrun's): a new
+ * pseudo-terminal with the real one's settings and size, so the guest
+ * sees a terminal as without gdb; the front end reads its master side
+ * (*master, non-blocking) and passes on what no run before wrote. The
+ * slave side, or -1.
+ */
+static int open_tty_for(int s, int *master)
+{
+    int m = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+    char name[64];
+    if (m < 0 || grantpt(m) < 0 || unlockpt(m) < 0 ||
+        ptsname_r(m, name, sizeof(name)) != 0) {
+        if (m >= 0)
+            close(m);
+        return -1;
+    }
+    int slave = open(name, O_RDWR | O_NOCTTY | O_CLOEXEC);
+    if (slave < 0) {
+        close(m);
+        return -1;
+    }
+    struct termios t;
+    struct winsize ws;
+    if (tcgetattr(s + 1, &t) == 0)
+        (void)tcsetattr(slave, TCSANOW, &t);
+    if (ioctl(s + 1, TIOCGWINSZ, &ws) == 0)
+        (void)ioctl(slave, TIOCSWINSZ, &ws);
+    fcntl(m, F_SETFL, O_NONBLOCK);
+    *master = m;
+    return slave;
+}
 
 static void instance_child(struct rv_front *f, int fd, int sum_fd,
                            const int out[2])
@@ -526,6 +563,8 @@ static int instance_start(struct rv_front *f)
         r->out[s] = -1;
         if (f->out_kind[s] == RV_OUT_FILE) {
             (void)ftruncate(s + 1, f->out_start[s]);
+        } else if (f->out_kind[s] == RV_OUT_TTY) {
+            outs[s] = open_tty_for(s, &r->out[s]);
         } else if (f->out_kind[s] == RV_OUT_PIPE) {
             int p[2];
             if (pipe2(p, O_CLOEXEC | O_NONBLOCK) == 0) {
@@ -1701,7 +1740,10 @@ static int finish(struct rv_front *f)
         struct pollfd p[2];
         for (int s = 0; s < 2; s++)
             p[s] = (struct pollfd){
-                f->out_kind[s] == RV_OUT_PIPE ? r->out[s] : -1, POLLIN, 0};
+                f->out_kind[s] == RV_OUT_PIPE || f->out_kind[s] == RV_OUT_TTY
+                    ? r->out[s]
+                    : -1,
+                POLLIN, 0};
         (void)poll(p, 2, 50);
         if (proxy_stop_signal)
             kill(r->pid, (int)proxy_stop_signal);
