@@ -43,6 +43,7 @@
 #include <inttypes.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,6 +67,29 @@
 #define RV_MAX_BPS 64
 #define RV_MAX_ACTIVE 8
 #define RV_MAX_REFS 512
+
+/* HVRUN_GDB_TRACE=FILE: gdb's packets and the replays' notes and cuts
+ * appended to FILE (to debug hvrun; not stderr, which a run writes again
+ * after going back). */
+__attribute__((format(printf, 1, 2))) static void trace(const char *fmt,
+                                                        ...)
+{
+    static FILE *out;
+    static bool opened;
+    if (!opened) {
+        const char *path = getenv("HVRUN_GDB_TRACE");
+        out = path ? fopen(path, "ae") : NULL;
+        opened = true;
+    }
+    if (!out)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(out, fmt, ap);
+    va_end(ap);
+    fputc('\n', out);
+    fflush(out);
+}
 
 /* ---- a point of the run (the instance's qHvrunWhere) -------------------- */
 
@@ -161,6 +185,9 @@ struct rv_active {
 struct rv_ref {
     uint64_t addr;
     int log, instr;
+    /* the instance holds it: an address not mapped yet (a library not
+     * loaded) is tried again at each stop */
+    bool held;
 };
 
 struct rv_note {
@@ -168,6 +195,7 @@ struct rv_note {
     size_t entry;  /* the resume during which it came */
     uint64_t count;
     int kind;      /* 0 the arm, 1 a breakpoint, 2 a watchpoint, 3 a step */
+    uint64_t seq;  /* the replay's stop it was made at */
     uint64_t arm_steps;
     struct rv_where where;
     char reply[RV_REPLY_MAX];
@@ -219,7 +247,7 @@ struct rv_front {
     int step_cut_arm;
     struct rv_note note; /* a scan's last note */
     struct rv_note note_prev; /* the one before */
-    bool note_is_cut; /* the last note was made at a cut's stop */
+    uint64_t stops; /* stops the replay has seen */
     int scan_arm;
     char scan_skip_key[RV_KEY_MAX]; /* bs: notes at this point skipped */
     /* the replay's own log (a scan's or a reach's) */
@@ -731,7 +759,7 @@ static struct rv_ref *ref_of(struct rv_front *f, uint64_t addr)
             return &f->refs[i];
     if (f->nr_refs == RV_MAX_REFS)
         return NULL;
-    f->refs[f->nr_refs] = (struct rv_ref){addr, 0, 0};
+    f->refs[f->nr_refs] = (struct rv_ref){addr, 0, 0, false};
     return &f->refs[f->nr_refs++];
 }
 
@@ -740,6 +768,30 @@ static bool say(struct rv_front *f, const char *pkt)
     static char out[RV_IN_MAX];
     size_t len;
     return ask(f, pkt, strlen(pkt), out, sizeof(out), &len, false);
+}
+
+/* Sends a Z0 or z0 for r; false: the instance is gone. */
+static bool hold(struct rv_front *f, struct rv_ref *r, bool in)
+{
+    static char out[RV_IN_MAX];
+    char pkt[64];
+    size_t len;
+    snprintf(pkt, sizeof(pkt), "%c0,%" PRIx64 ",1", in ? 'Z' : 'z', r->addr);
+    if (!ask(f, pkt, strlen(pkt), out, sizeof(out), &len, false))
+        return false;
+    r->held = in && strcmp(out, "OK") == 0;
+    return true;
+}
+
+/* The breakpoints the instance could not take yet, tried again. */
+static bool retry_refs(struct rv_front *f)
+{
+    for (int i = 0; i < f->nr_refs; i++) {
+        struct rv_ref *r = &f->refs[i];
+        if (r->log + r->instr > 0 && !r->held && !hold(f, r, true))
+            return false;
+    }
+    return true;
 }
 
 /* A breakpoint more (or less) for owner log or an instrument: the
@@ -757,14 +809,13 @@ static bool ref_bp(struct rv_front *f, uint64_t addr, bool log, int delta)
     if (r->log < 0)
         r->log = 0;
     int after = r->log + r->instr;
-    char pkt[64];
     if (!before && after)
-        snprintf(pkt, sizeof(pkt), "Z0,%" PRIx64 ",1", addr);
-    else if (before && !after)
-        snprintf(pkt, sizeof(pkt), "z0,%" PRIx64 ",1", addr);
-    else
+        return hold(f, r, true);
+    if (before && !after && r->held)
+        return hold(f, r, false);
+    if (before && !after)
         return true;
-    return say(f, pkt);
+    return true;
 }
 
 static bool watch_packet(struct rv_front *f, const struct rv_watch *w,
@@ -878,7 +929,8 @@ static int arm_due(struct rv_front *f, const struct rv_where *w, bool scan,
         /* bs: the arm is a point of the thread too (not bc's: no stop) */
         if (scan && a->arm_id == f->scan_arm && a->instr->step_tid &&
             strcmp(w->key, f->scan_skip_key) != 0) {
-            f->note = (struct rv_note){true, entry, 0, 0, w->steps, *w, ""};
+            f->note = (struct rv_note){true, entry, 0, 0, f->stops, w->steps,
+                                       *w, ""};
             snprintf(f->note.reply, sizeof(f->note.reply), "T05thread:p%x.%x;",
                      w->pid, w->tid);
         }
@@ -998,8 +1050,9 @@ static int count_stop(struct rv_front *f, const char *r,
         if (scan && a->arm_id == f->scan_arm &&
             strcmp(w->key, f->scan_skip_key) != 0) {
             f->note_prev = f->note;
-            f->note_is_cut = cut >= 0;
-            f->note = (struct rv_note){true, entry, a->count, kind,
+            trace("note %" PRIu64 " kind %d at %s: %.80s", a->count, kind,
+                  w->key, r);
+            f->note = (struct rv_note){true, entry, a->count, kind, f->stops,
                                        a->arm_steps, *w, ""};
             copy_str(f->note.reply, sizeof(f->note.reply), r);
         }
@@ -1033,9 +1086,20 @@ static enum replay_end replay_resume(struct rv_front *f, size_t i, bool scan,
         if (!have_w && !query_where(f, &w))
             return REPLAY_FAILED;
         have_w = false;
-        if (expected(e, r, &w))
-            return REPLAY_DONE;
+        f->stops++;
+        if (!retry_refs(f))
+            return REPLAY_FAILED;
         bool any = false;
+        if (expected(e, r, &w)) {
+            /* the log's own stop: a point of the instruments too (a hit
+             * of a breakpoint, a step of the thread) */
+            *cut = count_stop(f, r, &w, scan, i, &any);
+            if (*cut < 0)
+                return REPLAY_DONE;
+            trace("cut at %s: %.80s", w.key, r);
+            f->where = w;
+            return REPLAY_CUT;
+        }
         struct rv_active *due = pending_arm(f);
         if (strncmp(r, "T00", 3) == 0 && due && w.events >= due->arm_event) {
             f->goto_set = 0;
@@ -1047,6 +1111,7 @@ static enum replay_end replay_resume(struct rv_front *f, size_t i, bool scan,
             *cut = count_stop(f, r, &w, scan, i, &any);
         }
         if (*cut >= 0) {
+            trace("cut at %s: %.80s", w.key, r);
             copy_str(f->cut_reply, sizeof(f->cut_reply), r);
             f->where = w;
             return REPLAY_CUT;
@@ -1056,8 +1121,11 @@ static enum replay_end replay_resume(struct rv_front *f, size_t i, bool scan,
             !strstr(r, "swbreak") && !strstr(r, "watch:"))
             any = true;
         over_tid = 0;
-        if (!any)
+        if (!any) {
+            trace("replay: unexpected stop at %s: %.80s (wanted %s: %.80s)",
+                  w.key, r, e->where.key, e->reply);
             return REPLAY_FAILED; /* not the run the log saw */
+        }
         if (strstr(r, "swbreak:")) {
             if (!step_over(f, w.rip, w.pid, w.tid, e, r, sizeof(r), &w))
                 return REPLAY_FAILED;
@@ -1088,7 +1156,7 @@ static bool replay(struct rv_front *f, struct rv_entry *plan, size_t n,
     f->step_cut = 0;
     f->note.any = false;
     f->note_prev.any = false;
-    f->note_is_cut = false;
+    f->stops = 0;
     f->cut_at = (size_t)-1;
     struct rv_where w;
     if (!query_where(f, &w))
@@ -1139,16 +1207,11 @@ static bool replay(struct rv_front *f, struct rv_entry *plan, size_t n,
         a->arm_id = -1;
         if (a->cut_entry >= 0 && (size_t)a->cut_entry > i)
             i = (size_t)a->cut_entry;
-        /* A note at the cut the log ends at is the point itself, not one
-         * before it. */
-        bool resumes = false;
-        for (size_t k = i + 1; k < n; k++)
-            resumes |= plan[k].kind == RV_PACKET && plan[k].resume;
-        if (scan && f->note_is_cut && !resumes) {
-            f->note = f->note_prev;
-            f->note_is_cut = false;
-        }
     }
+    /* A note at the stop the log ends at is that point, not one before. */
+    if (scan && f->note.any && f->note.seq == f->stops)
+        f->note = f->note_prev.seq == f->stops ? (struct rv_note){0}
+                                               : f->note_prev;
     return true;
 }
 
@@ -1658,6 +1721,7 @@ static void reverse(struct rv_front *f, bool step)
 
 static void handle(struct rv_front *f, const char *pkt, size_t len)
 {
+    trace("gdb: %.200s", pkt);
     if (strcmp(pkt, "QStartNoAckMode") == 0) {
         send_text(f->gdb_fd, "OK");
         f->gdb_noack = true;
