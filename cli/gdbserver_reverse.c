@@ -811,10 +811,11 @@ static bool ref_bp(struct rv_front *f, uint64_t addr, bool log, int delta)
     int after = r->log + r->instr;
     if (!before && after)
         return hold(f, r, true);
-    if (before && !after && r->held)
-        return hold(f, r, false);
-    if (before && !after)
-        return true;
+    /* gdb takes its breakpoint out (to step over it, mostly): out of
+     * memory until the next continue or stop, even where an instrument
+     * keeps it, or the step would trap there twice for one arrival. */
+    if ((before && !after) || (log && delta < 0 && r->held))
+        return !r->held || hold(f, r, false);
     return true;
 }
 
@@ -1077,8 +1078,10 @@ static enum replay_end replay_resume(struct rv_front *f, size_t i, bool scan,
     struct rv_where w;
     bool have_w = false;
     int over_tid = 0; /* the thread that just stepped over a breakpoint */
+    bool step = strchr(e->pkt, 's') || strchr(e->pkt, 'S');
     resume_form(f, e, pkt, sizeof(pkt));
-    if (!ask(f, pkt, strlen(pkt), r, sizeof(r), &len, false))
+    if ((!step && !retry_refs(f)) ||
+        !ask(f, pkt, strlen(pkt), r, sizeof(r), &len, false))
         return REPLAY_FAILED;
     for (;;) {
         if (r[0] == 'W' || r[0] == 'X')

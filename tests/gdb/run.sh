@@ -62,6 +62,11 @@
 #                   the same session: the same answers (values, bt,
 #                   registers), and the replay still "identical to the
 #                   recording"
+#   gdb/reverse-break  gdb_threads: break add_one, continue twice (x=0,
+#                   x=1), reverse-continue is back at x=0 (a stop gdb
+#                   continued from), reverse-finish at the call in
+#                   worker; with stdin a pipe from outside,
+#                   reverse-continue is refused with the reason
 #   gdb/idle-interrupt  ^C while every thread waits (cat reading a FIFO
 #                   nobody writes): the SIGINT stop still comes
 #   gdb/deadlock    tests/gdb/gdb_deadlock.c (two locks, opposite orders):
@@ -521,6 +526,41 @@ run_case_reverse_replay() {
     pass "gdb/reverse-replay$tag"
 }
 
+run_case_reverse_break() {
+    local hvrun=$1 tag=$2
+    session "rbreak$tag" "$hvrun" "$BIN/gdb_threads" -ex 'break add_one' \
+        -ex 'continue' -ex 'continue' -ex 'reverse-continue' \
+        -ex 'info args' -ex 'reverse-finish' -ex 'bt 1' -ex 'delete' \
+        -ex 'continue'
+    local g=$WORK/rbreak$tag.gdb
+    expect "gdb/reverse-break$tag" "$g" 'add_one \(x=1\)' '^x = 0$' \
+        '#0 .* in worker \(arg=0x0\) at .*gdb_threads.c:26' \
+        'exited normally' || return
+    if [ "$(grep -c 'hit Breakpoint 1, add_one (x=0)' "$g")" -ne 2 ]; then
+        fail "gdb/reverse-break$tag" "reverse-continue: not back at x=0"
+        show_tail "$g"
+        return
+    fi
+    # stdin a pipe from outside: going back refused, and said why
+    local sock=$WORK/rrefuse$tag.sock
+    echo input | "$hvrun" run --gdb "unix:$sock" -- "$BIN/gdb_threads" \
+        >"$WORK/rrefuse$tag.out" 2>"$WORK/rrefuse$tag.err" &
+    local pid=$!
+    for _ in $(seq 200); do
+        [ -S "$sock" ] && break
+        sleep 0.05
+    done
+    timeout "$TIMEOUT" gdb -batch -nx -ex "target extended-remote $sock" \
+        -ex 'break add_one' -ex 'continue' -ex 'reverse-continue' \
+        -ex 'delete' -ex 'continue' "$BIN/gdb_threads" \
+        >"$WORK/rrefuse$tag.gdb" 2>&1
+    wait "$pid"
+    expect "gdb/reverse-break$tag" "$WORK/rrefuse$tag.gdb" \
+        'no reverse execution: stdin is a terminal or a pipe' \
+        'exited normally' || return
+    pass "gdb/reverse-break$tag"
+}
+
 run_case_idle_interrupt() {
     local hvrun=$1 tag=$2 port
     local fifo=$WORK/idle$tag.fifo
@@ -608,7 +648,7 @@ run_case_detach() {
 
 if ! command -v gdb >/dev/null || ! command -v cc >/dev/null ||
     ! command -v python3 >/dev/null; then
-    for c in threads same-run stepi watch watch-map replay interrupt fork exec start schedule reverse reverse-replay idle-interrupt deadlock crash detach; do
+    for c in threads same-run stepi watch watch-map replay interrupt fork exec start schedule reverse reverse-replay reverse-break idle-interrupt deadlock crash detach; do
         skip "gdb/$c" "needs gdb, cc and python3 (apt-get install gdb gcc python3)"
     done
     finish
@@ -632,6 +672,7 @@ for hvrun in "$@"; do
     run_case_schedule "$hvrun" "$tag"
     run_case_reverse "$hvrun" "$tag"
     run_case_reverse_replay "$hvrun" "$tag"
+    run_case_reverse_break "$hvrun" "$tag"
     run_case_idle_interrupt "$hvrun" "$tag"
     run_case_deadlock "$hvrun" "$tag"
     run_case_crash "$hvrun" "$tag"
