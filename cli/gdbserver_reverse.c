@@ -48,12 +48,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <termios.h>
-#include <sys/prctl.h>
 #include <sys/ioctl.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -71,8 +71,7 @@
 /* HVRUN_GDB_TRACE=FILE: gdb's packets and the replays' notes and cuts
  * appended to FILE (to debug hvrun; not stderr, which a run writes again
  * after going back). */
-__attribute__((format(printf, 1, 2))) static void trace(const char *fmt,
-                                                        ...)
+__attribute__((format(printf, 1, 2))) static void trace(const char *fmt, ...)
 {
     static FILE *out;
     static bool opened;
@@ -105,8 +104,8 @@ static bool parse_where(const char *s, struct rv_where *w)
 {
     unsigned long long e, r, o, st, x;
     int pid, tid;
-    if (sscanf(s, "E%llu;P%x;T%x;R%llx;O%llu;S%llu;X%llu", &e, &pid, &tid,
-               &r, &o, &st, &x) != 7)
+    if (sscanf(s, "E%llu;P%x;T%x;R%llx;O%llu;S%llu;X%llu", &e, &pid, &tid, &r,
+               &o, &st, &x) != 7)
         return false;
     *w = (struct rv_where){e, r, o, st, x, pid, tid, ""};
     const char *cut = strstr(s, ";S");
@@ -192,10 +191,10 @@ struct rv_ref {
 
 struct rv_note {
     bool any;
-    size_t entry;  /* the resume during which it came */
+    size_t entry; /* the resume during which it came */
     uint64_t count;
-    int kind;      /* 0 the arm, 1 a breakpoint, 2 a watchpoint, 3 a step */
-    uint64_t seq;  /* the replay's stop it was made at */
+    int kind;     /* 0 the arm, 1 a breakpoint, 2 a watchpoint, 3 a step */
+    uint64_t seq; /* the replay's stop it was made at */
     uint64_t arm_steps;
     struct rv_where where;
     char reply[RV_REPLY_MAX];
@@ -225,7 +224,7 @@ struct rv_front {
     int nr_bps;
     struct rv_watch watches[4];
     int nr_watches;
-    int hc_tid; /* gdb's Hc thread (bs steps it), 0: the stop's */
+    int hc_tid;         /* gdb's Hc thread (bs steps it), 0: the stop's */
     uint64_t goto_back; /* monitor goto behind: reached at the next c */
     /* the program's streams: a file is written again in place by each
      * run; a pipe (or terminal) is fed what no run before wrote */
@@ -233,7 +232,7 @@ struct rv_front {
     uint64_t out_high[2]; /* bytes written to the real ones */
     off_t out_start[2];   /* a file's length when the run began */
     int out_flags[2];
-    bool out_shared;      /* stderr is stdout's file */
+    bool out_shared; /* stderr is stdout's file */
     enum { RV_IN_INHERIT, RV_IN_FILE } in_kind;
     off_t in_offset;
     const char *refusal; /* why no re-run can repeat this run, or NULL */
@@ -245,9 +244,9 @@ struct rv_front {
     uint64_t goto_set; /* the goto the instance holds (0: none) */
     uint64_t step_cut; /* the QHvrunStopAtStep it holds (0: none) */
     int step_cut_arm;
-    struct rv_note note; /* a scan's last note */
+    struct rv_note note;      /* a scan's last note */
     struct rv_note note_prev; /* the one before */
-    uint64_t stops; /* stops the replay has seen */
+    uint64_t stops;           /* stops the replay has seen */
     int scan_arm;
     char scan_skip_key[RV_KEY_MAX]; /* bs: notes at this point skipped */
     /* the replay's own log (a scan's or a reach's) */
@@ -274,10 +273,7 @@ static void send_frame(int fd, const char *body, size_t len)
     (void)cli_write_all(fd, frame, len + 4);
 }
 
-static void send_text(int fd, const char *s)
-{
-    send_frame(fd, s, strlen(s));
-}
+static void send_text(int fd, const char *s) { send_frame(fd, s, strlen(s)); }
 
 /*
  * The next packet in buf[0, *len) into out (NUL-ended; its length in
@@ -371,8 +367,7 @@ static bool instance_packet(struct rv_front *f, char *out, size_t cap,
 
 /* gdb's next packet (the program's output passed on meanwhile); false
  * when gdb is gone. */
-static bool gdb_packet(struct rv_front *f, char *out, size_t cap,
-                       size_t *len)
+static bool gdb_packet(struct rv_front *f, char *out, size_t cap, size_t *len)
 {
     for (;;) {
         bool intr = false;
@@ -468,7 +463,8 @@ static void pump_output(struct rv_front *f)
     }
 }
 
-/* ---- instances ------------------------------------------------------------ */
+/* ---- instances ------------------------------------------------------------
+ */
 
 /*
  * A terminal for the instance's stream s (a terminal of hvrun's): a new
@@ -548,8 +544,8 @@ static void instance_child(struct rv_front *f, int fd, int sum_fd,
     inner.gdb_instance_fd = fd;
     struct run_summary sum;
     memset(&sum, 0, sizeof(sum));
-    int code = cli_run_once(&inner, f->path, f->detlog_path, f->journal_dir,
-                            &sum);
+    int code =
+        cli_run_once(&inner, f->path, f->detlog_path, f->journal_dir, &sum);
     fflush(NULL);
     (void)cli_write_all(sum_fd, &code, sizeof(code));
     (void)cli_write_all(sum_fd, &sum, sizeof(sum));
@@ -658,7 +654,8 @@ static bool query_where(struct rv_front *f, struct rv_where *w)
            parse_where(out, w);
 }
 
-/* ---- the log ---------------------------------------------------------------- */
+/* ---- the log ----------------------------------------------------------------
+ */
 
 static struct rv_entry *append(struct rv_entry **log, size_t *n, size_t *cap)
 {
@@ -708,7 +705,13 @@ static bool is_resume(const char *p)
 static bool steers(const char *p)
 {
     switch (p[0]) {
-    case 'Z': case 'z': case 'H': case 'M': case 'X': case 'G': case 'P':
+    case 'Z':
+    case 'z':
+    case 'H':
+    case 'M':
+    case 'X':
+    case 'G':
+    case 'P':
     case 'D':
         return true;
     case 'Q':
@@ -750,7 +753,8 @@ static void track_state(struct rv_front *f, const char *p)
         f->watches[i] = f->watches[--f->nr_watches];
 }
 
-/* ---- replaying ---------------------------------------------------------------- */
+/* ---- replaying
+ * ---------------------------------------------------------------- */
 
 static struct rv_ref *ref_of(struct rv_front *f, uint64_t addr)
 {
@@ -819,12 +823,11 @@ static bool ref_bp(struct rv_front *f, uint64_t addr, bool log, int delta)
     return true;
 }
 
-static bool watch_packet(struct rv_front *f, const struct rv_watch *w,
-                         bool set)
+static bool watch_packet(struct rv_front *f, const struct rv_watch *w, bool set)
 {
     char pkt[64];
-    snprintf(pkt, sizeof(pkt), "%c%c,%" PRIx64 ",%x", set ? 'Z' : 'z',
-             w->type, w->addr, w->len);
+    snprintf(pkt, sizeof(pkt), "%c%c,%" PRIx64 ",%x", set ? 'Z' : 'z', w->type,
+             w->addr, w->len);
     return say(f, pkt);
 }
 
@@ -930,8 +933,8 @@ static int arm_due(struct rv_front *f, const struct rv_where *w, bool scan,
         /* bs: the arm is a point of the thread too (not bc's: no stop) */
         if (scan && a->arm_id == f->scan_arm && a->instr->step_tid &&
             strcmp(w->key, f->scan_skip_key) != 0) {
-            f->note = (struct rv_note){true, entry, 0, 0, f->stops, w->steps,
-                                       *w, ""};
+            f->note =
+                (struct rv_note){true, entry, 0, 0, f->stops, w->steps, *w, ""};
             snprintf(f->note.reply, sizeof(f->note.reply), "T05thread:p%x.%x;",
                      w->pid, w->tid);
         }
@@ -967,21 +970,20 @@ static int instr_stop(const struct rv_instr *in, const char *r,
 
 /* The resume packet as sent while instruments are armed: a continue
  * while a thread is instrumented to step steps it. */
-static void resume_form(struct rv_front *f, const struct rv_entry *e,
-                        char *out, size_t cap)
+static void resume_form(struct rv_front *f, const struct rv_entry *e, char *out,
+                        size_t cap)
 {
     snprintf(out, cap, "%s", e->pkt);
     for (int i = 0; i < f->nr_act; i++) {
         const struct rv_instr *in = f->act[i].instr;
         if (!f->act[i].armed || !in->step_tid)
             continue;
-        bool cont = strcmp(e->pkt, "c") == 0 ||
-                    (strncmp(e->pkt, "vCont;c", 7) == 0 &&
-                     !strchr(e->pkt + 6, 's') && !strchr(e->pkt + 6, 'S') &&
-                     !strchr(e->pkt + 6, 'C'));
+        bool cont =
+            strcmp(e->pkt, "c") == 0 ||
+            (strncmp(e->pkt, "vCont;c", 7) == 0 && !strchr(e->pkt + 6, 's') &&
+             !strchr(e->pkt + 6, 'S') && !strchr(e->pkt + 6, 'C'));
         if (cont)
-            snprintf(out, cap, "vCont;s:p%x.%x;c", in->step_pid,
-                     in->step_tid);
+            snprintf(out, cap, "vCont;s:p%x.%x;c", in->step_pid, in->step_tid);
     }
 }
 
@@ -1027,9 +1029,8 @@ static int count_stop(struct rv_front *f, const char *r,
     *any = false;
     /* A cut by steps: the instance's stop at that step (a point of the
      * other instruments too: a thread's step, say). */
-    if (f->step_cut && w->steps == f->step_cut &&
-        strncmp(r, "T05", 3) == 0 && !strstr(r, "swbreak") &&
-        !strstr(r, "watch:")) {
+    if (f->step_cut && w->steps == f->step_cut && strncmp(r, "T05", 3) == 0 &&
+        !strstr(r, "swbreak") && !strstr(r, "watch:")) {
         for (int i = 0; i < f->nr_act; i++)
             if (f->act[i].arm_id == f->step_cut_arm)
                 cut = i;
@@ -1053,8 +1054,8 @@ static int count_stop(struct rv_front *f, const char *r,
             f->note_prev = f->note;
             trace("note %" PRIu64 " kind %d at %s: %.80s", a->count, kind,
                   w->key, r);
-            f->note = (struct rv_note){true, entry, a->count, kind, f->stops,
-                                       a->arm_steps, *w, ""};
+            f->note = (struct rv_note){true,     entry,        a->count, kind,
+                                       f->stops, a->arm_steps, *w,       ""};
             copy_str(f->note.reply, sizeof(f->note.reply), r);
         }
     }
@@ -1172,8 +1173,8 @@ static bool replay(struct rv_front *f, struct rv_entry *plan, size_t n,
             if (f->nr_act == RV_MAX_ACTIVE)
                 return false;
             struct rv_active *a = &f->act[f->nr_act++];
-            *a = (struct rv_active){e->arm_id, &e->instr, e->arm_event,
-                                    false, 0, 0, -1};
+            *a = (struct rv_active){
+                e->arm_id, &e->instr, e->arm_event, false, 0, 0, -1};
             for (size_t k = i + 1; k < n; k++)
                 if (plan[k].kind == RV_CUT && plan[k].arm_id == e->arm_id)
                     a->cut_entry = (long)k;
@@ -1213,12 +1214,13 @@ static bool replay(struct rv_front *f, struct rv_entry *plan, size_t n,
     }
     /* A note at the stop the log ends at is that point, not one before. */
     if (scan && f->note.any && f->note.seq == f->stops)
-        f->note = f->note_prev.seq == f->stops ? (struct rv_note){0}
-                                               : f->note_prev;
+        f->note =
+            f->note_prev.seq == f->stops ? (struct rv_note){0} : f->note_prev;
     return true;
 }
 
-/* ---- going back --------------------------------------------------------------- */
+/* ---- going back
+ * --------------------------------------------------------------- */
 
 /* The files of directory path gone (a journal: its log and copies). */
 static void empty_dir(const char *path)
@@ -1260,8 +1262,8 @@ static uint64_t entry_events(const struct rv_front *f, size_t i)
 /* The log with an arm of in at event from inserted before the resume
  * during which the run reaches it; its length in *n. */
 static struct rv_entry *plan_with_arm(struct rv_front *f,
-                                      const struct rv_instr *in,
-                                      uint64_t from, size_t *n, int arm_id)
+                                      const struct rv_instr *in, uint64_t from,
+                                      size_t *n, int arm_id)
 {
     size_t at = f->nr_log;
     for (size_t i = 0; i < f->nr_log; i++) {
@@ -1310,10 +1312,9 @@ static bool restore_state(struct rv_front *f, const struct rv_entry *plan,
         while (k < nr_have && (have[k].addr != addr || have[k].type != p[1]))
             k++;
         if (p[0] == 'Z' && k == nr_have && nr_have < 8)
-            have[nr_have++] = (struct rv_watch){p[1], addr,
-                                                (unsigned)strtoul(
-                                                    strchr(p + 3, ',') + 1,
-                                                    NULL, 16)};
+            have[nr_have++] = (struct rv_watch){
+                p[1], addr,
+                (unsigned)strtoul(strchr(p + 3, ',') + 1, NULL, 16)};
         else if (p[0] == 'z' && k < nr_have)
             have[k] = have[--nr_have];
     }
@@ -1338,9 +1339,8 @@ static bool restore_state(struct rv_front *f, const struct rv_entry *plan,
             had |= f->watches[j].addr == have[k].addr &&
                    f->watches[j].type == have[k].type;
         if (!had) {
-            snprintf(pkt, sizeof(pkt), "Z%c,%" PRIx64 ",%x",
-                     f->watches[j].type, f->watches[j].addr,
-                     f->watches[j].len);
+            snprintf(pkt, sizeof(pkt), "Z%c,%" PRIx64 ",%x", f->watches[j].type,
+                     f->watches[j].addr, f->watches[j].len);
             struct rv_entry *e = append(&f->log, &f->nr_log, &f->cap_log);
             if (!e || !(e->pkt = strdup(pkt)) || !say(f, pkt))
                 return false;
@@ -1458,8 +1458,7 @@ static bool reach_note(struct rv_front *f, struct rv_entry *scan_plan,
     }
     n++;
     drop_uncut_arms(plan, &n, (int)arm_id);
-    if (!restart(f) || !replay(f, plan, n, false) ||
-        f->cut_at == (size_t)-1) {
+    if (!restart(f) || !replay(f, plan, n, false) || f->cut_at == (size_t)-1) {
         free_log(plan, n);
         return false;
     }
@@ -1603,7 +1602,8 @@ static bool go_to_event(struct rv_front *f, uint64_t event)
     return ok;
 }
 
-/* ---- relaying ------------------------------------------------------------------- */
+/* ---- relaying
+ * ------------------------------------------------------------------- */
 
 /* Relays a resume and its stop; logs it. */
 static void relay_resume(struct rv_front *f, const char *pkt, size_t len)
@@ -1690,17 +1690,34 @@ static bool monitor_back(struct rv_front *f, const char *pkt)
     const char *why = refused(f);
     char text[512];
     if (why)
-        snprintf(text, sizeof(text), "hvrun: cannot go back to event %" PRIu64
-                 ": %s\n", to, why);
+        snprintf(text, sizeof(text),
+                 "hvrun: cannot go back to event %" PRIu64 ": %s\n", to, why);
     else {
         f->goto_back = to;
         snprintf(text, sizeof(text),
                  "hvrun: the run goes back to event %" PRIu64
-                 " on `continue` (run again to there)\n", to);
+                 " on `continue` (run again to there)\n",
+                 to);
     }
     console(f, text);
     send_text(f->gdb_fd, "OK");
     return true;
+}
+
+/* Going back failed part way: the run again to where gdb was (the log
+ * is still that point's), or, if even that fails, the session ends. */
+static void recover(struct rv_front *f, const struct rv_where *was)
+{
+    struct rv_where now;
+    if (restart(f) && replay(f, f->log, f->nr_log, false) &&
+        query_where(f, &now) && strcmp(now.key, was->key) == 0) {
+        f->where = now;
+        console(f, "hvrun: going back failed; the run is where it was\n");
+        return;
+    }
+    console(f, "hvrun: going back failed and the run could not be brought "
+               "back to this point: the session ends\n");
+    f->gone = true;
 }
 
 static void reverse(struct rv_front *f, bool step)
@@ -1708,14 +1725,14 @@ static void reverse(struct rv_front *f, bool step)
     const char *why = refused(f);
     if (why) {
         char text[512];
-        snprintf(text, sizeof(text), "hvrun: no reverse execution: %s\n",
-                 why);
+        snprintf(text, sizeof(text), "hvrun: no reverse execution: %s\n", why);
         console(f, text);
         send_text(f->gdb_fd, "E01");
         return;
     }
+    struct rv_where was = f->where;
     if (!go_back(f, step)) {
-        f->gone = f->gone || !f->have_run;
+        recover(f, &was);
         send_text(f->gdb_fd, "E01");
         return;
     }
@@ -1743,7 +1760,9 @@ static void handle(struct rv_front *f, const char *pkt, size_t len)
     if (is_resume(pkt) && f->goto_back && !step) {
         uint64_t to = f->goto_back;
         f->goto_back = 0;
+        struct rv_where was = f->where;
         if (!go_to_event(f, to)) {
+            recover(f, &was);
             send_text(f->gdb_fd, "E01");
             return;
         }
@@ -1756,7 +1775,8 @@ static void handle(struct rv_front *f, const char *pkt, size_t len)
         relay(f, pkt, len);
 }
 
-/* ---- the front end ------------------------------------------------------------ */
+/* ---- the front end
+ * ------------------------------------------------------------ */
 
 static void setup_streams(struct rv_front *f)
 {
@@ -1780,9 +1800,8 @@ static void setup_streams(struct rv_front *f)
         if (f->in_offset < 0)
             f->in_offset = 0;
     } else if (!f->o->tap_replay &&
-               (isatty(0) ||
-                (fstat(0, &st) == 0 &&
-                 (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode))))) {
+               (isatty(0) || (fstat(0, &st) == 0 && (S_ISFIFO(st.st_mode) ||
+                                                     S_ISSOCK(st.st_mode))))) {
         f->refusal = "stdin is a terminal or a pipe from outside the run "
                      "(a re-run cannot read it again); give the program "
                      "its input from a file (< FILE) or /dev/null";
@@ -1806,11 +1825,11 @@ static int finish(struct rv_front *f)
             break;
         struct pollfd p[2];
         for (int s = 0; s < 2; s++)
-            p[s] = (struct pollfd){
-                f->out_kind[s] == RV_OUT_PIPE || f->out_kind[s] == RV_OUT_TTY
-                    ? r->out[s]
-                    : -1,
-                POLLIN, 0};
+            p[s] = (struct pollfd){f->out_kind[s] == RV_OUT_PIPE ||
+                                           f->out_kind[s] == RV_OUT_TTY
+                                       ? r->out[s]
+                                       : -1,
+                                   POLLIN, 0};
         (void)poll(p, 2, 50);
         if (proxy_stop_signal)
             kill(r->pid, (int)proxy_stop_signal);
@@ -1819,8 +1838,7 @@ static int finish(struct rv_front *f)
     pump_output(f);
     struct run_summary sum;
     if (read(r->sum_fd, &code, sizeof(code)) == (ssize_t)sizeof(code) &&
-        read(r->sum_fd, &sum, sizeof(sum)) == (ssize_t)sizeof(sum) &&
-        f->sum)
+        read(r->sum_fd, &sum, sizeof(sum)) == (ssize_t)sizeof(sum) && f->sum)
         *f->sum = sum;
     else if (WIFSIGNALED(status))
         code = 128 + WTERMSIG(status);
@@ -1844,8 +1862,7 @@ static void make_journal(char *out, size_t len)
 }
 
 /* Serves gdb until it leaves or the run ends; the run's exit code. */
-static int front_end_serve(struct rv_front *f, int listen_fd,
-                           char *unix_path)
+static int front_end_serve(struct rv_front *f, int listen_fd, char *unix_path)
 {
     if (instance_start(f) < 0 || !query_where(f, &f->where)) {
         close(listen_fd);
@@ -1895,9 +1912,9 @@ int cli_gdb_front_end(const struct run_options *o, const char *path,
     f->sum = sum;
     f->gdb_fd = -1;
     char why[512], unix_path[128], journal[64] = "";
-    int listen_fd = cli_gdb_listen(o->gdb_spec, o->gdb_quiet,
-                                   o->gdb_start_event, unix_path,
-                                   sizeof(unix_path), why, sizeof(why));
+    int listen_fd =
+        cli_gdb_listen(o->gdb_spec, o->gdb_quiet, o->gdb_start_event, unix_path,
+                       sizeof(unix_path), why, sizeof(why));
     if (listen_fd < 0) {
         cli_error("%s", why);
         return CLI_EXIT_FAILURE;
