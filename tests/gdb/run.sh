@@ -65,7 +65,8 @@
 #   gdb/reverse-break  gdb_threads: break add_one, continue twice (x=0,
 #                   x=1), reverse-continue is back at x=0 (a stop gdb
 #                   continued from), reverse-finish at the call in
-#                   worker; with stdin a pipe from outside,
+#                   worker, monitor goto 50 goes back to event 50; with
+#                   stdin a pipe from outside,
 #                   reverse-continue is refused with the reason
 #   gdb/idle-interrupt  ^C while every thread waits (cat reading a FIFO
 #                   nobody writes): the SIGINT stop still comes
@@ -531,10 +532,12 @@ run_case_reverse_break() {
     session "rbreak$tag" "$hvrun" "$BIN/gdb_threads" -ex 'break add_one' \
         -ex 'continue' -ex 'continue' -ex 'reverse-continue' \
         -ex 'info args' -ex 'reverse-finish' -ex 'bt 1' -ex 'delete' \
+        -ex 'monitor goto 50' -ex 'continue' -ex 'monitor when' \
         -ex 'continue'
     local g=$WORK/rbreak$tag.gdb
     expect "gdb/reverse-break$tag" "$g" 'add_one \(x=1\)' '^x = 0$' \
         '#0 .* in worker \(arg=0x0\) at .*gdb_threads.c:26' \
+        'goes back to event 50' '^Current event: 50 ' \
         'exited normally' || return
     if [ "$(grep -c 'hit Breakpoint 1, add_one (x=0)' "$g")" -ne 2 ]; then
         fail "gdb/reverse-break$tag" "reverse-continue: not back at x=0"
