@@ -16,10 +16,11 @@
  *    from some event on (a window before the current point: `monitor
  *    goto` stops the instance there, silently): gdb's breakpoints and
  *    watchpoints for bc, a single-step of the thread for bs. Each stop of
- *    the instrument is noted (the instance's own stops, those the log
- *    expects, are told from them by their reply and their point, see
- *    qHvrunWhere); the last note before the log's end is the target. An
- *    empty window is widened, back to the start of the run.
+ *    the instrument is noted (the stops the log expects are told from
+ *    the others by their reply and their point, qHvrunWhere, and count
+ *    for the instrument too when they are its kind); the last note
+ *    before the log's end is the target. An empty window is widened,
+ *    back to the start of the run.
  *  - The reach replays the log up to the target in a new instance: the
  *    same instrument armed at the same event, stopped at its N-th stop
  *    (a watchpoint's: at the instance's debugger step before the write,
@@ -27,8 +28,11 @@
  *    becomes that: the prefix, the arm and the cut, then gdb's
  *    breakpoints as they are now; later scans replay it the same way.
  * No stop is told to gdb on the way; the program's output is written
- * once: each instance's stdout and stderr go to a memfd or a pipe, and
- * only bytes beyond the furthest any instance wrote reach the real ones.
+ * once: an output file is written again in place by each instance (cut
+ * back to its length at the start: the same bytes), a pipe or terminal
+ * of hvrun's is fed, through a pipe or pseudo-terminal per instance, the
+ * bytes beyond the furthest any instance wrote. The files a run changed
+ * are put back before the next (its journal, as --verify's).
  *
  * Refused (an 'O' message, then E01): a run that took something from
  * outside (a host fd woke it, a host-timed preemption: the instance's
@@ -253,7 +257,6 @@ struct rv_front {
     struct rv_entry *plan;
     size_t nr_plan;
     size_t cut_at; /* the entry during which the cut came */
-    char cut_reply[RV_REPLY_MAX];
     struct run_summary *sum;
 };
 
@@ -1132,7 +1135,6 @@ static enum replay_end replay_resume(struct rv_front *f, size_t i, bool scan,
         }
         if (*cut >= 0) {
             trace("cut at %s: %.80s", w.key, r);
-            copy_str(f->cut_reply, sizeof(f->cut_reply), r);
             f->where = w;
             return REPLAY_CUT;
         }
