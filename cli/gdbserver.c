@@ -986,9 +986,10 @@ static void monitor(struct gdb_server *g, const char *hex)
 /*
  * qHvrunWhere (gdbserver_reverse.c's, not gdb's): this stop as a point of
  * the run: the event count, the stopped thread (pid, tid), its rip and
- * own event count, the debugger's steps so far, and how many times the
- * run took something from outside (a wakeup by a host fd, a host-timed
- * preemption: what a re-run cannot repeat).
+ * own event count, the detlog's digest so far (a re-run that took other
+ * values differs there), the debugger's steps so far, and how many times
+ * the run took something from outside (a wakeup by a host fd, a
+ * host-timed preemption: what a re-run cannot repeat).
  */
 static void reply_where(struct gdb_server *g)
 {
@@ -1007,9 +1008,10 @@ static void reply_where(struct gdb_server *g)
         if (tid_at(q, k) == g->stop_tid)
             own = q->threads[k].events;
     snprintf(g->out, sizeof(g->out),
-             "E%llu;P%x;T%x;R%llx;O%llu;S%llu;X%llu",
+             "E%llu;P%x;T%x;R%llx;O%llu;D%llx;S%llu;X%llu",
              (unsigned long long)q->det->events, q->pid, g->stop_tid,
              (unsigned long long)rip, (unsigned long long)own,
+             (unsigned long long)q->det->log.digest,
              (unsigned long long)g->steps,
              (unsigned long long)q->det->reads[DET_SRC_EXTERNAL]);
     send_str(g, g->out);

@@ -99,17 +99,18 @@ __attribute__((format(printf, 1, 2))) static void trace(const char *fmt, ...)
 struct rv_where {
     uint64_t events, rip, own, steps, ext;
     int pid, tid;
-    /* "E..;P..;T..;R..;O..": the point without the debugger's step count
-     * (which instruments change) */
+    /* "E..;P..;T..;R..;O..;D..": the point (the detlog's digest too: a
+     * re-run that took other values is not at the same point) without
+     * the debugger's step count (which instruments change) */
     char key[RV_KEY_MAX];
 };
 
 static bool parse_where(const char *s, struct rv_where *w)
 {
-    unsigned long long e, r, o, st, x;
+    unsigned long long e, r, o, d, st, x;
     int pid, tid;
-    if (sscanf(s, "E%llu;P%x;T%x;R%llx;O%llu;S%llu;X%llu", &e, &pid, &tid, &r,
-               &o, &st, &x) != 7)
+    if (sscanf(s, "E%llu;P%x;T%x;R%llx;O%llu;D%llx;S%llu;X%llu", &e, &pid,
+               &tid, &r, &o, &d, &st, &x) != 8)
         return false;
     *w = (struct rv_where){e, r, o, st, x, pid, tid, ""};
     const char *cut = strstr(s, ";S");
