@@ -259,15 +259,25 @@ int cli_gdb_listen(const char *spec, bool quiet, uint64_t start_event,
     int fd = listen_on(spec, unix_path, path_len, why, why_len);
     if (fd < 0)
         return fd;
-    if (!quiet && start_event)
-        fprintf(stderr, "hvrun: gdb can attach at event %llu on %s (target "
-                "extended-remote :%s)\n", (unsigned long long)start_event,
-                spec, spec);
-    else if (!quiet)
-        fprintf(stderr, "hvrun: waiting for gdb on %s (target "
-                "extended-remote %s%s)\n", spec, is_unix ? "" : ":",
-                is_unix ? spec + 5 : spec);
+    char line[512];
+    cli_gdb_waiting_line(spec, start_event, line, sizeof(line));
+    if (!quiet)
+        fputs(line, stderr);
     return fd;
+}
+
+void cli_gdb_waiting_line(const char *spec, uint64_t start_event, char *out,
+                          size_t len)
+{
+    bool is_unix = strncmp(spec, "unix:", 5) == 0;
+    if (start_event)
+        snprintf(out, len, "hvrun: gdb can attach at event %llu on %s "
+                 "(target extended-remote :%s)\n",
+                 (unsigned long long)start_event, spec, spec);
+    else
+        snprintf(out, len, "hvrun: waiting for gdb on %s (target "
+                 "extended-remote %s%s)\n", spec, is_unix ? "" : ":",
+                 is_unix ? spec + 5 : spec);
 }
 
 int cli_gdb_accept(int listen_fd, char *unix_path)

@@ -39,6 +39,9 @@ int cli_gdb_listen(const char *spec, bool quiet, uint64_t start_event,
                    char *unix_path, size_t path_len, char *why,
                    size_t why_len);
 int cli_gdb_accept(int listen_fd, char *unix_path);
+/* The line cli_gdb_listen says (with its newline) into out. */
+void cli_gdb_waiting_line(const char *spec, uint64_t start_event, char *out,
+                          size_t len);
 /* The hooks proxy_config.debugger points at. */
 const struct proxy_debugger *cli_gdb_debugger(struct gdb_server *g);
 /*

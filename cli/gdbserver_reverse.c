@@ -109,8 +109,8 @@ static bool parse_where(const char *s, struct rv_where *w)
 {
     unsigned long long e, r, o, d, st, x;
     int pid, tid;
-    if (sscanf(s, "E%llu;P%x;T%x;R%llx;O%llu;D%llx;S%llu;X%llu", &e, &pid,
-               &tid, &r, &o, &d, &st, &x) != 8)
+    if (sscanf(s, "E%llu;P%x;T%x;R%llx;O%llu;D%llx;S%llu;X%llu", &e, &pid, &tid,
+               &r, &o, &d, &st, &x) != 8)
         return false;
     *w = (struct rv_where){e, r, o, st, x, pid, tid, ""};
     const char *cut = strstr(s, ";S");
@@ -213,6 +213,10 @@ struct rv_front {
     char gdb_in[RV_IN_MAX];
     size_t gdb_in_len;
     bool gdb_interrupt;
+    /* complete packets at the front of gdb_in already acknowledged (while
+     * the front end was busy: gdb sends a packet again after 2 s without
+     * a '+') */
+    int gdb_pre_acked;
     struct rv_instance run;
     bool have_run;
     /* the log, and the point of its end */
@@ -237,7 +241,8 @@ struct rv_front {
     uint64_t out_high[2]; /* bytes written to the real ones */
     off_t out_start[2];   /* a file's length when the run began */
     int out_flags[2];
-    bool out_shared; /* stderr is stdout's file */
+    bool out_shared;  /* stderr is stdout's file */
+    off_t waiting_at; /* where in stderr's file the waiting line goes */
     enum { RV_IN_INHERIT, RV_IN_FILE } in_kind;
     off_t in_offset;
     const char *refusal; /* why no re-run can repeat this run, or NULL */
@@ -332,6 +337,27 @@ static bool fill(int fd, char *buf, size_t *len, size_t cap)
  * is passed on and, if relay, a ^C from gdb goes to the instance. false:
  * the instance is gone.
  */
+/* Acknowledges the packets gdb has sent but the front end not yet taken
+ * (in ack mode): a long wait for the run is no reason for gdb to send one
+ * again. */
+static void ack_arrived(struct rv_front *f)
+{
+    if (f->gdb_noack || f->gdb_fd < 0)
+        return;
+    int complete = 0;
+    for (size_t i = 0; i < f->gdb_in_len; i++) {
+        if (f->gdb_in[i] != '$')
+            continue;
+        char *hash = memchr(f->gdb_in + i, '#', f->gdb_in_len - i);
+        if (!hash || (size_t)(hash - f->gdb_in) + 3 > f->gdb_in_len)
+            break;
+        complete++;
+        i = (size_t)(hash - f->gdb_in) + 2;
+    }
+    for (; f->gdb_pre_acked < complete; f->gdb_pre_acked++)
+        (void)cli_write_all(f->gdb_fd, "+", 1);
+}
+
 static bool instance_packet(struct rv_front *f, char *out, size_t cap,
                             size_t *len, bool relay)
 {
@@ -339,9 +365,7 @@ static bool instance_packet(struct rv_front *f, char *out, size_t cap,
     for (;;) {
         if (take_packet(r->in, &r->in_len, out, cap, len, NULL))
             return true;
-        struct pollfd p[2] = {{r->fd, POLLIN, 0}, {-1, POLLIN, 0}};
-        if (relay && f->gdb_fd >= 0)
-            p[1].fd = f->gdb_fd;
+        struct pollfd p[2] = {{r->fd, POLLIN, 0}, {f->gdb_fd, POLLIN, 0}};
         int n = poll(p, 2, 100);
         if (proxy_stop_signal && r->pid > 0)
             kill(r->pid, (int)proxy_stop_signal);
@@ -354,7 +378,7 @@ static bool instance_packet(struct rv_front *f, char *out, size_t cap,
                 f->gone = true;
                 close(f->gdb_fd);
                 f->gdb_fd = -1;
-            } else if (memchr(f->gdb_in, 0x03, f->gdb_in_len)) {
+            } else if (relay && memchr(f->gdb_in, 0x03, f->gdb_in_len)) {
                 /* ^C: passed on; packets gdb sent meanwhile stay */
                 (void)cli_write_all(r->fd, "\x03", 1);
                 size_t o = 0;
@@ -363,6 +387,7 @@ static bool instance_packet(struct rv_front *f, char *out, size_t cap,
                         f->gdb_in[o++] = f->gdb_in[i];
                 f->gdb_in_len = o;
             }
+            ack_arrived(f);
         }
         if (p[0].revents && !fill(r->fd, r->in, &r->in_len, sizeof(r->in)))
             return false;
@@ -376,7 +401,9 @@ static bool gdb_packet(struct rv_front *f, char *out, size_t cap, size_t *len)
     for (;;) {
         bool intr = false;
         if (take_packet(f->gdb_in, &f->gdb_in_len, out, cap, len, &intr)) {
-            if (!f->gdb_noack)
+            if (f->gdb_pre_acked > 0)
+                f->gdb_pre_acked--;
+            else if (!f->gdb_noack)
                 (void)cli_write_all(f->gdb_fd, "+", 1);
             return true;
         }
@@ -1862,9 +1889,13 @@ static int finish(struct rv_front *f)
     else if (WIFSIGNALED(status))
         code = 128 + WTERMSIG(status);
     close(r->sum_fd);
-    for (int s = 0; s < 2; s++)
+    for (int s = 0; s < 2; s++) {
         if (r->out[s] >= 0)
             close(r->out[s]);
+        /* what hvrun says after the run (--summary) goes after it */
+        if (f->out_kind[s] == RV_OUT_FILE)
+            (void)lseek(s + 1, 0, SEEK_END);
+    }
     f->have_run = false;
     return code;
 }
@@ -1880,29 +1911,69 @@ static void make_journal(char *out, size_t len)
         out[0] = 0;
 }
 
-/* Serves gdb until it leaves or the run ends; the run's exit code. */
-static int front_end_serve(struct rv_front *f, int listen_fd, char *unix_path)
+/* The "waiting for gdb" line, said once hvrun listens; a stderr that is
+ * a file gets it at its start, the runs writing after it. */
+static void reserve_waiting_line(struct rv_front *f, char *line, size_t len)
 {
+    line[0] = 0;
+    if (f->o->gdb_quiet)
+        return;
+    cli_gdb_waiting_line(f->o->gdb_spec, f->o->gdb_start_event, line, len);
+    if (f->out_kind[1] != RV_OUT_FILE || (f->out_flags[1] & O_APPEND))
+        return;
+    off_t at = f->out_start[1];
+    f->out_start[1] += (off_t)strlen(line);
+    if (f->out_shared)
+        f->out_start[0] = f->out_start[1];
+    f->waiting_at = at;
+}
+
+static void say_waiting_line(struct rv_front *f, const char *line)
+{
+    if (!line[0])
+        return;
+    if (f->waiting_at >= 0 &&
+        pwrite(2, line, strlen(line), f->waiting_at) == (ssize_t)strlen(line))
+        (void)lseek(2, f->out_start[1], SEEK_SET);
+    else
+        fputs(line, stderr);
+}
+
+/* Serves gdb until it leaves or the run ends; the run's exit code. The
+ * run starts first (to its start event), then hvrun listens: gdb waits
+ * no more than 2 s for a reply, and a run's set-up (a replay's above all)
+ * can take longer. */
+static int front_end_serve(struct rv_front *f)
+{
+    char line[512];
+    reserve_waiting_line(f, line, sizeof(line));
     if (instance_start(f) < 0 || !query_where(f, &f->where)) {
-        close(listen_fd);
-        if (unix_path[0])
-            unlink(unix_path);
         if (f->have_run)
             return finish(f);
         cli_error("--gdb: the run did not start");
         return CLI_EXIT_FAILURE;
     }
-    /* The run first (to its start event), then gdb. */
     f->start_events = f->where.events;
-    f->gdb_fd = cli_gdb_accept(listen_fd, unix_path);
-    if (f->gdb_fd < 0) {
-        cli_error("--gdb %s: %s", f->o->gdb_spec,
-                  proxy_stop_signal ? "stopped by a signal while waiting "
-                                      "for gdb"
-                                    : strerror(-f->gdb_fd));
+    char why[512], unix_path[128];
+    int listen_fd =
+        cli_gdb_listen(f->o->gdb_spec, true, f->o->gdb_start_event, unix_path,
+                       sizeof(unix_path), why, sizeof(why));
+    if (listen_fd >= 0) {
+        say_waiting_line(f, line);
+        f->gdb_fd = cli_gdb_accept(listen_fd, unix_path);
+    }
+    if (listen_fd < 0 || f->gdb_fd < 0) {
+        if (listen_fd < 0)
+            cli_error("%s", why);
+        else
+            cli_error("--gdb %s: %s", f->o->gdb_spec,
+                      proxy_stop_signal ? "stopped by a signal while "
+                                          "waiting for gdb"
+                                        : strerror(-f->gdb_fd));
         f->gdb_fd = -1;
         kill(f->run.pid, SIGTERM);
-        return finish(f);
+        finish(f);
+        return CLI_EXIT_FAILURE;
     }
     static char pkt[RV_IN_MAX];
     size_t len;
@@ -1930,21 +2001,15 @@ int cli_gdb_front_end(const struct run_options *o, const char *path,
     f->journal_dir = journal_dir;
     f->sum = sum;
     f->gdb_fd = -1;
-    char why[512], unix_path[128], journal[64] = "";
-    int listen_fd =
-        cli_gdb_listen(o->gdb_spec, o->gdb_quiet, o->gdb_start_event, unix_path,
-                       sizeof(unix_path), why, sizeof(why));
-    if (listen_fd < 0) {
-        cli_error("%s", why);
-        return CLI_EXIT_FAILURE;
-    }
+    f->waiting_at = -1;
+    char journal[64] = "";
     setup_streams(f);
     if (!journal_dir) {
         make_journal(journal, sizeof(journal));
         if (journal[0])
             f->journal_dir = journal;
     }
-    int code = front_end_serve(f, listen_fd, unix_path);
+    int code = front_end_serve(f);
     free_log(f->log, f->nr_log);
     f->log = NULL;
     if (journal[0]) { /* the run's changes stay, as without gdb */
