@@ -68,6 +68,10 @@ struct run_options {
     const char *gdb_spec;
     bool gdb_quiet; /* no "waiting for gdb" line (a replay says it) */
     uint64_t gdb_start_event; /* --gdb-start EVENT: gdb let in there */
+    /* A run driven by --gdb's front end (gdbserver_reverse.c): its
+     * gdbserver speaks on gdb_instance_fd, a connection already made. */
+    bool gdb_instance;
+    int gdb_instance_fd;
 };
 
 struct run_summary {

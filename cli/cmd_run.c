@@ -532,6 +532,10 @@ int cli_run_once(const struct run_options *o, const char *path,
                  const char *detlog_path, const char *journal_dir,
                  struct run_summary *sum)
 {
+    /* --gdb: the front end owns gdb's connection and runs the program in
+     * instances it can start again (reverse execution). */
+    if (o->gdb_spec && !o->gdb_instance)
+        return cli_gdb_front_end(o, path, detlog_path, journal_dir, sum);
     char why[512];
     double t0 = now_seconds();
     struct vmm_host *host = NULL;
@@ -608,7 +612,14 @@ int cli_run_once(const struct run_options *o, const char *path,
                               .file_tap = cli_tap_files(tap)};
     /* --gdb: gdb connects before the program is loaded, and gets it at
      * its first instruction (world.c's first turn). */
-    if (o->gdb_spec) {
+    if (o->gdb_instance) {
+        if (cli_gdb_open_fd(o->gdb_instance_fd, o->gdb_start_event, &gdb) <
+            0) {
+            cli_error("--gdb: out of memory");
+            goto out;
+        }
+        pc.debugger = cli_gdb_debugger(gdb);
+    } else if (o->gdb_spec) {
         if (cli_gdb_open(o->gdb_spec, o->gdb_quiet, o->gdb_start_event,
                          &gdb, why, sizeof(why)) < 0) {
             cli_error("%s", why);

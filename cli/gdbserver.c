@@ -120,6 +120,11 @@ struct gdb_server {
     int g_tid;     /* Hg's thread (0: the stop's) */
     int resume_sig; /* the Linux signal gdb resumed with, 0: none */
     uint64_t pass_sigs; /* Linux signals gdb passes without a stop */
+    /* the debugger's steps of debugged threads so far (gdb's and those
+     * kept for data watches): with the run deterministic, "after N steps"
+     * is a point a re-run reaches again (gdbserver_reverse.c) */
+    uint64_t steps;
+    uint64_t stop_at_step; /* QHvrunStopAtStep: a stop there (0: none) */
     char last_stop[PROXY_PATH_MAX * 2 + 96];
     bool initial_stop; /* last_stop is the first instruction's */
     struct proxy_debugger ops;
@@ -239,8 +244,9 @@ static int accept_gdb(struct gdb_server *g)
     return g->fd < 0 ? -e : 0;
 }
 
-int cli_gdb_open(const char *spec, bool quiet, uint64_t start_event,
-                 struct gdb_server **out, char *why, size_t why_len)
+int cli_gdb_listen(const char *spec, bool quiet, uint64_t start_event,
+                   char *unix_path, size_t path_len, char *why,
+                   size_t why_len)
 {
     bool is_unix = strncmp(spec, "unix:", 5) == 0;
     if (start_event && is_unix) {
@@ -249,27 +255,56 @@ int cli_gdb_open(const char *spec, bool quiet, uint64_t start_event,
                  spec);
         return -EINVAL;
     }
+    unix_path[0] = 0;
+    int fd = listen_on(spec, unix_path, path_len, why, why_len);
+    if (fd < 0)
+        return fd;
+    char line[512];
+    cli_gdb_waiting_line(spec, start_event, line, sizeof(line));
+    if (!quiet)
+        fputs(line, stderr);
+    return fd;
+}
+
+void cli_gdb_waiting_line(const char *spec, uint64_t start_event, char *out,
+                          size_t len)
+{
+    bool is_unix = strncmp(spec, "unix:", 5) == 0;
+    if (start_event)
+        snprintf(out, len, "hvrun: gdb can attach at event %llu on %s "
+                 "(target extended-remote :%s)\n",
+                 (unsigned long long)start_event, spec, spec);
+    else
+        snprintf(out, len, "hvrun: waiting for gdb on %s (target "
+                 "extended-remote %s%s)\n", spec, is_unix ? "" : ":",
+                 is_unix ? spec + 5 : spec);
+}
+
+int cli_gdb_accept(int listen_fd, char *unix_path)
+{
+    struct gdb_server g = {.listen_fd = listen_fd, .fd = -1};
+    snprintf(g.unix_path, sizeof(g.unix_path), "%s", unix_path);
+    int rc = accept_gdb(&g);
+    unix_path[0] = 0;
+    return rc < 0 ? rc : g.fd;
+}
+
+int cli_gdb_open(const char *spec, bool quiet, uint64_t start_event,
+                 struct gdb_server **out, char *why, size_t why_len)
+{
     struct gdb_server *g = calloc(1, sizeof(*g));
     if (!g)
         return -ENOMEM;
     g->fd = -1;
     g->watch_hit = -1;
     g->start_event = start_event;
-    g->listen_fd = listen_on(spec, g->unix_path, sizeof(g->unix_path), why,
-                             why_len);
+    g->listen_fd = cli_gdb_listen(spec, quiet, start_event, g->unix_path,
+                                  sizeof(g->unix_path), why, why_len);
     if (g->listen_fd < 0) {
         int rc = g->listen_fd;
         free(g);
         return rc;
     }
-    if (!quiet && start_event)
-        fprintf(stderr, "hvrun: gdb can attach at event %llu on %s (target "
-                "extended-remote :%s)\n", (unsigned long long)start_event,
-                spec, spec);
-    else if (!quiet)
-        fprintf(stderr, "hvrun: waiting for gdb on %s (target "
-                "extended-remote %s%s)\n", spec, is_unix ? "" : ":",
-                is_unix ? spec + 5 : spec);
     gdb_hooks(g);
     int rc = start_event ? 0 : accept_gdb(g);
     if (rc < 0) {
@@ -281,6 +316,20 @@ int cli_gdb_open(const char *spec, bool quiet, uint64_t start_event,
         free(g);
         return rc;
     }
+    *out = g;
+    return 0;
+}
+
+int cli_gdb_open_fd(int fd, uint64_t start_event, struct gdb_server **out)
+{
+    struct gdb_server *g = calloc(1, sizeof(*g));
+    if (!g)
+        return -ENOMEM;
+    g->fd = fd;
+    g->listen_fd = -1;
+    g->watch_hit = -1;
+    g->start_event = start_event;
+    gdb_hooks(g);
     *out = g;
     return 0;
 }
@@ -944,6 +993,40 @@ static void monitor(struct gdb_server *g, const char *hex)
     send_str(g, "OK");
 }
 
+/*
+ * qHvrunWhere (gdbserver_reverse.c's, not gdb's): this stop as a point of
+ * the run: the event count, the stopped thread (pid, tid), its rip and
+ * own event count, the detlog's digest so far (a re-run that took other
+ * values differs there), the debugger's steps so far, and how many times
+ * the run took something from outside (a wakeup by a host fd, a
+ * host-timed preemption: what a re-run cannot repeat).
+ */
+static void reply_where(struct gdb_server *g)
+{
+    static uint8_t regs[GDB_REGS_BYTES];
+    struct proxy_process *q = live_process(g, pid_of_tid(g, g->stop_tid));
+    if (!q) {
+        send_str(g, "E01");
+        return;
+    }
+    uint64_t rip = 0, own = 0;
+    size_t bytes;
+    int at = cli_gdb_reg_at(16, &bytes);
+    if (at >= 0 && cli_gdb_regs_get(q, g->stop_tid, regs) == 0)
+        memcpy(&rip, regs + at, sizeof(rip));
+    for (int k = 0; k < q->nr_threads; k++)
+        if (tid_at(q, k) == g->stop_tid)
+            own = q->threads[k].events;
+    snprintf(g->out, sizeof(g->out),
+             "E%llu;P%x;T%x;R%llx;O%llu;D%llx;S%llu;X%llu",
+             (unsigned long long)q->det->events, q->pid, g->stop_tid,
+             (unsigned long long)rip, (unsigned long long)own,
+             (unsigned long long)q->det->log.digest,
+             (unsigned long long)g->steps,
+             (unsigned long long)q->det->reads[DET_SRC_EXTERNAL]);
+    send_str(g, g->out);
+}
+
 /* QPassSignals:SIG;SIG...: gdb's signals to pass on without a stop. */
 static void pass_signals(struct gdb_server *g, const char *list)
 {
@@ -1144,6 +1227,8 @@ static enum served handle(struct gdb_server *g, char *pkt, size_t len)
             monitor(g, pkt + 6);
         else if (strcmp(pkt, "qSymbol::") == 0)
             send_str(g, "OK");
+        else if (strcmp(pkt, "qHvrunWhere") == 0)
+            reply_where(g);
         else
             send_str(g, "");
         return SERVED_ON;
@@ -1153,6 +1238,10 @@ static enum served handle(struct gdb_server *g, char *pkt, size_t len)
             g->noack = true;
         } else if (strncmp(pkt, "QPassSignals:", 13) == 0)
             pass_signals(g, pkt + 13);
+        else if (strncmp(pkt, "QHvrunStopAtStep:", 17) == 0) {
+            g->stop_at_step = strtoull(pkt + 17, NULL, 10);
+            send_str(g, "OK");
+        }
         else
             send_str(g, "");
         return SERVED_ON;
@@ -1327,10 +1416,30 @@ static bool quiet_watch_step(struct gdb_server *g, struct proxy_process *p)
     return g->watch_hit < 0 && g->step_tid != p->tid;
 }
 
+/* One more debugger step of a debugged thread (a #DB of its step, or a
+ * syscall it ran stepped): true when it is QHvrunStopAtStep's, a stop. */
+static bool counted_step(struct gdb_server *g, struct proxy_process *p)
+{
+    if (!is_debugged(g, p) || g->watch_hit >= 0 ||
+        !(g->step_tid == p->tid || data_watched(g)))
+        return false;
+    g->steps++;
+    if (!g->stop_at_step || g->steps != g->stop_at_step)
+        return false;
+    g->stop_at_step = 0;
+    (void)stepped_watch(g, p); /* the watched bytes seen up to here */
+    g->watch_hit = -1;
+    return true;
+}
+
 static void trap(void *ctx, struct proxy_process *p, unsigned vector)
 {
     struct gdb_server *g = ctx;
     struct vmm_regs *r = vmm_vm_regs(p->vm);
+    if (vector == 1 && counted_step(g, p)) {
+        stop(g, p->tid, SIGTRAP, false);
+        return;
+    }
     if (vector == 1 && quiet_watch_step(g, p))
         return;
     if (g->over_tid && g->over_tid == p->tid && vector == 1) {
@@ -1530,7 +1639,9 @@ static void syscall_done(void *ctx, struct proxy_process *p, bool stepped)
         serve(g);
         return;
     }
-    if (stepped && !quiet_watch_step(g, p))
+    if (stepped && counted_step(g, p))
+        stop(g, p->tid, SIGTRAP, false);
+    else if (stepped && !quiet_watch_step(g, p))
         stop(g, p->tid, SIGTRAP, false);
 }
 

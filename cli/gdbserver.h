@@ -28,6 +28,20 @@ struct gdb_server;
  */
 int cli_gdb_open(const char *spec, bool quiet, uint64_t start_event,
                  struct gdb_server **out, char *why, size_t why_len);
+/* The same server on fd, a connection already made (gdbserver_reverse.c's
+ * socket to a run it drives); 0 or -errno. */
+int cli_gdb_open_fd(int fd, uint64_t start_event, struct gdb_server **out);
+/* cli_gdb_open's halves: the listening socket (its "waiting" line said
+ * unless quiet; a unix socket's path into unix_path), or -errno with why;
+ * then gdb's connection (the listening socket closed, the path removed),
+ * or -errno. */
+int cli_gdb_listen(const char *spec, bool quiet, uint64_t start_event,
+                   char *unix_path, size_t path_len, char *why,
+                   size_t why_len);
+int cli_gdb_accept(int listen_fd, char *unix_path);
+/* The line cli_gdb_listen says (with its newline) into out. */
+void cli_gdb_waiting_line(const char *spec, uint64_t start_event, char *out,
+                          size_t len);
 /* The hooks proxy_config.debugger points at. */
 const struct proxy_debugger *cli_gdb_debugger(struct gdb_server *g);
 /*
@@ -35,6 +49,22 @@ const struct proxy_debugger *cli_gdb_debugger(struct gdb_server *g);
  * told, if it was not, then served until it leaves; everything closed.
  */
 void cli_gdb_close(struct gdb_server *g, int wait_status);
+
+/* ---- gdbserver_reverse.c: reverse execution ---------------------------- */
+
+struct run_options;
+struct run_summary;
+/*
+ * `--gdb` as a front end: listens for gdb, runs the program in a child
+ * process (an instance: cli_run_once with o->gdb_instance) whose server
+ * it relays gdb's packets to, logging those that steer the run; gdb's
+ * reverse execution (bc, bs) and `monitor goto` backwards start a new
+ * instance and replay the log to the point wanted (docs/DEBUGGING.md).
+ * Returns the exit code of the run that went on to the end, sum filled.
+ */
+int cli_gdb_front_end(const struct run_options *o, const char *path,
+                      const char *detlog_path, const char *journal_dir,
+                      struct run_summary *sum);
 
 /* ---- gdbserver_target.c: guest state in gdb's terms ------------------- */
 

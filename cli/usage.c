@@ -180,7 +180,9 @@ static const struct cli_opt run_opts[] = {
     {CLI_RUN_OPT_GDB, 0, "gdb", "PORT|HOST:PORT|unix:PATH", CLI_ARG_WORD, NULL,
      "Stop before the program's first instruction and serve gdb's remote "
      "protocol there (target extended-remote); the run prints the same "
-     "bytes and detlog as without gdb (docs/DEBUGGING.md)."},
+     "bytes and detlog as without gdb; gdb can go back (reverse-continue, "
+     "reverse-stepi: the run is run again to the point; "
+     "docs/DEBUGGING.md)."},
     {CLI_RUN_OPT_GDB_START, 0, "gdb-start", "EVENT", CLI_ARG_WORD, NULL,
      "With --gdb: stop for gdb at that event (monitor when names events) "
      "instead of the first instruction."},
@@ -490,7 +492,8 @@ static const struct cli_opt replay_opts[] = {
      "The backend of the replay (default: the recorded one)."},
     {0, 0, "gdb", "PORT|HOST:PORT|unix:PATH", CLI_ARG_WORD, NULL,
      "Serve gdb's remote protocol over the replay, stopped before the "
-     "program's first instruction (docs/DEBUGGING.md)."},
+     "program's first instruction; gdb can go back (reverse-continue, "
+     "reverse-stepi; docs/DEBUGGING.md)."},
     {0, 0, "gdb-at", "EVENT", CLI_ARG_WORD, NULL,
      "With --gdb: stop for gdb at that event instead."},
     HELP_OPT,

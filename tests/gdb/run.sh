@@ -40,13 +40,34 @@
 #                   hvrun run --gdb PORT --gdb-start N lets gdb in at
 #                   event N (monitor when says N, counter still 0), and
 #                   monitor goto N+10 then continue stops at event N+10;
-#                   a goto behind the stop is refused
+#                   a goto behind the start event goes back to it ("No
+#                   more reverse-execution history")
 #   gdb/schedule    tests/guest/lost_update.c --racy under the schedule of
 #                   a --chaos --seed 1 run (--schedule-out, then --schedule
 #                   FILE): break in adder, watch -l counter (Old value =
 #                   0, New value = 1), bt names adder, continue: the same
 #                   total and detlog digest as the schedule's run without
 #                   gdb (breakpoints, steps and watches change no turn)
+#   gdb/reverse     reverse execution (cli/gdbserver_reverse.c) on that
+#                   run: break where it prints the lost total, watch -l
+#                   counter, reverse-continue stops at the last write
+#                   (Old value / New value) and bt names adder;
+#                   reverse-stepi then stepi give the same `info
+#                   registers`; reverse-continue again walks back to the
+#                   write before; break adder and reverse-continue twice
+#                   reach both threads' entries, a third says "No more
+#                   reverse-execution history"; then continued to the
+#                   end: the same stdout and detlog digest as without gdb
+#   gdb/reverse-replay  hvrun record of that run, hvrun replay --gdb with
+#                   the same session up to the second reverse-continue:
+#                   the same answers (values, bt, registers), and the
+#                   replay still "identical to the recording"
+#   gdb/reverse-break  gdb_threads: break add_one, continue twice (x=0,
+#                   x=1), reverse-continue is back at x=0 (a stop gdb
+#                   continued from), reverse-finish at the call in
+#                   worker, monitor goto 50 goes back to event 50; with
+#                   stdin a pipe from outside,
+#                   reverse-continue is refused with the reason
 #   gdb/idle-interrupt  ^C while every thread waits (cat reading a FIFO
 #                   nobody writes): the SIGINT stop still comes
 #   gdb/deadlock    tests/gdb/gdb_deadlock.c (two locks, opposite orders):
@@ -354,12 +375,13 @@ run_case_start() {
         -ex 'monitor when' -ex 'print counter' \
         -ex "monitor goto $((event + 10))" -ex 'continue' \
         -ex 'monitor when' -ex 'monitor goto 1' -ex 'continue' \
-        "$BIN/gdb_threads" >"$WORK/start$tag.gdb" 2>&1
+        -ex 'monitor when' "$BIN/gdb_threads" >"$WORK/start$tag.gdb" 2>&1
     wait "$pid"
     expect "gdb/start$tag" "$WORK/start$tag.gdb" \
         "^Current event: $event " '^\$1 = 0$' \
         "^Current event: $((event + 10)) " \
-        'event 1 is behind this stop' 'exited normally' || return
+        'goes back to event 1 on' 'No more reverse-execution history' \
+        "^Current event: $event " || return
     pass "gdb/start$tag"
 }
 
@@ -389,6 +411,162 @@ run_case_schedule() {
         return
     fi
     pass "gdb/schedule$tag"
+}
+
+# The reverse session on lost_update (gdb's arguments), run by $1 into
+# $2.gdb: gdb connects to port $3 (a TCP port) or the unix socket $3.
+REVERSE_SESSION=()
+reverse_session_args() {
+    local line
+    line=$(grep -n 'printf("total' "$ROOT/tests/guest/lost_update.c" |
+        cut -d: -f1)
+    REVERSE_SESSION=(-ex "break lost_update.c:$line" -ex 'continue'
+        -ex 'watch -l counter' -ex 'reverse-continue' -ex 'bt 1'
+        -ex 'echo REGS-A\n' -ex 'info registers' -ex 'echo REGS-A-END\n'
+        -ex 'reverse-stepi'
+        -ex 'stepi' -ex 'echo REGS-B\n' -ex 'info registers'
+        -ex 'echo REGS-END\n' -ex 'reverse-continue' -ex 'bt 1')
+    # (the replay's session stops there: each step back is a new run)
+    [ "${1:-}" = short ] ||
+        REVERSE_SESSION+=(-ex 'delete' -ex 'break adder'
+            -ex 'reverse-continue' -ex 'monitor when' -ex 'reverse-continue'
+            -ex 'monitor when' -ex 'reverse-continue')
+    REVERSE_SESSION+=(-ex 'delete' -ex 'continue')
+}
+
+# registers NAME.gdb FROM TO: the lines between two echo marks.
+registers() { sed -n "/^$2\$/,/^$3\$/p" "$1" | sed '1d;$d'; }
+
+# The answers a reverse session gave up to its second reverse-continue
+# (to compare a run's and a replay's).
+reverse_answers() {
+    sed '/^Breakpoint 3 at/,$d' "$1" | grep -E '^(Old|New) value|^#0 '
+    registers "$1" REGS-A REGS-A-END
+}
+
+check_reverse() {
+    local case=$1 g=$2 walk=${3:-}
+    expect "$case" "$g" 'Old value = [0-9]+' 'New value = [0-9]+' \
+        '#0 +adder \(' 'exited with code 01' || return 1
+    [ "$walk" = short ] || expect "$case" "$g" 'hit Breakpoint 3, adder' \
+        'No more reverse-execution history' || return 1
+    local a b
+    a=$(registers "$g" REGS-A REGS-A-END)
+    b=$(registers "$g" REGS-B REGS-END)
+    if [ -z "$a" ] || [ "$a" != "$b" ]; then
+        fail "$case" "reverse-stepi then stepi: other registers"
+        diff <(echo "$a") <(echo "$b") | head -5
+        return 1
+    fi
+    if [ "$(grep -cE '^#0 +adder' "$g")" -lt 2 ]; then
+        fail "$case" "the second reverse-continue did not stop in adder"
+        show_tail "$g"
+        return 1
+    fi
+    return 0
+}
+
+run_case_reverse() {
+    local hvrun=$1 tag=$2
+    local sched=$WORK/lost$tag.sched
+    [ -s "$sched" ] || "$hvrun" run --chaos --seed 1 --schedule-out \
+        "$sched" -- "$BIN/lost_update" --racy >/dev/null 2>&1
+    RUN_OPTS=(--schedule "$sched")
+    PROG_ARGS=(--racy)
+    reverse_session_args
+    session "reverse$tag" "$hvrun" "$BIN/lost_update" "${REVERSE_SESSION[@]}"
+    plain "$hvrun" "reverse-plain$tag" "$BIN/lost_update"
+    RUN_OPTS=()
+    PROG_ARGS=()
+    check_reverse "gdb/reverse$tag" "$WORK/reverse$tag.gdb" || return
+    if ! cmp -s "$WORK/reverse$tag.out" "$WORK/reverse-plain$tag.out" ||
+        [ "$(digest "$WORK/reverse$tag.err")" != \
+            "$(digest "$WORK/reverse-plain$tag.err")" ]; then
+        fail "gdb/reverse$tag" "went back and on to the end: " \
+            "$(cat "$WORK/reverse$tag.out")" \
+            "$(digest "$WORK/reverse$tag.err"); without gdb:" \
+            "$(cat "$WORK/reverse-plain$tag.out")" \
+            "$(digest "$WORK/reverse-plain$tag.err")"
+        return
+    fi
+    pass "gdb/reverse$tag"
+}
+
+run_case_reverse_replay() {
+    local hvrun=$1 tag=$2 port
+    local rec=$WORK/lost$tag.hvrec sched=$WORK/lost$tag.sched
+    if ! "$hvrun" record --schedule "$sched" -o "$rec" -- \
+        "$BIN/lost_update" --racy >/dev/null 2>"$WORK/lostrec$tag.err" &&
+        [ ! -s "$rec" ]; then
+        fail "gdb/reverse-replay$tag" "hvrun record failed"
+        show_tail "$WORK/lostrec$tag.err"
+        return
+    fi
+    port=$(free_port)
+    "$hvrun" replay --gdb "$port" "$rec" >"$WORK/rreplay$tag.out" \
+        2>"$WORK/rreplay$tag.err" &
+    local pid=$!
+    for _ in $(seq 200); do
+        listening "$port" && break
+        sleep 0.05
+    done
+    reverse_session_args short
+    timeout "$TIMEOUT" gdb -batch -nx -ex "target extended-remote :$port" \
+        "${REVERSE_SESSION[@]}" "$BIN/lost_update" \
+        >"$WORK/rreplay$tag.gdb" 2>&1
+    wait "$pid"
+    check_reverse "gdb/reverse-replay$tag" "$WORK/rreplay$tag.gdb" short ||
+        return
+    if ! grep -q "identical to the recording" "$WORK/rreplay$tag.err"; then
+        fail "gdb/reverse-replay$tag" "the replay under gdb differed"
+        show_tail "$WORK/rreplay$tag.err"
+        return
+    fi
+    if [ "$(reverse_answers "$WORK/rreplay$tag.gdb")" != \
+        "$(reverse_answers "$WORK/reverse$tag.gdb")" ]; then
+        fail "gdb/reverse-replay$tag" "other answers than under hvrun run"
+        diff <(reverse_answers "$WORK/reverse$tag.gdb") \
+            <(reverse_answers "$WORK/rreplay$tag.gdb") | head -8
+        return
+    fi
+    pass "gdb/reverse-replay$tag"
+}
+
+run_case_reverse_break() {
+    local hvrun=$1 tag=$2
+    session "rbreak$tag" "$hvrun" "$BIN/gdb_threads" -ex 'break add_one' \
+        -ex 'continue' -ex 'continue' -ex 'reverse-continue' \
+        -ex 'info args' -ex 'reverse-finish' -ex 'bt 1' -ex 'delete' \
+        -ex 'monitor goto 50' -ex 'continue' -ex 'monitor when' \
+        -ex 'continue'
+    local g=$WORK/rbreak$tag.gdb
+    expect "gdb/reverse-break$tag" "$g" 'add_one \(x=1\)' '^x = 0$' \
+        '#0 .* in worker \(arg=0x0\) at .*gdb_threads.c:26' \
+        'goes back to event 50' '^Current event: 50 ' \
+        'exited normally' || return
+    if [ "$(grep -c 'hit Breakpoint 1, add_one (x=0)' "$g")" -ne 2 ]; then
+        fail "gdb/reverse-break$tag" "reverse-continue: not back at x=0"
+        show_tail "$g"
+        return
+    fi
+    # stdin a pipe from outside: going back refused, and said why
+    local sock=$WORK/rrefuse$tag.sock
+    echo input | "$hvrun" run --gdb "unix:$sock" -- "$BIN/gdb_threads" \
+        >"$WORK/rrefuse$tag.out" 2>"$WORK/rrefuse$tag.err" &
+    local pid=$!
+    for _ in $(seq 200); do
+        [ -S "$sock" ] && break
+        sleep 0.05
+    done
+    timeout "$TIMEOUT" gdb -batch -nx -ex "target extended-remote $sock" \
+        -ex 'break add_one' -ex 'continue' -ex 'reverse-continue' \
+        -ex 'delete' -ex 'continue' "$BIN/gdb_threads" \
+        >"$WORK/rrefuse$tag.gdb" 2>&1
+    wait "$pid"
+    expect "gdb/reverse-break$tag" "$WORK/rrefuse$tag.gdb" \
+        'no reverse execution: stdin is a terminal or a pipe' \
+        'exited normally' || return
+    pass "gdb/reverse-break$tag"
 }
 
 run_case_idle_interrupt() {
@@ -478,7 +656,7 @@ run_case_detach() {
 
 if ! command -v gdb >/dev/null || ! command -v cc >/dev/null ||
     ! command -v python3 >/dev/null; then
-    for c in threads same-run stepi watch watch-map replay interrupt fork exec start schedule idle-interrupt deadlock crash detach; do
+    for c in threads same-run stepi watch watch-map replay interrupt fork exec start schedule reverse reverse-replay reverse-break idle-interrupt deadlock crash detach; do
         skip "gdb/$c" "needs gdb, cc and python3 (apt-get install gdb gcc python3)"
     done
     finish
@@ -500,6 +678,9 @@ for hvrun in "$@"; do
     run_case_exec "$hvrun" "$tag"
     run_case_start "$hvrun" "$tag"
     run_case_schedule "$hvrun" "$tag"
+    run_case_reverse "$hvrun" "$tag"
+    run_case_reverse_replay "$hvrun" "$tag"
+    run_case_reverse_break "$hvrun" "$tag"
     run_case_idle_interrupt "$hvrun" "$tag"
     run_case_deadlock "$hvrun" "$tag"
     run_case_crash "$hvrun" "$tag"

@@ -1,0 +1,2020 @@
+/*
+ * gdbserver_reverse.c - reverse execution for `--gdb` (gdb's bc and bs,
+ * `monitor goto` backwards): a front end between gdb and the run.
+ *
+ * The front end owns gdb's connection. The program runs in an instance:
+ * a child process running cli_run_once with its gdbserver (gdbserver.c)
+ * on a socket to the front end, which relays gdb's packets to it and its
+ * replies back. Every run is the same run and gdb's stops change nothing
+ * in it, so a point of the session is reached again by a new instance
+ * that is sent the same packets: the front end keeps a log of those that
+ * steer the run (breakpoints, watchpoints, resumes, writes, signals
+ * passed), each resume with the stop it made.
+ *
+ * Going back is running forward again: a scan, then a reach.
+ *  - The scan replays the log in a new instance with an instrument added
+ *    from some event on (a window before the current point: `monitor
+ *    goto` stops the instance there, silently): gdb's breakpoints and
+ *    watchpoints for bc, a single-step of the thread for bs. Each stop of
+ *    the instrument is noted (the stops the log expects are told from
+ *    the others by their reply and their point, qHvrunWhere, and count
+ *    for the instrument too when they are its kind); the last note
+ *    before the log's end is the target. An empty window is widened,
+ *    back to the start of the run.
+ *  - The reach replays the log up to the target in a new instance: the
+ *    same instrument armed at the same event, stopped at its N-th stop
+ *    (a watchpoint's: at the instance's debugger step before the write,
+ *    so gdb sees the value change going back, QHvrunStopAtStep). The log
+ *    becomes that: the prefix, the arm and the cut, then gdb's
+ *    breakpoints as they are now; later scans replay it the same way.
+ * No stop is told to gdb on the way; the program's output is written
+ * once: an output file is written again in place by each instance (cut
+ * back to its length at the start: the same bytes), a pipe or terminal
+ * of hvrun's is fed, through a pipe or pseudo-terminal per instance, the
+ * bytes beyond the furthest any instance wrote. The files a run changed
+ * are put back before the next (its journal, as --verify's).
+ *
+ * Refused (an 'O' message, then E01): a run that took something from
+ * outside (a host fd woke it, a host-timed preemption: the instance's
+ * count of DET_SRC_EXTERNAL) under `hvrun run`, a terminal or pipe on
+ * stdin, --schedule-out, a run that has ended.
+ */
+#include "gdbserver.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "cli_run.h"
+#include "fs.h"
+#include "kernel.h"
+
+#define RV_IN_MAX (1 << 17)
+#define RV_REPLY_MAX 512
+#define RV_KEY_MAX 128
+#define RV_MAX_BPS 64
+#define RV_MAX_ACTIVE 8
+#define RV_MAX_REFS 512
+
+/* HVRUN_GDB_TRACE=FILE: gdb's packets and the replays' notes and cuts
+ * appended to FILE (to debug hvrun; not stderr, which a run writes again
+ * after going back). */
+__attribute__((format(printf, 1, 2))) static void trace(const char *fmt, ...)
+{
+    static FILE *out;
+    static bool opened;
+    if (!opened) {
+        const char *path = getenv("HVRUN_GDB_TRACE");
+        out = path ? fopen(path, "ae") : NULL;
+        opened = true;
+    }
+    if (!out)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(out, fmt, ap);
+    va_end(ap);
+    fputc('\n', out);
+    fflush(out);
+}
+
+/* ---- a point of the run (the instance's qHvrunWhere) -------------------- */
+
+struct rv_where {
+    uint64_t events, rip, own, steps, ext;
+    int pid, tid;
+    /* "E..;P..;T..;R..;O..;D..": the point (the detlog's digest too: a
+     * re-run that took other values is not at the same point) without
+     * the debugger's step count (which instruments change) */
+    char key[RV_KEY_MAX];
+};
+
+static bool parse_where(const char *s, struct rv_where *w)
+{
+    unsigned long long e, r, o, d, st, x;
+    int pid, tid;
+    if (sscanf(s, "E%llu;P%x;T%x;R%llx;O%llu;D%llx;S%llu;X%llu", &e, &pid, &tid,
+               &r, &o, &d, &st, &x) != 8)
+        return false;
+    *w = (struct rv_where){e, r, o, st, x, pid, tid, ""};
+    const char *cut = strstr(s, ";S");
+    snprintf(w->key, sizeof(w->key), "%.*s", (int)(cut - s), s);
+    return true;
+}
+
+/* ---- the log ------------------------------------------------------------- */
+
+struct rv_watch {
+    char type;
+    uint64_t addr;
+    unsigned len;
+};
+
+/* What a scan adds to the run from its arm on. */
+struct rv_instr {
+    uint64_t bps[RV_MAX_BPS];
+    int nr_bps;
+    struct rv_watch watches[4];
+    int nr_watches;
+    int step_pid, step_tid; /* bs: this thread stepped (0: none) */
+};
+
+enum rv_kind {
+    RV_PACKET, /* one of gdb's packets */
+    RV_ARM,    /* an instrument armed at arm_event */
+    RV_CUT,    /* the run stopped at that instrument's point */
+};
+
+struct rv_entry {
+    enum rv_kind kind;
+    char *pkt;
+    size_t len;
+    bool resume;
+    /* a resume (or a cut): the stop it made */
+    char reply[RV_REPLY_MAX];
+    struct rv_where where;
+    /* RV_ARM and RV_CUT: which arm */
+    int arm_id;
+    struct rv_instr instr;
+    uint64_t arm_event;
+    /* RV_CUT: at the instrument's count-th stop (0: the arm itself), or
+     * by_steps: at the instance's steps-th debugger step after the arm */
+    bool by_steps;
+    uint64_t count, steps;
+};
+
+/* ---- an instance --------------------------------------------------------- */
+
+enum rv_stream_kind { RV_OUT_PASS, RV_OUT_FILE, RV_OUT_PIPE, RV_OUT_TTY };
+
+struct rv_instance {
+    pid_t pid;
+    int fd;     /* its gdbserver */
+    int sum_fd; /* its exit code and summary, at its end */
+    int out[2]; /* stdout, stderr: a memfd or a pipe's read end, or -1 */
+    uint64_t out_seen[2];
+    char in[RV_IN_MAX];
+    size_t in_len;
+};
+
+/* An instrument's life during a replay. */
+struct rv_active {
+    int arm_id;
+    const struct rv_instr *instr;
+    uint64_t arm_event;
+    bool armed;
+    uint64_t count, arm_steps;
+    /* its cut in the log: entry index, or -1 (a scan's: none) */
+    long cut_entry;
+};
+
+/* What the instance holds of breakpoints: gdb's (the log's) and the
+ * instruments'; it is sent Z0/z0 as the sum goes from and to zero. */
+struct rv_ref {
+    uint64_t addr;
+    int log, instr;
+    /* the instance holds it: an address not mapped yet (a library not
+     * loaded) is tried again at each stop */
+    bool held;
+};
+
+struct rv_note {
+    bool any;
+    size_t entry; /* the resume during which it came */
+    uint64_t count;
+    int kind;     /* 0 the arm, 1 a breakpoint, 2 a watchpoint, 3 a step */
+    uint64_t seq; /* the replay's stop it was made at */
+    uint64_t arm_steps;
+    struct rv_where where;
+    char reply[RV_REPLY_MAX];
+};
+
+struct rv_front {
+    const struct run_options *o;
+    const char *path, *detlog_path, *journal_dir;
+    int gdb_fd;
+    bool gdb_noack;
+    char gdb_in[RV_IN_MAX];
+    size_t gdb_in_len;
+    bool gdb_interrupt;
+    /* complete packets at the front of gdb_in already acknowledged (while
+     * the front end was busy: gdb sends a packet again after 2 s without
+     * a '+') */
+    int gdb_pre_acked;
+    struct rv_instance run;
+    bool have_run;
+    /* the log, and the point of its end */
+    struct rv_entry *log;
+    size_t nr_log, cap_log;
+    struct rv_where where;
+    char reply[RV_REPLY_MAX];
+    uint64_t start_events;
+    int next_arm_id;
+    bool exited; /* the run ended (gdb was told W or X) */
+    bool gone;   /* gdb left or killed the run */
+    /* gdb's breakpoints and watchpoints now (from its Z and z) */
+    uint64_t bps[RV_MAX_BPS];
+    int nr_bps;
+    struct rv_watch watches[4];
+    int nr_watches;
+    int hc_tid;         /* gdb's Hc thread (bs steps it), 0: the stop's */
+    uint64_t goto_back; /* monitor goto behind: reached at the next c */
+    /* the program's streams: a file is written again in place by each
+     * run; a pipe (or terminal) is fed what no run before wrote */
+    enum rv_stream_kind out_kind[2];
+    uint64_t out_high[2]; /* bytes written to the real ones */
+    off_t out_start[2];   /* a file's length when the run began */
+    int out_flags[2];
+    bool out_shared;  /* stderr is stdout's file */
+    off_t waiting_at; /* where in stderr's file the waiting line goes */
+    enum { RV_IN_INHERIT, RV_IN_FILE } in_kind;
+    off_t in_offset;
+    const char *refusal; /* why no re-run can repeat this run, or NULL */
+    /* a replay */
+    struct rv_active act[RV_MAX_ACTIVE];
+    int nr_act;
+    struct rv_ref refs[RV_MAX_REFS];
+    int nr_refs;
+    uint64_t goto_set; /* the goto the instance holds (0: none) */
+    uint64_t step_cut; /* the QHvrunStopAtStep it holds (0: none) */
+    int step_cut_arm;
+    struct rv_note note;      /* a scan's last note */
+    struct rv_note note_prev; /* the one before */
+    uint64_t stops;           /* stops the replay has seen */
+    int scan_arm;
+    char scan_skip_key[RV_KEY_MAX]; /* bs: notes at this point skipped */
+    /* the replay's own log (a scan's or a reach's) */
+    struct rv_entry *plan;
+    size_t nr_plan;
+    size_t cut_at; /* the entry during which the cut came */
+    struct run_summary *sum;
+};
+
+/* ---- packets ------------------------------------------------------------- */
+
+static void send_frame(int fd, const char *body, size_t len)
+{
+    static char frame[RV_IN_MAX + 8];
+    unsigned sum = 0;
+    if (fd < 0 || len > RV_IN_MAX)
+        return;
+    frame[0] = '$';
+    memcpy(frame + 1, body, len);
+    for (size_t i = 0; i < len; i++)
+        sum += (unsigned char)body[i];
+    snprintf(frame + 1 + len, 4, "#%02x", sum & 0xff);
+    (void)cli_write_all(fd, frame, len + 4);
+}
+
+static void send_text(int fd, const char *s) { send_frame(fd, s, strlen(s)); }
+
+/*
+ * The next packet in buf[0, *len) into out (NUL-ended; its length in
+ * *out_len): true when one was there. ^C bytes between packets set
+ * *interrupt; '+' and '-' are dropped.
+ */
+static bool take_packet(char *buf, size_t *len, char *out, size_t cap,
+                        size_t *out_len, bool *interrupt)
+{
+    size_t i = 0;
+    while (i < *len && buf[i] != '$') {
+        if (buf[i] == 0x03 && interrupt)
+            *interrupt = true;
+        i++;
+    }
+    memmove(buf, buf + i, *len - i);
+    *len -= i;
+    char *hash = *len ? memchr(buf, '#', *len) : NULL;
+    if (!hash || (size_t)(hash - buf) + 3 > *len)
+        return false;
+    size_t body = (size_t)(hash - buf) - 1;
+    if (body >= cap)
+        body = cap - 1;
+    memcpy(out, buf + 1, body);
+    out[body] = 0;
+    *out_len = body;
+    size_t used = (size_t)(hash - buf) + 3;
+    memmove(buf, buf + used, *len - used);
+    *len -= used;
+    return true;
+}
+
+static void pump_output(struct rv_front *f);
+
+/* Reads what fd has into buf; false at its end or on an error. */
+static bool fill(int fd, char *buf, size_t *len, size_t cap)
+{
+    if (*len == cap)
+        *len = 0;
+    ssize_t n;
+    do
+        n = read(fd, buf + *len, cap - *len);
+    while (n < 0 && errno == EINTR && !proxy_stop_signal);
+    if (n <= 0)
+        return false;
+    *len += (size_t)n;
+    return true;
+}
+
+/*
+ * The instance's next packet; while it is awaited, the program's output
+ * is passed on and, if relay, a ^C from gdb goes to the instance. false:
+ * the instance is gone.
+ */
+/* Acknowledges the packets gdb has sent but the front end not yet taken
+ * (in ack mode): a long wait for the run is no reason for gdb to send one
+ * again. */
+static void ack_arrived(struct rv_front *f)
+{
+    if (f->gdb_noack || f->gdb_fd < 0)
+        return;
+    int complete = 0;
+    for (size_t i = 0; i < f->gdb_in_len; i++) {
+        if (f->gdb_in[i] != '$')
+            continue;
+        char *hash = memchr(f->gdb_in + i, '#', f->gdb_in_len - i);
+        if (!hash || (size_t)(hash - f->gdb_in) + 3 > f->gdb_in_len)
+            break;
+        complete++;
+        i = (size_t)(hash - f->gdb_in) + 2;
+    }
+    for (; f->gdb_pre_acked < complete; f->gdb_pre_acked++)
+        (void)cli_write_all(f->gdb_fd, "+", 1);
+}
+
+static bool instance_packet(struct rv_front *f, char *out, size_t cap,
+                            size_t *len, bool relay)
+{
+    struct rv_instance *r = &f->run;
+    for (;;) {
+        if (take_packet(r->in, &r->in_len, out, cap, len, NULL))
+            return true;
+        struct pollfd p[2] = {{r->fd, POLLIN, 0}, {f->gdb_fd, POLLIN, 0}};
+        int n = poll(p, 2, 100);
+        if (proxy_stop_signal && r->pid > 0)
+            kill(r->pid, (int)proxy_stop_signal);
+        pump_output(f);
+        if (n <= 0)
+            continue;
+        if (p[1].revents) {
+            if (!fill(f->gdb_fd, f->gdb_in, &f->gdb_in_len,
+                      sizeof(f->gdb_in))) {
+                f->gone = true;
+                close(f->gdb_fd);
+                f->gdb_fd = -1;
+            } else if (relay && memchr(f->gdb_in, 0x03, f->gdb_in_len)) {
+                /* ^C: passed on; packets gdb sent meanwhile stay */
+                (void)cli_write_all(r->fd, "\x03", 1);
+                size_t o = 0;
+                for (size_t i = 0; i < f->gdb_in_len; i++)
+                    if (f->gdb_in[i] != 0x03)
+                        f->gdb_in[o++] = f->gdb_in[i];
+                f->gdb_in_len = o;
+            }
+            ack_arrived(f);
+        }
+        if (p[0].revents && !fill(r->fd, r->in, &r->in_len, sizeof(r->in)))
+            return false;
+    }
+}
+
+/* gdb's next packet (the program's output passed on meanwhile); false
+ * when gdb is gone. */
+static bool gdb_packet(struct rv_front *f, char *out, size_t cap, size_t *len)
+{
+    for (;;) {
+        bool intr = false;
+        if (take_packet(f->gdb_in, &f->gdb_in_len, out, cap, len, &intr)) {
+            if (f->gdb_pre_acked > 0)
+                f->gdb_pre_acked--;
+            else if (!f->gdb_noack)
+                (void)cli_write_all(f->gdb_fd, "+", 1);
+            return true;
+        }
+        if (f->gdb_fd < 0)
+            return false;
+        struct pollfd p = {f->gdb_fd, POLLIN, 0};
+        int n = poll(&p, 1, 100);
+        pump_output(f);
+        if (proxy_stop_signal)
+            return false;
+        if (n > 0 &&
+            !fill(f->gdb_fd, f->gdb_in, &f->gdb_in_len, sizeof(f->gdb_in)))
+            return false;
+    }
+}
+
+/* src into dst[cap], cut to fit. */
+static void copy_str(char *dst, size_t cap, const char *src)
+{
+    size_t n = strnlen(src, cap - 1);
+    memcpy(dst, src, n);
+    dst[n] = 0;
+}
+
+/* A console line ('O' and hex) rather than the reply. */
+static bool is_console(const char *r)
+{
+    return r[0] == 'O' && r[1] && strcmp(r, "OK") != 0;
+}
+
+static void console(struct rv_front *f, const char *text)
+{
+    static char hex[4096];
+    static const char digits[] = "0123456789abcdef";
+    size_t o = 0;
+    hex[o++] = 'O';
+    for (const char *c = text; *c && o + 3 < sizeof(hex); c++) {
+        hex[o++] = digits[(unsigned char)*c >> 4];
+        hex[o++] = digits[*c & 15];
+    }
+    hex[o] = 0;
+    send_text(f->gdb_fd, hex);
+}
+
+/* ---- the program's output ------------------------------------------------ */
+
+static enum rv_stream_kind stream_kind(int fd)
+{
+    struct stat st;
+    if (fstat(fd, &st) < 0)
+        return RV_OUT_PASS;
+    if (S_ISREG(st.st_mode))
+        return RV_OUT_FILE;
+    if (isatty(fd))
+        return RV_OUT_TTY;
+    if (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode))
+        return RV_OUT_PIPE;
+    return RV_OUT_PASS; /* /dev/null and the like: nothing written twice */
+}
+
+/* Bytes of stream s at offset at of the instance's: those beyond the
+ * furthest any instance wrote go to the real stream. */
+static void pass_on(struct rv_front *f, int s, const char *buf, size_t n)
+{
+    uint64_t at = f->run.out_seen[s], end = at + n;
+    if (end > f->out_high[s]) {
+        size_t skip = f->out_high[s] > at ? (size_t)(f->out_high[s] - at) : 0;
+        (void)cli_write_all(s + 1, buf + skip, n - skip);
+        f->out_high[s] = end;
+    }
+    f->run.out_seen[s] = end;
+}
+
+static void pump_output(struct rv_front *f)
+{
+    static char buf[65536];
+    for (int s = 0; s < 2 && f->have_run; s++) {
+        int fd = f->run.out[s];
+        if (fd < 0)
+            continue;
+        for (;;) {
+            ssize_t n;
+            n = read(fd, buf, sizeof(buf));
+            if (n <= 0)
+                break;
+            pass_on(f, s, buf, (size_t)n);
+        }
+    }
+}
+
+/* ---- instances ------------------------------------------------------------
+ */
+
+/*
+ * A terminal for the instance's stream s (a terminal of hvrun's): a new
+ * pseudo-terminal with the real one's settings and size, so the guest
+ * sees a terminal as without gdb; the front end reads its master side
+ * (*master, non-blocking) and passes on what no run before wrote. The
+ * slave side, or -1.
+ */
+static int open_tty_for(int s, int *master)
+{
+    int m = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+    char name[64];
+    if (m < 0 || grantpt(m) < 0 || unlockpt(m) < 0 ||
+        ptsname_r(m, name, sizeof(name)) != 0) {
+        if (m >= 0)
+            close(m);
+        return -1;
+    }
+    int slave = open(name, O_RDWR | O_NOCTTY | O_CLOEXEC);
+    if (slave < 0) {
+        close(m);
+        return -1;
+    }
+    struct termios t;
+    struct winsize ws;
+    if (tcgetattr(s + 1, &t) == 0)
+        (void)tcsetattr(slave, TCSANOW, &t);
+    if (ioctl(s + 1, TIOCGWINSZ, &ws) == 0)
+        (void)ioctl(slave, TIOCSWINSZ, &ws);
+    fcntl(m, F_SETFL, O_NONBLOCK);
+    *master = m;
+    return slave;
+}
+
+static void instance_child(struct rv_front *f, int fd, int sum_fd,
+                           const int out[2])
+{
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (f->in_kind == RV_IN_FILE) {
+        /* its own description of the file, at the run's start */
+        int in = open("/proc/self/fd/0", O_RDONLY);
+        if (in >= 0) {
+            (void)lseek(in, f->in_offset, SEEK_SET);
+            dup2(in, 0);
+            close(in);
+        }
+    }
+    for (int s = 0; s < 2; s++)
+        if (out[s] >= 0)
+            dup2(out[s], s + 1);
+    /* A file: the run's own description of it, at the length it had
+     * when the run began (the front end cut it back there): what a
+     * re-run writes is what the run before wrote, and the guest sees the
+     * file as a run without gdb does. */
+    int first = -1;
+    for (int s = 0; s < 2; s++) {
+        if (f->out_kind[s] != RV_OUT_FILE)
+            continue;
+        int nfd = s == 1 && f->out_shared ? first : -1;
+        if (nfd < 0) {
+            char proc[32];
+            snprintf(proc, sizeof(proc), "/proc/self/fd/%d", s + 1);
+            nfd = open(proc, f->out_flags[s] & (O_ACCMODE | O_APPEND));
+            if (nfd >= 0)
+                (void)lseek(nfd, f->out_start[s], SEEK_SET);
+        }
+        if (nfd >= 0 && nfd != s + 1) {
+            dup2(nfd, s + 1);
+            if (nfd > 2)
+                close(nfd);
+        }
+        if (s == 0)
+            first = s + 1;
+    }
+    struct run_options inner = *f->o;
+    inner.gdb_instance = true;
+    inner.gdb_instance_fd = fd;
+    struct run_summary sum;
+    memset(&sum, 0, sizeof(sum));
+    int code =
+        cli_run_once(&inner, f->path, f->detlog_path, f->journal_dir, &sum);
+    fflush(NULL);
+    (void)cli_write_all(sum_fd, &code, sizeof(code));
+    (void)cli_write_all(sum_fd, &sum, sizeof(sum));
+    _exit(code);
+}
+
+static void instance_end(struct rv_front *f)
+{
+    struct rv_instance *r = &f->run;
+    if (!f->have_run)
+        return;
+    f->have_run = false;
+    kill(r->pid, SIGKILL);
+    while (waitpid(r->pid, NULL, 0) < 0 && errno == EINTR)
+        ;
+    close(r->fd);
+    close(r->sum_fd);
+    for (int s = 0; s < 2; s++)
+        if (r->out[s] >= 0)
+            close(r->out[s]);
+    /* what a killed run left of its private /tmp */
+    (void)proxy_scratch_sweep();
+}
+
+/* A new instance, stopped where the run starts for gdb; 0 or -1. */
+static int instance_start(struct rv_front *f)
+{
+    struct rv_instance *r = &f->run;
+    int sv[2], sp[2], outs[2] = {-1, -1};
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+        return -1;
+    if (pipe2(sp, O_CLOEXEC) < 0) {
+        close(sv[0]);
+        close(sv[1]);
+        return -1;
+    }
+    memset(r, 0, sizeof(*r));
+    for (int s = 0; s < 2; s++) {
+        r->out[s] = -1;
+        if (f->out_kind[s] == RV_OUT_FILE) {
+            (void)ftruncate(s + 1, f->out_start[s]);
+        } else if (f->out_kind[s] == RV_OUT_TTY) {
+            outs[s] = open_tty_for(s, &r->out[s]);
+        } else if (f->out_kind[s] == RV_OUT_PIPE) {
+            int p[2];
+            if (pipe2(p, O_CLOEXEC | O_NONBLOCK) == 0) {
+                /* the writer's end blocks as a stream does */
+                fcntl(p[1], F_SETFL, 0);
+                r->out[s] = p[0];
+                outs[s] = p[1];
+            }
+        }
+    }
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(sv[0]);
+        close(sp[0]);
+        instance_child(f, sv[1], sp[1], outs);
+    }
+    close(sv[1]);
+    close(sp[1]);
+    for (int s = 0; s < 2; s++)
+        if (outs[s] >= 0)
+            close(outs[s]);
+    if (pid < 0) {
+        close(sv[0]);
+        close(sp[0]);
+        return -1;
+    }
+    r->pid = pid;
+    r->fd = sv[0];
+    r->sum_fd = sp[0];
+    f->have_run = true;
+    /* No acks between the front end and its instance. */
+    static char pkt[RV_IN_MAX];
+    size_t len;
+    send_text(r->fd, "QStartNoAckMode");
+    if (!instance_packet(f, pkt, sizeof(pkt), &len, false))
+        return -1;
+    r->in_len = 0; /* its '+' went with the reply's framing */
+    return 0;
+}
+
+/* Sends pkt to the instance and takes its reply (console lines to gdb
+ * if relay, else dropped) into out. false: the instance is gone. */
+static bool ask(struct rv_front *f, const char *pkt, size_t len, char *out,
+                size_t cap, size_t *out_len, bool relay)
+{
+    send_frame(f->run.fd, pkt, len);
+    for (;;) {
+        if (!instance_packet(f, out, cap, out_len, relay))
+            return false;
+        if (!is_console(out))
+            return true;
+        if (relay)
+            send_frame(f->gdb_fd, out, *out_len);
+    }
+}
+
+static bool query_where(struct rv_front *f, struct rv_where *w)
+{
+    static char out[RV_IN_MAX];
+    size_t len;
+    return ask(f, "qHvrunWhere", 11, out, sizeof(out), &len, false) &&
+           parse_where(out, w);
+}
+
+/* ---- the log ----------------------------------------------------------------
+ */
+
+static struct rv_entry *append(struct rv_entry **log, size_t *n, size_t *cap)
+{
+    if (*n == *cap) {
+        size_t c = *cap ? *cap * 2 : 256;
+        struct rv_entry *g = realloc(*log, c * sizeof(**log));
+        if (!g)
+            return NULL;
+        *log = g;
+        *cap = c;
+    }
+    struct rv_entry *e = &(*log)[(*n)++];
+    memset(e, 0, sizeof(*e));
+    return e;
+}
+
+static void free_log(struct rv_entry *log, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(log[i].pkt);
+    free(log);
+}
+
+/* A copy of log[0, n) with room for more (pkt strings copied too). */
+static struct rv_entry *copy_log(const struct rv_entry *log, size_t n,
+                                 size_t extra)
+{
+    struct rv_entry *c = calloc(n + extra + 1, sizeof(*c));
+    for (size_t i = 0; c && i < n; i++) {
+        c[i] = log[i];
+        if (log[i].pkt) {
+            c[i].pkt = malloc(log[i].len + 1);
+            if (c[i].pkt)
+                memcpy(c[i].pkt, log[i].pkt, log[i].len + 1);
+        }
+    }
+    return c;
+}
+
+static bool is_resume(const char *p)
+{
+    return p[0] == 'c' || p[0] == 'C' || p[0] == 's' || p[0] == 'S' ||
+           (strncmp(p, "vCont;", 6) == 0);
+}
+
+/* Whether a packet steers the run (logged, and sent again by a replay). */
+static bool steers(const char *p)
+{
+    switch (p[0]) {
+    case 'Z':
+    case 'z':
+    case 'H':
+    case 'M':
+    case 'X':
+    case 'G':
+    case 'P':
+    case 'D':
+        return true;
+    case 'Q':
+        return strcmp(p, "QStartNoAckMode") != 0;
+    case 'q':
+        return strncmp(p, "qSupported", 10) == 0 ||
+               strncmp(p, "qRcmd,", 6) == 0;
+    default:
+        return is_resume(p);
+    }
+}
+
+/* gdb's breakpoints and watchpoints, kept from its Z and z. */
+static void track_state(struct rv_front *f, const char *p)
+{
+    if ((p[0] != 'Z' && p[0] != 'z') || p[2] != ',')
+        return;
+    const char *a = p + 3;
+    char *end;
+    uint64_t addr = strtoull(a, &end, 16);
+    unsigned len = *end == ',' ? (unsigned)strtoul(end + 1, NULL, 16) : 1;
+    if (p[1] == '0' || p[1] == '1') {
+        int i = 0;
+        while (i < f->nr_bps && f->bps[i] != addr)
+            i++;
+        if (p[0] == 'Z' && i == f->nr_bps && f->nr_bps < RV_MAX_BPS)
+            f->bps[f->nr_bps++] = addr;
+        else if (p[0] == 'z' && i < f->nr_bps)
+            f->bps[i] = f->bps[--f->nr_bps];
+        return;
+    }
+    int i = 0;
+    while (i < f->nr_watches &&
+           (f->watches[i].addr != addr || f->watches[i].type != p[1]))
+        i++;
+    if (p[0] == 'Z' && i == f->nr_watches && f->nr_watches < 4)
+        f->watches[f->nr_watches++] = (struct rv_watch){p[1], addr, len};
+    else if (p[0] == 'z' && i < f->nr_watches)
+        f->watches[i] = f->watches[--f->nr_watches];
+}
+
+/* ---- replaying
+ * ---------------------------------------------------------------- */
+
+static struct rv_ref *ref_of(struct rv_front *f, uint64_t addr)
+{
+    for (int i = 0; i < f->nr_refs; i++)
+        if (f->refs[i].addr == addr)
+            return &f->refs[i];
+    if (f->nr_refs == RV_MAX_REFS)
+        return NULL;
+    f->refs[f->nr_refs] = (struct rv_ref){addr, 0, 0, false};
+    return &f->refs[f->nr_refs++];
+}
+
+static bool say(struct rv_front *f, const char *pkt)
+{
+    static char out[RV_IN_MAX];
+    size_t len;
+    return ask(f, pkt, strlen(pkt), out, sizeof(out), &len, false);
+}
+
+/* Sends a Z0 or z0 for r; false: the instance is gone. */
+static bool hold(struct rv_front *f, struct rv_ref *r, bool in)
+{
+    static char out[RV_IN_MAX];
+    char pkt[64];
+    size_t len;
+    snprintf(pkt, sizeof(pkt), "%c0,%" PRIx64 ",1", in ? 'Z' : 'z', r->addr);
+    if (!ask(f, pkt, strlen(pkt), out, sizeof(out), &len, false))
+        return false;
+    r->held = in && strcmp(out, "OK") == 0;
+    return true;
+}
+
+/* The breakpoints the instance could not take yet, tried again. */
+static bool retry_refs(struct rv_front *f)
+{
+    for (int i = 0; i < f->nr_refs; i++) {
+        struct rv_ref *r = &f->refs[i];
+        if (r->log + r->instr > 0 && !r->held && !hold(f, r, true))
+            return false;
+    }
+    return true;
+}
+
+/* A breakpoint more (or less) for owner log or an instrument: the
+ * instance's memory changes only as the sum goes from or to zero. */
+static bool ref_bp(struct rv_front *f, uint64_t addr, bool log, int delta)
+{
+    struct rv_ref *r = ref_of(f, addr);
+    if (!r)
+        return false;
+    int before = r->log + r->instr;
+    if (log)
+        r->log += delta;
+    else
+        r->instr += delta;
+    if (r->log < 0)
+        r->log = 0;
+    int after = r->log + r->instr;
+    if (!before && after)
+        return hold(f, r, true);
+    /* gdb takes its breakpoint out (to step over it, mostly): out of
+     * memory until the next continue or stop, even where an instrument
+     * keeps it, or the step would trap there twice for one arrival. */
+    if ((before && !after) || (log && delta < 0 && r->held))
+        return !r->held || hold(f, r, false);
+    return true;
+}
+
+static bool watch_packet(struct rv_front *f, const struct rv_watch *w, bool set)
+{
+    char pkt[64];
+    snprintf(pkt, sizeof(pkt), "%c%c,%" PRIx64 ",%x", set ? 'Z' : 'z', w->type,
+             w->addr, w->len);
+    return say(f, pkt);
+}
+
+static bool arm(struct rv_front *f, struct rv_active *a, bool on)
+{
+    const struct rv_instr *in = a->instr;
+    for (int i = 0; i < in->nr_bps; i++)
+        if (!ref_bp(f, in->bps[i], false, on ? 1 : -1))
+            return false;
+    for (int i = 0; i < in->nr_watches; i++)
+        if (!watch_packet(f, &in->watches[i], on))
+            return false;
+    a->armed = on;
+    return true;
+}
+
+/* One of the log's non-resume packets: breakpoints through the counts. */
+static bool replay_packet(struct rv_front *f, const struct rv_entry *e)
+{
+    static char out[RV_IN_MAX];
+    size_t len;
+    if ((e->pkt[0] == 'Z' || e->pkt[0] == 'z') && e->pkt[1] == '0') {
+        uint64_t addr = strtoull(e->pkt + 3, NULL, 16);
+        return ref_bp(f, addr, true, e->pkt[0] == 'Z' ? 1 : -1);
+    }
+    return ask(f, e->pkt, e->len, out, sizeof(out), &len, false);
+}
+
+/* The next arm to wait for (smallest event), or NULL. */
+static struct rv_active *pending_arm(struct rv_front *f)
+{
+    struct rv_active *best = NULL;
+    for (int i = 0; i < f->nr_act; i++)
+        if (!f->act[i].armed && f->act[i].arm_id >= 0 &&
+            (!best || f->act[i].arm_event < best->arm_event))
+            best = &f->act[i];
+    return best;
+}
+
+static bool set_goto(struct rv_front *f, uint64_t now)
+{
+    struct rv_active *a = pending_arm(f);
+    if (!a || a->arm_event <= now || f->goto_set == a->arm_event)
+        return true;
+    char cmd[64], pkt[160];
+    int n = snprintf(cmd, sizeof(cmd), "goto %" PRIu64, a->arm_event);
+    int o = snprintf(pkt, sizeof(pkt), "qRcmd,");
+    for (int i = 0; i < n; i++)
+        o += snprintf(pkt + o, sizeof(pkt) - (size_t)o, "%02x",
+                      (unsigned char)cmd[i]);
+    f->goto_set = a->arm_event;
+    return say(f, pkt);
+}
+
+/* The stop-at-step the instance should hold: the nearest pending cut by
+ * steps of an armed instrument. */
+static bool set_step_cut(struct rv_front *f)
+{
+    uint64_t best = 0;
+    int arm_id = -1;
+    for (int i = 0; i < f->nr_act; i++) {
+        const struct rv_active *a = &f->act[i];
+        if (!a->armed || a->cut_entry < 0)
+            continue;
+        const struct rv_entry *c = &f->plan[a->cut_entry];
+        if (!c->by_steps)
+            continue;
+        uint64_t at = a->arm_steps + c->steps;
+        if (!best || at < best) {
+            best = at;
+            arm_id = a->arm_id;
+        }
+    }
+    if (best == f->step_cut)
+        return true;
+    f->step_cut = best;
+    f->step_cut_arm = arm_id;
+    char pkt[64];
+    snprintf(pkt, sizeof(pkt), "QHvrunStopAtStep:%" PRIu64, best);
+    return say(f, pkt);
+}
+
+/* The arms due at this stop (where w) are made; arm_id's count-0 cut
+ * reached, if one was: its index in act, else -1. */
+static int arm_due(struct rv_front *f, const struct rv_where *w, bool scan,
+                   size_t entry)
+{
+    int cut = -1;
+    for (int i = 0; i < f->nr_act; i++) {
+        struct rv_active *a = &f->act[i];
+        if (a->armed || a->arm_id < 0 || a->arm_event > w->events)
+            continue;
+        if (!arm(f, a, true))
+            return -2;
+        a->count = 0;
+        a->arm_steps = w->steps;
+        if (a->cut_entry >= 0) {
+            const struct rv_entry *c = &f->plan[a->cut_entry];
+            if ((!c->by_steps && c->count == 0) ||
+                (c->by_steps && c->steps == 0))
+                cut = i;
+        }
+        /* bs: the arm is a point of the thread too (not bc's: no stop) */
+        if (scan && a->arm_id == f->scan_arm && a->instr->step_tid &&
+            strcmp(w->key, f->scan_skip_key) != 0) {
+            f->note =
+                (struct rv_note){true, entry, 0, 0, f->stops, w->steps, *w, ""};
+            snprintf(f->note.reply, sizeof(f->note.reply), "T05thread:p%x.%x;",
+                     w->pid, w->tid);
+        }
+    }
+    if (cut < 0 && (!set_goto(f, w->events) || !set_step_cut(f)))
+        return -2;
+    return cut;
+}
+
+/* Which kind of instrument stop reply r (at w) is for instr: 1 a
+ * breakpoint, 2 a watchpoint, 3 a step of its thread, 0 none. */
+static int instr_stop(const struct rv_instr *in, const char *r,
+                      const struct rv_where *w)
+{
+    if (strstr(r, "swbreak:")) {
+        for (int i = 0; i < in->nr_bps; i++)
+            if (in->bps[i] == w->rip)
+                return 1;
+        return 0;
+    }
+    const char *wp = strstr(r, "watch:");
+    if (wp) {
+        uint64_t addr = strtoull(wp + 6, NULL, 16);
+        for (int i = 0; i < in->nr_watches; i++)
+            if (in->watches[i].addr == addr)
+                return 2;
+        return 0;
+    }
+    if (in->step_tid && w->tid == in->step_tid && strncmp(r, "T05", 3) == 0)
+        return 3;
+    return 0;
+}
+
+/* The resume packet as sent while instruments are armed: a continue
+ * while a thread is instrumented to step steps it. */
+static void resume_form(struct rv_front *f, const struct rv_entry *e, char *out,
+                        size_t cap)
+{
+    snprintf(out, cap, "%s", e->pkt);
+    for (int i = 0; i < f->nr_act; i++) {
+        const struct rv_instr *in = f->act[i].instr;
+        if (!f->act[i].armed || !in->step_tid)
+            continue;
+        bool cont =
+            strcmp(e->pkt, "c") == 0 ||
+            (strncmp(e->pkt, "vCont;c", 7) == 0 && !strchr(e->pkt + 6, 's') &&
+             !strchr(e->pkt + 6, 'S') && !strchr(e->pkt + 6, 'C'));
+        if (cont)
+            snprintf(out, cap, "vCont;s:p%x.%x;c", in->step_pid, in->step_tid);
+    }
+}
+
+enum replay_end { REPLAY_DONE, REPLAY_CUT, REPLAY_FAILED };
+
+/* After an instrument's breakpoint stop at addr of thread pid.tid: the
+ * thread steps over it (taken out for one instruction). The step's stop
+ * into r/w. false: the instance failed. */
+static bool step_over(struct rv_front *f, uint64_t addr, int pid, int tid,
+                      const struct rv_entry *e, char *r, size_t cap,
+                      struct rv_where *w)
+{
+    struct rv_ref *ref = ref_of(f, addr);
+    char pkt[64];
+    size_t len;
+    snprintf(pkt, sizeof(pkt), "z0,%" PRIx64 ",1", addr);
+    if (!say(f, pkt))
+        return false;
+    /* A step of this thread in the log is that step itself. */
+    bool log_step = (e->pkt[0] == 's' && !e->pkt[1]) ||
+                    (strncmp(e->pkt, "vCont;s", 7) == 0);
+    if (log_step)
+        snprintf(pkt, sizeof(pkt), "%s", e->pkt);
+    else
+        snprintf(pkt, sizeof(pkt), "vCont;s:p%x.%x", pid, tid);
+    if (!ask(f, pkt, strlen(pkt), r, cap, &len, false) || !query_where(f, w))
+        return false;
+    if (ref && ref->log + ref->instr > 0) {
+        snprintf(pkt, sizeof(pkt), "Z0,%" PRIx64 ",1", addr);
+        if (!say(f, pkt))
+            return false;
+    }
+    return true;
+}
+
+/* Whether this stop is a cut of an armed instrument: its index in act,
+ * or -1. Counts the stop for every instrument it belongs to. */
+static int count_stop(struct rv_front *f, const char *r,
+                      const struct rv_where *w, bool scan, size_t entry,
+                      bool *any)
+{
+    int cut = -1;
+    *any = false;
+    /* A cut by steps: the instance's stop at that step (a point of the
+     * other instruments too: a thread's step, say). */
+    if (f->step_cut && w->steps == f->step_cut && strncmp(r, "T05", 3) == 0 &&
+        !strstr(r, "swbreak") && !strstr(r, "watch:")) {
+        for (int i = 0; i < f->nr_act; i++)
+            if (f->act[i].arm_id == f->step_cut_arm)
+                cut = i;
+        f->step_cut = 0;
+        *any = true;
+    }
+    for (int i = 0; i < f->nr_act; i++) {
+        struct rv_active *a = &f->act[i];
+        int kind = a->armed ? instr_stop(a->instr, r, w) : 0;
+        if (!kind)
+            continue;
+        *any = true;
+        a->count++;
+        if (a->cut_entry >= 0 && cut < 0) {
+            const struct rv_entry *c = &f->plan[a->cut_entry];
+            if (!c->by_steps && c->count == a->count)
+                cut = i;
+        }
+        if (scan && a->arm_id == f->scan_arm &&
+            strcmp(w->key, f->scan_skip_key) != 0) {
+            f->note_prev = f->note;
+            trace("note %" PRIu64 " kind %d at %s: %.80s", a->count, kind,
+                  w->key, r);
+            f->note = (struct rv_note){true,     entry,        a->count, kind,
+                                       f->stops, a->arm_steps, *w,       ""};
+            copy_str(f->note.reply, sizeof(f->note.reply), r);
+        }
+    }
+    return cut;
+}
+
+/* Whether stop r at w is the one the log's resume e made: the same
+ * point and reply, but for a watchpoint only an instrument has (the
+ * log's step that wrote the bytes a scan watches). */
+static bool expected(const struct rv_entry *e, const char *r,
+                     const struct rv_where *w)
+{
+    if (strcmp(w->key, e->where.key) != 0)
+        return false;
+    if (strcmp(r, e->reply) == 0)
+        return true;
+    const char *wp = strstr(r, "watch:");
+    if (!wp || strstr(e->reply, "watch:"))
+        return false;
+    const char *end = strchr(wp, ';');
+    size_t head = (size_t)(wp - r);
+    if (head >= 1 && (r[head - 1] == 'a' || r[head - 1] == 'r'))
+        head--; /* awatch:, rwatch: */
+    char plain[RV_REPLY_MAX];
+    snprintf(plain, sizeof(plain), "%.*s%s", (int)head, r, end ? end + 1 : "");
+    return strcmp(plain, e->reply) == 0;
+}
+
+/* Resume entry e of the plan (index i), until the stop it made or a cut. */
+static enum replay_end replay_resume(struct rv_front *f, size_t i, bool scan,
+                                     int *cut)
+{
+    static char r[RV_IN_MAX];
+    const struct rv_entry *e = &f->plan[i];
+    char pkt[RV_REPLY_MAX];
+    size_t len;
+    struct rv_where w;
+    bool have_w = false;
+    int over_tid = 0; /* the thread that just stepped over a breakpoint */
+    bool step = strchr(e->pkt, 's') || strchr(e->pkt, 'S');
+    resume_form(f, e, pkt, sizeof(pkt));
+    if ((!step && !retry_refs(f)) ||
+        !ask(f, pkt, strlen(pkt), r, sizeof(r), &len, false))
+        return REPLAY_FAILED;
+    for (;;) {
+        if (r[0] == 'W' || r[0] == 'X')
+            return strcmp(r, e->reply) == 0 ? REPLAY_DONE : REPLAY_FAILED;
+        if (!have_w && !query_where(f, &w))
+            return REPLAY_FAILED;
+        have_w = false;
+        f->stops++;
+        if (!retry_refs(f))
+            return REPLAY_FAILED;
+        bool any = false;
+        if (expected(e, r, &w)) {
+            /* the log's own stop: a point of the instruments too (a hit
+             * of a breakpoint, a step of the thread) */
+            *cut = count_stop(f, r, &w, scan, i, &any);
+            if (*cut < 0)
+                return REPLAY_DONE;
+            trace("cut at %s: %.80s", w.key, r);
+            f->where = w;
+            return REPLAY_CUT;
+        }
+        struct rv_active *due = pending_arm(f);
+        if (strncmp(r, "T00", 3) == 0 && due && w.events >= due->arm_event) {
+            f->goto_set = 0;
+            *cut = arm_due(f, &w, scan, i);
+            if (*cut == -2)
+                return REPLAY_FAILED;
+            any = true;
+        } else {
+            *cut = count_stop(f, r, &w, scan, i, &any);
+        }
+        if (*cut >= 0) {
+            trace("cut at %s: %.80s", w.key, r);
+            f->where = w;
+            return REPLAY_CUT;
+        }
+        /* the plain stop of a step over an instrument's breakpoint */
+        if (!any && over_tid == w.tid && strncmp(r, "T05", 3) == 0 &&
+            !strstr(r, "swbreak") && !strstr(r, "watch:"))
+            any = true;
+        over_tid = 0;
+        if (!any) {
+            trace("replay: unexpected stop at %s: %.80s (wanted %s: %.80s)",
+                  w.key, r, e->where.key, e->reply);
+            return REPLAY_FAILED; /* not the run the log saw */
+        }
+        if (strstr(r, "swbreak:")) {
+            if (!step_over(f, w.rip, w.pid, w.tid, e, r, sizeof(r), &w))
+                return REPLAY_FAILED;
+            have_w = true;
+            over_tid = w.tid;
+            continue;
+        }
+        resume_form(f, e, pkt, sizeof(pkt));
+        if (!ask(f, pkt, strlen(pkt), r, sizeof(r), &len, false))
+            return REPLAY_FAILED;
+    }
+}
+
+/*
+ * Replays plan[0, n) in the current instance (new): the run is then at
+ * the plan's end, or at the cut that ended it (f->cut_at its resume).
+ * A scan notes its instrument's stops in f->note. false: the run did not
+ * go as the log says.
+ */
+static bool replay(struct rv_front *f, struct rv_entry *plan, size_t n,
+                   bool scan)
+{
+    f->plan = plan;
+    f->nr_plan = n;
+    f->nr_act = 0;
+    f->nr_refs = 0;
+    f->goto_set = 0;
+    f->step_cut = 0;
+    f->note.any = false;
+    f->note_prev.any = false;
+    f->stops = 0;
+    f->cut_at = (size_t)-1;
+    struct rv_where w;
+    if (!query_where(f, &w))
+        return false;
+    uint64_t now = w.events;
+    for (size_t i = 0; i < n; i++) {
+        struct rv_entry *e = &plan[i];
+        int cut = -1;
+        if (e->kind == RV_ARM) {
+            if (f->nr_act == RV_MAX_ACTIVE)
+                return false;
+            struct rv_active *a = &f->act[f->nr_act++];
+            *a = (struct rv_active){
+                e->arm_id, &e->instr, e->arm_event, false, 0, 0, -1};
+            for (size_t k = i + 1; k < n; k++)
+                if (plan[k].kind == RV_CUT && plan[k].arm_id == e->arm_id)
+                    a->cut_entry = (long)k;
+            if (!query_where(f, &w))
+                return false;
+            now = w.events;
+            if (e->arm_event <= now) {
+                e->arm_event = now; /* armed at this stop */
+                a->arm_event = now;
+                cut = arm_due(f, &w, scan, i);
+                if (cut == -2)
+                    return false;
+            } else if (!set_goto(f, now)) {
+                return false;
+            }
+        } else if (e->kind == RV_CUT) {
+            continue; /* reached through its resume */
+        } else if (!e->resume) {
+            if (!replay_packet(f, e))
+                return false;
+            continue;
+        } else {
+            enum replay_end end = replay_resume(f, i, scan, &cut);
+            if (end == REPLAY_FAILED)
+                return false;
+        }
+        if (cut < 0)
+            continue;
+        /* The cut: its instrument goes; the plan goes on after its CUT. */
+        struct rv_active *a = &f->act[cut];
+        f->cut_at = i;
+        if (!arm(f, a, false) || !set_step_cut(f))
+            return false;
+        a->arm_id = -1;
+        if (a->cut_entry >= 0 && (size_t)a->cut_entry > i)
+            i = (size_t)a->cut_entry;
+    }
+    /* A note at the stop the log ends at is that point, not one before. */
+    if (scan && f->note.any && f->note.seq == f->stops)
+        f->note =
+            f->note_prev.seq == f->stops ? (struct rv_note){0} : f->note_prev;
+    return true;
+}
+
+/* ---- going back
+ * --------------------------------------------------------------- */
+
+/* The files of directory path gone (a journal: its log and copies). */
+static void empty_dir(const char *path)
+{
+    DIR *d = opendir(path);
+    if (!d)
+        return;
+    struct dirent *e;
+    while ((e = readdir(d)))
+        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+            (void)unlinkat(dirfd(d), e->d_name, 0);
+    closedir(d);
+}
+
+/* A new instance at the start, the files the last one changed put back
+ * first (its journal, as --verify's second run has them). */
+static bool restart(struct rv_front *f)
+{
+    instance_end(f);
+    for (int s = 0; s < 2; s++)
+        f->run.out_seen[s] = 0;
+    if (f->journal_dir) {
+        (void)cli_verify_undo(f->journal_dir);
+        empty_dir(f->journal_dir);
+    }
+    return instance_start(f) == 0;
+}
+
+/* The event count each entry's stop is at (the start's before any). */
+static uint64_t entry_events(const struct rv_front *f, size_t i)
+{
+    for (size_t k = i + 1; k-- > 0;)
+        if ((f->log[k].kind == RV_PACKET && f->log[k].resume) ||
+            f->log[k].kind == RV_CUT)
+            return f->log[k].where.events;
+    return f->start_events;
+}
+
+/* The log with an arm of in at event from inserted before the resume
+ * during which the run reaches it; its length in *n. */
+static struct rv_entry *plan_with_arm(struct rv_front *f,
+                                      const struct rv_instr *in, uint64_t from,
+                                      size_t *n, int arm_id)
+{
+    size_t at = f->nr_log;
+    for (size_t i = 0; i < f->nr_log; i++) {
+        const struct rv_entry *e = &f->log[i];
+        if (!(e->kind == RV_PACKET && e->resume))
+            continue;
+        uint64_t end = e->where.events;
+        if (i + 1 < f->nr_log && f->log[i + 1].kind == RV_CUT)
+            end = f->log[i + 1].where.events;
+        if (end >= from) {
+            at = i;
+            break;
+        }
+    }
+    struct rv_entry *plan = copy_log(f->log, f->nr_log, 1);
+    if (!plan)
+        return NULL;
+    memmove(plan + at + 1, plan + at, (f->nr_log - at) * sizeof(*plan));
+    struct rv_entry *arm_e = &plan[at];
+    memset(arm_e, 0, sizeof(*arm_e));
+    arm_e->kind = RV_ARM;
+    arm_e->arm_id = arm_id;
+    arm_e->instr = *in;
+    uint64_t before = at ? entry_events(f, at - 1) : f->start_events;
+    arm_e->arm_event = from > before ? from : 0;
+    *n = f->nr_log + 1;
+    return plan;
+}
+
+/* Puts the instance's breakpoints and watchpoints to gdb's (f->bps,
+ * f->watches), from what the replay left (the log's counts), logging
+ * the packets that did it. */
+static bool restore_state(struct rv_front *f, const struct rv_entry *plan,
+                          size_t upto)
+{
+    /* the log's watches at that point */
+    struct rv_watch have[8];
+    int nr_have = 0;
+    for (size_t i = 0; i < upto; i++) {
+        const char *p = plan[i].pkt;
+        if (plan[i].kind != RV_PACKET || !p || (p[0] != 'Z' && p[0] != 'z') ||
+            p[1] < '2' || p[1] > '4')
+            continue;
+        uint64_t addr = strtoull(p + 3, NULL, 16);
+        int k = 0;
+        while (k < nr_have && (have[k].addr != addr || have[k].type != p[1]))
+            k++;
+        if (p[0] == 'Z' && k == nr_have && nr_have < 8)
+            have[nr_have++] = (struct rv_watch){
+                p[1], addr,
+                (unsigned)strtoul(strchr(p + 3, ',') + 1, NULL, 16)};
+        else if (p[0] == 'z' && k < nr_have)
+            have[k] = have[--nr_have];
+    }
+    char pkt[64];
+    for (int k = 0; k < nr_have; k++) {
+        bool keep = false;
+        for (int j = 0; j < f->nr_watches; j++)
+            keep |= f->watches[j].addr == have[k].addr &&
+                    f->watches[j].type == have[k].type;
+        if (!keep) {
+            snprintf(pkt, sizeof(pkt), "z%c,%" PRIx64 ",%x", have[k].type,
+                     have[k].addr, have[k].len);
+            struct rv_entry *e = append(&f->log, &f->nr_log, &f->cap_log);
+            if (!e || !(e->pkt = strdup(pkt)) || !say(f, pkt))
+                return false;
+            e->len = strlen(pkt);
+        }
+    }
+    for (int j = 0; j < f->nr_watches; j++) {
+        bool had = false;
+        for (int k = 0; k < nr_have; k++)
+            had |= f->watches[j].addr == have[k].addr &&
+                   f->watches[j].type == have[k].type;
+        if (!had) {
+            snprintf(pkt, sizeof(pkt), "Z%c,%" PRIx64 ",%x", f->watches[j].type,
+                     f->watches[j].addr, f->watches[j].len);
+            struct rv_entry *e = append(&f->log, &f->nr_log, &f->cap_log);
+            if (!e || !(e->pkt = strdup(pkt)) || !say(f, pkt))
+                return false;
+            e->len = strlen(pkt);
+        }
+    }
+    /* breakpoints: the replay's counts against gdb's set */
+    for (int i = 0; i < f->nr_refs; i++) {
+        struct rv_ref *r = &f->refs[i];
+        bool want = false;
+        for (int j = 0; j < f->nr_bps; j++)
+            want |= f->bps[j] == r->addr;
+        if ((r->log > 0) == want)
+            continue;
+        snprintf(pkt, sizeof(pkt), "%c0,%" PRIx64 ",1", want ? 'Z' : 'z',
+                 r->addr);
+        struct rv_entry *e = append(&f->log, &f->nr_log, &f->cap_log);
+        if (!e || !(e->pkt = strdup(pkt)) || !say(f, pkt))
+            return false;
+        e->len = strlen(pkt);
+        r->log = want;
+    }
+    for (int j = 0; j < f->nr_bps; j++) {
+        bool known = false;
+        for (int i = 0; i < f->nr_refs; i++)
+            known |= f->refs[i].addr == f->bps[j];
+        if (known)
+            continue;
+        snprintf(pkt, sizeof(pkt), "Z0,%" PRIx64 ",1", f->bps[j]);
+        struct rv_entry *e = append(&f->log, &f->nr_log, &f->cap_log);
+        if (!e || !(e->pkt = strdup(pkt)) || !say(f, pkt))
+            return false;
+        e->len = strlen(pkt);
+    }
+    return true;
+}
+
+/* The arms of plan[0, *n) without their cut in it go (but keep's): a
+ * point reached before an older scan's window began would leave that
+ * scan's instrument armed in the run after it. */
+static void drop_uncut_arms(struct rv_entry *plan, size_t *n, int keep)
+{
+    size_t o = 0;
+    for (size_t i = 0; i < *n; i++) {
+        bool drop = false;
+        if (plan[i].kind == RV_ARM && plan[i].arm_id != keep) {
+            drop = true;
+            for (size_t k = i + 1; k < *n; k++)
+                if (plan[k].kind == RV_CUT && plan[k].arm_id == plan[i].arm_id)
+                    drop = false;
+        }
+        if (!drop)
+            plan[o++] = plan[i];
+    }
+    *n = o;
+}
+
+/* The stop gdb is told of names thread pid.tid: gdb takes it as its
+ * general thread, so the instance's Hg is set to it (and logged). */
+static bool name_thread(struct rv_front *f, int pid, int tid,
+                        const char *reason)
+{
+    char pkt[64];
+    snprintf(pkt, sizeof(pkt), "Hgp%x.%x", pid, tid);
+    struct rv_entry *e = append(&f->log, &f->nr_log, &f->cap_log);
+    if (!e || !(e->pkt = strdup(pkt)) || !say(f, pkt))
+        return false;
+    e->len = strlen(pkt);
+    snprintf(f->reply, sizeof(f->reply), "T05thread:p%x.%x;%s", pid, tid,
+             reason);
+    return true;
+}
+
+/* The run again to the start (gdb's "replaylog:begin"). */
+static bool reach_begin(struct rv_front *f)
+{
+    size_t first = 0;
+    while (first < f->nr_log &&
+           !(f->log[first].kind == RV_PACKET && f->log[first].resume))
+        first++;
+    struct rv_entry *plan = copy_log(f->log, first, 0);
+    if (plan)
+        drop_uncut_arms(plan, &first, -1);
+    if (!plan || !restart(f) || !replay(f, plan, first, false)) {
+        free_log(plan, first);
+        return false;
+    }
+    free_log(f->log, f->nr_log);
+    f->log = plan;
+    f->nr_log = f->cap_log = first;
+    return query_where(f, &f->where) && restore_state(f, f->log, first) &&
+           name_thread(f, f->where.pid, f->where.tid, "replaylog:begin;");
+}
+
+/* The run again to the scan's note: the plan up to the resume it came
+ * in, then the cut. */
+static bool reach_note(struct rv_front *f, struct rv_entry *scan_plan,
+                       size_t arm_id, const struct rv_note *note)
+{
+    size_t n = note->entry + 1;
+    struct rv_entry *plan = copy_log(scan_plan, n, 1);
+    if (!plan)
+        return false;
+    struct rv_entry *c = &plan[n];
+    memset(c, 0, sizeof(*c));
+    c->kind = RV_CUT;
+    c->arm_id = (int)arm_id;
+    if (note->kind == 2) {
+        /* a watchpoint going back: before the write (the step before) */
+        c->by_steps = note->where.steps - 1 > note->arm_steps;
+        c->steps = note->where.steps - 1 - note->arm_steps;
+        c->count = 0;
+    } else {
+        c->count = note->count;
+    }
+    n++;
+    drop_uncut_arms(plan, &n, (int)arm_id);
+    if (!restart(f) || !replay(f, plan, n, false) || f->cut_at == (size_t)-1) {
+        free_log(plan, n);
+        return false;
+    }
+    /* The cut came in entry cut_at: the log is the plan up to it. */
+    plan[f->cut_at + 1] = plan[n - 1];
+    for (size_t k = f->cut_at + 2; k < n; k++) {
+        free(plan[k].pkt);
+        plan[k].pkt = NULL;
+    }
+    n = f->cut_at + 2;
+    if (!query_where(f, &plan[n - 1].where))
+        return false;
+    free_log(f->log, f->nr_log);
+    f->log = plan;
+    f->nr_log = n;
+    f->cap_log = n + 1;
+    f->where = plan[n - 1].where;
+    if (!restore_state(f, f->log, n))
+        return false;
+    /* the thread: the writer's or the breakpoint's; bs's stepped one */
+    int pid = note->kind ? note->where.pid : f->where.pid;
+    int tid = note->kind ? note->where.tid : f->where.tid;
+    for (size_t k = 0; k < n; k++) {
+        const struct rv_entry *e = &f->log[k]; /* (plan may have moved) */
+        if (e->kind == RV_ARM && e->arm_id == (int)arm_id &&
+            e->instr.step_tid) {
+            pid = e->instr.step_pid;
+            tid = e->instr.step_tid;
+        }
+    }
+    const char *wp = strstr(note->reply, "watch:");
+    bool ok = name_thread(f, pid, tid,
+                          note->kind == 2 && wp ? wp
+                          : note->kind == 1     ? "swbreak:;"
+                                                : "");
+    /* (f->log, not plan: the packets appended may have moved it) */
+    copy_str(f->log[n - 1].reply, sizeof(f->log[n - 1].reply), f->reply);
+    return ok;
+}
+
+/* Why going back is refused here, or NULL. */
+static const char *refused(struct rv_front *f)
+{
+    static char why[256];
+    if (f->refusal)
+        return f->refusal;
+    if (f->exited)
+        return "the run has ended; start it again to go back";
+    if (f->where.ext && !f->o->tap_replay) {
+        snprintf(why, sizeof(why),
+                 "the run took something from outside (%" PRIu64
+                 " host wakeups or host-timed preemptions): a re-run would "
+                 "not repeat it; `hvrun record` the run and debug `hvrun "
+                 "replay --gdb`",
+                 f->where.ext);
+        return why;
+    }
+    return NULL;
+}
+
+/*
+ * bc (step false) or bs: the last stop of gdb's breakpoints and
+ * watchpoints, or the thread's instruction, before this point; the run
+ * then stands there and f->reply says it. false: not done (said to gdb).
+ */
+static bool go_back(struct rv_front *f, bool step)
+{
+    struct rv_instr in;
+    memset(&in, 0, sizeof(in));
+    if (step) {
+        in.step_tid = f->hc_tid > 0 ? f->hc_tid : f->where.tid;
+        in.step_pid = f->where.pid;
+    } else {
+        in.nr_bps = f->nr_bps;
+        memcpy(in.bps, f->bps, sizeof(f->bps));
+        in.nr_watches = f->nr_watches;
+        memcpy(in.watches, f->watches, sizeof(f->watches));
+    }
+    bool any = in.nr_bps || in.nr_watches || in.step_tid;
+    /* Breakpoints cost nothing until hit: one scan from the start. A
+     * watchpoint or a step makes every instruction an exit: a window
+     * just behind this point first, widened while it holds no stop. */
+    uint64_t now = f->where.events;
+    uint64_t back = step ? 0 : in.nr_watches ? 2 : now;
+    struct rv_where here = f->where;
+    while (any) {
+        uint64_t from = now > back ? now - back : 0;
+        if (from < f->start_events)
+            from = f->start_events;
+        int arm_id = f->next_arm_id++;
+        size_t n;
+        struct rv_entry *plan = plan_with_arm(f, &in, from, &n, arm_id);
+        if (!plan)
+            return false;
+        f->scan_arm = arm_id;
+        snprintf(f->scan_skip_key, sizeof(f->scan_skip_key), "%s",
+                 step ? here.key : "");
+        bool ok = restart(f) && replay(f, plan, n, true);
+        if (!ok) {
+            free_log(plan, n);
+            console(f, "hvrun: going back: the run did not repeat the "
+                       "session's log (a bug of hvrun's, or a run that is "
+                       "not deterministic)\n");
+            return false;
+        }
+        if (f->note.any) {
+            struct rv_note note = f->note;
+            bool done = reach_note(f, plan, (size_t)arm_id, &note);
+            free_log(plan, n);
+            return done;
+        }
+        free_log(plan, n);
+        if (from <= f->start_events)
+            break;
+        back = back ? back * 8 : 1;
+    }
+    return reach_begin(f);
+}
+
+/* monitor goto N behind this point: the run again to event N. */
+static bool go_to_event(struct rv_front *f, uint64_t event)
+{
+    struct rv_instr none;
+    memset(&none, 0, sizeof(none));
+    if (event <= f->start_events)
+        return reach_begin(f);
+    int arm_id = f->next_arm_id++;
+    size_t n;
+    struct rv_entry *plan = plan_with_arm(f, &none, event, &n, arm_id);
+    if (!plan)
+        return false;
+    struct rv_note at = {.any = true, .count = 0, .kind = 0};
+    /* the arm's resume: the entry after the arm */
+    for (size_t i = 0; i < n; i++)
+        if (plan[i].kind == RV_ARM && plan[i].arm_id == arm_id)
+            at.entry = i + 1 < n ? i + 1 : i;
+    bool ok = reach_note(f, plan, (size_t)arm_id, &at);
+    free_log(plan, n);
+    if (ok)
+        f->reply[2] = '0'; /* T00: stopped, no signal, as goto forward */
+    return ok;
+}
+
+/* ---- relaying
+ * ------------------------------------------------------------------- */
+
+/* Relays a resume and its stop; logs it. */
+static void relay_resume(struct rv_front *f, const char *pkt, size_t len)
+{
+    static char r[RV_IN_MAX];
+    size_t rlen;
+    struct rv_entry *e = append(&f->log, &f->nr_log, &f->cap_log);
+    if (!e || !(e->pkt = malloc(len + 1))) {
+        send_text(f->gdb_fd, "E01");
+        return;
+    }
+    memcpy(e->pkt, pkt, len + 1);
+    e->len = len;
+    e->resume = true;
+    if (!ask(f, pkt, len, r, sizeof(r), &rlen, true)) {
+        f->gone = true;
+        return;
+    }
+    copy_str(e->reply, sizeof(e->reply), r);
+    copy_str(f->reply, sizeof(f->reply), r);
+    if (r[0] == 'W' || r[0] == 'X')
+        f->exited = true;
+    else if (query_where(f, &e->where))
+        f->where = e->where;
+    send_frame(f->gdb_fd, r, rlen);
+}
+
+static void relay(struct rv_front *f, const char *pkt, size_t len)
+{
+    static char r[RV_IN_MAX];
+    size_t rlen;
+    if (steers(pkt)) {
+        struct rv_entry *e = append(&f->log, &f->nr_log, &f->cap_log);
+        if (e && (e->pkt = malloc(len + 1))) {
+            memcpy(e->pkt, pkt, len + 1);
+            e->len = len;
+        }
+        track_state(f, pkt);
+        if (strncmp(pkt, "Hc", 2) == 0) {
+            const char *dot = strchr(pkt, '.');
+            long t = strtol(dot ? dot + 1 : pkt + 2, NULL, 16);
+            f->hc_tid = t > 0 ? (int)t : 0;
+        }
+    }
+    if (pkt[0] == 'k') { /* no reply: the run ends */
+        send_frame(f->run.fd, pkt, len);
+        f->gone = true;
+        return;
+    }
+    if (!ask(f, pkt, len, r, sizeof(r), &rlen, true)) {
+        f->gone = true;
+        return;
+    }
+    if (strncmp(pkt, "qSupported", 10) == 0 && r[0]) {
+        /* reverse execution is the front end's */
+        size_t o = rlen;
+        o += (size_t)snprintf(r + o, sizeof(r) - o,
+                              ";ReverseStep+;ReverseContinue+");
+        rlen = o;
+    }
+    send_frame(f->gdb_fd, r, rlen);
+    if (pkt[0] == 'D' && pkt[1] != ';')
+        f->gone = true; /* the run goes on without gdb */
+    if (strncmp(pkt, "vKill", 5) == 0)
+        f->gone = true;
+}
+
+/* monitor goto N with N behind this point: kept for the next continue,
+ * as a goto forward is. true when it was one. */
+static bool monitor_back(struct rv_front *f, const char *pkt)
+{
+    char cmd[128] = {0};
+    const char *hex = pkt + 6;
+    for (size_t i = 0; i + 1 < sizeof(cmd) && hex[2 * i] && hex[2 * i + 1];
+         i++) {
+        char b[3] = {hex[2 * i], hex[2 * i + 1], 0};
+        cmd[i] = (char)strtol(b, NULL, 16);
+    }
+    if (strncmp(cmd, "goto ", 5) != 0)
+        return false;
+    uint64_t to = strtoull(cmd + 5, NULL, 10);
+    if (to > f->where.events || f->exited)
+        return false;
+    const char *why = refused(f);
+    char text[512];
+    if (why)
+        snprintf(text, sizeof(text),
+                 "hvrun: cannot go back to event %" PRIu64 ": %s\n", to, why);
+    else {
+        f->goto_back = to;
+        snprintf(text, sizeof(text),
+                 "hvrun: the run goes back to event %" PRIu64
+                 " on `continue` (run again to there)\n",
+                 to);
+    }
+    console(f, text);
+    send_text(f->gdb_fd, "OK");
+    return true;
+}
+
+/* Going back failed part way: the run again to where gdb was (the log
+ * is still that point's), or, if even that fails, the session ends. */
+static void recover(struct rv_front *f, const struct rv_where *was)
+{
+    struct rv_where now;
+    if (restart(f) && replay(f, f->log, f->nr_log, false) &&
+        query_where(f, &now) && strcmp(now.key, was->key) == 0) {
+        f->where = now;
+        console(f, "hvrun: going back failed; the run is where it was\n");
+        return;
+    }
+    console(f, "hvrun: going back failed and the run could not be brought "
+               "back to this point: the session ends\n");
+    f->gone = true;
+}
+
+static void reverse(struct rv_front *f, bool step)
+{
+    const char *why = refused(f);
+    if (why) {
+        char text[512];
+        snprintf(text, sizeof(text), "hvrun: no reverse execution: %s\n", why);
+        console(f, text);
+        send_text(f->gdb_fd, "E01");
+        return;
+    }
+    struct rv_where was = f->where;
+    if (!go_back(f, step)) {
+        recover(f, &was);
+        send_text(f->gdb_fd, "E01");
+        return;
+    }
+    send_text(f->gdb_fd, f->reply);
+}
+
+static void handle(struct rv_front *f, const char *pkt, size_t len)
+{
+    trace("gdb: %.200s", pkt);
+    if (strcmp(pkt, "QStartNoAckMode") == 0) {
+        send_text(f->gdb_fd, "OK");
+        f->gdb_noack = true;
+        return;
+    }
+    if (strcmp(pkt, "bc") == 0 || strcmp(pkt, "bs") == 0) {
+        reverse(f, pkt[1] == 's');
+        return;
+    }
+    if (strncmp(pkt, "qRcmd,", 6) == 0 && monitor_back(f, pkt))
+        return;
+    /* (gdb's own step over a breakpoint first is relayed: the goto
+     * answers the continue after it) */
+    bool step = pkt[0] == 's' || pkt[0] == 'S' || strstr(pkt, ";s") ||
+                strstr(pkt, ";S");
+    if (is_resume(pkt) && f->goto_back && !step) {
+        uint64_t to = f->goto_back;
+        f->goto_back = 0;
+        struct rv_where was = f->where;
+        if (!go_to_event(f, to)) {
+            recover(f, &was);
+            send_text(f->gdb_fd, "E01");
+            return;
+        }
+        send_text(f->gdb_fd, f->reply);
+        return;
+    }
+    if (is_resume(pkt))
+        relay_resume(f, pkt, len);
+    else
+        relay(f, pkt, len);
+}
+
+/* ---- the front end
+ * ------------------------------------------------------------ */
+
+static void setup_streams(struct rv_front *f)
+{
+    struct stat st, st2;
+    for (int s = 0; s < 2; s++) {
+        f->out_kind[s] = stream_kind(s + 1);
+        f->out_start[s] = lseek(s + 1, 0, SEEK_CUR);
+        f->out_flags[s] = fcntl(s + 1, F_GETFL);
+        if (f->out_kind[s] == RV_OUT_FILE &&
+            (f->out_start[s] < 0 || f->out_flags[s] < 0))
+            f->out_kind[s] = RV_OUT_PASS;
+    }
+    f->out_shared = f->out_kind[0] == RV_OUT_FILE &&
+                    f->out_kind[1] == RV_OUT_FILE && fstat(1, &st) == 0 &&
+                    fstat(2, &st2) == 0 && st.st_dev == st2.st_dev &&
+                    st.st_ino == st2.st_ino;
+    f->in_kind = RV_IN_INHERIT;
+    if (fstat(0, &st) == 0 && S_ISREG(st.st_mode)) {
+        f->in_kind = RV_IN_FILE;
+        f->in_offset = lseek(0, 0, SEEK_CUR);
+        if (f->in_offset < 0)
+            f->in_offset = 0;
+    } else if (!f->o->tap_replay &&
+               (isatty(0) || (fstat(0, &st) == 0 && (S_ISFIFO(st.st_mode) ||
+                                                     S_ISSOCK(st.st_mode))))) {
+        f->refusal = "stdin is a terminal or a pipe from outside the run "
+                     "(a re-run cannot read it again); give the program "
+                     "its input from a file (< FILE) or /dev/null";
+    }
+    if (f->o->schedule_out)
+        f->refusal = "--schedule-out writes the schedule as the run goes "
+                     "(a re-run would write it again)";
+}
+
+/* The instance's end: its exit code, sum filled. */
+static int finish(struct rv_front *f)
+{
+    struct rv_instance *r = &f->run;
+    int code = CLI_EXIT_FAILURE, status;
+    close(r->fd);
+    r->fd = -1;
+    /* the output passed on while the run goes to its end */
+    for (;;) {
+        pid_t w = waitpid(r->pid, &status, WNOHANG);
+        if (w == r->pid || (w < 0 && errno != EINTR))
+            break;
+        struct pollfd p[2];
+        for (int s = 0; s < 2; s++)
+            p[s] = (struct pollfd){f->out_kind[s] == RV_OUT_PIPE ||
+                                           f->out_kind[s] == RV_OUT_TTY
+                                       ? r->out[s]
+                                       : -1,
+                                   POLLIN, 0};
+        (void)poll(p, 2, 50);
+        if (proxy_stop_signal)
+            kill(r->pid, (int)proxy_stop_signal);
+        pump_output(f);
+    }
+    pump_output(f);
+    struct run_summary sum;
+    if (read(r->sum_fd, &code, sizeof(code)) == (ssize_t)sizeof(code) &&
+        read(r->sum_fd, &sum, sizeof(sum)) == (ssize_t)sizeof(sum) && f->sum)
+        *f->sum = sum;
+    else if (WIFSIGNALED(status))
+        code = 128 + WTERMSIG(status);
+    close(r->sum_fd);
+    for (int s = 0; s < 2; s++) {
+        if (r->out[s] >= 0)
+            close(r->out[s]);
+        /* what hvrun says after the run (--summary) goes after it */
+        if (f->out_kind[s] == RV_OUT_FILE)
+            (void)lseek(s + 1, 0, SEEK_END);
+    }
+    f->have_run = false;
+    return code;
+}
+
+/* A journal directory for a run that has none (its changes to files
+ * undone before a re-run); "" if none could be made. */
+static void make_journal(char *out, size_t len)
+{
+    const char *tmp = getenv("TMPDIR");
+    snprintf(out, len, "%s/hvrun-gdb.XXXXXX",
+             tmp && *tmp && strlen(tmp) + 20 < len ? tmp : "/tmp");
+    if (!mkdtemp(out))
+        out[0] = 0;
+}
+
+/* The "waiting for gdb" line, said once hvrun listens; a stderr that is
+ * a file gets it at its start, the runs writing after it. */
+static void reserve_waiting_line(struct rv_front *f, char *line, size_t len)
+{
+    line[0] = 0;
+    if (f->o->gdb_quiet)
+        return;
+    cli_gdb_waiting_line(f->o->gdb_spec, f->o->gdb_start_event, line, len);
+    if (f->out_kind[1] != RV_OUT_FILE || (f->out_flags[1] & O_APPEND))
+        return;
+    off_t at = f->out_start[1];
+    f->out_start[1] += (off_t)strlen(line);
+    if (f->out_shared)
+        f->out_start[0] = f->out_start[1];
+    f->waiting_at = at;
+}
+
+static void say_waiting_line(struct rv_front *f, const char *line)
+{
+    if (!line[0])
+        return;
+    if (f->waiting_at >= 0 &&
+        pwrite(2, line, strlen(line), f->waiting_at) == (ssize_t)strlen(line))
+        (void)lseek(2, f->out_start[1], SEEK_SET);
+    else
+        fputs(line, stderr);
+}
+
+/* Serves gdb until it leaves or the run ends; the run's exit code. The
+ * run starts first (to its start event), then hvrun listens: gdb waits
+ * no more than 2 s for a reply, and a run's set-up (a replay's above all)
+ * can take longer. */
+static int front_end_serve(struct rv_front *f)
+{
+    char line[512];
+    reserve_waiting_line(f, line, sizeof(line));
+    if (instance_start(f) < 0 || !query_where(f, &f->where)) {
+        if (f->have_run)
+            return finish(f);
+        cli_error("--gdb: the run did not start");
+        return CLI_EXIT_FAILURE;
+    }
+    f->start_events = f->where.events;
+    char why[512], unix_path[128];
+    int listen_fd =
+        cli_gdb_listen(f->o->gdb_spec, true, f->o->gdb_start_event, unix_path,
+                       sizeof(unix_path), why, sizeof(why));
+    if (listen_fd >= 0) {
+        say_waiting_line(f, line);
+        f->gdb_fd = cli_gdb_accept(listen_fd, unix_path);
+    }
+    if (listen_fd < 0 || f->gdb_fd < 0) {
+        if (listen_fd < 0)
+            cli_error("%s", why);
+        else
+            cli_error("--gdb %s: %s", f->o->gdb_spec,
+                      proxy_stop_signal ? "stopped by a signal while "
+                                          "waiting for gdb"
+                                        : strerror(-f->gdb_fd));
+        f->gdb_fd = -1;
+        kill(f->run.pid, SIGTERM);
+        finish(f);
+        return CLI_EXIT_FAILURE;
+    }
+    static char pkt[RV_IN_MAX];
+    size_t len;
+    while (!f->gone && gdb_packet(f, pkt, sizeof(pkt), &len))
+        handle(f, pkt, len);
+    if (proxy_stop_signal && f->have_run)
+        kill(f->run.pid, (int)proxy_stop_signal);
+    if (f->gdb_fd >= 0) {
+        close(f->gdb_fd);
+        f->gdb_fd = -1;
+    }
+    return f->have_run ? finish(f) : CLI_EXIT_FAILURE;
+}
+
+int cli_gdb_front_end(const struct run_options *o, const char *path,
+                      const char *detlog_path, const char *journal_dir,
+                      struct run_summary *sum)
+{
+    static struct rv_front front;
+    struct rv_front *f = &front;
+    memset(f, 0, sizeof(*f));
+    f->o = o;
+    f->path = path;
+    f->detlog_path = detlog_path;
+    f->journal_dir = journal_dir;
+    f->sum = sum;
+    f->gdb_fd = -1;
+    f->waiting_at = -1;
+    char journal[64] = "";
+    setup_streams(f);
+    if (!journal_dir) {
+        make_journal(journal, sizeof(journal));
+        if (journal[0])
+            f->journal_dir = journal;
+    }
+    int code = front_end_serve(f);
+    free_log(f->log, f->nr_log);
+    f->log = NULL;
+    if (journal[0]) { /* the run's changes stay, as without gdb */
+        empty_dir(journal);
+        rmdir(journal);
+    }
+    return code;
+}
