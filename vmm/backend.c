@@ -143,6 +143,17 @@ int vmm_vm_create_sharing(struct vmm_host *host, struct vmm_vm *parent,
     return 0;
 }
 
+int vmm_vm_create_vfork(struct vmm_host *host, struct vmm_vm *parent,
+                        struct vmm_vm **out, char *why, size_t why_len)
+{
+    if (!host->ops->vm_borrow || host->ops->vm_borrow(parent, out) < 0)
+        return vmm_vm_create_sharing(host, parent, out, why, why_len);
+    struct vmm_vm *owner = vmm_vm_memory_owner(parent);
+    (*out)->memory_vm = owner;
+    owner->memory_users++;
+    return 0;
+}
+
 struct vmm_aspace *vmm_vm_aspace(struct vmm_vm *vm)
 {
     return &vmm_vm_memory_owner(vm)->as;

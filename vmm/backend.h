@@ -161,6 +161,18 @@ void vmm_vm_destroy(struct vmm_vm *vm);
 int vmm_vm_create_sharing(struct vmm_host *host, struct vmm_vm *parent,
                           struct vmm_vm **out, char *why, size_t why_len);
 
+/*
+ * As vmm_vm_create_sharing, for a vfork child (CLONE_VFORK) whose parent
+ * has no other thread: the parent's VM waits until the child's VM is
+ * destroyed (its exec or its exit), so a backend may run the child on
+ * the parent's own vCPU meanwhile (ptrace: the parent's stub, with the
+ * parent's FPU state and debug registers put back at the end) instead of
+ * making one. Falls back to vmm_vm_create_sharing where it cannot. The
+ * parent's VM must not run while the child's exists.
+ */
+int vmm_vm_create_vfork(struct vmm_host *host, struct vmm_vm *parent,
+                        struct vmm_vm **out, char *why, size_t why_len);
+
 struct vmm_aspace *vmm_vm_aspace(struct vmm_vm *vm);
 /* The current thread's registers; edits take effect at the next run. */
 struct vmm_regs *vmm_vm_regs(struct vmm_vm *vm);

@@ -29,6 +29,10 @@ struct vmm_backend_ops {
      * its own (vmm_vm_create_sharing); its own stays for what is per VM
      * (kvm: the guest kernel area; ptrace: the stub's pages). */
     int (*vm_share)(struct vmm_vm *vm, struct vmm_vm *owner);
+    /* A VM for parent's vfork child that runs on parent's vCPU until it
+     * is destroyed (vmm_vm_create_vfork); NULL, or -EBUSY: none, the
+     * caller makes a sharing VM instead. */
+    int (*vm_borrow)(struct vmm_vm *parent, struct vmm_vm **out);
     uint64_t (*vm_vdso_calls)(const struct vmm_vm *vm);
     void (*vm_vdso_calls_reset)(struct vmm_vm *vm);
     uint64_t (*vm_vdso_calls_va)(const struct vmm_vm *vm);

@@ -110,6 +110,18 @@ struct pt_vm {
      * stub's) */
     unsigned batch_n;
     gva_t batch_vma[PT_BATCH_MAX];
+    /* A vfork child's VM runs on its parent's stub (pt_vm_borrow):
+     * lender is the parent's VM, whose lent_to it is until it goes. The
+     * parent's kernel XSAVE image is kept in lent_xstate meanwhile (its
+     * own reads and writes go there), and its debug registers in dr_*
+     * (dr_dirty: changed while lent; dr_touched: the borrower set its
+     * own), all put back on the stub when the child's VM goes. */
+    struct pt_vm *lender, *lent_to;
+    uint8_t *lent_xstate;
+    size_t lent_xstate_len;
+    bool destroy_after_lend;
+    uint64_t dr_addr[4], dr7;
+    bool dr_dirty, dr_touched;
 };
 
 /* The VMA list the stub mirrors: its own, or the owner's. */
@@ -516,6 +528,11 @@ static int get_kernel_xstate(struct pt_vm *vm, uint8_t *buf, size_t *len)
 {
     struct iovec iov = {buf, XSTATE_MAX_KERNEL};
     memset(buf, 0, XSTATE_MAX_KERNEL);
+    if (vm->lent_xstate) { /* its stub runs its vfork child */
+        memcpy(buf, vm->lent_xstate, vm->lent_xstate_len);
+        *len = vm->lent_xstate_len;
+        return 0;
+    }
     if (ptrace(PTRACE_GETREGSET, vm->pid, (void *)NT_X86_XSTATE, &iov) < 0)
         return -errno;
     *len = iov.iov_len;
@@ -564,8 +581,10 @@ static int put_xstate(struct pt_vm *vm, const uint8_t *img, size_t bytes)
         mxcsr &= 0xffff;
         memcpy(k + 24, &mxcsr, 4);
         struct iovec iov = {k, klen};
-        if (ptrace(PTRACE_SETREGSET, vm->pid, (void *)NT_X86_XSTATE, &iov) <
-            0)
+        if (vm->lent_xstate)
+            memcpy(vm->lent_xstate, k, klen);
+        else if (ptrace(PTRACE_SETREGSET, vm->pid, (void *)NT_X86_XSTATE,
+                        &iov) < 0)
             rc = -errno;
     }
     free(k);
@@ -819,6 +838,10 @@ static int pt_vm_prepare(struct vmm_vm *base, struct vmm_event *ev)
         vmm_event_fail(ev, "the ptrace stub process is gone");
         return -ESRCH;
     }
+    if (vm->lent_to) { /* vmm_vm_create_vfork's caller's promise */
+        vmm_event_fail(ev, "ptrace stub: run while its vfork child has it");
+        return -EBUSY;
+    }
     vm->dropped_errno = 0;
     uint64_t sync_t = vmm_clock_now();
     int rc = sync_mappings(vm, ev);
@@ -981,9 +1004,20 @@ static int reserve_guest_memory(uint8_t **view_out, int *memfd_out)
     return 0;
 }
 
+static void end_lend(struct pt_vm *b);
+
 static void pt_vm_destroy(struct vmm_vm *base)
 {
     struct pt_vm *vm = pt_of(base);
+    if (vm->lent_to) { /* killed while its vfork child runs on its stub */
+        vm->destroy_after_lend = true;
+        return;
+    }
+    if (vm->lender) {
+        end_lend(vm);
+        free(vm);
+        return;
+    }
     if (vm->pid > 0) {
         uint64_t cpu = stub_cpu_ns(vm); /* for --summary's breakdown */
         if (cpu != UINT64_MAX) {
@@ -1136,6 +1170,14 @@ static int pt_vm_set_debugregs(struct vmm_vm *base, const uint64_t addr[4],
                                uint64_t dr7)
 {
     struct pt_vm *vm = pt_of(base);
+    memcpy(vm->dr_addr, addr, sizeof(vm->dr_addr));
+    vm->dr7 = dr7;
+    if (vm->lent_to) { /* put on the stub when the child's VM goes */
+        vm->dr_dirty = true;
+        return 0;
+    }
+    if (vm->lender)
+        vm->dr_touched = true;
     size_t at = offsetof(struct user, u_debugreg);
     /* DR7 off first: an address change must not arm a half-made pair */
     if (ptrace(PTRACE_POKEUSER, vm->pid, (void *)(at + 7 * 8), NULL) < 0)
@@ -1153,6 +1195,8 @@ static int pt_vm_set_debugregs(struct vmm_vm *base, const uint64_t addr[4],
 static uint64_t pt_vm_take_dr6(struct vmm_vm *base)
 {
     struct pt_vm *vm = pt_of(base);
+    if (vm->lent_to)
+        return VMM_DR6_RESET; /* it has not run since */
     size_t at = offsetof(struct user, u_debugreg) + 6 * 8;
     errno = 0;
     long dr6 = ptrace(PTRACE_PEEKUSER, vm->pid, (void *)at, NULL);
@@ -1160,6 +1204,70 @@ static uint64_t pt_vm_take_dr6(struct vmm_vm *base)
         return VMM_DR6_RESET;
     (void)ptrace(PTRACE_POKEUSER, vm->pid, (void *)at, NULL);
     return (uint64_t)dr6 | VMM_DR6_RESET;
+}
+
+/*
+ * A vfork child's VM on its parent's stub: the parent waits until the
+ * child's VM goes (vmm_vm_create_vfork), so the child's runs need no stub
+ * of their own, nor the sync of every VMA into a fresh one (a shell's or
+ * posix_spawn's child execs after a few calls). Each run sets all the
+ * general registers (resume); the parent's XSAVE state is read now and
+ * written back at the end, so the child's use of the FPU and vector
+ * registers is not the parent's.
+ */
+static int pt_vm_borrow(struct vmm_vm *parent_base, struct vmm_vm **out)
+{
+    struct pt_vm *p = pt_of(parent_base);
+    if (p->lent_to || p->dead || p->pid <= 0 || p->selftest_cont)
+        return -EBUSY;
+    struct pt_vm *b = calloc(1, sizeof(*b));
+    uint8_t *k = malloc(XSTATE_MAX_KERNEL);
+    size_t klen;
+    if (!b || !k || get_kernel_xstate(p, k, &klen) < 0) {
+        free(b);
+        free(k);
+        return -EBUSY;
+    }
+    b->base.ops = p->base.ops;
+    b->base.host = p->base.host;
+    b->base.pm.memfd = -1;
+    b->base.regs = p->base.regs;
+    b->pid = p->pid;
+    b->pidfd = -1;
+    b->phys_hva = p->phys_hva; /* the stub's own pages: scratch, calls */
+    b->uregs = p->uregs;
+    b->maps_generation = p->maps_generation;
+    b->maps_valid = p->maps_valid;
+    b->memory_fd = p->memory_fd;
+    b->lender = p;
+    p->lent_to = b;
+    p->lent_xstate = k;
+    p->lent_xstate_len = klen;
+    *out = &b->base;
+    return 0;
+}
+
+/* The child's VM goes: the stub is its parent's again, as it was. */
+static void end_lend(struct pt_vm *b)
+{
+    struct pt_vm *p = b->lender;
+    struct iovec iov = {p->lent_xstate, p->lent_xstate_len};
+    if (!b->dead)
+        (void)ptrace(PTRACE_SETREGSET, p->pid, (void *)NT_X86_XSTATE, &iov);
+    free(p->lent_xstate);
+    p->lent_xstate = NULL;
+    p->lent_to = NULL;
+    p->maps_generation = b->maps_generation;
+    p->maps_valid = b->maps_valid;
+    if (b->dead) {
+        p->dead = true;
+        p->death_signal = b->death_signal;
+    } else if (b->dr_touched || p->dr_dirty) {
+        p->dr_dirty = false;
+        (void)pt_vm_set_debugregs(&p->base, p->dr_addr, p->dr7);
+    }
+    if (p->destroy_after_lend)
+        pt_vm_destroy(&p->base);
 }
 
 const struct vmm_backend_ops ptrace_backend_ops = {
@@ -1172,6 +1280,7 @@ const struct vmm_backend_ops ptrace_backend_ops = {
     .vm_create = pt_vm_create,
     .vm_destroy = pt_vm_destroy,
     .vm_share = pt_vm_share,
+    .vm_borrow = pt_vm_borrow,
     .vm_vdso_calls = pt_vm_vdso_calls,
     .vm_vdso_calls_reset = pt_vm_vdso_calls_reset,
     .vm_vdso_calls_va = pt_vm_vdso_calls_va,

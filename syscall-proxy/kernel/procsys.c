@@ -199,6 +199,19 @@ static struct proxy_process *new_child(struct proxy_process *p,
     return c;
 }
 
+/* A vfork by the only thread of its process: nothing runs on the
+ * process's VM until the child execs or exits (WAIT_VFORK), so the child
+ * may run on it (vmm_vm_create_vfork). */
+static bool vfork_alone(const struct proxy_process *p, uint64_t flags)
+{
+    if (!(flags & CLONE_VFORK))
+        return false;
+    for (int i = 0; i < p->nr_threads; i++)
+        if (i != p->cur && p->threads[i].state != PROXY_THREAD_EXITED)
+            return false;
+    return true;
+}
+
 long proxy_fork(struct proxy_process *p, uint64_t flags, gva_t stack,
                 gva_t ptid, gva_t ctid, uint64_t tls)
 {
@@ -215,10 +228,13 @@ long proxy_fork(struct proxy_process *p, uint64_t flags, gva_t stack,
     /* A VM is hvrun's: made with its own ids (a ptrace stub opens the
      * shared memory through /proc/<hvrun>/fd; kernel/fscred.c). */
     const struct proxy_process *as_guest = proxy_fscred_suspend();
-    int rc = share_mm ? vmm_vm_create_sharing(p->world->host, p->vm, &c->vm,
-                                              why, sizeof(why))
-                      : vmm_vm_create(p->world->host, &c->vm, why,
-                                      sizeof(why));
+    int rc = share_mm && vfork_alone(p, flags)
+                 ? vmm_vm_create_vfork(p->world->host, p->vm, &c->vm, why,
+                                       sizeof(why))
+             : share_mm ? vmm_vm_create_sharing(p->world->host, p->vm,
+                                                &c->vm, why, sizeof(why))
+                        : vmm_vm_create(p->world->host, &c->vm, why,
+                                        sizeof(why));
     proxy_fscred_resume(as_guest);
     if (rc < 0) {
         proxy_log(p, 1, "fork: %s", why);
