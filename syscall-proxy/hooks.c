@@ -21,6 +21,7 @@ const struct proxy_hooks proxy_hooks = {
     .cpuid_exec_begin = proxy_cpuid_exec_begin,
     .cpuid_exec_end = proxy_cpuid_exec_end,
     .exec_missing = proxy_exec_missing,
+    .mm_grow_down = proxy_mm_grow_down,
     .exec_load = proxy_exec_load,
     .mem_check_oom = proxy_mem_check_oom,
     .mm_fill_deferred = proxy_mm_fill_deferred,

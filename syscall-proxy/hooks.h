@@ -68,6 +68,7 @@ struct proxy_hooks {
     void (*cpuid_exec_end)(struct proxy_process *p,
                            struct proxy_cpuid_patched *old, bool ok);
     int (*exec_missing)(struct proxy_process *p, const char *path);
+    int (*mm_grow_down)(struct proxy_process *p, gva_t addr);
     int (*exec_load)(struct proxy_process *p, const char *path,
                      const char *guest_path, char *const argv[],
                      char *const envp[], char *why, size_t why_len);

@@ -577,6 +577,12 @@ struct vmm_vma *vmm_as_next_vma(const struct vmm_aspace *as, gva_t gva)
     return i < as->nr_vmas ? as->vmas[i] : NULL;
 }
 
+struct vmm_vma *vmm_as_prev_vma(const struct vmm_aspace *as, gva_t gva)
+{
+    size_t i = vma_index_after(as, gva);
+    return i > 0 ? as->vmas[i - 1] : NULL;
+}
+
 struct vmm_vma *vmm_as_find_vma(const struct vmm_aspace *as, gva_t gva)
 {
     size_t i = vma_index_after(as, gva);

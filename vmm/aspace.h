@@ -331,6 +331,8 @@ bool vmm_as_range_mapped(const struct vmm_aspace *as, gva_t gva,
                          uint64_t len);
 /* The first VMA that ends above gva (it may start above it), or NULL. */
 struct vmm_vma *vmm_as_next_vma(const struct vmm_aspace *as, gva_t gva);
+/* The last VMA that ends at or below gva, or NULL. */
+struct vmm_vma *vmm_as_prev_vma(const struct vmm_aspace *as, gva_t gva);
 /* True when a VMA overlapping [gva, gva+len) has all of flags. */
 bool vmm_as_range_has_flags(const struct vmm_aspace *as, gva_t gva,
                             uint64_t len, int flags);

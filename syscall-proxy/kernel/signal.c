@@ -762,6 +762,9 @@ void proxy_signal_fault(struct proxy_process *p, const struct vmm_event *ev)
                          p->as, ev->fault_addr, ev->error_code & 2) : -1;
     if (file_fault == 1)
         return;
+    if (ev->vector == 14 && file_fault < 0 &&
+        proxy_hooks.mm_grow_down(p, ev->fault_addr))
+        return; /* a MAP_GROWSDOWN mapping grew over it */
     struct fault_map m = map_vector(p, ev, file_fault == 0);
     /* --gdb sees a fault first; discarded, the instruction runs again. */
     const struct proxy_debugger *dbg = p->cfg->debugger;

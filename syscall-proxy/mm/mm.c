@@ -592,6 +592,41 @@ static long map_checked(struct proxy_process *p, const struct mmap_req *m)
     return (long)at;
 }
 
+#define STACK_GUARD_GAP (256 * VMM_PAGE_SIZE) /* Linux's stack_guard_gap */
+
+/*
+ * A fault at addr where no VMA is, below a MAP_GROWSDOWN mapping: Linux
+ * extends that mapping down to addr's page (expand_downwards), unless it
+ * would come within stack_guard_gap of an accessible mapping below that
+ * does not grow down, or grow past RLIMIT_STACK (acct_stack_growth); the
+ * access then runs again. 1 when it grew, 0 when the fault stands.
+ */
+int proxy_mm_grow_down(struct proxy_process *p, gva_t addr)
+{
+    if (vmm_as_find_vma(p->as, addr))
+        return 0;
+    const struct vmm_vma *v = vmm_as_next_vma(p->as, addr);
+    if (!v || !(v->flags & VMM_VMA_GROWSDOWN) || v->shared || v->file)
+        return 0;
+    gva_t start = addr & ~(gva_t)(VMM_PAGE_SIZE - 1), end = v->start;
+    if (start < 65536) /* mmap_min_addr */
+        return 0;
+    const struct vmm_vma *prev = vmm_as_prev_vma(p->as, start);
+    if (prev && !(prev->flags & VMM_VMA_GROWSDOWN) &&
+        (prev->prot & (PROT_READ | PROT_WRITE | PROT_EXEC)) &&
+        start - prev->end < STACK_GUARD_GAP)
+        return 0;
+    if (v->end - start > p->rlimits[RLIMIT_STACK].rlim_cur)
+        return 0;
+    struct mmap_req m = {.addr = start, .len = end - start, .prot = v->prot,
+                         .flags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED |
+                                  MAP_GROWSDOWN,
+                         .host_fd = -1,
+                         .vflags = v->flags & (VMM_VMA_LOCKED |
+                                               VMM_VMA_NORESERVE)};
+    return map_checked(p, &m) == (long)start ? 1 : 0;
+}
+
 static long sys_mmap(struct proxy_process *p, const uint64_t a[6])
 {
     struct mmap_req m = {.addr = a[0], .len = a[1], .off = a[5],

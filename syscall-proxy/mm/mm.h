@@ -88,6 +88,9 @@ void proxy_mm_file_resized(struct proxy_process *p, int host_fd);
  * of a library): done before any syscall but mmap and any guest run;
  * forgotten with its process. */
 void proxy_mm_fill_deferred(void);
+/* A fault below a MAP_GROWSDOWN mapping grows it as Linux would: 1 when
+ * it grew (the access runs again), else 0. */
+int proxy_mm_grow_down(struct proxy_process *p, gva_t addr);
 void proxy_mm_forget_deferred(const struct proxy_process *p);
 
 /* ---- process_vm_readv/writev (mm/process_vm.c) --------------------------- */
