@@ -1232,12 +1232,51 @@ static long splice_probe(int in_fd, struct guest_offset *off_in, int out_fd,
                          unsigned int flags)
 {
     struct stat st;
-    if (len == 0 || fstat(in_fd, &st) < 0 || !S_ISFIFO(st.st_mode) ||
-        host_fd_ready(in_fd, POLLIN))
+    if (len == 0 || fstat(in_fd, &st) < 0)
+        return -EAGAIN;
+    /* An anonymous inode (eventfd, epoll, signalfd, timerfd, pidfd: the
+     * host objects behind hvrun's too) has no splice_read: EINVAL at once,
+     * however empty it is. */
+    bool anon = (st.st_mode & S_IFMT) == 0;
+    if (!anon && (!S_ISFIFO(st.st_mode) || host_fd_ready(in_fd, POLLIN)))
         return -EAGAIN;
     return proxy_host_result(splice(in_fd, guest_offset_ptr(off_in), out_fd,
                                     guest_offset_ptr(off_out), len,
                                     flags | SPLICE_F_NONBLOCK));
+}
+
+static bool host_is_pipe(int fd)
+{
+    struct stat st;
+    return fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode);
+}
+
+/*
+ * What splice refuses before it looks at either end's contents, in
+ * Linux's order (__do_splice, do_splice): an offset given for a pipe
+ * (ESPIPE), a source not open for reading or a destination not open for
+ * writing (EBADF), neither end a pipe (EINVAL). Checked before hvrun
+ * waits for either end: an empty source or a full destination would
+ * otherwise park a call that fails at once natively (LTP splice07).
+ */
+static long splice_refused(struct proxy_process *p, const uint64_t a[6],
+                           int in_fd, int out_fd)
+{
+    /* A perf event's host object is a pipe's read end (perf_event.c):
+     * to the guest it is an O_RDWR file that cannot be spliced. */
+    const struct proxy_fd *gin = proxy_fd_get(&p->fds, (int)a[0]);
+    const struct proxy_fd *gout = proxy_fd_get(&p->fds, (int)a[2]);
+    bool in_perf = gin && gin->perf, out_perf = gout && gout->perf;
+    bool in_pipe = !in_perf && host_is_pipe(in_fd);
+    bool out_pipe = !out_perf && host_is_pipe(out_fd);
+    if ((in_pipe && a[1]) || (out_pipe && a[3]))
+        return -ESPIPE;
+    int in_fl = in_perf ? O_RDWR : fcntl(in_fd, F_GETFL);
+    int out_fl = out_perf ? O_RDWR : fcntl(out_fd, F_GETFL);
+    if (in_fl < 0 || out_fl < 0 || (in_fl & O_ACCMODE) == O_WRONLY ||
+        (out_fl & O_ACCMODE) == O_RDONLY)
+        return -EBADF;
+    return (in_pipe || out_pipe) && !in_perf && !out_perf ? 0 : -EINVAL;
 }
 
 /* splice writes a given offset back whatever the result. */
@@ -1253,9 +1292,12 @@ static long sys_splice(struct proxy_process *p, const uint64_t a[6])
     if (guest_offset_in(p, a[1], &off_in) < 0 ||
         guest_offset_in(p, a[3], &off_out) < 0)
         return -EFAULT;
+    long r = a[4] ? splice_refused(p, a, in_fd, out_fd) : 0;
+    if (r < 0)
+        return r;
     struct copy_wait cw = {0};
-    long r = splice_probe(in_fd, &off_in, out_fd, &off_out, (size_t)a[4],
-                          (unsigned int)a[5]);
+    r = splice_probe(in_fd, &off_in, out_fd, &off_out, (size_t)a[4],
+                     (unsigned int)a[5]);
     if (r == -EAGAIN) {
         r = copy_wait_begin(p, (int)a[0], (int)a[2], (size_t)a[4],
                             (unsigned int)a[5], &cw);
