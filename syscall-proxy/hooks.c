@@ -5,6 +5,7 @@
  */
 #include "hooks.h"
 #include "fs.h"
+#include "vfs.h"
 #include "io.h"
 #include "mm.h"
 #include "net.h"
@@ -22,6 +23,7 @@ const struct proxy_hooks proxy_hooks = {
     .cpuid_exec_end = proxy_cpuid_exec_end,
     .exec_missing = proxy_exec_missing,
     .mm_grow_down = proxy_mm_grow_down,
+    .vfs_virtual_path = proxy_vfs_virtual_path,
     .exec_load = proxy_exec_load,
     .mem_check_oom = proxy_mem_check_oom,
     .mm_fill_deferred = proxy_mm_fill_deferred,

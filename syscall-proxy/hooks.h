@@ -69,6 +69,7 @@ struct proxy_hooks {
                            struct proxy_cpuid_patched *old, bool ok);
     int (*exec_missing)(struct proxy_process *p, const char *path);
     int (*mm_grow_down)(struct proxy_process *p, gva_t addr);
+    bool (*vfs_virtual_path)(int host_fd, char *out, size_t cap);
     int (*exec_load)(struct proxy_process *p, const char *path,
                      const char *guest_path, char *const argv[],
                      char *const envp[], char *why, size_t why_len);

@@ -187,6 +187,24 @@ static int write_all(int fd, const char *s, size_t len)
     return 0;
 }
 
+/* A virtual file's guest path ("/proc/2/status"): what its memfd's name
+ * holds after MEMFD_PREFIX. false for any other host fd. */
+bool proxy_vfs_virtual_path(int host_fd, char *out, size_t cap)
+{
+    char link[64], target[300];
+    snprintf(link, sizeof(link), "/proc/self/fd/%d", host_fd);
+    ssize_t n = readlink(link, target, sizeof(target) - 1);
+    size_t pre = sizeof(MEMFD_LINK_PREFIX) - 1;
+    if (n <= (ssize_t)pre || memcmp(target, MEMFD_LINK_PREFIX, pre) != 0)
+        return false;
+    target[n] = 0;
+    char *deleted = strstr(target + pre, DELETED_SUFFIX);
+    if (deleted)
+        *deleted = 0;
+    snprintf(out, cap, "%s", target + pre);
+    return true;
+}
+
 /* The content in a memfd, reopened read-only at offset 0. */
 static int content_fd(const char *name, const struct vbuf *b, int flags)
 {

@@ -55,6 +55,9 @@ bool proxy_vfs_ns_inode(struct proxy_process *p, int host_fd, int dirfd,
 /* True when (dirfd, path), as proxy_vfs_open would see it, is a virtual
  * file: hvrun serves it and never looks it up on the host. */
 bool proxy_vfs_is_virtual(struct proxy_process *p, int dirfd, const char *path);
+/* A virtual file's guest path (its memfd's name), for a host fd of one;
+ * false for any other. */
+bool proxy_vfs_virtual_path(int host_fd, char *out, size_t cap);
 
 /* The canonical name proxy_vfs_open matches: absolute, normalised, with
  * /proc/<own pid> and /proc/thread-self as /proc/self. False when it

@@ -34,6 +34,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statfs.h>
 #include <sys/statvfs.h>
 #include <sys/mman.h>
 #include <sys/sendfile.h>
@@ -341,6 +342,67 @@ static int check_write_seals(int host_fd, int flags, int prot, int *vflags)
     if (prot & PROT_WRITE)
         return -EPERM;
     *vflags |= VMM_VMA_NOMAYWRITE;
+    return 0;
+}
+
+/* Filesystems whose files may have no mmap of their own, or one that
+ * fails (kernfs attributes: ENODEV; /proc's seq files: EIO): hvrun's
+ * private mappings read the file instead, so it asks the host's mmap of
+ * such a file first. A disk or tmpfs file always maps. */
+static bool pseudo_fs(int host_fd)
+{
+    static const long magics[] = {
+        0x9fa0,     /* PROC_SUPER_MAGIC */
+        0x62656572, /* SYSFS_MAGIC */
+        0x64626720, /* DEBUGFS_MAGIC */
+        0x74726163, /* TRACEFS_MAGIC */
+        0x73636673, /* SECURITYFS_MAGIC */
+        0x27e0eb,   /* CGROUP_SUPER_MAGIC */
+        0x63677270, /* CGROUP2_SUPER_MAGIC */
+        0x62656570, /* CONFIGFS_MAGIC */
+        0xcafe4a11, /* BPF_FS_MAGIC */
+        0x6165676c, /* PSTOREFS_MAGIC */
+        0xde5e81e4, /* EFIVARFS_MAGIC */
+    };
+    struct statfs sf;
+    if (fstatfs(host_fd, &sf) < 0)
+        return false;
+    for (size_t i = 0; i < sizeof(magics) / sizeof(magics[0]); i++)
+        if ((unsigned long)sf.f_type == (unsigned long)magics[i])
+            return true;
+    return false;
+}
+
+/* The host's own answer to mapping the file (its f_op->mmap), for a file
+ * of a pseudo filesystem or a character device: 0, or its -errno. */
+static int host_mmap_refused(int host_fd, int flags, uint64_t off)
+{
+    /* hvrun's own /proc files (snapshots in memfds): a process's entries
+     * have no mmap (ENODEV), /proc's top-level seq files refuse it in
+     * proc_reg_mmap (EIO), as the host's. */
+    char path[256];
+    if (proxy_hooks.vfs_virtual_path(host_fd, path, sizeof(path))) {
+        if (strncmp(path, "/sys/", 5) == 0)
+            return -ENODEV; /* a kernfs attribute */
+        if (strncmp(path, "/proc/", 6) != 0)
+            return 0;
+        const char *c = path + 6;
+        bool pid_entry = (*c >= '0' && *c <= '9') ||
+                         strncmp(c, "self/", 5) == 0 ||
+                         strncmp(c, "thread-self/", 12) == 0;
+        return pid_entry ? -ENODEV : -EIO;
+    }
+    struct stat st;
+    /* A character device's mmap is its driver's (/dev/null has none). */
+    if (!(fstat(host_fd, &st) == 0 && S_ISCHR(st.st_mode)) &&
+        !pseudo_fs(host_fd))
+        return 0;
+    int type = (flags & MAP_TYPE_MASK) == MAP_PRIVATE ? MAP_PRIVATE
+                                                      : MAP_SHARED;
+    void *h = mmap(NULL, VMM_PAGE_SIZE, PROT_READ, type, host_fd, (off_t)off);
+    if (h == MAP_FAILED)
+        return errno == EACCES || errno == EPERM ? 0 : -errno;
+    munmap(h, VMM_PAGE_SIZE);
     return 0;
 }
 
@@ -652,6 +714,8 @@ static long sys_mmap(struct proxy_process *p, const uint64_t a[6])
         if (rc < 0)
             return rc;
         if ((rc = proxy_secretmem_mmap(p, guest_fd, type, &m.vflags)) < 0)
+            return rc;
+        if ((rc = host_mmap_refused(m.host_fd, m.flags, m.off)) < 0)
             return rc;
     }
     return map_checked(p, &m);
