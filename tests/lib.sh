@@ -7,14 +7,28 @@
 n_pass=0
 n_fail=0
 n_skip=0
-pass() { echo "PASS $1"; n_pass=$((n_pass + 1)); }
-fail() { echo "FAIL $1: $2"; n_fail=$((n_fail + 1)); }
-skip() { echo "SKIP $1: $2"; n_skip=$((n_skip + 1)); }
+# In a case par_case runs beside others, each result is also tallied in
+# PAR_TALLY (one letter a line), which the suite's own process adds up; in
+# the suite's own process a result is printed after those of the cases
+# started before it.
+PAR_TALLY=""
+pass() { par_tally P; echo "PASS $1"; n_pass=$((n_pass + 1)); }
+fail() { par_tally F; echo "FAIL $1: $2"; n_fail=$((n_fail + 1)); }
+skip() { par_tally S; echo "SKIP $1: $2"; n_skip=$((n_skip + 1)); }
+par_tally() {
+    if [ -n "$PAR_TALLY" ]; then
+        echo "$1" >>"$PAR_TALLY"
+    else
+        par_drain
+    fi
+}
 # The end of a failed run's stderr, indented under its FAIL line: a run
 # stopped by the timeout lists there what each guest thread waited on.
 show_tail() { [ -s "$1" ] && tail -n "${2:-40}" "$1" | cut -c1-300 | sed 's/^/    | /'; true; }
 
 finish() {
+    par_drain
+    if [ -n "$PAR_DIR" ]; then rm -rf "$PAR_DIR"; fi
     if [ "$n_skip" -gt 0 ]; then
         echo "$n_pass passed, $n_fail failed, $n_skip skipped"
     else
@@ -45,4 +59,92 @@ trim() {
     s=${s#"${s%%[![:space:]]*}"}
     s=${s%"${s##*[![:space:]]}"}
     printf '%s' "$s"
+}
+
+# ---- cases side by side ------------------------------------------------------
+#
+# HVRUN_TEST_JOBS (default: the number of CPUs, at most 4): how many cases
+# a suite runs at once. `par_case FN ARGS...` runs one case in a
+# subshell beside others, its output (stdout and stderr) kept in a file;
+# the outputs are printed whole, in the order the cases were started, and
+# the PASS/FAIL/SKIP counts come from each case's tally, so they and the
+# exit status are exact. A case run so must change no variable a later
+# case reads (it runs in a subshell) and share no name, port or file
+# with another case. `par_serial FN ARGS...` runs a case alone: once every
+# case before it has ended, with nothing beside it (cases that measure
+# time or load, or hold the terminal). HVRUN_TEST_JOBS=1 runs every case
+# in the suite's own process, one after the other, as before.
+PAR_JOBS=${HVRUN_TEST_JOBS:-}
+if [ -z "$PAR_JOBS" ]; then
+    PAR_JOBS=$(nproc 2>/dev/null || echo 1)
+    [ "$PAR_JOBS" -le 4 ] 2>/dev/null || PAR_JOBS=4
+fi
+[ "$PAR_JOBS" -ge 1 ] 2>/dev/null || PAR_JOBS=1
+PAR_DIR=""
+PAR_SEQ=0
+PAR_NEXT=1
+declare -A PAR_PID_SEQ=()
+declare -A PAR_DONE=()
+
+par_case() {
+    if [ "$PAR_JOBS" -le 1 ]; then
+        "$@"
+        return
+    fi
+    if [ -z "$PAR_DIR" ]; then
+        PAR_DIR=$(mktemp -d "${TMPDIR:-/tmp}/hvrun-par.XXXXXX") || {
+            "$@"
+            return
+        }
+    fi
+    while [ "${#PAR_PID_SEQ[@]}" -ge "$PAR_JOBS" ]; do par_reap; done
+    PAR_SEQ=$((PAR_SEQ + 1))
+    local seq=$PAR_SEQ
+    (
+        PAR_TALLY=$PAR_DIR/$seq.tally
+        : >"$PAR_TALLY"
+        "$@"
+    ) >"$PAR_DIR/$seq.out" 2>&1 </dev/null &
+    PAR_PID_SEQ[$!]=$seq
+}
+
+par_serial() {
+    par_drain
+    "$@"
+}
+
+# Waits for one running case to end, then prints what is ready in order.
+par_reap() {
+    local pid=""
+    [ "${#PAR_PID_SEQ[@]}" -gt 0 ] || return 0
+    wait -n -p pid "${!PAR_PID_SEQ[@]}"
+    if [ -z "$pid" ] || [ -z "${PAR_PID_SEQ[$pid]:-}" ]; then
+        return 0
+    fi
+    PAR_DONE[${PAR_PID_SEQ[$pid]}]=1
+    unset "PAR_PID_SEQ[$pid]"
+    par_flush
+}
+
+par_flush() {
+    local out tally letters
+    while [ -n "${PAR_DONE[$PAR_NEXT]:-}" ]; do
+        out=$PAR_DIR/$PAR_NEXT.out
+        cat "$out"
+        tally=$(<"$PAR_DIR/$PAR_NEXT.tally")
+        letters=${tally//[^P]/}
+        n_pass=$((n_pass + ${#letters}))
+        letters=${tally//[^F]/}
+        n_fail=$((n_fail + ${#letters}))
+        letters=${tally//[^S]/}
+        n_skip=$((n_skip + ${#letters}))
+        rm -f "$out" "$PAR_DIR/$PAR_NEXT.tally"
+        unset "PAR_DONE[$PAR_NEXT]"
+        PAR_NEXT=$((PAR_NEXT + 1))
+    done
+}
+
+# Waits for every running case and prints the rest.
+par_drain() {
+    while [ "${#PAR_PID_SEQ[@]}" -gt 0 ]; do par_reap; done
 }

@@ -17,7 +17,12 @@
 # GUEST_DIR (default build/guest next to this script's tests/ directory),
 # HVRUN_TEST_KVM_DEV (default /dev/kvm; without it everything is skipped),
 # HVRUN_TEST_ONLY (shell patterns, space separated: only the cases whose
-# name, e.g. guest/mqueue or matrix/ls-la, matches one of them run).
+# name, e.g. guest/mqueue or matrix/ls-la, matches one of them run),
+# HVRUN_TEST_JOBS (cases run at once, default the number of CPUs, at
+# most 4; tests/lib.sh): the programs of SERIAL_PROGRAMS run alone.
+#
+# Each case's native run is made once and is the reference for every
+# HVRUN given (the first binary's case makes it, a later one reuses it).
 
 # The table callbacks are called through for_each_case.
 # shellcheck disable=SC2317
@@ -86,6 +91,25 @@ HVRUN_ONLY_PROGRAMS="proc_init"
 # time's).
 VIRTUAL_TIME_PROGRAMS="tsc_prctl alarm_busy_child dontneed_text_tsc cputime_sleep"
 KEEP_TIME=""
+
+# Guest programs that run alone, with no other case beside them (natively
+# and under hvrun): those that read clocks or the TSC, wait on timers or
+# time-outs, race threads or processes on purpose, spin, hold a pty or the
+# terminal's job control, or use limits per user (pending signals, the
+# key rings), so that another case's load or use cannot change what they
+# see. Every other case may run beside one (HVRUN_TEST_JOBS).
+SERIAL_PROGRAMS="adjtime_query alarm_busy_child alarm_spin clock_settime_eperm
+cpu_number cpuid_inline cputime_sleep ctty det_sources displaced_turn
+dnotify_lease dontneed_text_tsc fd_kinds_exit futex_pi futex_restart
+futex_waitv host_calls interval_spin job_control keys lock_pingpong
+lost_update mm_advice mqueue no_host_block order_violation partial_signal
+pause_signal_storm pid_time_edges poll_nothing ppoll_mask ppoll_pending
+pty_epoll pty_inflight pty_lock race_print rdtsc_deltas rdtsc_fast rt_queue
+session_first sig_wait sigchld_sleep sigpending_limit sleeper_vs_writer
+spin_wait timerfd_test timers timerslack trap_spin_wait tsc_prctl tsc_wake
+vfork_share vvar wait_nothing wake_clock wake_spinner watchdog_compute"
+# As one line, for the " NAME " matches below.
+SERIAL_PROGRAMS=" ${SERIAL_PROGRAMS//$'\n'/ } "
 
 MATRIX_TABLE=$(cat <<'EOF'
 echo            | 0 | -               | echo hi
@@ -316,15 +340,17 @@ run_case() {
     local label=$1 hv=$2 name=$3 want=$4 in=$5 cwd=$6
     shift 6
     local id=${label//\//_}.${name//\//_}
-    local base=$OUT/$id ncwd=$cwd hcwd=$cwd
+    local base=$OUT/$id nbase=$OUT/native.${name//\//_} ncwd=$cwd hcwd=$cwd
     selected "$name" || return 0
     if [ "$cwd" = fresh ]; then
-        ncwd=$WORK/$id.native
+        ncwd=$WORK/native.${name//\//_}
         hcwd=$WORK/$id.hvrun
-        mkdir -p "$ncwd" "$hcwd"
+        mkdir -p "$hcwd"
     fi
     local nst hst why
-    nst=$(run_prog "" "$ncwd" "$in" "$base.native" "$base.native.err" "$@")
+    nst=$(native_reference "$nbase" "$ncwd" "$in" "$@")
+    cp "$nbase.out" "$base.native"
+    cp "$nbase.err" "$base.native.err"
     why=$(native_unfit "$name" "$base.native")
     if [ -n "$why" ]; then
         skip "$label:$name" "$why"
@@ -332,6 +358,25 @@ run_case() {
     fi
     hst=$(run_prog "$hv" "$hcwd" "$in" "$base.hvrun" "$base.hvrun.err" "$@")
     compare "$label:$name" "$want" "$nst" "$hst" "$base"
+}
+
+# native_reference NBASE CWD STDIN PROG ARGS...: a case's native run,
+# made once (NBASE.out, NBASE.err, NBASE.status) and reused for every
+# HVRUN; prints its exit status. The first binary's case makes it; a
+# later binary's case, which may start while that one still runs beside
+# it, waits for it.
+native_reference() {
+    local nbase=$1 ncwd=$2 in=$3
+    shift 3
+    if mkdir "$nbase.lock" 2>/dev/null; then
+        [ -d "$ncwd" ] || mkdir -p "$ncwd"
+        run_prog "" "$ncwd" "$in" "$nbase.out" "$nbase.err" "$@" \
+            >"$nbase.status.tmp"
+        mv "$nbase.status.tmp" "$nbase.status"
+    else
+        while [ ! -e "$nbase.status" ]; do sleep 0.05; done
+    fi
+    cat "$nbase.status"
 }
 
 # native_unfit NAME NATIVE_STDOUT: why this host's native run of case NAME
@@ -379,14 +424,17 @@ run_hvrun_only() {
 
 # guest_run LABEL HVRUN NAME WANT STDIN CWD PROG ARGS...: run_case, or
 # run_hvrun_only for the programs of HVRUN_ONLY_PROGRAMS (by program name).
+# The programs of SERIAL_PROGRAMS run alone, the others beside others.
 guest_run() {
-    local prog
+    local prog fn=run_case par=par_case
     prog=$(basename "$7")
     if [[ " $HVRUN_ONLY_PROGRAMS " == *" $prog "* ]]; then
-        run_hvrun_only "$@"
-    else
-        run_case "$@"
+        fn=run_hvrun_only
     fi
+    if [[ $SERIAL_PROGRAMS == *" $prog "* ]]; then
+        par=par_serial
+    fi
+    "$par" "$fn" "$@"
 }
 
 # ---- (a) guest programs ---------------------------------------------------------
@@ -454,8 +502,8 @@ matrix_case() {
     fi
     argv[0]=$path
     # All read the fixture directory; none writes to it.
-    run_case "$CUR_LABEL" "$CUR_HVRUN" "matrix/$name" "$want" "$in" "$FIX" \
-        "${argv[@]}"
+    par_case run_case "$CUR_LABEL" "$CUR_HVRUN" "matrix/$name" "$want" "$in" \
+        "$FIX" "${argv[@]}"
 }
 
 # ---- (c) error cases -------------------------------------------------------------
