@@ -86,6 +86,30 @@ PAR_NEXT=1
 declare -A PAR_PID_SEQ=()
 declare -A PAR_DONE=()
 
+# Guest programs that run alone, with no other case beside them (natively
+# and under hvrun): those that read clocks or the TSC, wait on timers or
+# time-outs, race threads or processes on purpose, spin, hold a pty or the
+# terminal's job control, use limits per user (pending signals, the key
+# rings) or fill their fd table or memory up to a limit, so that another
+# case's load or use cannot change what they see (fd_emfile_fork: one
+# serial clean-run's chaos --verify of it differed at an EMFILE, with
+# another tree's run of it beside). Every other case may run beside one
+# (HVRUN_TEST_JOBS). Used by run-guest-tests.sh and the chaos runs of
+# every program in determinism/run.sh.
+GUEST_SERIAL_PROGRAMS="adjtime_query alarm_busy_child alarm_spin clock_settime_eperm
+cpu_number cpuid_inline cputime_sleep ctty det_sources displaced_turn
+dnotify_lease dontneed_text_tsc fd_emfile_fork fd_fork_many fd_kinds_exit
+futex_pi futex_restart futex_waitv host_calls interval_spin job_control keys
+lock_pingpong lost_update many_mappings mem_limit mm_advice mqueue
+no_host_block order_violation partial_signal pause_signal_storm
+pid_time_edges poll_nothing ppoll_mask ppoll_pending pty_epoll pty_inflight
+pty_lock race_print rdtsc_deltas rdtsc_fast rt_queue session_first sigio_async
+sig_wait sigchld_sleep sigpending_limit sleeper_vs_writer spin_wait
+timerfd_test timers timerslack trap_spin_wait tsc_prctl tsc_wake vfork_share
+vvar wait_nothing wake_clock wake_spinner watchdog_compute"
+# As one line, for " NAME " matches.
+GUEST_SERIAL_PROGRAMS=" ${GUEST_SERIAL_PROGRAMS//$'\n'/ } "
+
 par_case() {
     if [ "$PAR_JOBS" -le 1 ]; then
         "$@"

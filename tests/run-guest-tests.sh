@@ -19,7 +19,8 @@
 # HVRUN_TEST_ONLY (shell patterns, space separated: only the cases whose
 # name, e.g. guest/mqueue or matrix/ls-la, matches one of them run),
 # HVRUN_TEST_JOBS (cases run at once, default the number of CPUs, at
-# most 4; tests/lib.sh): the programs of SERIAL_PROGRAMS run alone.
+# most 4; tests/lib.sh): the programs of GUEST_SERIAL_PROGRAMS
+# (tests/lib.sh) run alone.
 #
 # Each case's native run is made once and is the reference for every
 # HVRUN given (the first binary's case makes it, a later one reuses it).
@@ -92,24 +93,6 @@ HVRUN_ONLY_PROGRAMS="proc_init"
 VIRTUAL_TIME_PROGRAMS="tsc_prctl alarm_busy_child dontneed_text_tsc cputime_sleep"
 KEEP_TIME=""
 
-# Guest programs that run alone, with no other case beside them (natively
-# and under hvrun): those that read clocks or the TSC, wait on timers or
-# time-outs, race threads or processes on purpose, spin, hold a pty or the
-# terminal's job control, or use limits per user (pending signals, the
-# key rings), so that another case's load or use cannot change what they
-# see. Every other case may run beside one (HVRUN_TEST_JOBS).
-SERIAL_PROGRAMS="adjtime_query alarm_busy_child alarm_spin clock_settime_eperm
-cpu_number cpuid_inline cputime_sleep ctty det_sources displaced_turn
-dnotify_lease dontneed_text_tsc fd_kinds_exit futex_pi futex_restart
-futex_waitv host_calls interval_spin job_control keys lock_pingpong
-lost_update mm_advice mqueue no_host_block order_violation partial_signal
-pause_signal_storm pid_time_edges poll_nothing ppoll_mask ppoll_pending
-pty_epoll pty_inflight pty_lock race_print rdtsc_deltas rdtsc_fast rt_queue
-session_first sig_wait sigchld_sleep sigpending_limit sleeper_vs_writer
-spin_wait timerfd_test timers timerslack trap_spin_wait tsc_prctl tsc_wake
-vfork_share vvar wait_nothing wake_clock wake_spinner watchdog_compute"
-# As one line, for the " NAME " matches below.
-SERIAL_PROGRAMS=" ${SERIAL_PROGRAMS//$'\n'/ } "
 
 MATRIX_TABLE=$(cat <<'EOF'
 echo            | 0 | -               | echo hi
@@ -424,14 +407,15 @@ run_hvrun_only() {
 
 # guest_run LABEL HVRUN NAME WANT STDIN CWD PROG ARGS...: run_case, or
 # run_hvrun_only for the programs of HVRUN_ONLY_PROGRAMS (by program name).
-# The programs of SERIAL_PROGRAMS run alone, the others beside others.
+# The programs of GUEST_SERIAL_PROGRAMS run alone, the others beside
+# others.
 guest_run() {
     local prog fn=run_case par=par_case
     prog=$(basename "$7")
     if [[ " $HVRUN_ONLY_PROGRAMS " == *" $prog "* ]]; then
         fn=run_hvrun_only
     fi
-    if [[ $SERIAL_PROGRAMS == *" $prog "* ]]; then
+    if [[ $GUEST_SERIAL_PROGRAMS == *" $prog "* ]]; then
         par=par_serial
     fi
     "$par" "$fn" "$@"
