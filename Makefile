@@ -194,13 +194,20 @@ check-docs: all
 KVM_USABLE := $(shell [ -r /dev/kvm ] && [ -w /dev/kvm ] && echo yes)
 SUITE_ENV := $(if $(KVM_USABLE),,HVRUN_BACKEND=ptrace)
 
+# make test builds with TEST_JOBS jobs (the number of CPUs) unless make
+# was given its own -j; the suites run HVRUN_TEST_JOBS cases at once
+# (default the number of CPUs, at most 4; tests/lib.sh), which
+# HVRUN_TEST_JOBS=1 makes one at a time.
+TEST_JOBS ?= $(shell nproc 2>/dev/null || echo 1)
+TEST_MAKE = $(MAKE) $(if $(filter -j%,$(MAKEFLAGS)),,-j$(TEST_JOBS))
+
 test: deps
-	$(MAKE) all check-docs
-	$(MAKE) test-packaging
-	$(MAKE) BUILD=build/debug CFLAGS="$(DEBUG_FLAGS)" all
-	$(MAKE) check
-	$(MAKE) BUILD=build/debug CFLAGS="$(DEBUG_FLAGS)" check
-	$(MAKE) $(GUEST_BINS)
+	$(TEST_MAKE) all check-docs
+	$(TEST_MAKE) test-packaging
+	$(TEST_MAKE) BUILD=build/debug CFLAGS="$(DEBUG_FLAGS)" all
+	$(TEST_MAKE) DEPS_CHECKED=1 check
+	$(TEST_MAKE) DEPS_CHECKED=1 BUILD=build/debug CFLAGS="$(DEBUG_FLAGS)" check
+	$(TEST_MAKE) $(GUEST_BINS)
 	@echo "make test: $(if $(KVM_USABLE),/dev/kvm here: the suites run the kvm backend and then ptrace,no /dev/kvm here: the suites run the ptrace backend (HVRUN_BACKEND=ptrace))"
 	$(SUITE_ENV) tests/run-guest-tests.sh build/hvrun build/debug/hvrun
 	$(SUITE_ENV) tests/determinism/run.sh build/hvrun build/debug/hvrun
@@ -219,7 +226,7 @@ ifeq ($(KVM_USABLE),yes)
 	HVRUN_BIN=$(CURDIR)/build/hvrun tests/determinism/run.sh tests/parity/hvrun-ptrace
 	HVRUN_BIN=$(CURDIR)/build/debug/hvrun tests/determinism/run.sh tests/parity/hvrun-ptrace
 endif
-	$(MAKE) images
+	$(TEST_MAKE) images
 	$(SUITE_ENV) tests/boot/run.sh build/hvrun build/debug/hvrun
 
 DEMO_BACKEND = $(if $(KVM_USABLE),kvm,ptrace)
@@ -233,10 +240,16 @@ bench: deps all
 	bench/backends.sh $(BUILD)/hvrun
 	bench/record.sh $(BUILD)/hvrun
 
-# Installs what is missing, from Debian packages; a no-op when present.
+# Installs what is missing, from Debian packages; a no-op when present
+# (one dpkg-query for all; make test's make check, DEPS_CHECKED=1, skips
+# the check make test made already).
 deps:
-	@missing=""; for p in $(DEPS_PKGS) $(TEST_PKGS); do \
-	    dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	@[ -n "$(DEPS_CHECKED)" ] && exit 0; \
+	installed=" $$(dpkg-query -W -f='$${Package}:$${db:Status-Status} ' \
+	    $(DEPS_PKGS) $(TEST_PKGS) 2>/dev/null) "; \
+	missing=""; for p in $(DEPS_PKGS) $(TEST_PKGS); do \
+	    case $$installed in *" $$p:installed "*) ;; \
+	    *) missing="$$missing $$p" ;; esac; done; \
 	if [ -n "$$missing" ]; then \
 	    echo "installing:$$missing"; \
 	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive \

@@ -17,7 +17,13 @@
 # GUEST_DIR (default build/guest next to this script's tests/ directory),
 # HVRUN_TEST_KVM_DEV (default /dev/kvm; without it everything is skipped),
 # HVRUN_TEST_ONLY (shell patterns, space separated: only the cases whose
-# name, e.g. guest/mqueue or matrix/ls-la, matches one of them run).
+# name, e.g. guest/mqueue or matrix/ls-la, matches one of them run),
+# HVRUN_TEST_JOBS (cases run at once, default the number of CPUs, at
+# most 4; tests/lib.sh): the programs of GUEST_SERIAL_PROGRAMS
+# (tests/lib.sh) run alone.
+#
+# Each case's native run is made once and is the reference for every
+# HVRUN given (the first binary's case makes it, a later one reuses it).
 
 # The table callbacks are called through for_each_case.
 # shellcheck disable=SC2317
@@ -86,6 +92,7 @@ HVRUN_ONLY_PROGRAMS="proc_init"
 # time's).
 VIRTUAL_TIME_PROGRAMS="tsc_prctl alarm_busy_child dontneed_text_tsc cputime_sleep"
 KEEP_TIME=""
+
 
 MATRIX_TABLE=$(cat <<'EOF'
 echo            | 0 | -               | echo hi
@@ -316,15 +323,17 @@ run_case() {
     local label=$1 hv=$2 name=$3 want=$4 in=$5 cwd=$6
     shift 6
     local id=${label//\//_}.${name//\//_}
-    local base=$OUT/$id ncwd=$cwd hcwd=$cwd
+    local base=$OUT/$id nbase=$OUT/native.${name//\//_} ncwd=$cwd hcwd=$cwd
     selected "$name" || return 0
     if [ "$cwd" = fresh ]; then
-        ncwd=$WORK/$id.native
+        ncwd=$WORK/native.${name//\//_}
         hcwd=$WORK/$id.hvrun
-        mkdir -p "$ncwd" "$hcwd"
+        mkdir -p "$hcwd"
     fi
     local nst hst why
-    nst=$(run_prog "" "$ncwd" "$in" "$base.native" "$base.native.err" "$@")
+    nst=$(native_reference "$nbase" "$ncwd" "$in" "$@")
+    cp "$nbase.out" "$base.native"
+    cp "$nbase.err" "$base.native.err"
     why=$(native_unfit "$name" "$base.native")
     if [ -n "$why" ]; then
         skip "$label:$name" "$why"
@@ -332,6 +341,25 @@ run_case() {
     fi
     hst=$(run_prog "$hv" "$hcwd" "$in" "$base.hvrun" "$base.hvrun.err" "$@")
     compare "$label:$name" "$want" "$nst" "$hst" "$base"
+}
+
+# native_reference NBASE CWD STDIN PROG ARGS...: a case's native run,
+# made once (NBASE.out, NBASE.err, NBASE.status) and reused for every
+# HVRUN; prints its exit status. The first binary's case makes it; a
+# later binary's case, which may start while that one still runs beside
+# it, waits for it.
+native_reference() {
+    local nbase=$1 ncwd=$2 in=$3
+    shift 3
+    if mkdir "$nbase.lock" 2>/dev/null; then
+        [ -d "$ncwd" ] || mkdir -p "$ncwd"
+        run_prog "" "$ncwd" "$in" "$nbase.out" "$nbase.err" "$@" \
+            >"$nbase.status.tmp"
+        mv "$nbase.status.tmp" "$nbase.status"
+    else
+        while [ ! -e "$nbase.status" ]; do sleep 0.05; done
+    fi
+    cat "$nbase.status"
 }
 
 # native_unfit NAME NATIVE_STDOUT: why this host's native run of case NAME
@@ -379,14 +407,18 @@ run_hvrun_only() {
 
 # guest_run LABEL HVRUN NAME WANT STDIN CWD PROG ARGS...: run_case, or
 # run_hvrun_only for the programs of HVRUN_ONLY_PROGRAMS (by program name).
+# The programs of GUEST_SERIAL_PROGRAMS run alone, the others beside
+# others.
 guest_run() {
-    local prog
+    local prog fn=run_case par=par_case
     prog=$(basename "$7")
     if [[ " $HVRUN_ONLY_PROGRAMS " == *" $prog "* ]]; then
-        run_hvrun_only "$@"
-    else
-        run_case "$@"
+        fn=run_hvrun_only
     fi
+    if [[ $GUEST_SERIAL_PROGRAMS == *" $prog "* ]]; then
+        par=par_serial
+    fi
+    "$par" "$fn" "$@"
 }
 
 # ---- (a) guest programs ---------------------------------------------------------
@@ -454,8 +486,8 @@ matrix_case() {
     fi
     argv[0]=$path
     # All read the fixture directory; none writes to it.
-    run_case "$CUR_LABEL" "$CUR_HVRUN" "matrix/$name" "$want" "$in" "$FIX" \
-        "${argv[@]}"
+    par_case run_case "$CUR_LABEL" "$CUR_HVRUN" "matrix/$name" "$want" "$in" \
+        "$FIX" "${argv[@]}"
 }
 
 # ---- (c) error cases -------------------------------------------------------------

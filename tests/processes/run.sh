@@ -4,7 +4,8 @@
 # Process-tree tests: fork, exec, wait, kill, pipes and FIFOs between guest
 # processes (each one its own VM under hvrun). For each hvrun binary given:
 #
-#   same/*    the command runs natively and under
+#   same/*    the command runs natively (once, the reference for every
+#             HVRUN) and under
 #             `HVRUN run --no-virtualize-metadata --no-virtualize-time -- CMD`,
 #             each in a fresh working directory; stdout and exit status must
 #             match (and match the expected status when the table gives one);
@@ -257,6 +258,20 @@ resolve_cmd() {
 
 # ---- same/*: native vs hvrun -------------------------------------------------------
 
+# native_reference NAME: case NAME's native run (ARGV), made once for
+# every HVRUN given, in OUT/native.NAME.{out,err,status}; prints its
+# exit status.
+native_reference() {
+    local name=$1 nbase=$OUT/native.$1 ncwd=$WORK/native.$1
+    if [ ! -e "$nbase.status" ]; then
+        mkdir -p "$ncwd"
+        [ "$name" = make ] && write_makefile "$ncwd"
+        run_prog "" "$ncwd" "$nbase.out" "$nbase.err" "${ARGV[@]}" \
+            >"$nbase.status"
+    fi
+    cat "$nbase.status"
+}
+
 same_case() {
     local name=$1 want=$2 cmd=$3
     local full=$LABEL:same/$name base=$OUT/$ID.same.$name
@@ -266,14 +281,15 @@ same_case() {
         skip "$full" "$WHY"
         return
     fi
-    local ncwd=$WORK/$ID.$name.native hcwd=$WORK/$ID.$name.hvrun
-    mkdir -p "$ncwd" "$hcwd"
+    local hcwd=$WORK/$ID.$name.hvrun
+    mkdir -p "$hcwd"
     if [ "$name" = make ]; then
-        write_makefile "$ncwd"
         write_makefile "$hcwd"
     fi
     local nst hst
-    nst=$(run_prog "" "$ncwd" "$base.native" "$base.native.err" "${ARGV[@]}")
+    nst=$(native_reference "$name")
+    cp "$OUT/native.$name.out" "$base.native"
+    cp "$OUT/native.$name.err" "$base.native.err"
     hst=$(run_prog "$HV run --no-virtualize-metadata --no-virtualize-time --" \
         "$hcwd" "$base.hvrun" "$base.hvrun.err" "${ARGV[@]}")
     if timed_out "$hst" && [ "$nst" != "$hst" ]; then
