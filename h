@@ -1,1 +1,0 @@
-hvrun: /work/main/build/guest/futex_waitv: no such file
