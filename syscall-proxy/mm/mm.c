@@ -349,7 +349,7 @@ static int check_write_seals(int host_fd, int flags, int prot, int *vflags)
  * fails (kernfs attributes: ENODEV; /proc's seq files: EIO): hvrun's
  * private mappings read the file instead, so it asks the host's mmap of
  * such a file first. A disk or tmpfs file always maps. */
-static bool pseudo_fs(int host_fd)
+static bool pseudo_fs(long f_type)
 {
     static const long magics[] = {
         0x9fa0,     /* PROC_SUPER_MAGIC */
@@ -364,38 +364,54 @@ static bool pseudo_fs(int host_fd)
         0x6165676c, /* PSTOREFS_MAGIC */
         0xde5e81e4, /* EFIVARFS_MAGIC */
     };
-    struct statfs sf;
-    if (fstatfs(host_fd, &sf) < 0)
-        return false;
     for (size_t i = 0; i < sizeof(magics) / sizeof(magics[0]); i++)
-        if ((unsigned long)sf.f_type == (unsigned long)magics[i])
+        if ((unsigned long)f_type == (unsigned long)magics[i])
             return true;
     return false;
 }
 
-/* The host's own answer to mapping the file (its f_op->mmap), for a file
- * of a pseudo filesystem or a character device: 0, or its -errno. */
+#define TMPFS_F_TYPE 0x01021994L /* shmem: memfds, hvrun's /proc snapshots */
+
+/* hvrun's own /proc and /sys files (snapshots in memfds) answer as their
+ * Linux counterparts: a kernfs attribute or a process's /proc entry has
+ * no mmap (ENODEV), /proc's top-level seq files refuse it in
+ * proc_reg_mmap (EIO). 1 when host_fd is no such file. */
+static int virtual_file_mmap(int host_fd)
+{
+    char path[256];
+    if (!proxy_hooks.vfs_virtual_path(host_fd, path, sizeof(path)))
+        return 1;
+    if (strncmp(path, "/sys/", 5) == 0)
+        return -ENODEV;
+    if (strncmp(path, "/proc/", 6) != 0)
+        return 0;
+    const char *c = path + 6;
+    bool pid_entry = (*c >= '0' && *c <= '9') ||
+                     strncmp(c, "self/", 5) == 0 ||
+                     strncmp(c, "thread-self/", 12) == 0;
+    return pid_entry ? -ENODEV : -EIO;
+}
+
+/* The host's own answer to mapping the file (its f_op->mmap) where that
+ * can fail: a character device (its driver's: /dev/null has none), a
+ * file of a pseudo filesystem (kernfs attributes: ENODEV; /proc's seq
+ * files: EIO), hvrun's own /proc files. 0, or the -errno. A disk or
+ * tmpfs file always maps, so it costs an fstat and an fstatfs. */
 static int host_mmap_refused(int host_fd, int flags, uint64_t off)
 {
-    /* hvrun's own /proc files (snapshots in memfds): a process's entries
-     * have no mmap (ENODEV), /proc's top-level seq files refuse it in
-     * proc_reg_mmap (EIO), as the host's. */
-    char path[256];
-    if (proxy_hooks.vfs_virtual_path(host_fd, path, sizeof(path))) {
-        if (strncmp(path, "/sys/", 5) == 0)
-            return -ENODEV; /* a kernfs attribute */
-        if (strncmp(path, "/proc/", 6) != 0)
-            return 0;
-        const char *c = path + 6;
-        bool pid_entry = (*c >= '0' && *c <= '9') ||
-                         strncmp(c, "self/", 5) == 0 ||
-                         strncmp(c, "thread-self/", 12) == 0;
-        return pid_entry ? -ENODEV : -EIO;
-    }
     struct stat st;
-    /* A character device's mmap is its driver's (/dev/null has none). */
-    if (!(fstat(host_fd, &st) == 0 && S_ISCHR(st.st_mode)) &&
-        !pseudo_fs(host_fd))
+    struct statfs sf;
+    if (fstat(host_fd, &st) < 0)
+        return 0;
+    bool probe = S_ISCHR(st.st_mode);
+    if (!probe && fstatfs(host_fd, &sf) == 0) {
+        if (sf.f_type == TMPFS_F_TYPE) {
+            int rc = virtual_file_mmap(host_fd);
+            return rc == 1 ? 0 : rc;
+        }
+        probe = pseudo_fs(sf.f_type);
+    }
+    if (!probe)
         return 0;
     int type = (flags & MAP_TYPE_MASK) == MAP_PRIVATE ? MAP_PRIVATE
                                                       : MAP_SHARED;
