@@ -423,7 +423,7 @@ static void collect_summary(struct run_summary *s, struct proxy_process *p,
     s->tsc_traps = t->tsc_traps;
     s->detlog_events = det->log.n;
     s->stop_signal = proxy_stop_signal;
-    s->stop_events = det->events;
+    s->stop_events = proxy_stop_events;
     s->stop_detlog = proxy_stop_detlog;
     s->digest = det_log_digest(det);
     for (int i = 0; i < DET_SRC_COUNT; i++)

@@ -14,6 +14,7 @@ const struct proxy_hooks proxy_hooks = {
     .vdso_enter = proxy_vdso_enter,
     .vdso_leave = proxy_vdso_leave,
     .vdso_unfolded = proxy_vdso_unfolded,
+    .vdso_unlogged = proxy_vdso_unlogged,
     .vdso_count_spent = proxy_vdso_count_spent,
     .cpuid_trap = proxy_cpuid_trap,
     .cpuid_tsc_faulting = proxy_cpuid_tsc_faulting,

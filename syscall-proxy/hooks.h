@@ -56,6 +56,7 @@ struct proxy_hooks {
     void (*vdso_enter)(struct proxy_process *p);
     uint64_t (*vdso_leave)(struct proxy_process *p, bool host_interruption);
     uint64_t (*vdso_unfolded)(struct proxy_process *p);
+    uint64_t (*vdso_unlogged)(const struct proxy_process *p);
     bool (*vdso_count_spent)(struct proxy_process *p);
     enum proxy_trap_kind (*cpuid_trap)(struct proxy_process *p,
                                        const struct vmm_event *ev);

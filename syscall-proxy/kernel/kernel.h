@@ -672,8 +672,13 @@ struct proxy_process *proxy_world_find_tid(struct proxy_world *w, int id);
 extern volatile sig_atomic_t proxy_stop_signal;
 
 /* The detlog's records when the run stopped so (the guest's teardown
- * logs more after). */
-extern uint64_t proxy_stop_detlog;
+ * logs more after), and its settled events then (proxy_world_settled). */
+extern uint64_t proxy_stop_detlog, proxy_stop_events;
+
+/* The run's events less the clock reads folded at host interruptions and
+ * not yet logged: the count at the last point of the guests' own progress,
+ * the same in every run at the same detlog record. */
+uint64_t proxy_world_settled_events(const struct proxy_world *w);
 
 /* Parks the current thread until host_fd is ready for events (POLLIN,
  * POLLOUT); returns PROXY_RET_BLOCK for the handler to return. */

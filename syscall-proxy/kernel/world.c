@@ -37,7 +37,7 @@
 #define SIGBIT(s) (1ULL << ((s) - 1))
 
 volatile sig_atomic_t proxy_stop_signal;
-uint64_t proxy_stop_detlog;
+uint64_t proxy_stop_detlog, proxy_stop_events;
 #define SYSCALL_INSN_BYTES 2
 #define FIRST_PID 1
 /* The least of a slice an interrupted KVM_RUN goes on with. */
@@ -885,6 +885,25 @@ static void debugger_step_ran(struct proxy_process *p,
         r->r11 &= ~RFLAGS_TF;
 }
 
+/* A replay of a run a signal stopped stops where it was recorded: once it
+ * has the recorded settled events and detlog records, at the top of the
+ * world loop or just before a thread runs (the turn's pick logs a record:
+ * a signal that came before the picked thread made an event stopped the
+ * recorded run there). The raw event count would not do: a computing
+ * thread's clock reads folded when a signal or slice cut it are as many
+ * as the host's timing gave, and a replay's thread, cut elsewhere,
+ * reached the next record before its count did and went on past. */
+static bool at_recorded_stop(const struct proxy_world *w)
+{
+    const struct proxy_config *cfg = w->procs[0]->cfg;
+    const struct det_state *det = w->procs[0]->det;
+    if (!cfg->stop_signal)
+        return false;
+    uint64_t settled = proxy_world_settled_events(w);
+    return settled > cfg->stop_events ||
+           (settled == cfg->stop_events && det->log.n >= cfg->stop_detlog);
+}
+
 /* Runs p's current thread to its next event. false: hvrun failed. */
 static bool run_one(struct proxy_process *p)
 {
@@ -895,6 +914,8 @@ static bool run_one(struct proxy_process *p)
         return true;
     if (!proxy_ptrace_call_first(p))
         proxy_signal_deliver_pending(p);
+    if (at_recorded_stop(p->world))
+        proxy_stop_signal = p->cfg->stop_signal;
     /* A stop the delivery made (SIGSTOP's, a tracee's) holds at once:
      * not one more instruction (kill(getpid(), SIGSTOP) then execve). */
     if (p->exited || p->stopped || proxy_stop_signal ||
@@ -1109,12 +1130,15 @@ static void log_thread_states(struct proxy_world *w)
             if (t->state == PROXY_THREAD_EXITED)
                 continue;
             char deadline[48] = "none", rip[32];
-            /* Where a thread that computes was stopped is host-timed: a
-             * recorded or replayed stop does not say it, so both print
-             * the same. A parked thread's is at its syscall. */
-            bool computing = i == w->cur && k == q->cur &&
-                             t->state == PROXY_THREAD_RUNNABLE;
-            if (computing && q->cfg->file_tap)
+            /* Where a runnable thread was stopped, and which one had the
+             * vCPU, is host-timed when the stop came after the last event
+             * (a thread computing, cut by the signal or by a slice): a
+             * recorded or replayed stop, which falls at the recorded
+             * event, does not say them, so both print the same. A parked
+             * thread's is at its syscall. */
+            bool tap = q->cfg->file_tap != NULL;
+            bool on_vcpu = i == w->cur && k == q->cur && !tap;
+            if (tap && t->state == PROXY_THREAD_RUNNABLE)
                 snprintf(rip, sizeof(rip), "(computing)");
             else
                 snprintf(rip, sizeof(rip), "%#llx",
@@ -1124,15 +1148,23 @@ static void log_thread_states(struct proxy_world *w)
             if (t->has_deadline)
                 snprintf(deadline, sizeof(deadline), "in %lld ns",
                          (long long)((int64_t)t->deadline_ns - now));
+            /* A host fd's number depends on what hvrun itself opened
+             * (a replay reads its recording through more fds than the
+             * recorded run had), and a recorded or replayed run's
+             * stderr is compared: there it is not said. */
+            char host_fd[24] = "-1";
+            if (t->state == PROXY_THREAD_WAIT_FD)
+                snprintf(host_fd, sizeof(host_fd), "%d", t->wait_host_fd);
+            if (t->state == PROXY_THREAD_WAIT_FD && q->cfg->file_tap)
+                snprintf(host_fd, sizeof(host_fd), "(open)");
             proxy_log(
                 q, 1,
-                "  process %d thread %d%s: %s (host fd %d events %#x, "
+                "  process %d thread %d%s: %s (host fd %s events %#x, "
                 "futex %#llx, deadline %s), pending %#llx mask %#llx, "
                 "%llu syscalls, rip %s",
                 q->pid, k == q->cur ? q->tid : t->tid,
-                i == w->cur && k == q->cur ? " on the vCPU" : "",
-                thread_state_names[t->state],
-                t->state == PROXY_THREAD_WAIT_FD ? t->wait_host_fd : -1,
+                on_vcpu ? " on the vCPU" : "",
+                thread_state_names[t->state], host_fd,
                 (unsigned)t->wait_events, (unsigned long long)t->futex_uaddr,
                 deadline, (unsigned long long)q->sig.pending_mask,
                 (unsigned long long)(k == q->cur ? q->sig.sigmask : t->sigmask),
@@ -1176,19 +1208,24 @@ bool proxy_world_output_held(struct proxy_world *w)
     return false;
 }
 
+uint64_t proxy_world_settled_events(const struct proxy_world *w)
+{
+    uint64_t events = w->procs[0]->det->events;
+    for (int i = 0; i < w->nr_procs; i++)
+        events -= proxy_hooks.vdso_unlogged(w->procs[i]);
+    return events;
+}
+
 int proxy_world_run(struct proxy_world *w)
 {
     const struct proxy_config *cfg = w->procs[0]->cfg;
     const struct det_state *det = w->procs[0]->det;
     while (!w->ended) {
-        if (cfg->stop_signal && det->events >= cfg->stop_events &&
-            (det->log.n >= cfg->stop_detlog ||
-             det->events > cfg->stop_events))
+        if (at_recorded_stop(w))
             proxy_stop_signal = cfg->stop_signal; /* as it was recorded */
         if (proxy_stop_signal) {
             proxy_stop_detlog = det->log.n;
-            proxy_log(w->procs[0], 1, "stopped by signal %d; ending every "
-                                      "guest", (int)proxy_stop_signal);
+            proxy_stop_events = proxy_world_settled_events(w);
             log_thread_states(w);
             return (int)proxy_stop_signal; /* as if killed by it */
         }

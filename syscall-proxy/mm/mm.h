@@ -72,6 +72,10 @@ uint64_t proxy_vdso_leave(struct proxy_process *p, bool host_interruption);
 /* The vDSO's clock reads since the last fold (before leave folds them). */
 uint64_t proxy_vdso_unfolded(struct proxy_process *p);
 
+/* The reads folded at host interruptions and not yet in the detlog: events
+ * counted at host-timed points, so how many there are is the host's. */
+uint64_t proxy_vdso_unlogged(const struct proxy_process *p);
+
 /* Whether the vDSO answered all the reads it may since the last exit, so
  * that its syscall now is the forced one (virtual time only). */
 bool proxy_vdso_count_spent(struct proxy_process *p);

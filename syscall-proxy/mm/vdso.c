@@ -107,6 +107,11 @@ uint64_t proxy_vdso_unfolded(struct proxy_process *p)
     return calls - p->mm.vdso_folded;
 }
 
+uint64_t proxy_vdso_unlogged(const struct proxy_process *p)
+{
+    return p->mm.vdso_unlogged;
+}
+
 bool proxy_vdso_count_spent(struct proxy_process *p)
 {
     return p->mm.vvar_gva && vmm_vm_vdso_calls(p->vm) == GK_VDSO_MAX_CALLS;

@@ -147,7 +147,9 @@
 #   stopped-by-signal  a run of two computing threads stopped from outside
 #                  by SIGINT (exit 130): recorded up to there; the replay
 #                  stops at the same point (the same lines, exit 130),
-#                  under kvm and under ptrace
+#                  under kvm and under ptrace; the same for a pipeline
+#                  whose cat waits on its pipe (/pipe) and for two C
+#                  threads reading the clock through the vDSO (/clock)
 #   host-time-and-random  date and /dev/urandom under --no-virtualize-time
 #                  --no-virtualize-random: the replay prints the recorded
 #                  values (the host's, from the recording)
@@ -1153,10 +1155,23 @@ for i in range(100):
     verified multicast-in-run "$d" "$vst" '^got m2 '
 }
 
+# stopped_case [pipe|clock]: with "pipe", the program's output goes
+# through a cat that waits on the pipe when the run is stopped: hvrun's
+# report of where each thread waited is part of the compared stderr, and
+# once said a host fd number that differs between a run and its replay.
+# With "clock", two C threads that read the clock through the vDSO
+# (guest/clock_threads): the signal falls while one computes, after
+# clock reads no record logs, or after its turn began and before it made
+# an event; the replay once went on past the recording, in half the runs.
 stopped_case() {
-    local d=$WORK/$ID.stop pid st bad="" b
+    local d=$WORK/$ID.stop${1:-} pid st bad="" b
+    local cmd=("$PY" "$ROOT/tests/record/ticks.py")
+    # (the read of a file first: the replay then holds one host fd more)
+    [ "${1:-}" = pipe ] &&
+        cmd=(/bin/sh -c 'read x < /etc/passwd; "$0" "$1" | cat' "${cmd[@]}")
+    [ "${1:-}" = clock ] && cmd=("$G/clock_threads" forever)
     mkdir -p "$d"
-    (cd "$d" && exec "$HV" record -o s.hvrec -- "$PY" "$ROOT/tests/record/ticks.py" > s.rec.out 2> s.rec.err) &
+    (cd "$d" && exec "$HV" record -o s.hvrec -- "${cmd[@]}" > s.rec.out 2> s.rec.err) &
     pid=$!
     sleep 2
     kill -INT "$pid"
@@ -1173,9 +1188,9 @@ stopped_case() {
         fi
     done
     if [ -z "$bad" ] && [ "$(wc -l < "$d/s.rec.out")" -gt 2 ]; then
-        pass "$L:stopped-by-signal ($(wc -l < "$d/s.rec.out") lines, replayed by kvm and ptrace)"
+        pass "$L:stopped-by-signal${1:+/$1} ($(wc -l < "$d/s.rec.out") lines, replayed by kvm and ptrace)"
     else
-        fail "$L:stopped-by-signal" "$bad lines $(wc -l < "$d/s.rec.out")"
+        fail "$L:stopped-by-signal${1:+/$1}" "$bad lines $(wc -l < "$d/s.rec.out")"
     fi
 }
 
@@ -1451,6 +1466,8 @@ for hvarg in "$@"; do
     unix_dgram_server_cases
     multicast_cases
     stopped_case
+    stopped_case pipe
+    stopped_case clock
     host_timers_case
     isolation_cases
     nonroot_cases
