@@ -365,16 +365,53 @@ static void set_port(struct sock_addr *sa, uint16_t port)
  */
 #define PORT_TRIES 64
 
+/*
+ * SO_REUSEADDR hides a concurrent run's socket: two runs bind the same
+ * port (neither listens yet), and the second's listen fails, or its
+ * connect from that port to the same peer (EADDRNOTAVAIL); runs side by
+ * side (a test suite's -j, analyze -j) met so at once. So the TCP ports
+ * hvrun hands out are claimed host-wide, one byte each of a lock file in
+ * hvrun's cache directory (open file description locks: held while this
+ * hvrun lives, dropped when it ends, however it ends); a port another
+ * hvrun holds is skipped as one in use. Without the file, no claim.
+ */
+static int port_claims_fd = -2;
+
+static bool port_claimed_elsewhere(uint16_t port)
+{
+    if (port_claims_fd == -2) {
+        char path[512];
+        const struct proxy_process *as_guest = proxy_fscred_suspend();
+        port_claims_fd = -1;
+        if (vmm_host_cache_dir(path, sizeof(path) - 16) == 0) {
+            strcat(path, "/tcp-ports.lock");
+            port_claims_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC |
+                                            O_NOFOLLOW, 0600);
+        }
+        proxy_fscred_resume(as_guest);
+    }
+    if (port_claims_fd < 0)
+        return false;
+    struct flock l = {.l_type = F_WRLCK, .l_whence = SEEK_SET,
+                      .l_start = port, .l_len = 1};
+    return fcntl(port_claims_fd, F_OFD_SETLK, &l) < 0 &&
+           (errno == EAGAIN || errno == EACCES);
+}
+
 static long bind_det_port(struct proxy_process *p, int host_fd,
                           struct sock_addr *sa)
 {
     int type = 0, on = 1;
     socklen_t tl = sizeof(type);
-    if (getsockopt(host_fd, SOL_SOCKET, SO_TYPE, &type, &tl) == 0 &&
-        type == SOCK_STREAM)
+    bool tcp = getsockopt(host_fd, SOL_SOCKET, SO_TYPE, &type, &tl) == 0 &&
+               type == SOCK_STREAM;
+    if (tcp)
         (void)setsockopt(host_fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on));
     for (int i = 0; i < PORT_TRIES; i++) {
-        set_port(sa, det_port(p->det));
+        uint16_t port = det_port(p->det);
+        if (tcp && port_claimed_elsewhere(port))
+            continue;
+        set_port(sa, port);
         long r = proxy_host_result(bind(host_fd, &sa->u.sa, sa->len));
         if (r != -EADDRINUSE && r != -EACCES)
             return r;

@@ -26,6 +26,13 @@
 #             (exit 120, "nondeterministic", naming clock_gettime);
 #   summary/* --summary prints a detlog digest, equal for two runs of the
 #             same command; --summary-json prints valid JSON.
+#   ports/side-by-side  three runs at once, twice, of a program that binds
+#             a TCP listener to port 0 on loopback, connects to it and
+#             accepts (guest/waitall_peek_signal): each run passes (the
+#             runs take the same ports from detcore, and SO_REUSEADDR hid
+#             one run's bound socket from the other: listen EADDRINUSE,
+#             connect EADDRNOTAVAIL in most runs before hvrun claimed its
+#             ports host-wide).
 #
 # Prints "PASS name" / "FAIL name: reason" / "SKIP name: reason" per case,
 # then "N passed, N failed[, N skipped]". Exits 1 if anything failed.
@@ -583,6 +590,30 @@ cpu_number_cases() {
     done
 }
 
+ports_side_by_side() {
+    local name=$L:ports/side-by-side bad="" i r d
+    for r in 1 2; do
+        for i in 1 2 3; do
+            d=$OUT/$ID.ports-$r-$i
+            mkdir -p "$d"
+            (cd "$d" && timeout -k 5 "$TIMEOUT" env -i "${GUEST_ENV[@]}" "$HV" run \
+                -- "$ROOT/build/guest/waitall_peek_signal" > out 2> err
+             echo $? > st) &
+        done
+        wait
+        for i in 1 2 3; do
+            d=$OUT/$ID.ports-$r-$i
+            [ "$(cat "$d/st")" = 0 ] && grep -q "^tcp: then received 10$" "$d/out" ||
+                bad="$bad round $r run $i: exit $(cat "$d/st"), $(head -c 200 "$d/out");"
+        done
+    done
+    if [ -z "$bad" ]; then
+        pass "$name"
+    else
+        fail "$name" "$bad"
+    fi
+}
+
 plaus_cases() {
     local date od nproc
     date=$(prog date)
@@ -989,6 +1020,7 @@ for hvarg in "$@"; do
     plaus_det_sources
     plaus_cases
     cpu_number_cases
+    ports_side_by_side
     # The load test (slow by nature) only for the first usable binary.
     if [ "$load_done" = 0 ]; then
         load_case
