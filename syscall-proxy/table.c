@@ -36,7 +36,39 @@ static const struct proxy_syscall *const families[] = {
     proxy_filesystems_syscalls, proxy_kcmp_syscalls,
 };
 
+/* Calls that look at no path and no file and move no file's I/O: they
+ * need neither the guest's file ids taken for them nor a look at the
+ * O_ASYNC files and dnotify watches after them (nothing they do changes
+ * what those report; a change from outside the run is host-timed and is
+ * seen after the next call that may move I/O). A fuzzer's or a polling
+ * loop's getpid otherwise cost 4 host calls for the ids and 2 for each
+ * O_ASYNC file (trinity sets O_ASYNC on hundreds: the look was half of
+ * hvrun's CPU in a perf profile of a trinity run). */
+static const int file_inert_calls[] = {
+    SYS_getpid,          SYS_getppid,      SYS_gettid,
+    SYS_getuid,          SYS_geteuid,      SYS_getgid,
+    SYS_getegid,         SYS_getresuid,    SYS_getresgid,
+    SYS_getgroups,       SYS_getpgid,      SYS_getpgrp,
+    SYS_getsid,          SYS_uname,        SYS_sched_yield,
+    SYS_clock_gettime,   SYS_clock_getres, SYS_gettimeofday,
+    SYS_time,            SYS_getrusage,    SYS_times,
+    SYS_getcpu,          SYS_sched_getaffinity, SYS_rt_sigprocmask,
+    SYS_sigaltstack,     SYS_brk,          SYS_mprotect,
+    SYS_madvise,         SYS_set_robust_list, SYS_set_tid_address,
+    SYS_arch_prctl,      SYS_rseq,
+};
+
+/* Calls that look at paths or files but move no file's I/O and make no
+ * fsnotify event (a stat, a mapping): taken as the guest, no look after. */
+static const int io_inert_calls[] = {
+    SYS_stat,     SYS_lstat,      SYS_fstat,      SYS_newfstatat,
+    SYS_statx,    SYS_access,     SYS_faccessat,  SYS_faccessat2,
+    SYS_readlink, SYS_readlinkat, SYS_getcwd,     SYS_mmap,
+    SYS_munmap,
+};
+
 static proxy_handler_fn handlers[PROXY_NR_SYSCALLS];
+static bool file_inert[PROXY_NR_SYSCALLS], io_inert[PROXY_NR_SYSCALLS];
 static bool handlers_ready;
 
 static void build_table(void)
@@ -45,6 +77,11 @@ static void build_table(void)
         for (const struct proxy_syscall *s = families[f]; s->nr >= 0; s++)
             if (s->nr < PROXY_NR_SYSCALLS)
                 handlers[s->nr] = s->fn;
+    for (size_t i = 0; i < sizeof(file_inert_calls) / sizeof(int); i++)
+        file_inert[file_inert_calls[i]] = io_inert[file_inert_calls[i]] =
+            true;
+    for (size_t i = 0; i < sizeof(io_inert_calls) / sizeof(int); i++)
+        io_inert[io_inert_calls[i]] = true;
     handlers_ready = true;
 }
 
@@ -104,12 +141,16 @@ long proxy_dispatch(struct proxy_process *p)
      * returns. */
     if (!proxy_user_dispatch_blocks(p, nr, r->rcx, &ret) &&
         !proxy_seccomp_blocks(p, nr, args, r->rcx, &ret)) {
-        proxy_fscred_enter(p); /* its file access checked as its own */
+        bool inert = nr < PROXY_NR_SYSCALLS && file_inert[nr];
+        if (!inert)
+            proxy_fscred_enter(p); /* its file access checked as its own */
         ret = nr < PROXY_NR_SYSCALLS && handlers[nr] ? handlers[nr](p, args)
                                                      : unsupported(p, nr);
-        proxy_fscred_leave();
+        if (!inert)
+            proxy_fscred_leave();
     }
-    proxy_fasync_after_syscall(p); /* dnotify signals it caused */
+    if (nr >= PROXY_NR_SYSCALLS || !io_inert[nr])
+        proxy_fasync_after_syscall(p); /* dnotify signals it caused */
     det_log_syscall(p->det, ret == PROXY_RET_REGS_SET ? 0 : ret);
     if (p->cfg->log_level >= 2 && ret != PROXY_RET_REGS_SET &&
         ret != PROXY_RET_NORETURN)

@@ -69,6 +69,7 @@ struct proxy_fowner {
      * the guest's, borrowed: -1 once that fd is closed), the guest fd
      * (si_fd), which way the file goes, and what was last seen of it. */
     bool async, async_reads, async_writes, async_socket;
+    bool async_no_queue; /* not a socket, and FIONREAD said ENOTTY once */
     int async_host_fd, async_fd;
     int async_queued;    /* FIONREAD, -1 where it has none */
     short async_revents; /* poll's answer */
@@ -77,6 +78,7 @@ struct proxy_fowner {
 /* The open files with a dnotify registration or a lease. */
 static struct proxy_fowner **active;
 static size_t nr_active, cap_active;
+static uint64_t active_changes; /* owners added to or dropped from active */
 static int notify_fd = -1; /* hvrun's inotify instance for dnotify */
 static size_t nr_dnotify, nr_async;
 
@@ -100,6 +102,7 @@ static int activate(struct proxy_fowner *o, struct proxy_world *w)
         cap_active = cap;
     }
     active[nr_active++] = o;
+    active_changes++;
     return 0;
 }
 
@@ -110,6 +113,7 @@ static void deactivate_if_idle(struct proxy_fowner *o)
     for (size_t i = 0; i < nr_active; i++)
         if (active[i] == o) {
             active[i] = active[--nr_active];
+            active_changes++;
             return;
         }
 }
@@ -457,13 +461,31 @@ void proxy_fasync_after_syscall(struct proxy_process *p)
 
 /* ---- O_ASYNC ------------------------------------------------------------------ */
 
-/* What the host says of fd now: poll's events and the bytes queued. */
-static void async_look(int host_fd, short *revents, int *queued)
+/* What the host says of the file now: poll's events and the bytes queued.
+ * A file that is not a socket keeps its type, and with it whether it has
+ * a FIONREAD (a socket's answer changes with its state: a listener's is
+ * EINVAL); asked once, not after each call (a fuzzer's O_ASYNC files in
+ * /proc and /sys have none). */
+#define ASYNC_EVENTS (POLLIN | POLLOUT | POLLPRI | POLLRDHUP)
+
+/* The queue's part of async_look, poll's answer given. */
+static void async_look_queue(struct proxy_fowner *o, short revents)
 {
-    struct pollfd pf = {host_fd, POLLIN | POLLOUT | POLLPRI | POLLRDHUP, 0};
-    *revents = poll(&pf, 1, 0) == 1 ? pf.revents : 0;
-    if (ioctl(host_fd, FIONREAD, queued) < 0)
-        *queued = -1;
+    int host_fd = o->async_host_fd;
+    o->async_revents = revents;
+    o->async_queued = -1;
+    if (o->async_no_queue)
+        return;
+    if (ioctl(host_fd, FIONREAD, &o->async_queued) < 0) {
+        o->async_no_queue = errno == ENOTTY && !o->async_socket;
+        o->async_queued = -1;
+    }
+}
+
+static void async_look(struct proxy_fowner *o)
+{
+    struct pollfd pf = {o->async_host_fd, ASYNC_EVENTS, 0};
+    async_look_queue(o, poll(&pf, 1, 0) == 1 ? pf.revents : 0);
 }
 
 void proxy_fasync_set(struct proxy_process *p, int guest_fd, bool on)
@@ -488,7 +510,8 @@ void proxy_fasync_set(struct proxy_process *p, int guest_fd, bool on)
     o->async_writes = acc != O_RDONLY;
     struct stat st;
     o->async_socket = fstat(f->host_fd, &st) == 0 && S_ISSOCK(st.st_mode);
-    async_look(f->host_fd, &o->async_revents, &o->async_queued);
+    o->async_no_queue = false;
+    async_look(o);
     (void)activate(o, p->world);
 }
 
@@ -506,12 +529,12 @@ void proxy_fasync_fd_closed(struct proxy_fowner *o, int host_fd)
  * pipe's last writer gone tells its readers POLL_IN, its last reader gone
  * its writers POLL_OUT, as pipe_release does).
  */
-static void async_event(struct proxy_fowner *o)
+static void async_event(struct proxy_fowner *o, short revents)
 {
     const short hup = POLLHUP | POLLRDHUP | POLLERR;
     short was = o->async_revents;
     int before = o->async_queued;
-    async_look(o->async_host_fd, &o->async_revents, &o->async_queued);
+    async_look_queue(o, revents);
     short now = o->async_revents;
     int queued = o->async_queued;
     bool counted = queued >= 0 && before >= 0;
@@ -533,12 +556,35 @@ static void async_event(struct proxy_fowner *o)
         send_sigio(o, o->async_fd, POLL_PRI);
 }
 
+/* One poll for every O_ASYNC file (a fuzzer sets it on hundreds), then
+ * each one's queue and signals. */
+#define ASYNC_POLL_BATCH 256
+
 static void async_after_syscall(void)
 {
-    for (size_t i = 0; i < nr_active; i++) {
-        struct proxy_fowner *o = active[i];
-        if (o->async && o->async_host_fd >= 0)
-            async_event(o);
+    struct pollfd pf[ASYNC_POLL_BATCH];
+    struct proxy_fowner *of[ASYNC_POLL_BATCH];
+    size_t i = 0;
+    while (i < nr_active) {
+        nfds_t n = 0;
+        for (; i < nr_active && n < ASYNC_POLL_BATCH; i++) {
+            struct proxy_fowner *o = active[i];
+            if (!o->async || o->async_host_fd < 0)
+                continue;
+            pf[n] = (struct pollfd){o->async_host_fd, ASYNC_EVENTS, 0};
+            of[n++] = o;
+        }
+        if (n > 0 && poll(pf, n, 0) < 0)
+            for (nfds_t k = 0; k < n; k++)
+                pf[k].revents = 0;
+        /* A SIGIO sent may end a process, and its files with it: once
+         * the list changed, the rest is looked at after the next call. */
+        uint64_t changes = active_changes;
+        for (nfds_t k = 0; k < n; k++) {
+            if (active_changes != changes)
+                return;
+            async_event(of[k], pf[k].revents);
+        }
     }
 }
 
