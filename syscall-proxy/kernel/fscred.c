@@ -29,6 +29,7 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/fsuid.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -91,16 +92,40 @@ static bool same_as_host(const struct proxy_process *p)
            p->cred.nr_groups < 0;
 }
 
+/*
+ * The supplementary groups the thread has now: n -1 is hvrun's own. A
+ * setgroups is the dearest call of the switch (a new credential each
+ * time), so a guest's list stays after its call: hvrun's own access comes
+ * back with its fsuid (root's file capabilities decide it, not groups),
+ * and the list is set again only when another one is wanted (a guest with
+ * other groups, or one with hvrun's).
+ */
+static gid_t cur_groups[MAX_HOST_GROUPS];
+static int nr_cur_groups = -1;
+
 static void put_groups(int n, const gid_t *g)
 {
-    (void)syscall(SYS_setgroups, (size_t)n, g);
+    if (n == nr_cur_groups &&
+        (n <= 0 || memcmp(g, cur_groups, (size_t)n * sizeof(*g)) == 0))
+        return;
+    if (syscall(SYS_setgroups, (size_t)(n < 0 ? host.nr_groups : n),
+                n < 0 ? host.groups : g) < 0)
+        return;
+    nr_cur_groups = n;
+    if (n > 0)
+        memcpy(cur_groups, g, (size_t)n * sizeof(*g));
 }
 
 void proxy_fscred_enter(const struct proxy_process *p)
 {
     if (!host.known)
         learn_host();
-    if (same_as_host(p) || !may_switch())
+    if (same_as_host(p)) {
+        if (nr_cur_groups >= 0) /* a guest's list was left: hvrun's now */
+            put_groups(-1, NULL);
+        return;
+    }
+    if (!may_switch())
         return;
     /* The groups and the gid first, the uid last: setfsuid is what drops
      * the file capabilities. */
@@ -111,6 +136,8 @@ void proxy_fscred_enter(const struct proxy_process *p)
         for (int i = 0; i < n; i++)
             g[i] = (gid_t)p->cred.groups[i];
         put_groups(n, g);
+    } else {
+        put_groups(-1, NULL); /* hvrun's own list is the guest's */
     }
     (void)setfsgid(p->cred.fsgid);
     (void)setfsuid(p->cred.fsuid);
@@ -123,9 +150,7 @@ void proxy_fscred_leave(void)
         return;
     (void)setfsuid(host.uid); /* hvrun's file capabilities back */
     (void)setfsgid(host.gid);
-    if (applied->cred.nr_groups >= 0)
-        put_groups(host.nr_groups, host.groups);
-    after_fsuid_change();
+    after_fsuid_change(); /* the guest's groups stay (put_groups) */
     applied = NULL;
 }
 
