@@ -34,9 +34,11 @@ int main(void)
     CHECK(read(fd, &n, 8) == 8);
     clock_gettime(CLOCK_MONOTONIC, &b);
     long waited = ms_between(&a, &b);
-    /* Never early; late by as much as a loaded host makes it. */
+    /* Never early; late by as much as a loaded host makes it (the native
+     * reference run, descheduled between the read and the clock read,
+     * took over 300 ms beside a busy suite and two builds). */
     printf("first read: %llu expiration, waited about 100 ms: %s\n",
-           (unsigned long long)n, waited >= 99 && waited < 300 ? "yes" : "no");
+           (unsigned long long)n, waited >= 99 && waited < 2000 ? "yes" : "no");
     struct pollfd p = {fd, POLLIN, 0};
     CHECK(poll(&p, 1, 1000) == 1);
     CHECK(read(fd, &n, 8) == 8);
