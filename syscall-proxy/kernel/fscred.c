@@ -12,7 +12,8 @@
  * and setfsuid, which also drops the thread's file capabilities
  * (CAP_DAC_OVERRIDE and the rest) from its effective set while the fsuid is
  * not 0, exactly as for the native process (Linux's cap_task_fix_setuid);
- * afterwards hvrun's own come back. The host kernel then decides every
+ * hvrun's own come back before hvrun works for itself (they stay from one
+ * call of a guest to the next: below). The host kernel then decides every
  * permission as it would for the guest: modes, ACLs, ownership, sticky
  * directories.
  *
@@ -116,11 +117,37 @@ static void put_groups(int n, const gid_t *g)
         memcpy(cur_groups, g, (size_t)n * sizeof(*g));
 }
 
+/*
+ * The ids a guest's call took stay on the thread after it (kept), so that
+ * the next call of a guest with the same ids takes none: under --uid, the
+ * switch there and back was 6 host calls a guest call (a fuzzer's run as
+ * nobody spent a sixth of hvrun's time in them). hvrun's own ids come back
+ * where its own work may need them: proxy_fscred_own, at an event that is
+ * not a syscall, at suspend (hvrun's files inside a handler), and at the
+ * run's end. While a guest's ids are kept the process stays dumpable, and
+ * its parent-death signal stays set (after_fsuid_change).
+ */
+static bool kept;
+static uid_t kept_fsuid;
+static gid_t kept_fsgid;
+
+void proxy_fscred_own(void)
+{
+    applied = NULL;
+    if (!kept)
+        return;
+    (void)setfsuid(host.uid); /* hvrun's file capabilities back */
+    (void)setfsgid(host.gid);
+    after_fsuid_change(); /* the guest's groups stay (put_groups) */
+    kept = false;
+}
+
 void proxy_fscred_enter(const struct proxy_process *p)
 {
     if (!host.known)
         learn_host();
     if (same_as_host(p)) {
+        proxy_fscred_own();
         if (nr_cur_groups >= 0) /* a guest's list was left: hvrun's now */
             put_groups(-1, NULL);
         return;
@@ -139,25 +166,26 @@ void proxy_fscred_enter(const struct proxy_process *p)
     } else {
         put_groups(-1, NULL); /* hvrun's own list is the guest's */
     }
-    (void)setfsgid(p->cred.fsgid);
-    (void)setfsuid(p->cred.fsuid);
+    if (!kept || kept_fsuid != p->cred.fsuid || kept_fsgid != p->cred.fsgid) {
+        (void)setfsgid(p->cred.fsgid);
+        (void)setfsuid(p->cred.fsuid);
+        after_fsuid_change();
+        kept = true;
+        kept_fsuid = p->cred.fsuid;
+        kept_fsgid = p->cred.fsgid;
+    }
     applied = p;
 }
 
 void proxy_fscred_leave(void)
 {
-    if (!applied)
-        return;
-    (void)setfsuid(host.uid); /* hvrun's file capabilities back */
-    (void)setfsgid(host.gid);
-    after_fsuid_change(); /* the guest's groups stay (put_groups) */
-    applied = NULL;
+    applied = NULL; /* the ids are kept */
 }
 
 const struct proxy_process *proxy_fscred_suspend(void)
 {
     const struct proxy_process *was = applied;
-    proxy_fscred_leave();
+    proxy_fscred_own();
     return was;
 }
 
@@ -165,6 +193,8 @@ void proxy_fscred_resume(const struct proxy_process *was)
 {
     if (was)
         proxy_fscred_enter(was);
+    else
+        proxy_fscred_own();
 }
 
 /* access(2) and faccessat without AT_EACCESS check with the real ids:
@@ -188,4 +218,6 @@ void proxy_fscred_real_end(void)
     (void)setfsuid(applied ? applied->cred.fsuid : host.uid);
     (void)setfsgid(applied ? applied->cred.fsgid : host.gid);
     after_fsuid_change();
+    if (!applied)
+        kept = false;
 }

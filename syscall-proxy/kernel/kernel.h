@@ -713,6 +713,9 @@ extern const struct proxy_syscall proxy_timer_syscalls[];
  * between suspend and resume. */
 void proxy_fscred_enter(const struct proxy_process *p);
 void proxy_fscred_leave(void);
+/* hvrun's own ids on the thread now (a guest's stay after leave until a
+ * guest with others is served, or this). */
+void proxy_fscred_own(void);
 const struct proxy_process *proxy_fscred_suspend(void);
 void proxy_fscred_resume(const struct proxy_process *was);
 

@@ -943,6 +943,11 @@ static bool run_one(struct proxy_process *p)
     int64_t started = host_monotonic_ns();
     proxy_hooks.vdso_enter(p);
     int rc = vmm_vm_run_slice(p->vm, &ev, run_for);
+    /* A guest's file ids stay on from its last call (fscred.c) only for
+     * its next one: anything else is hvrun's own work (a fault's core
+     * dump, a signal's end of a process). */
+    if (ev.kind != VMM_EVENT_SYSCALL)
+        proxy_fscred_own();
     if (dbg_step)
         debugger_step_ran(p, &ev);
     /* A trap of the debugger's is no point of the guest's progress: as a
@@ -1216,7 +1221,16 @@ uint64_t proxy_world_settled_events(const struct proxy_world *w)
     return events;
 }
 
+static int world_loop(struct proxy_world *w);
+
 int proxy_world_run(struct proxy_world *w)
+{
+    int rc = world_loop(w);
+    proxy_fscred_own(); /* hvrun's ids for what follows the run */
+    return rc;
+}
+
+static int world_loop(struct proxy_world *w)
 {
     const struct proxy_config *cfg = w->procs[0]->cfg;
     const struct det_state *det = w->procs[0]->det;
