@@ -63,6 +63,9 @@ struct run_options {
      * stops the same way when it has made as many events (0: never). */
     int replay_stop_signal;
     uint64_t replay_stop_events, replay_stop_detlog;
+    /* --verify, --repeat, record and replay: the files the run's stdin,
+     * stdout and stderr are (verify.c), or NULL. */
+    const char *capture_files[3];
     /* --gdb PORT|HOST:PORT|unix:PATH: serve gdb's remote protocol over
      * the run (cli/gdbserver.c); NULL: no debugger. */
     const char *gdb_spec;

@@ -609,6 +609,9 @@ int cli_run_once(const struct run_options *o, const char *path,
                               .stop_signal = o->replay_stop_signal,
                               .stop_events = o->replay_stop_events,
                               .stop_detlog = o->replay_stop_detlog,
+                              .capture_files = {o->capture_files[0],
+                                                o->capture_files[1],
+                                                o->capture_files[2]},
                               .file_tap = cli_tap_files(tap)};
     /* --gdb: gdb connects before the program is loaded, and gets it at
      * its first instruction (world.c's first turn). */

@@ -117,6 +117,9 @@ static void child_run(const struct run_options *o, const char *path,
     memset(&sum, 0, sizeof(sum));
     struct run_options inner = *o; /* --detlog's files are the parent's */
     inner.detlog_fd = inner.detlog2_fd = -1;
+    inner.capture_files[0] = stdin_path;
+    inner.capture_files[1] = f->live_out;
+    inner.capture_files[2] = f->live_err;
     int code = cli_run_once(&inner, path, f->detlog, f->journal, &sum);
     int s = open(f->summary, O_WRONLY | O_CREAT | O_TRUNC, 0600);
     if (s >= 0) {

@@ -212,6 +212,13 @@ struct proxy_config {
      * once it has gone past stop_events. */
     int stop_signal;
     uint64_t stop_events, stop_detlog;
+    /* --verify, --repeat, record and replay: the files hvrun made the
+     * run's stdin, stdout and stderr (NULL: not such a file). Their names
+     * hold a directory of hvrun's own making, another for each hvrun and
+     * for a replay: a guest reading the link of its fd 0, 1 or 2 sees
+     * PROXY_CAPTURE_LINK_DIR "/stdin" and so on instead (fs/vfs.c). */
+    const char *capture_files[3];
+#define PROXY_CAPTURE_LINK_DIR "/tmp/hvrun-capture"
     /* --gdb: the debugger outside the run, or NULL. */
     const struct proxy_debugger *debugger;
 };

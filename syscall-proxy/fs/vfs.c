@@ -1145,12 +1145,29 @@ static long fix_anon_link(const struct proxy_process *p, int host_fd,
     return (long)len;
 }
 
+/* One of the files hvrun made the run's stdio (config.h capture_files):
+ * the same name in every run and every replay. */
+static long fix_capture_link(const struct proxy_process *p, char *target,
+                             size_t len, size_t cap)
+{
+    static const char *const names[3] = {"stdin", "stdout", "stderr"};
+    for (int i = 0; i < 3; i++) {
+        const char *f = p->cfg ? p->cfg->capture_files[i] : NULL;
+        if (!f || strlen(f) != len || memcmp(f, target, len) != 0)
+            continue;
+        int n = snprintf(target, cap, "%s/%s", PROXY_CAPTURE_LINK_DIR,
+                         names[i]);
+        return n > 0 && (size_t)n < cap ? n : (long)len;
+    }
+    return (long)len;
+}
+
 long proxy_vfs_link_fixup(const struct proxy_process *p, const char *host_link,
                           char *target, long n, size_t cap)
 {
     if (strncmp(host_link, "/proc/self/fd/", 14) != 0 || n <= 0)
         return n;
-    size_t len = (size_t)n;
+    size_t len = (size_t)fix_capture_link(p, target, (size_t)n, cap);
     char *end;
     long host_fd = strtol(host_link + 14, &end, 10);
     if (end != host_link + 14 && *end == '\0' && p->det)

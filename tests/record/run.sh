@@ -6,6 +6,9 @@
 #                  stdout and exit status, and "identical to the recording"
 #   verify/NAME    record --verify of the case: exit status as recorded,
 #                  the replay identical
+#                  (rec/stdio-links: the links of fds 0-2, the files
+#                  hvrun made them, read the same in the record, the
+#                  replay and record --verify: /tmp/hvrun-capture/...)
 #   stdin-fed      a replay reads the recorded stdin, not its own
 #   copied         a recording copied to a fresh directory replays
 #   plain-file-name  `replay NAME` of a file NAME here that is no id
@@ -196,6 +199,7 @@ fork-kill  | $PY $ROOT/tests/record/fork_kill.py
 threads    | $G/race_print
 py-async   | $PY $ROOT/tests/record/threads_async.py
 stdin      | sh -c 'read a; read b; echo "got \$a and \$b"'
+stdio-links | sh -c 'readlink /proc/self/fd/0 /proc/self/fd/1 /proc/self/fd/2'
 tcp        | $PY $ROOT/tests/record/tcp_loopback.py
 in-run-sockets | $PY $ROOT/tests/record/inrun_sockets.py
 gcc        | sh -c 'cd /tmp && printf "int main(void){return 7;}\\n" > prog.c && gcc -o prog prog.c && ./prog; echo \$?'
