@@ -30,6 +30,7 @@
 #include <linux/sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -892,6 +893,13 @@ static long do_execve(struct proxy_process *p, int dirfd, gva_t path_gva,
         free_strings(argv);
         return rc;
     }
+    /* do_open_execat's checks, after the strings are copied (Linux 6.1):
+     * flags beyond the two it knows are EINVAL. */
+    if (flags & ~(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH)) {
+        free_strings(argv);
+        free_strings(envp);
+        return -EINVAL;
+    }
     /* Relative to dirfd: the loader resolves against the guest cwd. */
     if (dirfd != AT_FDCWD && path[0] != '/') {
         int host = proxy_fd_host(&p->fds, dirfd);
@@ -911,6 +919,16 @@ static long do_execve(struct proxy_process *p, int dirfd, gva_t path_gva,
             return -ENAMETOOLONG;
         }
         memcpy(path, tmp, (size_t)n + 1);
+    }
+    /* AT_SYMLINK_NOFOLLOW: a trailing symlink is not followed, and the
+     * open of a symlink for exec is ELOOP (may_open). An empty path names
+     * the fd's own file, never a link. */
+    struct stat link_st;
+    if ((flags & AT_SYMLINK_NOFOLLOW) && guest_path[0] &&
+        fstatat(p->fs.cwd_fd, path, &link_st, AT_SYMLINK_NOFOLLOW) == 0 &&
+        S_ISLNK(link_st.st_mode)) {
+        rc = -ELOOP;
+        goto out;
     }
     /* A PATH search (execvp, env, a #! line through env) tries each
      * directory in turn, most failing ENOENT: known before a VM is made
