@@ -556,6 +556,13 @@ uint32_t proxy_ns_gid_seen(const struct proxy_process *p, uint32_t kgid);
  * for its root, or for the creator of the namespace until it execs), and
  * in the run's initial one (what capable() checks: host-wide limits). */
 bool proxy_ns_capable(const struct proxy_process *p);
+/* proxy_ns_capable, and cap in its effective set: a capset (LTP's
+ * TST_CAP_DROP, libcap's cap_set_proc) that cleared cap from the effective
+ * set takes that one capability away where a check uses this. */
+bool proxy_ns_capable_cap(const struct proxy_process *p, int cap);
+/* Whether capset took cap out of p's effective set (the recorded sets;
+ * until a capset they follow the euid, and nothing is dropped). */
+bool proxy_cap_dropped(const struct proxy_process *p, int cap);
 bool proxy_ns_init_capable(const struct proxy_process *p);
 
 /* The UTS namespace's names when p has one of its own (NULL: detcore's

@@ -31,6 +31,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <linux/capability.h>
 #include <linux/nsfs.h>
 #include <fcntl.h>
 #include <linux/sched.h>
@@ -215,6 +216,16 @@ static bool capable_in(const struct proxy_process *p,
 }
 
 bool proxy_ns_capable(const struct proxy_process *p) { return own_caps(p); }
+
+bool proxy_ns_capable_cap(const struct proxy_process *p, int cap)
+{
+    return own_caps(p) && !proxy_cap_dropped(p, cap);
+}
+
+bool proxy_cap_dropped(const struct proxy_process *p, int cap)
+{
+    return p->cred.caps_recorded && !(p->cred.cap_eff & (1ULL << cap));
+}
 
 bool proxy_ns_capable_over(const struct proxy_process *p,
                            const struct proxy_process *q)
@@ -469,7 +480,8 @@ static long ns_switch(struct proxy_process *p, uint64_t flags)
         p->cred.ns_caps = true;
         p->cred.caps_recorded = false; /* a new namespace's full set */
     }
-    if ((flags & NS_FLAGS_ALL & ~CLONE_NEWUSER) && !own_caps(p)) {
+    if ((flags & NS_FLAGS_ALL & ~CLONE_NEWUSER) &&
+        !proxy_ns_capable_cap(p, CAP_SYS_ADMIN)) {
         p->cred.ns[PROXY_NS_USER] = saved_user;
         p->cred.ns_caps = saved_caps;
         return -EPERM;
@@ -558,7 +570,7 @@ long proxy_ns_clone_check(struct proxy_process *p, uint64_t flags)
         long rc = user_ns_check(p);
         if (rc < 0)
             return rc;
-    } else if (!own_caps(p)) {
+    } else if (!proxy_ns_capable_cap(p, CAP_SYS_ADMIN)) {
         return -EPERM;
     }
     if ((flags & (CLONE_NEWIPC | CLONE_SYSVSEM)) ==
