@@ -186,6 +186,10 @@ struct proxy_process {
          * (0: the initial 50 us) */
         uint64_t timerslack_default_ns;
         int nice;
+        /* ioprio_set's value, read back by ioprio_get (sched.c); 0 is
+         * Linux's default, class NONE. Inherited by fork and clone, as
+         * copy_io gives a child its parent's. */
+        int ioprio;
     } prctl;
     /* System V shared memory attached (kernel/sysvshm.c). Owned. */
     struct proxy_shm_attach *shm_attach;

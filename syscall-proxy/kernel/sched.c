@@ -377,18 +377,25 @@ static long ioprio_check(const struct proxy_process *p, unsigned ioprio)
     }
 }
 
-/* The guest has no disk of its own to schedule: every process keeps the
- * default priority (class NONE, 0), and a valid ioprio_set changes nothing. */
+/* The guest has no disk of its own to schedule, so the priority changes
+ * nothing, but it is kept as Linux keeps it in the task's io_context:
+ * ioprio_get reads back what ioprio_set gave (the default is class NONE,
+ * 0), and a child starts with its parent's. Per process (Linux: per
+ * thread), like the nice value here. */
 static long sys_ioprio_get(struct proxy_process *p, const uint64_t a[6])
 {
     long rc = ioprio_target(p, (int)a[0], (int)a[1]);
-    return rc < 0 ? rc : (long)IOPRIO_PRIO_VALUE(IOPRIO_CLASS_NONE, 0);
+    return rc < 0 ? rc : (long)misc_state(p)->ioprio;
 }
 
 static long sys_ioprio_set(struct proxy_process *p, const uint64_t a[6])
 {
     long rc = ioprio_check(p, (unsigned)a[2]);
-    return rc < 0 ? rc : ioprio_target(p, (int)a[0], (int)a[1]);
+    if (rc == 0)
+        rc = ioprio_target(p, (int)a[0], (int)a[1]);
+    if (rc == 0)
+        misc_state(p)->ioprio = (int)(unsigned)a[2];
+    return rc;
 }
 
 /* ---- membarrier ---------------------------------------------------------- */
