@@ -705,6 +705,34 @@ int proxy_mm_grow_down(struct proxy_process *p, gva_t addr)
     return map_checked(p, &m) == (long)start ? 1 : 0;
 }
 
+#ifndef MAP_UNINITIALIZED
+#define MAP_UNINITIALIZED 0x4000000
+#endif
+
+/* do_mmap's flags_mask: what MAP_SHARED_VALIDATE accepts of any file
+ * (LEGACY_MAP_MASK), more only where the file's f_op->mmap_supported_flags
+ * says (MAP_SYNC on a DAX filesystem). */
+#define LEGACY_MAP_MASK                                                        \
+    (MAP_SHARED | MAP_PRIVATE | MAP_FIXED | MAP_ANONYMOUS | MAP_DENYWRITE |    \
+     MAP_EXECUTABLE | MAP_UNINITIALIZED | MAP_GROWSDOWN | MAP_LOCKED |         \
+     MAP_NORESERVE | MAP_POPULATE | MAP_NONBLOCK | MAP_STACK | MAP_HUGETLB)
+
+/* MAP_SHARED_VALIDATE with a flag beyond the legacy ones: EOPNOTSUPP
+ * unless the host's filesystem supports it for this file, which a probe
+ * mapping with the same flags (but MAP_FIXED) asks it. */
+static int shared_validate_refused(int host_fd, int flags, uint64_t off)
+{
+    if ((flags & MAP_TYPE_MASK) != MAP_SHARED_VALIDATE ||
+        !(flags & ~LEGACY_MAP_MASK & ~MAP_TYPE_MASK))
+        return 0;
+    void *h = mmap(NULL, VMM_PAGE_SIZE, PROT_READ, flags & ~MAP_FIXED,
+                   host_fd, (off_t)off);
+    if (h == MAP_FAILED)
+        return errno == EOPNOTSUPP ? -EOPNOTSUPP : 0;
+    munmap(h, VMM_PAGE_SIZE);
+    return 0;
+}
+
 static long sys_mmap(struct proxy_process *p, const uint64_t a[6])
 {
     struct mmap_req m = {.addr = a[0], .len = a[1], .off = a[5],
@@ -712,7 +740,14 @@ static long sys_mmap(struct proxy_process *p, const uint64_t a[6])
                          .host_fd = -1};
     int guest_fd = (int)a[4];
     int type = m.flags & MAP_TYPE_MASK;
-    if (m.len == 0 || !page_aligned(m.off) || (m.prot & ~PROT_VALID))
+    /* Linux's order: the offset (the arch's sys_mmap), the fd (fget in
+     * ksys_mmap_pgoff), then do_mmap's checks. */
+    if (!page_aligned(m.off))
+        return -EINVAL;
+    if (!(m.flags & MAP_ANONYMOUS) &&
+        (m.host_fd = proxy_fd_host(&p->fds, guest_fd)) < 0)
+        return -EBADF;
+    if (m.len == 0 || (m.prot & ~PROT_VALID))
         return -EINVAL;
     if (type != MAP_PRIVATE && type != MAP_SHARED &&
         type != MAP_SHARED_VALIDATE)
@@ -723,10 +758,10 @@ static long sys_mmap(struct proxy_process *p, const uint64_t a[6])
     m.len = VMM_PAGE_ALIGN_UP(m.len);
     m.vflags = type != MAP_PRIVATE ? VMM_VMA_SHARED : 0;
     if (!(m.flags & MAP_ANONYMOUS)) {
-        m.host_fd = proxy_fd_host(&p->fds, guest_fd);
-        if (m.host_fd < 0)
-            return -EBADF;
-        int rc = check_file_access(m.host_fd, m.flags, m.prot, &m.vflags);
+        int rc = shared_validate_refused(m.host_fd, m.flags, m.off);
+        if (rc < 0)
+            return rc;
+        rc = check_file_access(m.host_fd, m.flags, m.prot, &m.vflags);
         if (rc < 0)
             return rc;
         if ((rc = proxy_secretmem_mmap(p, guest_fd, type, &m.vflags)) < 0)
