@@ -499,6 +499,14 @@ extern const struct proxy_syscall proxy_kcmp_syscalls[];
  * pidfd_send_signal, pidfd_getfd. */
 extern const struct proxy_syscall proxy_pidfd_syscalls[];
 bool proxy_pidfd_is(struct proxy_process *p, int guest_fd);
+/* A new pidfd of q in p (O_CLOEXEC; PIDFD_NONBLOCK): the guest fd or
+ * -errno (pidfd_open, clone's CLONE_PIDFD). */
+int proxy_pidfd_install(struct proxy_process *p, struct proxy_process *q,
+                        bool nonblock);
+/* ioctl on a pidfd: PIDFD_GET_INFO, else ENOTTY; 1 when guest_fd is no
+ * pidfd. */
+long proxy_pidfd_ioctl(struct proxy_process *p, int guest_fd,
+                       unsigned int req, gva_t arg);
 /* The capability sets capget shows (cred.c): what capset kept, else the
  * euid's (all for root, none otherwise; PR_SET_KEEPCAPS's kept ones). */
 void proxy_cred_caps(const struct proxy_process *p, uint64_t *eff,

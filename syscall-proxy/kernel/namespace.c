@@ -691,6 +691,15 @@ void proxy_ns_init_gone(struct proxy_process *p)
         p->cred.pidns->init_gone = true;
 }
 
+bool proxy_ns_pidns_visible(const struct proxy_process *p,
+                            const struct proxy_ns *ns)
+{
+    for (; ns; ns = ns->pid_parent)
+        if (ns == p->cred.pidns)
+            return true;
+    return pid_level(p) == 0;
+}
+
 bool proxy_ns_pid_below(const struct proxy_process *init,
                         const struct proxy_process *q)
 {

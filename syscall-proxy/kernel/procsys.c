@@ -221,6 +221,16 @@ long proxy_fork(struct proxy_process *p, uint64_t flags, gva_t stack,
     long ns_rc = proxy_ns_clone_check(p, flags); /* CLONE_NEW* */
     if (ns_rc < 0)
         return ns_rc;
+    /* CLONE_PIDFD: the pidfd goes where CLONE_PARENT_SETTID's pid would
+     * (clone's parent_tid), so not both; the int must be writable, or no
+     * child is made (copy_process puts it before the child runs). */
+    if (flags & CLONE_PIDFD) {
+        int32_t none = -1;
+        if (flags & (CLONE_DETACHED | CLONE_PARENT_SETTID))
+            return -EINVAL;
+        if (proxy_copy_out(p, ptid, &none, sizeof(none)) < 0)
+            return -EFAULT;
+    }
     bool share_mm = flags & CLONE_VM;
     struct proxy_process *c = new_child(p, share_mm);
     if (!c)
@@ -270,6 +280,10 @@ long proxy_fork(struct proxy_process *p, uint64_t flags, gva_t stack,
     int32_t pid32 = proxy_ns_pid_of(p, c), own32 = proxy_ns_pid_of(c, c);
     if (flags & CLONE_PARENT_SETTID)
         proxy_copy_out(p, ptid, &pid32, 4);
+    if (flags & CLONE_PIDFD) {
+        int32_t pidfd = proxy_pidfd_install(p, c, false);
+        proxy_copy_out(p, ptid, &pidfd, sizeof(pidfd));
+    }
     if (flags & CLONE_CHILD_SETTID)
         vmm_as_copy_out(c->as, ctid, &own32, 4);
     if (flags & CLONE_CHILD_CLEARTID)

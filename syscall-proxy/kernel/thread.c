@@ -745,6 +745,8 @@ static long sys_clone(struct proxy_process *p, const uint64_t a[6])
     long ns_rc = proxy_ns_clone_check(p, a[0]); /* CLONE_NEW* */
     if (ns_rc < 0)
         return ns_rc;
+    if (a[0] & CLONE_PIDFD) /* a thread's pidfd: Linux 6.9's PIDFD_THREAD */
+        return -EINVAL;
     return clone_thread(p, a[0], a[1], a[2], a[3], a[4]);
 }
 
