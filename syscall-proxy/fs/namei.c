@@ -205,6 +205,7 @@ static long set_cwd(struct proxy_process *p, int dirfd, const char *path)
         return fd;
     close(p->fs.cwd_fd);
     p->fs.cwd_fd = fd;
+    proxy_fs_share_sync(p); /* clone(CLONE_FS)'s sharers */
     return 0;
 }
 

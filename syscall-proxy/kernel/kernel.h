@@ -344,6 +344,11 @@ struct proxy_world {
     /* Address spaces made so far after the first process's: the last
      * proxy_process mm_id given (kcmp's KCMP_VM order). */
     uint64_t last_mm_id;
+    /* The last proxy_fs_state fs_id given (KCMP_FS order). */
+    uint64_t last_fs_id;
+    /* The last SEM_UNDO list id given (kernel/sysvsem.c: KCMP_SYSVSEM
+     * order). */
+    uint64_t last_sem_undo_id;
 };
 
 /* ---- threads, futexes, sleeps (kernel/thread.c) -------------------------- */
@@ -462,6 +467,9 @@ int proxy_seccomp_filters(const struct proxy_thread *t);
 /* ---- System V semaphores (kernel/sysvsem.c) ------------------------------ */
 extern const struct proxy_syscall proxy_sysvsem_syscalls[];
 
+/* A process that is destroyed without an exit (a failed fork) lets its
+ * SEM_UNDO list go, applying nothing (kernel/sysvsem.c). */
+void proxy_sem_undo_drop(struct proxy_process *p);
 int proxy_sem_proc_line(const struct proxy_process *viewer, int i,
                         char *line, size_t cap);
 
@@ -493,6 +501,14 @@ int proxy_keys_users_line(struct proxy_process *viewer, int i, char *line,
 /* ---- kcmp (kernel/kcmp.c) ------------------------------------------------ */
 /* kcmp(2) over the process model's objects (kernel/kcmp.c). */
 extern const struct proxy_syscall proxy_kcmp_syscalls[];
+
+/* ---- CLONE_FS (kernel/procsys.c) ----------------------------------------- */
+/* p changed its cwd or umask: every other live process sharing its
+ * fs_struct (clone's CLONE_FS) gets the same. */
+void proxy_fs_share_sync(struct proxy_process *p);
+/* unshare(CLONE_FS): p's own fs_struct from now on, if another live
+ * process shared it. */
+void proxy_fs_unshare(struct proxy_process *p);
 
 /* ---- pidfds (kernel/pidfd.c) --------------------------------------------- */
 /* Process file descriptors (kernel/pidfd.c): pidfd_open,

@@ -518,8 +518,9 @@ static int live_threads(const struct proxy_process *p)
 }
 
 /* ksys_unshare: the implied flags, check_unshare_flags, then the
- * namespaces. CLONE_FS, CLONE_FILES and CLONE_SYSVSEM have nothing to
- * unshare here (a process never shares them with another). */
+ * namespaces. CLONE_FS gives the process an fs_struct of its own when it
+ * shared one (clone's CLONE_FS); CLONE_FILES has nothing to unshare here
+ * (a process never shares its fd table with another). */
 static long sys_unshare(struct proxy_process *p, const uint64_t a[6])
 {
     uint64_t flags = a[0];
@@ -539,6 +540,8 @@ static long sys_unshare(struct proxy_process *p, const uint64_t a[6])
     /* current_is_single_threaded: no other process on its memory either */
     if ((flags & CLONE_VM) && proxy_as_shared(p))
         return -EINVAL;
+    if (flags & CLONE_FS)
+        proxy_fs_unshare(p);
     if (flags & CLONE_SYSVSEM && !(flags & CLONE_NEWIPC))
         proxy_sem_exit(p);
     if (!(flags & NS_FLAGS_ALL))

@@ -191,13 +191,46 @@ static struct proxy_process *new_child(struct proxy_process *p,
         c->mm_id = ++p->world->last_mm_id; /* a space of its own */
         proxy_shm_fork(p, c);
     }
-    c->sem_undo = NULL; /* fork does not inherit SEM_UNDO */
-    c->nr_sem_undo = 0;
-    /* nor the undo list: CLONE_SYSVSEM shares Linux's, which hvrun does
-     * not model (the child's adjustments are its own, kcmp sees none) */
-    c->sem_undo_list = false;
+    /* fork does not inherit the SEM_UNDO list; CLONE_SYSVSEM shares it
+     * (proxy_fork) */
+    c->sem_undo = NULL;
     proxy_timer_fork(c);
     return c;
+}
+
+/* ---- CLONE_FS ------------------------------------------------------------ */
+
+/* Whether q is another live process on p's fs_struct. */
+static bool shares_fs(const struct proxy_process *p,
+                      const struct proxy_process *q)
+{
+    return q != p && !q->zombie && !q->exited && q->fs.fs_id == p->fs.fs_id;
+}
+
+/* Each process keeps its own host O_PATH fd of the cwd, so a chdir is
+ * passed on as a dup of the new one. */
+void proxy_fs_share_sync(struct proxy_process *p)
+{
+    for (int i = 0; p->world && i < p->world->nr_procs; i++) {
+        struct proxy_process *q = p->world->procs[i];
+        if (!shares_fs(p, q))
+            continue;
+        int fd = fcntl(p->fs.cwd_fd, F_DUPFD_CLOEXEC, 3);
+        if (fd >= 0) {
+            close(q->fs.cwd_fd);
+            q->fs.cwd_fd = fd;
+        }
+        q->fs.umask = p->fs.umask;
+    }
+}
+
+void proxy_fs_unshare(struct proxy_process *p)
+{
+    for (int i = 0; p->world && i < p->world->nr_procs; i++)
+        if (shares_fs(p, p->world->procs[i])) {
+            p->fs.fs_id = ++p->world->last_fs_id;
+            return;
+        }
 }
 
 /* A vfork by the only thread of its process: nothing runs on the
@@ -235,6 +268,8 @@ long proxy_fork(struct proxy_process *p, uint64_t flags, gva_t stack,
     struct proxy_process *c = new_child(p, share_mm);
     if (!c)
         return -ENOMEM;
+    if (!(flags & CLONE_FS)) /* copy_fs: a copy of its own */
+        c->fs.fs_id = ++p->world->last_fs_id;
     char why[256];
     /* A VM is hvrun's: made with its own ids (a ptrace stub opens the
      * shared memory through /proc/<hvrun>/fd; kernel/fscred.c). */
@@ -268,8 +303,8 @@ long proxy_fork(struct proxy_process *p, uint64_t flags, gva_t stack,
     if (rc == 0) {
         proxy_keys_fork(c);
         proxy_perf_on_clone(p->world, p->threads[p->cur].tid, c->pid);
-        if (flags & CLONE_SYSVSEM) /* copy_semundo makes the caller's */
-            p->sem_undo_list = true;
+        if (flags & CLONE_SYSVSEM) /* copy_semundo: made if none, shared */
+            proxy_sem_undo_share(p, c);
     }
     if (rc < 0) {
         vmm_vm_destroy(c->vm);

@@ -732,7 +732,7 @@ static long clone_thread(struct proxy_process *p, uint64_t flags,
     proxy_perf_on_clone(p->world, current(p)->tid, tid);
     p->nr_threads++;
     if (flags & CLONE_SYSVSEM) /* copy_semundo: one list, made if none */
-        p->sem_undo_list = true;
+        proxy_sem_undo_share(p, NULL);
     proxy_ptrace_on_clone(p, p, &p->threads[p->nr_threads - 1], flags);
     return tid;
 }
