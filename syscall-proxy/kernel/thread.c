@@ -517,6 +517,10 @@ static long futex_wake_op(struct proxy_process *p, const uint64_t a[6])
 static long futex_cmp_requeue(struct proxy_process *p, const uint64_t a[6],
                               bool cmp)
 {
+    /* futex_requeue's first check: the counts are ints (nr_requeue is
+     * the timeout argument's low 32 bits) and neither may be negative */
+    if ((int)a[2] < 0 || (int)a[3] < 0)
+        return -EINVAL;
     if (cmp) {
         uint32_t cur;
         int rc = proxy_copy_in(p, &cur, a[0], sizeof(cur));
