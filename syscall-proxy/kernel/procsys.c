@@ -865,6 +865,7 @@ static long strings_in(struct proxy_process *p, gva_t vec, int64_t *budget,
 static void exec_reset(struct proxy_process *p)
 {
     proxy_shm_detach_all(p); /* the old address space is gone */
+    p->mm.nr_range_policy = 0; /* and its VMAs' mbind policies */
     p->prctl.keepcaps = false; /* Linux clears it at every execve */
     proxy_ns_exec(p); /* capabilities from the euid again */
     p->cred.fsuid = p->cred.euid; /* cap_bprm_creds_from_file */
