@@ -377,6 +377,11 @@ sample_at=${LTP_SAMPLE_AT:-1}
             "(\`make ltp${LTP_TESTS:+ LTP_TESTS=...}${LTP_SAMPLE:+ LTP_SAMPLE=$LTP_SAMPLE}${LTP_SAMPLE_AT:+ LTP_SAMPLE_AT=$LTP_SAMPLE_AT}\`);" \
             "the full run is \`make ltp\` with no filter."
     fi
+    echo
+    echo "Run $(date -u +%Y-%m-%d) on $(nproc) CPUs of a" \
+        "$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)," \
+        "host Linux $(uname -r), hvrun at" \
+        "\`$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)\`."
 } >"$OUT/selection"
 echo "ltp: $count entries, modes: $MODES, $JOBS at a time, ${LTP_TIMEOUT} s each; results in $OUT"
 echo "$list" | xargs -P "$JOBS" -I{} "$SELF" __one {} |
