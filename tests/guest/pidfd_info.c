@@ -6,7 +6,7 @@
  * its parent and its credentials; once the child is reaped it gives its
  * wait status when PIDFD_INFO_EXIT is asked for, and ESRCH when it is not;
  * a NULL argument is EINVAL, the request on a file that is no pidfd
- * ENOTTY. (The cgroup id and the not-yet-reaped zombie are left out: the
+ * ENOTTY; a generic ioctl (FIONBIO) still works on a pidfd. (The cgroup id and the not-yet-reaped zombie are left out: the
  * first is the host's, the second differs between kernel versions.)
  */
 #define _GNU_SOURCE
@@ -65,6 +65,9 @@ int main(void)
            (i.mask & INFO_PID) != 0, (i.mask & INFO_CREDS) != 0,
            (i.mask & INFO_EXIT) != 0);
     printf("NULL argument: %s\n", result_text(ioctl(pidfd, GET_INFO, NULL)));
+    int on = 1;
+    printf("FIONBIO (a generic ioctl): %s", result_text(ioctl(pidfd, FIONBIO, &on)));
+    printf(", O_NONBLOCK %d\n", (fcntl(pidfd, F_GETFL) & O_NONBLOCK) != 0);
     printf("not a pidfd: %s\n", result_text(ioctl(ready[0], GET_INFO, &i)));
     CHECK(write(ready[1], "x", 1) == 1);
     int st;
