@@ -304,6 +304,10 @@ static long sys_pidfd_getfd(struct proxy_process *p, const uint64_t a[6])
         return r;
     if (q->zombie) /* exiting or dead: Linux's __pidfd_fget says ESRCH */
         return -ESRCH;
+    /* __pidfd_fget: ptrace access to the target (ATTACH_REALCREDS), before
+     * its fd is looked up */
+    if (!proxy_ptrace_may_access(p, q))
+        return -EPERM;
     struct proxy_fd *from = proxy_fd_get(&q->fds, (int)a[1]);
     if (!from)
         return -EBADF;

@@ -78,6 +78,23 @@ int main(void)
            i.pid);
     rc = get_info(pidfd, &i, 0);
     printf("reaped, exit not asked: %s\n", result_text(rc));
+    /* pidfd_getfd needs ptrace access: not from a child that dropped to
+     * another user (LTP pidfd_getfd02) */
+    int self_fd = (int)syscall(SYS_pidfd_open, getpid(), 0);
+    fflush(stdout);
+    pid_t dropper = fork();
+    CHECK(dropper >= 0);
+    if (dropper == 0) {
+        if (geteuid() == 0 && setresuid(65534, 65534, 65534) != 0)
+            _exit(1);
+        printf("pidfd_getfd as another user: %s\n",
+               result_text(syscall(SYS_pidfd_getfd, self_fd, 1, 0)));
+        printf("pidfd_getfd as another user, no such fd: %s\n",
+               result_text(syscall(SYS_pidfd_getfd, self_fd, 999, 0)));
+        fflush(stdout);
+        _exit(0);
+    }
+    CHECK(waitpid(dropper, &st, 0) == dropper);
     int other = -1;
     rc = syscall(SYS_clone, CLONE_PIDFD | CLONE_PARENT_SETTID | SIGCHLD, 0,
                  &other, 0, 0);
