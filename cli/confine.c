@@ -479,6 +479,11 @@ static const int allowed_calls[] = {
     SCMP_SYS(getsockname), SCMP_SYS(getpeername), SCMP_SYS(getsockopt),
     SCMP_SYS(setsockopt), SCMP_SYS(sendto), SCMP_SYS(recvfrom),
     SCMP_SYS(sendmsg), SCMP_SYS(recvmsg), SCMP_SYS(shutdown),
+    /* a guest's mq_notify(SIGEV_THREAD): a private, at once unlinked host
+     * queue whose notification the host kernel writes to the guest's
+     * netlink socket (syscall-proxy/kernel/mqueue.c) */
+    SCMP_SYS(mq_open), SCMP_SYS(mq_unlink), SCMP_SYS(mq_notify),
+    SCMP_SYS(mq_timedsend),
 };
 
 /* What the sanitizer runtimes make after set-up, only in sanitizer builds:

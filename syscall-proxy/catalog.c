@@ -120,8 +120,9 @@ static const struct exception_note notes[] = {
     {SYS_mq_timedsend, NULL, "a wait re-tried every 1 ms of logical time"},
     {SYS_mq_timedreceive, NULL, "a wait re-tried every 1 ms of logical "
                                 "time"},
-    {SYS_mq_notify, NULL, "SIGEV_SIGNAL and SIGEV_NONE; SIGEV_THREAD EINVAL "
-                          "(a netlink message only the host kernel sends)"},
+    {SYS_mq_notify, NULL, "SIGEV_SIGNAL, SIGEV_NONE and SIGEV_THREAD "
+                          "(its netlink cookie written by the host kernel "
+                          "through a private host queue of hvrun's)"},
     {SYS_adjtimex, NULL, "a query answers the NTP-less state of the "
                          "virtual clock (TIME_ERROR, STA_UNSYNC); a change "
                          "EPERM (no CAP_SYS_TIME)"},
@@ -132,10 +133,11 @@ static const struct exception_note notes[] = {
                            "guest LDT)"},
     {SYS_acct, NULL, "EPERM: no guest has CAP_SYS_PACCT"},
     {SYS_kcmp, NULL, "the process model's objects: open file descriptions "
-                     "by the fd table's ids, address spaces, fd tables, "
-                     "fs and signal handlers per process; ordered by ids "
-                     "of the run's own, never host pointers; "
-                     "KCMP_EPOLL_TFD EOPNOTSUPP"},
+                     "by the fd table's ids, address spaces, fs "
+                     "(shared by CLONE_FS), SEM_UNDO lists (shared by "
+                     "CLONE_SYSVSEM), fd tables and signal handlers per "
+                     "process; ordered by ids of the run's own, never "
+                     "host pointers; KCMP_EPOLL_TFD EOPNOTSUPP"},
     {SYS_quotactl, NULL, "queries asked of the host's filesystem; a "
                          "change EPERM after its device checks"},
     {SYS_quotactl_fd, NULL, "as quotactl"},
@@ -154,7 +156,9 @@ static const struct exception_note notes[] = {
                        "and WATCH_KEY EOPNOTSUPP"},
     {SYS_memfd_create, "passthrough", "a host memfd under the guest's name; "
                                       "MFD_HUGETLB is EINVAL"},
-    {SYS_name_to_handle_at, "emulated", "refused with EOPNOTSUPP"},
+    {SYS_name_to_handle_at, "emulated", "EOPNOTSUPP after the flag and "
+                                        "path checks, as a file system "
+                                        "without handles"},
     {SYS_close, "emulated", "guest fd table; the host fd is closed"},
     {SYS_close_range, "emulated", "guest fd table"},
     {SYS_dup, "emulated", "guest fd table over a host dup"},
@@ -236,6 +240,9 @@ static const struct exception_note notes[] = {
                          "execve reset it to the egid; /proc's 4th Gid"},
     {SYS_set_mempolicy, NULL, "one node: the mode and mask are kept for "
                               "get_mempolicy"},
+    {SYS_mbind, NULL, "one node: a range's mode and mask are kept for "
+                      "get_mempolicy(MPOL_F_ADDR) until it is unmapped or "
+                      "mapped anew"},
     {SYS_brk, NULL, "heap after the program's last segment"},
     {SYS_rt_sigreturn, NULL, "restores the XSAVE image from the frame"},
     {SYS_rt_sigtimedwait, NULL, "timeouts on the logical clock"},

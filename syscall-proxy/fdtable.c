@@ -374,6 +374,9 @@ void proxy_fd_share_context(struct proxy_fd *to, struct proxy_fd *from)
     proxy_mqd_share(to, from);
     to->listing_pid = from->listing_pid;
     to->pidfd_pid = from->pidfd_pid;
+    to->pidfd_pidns = from->pidfd_pidns;
+    to->pidfd_exit_known = from->pidfd_exit_known;
+    to->pidfd_exit_status = from->pidfd_exit_status;
     to->procdir_pid = from->procdir_pid;
     to->secretmem = from->secretmem;
 }

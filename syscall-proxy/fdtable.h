@@ -19,6 +19,7 @@
 struct proxy_dircache;
 struct proxy_fowner;
 struct proxy_mqd;
+struct proxy_ns;
 struct proxy_perf;
 struct proxy_signalfd;
 struct proxy_timerfd;
@@ -79,6 +80,13 @@ struct proxy_fd {
      * not a pidfd); the host fd is an eventfd made readable at its exit.
      * Kept by dups and fork children. */
     int pidfd_pid;
+    /* The pid namespace that process lives in (NULL: the run's) and,
+     * once it exited, its wait status (pidfd_exit_known): what
+     * PIDFD_GET_INFO reports after the reap. Kept by dups and fork
+     * children. */
+    const struct proxy_ns *pidfd_pidns;
+    bool pidfd_exit_known;
+    int pidfd_exit_status;
     /* /proc/<N> of a guest process N opened as a directory (vfs.c): N's
      * run pid, which pidfd_send_signal takes as a pidfd's; 0 otherwise.
      * Kept by dups and fork children. */

@@ -114,7 +114,7 @@ void proxy_process_destroy(struct proxy_process *p)
     free(p->sig.rt_queue);
     free(p->cred.groups);
     free(p->shm_attach); /* the world counts are gone with it, or done */
-    free(p->sem_undo);
+    proxy_sem_undo_drop(p);
     proxy_fdtable_destroy(&p->fds);
     proxy_aio_release(p);
     proxy_cpuid_release(p);

@@ -34,7 +34,7 @@ struct proxy_cpuid_patched;
 struct proxy_fd;
 struct proxy_plock;
 struct proxy_preserve;
-struct proxy_sem_undo;
+struct proxy_sem_undo_list;
 struct proxy_shm_attach;
 struct proxy_thread;
 struct proxy_world;
@@ -186,18 +186,21 @@ struct proxy_process {
          * (0: the initial 50 us) */
         uint64_t timerslack_default_ns;
         int nice;
+        /* ioprio_set's value, read back by ioprio_get (sched.c); 0 is
+         * Linux's default, class NONE. Inherited by fork and clone, as
+         * copy_io gives a child its parent's. */
+        int ioprio;
     } prctl;
     /* System V shared memory attached (kernel/sysvshm.c). Owned. */
     struct proxy_shm_attach *shm_attach;
     int nr_shm_attach;
-    /* SEM_UNDO adjustments, applied at exit (kernel/sysvsem.c). Owned. */
-    struct proxy_sem_undo *sem_undo;
-    int nr_sem_undo;
-    /* Whether Linux would have made its sysvsem.undo_list (what kcmp's
-     * KCMP_SYSVSEM compares): at a semop with SEM_UNDO, or a clone with
-     * CLONE_SYSVSEM (a pthread_create); gone with exit_sem (exit,
-     * unshare, setns; proxy_sem_exit). A fork child has none. */
-    bool sem_undo_list;
+    /* Linux's sysvsem.undo_list (kernel/sysvsem.c): the SEM_UNDO
+     * adjustments, applied when the last process holding the list lets
+     * it go. Made at a semop with SEM_UNDO, or a clone with CLONE_SYSVSEM
+     * (a pthread_create; a process made so shares it, counted); let go by
+     * exit_sem (exit, unshare, setns; proxy_sem_exit). A fork child has
+     * none. What kcmp's KCMP_SYSVSEM compares. NULL: none. */
+    struct proxy_sem_undo_list *sem_undo;
     /* personality(2)'s value (sys.c): kept across fork and execve, as
      * setarch relies on; PER_LINUX32 makes uname's machine i686 */
     uint32_t personality;

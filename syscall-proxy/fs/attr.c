@@ -7,6 +7,7 @@
  * --verify keeps what each call changes (preserve.c).
  */
 #include "proxy.h"
+#include "kernel.h"
 #include "mm.h"
 #include "fs.h"
 #include "internal.h"
@@ -309,6 +310,7 @@ static long sys_umask(struct proxy_process *p, const uint64_t a[6])
 {
     mode_t old = p->fs.umask;
     p->fs.umask = (mode_t)a[0] & 0777;
+    proxy_fs_share_sync(p); /* clone(CLONE_FS)'s sharers */
     return old;
 }
 

@@ -24,6 +24,12 @@ struct proxy_fs_state {
      * is that process's (vfs.c), 0 for the caller's own. */
     int ns_of_pid;
     mode_t umask;
+    /* Which fs_struct: processes made with clone(CLONE_FS) share the cwd
+     * and umask (kernel/procsys.c keeps them in step), as their threads
+     * do; 0 for the first process's, then one more for each made (a
+     * fork without CLONE_FS, an unshare(CLONE_FS) of a shared one) in the
+     * run's order (kcmp's KCMP_FS order). */
+    uint64_t fs_id;
     /* the private /tmp (hermetic.c): guest /tmp is this host directory;
      * empty when there is none. tmp_owned: hvrun made it and deletes it. */
     char tmp_host[PROXY_PATH_MAX];

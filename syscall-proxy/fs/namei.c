@@ -205,6 +205,7 @@ static long set_cwd(struct proxy_process *p, int dirfd, const char *path)
         return fd;
     close(p->fs.cwd_fd);
     p->fs.cwd_fd = fd;
+    proxy_fs_share_sync(p); /* clone(CLONE_FS)'s sharers */
     return 0;
 }
 
@@ -565,9 +566,23 @@ static long sys_symlinkat(struct proxy_process *p, const uint64_t a[6])
 
 /* File handles would hand the guest host inode identities (a determinism
  * leak) and open_by_handle_at needs CAP_DAC_READ_SEARCH; Linux returns
- * EOPNOTSUPP for file systems without handles, which callers handle. */
+ * EOPNOTSUPP for file systems without handles, which callers handle.
+ * That comes after the flags (EINVAL) and the path's lookup (EBADF,
+ * ENOTDIR, EFAULT, ENOENT, ...), as on such a file system. */
 static long sys_name_to_handle_at(struct proxy_process *p, const uint64_t a[6])
 {
+    int flags = (int)a[4];
+    if (flags & ~(AT_SYMLINK_FOLLOW | AT_EMPTY_PATH))
+        return -EINVAL;
+    struct host_path hp;
+    int at_flags = (flags & AT_SYMLINK_FOLLOW ? 0 : AT_SYMLINK_NOFOLLOW) |
+                   (flags & AT_EMPTY_PATH);
+    long r = proxy_fs_host_path_at_flags(p, a[0], a[1], at_flags, false, &hp);
+    if (r < 0)
+        return r;
+    struct stat st;
+    if (fstatat(hp.dirfd, hp.path, &st, at_flags) < 0)
+        return -errno;
     return -EOPNOTSUPP;
 }
 

@@ -905,37 +905,159 @@ static bool same_lazy_mapping(const struct vmm_vma *v, const struct vmm_vma *w)
            (v->flags & ~lazy) == (w->flags & ~lazy) && v->prot == w->prot;
 }
 
-/* task_mmu.c show_map_vma: the name starts at column 73. */
+/* task_mmu.c show_map_vma: one line for v (up to end, past merged lazy
+ * stretches); the name starts at column 73. */
+static void maps_line(struct proxy_process *p, struct vbuf *b,
+                      const struct vmm_vma *v, gva_t end)
+{
+    char name[PROXY_PATH_MAX];
+    bool is_file = v->flags & VMM_VMA_FILE;
+    uint64_t dev = is_file ? det_dev(p->det, v->dev) : 0;
+    uint64_t ino = is_file ? det_ino(p->det, v->dev, v->ino) : 0;
+    size_t line_start = b->len;
+    vb_printf(b, "%08llx-%08llx %c%c%c%c %08llx %02x:%02x %llu ",
+              (unsigned long long)v->start, (unsigned long long)end,
+              v->prot & PROT_READ ? 'r' : '-',
+              v->prot & PROT_WRITE ? 'w' : '-',
+              v->prot & PROT_EXEC ? 'x' : '-',
+              v->flags & VMM_VMA_SHARED ? 's' : 'p',
+              (unsigned long long)(is_file ? v->file_off : 0),
+              major((dev_t)dev), minor((dev_t)dev), (unsigned long long)ino);
+    vma_name(p, v, name, sizeof(name));
+    if (name[0]) {
+        size_t width = b->len - line_start;
+        for (; width < 72; width++)
+            vb_put(b, " ", 1);
+        vb_printf(b, " %s", name);
+    }
+    vb_put(b, "\n", 1);
+}
+
+/* The VMAs [*i, returned index] that make one mapping of Linux's (a lazy
+ * VMA and its backed stretches); *end its end, *backed the bytes backed. */
+static size_t one_mapping(const struct vmm_aspace *as, size_t i, gva_t *end,
+                          uint64_t *backed)
+{
+    *end = as->vmas[i]->end;
+    *backed = (as->vmas[i]->flags & VMM_VMA_LAZY)
+                  ? 0
+                  : as->vmas[i]->end - as->vmas[i]->start;
+    while (i + 1 < as->nr_vmas &&
+           same_lazy_mapping(as->vmas[i], as->vmas[i + 1])) {
+        const struct vmm_vma *w = as->vmas[++i];
+        *end = w->end;
+        if (!(w->flags & VMM_VMA_LAZY))
+            *backed += w->end - w->start;
+    }
+    return i;
+}
+
 static int gen_self_maps(struct proxy_process *p, struct vbuf *b)
 {
     const struct vmm_aspace *as = p->as;
-    char name[PROXY_PATH_MAX];
     for (size_t i = 0; i < as->nr_vmas; i++) {
         const struct vmm_vma *v = as->vmas[i];
-        gva_t end = v->end;
-        while (i + 1 < as->nr_vmas &&
-               same_lazy_mapping(as->vmas[i], as->vmas[i + 1]))
-            end = as->vmas[++i]->end;
-        bool is_file = v->flags & VMM_VMA_FILE;
-        uint64_t dev = is_file ? det_dev(p->det, v->dev) : 0;
-        uint64_t ino = is_file ? det_ino(p->det, v->dev, v->ino) : 0;
-        size_t line_start = b->len;
-        vb_printf(
-            b, "%08llx-%08llx %c%c%c%c %08llx %02x:%02x %llu ",
-            (unsigned long long)v->start, (unsigned long long)end,
-            v->prot & PROT_READ ? 'r' : '-', v->prot & PROT_WRITE ? 'w' : '-',
-            v->prot & PROT_EXEC ? 'x' : '-',
-            v->flags & VMM_VMA_SHARED ? 's' : 'p',
-            (unsigned long long)(is_file ? v->file_off : 0), major((dev_t)dev),
-            minor((dev_t)dev), (unsigned long long)ino);
-        vma_name(p, v, name, sizeof(name));
-        if (name[0]) {
-            size_t width = b->len - line_start;
-            for (; width < 72; width++)
-                vb_put(b, " ", 1);
-            vb_printf(b, " %s", name);
-        }
-        vb_put(b, "\n", 1);
+        gva_t end;
+        uint64_t backed;
+        i = one_mapping(as, i, &end, &backed);
+        maps_line(p, b, v, end);
+    }
+    return 0;
+}
+
+/* show_smap_vma_flags: the mnemonics of the flags hvrun keeps, in
+ * Linux's bit order. */
+static void smaps_vmflags(struct vbuf *b, const struct vmm_vma *v)
+{
+    bool shared = v->flags & VMM_VMA_SHARED;
+    vb_printf(b, "VmFlags:");
+    if (v->prot & PROT_READ)
+        vb_printf(b, " rd");
+    if (v->prot & PROT_WRITE)
+        vb_printf(b, " wr");
+    if (v->prot & PROT_EXEC)
+        vb_printf(b, " ex");
+    if (shared)
+        vb_printf(b, " sh");
+    if (!(v->flags & VMM_VMA_SPECIAL)) {
+        vb_printf(b, " mr");
+        if (!(v->flags & VMM_VMA_NOMAYWRITE))
+            vb_printf(b, " mw");
+        if (!(v->flags & VMM_VMA_NOMAYEXEC))
+            vb_printf(b, " me");
+    }
+    if (shared)
+        vb_printf(b, " ms");
+    if (v->flags & (VMM_VMA_GROWSDOWN | VMM_VMA_STACK))
+        vb_printf(b, " gd");
+    if (v->flags & VMM_VMA_SPECIAL)
+        vb_printf(b, " pf io");
+    if (v->flags & VMM_VMA_LOCKED)
+        vb_printf(b, " lo");
+    if (v->flags & VMM_VMA_DONTFORK)
+        vb_printf(b, " dc");
+    if (v->flags & VMM_VMA_ACCOUNT)
+        vb_printf(b, " ac");
+    if (v->flags & VMM_VMA_NORESERVE)
+        vb_printf(b, " nr");
+    if (v->flags & VMM_VMA_WIPEONFORK)
+        vb_printf(b, " wf");
+    vb_printf(b, "\n");
+}
+
+/*
+ * /proc/self/smaps (task_mmu.c show_smap, Linux 6.1's fields): each
+ * mapping's maps line and its sizes in kB, from hvrun's own VMAs, so the
+ * same in every run: memory is backed when mapped (a lazy mapping's
+ * untouched rest is not), so Rss is the backed size; no page is shared
+ * with another process's count (Pss is Rss; Shared_* are for pages
+ * another process maps too, which hvrun does not count: 0), swapped or
+ * huge; anonymous memory is Private_Dirty (and Anonymous when private), a
+ * file's pages Private_Clean; Locked is Rss for an mlock'd mapping.
+ */
+static int gen_self_smaps(struct proxy_process *p, struct vbuf *b)
+{
+    const struct vmm_aspace *as = p->as;
+    for (size_t i = 0; i < as->nr_vmas; i++) {
+        const struct vmm_vma *v = as->vmas[i];
+        gva_t end;
+        uint64_t rss;
+        i = one_mapping(as, i, &end, &rss);
+        maps_line(p, b, v, end);
+        bool anon = !(v->flags & VMM_VMA_FILE);
+        bool shared = v->flags & VMM_VMA_SHARED;
+        uint64_t kb = rss >> 10;
+        const struct {
+            const char *label;
+            uint64_t kb;
+        } rows[] = {
+            {"Size:", (end - v->start) >> 10},
+            {"KernelPageSize:", 4},
+            {"MMUPageSize:", 4},
+            {"Rss:", kb},
+            {"Pss:", kb},
+            {"Pss_Dirty:", anon ? kb : 0},
+            {"Shared_Clean:", 0},
+            {"Shared_Dirty:", 0},
+            {"Private_Clean:", anon ? 0 : kb},
+            {"Private_Dirty:", anon ? kb : 0},
+            {"Referenced:", kb},
+            {"Anonymous:", anon && !shared ? kb : 0},
+            {"LazyFree:", 0},
+            {"AnonHugePages:", 0},
+            {"ShmemPmdMapped:", 0},
+            {"FilePmdMapped:", 0},
+            {"Shared_Hugetlb:", 0},
+            {"Private_Hugetlb:", 0},
+            {"Swap:", 0},
+            {"SwapPss:", 0},
+            {"Locked:", (v->flags & VMM_VMA_LOCKED) ? kb : 0},
+        };
+        for (size_t r = 0; r < sizeof(rows) / sizeof(rows[0]); r++)
+            vb_printf(b, "%-16s%8llu kB\n", rows[r].label,
+                      (unsigned long long)rows[r].kb);
+        vb_printf(b, "THPeligible:    0\n");
+        smaps_vmflags(b, v);
     }
     return 0;
 }
@@ -1077,6 +1199,7 @@ const struct vfile proxy_vfs_files[] = {
     {"/proc/self/stat", GATE_ALWAYS, DET_SRC_IDS, gen_self_stat, NULL},
     {"/proc/self/status", GATE_ALWAYS, DET_SRC_IDS, gen_self_status, NULL},
     {"/proc/self/maps", GATE_ALWAYS, DET_SRC_IDS, gen_self_maps, NULL},
+    {"/proc/self/smaps", GATE_ALWAYS, DET_SRC_IDS, gen_self_smaps, NULL},
     {"/proc/self/cmdline", GATE_ALWAYS, DET_SRC_IDS, gen_self_cmdline, NULL},
     {"/proc/self/environ", GATE_ALWAYS, DET_SRC_IDS, gen_self_environ, NULL},
     {"/proc/self/auxv", GATE_ALWAYS, DET_SRC_IDS, gen_self_auxv, NULL},

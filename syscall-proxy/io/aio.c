@@ -334,21 +334,48 @@ static long sys_io_submit(struct proxy_process *p, const uint64_t a[6])
     return done;
 }
 
-/* Takes up to nr completed events (min_nr is met or can never be). */
-static long take_events(struct proxy_process *p, const uint64_t a[6])
+/* io_pgetevents' signal mask as set_user_sigmask checks it: a NULL
+ * struct or mask pointer is none; the struct and the mask must be
+ * readable (EFAULT), the size sizeof(sigset_t) (EINVAL). The mask would
+ * apply only while waiting, and there is never a wait (see the top). */
+static long check_usig(struct proxy_process *p, gva_t usig_gva)
+{
+    struct {
+        uint64_t sigmask;
+        uint64_t sigsetsize;
+    } usig;
+    if (!usig_gva)
+        return 0;
+    if (proxy_copy_in(p, &usig, usig_gva, sizeof(usig)) < 0)
+        return -EFAULT;
+    if (!usig.sigmask)
+        return 0;
+    if (usig.sigsetsize != 8) /* the kernel's sigset_t */
+        return -EINVAL;
+    uint64_t mask;
+    return proxy_copy_in(p, &mask, usig.sigmask, sizeof(mask)) < 0 ? -EFAULT
+                                                                   : 0;
+}
+
+/* Takes up to nr completed events (min_nr is met or can never be), in
+ * Linux's order: the timeout is read (EFAULT), io_pgetevents' mask
+ * checked (usig_gva), then the context and counts (EINVAL). */
+static long take_events(struct proxy_process *p, const uint64_t a[6],
+                        gva_t usig_gva)
 {
     long min_nr = (long)a[1], nr = (long)a[2];
+    struct timespec ts;
+    if (a[4] && proxy_copy_in(p, &ts, a[4], sizeof(ts)) < 0)
+        return -EFAULT;
+    long rc = check_usig(p, usig_gva);
+    if (rc < 0)
+        return rc;
     struct aio_ctx **cp = ctx_find(p, a[0]);
     if (!cp || min_nr < 0 || nr < 0 || min_nr > nr)
         return -EINVAL;
     struct aio_ctx *c = *cp;
-    if (a[4]) { /* the timeout is checked as Linux checks it */
-        struct timespec ts;
-        if (proxy_copy_in(p, &ts, a[4], sizeof(ts)) < 0)
-            return -EFAULT;
-        if (ts.tv_sec < 0 || ts.tv_nsec < 0 || ts.tv_nsec >= 1000000000L)
-            return -EINVAL;
-    }
+    if (a[4] && (ts.tv_sec < 0 || ts.tv_nsec < 0 || ts.tv_nsec >= 1000000000L))
+        return -EINVAL;
     long got = 0;
     for (; got < nr && c->count; got++) {
         if (proxy_copy_out(p, a[3] + (gva_t)got * sizeof(struct io_event),
@@ -362,14 +389,12 @@ static long take_events(struct proxy_process *p, const uint64_t a[6])
 
 static long sys_io_getevents(struct proxy_process *p, const uint64_t a[6])
 {
-    return take_events(p, a);
+    return take_events(p, a, 0);
 }
 
-/* io_pgetevents: the signal mask would apply only while waiting, and
- * there is never a wait (see the top). */
 static long sys_io_pgetevents(struct proxy_process *p, const uint64_t a[6])
 {
-    return take_events(p, a);
+    return take_events(p, a, a[5]);
 }
 
 /* Linux's order: the iocb's aio_key is read (EFAULT) and must be

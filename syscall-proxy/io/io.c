@@ -965,6 +965,8 @@ static long sys_ioctl(struct proxy_process *p, const uint64_t a[6])
     }
     if (f->vfd && _IOC_TYPE(req) == NSIO) /* a namespace fd's (nsfs) */
         return proxy_procfile_ns_ioctl(p, f, req, a[2]);
+    if (f->pidfd_pid > 0 && _IOC_TYPE(req) == 0xFF) /* PIDFS_IOCTL_MAGIC */
+        return proxy_pidfd_ioctl(p, (int)a[0], req, arg);
     if (f->perf) {
         long r = proxy_perf_ioctl(p, f->perf, req, arg);
         if (r != 1)

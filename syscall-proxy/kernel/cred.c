@@ -551,8 +551,9 @@ static long sys_capget(struct proxy_process *p, const uint64_t a[6])
  * permitted within the old permitted, the effective within the new
  * permitted. The sets are kept (capget and /proc/PID/status show them,
  * and the next capset is checked against them); the capability checks of
- * other calls still follow the euid (docs/DETERMINISM.md), so no guest
- * capability ever reaches the host.
+ * other calls still follow the euid but for those that ask
+ * proxy_ns_capable_cap (namespace creation: CAP_SYS_ADMIN)
+ * (docs/DETERMINISM.md), so no guest capability ever reaches the host.
  */
 static long sys_capset(struct proxy_process *p, const uint64_t a[6])
 {

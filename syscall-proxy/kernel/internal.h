@@ -107,6 +107,11 @@ void proxy_msg_world_free(struct proxy_world *w);
  * its exit; set i as a /proc/sysvipc/sem line (0 past the last); the
  * run's sets freed. */
 void proxy_sem_exit(struct proxy_process *p);
+/* copy_semundo: p's SEM_UNDO list (made if it has none: a pthread_create
+ * makes one), and with child shared with c (clone's CLONE_SYSVSEM). */
+void proxy_sem_undo_share(struct proxy_process *p, struct proxy_process *c);
+/* The id of p's SEM_UNDO list (0: none), ordered as the lists were made. */
+uint64_t proxy_sem_undo_id(const struct proxy_process *p);
 
 void proxy_sem_world_free(struct proxy_world *w);
 

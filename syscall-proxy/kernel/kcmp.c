@@ -9,18 +9,19 @@
  *    fork's copies, pidfd_getfd) compare equal, two opens of a file do not.
  *  - KCMP_VM: the address space, by proxy_process mm_id: a process's own,
  *    its threads', and its CLONE_VM children's (vfork, posix_spawn).
- *  - KCMP_FILES, KCMP_FS, KCMP_SIGHAND: the fd table, the cwd and umask,
- *    the signal handlers. hvrun keeps them in the process, shared by its
- *    threads alone (a clone without CLONE_THREAD copies them whatever its
- *    CLONE_FILES, CLONE_FS or CLONE_SIGHAND say), so they are the
- *    process's, by its run pid.
+ *  - KCMP_FS: the cwd and umask, by proxy_fs_state fs_id: a process's
+ *    own, its threads', and its clone(CLONE_FS) children's.
+ *  - KCMP_FILES, KCMP_SIGHAND: the fd table, the signal handlers. hvrun
+ *    keeps them in the process, shared by its threads alone (a clone
+ *    without CLONE_THREAD copies them whatever its CLONE_FILES or
+ *    CLONE_SIGHAND say), so they are the process's, by its run pid.
  *  - KCMP_SYSVSEM: the SEM_UNDO list, which Linux makes at a task's first
  *    semop with SEM_UNDO or its first clone with CLONE_SYSVSEM (every
- *    pthread_create), shares with its threads and not with a fork child
- *    (proxy_process sem_undo_list). Two processes without one compare
- *    equal, as Linux's two NULL pointers do.
- *  - KCMP_IO: the I/O context, which no guest has (ioprio_set changes
- *    nothing: kernel/sched.c), as a Linux task that never set a priority
+ *    pthread_create), shares with its threads and its CLONE_SYSVSEM
+ *    children and not with a fork child (proxy_process sem_undo). Two
+ *    processes without one compare equal, as Linux's two NULL pointers do.
+ *  - KCMP_IO: the I/O context, which no guest has (ioprio_set keeps only
+ *    the priority: kernel/sched.c), as a Linux task that never set a priority
  *    under a scheduler without contexts has none: every pair is equal.
  *  - KCMP_EPOLL_TFD: EOPNOTSUPP, Linux's answer without CONFIG_EPOLL:
  *    hvrun does not keep the files an epoll instance watches (io/epoll.c
@@ -42,6 +43,7 @@
 #include "proxy.h"
 #include "fdtable.h"
 #include "kernel.h"
+#include "internal.h"
 #include "namespace.h"
 
 #include <errno.h>
@@ -88,12 +90,13 @@ static uint64_t object_id(const struct proxy_process *q, int type)
     switch (type) {
     case KCMP_VM:
         return q->mm_id + 1;
-    case KCMP_FILES:
     case KCMP_FS:
+        return q->fs.fs_id + 1;
+    case KCMP_FILES:
     case KCMP_SIGHAND:
         return (uint64_t)q->pid;
     case KCMP_SYSVSEM:
-        return q->sem_undo_list ? (uint64_t)q->pid : 0;
+        return proxy_sem_undo_id(q);
     default: /* KCMP_IO */
         return 0;
     }

@@ -344,6 +344,11 @@ struct proxy_world {
     /* Address spaces made so far after the first process's: the last
      * proxy_process mm_id given (kcmp's KCMP_VM order). */
     uint64_t last_mm_id;
+    /* The last proxy_fs_state fs_id given (KCMP_FS order). */
+    uint64_t last_fs_id;
+    /* The last SEM_UNDO list id given (kernel/sysvsem.c: KCMP_SYSVSEM
+     * order). */
+    uint64_t last_sem_undo_id;
 };
 
 /* ---- threads, futexes, sleeps (kernel/thread.c) -------------------------- */
@@ -462,6 +467,9 @@ int proxy_seccomp_filters(const struct proxy_thread *t);
 /* ---- System V semaphores (kernel/sysvsem.c) ------------------------------ */
 extern const struct proxy_syscall proxy_sysvsem_syscalls[];
 
+/* A process that is destroyed without an exit (a failed fork) lets its
+ * SEM_UNDO list go, applying nothing (kernel/sysvsem.c). */
+void proxy_sem_undo_drop(struct proxy_process *p);
 int proxy_sem_proc_line(const struct proxy_process *viewer, int i,
                         char *line, size_t cap);
 
@@ -494,11 +502,27 @@ int proxy_keys_users_line(struct proxy_process *viewer, int i, char *line,
 /* kcmp(2) over the process model's objects (kernel/kcmp.c). */
 extern const struct proxy_syscall proxy_kcmp_syscalls[];
 
+/* ---- CLONE_FS (kernel/procsys.c) ----------------------------------------- */
+/* p changed its cwd or umask: every other live process sharing its
+ * fs_struct (clone's CLONE_FS) gets the same. */
+void proxy_fs_share_sync(struct proxy_process *p);
+/* unshare(CLONE_FS): p's own fs_struct from now on, if another live
+ * process shared it. */
+void proxy_fs_unshare(struct proxy_process *p);
+
 /* ---- pidfds (kernel/pidfd.c) --------------------------------------------- */
 /* Process file descriptors (kernel/pidfd.c): pidfd_open,
  * pidfd_send_signal, pidfd_getfd. */
 extern const struct proxy_syscall proxy_pidfd_syscalls[];
 bool proxy_pidfd_is(struct proxy_process *p, int guest_fd);
+/* A new pidfd of q in p (O_CLOEXEC; PIDFD_NONBLOCK): the guest fd or
+ * -errno (pidfd_open, clone's CLONE_PIDFD). */
+int proxy_pidfd_install(struct proxy_process *p, struct proxy_process *q,
+                        bool nonblock);
+/* ioctl on a pidfd: PIDFD_GET_INFO, else ENOTTY; 1 when guest_fd is no
+ * pidfd. */
+long proxy_pidfd_ioctl(struct proxy_process *p, int guest_fd,
+                       unsigned int req, gva_t arg);
 /* The capability sets capget shows (cred.c): what capset kept, else the
  * euid's (all for root, none otherwise; PR_SET_KEEPCAPS's kept ones). */
 void proxy_cred_caps(const struct proxy_process *p, uint64_t *eff,
@@ -556,6 +580,13 @@ uint32_t proxy_ns_gid_seen(const struct proxy_process *p, uint32_t kgid);
  * for its root, or for the creator of the namespace until it execs), and
  * in the run's initial one (what capable() checks: host-wide limits). */
 bool proxy_ns_capable(const struct proxy_process *p);
+/* proxy_ns_capable, and cap in its effective set: a capset (LTP's
+ * TST_CAP_DROP, libcap's cap_set_proc) that cleared cap from the effective
+ * set takes that one capability away where a check uses this. */
+bool proxy_ns_capable_cap(const struct proxy_process *p, int cap);
+/* Whether capset took cap out of p's effective set (the recorded sets;
+ * until a capset they follow the euid, and nothing is dropped). */
+bool proxy_cap_dropped(const struct proxy_process *p, int cap);
 bool proxy_ns_init_capable(const struct proxy_process *p);
 
 /* The UTS namespace's names when p has one of its own (NULL: detcore's

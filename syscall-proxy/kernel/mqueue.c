@@ -29,11 +29,20 @@
  * charged per run (one user). A queue's owner and mode checks take the
  * filesystem ids (setfsuid); root's CAP_DAC_OVERRIDE and CAP_FOWNER do
  * hold for a queue's mode and for mq_unlink while its fsuid is 0.
- * mq_notify: SIGEV_SIGNAL (si_code SI_MESGQ, the sender's pid and uid) and
- * SIGEV_NONE, one-shot, removed when the owner closes a descriptor of the
- * queue. SIGEV_THREAD is refused with EINVAL: Linux delivers it as a
- * message to a netlink socket of glibc's, which only the host kernel
- * could write.
+ * mq_notify: SIGEV_SIGNAL (si_code SI_MESGQ, the sender's pid and uid),
+ * SIGEV_NONE and SIGEV_THREAD, one-shot, removed when the owner closes a
+ * descriptor of the queue. SIGEV_THREAD is Linux's netlink delivery (what
+ * glibc's mq_notify helper thread reads): a 32-byte cookie of the
+ * caller's, its last byte NOTIFY_WOKENUP when a message arrives or
+ * NOTIFY_REMOVED when the registration goes, written to a netlink socket
+ * the caller names. Only the kernel can write to that socket (a netlink
+ * unicast from a process needs CAP_NET_ADMIN), so hvrun has the host
+ * kernel do it: the registration is mirrored on a private host queue of
+ * hvrun's (one message deep, unlinked at once) with the guest's socket
+ * and cookie; hvrun sends to it when the guest's queue fires and closes
+ * it when the registration is removed, and the host writes the cookie
+ * then, inside that guest call, so the guest's recv sees it in the same
+ * place every run.
  */
 #include "proxy.h"
 #include "fdtable.h"
@@ -50,6 +59,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -98,6 +109,10 @@ struct proxy_mqueue {
     int notify_pid;
     const struct proxy_fdtable *notify_fds;
     struct sigevent notify;
+    /* SIGEV_THREAD: the host queue registered with the guest's netlink
+     * socket and cookie (notify_thread says whether there is one). */
+    bool notify_thread;
+    mqd_t notify_host_mq;
     struct proxy_mqd **descs;
     int nr_descs;
 };
@@ -147,6 +162,8 @@ static void queue_put(struct proxy_mqueue *q)
 {
     if (--q->refs > 0)
         return;
+    if (q->notify_thread) /* gone with its queue: the host closes it */
+        mq_close(q->notify_host_mq);
     if (q->world)
         world_forget(q->world, q);
     while (q->msgs) {
@@ -199,10 +216,78 @@ static void sync_ready(struct proxy_mqueue *q)
 
 /* ---- descriptions ------------------------------------------------------------- */
 
+/* Ends the registration; a SIGEV_THREAD one's host queue is closed, and
+ * the host kernel writes the cookie with NOTIFY_REMOVED (if it has not
+ * fired: fire_thread_notification) to the guest's socket. */
 static void remove_notification(struct proxy_mqueue *q)
 {
     q->notify_pid = 0;
     q->notify_fds = NULL;
+    if (q->notify_thread)
+        mq_close(q->notify_host_mq);
+    q->notify_thread = false;
+}
+
+/* The host kernel writes the cookie with NOTIFY_WOKENUP (the host queue
+ * went from empty to one message: __do_notify) and forgets the
+ * registration, so the close that follows writes nothing more. */
+static void fire_thread_notification(struct proxy_mqueue *q)
+{
+    if (q->notify_thread)
+        (void)!mq_send(q->notify_host_mq, "", 0, 0);
+}
+
+#define NOTIFY_COOKIE_LEN 32
+
+/* A host queue of hvrun's registered for SIGEV_THREAD to the netlink
+ * socket host_sock with the guest's cookie: the host fd, or -errno. Its
+ * name is gone before the guest runs again. */
+static long thread_notification_host(int host_sock, const void *cookie)
+{
+    static unsigned long seq;
+    char name[64];
+    snprintf(name, sizeof(name), "/hvrun-notify-%d-%lu", (int)getpid(), ++seq);
+    struct mq_attr attr = {.mq_maxmsg = 1, .mq_msgsize = 1};
+    mqd_t m = mq_open(name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NONBLOCK,
+                      0600, &attr);
+    if (m == (mqd_t)-1)
+        return -errno;
+    mq_unlink(name);
+    struct sigevent ev;
+    memset(&ev, 0, sizeof(ev));
+    ev.sigev_notify = SIGEV_THREAD;
+    ev.sigev_signo = host_sock;
+    ev.sigev_value.sival_ptr = (void *)cookie; /* copied by the kernel */
+    if (syscall(SYS_mq_notify, m, &ev) < 0) {
+        int err = errno;
+        mq_close(m);
+        return -err;
+    }
+    return m;
+}
+
+/* do_mq_notify's SIGEV_THREAD checks, before the queue's: the cookie
+ * (EFAULT), then the socket: no fd (EBADF), not a socket (ENOTSOCK), not
+ * a netlink one (EINVAL). The host fd of the socket, or -errno. */
+static long thread_notification_socket(struct proxy_process *p,
+                                       const struct sigevent *ev,
+                                       char cookie[NOTIFY_COOKIE_LEN])
+{
+    if (proxy_copy_in(p, cookie, (gva_t)(uintptr_t)ev->sigev_value.sival_ptr,
+                      NOTIFY_COOKIE_LEN) < 0)
+        return -EFAULT;
+    int host = proxy_fd_host(&p->fds, ev->sigev_signo);
+    if (host < 0)
+        return -EBADF;
+    struct stat st;
+    if (fstat(host, &st) < 0 || !S_ISSOCK(st.st_mode))
+        return -ENOTSOCK;
+    int domain = 0;
+    socklen_t len = sizeof(domain);
+    if (getsockopt(host, SOL_SOCKET, SO_DOMAIN, &domain, &len) < 0 ||
+        domain != AF_NETLINK)
+        return -EINVAL;
+    return host;
 }
 
 void proxy_mqd_put(struct proxy_mqd *d, const struct proxy_fdtable *closer)
@@ -478,6 +563,7 @@ static void notify_owner(struct proxy_process *sender, struct proxy_mqueue *q)
         si.si_uid = proxy_ns_uid_seen(owner, sender->cred.ruid);
         proxy_signal_raise(owner, q->notify.sigev_signo, &si);
     }
+    fire_thread_notification(q);
     remove_notification(q);
 }
 
@@ -574,9 +660,12 @@ static long sys_mq_notify(struct proxy_process *p, const uint64_t a[6])
         if (ev.sigev_notify == SIGEV_SIGNAL &&
             (unsigned int)ev.sigev_signo > PROXY_NSIG - 1)
             return -EINVAL;
-        if (ev.sigev_notify == SIGEV_THREAD)
-            return -EINVAL; /* a netlink message only the kernel sends */
     }
+    char cookie[NOTIFY_COOKIE_LEN];
+    long host_sock = -1;
+    if (a[1] && ev.sigev_notify == SIGEV_THREAD &&
+        (host_sock = thread_notification_socket(p, &ev, cookie)) < 0)
+        return host_sock;
     struct proxy_mqd *d = mqd_of(p, (int)a[0]);
     if (!d)
         return -EBADF;
@@ -594,6 +683,13 @@ static long sys_mq_notify(struct proxy_process *p, const uint64_t a[6])
     }
     if (q->notify_pid)
         return -EBUSY;
+    if (ev.sigev_notify == SIGEV_THREAD) {
+        long m = thread_notification_host((int)host_sock, cookie);
+        if (m < 0)
+            return m;
+        q->notify_thread = true;
+        q->notify_host_mq = (mqd_t)m;
+    }
     q->notify = ev;
     q->notify_pid = p->pid;
     q->notify_fds = &p->fds;

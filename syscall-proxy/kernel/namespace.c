@@ -31,6 +31,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <linux/capability.h>
 #include <linux/nsfs.h>
 #include <fcntl.h>
 #include <linux/sched.h>
@@ -215,6 +216,16 @@ static bool capable_in(const struct proxy_process *p,
 }
 
 bool proxy_ns_capable(const struct proxy_process *p) { return own_caps(p); }
+
+bool proxy_ns_capable_cap(const struct proxy_process *p, int cap)
+{
+    return own_caps(p) && !proxy_cap_dropped(p, cap);
+}
+
+bool proxy_cap_dropped(const struct proxy_process *p, int cap)
+{
+    return p->cred.caps_recorded && !(p->cred.cap_eff & (1ULL << cap));
+}
 
 bool proxy_ns_capable_over(const struct proxy_process *p,
                            const struct proxy_process *q)
@@ -469,7 +480,8 @@ static long ns_switch(struct proxy_process *p, uint64_t flags)
         p->cred.ns_caps = true;
         p->cred.caps_recorded = false; /* a new namespace's full set */
     }
-    if ((flags & NS_FLAGS_ALL & ~CLONE_NEWUSER) && !own_caps(p)) {
+    if ((flags & NS_FLAGS_ALL & ~CLONE_NEWUSER) &&
+        !proxy_ns_capable_cap(p, CAP_SYS_ADMIN)) {
         p->cred.ns[PROXY_NS_USER] = saved_user;
         p->cred.ns_caps = saved_caps;
         return -EPERM;
@@ -506,8 +518,9 @@ static int live_threads(const struct proxy_process *p)
 }
 
 /* ksys_unshare: the implied flags, check_unshare_flags, then the
- * namespaces. CLONE_FS, CLONE_FILES and CLONE_SYSVSEM have nothing to
- * unshare here (a process never shares them with another). */
+ * namespaces. CLONE_FS gives the process an fs_struct of its own when it
+ * shared one (clone's CLONE_FS); CLONE_FILES has nothing to unshare here
+ * (a process never shares its fd table with another). */
 static long sys_unshare(struct proxy_process *p, const uint64_t a[6])
 {
     uint64_t flags = a[0];
@@ -527,6 +540,8 @@ static long sys_unshare(struct proxy_process *p, const uint64_t a[6])
     /* current_is_single_threaded: no other process on its memory either */
     if ((flags & CLONE_VM) && proxy_as_shared(p))
         return -EINVAL;
+    if (flags & CLONE_FS)
+        proxy_fs_unshare(p);
     if (flags & CLONE_SYSVSEM && !(flags & CLONE_NEWIPC))
         proxy_sem_exit(p);
     if (!(flags & NS_FLAGS_ALL))
@@ -558,7 +573,7 @@ long proxy_ns_clone_check(struct proxy_process *p, uint64_t flags)
         long rc = user_ns_check(p);
         if (rc < 0)
             return rc;
-    } else if (!own_caps(p)) {
+    } else if (!proxy_ns_capable_cap(p, CAP_SYS_ADMIN)) {
         return -EPERM;
     }
     if ((flags & (CLONE_NEWIPC | CLONE_SYSVSEM)) ==
@@ -677,6 +692,15 @@ void proxy_ns_init_gone(struct proxy_process *p)
 {
     if (proxy_ns_is_ns_init(p))
         p->cred.pidns->init_gone = true;
+}
+
+bool proxy_ns_pidns_visible(const struct proxy_process *p,
+                            const struct proxy_ns *ns)
+{
+    for (; ns; ns = ns->pid_parent)
+        if (ns == p->cred.pidns)
+            return true;
+    return pid_level(p) == 0;
 }
 
 bool proxy_ns_pid_below(const struct proxy_process *init,

@@ -69,6 +69,11 @@ long proxy_ns_fork_pids(struct proxy_process *parent, struct proxy_process *c);
 /* The run pid of the init of p's pid namespace (0: the run's own). */
 int proxy_ns_reaper(const struct proxy_process *p);
 
+/* Whether a process of pid namespace ns (NULL: the run's) has a pid in
+ * p's (pid_in_current_pidns): ns is p's own or below it. */
+bool proxy_ns_pidns_visible(const struct proxy_process *p,
+                            const struct proxy_ns *ns);
+
 /* p is the init of a pid namespace; it died (forks there fail from now);
  * q lives in init's namespace or below it (init's death kills q). */
 bool proxy_ns_is_ns_init(const struct proxy_process *p);

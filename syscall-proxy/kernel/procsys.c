@@ -30,6 +30,7 @@
 #include <linux/sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -190,13 +191,46 @@ static struct proxy_process *new_child(struct proxy_process *p,
         c->mm_id = ++p->world->last_mm_id; /* a space of its own */
         proxy_shm_fork(p, c);
     }
-    c->sem_undo = NULL; /* fork does not inherit SEM_UNDO */
-    c->nr_sem_undo = 0;
-    /* nor the undo list: CLONE_SYSVSEM shares Linux's, which hvrun does
-     * not model (the child's adjustments are its own, kcmp sees none) */
-    c->sem_undo_list = false;
+    /* fork does not inherit the SEM_UNDO list; CLONE_SYSVSEM shares it
+     * (proxy_fork) */
+    c->sem_undo = NULL;
     proxy_timer_fork(c);
     return c;
+}
+
+/* ---- CLONE_FS ------------------------------------------------------------ */
+
+/* Whether q is another live process on p's fs_struct. */
+static bool shares_fs(const struct proxy_process *p,
+                      const struct proxy_process *q)
+{
+    return q != p && !q->zombie && !q->exited && q->fs.fs_id == p->fs.fs_id;
+}
+
+/* Each process keeps its own host O_PATH fd of the cwd, so a chdir is
+ * passed on as a dup of the new one. */
+void proxy_fs_share_sync(struct proxy_process *p)
+{
+    for (int i = 0; p->world && i < p->world->nr_procs; i++) {
+        struct proxy_process *q = p->world->procs[i];
+        if (!shares_fs(p, q))
+            continue;
+        int fd = fcntl(p->fs.cwd_fd, F_DUPFD_CLOEXEC, 3);
+        if (fd >= 0) {
+            close(q->fs.cwd_fd);
+            q->fs.cwd_fd = fd;
+        }
+        q->fs.umask = p->fs.umask;
+    }
+}
+
+void proxy_fs_unshare(struct proxy_process *p)
+{
+    for (int i = 0; p->world && i < p->world->nr_procs; i++)
+        if (shares_fs(p, p->world->procs[i])) {
+            p->fs.fs_id = ++p->world->last_fs_id;
+            return;
+        }
 }
 
 /* A vfork by the only thread of its process: nothing runs on the
@@ -220,10 +254,22 @@ long proxy_fork(struct proxy_process *p, uint64_t flags, gva_t stack,
     long ns_rc = proxy_ns_clone_check(p, flags); /* CLONE_NEW* */
     if (ns_rc < 0)
         return ns_rc;
+    /* CLONE_PIDFD: the pidfd goes where CLONE_PARENT_SETTID's pid would
+     * (clone's parent_tid), so not both; the int must be writable, or no
+     * child is made (copy_process puts it before the child runs). */
+    if (flags & CLONE_PIDFD) {
+        int32_t none = -1;
+        if (flags & (CLONE_DETACHED | CLONE_PARENT_SETTID))
+            return -EINVAL;
+        if (proxy_copy_out(p, ptid, &none, sizeof(none)) < 0)
+            return -EFAULT;
+    }
     bool share_mm = flags & CLONE_VM;
     struct proxy_process *c = new_child(p, share_mm);
     if (!c)
         return -ENOMEM;
+    if (!(flags & CLONE_FS)) /* copy_fs: a copy of its own */
+        c->fs.fs_id = ++p->world->last_fs_id;
     char why[256];
     /* A VM is hvrun's: made with its own ids (a ptrace stub opens the
      * shared memory through /proc/<hvrun>/fd; kernel/fscred.c). */
@@ -257,8 +303,8 @@ long proxy_fork(struct proxy_process *p, uint64_t flags, gva_t stack,
     if (rc == 0) {
         proxy_keys_fork(c);
         proxy_perf_on_clone(p->world, p->threads[p->cur].tid, c->pid);
-        if (flags & CLONE_SYSVSEM) /* copy_semundo makes the caller's */
-            p->sem_undo_list = true;
+        if (flags & CLONE_SYSVSEM) /* copy_semundo: made if none, shared */
+            proxy_sem_undo_share(p, c);
     }
     if (rc < 0) {
         vmm_vm_destroy(c->vm);
@@ -269,6 +315,10 @@ long proxy_fork(struct proxy_process *p, uint64_t flags, gva_t stack,
     int32_t pid32 = proxy_ns_pid_of(p, c), own32 = proxy_ns_pid_of(c, c);
     if (flags & CLONE_PARENT_SETTID)
         proxy_copy_out(p, ptid, &pid32, 4);
+    if (flags & CLONE_PIDFD) {
+        int32_t pidfd = proxy_pidfd_install(p, c, false);
+        proxy_copy_out(p, ptid, &pidfd, sizeof(pidfd));
+    }
     if (flags & CLONE_CHILD_SETTID)
         vmm_as_copy_out(c->as, ctid, &own32, 4);
     if (flags & CLONE_CHILD_CLEARTID)
@@ -815,6 +865,7 @@ static long strings_in(struct proxy_process *p, gva_t vec, int64_t *budget,
 static void exec_reset(struct proxy_process *p)
 {
     proxy_shm_detach_all(p); /* the old address space is gone */
+    p->mm.nr_range_policy = 0; /* and its VMAs' mbind policies */
     p->prctl.keepcaps = false; /* Linux clears it at every execve */
     proxy_ns_exec(p); /* capabilities from the euid again */
     p->cred.fsuid = p->cred.euid; /* cap_bprm_creds_from_file */
@@ -892,6 +943,13 @@ static long do_execve(struct proxy_process *p, int dirfd, gva_t path_gva,
         free_strings(argv);
         return rc;
     }
+    /* do_open_execat's checks, after the strings are copied (Linux 6.1):
+     * flags beyond the two it knows are EINVAL. */
+    if (flags & ~(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH)) {
+        free_strings(argv);
+        free_strings(envp);
+        return -EINVAL;
+    }
     /* Relative to dirfd: the loader resolves against the guest cwd. */
     if (dirfd != AT_FDCWD && path[0] != '/') {
         int host = proxy_fd_host(&p->fds, dirfd);
@@ -911,6 +969,16 @@ static long do_execve(struct proxy_process *p, int dirfd, gva_t path_gva,
             return -ENAMETOOLONG;
         }
         memcpy(path, tmp, (size_t)n + 1);
+    }
+    /* AT_SYMLINK_NOFOLLOW: a trailing symlink is not followed, and the
+     * open of a symlink for exec is ELOOP (may_open). An empty path names
+     * the fd's own file, never a link. */
+    struct stat link_st;
+    if ((flags & AT_SYMLINK_NOFOLLOW) && guest_path[0] &&
+        fstatat(p->fs.cwd_fd, path, &link_st, AT_SYMLINK_NOFOLLOW) == 0 &&
+        S_ISLNK(link_st.st_mode)) {
+        rc = -ELOOP;
+        goto out;
     }
     /* A PATH search (execvp, env, a #! line through env) tries each
      * directory in turn, most failing ENOENT: known before a VM is made

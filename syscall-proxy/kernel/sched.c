@@ -6,7 +6,9 @@
  * scheduling.
  */
 #include "proxy.h"
+#include "config.h"
 #include "kernel.h"
+#include "namespace.h"
 #include "sys.h"
 
 #include <errno.h>
@@ -310,32 +312,156 @@ static long prio_target(const struct proxy_process *p, int which, int who)
     }
 }
 
+/*
+ * get/setpriority's targets (kernel/sys.c): PRIO_PROCESS one process (by
+ * pid or a thread's tid; 0 the caller), PRIO_PGRP every process of a
+ * group (0 the caller's), PRIO_USER every process whose real uid is who
+ * (0 the caller's real uid), all as the caller's pid namespace numbers
+ * them; zombies count, as natively until the reap. The run's virtual
+ * init (pid 1, root's, nice 0) is one too where it exists: a setpriority
+ * that may change it succeeds and changes nothing. nice is per process
+ * (Linux: per thread).
+ */
+struct prio_scan {
+    int which, who;
+    uid_t uid;              /* PRIO_USER's kernel uid */
+    int pgid;               /* PRIO_PGRP's run pgid */
+    struct proxy_process *one; /* PRIO_PROCESS's process */
+};
+
+static long prio_scan_init(struct proxy_process *p, int which, int who,
+                           struct prio_scan *sc)
+{
+    *sc = (struct prio_scan){.which = which, .who = who, .pgid = -1};
+    switch (which) {
+    case PRIO_PROCESS:
+        if (who == 0 || is_self(p, who))
+            sc->one = p;
+        else if (who > 0 && !(sc->one = proxy_ns_find(p, who)))
+            sc->one = proxy_world_find_tid(p->world,
+                                           proxy_ns_global_nr(p, who));
+        return 0;
+    case PRIO_PGRP:
+        sc->pgid = who == 0 ? p->pgid
+                   : who > 0 ? proxy_ns_global_nr(p, who)
+                             : -1;
+        return 0;
+    case PRIO_USER: {
+        int64_t k = who == 0 ? (int64_t)p->cred.ruid
+                             : proxy_ns_uid_kernel(p, (uint32_t)who);
+        sc->uid = k < 0 ? (uid_t)-1 : (uid_t)k;
+        return 0;
+    }
+    default:
+        return -EINVAL;
+    }
+}
+
+static bool prio_matches(struct proxy_process *p, const struct prio_scan *sc,
+                         struct proxy_process *q)
+{
+    if (q->exited && !q->zombie)
+        return false;
+    if (proxy_ns_pid_of(p, q) <= 0)
+        return false; /* outside the caller's pid namespace */
+    switch (sc->which) {
+    case PRIO_PROCESS:
+        return q == sc->one;
+    case PRIO_PGRP:
+        return sc->pgid > 0 && q->pgid == sc->pgid;
+    default:
+        return sc->uid != (uid_t)-1 && q->cred.ruid == sc->uid;
+    }
+}
+
+/* Whether the run's virtual init (no guest process) is a target. */
+static bool prio_init_matches(const struct proxy_process *p,
+                              const struct prio_scan *sc)
+{
+    if (p->cfg->as_init || proxy_ns_pid_level(p) != 0)
+        return false;
+    return (sc->which == PRIO_PROCESS && sc->who == PROXY_INIT_PID) ||
+           (sc->which == PRIO_PGRP && sc->who == PROXY_INIT_PID) ||
+           (sc->which == PRIO_USER && sc->uid == 0);
+}
+
 /* The raw syscall returns 20 - nice (1..40) so that no answer looks like an
- * error; glibc turns it back into the nice value. */
+ * error; glibc turns it back into the nice value. Several targets: the
+ * highest priority (the lowest nice). */
 static long sys_getpriority(struct proxy_process *p, const uint64_t a[6])
 {
-    long rc = prio_target(p, (int)a[0], (int)a[1]);
-    return rc < 0 ? rc : 20 - misc_state(p)->nice;
+    struct prio_scan sc;
+    long rc = prio_scan_init(p, (int)a[0], (int)a[1], &sc);
+    if (rc < 0)
+        return rc;
+    long best = prio_init_matches(p, &sc) ? 20 : -ESRCH;
+    for (int i = 0; p->world && i < p->world->nr_procs; i++) {
+        struct proxy_process *q = p->world->procs[i];
+        if (prio_matches(p, &sc, q) && 20 - misc_state(q)->nice > best)
+            best = 20 - misc_state(q)->nice;
+    }
+    if (!p->world && prio_matches(p, &sc, p))
+        best = 20 - misc_state(p)->nice;
+    return best;
 }
 
 /*
- * setpriority clamps nice to [-20, 19]. Lowering it (raising priority)
- * needs CAP_SYS_NICE or an RLIMIT_NICE of at least 20 - nice, else -EACCES.
- * The value is recorded for getpriority; host scheduling never changes.
+ * set_one_prio for each target, in Linux's order: EPERM unless the
+ * caller's euid is the target's real or effective uid or it has
+ * CAP_SYS_NICE over it; then lowering nice (raising priority) needs
+ * CAP_SYS_NICE or the target's RLIMIT_NICE of at least 20 - nice
+ * (EACCES). The last refusal is the answer, ESRCH when nothing matched;
+ * a target that was changed makes a success only over ESRCH. nice is
+ * clamped to [-20, 19]; host scheduling never changes.
  */
+/* 0 when p may set the nice value of a target with these ids, nice and
+ * RLIMIT_NICE to nice (over: CAP_SYS_NICE over its user namespace), else
+ * -EPERM or -EACCES. */
+static long may_set_prio(const struct proxy_process *p, uid_t ruid,
+                         uid_t euid, bool over, int cur, rlim_t nice_rlim,
+                         int nice)
+{
+    if (ruid != p->cred.euid && euid != p->cred.euid && !over)
+        return -EPERM;
+    if (nice < cur && !privileged(p) && (rlim_t)(20 - nice) > nice_rlim)
+        return -EACCES;
+    return 0;
+}
+
+/* One target: a refusal replaces the answer, a change turns ESRCH into
+ * success (set_one_prio). */
+static long set_one_prio(struct proxy_process *p, struct proxy_process *q,
+                         int nice, long error)
+{
+    struct proxy_prctl_state *st = misc_state(q);
+    long r = may_set_prio(p, q->cred.ruid, q->cred.euid,
+                          q == p || proxy_ns_capable_over(p, q), st->nice,
+                          q->rlimits[RLIMIT_NICE].rlim_cur, nice);
+    if (r < 0)
+        return r;
+    st->nice = nice;
+    return error == -ESRCH ? 0 : error;
+}
+
 static long sys_setpriority(struct proxy_process *p, const uint64_t a[6])
 {
-    long rc = prio_target(p, (int)a[0], (int)a[1]);
+    struct prio_scan sc;
+    long rc = prio_scan_init(p, (int)a[0], (int)a[1], &sc);
     if (rc < 0)
         return rc;
     int nice = (int)a[2];
     nice = nice < -20 ? -20 : nice > 19 ? 19 : nice;
-    struct proxy_prctl_state *st = misc_state(p);
-    if (nice < st->nice && !privileged(p) &&
-        (rlim_t)(20 - nice) > p->rlimits[RLIMIT_NICE].rlim_cur)
-        return -EACCES;
-    st->nice = nice;
-    return 0;
+    long error = -ESRCH;
+    if (prio_init_matches(p, &sc)) { /* root's, RLIMIT_NICE 0 */
+        long r = may_set_prio(p, 0, 0, privileged(p), 0, 0, nice);
+        error = r < 0 ? r : 0;
+    }
+    for (int i = 0; p->world && i < p->world->nr_procs; i++)
+        if (prio_matches(p, &sc, p->world->procs[i]))
+            error = set_one_prio(p, p->world->procs[i], nice, error);
+    if (!p->world && prio_matches(p, &sc, p))
+        error = set_one_prio(p, p, nice, error);
+    return error;
 }
 
 /* ---- I/O priority -------------------------------------------------------- */
@@ -377,18 +503,25 @@ static long ioprio_check(const struct proxy_process *p, unsigned ioprio)
     }
 }
 
-/* The guest has no disk of its own to schedule: every process keeps the
- * default priority (class NONE, 0), and a valid ioprio_set changes nothing. */
+/* The guest has no disk of its own to schedule, so the priority changes
+ * nothing, but it is kept as Linux keeps it in the task's io_context:
+ * ioprio_get reads back what ioprio_set gave (the default is class NONE,
+ * 0), and a child starts with its parent's. Per process (Linux: per
+ * thread), like the nice value here. */
 static long sys_ioprio_get(struct proxy_process *p, const uint64_t a[6])
 {
     long rc = ioprio_target(p, (int)a[0], (int)a[1]);
-    return rc < 0 ? rc : (long)IOPRIO_PRIO_VALUE(IOPRIO_CLASS_NONE, 0);
+    return rc < 0 ? rc : (long)misc_state(p)->ioprio;
 }
 
 static long sys_ioprio_set(struct proxy_process *p, const uint64_t a[6])
 {
     long rc = ioprio_check(p, (unsigned)a[2]);
-    return rc < 0 ? rc : ioprio_target(p, (int)a[0], (int)a[1]);
+    if (rc == 0)
+        rc = ioprio_target(p, (int)a[0], (int)a[1]);
+    if (rc == 0)
+        misc_state(p)->ioprio = (int)(unsigned)a[2];
+    return rc;
 }
 
 /* ---- membarrier ---------------------------------------------------------- */

@@ -1092,6 +1092,10 @@ static long queue_info(struct proxy_process *p, int tgid, int tid, int sig,
         p->tid != (tid > 0 ? tid : tgid))
         return -EPERM;
     struct proxy_process *q = proxy_world_find(p->world, tgid);
+    /* rt_sigqueueinfo's pid may be any thread's tid: kill_pid_info finds
+     * that task and signals its whole process, as kill() does */
+    if (!q && tid <= 0)
+        q = proxy_world_find_tid(p->world, tgid);
     if (!q)
         return -ESRCH;
     if (q->zombie && tid <= 0) /* there until reaped: nothing delivered */

@@ -9,7 +9,8 @@
  * makes those EAGAIN and ENOMSG. Selection by type as Linux: 0 the first,
  * > 0 the first of that type (MSG_EXCEPT: of another), < 0 the lowest
  * type up to its magnitude; MSG_NOERROR truncates, else E2BIG. MSG_COPY
- * (a checkpoint/restore interface) is not offered (EINVAL).
+ * (a checkpoint/restore interface, with IPC_NOWAIT) copies the message
+ * of that index out and leaves the queue as it was.
  */
 #include "proxy.h"
 #include "kernel.h"
@@ -195,22 +196,36 @@ static long sys_msgrcv(struct proxy_process *p, const uint64_t a[6])
     long type = (long)a[3];
     int flags = (int)a[4];
     bool again = was_waiting(p, id);
-    if ((long)a[2] < 0 || (flags & MSG_COPY))
+    if (id < 0 || (long)a[2] < 0)
+        return -EINVAL;
+    /* MSG_COPY (CONFIG_CHECKPOINT_RESTORE): only with IPC_NOWAIT and
+     * without MSG_EXCEPT; type is then the index of the message */
+    bool copy = flags & MSG_COPY;
+    if (copy && ((flags & MSG_EXCEPT) || !(flags & IPC_NOWAIT)))
         return -EINVAL;
     struct proxy_msg_queue *q = queue_by_id(p->world, id);
     if (!q)
         return again ? -EIDRM : -EINVAL;
     if (!proxy_ipc_permitted(p, &q->perm, 4))
         return -EACCES;
-    struct msg *prev, *m = pick(q, type, flags, &prev);
+    struct msg *prev = NULL, *m = copy ? NULL : pick(q, type, flags, &prev);
+    for (struct msg *c = q->head; copy && c && type >= 0; c = c->next, type--)
+        if (type == 0)
+            m = c;
     if (!m)
         return (flags & IPC_NOWAIT) ? -ENOMSG : wait_on(p, id);
     if (m->len > cap && !(flags & MSG_NOERROR))
         return -E2BIG;
+    /* copy_msg: the copy is the size of the buffer (at most MSGMAX), and
+     * a message larger than it is EINVAL even with MSG_NOERROR */
+    if (copy && m->len > (cap < MSG_MAX_BYTES ? cap : MSG_MAX_BYTES))
+        return -EINVAL;
     size_t n = m->len < cap ? m->len : cap;
     if (proxy_copy_out(p, msgp, &m->type, sizeof(m->type)) < 0 ||
         proxy_copy_out(p, msgp + sizeof(long), m->text, n) < 0)
         return -EFAULT;
+    if (copy) /* the message stays, and the queue's times and pids too */
+        return (long)n;
     if (prev)
         prev->next = m->next;
     else

@@ -48,6 +48,63 @@ struct proxy_sem_undo {
     int id, num, adj;
 };
 
+/* Linux's sem_undo_list: the adjustments of the processes that share it
+ * (a process, its threads, its CLONE_SYSVSEM children), counted. */
+struct proxy_sem_undo_list {
+    int refs;
+    uint64_t id; /* world's last_sem_undo_id when made */
+    struct proxy_sem_undo *v;
+    int n;
+};
+
+/* get_undo_list: p's list, made if it has none (NULL: out of memory). */
+static struct proxy_sem_undo_list *undo_list(struct proxy_process *p)
+{
+    if (p->sem_undo)
+        return p->sem_undo;
+    struct proxy_sem_undo_list *l = calloc(1, sizeof(*l));
+    if (!l)
+        return NULL;
+    l->refs = 1;
+    l->id = p->world ? ++p->world->last_sem_undo_id : 1;
+    p->sem_undo = l;
+    return l;
+}
+
+void proxy_sem_undo_share(struct proxy_process *p, struct proxy_process *c)
+{
+    struct proxy_sem_undo_list *l = undo_list(p);
+    if (l && c) {
+        l->refs++;
+        c->sem_undo = l;
+    }
+}
+
+uint64_t proxy_sem_undo_id(const struct proxy_process *p)
+{
+    return p->sem_undo ? p->sem_undo->id : 0;
+}
+
+/* Lets p's list go: the list when p held the last reference (then the
+ * caller's to apply and free), else NULL. */
+static struct proxy_sem_undo_list *undo_release(struct proxy_process *p)
+{
+    struct proxy_sem_undo_list *l = p->sem_undo;
+    p->sem_undo = NULL;
+    if (!l || --l->refs > 0)
+        return NULL;
+    return l;
+}
+
+void proxy_sem_undo_drop(struct proxy_process *p)
+{
+    struct proxy_sem_undo_list *l = undo_release(p);
+    if (l) {
+        free(l->v);
+        free(l);
+    }
+}
+
 static uint64_t now_ns(struct proxy_process *p)
 {
     return (uint64_t)det_clock_peek_ns(p->det, CLOCK_MONOTONIC);
@@ -108,17 +165,19 @@ static long sys_semget(struct proxy_process *p, const uint64_t a[6])
 
 static void undo_add(struct proxy_process *p, int id, int num, int adj)
 {
-    for (int i = 0; i < p->nr_sem_undo; i++)
-        if (p->sem_undo[i].id == id && p->sem_undo[i].num == num) {
-            p->sem_undo[i].adj += adj;
+    struct proxy_sem_undo_list *l = undo_list(p);
+    if (!l)
+        return;
+    for (int i = 0; i < l->n; i++)
+        if (l->v[i].id == id && l->v[i].num == num) {
+            l->v[i].adj += adj;
             return;
         }
-    struct proxy_sem_undo *g =
-        realloc(p->sem_undo, (size_t)(p->nr_sem_undo + 1) * sizeof(*g));
+    struct proxy_sem_undo *g = realloc(l->v, (size_t)(l->n + 1) * sizeof(*g));
     if (!g)
         return;
-    p->sem_undo = g;
-    g[p->nr_sem_undo++] = (struct proxy_sem_undo){id, num, adj};
+    l->v = g;
+    g[l->n++] = (struct proxy_sem_undo){id, num, adj};
 }
 
 /* 0 when every operation could be applied (and they were), 1 when the
@@ -172,7 +231,7 @@ static long do_semtimedop(struct proxy_process *p, int id, gva_t sops, int n,
      * set, whatever the call's outcome (kcmp KCMP_SYSVSEM sees it) */
     for (int i = 0; id >= 0 && i < n; i++)
         if (ops[i].sem_flg & SEM_UNDO)
-            p->sem_undo_list = true;
+            (void)undo_list(p);
     struct proxy_sem_set *s = set_by_id(p->world, id);
     if (!s)
         return retry ? -EIDRM : -EINVAL;
@@ -245,11 +304,10 @@ static int waiters(struct proxy_world *w, int id, int num, bool zero)
 static void undo_clear(struct proxy_world *w, int id, int num)
 {
     for (int i = 0; i < w->nr_procs; i++) {
-        struct proxy_process *q = w->procs[i];
-        for (int k = 0; k < q->nr_sem_undo; k++)
-            if (q->sem_undo[k].id == id &&
-                (num < 0 || q->sem_undo[k].num == num))
-                q->sem_undo[k].adj = 0;
+        struct proxy_sem_undo_list *l = w->procs[i]->sem_undo;
+        for (int k = 0; l && k < l->n; k++)
+            if (l->v[k].id == id && (num < 0 || l->v[k].num == num))
+                l->v[k].adj = 0;
     }
 }
 
@@ -412,8 +470,10 @@ static long sys_semctl(struct proxy_process *p, const uint64_t a[6])
 void proxy_sem_exit(struct proxy_process *p)
 {
     proxy_ns_ipc_enter(p); /* may run outside a syscall (a fatal signal) */
-    for (int i = 0; p->world && i < p->nr_sem_undo; i++) {
-        const struct proxy_sem_undo *u = &p->sem_undo[i];
+    /* exit_sem: only the last process holding the list applies it */
+    struct proxy_sem_undo_list *l = undo_release(p);
+    for (int i = 0; l && p->world && i < l->n; i++) {
+        const struct proxy_sem_undo *u = &l->v[i];
         struct proxy_sem_set *s = set_by_id(p->world, u->id);
         if (!s || !u->adj || u->num >= s->nsems)
             continue;
@@ -422,10 +482,10 @@ void proxy_sem_exit(struct proxy_process *p)
             (uint16_t)(v < 0 ? 0 : v > SEM_MAX_VALUE ? SEM_MAX_VALUE : v);
         s->sems[u->num].pid = p->pid;
     }
-    free(p->sem_undo);
-    p->sem_undo = NULL;
-    p->nr_sem_undo = 0;
-    p->sem_undo_list = false;
+    if (l) {
+        free(l->v);
+        free(l);
+    }
 }
 
 int proxy_sem_proc_line(const struct proxy_process *viewer, int i,

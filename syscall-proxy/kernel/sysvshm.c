@@ -46,6 +46,7 @@ struct proxy_shm_seg {
     int nattch;
     int64_t atime, dtime, ctime;
     bool removed;
+    bool locked; /* SHM_LOCK'ed: SHM_LOCKED in the mode IPC_STAT shows */
 };
 
 struct proxy_shm_attach {
@@ -259,6 +260,8 @@ static long shm_stat(struct proxy_process *p, struct proxy_shm_seg *s,
     proxy_ipc_perm_seen(p, &ds.shm_perm);
     if (s->removed)
         ds.shm_perm.mode |= SHM_DEST;
+    if (s->locked)
+        ds.shm_perm.mode |= SHM_LOCKED;
     ds.shm_segsz = s->size;
     ds.shm_atime = s->atime;
     ds.shm_dtime = s->dtime;
@@ -339,7 +342,11 @@ static long sys_shmctl(struct proxy_process *p, const uint64_t a[6])
         return 0;
     case SHM_LOCK:
     case SHM_UNLOCK:
-        return owner ? 0 : -EPERM;
+        /* nothing is swapped in a run, but the flag reads back */
+        if (!owner)
+            return -EPERM;
+        s->locked = cmd == SHM_LOCK;
+        return 0;
     default:
         return -EINVAL;
     }

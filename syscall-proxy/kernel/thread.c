@@ -517,6 +517,10 @@ static long futex_wake_op(struct proxy_process *p, const uint64_t a[6])
 static long futex_cmp_requeue(struct proxy_process *p, const uint64_t a[6],
                               bool cmp)
 {
+    /* futex_requeue's first check: the counts are ints (nr_requeue is
+     * the timeout argument's low 32 bits) and neither may be negative */
+    if ((int)a[2] < 0 || (int)a[3] < 0)
+        return -EINVAL;
     if (cmp) {
         uint32_t cur;
         int rc = proxy_copy_in(p, &cur, a[0], sizeof(cur));
@@ -732,7 +736,7 @@ static long clone_thread(struct proxy_process *p, uint64_t flags,
     proxy_perf_on_clone(p->world, current(p)->tid, tid);
     p->nr_threads++;
     if (flags & CLONE_SYSVSEM) /* copy_semundo: one list, made if none */
-        p->sem_undo_list = true;
+        proxy_sem_undo_share(p, NULL);
     proxy_ptrace_on_clone(p, p, &p->threads[p->nr_threads - 1], flags);
     return tid;
 }
@@ -745,6 +749,8 @@ static long sys_clone(struct proxy_process *p, const uint64_t a[6])
     long ns_rc = proxy_ns_clone_check(p, a[0]); /* CLONE_NEW* */
     if (ns_rc < 0)
         return ns_rc;
+    if (a[0] & CLONE_PIDFD) /* a thread's pidfd: Linux 6.9's PIDFD_THREAD */
+        return -EINVAL;
     return clone_thread(p, a[0], a[1], a[2], a[3], a[4]);
 }
 

@@ -8,6 +8,7 @@
  * program's highest segment.
  */
 #include "proxy.h"
+#include "fdtable.h"
 #include "hooks.h"
 #include "kernel.h"
 #include "mm.h"
@@ -367,6 +368,37 @@ int proxy_elf_load(struct vmm_aspace *as, struct proxy_process *p,
     return rc;
 }
 
+/*
+ * Whether a live guest process of the run holds the file (dev, ino) open
+ * for writing: exec then fails ETXTBSY (deny_write_access, as
+ * i_writecount > 0). hvrun loads the program itself, so the host kernel
+ * never makes that check; the run's own descriptions are the ones hvrun
+ * can see (a writer outside the run is not, a named host leak).
+ */
+static bool open_for_write(const struct proxy_world *world, dev_t dev,
+                           ino_t ino)
+{
+    for (int i = 0; world && i < world->nr_procs; i++) {
+        const struct proxy_process *q = world->procs[i];
+        if (q->zombie || q->exited)
+            continue;
+        for (int fd = 0; fd < q->fds.cap; fd++) {
+            const struct proxy_fd *f = &q->fds.fds[fd];
+            struct stat st;
+            if (f->kind != PROXY_FD_HOST ||
+                (f->meta_known && (f->host_dev != dev || f->host_ino != ino)))
+                continue;
+            int fl = fcntl(f->host_fd, F_GETFL);
+            if (fl < 0 || (fl & O_ACCMODE) == O_RDONLY || (fl & O_PATH))
+                continue;
+            if (fstat(f->host_fd, &st) == 0 && st.st_dev == dev &&
+                st.st_ino == ino)
+                return true;
+        }
+    }
+    return false;
+}
+
 static int open_exec(struct proxy_process *p, const char *path, struct why *w)
 {
     /* O_NONBLOCK: a FIFO must not wait for a writer (it is then refused as
@@ -400,6 +432,10 @@ static int open_exec(struct proxy_process *p, const char *path, struct why *w)
         int err = errno;
         close(fd);
         return say(w, -err, path, "not executable (permission denied)");
+    }
+    if (open_for_write(p->world, st.st_dev, st.st_ino)) {
+        close(fd);
+        return say(w, -ETXTBSY, path, "open for writing by the run");
     }
     return fd;
 }

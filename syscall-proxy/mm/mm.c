@@ -610,6 +610,72 @@ static int map_file_pages(struct proxy_process *p, const struct mmap_req *m,
     return 0;
 }
 
+/* ---- mbind's range policies (mm_state.h) ------------------------------------ */
+
+/* Removes [start, end) from the ranges with a policy, cutting those that
+ * overlap it (one split in two needs a slot; without one its upper part
+ * loses the policy too). */
+static void policy_forget(struct proxy_process *p, gva_t start, gva_t end)
+{
+    struct proxy_mm_state *mm = &p->mm;
+    for (int i = 0; i < mm->nr_range_policy; i++) {
+        struct proxy_range_policy *r = &mm->range_policy[i];
+        if (r->end <= start || r->start >= end)
+            continue;
+        if (r->start < start && r->end > end &&
+            mm->nr_range_policy < PROXY_RANGE_POLICIES) {
+            memmove(r + 2, r + 1,
+                    (size_t)(mm->nr_range_policy - i - 1) * sizeof(*r));
+            r[1] = *r;
+            r[1].start = end;
+            r->end = start;
+            mm->nr_range_policy++;
+            return;
+        }
+        if (r->start < start) {
+            r->end = start;
+            continue;
+        }
+        if (r->end > end) {
+            r->start = end;
+            continue;
+        }
+        memmove(r, r + 1, (size_t)(mm->nr_range_policy - i - 1) * sizeof(*r));
+        mm->nr_range_policy--;
+        i--;
+    }
+}
+
+/* mbind_range: [start, end) gets the policy (MPOL_DEFAULT: none). */
+static long policy_set(struct proxy_process *p, gva_t start, gva_t end,
+                       int mode, uint64_t nodes)
+{
+    struct proxy_mm_state *mm = &p->mm;
+    policy_forget(p, start, end);
+    if ((mode & 0xff) == 0)
+        return 0;
+    if (mm->nr_range_policy >= PROXY_RANGE_POLICIES)
+        return -ENOMEM;
+    int i = 0;
+    while (i < mm->nr_range_policy && mm->range_policy[i].start < start)
+        i++;
+    memmove(&mm->range_policy[i + 1], &mm->range_policy[i],
+            (size_t)(mm->nr_range_policy - i) * sizeof(mm->range_policy[0]));
+    mm->range_policy[i] = (struct proxy_range_policy){start, end, mode, nodes};
+    mm->nr_range_policy++;
+    return 0;
+}
+
+static const struct proxy_range_policy *policy_at(const struct proxy_process *p,
+                                                  gva_t addr)
+{
+    for (int i = 0; i < p->mm.nr_range_policy; i++)
+        if (p->mm.range_policy[i].start <= addr &&
+            addr < p->mm.range_policy[i].end)
+            return &p->mm.range_policy[i];
+    return NULL;
+}
+
 static long map_checked(struct proxy_process *p, const struct mmap_req *m)
 {
     int type = m->flags & MAP_TYPE_MASK, flags = m->flags;
@@ -625,8 +691,10 @@ static long map_checked(struct proxy_process *p, const struct mmap_req *m)
         proxy_mm_fill_deferred();
     if (!anon && type == MAP_PRIVATE && !unfilled &&
         reuse_file_pages(p, m->host_fd, at, len, m->off, m->prot, flags,
-                         vflags))
+                         vflags)) {
+        policy_forget(p, at, at + len);
         return (long)at;
+    }
     if (flags & MAP_GROWSDOWN)
         vflags |= VMM_VMA_GROWSDOWN;
     if (flags & MAP_NORESERVE)
@@ -652,6 +720,7 @@ static long map_checked(struct proxy_process *p, const struct mmap_req *m)
     rc = vmm_as_map(p->as, at, len, m->prot, vflags, NULL);
     if (rc < 0)
         return rc;
+    policy_forget(p, at, at + len); /* a new VMA: the default policy */
     /* Shared anonymous memory is a memfd, like Linux's shmem object: fork
      * shares it and MADV_DONTNEED keeps its contents. */
     if (anon && type != MAP_PRIVATE)
@@ -705,6 +774,34 @@ int proxy_mm_grow_down(struct proxy_process *p, gva_t addr)
     return map_checked(p, &m) == (long)start ? 1 : 0;
 }
 
+#ifndef MAP_UNINITIALIZED
+#define MAP_UNINITIALIZED 0x4000000
+#endif
+
+/* do_mmap's flags_mask: what MAP_SHARED_VALIDATE accepts of any file
+ * (LEGACY_MAP_MASK), more only where the file's f_op->mmap_supported_flags
+ * says (MAP_SYNC on a DAX filesystem). */
+#define LEGACY_MAP_MASK                                                        \
+    (MAP_SHARED | MAP_PRIVATE | MAP_FIXED | MAP_ANONYMOUS | MAP_DENYWRITE |    \
+     MAP_EXECUTABLE | MAP_UNINITIALIZED | MAP_GROWSDOWN | MAP_LOCKED |         \
+     MAP_NORESERVE | MAP_POPULATE | MAP_NONBLOCK | MAP_STACK | MAP_HUGETLB)
+
+/* MAP_SHARED_VALIDATE with a flag beyond the legacy ones: EOPNOTSUPP
+ * unless the host's filesystem supports it for this file, which a probe
+ * mapping with the same flags (but MAP_FIXED) asks it. */
+static int shared_validate_refused(int host_fd, int flags, uint64_t off)
+{
+    if ((flags & MAP_TYPE_MASK) != MAP_SHARED_VALIDATE ||
+        !(flags & ~LEGACY_MAP_MASK & ~MAP_TYPE_MASK))
+        return 0;
+    void *h = mmap(NULL, VMM_PAGE_SIZE, PROT_READ, flags & ~MAP_FIXED,
+                   host_fd, (off_t)off);
+    if (h == MAP_FAILED)
+        return errno == EOPNOTSUPP ? -EOPNOTSUPP : 0;
+    munmap(h, VMM_PAGE_SIZE);
+    return 0;
+}
+
 static long sys_mmap(struct proxy_process *p, const uint64_t a[6])
 {
     struct mmap_req m = {.addr = a[0], .len = a[1], .off = a[5],
@@ -712,7 +809,14 @@ static long sys_mmap(struct proxy_process *p, const uint64_t a[6])
                          .host_fd = -1};
     int guest_fd = (int)a[4];
     int type = m.flags & MAP_TYPE_MASK;
-    if (m.len == 0 || !page_aligned(m.off) || (m.prot & ~PROT_VALID))
+    /* Linux's order: the offset (the arch's sys_mmap), the fd (fget in
+     * ksys_mmap_pgoff), then do_mmap's checks. */
+    if (!page_aligned(m.off))
+        return -EINVAL;
+    if (!(m.flags & MAP_ANONYMOUS) &&
+        (m.host_fd = proxy_fd_host(&p->fds, guest_fd)) < 0)
+        return -EBADF;
+    if (m.len == 0 || (m.prot & ~PROT_VALID))
         return -EINVAL;
     if (type != MAP_PRIVATE && type != MAP_SHARED &&
         type != MAP_SHARED_VALIDATE)
@@ -723,10 +827,10 @@ static long sys_mmap(struct proxy_process *p, const uint64_t a[6])
     m.len = VMM_PAGE_ALIGN_UP(m.len);
     m.vflags = type != MAP_PRIVATE ? VMM_VMA_SHARED : 0;
     if (!(m.flags & MAP_ANONYMOUS)) {
-        m.host_fd = proxy_fd_host(&p->fds, guest_fd);
-        if (m.host_fd < 0)
-            return -EBADF;
-        int rc = check_file_access(m.host_fd, m.flags, m.prot, &m.vflags);
+        int rc = shared_validate_refused(m.host_fd, m.flags, m.off);
+        if (rc < 0)
+            return rc;
+        rc = check_file_access(m.host_fd, m.flags, m.prot, &m.vflags);
         if (rc < 0)
             return rc;
         if ((rc = proxy_secretmem_mmap(p, guest_fd, type, &m.vflags)) < 0)
@@ -823,7 +927,10 @@ static long sys_munmap(struct proxy_process *p, const uint64_t a[6])
     if (!page_aligned(start) || start > VMM_USER_END ||
         len > VMM_USER_END - start || VMM_PAGE_ALIGN_UP(len) == 0)
         return -EINVAL;
-    return vmm_as_unmap(p->as, start, len);
+    long rc = vmm_as_unmap(p->as, start, len);
+    if (rc == 0)
+        policy_forget(p, start, start + VMM_PAGE_ALIGN_UP(len));
+    return rc;
 }
 
 /* Linux's VM_MAY* check of mprotect: a special mapping gains neither
@@ -964,6 +1071,12 @@ static long sys_mremap(struct proxy_process *p, const uint64_t a[6])
         rc = vmm_as_update_eof(p->as, out, new_len);
     if (rc == 0)
         proxy_cpuid_remapped(p, old, old_len, new_len, out);
+    if (rc == 0 && (out != old || new_len < old_len)) {
+        /* Linux moves a VMA's policy with it; here the moved range starts
+         * again from the default */
+        policy_forget(p, old, old + old_len);
+        policy_forget(p, out, out + new_len);
+    }
     return rc < 0 ? rc : (long)out;
 }
 
@@ -1018,6 +1131,7 @@ static long sys_brk(struct proxy_process *p, const uint64_t a[6])
             return (long)p->mm.brk_end;
     } else if (new_top < cur_top) {
         vmm_as_unmap(p->as, new_top, cur_top - new_top);
+        policy_forget(p, new_top, cur_top);
     }
     p->mm.brk_end = want;
     brk_share(p);
@@ -1266,13 +1380,20 @@ static long sys_pkey_mprotect(struct proxy_process *p, const uint64_t a[6])
 /*
  * NUMA policy: the virtual machine has one node (0). set_mempolicy keeps
  * the process's mode and node mask, which get_mempolicy gives back (and
- * children inherit); the memory is the same whatever they say. mbind
- * accepts what a one-node kernel accepts and is not remembered (a
- * range's policy reads back as the default).
+ * children inherit); mbind keeps a range's (mm_state.h), which
+ * get_mempolicy(MPOL_F_ADDR) gives back; the memory is the same whatever
+ * they say.
  */
 #define MPOL_DEFAULT_MODE 0
+#define MPOL_PREFERRED_MODE 1
+#define MPOL_INTERLEAVE_MODE 3
+#define MPOL_LOCAL_MODE 4
 #define MPOL_MAX_MODE 6
+#define MPOL_F_STATIC 0x8000u
+#define MPOL_F_RELATIVE 0x4000u
+#define MPOL_F_BALANCING 0x2000u
 #define MPOL_MODE_FLAGS 0xe000u  /* STATIC_NODES, RELATIVE_NODES, BALANCING */
+#define MPOL_BIND_MODE 2
 #define MPOL_F_NODE_BIT 1
 #define MPOL_F_ADDR_BIT 2
 #define MPOL_F_MEMS_ALLOWED_BIT 4
@@ -1302,27 +1423,88 @@ static long nodemask_in(struct proxy_process *p, gva_t gva, uint64_t maxnode,
     return 0;
 }
 
+/* sanitize_mpol_flags: a known mode, not both STATIC_NODES and
+ * RELATIVE_NODES, NUMA_BALANCING only with MPOL_BIND. */
+static long mpol_mode_check(int arg)
+{
+    unsigned mode = (unsigned)arg & ~MPOL_MODE_FLAGS;
+    unsigned fl = (unsigned)arg & MPOL_MODE_FLAGS;
+    if (mode > MPOL_MAX_MODE || ((unsigned)arg >> 16))
+        return -EINVAL;
+    if ((fl & MPOL_F_STATIC) && (fl & MPOL_F_RELATIVE))
+        return -EINVAL;
+    if ((fl & MPOL_F_BALANCING) && mode != MPOL_BIND_MODE)
+        return -EINVAL;
+    return 0;
+}
+
+/* mpol_new's rules: the mode a policy of these nodes becomes (default and
+ * local take no nodes, bind, interleave and the many-node modes need
+ * some, preferred without any is local), or -EINVAL. */
+static long mpol_mode_of(int arg, uint64_t nodes)
+{
+    unsigned mode = (unsigned)arg & ~MPOL_MODE_FLAGS;
+    unsigned fl = (unsigned)arg & MPOL_MODE_FLAGS;
+    if (mode == MPOL_DEFAULT_MODE)
+        return nodes ? -EINVAL : 0;
+    if (!nodes && mode == MPOL_PREFERRED_MODE)
+        return fl & (MPOL_F_STATIC | MPOL_F_RELATIVE) ? -EINVAL
+                                                      : MPOL_LOCAL_MODE;
+    if (mode == MPOL_LOCAL_MODE)
+        return nodes || (fl & (MPOL_F_STATIC | MPOL_F_RELATIVE)) ? -EINVAL
+                                                                 : (long)mode;
+    return nodes ? (long)(mode | fl) : -EINVAL;
+}
+
+/* do_get_mempolicy's answer: *mode, *nodes, or -errno. */
+static long mempolicy_of(struct proxy_process *p, uint64_t flags, gva_t addr,
+                         int *mode, uint64_t *nodes)
+{
+    *mode = MPOL_DEFAULT_MODE;
+    *nodes = 0;
+    if (flags & MPOL_F_MEMS_ALLOWED_BIT) {
+        if (flags & (MPOL_F_NODE_BIT | MPOL_F_ADDR_BIT))
+            return -EINVAL;
+        *nodes = 1;
+        return 0;
+    }
+    int pmode = p->mm.mempolicy_mode;
+    uint64_t pnodes = p->mm.mempolicy_nodes;
+    if (flags & MPOL_F_ADDR_BIT) {
+        if (!vmm_as_find_vma(p->as, addr))
+            return -EFAULT;
+        const struct proxy_range_policy *r = policy_at(p, addr);
+        pmode = r ? r->mode : MPOL_DEFAULT_MODE;
+        pnodes = r ? r->nodes : 0;
+    } else if (addr) {
+        return -EINVAL;
+    }
+    if (flags & MPOL_F_NODE_BIT) {
+        /* the node of the page at addr, or the process's next interleave
+         * node: 0 either way */
+        if (!(flags & MPOL_F_ADDR_BIT) &&
+            (p->mm.mempolicy_mode & 0xff) != MPOL_INTERLEAVE_MODE)
+            return -EINVAL;
+    } else {
+        *mode = pmode;
+    }
+    *nodes = pnodes;
+    return 0;
+}
+
 static long sys_get_mempolicy(struct proxy_process *p, const uint64_t a[6])
 {
     uint64_t flags = a[4], maxnode = a[2];
+    if (a[1] && maxnode < 1)
+        return -EINVAL; /* fewer bits than nodes */
     if (flags & ~(uint64_t)(MPOL_F_NODE_BIT | MPOL_F_ADDR_BIT |
                             MPOL_F_MEMS_ALLOWED_BIT))
         return -EINVAL;
-    if ((flags & MPOL_F_MEMS_ALLOWED_BIT) &&
-        (flags & (MPOL_F_NODE_BIT | MPOL_F_ADDR_BIT)))
-        return -EINVAL;
-    if (a[1] && maxnode < 1)
-        return -EINVAL; /* fewer bits than nodes */
-    int mode = MPOL_DEFAULT_MODE;
-    uint64_t nodes = 0;
-    if (flags & MPOL_F_MEMS_ALLOWED_BIT)
-        nodes = 1;
-    else if (flags & MPOL_F_NODE_BIT)
-        mode = 0; /* the node: 0 */
-    else if (!(flags & MPOL_F_ADDR_BIT)) {
-        mode = p->mm.mempolicy_mode;
-        nodes = p->mm.mempolicy_nodes;
-    }
+    int mode;
+    uint64_t nodes;
+    long rc = mempolicy_of(p, flags, a[3], &mode, &nodes);
+    if (rc < 0)
+        return rc;
     if (a[0] && proxy_copy_out(p, a[0], &mode, sizeof(mode)) < 0)
         return -EFAULT;
     if (a[1]) {
@@ -1338,13 +1520,13 @@ static long sys_get_mempolicy(struct proxy_process *p, const uint64_t a[6])
 
 static long sys_set_mempolicy(struct proxy_process *p, const uint64_t a[6])
 {
-    unsigned mode = (unsigned)a[0] & ~MPOL_MODE_FLAGS;
-    if (mode > MPOL_MAX_MODE || ((unsigned)a[0] >> 16))
-        return -EINVAL;
-    uint64_t nodes;
-    long rc = nodemask_in(p, a[1], a[2], &nodes);
+    long rc = mpol_mode_check((int)a[0]);
     if (rc < 0)
         return rc;
+    uint64_t nodes;
+    if ((rc = nodemask_in(p, a[1], a[2], &nodes)) < 0)
+        return rc;
+    unsigned mode = (unsigned)a[0] & ~MPOL_MODE_FLAGS;
     /* mpol_new's rules: default and local take no nodes; bind,
      * interleave and the many-node modes need some; preferred either. */
     bool empty = nodes == 0;
@@ -1358,24 +1540,42 @@ static long sys_set_mempolicy(struct proxy_process *p, const uint64_t a[6])
     return 0;
 }
 
+#define MPOL_MF_STRICT 0x1
+#define MPOL_MF_MOVE_ALL 0x4
 #define MPOL_MF_VALID_FLAGS 0x7 /* STRICT | MOVE | MOVE_ALL */
 
-/* do_mbind's checks: flags, alignment, a wrapping range (EINVAL), an empty
- * one (success), then a hole in it (EFAULT). */
+/* kernel_mbind and do_mbind, in their order: the mode and its flags,
+ * the node mask (EFAULT, EINVAL), mbind's flags (EINVAL; MOVE_ALL needs
+ * CAP_SYS_NICE: EPERM), alignment, a wrapping range (EINVAL), an empty
+ * one (success), mpol_new's rules (EINVAL), then a hole in the range
+ * (EFAULT); the range then has the policy (MPOL_DEFAULT: none). */
 static long sys_mbind(struct proxy_process *p, const uint64_t a[6])
 {
     gva_t start = a[0];
-    if ((a[2] & 0xffff) > MPOL_MAX_MODE || (a[5] & ~MPOL_MF_VALID_FLAGS) ||
-        !page_aligned(start))
+    long rc = mpol_mode_check((int)a[2]);
+    uint64_t nodes = 0;
+    if (rc == 0)
+        rc = nodemask_in(p, a[3], a[4], &nodes);
+    if (rc < 0)
+        return rc;
+    if (a[5] & ~(uint64_t)MPOL_MF_VALID_FLAGS)
+        return -EINVAL;
+    if ((a[5] & MPOL_MF_MOVE_ALL) && !proxy_ns_init_capable(p))
+        return -EPERM;
+    if (!page_aligned(start))
         return -EINVAL;
     uint64_t len = VMM_PAGE_ALIGN_UP(a[1]);
     if (start + len < start)
         return -EINVAL;
     if (len == 0)
         return 0;
+    long mode = mpol_mode_of((int)a[2], nodes);
+    if (mode < 0)
+        return mode;
     if (start + len > VMM_USER_END || !vmm_as_range_mapped(p->as, start, len))
         return -EFAULT;
-    return 0;
+    return policy_set(p, start, start + len, (int)mode,
+                      mode == MPOL_LOCAL_MODE ? 0 : nodes);
 }
 
 #ifndef MFD_NOEXEC_SEAL

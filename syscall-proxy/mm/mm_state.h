@@ -13,6 +13,10 @@
 
 #include "aspace.h"
 
+/* mbind ranges with a policy of their own a process may have (mm.c:
+ * ENOMEM past it, as Linux's allocation failing). */
+#define PROXY_RANGE_POLICIES 64
+
 struct proxy_mm_state {
     gva_t brk_start, brk_end;   /* heap: [brk_start, brk_end) mapped */
     gva_t mmap_base;            /* top-down mmap starts below this */
@@ -30,6 +34,16 @@ struct proxy_mm_state {
     /* set_mempolicy's mode and node mask (one node: 0 or 1), mm.c */
     int mempolicy_mode;
     uint64_t mempolicy_nodes;
+    /* mbind's policies of address ranges (Linux keeps them in the VMAs),
+     * what get_mempolicy(MPOL_F_ADDR) reads back: sorted, not
+     * overlapping, never MPOL_DEFAULT; a range unmapped or mapped anew
+     * loses its policy. Copied by fork, dropped by execve (mm.c). */
+    struct proxy_range_policy {
+        gva_t start, end;
+        int mode; /* with its mode flags */
+        uint64_t nodes;
+    } range_policy[PROXY_RANGE_POLICIES];
+    int nr_range_policy;
 };
 
 #endif

@@ -5,7 +5,8 @@
  * at end of file; IOCB_FLAG_RESFD's eventfd count; io_submit's refusals
  * (EBADF for a closed fd or a read of a write-only fd, EINVAL for NOOP or
  * fsync with a buffer, EFAULT for a bad iocb pointer); io_getevents'
- * EINVAL for min_nr > nr; io_cancel of a completed request (and its
+ * EINVAL for min_nr > nr; io_pgetevents' checks of the timeout and
+ * the signal mask before the context; io_cancel of a completed request (and its
  * EFAULT for a NULL iocb before the context, EINVAL for a wrong key); io_destroy,
  * after which the context is EINVAL.
  * One request at a time, so the event order is the same natively (where
@@ -115,6 +116,44 @@ static void resfd_check(int fd)
     printf("eventfd read: %zd count %llu\n", got, (unsigned long long)count);
 }
 
+/* io_pgetevents' order: the timeout (EFAULT), the sigset struct
+ * (EFAULT), its size (EINVAL), the mask (EFAULT), then the context. */
+static void pgetevents_checks(void)
+{
+    struct io_event ev;
+    struct timespec zero = {0, 0};
+    uint64_t mask = 0;
+    struct {
+        void *sigmask;
+        size_t sigsetsize;
+    } usig = {&mask, 8}, bad_size = {&mask, 4}, bad_mask = {(void *)8, 8},
+      no_mask = {NULL, 4};
+    const struct {
+        const char *what;
+        aio_context_t ctx;
+        void *timeout, *usig;
+    } cases[] = {
+        {"pgetevents ok", ctx, &zero, &usig},
+        {"pgetevents no usig", ctx, &zero, NULL},
+        {"pgetevents NULL mask", ctx, &zero, &no_mask},
+        {"pgetevents bad usig", ctx, &zero, (void *)8},
+        {"pgetevents bad size", ctx, &zero, &bad_size},
+        {"pgetevents bad mask", ctx, &zero, &bad_mask},
+        {"pgetevents bad ctx", 1, &zero, &usig},
+        {"pgetevents bad ctx, bad usig", 1, &zero, (void *)8},
+        {"pgetevents bad ctx, bad timeout", 1, (void *)8, &usig},
+        {"getevents bad ctx, bad timeout", 1, (void *)8, NULL},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        long r = i + 1 == sizeof(cases) / sizeof(cases[0])
+                     ? syscall(SYS_io_getevents, cases[i].ctx, 0, 1, &ev,
+                               cases[i].timeout)
+                     : syscall(SYS_io_pgetevents, cases[i].ctx, 0, 1, &ev,
+                               cases[i].timeout, cases[i].usig);
+        printf("%s: %s\n", cases[i].what, result_text(r));
+    }
+}
+
 static void refusal_checks(int fd)
 {
     char buf[4];
@@ -138,6 +177,7 @@ static void refusal_checks(int fd)
     struct timespec zero = {0, 0};
     printf("getevents none ready: %s\n",
            result_text(syscall(SYS_io_getevents, ctx, 0, 1, &ev, &zero)));
+    pgetevents_checks();
     cb = rw(IOCB_CMD_PREAD, fd, buf, 4, 0);
     run("for cancel", &cb);
     printf("cancel completed: %s\n",

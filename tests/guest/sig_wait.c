@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -224,6 +225,47 @@ static void queue_handler(int sig, siginfo_t *si, void *uc)
     q_pid_ok = si->si_pid == getpid();
 }
 
+static int other_tid;
+static int other_go[2];
+
+/* A second thread that blocks SIGUSR1 (so only the main thread takes it)
+ * and waits until told to end. */
+static void *other_thread(void *arg)
+{
+    (void)arg;
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGUSR1);
+    pthread_sigmask(SIG_BLOCK, &set, NULL);
+    __atomic_store_n(&other_tid, (int)syscall(SYS_gettid), __ATOMIC_SEQ_CST);
+    char c;
+    (void)!read(other_go[0], &c, 1);
+    return NULL;
+}
+
+/* rt_sigqueueinfo to another thread's tid signals its process, as kill
+ * does (LTP rt_sigqueueinfo01). */
+static void queue_to_thread_tid(void)
+{
+    pthread_t t;
+    if (pipe(other_go) != 0 || pthread_create(&t, NULL, other_thread, NULL))
+        return check(0, "a second thread");
+    while (!__atomic_load_n(&other_tid, __ATOMIC_SEQ_CST))
+        sched_yield();
+    siginfo_t si;
+    memset(&si, 0, sizeof(si));
+    si.si_code = SI_QUEUE;
+    si.si_pid = getpid();
+    si.si_uid = getuid();
+    si.si_value.sival_int = 4321;
+    q_value = 0;
+    int r = (int)syscall(SYS_rt_sigqueueinfo, other_tid, SIGUSR1, &si);
+    check(r == 0 && q_value == 4321,
+          "rt_sigqueueinfo to a thread's tid: its process gets it");
+    (void)!write(other_go[1], "x", 1);
+    pthread_join(t, NULL);
+}
+
 static void test_sigqueue(void)
 {
     on_signal(SIGUSR1, queue_handler, 0);
@@ -243,6 +285,7 @@ static void test_sigqueue(void)
     si.si_code = SI_QUEUE;
     r = (int)syscall(SYS_rt_sigqueueinfo, 0x7fffffff, SIGUSR1, &si);
     check(r == -1 && errno == ESRCH, "rt_sigqueueinfo to no process: ESRCH");
+    queue_to_thread_tid();
     signal(SIGUSR1, SIG_DFL);
 }
 

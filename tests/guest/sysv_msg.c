@@ -2,7 +2,8 @@
  * sysv_msg.c - System V message queues as Linux gives them: messages of
  * several types between a parent and a child (a receiver that waits),
  * selection by type (0, a type, MSG_EXCEPT, the lowest up to a bound),
- * MSG_NOERROR and E2BIG, IPC_NOWAIT (ENOMSG, and EAGAIN on a full queue),
+ * MSG_NOERROR and E2BIG, MSG_COPY (LTP msgrcv07), IPC_NOWAIT (ENOMSG, and
+ * EAGAIN on a full queue),
  * IPC_STAT counts, a waiter woken by EIDRM. Run natively and under hvrun,
  * the output must match (tests/run-guest-tests.sh).
  */
@@ -68,6 +69,16 @@ int main(void)
     msgctl(q, IPC_STAT, &ds);
     printf("queued: %lu messages, %lu bytes\n", (unsigned long)ds.msg_qnum,
            (unsigned long)ds.__msg_cbytes);
+    printf("MSG_COPY (the message of an index, left queued):\n");
+    receive(q, 0, MSG_COPY | IPC_NOWAIT, 64);
+    receive(q, 2, MSG_COPY | IPC_NOWAIT, 64);
+    receive(q, 4, MSG_COPY | IPC_NOWAIT, 64);
+    receive(q, 3, MSG_COPY | IPC_NOWAIT, 4);
+    receive(q, 3, MSG_COPY | IPC_NOWAIT | MSG_NOERROR, 4);
+    receive(q, 0, MSG_COPY, 64);
+    receive(q, 0, MSG_COPY | IPC_NOWAIT | MSG_EXCEPT, 64);
+    msgctl(q, IPC_STAT, &ds);
+    printf("still queued: %lu messages\n", (unsigned long)ds.msg_qnum);
     printf("selection:\n");
     receive(q, 5, 0, 4);
     receive(q, 5, MSG_NOERROR, 4);

@@ -41,6 +41,16 @@ int main(void)
     printf(", again with IPC_EXCL: %s",
            err(shmget(key, 100, IPC_CREAT | IPC_EXCL | 0600)));
     printf(", bigger: %s\n", err(shmget(key, 20000, 0600)));
+    /* SHM_LOCK and SHM_UNLOCK: the SHM_LOCKED bit IPC_STAT shows */
+    struct shmid_ds lk = {0};
+    int lock_rc = shmctl(id, SHM_LOCK, NULL);
+    shmctl(id, IPC_STAT, &lk);
+    printf("SHM_LOCK: %s, locked %d", err(lock_rc),
+           (lk.shm_perm.mode & SHM_LOCKED) != 0);
+    lock_rc = shmctl(id, SHM_UNLOCK, NULL);
+    shmctl(id, IPC_STAT, &lk);
+    printf(", SHM_UNLOCK: %s, locked %d\n", err(lock_rc),
+           (lk.shm_perm.mode & SHM_LOCKED) != 0);
     printf("same key finds it: %d\n", shmget(key, 0, 0) == id);
     char *mem = shmat(id, NULL, 0);
     printf("attach: %s, nattch %d\n", mem == (void *)-1 ? err(-1) : "ok",

@@ -11,7 +11,9 @@
 #    (rm -rf build/ltp to build again, e.g. from another LTP_SRC).
 # 2. Run: every runtest/syscalls entry (or those whose name matches
 #    LTP_TESTS=regex; LTP_SAMPLE=N keeps every Nth of them, the 1st, the
-#    N+1th, ...) natively and under `hvrun run --backend B` for each backend,
+#    N+1th, ...; LTP_SAMPLE_AT=K starts at the Kth instead, so K=2 is
+#    another sample of the same size) natively and under
+#    `hvrun run --backend B` for each backend,
 #    as root, with TMPDIR a scratch directory of its own per test and mode,
 #    each run in a bubblewrap sandbox (tests/lib/sandbox.sh: own uts, ipc,
 #    net, pid namespaces, / read-only except the scratch directory, private
@@ -36,14 +38,15 @@
 # Environment: JOBS (parallel tests, default 2), MODES (default "native kvm
 # ptrace", without kvm where the host has no /dev/kvm), LTP_TIMEOUT (host
 # seconds per run, default 120), HVRUN (default
-# build/hvrun), HVRUN_ARGS (more `hvrun run` options), LTP_OUT (default
-# build/ltp-results), LTP_DOC (default docs/LTP.md; empty: no report).
+# build/hvrun), LTP_BUILD (LTP's build, default build/ltp: another
+# checkout's, reused), HVRUN_ARGS (more `hvrun run` options), LTP_OUT
+# (default build/ltp-results), LTP_DOC (default docs/LTP.md; empty: no report).
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 SELF="$ROOT/tests/ltp/run.sh"
 HVRUN=${HVRUN:-$ROOT/build/hvrun}
 HVRUN_ARGS=${HVRUN_ARGS:-}
-BUILD="$ROOT/build/ltp"
+BUILD=${LTP_BUILD:-$ROOT/build/ltp}
 LTPROOT="$BUILD/root/opt/ltp"
 RUNTEST="$BUILD/src/runtest/syscalls"
 OUT=${LTP_OUT:-$ROOT/build/ltp-results}
@@ -361,18 +364,24 @@ build_ltp || exit 1
 mkdir -p "$OUT/results" "$OUT/log" "$OUT/scratch"
 list=$(awk '!/^#/ && NF >= 2 { print $1 }' "$RUNTEST")
 [ -n "${LTP_TESTS:-}" ] && list=$(echo "$list" | grep -E -- "$LTP_TESTS")
-[ -n "${LTP_SAMPLE:-}" ] && list=$(echo "$list" | awk -v n="$LTP_SAMPLE" 'NR % n == 1 || n == 1')
+[ -n "${LTP_SAMPLE:-}" ] && list=$(echo "$list" | awk -v n="$LTP_SAMPLE" -v at="${LTP_SAMPLE_AT:-1}" '(NR - at) % n == 0')
 count=$(echo "$list" | grep -c .)
+sample_at=${LTP_SAMPLE_AT:-1}
 {
     printf 'The entries run: '
     if [ -z "${LTP_TESTS:-}${LTP_SAMPLE:-}" ]; then
         echo "all of runtest/syscalls ($count)."
     else
         echo "a **sample** of $count of runtest/syscalls'" \
-            "$(awk '!/^#/ && NF >= 2' "$RUNTEST" | wc -l) entries${LTP_TESTS:+, those matching \`$LTP_TESTS\`}${LTP_SAMPLE:+, every ${LTP_SAMPLE}th in file order (entries 1, $((LTP_SAMPLE + 1)), $((2 * LTP_SAMPLE + 1)), ...)}" \
-            "(\`make ltp${LTP_TESTS:+ LTP_TESTS=...}${LTP_SAMPLE:+ LTP_SAMPLE=$LTP_SAMPLE}\`);" \
+            "$(awk '!/^#/ && NF >= 2' "$RUNTEST" | wc -l) entries${LTP_TESTS:+, those matching \`$LTP_TESTS\`}${LTP_SAMPLE:+, every ${LTP_SAMPLE}th in file order (entries $sample_at, $((sample_at + LTP_SAMPLE)), $((sample_at + 2 * LTP_SAMPLE)), ...)}" \
+            "(\`make ltp${LTP_TESTS:+ LTP_TESTS=...}${LTP_SAMPLE:+ LTP_SAMPLE=$LTP_SAMPLE}${LTP_SAMPLE_AT:+ LTP_SAMPLE_AT=$LTP_SAMPLE_AT}\`);" \
             "the full run is \`make ltp\` with no filter."
     fi
+    echo
+    echo "Run $(date -u +%Y-%m-%d) on $(nproc) CPUs of a" \
+        "$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)," \
+        "host Linux $(uname -r), hvrun at" \
+        "\`$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)\`."
 } >"$OUT/selection"
 echo "ltp: $count entries, modes: $MODES, $JOBS at a time, ${LTP_TIMEOUT} s each; results in $OUT"
 echo "$list" | xargs -P "$JOBS" -I{} "$SELF" __one {} |
