@@ -40,6 +40,7 @@ struct run_options {
     bool summary, summary_json;
     bool cpuid_rewrite;       /* --cpuid-rewrite */
     bool no_rdtsc_rewrite;    /* --no-rdtsc-rewrite */
+    bool progress_count;      /* --progress software */
     uint64_t preempt_ms;      /* --preempt-ms; 0: never preempt */
     int log_level;
     struct det_config det;

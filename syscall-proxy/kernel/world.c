@@ -872,6 +872,28 @@ static uint64_t time_slice(struct proxy_process *p, bool others_alive,
     return (uint64_t)in < longest ? (uint64_t)in : longest;
 }
 
+/* The units the current thread may count before its counter traps: a
+ * quantum, or as many as reach the run's next deadline (at least one),
+ * so a timer of a computing thread fires at about its time. */
+static uint64_t progress_budget(struct proxy_process *p)
+{
+    uint64_t budget = DET_PROGRESS_QUANTUM;
+    int64_t in = next_deadline_in(p->world);
+    if (in >= 0 && (uint64_t)in / DET_PROGRESS_UNIT_NS < budget)
+        budget = (uint64_t)in / DET_PROGRESS_UNIT_NS + 1;
+    return budget;
+}
+
+/* Time follows counted progress: DET_PROGRESS_UNIT_NS per unit, as a
+ * computing thread's CPU time too. */
+static void progress_fold(struct proxy_process *p, uint64_t units)
+{
+    if (units == 0)
+        return;
+    det_clock_computed(p->det, units * DET_PROGRESS_UNIT_NS);
+    proxy_cpu_charge(p, units * DET_PROGRESS_UNIT_NS);
+}
+
 /* The run of a thread --gdb single-steps is over: TF goes, from RFLAGS
  * and, at a syscall, from the R11 the SYSCALL saved it in, so neither the
  * guest (R11 after the call, a signal frame, a clone's registers) nor the
@@ -921,6 +943,8 @@ static bool run_one(struct proxy_process *p)
     proxy_hooks.mm_fill_deferred(); /* the guest sees its pages filled */
     int64_t started = host_monotonic_ns();
     proxy_hooks.vdso_enter(p);
+    if (p->cfg->progress_count)
+        proxy_hooks.progress_enter(p, progress_budget(p));
     int rc = vmm_vm_run_slice(p->vm, &ev, run_for);
     if (dbg_step)
         debugger_step_ran(p, &ev);
@@ -940,10 +964,17 @@ static bool run_one(struct proxy_process *p)
      * any event for a whole slice is cut. */
     bool slice_over = ev.kind == VMM_EVENT_INTERRUPTED && ev.slice_over &&
                       ev.in_user_code;
-    bool made_events = p->slice_events > 0 || proxy_hooks.vdso_unfolded(p) > 0;
+    /* Counted progress is such an event too: the counter's trap will
+     * come. */
+    bool counted = p->cfg->progress_count &&
+                   proxy_hooks.progress_unfolded(p) > 0;
+    bool made_events = p->slice_events > 0 ||
+                       proxy_hooks.vdso_unfolded(p) > 0 || counted;
     bool cut = slice_over && !made_events;
-    p->slice_events += proxy_hooks.vdso_leave(
-        p, (ev.kind == VMM_EVENT_INTERRUPTED && !cut) || dbg_trap);
+    bool host_stop = (ev.kind == VMM_EVENT_INTERRUPTED && !cut) || dbg_trap;
+    p->slice_events += proxy_hooks.vdso_leave(p, host_stop);
+    if (p->cfg->progress_count)
+        progress_fold(p, proxy_hooks.progress_leave(p, host_stop));
     /* Only a syscall or the slice's end starts a new slice: a fault hvrun
      * resolves (or turns into a signal), a trapped RDTSC/CPUID, or a host
      * interruption, does not, and a spinner that faults now and then must
@@ -1042,6 +1073,15 @@ static bool run_one(struct proxy_process *p)
              * next read, as it would at the next syscall. */
             if (other_wants_vcpu(p->world, p))
                 p->resched = true;
+            break;
+        case PROXY_TRAP_PROGRESS:
+            /* The counter ran out: the thread's own progress brought it
+             * here, the same instruction in every run. Another thread
+             * may have its turn; a deadline the units passed is due. */
+            if (proxy_others_alive(p) || other_wants_vcpu(p->world, p))
+                p->resched = true;
+            p->slice_events++;
+            count_event(p);
             break;
         case PROXY_TRAP_TSC_FORCED:
             /* The stubs' reads spent their count: as at the vDSO's

@@ -31,6 +31,11 @@ enum proxy_site_kind {
      * rewritten (proxy_config.rdpid_rewrite), answered with the model's
      * CPU number, 0 */
     PROXY_SITE_RDPID,
+    /* a loop's back edge: a direct jcc/jmp to an earlier instruction of
+     * its function, for the progress counter (progress.c); file_off and
+     * vaddr are its span's first byte, len the branch's length, the last
+     * bytes of the span */
+    PROXY_SITE_BACKEDGE,
 };
 
 /* One such instruction of an ELF file, decoded inside a function whose
@@ -75,6 +80,17 @@ uint64_t proxy_vdso_unfolded(struct proxy_process *p);
 /* Whether the vDSO answered all the reads it may since the last exit, so
  * that its syscall now is the forced one (virtual time only). */
 bool proxy_vdso_count_spent(struct proxy_process *p);
+
+/* ---- the progress counter (mm/progress.c) ------------------------------- */
+/* Before the current thread runs: every counter of its address space
+ * holds budget units (>= 1) it may spend before the trap; after a host
+ * interruption the counters go on instead. */
+void proxy_progress_enter(struct proxy_process *p, uint64_t budget);
+/* After it stopped: the units it spent since enter (0 at a host
+ * interruption, whose units come with the next stop). */
+uint64_t proxy_progress_leave(struct proxy_process *p, bool host_interruption);
+/* The units spent so far, without folding them. */
+uint64_t proxy_progress_unfolded(struct proxy_process *p);
 
 /* ---- the memory family, file mappings (mm/mm.c) -------------------------- */
 extern const struct proxy_syscall proxy_mm_syscalls[];
@@ -158,6 +174,10 @@ int proxy_exec_load(struct proxy_process *p, const char *path,
 int proxy_cpuid_find_sites(const void *image, size_t size,
                            struct proxy_cpuid_site **sites, size_t *nr,
                            struct proxy_cpuid_scan *scan);
+/* The same for the back edges of its loops (PROXY_SITE_BACKEDGE). */
+int proxy_progress_find_sites(const void *image, size_t size,
+                              struct proxy_cpuid_site **sites, size_t *nr,
+                              struct proxy_cpuid_scan *scan);
 
 /* ---- CPUID/RDTSC rewriting (mm/cpuid_patch.c) ---------------------------- */
 /* A #UD at a site hvrun rewrote: answers the instruction and steps past
