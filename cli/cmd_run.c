@@ -447,6 +447,9 @@ static void collect_summary(struct run_summary *s, struct proxy_process *p,
     s->tsc_inline_sites = t->tsc_inline_sites;
     s->cpuid_inline_sites = t->cpuid_inline_sites;
     s->tsc_traps = t->tsc_traps;
+    s->progress_sites = t->progress_sites;
+    s->progress_traps = t->progress_traps;
+    s->progress_units = t->progress_units;
     s->detlog_events = det->log.n;
     s->stop_signal = proxy_stop_signal;
     s->stop_events = det->events;
@@ -722,6 +725,7 @@ int cli_run_once(const struct run_options *o, const char *path,
     if (sum) {
         sum->rdtsc_trappable = hi.rdtsc_trappable;
         sum->rdtsc_rewritten = pc.rdtsc_rewrite;
+        sum->progress_count = pc.progress_count;
         sum->cpuid_controlled = hi.cpuid_control;
         snprintf(sum->cpuid, sizeof(sum->cpuid), "%s",
                  hi.cpuid_control ? "model"
