@@ -70,7 +70,8 @@
 struct progress_site {
     gva_t gva;
     uint8_t span;
-    uint8_t orig[MAX_SPAN];
+    uint8_t orig[MAX_SPAN]; /* as the file had it */
+    uint8_t code[MAX_SPAN]; /* the jmp hvrun wrote */
 };
 
 struct progress_region {
@@ -84,7 +85,7 @@ struct proxy_progress {
     size_t nr_counters;
     struct progress_region *regions;
     size_t nr_regions;
-    struct progress_site *sites; /* sorted by gva */
+    struct progress_site *sites; /* in patching order */
     size_t nr_sites, cap_sites;
     /* What the counters were set to at the last enter; whether they go
      * on from there (a host interruption of the same thread). */
@@ -387,8 +388,11 @@ static bool build(struct emitter *e, const struct proxy_cpuid_site *cs,
     return true;
 }
 
+/* Appended in patching order: only mremap looks them up, rarely, and
+ * checks each against the bytes it wrote (a stale entry for code mapped
+ * over since names another jmp). */
 static int remember(struct proxy_progress *s, gva_t gva, uint8_t span,
-                    const uint8_t *orig)
+                    const uint8_t *orig, const uint8_t *code)
 {
     if (s->nr_sites == s->cap_sites) {
         size_t cap = s->cap_sites ? s->cap_sites * 2 : 256;
@@ -398,20 +402,11 @@ static int remember(struct proxy_progress *s, gva_t gva, uint8_t span,
         s->sites = v;
         s->cap_sites = cap;
     }
-    size_t i = s->nr_sites;
-    while (i > 0 && s->sites[i - 1].gva > gva)
-        i--;
-    if (i > 0 && s->sites[i - 1].gva == gva) { /* mapped again */
-        s->sites[i - 1].span = span;
-        memcpy(s->sites[i - 1].orig, orig, span);
-        return 0;
-    }
-    memmove(&s->sites[i + 1], &s->sites[i],
-            (s->nr_sites - i) * sizeof(*s->sites));
-    s->sites[i].gva = gva;
-    s->sites[i].span = span;
-    memcpy(s->sites[i].orig, orig, span);
-    s->nr_sites++;
+    struct progress_site *ps = &s->sites[s->nr_sites++];
+    ps->gva = gva;
+    ps->span = span;
+    memcpy(ps->orig, orig, span);
+    memcpy(ps->code, code, span);
     return 0;
 }
 
@@ -425,53 +420,111 @@ static bool maps_file_at(const struct proxy_process *p, gva_t gva,
            v->file_off + (gva - v->start) == off;
 }
 
+/* A running hash over one function's guest bytes: its sites come in
+ * order, so that checking them all costs one pass over the function (a
+ * large interpreter loop has hundreds). */
+struct func_hash {
+    gva_t func, upto;
+    uint64_t h;
+};
+
 /* The span at site as the file has it (its function's hash). */
-static bool intact(const struct proxy_process *p, gva_t func,
-                   const struct proxy_cpuid_site *cs, gva_t site)
+static bool intact(const struct proxy_process *p, struct func_hash *fh,
+                   gva_t func, const struct proxy_cpuid_site *cs, gva_t site)
 {
-    uint64_t h = FNV_INIT;
-    size_t len = (size_t)(site + cs->span - func);
-    gva_t at = func;
-    while (len > 0) {
+    gva_t end = site + cs->span;
+    if (fh->func != func || fh->upto > end)
+        *fh = (struct func_hash){func, func, FNV_INIT};
+    while (fh->upto < end) {
         struct iovec iov[4];
         size_t covered;
-        int n = vmm_as_host_iov(p->as, at, len, 0, iov, 4, &covered);
-        if (n == 0)
+        int n = vmm_as_host_iov(p->as, fh->upto, end - fh->upto, 0, iov, 4,
+                                &covered);
+        if (n == 0) {
+            fh->func = 0;
             return false;
+        }
         for (int i = 0; i < n; i++)
-            h = fnv1a(h, iov[i].iov_base, iov[i].iov_len);
-        at += covered;
-        len -= covered;
+            fh->h = fnv1a(fh->h, iov[i].iov_base, iov[i].iov_len);
+        fh->upto += covered;
     }
-    return h == cs->hash;
+    return fh->h == cs->hash;
 }
 
-static void patch_one(struct proxy_process *p, struct proxy_progress *s,
+/* The trampoline of one site into batch (the bytes of r from batch_at),
+ * the site remembered with the jmp to it; false when it is left alone. */
+static bool patch_one(struct proxy_process *p, struct proxy_progress *s,
                       const struct vmm_vma *v, const struct proxy_cpuid_site *cs,
-                      gva_t site, struct progress_region *r, gva_t counter)
+                      gva_t site, struct progress_region *r, gva_t counter,
+                      struct func_hash *fh, uint8_t *batch, gva_t batch_at)
 {
     gva_t func = site - (cs->file_off - cs->func_off);
     uint8_t orig[MAX_SPAN];
     if (cs->span < 5 || cs->span > MAX_SPAN || func > site ||
         r->len - r->used < TRAMP_BYTES ||
         !maps_file_at(p, func, v->dev, v->ino, cs->func_off) ||
-        !guest_bytes(p, site, orig, cs->span) || !intact(p, func, cs, site))
-        return;
+        !intact(p, fh, func, cs, site) || !guest_bytes(p, site, orig, cs->span))
+        return false;
     struct emitter e = {.at = r->gva + r->used};
-    if (!build(&e, cs, site, orig, counter) ||
-        !in_reach(e.at, site) || !poke_code(p, e.at, e.b, e.n))
-        return;
+    if (!build(&e, cs, site, orig, counter) || !in_reach(e.at, site))
+        return false;
+    memcpy(batch + (e.at - batch_at), e.b, e.n);
     r->used += TRAMP_BYTES;
     uint8_t code[MAX_SPAN];
     int32_t rel = (int32_t)(int64_t)(e.at - (site + 5));
     code[0] = 0xe9;
     memcpy(code + 1, &rel, 4);
     memset(code + 5, 0x90, (size_t)(cs->span - 5));
-    if (remember(s, site, cs->span, orig) < 0 ||
-        vmm_as_poke(p->as, site, code, cs->span) < 0)
+    return remember(s, site, cs->span, orig, code) == 0;
+}
+
+/* The trampolines of one file VMA into the guest at once, then the jmps
+ * to them (never a jmp to a trampoline not yet there). */
+static void patch_batch(struct proxy_process *p, struct proxy_progress *s,
+                        const struct vmm_vma *v, const struct file_sites *fs,
+                        size_t first, size_t n, uint64_t flo, gva_t lo,
+                        struct progress_region *r, gva_t counter)
+{
+    gva_t batch_at = r->gva + r->used;
+    uint8_t *batch = calloc(n, TRAMP_BYTES);
+    if (!batch)
         return;
+    size_t before = s->nr_sites;
+    struct func_hash fh = {0, 0, 0};
+    for (size_t i = first; i < first + n; i++)
+        (void)patch_one(p, s, v, &fs->v[i], lo + (fs->v[i].file_off - flo),
+                        r, counter, &fh, batch, batch_at);
+    bool placed = r->gva + r->used == batch_at ||
+                  poke_code(p, batch_at, batch,
+                            (size_t)(r->gva + r->used - batch_at));
+    free(batch);
+    if (!placed) {
+        s->nr_sites = before;
+        return;
+    }
+    if (s->nr_sites == before)
+        return;
+    /* The jmps in one write over the code they lie in: each write makes a
+     * read-only backing writable for a moment (an mprotect and a TLB
+     * flush of hvrun's own), too dear once per site. */
+    gva_t from = s->sites[before].gva;
+    const struct progress_site *last = &s->sites[s->nr_sites - 1];
+    size_t len = (size_t)(last->gva + last->span - from);
+    uint8_t *code = malloc(len);
+    bool ok = code && vmm_as_peek(p->as, code, from, len) == 0;
+    for (size_t i = before; ok && i < s->nr_sites; i++)
+        memcpy(code + (s->sites[i].gva - from), s->sites[i].code,
+               s->sites[i].span);
+    /* A fresh copy (its backing read-only again after a refill: the poke
+     * writes it all the same). */
+    ok = ok && vmm_as_poke(p->as, from, code, len) == 0;
+    free(code);
+    if (!ok) {
+        s->nr_sites = before;
+        return;
+    }
     if (p->totals)
-        p->totals->progress_sites++;
+        p->totals->progress_sites += s->nr_sites - before;
 }
 
 /* The sites of file VMA v in [lo, hi), a fresh copy of the file. */
@@ -511,9 +564,10 @@ static void patch_vma(struct proxy_process *p, int host_fd,
     gva_t counter = r ? counter_for(p, s, r->gva, r->gva) : 0;
     if (!r || !counter || !in_reach(counter, r->gva + r->len))
         return;
-    for (size_t i = first; i < first + n; i++)
-        patch_one(p, s, v, &fs->v[i], lo + (fs->v[i].file_off - flo), r,
-                  counter);
+    proxy_log(p, 2, "progress: %zu back edges of %s in [%#llx, %#llx)", n,
+              v->name ? v->name : "?", (unsigned long long)lo,
+              (unsigned long long)hi);
+    patch_batch(p, s, v, fs, first, n, flo, lo, r, counter);
 }
 
 void proxy_progress_patch_fresh(struct proxy_process *p, int host_fd,
@@ -552,7 +606,8 @@ void proxy_progress_remapped(struct proxy_process *p, uint64_t old,
             continue;
         gva_t now = new_gva + (ps->gva - old);
         uint8_t b[MAX_SPAN];
-        if (guest_bytes(p, now, b, ps->span) && b[0] == 0xe9)
+        if (guest_bytes(p, now, b, ps->span) &&
+            memcmp(b, ps->code, ps->span) == 0)
             (void)poke_code(p, now, ps->orig, ps->span);
     }
 }
