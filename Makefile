@@ -211,6 +211,7 @@ test: deps
 	@echo "make test: $(if $(KVM_USABLE),/dev/kvm here: the suites run the kvm backend and then ptrace,no /dev/kvm here: the suites run the ptrace backend (HVRUN_BACKEND=ptrace))"
 	$(SUITE_ENV) tests/run-guest-tests.sh build/hvrun build/debug/hvrun
 	$(SUITE_ENV) tests/determinism/run.sh build/hvrun build/debug/hvrun
+	$(SUITE_ENV) tests/progress/run.sh build/hvrun build/debug/hvrun
 	$(SUITE_ENV) tests/processes/run.sh build/hvrun build/debug/hvrun
 	$(SUITE_ENV) tests/confine/run.sh build/hvrun build/debug/hvrun
 	$(SUITE_ENV) tests/verify/run.sh build/hvrun build/debug/hvrun

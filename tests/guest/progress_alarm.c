@@ -7,10 +7,12 @@
  * alone (1 us each), and the timer waited ~100x as long, unless the
  * thread's progress is counted (--progress software: each loop iteration
  * a unit of logical time). With -v the iteration count is printed too,
- * which tests/progress/run.sh checks is the same in every run.
+ * which tests/progress/run.sh checks is the same in every run; a third
+ * argument sets the itimer's and timerfd's interval in ms (default 1000).
  */
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/time.h>
 #include <sys/timerfd.h>
@@ -30,14 +32,15 @@ int main(int argc, char **argv)
     const char *mode = argc > 1 ? argv[1] : "alarm";
     int verbose = argc > 2 && strcmp(argv[2], "-v") == 0;
     int devnull = open("/dev/null", O_WRONLY);
+    long ms = argc > 3 ? atol(argv[3]) : 1000;
     int tfd = -1;
     signal(SIGALRM, on_alarm);
     if (strcmp(mode, "itimer") == 0) {
-        struct itimerval it = {{0, 0}, {1, 0}};
+        struct itimerval it = {{0, 0}, {ms / 1000, ms % 1000 * 1000}};
         setitimer(ITIMER_REAL, &it, NULL);
     } else if (strcmp(mode, "timerfd") == 0) {
         tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK);
-        struct itimerspec its = {{0, 0}, {1, 0}};
+        struct itimerspec its = {{0, 0}, {ms / 1000, ms % 1000 * 1000000}};
         timerfd_settime(tfd, 0, &its, NULL);
     } else {
         alarm(1);
