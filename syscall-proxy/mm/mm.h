@@ -44,7 +44,8 @@ struct proxy_cpuid_site {
     uint64_t file_off; /* of the instruction */
     uint64_t vaddr;    /* its link-time address */
     uint64_t func_off; /* file offset of its function's first byte */
-    uint64_t hash;     /* FNV-1a of the file bytes [func_off, file_off+span) */
+    uint64_t hash;     /* FNV-1a of the file bytes [func_off, file_off+span)
+                        * (PROXY_SITE_BACKEDGE: of its span only) */
     uint8_t kind;      /* enum proxy_site_kind */
     uint8_t len;       /* of the instruction: 2, 3 (RDTSCP), 4 or 5 (RDPID) */
     /* RDTSC/RDTSCP/CPUID: len plus the instructions after it that a stub

@@ -41,7 +41,9 @@
  * to the target (the original code): a signal frame or a stop there never
  * names the trampoline. Nothing lands inside a span (the finder's checks,
  * as for the RDTSC stubs) and only fresh copies of a file are rewritten,
- * so no thread is inside one. A thread stopped inside a trampoline (a
+ * so no thread is inside one (each span checked against the file's bytes
+ * there: the cache entry names the file's dev, inode, size and mtime). A
+ * thread stopped inside a trampoline (a
  * fault of a relocated load, a host-timed cut) sees its address there, as
  * with the RDTSC stubs; mremap of rewritten code puts the spans back.
  */
@@ -420,56 +422,28 @@ static bool maps_file_at(const struct proxy_process *p, gva_t gva,
            v->file_off + (gva - v->start) == off;
 }
 
-/* A running hash over one function's guest bytes: its sites come in
- * order, so that checking them all costs one pass over the function (a
- * large interpreter loop has hundreds). */
-struct func_hash {
-    gva_t func, upto;
-    uint64_t h;
-};
-
-/* The span at site as the file has it (its function's hash). */
-static bool intact(const struct proxy_process *p, struct func_hash *fh,
-                   gva_t func, const struct proxy_cpuid_site *cs, gva_t site)
-{
-    gva_t end = site + cs->span;
-    if (fh->func != func || fh->upto > end)
-        *fh = (struct func_hash){func, func, FNV_INIT};
-    while (fh->upto < end) {
-        struct iovec iov[4];
-        size_t covered;
-        int n = vmm_as_host_iov(p->as, fh->upto, end - fh->upto, 0, iov, 4,
-                                &covered);
-        if (n == 0) {
-            fh->func = 0;
-            return false;
-        }
-        for (int i = 0; i < n; i++)
-            fh->h = fnv1a(fh->h, iov[i].iov_base, iov[i].iov_len);
-        fh->upto += covered;
-    }
-    return fh->h == cs->hash;
-}
-
 /* The trampoline of one site into batch (the bytes of r from batch_at),
  * the site remembered with the jmp to it; false when it is left alone. */
 static bool patch_one(struct proxy_process *p, struct proxy_progress *s,
                       const struct vmm_vma *v, const struct proxy_cpuid_site *cs,
                       gva_t site, struct progress_region *r, gva_t counter,
-                      struct func_hash *fh, uint8_t *batch, gva_t batch_at)
+                      uint8_t *batch, gva_t batch_at)
 {
     gva_t func = site - (cs->file_off - cs->func_off);
     uint8_t orig[MAX_SPAN];
     if (cs->span < 5 || cs->span > MAX_SPAN || func > site ||
         r->len - r->used < TRAMP_BYTES ||
         !maps_file_at(p, func, v->dev, v->ino, cs->func_off) ||
-        !intact(p, fh, func, cs, site) || !guest_bytes(p, site, orig, cs->span))
+        !guest_bytes(p, site, orig, cs->span) ||
+        fnv1a(FNV_INIT, orig, cs->span) != cs->hash)
         return false;
     struct emitter e = {.at = r->gva + r->used};
     if (!build(&e, cs, site, orig, counter) || !in_reach(e.at, site))
         return false;
     memcpy(batch + (e.at - batch_at), e.b, e.n);
-    r->used += TRAMP_BYTES;
+    /* As long as it is (about 40 bytes): every page the guest's copy
+     * touches costs a fault of hvrun's own. */
+    r->used += (e.n + 7) & ~(size_t)7;
     uint8_t code[MAX_SPAN];
     int32_t rel = (int32_t)(int64_t)(e.at - (site + 5));
     code[0] = 0xe9;
@@ -490,10 +464,9 @@ static void patch_batch(struct proxy_process *p, struct proxy_progress *s,
     if (!batch)
         return;
     size_t before = s->nr_sites;
-    struct func_hash fh = {0, 0, 0};
     for (size_t i = first; i < first + n; i++)
         (void)patch_one(p, s, v, &fs->v[i], lo + (fs->v[i].file_off - flo),
-                        r, counter, &fh, batch, batch_at);
+                        r, counter, batch, batch_at);
     bool placed = r->gva + r->used == batch_at ||
                   poke_code(p, batch_at, batch,
                             (size_t)(r->gva + r->used - batch_at));
