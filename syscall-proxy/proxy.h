@@ -165,6 +165,9 @@ struct proxy_process {
      * reads, trapped TSC reads): a slice with any does not end in a cut
      * (world.c). */
     uint64_t slice_events;
+    /* --progress software: the units counted but not folded at the last
+     * stop (world.c): a slice that counted more made progress. */
+    uint64_t slice_units_seen;
 
     /* prctl flags and the nice value (prctl.c, sched.c) */
     struct proxy_prctl_state {

@@ -964,17 +964,26 @@ static bool run_one(struct proxy_process *p)
      * any event for a whole slice is cut. */
     bool slice_over = ev.kind == VMM_EVENT_INTERRUPTED && ev.slice_over &&
                       ev.in_user_code;
-    /* Counted progress is such an event too: the counter's trap will
-     * come. */
-    bool counted = p->cfg->progress_count &&
-                   proxy_hooks.progress_unfolded(p) > 0;
+    /* Counted progress in this slice is such an event too: the counter's
+     * trap will come. (Not units of an earlier slice: a thread that went
+     * on into a loop nothing counts is cut as before.) */
+    bool counted = false;
+    if (p->cfg->progress_count) {
+        uint64_t units = proxy_hooks.progress_unfolded(p);
+        counted = units > p->slice_units_seen;
+        p->slice_units_seen = units;
+    }
     bool made_events = p->slice_events > 0 ||
                        proxy_hooks.vdso_unfolded(p) > 0 || counted;
     bool cut = slice_over && !made_events;
     bool host_stop = (ev.kind == VMM_EVENT_INTERRUPTED && !cut) || dbg_trap;
     p->slice_events += proxy_hooks.vdso_leave(p, host_stop);
-    if (p->cfg->progress_count)
-        progress_fold(p, proxy_hooks.progress_leave(p, host_stop));
+    if (p->cfg->progress_count && !host_stop) {
+        progress_fold(p, proxy_hooks.progress_leave(p, false));
+        p->slice_units_seen = 0;
+    } else if (p->cfg->progress_count) {
+        (void)proxy_hooks.progress_leave(p, true);
+    }
     /* Only a syscall or the slice's end starts a new slice: a fault hvrun
      * resolves (or turns into a signal), a trapped RDTSC/CPUID, or a host
      * interruption, does not, and a spinner that faults now and then must
