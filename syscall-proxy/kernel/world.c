@@ -873,15 +873,18 @@ static uint64_t time_slice(struct proxy_process *p, bool others_alive,
 }
 
 /* The units the current thread may count before its counter traps: a
- * quantum, or as many as reach the run's next deadline (at least one),
- * so a timer of a computing thread fires at about its time. */
+ * quantum, or as many as reach the run's next deadline, so a timer of a
+ * computing thread fires at about its time; at least
+ * DET_PROGRESS_MIN_BUDGET, so a deadline that stays passed (a stopped
+ * process's sleep) cannot make it trap at every unit. */
 static uint64_t progress_budget(struct proxy_process *p)
 {
     uint64_t budget = DET_PROGRESS_QUANTUM;
     int64_t in = next_deadline_in(p->world);
     if (in >= 0 && (uint64_t)in / DET_PROGRESS_UNIT_NS < budget)
         budget = (uint64_t)in / DET_PROGRESS_UNIT_NS + 1;
-    return budget;
+    return budget < DET_PROGRESS_MIN_BUDGET ? DET_PROGRESS_MIN_BUDGET
+                                            : budget;
 }
 
 /* Time follows counted progress: DET_PROGRESS_UNIT_NS per unit, as a
