@@ -4,7 +4,7 @@
 # Counted progress without a PMU (--progress software, docs/DETERMINISM.md
 # "Counted progress"). For each hvrun binary given, with virtual time:
 #
-#   progress/alarm-MODE  tests/guest/progress_alarm MODE -v (alarm(1),
+#   progress/alarm-MODE  tests/progress/progress_alarm.c MODE -v (alarm(1),
 #                        setitimer(ITIMER_REAL), a timerfd read; the last
 #                        two of 100 ms here, to be quick) computes with a
 #                        write every 100,000 iterations until the timer
@@ -13,10 +13,13 @@
 #                        counting it waits ~100x as long), print the same
 #                        iteration count in HVRUN_PROGRESS_RUNS runs, and
 #                        pass --verify (two more runs, the same output);
-#   progress/spin        tests/guest/progress_spin -v: one thread spins on a
+#   progress/spin        tests/progress/progress_spin.c -v: one thread spins on a
 #                        flag the other sets after a syscall: the same,
 #                        nonzero, spin count in 10 runs, no host-timed cut
 #                        (--summary), and --verify passes.
+#
+# The programs are not in tests/guest: every suite runs those in the
+# default mode too, where the alarm case waits ~100x as long as natively.
 #
 # Prints "PASS name" / "FAIL name: reason" / "SKIP name: reason" per case,
 # then "N passed, N failed[, N skipped]". Exits 1 if anything failed.
@@ -36,7 +39,7 @@ fi
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 RUNS=${HVRUN_PROGRESS_RUNS:-1}
 LIMIT=${HVRUN_PROGRESS_LIMIT:-20}
-GUEST=$ROOT/build/guest
+GUEST=$ROOT/build/progress
 
 # shellcheck source=tests/lib.sh
 . "$(dirname "$0")/../lib.sh"
@@ -117,7 +120,7 @@ for hv in "$@"; do
         continue
     fi
     if [ ! -x "$GUEST/progress_alarm" ] || [ ! -x "$GUEST/progress_spin" ]; then
-        fail "$label:progress" "build/guest/progress_alarm or progress_spin missing (make test builds them)"
+        fail "$label:progress" "build/progress/progress_alarm or progress_spin missing (make test builds them)"
         continue
     fi
     case_spin "$hv" "$label"
