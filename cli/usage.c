@@ -286,6 +286,10 @@ static const struct cli_item run_exit[] = {
 };
 static const struct cli_item run_env[] = {
     ENV_BACKEND,
+    {"HVRUN_PROGRESS", "--progress's default (software or none): set "
+                       "HVRUN_PROGRESS=software once to count progress "
+                       "in software for every run (hvrun record keeps it "
+                       "in the recording)."},
     {"PATH", "Where a PROGRAM without '/' is looked up (and the guest's "
              "PATH with --base-env host)."},
     ENV_CACHE,
