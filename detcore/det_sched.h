@@ -42,7 +42,6 @@
  * timer in a computing thread fires after about as much computing as
  * natively. */
 #define DET_PROGRESS_QUANTUM (1u << 20)
-#define DET_PROGRESS_MIN_BUDGET (1u << 10) /* ~4 us: a deadline's precision */
 #define DET_PROGRESS_UNIT_NS 4
 
 /* What the scheduler may ask of the process model. */

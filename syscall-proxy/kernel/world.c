@@ -872,19 +872,23 @@ static uint64_t time_slice(struct proxy_process *p, bool others_alive,
     return (uint64_t)in < longest ? (uint64_t)in : longest;
 }
 
-/* The units the current thread may count before its counter traps: a
- * quantum, or as many as reach the run's next deadline, so a timer of a
- * computing thread fires at about its time; at least
- * DET_PROGRESS_MIN_BUDGET, so a deadline that stays passed (a stopped
- * process's sleep) cannot make it trap at every unit. */
+/* The units the current thread may count before its counter traps: what
+ * is left of its quantum (kept across exits, so the trap falls at the
+ * same unit whatever exits came between), or as many as reach the run's
+ * next deadline, so a timer of a computing thread fires at about its
+ * time. That too is the same unit at any exit: logical time there is the
+ * units so far. A deadline already passed that is still there (a stopped
+ * process's sleep) limits nothing: it would trap at every unit. */
 static uint64_t progress_budget(struct proxy_process *p)
 {
-    uint64_t budget = DET_PROGRESS_QUANTUM;
+    struct proxy_thread *t = &p->threads[p->cur];
+    if (t->progress_left == 0)
+        t->progress_left = DET_PROGRESS_QUANTUM;
+    uint64_t budget = t->progress_left;
     int64_t in = next_deadline_in(p->world);
-    if (in >= 0 && (uint64_t)in / DET_PROGRESS_UNIT_NS < budget)
+    if (in > 0 && (uint64_t)in / DET_PROGRESS_UNIT_NS < budget)
         budget = (uint64_t)in / DET_PROGRESS_UNIT_NS + 1;
-    return budget < DET_PROGRESS_MIN_BUDGET ? DET_PROGRESS_MIN_BUDGET
-                                            : budget;
+    return budget;
 }
 
 /* Time follows counted progress: DET_PROGRESS_UNIT_NS per unit, as a
@@ -893,6 +897,9 @@ static void progress_fold(struct proxy_process *p, uint64_t units)
 {
     if (units == 0)
         return;
+    struct proxy_thread *t = &p->threads[p->cur];
+    t->progress_left = units < t->progress_left ? t->progress_left - units
+                                                : 0;
     det_clock_computed(p->det, units * DET_PROGRESS_UNIT_NS);
     proxy_cpu_charge(p, units * DET_PROGRESS_UNIT_NS);
 }
@@ -981,7 +988,16 @@ static bool run_one(struct proxy_process *p)
     bool cut = slice_over && !made_events;
     bool host_stop = (ev.kind == VMM_EVENT_INTERRUPTED && !cut) || dbg_trap;
     p->slice_events += proxy_hooks.vdso_leave(p, host_stop);
-    if (p->cfg->progress_count && !host_stop) {
+    /* Units fold into logical time only at points of the program's own
+     * that every run has: a syscall, an answered trap (#UD, #GP: the
+     * counter's, a TSC or CPUID site). Not at a page fault, which under
+     * ptrace may come where the host had the stub's memory in a state of
+     * its own: a clock read in the guest (vDSO, RDTSC stub) sees logical
+     * time as of the last fold, so a fold there would show. */
+    bool fold_point = ev.kind == VMM_EVENT_SYSCALL ||
+                      (ev.kind == VMM_EVENT_EXCEPTION &&
+                       (ev.vector == 6 || ev.vector == 13));
+    if (p->cfg->progress_count && !host_stop && fold_point) {
         progress_fold(p, proxy_hooks.progress_leave(p, false));
         p->slice_units_seen = 0;
     } else if (p->cfg->progress_count) {

@@ -32,7 +32,7 @@
 
 #define SITE_CACHE_MAGIC 0x7469737064697063ULL /* "cpidpsit" */
 /* Part of the cache name: bump it when the finder changes what it reports. */
-#define SITE_FINDER_VERSION "f8"
+#define SITE_FINDER_VERSION "f10"
 /* Larger files are not decoded (libjvm.so, among the largest, is 20 MB). */
 #define MAX_DECODED_FILE (512ULL << 20)
 #define MAX_FUNCTION_BYTES (16ULL << 20)
@@ -618,7 +618,7 @@ static void drop_landing_inside(struct finder *f, Elf *elf)
  */
 
 #define MAX_BACK_INSNS 6  /* span instructions before the branch */
-#define FLAG_LOOKAHEAD 8
+#define FLAG_LOOKAHEAD 32 /* memcpy's loops open with 16 prefetches */
 
 static int add_rec(struct finder *f, const cs_insn *in)
 {
@@ -701,13 +701,49 @@ static bool flag_neutral(uint32_t id)
     }
 }
 
+/* A vector (SSE, AVX, AVX-512, ...) instruction, or a prefetch: none of
+ * them reads a status flag (memcpy's and memset's loops begin with
+ * them). Not CMOV, ADX (ADOX reads OF) or x87 (FCMOV reads flags). */
+static bool vector_or_prefetch(struct finder *f, const struct insn_rec *r,
+                               uint64_t start, uint64_t off)
+{
+    if (r->id >= X86_INS_PREFETCH && r->id <= X86_INS_PREFETCHT2)
+        return true;
+    const uint8_t *code = f->im->bytes + off + (r->va - start);
+    size_t left = r->size;
+    uint64_t va = r->va;
+    if (!cs_disasm_iter(f->cs_detail, &code, &left, &va, f->tail_insn))
+        return false;
+    const cs_detail *d = f->tail_insn->detail;
+    bool vector = false;
+    for (int g = 0; g < d->groups_count; g++)
+        switch (d->groups[g]) {
+        case X86_GRP_AVX: case X86_GRP_AVX2: case X86_GRP_AVX512:
+        case X86_GRP_FMA: case X86_GRP_FMA4: case X86_GRP_F16C:
+        case X86_GRP_SSE1: case X86_GRP_SSE2: case X86_GRP_SSE3:
+        case X86_GRP_SSE41: case X86_GRP_SSE42: case X86_GRP_SSE4A:
+        case X86_GRP_SSSE3: case X86_GRP_PCLMUL: case X86_GRP_AES:
+        case X86_GRP_SHA: case X86_GRP_CDI: case X86_GRP_DQI:
+        case X86_GRP_BWI: case X86_GRP_VLX: case X86_GRP_NOVLX:
+            vector = true;
+            break;
+        case X86_GRP_MODE64: case X86_GRP_NOT64BITMODE: case X86_GRP_MODE32:
+            break;
+        default: /* a branch, CMOV, ADX, x87, ...: not known to be safe */
+            return false;
+        }
+    return vector;
+}
+
 /* Whether the status flags but CF are dead at instruction idx. */
-static bool flags_dead_at(const struct finder *f, size_t idx)
+static bool flags_dead_at(struct finder *f, size_t idx, uint64_t start,
+                          uint64_t off)
 {
     for (size_t i = idx; i < f->nr_recs && i < idx + FLAG_LOOKAHEAD; i++) {
         if (writes_status_flags(f->recs[i].id))
             return true;
-        if (!flag_neutral(f->recs[i].id))
+        if (!flag_neutral(f->recs[i].id) &&
+            !vector_or_prefetch(f, &f->recs[i], start, off))
             return false;
     }
     return false;
@@ -766,7 +802,8 @@ static int add_backedge(struct finder *f, size_t k, uint64_t start,
                                   b->size, b->va);
     long t;
     if (!target || target < start || target > b->va ||
-        (t = rec_at(f, target)) < 0 || !flags_dead_at(f, (size_t)t))
+        (t = rec_at(f, target)) < 0 ||
+        !flags_dead_at(f, (size_t)t, start, off))
         return 0;
     size_t first = k;
     unsigned span = b->size;

@@ -16,13 +16,14 @@
  * hvrun sets it before each run of a thread (proxy_progress_enter: the
  * thread's budget) and reads what was spent after it
  * (proxy_progress_leave). The decrement must reach it without a register
- * (every register is the guest's, %fs and %gs too): it is RIP-relative,
- * so the counter lies within +-2 GiB of the code that decrements it. An
- * address space has one counter per such reach ([hvrun-count], a
- * read-write special page: usually two, the executable's and the
- * libraries'); hvrun sets each to the budget and adds up what each lost,
- * and the trap comes when any of them reaches zero: a bound that depends
- * only on the program's own progress, so still the same in every run.
+ * (every register is the guest's, %fs and %gs too) from code anywhere:
+ * `decq abs32`, the counter in an [hvrun-count] page (read-write, special)
+ * at COUNTER_GVA, below 2 GiB. One counter for the whole space makes the
+ * trap fall when the thread's units since its quantum began add up to it,
+ * whatever exits came between (world.c keeps each thread's units left);
+ * a counter per +-2 GiB reach would trap when any one of them ran out,
+ * which depends on where the exits fell. A space where something else
+ * holds that page is not rewritten.
  *
  * A site (a span: the back edge and the plain instructions before it that
  * make 5 bytes) becomes `jmp rel32` to its trampoline in a [hvrun-progress]
@@ -33,7 +34,7 @@
  *     jcc taken  (the branch's own condition, rel32; a jmp falls through)
  *     jmp site+span
  * taken:
- *     decq counter(%rip); jz trap; jmp target
+ *     decq counter; jz trap; jmp target
  * trap:
  *     ud2; jmp target
  * The decrement clobbers OF SF ZF AF PF (DEC keeps CF), which the finder
@@ -64,6 +65,10 @@
 #include <unistd.h>
 
 #define REGION_NAME "[hvrun-progress]"
+/* The counter's page: below 2 GiB, so that `decq abs32` reaches it from
+ * code anywhere (one counter for the whole address space), and above
+ * where non-PIE executables and their brk heaps usually end. */
+#define COUNTER_GVA 0x7fff0000ULL
 #define COUNTER_NAME "[hvrun-count]"
 #define TRAMP_BYTES 64 /* at most: a 24-byte span, 40 of ours */
 #define REACH ((1LL << 31) - 16 * (int64_t)VMM_PAGE_SIZE)
@@ -250,28 +255,24 @@ static bool guest_bytes(const struct proxy_process *p, gva_t gva, uint8_t *dst,
     return true;
 }
 
-/* A counter within reach of gva: one the space has, or a new page. */
-static gva_t counter_for(struct proxy_process *p, struct proxy_progress *s,
-                         gva_t gva, gva_t below)
+/* The address space's counter: its page at COUNTER_GVA, mapped when the
+ * first file is rewritten; 0 when something else is there. */
+static gva_t counter_for(struct proxy_process *p, struct proxy_progress *s)
 {
-    for (size_t i = 0; i < s->nr_counters; i++)
-        if (in_reach(s->counters[i], gva) &&
-            is_special(p, s->counters[i], COUNTER_NAME))
-            return s->counters[i];
-    gva_t at;
-    if (vmm_as_find_free(p->as, VMM_PAGE_SIZE, below, &at) < 0 ||
-        !in_reach(at, gva))
+    if (s->nr_counters > 0)
+        return is_special(p, s->counters[0], COUNTER_NAME) ? s->counters[0]
+                                                           : 0;
+    if (!vmm_as_range_free(p->as, COUNTER_GVA, VMM_PAGE_SIZE))
         return 0;
-    void *grown = realloc(s->counters, (s->nr_counters + 1) * sizeof(gva_t));
-    if (!grown)
+    s->counters = malloc(sizeof(gva_t));
+    if (!s->counters)
         return 0;
-    s->counters = grown;
-    if (vmm_as_map(p->as, at, VMM_PAGE_SIZE, PROT_READ | PROT_WRITE,
+    if (vmm_as_map(p->as, COUNTER_GVA, VMM_PAGE_SIZE, PROT_READ | PROT_WRITE,
                    VMM_VMA_SPECIAL, COUNTER_NAME) < 0)
         return 0;
-    s->counters[s->nr_counters++] = at;
+    s->counters[s->nr_counters++] = COUNTER_GVA;
     s->armed = false;
-    return at;
+    return COUNTER_GVA;
 }
 
 /* Room for n trampolines within reach of [lo, hi). */
@@ -379,10 +380,12 @@ static bool build(struct emitter *e, const struct proxy_cpuid_site *cs,
         put(e, &skip, 4);
         put_jmp(e, site + cs->span);
     }
-    static const uint8_t decq[3] = {0x48, 0xff, 0x0d}, jz[2] = {0x74, 0x05},
-                         ud2[2] = {0x0f, 0x0b};
-    put(e, decq, 3);
-    put_rel32(e, counter);
+    /* decq counter: absolute, disp32 (the counter lies below 2 GiB) */
+    static const uint8_t decq[4] = {0x48, 0xff, 0x0c, 0x25},
+                         jz[2] = {0x74, 0x05}, ud2[2] = {0x0f, 0x0b};
+    uint32_t abs32 = (uint32_t)counter;
+    put(e, decq, 4);
+    put(e, &abs32, 4);
     put(e, jz, 2);
     put_jmp(e, loop);
     put(e, ud2, 2);
@@ -534,8 +537,8 @@ static void patch_vma(struct proxy_process *p, int host_fd,
         return;
     struct progress_region *r = region_for(p, s, lo, hi, n);
     /* region_for may have moved the array: r stays valid until the next */
-    gva_t counter = r ? counter_for(p, s, r->gva, r->gva) : 0;
-    if (!r || !counter || !in_reach(counter, r->gva + r->len))
+    gva_t counter = r ? counter_for(p, s) : 0;
+    if (!r || !counter)
         return;
     proxy_log(p, 2, "progress: %zu back edges of %s in [%#llx, %#llx)", n,
               v->name ? v->name : "?", (unsigned long long)lo,
