@@ -172,6 +172,16 @@ build/guest/%: tests/guest/%.c $(wildcard tests/guest/*.h)
 	    $(if $(findstring nopie,$*),-no-pie,) \
 	    $(if $(findstring seccomp,$*),-lseccomp,)
 
+# tests/progress's programs (--progress software): not guest-suite
+# programs, which every suite also runs in the default mode, where a timer
+# in their compute loop waits ~100x as long as natively.
+PROGRESS_SRCS := $(wildcard tests/progress/*.c)
+PROGRESS_BINS := $(PROGRESS_SRCS:tests/progress/%.c=build/progress/%)
+
+build/progress/%: tests/progress/%.c
+	@mkdir -p $(dir $@)
+	$(CC) -O1 -g -pthread -o $@ $<
+
 check: deps $(UNIT_BINS)
 	@fail=0; for t in $(UNIT_BINS); do echo "== $$t"; $$t || fail=1; done; \
 	    exit $$fail
@@ -207,10 +217,11 @@ test: deps
 	$(TEST_MAKE) BUILD=build/debug CFLAGS="$(DEBUG_FLAGS)" all
 	$(TEST_MAKE) DEPS_CHECKED=1 check
 	$(TEST_MAKE) DEPS_CHECKED=1 BUILD=build/debug CFLAGS="$(DEBUG_FLAGS)" check
-	$(TEST_MAKE) $(GUEST_BINS)
+	$(TEST_MAKE) $(GUEST_BINS) $(PROGRESS_BINS)
 	@echo "make test: $(if $(KVM_USABLE),/dev/kvm here: the suites run the kvm backend and then ptrace,no /dev/kvm here: the suites run the ptrace backend (HVRUN_BACKEND=ptrace))"
 	$(SUITE_ENV) tests/run-guest-tests.sh build/hvrun build/debug/hvrun
 	$(SUITE_ENV) tests/determinism/run.sh build/hvrun build/debug/hvrun
+	$(SUITE_ENV) tests/progress/run.sh build/hvrun build/debug/hvrun
 	$(SUITE_ENV) tests/processes/run.sh build/hvrun build/debug/hvrun
 	$(SUITE_ENV) tests/confine/run.sh build/hvrun build/debug/hvrun
 	$(SUITE_ENV) tests/verify/run.sh build/hvrun build/debug/hvrun

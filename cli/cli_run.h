@@ -40,6 +40,7 @@ struct run_options {
     bool summary, summary_json;
     bool cpuid_rewrite;       /* --cpuid-rewrite */
     bool no_rdtsc_rewrite;    /* --no-rdtsc-rewrite */
+    bool progress_count;      /* --progress software */
     uint64_t preempt_ms;      /* --preempt-ms; 0: never preempt */
     int log_level;
     struct det_config det;
@@ -97,6 +98,9 @@ struct run_summary {
     uint64_t tsc_inline_sites; /* of them, read in the guest (no exit) */
     /* CPUID sites answered in the guest (host's leaf, model's APIC ids) */
     uint64_t cpuid_inline_sites;
+    /* --progress software: back edges rewritten, counter traps, units */
+    bool progress_count;
+    uint64_t progress_sites, progress_traps, progress_units;
     /* A signal from outside (SIGINT, SIGTERM, SIGHUP) stopped the run,
      * after this many guest events; 0: it was not stopped. */
     int stop_signal;

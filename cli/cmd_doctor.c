@@ -246,6 +246,34 @@ static void doctor_kvm(FILE *out, struct vmm_host *host,
     }
 }
 
+/*
+ * Which progress counter a run with this environment uses (HVRUN_PROGRESS,
+ * as `hvrun run` reads it): the software counter (mm/progress.c), or none
+ * (the host-timed slice). A retired-branch PMU counter would drive the
+ * same interface (proxy_progress_enter/leave and the trap); none is used
+ * yet, and this host's kvm says whether it has one.
+ */
+static const char *progress_counter(void)
+{
+    const char *env = getenv("HVRUN_PROGRESS");
+    return env && !strcmp(env, "software") ? "software" : "none";
+}
+
+static void print_progress(FILE *out, const struct doctor_backend *kvm)
+{
+    bool software = !strcmp(progress_counter(), "software");
+    fprintf(out, "progress:       a run counts with: %s%s; PMU counter: "
+                 "not used (%s)\n",
+            progress_counter(),
+            software ? " (HVRUN_PROGRESS=software: loop back edges count "
+                       "in guest memory, both backends)"
+                     : " (the host-timed slice cuts a computing thread; "
+                       "--progress software or HVRUN_PROGRESS=software "
+                       "counts loop back edges in guest memory)",
+            kvm->opened && kvm->info.pmu ? "this host's kvm has a PMU"
+                                         : "no PMU on this host");
+}
+
 /* ---- --json ---------------------------------------------------------------- */
 
 static void json_str(FILE *f, const char *s)
@@ -364,7 +392,10 @@ static void print_json(FILE *f, const struct doctor_backend *kvm,
     json_backend(f, "kvm", kvm);
     fputs(",\n", f);
     json_backend(f, "ptrace", ptrace);
-    fputs("\n  },\n", f);
+    fputs("\n  },\n  \"progress\": {\"counter\": ", f);
+    json_str(f, progress_counter());
+    fprintf(f, ", \"pmu\": %s},\n",
+            kvm->opened ? json_bool(kvm->info.pmu) : "null");
     json_lines(f, text);
     fputs("}\n", f);
 }
@@ -393,6 +424,7 @@ int cli_cmd_doctor(int argc, char **argv)
         vmm_host_close(host);
     }
     doctor_ptrace(out, &ptrace);
+    print_progress(out, &kvm);
     if (json) {
         fclose(out);
         print_json(stdout, &kvm, &ptrace, text);

@@ -184,8 +184,8 @@ static bool refused_option(const char *a)
 static int parse_record_args(int argc, char **argv, struct record_args *ra)
 {
     memset(ra, 0, sizeof(*ra));
-    ra->options = calloc((size_t)argc + 1, sizeof(char *));
-    ra->run_argv = calloc((size_t)argc + 2, sizeof(char *));
+    ra->options = calloc((size_t)argc + 3, sizeof(char *));
+    ra->run_argv = calloc((size_t)argc + 4, sizeof(char *));
     if (!ra->options || !ra->run_argv)
         return -1;
     ra->run_argv[ra->run_argc++] = "record";
@@ -221,6 +221,19 @@ static int parse_record_args(int argc, char **argv, struct record_args *ra)
         cli_error("record: usage: hvrun record [run options] [-o FILE] -- "
                   "PROGRAM [ARGS...] (the -- is needed)");
         return -1;
+    }
+    /* HVRUN_PROGRESS chose how progress is counted: the recording says so,
+     * so that its replay counts the same whatever the replayer's
+     * environment (replay starts from --progress none). */
+    const char *env_progress = getenv("HVRUN_PROGRESS");
+    bool given = false;
+    for (int k = 0; k < ra->nr_options; k++)
+        given |= !strncmp(ra->options[k], "--progress", 10);
+    if (env_progress && env_progress[0] && !given) {
+        ra->options[ra->nr_options++] = "--progress";
+        ra->options[ra->nr_options++] = (char *)env_progress;
+        ra->run_argv[ra->run_argc++] = "--progress";
+        ra->run_argv[ra->run_argc++] = (char *)env_progress;
     }
     for (; i < argc; i++)
         ra->run_argv[ra->run_argc++] = argv[i];
@@ -528,7 +541,7 @@ static int setup_from(const struct det_recording *r, struct run_options *o,
     int n_env = 0;
     while (det_rec_list(r, "env", n_env))
         n_env++;
-    char **argv = calloc((size_t)(n_opt + n_arg + 5), sizeof(char *));
+    char **argv = calloc((size_t)(n_opt + n_arg + 7), sizeof(char *));
     char **env = calloc((size_t)n_env + 1, sizeof(char *));
     if (!argv || !env || n_arg == 0) {
         free(argv);
@@ -538,6 +551,10 @@ static int setup_from(const struct det_recording *r, struct run_options *o,
     }
     int k = 0;
     argv[k++] = "replay";
+    /* As recorded: the recording's own --progress, if any, comes after
+     * (and not the replayer's HVRUN_PROGRESS). */
+    argv[k++] = "--progress";
+    argv[k++] = "none";
     for (int i = 0; i < n_opt; i++)
         argv[k++] = (char *)det_rec_list(r, "options", i);
     if (replay_backend) { /* the last --backend is the one that counts */

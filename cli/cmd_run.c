@@ -54,6 +54,7 @@ enum {
     OPT_NO_SECCOMP = CLI_RUN_OPT_NO_SECCOMP, OPT_FS_POLICY = CLI_RUN_OPT_FS_POLICY,
     OPT_CPUID_REWRITE = CLI_RUN_OPT_CPUID_REWRITE,
     OPT_NO_RDTSC_REWRITE = CLI_RUN_OPT_NO_RDTSC_REWRITE,
+    OPT_PROGRESS = CLI_RUN_OPT_PROGRESS,
     OPT_DETLOG = CLI_RUN_OPT_DETLOG, OPT_CHAOS = CLI_RUN_OPT_CHAOS,
     OPT_SCHEDULE = CLI_RUN_OPT_SCHEDULE,
     OPT_SCHEDULE_OUT = CLI_RUN_OPT_SCHEDULE_OUT, OPT_LINGER = CLI_RUN_OPT_LINGER,
@@ -176,6 +177,18 @@ static int add_env_override(struct run_options *o, const char *kv)
 }
 
 /* Applies one option; -1 on a bad value (already reported). */
+/* --progress's and HVRUN_PROGRESS's MODE. */
+static int parse_progress(const char *mode, bool *on)
+{
+    if (strcmp(mode, "software") == 0)
+        *on = true;
+    else if (strcmp(mode, "none") == 0)
+        *on = false;
+    else
+        return -1;
+    return 0;
+}
+
 static int apply_option(struct run_options *o, int c, const char *arg)
 {
     struct det_config *d = &o->det;
@@ -261,6 +274,11 @@ static int apply_option(struct run_options *o, int c, const char *arg)
     }
     case OPT_CPUID_REWRITE: o->cpuid_rewrite = true; return 0;
     case OPT_NO_RDTSC_REWRITE: o->no_rdtsc_rewrite = true; return 0;
+    case OPT_PROGRESS:
+        if (parse_progress(arg, &o->progress_count) == 0)
+            return 0;
+        cli_error("--progress '%s': expected software or none", arg);
+        return -1;
     case OPT_MEMORY:
         if (parse_memory(arg, &d->mem_total_bytes) == 0)
             return 0;
@@ -308,6 +326,14 @@ static int parse_run_options(int argc, char **argv, struct run_options *o)
     o->log_level = 1;
     o->jobs = 1;
     o->preempt_ms = RUN_PREEMPT_MS;
+    /* HVRUN_PROGRESS: --progress's default, for a whole suite. */
+    const char *env_progress = getenv("HVRUN_PROGRESS");
+    if (env_progress && env_progress[0] &&
+        parse_progress(env_progress, &o->progress_count) < 0) {
+        cli_error("HVRUN_PROGRESS '%s': expected software or none",
+                  env_progress);
+        return -1;
+    }
     o->detlog_fd = o->detlog2_fd = -1;
     det_config_defaults(&o->det);
     struct option longopts[RUN_MAX_OPTS];
@@ -421,6 +447,9 @@ static void collect_summary(struct run_summary *s, struct proxy_process *p,
     s->tsc_inline_sites = t->tsc_inline_sites;
     s->cpuid_inline_sites = t->cpuid_inline_sites;
     s->tsc_traps = t->tsc_traps;
+    s->progress_sites = t->progress_sites;
+    s->progress_traps = t->progress_traps;
+    s->progress_units = t->progress_units;
     s->detlog_events = det->log.n;
     s->stop_signal = proxy_stop_signal;
     s->stop_events = proxy_stop_events;
@@ -605,6 +634,7 @@ int cli_run_once(const struct run_options *o, const char *path,
                                * read costs no exit. */
                               .rdtsc_inline = o->det.virtualize_time &&
                                               !o->no_rdtsc_rewrite,
+                              .progress_count = o->progress_count,
                               .schedule_out = o->schedule_out,
                               .stop_signal = o->replay_stop_signal,
                               .stop_events = o->replay_stop_events,
@@ -698,6 +728,7 @@ int cli_run_once(const struct run_options *o, const char *path,
     if (sum) {
         sum->rdtsc_trappable = hi.rdtsc_trappable;
         sum->rdtsc_rewritten = pc.rdtsc_rewrite;
+        sum->progress_count = pc.progress_count;
         sum->cpuid_controlled = hi.cpuid_control;
         snprintf(sum->cpuid, sizeof(sum->cpuid), "%s",
                  hi.cpuid_control ? "model"

@@ -115,7 +115,9 @@ static void print_json(FILE *f, const struct run_summary *s)
             "\"cpuid_rewrite_seconds\": %.6f, "
             "\"rdtsc\": \"%s\", \"rdtsc_sites_rewritten\": %llu, "
             "\"rdtsc_sites_in_guest\": %llu, "
-            "\"rdtsc_traps\": %llu, ",
+            "\"rdtsc_traps\": %llu, \"progress\": \"%s\", "
+            "\"progress_sites\": %llu, \"progress_traps\": %llu, "
+            "\"progress_units\": %llu, ",
             (unsigned long long)s->detlog_events,
             (unsigned long long)s->digest,
             s->rdtsc_trappable ? "true" : "false",
@@ -129,7 +131,11 @@ static void print_json(FILE *f, const struct run_summary *s)
                                  : "host",
             (unsigned long long)s->tsc_sites,
             (unsigned long long)s->tsc_inline_sites,
-            (unsigned long long)s->tsc_traps);
+            (unsigned long long)s->tsc_traps,
+            s->progress_count ? "software" : "none",
+            (unsigned long long)s->progress_sites,
+            (unsigned long long)s->progress_traps,
+            (unsigned long long)s->progress_units);
     print_host_time_json(f, s);
     fprintf(f, "\"wall_seconds\": %.3f}\n", s->wall_s);
 }
@@ -203,6 +209,18 @@ void cli_print_summary(FILE *f, const struct run_options *o,
     else
         fprintf(f, "RDTSC reads the host TSC (uses cannot be seen); ");
     print_cpuid(f, s);
+    if (s->progress_count)
+        fprintf(f, "progress counted in software (%llu loop back edges "
+                   "rewritten, %llu counter traps, %llu units; host-timed "
+                   "cuts %llu); ",
+                (unsigned long long)s->progress_sites,
+                (unsigned long long)s->progress_traps,
+                (unsigned long long)s->progress_units,
+                (unsigned long long)s->preemptions);
+    else
+        fprintf(f, "progress not counted (--progress none: computing "
+                   "threads are cut by host time, %llu host-timed cuts); ",
+                (unsigned long long)s->preemptions);
     print_host_time(f, s);
     fprintf(f, "wall %.3f s\n", s->wall_s);
 }

@@ -32,6 +32,18 @@
  * syscall every few hundred microseconds and no clock read). */
 #define DET_SCHED_QUANTUM_CONTENDED 100
 
+/* --progress software (syscall-proxy/mm/progress.c): a thread's own
+ * progress, counted in units of one taken loop back edge. The counter's
+ * trap comes after DET_PROGRESS_QUANTUM units (fewer when a deadline is
+ * nearer): a preemption point the same in every run, where another
+ * runnable thread gets the vCPU. Logical time advances DET_PROGRESS_UNIT_NS
+ * per unit, about what one iteration of a compiled loop takes natively
+ * (docs/DETERMINISM.md, "Counted progress", has the calibration), so a
+ * timer in a computing thread fires after about as much computing as
+ * natively. */
+#define DET_PROGRESS_QUANTUM (1u << 20)
+#define DET_PROGRESS_UNIT_NS 4
+
 /* What the scheduler may ask of the process model. */
 struct det_sched_ops {
     /* Threads of process `proc`; 0 when it cannot run at all (exited,

@@ -202,6 +202,10 @@ struct proxy_config {
      * form read the logical clock in the guest, through a stub, without
      * an exit (cpuid_patch.c); --no-rdtsc-rewrite turns it off. */
     bool rdtsc_inline;
+    /* --progress software: loops' back edges count the thread's progress
+     * in guest memory (mm/progress.c); its trap is a preemption point and
+     * logical time follows the count (kernel/world.c). */
+    bool progress_count;
     /* hvrun record / replay: the files read (NULL: neither). */
     const struct proxy_file_tap *file_tap;
     FILE *schedule_out; /* --schedule-out: every decided turn (world.c) */

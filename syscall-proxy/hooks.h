@@ -47,6 +47,8 @@ enum proxy_trap_kind {
                             * virtualized) */
     PROXY_TRAP_TSC_GP,     /* a trapped RDTSC under PR_TSC_SIGSEGV: the #GP
                             * Linux's CR4.TSD gives (SIGSEGV), unanswered */
+    PROXY_TRAP_PROGRESS,   /* the progress counter ran out (progress.c): a
+                            * preemption point of the thread's own */
 };
 
 struct proxy_hooks {
@@ -58,6 +60,12 @@ struct proxy_hooks {
     uint64_t (*vdso_unfolded)(struct proxy_process *p);
     uint64_t (*vdso_unlogged)(const struct proxy_process *p);
     bool (*vdso_count_spent)(struct proxy_process *p);
+    /* the progress counter (mm/progress.c): set before a run, folded
+     * after it */
+    void (*progress_enter)(struct proxy_process *p, uint64_t budget);
+    uint64_t (*progress_leave)(struct proxy_process *p,
+                               bool host_interruption);
+    uint64_t (*progress_unfolded)(struct proxy_process *p);
     enum proxy_trap_kind (*cpuid_trap)(struct proxy_process *p,
                                        const struct vmm_event *ev);
     void (*cpuid_tsc_faulting)(struct proxy_process *p);

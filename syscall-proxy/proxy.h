@@ -165,6 +165,9 @@ struct proxy_process {
      * reads, trapped TSC reads): a slice with any does not end in a cut
      * (world.c). */
     uint64_t slice_events;
+    /* --progress software: the units counted but not folded at the last
+     * stop (world.c): a slice that counted more made progress. */
+    uint64_t slice_units_seen;
 
     /* prctl flags and the nice value (prctl.c, sched.c) */
     struct proxy_prctl_state {
@@ -235,6 +238,9 @@ struct proxy_process {
         uint64_t tsc_sites, tsc_traps;
         uint64_t tsc_inline_sites; /* RDTSC sites read in the guest */
         uint64_t cpuid_inline_sites; /* CPUID sites answered in the guest */
+        /* --progress software: back edges rewritten, traps at a spent
+         * counter, units counted (progress.c) */
+        uint64_t progress_sites, progress_traps, progress_units;
     } *totals;
     uint64_t nr_syscalls;
     uint64_t nr_unsupported;

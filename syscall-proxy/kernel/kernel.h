@@ -181,6 +181,10 @@ struct proxy_thread {
                                  * never the time it spent blocked */
     uint64_t sched_slot;        /* the scheduler's word (--chaos priority) */
     bool spinning;              /* cut by a slice since its last syscall */
+    /* --progress software: units left of its quantum (0: a new one),
+     * kept across exits so its counter's trap falls at the same unit
+     * whatever exits came between (world.c) */
+    uint64_t progress_left;
     struct vmm_regs regs;       /* saved while off the vCPU */
     uint64_t fs_base, gs_base;
     uint8_t *xstate;            /* saved XSAVE image */

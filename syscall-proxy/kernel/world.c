@@ -872,6 +872,38 @@ static uint64_t time_slice(struct proxy_process *p, bool others_alive,
     return (uint64_t)in < longest ? (uint64_t)in : longest;
 }
 
+/* The units the current thread may count before its counter traps: what
+ * is left of its quantum (kept across exits, so the trap falls at the
+ * same unit whatever exits came between), or as many as reach the run's
+ * next deadline, so a timer of a computing thread fires at about its
+ * time. That too is the same unit at any exit: logical time there is the
+ * units so far. A deadline already passed that is still there (a stopped
+ * process's sleep) limits nothing: it would trap at every unit. */
+static uint64_t progress_budget(struct proxy_process *p)
+{
+    struct proxy_thread *t = &p->threads[p->cur];
+    if (t->progress_left == 0)
+        t->progress_left = DET_PROGRESS_QUANTUM;
+    uint64_t budget = t->progress_left;
+    int64_t in = next_deadline_in(p->world);
+    if (in > 0 && (uint64_t)in / DET_PROGRESS_UNIT_NS < budget)
+        budget = (uint64_t)in / DET_PROGRESS_UNIT_NS + 1;
+    return budget;
+}
+
+/* Time follows counted progress: DET_PROGRESS_UNIT_NS per unit, as a
+ * computing thread's CPU time too. */
+static void progress_fold(struct proxy_process *p, uint64_t units)
+{
+    if (units == 0)
+        return;
+    struct proxy_thread *t = &p->threads[p->cur];
+    t->progress_left = units < t->progress_left ? t->progress_left - units
+                                                : 0;
+    det_clock_computed(p->det, units * DET_PROGRESS_UNIT_NS);
+    proxy_cpu_charge(p, units * DET_PROGRESS_UNIT_NS);
+}
+
 /* The run of a thread --gdb single-steps is over: TF goes, from RFLAGS
  * and, at a syscall, from the R11 the SYSCALL saved it in, so neither the
  * guest (R11 after the call, a signal frame, a clone's registers) nor the
@@ -942,6 +974,8 @@ static bool run_one(struct proxy_process *p)
     proxy_hooks.mm_fill_deferred(); /* the guest sees its pages filled */
     int64_t started = host_monotonic_ns();
     proxy_hooks.vdso_enter(p);
+    if (p->cfg->progress_count)
+        proxy_hooks.progress_enter(p, progress_budget(p));
     int rc = vmm_vm_run_slice(p->vm, &ev, run_for);
     /* A guest's file ids stay on from its last call (fscred.c) only for
      * its next one: anything else is hvrun's own work (a fault's core
@@ -966,10 +1000,35 @@ static bool run_one(struct proxy_process *p)
      * any event for a whole slice is cut. */
     bool slice_over = ev.kind == VMM_EVENT_INTERRUPTED && ev.slice_over &&
                       ev.in_user_code;
-    bool made_events = p->slice_events > 0 || proxy_hooks.vdso_unfolded(p) > 0;
+    /* Counted progress in this slice is such an event too: the counter's
+     * trap will come. (Not units of an earlier slice: a thread that went
+     * on into a loop nothing counts is cut as before.) */
+    bool counted = false;
+    if (p->cfg->progress_count) {
+        uint64_t units = proxy_hooks.progress_unfolded(p);
+        counted = units > p->slice_units_seen;
+        p->slice_units_seen = units;
+    }
+    bool made_events = p->slice_events > 0 ||
+                       proxy_hooks.vdso_unfolded(p) > 0 || counted;
     bool cut = slice_over && !made_events;
-    p->slice_events += proxy_hooks.vdso_leave(
-        p, (ev.kind == VMM_EVENT_INTERRUPTED && !cut) || dbg_trap);
+    bool host_stop = (ev.kind == VMM_EVENT_INTERRUPTED && !cut) || dbg_trap;
+    p->slice_events += proxy_hooks.vdso_leave(p, host_stop);
+    /* Units fold into logical time only at points of the program's own
+     * that every run has: a syscall, an answered trap (#UD, #GP: the
+     * counter's, a TSC or CPUID site). Not at a page fault, which under
+     * ptrace may come where the host had the stub's memory in a state of
+     * its own: a clock read in the guest (vDSO, RDTSC stub) sees logical
+     * time as of the last fold, so a fold there would show. */
+    bool fold_point = ev.kind == VMM_EVENT_SYSCALL ||
+                      (ev.kind == VMM_EVENT_EXCEPTION &&
+                       (ev.vector == 6 || ev.vector == 13));
+    if (p->cfg->progress_count && !host_stop && fold_point) {
+        progress_fold(p, proxy_hooks.progress_leave(p, false));
+        p->slice_units_seen = 0;
+    } else if (p->cfg->progress_count) {
+        (void)proxy_hooks.progress_leave(p, true);
+    }
     /* Only a syscall or the slice's end starts a new slice: a fault hvrun
      * resolves (or turns into a signal), a trapped RDTSC/CPUID, or a host
      * interruption, does not, and a spinner that faults now and then must
@@ -1068,6 +1127,15 @@ static bool run_one(struct proxy_process *p)
              * next read, as it would at the next syscall. */
             if (other_wants_vcpu(p->world, p))
                 p->resched = true;
+            break;
+        case PROXY_TRAP_PROGRESS:
+            /* The counter ran out: the thread's own progress brought it
+             * here, the same instruction in every run. Another thread
+             * may have its turn; a deadline the units passed is due. */
+            if (proxy_others_alive(p) || other_wants_vcpu(p->world, p))
+                p->resched = true;
+            p->slice_events++;
+            count_event(p);
             break;
         case PROXY_TRAP_TSC_FORCED:
             /* The stubs' reads spent their count: as at the vDSO's

@@ -42,6 +42,7 @@
 #include "kernel.h"
 #include "mm.h"
 #include "cpuid_patch.h"
+#include "progress.h"
 #include "det.h"
 #include "vdso_abi.h"
 
@@ -94,6 +95,7 @@ struct proxy_cpuid_patched {
     /* A thread of it asked for PR_TSC_SIGSEGV: no more reads in the guest
      * here (the stubs would answer what must fault); kept by fork. */
     bool no_inline;
+    struct proxy_progress *progress; /* progress.c's, or NULL */
     unsigned refs;
 };
 
@@ -103,6 +105,14 @@ static struct proxy_cpuid_patched *new_patched(void)
     if (s)
         s->refs = 1;
     return s;
+}
+
+struct proxy_progress **proxy_cpuid_progress_slot(struct proxy_process *p,
+                                                  bool create)
+{
+    if (!p->cpuid_patched && create)
+        p->cpuid_patched = new_patched();
+    return p->cpuid_patched ? &p->cpuid_patched->progress : NULL;
 }
 
 /* Index of the first site at or above gva. */
@@ -767,6 +777,9 @@ void proxy_cpuid_patch_fresh(struct proxy_process *p, int host_fd,
                              uint64_t gva, uint64_t len)
 {
     patch_range(p, host_fd, gva, len, true);
+    /* After: a back edge's function hash is checked on the bytes as the
+     * RDTSC sites left them (a function with one keeps its loops). */
+    proxy_progress_patch_fresh(p, host_fd, gva, len);
 }
 
 void proxy_cpuid_patch_protect(struct proxy_process *p, uint64_t gva,
@@ -876,6 +889,11 @@ enum proxy_trap_kind proxy_cpuid_trap(struct proxy_process *p,
         return tsc_fault(p);
     if (ev->vector != 6 || !p->cpuid_patched)
         return PROXY_TRAP_NONE;
+    if (p->cpuid_patched->progress) {
+        enum proxy_trap_kind k = proxy_progress_trap(p);
+        if (k != PROXY_TRAP_NONE)
+            return k;
+    }
     struct vmm_regs *r = vmm_vm_regs(p->vm);
     const struct patched_site *ps = find_patched(p, r->rip);
     uint8_t now[2];
@@ -912,6 +930,7 @@ void proxy_cpuid_remapped(struct proxy_process *p, uint64_t old,
     struct proxy_cpuid_patched *s = p->cpuid_patched;
     if (!s || (old == new_gva && new_len >= old_len))
         return;
+    proxy_progress_remapped(p, old, old_len, new_gva);
     size_t lo = lower_bound(s, old), hi = lower_bound(s, old + old_len);
     size_t n = hi - lo;
     struct patched_site *moved = n ? malloc(n * sizeof(*moved)) : NULL;
@@ -937,7 +956,8 @@ int proxy_cpuid_fork(struct proxy_process *child,
 {
     const struct proxy_cpuid_patched *s = parent->cpuid_patched;
     child->cpuid_patched = NULL;
-    if (!s || (s->nr == 0 && s->nr_pages == 0 && !s->no_inline))
+    if (!s || (s->nr == 0 && s->nr_pages == 0 && !s->no_inline &&
+               !s->progress))
         return 0;
     /* The child's memory is a copy: the stub pages are at the same
      * addresses, and so is its [vvar]. */
@@ -957,6 +977,12 @@ int proxy_cpuid_fork(struct proxy_process *child,
     c->nr = c->cap = s->nr;
     c->nr_pages = s->nr_pages;
     c->no_inline = s->no_inline;
+    if (s->progress && !(c->progress = proxy_progress_copy(s->progress))) {
+        free(c->v);
+        free(c->pages);
+        free(c);
+        return -ENOMEM;
+    }
     child->cpuid_patched = c;
     return 0;
 }
@@ -978,6 +1004,7 @@ static void free_patched(struct proxy_cpuid_patched *s)
         return;
     free(s->v);
     free(s->pages);
+    proxy_progress_free(s->progress);
     free(s);
 }
 

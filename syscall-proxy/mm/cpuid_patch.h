@@ -82,5 +82,7 @@ struct file_sites {
     size_t nr;
 };
 const struct file_sites *proxy_cpuid_sites_of(int fd);
+/* The same for the back edges (progress.c), cached apart. */
+const struct file_sites *proxy_progress_sites_of(int fd);
 
 #endif

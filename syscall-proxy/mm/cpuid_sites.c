@@ -32,7 +32,7 @@
 
 #define SITE_CACHE_MAGIC 0x7469737064697063ULL /* "cpidpsit" */
 /* Part of the cache name: bump it when the finder changes what it reports. */
-#define SITE_FINDER_VERSION "f6"
+#define SITE_FINDER_VERSION "f10"
 /* Larger files are not decoded (libjvm.so, among the largest, is 20 MB). */
 #define MAX_DECODED_FILE (512ULL << 20)
 #define MAX_FUNCTION_BYTES (16ULL << 20)
@@ -182,6 +182,13 @@ static bool cie_fde_encoding(struct cursor cie, uint8_t *fde_enc)
     return true;
 }
 
+/* One decoded instruction of the function being swept (backedges). */
+struct insn_rec {
+    uint64_t va;
+    uint32_t id; /* Capstone's x86_insn */
+    uint8_t size;
+};
+
 /* An instruction boundary inside a site's span: no branch may land there. */
 struct inner_boundary {
     uint64_t va;
@@ -197,6 +204,10 @@ struct finder {
     struct inner_boundary *inner;
     size_t nr_inner, cap_inner;
     struct proxy_cpuid_scan scan;
+    /* proxy_progress_find_sites: backward branches, not CPUID/RDTSC */
+    bool backedges;
+    struct insn_rec *recs; /* the function being swept, in order */
+    size_t nr_recs, cap_recs;
 };
 
 static int add_site(struct finder *f, uint64_t off, uint64_t va,
@@ -445,7 +456,7 @@ static void drop_from(struct finder *f, uint64_t t, uint64_t from)
     struct proxy_cpuid_site *s = &f->sites[hit->site];
     if (from >= s->vaddr && from < s->vaddr + s->span)
         return;
-    s->span = s->len;
+    s->span = s->kind == PROXY_SITE_BACKEDGE ? 0 : s->len;
     memset(s->rip_disp, 0, sizeof(s->rip_disp));
     memset(s->rip_end, 0, sizeof(s->rip_end));
 }
@@ -587,6 +598,265 @@ static void drop_landing_inside(struct finder *f, Elf *elf)
     drop_relocated_and_named(f, elf);
 }
 
+/* ---- backward branches: where the progress counter counts ------------------
+ *
+ * For proxy_progress_find_sites (progress.c rewrites them): a direct jcc or
+ * jmp of a function whose target lies at or before it, in the same
+ * function, at an instruction boundary of the sweep (a loop's back edge:
+ * every loop of the function's own code takes one per iteration, so the
+ * instructions run between two counted points are bounded by the
+ * function's straight-line code, plus what its calls run, which is
+ * counted in the callee). The site is its span: the branch and as many
+ * plain instructions before it as make 5 bytes (a jmp rel32), none of
+ * them a branch, at most two RIP-relative; the span is dropped when
+ * anything could land inside it (drop_landing_inside, as for the RDTSC
+ * spans) or when the branch's own target is inside it (a loop shorter
+ * than 5 bytes). The counter's decrement (decq, which keeps CF) runs on
+ * the taken path, before the target: so the target must not read OF, SF,
+ * ZF, AF or PF before an instruction writes them all again
+ * (flags_dead_at, a short straight-line look, by instruction kind).
+ */
+
+#define MAX_BACK_INSNS 6  /* span instructions before the branch */
+#define FLAG_LOOKAHEAD 32 /* memcpy's loops open with 16 prefetches */
+
+static int add_rec(struct finder *f, const cs_insn *in)
+{
+    if (f->nr_recs == f->cap_recs) {
+        size_t cap = f->cap_recs ? f->cap_recs * 2 : 256;
+        void *v = realloc(f->recs, cap * sizeof(*f->recs));
+        if (!v)
+            return -ENOMEM;
+        f->recs = v;
+        f->cap_recs = cap;
+    }
+    f->recs[f->nr_recs++] =
+        (struct insn_rec){in->address, in->id, (uint8_t)in->size};
+    return 0;
+}
+
+/* The index of the instruction starting at va, or -1. */
+static long rec_at(const struct finder *f, uint64_t va)
+{
+    size_t lo = 0, hi = f->nr_recs;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (f->recs[mid].va < va)
+            lo = mid + 1;
+        else if (f->recs[mid].va > va)
+            hi = mid;
+        else
+            return (long)mid;
+    }
+    return -1;
+}
+
+/* The target of a direct jcc/jmp of exactly this encoding (no prefix), or
+ * 0 for any other instruction. */
+static uint64_t jump_target(const uint8_t *b, uint8_t size, uint64_t va)
+{
+    int32_t rel32;
+    if (size == 2 && (b[0] == 0xeb || (b[0] & 0xf0) == 0x70))
+        return va + 2 + (uint64_t)(int64_t)(int8_t)b[1];
+    if (size == 5 && b[0] == 0xe9) {
+        memcpy(&rel32, b + 1, 4);
+        return va + 5 + (uint64_t)(int64_t)rel32;
+    }
+    if (size == 6 && b[0] == 0x0f && (b[1] & 0xf0) == 0x80) {
+        memcpy(&rel32, b + 2, 4);
+        return va + 6 + (uint64_t)(int64_t)rel32;
+    }
+    return 0;
+}
+
+/* Writes OF SF ZF AF PF (undefined counts: nothing may read it). CF may
+ * be read (ADC, SBB): the decrement keeps it. */
+static bool writes_status_flags(uint32_t id)
+{
+    switch (id) {
+    case X86_INS_ADD: case X86_INS_SUB: case X86_INS_CMP: case X86_INS_TEST:
+    case X86_INS_AND: case X86_INS_OR: case X86_INS_XOR: case X86_INS_INC:
+    case X86_INS_DEC: case X86_INS_NEG: case X86_INS_ADC: case X86_INS_SBB:
+    case X86_INS_IMUL: case X86_INS_MUL: case X86_INS_XADD:
+    case X86_INS_POPCNT:
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* Neither reads nor writes a status flag, and goes on to the next one. */
+static bool flag_neutral(uint32_t id)
+{
+    switch (id) {
+    case X86_INS_MOV: case X86_INS_MOVZX: case X86_INS_MOVSX:
+    case X86_INS_MOVSXD: case X86_INS_MOVABS: case X86_INS_LEA:
+    case X86_INS_NOP: case X86_INS_PUSH: case X86_INS_POP:
+    case X86_INS_MOVAPS: case X86_INS_MOVUPS: case X86_INS_MOVDQA:
+    case X86_INS_MOVDQU: case X86_INS_MOVSD: case X86_INS_MOVSS:
+    case X86_INS_MOVQ: case X86_INS_MOVD:
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* A vector (SSE, AVX, AVX-512, ...) instruction, or a prefetch: none of
+ * them reads a status flag (memcpy's and memset's loops begin with
+ * them). Not CMOV, ADX (ADOX reads OF) or x87 (FCMOV reads flags). */
+static bool vector_or_prefetch(struct finder *f, const struct insn_rec *r,
+                               uint64_t start, uint64_t off)
+{
+    if (r->id >= X86_INS_PREFETCH && r->id <= X86_INS_PREFETCHT2)
+        return true;
+    const uint8_t *code = f->im->bytes + off + (r->va - start);
+    size_t left = r->size;
+    uint64_t va = r->va;
+    if (!cs_disasm_iter(f->cs_detail, &code, &left, &va, f->tail_insn))
+        return false;
+    const cs_detail *d = f->tail_insn->detail;
+    bool vector = false;
+    for (int g = 0; g < d->groups_count; g++)
+        switch (d->groups[g]) {
+        case X86_GRP_AVX: case X86_GRP_AVX2: case X86_GRP_AVX512:
+        case X86_GRP_FMA: case X86_GRP_FMA4: case X86_GRP_F16C:
+        case X86_GRP_SSE1: case X86_GRP_SSE2: case X86_GRP_SSE3:
+        case X86_GRP_SSE41: case X86_GRP_SSE42: case X86_GRP_SSE4A:
+        case X86_GRP_SSSE3: case X86_GRP_PCLMUL: case X86_GRP_AES:
+        case X86_GRP_SHA: case X86_GRP_CDI: case X86_GRP_DQI:
+        case X86_GRP_BWI: case X86_GRP_VLX: case X86_GRP_NOVLX:
+            vector = true;
+            break;
+        case X86_GRP_MODE64: case X86_GRP_NOT64BITMODE: case X86_GRP_MODE32:
+            break;
+        default: /* a branch, CMOV, ADX, x87, ...: not known to be safe */
+            return false;
+        }
+    return vector;
+}
+
+/* Whether the status flags but CF are dead at instruction idx. */
+static bool flags_dead_at(struct finder *f, size_t idx, uint64_t start,
+                          uint64_t off)
+{
+    for (size_t i = idx; i < f->nr_recs && i < idx + FLAG_LOOKAHEAD; i++) {
+        if (writes_status_flags(f->recs[i].id))
+            return true;
+        if (!flag_neutral(f->recs[i].id) &&
+            !vector_or_prefetch(f, &f->recs[i], start, off))
+            return false;
+    }
+    return false;
+}
+
+/* Whether the instruction at rec i runs the same anywhere (no branch, no
+ * call, nothing that stops); *rip_disp: its RIP-relative disp32's offset,
+ * 0 for none. */
+static bool movable(struct finder *f, const struct insn_rec *r, uint64_t off,
+                    uint64_t start, uint8_t *rip_disp)
+{
+    const uint8_t *code = f->im->bytes + off + (r->va - start);
+    size_t left = r->size;
+    uint64_t va = r->va;
+    *rip_disp = 0;
+    if (!cs_disasm_iter(f->cs_detail, &code, &left, &va, f->tail_insn))
+        return false;
+    const cs_detail *d = f->tail_insn->detail;
+    for (int g = 0; g < d->groups_count; g++)
+        switch (d->groups[g]) {
+        case X86_GRP_JUMP: case X86_GRP_CALL: case X86_GRP_RET:
+        case X86_GRP_INT: case X86_GRP_IRET: case X86_GRP_BRANCH_RELATIVE:
+        case X86_GRP_PRIVILEGE:
+            return false;
+        default:
+            break;
+        }
+    switch (r->id) {
+    case X86_INS_SYSCALL: case X86_INS_UD2: case X86_INS_HLT:
+    case X86_INS_INVALID:
+        return false;
+    default:
+        break;
+    }
+    const cs_x86 *x = &d->x86;
+    for (int i = 0; i < x->op_count; i++) {
+        const cs_x86_op *op = &x->operands[i];
+        if (op->type != X86_OP_MEM || op->mem.base != X86_REG_RIP)
+            continue;
+        if (op->mem.index != X86_REG_INVALID || *rip_disp ||
+            x->encoding.disp_size != 4 || x->encoding.disp_offset == 0 ||
+            x->encoding.disp_offset + 4 > r->size)
+            return false;
+        *rip_disp = x->encoding.disp_offset;
+    }
+    return true;
+}
+
+/* The span ending with the back edge at rec k, as a site; none when it
+ * cannot be made. */
+static int add_backedge(struct finder *f, size_t k, uint64_t start,
+                        uint64_t off)
+{
+    const struct insn_rec *b = &f->recs[k];
+    uint64_t target = jump_target(f->im->bytes + off + (b->va - start),
+                                  b->size, b->va);
+    long t;
+    if (!target || target < start || target > b->va ||
+        (t = rec_at(f, target)) < 0 ||
+        !flags_dead_at(f, (size_t)t, start, off))
+        return 0;
+    size_t first = k;
+    unsigned span = b->size;
+    int fixups = 0;
+    while (span < 5) {
+        uint8_t disp;
+        if (first == 0 || k - first >= MAX_BACK_INSNS ||
+            !movable(f, &f->recs[first - 1], off, start, &disp) ||
+            span + f->recs[first - 1].size > MAX_SPAN ||
+            (disp && fixups == MAX_RIP_FIXUPS))
+            return 0;
+        first--;
+        span += f->recs[first].size;
+        fixups += disp != 0;
+    }
+    uint64_t s_va = f->recs[first].va;
+    if (target > s_va) /* the loop is inside the span */
+        return 0;
+    size_t idx = f->nr;
+    int rc = add_site(f, off + (s_va - start), s_va, off, PROXY_SITE_BACKEDGE,
+                      b->size);
+    if (rc < 0)
+        return rc;
+    struct proxy_cpuid_site *s = &f->sites[idx];
+    s->span = (uint8_t)span;
+    /* Fixups named by their instruction: found again from the records. */
+    int n = 0;
+    for (size_t i = first; i < k; i++) {
+        uint8_t disp;
+        if (!movable(f, &f->recs[i], off, start, &disp))
+            return 0; /* cannot be: it was just decoded */
+        if (disp && n < MAX_RIP_FIXUPS) {
+            s->rip_disp[n] = (uint8_t)(f->recs[i].va - s_va + disp);
+            s->rip_end[n++] = (uint8_t)(f->recs[i].va - s_va + f->recs[i].size);
+        }
+    }
+    for (size_t i = first + 1; i <= k; i++)
+        if ((rc = add_inner(f, f->recs[i].va, idx)) < 0)
+            return rc;
+    return 0;
+}
+
+/* Every back edge of the function just swept (f->recs). */
+static int find_backedges(struct finder *f, uint64_t start, uint64_t off)
+{
+    for (size_t k = 0; k < f->nr_recs; k++) {
+        int rc = add_backedge(f, k, start, off);
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
+}
+
 /*
  * Sweeps [start, start+len) from its first byte. Sites are kept only if
  * every byte of the range decoded into instructions ending exactly at its
@@ -600,11 +870,18 @@ static int sweep_function(struct finder *f, uint64_t start, uint64_t len)
         return 0;
     f->scan.functions++;
     const uint8_t *code = f->im->bytes + off;
-    if (!may_hold_site(code, len))
+    if (!f->backedges && !may_hold_site(code, len))
         return 0;
     size_t left = len, kept = f->nr, kept_inner = f->nr_inner;
     uint64_t addr = start;
+    f->nr_recs = 0;
     while (left > 0 && cs_disasm_iter(f->cs, &code, &left, &addr, f->insn)) {
+        if (f->backedges) {
+            int rc = add_rec(f, f->insn);
+            if (rc < 0)
+                return rc;
+            continue;
+        }
         int kind = site_kind(f->insn);
         if (kind < 0)
             continue;
@@ -623,6 +900,8 @@ static int sweep_function(struct finder *f, uint64_t start, uint64_t len)
     /* Where a jump through a register may land (a switch's table, a
      * computed goto) is checked once the whole file is swept
      * (drop_landing_inside). */
+    if (f->backedges)
+        return find_backedges(f, start, off);
     for (size_t i = kept; i < f->nr; i++) {
         int rc = find_span(f, &f->sites[i], i, start + len);
         if (rc < 0) {
@@ -789,12 +1068,12 @@ static int read_image(Elf *elf, struct image *im, uint64_t *hdr_va)
     return 0;
 }
 
-int proxy_cpuid_find_sites(const void *image, size_t size,
-                           struct proxy_cpuid_site **sites, size_t *nr,
-                           struct proxy_cpuid_scan *scan)
+static int find_sites(const void *image, size_t size, bool backedges,
+                      struct proxy_cpuid_site **sites, size_t *nr,
+                      struct proxy_cpuid_scan *scan)
 {
     struct image im = {.bytes = image, .size = size};
-    struct finder f = {.im = &im};
+    struct finder f = {.im = &im, .backedges = backedges};
     *sites = NULL;
     *nr = 0;
     if (elf_version(EV_CURRENT) == EV_NONE)
@@ -835,6 +1114,7 @@ int proxy_cpuid_find_sites(const void *image, size_t size,
         drop_landing_inside(&f, elf);
     elf_end(elf);
     free(f.inner);
+    free(f.recs);
     if (rc < 0) {
         free(f.sites);
         return rc;
@@ -846,6 +1126,8 @@ int proxy_cpuid_find_sites(const void *image, size_t size,
     size_t n = 0;
     for (size_t i = 0; i < f.nr; i++) {
         struct proxy_cpuid_site *kept = n ? &f.sites[n - 1] : NULL;
+        if (f.sites[i].kind == PROXY_SITE_BACKEDGE && f.sites[i].span == 0)
+            continue; /* something may land inside it */
         if (!kept || kept->file_off != f.sites[i].file_off)
             f.sites[n++] = f.sites[i];
         else if (f.sites[i].span < kept->span)
@@ -853,8 +1135,16 @@ int proxy_cpuid_find_sites(const void *image, size_t size,
     }
     for (size_t i = 0; i < n; i++) {
         struct proxy_cpuid_site *s = &f.sites[i];
-        s->hash = fnv1a(FNV_INIT, im.bytes + s->func_off,
-                        s->file_off + s->span - s->func_off);
+        /* A back edge's: its span's bytes only. The file's (dev, inode,
+         * size, mtime) named the cache entry, and only a fresh copy of it
+         * at the same offset is rewritten (progress.c), so the function's
+         * bytes are the file's; hashing all of them at every exec cost
+         * more than the rest of the rewrite (libc: 1.4 MB). */
+        if (s->kind == PROXY_SITE_BACKEDGE)
+            s->hash = fnv1a(FNV_INIT, im.bytes + s->file_off, s->span);
+        else
+            s->hash = fnv1a(FNV_INIT, im.bytes + s->func_off,
+                            s->file_off + s->span - s->func_off);
         f.scan.inline_sites += s->span > s->len;
     }
     *sites = f.sites;
@@ -864,17 +1154,40 @@ int proxy_cpuid_find_sites(const void *image, size_t size,
     return 0;
 }
 
+int proxy_cpuid_find_sites(const void *image, size_t size,
+                           struct proxy_cpuid_site **sites, size_t *nr,
+                           struct proxy_cpuid_scan *scan)
+{
+    return find_sites(image, size, false, sites, nr, scan);
+}
+
+int proxy_progress_find_sites(const void *image, size_t size,
+                              struct proxy_cpuid_site **sites, size_t *nr,
+                              struct proxy_cpuid_scan *scan)
+{
+    return find_sites(image, size, true, sites, nr, scan);
+}
+
 /* ---- the sites of a file: per run in memory, across runs on disk ---------- */
 
-static struct file_sites *known_files; /* this hvrun process's */
+/* What a list holds: the CPUID/RDTSC sites, or the back edges. */
+struct site_list_kind {
+    const char *prefix; /* of its cache files' names */
+    bool backedges;
+    struct file_sites *known; /* this hvrun process's */
+};
 
-static int cache_path(const struct file_sites *fs, char *out, size_t len)
+static struct site_list_kind cpuid_list = {"cpuid-sites-", false, NULL};
+static struct site_list_kind progress_list = {"progress-sites-", true, NULL};
+
+static int cache_path(const struct site_list_kind *k,
+                      const struct file_sites *fs, char *out, size_t len)
 {
     char dir[512];
     if (vmm_host_cache_dir(dir, sizeof(dir)) < 0)
         return -1;
-    int n = snprintf(out, len, "%s/cpuid-sites-%s-%s-%llx-%llx-%llx-%llx", dir,
-                     SITE_FINDER_VERSION, HVRUN_VERSION,
+    int n = snprintf(out, len, "%s/%s%s-%s-%llx-%llx-%llx-%llx", dir,
+                     k->prefix, SITE_FINDER_VERSION, HVRUN_VERSION,
                      (unsigned long long)fs->dev,
                      (unsigned long long)fs->ino,
                      (unsigned long long)fs->size,
@@ -884,10 +1197,10 @@ static int cache_path(const struct file_sites *fs, char *out, size_t len)
 
 /* A cache file that is missing or malformed is a miss; what it says is
  * checked again (the function hash) before any byte is rewritten. */
-static bool cache_load(struct file_sites *fs)
+static bool cache_load(const struct site_list_kind *k, struct file_sites *fs)
 {
     char path[768];
-    if (cache_path(fs, path, sizeof(path)) < 0)
+    if (cache_path(k, fs, path, sizeof(path)) < 0)
         return false;
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
@@ -915,7 +1228,8 @@ static bool cache_load(struct file_sites *fs)
 /* The entries of earlier versions of the same file (dev, inode) are
  * dropped when a new one is written: rebuilt binaries would pile up. At
  * worst a wrong match deletes a valid entry: a miss. */
-static void cache_prune(const struct file_sites *fs, const char *keep)
+static void cache_prune(const struct site_list_kind *k,
+                        const struct file_sites *fs, const char *keep)
 {
     char dir[512], infix[64];
     if (vmm_host_cache_dir(dir, sizeof(dir)) < 0)
@@ -928,7 +1242,7 @@ static void cache_prune(const struct file_sites *fs, const char *keep)
     const char *keep_name = strrchr(keep, '/') + 1;
     struct dirent *e;
     while ((e = readdir(d)))
-        if (!strncmp(e->d_name, "cpuid-sites-", 12) &&
+        if (!strncmp(e->d_name, k->prefix, strlen(k->prefix)) &&
             strstr(e->d_name, infix) && strcmp(e->d_name, keep_name) != 0 &&
             !strchr(strrchr(e->d_name, '-'), '.')) /* not a temporary */
             (void)unlinkat(dirfd(d), e->d_name, 0);
@@ -936,10 +1250,11 @@ static void cache_prune(const struct file_sites *fs, const char *keep)
 }
 
 /* Written to a temporary name and renamed, so a reader sees all or none. */
-static void cache_store(const struct file_sites *fs)
+static void cache_store(const struct site_list_kind *k,
+                        const struct file_sites *fs)
 {
     char path[768], tmp[800];
-    if (cache_path(fs, path, sizeof(path)) < 0)
+    if (cache_path(k, fs, path, sizeof(path)) < 0)
         return;
     snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path);
     int fd = mkstemp(tmp);
@@ -954,10 +1269,11 @@ static void cache_store(const struct file_sites *fs)
     if (!ok || renameat(AT_FDCWD, tmp, AT_FDCWD, path) < 0)
         unlinkat(AT_FDCWD, tmp, 0);
     else
-        cache_prune(fs, path);
+        cache_prune(k, fs, path);
 }
 
-static int decode_file(int fd, struct file_sites *fs)
+static int decode_file(const struct site_list_kind *k, int fd,
+                       struct file_sites *fs)
 {
     if (fs->size == 0 || fs->size > MAX_DECODED_FILE)
         return 0;
@@ -966,19 +1282,19 @@ static int decode_file(int fd, struct file_sites *fs)
                      0);
     if (img == MAP_FAILED)
         return -errno;
-    int rc = proxy_cpuid_find_sites(img, fs->size, &fs->v, &fs->nr, NULL);
+    int rc = find_sites(img, fs->size, k->backedges, &fs->v, &fs->nr, NULL);
     munmap(img, fs->size);
     return rc == -ENOEXEC ? 0 : rc;
 }
 
-const struct file_sites *proxy_cpuid_sites_of(int fd)
+static const struct file_sites *sites_of(struct site_list_kind *k, int fd)
 {
     struct stat st;
     if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
         return NULL;
     uint64_t mtime = (uint64_t)st.st_mtim.tv_sec * 1000000000ULL +
                      (uint64_t)st.st_mtim.tv_nsec;
-    for (struct file_sites *fs = known_files; fs; fs = fs->next)
+    for (struct file_sites *fs = k->known; fs; fs = fs->next)
         if (fs->dev == st.st_dev && fs->ino == st.st_ino &&
             fs->size == (uint64_t)st.st_size && fs->mtime_ns == mtime)
             return fs;
@@ -989,17 +1305,27 @@ const struct file_sites *proxy_cpuid_sites_of(int fd)
                               (uint64_t)st.st_size, mtime, NULL, 0};
     /* The cache is hvrun's, whoever the guest is (kernel/fscred.c). */
     const struct proxy_process *as_guest = proxy_fscred_suspend();
-    if (!cache_load(fs)) {
-        if (decode_file(fd, fs) < 0) {
+    if (!cache_load(k, fs)) {
+        if (decode_file(k, fd, fs) < 0) {
             proxy_fscred_resume(as_guest);
             free(fs->v);
             free(fs);
             return NULL;
         }
-        cache_store(fs);
+        cache_store(k, fs);
     }
     proxy_fscred_resume(as_guest);
-    fs->next = known_files;
-    known_files = fs;
+    fs->next = k->known;
+    k->known = fs;
     return fs;
+}
+
+const struct file_sites *proxy_cpuid_sites_of(int fd)
+{
+    return sites_of(&cpuid_list, fd);
+}
+
+const struct file_sites *proxy_progress_sites_of(int fd)
+{
+    return sites_of(&progress_list, fd);
 }

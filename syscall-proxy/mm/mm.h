@@ -31,6 +31,11 @@ enum proxy_site_kind {
      * rewritten (proxy_config.rdpid_rewrite), answered with the model's
      * CPU number, 0 */
     PROXY_SITE_RDPID,
+    /* a loop's back edge: a direct jcc/jmp to an earlier instruction of
+     * its function, for the progress counter (progress.c); file_off and
+     * vaddr are its span's first byte, len the branch's length, the last
+     * bytes of the span */
+    PROXY_SITE_BACKEDGE,
 };
 
 /* One such instruction of an ELF file, decoded inside a function whose
@@ -39,7 +44,8 @@ struct proxy_cpuid_site {
     uint64_t file_off; /* of the instruction */
     uint64_t vaddr;    /* its link-time address */
     uint64_t func_off; /* file offset of its function's first byte */
-    uint64_t hash;     /* FNV-1a of the file bytes [func_off, file_off+span) */
+    uint64_t hash;     /* FNV-1a of the file bytes [func_off, file_off+span)
+                        * (PROXY_SITE_BACKEDGE: of its span only) */
     uint8_t kind;      /* enum proxy_site_kind */
     uint8_t len;       /* of the instruction: 2, 3 (RDTSCP), 4 or 5 (RDPID) */
     /* RDTSC/RDTSCP/CPUID: len plus the instructions after it that a stub
@@ -79,6 +85,17 @@ uint64_t proxy_vdso_unlogged(const struct proxy_process *p);
 /* Whether the vDSO answered all the reads it may since the last exit, so
  * that its syscall now is the forced one (virtual time only). */
 bool proxy_vdso_count_spent(struct proxy_process *p);
+
+/* ---- the progress counter (mm/progress.c) ------------------------------- */
+/* Before the current thread runs: every counter of its address space
+ * holds budget units (>= 1) it may spend before the trap; after a host
+ * interruption the counters go on instead. */
+void proxy_progress_enter(struct proxy_process *p, uint64_t budget);
+/* After it stopped: the units it spent since enter (0 at a host
+ * interruption, whose units come with the next stop). */
+uint64_t proxy_progress_leave(struct proxy_process *p, bool host_interruption);
+/* The units spent so far, without folding them. */
+uint64_t proxy_progress_unfolded(struct proxy_process *p);
 
 /* ---- the memory family, file mappings (mm/mm.c) -------------------------- */
 extern const struct proxy_syscall proxy_mm_syscalls[];
@@ -162,6 +179,10 @@ int proxy_exec_load(struct proxy_process *p, const char *path,
 int proxy_cpuid_find_sites(const void *image, size_t size,
                            struct proxy_cpuid_site **sites, size_t *nr,
                            struct proxy_cpuid_scan *scan);
+/* The same for the back edges of its loops (PROXY_SITE_BACKEDGE). */
+int proxy_progress_find_sites(const void *image, size_t size,
+                              struct proxy_cpuid_site **sites, size_t *nr,
+                              struct proxy_cpuid_scan *scan);
 
 /* ---- CPUID/RDTSC rewriting (mm/cpuid_patch.c) ---------------------------- */
 /* A #UD at a site hvrun rewrote: answers the instruction and steps past

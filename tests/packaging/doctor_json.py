@@ -88,7 +88,12 @@ def main():
         print(f"FAIL doctor/json: not JSON: {e}")
         return 1
     check_keys(doc, {"schema": str, "version": str, "commit": str,
-                     "usable": bool, "backends": dict, "lines": list}, "")
+                     "usable": bool, "backends": dict, "progress": dict,
+                     "lines": list}, "")
+    prog = doc.get("progress", {})
+    check_keys(prog, {"counter": str, "pmu": (bool, type(None))}, "progress")
+    check(prog.get("counter") in ("software", "none"),
+          f"progress.counter: {prog.get('counter')!r}")
     check(doc.get("schema") == "hvrun-doctor/1",
           f"schema: {doc.get('schema')!r}")
     backends = doc.get("backends", {})

@@ -514,3 +514,119 @@ Test(cpuid_sites, hash_covers_the_span, .init = find_own_sites)
     }
     free(sites);
 }
+
+/* ---- back edges: --progress software's sites (proxy_progress_find_sites) --
+ *
+ * loop_fn: a counted loop, its back edge after a cmp (span cmp+jne, 6
+ * bytes). flags_live_fn: the loop's target reads ZF (sete), which the
+ * counter's decrement would clobber: no site. tiny_fn: a loop shorter
+ * than the 5 bytes a jmp takes: no site. landed_fn: another branch lands
+ * on the jne inside the span: no site. */
+__asm__(".pushsection .text.progress_test, \"ax\", @progbits\n"
+        ".globl loop_fn\n"
+        ".type loop_fn, @function\n"
+        "loop_fn:\n"
+        ".cfi_startproc\n"
+        "    xor %eax, %eax\n"
+        "1:  add $3, %rax\n"
+        "loop_fn_span:\n"
+        "    cmp $300, %rax\n"
+        "    jne 1b\n"
+        "    ret\n"
+        ".cfi_endproc\n"
+        "loop_fn_end:\n"
+        ".size loop_fn, .-loop_fn\n"
+        ".globl flags_live_fn\n"
+        ".type flags_live_fn, @function\n"
+        "flags_live_fn:\n"
+        ".cfi_startproc\n"
+        "    xor %eax, %eax\n"
+        "1:  sete %cl\n"
+        "    add $3, %rax\n"
+        "    cmp $300, %rax\n"
+        "    jne 1b\n"
+        "    ret\n"
+        ".cfi_endproc\n"
+        "flags_live_fn_end:\n"
+        ".size flags_live_fn, .-flags_live_fn\n"
+        ".globl tiny_fn\n"
+        ".type tiny_fn, @function\n"
+        "tiny_fn:\n"
+        ".cfi_startproc\n"
+        "    mov $10, %ecx\n"
+        "1:  dec %ecx\n"
+        "    jnz 1b\n"
+        "    ret\n"
+        ".cfi_endproc\n"
+        "tiny_fn_end:\n"
+        ".size tiny_fn, .-tiny_fn\n"
+        ".globl landed_fn\n"
+        ".type landed_fn, @function\n"
+        "landed_fn:\n"
+        ".cfi_startproc\n"
+        "    xor %eax, %eax\n"
+        "    test %edi, %edi\n"
+        "    jz 2f\n"
+        "1:  add $3, %rax\n"
+        "    cmp $300, %rax\n"
+        "2:  jne 1b\n"
+        "    ret\n"
+        ".cfi_endproc\n"
+        "landed_fn_end:\n"
+        ".size landed_fn, .-landed_fn\n"
+        ".popsection\n");
+
+extern const char loop_fn[], loop_fn_span[], loop_fn_end[];
+extern const char flags_live_fn[], flags_live_fn_end[];
+extern const char tiny_fn[], tiny_fn_end[];
+extern const char landed_fn[], landed_fn_end[];
+
+static void find_own_backedges(void)
+{
+    size_t size;
+    uint8_t *img = map_self(&size);
+    cr_assert_eq(
+        proxy_progress_find_sites(img, size, &sites, &nr_sites, &scan), 0);
+    munmap(img, size);
+    dl_iterate_phdr(main_bias, &bias);
+}
+
+Test(progress_sites, loop_back_edge_found, .init = find_own_backedges)
+{
+    uint64_t at = 0;
+    cr_assert_eq(sites_in(loop_fn, loop_fn_end, &at), 1);
+    cr_assert_eq(at, (uintptr_t)loop_fn_span, "the span starts at the cmp");
+    for (size_t i = 0; i < nr_sites; i++) {
+        if (sites[i].vaddr + bias != at)
+            continue;
+        cr_assert_eq(sites[i].kind, PROXY_SITE_BACKEDGE);
+        cr_assert_eq(sites[i].len, 2, "jne rel8");
+        cr_assert_eq(sites[i].span, 8, "cmp $300, %%rax (6) and jne (2)");
+        uint64_t h = 0xcbf29ce484222325ULL;
+        for (const char *b = loop_fn_span; b < loop_fn_span + 8; b++)
+            h = (h ^ (unsigned char)*b) * 0x100000001b3ULL;
+        cr_assert_eq(sites[i].hash, h, "the hash covers the span only");
+    }
+    free(sites);
+}
+
+Test(progress_sites, live_flags_tiny_loops_and_landings_left_alone,
+     .init = find_own_backedges)
+{
+    uint64_t at = 0;
+    cr_assert_eq(sites_in(flags_live_fn, flags_live_fn_end, &at), 0,
+                 "the target reads ZF");
+    cr_assert_eq(sites_in(tiny_fn, tiny_fn_end, &at), 0,
+                 "the loop is shorter than a jmp");
+    cr_assert_eq(sites_in(landed_fn, landed_fn_end, &at), 0,
+                 "a branch lands on the jne inside the span");
+    free(sites);
+}
+
+Test(progress_sites, cpuid_finder_reports_no_back_edges,
+     .init = find_own_sites)
+{
+    for (size_t i = 0; i < nr_sites; i++)
+        cr_assert_neq(sites[i].kind, PROXY_SITE_BACKEDGE);
+    free(sites);
+}

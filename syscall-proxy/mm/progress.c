@@ -1,0 +1,630 @@
+/*
+ * progress.c - counted progress without a PMU (`--progress software`): the
+ * back edges of the guest's loops (cpuid_sites.c finds them: direct jcc/jmp
+ * to an earlier instruction of the same function, decoded as the RDTSC
+ * sites are) are rewritten so that each one taken decrements a counter in
+ * guest memory; when it reaches zero the thread traps to hvrun, a point of
+ * its own progress that is the same in every run. There the world loop
+ * (kernel/world.c) may give the vCPU to another thread, and at every exit
+ * logical time advances by DET_PROGRESS_UNIT_NS per counted unit, so a
+ * thread that computes without syscalls moves time as it would natively,
+ * at the same instruction in every run, instead of being cut by the
+ * host-timed slice.
+ *
+ * The counter. Only one guest thread of the whole run executes at a time
+ * (one vCPU, sequentialised): a counter per address space is enough if
+ * hvrun sets it before each run of a thread (proxy_progress_enter: the
+ * thread's budget) and reads what was spent after it
+ * (proxy_progress_leave). The decrement must reach it without a register
+ * (every register is the guest's, %fs and %gs too) from code anywhere:
+ * `decq abs32`, the counter in an [hvrun-count] page (read-write, special)
+ * at COUNTER_GVA, below 2 GiB. One counter for the whole space makes the
+ * trap fall when the thread's units since its quantum began add up to it,
+ * whatever exits came between (world.c keeps each thread's units left);
+ * a counter per +-2 GiB reach would trap when any one of them ran out,
+ * which depends on where the exits fell. A space where something else
+ * holds that page is not rewritten.
+ *
+ * A site (a span: the back edge and the plain instructions before it that
+ * make 5 bytes) becomes `jmp rel32` to its trampoline in a [hvrun-progress]
+ * region (read and execute only, placed below the code as mmap would
+ * place it):
+ *     the span's instructions before the branch (RIP-relative ones with
+ *     their displacement moved)
+ *     jcc taken  (the branch's own condition, rel32; a jmp falls through)
+ *     jmp site+span
+ * taken:
+ *     decq counter; jz trap; jmp target
+ * trap:
+ *     ud2; jmp target
+ * The decrement clobbers OF SF ZF AF PF (DEC keeps CF), which the finder
+ * proved dead at the target. At the UD2 hvrun takes the thread straight
+ * to the target (the original code): a signal frame or a stop there never
+ * names the trampoline. Nothing lands inside a span (the finder's checks,
+ * as for the RDTSC stubs) and only fresh copies of a file are rewritten,
+ * so no thread is inside one (each span checked against the file's bytes
+ * there: the cache entry names the file's dev, inode, size and mtime). A
+ * thread stopped inside a trampoline (a
+ * fault of a relocated load, a host-timed cut) sees its address there, as
+ * with the RDTSC stubs; mremap of rewritten code puts the spans back.
+ */
+#include "proxy.h"
+#include "config.h"
+#include "kernel.h"
+#include "mm.h"
+#include "cpuid_patch.h"
+#include "progress.h"
+#include "det.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define REGION_NAME "[hvrun-progress]"
+/* The counter's page: below 2 GiB, so that `decq abs32` reaches it from
+ * code anywhere (one counter for the whole address space), and above
+ * where non-PIE executables and their brk heaps usually end. */
+#define COUNTER_GVA 0x7fff0000ULL
+#define COUNTER_NAME "[hvrun-count]"
+#define TRAMP_BYTES 64 /* at most: a 24-byte span, 40 of ours */
+#define REACH ((1LL << 31) - 16 * (int64_t)VMM_PAGE_SIZE)
+
+/* A patched span, to be put back if its code moves (mremap). */
+struct progress_site {
+    gva_t gva;
+    uint8_t span;
+    uint8_t orig[MAX_SPAN]; /* as the file had it */
+    uint8_t code[MAX_SPAN]; /* the jmp hvrun wrote */
+};
+
+struct progress_region {
+    gva_t gva;
+    uint64_t len, used;
+};
+
+/* One per address space, shared as proxy_cpuid_patched is. */
+struct proxy_progress {
+    gva_t *counters;
+    size_t nr_counters;
+    struct progress_region *regions;
+    size_t nr_regions;
+    struct progress_site *sites; /* in patching order */
+    size_t nr_sites, cap_sites;
+    /* What the counters were set to at the last enter; whether they go
+     * on from there (a host interruption of the same thread). */
+    uint64_t budget;
+    bool armed, goes_on;
+};
+
+static bool in_reach(gva_t a, gva_t b)
+{
+    return (a > b ? a - b : b - a) < (uint64_t)REACH;
+}
+
+static bool is_special(const struct proxy_process *p, gva_t gva,
+                       const char *name)
+{
+    const struct vmm_vma *v = vmm_as_find_vma(p->as, gva);
+    return v && (v->flags & VMM_VMA_SPECIAL) && v->name &&
+           strcmp(v->name, name) == 0;
+}
+
+static struct proxy_progress *state(struct proxy_process *p, bool create)
+{
+    struct proxy_progress **slot = proxy_cpuid_progress_slot(p, create);
+    if (!slot)
+        return NULL;
+    if (!*slot && create)
+        *slot = calloc(1, sizeof(**slot));
+    return *slot;
+}
+
+/* ---- the counters ----------------------------------------------------------- */
+
+static bool read_word(const struct proxy_process *p, gva_t gva, uint64_t *out)
+{
+    struct iovec iov[2];
+    size_t covered;
+    int n = vmm_as_host_iov(p->as, gva, 8, 0, iov, 2, &covered);
+    if (n != 1 || covered != 8)
+        return false;
+    memcpy(out, iov[0].iov_base, 8);
+    return true;
+}
+
+void proxy_progress_enter(struct proxy_process *p, uint64_t budget)
+{
+    struct proxy_progress *s = state(p, false);
+    if (!s || s->nr_counters == 0)
+        return;
+    if (s->goes_on && s->armed)
+        return;
+    if (budget == 0)
+        budget = 1;
+    for (size_t i = 0; i < s->nr_counters; i++)
+        if (is_special(p, s->counters[i], COUNTER_NAME))
+            (void)vmm_as_poke(p->as, s->counters[i], &budget, 8);
+    s->budget = budget;
+    s->armed = true;
+}
+
+/* What the counters lost since they were set: a value above the budget is
+ * a guest's scribble (or a counter hvrun no longer owns) and counts 0. */
+static uint64_t spent(struct proxy_process *p, const struct proxy_progress *s)
+{
+    uint64_t total = 0;
+    for (size_t i = 0; s->armed && i < s->nr_counters; i++) {
+        uint64_t v;
+        if (is_special(p, s->counters[i], COUNTER_NAME) &&
+            read_word(p, s->counters[i], &v) && v <= s->budget)
+            total += s->budget - v;
+    }
+    return total;
+}
+
+uint64_t proxy_progress_unfolded(struct proxy_process *p)
+{
+    struct proxy_progress *s = state(p, false);
+    return s ? spent(p, s) : 0;
+}
+
+uint64_t proxy_progress_leave(struct proxy_process *p, bool host_interruption)
+{
+    struct proxy_progress *s = state(p, false);
+    if (!s || !s->armed)
+        return 0;
+    /* A stop the host caused is no point of the program's: the counters
+     * go on, as the vDSO's count does, and nothing is folded there. */
+    if (host_interruption) {
+        s->goes_on = true;
+        return 0;
+    }
+    uint64_t units = spent(p, s);
+    s->armed = false;
+    s->goes_on = false;
+    if (p->totals)
+        p->totals->progress_units += units;
+    return units;
+}
+
+/* ---- the trap --------------------------------------------------------------- */
+
+enum proxy_trap_kind proxy_progress_trap(struct proxy_process *p)
+{
+    struct vmm_regs *r = vmm_vm_regs(p->vm);
+    uint8_t b[7];
+    struct iovec iov[2];
+    size_t covered;
+    if (!is_special(p, r->rip, REGION_NAME) ||
+        vmm_as_host_iov(p->as, r->rip, sizeof(b), 0, iov, 2, &covered) < 1 ||
+        covered != sizeof(b))
+        return PROXY_TRAP_NONE;
+    size_t done = 0;
+    for (int i = 0; i < 2 && done < sizeof(b); i++) {
+        size_t n = iov[i].iov_len < sizeof(b) - done ? iov[i].iov_len
+                                                      : sizeof(b) - done;
+        memcpy(b + done, iov[i].iov_base, n);
+        done += n;
+    }
+    if (b[0] != 0x0f || b[1] != 0x0b || b[2] != 0xe9)
+        return PROXY_TRAP_NONE;
+    int32_t rel;
+    memcpy(&rel, b + 3, 4);
+    /* Straight to the loop's target in the original code. */
+    r->rip = r->rip + 7 + (uint64_t)(int64_t)rel;
+    vmm_vm_enter_user(p->vm);
+    if (p->totals)
+        p->totals->progress_traps++;
+    return PROXY_TRAP_PROGRESS;
+}
+
+/* ---- rewriting ---------------------------------------------------------------- */
+
+static bool poke_code(struct proxy_process *p, gva_t gva, const void *src,
+                      size_t len)
+{
+    const uint8_t *b = src;
+    while (len > 0) {
+        size_t room = VMM_PAGE_SIZE - (gva & (VMM_PAGE_SIZE - 1));
+        size_t n = len < room ? len : room;
+        if (vmm_as_poke_text(p->as, gva, b, n) < 0)
+            return false;
+        gva += n;
+        b += n;
+        len -= n;
+    }
+    return true;
+}
+
+static bool guest_bytes(const struct proxy_process *p, gva_t gva, uint8_t *dst,
+                        size_t len)
+{
+    struct iovec iov[2];
+    size_t covered, done = 0;
+    int n = vmm_as_host_iov(p->as, gva, len, 0, iov, 2, &covered);
+    if (n < 1 || covered != len)
+        return false;
+    for (int i = 0; i < n; i++) {
+        memcpy(dst + done, iov[i].iov_base, iov[i].iov_len);
+        done += iov[i].iov_len;
+    }
+    return true;
+}
+
+/* The address space's counter: its page at COUNTER_GVA, mapped when the
+ * first file is rewritten; 0 when something else is there. */
+static gva_t counter_for(struct proxy_process *p, struct proxy_progress *s)
+{
+    if (s->nr_counters > 0)
+        return is_special(p, s->counters[0], COUNTER_NAME) ? s->counters[0]
+                                                           : 0;
+    if (!vmm_as_range_free(p->as, COUNTER_GVA, VMM_PAGE_SIZE))
+        return 0;
+    s->counters = malloc(sizeof(gva_t));
+    if (!s->counters)
+        return 0;
+    if (vmm_as_map(p->as, COUNTER_GVA, VMM_PAGE_SIZE, PROT_READ | PROT_WRITE,
+                   VMM_VMA_SPECIAL, COUNTER_NAME) < 0)
+        return 0;
+    s->counters[s->nr_counters++] = COUNTER_GVA;
+    s->armed = false;
+    return COUNTER_GVA;
+}
+
+/* Room for n trampolines within reach of [lo, hi). */
+static struct progress_region *region_for(struct proxy_process *p,
+                                          struct proxy_progress *s, gva_t lo,
+                                          gva_t hi, size_t n)
+{
+    uint64_t need = (uint64_t)n * TRAMP_BYTES;
+    for (size_t i = 0; i < s->nr_regions; i++) {
+        struct progress_region *r = &s->regions[i];
+        if (r->len - r->used >= need && in_reach(r->gva, lo) &&
+            in_reach(r->gva + r->len, hi) && is_special(p, r->gva, REGION_NAME))
+            return r;
+    }
+    uint64_t len = (need + VMM_PAGE_SIZE - 1) & VMM_PAGE_MASK;
+    gva_t at;
+    if (vmm_as_find_free(p->as, len, lo, &at) < 0 || !in_reach(at, lo) ||
+        !in_reach(at + len, hi))
+        return NULL;
+    void *grown =
+        realloc(s->regions, (s->nr_regions + 1) * sizeof(*s->regions));
+    if (!grown)
+        return NULL;
+    s->regions = grown;
+    if (vmm_as_map(p->as, at, len, PROT_READ | PROT_EXEC, VMM_VMA_SPECIAL,
+                   REGION_NAME) < 0)
+        return NULL;
+    struct progress_region *r = &s->regions[s->nr_regions++];
+    *r = (struct progress_region){at, len, 0};
+    return r;
+}
+
+struct emitter {
+    uint8_t b[TRAMP_BYTES];
+    size_t n;
+    gva_t at;
+};
+
+static void put(struct emitter *e, const void *bytes, size_t len)
+{
+    memcpy(e->b + e->n, bytes, len);
+    e->n += len;
+}
+
+static void put_rel32(struct emitter *e, gva_t target)
+{
+    int32_t rel = (int32_t)(int64_t)(target - (e->at + e->n + 4));
+    put(e, &rel, 4);
+}
+
+static void put_jmp(struct emitter *e, gva_t target)
+{
+    static const uint8_t jmp = 0xe9;
+    put(e, &jmp, 1);
+    put_rel32(e, target);
+}
+
+/* The trampoline of the span orig (at site) at e->at; false when a
+ * RIP-relative displacement does not reach from there. */
+static bool build(struct emitter *e, const struct proxy_cpuid_site *cs,
+                  gva_t site, const uint8_t *orig, gva_t counter)
+{
+    size_t pre = (size_t)(cs->span - cs->len);
+    const uint8_t *br = orig + pre;
+    put(e, orig, pre);
+    for (int i = 0; i < MAX_RIP_FIXUPS && cs->rip_disp[i]; i++) {
+        int32_t disp;
+        uint8_t *at = e->b + cs->rip_disp[i];
+        memcpy(&disp, at, 4);
+        gva_t target = site + cs->rip_end[i] + (gva_t)(int64_t)disp;
+        int64_t moved = (int64_t)(target - (e->at + cs->rip_end[i]));
+        if (moved != (int32_t)moved)
+            return false;
+        disp = (int32_t)moved;
+        memcpy(at, &disp, 4);
+    }
+    gva_t br_va = site + pre, target;
+    int32_t rel;
+    bool cond;
+    uint8_t cc;
+    if (cs->len == 2) {
+        target = br_va + 2 + (gva_t)(int64_t)(int8_t)br[1];
+        cond = br[0] != 0xeb;
+        cc = br[0] & 0x0f;
+    } else if (cs->len == 5 && br[0] == 0xe9) {
+        memcpy(&rel, br + 1, 4);
+        target = br_va + 5 + (gva_t)(int64_t)rel;
+        cond = false;
+        cc = 0;
+    } else if (cs->len == 6 && br[0] == 0x0f) {
+        memcpy(&rel, br + 2, 4);
+        target = br_va + 6 + (gva_t)(int64_t)rel;
+        cond = true;
+        cc = br[1] & 0x0f;
+    } else {
+        return false;
+    }
+    /* A loop back to the span's first byte comes straight here. */
+    gva_t loop = target == site ? e->at : target;
+    if (cond) {
+        uint8_t jcc[2] = {0x0f, (uint8_t)(0x80 | cc)};
+        put(e, jcc, 2);
+        /* taken: past the rel32 and the jmp below */
+        int32_t skip = 5;
+        put(e, &skip, 4);
+        put_jmp(e, site + cs->span);
+    }
+    /* decq counter: absolute, disp32 (the counter lies below 2 GiB) */
+    static const uint8_t decq[4] = {0x48, 0xff, 0x0c, 0x25},
+                         jz[2] = {0x74, 0x05}, ud2[2] = {0x0f, 0x0b};
+    uint32_t abs32 = (uint32_t)counter;
+    put(e, decq, 4);
+    put(e, &abs32, 4);
+    put(e, jz, 2);
+    put_jmp(e, loop);
+    put(e, ud2, 2);
+    put_jmp(e, target); /* the trap: hvrun goes to target itself */
+    return true;
+}
+
+/* Appended in patching order: only mremap looks them up, rarely, and
+ * checks each against the bytes it wrote (a stale entry for code mapped
+ * over since names another jmp). */
+static int remember(struct proxy_progress *s, gva_t gva, uint8_t span,
+                    const uint8_t *orig, const uint8_t *code)
+{
+    if (s->nr_sites == s->cap_sites) {
+        size_t cap = s->cap_sites ? s->cap_sites * 2 : 256;
+        void *v = realloc(s->sites, cap * sizeof(*s->sites));
+        if (!v)
+            return -ENOMEM;
+        s->sites = v;
+        s->cap_sites = cap;
+    }
+    struct progress_site *ps = &s->sites[s->nr_sites++];
+    ps->gva = gva;
+    ps->span = span;
+    memcpy(ps->orig, orig, span);
+    memcpy(ps->code, code, span);
+    return 0;
+}
+
+/* True when gva is a private copy of byte off of file (dev, ino). */
+static bool maps_file_at(const struct proxy_process *p, gva_t gva,
+                         uint64_t dev, uint64_t ino, uint64_t off)
+{
+    const struct vmm_vma *v = vmm_as_find_vma(p->as, gva);
+    return v && (v->flags & VMM_VMA_FILE) && !(v->flags & VMM_VMA_SHARED) &&
+           !v->shared && v->dev == dev && v->ino == ino &&
+           v->file_off + (gva - v->start) == off;
+}
+
+/* The trampoline of one site into batch (the bytes of r from batch_at),
+ * the site remembered with the jmp to it; false when it is left alone. */
+static bool patch_one(struct proxy_process *p, struct proxy_progress *s,
+                      const struct vmm_vma *v, const struct proxy_cpuid_site *cs,
+                      gva_t site, struct progress_region *r, gva_t counter,
+                      uint8_t *batch, gva_t batch_at)
+{
+    gva_t func = site - (cs->file_off - cs->func_off);
+    uint8_t orig[MAX_SPAN];
+    if (cs->span < 5 || cs->span > MAX_SPAN || func > site ||
+        r->len - r->used < TRAMP_BYTES ||
+        !maps_file_at(p, func, v->dev, v->ino, cs->func_off) ||
+        !guest_bytes(p, site, orig, cs->span) ||
+        fnv1a(FNV_INIT, orig, cs->span) != cs->hash)
+        return false;
+    struct emitter e = {.at = r->gva + r->used};
+    if (!build(&e, cs, site, orig, counter) || !in_reach(e.at, site))
+        return false;
+    memcpy(batch + (e.at - batch_at), e.b, e.n);
+    /* As long as it is (about 40 bytes): every page the guest's copy
+     * touches costs a fault of hvrun's own. */
+    r->used += (e.n + 7) & ~(size_t)7;
+    uint8_t code[MAX_SPAN];
+    int32_t rel = (int32_t)(int64_t)(e.at - (site + 5));
+    code[0] = 0xe9;
+    memcpy(code + 1, &rel, 4);
+    memset(code + 5, 0x90, (size_t)(cs->span - 5));
+    return remember(s, site, cs->span, orig, code) == 0;
+}
+
+/* The trampolines of one file VMA into the guest at once, then the jmps
+ * to them (never a jmp to a trampoline not yet there). */
+static void patch_batch(struct proxy_process *p, struct proxy_progress *s,
+                        const struct vmm_vma *v, const struct file_sites *fs,
+                        size_t first, size_t n, uint64_t flo, gva_t lo,
+                        struct progress_region *r, gva_t counter)
+{
+    gva_t batch_at = r->gva + r->used;
+    uint8_t *batch = calloc(n, TRAMP_BYTES);
+    if (!batch)
+        return;
+    size_t before = s->nr_sites;
+    for (size_t i = first; i < first + n; i++)
+        (void)patch_one(p, s, v, &fs->v[i], lo + (fs->v[i].file_off - flo),
+                        r, counter, batch, batch_at);
+    bool placed = r->gva + r->used == batch_at ||
+                  poke_code(p, batch_at, batch,
+                            (size_t)(r->gva + r->used - batch_at));
+    free(batch);
+    if (!placed) {
+        s->nr_sites = before;
+        return;
+    }
+    if (s->nr_sites == before)
+        return;
+    /* The jmps in one write over the code they lie in: each write makes a
+     * read-only backing writable for a moment (an mprotect and a TLB
+     * flush of hvrun's own), too dear once per site. */
+    gva_t from = s->sites[before].gva;
+    const struct progress_site *last = &s->sites[s->nr_sites - 1];
+    size_t len = (size_t)(last->gva + last->span - from);
+    uint8_t *code = malloc(len);
+    bool ok = code && vmm_as_peek(p->as, code, from, len) == 0;
+    for (size_t i = before; ok && i < s->nr_sites; i++)
+        memcpy(code + (s->sites[i].gva - from), s->sites[i].code,
+               s->sites[i].span);
+    /* A fresh copy (its backing read-only again after a refill: the poke
+     * writes it all the same). */
+    ok = ok && vmm_as_poke(p->as, from, code, len) == 0;
+    free(code);
+    if (!ok) {
+        s->nr_sites = before;
+        return;
+    }
+    if (p->totals)
+        p->totals->progress_sites += s->nr_sites - before;
+}
+
+/* The sites of file VMA v in [lo, hi), a fresh copy of the file. */
+static void patch_vma(struct proxy_process *p, int host_fd,
+                      const struct vmm_vma *v, gva_t lo, gva_t hi)
+{
+    int fd = host_fd;
+    const struct proxy_process *as_guest = proxy_fscred_suspend();
+    if (fd < 0 && v->name)
+        fd = openat(p->fs.cwd_fd, v->name, O_RDONLY | O_CLOEXEC);
+    proxy_fscred_resume(as_guest);
+    if (fd < 0)
+        return;
+    struct stat st;
+    const struct file_sites *fs = NULL;
+    bool known = fstat(fd, &st) == 0;
+    if (known)
+        proxy_hooks.file_tap_restat(p, &st); /* a replay's copy */
+    if (known && st.st_dev == v->dev && st.st_ino == v->ino)
+        fs = proxy_progress_sites_of(fd);
+    if (fd != host_fd)
+        close(fd);
+    if (!fs || fs->nr == 0)
+        return;
+    uint64_t flo = v->file_off + (lo - v->start), fhi = flo + (hi - lo);
+    size_t first = 0, n = 0;
+    while (first < fs->nr && fs->v[first].file_off < flo)
+        first++;
+    while (first + n < fs->nr && fs->v[first + n].file_off +
+                                         fs->v[first + n].span <= fhi)
+        n++;
+    struct proxy_progress *s = state(p, true);
+    if (n == 0 || !s)
+        return;
+    struct progress_region *r = region_for(p, s, lo, hi, n);
+    /* region_for may have moved the array: r stays valid until the next */
+    gva_t counter = r ? counter_for(p, s) : 0;
+    if (!r || !counter)
+        return;
+    proxy_log(p, 2, "progress: %zu back edges of %s in [%#llx, %#llx)", n,
+              v->name ? v->name : "?", (unsigned long long)lo,
+              (unsigned long long)hi);
+    patch_batch(p, s, v, fs, first, n, flo, lo, r, counter);
+}
+
+void proxy_progress_patch_fresh(struct proxy_process *p, int host_fd,
+                                uint64_t gva, uint64_t len)
+{
+    if (!p->cfg->progress_count || len == 0)
+        return;
+    const struct vmm_vma *next;
+    for (gva_t at = gva; at < gva + len &&
+                         (next = vmm_as_next_vma(p->as, at)) &&
+                         next->start < gva + len;) {
+        struct vmm_vma v = *next;
+        at = v.end;
+        gva_t lo = v.start > gva ? v.start : gva;
+        gva_t hi = v.end < gva + len ? v.end : gva + len;
+        if (lo >= hi || !(v.flags & VMM_VMA_FILE) ||
+            (v.flags & VMM_VMA_SHARED) || v.shared)
+            continue;
+        patch_vma(p, host_fd, &v, lo, hi);
+    }
+}
+
+/* ---- mremap, fork, exec, exit ------------------------------------------------- */
+
+void proxy_progress_remapped(struct proxy_process *p, uint64_t old,
+                             uint64_t old_len, uint64_t new_gva)
+{
+    struct proxy_progress *s = state(p, false);
+    if (!s || old == new_gva)
+        return;
+    /* A jmp rel32 moved lands elsewhere: the moved spans get their own
+     * bytes back, and count nothing. */
+    for (size_t i = 0; i < s->nr_sites; i++) {
+        struct progress_site *ps = &s->sites[i];
+        if (ps->gva < old || ps->gva + ps->span > old + old_len)
+            continue;
+        gva_t now = new_gva + (ps->gva - old);
+        uint8_t b[MAX_SPAN];
+        if (guest_bytes(p, now, b, ps->span) &&
+            memcmp(b, ps->code, ps->span) == 0)
+            (void)poke_code(p, now, ps->orig, ps->span);
+    }
+}
+
+struct proxy_progress *proxy_progress_copy(const struct proxy_progress *s)
+{
+    if (!s)
+        return NULL;
+    struct proxy_progress *c = calloc(1, sizeof(*c));
+    if (!c)
+        return NULL;
+    *c = *s;
+    c->counters = NULL;
+    c->regions = NULL;
+    c->sites = NULL;
+    c->armed = c->goes_on = false;
+    if ((s->nr_counters &&
+         !(c->counters = malloc(s->nr_counters * sizeof(gva_t)))) ||
+        (s->nr_regions &&
+         !(c->regions = malloc(s->nr_regions * sizeof(*s->regions)))) ||
+        (s->nr_sites &&
+         !(c->sites = malloc(s->nr_sites * sizeof(*s->sites))))) {
+        proxy_progress_free(c);
+        return NULL;
+    }
+    if (s->nr_counters)
+        memcpy(c->counters, s->counters, s->nr_counters * sizeof(gva_t));
+    if (s->nr_regions)
+        memcpy(c->regions, s->regions, s->nr_regions * sizeof(*s->regions));
+    if (s->nr_sites)
+        memcpy(c->sites, s->sites, s->nr_sites * sizeof(*s->sites));
+    c->cap_sites = s->nr_sites;
+    return c;
+}
+
+void proxy_progress_free(struct proxy_progress *s)
+{
+    if (!s)
+        return;
+    free(s->counters);
+    free(s->regions);
+    free(s->sites);
+    free(s);
+}
