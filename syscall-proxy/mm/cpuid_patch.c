@@ -41,6 +41,7 @@
 #include "hooks.h"
 #include "kernel.h"
 #include "mm.h"
+#include "internal.h"
 #include "cpuid_patch.h"
 #include "progress.h"
 #include "det.h"
@@ -161,16 +162,6 @@ static int remember(struct proxy_process *p, const struct patched_site *ps)
     return 0;
 }
 
-/* True when gva is a private copy of byte off of file (dev, ino). */
-static bool maps_file_at(const struct proxy_process *p, gva_t gva,
-                         uint64_t dev, uint64_t ino, uint64_t off)
-{
-    const struct vmm_vma *v = vmm_as_find_vma(p->as, gva);
-    return v && (v->flags & VMM_VMA_FILE) && !(v->flags & VMM_VMA_SHARED) &&
-           !v->shared && v->dev == dev && v->ino == ino &&
-           v->file_off + (gva - v->start) == off;
-}
-
 /* FNV-1a over guest bytes [gva, gva+len), continuing from h. */
 static bool hash_guest(const struct proxy_process *p, gva_t gva, size_t len,
                        uint64_t *h)
@@ -185,22 +176,6 @@ static bool hash_guest(const struct proxy_process *p, gva_t gva, size_t len,
             *h = fnv1a(*h, iov[i].iov_base, iov[i].iov_len);
         gva += covered;
         len -= covered;
-    }
-    return true;
-}
-
-/* Reads guest code bytes, whatever their protection (exec-only too). */
-static bool guest_bytes(const struct proxy_process *p, gva_t gva, uint8_t *dst,
-                        size_t len)
-{
-    struct iovec iov[2];
-    size_t covered, done = 0;
-    int n = vmm_as_host_iov(p->as, gva, len, 0, iov, 2, &covered);
-    if (covered != len)
-        return false;
-    for (int i = 0; i < n; i++) {
-        memcpy(dst + done, iov[i].iov_base, iov[i].iov_len);
-        done += iov[i].iov_len;
     }
     return true;
 }
@@ -298,26 +273,6 @@ static bool in_stub_page(const struct proxy_process *p, gva_t gva)
            strcmp(v->name, STUB_PAGE_NAME) == 0;
 }
 
-/* Guest code bytes written whatever the host backing's protection (a
- * VMA that lost a permission has a read-only one; both pokes make it
- * writable for the copy), page by page (vmm_as_poke_text writes within
- * one). */
-static bool poke_code(struct proxy_process *p, gva_t gva, const void *src,
-                      size_t len)
-{
-    const uint8_t *b = src;
-    while (len > 0) {
-        size_t room = VMM_PAGE_SIZE - (gva & (VMM_PAGE_SIZE - 1));
-        size_t n = len < room ? len : room;
-        if (vmm_as_poke_text(p->as, gva, b, n) < 0)
-            return false;
-        gva += n;
-        b += n;
-        len -= n;
-    }
-    return true;
-}
-
 /* A new stub page in the first free gap below the VMA holding site (top
  * down, as mmap would place it), if that is within reach. */
 static struct stub_page *new_stub_page(struct proxy_process *p, gva_t site)
@@ -336,7 +291,7 @@ static struct stub_page *new_stub_page(struct proxy_process *p, gva_t site)
                    VMM_VMA_SPECIAL, STUB_PAGE_NAME) < 0)
         return NULL;
     uint64_t vvar = p->mm.vvar_gva; /* 0 until the vDSO is mapped */
-    (void)poke_code(p, gva, &vvar, sizeof(vvar));
+    (void)proxy_code_poke(p, gva, &vvar, sizeof(vvar));
     struct stub_page *pg = &s->pages[s->nr_pages++];
     *pg = (struct stub_page){gva, STUB_FIRST};
     return pg;
@@ -586,12 +541,12 @@ static gva_t stub_for(struct proxy_process *p, const struct patched_site *ps)
  * site's bytes unchanged) when the stub could not be built. */
 static bool patch_inline(struct proxy_process *p, struct patched_site *ps)
 {
-    if (!guest_bytes(p, ps->gva, ps->orig, ps->span))
+    if (!proxy_code_read(p, ps->gva, ps->orig, ps->span))
         return false;
     gva_t page_of = ps->stub & VMM_PAGE_MASK;
     struct emitter e = {.at = ps->stub};
     if (ps->kind == PROXY_SITE_CPUID) {
-        if (!build_cpuid_stub(&e, ps) || !poke_code(p, ps->stub, e.b, e.n))
+        if (!build_cpuid_stub(&e, ps) || !proxy_code_poke(p, ps->stub, e.b, e.n))
             return false;
     } else {
         size_t ud2_at = build_stub(&e, page_of, ps);
@@ -599,7 +554,7 @@ static bool patch_inline(struct proxy_process *p, struct patched_site *ps)
                                     ps->len, ps->len, PATCH_STUB_TRAP,
                                     {0}, 0, {0}, {0}};
         if (!ud2_at || remember(p, &trap) < 0 ||
-            !poke_code(p, ps->stub, e.b, e.n))
+            !proxy_code_poke(p, ps->stub, e.b, e.n))
             return false;
     }
     uint8_t code[MAX_SPAN];
@@ -622,11 +577,11 @@ static bool patch_inline(struct proxy_process *p, struct patched_site *ps)
 static bool demote(struct proxy_process *p, struct patched_site *ps)
 {
     uint8_t now[MAX_SPAN], code[MAX_SPAN];
-    if (!guest_bytes(p, ps->gva, now, ps->span) || now[0] != 0xe9)
+    if (!proxy_code_read(p, ps->gva, now, ps->span) || now[0] != 0xe9)
         return false;
     memcpy(code, ps->orig, ps->span);
     memcpy(code, insn_ud2, 2);
-    if (!poke_code(p, ps->gva, code, ps->span))
+    if (!proxy_code_poke(p, ps->gva, code, ps->span))
         return false;
     ps->how = PATCH_TRAP;
     return true;
@@ -642,7 +597,7 @@ void proxy_cpuid_tsc_faulting(struct proxy_process *p)
     s->no_inline = true;
     for (size_t i = 0; i < s->nr; i++)
         if (s->v[i].how == PATCH_JMP && s->v[i].kind != PROXY_SITE_CPUID &&
-            maps_file_at(p, s->v[i].gva, s->v[i].dev, s->v[i].ino,
+            proxy_code_maps_file_at(p, s->v[i].gva, s->v[i].dev, s->v[i].ino,
                          s->v[i].file_off))
             (void)demote(p, &s->v[i]);
 }
@@ -653,7 +608,7 @@ void proxy_cpuid_vvar_mapped(struct proxy_process *p)
     uint64_t vvar = p->mm.vvar_gva;
     for (size_t i = 0; s && i < s->nr_pages; i++)
         if (in_stub_page(p, s->pages[i].gva))
-            (void)poke_code(p, s->pages[i].gva, &vvar, sizeof(vvar));
+            (void)proxy_code_poke(p, s->pages[i].gva, &vvar, sizeof(vvar));
 }
 
 /*
@@ -668,7 +623,7 @@ static void patch_site(struct proxy_process *p, const struct vmm_vma *v,
     gva_t func = site - (s->file_off - s->func_off);
     bool spanned = fresh && s->span > s->len;
     if ((!kind_rewritten(p, s->kind) && !spanned) || func > site ||
-        !maps_file_at(p, func, v->dev, v->ino, s->func_off) ||
+        !proxy_code_maps_file_at(p, func, v->dev, v->ino, s->func_off) ||
         !site_intact(p, fh, func, site + s->span, s->hash))
         return;
     struct patched_site ps = {site, v->dev, v->ino, s->file_off, s->kind,
@@ -836,13 +791,13 @@ static enum proxy_trap_kind tsc_fault(struct proxy_process *p)
 {
     struct vmm_regs *r = vmm_vm_regs(p->vm);
     uint8_t insn[3] = {0};
-    if (!guest_bytes(p, r->rip, insn, 2) || insn[0] != 0x0f)
+    if (!proxy_code_read(p, r->rip, insn, 2) || insn[0] != 0x0f)
         return PROXY_TRAP_NONE;
     uint8_t kind, len;
     if (insn[1] == 0x31) {
         kind = PROXY_SITE_RDTSC;
         len = 2;
-    } else if (insn[1] == 0x01 && guest_bytes(p, r->rip, insn, 3) &&
+    } else if (insn[1] == 0x01 && proxy_code_read(p, r->rip, insn, 3) &&
                insn[2] == 0xf9) {
         kind = PROXY_SITE_RDTSCP;
         len = 3;
@@ -871,7 +826,7 @@ static void answer_rdpid(struct proxy_process *p, struct vmm_regs *r,
                          const struct patched_site *ps)
 {
     uint8_t modrm;
-    if (!guest_bytes(p, r->rip + ps->len - 1, &modrm, 1))
+    if (!proxy_code_read(p, r->rip + ps->len - 1, &modrm, 1))
         modrm = 0xf8; /* cannot be: the bytes were just read */
     uint64_t *gpr[16] = {&r->rax, &r->rcx, &r->rdx, &r->rbx,
                          &r->rsp, &r->rbp, &r->rsi, &r->rdi,
@@ -901,8 +856,8 @@ enum proxy_trap_kind proxy_cpuid_trap(struct proxy_process *p,
     if (!ps || ps->how == PATCH_JMP || ps->how == PATCH_NONE ||
         !(ps->how == PATCH_STUB_TRAP
               ? in_stub_page(p, r->rip)
-              : maps_file_at(p, r->rip, ps->dev, ps->ino, ps->file_off)) ||
-        !guest_bytes(p, r->rip, now, 2) || memcmp(now, insn_ud2, 2) != 0)
+              : proxy_code_maps_file_at(p, r->rip, ps->dev, ps->ino, ps->file_off)) ||
+        !proxy_code_read(p, r->rip, now, 2) || memcmp(now, insn_ud2, 2) != 0)
         return PROXY_TRAP_NONE;
     if (!traps_always(ps->kind) && tsc_faults(p))
         return PROXY_TRAP_TSC_GP;

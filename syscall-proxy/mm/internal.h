@@ -18,6 +18,19 @@
 struct iovec;
 struct proxy_world;
 
+/* ---- guest code the rewriters read and write (mm/code_access.c) --------- */
+/* Writes guest code whatever the host backing's protection (a VMA that
+ * lost a permission has a read-only one), page by page. */
+bool proxy_code_poke(struct proxy_process *p, gva_t gva, const void *src,
+                     size_t len);
+/* Reads len bytes of guest memory; false unless all are mapped. */
+bool proxy_code_read(const struct proxy_process *p, gva_t gva, uint8_t *dst,
+                     size_t len);
+/* Whether gva lies in a private mapping of file (dev, ino) at offset off:
+ * hvrun's own copy of the file's bytes. */
+bool proxy_code_maps_file_at(const struct proxy_process *p, gva_t gva,
+                             uint64_t dev, uint64_t ino, uint64_t off);
+
 /* ---- the vDSO (mm/vdso.c) ------------------------------------------------ */
 /* Maps [vvar] and [vdso] below mmap_base; *ehdr_out is AT_SYSINFO_EHDR. */
 int proxy_vdso_map(struct proxy_process *p, gva_t *ehdr_out);

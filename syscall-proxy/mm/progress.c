@@ -52,6 +52,7 @@
 #include "config.h"
 #include "kernel.h"
 #include "mm.h"
+#include "internal.h"
 #include "cpuid_patch.h"
 #include "progress.h"
 #include "det.h"
@@ -224,37 +225,6 @@ enum proxy_trap_kind proxy_progress_trap(struct proxy_process *p)
 
 /* ---- rewriting ---------------------------------------------------------------- */
 
-static bool poke_code(struct proxy_process *p, gva_t gva, const void *src,
-                      size_t len)
-{
-    const uint8_t *b = src;
-    while (len > 0) {
-        size_t room = VMM_PAGE_SIZE - (gva & (VMM_PAGE_SIZE - 1));
-        size_t n = len < room ? len : room;
-        if (vmm_as_poke_text(p->as, gva, b, n) < 0)
-            return false;
-        gva += n;
-        b += n;
-        len -= n;
-    }
-    return true;
-}
-
-static bool guest_bytes(const struct proxy_process *p, gva_t gva, uint8_t *dst,
-                        size_t len)
-{
-    struct iovec iov[2];
-    size_t covered, done = 0;
-    int n = vmm_as_host_iov(p->as, gva, len, 0, iov, 2, &covered);
-    if (n < 1 || covered != len)
-        return false;
-    for (int i = 0; i < n; i++) {
-        memcpy(dst + done, iov[i].iov_base, iov[i].iov_len);
-        done += iov[i].iov_len;
-    }
-    return true;
-}
-
 /* The address space's counter: its page at COUNTER_GVA, mapped when the
  * first file is rewritten; 0 when something else is there. */
 static gva_t counter_for(struct proxy_process *p, struct proxy_progress *s)
@@ -415,16 +385,6 @@ static int remember(struct proxy_progress *s, gva_t gva, uint8_t span,
     return 0;
 }
 
-/* True when gva is a private copy of byte off of file (dev, ino). */
-static bool maps_file_at(const struct proxy_process *p, gva_t gva,
-                         uint64_t dev, uint64_t ino, uint64_t off)
-{
-    const struct vmm_vma *v = vmm_as_find_vma(p->as, gva);
-    return v && (v->flags & VMM_VMA_FILE) && !(v->flags & VMM_VMA_SHARED) &&
-           !v->shared && v->dev == dev && v->ino == ino &&
-           v->file_off + (gva - v->start) == off;
-}
-
 /* The trampoline of one site into batch (the bytes of r from batch_at),
  * the site remembered with the jmp to it; false when it is left alone. */
 static bool patch_one(struct proxy_process *p, struct proxy_progress *s,
@@ -436,8 +396,8 @@ static bool patch_one(struct proxy_process *p, struct proxy_progress *s,
     uint8_t orig[MAX_SPAN];
     if (cs->span < 5 || cs->span > MAX_SPAN || func > site ||
         r->len - r->used < TRAMP_BYTES ||
-        !maps_file_at(p, func, v->dev, v->ino, cs->func_off) ||
-        !guest_bytes(p, site, orig, cs->span) ||
+        !proxy_code_maps_file_at(p, func, v->dev, v->ino, cs->func_off) ||
+        !proxy_code_read(p, site, orig, cs->span) ||
         fnv1a(FNV_INIT, orig, cs->span) != cs->hash)
         return false;
     struct emitter e = {.at = r->gva + r->used};
@@ -471,7 +431,7 @@ static void patch_batch(struct proxy_process *p, struct proxy_progress *s,
         (void)patch_one(p, s, v, &fs->v[i], lo + (fs->v[i].file_off - flo),
                         r, counter, batch, batch_at);
     bool placed = r->gva + r->used == batch_at ||
-                  poke_code(p, batch_at, batch,
+                  proxy_code_poke(p, batch_at, batch,
                             (size_t)(r->gva + r->used - batch_at));
     free(batch);
     if (!placed) {
@@ -582,9 +542,9 @@ void proxy_progress_remapped(struct proxy_process *p, uint64_t old,
             continue;
         gva_t now = new_gva + (ps->gva - old);
         uint8_t b[MAX_SPAN];
-        if (guest_bytes(p, now, b, ps->span) &&
+        if (proxy_code_read(p, now, b, ps->span) &&
             memcmp(b, ps->code, ps->span) == 0)
-            (void)poke_code(p, now, ps->orig, ps->span);
+            (void)proxy_code_poke(p, now, ps->orig, ps->span);
     }
 }
 
