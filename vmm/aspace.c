@@ -530,6 +530,7 @@ int vmm_as_init(struct vmm_aspace *as, struct vmm_physmem *pm)
 {
     memset(as, 0, sizeof(*as));
     as->pm = pm;
+    (void)vmm_max_map_count(); /* read while hvrun may still open it */
     return pt_alloc_table(as, &as->pml4_gpa);
 }
 
@@ -1349,6 +1350,103 @@ int vmm_as_recheck_shared_eof(struct vmm_aspace *as)
     if (moved)
         as->tlb_flushes_asked++;
     return moved;
+}
+
+/* ---- Linux's view of the list ---------------------------------------------- */
+
+/* Flags of hvrun's own bookkeeping, which Linux's vm_flags do not have. */
+#define VMA_FLAGS_INTERNAL (VMM_VMA_LAZY | VMM_VMA_FROM_LAZY | VMM_VMA_FILE_CLEAN)
+
+static bool same_name(const char *a, const char *b)
+{
+    return a == b || (a && b && strcmp(a, b) == 0);
+}
+
+/* is_mergeable_vma and the pgoff rule of vma_merge: the same flags and
+ * protection, and the same object continued at the next offset (private
+ * anonymous memory: no object). A special mapping never joins. */
+bool vmm_vma_linux_joins(const struct vmm_vma *v, const struct vmm_vma *w)
+{
+    if (v->end != w->start || v->prot != w->prot ||
+        (v->flags & ~VMA_FLAGS_INTERNAL) != (w->flags & ~VMA_FLAGS_INTERNAL) ||
+        (v->flags & (VMM_VMA_SPECIAL | VMM_VMA_SECRET)) ||
+        !same_name(v->name, w->name))
+        return false;
+    uint64_t len = v->end - v->start;
+    if (v->shared || w->shared)
+        return v->shared && w->shared &&
+               (v->shared == w->shared ||
+                (!v->shared->anon && !w->shared->anon && v->shared->ino &&
+                 v->shared->dev == w->shared->dev &&
+                 v->shared->ino == w->shared->ino)) &&
+               w->shared_off == v->shared_off + len;
+    if (v->flags & VMM_VMA_FILE)
+        return v->dev == w->dev && v->ino == w->ino &&
+               w->file_off == v->file_off + len;
+    return true;
+}
+
+const struct vmm_vma *vmm_as_linux_vma(const struct vmm_aspace *as, gva_t gva,
+                                       gva_t *lo, gva_t *hi)
+{
+    size_t i = vma_index_after(as, gva);
+    if (i >= as->nr_vmas || as->vmas[i]->start > gva)
+        return NULL;
+    size_t first = i, last = i;
+    while (first > 0 &&
+           vmm_vma_linux_joins(as->vmas[first - 1], as->vmas[first]))
+        first--;
+    while (last + 1 < as->nr_vmas &&
+           vmm_vma_linux_joins(as->vmas[last], as->vmas[last + 1]))
+        last++;
+    *lo = as->vmas[first]->start;
+    *hi = as->vmas[last]->end;
+    return as->vmas[i];
+}
+
+/*
+ * Exact only near the limit: counting walks the whole list, and a list of
+ * many VMAs Linux would have merged (a heap grown a page at a time) would
+ * pay that walk at every brk. Far from the limit an upper bound does:
+ * nr_vmas, or the last count plus two for each change since (one VMA
+ * changed, added or removed splits one of Linux's in three at most).
+ */
+size_t vmm_as_map_count(struct vmm_aspace *as)
+{
+    size_t limit = vmm_max_map_count(), bound = as->nr_vmas;
+    uint64_t since = as->generation - as->map_count_gen;
+    if (as->map_count_known && since < limit &&
+        as->map_count + 2 * since < bound)
+        bound = as->map_count + 2 * since;
+    if (bound + 2 < limit)
+        return bound;
+    size_t n = as->nr_vmas;
+    for (size_t i = 0; i + 1 < as->nr_vmas; i++)
+        n -= vmm_vma_linux_joins(as->vmas[i], as->vmas[i + 1]);
+    as->map_count = n;
+    as->map_count_gen = as->generation;
+    as->map_count_known = true;
+    return n;
+}
+
+size_t vmm_max_map_count(void)
+{
+    static size_t limit;
+    if (limit)
+        return limit;
+    size_t host = VMM_MAP_COUNT_LINUX;
+    char buf[32] = {0};
+    int fd = open("/proc/sys/vm/max_map_count", O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+        if (read(fd, buf, sizeof(buf) - 1) > 0) {
+            unsigned long v = strtoul(buf, NULL, 10);
+            if (v > 2 * VMM_MAP_COUNT_RESERVE && v < host)
+                host = v;
+        }
+        close(fd);
+    }
+    limit = host - VMM_MAP_COUNT_RESERVE;
+    return limit;
 }
 
 /* ---- lazily backed VMAs ---------------------------------------------------- */

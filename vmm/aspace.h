@@ -237,6 +237,10 @@ struct vmm_aspace {
      * (Linux's mm->def_flags; a fork's fresh address space starts
      * without it). */
     bool lock_future;
+    /* vmm_as_map_count's last count and the generation it was for. */
+    size_t map_count;
+    uint64_t map_count_gen;
+    bool map_count_known;
 };
 
 /* Physical allocator. hva_base must cover reserve_bytes; first_gpa is the
@@ -267,6 +271,34 @@ static inline void *vmm_phys_hva(const struct vmm_physmem *pm, gpa_t gpa)
 }
 
 /* Address space: allocates the PML4. */
+/*
+ * Linux's view of the VMA list. hvrun's VMAs are units of backing: a
+ * mapping grown by brk, a run of adjacent anonymous mmaps or a lazy
+ * mapping's backed stretches are several VMAs here where Linux, which
+ * merges compatible neighbours (vma_merge), has one. What the guest can
+ * see of the list (/proc/self/maps, the vm.max_map_count limit) follows
+ * Linux's view.
+ */
+/* Whether w, right after v, is part of the same Linux VMA. */
+bool vmm_vma_linux_joins(const struct vmm_vma *v, const struct vmm_vma *w);
+/* Linux's mm->map_count: the list's VMAs with joined neighbours as one;
+ * exact when it could be near vmm_max_map_count (within 2), else an
+ * upper bound that is not. */
+size_t vmm_as_map_count(struct vmm_aspace *as);
+/* The Linux VMA around gva as [*lo, *hi); NULL (and nothing set) when no
+ * VMA holds gva. */
+const struct vmm_vma *vmm_as_linux_vma(const struct vmm_aspace *as, gva_t gva,
+                                       gva_t *lo, gva_t *hi);
+/* The guest's vm.max_map_count: Linux's default (65530), less what the
+ * ptrace backend's stub maps of its own and the splits its host mappings
+ * may need beyond the guest's (VMM_MAP_COUNT_RESERVE); lower when the
+ * host's limit is, because the ptrace stub holds every guest mapping in
+ * a host process. The same on both backends, so a run near the limit
+ * behaves the same on either. */
+#define VMM_MAP_COUNT_LINUX 65530
+#define VMM_MAP_COUNT_RESERVE 16
+size_t vmm_max_map_count(void);
+
 int vmm_as_init(struct vmm_aspace *as, struct vmm_physmem *pm);
 /* Frees every VMA's backing (not the page-table pages, which die with pm). */
 void vmm_as_destroy(struct vmm_aspace *as);

@@ -284,20 +284,24 @@ static bool stub_failure(const struct pt_vm *vm, long rc)
 }
 
 /*
- * A VMA the host will not map in the stub (EACCES for a file it cannot
- * write, ENOMEM past vm.max_map_count) leaves the VMA list rather than
- * ending the run: the call that made it fails with the host's errno
- * (pt_vm_run), and a later touch there is the guest's SIGSEGV. Its
- * removal is a change the next pass of sync_mappings replays. False when
- * it could not even be dropped.
+ * A range the host will not map in the stub (EACCES for a file it cannot
+ * write; ENOMEM past the host's vm.max_map_count, which the guest's
+ * smaller limit keeps it from reaching but for splits the host makes
+ * where the guest's list has none: vmm_max_map_count) leaves the VMA list
+ * rather than ending the run: the call that made it fails with the host's
+ * errno (pt_vm_run), and a later touch there is the guest's SIGSEGV. Only
+ * the range the host refused goes: the VMA around it may hold older pages
+ * the stub still maps (a stretch joined to its neighbours). Its removal is
+ * a change the next pass of sync_mappings replays. False when it could not
+ * even be dropped.
  */
-static bool drop_unmappable(struct pt_vm *vm, gva_t at, long rc)
+static bool drop_unmappable(struct pt_vm *vm, gva_t at, uint64_t len,
+                            long rc)
 {
     struct vmm_aspace *as = &vmm_vm_memory_owner(&vm->base)->as;
-    const struct vmm_vma *v = vmm_as_find_vma(as, at);
-    if (!v)
-        return true; /* an earlier call of the VMA's failed too */
-    (void)vmm_as_unmap(as, v->start, v->end - v->start);
+    if (!vmm_as_find_vma(as, at))
+        return true; /* an earlier call of the range's failed too */
+    (void)vmm_as_unmap(as, at, len);
     vm->dropped_errno = rc;
     return !vmm_as_find_vma(as, at);
 }
@@ -324,7 +328,7 @@ static long batch_flush(struct pt_vm *vm, struct vmm_event *ev)
         if (res >= 0 || res < -4095)
             continue;
         if (vm->batch_vma[k] && !stub_failure(vm, res) &&
-            drop_unmappable(vm, vm->batch_vma[k], res))
+            drop_unmappable(vm, c[k].args[0], c[k].args[1], res))
             continue;
         rc = res;
         if (vm->batch_vma[k])
@@ -390,7 +394,8 @@ static long sync_shared_part(struct pt_vm *vm, struct vmm_event *ev,
                              const struct vmm_vma *v, gva_t at, gva_t end)
 {
     long rc = map_shared_object(vm, v, at, end);
-    if (rc >= 0 || (!stub_failure(vm, rc) && drop_unmappable(vm, at, rc)))
+    if (rc >= 0 ||
+        (!stub_failure(vm, rc) && drop_unmappable(vm, at, end - at, rc)))
         return 0;
     vmm_event_fail(ev, "ptrace stub: mapping %#llx-%#llx: %s",
                    (unsigned long long)at, (unsigned long long)end,

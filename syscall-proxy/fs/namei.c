@@ -378,6 +378,10 @@ static long do_faccessat(struct proxy_process *p, uint64_t guest_dirfd,
             syscall(SYS_faccessat2, hp.dirfd, hp.path, mode, host_flags));
     if (real)
         proxy_fscred_real_end();
+    /* The run's /proc/sys is read-only, as a container's: no write opens
+     * (procguard.c, vfs.c), and access says so, as on a read-only mount. */
+    if (r == 0 && (mode & W_OK) && strncmp(hp.path, "/proc/sys/", 10) == 0)
+        r = -EROFS;
     record_query(p, &hp, PROXY_QUERY_ACCESS, arg, r, NULL, 0);
     return r;
 }

@@ -352,6 +352,13 @@ static int gen_osrelease(struct proxy_process *p, struct vbuf *b)
 {
     return gen_uname_field(p, b, UF_OSRELEASE);
 }
+/* The limit the mm calls apply (vmm_max_map_count), not the host's. */
+static int gen_max_map_count(struct proxy_process *p, struct vbuf *b)
+{
+    (void)p;
+    vb_printf(b, "%zu\n", vmm_max_map_count());
+    return 0;
+}
 static int gen_ostype(struct proxy_process *p, struct vbuf *b)
 {
     return gen_uname_field(p, b, UF_OSTYPE);
@@ -895,16 +902,6 @@ static void vma_name(const struct proxy_process *p, const struct vmm_vma *v,
     out[n] = '\0';
 }
 
-/* True when w, right after v, is more of the one lazy mapping v is part
- * of (aspace.h): Linux has one VMA where hvrun has backed stretches and
- * lazy rests. */
-static bool same_lazy_mapping(const struct vmm_vma *v, const struct vmm_vma *w)
-{
-    const int lazy = VMM_VMA_LAZY | VMM_VMA_FROM_LAZY;
-    return v->end == w->start && (v->flags & lazy) && (w->flags & lazy) &&
-           (v->flags & ~lazy) == (w->flags & ~lazy) && v->prot == w->prot;
-}
-
 /* task_mmu.c show_map_vma: one line for v (up to end, past merged lazy
  * stretches); the name starts at column 73. */
 static void maps_line(struct proxy_process *p, struct vbuf *b,
@@ -934,7 +931,9 @@ static void maps_line(struct proxy_process *p, struct vbuf *b,
 }
 
 /* The VMAs [*i, returned index] that make one mapping of Linux's (a lazy
- * VMA and its backed stretches); *end its end, *backed the bytes backed. */
+ * VMA and its backed stretches, a heap grown by brk, neighbours Linux
+ * would have merged: vmm_vma_linux_joins); *end its end, *backed the
+ * bytes backed. */
 static size_t one_mapping(const struct vmm_aspace *as, size_t i, gva_t *end,
                           uint64_t *backed)
 {
@@ -943,7 +942,7 @@ static size_t one_mapping(const struct vmm_aspace *as, size_t i, gva_t *end,
                   ? 0
                   : as->vmas[i]->end - as->vmas[i]->start;
     while (i + 1 < as->nr_vmas &&
-           same_lazy_mapping(as->vmas[i], as->vmas[i + 1])) {
+           vmm_vma_linux_joins(as->vmas[i], as->vmas[i + 1])) {
         const struct vmm_vma *w = as->vmas[++i];
         *end = w->end;
         if (!(w->flags & VMM_VMA_LAZY))
@@ -1244,6 +1243,8 @@ const struct vfile proxy_vfs_files[] = {
     {"/proc/sys/kernel/osrelease", GATE_HOST, DET_SRC_HOST, gen_osrelease, NULL},
     {"/proc/sys/kernel/ostype", GATE_HOST, DET_SRC_HOST, gen_ostype, NULL},
     {"/proc/sys/kernel/version", GATE_HOST, DET_SRC_HOST, gen_kversion, NULL},
+    {"/proc/sys/vm/max_map_count", GATE_HOST, DET_SRC_HOST, gen_max_map_count,
+     NULL},
     {"/sys/devices/system/cpu/online", GATE_HOST, DET_SRC_HOST, gen_cpu_list, NULL},
     {"/sys/devices/system/cpu/possible", GATE_HOST, DET_SRC_HOST, gen_cpu_list, NULL},
     {"/sys/devices/system/cpu/present", GATE_HOST, DET_SRC_HOST, gen_cpu_list, NULL},

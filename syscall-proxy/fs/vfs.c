@@ -269,6 +269,11 @@ static long install_generated(struct proxy_process *p, struct proxy_process *of,
 static long open_vfile(struct proxy_process *p, struct proxy_process *of,
                        const struct vfile *v, int flags)
 {
+    /* The run's /proc/sys is read-only, as a container's, hvrun's
+     * answers and the host's files alike (procguard.c). */
+    if (strncmp(v->path, "/proc/sys/", 10) == 0 &&
+        (flags & O_ACCMODE) != O_RDONLY)
+        return -EROFS;
     long rc = vfile_flags_refused(flags);
     if (rc < 0)
         return rc;

@@ -676,6 +676,38 @@ static const struct proxy_range_policy *policy_at(const struct proxy_process *p,
     return NULL;
 }
 
+/*
+ * vm.max_map_count, checked where Linux checks it and counted in Linux's
+ * view of the VMA list (vmm_as_map_count). do_mmap and do_brk_flags
+ * refuse a new mapping once the count is past the limit, so it may reach
+ * limit + 1; a split (munmap or mprotect of a VMA's middle) is refused at
+ * the limit: munmap's only when both ends fall inside one VMA (the one
+ * case where unmapping adds one), mprotect's for each end inside a VMA
+ * whose protection changes.
+ */
+static bool map_count_full(struct proxy_process *p)
+{
+    return vmm_as_map_count(p->as) > vmm_max_map_count();
+}
+
+static bool split_refused(struct proxy_process *p, gva_t start, gva_t end,
+                          int prot)
+{
+    size_t limit = vmm_max_map_count();
+    if (p->as->nr_vmas + 2 < limit)
+        return false; /* Linux's count is at most nr_vmas */
+    size_t count = vmm_as_map_count(p->as);
+    gva_t lo, hi, lo_end, hi_end;
+    const struct vmm_vma *first = vmm_as_linux_vma(p->as, start, &lo, &hi);
+    if (prot < 0) /* an unmap */
+        return first && lo < start && end < hi && count >= limit;
+    const struct vmm_vma *last =
+        vmm_as_linux_vma(p->as, end - 1, &lo_end, &hi_end);
+    size_t splits = (first && lo < start && first->prot != prot) +
+                    (last && end < hi_end && last->prot != prot);
+    return splits && count + splits - 1 >= limit;
+}
+
 static long map_checked(struct proxy_process *p, const struct mmap_req *m)
 {
     int type = m->flags & MAP_TYPE_MASK, flags = m->flags;
@@ -683,9 +715,13 @@ static long map_checked(struct proxy_process *p, const struct mmap_req *m)
     bool anon = m->host_fd < 0;
     uint64_t len = m->len;
     gva_t at;
+    if (map_count_full(p))
+        return -ENOMEM;
     int rc = choose_address(p, m->addr, len, flags, &at);
     if (rc < 0)
         return rc;
+    if (split_refused(p, at, at + len, -1))
+        return -ENOMEM; /* MAP_FIXED into a VMA's middle */
     bool unfilled;
     if (!drop_deferred(p, at, at + len, &unfilled))
         proxy_mm_fill_deferred();
@@ -927,6 +963,8 @@ static long sys_munmap(struct proxy_process *p, const uint64_t a[6])
     if (!page_aligned(start) || start > VMM_USER_END ||
         len > VMM_USER_END - start || VMM_PAGE_ALIGN_UP(len) == 0)
         return -EINVAL;
+    if (split_refused(p, start, start + VMM_PAGE_ALIGN_UP(len), -1))
+        return -ENOMEM;
     long rc = vmm_as_unmap(p->as, start, len);
     if (rc == 0)
         policy_forget(p, start, start + VMM_PAGE_ALIGN_UP(len));
@@ -994,6 +1032,8 @@ static long mprotect_pkey(struct proxy_process *p, gva_t start, uint64_t len,
     /* A VMA at a time, as Linux's loop: what precedes a hole, a special
      * mapping or a charge that fails keeps its new protection. */
     gva_t end = start + len;
+    if (split_refused(p, start, end, prot))
+        return -ENOMEM;
     for (gva_t g = start; g < end;) {
         struct vmm_vma *v = vmm_as_find_vma(p->as, g);
         if (!v)
@@ -1122,6 +1162,7 @@ static long sys_brk(struct proxy_process *p, const uint64_t a[6])
         if (limit != RLIM_INFINITY && new_top - p->mm.brk_start > limit)
             return (long)p->mm.brk_end;
         if (!lock_future_ok(p, p->as->lock_future, new_top - cur_top) ||
+            map_count_full(p) ||
             !vmm_as_range_free(p->as, cur_top,
                                new_top - cur_top + VMM_PAGE_SIZE) ||
             proxy_mem_charge(p, new_top - cur_top) < 0)
