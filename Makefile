@@ -34,7 +34,15 @@ CPPFLAGS += -D_GNU_SOURCE -Ivmm $(addprefix -I,$(PROXY_DIRS)) -Idetcore -Icli \
             -Iguestkernel
 CFLAGS ?= -O2 -g
 CFLAGS += -std=c11 $(WARNINGS)
-LDLIBS += -lelf -lzstd -lfdt -lseccomp -lcapstone -pthread
+# Capstone statically, and hvrun's own image not position-independent
+# (HVRUN_PIE=1 builds it PIE): libcapstone's decoder tables hold ~77,000
+# pointers, which a PIE image or a shared library makes the dynamic
+# loader relocate (and copy the pages of) at every start: 8 of the 13 ms
+# of CPU `hvrun --version` took (docs/PERFORMANCE.md). The shared
+# libraries, heap, stack and mappings stay randomised (docs/SECURITY.md).
+HVRUN_PIE ?= 0
+LDLIBS += -lelf -lzstd -lfdt -lseccomp -l:libcapstone.a -pthread
+HVRUN_LDFLAGS := $(if $(filter 1,$(HVRUN_PIE)),,-no-pie)
 
 DEBUG_FLAGS = -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
               -fno-sanitize-recover=undefined
@@ -80,7 +88,7 @@ all: $(BUILD)/hvrun
 
 $(BUILD)/hvrun: $(CORE_OBJS) $(CLI_OBJS) $(GK_BLOB_OBJ)
 	@echo "  LD      $@"
-	@$(CC) $(CFLAGS) $(PREFIX_MAP) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	@$(CC) $(CFLAGS) $(PREFIX_MAP) $(LDFLAGS) $(HVRUN_LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/libhvrun.a: $(CORE_OBJS) $(GK_BLOB_OBJ)
 	@rm -f $@
