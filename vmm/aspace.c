@@ -22,6 +22,7 @@ int vmm_phys_init(struct vmm_physmem *pm, uint8_t *hva_base,
     pm->reserve_bytes = reserve_bytes;
     pm->bump = first_gpa;
     pm->memfd = -1;
+    pm->view_follows_guest = true;
     return 0;
 }
 
@@ -897,7 +898,7 @@ static void host_protect_backing(const struct vmm_aspace *as,
                                  const struct vmm_vma *v, bool zap,
                                  int old_prot)
 {
-    if (v->flags & VMM_VMA_LAZY)
+    if ((v->flags & VMM_VMA_LAZY) || !as->pm->view_follows_guest)
         return; /* no backing, no PTE, nothing cached */
     uint8_t *hva = vmm_phys_hva(as->pm, v->gpa);
     size_t len = v->end - v->start;
@@ -1222,7 +1223,8 @@ int vmm_as_refill(struct vmm_aspace *as, gva_t gva, uint64_t len)
     uint8_t *hva = vmm_phys_hva(as->pm, v->gpa + (gva - v->start));
     int rc = 0;
     bool read_only = !(v->prot & PROT_WRITE) &&
-                     !(v->flags & VMM_VMA_SPECIAL);
+                     !(v->flags & VMM_VMA_SPECIAL) &&
+                     as->pm->view_follows_guest;
     if (read_only && mprotect(hva, len, PROT_READ | PROT_WRITE) < 0)
         return -errno;
     vmm_phys_discard(as->pm, hva, len);
@@ -1244,7 +1246,7 @@ int vmm_as_refill(struct vmm_aspace *as, gva_t gva, uint64_t len)
 static void zap_backing(const struct vmm_aspace *as, const struct vmm_vma *v,
                         gva_t lo, gva_t hi)
 {
-    if (v->flags & VMM_VMA_LAZY)
+    if ((v->flags & VMM_VMA_LAZY) || !as->pm->view_follows_guest)
         return;
     uint8_t *hva = vmm_phys_hva(as->pm, v->gpa + (lo - v->start));
     int back = v->shared ? v->shared->host_prot
@@ -2029,11 +2031,13 @@ int vmm_as_copy_out(const struct vmm_aspace *as, gva_t dst, const void *src,
  * host mapping is read-only when its fd is (vmm_as_set_shared), a private
  * VMA's backing while the guest may not write it (host_protect_backing;
  * a special mapping's stays writable). */
-static bool backing_writable(const struct vmm_vma *v)
+static bool backing_writable(const struct vmm_aspace *as,
+                             const struct vmm_vma *v)
 {
     if (v->shared)
         return v->shared->host_prot & PROT_WRITE;
-    return (v->prot & PROT_WRITE) || (v->flags & VMM_VMA_SPECIAL);
+    return (v->prot & PROT_WRITE) || (v->flags & VMM_VMA_SPECIAL) ||
+           !as->pm->view_follows_guest;
 }
 
 /* Writes n bytes (zeros when src is NULL) at p, the backing of a private
@@ -2070,11 +2074,11 @@ static int forced_write(const struct vmm_aspace *as, gva_t gva,
         size_t avail;
         uint8_t *p = span_of(as, gva, 0, &avail);
         struct vmm_vma *v = vmm_as_find_vma(as, gva);
-        if (!p || (v->shared && !backing_writable(v)))
+        if (!p || (v->shared && !backing_writable(as, v)))
             return -EFAULT;
         v->flags &= ~VMM_VMA_FILE_CLEAN; /* no longer the file's bytes */
         size_t n = len < avail ? len : avail;
-        if (!backing_writable(v)) {
+        if (!backing_writable(as, v)) {
             int rc = write_read_only_private(p, s, n);
             if (rc < 0)
                 return rc;

@@ -89,6 +89,13 @@ struct vmm_physmem {
      * offset X is gpa X, mapped MAP_SHARED at hva_base (the ptrace backend
      * maps it into its stub process too); freed pages get a hole punched. */
     int memfd;
+    /* hvrun's view of private memory follows the guest's write permission
+     * (read-only where the guest may not write; host_protect_backing in
+     * aspace.c): kvm's shadow MMU needs it. The ptrace backend's stub maps
+     * the memory with its own protection, so its view stays writable and
+     * a protection change or one of hvrun's own writes costs no host
+     * mprotect. */
+    bool view_follows_guest;
 };
 
 /* vma flags */

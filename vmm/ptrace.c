@@ -62,7 +62,6 @@
 
 #include <elf.h>
 #include <linux/ptrace.h>
-#include <linux/seccomp.h>
 
 #include "../guestkernel/gk_abi.h"
 #include "ptrace_abi.h"
@@ -1059,28 +1058,6 @@ static int pt_vm_share(struct vmm_vm *base, struct vmm_vm *owner)
     return 0;
 }
 
-/* The host's seccomp filter (ptrace_filter.c) loaded by the stub, by
- * two injected calls: from here a syscall that reaches the host kernel
- * other than as hvrun injects it kills the stub. */
-static int load_stub_filter(struct pt_vm *vm)
-{
-    const struct ptrace_stub_filter *f =
-        ptrace_host_stub_filter(vm->base.host);
-    uint8_t *scratch = vm->phys_hva + PT_SCRATCH_GPA;
-    struct sock_fprog prog = {
-        .len = f->len,
-        .filter = (struct sock_filter *)(PT_STUB_SCRATCH_VA +
-                                         sizeof(struct sock_fprog)),
-    };
-    memcpy(scratch, &prog, sizeof(prog));
-    memcpy(scratch + sizeof(prog), f->insns, f->len * sizeof(*f->insns));
-    long rc = inject(vm, SYS_prctl, PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0, 0);
-    if (rc == 0)
-        rc = inject(vm, SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0,
-                    PT_STUB_SCRATCH_VA, 0, 0, 0);
-    return (int)rc;
-}
-
 /* The next VM's stub asked for now, its spawn overlapping the guest's
  * run (ptrace_host_prepare_stub). A stub is the spawner's child, so
  * which one a VM gets is not the guest's to see. */
@@ -1111,12 +1088,7 @@ static int start_stub(struct pt_vm *vm, pid_t pid, char *why, size_t why_len)
         return -EIO;
     }
     vm->uregs.fs_base = vm->uregs.gs_base = 0;
-    if ((rc = load_stub_filter(vm)) < 0) {
-        snprintf(why, why_len, "ptrace stub: loading its seccomp filter: %s",
-                 strerror(-rc));
-        return -EIO;
-    }
-    return 0;
+    return 0; /* its seccomp filter it loaded as it started (ptrace_host.c) */
 }
 
 static int pt_vm_create(struct vmm_host *host, struct vmm_vm **out,
@@ -1145,6 +1117,7 @@ static int pt_vm_create(struct vmm_host *host, struct vmm_vm **out,
     vmm_phys_init(&vm->base.pm, vm->phys_hva, GUEST_PHYS_RESERVE,
                   GK_KERNEL_AREA_END);
     vm->base.pm.memfd = memfd;
+    vm->base.pm.view_follows_guest = false; /* no shadow MMU reads it */
     /* The page tables kvm's guest kernel area takes (one branch of three
      * tables): nothing runs there, but guest memory in use (getrusage's
      * maxrss, /proc's figures) must be the same under both backends. */
@@ -1157,8 +1130,10 @@ static int pt_vm_create(struct vmm_host *host, struct vmm_vm **out,
     }
     const char *selftest = getenv("HVRUN_PTRACE_SELFTEST");
     vm->selftest_cont = selftest && strcmp(selftest, "cont") == 0;
-    if ((rc = start_stub(vm, pid, why, why_len)) < 0 ||
-        (rc = pt_vm_reset_xstate(&vm->base)) < 0) {
+    /* A stub's FPU/SSE/AVX state is the reset state already: exec gives
+     * it (FCW 0x37f, MXCSR 0x1f80, every component initial) and the stub
+     * never touches it, so no pt_vm_reset_xstate (two ptrace calls). */
+    if ((rc = start_stub(vm, pid, why, why_len)) < 0) {
         if (rc != -EIO && why)
             snprintf(why, why_len, "ptrace stub: %s", strerror(-rc));
         pt_vm_destroy(&vm->base);

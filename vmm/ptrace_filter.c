@@ -12,8 +12,10 @@
  * before the call runs, and hvrun reports it; the three calls of the
  * [vsyscall] page trap instead (below).
  *
- * Built once per host with libseccomp and exported as BPF; each stub
- * loads it with an injected seccomp(2) right after its first stop.
+ * Built once per host with libseccomp and exported as BPF; hvrun writes
+ * it into each stub's scratch page before the stub is spawned, and the
+ * stub loads it itself as it starts (ptrace_stub.S), before its ready
+ * byte: so before any call hvrun injects.
  */
 #include "ptrace_internal.h"
 
@@ -50,8 +52,13 @@ static int add_rules(scmp_filter_ctx f)
              SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)(uint64_t)(int64_t)AT_FDCWD),
              SCMP_A1(SCMP_CMP_EQ, PT_STUB_SCRATCH_VA))) < 0)
         return rc;
+    /* The stub's own start after it loads the filter (ptrace_stub.S):
+     * its ready byte, and pause until hvrun's first interrupt. */
+    if ((rc = seccomp_rule_add(f, SCMP_ACT_ALLOW, SCMP_SYS(write), 1,
+                               SCMP_A0(SCMP_CMP_EQ, PT_STUB_READY_FD))) < 0)
+        return rc;
     const int plain[] = {SCMP_SYS(munmap), SCMP_SYS(mprotect),
-                         SCMP_SYS(close)};
+                         SCMP_SYS(close), SCMP_SYS(pause)};
     for (size_t i = 0; i < sizeof(plain) / sizeof(plain[0]); i++)
         if ((rc = seccomp_rule_add(f, SCMP_ACT_ALLOW, plain[i], 0)) < 0)
             return rc;

@@ -96,10 +96,30 @@ bool ptrace_host_wants_prepared(struct vmm_host *host)
     return h->vm_pool > 0 && !h->prepared && ++h->stubs_made > 1;
 }
 
+/* The stub's seccomp filter where the stub loads it from as it starts
+ * (ptrace_stub.S): a sock_fprog at the scratch page's start, pointing at
+ * the program right after it, in the stub's addresses. */
+static int write_stub_filter(const struct pt_host *h, int memfd)
+{
+    struct sock_fprog prog = {
+        .len = h->filter.len,
+        .filter = (struct sock_filter *)(PT_STUB_SCRATCH_VA +
+                                         sizeof(struct sock_fprog)),
+    };
+    size_t len = h->filter.len * sizeof(*h->filter.insns);
+    if (pwrite(memfd, &prog, sizeof(prog), PT_SCRATCH_GPA) !=
+            (ssize_t)sizeof(prog) ||
+        pwrite(memfd, h->filter.insns, len,
+               PT_SCRATCH_GPA + sizeof(prog)) != (ssize_t)len)
+        return -EIO;
+    return 0;
+}
+
 void ptrace_host_prepare_stub(struct vmm_host *host, int memfd, void *view)
 {
     struct pt_host *h = pt_host_of(host);
-    if (ptrace_spawner_request(&h->spawner, memfd) < 0) {
+    if (write_stub_filter(h, memfd) < 0 ||
+        ptrace_spawner_request(&h->spawner, memfd) < 0) {
         close(memfd);
         munmap(view, PT_GUEST_PHYS_RESERVE);
         return;
@@ -203,12 +223,6 @@ const int *ptrace_host_run_syscalls(size_t *n)
     return run_syscalls;
 }
 
-const struct ptrace_stub_filter *ptrace_host_stub_filter(
-    const struct vmm_host *host)
-{
-    return &((const struct pt_host *)host)->filter;
-}
-
 static int stub_program_fd(void)
 {
     int fd = memfd_create("hvrun-ptrace-stub", MFD_CLOEXEC);
@@ -251,7 +265,9 @@ int ptrace_host_spawn_stub(struct vmm_host *host, int memfd, pid_t *pid,
     int ready_r = -1;
     /* A prepared request outstanding would take this one's reply. */
     drop_prepared(h);
-    int rc = ptrace_spawner_spawn(&h->spawner, memfd, pid, pidfd, &ready_r);
+    int rc = write_stub_filter(h, memfd);
+    if (rc == 0)
+        rc = ptrace_spawner_spawn(&h->spawner, memfd, pid, pidfd, &ready_r);
     if (rc < 0) {
         snprintf(why, why_len, "ptrace stub: spawn: %s", strerror(-rc));
         return rc;

@@ -79,6 +79,9 @@ struct ptrace_reaper {
     pthread_cond_t more;
     pthread_t worker;
     bool allowed; /* hvrun is confined: the worker may start */
+    /* hvrun's CPUs before the guests' thread was pinned to one: the
+     * worker's (its work need not wait for the guests' CPU) */
+    cpu_set_t home;
     bool started, broken, stopping;
     struct ptrace_retired *queue;
     size_t n, cap;
@@ -102,8 +105,5 @@ struct ptrace_stub_filter {
 int ptrace_stub_filter_build(struct ptrace_stub_filter *out, char *why,
                              size_t why_len);
 void ptrace_stub_filter_free(struct ptrace_stub_filter *f);
-/* The host's filter (built at ptrace_host_open). */
-const struct ptrace_stub_filter *ptrace_host_stub_filter(
-    const struct vmm_host *host);
 
 #endif

@@ -21,6 +21,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/mman.h>
@@ -43,6 +44,8 @@ static void reap_now(const struct ptrace_retired *r)
 static void *reaper_main(void *arg)
 {
     struct ptrace_reaper *rp = arg;
+    if (CPU_COUNT(&rp->home) > 0)
+        (void)sched_setaffinity(0, sizeof(rp->home), &rp->home);
     pthread_mutex_lock(&rp->lock);
     for (;;) {
         while (rp->n == 0 && !rp->stopping)
@@ -76,6 +79,8 @@ static bool start_reaper(struct ptrace_reaper *rp)
 void ptrace_reaper_init(struct ptrace_reaper *rp)
 {
     *rp = (struct ptrace_reaper){0};
+    if (sched_getaffinity(0, sizeof(rp->home), &rp->home) < 0)
+        CPU_ZERO(&rp->home);
     pthread_mutex_init(&rp->lock, NULL);
     pthread_cond_init(&rp->more, NULL);
 }

@@ -174,7 +174,6 @@ static void serve_one(int sock, int exec_fd, int memfd,
 {
     struct spawn_reply rp = {0};
     int ready[2] = {-1, -1}, pidfd = -1;
-    (void)sched_setaffinity(0, sizeof(rq->cpus), &rq->cpus);
     if (pipe2(ready, O_CLOEXEC) < 0)
         rp.err = -errno;
     if (rp.err == 0) {
@@ -184,6 +183,16 @@ static void serve_one(int sock, int exec_fd, int memfd,
         rp.err = spawn(memfd, ready[1], exec_fd, &rp.pid);
         if (old != -1)
             (void)personality((unsigned long)old);
+    }
+    /* The stub runs on the guests' CPU; the spawner, and the exec that
+     * makes the stub, on any of hvrun's: hvrun asks for its next stub
+     * ahead (ptrace_host_prepare_stub), and on the guests' CPU the exec
+     * ran before hvrun went on, ~0.8 ms of every process. The stub has
+     * its CPU before hvrun hears of it, so before anything runs in it. */
+    if (rp.err == 0 &&
+        sched_setaffinity(rp.pid, sizeof(rq->cpus), &rq->cpus) < 0) {
+        rp.err = -errno;
+        kill(rp.pid, SIGKILL);
     }
     if (rp.err == 0 && (pidfd = (int)syscall(SYS_pidfd_open, rp.pid, 0)) < 0) {
         rp.err = -errno;

@@ -18,11 +18,14 @@
 #define SYS_munmap 11
 #define SYS_pause 34
 #define SYS_prctl 157
+#define SYS_seccomp 317
 #define SYS_exit_group 231
 
 #define PR_SET_PDEATHSIG 1
 #define PR_SET_NAME 15
 #define PR_SET_TSC 26
+#define PR_SET_NO_NEW_PRIVS 38
+#define SECCOMP_SET_MODE_FILTER 1
 #define PR_TSC_SIGSEGV 2
 
     .text
@@ -62,6 +65,27 @@ _start:
     mov $PT_STUB_SCRATCH_VA, %rdi
     mov $PT_SCRATCH_GPA, %r9d
     call map_memfd_page
+
+    /* its seccomp filter, which hvrun wrote at the scratch page's start
+     * (a sock_fprog, then the program: ptrace_host.c) before asking for
+     * this stub: loaded here, not injected after the first stop (two
+     * round trips a process). What follows is in the filter too. */
+    mov $SYS_prctl, %eax
+    mov $PR_SET_NO_NEW_PRIVS, %edi
+    mov $1, %esi
+    xor %edx, %edx
+    xor %r10d, %r10d
+    xor %r8d, %r8d
+    syscall
+    test %rax, %rax
+    jnz fail
+    mov $SYS_seccomp, %eax
+    mov $SECCOMP_SET_MODE_FILTER, %edi
+    xor %esi, %esi
+    mov $PT_STUB_SCRATCH_VA, %rdx
+    syscall
+    test %rax, %rax
+    jnz fail
 
     /* nothing else: below the region, and above it up to TASK_SIZE */
     mov $SYS_munmap, %eax
