@@ -4,7 +4,8 @@
  * this way): Capstone sweeps each function of .eh_frame (or, without
  * unwind info, each sized function of .symtab) from its first byte to its
  * end; a site keeps a hash of its function's bytes up to the instruction
- * and, for an RDTSC, the span a stub may take over (the reads in the guest).
+ * and, for an RDTSC or CPUID, the span a stub may take over (the reads in
+ * the guest).
  * A file's sites are kept per run in memory and across runs in hvrun's
  * cache directory, keyed by the file's dev, inode, size and mtime and by
  * hvrun's version.
@@ -294,7 +295,8 @@ static bool may_hold_site(const uint8_t *code, size_t len)
  * the code takes (lea of RIP), no pointer in the file's bytes or
  * relocations, no symbol. Functions with a switch (a jump through a
  * register) qualify so: ld.so's CPUID and RDTSC sites are in such
- * functions. Anything else keeps the trap (span = len).
+ * functions. Anything else keeps the trap (span = len), but for a CPUID
+ * whose span may start before it ("spans that start before the site").
  */
 
 #define MAX_TAIL_INSNS 4
