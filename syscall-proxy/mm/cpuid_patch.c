@@ -916,6 +916,32 @@ enum proxy_trap_kind proxy_cpuid_trap(struct proxy_process *p,
 
 /* ---- mremap, fork, exec, exit -------------------------------------------- */
 
+/*
+ * A backward span whose first bytes stayed below old (mremap moved the
+ * rest to new_gva): its jmp stayed behind, so the part that moved, the
+ * CPUID among it, gets the file's bytes back with the site's UD2 (a trap,
+ * never the NOPs after a jmp). False when those bytes are not the ones
+ * hvrun wrote.
+ */
+static bool trap_moved_part(struct proxy_process *p, struct patched_site *ps,
+                            gva_t old, gva_t new_gva)
+{
+    gva_t span_gva = ps->gva - ps->pre;
+    size_t span_len = (size_t)ps->pre + ps->span, stayed = old - span_gva;
+    uint8_t was[MAX_SPAN], now[MAX_SPAN], code[MAX_SPAN];
+    jmp_bytes(was, span_gva, span_len, ps->stub);
+    if (!proxy_code_read(p, new_gva, now, span_len - stayed) ||
+        memcmp(now, was + stayed, span_len - stayed) != 0)
+        return false;
+    memcpy(code, ps->orig, span_len);
+    memcpy(code + ps->pre, insn_ud2, 2);
+    if (!proxy_code_poke(p, new_gva, code + stayed, span_len - stayed))
+        return false;
+    ps->how = PATCH_TRAP;
+    ps->pre = 0;
+    return true;
+}
+
 void proxy_cpuid_remapped(struct proxy_process *p, uint64_t old,
                           uint64_t old_len, uint64_t new_len,
                           uint64_t new_gva)
@@ -933,9 +959,12 @@ void proxy_cpuid_remapped(struct proxy_process *p, uint64_t old,
     memmove(&s->v[lo], &s->v[hi], (s->nr - hi) * sizeof(*s->v));
     s->nr -= n;
     for (size_t i = 0; i < n; i++) {
-        /* A span that is not wholly in what moved is forgotten. */
-        if (moved[i].gva - moved[i].pre < old)
-            continue;
+        if (moved[i].gva - moved[i].pre < old) {
+            if (moved[i].how == PATCH_JMP &&
+                !trap_moved_part(p, &moved[i], old, new_gva))
+                continue;
+            moved[i].pre = 0; /* a trap's UD2 is at the site: it moved */
+        }
         moved[i].gva = new_gva + (moved[i].gva - old);
         if (moved[i].gva + moved[i].span > new_gva + new_len)
             continue;
