@@ -71,13 +71,16 @@ enum patch_how {
 };
 
 struct patched_site {
-    gva_t gva;
+    gva_t gva; /* the instruction's */
     uint64_t dev, ino, file_off; /* PATCH_STUB_TRAP: 0 (not a file's) */
     uint8_t kind, len, span, how;
-    uint8_t orig[MAX_SPAN]; /* PATCH_JMP: the span as the file had it */
+    /* PATCH_JMP: the span as the file had it, [gva - pre, gva + span) */
+    uint8_t orig[MAX_SPAN];
     gva_t stub;             /* its stub's room (a site with a span), or 0 */
     /* The span's RIP-relative instructions (proxy_cpuid_site) */
     uint8_t rip_disp[MAX_RIP_FIXUPS], rip_end[MAX_RIP_FIXUPS];
+    /* A CPUID's backward span: its bytes before gva (proxy_cpuid_site) */
+    uint8_t pre;
 };
 
 /* A page of stubs ([hvrun-tsc]): its first word is [vvar]'s address. */
@@ -353,26 +356,46 @@ static void put_load_vvar(struct emitter *e, gva_t page)
 }
 
 /*
- * The span's instructions after the site as the file had them, each
- * RIP-relative displacement moved so that it names the same address from
- * the stub, then jmp site+span. False when one does not reach from there.
+ * The span's bytes [from, to) (offsets from its first byte, whole
+ * instructions) as the file had them, each RIP-relative displacement
+ * among them moved so that it names the same address from the stub.
+ * False when one does not reach from there.
  */
-static bool put_tail(struct emitter *e, const struct patched_site *ps)
+static bool put_moved(struct emitter *e, const struct patched_site *ps,
+                      size_t from, size_t to)
 {
-    size_t tail_at = e->n;
-    put(e, ps->orig + ps->len, (size_t)(ps->span - ps->len));
+    size_t part_at = e->n;
+    gva_t span_gva = ps->gva - ps->pre;
+    put(e, ps->orig + from, to - from);
     for (int i = 0; i < MAX_RIP_FIXUPS && ps->rip_disp[i]; i++) {
+        if (ps->rip_disp[i] < from || ps->rip_disp[i] >= to)
+            continue;
         int32_t disp;
-        uint8_t *at = e->b + tail_at + (ps->rip_disp[i] - ps->len);
+        uint8_t *at = e->b + part_at + (ps->rip_disp[i] - from);
         memcpy(&disp, at, 4);
-        gva_t target = ps->gva + ps->rip_end[i] + (gva_t)(int64_t)disp;
-        gva_t next = e->at + tail_at + (ps->rip_end[i] - ps->len);
+        gva_t target = span_gva + ps->rip_end[i] + (gva_t)(int64_t)disp;
+        gva_t next = e->at + part_at + (ps->rip_end[i] - from);
         int64_t moved = (int64_t)(target - next);
         if (moved != (int32_t)moved)
             return false;
         disp = (int32_t)moved;
         memcpy(at, &disp, 4);
     }
+    return true;
+}
+
+/* A backward span's instructions before the site (none for the others). */
+static bool put_head(struct emitter *e, const struct patched_site *ps)
+{
+    return put_moved(e, ps, 0, ps->pre);
+}
+
+/* The span's instructions after the site, then jmp site+span. */
+static bool put_tail(struct emitter *e, const struct patched_site *ps)
+{
+    size_t site_at = ps->pre;
+    if (!put_moved(e, ps, site_at + ps->len, site_at + ps->span))
+        return false;
     static const uint8_t jmp = 0xe9;
     put(e, &jmp, 1);
     put_rel32(e, ps->gva + ps->span);
@@ -383,6 +406,7 @@ static bool put_tail(struct emitter *e, const struct patched_site *ps)
  * The CPUID stub of ps at e->at: the host's CPUID run in place, then the
  * APIC ids of the leaf made the model's as vmm_cpu_model_apic_ids does
  * for a trapped one (keep the two alike), the flags and the red zone kept:
+ *     a backward span's instructions before the CPUID (the leaf's mov)
  *     lea rsp, [rsp-128]; pushfq; push rax; cpuid
  *     cmp dword [rsp], 1; jne 1f; and ebx, 0x00ffffff; jmp done
  * 1:  cmp dword [rsp], 0xb; je 2f; cmp dword [rsp], 0x1f; jne 3f
@@ -412,6 +436,8 @@ static bool build_cpuid_stub(struct emitter *e, const struct patched_site *ps)
                                       0x48, 0x8d, 0xa4, 0x24,
                                       0x80, 0x00, 0x00, 0x00};
     size_t to_done[3];
+    if (!put_head(e, ps))
+        return false;
     put(e, enter, sizeof(enter));
     put(e, leaf1, 4);
     size_t not1 = put_jcc8(e, 0x75); /* jne */
@@ -507,13 +533,14 @@ static size_t build_stub(struct emitter *e, gva_t page,
     return put_tail(e, ps) ? ud2_at : 0;
 }
 
-/* The span's bytes when it jumps to stub: jmp rel32, then NOPs. */
-static void jmp_bytes(uint8_t *out, gva_t site, uint8_t span, gva_t stub)
+/* The span's bytes when it jumps to stub: jmp rel32 at its first byte
+ * (at), then NOPs (len bytes in all). */
+static void jmp_bytes(uint8_t *out, gva_t at, size_t len, gva_t stub)
 {
-    int32_t rel = (int32_t)(int64_t)(stub - (site + 5));
+    int32_t rel = (int32_t)(int64_t)(stub - (at + 5));
     out[0] = 0xe9;
     memcpy(out + 1, &rel, 4);
-    memset(out + 5, 0x90, (size_t)(span - 5));
+    memset(out + 5, 0x90, len - 5);
 }
 
 /*
@@ -541,7 +568,9 @@ static gva_t stub_for(struct proxy_process *p, const struct patched_site *ps)
  * site's bytes unchanged) when the stub could not be built. */
 static bool patch_inline(struct proxy_process *p, struct patched_site *ps)
 {
-    if (!proxy_code_read(p, ps->gva, ps->orig, ps->span))
+    gva_t span_gva = ps->gva - ps->pre;
+    size_t span_len = (size_t)ps->pre + ps->span;
+    if (!proxy_code_read(p, span_gva, ps->orig, span_len))
         return false;
     gva_t page_of = ps->stub & VMM_PAGE_MASK;
     struct emitter e = {.at = ps->stub};
@@ -552,36 +581,38 @@ static bool patch_inline(struct proxy_process *p, struct patched_site *ps)
         size_t ud2_at = build_stub(&e, page_of, ps);
         struct patched_site trap = {ps->stub + ud2_at, 0, 0, 0, ps->kind,
                                     ps->len, ps->len, PATCH_STUB_TRAP,
-                                    {0}, 0, {0}, {0}};
+                                    {0}, 0, {0}, {0}, 0};
         if (!ud2_at || remember(p, &trap) < 0 ||
             !proxy_code_poke(p, ps->stub, e.b, e.n))
             return false;
     }
     uint8_t code[MAX_SPAN];
-    jmp_bytes(code, ps->gva, ps->span, ps->stub);
+    jmp_bytes(code, span_gva, span_len, ps->stub);
     ps->how = PATCH_JMP;
     if (remember(p, ps) < 0)
         return false;
     /* A fresh copy (its backing read-only again after a refill: the poke
      * writes it all the same). */
-    if (vmm_as_poke(p->as, ps->gva, code, ps->span) < 0) {
+    if (vmm_as_poke(p->as, span_gva, code, span_len) < 0) {
         ps->how = PATCH_TRAP; /* the bytes are the file's still */
         return false;
     }
     return true;
 }
 
-/* A PATCH_JMP site back to the trap: UD2 (RDTSCP: and its third byte),
- * then the span's own instructions as the file had them. False when its
+/* A PATCH_JMP site back to the trap: the span's instructions as the file
+ * had them, the site's UD2 (RDTSCP: and its third byte). False when its
  * bytes are not the jmp hvrun wrote (the guest changed them). */
 static bool demote(struct proxy_process *p, struct patched_site *ps)
 {
     uint8_t now[MAX_SPAN], code[MAX_SPAN];
-    if (!proxy_code_read(p, ps->gva, now, ps->span) || now[0] != 0xe9)
+    gva_t span_gva = ps->gva - ps->pre;
+    size_t span_len = (size_t)ps->pre + ps->span;
+    if (!proxy_code_read(p, span_gva, now, span_len) || now[0] != 0xe9)
         return false;
-    memcpy(code, ps->orig, ps->span);
-    memcpy(code, insn_ud2, 2);
-    if (!proxy_code_poke(p, ps->gva, code, ps->span))
+    memcpy(code, ps->orig, span_len);
+    memcpy(code + ps->pre, insn_ud2, 2);
+    if (!proxy_code_poke(p, span_gva, code, span_len))
         return false;
     ps->how = PATCH_TRAP;
     return true;
@@ -621,13 +652,20 @@ static void patch_site(struct proxy_process *p, const struct vmm_vma *v,
                        struct func_hash *fh, bool fresh)
 {
     gva_t func = site - (s->file_off - s->func_off);
-    bool spanned = fresh && s->span > s->len;
+    bool spanned = fresh && (s->span > s->len || s->pre);
+    /* A record that does not fit its own rules (a damaged cache entry)
+     * is left alone: the site's hash would not name the bytes patched. */
+    if (s->pre > s->file_off - s->func_off || s->len > s->span ||
+        (size_t)s->pre + s->span > MAX_SPAN ||
+        (s->pre && s->kind != PROXY_SITE_CPUID))
+        return;
     if ((!kind_rewritten(p, s->kind) && !spanned) || func > site ||
         !proxy_code_maps_file_at(p, func, v->dev, v->ino, s->func_off) ||
         !site_intact(p, fh, func, site + s->span, s->hash))
         return;
     struct patched_site ps = {site, v->dev, v->ino, s->file_off, s->kind,
-                              s->len, s->span, PATCH_TRAP, {0}, 0, {0}, {0}};
+                              s->len, s->span, PATCH_TRAP, {0}, 0, {0}, {0},
+                              s->pre};
     memcpy(ps.rip_disp, s->rip_disp, sizeof(ps.rip_disp));
     memcpy(ps.rip_end, s->rip_end, sizeof(ps.rip_end));
     bool cpuid = s->kind == PROXY_SITE_CPUID;
@@ -878,6 +916,32 @@ enum proxy_trap_kind proxy_cpuid_trap(struct proxy_process *p,
 
 /* ---- mremap, fork, exec, exit -------------------------------------------- */
 
+/*
+ * A backward span whose first bytes stayed below old (mremap moved the
+ * rest to new_gva): its jmp stayed behind, so the part that moved, the
+ * CPUID among it, gets the file's bytes back with the site's UD2 (a trap,
+ * never the NOPs after a jmp). False when those bytes are not the ones
+ * hvrun wrote.
+ */
+static bool trap_moved_part(struct proxy_process *p, struct patched_site *ps,
+                            gva_t old, gva_t new_gva)
+{
+    gva_t span_gva = ps->gva - ps->pre;
+    size_t span_len = (size_t)ps->pre + ps->span, stayed = old - span_gva;
+    uint8_t was[MAX_SPAN], now[MAX_SPAN], code[MAX_SPAN];
+    jmp_bytes(was, span_gva, span_len, ps->stub);
+    if (!proxy_code_read(p, new_gva, now, span_len - stayed) ||
+        memcmp(now, was + stayed, span_len - stayed) != 0)
+        return false;
+    memcpy(code, ps->orig, span_len);
+    memcpy(code + ps->pre, insn_ud2, 2);
+    if (!proxy_code_poke(p, new_gva, code + stayed, span_len - stayed))
+        return false;
+    ps->how = PATCH_TRAP;
+    ps->pre = 0;
+    return true;
+}
+
 void proxy_cpuid_remapped(struct proxy_process *p, uint64_t old,
                           uint64_t old_len, uint64_t new_len,
                           uint64_t new_gva)
@@ -895,6 +959,12 @@ void proxy_cpuid_remapped(struct proxy_process *p, uint64_t old,
     memmove(&s->v[lo], &s->v[hi], (s->nr - hi) * sizeof(*s->v));
     s->nr -= n;
     for (size_t i = 0; i < n; i++) {
+        if (moved[i].gva - moved[i].pre < old) {
+            if (moved[i].how == PATCH_JMP &&
+                !trap_moved_part(p, &moved[i], old, new_gva))
+                continue;
+            moved[i].pre = 0; /* a trap's UD2 is at the site: it moved */
+        }
         moved[i].gva = new_gva + (moved[i].gva - old);
         if (moved[i].gva + moved[i].span > new_gva + new_len)
             continue;

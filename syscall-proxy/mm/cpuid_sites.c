@@ -4,7 +4,8 @@
  * this way): Capstone sweeps each function of .eh_frame (or, without
  * unwind info, each sized function of .symtab) from its first byte to its
  * end; a site keeps a hash of its function's bytes up to the instruction
- * and, for an RDTSC, the span a stub may take over (the reads in the guest).
+ * and, for an RDTSC or CPUID, the span a stub may take over (the reads in
+ * the guest).
  * A file's sites are kept per run in memory and across runs in hvrun's
  * cache directory, keyed by the file's dev, inode, size and mtime and by
  * hvrun's version.
@@ -32,7 +33,7 @@
 
 #define SITE_CACHE_MAGIC 0x7469737064697063ULL /* "cpidpsit" */
 /* Part of the cache name: bump it when the finder changes what it reports. */
-#define SITE_FINDER_VERSION "f10"
+#define SITE_FINDER_VERSION "f11"
 /* Larger files are not decoded (libjvm.so, among the largest, is 20 MB). */
 #define MAX_DECODED_FILE (512ULL << 20)
 #define MAX_FUNCTION_BYTES (16ULL << 20)
@@ -193,6 +194,15 @@ struct insn_rec {
 struct inner_boundary {
     uint64_t va;
     size_t site; /* index into finder.sites */
+    bool back;   /* of the site's backward span (back_span), not its own */
+};
+
+/* A CPUID site's other candidate (find_back_span): the span that starts
+ * pre bytes before it and ends after it, taken when the forward one is
+ * dropped and nothing lands inside this one. pre 0: none. */
+struct back_span {
+    uint8_t pre;
+    uint8_t rip_disp[MAX_RIP_FIXUPS], rip_end[MAX_RIP_FIXUPS];
 };
 
 struct finder {
@@ -203,6 +213,8 @@ struct finder {
     size_t nr, cap;
     struct inner_boundary *inner;
     size_t nr_inner, cap_inner;
+    struct back_span *back; /* by index into sites; cap_back entries */
+    size_t cap_back;
     struct proxy_cpuid_scan scan;
     /* proxy_progress_find_sites: backward branches, not CPUID/RDTSC */
     bool backedges;
@@ -225,7 +237,7 @@ static int add_site(struct finder *f, uint64_t off, uint64_t va,
     }
     /* The hash is taken once the span is known (find_sites). */
     f->sites[f->nr++] = (struct proxy_cpuid_site){
-        off, va, func_off, 0, kind, len, len, {0, 0}, {0, 0}, {0}};
+        off, va, func_off, 0, kind, len, len, {0, 0}, {0, 0}, 0};
     return 0;
 }
 
@@ -283,7 +295,8 @@ static bool may_hold_site(const uint8_t *code, size_t len)
  * the code takes (lea of RIP), no pointer in the file's bytes or
  * relocations, no symbol. Functions with a switch (a jump through a
  * register) qualify so: ld.so's CPUID and RDTSC sites are in such
- * functions. Anything else keeps the trap (span = len).
+ * functions. Anything else keeps the trap (span = len), but for a CPUID
+ * whose span may start before it ("spans that start before the site").
  */
 
 #define MAX_TAIL_INSNS 4
@@ -340,7 +353,7 @@ static int add_inner(struct finder *f, uint64_t va, size_t site)
         f->inner = v;
         f->cap_inner = cap;
     }
-    f->inner[f->nr_inner++] = (struct inner_boundary){va, site};
+    f->inner[f->nr_inner++] = (struct inner_boundary){va, site, false};
     return 0;
 }
 
@@ -394,21 +407,20 @@ static int cmp_inner(const void *a, const void *b)
     return x->va < y->va ? -1 : x->va > y->va;
 }
 
-/* The inner boundary at va, or NULL (f->inner sorted by va). */
-static const struct inner_boundary *inner_at(const struct finder *f,
-                                             uint64_t va)
+/* The index of the first inner boundary at or above va (f->inner sorted
+ * by va): several spans may share one (a CPUID site's two candidates,
+ * overlapping FDEs naming one site twice). */
+static size_t inner_from(const struct finder *f, uint64_t va)
 {
     size_t lo = 0, hi = f->nr_inner;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
         if (f->inner[mid].va < va)
             lo = mid + 1;
-        else if (f->inner[mid].va > va)
-            hi = mid;
         else
-            return &f->inner[mid];
+            hi = mid;
     }
-    return NULL;
+    return lo;
 }
 
 /* The target of what the bytes at b (link address va) would be as a
@@ -442,23 +454,29 @@ static bool in_exec(const struct image *im, uint64_t va)
     return false;
 }
 
-/* Something at code address from (0: in data) could land at t: the span
- * t is inside of (if any) keeps its trap. Bytes inside the span itself
- * are its own instructions' (a displacement that reads as a jle), never
- * a branch: the span holds none. */
+/* Something at code address from (0: in data) could land at t: each span
+ * t is inside of keeps its trap (a backward span: is not taken). Bytes
+ * inside the span itself are its own instructions' (a displacement that
+ * reads as a jle), never a branch: the span holds none. */
 static void drop_from(struct finder *f, uint64_t t, uint64_t from)
 {
     if (t < f->inner[0].va || t > f->inner[f->nr_inner - 1].va)
         return;
-    const struct inner_boundary *hit = inner_at(f, t);
-    if (!hit)
-        return;
-    struct proxy_cpuid_site *s = &f->sites[hit->site];
-    if (from >= s->vaddr && from < s->vaddr + s->span)
-        return;
-    s->span = s->kind == PROXY_SITE_BACKEDGE ? 0 : s->len;
-    memset(s->rip_disp, 0, sizeof(s->rip_disp));
-    memset(s->rip_end, 0, sizeof(s->rip_end));
+    for (size_t i = inner_from(f, t); i < f->nr_inner && f->inner[i].va == t;
+         i++) {
+        struct proxy_cpuid_site *s = &f->sites[f->inner[i].site];
+        if (f->inner[i].back) {
+            struct back_span *b = &f->back[f->inner[i].site];
+            if (!(from >= s->vaddr - b->pre && from < s->vaddr + s->len))
+                *b = (struct back_span){0, {0}, {0}};
+            continue;
+        }
+        if (from >= s->vaddr && from < s->vaddr + s->span)
+            continue;
+        s->span = s->kind == PROXY_SITE_BACKEDGE ? 0 : s->len;
+        memset(s->rip_disp, 0, sizeof(s->rip_disp));
+        memset(s->rip_end, 0, sizeof(s->rip_end));
+    }
 }
 
 static void drop_at(struct finder *f, uint64_t t)
@@ -857,6 +875,120 @@ static int find_backedges(struct finder *f, uint64_t start, uint64_t off)
     return 0;
 }
 
+/* ---- CPUID: spans that start before the site -------------------------------
+ *
+ * A CPUID whose forward span cannot be had (a branch lands just after it,
+ * as in ld.so's cache-size switch, or too few bytes a stub can run follow
+ * it) is nearly always preceded by the moves that set its leaf and
+ * subleaf (`mov $leaf, %eax`, `xor %ecx, %ecx`: glibc's __cpuid_count).
+ * Its second candidate span starts at those: the jmp replaces them and the
+ * CPUID, and the stub runs them as they were before the CPUID, then jumps
+ * back just after it (cpuid_patch.c, build_cpuid_stub). The rules are the
+ * forward span's: at most MAX_PRE_INSNS instructions, each relocatable
+ * (no branch, at most two RIP-relative, adjusted); whatever flags they
+ * set are the flags the CPUID stub keeps with pushfq/popfq, as the CPUID
+ * leaves them; and nothing may land inside the span (its instructions
+ * after the first, the CPUID among them, become inner boundaries that
+ * drop_landing_inside checks against every direct branch, jump table,
+ * taken address, pointer, relocation and symbol of the file). Its first
+ * byte may be a target (a call's return, a branch to the leaf's mov), as
+ * a forward span's site may. Indirect jumps to addresses none of those
+ * name are the risk forward spans take, the same. pick_back_spans takes
+ * this span only where the forward one was dropped (or never was), and
+ * find_sites never lets two spans overlap.
+ */
+
+#define MAX_PRE_INSNS 3
+
+/* Room in f->back for every site so far (new entries: none). */
+static int reserve_back(struct finder *f)
+{
+    if (f->cap_back >= f->nr)
+        return 0;
+    void *v = realloc(f->back, f->cap * sizeof(*f->back));
+    if (!v)
+        return -ENOMEM;
+    f->back = v;
+    memset(&f->back[f->cap_back], 0,
+           (f->cap - f->cap_back) * sizeof(*f->back));
+    f->cap_back = f->cap;
+    return 0;
+}
+
+/* The instruction of rec r, decoded with details into f->tail_insn. */
+static bool decode_rec(struct finder *f, const struct insn_rec *r,
+                       uint64_t start, uint64_t off)
+{
+    const uint8_t *code = f->im->bytes + off + (r->va - start);
+    size_t left = r->size;
+    uint64_t va = r->va;
+    return cs_disasm_iter(f->cs_detail, &code, &left, &va, f->tail_insn);
+}
+
+/* f->back[idx]: the backward span of the CPUID site idx of the function
+ * just swept (f->recs, from start at file offset off), when its
+ * instructions before it make one. */
+static int find_back_span(struct finder *f, size_t idx, uint64_t start,
+                          uint64_t off)
+{
+    const struct proxy_cpuid_site *s = &f->sites[idx];
+    long k = s->kind == PROXY_SITE_CPUID ? rec_at(f, s->vaddr) : -1;
+    if (k < 0)
+        return 0;
+    size_t first = (size_t)k;
+    unsigned bytes = s->len;
+    int fixups = 0;
+    uint64_t disp_va[MAX_RIP_FIXUPS], end_va[MAX_RIP_FIXUPS];
+    while (bytes < 5) {
+        const struct insn_rec *r = first > 0 ? &f->recs[first - 1] : NULL;
+        bool sets_flags;
+        uint8_t disp;
+        if (!r || (size_t)k - first >= MAX_PRE_INSNS ||
+            !decode_rec(f, r, start, off) ||
+            !relocatable(f->tail_insn, &sets_flags, &disp) ||
+            bytes + r->size > MAX_SPAN ||
+            (disp && fixups == MAX_RIP_FIXUPS))
+            return 0;
+        if (disp) {
+            disp_va[fixups] = r->va + disp;
+            end_va[fixups++] = r->va + r->size;
+        }
+        first--;
+        bytes += r->size;
+    }
+    int rc = reserve_back(f);
+    if (rc < 0)
+        return rc;
+    uint64_t span_va = f->recs[first].va;
+    struct back_span b = {(uint8_t)(s->vaddr - span_va), {0}, {0}};
+    for (int i = 0; i < fixups; i++) {
+        b.rip_disp[i] = (uint8_t)(disp_va[i] - span_va);
+        b.rip_end[i] = (uint8_t)(end_va[i] - span_va);
+    }
+    for (size_t i = first + 1; i <= (size_t)k; i++) {
+        if ((rc = add_inner(f, f->recs[i].va, idx)) < 0)
+            return rc;
+        f->inner[f->nr_inner - 1].back = true;
+    }
+    f->back[idx] = b;
+    return 0;
+}
+
+/* Once drop_landing_inside has run: a CPUID site whose forward span was
+ * dropped (or never was) takes its backward one, if that survived. */
+static void pick_back_spans(struct finder *f)
+{
+    for (size_t i = 0; i < f->nr && i < f->cap_back; i++) {
+        struct proxy_cpuid_site *s = &f->sites[i];
+        const struct back_span *b = &f->back[i];
+        if (!b->pre || s->span > s->len)
+            continue;
+        s->pre = b->pre;
+        memcpy(s->rip_disp, b->rip_disp, sizeof(s->rip_disp));
+        memcpy(s->rip_end, b->rip_end, sizeof(s->rip_end));
+    }
+}
+
 /*
  * Sweeps [start, start+len) from its first byte. Sites are kept only if
  * every byte of the range decoded into instructions ending exactly at its
@@ -876,18 +1008,17 @@ static int sweep_function(struct finder *f, uint64_t start, uint64_t len)
     uint64_t addr = start;
     f->nr_recs = 0;
     while (left > 0 && cs_disasm_iter(f->cs, &code, &left, &addr, f->insn)) {
-        if (f->backedges) {
-            int rc = add_rec(f, f->insn);
-            if (rc < 0)
-                return rc;
+        /* the back edges', and a CPUID's instructions before it */
+        int rc = add_rec(f, f->insn);
+        if (rc < 0)
+            return rc;
+        if (f->backedges)
             continue;
-        }
         int kind = site_kind(f->insn);
         if (kind < 0)
             continue;
-        int rc = add_site(f, off + (f->insn->address - start),
-                          f->insn->address, off, (uint8_t)kind,
-                          (uint8_t)f->insn->size);
+        rc = add_site(f, off + (f->insn->address - start), f->insn->address,
+                      off, (uint8_t)kind, (uint8_t)f->insn->size);
         if (rc < 0)
             return rc;
     }
@@ -904,6 +1035,8 @@ static int sweep_function(struct finder *f, uint64_t start, uint64_t len)
         return find_backedges(f, start, off);
     for (size_t i = kept; i < f->nr; i++) {
         int rc = find_span(f, &f->sites[i], i, start + len);
+        if (rc == 0)
+            rc = find_back_span(f, i, start, off);
         if (rc < 0) {
             f->nr_inner = kept_inner;
             return rc;
@@ -1110,10 +1243,13 @@ static int find_sites(const void *image, size_t size, bool backedges,
         cs_close(&f.cs);
         cs_close(&f.cs_detail);
     }
-    if (rc == 0)
+    if (rc == 0) {
         drop_landing_inside(&f, elf);
+        pick_back_spans(&f);
+    }
     elf_end(elf);
     free(f.inner);
+    free(f.back);
     free(f.recs);
     if (rc < 0) {
         free(f.sites);
@@ -1130,8 +1266,18 @@ static int find_sites(const void *image, size_t size, bool backedges,
             continue; /* something may land inside it */
         if (!kept || kept->file_off != f.sites[i].file_off)
             f.sites[n++] = f.sites[i];
-        else if (f.sites[i].span < kept->span)
+        else if (f.sites[i].pre + f.sites[i].span < kept->pre + kept->span)
             *kept = f.sites[i]; /* the one whose span fewer trust */
+    }
+    /* Two spans never share a byte (one jmp would overwrite the other):
+     * a backward span that starts inside the one before it is not taken. */
+    for (size_t i = 1; i < n; i++) {
+        struct proxy_cpuid_site *s = &f.sites[i], *prev = &f.sites[i - 1];
+        if (s->pre && s->file_off - s->pre < prev->file_off + prev->span) {
+            s->pre = 0;
+            memset(s->rip_disp, 0, sizeof(s->rip_disp));
+            memset(s->rip_end, 0, sizeof(s->rip_end));
+        }
     }
     for (size_t i = 0; i < n; i++) {
         struct proxy_cpuid_site *s = &f.sites[i];
@@ -1145,7 +1291,7 @@ static int find_sites(const void *image, size_t size, bool backedges,
         else
             s->hash = fnv1a(FNV_INIT, im.bytes + s->func_off,
                             s->file_off + s->span - s->func_off);
-        f.scan.inline_sites += s->span > s->len;
+        f.scan.inline_sites += s->span > s->len || s->pre;
     }
     *sites = f.sites;
     *nr = n;

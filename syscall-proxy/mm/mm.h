@@ -50,13 +50,19 @@ struct proxy_cpuid_site {
     uint8_t len;       /* of the instruction: 2, 3 (RDTSCP), 4 or 5 (RDPID) */
     /* RDTSC/RDTSCP/CPUID: len plus the instructions after it that a stub
      * can run in its place (cpuid_patch.c, "Reads in the guest"), at least
-     * 5 bytes (a jmp rel32); len when there are none: the site traps. */
+     * 5 bytes (a jmp rel32) with pre; len when there are none: the site
+     * traps (unless pre). */
     uint8_t span;
     /* The span's RIP-relative instructions (at most two), which the stub
      * runs with their displacement adjusted: where the disp32 is and where
-     * the instruction ends, as offsets from the site; 0 when unused. */
+     * the instruction ends, as offsets from the span's first byte (the
+     * site's, less pre); 0 when unused. */
     uint8_t rip_disp[2], rip_end[2];
-    uint8_t pad[1];
+    /* CPUID only: the bytes of the instructions before the site that its
+     * span starts with (a backward span: `mov $leaf, %eax` and the like,
+     * which the stub runs before the CPUID), 0 for none. The span is
+     * [file_off - pre, file_off + span). */
+    uint8_t pre;
 };
 
 struct proxy_cpuid_scan {

@@ -5,10 +5,17 @@
  * span's RIP-relative instructions at their own addresses, and gives what
  * a trapped site gives. The sites are in functions with a jump table (a
  * switch), as ld.so's are, and take RIP-relative tails, as ld.so's do.
+ * Others have no room after the CPUID (a branch lands just after it, or
+ * a jcc follows it) and are answered by a span that starts at the
+ * instructions setting the leaf (`mov $leaf, %eax; xor %ecx, %ecx`),
+ * as ld.so's last trapping sites were: the stub runs those first, and
+ * the flags they set are the ones the code after the CPUID sees.
  *
  * Prints only what holds on any CPU, so the guest suite compares it with
- * a native run; `cpuid_inline N` makes N CPUIDs through the stub (the
- * processes suite checks that under ptrace they cost no exit).
+ * a native run; `cpuid_inline N` makes N CPUIDs through the stub, and
+ * `cpuid_inline back N` N through the stubs of the spans that start
+ * before the CPUID (the processes suite checks that under ptrace they
+ * cost no exit).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -129,6 +136,85 @@ __asm__(".pushsection .text\n"
         "    ret\n"
         ".cfi_endproc\n"
         ".size redzone_cpuid, .-redzone_cpuid\n"
+        /* back_cpuid_7(skip, out[5]): mov $7, %eax; xor %ecx, %ecx;
+         * cpuid, unless skip; a jnz lands just after the CPUID (ld.so's
+         * cache-size switch), so no span follows it. out[4]: ZF there
+         * (the xor's 1 after the CPUID, the test's 0 when skipped) */
+        ".globl back_cpuid_7\n"
+        ".type back_cpuid_7, @function\n"
+        "back_cpuid_7:\n"
+        ".cfi_startproc\n"
+        "    push %rbx\n"
+        ".cfi_adjust_cfa_offset 8\n"
+        "    mov %rsi, %r8\n"
+        "    xor %eax, %eax\n"
+        "    xor %ebx, %ebx\n"
+        "    xor %edx, %edx\n"
+        "    xor %ecx, %ecx\n"
+        "    test %edi, %edi\n"
+        "    jnz 1f\n"
+        "    mov $7, %eax\n"
+        "    xor %ecx, %ecx\n"
+        "    cpuid\n"
+        "1:  mov %eax, (%r8)\n"
+        "    setz %al\n"
+        "    movzbl %al, %eax\n"
+        "    mov %eax, 16(%r8)\n"
+        "    mov %ebx, 4(%r8)\n"
+        "    mov %ecx, 8(%r8)\n"
+        "    mov %edx, 12(%r8)\n"
+        "    pop %rbx\n"
+        ".cfi_adjust_cfa_offset -8\n"
+        "    ret\n"
+        ".cfi_endproc\n"
+        ".size back_cpuid_7, .-back_cpuid_7\n"
+        /* back_cpuid_d(out[4]): ld.so's XSAVE-size read, mov $0xd, %eax;
+         * xor %ecx, %ecx; cpuid; test %ebx, %ebx; je: too few bytes a
+         * stub can run after it */
+        ".globl back_cpuid_d\n"
+        ".type back_cpuid_d, @function\n"
+        "back_cpuid_d:\n"
+        ".cfi_startproc\n"
+        "    push %rbx\n"
+        ".cfi_adjust_cfa_offset 8\n"
+        "    mov %rdi, %r8\n"
+        "    mov $0xd, %eax\n"
+        "    xor %ecx, %ecx\n"
+        "    cpuid\n"
+        "    test %ebx, %ebx\n"
+        "    je 1f\n"
+        "    mov %eax, (%r8)\n"
+        "1:  mov %ebx, 4(%r8)\n"
+        "    mov %ecx, 8(%r8)\n"
+        "    mov %edx, 12(%r8)\n"
+        "    pop %rbx\n"
+        ".cfi_adjust_cfa_offset -8\n"
+        "    ret\n"
+        ".cfi_endproc\n"
+        ".size back_cpuid_d, .-back_cpuid_d\n"
+        /* back_cpuid_rip(out[4]): the leaf read RIP-relative
+         * (cpuid_inline_leaf), then a jmp: the moved mov's displacement
+         * is adjusted in the stub */
+        ".globl back_cpuid_rip\n"
+        ".type back_cpuid_rip, @function\n"
+        "back_cpuid_rip:\n"
+        ".cfi_startproc\n"
+        "    push %rbx\n"
+        ".cfi_adjust_cfa_offset 8\n"
+        "    mov %rdi, %r8\n"
+        "    xor %ecx, %ecx\n"
+        "    mov cpuid_inline_leaf(%rip), %eax\n"
+        "    cpuid\n"
+        "    jmp 1f\n"
+        "1:  mov %eax, (%r8)\n"
+        "    mov %ebx, 4(%r8)\n"
+        "    mov %ecx, 8(%r8)\n"
+        "    mov %edx, 12(%r8)\n"
+        "    pop %rbx\n"
+        ".cfi_adjust_cfa_offset -8\n"
+        "    ret\n"
+        ".cfi_endproc\n"
+        ".size back_cpuid_rip, .-back_cpuid_rip\n"
         /* rip_tsc(): rdtsc; lea (RIP-relative); shl; or: a read in the
          * guest with a RIP-relative tail; returns the TSC, and the lea's
          * address in *where */
@@ -159,7 +245,10 @@ void trap_cpuid(unsigned leaf, unsigned sub, uint32_t out[4]);
 int flags_cpuid(void);
 int redzone_cpuid(void);
 uint64_t rip_tsc(void **where);
-uint32_t cpuid_inline_store;
+void back_cpuid_7(int skip, uint32_t out[5]);
+void back_cpuid_d(uint32_t out[4]);
+void back_cpuid_rip(uint32_t out[4]);
+uint32_t cpuid_inline_store, cpuid_inline_leaf;
 
 /* What differs between the host's CPUs: the APIC ids (as hvrun's model
  * replaces them). */
@@ -199,8 +288,49 @@ static int check_paths_agree(void)
     return bad;
 }
 
+/* The spans that start before the CPUID give what the trap gives, with
+ * the flags their moved instructions set. */
+static int check_backward_spans(void)
+{
+    uint32_t a[5], b[4], skipped[5];
+    int bad = 0;
+    back_cpuid_7(0, a);
+    trap_cpuid(7, 0, b);
+    mask_cpu(7, a);
+    mask_cpu(7, b);
+    back_cpuid_7(1, skipped);
+    bad += memcmp(a, b, sizeof(b)) != 0 || a[4] != 1 || skipped[0] != 0 ||
+           skipped[4] != 0;
+    back_cpuid_d(a);
+    trap_cpuid(0xd, 0, b);
+    a[0] = b[1] ? a[0] : b[0]; /* the je skips the store */
+    bad += memcmp(a, b, sizeof(b)) != 0;
+    cpuid_inline_leaf = 1;
+    back_cpuid_rip(a);
+    trap_cpuid(1, 0, b);
+    mask_cpu(1, a);
+    mask_cpu(1, b);
+    bad += memcmp(a, b, sizeof(b)) != 0;
+    printf("spans before the CPUID agree with the trap: %s\n",
+           bad ? "no" : "yes");
+    return bad;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc > 2 && strcmp(argv[1], "back") == 0) {
+        long n = atol(argv[2]);
+        uint32_t r[5];
+        unsigned sum = 0;
+        cpuid_inline_leaf = 0;
+        for (long i = 0; i < n; i++) {
+            back_cpuid_7(0, r);
+            back_cpuid_rip(r);
+            sum += r[0];
+        }
+        printf("%ld cpuids\n", sum ? 2 * n : 0);
+        return 0;
+    }
     if (argc > 1) {
         long n = atol(argv[1]);
         uint32_t r[4];
@@ -212,7 +342,7 @@ int main(int argc, char **argv)
         printf("%ld cpuids\n", sum ? n : 0);
         return 0;
     }
-    int bad = check_paths_agree();
+    int bad = check_paths_agree() + check_backward_spans();
     uint32_t vendor[4];
     span_cpuid(0, 0, vendor);
     int carry = flags_cpuid();

@@ -515,6 +515,210 @@ Test(cpuid_sites, hash_covers_the_span, .init = find_own_sites)
     free(sites);
 }
 
+/* ---- CPUID spans that start before the site ---------------------------------
+ *
+ * A CPUID without a forward span takes the instructions before it (the
+ * leaf's mov) when they make 5 bytes. No label may sit inside a span (a
+ * symbol there is an address something may jump to), so each site is
+ * named by its span's first byte plus the bytes before it.
+ *
+ * back_landed_after_fn: ld.so's 0x14643 (a branch lands just after the
+ * CPUID). back_short_fn: ld.so's 0x15387 (test; je after it: too short).
+ * back_inside_fn, back_at_site_fn: a branch lands on the xor, on the
+ * CPUID: no span. back_pushed_fn: a push before it: no span.
+ * back_rip_fn: a RIP-relative mov sets the leaf. back_forward_fn: the
+ * forward span is kept where it is possible. back_overlap_fn: the second
+ * CPUID's backward span would share the first one's forward bytes. */
+__asm__(".pushsection .text.cpuid_back_test, \"ax\", @progbits\n"
+        ".type back_landed_after_fn, @function\n"
+        "back_landed_after_fn:\n"
+        ".cfi_startproc\n"
+        "    push %rbx\n"
+        "    test %edi, %edi\n"
+        "    jnz 1f\n"
+        "back_landed_after_span:\n"
+        "    mov $0x80000006, %eax\n"
+        "    cpuid\n"
+        "1:  pop %rbx\n"
+        "    ret\n"
+        ".cfi_endproc\n"
+        ".size back_landed_after_fn, .-back_landed_after_fn\n"
+        ".type back_short_fn, @function\n"
+        "back_short_fn:\n"
+        ".cfi_startproc\n"
+        "    push %rbx\n"
+        "back_short_span:\n"
+        "    mov $0xd, %eax\n"
+        "    xor %ecx, %ecx\n"
+        "    cpuid\n"
+        "    test %ebx, %ebx\n"
+        "    je 2f\n"
+        "    add $0x7f, %ebx\n"
+        "2:  pop %rbx\n"
+        "    ret\n"
+        ".cfi_endproc\n"
+        ".size back_short_fn, .-back_short_fn\n"
+        ".type back_inside_fn, @function\n"
+        "back_inside_fn:\n"
+        ".cfi_startproc\n"
+        "    push %rbx\n"
+        "    test %edi, %edi\n"
+        "    jnz 1f\n"
+        "back_inside_span:\n"
+        "    mov $7, %eax\n"
+        "1:  xor %ecx, %ecx\n"
+        "    cpuid\n"
+        "    pop %rbx\n"
+        "    ret\n"
+        ".cfi_endproc\n"
+        ".size back_inside_fn, .-back_inside_fn\n"
+        ".type back_at_site_fn, @function\n"
+        "back_at_site_fn:\n"
+        ".cfi_startproc\n"
+        "    push %rbx\n"
+        "    test %edi, %edi\n"
+        "    jnz 1f\n"
+        "back_at_site_span:\n"
+        "    mov $7, %eax\n"
+        "1:  cpuid\n"
+        "    pop %rbx\n"
+        "    ret\n"
+        ".cfi_endproc\n"
+        ".size back_at_site_fn, .-back_at_site_fn\n"
+        ".type back_pushed_fn, @function\n"
+        "back_pushed_fn:\n"
+        ".cfi_startproc\n"
+        "    push %rbx\n"
+        "    xor %ecx, %ecx\n"
+        "    cpuid\n"
+        "    pop %rbx\n"
+        "    ret\n"
+        ".cfi_endproc\n"
+        ".size back_pushed_fn, .-back_pushed_fn\n"
+        ".type back_rip_fn, @function\n"
+        "back_rip_fn:\n"
+        ".cfi_startproc\n"
+        "    push %rbx\n"
+        "back_rip_span:\n"
+        "    mov cpuid_span_word(%rip), %eax\n"
+        "    cpuid\n"
+        "    pop %rbx\n"
+        "    ret\n"
+        ".cfi_endproc\n"
+        ".size back_rip_fn, .-back_rip_fn\n"
+        ".type back_forward_fn, @function\n"
+        "back_forward_fn:\n"
+        ".cfi_startproc\n"
+        "    push %rbx\n"
+        "back_forward_span:\n"
+        "    mov $1, %eax\n"
+        "    cpuid\n"
+        "    mov %edx, cpuid_span_word(%rip)\n"
+        "    pop %rbx\n"
+        "    ret\n"
+        ".cfi_endproc\n"
+        ".size back_forward_fn, .-back_forward_fn\n"
+        ".type back_overlap_fn, @function\n"
+        "back_overlap_fn:\n"
+        ".cfi_startproc\n"
+        "    push %rbx\n"
+        "back_overlap_first:\n"
+        "    cpuid\n"
+        "    mov $1, %eax\n"
+        "    cpuid\n"
+        "    pop %rbx\n"
+        "    ret\n"
+        ".cfi_endproc\n"
+        ".size back_overlap_fn, .-back_overlap_fn\n"
+        ".popsection\n");
+
+extern const char back_landed_after_span[], back_short_fn[],
+    back_short_span[], back_inside_span[], back_at_site_span[],
+    back_pushed_fn[], back_rip_span[], back_forward_span[],
+    back_overlap_first[];
+
+/* The site bytes after label: the sum made at run time, or this test's
+ * own code would hold its address (a lea of RIP), which no span may
+ * contain. */
+static const struct proxy_cpuid_site *site_after(const char *label,
+                                                 size_t bytes)
+{
+    volatile size_t n = bytes;
+    return site_at(label + n);
+}
+
+Test(cpuid_sites, backward_spans_where_forward_ones_cannot_be,
+     .init = find_own_sites)
+{
+    /* mov $0x80000006, %eax (5 bytes); cpuid, a jnz landing after it */
+    const struct proxy_cpuid_site *s = site_after(back_landed_after_span, 5);
+    cr_assert(s);
+    cr_assert_eq(s->pre, 5);
+    cr_assert_eq(s->span, 2, "nothing after the CPUID is taken");
+    /* mov $0xd, %eax (5); xor %ecx, %ecx (2); cpuid; test; je */
+    s = site_after(back_short_span, 7);
+    cr_assert(s);
+    cr_assert_eq(s->pre, 7);
+    cr_assert_eq(s->span, 2);
+    cr_assert_eq(s->rip_disp[0], 0);
+    /* the hash covers the function's bytes up to the span's end, the
+     * moved instructions among them */
+    uint64_t h = 0xcbf29ce484222325ULL;
+    for (const char *b = back_short_fn; b < back_short_span + 9; b++)
+        h = (h ^ (unsigned char)*b) * 0x100000001b3ULL;
+    cr_assert_eq(s->hash, h);
+    /* mov cpuid_span_word(%rip), %eax (8b 05 disp32): adjusted */
+    s = site_after(back_rip_span, 6);
+    cr_assert(s);
+    cr_assert_eq(s->pre, 6);
+    cr_assert_eq(s->rip_disp[0], 2, "from the span's first byte");
+    cr_assert_eq(s->rip_end[0], 6);
+    cr_assert_eq(s->rip_disp[1], 0);
+    free(sites);
+}
+
+Test(cpuid_sites, backward_span_refused_where_a_branch_may_land_inside,
+     .init = find_own_sites)
+{
+    /* a jnz lands on the xor between the leaf's mov and the CPUID */
+    const struct proxy_cpuid_site *s = site_after(back_inside_span, 7);
+    cr_assert(s);
+    cr_assert_eq(s->pre, 0);
+    cr_assert_eq(s->span, 2, "the trap");
+    /* a jnz lands on the CPUID itself */
+    s = site_after(back_at_site_span, 5);
+    cr_assert(s);
+    cr_assert_eq(s->pre, 0);
+    cr_assert_eq(s->span, 2);
+    /* push %rbx; xor %ecx, %ecx; cpuid: a push is not moved */
+    s = site_after(back_pushed_fn, 3);
+    cr_assert(s);
+    cr_assert_eq(s->pre, 0);
+    cr_assert_eq(s->span, 2);
+    free(sites);
+}
+
+Test(cpuid_sites, forward_span_preferred_and_spans_never_overlap,
+     .init = find_own_sites)
+{
+    /* mov $1, %eax; cpuid; mov %edx, word(%rip): the forward span */
+    const struct proxy_cpuid_site *s = site_after(back_forward_span, 5);
+    cr_assert(s);
+    cr_assert_eq(s->pre, 0);
+    cr_assert_eq(s->span, 8);
+    /* cpuid; mov $1, %eax; cpuid: the first takes the mov forward, so the
+     * second cannot take it backward */
+    s = site_at(back_overlap_first);
+    cr_assert(s);
+    cr_assert_eq(s->pre, 0);
+    cr_assert_eq(s->span, 7);
+    s = site_after(back_overlap_first, 7);
+    cr_assert(s);
+    cr_assert_eq(s->pre, 0);
+    cr_assert_eq(s->span, 2);
+    free(sites);
+}
+
 /* ---- back edges: --progress software's sites (proxy_progress_find_sites) --
  *
  * loop_fn: a counted loop, its back edge after a cmp (span cmp+jne, 6
