@@ -159,7 +159,17 @@ static void handled_and_blocked(void)
     CHECK(sigaction(SIGCHLD, &sa, NULL) == 0);
     handled = 0;
     struct timespec ts = {5, 0};
-    pid_t c = child_sends(0);
+    /* The child waits a little before it exits, so that the parent is in
+     * its sleep when SIGCHLD comes: natively, on a loaded machine, a
+     * child that exits at once can be run first, its SIGCHLD handled
+     * before the sleep begins, and the sleep then completes. */
+    pid_t c = fork();
+    CHECK(c >= 0);
+    if (c == 0) {
+        struct timespec pause_ts = {0, 200000000};
+        nanosleep(&pause_ts, NULL);
+        _exit(0);
+    }
     int r = nanosleep(&ts, NULL);
     printf("nanosleep with a SIGCHLD handler: %d %s, handler %s\n", r,
            r < 0 ? strerror(errno) : "", handled == SIGCHLD ? "ran" : "not run");
