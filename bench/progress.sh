@@ -7,13 +7,19 @@
 # software/none are printed. The cases: bzip2 compressing BENCH_BZ_MB MB
 # of bench/gendata text, bench/progressloop (a tight LCG loop, one counted
 # back edge per iteration, BENCH_LOOP_N iterations), python3 summing
-# squares in a loop and, when installed, node doing the same. The first
-# run of each case is thrown away (the back edges' cache is filled
-# there). No timing is asserted. The backend is hvrun's default (set
-# HVRUN_BACKEND=ptrace where there is no /dev/kvm).
+# squares in a loop, when installed node doing the same, and exec: sh
+# running /bin/true BENCH_EXEC_N times (what the rewrite at each exec
+# costs a short process). The first run of each case is thrown away (the
+# back edges' cache is filled there). Each row gives the medians of wall
+# time and of CPU time (perf stat's task-clock of the run's every process
+# and thread, hvrun's and the guest's: on a loaded machine wall time
+# follows the load, CPU time much less; "-" without perf) and both ratios
+# software/none. No timing is asserted. The backend is hvrun's default
+# (set HVRUN_BACKEND=ptrace where there is no /dev/kvm).
 #
 # BENCH_PROGRESS_REPS (default 5), BENCH_BZ_MB (6), BENCH_LOOP_N
-# (1000000000), BENCH_PY_N (3000000).
+# (1000000000), BENCH_PY_N (3000000), BENCH_EXEC_N (50),
+# BENCH_PROGRESS_CASES (default all: "bzip2 loop python3 node exec").
 set -euo pipefail
 
 if [ $# -ne 1 ]; then
@@ -26,6 +32,13 @@ REPS=${BENCH_PROGRESS_REPS:-5}
 BZ_MB=${BENCH_BZ_MB:-6}
 LOOP_N=${BENCH_LOOP_N:-1000000000}
 PY_N=${BENCH_PY_N:-3000000}
+EXEC_N=${BENCH_EXEC_N:-50}
+# CPU time from perf stat (Debian: linux-perf) where it can count here.
+PERF=()
+if command -v perf >/dev/null &&
+    perf stat -x, -e task-clock -o /dev/null -- true 2>/dev/null; then
+    PERF=(perf stat "-x," -e task-clock)
+fi
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 # Under build/, not /tmp: the guest's /tmp is private.
 WORK=$(mktemp -d "$ROOT/build/bench-progress.XXXXXX")
@@ -34,15 +47,15 @@ cc -O2 -o "$WORK/progressloop" "$ROOT/bench/progressloop.c"
 cc -O2 -o "$WORK/gendata" "$ROOT/bench/gendata.c"
 "$WORK/gendata" $((BZ_MB * 1024 * 1024)) >"$WORK/data.txt"
 
-now_ms() { echo $(($(date +%s%N) / 1000000)); }
-
-# one MODE CASE: a run's wall time in ms (MODE native, none or software).
+# one MODE CASE: a run's wall and CPU time in ms, "WALL CPU" (MODE native,
+# none or software).
 one() {
-    local mode=$1 t0 t1
+    local mode=$1
     shift
-    local pre=()
-    [ "$mode" != native ] && pre=("$HVRUN" run --progress "$mode" --)
-    t0=$(now_ms)
+    local pre=() t0 t1
+    [ ${#PERF[@]} -gt 0 ] && pre=("${PERF[@]}" -o "$WORK/perf" --)
+    [ "$mode" != native ] && pre+=("$HVRUN" run --progress "$mode" --)
+    t0=$(date +%s%N)
     case $1 in
     bzip2) "${pre[@]}" bzip2 -c "$WORK/data.txt" >/dev/null ;;
     loop) "${pre[@]}" "$WORK/progressloop" "$LOOP_N" >/dev/null ;;
@@ -53,17 +66,31 @@ print(x)" >/dev/null ;;
     node) "${pre[@]}" node -e \
         "let x=0; for (let i=0;i<$PY_N*10;i++) x+=i*i%7; console.log(x)" \
         >/dev/null ;;
+    exec) "${pre[@]}" /bin/sh -c \
+        "i=0; while [ \$i -lt $EXEC_N ]; do /bin/true; i=\$((i+1)); done" ;;
     esac
-    t1=$(now_ms)
-    echo $((t1 - t0))
+    t1=$(date +%s%N)
+    local cpu=-
+    [ ${#PERF[@]} -gt 0 ] &&
+        cpu=$(awk -F, '$3 == "task-clock" {printf "%d", $1}' "$WORK/perf")
+    echo "$(((t1 - t0) / 1000000)) $cpu"
 }
 
-median() { sort -n | awk '{v[NR]=$1} END {print (NR%2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
+median() { sort -n | awk '$1 == "-" {d = 1} {v[NR]=$1} END {print d ? "-" : (NR%2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
+
+ratio() {
+    case "$1$2" in *-*) echo - ;;
+    *) awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2fx", a ? b / a : 0}' ;;
+    esac
+}
 
 cases=(bzip2 loop python3)
 command -v node >/dev/null && cases+=(node)
-echo "| case | native ms | --progress none ms | --progress software ms | software/none |"
-echo "| --- | ---: | ---: | ---: | ---: |"
+cases+=(exec)
+# shellcheck disable=SC2206 # a list of words
+[ -n "${BENCH_PROGRESS_CASES:-}" ] && cases=($BENCH_PROGRESS_CASES)
+echo "| case | native ms (CPU) | --progress none ms (CPU) | --progress software ms (CPU) | software/none wall | software/none CPU |"
+echo "| --- | ---: | ---: | ---: | ---: | ---: |"
 for c in "${cases[@]}"; do
     one software "$c" >/dev/null # fills the back edges' cache
     : >"$WORK/native" ; : >"$WORK/none" ; : >"$WORK/software"
@@ -73,8 +100,10 @@ for c in "${cases[@]}"; do
         else order=(software none native); fi
         for m in "${order[@]}"; do one "$m" "$c" >>"$WORK/$m"; done
     done
-    n=$(median <"$WORK/native")
-    a=$(median <"$WORK/none")
-    b=$(median <"$WORK/software")
-    echo "| $c | $n | $a | $b | $(awk -v a="$a" -v b="$b" 'BEGIN {printf "%.2fx", b / a}') |"
+    for m in native none software; do
+        read -r "w_$m" < <(cut -d' ' -f1 "$WORK/$m" | median)
+        read -r "c_$m" < <(cut -d' ' -f2 "$WORK/$m" | median)
+    done
+    # shellcheck disable=SC2154 # set by the read above
+    echo "| $c | $w_native ($c_native) | $w_none ($c_none) | $w_software ($c_software) | $(ratio "$w_none" "$w_software") | $(ratio "$c_none" "$c_software") |"
 done

@@ -1,13 +1,13 @@
 /*
  * procfs.c - what the synthesised /proc and /sys files say (vfs.c opens
  * them): the machine's (cpuinfo, meminfo, stat, uptime, loadavg, version,
- * the kernel's and the host's names, /sys's CPU lists, boot_id and uuid)
- * from detcore's model, the process's (/proc/PID/stat, status, statm,
- * maps, cmdline, environ, auxv, keys, System V IPC lists) from the process
- * model, the table of virtual files with the detcore switch that makes
- * each virtual, and the virtual init's /proc/1 (its entries and their
- * contents). Each generator writes into a content buffer (vfs.h) that
- * vfs.c turns into a memfd.
+ * the kernel's and the host's names, /sys's CPU and NUMA node lists, node
+ * 0's meminfo, boot_id and uuid) from detcore's model, the process's
+ * (/proc/PID/stat, status, statm, maps, cmdline, environ, auxv, keys,
+ * System V IPC lists) from the process model, the table of virtual files
+ * with the detcore switch that makes each virtual, and the virtual init's
+ * /proc/1 (its entries and their contents). Each generator writes into a
+ * content buffer (vfs.h) that vfs.c turns into a memfd.
  */
 #include "proxy.h"
 #include "config.h"
@@ -184,63 +184,85 @@ static void mem_line(struct vbuf *b, const char *name, unsigned long long kb)
     vb_printf(b, "%-16s%8llu kB\n", label, kb);
 }
 
-/* The figures of an idle 8 GiB machine, scaled to --memory; MemTotal and
- * MemFree are detcore's (sysinfo says the same). */
+/* The figures of an idle 8 GiB machine, in kB, scaled to --memory
+ * (model_kb); MemTotal and MemFree are detcore's (sysinfo says the same).
+ * /proc/meminfo lists them in this order; a NUMA node's meminfo
+ * (gen_node_meminfo) takes its figures from here too. */
+static const struct {
+    const char *name;
+    unsigned long long kb;
+} meminfo_model[] = {
+    {"Buffers", 65536},
+    {"Cached", 1048576},
+    {"SwapCached", 0},
+    {"Active", 1048576},
+    {"Inactive", 524288},
+    {"Active(anon)", 524288},
+    {"Inactive(anon)", 0},
+    {"Active(file)", 524288},
+    {"Inactive(file)", 524288},
+    {"Unevictable", 0},
+    {"Mlocked", 0},
+    {"SwapTotal", 0},
+    {"SwapFree", 0},
+    {"Zswap", 0},
+    {"Zswapped", 0},
+    {"Dirty", 0},
+    {"Writeback", 0},
+    {"AnonPages", 524288},
+    {"Mapped", 131072},
+    {"Shmem", 0},
+    {"KReclaimable", 65536},
+    {"Slab", 131072},
+    {"SReclaimable", 65536},
+    {"SUnreclaim", 65536},
+    {"KernelStack", 4096},
+    {"PageTables", 8192},
+    {"NFS_Unstable", 0},
+    {"Bounce", 0},
+    {"WritebackTmp", 0},
+    {"CommitLimit", 4194304},
+    {"Committed_AS", 1048576},
+    {"VmallocTotal", 34359738367ULL},
+    {"VmallocUsed", 16384},
+    {"VmallocChunk", 0},
+    {"Percpu", 1024},
+};
+#define MEMINFO_MODEL_LEN (sizeof(meminfo_model) / sizeof(meminfo_model[0]))
+
+/* Figure i of meminfo_model for this machine: kB of an 8 GiB machine ->
+ * kB of --memory's (VmallocTotal is the kernel's address space, not
+ * memory). < 2^50: no overflow. */
+static unsigned long long model_kb(const struct proxy_process *p, size_t i)
+{
+    unsigned long long total_kb = p->det->cfg.mem_total_bytes >> 10;
+    const unsigned long long base_kb = DET_MEM_TOTAL_BYTES >> 10;
+    if (strcmp(meminfo_model[i].name, "VmallocTotal") == 0)
+        return meminfo_model[i].kb;
+    return meminfo_model[i].kb * total_kb / base_kb;
+}
+
+/* meminfo_model's figure called name (0 for none). */
+static unsigned long long model_kb_of(const struct proxy_process *p,
+                                      const char *name)
+{
+    for (size_t i = 0; i < MEMINFO_MODEL_LEN; i++)
+        if (strcmp(meminfo_model[i].name, name) == 0)
+            return model_kb(p, i);
+    return 0;
+}
+
 static int gen_meminfo(struct proxy_process *p, struct vbuf *b)
 {
-    static const struct {
-        const char *name;
-        unsigned long long kb;
-    } rest[] = {
-        {"Buffers", 65536},
-        {"Cached", 1048576},
-        {"SwapCached", 0},
-        {"Active", 1048576},
-        {"Inactive", 524288},
-        {"Active(anon)", 524288},
-        {"Inactive(anon)", 0},
-        {"Active(file)", 524288},
-        {"Inactive(file)", 524288},
-        {"Unevictable", 0},
-        {"Mlocked", 0},
-        {"SwapTotal", 0},
-        {"SwapFree", 0},
-        {"Zswap", 0},
-        {"Zswapped", 0},
-        {"Dirty", 0},
-        {"Writeback", 0},
-        {"AnonPages", 524288},
-        {"Mapped", 131072},
-        {"Shmem", 0},
-        {"KReclaimable", 65536},
-        {"Slab", 131072},
-        {"SReclaimable", 65536},
-        {"SUnreclaim", 65536},
-        {"KernelStack", 4096},
-        {"PageTables", 8192},
-        {"NFS_Unstable", 0},
-        {"Bounce", 0},
-        {"WritebackTmp", 0},
-        {"CommitLimit", 4194304},
-        {"Committed_AS", 1048576},
-        {"VmallocTotal", 34359738367ULL},
-        {"VmallocUsed", 16384},
-        {"VmallocChunk", 0},
-        {"Percpu", 1024},
-    };
     unsigned long long total_kb = p->det->cfg.mem_total_bytes >> 10;
     unsigned long long free_kb = det_mem_free_bytes(&p->det->cfg) >> 10;
-    /* kB of an 8 GiB machine -> kB of this one (VmallocTotal is the
-     * kernel's address space, not memory). */
     const unsigned long long base_kb = DET_MEM_TOTAL_BYTES >> 10;
 #define SCALED(kb) ((kb) * total_kb / base_kb) /* < 2^50: no overflow */
     mem_line(b, "MemTotal", total_kb);
     mem_line(b, "MemFree", free_kb);
     mem_line(b, "MemAvailable", free_kb + SCALED(1048576));
-    for (size_t i = 0; i < sizeof(rest) / sizeof(rest[0]); i++)
-        mem_line(b, rest[i].name, strcmp(rest[i].name, "VmallocTotal")
-                                      ? SCALED(rest[i].kb)
-                                      : rest[i].kb);
+    for (size_t i = 0; i < MEMINFO_MODEL_LEN; i++)
+        mem_line(b, meminfo_model[i].name, model_kb(p, i));
     vb_printf(b, "HardwareCorrupted: %5d kB\n", 0);
     mem_line(b, "AnonHugePages", 0);
     mem_line(b, "ShmemHugePages", 0);
@@ -259,6 +281,50 @@ static int gen_meminfo(struct proxy_process *p, struct vbuf *b)
     mem_line(b, "DirectMap2M", total_kb - SCALED(131072));
 #undef SCALED
     mem_line(b, "DirectMap1G", 0);
+    return 0;
+}
+
+/*
+ * /sys/devices/system/node/node0/meminfo: the one NUMA node holds the
+ * whole machine, in Linux 6.1's layout (drivers/base/node.c) with
+ * /proc/meminfo's figures. The host's is read live (libnuma parses it at
+ * start-up, QEMU links libnuma): its digits differ each run, and so did
+ * how long the parse ran, which --progress software counts into time.
+ */
+static int gen_node_meminfo(struct proxy_process *p, struct vbuf *b)
+{
+    static const char *const figures[] = {
+        "SwapCached",   "Active",       "Inactive",       "Active(anon)",
+        "Inactive(anon)", "Active(file)", "Inactive(file)", "Unevictable",
+        "Mlocked",      "Dirty",        "Writeback",      "FilePages",
+        "Mapped",       "AnonPages",    "Shmem",          "KernelStack",
+        "PageTables",   "NFS_Unstable", "Bounce",         "WritebackTmp",
+        "KReclaimable", "Slab",         "SReclaimable",   "SUnreclaim",
+        "AnonHugePages", "ShmemHugePages", "ShmemPmdMapped",
+        "FileHugePages", "FilePmdMapped",
+    };
+    unsigned long long total_kb = p->det->cfg.mem_total_bytes >> 10;
+    unsigned long long free_kb = det_mem_free_bytes(&p->det->cfg) >> 10;
+    vb_printf(b, "Node 0 ");
+    mem_line(b, "MemTotal", total_kb);
+    vb_printf(b, "Node 0 ");
+    mem_line(b, "MemFree", free_kb);
+    vb_printf(b, "Node 0 ");
+    mem_line(b, "MemUsed", total_kb - free_kb);
+    for (size_t i = 0; i < sizeof(figures) / sizeof(figures[0]); i++) {
+        /* The node's file pages: the page cache, buffers included. */
+        unsigned long long kb =
+            strcmp(figures[i], "FilePages") == 0
+                ? model_kb_of(p, "Cached") + model_kb_of(p, "Buffers")
+                : model_kb_of(p, figures[i]);
+        vb_printf(b, "Node 0 ");
+        mem_line(b, figures[i], kb);
+    }
+    vb_printf(b,
+              "Node 0 HugePages_Total: %5d\n"
+              "Node 0 HugePages_Free:  %5d\n"
+              "Node 0 HugePages_Surp:  %5d\n",
+              0, 0, 0);
     return 0;
 }
 
@@ -383,7 +449,9 @@ static int gen_boot_id(struct proxy_process *p, struct vbuf *b)
     return 0;
 }
 
-/* online, possible, present: CPU 0 only (glibc's get_nprocs reads online). */
+/* online, possible, present: CPU 0 only (glibc's get_nprocs reads online);
+ * the node lists of /sys/devices/system/node and node0's cpulist: node 0,
+ * CPU 0, the same "0". */
 static int gen_cpu_list(struct proxy_process *p, struct vbuf *b)
 {
     vb_put(b, "0\n", 2);
@@ -1248,6 +1316,13 @@ const struct vfile proxy_vfs_files[] = {
     {"/sys/devices/system/cpu/online", GATE_HOST, DET_SRC_HOST, gen_cpu_list, NULL},
     {"/sys/devices/system/cpu/possible", GATE_HOST, DET_SRC_HOST, gen_cpu_list, NULL},
     {"/sys/devices/system/cpu/present", GATE_HOST, DET_SRC_HOST, gen_cpu_list, NULL},
+    {"/sys/devices/system/node/online", GATE_HOST, DET_SRC_HOST, gen_cpu_list, NULL},
+    {"/sys/devices/system/node/possible", GATE_HOST, DET_SRC_HOST, gen_cpu_list, NULL},
+    {"/sys/devices/system/node/has_cpu", GATE_HOST, DET_SRC_HOST, gen_cpu_list, NULL},
+    {"/sys/devices/system/node/has_memory", GATE_HOST, DET_SRC_HOST, gen_cpu_list, NULL},
+    {"/sys/devices/system/node/has_normal_memory", GATE_HOST, DET_SRC_HOST, gen_cpu_list, NULL},
+    {"/sys/devices/system/node/node0/cpulist", GATE_HOST, DET_SRC_HOST, gen_cpu_list, NULL},
+    {"/sys/devices/system/node/node0/meminfo", GATE_HOST, DET_SRC_HOST, gen_node_meminfo, NULL},
     {"/etc/nsswitch.conf", GATE_HOST, DET_SRC_HOST, gen_nsswitch, NULL},
     {"/etc/hosts", GATE_HOST, DET_SRC_HOST, gen_etc_hosts, NULL},
     {"/proc/sysvipc/shm", GATE_ALWAYS, DET_SRC_IDS, gen_sysvipc_shm, NULL},

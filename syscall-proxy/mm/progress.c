@@ -82,6 +82,16 @@ struct progress_site {
     uint8_t code[MAX_SPAN]; /* the jmp hvrun wrote */
 };
 
+/* The patched spans of an address space, in patching order. A fork's copy
+ * shares its parent's list until either patches more (a shell forks, and
+ * its child execs: the list, ~60 bytes a site and 15,000 sites for libc
+ * alone, was copied for nothing). */
+struct progress_sites {
+    unsigned refs;
+    size_t nr, cap;
+    struct progress_site v[];
+};
+
 struct progress_region {
     gva_t gva;
     uint64_t len, used;
@@ -93,8 +103,7 @@ struct proxy_progress {
     size_t nr_counters;
     struct progress_region *regions;
     size_t nr_regions;
-    struct progress_site *sites; /* in patching order */
-    size_t nr_sites, cap_sites;
+    struct progress_sites *sites; /* NULL: none yet */
     /* What the counters were set to at the last enter; whether they go
      * on from there (a host interruption of the same thread). */
     uint64_t budget;
@@ -363,27 +372,75 @@ static bool build(struct emitter *e, const struct proxy_cpuid_site *cs,
     return true;
 }
 
+static size_t nr_sites(const struct proxy_progress *s)
+{
+    return s->sites ? s->sites->nr : 0;
+}
+
+/* The list, s's own (copied from a shared one) with room for n more. */
+static struct progress_sites *own_sites(struct proxy_progress *s, size_t n)
+{
+    struct progress_sites *l = s->sites;
+    size_t nr = l ? l->nr : 0, cap = l && l->refs == 1 ? l->cap : 0;
+    if (nr + n <= cap)
+        return l;
+    size_t want = cap ? cap * 2 : 256;
+    if (want < nr + n)
+        want = nr + n;
+    size_t bytes = sizeof(*l) + want * sizeof(l->v[0]);
+    struct progress_sites *c;
+    if (l && l->refs == 1) {
+        if (!(c = realloc(l, bytes)))
+            return NULL;
+    } else {
+        if (!(c = malloc(bytes)))
+            return NULL;
+        if (l) {
+            memcpy(c->v, l->v, nr * sizeof(l->v[0]));
+            l->refs--;
+        }
+    }
+    c->refs = 1;
+    c->nr = nr;
+    c->cap = want;
+    s->sites = c;
+    return c;
+}
+
 /* Appended in patching order: only mremap looks them up, rarely, and
  * checks each against the bytes it wrote (a stale entry for code mapped
- * over since names another jmp). */
-static int remember(struct proxy_progress *s, gva_t gva, uint8_t span,
-                    const uint8_t *orig, const uint8_t *code)
+ * over since names another jmp). Room made by own_sites. */
+static void remember(struct proxy_progress *s, gva_t gva, uint8_t span,
+                     const uint8_t *orig, const uint8_t *code)
 {
-    if (s->nr_sites == s->cap_sites) {
-        size_t cap = s->cap_sites ? s->cap_sites * 2 : 256;
-        void *v = realloc(s->sites, cap * sizeof(*s->sites));
-        if (!v)
-            return -ENOMEM;
-        s->sites = v;
-        s->cap_sites = cap;
-    }
-    struct progress_site *ps = &s->sites[s->nr_sites++];
+    struct progress_site *ps = &s->sites->v[s->sites->nr++];
     ps->gva = gva;
     ps->span = span;
     memcpy(ps->orig, orig, span);
     memcpy(ps->code, code, span);
-    return 0;
 }
+
+/* A buffer of hvrun's kept from one rewrite to the next: fresh memory of
+ * a megabyte (a batch of libc's trampolines, its code range) costs a
+ * page fault a page at every exec. */
+struct scratch {
+    uint8_t *b;
+    size_t cap;
+};
+
+static uint8_t *scratch_get(struct scratch *sc, size_t len)
+{
+    if (len > sc->cap) {
+        void *b = realloc(sc->b, len);
+        if (!b)
+            return NULL;
+        sc->b = b;
+        sc->cap = len;
+    }
+    return sc->b;
+}
+
+static struct scratch tramp_scratch, code_scratch;
 
 /* The trampoline of one site into batch (the bytes of r from batch_at),
  * the site remembered with the jmp to it; false when it is left alone. */
@@ -412,7 +469,34 @@ static bool patch_one(struct proxy_process *p, struct proxy_progress *s,
     code[0] = 0xe9;
     memcpy(code + 1, &rel, 4);
     memset(code + 5, 0x90, (size_t)(cs->span - 5));
-    return remember(s, site, cs->span, orig, code) == 0;
+    remember(s, site, cs->span, orig, code);
+    return true;
+}
+
+/* hvrun's pages of guest [gva, gva+len), faulted in at once (for writing
+ * when write) before a rewrite touches most of them: a fault per page
+ * costs far more (libc's back edges lie on ~400 code pages, their
+ * trampolines fill ~150), most of all in a VM. Only a hint: before Linux
+ * 5.14 the pages fault one by one as before. */
+static void prefault(const struct proxy_process *p, gva_t gva, uint64_t len,
+                     bool write)
+{
+#if defined(MADV_POPULATE_READ) && defined(MADV_POPULATE_WRITE)
+    struct iovec iov[4];
+    size_t covered;
+    int n = vmm_as_host_iov(p->as, gva, len, 0, iov, 4, &covered);
+    for (int i = 0; i < n; i++) {
+        uintptr_t lo = (uintptr_t)iov[i].iov_base & VMM_PAGE_MASK;
+        uintptr_t hi = (uintptr_t)iov[i].iov_base + iov[i].iov_len;
+        (void)madvise((void *)lo, hi - lo,
+                      write ? MADV_POPULATE_WRITE : MADV_POPULATE_READ);
+    }
+#else
+    (void)p;
+    (void)gva;
+    (void)len;
+    (void)write;
+#endif
 }
 
 /* The trampolines of one file VMA into the guest at once, then the jmps
@@ -423,44 +507,46 @@ static void patch_batch(struct proxy_process *p, struct proxy_progress *s,
                         struct progress_region *r, gva_t counter)
 {
     gva_t batch_at = r->gva + r->used;
-    uint8_t *batch = calloc(n, TRAMP_BYTES);
-    if (!batch)
+    uint8_t *batch = scratch_get(&tramp_scratch, n * TRAMP_BYTES);
+    if (!batch || !own_sites(s, n))
         return;
-    size_t before = s->nr_sites;
+    memset(batch, 0, n * TRAMP_BYTES);
+    prefault(p, lo + (fs->v[first].file_off - flo),
+             fs->v[first + n - 1].file_off - fs->v[first].file_off, false);
+    struct progress_sites *l = s->sites;
+    size_t before = l->nr;
     for (size_t i = first; i < first + n; i++)
         (void)patch_one(p, s, v, &fs->v[i], lo + (fs->v[i].file_off - flo),
                         r, counter, batch, batch_at);
+    prefault(p, batch_at, r->gva + r->used - batch_at, true);
     bool placed = r->gva + r->used == batch_at ||
                   proxy_code_poke(p, batch_at, batch,
                             (size_t)(r->gva + r->used - batch_at));
-    free(batch);
     if (!placed) {
-        s->nr_sites = before;
+        l->nr = before;
         return;
     }
-    if (s->nr_sites == before)
+    if (l->nr == before)
         return;
     /* The jmps in one write over the code they lie in: each write makes a
      * read-only backing writable for a moment (an mprotect and a TLB
      * flush of hvrun's own), too dear once per site. */
-    gva_t from = s->sites[before].gva;
-    const struct progress_site *last = &s->sites[s->nr_sites - 1];
+    gva_t from = l->v[before].gva;
+    const struct progress_site *last = &l->v[l->nr - 1];
     size_t len = (size_t)(last->gva + last->span - from);
-    uint8_t *code = malloc(len);
+    uint8_t *code = scratch_get(&code_scratch, len);
     bool ok = code && vmm_as_peek(p->as, code, from, len) == 0;
-    for (size_t i = before; ok && i < s->nr_sites; i++)
-        memcpy(code + (s->sites[i].gva - from), s->sites[i].code,
-               s->sites[i].span);
+    for (size_t i = before; ok && i < l->nr; i++)
+        memcpy(code + (l->v[i].gva - from), l->v[i].code, l->v[i].span);
     /* A fresh copy (its backing read-only again after a refill: the poke
      * writes it all the same). */
     ok = ok && vmm_as_poke(p->as, from, code, len) == 0;
-    free(code);
     if (!ok) {
-        s->nr_sites = before;
+        l->nr = before;
         return;
     }
     if (p->totals)
-        p->totals->progress_sites += s->nr_sites - before;
+        p->totals->progress_sites += l->nr - before;
 }
 
 /* The sites of file VMA v in [lo, hi), a fresh copy of the file. */
@@ -536,8 +622,8 @@ void proxy_progress_remapped(struct proxy_process *p, uint64_t old,
         return;
     /* A jmp rel32 moved lands elsewhere: the moved spans get their own
      * bytes back, and count nothing. */
-    for (size_t i = 0; i < s->nr_sites; i++) {
-        struct progress_site *ps = &s->sites[i];
+    for (size_t i = 0; i < nr_sites(s); i++) {
+        const struct progress_site *ps = &s->sites->v[i];
         if (ps->gva < old || ps->gva + ps->span > old + old_len)
             continue;
         gva_t now = new_gva + (ps->gva - old);
@@ -558,14 +644,12 @@ struct proxy_progress *proxy_progress_copy(const struct proxy_progress *s)
     *c = *s;
     c->counters = NULL;
     c->regions = NULL;
-    c->sites = NULL;
     c->armed = c->goes_on = false;
     if ((s->nr_counters &&
          !(c->counters = malloc(s->nr_counters * sizeof(gva_t)))) ||
         (s->nr_regions &&
-         !(c->regions = malloc(s->nr_regions * sizeof(*s->regions)))) ||
-        (s->nr_sites &&
-         !(c->sites = malloc(s->nr_sites * sizeof(*s->sites))))) {
+         !(c->regions = malloc(s->nr_regions * sizeof(*s->regions))))) {
+        c->sites = NULL;
         proxy_progress_free(c);
         return NULL;
     }
@@ -573,9 +657,8 @@ struct proxy_progress *proxy_progress_copy(const struct proxy_progress *s)
         memcpy(c->counters, s->counters, s->nr_counters * sizeof(gva_t));
     if (s->nr_regions)
         memcpy(c->regions, s->regions, s->nr_regions * sizeof(*s->regions));
-    if (s->nr_sites)
-        memcpy(c->sites, s->sites, s->nr_sites * sizeof(*s->sites));
-    c->cap_sites = s->nr_sites;
+    if (c->sites) /* shared until one of the two patches more */
+        c->sites->refs++;
     return c;
 }
 
@@ -585,6 +668,7 @@ void proxy_progress_free(struct proxy_progress *s)
         return;
     free(s->counters);
     free(s->regions);
-    free(s->sites);
+    if (s->sites && --s->sites->refs == 0)
+        free(s->sites);
     free(s);
 }

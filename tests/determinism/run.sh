@@ -191,6 +191,7 @@ nproc           | nproc    |
 openssl-rand    | openssl  | rand -hex 16
 proc-uuid       | cat      | /proc/sys/kernel/random/uuid
 proc-meminfo    | head     | /proc/meminfo
+node-meminfo    | cat      | /sys/devices/system/node/node0/meminfo
 proc-cpuinfo    | cat      | /proc/cpuinfo
 proc-self-stat  | cat      | /proc/self/stat
 proc-self-task  | python3  | -c "$PY_TASKS"
