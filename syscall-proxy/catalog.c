@@ -54,6 +54,7 @@ static const struct family_kind families[] = {
     {proxy_adjtime_syscalls, "time", "virtualised"},
     {proxy_ldt_syscalls, "mm", "emulated"},
     {proxy_secretmem_syscalls, "mm", "emulated"},
+    {proxy_mseal_syscalls, "mm", "emulated"},
     {proxy_openat2_syscalls, "fs", "passthrough"},
     {proxy_mount_api_syscalls, "namespace", "emulated"},
     {proxy_acct_syscalls, "process", "emulated"},
