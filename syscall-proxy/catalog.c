@@ -60,6 +60,7 @@ static const struct family_kind families[] = {
     {proxy_acct_syscalls, "process", "emulated"},
     {proxy_quota_syscalls, "fs", "passthrough"},
     {proxy_filesystems_syscalls, "fs", "emulated"},
+    {proxy_ustat_syscalls, "fs", "virtualised"},
     {proxy_keys_syscalls, "keys", "emulated"},
     {proxy_ptrace_syscalls, "ptrace", "emulated"},
     {proxy_rseq_syscalls, "rseq", "emulated"},
