@@ -364,4 +364,5 @@ const char *const proxy_syscall_names[PROXY_NR_SYSCALLS] = {
     [448] = "process_mrelease",
     [449] = "futex_waitv",
     [450] = "set_mempolicy_home_node",
+    [462] = "mseal",
 };
