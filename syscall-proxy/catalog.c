@@ -61,6 +61,7 @@ static const struct family_kind families[] = {
     {proxy_quota_syscalls, "fs", "passthrough"},
     {proxy_filesystems_syscalls, "fs", "emulated"},
     {proxy_ustat_syscalls, "fs", "virtualised"},
+    {proxy_file_attr_syscalls, "fs", "passthrough"},
     {proxy_keys_syscalls, "keys", "emulated"},
     {proxy_ptrace_syscalls, "ptrace", "emulated"},
     {proxy_rseq_syscalls, "rseq", "emulated"},
@@ -185,6 +186,11 @@ static const struct exception_note notes[] = {
     {SYS_newfstatat, "virtualised", "canonical ino/dev/times (detcore)"},
     {SYS_statx, "virtualised", "canonical ino/dev/times (detcore)"},
     {SYS_statfs, "virtualised", "free counts canonical"},
+    {136 /* ustat */, NULL, "statfs's canonical counts of the device's file "
+                            "system (docs/DETERMINISM.md)"},
+    {468 /* file_getattr */, NULL, "the host's own call after hvrun's path "
+                                   "walk: ENOSYS on a host before Linux 6.17"},
+    {469 /* file_setattr */, NULL, "as file_getattr"},
     {SYS_fstatfs, "virtualised", "free counts canonical"},
     {SYS_getdents64, "virtualised", "sorted by name, canonical d_ino"},
     {SYS_getdents, "virtualised", "sorted by name, canonical d_ino"},
