@@ -423,6 +423,7 @@ static const int allowed_calls[] = {
      * renameat, rmdir) */
     SCMP_SYS(openat), SCMP_SYS(openat2) /* procguard.c */,
     SCMP_SYS(newfstatat), SCMP_SYS(statx),
+    468 /* file_getattr */, 469 /* file_setattr */,
     SCMP_SYS(fstatfs), SCMP_SYS(statfs), SCMP_SYS(faccessat),
     SCMP_SYS(faccessat2), SCMP_SYS(getdents64), SCMP_SYS(getcwd),
     SCMP_SYS(fchdir), SCMP_SYS(readlink), SCMP_SYS(readlinkat),

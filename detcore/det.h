@@ -263,6 +263,10 @@ void det_stat_canon(struct det_state *d, struct stat *st);
 /* The virtual inode number for a host (dev, ino) (getdents d_ino). */
 uint64_t det_ino(struct det_state *d, uint64_t host_dev, uint64_t host_ino);
 uint64_t det_dev(struct det_state *d, uint64_t host_dev);
+/* The host device behind a device number the guest was shown (det_dev's,
+ * or the host's own when metadata is not virtualised); false for one it
+ * was never shown. */
+bool det_host_dev(const struct det_state *d, uint64_t dev, uint64_t *host_dev);
 /* Inodes of host_dev (procfs) are made per lookup: their numbers are
  * DET_FIRST_EPHEMERAL_INO plus the low 28 bits of the key, no sequence. */
 void det_meta_ephemeral_dev(struct det_state *d, uint64_t host_dev);

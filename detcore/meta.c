@@ -196,6 +196,20 @@ uint64_t det_dev(struct det_state *d, uint64_t host_dev)
     return makedev(DET_DEV_MAJOR, (unsigned)i + 1);
 }
 
+bool det_host_dev(const struct det_state *d, uint64_t dev, uint64_t *host_dev)
+{
+    if (!d->cfg.virtualize_metadata) {
+        *host_dev = dev;
+        return true;
+    }
+    const struct det_meta *m = d->meta;
+    unsigned minor = minor(dev);
+    if (major(dev) != DET_DEV_MAJOR || minor == 0 || minor > (unsigned)m->nr_devs)
+        return false;
+    *host_dev = m->devs[minor - 1];
+    return true;
+}
+
 uint64_t det_ino(struct det_state *d, uint64_t host_dev, uint64_t host_ino)
 {
     if (!d->cfg.virtualize_metadata)

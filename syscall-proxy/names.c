@@ -364,4 +364,7 @@ const char *const proxy_syscall_names[PROXY_NR_SYSCALLS] = {
     [448] = "process_mrelease",
     [449] = "futex_waitv",
     [450] = "set_mempolicy_home_node",
+    [462] = "mseal",
+    [468] = "file_getattr",
+    [469] = "file_setattr",
 };

@@ -372,6 +372,11 @@ native_unfit() {
         if grep -qx 'rdtsc: read' "$2"; then
             echo "this host's kernel accepts PR_TSC_SIGSEGV but RDTSC still reads (CR4.TSD not honoured, a kvm-pvm guest): the native run is no reference"
         fi ;;
+    file_attr | */file_attr)
+        # file_getattr is Linux 6.17's: an older host has no reference.
+        if grep -q '^not checked here: ' "$2"; then
+            sed -n 's/^not checked here: //p' "$2" | head -n 1
+        fi ;;
     core_dump | */core_dump)
         # hvrun names cores by the host's core_pattern and gives guests an
         # unlimited hard RLIMIT_CORE; natively either may rule cores out.

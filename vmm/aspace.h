@@ -147,6 +147,10 @@ struct vmm_physmem {
  * It lets ld.so's segments keep their reservation's pages without
  * comparing them with the file again (syscall-proxy/mm/mm.c). */
 #define VMM_VMA_FILE_CLEAN 0x10000
+/* mseal'd (Linux 6.10's VM_SEALED): the mm calls refuse to unmap, move,
+ * remap over or reprotect it (EPERM), and madvise's discarding advice on
+ * it when it is read-only anonymous memory. A forked child keeps it. */
+#define VMM_VMA_SEALED 0x20000
 /* Private anonymous mappings from this size up are made lazy by the mm
  * calls: the guest-physical reservation (256 GiB) cannot back a
  * sanitizer's 15 TiB shadow, and an extent this large is rarely touched

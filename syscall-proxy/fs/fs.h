@@ -181,6 +181,12 @@ extern const struct proxy_syscall proxy_quota_syscalls[];
 /* sysfs(2) from the host's /proc/filesystems list (fs/filesystems.c). */
 extern const struct proxy_syscall proxy_filesystems_syscalls[];
 
+/* ---- ustat(2) (fs/ustat.c) ----------------------------------------------- */
+extern const struct proxy_syscall proxy_ustat_syscalls[];
+
+/* ---- file_getattr, file_setattr (fs/file_attr.c) ------------------------- */
+extern const struct proxy_syscall proxy_file_attr_syscalls[];
+
 /* ---- synthesised /proc and /sys files (fs/vfs.c) ------------------------- */
 /*
  * True when reads from guest_fd must come from detcore's random stream:

@@ -1069,6 +1069,8 @@ static void smaps_vmflags(struct vbuf *b, const struct vmm_vma *v)
         vb_printf(b, " nr");
     if (v->flags & VMM_VMA_WIPEONFORK)
         vb_printf(b, " wf");
+    if (v->flags & VMM_VMA_SEALED)
+        vb_printf(b, " sl");
     vb_printf(b, "\n");
 }
 

@@ -720,6 +720,8 @@ static long map_checked(struct proxy_process *p, const struct mmap_req *m)
     int rc = choose_address(p, m->addr, len, flags, &at);
     if (rc < 0)
         return rc;
+    if (proxy_mm_sealed(p->as, at, at + len))
+        return -EPERM; /* MAP_FIXED over a sealed VMA */
     if (split_refused(p, at, at + len, -1))
         return -ENOMEM; /* MAP_FIXED into a VMA's middle */
     bool unfilled;
@@ -963,6 +965,8 @@ static long sys_munmap(struct proxy_process *p, const uint64_t a[6])
     if (!page_aligned(start) || start > VMM_USER_END ||
         len > VMM_USER_END - start || VMM_PAGE_ALIGN_UP(len) == 0)
         return -EINVAL;
+    if (proxy_mm_sealed(p->as, start, start + VMM_PAGE_ALIGN_UP(len)))
+        return -EPERM;
     if (split_refused(p, start, start + VMM_PAGE_ALIGN_UP(len), -1))
         return -ENOMEM;
     long rc = vmm_as_unmap(p->as, start, len);
@@ -1020,6 +1024,8 @@ static long mprotect_pkey(struct proxy_process *p, gva_t start, uint64_t len,
         return -EINVAL;
     if (pkey != -1)
         return -EINVAL; /* no key is ever allocated (sys_pkey_alloc) */
+    if (proxy_mm_sealed(p->as, start, start + len))
+        return -EPERM;
     if (start + len > VMM_USER_END)
         return -ENOMEM;
     if (grows) {
@@ -1086,6 +1092,12 @@ static long sys_mremap(struct proxy_process *p, const uint64_t a[6])
         return -EFAULT;
     if (old_len > VMM_USER_END || old > VMM_USER_END - old_len)
         return -EINVAL;
+    /* A sealed source neither moves nor changes size; a sealed
+     * destination is not unmapped for it (mremap_to's do_munmap). */
+    if (proxy_mm_sealed(p->as, old, old + old_len) ||
+        ((flags & MREMAP_FIXED) &&
+         proxy_mm_sealed(p->as, new_addr, new_addr + new_len)))
+        return -EPERM;
     /* A special mapping cannot grow (VM_DONTEXPAND|VM_PFNMAP). */
     if (new_len > old_len && (v->flags & VMM_VMA_SPECIAL))
         return -EFAULT;
@@ -1171,6 +1183,8 @@ static long sys_brk(struct proxy_process *p, const uint64_t a[6])
                        PROT_READ | PROT_WRITE, VMM_VMA_HEAP, "[heap]") < 0)
             return (long)p->mm.brk_end;
     } else if (new_top < cur_top) {
+        if (proxy_mm_sealed(p->as, new_top, cur_top))
+            return (long)p->mm.brk_end; /* a sealed heap does not shrink */
         vmm_as_unmap(p->as, new_top, cur_top - new_top);
         policy_forget(p, new_top, cur_top);
     }
@@ -1315,6 +1329,8 @@ long proxy_madvise(struct proxy_process *p, gva_t addr, uint64_t len_in,
     if (len == 0)
         return 0;
     gva_t end = addr + len;
+    if (proxy_mm_advice_sealed(p->as, addr, end, advice))
+        return -EPERM;
     /* madvise_walk_vmas: the advice goes to the mapped parts in order; a
      * VMA's error ends the walk, a hole is -ENOMEM once the rest is done.
      * Each VMA is looked up again (the fork flags split them). */

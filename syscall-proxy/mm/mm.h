@@ -220,4 +220,14 @@ void proxy_cpuid_release(struct proxy_process *p);
 /* ---- memory locking (mm/mlock.c) ----------------------------------------- */
 extern const struct proxy_syscall proxy_mlock_syscalls[];
 
+/* ---- memory sealing (mm/mseal.c) ----------------------------------------- */
+extern const struct proxy_syscall proxy_mseal_syscalls[];
+/* Whether a VMA in [start, end) is sealed (can_modify_mm refuses). */
+bool proxy_mm_sealed(const struct vmm_aspace *as, gva_t start, gva_t end);
+/* Whether the seal refuses this madvise advice on [start, end)
+ * (can_modify_mm_madv: discarding advice on sealed read-only anonymous
+ * memory). */
+bool proxy_mm_advice_sealed(const struct vmm_aspace *as, gva_t start,
+                            gva_t end, int advice);
+
 #endif
