@@ -1203,6 +1203,7 @@ static bool advice_known(int advice)
     case MADV_NOHUGEPAGE: case MADV_DONTDUMP: case MADV_DODUMP:
     case MADV_WIPEONFORK: case MADV_KEEPONFORK: case MADV_COLD:
     case MADV_PAGEOUT: case MADV_POPULATE_READ: case MADV_POPULATE_WRITE:
+    case MADV_DONTNEED_LOCKED:
         return true;
     default:
         return false;
@@ -1213,7 +1214,8 @@ static bool advice_known(int advice)
 static bool advice_refused_on_special(int advice)
 {
     switch (advice) {
-    case MADV_DONTNEED: case MADV_FREE: case MADV_REMOVE: case MADV_DOFORK:
+    case MADV_DONTNEED: case MADV_DONTNEED_LOCKED: case MADV_FREE:
+    case MADV_REMOVE: case MADV_DOFORK:
     case MADV_COLD: case MADV_PAGEOUT: case MADV_POPULATE_READ:
     case MADV_POPULATE_WRITE: case MADV_DODUMP:
         return true;
@@ -1273,7 +1275,8 @@ static long advise_vma(struct proxy_process *p, struct vmm_vma *v, gva_t g,
     bool locked = v->flags & VMM_VMA_LOCKED;
     switch (advice) {
     case MADV_DONTNEED:
-        if (locked)
+    case MADV_DONTNEED_LOCKED: /* the same, on mlock'd memory too (5.18) */
+        if (locked && advice == MADV_DONTNEED)
             return -EINVAL;
         if (v->shared) {
             void *hva = backing_hva(p, g, stop - g);

@@ -15,6 +15,11 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
+/* Linux 5.18's advice; glibc 2.36's headers lack it. */
+#ifndef MADV_DONTNEED_LOCKED
+#define MADV_DONTNEED_LOCKED 24
+#endif
+
 #include "proxy.h"
 #include "hooks.h"
 

@@ -11,9 +11,6 @@
 #include <errno.h>
 #include <sys/mman.h>
 
-#ifndef MADV_DONTNEED_LOCKED
-#define MADV_DONTNEED_LOCKED 24
-#endif
 #define SYS_MSEAL 462 /* x86-64; older headers lack SYS_mseal */
 
 bool proxy_mm_sealed(const struct vmm_aspace *as, gva_t start, gva_t end)

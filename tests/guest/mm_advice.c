@@ -230,6 +230,13 @@ static void check_locked(void)
     report("munlock", munlock(b, PAGE));
     report("dontneed unlocked", madvise(b, PAGE, MADV_DONTNEED));
     printf("unlocked then: %d\n", b[0]);
+    /* MADV_DONTNEED_LOCKED (Linux 5.18): DONTNEED that mlock'd memory
+     * takes too */
+    b[0] = 4;
+    report("mlock for dontneed_locked", mlock(b, PAGE));
+    report("dontneed_locked mlocked", madvise(b, PAGE, 24));
+    printf("dontneed_locked then: %d\n", b[0]);
+    report("munlock after dontneed_locked", munlock(b, PAGE));
     report("mlock again", mlock(b, PAGE));
     fflush(stdout);
     pid_t pid = fork();
