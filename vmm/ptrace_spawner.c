@@ -187,8 +187,9 @@ static void serve_one(int sock, int exec_fd, int memfd,
     /* The stub runs on the guests' CPU; the spawner, and the exec that
      * makes the stub, on any of hvrun's: hvrun asks for its next stub
      * ahead (ptrace_host_prepare_stub), and on the guests' CPU the exec
-     * ran before hvrun went on, ~0.8 ms of every process. The stub has
-     * its CPU before hvrun hears of it, so before anything runs in it. */
+     * ran before hvrun went on, ~0.8 ms of every process. The stub gets
+     * its CPU before hvrun hears of it, so before any call hvrun injects
+     * or any guest code runs in it (its own start may run elsewhere). */
     if (rp.err == 0 &&
         sched_setaffinity(rp.pid, sizeof(rq->cpus), &rq->cpus) < 0) {
         rp.err = -errno;
