@@ -1385,8 +1385,9 @@ static bool cache_load(const struct site_list_kind *k, struct file_sites *fs)
  * - each version touches a marker, sites-used-VERSIONS, at most once a
  *   day (the first lookup of a process checks its age); when it does, it
  *   removes the entries and markers of versions whose marker is missing
- *   or SITE_CACHE_UNUSED_DAYS old, and temporaries a day old (a writer
- *   that died).
+ *   or SITE_CACHE_UNUSED_DAYS old, every entry written that long ago (of
+ *   files long gone, mostly: a file still run is decoded again once a
+ *   month), and temporaries a day old (a writer that died).
  * At worst a wrong removal is a miss. The host clock read here decides
  * only what is kept on disk, never what a guest sees.
  */
@@ -1481,10 +1482,13 @@ static bool sweep_removes(int dir_fd, const char *name, time_t now)
         struct entry_name e;
         if (!parse_entry(name, prefixes[i], &e))
             continue;
+        if (fstatat(dir_fd, name, &st, 0) < 0)
+            return false;
         if (e.temporary)
-            return fstatat(dir_fd, name, &st, 0) == 0 &&
-                   st.st_mtime <= now - SITE_CACHE_DAY_S;
-        return !is_our_versions(&e) && !versions_in_use(dir_fd, &e, now);
+            return st.st_mtime <= now - SITE_CACHE_DAY_S;
+        return st.st_mtime <=
+                   now - (time_t)SITE_CACHE_UNUSED_DAYS * SITE_CACHE_DAY_S ||
+               (!is_our_versions(&e) && !versions_in_use(dir_fd, &e, now));
     }
     return false;
 }

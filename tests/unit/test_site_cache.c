@@ -4,7 +4,7 @@
  * finder/hvrun version keeps its own entry for a file, an entry written
  * replaces this version's entries for the file's older contents, a file
  * keeps at most four entries per list, and the entries of versions unused
- * for 30 days go.
+ * for 30 days, and every entry written 30 days ago, go.
  *
  * Each test runs in its own process (Criterion), so the finder's
  * per-process memory and its once-per-process sweep start afresh.
@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -167,27 +168,64 @@ Test(site_cache, at_most_four_entries_per_file, .init = make_work,
         cr_expect(cached(names[i]), "entry %s deleted", names[i]);
 }
 
-Test(site_cache, unused_versions_swept, .init = make_work,
+/* This build's versions from the marker its lookups touch. */
+static void versions_from_marker(char *out, size_t len)
+{
+    DIR *d = opendir(cache);
+    cr_assert_not_null(d);
+    struct dirent *e;
+    out[0] = 0;
+    while ((e = readdir(d)))
+        if (!strncmp(e->d_name, "sites-used-", 11))
+            snprintf(out, len, "%s", e->d_name + 11);
+    closedir(d);
+    cr_assert_neq(out[0], 0, "no sites-used- marker in %s", cache);
+}
+
+Test(site_cache, unused_versions_and_old_entries_swept, .init = make_work,
      .fini = remove_work)
 {
-    char b[300], gone[400], recent[400], unmarked[400];
+    char ours[128], b[300], marker[200];
     snprintf(b, sizeof(b), "%s/b", work);
+    /* A child's lookup writes this version's marker; made two days old,
+     * the next lookup (this process's first) sweeps. */
+    pid_t child = fork();
+    if (child == 0) {
+        char a[300];
+        snprintf(a, sizeof(a), "%s/a", work);
+        sites_of_path(a);
+        _exit(0);
+    }
+    int status;
+    cr_assert_eq(waitpid(child, &status, 0), child);
+    cr_assert_eq(status, 0);
+    versions_from_marker(ours, sizeof(ours));
+    snprintf(marker, sizeof(marker), "sites-used-%s", ours);
+    touch_old(marker, 2);
     /* Entries of a version last used 31 days ago, of one used 29 days
-     * ago and of one without a marker (older hvruns): the sweep of the
-     * first lookup (no marker of this version yet) keeps only the one. */
+     * ago (written 20 days ago) and of one without a marker (older
+     * hvruns); this version's written 31 days ago and today. */
+    char gone[400], recent[400], unmarked[400], ours_old[400], ours_new[400];
     touch_old("sites-used-f0-gone", 31);
     touch_old("sites-used-f0-recent", 29);
     entry_name(gone, sizeof(gone), "f0-gone", b, 0);
     entry_name(recent, sizeof(recent), "f0-recent", b, 0);
     entry_name(unmarked, sizeof(unmarked), "f0-unmarked", b, 0);
+    entry_name(ours_old, sizeof(ours_old), ours, b, 7);
+    entry_name(ours_new, sizeof(ours_new), ours, b, 8);
     touch_old(gone, 40);
-    touch_old(recent, 40);
+    touch_old(recent, 20);
     touch_old(unmarked, 0);
-    char a[300];
-    snprintf(a, sizeof(a), "%s/a", work);
-    sites_of_path(a);
+    touch_old(ours_old, 31);
+    touch_old(ours_new, 0);
+    char c[300];
+    snprintf(c, sizeof(c), "%s/c", work);
+    copy_file("/bin/true", c);
+    sites_of_path(c);
     cr_expect(!cached(gone), "%s kept", gone);
     cr_expect(!cached("sites-used-f0-gone"), "the unused marker kept");
     cr_expect(cached(recent), "%s deleted", recent);
     cr_expect(!cached(unmarked), "%s kept", unmarked);
+    cr_expect(!cached(ours_old), "%s (31 days old) kept", ours_old);
+    cr_expect(cached(ours_new), "%s deleted", ours_new);
 }
