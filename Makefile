@@ -41,7 +41,18 @@ CFLAGS += -std=c11 $(WARNINGS)
 # of CPU `hvrun --version` took (docs/PERFORMANCE.md). The shared
 # libraries, heap, stack and mappings stay randomised (docs/SECURITY.md).
 HVRUN_PIE ?= 0
+# The other libraries statically too (HVRUN_STATIC_LIBS=0 links them
+# shared): ld.so opening, mapping and binding five shared libraries
+# (libelf, libzstd, libfdt, libseccomp, libz) cost ~1.2-2 ms of CPU at
+# every start (docs/PERFORMANCE.md, "A run's fixed cost"); the price is a
+# rebuild of hvrun to take up a security fix in one of them.
+HVRUN_STATIC_LIBS ?= 1
+ifeq ($(HVRUN_STATIC_LIBS),1)
+LDLIBS += -l:libelf.a -l:libzstd.a -l:libfdt.a -l:libseccomp.a -l:libz.a \
+          -l:libcapstone.a -pthread
+else
 LDLIBS += -lelf -lzstd -lfdt -lseccomp -l:libcapstone.a -pthread
+endif
 HVRUN_LDFLAGS := $(if $(filter 1,$(HVRUN_PIE)),,-no-pie)
 
 DEBUG_FLAGS = -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
