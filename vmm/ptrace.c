@@ -119,6 +119,10 @@ struct pt_vm {
         int fd;
     } stub_files[PT_STUB_FILES_MAX];
     unsigned nr_stub_files;
+    /* A file the queued batch opens (its openat call batch_open_k, its
+     * result in the gadget's %r13 for the mmaps after it), 0: none. */
+    uint64_t batch_open_id;
+    unsigned batch_open_k;
     /* A vfork child's VM runs on its parent's stub (pt_vm_borrow):
      * lender is the parent's VM, whose lent_to it is until it goes. The
      * parent's kernel XSAVE image is kept in lent_xstate meanwhile (its
@@ -329,6 +333,8 @@ static bool copied_instead(struct pt_vm *vm, gva_t at, uint64_t len)
 /* Runs the queued calls, then takes their failures: a mapping the host
  * refused drops its VMA; an unmap's failure, or the stub's, ends the
  * sync. */
+static void note_batch_open(struct pt_vm *vm);
+
 static long batch_flush(struct pt_vm *vm, struct vmm_event *ev)
 {
     unsigned n = vm->batch_n;
@@ -343,9 +349,15 @@ static long batch_flush(struct pt_vm *vm, struct vmm_event *ev)
     if (rc >= 0 && r.r12 != 0)
         rc = -EIO;
     const struct pt_batch_call *c = batch_calls(vm);
+    unsigned open_k = vm->batch_open_id ? vm->batch_open_k : n;
+    if (rc >= 0)
+        note_batch_open(vm);
+    vm->batch_open_id = 0;
     for (unsigned k = 0; k < n && rc >= 0; k++) {
         long res = (long)c[k].result;
-        if (res >= 0 || res < -4095)
+        /* An open that failed: its mmaps failed too (EBADF), and they
+         * are what is taken. */
+        if (res >= 0 || res < -4095 || k == open_k)
             continue;
         if (vm->batch_vma[k] && !stub_failure(vm, res) &&
             (copied_instead(vm, c[k].args[0], c[k].args[1]) ||
@@ -363,10 +375,10 @@ static long batch_flush(struct pt_vm *vm, struct vmm_event *ev)
     return rc;
 }
 
-/* Room for the three calls a step of sync_range queues at most. */
+/* Room for the four calls a step of sync_range queues at most. */
 static long batch_room(struct pt_vm *vm, struct vmm_event *ev)
 {
-    return vm->batch_n + 3 > PT_BATCH_MAX ? batch_flush(vm, ev) : 0;
+    return vm->batch_n + 4 > PT_BATCH_MAX ? batch_flush(vm, ev) : 0;
 }
 
 /* The VM whose stub this is: a vfork child's runs on its lender's. */
@@ -378,21 +390,32 @@ static struct pt_vm *stub_owner(struct pt_vm *vm)
 /*
  * The stub's fd of a direct VMA's file (VMM_VMA_DIRECT): opened in the
  * stub once (through /proc/<hvrun>/fd/N) and kept for its next mappings,
- * the oldest closed when PT_STUB_FILES_MAX are open (queued after the
- * mappings already queued with it). -errno when it cannot be opened.
+ * the oldest closed when PT_STUB_FILES_MAX are open (queued before the
+ * open). The open goes in the batch, before the mmaps that use it
+ * (PT_BATCH_PREV_FD: *file_fd is then -1); one open a batch (its path has
+ * one place in the scratch page), so another file's flushes first.
+ * 0 or the flush's -errno.
  */
-static long stub_file_fd(struct pt_vm *vm, const struct vmm_shared *file)
+static long stub_file_fd(struct pt_vm *vm, struct vmm_event *ev,
+                         const struct vmm_shared *file, long *file_fd)
 {
     struct pt_vm *o = stub_owner(vm);
     for (unsigned i = 0; i < o->nr_stub_files; i++)
-        if (o->stub_files[i].id == file->id)
-            return o->stub_files[i].fd;
-    char *path = (char *)vm->phys_hva + PT_SCRATCH_GPA;
-    snprintf(path, 64, "/proc/%d/fd/%d", (int)getpid(), file->fd);
-    long fd = inject(vm, SYS_openat, (uint64_t)AT_FDCWD, PT_STUB_SCRATCH_VA,
-                     (uint64_t)(O_RDONLY | O_CLOEXEC), 0, 0, 0);
-    if (fd < 0)
-        return fd;
+        if (o->stub_files[i].id == file->id) {
+            *file_fd = o->stub_files[i].fd;
+            return 0;
+        }
+    *file_fd = -1;
+    if (vm->batch_open_id == file->id)
+        return 0;
+    long rc = vm->batch_open_id ? batch_flush(vm, ev) : 0;
+    if (rc < 0)
+        return rc;
+    for (unsigned i = 0; i < o->nr_stub_files; i++) /* opened by it */
+        if (o->stub_files[i].id == file->id) {
+            *file_fd = o->stub_files[i].fd;
+            return 0;
+        }
     if (o->nr_stub_files == PT_STUB_FILES_MAX) {
         batch_add(vm, 0, SYS_close, (uint64_t)o->stub_files[0].fd, 0, 0, 0,
                   0, 0);
@@ -400,9 +423,26 @@ static long stub_file_fd(struct pt_vm *vm, const struct vmm_shared *file)
                 (PT_STUB_FILES_MAX - 1) * sizeof(o->stub_files[0]));
         o->nr_stub_files--;
     }
-    o->stub_files[o->nr_stub_files++] = (struct pt_stub_file){file->id,
-                                                              (int)fd};
-    return fd;
+    char *path = (char *)vm->phys_hva + PT_SCRATCH_GPA;
+    snprintf(path, 64, "/proc/%d/fd/%d", (int)getpid(), file->fd);
+    vm->batch_open_id = file->id;
+    vm->batch_open_k = vm->batch_n;
+    batch_add(vm, 0, (long)(SYS_openat | PT_BATCH_SAVE_FD),
+              (uint64_t)AT_FDCWD, PT_STUB_SCRATCH_VA,
+              (uint64_t)(O_RDONLY | O_CLOEXEC), 0, 0, 0);
+    return 0;
+}
+
+/* The batch just run opened a file: its fd is the stub's from now on. */
+static void note_batch_open(struct pt_vm *vm)
+{
+    if (!vm->batch_open_id)
+        return;
+    long fd = (long)batch_calls(vm)[vm->batch_open_k].result;
+    struct pt_vm *o = stub_owner(vm);
+    if (fd >= 0 && o->nr_stub_files < PT_STUB_FILES_MAX)
+        o->stub_files[o->nr_stub_files++] =
+            (struct pt_stub_file){vm->batch_open_id, (int)fd};
 }
 
 /* [lo, hi) (inside v) mapped in the stub as v says: a lazy VMA (no
@@ -421,9 +461,11 @@ static void queue_vma_part(struct pt_vm *vm, const struct vmm_vma *v,
         return;
     }
     if (v->flags & VMM_VMA_DIRECT)
-        batch_add(vm, lo, SYS_mmap, lo, hi - lo, (uint64_t)v->prot,
-                  MAP_SHARED | MAP_FIXED, (uint64_t)file_fd,
-                  v->file_off + (lo - v->start));
+        batch_add(vm, lo,
+                  file_fd < 0 ? (long)(SYS_mmap | PT_BATCH_PREV_FD)
+                              : SYS_mmap,
+                  lo, hi - lo, (uint64_t)v->prot, MAP_SHARED | MAP_FIXED,
+                  (uint64_t)file_fd, v->file_off + (lo - v->start));
     else
         batch_add(vm, lo, SYS_mmap, lo, hi - lo, (uint64_t)v->prot,
                   MAP_SHARED | MAP_FIXED, (uint64_t)vm->memory_fd,
@@ -489,23 +531,17 @@ static long sync_range(struct pt_vm *vm, struct vmm_event *ev, gva_t lo,
             at = next;
             continue;
         }
-        gva_t end = v->end < hi ? v->end : hi;
         if (v->shared && vm->batch_n) {
             rc = batch_flush(vm, ev); /* may drop v: look again */
             continue;
         }
         long file_fd = -1;
         if ((v->flags & VMM_VMA_DIRECT) &&
-            (file_fd = stub_file_fd(vm, v->file)) < 0) {
-            if (stub_failure(vm, file_fd)) {
-                rc = file_fd;
-                break;
-            }
-            /* The stub cannot open it (out of fds): a copy instead. */
-            rc = vmm_as_materialise(&vmm_vm_memory_owner(&vm->base)->as,
-                                    v->start, v->end - v->start);
-            continue; /* look again */
-        }
+            (rc = stub_file_fd(vm, ev, v->file, &file_fd)) < 0)
+            break;
+        if (v != vmm_as_find_vma(as, at))
+            continue; /* a flush on the way changed the list: look again */
+        gva_t end = v->end < hi ? v->end : hi;
         if (v->shared)
             rc = sync_shared_part(vm, ev, v, at, end);
         else

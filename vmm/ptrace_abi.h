@@ -19,7 +19,14 @@
 #define PT_STUB_END (PT_STUB_BASE + PT_STUB_SIZE)
 #define PT_STUB_GADGET_OFF 0x800 /* syscall; int3 */
 /* A batch: the calls at %rbx (PT_BATCH_CALL_SIZE bytes each: the number,
- * six arguments, the result written back), %r12 of them, in turn; int3. */
+ * six arguments, the result written back), %r12 of them, in turn; int3.
+ * A number with PT_BATCH_PREV_FD set takes the result of the last call
+ * flagged PT_BATCH_SAVE_FD as its fifth argument (an mmap of the file the
+ * openat before it opened). */
+#define PT_BATCH_PREV_FD (1ULL << 62)
+/* ... and one with PT_BATCH_SAVE_FD set is the openat whose result that
+ * is (kept until the next such call). */
+#define PT_BATCH_SAVE_FD (1ULL << 61)
 #define PT_STUB_BATCH_OFF 0x840
 #define PT_BATCH_SCRATCH_OFF 0x100 /* where in the scratch page */
 #define PT_BATCH_CALL_SIZE 64

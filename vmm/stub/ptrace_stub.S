@@ -161,8 +161,16 @@ pt_stub_batch:
     mov 32(%rbx), %r10
     mov 40(%rbx), %r8
     mov 48(%rbx), %r9
-    syscall
-    mov %rax, 56(%rbx)
+    btr $61, %rax                   /* PT_BATCH_SAVE_FD */
+    setc %r14b
+    btr $62, %rax                   /* PT_BATCH_PREV_FD */
+    jnc 1f
+    mov %r13, %r8
+1:  syscall
+    test %r14b, %r14b
+    jz 3f
+    mov %rax, %r13
+3:  mov %rax, 56(%rbx)
     add $PT_BATCH_CALL_SIZE, %rbx
     dec %r12
     jmp pt_stub_batch
