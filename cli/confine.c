@@ -554,6 +554,8 @@ static int allow_quota_queries(scmp_filter_ctx f)
 
 /* Rules that look at arguments: no executable host memory, threads only,
  * signals only to hvrun, SIGSYS's handler stays. */
+bool confine_allow_fork;
+
 static int allow_with_arguments(scmp_filter_ctx f)
 {
     int rc = 0;
@@ -590,6 +592,15 @@ static int allow_with_arguments(scmp_filter_ctx f)
     struct scmp_arg_cmp thread =
         SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, CLONE_THREAD);
     rc |= allow(f, SCMP_SYS(clone), 1, &thread);
+    if (confine_allow_fork) { /* a copy of hvrun: no exec, no namespaces */
+        const scmp_datum_t shared =
+            CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD |
+            CLONE_VFORK | CLONE_PTRACE | CLONE_NEWNS | CLONE_NEWUSER |
+            CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS |
+            CLONE_NEWCGROUP;
+        struct scmp_arg_cmp fork_only = SCMP_A0(SCMP_CMP_MASKED_EQ, shared, 0);
+        rc |= allow(f, SCMP_SYS(clone), 1, &fork_only);
+    }
     struct scmp_arg_cmp self = SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)getpid());
     rc |= allow(f, SCMP_SYS(kill), 1, &self);  /* abort(), raise() */
     rc |= allow(f, SCMP_SYS(tgkill), 1, &self);

@@ -1078,6 +1078,31 @@ static void kill_run(struct gdb_server *g)
     proxy_stop_signal = SIGKILL;
 }
 
+/* QHvrunCheckpoint (gdbserver_checkpoint.c): "OK" with the checkpoint's
+ * channel, or "E." and the reason; a restored copy says nothing (the
+ * front end speaks first on its new connection). */
+static void checkpoint(struct gdb_server *g)
+{
+    char why[200];
+    int chan = -1;
+    int rc = g->world ? cli_gdb_checkpoint(g->world, g->fd, &chan, why,
+                                           sizeof(why))
+                      : -EINVAL;
+    if (rc == 1) {
+        g->in_len = 0;
+        return;
+    }
+    if (rc == 0) {
+        if (cli_gdb_checkpoint_reply(g->fd, chan) < 0)
+            let_go(g);
+        return;
+    }
+    if (!g->world)
+        snprintf(why, sizeof(why), "the run has not started");
+    snprintf(g->out, sizeof(g->out), "E.%s", why);
+    send_str(g, g->out);
+}
+
 /* One packet; what it did to the stop. */
 static enum served handle(struct gdb_server *g, char *pkt, size_t len)
 {
@@ -1241,7 +1266,8 @@ static enum served handle(struct gdb_server *g, char *pkt, size_t len)
         else if (strncmp(pkt, "QHvrunStopAtStep:", 17) == 0) {
             g->stop_at_step = strtoull(pkt + 17, NULL, 10);
             send_str(g, "OK");
-        }
+        } else if (strcmp(pkt, "QHvrunCheckpoint") == 0)
+            checkpoint(g);
         else
             send_str(g, "");
         return SERVED_ON;

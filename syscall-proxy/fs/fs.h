@@ -147,6 +147,12 @@ long proxy_fsize_clip_write(struct proxy_process *p, int host_fd, int64_t pos,
  * copies go there. */
 struct proxy_preserve *proxy_preserve_open(const char *dir);
 void proxy_preserve_close(struct proxy_preserve *pr);
+/* Whether the journal is still empty (the run has changed no file). */
+bool proxy_preserve_untouched(const struct proxy_preserve *pr);
+/* A checkpoint's copy of the run, restored after its journal directory
+ * was emptied: a fresh journal file there (the old one is gone, and the
+ * copy's changes must be undone as the original's were). 0 or -errno. */
+int proxy_preserve_reopen(struct proxy_preserve *pr);
 
 /* After a call made the name (dirfd, path), or the file behind host_fd
  * (open O_CREAT). */
