@@ -1268,6 +1268,11 @@ static enum served handle(struct gdb_server *g, char *pkt, size_t len)
             send_str(g, "OK");
         } else if (strcmp(pkt, "QHvrunCheckpoint") == 0)
             checkpoint(g);
+        else if (strncmp(pkt, "QHvrunGoto:", 11) == 0) {
+            /* the front end's own stop at an event (0: none) */
+            g->goto_event = strtoull(pkt + 11, NULL, 10);
+            send_str(g, "OK");
+        }
         else
             send_str(g, "");
         return SERVED_ON;

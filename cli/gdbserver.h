@@ -90,7 +90,7 @@ int cli_gdb_checkpoint_restore(int chan, const int fds[5], int *pid,
                                long long offset[3], char *why,
                                size_t why_len);
 /* The backend's helper a restored instance needs (vmm_helper_start). */
-int cli_gdb_helper_start(const char *backend, int *fd, char *why,
+int cli_gdb_helper_start(const char *backend, int *fd, int *pid, char *why,
                          size_t why_len);
 
 /* ---- gdbserver_target.c: guest state in gdb's terms ------------------- */

@@ -454,11 +454,11 @@ int cli_gdb_checkpoint_restore(int chan, const int fds[5], int *pid,
     return 0;
 }
 
-int cli_gdb_helper_start(const char *backend, int *fd, char *why,
+int cli_gdb_helper_start(const char *backend, int *fd, int *pid, char *why,
                          size_t why_len)
 {
     enum vmm_backend_kind kind = VMM_BACKEND_KVM;
     if (backend && vmm_backend_parse(backend, &kind) < 0)
         kind = VMM_BACKEND_KVM;
-    return vmm_helper_start(kind, fd, why, why_len);
+    return vmm_helper_start(kind, fd, pid, why, why_len);
 }

@@ -256,7 +256,8 @@ void vmm_vm_get_stats(const struct vmm_vm *vm, struct vmm_stats *st);
  *    the VMs then run on from where the take was.
  * vmm_helper_start: the helper process a restored copy needs (ptrace: a
  * stub spawner, the caller its parent), started by a process that may
- * fork and exec; its fd, to pass to the copy. 0 or -errno with why.
+ * fork and exec; its fd, to pass to the copy, and its pid (the caller
+ * reaps it once the copy has ended). 0 or -errno with why.
  */
 int vmm_vms_snapshot_take(struct vmm_vm *const *vms, size_t n, char *why,
                           size_t why_len);
@@ -265,7 +266,7 @@ void vmm_host_snapshot_disown(struct vmm_host *host);
 void vmm_host_snapshot_adopt(struct vmm_host *host, int helper_fd);
 int vmm_vms_snapshot_restore(struct vmm_vm *const *vms, size_t n, char *why,
                              size_t why_len);
-int vmm_helper_start(enum vmm_backend_kind kind, int *fd, char *why,
-                     size_t why_len);
+int vmm_helper_start(enum vmm_backend_kind kind, int *fd, int *pid,
+                     char *why, size_t why_len);
 
 #endif

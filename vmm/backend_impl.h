@@ -145,7 +145,7 @@ int ptrace_host_open(struct vmm_host **out, char *why, size_t why_len);
 /* A new stub spawner, this process its parent, for a fork of hvrun that
  * cannot start one (its seccomp filter forbids exec): its socket
  * (vmm_helper_start). */
-int ptrace_helper_start(int *sock, char *why, size_t why_len);
+int ptrace_helper_start(int *sock, int *pid, char *why, size_t why_len);
 
 /* The time-slice timer every backend arms around a run (slice_timer.c):
  * set up once with the backend's handler; arm(0) disarms. */

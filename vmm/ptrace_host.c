@@ -405,7 +405,7 @@ void ptrace_host_adopt_helper(struct vmm_host *host, int helper_fd)
     h->spawner.pid = -1; /* another process's child: not waited for */
 }
 
-int ptrace_helper_start(int *sock, char *why, size_t why_len)
+int ptrace_helper_start(int *sock, int *pid, char *why, size_t why_len)
 {
     int exec_fd = stub_program_fd();
     if (exec_fd < 0) {
@@ -416,7 +416,9 @@ int ptrace_helper_start(int *sock, char *why, size_t why_len)
     struct ptrace_spawner s;
     int rc = ptrace_spawner_start(&s, exec_fd, why, why_len);
     close(exec_fd);
-    if (rc == 0)
+    if (rc == 0) {
         *sock = s.sock;
+        *pid = s.pid;
+    }
     return rc;
 }

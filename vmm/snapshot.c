@@ -257,13 +257,13 @@ int vmm_vms_snapshot_restore(struct vmm_vm *const *vms, size_t n, char *why,
     return rc;
 }
 
-int vmm_helper_start(enum vmm_backend_kind kind, int *fd, char *why,
-                     size_t why_len)
+int vmm_helper_start(enum vmm_backend_kind kind, int *fd, int *pid,
+                     char *why, size_t why_len)
 {
     if (kind != VMM_BACKEND_PTRACE) {
         snprintf(why, why_len, "the %s backend cannot copy a VM",
                  vmm_backend_name(kind));
         return -EOPNOTSUPP;
     }
-    return ptrace_helper_start(fd, why, why_len);
+    return ptrace_helper_start(fd, pid, why, why_len);
 }
