@@ -283,6 +283,9 @@ struct rv_front {
     struct rv_entry *plan;
     size_t nr_plan;
     size_t cut_at; /* the entry during which the cut came */
+    /* a replay from a checkpoint: the resume it stands inside (its arms
+     * before it are cut inside it), or (size_t)-1 */
+    size_t mid_resume;
     struct run_summary *sum;
     /* checkpoints: made by `monitor checkpoint` and every ckpt_every
      * events of a continue (at most ckpt_auto_max automatic ones: past
@@ -1288,6 +1291,7 @@ static void replay_init(struct rv_front *f, struct rv_entry *plan, size_t n)
     f->note_prev.any = false;
     f->stops = 0;
     f->cut_at = (size_t)-1;
+    f->mid_resume = (size_t)-1;
 }
 
 /* replay's loop, from plan entry `from` on (the instance standing at the
@@ -1338,7 +1342,9 @@ static bool replay_loop(struct rv_front *f, struct rv_entry *plan, size_t n,
             continue;
         /* The cut: its instrument goes; the plan goes on after its CUT. */
         struct rv_active *a = &f->act[cut];
-        f->cut_at = i;
+        f->cut_at = f->mid_resume != (size_t)-1 && i < f->mid_resume
+                        ? f->mid_resume
+                        : i;
         if (!arm(f, a, false) || !set_step_cut(f))
             return false;
         a->arm_id = -1;
@@ -1509,6 +1515,9 @@ static int take_checkpoint(struct rv_front *f, bool automatic, char *why,
     static char out[RV_IN_MAX];
     size_t n;
     const char *no = no_checkpoint(f);
+    for (int i = 0; automatic && i < f->nr_ckpts; i++)
+        if (strcmp(f->ckpts[i].where.key, f->where.key) == 0)
+            return f->ckpts[i].id; /* one there already */
     if (no || f->nr_ckpts == RV_MAX_CKPTS) {
         snprintf(why, why_len, "%s", no ? no : "too many checkpoints");
         return 0;
@@ -1548,7 +1557,8 @@ static int take_checkpoint(struct rv_front *f, bool automatic, char *why,
  * passes c inside a resume (after the stop before it, before its own)
  * with no state written before and no instrument armed across it. */
 static bool plan_start(const struct rv_front *f, const struct rv_entry *plan,
-                       size_t n, const struct rv_checkpoint *c, size_t *from)
+                       size_t n, const struct rv_checkpoint *c, size_t *from,
+                       size_t *resume)
 {
     uint64_t at = c->where.events, before = f->start_events;
     size_t j0 = 0;
@@ -1585,6 +1595,7 @@ static bool plan_start(const struct rv_front *f, const struct rv_entry *plan,
                     return false; /* armed across the checkpoint */
             }
             *from = j0;
+            *resume = i;
             return true;
         }
         if (end >= at || !end)
@@ -1675,9 +1686,11 @@ static bool say_if(struct rv_front *f, const char *pkt)
 /* The plan from entry `from` on, in an instance restored from c: its
  * breakpoints and watchpoints made the log's there first. */
 static bool replay_from(struct rv_front *f, struct rv_entry *plan, size_t n,
-                        bool scan, const struct rv_checkpoint *c, size_t from)
+                        bool scan, const struct rv_checkpoint *c, size_t from,
+                        size_t resume)
 {
     replay_init(f, plan, n);
+    f->mid_resume = resume;
     struct rv_held want;
     held_after(plan, from, &want);
     char pkt[64];
@@ -1729,19 +1742,21 @@ static bool run_plan(struct rv_front *f, struct rv_entry *plan, size_t n,
                      bool scan)
 {
     int best = -1;
-    size_t from = 0;
+    size_t from = 0, resume = 0;
     for (int i = 0; i < f->nr_ckpts; i++) {
-        size_t j;
-        if (plan_start(f, plan, n, &f->ckpts[i], &j) &&
+        size_t j, ri;
+        if (plan_start(f, plan, n, &f->ckpts[i], &j, &ri) &&
             (best < 0 ||
              f->ckpts[i].where.events > f->ckpts[best].where.events)) {
             best = i;
             from = j;
+            resume = ri;
         }
     }
     if (best >= 0) {
         const struct rv_checkpoint *c = &f->ckpts[best];
-        if (restore_checkpoint(f, c) && replay_from(f, plan, n, scan, c, from))
+        if (restore_checkpoint(f, c) &&
+            replay_from(f, plan, n, scan, c, from, resume))
             return true;
         trace("replay from checkpoint %d failed: from the start", c->id);
     }
@@ -2194,7 +2209,7 @@ static bool ask_resume(struct rv_front *f, const char *pkt, size_t len,
         }
         if (!ask(f, pkt, len, r, cap, rlen, true))
             return false;
-        if (!next)
+        if (!next || r[0] == 'W' || r[0] == 'X')
             return true;
         struct rv_where w;
         if (!query_where(f, &w))
