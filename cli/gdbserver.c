@@ -962,12 +962,13 @@ static void monitor(struct gdb_server *g, const char *hex)
          * the last of them so far. */
         snprintf(text, sizeof(text),
                  "Current event: %llu (thread %d, %llu events of its "
-                 "own); after detlog record #%llu\n",
+                 "own); after detlog record #%llu; detlog digest %016llx\n",
                  (unsigned long long)now, g->stop_tid,
                  (unsigned long long)own,
                  (unsigned long long)(q->det->log.n
                                           ? q->det->log.n - 1
-                                          : 0));
+                                          : 0),
+                 (unsigned long long)q->det->log.digest);
     } else if (strncmp(cmd, "goto ", 5) == 0 && q) {
         uint64_t to = strtoull(cmd + 5, NULL, 10);
         if (to > now) {

@@ -2057,6 +2057,11 @@ static bool go_back(struct rv_front *f, bool step)
      * just behind this point first, widened while it holds no stop. */
     uint64_t now = f->where.events;
     uint64_t back = step ? 0 : in.nr_watches ? 2 : now;
+    /* breakpoints: the stretch since the latest checkpoint first */
+    for (int i = 0; !step && !in.nr_watches && i < f->nr_ckpts; i++)
+        if (f->ckpts[i].where.events < now &&
+            now - f->ckpts[i].where.events < back)
+            back = now - f->ckpts[i].where.events;
     struct rv_where here = f->where;
     while (any) {
         uint64_t from = now > back ? now - back : 0;
