@@ -2214,12 +2214,22 @@ static bool ask_resume(struct rv_front *f, const char *pkt, size_t len,
         }
         if (!ask(f, pkt, len, r, cap, rlen, true))
             return false;
-        if (!next || r[0] == 'W' || r[0] == 'X')
+        if (!next)
             return true;
+        if (r[0] == 'W' || r[0] == 'X') {
+            /* one process of several ended: the others go on, without
+             * our goto (after the last the instance only serves gdb) */
+            if (strstr(r, ";process:"))
+                (void)set_instance_goto(f, f->goto_fwd);
+            return true;
+        }
         struct rv_where w;
         if (!query_where(f, &w))
             return false;
-        if (strncmp(r, "T00", 3) != 0 || w.events != next) {
+        trace("chunk to %" PRIu64 ": %.60s at %s", next, r, w.key);
+        /* (the goto stops at the first turn of a debugged thread at or
+         * after it) */
+        if (strncmp(r, "T00", 3) != 0 || w.events < next) {
             /* the run's own stop: the instance forgets ours */
             return set_instance_goto(
                 f, f->goto_fwd > w.events ? f->goto_fwd : 0);
