@@ -248,8 +248,9 @@ static void put_at(int fd, int at, int fd_flags)
         (void)dup3(fd, at, (fd_flags & FD_CLOEXEC) ? O_CLOEXEC : 0);
 }
 
-/* Opens saved file s again at its offset, over its own number. */
-static void reopen(const struct saved_fd *s)
+/* Opens saved file s again at its offset, over its own number; false
+ * when it could not be (its offset would be the original's). */
+static bool reopen(const struct saved_fd *s)
 {
     char proc[40];
     snprintf(proc, sizeof(proc), "/proc/self/fd/%d", s->fd);
@@ -257,11 +258,11 @@ static void reopen(const struct saved_fd *s)
                 O_CLOEXEC | O_NOCTTY;
     int fd = open(proc, flags);
     if (fd < 0)
-        return; /* (an O_PATH or a file gone: the shared one stays) */
-    if (s->offset >= 0)
-        (void)lseek(fd, s->offset, SEEK_SET);
+        return (s->status_flags & O_PATH) != 0; /* (no offset there) */
+    bool ok = s->offset < 0 || lseek(fd, s->offset, SEEK_SET) == s->offset;
     put_at(fd, s->fd, s->fd_flags);
     close(fd);
+    return ok;
 }
 
 struct checkpoint {
@@ -297,8 +298,12 @@ static int restore(struct checkpoint *c, int *fds)
                                                               : -1;
         if (out >= 0)
             put_at(out, s->fd, s->fd_flags);
-        else if ((s->type == S_IFREG && !s->memfd) || s->type == S_IFDIR)
-            reopen(s);
+        else if (((s->type == S_IFREG && !s->memfd) || s->type == S_IFDIR) &&
+                 !reopen(s)) {
+            fprintf(stderr, "hvrun: restoring a checkpoint: fd %d cannot "
+                            "be opened again\n", s->fd);
+            return -1;
+        }
     }
     if (fds[CK_SUM] >= 0 && instance_sum_fd >= 0)
         put_at(fds[CK_SUM], instance_sum_fd, FD_CLOEXEC);
