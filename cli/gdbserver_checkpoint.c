@@ -254,7 +254,8 @@ static bool reopen(const struct saved_fd *s)
 {
     char proc[40];
     snprintf(proc, sizeof(proc), "/proc/self/fd/%d", s->fd);
-    int flags = (s->status_flags & ~(O_CREAT | O_EXCL | O_TRUNC)) |
+    /* (O_NOFOLLOW would refuse the /proc link itself) */
+    int flags = (s->status_flags & ~(O_CREAT | O_EXCL | O_TRUNC | O_NOFOLLOW)) |
                 O_CLOEXEC | O_NOCTTY;
     int fd = open(proc, flags);
     if (fd < 0)

@@ -1733,6 +1733,7 @@ static bool replay_from(struct rv_front *f, struct rv_entry *plan, size_t n,
     }
     if (!say_if(f, want.hg) || !say_if(f, want.hc) || !say_if(f, want.pass))
         return false;
+    trace("replay from entry %zu of %zu (resume %zu)", from, n, resume);
     return replay_loop(f, plan, n, scan, from);
 }
 
@@ -1763,48 +1764,88 @@ static bool run_plan(struct rv_front *f, struct rv_entry *plan, size_t n,
     return restart(f) && replay(f, plan, n, scan);
 }
 
-/* The event count each entry's stop is at (the start's before any). */
-static uint64_t entry_events(const struct rv_front *f, size_t i)
-{
-    for (size_t k = i + 1; k-- > 0;)
-        if ((f->log[k].kind == RV_PACKET && f->log[k].resume) ||
-            f->log[k].kind == RV_CUT)
-            return f->log[k].where.events;
-    return f->start_events;
-}
-
 /* The log with an arm of in at event from inserted before the resume
  * during which the run reaches it; its length in *n. */
-static struct rv_entry *plan_with_arm(struct rv_front *f,
-                                      const struct rv_instr *in, uint64_t from,
-                                      size_t *n, int arm_id)
+static struct rv_entry *insert_arm(const struct rv_entry *src, size_t nr,
+                                   uint64_t start, const struct rv_instr *in,
+                                   uint64_t from, size_t *n, int arm_id)
 {
-    size_t at = f->nr_log;
-    for (size_t i = 0; i < f->nr_log; i++) {
-        const struct rv_entry *e = &f->log[i];
+    size_t at = nr;
+    for (size_t i = 0; i < nr; i++) {
+        const struct rv_entry *e = &src[i];
         if (!(e->kind == RV_PACKET && e->resume))
             continue;
         uint64_t end = e->where.events;
-        if (i + 1 < f->nr_log && f->log[i + 1].kind == RV_CUT)
-            end = f->log[i + 1].where.events;
+        if (i + 1 < nr && src[i + 1].kind == RV_CUT && src[i + 1].where.events)
+            end = src[i + 1].where.events;
         if (end >= from) {
             at = i;
             break;
         }
     }
-    struct rv_entry *plan = copy_log(f->log, f->nr_log, 1);
+    struct rv_entry *plan = copy_log(src, nr, 1);
     if (!plan)
         return NULL;
-    memmove(plan + at + 1, plan + at, (f->nr_log - at) * sizeof(*plan));
+    memmove(plan + at + 1, plan + at, (nr - at) * sizeof(*plan));
     struct rv_entry *arm_e = &plan[at];
     memset(arm_e, 0, sizeof(*arm_e));
     arm_e->kind = RV_ARM;
     arm_e->arm_id = arm_id;
     arm_e->instr = *in;
-    uint64_t before = at ? entry_events(f, at - 1) : f->start_events;
+    uint64_t before = start;
+    for (size_t k = at; k-- > 0;)
+        if ((plan[k].kind == RV_PACKET && plan[k].resume) ||
+            plan[k].kind == RV_CUT) {
+            before = plan[k].where.events;
+            break;
+        }
     arm_e->arm_event = from > before ? from : 0;
-    *n = f->nr_log + 1;
+    *n = nr + 1;
     return plan;
+}
+
+static struct rv_entry *plan_with_arm(struct rv_front *f,
+                                      const struct rv_instr *in, uint64_t from,
+                                      size_t *n, int arm_id)
+{
+    return insert_arm(f->log, f->nr_log, f->start_events, in, from, n,
+                      arm_id);
+}
+
+/* A scan's plan ended at event upto (a stretch after it was scanned
+ * already): an arm of nothing there whose cut ends the plan. */
+static struct rv_entry *bound_plan(struct rv_front *f, struct rv_entry *plan,
+                                   size_t *n, uint64_t upto)
+{
+    struct rv_instr none;
+    memset(&none, 0, sizeof(none));
+    int id = f->next_arm_id++;
+    size_t m;
+    struct rv_entry *b =
+        insert_arm(plan, *n, f->start_events, &none, upto, &m, id);
+    if (!b)
+        return plan;
+    free_log(plan, *n);
+    size_t a = 0;
+    while (a < m && !(b[a].kind == RV_ARM && b[a].arm_id == id))
+        a++;
+    size_t r = a + 1;
+    while (r < m && !(b[r].kind == RV_PACKET && b[r].resume))
+        r++;
+    if (r >= m || !b[a].arm_event) {
+        *n = m; /* beyond the plan's end, or at a stop: unbounded */
+        return b;
+    }
+    for (size_t k = r + 1; k < m; k++) {
+        free(b[k].pkt);
+        b[k].pkt = NULL;
+    }
+    struct rv_entry *c = &b[r + 1];
+    memset(c, 0, sizeof(*c));
+    c->kind = RV_CUT;
+    c->arm_id = id;
+    *n = r + 2;
+    return b;
 }
 
 /* Puts the instance's breakpoints and watchpoints to gdb's (f->bps,
@@ -2063,6 +2104,7 @@ static bool go_back(struct rv_front *f, bool step)
             now - f->ckpts[i].where.events < back)
             back = now - f->ckpts[i].where.events;
     struct rv_where here = f->where;
+    uint64_t upto = 0; /* scanned from there on already (0: nothing) */
     while (any) {
         uint64_t from = now > back ? now - back : 0;
         if (from < f->start_events)
@@ -2070,6 +2112,8 @@ static bool go_back(struct rv_front *f, bool step)
         int arm_id = f->next_arm_id++;
         size_t n;
         struct rv_entry *plan = plan_with_arm(f, &in, from, &n, arm_id);
+        if (plan && upto && !in.step_tid && !in.nr_watches)
+            plan = bound_plan(f, plan, &n, upto);
         if (!plan)
             return false;
         f->scan_arm = arm_id;
@@ -2092,6 +2136,7 @@ static bool go_back(struct rv_front *f, bool step)
         free_log(plan, n);
         if (from <= f->start_events)
             break;
+        upto = from;
         back = back ? back * 8 : 1;
     }
     return reach_begin(f);

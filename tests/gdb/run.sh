@@ -710,8 +710,12 @@ run_case_checkpoint() {
         'goes to checkpoint 1 \(event 250\)' '^\* 1 event 250' \
         'exited normally' || return
     if ! grep -q "restored checkpoint" "$WORK/ckpa$tag.trace" ||
-        ! grep -q "restored checkpoint 1 " "$WORK/ckpb$tag.trace"; then
-        fail "gdb/checkpoint$tag" "no checkpoint was restored"
+        ! grep -q "restored checkpoint 1 " "$WORK/ckpb$tag.trace" ||
+        grep -q "failed" "$WORK/ckpa$tag.trace" "$WORK/ckpb$tag.trace"; then
+        fail "gdb/checkpoint$tag" "no checkpoint was restored, or a" \
+            "replay from one failed"
+        grep -h "restored\|failed" "$WORK/ckpa$tag.trace" \
+            "$WORK/ckpb$tag.trace" | head -4
         return
     fi
     local a b b2
