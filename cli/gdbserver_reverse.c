@@ -297,6 +297,7 @@ struct rv_front {
     const char *ckpt_off; /* why none are taken (said once), or NULL */
     int run_ckpt_id;      /* the live instance was restored from it (0) */
     uint64_t goto_fwd;    /* gdb's `monitor goto` ahead, pending */
+    bool intr_pending;    /* gdb's ^C, for the instance after a resume */
     pid_t helpers[64];    /* stub spawners started for restores */
     int nr_helpers;
 };
@@ -428,6 +429,10 @@ static bool instance_packet(struct rv_front *f, char *out, size_t cap,
                             size_t *len, bool relay)
 {
     struct rv_instance *r = &f->run;
+    if (relay && f->intr_pending) { /* (the resume was just sent) */
+        (void)cli_write_all(r->fd, "\x03", 1);
+        f->intr_pending = false;
+    }
     for (;;) {
         if (take_packet(r->in, &r->in_len, out, cap, len, NULL))
             return true;
@@ -2249,6 +2254,15 @@ static bool ask_resume(struct rv_front *f, const char *pkt, size_t len,
 {
     bool chunks = f->ckpt_every && chunkable(pkt) && !f->ckpt_off;
     for (;;) {
+        /* a ^C gdb sent while the front end spoke to the instance (a
+         * checkpoint, a goto): passed on after the resume */
+        size_t o = 0;
+        for (size_t i = 0; i < f->gdb_in_len; i++)
+            if (f->gdb_in[i] == 0x03)
+                f->intr_pending = true;
+            else
+                f->gdb_in[o++] = f->gdb_in[i];
+        f->gdb_in_len = o;
         uint64_t next = 0;
         if (chunks && !no_checkpoint(f)) {
             next = (f->where.events / f->ckpt_every + 1) * f->ckpt_every;
