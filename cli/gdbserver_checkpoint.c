@@ -46,6 +46,7 @@
 #include <unistd.h>
 
 #include "backend.h"
+#include "det.h"
 #include "fdtable.h"
 #include "fs.h"
 #include "kernel.h"
@@ -276,6 +277,38 @@ struct checkpoint {
     struct sigaction chld;
 };
 
+/* Saved fd s is a new host object now (a new pipe for stdout): the
+ * guests see it as the file they saw (its virtual inode number and
+ * times; the fd table's and the world's notes of its identity). */
+static void same_file_as_before(struct proxy_world *w,
+                                const struct saved_fd *s, int now)
+{
+    struct stat st;
+    if (fstat(now, &st) < 0)
+        return;
+    uint64_t od = (uint64_t)s->dev, oi = (uint64_t)s->ino;
+    uint64_t nd = (uint64_t)st.st_dev, ni = (uint64_t)st.st_ino;
+    if (od == nd && oi == ni)
+        return;
+    det_meta_rekey(w->procs[0]->det, od, oi, nd, ni);
+    for (int k = 0; k < 2; k++)
+        if (w->out_id[k][0] == od && w->out_id[k][1] == oi) {
+            w->out_id[k][0] = nd;
+            w->out_id[k][1] = ni;
+        }
+    for (int i = 0; i < w->nr_procs; i++) {
+        struct proxy_fdtable *t = &w->procs[i]->fds;
+        for (int k = 0; k < t->cap; k++) {
+            struct proxy_fd *f = &t->fds[k];
+            if (f->kind == PROXY_FD_HOST && f->meta_known &&
+                f->host_dev == od && f->host_ino == oi) {
+                f->host_dev = nd;
+                f->host_ino = ni;
+            }
+        }
+    }
+}
+
 /* In the fork of the checkpoint that becomes an instance: fds[] the
  * request's (-1 where none). 0, or -1 (the fork then exits). */
 static int restore(struct checkpoint *c, int *fds)
@@ -297,8 +330,10 @@ static int restore(struct checkpoint *c, int *fds)
         const struct saved_fd *s = &c->fds[i];
         int out = s->stdio == 1 ? fds[CK_OUT1] : s->stdio == 2 ? fds[CK_OUT2]
                                                               : -1;
-        if (out >= 0)
+        if (out >= 0) {
             put_at(out, s->fd, s->fd_flags);
+            same_file_as_before(c->world, s, out);
+        }
         else if (((s->type == S_IFREG && !s->memfd) || s->type == S_IFDIR) &&
                  !reopen(s)) {
             fprintf(stderr, "hvrun: restoring a checkpoint: fd %d cannot "

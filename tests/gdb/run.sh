@@ -90,6 +90,12 @@
 #                   checkpoint ahead) gives them again; both sessions
 #                   continued to the end print the same bytes and detlog
 #                   digest as without gdb
+#   gdb/checkpoint-fork  tests/gdb/gdb_ckpt_fork.c (a parent and a child
+#                   writing lines) with stdout a pipe: goto 300, back to
+#                   150 and to 100 with a checkpoint every 20 events (two
+#                   processes restored, a new pipe as the old one) give
+#                   the same when/registers, the same output and the same
+#                   detlog digest as without checkpoints
 #
 # HVRUN_GDB_CASES="reverse checkpoint ..." runs only those cases.
 #
@@ -126,7 +132,8 @@ build_programs() {
         cc -g -O0 -o "$BIN/gdb_fork" "$ROOT/tests/gdb/gdb_fork.c" &&
         cc -g -O0 -pthread -o "$BIN/lost_update" "$ROOT/tests/guest/lost_update.c" &&
         cc -g -O0 -pthread -o "$BIN/gdb_deadlock" "$ROOT/tests/gdb/gdb_deadlock.c" &&
-        cc -g -O0 -o "$BIN/gdb_watch_map" "$ROOT/tests/gdb/gdb_watch_map.c"
+        cc -g -O0 -o "$BIN/gdb_watch_map" "$ROOT/tests/gdb/gdb_watch_map.c" &&
+        cc -g -O0 -o "$BIN/gdb_ckpt_fork" "$ROOT/tests/gdb/gdb_ckpt_fork.c"
 }
 
 # session NAME HVRUN PROGRAM [GDB ARGS...]: PROGRAM under HVRUN run --gdb
@@ -743,9 +750,53 @@ run_case_checkpoint() {
     pass "gdb/checkpoint$tag"
 }
 
+run_case_checkpoint_fork() {
+    local hvrun=$1 tag=$2 k
+    for k in 00 20; do
+        local sock=$WORK/ckf$k.sock
+        (HVRUN_GDB_CHECKPOINT_EVENTS=$k HVRUN_GDB_TRACE=$WORK/ckf$k$tag.trace \
+            "$hvrun" run --summary --gdb "unix:$sock" -- \
+            "$BIN/gdb_ckpt_fork" 2>"$WORK/ckf$k$tag.err" |
+            cat >"$WORK/ckf$k$tag.out") &
+        local pid=$!
+        for _ in $(seq 200); do
+            [ -S "$sock" ] && break
+            sleep 0.05
+        done
+        timeout "$TIMEOUT" gdb -batch -nx -ex "target extended-remote $sock" \
+            -ex 'monitor goto 300' -ex 'continue' -ex 'monitor goto 150' \
+            -ex 'continue' -ex 'monitor when' -ex 'info registers rip rsp' \
+            -ex 'monitor goto 100' -ex 'continue' -ex 'monitor when' \
+            -ex 'continue' "$BIN/gdb_ckpt_fork" >"$WORK/ckf$k$tag.gdb" 2>&1
+        wait "$pid"
+    done
+    local a b
+    a=$(grep -E '^(Current event|rip|rsp)' "$WORK/ckf00$tag.gdb")
+    b=$(grep -E '^(Current event|rip|rsp)' "$WORK/ckf20$tag.gdb")
+    if [ -z "$a" ] || [ "$a" != "$b" ]; then
+        fail "gdb/checkpoint-fork$tag" "other answers with checkpoints"
+        diff <(echo "$a") <(echo "$b") | head -6
+        return
+    fi
+    if ! grep -q "restored checkpoint" "$WORK/ckf20$tag.trace" ||
+        grep -q "failed" "$WORK/ckf20$tag.trace"; then
+        fail "gdb/checkpoint-fork$tag" "no checkpoint restored, or one failed"
+        return
+    fi
+    if ! cmp -s "$WORK/ckf00$tag.out" "$WORK/ckf20$tag.out" ||
+        [ "$(wc -l <"$WORK/ckf20$tag.out")" != 200 ] ||
+        [ "$(digest "$WORK/ckf00$tag.err")" != \
+            "$(digest "$WORK/ckf20$tag.err")" ]; then
+        fail "gdb/checkpoint-fork$tag" "output or detlog digest differ:" \
+            "$(digest "$WORK/ckf00$tag.err") / $(digest "$WORK/ckf20$tag.err")"
+        return
+    fi
+    pass "gdb/checkpoint-fork$tag"
+}
+
 if ! command -v gdb >/dev/null || ! command -v cc >/dev/null ||
     ! command -v python3 >/dev/null; then
-    for c in threads same-run stepi watch watch-map replay interrupt fork exec start schedule reverse reverse-replay reverse-break idle-interrupt deadlock crash detach checkpoint; do
+    for c in threads same-run stepi watch watch-map replay interrupt fork exec start schedule reverse reverse-replay reverse-break idle-interrupt deadlock crash detach checkpoint checkpoint-fork; do
         skip "gdb/$c" "needs gdb, cc and python3 (apt-get install gdb gcc python3)"
     done
     finish
@@ -764,7 +815,7 @@ for hvrun in "$@"; do
     case $hvrun in */debug/*) tag="-debug" ;; esac
     for c in threads stepi watch watch-map replay interrupt fork exec start \
         schedule reverse reverse-replay reverse-break idle-interrupt \
-        deadlock crash detach checkpoint; do
+        deadlock crash detach checkpoint checkpoint-fork; do
         run "$c" "$hvrun" "$tag"
     done
 done
