@@ -41,7 +41,19 @@ CFLAGS += -std=c11 $(WARNINGS)
 # of CPU `hvrun --version` took (docs/PERFORMANCE.md). The shared
 # libraries, heap, stack and mappings stay randomised (docs/SECURITY.md).
 HVRUN_PIE ?= 0
+# The other libraries statically too (HVRUN_STATIC_LIBS=0 links them
+# shared): ld.so opening, mapping and binding five shared libraries
+# (libelf, libzstd, libfdt, libseccomp, libz) cost ~1.2-2 ms of CPU at
+# every start (docs/PERFORMANCE.md, "A run's fixed cost"); the price is a
+# rebuild of hvrun to take up a security fix in one of them. zlib stays
+# shared: a distribution's checks flag an embedded copy of it.
+HVRUN_STATIC_LIBS ?= 1
+ifeq ($(HVRUN_STATIC_LIBS),1)
+LDLIBS += -l:libelf.a -l:libzstd.a -l:libfdt.a -l:libseccomp.a -lz \
+          -l:libcapstone.a -pthread
+else
 LDLIBS += -lelf -lzstd -lfdt -lseccomp -l:libcapstone.a -pthread
+endif
 HVRUN_LDFLAGS := $(if $(filter 1,$(HVRUN_PIE)),,-no-pie)
 
 DEBUG_FLAGS = -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
@@ -64,9 +76,11 @@ PREFIX_MAP := -ffile-prefix-map=$(CURDIR)=.
 CORE_SRCS := $(wildcard vmm/*.c) $(foreach d,$(PROXY_DIRS),$(wildcard $(d)/*.c)) \
              $(wildcard detcore/*.c)
 CORE_ASM := $(wildcard vmm/*.S)
-CLI_SRCS := $(wildcard cli/*.c)
+# cli/filtergen.c is a build tool (below), not part of hvrun.
+CLI_SRCS := $(filter-out cli/filtergen.c,$(wildcard cli/*.c))
 CORE_OBJS := $(CORE_SRCS:%.c=$(BUILD)/%.o) $(CORE_ASM:%.S=$(BUILD)/%.o)
 CLI_OBJS := $(CLI_SRCS:%.c=$(BUILD)/%.o)
+SECCOMP_PREBUILT_OBJ := $(BUILD)/cli/seccomp_prebuilt.o
 GK_BIN := $(BUILD)/guestkernel/gk.bin
 GK_BLOB_OBJ := $(BUILD)/guestkernel/blob.o $(BUILD)/guestkernel/vdso_blob.o
 GK_VDSO := $(BUILD)/guestkernel/vdso.so
@@ -86,9 +100,23 @@ TEST_PKGS := coreutils sed gawk gzip bzip2 xz-utils zstd openssl sqlite3 \
 
 all: $(BUILD)/hvrun
 
-$(BUILD)/hvrun: $(CORE_OBJS) $(CLI_OBJS) $(GK_BLOB_OBJ)
+$(BUILD)/hvrun: $(CORE_OBJS) $(CLI_OBJS) $(GK_BLOB_OBJ) $(SECCOMP_PREBUILT_OBJ)
 	@echo "  LD      $@"
 	@$(CC) $(CFLAGS) $(PREFIX_MAP) $(LDFLAGS) $(HVRUN_LDFLAGS) -o $@ $^ $(LDLIBS)
+
+# hvrun's seccomp filters, compiled by libseccomp when hvrun is built
+# (cli/filtergen.c says why) rather than at every run.
+$(BUILD)/cli/filtergen: $(BUILD)/cli/filtergen.o $(BUILD)/cli/confine_rules.o \
+                        $(BUILD)/libhvrun.a
+	@echo "  LD      $@"
+	@$(CC) $(CFLAGS) $(LDFLAGS) $(HVRUN_LDFLAGS) -o $@ $^ $(LDLIBS)
+$(BUILD)/cli/seccomp_prebuilt.c: $(BUILD)/cli/filtergen
+	@echo "  GEN     $@"
+	@ASAN_OPTIONS=detect_leaks=0 $< $@.tmp && mv $@.tmp $@
+$(SECCOMP_PREBUILT_OBJ): $(BUILD)/cli/seccomp_prebuilt.c cli/confine_rules.h \
+                         vmm/ptrace_filter.h
+	@echo "  CC      $@"
+	@$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 
 $(BUILD)/libhvrun.a: $(CORE_OBJS) $(GK_BLOB_OBJ)
 	@rm -f $@

@@ -533,7 +533,14 @@ static int apply_fs_policy(const struct proxy_process *p,
             *slash = '\0';
     }
     /* An owned private /tmp lives in a scratch directory with its lock
-     * (syscall-proxy/fs/scratch.c), removed whole at the end. */
+     * (syscall-proxy/fs/scratch.c), removed whole at the end; made now,
+     * not at the guest's first use, since the rules name it. */
+    int rc = proxy_tmp_make_now();
+    if (rc < 0) {
+        snprintf(why, len, "--fs-policy: making the private /tmp %.200s: %s",
+                 p->fs.tmp_top, strerror(-rc));
+        return -1;
+    }
     const char *tmp = p->fs.tmp_owned ? p->fs.tmp_top : p->fs.tmp_host;
     const char *writable[] = {".", tmp, scratch, journal_dir};
     return confine_fs_policy(writable, sizeof(writable) / sizeof(writable[0]),

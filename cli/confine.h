@@ -7,7 +7,6 @@
 #ifndef CONFINE_H
 #define CONFINE_H
 
-#include <stdbool.h>
 #include <stddef.h>
 
 /* Sets PR_SET_NO_NEW_PRIVS and drops every capability outside the set the
@@ -25,10 +24,7 @@ int confine_drop_capabilities(char *why, size_t len);
  * (vmm_host_run_syscalls). */
 int confine_install_seccomp(const int *extra, size_t n_extra, char *why,
                             size_t len);
-/* Set before confine_install_seccomp: the filter also allows fork (a
- * clone sharing nothing; exec stays forbidden): a run instance under gdb
- * copies itself for checkpoints (cli/gdbserver_checkpoint.c). */
-extern bool confine_allow_fork;
+
 
 /* --fs-policy: Landlock rules for this thread and the threads it starts
  * later: the host read-only (no execute anywhere), the directories in

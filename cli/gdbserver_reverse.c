@@ -62,7 +62,6 @@
 
 #include "cli.h"
 #include "cli_run.h"
-#include "confine.h"
 #include "fs.h"
 #include "kernel.h"
 
@@ -641,8 +640,6 @@ static void instance_child(struct rv_front *f, int fd, int sum_fd,
         if (s == 0)
             first = s + 1;
     }
-    /* checkpoints fork the instance (gdbserver_checkpoint.c) */
-    confine_allow_fork = true;
     cli_gdb_checkpoint_set_sum_fd(sum_fd);
     struct run_options inner = *f->o;
     inner.gdb_instance = true;

@@ -54,7 +54,11 @@ int det_meta_init(struct det_state *d)
     struct det_meta *m = calloc(1, sizeof(*m));
     if (!m)
         return -ENOMEM;
-    m->cap = 1024;
+    /* Small, and doubled as files are seen (grow): a 1024-slot table
+     * was 64 KiB of calloc, 15 page faults of ~22 us each on a kvm_pvm
+     * host at every run, where /bin/true sees three files. The slots'
+     * order is never observable (virtual inodes come from next_ino). */
+    m->cap = 64;
     m->tab = calloc(m->cap, sizeof(*m->tab));
     if (!m->tab) {
         free(m);

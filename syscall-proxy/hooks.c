@@ -30,7 +30,6 @@ const struct proxy_hooks proxy_hooks = {
     .vfs_virtual_path = proxy_vfs_virtual_path,
     .exec_load = proxy_exec_load,
     .mem_check_oom = proxy_mem_check_oom,
-    .mm_fill_deferred = proxy_mm_fill_deferred,
     .core_dump = proxy_core_dump,
     .aio_release = proxy_aio_release,
     .tty_world_init = proxy_tty_world_init,

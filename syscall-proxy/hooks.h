@@ -54,7 +54,7 @@ enum proxy_trap_kind {
 struct proxy_hooks {
     /* kernel/ -> mm/: the world loop (kernel/world.c) and process life
      * (kernel/procsys.c, prctl.c) into mm/: the vDSO's clock fold, CPUID/RDTSC
-     * rewriting, the ELF loader, the memory limit, deferred file mappings */
+     * rewriting, the ELF loader, the memory limit */
     void (*vdso_enter)(struct proxy_process *p);
     uint64_t (*vdso_leave)(struct proxy_process *p, bool host_interruption);
     uint64_t (*vdso_unfolded)(struct proxy_process *p);
@@ -83,7 +83,6 @@ struct proxy_hooks {
                      const char *guest_path, char *const argv[],
                      char *const envp[], char *why, size_t why_len);
     void (*mem_check_oom)(struct proxy_world *w);
-    void (*mm_fill_deferred)(void);
 
     /* kernel/ -> fs/: a core-dumping signal's core file (fs/coredump.c);
      * true when one was written */

@@ -100,7 +100,6 @@ int proxy_process_create(struct proxy_process **out, struct vmm_vm *vm,
 
 void proxy_process_destroy(struct proxy_process *p)
 {
-    proxy_mm_forget_deferred(p);
     if (!p)
         return;
     for (int i = 0; i < p->nr_threads; i++) {

@@ -134,8 +134,6 @@ long proxy_dispatch(struct proxy_process *p)
         p->totals->syscalls++;
     det_event(p->det, (uint32_t)p->tid, (uint16_t)(nr < 0xffff ? nr : 0xffff));
     long ret;
-    if (nr != SYS_mmap) /* no one sees a deferred fill's pages unfilled */
-        proxy_mm_fill_deferred();
     proxy_ns_ipc_enter(p); /* System V objects of its IPC namespace */
     /* Syscall user dispatch, then the guest's own seccomp filters, as
      * Linux's syscall_trace_enter orders them; rcx: where the call

@@ -503,9 +503,11 @@ static struct vmm_shared *file_object(int fd)
         free(s);
         return NULL;
     }
+    static uint64_t last_id;
     s->host_prot = PROT_READ;
     s->refs = 1;
     s->private_file = true;
+    s->id = ++last_id;
     s->dev = st.st_dev;
     s->ino = st.st_ino;
     file_cache[nr_file_cache++] = s;
@@ -1010,7 +1012,10 @@ int vmm_as_protect(struct vmm_aspace *as, gva_t gva, uint64_t len, int prot)
         return -ENOMEM;
     if (write_over_read_only_host(as, gva, end, prot))
         return -EACCES;
-    int rc = vma_split_at(as, gva);
+    /* The file's pages are not written: a copy is, from now on. */
+    int rc = prot & PROT_WRITE ? vmm_as_materialise(as, gva, end - gva) : 0;
+    if (rc == 0)
+        rc = vma_split_at(as, gva);
     if (rc == 0)
         rc = vma_split_at(as, end);
     if (rc < 0)
@@ -1023,8 +1028,6 @@ int vmm_as_protect(struct vmm_aspace *as, gva_t gva, uint64_t len, int prot)
         bool loses = (v->prot & ~prot) != 0;
         bool host_change = loses || ((prot & ~v->prot) & PROT_WRITE);
         int old_prot = v->prot;
-        if (prot & PROT_WRITE)
-            v->flags &= ~VMM_VMA_FILE_CLEAN;
         if (charged_by_protect(v, prot)) {
             v->flags |= VMM_VMA_ACCOUNT;
             as->account_bytes += v->end - v->start;
@@ -1218,8 +1221,8 @@ int vmm_as_refill(struct vmm_aspace *as, gva_t gva, uint64_t len)
     len = VMM_PAGE_ALIGN_UP(len);
     if (!v || v->shared || gva & ~VMM_PAGE_MASK || len > v->end - gva)
         return -EINVAL;
-    if (v->flags & VMM_VMA_LAZY)
-        return 0; /* never backed: zeros, its mapped contents */
+    if (v->flags & (VMM_VMA_LAZY | VMM_VMA_DIRECT))
+        return 0; /* never backed (zeros), or its file's pages: as mapped */
     uint8_t *hva = vmm_phys_hva(as->pm, v->gpa + (gva - v->start));
     int rc = 0;
     bool read_only = !(v->prot & PROT_WRITE) &&
@@ -1302,7 +1305,7 @@ static int vma_update_eof(struct vmm_aspace *as, struct vmm_vma *v)
     v->eof_at = eof;
     gva_t after = vmm_vma_valid_end(v);
     vma_changed(as, v->start, v->end);
-    if (after > before && !v->shared) {
+    if (after > before && !v->shared && !(v->flags & VMM_VMA_DIRECT)) {
         int rc = vmm_as_refill(as, before, after - before);
         if (rc < 0)
             return rc;
@@ -1354,10 +1357,193 @@ int vmm_as_recheck_shared_eof(struct vmm_aspace *as)
     return moved;
 }
 
+/* ---- direct file pages (VMM_VMA_DIRECT) ----------------------------------- */
+
+/*
+ * A process maps its program and each library privately and writes
+ * little of them: ld.so's segments and hvrun's loader's read-only ones
+ * were copied into guest memory at every exec (1.9 MB of libc for a
+ * `sh -c true`), and those pages allocated and freed again with the
+ * process. A direct VMA maps its file instead, as Linux's page cache does
+ * for pages no one wrote: shared by every process of the run (and with
+ * the host's page cache), copied only where something is written.
+ */
+
+/* Pages the rewriter writes become private by blocks, so that a
+ * function's rewritten sites do not split its VMA at every page (its
+ * other pages stop showing later writes to the file: code is not
+ * rewritten while it runs). Other forced writes copy only their pages,
+ * as Linux's copy-on-write. */
+#define DIRECT_COPY_BLOCK (16 * VMM_PAGE_SIZE)
+
+static bool direct_eligible(const struct vmm_vma *v)
+{
+    return v->file && !v->shared && (v->flags & VMM_VMA_FILE) &&
+           !(v->prot & PROT_WRITE) &&
+           !(v->flags & (VMM_VMA_LAZY | VMM_VMA_SPECIAL | VMM_VMA_SECRET |
+                         VMM_VMA_SHARED | VMM_VMA_DIRECT));
+}
+
+/* v's backing is its file from file_off, read-only (hvrun never writes
+ * there; a stub maps the file itself: ptrace.c). */
+static int direct_map_backing(const struct vmm_aspace *as,
+                              const struct vmm_vma *v)
+{
+    if (mmap(vmm_phys_hva(as->pm, v->gpa), v->end - v->start, PROT_READ,
+             MAP_SHARED | MAP_FIXED, v->file->fd, (off_t)v->file_off) ==
+        MAP_FAILED)
+        return -errno;
+    return 0;
+}
+
+/* Gives v (not direct, or no longer) an ordinary backing holding its
+ * file's bytes: guest memory at its gpa, read from the file (never
+ * through a host mapping of it, which a file shrunk meanwhile would turn
+ * into hvrun's SIGBUS), zeros past the file's end. */
+static int direct_copy_back(struct vmm_aspace *as, struct vmm_vma *v)
+{
+    uint8_t *hva = vmm_phys_hva(as->pm, v->gpa);
+    uint64_t bytes = v->end - v->start;
+    gva_t valid = vmm_vma_valid_end(v);
+    uint64_t in_file = valid > v->start ? valid - v->start : 0;
+    /* Into the memfd through a buffer: written through hvrun's view, the
+     * pages would get host PTEs there, and every PTE hvrun's view holds
+     * costs a TLB shootdown of hvrun's threads when the view goes. */
+    uint8_t *buf = in_file && as->pm->memfd >= 0 ? malloc(in_file) : NULL;
+    int rc = 0;
+    if (buf && (rc = read_file_range(v->file->fd, buf, in_file,
+                                     v->file_off)) == 0) {
+        for (uint64_t done = 0; done < in_file && rc == 0;) {
+            ssize_t n = pwrite(as->pm->memfd, buf + done, in_file - done,
+                               (off_t)(v->gpa + done));
+            if (n < 0 && errno != EINTR)
+                rc = -errno;
+            else if (n > 0)
+                done += (uint64_t)n;
+        }
+    }
+    free(buf);
+    if (rc < 0)
+        return rc;
+    void *at = as->pm->memfd >= 0
+                   ? mmap(hva, bytes, PROT_READ | PROT_WRITE,
+                          MAP_SHARED | MAP_NORESERVE | MAP_FIXED,
+                          as->pm->memfd, (off_t)v->gpa)
+                   : mmap(hva, bytes, PROT_READ | PROT_WRITE,
+                          MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE |
+                              MAP_FIXED,
+                          -1, 0);
+    if (at == MAP_FAILED)
+        return -errno;
+    if (in_file && !buf)
+        rc = read_file_range(v->file->fd, hva, in_file, v->file_off);
+    if (as->pm->view_follows_guest)
+        (void)mprotect(hva, bytes, PROT_READ); /* not guest-writable */
+    return rc;
+}
+
+bool vmm_as_range_direct(const struct vmm_aspace *as, gva_t gva,
+                         uint64_t len)
+{
+    gva_t end;
+    if (__builtin_add_overflow(gva, len, &end))
+        return false;
+    for (gva_t at = gva; at < end;) {
+        const struct vmm_vma *v = vmm_as_find_vma(as, at);
+        if (!v || !(v->flags & VMM_VMA_DIRECT) ||
+            vmm_vma_valid_end(v) < (v->end < end ? v->end : end))
+            return false;
+        at = v->end;
+    }
+    return true;
+}
+
+int vmm_as_map_direct(struct vmm_aspace *as, gva_t gva, uint64_t len)
+{
+    gva_t end = gva + VMM_PAGE_ALIGN_UP(len);
+    for (size_t i = vma_index_after(as, gva);
+         i < as->nr_vmas && as->vmas[i]->start < end; i++) {
+        struct vmm_vma *v = as->vmas[i];
+        if (!direct_eligible(v) || v->start < gva || v->end > end)
+            continue;
+        /* The pages a fresh mapping may have had in guest memory go (the
+         * hole punched through the memfd: through the host mapping, once
+         * it is the file's, MADV_REMOVE would punch the file). */
+        if (as->pm->memfd >= 0)
+            (void)fallocate(as->pm->memfd,
+                            FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+                            (off_t)v->gpa, (off_t)(v->end - v->start));
+        int rc = direct_map_backing(as, v);
+        if (rc < 0) {
+            (void)direct_copy_back(as, v);
+            return rc;
+        }
+        v->flags |= VMM_VMA_DIRECT;
+        vma_changed(as, v->start, v->end);
+    }
+    return 0;
+}
+
+/* [lo, hi) of a direct VMA, split off, made private. */
+static int materialise_part(struct vmm_aspace *as, gva_t lo, gva_t hi)
+{
+    int rc = vma_split_at(as, lo);
+    if (rc == 0)
+        rc = vma_split_at(as, hi);
+    if (rc < 0)
+        return rc;
+    struct vmm_vma *v = vmm_as_find_vma(as, lo);
+    if ((rc = direct_copy_back(as, v)) < 0)
+        return rc;
+    v->flags &= ~VMM_VMA_DIRECT;
+    vma_changed(as, v->start, v->end);
+    as->tlb_flushes_asked++; /* other host pages behind the same gpa */
+    return 0;
+}
+
+int vmm_as_materialise(struct vmm_aspace *as, gva_t gva, uint64_t len)
+{
+    gva_t end;
+    if (__builtin_add_overflow(gva, len, &end) || end > VMM_USER_END)
+        end = VMM_USER_END;
+    end = VMM_PAGE_ALIGN_UP(end);
+    gva &= VMM_PAGE_MASK;
+    for (gva_t at = gva; at < end;) {
+        const struct vmm_vma *v = vmm_as_next_vma(as, at);
+        if (!v || v->start >= end)
+            break;
+        gva_t lo = v->start > at ? v->start : at;
+        gva_t hi = v->end < end ? v->end : end;
+        if (v->flags & VMM_VMA_DIRECT) {
+            int rc = materialise_part(as, lo, hi);
+            if (rc < 0)
+                return rc;
+        }
+        at = hi;
+    }
+    return 0;
+}
+
+/* The block-aligned part of v around [gva, gva+len) made private, for a
+ * write of hvrun's there (block: a power of two, pages). */
+static int materialise_around(struct vmm_aspace *as, const struct vmm_vma *v,
+                              gva_t gva, size_t len, uint64_t block)
+{
+    gva_t lo = gva & ~(gva_t)(block - 1);
+    gva_t last = gva + (len ? len : 1) - 1;
+    gva_t hi = (last | (block - 1)) + 1;
+    if (lo < v->start)
+        lo = v->start;
+    if (hi > v->end || hi < lo)
+        hi = v->end;
+    return vmm_as_materialise(as, lo, hi - lo);
+}
+
 /* ---- Linux's view of the list ---------------------------------------------- */
 
 /* Flags of hvrun's own bookkeeping, which Linux's vm_flags do not have. */
-#define VMA_FLAGS_INTERNAL (VMM_VMA_LAZY | VMM_VMA_FROM_LAZY | VMM_VMA_FILE_CLEAN)
+#define VMA_FLAGS_INTERNAL                                                     \
+    (VMM_VMA_LAZY | VMM_VMA_FROM_LAZY | VMM_VMA_DIRECT)
 
 static bool same_name(const char *a, const char *b)
 {
@@ -1749,6 +1935,11 @@ int vmm_as_remap(struct vmm_aspace *as, gva_t old_gva, uint64_t old_len,
         return -EINVAL;
     if (!range_fully_mapped(as, old_gva, old_gva + old_len))
         return -EFAULT;
+    /* Moved or grown, a mapping is made of guest memory (a direct VMA's
+     * backing is its file's at its own offset). */
+    int mrc = vmm_as_materialise(as, old_gva, old_len);
+    if (mrc < 0)
+        return mrc;
     struct vmm_vma *first = vmm_as_find_vma(as, old_gva);
     if (!fixed) {
         if (new_len <= old_len) {
@@ -1942,6 +2133,12 @@ int vmm_as_clone(struct vmm_aspace *dst, const struct vmm_aspace *src)
             return rc;
         if (v->flags & (VMM_VMA_WIPEONFORK | VMM_VMA_LAZY))
             continue; /* the fresh backing's zeros, or none yet */
+        if (v->flags & VMM_VMA_DIRECT) {
+            /* The child's pages are the same file's. */
+            if ((rc = direct_map_backing(dst, d)) < 0)
+                return rc;
+            continue;
+        }
         if (v->shared) {
             /* The child maps the same host object: shared, not copied. */
             d->shared = shared_get(v->shared);
@@ -1991,6 +2188,34 @@ static uint8_t *span_of(const struct vmm_aspace *as, gva_t gva, int need,
     return vmm_phys_hva(as->pm, v->gpa + (gva - v->start));
 }
 
+/* A read of a direct VMA's pages (inside one VMA, before its file's
+ * end) from the file: not through hvrun's view, which would take host
+ * PTEs there (direct_copy_back). False when gva is not direct or the
+ * file no longer holds those bytes (then the view is read, and a file
+ * shrunk meanwhile fails the same way as before). */
+static bool read_direct(const struct vmm_aspace *as, uint8_t *dst, gva_t gva,
+                        size_t n)
+{
+    const struct vmm_vma *v = vmm_as_find_vma(as, gva);
+    if (!v || !(v->flags & VMM_VMA_DIRECT))
+        return false;
+    off_t off = (off_t)(v->file_off + (gva - v->start));
+    ssize_t got;
+    while ((got = pread(v->file->fd, dst, n, off)) < 0 && errno == EINTR)
+        ;
+    if (got == (ssize_t)n)
+        return true;
+    if (got < 0)
+        return false;
+    /* Past the file's end in the last page: zeros, as the mapping. */
+    struct stat st;
+    if (fstat(v->file->fd, &st) < 0 ||
+        (uint64_t)st.st_size > (uint64_t)off + (uint64_t)got)
+        return false;
+    memset(dst + got, 0, n - (size_t)got);
+    return true;
+}
+
 static int copy_range(const struct vmm_aspace *as, gva_t gva, void *host,
                       size_t len, int need, bool to_guest)
 {
@@ -2006,7 +2231,7 @@ static int copy_range(const struct vmm_aspace *as, gva_t gva, void *host,
         size_t n = len < avail ? len : avail;
         if (to_guest)
             memcpy(p, h, n);
-        else
+        else if (!read_direct(as, h, gva, n))
             memcpy(h, p, n);
         h += n;
         gva += n;
@@ -2064,7 +2289,7 @@ static int write_read_only_private(uint8_t *p, const void *src, size_t n)
  * written (-EFAULT), nor is a lazy VMA's unbacked stretch or a page past
  * a file's end. */
 static int forced_write(const struct vmm_aspace *as, gva_t gva,
-                        const void *src, size_t len)
+                        const void *src, size_t len, uint64_t copy_block)
 {
     gva_t end;
     if (__builtin_add_overflow(gva, len, &end) || end > VMM_USER_END)
@@ -2076,7 +2301,16 @@ static int forced_write(const struct vmm_aspace *as, gva_t gva,
         struct vmm_vma *v = vmm_as_find_vma(as, gva);
         if (!p || (v->shared && !backing_writable(as, v)))
             return -EFAULT;
-        v->flags &= ~VMM_VMA_FILE_CLEAN; /* no longer the file's bytes */
+        if (v->flags & VMM_VMA_DIRECT) {
+            /* A copy first, as the kernel's FOLL_FORCE write makes one.
+             * The list changes under a const view: which host pages back
+             * the guest's, never what the guest or a caller sees. */
+            int rc = materialise_around((struct vmm_aspace *)as, v, gva, len,
+                                        copy_block);
+            if (rc < 0)
+                return rc;
+            continue; /* the same bytes, now in guest memory */
+        }
         size_t n = len < avail ? len : avail;
         if (!backing_writable(as, v)) {
             int rc = write_read_only_private(p, s, n);
@@ -2104,7 +2338,7 @@ int vmm_as_peek(const struct vmm_aspace *as, void *dst, gva_t src,
 int vmm_as_poke(const struct vmm_aspace *as, gva_t dst, const void *src,
                 size_t len)
 {
-    return forced_write(as, dst, src, len);
+    return forced_write(as, dst, src, len, VMM_PAGE_SIZE);
 }
 
 int vmm_as_poke_text(struct vmm_aspace *as, gva_t dst, const void *src,
@@ -2117,12 +2351,12 @@ int vmm_as_poke_text(struct vmm_aspace *as, gva_t dst, const void *src,
         return -EFAULT;
     /* A special page's backing stays writable (a read-only one would
      * fault hvrun's next plain write there). */
-    return forced_write(as, dst, src, len);
+    return forced_write(as, dst, src, len, DIRECT_COPY_BLOCK);
 }
 
 int vmm_as_fill_zero(const struct vmm_aspace *as, gva_t dst, size_t len)
 {
-    return forced_write(as, dst, NULL, len);
+    return forced_write(as, dst, NULL, len, VMM_PAGE_SIZE);
 }
 
 long vmm_as_strncpy_in(const struct vmm_aspace *as, char *dst, gva_t src,
@@ -2137,12 +2371,14 @@ long vmm_as_strncpy_in(const struct vmm_aspace *as, char *dst, gva_t src,
         if (!p)
             return -EFAULT;
         size_t n = max - done < avail ? max - done : avail;
+        if (read_direct(as, (uint8_t *)dst + done, src + done, n))
+            p = (uint8_t *)dst + done; /* a path in a file's own page */
         uint8_t *nul = memchr(p, 0, n);
-        if (nul) {
-            memcpy(dst + done, p, (size_t)(nul - p) + 1);
-            return (long)(done + (size_t)(nul - p));
-        }
-        memcpy(dst + done, p, n);
+        size_t take = nul ? (size_t)(nul - p) + 1 : n;
+        if (p != (uint8_t *)dst + done)
+            memcpy(dst + done, p, take);
+        if (nul)
+            return (long)(done + take - 1);
         done += n;
     }
     return -ENAMETOOLONG;

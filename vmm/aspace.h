@@ -139,18 +139,21 @@ struct vmm_physmem {
 /* memfd_secret memory (Linux's secretmem VMA): the proxy's readers of
  * another process's memory find no page here. */
 #define VMM_VMA_SECRET 0x8000
-/* Private file pages that hold exactly the file's bytes from file_off
- * (zeros past its end) as hvrun's fill read them, and that nothing could
- * have changed since: set by the proxy on a whole VMA it filled that is
- * not writable; cleared where the guest gains write (vmm_as_protect) and
- * by every write of hvrun's that ignores the protection (forced_write).
- * It lets ld.so's segments keep their reservation's pages without
- * comparing them with the file again (syscall-proxy/mm/mm.c). */
-#define VMM_VMA_FILE_CLEAN 0x10000
 /* mseal'd (Linux 6.10's VM_SEALED): the mm calls refuse to unmap, move,
  * remap over or reprotect it (EPERM), and madvise's discarding advice on
  * it when it is read-only anonymous memory. A forked child keeps it. */
 #define VMM_VMA_SEALED 0x20000
+/* A private file VMA whose pages are its file's own (Linux's page-cache
+ * pages of a private mapping no one has written): the backing is a host
+ * MAP_SHARED read-only mapping of vmm_vma.file at file_off, in hvrun's
+ * view and (ptrace) in the stub, not a copy in guest memory. Only while
+ * the guest may not write it: before anything is written there (the
+ * guest gaining PROT_WRITE, hvrun's own forced writes: code rewriting,
+ * a FOLL_FORCE write) the written part becomes an ordinary private copy
+ * (vmm_as_materialise), as Linux's copy-on-write makes one. Set by
+ * vmm_as_map_direct; hvrun's bookkeeping, not Linux's (the two kinds of
+ * pages of one file mapping are one VMA to the guest). */
+#define VMM_VMA_DIRECT 0x40000
 /* Private anonymous mappings from this size up are made lazy by the mm
  * calls: the guest-physical reservation (256 GiB) cannot back a
  * sanitizer's 15 TiB shadow, and an extent this large is rarely touched
@@ -174,6 +177,9 @@ struct vmm_shared {
      * every mapping of the same file. */
     bool private_file;
     uint64_t dev, ino; /* the host file's identity */
+    /* Unique for the run's life (a backend's cache of what it opened for
+     * this object is keyed by it: an address may be reused). */
+    uint64_t id;
 };
 
 struct vmm_vma {
@@ -389,6 +395,22 @@ int vmm_as_set_flags(struct vmm_aspace *as, gva_t gva, uint64_t len,
 /* Keeps the host file fd (its dup, one per distinct file) on the private
  * VMAs exactly covering [gva, gva+len) (vmm_vma.file). 0 or -errno. */
 int vmm_as_keep_file(struct vmm_aspace *as, gva_t gva, uint64_t len, int fd);
+/*
+ * Backs the private file VMAs exactly covering [gva, gva+len) with their
+ * file itself (VMM_VMA_DIRECT): for those that keep a file
+ * (vmm_as_keep_file), are not writable and hold nothing of their own yet
+ * (a fresh mapping: what their backing held is dropped). Others in the
+ * range are left as they are. 0 or -errno (nothing changed for the VMA
+ * that failed: it keeps its backing).
+ */
+int vmm_as_map_direct(struct vmm_aspace *as, gva_t gva, uint64_t len);
+/* The direct VMAs' pages in [gva, gva+len) become private copies in guest
+ * memory (split off at page edges), holding the same bytes. 0 or -errno. */
+int vmm_as_materialise(struct vmm_aspace *as, gva_t gva, uint64_t len);
+/* Whether all of [gva, gva+len) is direct VMAs' file pages (their bytes
+ * are their file's, unwritten). */
+bool vmm_as_range_direct(const struct vmm_aspace *as, gva_t gva,
+                         uint64_t len);
 /* The host fd a file VMA's pages come from (the shared object's or the
  * private mapping's file), or -1 for anonymous memory. */
 int vmm_vma_file_fd(const struct vmm_vma *v);

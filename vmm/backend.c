@@ -57,6 +57,14 @@ const int *vmm_host_run_syscalls(const struct vmm_host *host, size_t *n)
                                         : NULL;
 }
 
+const int *vmm_backend_run_syscalls(enum vmm_backend_kind kind, size_t *n)
+{
+    const struct vmm_backend_ops *ops =
+        kind == VMM_BACKEND_PTRACE ? &ptrace_backend_ops : &kvm_backend_ops;
+    *n = 0;
+    return ops->host_run_syscalls ? ops->host_run_syscalls(n) : NULL;
+}
+
 int vmm_host_fs_restricted(struct vmm_host *host, char *why, size_t why_len)
 {
     return host->ops->host_fs_restricted

@@ -93,6 +93,9 @@ const char *vmm_host_backend_name(const struct vmm_host *host);
  * run needs (hvrun's seccomp list, cli/confine.c allows them): numbers,
  * *n of them. */
 const int *vmm_host_run_syscalls(const struct vmm_host *host, size_t *n);
+/* The same for a backend not opened (the build compiles hvrun's filter
+ * for each backend ahead of time: cli/filtergen.c). */
+const int *vmm_backend_run_syscalls(enum vmm_backend_kind kind, size_t *n);
 /* hvrun has just restricted its own file access (--fs-policy's Landlock)
  * and is still single-threaded with fork allowed: a backend whose helper
  * processes must share that domain starts them again now (Landlock lets

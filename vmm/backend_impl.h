@@ -140,6 +140,10 @@ void vmm_host_cache_write(const char *path, const struct vmm_cpuid_entry *e,
                           int n);
 
 /* The backends' open functions (kvm_host.c, ptrace_host.c). */
+/* Each backend's table (kvm.c, ptrace.c). */
+extern const struct vmm_backend_ops kvm_backend_ops;
+extern const struct vmm_backend_ops ptrace_backend_ops;
+
 int kvm_host_open(struct vmm_host **out, char *why, size_t why_len);
 int ptrace_host_open(struct vmm_host **out, char *why, size_t why_len);
 /* A new stub spawner, this process its parent, for a fork of hvrun that

@@ -77,6 +77,9 @@ _Static_assert(PT_CALLS_GPA + 0x1000 <= GK_KERNEL_AREA_END &&
 #define RFLAGS_USER_MASK 0x254dd5ULL
 #define RFLAGS_FIXED 0x202ULL
 #define XSTATE_MAX_KERNEL 16384 /* the kernel's XSAVE image, AMX included */
+/* The files a stub keeps open for its direct VMAs; one more closes the
+ * oldest (a program mapping many files reopens some). */
+#define PT_STUB_FILES_MAX 32
 
 struct pt_vm {
     struct vmm_vm base;
@@ -109,6 +112,13 @@ struct pt_vm {
      * stub's) */
     unsigned batch_n;
     gva_t batch_vma[PT_BATCH_MAX];
+    /* The stub's fds of the files its direct VMAs map (stub_file_fd); a
+     * vfork child's VM uses its lender's (the same stub). */
+    struct pt_stub_file {
+        uint64_t id; /* vmm_shared.id */
+        int fd;
+    } stub_files[PT_STUB_FILES_MAX];
+    unsigned nr_stub_files;
     /* A vfork child's VM runs on its parent's stub (pt_vm_borrow):
      * lender is the parent's VM, whose lent_to it is until it goes. The
      * parent's kernel XSAVE image is kept in lent_xstate meanwhile (its
@@ -305,6 +315,17 @@ static bool drop_unmappable(struct pt_vm *vm, gva_t at, uint64_t len,
     return !vmm_as_find_vma(as, at);
 }
 
+/* A direct VMA's file the host would not map in the stub is hvrun's
+ * choice, not the guest's mapping: the range becomes a copy in guest
+ * memory (a change the next pass of sync_mappings maps). */
+static bool copied_instead(struct pt_vm *vm, gva_t at, uint64_t len)
+{
+    struct vmm_aspace *as = &vmm_vm_memory_owner(&vm->base)->as;
+    const struct vmm_vma *v = vmm_as_find_vma(as, at);
+    return v && (v->flags & VMM_VMA_DIRECT) &&
+           vmm_as_materialise(as, at, len) == 0;
+}
+
 /* Runs the queued calls, then takes their failures: a mapping the host
  * refused drops its VMA; an unmap's failure, or the stub's, ends the
  * sync. */
@@ -327,7 +348,8 @@ static long batch_flush(struct pt_vm *vm, struct vmm_event *ev)
         if (res >= 0 || res < -4095)
             continue;
         if (vm->batch_vma[k] && !stub_failure(vm, res) &&
-            drop_unmappable(vm, c[k].args[0], c[k].args[1], res))
+            (copied_instead(vm, c[k].args[0], c[k].args[1]) ||
+             drop_unmappable(vm, c[k].args[0], c[k].args[1], res)))
             continue;
         rc = res;
         if (vm->batch_vma[k])
@@ -341,19 +363,56 @@ static long batch_flush(struct pt_vm *vm, struct vmm_event *ev)
     return rc;
 }
 
-/* Room for the two calls a step of sync_range queues at most. */
+/* Room for the three calls a step of sync_range queues at most. */
 static long batch_room(struct pt_vm *vm, struct vmm_event *ev)
 {
-    return vm->batch_n + 2 > PT_BATCH_MAX ? batch_flush(vm, ev) : 0;
+    return vm->batch_n + 3 > PT_BATCH_MAX ? batch_flush(vm, ev) : 0;
+}
+
+/* The VM whose stub this is: a vfork child's runs on its lender's. */
+static struct pt_vm *stub_owner(struct pt_vm *vm)
+{
+    return vm->lender ? vm->lender : vm;
+}
+
+/*
+ * The stub's fd of a direct VMA's file (VMM_VMA_DIRECT): opened in the
+ * stub once (through /proc/<hvrun>/fd/N) and kept for its next mappings,
+ * the oldest closed when PT_STUB_FILES_MAX are open (queued after the
+ * mappings already queued with it). -errno when it cannot be opened.
+ */
+static long stub_file_fd(struct pt_vm *vm, const struct vmm_shared *file)
+{
+    struct pt_vm *o = stub_owner(vm);
+    for (unsigned i = 0; i < o->nr_stub_files; i++)
+        if (o->stub_files[i].id == file->id)
+            return o->stub_files[i].fd;
+    char *path = (char *)vm->phys_hva + PT_SCRATCH_GPA;
+    snprintf(path, 64, "/proc/%d/fd/%d", (int)getpid(), file->fd);
+    long fd = inject(vm, SYS_openat, (uint64_t)AT_FDCWD, PT_STUB_SCRATCH_VA,
+                     (uint64_t)(O_RDONLY | O_CLOEXEC), 0, 0, 0);
+    if (fd < 0)
+        return fd;
+    if (o->nr_stub_files == PT_STUB_FILES_MAX) {
+        batch_add(vm, 0, SYS_close, (uint64_t)o->stub_files[0].fd, 0, 0, 0,
+                  0, 0);
+        memmove(o->stub_files, o->stub_files + 1,
+                (PT_STUB_FILES_MAX - 1) * sizeof(o->stub_files[0]));
+        o->nr_stub_files--;
+    }
+    o->stub_files[o->nr_stub_files++] = (struct pt_stub_file){file->id,
+                                                              (int)fd};
+    return fd;
 }
 
 /* [lo, hi) (inside v) mapped in the stub as v says: a lazy VMA (no
  * backing yet) reserved without access (its first touch faults to hvrun,
- * which backs the stretch: aspace.h), else the memfd; the pages of a file
- * VMA past its file's end then made inaccessible, so that they fault in
- * the stub (hvrun answers SIGBUS), as kvm's missing PTEs do. */
+ * which backs the stretch: aspace.h), a direct one from its file (the
+ * stub's fd of it: file_fd), else the memfd; the pages of a file VMA past
+ * its file's end then made inaccessible, so that they fault in the stub
+ * (hvrun answers SIGBUS), as kvm's missing PTEs do. */
 static void queue_vma_part(struct pt_vm *vm, const struct vmm_vma *v,
-                           gva_t lo, gva_t hi)
+                           gva_t lo, gva_t hi, long file_fd)
 {
     if (v->flags & VMM_VMA_LAZY) {
         batch_add(vm, lo, SYS_mmap, lo, hi - lo, PROT_NONE,
@@ -361,9 +420,14 @@ static void queue_vma_part(struct pt_vm *vm, const struct vmm_vma *v,
                   (uint64_t)-1, 0);
         return;
     }
-    batch_add(vm, lo, SYS_mmap, lo, hi - lo, (uint64_t)v->prot,
-              MAP_SHARED | MAP_FIXED, (uint64_t)vm->memory_fd,
-              backing_off_at(v, lo));
+    if (v->flags & VMM_VMA_DIRECT)
+        batch_add(vm, lo, SYS_mmap, lo, hi - lo, (uint64_t)v->prot,
+                  MAP_SHARED | MAP_FIXED, (uint64_t)file_fd,
+                  v->file_off + (lo - v->start));
+    else
+        batch_add(vm, lo, SYS_mmap, lo, hi - lo, (uint64_t)v->prot,
+                  MAP_SHARED | MAP_FIXED, (uint64_t)vm->memory_fd,
+                  backing_off_at(v, lo));
     gva_t valid = vmm_vma_valid_end(v);
     if (valid >= hi || !v->prot)
         return;
@@ -430,10 +494,22 @@ static long sync_range(struct pt_vm *vm, struct vmm_event *ev, gva_t lo,
             rc = batch_flush(vm, ev); /* may drop v: look again */
             continue;
         }
+        long file_fd = -1;
+        if ((v->flags & VMM_VMA_DIRECT) &&
+            (file_fd = stub_file_fd(vm, v->file)) < 0) {
+            if (stub_failure(vm, file_fd)) {
+                rc = file_fd;
+                break;
+            }
+            /* The stub cannot open it (out of fds): a copy instead. */
+            rc = vmm_as_materialise(&vmm_vm_memory_owner(&vm->base)->as,
+                                    v->start, v->end - v->start);
+            continue; /* look again */
+        }
         if (v->shared)
             rc = sync_shared_part(vm, ev, v, at, end);
         else
-            queue_vma_part(vm, v, at, end);
+            queue_vma_part(vm, v, at, end, file_fd);
         at = end;
     }
     long flushed = batch_flush(vm, ev);

@@ -12,10 +12,12 @@
  * before the call runs, and hvrun reports it; the three calls of the
  * [vsyscall] page trap instead (below).
  *
- * Built once per host with libseccomp and exported as BPF; hvrun writes
- * it into each stub's scratch page before the stub is spawned, and the
- * stub loads it itself as it starts (ptrace_stub.S), before its ready
- * byte: so before any call hvrun injects.
+ * Compiled with libseccomp and exported as BPF when hvrun is built
+ * (cli/filtergen.c: the rules depend on nothing but this file and
+ * ptrace_abi.h, and compiling them at every run cost ~1% of a /bin/true
+ * run's CPU); hvrun writes it into each stub's scratch page before the
+ * stub is spawned, and the stub loads it itself as it starts
+ * (ptrace_stub.S), before its ready byte: so before any call hvrun injects.
  */
 #include "ptrace_internal.h"
 
@@ -30,6 +32,7 @@
 #include <unistd.h>
 
 #include "ptrace_abi.h"
+#include "ptrace_filter.h"
 
 static int add_rules(scmp_filter_ctx f)
 {
@@ -95,8 +98,8 @@ static int export_bpf(scmp_filter_ctx f, struct ptrace_stub_filter *out)
     return rc;
 }
 
-int ptrace_stub_filter_build(struct ptrace_stub_filter *out, char *why,
-                             size_t why_len)
+int ptrace_stub_filter_compile(struct ptrace_stub_filter *out, char *why,
+                               size_t why_len)
 {
     memset(out, 0, sizeof(*out));
     scmp_filter_ctx f = seccomp_init(SCMP_ACT_KILL_PROCESS);
@@ -118,6 +121,22 @@ int ptrace_stub_filter_build(struct ptrace_stub_filter *out, char *why,
                  strerror(-rc));
     }
     return rc;
+}
+
+int ptrace_stub_filter_build(struct ptrace_stub_filter *out, char *why,
+                             size_t why_len)
+{
+    if (!&ptrace_stub_prebuilt || ptrace_stub_prebuilt.len == 0)
+        return ptrace_stub_filter_compile(out, why, why_len);
+    size_t bytes = ptrace_stub_prebuilt.len * sizeof(struct sock_filter);
+    if (!(out->insns = malloc(bytes))) {
+        snprintf(why, why_len, "the stub's seccomp filter: %s",
+                 strerror(ENOMEM));
+        return -ENOMEM;
+    }
+    memcpy(out->insns, ptrace_stub_prebuilt.insns, bytes);
+    out->len = ptrace_stub_prebuilt.len;
+    return 0;
 }
 
 void ptrace_stub_filter_free(struct ptrace_stub_filter *f)

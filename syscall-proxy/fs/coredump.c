@@ -186,7 +186,7 @@ static uint64_t dump_size(struct proxy_process *p, const struct vmm_vma *v)
     /* written pages (anon_vma): writable data, and a read-only part that
      * was written first (RELRO); code is never written, so not dumped */
     if ((v->prot & PROT_WRITE) ||
-        (!(v->prot & PROT_EXEC) && !(v->flags & VMM_VMA_FILE_CLEAN)))
+        (!(v->prot & PROT_EXEC) && !(v->flags & VMM_VMA_DIRECT)))
         return size;
     unsigned char head[SELFMAG];
     if (v->file_off == 0 && (v->prot & PROT_READ) &&

@@ -164,6 +164,12 @@ void proxy_preserve_created(struct proxy_process *p, int host_dirfd,
  * with a lock inside held through *lock_fd while the caller lives.
  * 0 or -errno. */
 int proxy_scratch_make(char *template_path, int *lock_fd);
+/* The same at a name chosen before (proxy_scratch_name); -EEXIST when
+ * something is there. */
+int proxy_scratch_make_named(const char *path, int *lock_fd);
+/* Fills the template's trailing XXXXXX with random letters and digits,
+ * as mkdtemp would, without making anything. 0 or -errno. */
+int proxy_scratch_name(char *template_path);
 
 /* Removes the directory and all in it (nothing followed), drops the lock. */
 void proxy_scratch_remove(const char *path, int lock_fd);
@@ -227,6 +233,11 @@ int proxy_tmp_setup(struct proxy_process *p, const char *dir, char *why,
 
 /* Deletes an owned private /tmp (proxy_process_destroy calls it). */
 void proxy_tmp_cleanup(struct proxy_process *p);
+/* An owned private /tmp is made when the guest first names /tmp (most
+ * programs never do; making and removing it cost ~4 ms a run on an ext4
+ * whose block frees are slow); this makes it now (--fs-policy's Landlock
+ * rules need it to exist). 0 or -errno. */
+int proxy_tmp_make_now(void);
 
 /*
  * The forward mapping, for absolute guest paths: returns 1 with the host

@@ -24,6 +24,7 @@
 #include "proxy.h"
 #include "fs.h"
 #include "vfs.h"
+#include "kernel.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -50,32 +51,76 @@ static int say(char *why, size_t len, int err, const char *dir,
     return err;
 }
 
-/* A directory hvrun makes (scratch.c: 0700, then 0711; locked while the
- * run lives),
- * the guest's /tmp its subdirectory "tmp" (mode 1777, as /tmp is). The
- * name's randomness (mkdtemp) never reaches the guest, which sees only
- * "/tmp". */
+/*
+ * The owned private /tmp: a directory hvrun makes (scratch.c: 0700, then
+ * 0711; locked while the run lives), the guest's /tmp its subdirectory
+ * "tmp" (mode 1777, as /tmp is). The name's randomness never reaches the
+ * guest, which sees only "/tmp".
+ *
+ * It is named when the run is set up and made when the guest first names
+ * /tmp (proxy_tmp_map), since most programs never do: making it and
+ * removing it cost ~4 ms of a /bin/true run's ~29 ms on this project's
+ * ext4 host (an rmdir that frees a block ~3 ms; docs/PERFORMANCE.md). Every
+ * process of the run names the same directory (fork copies the names), so
+ * whether it was made is kept here, once per hvrun process; after the
+ * owner's cleanup it is never made again (a late name gets ENOENT, as the
+ * removed directory gave before).
+ */
+static struct {
+    char top[PROXY_PATH_MAX];
+    bool named, made, removed;
+    int lock_fd;
+} owned_tmp = {.lock_fd = -1};
+
+/* Makes the named private /tmp, as hvrun whoever the guest is
+ * (kernel/fscred.c), with the *at calls the seccomp filter allows. */
+static int tmp_materialize(void)
+{
+    if (!owned_tmp.named || owned_tmp.made)
+        return 0;
+    if (owned_tmp.removed)
+        return -ENOENT;
+    char host[PROXY_PATH_MAX + 8];
+    snprintf(host, sizeof(host), "%s/tmp", owned_tmp.top);
+    const struct proxy_process *as_guest = proxy_fscred_suspend();
+    int lock;
+    int rc = proxy_scratch_make_named(owned_tmp.top, &lock);
+    /* Searchable (not listable) by others: a guest that dropped root
+     * reaches its /tmp with its own ids (kernel/fscred.c). */
+    if (rc == 0 && (fchmodat(AT_FDCWD, owned_tmp.top, 0711, 0) < 0 ||
+                    mkdirat(AT_FDCWD, host, 0700) < 0 ||
+                    fchmodat(AT_FDCWD, host, 01777, 0) < 0)) {
+        rc = -errno;
+        proxy_scratch_remove(owned_tmp.top, lock);
+    }
+    proxy_fscred_resume(as_guest);
+    if (rc < 0)
+        return rc;
+    owned_tmp.made = true;
+    owned_tmp.lock_fd = lock;
+    return 0;
+}
+
+int proxy_tmp_make_now(void)
+{
+    return tmp_materialize();
+}
+
 static int tmp_make(struct proxy_process *p, char *why, size_t why_len)
 {
     char top[] = TMP_TEMPLATE;
-    int lock;
-    int rc = proxy_scratch_make(top, &lock);
+    int rc = proxy_scratch_name(top);
     if (rc < 0)
         return say(why, why_len, rc, TMP_TEMPLATE,
-                   "cannot create the private /tmp");
+                   "cannot name the private /tmp");
     snprintf(p->fs.tmp_host, sizeof(p->fs.tmp_host), "%s/tmp", top);
-    /* Searchable (not listable) by others: a guest that dropped root
-     * reaches its /tmp with its own ids (kernel/fscred.c). */
-    if (chmod(top, 0711) < 0 || mkdir(p->fs.tmp_host, 0700) < 0 ||
-        chmod(p->fs.tmp_host, 01777) < 0) {
-        rc = -errno;
-        proxy_scratch_remove(top, lock);
-        p->fs.tmp_host[0] = '\0';
-        return say(why, why_len, rc, top, "cannot create the private /tmp");
-    }
     snprintf(p->fs.tmp_top, sizeof(p->fs.tmp_top), "%s", top);
-    p->fs.tmp_lock_fd = lock;
+    p->fs.tmp_lock_fd = -1; /* owned_tmp.lock_fd, once made */
     p->fs.tmp_owned = true;
+    snprintf(owned_tmp.top, sizeof(owned_tmp.top), "%s", top);
+    owned_tmp.named = true;
+    owned_tmp.made = owned_tmp.removed = false;
+    owned_tmp.lock_fd = -1;
     return 0;
 }
 
@@ -131,7 +176,9 @@ int proxy_tmp_expose(struct proxy_process *p, const char *host_path)
     int rc = 0;
     if (strcmp(real, "/tmp") == 0)
         rc = -EEXIST; /* the host /tmp itself cannot also be the private one */
-    else if (strncmp(real, "/tmp/", 5) == 0 && real[5]) {
+    else if (strncmp(real, "/tmp/", 5) == 0 && real[5] &&
+             strncmp(real, p->fs.tmp_top, strlen(p->fs.tmp_top)) != 0 &&
+             (rc = tmp_materialize()) == 0) {
         char top[PROXY_PATH_MAX], link[2 * PROXY_PATH_MAX];
         size_t n = strcspn(real + 5, "/");
         real[5 + n] = 0; /* /tmp/<entry> */
@@ -151,11 +198,18 @@ void proxy_tmp_cleanup(struct proxy_process *p)
         p->fs.tmp_host[0] = '\0'; /* a --tmp DIR stays as the guest left it */
         return;
     }
-    proxy_scratch_remove(p->fs.tmp_top, p->fs.tmp_lock_fd);
-    struct stat st;
-    if (lstat(p->fs.tmp_top, &st) == 0)
-        proxy_log(p, 1, "%s: removing the private /tmp: %s", p->fs.tmp_top,
-                  "something is left in it");
+    bool ours = owned_tmp.named && !strcmp(owned_tmp.top, p->fs.tmp_top);
+    if (ours && owned_tmp.made) {
+        proxy_scratch_remove(p->fs.tmp_top, owned_tmp.lock_fd);
+        struct stat st;
+        if (lstat(p->fs.tmp_top, &st) == 0)
+            proxy_log(p, 1, "%s: removing the private /tmp: %s",
+                      p->fs.tmp_top, "something is left in it");
+    }
+    if (ours) {
+        owned_tmp.removed = true;
+        owned_tmp.lock_fd = -1;
+    }
     p->fs.tmp_host[0] = p->fs.tmp_top[0] = '\0';
     p->fs.tmp_lock_fd = -1;
     p->fs.tmp_owned = false;
@@ -220,6 +274,15 @@ static bool exposed_entry(const struct proxy_process *p, const char *rest)
            memcmp(target + 5, rest + 1, n) == 0;
 }
 
+/* The private /tmp p names exists by now: made on this first use when it
+ * is the owned one, not yet made. 0 or -errno. */
+static int tmp_made_for(const struct proxy_process *p)
+{
+    if (!owned_tmp.named || strcmp(owned_tmp.top, p->fs.tmp_top) != 0)
+        return 0; /* --tmp DIR, or a name hvrun did not choose */
+    return tmp_materialize();
+}
+
 int proxy_tmp_map(const struct proxy_process *p, const char *path, char *out,
                   size_t outlen)
 {
@@ -236,6 +299,9 @@ int proxy_tmp_map(const struct proxy_process *p, const char *path, char *out,
              * bind mount: its name goes to the host /tmp as it is, so
              * lstat and readlink see the directory, not the link (which
              * names itself to the guest: realpath said ELOOP). */
+            int made = tmp_made_for(p);
+            if (made < 0)
+                return made;
             int n = exposed_entry(p, rest)
                         ? snprintf(out, outlen, "/tmp%s", rest)
                         : snprintf(out, outlen, "%s%s", p->fs.tmp_host, rest);

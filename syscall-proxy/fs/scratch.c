@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -115,11 +116,10 @@ static bool ours(const struct stat *st)
            ((st->st_mode & 07777) == 0700 || (st->st_mode & 07777) == 0711);
 }
 
-int proxy_scratch_make(char *template_path, int *lock_fd)
+/* The directory at path was just made (0700): checked to be ours, its
+ * lock taken and named. 0, or -errno with the directory removed. */
+static int scratch_finish(const char *template_path, int *lock_fd)
 {
-    *lock_fd = -1;
-    if (!mkdtemp(template_path))
-        return -errno;
     int dir = open(template_path,
                    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     struct stat st;
@@ -156,6 +156,39 @@ int proxy_scratch_make(char *template_path, int *lock_fd)
     }
     close(dir);
     *lock_fd = lock;
+    return 0;
+}
+
+int proxy_scratch_make(char *template_path, int *lock_fd)
+{
+    *lock_fd = -1;
+    if (!mkdtemp(template_path))
+        return -errno;
+    return scratch_finish(template_path, lock_fd);
+}
+
+/* mkdirat: the call hvrun's seccomp filter allows (cli/confine.c), for a
+ * private /tmp made once the run is confined (hermetic.c). */
+int proxy_scratch_make_named(const char *path, int *lock_fd)
+{
+    *lock_fd = -1;
+    if (mkdirat(AT_FDCWD, path, 0700) < 0)
+        return -errno;
+    return scratch_finish(path, lock_fd);
+}
+
+int proxy_scratch_name(char *template_path)
+{
+    static const char chars[] = "abcdefghijklmnopqrstuvwxyz"
+                                "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+    size_t len = strlen(template_path);
+    unsigned char r[6];
+    if (len < 6 || strcmp(template_path + len - 6, "XXXXXX") != 0)
+        return -EINVAL;
+    if (getentropy(r, sizeof(r)) < 0)
+        return -errno;
+    for (size_t i = 0; i < 6; i++)
+        template_path[len - 6 + i] = chars[r[i] % (sizeof(chars) - 1)];
     return 0;
 }
 

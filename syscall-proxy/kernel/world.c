@@ -971,7 +971,6 @@ static bool run_one(struct proxy_process *p)
         dbg->load_debugregs(dbg->ctx, p);
     if (dbg_step)
         vmm_vm_regs(p->vm)->rflags |= RFLAGS_TF;
-    proxy_hooks.mm_fill_deferred(); /* the guest sees its pages filled */
     int64_t started = host_monotonic_ns();
     proxy_hooks.vdso_enter(p);
     if (p->cfg->progress_count)

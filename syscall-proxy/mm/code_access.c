@@ -23,19 +23,12 @@ bool proxy_code_poke(struct proxy_process *p, gva_t gva, const void *src,
     return true;
 }
 
+/* The guest's bytes whatever their protection (vmm_as_peek: a file's own
+ * pages are read from the file, not through hvrun's view). */
 bool proxy_code_read(const struct proxy_process *p, gva_t gva, uint8_t *dst,
                      size_t len)
 {
-    struct iovec iov[2];
-    size_t covered, done = 0;
-    int n = vmm_as_host_iov(p->as, gva, len, 0, iov, 2, &covered);
-    if (n < 1 || covered != len)
-        return false;
-    for (int i = 0; i < n; i++) {
-        memcpy(dst + done, iov[i].iov_base, iov[i].iov_len);
-        done += iov[i].iov_len;
-    }
-    return true;
+    return len > 0 && vmm_as_peek(p->as, dst, gva, len) == 0;
 }
 
 bool proxy_code_maps_file_at(const struct proxy_process *p, gva_t gva,

@@ -169,16 +169,16 @@ static int remember(struct proxy_process *p, const struct patched_site *ps)
 static bool hash_guest(const struct proxy_process *p, gva_t gva, size_t len,
                        uint64_t *h)
 {
+    /* Through proxy_code_read: a file's own pages (VMM_VMA_DIRECT) are
+     * read from the file, not faulted into hvrun's view. */
+    uint8_t buf[4096];
     while (len > 0) {
-        struct iovec iov[4];
-        size_t covered;
-        int n = vmm_as_host_iov(p->as, gva, len, 0, iov, 4, &covered);
-        if (n == 0)
+        size_t n = len < sizeof(buf) ? len : sizeof(buf);
+        if (!proxy_code_read(p, gva, buf, n))
             return false;
-        for (int i = 0; i < n; i++)
-            *h = fnv1a(*h, iov[i].iov_base, iov[i].iov_len);
-        gva += covered;
-        len -= covered;
+        *h = fnv1a(*h, buf, n);
+        gva += n;
+        len -= n;
     }
     return true;
 }
@@ -195,6 +195,13 @@ static bool site_intact(const struct proxy_process *p, struct func_hash *fh,
 {
     if (fh->func != func || fh->upto > site_end) {
         *fh = (struct func_hash){func, func, FNV_INIT};
+    }
+    /* Pages that are still their file's (VMM_VMA_DIRECT) hold the bytes
+     * the hash was taken of: not read (hvrun's reads there would give
+     * its view host PTEs to shoot down when the process goes). */
+    if (vmm_as_range_direct(p->as, func, site_end - func)) {
+        *fh = (struct func_hash){func, site_end, want};
+        return true;
     }
     if (!hash_guest(p, fh->upto, site_end - fh->upto, &fh->h)) {
         fh->func = 0;

@@ -8,7 +8,7 @@
  * the guest).
  * A file's sites are kept per run in memory and across runs in hvrun's
  * cache directory, keyed by the file's dev, inode, size and mtime and by
- * hvrun's version.
+ * the finder's and hvrun's versions (an entry per version: cache_prune).
  */
 #include "proxy.h"
 #include "kernel.h"
@@ -25,6 +25,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #ifndef HVRUN_VERSION
@@ -1371,27 +1372,208 @@ static bool cache_load(const struct site_list_kind *k, struct file_sites *fs)
     return true;
 }
 
-/* The entries of earlier versions of the same file (dev, inode) are
- * dropped when a new one is written: rebuilt binaries would pile up. At
- * worst a wrong match deletes a valid entry: a miss. */
+/*
+ * The cache's growth. An entry's name carries the finder's and hvrun's
+ * versions, so two builds on one machine (an installed hvrun and a
+ * checkout) each keep their own entry for a file; they used to delete
+ * each other's, and each run of either decoded again (3.6% of a run's
+ * CPU). What bounds the directory instead:
+ * - an entry written replaces this version's entries for the same file
+ *   (dev, inode) with other contents (a rebuilt binary);
+ * - at most SITE_CACHE_PER_FILE entries per file and list, whatever the
+ *   versions: the least recently written go;
+ * - each version touches a marker, sites-used-VERSIONS, at most once a
+ *   day (the first lookup of a process checks its age); when it does, it
+ *   removes the entries and markers of versions whose marker is missing
+ *   or SITE_CACHE_UNUSED_DAYS old, every entry written that long ago (of
+ *   files long gone, mostly: a file still run is decoded again once a
+ *   month), and temporaries a day old (a writer that died).
+ * At worst a wrong removal is a miss. The host clock read here decides
+ * only what is kept on disk, never what a guest sees.
+ */
+#define SITE_CACHE_PER_FILE 4
+#define SITE_CACHE_UNUSED_DAYS 30
+#define SITE_CACHE_DAY_S 86400
+#define SITE_MARKER_PREFIX "sites-used-"
+#define SITE_VERSIONS SITE_FINDER_VERSION "-" HVRUN_VERSION
+
+/* An entry's name: PREFIX VERSIONS-DEV-INO-SIZE-MTIME[.XXXXXX]. */
+struct entry_name {
+    const char *versions; /* not terminated: versions_len bytes */
+    size_t versions_len;
+    uint64_t dev, ino;
+    bool temporary;
+};
+
+static bool parse_entry(const char *name, const char *prefix,
+                        struct entry_name *out)
+{
+    size_t plen = strlen(prefix);
+    if (strncmp(name, prefix, plen) != 0)
+        return false;
+    const char *s = name + plen, *dash[4];
+    const char *end = s + strlen(s);
+    int found = 0;
+    for (const char *c = end; c > s && found < 4;)
+        if (*--c == '-')
+            dash[found++] = c; /* dash[0] is the last one */
+    if (found < 4 || dash[3] == s)
+        return false;
+    char *stop;
+    out->versions = s;
+    out->versions_len = (size_t)(dash[3] - s);
+    out->dev = strtoull(dash[3] + 1, &stop, 16);
+    if (stop != dash[2])
+        return false;
+    out->ino = strtoull(dash[2] + 1, &stop, 16);
+    if (stop != dash[1])
+        return false;
+    out->temporary = strchr(dash[0], '.') != NULL;
+    return true;
+}
+
+static bool is_our_versions(const struct entry_name *e)
+{
+    return e->versions_len == strlen(SITE_VERSIONS) &&
+           !memcmp(e->versions, SITE_VERSIONS, e->versions_len);
+}
+
+/* Whether the versions' marker was touched within SITE_CACHE_UNUSED_DAYS
+ * (the last few answers remembered: a directory holds few versions). */
+static bool versions_in_use(int dir_fd, const struct entry_name *e,
+                            time_t now)
+{
+    static struct {
+        char versions[96];
+        bool in_use;
+    } seen[8];
+    static unsigned n_seen;
+    char marker[128];
+    if (e->versions_len >= sizeof(seen[0].versions))
+        return false;
+    for (unsigned i = 0; i < n_seen && i < 8; i++)
+        if (strlen(seen[i].versions) == e->versions_len &&
+            !memcmp(seen[i].versions, e->versions, e->versions_len))
+            return seen[i].in_use;
+    snprintf(marker, sizeof(marker), SITE_MARKER_PREFIX "%.*s",
+             (int)e->versions_len, e->versions);
+    struct stat st;
+    bool in_use =
+        fstatat(dir_fd, marker, &st, 0) == 0 &&
+        st.st_mtime > now - (time_t)SITE_CACHE_UNUSED_DAYS * SITE_CACHE_DAY_S;
+    unsigned slot = n_seen++ % 8;
+    memcpy(seen[slot].versions, e->versions, e->versions_len);
+    seen[slot].versions[e->versions_len] = 0;
+    seen[slot].in_use = in_use;
+    return in_use;
+}
+
+/* Whether name (a marker, an entry or a temporary of either list) is to
+ * go in the daily sweep. */
+static bool sweep_removes(int dir_fd, const char *name, time_t now)
+{
+    static const char *const prefixes[] = {"cpuid-sites-", "progress-sites-"};
+    struct stat st;
+    if (!strncmp(name, SITE_MARKER_PREFIX, strlen(SITE_MARKER_PREFIX)))
+        return fstatat(dir_fd, name, &st, 0) == 0 &&
+               st.st_mtime <=
+                   now - (time_t)SITE_CACHE_UNUSED_DAYS * SITE_CACHE_DAY_S;
+    for (size_t i = 0; i < 2; i++) {
+        struct entry_name e;
+        if (!parse_entry(name, prefixes[i], &e))
+            continue;
+        if (fstatat(dir_fd, name, &st, 0) < 0)
+            return false;
+        if (e.temporary)
+            return st.st_mtime <= now - SITE_CACHE_DAY_S;
+        return st.st_mtime <=
+                   now - (time_t)SITE_CACHE_UNUSED_DAYS * SITE_CACHE_DAY_S ||
+               (!is_our_versions(&e) && !versions_in_use(dir_fd, &e, now));
+    }
+    return false;
+}
+
+static void sweep_unused_versions(const char *dir, time_t now)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    struct dirent *e;
+    while ((e = readdir(d)))
+        if (sweep_removes(dirfd(d), e->d_name, now))
+            (void)unlinkat(dirfd(d), e->d_name, 0);
+    closedir(d);
+}
+
+/* Once per process: this version is in use; once a day, the sweep. */
+static void note_versions_used(void)
+{
+    static bool noted;
+    char dir[512], marker[768];
+    if (noted || vmm_host_cache_dir(dir, sizeof(dir)) < 0)
+        return;
+    noted = true;
+    snprintf(marker, sizeof(marker), "%s/" SITE_MARKER_PREFIX "%s", dir,
+             SITE_VERSIONS);
+    struct stat st;
+    time_t now = time(NULL);
+    if (stat(marker, &st) == 0 && st.st_mtime > now - SITE_CACHE_DAY_S &&
+        st.st_mtime <= now)
+        return;
+    int fd = openat(AT_FDCWD, marker, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return;
+    (void)futimens(fd, NULL);
+    close(fd);
+    sweep_unused_versions(dir, now);
+}
+
+struct other_entry {
+    char name[256];
+    time_t mtime;
+};
+
+static int older_first(const void *a, const void *b)
+{
+    const struct other_entry *x = a, *y = b;
+    return (x->mtime > y->mtime) - (x->mtime < y->mtime);
+}
+
+/* After keep (this version's entry for fs) is written: this version's
+ * entries for the file's other contents go, and the oldest of the other
+ * versions' past SITE_CACHE_PER_FILE. */
 static void cache_prune(const struct site_list_kind *k,
                         const struct file_sites *fs, const char *keep)
 {
-    char dir[512], infix[64];
+    char dir[512];
     if (vmm_host_cache_dir(dir, sizeof(dir)) < 0)
         return;
-    snprintf(infix, sizeof(infix), "-%llx-%llx-", (unsigned long long)fs->dev,
-             (unsigned long long)fs->ino);
     DIR *d = opendir(dir);
     if (!d)
         return;
     const char *keep_name = strrchr(keep, '/') + 1;
-    struct dirent *e;
-    while ((e = readdir(d)))
-        if (!strncmp(e->d_name, k->prefix, strlen(k->prefix)) &&
-            strstr(e->d_name, infix) && strcmp(e->d_name, keep_name) != 0 &&
-            !strchr(strrchr(e->d_name, '-'), '.')) /* not a temporary */
-            (void)unlinkat(dirfd(d), e->d_name, 0);
+    struct other_entry others[16];
+    size_t n_others = 0;
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        struct entry_name e;
+        struct stat st;
+        if (!parse_entry(de->d_name, k->prefix, &e) || e.temporary ||
+            e.dev != fs->dev || e.ino != fs->ino ||
+            !strcmp(de->d_name, keep_name))
+            continue;
+        if (is_our_versions(&e))
+            (void)unlinkat(dirfd(d), de->d_name, 0);
+        else if (n_others < sizeof(others) / sizeof(others[0]) &&
+                 strlen(de->d_name) < sizeof(others[0].name) &&
+                 fstatat(dirfd(d), de->d_name, &st, 0) == 0) {
+            strcpy(others[n_others].name, de->d_name);
+            others[n_others++].mtime = st.st_mtime;
+        }
+    }
+    qsort(others, n_others, sizeof(others[0]), older_first);
+    for (size_t i = 0; i + SITE_CACHE_PER_FILE < n_others + 1; i++)
+        (void)unlinkat(dirfd(d), others[i].name, 0);
     closedir(d);
 }
 
@@ -1451,6 +1633,7 @@ static const struct file_sites *sites_of(struct site_list_kind *k, int fd)
                               (uint64_t)st.st_size, mtime, NULL, 0};
     /* The cache is hvrun's, whoever the guest is (kernel/fscred.c). */
     const struct proxy_process *as_guest = proxy_fscred_suspend();
+    note_versions_used();
     if (!cache_load(k, fs)) {
         if (decode_file(k, fd, fs) < 0) {
             proxy_fscred_resume(as_guest);

@@ -222,6 +222,31 @@ static int choose_bias(struct vmm_aspace *as, gva_t mmap_base,
     return 0;
 }
 
+/* A segment whose pages map its file as they are (VMM_VMA_DIRECT), not
+ * read into guest memory: one the program may not write, all file (no
+ * bss), sharing no page with another segment (where the later one's
+ * bytes win). */
+static bool maps_file_itself(const struct proxy_elf_image *im,
+                             const Elf64_Phdr *ph)
+{
+    if (ph->p_type != PT_LOAD || (ph->p_flags & PF_W) ||
+        ph->p_memsz != ph->p_filesz || ph->p_filesz == 0 ||
+        ((ph->p_vaddr ^ ph->p_offset) & ~VMM_PAGE_MASK))
+        return false;
+    gva_t s = ph->p_vaddr & VMM_PAGE_MASK;
+    gva_t e = VMM_PAGE_ALIGN_UP(ph->p_vaddr + ph->p_memsz);
+    for (size_t j = 0; j < im->phnum; j++) {
+        const Elf64_Phdr *o = &im->ph[j];
+        if (o == ph || o->p_type != PT_LOAD)
+            continue;
+        gva_t os = o->p_vaddr & VMM_PAGE_MASK;
+        gva_t oe = VMM_PAGE_ALIGN_UP(o->p_vaddr + o->p_memsz);
+        if (os < e && s < oe)
+            return false;
+    }
+    return true;
+}
+
 /* Maps [lo, hi) and unmaps the holes between segments (in address order),
  * fills each PT_LOAD from the file and zeroes its bss in header order (a
  * later segment overlapping an earlier one wins, as with Linux's
@@ -254,7 +279,7 @@ static int map_segments(struct vmm_aspace *as, struct proxy_process *p,
     free(loads);
     for (size_t i = 0; rc == 0 && i < im->phnum; i++) {
         const Elf64_Phdr *ph = &im->ph[i];
-        if (ph->p_type != PT_LOAD)
+        if (ph->p_type != PT_LOAD || maps_file_itself(im, ph))
             continue;
         gva_t va = im->bias + ph->p_vaddr;
         rc = read_segment(as, fd, va, ph->p_offset, ph->p_filesz);
@@ -277,9 +302,14 @@ static int map_segments(struct vmm_aspace *as, struct proxy_process *p,
         if (VMM_PAGE_ALIGN_UP(va + ph->p_filesz) >= e &&
             (rc = vmm_as_keep_file(as, s, e - s, fd)) < 0)
             break;
-        if (p && (ph->p_flags & PF_X))
-            proxy_cpuid_patch_fresh(p, fd, s, e - s);
         rc = vmm_as_protect(as, s, e - s, prot_of(ph->p_flags));
+        /* Not read above: its file's pages, or a copy if the view
+         * cannot map the file. */
+        if (rc == 0 && maps_file_itself(im, ph) &&
+            vmm_as_map_direct(as, s, e - s) < 0)
+            rc = read_segment(as, fd, va, ph->p_offset, ph->p_filesz);
+        if (rc == 0 && p && (ph->p_flags & PF_X))
+            proxy_cpuid_patch_fresh(p, fd, s, e - s);
     }
     return rc;
 }

@@ -195,125 +195,6 @@ static int fill_from_file(struct proxy_process *p, int host_fd, gva_t gva,
     return 0;
 }
 
-/* ---- a read-only file mapping's fill, deferred -------------------------------
- *
- * ld.so maps each library whole PROT_READ as a reservation, then maps
- * every segment but the first MAP_FIXED over it: reading the whole file
- * into the reservation first wrote most of its pages twice (libc: 1.9 MB
- * for the reservation, 1.8 MB again for its segments). So the fill of a
- * fresh private PROT_READ (not executable) mapping of a regular file
- * waits: a later mmap over part of it drops that part (its pages are
- * replaced), and anything else fills what is left first: every other
- * syscall of any guest (proxy_dispatch) and every guest run
- * (kernel/world.c), so no one, guest or hvrun, ever sees the pages
- * unfilled. One pending mapping at a time, in up to DEFER_PIECES pieces;
- * one more, or a piece more, fills the old one first. */
-
-#define DEFER_PIECES 8
-
-struct deferred_piece {
-    gva_t start, end;
-    uint64_t off; /* file offset of start */
-};
-
-static struct deferred_fill {
-    struct proxy_process *p; /* NULL: nothing pending */
-    const struct vmm_aspace *as;
-    int host_fd;
-    struct deferred_piece piece[DEFER_PIECES];
-    int n;
-} deferred;
-
-static int fill_from_file(struct proxy_process *p, int host_fd, gva_t gva,
-                          uint64_t len, uint64_t off);
-
-/* A whole read-only private VMA just filled from its file holds the
- * file's bytes (VMM_VMA_FILE_CLEAN): a segment mapped over it later keeps
- * its pages without comparing them again (reuse_file_pages) if the file
- * has not changed since. Only a whole VMA, so that marking it splits
- * nothing. */
-static struct timespec clean_since; /* no later than any fill's time */
-
-static void mark_file_clean(struct proxy_process *p, gva_t start, gva_t end)
-{
-    if (clean_since.tv_sec == 0)
-        clock_gettime(CLOCK_REALTIME, &clean_since);
-    const struct vmm_vma *v = vmm_as_find_vma(p->as, start);
-    end = VMM_PAGE_ALIGN_UP(end);
-    if (v && v->start == start && v->end == end && !v->shared &&
-        !(v->prot & PROT_WRITE) && (v->flags & VMM_VMA_FILE))
-        (void)vmm_as_set_flags(p->as, start, end - start,
-                               VMM_VMA_FILE_CLEAN, 0);
-}
-
-void proxy_mm_fill_deferred(void)
-{
-    struct deferred_fill d = deferred;
-    deferred.p = NULL;
-    if (!d.p || d.p->as != d.as)
-        return;
-    for (int i = 0; i < d.n; i++) {
-        int rc = fill_from_file(d.p, d.host_fd, d.piece[i].start,
-                                d.piece[i].end - d.piece[i].start,
-                                d.piece[i].off);
-        if (rc == 0)
-            mark_file_clean(d.p, d.piece[i].start, d.piece[i].end);
-        if (rc < 0)
-            proxy_log(d.p, 1, "mmap: reading the file into [%#llx, %#llx): "
-                              "%s",
-                      (unsigned long long)d.piece[i].start,
-                      (unsigned long long)d.piece[i].end, strerror(-rc));
-    }
-}
-
-void proxy_mm_forget_deferred(const struct proxy_process *p)
-{
-    if (deferred.p == p)
-        deferred.p = NULL;
-}
-
-/* A mapping made over [start, end) replaces those pages: they need no
- * fill. False: the pieces left would be too many (then all is filled).
- * *hit: some of them were pending (unfilled). */
-static bool drop_deferred(struct proxy_process *p, gva_t start, gva_t end,
-                          bool *hit)
-{
-    *hit = false;
-    if (!deferred.p || deferred.as != p->as)
-        return true;
-    struct deferred_fill d = deferred;
-    d.n = 0;
-    for (int i = 0; i < deferred.n; i++) {
-        gva_t s = deferred.piece[i].start, e = deferred.piece[i].end;
-        uint64_t off = deferred.piece[i].off;
-        if (e <= start || s >= end) {
-            d.piece[d.n++] = deferred.piece[i];
-            continue;
-        }
-        *hit = true;
-        if (s < start) /* d.n <= i here: room */
-            d.piece[d.n++] = (struct deferred_piece){s, start, off};
-        if (e > end) {
-            if (d.n == DEFER_PIECES)
-                return false;
-            d.piece[d.n++] = (struct deferred_piece){end, e, off + (end - s)};
-        }
-    }
-    deferred = d;
-    if (deferred.n == 0)
-        deferred.p = NULL;
-    return true;
-}
-
-static void defer_fill(struct proxy_process *p, int host_fd, gva_t at,
-                       uint64_t len, uint64_t off)
-{
-    proxy_mm_fill_deferred();
-    deferred = (struct deferred_fill){
-        .p = p, .as = p->as, .host_fd = host_fd,
-        .piece = {{at, at + len, off}}, .n = 1};
-}
-
 static void name_file_mapping(struct proxy_process *p, int host_fd,
                               gva_t gva, uint64_t len, uint64_t off)
 {
@@ -462,106 +343,6 @@ static int map_shared_file(struct proxy_process *p, int host_fd, gva_t gva,
     return vmm_as_set_shared(p->as, gva, len, host_fd, off);
 }
 
-/* ---- a library's segments over its own pages ------------------------------
- *
- * ld.so maps a library whole (PROT_READ, at offset 0), then each segment
- * MAP_FIXED over that reservation at the same place in the file. hvrun
- * fills a private mapping by reading the file into guest memory, so
- * every segment read the file a second time into fresh pages: a
- * process's libc cost 3.7 MB of reads and ~900 page allocations (shmem
- * faults, page clearing), the largest item of a `/bin/true` under
- * ptrace. The reservation's fill waits for that (below); where it was
- * filled already (ld.so makes the holes between segments PROT_NONE
- * before it maps them, which fills it), a private read-only segment over a read-only private mapping
- * of the same file at the same offset whose pages hold exactly the
- * file's bytes now (compared against the page cache, which is what
- * Linux's untouched private pages show) keeps those pages: only the
- * protection changes. Comparing reads the file through a mapping, with
- * no page allocated and nothing copied. */
-
-/* Whether the file cannot have changed since any fill: its ctime is well
- * before the first one. A change after a fill would have set the ctime
- * to the (coarse, a tick behind at most) time of the change, so it would
- * be later; this is git's "racily clean" rule. Libraries pass; a file
- * written during the run is compared. */
-static bool unchanged_since_fills(const struct stat *st)
-{
-    const time_t margin_s = 2;
-    return clean_since.tv_sec > margin_s &&
-           st->st_ctim.tv_sec < clean_since.tv_sec - margin_s;
-}
-
-/* Pages [at, at+len) of guest memory against the file from off (zeros
- * past its end, which must not be a whole page away); a clean VMA's
- * (VMM_VMA_FILE_CLEAN) of an unchanged file without comparing. */
-static bool pages_hold_file(struct proxy_process *p, int host_fd,
-                            const struct stat *st, gva_t at, uint64_t len,
-                            uint64_t off, bool clean)
-{
-    if ((uint64_t)st->st_size <= off ||
-        VMM_PAGE_ALIGN_UP((uint64_t)st->st_size) - off < len)
-        return false;
-    if (clean && unchanged_since_fills(st))
-        return true;
-    uint64_t in_file = (uint64_t)st->st_size - off < len
-                           ? (uint64_t)st->st_size - off
-                           : len;
-    const uint8_t *file = mmap(NULL, len, PROT_READ, MAP_PRIVATE, host_fd,
-                               (off_t)off);
-    if (file == MAP_FAILED)
-        return false;
-    bool same = true;
-    uint64_t done = 0;
-    while (same && done < len) {
-        struct iovec iov[8];
-        size_t covered;
-        int n = vmm_as_host_iov(p->as, at + done, len - done, PROT_READ, iov,
-                                8, &covered);
-        if (n == 0)
-            same = false;
-        for (int i = 0; same && i < n; i++) {
-            const uint8_t *g = iov[i].iov_base;
-            uint64_t k = iov[i].iov_len, head = 0;
-            if (done < in_file)
-                head = in_file - done < k ? in_file - done : k;
-            same = memcmp(g, file + done, head) == 0;
-            for (uint64_t j = head; same && j < k; j++)
-                same = g[j] == 0;
-            done += k;
-        }
-    }
-    munmap((void *)file, len);
-    return same;
-}
-
-/* The segment in place; false (nothing changed) takes the ordinary way. */
-static bool reuse_file_pages(struct proxy_process *p, int host_fd, gva_t at,
-                             uint64_t len, uint64_t off, int prot, int flags,
-                             int vflags)
-{
-    if (vflags != 0 || (flags & ~MAP_DENYWRITE) != (MAP_PRIVATE | MAP_FIXED))
-        return false;
-    const struct vmm_vma *v = vmm_as_find_vma(p->as, at);
-    struct stat st;
-    if (!v || v->start > at || v->end - at < len || v->prot != PROT_READ ||
-        v->shared || !v->file ||
-        (v->flags & ~(VMM_VMA_FILE | VMM_VMA_FILE_CLEAN)) != 0 ||
-        v->file_off + (at - v->start) != off || fstat(host_fd, &st) < 0 ||
-        !S_ISREG(st.st_mode) || v->dev != (uint64_t)st.st_dev ||
-        v->ino != (uint64_t)st.st_ino ||
-        !pages_hold_file(p, host_fd, &st, at, len, off,
-                         v->flags & VMM_VMA_FILE_CLEAN))
-        return false;
-    uint64_t charge = vmm_as_protect_charge(p->as, at, len, prot);
-    if ((charge && proxy_mem_charge(p, charge) < 0) ||
-        vmm_as_protect(p->as, at, len, prot) < 0)
-        return false;
-    name_file_mapping(p, host_fd, at, len, off);
-    if (prot & PROT_EXEC)
-        proxy_cpuid_patch_fresh(p, host_fd, at, len);
-    return true;
-}
-
 static bool file_is_regular(int host_fd)
 {
     struct stat st;
@@ -585,11 +366,12 @@ static int map_file_pages(struct proxy_process *p, const struct mmap_req *m,
                           gva_t at)
 {
     int type = m->flags & MAP_TYPE_MASK;
-    bool later = type == MAP_PRIVATE && m->prot == PROT_READ &&
-                 m->vflags == 0 && file_is_regular(m->host_fd);
-    if (later)
-        defer_fill(p, m->host_fd, at, m->len, m->off);
-    int rc = later ? 0
+    /* A private mapping the guest may not write maps its file itself
+     * (VMM_VMA_DIRECT: nothing copied until something is written). */
+    bool direct = type == MAP_PRIVATE && !(m->prot & PROT_WRITE) &&
+                  !(m->vflags & VMM_VMA_SECRET) &&
+                  file_is_regular(m->host_fd);
+    int rc = direct ? 0
              : type == MAP_PRIVATE
                  ? fill_from_file(p, m->host_fd, at, m->len, m->off)
                  : map_shared_file(p, m->host_fd, at, m->len, m->off);
@@ -604,6 +386,10 @@ static int map_file_pages(struct proxy_process *p, const struct mmap_req *m,
         proxy_secretmem_name_mapping(p, m->host_fd, at, m->len, m->off);
     /* Pages wholly past the file's end are Linux's SIGBUS. */
     if ((rc = vmm_as_update_eof(p->as, at, m->len)) < 0)
+        return rc;
+    /* A file hvrun's view cannot map is read into guest memory. */
+    if (direct && vmm_as_map_direct(p->as, at, m->len) < 0 &&
+        (rc = fill_from_file(p, m->host_fd, at, m->len, m->off)) < 0)
         return rc;
     if (m->prot & PROT_EXEC)
         proxy_cpuid_patch_fresh(p, m->host_fd, at, m->len);
@@ -724,15 +510,6 @@ static long map_checked(struct proxy_process *p, const struct mmap_req *m)
         return -EPERM; /* MAP_FIXED over a sealed VMA */
     if (split_refused(p, at, at + len, -1))
         return -ENOMEM; /* MAP_FIXED into a VMA's middle */
-    bool unfilled;
-    if (!drop_deferred(p, at, at + len, &unfilled))
-        proxy_mm_fill_deferred();
-    if (!anon && type == MAP_PRIVATE && !unfilled &&
-        reuse_file_pages(p, m->host_fd, at, len, m->off, m->prot, flags,
-                         vflags)) {
-        policy_forget(p, at, at + len);
-        return (long)at;
-    }
     if (flags & MAP_GROWSDOWN)
         vflags |= VMM_VMA_GROWSDOWN;
     if (flags & MAP_NORESERVE)
@@ -767,8 +544,6 @@ static long map_checked(struct proxy_process *p, const struct mmap_req *m)
         struct mmap_req file = *m;
         file.vflags = vflags;
         rc = map_file_pages(p, &file, at);
-        if (rc < 0)
-            proxy_mm_forget_deferred(p);
     }
     if (rc < 0) {
         vmm_as_unmap(p->as, at, len);

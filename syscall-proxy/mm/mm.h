@@ -116,14 +116,9 @@ extern const struct proxy_syscall proxy_mm_syscalls[];
  * it ends now. */
 void proxy_mm_file_resized(struct proxy_process *p, int host_fd);
 
-/* mm.c's deferred fill of a read-only file mapping (ld.so's reservation
- * of a library): done before any syscall but mmap and any guest run;
- * forgotten with its process. */
-void proxy_mm_fill_deferred(void);
 /* A fault below a MAP_GROWSDOWN mapping grows it as Linux would: 1 when
  * it grew (the access runs again), else 0. */
 int proxy_mm_grow_down(struct proxy_process *p, gva_t addr);
-void proxy_mm_forget_deferred(const struct proxy_process *p);
 
 /* ---- process_vm_readv/writev (mm/process_vm.c) --------------------------- */
 extern const struct proxy_syscall proxy_process_vm_syscalls[];

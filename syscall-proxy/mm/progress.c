@@ -481,6 +481,10 @@ static bool patch_one(struct proxy_process *p, struct proxy_progress *s,
 static void prefault(const struct proxy_process *p, gva_t gva, uint64_t len,
                      bool write)
 {
+    /* File pages still the file's own (VMM_VMA_DIRECT) are about to be
+     * written at every site: made private in one copy, not one a block. */
+    if (!write)
+        (void)vmm_as_materialise(p->as, gva, len);
 #if defined(MADV_POPULATE_READ) && defined(MADV_POPULATE_WRITE)
     struct iovec iov[4];
     size_t covered;

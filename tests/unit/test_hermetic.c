@@ -103,6 +103,10 @@ Test(tmp, setup_and_cleanup_of_an_owned_dir)
     char dir[256];
     snprintf(dir, sizeof(dir), "%.200s", p->fs.tmp_host);
     struct stat st;
+    /* Named at set-up, made at the guest's first use of /tmp. */
+    cr_assert_neq(stat(dir, &st), 0, "%s made before /tmp was named", dir);
+    char mapped[512];
+    cr_assert_eq(proxy_tmp_map(p, "/tmp/x", mapped, sizeof(mapped)), 1);
     cr_assert_eq(stat(dir, &st), 0);
     cr_expect_eq(st.st_mode & 07777, 01777);
     cr_expect(p->fs.tmp_owned);
@@ -129,6 +133,31 @@ Test(tmp, setup_and_cleanup_of_an_owned_dir)
     cr_expect_neq(stat(dir, &st), 0, "%s removed", dir);
     cr_expect_neq(stat(top, &st), 0, "%s removed", top);
     cr_expect_eq(p->fs.tmp_host[0], '\0');
+    free(p);
+}
+
+Test(tmp, an_owned_dir_never_named_is_never_made)
+{
+    struct proxy_process *p = proc_with_tmp("");
+    char why[256];
+    cr_assert_eq(proxy_tmp_setup(p, NULL, why, sizeof(why)), 0, "%s", why);
+    char top[256];
+    snprintf(top, sizeof(top), "%.200s", p->fs.tmp_top);
+    cr_assert_eq(strncmp(top, "/tmp/hvrun-tmp.", 15), 0, "%s", top);
+    char mapped[512];
+    cr_expect_eq(proxy_tmp_map(p, "/etc/passwd", mapped, sizeof(mapped)), 0);
+    struct stat st;
+    cr_expect_neq(stat(top, &st), 0, "%s made", top);
+    proxy_tmp_cleanup(p);
+    cr_expect_neq(stat(top, &st), 0, "%s made by the cleanup", top);
+    /* After the cleanup a late name is ENOENT, not a new directory. */
+    struct proxy_process *child = proc_with_tmp("");
+    snprintf(child->fs.tmp_host, sizeof(child->fs.tmp_host), "%s/tmp", top);
+    snprintf(child->fs.tmp_top, sizeof(child->fs.tmp_top), "%s", top);
+    cr_expect_eq(proxy_tmp_map(child, "/tmp/x", mapped, sizeof(mapped)),
+                 -ENOENT);
+    cr_expect_neq(stat(top, &st), 0, "%s made after the cleanup", top);
+    free(child);
     free(p);
 }
 
