@@ -107,6 +107,9 @@ static const char *world_refusal(struct proxy_world *w, const struct stat *io)
 {
     if (w->outside)
         return "the run has connections outside it";
+    if (proxy_tmp_made())
+        return "the run has used its private /tmp (the copies would share "
+               "its files)";
     for (int i = 0; i < w->nr_procs; i++) {
         struct proxy_process *p = w->procs[i];
         if (p->totals && !proxy_preserve_untouched(p->totals->preserve))

@@ -238,6 +238,9 @@ void proxy_tmp_cleanup(struct proxy_process *p);
  * whose block frees are slow); this makes it now (--fs-policy's Landlock
  * rules need it to exist). 0 or -errno. */
 int proxy_tmp_make_now(void);
+/* Whether the owned private /tmp has been made (a checkpoint's copy of
+ * the run would share its files with the original: refused). */
+bool proxy_tmp_made(void);
 
 /*
  * The forward mapping, for absolute guest paths: returns 1 with the host
