@@ -10,6 +10,12 @@
 # around it; a plain `hvrun run` of the same program is timed for
 # comparison. No timing is asserted.
 #
+# Checkpoints (docs/DEBUGGING.md): the forward run leaves automatic ones
+# every HVRUN_GDB_CHECKPOINT_EVENTS events (default 100000, thinned past
+# HVRUN_GDB_CHECKPOINTS, default 16), so going back is a restore and a
+# short run; HVRUN_GDB_CHECKPOINT_EVENTS=0 times it without them (a run
+# from the start each time).
+#
 # BENCH_REVERSE_EVENTS: N (default 200000; the issue's figure is
 # 1000000, about a minute per run under ptrace on a 2-core VM).
 # Output: a markdown table on stdout, progress on stderr.
@@ -54,6 +60,7 @@ gdb -batch -nx -ex "target extended-remote $sock" \
     -ex 'shell date +T1=%s.%N' \
     -ex "monitor goto $N" -ex 'continue' \
     -ex 'shell date +T2=%s.%N' -ex 'monitor when' \
+    -ex 'monitor info checkpoints' \
     -ex 'break main' -ex 'reverse-continue' \
     -ex 'shell date +T3=%s.%N' -ex 'monitor when' -ex 'kill' \
     "$WORK/sysloop" >"$WORK/gdb.out" 2>&1 || true
@@ -76,3 +83,5 @@ echo "| plain \`hvrun run\` of the program | $events | $plain |"
 echo "| under gdb: forward to event $((2 * N)) | $((2 * N)) | $fwd |"
 echo "| under gdb: \`monitor goto $N\` back (stopped at $at) | $N back | $back |"
 echo "| under gdb: reverse-continue to \`main\` (scan + reach) | $N back | $tomain |"
+echo "checkpoints: $(grep -c '^[ *] *[0-9]* event' "$WORK/gdb.out")" \
+    "(HVRUN_GDB_CHECKPOINT_EVENTS=${HVRUN_GDB_CHECKPOINT_EVENTS:-100000})"

@@ -22,15 +22,16 @@
  *   test suite (both builds), and traps anything else: the SIGSYS handler
  *   writes one line naming the call and exits 125. Arguments are checked
  *   where that is cheap: no executable host memory (hvrun never maps code
- *   after start-up), clone only for threads (hvrun never forks after
- *   set-up; --verify forks before it), signals only to hvrun itself, the
+ *   after start-up), clone only for threads and for a plain fork (a run
+ *   under gdb copies itself for checkpoints; the copy cannot exec either;
+ *   --verify forks before set-up), signals only to hvrun itself, the
  *   SIGSYS handler cannot be replaced, sockets only of the families net.c
  *   serves. ioctl is allowed whatever the request: hvrun's own KVM ioctls
  *   and the guest's terminal and file ioctls, which syscall-proxy/io/io.c
  *   already limits to its own table, go through it.
  *
  * Deliberately absent (hvrun never makes them; a guest must not get them
- * through hvrun): execve/execveat, fork/vfork, ptrace (except in sanitizer
+ * through hvrun): execve/execveat, vfork, ptrace (except in sanitizer
  * builds, below), process_vm_readv/writev, mount and friends, chroot,
  * pivot_root, setns, unshare, kexec_*, reboot, init/finit/delete_module,
  * bpf, perf_event_open, keyctl/add_key/request_key, userfaultfd, io_uring,

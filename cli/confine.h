@@ -25,6 +25,7 @@ int confine_drop_capabilities(char *why, size_t len);
 int confine_install_seccomp(const int *extra, size_t n_extra, char *why,
                             size_t len);
 
+
 /* --fs-policy: Landlock rules for this thread and the threads it starts
  * later: the host read-only (no execute anywhere), the directories in
  * writable[] (NULL or empty entries skipped) and /dev fully usable, and

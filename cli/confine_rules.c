@@ -215,6 +215,17 @@ static int allow_with_arguments(scmp_filter_ctx f, long self_pid,
     struct scmp_arg_cmp thread =
         SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, CLONE_THREAD);
     rc |= allow(f, SCMP_SYS(clone), 1, &thread);
+    /* fork: a run under gdb copies itself for checkpoints
+     * (cli/gdbserver_checkpoint.c). A clone that shares nothing and makes
+     * no namespace; exec stays forbidden, so the copy can run nothing but
+     * hvrun's own code, under this same filter. */
+    const scmp_datum_t shared =
+        CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD |
+        CLONE_VFORK | CLONE_PTRACE | CLONE_NEWNS | CLONE_NEWUSER |
+        CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS |
+        CLONE_NEWCGROUP;
+    struct scmp_arg_cmp fork_only = SCMP_A0(SCMP_CMP_MASKED_EQ, shared, 0);
+    rc |= allow(f, SCMP_SYS(clone), 1, &fork_only);
     struct scmp_arg_cmp self = SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)self_pid);
     rc |= allow(f, SCMP_SYS(kill), 1, &self);  /* abort(), raise() */
     rc |= allow(f, SCMP_SYS(tgkill), 1, &self);

@@ -962,12 +962,13 @@ static void monitor(struct gdb_server *g, const char *hex)
          * the last of them so far. */
         snprintf(text, sizeof(text),
                  "Current event: %llu (thread %d, %llu events of its "
-                 "own); after detlog record #%llu\n",
+                 "own); after detlog record #%llu; detlog digest %016llx\n",
                  (unsigned long long)now, g->stop_tid,
                  (unsigned long long)own,
                  (unsigned long long)(q->det->log.n
                                           ? q->det->log.n - 1
-                                          : 0));
+                                          : 0),
+                 (unsigned long long)q->det->log.digest);
     } else if (strncmp(cmd, "goto ", 5) == 0 && q) {
         uint64_t to = strtoull(cmd + 5, NULL, 10);
         if (to > now) {
@@ -1076,6 +1077,31 @@ static void kill_run(struct gdb_server *g)
 {
     forget_breakpoints(g);
     proxy_stop_signal = SIGKILL;
+}
+
+/* QHvrunCheckpoint (gdbserver_checkpoint.c): "OK" with the checkpoint's
+ * channel, or "E." and the reason; a restored copy says nothing (the
+ * front end speaks first on its new connection). */
+static void checkpoint(struct gdb_server *g)
+{
+    char why[200];
+    int chan = -1;
+    int rc = g->world ? cli_gdb_checkpoint(g->world, g->fd, &chan, why,
+                                           sizeof(why))
+                      : -EINVAL;
+    if (rc == 1) {
+        g->in_len = 0;
+        return;
+    }
+    if (rc == 0) {
+        if (cli_gdb_checkpoint_reply(g->fd, chan) < 0)
+            let_go(g);
+        return;
+    }
+    if (!g->world)
+        snprintf(why, sizeof(why), "the run has not started");
+    snprintf(g->out, sizeof(g->out), "E.%s", why);
+    send_str(g, g->out);
 }
 
 /* One packet; what it did to the stop. */
@@ -1240,6 +1266,12 @@ static enum served handle(struct gdb_server *g, char *pkt, size_t len)
             pass_signals(g, pkt + 13);
         else if (strncmp(pkt, "QHvrunStopAtStep:", 17) == 0) {
             g->stop_at_step = strtoull(pkt + 17, NULL, 10);
+            send_str(g, "OK");
+        } else if (strcmp(pkt, "QHvrunCheckpoint") == 0)
+            checkpoint(g);
+        else if (strncmp(pkt, "QHvrunGoto:", 11) == 0) {
+            /* the front end's own stop at an event (0: none) */
+            g->goto_event = strtoull(pkt + 11, NULL, 10);
             send_str(g, "OK");
         }
         else

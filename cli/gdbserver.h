@@ -66,6 +66,33 @@ int cli_gdb_front_end(const struct run_options *o, const char *path,
                       const char *detlog_path, const char *journal_dir,
                       struct run_summary *sum);
 
+/* ---- gdbserver_checkpoint.c: checkpoints of an instance ----------------- */
+
+struct proxy_world;
+/*
+ * QHvrunCheckpoint at a stop: the instance copies itself by fork (the
+ * checkpoint), which then waits for restores on a channel. Returns 0 in
+ * the original (*chan the channel's other end, for the front end: send
+ * it with cli_gdb_checkpoint_reply), 1 in a restored copy (standing at
+ * the stop, its connection gdb_fd's number), or -errno with why.
+ */
+int cli_gdb_checkpoint(struct proxy_world *w, int gdb_fd, int *chan,
+                       char *why, size_t why_len);
+/* The reply "OK" on gdb_fd with chan attached (SCM_RIGHTS); 0 or -1. */
+int cli_gdb_checkpoint_reply(int gdb_fd, int chan);
+/* The instance child's summary pipe (a restored copy gets a new one). */
+void cli_gdb_checkpoint_set_sum_fd(int fd);
+/* The front end's side: restore the checkpoint on chan with fds (its
+ * gdb connection, the helper of cli_gdb_helper_start, the summary pipe,
+ * stdout and stderr; -1 where none): the restored instance's pid, and
+ * the checkpoint's stdout and stderr offsets (offset[1], [2]). */
+int cli_gdb_checkpoint_restore(int chan, const int fds[5], int *pid,
+                               long long offset[3], char *why,
+                               size_t why_len);
+/* The backend's helper a restored instance needs (vmm_helper_start). */
+int cli_gdb_helper_start(const char *backend, int *fd, int *pid, char *why,
+                         size_t why_len);
+
 /* ---- gdbserver_target.c: guest state in gdb's terms ------------------- */
 
 /* The x86-64 target description gdb reads with qXfer:features:read. */

@@ -171,7 +171,26 @@ struct rv_instance {
     uint64_t out_seen[2];
     char in[RV_IN_MAX];
     size_t in_len;
+    /* restored from a checkpoint: the checkpoint's child, not ours */
+    bool restored;
+    int passed_fd; /* an fd that came with its packets (a checkpoint's) */
 };
+
+/* A checkpoint (gdbserver_checkpoint.c): a copy of an instance at a stop
+ * of the live run, forked again for each restore. */
+struct rv_checkpoint {
+    int id;         /* monitor restart's number */
+    bool automatic; /* made every ckpt_every events (thinned) */
+    int chan;       /* its channel; closing it ends the checkpoint */
+    struct rv_where where;
+    uint64_t out_seen[2];
+    /* what the instance held of gdb's then */
+    uint64_t bps[RV_MAX_BPS];
+    int nr_bps;
+    struct rv_watch watches[8];
+    int nr_watches;
+};
+#define RV_MAX_CKPTS 64
 
 /* An instrument's life during a replay. */
 struct rv_active {
@@ -263,7 +282,23 @@ struct rv_front {
     struct rv_entry *plan;
     size_t nr_plan;
     size_t cut_at; /* the entry during which the cut came */
+    /* a replay from a checkpoint: the resume it stands inside (its arms
+     * before it are cut inside it), or (size_t)-1 */
+    size_t mid_resume;
     struct run_summary *sum;
+    /* checkpoints: made by `monitor checkpoint` and every ckpt_every
+     * events of a continue (at most ckpt_auto_max automatic ones: past
+     * that every other one goes and the spacing doubles) */
+    struct rv_checkpoint ckpts[RV_MAX_CKPTS];
+    int nr_ckpts, next_ckpt_id;
+    uint64_t ckpt_every;
+    int ckpt_auto_max;
+    const char *ckpt_off; /* why none are taken (said once), or NULL */
+    int run_ckpt_id;      /* the live instance was restored from it (0) */
+    uint64_t goto_fwd;    /* gdb's `monitor goto` ahead, pending */
+    bool intr_pending;    /* gdb's ^C, for the instance after a resume */
+    pid_t helpers[64];    /* stub spawners started for restores */
+    int nr_helpers;
 };
 
 /* ---- packets ------------------------------------------------------------- */
@@ -332,6 +367,37 @@ static bool fill(int fd, char *buf, size_t *len, size_t cap)
     return true;
 }
 
+/* fill() for the instance's socket: an fd that comes with the bytes (a
+ * checkpoint's channel, with its "OK") is kept in r->passed_fd. */
+static bool fill_instance(struct rv_instance *r)
+{
+    if (r->in_len == sizeof(r->in))
+        r->in_len = 0;
+    union {
+        char buf[CMSG_SPACE(sizeof(int))];
+        struct cmsghdr align;
+    } ctl;
+    struct iovec iov = {r->in + r->in_len, sizeof(r->in) - r->in_len};
+    struct msghdr m = {.msg_iov = &iov,
+                       .msg_iovlen = 1,
+                       .msg_control = ctl.buf,
+                       .msg_controllen = sizeof(ctl.buf)};
+    ssize_t n;
+    do
+        n = recvmsg(r->fd, &m, MSG_CMSG_CLOEXEC);
+    while (n < 0 && errno == EINTR && !proxy_stop_signal);
+    if (n <= 0)
+        return false;
+    struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+    if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
+        if (r->passed_fd >= 0)
+            close(r->passed_fd);
+        memcpy(&r->passed_fd, CMSG_DATA(c), sizeof(int));
+    }
+    r->in_len += (size_t)n;
+    return true;
+}
+
 /*
  * The instance's next packet; while it is awaited, the program's output
  * is passed on and, if relay, a ^C from gdb goes to the instance. false:
@@ -362,6 +428,10 @@ static bool instance_packet(struct rv_front *f, char *out, size_t cap,
                             size_t *len, bool relay)
 {
     struct rv_instance *r = &f->run;
+    if (relay && f->intr_pending) { /* (the resume was just sent) */
+        (void)cli_write_all(r->fd, "\x03", 1);
+        f->intr_pending = false;
+    }
     for (;;) {
         if (take_packet(r->in, &r->in_len, out, cap, len, NULL))
             return true;
@@ -389,7 +459,7 @@ static bool instance_packet(struct rv_front *f, char *out, size_t cap,
             }
             ack_arrived(f);
         }
-        if (p[0].revents && !fill(r->fd, r->in, &r->in_len, sizeof(r->in)))
+        if (p[0].revents && !fill_instance(r))
             return false;
     }
 }
@@ -570,6 +640,7 @@ static void instance_child(struct rv_front *f, int fd, int sum_fd,
         if (s == 0)
             first = s + 1;
     }
+    cli_gdb_checkpoint_set_sum_fd(sum_fd);
     struct run_options inner = *f->o;
     inner.gdb_instance = true;
     inner.gdb_instance_fd = fd;
@@ -590,8 +661,21 @@ static void instance_end(struct rv_front *f)
         return;
     f->have_run = false;
     kill(r->pid, SIGKILL);
-    while (waitpid(r->pid, NULL, 0) < 0 && errno == EINTR)
-        ;
+    if (r->restored) /* its checkpoint reaps it */
+        for (int i = 0; i < 2000 && kill(r->pid, 0) == 0; i++)
+            usleep(1000);
+    else
+        while (waitpid(r->pid, NULL, 0) < 0 && errno == EINTR)
+            ;
+    if (r->passed_fd >= 0)
+        close(r->passed_fd);
+    r->passed_fd = -1;
+    /* the stub spawners of restored instances end with them */
+    for (int i = 0; i < f->nr_helpers;)
+        if (waitpid(f->helpers[i], NULL, WNOHANG) == f->helpers[i])
+            f->helpers[i] = f->helpers[--f->nr_helpers];
+        else
+            i++;
     close(r->fd);
     close(r->sum_fd);
     for (int s = 0; s < 2; s++)
@@ -614,6 +698,8 @@ static int instance_start(struct rv_front *f)
         return -1;
     }
     memset(r, 0, sizeof(*r));
+    r->passed_fd = -1;
+    f->run_ckpt_id = 0;
     for (int s = 0; s < 2; s++) {
         r->out[s] = -1;
         if (f->out_kind[s] == RV_OUT_FILE) {
@@ -1195,8 +1281,7 @@ static enum replay_end replay_resume(struct rv_front *f, size_t i, bool scan,
  * A scan notes its instrument's stops in f->note. false: the run did not
  * go as the log says.
  */
-static bool replay(struct rv_front *f, struct rv_entry *plan, size_t n,
-                   bool scan)
+static void replay_init(struct rv_front *f, struct rv_entry *plan, size_t n)
 {
     f->plan = plan;
     f->nr_plan = n;
@@ -1208,11 +1293,19 @@ static bool replay(struct rv_front *f, struct rv_entry *plan, size_t n,
     f->note_prev.any = false;
     f->stops = 0;
     f->cut_at = (size_t)-1;
+    f->mid_resume = (size_t)-1;
+}
+
+/* replay's loop, from plan entry `from` on (the instance standing at the
+ * point before it, its breakpoints the log's there). */
+static bool replay_loop(struct rv_front *f, struct rv_entry *plan, size_t n,
+                        bool scan, size_t from)
+{
     struct rv_where w;
     if (!query_where(f, &w))
         return false;
     uint64_t now = w.events;
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = from; i < n; i++) {
         struct rv_entry *e = &plan[i];
         int cut = -1;
         if (e->kind == RV_ARM) {
@@ -1251,7 +1344,9 @@ static bool replay(struct rv_front *f, struct rv_entry *plan, size_t n,
             continue;
         /* The cut: its instrument goes; the plan goes on after its CUT. */
         struct rv_active *a = &f->act[cut];
-        f->cut_at = i;
+        f->cut_at = f->mid_resume != (size_t)-1 && i < f->mid_resume
+                        ? f->mid_resume
+                        : i;
         if (!arm(f, a, false) || !set_step_cut(f))
             return false;
         a->arm_id = -1;
@@ -1263,6 +1358,13 @@ static bool replay(struct rv_front *f, struct rv_entry *plan, size_t n,
         f->note =
             f->note_prev.seq == f->stops ? (struct rv_note){0} : f->note_prev;
     return true;
+}
+
+static bool replay(struct rv_front *f, struct rv_entry *plan, size_t n,
+                   bool scan)
+{
+    replay_init(f, plan, n);
+    return replay_loop(f, plan, n, scan, 0);
 }
 
 /* ---- going back
@@ -1295,48 +1397,457 @@ static bool restart(struct rv_front *f)
     return instance_start(f) == 0;
 }
 
-/* The event count each entry's stop is at (the start's before any). */
-static uint64_t entry_events(const struct rv_front *f, size_t i)
+/* ---- checkpoints -------------------------------------------------------- */
+
+/* A packet that changes the run's state (memory, registers, a signal
+ * given to it): a checkpoint is no point of a run whose log has one. */
+static bool writes_state(const char *p)
 {
-    for (size_t k = i + 1; k-- > 0;)
-        if ((f->log[k].kind == RV_PACKET && f->log[k].resume) ||
-            f->log[k].kind == RV_CUT)
-            return f->log[k].where.events;
-    return f->start_events;
+    return p[0] == 'M' || p[0] == 'X' || p[0] == 'G' || p[0] == 'P' ||
+           p[0] == 'C' || p[0] == 'S' ||
+           (strncmp(p, "vCont;", 6) == 0 &&
+            (strstr(p, ";C") || strstr(p, ";S")));
+}
+
+/* What the instance holds of gdb's after log[0, upto): its software
+ * breakpoints, its other Z (hardware breakpoints, watchpoints), and the
+ * last H and QPassSignals packets. */
+struct rv_held {
+    uint64_t z0[RV_MAX_BPS];
+    int nr_z0;
+    struct rv_watch other[8];
+    int nr_other;
+    const char *hg, *hc, *pass;
+};
+
+static void held_after(const struct rv_entry *log, size_t upto,
+                       struct rv_held *h)
+{
+    memset(h, 0, sizeof(*h));
+    for (size_t i = 0; i < upto; i++) {
+        const char *p = log[i].pkt;
+        if (log[i].kind != RV_PACKET || !p || log[i].resume)
+            continue;
+        if (strncmp(p, "Hg", 2) == 0)
+            h->hg = p;
+        else if (strncmp(p, "Hc", 2) == 0)
+            h->hc = p;
+        else if (strncmp(p, "QPassSignals:", 13) == 0)
+            h->pass = p;
+        if ((p[0] != 'Z' && p[0] != 'z') || p[1] < '0' || p[1] > '4' ||
+            p[2] != ',')
+            continue;
+        char *end;
+        uint64_t addr = strtoull(p + 3, &end, 16);
+        unsigned len = *end == ',' ? (unsigned)strtoul(end + 1, NULL, 16) : 1;
+        if (p[1] == '0') {
+            int k = 0;
+            while (k < h->nr_z0 && h->z0[k] != addr)
+                k++;
+            if (p[0] == 'Z' && k == h->nr_z0 && k < RV_MAX_BPS)
+                h->z0[h->nr_z0++] = addr;
+            else if (p[0] == 'z' && k < h->nr_z0)
+                h->z0[k] = h->z0[--h->nr_z0];
+            continue;
+        }
+        int k = 0;
+        while (k < h->nr_other &&
+               (h->other[k].addr != addr || h->other[k].type != p[1]))
+            k++;
+        if (p[0] == 'Z' && k == h->nr_other && k < 8)
+            h->other[h->nr_other++] = (struct rv_watch){p[1], addr, len};
+        else if (p[0] == 'z' && k < h->nr_other)
+            h->other[k] = h->other[--h->nr_other];
+    }
+}
+
+static bool log_writes(const struct rv_entry *log, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (log[i].kind == RV_PACKET && log[i].pkt && writes_state(log[i].pkt))
+            return true;
+    return false;
+}
+
+/* Why no checkpoint is taken now, or NULL. */
+static const char *no_checkpoint(struct rv_front *f)
+{
+    if (f->refusal || f->exited || (f->where.ext && !f->o->tap_replay))
+        return "the run cannot be run again here (see reverse execution)";
+    if (log_writes(f->log, f->nr_log))
+        return "gdb changed the run's memory or registers or gave it a "
+               "signal";
+    return NULL;
+}
+
+static void drop_checkpoint(struct rv_front *f, int i)
+{
+    close(f->ckpts[i].chan);
+    memmove(&f->ckpts[i], &f->ckpts[i + 1],
+            (size_t)(f->nr_ckpts - i - 1) * sizeof(f->ckpts[0]));
+    f->nr_ckpts--;
+}
+
+/* More automatic checkpoints than allowed: every other one goes (never
+ * the live instance's) and the spacing doubles. */
+static void thin_checkpoints(struct rv_front *f)
+{
+    int nauto = 0;
+    for (int i = 0; i < f->nr_ckpts; i++)
+        nauto += f->ckpts[i].automatic;
+    if (nauto <= f->ckpt_auto_max)
+        return;
+    int k = 0;
+    for (int i = 0; i < f->nr_ckpts;) {
+        if (f->ckpts[i].automatic && k++ % 2 == 0 &&
+            f->ckpts[i].id != f->run_ckpt_id) {
+            drop_checkpoint(f, i);
+            continue;
+        }
+        i++;
+    }
+    f->ckpt_every *= 2;
+}
+
+/* A checkpoint of the instance at its stop (f->where); its id, or 0
+ * (why said in why). */
+static int take_checkpoint(struct rv_front *f, bool automatic, char *why,
+                           size_t why_len)
+{
+    static char out[RV_IN_MAX];
+    size_t n;
+    const char *no = no_checkpoint(f);
+    for (int i = 0; automatic && i < f->nr_ckpts; i++)
+        if (strcmp(f->ckpts[i].where.key, f->where.key) == 0)
+            return f->ckpts[i].id; /* one there already */
+    if (no || f->nr_ckpts == RV_MAX_CKPTS) {
+        snprintf(why, why_len, "%s", no ? no : "too many checkpoints");
+        return 0;
+    }
+    pump_output(f); /* (the output so far is the checkpoint's) */
+    if (!ask(f, "QHvrunCheckpoint", 16, out, sizeof(out), &n, false)) {
+        snprintf(why, why_len, "the run is gone");
+        return 0;
+    }
+    if (strcmp(out, "OK") != 0 || f->run.passed_fd < 0) {
+        copy_str(why, why_len,
+                 strncmp(out, "E.", 2) == 0 ? out + 2 : "refused");
+        return 0;
+    }
+    struct rv_checkpoint *c = &f->ckpts[f->nr_ckpts++];
+    memset(c, 0, sizeof(*c));
+    c->id = ++f->next_ckpt_id;
+    c->automatic = automatic;
+    c->chan = f->run.passed_fd;
+    f->run.passed_fd = -1;
+    c->where = f->where;
+    memcpy(c->out_seen, f->run.out_seen, sizeof(c->out_seen));
+    struct rv_held h;
+    held_after(f->log, f->nr_log, &h);
+    memcpy(c->bps, h.z0, sizeof(c->bps));
+    c->nr_bps = h.nr_z0;
+    memcpy(c->watches, h.other, sizeof(c->watches));
+    c->nr_watches = h.nr_other;
+    trace("checkpoint %d at %s", c->id, c->where.key);
+    int id = c->id;
+    if (automatic)
+        thin_checkpoints(f);
+    return id;
+}
+
+/* The entry of plan[0, n) a run at checkpoint c stands before: the run
+ * passes c inside a resume (after the stop before it, before its own)
+ * with no state written before and no instrument armed across it. */
+static bool plan_start(const struct rv_front *f, const struct rv_entry *plan,
+                       size_t n, const struct rv_checkpoint *c, size_t *from,
+                       size_t *resume)
+{
+    uint64_t at = c->where.events, before = f->start_events;
+    size_t j0 = 0;
+    for (size_t i = 0; i < n; i++) {
+        const struct rv_entry *e = &plan[i];
+        if (e->kind == RV_PACKET && e->pkt && writes_state(e->pkt))
+            return false;
+        if (e->kind == RV_CUT) {
+            if (!e->where.events)
+                return false;
+            before = e->where.events;
+            j0 = i + 1;
+            continue;
+        }
+        if (e->kind != RV_PACKET || !e->resume)
+            continue;
+        bool cut = i + 1 < n && plan[i + 1].kind == RV_CUT &&
+                   plan[i + 1].where.events;
+        uint64_t end = cut ? plan[i + 1].where.events : e->where.events;
+        if (before < at && at < end) {
+            for (size_t k = 0; k < n; k++) {
+                if (plan[k].kind != RV_ARM)
+                    continue;
+                if (k >= j0) {
+                    if (plan[k].arm_event < at)
+                        return false;
+                    continue;
+                }
+                size_t m = k + 1;
+                while (m < n && !(plan[m].kind == RV_CUT &&
+                                  plan[m].arm_id == plan[k].arm_id))
+                    m++;
+                if (m >= j0)
+                    return false; /* armed across the checkpoint */
+            }
+            *from = j0;
+            *resume = i;
+            return true;
+        }
+        if (end >= at || !end)
+            return false;
+        if (!cut) {
+            before = end;
+            j0 = i + 1;
+        }
+    }
+    return false;
+}
+
+/* A new instance restored from checkpoint c (the files the last one
+ * changed put back first). */
+static bool restore_checkpoint(struct rv_front *f,
+                               const struct rv_checkpoint *c)
+{
+    instance_end(f);
+    if (f->journal_dir) {
+        (void)cli_verify_undo(f->journal_dir);
+        empty_dir(f->journal_dir);
+    }
+    struct rv_instance *r = &f->run;
+    memset(r, 0, sizeof(*r));
+    r->passed_fd = -1;
+    int sv[2] = {-1, -1}, sp[2] = {-1, -1}, outs[2] = {-1, -1}, helper = -1,
+        hpid = -1;
+    char why[256] = "";
+    bool ok = socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == 0 &&
+              pipe2(sp, O_CLOEXEC) == 0;
+    for (int s = 0; s < 2; s++) {
+        r->out[s] = -1;
+        if (f->out_kind[s] == RV_OUT_TTY) {
+            outs[s] = open_tty_for(s, &r->out[s]);
+        } else if (f->out_kind[s] == RV_OUT_PIPE) {
+            int p[2];
+            if (pipe2(p, O_CLOEXEC | O_NONBLOCK) == 0) {
+                fcntl(p[1], F_SETFL, 0);
+                r->out[s] = p[0];
+                outs[s] = p[1];
+            }
+        }
+    }
+    if (ok && cli_gdb_helper_start(f->o->backend, &helper, &hpid, why,
+                                   sizeof(why)) == 0 &&
+        f->nr_helpers < (int)(sizeof(f->helpers) / sizeof(f->helpers[0])))
+        f->helpers[f->nr_helpers++] = hpid;
+    int fds[5] = {sv[1], helper, sp[1], outs[0], outs[1]}, pid = 0;
+    long long off[3] = {-1, -1, -1};
+    ok = ok && helper >= 0 &&
+         cli_gdb_checkpoint_restore(c->chan, fds, &pid, off, why,
+                                    sizeof(why)) == 0;
+    for (int k = 0; k < 5; k++)
+        if (fds[k] >= 0)
+            close(fds[k]);
+    if (!ok) {
+        trace("restore of checkpoint %d failed: %s", c->id, why);
+        for (int s = 0; s < 2; s++)
+            if (r->out[s] >= 0)
+                close(r->out[s]);
+        if (sv[0] >= 0)
+            close(sv[0]);
+        if (sp[0] >= 0)
+            close(sp[0]);
+        return false;
+    }
+    r->pid = pid;
+    r->fd = sv[0];
+    r->sum_fd = sp[0];
+    r->restored = true;
+    f->have_run = true;
+    for (int s = 0; s < 2; s++) {
+        r->out_seen[s] = c->out_seen[s];
+        if (f->out_kind[s] == RV_OUT_FILE && off[s + 1] >= 0)
+            (void)ftruncate(s + 1, (off_t)off[s + 1]);
+    }
+    f->run_ckpt_id = c->id;
+    f->goto_fwd = 0;
+    trace("restored checkpoint %d (pid %d)", c->id, pid);
+    return true;
+}
+
+static bool say_if(struct rv_front *f, const char *pkt)
+{
+    return !pkt || say(f, pkt);
+}
+
+/* The plan from entry `from` on, in an instance restored from c: its
+ * breakpoints and watchpoints made the log's there first. */
+static bool replay_from(struct rv_front *f, struct rv_entry *plan, size_t n,
+                        bool scan, const struct rv_checkpoint *c, size_t from,
+                        size_t resume)
+{
+    replay_init(f, plan, n);
+    f->mid_resume = resume;
+    struct rv_held want;
+    held_after(plan, from, &want);
+    char pkt[64];
+    for (int k = 0; k < c->nr_bps; k++) {
+        bool keep = false;
+        for (int j = 0; j < want.nr_z0; j++)
+            keep |= want.z0[j] == c->bps[k];
+        snprintf(pkt, sizeof(pkt), "z0,%" PRIx64 ",1", c->bps[k]);
+        if (!keep && !say(f, pkt))
+            return false;
+    }
+    for (int j = 0; j < want.nr_z0; j++) {
+        struct rv_ref *r = ref_of(f, want.z0[j]);
+        if (!r)
+            return false;
+        r->log = 1;
+        bool had_it = false;
+        for (int k = 0; k < c->nr_bps; k++)
+            had_it |= c->bps[k] == want.z0[j];
+        if (had_it)
+            r->held = true;
+        else if (!hold(f, r, true))
+            return false;
+    }
+    for (int k = 0; k < c->nr_watches; k++) {
+        bool keep = false;
+        for (int j = 0; j < want.nr_other; j++)
+            keep |= want.other[j].addr == c->watches[k].addr &&
+                    want.other[j].type == c->watches[k].type;
+        if (!keep && !watch_packet(f, &c->watches[k], false))
+            return false;
+    }
+    for (int j = 0; j < want.nr_other; j++) {
+        bool had_it = false;
+        for (int k = 0; k < c->nr_watches; k++)
+            had_it |= want.other[j].addr == c->watches[k].addr &&
+                      want.other[j].type == c->watches[k].type;
+        if (!had_it && !watch_packet(f, &want.other[j], true))
+            return false;
+    }
+    if (!say_if(f, want.hg) || !say_if(f, want.hc) || !say_if(f, want.pass))
+        return false;
+    trace("replay from entry %zu of %zu (resume %zu)", from, n, resume);
+    return replay_loop(f, plan, n, scan, from);
+}
+
+/* The plan replayed in a new instance: from the latest checkpoint it can
+ * start from, else from the start of the run. */
+static bool run_plan(struct rv_front *f, struct rv_entry *plan, size_t n,
+                     bool scan)
+{
+    int best = -1;
+    size_t from = 0, resume = 0;
+    for (int i = 0; i < f->nr_ckpts; i++) {
+        size_t j, ri;
+        if (plan_start(f, plan, n, &f->ckpts[i], &j, &ri) &&
+            (best < 0 ||
+             f->ckpts[i].where.events > f->ckpts[best].where.events)) {
+            best = i;
+            from = j;
+            resume = ri;
+        }
+    }
+    if (best >= 0) {
+        const struct rv_checkpoint *c = &f->ckpts[best];
+        if (restore_checkpoint(f, c) &&
+            replay_from(f, plan, n, scan, c, from, resume))
+            return true;
+        trace("replay from checkpoint %d failed: from the start", c->id);
+    }
+    return restart(f) && replay(f, plan, n, scan);
 }
 
 /* The log with an arm of in at event from inserted before the resume
  * during which the run reaches it; its length in *n. */
-static struct rv_entry *plan_with_arm(struct rv_front *f,
-                                      const struct rv_instr *in, uint64_t from,
-                                      size_t *n, int arm_id)
+static struct rv_entry *insert_arm(const struct rv_entry *src, size_t nr,
+                                   uint64_t start, const struct rv_instr *in,
+                                   uint64_t from, size_t *n, int arm_id)
 {
-    size_t at = f->nr_log;
-    for (size_t i = 0; i < f->nr_log; i++) {
-        const struct rv_entry *e = &f->log[i];
+    size_t at = nr;
+    for (size_t i = 0; i < nr; i++) {
+        const struct rv_entry *e = &src[i];
         if (!(e->kind == RV_PACKET && e->resume))
             continue;
         uint64_t end = e->where.events;
-        if (i + 1 < f->nr_log && f->log[i + 1].kind == RV_CUT)
-            end = f->log[i + 1].where.events;
+        if (i + 1 < nr && src[i + 1].kind == RV_CUT && src[i + 1].where.events)
+            end = src[i + 1].where.events;
         if (end >= from) {
             at = i;
             break;
         }
     }
-    struct rv_entry *plan = copy_log(f->log, f->nr_log, 1);
+    struct rv_entry *plan = copy_log(src, nr, 1);
     if (!plan)
         return NULL;
-    memmove(plan + at + 1, plan + at, (f->nr_log - at) * sizeof(*plan));
+    memmove(plan + at + 1, plan + at, (nr - at) * sizeof(*plan));
     struct rv_entry *arm_e = &plan[at];
     memset(arm_e, 0, sizeof(*arm_e));
     arm_e->kind = RV_ARM;
     arm_e->arm_id = arm_id;
     arm_e->instr = *in;
-    uint64_t before = at ? entry_events(f, at - 1) : f->start_events;
+    uint64_t before = start;
+    for (size_t k = at; k-- > 0;)
+        if ((plan[k].kind == RV_PACKET && plan[k].resume) ||
+            plan[k].kind == RV_CUT) {
+            before = plan[k].where.events;
+            break;
+        }
     arm_e->arm_event = from > before ? from : 0;
-    *n = f->nr_log + 1;
+    *n = nr + 1;
     return plan;
+}
+
+static struct rv_entry *plan_with_arm(struct rv_front *f,
+                                      const struct rv_instr *in, uint64_t from,
+                                      size_t *n, int arm_id)
+{
+    return insert_arm(f->log, f->nr_log, f->start_events, in, from, n,
+                      arm_id);
+}
+
+/* A scan's plan ended at event upto (a stretch after it was scanned
+ * already): an arm of nothing there whose cut ends the plan. */
+static struct rv_entry *bound_plan(struct rv_front *f, struct rv_entry *plan,
+                                   size_t *n, uint64_t upto)
+{
+    struct rv_instr none;
+    memset(&none, 0, sizeof(none));
+    int id = f->next_arm_id++;
+    size_t m;
+    struct rv_entry *b =
+        insert_arm(plan, *n, f->start_events, &none, upto, &m, id);
+    if (!b)
+        return plan;
+    free_log(plan, *n);
+    size_t a = 0;
+    while (a < m && !(b[a].kind == RV_ARM && b[a].arm_id == id))
+        a++;
+    size_t r = a + 1;
+    while (r < m && !(b[r].kind == RV_PACKET && b[r].resume))
+        r++;
+    if (r >= m || !b[a].arm_event) {
+        *n = m; /* beyond the plan's end, or at a stop: unbounded */
+        return b;
+    }
+    for (size_t k = r + 1; k < m; k++) {
+        free(b[k].pkt);
+        b[k].pkt = NULL;
+    }
+    struct rv_entry *c = &b[r + 1];
+    memset(c, 0, sizeof(*c));
+    c->kind = RV_CUT;
+    c->arm_id = id;
+    *n = r + 2;
+    return b;
 }
 
 /* Puts the instance's breakpoints and watchpoints to gdb's (f->bps,
@@ -1470,7 +1981,7 @@ static bool reach_begin(struct rv_front *f)
     struct rv_entry *plan = copy_log(f->log, first, 0);
     if (plan)
         drop_uncut_arms(plan, &first, -1);
-    if (!plan || !restart(f) || !replay(f, plan, first, false)) {
+    if (!plan || !run_plan(f, plan, first, false)) {
         free_log(plan, first);
         return false;
     }
@@ -1504,7 +2015,7 @@ static bool reach_note(struct rv_front *f, struct rv_entry *scan_plan,
     }
     n++;
     drop_uncut_arms(plan, &n, (int)arm_id);
-    if (!restart(f) || !replay(f, plan, n, false) || f->cut_at == (size_t)-1) {
+    if (!run_plan(f, plan, n, false) || f->cut_at == (size_t)-1) {
         free_log(plan, n);
         return false;
     }
@@ -1589,7 +2100,13 @@ static bool go_back(struct rv_front *f, bool step)
      * just behind this point first, widened while it holds no stop. */
     uint64_t now = f->where.events;
     uint64_t back = step ? 0 : in.nr_watches ? 2 : now;
+    /* breakpoints: the stretch since the latest checkpoint first */
+    for (int i = 0; !step && !in.nr_watches && i < f->nr_ckpts; i++)
+        if (f->ckpts[i].where.events < now &&
+            now - f->ckpts[i].where.events < back)
+            back = now - f->ckpts[i].where.events;
     struct rv_where here = f->where;
+    uint64_t upto = 0; /* scanned from there on already (0: nothing) */
     while (any) {
         uint64_t from = now > back ? now - back : 0;
         if (from < f->start_events)
@@ -1597,12 +2114,14 @@ static bool go_back(struct rv_front *f, bool step)
         int arm_id = f->next_arm_id++;
         size_t n;
         struct rv_entry *plan = plan_with_arm(f, &in, from, &n, arm_id);
+        if (plan && upto && !in.step_tid && !in.nr_watches)
+            plan = bound_plan(f, plan, &n, upto);
         if (!plan)
             return false;
         f->scan_arm = arm_id;
         snprintf(f->scan_skip_key, sizeof(f->scan_skip_key), "%s",
                  step ? here.key : "");
-        bool ok = restart(f) && replay(f, plan, n, true);
+        bool ok = run_plan(f, plan, n, true);
         if (!ok) {
             free_log(plan, n);
             console(f, "hvrun: going back: the run did not repeat the "
@@ -1619,16 +2138,73 @@ static bool go_back(struct rv_front *f, bool step)
         free_log(plan, n);
         if (from <= f->start_events)
             break;
+        upto = from;
         back = back ? back * 8 : 1;
     }
     return reach_begin(f);
 }
 
-/* monitor goto N behind this point: the run again to event N. */
+/* An entry for pkt appended to plan[*n] (room made by copy_log). */
+static bool plan_packet(struct rv_entry *plan, size_t *n, const char *pkt,
+                        bool resume)
+{
+    struct rv_entry *e = &plan[(*n)++];
+    memset(e, 0, sizeof(*e));
+    e->kind = RV_PACKET;
+    e->resume = resume;
+    if (!(e->pkt = strdup(pkt)))
+        return false;
+    e->len = strlen(pkt);
+    return true;
+}
+
+/* A checkpoint ahead of this point (monitor restart): the log goes on
+ * with gdb's breakpoints and watchpoints out, an arm at the event and a
+ * continue it cuts, so later replays reach it the same way. */
+static bool go_ahead(struct rv_front *f, uint64_t event)
+{
+    struct rv_held h;
+    held_after(f->log, f->nr_log, &h);
+    size_t n = f->nr_log;
+    struct rv_entry *plan = copy_log(f->log, n, (size_t)(h.nr_z0 + h.nr_other) + 4);
+    if (!plan)
+        return false;
+    char pkt[64];
+    bool ok = true;
+    for (int k = 0; k < h.nr_z0 && ok; k++) {
+        snprintf(pkt, sizeof(pkt), "z0,%" PRIx64 ",1", h.z0[k]);
+        ok = plan_packet(plan, &n, pkt, false);
+    }
+    for (int k = 0; k < h.nr_other && ok; k++) {
+        snprintf(pkt, sizeof(pkt), "z%c,%" PRIx64 ",%x", h.other[k].type,
+                 h.other[k].addr, h.other[k].len);
+        ok = plan_packet(plan, &n, pkt, false);
+    }
+    int arm_id = f->next_arm_id++;
+    struct rv_entry *a = &plan[n++];
+    memset(a, 0, sizeof(*a));
+    a->kind = RV_ARM;
+    a->arm_id = arm_id;
+    a->arm_event = event;
+    struct rv_note at = {.any = true, .count = 0, .kind = 0, .entry = n};
+    ok = ok && plan_packet(plan, &n, "vCont;c", true);
+    if (ok)
+        plan[n - 1].where.events = UINT64_MAX;
+    ok = ok && reach_note(f, plan, (size_t)arm_id, &at);
+    free_log(plan, n);
+    if (ok)
+        f->reply[2] = '0';
+    return ok;
+}
+
+/* monitor goto N behind this point: the run again to event N (ahead:
+ * monitor restart's checkpoint there). */
 static bool go_to_event(struct rv_front *f, uint64_t event)
 {
     struct rv_instr none;
     memset(&none, 0, sizeof(none));
+    if (event > f->where.events)
+        return go_ahead(f, event);
     if (event <= f->start_events)
         return reach_begin(f);
     int arm_id = f->next_arm_id++;
@@ -1651,6 +2227,87 @@ static bool go_to_event(struct rv_front *f, uint64_t event)
 /* ---- relaying
  * ------------------------------------------------------------------- */
 
+/* A continue of every thread (no step, no signal): it may be cut into
+ * stretches of ckpt_every events, a checkpoint at each cut. */
+static bool chunkable(const char *p)
+{
+    return strcmp(p, "c") == 0 ||
+           (strncmp(p, "vCont;c", 7) == 0 && !strpbrk(p + 6, "sSC"));
+}
+
+static bool set_instance_goto(struct rv_front *f, uint64_t event)
+{
+    char pkt[64];
+    snprintf(pkt, sizeof(pkt), "QHvrunGoto:%" PRIu64, event);
+    return say(f, pkt);
+}
+
+/* The resume pkt sent and its stop's reply taken (console lines relayed
+ * to gdb); a continue stops silently every ckpt_every events on the way
+ * for an automatic checkpoint (gdb's stops change nothing in the run, so
+ * neither do these). false: the instance is gone. */
+static bool ask_resume(struct rv_front *f, const char *pkt, size_t len,
+                       char *r, size_t cap, size_t *rlen)
+{
+    bool chunks = f->ckpt_every && chunkable(pkt) && !f->ckpt_off;
+    for (;;) {
+        /* a ^C gdb sent while the front end spoke to the instance (a
+         * checkpoint, a goto): passed on after the resume */
+        size_t o = 0;
+        for (size_t i = 0; i < f->gdb_in_len; i++)
+            if (f->gdb_in[i] == 0x03)
+                f->intr_pending = true;
+            else
+                f->gdb_in[o++] = f->gdb_in[i];
+        f->gdb_in_len = o;
+        uint64_t next = 0;
+        if (chunks && !no_checkpoint(f)) {
+            next = (f->where.events / f->ckpt_every + 1) * f->ckpt_every;
+            if (f->goto_fwd && f->goto_fwd <= next)
+                next = 0; /* gdb's own goto comes first */
+            if (!set_instance_goto(f, next ? next : f->goto_fwd))
+                return false;
+        }
+        if (!ask(f, pkt, len, r, cap, rlen, true))
+            return false;
+        if (!next)
+            return true;
+        if (r[0] == 'W' || r[0] == 'X') {
+            /* one process of several ended: the others go on, without
+             * our goto (after the last the instance only serves gdb) */
+            if (strstr(r, ";process:"))
+                (void)set_instance_goto(f, f->goto_fwd);
+            return true;
+        }
+        struct rv_where w;
+        if (!query_where(f, &w))
+            return false;
+        trace("chunk to %" PRIu64 ": %.60s at %s", next, r, w.key);
+        /* (the goto stops at the first turn of a debugged thread at or
+         * after it) */
+        if (strncmp(r, "T00", 3) != 0 || w.events < next) {
+            /* the run's own stop: the instance forgets ours */
+            return set_instance_goto(
+                f, f->goto_fwd > w.events ? f->goto_fwd : 0);
+        }
+        f->where = w;
+        char why[256];
+        if (!take_checkpoint(f, true, why, sizeof(why))) {
+            if (!f->have_run || f->gone)
+                return false;
+            /* said once; the continue goes on without them */
+            f->ckpt_off = "off";
+            char text[400];
+            snprintf(text, sizeof(text),
+                     "hvrun: no automatic checkpoints: %s (going back runs "
+                     "from the start)\n",
+                     why);
+            console(f, text);
+            chunks = false;
+        }
+    }
+}
+
 /* Relays a resume and its stop; logs it. */
 static void relay_resume(struct rv_front *f, const char *pkt, size_t len)
 {
@@ -1664,7 +2321,7 @@ static void relay_resume(struct rv_front *f, const char *pkt, size_t len)
     memcpy(e->pkt, pkt, len + 1);
     e->len = len;
     e->resume = true;
-    if (!ask(f, pkt, len, r, sizeof(r), &rlen, true)) {
+    if (!ask_resume(f, pkt, len, r, sizeof(r), &rlen)) {
         f->gone = true;
         return;
     }
@@ -1674,6 +2331,8 @@ static void relay_resume(struct rv_front *f, const char *pkt, size_t len)
         f->exited = true;
     else if (query_where(f, &e->where))
         f->where = e->where;
+    if (f->goto_fwd && f->where.events >= f->goto_fwd)
+        f->goto_fwd = 0;
     send_frame(f->gdb_fd, r, rlen);
 }
 
@@ -1717,6 +2376,68 @@ static void relay(struct rv_front *f, const char *pkt, size_t len)
         f->gone = true;
 }
 
+/* monitor checkpoint, info checkpoints, restart N, delete checkpoint N
+ * (gdb's own `checkpoint` is for native targets only). */
+static bool monitor_checkpoint(struct rv_front *f, const char *cmd)
+{
+    char text[4096];
+    size_t o = 0;
+    text[0] = 0;
+    if (strcmp(cmd, "checkpoint") == 0) {
+        char why[256];
+        int id = f->exited ? 0 : take_checkpoint(f, false, why, sizeof(why));
+        if (id)
+            snprintf(text, sizeof(text),
+                     "Checkpoint %d at event %" PRIu64 " (thread %d)\n", id,
+                     f->where.events, f->where.tid);
+        else
+            snprintf(text, sizeof(text), "hvrun: no checkpoint: %s\n",
+                     f->exited ? "the run has ended" : why);
+    } else if (strcmp(cmd, "info checkpoints") == 0) {
+        for (int i = 0; i < f->nr_ckpts && o + 128 < sizeof(text); i++) {
+            const struct rv_checkpoint *c = &f->ckpts[i];
+            o += (size_t)snprintf(text + o, sizeof(text) - o,
+                                  "%c %d event %" PRIu64 ", thread %d%s\n",
+                                  c->id == f->run_ckpt_id ? '*' : ' ', c->id,
+                                  c->where.events, c->where.tid,
+                                  c->automatic ? " (automatic)" : "");
+        }
+        if (!f->nr_ckpts)
+            snprintf(text, sizeof(text), "No checkpoints.\n");
+        else if (o + 80 < sizeof(text))
+            snprintf(text + o, sizeof(text) - o,
+                     "(automatic: every %" PRIu64 " events of a continue)\n",
+                     f->ckpt_every);
+    } else {
+        bool del = cmd[0] == 'd';
+        int id = atoi(cmd + (del ? 17 : 7));
+        int i = 0;
+        while (i < f->nr_ckpts && f->ckpts[i].id != id)
+            i++;
+        const char *why = refused(f);
+        if (i == f->nr_ckpts)
+            snprintf(text, sizeof(text), "hvrun: no checkpoint %d\n", id);
+        else if (del && id == f->run_ckpt_id)
+            snprintf(text, sizeof(text),
+                     "hvrun: checkpoint %d holds the run now\n", id);
+        else if (del) {
+            drop_checkpoint(f, i);
+            snprintf(text, sizeof(text), "Deleted checkpoint %d\n", id);
+        } else if (why)
+            snprintf(text, sizeof(text), "hvrun: cannot restart: %s\n", why);
+        else {
+            f->goto_back = f->ckpts[i].where.events;
+            snprintf(text, sizeof(text),
+                     "hvrun: the run goes to checkpoint %d (event %" PRIu64
+                     ") on `continue`\n",
+                     id, f->goto_back);
+        }
+    }
+    console(f, text);
+    send_text(f->gdb_fd, "OK");
+    return true;
+}
+
 /* monitor goto N with N behind this point: kept for the next continue,
  * as a goto forward is. true when it was one. */
 static bool monitor_back(struct rv_front *f, const char *pkt)
@@ -1728,9 +2449,15 @@ static bool monitor_back(struct rv_front *f, const char *pkt)
         char b[3] = {hex[2 * i], hex[2 * i + 1], 0};
         cmd[i] = (char)strtol(b, NULL, 16);
     }
+    if (strncmp(cmd, "checkpoint", 10) == 0 || strncmp(cmd, "restart", 7) == 0 ||
+        strncmp(cmd, "info checkpoints", 16) == 0 ||
+        strncmp(cmd, "delete checkpoint", 17) == 0)
+        return monitor_checkpoint(f, cmd);
     if (strncmp(cmd, "goto ", 5) != 0)
         return false;
     uint64_t to = strtoull(cmd + 5, NULL, 10);
+    if (to > f->where.events && !f->exited)
+        f->goto_fwd = to; /* relayed: the instance stops there */
     if (to > f->where.events || f->exited)
         return false;
     const char *why = refused(f);
@@ -1755,7 +2482,7 @@ static bool monitor_back(struct rv_front *f, const char *pkt)
 static void recover(struct rv_front *f, const struct rv_where *was)
 {
     struct rv_where now;
-    if (restart(f) && replay(f, f->log, f->nr_log, false) &&
+    if (run_plan(f, f->log, f->nr_log, false) &&
         query_where(f, &now) && strcmp(now.key, was->key) == 0) {
         f->where = now;
         console(f, "hvrun: going back failed; the run is where it was\n");
@@ -1865,10 +2592,17 @@ static int finish(struct rv_front *f)
     close(r->fd);
     r->fd = -1;
     /* the output passed on while the run goes to its end */
+    status = 0;
     for (;;) {
-        pid_t w = waitpid(r->pid, &status, WNOHANG);
-        if (w == r->pid || (w < 0 && errno != EINTR))
-            break;
+        if (r->restored) { /* not ours to wait for: its summary says */
+            struct pollfd sp = {r->sum_fd, POLLIN, 0};
+            if (poll(&sp, 1, 0) == 1)
+                break;
+        } else {
+            pid_t w = waitpid(r->pid, &status, WNOHANG);
+            if (w == r->pid || (w < 0 && errno != EINTR))
+                break;
+        }
         struct pollfd p[2];
         for (int s = 0; s < 2; s++)
             p[s] = (struct pollfd){f->out_kind[s] == RV_OUT_PIPE ||
@@ -2002,6 +2736,16 @@ int cli_gdb_front_end(const struct run_options *o, const char *path,
     f->sum = sum;
     f->gdb_fd = -1;
     f->waiting_at = -1;
+    /* HVRUN_GDB_CHECKPOINT_EVENTS: the spacing of automatic checkpoints
+     * (0: none); HVRUN_GDB_CHECKPOINTS: how many are kept */
+    const char *every = getenv("HVRUN_GDB_CHECKPOINT_EVENTS");
+    const char *keep = getenv("HVRUN_GDB_CHECKPOINTS");
+    f->ckpt_every = every && *every ? strtoull(every, NULL, 10) : 100000;
+    f->ckpt_auto_max = keep && *keep ? atoi(keep) : 16;
+    if (f->ckpt_auto_max < 2)
+        f->ckpt_auto_max = 2;
+    if (f->ckpt_auto_max > RV_MAX_CKPTS / 2)
+        f->ckpt_auto_max = RV_MAX_CKPTS / 2;
     char journal[64] = "";
     setup_streams(f);
     if (!journal_dir) {
@@ -2010,6 +2754,11 @@ int cli_gdb_front_end(const struct run_options *o, const char *path,
             f->journal_dir = journal;
     }
     int code = front_end_serve(f);
+    while (f->nr_ckpts > 0) /* a checkpoint ends with its channel */
+        drop_checkpoint(f, f->nr_ckpts - 1);
+    for (int i = 0; i < f->nr_helpers; i++)
+        while (waitpid(f->helpers[i], NULL, 0) < 0 && errno == EINTR)
+            ;
     free_log(f->log, f->nr_log);
     f->log = NULL;
     if (journal[0]) { /* the run's changes stay, as without gdb */

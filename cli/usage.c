@@ -181,7 +181,8 @@ static const struct cli_opt run_opts[] = {
      "Stop before the program's first instruction and serve gdb's remote "
      "protocol there (target extended-remote); the run prints the same "
      "bytes and detlog as without gdb; gdb can go back (reverse-continue, "
-     "reverse-stepi: the run is run again to the point; "
+     "reverse-stepi: the run is run again to the point, from the nearest "
+     "checkpoint: monitor checkpoint, monitor restart N; "
      "docs/DEBUGGING.md)."},
     {CLI_RUN_OPT_GDB_START, 0, "gdb-start", "EVENT", CLI_ARG_WORD, NULL,
      "With --gdb: stop for gdb at that event (monitor when names events) "
@@ -296,6 +297,13 @@ static const struct cli_item run_env[] = {
     {"HVRUN_SECCOMP_LOG", "Set to 1: hvrun's seccomp filter lets every "
                           "call through and the kernel logs those outside "
                           "its list (to debug hvrun)."},
+    {"HVRUN_GDB_CHECKPOINT_EVENTS",
+     "With --gdb: an automatic checkpoint every that many events of a "
+     "continue (default 100000; 0: none), so going back is a restore and "
+     "a short run (docs/DEBUGGING.md, Checkpoints)."},
+    {"HVRUN_GDB_CHECKPOINTS",
+     "With --gdb: how many automatic checkpoints are kept (default 16; "
+     "past that every other one goes and the spacing doubles)."},
     END_ITEMS,
 };
 static const struct cli_item run_files[] = {

@@ -288,6 +288,12 @@ void det_note_times(struct det_state *d, uint64_t host_dev, uint64_t ino,
 /* The file's last link is gone: forget its identity (the host may reuse
  * the inode number for a different file). */
 void det_forget_file(struct det_state *d, uint64_t host_dev, uint64_t ino);
+/* The host object behind a file became another (a checkpoint's restored
+ * copy of a run gets new stdout and stderr pipes): the new (dev, ino)
+ * keeps the old one's virtual inode number and times, so the guest sees
+ * the same file. */
+void det_meta_rekey(struct det_state *d, uint64_t host_dev, uint64_t ino,
+                    uint64_t new_dev, uint64_t new_ino);
 
 /* ---- the detlog (detlog.c) ----------------------------------------------- */
 

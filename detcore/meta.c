@@ -279,6 +279,26 @@ void det_forget_file(struct det_state *d, uint64_t host_dev, uint64_t ino)
         e->tombstone = true;
 }
 
+void det_meta_rekey(struct det_state *d, uint64_t host_dev, uint64_t ino,
+                    uint64_t new_dev, uint64_t new_ino)
+{
+    struct file_entry *old = find(d, host_dev, ino, false);
+    if (!old || (host_dev == new_dev && ino == new_ino))
+        return;
+    struct file_entry kept = *old;
+    old->tombstone = true;
+    uint64_t next = d->meta->next_ino;
+    struct file_entry *e = find(d, new_dev, new_ino, true);
+    d->meta->next_ino = next; /* (no number of its own: the old one's) */
+    if (!e)
+        return;
+    uint64_t dev = e->dev, key = e->ino;
+    *e = kept;
+    e->dev = dev;
+    e->ino = key;
+    e->tombstone = false;
+}
+
 /* Before 1970 too, tv_nsec is in [0, 1e9) as stat gives it (-0.5 s is
  * tv_sec -1, tv_nsec 5e8). */
 static void set_ts(struct timespec *ts, int64_t ns)

@@ -52,6 +52,20 @@ struct vmm_backend_ops {
     int (*vm_run)(struct vmm_vm *vm, struct vmm_event *ev);
     int (*vm_run_slice)(struct vmm_vm *vm, struct vmm_event *ev,
                         uint64_t slice_ns);
+    /* Checkpoints (vmm/snapshot.c); NULL: the backend cannot copy a VM
+     * into a fork of hvrun. save_cpu: the CPU state hvrun's memory does
+     * not hold (malloc'd, *len bytes; NULL: none can be saved); disown:
+     * in a fork, forget what is the original's (a stub process);
+     * respawn: in a fork, a new vCPU/stub on pm (already the fork's own
+     * copy) with the saved state. host_disown/host_adopt_helper: the
+     * host's helpers likewise (ptrace: the stub spawner, whose socket a
+     * process outside the fork gives, vmm_helper_start). */
+    void *(*vm_save_cpu)(struct vmm_vm *vm, size_t *len);
+    void (*vm_disown)(struct vmm_vm *vm);
+    int (*vm_respawn)(struct vmm_vm *vm, const void *cpu, size_t cpu_len,
+                      char *why, size_t why_len);
+    void (*host_disown)(struct vmm_host *host);
+    void (*host_adopt_helper)(struct vmm_host *host, int helper_fd);
 };
 
 /* The head of every backend's host: what the guest's CPU is (vmm/host.c
@@ -85,6 +99,7 @@ struct vmm_vm {
     struct vmm_vm *memory_vm; /* NULL: runs on its own pm/as */
     unsigned memory_users;    /* VMs whose memory_vm this is */
     bool retired;             /* destroyed, kept for memory_users */
+    struct vmm_vm_snapshot *snapshot; /* a checkpoint's copy being made */
 };
 
 /* The VM whose pm/as vm's guest runs on. */
@@ -131,12 +146,18 @@ extern const struct vmm_backend_ops ptrace_backend_ops;
 
 int kvm_host_open(struct vmm_host **out, char *why, size_t why_len);
 int ptrace_host_open(struct vmm_host **out, char *why, size_t why_len);
+/* A new stub spawner, this process its parent, for a fork of hvrun that
+ * cannot start one (its seccomp filter forbids exec): its socket
+ * (vmm_helper_start). */
+int ptrace_helper_start(int *sock, int *pid, char *why, size_t why_len);
 
 /* The time-slice timer every backend arms around a run (slice_timer.c):
  * set up once with the backend's handler; arm(0) disarms. */
 #define VMM_SLICE_SIGNAL SIGVTALRM
 bool vmm_slice_timer_setup(void (*on_fire)(int));
 void vmm_slice_timer_arm(uint64_t ns);
+/* In a fork: the timer was the original's (timers are not inherited). */
+void vmm_slice_timer_forget(void);
 
 /* The event a backend's run returns when it cannot go on: FAILED, with
  * why in ev->what (both backends, vmm/host.c). */

@@ -1362,6 +1362,67 @@ static void end_lend(struct pt_vm *b)
         pt_vm_destroy(&p->base);
 }
 
+/* ---- checkpoints (vmm/snapshot.c) ---------------------------------------- */
+
+/* The CPU state of this VM not in hvrun's memory (the kernel's XSAVE
+ * image), read while the stub is this process's, for a copy made by
+ * fork; NULL (and *len 0) where there is none to copy: a vfork child on
+ * its parent's stub, a parent lending it, a dead stub. */
+static void *pt_vm_save_cpu(struct vmm_vm *base, size_t *len)
+{
+    struct pt_vm *vm = pt_of(base);
+    *len = 0;
+    if (vm->lent_to || vm->lender || vm->dead || vm->pid <= 0)
+        return NULL;
+    uint8_t *k = malloc(XSTATE_MAX_KERNEL);
+    if (k && get_kernel_xstate(vm, k, len) == 0)
+        return k;
+    free(k);
+    *len = 0;
+    return NULL;
+}
+
+/* In a fork of hvrun: the stub is the original's; forgotten here. */
+static void pt_vm_disown(struct vmm_vm *base)
+{
+    struct pt_vm *vm = pt_of(base);
+    if (vm->pidfd >= 0)
+        close(vm->pidfd);
+    vm->pidfd = -1;
+    vm->pid = 0;
+    vm->maps_valid = false;
+}
+
+/* A new stub on this VM's memory (pm.memfd, the copy's own by now) with
+ * the saved CPU state: registers stay in base->regs and uregs' segment
+ * bases, the XSAVE image is cpu, the debug registers dr_addr/dr7; the
+ * stub's first run maps every VMA (maps_valid false). 0 or -errno. */
+static int pt_vm_respawn(struct vmm_vm *base, const void *cpu, size_t cpu_len,
+                         char *why, size_t why_len)
+{
+    struct pt_vm *vm = pt_of(base);
+    struct user_regs_struct kept = vm->uregs;
+    uint64_t calls = pt_vm_vdso_calls(base);
+    vm->memory_fd = PT_STUB_MEMFD;
+    int rc = start_stub(vm, 0, why, why_len);
+    if (rc < 0)
+        return rc;
+    memcpy(vm->phys_hva + PT_CALLS_GPA, &calls, sizeof(calls));
+    vm->uregs.fs_base = kept.fs_base;
+    vm->uregs.gs_base = kept.gs_base;
+    vm->maps_valid = false;
+    if (base->memory_vm && (rc = pt_vm_share(base, base->memory_vm)) < 0)
+        return rc;
+    struct iovec iov = {(void *)cpu, cpu_len};
+    if (cpu && ptrace(PTRACE_SETREGSET, vm->pid, (void *)NT_X86_XSTATE,
+                      &iov) < 0)
+        return -errno;
+    if (vm->dr7 || vm->dr_addr[0] || vm->dr_addr[1] || vm->dr_addr[2] ||
+        vm->dr_addr[3])
+        return pt_vm_set_debugregs(base, vm->dr_addr, vm->dr7);
+    return 0;
+}
+
 const struct vmm_backend_ops ptrace_backend_ops = {
     .name = "ptrace",
     .host_close = ptrace_host_close,
@@ -1389,4 +1450,9 @@ const struct vmm_backend_ops ptrace_backend_ops = {
     .vm_enter_user = pt_vm_enter_user,
     .vm_run = pt_vm_run,
     .vm_run_slice = pt_vm_run_slice,
+    .vm_save_cpu = pt_vm_save_cpu,
+    .vm_disown = pt_vm_disown,
+    .vm_respawn = pt_vm_respawn,
+    .host_disown = ptrace_host_disown,
+    .host_adopt_helper = ptrace_host_adopt_helper,
 };

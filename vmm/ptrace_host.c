@@ -373,3 +373,52 @@ int ptrace_host_open(struct vmm_host **out, char *why, size_t why_len)
     *out = &h->base;
     return 0;
 }
+
+/* ---- checkpoints (vmm/snapshot.c) ---------------------------------------- */
+
+void ptrace_host_disown(struct vmm_host *host)
+{
+    struct pt_host *h = pt_host_of(host);
+    if (h->prepared) { /* the original reads its reply */
+        close(h->prepared_memfd);
+        munmap(h->prepared_view, PT_GUEST_PHYS_RESERVE);
+        h->prepared = false;
+    }
+    /* Not stopped: the spawners are the original's children, and their
+     * sockets the original's too (a request here would take its reply). */
+    if (h->spawner.sock >= 0)
+        close(h->spawner.sock);
+    if (h->unrestricted_spawner.sock >= 0)
+        close(h->unrestricted_spawner.sock);
+    h->spawner.sock = h->unrestricted_spawner.sock = -1;
+    h->spawner.pid = h->unrestricted_spawner.pid = -1;
+    /* The worker thread is not in the fork; its lock may have been held. */
+    bool allowed = h->reaper.allowed;
+    ptrace_reaper_init(&h->reaper);
+    h->reaper.allowed = allowed;
+}
+
+void ptrace_host_adopt_helper(struct vmm_host *host, int helper_fd)
+{
+    struct pt_host *h = pt_host_of(host);
+    h->spawner.sock = helper_fd;
+    h->spawner.pid = -1; /* another process's child: not waited for */
+}
+
+int ptrace_helper_start(int *sock, int *pid, char *why, size_t why_len)
+{
+    int exec_fd = stub_program_fd();
+    if (exec_fd < 0) {
+        snprintf(why, why_len, "ptrace: the stub program's memfd: %s",
+                 strerror(-exec_fd));
+        return exec_fd;
+    }
+    struct ptrace_spawner s;
+    int rc = ptrace_spawner_start(&s, exec_fd, why, why_len);
+    close(exec_fd);
+    if (rc == 0) {
+        *sock = s.sock;
+        *pid = s.pid;
+    }
+    return rc;
+}

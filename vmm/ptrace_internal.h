@@ -21,6 +21,11 @@ const int *ptrace_host_run_syscalls(size_t *n);
 void ptrace_host_confined(struct vmm_host *host);
 int ptrace_host_fs_restricted(struct vmm_host *host, char *why,
                               size_t why_len);
+/* Checkpoints (ptrace_snapshot.c): in a fork of hvrun, the spawner, a
+ * prepared stub and the reaper are the original's (forgotten); a
+ * spawner started by another process is taken (its socket). */
+void ptrace_host_disown(struct vmm_host *host);
+void ptrace_host_adopt_helper(struct vmm_host *host, int helper_fd);
 
 /*
  * Spawns a stub process (stub/ptrace_stub.S) with memfd as its guest

@@ -50,3 +50,8 @@ void vmm_slice_timer_arm(uint64_t ns)
                                           (long)(ns % 1000000000ULL)}};
     (void)timer_settime(slice_timer, 0, &its, NULL);
 }
+
+void vmm_slice_timer_forget(void)
+{
+    slice_ready = slice_failed = false;
+}

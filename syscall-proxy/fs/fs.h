@@ -147,6 +147,12 @@ long proxy_fsize_clip_write(struct proxy_process *p, int host_fd, int64_t pos,
  * copies go there. */
 struct proxy_preserve *proxy_preserve_open(const char *dir);
 void proxy_preserve_close(struct proxy_preserve *pr);
+/* Whether the journal is still empty (the run has changed no file). */
+bool proxy_preserve_untouched(const struct proxy_preserve *pr);
+/* A checkpoint's copy of the run, restored after its journal directory
+ * was emptied: a fresh journal file there (the old one is gone, and the
+ * copy's changes must be undone as the original's were). 0 or -errno. */
+int proxy_preserve_reopen(struct proxy_preserve *pr);
 
 /* After a call made the name (dirfd, path), or the file behind host_fd
  * (open O_CREAT). */
@@ -232,6 +238,9 @@ void proxy_tmp_cleanup(struct proxy_process *p);
  * whose block frees are slow); this makes it now (--fs-policy's Landlock
  * rules need it to exist). 0 or -errno. */
 int proxy_tmp_make_now(void);
+/* Whether the owned private /tmp has been made (a checkpoint's copy of
+ * the run would share its files with the original: refused). */
+bool proxy_tmp_made(void);
 
 /*
  * The forward mapping, for absolute guest paths: returns 1 with the host

@@ -106,6 +106,8 @@ int proxy_tmp_make_now(void)
     return tmp_materialize();
 }
 
+bool proxy_tmp_made(void) { return owned_tmp.made; }
+
 static int tmp_make(struct proxy_process *p, char *why, size_t why_len)
 {
     char top[] = TMP_TEMPLATE;

@@ -153,6 +153,30 @@ void proxy_preserve_close(struct proxy_preserve *pr)
     free(pr);
 }
 
+bool proxy_preserve_untouched(const struct proxy_preserve *pr)
+{
+    struct stat st;
+    return !pr || (pr->count == 0 && pr->next_copy == 1 &&
+                   fstat(pr->log_fd, &st) == 0 && st.st_size == 0);
+}
+
+int proxy_preserve_reopen(struct proxy_preserve *pr)
+{
+    int fd = openat(pr->dir_fd, JOURNAL_FILE,
+                    O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_NOFOLLOW |
+                        O_CLOEXEC,
+                    0600);
+    if (fd < 0)
+        return -errno;
+    if (dup3(fd, pr->log_fd, O_CLOEXEC) < 0) {
+        int err = errno;
+        close(fd);
+        return -err;
+    }
+    close(fd);
+    return 0;
+}
+
 /* ---- paths ------------------------------------------------------------------- */
 
 int proxy_abs_path(int dirfd, const char *path_in, char *out, size_t len)

@@ -79,6 +79,25 @@
 #                   (hvrun exit 139), as without gdb
 #   gdb/detach      detach at a breakpoint: the run goes on to the same
 #                   output
+#   gdb/checkpoint  checkpoints (tests/guest/lost_update.c --racy, two
+#                   threads, ~490 events): with automatic ones every 20
+#                   events (thinned past 16: every 40), monitor goto 250 is a
+#                   restore (the trace says so) and gives the same
+#                   monitor when (event, thread, detlog digest), registers,
+#                   stack words and threads as the same session without
+#                   checkpoints (a run from the start); there, monitor
+#                   checkpoint at 250, goto 100, monitor restart 1 (a
+#                   checkpoint ahead) gives them again; both sessions
+#                   continued to the end print the same bytes and detlog
+#                   digest as without gdb
+#   gdb/checkpoint-fork  tests/gdb/gdb_ckpt_fork.c (a parent and a child
+#                   writing lines) with stdout a pipe: goto 300, back to
+#                   150 and to 100 with a checkpoint every 20 events (two
+#                   processes restored, a new pipe as the old one) give
+#                   the same when/registers, the same output and the same
+#                   detlog digest as without checkpoints
+#
+# HVRUN_GDB_CASES="reverse checkpoint ..." runs only those cases.
 #
 # Prints "PASS name" / "FAIL name: reason" / "SKIP name: reason" per case,
 # then "N passed, N failed[, N skipped]". Exits 1 if anything failed.
@@ -99,7 +118,7 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 TIMEOUT=${HVRUN_GDB_TIMEOUT:-60}
 BIN=$ROOT/build/gdb
 WORK=$(mktemp -d "$ROOT/build/gdb-test.XXXXXX")
-trap 'rm -rf "$WORK"' EXIT
+trap '[ -n "${HVRUN_GDB_KEEP:-}" ] || rm -rf "$WORK"' EXIT
 
 build_programs() {
     mkdir -p "$BIN" &&
@@ -113,7 +132,8 @@ build_programs() {
         cc -g -O0 -o "$BIN/gdb_fork" "$ROOT/tests/gdb/gdb_fork.c" &&
         cc -g -O0 -pthread -o "$BIN/lost_update" "$ROOT/tests/guest/lost_update.c" &&
         cc -g -O0 -pthread -o "$BIN/gdb_deadlock" "$ROOT/tests/gdb/gdb_deadlock.c" &&
-        cc -g -O0 -o "$BIN/gdb_watch_map" "$ROOT/tests/gdb/gdb_watch_map.c"
+        cc -g -O0 -o "$BIN/gdb_watch_map" "$ROOT/tests/gdb/gdb_watch_map.c" &&
+        cc -g -O0 -o "$BIN/gdb_ckpt_fork" "$ROOT/tests/gdb/gdb_ckpt_fork.c"
 }
 
 # session NAME HVRUN PROGRAM [GDB ARGS...]: PROGRAM under HVRUN run --gdb
@@ -654,9 +674,129 @@ run_case_detach() {
     pass "gdb/detach$tag"
 }
 
+# The answers at event 250 (monitor when, registers, stack, threads),
+# the WANT-th time in FILE: the lines from "Current event: 250" on while
+# they are such answers, sorted; gdb's own thread numbers and order left
+# out (they follow the session, not the run).
+at250() {
+    awk -v want="$2" '
+        /^Current event: 250 / { n++; on = (n == want); if (on) print; next }
+        on && /^(r[a-z0-9]+ +0x|0x[0-9a-f]+:|  Id +Target|[* ] [0-9]+ +Thread)/ {
+            sub(/^[* ] [0-9]+ +/, ""); print; next }
+        { on = 0 }' "$1" | sort
+}
+
+run_case_checkpoint() {
+    local hvrun=$1 tag=$2
+    local answers=(-ex 'monitor when' -ex 'info registers rip rsp rbp rax rbx'
+        -ex 'x/6gx $sp' -ex 'info threads')
+    PROG_ARGS=(--racy)
+    # (the variables' values the same length: the guest's environment,
+    # and so its stack, the same)
+    HVRUN_GDB_CHECKPOINT_EVENTS=20 HVRUN_GDB_TRACE=$WORK/ckpa$tag.trace \
+        session "ckpa$tag" "$hvrun" "$BIN/lost_update" \
+        -ex 'break lost_update.c:47' -ex 'continue' \
+        -ex 'monitor info checkpoints' -ex 'monitor goto 250' -ex 'continue' \
+        "${answers[@]}" -ex 'delete' -ex 'continue'
+    HVRUN_GDB_CHECKPOINT_EVENTS=00 HVRUN_GDB_TRACE=$WORK/ckpb$tag.trace \
+        session "ckpb$tag" "$hvrun" "$BIN/lost_update" \
+        -ex 'break lost_update.c:47' -ex 'continue' \
+        -ex 'monitor goto 250' -ex 'continue' "${answers[@]}" \
+        -ex 'monitor checkpoint' -ex 'monitor goto 100' -ex 'continue' \
+        -ex 'monitor restart 1' -ex 'continue' "${answers[@]}" \
+        -ex 'monitor info checkpoints' -ex 'delete' -ex 'continue'
+    [ -s "$WORK/ckplain$tag.out" ] ||
+        plain "$hvrun" "ckplain$tag" "$BIN/lost_update"
+    PROG_ARGS=()
+    expect "gdb/checkpoint$tag" "$WORK/ckpa$tag.gdb" \
+        '^  2 event 40, thread [0-9]+ \(automatic\)' 'every 40 events' \
+        '^Current event: 250 .*detlog digest [0-9a-f]+' \
+        'exited normally' || return
+    expect "gdb/checkpoint$tag" "$WORK/ckpb$tag.gdb" \
+        '^Checkpoint 1 at event 250' 'back to event 100' \
+        'goes to checkpoint 1 \(event 250\)' '^\* 1 event 250' \
+        'exited normally' || return
+    if ! grep -q "restored checkpoint" "$WORK/ckpa$tag.trace" ||
+        ! grep -q "restored checkpoint 1 " "$WORK/ckpb$tag.trace" ||
+        grep -q "failed" "$WORK/ckpa$tag.trace" "$WORK/ckpb$tag.trace"; then
+        fail "gdb/checkpoint$tag" "no checkpoint was restored, or a" \
+            "replay from one failed"
+        grep -h "restored\|failed" "$WORK/ckpa$tag.trace" \
+            "$WORK/ckpb$tag.trace" | head -4
+        return
+    fi
+    local a b b2
+    a=$(at250 "$WORK/ckpa$tag.gdb" 1)
+    b=$(at250 "$WORK/ckpb$tag.gdb" 1)
+    b2=$(at250 "$WORK/ckpb$tag.gdb" 2)
+    if [ -z "$b" ] || [ "$a" != "$b" ] || [ "$b" != "$b2" ]; then
+        fail "gdb/checkpoint$tag" "other answers at event 250 through a" \
+            "checkpoint than from the start"
+        diff <(echo "$b") <(echo "$a") | head -6
+        diff <(echo "$b") <(echo "$b2") | head -6
+        return
+    fi
+    for s in ckpa ckpb; do
+        if ! cmp -s "$WORK/$s$tag.out" "$WORK/ckplain$tag.out" ||
+            [ "$(digest "$WORK/$s$tag.err")" != \
+                "$(digest "$WORK/ckplain$tag.err")" ]; then
+            fail "gdb/checkpoint$tag" "$s: $(cat "$WORK/$s$tag.out")" \
+                "$(digest "$WORK/$s$tag.err"); without gdb:" \
+                "$(cat "$WORK/ckplain$tag.out")" \
+                "$(digest "$WORK/ckplain$tag.err")"
+            return
+        fi
+    done
+    pass "gdb/checkpoint$tag"
+}
+
+run_case_checkpoint_fork() {
+    local hvrun=$1 tag=$2 k
+    for k in 00 20; do
+        local sock=$WORK/ckf$k.sock
+        (HVRUN_GDB_CHECKPOINT_EVENTS=$k HVRUN_GDB_TRACE=$WORK/ckf$k$tag.trace \
+            "$hvrun" run --summary --gdb "unix:$sock" -- \
+            "$BIN/gdb_ckpt_fork" 2>"$WORK/ckf$k$tag.err" |
+            cat >"$WORK/ckf$k$tag.out") &
+        local pid=$!
+        for _ in $(seq 200); do
+            [ -S "$sock" ] && break
+            sleep 0.05
+        done
+        timeout "$TIMEOUT" gdb -batch -nx -ex "target extended-remote $sock" \
+            -ex 'monitor goto 300' -ex 'continue' -ex 'monitor goto 150' \
+            -ex 'continue' -ex 'monitor when' -ex 'info registers rip rsp' \
+            -ex 'monitor goto 100' -ex 'continue' -ex 'monitor when' \
+            -ex 'continue' "$BIN/gdb_ckpt_fork" >"$WORK/ckf$k$tag.gdb" 2>&1
+        wait "$pid"
+    done
+    local a b
+    a=$(grep -E '^(Current event|rip|rsp)' "$WORK/ckf00$tag.gdb")
+    b=$(grep -E '^(Current event|rip|rsp)' "$WORK/ckf20$tag.gdb")
+    if [ -z "$a" ] || [ "$a" != "$b" ]; then
+        fail "gdb/checkpoint-fork$tag" "other answers with checkpoints"
+        diff <(echo "$a") <(echo "$b") | head -6
+        return
+    fi
+    if ! grep -q "restored checkpoint" "$WORK/ckf20$tag.trace" ||
+        grep -q "failed" "$WORK/ckf20$tag.trace"; then
+        fail "gdb/checkpoint-fork$tag" "no checkpoint restored, or one failed"
+        return
+    fi
+    if ! cmp -s "$WORK/ckf00$tag.out" "$WORK/ckf20$tag.out" ||
+        [ "$(wc -l <"$WORK/ckf20$tag.out")" != 200 ] ||
+        [ "$(digest "$WORK/ckf00$tag.err")" != \
+            "$(digest "$WORK/ckf20$tag.err")" ]; then
+        fail "gdb/checkpoint-fork$tag" "output or detlog digest differ:" \
+            "$(digest "$WORK/ckf00$tag.err") / $(digest "$WORK/ckf20$tag.err")"
+        return
+    fi
+    pass "gdb/checkpoint-fork$tag"
+}
+
 if ! command -v gdb >/dev/null || ! command -v cc >/dev/null ||
     ! command -v python3 >/dev/null; then
-    for c in threads same-run stepi watch watch-map replay interrupt fork exec start schedule reverse reverse-replay reverse-break idle-interrupt deadlock crash detach; do
+    for c in threads same-run stepi watch watch-map replay interrupt fork exec start schedule reverse reverse-replay reverse-break idle-interrupt deadlock crash detach checkpoint checkpoint-fork; do
         skip "gdb/$c" "needs gdb, cc and python3 (apt-get install gdb gcc python3)"
     done
     finish
@@ -665,25 +805,18 @@ if ! build_programs; then
     fail "gdb/build" "could not build tests/gdb's programs"
     finish
 fi
+# run CASE HVRUN TAG: run_case_CASE unless HVRUN_GDB_CASES leaves it out.
+run() {
+    case " ${HVRUN_GDB_CASES:-$1} " in *" $1 "*) ;; *) return ;; esac
+    "run_case_${1//-/_}" "$2" "$3"
+}
 for hvrun in "$@"; do
     tag=""
     case $hvrun in */debug/*) tag="-debug" ;; esac
-    run_case_threads "$hvrun" "$tag"
-    run_case_stepi "$hvrun" "$tag"
-    run_case_watch "$hvrun" "$tag"
-    run_case_watch_map "$hvrun" "$tag"
-    run_case_replay "$hvrun" "$tag"
-    run_case_interrupt "$hvrun" "$tag"
-    run_case_fork "$hvrun" "$tag"
-    run_case_exec "$hvrun" "$tag"
-    run_case_start "$hvrun" "$tag"
-    run_case_schedule "$hvrun" "$tag"
-    run_case_reverse "$hvrun" "$tag"
-    run_case_reverse_replay "$hvrun" "$tag"
-    run_case_reverse_break "$hvrun" "$tag"
-    run_case_idle_interrupt "$hvrun" "$tag"
-    run_case_deadlock "$hvrun" "$tag"
-    run_case_crash "$hvrun" "$tag"
-    run_case_detach "$hvrun" "$tag"
+    for c in threads stepi watch watch-map replay interrupt fork exec start \
+        schedule reverse reverse-replay reverse-break idle-interrupt \
+        deadlock crash detach checkpoint checkpoint-fork; do
+        run "$c" "$hvrun" "$tag"
+    done
 done
 finish

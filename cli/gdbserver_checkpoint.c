@@ -1,0 +1,508 @@
+/*
+ * gdbserver_checkpoint.c - a run instance's side of checkpoints
+ * (QHvrunCheckpoint, from gdbserver_reverse.c's front end).
+ *
+ * At a stop the instance copies itself by fork. The fork is the
+ * checkpoint: it never runs the guests; it waits on a channel (a
+ * SOCK_SEQPACKET socket whose other end the front end gets with the
+ * reply) for restores. A restore forks the checkpoint again, and that
+ * fork becomes an instance standing exactly where the checkpoint was
+ * taken: it serves the front end's packets on the connection the request
+ * brought, as the instance did at that stop.
+ *
+ * What a fork copies: hvrun's memory (the proxy's, detcore's and the
+ * gdbserver's state, the guests' saved threads). What it shares with the
+ * original, and how each is made the copy's own:
+ *  - guest memory and the ptrace stubs: vmm_vms_snapshot_* (vmm/);
+ *  - open file descriptions, whose offsets the original moves on: each
+ *    regular file and directory is opened again at the checkpoint's
+ *    offset in the restored copy (/proc/self/fd/N, the same flags);
+ *  - the run's stdout and stderr when they are the front end's pipes or
+ *    pseudo-terminals: the restore brings new ones (so the front end
+ *    reads each instance's output apart), and a new summary pipe and gdb
+ *    connection;
+ *  - the --verify-style journal of changed files: a checkpoint is only
+ *    taken while it is empty, and the restored copy starts a new one
+ *    (the front end undid and emptied the directory before);
+ *  - the stub spawner: the front end starts one per restore (hvrun's
+ *    seccomp filter forbids the exec a spawner needs).
+ * Refused (the reason in the reply): guest fds that are pipes, sockets,
+ * eventfd-like objects or memfds (their contents would be shared), a run
+ * with connections outside it, a run that has changed files, memory
+ * shared with a host object, the kvm backend.
+ */
+#include "gdbserver.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "backend.h"
+#include "det.h"
+#include "fdtable.h"
+#include "fs.h"
+#include "kernel.h"
+#include "proxy.h"
+
+/* One of hvrun's fds when the checkpoint was taken. */
+struct saved_fd {
+    int fd;
+    mode_t type; /* S_IFMT bits */
+    dev_t dev;
+    ino_t ino;
+    int status_flags, fd_flags;
+    off_t offset;
+    bool memfd;
+    int stdio; /* 1 or 2: the run's stdout or stderr description, else 0 */
+};
+
+static int instance_sum_fd = -1;
+
+void cli_gdb_checkpoint_set_sum_fd(int fd) { instance_sum_fd = fd; }
+
+static bool is_memfd(int fd)
+{
+    char proc[40], link[64];
+    snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+    ssize_t n = readlink(proc, link, sizeof(link) - 1);
+    return n > 7 && strncmp(link, "/memfd:", 7) == 0;
+}
+
+static bool same_file(const struct stat *a, const struct stat *b)
+{
+    return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
+}
+
+/* Why guest fd slot f (host fd f->host_fd) cannot be copied, or NULL. */
+static const char *fd_refusal(const struct proxy_fd *f, const struct stat *io)
+{
+    if (f->signalfd || f->timerfd || f->vfd || f->mqd || f->perf ||
+        f->pidfd_pid || f->secretmem)
+        return "a signalfd, timerfd, pidfd, message queue, perf event or "
+               "/proc file of a process";
+    struct stat st;
+    if (fstat(f->host_fd, &st) < 0)
+        return "an fd hvrun cannot stat";
+    for (int s = 0; s < 3; s++)
+        if (io[s].st_nlink != (nlink_t)-1 && same_file(&st, &io[s]))
+            return NULL; /* the run's stdin, stdout or stderr */
+    if (S_ISREG(st.st_mode))
+        return is_memfd(f->host_fd) ? "a memfd (its contents would be "
+                                      "shared)"
+                                    : NULL;
+    if (S_ISDIR(st.st_mode) || S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode))
+        return NULL;
+    return "a pipe, socket or eventfd (its contents would be shared)";
+}
+
+static const char *world_refusal(struct proxy_world *w, const struct stat *io)
+{
+    if (w->outside)
+        return "the run has connections outside it";
+    if (proxy_tmp_made())
+        return "the run has used its private /tmp (the copies would share "
+               "its files)";
+    for (int i = 0; i < w->nr_procs; i++) {
+        struct proxy_process *p = w->procs[i];
+        if (p->totals && !proxy_preserve_untouched(p->totals->preserve))
+            return "the run has changed files before this point";
+        for (int k = 0; k < p->fds.cap; k++) {
+            const struct proxy_fd *f = &p->fds.fds[k];
+            if (f->kind != PROXY_FD_HOST)
+                continue;
+            const char *why = fd_refusal(f, io);
+            if (why)
+                return why;
+        }
+    }
+    return NULL;
+}
+
+/* hvrun's open fds, stdio's descriptions marked: *n of them (malloc'd). */
+static struct saved_fd *save_fds(const struct stat *io, size_t *n)
+{
+    DIR *d = opendir("/proc/self/fd");
+    if (!d)
+        return NULL;
+    size_t cap = 64;
+    struct saved_fd *v = malloc(cap * sizeof(*v));
+    *n = 0;
+    struct dirent *e;
+    while (v && (e = readdir(d))) {
+        int fd = atoi(e->d_name);
+        struct stat st;
+        if (e->d_name[0] == '.' || fd == dirfd(d) || fstat(fd, &st) < 0)
+            continue;
+        if (*n == cap) {
+            struct saved_fd *g = realloc(v, 2 * cap * sizeof(*v));
+            if (!g)
+                break;
+            v = g;
+            cap *= 2;
+        }
+        struct saved_fd *s = &v[(*n)++];
+        *s = (struct saved_fd){fd, st.st_mode & S_IFMT, st.st_dev, st.st_ino,
+                               fcntl(fd, F_GETFL), fcntl(fd, F_GETFD),
+                               lseek(fd, 0, SEEK_CUR), false, 0};
+        s->memfd = S_ISREG(st.st_mode) && is_memfd(fd);
+        for (int k = 1; k < 3; k++)
+            if (io[k].st_nlink != (nlink_t)-1 && same_file(&st, &io[k]) &&
+                !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
+                s->stdio = k;
+    }
+    closedir(d);
+    return v;
+}
+
+/* The guests' VMs: one for each process; *n. */
+static struct vmm_vm **world_vms(struct proxy_world *w, size_t *n)
+{
+    struct vmm_vm **v = calloc((size_t)w->nr_procs + 1, sizeof(*v));
+    *n = 0;
+    for (int i = 0; v && i < w->nr_procs; i++)
+        if (w->procs[i]->vm)
+            v[(*n)++] = w->procs[i]->vm;
+    return v;
+}
+
+/* ---- the restore channel -------------------------------------------------- */
+
+enum { CK_GDB, CK_HELPER, CK_SUM, CK_OUT1, CK_OUT2, CK_NR_FDS };
+
+struct ck_request {
+    int present[CK_NR_FDS]; /* which fds came, in this order */
+};
+
+struct ck_reply {
+    int err;
+    int pid;
+    long long offset[3]; /* stdout's and stderr's file offsets ([1], [2]) */
+    char why[200];
+};
+
+static int send_fds(int sock, const void *buf, size_t len, const int *fds,
+                    int nfds)
+{
+    union {
+        char buf[CMSG_SPACE(sizeof(int) * CK_NR_FDS)];
+        struct cmsghdr align;
+    } ctl;
+    memset(&ctl, 0, sizeof(ctl));
+    struct iovec iov = {(void *)buf, len};
+    struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1};
+    if (nfds > 0) {
+        m.msg_control = ctl.buf;
+        m.msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)nfds);
+        struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+        c->cmsg_level = SOL_SOCKET;
+        c->cmsg_type = SCM_RIGHTS;
+        c->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)nfds);
+        memcpy(CMSG_DATA(c), fds, sizeof(int) * (size_t)nfds);
+    }
+    ssize_t n;
+    do
+        n = sendmsg(sock, &m, MSG_NOSIGNAL);
+    while (n < 0 && errno == EINTR);
+    return n == (ssize_t)len ? 0 : -1;
+}
+
+/* A message and up to CK_NR_FDS fds (-1 where none came): its length,
+ * 0 at the channel's end, -1 on an error. */
+static ssize_t recv_fds(int sock, void *buf, size_t len, int *fds, int max)
+{
+    union {
+        char buf[CMSG_SPACE(sizeof(int) * CK_NR_FDS)];
+        struct cmsghdr align;
+    } ctl;
+    struct iovec iov = {buf, len};
+    struct msghdr m = {.msg_iov = &iov,
+                       .msg_iovlen = 1,
+                       .msg_control = ctl.buf,
+                       .msg_controllen = sizeof(ctl.buf)};
+    for (int i = 0; i < max; i++)
+        fds[i] = -1;
+    ssize_t n;
+    do
+        n = recvmsg(sock, &m, MSG_CMSG_CLOEXEC);
+    while (n < 0 && errno == EINTR);
+    for (struct cmsghdr *c = CMSG_FIRSTHDR(&m); n > 0 && c;
+         c = CMSG_NXTHDR(&m, c))
+        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
+            int k = (int)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+            memcpy(fds, CMSG_DATA(c),
+                   sizeof(int) * (size_t)(k < max ? k : max));
+        }
+    return n;
+}
+
+/* ---- restoring ------------------------------------------------------------ */
+
+/* fd onto number at, with at's close-on-exec as it was. */
+static void put_at(int fd, int at, int fd_flags)
+{
+    if (fd != at)
+        (void)dup3(fd, at, (fd_flags & FD_CLOEXEC) ? O_CLOEXEC : 0);
+}
+
+/* Opens saved file s again at its offset, over its own number; false
+ * when it could not be (its offset would be the original's). */
+static bool reopen(const struct saved_fd *s)
+{
+    char proc[40];
+    snprintf(proc, sizeof(proc), "/proc/self/fd/%d", s->fd);
+    /* (O_NOFOLLOW would refuse the /proc link itself) */
+    int flags = (s->status_flags & ~(O_CREAT | O_EXCL | O_TRUNC | O_NOFOLLOW)) |
+                O_CLOEXEC | O_NOCTTY;
+    int fd = open(proc, flags);
+    if (fd < 0)
+        return (s->status_flags & O_PATH) != 0; /* (no offset there) */
+    bool ok = s->offset < 0 || lseek(fd, s->offset, SEEK_SET) == s->offset;
+    put_at(fd, s->fd, s->fd_flags);
+    close(fd);
+    return ok;
+}
+
+struct checkpoint {
+    struct proxy_world *world;
+    struct vmm_vm **vms;
+    size_t nr_vms;
+    struct saved_fd *fds;
+    size_t nr_fds;
+    int gdb_fd;
+    struct sigaction chld;
+};
+
+/* Saved fd s is a new host object now (a new pipe for stdout): the
+ * guests see it as the file they saw (its virtual inode number and
+ * times; the fd table's and the world's notes of its identity). */
+static void same_file_as_before(struct proxy_world *w,
+                                const struct saved_fd *s, int now)
+{
+    struct stat st;
+    if (fstat(now, &st) < 0)
+        return;
+    uint64_t od = (uint64_t)s->dev, oi = (uint64_t)s->ino;
+    uint64_t nd = (uint64_t)st.st_dev, ni = (uint64_t)st.st_ino;
+    if (od == nd && oi == ni)
+        return;
+    det_meta_rekey(w->procs[0]->det, od, oi, nd, ni);
+    for (int k = 0; k < 2; k++)
+        if (w->out_id[k][0] == od && w->out_id[k][1] == oi) {
+            w->out_id[k][0] = nd;
+            w->out_id[k][1] = ni;
+        }
+    for (int i = 0; i < w->nr_procs; i++) {
+        struct proxy_fdtable *t = &w->procs[i]->fds;
+        for (int k = 0; k < t->cap; k++) {
+            struct proxy_fd *f = &t->fds[k];
+            if (f->kind == PROXY_FD_HOST && f->meta_known &&
+                f->host_dev == od && f->host_ino == oi) {
+                f->host_dev = nd;
+                f->host_ino = ni;
+            }
+        }
+    }
+}
+
+/* In the fork of the checkpoint that becomes an instance: fds[] the
+ * request's (-1 where none). 0, or -1 (the fork then exits). */
+static int restore(struct checkpoint *c, int *fds)
+{
+    (void)sigaction(SIGCHLD, &c->chld, NULL);
+    (void)prctl(PR_SET_PDEATHSIG, SIGKILL); /* dies with the checkpoint */
+    /* The request's fds above every saved number first. */
+    int top = 3;
+    for (size_t i = 0; i < c->nr_fds; i++)
+        if (c->fds[i].fd >= top)
+            top = c->fds[i].fd + 1;
+    for (int k = 0; k < CK_NR_FDS; k++)
+        if (fds[k] >= 0) {
+            int high = fcntl(fds[k], F_DUPFD_CLOEXEC, top + 8);
+            close(fds[k]);
+            fds[k] = high;
+        }
+    for (size_t i = 0; i < c->nr_fds; i++) {
+        const struct saved_fd *s = &c->fds[i];
+        int out = s->stdio == 1 ? fds[CK_OUT1] : s->stdio == 2 ? fds[CK_OUT2]
+                                                              : -1;
+        if (out >= 0) {
+            put_at(out, s->fd, s->fd_flags);
+            same_file_as_before(c->world, s, out);
+        }
+        else if (((s->type == S_IFREG && !s->memfd) || s->type == S_IFDIR) &&
+                 !reopen(s)) {
+            fprintf(stderr, "hvrun: restoring a checkpoint: fd %d cannot "
+                            "be opened again\n", s->fd);
+            return -1;
+        }
+    }
+    if (fds[CK_SUM] >= 0 && instance_sum_fd >= 0)
+        put_at(fds[CK_SUM], instance_sum_fd, FD_CLOEXEC);
+    put_at(fds[CK_GDB], c->gdb_fd, FD_CLOEXEC);
+    for (int k = 0; k < CK_NR_FDS; k++)
+        if (k != CK_HELPER && fds[k] >= 0)
+            close(fds[k]);
+    struct proxy_process *first = c->world->procs[0];
+    if (first->totals && first->totals->preserve &&
+        proxy_preserve_reopen(first->totals->preserve) < 0)
+        return -1;
+    vmm_host_snapshot_adopt(c->world->host, fds[CK_HELPER]);
+    char why[200];
+    if (vmm_vms_snapshot_restore(c->vms, c->nr_vms, why, sizeof(why)) < 0) {
+        fprintf(stderr, "hvrun: restoring a checkpoint: %s\n", why);
+        return -1;
+    }
+    return 0;
+}
+
+/* The checkpoint's life: restores on request until the channel ends.
+ * Returns only in a restored fork (0). */
+static int serve_restores(struct checkpoint *c, int chan)
+{
+    struct sigaction ign = {.sa_handler = SIG_IGN};
+    (void)sigaction(SIGCHLD, &ign, &c->chld); /* its forks reap themselves */
+    close(c->gdb_fd);
+    if (instance_sum_fd >= 0)
+        close(instance_sum_fd);
+    for (size_t i = 0; i < c->nr_fds; i++)
+        if (c->fds[i].stdio) /* the front end's pipe sees its end */
+            close(c->fds[i].fd);
+    for (;;) {
+        struct ck_request req;
+        int fds[CK_NR_FDS];
+        ssize_t n = recv_fds(chan, &req, sizeof(req), fds, CK_NR_FDS);
+        if (n <= 0)
+            _exit(0);
+        /* fds came in order, the absent ones left out */
+        int got[CK_NR_FDS], k = 0;
+        for (int i = 0; i < CK_NR_FDS; i++)
+            got[i] = req.present[i] ? fds[k++] : -1;
+        pid_t pid = fork();
+        if (pid == 0) {
+            close(chan);
+            if (restore(c, got) < 0)
+                _exit(125);
+            return 0;
+        }
+        for (int i = 0; i < CK_NR_FDS; i++)
+            if (got[i] >= 0)
+                close(got[i]);
+        struct ck_reply r = {.err = pid < 0 ? errno : 0, .pid = (int)pid};
+        for (size_t i = 0; i < c->nr_fds; i++)
+            if (c->fds[i].fd == 1 || c->fds[i].fd == 2)
+                r.offset[c->fds[i].fd] = c->fds[i].offset;
+        if (pid < 0)
+            snprintf(r.why, sizeof(r.why), "fork: %s", strerror(errno));
+        (void)send_fds(chan, &r, sizeof(r), NULL, 0);
+    }
+}
+
+int cli_gdb_checkpoint(struct proxy_world *w, int gdb_fd, int *chan_out,
+                       char *why, size_t why_len)
+{
+    struct stat io[3];
+    for (int s = 0; s < 3; s++)
+        if (fstat(s, &io[s]) < 0)
+            io[s].st_nlink = (nlink_t)-1;
+    const char *bad = world_refusal(w, io);
+    if (bad) {
+        snprintf(why, why_len, "%s", bad);
+        return -EOPNOTSUPP;
+    }
+    struct checkpoint c = {.world = w, .gdb_fd = gdb_fd};
+    c.vms = world_vms(w, &c.nr_vms);
+    c.fds = save_fds(io, &c.nr_fds);
+    int chan[2] = {-1, -1};
+    int rc = !c.vms || !c.fds ? -ENOMEM : 0;
+    if (rc == 0)
+        rc = vmm_vms_snapshot_take(c.vms, c.nr_vms, why, why_len);
+    if (rc == 0 &&
+        socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, chan) < 0) {
+        rc = -errno;
+        snprintf(why, why_len, "socketpair: %s", strerror(errno));
+        (void)vmm_vms_snapshot_settle(c.vms, c.nr_vms, false);
+    }
+    pid_t pid = -1;
+    if (rc == 0) {
+        fflush(NULL);
+        pid = fork();
+        if (pid < 0) {
+            rc = -errno;
+            snprintf(why, why_len, "fork: %s", strerror(errno));
+        }
+    }
+    if (pid == 0) {
+        close(chan[0]);
+        vmm_host_snapshot_disown(w->host);
+        if (vmm_vms_snapshot_settle(c.vms, c.nr_vms, true) < 0)
+            _exit(125);
+        serve_restores(&c, chan[1]);
+        free(c.vms);
+        free(c.fds);
+        return 1; /* a restored copy */
+    }
+    if (c.vms && rc == 0)
+        (void)vmm_vms_snapshot_settle(c.vms, c.nr_vms, false);
+    if (chan[1] >= 0)
+        close(chan[1]);
+    if (rc < 0 && chan[0] >= 0)
+        close(chan[0]);
+    free(c.vms);
+    free(c.fds);
+    if (rc < 0)
+        return rc;
+    *chan_out = chan[0];
+    return 0;
+}
+
+int cli_gdb_checkpoint_reply(int gdb_fd, int chan)
+{
+    /* "$OK#9a" with the channel: the front end takes it from the frame */
+    static const char frame[] = "$OK#9a";
+    int rc = send_fds(gdb_fd, frame, sizeof(frame) - 1, &chan, 1);
+    close(chan);
+    return rc;
+}
+
+int cli_gdb_checkpoint_restore(int chan, const int fds[5], int *pid,
+                               long long offset[3], char *why, size_t why_len)
+{
+    struct ck_request req;
+    int list[CK_NR_FDS], k = 0;
+    for (int i = 0; i < CK_NR_FDS; i++) {
+        req.present[i] = fds[i] >= 0;
+        if (fds[i] >= 0)
+            list[k++] = fds[i];
+    }
+    struct ck_reply r;
+    int none[CK_NR_FDS];
+    if (send_fds(chan, &req, sizeof(req), list, k) < 0 ||
+        recv_fds(chan, &r, sizeof(r), none, CK_NR_FDS) != (ssize_t)sizeof(r)) {
+        snprintf(why, why_len, "the checkpoint is gone");
+        return -EPIPE;
+    }
+    if (r.err) {
+        snprintf(why, why_len, "%s", r.why);
+        return -r.err;
+    }
+    *pid = r.pid;
+    memcpy(offset, r.offset, sizeof(r.offset));
+    return 0;
+}
+
+int cli_gdb_helper_start(const char *backend, int *fd, int *pid, char *why,
+                         size_t why_len)
+{
+    enum vmm_backend_kind kind = VMM_BACKEND_KVM;
+    if (backend && vmm_backend_parse(backend, &kind) < 0)
+        kind = VMM_BACKEND_KVM;
+    return vmm_helper_start(kind, fd, pid, why, why_len);
+}
