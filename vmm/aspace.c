@@ -1484,6 +1484,17 @@ int vmm_as_map_direct(struct vmm_aspace *as, gva_t gva, uint64_t len)
     return 0;
 }
 
+int vmm_as_rebind_direct(struct vmm_aspace *as)
+{
+    for (size_t i = 0; i < as->nr_vmas; i++) {
+        const struct vmm_vma *v = as->vmas[i];
+        int rc = v->flags & VMM_VMA_DIRECT ? direct_map_backing(as, v) : 0;
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
+}
+
 /* [lo, hi) of a direct VMA, split off, made private. */
 static int materialise_part(struct vmm_aspace *as, gva_t lo, gva_t hi)
 {

@@ -404,6 +404,10 @@ int vmm_as_keep_file(struct vmm_aspace *as, gva_t gva, uint64_t len, int fd);
  * that failed: it keeps its backing).
  */
 int vmm_as_map_direct(struct vmm_aspace *as, gva_t gva, uint64_t len);
+/* Every direct VMA's backing mapped from its file again, after the whole
+ * view was mapped from another memfd (a checkpoint's copy: vmm/snapshot.c).
+ * 0 or -errno. */
+int vmm_as_rebind_direct(struct vmm_aspace *as);
 /* The direct VMAs' pages in [gva, gva+len) become private copies in guest
  * memory (split off at page edges), holding the same bytes. 0 or -errno. */
 int vmm_as_materialise(struct vmm_aspace *as, gva_t gva, uint64_t len);

@@ -1391,6 +1391,9 @@ static void pt_vm_disown(struct vmm_vm *base)
     vm->pidfd = -1;
     vm->pid = 0;
     vm->maps_valid = false;
+    vm->nr_stub_files = 0; /* the files the original's stub opened */
+    vm->batch_n = 0;
+    vm->batch_open_id = 0;
 }
 
 /* A new stub on this VM's memory (pm.memfd, the copy's own by now) with

@@ -212,6 +212,8 @@ int vmm_vms_snapshot_settle(struct vmm_vm *const *vms, size_t n, bool in_fork)
             v->ops->vm_disown(v);
         if (rc == 0 && (rc = swap_memory(&v->pm, v->snapshot->memfd)) == 0)
             v->snapshot->memfd = -1;
+        if (rc == 0)
+            rc = vmm_as_rebind_direct(&v->as);
     }
     free(all);
     return rc;
@@ -242,6 +244,9 @@ int vmm_vms_snapshot_restore(struct vmm_vm *const *vms, size_t n, char *why,
     for (size_t i = 0; i < k && rc == 0; i++) {
         int fd = copy_memory(&all[i]->pm);
         rc = fd < 0 ? fd : swap_memory(&all[i]->pm, fd);
+        /* a file's own pages (VMM_VMA_DIRECT) are not in the memfd */
+        if (rc == 0)
+            rc = vmm_as_rebind_direct(&all[i]->as);
         if (rc < 0)
             snprintf(why, why_len, "copying guest memory: %s", strerror(-rc));
     }
