@@ -40,6 +40,14 @@ uint16_t det_port(struct det_state *d)
     return port;
 }
 
+uint32_t det_unix_name(struct det_state *d)
+{
+    uint32_t n = d->unix_names_handed++;
+    d->reads[DET_SRC_IDS]++;
+    det_log_value(d, DET_SRC_IDS, &n, sizeof(n));
+    return n;
+}
+
 bool det_tap_get(struct det_state *d, enum det_source src, void *buf,
                  size_t len)
 {

@@ -153,6 +153,7 @@ struct det_state {
     char hostname[65], domainname[65]; /* sethostname is seen only inside */
     uint64_t reads[DET_SRC_COUNT]; /* virtualised reads per source */
     uint32_t ports_handed;    /* ephemeral ports given so far (det_port) */
+    uint32_t unix_names_handed; /* AF_UNIX autobind names (det_unix_name) */
 };
 
 int det_init(struct det_state *d, const struct det_config *cfg);
@@ -170,6 +171,11 @@ void det_destroy(struct det_state *d);
  * follow its binds, not the host's choice (a port the host has in use is
  * skipped by the caller asking again). */
 uint16_t det_port(struct det_state *d);
+
+/* The next AF_UNIX autobind name's number, 0, 1, 2... in the order of the
+ * run's autobinds: the guest sees "\0%05x" of it where Linux would show
+ * a name of the host kernel's choosing (net/unix_name.c). */
+uint32_t det_unix_name(struct det_state *d);
 
 /* Counts one guest event (syscall nr of thread tid); logical time advances
  * with it, and later log records name it. */

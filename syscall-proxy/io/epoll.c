@@ -23,9 +23,12 @@
  * write; io.c parks them like pipe transfers (an anonymous inode counts as
  * a file whose transfers may wait).
  *
- * What could differ between runs: the order of the events one wait returns
- * follows the order in which the host saw its entries become ready, which
- * for fds only guests touch follows the (deterministic) guest schedule.
+ * What could differ between runs: the order in which the host saw its
+ * entries become ready, which for fds only guests touch follows the
+ * (deterministic) guest schedule but for sockets to outside the run
+ * follows the host's timing; so the events of one wait are returned in
+ * the order of their guest data (events_in_order). Which events a wait
+ * gets when more are ready than it takes still follows the host's order.
  */
 #include "proxy.h"
 #include "fdtable.h"
@@ -123,6 +126,29 @@ static long events_out(struct proxy_process *p, gva_t events_gva,
     return done > 0 ? done : -EFAULT;
 }
 
+/* The events one wait took from the host, in the order of their guest
+ * data (then their mask): the host lists them in the order they became
+ * ready, which for a socket to outside the run follows the host's timing
+ * (two peers' FINs a moment apart), not the guest's schedule, and a
+ * replay, whose relays bring the same events at the same points, would
+ * list them otherwise. Only within one wait's batch: which events a
+ * wait takes when more are ready than it asks for stays epoll's
+ * rotation. */
+static void events_in_order(struct epoll_event *ev, int n)
+{
+    for (int i = 1; i < n; i++) {
+        struct epoll_event e = ev[i];
+        int j = i;
+        while (j > 0 && (ev[j - 1].data.u64 > e.data.u64 ||
+                         (ev[j - 1].data.u64 == e.data.u64 &&
+                          ev[j - 1].events > e.events))) {
+            ev[j] = ev[j - 1];
+            j--;
+        }
+        ev[j] = e;
+    }
+}
+
 /*
  * The wait shared by the three calls; timeout_ms < 0 waits without end.
  * Checks in Linux's order (do_epoll_wait): maxevents, the buffer's range
@@ -161,6 +187,8 @@ static long epoll_wait_run(struct proxy_process *p, int guest_epfd,
             return proxy_block_on_fd(p, host_epfd, POLLIN);
         proxy_thread_poll_done(p);
     }
+    if (r > 1)
+        events_in_order(ev, (int)r);
     return r > 0 ? events_out(p, events_gva, ev, (int)r) : r;
 }
 

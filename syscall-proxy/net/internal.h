@@ -114,4 +114,16 @@ long proxy_net_path_ctx_enter(struct proxy_process *p, struct sock_addr *sa,
                            bool creates, struct path_ctx *c);
 void proxy_net_path_ctx_leave(struct proxy_process *p, const struct path_ctx *c);
 
+/* ---- AF_UNIX autobind names (net/unix_name.c) ---------------------------- */
+/* Binds AF_UNIX socket host_fd to the run's next autobind name (a guest's
+ * bind of just the family): 0 or -errno, as bind. */
+long proxy_net_unix_autobind(struct proxy_process *p, int host_fd);
+/* An abstract name in place: a host name the run gave becomes the guest's
+ * "\0%05x" (to_guest), a guest name the run handed out becomes the host's
+ * (to_host); false (sa unchanged) for any other address. */
+bool proxy_net_unix_name_to_guest(const struct proxy_process *p,
+                                  struct sock_addr *sa);
+bool proxy_net_unix_name_to_host(const struct proxy_process *p,
+                                 struct sock_addr *sa);
+
 #endif

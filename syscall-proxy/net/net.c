@@ -168,6 +168,8 @@ void proxy_net_unix_addr_to_guest(const struct proxy_process *p,
                                struct sock_addr *g, const struct sock_addr *h)
 {
     *g = *h;
+    if (proxy_net_unix_name_to_guest(p, g))
+        return;
     size_t off = offsetof(struct sockaddr_un, sun_path);
     if (h->len <= off || h->u.un.sun_family != AF_UNIX ||
         h->u.un.sun_path[0] != '/')
@@ -258,6 +260,8 @@ long proxy_net_path_ctx_enter(struct proxy_process *p, struct sock_addr *sa,
 {
     c->saved_cwd_fd = -1;
     c->umask_set = false;
+    if (sa && proxy_net_unix_name_to_host(p, sa))
+        return 0;
     if (!sa || !unix_path_addr(sa))
         return 0;
     int dir_fd = -1;
@@ -464,6 +468,17 @@ static void journal_socket_file(struct proxy_process *p,
     proxy_preserve_created(p, AT_FDCWD, path);
 }
 
+/* A bind of just the family on an AF_UNIX socket: Linux picks an abstract
+ * name (autobind); hvrun names it for the run (unix_name.c). */
+static bool unix_autobind_addr(int host_fd, const struct sock_addr *sa)
+{
+    int domain = 0;
+    socklen_t dl = sizeof(domain);
+    return sa->len == sizeof(sa_family_t) && sa->u.sa.sa_family == AF_UNIX &&
+           getsockopt(host_fd, SOL_SOCKET, SO_DOMAIN, &domain, &dl) == 0 &&
+           domain == AF_UNIX;
+}
+
 static long addr_call(struct proxy_process *p, const uint64_t a[6], bool bind_)
 {
     int host_fd = sock_host_fd(p, a[0]);
@@ -487,6 +502,8 @@ static long addr_call(struct proxy_process *p, const uint64_t a[6], bool bind_)
         proxy_outside_before_bind(p);
     if (bind_ && inet_any_port(&sa)) {
         r = bind_det_port(p, host_fd, &sa);
+    } else if (bind_ && unix_autobind_addr(host_fd, &sa)) {
+        r = proxy_net_unix_autobind(p, host_fd);
     } else if (bind_) {
         r = proxy_host_result(bind(host_fd, &sa.u.sa, sa.len));
         if (r == 0 && unix_path_addr(&sa))

@@ -4,7 +4,8 @@
  * (stack, heap, code, libc, mmap), AT_RANDOM, every clock (through libc and
  * through the raw syscall), gettimeofday, time, getrandom, /dev/urandom,
  * pid/ppid/tid, the processor counts, the affinity mask, getrusage,
- * sysinfo, uname, stat of a file it creates, CPUID leaves 0 and 1, and
+ * sysinfo, uname, stat of a file it creates, CPUID leaves 0 and 1, the
+ * name an AF_UNIX autobind gives (the kernel's random one on Linux), and
  * CLOCK_MONOTONIC around nanosleep(50 ms).
  *
  * Under hvrun two runs must print identical bytes (tests/determinism).
@@ -28,6 +29,7 @@
 #include <inttypes.h>
 #include <sched.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,9 +40,11 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/socket.h>
 #include <sys/sysinfo.h>
 #include <sys/time.h>
 #include <sys/times.h>
+#include <sys/un.h>
 #include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
@@ -446,6 +450,29 @@ static void sysinfo_section(void)
     rule(si.procs >= 1, "sysinfo procs is %u", (unsigned)si.procs);
 }
 
+/* An AF_UNIX socket bound to just its family: Linux names it "\0" and
+ * five hex digits of its choosing. */
+static void unix_autobind_section(void)
+{
+    int s = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    socklen_t len = sizeof(sa);
+    if (s < 0 || bind(s, (struct sockaddr *)&sa, sizeof(sa_family_t)) != 0 ||
+        getsockname(s, (struct sockaddr *)&sa, &len) != 0) {
+        error("unix autobind");
+        if (s >= 0)
+            close(s);
+        return;
+    }
+    close(s);
+    size_t n = len - offsetof(struct sockaddr_un, sun_path);
+    rule(n == 6 && sa.sun_path[0] == '\0' &&
+             strspn(sa.sun_path + 1, "0123456789abcdef") >= 5,
+         "unix autobind name is not a NUL and five hex digits (%zu bytes)", n);
+    hex("unix_autobind_name", (const unsigned char *)sa.sun_path,
+        n < sizeof(sa.sun_path) ? n : sizeof(sa.sun_path));
+}
+
 static void uname_section(void)
 {
     struct utsname u;
@@ -604,6 +631,7 @@ int main(int argc, char **argv)
     rusage_section();
     sysinfo_section();
     uname_section();
+    unix_autobind_section();
     file_section(dir);
     sleep_section();
 

@@ -22,7 +22,12 @@
 #                        (libnuma, QEMU's start-up, read it) and prints the
 #                        logical time that took: the same in 5 runs (the
 #                        host's figure changes all the time; hvrun's model
-#                        does not).
+#                        does not);
+#   progress/unixname    tests/progress/progress_unixname.c: computes as
+#                        long as the name an AF_UNIX autobind gave says
+#                        (Linux picks it at random) and prints the logical
+#                        time that took: the same in 5 runs (the name is
+#                        the run's, net/unix_name.c).
 #
 # The programs are not in tests/guest: every suite runs those in the
 # default mode too, where the alarm case waits ~100x as long as natively.
@@ -130,6 +135,17 @@ case_hostdata() {
     pass "$name ($out, the same in 5 runs)"
 }
 
+case_unixname() {
+    local hv=$1 name="$2:progress/unixname" out
+    out=$(runs_same 5 "$hv" "$GUEST/progress_unixname")
+    case $out in
+    FAILED*) fail "$name" "${out#FAILED }"; return ;;
+    "autobound, computed for "*" ns") ;;
+    *) fail "$name" "printed '$out'"; return ;;
+    esac
+    pass "$name ($out, the same in 5 runs)"
+}
+
 for hv in "$@"; do
     label=$(basename "$(dirname "$hv")")/$(basename "$hv")
     if needs_kvm "$hv" && ! have_kvm; then
@@ -137,12 +153,14 @@ for hv in "$@"; do
         continue
     fi
     if [ ! -x "$GUEST/progress_alarm" ] || [ ! -x "$GUEST/progress_spin" ] ||
-        [ ! -x "$GUEST/progress_hostdata" ]; then
-        fail "$label:progress" "build/progress/progress_alarm, progress_spin or progress_hostdata missing (make test builds them)"
+        [ ! -x "$GUEST/progress_hostdata" ] ||
+        [ ! -x "$GUEST/progress_unixname" ]; then
+        fail "$label:progress" "build/progress/progress_alarm, progress_spin, progress_hostdata or progress_unixname missing (make test builds them)"
         continue
     fi
     case_spin "$hv" "$label"
     case_hostdata "$hv" "$label"
+    case_unixname "$hv" "$label"
     case_alarm "$hv" alarm "$RUNS" "$label" 1000
     case_alarm "$hv" itimer "$RUNS" "$label" 100
     case_alarm "$hv" timerfd "$RUNS" "$label" 100
