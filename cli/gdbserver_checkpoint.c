@@ -46,6 +46,7 @@
 #include <unistd.h>
 
 #include "backend.h"
+#include "fdpass.h"
 #include "det.h"
 #include "fdtable.h"
 #include "fs.h"
@@ -188,61 +189,6 @@ struct ck_reply {
     char why[200];
 };
 
-static int send_fds(int sock, const void *buf, size_t len, const int *fds,
-                    int nfds)
-{
-    union {
-        char buf[CMSG_SPACE(sizeof(int) * CK_NR_FDS)];
-        struct cmsghdr align;
-    } ctl;
-    memset(&ctl, 0, sizeof(ctl));
-    struct iovec iov = {(void *)buf, len};
-    struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1};
-    if (nfds > 0) {
-        m.msg_control = ctl.buf;
-        m.msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)nfds);
-        struct cmsghdr *c = CMSG_FIRSTHDR(&m);
-        c->cmsg_level = SOL_SOCKET;
-        c->cmsg_type = SCM_RIGHTS;
-        c->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)nfds);
-        memcpy(CMSG_DATA(c), fds, sizeof(int) * (size_t)nfds);
-    }
-    ssize_t n;
-    do
-        n = sendmsg(sock, &m, MSG_NOSIGNAL);
-    while (n < 0 && errno == EINTR);
-    return n == (ssize_t)len ? 0 : -1;
-}
-
-/* A message and up to CK_NR_FDS fds (-1 where none came): its length,
- * 0 at the channel's end, -1 on an error. */
-static ssize_t recv_fds(int sock, void *buf, size_t len, int *fds, int max)
-{
-    union {
-        char buf[CMSG_SPACE(sizeof(int) * CK_NR_FDS)];
-        struct cmsghdr align;
-    } ctl;
-    struct iovec iov = {buf, len};
-    struct msghdr m = {.msg_iov = &iov,
-                       .msg_iovlen = 1,
-                       .msg_control = ctl.buf,
-                       .msg_controllen = sizeof(ctl.buf)};
-    for (int i = 0; i < max; i++)
-        fds[i] = -1;
-    ssize_t n;
-    do
-        n = recvmsg(sock, &m, MSG_CMSG_CLOEXEC);
-    while (n < 0 && errno == EINTR);
-    for (struct cmsghdr *c = CMSG_FIRSTHDR(&m); n > 0 && c;
-         c = CMSG_NXTHDR(&m, c))
-        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
-            int k = (int)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
-            memcpy(fds, CMSG_DATA(c),
-                   sizeof(int) * (size_t)(k < max ? k : max));
-        }
-    return n;
-}
-
 /* ---- restoring ------------------------------------------------------------ */
 
 /* fd onto number at, with at's close-on-exec as it was. */
@@ -378,7 +324,7 @@ static int serve_restores(struct checkpoint *c, int chan)
     for (;;) {
         struct ck_request req;
         int fds[CK_NR_FDS];
-        ssize_t n = recv_fds(chan, &req, sizeof(req), fds, CK_NR_FDS);
+        ssize_t n = vmm_recv_fds(chan, &req, sizeof(req), fds, CK_NR_FDS);
         if (n <= 0)
             _exit(0);
         /* fds came in order, the absent ones left out */
@@ -401,7 +347,7 @@ static int serve_restores(struct checkpoint *c, int chan)
                 r.offset[c->fds[i].fd] = c->fds[i].offset;
         if (pid < 0)
             snprintf(r.why, sizeof(r.why), "fork: %s", strerror(errno));
-        (void)send_fds(chan, &r, sizeof(r), NULL, 0);
+        (void)vmm_send_fds(chan, &r, sizeof(r), NULL, 0);
     }
 }
 
@@ -467,7 +413,7 @@ int cli_gdb_checkpoint_reply(int gdb_fd, int chan)
 {
     /* "$OK#9a" with the channel: the front end takes it from the frame */
     static const char frame[] = "$OK#9a";
-    int rc = send_fds(gdb_fd, frame, sizeof(frame) - 1, &chan, 1);
+    int rc = vmm_send_fds(gdb_fd, frame, sizeof(frame) - 1, &chan, 1);
     close(chan);
     return rc;
 }
@@ -484,8 +430,8 @@ int cli_gdb_checkpoint_restore(int chan, const int fds[5], int *pid,
     }
     struct ck_reply r;
     int none[CK_NR_FDS];
-    if (send_fds(chan, &req, sizeof(req), list, k) < 0 ||
-        recv_fds(chan, &r, sizeof(r), none, CK_NR_FDS) != (ssize_t)sizeof(r)) {
+    if (vmm_send_fds(chan, &req, sizeof(req), list, k) < 0 ||
+        vmm_recv_fds(chan, &r, sizeof(r), none, CK_NR_FDS) != (ssize_t)sizeof(r)) {
         snprintf(why, why_len, "the checkpoint is gone");
         return -EPIPE;
     }

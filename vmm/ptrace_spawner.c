@@ -18,6 +18,7 @@
  * PTRACE_O_EXITKILL for hvrun's). It ignores SIGCHLD: a stub is reaped by
  * hvrun, its tracer, and then released.
  */
+#include "fdpass.h"
 #include "ptrace_internal.h"
 
 #include <errno.h>
@@ -102,67 +103,6 @@ static int spawn(int memfd, int ready_w, int exec_fd, pid_t *pid)
     return rc;
 }
 
-/* ---- passing fds ---------------------------------------------------------- */
-
-static ssize_t send_with_fds(int sock, const void *buf, size_t len,
-                             const int *fds, int nfds)
-{
-    union {
-        char buf[CMSG_SPACE(sizeof(int) * 2)];
-        struct cmsghdr align;
-    } ctl;
-    memset(&ctl, 0, sizeof(ctl));
-    struct iovec iov = {(void *)buf, len};
-    struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1};
-    if (nfds > 0) {
-        m.msg_control = ctl.buf;
-        m.msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)nfds);
-        struct cmsghdr *c = CMSG_FIRSTHDR(&m);
-        c->cmsg_level = SOL_SOCKET;
-        c->cmsg_type = SCM_RIGHTS;
-        c->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)nfds);
-        memcpy(CMSG_DATA(c), fds, sizeof(int) * (size_t)nfds);
-    }
-    ssize_t n;
-    while ((n = sendmsg(sock, &m, MSG_NOSIGNAL)) < 0 && errno == EINTR)
-        ;
-    return n;
-}
-
-/* Receives one message and up to max_fds fds (the rest -1). */
-static ssize_t recv_with_fds(int sock, void *buf, size_t len, int *fds,
-                             int max_fds)
-{
-    union {
-        char buf[CMSG_SPACE(sizeof(int) * 2)];
-        struct cmsghdr align;
-    } ctl;
-    struct iovec iov = {buf, len};
-    struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1,
-                       .msg_control = ctl.buf,
-                       .msg_controllen = sizeof(ctl.buf)};
-    for (int i = 0; i < max_fds; i++)
-        fds[i] = -1;
-    ssize_t n;
-    while ((n = recvmsg(sock, &m, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR)
-        ;
-    if (n <= 0)
-        return n;
-    for (struct cmsghdr *c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c)) {
-        if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
-            continue;
-        int got = (int)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
-        for (int i = 0; i < got; i++) {
-            int fd;
-            memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
-            if (i < max_fds)
-                fds[i] = fd;
-            else
-                close(fd);
-        }
-    }
-    return n;
-}
 
 /* ---- the spawner process -------------------------------------------------- */
 
@@ -202,7 +142,7 @@ static void serve_one(int sock, int exec_fd, int memfd,
     if (ready[1] >= 0)
         close(ready[1]);
     int fds[2] = {ready[0], pidfd};
-    (void)send_with_fds(sock, &rp, sizeof(rp), fds, rp.err == 0 ? 2 : 0);
+    (void)vmm_send_fds(sock, &rp, sizeof(rp), fds, rp.err == 0 ? 2 : 0);
     if (ready[0] >= 0)
         close(ready[0]);
     if (pidfd >= 0)
@@ -236,14 +176,14 @@ static _Noreturn void spawner_main(int sock, int exec_fd, pid_t hvrun)
     for (;;) {
         struct spawn_request rq;
         int memfd;
-        ssize_t n = recv_with_fds(sock, &rq, sizeof(rq), &memfd, 1);
+        ssize_t n = vmm_recv_fds(sock, &rq, sizeof(rq), &memfd, 1);
         if (n <= 0)
             _exit(0); /* hvrun closed its end, or is gone */
         if (n == (ssize_t)sizeof(rq) && memfd >= 0) {
             serve_one(sock, exec_fd, memfd, &rq);
         } else {
             struct spawn_reply rp = {.err = -EINVAL};
-            (void)send_with_fds(sock, &rp, sizeof(rp), NULL, 0);
+            (void)vmm_send_fds(sock, &rp, sizeof(rp), NULL, 0);
         }
         if (memfd >= 0)
             close(memfd);
@@ -286,7 +226,7 @@ int ptrace_spawner_request(struct ptrace_spawner *s, int memfd)
     struct spawn_request rq;
     if (sched_getaffinity(0, sizeof(rq.cpus), &rq.cpus) < 0)
         return -errno;
-    if (send_with_fds(s->sock, &rq, sizeof(rq), &memfd, 1) < 0)
+    if (vmm_send_fds(s->sock, &rq, sizeof(rq), &memfd, 1) < 0)
         return -errno;
     return 0;
 }
@@ -303,7 +243,7 @@ int ptrace_spawner_reply(struct ptrace_spawner *s, pid_t *pid, int *pidfd,
 {
     struct spawn_reply rp;
     int fds[2];
-    ssize_t n = recv_with_fds(s->sock, &rp, sizeof(rp), fds, 2);
+    ssize_t n = vmm_recv_fds(s->sock, &rp, sizeof(rp), fds, 2);
     if (n != (ssize_t)sizeof(rp) || (rp.err == 0 && (fds[0] < 0 ||
                                                      fds[1] < 0))) {
         for (int i = 0; i < 2; i++)
