@@ -116,7 +116,7 @@ $(BUILD)/cli/seccomp_prebuilt.c: $(BUILD)/cli/filtergen
 $(SECCOMP_PREBUILT_OBJ): $(BUILD)/cli/seccomp_prebuilt.c cli/confine_rules.h \
                          vmm/ptrace_filter.h
 	@echo "  CC      $@"
-	@$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+	@$(CC) $(CPPFLAGS) $(CFLAGS) $(PREFIX_MAP) -c -o $@ $<
 
 $(BUILD)/libhvrun.a: $(CORE_OBJS) $(GK_BLOB_OBJ)
 	@rm -f $@
