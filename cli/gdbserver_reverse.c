@@ -841,6 +841,33 @@ static bool steers(const char *p)
     }
 }
 
+/* A Z (add) or z (remove) of an address in a set of breakpoints. */
+static void z_address(uint64_t *set, int *n, int cap, bool add,
+                      uint64_t addr)
+{
+    int i = 0;
+    while (i < *n && set[i] != addr)
+        i++;
+    if (add && i == *n && *n < cap)
+        set[(*n)++] = addr;
+    else if (!add && i < *n)
+        set[i] = set[--*n];
+}
+
+/* The same for a watchpoint or hardware breakpoint (its type and address
+ * name it). */
+static void z_watch(struct rv_watch *set, int *n, int cap, bool add,
+                    struct rv_watch w)
+{
+    int i = 0;
+    while (i < *n && (set[i].addr != w.addr || set[i].type != w.type))
+        i++;
+    if (add && i == *n && *n < cap)
+        set[(*n)++] = w;
+    else if (!add && i < *n)
+        set[i] = set[--*n];
+}
+
 /* gdb's breakpoints and watchpoints, kept from its Z and z. */
 static void track_state(struct rv_front *f, const char *p)
 {
@@ -850,24 +877,11 @@ static void track_state(struct rv_front *f, const char *p)
     char *end;
     uint64_t addr = strtoull(a, &end, 16);
     unsigned len = *end == ',' ? (unsigned)strtoul(end + 1, NULL, 16) : 1;
-    if (p[1] == '0' || p[1] == '1') {
-        int i = 0;
-        while (i < f->nr_bps && f->bps[i] != addr)
-            i++;
-        if (p[0] == 'Z' && i == f->nr_bps && f->nr_bps < RV_MAX_BPS)
-            f->bps[f->nr_bps++] = addr;
-        else if (p[0] == 'z' && i < f->nr_bps)
-            f->bps[i] = f->bps[--f->nr_bps];
-        return;
-    }
-    int i = 0;
-    while (i < f->nr_watches &&
-           (f->watches[i].addr != addr || f->watches[i].type != p[1]))
-        i++;
-    if (p[0] == 'Z' && i == f->nr_watches && f->nr_watches < 4)
-        f->watches[f->nr_watches++] = (struct rv_watch){p[1], addr, len};
-    else if (p[0] == 'z' && i < f->nr_watches)
-        f->watches[i] = f->watches[--f->nr_watches];
+    if (p[1] == '0' || p[1] == '1')
+        z_address(f->bps, &f->nr_bps, RV_MAX_BPS, p[0] == 'Z', addr);
+    else
+        z_watch(f->watches, &f->nr_watches, 4, p[0] == 'Z',
+                (struct rv_watch){p[1], addr, len});
 }
 
 /* ---- replaying
@@ -1440,24 +1454,11 @@ static void held_after(const struct rv_entry *log, size_t upto,
         char *end;
         uint64_t addr = strtoull(p + 3, &end, 16);
         unsigned len = *end == ',' ? (unsigned)strtoul(end + 1, NULL, 16) : 1;
-        if (p[1] == '0') {
-            int k = 0;
-            while (k < h->nr_z0 && h->z0[k] != addr)
-                k++;
-            if (p[0] == 'Z' && k == h->nr_z0 && k < RV_MAX_BPS)
-                h->z0[h->nr_z0++] = addr;
-            else if (p[0] == 'z' && k < h->nr_z0)
-                h->z0[k] = h->z0[--h->nr_z0];
-            continue;
-        }
-        int k = 0;
-        while (k < h->nr_other &&
-               (h->other[k].addr != addr || h->other[k].type != p[1]))
-            k++;
-        if (p[0] == 'Z' && k == h->nr_other && k < 8)
-            h->other[h->nr_other++] = (struct rv_watch){p[1], addr, len};
-        else if (p[0] == 'z' && k < h->nr_other)
-            h->other[k] = h->other[--h->nr_other];
+        if (p[1] == '0')
+            z_address(h->z0, &h->nr_z0, RV_MAX_BPS, p[0] == 'Z', addr);
+        else
+            z_watch(h->other, &h->nr_other, 8, p[0] == 'Z',
+                    (struct rv_watch){p[1], addr, len});
     }
 }
 

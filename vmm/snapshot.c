@@ -114,21 +114,22 @@ static int swap_memory(struct vmm_physmem *pm, int memfd)
 }
 
 /* The VMs whose memory vms[0, n) run on: each VM and its memory owner
- * (a destroyed owner too, kept for its sharers), once each, into out
- * (room for 2n); their count. */
-static size_t memory_holders(struct vmm_vm *const *vms, size_t n,
-                             struct vmm_vm **out)
+ * (a destroyed owner too, kept for its sharers), once each, in a new
+ * array (the caller frees it), *k of them; NULL when out of memory. */
+static struct vmm_vm **memory_holders(struct vmm_vm *const *vms, size_t n,
+                                      size_t *k)
 {
-    size_t k = 0;
-    for (size_t i = 0; i < 2 * n; i++) {
+    struct vmm_vm **out = calloc(2 * n + 1, sizeof(*out));
+    *k = 0;
+    for (size_t i = 0; out && i < 2 * n; i++) {
         struct vmm_vm *v = i < n ? vms[i] : vms[i - n]->memory_vm;
         bool seen = !v;
-        for (size_t j = 0; j < k && !seen; j++)
+        for (size_t j = 0; j < *k && !seen; j++)
             seen = out[j] == v;
         if (!seen)
-            out[k++] = v;
+            out[(*k)++] = v;
     }
-    return k;
+    return out;
 }
 
 static void drop_snapshot(struct vmm_vm *vm)
@@ -145,10 +146,10 @@ static void drop_snapshot(struct vmm_vm *vm)
 int vmm_vms_snapshot_take(struct vmm_vm *const *vms, size_t n, char *why,
                           size_t why_len)
 {
-    struct vmm_vm **all = calloc(2 * n + 1, sizeof(*all));
+    size_t k;
+    struct vmm_vm **all = memory_holders(vms, n, &k);
     if (!all)
         return -ENOMEM;
-    size_t k = memory_holders(vms, n, all);
     int rc = 0;
     for (size_t i = 0; i < k && rc == 0; i++) {
         struct vmm_vm *v = all[i];
@@ -195,10 +196,10 @@ int vmm_vms_snapshot_take(struct vmm_vm *const *vms, size_t n, char *why,
 
 int vmm_vms_snapshot_settle(struct vmm_vm *const *vms, size_t n, bool in_fork)
 {
-    struct vmm_vm **all = calloc(2 * n + 1, sizeof(*all));
+    size_t k;
+    struct vmm_vm **all = memory_holders(vms, n, &k);
     if (!all)
         return -ENOMEM;
-    size_t k = memory_holders(vms, n, all);
     int rc = 0;
     for (size_t i = 0; i < k; i++) {
         struct vmm_vm *v = all[i];
@@ -235,10 +236,10 @@ void vmm_host_snapshot_adopt(struct vmm_host *host, int helper_fd)
 int vmm_vms_snapshot_restore(struct vmm_vm *const *vms, size_t n, char *why,
                              size_t why_len)
 {
-    struct vmm_vm **all = calloc(2 * n + 1, sizeof(*all));
+    size_t k;
+    struct vmm_vm **all = memory_holders(vms, n, &k);
     if (!all)
         return -ENOMEM;
-    size_t k = memory_holders(vms, n, all);
     int rc = 0;
     /* Every memory first: a sharer's stub opens its owner's memfd. */
     for (size_t i = 0; i < k && rc == 0; i++) {
