@@ -29,6 +29,7 @@ show_tail() { [ -s "$1" ] && tail -n "${2:-40}" "$1" | cut -c1-300 | sed 's/^/  
 finish() {
     par_drain
     if [ -n "$PAR_DIR" ]; then rm -rf "$PAR_DIR"; fi
+    echo "$(basename "$(dirname "$0")")/$(basename "$0"): ${SECONDS}s"
     if [ "$n_skip" -gt 0 ]; then
         echo "$n_pass passed, $n_fail failed, $n_skip skipped"
     else
@@ -110,9 +111,24 @@ vvar wait_nothing wake_clock wake_spinner watchdog_compute"
 # As one line, for " NAME " matches.
 GUEST_SERIAL_PROGRAMS=" ${GUEST_SERIAL_PROGRAMS//$'\n'/ } "
 
+# HVRUN_TEST_TIMES=FILE: each case's wall time is appended to FILE
+# ("seconds<TAB>script<TAB>case and arguments"), to find the slow ones.
+case_timed() {
+    if [ -z "${HVRUN_TEST_TIMES:-}" ]; then
+        "$@"
+        return
+    fi
+    local t0=${EPOCHREALTIME/./} rc=0 t1
+    "$@" || rc=$?
+    t1=${EPOCHREALTIME/./}
+    printf '%d.%02d\t%s\t%s\n' $(((t1 - t0) / 1000000)) $(((t1 - t0) / 10000 % 100)) \
+        "$0" "$*" >>"$HVRUN_TEST_TIMES"
+    return $rc
+}
+
 par_case() {
     if [ "$PAR_JOBS" -le 1 ]; then
-        "$@"
+        case_timed "$@"
         return
     fi
     if [ -z "$PAR_DIR" ]; then
@@ -127,14 +143,14 @@ par_case() {
     (
         PAR_TALLY=$PAR_DIR/$seq.tally
         : >"$PAR_TALLY"
-        "$@"
+        case_timed "$@"
     ) >"$PAR_DIR/$seq.out" 2>&1 </dev/null &
     PAR_PID_SEQ[$!]=$seq
 }
 
 par_serial() {
     par_drain
-    "$@"
+    case_timed "$@"
 }
 
 # Waits for one running case to end, then prints what is ready in order.
