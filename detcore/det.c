@@ -28,9 +28,6 @@ void det_rng_init(struct det_state *d);
 int det_meta_init(struct det_state *d);
 void det_meta_destroy(struct det_state *d);
 
-#define DET_PORT_FIRST 32768
-#define DET_PORT_COUNT (60999 - DET_PORT_FIRST + 1)
-
 uint16_t det_port(struct det_state *d)
 {
     uint16_t port = (uint16_t)(DET_PORT_FIRST + d->ports_handed % DET_PORT_COUNT);

@@ -170,6 +170,10 @@ void det_destroy(struct det_state *d);
  * default range (32768-60999) in order from its start, so a run's ports
  * follow its binds, not the host's choice (a port the host has in use is
  * skipped by the caller asking again). */
+/* The run's next ephemeral port: DET_PORT_FIRST, +1, ... round the
+ * range Linux's ip_local_port_range has by default. */
+#define DET_PORT_FIRST 32768
+#define DET_PORT_COUNT (60999 - DET_PORT_FIRST + 1)
 uint16_t det_port(struct det_state *d);
 
 /* The next AF_UNIX autobind name's number, 0, 1, 2... in the order of the

@@ -41,6 +41,7 @@ const struct proxy_hooks proxy_hooks = {
     .outside_poll_fds = proxy_outside_poll_fds,
     .outside_await = proxy_outside_await,
     .outside_free = proxy_outside_free,
+    .inet_ports_free = proxy_net_inet_ports_free,
     .path_rewrite = proxy_path_rewrite,
     .procfile_ns = proxy_procfile_ns,
     .file_tap_replayed = proxy_file_tap_replayed,

@@ -105,6 +105,7 @@ struct proxy_hooks {
     bool (*outside_await)(struct proxy_world *w, struct proxy_process *p,
                           uint64_t deadline_ns);
     void (*outside_free)(struct proxy_world *w);
+    void (*inet_ports_free)(struct proxy_world *w);
 
     /* kernel/, mm/ -> fs/: execve and the loader (kernel/procsys.c, mm/), setns
      * (kernel/namespace.c) into fs/: the guest path rewrite, record/replay's

@@ -328,6 +328,9 @@ struct proxy_world {
      * exchanges with peers outside it, relayed through hvrun
      * (net/outside.c, outside_udp.c); NULL: none yet. */
     struct proxy_outside *outside;
+    /* Which host port stands for which of the run's ports (net/
+     * inet_port.c); NULL: no bind to port 0 yet. */
+    struct proxy_inet_ports *inet_ports;
     /* POSIX message queues by name (kernel/mqueue.c), their bytes charged
      * against RLIMIT_MSGQUEUE. */
     struct proxy_mqueue *mqueues;

@@ -102,6 +102,7 @@ void proxy_world_destroy(struct proxy_world *w)
     proxy_sem_world_free(w);
     proxy_msg_world_free(w);
     proxy_hooks.outside_free(w);
+    proxy_hooks.inet_ports_free(w);
     proxy_mq_world_free(w);
     proxy_ns_world_free(w);
     proxy_hooks.tty_world_free(w);

@@ -106,13 +106,37 @@ void proxy_peercred_to_guest(struct proxy_process *p, int host_fd,
 /* net.c's address and AF_UNIX path handling, for msg.c's sends and
  * receives with an address. */
 long proxy_net_sock_addr_out(struct proxy_process *p, gva_t addr_gva,
-                          gva_t addrlen_gva, const struct sock_addr *host_sa);
-void proxy_net_unix_addr_to_guest(const struct proxy_process *p,
-                               struct sock_addr *g, const struct sock_addr *h);
-void proxy_net_bind_unbound_inet(struct proxy_process *p, int host_fd);
+                          gva_t addrlen_gva, const struct sock_addr *host_sa,
+                          bool own);
+void proxy_net_addr_to_guest(const struct proxy_process *p,
+                             struct sock_addr *g, const struct sock_addr *h,
+                             bool own);
 long proxy_net_path_ctx_enter(struct proxy_process *p, struct sock_addr *sa,
                            bool creates, struct path_ctx *c);
 void proxy_net_path_ctx_leave(struct proxy_process *p, const struct path_ctx *c);
+
+/* ---- ports of binds to port 0 (net/inet_port.c) -------------------------- */
+/* Whether sa is an AF_INET/AF_INET6 address with port 0 (the host would
+ * pick one), or a loopback address. */
+bool proxy_net_inet_any_port(const struct sock_addr *sa);
+bool proxy_net_loopback_addr(const struct sock_addr *sa);
+/* Binds host_fd to the run's next port (sa: the address, its port 0): 0
+ * or -errno, as bind. */
+long proxy_net_bind_det_port(struct proxy_process *p, int host_fd,
+                             struct sock_addr *sa);
+/* listen(), connect() or a send to an address on a socket never bound:
+ * Linux would bind it to a port of its choosing; bind it to the run's
+ * next port first (any address), so the peer sees the same port every
+ * run. */
+void proxy_net_bind_unbound_inet(struct proxy_process *p, int host_fd);
+/* An address's port in place: a host port of the run's becomes its guest
+ * port (own: the socket's own name; else only a peer on this host), a
+ * guest port the run handed out its host port (bind_: a bind, which also
+ * keeps the port from being handed out; else only towards this host). */
+void proxy_net_inet_port_to_guest(struct proxy_world *w, struct sock_addr *sa,
+                                  bool own);
+void proxy_net_inet_port_to_host(struct proxy_world *w, struct sock_addr *sa,
+                                 bool bind_);
 
 /* ---- AF_UNIX autobind names (net/unix_name.c) ---------------------------- */
 /* Binds AF_UNIX socket host_fd to the run's next autobind name (a guest's

@@ -682,7 +682,7 @@ static long msg_recv_out(struct proxy_process *p, gva_t msg_gva,
     if (ok && gm->name) {
         hm->name.len = hm->msg.msg_name ? hm->msg.msg_namelen : 0;
         struct sock_addr host_name = hm->name;
-        proxy_net_unix_addr_to_guest(p, &hm->name, &host_name);
+        proxy_net_addr_to_guest(p, &hm->name, &host_name, false);
         size_t given = (size_t)msg_namelen(gm);
         size_t n = given < hm->name.len ? given : hm->name.len;
         int32_t actual = (int32_t)hm->name.len;
@@ -911,7 +911,7 @@ static long sys_recvfrom(struct proxy_process *p, const uint64_t a[6])
     if (r >= 0 && a[4] != 0) {
         hm.name.len = hm.msg.msg_namelen;
         proxy_outside_dgram_source(p->world, &hm.name.u.ss, &hm.name.len);
-        long w = proxy_net_sock_addr_out(p, a[4], a[5], &hm.name);
+        long w = proxy_net_sock_addr_out(p, a[4], a[5], &hm.name, false);
         r = w < 0 ? w : r;
     }
     host_msg_free(&hm);

@@ -32,8 +32,8 @@
  *
  * Not yet behind detcore, so they can differ between runs: the source
  * port the host picks for a connect() to another host (a bind to port 0,
- * and an implicit one towards this host, take detcore's next port:
- * bind_det_port), netlink port ids (hvrun's host pid), and the
+ * and an implicit one towards this host, take detcore's next port,
+ * shown whatever host port stands for it: inet_port.c), netlink port ids (hvrun's host pid), and the
  * credentials of a peer outside the run. Peers inside
  * the run are guests (peercred.c).
  *
@@ -161,13 +161,18 @@ static long sys_socketpair(struct proxy_process *p, const uint64_t a[6])
 
 /* ---- addresses ----------------------------------------------------------- */
 
-/* An AF_UNIX path the host reports (getsockname, getpeername, accept,
- * recvfrom) in the guest's terms: inside the private /tmp it is /tmp/...
- * again. The length follows the path (its NUL kept if it had one). */
-void proxy_net_unix_addr_to_guest(const struct proxy_process *p,
-                               struct sock_addr *g, const struct sock_addr *h)
+/* An address the host reports (getsockname, getpeername, accept,
+ * recvfrom) in the guest's terms (own: the socket's own name, else a
+ * peer's): a port the run gave is the guest's (inet_port.c), an autobind
+ * name the run's (unix_name.c); an AF_UNIX path inside the private /tmp
+ * is /tmp/... again, its length following the path (its NUL kept if it
+ * had one). */
+void proxy_net_addr_to_guest(const struct proxy_process *p,
+                             struct sock_addr *g, const struct sock_addr *h,
+                             bool own)
 {
     *g = *h;
+    proxy_net_inet_port_to_guest(p->world, g, own);
     if (proxy_net_unix_name_to_guest(p, g))
         return;
     size_t off = offsetof(struct sockaddr_un, sun_path);
@@ -186,10 +191,11 @@ void proxy_net_unix_addr_to_guest(const struct proxy_process *p,
 /* Linux's move_addr_to_user: the guest's *addrlen is read after the call,
  * min(it, actual) bytes are copied and the actual length written back. */
 long proxy_net_sock_addr_out(struct proxy_process *p, gva_t addr_gva,
-                          gva_t addrlen_gva, const struct sock_addr *host_sa)
+                          gva_t addrlen_gva, const struct sock_addr *host_sa,
+                          bool own)
 {
     struct sock_addr guest_sa;
-    proxy_net_unix_addr_to_guest(p, &guest_sa, host_sa);
+    proxy_net_addr_to_guest(p, &guest_sa, host_sa, own);
     const struct sock_addr *sa = &guest_sa;
     int given;
     if (proxy_copy_in(p, &given, addrlen_gva, sizeof(given)) < 0)
@@ -260,6 +266,8 @@ long proxy_net_path_ctx_enter(struct proxy_process *p, struct sock_addr *sa,
 {
     c->saved_cwd_fd = -1;
     c->umask_set = false;
+    if (sa)
+        proxy_net_inet_port_to_host(p->world, sa, creates);
     if (sa && proxy_net_unix_name_to_host(p, sa))
         return 0;
     if (!sa || !unix_path_addr(sa))
@@ -339,120 +347,6 @@ static long connect_nowait(struct proxy_process *p, int host_fd,
 }
 
 /* bind and connect: fd, then address, then the host call. */
-/* An AF_INET/AF_INET6 address with port 0 (the host would pick one). */
-static bool inet_any_port(const struct sock_addr *sa)
-{
-    if (sa->u.sa.sa_family == AF_INET && sa->len >= sizeof(struct sockaddr_in))
-        return ((const struct sockaddr_in *)&sa->u.ss)->sin_port == 0;
-    if (sa->u.sa.sa_family == AF_INET6 &&
-        sa->len >= sizeof(struct sockaddr_in6))
-        return ((const struct sockaddr_in6 *)&sa->u.ss)->sin6_port == 0;
-    return false;
-}
-
-static void set_port(struct sock_addr *sa, uint16_t port)
-{
-    if (sa->u.sa.sa_family == AF_INET)
-        ((struct sockaddr_in *)&sa->u.ss)->sin_port = htons(port);
-    else
-        ((struct sockaddr_in6 *)&sa->u.ss)->sin6_port = htons(port);
-}
-
-/*
- * bind to port 0: the port comes from detcore (32768, 32769, ... in the
- * order of the run's binds) instead of the host's choice, which differs
- * between runs. A TCP socket gets SO_REUSEADDR for it (and keeps it: listen
- * checks again), so that the TIME_WAIT connections a previous run left on
- * the same port do not push this run to the next one; for TCP that allows
- * nothing else (two listeners on one port stay refused). A port the host
- * really has in use is skipped; after 64 such the host picks.
- */
-#define PORT_TRIES 64
-
-/*
- * SO_REUSEADDR hides a concurrent run's socket: two runs bind the same
- * port (neither listens yet), and the second's listen fails, or its
- * connect from that port to the same peer (EADDRNOTAVAIL); runs side by
- * side (a test suite's -j, analyze -j) met so at once. So the TCP ports
- * hvrun hands out are claimed host-wide, one byte each of a lock file in
- * hvrun's cache directory (open file description locks: held while this
- * hvrun lives, dropped when it ends, however it ends); a port another
- * hvrun holds is skipped as one in use. Without the file, no claim.
- */
-static int port_claims_fd = -2;
-
-static bool port_claimed_elsewhere(uint16_t port)
-{
-    if (port_claims_fd == -2) {
-        char path[512];
-        const struct proxy_process *as_guest = proxy_fscred_suspend();
-        port_claims_fd = -1;
-        if (vmm_host_cache_dir(path, sizeof(path) - 16) == 0) {
-            strcat(path, "/tcp-ports.lock");
-            port_claims_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC |
-                                            O_NOFOLLOW, 0600);
-        }
-        proxy_fscred_resume(as_guest);
-    }
-    if (port_claims_fd < 0)
-        return false;
-    struct flock l = {.l_type = F_WRLCK, .l_whence = SEEK_SET,
-                      .l_start = port, .l_len = 1};
-    return fcntl(port_claims_fd, F_OFD_SETLK, &l) < 0 &&
-           (errno == EAGAIN || errno == EACCES);
-}
-
-static long bind_det_port(struct proxy_process *p, int host_fd,
-                          struct sock_addr *sa)
-{
-    int type = 0, on = 1;
-    socklen_t tl = sizeof(type);
-    bool tcp = getsockopt(host_fd, SOL_SOCKET, SO_TYPE, &type, &tl) == 0 &&
-               type == SOCK_STREAM;
-    if (tcp)
-        (void)setsockopt(host_fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on));
-    for (int i = 0; i < PORT_TRIES; i++) {
-        uint16_t port = det_port(p->det);
-        if (tcp && port_claimed_elsewhere(port))
-            continue;
-        set_port(sa, port);
-        long r = proxy_host_result(bind(host_fd, &sa->u.sa, sa->len));
-        if (r != -EADDRINUSE && r != -EACCES)
-            return r;
-    }
-    set_port(sa, 0);
-    return proxy_host_result(bind(host_fd, &sa->u.sa, sa->len));
-}
-
-/* listen(), connect() or a send to an address on a socket never bound:
- * Linux would bind it to a port of its choosing; bind it to the run's next
- * port first (any address), so the peer sees the same port every run. */
-void proxy_net_bind_unbound_inet(struct proxy_process *p, int host_fd)
-{
-    struct sock_addr sa;
-    memset(&sa, 0, sizeof(sa));
-    sa.len = sizeof(sa.u.ss);
-    if (getsockname(host_fd, &sa.u.sa, &sa.len) < 0 || !inet_any_port(&sa))
-        return;
-    (void)bind_det_port(p, host_fd, &sa);
-}
-
-/* 127.0.0.0/8, ::1 or ::ffff:127.x: a peer on this host (in the run, or
- * a local service). */
-static bool loopback_addr(const struct sock_addr *sa)
-{
-    if (sa->u.sa.sa_family == AF_INET && sa->len >= sizeof(struct sockaddr_in))
-        return (ntohl(((const struct sockaddr_in *)&sa->u.ss)->sin_addr.s_addr) >>
-                24) == 127;
-    if (sa->u.sa.sa_family == AF_INET6 &&
-        sa->len >= sizeof(struct sockaddr_in6)) {
-        const struct in6_addr *a6 =
-            &((const struct sockaddr_in6 *)&sa->u.ss)->sin6_addr;
-        return IN6_IS_ADDR_LOOPBACK(a6) ||
-               (IN6_IS_ADDR_V4MAPPED(a6) && a6->s6_addr[12] == 127);
-    }
-    return false;
-}
 
 /* The socket file a bind made, for --verify's undo (preserve.c); hvrun's
  * cwd is the guest's here, as the bind's was. */
@@ -500,8 +394,8 @@ static long addr_call(struct proxy_process *p, const uint64_t a[6], bool bind_)
         return r;
     if (bind_)
         proxy_outside_before_bind(p);
-    if (bind_ && inet_any_port(&sa)) {
-        r = bind_det_port(p, host_fd, &sa);
+    if (bind_ && proxy_net_inet_any_port(&sa)) {
+        r = proxy_net_bind_det_port(p, host_fd, &sa);
     } else if (bind_ && unix_autobind_addr(host_fd, &sa)) {
         r = proxy_net_unix_autobind(p, host_fd);
     } else if (bind_) {
@@ -522,7 +416,7 @@ static long addr_call(struct proxy_process *p, const uint64_t a[6], bool bind_)
         /* Only towards this host: there a TIME_WAIT left by an earlier run
          * on the same ports may be reused (tcp_tw_reuse); towards a remote
          * peer it would make connect fail, and the host's choice is kept. */
-        if (loopback_addr(&sa))
+        if (proxy_net_loopback_addr(&sa))
             proxy_net_bind_unbound_inet(p, host_fd);
         r = connect_nowait(p, host_fd, &sa);
         if (relayed)
@@ -600,7 +494,7 @@ static long do_accept(struct proxy_process *p, const uint64_t a[6], int flags)
     if (guest_fd < 0 || !addr)
         return guest_fd;
     proxy_outside_accepted_peer(p->world, &sa.u.ss, &sa.len);
-    long r = proxy_net_sock_addr_out(p, addr, a[2], &sa);
+    long r = proxy_net_sock_addr_out(p, addr, a[2], &sa, false);
     if (r < 0) {
         proxy_fd_close(&p->fds, guest_fd);
         return r;
@@ -626,12 +520,12 @@ static long sock_name(struct proxy_process *p, const uint64_t a[6], bool peer)
     struct sock_addr sa = {.len = sizeof(sa.u)};
     if (peer ? proxy_outside_peer(p->world, host_fd, &sa.u.ss, &sa.len)
              : proxy_outside_sockname(p->world, host_fd, &sa.u.ss, &sa.len))
-        return proxy_net_sock_addr_out(p, a[1], a[2], &sa);
+        return proxy_net_sock_addr_out(p, a[1], a[2], &sa, !peer);
     int r = peer ? getpeername(host_fd, &sa.u.sa, &sa.len)
                  : getsockname(host_fd, &sa.u.sa, &sa.len);
     if (r < 0)
         return -errno;
-    return proxy_net_sock_addr_out(p, a[1], a[2], &sa);
+    return proxy_net_sock_addr_out(p, a[1], a[2], &sa, !peer);
 }
 
 static long sys_getsockname(struct proxy_process *p, const uint64_t a[6])

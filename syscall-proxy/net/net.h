@@ -76,5 +76,7 @@ int proxy_outside_poll_fds(struct proxy_world *w, struct pollfd *fds,
 bool proxy_outside_await(struct proxy_world *w, struct proxy_process *p,
                          uint64_t deadline_ns);
 void proxy_outside_free(struct proxy_world *w);
+/* Frees the run's map of host ports to its own (net/inet_port.c). */
+void proxy_net_inet_ports_free(struct proxy_world *w);
 
 #endif
