@@ -83,6 +83,7 @@ struct run_summary {
     uint64_t syscalls, unsupported;
     uint64_t exits, syscall_exits, exception_exits;
     uint64_t preemptions;
+    uint64_t tasks; /* guest processes and threads, the first included */
     uint64_t reads[DET_SRC_COUNT];
     uint64_t detlog_events;
     uint64_t digest;

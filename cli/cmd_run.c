@@ -440,6 +440,7 @@ static void collect_summary(struct run_summary *s, struct proxy_process *p,
     s->syscall_exits = st.syscall_exits + t->syscall_exits;
     s->exception_exits = st.exception_exits + t->exception_exits;
     s->preemptions = t->preemptions;
+    s->tasks = 1 + t->tasks_made;
     s->cpuid_sites = t->cpuid_sites;
     s->cpuid_traps = t->cpuid_traps;
     s->cpuid_patch_ns = t->cpuid_patch_ns;

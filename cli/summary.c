@@ -108,7 +108,8 @@ static void print_json(FILE *f, const struct run_summary *s)
         fprintf(f, "%s\"%s\": %llu", i == DET_SRC_TIME ? "" : ", ",
                 read_names[i], (unsigned long long)s->reads[i]);
     fprintf(f,
-            "}, \"detlog_events\": %llu, \"detlog_digest\": \"%016llx\", "
+            "}, \"tasks\": %llu, "
+            "\"detlog_events\": %llu, \"detlog_digest\": \"%016llx\", "
             "\"rdtsc_trappable\": %s, \"cpuid_controlled\": %s, "
             "\"cpuid\": \"%s\", \"cpuid_sites_rewritten\": %llu, "
             "\"cpuid_traps\": %llu, \"cpuid_sites_in_guest\": %llu, "
@@ -118,6 +119,7 @@ static void print_json(FILE *f, const struct run_summary *s)
             "\"rdtsc_traps\": %llu, \"progress\": \"%s\", "
             "\"progress_sites\": %llu, \"progress_traps\": %llu, "
             "\"progress_units\": %llu, ",
+            (unsigned long long)s->tasks,
             (unsigned long long)s->detlog_events,
             (unsigned long long)s->digest,
             s->rdtsc_trappable ? "true" : "false",

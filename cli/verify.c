@@ -201,6 +201,16 @@ long long cli_first_diff(const char *a, const char *b)
     return (fa && fb) ? at : 0;
 }
 
+__attribute__((format(printf, 3, 4)))
+static void append(char *buf, size_t len, const char *fmt, ...)
+{
+    size_t at = strlen(buf);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf + at, len - at, fmt, ap);
+    va_end(ap);
+}
+
 static void describe_record(char *buf, size_t len, const struct det_record *r)
 {
     if (r->source == DET_SRC_SYSCALL)
@@ -230,9 +240,15 @@ static bool compare_detlogs(const struct cli_captured_run *a,
         i++;
     bool differ = i < na || i < nb;
     if (differ && i < na && i < nb) {
-        char va[96], vb[96];
+        char va[96], vb[160];
         describe_record(va, sizeof(va), &ra[i]);
         describe_record(vb, sizeof(vb), &rb[i]);
+        /* Records of two kinds (a result where the other run drew a
+         * value): name the other's kind and call too. */
+        if (rb[i].source != ra[i].source || rb[i].nr != ra[i].nr)
+            append(vb, sizeof(vb), " (%s, syscall %s)",
+                   det_source_name((enum det_source)rb[i].source),
+                   proxy_syscall_name(rb[i].nr));
         snprintf(msg, len,
                  "first difference at detlog event #%zu, syscall %s (%s): "
                  "run 1 %s, run %d %s",
@@ -246,16 +262,6 @@ static bool compare_detlogs(const struct cli_captured_run *a,
     free(ra);
     free(rb);
     return differ;
-}
-
-__attribute__((format(printf, 3, 4)))
-static void append(char *buf, size_t len, const char *fmt, ...)
-{
-    size_t at = strlen(buf);
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf + at, len - at, fmt, ap);
-    va_end(ap);
 }
 
 /* Run n (1-based) against run 1: what differs (v->streams), the first

@@ -241,6 +241,9 @@ struct proxy_process {
         /* --progress software: back edges rewritten, traps at a spent
          * counter, units counted (progress.c) */
         uint64_t progress_sites, progress_traps, progress_units;
+        /* processes and threads made after the first (a run with none
+         * has one schedule whatever --chaos draws) */
+        uint64_t tasks_made;
     } *totals;
     uint64_t nr_syscalls;
     uint64_t nr_unsupported;

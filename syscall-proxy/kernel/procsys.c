@@ -142,6 +142,8 @@ static struct proxy_process *new_child(struct proxy_process *p,
     memset(&c->fds, 0, sizeof(c->fds));
     c->fs.cwd_fd = fcntl(p->fs.cwd_fd, F_DUPFD_CLOEXEC, 3);
     c->pid = c->tid = proxy_world_next_id(p->world);
+    if (p->totals)
+        p->totals->tasks_made++;
     c->ppid = p->pid;
     c->sig.pending_mask = 0;
     c->sig.rt_queue = NULL; /* a child starts with no pending signals */

@@ -697,6 +697,8 @@ static long clone_thread(struct proxy_process *p, uint64_t flags,
         return rc;
     }
     int tid = p->world ? proxy_world_next_id(p->world) : p->next_tid++;
+    if (p->totals)
+        p->totals->tasks_made++;
     /* The child returns 0 from the same syscall, on its own stack. */
     const struct vmm_regs *r = vmm_vm_regs(p->vm);
     t->regs = *r;
