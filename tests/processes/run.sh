@@ -148,14 +148,29 @@ EOF
 
 # Calls FN name status command for each non-comment line of a table (the
 # command, the last field, may itself contain '|').
+# A case runs beside another (HVRUN_TEST_JOBS, tests/lib.sh) unless it is
+# in SERIAL_CASES: those that use or count what the host has one of for
+# everyone (System V IPC, the key rings, file locks with sleeps), time
+# themselves, hold a pty, or are heavy (the sanitizers' shadow memory).
+SERIAL_CASES=" bg-wait flock spinner-sleep py-sock-timeout py-asyncio
+unshare-ipc-owner unshare-ipc ipcs keyctl py-pty-fork script-echo
+script-bash-i script-ctty setsid-leads setsid-ps sanitize-asan
+sanitize-others sanitize-threads py-http-local py-bigsend "
+SERIAL_CASES=${SERIAL_CASES//$'\n'/ }
+
 for_each_case() {
-    local table=$1 fn=$2 name status cmd
+    local table=$1 fn=$2 name status cmd par
     # fd 3, so that nothing the cases run can eat the table.
     while IFS='|' read -r -u 3 name status cmd; do
-        name=$(trim "$name")
+        trim_to name "$name"
         case $name in '' | '#'*) continue ;; esac
-        "$fn" "$name" "$(trim "$status")" "$(trim "$cmd")"
+        trim_to status "$status"
+        trim_to cmd "$cmd"
+        par=par_case
+        [[ $SERIAL_CASES == *" $name "* ]] && par=par_serial
+        "$par" "$fn" "$name" "$status" "$cmd"
     done 3<<<"$table"
+    par_drain
 }
 
 # ---- scratch area (under build/, not /tmp: the guest's /tmp is private) ---------
@@ -262,13 +277,18 @@ resolve_cmd() {
 # native_reference NAME: case NAME's native run (ARGV), made once for
 # every HVRUN given, in OUT/native.NAME.{out,err,status}; prints its
 # exit status.
+# The native run of case NAME, made once for every HVRUN (the first
+# binary's case makes it; a later one's, which may run beside it, waits).
 native_reference() {
     local name=$1 nbase=$OUT/native.$1 ncwd=$WORK/native.$1
-    if [ ! -e "$nbase.status" ]; then
+    if mkdir "$nbase.lock" 2>/dev/null; then
         mkdir -p "$ncwd"
         [ "$name" = make ] && write_makefile "$ncwd"
         run_prog "" "$ncwd" "$nbase.out" "$nbase.err" "${ARGV[@]}" \
-            >"$nbase.status"
+            >"$nbase.status.tmp"
+        mv "$nbase.status.tmp" "$nbase.status"
+    else
+        while [ ! -e "$nbase.status" ]; do sleep 0.05; done
     fi
     cat "$nbase.status"
 }
