@@ -17,6 +17,12 @@
  *  - open file descriptions, whose offsets the original moves on: each
  *    regular file and directory is opened again at the checkpoint's
  *    offset in the restored copy (/proc/self/fd/N, the same flags);
+ *  - the guests' anonymous pipes: what each holds is read at the
+ *    checkpoint without taking it out (tee into a pipe of hvrun's), and
+ *    the restored copy gets a new pipe of the same size holding those
+ *    bytes, its ends over the old ends' numbers (with their flags), and
+ *    a write end closed when the run held none (its readers see the end
+ *    of file after the bytes);
  *  - the run's stdout and stderr when they are the front end's pipes or
  *    pseudo-terminals: the restore brings new ones (so the front end
  *    reads each instance's output apart), and a new summary pipe and gdb
@@ -26,8 +32,9 @@
  *    (the front end undid and emptied the directory before);
  *  - the stub spawner: the front end starts one per restore (hvrun's
  *    seccomp filter forbids the exec a spawner needs).
- * Refused (the reason in the reply): guest fds that are pipes, sockets,
- * eventfd-like objects or memfds (their contents would be shared), a run
+ * Refused (the reason in the reply): guest fds that are sockets, named
+ * FIFOs, packet-mode pipes, eventfd-like objects or memfds (their
+ * contents would be shared), a run
  * with connections outside it, a run that has changed files, memory
  * shared with a host object, the kvm backend.
  */
@@ -63,6 +70,12 @@ struct saved_fd {
     off_t offset;
     bool memfd;
     int stdio; /* 1 or 2: the run's stdout or stderr description, else 0 */
+    /* An anonymous pipe of the guests': its size and, on the first fd of
+     * each pipe saved, the bytes it held (malloc'd) */
+    bool pipe;
+    int pipe_size;
+    char *pipe_data;
+    size_t pipe_len;
 };
 
 static int instance_sum_fd = -1;
@@ -75,6 +88,15 @@ static bool is_memfd(int fd)
     snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
     ssize_t n = readlink(proc, link, sizeof(link) - 1);
     return n > 7 && strncmp(link, "/memfd:", 7) == 0;
+}
+
+/* An anonymous pipe ("pipe:[N]"), not a named FIFO. */
+static bool is_anon_pipe(int fd)
+{
+    char proc[40], link[64];
+    snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+    ssize_t n = readlink(proc, link, sizeof(link) - 1);
+    return n > 5 && strncmp(link, "pipe:", 5) == 0;
 }
 
 static bool same_file(const struct stat *a, const struct stat *b)
@@ -101,7 +123,11 @@ static const char *fd_refusal(const struct proxy_fd *f, const struct stat *io)
                                     : NULL;
     if (S_ISDIR(st.st_mode) || S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode))
         return NULL;
-    return "a pipe, socket or eventfd (its contents would be shared)";
+    if (S_ISFIFO(st.st_mode) && is_anon_pipe(f->host_fd))
+        return (fcntl(f->host_fd, F_GETFL) & O_DIRECT)
+                   ? "a packet-mode pipe (its packets are not copied)"
+                   : NULL;
+    return "a socket, named FIFO or eventfd (its contents would be shared)";
 }
 
 static const char *world_refusal(struct proxy_world *w, const struct stat *io)
@@ -127,8 +153,86 @@ static const char *world_refusal(struct proxy_world *w, const struct stat *io)
     return NULL;
 }
 
-/* hvrun's open fds, stdio's descriptions marked: *n of them (malloc'd). */
-static struct saved_fd *save_fds(const struct stat *io, size_t *n)
+static void free_saved(struct saved_fd *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(v[i].pipe_data);
+    free(v);
+}
+
+/* The bytes pipe fd (a read end) holds, without taking them: tee into a
+ * pipe of hvrun's as large, then read that. 0 or -1. */
+static int peek_pipe(int fd, int size, char **data, size_t *len)
+{
+    int tmp[2];
+    *data = NULL;
+    *len = 0;
+    if (pipe2(tmp, O_CLOEXEC | O_NONBLOCK) < 0)
+        return -1;
+    int rc = -1;
+    if (fcntl(tmp[1], F_SETPIPE_SZ, size) < size)
+        goto out;
+    ssize_t n = tee(fd, tmp[1], (size_t)size, SPLICE_F_NONBLOCK);
+    if (n < 0 && errno != EAGAIN)
+        goto out;
+    if (n <= 0) {
+        rc = 0;
+        goto out;
+    }
+    *data = malloc((size_t)n);
+    if (*data && read(tmp[0], *data, (size_t)n) == n) {
+        *len = (size_t)n;
+        rc = 0;
+    }
+out:
+    close(tmp[0]);
+    close(tmp[1]);
+    return rc;
+}
+
+/* Each saved pipe's size, and on its first saved fd the bytes it holds
+ * (read through any of its read ends). 0 or -1. */
+static int save_pipes(struct saved_fd *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (!v[i].pipe)
+            continue;
+        v[i].pipe_size = fcntl(v[i].fd, F_GETPIPE_SZ);
+        if (v[i].pipe_size <= 0)
+            return -1;
+        bool first = true;
+        for (size_t j = 0; j < i && first; j++)
+            first = !(v[j].pipe && v[j].ino == v[i].ino && v[j].dev == v[i].dev);
+        if (!first)
+            continue;
+        for (size_t j = i; j < n; j++)
+            if (v[j].pipe && v[j].ino == v[i].ino && v[j].dev == v[i].dev &&
+                (v[j].status_flags & O_ACCMODE) == O_RDONLY) {
+                if (peek_pipe(v[j].fd, v[i].pipe_size, &v[i].pipe_data,
+                              &v[i].pipe_len) < 0)
+                    return -1;
+                break;
+            }
+    }
+    return 0;
+}
+
+/* Whether host fd fd is in a guest's fd table. */
+static bool guests_hold(const struct proxy_world *w, int fd)
+{
+    for (int i = 0; i < w->nr_procs; i++) {
+        const struct proxy_fdtable *t = &w->procs[i]->fds;
+        for (int k = 0; k < t->cap; k++)
+            if (t->fds[k].kind == PROXY_FD_HOST && t->fds[k].host_fd == fd)
+                return true;
+    }
+    return false;
+}
+
+/* hvrun's open fds, stdio's descriptions marked, the guests' pipes with
+ * what they hold: *n of them (malloc'd). */
+static struct saved_fd *save_fds(struct proxy_world *w, const struct stat *io,
+                                 size_t *n)
 {
     DIR *d = opendir("/proc/self/fd");
     if (!d)
@@ -150,16 +254,30 @@ static struct saved_fd *save_fds(const struct stat *io, size_t *n)
             cap *= 2;
         }
         struct saved_fd *s = &v[(*n)++];
-        *s = (struct saved_fd){fd, st.st_mode & S_IFMT, st.st_dev, st.st_ino,
-                               fcntl(fd, F_GETFL), fcntl(fd, F_GETFD),
-                               lseek(fd, 0, SEEK_CUR), false, 0};
+        *s = (struct saved_fd){.fd = fd,
+                               .type = st.st_mode & S_IFMT,
+                               .dev = st.st_dev,
+                               .ino = st.st_ino,
+                               .status_flags = fcntl(fd, F_GETFL),
+                               .fd_flags = fcntl(fd, F_GETFD),
+                               .offset = lseek(fd, 0, SEEK_CUR)};
         s->memfd = S_ISREG(st.st_mode) && is_memfd(fd);
         for (int k = 1; k < 3; k++)
             if (io[k].st_nlink != (nlink_t)-1 && same_file(&st, &io[k]) &&
                 !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
                 s->stdio = k;
+        bool run_stdio = false; /* (stdin's pipe stays the outside's) */
+        for (int k = 0; k < 3; k++)
+            run_stdio |= io[k].st_nlink != (nlink_t)-1 && same_file(&st, &io[k]);
+        if (S_ISFIFO(st.st_mode) && !run_stdio && is_anon_pipe(fd) &&
+            guests_hold(w, fd))
+            s->pipe = true; /* (hvrun's own pipes are left as they are) */
     }
     closedir(d);
+    if (v && save_pipes(v, *n) < 0) {
+        free_saved(v, *n);
+        return NULL;
+    }
     return v;
 }
 
@@ -258,6 +376,48 @@ static void same_file_as_before(struct proxy_world *w,
     }
 }
 
+/* Whether c->fds[i] is the first saved fd of its pipe. */
+static bool is_first_of_pipe(const struct checkpoint *c, size_t i)
+{
+    for (size_t j = 0; j < i; j++)
+        if (c->fds[j].pipe && c->fds[j].ino == c->fds[i].ino &&
+            c->fds[j].dev == c->fds[i].dev)
+            return false;
+    return true;
+}
+
+/* Saved pipe c->fds[first] (the first fd of its pipe) as a new pipe of
+ * the same size holding the saved bytes, each saved end of it over its
+ * number; the write end closed when the run held none. 0 or -1. */
+static int restore_pipe(struct checkpoint *c, size_t first)
+{
+    const struct saved_fd *p = &c->fds[first];
+    int ends[2];
+    if (pipe2(ends, O_CLOEXEC) < 0)
+        return -1;
+    int rc = -1;
+    if (fcntl(ends[1], F_SETPIPE_SZ, p->pipe_size) < p->pipe_size ||
+        (p->pipe_len &&
+         write(ends[1], p->pipe_data, p->pipe_len) != (ssize_t)p->pipe_len))
+        goto out;
+    for (size_t i = first; i < c->nr_fds; i++) {
+        const struct saved_fd *s = &c->fds[i];
+        if (!s->pipe || s->ino != p->ino || s->dev != p->dev)
+            continue;
+        bool reader = (s->status_flags & O_ACCMODE) == O_RDONLY;
+        put_at(ends[reader ? 0 : 1], s->fd, s->fd_flags);
+        (void)fcntl(s->fd, F_SETFL, s->status_flags);
+        same_file_as_before(c->world, s, s->fd);
+    }
+    rc = 0;
+out:
+    /* (a write end no saved fd names goes here: readers see the end of
+     * file after the bytes) */
+    close(ends[0]);
+    close(ends[1]);
+    return rc;
+}
+
 /* In the fork of the checkpoint that becomes an instance: fds[] the
  * request's (-1 where none). 0, or -1 (the fork then exits). */
 static int restore(struct checkpoint *c, int *fds)
@@ -287,6 +447,12 @@ static int restore(struct checkpoint *c, int *fds)
                  !reopen(s)) {
             fprintf(stderr, "hvrun: restoring a checkpoint: fd %d cannot "
                             "be opened again\n", s->fd);
+            return -1;
+        } else if (s->pipe && s->pipe_size > 0 && is_first_of_pipe(c, i) &&
+                   restore_pipe(c, i) < 0) {
+            fprintf(stderr, "hvrun: restoring a checkpoint: the pipe of fd "
+                            "%d cannot be made again: %s\n", s->fd,
+                    strerror(errno));
             return -1;
         }
     }
@@ -318,8 +484,10 @@ static int serve_restores(struct checkpoint *c, int chan)
     close(c->gdb_fd);
     if (instance_sum_fd >= 0)
         close(instance_sum_fd);
+    /* The front end's pipe sees its end; a guest pipe's readers see
+     * theirs once the run's writers close (each restore makes its own). */
     for (size_t i = 0; i < c->nr_fds; i++)
-        if (c->fds[i].stdio) /* the front end's pipe sees its end */
+        if (c->fds[i].stdio || c->fds[i].pipe)
             close(c->fds[i].fd);
     for (;;) {
         struct ck_request req;
@@ -365,7 +533,7 @@ int cli_gdb_checkpoint(struct proxy_world *w, int gdb_fd, int *chan_out,
     }
     struct checkpoint c = {.world = w, .gdb_fd = gdb_fd};
     c.vms = world_vms(w, &c.nr_vms);
-    c.fds = save_fds(io, &c.nr_fds);
+    c.fds = save_fds(w, io, &c.nr_fds);
     int chan[2] = {-1, -1};
     int rc = !c.vms || !c.fds ? -ENOMEM : 0;
     if (rc == 0)
@@ -392,7 +560,7 @@ int cli_gdb_checkpoint(struct proxy_world *w, int gdb_fd, int *chan_out,
             _exit(125);
         serve_restores(&c, chan[1]);
         free(c.vms);
-        free(c.fds);
+        free_saved(c.fds, c.nr_fds);
         return 1; /* a restored copy */
     }
     if (c.vms && rc == 0)
@@ -402,7 +570,8 @@ int cli_gdb_checkpoint(struct proxy_world *w, int gdb_fd, int *chan_out,
     if (rc < 0 && chan[0] >= 0)
         close(chan[0]);
     free(c.vms);
-    free(c.fds);
+    if (c.fds)
+        free_saved(c.fds, c.nr_fds);
     if (rc < 0)
         return rc;
     *chan_out = chan[0];

@@ -96,6 +96,12 @@
 #                   processes restored, a new pipe as the old one) give
 #                   the same when/registers, the same output and the same
 #                   detlog digest as without checkpoints
+#   gdb/checkpoint-pipe  tests/gdb/gdb_ckpt_pipe.c (a child writes lines
+#                   into a pipe its parent reads slowly, so the pipe holds
+#                   bytes at the checkpoints, its write end closed): the
+#                   same session as checkpoint-fork restores checkpoints
+#                   (not refused) and gives the same answers, output and
+#                   detlog digest as without checkpoints
 #
 # HVRUN_GDB_CASES="reverse checkpoint ..." runs only those cases.
 #
@@ -133,7 +139,8 @@ build_programs() {
         cc -g -O0 -pthread -o "$BIN/lost_update" "$ROOT/tests/guest/lost_update.c" &&
         cc -g -O0 -pthread -o "$BIN/gdb_deadlock" "$ROOT/tests/gdb/gdb_deadlock.c" &&
         cc -g -O0 -o "$BIN/gdb_watch_map" "$ROOT/tests/gdb/gdb_watch_map.c" &&
-        cc -g -O0 -o "$BIN/gdb_ckpt_fork" "$ROOT/tests/gdb/gdb_ckpt_fork.c"
+        cc -g -O0 -o "$BIN/gdb_ckpt_fork" "$ROOT/tests/gdb/gdb_ckpt_fork.c" &&
+        cc -g -O0 -o "$BIN/gdb_ckpt_pipe" "$ROOT/tests/gdb/gdb_ckpt_pipe.c"
 }
 
 # session NAME HVRUN PROGRAM [GDB ARGS...]: PROGRAM under HVRUN run --gdb
@@ -750,14 +757,19 @@ run_case_checkpoint() {
     pass "gdb/checkpoint$tag"
 }
 
-run_case_checkpoint_fork() {
-    local hvrun=$1 tag=$2 k
+# checkpoint_session CASE PROGRAM LINES HVRUN TAG: PROGRAM (stdout a
+# pipe) under gdb, goto 300, back to 150 and to 100, without automatic
+# checkpoints and with one every 20 events: the same when/registers, a
+# restore in the second (none failed), the same LINES lines of output and
+# detlog digest.
+checkpoint_session() {
+    local name=$1 prog=$2 lines=$3 hvrun=$4 tag=$5 k w=$WORK/$1
     for k in 00 20; do
-        local sock=$WORK/ckf$k.sock
-        (HVRUN_GDB_CHECKPOINT_EVENTS=$k HVRUN_GDB_TRACE=$WORK/ckf$k$tag.trace \
+        local sock=$w$k.sock
+        (HVRUN_GDB_CHECKPOINT_EVENTS=$k HVRUN_GDB_TRACE=$w$k$tag.trace \
             "$hvrun" run --summary --gdb "unix:$sock" -- \
-            "$BIN/gdb_ckpt_fork" 2>"$WORK/ckf$k$tag.err" |
-            cat >"$WORK/ckf$k$tag.out") &
+            "$BIN/$prog" 2>"$w$k$tag.err" |
+            cat >"$w$k$tag.out") &
         local pid=$!
         for _ in $(seq 200); do
             [ -S "$sock" ] && break
@@ -767,36 +779,44 @@ run_case_checkpoint_fork() {
             -ex 'monitor goto 300' -ex 'continue' -ex 'monitor goto 150' \
             -ex 'continue' -ex 'monitor when' -ex 'info registers rip rsp' \
             -ex 'monitor goto 100' -ex 'continue' -ex 'monitor when' \
-            -ex 'continue' "$BIN/gdb_ckpt_fork" >"$WORK/ckf$k$tag.gdb" 2>&1
+            -ex 'continue' "$BIN/$prog" >"$w$k$tag.gdb" 2>&1
         wait "$pid"
     done
     local a b
-    a=$(grep -E '^(Current event|rip|rsp)' "$WORK/ckf00$tag.gdb")
-    b=$(grep -E '^(Current event|rip|rsp)' "$WORK/ckf20$tag.gdb")
+    a=$(grep -E '^(Current event|rip|rsp)' "${w}00$tag.gdb")
+    b=$(grep -E '^(Current event|rip|rsp)' "${w}20$tag.gdb")
     if [ -z "$a" ] || [ "$a" != "$b" ]; then
-        fail "gdb/checkpoint-fork$tag" "other answers with checkpoints"
+        fail "gdb/$name$tag" "other answers with checkpoints"
         diff <(echo "$a") <(echo "$b") | head -6
         return
     fi
-    if ! grep -q "restored checkpoint" "$WORK/ckf20$tag.trace" ||
-        grep -q "failed" "$WORK/ckf20$tag.trace"; then
-        fail "gdb/checkpoint-fork$tag" "no checkpoint restored, or one failed"
+    if ! grep -q "restored checkpoint" "${w}20$tag.trace" ||
+        grep -q "failed" "${w}20$tag.trace"; then
+        fail "gdb/$name$tag" "no checkpoint restored, or one failed:" \
+            "$(grep -m1 -E 'failed|refused' "${w}20$tag.trace")"
         return
     fi
-    if ! cmp -s "$WORK/ckf00$tag.out" "$WORK/ckf20$tag.out" ||
-        [ "$(wc -l <"$WORK/ckf20$tag.out")" != 200 ] ||
-        [ "$(digest "$WORK/ckf00$tag.err")" != \
-            "$(digest "$WORK/ckf20$tag.err")" ]; then
-        fail "gdb/checkpoint-fork$tag" "output or detlog digest differ:" \
-            "$(digest "$WORK/ckf00$tag.err") / $(digest "$WORK/ckf20$tag.err")"
+    if ! cmp -s "${w}00$tag.out" "${w}20$tag.out" ||
+        [ "$(wc -l <"${w}20$tag.out")" != "$lines" ] ||
+        [ "$(digest "${w}00$tag.err")" != "$(digest "${w}20$tag.err")" ]; then
+        fail "gdb/$name$tag" "output or detlog digest differ:" \
+            "$(digest "${w}00$tag.err") / $(digest "${w}20$tag.err")"
         return
     fi
-    pass "gdb/checkpoint-fork$tag"
+    pass "gdb/$name$tag"
+}
+
+run_case_checkpoint_fork() {
+    checkpoint_session checkpoint-fork gdb_ckpt_fork 200 "$1" "$2"
+}
+
+run_case_checkpoint_pipe() {
+    checkpoint_session checkpoint-pipe gdb_ckpt_pipe 121 "$1" "$2"
 }
 
 if ! command -v gdb >/dev/null || ! command -v cc >/dev/null ||
     ! command -v python3 >/dev/null; then
-    for c in threads same-run stepi watch watch-map replay interrupt fork exec start schedule reverse reverse-replay reverse-break idle-interrupt deadlock crash detach checkpoint checkpoint-fork; do
+    for c in threads same-run stepi watch watch-map replay interrupt fork exec start schedule reverse reverse-replay reverse-break idle-interrupt deadlock crash detach checkpoint checkpoint-fork checkpoint-pipe; do
         skip "gdb/$c" "needs gdb, cc and python3 (apt-get install gdb gcc python3)"
     done
     finish
@@ -815,7 +835,7 @@ for hvrun in "$@"; do
     case $hvrun in */debug/*) tag="-debug" ;; esac
     for c in threads stepi watch watch-map replay interrupt fork exec start \
         schedule reverse reverse-replay reverse-break idle-interrupt \
-        deadlock crash detach checkpoint checkpoint-fork; do
+        deadlock crash detach checkpoint checkpoint-fork checkpoint-pipe; do
         run "$c" "$hvrun" "$tag"
     done
 done
