@@ -646,7 +646,20 @@ static gva_t file_base_below(const struct proxy_process *p,
 static bool overlaps_cpuid_site(const struct file_sites *cfs, uint64_t off,
                                 uint64_t len)
 {
-    for (size_t i = 0; cfs && i < cfs->nr; i++) {
+    if (!cfs)
+        return false;
+    /* Sorted by file_off; a site's bytes lie within MAX_SPAN of it. */
+    size_t a = 0, b = cfs->nr;
+    uint64_t from = off > MAX_SPAN ? off - MAX_SPAN : 0;
+    while (a < b) {
+        size_t m = a + (b - a) / 2;
+        if (cfs->v[m].file_off < from)
+            a = m + 1;
+        else
+            b = m;
+    }
+    for (size_t i = a; i < cfs->nr && cfs->v[i].file_off < off + len + MAX_SPAN;
+         i++) {
         const struct proxy_cpuid_site *c = &cfs->v[i];
         uint64_t lo = c->file_off - c->pre;
         uint64_t hi = c->file_off + (c->span > c->len ? c->span : c->len);
@@ -696,75 +709,90 @@ static uint64_t image_build(struct progress_image *img, const struct file_sites 
     return used;
 }
 
-/* A sealed memfd holding text then tramp (tramp_len bytes, used of them
- * written): the image's object, or NULL. */
-static struct vmm_shared *image_object(const uint8_t *text, uint64_t len,
-                                       const uint8_t *tramp, uint64_t used,
-                                       uint64_t tramp_len)
+/* What build() makes of cs at most: its span's other instructions, the
+ * taken test (a conditional branch's), the count and the trap, each kept
+ * 8-aligned. */
+static uint64_t tramp_bytes_at_most(const struct proxy_cpuid_site *cs)
 {
-    int fd = memfd_create("hvrun-progress-image",
-                          MFD_CLOEXEC | MFD_ALLOW_SEALING);
-    if (fd < 0)
-        return NULL;
-    bool ok = ftruncate(fd, (off_t)(len + tramp_len)) == 0;
-    for (uint64_t done = 0; ok && done < len + used;) {
-        const uint8_t *from = done < len ? text + done : tramp + (done - len);
-        uint64_t want = done < len ? len - done : len + used - done;
-        ssize_t put = pwrite(fd, from, want, (off_t)done);
-        if (put < 0 && errno == EINTR)
+    uint64_t bytes = (uint64_t)(cs->span - cs->len) + 11 + 22;
+    return (bytes + 7) & ~(uint64_t)7;
+}
+
+/* The image's memfd, sealed: its size set, no one writes it again (a
+ * guest's write copies the page first). */
+static struct vmm_shared *image_seal(int memfd, uint64_t size)
+{
+    bool ok = ftruncate(memfd, (off_t)size) == 0 &&
+              fcntl(memfd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW |
+                                            F_SEAL_WRITE | F_SEAL_SEAL) == 0;
+    return ok ? vmm_image_new(memfd) : NULL;
+}
+
+/* [0, len) of map: the file's bytes from flo (zeros past its end). */
+static bool read_text(int fd, uint8_t *map, uint64_t len, uint64_t flo)
+{
+    for (uint64_t done = 0; done < len;) {
+        ssize_t got = pread(fd, map + done, len - done, (off_t)(flo + done));
+        if (got < 0 && errno == EINTR)
             continue;
-        ok = put > 0;
-        done += ok ? (uint64_t)put : 0;
+        if (got < 0)
+            return false;
+        if (got == 0)
+            break; /* past the file's end: the memfd's zeros */
+        done += (uint64_t)got;
     }
-    /* No one writes it again: a guest's write copies the page first. */
-    ok = ok && fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW |
-                                          F_SEAL_WRITE | F_SEAL_SEAL) == 0;
-    struct vmm_shared *obj = ok ? vmm_image_new(fd) : NULL;
-    close(fd);
-    return obj;
+    return true;
 }
 
 /* Makes img (its key set) from the file of v, whose [lo, lo+img->len)
  * is the text, in this process: trampolines placed just below the file's
- * mappings. False when there is no room there or something failed. */
+ * mappings. Written in place in the memfd's pages (a text of megabytes:
+ * no buffer of hvrun's to fault in, clear and copy again). False when
+ * there is no room there or something failed. */
 static bool image_make(struct proxy_process *p, struct progress_image *img,
                        const struct vmm_vma *v, size_t first, size_t n,
                        uint64_t flo, gva_t lo)
 {
-    int fd = vmm_vma_file_fd(v);
-    uint8_t *text = fd >= 0 ? calloc(1, img->len) : NULL;
-    uint8_t *tramp = calloc(n, TRAMP_BYTES);
-    img->sites = NULL;
-    bool ok = text && tramp;
-    for (uint64_t done = 0; ok && done < img->len;) {
-        ssize_t got = pread(fd, text + done, img->len - done,
-                            (off_t)(flo + done));
-        if (got < 0 && errno == EINTR)
-            continue;
-        ok = got >= 0;
-        if (got <= 0)
-            break; /* past the file's end: zeros, as the mapping */
-        done += (uint64_t)got;
-    }
+    /* No room below for the trampolines at their longest (a non-PIE
+     * program's 20 MiB of text just above 4 MiB): nothing read. */
     gva_t base = file_base_below(p, v, lo);
+    uint64_t most = 0;
+    for (size_t i = first; i < first + n; i++)
+        most += tramp_bytes_at_most(&img->fs->v[i]);
+    most = (most + VMM_PAGE_SIZE - 1) & VMM_PAGE_MASK;
+    int fd = vmm_vma_file_fd(v);
+    if (fd < 0 || base <= most ||
+        !vmm_as_range_free(p->as, base - most, most))
+        return false;
+    uint64_t len = img->len;
+    int memfd = memfd_create("hvrun-progress-image",
+                             MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    if (memfd < 0)
+        return false;
+    uint8_t *map = ftruncate(memfd, (off_t)(len + most)) == 0
+                       ? mmap(NULL, len + most, PROT_READ | PROT_WRITE,
+                              MAP_SHARED, memfd, 0)
+                       : MAP_FAILED;
+    bool ok = map != MAP_FAILED && read_text(fd, map, len, flo);
+    img->sites = NULL;
     /* Sizes do not depend on where the trampolines lie: sized first. */
-    uint64_t used = ok ? image_build(img, img->fs, first, n, flo, lo, text,
-                                     NULL, base - n * TRAMP_BYTES)
+    uint64_t used = ok ? image_build(img, img->fs, first, n, flo, lo, map,
+                                     NULL, base - most)
                        : 0;
     uint64_t tramp_len = (used + VMM_PAGE_SIZE - 1) & VMM_PAGE_MASK;
     gva_t at = base - tramp_len;
-    ok = ok && used && base > tramp_len &&
-         vmm_as_range_free(p->as, at, tramp_len) && in_reach(at, lo) &&
-         (img->sites = calloc(n, sizeof(*img->sites)));
+    ok = ok && used && vmm_as_range_free(p->as, at, tramp_len) &&
+         in_reach(at, lo) && (img->sites = calloc(n, sizeof(*img->sites)));
     if (ok)
-        used = image_build(img, img->fs, first, n, flo, lo, text, tramp, at);
+        (void)image_build(img, img->fs, first, n, flo, lo, map, map + len,
+                          at);
+    if (map != MAP_FAILED)
+        munmap(map, len + most);
     img->tramp_below = lo - at;
     img->tramp_len = tramp_len;
-    img->obj = ok && img->nr_sites
-                   ? image_object(text, img->len, tramp, used, tramp_len)
-                   : NULL;
-    free(text);
-    free(tramp);
+    img->obj = ok && img->nr_sites ? image_seal(memfd, len + tramp_len)
+                                   : NULL;
+    close(memfd);
     return img->obj != NULL;
 }
 
@@ -860,9 +888,14 @@ static void patch_vma(struct proxy_process *p, int host_fd,
     if (!fs || fs->nr == 0)
         return;
     uint64_t flo = v->file_off + (lo - v->start), fhi = flo + (hi - lo);
-    size_t first = 0, n = 0;
-    while (first < fs->nr && fs->v[first].file_off < flo)
-        first++;
+    size_t first = 0, n = 0, past = fs->nr;
+    while (first < past) { /* sorted by file_off: cc1 has 150,000 */
+        size_t mid = first + (past - first) / 2;
+        if (fs->v[mid].file_off < flo)
+            first = mid + 1;
+        else
+            past = mid;
+    }
     while (first + n < fs->nr && fs->v[first + n].file_off +
                                          fs->v[first + n].span <= fhi)
         n++;
