@@ -950,9 +950,28 @@ static void patch_fresh(struct proxy_process *p, int host_fd, uint64_t gva,
     }
 }
 
+/* The uses whose text meets [gva, gva+len) go: mapped over (a library
+ * closed and another, or the same again, opened there) or moved away. */
+static void forget_uses(struct proxy_process *p, gva_t gva, uint64_t len)
+{
+    struct proxy_progress *s = state(p, false);
+    size_t kept = 0;
+    for (size_t i = 0; s && i < s->nr_uses; i++) {
+        const struct image_use *u = &s->uses[i];
+        if (u->text < gva + len && gva < u->text + u->img->len)
+            continue;
+        s->uses[kept++] = *u;
+    }
+    if (s)
+        s->nr_uses = kept;
+}
+
 void proxy_progress_image_fresh(struct proxy_process *p, int host_fd,
                                 uint64_t gva, uint64_t len)
 {
+    if (!p->cfg->progress_count || len == 0)
+        return;
+    forget_uses(p, gva, len); /* what was there is gone */
     patch_fresh(p, host_fd, gva, len, true);
 }
 
@@ -997,6 +1016,7 @@ void proxy_progress_remapped(struct proxy_process *p, uint64_t old,
             put_back(p, &use->img->sites[i], use->text, old, old_len,
                      new_gva);
     }
+    forget_uses(p, old, old_len);
 }
 
 struct proxy_progress *proxy_progress_copy(const struct proxy_progress *s)
