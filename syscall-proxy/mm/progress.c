@@ -72,6 +72,10 @@
 #define COUNTER_GVA 0x7fff0000ULL
 #define COUNTER_NAME "[hvrun-count]"
 #define TRAMP_BYTES 64 /* at most: a 24-byte span, 40 of ours */
+/* Where each trampoline starts (a power of two, at most TRAMP_BYTES). */
+#ifndef TRAMP_ALIGN
+#define TRAMP_ALIGN 8
+#endif
 #define REACH ((1LL << 31) - 16 * (int64_t)VMM_PAGE_SIZE)
 
 /* A patched span, to be put back if its code moves (mremap). */
@@ -473,7 +477,7 @@ static bool patch_one(struct proxy_process *p, struct proxy_progress *s,
     memcpy(batch + (e.at - batch_at), e.b, e.n);
     /* As long as it is (about 40 bytes): every page the guest's copy
      * touches costs a fault of hvrun's own. */
-    r->used += (e.n + 7) & ~(size_t)7;
+    r->used += (e.n + TRAMP_ALIGN - 1) & ~(size_t)(TRAMP_ALIGN - 1);
     uint8_t code[MAX_SPAN];
     int32_t rel = (int32_t)(int64_t)(e.at - (site + 5));
     code[0] = 0xe9;
@@ -693,7 +697,7 @@ static uint64_t image_build(struct progress_image *img, const struct file_sites 
             continue;
         if (tramp)
             memcpy(tramp + used, e.b, e.n);
-        used += (e.n + 7) & ~(uint64_t)7;
+        used += (e.n + TRAMP_ALIGN - 1) & ~(uint64_t)(TRAMP_ALIGN - 1);
         if (!img->sites)
             continue; /* the sizing pass */
         struct progress_site *ps = &img->sites[img->nr_sites++];
@@ -715,7 +719,7 @@ static uint64_t image_build(struct progress_image *img, const struct file_sites 
 static uint64_t tramp_bytes_at_most(const struct proxy_cpuid_site *cs)
 {
     uint64_t bytes = (uint64_t)(cs->span - cs->len) + 11 + 22;
-    return (bytes + 7) & ~(uint64_t)7;
+    return (bytes + TRAMP_ALIGN - 1) & ~(uint64_t)(TRAMP_ALIGN - 1);
 }
 
 /* The image's memfd, sealed: its size set, no one writes it again (a
