@@ -1468,6 +1468,14 @@ static void trap(void *ctx, struct proxy_process *p, unsigned vector)
 {
     struct gdb_server *g = ctx;
     struct vmm_regs *r = vmm_vm_regs(p->vm);
+    /* A step into hvrun's trampoline of a rewritten back edge (or an
+     * RDTSC stub) goes on to where it leads back into the program: gdb
+     * knows no function there, and took the stop for a call whose
+     * return it could not find (a `step` through ld.so's resolver ran
+     * to the end). One step to gdb, as a jump over the span. */
+    if (vector == 1 && is_debugged(g, p) && g->step_tid == p->tid &&
+        g->watch_hit < 0 && proxy_code_is_hvruns(p, r->rip))
+        return;
     if (vector == 1 && counted_step(g, p)) {
         stop(g, p->tid, SIGTRAP, false);
         return;

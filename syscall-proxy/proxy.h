@@ -257,6 +257,10 @@ void proxy_process_destroy(struct proxy_process *p);
 
 /* ---- the checked copy path (thin wrappers over vmm_as_copy_*) ------------- */
 int proxy_copy_in(struct proxy_process *p, void *dst, gva_t src, size_t len);
+/* Whether gva lies in code hvrun placed beside the guest's for its
+ * rewritten sites (a [hvrun-progress] trampoline, a [hvrun-tsc] stub):
+ * no line, symbol or unwind info of the program's covers it. */
+bool proxy_code_is_hvruns(const struct proxy_process *p, gva_t gva);
 int proxy_copy_out(struct proxy_process *p, gva_t dst, const void *src,
                    size_t len);
 

@@ -445,6 +445,14 @@ static int pt_apply_vma(struct vmm_aspace *as, const struct vmm_vma *v)
 
 /* ---- shared objects ------------------------------------------------------ */
 
+/* Unique for the run's life: what a backend keys its cache of opened
+ * objects by (an address may be reused). */
+static uint64_t new_object_id(void)
+{
+    static uint64_t last_id;
+    return ++last_id;
+}
+
 static struct vmm_shared *shared_get(struct vmm_shared *s)
 {
     if (s)
@@ -503,11 +511,10 @@ static struct vmm_shared *file_object(int fd)
         free(s);
         return NULL;
     }
-    static uint64_t last_id;
     s->host_prot = PROT_READ;
     s->refs = 1;
     s->private_file = true;
-    s->id = ++last_id;
+    s->id = new_object_id();
     s->dev = st.st_dev;
     s->ino = st.st_ino;
     file_cache[nr_file_cache++] = s;
@@ -553,6 +560,7 @@ void vmm_as_release(struct vmm_aspace *as)
         free(as->vmas[i]->name);
         shared_put(as->vmas[i]->shared);
         shared_put(as->vmas[i]->file);
+        shared_put(as->vmas[i]->image);
         free(as->vmas[i]);
     }
     free(as->vma_buf);
@@ -747,6 +755,7 @@ static void vma_remove_raw(struct vmm_aspace *as, size_t i)
     free(v->name);
     shared_put(v->shared);
     shared_put(v->file);
+    shared_put(v->image);
     if (v->flags & VMM_VMA_ACCOUNT)
         as->account_bytes -= end - start;
     free(v);
@@ -782,16 +791,19 @@ static int vma_split_at(struct vmm_aspace *as, gva_t gva)
     tail.gpa += delta;
     tail.file_off += delta;
     tail.shared_off += delta;
+    tail.image_off += delta;
     if (tail.name && !(tail.name = strdup(tail.name)))
         return -ENOMEM;
     shared_get(tail.shared);
     shared_get(tail.file);
+    shared_get(tail.image);
     /* The two halves map what the one did: nothing for a mirror. */
     int rc = vma_insert_raw(as, i + 1, &tail);
     if (rc < 0) {
         free(tail.name);
         shared_put(tail.shared);
         shared_put(tail.file);
+        shared_put(tail.image);
         return rc;
     }
     as->vmas[i]->end = gva;
@@ -1384,14 +1396,17 @@ static bool direct_eligible(const struct vmm_vma *v)
                          VMM_VMA_SHARED | VMM_VMA_DIRECT));
 }
 
-/* v's backing is its file from file_off, read-only (hvrun never writes
- * there; a stub maps the file itself: ptrace.c). */
+/* v's backing is its file from file_off (or its image from image_off),
+ * read-only (hvrun never writes there; a stub maps the file itself:
+ * ptrace.c). */
 static int direct_map_backing(const struct vmm_aspace *as,
                               const struct vmm_vma *v)
 {
+    /* (before VMM_VMA_DIRECT is set: vmm_vma_direct_source asks it) */
+    const struct vmm_shared *src = v->image ? v->image : v->file;
+    uint64_t off = v->image ? v->image_off : v->file_off;
     if (mmap(vmm_phys_hva(as->pm, v->gpa), v->end - v->start, PROT_READ,
-             MAP_SHARED | MAP_FIXED, v->file->fd, (off_t)v->file_off) ==
-        MAP_FAILED)
+             MAP_SHARED | MAP_FIXED, src->fd, (off_t)off) == MAP_FAILED)
         return -errno;
     return 0;
 }
@@ -1402,6 +1417,10 @@ static int direct_map_backing(const struct vmm_aspace *as,
  * into hvrun's SIGBUS), zeros past the file's end. */
 static int direct_copy_back(struct vmm_aspace *as, struct vmm_vma *v)
 {
+    uint64_t src_off = v->file_off;
+    const struct vmm_shared *src = v->image ? v->image : v->file;
+    if (v->image)
+        src_off = v->image_off;
     uint8_t *hva = vmm_phys_hva(as->pm, v->gpa);
     uint64_t bytes = v->end - v->start;
     gva_t valid = vmm_vma_valid_end(v);
@@ -1411,8 +1430,7 @@ static int direct_copy_back(struct vmm_aspace *as, struct vmm_vma *v)
      * costs a TLB shootdown of hvrun's threads when the view goes. */
     uint8_t *buf = in_file && as->pm->memfd >= 0 ? malloc(in_file) : NULL;
     int rc = 0;
-    if (buf && (rc = read_file_range(v->file->fd, buf, in_file,
-                                     v->file_off)) == 0) {
+    if (buf && (rc = read_file_range(src->fd, buf, in_file, src_off)) == 0) {
         for (uint64_t done = 0; done < in_file && rc == 0;) {
             ssize_t n = pwrite(as->pm->memfd, buf + done, in_file - done,
                                (off_t)(v->gpa + done));
@@ -1436,7 +1454,7 @@ static int direct_copy_back(struct vmm_aspace *as, struct vmm_vma *v)
     if (at == MAP_FAILED)
         return -errno;
     if (in_file && !buf)
-        rc = read_file_range(v->file->fd, hva, in_file, v->file_off);
+        rc = read_file_range(src->fd, hva, in_file, src_off);
     if (as->pm->view_follows_guest)
         (void)mprotect(hva, bytes, PROT_READ); /* not guest-writable */
     return rc;
@@ -1450,7 +1468,7 @@ bool vmm_as_range_direct(const struct vmm_aspace *as, gva_t gva,
         return false;
     for (gva_t at = gva; at < end;) {
         const struct vmm_vma *v = vmm_as_find_vma(as, at);
-        if (!v || !(v->flags & VMM_VMA_DIRECT) ||
+        if (!v || !(v->flags & VMM_VMA_DIRECT) || v->image ||
             vmm_vma_valid_end(v) < (v->end < end ? v->end : end))
             return false;
         at = v->end;
@@ -1495,6 +1513,71 @@ int vmm_as_rebind_direct(struct vmm_aspace *as)
     return 0;
 }
 
+struct vmm_shared *vmm_image_new(int fd)
+{
+    struct vmm_shared *s = calloc(1, sizeof(*s));
+    if (!s)
+        return NULL;
+    if ((s->fd = fcntl(fd, F_DUPFD_CLOEXEC, 3)) < 0) {
+        free(s);
+        return NULL;
+    }
+    s->host_prot = PROT_READ;
+    s->refs = 1;
+    s->id = new_object_id();
+    return s;
+}
+
+void vmm_image_put(struct vmm_shared *img)
+{
+    shared_put(img);
+}
+
+int vmm_as_direct_image(struct vmm_aspace *as, gva_t gva, uint64_t len,
+                        struct vmm_shared *img, uint64_t off)
+{
+    struct vmm_vma *v = vmm_as_find_vma(as, gva);
+    if (!v || v->start != gva || v->end != gva + VMM_PAGE_ALIGN_UP(len) ||
+        !(v->flags & VMM_VMA_DIRECT) || v->image)
+        return -EINVAL;
+    v->image = shared_get(img);
+    v->image_off = off;
+    int rc = direct_map_backing(as, v);
+    if (rc < 0) {
+        shared_put(v->image);
+        v->image = NULL;
+        (void)direct_map_backing(as, v);
+        return rc;
+    }
+    vma_changed(as, v->start, v->end);
+    as->tlb_flushes_asked++; /* other host pages behind the same gpa */
+    return 0;
+}
+
+int vmm_as_map_image(struct vmm_aspace *as, gva_t gva, uint64_t len,
+                     int prot, int flags, const char *name,
+                     struct vmm_shared *img, uint64_t off)
+{
+    len = VMM_PAGE_ALIGN_UP(len);
+    int rc = vmm_as_map(as, gva, len, prot, flags & ~VMM_VMA_LAZY, name);
+    if (rc < 0)
+        return rc;
+    struct vmm_vma *v = vmm_as_find_vma(as, gva);
+    if (as->pm->memfd >= 0) /* the fresh backing's pages are not used */
+        (void)fallocate(as->pm->memfd,
+                        FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+                        (off_t)v->gpa, (off_t)len);
+    v->image = shared_get(img);
+    v->image_off = off;
+    v->flags |= VMM_VMA_DIRECT;
+    if ((rc = direct_map_backing(as, v)) < 0) {
+        (void)vmm_as_unmap(as, gva, len);
+        return rc;
+    }
+    vma_changed(as, v->start, v->end);
+    return 0;
+}
+
 /* [lo, hi) of a direct VMA, split off, made private. */
 static int materialise_part(struct vmm_aspace *as, gva_t lo, gva_t hi)
 {
@@ -1507,6 +1590,8 @@ static int materialise_part(struct vmm_aspace *as, gva_t lo, gva_t hi)
     if ((rc = direct_copy_back(as, v)) < 0)
         return rc;
     v->flags &= ~VMM_VMA_DIRECT;
+    shared_put(v->image);
+    v->image = NULL;
     vma_changed(as, v->start, v->end);
     as->tlb_flushes_asked++; /* other host pages behind the same gpa */
     return 0;
@@ -2139,6 +2224,8 @@ int vmm_as_clone(struct vmm_aspace *dst, const struct vmm_aspace *src)
         d->ino = v->ino;
         d->file = shared_get(v->file);
         d->eof_at = v->eof_at;
+        d->image = shared_get(v->image);
+        d->image_off = v->image_off;
         vma_changed(dst, d->start, d->end);
         if (d->eof_at && (rc = pt_apply_vma(dst, d)) < 0)
             return rc;
@@ -2208,11 +2295,14 @@ static bool read_direct(const struct vmm_aspace *as, uint8_t *dst, gva_t gva,
                         size_t n)
 {
     const struct vmm_vma *v = vmm_as_find_vma(as, gva);
-    if (!v || !(v->flags & VMM_VMA_DIRECT))
+    uint64_t src_off;
+    const struct vmm_shared *src = v ? vmm_vma_direct_source(v, &src_off)
+                                     : NULL;
+    if (!src)
         return false;
-    off_t off = (off_t)(v->file_off + (gva - v->start));
+    off_t off = (off_t)(src_off + (gva - v->start));
     ssize_t got;
-    while ((got = pread(v->file->fd, dst, n, off)) < 0 && errno == EINTR)
+    while ((got = pread(src->fd, dst, n, off)) < 0 && errno == EINTR)
         ;
     if (got == (ssize_t)n)
         return true;
@@ -2220,7 +2310,7 @@ static bool read_direct(const struct vmm_aspace *as, uint8_t *dst, gva_t gva,
         return false;
     /* Past the file's end in the last page: zeros, as the mapping. */
     struct stat st;
-    if (fstat(v->file->fd, &st) < 0 ||
+    if (fstat(src->fd, &st) < 0 ||
         (uint64_t)st.st_size > (uint64_t)off + (uint64_t)got)
         return false;
     memset(dst + got, 0, n - (size_t)got);

@@ -202,6 +202,12 @@ struct vmm_vma {
      * in the stub (ptrace), the copy path refuses them (-EFAULT), and a
      * guest access there is Linux's SIGBUS (vmm_as_file_fault). */
     gva_t eof_at;
+    /* A direct VMA (VMM_VMA_DIRECT) whose pages are not its file's own
+     * but an image hvrun made of them, shared by every process of the run
+     * (code rewritten once per run: syscall-proxy/mm/progress.c), at
+     * image_off; NULL: the file's pages at file_off. One reference. */
+    struct vmm_shared *image;
+    uint64_t image_off;
 };
 
 /* The ranges vmm_aspace.dirty remembers (a mirror that falls further
@@ -404,6 +410,33 @@ int vmm_as_keep_file(struct vmm_aspace *as, gva_t gva, uint64_t len, int fd);
  * that failed: it keeps its backing).
  */
 int vmm_as_map_direct(struct vmm_aspace *as, gva_t gva, uint64_t len);
+/* An image object over a copy of host fd (a sealed memfd hvrun wrote):
+ * what vmm_as_direct_image and vmm_as_map_image map. One reference;
+ * NULL when out of fds or memory. */
+struct vmm_shared *vmm_image_new(int fd);
+void vmm_image_put(struct vmm_shared *img);
+/* The direct VMA exactly covering [gva, gva+len), still its file's own
+ * pages, takes its pages from img at off instead (the same bytes but
+ * where hvrun rewrote code). 0, or -EINVAL when no such VMA, or -errno
+ * (the VMA is then as it was). */
+int vmm_as_direct_image(struct vmm_aspace *as, gva_t gva, uint64_t len,
+                        struct vmm_shared *img, uint64_t off);
+/* A new VMA [gva, gva+len) (prot, flags, name as vmm_as_map) whose pages
+ * are img's from off (VMM_VMA_DIRECT), copied only where written. 0 or
+ * -errno (nothing mapped). */
+int vmm_as_map_image(struct vmm_aspace *as, gva_t gva, uint64_t len,
+                     int prot, int flags, const char *name,
+                     struct vmm_shared *img, uint64_t off);
+/* Where a direct VMA's pages come from: its image's or its file's object
+ * (NULL for a VMA that is not direct), *off that of v->start there. */
+static inline struct vmm_shared *vmm_vma_direct_source(const struct vmm_vma *v,
+                                                       uint64_t *off)
+{
+    if (!(v->flags & VMM_VMA_DIRECT))
+        return NULL;
+    *off = v->image ? v->image_off : v->file_off;
+    return v->image ? v->image : v->file;
+}
 /* Every direct VMA's backing mapped from its file again, after the whole
  * view was mapped from another memfd (a checkpoint's copy: vmm/snapshot.c).
  * 0 or -errno. */
@@ -412,7 +445,7 @@ int vmm_as_rebind_direct(struct vmm_aspace *as);
  * memory (split off at page edges), holding the same bytes. 0 or -errno. */
 int vmm_as_materialise(struct vmm_aspace *as, gva_t gva, uint64_t len);
 /* Whether all of [gva, gva+len) is direct VMAs' file pages (their bytes
- * are their file's, unwritten). */
+ * are their file's, unwritten; an image's are not). */
 bool vmm_as_range_direct(const struct vmm_aspace *as, gva_t gva,
                          uint64_t len);
 /* The host fd a file VMA's pages come from (the shared object's or the

@@ -460,12 +460,13 @@ static void queue_vma_part(struct pt_vm *vm, const struct vmm_vma *v,
                   (uint64_t)-1, 0);
         return;
     }
-    if (v->flags & VMM_VMA_DIRECT)
+    uint64_t src_off;
+    if (vmm_vma_direct_source(v, &src_off))
         batch_add(vm, lo,
                   file_fd < 0 ? (long)(SYS_mmap | PT_BATCH_PREV_FD)
                               : SYS_mmap,
                   lo, hi - lo, (uint64_t)v->prot, MAP_SHARED | MAP_FIXED,
-                  (uint64_t)file_fd, v->file_off + (lo - v->start));
+                  (uint64_t)file_fd, src_off + (lo - v->start));
     else
         batch_add(vm, lo, SYS_mmap, lo, hi - lo, (uint64_t)v->prot,
                   MAP_SHARED | MAP_FIXED, (uint64_t)vm->memory_fd,
@@ -536,8 +537,9 @@ static long sync_range(struct pt_vm *vm, struct vmm_event *ev, gva_t lo,
             continue;
         }
         long file_fd = -1;
-        if ((v->flags & VMM_VMA_DIRECT) &&
-            (rc = stub_file_fd(vm, ev, v->file, &file_fd)) < 0)
+        uint64_t src_off; /* a direct VMA's file, or its image */
+        const struct vmm_shared *src = vmm_vma_direct_source(v, &src_off);
+        if (src && (rc = stub_file_fd(vm, ev, src, &file_fd)) < 0)
             break;
         if (v != vmm_as_find_vma(as, at))
             continue; /* a flush on the way changed the list: look again */

@@ -31,6 +31,14 @@ bool proxy_code_read(const struct proxy_process *p, gva_t gva, uint8_t *dst,
     return len > 0 && vmm_as_peek(p->as, dst, gva, len) == 0;
 }
 
+bool proxy_code_is_hvruns(const struct proxy_process *p, gva_t gva)
+{
+    const struct vmm_vma *v = vmm_as_find_vma(p->as, gva);
+    return v && (v->flags & VMM_VMA_SPECIAL) && v->name &&
+           (!strcmp(v->name, "[hvrun-progress]") ||
+            !strcmp(v->name, "[hvrun-tsc]"));
+}
+
 bool proxy_code_maps_file_at(const struct proxy_process *p, gva_t gva,
                              uint64_t dev, uint64_t ino, uint64_t off)
 {

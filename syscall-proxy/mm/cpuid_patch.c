@@ -188,19 +188,30 @@ static bool hash_guest(const struct proxy_process *p, gva_t gva, size_t len,
 struct func_hash {
     gva_t func, upto;
     uint64_t h;
+    /* A fresh text mapped from the run's image of its back edges
+     * (progress.c): its bytes are the file's but for back edges, which
+     * the image leaves alone where they meet a site of ours, so a
+     * function there is as the file has it for our sites (0 0: none). */
+    gva_t image_lo, image_hi;
 };
 
 static bool site_intact(const struct proxy_process *p, struct func_hash *fh,
                         gva_t func, gva_t site_end, uint64_t want)
 {
     if (fh->func != func || fh->upto > site_end) {
-        *fh = (struct func_hash){func, func, FNV_INIT};
+        *fh = (struct func_hash){func, func, FNV_INIT, fh->image_lo,
+                                 fh->image_hi};
+    }
+    if (func >= fh->image_lo && site_end <= fh->image_hi) {
+        fh->func = 0; /* not a hash of the bytes there */
+        return true;
     }
     /* Pages that are still their file's (VMM_VMA_DIRECT) hold the bytes
      * the hash was taken of: not read (hvrun's reads there would give
      * its view host PTEs to shoot down when the process goes). */
     if (vmm_as_range_direct(p->as, func, site_end - func)) {
-        *fh = (struct func_hash){func, site_end, want};
+        *fh = (struct func_hash){func, site_end, want, fh->image_lo,
+                                 fh->image_hi};
         return true;
     }
     if (!hash_guest(p, fh->upto, site_end - fh->upto, &fh->h)) {
@@ -732,7 +743,9 @@ static void patch_vma(struct proxy_process *p, int host_fd,
     if (!fs || fs->nr == 0)
         return;
     uint64_t flo = v->file_off + (lo - v->start), fhi = flo + (hi - lo);
-    struct func_hash fh = {0, 0, 0};
+    struct func_hash fh = {0, 0, 0, 0, 0};
+    if (fresh && v->image) /* v: as it was before any site here */
+        fh = (struct func_hash){0, 0, 0, v->start, v->end};
     size_t i = 0, n = fs->nr;
     while (i < n && fs->v[i].file_off < flo) /* sites are few: linear */
         i++;
@@ -741,12 +754,17 @@ static void patch_vma(struct proxy_process *p, int host_fd,
                    fresh);
 }
 
+bool proxy_cpuid_patching(const struct proxy_process *p)
+{
+    return p->cfg->cpuid_rewrite || p->cfg->cpuid_topology ||
+           p->cfg->rdpid_rewrite || p->cfg->rdtsc_rewrite ||
+           p->cfg->rdtsc_inline;
+}
+
 static void patch_range(struct proxy_process *p, int host_fd, gva_t gva,
                         uint64_t len, bool fresh)
 {
-    if (!(p->cfg->cpuid_rewrite || p->cfg->cpuid_topology ||
-          p->cfg->rdpid_rewrite || p->cfg->rdtsc_rewrite ||
-          p->cfg->rdtsc_inline) || len == 0)
+    if (!proxy_cpuid_patching(p) || len == 0)
         return;
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -776,9 +794,13 @@ static void patch_range(struct proxy_process *p, int host_fd, gva_t gva,
 void proxy_cpuid_patch_fresh(struct proxy_process *p, int host_fd,
                              uint64_t gva, uint64_t len)
 {
+    /* Texts the run's image of their back edges serves first: their
+     * pages are then the image's, which leaves our sites' bytes as the
+     * file has them (site_intact trusts them). */
+    proxy_progress_image_fresh(p, host_fd, gva, len);
     patch_range(p, host_fd, gva, len, true);
-    /* After: a back edge's function hash is checked on the bytes as the
-     * RDTSC sites left them (a function with one keeps its loops). */
+    /* After: a back edge's span hash is checked on the bytes as the
+     * RDTSC sites left them (a site of ours keeps its bytes). */
     proxy_progress_patch_fresh(p, host_fd, gva, len);
 }
 

@@ -39,6 +39,9 @@ void proxy_cpuid_patch_fresh(struct proxy_process *p, int host_fd,
 void proxy_cpuid_patch_protect(struct proxy_process *p, uint64_t gva,
                                uint64_t len);
 
+/* Whether this run rewrites CPUID/RDTSC/RDPID sites at all. */
+bool proxy_cpuid_patching(const struct proxy_process *p);
+
 /* The vDSO's [vvar] was mapped (p->vvar_gva): the stubs read it. */
 void proxy_cpuid_vvar_mapped(struct proxy_process *p);
 

@@ -72,6 +72,10 @@
 #define COUNTER_GVA 0x7fff0000ULL
 #define COUNTER_NAME "[hvrun-count]"
 #define TRAMP_BYTES 64 /* at most: a 24-byte span, 40 of ours */
+/* Where each trampoline starts (a power of two, at most TRAMP_BYTES). */
+#ifndef TRAMP_ALIGN
+#define TRAMP_ALIGN 8
+#endif
 #define REACH ((1LL << 31) - 16 * (int64_t)VMM_PAGE_SIZE)
 
 /* A patched span, to be put back if its code moves (mremap). */
@@ -97,6 +101,14 @@ struct progress_region {
     uint64_t len, used;
 };
 
+struct progress_image;
+
+/* A text mapping of this space backed by an image (its text's start). */
+struct image_use {
+    gva_t text;
+    const struct progress_image *img;
+};
+
 /* One per address space, shared as proxy_cpuid_patched is. */
 struct proxy_progress {
     gva_t *counters;
@@ -104,6 +116,8 @@ struct proxy_progress {
     struct progress_region *regions;
     size_t nr_regions;
     struct progress_sites *sites; /* NULL: none yet */
+    struct image_use *uses;
+    size_t nr_uses;
     /* What the counters were set to at the last enter; whether they go
      * on from there (a host interruption of the same thread). */
     uint64_t budget;
@@ -463,7 +477,7 @@ static bool patch_one(struct proxy_process *p, struct proxy_progress *s,
     memcpy(batch + (e.at - batch_at), e.b, e.n);
     /* As long as it is (about 40 bytes): every page the guest's copy
      * touches costs a fault of hvrun's own. */
-    r->used += (e.n + 7) & ~(size_t)7;
+    r->used += (e.n + TRAMP_ALIGN - 1) & ~(size_t)(TRAMP_ALIGN - 1);
     uint8_t code[MAX_SPAN];
     int32_t rel = (int32_t)(int64_t)(e.at - (site + 5));
     code[0] = 0xe9;
@@ -553,9 +567,307 @@ static void patch_batch(struct proxy_process *p, struct proxy_progress *s,
         p->totals->progress_sites += l->nr - before;
 }
 
+/* ---- images: a file's text rewritten once per run ------------------------
+ *
+ * Rewriting a library's back edges into each process's private copy of
+ * its text cost a process start as much again (libc's ~15,000 sites, its
+ * text copied and its trampolines written at every exec). So the first
+ * process of a run that maps a file's text (a whole VMA, still the file's
+ * own pages: VMM_VMA_DIRECT) has it rewritten into an image, a sealed
+ * memfd of hvrun's: [0, len) the text with its jmps, then the trampolines.
+ * Every process maps the image where it maps that text, as it maps an
+ * unwritten file (VMM_VMA_DIRECT: shared, copied only where written).
+ *
+ * What makes one image serve every process: its bytes depend only on the
+ * file (dev, inode, size, mtime, ctime: the sites' cache entry and
+ * image_key), the mapping's offset and length, and where the trampolines
+ * lie relative to the text. Every displacement in them and in the jmps is
+ * relative (the spans' RIP-relative ones moved with them, the jmps back
+ * to the code), but for the counter, whose address (COUNTER_GVA) is the
+ * same everywhere. So the trampolines are put at a fixed distance below
+ * the text (tramp_below): in the first process just below the lowest
+ * mapping of the same file next to the text (where ld.so reserved the
+ * library's extent: mmap's next pick would lie there), and in every other
+ * process at the same distance, when that range is free. When it is not
+ * (or the text is not one direct VMA of the file: a CPUID/RDTSC site was
+ * rewritten there first), the process has its own rewrite as before.
+ * Either way, what the guest reads of its code and of /proc/self/maps is
+ * what the per-process rewrite gave it: the same jmps, an
+ * [hvrun-progress] mapping of the trampolines.
+ */
+struct progress_image {
+    struct progress_image *next;
+    uint64_t dev, ino, size, mtime_ns, ctime_ns, file_off, len;
+    const struct file_sites *fs;
+    const struct file_sites *cfs; /* the file's CPUID/RDTSC sites, or NULL */
+    uint64_t tramp_below, tramp_len;
+    struct vmm_shared *obj; /* NULL: making it failed (not tried again) */
+    struct progress_site *sites; /* gva: the offset in the text */
+    size_t nr_sites;
+};
+
+static struct progress_image *images;
+
+static uint64_t ns_of(struct timespec t)
+{
+    return (uint64_t)t.tv_sec * 1000000000ULL + (uint64_t)t.tv_nsec;
+}
+
+static struct progress_image *image_find(const struct stat *st,
+                                         const struct file_sites *fs,
+                                         const struct file_sites *cfs,
+                                         uint64_t file_off, uint64_t len)
+{
+    for (struct progress_image *i = images; i; i = i->next)
+        if (i->dev == (uint64_t)st->st_dev &&
+            i->ino == (uint64_t)st->st_ino &&
+            i->size == (uint64_t)st->st_size &&
+            i->mtime_ns == ns_of(st->st_mtim) &&
+            i->ctime_ns == ns_of(st->st_ctim) && i->fs == fs &&
+            i->cfs == cfs &&
+            i->file_off == file_off && i->len == len)
+            return i;
+    return NULL;
+}
+
+/* The lowest start of the mappings of v's file just below lo, one after
+ * another without a gap (the library's first segments). */
+static gva_t file_base_below(const struct proxy_process *p,
+                             const struct vmm_vma *v, gva_t lo)
+{
+    gva_t base = lo;
+    const struct vmm_vma *w;
+    while ((w = vmm_as_prev_vma(p->as, base)) && w->end == base &&
+           (w->flags & VMM_VMA_FILE) && !w->shared && w->dev == v->dev &&
+           w->ino == v->ino)
+        base = w->start;
+    return base;
+}
+
+/* Whether [off, off+len) of the file meets a CPUID/RDTSC site's bytes
+ * (cpuid_patch.c rewrites those after the image is mapped, and today's
+ * order gives them the bytes: a back edge over one is left alone). */
+static bool overlaps_cpuid_site(const struct file_sites *cfs, uint64_t off,
+                                uint64_t len)
+{
+    if (!cfs)
+        return false;
+    /* Sorted by file_off; a site's bytes lie within MAX_SPAN of it. */
+    size_t a = 0, b = cfs->nr;
+    uint64_t from = off > MAX_SPAN ? off - MAX_SPAN : 0;
+    while (a < b) {
+        size_t m = a + (b - a) / 2;
+        if (cfs->v[m].file_off < from)
+            a = m + 1;
+        else
+            b = m;
+    }
+    for (size_t i = a; i < cfs->nr && cfs->v[i].file_off < off + len + MAX_SPAN;
+         i++) {
+        const struct proxy_cpuid_site *c = &cfs->v[i];
+        uint64_t lo = c->file_off - c->pre;
+        uint64_t hi = c->file_off + (c->span > c->len ? c->span : c->len);
+        if (lo < off + len && off < hi)
+            return true;
+    }
+    return false;
+}
+
+/* The trampolines of the sites [first, first+n) of fs at tramp (written
+ * from tramp_at), their jmps into text (the file's bytes of [lo, lo+len)),
+ * the sites kept in img; the bytes of trampolines used. */
+static uint64_t image_build(struct progress_image *img, const struct file_sites *fs,
+                            size_t first, size_t n, uint64_t flo, gva_t lo,
+                            uint8_t *text, uint8_t *tramp, gva_t tramp_at)
+{
+    uint64_t used = 0;
+    img->nr_sites = 0;
+    for (size_t i = first; i < first + n; i++) {
+        const struct proxy_cpuid_site *cs = &fs->v[i];
+        gva_t site = lo + (cs->file_off - flo);
+        gva_t func = site - (cs->file_off - cs->func_off);
+        uint8_t *orig = text + (site - lo);
+        if (cs->span < 5 || cs->span > MAX_SPAN || func > site || func < lo ||
+            site + cs->span > lo + img->len ||
+            overlaps_cpuid_site(img->cfs, cs->file_off, cs->span) ||
+            fnv1a(FNV_INIT, orig, cs->span) != cs->hash)
+            continue;
+        struct emitter e = {.at = tramp_at + used};
+        if (!build(&e, cs, site, orig, COUNTER_GVA) || !in_reach(e.at, site))
+            continue;
+        if (tramp)
+            memcpy(tramp + used, e.b, e.n);
+        used += (e.n + TRAMP_ALIGN - 1) & ~(uint64_t)(TRAMP_ALIGN - 1);
+        if (!img->sites)
+            continue; /* the sizing pass */
+        struct progress_site *ps = &img->sites[img->nr_sites++];
+        ps->gva = site - lo;
+        ps->span = cs->span;
+        memcpy(ps->orig, orig, cs->span);
+        int32_t rel = (int32_t)(int64_t)(e.at - (site + 5));
+        ps->code[0] = 0xe9;
+        memcpy(ps->code + 1, &rel, 4);
+        memset(ps->code + 5, 0x90, (size_t)(cs->span - 5));
+        memcpy(orig, ps->code, cs->span);
+    }
+    return used;
+}
+
+/* What build() makes of cs at most: its span's other instructions, the
+ * taken test (a conditional branch's), the count and the trap, each kept
+ * 8-aligned. */
+static uint64_t tramp_bytes_at_most(const struct proxy_cpuid_site *cs)
+{
+    uint64_t bytes = (uint64_t)(cs->span - cs->len) + 11 + 22;
+    return (bytes + TRAMP_ALIGN - 1) & ~(uint64_t)(TRAMP_ALIGN - 1);
+}
+
+/* The image's memfd, sealed: its size set, no one writes it again (a
+ * guest's write copies the page first). */
+static struct vmm_shared *image_seal(int memfd, uint64_t size)
+{
+    bool ok = ftruncate(memfd, (off_t)size) == 0 &&
+              fcntl(memfd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW |
+                                            F_SEAL_WRITE | F_SEAL_SEAL) == 0;
+    return ok ? vmm_image_new(memfd) : NULL;
+}
+
+/* [0, len) of map: the file's bytes from flo (zeros past its end). */
+static bool read_text(int fd, uint8_t *map, uint64_t len, uint64_t flo)
+{
+    for (uint64_t done = 0; done < len;) {
+        ssize_t got = pread(fd, map + done, len - done, (off_t)(flo + done));
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < 0)
+            return false;
+        if (got == 0)
+            break; /* past the file's end: the memfd's zeros */
+        done += (uint64_t)got;
+    }
+    return true;
+}
+
+/* Makes img (its key set) from the file of v, whose [lo, lo+img->len)
+ * is the text, in this process: trampolines placed just below the file's
+ * mappings. Written in place in the memfd's pages (a text of megabytes:
+ * no buffer of hvrun's to fault in, clear and copy again). False when
+ * there is no room there or something failed. */
+static bool image_make(struct proxy_process *p, struct progress_image *img,
+                       const struct vmm_vma *v, size_t first, size_t n,
+                       uint64_t flo, gva_t lo)
+{
+    /* No room below for the trampolines at their longest (a non-PIE
+     * program's 20 MiB of text just above 4 MiB): nothing read. */
+    gva_t base = file_base_below(p, v, lo);
+    uint64_t most = 0;
+    for (size_t i = first; i < first + n; i++)
+        most += tramp_bytes_at_most(&img->fs->v[i]);
+    most = (most + VMM_PAGE_SIZE - 1) & VMM_PAGE_MASK;
+    int fd = vmm_vma_file_fd(v);
+    if (fd < 0 || base <= most ||
+        !vmm_as_range_free(p->as, base - most, most))
+        return false;
+    uint64_t len = img->len;
+    int memfd = memfd_create("hvrun-progress-image",
+                             MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    if (memfd < 0)
+        return false;
+    uint8_t *map = ftruncate(memfd, (off_t)(len + most)) == 0
+                       ? mmap(NULL, len + most, PROT_READ | PROT_WRITE,
+                              MAP_SHARED, memfd, 0)
+                       : MAP_FAILED;
+    bool ok = map != MAP_FAILED && read_text(fd, map, len, flo);
+    img->sites = NULL;
+    /* Sizes do not depend on where the trampolines lie: sized first. */
+    uint64_t used = ok ? image_build(img, img->fs, first, n, flo, lo, map,
+                                     NULL, base - most)
+                       : 0;
+    uint64_t tramp_len = (used + VMM_PAGE_SIZE - 1) & VMM_PAGE_MASK;
+    gva_t at = base - tramp_len;
+    ok = ok && used && vmm_as_range_free(p->as, at, tramp_len) &&
+         in_reach(at, lo) && (img->sites = calloc(n, sizeof(*img->sites)));
+    if (ok)
+        (void)image_build(img, img->fs, first, n, flo, lo, map, map + len,
+                          at);
+    if (map != MAP_FAILED)
+        munmap(map, len + most);
+    img->tramp_below = lo - at;
+    img->tramp_len = tramp_len;
+    img->obj = ok && img->nr_sites ? image_seal(memfd, len + tramp_len)
+                                   : NULL;
+    close(memfd);
+    return img->obj != NULL;
+}
+
+/* This space maps img: its trampolines below lo (or the ones there,
+ * img's already: a library mapped again where it was), its text at lo. */
+static bool image_map(struct proxy_process *p, struct proxy_progress *s,
+                      const struct progress_image *img, gva_t lo)
+{
+    gva_t at = lo - img->tramp_below;
+    const struct vmm_vma *t = vmm_as_find_vma(p->as, at);
+    bool there = t && t->start == at && t->end == at + img->tramp_len &&
+                 t->image == img->obj && t->image_off == img->len;
+    void *grown = realloc(s->uses, (s->nr_uses + 1) * sizeof(*s->uses));
+    if (!grown)
+        return false;
+    s->uses = grown;
+    if (!there && (at >= lo || !vmm_as_range_free(p->as, at, img->tramp_len) ||
+                   vmm_as_map_image(p->as, at, img->tramp_len,
+                                    PROT_READ | PROT_EXEC, VMM_VMA_SPECIAL,
+                                    REGION_NAME, img->obj, img->len) < 0))
+        return false;
+    if (vmm_as_direct_image(p->as, lo, img->len, img->obj, 0) < 0) {
+        if (!there)
+            (void)vmm_as_unmap(p->as, at, img->tramp_len);
+        return false;
+    }
+    s->uses[s->nr_uses++] = (struct image_use){lo, img};
+    return true;
+}
+
+/* The sites [first, first+n) of fs in v, which is [lo, hi), from the
+ * run's image of that text (made now if this is the first time); false
+ * when this process must rewrite its own copy. */
+static bool patch_from_image(struct proxy_process *p, struct proxy_progress *s,
+                             const struct vmm_vma *v, const struct stat *st,
+                             const struct file_sites *fs,
+                             const struct file_sites *cfs, size_t first,
+                             size_t n, gva_t lo, gva_t hi)
+{
+    uint64_t flo = v->file_off + (lo - v->start);
+    if (v->start != lo || v->end != hi || !(v->flags & VMM_VMA_DIRECT) ||
+        v->image || !v->file)
+        return false;
+    struct progress_image *img = image_find(st, fs, cfs, flo, hi - lo);
+    if (!img) {
+        if (!(img = calloc(1, sizeof(*img))))
+            return false;
+        *img = (struct progress_image){
+            .next = images, .dev = (uint64_t)st->st_dev,
+            .ino = (uint64_t)st->st_ino, .size = (uint64_t)st->st_size,
+            .mtime_ns = ns_of(st->st_mtim), .ctime_ns = ns_of(st->st_ctim),
+            .file_off = flo, .len = hi - lo, .fs = fs, .cfs = cfs};
+        images = img;
+        if (!image_make(p, img, v, first, n, flo, lo))
+            return false;
+    }
+    if (!img->obj || !image_map(p, s, img, lo))
+        return false;
+    proxy_log(p, 2, "progress: %zu back edges of %s in [%#llx, %#llx) "
+                    "from the run's image",
+              img->nr_sites, v->name ? v->name : "?", (unsigned long long)lo,
+              (unsigned long long)hi);
+    if (p->totals)
+        p->totals->progress_sites += img->nr_sites;
+    return true;
+}
+
 /* The sites of file VMA v in [lo, hi), a fresh copy of the file. */
 static void patch_vma(struct proxy_process *p, int host_fd,
-                      const struct vmm_vma *v, gva_t lo, gva_t hi)
+                      const struct vmm_vma *v, gva_t lo, gva_t hi,
+                      bool from_image)
 {
     int fd = host_fd;
     const struct proxy_process *as_guest = proxy_fscred_suspend();
@@ -565,26 +877,39 @@ static void patch_vma(struct proxy_process *p, int host_fd,
     if (fd < 0)
         return;
     struct stat st;
-    const struct file_sites *fs = NULL;
+    const struct file_sites *fs = NULL, *cfs = NULL;
     bool known = fstat(fd, &st) == 0;
     if (known)
         proxy_hooks.file_tap_restat(p, &st); /* a replay's copy */
     if (known && st.st_dev == v->dev && st.st_ino == v->ino)
         fs = proxy_progress_sites_of(fd);
+    /* The CPUID/RDTSC sites the image must leave to cpuid_patch.c */
+    if (fs && from_image && proxy_cpuid_patching(p) &&
+        !(cfs = proxy_cpuid_sites_of(fd)))
+        fs = NULL;
     if (fd != host_fd)
         close(fd);
     if (!fs || fs->nr == 0)
         return;
     uint64_t flo = v->file_off + (lo - v->start), fhi = flo + (hi - lo);
-    size_t first = 0, n = 0;
-    while (first < fs->nr && fs->v[first].file_off < flo)
-        first++;
+    size_t first = 0, n = 0, past = fs->nr;
+    while (first < past) { /* sorted by file_off: cc1 has 150,000 */
+        size_t mid = first + (past - first) / 2;
+        if (fs->v[mid].file_off < flo)
+            first = mid + 1;
+        else
+            past = mid;
+    }
     while (first + n < fs->nr && fs->v[first + n].file_off +
                                          fs->v[first + n].span <= fhi)
         n++;
     struct proxy_progress *s = state(p, true);
-    if (n == 0 || !s)
+    if (n == 0 || !s || !counter_for(p, s))
         return;
+    if (from_image) {
+        (void)patch_from_image(p, s, v, &st, fs, cfs, first, n, lo, hi);
+        return;
+    }
     struct progress_region *r = region_for(p, s, lo, hi, n);
     /* region_for may have moved the array: r stays valid until the next */
     gva_t counter = r ? counter_for(p, s) : 0;
@@ -596,8 +921,20 @@ static void patch_vma(struct proxy_process *p, int host_fd,
     patch_batch(p, s, v, fs, first, n, flo, lo, r, counter);
 }
 
-void proxy_progress_patch_fresh(struct proxy_process *p, int host_fd,
-                                uint64_t gva, uint64_t len)
+/* Whether gva lies in a text this space maps from an image (the image's
+ * pages, or copies of them a write made: rewritten already). */
+static bool in_image_text(struct proxy_process *p, gva_t gva)
+{
+    struct proxy_progress *s = state(p, false);
+    for (size_t i = 0; s && i < s->nr_uses; i++)
+        if (gva >= s->uses[i].text &&
+            gva - s->uses[i].text < s->uses[i].img->len)
+            return true;
+    return false;
+}
+
+static void patch_fresh(struct proxy_process *p, int host_fd, uint64_t gva,
+                        uint64_t len, bool from_image)
 {
     if (!p->cfg->progress_count || len == 0)
         return;
@@ -610,13 +947,60 @@ void proxy_progress_patch_fresh(struct proxy_process *p, int host_fd,
         gva_t lo = v.start > gva ? v.start : gva;
         gva_t hi = v.end < gva + len ? v.end : gva + len;
         if (lo >= hi || !(v.flags & VMM_VMA_FILE) ||
-            (v.flags & VMM_VMA_SHARED) || v.shared)
+            (v.flags & VMM_VMA_SHARED) || v.shared ||
+            in_image_text(p, lo))
             continue;
-        patch_vma(p, host_fd, &v, lo, hi);
+        patch_vma(p, host_fd, &v, lo, hi, from_image);
     }
 }
 
+/* The uses whose text meets [gva, gva+len) go: mapped over (a library
+ * closed and another, or the same again, opened there) or moved away. */
+static void forget_uses(struct proxy_process *p, gva_t gva, uint64_t len)
+{
+    struct proxy_progress *s = state(p, false);
+    size_t kept = 0;
+    for (size_t i = 0; s && i < s->nr_uses; i++) {
+        const struct image_use *u = &s->uses[i];
+        if (u->text < gva + len && gva < u->text + u->img->len)
+            continue;
+        s->uses[kept++] = *u;
+    }
+    if (s)
+        s->nr_uses = kept;
+}
+
+void proxy_progress_image_fresh(struct proxy_process *p, int host_fd,
+                                uint64_t gva, uint64_t len)
+{
+    if (!p->cfg->progress_count || len == 0)
+        return;
+    forget_uses(p, gva, len); /* what was there is gone */
+    patch_fresh(p, host_fd, gva, len, true);
+}
+
+void proxy_progress_patch_fresh(struct proxy_process *p, int host_fd,
+                                uint64_t gva, uint64_t len)
+{
+    patch_fresh(p, host_fd, gva, len, false);
+}
+
 /* ---- mremap, fork, exec, exit ------------------------------------------------- */
+
+/* Site ps (at base + ps->gva) moved with [old, old+old_len) to new_gva:
+ * its span gets the file's bytes back where it still holds the jmp. */
+static void put_back(struct proxy_process *p, const struct progress_site *ps,
+                     gva_t base, gva_t old, uint64_t old_len, gva_t new_gva)
+{
+    gva_t at = base + ps->gva;
+    if (at < old || at + ps->span > old + old_len)
+        return;
+    gva_t now = new_gva + (at - old);
+    uint8_t b[MAX_SPAN];
+    if (proxy_code_read(p, now, b, ps->span) &&
+        memcmp(b, ps->code, ps->span) == 0)
+        (void)proxy_code_poke(p, now, ps->orig, ps->span);
+}
 
 void proxy_progress_remapped(struct proxy_process *p, uint64_t old,
                              uint64_t old_len, uint64_t new_gva)
@@ -626,16 +1010,17 @@ void proxy_progress_remapped(struct proxy_process *p, uint64_t old,
         return;
     /* A jmp rel32 moved lands elsewhere: the moved spans get their own
      * bytes back, and count nothing. */
-    for (size_t i = 0; i < nr_sites(s); i++) {
-        const struct progress_site *ps = &s->sites->v[i];
-        if (ps->gva < old || ps->gva + ps->span > old + old_len)
+    for (size_t i = 0; i < nr_sites(s); i++)
+        put_back(p, &s->sites->v[i], 0, old, old_len, new_gva);
+    for (size_t u = 0; u < s->nr_uses; u++) {
+        const struct image_use *use = &s->uses[u];
+        if (use->text < old || use->text >= old + old_len)
             continue;
-        gva_t now = new_gva + (ps->gva - old);
-        uint8_t b[MAX_SPAN];
-        if (proxy_code_read(p, now, b, ps->span) &&
-            memcmp(b, ps->code, ps->span) == 0)
-            (void)proxy_code_poke(p, now, ps->orig, ps->span);
+        for (size_t i = 0; i < use->img->nr_sites; i++)
+            put_back(p, &use->img->sites[i], use->text, old, old_len,
+                     new_gva);
     }
+    forget_uses(p, old, old_len);
 }
 
 struct proxy_progress *proxy_progress_copy(const struct proxy_progress *s)
@@ -648,11 +1033,13 @@ struct proxy_progress *proxy_progress_copy(const struct proxy_progress *s)
     *c = *s;
     c->counters = NULL;
     c->regions = NULL;
+    c->uses = NULL;
     c->armed = c->goes_on = false;
     if ((s->nr_counters &&
          !(c->counters = malloc(s->nr_counters * sizeof(gva_t)))) ||
         (s->nr_regions &&
-         !(c->regions = malloc(s->nr_regions * sizeof(*s->regions))))) {
+         !(c->regions = malloc(s->nr_regions * sizeof(*s->regions)))) ||
+        (s->nr_uses && !(c->uses = malloc(s->nr_uses * sizeof(*s->uses))))) {
         c->sites = NULL;
         proxy_progress_free(c);
         return NULL;
@@ -661,6 +1048,8 @@ struct proxy_progress *proxy_progress_copy(const struct proxy_progress *s)
         memcpy(c->counters, s->counters, s->nr_counters * sizeof(gva_t));
     if (s->nr_regions)
         memcpy(c->regions, s->regions, s->nr_regions * sizeof(*s->regions));
+    if (s->nr_uses)
+        memcpy(c->uses, s->uses, s->nr_uses * sizeof(*s->uses));
     if (c->sites) /* shared until one of the two patches more */
         c->sites->refs++;
     return c;
@@ -672,6 +1061,7 @@ void proxy_progress_free(struct proxy_progress *s)
         return;
     free(s->counters);
     free(s->regions);
+    free(s->uses);
     if (s->sites && --s->sites->refs == 0)
         free(s->sites);
     free(s);

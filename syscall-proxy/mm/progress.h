@@ -15,8 +15,13 @@ struct proxy_process;
 struct proxy_progress;
 
 /* [gva, gva+len) was just filled from host_fd and will be executable:
- * rewrites its back edges (after cpuid_patch.c's sites, whose hashes
- * need the file's bytes). No-op unless proxy_config.progress_count. */
+ * before cpuid_patch.c's sites, the texts there that the run's image of
+ * their back edges serves are mapped from it (progress.c, "images"). */
+void proxy_progress_image_fresh(struct proxy_process *p, int host_fd,
+                                uint64_t gva, uint64_t len);
+/* The same, after cpuid_patch.c's sites (whose hashes need the file's
+ * bytes): rewrites the back edges of the rest in this process's copy.
+ * Both no-ops unless proxy_config.progress_count. */
 void proxy_progress_patch_fresh(struct proxy_process *p, int host_fd,
                                 uint64_t gva, uint64_t len);
 

@@ -712,8 +712,12 @@ run_case_checkpoint() {
         -ex 'monitor checkpoint' -ex 'monitor goto 100' -ex 'continue' \
         -ex 'monitor restart 1' -ex 'continue' "${answers[@]}" \
         -ex 'monitor info checkpoints' -ex 'delete' -ex 'continue'
+    # The sessions' variables too, of the same lengths: with counted
+    # progress, start-up's loops over the environment count into logical
+    # time (two more variables: ~120 units, another detlog digest).
     [ -s "$WORK/ckplain$tag.out" ] ||
-        plain "$hvrun" "ckplain$tag" "$BIN/lost_update"
+        HVRUN_GDB_CHECKPOINT_EVENTS=00 HVRUN_GDB_TRACE=$WORK/ckpl$tag.trace \
+            plain "$hvrun" "ckplain$tag" "$BIN/lost_update"
     PROG_ARGS=()
     expect "gdb/checkpoint$tag" "$WORK/ckpa$tag.gdb" \
         '^  2 event 40, thread [0-9]+ \(automatic\)' 'every 40 events' \
