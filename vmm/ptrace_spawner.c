@@ -23,6 +23,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <spawn.h>
@@ -106,6 +107,15 @@ static int spawn(int memfd, int ready_w, int exec_fd, pid_t *pid)
 
 /* ---- the spawner process -------------------------------------------------- */
 
+/* Until the stub's ready byte can be read (not read: hvrun reads it), or
+ * its pipe's end (it died: hvrun's read says so), or a long while. */
+static void await_ready(int ready_r)
+{
+    struct pollfd pfd = {.fd = ready_r, .events = POLLIN};
+    while (poll(&pfd, 1, 5000) < 0 && errno == EINTR)
+        ;
+}
+
 /* One request: a stub spawned on the CPUs asked for, without address
  * randomisation (its exec stack and [vdso] must never land on its fixed
  * range, which a randomised stack now and then did). */
@@ -124,12 +134,18 @@ static void serve_one(int sock, int exec_fd, int memfd,
         if (old != -1)
             (void)personality((unsigned long)old);
     }
-    /* The stub runs on the guests' CPU; the spawner, and the exec that
-     * makes the stub, on any of hvrun's: hvrun asks for its next stub
-     * ahead (ptrace_host_prepare_stub), and on the guests' CPU the exec
-     * ran before hvrun went on, ~0.8 ms of every process. The stub gets
-     * its CPU before hvrun hears of it, so before any call hvrun injects
-     * or any guest code runs in it (its own start may run elsewhere). */
+    /* The stub runs on the guests' CPU; the spawner, the exec that makes
+     * the stub and the stub's own start (its filter's load, its unmaps:
+     * ~0.5 ms of a process on this host) on any of hvrun's: hvrun asks for
+     * its next stub ahead (ptrace_host_prepare_stub), and whatever of it
+     * ran on the guests' CPU ran before hvrun went on. So the stub gets
+     * its CPU once it is ready (asleep in pause), and before hvrun hears of
+     * it: before any call hvrun injects or any guest code runs in it. */
+    if (ready[1] >= 0) /* the stub's only: its end is the pipe's end */
+        close(ready[1]);
+    ready[1] = -1;
+    if (rp.err == 0)
+        await_ready(ready[0]);
     if (rp.err == 0 &&
         sched_setaffinity(rp.pid, sizeof(rq->cpus), &rq->cpus) < 0) {
         rp.err = -errno;
