@@ -1140,14 +1140,14 @@ static void pt_vm_destroy(struct vmm_vm *base)
             vmm_run_clock.ns[VMM_CLOCK_GUEST_CPU] += cpu;
             vmm_run_clock.count[VMM_CLOCK_GUEST_CPU]++;
         }
-        (void)syscall(SYS_pidfd_send_signal, vm->pidfd, SIGKILL, NULL, 0);
     }
     vmm_as_release(&base->as);
     vmm_phys_destroy(&base->pm);
-    /* The stub's death, its reaping and the freeing of its memory wait
-     * for nothing hvrun does next (ptrace_reaper.c). */
+    /* The stub's kill, death and reaping and the freeing of its memory
+     * wait for nothing hvrun does next (ptrace_reaper.c). */
     struct ptrace_retired r = {
-        .pid = vm->pid > 0 ? vm->pid : 0, .pidfd = vm->pidfd,
+        .pid = vm->pid > 0 ? vm->pid : 0, .kill = vm->pid > 0,
+        .pidfd = vm->pidfd,
         .memfd = base->pm.memfd, .view = vm->phys_hva,
         .view_len = GUEST_PHYS_RESERVE};
     ptrace_reaper_retire(ptrace_host_reaper(base->host), &r);

@@ -189,6 +189,7 @@ int ptrace_host_fs_restricted(struct vmm_host *host, char *why,
         return rc;
     h->unrestricted_spawner = h->spawner;
     h->spawner = fresh;
+    ptrace_reaper_set_unpin(&h->reaper, fresh.unpin_sock);
     return 0;
 }
 
@@ -201,7 +202,11 @@ void ptrace_host_close(struct vmm_host *host)
 {
     struct pt_host *h = pt_host_of(host);
     drop_prepared(h);
-    ptrace_reaper_stop(&h->reaper);
+    ptrace_reaper_stop(&h->reaper); /* unpins through the spawner */
+    /* Both spawners told to go first, then waited for: their exits
+     * overlap. */
+    ptrace_spawner_close(&h->spawner);
+    ptrace_spawner_close(&h->unrestricted_spawner);
     ptrace_spawner_stop(&h->spawner);
     ptrace_spawner_stop(&h->unrestricted_spawner);
     if (h->stub_exec_fd >= 0)
@@ -329,8 +334,9 @@ int ptrace_host_open(struct vmm_host **out, char *why, size_t why_len)
     if (!h)
         return -ENOMEM;
     h->base.ops = &ptrace_backend_ops;
-    h->spawner.sock = h->spawner.pid = -1;
-    h->unrestricted_spawner.sock = h->unrestricted_spawner.pid = -1;
+    h->spawner.sock = h->spawner.unpin_sock = h->spawner.pid = -1;
+    h->unrestricted_spawner.sock = h->unrestricted_spawner.unpin_sock = -1;
+    h->unrestricted_spawner.pid = -1;
     ptrace_reaper_init(&h->reaper);
     struct vmm_host_info *info = &h->base.info;
     snprintf(info->hypervisor, sizeof(info->hypervisor), "none (ptrace)");
@@ -350,6 +356,7 @@ int ptrace_host_open(struct vmm_host **out, char *why, size_t why_len)
         ptrace_host_close(&h->base);
         return rc;
     }
+    ptrace_reaper_set_unpin(&h->reaper, h->spawner.unpin_sock);
     char msg[256];
     /* The guest's XSAVE state is the host kernel's: its XCR0, as far as
      * the layouts hvrun knows go (components 0-9; AMX's need a permission
@@ -386,13 +393,11 @@ void ptrace_host_disown(struct vmm_host *host)
     }
     /* Not stopped: the spawners are the original's children, and their
      * sockets the original's too (a request here would take its reply). */
-    if (h->spawner.sock >= 0)
-        close(h->spawner.sock);
-    if (h->unrestricted_spawner.sock >= 0)
-        close(h->unrestricted_spawner.sock);
-    h->spawner.sock = h->unrestricted_spawner.sock = -1;
+    ptrace_spawner_close(&h->spawner);
+    ptrace_spawner_close(&h->unrestricted_spawner);
     h->spawner.pid = h->unrestricted_spawner.pid = -1;
-    /* The worker thread is not in the fork; its lock may have been held. */
+    /* The worker thread is not in the fork; its lock may have been held.
+     * Its stubs die pinned (no spawner socket of its own). */
     bool allowed = h->reaper.allowed;
     ptrace_reaper_init(&h->reaper);
     h->reaper.allowed = allowed;
@@ -402,6 +407,7 @@ void ptrace_host_adopt_helper(struct vmm_host *host, int helper_fd)
 {
     struct pt_host *h = pt_host_of(host);
     h->spawner.sock = helper_fd;
+    h->spawner.unpin_sock = -1;
     h->spawner.pid = -1; /* another process's child: not waited for */
 }
 

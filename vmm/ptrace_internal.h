@@ -57,6 +57,7 @@ bool ptrace_host_take_prepared(struct vmm_host *host, int *memfd,
 /* The process that starts stubs for a host (ptrace_spawner.c). */
 struct ptrace_spawner {
     int sock;  /* hvrun's end of the socketpair */
+    int unpin_sock; /* the reaper's (ptrace_spawner_unpin); -1: none */
     pid_t pid; /* the spawner */
 };
 int ptrace_spawner_start(struct ptrace_spawner *s, int exec_fd, char *why,
@@ -70,11 +71,18 @@ int ptrace_spawner_request(struct ptrace_spawner *s, int memfd);
 int ptrace_spawner_reply(struct ptrace_spawner *s, pid_t *pid, int *pidfd,
                          int *ready_r);
 void ptrace_spawner_stop(struct ptrace_spawner *s);
+/* Its sockets closed (it exits), not waited for; stop waits. */
+void ptrace_spawner_close(struct ptrace_spawner *s);
+/* A stub about to be killed moved off the guests' CPU to all of the
+ * spawner's (its death's work then runs elsewhere); pidfd is the stub's.
+ * Waits for the spawner's answer. 0, or -errno when it could not ask. */
+int ptrace_spawner_unpin(int unpin_sock, pid_t pid, int pidfd);
 
 /* What is left of a killed stub (ptrace_reaper.c): reaped, its fds
  * closed and hvrun's view of its guest memory unmapped, by a worker. */
 struct ptrace_retired {
-    pid_t pid;  /* killed already; 0: none */
+    pid_t pid;  /* 0: none */
+    bool kill;  /* killed by the reaper (else killed already) */
     int pidfd, memfd; /* -1: none */
     void *view; /* NULL: none */
     size_t view_len;
@@ -88,12 +96,19 @@ struct ptrace_reaper {
      * worker's (its work need not wait for the guests' CPU) */
     cpu_set_t home;
     bool started, broken, stopping;
+    /* The spawner's socket that moves a stub off the guests' CPU before
+     * the worker kills it (-1: none; killed pinned). */
+    int unpin_sock;
     struct ptrace_retired *queue;
     size_t n, cap;
 };
 void ptrace_reaper_init(struct ptrace_reaper *rp);
+/* r->kill: the stub is killed here, by the worker when there is one
+ * (after it is moved off the guests' CPU), else at once. */
 void ptrace_reaper_retire(struct ptrace_reaper *rp,
                           const struct ptrace_retired *r);
+/* The spawner socket through which stubs are unpinned (-1: none). */
+void ptrace_reaper_set_unpin(struct ptrace_reaper *rp, int unpin_sock);
 /* Waits for every stub retired. */
 void ptrace_reaper_stop(struct ptrace_reaper *rp);
 /* The host's reaper. */
