@@ -119,6 +119,9 @@ struct pt_vm {
         int fd;
     } stub_files[PT_STUB_FILES_MAX];
     unsigned nr_stub_files;
+    /* What the stub has mapped for sure (ptrace_maps.c); a vfork child's
+     * VM uses its lender's, as stub_files. */
+    struct pt_stub_maps maps;
     /* A file the queued batch opens (its openat call batch_open_k, its
      * result in the gadget's %r13 for the mmaps after it), 0: none. */
     uint64_t batch_open_id;
@@ -144,6 +147,12 @@ static const struct vmm_aspace *pt_as(const struct pt_vm *vm)
 }
 
 static struct pt_vm *pt_of(struct vmm_vm *v) { return (struct pt_vm *)v; }
+
+/* The VM whose stub this is: a vfork child's runs on its lender's. */
+static struct pt_vm *stub_owner(struct pt_vm *vm)
+{
+    return vm->lender ? vm->lender : vm;
+}
 static const struct pt_vm *pt_cof(const struct vmm_vm *v)
 {
     return (const struct pt_vm *)v;
@@ -350,6 +359,9 @@ static long batch_flush(struct pt_vm *vm, struct vmm_event *ev)
         rc = -EIO;
     const struct pt_batch_call *c = batch_calls(vm);
     unsigned open_k = vm->batch_open_id ? vm->batch_open_k : n;
+    for (unsigned k = 0; k < n; k++) /* what failed is not known */
+        if (rc < 0 || ((long)c[k].result < 0 && (long)c[k].result >= -4095))
+            pt_maps_clear(&stub_owner(vm)->maps);
     if (rc >= 0)
         note_batch_open(vm);
     vm->batch_open_id = 0;
@@ -381,11 +393,6 @@ static long batch_room(struct pt_vm *vm, struct vmm_event *ev)
     return vm->batch_n + 4 > PT_BATCH_MAX ? batch_flush(vm, ev) : 0;
 }
 
-/* The VM whose stub this is: a vfork child's runs on its lender's. */
-static struct pt_vm *stub_owner(struct pt_vm *vm)
-{
-    return vm->lender ? vm->lender : vm;
-}
 
 /*
  * The stub's fd of a direct VMA's file (VMM_VMA_DIRECT): opened in the
@@ -451,13 +458,56 @@ static void note_batch_open(struct pt_vm *vm)
  * stub's fd of it: file_fd), else the memfd; the pages of a file VMA past
  * its file's end then made inaccessible, so that they fault in the stub
  * (hvrun answers SIGBUS), as kvm's missing PTEs do. */
+/* What [lo, hi) of v is mapped from in the stub: its key and offset
+ * (struct pt_stub_map), for a VMA that is neither lazy nor shared. */
+static struct pt_stub_map backing_of(const struct pt_vm *vm,
+                                     const struct vmm_vma *v, gva_t lo,
+                                     gva_t hi)
+{
+    if (v->flags & VMM_VMA_DIRECT)
+        return (struct pt_stub_map){lo, hi, v->file->id,
+                                    v->file_off + (lo - v->start), v->prot};
+    return (struct pt_stub_map){lo, hi,
+                                PT_MAPS_MEMFD | (uint64_t)vm->memory_fd,
+                                backing_off_at(v, lo), v->prot};
+}
+
+/*
+ * [lo, hi) of v needs no new mapping in the stub: it is mapped from the
+ * same backing already (pt_maps_covering), so the same protection needs
+ * nothing and another one an mprotect, which keeps the pages the stub
+ * has faulted in there (a new mmap drops them all). False when it must
+ * be mapped afresh.
+ */
+static bool queue_vma_same_backing(struct pt_vm *vm, const struct vmm_vma *v,
+                                   gva_t lo, gva_t hi)
+{
+    if ((v->flags & VMM_VMA_LAZY) || v->shared ||
+        vmm_vma_valid_end(v) < hi || ((v->flags & VMM_VMA_DIRECT) && !v->file))
+        return false;
+    struct pt_stub_maps *maps = &stub_owner(vm)->maps;
+    struct pt_stub_map want = backing_of(vm, v, lo, hi);
+    const struct pt_stub_map *had = pt_maps_covering(maps, lo, hi);
+    if (!had || had->key != want.key ||
+        had->off + (lo - had->start) != want.off)
+        return false;
+    if (had->prot != want.prot) {
+        batch_add(vm, lo, SYS_mprotect, lo, hi - lo, (uint64_t)v->prot, 0, 0,
+                  0);
+        pt_maps_set(maps, &want);
+    }
+    return true;
+}
+
 static void queue_vma_part(struct pt_vm *vm, const struct vmm_vma *v,
                            gva_t lo, gva_t hi, long file_fd)
 {
+    struct pt_stub_maps *maps = &stub_owner(vm)->maps;
     if (v->flags & VMM_VMA_LAZY) {
         batch_add(vm, lo, SYS_mmap, lo, hi - lo, PROT_NONE,
                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE,
                   (uint64_t)-1, 0);
+        pt_maps_forget(maps, lo, hi);
         return;
     }
     if (v->flags & VMM_VMA_DIRECT)
@@ -471,17 +521,25 @@ static void queue_vma_part(struct pt_vm *vm, const struct vmm_vma *v,
                   MAP_SHARED | MAP_FIXED, (uint64_t)vm->memory_fd,
                   backing_off_at(v, lo));
     gva_t valid = vmm_vma_valid_end(v);
-    if (valid >= hi || !v->prot)
+    if (valid >= hi || !v->prot) {
+        struct pt_stub_map now = backing_of(vm, v, lo, hi);
+        if (!(v->flags & VMM_VMA_DIRECT) || v->file)
+            pt_maps_set(maps, &now);
+        else
+            pt_maps_forget(maps, lo, hi);
         return;
+    }
     if (valid < lo)
         valid = lo;
     batch_add(vm, lo, SYS_mprotect, valid, hi - valid, PROT_NONE, 0, 0, 0);
+    pt_maps_forget(maps, lo, hi); /* a tail: mapped afresh next time */
 }
 
 /* [lo, hi) unmapped in the stub, never the stub's own range (a merged
  * change range may span it). */
 static void queue_unmap_gap(struct pt_vm *vm, gva_t lo, gva_t hi)
 {
+    pt_maps_forget(&stub_owner(vm)->maps, lo, hi);
     if (lo < VMM_STUB_RANGE_START)
         batch_add(vm, 0, SYS_munmap, lo,
                   (hi < VMM_STUB_RANGE_START ? hi : VMM_STUB_RANGE_START) -
@@ -498,6 +556,7 @@ static void queue_unmap_gap(struct pt_vm *vm, gva_t lo, gva_t hi)
 static long sync_shared_part(struct pt_vm *vm, struct vmm_event *ev,
                              const struct vmm_vma *v, gva_t at, gva_t end)
 {
+    pt_maps_forget(&stub_owner(vm)->maps, at, end);
     long rc = map_shared_object(vm, v, at, end);
     if (rc >= 0 ||
         (!stub_failure(vm, rc) && drop_unmappable(vm, at, end - at, rc)))
@@ -535,6 +594,11 @@ static long sync_range(struct pt_vm *vm, struct vmm_event *ev, gva_t lo,
             rc = batch_flush(vm, ev); /* may drop v: look again */
             continue;
         }
+        gva_t part_end = v->end < hi ? v->end : hi;
+        if (!fresh && queue_vma_same_backing(vm, v, at, part_end)) {
+            at = part_end;
+            continue;
+        }
         long file_fd = -1;
         if ((v->flags & VMM_VMA_DIRECT) &&
             (rc = stub_file_fd(vm, ev, v->file, &file_fd)) < 0)
@@ -565,6 +629,7 @@ static int sync_mappings(struct pt_vm *vm, struct vmm_event *ev)
     if (!vm->maps_valid) {
         uint64_t gen = as->generation;
         (void)vmm_as_changes_since(as, gen, vm->changes); /* seals the log */
+        pt_maps_clear(&stub_owner(vm)->maps); /* a stub that never ran */
         rc = sync_range(vm, ev, VMM_USER_MIN, VMM_USER_END, true);
         vm->maps_generation = gen;
         vm->maps_valid = rc >= 0;
@@ -1134,6 +1199,7 @@ static void pt_vm_destroy(struct vmm_vm *base)
         free(vm);
         return;
     }
+    pt_maps_free(&vm->maps);
     if (vm->pid > 0) {
         uint64_t cpu = stub_cpu_ns(vm); /* for --summary's breakdown */
         if (cpu != UINT64_MAX) {
@@ -1392,6 +1458,7 @@ static void pt_vm_disown(struct vmm_vm *base)
     vm->pid = 0;
     vm->maps_valid = false;
     vm->nr_stub_files = 0; /* the files the original's stub opened */
+    pt_maps_clear(&vm->maps);
     vm->batch_n = 0;
     vm->batch_open_id = 0;
 }

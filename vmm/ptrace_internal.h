@@ -8,6 +8,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 struct vmm_host;
@@ -113,6 +114,29 @@ void ptrace_reaper_set_unpin(struct ptrace_reaper *rp, int unpin_sock);
 void ptrace_reaper_stop(struct ptrace_reaper *rp);
 /* The host's reaper. */
 struct ptrace_reaper *ptrace_host_reaper(struct vmm_host *host);
+
+/* What a stub has mapped, as far as hvrun knows it for sure
+ * (ptrace_maps.c): [start, end) mapped from backing `key` (the guest
+ * memfd: PT_MAPS_MEMFD plus the stub's fd of it; else a file's
+ * vmm_shared id) at offset off (of start), with prot. */
+#define PT_MAPS_MEMFD (1ULL << 63)
+struct pt_stub_map {
+    uint64_t start, end, key, off;
+    int prot;
+};
+struct pt_stub_maps {
+    struct pt_stub_map *e; /* sorted, non-overlapping */
+    size_t n, cap;
+};
+/* [map->start, map->end) is now map (what was there forgotten). */
+void pt_maps_set(struct pt_stub_maps *m, const struct pt_stub_map *map);
+/* [lo, hi) no longer known (unmapped, or mapped in a way not recorded). */
+void pt_maps_forget(struct pt_stub_maps *m, uint64_t lo, uint64_t hi);
+/* The one entry that covers all of [lo, hi), or NULL. */
+const struct pt_stub_map *pt_maps_covering(const struct pt_stub_maps *m,
+                                           uint64_t lo, uint64_t hi);
+void pt_maps_clear(struct pt_stub_maps *m);
+void pt_maps_free(struct pt_stub_maps *m);
 
 /* The stub's seccomp filter (ptrace_filter.c), as BPF to load. */
 struct ptrace_stub_filter {
