@@ -87,6 +87,9 @@ struct pt_vm {
     int pidfd; /* the stub's, to kill it by */
     bool dead;
     int death_signal; /* what killed the stub, 0 if it exited */
+    /* Its stub is the host's prepared one, not taken yet (stub_ensure):
+     * the VM's memory is in use meanwhile. */
+    bool stub_pending;
     /* HVRUN_PTRACE_SELFTEST=cont: the guest is resumed with plain
      * PTRACE_CONT, its first syscall reaches the host kernel, and the
      * stub's filter must kill it (tests/parity/run.sh). */
@@ -157,6 +160,9 @@ static const struct pt_vm *pt_cof(const struct vmm_vm *v)
 {
     return (const struct pt_vm *)v;
 }
+
+static int stub_ensure(struct pt_vm *vm, char *why, size_t why_len);
+static int stub_ensure_quiet(struct pt_vm *vm);
 
 /* ---- waiting for the stub ------------------------------------------------ */
 
@@ -714,6 +720,8 @@ static int get_kernel_xstate(struct pt_vm *vm, uint8_t *buf, size_t *len)
         *len = vm->lent_xstate_len;
         return 0;
     }
+    if (stub_ensure_quiet(vm) < 0)
+        return -ESRCH;
     if (ptrace(PTRACE_GETREGSET, vm->pid, (void *)NT_X86_XSTATE, &iov) < 0)
         return -errno;
     *len = iov.iov_len;
@@ -1023,6 +1031,11 @@ static int pt_vm_prepare(struct vmm_vm *base, struct vmm_event *ev)
         vmm_event_fail(ev, "ptrace stub: run while its vfork child has it");
         return -EBUSY;
     }
+    char why[160];
+    if (stub_ensure(vm, why, sizeof(why)) < 0) {
+        vmm_event_fail(ev, "%s", why);
+        return -ESRCH;
+    }
     vm->dropped_errno = 0;
     uint64_t sync_t = vmm_clock_now();
     int rc = sync_mappings(vm, ev);
@@ -1199,6 +1212,7 @@ static void pt_vm_destroy(struct vmm_vm *base)
         free(vm);
         return;
     }
+    (void)stub_ensure_quiet(vm); /* its reply read, the stub killed below */
     pt_maps_free(&vm->maps);
     if (vm->pid > 0) {
         uint64_t cpu = stub_cpu_ns(vm); /* for --summary's breakdown */
@@ -1225,6 +1239,9 @@ static void pt_vm_destroy(struct vmm_vm *base)
 static int pt_vm_share(struct vmm_vm *base, struct vmm_vm *owner)
 {
     struct pt_vm *vm = pt_of(base);
+    int rc = stub_ensure_quiet(vm);
+    if (rc < 0)
+        return rc;
     char *path = (char *)vm->phys_hva + PT_SCRATCH_GPA;
     snprintf(path, 64, "/proc/%d/fd/%d", (int)getpid(), owner->pm.memfd);
     long fd = inject(vm, SYS_openat, (uint64_t)AT_FDCWD, PT_STUB_SCRATCH_VA,
@@ -1245,6 +1262,14 @@ static void prepare_next(struct vmm_host *host)
     int memfd;
     if (ptrace_host_wants_prepared(host) &&
         reserve_guest_memory(&view, &memfd) == 0)
+        ptrace_host_prepare_stub(host, memfd, view);
+}
+
+void ptrace_vm_prepare_first(struct vmm_host *host)
+{
+    uint8_t *view;
+    int memfd;
+    if (reserve_guest_memory(&view, &memfd) == 0)
         ptrace_host_prepare_stub(host, memfd, view);
 }
 
@@ -1269,9 +1294,53 @@ static int start_stub(struct pt_vm *vm, pid_t pid, char *why, size_t why_len)
     return 0; /* its seccomp filter it loaded as it started (ptrace_host.c) */
 }
 
+/*
+ * A VM whose stub was pending gets it now: the prepared stub taken (its
+ * start overlapped what hvrun did with the VM meanwhile: the exec's
+ * image, the first VM's set-up), or one spawned if that failed; then the
+ * next one is asked for. The segment bases set meanwhile are kept.
+ */
+static int stub_ensure(struct pt_vm *vm, char *why, size_t why_len)
+{
+    if (!vm->stub_pending)
+        return 0;
+    struct vmm_host *host = vm->base.host;
+    vm->stub_pending = false;
+    ptrace_host_set_pending_vm(host, NULL);
+    pid_t pid = 0;
+    if (ptrace_host_take_prepared_stub(host, &pid, &vm->pidfd) < 0) {
+        pid = 0;
+        vm->pidfd = -1;
+    }
+    /* Its time is the phase's that needed it (--summary: the guest's
+     * first run, usually): VM creation's is the VM's own. */
+    uint64_t fs = vm->uregs.fs_base, gs = vm->uregs.gs_base;
+    int rc = start_stub(vm, pid, why, why_len);
+    vm->uregs.fs_base = fs;
+    vm->uregs.gs_base = gs;
+    if (rc < 0) {
+        vm->dead = true; /* no stub: every later use fails */
+        if (rc != -EIO && why)
+            snprintf(why, why_len, "ptrace stub: %s", strerror(-rc));
+        return rc;
+    }
+    prepare_next(host);
+    return 0;
+}
+
+/* The same where no one is told why. */
+static int stub_ensure_quiet(struct pt_vm *vm)
+{
+    char why[160];
+    return stub_ensure(vm, why, sizeof(why));
+}
+
 static int pt_vm_create(struct vmm_host *host, struct vmm_vm **out,
                         char *why, size_t why_len)
 {
+    struct pt_vm *pending = ptrace_host_pending_vm(host);
+    if (pending) /* one prepared stub at a time: that VM's first */
+        (void)stub_ensure_quiet(pending);
     struct pt_vm *vm = calloc(1, sizeof(*vm));
     if (!vm)
         return -ENOMEM;
@@ -1281,12 +1350,16 @@ static int pt_vm_create(struct vmm_host *host, struct vmm_vm **out,
     vm->pidfd = -1;
     vm->memory_fd = PT_STUB_MEMFD;
     int memfd = -1, rc = 0;
-    pid_t pid = 0;
     void *view = NULL;
-    if (ptrace_host_take_prepared(host, &memfd, &view, &pid, &vm->pidfd))
+    const char *selftest = getenv("HVRUN_PTRACE_SELFTEST");
+    vm->selftest_cont = selftest && strcmp(selftest, "cont") == 0;
+    if (ptrace_host_take_prepared_memory(host, &memfd, &view)) {
         vm->phys_hva = view;
-    else
+        vm->stub_pending = true;
+        ptrace_host_set_pending_vm(host, vm);
+    } else {
         rc = reserve_guest_memory(&vm->phys_hva, &memfd);
+    }
     if (rc < 0) {
         snprintf(why, why_len, "guest memory memfd: %s", strerror(-rc));
         free(vm);
@@ -1306,12 +1379,14 @@ static int pt_vm_create(struct vmm_host *host, struct vmm_vm **out,
         pt_vm_destroy(&vm->base);
         return rc;
     }
-    const char *selftest = getenv("HVRUN_PTRACE_SELFTEST");
-    vm->selftest_cont = selftest && strcmp(selftest, "cont") == 0;
     /* A stub's FPU/SSE/AVX state is the reset state already: exec gives
      * it (FCW 0x37f, MXCSR 0x1f80, every component initial) and the stub
      * never touches it, so no pt_vm_reset_xstate (two ptrace calls). */
-    if ((rc = start_stub(vm, pid, why, why_len)) < 0) {
+    if (vm->stub_pending) { /* taken at its first use (stub_ensure) */
+        *out = &vm->base;
+        return 0;
+    }
+    if ((rc = start_stub(vm, 0, why, why_len)) < 0) {
         if (rc != -EIO && why)
             snprintf(why, why_len, "ptrace stub: %s", strerror(-rc));
         pt_vm_destroy(&vm->base);
@@ -1336,6 +1411,8 @@ static int pt_vm_set_debugregs(struct vmm_vm *base, const uint64_t addr[4],
     }
     if (vm->lender)
         vm->dr_touched = true;
+    if (stub_ensure_quiet(vm) < 0)
+        return -ESRCH;
     size_t at = offsetof(struct user, u_debugreg);
     /* DR7 off first: an address change must not arm a half-made pair */
     if (ptrace(PTRACE_POKEUSER, vm->pid, (void *)(at + 7 * 8), NULL) < 0)
@@ -1353,8 +1430,8 @@ static int pt_vm_set_debugregs(struct vmm_vm *base, const uint64_t addr[4],
 static uint64_t pt_vm_take_dr6(struct vmm_vm *base)
 {
     struct pt_vm *vm = pt_of(base);
-    if (vm->lent_to)
-        return VMM_DR6_RESET; /* it has not run since */
+    if (vm->lent_to || vm->stub_pending)
+        return VMM_DR6_RESET; /* it has not run since, or never */
     size_t at = offsetof(struct user, u_debugreg) + 6 * 8;
     errno = 0;
     long dr6 = ptrace(PTRACE_PEEKUSER, vm->pid, (void *)at, NULL);
@@ -1376,7 +1453,8 @@ static uint64_t pt_vm_take_dr6(struct vmm_vm *base)
 static int pt_vm_borrow(struct vmm_vm *parent_base, struct vmm_vm **out)
 {
     struct pt_vm *p = pt_of(parent_base);
-    if (p->lent_to || p->dead || p->pid <= 0 || p->selftest_cont)
+    if (stub_ensure_quiet(p) < 0 || p->lent_to || p->dead || p->pid <= 0 ||
+        p->selftest_cont)
         return -EBUSY;
     struct pt_vm *b = calloc(1, sizeof(*b));
     uint8_t *k = malloc(XSTATE_MAX_KERNEL);
@@ -1438,7 +1516,8 @@ static void *pt_vm_save_cpu(struct vmm_vm *base, size_t *len)
 {
     struct pt_vm *vm = pt_of(base);
     *len = 0;
-    if (vm->lent_to || vm->lender || vm->dead || vm->pid <= 0)
+    if (vm->stub_pending || vm->lent_to || vm->lender || vm->dead ||
+        vm->pid <= 0)
         return NULL;
     uint8_t *k = malloc(XSTATE_MAX_KERNEL);
     if (k && get_kernel_xstate(vm, k, len) == 0)
@@ -1456,6 +1535,7 @@ static void pt_vm_disown(struct vmm_vm *base)
         close(vm->pidfd);
     vm->pidfd = -1;
     vm->pid = 0;
+    vm->stub_pending = false; /* the original takes its stub */
     vm->maps_valid = false;
     vm->nr_stub_files = 0; /* the files the original's stub opened */
     pt_maps_clear(&vm->maps);

@@ -46,6 +46,10 @@ struct pt_host {
     bool prepared;
     int prepared_memfd;
     void *prepared_view;
+    /* The prepared stub's memory went to a VM whose stub is taken later
+     * (ptrace_host_take_prepared_memory): pending_vm, not this, owns it. */
+    bool prepared_memory_taken;
+    void *pending_vm;
     unsigned vm_pool, stubs_made;
 };
 
@@ -129,24 +133,41 @@ void ptrace_host_prepare_stub(struct vmm_host *host, int memfd, void *view)
     h->prepared_view = view;
 }
 
-bool ptrace_host_take_prepared(struct vmm_host *host, int *memfd,
-                               void **view, pid_t *pid, int *pidfd)
+bool ptrace_host_take_prepared_memory(struct vmm_host *host, int *memfd,
+                                      void **view)
 {
     struct pt_host *h = pt_host_of(host);
-    if (!h->prepared)
+    if (!h->prepared || h->prepared_memory_taken)
         return false;
-    h->prepared = false;
-    int ready_r = -1;
-    char why[160];
-    if (ptrace_spawner_reply(&h->spawner, pid, pidfd, &ready_r) < 0 ||
-        seize_stub(*pid, pidfd, ready_r, why, sizeof(why)) < 0) {
-        close(h->prepared_memfd);
-        munmap(h->prepared_view, PT_GUEST_PHYS_RESERVE);
-        return false; /* the caller spawns one itself, and says why */
-    }
+    h->prepared_memory_taken = true;
     *memfd = h->prepared_memfd;
     *view = h->prepared_view;
     return true;
+}
+
+int ptrace_host_take_prepared_stub(struct vmm_host *host, pid_t *pid,
+                                   int *pidfd)
+{
+    struct pt_host *h = pt_host_of(host);
+    if (!h->prepared || !h->prepared_memory_taken)
+        return -ENOENT;
+    h->prepared = h->prepared_memory_taken = false;
+    int ready_r = -1;
+    char why[160];
+    if (ptrace_spawner_reply(&h->spawner, pid, pidfd, &ready_r) < 0 ||
+        seize_stub(*pid, pidfd, ready_r, why, sizeof(why)) < 0)
+        return -EIO; /* the caller spawns one itself, and says why */
+    return 0;
+}
+
+void ptrace_host_set_pending_vm(struct vmm_host *host, void *vm)
+{
+    pt_host_of(host)->pending_vm = vm;
+}
+
+void *ptrace_host_pending_vm(struct vmm_host *host)
+{
+    return pt_host_of(host)->pending_vm;
 }
 
 /* A prepared stub no one will take (the host closes, or its spawner is
@@ -163,8 +184,11 @@ static void drop_prepared(struct pt_host *h)
         (void)syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
         close(pidfd); /* not hvrun's child: the spawner's, which reaps */
     }
-    close(h->prepared_memfd);
-    munmap(h->prepared_view, PT_GUEST_PHYS_RESERVE);
+    if (!h->prepared_memory_taken) {
+        close(h->prepared_memfd);
+        munmap(h->prepared_view, PT_GUEST_PHYS_RESERVE);
+    }
+    h->prepared_memory_taken = false;
 }
 
 void ptrace_host_confined(struct vmm_host *host)
@@ -377,6 +401,11 @@ int ptrace_host_open(struct vmm_host **out, char *why, size_t why_len)
      * CPUID is the host's. */
     if (h->base.info.cpuid_control)
         vmm_host_pin_guest_thread(&h->base);
+    /* Every run makes a first VM: its stub is spawned now, beside the
+     * rest of the set-up (the confinement, the program's load), rather
+     * than while the first vm_create waits (~1-3 ms). A host closed
+     * without one (doctor) kills it unused. */
+    ptrace_vm_prepare_first(&h->base);
     *out = &h->base;
     return 0;
 }
@@ -387,10 +416,13 @@ void ptrace_host_disown(struct vmm_host *host)
 {
     struct pt_host *h = pt_host_of(host);
     if (h->prepared) { /* the original reads its reply */
-        close(h->prepared_memfd);
-        munmap(h->prepared_view, PT_GUEST_PHYS_RESERVE);
-        h->prepared = false;
+        if (!h->prepared_memory_taken) {
+            close(h->prepared_memfd);
+            munmap(h->prepared_view, PT_GUEST_PHYS_RESERVE);
+        }
+        h->prepared = h->prepared_memory_taken = false;
     }
+    h->pending_vm = NULL; /* its VM forgets its stub (vm_disown) */
     /* Not stopped: the spawners are the original's children, and their
      * sockets the original's too (a request here would take its reply). */
     ptrace_spawner_close(&h->spawner);

@@ -49,8 +49,22 @@ int ptrace_host_spawn_stub(struct vmm_host *host, int memfd, pid_t *pid,
  */
 bool ptrace_host_wants_prepared(struct vmm_host *host);
 void ptrace_host_prepare_stub(struct vmm_host *host, int memfd, void *view);
-bool ptrace_host_take_prepared(struct vmm_host *host, int *memfd,
-                               void **view, pid_t *pid, int *pidfd);
+/* In two steps, so that a new VM can use its memory (its address space,
+ * the exec's image) while its stub still starts: the memory now (false:
+ * none prepared), the stub when the VM first needs it (0, or -errno
+ * when it failed and was cleaned up: the caller spawns one). Until then
+ * no other stub is asked for; pending_vm names that VM. */
+bool ptrace_host_take_prepared_memory(struct vmm_host *host, int *memfd,
+                                      void **view);
+int ptrace_host_take_prepared_stub(struct vmm_host *host, pid_t *pid,
+                                   int *pidfd);
+void ptrace_host_set_pending_vm(struct vmm_host *host, void *vm);
+void *ptrace_host_pending_vm(struct vmm_host *host);
+
+/* The first VM's stub asked for as the host opens (ptrace.c): its spawn
+ * overlaps the rest of hvrun's set-up instead of waiting in the first
+ * vm_create. The host's guests' thread must be pinned by then. */
+void ptrace_vm_prepare_first(struct vmm_host *host);
 
 /* The guest-physical reserve each stub's memfd is (and hvrun's view). */
 #define PT_GUEST_PHYS_RESERVE (256ULL << 30)
