@@ -97,6 +97,9 @@ struct pt_vm {
     uint8_t *phys_hva;
     struct user_regs_struct uregs; /* the stub's, as of its last stop */
     bool sig_pending_stop; /* stopped at a signal-delivery stop */
+    /* The stub's CPU time as last read (UINT64_MAX: unreadable) and the
+     * host time it was read at (0: never): a slice's start (stub_cpu_at). */
+    uint64_t cpu_seen_ns, cpu_seen_at;
     /* The VMA list's generation the stub's mappings are in line with;
      * maps_valid: the stub has been synced once. */
     uint64_t maps_generation;
@@ -203,11 +206,13 @@ static bool is_interrupt_stop(int status)
 /*
  * Runs the stub from r (a gadget's address, its registers) to the int3
  * that ends the gadget: PTRACE_CONT, the SIGTRAP taken (suppressed at the
- * next resume); r then holds the registers there. inject: one host
- * syscall at `syscall; int3`. The guest's registers are set again before
- * it runs.
+ * next resume); r then holds the registers there, when regs_after (a
+ * batch's results are in the scratch page: one ptrace call fewer).
+ * inject: one host syscall at `syscall; int3`. The guest's registers are
+ * set again before it runs.
  */
-static long run_gadget(struct pt_vm *vm, struct user_regs_struct *r)
+static long run_gadget(struct pt_vm *vm, struct user_regs_struct *r,
+                       bool regs_after)
 {
     r->orig_rax = (uint64_t)-1;
     /* Not the guest's single step (a tracer's, gdb's TF): a trap inside
@@ -227,6 +232,8 @@ static long run_gadget(struct pt_vm *vm, struct user_regs_struct *r)
             return -EIO;
         break;
     }
+    if (!regs_after)
+        return 0;
     return ptrace(PTRACE_GETREGS, vm->pid, NULL, r) < 0 ? -errno : 0;
 }
 
@@ -237,7 +244,7 @@ static long inject(struct pt_vm *vm, long nr, uint64_t a0, uint64_t a1,
     r.rax = (uint64_t)nr;
     r.rdi = a0; r.rsi = a1; r.rdx = a2; r.r10 = a3; r.r8 = a4; r.r9 = a5;
     r.rip = PT_STUB_BASE + PT_STUB_GADGET_OFF;
-    long rc = run_gadget(vm, &r);
+    long rc = run_gadget(vm, &r, true);
     return rc < 0 ? rc : (long)r.rax;
 }
 
@@ -284,6 +291,9 @@ static long map_shared_object(struct pt_vm *vm, const struct vmm_vma *v,
 struct pt_batch_call {
     uint64_t nr, args[6], result;
 };
+/* A result no call gives (an address below 2^47, or -errno): the batch
+ * stopped before this call (a SIGTRAP that was not its int3). */
+#define PT_BATCH_NOT_RUN (1ULL << 63)
 _Static_assert(sizeof(struct pt_batch_call) == PT_BATCH_CALL_SIZE,
                "the batch gadget's stride");
 
@@ -300,7 +310,7 @@ static void batch_add(struct pt_vm *vm, gva_t vma, long nr, uint64_t a0,
                       uint64_t a5)
 {
     batch_calls(vm)[vm->batch_n] = (struct pt_batch_call){
-        (uint64_t)nr, {a0, a1, a2, a3, a4, a5}, (uint64_t)-ENOSYS};
+        (uint64_t)nr, {a0, a1, a2, a3, a4, a5}, PT_BATCH_NOT_RUN};
     vm->batch_vma[vm->batch_n++] = vma;
 }
 
@@ -360,10 +370,10 @@ static long batch_flush(struct pt_vm *vm, struct vmm_event *ev)
     r.rip = PT_STUB_BASE + PT_STUB_BATCH_OFF;
     r.rbx = PT_STUB_SCRATCH_VA + PT_BATCH_SCRATCH_OFF;
     r.r12 = n;
-    long rc = run_gadget(vm, &r);
-    if (rc >= 0 && r.r12 != 0)
-        rc = -EIO;
+    long rc = run_gadget(vm, &r, false);
     const struct pt_batch_call *c = batch_calls(vm);
+    if (rc >= 0 && c[n - 1].result == PT_BATCH_NOT_RUN)
+        rc = -EIO; /* every call before the last ran, if it did */
     unsigned open_k = vm->batch_open_id ? vm->batch_open_k : n;
     for (unsigned k = 0; k < n; k++) /* what failed is not known */
         if (rc < 0 || ((long)c[k].result < 0 && (long)c[k].result >= -4095))
@@ -1126,6 +1136,29 @@ static uint64_t stub_cpu_ns(const struct pt_vm *vm)
     return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
+/* A read of the stub's CPU time older than this serves no slice's start:
+ * between runs a stub uses no more CPU than host time passes. */
+#define PT_CPU_READ_STALE_NS 1000000ULL
+
+/*
+ * The stub's CPU time at a slice's start, for the stall test: read
+ * afresh (a host call) at most once a millisecond. An older read is at
+ * most that much CPU early, so a slice it calls run for an eighth ran for
+ * an eighth less a millisecond at least: a stall is missed only within
+ * that millisecond of the threshold. A guest that stops every few
+ * microseconds (dd bs=1) so makes one read where it made hundreds.
+ */
+static uint64_t stub_cpu_at_start(struct pt_vm *vm)
+{
+    uint64_t now = vmm_clock_now();
+    if (vm->cpu_seen_at == 0 ||
+        now - vm->cpu_seen_at > PT_CPU_READ_STALE_NS) {
+        vm->cpu_seen_ns = stub_cpu_ns(vm);
+        vm->cpu_seen_at = now;
+    }
+    return vm->cpu_seen_ns;
+}
+
 static int pt_vm_run_slice(struct vmm_vm *base, struct vmm_event *ev,
                            uint64_t slice_ns)
 {
@@ -1141,14 +1174,19 @@ static int pt_vm_run_slice(struct vmm_vm *base, struct vmm_event *ev,
     if (rc == -ESRCH && vm->dead)
         return rc;
     slice_pid = vm->pid;
-    uint64_t cpu0 = stub_cpu_ns(vm);
+    uint64_t cpu0 = stub_cpu_at_start(vm);
     vmm_slice_timer_arm(slice_ns);
     rc = pt_vm_go(base, ev, rc);
     vmm_slice_timer_arm(0);
     slice_pid = 0;
     /* As kvm.c's: a slice the host kept the stub off its CPU for (under
      * an eighth of it run) is the host's stall, not a cut. */
-    uint64_t cpu1 = slice_fired ? stub_cpu_ns(vm) : 0;
+    uint64_t cpu1 = 0;
+    if (slice_fired) {
+        cpu1 = stub_cpu_ns(vm);
+        vm->cpu_seen_ns = cpu1;
+        vm->cpu_seen_at = vmm_clock_now();
+    }
     bool stalled = cpu0 != UINT64_MAX && cpu1 != UINT64_MAX &&
                    cpu1 - cpu0 < slice_ns / 8;
     if (slice_fired && ev->kind == VMM_EVENT_INTERRUPTED && !stalled) {
@@ -1212,7 +1250,11 @@ static void pt_vm_destroy(struct vmm_vm *base)
         free(vm);
         return;
     }
-    (void)stub_ensure_quiet(vm); /* its reply read, the stub killed below */
+    if (vm->stub_pending) { /* never used: killed unseized, none next */
+        vm->stub_pending = false;
+        ptrace_host_set_pending_vm(base->host, NULL);
+        ptrace_host_drop_prepared(base->host);
+    }
     pt_maps_free(&vm->maps);
     if (vm->pid > 0) {
         uint64_t cpu = stub_cpu_ns(vm); /* for --summary's breakdown */
@@ -1536,6 +1578,7 @@ static void pt_vm_disown(struct vmm_vm *base)
     vm->pidfd = -1;
     vm->pid = 0;
     vm->stub_pending = false; /* the original takes its stub */
+    vm->cpu_seen_at = 0;
     vm->maps_valid = false;
     vm->nr_stub_files = 0; /* the files the original's stub opened */
     pt_maps_clear(&vm->maps);

@@ -160,6 +160,13 @@ int ptrace_host_take_prepared_stub(struct vmm_host *host, pid_t *pid,
     return 0;
 }
 
+static void drop_prepared(struct pt_host *h);
+
+void ptrace_host_drop_prepared(struct vmm_host *host)
+{
+    drop_prepared(pt_host_of(host));
+}
+
 void ptrace_host_set_pending_vm(struct vmm_host *host, void *vm)
 {
     pt_host_of(host)->pending_vm = vm;
@@ -171,7 +178,8 @@ void *ptrace_host_pending_vm(struct vmm_host *host)
 }
 
 /* A prepared stub no one will take (the host closes, or its spawner is
- * replaced): read, killed, its memory freed. */
+ * replaced, or its pending VM goes unused): read, killed, its memory
+ * freed unless a VM has it. */
 static void drop_prepared(struct pt_host *h)
 {
     if (!h->prepared)

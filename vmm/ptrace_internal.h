@@ -59,6 +59,9 @@ bool ptrace_host_take_prepared_memory(struct vmm_host *host, int *memfd,
 int ptrace_host_take_prepared_stub(struct vmm_host *host, pid_t *pid,
                                    int *pidfd);
 void ptrace_host_set_pending_vm(struct vmm_host *host, void *vm);
+/* The prepared stub killed unused (its memory stays with a VM that took
+ * it). */
+void ptrace_host_drop_prepared(struct vmm_host *host);
 void *ptrace_host_pending_vm(struct vmm_host *host);
 
 /* The first VM's stub asked for as the host opens (ptrace.c): its spawn
