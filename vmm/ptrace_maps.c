@@ -50,8 +50,8 @@ static size_t first_after(const struct pt_stub_maps *m, uint64_t at)
 
 void pt_maps_forget(struct pt_stub_maps *m, uint64_t lo, uint64_t hi)
 {
-    if (lo >= hi)
-        return;
+    if (lo >= hi || m->n == 0)
+        return; /* (an empty list may have no array: no memmove of it) */
     size_t i = first_after(m, lo);
     if (i < m->n && m->e[i].start < lo && m->e[i].end > hi) {
         /* one entry around the whole range: split in two */
@@ -87,7 +87,8 @@ void pt_maps_set(struct pt_stub_maps *m, const struct pt_stub_map *map)
     if (map->start >= map->end || !maps_room(m, 1))
         return;
     size_t i = first_after(m, map->start);
-    memmove(&m->e[i + 1], &m->e[i], (m->n - i) * sizeof(m->e[0]));
+    if (i < m->n)
+        memmove(&m->e[i + 1], &m->e[i], (m->n - i) * sizeof(m->e[0]));
     m->e[i] = *map;
     m->n++;
 }
