@@ -113,9 +113,6 @@ struct ptrace_reaper {
     /* hvrun's CPUs before the guests' thread was pinned to one: the
      * worker's (its work need not wait for the guests' CPU) */
     cpu_set_t home;
-    /* The guests' CPU as the worker starts (empty: not pinned), which the
-     * worker keeps off when hvrun has others */
-    cpu_set_t guest;
     bool started, broken, stopping;
     /* The spawner's socket that moves a stub off the guests' CPU before
      * the worker kills it (-1: none; killed pinned). */

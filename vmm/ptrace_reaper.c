@@ -53,16 +53,7 @@ static void reap_now(const struct ptrace_retired *r, int unpin_sock)
 static void *reaper_main(void *arg)
 {
     struct ptrace_reaper *rp = arg;
-    /* hvrun's CPUs but the guests' one where there are others: a wake-up
-     * from the guests' thread could pull its work there. */
-    cpu_set_t away;
-    CPU_ZERO(&away);
-    for (int c = 0; c < CPU_SETSIZE; c++)
-        if (CPU_ISSET(c, &rp->home) && !CPU_ISSET(c, &rp->guest))
-            CPU_SET(c, &away);
-    if (CPU_COUNT(&away) > 0)
-        (void)sched_setaffinity(0, sizeof(away), &away);
-    else if (CPU_COUNT(&rp->home) > 0)
+    if (CPU_COUNT(&rp->home) > 0)
         (void)sched_setaffinity(0, sizeof(rp->home), &rp->home);
     pthread_mutex_lock(&rp->lock);
     for (;;) {
@@ -84,10 +75,6 @@ static bool start_reaper(struct ptrace_reaper *rp)
 {
     if (rp->started || rp->broken || !rp->allowed)
         return rp->started;
-    /* The caller is the guests' thread, pinned by now. */
-    if (sched_getaffinity(0, sizeof(rp->guest), &rp->guest) < 0 ||
-        CPU_COUNT(&rp->guest) == CPU_COUNT(&rp->home))
-        CPU_ZERO(&rp->guest);
     sigset_t all, old;
     sigfillset(&all);
     sigdelset(&all, SIGSYS); /* a seccomp violation must still be told */

@@ -107,24 +107,6 @@ static int spawn(int memfd, int ready_w, int exec_fd, pid_t *pid)
 
 /* ---- the spawner process -------------------------------------------------- */
 
-/*
- * The spawner (so the stubs it starts, and their start) kept off the
- * guests' CPUs when hvrun has others (home: the spawner's CPUs as it
- * began, hvrun's before it pinned its guests' thread): a request's
- * wake-up is a sync wake-up from hvrun's thread, which could pull the
- * spawner, and the ~1 ms of a spawn, onto the CPU where the guest runs.
- */
-static void keep_off_guest_cpus(const cpu_set_t *home,
-                                const cpu_set_t *guest)
-{
-    cpu_set_t away;
-    CPU_ZERO(&away);
-    for (int c = 0; c < CPU_SETSIZE; c++)
-        if (CPU_ISSET(c, home) && !CPU_ISSET(c, guest))
-            CPU_SET(c, &away);
-    (void)sched_setaffinity(0, sizeof(away), CPU_COUNT(&away) ? &away : home);
-}
-
 /* Until the stub's ready byte can be read (not read: hvrun reads it), or
  * its pipe's end (it died: hvrun's read says so), or a long while. */
 static void await_ready(int ready_r)
@@ -138,10 +120,9 @@ static void await_ready(int ready_r)
  * randomisation (its exec stack and [vdso] must never land on its fixed
  * range, which a randomised stack now and then did). */
 static void serve_one(int sock, int exec_fd, int memfd,
-                      const struct spawn_request *rq, const cpu_set_t *home)
+                      const struct spawn_request *rq)
 {
     struct spawn_reply rp = {0};
-    keep_off_guest_cpus(home, &rq->cpus);
     int ready[2] = {-1, -1}, pidfd = -1;
     if (pipe2(ready, O_CLOEXEC) < 0)
         rp.err = -errno;
@@ -186,9 +167,9 @@ static void serve_one(int sock, int exec_fd, int memfd,
 
 /*
  * A retired stub set free of the guests' CPU before hvrun's reaper kills
- * it (ptrace_spawner_unpin): given the spawner's CPUs (hvrun's less the
- * guests', keep_off_guest_cpus), its death (the teardown of its address
- * space, ~0.1-1 ms) runs beside the next guest, not on its CPU. The pidfd says the stub is still there (a
+ * it (ptrace_spawner_unpin): its death (the teardown of its address
+ * space, ~0.1-1 ms) then runs on another of hvrun's CPUs, not on the one
+ * where the next guest runs. The pidfd says the stub is still there (a
  * stub hvrun's reaper has not reaped keeps its pid, so the pid names no
  * other process). Answers one byte, whatever happened: hvrun kills it
  * then, pinned or not.
@@ -262,9 +243,6 @@ static _Noreturn void spawner_main(int sock, int unpin_sock, int exec_fd,
             close_range((unsigned)from, (unsigned)next - 1, 0);
         from = next + 1;
     }
-    cpu_set_t home;
-    if (sched_getaffinity(0, sizeof(home), &home) < 0)
-        CPU_ZERO(&home);
     for (;;) {
         await_spawn_request(sock, unpin_sock);
         struct spawn_request rq;
@@ -273,7 +251,7 @@ static _Noreturn void spawner_main(int sock, int unpin_sock, int exec_fd,
         if (n <= 0)
             _exit(0); /* hvrun closed its end, or is gone */
         if (n == (ssize_t)sizeof(rq) && memfd >= 0) {
-            serve_one(sock, exec_fd, memfd, &rq, &home);
+            serve_one(sock, exec_fd, memfd, &rq);
         } else {
             struct spawn_reply rp = {.err = -EINVAL};
             (void)vmm_send_fds(sock, &rp, sizeof(rp), NULL, 0);
