@@ -87,6 +87,9 @@ struct pt_vm {
     int pidfd; /* the stub's, to kill it by */
     bool dead;
     int death_signal; /* what killed the stub, 0 if it exited */
+    /* Its stub is the host's prepared one, not taken yet (stub_ensure):
+     * the VM's memory is in use meanwhile. */
+    bool stub_pending;
     /* HVRUN_PTRACE_SELFTEST=cont: the guest is resumed with plain
      * PTRACE_CONT, its first syscall reaches the host kernel, and the
      * stub's filter must kill it (tests/parity/run.sh). */
@@ -94,6 +97,9 @@ struct pt_vm {
     uint8_t *phys_hva;
     struct user_regs_struct uregs; /* the stub's, as of its last stop */
     bool sig_pending_stop; /* stopped at a signal-delivery stop */
+    /* The stub's CPU time as last read (UINT64_MAX: unreadable) and the
+     * host time it was read at (0: never): a slice's start (stub_cpu_at). */
+    uint64_t cpu_seen_ns, cpu_seen_at;
     /* The VMA list's generation the stub's mappings are in line with;
      * maps_valid: the stub has been synced once. */
     uint64_t maps_generation;
@@ -119,6 +125,9 @@ struct pt_vm {
         int fd;
     } stub_files[PT_STUB_FILES_MAX];
     unsigned nr_stub_files;
+    /* What the stub has mapped for sure (ptrace_maps.c); a vfork child's
+     * VM uses its lender's, as stub_files. */
+    struct pt_stub_maps maps;
     /* A file the queued batch opens (its openat call batch_open_k, its
      * result in the gadget's %r13 for the mmaps after it), 0: none. */
     uint64_t batch_open_id;
@@ -144,10 +153,19 @@ static const struct vmm_aspace *pt_as(const struct pt_vm *vm)
 }
 
 static struct pt_vm *pt_of(struct vmm_vm *v) { return (struct pt_vm *)v; }
+
+/* The VM whose stub this is: a vfork child's runs on its lender's. */
+static struct pt_vm *stub_owner(struct pt_vm *vm)
+{
+    return vm->lender ? vm->lender : vm;
+}
 static const struct pt_vm *pt_cof(const struct vmm_vm *v)
 {
     return (const struct pt_vm *)v;
 }
+
+static int stub_ensure(struct pt_vm *vm, char *why, size_t why_len);
+static int stub_ensure_quiet(struct pt_vm *vm);
 
 /* ---- waiting for the stub ------------------------------------------------ */
 
@@ -188,11 +206,13 @@ static bool is_interrupt_stop(int status)
 /*
  * Runs the stub from r (a gadget's address, its registers) to the int3
  * that ends the gadget: PTRACE_CONT, the SIGTRAP taken (suppressed at the
- * next resume); r then holds the registers there. inject: one host
- * syscall at `syscall; int3`. The guest's registers are set again before
- * it runs.
+ * next resume); r then holds the registers there, when regs_after (a
+ * batch's results are in the scratch page: one ptrace call fewer).
+ * inject: one host syscall at `syscall; int3`. The guest's registers are
+ * set again before it runs.
  */
-static long run_gadget(struct pt_vm *vm, struct user_regs_struct *r)
+static long run_gadget(struct pt_vm *vm, struct user_regs_struct *r,
+                       bool regs_after)
 {
     r->orig_rax = (uint64_t)-1;
     /* Not the guest's single step (a tracer's, gdb's TF): a trap inside
@@ -212,6 +232,8 @@ static long run_gadget(struct pt_vm *vm, struct user_regs_struct *r)
             return -EIO;
         break;
     }
+    if (!regs_after)
+        return 0;
     return ptrace(PTRACE_GETREGS, vm->pid, NULL, r) < 0 ? -errno : 0;
 }
 
@@ -222,7 +244,7 @@ static long inject(struct pt_vm *vm, long nr, uint64_t a0, uint64_t a1,
     r.rax = (uint64_t)nr;
     r.rdi = a0; r.rsi = a1; r.rdx = a2; r.r10 = a3; r.r8 = a4; r.r9 = a5;
     r.rip = PT_STUB_BASE + PT_STUB_GADGET_OFF;
-    long rc = run_gadget(vm, &r);
+    long rc = run_gadget(vm, &r, true);
     return rc < 0 ? rc : (long)r.rax;
 }
 
@@ -269,6 +291,9 @@ static long map_shared_object(struct pt_vm *vm, const struct vmm_vma *v,
 struct pt_batch_call {
     uint64_t nr, args[6], result;
 };
+/* A result no call gives (an address below 2^47, or -errno): the batch
+ * stopped before this call (a SIGTRAP that was not its int3). */
+#define PT_BATCH_NOT_RUN (1ULL << 63)
 _Static_assert(sizeof(struct pt_batch_call) == PT_BATCH_CALL_SIZE,
                "the batch gadget's stride");
 
@@ -285,7 +310,7 @@ static void batch_add(struct pt_vm *vm, gva_t vma, long nr, uint64_t a0,
                       uint64_t a5)
 {
     batch_calls(vm)[vm->batch_n] = (struct pt_batch_call){
-        (uint64_t)nr, {a0, a1, a2, a3, a4, a5}, (uint64_t)-ENOSYS};
+        (uint64_t)nr, {a0, a1, a2, a3, a4, a5}, PT_BATCH_NOT_RUN};
     vm->batch_vma[vm->batch_n++] = vma;
 }
 
@@ -345,11 +370,14 @@ static long batch_flush(struct pt_vm *vm, struct vmm_event *ev)
     r.rip = PT_STUB_BASE + PT_STUB_BATCH_OFF;
     r.rbx = PT_STUB_SCRATCH_VA + PT_BATCH_SCRATCH_OFF;
     r.r12 = n;
-    long rc = run_gadget(vm, &r);
-    if (rc >= 0 && r.r12 != 0)
-        rc = -EIO;
+    long rc = run_gadget(vm, &r, false);
     const struct pt_batch_call *c = batch_calls(vm);
+    if (rc >= 0 && c[n - 1].result == PT_BATCH_NOT_RUN)
+        rc = -EIO; /* every call before the last ran, if it did */
     unsigned open_k = vm->batch_open_id ? vm->batch_open_k : n;
+    for (unsigned k = 0; k < n; k++) /* what failed is not known */
+        if (rc < 0 || ((long)c[k].result < 0 && (long)c[k].result >= -4095))
+            pt_maps_clear(&stub_owner(vm)->maps);
     if (rc >= 0)
         note_batch_open(vm);
     vm->batch_open_id = 0;
@@ -381,11 +409,6 @@ static long batch_room(struct pt_vm *vm, struct vmm_event *ev)
     return vm->batch_n + 4 > PT_BATCH_MAX ? batch_flush(vm, ev) : 0;
 }
 
-/* The VM whose stub this is: a vfork child's runs on its lender's. */
-static struct pt_vm *stub_owner(struct pt_vm *vm)
-{
-    return vm->lender ? vm->lender : vm;
-}
 
 /*
  * The stub's fd of a direct VMA's file (VMM_VMA_DIRECT): opened in the
@@ -451,13 +474,56 @@ static void note_batch_open(struct pt_vm *vm)
  * stub's fd of it: file_fd), else the memfd; the pages of a file VMA past
  * its file's end then made inaccessible, so that they fault in the stub
  * (hvrun answers SIGBUS), as kvm's missing PTEs do. */
+/* What [lo, hi) of v is mapped from in the stub: its key and offset
+ * (struct pt_stub_map), for a VMA that is neither lazy nor shared. */
+static struct pt_stub_map backing_of(const struct pt_vm *vm,
+                                     const struct vmm_vma *v, gva_t lo,
+                                     gva_t hi)
+{
+    if (v->flags & VMM_VMA_DIRECT)
+        return (struct pt_stub_map){lo, hi, v->file->id,
+                                    v->file_off + (lo - v->start), v->prot};
+    return (struct pt_stub_map){lo, hi,
+                                PT_MAPS_MEMFD | (uint64_t)vm->memory_fd,
+                                backing_off_at(v, lo), v->prot};
+}
+
+/*
+ * [lo, hi) of v needs no new mapping in the stub: it is mapped from the
+ * same backing already (pt_maps_covering), so the same protection needs
+ * nothing and another one an mprotect, which keeps the pages the stub
+ * has faulted in there (a new mmap drops them all). False when it must
+ * be mapped afresh.
+ */
+static bool queue_vma_same_backing(struct pt_vm *vm, const struct vmm_vma *v,
+                                   gva_t lo, gva_t hi)
+{
+    if ((v->flags & VMM_VMA_LAZY) || v->shared ||
+        vmm_vma_valid_end(v) < hi || ((v->flags & VMM_VMA_DIRECT) && !v->file))
+        return false;
+    struct pt_stub_maps *maps = &stub_owner(vm)->maps;
+    struct pt_stub_map want = backing_of(vm, v, lo, hi);
+    const struct pt_stub_map *had = pt_maps_covering(maps, lo, hi);
+    if (!had || had->key != want.key ||
+        had->off + (lo - had->start) != want.off)
+        return false;
+    if (had->prot != want.prot) {
+        batch_add(vm, lo, SYS_mprotect, lo, hi - lo, (uint64_t)v->prot, 0, 0,
+                  0);
+        pt_maps_set(maps, &want);
+    }
+    return true;
+}
+
 static void queue_vma_part(struct pt_vm *vm, const struct vmm_vma *v,
                            gva_t lo, gva_t hi, long file_fd)
 {
+    struct pt_stub_maps *maps = &stub_owner(vm)->maps;
     if (v->flags & VMM_VMA_LAZY) {
         batch_add(vm, lo, SYS_mmap, lo, hi - lo, PROT_NONE,
                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE,
                   (uint64_t)-1, 0);
+        pt_maps_forget(maps, lo, hi);
         return;
     }
     uint64_t src_off;
@@ -472,17 +538,25 @@ static void queue_vma_part(struct pt_vm *vm, const struct vmm_vma *v,
                   MAP_SHARED | MAP_FIXED, (uint64_t)vm->memory_fd,
                   backing_off_at(v, lo));
     gva_t valid = vmm_vma_valid_end(v);
-    if (valid >= hi || !v->prot)
+    if (valid >= hi || !v->prot) {
+        struct pt_stub_map now = backing_of(vm, v, lo, hi);
+        if (!(v->flags & VMM_VMA_DIRECT) || v->file)
+            pt_maps_set(maps, &now);
+        else
+            pt_maps_forget(maps, lo, hi);
         return;
+    }
     if (valid < lo)
         valid = lo;
     batch_add(vm, lo, SYS_mprotect, valid, hi - valid, PROT_NONE, 0, 0, 0);
+    pt_maps_forget(maps, lo, hi); /* a tail: mapped afresh next time */
 }
 
 /* [lo, hi) unmapped in the stub, never the stub's own range (a merged
  * change range may span it). */
 static void queue_unmap_gap(struct pt_vm *vm, gva_t lo, gva_t hi)
 {
+    pt_maps_forget(&stub_owner(vm)->maps, lo, hi);
     if (lo < VMM_STUB_RANGE_START)
         batch_add(vm, 0, SYS_munmap, lo,
                   (hi < VMM_STUB_RANGE_START ? hi : VMM_STUB_RANGE_START) -
@@ -499,6 +573,7 @@ static void queue_unmap_gap(struct pt_vm *vm, gva_t lo, gva_t hi)
 static long sync_shared_part(struct pt_vm *vm, struct vmm_event *ev,
                              const struct vmm_vma *v, gva_t at, gva_t end)
 {
+    pt_maps_forget(&stub_owner(vm)->maps, at, end);
     long rc = map_shared_object(vm, v, at, end);
     if (rc >= 0 ||
         (!stub_failure(vm, rc) && drop_unmappable(vm, at, end - at, rc)))
@@ -536,6 +611,11 @@ static long sync_range(struct pt_vm *vm, struct vmm_event *ev, gva_t lo,
             rc = batch_flush(vm, ev); /* may drop v: look again */
             continue;
         }
+        gva_t part_end = v->end < hi ? v->end : hi;
+        if (!fresh && queue_vma_same_backing(vm, v, at, part_end)) {
+            at = part_end;
+            continue;
+        }
         long file_fd = -1;
         uint64_t src_off; /* a direct VMA's file, or its image */
         const struct vmm_shared *src = vmm_vma_direct_source(v, &src_off);
@@ -567,6 +647,7 @@ static int sync_mappings(struct pt_vm *vm, struct vmm_event *ev)
     if (!vm->maps_valid) {
         uint64_t gen = as->generation;
         (void)vmm_as_changes_since(as, gen, vm->changes); /* seals the log */
+        pt_maps_clear(&stub_owner(vm)->maps); /* a stub that never ran */
         rc = sync_range(vm, ev, VMM_USER_MIN, VMM_USER_END, true);
         vm->maps_generation = gen;
         vm->maps_valid = rc >= 0;
@@ -651,6 +732,8 @@ static int get_kernel_xstate(struct pt_vm *vm, uint8_t *buf, size_t *len)
         *len = vm->lent_xstate_len;
         return 0;
     }
+    if (stub_ensure_quiet(vm) < 0)
+        return -ESRCH;
     if (ptrace(PTRACE_GETREGSET, vm->pid, (void *)NT_X86_XSTATE, &iov) < 0)
         return -errno;
     *len = iov.iov_len;
@@ -960,6 +1043,11 @@ static int pt_vm_prepare(struct vmm_vm *base, struct vmm_event *ev)
         vmm_event_fail(ev, "ptrace stub: run while its vfork child has it");
         return -EBUSY;
     }
+    char why[160];
+    if (stub_ensure(vm, why, sizeof(why)) < 0) {
+        vmm_event_fail(ev, "%s", why);
+        return -ESRCH;
+    }
     vm->dropped_errno = 0;
     uint64_t sync_t = vmm_clock_now();
     int rc = sync_mappings(vm, ev);
@@ -1050,6 +1138,29 @@ static uint64_t stub_cpu_ns(const struct pt_vm *vm)
     return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
+/* A read of the stub's CPU time older than this serves no slice's start:
+ * between runs a stub uses no more CPU than host time passes. */
+#define PT_CPU_READ_STALE_NS 1000000ULL
+
+/*
+ * The stub's CPU time at a slice's start, for the stall test: read
+ * afresh (a host call) at most once a millisecond. An older read is at
+ * most that much CPU early, so a slice it calls run for an eighth ran for
+ * an eighth less a millisecond at least: a stall is missed only within
+ * that millisecond of the threshold. A guest that stops every few
+ * microseconds (dd bs=1) so makes one read where it made hundreds.
+ */
+static uint64_t stub_cpu_at_start(struct pt_vm *vm)
+{
+    uint64_t now = vmm_clock_now();
+    if (vm->cpu_seen_at == 0 ||
+        now - vm->cpu_seen_at > PT_CPU_READ_STALE_NS) {
+        vm->cpu_seen_ns = stub_cpu_ns(vm);
+        vm->cpu_seen_at = now;
+    }
+    return vm->cpu_seen_ns;
+}
+
 static int pt_vm_run_slice(struct vmm_vm *base, struct vmm_event *ev,
                            uint64_t slice_ns)
 {
@@ -1065,14 +1176,19 @@ static int pt_vm_run_slice(struct vmm_vm *base, struct vmm_event *ev,
     if (rc == -ESRCH && vm->dead)
         return rc;
     slice_pid = vm->pid;
-    uint64_t cpu0 = stub_cpu_ns(vm);
+    uint64_t cpu0 = stub_cpu_at_start(vm);
     vmm_slice_timer_arm(slice_ns);
     rc = pt_vm_go(base, ev, rc);
     vmm_slice_timer_arm(0);
     slice_pid = 0;
     /* As kvm.c's: a slice the host kept the stub off its CPU for (under
      * an eighth of it run) is the host's stall, not a cut. */
-    uint64_t cpu1 = slice_fired ? stub_cpu_ns(vm) : 0;
+    uint64_t cpu1 = 0;
+    if (slice_fired) {
+        cpu1 = stub_cpu_ns(vm);
+        vm->cpu_seen_ns = cpu1;
+        vm->cpu_seen_at = vmm_clock_now();
+    }
     bool stalled = cpu0 != UINT64_MAX && cpu1 != UINT64_MAX &&
                    cpu1 - cpu0 < slice_ns / 8;
     if (slice_fired && ev->kind == VMM_EVENT_INTERRUPTED && !stalled) {
@@ -1136,20 +1252,26 @@ static void pt_vm_destroy(struct vmm_vm *base)
         free(vm);
         return;
     }
+    if (vm->stub_pending) { /* never used: killed unseized, none next */
+        vm->stub_pending = false;
+        ptrace_host_set_pending_vm(base->host, NULL);
+        ptrace_host_drop_prepared(base->host);
+    }
+    pt_maps_free(&vm->maps);
     if (vm->pid > 0) {
         uint64_t cpu = stub_cpu_ns(vm); /* for --summary's breakdown */
         if (cpu != UINT64_MAX) {
             vmm_run_clock.ns[VMM_CLOCK_GUEST_CPU] += cpu;
             vmm_run_clock.count[VMM_CLOCK_GUEST_CPU]++;
         }
-        (void)syscall(SYS_pidfd_send_signal, vm->pidfd, SIGKILL, NULL, 0);
     }
     vmm_as_release(&base->as);
     vmm_phys_destroy(&base->pm);
-    /* The stub's death, its reaping and the freeing of its memory wait
-     * for nothing hvrun does next (ptrace_reaper.c). */
+    /* The stub's kill, death and reaping and the freeing of its memory
+     * wait for nothing hvrun does next (ptrace_reaper.c). */
     struct ptrace_retired r = {
-        .pid = vm->pid > 0 ? vm->pid : 0, .pidfd = vm->pidfd,
+        .pid = vm->pid > 0 ? vm->pid : 0, .kill = vm->pid > 0,
+        .pidfd = vm->pidfd,
         .memfd = base->pm.memfd, .view = vm->phys_hva,
         .view_len = GUEST_PHYS_RESERVE};
     ptrace_reaper_retire(ptrace_host_reaper(base->host), &r);
@@ -1161,6 +1283,9 @@ static void pt_vm_destroy(struct vmm_vm *base)
 static int pt_vm_share(struct vmm_vm *base, struct vmm_vm *owner)
 {
     struct pt_vm *vm = pt_of(base);
+    int rc = stub_ensure_quiet(vm);
+    if (rc < 0)
+        return rc;
     char *path = (char *)vm->phys_hva + PT_SCRATCH_GPA;
     snprintf(path, 64, "/proc/%d/fd/%d", (int)getpid(), owner->pm.memfd);
     long fd = inject(vm, SYS_openat, (uint64_t)AT_FDCWD, PT_STUB_SCRATCH_VA,
@@ -1181,6 +1306,14 @@ static void prepare_next(struct vmm_host *host)
     int memfd;
     if (ptrace_host_wants_prepared(host) &&
         reserve_guest_memory(&view, &memfd) == 0)
+        ptrace_host_prepare_stub(host, memfd, view);
+}
+
+void ptrace_vm_prepare_first(struct vmm_host *host)
+{
+    uint8_t *view;
+    int memfd;
+    if (reserve_guest_memory(&view, &memfd) == 0)
         ptrace_host_prepare_stub(host, memfd, view);
 }
 
@@ -1205,9 +1338,53 @@ static int start_stub(struct pt_vm *vm, pid_t pid, char *why, size_t why_len)
     return 0; /* its seccomp filter it loaded as it started (ptrace_host.c) */
 }
 
+/*
+ * A VM whose stub was pending gets it now: the prepared stub taken (its
+ * start overlapped what hvrun did with the VM meanwhile: the exec's
+ * image, the first VM's set-up), or one spawned if that failed; then the
+ * next one is asked for. The segment bases set meanwhile are kept.
+ */
+static int stub_ensure(struct pt_vm *vm, char *why, size_t why_len)
+{
+    if (!vm->stub_pending)
+        return 0;
+    struct vmm_host *host = vm->base.host;
+    vm->stub_pending = false;
+    ptrace_host_set_pending_vm(host, NULL);
+    pid_t pid = 0;
+    if (ptrace_host_take_prepared_stub(host, &pid, &vm->pidfd) < 0) {
+        pid = 0;
+        vm->pidfd = -1;
+    }
+    /* Its time is the phase's that needed it (--summary: the guest's
+     * first run, usually): VM creation's is the VM's own. */
+    uint64_t fs = vm->uregs.fs_base, gs = vm->uregs.gs_base;
+    int rc = start_stub(vm, pid, why, why_len);
+    vm->uregs.fs_base = fs;
+    vm->uregs.gs_base = gs;
+    if (rc < 0) {
+        vm->dead = true; /* no stub: every later use fails */
+        if (rc != -EIO && why)
+            snprintf(why, why_len, "ptrace stub: %s", strerror(-rc));
+        return rc;
+    }
+    prepare_next(host);
+    return 0;
+}
+
+/* The same where no one is told why. */
+static int stub_ensure_quiet(struct pt_vm *vm)
+{
+    char why[160];
+    return stub_ensure(vm, why, sizeof(why));
+}
+
 static int pt_vm_create(struct vmm_host *host, struct vmm_vm **out,
                         char *why, size_t why_len)
 {
+    struct pt_vm *pending = ptrace_host_pending_vm(host);
+    if (pending) /* one prepared stub at a time: that VM's first */
+        (void)stub_ensure_quiet(pending);
     struct pt_vm *vm = calloc(1, sizeof(*vm));
     if (!vm)
         return -ENOMEM;
@@ -1217,12 +1394,16 @@ static int pt_vm_create(struct vmm_host *host, struct vmm_vm **out,
     vm->pidfd = -1;
     vm->memory_fd = PT_STUB_MEMFD;
     int memfd = -1, rc = 0;
-    pid_t pid = 0;
     void *view = NULL;
-    if (ptrace_host_take_prepared(host, &memfd, &view, &pid, &vm->pidfd))
+    const char *selftest = getenv("HVRUN_PTRACE_SELFTEST");
+    vm->selftest_cont = selftest && strcmp(selftest, "cont") == 0;
+    if (ptrace_host_take_prepared_memory(host, &memfd, &view)) {
         vm->phys_hva = view;
-    else
+        vm->stub_pending = true;
+        ptrace_host_set_pending_vm(host, vm);
+    } else {
         rc = reserve_guest_memory(&vm->phys_hva, &memfd);
+    }
     if (rc < 0) {
         snprintf(why, why_len, "guest memory memfd: %s", strerror(-rc));
         free(vm);
@@ -1242,12 +1423,14 @@ static int pt_vm_create(struct vmm_host *host, struct vmm_vm **out,
         pt_vm_destroy(&vm->base);
         return rc;
     }
-    const char *selftest = getenv("HVRUN_PTRACE_SELFTEST");
-    vm->selftest_cont = selftest && strcmp(selftest, "cont") == 0;
     /* A stub's FPU/SSE/AVX state is the reset state already: exec gives
      * it (FCW 0x37f, MXCSR 0x1f80, every component initial) and the stub
      * never touches it, so no pt_vm_reset_xstate (two ptrace calls). */
-    if ((rc = start_stub(vm, pid, why, why_len)) < 0) {
+    if (vm->stub_pending) { /* taken at its first use (stub_ensure) */
+        *out = &vm->base;
+        return 0;
+    }
+    if ((rc = start_stub(vm, 0, why, why_len)) < 0) {
         if (rc != -EIO && why)
             snprintf(why, why_len, "ptrace stub: %s", strerror(-rc));
         pt_vm_destroy(&vm->base);
@@ -1272,6 +1455,8 @@ static int pt_vm_set_debugregs(struct vmm_vm *base, const uint64_t addr[4],
     }
     if (vm->lender)
         vm->dr_touched = true;
+    if (stub_ensure_quiet(vm) < 0)
+        return -ESRCH;
     size_t at = offsetof(struct user, u_debugreg);
     /* DR7 off first: an address change must not arm a half-made pair */
     if (ptrace(PTRACE_POKEUSER, vm->pid, (void *)(at + 7 * 8), NULL) < 0)
@@ -1289,8 +1474,8 @@ static int pt_vm_set_debugregs(struct vmm_vm *base, const uint64_t addr[4],
 static uint64_t pt_vm_take_dr6(struct vmm_vm *base)
 {
     struct pt_vm *vm = pt_of(base);
-    if (vm->lent_to)
-        return VMM_DR6_RESET; /* it has not run since */
+    if (vm->lent_to || vm->stub_pending)
+        return VMM_DR6_RESET; /* it has not run since, or never */
     size_t at = offsetof(struct user, u_debugreg) + 6 * 8;
     errno = 0;
     long dr6 = ptrace(PTRACE_PEEKUSER, vm->pid, (void *)at, NULL);
@@ -1312,7 +1497,8 @@ static uint64_t pt_vm_take_dr6(struct vmm_vm *base)
 static int pt_vm_borrow(struct vmm_vm *parent_base, struct vmm_vm **out)
 {
     struct pt_vm *p = pt_of(parent_base);
-    if (p->lent_to || p->dead || p->pid <= 0 || p->selftest_cont)
+    if (stub_ensure_quiet(p) < 0 || p->lent_to || p->dead || p->pid <= 0 ||
+        p->selftest_cont)
         return -EBUSY;
     struct pt_vm *b = calloc(1, sizeof(*b));
     uint8_t *k = malloc(XSTATE_MAX_KERNEL);
@@ -1374,7 +1560,8 @@ static void *pt_vm_save_cpu(struct vmm_vm *base, size_t *len)
 {
     struct pt_vm *vm = pt_of(base);
     *len = 0;
-    if (vm->lent_to || vm->lender || vm->dead || vm->pid <= 0)
+    if (vm->stub_pending || vm->lent_to || vm->lender || vm->dead ||
+        vm->pid <= 0)
         return NULL;
     uint8_t *k = malloc(XSTATE_MAX_KERNEL);
     if (k && get_kernel_xstate(vm, k, len) == 0)
@@ -1392,8 +1579,11 @@ static void pt_vm_disown(struct vmm_vm *base)
         close(vm->pidfd);
     vm->pidfd = -1;
     vm->pid = 0;
+    vm->stub_pending = false; /* the original takes its stub */
+    vm->cpu_seen_at = 0;
     vm->maps_valid = false;
     vm->nr_stub_files = 0; /* the files the original's stub opened */
+    pt_maps_clear(&vm->maps);
     vm->batch_n = 0;
     vm->batch_open_id = 0;
 }

@@ -46,6 +46,10 @@ struct pt_host {
     bool prepared;
     int prepared_memfd;
     void *prepared_view;
+    /* The prepared stub's memory went to a VM whose stub is taken later
+     * (ptrace_host_take_prepared_memory): pending_vm, not this, owns it. */
+    bool prepared_memory_taken;
+    void *pending_vm;
     unsigned vm_pool, stubs_made;
 };
 
@@ -129,28 +133,53 @@ void ptrace_host_prepare_stub(struct vmm_host *host, int memfd, void *view)
     h->prepared_view = view;
 }
 
-bool ptrace_host_take_prepared(struct vmm_host *host, int *memfd,
-                               void **view, pid_t *pid, int *pidfd)
+bool ptrace_host_take_prepared_memory(struct vmm_host *host, int *memfd,
+                                      void **view)
 {
     struct pt_host *h = pt_host_of(host);
-    if (!h->prepared)
+    if (!h->prepared || h->prepared_memory_taken)
         return false;
-    h->prepared = false;
-    int ready_r = -1;
-    char why[160];
-    if (ptrace_spawner_reply(&h->spawner, pid, pidfd, &ready_r) < 0 ||
-        seize_stub(*pid, pidfd, ready_r, why, sizeof(why)) < 0) {
-        close(h->prepared_memfd);
-        munmap(h->prepared_view, PT_GUEST_PHYS_RESERVE);
-        return false; /* the caller spawns one itself, and says why */
-    }
+    h->prepared_memory_taken = true;
     *memfd = h->prepared_memfd;
     *view = h->prepared_view;
     return true;
 }
 
+int ptrace_host_take_prepared_stub(struct vmm_host *host, pid_t *pid,
+                                   int *pidfd)
+{
+    struct pt_host *h = pt_host_of(host);
+    if (!h->prepared || !h->prepared_memory_taken)
+        return -ENOENT;
+    h->prepared = h->prepared_memory_taken = false;
+    int ready_r = -1;
+    char why[160];
+    if (ptrace_spawner_reply(&h->spawner, pid, pidfd, &ready_r) < 0 ||
+        seize_stub(*pid, pidfd, ready_r, why, sizeof(why)) < 0)
+        return -EIO; /* the caller spawns one itself, and says why */
+    return 0;
+}
+
+static void drop_prepared(struct pt_host *h);
+
+void ptrace_host_drop_prepared(struct vmm_host *host)
+{
+    drop_prepared(pt_host_of(host));
+}
+
+void ptrace_host_set_pending_vm(struct vmm_host *host, void *vm)
+{
+    pt_host_of(host)->pending_vm = vm;
+}
+
+void *ptrace_host_pending_vm(struct vmm_host *host)
+{
+    return pt_host_of(host)->pending_vm;
+}
+
 /* A prepared stub no one will take (the host closes, or its spawner is
- * replaced): read, killed, its memory freed. */
+ * replaced, or its pending VM goes unused): read, killed, its memory
+ * freed unless a VM has it. */
 static void drop_prepared(struct pt_host *h)
 {
     if (!h->prepared)
@@ -163,8 +192,11 @@ static void drop_prepared(struct pt_host *h)
         (void)syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
         close(pidfd); /* not hvrun's child: the spawner's, which reaps */
     }
-    close(h->prepared_memfd);
-    munmap(h->prepared_view, PT_GUEST_PHYS_RESERVE);
+    if (!h->prepared_memory_taken) {
+        close(h->prepared_memfd);
+        munmap(h->prepared_view, PT_GUEST_PHYS_RESERVE);
+    }
+    h->prepared_memory_taken = false;
 }
 
 void ptrace_host_confined(struct vmm_host *host)
@@ -189,6 +221,7 @@ int ptrace_host_fs_restricted(struct vmm_host *host, char *why,
         return rc;
     h->unrestricted_spawner = h->spawner;
     h->spawner = fresh;
+    ptrace_reaper_set_unpin(&h->reaper, fresh.unpin_sock);
     return 0;
 }
 
@@ -201,7 +234,11 @@ void ptrace_host_close(struct vmm_host *host)
 {
     struct pt_host *h = pt_host_of(host);
     drop_prepared(h);
-    ptrace_reaper_stop(&h->reaper);
+    ptrace_reaper_stop(&h->reaper); /* unpins through the spawner */
+    /* Both spawners told to go first, then waited for: their exits
+     * overlap. */
+    ptrace_spawner_close(&h->spawner);
+    ptrace_spawner_close(&h->unrestricted_spawner);
     ptrace_spawner_stop(&h->spawner);
     ptrace_spawner_stop(&h->unrestricted_spawner);
     if (h->stub_exec_fd >= 0)
@@ -329,8 +366,9 @@ int ptrace_host_open(struct vmm_host **out, char *why, size_t why_len)
     if (!h)
         return -ENOMEM;
     h->base.ops = &ptrace_backend_ops;
-    h->spawner.sock = h->spawner.pid = -1;
-    h->unrestricted_spawner.sock = h->unrestricted_spawner.pid = -1;
+    h->spawner.sock = h->spawner.unpin_sock = h->spawner.pid = -1;
+    h->unrestricted_spawner.sock = h->unrestricted_spawner.unpin_sock = -1;
+    h->unrestricted_spawner.pid = -1;
     ptrace_reaper_init(&h->reaper);
     struct vmm_host_info *info = &h->base.info;
     snprintf(info->hypervisor, sizeof(info->hypervisor), "none (ptrace)");
@@ -350,6 +388,7 @@ int ptrace_host_open(struct vmm_host **out, char *why, size_t why_len)
         ptrace_host_close(&h->base);
         return rc;
     }
+    ptrace_reaper_set_unpin(&h->reaper, h->spawner.unpin_sock);
     char msg[256];
     /* The guest's XSAVE state is the host kernel's: its XCR0, as far as
      * the layouts hvrun knows go (components 0-9; AMX's need a permission
@@ -370,6 +409,11 @@ int ptrace_host_open(struct vmm_host **out, char *why, size_t why_len)
      * CPUID is the host's. */
     if (h->base.info.cpuid_control)
         vmm_host_pin_guest_thread(&h->base);
+    /* Every run makes a first VM: its stub is spawned now, beside the
+     * rest of the set-up (the confinement, the program's load), rather
+     * than while the first vm_create waits (~1-3 ms). A host closed
+     * without one (doctor) kills it unused. */
+    ptrace_vm_prepare_first(&h->base);
     *out = &h->base;
     return 0;
 }
@@ -380,19 +424,20 @@ void ptrace_host_disown(struct vmm_host *host)
 {
     struct pt_host *h = pt_host_of(host);
     if (h->prepared) { /* the original reads its reply */
-        close(h->prepared_memfd);
-        munmap(h->prepared_view, PT_GUEST_PHYS_RESERVE);
-        h->prepared = false;
+        if (!h->prepared_memory_taken) {
+            close(h->prepared_memfd);
+            munmap(h->prepared_view, PT_GUEST_PHYS_RESERVE);
+        }
+        h->prepared = h->prepared_memory_taken = false;
     }
+    h->pending_vm = NULL; /* its VM forgets its stub (vm_disown) */
     /* Not stopped: the spawners are the original's children, and their
      * sockets the original's too (a request here would take its reply). */
-    if (h->spawner.sock >= 0)
-        close(h->spawner.sock);
-    if (h->unrestricted_spawner.sock >= 0)
-        close(h->unrestricted_spawner.sock);
-    h->spawner.sock = h->unrestricted_spawner.sock = -1;
+    ptrace_spawner_close(&h->spawner);
+    ptrace_spawner_close(&h->unrestricted_spawner);
     h->spawner.pid = h->unrestricted_spawner.pid = -1;
-    /* The worker thread is not in the fork; its lock may have been held. */
+    /* The worker thread is not in the fork; its lock may have been held.
+     * Its stubs die pinned (no spawner socket of its own). */
     bool allowed = h->reaper.allowed;
     ptrace_reaper_init(&h->reaper);
     h->reaper.allowed = allowed;
@@ -402,6 +447,7 @@ void ptrace_host_adopt_helper(struct vmm_host *host, int helper_fd)
 {
     struct pt_host *h = pt_host_of(host);
     h->spawner.sock = helper_fd;
+    h->spawner.unpin_sock = -1;
     h->spawner.pid = -1; /* another process's child: not waited for */
 }
 

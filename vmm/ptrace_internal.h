@@ -8,6 +8,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 struct vmm_host;
@@ -48,8 +49,25 @@ int ptrace_host_spawn_stub(struct vmm_host *host, int memfd, pid_t *pid,
  */
 bool ptrace_host_wants_prepared(struct vmm_host *host);
 void ptrace_host_prepare_stub(struct vmm_host *host, int memfd, void *view);
-bool ptrace_host_take_prepared(struct vmm_host *host, int *memfd,
-                               void **view, pid_t *pid, int *pidfd);
+/* In two steps, so that a new VM can use its memory (its address space,
+ * the exec's image) while its stub still starts: the memory now (false:
+ * none prepared), the stub when the VM first needs it (0, or -errno
+ * when it failed and was cleaned up: the caller spawns one). Until then
+ * no other stub is asked for; pending_vm names that VM. */
+bool ptrace_host_take_prepared_memory(struct vmm_host *host, int *memfd,
+                                      void **view);
+int ptrace_host_take_prepared_stub(struct vmm_host *host, pid_t *pid,
+                                   int *pidfd);
+void ptrace_host_set_pending_vm(struct vmm_host *host, void *vm);
+/* The prepared stub killed unused (its memory stays with a VM that took
+ * it). */
+void ptrace_host_drop_prepared(struct vmm_host *host);
+void *ptrace_host_pending_vm(struct vmm_host *host);
+
+/* The first VM's stub asked for as the host opens (ptrace.c): its spawn
+ * overlaps the rest of hvrun's set-up instead of waiting in the first
+ * vm_create. The host's guests' thread must be pinned by then. */
+void ptrace_vm_prepare_first(struct vmm_host *host);
 
 /* The guest-physical reserve each stub's memfd is (and hvrun's view). */
 #define PT_GUEST_PHYS_RESERVE (256ULL << 30)
@@ -57,6 +75,7 @@ bool ptrace_host_take_prepared(struct vmm_host *host, int *memfd,
 /* The process that starts stubs for a host (ptrace_spawner.c). */
 struct ptrace_spawner {
     int sock;  /* hvrun's end of the socketpair */
+    int unpin_sock; /* the reaper's (ptrace_spawner_unpin); -1: none */
     pid_t pid; /* the spawner */
 };
 int ptrace_spawner_start(struct ptrace_spawner *s, int exec_fd, char *why,
@@ -70,11 +89,18 @@ int ptrace_spawner_request(struct ptrace_spawner *s, int memfd);
 int ptrace_spawner_reply(struct ptrace_spawner *s, pid_t *pid, int *pidfd,
                          int *ready_r);
 void ptrace_spawner_stop(struct ptrace_spawner *s);
+/* Its sockets closed (it exits), not waited for; stop waits. */
+void ptrace_spawner_close(struct ptrace_spawner *s);
+/* A stub about to be killed moved off the guests' CPU to all of the
+ * spawner's (its death's work then runs elsewhere); pidfd is the stub's.
+ * Waits for the spawner's answer. 0, or -errno when it could not ask. */
+int ptrace_spawner_unpin(int unpin_sock, pid_t pid, int pidfd);
 
 /* What is left of a killed stub (ptrace_reaper.c): reaped, its fds
  * closed and hvrun's view of its guest memory unmapped, by a worker. */
 struct ptrace_retired {
-    pid_t pid;  /* killed already; 0: none */
+    pid_t pid;  /* 0: none */
+    bool kill;  /* killed by the reaper (else killed already) */
     int pidfd, memfd; /* -1: none */
     void *view; /* NULL: none */
     size_t view_len;
@@ -88,16 +114,46 @@ struct ptrace_reaper {
      * worker's (its work need not wait for the guests' CPU) */
     cpu_set_t home;
     bool started, broken, stopping;
+    /* The spawner's socket that moves a stub off the guests' CPU before
+     * the worker kills it (-1: none; killed pinned). */
+    int unpin_sock;
     struct ptrace_retired *queue;
     size_t n, cap;
 };
 void ptrace_reaper_init(struct ptrace_reaper *rp);
+/* r->kill: the stub is killed here, by the worker when there is one
+ * (after it is moved off the guests' CPU), else at once. */
 void ptrace_reaper_retire(struct ptrace_reaper *rp,
                           const struct ptrace_retired *r);
+/* The spawner socket through which stubs are unpinned (-1: none). */
+void ptrace_reaper_set_unpin(struct ptrace_reaper *rp, int unpin_sock);
 /* Waits for every stub retired. */
 void ptrace_reaper_stop(struct ptrace_reaper *rp);
 /* The host's reaper. */
 struct ptrace_reaper *ptrace_host_reaper(struct vmm_host *host);
+
+/* What a stub has mapped, as far as hvrun knows it for sure
+ * (ptrace_maps.c): [start, end) mapped from backing `key` (the guest
+ * memfd: PT_MAPS_MEMFD plus the stub's fd of it; else a file's
+ * vmm_shared id) at offset off (of start), with prot. */
+#define PT_MAPS_MEMFD (1ULL << 63)
+struct pt_stub_map {
+    uint64_t start, end, key, off;
+    int prot;
+};
+struct pt_stub_maps {
+    struct pt_stub_map *e; /* sorted, non-overlapping */
+    size_t n, cap;
+};
+/* [map->start, map->end) is now map (what was there forgotten). */
+void pt_maps_set(struct pt_stub_maps *m, const struct pt_stub_map *map);
+/* [lo, hi) no longer known (unmapped, or mapped in a way not recorded). */
+void pt_maps_forget(struct pt_stub_maps *m, uint64_t lo, uint64_t hi);
+/* The one entry that covers all of [lo, hi), or NULL. */
+const struct pt_stub_map *pt_maps_covering(const struct pt_stub_maps *m,
+                                           uint64_t lo, uint64_t hi);
+void pt_maps_clear(struct pt_stub_maps *m);
+void pt_maps_free(struct pt_stub_maps *m);
 
 /* The stub's seccomp filter (ptrace_filter.c), as BPF to load. */
 struct ptrace_stub_filter {

@@ -5,11 +5,14 @@
  * address space torn down, on the guest's CPU) before it can be reaped,
  * and its guest memory (a memfd and hvrun's view of it) freed: measured
  * 1.5 ms a process, about a fifth of a `sh -c true` spawn, all of it
- * waiting on work hvrun does not need done before it goes on. The
- * SIGKILL is sent at once (nothing of the guest runs after it); a worker
- * thread waits for the death, then closes the pidfd and the memfd and
- * unmaps the view. Any thread of the tracer's thread group may reap a
- * tracee, so the worker can.
+ * waiting on work hvrun does not need done before it goes on. A worker
+ * thread asks the spawner to move the stub off the guests' CPU (so that
+ * its death's work runs beside the next guest, not before it: hvrun's
+ * seccomp filter lets hvrun set no other process's CPUs), kills it (it
+ * sits in a ptrace stop until then: nothing of the guest runs), waits
+ * for the death, then closes the pidfd and the memfd and unmaps the view.
+ * Any thread of the tracer's thread group may reap a tracee, so the
+ * worker can. Without the worker the stub is killed and reaped at once.
  *
  * The worker starts at the first stub retired once hvrun has confined
  * itself (vmm_host_confined) (cli/confine.c: its seccomp filter is TSYNC, and --fs-policy's
@@ -25,11 +28,17 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-static void reap_now(const struct ptrace_retired *r)
+static void reap_now(const struct ptrace_retired *r, int unpin_sock)
 {
+    if (r->kill && r->pid > 0) {
+        if (unpin_sock >= 0)
+            (void)ptrace_spawner_unpin(unpin_sock, r->pid, r->pidfd);
+        (void)syscall(SYS_pidfd_send_signal, r->pidfd, SIGKILL, NULL, 0);
+    }
     if (r->pid > 0)
         while (waitpid(r->pid, NULL, __WALL) < 0 && errno == EINTR)
             ;
@@ -53,8 +62,9 @@ static void *reaper_main(void *arg)
         if (rp->n == 0)
             break;
         struct ptrace_retired r = rp->queue[--rp->n];
+        int unpin_sock = rp->unpin_sock;
         pthread_mutex_unlock(&rp->lock);
-        reap_now(&r);
+        reap_now(&r, unpin_sock);
         pthread_mutex_lock(&rp->lock);
     }
     pthread_mutex_unlock(&rp->lock);
@@ -78,11 +88,18 @@ static bool start_reaper(struct ptrace_reaper *rp)
 
 void ptrace_reaper_init(struct ptrace_reaper *rp)
 {
-    *rp = (struct ptrace_reaper){0};
+    *rp = (struct ptrace_reaper){.unpin_sock = -1};
     if (sched_getaffinity(0, sizeof(rp->home), &rp->home) < 0)
         CPU_ZERO(&rp->home);
     pthread_mutex_init(&rp->lock, NULL);
     pthread_cond_init(&rp->more, NULL);
+}
+
+void ptrace_reaper_set_unpin(struct ptrace_reaper *rp, int unpin_sock)
+{
+    pthread_mutex_lock(&rp->lock);
+    rp->unpin_sock = unpin_sock;
+    pthread_mutex_unlock(&rp->lock);
 }
 
 void ptrace_reaper_retire(struct ptrace_reaper *rp,
@@ -107,7 +124,7 @@ void ptrace_reaper_retire(struct ptrace_reaper *rp,
     }
     pthread_mutex_unlock(&rp->lock);
     if (!queued)
-        reap_now(r);
+        reap_now(r, -1); /* killed now: nothing else would */
 }
 
 void ptrace_reaper_stop(struct ptrace_reaper *rp)
@@ -120,7 +137,7 @@ void ptrace_reaper_stop(struct ptrace_reaper *rp)
     if (started)
         pthread_join(rp->worker, NULL);
     while (rp->n > 0) /* left by a worker that never started */
-        reap_now(&rp->queue[--rp->n]);
+        reap_now(&rp->queue[--rp->n], -1);
     free(rp->queue);
     pthread_mutex_destroy(&rp->lock);
     pthread_cond_destroy(&rp->more);

@@ -23,6 +23,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <spawn.h>
@@ -106,6 +107,15 @@ static int spawn(int memfd, int ready_w, int exec_fd, pid_t *pid)
 
 /* ---- the spawner process -------------------------------------------------- */
 
+/* Until the stub's ready byte can be read (not read: hvrun reads it), or
+ * its pipe's end (it died: hvrun's read says so), or a long while. */
+static void await_ready(int ready_r)
+{
+    struct pollfd pfd = {.fd = ready_r, .events = POLLIN};
+    while (poll(&pfd, 1, 5000) < 0 && errno == EINTR)
+        ;
+}
+
 /* One request: a stub spawned on the CPUs asked for, without address
  * randomisation (its exec stack and [vdso] must never land on its fixed
  * range, which a randomised stack now and then did). */
@@ -124,12 +134,18 @@ static void serve_one(int sock, int exec_fd, int memfd,
         if (old != -1)
             (void)personality((unsigned long)old);
     }
-    /* The stub runs on the guests' CPU; the spawner, and the exec that
-     * makes the stub, on any of hvrun's: hvrun asks for its next stub
-     * ahead (ptrace_host_prepare_stub), and on the guests' CPU the exec
-     * ran before hvrun went on, ~0.8 ms of every process. The stub gets
-     * its CPU before hvrun hears of it, so before any call hvrun injects
-     * or any guest code runs in it (its own start may run elsewhere). */
+    /* The stub runs on the guests' CPU; the spawner, the exec that makes
+     * the stub and the stub's own start (its filter's load, its unmaps:
+     * ~0.5 ms of a process on this host) on any of hvrun's: hvrun asks for
+     * its next stub ahead (ptrace_host_prepare_stub), and whatever of it
+     * ran on the guests' CPU ran before hvrun went on. So the stub gets
+     * its CPU once it is ready (asleep in pause), and before hvrun hears of
+     * it: before any call hvrun injects or any guest code runs in it. */
+    if (ready[1] >= 0) /* the stub's only: its end is the pipe's end */
+        close(ready[1]);
+    ready[1] = -1;
+    if (rp.err == 0)
+        await_ready(ready[0]);
     if (rp.err == 0 &&
         sched_setaffinity(rp.pid, sizeof(rq->cpus), &rq->cpus) < 0) {
         rp.err = -errno;
@@ -149,7 +165,53 @@ static void serve_one(int sock, int exec_fd, int memfd,
         close(pidfd);
 }
 
-static _Noreturn void spawner_main(int sock, int exec_fd, pid_t hvrun)
+/*
+ * A retired stub set free of the guests' CPU before hvrun's reaper kills
+ * it (ptrace_spawner_unpin): its death (the teardown of its address
+ * space, ~0.1-1 ms) then runs on another of hvrun's CPUs, not on the one
+ * where the next guest runs. The pidfd says the stub is still there (a
+ * stub hvrun's reaper has not reaped keeps its pid, so the pid names no
+ * other process). Answers one byte, whatever happened: hvrun kills it
+ * then, pinned or not.
+ */
+static void serve_unpin(int unpin_sock)
+{
+    pid_t pid;
+    int pidfd;
+    ssize_t n = vmm_recv_fds(unpin_sock, &pid, sizeof(pid), &pidfd, 1);
+    if (n <= 0)
+        _exit(0); /* hvrun closed its end, or is gone */
+    cpu_set_t all;
+    if (n == (ssize_t)sizeof(pid) && pidfd >= 0 &&
+        syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0) == 0 &&
+        sched_getaffinity(0, sizeof(all), &all) == 0)
+        (void)sched_setaffinity(pid, sizeof(all), &all);
+    if (pidfd >= 0)
+        close(pidfd);
+    char done = 1;
+    (void)vmm_send_fds(unpin_sock, &done, 1, NULL, 0);
+}
+
+/* Serves unpins (unpin_sock, -1: none) until a spawn request (or the
+ * end of hvrun's socket) can be read on sock. */
+static void await_spawn_request(int sock, int unpin_sock)
+{
+    struct pollfd pfd[2] = {{.fd = sock, .events = POLLIN},
+                            {.fd = unpin_sock, .events = POLLIN}};
+    for (;;) {
+        int n = poll(pfd, unpin_sock >= 0 ? 2 : 1, -1);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            _exit(0);
+        if (pfd[0].revents)
+            return;
+        serve_unpin(unpin_sock);
+    }
+}
+
+static _Noreturn void spawner_main(int sock, int unpin_sock, int exec_fd,
+                                   pid_t hvrun)
 {
     (void)prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != hvrun)
@@ -161,19 +223,28 @@ static _Noreturn void spawner_main(int sock, int exec_fd, pid_t hvrun)
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
-    /* Nothing of hvrun's but its socket and the stub program. */
-    int keep_lo = sock < exec_fd ? sock : exec_fd;
-    int keep_hi = sock < exec_fd ? exec_fd : sock;
+    /* Nothing of hvrun's but its sockets and the stub program. */
+    int keep[3] = {sock, unpin_sock, exec_fd};
     int null = open("/dev/null", O_RDWR);
     for (int fd = 0; fd < 3 && null >= 0; fd++)
-        if (fd != sock && fd != exec_fd)
+        if (fd != sock && fd != unpin_sock && fd != exec_fd)
             dup2(null, fd);
-    for (int fd = 3; fd < keep_lo; fd++)
-        close(fd);
-    if (keep_hi > keep_lo + 1)
-        close_range((unsigned)keep_lo + 1, (unsigned)keep_hi - 1, 0);
-    close_range((unsigned)keep_hi + 1, ~0U, 0);
+    int from = 3;
+    for (;;) { /* close every fd from `from` up to the next kept one */
+        int next = -1;
+        for (int i = 0; i < 3; i++)
+            if (keep[i] >= from && (next < 0 || keep[i] < next))
+                next = keep[i];
+        if (next < 0) {
+            close_range((unsigned)from, ~0U, 0);
+            break;
+        }
+        if (next > from)
+            close_range((unsigned)from, (unsigned)next - 1, 0);
+        from = next + 1;
+    }
     for (;;) {
+        await_spawn_request(sock, unpin_sock);
         struct spawn_request rq;
         int memfd;
         ssize_t n = vmm_recv_fds(sock, &rq, sizeof(rq), &memfd, 1);
@@ -193,32 +264,63 @@ static _Noreturn void spawner_main(int sock, int exec_fd, pid_t hvrun)
 int ptrace_spawner_start(struct ptrace_spawner *s, int exec_fd, char *why,
                          size_t why_len)
 {
-    int sv[2];
-    s->sock = -1;
+    int sv[2], uv[2];
+    s->sock = s->unpin_sock = -1;
     s->pid = -1;
     if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
         snprintf(why, why_len, "ptrace: the stub spawner's socket: %s",
                  strerror(errno));
         return -errno;
     }
+    /* The reaper's own socket (ptrace_spawner_unpin): not the spawns',
+     * whose replies the main thread reads. Without it stubs die pinned. */
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, uv) < 0)
+        uv[0] = uv[1] = -1;
     pid_t hvrun = getpid();
     pid_t pid = fork();
     if (pid < 0) {
         int err = errno;
         close(sv[0]);
         close(sv[1]);
+        if (uv[0] >= 0) {
+            close(uv[0]);
+            close(uv[1]);
+        }
         snprintf(why, why_len, "ptrace: forking the stub spawner: %s",
                  strerror(err));
         return -err;
     }
     if (pid == 0) {
         close(sv[0]);
-        spawner_main(sv[1], exec_fd, hvrun);
+        if (uv[0] >= 0)
+            close(uv[0]);
+        spawner_main(sv[1], uv[1], exec_fd, hvrun);
     }
     close(sv[1]);
+    if (uv[1] >= 0)
+        close(uv[1]);
     s->sock = sv[0];
+    s->unpin_sock = uv[0];
     s->pid = pid;
     return 0;
+}
+
+void ptrace_spawner_close(struct ptrace_spawner *s)
+{
+    if (s->sock >= 0)
+        close(s->sock); /* its read ends: it exits */
+    if (s->unpin_sock >= 0)
+        close(s->unpin_sock);
+    s->sock = s->unpin_sock = -1;
+}
+
+int ptrace_spawner_unpin(int unpin_sock, pid_t pid, int pidfd)
+{
+    char done;
+    if (unpin_sock < 0 || vmm_send_fds(unpin_sock, &pid, sizeof(pid), &pidfd,
+                                       1) < 0)
+        return -EPIPE;
+    return vmm_recv_fds(unpin_sock, &done, 1, NULL, 0) == 1 ? 0 : -EPIPE;
 }
 
 int ptrace_spawner_request(struct ptrace_spawner *s, int memfd)
@@ -261,9 +363,7 @@ int ptrace_spawner_reply(struct ptrace_spawner *s, pid_t *pid, int *pidfd,
 
 void ptrace_spawner_stop(struct ptrace_spawner *s)
 {
-    if (s->sock >= 0)
-        close(s->sock); /* its read ends: it exits */
-    s->sock = -1;
+    ptrace_spawner_close(s);
     if (s->pid > 0) {
         int st;
         while (waitpid(s->pid, &st, 0) < 0 && errno == EINTR)
