@@ -474,15 +474,24 @@ static void note_batch_open(struct pt_vm *vm)
  * stub's fd of it: file_fd), else the memfd; the pages of a file VMA past
  * its file's end then made inaccessible, so that they fault in the stub
  * (hvrun answers SIGBUS), as kvm's missing PTEs do. */
+/* Whether v is not direct, or direct from a file or image object. */
+static bool direct_source_known(const struct vmm_vma *v)
+{
+    uint64_t off;
+    return !(v->flags & VMM_VMA_DIRECT) || vmm_vma_direct_source(v, &off);
+}
+
 /* What [lo, hi) of v is mapped from in the stub: its key and offset
  * (struct pt_stub_map), for a VMA that is neither lazy nor shared. */
 static struct pt_stub_map backing_of(const struct pt_vm *vm,
                                      const struct vmm_vma *v, gva_t lo,
                                      gva_t hi)
 {
-    if (v->flags & VMM_VMA_DIRECT)
-        return (struct pt_stub_map){lo, hi, v->file->id,
-                                    v->file_off + (lo - v->start), v->prot};
+    uint64_t src_off;
+    const struct vmm_shared *src = vmm_vma_direct_source(v, &src_off);
+    if (src) /* its file's pages, or its image's (progress.c) */
+        return (struct pt_stub_map){lo, hi, src->id,
+                                    src_off + (lo - v->start), v->prot};
     return (struct pt_stub_map){lo, hi,
                                 PT_MAPS_MEMFD | (uint64_t)vm->memory_fd,
                                 backing_off_at(v, lo), v->prot};
@@ -499,7 +508,7 @@ static bool queue_vma_same_backing(struct pt_vm *vm, const struct vmm_vma *v,
                                    gva_t lo, gva_t hi)
 {
     if ((v->flags & VMM_VMA_LAZY) || v->shared ||
-        vmm_vma_valid_end(v) < hi || ((v->flags & VMM_VMA_DIRECT) && !v->file))
+        vmm_vma_valid_end(v) < hi || !direct_source_known(v))
         return false;
     struct pt_stub_maps *maps = &stub_owner(vm)->maps;
     struct pt_stub_map want = backing_of(vm, v, lo, hi);
@@ -540,7 +549,7 @@ static void queue_vma_part(struct pt_vm *vm, const struct vmm_vma *v,
     gva_t valid = vmm_vma_valid_end(v);
     if (valid >= hi || !v->prot) {
         struct pt_stub_map now = backing_of(vm, v, lo, hi);
-        if (!(v->flags & VMM_VMA_DIRECT) || v->file)
+        if (direct_source_known(v))
             pt_maps_set(maps, &now);
         else
             pt_maps_forget(maps, lo, hi);
