@@ -152,6 +152,9 @@ par_case() {
     (
         PAR_TALLY=$PAR_DIR/$seq.tally
         : >"$PAR_TALLY"
+        # A case that itself calls par_case runs those in turn, inside it.
+        PAR_JOBS=1
+        PAR_PID_SEQ=()
         case_timed "$@"
     ) >"$PAR_DIR/$seq.out" 2>&1 </dev/null &
     PAR_PID_SEQ[$!]=$seq

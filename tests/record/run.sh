@@ -245,7 +245,7 @@ for_each_case() {
         name=$(trim "${line%%|*}")
         cmd=$(trim "${line#*|}")
         eval "set -- $cmd"
-        rec_case "$name" "$@"
+        par_case rec_case "$name" "$@"
     done <<< "$CASES"
 }
 
@@ -1464,28 +1464,25 @@ for hvarg in "$@"; do
         skip "$L:record" "no $KVM_DEV on this host"
         continue
     fi
+    # Each group beside another (HVRUN_TEST_JOBS, tests/lib.sh): each has
+    # its own directory, files and sockets. Alone: those whose probe checks
+    # that nothing reaches a replay's ports (another group's run may hold
+    # the same port number for real: a run's port is the host's when free),
+    # the one that times host timers, and those that look at what every
+    # run leaves (the replays' scratch directories, the recordings' store).
     for_each_case
-    cross_backend_case
-    stdin_and_copy_cases
-    diverged_cases
-    outside_cases
-    outside_udp_cases
-    outside_unix_cases
-    outside_unix_dgram_cases
-    outside_seqpacket_cases
-    seqpacket_accepted_case
-    accepted_cases
-    accept_timed_cases
-    udp_server_cases
-    unix_dgram_server_cases
-    multicast_cases
-    stopped_case
-    stopped_case pipe
-    stopped_case clock
-    host_timers_case
-    isolation_cases
-    nonroot_cases
-    list_cases
+    for group in cross_backend_case stdin_and_copy_cases diverged_cases \
+        outside_cases outside_udp_cases outside_unix_cases \
+        outside_unix_dgram_cases outside_seqpacket_cases \
+        seqpacket_accepted_case unix_dgram_server_cases stopped_case \
+        "stopped_case pipe" "stopped_case clock" nonroot_cases; do
+        # shellcheck disable=SC2086 # a group's name and its argument
+        par_case $group
+    done
+    for group in accepted_cases accept_timed_cases udp_server_cases \
+        multicast_cases host_timers_case isolation_cases list_cases; do
+        par_serial $group
+    done
     corrupt_case
 done
 finish
