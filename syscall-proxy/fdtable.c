@@ -48,6 +48,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define FDTABLE_INITIAL_CAP 64
@@ -296,6 +297,21 @@ struct proxy_fd *proxy_fd_get(struct proxy_fdtable *t, int guest_fd)
         return NULL;
     struct proxy_fd *slot = &t->fds[guest_fd];
     return slot->kind == PROXY_FD_FREE ? NULL : slot;
+}
+
+bool proxy_fd_identity(struct proxy_fd *f)
+{
+    if (f->meta_known)
+        return true;
+    struct stat st;
+    if (fstat(f->host_fd, &st) < 0)
+        return false;
+    f->host_type = st.st_mode & S_IFMT;
+    f->host_dev = st.st_dev;
+    f->host_ino = st.st_ino;
+    f->host_rdev = st.st_rdev;
+    f->meta_known = true;
+    return true;
 }
 
 uint64_t proxy_fd_file_id(const struct proxy_fdtable *t, int guest_fd)

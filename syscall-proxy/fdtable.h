@@ -45,6 +45,9 @@ struct proxy_fd {
     bool meta_known;
     mode_t host_type;           /* S_IFMT bits */
     uint64_t host_dev, host_ino;
+    uint64_t host_rdev;         /* a device's number */
+    /* Whether the host file is a terminal, asked once (io.c): tty_known. */
+    bool tty_known, tty;
     /* Directories read with metadata virtualised: the entries in name
      * order, shared by the guest fds dup'd from this one (refcounted). */
     struct proxy_dircache *dircache;
@@ -128,6 +131,9 @@ int proxy_fd_host(const struct proxy_fdtable *t, int guest_fd);
  * (kcmp's KCMP_FILE). */
 uint64_t proxy_fd_file_id(const struct proxy_fdtable *t, int guest_fd);
 struct proxy_fd *proxy_fd_get(struct proxy_fdtable *t, int guest_fd);
+/* The slot's host file identity (meta_known, host_type, host_dev,
+ * host_ino, host_rdev), fstat'ed on first need; false when fstat fails. */
+bool proxy_fd_identity(struct proxy_fd *f);
 int proxy_fd_close(struct proxy_fdtable *t, int guest_fd);
 
 /* A dup (or a fork's copy) of from: to shares its signalfd or timerfd

@@ -112,16 +112,7 @@ void proxy_meta_statfs_canon(struct proxy_process *p, struct statfs *sfs)
 /* The identity cached in the fd slot, fstat'ed on first need. */
 static bool fd_meta_load(struct proxy_fd *f)
 {
-    if (f->meta_known)
-        return true;
-    struct stat st;
-    if (fstat(f->host_fd, &st) < 0)
-        return false;
-    f->host_type = st.st_mode & S_IFMT;
-    f->host_dev = st.st_dev;
-    f->host_ino = st.st_ino;
-    f->meta_known = true;
-    return true;
+    return proxy_fd_identity(f);
 }
 
 static void note(struct proxy_process *p, uint64_t dev, uint64_t ino,
@@ -733,6 +724,7 @@ void proxy_meta_fd_dup(struct proxy_process *p, int old_guest_fd,
     to->host_type = from->host_type;
     to->host_dev = from->host_dev;
     to->host_ino = from->host_ino;
+    to->host_rdev = from->host_rdev;
     if (!S_ISDIR(from->host_type))
         return;
     struct proxy_dircache *c = fd_dircache(from);

@@ -105,16 +105,33 @@ struct wait_fd {
  * when fstat fails. */
 static mode_t fd_type(struct proxy_fd *f)
 {
-    if (!f->meta_known) {
-        struct stat st;
-        if (fstat(f->host_fd, &st) < 0)
-            return 0;
-        f->host_type = st.st_mode & S_IFMT;
-        f->host_dev = st.st_dev;
-        f->host_ino = st.st_ino;
-        f->meta_known = true;
+    return proxy_fd_identity(f) ? f->host_type : 0;
+}
+
+/* A device whose transfers never wait and that is no terminal: the
+ * memory devices /dev/null, /dev/zero, /dev/full, /dev/random and
+ * /dev/urandom (major 1; not /dev/kmsg, whose reads wait). A transfer on
+ * one goes straight to the host, without a poll and an F_GETFL first:
+ * `dd bs=1` to /dev/null made six host calls a byte beside its two. */
+static bool fd_never_waits(struct proxy_fd *f)
+{
+    if (!S_ISCHR(fd_type(f)) || major(f->host_rdev) != 1)
+        return false;
+    unsigned int minor_nr = minor(f->host_rdev);
+    return minor_nr == 3 || minor_nr == 5 || minor_nr == 7 ||
+           minor_nr == 8 || minor_nr == 9;
+}
+
+/* Whether the slot's host file is a terminal, asked once: what a write
+ * does to a terminal (tty.c) needs asking for no other file. */
+static bool fd_is_tty(struct proxy_fd *f)
+{
+    if (!f->tty_known) {
+        f->tty = S_ISCHR(fd_type(f)) && !fd_never_waits(f) &&
+                 isatty(f->host_fd);
+        f->tty_known = true;
     }
-    return f->host_type;
+    return f->tty;
 }
 
 /* An anonymous inode whose transfers may wait (an eventfd read at counter
@@ -155,8 +172,9 @@ static bool wait_fd_get(struct proxy_process *p, int guest_fd,
     if (!f)
         return false;
     mode_t type = fd_type(f);
-    if (!S_ISFIFO(type) && !S_ISSOCK(type) && !S_ISCHR(type) &&
-        !fd_is_anon(f))
+    if ((!S_ISFIFO(type) && !S_ISSOCK(type) && !S_ISCHR(type) &&
+         !fd_is_anon(f)) ||
+        fd_never_waits(f))
         return false;
     int fl = fcntl(f->host_fd, F_GETFL);
     if (fl < 0 || (fl & O_NONBLOCK))
@@ -469,7 +487,7 @@ static long xfer_dispatch(struct proxy_process *p, int guest_fd, int host_fd,
                    : -EINVAL;
     if (x->kind == XFER_AT_FD_POS && proxy_signalfd_is(p, guest_fd))
         return proxy_signalfd_xfer(p, guest_fd, x->into_guest, iov, n);
-    const struct proxy_fd *f = proxy_fd_get(&p->fds, guest_fd);
+    struct proxy_fd *f = proxy_fd_get(&p->fds, guest_fd);
     if (f && f->vfd && x->kind != XFER_V2)
         return proxy_procfile_xfer(p, guest_fd, x->into_guest,
                                    x->kind == XFER_AT_OFFSET, x->offset, iov,
@@ -501,7 +519,7 @@ static long xfer_dispatch(struct proxy_process *p, int guest_fd, int host_fd,
             return fz;
     }
     long r = xfer_host_nowait(p, guest_fd, host_fd, x, iov, n);
-    if (!x->into_guest && r > 0) /* ^C written to a pty master */
+    if (!x->into_guest && r > 0 && (!f || fd_is_tty(f))) /* ^C to a pty master */
         proxy_tty_wrote(p, host_fd, iov, n, (size_t)r);
     if (x->into_guest && r > 0) /* a pty's bytes in flight are counted */
         proxy_tty_read_done(host_fd, (size_t)r);
