@@ -593,6 +593,10 @@ int cli_run_once(const struct run_options *o, const char *path,
     }
     /* One VM for a fork and one for the exec that usually follows. */
     vmm_host_set_vm_pool(host, RUN_VM_POOL);
+    /* With logical time a slice only bounds a thread's turn: timed on its
+     * own CPU, a loaded host does not cut it sooner (fewer host-timed
+     * cuts under load, and no timer call at each stop under ptrace). */
+    vmm_host_slice_on_guest_cpu(host, o->det.virtualize_time);
     if (vmm_vm_create(host, &vm, why, sizeof(why)) < 0) {
         cli_error("creating the guest VM: %s", why);
         goto out;

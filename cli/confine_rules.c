@@ -84,6 +84,7 @@ static const int allowed_calls[] = {
      * pthread_sigmask (rt_sigaction is below) */
     SCMP_SYS(rt_sigprocmask), SCMP_SYS(rt_sigreturn),
     SCMP_SYS(timer_create), SCMP_SYS(timer_settime),
+    SCMP_SYS(timer_delete) /* a ptrace stub's CPU-clock timer */,
     /* threads: vmm/kvm_pool.c's worker, glibc's locks (clone is below) */
     SCMP_SYS(futex), SCMP_SYS(set_robust_list), SCMP_SYS(rseq),
     SCMP_SYS(exit), SCMP_SYS(exit_group),

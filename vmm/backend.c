@@ -89,6 +89,11 @@ void vmm_host_set_vm_pool(struct vmm_host *host, unsigned nr_ready)
     host->ops->host_set_vm_pool(host, nr_ready);
 }
 
+void vmm_host_slice_on_guest_cpu(struct vmm_host *host, bool on)
+{
+    host->slice_on_guest_cpu = on;
+}
+
 void vmm_host_get_info(const struct vmm_host *host, struct vmm_host_info *i)
 {
     *i = host->info;

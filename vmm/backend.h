@@ -143,6 +143,15 @@ int vmm_host_cache_dir(char *out, size_t len);
  */
 void vmm_host_set_vm_pool(struct vmm_host *host, unsigned nr_ready);
 
+/*
+ * Whether vmm_vm_run_slice's slice counts the guest's own CPU time where
+ * the backend can (ptrace: the stub's CPU clock), rather than host wall
+ * time: a host that keeps the guest waiting then does not end its slice.
+ * For a run whose slices only bound how long one thread keeps the vCPU
+ * (virtual time); with host time a slice reaches a host deadline.
+ */
+void vmm_host_slice_on_guest_cpu(struct vmm_host *host, bool on);
+
 /* Creates a VM with one vCPU in 64-bit user mode, the guest kernel mapped
  * and an empty user address space. Returns 0 or -errno (why filled in). */
 int vmm_vm_create(struct vmm_host *host, struct vmm_vm **out, char *why,
@@ -225,9 +234,9 @@ void vmm_vm_enter_user(struct vmm_vm *vm);
  * failure (ev->what says which). */
 int vmm_vm_run(struct vmm_vm *vm, struct vmm_event *ev);
 /* The same, but the run also ends (VMM_EVENT_INTERRUPTED, slice_over) once
- * the guest has run slice_ns of host wall time without an exit; 0 means
- * no limit. A host timer signal interrupts KVM_RUN: the cut point is not
- * deterministic. */
+ * the guest has run slice_ns of host wall time (or of its own CPU time:
+ * vmm_host_slice_on_guest_cpu) without an exit; 0 means no limit. A host
+ * timer signal interrupts the run: the cut point is not deterministic. */
 int vmm_vm_run_slice(struct vmm_vm *vm, struct vmm_event *ev,
                      uint64_t slice_ns);
 

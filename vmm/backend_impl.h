@@ -10,6 +10,7 @@
 
 #include <sched.h>
 #include <signal.h>
+#include <time.h>
 
 #include "backend.h"
 #include "cpu_x86_64.h"
@@ -79,6 +80,7 @@ struct vmm_host {
     struct vmm_cpu_identity cpu; /* what the guest's CPUID shows */
     cpu_set_t cpus_allowed;      /* before vmm_host_pin_guest_thread */
     struct vmm_xstate_layout xstate;
+    bool slice_on_guest_cpu; /* vmm_host_slice_on_guest_cpu */
 };
 
 /*
@@ -156,6 +158,11 @@ int ptrace_helper_start(int *sock, int *pid, char *why, size_t why_len);
 #define VMM_SLICE_SIGNAL SIGVTALRM
 bool vmm_slice_timer_setup(void (*on_fire)(int));
 void vmm_slice_timer_arm(uint64_t ns);
+/* A timer on process pid's CPU clock with the same signal and handler;
+ * armed at an absolute CPU time of that process (0: disarmed). */
+bool vmm_cpu_timer_create(pid_t pid, void (*on_fire)(int), timer_t *out);
+void vmm_cpu_timer_arm_at(timer_t timer, uint64_t cpu_ns);
+void vmm_cpu_timer_delete(timer_t timer);
 /* In a fork: the timer was the original's (timers are not inherited). */
 void vmm_slice_timer_forget(void);
 

@@ -100,6 +100,14 @@ struct pt_vm {
     /* The stub's CPU time as last read (UINT64_MAX: unreadable) and the
      * host time it was read at (0: never): a slice's start (stub_cpu_at). */
     uint64_t cpu_seen_ns, cpu_seen_at;
+    /* The slice's timer on the stub's CPU clock (pt_vm_run_slice), made
+     * at the stub's first sliced run for cpu_timer_pid (0: none made) and
+     * left armed between runs; cpu_deadline: the stub CPU time it is
+     * armed for (0: not armed). A vfork child's VM uses its lender's. */
+    timer_t cpu_timer;
+    pid_t cpu_timer_pid;
+    bool cpu_timer_failed;
+    uint64_t cpu_deadline;
     /* The VMA list's generation the stub's mappings are in line with;
      * maps_valid: the stub has been synced once. */
     uint64_t maps_generation;
@@ -1170,24 +1178,17 @@ static uint64_t stub_cpu_at_start(struct pt_vm *vm)
     return vm->cpu_seen_ns;
 }
 
-static int pt_vm_run_slice(struct vmm_vm *base, struct vmm_event *ev,
-                           uint64_t slice_ns)
+/* The slice timed by host time (a timer on CLOCK_MONOTONIC armed and
+ * disarmed around the run), where the stub's CPU clock has no timer. */
+static int run_slice_host_time(struct pt_vm *vm, struct vmm_event *ev, int rc,
+                               uint64_t slice_ns)
 {
-    struct pt_vm *vm = pt_of(base);
-    slice_fired = 0;
-    if (slice_ns == 0 || !vmm_slice_timer_setup(on_slice_signal))
-        return pt_vm_run(base, ev);
-    /* The mapping sync is no part of the guest's slice: under load its
-     * injected calls took long enough for the timer to cut the guest
-     * before its first instruction, by host time (a --chaos --verify
-     * pair then differed). */
-    int rc = pt_vm_prepare(base, ev);
-    if (rc == -ESRCH && vm->dead)
-        return rc;
+    if (!vmm_slice_timer_setup(on_slice_signal))
+        return pt_vm_go(&vm->base, ev, rc);
     slice_pid = vm->pid;
     uint64_t cpu0 = stub_cpu_at_start(vm);
     vmm_slice_timer_arm(slice_ns);
-    rc = pt_vm_go(base, ev, rc);
+    rc = pt_vm_go(&vm->base, ev, rc);
     vmm_slice_timer_arm(0);
     slice_pid = 0;
     /* As kvm.c's: a slice the host kept the stub off its CPU for (under
@@ -1203,6 +1204,92 @@ static int pt_vm_run_slice(struct vmm_vm *base, struct vmm_event *ev,
     if (slice_fired && ev->kind == VMM_EVENT_INTERRUPTED && !stalled) {
         ev->slice_over = true;
         ev->in_user_code = true; /* no guest kernel: always user code */
+    }
+    return rc;
+}
+
+/* The stub's CPU-clock timer, made for its current stub; false: none
+ * can be (then host time times the slice). */
+static bool cpu_timer_ready(struct pt_vm *o)
+{
+    if (o->cpu_timer_pid == o->pid && o->pid > 0)
+        return true;
+    if (o->cpu_timer_failed || o->pid <= 0)
+        return false;
+    if (o->cpu_timer_pid > 0)
+        vmm_cpu_timer_delete(o->cpu_timer);
+    o->cpu_timer_pid = 0;
+    o->cpu_deadline = 0;
+    if (!vmm_cpu_timer_create(o->pid, on_slice_signal, &o->cpu_timer)) {
+        o->cpu_timer_failed = true;
+        return false;
+    }
+    o->cpu_timer_pid = o->pid;
+    return true;
+}
+
+/*
+ * A slice ends when the stub has run slice_ns of CPU since the run began.
+ * The timer is on the stub's CPU clock, which stands still while hvrun
+ * serves the guest, so it stays armed between runs and is moved only
+ * when this run's end would come before it: no timer call at most stops
+ * (two a stop, a third of hvrun's host calls under `dd bs=1`, when it was
+ * armed and disarmed on host time around each run). A deadline an earlier
+ * run set fires early, at most once a slice of CPU: that stop is no cut
+ * (the stub has not run the slice yet), and the next run arms its own.
+ * Nor is a host stall a cut any more: the stub's CPU does not pass while
+ * the host keeps it waiting. Host time times the slice where the run asks
+ * for it (vmm_host_slice_on_guest_cpu: host time reaches a deadline).
+ */
+/* The host checks a CPU-clock timer at its scheduler tick (4 ms at
+ * HZ=250): a slice shorter than a few ticks (a 1 ms interval timer's
+ * turn, interval_spin) is timed by host time. */
+#define PT_CPU_SLICE_MIN_NS 20000000ULL
+
+static int pt_vm_run_slice(struct vmm_vm *base, struct vmm_event *ev,
+                           uint64_t slice_ns)
+{
+    struct pt_vm *vm = pt_of(base);
+    slice_fired = 0;
+    if (slice_ns == 0)
+        return pt_vm_run(base, ev);
+    /* The mapping sync is no part of the guest's slice: under load its
+     * injected calls took long enough for the timer to cut the guest
+     * before its first instruction, by host time (a --chaos --verify
+     * pair then differed). */
+    int rc = pt_vm_prepare(base, ev);
+    if (rc == -ESRCH && vm->dead)
+        return rc;
+    struct pt_vm *o = stub_owner(vm);
+    uint64_t cpu0 = stub_cpu_at_start(vm);
+    if (!base->host->slice_on_guest_cpu || slice_ns < PT_CPU_SLICE_MIN_NS ||
+        cpu0 == UINT64_MAX || !cpu_timer_ready(o)) {
+        if (o->cpu_deadline) { /* it must not cut this run */
+            vmm_cpu_timer_arm_at(o->cpu_timer, 0);
+            o->cpu_deadline = 0;
+        }
+        rc = run_slice_host_time(vm, ev, rc, slice_ns);
+        slice_fired = 0;
+        return rc;
+    }
+    uint64_t end = cpu0 + slice_ns;
+    if (o->cpu_deadline == 0 || o->cpu_deadline > end) {
+        vmm_cpu_timer_arm_at(o->cpu_timer, end);
+        o->cpu_deadline = end;
+    }
+    slice_pid = vm->pid;
+    rc = pt_vm_go(base, ev, rc);
+    slice_pid = 0;
+    if (slice_fired) {
+        o->cpu_deadline = 0; /* it fired: a one-shot timer is disarmed */
+        uint64_t cpu1 = stub_cpu_ns(vm);
+        vm->cpu_seen_ns = cpu1;
+        vm->cpu_seen_at = vmm_clock_now();
+        if (ev->kind == VMM_EVENT_INTERRUPTED && cpu1 != UINT64_MAX &&
+            cpu1 >= end) {
+            ev->slice_over = true;
+            ev->in_user_code = true; /* no guest kernel: always user code */
+        }
     }
     slice_fired = 0;
     return rc;
@@ -1267,6 +1354,8 @@ static void pt_vm_destroy(struct vmm_vm *base)
         ptrace_host_drop_prepared(base->host);
     }
     pt_maps_free(&vm->maps);
+    if (vm->cpu_timer_pid > 0)
+        vmm_cpu_timer_delete(vm->cpu_timer);
     if (vm->pid > 0) {
         uint64_t cpu = stub_cpu_ns(vm); /* for --summary's breakdown */
         if (cpu != UINT64_MAX) {
@@ -1590,6 +1679,9 @@ static void pt_vm_disown(struct vmm_vm *base)
     vm->pid = 0;
     vm->stub_pending = false; /* the original takes its stub */
     vm->cpu_seen_at = 0;
+    vm->cpu_timer_pid = 0; /* timers are not inherited: the original's */
+    vm->cpu_timer_failed = false;
+    vm->cpu_deadline = 0;
     vm->maps_valid = false;
     vm->nr_stub_files = 0; /* the files the original's stub opened */
     pt_maps_clear(&vm->maps);
