@@ -23,6 +23,9 @@
  *    bytes, its ends over the old ends' numbers (with their flags), and
  *    a write end closed when the run held none (its readers see the end
  *    of file after the bytes);
+ *  - the guests' unix socket pairs (no name, the peer the guests' too or
+ *    gone): each socket's receive queue, its options and shutdowns, made
+ *    again as a new pair in the restored copy (gdbserver_ckpt_socket.c);
  *  - the run's stdout and stderr when they are the front end's pipes or
  *    pseudo-terminals: the restore brings new ones (so the front end
  *    reads each instance's output apart), and a new summary pipe and gdb
@@ -32,13 +35,14 @@
  *    (the front end undid and emptied the directory before);
  *  - the stub spawner: the front end starts one per restore (hvrun's
  *    seccomp filter forbids the exec a spawner needs).
- * Refused (the reason in the reply): guest fds that are sockets, named
- * FIFOs, packet-mode pipes, eventfd-like objects or memfds (their
+ * Refused (the reason in the reply): guest fds that are other sockets,
+ * named FIFOs, packet-mode pipes, eventfd-like objects or memfds (their
  * contents would be shared), a run
  * with connections outside it, a run that has changed files, memory
  * shared with a host object, the kvm backend.
  */
 #include "gdbserver.h"
+#include "gdbserver_ckpt_socket.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -76,6 +80,10 @@ struct saved_fd {
     int pipe_size;
     char *pipe_data;
     size_t pipe_len;
+    /* A unix socket of the guests' pairs, and on the first fd of each
+     * socket what it is and holds (malloc'd) */
+    bool sock;
+    struct ckpt_socket *sock_state;
 };
 
 static int instance_sum_fd = -1;
@@ -104,8 +112,26 @@ static bool same_file(const struct stat *a, const struct stat *b)
     return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
 }
 
+/* Whether a guest holds an fd on the socket with inode ino. */
+static bool guests_hold_socket(uint64_t ino, void *ctx)
+{
+    const struct proxy_world *w = ctx;
+    for (int i = 0; i < w->nr_procs; i++) {
+        const struct proxy_fdtable *t = &w->procs[i]->fds;
+        for (int k = 0; k < t->cap; k++) {
+            struct stat st;
+            if (t->fds[k].kind == PROXY_FD_HOST &&
+                fstat(t->fds[k].host_fd, &st) == 0 && S_ISSOCK(st.st_mode) &&
+                (uint64_t)st.st_ino == ino)
+                return true;
+        }
+    }
+    return false;
+}
+
 /* Why guest fd slot f (host fd f->host_fd) cannot be copied, or NULL. */
-static const char *fd_refusal(const struct proxy_fd *f, const struct stat *io)
+static const char *fd_refusal(struct proxy_world *w, const struct proxy_fd *f,
+                              const struct stat *io)
 {
     if (f->signalfd || f->timerfd || f->vfd || f->mqd || f->perf ||
         f->pidfd_pid || f->secretmem)
@@ -127,7 +153,9 @@ static const char *fd_refusal(const struct proxy_fd *f, const struct stat *io)
         return (fcntl(f->host_fd, F_GETFL) & O_DIRECT)
                    ? "a packet-mode pipe (its packets are not copied)"
                    : NULL;
-    return "a socket, named FIFO or eventfd (its contents would be shared)";
+    if (S_ISSOCK(st.st_mode))
+        return ckpt_socket_refusal(f->host_fd, guests_hold_socket, w);
+    return "a named FIFO or eventfd (its contents would be shared)";
 }
 
 static const char *world_refusal(struct proxy_world *w, const struct stat *io)
@@ -145,7 +173,7 @@ static const char *world_refusal(struct proxy_world *w, const struct stat *io)
             const struct proxy_fd *f = &p->fds.fds[k];
             if (f->kind != PROXY_FD_HOST)
                 continue;
-            const char *why = fd_refusal(f, io);
+            const char *why = fd_refusal(w, f, io);
             if (why)
                 return why;
         }
@@ -155,9 +183,34 @@ static const char *world_refusal(struct proxy_world *w, const struct stat *io)
 
 static void free_saved(struct saved_fd *v, size_t n)
 {
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
         free(v[i].pipe_data);
+        if (v[i].sock_state)
+            ckpt_socket_free(v[i].sock_state);
+        free(v[i].sock_state);
+    }
     free(v);
+}
+
+/* Each saved socket's state, on the first fd of each. 0 or -1. */
+static int save_sockets(struct saved_fd *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        bool first = v[i].sock;
+        for (size_t j = 0; j < i && first; j++)
+            first = !(v[j].sock && v[j].ino == v[i].ino && v[j].dev == v[i].dev);
+        if (!first)
+            continue;
+        const char *why = NULL;
+        v[i].sock_state = calloc(1, sizeof(*v[i].sock_state));
+        if (!v[i].sock_state ||
+            ckpt_socket_save(v[i].fd, v[i].sock_state, &why) < 0) {
+            fprintf(stderr, "hvrun: checkpoint: fd %d: %s\n", v[i].fd,
+                    why ? why : "out of memory");
+            return -1;
+        }
+    }
+    return 0;
 }
 
 /* The bytes pipe fd (a read end) holds, without taking them: tee into a
@@ -272,9 +325,11 @@ static struct saved_fd *save_fds(struct proxy_world *w, const struct stat *io,
         if (S_ISFIFO(st.st_mode) && !run_stdio && is_anon_pipe(fd) &&
             guests_hold(w, fd))
             s->pipe = true; /* (hvrun's own pipes are left as they are) */
+        if (S_ISSOCK(st.st_mode) && !run_stdio && guests_hold(w, fd))
+            s->sock = true;
     }
     closedir(d);
-    if (v && save_pipes(v, *n) < 0) {
+    if (v && (save_pipes(v, *n) < 0 || save_sockets(v, *n) < 0)) {
         free_saved(v, *n);
         return NULL;
     }
@@ -418,6 +473,47 @@ out:
     return rc;
 }
 
+/* The saved socket state of inode ino (on its first fd), or NULL. */
+static const struct ckpt_socket *saved_socket(const struct checkpoint *c,
+                                              uint64_t ino, size_t *at)
+{
+    for (size_t i = 0; i < c->nr_fds; i++)
+        if (c->fds[i].sock_state && c->fds[i].sock_state->ino == ino) {
+            *at = i;
+            return c->fds[i].sock_state;
+        }
+    return NULL;
+}
+
+/* Saved socket c->fds[first] (the first fd of its socket) and its peer as
+ * a new pair, each saved fd of either over its number, unless the peer
+ * came first (made with it). 0 or -1. */
+static int restore_socket(struct checkpoint *c, size_t first)
+{
+    const struct ckpt_socket *a = c->fds[first].sock_state, *b = NULL;
+    size_t peer_at = 0;
+    if (a->connected && a->peer_ino)
+        b = saved_socket(c, a->peer_ino, &peer_at);
+    if (b && peer_at < first)
+        return 0;
+    int ends[2];
+    if (ckpt_socket_restore(a, b, ends) < 0)
+        return -1;
+    for (size_t i = 0; i < c->nr_fds; i++) {
+        const struct saved_fd *s = &c->fds[i];
+        if (!s->sock || (s->ino != a->ino && (!b || s->ino != b->ino)))
+            continue;
+        int end = ends[s->ino == a->ino ? 0 : 1];
+        put_at(end, s->fd, s->fd_flags);
+        (void)fcntl(s->fd, F_SETFL, s->status_flags);
+        same_file_as_before(c->world, s, s->fd);
+    }
+    for (int k = 0; k < 2; k++)
+        if (ends[k] >= 0)
+            close(ends[k]);
+    return 0;
+}
+
 /* In the fork of the checkpoint that becomes an instance: fds[] the
  * request's (-1 where none). 0, or -1 (the fork then exits). */
 static int restore(struct checkpoint *c, int *fds)
@@ -454,6 +550,11 @@ static int restore(struct checkpoint *c, int *fds)
                             "%d cannot be made again: %s\n", s->fd,
                     strerror(errno));
             return -1;
+        } else if (s->sock_state && restore_socket(c, i) < 0) {
+            fprintf(stderr, "hvrun: restoring a checkpoint: the socket of fd "
+                            "%d cannot be made again: %s\n", s->fd,
+                    strerror(errno));
+            return -1;
         }
     }
     if (fds[CK_SUM] >= 0 && instance_sum_fd >= 0)
@@ -484,10 +585,11 @@ static int serve_restores(struct checkpoint *c, int chan)
     close(c->gdb_fd);
     if (instance_sum_fd >= 0)
         close(instance_sum_fd);
-    /* The front end's pipe sees its end; a guest pipe's readers see
-     * theirs once the run's writers close (each restore makes its own). */
+    /* The front end's pipe sees its end; a guest pipe's readers (and a
+     * socket pair's peers) see theirs once the run's writers close (each
+     * restore makes its own). */
     for (size_t i = 0; i < c->nr_fds; i++)
-        if (c->fds[i].stdio || c->fds[i].pipe)
+        if (c->fds[i].stdio || c->fds[i].pipe || c->fds[i].sock)
             close(c->fds[i].fd);
     for (;;) {
         struct ck_request req;

@@ -31,6 +31,13 @@ long proxy_netdev_ioctl(struct proxy_process *p, int host_fd, unsigned int req,
 /* ---- sockets (net/net.c) ------------------------------------------------- */
 extern const struct proxy_syscall proxy_net_syscalls[];
 
+/* ---- peers (net/peercred.c) ---------------------------------------------- */
+/* What sock_diag says of the AF_UNIX socket with inode ino: whether it
+ * has a peer, the peer's inode (0: the peer is gone) and its sk_shutdown
+ * bits (RCV_SHUTDOWN 1, SEND_SHUTDOWN 2). false when it cannot say. */
+bool proxy_unix_diag(uint64_t ino, bool *has_peer, uint64_t *peer_ino,
+                     unsigned *shutdown);
+
 /* ---- sending and receiving (net/msg.c) ----------------------------------- */
 /* send*, recv* (msg.c) */
 extern const struct proxy_syscall proxy_msg_syscalls[];

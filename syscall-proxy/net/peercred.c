@@ -25,13 +25,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* The inode of the AF_UNIX socket connected to the one with inode ino, or
- * 0 when there is none (or sock_diag cannot say). */
-static uint64_t unix_peer_ino(uint64_t ino)
+bool proxy_unix_diag(uint64_t ino, bool *has_peer, uint64_t *peer_ino,
+                     unsigned *shutdown)
 {
+    *has_peer = false;
+    *peer_ino = 0;
+    *shutdown = 0;
     int nl = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
     if (nl < 0)
-        return 0;
+        return false;
     struct {
         struct nlmsghdr nh;
         struct unix_diag_req req;
@@ -45,7 +47,7 @@ static uint64_t unix_peer_ino(uint64_t ino)
     q.req.udiag_ino = (uint32_t)ino;
     q.req.udiag_show = UDIAG_SHOW_PEER;
     q.req.udiag_cookie[0] = q.req.udiag_cookie[1] = ~0U;
-    uint64_t peer = 0;
+    bool found = false;
     char buf[1024];
     ssize_t n = -1;
     if (send(nl, &q, sizeof(q), 0) == (ssize_t)sizeof(q))
@@ -57,12 +59,28 @@ static uint64_t unix_peer_ino(uint64_t ino)
         struct unix_diag_msg *m = NLMSG_DATA(h);
         int alen = (int)(h->nlmsg_len - NLMSG_LENGTH(sizeof(*m)));
         for (struct rtattr *a = (struct rtattr *)(m + 1); RTA_OK(a, alen);
-             a = RTA_NEXT(a, alen))
-            if (a->rta_type == UNIX_DIAG_PEER)
-                peer = *(uint32_t *)RTA_DATA(a);
+             a = RTA_NEXT(a, alen)) {
+            if (a->rta_type == UNIX_DIAG_PEER) {
+                *has_peer = true;
+                *peer_ino = *(uint32_t *)RTA_DATA(a);
+            } else if (a->rta_type == UNIX_DIAG_SHUTDOWN)
+                *shutdown = *(uint8_t *)RTA_DATA(a);
+        }
+        found = true;
         break;
     }
     close(nl);
+    return found;
+}
+
+/* The inode of the AF_UNIX socket connected to the one with inode ino, or
+ * 0 when there is none (or sock_diag cannot say). */
+static uint64_t unix_peer_ino(uint64_t ino)
+{
+    uint64_t peer;
+    unsigned shutdown;
+    bool has_peer;
+    (void)proxy_unix_diag(ino, &has_peer, &peer, &shutdown);
     return peer;
 }
 

@@ -102,6 +102,11 @@
 #                   same session as checkpoint-fork restores checkpoints
 #                   (not refused) and gives the same answers, output and
 #                   detlog digest as without checkpoints
+#   gdb/checkpoint-socket  tests/gdb/gdb_ckpt_socket.c (a child writes
+#                   lines into a stream socket pair and datagrams into a
+#                   datagram pair its parent reads slowly): the same
+#                   session restores checkpoints holding both pairs' queues
+#                   and gives the same answers, output and detlog digest
 #
 # HVRUN_GDB_CASES="reverse checkpoint ..." runs only those cases.
 #
@@ -140,7 +145,8 @@ build_programs() {
         cc -g -O0 -pthread -o "$BIN/gdb_deadlock" "$ROOT/tests/gdb/gdb_deadlock.c" &&
         cc -g -O0 -o "$BIN/gdb_watch_map" "$ROOT/tests/gdb/gdb_watch_map.c" &&
         cc -g -O0 -o "$BIN/gdb_ckpt_fork" "$ROOT/tests/gdb/gdb_ckpt_fork.c" &&
-        cc -g -O0 -o "$BIN/gdb_ckpt_pipe" "$ROOT/tests/gdb/gdb_ckpt_pipe.c"
+        cc -g -O0 -o "$BIN/gdb_ckpt_pipe" "$ROOT/tests/gdb/gdb_ckpt_pipe.c" &&
+        cc -g -O0 -o "$BIN/gdb_ckpt_socket" "$ROOT/tests/gdb/gdb_ckpt_socket.c"
 }
 
 # session NAME HVRUN PROGRAM [GDB ARGS...]: PROGRAM under HVRUN run --gdb
@@ -818,9 +824,13 @@ run_case_checkpoint_pipe() {
     checkpoint_session checkpoint-pipe gdb_ckpt_pipe 121 "$1" "$2"
 }
 
+run_case_checkpoint_socket() {
+    checkpoint_session checkpoint-socket gdb_ckpt_socket 121 "$1" "$2"
+}
+
 if ! command -v gdb >/dev/null || ! command -v cc >/dev/null ||
     ! command -v python3 >/dev/null; then
-    for c in threads same-run stepi watch watch-map replay interrupt fork exec start schedule reverse reverse-replay reverse-break idle-interrupt deadlock crash detach checkpoint checkpoint-fork checkpoint-pipe; do
+    for c in threads same-run stepi watch watch-map replay interrupt fork exec start schedule reverse reverse-replay reverse-break idle-interrupt deadlock crash detach checkpoint checkpoint-fork checkpoint-pipe checkpoint-socket; do
         skip "gdb/$c" "needs gdb, cc and python3 (apt-get install gdb gcc python3)"
     done
     finish
@@ -839,7 +849,8 @@ for hvrun in "$@"; do
     case $hvrun in */debug/*) tag="-debug" ;; esac
     for c in threads stepi watch watch-map replay interrupt fork exec start \
         schedule reverse reverse-replay reverse-break idle-interrupt \
-        deadlock crash detach checkpoint checkpoint-fork checkpoint-pipe; do
+        deadlock crash detach checkpoint checkpoint-fork checkpoint-pipe \
+        checkpoint-socket; do
         run "$c" "$hvrun" "$tag"
     done
 done
