@@ -26,6 +26,9 @@
  *  - the guests' unix socket pairs (no name, the peer the guests' too or
  *    gone): each socket's receive queue, its options and shutdowns, made
  *    again as a new pair in the restored copy (gdbserver_ckpt_socket.c);
+ *  - the guests' eventfds and epoll instances: made again with their
+ *    counts and entries (gdbserver_ckpt_event.c), epoll instances after
+ *    every fd they watch stands at its number again;
  *  - the run's stdout and stderr when they are the front end's pipes or
  *    pseudo-terminals: the restore brings new ones (so the front end
  *    reads each instance's output apart), and a new summary pipe and gdb
@@ -36,12 +39,13 @@
  *  - the stub spawner: the front end starts one per restore (hvrun's
  *    seccomp filter forbids the exec a spawner needs).
  * Refused (the reason in the reply): guest fds that are other sockets,
- * named FIFOs, packet-mode pipes, eventfd-like objects or memfds (their
- * contents would be shared), a run
+ * named FIFOs, packet-mode pipes, signalfds, timerfds and other anonymous
+ * inodes, or memfds (their contents would be shared), a run
  * with connections outside it, a run that has changed files, memory
  * shared with a host object, the kvm backend.
  */
 #include "gdbserver.h"
+#include "gdbserver_ckpt_event.h"
 #include "gdbserver_ckpt_socket.h"
 
 #include <dirent.h>
@@ -84,6 +88,12 @@ struct saved_fd {
      * socket what it is and holds (malloc'd) */
     bool sock;
     struct ckpt_socket *sock_state;
+    /* An eventfd or epoll instance of the guests', its open file's id
+     * (fdtable.c: dups share one object), and on the first fd of each
+     * what it holds (malloc'd) */
+    bool event;
+    uint64_t file_id;
+    struct ckpt_event *event_state;
 };
 
 static int instance_sum_fd = -1;
@@ -155,7 +165,15 @@ static const char *fd_refusal(struct proxy_world *w, const struct proxy_fd *f,
                    : NULL;
     if (S_ISSOCK(st.st_mode))
         return ckpt_socket_refusal(f->host_fd, guests_hold_socket, w);
-    return "a named FIFO or eventfd (its contents would be shared)";
+    if (ckpt_event_is(f->host_fd)) {
+        struct ckpt_event e;
+        const char *why = NULL;
+        (void)ckpt_event_save(f->host_fd, &e, &why);
+        ckpt_event_free(&e);
+        return why;
+    }
+    return "a named FIFO or an anonymous inode other than an eventfd or "
+           "epoll instance (its contents would be shared)";
 }
 
 static const char *world_refusal(struct proxy_world *w, const struct stat *io)
@@ -188,6 +206,9 @@ static void free_saved(struct saved_fd *v, size_t n)
         if (v[i].sock_state)
             ckpt_socket_free(v[i].sock_state);
         free(v[i].sock_state);
+        if (v[i].event_state)
+            ckpt_event_free(v[i].event_state);
+        free(v[i].event_state);
     }
     free(v);
 }
@@ -270,6 +291,46 @@ static int save_pipes(struct saved_fd *v, size_t n)
     return 0;
 }
 
+/* Whether v[i] is the first saved fd of its eventfd or epoll instance. */
+static bool is_first_event(const struct saved_fd *v, size_t i)
+{
+    for (size_t j = 0; j < i; j++)
+        if (v[j].event && v[j].file_id == v[i].file_id)
+            return false;
+    return v[i].event;
+}
+
+/* Each saved eventfd's and epoll instance's state, on the first fd of
+ * each. 0 or -1. */
+static int save_events(struct saved_fd *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (!is_first_event(v, i))
+            continue;
+        const char *why = NULL;
+        v[i].event_state = calloc(1, sizeof(*v[i].event_state));
+        if (!v[i].event_state ||
+            ckpt_event_save(v[i].fd, v[i].event_state, &why) < 0) {
+            fprintf(stderr, "hvrun: checkpoint: fd %d: %s\n", v[i].fd,
+                    why ? why : "out of memory");
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* The open file's id (fdtable.c) of host fd fd, which a guest holds. */
+static uint64_t guest_file_id(const struct proxy_world *w, int fd)
+{
+    for (int i = 0; i < w->nr_procs; i++) {
+        const struct proxy_fdtable *t = &w->procs[i]->fds;
+        for (int k = 0; k < t->cap; k++)
+            if (t->fds[k].kind == PROXY_FD_HOST && t->fds[k].host_fd == fd)
+                return proxy_fd_file_id(t, k);
+    }
+    return 0;
+}
+
 /* Whether host fd fd is in a guest's fd table. */
 static bool guests_hold(const struct proxy_world *w, int fd)
 {
@@ -327,9 +388,14 @@ static struct saved_fd *save_fds(struct proxy_world *w, const struct stat *io,
             s->pipe = true; /* (hvrun's own pipes are left as they are) */
         if (S_ISSOCK(st.st_mode) && !run_stdio && guests_hold(w, fd))
             s->sock = true;
+        if (!run_stdio && guests_hold(w, fd) && ckpt_event_is(fd)) {
+            s->event = true;
+            s->file_id = guest_file_id(w, fd);
+        }
     }
     closedir(d);
-    if (v && (save_pipes(v, *n) < 0 || save_sockets(v, *n) < 0)) {
+    if (v && (save_pipes(v, *n) < 0 || save_sockets(v, *n) < 0 ||
+              save_events(v, *n) < 0)) {
         free_saved(v, *n);
         return NULL;
     }
@@ -514,6 +580,45 @@ static int restore_socket(struct checkpoint *c, size_t first)
     return 0;
 }
 
+/* Saved eventfd or epoll instance c->fds[first] (the first fd of its
+ * open file) made again, over each of its fds' numbers. 0 or -1. */
+static int restore_event(struct checkpoint *c, size_t first)
+{
+    int fd = ckpt_event_restore(c->fds[first].event_state);
+    if (fd < 0)
+        return -1;
+    for (size_t i = first; i < c->nr_fds; i++) {
+        const struct saved_fd *s = &c->fds[i];
+        if (!s->event || s->file_id != c->fds[first].file_id)
+            continue;
+        put_at(fd, s->fd, s->fd_flags);
+        (void)fcntl(s->fd, F_SETFL, s->status_flags);
+    }
+    if (fd != c->fds[first].fd)
+        close(fd);
+    return 0;
+}
+
+/* The eventfds, then the epoll instances (their entries name the other
+ * fds, which stand at their numbers by then). 0 or -1. */
+static int restore_events(struct checkpoint *c)
+{
+    for (int epolls = 0; epolls < 2; epolls++)
+        for (size_t i = 0; i < c->nr_fds; i++) {
+            const struct saved_fd *s = &c->fds[i];
+            if (!s->event_state || s->event_state->epoll != (epolls == 1))
+                continue;
+            if (restore_event(c, i) < 0) {
+                fprintf(stderr, "hvrun: restoring a checkpoint: the %s of fd "
+                                "%d cannot be made again: %s\n",
+                        epolls ? "epoll instance" : "eventfd", s->fd,
+                        strerror(errno));
+                return -1;
+            }
+        }
+    return 0;
+}
+
 /* In the fork of the checkpoint that becomes an instance: fds[] the
  * request's (-1 where none). 0, or -1 (the fork then exits). */
 static int restore(struct checkpoint *c, int *fds)
@@ -557,6 +662,8 @@ static int restore(struct checkpoint *c, int *fds)
             return -1;
         }
     }
+    if (restore_events(c) < 0)
+        return -1;
     if (fds[CK_SUM] >= 0 && instance_sum_fd >= 0)
         put_at(fds[CK_SUM], instance_sum_fd, FD_CLOEXEC);
     put_at(fds[CK_GDB], c->gdb_fd, FD_CLOEXEC);
@@ -589,7 +696,8 @@ static int serve_restores(struct checkpoint *c, int chan)
      * socket pair's peers) see theirs once the run's writers close (each
      * restore makes its own). */
     for (size_t i = 0; i < c->nr_fds; i++)
-        if (c->fds[i].stdio || c->fds[i].pipe || c->fds[i].sock)
+        if (c->fds[i].stdio || c->fds[i].pipe || c->fds[i].sock ||
+            c->fds[i].event)
             close(c->fds[i].fd);
     for (;;) {
         struct ck_request req;

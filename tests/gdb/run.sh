@@ -107,6 +107,11 @@
 #                   datagram pair its parent reads slowly): the same
 #                   session restores checkpoints holding both pairs' queues
 #                   and gives the same answers, output and detlog digest
+#   gdb/checkpoint-event  tests/gdb/gdb_ckpt_event.c (a child writes lines
+#                   into a pipe and adds to an eventfd; its parent waits
+#                   for both in epoll_wait): the same session restores
+#                   checkpoints holding the eventfd's count and the epoll
+#                   instance's entries, with the same answers and output
 #
 # HVRUN_GDB_CASES="reverse checkpoint ..." runs only those cases.
 #
@@ -146,7 +151,8 @@ build_programs() {
         cc -g -O0 -o "$BIN/gdb_watch_map" "$ROOT/tests/gdb/gdb_watch_map.c" &&
         cc -g -O0 -o "$BIN/gdb_ckpt_fork" "$ROOT/tests/gdb/gdb_ckpt_fork.c" &&
         cc -g -O0 -o "$BIN/gdb_ckpt_pipe" "$ROOT/tests/gdb/gdb_ckpt_pipe.c" &&
-        cc -g -O0 -o "$BIN/gdb_ckpt_socket" "$ROOT/tests/gdb/gdb_ckpt_socket.c"
+        cc -g -O0 -o "$BIN/gdb_ckpt_socket" "$ROOT/tests/gdb/gdb_ckpt_socket.c" &&
+        cc -g -O0 -o "$BIN/gdb_ckpt_event" "$ROOT/tests/gdb/gdb_ckpt_event.c"
 }
 
 # session NAME HVRUN PROGRAM [GDB ARGS...]: PROGRAM under HVRUN run --gdb
@@ -828,9 +834,13 @@ run_case_checkpoint_socket() {
     checkpoint_session checkpoint-socket gdb_ckpt_socket 121 "$1" "$2"
 }
 
+run_case_checkpoint_event() {
+    checkpoint_session checkpoint-event gdb_ckpt_event 121 "$1" "$2"
+}
+
 if ! command -v gdb >/dev/null || ! command -v cc >/dev/null ||
     ! command -v python3 >/dev/null; then
-    for c in threads same-run stepi watch watch-map replay interrupt fork exec start schedule reverse reverse-replay reverse-break idle-interrupt deadlock crash detach checkpoint checkpoint-fork checkpoint-pipe checkpoint-socket; do
+    for c in threads same-run stepi watch watch-map replay interrupt fork exec start schedule reverse reverse-replay reverse-break idle-interrupt deadlock crash detach checkpoint checkpoint-fork checkpoint-pipe checkpoint-socket checkpoint-event; do
         skip "gdb/$c" "needs gdb, cc and python3 (apt-get install gdb gcc python3)"
     done
     finish
@@ -850,7 +860,7 @@ for hvrun in "$@"; do
     for c in threads stepi watch watch-map replay interrupt fork exec start \
         schedule reverse reverse-replay reverse-break idle-interrupt \
         deadlock crash detach checkpoint checkpoint-fork checkpoint-pipe \
-        checkpoint-socket; do
+        checkpoint-socket checkpoint-event; do
         run "$c" "$hvrun" "$tag"
     done
 done
