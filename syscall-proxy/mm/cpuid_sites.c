@@ -1345,7 +1345,11 @@ static int cache_path(const struct site_list_kind *k,
 }
 
 /* A cache file that is missing or malformed is a miss; what it says is
- * checked again (the function hash) before any byte is rewritten. */
+ * checked again (the function hash) before any byte is rewritten. The
+ * list is mapped, not read: a text too large for counting (cc1's 20 MiB,
+ * 150,000 back edges) touches a few of its pages, and reading all of it
+ * cost gcc -c a tenth of its CPU time. The entry is only ever replaced
+ * (renamed over) or removed, never written, so the mapping stays whole. */
 static bool cache_load(const struct site_list_kind *k, struct file_sites *fs)
 {
     char path[768];
@@ -1361,15 +1365,15 @@ static bool cache_load(const struct site_list_kind *k, struct file_sites *fs)
               fstat(fd, &st) == 0 &&
               (uint64_t)st.st_size == sizeof(head) + head[1] * sizeof(*fs->v);
     if (ok && head[1] > 0) {
-        size_t bytes = head[1] * sizeof(*fs->v);
-        ok = (fs->v = malloc(bytes)) && read(fd, fs->v, bytes) == (ssize_t)bytes;
+        uint8_t *map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE,
+                            fd, 0);
+        ok = map != MAP_FAILED;
+        if (ok) /* read-only: nothing writes a list once found */
+            fs->v = (struct proxy_cpuid_site *)(map + sizeof(head));
     }
     close(fd);
-    if (!ok) {
-        free(fs->v);
-        fs->v = NULL;
+    if (!ok)
         return false;
-    }
     fs->nr = head[1];
     return true;
 }

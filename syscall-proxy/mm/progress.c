@@ -751,7 +751,8 @@ static uint64_t image_build(struct progress_image *img,
 
 /* What build() makes of cs at most: its span's other instructions, the
  * taken test (a conditional branch's), the count and the trap, each kept
- * 8-aligned. */
+ * 8-aligned; never less than TRAMP_LEAST. */
+#define TRAMP_LEAST 40
 static uint64_t tramp_bytes_at_most(const struct proxy_cpuid_site *cs)
 {
     uint64_t bytes = (uint64_t)(cs->span - cs->len) + 11 + 22;
@@ -833,6 +834,9 @@ static bool image_make(struct proxy_process *p, struct progress_image *img,
      * program's 20 MiB of text just above 4 MiB): nothing read. */
     gva_t base = file_base_below(p, v, lo);
     uint64_t most = 0;
+    /* Each at least TRAMP_LEAST: a text too large fails here unwalked. */
+    if (base <= (uint64_t)n * TRAMP_LEAST)
+        return false;
     for (size_t i = first; i < first + n; i++)
         most += tramp_bytes_at_most(&fs->v[i]);
     most = (most + VMM_PAGE_SIZE - 1) & VMM_PAGE_MASK;
@@ -1051,9 +1055,25 @@ static void patch_vma(struct proxy_process *p, int host_fd,
         else
             past = mid;
     }
-    while (first + n < fs->nr && fs->v[first + n].file_off +
-                                         fs->v[first + n].span <= fhi)
-        n++;
+    /* The sites from first on up to the first whose span does not end
+     * by fhi. Found by a binary search too (walking cc1's was a tenth of
+     * gcc -c's CPU time): those that start below fhi, then the first of
+     * them to cross it among the last (a span is at most 255 bytes). */
+    for (past = fs->nr; first + n < past;) {
+        size_t mid = first + n + (past - first - n) / 2;
+        if (fs->v[mid].file_off < fhi)
+            n = mid + 1 - first;
+        else
+            past = mid;
+    }
+    size_t near = first + n;
+    while (near > first && fs->v[near - 1].file_off + 255 > fhi)
+        near--;
+    for (; near < first + n; near++)
+        if (fs->v[near].file_off + fs->v[near].span > fhi) {
+            n = near - first;
+            break;
+        }
     struct proxy_progress *s = state(p, true);
     if (n == 0 || !s || !counter_for(p, s))
         return;
