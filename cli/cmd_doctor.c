@@ -248,15 +248,15 @@ static void doctor_kvm(FILE *out, struct vmm_host *host,
 
 /*
  * Which progress counter a run with this environment uses (HVRUN_PROGRESS,
- * as `hvrun run` reads it): the software counter (mm/progress.c), or none
- * (the host-timed slice). A retired-branch PMU counter would drive the
+ * as `hvrun run` reads it, else the default, software): the software
+ * counter (mm/progress.c), or none (the host-timed slice). A retired-branch PMU counter would drive the
  * same interface (proxy_progress_enter/leave and the trap); none is used
  * yet, and this host's kvm says whether it has one.
  */
 static const char *progress_counter(void)
 {
     const char *env = getenv("HVRUN_PROGRESS");
-    return env && !strcmp(env, "software") ? "software" : "none";
+    return env && !strcmp(env, "none") ? "none" : "software";
 }
 
 static void print_progress(FILE *out, const struct doctor_backend *kvm)
@@ -265,11 +265,11 @@ static void print_progress(FILE *out, const struct doctor_backend *kvm)
     fprintf(out, "progress:       a run counts with: %s%s; PMU counter: "
                  "not used (%s)\n",
             progress_counter(),
-            software ? " (HVRUN_PROGRESS=software: loop back edges count "
-                       "in guest memory, both backends)"
-                     : " (the host-timed slice cuts a computing thread; "
-                       "--progress software or HVRUN_PROGRESS=software "
-                       "counts loop back edges in guest memory)",
+            software ? " (the default: loop back edges count in guest "
+                       "memory, both backends)"
+                     : " (HVRUN_PROGRESS=none: the host-timed slice cuts "
+                       "a computing thread; --progress software counts "
+                       "loop back edges in guest memory)",
             kvm->opened && kvm->info.pmu ? "this host's kvm has a PMU"
                                          : "no PMU on this host");
 }

@@ -222,14 +222,18 @@ static int parse_record_args(int argc, char **argv, struct record_args *ra)
                   "PROGRAM [ARGS...] (the -- is needed)");
         return -1;
     }
-    /* HVRUN_PROGRESS chose how progress is counted: the recording says so,
-     * so that its replay counts the same whatever the replayer's
-     * environment (replay starts from --progress none). */
+    /* How progress is counted (HVRUN_PROGRESS, else the default,
+     * software): the recording says so, so that its replay counts the
+     * same whatever the replayer's environment and version (replay starts
+     * from --progress none: a recording older than the default's switch
+     * was made with it). */
     const char *env_progress = getenv("HVRUN_PROGRESS");
     bool given = false;
     for (int k = 0; k < ra->nr_options; k++)
         given |= !strncmp(ra->options[k], "--progress", 10);
-    if (env_progress && env_progress[0] && !given) {
+    if (!env_progress || !env_progress[0])
+        env_progress = "software";
+    if (!given) {
         ra->options[ra->nr_options++] = "--progress";
         ra->options[ra->nr_options++] = (char *)env_progress;
         ra->run_argv[ra->run_argc++] = "--progress";

@@ -252,7 +252,7 @@ static const struct cli_opt run_opts[] = {
      "rewrites the back edges of the guest's loops to count in guest "
      "memory, so compute is preempted and timed the same way every run "
      "(docs/DETERMINISM.md, \"Counted progress\"); 'none' leaves it to "
-     "the host-timed slice (default none; HVRUN_PROGRESS sets it)."},
+     "the host-timed slice (default software; HVRUN_PROGRESS sets it)."},
     {CLI_RUN_OPT_MEMORY, 0, "memory", "SIZE", CLI_ARG_WORD, NULL,
      "The guest machine's RAM, e.g. 512M, 2G (default 8G): what sysinfo "
      "and /proc/meminfo say, and the limit of the run's guest memory "
@@ -287,10 +287,10 @@ static const struct cli_item run_exit[] = {
 };
 static const struct cli_item run_env[] = {
     ENV_BACKEND,
-    {"HVRUN_PROGRESS", "--progress's default (software or none): set "
-                       "HVRUN_PROGRESS=software once to count progress "
-                       "in software for every run (hvrun record keeps it "
-                       "in the recording)."},
+    {"HVRUN_PROGRESS", "--progress's default (software, the default, or "
+                       "none): HVRUN_PROGRESS=none leaves every run to the "
+                       "host-timed slice (hvrun record keeps the mode in "
+                       "the recording)."},
     {"PATH", "Where a PROGRAM without '/' is looked up (and the guest's "
              "PATH with --base-env host)."},
     ENV_CACHE,

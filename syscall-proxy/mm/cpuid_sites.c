@@ -8,12 +8,14 @@
  * the guest).
  * A file's sites are kept per run in memory and across runs in hvrun's
  * cache directory, keyed by the file's dev, inode, size and mtime and by
- * the finder's and hvrun's versions (an entry per version: cache_prune).
+ * the finder's and hvrun's versions (an entry per version:
+ * proxy_site_cache_written).
  */
 #include "proxy.h"
 #include "kernel.h"
 #include "mm.h"
 #include "cpuid_patch.h"
+#include "site_cache.h"
 #include "vdso_abi.h"
 
 #include <capstone/capstone.h>
@@ -28,13 +30,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#ifndef HVRUN_VERSION
-#define HVRUN_VERSION "dev"
-#endif
-
 #define SITE_CACHE_MAGIC 0x7469737064697063ULL /* "cpidpsit" */
-/* Part of the cache name: bump it when the finder changes what it reports. */
-#define SITE_FINDER_VERSION "f11"
 /* Larger files are not decoded (libjvm.so, among the largest, is 20 MB). */
 #define MAX_DECODED_FILE (512ULL << 20)
 #define MAX_FUNCTION_BYTES (16ULL << 20)
@@ -1327,23 +1323,33 @@ struct site_list_kind {
 static struct site_list_kind cpuid_list = {"cpuid-sites-", false, NULL};
 static struct site_list_kind progress_list = {"progress-sites-", true, NULL};
 
-static int cache_path(const struct site_list_kind *k,
-                      const struct file_sites *fs, char *out, size_t len)
+int proxy_site_cache_path(const char *prefix, const char *versions,
+                          uint64_t dev, uint64_t ino, uint64_t size,
+                          uint64_t mtime_ns, char *out, size_t len)
 {
     char dir[512];
     if (vmm_host_cache_dir(dir, sizeof(dir)) < 0)
         return -1;
-    int n = snprintf(out, len, "%s/%s%s-%s-%llx-%llx-%llx-%llx", dir,
-                     k->prefix, SITE_FINDER_VERSION, HVRUN_VERSION,
-                     (unsigned long long)fs->dev,
-                     (unsigned long long)fs->ino,
-                     (unsigned long long)fs->size,
-                     (unsigned long long)fs->mtime_ns);
+    int n = snprintf(out, len, "%s/%s%s-%llx-%llx-%llx-%llx", dir, prefix,
+                     versions, (unsigned long long)dev,
+                     (unsigned long long)ino, (unsigned long long)size,
+                     (unsigned long long)mtime_ns);
     return n > 0 && (size_t)n < len ? 0 : -1;
 }
 
+static int cache_path(const struct site_list_kind *k,
+                      const struct file_sites *fs, char *out, size_t len)
+{
+    return proxy_site_cache_path(k->prefix, SITE_VERSIONS, fs->dev, fs->ino,
+                                 fs->size, fs->mtime_ns, out, len);
+}
+
 /* A cache file that is missing or malformed is a miss; what it says is
- * checked again (the function hash) before any byte is rewritten. */
+ * checked again (the function hash) before any byte is rewritten. The
+ * list is mapped, not read: a text too large for counting (cc1's 20 MiB,
+ * 150,000 back edges) touches a few of its pages, and reading all of it
+ * cost gcc -c a tenth of its CPU time. The entry is only ever replaced
+ * (renamed over) or removed, never written, so the mapping stays whole. */
 static bool cache_load(const struct site_list_kind *k, struct file_sites *fs)
 {
     char path[768];
@@ -1359,15 +1365,15 @@ static bool cache_load(const struct site_list_kind *k, struct file_sites *fs)
               fstat(fd, &st) == 0 &&
               (uint64_t)st.st_size == sizeof(head) + head[1] * sizeof(*fs->v);
     if (ok && head[1] > 0) {
-        size_t bytes = head[1] * sizeof(*fs->v);
-        ok = (fs->v = malloc(bytes)) && read(fd, fs->v, bytes) == (ssize_t)bytes;
+        uint8_t *map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE,
+                            fd, 0);
+        ok = map != MAP_FAILED;
+        if (ok) /* read-only: nothing writes a list once found */
+            fs->v = (struct proxy_cpuid_site *)(map + sizeof(head));
     }
     close(fd);
-    if (!ok) {
-        free(fs->v);
-        fs->v = NULL;
+    if (!ok)
         return false;
-    }
     fs->nr = head[1];
     return true;
 }
@@ -1395,7 +1401,6 @@ static bool cache_load(const struct site_list_kind *k, struct file_sites *fs)
 #define SITE_CACHE_UNUSED_DAYS 30
 #define SITE_CACHE_DAY_S 86400
 #define SITE_MARKER_PREFIX "sites-used-"
-#define SITE_VERSIONS SITE_FINDER_VERSION "-" HVRUN_VERSION
 
 /* An entry's name: PREFIX VERSIONS-DEV-INO-SIZE-MTIME[.XXXXXX]. */
 struct entry_name {
@@ -1432,11 +1437,21 @@ static bool parse_entry(const char *name, const char *prefix,
     return true;
 }
 
-static bool is_our_versions(const struct entry_name *e)
+static bool is_versions(const struct entry_name *e, const char *versions)
 {
-    return e->versions_len == strlen(SITE_VERSIONS) &&
-           !memcmp(e->versions, SITE_VERSIONS, e->versions_len);
+    return e->versions_len == strlen(versions) &&
+           !memcmp(e->versions, versions, e->versions_len);
 }
+
+/* The kinds of entry, each with this hvrun's versions. */
+static const struct {
+    const char *prefix, *versions;
+} entry_kinds[] = {
+    {"cpuid-sites-", SITE_VERSIONS},
+    {"progress-sites-", SITE_VERSIONS},
+    {PROGRESS_IMAGE_PREFIX, PROGRESS_IMAGE_VERSIONS},
+};
+#define NR_ENTRY_KINDS (sizeof(entry_kinds) / sizeof(entry_kinds[0]))
 
 /* Whether the versions' marker was touched within SITE_CACHE_UNUSED_DAYS
  * (the last few answers remembered: a directory holds few versions). */
@@ -1472,15 +1487,14 @@ static bool versions_in_use(int dir_fd, const struct entry_name *e,
  * go in the daily sweep. */
 static bool sweep_removes(int dir_fd, const char *name, time_t now)
 {
-    static const char *const prefixes[] = {"cpuid-sites-", "progress-sites-"};
     struct stat st;
     if (!strncmp(name, SITE_MARKER_PREFIX, strlen(SITE_MARKER_PREFIX)))
         return fstatat(dir_fd, name, &st, 0) == 0 &&
                st.st_mtime <=
                    now - (time_t)SITE_CACHE_UNUSED_DAYS * SITE_CACHE_DAY_S;
-    for (size_t i = 0; i < 2; i++) {
+    for (size_t i = 0; i < NR_ENTRY_KINDS; i++) {
         struct entry_name e;
-        if (!parse_entry(name, prefixes[i], &e))
+        if (!parse_entry(name, entry_kinds[i].prefix, &e))
             continue;
         if (fstatat(dir_fd, name, &st, 0) < 0)
             return false;
@@ -1488,7 +1502,8 @@ static bool sweep_removes(int dir_fd, const char *name, time_t now)
             return st.st_mtime <= now - SITE_CACHE_DAY_S;
         return st.st_mtime <=
                    now - (time_t)SITE_CACHE_UNUSED_DAYS * SITE_CACHE_DAY_S ||
-               (!is_our_versions(&e) && !versions_in_use(dir_fd, &e, now));
+               (!is_versions(&e, entry_kinds[i].versions) &&
+                !versions_in_use(dir_fd, &e, now));
     }
     return false;
 }
@@ -1505,27 +1520,36 @@ static void sweep_unused_versions(const char *dir, time_t now)
     closedir(d);
 }
 
-/* Once per process: this version is in use; once a day, the sweep. */
-static void note_versions_used(void)
+/* Touches versions' marker; whether it was a day old or missing. */
+static bool touch_marker(const char *dir, const char *versions, time_t now)
+{
+    char marker[768];
+    snprintf(marker, sizeof(marker), "%s/" SITE_MARKER_PREFIX "%s", dir,
+             versions);
+    struct stat st;
+    if (stat(marker, &st) == 0 && st.st_mtime > now - SITE_CACHE_DAY_S &&
+        st.st_mtime <= now)
+        return false;
+    int fd = openat(AT_FDCWD, marker, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return false;
+    (void)futimens(fd, NULL);
+    close(fd);
+    return true;
+}
+
+void proxy_site_cache_note_used(void)
 {
     static bool noted;
-    char dir[512], marker[768];
+    char dir[512];
     if (noted || vmm_host_cache_dir(dir, sizeof(dir)) < 0)
         return;
     noted = true;
-    snprintf(marker, sizeof(marker), "%s/" SITE_MARKER_PREFIX "%s", dir,
-             SITE_VERSIONS);
-    struct stat st;
     time_t now = time(NULL);
-    if (stat(marker, &st) == 0 && st.st_mtime > now - SITE_CACHE_DAY_S &&
-        st.st_mtime <= now)
-        return;
-    int fd = openat(AT_FDCWD, marker, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
-    if (fd < 0)
-        return;
-    (void)futimens(fd, NULL);
-    close(fd);
-    sweep_unused_versions(dir, now);
+    bool stale = touch_marker(dir, SITE_VERSIONS, now);
+    stale |= touch_marker(dir, PROGRESS_IMAGE_VERSIONS, now);
+    if (stale)
+        sweep_unused_versions(dir, now);
 }
 
 struct other_entry {
@@ -1539,11 +1563,11 @@ static int older_first(const void *a, const void *b)
     return (x->mtime > y->mtime) - (x->mtime < y->mtime);
 }
 
-/* After keep (this version's entry for fs) is written: this version's
- * entries for the file's other contents go, and the oldest of the other
- * versions' past SITE_CACHE_PER_FILE. */
-static void cache_prune(const struct site_list_kind *k,
-                        const struct file_sites *fs, const char *keep)
+/* After keep (this version's entry for the file dev, ino) is written:
+ * this version's entries for the file's other contents go, and the
+ * oldest of the other versions' past SITE_CACHE_PER_FILE. */
+void proxy_site_cache_written(const char *prefix, const char *versions,
+                              uint64_t dev, uint64_t ino, const char *keep)
 {
     char dir[512];
     if (vmm_host_cache_dir(dir, sizeof(dir)) < 0)
@@ -1558,11 +1582,10 @@ static void cache_prune(const struct site_list_kind *k,
     while ((de = readdir(d))) {
         struct entry_name e;
         struct stat st;
-        if (!parse_entry(de->d_name, k->prefix, &e) || e.temporary ||
-            e.dev != fs->dev || e.ino != fs->ino ||
-            !strcmp(de->d_name, keep_name))
+        if (!parse_entry(de->d_name, prefix, &e) || e.temporary ||
+            e.dev != dev || e.ino != ino || !strcmp(de->d_name, keep_name))
             continue;
-        if (is_our_versions(&e))
+        if (is_versions(&e, versions))
             (void)unlinkat(dirfd(d), de->d_name, 0);
         else if (n_others < sizeof(others) / sizeof(others[0]) &&
                  strlen(de->d_name) < sizeof(others[0].name) &&
@@ -1597,7 +1620,8 @@ static void cache_store(const struct site_list_kind *k,
     if (!ok || renameat(AT_FDCWD, tmp, AT_FDCWD, path) < 0)
         unlinkat(AT_FDCWD, tmp, 0);
     else
-        cache_prune(k, fs, path);
+        proxy_site_cache_written(k->prefix, SITE_VERSIONS, fs->dev, fs->ino,
+                                 path);
 }
 
 static int decode_file(const struct site_list_kind *k, int fd,
@@ -1633,7 +1657,7 @@ static const struct file_sites *sites_of(struct site_list_kind *k, int fd)
                               (uint64_t)st.st_size, mtime, NULL, 0};
     /* The cache is hvrun's, whoever the guest is (kernel/fscred.c). */
     const struct proxy_process *as_guest = proxy_fscred_suspend();
-    note_versions_used();
+    proxy_site_cache_note_used();
     if (!cache_load(k, fs)) {
         if (decode_file(k, fd, fs) < 0) {
             proxy_fscred_resume(as_guest);

@@ -55,6 +55,7 @@
 #include "internal.h"
 #include "cpuid_patch.h"
 #include "progress.h"
+#include "progress_cache.h"
 #include "det.h"
 
 #include <errno.h>
@@ -106,7 +107,7 @@ struct progress_image;
 /* A text mapping of this space backed by an image (its text's start). */
 struct image_use {
     gva_t text;
-    const struct progress_image *img;
+    struct progress_image *img;
 };
 
 /* One per address space, shared as proxy_cpuid_patched is. */
@@ -597,13 +598,16 @@ static void patch_batch(struct proxy_process *p, struct proxy_progress *s,
  */
 struct progress_image {
     struct progress_image *next;
-    uint64_t dev, ino, size, mtime_ns, ctime_ns, file_off, len;
-    const struct file_sites *fs;
-    const struct file_sites *cfs; /* the file's CPUID/RDTSC sites, or NULL */
+    /* Its text_above_base 0: the run's images are found without it. */
+    struct progress_image_key key;
     uint64_t tramp_below, tramp_len;
     struct vmm_shared *obj; /* NULL: making it failed (not tried again) */
+    uint64_t text_off; /* the text's offset in obj (a cache file's: past
+                          its header) */
     struct progress_site *sites; /* gva: the offset in the text */
     size_t nr_sites;
+    /* A cached image's sites, read from obj at the first mremap. */
+    uint64_t sites_off;
 };
 
 static struct progress_image *images;
@@ -613,20 +617,50 @@ static uint64_t ns_of(struct timespec t)
     return (uint64_t)t.tv_sec * 1000000000ULL + (uint64_t)t.tv_nsec;
 }
 
-static struct progress_image *image_find(const struct stat *st,
-                                         const struct file_sites *fs,
-                                         const struct file_sites *cfs,
-                                         uint64_t file_off, uint64_t len)
+static struct progress_image_key image_key(const struct stat *st,
+                                           bool cpuid_patching,
+                                           uint64_t file_off, uint64_t len)
+{
+    return (struct progress_image_key){
+        .dev = (uint64_t)st->st_dev, .ino = (uint64_t)st->st_ino,
+        .size = (uint64_t)st->st_size, .mtime_ns = ns_of(st->st_mtim),
+        .ctime_ns = ns_of(st->st_ctim), .file_off = file_off, .len = len,
+        .cpuid_patching = cpuid_patching, .counter_gva = COUNTER_GVA,
+        .tramp_align = TRAMP_ALIGN,
+        .site_bytes = sizeof(struct progress_site)};
+}
+
+static struct progress_image *image_find(const struct progress_image_key *k)
 {
     for (struct progress_image *i = images; i; i = i->next)
-        if (i->dev == (uint64_t)st->st_dev &&
-            i->ino == (uint64_t)st->st_ino &&
-            i->size == (uint64_t)st->st_size &&
-            i->mtime_ns == ns_of(st->st_mtim) &&
-            i->ctime_ns == ns_of(st->st_ctim) && i->fs == fs &&
-            i->cfs == cfs &&
-            i->file_off == file_off && i->len == len)
+        if (!memcmp(&i->key, k, sizeof(*k)))
             return i;
+    return NULL;
+}
+
+static struct progress_image *image_new(const struct progress_image_key *k)
+{
+    struct progress_image *img = calloc(1, sizeof(*img));
+    if (!img)
+        return NULL;
+    img->key = *k;
+    img->next = images;
+    images = img;
+    return img;
+}
+
+/* The sites of img (a cached image's read now); NULL when they cannot
+ * be read. */
+static const struct progress_site *image_sites(struct progress_image *img)
+{
+    if (img->sites || !img->obj || !img->sites_off)
+        return img->sites;
+    size_t bytes = img->nr_sites * sizeof(*img->sites);
+    struct progress_site *v = malloc(bytes);
+    if (v && pread(img->obj->fd, v, bytes, (off_t)img->sites_off) ==
+                 (ssize_t)bytes)
+        return img->sites = v;
+    free(v);
     return NULL;
 }
 
@@ -676,9 +710,11 @@ static bool overlaps_cpuid_site(const struct file_sites *cfs, uint64_t off,
 /* The trampolines of the sites [first, first+n) of fs at tramp (written
  * from tramp_at), their jmps into text (the file's bytes of [lo, lo+len)),
  * the sites kept in img; the bytes of trampolines used. */
-static uint64_t image_build(struct progress_image *img, const struct file_sites *fs,
-                            size_t first, size_t n, uint64_t flo, gva_t lo,
-                            uint8_t *text, uint8_t *tramp, gva_t tramp_at)
+static uint64_t image_build(struct progress_image *img,
+                            const struct file_sites *fs,
+                            const struct file_sites *cfs, size_t first,
+                            size_t n, uint64_t flo, gva_t lo, uint8_t *text,
+                            uint8_t *tramp, gva_t tramp_at)
 {
     uint64_t used = 0;
     img->nr_sites = 0;
@@ -688,8 +724,8 @@ static uint64_t image_build(struct progress_image *img, const struct file_sites 
         gva_t func = site - (cs->file_off - cs->func_off);
         uint8_t *orig = text + (site - lo);
         if (cs->span < 5 || cs->span > MAX_SPAN || func > site || func < lo ||
-            site + cs->span > lo + img->len ||
-            overlaps_cpuid_site(img->cfs, cs->file_off, cs->span) ||
+            site + cs->span > lo + img->key.len ||
+            overlaps_cpuid_site(cfs, cs->file_off, cs->span) ||
             fnv1a(FNV_INIT, orig, cs->span) != cs->hash)
             continue;
         struct emitter e = {.at = tramp_at + used};
@@ -715,7 +751,8 @@ static uint64_t image_build(struct progress_image *img, const struct file_sites 
 
 /* What build() makes of cs at most: its span's other instructions, the
  * taken test (a conditional branch's), the count and the trap, each kept
- * 8-aligned. */
+ * 8-aligned; never less than TRAMP_LEAST. */
+#define TRAMP_LEAST 40
 static uint64_t tramp_bytes_at_most(const struct proxy_cpuid_site *cs)
 {
     uint64_t bytes = (uint64_t)(cs->span - cs->len) + 11 + 22;
@@ -748,27 +785,65 @@ static bool read_text(int fd, uint8_t *map, uint64_t len, uint64_t flo)
     return true;
 }
 
-/* Makes img (its key set) from the file of v, whose [lo, lo+img->len)
- * is the text, in this process: trampolines placed just below the file's
+/* The trampolines' room below the file's mappings (base: their lowest
+ * start) for trampolines of `most` bytes at most: whether it is free. */
+static bool room_below(const struct proxy_process *p, gva_t base,
+                       uint64_t most)
+{
+    return base > most && vmm_as_range_free(p->as, base - most, most);
+}
+
+/* Where trampolines of tramp_len bytes lie for a text at lo in a file
+ * whose mappings start at base; 0 when that range is not free. */
+static gva_t tramp_at(const struct proxy_process *p, gva_t base,
+                      uint64_t tramp_len, gva_t lo)
+{
+    gva_t at = base - tramp_len;
+    return tramp_len && vmm_as_range_free(p->as, at, tramp_len) &&
+                   in_reach(at, lo)
+               ? at
+               : 0;
+}
+
+/* Keeps img, just made in the memfd's map, in hvrun's cache for later
+ * runs (as hvrun, whoever the guest is). */
+static void image_keep(const struct progress_image *img, uint64_t most,
+                       uint64_t above_base, const uint8_t *map)
+{
+    struct progress_image_key k = img->key;
+    k.text_above_base = above_base;
+    struct progress_image_layout l = {.most = most,
+                                      .tramp_len = img->tramp_len,
+                                      .nr_sites = img->nr_sites};
+    const struct proxy_process *as_guest = proxy_fscred_suspend();
+    progress_image_cache_store(&k, &l, map, img->sites);
+    proxy_fscred_resume(as_guest);
+}
+
+/* Makes img (its key set) from the file of v, whose [lo, lo+len) is the
+ * text, in this process: trampolines placed just below the file's
  * mappings. Written in place in the memfd's pages (a text of megabytes:
- * no buffer of hvrun's to fault in, clear and copy again). False when
- * there is no room there or something failed. */
+ * no buffer of hvrun's to fault in, clear and copy again), then kept in
+ * the cache. False when there is no room there or something failed. */
 static bool image_make(struct proxy_process *p, struct progress_image *img,
-                       const struct vmm_vma *v, size_t first, size_t n,
+                       const struct vmm_vma *v, const struct file_sites *fs,
+                       const struct file_sites *cfs, size_t first, size_t n,
                        uint64_t flo, gva_t lo)
 {
     /* No room below for the trampolines at their longest (a non-PIE
      * program's 20 MiB of text just above 4 MiB): nothing read. */
     gva_t base = file_base_below(p, v, lo);
     uint64_t most = 0;
+    /* Each at least TRAMP_LEAST: a text too large fails here unwalked. */
+    if (base <= (uint64_t)n * TRAMP_LEAST)
+        return false;
     for (size_t i = first; i < first + n; i++)
-        most += tramp_bytes_at_most(&img->fs->v[i]);
+        most += tramp_bytes_at_most(&fs->v[i]);
     most = (most + VMM_PAGE_SIZE - 1) & VMM_PAGE_MASK;
     int fd = vmm_vma_file_fd(v);
-    if (fd < 0 || base <= most ||
-        !vmm_as_range_free(p->as, base - most, most))
+    if (fd < 0 || !room_below(p, base, most))
         return false;
-    uint64_t len = img->len;
+    uint64_t len = img->key.len;
     int memfd = memfd_create("hvrun-progress-image",
                              MFD_CLOEXEC | MFD_ALLOW_SEALING);
     if (memfd < 0)
@@ -780,35 +855,58 @@ static bool image_make(struct proxy_process *p, struct progress_image *img,
     bool ok = map != MAP_FAILED && read_text(fd, map, len, flo);
     img->sites = NULL;
     /* Sizes do not depend on where the trampolines lie: sized first. */
-    uint64_t used = ok ? image_build(img, img->fs, first, n, flo, lo, map,
+    uint64_t used = ok ? image_build(img, fs, cfs, first, n, flo, lo, map,
                                      NULL, base - most)
                        : 0;
     uint64_t tramp_len = (used + VMM_PAGE_SIZE - 1) & VMM_PAGE_MASK;
-    gva_t at = base - tramp_len;
-    ok = ok && used && vmm_as_range_free(p->as, at, tramp_len) &&
-         in_reach(at, lo) && (img->sites = calloc(n, sizeof(*img->sites)));
+    gva_t at = tramp_at(p, base, tramp_len, lo);
+    ok = ok && at && (img->sites = calloc(n, sizeof(*img->sites)));
     if (ok)
-        (void)image_build(img, img->fs, first, n, flo, lo, map, map + len,
+        (void)image_build(img, fs, cfs, first, n, flo, lo, map, map + len,
                           at);
-    if (map != MAP_FAILED)
-        munmap(map, len + most);
     img->tramp_below = lo - at;
     img->tramp_len = tramp_len;
+    if (ok && img->nr_sites)
+        image_keep(img, most, lo - base, map);
+    if (map != MAP_FAILED)
+        munmap(map, len + most);
     img->obj = ok && img->nr_sites ? image_seal(memfd, len + tramp_len)
                                    : NULL;
     close(memfd);
     return img->obj != NULL;
 }
 
+/* img (its key set) from fd, the image an earlier run kept for v's
+ * text at lo (layout l) in a file whose mappings start at base: the same
+ * checks of room as image_make's, so that the run goes as when it makes
+ * the image (img->obj stays NULL when they fail). */
+static void image_load(struct proxy_process *p, const struct vmm_vma *v,
+                       struct progress_image *img, gva_t lo, gva_t base,
+                       int fd, const struct progress_image_layout *l)
+{
+    gva_t at = 0;
+    if (vmm_vma_file_fd(v) >= 0 && room_below(p, base, l->most))
+        at = tramp_at(p, base, l->tramp_len, lo);
+    if (!at)
+        return;
+    img->tramp_below = lo - at;
+    img->tramp_len = l->tramp_len;
+    img->nr_sites = l->nr_sites;
+    img->sites_off = l->sites_off;
+    img->text_off = PROGRESS_IMAGE_TEXT_OFF;
+    img->obj = vmm_image_new(fd);
+}
+
 /* This space maps img: its trampolines below lo (or the ones there,
  * img's already: a library mapped again where it was), its text at lo. */
 static bool image_map(struct proxy_process *p, struct proxy_progress *s,
-                      const struct progress_image *img, gva_t lo)
+                      struct progress_image *img, gva_t lo)
 {
     gva_t at = lo - img->tramp_below;
     const struct vmm_vma *t = vmm_as_find_vma(p->as, at);
+    uint64_t tramp_off = img->text_off + img->key.len;
     bool there = t && t->start == at && t->end == at + img->tramp_len &&
-                 t->image == img->obj && t->image_off == img->len;
+                 t->image == img->obj && t->image_off == tramp_off;
     void *grown = realloc(s->uses, (s->nr_uses + 1) * sizeof(*s->uses));
     if (!grown)
         return false;
@@ -816,9 +914,10 @@ static bool image_map(struct proxy_process *p, struct proxy_progress *s,
     if (!there && (at >= lo || !vmm_as_range_free(p->as, at, img->tramp_len) ||
                    vmm_as_map_image(p->as, at, img->tramp_len,
                                     PROT_READ | PROT_EXEC, VMM_VMA_SPECIAL,
-                                    REGION_NAME, img->obj, img->len) < 0))
+                                    REGION_NAME, img->obj, tramp_off) < 0))
         return false;
-    if (vmm_as_direct_image(p->as, lo, img->len, img->obj, 0) < 0) {
+    if (vmm_as_direct_image(p->as, lo, img->key.len, img->obj,
+                            img->text_off) < 0) {
         if (!there)
             (void)vmm_as_unmap(p->as, at, img->tramp_len);
         return false;
@@ -827,40 +926,90 @@ static bool image_map(struct proxy_process *p, struct proxy_progress *s,
     return true;
 }
 
-/* The sites [first, first+n) of fs in v, which is [lo, hi), from the
- * run's image of that text (made now if this is the first time); false
- * when this process must rewrite its own copy. */
-static bool patch_from_image(struct proxy_process *p, struct proxy_progress *s,
-                             const struct vmm_vma *v, const struct stat *st,
-                             const struct file_sites *fs,
-                             const struct file_sites *cfs, size_t first,
-                             size_t n, gva_t lo, gva_t hi)
+/* Whether v's [lo, hi) may be mapped from an image: the whole VMA,
+ * still its file's own pages. */
+static bool image_fits(const struct vmm_vma *v, gva_t lo, gva_t hi)
 {
-    uint64_t flo = v->file_off + (lo - v->start);
-    if (v->start != lo || v->end != hi || !(v->flags & VMM_VMA_DIRECT) ||
-        v->image || !v->file)
-        return false;
-    struct progress_image *img = image_find(st, fs, cfs, flo, hi - lo);
-    if (!img) {
-        if (!(img = calloc(1, sizeof(*img))))
-            return false;
-        *img = (struct progress_image){
-            .next = images, .dev = (uint64_t)st->st_dev,
-            .ino = (uint64_t)st->st_ino, .size = (uint64_t)st->st_size,
-            .mtime_ns = ns_of(st->st_mtim), .ctime_ns = ns_of(st->st_ctim),
-            .file_off = flo, .len = hi - lo, .fs = fs, .cfs = cfs};
-        images = img;
-        if (!image_make(p, img, v, first, n, flo, lo))
-            return false;
-    }
+    return v->start == lo && v->end == hi && (v->flags & VMM_VMA_DIRECT) &&
+           !v->image && v->file;
+}
+
+/* This space maps img (its obj made) at lo, or rewrites its own copy
+ * later (false). */
+static bool image_use(struct proxy_process *p, struct proxy_progress *s,
+                      const struct vmm_vma *v, struct progress_image *img,
+                      gva_t lo)
+{
     if (!img->obj || !image_map(p, s, img, lo))
         return false;
     proxy_log(p, 2, "progress: %zu back edges of %s in [%#llx, %#llx) "
-                    "from the run's image",
+                    "from the run's image%s",
               img->nr_sites, v->name ? v->name : "?", (unsigned long long)lo,
-              (unsigned long long)hi);
+              (unsigned long long)(lo + img->key.len),
+              img->text_off ? " (the cache's)" : "");
     if (p->totals)
         p->totals->progress_sites += img->nr_sites;
+    return true;
+}
+
+/* The sites [first, first+n) of fs in v, which is [lo, hi), from the
+ * run's image of that text, made now (the run has none yet: image_known);
+ * false when this process must rewrite its own copy. */
+static bool patch_from_image(struct proxy_process *p, struct proxy_progress *s,
+                             const struct vmm_vma *v,
+                             const struct progress_image_key *k,
+                             const struct file_sites *fs,
+                             const struct file_sites *cfs, size_t first,
+                             size_t n, gva_t lo)
+{
+    struct progress_image *img;
+    if (!image_fits(v, lo, lo + k->len) || image_find(k) ||
+        !(img = image_new(k)) ||
+        !image_make(p, img, v, fs, cfs, first, n, k->file_off, lo))
+        return false;
+    return image_use(p, s, v, img, lo);
+}
+
+/*
+ * The text [lo, hi) of v (a fresh copy of the file open as fd, whose
+ * identity st is) from an image known without its sites: the run's (a
+ * process before made it, or failed to), or one an earlier run kept in
+ * the cache. True when that decided (the text mapped from it, or left to
+ * the process's own rewrite as the run's first decided); false when the
+ * image is to be made from the sites. *k: the run's key of the text.
+ */
+static bool image_known(struct proxy_process *p, int fd,
+                        const struct vmm_vma *v, const struct stat *st,
+                        gva_t lo, gva_t hi, struct progress_image_key *k)
+{
+    bool cpuid = proxy_cpuid_patching(p);
+    *k = image_key(st, cpuid, v->file_off + (lo - v->start), hi - lo);
+    /* (what making it asks first: the CPUID sites are the file's) */
+    if (!image_fits(v, lo, hi) || (cpuid && !proxy_cpuid_sites_of(fd)))
+        return false;
+    struct progress_image *img = image_find(k);
+    struct progress_image_layout l;
+    gva_t base = file_base_below(p, v, lo);
+    int cached = -1;
+    if (!img) {
+        struct progress_image_key ck = *k;
+        ck.text_above_base = lo - base;
+        const struct proxy_process *as_guest = proxy_fscred_suspend();
+        cached = progress_image_cache_open(&ck, &l);
+        proxy_fscred_resume(as_guest);
+        if (cached < 0)
+            return false;
+    }
+    /* From here as when the sites were read: a counter, then the image. */
+    struct proxy_progress *s = state(p, true);
+    if (s && counter_for(p, s)) {
+        if (!img && (img = image_new(k)))
+            image_load(p, v, img, lo, base, cached, &l);
+        if (img)
+            (void)image_use(p, s, v, img, lo);
+    }
+    if (cached >= 0)
+        close(cached);
     return true;
 }
 
@@ -877,11 +1026,17 @@ static void patch_vma(struct proxy_process *p, int host_fd,
     if (fd < 0)
         return;
     struct stat st;
+    struct progress_image_key key;
     const struct file_sites *fs = NULL, *cfs = NULL;
     bool known = fstat(fd, &st) == 0;
     if (known)
         proxy_hooks.file_tap_restat(p, &st); /* a replay's copy */
-    if (known && st.st_dev == v->dev && st.st_ino == v->ino)
+    known = known && st.st_dev == v->dev && st.st_ino == v->ino;
+    /* An image the run has, or the cache: no sites to read (libc's list
+     * alone is 1 MB). */
+    if (known && from_image && image_known(p, fd, v, &st, lo, hi, &key))
+        known = false;
+    else if (known)
         fs = proxy_progress_sites_of(fd);
     /* The CPUID/RDTSC sites the image must leave to cpuid_patch.c */
     if (fs && from_image && proxy_cpuid_patching(p) &&
@@ -900,14 +1055,30 @@ static void patch_vma(struct proxy_process *p, int host_fd,
         else
             past = mid;
     }
-    while (first + n < fs->nr && fs->v[first + n].file_off +
-                                         fs->v[first + n].span <= fhi)
-        n++;
+    /* The sites from first on up to the first whose span does not end
+     * by fhi. Found by a binary search too (walking cc1's was a tenth of
+     * gcc -c's CPU time): those that start below fhi, then the first of
+     * them to cross it among the last (a span is at most 255 bytes). */
+    for (past = fs->nr; first + n < past;) {
+        size_t mid = first + n + (past - first - n) / 2;
+        if (fs->v[mid].file_off < fhi)
+            n = mid + 1 - first;
+        else
+            past = mid;
+    }
+    size_t near = first + n;
+    while (near > first && fs->v[near - 1].file_off + 255 > fhi)
+        near--;
+    for (; near < first + n; near++)
+        if (fs->v[near].file_off + fs->v[near].span > fhi) {
+            n = near - first;
+            break;
+        }
     struct proxy_progress *s = state(p, true);
     if (n == 0 || !s || !counter_for(p, s))
         return;
     if (from_image) {
-        (void)patch_from_image(p, s, v, &st, fs, cfs, first, n, lo, hi);
+        (void)patch_from_image(p, s, v, &key, fs, cfs, first, n, lo);
         return;
     }
     struct progress_region *r = region_for(p, s, lo, hi, n);
@@ -928,7 +1099,7 @@ static bool in_image_text(struct proxy_process *p, gva_t gva)
     struct proxy_progress *s = state(p, false);
     for (size_t i = 0; s && i < s->nr_uses; i++)
         if (gva >= s->uses[i].text &&
-            gva - s->uses[i].text < s->uses[i].img->len)
+            gva - s->uses[i].text < s->uses[i].img->key.len)
             return true;
     return false;
 }
@@ -962,7 +1133,7 @@ static void forget_uses(struct proxy_process *p, gva_t gva, uint64_t len)
     size_t kept = 0;
     for (size_t i = 0; s && i < s->nr_uses; i++) {
         const struct image_use *u = &s->uses[i];
-        if (u->text < gva + len && gva < u->text + u->img->len)
+        if (u->text < gva + len && gva < u->text + u->img->key.len)
             continue;
         s->uses[kept++] = *u;
     }
@@ -1016,9 +1187,9 @@ void proxy_progress_remapped(struct proxy_process *p, uint64_t old,
         const struct image_use *use = &s->uses[u];
         if (use->text < old || use->text >= old + old_len)
             continue;
-        for (size_t i = 0; i < use->img->nr_sites; i++)
-            put_back(p, &use->img->sites[i], use->text, old, old_len,
-                     new_gva);
+        const struct progress_site *sites = image_sites(use->img);
+        for (size_t i = 0; sites && i < use->img->nr_sites; i++)
+            put_back(p, &sites[i], use->text, old, old_len, new_gva);
     }
     forget_uses(p, old, old_len);
 }

@@ -27,7 +27,18 @@
 #                        long as the name an AF_UNIX autobind gave says
 #                        (Linux picks it at random) and prints the logical
 #                        time that took: the same in 5 runs (the name is
-#                        the run's, net/unix_name.c).
+#                        the run's, net/unix_name.c);
+#   progress/image-cache tests/progress/progress_spin.c -v with a fresh cache
+#                        directory (XDG_CACHE_HOME): the first run makes
+#                        the images of its texts and keeps them
+#                        (progress-image-*), the second maps them ("the
+#                        cache's" in --log debug); both print the same and
+#                        have the same detlog digest (--summary), and
+#                        --verify with another fresh directory passes (its
+#                        first run cold, its second warm). Then entries cut
+#                        short, a cache directory that cannot be made, and
+#                        (where `unshare -m` may mount) a full one: each
+#                        run the same as the first, a cut entry replaced.
 #
 # The programs are not in tests/guest: every suite runs those in the
 # default mode too, where the alarm case waits ~100x as long as natively.
@@ -146,6 +157,86 @@ case_unixname() {
     pass "$name ($out, the same in 5 runs)"
 }
 
+# summary_of HVRUN CACHE_DIR [WRAPPER...]: a run of progress_spin with
+# XDG_CACHE_HOME CACHE_DIR (--log debug), under WRAPPER if given:
+# "STDOUT|DIGEST|N" where N counts its texts mapped from the cache's
+# images.
+summary_of() {
+    local hv=$1 dir=$2 err out
+    shift 2
+    err=$(mktemp)
+    out=$(XDG_CACHE_HOME=$dir "$@" timeout -k 5 "$LIMIT" "$hv" run \
+        --progress software --summary --log debug -- \
+        "$GUEST/progress_spin" -v 2>"$err")
+    echo "$out|$(grep -o 'digest [0-9a-f]*' "$err" | head -1)|$(grep -c \
+        "from the run's image (the cache's)" "$err")"
+    rm -f "$err"
+}
+
+case_image_cache() {
+    local hv=$1 name="$2:progress/image-cache" d cold warm again entry n
+    d=$(mktemp -d)
+    cold=$(summary_of "$hv" "$d")
+    n=$(find "$d/hvrun" -name 'progress-image-*' | wc -l)
+    warm=$(summary_of "$hv" "$d")
+    if [ "$n" -lt 2 ]; then
+        fail "$name" "the cold run kept $n images (expected the program's, ld.so's and libc's)"
+    elif [ "${cold##*|}" != 0 ] || [ "${warm##*|}" -lt 2 ]; then
+        fail "$name" "texts from the cache's images: cold run ${cold##*|}, warm run ${warm##*|}"
+    elif [ "${cold%|*}" != "${warm%|*}" ] || [ -z "${cold#*|}" ]; then
+        fail "$name" "cold run '$cold', warm run '$warm' (stdout|digest|cached texts)"
+    elif ! XDG_CACHE_HOME="$d/fresh" verify_ok "$hv" "$GUEST/progress_spin" -v; then
+        fail "$name" "--verify with a fresh cache directory did not pass"
+    else
+        # Cut short (a header whose file is too short): a miss, replaced.
+        for entry in "$d"/hvrun/progress-image-*; do
+            truncate -s 4096 "$entry"
+        done
+        again=$(summary_of "$hv" "$d")
+        n=$(find "$d/hvrun" -name 'progress-image-*' -size -5k | wc -l)
+        if [ "${again%|*}" != "${cold%|*}" ] || [ "${again##*|}" != 0 ] ||
+            [ "$n" != 0 ]; then
+            fail "$name" "with entries cut short: '$again' (cold '$cold'), $n still short"
+        else
+            # A cache directory that cannot be made (its parent a file:
+            # unwritable for root too), then a full one.
+            : >"$d/file"
+            again=$(summary_of "$hv" "$d/file")
+            if [ "${again%|*}" != "${cold%|*}" ]; then
+                fail "$name" "with an unwritable cache directory: '$again' (cold '$cold')"
+            elif ! full_cache_same "$hv" "$d"; then
+                fail "$name" "with a full cache directory: not as with a cache"
+            else
+                pass "$name (${cold%%|*}; ${warm##*|} texts from the cache, the same digest cold and warm; cut, unwritable and full caches fall back)"
+            fi
+        fi
+    fi
+    rm -rf "$d"
+}
+
+# full_cache_same HVRUN DIR: a run whose cache directory is on a full
+# 1 MiB tmpfs (a mount namespace of its own) prints what one with the
+# cache directory DIR does there; true where it cannot mount.
+full_cache_same() {
+    local hv=$1 d=$2 want got
+    # sh mounts DIR/full (when asked), then runs the rest of its arguments.
+    local mount_full='if [ "$0" = full ]; then
+            mount -t tmpfs -o size=1m tmpfs "$XDG_CACHE_HOME" || exit 99
+            mkdir "$XDG_CACHE_HOME/hvrun"
+            head -c 2m /dev/zero >"$XDG_CACHE_HOME/hvrun/filler" 2>/dev/null
+        fi
+        exec "$@"'
+    mkdir -p "$d/full"
+    unshare -m true 2>/dev/null || return 0
+    want=$(summary_of "$hv" "$d" unshare -m sh -c "$mount_full" plain)
+    got=$(summary_of "$hv" "$d/full" unshare -m sh -c "$mount_full" full)
+    case $got in "|"*) return 0 ;; esac # could not mount
+    [ "${got%|*}" = "${want%|*}" ] || {
+        echo "full: '$got', with a cache: '$want'" >&2
+        return 1
+    }
+}
+
 for hv in "$@"; do
     label=$(basename "$(dirname "$hv")")/$(basename "$hv")
     if needs_kvm "$hv" && ! have_kvm; then
@@ -161,6 +252,7 @@ for hv in "$@"; do
     case_spin "$hv" "$label"
     case_hostdata "$hv" "$label"
     case_unixname "$hv" "$label"
+    case_image_cache "$hv" "$label"
     case_alarm "$hv" alarm "$RUNS" "$label" 1000
     case_alarm "$hv" itimer "$RUNS" "$label" 100
     case_alarm "$hv" timerfd "$RUNS" "$label" 100
