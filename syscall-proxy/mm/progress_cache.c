@@ -19,8 +19,10 @@
  * alone, ctime, the rewriter's constants) the header does; any mismatch
  * is a miss, and the run then makes the image and replaces the entry.
  * A reader checks the header and the size only: the file is written
- * whole to a temporary and renamed (a crash or a concurrent run leaves a
- * whole entry or none), made read-only, and never written again.
+ * whole to a temporary, put on disk (fdatasync: an entry renamed before
+ * its data reached the disk would survive a power loss as text the guest
+ * runs) and renamed (a crash or a concurrent run leaves a whole entry or
+ * none), made read-only, and never written again.
  */
 #include "progress_cache.h"
 #include "site_cache.h"
@@ -141,7 +143,8 @@ void progress_image_cache_store(const struct progress_image_key *k,
                          PROGRESS_IMAGE_TEXT_OFF) &&
               pwrite_all(fd, sites, l->nr_sites * k->site_bytes,
                          l->sites_off) &&
-              pwrite_all(fd, &h, sizeof(h), 0) && fchmod(fd, 0444) == 0;
+              pwrite_all(fd, &h, sizeof(h), 0) && fchmod(fd, 0444) == 0 &&
+              fdatasync(fd) == 0;
     close(fd);
     /* the *at forms: the calls hvrun's seccomp filter allows */
     if (!ok || renameat(AT_FDCWD, tmp, AT_FDCWD, path) < 0)
