@@ -34,15 +34,9 @@ LOOP_N=${BENCH_LOOP_N:-1000000000}
 PY_N=${BENCH_PY_N:-3000000}
 EXEC_N=${BENCH_EXEC_N:-50}
 # CPU time from perf stat (Debian: linux-perf) where it can count here.
-PERF=()
-if command -v perf >/dev/null &&
-    perf stat -x, -e task-clock -o /dev/null -- true 2>/dev/null; then
-    PERF=(perf stat "-x," -e task-clock)
-fi
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
-# Under build/, not /tmp: the guest's /tmp is private.
-WORK=$(mktemp -d "$ROOT/build/bench-progress.XXXXXX")
-trap 'rm -rf "$WORK"' EXIT
+# shellcheck source=bench/lib.sh
+. "$(dirname "$0")/lib.sh"
+bench_work progress
 cc -O2 -o "$WORK/progressloop" "$ROOT/bench/progressloop.c"
 cc -O2 -o "$WORK/gendata" "$ROOT/bench/gendata.c"
 "$WORK/gendata" $((BZ_MB * 1024 * 1024)) >"$WORK/data.txt"
@@ -70,18 +64,9 @@ print(x)" >/dev/null ;;
         "i=0; while [ \$i -lt $EXEC_N ]; do /bin/true; i=\$((i+1)); done" ;;
     esac
     t1=$(date +%s%N)
-    local cpu=-
-    [ ${#PERF[@]} -gt 0 ] &&
-        cpu=$(awk -F, '$3 == "task-clock" {printf "%d", $1}' "$WORK/perf")
+    local cpu
+    cpu=$(bench_cpu_ms)
     echo "$(((t1 - t0) / 1000000)) $cpu"
-}
-
-median() { sort -n | awk '$1 == "-" {d = 1} {v[NR]=$1} END {print d ? "-" : (NR%2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
-
-ratio() {
-    case "$1$2" in *-*) echo - ;;
-    *) awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2fx", a ? b / a : 0}' ;;
-    esac
 }
 
 cases=(bzip2 loop python3)

@@ -21,15 +21,9 @@ fi
 HVRUN=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
 [ -x "$HVRUN" ] || { echo "bench: $1 is not an executable hvrun" >&2; exit 2; }
 REPS=${BENCH_PROGRESS_REPS:-7}
-PERF=()
-if command -v perf >/dev/null &&
-    perf stat -x, -e task-clock -o /dev/null -- true 2>/dev/null; then
-    PERF=(perf stat "-x," -e task-clock)
-fi
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
-# Under build/, not /tmp: the guest's /tmp is private.
-WORK=$(mktemp -d "$ROOT/build/bench-start.XXXXXX")
-trap 'rm -rf "$WORK"' EXIT
+# shellcheck source=bench/lib.sh
+. "$(dirname "$0")/lib.sh"
+bench_work start
 printf '#include <stdio.h>\nint main(void) { puts("hello"); return 0; }\n' \
     >"$WORK/hello.c"
 mkdir -p "$WORK/none" "$WORK/warm" "$WORK/cold"
@@ -51,16 +45,8 @@ one() {
     true) "${pre[@]}" /bin/true ;;
     esac >/dev/null
     t1=$(date +%s%N)
-    [ ${#PERF[@]} -gt 0 ] &&
-        cpu=$(awk -F, '$3 == "task-clock" {printf "%d", $1}' "$WORK/perf")
+    cpu=$(bench_cpu_ms)
     echo "$(((t1 - t0) / 1000000)) $cpu"
-}
-
-median() { sort -n | awk '$1 == "-" {d = 1} {v[NR]=$1} END {print d ? "-" : (NR%2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
-ratio() {
-    case "$1$2" in *-*) echo - ;;
-    *) awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2fx", a ? b / a : 0}' ;;
-    esac
 }
 
 cases=(python3 gcc sh50 true)

@@ -213,6 +213,14 @@ static void free_saved(struct saved_fd *v, size_t n)
     free(v);
 }
 
+/* A state the checkpoint could not save, said on stderr: -1. */
+static int save_failed(const struct saved_fd *s, const char *why)
+{
+    fprintf(stderr, "hvrun: checkpoint: fd %d: %s\n", s->fd,
+            why ? why : "out of memory");
+    return -1;
+}
+
 /* Each saved socket's state, on the first fd of each. 0 or -1. */
 static int save_sockets(struct saved_fd *v, size_t n)
 {
@@ -225,11 +233,8 @@ static int save_sockets(struct saved_fd *v, size_t n)
         const char *why = NULL;
         v[i].sock_state = calloc(1, sizeof(*v[i].sock_state));
         if (!v[i].sock_state ||
-            ckpt_socket_save(v[i].fd, v[i].sock_state, &why) < 0) {
-            fprintf(stderr, "hvrun: checkpoint: fd %d: %s\n", v[i].fd,
-                    why ? why : "out of memory");
-            return -1;
-        }
+            ckpt_socket_save(v[i].fd, v[i].sock_state, &why) < 0)
+            return save_failed(&v[i], why);
     }
     return 0;
 }
@@ -310,37 +315,41 @@ static int save_events(struct saved_fd *v, size_t n)
         const char *why = NULL;
         v[i].event_state = calloc(1, sizeof(*v[i].event_state));
         if (!v[i].event_state ||
-            ckpt_event_save(v[i].fd, v[i].event_state, &why) < 0) {
-            fprintf(stderr, "hvrun: checkpoint: fd %d: %s\n", v[i].fd,
-                    why ? why : "out of memory");
-            return -1;
-        }
+            ckpt_event_save(v[i].fd, v[i].event_state, &why) < 0)
+            return save_failed(&v[i], why);
     }
     return 0;
+}
+
+/* The guest fd table holding host fd fd, and its number there (*slot);
+ * NULL when no guest holds it. */
+static const struct proxy_fdtable *guest_slot_of(const struct proxy_world *w,
+                                                 int fd, int *slot)
+{
+    for (int i = 0; i < w->nr_procs; i++) {
+        const struct proxy_fdtable *t = &w->procs[i]->fds;
+        for (int k = 0; k < t->cap; k++)
+            if (t->fds[k].kind == PROXY_FD_HOST && t->fds[k].host_fd == fd) {
+                *slot = k;
+                return t;
+            }
+    }
+    return NULL;
 }
 
 /* The open file's id (fdtable.c) of host fd fd, which a guest holds. */
 static uint64_t guest_file_id(const struct proxy_world *w, int fd)
 {
-    for (int i = 0; i < w->nr_procs; i++) {
-        const struct proxy_fdtable *t = &w->procs[i]->fds;
-        for (int k = 0; k < t->cap; k++)
-            if (t->fds[k].kind == PROXY_FD_HOST && t->fds[k].host_fd == fd)
-                return proxy_fd_file_id(t, k);
-    }
-    return 0;
+    int k;
+    const struct proxy_fdtable *t = guest_slot_of(w, fd, &k);
+    return t ? proxy_fd_file_id(t, k) : 0;
 }
 
 /* Whether host fd fd is in a guest's fd table. */
 static bool guests_hold(const struct proxy_world *w, int fd)
 {
-    for (int i = 0; i < w->nr_procs; i++) {
-        const struct proxy_fdtable *t = &w->procs[i]->fds;
-        for (int k = 0; k < t->cap; k++)
-            if (t->fds[k].kind == PROXY_FD_HOST && t->fds[k].host_fd == fd)
-                return true;
-    }
-    return false;
+    int k;
+    return guest_slot_of(w, fd, &k) != NULL;
 }
 
 /* hvrun's open fds, stdio's descriptions marked, the guests' pipes with

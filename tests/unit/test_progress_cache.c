@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cache_fixture.h"
 #include "progress_cache.h"
 #include "site_cache.h"
 
@@ -26,22 +27,10 @@ static char cache[256];
 
 static void make_work(void)
 {
-    cr_assert_not_null(mkdtemp(work));
-    char xdg[200];
-    snprintf(xdg, sizeof(xdg), "%s/xdg", work);
-    cr_assert_eq(mkdir(xdg, 0700), 0);
-    setenv("XDG_CACHE_HOME", xdg, 1);
-    unsetenv("HVRUN_NO_CACHE");
-    snprintf(cache, sizeof(cache), "%s/hvrun", xdg);
-    cr_assert_eq(mkdir(cache, 0700), 0);
+    cache_fixture_make(work, cache, sizeof(cache));
 }
 
-static void remove_work(void)
-{
-    char cmd[300];
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", work);
-    (void)system(cmd);
-}
+static void remove_work(void) { cache_fixture_remove(work); }
 
 static struct progress_image_key key(uint64_t above_base)
 {

@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cache_fixture.h"
 #include "cpuid_patch.h"
 
 #define DAY_S 86400
@@ -36,14 +37,7 @@ static void copy_file(const char *from, const char *to)
 
 static void make_work(void)
 {
-    cr_assert_not_null(mkdtemp(work));
-    char xdg[200];
-    snprintf(xdg, sizeof(xdg), "%s/xdg", work);
-    cr_assert_eq(mkdir(xdg, 0700), 0);
-    setenv("XDG_CACHE_HOME", xdg, 1);
-    unsetenv("HVRUN_NO_CACHE");
-    snprintf(cache, sizeof(cache), "%s/hvrun", xdg);
-    cr_assert_eq(mkdir(cache, 0700), 0);
+    cache_fixture_make(work, cache, sizeof(cache));
     char a[300], b[300];
     snprintf(a, sizeof(a), "%s/a", work);
     snprintf(b, sizeof(b), "%s/b", work);
@@ -51,12 +45,7 @@ static void make_work(void)
     copy_file("/bin/true", b);
 }
 
-static void remove_work(void)
-{
-    char cmd[300];
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", work);
-    (void)system(cmd);
-}
+static void remove_work(void) { cache_fixture_remove(work); }
 
 /* Creates cache/NAME, its mtime days_old days ago. */
 static void touch_old(const char *name, int days_old)
