@@ -945,6 +945,10 @@ static long kc_join_session(struct proxy_process *p, const uint64_t a[6])
     char name[KEY_DESC_MAX];
     if ((rc = desc_in(p, a[1], name)) < 0)
         return rc;
+    /* keyctl_join_session_keyring: a dot name is the kernel's own keyring
+     * (.builtin_trusted_keys: CVE-2016-9604), never joined */
+    if (name[0] == '.')
+        return -EPERM;
     if (!name[0])
         return -EINVAL;
     struct proxy_keys *ks = keys_of(p->world);
