@@ -12,7 +12,7 @@
 # 2. Run: every runtest/syscalls entry (or those whose name matches
 #    LTP_TESTS=regex; LTP_SAMPLE=N keeps every Nth of them, the 1st, the
 #    N+1th, ...; LTP_SAMPLE_AT=K starts at the Kth instead, so K=2 is
-#    another sample of the same size) natively and under
+#    another sample of the same size; "1 3" is both samples) natively and under
 #    `hvrun run --backend B` for each backend,
 #    as root, with TMPDIR a scratch directory of its own per test and mode,
 #    each run in a bubblewrap sandbox (tests/lib/sandbox.sh: own uts, ipc,
@@ -446,7 +446,8 @@ import_doc() {
         awk '/^LTP: commit/ { on = 1; next } /^## Totals/ { exit } on' "$doc" |
             sed '/./,$!d' | sed -e :a -e '/^\n*$/{$d;N;ba' -e '}'
     } >"$dir/selection"
-    echo "import: $(ls "$dir/results" | grep -c '\.native$') entries from $doc into $dir"
+    local imported=("$dir"/results/*.native)
+    echo "import: ${#imported[@]} entries from $doc into $dir"
 }
 
 if [ "${1:-}" = --import ]; then
@@ -471,14 +472,19 @@ build_ltp || exit 1
 mkdir -p "$OUT/results" "$OUT/log" "$OUT/scratch"
 list=$(selected_entries)
 count=$(echo "$list" | grep -c .)
-sample_at=${LTP_SAMPLE_AT:-1}
+# The sample's first entries, for each start: "2, 7, 12, ..." (several
+# starts: "from the 1st and 3rd").
+sample_from=""
+for at in ${LTP_SAMPLE_AT:-1}; do
+    sample_from+="${sample_from:+; }entries $at, $((at + ${LTP_SAMPLE:-1})), $((at + 2 * ${LTP_SAMPLE:-1})), ..."
+done
 {
     printf 'The entries run: '
     if [ -z "${LTP_TESTS:-}${LTP_SAMPLE:-}" ]; then
         echo "all of runtest/syscalls ($count)."
     else
         echo "a **sample** of $count of runtest/syscalls'" \
-            "$(awk '!/^#/ && NF >= 2' "$RUNTEST" | wc -l) entries${LTP_TESTS:+, those matching \`$LTP_TESTS\`}${LTP_SAMPLE:+, every ${LTP_SAMPLE}th in file order (entries $sample_at, $((sample_at + LTP_SAMPLE)), $((sample_at + 2 * LTP_SAMPLE)), ...)}" \
+            "$(awk '!/^#/ && NF >= 2' "$RUNTEST" | wc -l) entries${LTP_TESTS:+, those matching \`$LTP_TESTS\`}${LTP_SAMPLE:+, every ${LTP_SAMPLE}th in file order ($sample_from)}" \
             "(\`make ltp${LTP_TESTS:+ LTP_TESTS=...}${LTP_SAMPLE:+ LTP_SAMPLE=$LTP_SAMPLE}${LTP_SAMPLE_AT:+ LTP_SAMPLE_AT=$LTP_SAMPLE_AT}\`);" \
             "the full run is \`make ltp\` with no filter."
     fi
