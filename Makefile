@@ -443,6 +443,9 @@ stress: stress-deps all
 # runtest/syscalls entry natively and under `hvrun run` on both backends, each
 # in a bubblewrap sandbox of its own, and writes docs/LTP.md; resumable
 # (build/ltp-results). A subset: LTP_TESTS=regex or LTP_SAMPLE=N (every Nth).
+# Samples run apart go into one report with `tests/ltp/run.sh --report` and
+# LTP_REPORT_FROM="DIR..." (the later directory's result wins); `run.sh
+# --import DOC DIR` turns a committed docs/LTP.md back into a result directory.
 
 LTP_PKGS := autoconf automake m4 bison flex libtool pkg-config make gcc \
     bubblewrap libaio-dev libacl1-dev libattr1-dev libcap-dev libnuma-dev \

@@ -624,14 +624,20 @@ static int viewed_tid(const struct proxy_process *p)
     return p->proc_tid ? p->proc_tid : p->pid;
 }
 
-/* A thread other than the one on the vCPU that waits is sleeping. */
+/* A thread other than the one on the vCPU that waits is sleeping. The
+ * process's own /proc/PID/stat is its leader's, the thread whose tid is
+ * the pid, as in Linux: a thread that reads it while the main thread
+ * waits (LTP's TST_PROCESS_STATE_WAIT(getpid(), 'S')) sees S, not its
+ * own R. */
 static char thread_state_letter(const struct proxy_process *p)
 {
     char c = state_letter(p);
-    if (c == 'T' || !p->proc_tid || p->proc_tid == p->tid)
+    int tid = p->proc_tid ? p->proc_tid : p->pid;
+    if (c == 'T' || tid == p->tid)
         return c;
     for (int k = 0; k < p->nr_threads; k++)
-        if (k != p->cur && p->threads[k].tid == p->proc_tid)
+        if (k != p->cur && p->threads[k].tid == tid &&
+            p->threads[k].state != PROXY_THREAD_EXITED)
             return p->threads[k].state == PROXY_THREAD_RUNNABLE ? 'R' : 'S';
     return c;
 }

@@ -31,6 +31,7 @@
 #include <stddef.h>
 #include <fcntl.h>
 #include <linux/aio_abi.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -273,16 +274,30 @@ static long check_request(struct proxy_process *p, const struct iocb *cb,
     return check_file(cb, *host_fd);
 }
 
+/*
+ * eventfd_signal(efd, 1), as far as a write can do it: only when the
+ * eventfd can take one more, since on a blocking eventfd whose count is
+ * ULLONG_MAX - 1 the write would block hvrun itself (it did: the run
+ * hung). Linux's signal would saturate the count at ULLONG_MAX, which the
+ * eventfd then reports as POLLERR; a write cannot reach that, so the count
+ * stays at ULLONG_MAX - 1 (the kernel's own signal would need host AIO,
+ * which hvrun's seccomp allowlist does not offer).
+ */
+static void signal_eventfd(int efd)
+{
+    struct pollfd pf = {.fd = efd, .events = POLLOUT};
+    uint64_t one = 1;
+    if (poll(&pf, 1, 0) == 1 && (pf.revents & POLLOUT))
+        (void)!write(efd, &one, sizeof(one));
+}
+
 static void complete(struct proxy_process *p, struct aio_ctx *c,
                      const struct iocb *cb, gva_t cb_gva, long res)
 {
     struct io_event *e = &c->events[(c->head + c->count++) % c->max_events];
     *e = (struct io_event){.data = cb->aio_data, .obj = cb_gva, .res = res};
-    if (cb->aio_flags & IOCB_FLAG_RESFD) { /* eventfd_signal(ctx, 1) */
-        uint64_t one = 1;
-        (void)!write(proxy_fd_host(&p->fds, (int)cb->aio_resfd), &one,
-                     sizeof(one));
-    }
+    if (cb->aio_flags & IOCB_FLAG_RESFD)
+        signal_eventfd(proxy_fd_host(&p->fds, (int)cb->aio_resfd));
 }
 
 /* One iocb: -errno refuses it (io_submit stops there), 0 ran it. */

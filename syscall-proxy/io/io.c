@@ -320,6 +320,9 @@ struct xfer {
     enum xfer_kind kind;
     int64_t offset;
     int rwf; /* RWF_* for XFER_V2 */
+    /* vmsplice into a pipe: wait for room, then move what fits and return
+     * that (iter_to_pipe), where a write waits until all of it went */
+    bool what_fits;
 };
 
 /* One host call for a prepared transfer. A single segment uses plain
@@ -462,6 +465,11 @@ static long xfer_host_nowait(struct proxy_process *p, int guest_fd, int host_fd,
          * SO_SNDTIMEO passes) */
         return proxy_xfer_park(p, proxy_xfer_resume(p), host_fd, events,
                                proxy_sock_timeout_ns(host_fd, events));
+    }
+    if (x->what_fits) {
+        struct xfer once = *x;
+        once.rwf |= RWF_NOWAIT;
+        return host_xfer(host_fd, &once, iov, n);
     }
     /* Ready to read: the read returns what is there without waiting. A
      * write parked part way goes on as it began, whatever changed. */
@@ -1361,7 +1369,10 @@ static long sys_tee(struct proxy_process *p, const uint64_t a[6])
  * moves the bytes as writev/readv do, so a pipe's buffers hold copies,
  * never the caller's pages (SPLICE_F_GIFT gifts nothing): no reader can
  * tell. SPLICE_F_NONBLOCK is RWF_NOWAIT on the host pipe; without it the
- * call waits as the fd's readv/writev would. Linux's order: the flags, the
+ * call waits as the fd's readv would, or, into the pipe, until the pipe
+ * has room, and then moves what fits (a writev would wait until all of
+ * it went: a 128 KiB vmsplice into a 64 KiB pipe by its only reader
+ * waited for ever, LTP vmsplice01). Linux's order: the flags, the
  * fd, the iovecs (an empty transfer is 0 whatever the fd), the pipe.
  */
 #define VMSPLICE_FLAGS \
@@ -1391,7 +1402,8 @@ static long sys_vmsplice(struct proxy_process *p, const uint64_t a[6])
     struct xfer x = {.into_guest = (fl & O_ACCMODE) == O_RDONLY,
                      .kind = XFER_V2,
                      .offset = -1,
-                     .rwf = (a[3] & SPLICE_F_NONBLOCK) ? RWF_NOWAIT : 0};
+                     .rwf = (a[3] & SPLICE_F_NONBLOCK) ? RWF_NOWAIT : 0,
+                     .what_fits = (fl & O_ACCMODE) != O_RDONLY};
     return xfer_vec(p, a[0], a[1], a[2], &x);
 }
 

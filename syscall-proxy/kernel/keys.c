@@ -888,6 +888,41 @@ static struct key *search_creds(struct proxy_process *p, struct search *s,
     return NULL;
 }
 
+/* construct_get_dest_keyring, for a request_key that names no keyring:
+ * the KEYCTL_SET_REQKEY_KEYRING default, falling through the thread,
+ * process and session keyrings to the user session one (a requestor
+ * keyring exists only during an upcall, and hvrun makes none), must be
+ * writable: EACCES (CVE-2017-17807: joining a session keyring needs only
+ * search permission). */
+static long reqkey_default_dest_check(struct proxy_process *p)
+{
+    static const long chain[] = {KEY_SPEC_THREAD_KEYRING,
+                                 KEY_SPEC_PROCESS_KEYRING,
+                                 KEY_SPEC_SESSION_KEYRING,
+                                 KEY_SPEC_USER_SESSION_KEYRING};
+    size_t first = 0;
+    struct key *k;
+    switch (p->key_reqkey) {
+    case KEY_REQKEY_DEFL_USER_KEYRING:
+        if (special_keyring(p, KEY_SPEC_USER_KEYRING, 0, &k) < 0)
+            return 0;
+        return permitted(p, k, true, NEED_WRITE) ? 0 : -EACCES;
+    case KEY_REQKEY_DEFL_USER_SESSION_KEYRING:
+        first = 3;
+        break;
+    case KEY_REQKEY_DEFL_SESSION_KEYRING:
+        first = 2;
+        break;
+    case KEY_REQKEY_DEFL_PROCESS_KEYRING:
+        first = 1;
+        break;
+    }
+    for (size_t i = first; i < sizeof(chain) / sizeof(chain[0]); i++)
+        if (special_keyring(p, chain[i], 0, &k) == 0 && k)
+            return permitted(p, k, true, NEED_WRITE) ? 0 : -EACCES;
+    return 0;
+}
+
 static long sys_request_key(struct proxy_process *p, const uint64_t a[6])
 {
     char type[KEY_TYPE_NAME_MAX], *desc;
@@ -916,8 +951,15 @@ static long sys_request_key(struct proxy_process *p, const uint64_t a[6])
     struct search s = {p, (enum key_type)ti, desc, -ENOKEY};
     found = search_creds(p, &s, &poss);
     rc = found ? link_found(p, found, dest, poss) : s.err;
-    /* Nothing found and no /sbin/request-key to make it: ENOKEY. */
-    if (rc == -EAGAIN)
+    /* Nothing found: with callout info, construct_key_and_link's checks
+     * (a keyring is never made so: EPERM; the destination keyring must be
+     * writable), then no /sbin/request-key to make it: ENOKEY. */
+    bool none = rc == -EAGAIN || rc == -ENOKEY;
+    if (none && a[2] && ti == KT_KEYRING)
+        rc = -EPERM;
+    else if (none && a[2] && !dest)
+        rc = reqkey_default_dest_check(p);
+    if (rc == -EAGAIN || rc == 0)
         rc = -ENOKEY;
 out:
     free(desc);
@@ -945,6 +987,10 @@ static long kc_join_session(struct proxy_process *p, const uint64_t a[6])
     char name[KEY_DESC_MAX];
     if ((rc = desc_in(p, a[1], name)) < 0)
         return rc;
+    /* keyctl_join_session_keyring: a dot name is the kernel's own keyring
+     * (.builtin_trusted_keys: CVE-2016-9604), never joined */
+    if (name[0] == '.')
+        return -EPERM;
     if (!name[0])
         return -EINVAL;
     struct proxy_keys *ks = keys_of(p->world);

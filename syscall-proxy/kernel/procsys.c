@@ -157,6 +157,9 @@ static struct proxy_process *new_child(struct proxy_process *p,
     c->clear_child_tid = 0;
     c->robust_list = 0; /* copy_process: a new task has no robust list */
     c->prctl.pdeathsig = 0;
+    /* copy_signal: a new signal_struct is not a subreaper (the search for
+     * one walks the ancestors, so it still finds the parent's) */
+    c->prctl.child_subreaper = false;
     /* copy_process: the child's default slack is the parent's current one */
     c->prctl.timerslack_default_ns = p->prctl.timerslack_ns;
     if (c->prctl.sched_reset_on_fork) { /* SCHED_RESET_ON_FORK */

@@ -26,6 +26,54 @@
 /* ---- scheduling: one CPU, SCHED_OTHER ------------------------------------ */
 
 /*
+ * find_process_by_pid for the sched_* calls: the caller for 0 (or its own
+ * pid or tid), another process of its pid namespace by pid or a thread's
+ * tid (a zombie too, as natively until the reap), or the run's virtual
+ * init (*q NULL: root's, SCHED_OTHER, nice 0; what is set on it is
+ * checked and dropped, as setpriority does). -ESRCH when none.
+ */
+static long sched_target(struct proxy_process *p, int pid,
+                         struct proxy_process **q)
+{
+    *q = p;
+    if (is_self(p, pid))
+        return 0;
+    struct proxy_process *t = pid > 0 ? proxy_ns_find(p, pid) : NULL;
+    if (!t && pid > 0 && p->world)
+        t = proxy_world_find_tid(p->world, proxy_ns_global_nr(p, pid));
+    if (t && (!t->exited || t->zombie) && proxy_ns_pid_of(p, t) > 0) {
+        *q = t;
+        return 0;
+    }
+    if (pid == PROXY_INIT_PID && !p->cfg->as_init &&
+        proxy_ns_pid_level(p) == 0) {
+        *q = NULL;
+        return 0;
+    }
+    return -ESRCH;
+}
+
+/* The target's kept scheduling state; for the virtual init, a default one
+ * in scratch (SCHED_OTHER, priority 0, nice 0) that nothing keeps. */
+static struct proxy_prctl_state *sched_state(struct proxy_process *q,
+                                             struct proxy_prctl_state *scratch)
+{
+    if (q)
+        return misc_state(q);
+    memset(scratch, 0, sizeof(*scratch));
+    return scratch;
+}
+
+/* check_same_owner: the caller's euid is the target's real or effective
+ * uid (the virtual init is root's). */
+static bool same_owner(const struct proxy_process *p,
+                       const struct proxy_process *q)
+{
+    uid_t ruid = q ? q->cred.ruid : 0, euid = q ? q->cred.euid : 0;
+    return q == p || p->cred.euid == ruid || p->cred.euid == euid;
+}
+
+/*
  * sched_getaffinity(pid, len, mask): the guest has one CPU, so the kernel
  * cpumask is one long with bit 0 set. len must be a whole number of longs
  * able to hold it. The return is the bytes written; glibc zeroes the rest.
@@ -35,14 +83,18 @@ static long sys_sched_getaffinity(struct proxy_process *p, const uint64_t a[6])
     unsigned len = (unsigned)a[1];
     if (len < CPUMASK_BYTES || len % sizeof(long) != 0)
         return -EINVAL;
-    if (!is_self(p, (int)a[0]))
-        return -ESRCH;
-    long rc = put_u64(p, a[2], 1);
+    struct proxy_process *q;
+    long rc = sched_target(p, (int)a[0], &q);
+    if (rc < 0)
+        return rc;
+    rc = put_u64(p, a[2], 1);
     return rc < 0 ? rc : CPUMASK_BYTES;
 }
 
 /* Reads at most the kernel cpumask's size (shorter means the rest is zero);
- * a mask without CPU 0 leaves nowhere to run: -EINVAL. */
+ * then the target (ESRCH), the owner or CAP_SYS_NICE over the target's
+ * user namespace (EPERM); a mask without CPU 0 leaves nowhere to run:
+ * -EINVAL. */
 static long sys_sched_setaffinity(struct proxy_process *p, const uint64_t a[6])
 {
     unsigned len = (unsigned)a[1];
@@ -50,8 +102,13 @@ static long sys_sched_setaffinity(struct proxy_process *p, const uint64_t a[6])
     size_t n = len < CPUMASK_BYTES ? len : CPUMASK_BYTES;
     if (n > 0 && proxy_copy_in(p, &mask, a[2], n) < 0)
         return -EFAULT;
-    if (!is_self(p, (int)a[0]))
-        return -ESRCH;
+    struct proxy_process *q;
+    long rc = sched_target(p, (int)a[0], &q);
+    if (rc < 0)
+        return rc;
+    if (!same_owner(p, q) &&
+        !(q ? proxy_ns_capable_over(p, q) : privileged(p)))
+        return -EPERM;
     return (mask & 1) ? 0 : -EINVAL;
 }
 
@@ -78,8 +135,13 @@ struct sched_attr_v1 {
     uint32_t sched_util_min, sched_util_max;
 };
 
-static long sched_set(struct proxy_process *p, int policy, int priority,
-                      bool reset_on_fork, const struct sched_attr_v1 *dl)
+/* __sched_setscheduler for target q (sched_target's), in Linux's order:
+ * the policy and its parameters (EINVAL), then, without CAP_SYS_NICE, the
+ * real-time and deadline policies and clearing reset-on-fork, then the
+ * owner (EPERM). */
+static long sched_set(struct proxy_process *p, struct proxy_process *q,
+                      int policy, int priority, bool reset_on_fork,
+                      const struct sched_attr_v1 *dl)
 {
     bool rt = policy == SCHED_FIFO || policy == SCHED_RR;
     if (policy != SCHED_OTHER && !rt && policy != SCHED_BATCH &&
@@ -92,11 +154,13 @@ static long sched_set(struct proxy_process *p, int policy, int priority,
          dl->sched_deadline < dl->sched_runtime ||
          (dl->sched_period && dl->sched_period < dl->sched_deadline)))
         return -EINVAL;
-    struct proxy_prctl_state *st = misc_state(p);
+    struct proxy_prctl_state scratch, *st = sched_state(q, &scratch);
     if ((rt || policy == SCHED_DEADLINE_POLICY) && !privileged(p))
         return -EPERM;
     if (st->sched_reset_on_fork && !reset_on_fork && !privileged(p))
         return -EPERM; /* only privilege clears it */
+    if (!privileged(p) && !same_owner(p, q))
+        return -EPERM;
     st->sched_policy = policy;
     st->sched_priority = priority;
     st->sched_reset_on_fork = reset_on_fork;
@@ -126,13 +190,14 @@ static long sys_sched_setscheduler(struct proxy_process *p,
     long rc = sched_param_in(p, a[2], &prio);
     if (rc < 0)
         return rc;
-    if (!is_self(p, pid))
-        return -ESRCH;
+    struct proxy_process *q;
+    if ((rc = sched_target(p, pid, &q)) < 0)
+        return rc;
     bool reset = (policy & SCHED_RESET_ON_FORK_FLAG) != 0;
     policy &= ~SCHED_RESET_ON_FORK_FLAG;
     if (policy == SCHED_DEADLINE_POLICY)
         return -EINVAL; /* only through sched_setattr */
-    return sched_set(p, policy, prio, reset, NULL);
+    return sched_set(p, q, policy, prio, reset, NULL);
 }
 
 static long sys_sched_setparam(struct proxy_process *p, const uint64_t a[6])
@@ -143,12 +208,13 @@ static long sys_sched_setparam(struct proxy_process *p, const uint64_t a[6])
     long rc = sched_param_in(p, a[1], &prio);
     if (rc < 0)
         return rc;
-    if (!is_self(p, pid))
-        return -ESRCH;
-    struct proxy_prctl_state *st = misc_state(p);
+    struct proxy_process *q;
+    if ((rc = sched_target(p, pid, &q)) < 0)
+        return rc;
+    struct proxy_prctl_state scratch, *st = sched_state(q, &scratch);
     if (st->sched_policy == SCHED_DEADLINE_POLICY)
         return prio == 0 ? 0 : -EINVAL;
-    return sched_set(p, st->sched_policy, prio, st->sched_reset_on_fork,
+    return sched_set(p, q, st->sched_policy, prio, st->sched_reset_on_fork,
                      NULL);
 }
 
@@ -157,9 +223,11 @@ static long sys_sched_getscheduler(struct proxy_process *p, const uint64_t a[6])
     int pid = (int)a[0];
     if (pid < 0)
         return -EINVAL;
-    if (!is_self(p, pid))
-        return -ESRCH;
-    struct proxy_prctl_state *st = misc_state(p);
+    struct proxy_process *q;
+    long rc = sched_target(p, pid, &q);
+    if (rc < 0)
+        return rc;
+    struct proxy_prctl_state scratch, *st = sched_state(q, &scratch);
     return st->sched_policy |
            (st->sched_reset_on_fork ? SCHED_RESET_ON_FORK_FLAG : 0);
 }
@@ -169,10 +237,13 @@ static long sys_sched_getparam(struct proxy_process *p, const uint64_t a[6])
     int pid = (int)a[0];
     if (a[1] == 0 || pid < 0)
         return -EINVAL;
-    if (!is_self(p, pid))
-        return -ESRCH;
+    struct proxy_process *q;
+    long rc = sched_target(p, pid, &q);
+    if (rc < 0)
+        return rc;
+    struct proxy_prctl_state scratch;
     const struct sched_param param = {
-        .sched_priority = misc_state(p)->sched_priority};
+        .sched_priority = sched_state(q, &scratch)->sched_priority};
     return proxy_copy_out(p, a[1], &param, sizeof(param)) < 0 ? -EFAULT : 0;
 }
 
@@ -195,8 +266,11 @@ static long sys_sched_setattr(struct proxy_process *p, const uint64_t a[6])
     if (proxy_copy_in(p, &at, a[1],
                       size < sizeof(at) ? size : sizeof(at)) < 0)
         return -EFAULT;
-    if (!is_self(p, pid))
-        return -ESRCH;
+    struct proxy_process *q;
+    long rc = sched_target(p, pid, &q);
+    if (rc < 0)
+        return rc;
+    struct proxy_prctl_state scratch, *st = sched_state(q, &scratch);
     if (at.sched_flags & ~SCHED_FLAG_RESET_ON_FORK_BIT)
         return -EINVAL; /* the util clamps and the rest are not offered */
     int policy = (int)at.sched_policy;
@@ -205,11 +279,11 @@ static long sys_sched_setattr(struct proxy_process *p, const uint64_t a[6])
         int nice = at.sched_nice < -20 ? -20
                    : at.sched_nice > 19 ? 19
                                         : at.sched_nice;
-        if (nice < misc_state(p)->nice && !privileged(p))
+        if (nice < st->nice && !privileged(p))
             return -EPERM;
-        misc_state(p)->nice = nice;
+        st->nice = nice;
     }
-    return sched_set(p, policy, (int)at.sched_priority,
+    return sched_set(p, q, policy, (int)at.sched_priority,
                      at.sched_flags & SCHED_FLAG_RESET_ON_FORK_BIT,
                      policy == SCHED_DEADLINE_POLICY ? &at : NULL);
 }
@@ -221,9 +295,11 @@ static long sys_sched_getattr(struct proxy_process *p, const uint64_t a[6])
     if (!a[1] || pid < 0 || a[3] || usize < SCHED_ATTR_SIZE_VER0 ||
         usize > 4096)
         return -EINVAL;
-    if (!is_self(p, pid))
-        return -ESRCH;
-    struct proxy_prctl_state *st = misc_state(p);
+    struct proxy_process *q;
+    long rc = sched_target(p, pid, &q);
+    if (rc < 0)
+        return rc;
+    struct proxy_prctl_state scratch, *st = sched_state(q, &scratch);
     struct sched_attr_v1 at = {
         .size = usize < SCHED_ATTR_SIZE ? usize : SCHED_ATTR_SIZE,
         .sched_policy = (uint32_t)st->sched_policy,
@@ -249,10 +325,13 @@ static long sys_sched_rr_get_interval(struct proxy_process *p,
     int pid = (int)a[0];
     if (pid < 0)
         return -EINVAL;
-    if (!is_self(p, pid))
-        return -ESRCH;
+    struct proxy_process *q;
+    long rc = sched_target(p, pid, &q);
+    if (rc < 0)
+        return rc;
+    struct proxy_prctl_state scratch;
     struct timespec ts = {0, 0};
-    if (misc_state(p)->sched_policy == SCHED_RR)
+    if (sched_state(q, &scratch)->sched_policy == SCHED_RR)
         ts.tv_nsec = 100000000L;
     return proxy_copy_out(p, a[1], &ts, sizeof(ts)) < 0 ? -EFAULT : 0;
 }

@@ -32,6 +32,8 @@
 #include "internal.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
+#include <linux/capability.h>
 #include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
@@ -91,6 +93,29 @@ bool proxy_net_inet_any_port(const struct sock_addr *sa)
 {
     uint16_t port;
     return get_port(sa, &port) && port == 0;
+}
+
+/* inet_port_requires_bind_service: a TCP or UDP port below
+ * net.ipv4.ip_unprivileged_port_start (1024, Linux's default; the run
+ * models no other) is bound only with CAP_NET_BIND_SERVICE. hvrun's host
+ * side keeps that capability, so the guest's is checked here; the check
+ * comes after the address's length and family, as in inet_bind. */
+#define UNPRIVILEGED_PORT_START 1024
+long proxy_net_bind_port_allowed(const struct proxy_process *p, int host_fd,
+                                 const struct sock_addr *sa)
+{
+    uint16_t port;
+    int domain = 0, proto = 0;
+    socklen_t dl = sizeof(domain), pl = sizeof(proto);
+    if (!get_port(sa, &port) || port == 0 || port >= UNPRIVILEGED_PORT_START)
+        return 0;
+    if (getsockopt(host_fd, SOL_SOCKET, SO_DOMAIN, &domain, &dl) < 0 ||
+        domain != sa->u.sa.sa_family ||
+        getsockopt(host_fd, SOL_SOCKET, SO_PROTOCOL, &proto, &pl) < 0 ||
+        (proto != IPPROTO_TCP && proto != IPPROTO_UDP &&
+         proto != IPPROTO_UDPLITE))
+        return 0;
+    return proxy_ns_capable_cap(p, CAP_NET_BIND_SERVICE) ? 0 : -EACCES;
 }
 
 bool proxy_net_loopback_addr(const struct sock_addr *sa)

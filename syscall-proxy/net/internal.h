@@ -120,6 +120,10 @@ void proxy_net_path_ctx_leave(struct proxy_process *p, const struct path_ctx *c)
  * pick one), or a loopback address. */
 bool proxy_net_inet_any_port(const struct sock_addr *sa);
 bool proxy_net_loopback_addr(const struct sock_addr *sa);
+/* 0 when p may bind host_fd to sa's port, -EACCES for a privileged TCP or
+ * UDP port without CAP_NET_BIND_SERVICE (Linux's check, in guest terms). */
+long proxy_net_bind_port_allowed(const struct proxy_process *p, int host_fd,
+                                 const struct sock_addr *sa);
 /* Binds host_fd to the run's next port (sa: the address, its port 0): 0
  * or -errno, as bind. */
 long proxy_net_bind_det_port(struct proxy_process *p, int host_fd,

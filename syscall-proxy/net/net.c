@@ -382,6 +382,8 @@ static long addr_call(struct proxy_process *p, const uint64_t a[6], bool bind_)
     long r = sock_addr_in(p, a[1], a[2], &sa);
     if (r < 0)
         return r;
+    if (bind_ && (r = proxy_net_bind_port_allowed(p, host_fd, &sa)) < 0)
+        return r;
     /* nscd and systemd-userdb stay out of reach: lookups use /etc files */
     if (!bind_ && unix_path_addr(&sa) &&
         proxy_hermetic_socket_blocked(p, sa.u.un.sun_path,
@@ -461,14 +463,19 @@ static long sys_shutdown(struct proxy_process *p, const uint64_t a[6])
  * (it was already taken off the queue) and returns -EFAULT. A blocking
  * socket with no connection queued (not readable) parks the thread,
  * unless it is not listening: Linux's accept says EINVAL at once (a
- * connected socket never becomes acceptable). */
+ * connected socket never becomes acceptable), or EOPNOTSUPP for a kind of
+ * socket that has no accept (datagram, raw: sock_no_accept). */
 static long park_accept(struct proxy_process *p, int host_fd)
 {
-    int listening = 1;
-    socklen_t len = sizeof(listening);
+    int listening = 1, type = SOCK_STREAM;
+    socklen_t len = sizeof(listening), tl = sizeof(type);
     if (getsockopt(host_fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &len) ==
-            0 && !listening)
+            0 && !listening) {
+        if (getsockopt(host_fd, SOL_SOCKET, SO_TYPE, &type, &tl) == 0 &&
+            type != SOCK_STREAM && type != SOCK_SEQPACKET)
+            return -EOPNOTSUPP;
         return -EINVAL;
+    }
     return park_sock(p, host_fd, POLLIN);
 }
 

@@ -12,7 +12,7 @@
 # 2. Run: every runtest/syscalls entry (or those whose name matches
 #    LTP_TESTS=regex; LTP_SAMPLE=N keeps every Nth of them, the 1st, the
 #    N+1th, ...; LTP_SAMPLE_AT=K starts at the Kth instead, so K=2 is
-#    another sample of the same size) natively and under
+#    another sample of the same size; "1 3" is both samples) natively and under
 #    `hvrun run --backend B` for each backend,
 #    as root, with TMPDIR a scratch directory of its own per test and mode,
 #    each run in a bubblewrap sandbox (tests/lib/sandbox.sh: own uts, ipc,
@@ -29,6 +29,14 @@
 #    verdict under hvrun differs from native with its cause in one line
 #    (tests/ltp/causes.txt: "NAME[/BACKEND] cause", hand-diagnosed; else
 #    the first TFAIL/TBROK line and hvrun's unsupported-syscall lines).
+#    LTP_REPORT_FROM="DIR..." merges several result directories (samples
+#    run apart, re-runs of some entries) into one report: an entry's result
+#    is that of the last directory holding it, and each directory's
+#    `selection` (which entries, when, which hvrun) is quoted in turn.
+#    `run.sh --import DOC DIR` turns a committed report back into a result
+#    directory (verdicts and causes, no logs) for the entries of the sample
+#    LTP_SAMPLE, LTP_SAMPLE_AT (a list: "1 3"), so that results whose
+#    directories are gone can be merged with new ones.
 #
 # Verdict of one run, from LTP's exit status (bits TFAIL 1, TBROK 2,
 # TWARN 4, TCONF 32): timeout (LTP_TIMEOUT host seconds passed), TBROK,
@@ -52,6 +60,8 @@ RUNTEST="$BUILD/src/runtest/syscalls"
 OUT=${LTP_OUT:-$ROOT/build/ltp-results}
 DOC=${LTP_DOC-$ROOT/docs/LTP.md}
 CAUSES="$ROOT/tests/ltp/causes.txt"
+# The result directories a report reads, the later overriding the earlier.
+REPORT_FROM=${LTP_REPORT_FROM:-$OUT}
 # kvm where the host offers /dev/kvm (a VM without nested virtualisation
 # has none: its kvm column would be all "other").
 if [ -r /dev/kvm ] && [ -w /dev/kvm ]; then
@@ -241,7 +251,8 @@ curated_cause() {
 # timeout, the limit and the last line LTP printed.
 diagnose() {
     local log=$1 v=$2 enosys line
-    [ -f "$log" ] || return
+    # An imported result has no log, only the cause its report gave.
+    [ -f "$log" ] || { cat "${log/\/log\//\/cause\/}" 2>/dev/null; return; }
     enosys=$(grep -o 'unsupported syscall [a-z0-9_]*' "$log" |
         awk '{ print $3 }' | sort -u | paste -sd, -)
     [ -n "$enosys" ] && printf 'hvrun: ENOSYS %s; ' "$enosys"
@@ -258,14 +269,28 @@ diagnose() {
     printf '%s' "$(echo "$line" | sed 's/^[^ ]*\.[ch]:[0-9]*: //' | cut -c1-200)"
 }
 
-verdict() { local v=-; [ -s "$OUT/results/$1.$2" ] && read -r v _ <"$OUT/results/$1.$2"; echo "$v"; }
+# The directory of REPORT_FROM that holds NAME.MODE's result: the last one.
+result_dir() {
+    local d found=
+    for d in $REPORT_FROM; do [ -s "$d/results/$1.$2" ] && found=$d; done
+    echo "${found:-$OUT}"
+}
+log_of() { echo "$(result_dir "$1" "$2")/log/$1.$2"; }
+
+verdict() {
+    local v=- d
+    d=$(result_dir "$1" "$2")
+    [ -s "$d/results/$1.$2" ] && read -r v _ <"$d/results/$1.$2"
+    echo "$v"
+}
 
 md_escape() { sed 's/|/\\|/g; s/`/'"'"'/g'; }
 
 report() {
     local names n m v nat c total=0 npass=0 mism="" row="" row_m row_v row_c verdicts="TPASS TFAIL TBROK TWARN TCONF timeout other notbuilt"
     declare -A tally pass
-    names=$(ls "$OUT/results" 2>/dev/null | sed -n 's/\.native$//p')
+    names=$(for d in $REPORT_FROM; do ls "$d/results" 2>/dev/null; done |
+        sed -n 's/\.native$//p' | sort -u)
     for n in $names; do
         total=$((total + 1))
         nat=$(verdict "$n" native)
@@ -277,9 +302,9 @@ report() {
             [ "$m" = native ] || [ "$v" = - ] || [ "$v" = "$nat" ] && continue
             c=$(curated_cause "$n" "$m")
             # Passing under hvrun only: why it does not pass natively.
-            [ -z "$c" ] && [ "$v" = TPASS ] && c=$(diagnose "$OUT/log/$n.native" "$nat") &&
+            [ -z "$c" ] && [ "$v" = TPASS ] && c=$(diagnose "$(log_of "$n" native)" "$nat") &&
                 [ -n "$c" ] && c="natively: $c"
-            [ -z "$c" ] && c=$(diagnose "$OUT/log/$n.$m" "$v")
+            [ -z "$c" ] && c=$(diagnose "$(log_of "$n" "$m")" "$v")
             [ -z "$c" ] && c="no diagnosis yet (log/$n.$m)"
             c=$(echo "$c" | md_escape)
             # The same verdict and cause on another backend: one row.
@@ -299,7 +324,7 @@ report() {
         echo
         echo "LTP: commit \`$(cat "$BUILD/commit" 2>/dev/null || echo unknown)\`," \
             "version $(cat "$BUILD/src/VERSION" 2>/dev/null || echo unknown)."
-        [ -f "$OUT/selection" ] && { echo; cat "$OUT/selection"; }
+        for d in $REPORT_FROM; do [ -f "$d/selection" ] && { echo; cat "$d/selection"; }; done
         echo
         echo "## Totals"
         echo
@@ -338,7 +363,7 @@ report() {
             nat=$(verdict "$n" native)
             [ "$nat" = TPASS ] && continue
             c=$(curated_cause "$n" native)
-            [ -z "$c" ] && c=$(diagnose "$OUT/log/$n.native" "$nat")
+            [ -z "$c" ] && c=$(diagnose "$(log_of "$n" native)" "$nat")
             printf -- '- %s (%s' "$n" "$nat"
             for m in $MODES; do [ "$m" = native ] || printf '; %s %s' "$m" "$(verdict "$n" "$m")"; done
             printf '): %s\n' "$(echo "$c" | md_escape)"
@@ -347,6 +372,89 @@ report() {
     echo "report: $DOC ($total entries, $npass native passes;$(for m in $MODES; do
         [ "$m" = native ] || printf ' %s %d' "$m" "${pass[$m]:-0}"; done))"
 }
+
+# The entries a pass runs: runtest/syscalls' names, those matching
+# LTP_TESTS, every LTP_SAMPLE-th from each start in LTP_SAMPLE_AT.
+selected_entries() {
+    local list at
+    list=$(awk '!/^#/ && NF >= 2 { print $1 }' "$RUNTEST")
+    [ -n "${LTP_TESTS:-}" ] && list=$(echo "$list" | grep -E -- "$LTP_TESTS")
+    if [ -n "${LTP_SAMPLE:-}" ]; then
+        list=$(for at in ${LTP_SAMPLE_AT:-1}; do
+            echo "$list" | awk -v n="$LTP_SAMPLE" -v at="$at" '(NR - at) % n == 0'
+        done)
+    fi
+    echo "$list"
+}
+
+# import_doc DOC DIR: DOC's verdicts and causes for the selected entries as
+# result files in DIR (rc "-", no time, no log; cause/NAME.MODE the cause
+# DOC gave). An entry DOC does not list passed in every mode: the report
+# lists each entry that differs from native or does not pass natively.
+import_doc() {
+    local doc=$1 dir=$2 rev
+    [ -f "$doc" ] || { echo "run.sh: no $doc" >&2; return 1; }
+    rm -rf "$dir"
+    mkdir -p "$dir/results" "$dir/cause"
+    selected_entries | awk -v dir="$dir" -v modes="$MODES" '
+        function put(n, m, v, c) {
+            print v " - 0" > (dir "/results/" n "." m); close(dir "/results/" n "." m)
+            if (c != "") { print c > (dir "/cause/" n "." m); close(dir "/cause/" n "." m) }
+        }
+        function unescape(c) { gsub(/\\\|/, "|", c); return c }
+        FNR == NR { sel[++count] = $0; next }
+        /^## Differences from native/ { part = "diff"; next }
+        /^## Not passing natively/ { part = "notpass"; next }
+        /^## / { part = ""; next }
+        part == "diff" && /^\| / && !/^\| test \|/ {
+            line = $0; gsub(/\\\|/, "\001", line)
+            k = split(line, f, /[ ]*\|[ ]*/)
+            c = f[6]; for (i = 7; i < k; i++) c = c "|" f[i]
+            gsub(/\001/, "|", c)
+            nb = split(f[3], b, /, /)
+            for (i = 1; i <= nb; i++) { diffv[f[2] "." b[i]] = f[5]; diffc[f[2] "." b[i]] = c }
+            next
+        }
+        part == "notpass" && /^- [^ ]+ \(/ {
+            n = $2; rest = substr($0, length(n) + 5)
+            p = index(rest, "): "); inner = substr(rest, 1, p - 1); c = substr(rest, p + 3)
+            k = split(inner, f, /; /)
+            np[n] = 1; npv[n ".native"] = f[1]; npc[n] = unescape(c)
+            for (i = 2; i <= k; i++) { split(f[i], mv, / /); npv[n "." mv[1]] = mv[2] }
+        }
+        END {
+            nm = split(modes, ms, / /)
+            for (j = 1; j <= count; j++) {
+                n = sel[j]
+                for (i = 1; i <= nm; i++) {
+                    m = ms[i]
+                    if (n in np) {
+                        v = npv[n "." m]; if (v == "") v = "-"
+                        c = (m == "native") ? npc[n] : ""
+                        if (m != "native" && (n "." m) in diffc) c = unescape(diffc[n "." m])
+                    } else if (m != "native" && (n "." m) in diffv) {
+                        v = diffv[n "." m]; c = unescape(diffc[n "." m])
+                    } else { v = "TPASS"; c = "" }
+                    if (v != "-") put(n, m, v, c)
+                }
+            }
+        }' - "$doc"
+    rev=$(git -C "$ROOT" log -1 --format=%h -- "$doc" 2>/dev/null)
+    {
+        echo "From ${doc#"$ROOT"/} as committed at \`${rev:-unknown}\` (its verdicts" \
+            "and causes, re-read by \`run.sh --import\`; the logs are not kept):"
+        awk '/^LTP: commit/ { on = 1; next } /^## Totals/ { exit } on' "$doc" |
+            sed '/./,$!d' | sed -e :a -e '/^\n*$/{$d;N;ba' -e '}'
+    } >"$dir/selection"
+    local imported=("$dir"/results/*.native)
+    echo "import: ${#imported[@]} entries from $doc into $dir"
+}
+
+if [ "${1:-}" = --import ]; then
+    [ $# = 3 ] || { echo "usage: run.sh --import DOC DIR" >&2; exit 2; }
+    import_doc "$2" "$3"
+    exit
+fi
 
 if [ "${1:-}" = --report ]; then
     report
@@ -362,18 +470,21 @@ done
 [ -x "$HVRUN" ] || { echo "run.sh: $HVRUN is missing (make all)"; exit 2; }
 build_ltp || exit 1
 mkdir -p "$OUT/results" "$OUT/log" "$OUT/scratch"
-list=$(awk '!/^#/ && NF >= 2 { print $1 }' "$RUNTEST")
-[ -n "${LTP_TESTS:-}" ] && list=$(echo "$list" | grep -E -- "$LTP_TESTS")
-[ -n "${LTP_SAMPLE:-}" ] && list=$(echo "$list" | awk -v n="$LTP_SAMPLE" -v at="${LTP_SAMPLE_AT:-1}" '(NR - at) % n == 0')
+list=$(selected_entries)
 count=$(echo "$list" | grep -c .)
-sample_at=${LTP_SAMPLE_AT:-1}
+# The sample's first entries, for each start: "2, 7, 12, ..." (several
+# starts: "from the 1st and 3rd").
+sample_from=""
+for at in ${LTP_SAMPLE_AT:-1}; do
+    sample_from+="${sample_from:+; }entries $at, $((at + ${LTP_SAMPLE:-1})), $((at + 2 * ${LTP_SAMPLE:-1})), ..."
+done
 {
     printf 'The entries run: '
     if [ -z "${LTP_TESTS:-}${LTP_SAMPLE:-}" ]; then
         echo "all of runtest/syscalls ($count)."
     else
         echo "a **sample** of $count of runtest/syscalls'" \
-            "$(awk '!/^#/ && NF >= 2' "$RUNTEST" | wc -l) entries${LTP_TESTS:+, those matching \`$LTP_TESTS\`}${LTP_SAMPLE:+, every ${LTP_SAMPLE}th in file order (entries $sample_at, $((sample_at + LTP_SAMPLE)), $((sample_at + 2 * LTP_SAMPLE)), ...)}" \
+            "$(awk '!/^#/ && NF >= 2' "$RUNTEST" | wc -l) entries${LTP_TESTS:+, those matching \`$LTP_TESTS\`}${LTP_SAMPLE:+, every ${LTP_SAMPLE}th in file order ($sample_from)}" \
             "(\`make ltp${LTP_TESTS:+ LTP_TESTS=...}${LTP_SAMPLE:+ LTP_SAMPLE=$LTP_SAMPLE}${LTP_SAMPLE_AT:+ LTP_SAMPLE_AT=$LTP_SAMPLE_AT}\`);" \
             "the full run is \`make ltp\` with no filter."
     fi
