@@ -1398,7 +1398,11 @@ static bool direct_eligible(const struct vmm_vma *v)
 
 /* v's backing is its file from file_off (or its image from image_off),
  * read-only (hvrun never writes there; a stub maps the file itself:
- * ptrace.c). */
+ * ptrace.c). Private: a shared mapping of a file hvrun holds open for
+ * writing (a guest's memfd) counts as a writable one, and the guest's
+ * F_SEAL_WRITE then fails with EBUSY where Linux lets a private mapping
+ * be (LTP memfd_create01); a private one that is never written shows
+ * the file's pages all the same. */
 static int direct_map_backing(const struct vmm_aspace *as,
                               const struct vmm_vma *v)
 {
@@ -1406,7 +1410,7 @@ static int direct_map_backing(const struct vmm_aspace *as,
     const struct vmm_shared *src = v->image ? v->image : v->file;
     uint64_t off = v->image ? v->image_off : v->file_off;
     if (mmap(vmm_phys_hva(as->pm, v->gpa), v->end - v->start, PROT_READ,
-             MAP_SHARED | MAP_FIXED, src->fd, (off_t)off) == MAP_FAILED)
+             MAP_PRIVATE | MAP_FIXED, src->fd, (off_t)off) == MAP_FAILED)
         return -errno;
     return 0;
 }
