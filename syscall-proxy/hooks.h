@@ -66,6 +66,11 @@ struct proxy_hooks {
     uint64_t (*progress_leave)(struct proxy_process *p,
                                bool host_interruption);
     uint64_t (*progress_unfolded)(struct proxy_process *p);
+    /* a signal for a fault in a loop body's copy names the text's
+     * instruction; the guest's writes to its code retire copies there */
+    bool (*progress_home)(struct proxy_process *p);
+    void (*progress_written)(struct proxy_process *p, uint64_t gva,
+                             uint64_t len);
     enum proxy_trap_kind (*cpuid_trap)(struct proxy_process *p,
                                        const struct vmm_event *ev);
     void (*cpuid_tsc_faulting)(struct proxy_process *p);

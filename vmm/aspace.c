@@ -1865,6 +1865,29 @@ static bool host_may_write(int fd, int fl)
     return seals < 0 || !(seals & (F_SEAL_WRITE | F_SEAL_FUTURE_WRITE));
 }
 
+/* The VMAs of [gva, end) map s from off (their earlier object dropped). */
+static int attach_shared(struct vmm_aspace *as, gva_t gva, gva_t end,
+                         struct vmm_shared *s, uint64_t off)
+{
+    int rc = 0;
+    for (size_t i = vma_index_after(as, gva);
+         i < as->nr_vmas && as->vmas[i]->start < end && rc == 0; i++) {
+        struct vmm_vma *v = as->vmas[i];
+        if ((v->prot & PROT_WRITE) && !(s->host_prot & PROT_WRITE)) {
+            rc = -EACCES; /* write_over_read_only_host: never */
+            break;
+        }
+        shared_put(v->shared);
+        v->shared = shared_get(s);
+        v->shared_off = off + (v->start - gva);
+        vma_changed(as, v->start, v->end);
+        /* The guest writes land in the host object (page cache or memfd),
+         * as with Linux. */
+        rc = shared_map_vma(as, v);
+    }
+    return rc;
+}
+
 int vmm_as_set_shared(struct vmm_aspace *as, gva_t gva, uint64_t len, int fd,
                       uint64_t off)
 {
@@ -1893,24 +1916,33 @@ int vmm_as_set_shared(struct vmm_aspace *as, gva_t gva, uint64_t len, int fd,
         s->dev = st.st_dev;
         s->ino = st.st_ino;
     }
-    int rc = 0;
-    for (size_t i = vma_index_after(as, gva);
-         i < as->nr_vmas && as->vmas[i]->start < end && rc == 0; i++) {
-        struct vmm_vma *v = as->vmas[i];
-        if ((v->prot & PROT_WRITE) && !(s->host_prot & PROT_WRITE)) {
-            rc = -EACCES; /* write_over_read_only_host: never */
-            break;
-        }
-        shared_put(v->shared);
-        v->shared = shared_get(s);
-        v->shared_off = off + (v->start - gva);
-        vma_changed(as, v->start, v->end);
-        /* The guest writes land in the host object (page cache or memfd),
-         * as with Linux. */
-        rc = shared_map_vma(as, v);
-    }
+    int rc = attach_shared(as, gva, end, s, off);
     shared_put(s);
     return rc;
+}
+
+struct vmm_shared *vmm_shared_new(int fd)
+{
+    struct vmm_shared *s = vmm_image_new(fd);
+    if (s)
+        s->host_prot = PROT_READ | PROT_WRITE;
+    return s;
+}
+
+struct vmm_shared *vmm_shared_get(struct vmm_shared *s)
+{
+    return shared_get(s);
+}
+
+void vmm_shared_put(struct vmm_shared *s)
+{
+    shared_put(s);
+}
+
+int vmm_as_attach_shared(struct vmm_aspace *as, gva_t gva, uint64_t len,
+                         struct vmm_shared *s, uint64_t off)
+{
+    return attach_shared(as, gva, gva + VMM_PAGE_ALIGN_UP(len), s, off);
 }
 
 int vmm_as_share_anon(struct vmm_aspace *as, gva_t gva, uint64_t len)

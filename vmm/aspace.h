@@ -507,6 +507,17 @@ void vmm_as_set_file(struct vmm_aspace *as, gva_t gva, uint64_t len,
  */
 int vmm_as_set_shared(struct vmm_aspace *as, gva_t gva, uint64_t len, int fd,
                       uint64_t off);
+/* A writable shared object over host fd (its dup: a memfd hvrun made),
+ * one reference, for vmm_as_attach_shared; NULL when out of fds or
+ * memory. vmm_shared_get takes a reference, vmm_shared_put drops one. */
+struct vmm_shared *vmm_shared_new(int fd);
+struct vmm_shared *vmm_shared_get(struct vmm_shared *s);
+void vmm_shared_put(struct vmm_shared *s);
+/* The VMAs exactly covering [gva, gva+len) share s from off, as
+ * vmm_as_set_shared's do a file (several ranges may map one object: the
+ * same memory at several addresses). 0 or -errno. */
+int vmm_as_attach_shared(struct vmm_aspace *as, gva_t gva, uint64_t len,
+                         struct vmm_shared *s, uint64_t off);
 /* Shared anonymous memory: backs [gva, gva+len) with a fresh memfd. */
 int vmm_as_share_anon(struct vmm_aspace *as, gva_t gva, uint64_t len);
 

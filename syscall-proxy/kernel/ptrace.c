@@ -50,6 +50,7 @@
  * is its tracer).
  */
 #include "proxy.h"
+#include "hooks.h"
 #include "kernel.h"
 #include "internal.h"
 #include "ptrace.h"
@@ -947,6 +948,8 @@ int proxy_mem_write_forced(struct proxy_process *q, gva_t addr,
                            const void *src, size_t len)
 {
     const uint8_t *s = src;
+    /* a breakpoint in a loop whose body runs from a copy (mm/progress.c) */
+    proxy_hooks.progress_written(q, addr, len);
     while (len > 0) {
         size_t in_page = VMM_PAGE_SIZE - (addr & (VMM_PAGE_SIZE - 1));
         size_t n = len < in_page ? len : in_page;

@@ -765,6 +765,9 @@ void proxy_signal_fault(struct proxy_process *p, const struct vmm_event *ev)
     if (ev->vector == 14 && file_fault < 0 &&
         proxy_hooks.mm_grow_down(p, ev->fault_addr))
         return; /* a MAP_GROWSDOWN mapping grew over it */
+    /* A signal's frame names the program's instruction, never a loop
+     * body's copy in hvrun's trampolines (mm/progress_copy.c). */
+    (void)proxy_hooks.progress_home(p);
     struct fault_map m = map_vector(p, ev, file_fault == 0);
     /* --gdb sees a fault first; discarded, the instruction runs again. */
     const struct proxy_debugger *dbg = p->cfg->debugger;

@@ -1038,7 +1038,7 @@ int proxy_cpuid_fork(struct proxy_process *child,
         return -ENOMEM;
     }
     child->cpuid_patched = c;
-    return 0;
+    return c->progress ? proxy_progress_forked(child) : 0;
 }
 
 int proxy_cpuid_share(struct proxy_process *child,

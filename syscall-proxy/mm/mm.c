@@ -830,6 +830,9 @@ static long mprotect_pkey(struct proxy_process *p, gva_t start, uint64_t len,
             return rc;
         if (prot & PROT_EXEC)
             proxy_cpuid_patch_protect(p, g, stop - g);
+        /* code about to be written: loop bodies copied from it retire */
+        if (prot & PROT_WRITE)
+            proxy_progress_written(p, g, stop - g);
         g = stop;
     }
     return 0;

@@ -107,6 +107,16 @@ void proxy_progress_enter(struct proxy_process *p, uint64_t budget);
 uint64_t proxy_progress_leave(struct proxy_process *p, bool host_interruption);
 /* The units spent so far, without folding them. */
 uint64_t proxy_progress_unfolded(struct proxy_process *p);
+/* A fault (or a #DB) in a loop's body copied into its trampoline
+ * (progress_copy.c): the thread's rip moved to the same instruction in the
+ * text, so that a signal frame names the program's code; false when rip
+ * is in no copy. */
+bool proxy_progress_home(struct proxy_process *p);
+/* The guest writes [gva, gva+len) of its code (a breakpoint, a text made
+ * writable): copies of loop bodies there are no longer taken. */
+void proxy_progress_written(struct proxy_process *p, uint64_t gva,
+                            uint64_t len);
+
 
 /* ---- the memory family, file mappings (mm/mm.c) -------------------------- */
 extern const struct proxy_syscall proxy_mm_syscalls[];

@@ -56,6 +56,7 @@
 #include "cpuid_patch.h"
 #include "progress.h"
 #include "progress_cache.h"
+#include "progress_copy.h"
 #include "det.h"
 
 #include <errno.h>
@@ -78,6 +79,8 @@
 #define TRAMP_ALIGN 8
 #endif
 #define REACH ((1LL << 31) - 16 * (int64_t)VMM_PAGE_SIZE)
+/* An image's counter slot, just below its trampolines (slot_map). */
+#define SLOT_BYTES VMM_PAGE_SIZE
 
 /* A patched span, to be put back if its code moves (mremap). */
 struct progress_site {
@@ -85,6 +88,11 @@ struct progress_site {
     uint8_t span;
     uint8_t orig[MAX_SPAN]; /* as the file had it */
     uint8_t code[MAX_SPAN]; /* the jmp hvrun wrote */
+    /* The bytes of the loop's body copied in front of its trampoline's
+     * entry (progress_copy.c), 0 for none: in the structure's padding,
+     * so a cached image's record keeps its size. */
+    uint16_t body;
+    uint8_t jnz_at; /* with a body: its jnz's offset from the entry */
 };
 
 /* The patched spans of an address space, in patching order. A fork's copy
@@ -119,6 +127,10 @@ struct proxy_progress {
     struct progress_sites *sites; /* NULL: none yet */
     struct image_use *uses;
     size_t nr_uses;
+    /* The counter's page as a shared object (NULL: a private page), so
+     * that a slot below each image's trampolines is the same memory
+     * (slot_map). */
+    struct vmm_shared *counter_obj;
     /* What the counters were set to at the last enter; whether they go
      * on from there (a host interruption of the same thread). */
     uint64_t budget;
@@ -249,8 +261,30 @@ enum proxy_trap_kind proxy_progress_trap(struct proxy_process *p)
 
 /* ---- rewriting ---------------------------------------------------------------- */
 
+/* Whether this run's images copy short loops' bodies: not under --gdb,
+ * whose breakpoints in a loop must be met at every turn (a copy would
+ * run past them; the count, so the run, is the same either way). */
+static bool loop_copies(const struct proxy_process *p)
+{
+    return p->cfg->debugger == NULL;
+}
+
+/* The counter's page as one memfd page that slots can map too. */
+static struct vmm_shared *counter_object(void)
+{
+    int fd = memfd_create("hvrun-count", MFD_CLOEXEC);
+    struct vmm_shared *obj = NULL;
+    if (fd >= 0 && ftruncate(fd, VMM_PAGE_SIZE) == 0)
+        obj = vmm_shared_new(fd);
+    if (fd >= 0)
+        close(fd);
+    return obj;
+}
+
 /* The address space's counter: its page at COUNTER_GVA, mapped when the
- * first file is rewritten; 0 when something else is there. */
+ * first file is rewritten; 0 when something else is there. Where images
+ * give trampolines their slot (loop_copies), the page is a shared
+ * object the slots map too. */
 static gva_t counter_for(struct proxy_process *p, struct proxy_progress *s)
 {
     if (s->nr_counters > 0)
@@ -264,9 +298,38 @@ static gva_t counter_for(struct proxy_process *p, struct proxy_progress *s)
     if (vmm_as_map(p->as, COUNTER_GVA, VMM_PAGE_SIZE, PROT_READ | PROT_WRITE,
                    VMM_VMA_SPECIAL, COUNTER_NAME) < 0)
         return 0;
+    if (loop_copies(p) && (s->counter_obj = counter_object()) &&
+        vmm_as_attach_shared(p->as, COUNTER_GVA, VMM_PAGE_SIZE,
+                             s->counter_obj, 0) < 0) {
+        vmm_shared_put(s->counter_obj);
+        s->counter_obj = NULL;
+        (void)vmm_as_map(p->as, COUNTER_GVA, VMM_PAGE_SIZE,
+                         PROT_READ | PROT_WRITE, VMM_VMA_SPECIAL,
+                         COUNTER_NAME);
+    }
     s->counters[s->nr_counters++] = COUNTER_GVA;
     s->armed = false;
     return COUNTER_GVA;
+}
+
+/* A slot: the counter's page again at gva (free), within a RIP-relative
+ * reach of an image's trampolines, whose `decq slot(%rip)` AMD's cores
+ * run as fast as a register's decrement, where `decq abs32` of
+ * COUNTER_GVA made a tight loop 1.7x slower (docs/PERFORMANCE.md). */
+static bool slot_map(struct proxy_process *p, struct proxy_progress *s,
+                     gva_t gva)
+{
+    if (vmm_as_map(p->as, gva, VMM_PAGE_SIZE, PROT_READ | PROT_WRITE,
+                   VMM_VMA_SPECIAL, COUNTER_NAME) < 0)
+        return false;
+    /* --gdb: a page in its place, unused (the trampolines' decrement is
+     * absolute there: build_image_tramp) */
+    if (s->counter_obj && vmm_as_attach_shared(p->as, gva, VMM_PAGE_SIZE,
+                                               s->counter_obj, 0) < 0) {
+        (void)vmm_as_unmap(p->as, gva, VMM_PAGE_SIZE);
+        return false;
+    }
+    return true;
 }
 
 /* Room for n trampolines within reach of [lo, hi). */
@@ -300,9 +363,11 @@ static struct progress_region *region_for(struct proxy_process *p,
 }
 
 struct emitter {
-    uint8_t b[TRAMP_BYTES];
+    uint8_t b[TRAMP_BYTES + PROGRESS_COPY_MAX];
     size_t n;
     gva_t at;
+    size_t entry; /* where the site's jmp leads: past a copied body */
+    size_t jnz_at; /* with a body: the jnz back to it, from entry */
 };
 
 static void put(struct emitter *e, const void *bytes, size_t len)
@@ -324,48 +389,158 @@ static void put_jmp(struct emitter *e, gva_t target)
     put_rel32(e, target);
 }
 
-/* The trampoline of the span orig (at site) at e->at; false when a
- * RIP-relative displacement does not reach from there. */
-static bool build(struct emitter *e, const struct proxy_cpuid_site *cs,
-                  gva_t site, const uint8_t *orig, gva_t counter)
+/* The back edge ending the span orig (at site): its target, whether it
+ * is conditional and its condition code; 0 when it is no jcc/jmp. */
+static gva_t branch_of(const struct proxy_cpuid_site *cs, gva_t site,
+                       const uint8_t *orig, bool *cond, uint8_t *cc)
 {
     size_t pre = (size_t)(cs->span - cs->len);
     const uint8_t *br = orig + pre;
-    put(e, orig, pre);
+    gva_t br_va = site + pre;
+    int32_t rel;
+    *cond = false;
+    *cc = 0;
+    if (cs->len == 2) {
+        *cond = br[0] != 0xeb;
+        *cc = br[0] & 0x0f;
+        return br_va + 2 + (gva_t)(int64_t)(int8_t)br[1];
+    }
+    if (cs->len == 5 && br[0] == 0xe9) {
+        memcpy(&rel, br + 1, 4);
+        return br_va + 5 + (gva_t)(int64_t)rel;
+    }
+    if (cs->len == 6 && br[0] == 0x0f) {
+        memcpy(&rel, br + 2, 4);
+        *cond = true;
+        *cc = br[1] & 0x0f;
+        return br_va + 6 + (gva_t)(int64_t)rel;
+    }
+    return 0;
+}
+
+/* The span's instructions before its branch, their RIP-relative
+ * displacements moved to where they now run; false when one does not
+ * reach. */
+static bool put_span_pre(struct emitter *e, const struct proxy_cpuid_site *cs,
+                         gva_t site, const uint8_t *orig)
+{
+    size_t base = e->n;
+    put(e, orig, (size_t)(cs->span - cs->len));
     for (int i = 0; i < MAX_RIP_FIXUPS && cs->rip_disp[i]; i++) {
         int32_t disp;
-        uint8_t *at = e->b + cs->rip_disp[i];
+        uint8_t *at = e->b + base + cs->rip_disp[i];
         memcpy(&disp, at, 4);
         gva_t target = site + cs->rip_end[i] + (gva_t)(int64_t)disp;
-        int64_t moved = (int64_t)(target - (e->at + cs->rip_end[i]));
+        int64_t moved =
+            (int64_t)(target - (e->at + base + cs->rip_end[i]));
         if (moved != (int32_t)moved)
             return false;
         disp = (int32_t)moved;
         memcpy(at, &disp, 4);
     }
-    gva_t br_va = site + pre, target;
-    int32_t rel;
+    return true;
+}
+
+/* Where a trampoline's decrement reaches the counter: COUNTER_GVA as an
+ * absolute disp32 (it lies below 2 GiB), or an image's slot RIP-relative
+ * (slot_map). */
+struct counter_ref {
+    gva_t gva;
+    bool rip_relative;
+};
+
+/* decq counter; its bytes: 8 absolute, 7 RIP-relative */
+static size_t decq_bytes(struct counter_ref c)
+{
+    return c.rip_relative ? 7 : 8;
+}
+
+static void put_decq(struct emitter *e, struct counter_ref c)
+{
+    static const uint8_t abs[4] = {0x48, 0xff, 0x0c, 0x25},
+                         rip[3] = {0x48, 0xff, 0x0d};
+    if (c.rip_relative) {
+        put(e, rip, 3);
+        put_rel32(e, c.gva);
+        return;
+    }
+    uint32_t abs32 = (uint32_t)c.gva;
+    put(e, abs, 4);
+    put(e, &abs32, 4);
+}
+
+/* The trap: hvrun takes the thread to target itself (proxy_progress_trap
+ * reads these bytes). */
+static void put_trap(struct emitter *e, gva_t target)
+{
+    static const uint8_t ud2[2] = {0x0f, 0x0b};
+    put(e, ud2, 2);
+    put_jmp(e, target);
+}
+
+/*
+ * The trampoline with the loop's body [target, site) copied in front
+ * (progress_copy.c), the copy's length in body_len:
+ *   copy:  the body
+ *   entry: the span's instructions before the branch
+ *          j!cc out        (a conditional back edge: the loop ends)
+ *          decq counter; jnz copy
+ *          ud2; jmp target (the trap)
+ *   out:   jmp site+span
+ * A turn of the loop is the copy and one taken jnz.
+ */
+static bool build_with_body(struct emitter *e,
+                            const struct proxy_cpuid_site *cs, gva_t site,
+                            const uint8_t *orig, struct counter_ref counter,
+                            const uint8_t *body, size_t body_len)
+{
     bool cond;
     uint8_t cc;
-    if (cs->len == 2) {
-        target = br_va + 2 + (gva_t)(int64_t)(int8_t)br[1];
-        cond = br[0] != 0xeb;
-        cc = br[0] & 0x0f;
-    } else if (cs->len == 5 && br[0] == 0xe9) {
-        memcpy(&rel, br + 1, 4);
-        target = br_va + 5 + (gva_t)(int64_t)rel;
-        cond = false;
-        cc = 0;
-    } else if (cs->len == 6 && br[0] == 0x0f) {
-        memcpy(&rel, br + 2, 4);
-        target = br_va + 6 + (gva_t)(int64_t)rel;
-        cond = true;
-        cc = br[1] & 0x0f;
-    } else {
+    gva_t target = branch_of(cs, site, orig, &cond, &cc);
+    if (!target || target + body_len != site ||
+        !progress_copy_body(body, body_len, target, e->at, e->b))
         return false;
+    e->n = body_len;
+    e->entry = body_len;
+    if (!put_span_pre(e, cs, site, orig))
+        return false;
+    if (cond) {
+        /* past the decrement, the jnz (6) and the trap (7) */
+        uint8_t jncc[2] = {(uint8_t)(0x70 | (cc ^ 1)),
+                           (uint8_t)(decq_bytes(counter) + 13)};
+        put(e, jncc, 2);
     }
+    put_decq(e, counter);
+    e->jnz_at = e->n - e->entry;
+    static const uint8_t jnz[2] = {0x0f, 0x85};
+    put(e, jnz, 2);
+    put_rel32(e, e->at);
+    put_trap(e, target);
+    if (cond)
+        put_jmp(e, site + cs->span);
+    return true;
+}
+
+/* The plain trampoline of the span orig (at site) from e->at + e->n (its
+ * entry); false when a RIP-relative displacement does not reach from
+ * there:
+ *   entry: the span's instructions before the branch
+ *          jcc taken; jmp site+span   (a conditional back edge)
+ *   taken: decq counter; jz trap; jmp target
+ *   trap:  ud2; jmp target
+ */
+static bool build_plain(struct emitter *e, const struct proxy_cpuid_site *cs,
+                        gva_t site, const uint8_t *orig,
+                        struct counter_ref counter)
+{
+    e->entry = e->n;
+    bool cond;
+    uint8_t cc;
+    gva_t target = branch_of(cs, site, orig, &cond, &cc);
+    if (!target || !put_span_pre(e, cs, site, orig))
+        return false;
     /* A loop back to the span's first byte comes straight here. */
-    gva_t loop = target == site ? e->at : target;
+    gva_t loop = target == site ? e->at + e->entry : target;
     if (cond) {
         uint8_t jcc[2] = {0x0f, (uint8_t)(0x80 | cc)};
         put(e, jcc, 2);
@@ -374,16 +549,59 @@ static bool build(struct emitter *e, const struct proxy_cpuid_site *cs,
         put(e, &skip, 4);
         put_jmp(e, site + cs->span);
     }
-    /* decq counter: absolute, disp32 (the counter lies below 2 GiB) */
-    static const uint8_t decq[4] = {0x48, 0xff, 0x0c, 0x25},
-                         jz[2] = {0x74, 0x05}, ud2[2] = {0x0f, 0x0b};
-    uint32_t abs32 = (uint32_t)counter;
-    put(e, decq, 4);
-    put(e, &abs32, 4);
+    static const uint8_t jz[2] = {0x74, 0x05};
+    put_decq(e, counter);
     put(e, jz, 2);
     put_jmp(e, loop);
-    put(e, ud2, 2);
-    put_jmp(e, target); /* the trap: hvrun goes to target itself */
+    put_trap(e, target); /* the trap: hvrun goes to target itself */
+    return true;
+}
+
+/* A process's own trampoline (patch_one): plain, the counter absolute. */
+static bool build(struct emitter *e, const struct proxy_cpuid_site *cs,
+                  gva_t site, const uint8_t *orig, gva_t counter)
+{
+    e->n = 0;
+    return build_plain(e, cs, site, orig,
+                       (struct counter_ref){counter, false});
+}
+
+/*
+ * An image's trampoline of the span orig (at site) at e->at, the counter
+ * in the slot below the trampolines. With copies, the loop's body (the
+ * text's bytes, body_len of them before the span) is copied in front of
+ * the entry where it may be (build_with_body), and the decrement reaches
+ * the slot RIP-relative. Without (a --gdb run: its breakpoints and steps
+ * meet the text's instructions, and its checkpoints copy no memory shared
+ * with hvrun), the plain trampoline at the same entry, the counter
+ * COUNTER_GVA absolute. Both are made and the longer's length taken, so
+ * that the text's jmps, the trampolines' places and /proc/self/maps are
+ * the same in either run.
+ */
+static bool build_image_tramp(struct emitter *e,
+                              const struct proxy_cpuid_site *cs, gva_t site,
+                              const uint8_t *orig, gva_t slot,
+                              const uint8_t *body, size_t body_len,
+                              bool copies)
+{
+    struct emitter fast = {.at = e->at}, plain = {.at = e->at};
+    struct counter_ref rip = {slot, true}, abs = {COUNTER_GVA, false};
+    bool copied =
+        body && build_with_body(&fast, cs, site, orig, rip, body, body_len);
+    if (!copied) {
+        fast.n = 0;
+        if (!build_plain(&fast, cs, site, orig, rip))
+            return false;
+    }
+    memset(plain.b, 0xcc, fast.entry); /* int3 where the copy would be */
+    plain.n = fast.entry;
+    if (!build_plain(&plain, cs, site, orig, abs))
+        return false;
+    size_t n = fast.n > plain.n ? fast.n : plain.n;
+    *e = copies ? fast : plain;
+    memset(e->b + e->n, 0xcc, n - e->n);
+    e->n = n;
+    e->jnz_at = copies && copied ? fast.jnz_at : 0;
     return true;
 }
 
@@ -473,7 +691,8 @@ static bool patch_one(struct proxy_process *p, struct proxy_progress *s,
         fnv1a(FNV_INIT, orig, cs->span) != cs->hash)
         return false;
     struct emitter e = {.at = r->gva + r->used};
-    if (!build(&e, cs, site, orig, counter) || !in_reach(e.at, site))
+    if (!build(&e, cs, site, orig, counter) ||
+        !in_reach(e.at, site))
         return false;
     memcpy(batch + (e.at - batch_at), e.b, e.n);
     /* As long as it is (about 40 bytes): every page the guest's copy
@@ -618,14 +837,15 @@ static uint64_t ns_of(struct timespec t)
 }
 
 static struct progress_image_key image_key(const struct stat *st,
-                                           bool cpuid_patching,
+                                           bool cpuid_patching, bool copies,
                                            uint64_t file_off, uint64_t len)
 {
     return (struct progress_image_key){
         .dev = (uint64_t)st->st_dev, .ino = (uint64_t)st->st_ino,
         .size = (uint64_t)st->st_size, .mtime_ns = ns_of(st->st_mtim),
         .ctime_ns = ns_of(st->st_ctim), .file_off = file_off, .len = len,
-        .cpuid_patching = cpuid_patching, .counter_gva = COUNTER_GVA,
+        .cpuid_patching = cpuid_patching, .loop_copies = copies,
+        .counter_gva = COUNTER_GVA,
         .tramp_align = TRAMP_ALIGN,
         .site_bytes = sizeof(struct progress_site)};
 }
@@ -707,16 +927,42 @@ static bool overlaps_cpuid_site(const struct file_sites *cfs, uint64_t off,
     return false;
 }
 
+/* The bytes of the loop's body before the span of cs at site (the text
+ * [lo, ...) in text), when they may be copied into its trampoline: the
+ * body [target, site) short, in the site's function, none of its bytes
+ * rewritten (a span before it, from pristine_from on, or a CPUID/RDTSC
+ * site's); NULL otherwise. */
+static const uint8_t *copyable_body(const struct proxy_cpuid_site *cs,
+                                    const struct file_sites *cfs, gva_t site,
+                                    gva_t func, gva_t lo, gva_t pristine_from,
+                                    const uint8_t *text, size_t *body_len)
+{
+    bool cond;
+    uint8_t cc;
+    gva_t target = branch_of(cs, site, text + (site - lo), &cond, &cc);
+    if (!target || target >= site || site - target > PROGRESS_COPY_MAX ||
+        target < func || target < pristine_from ||
+        overlaps_cpuid_site(cfs, cs->file_off - (site - target),
+                            site - target))
+        return NULL;
+    *body_len = (size_t)(site - target);
+    return text + (target - lo);
+}
+
 /* The trampolines of the sites [first, first+n) of fs at tramp (written
  * from tramp_at), their jmps into text (the file's bytes of [lo, lo+len)),
- * the sites kept in img; the bytes of trampolines used. */
+ * the sites kept in img; the bytes of trampolines used. With copies, a
+ * short loop's body is copied into its trampoline (progress_copy.c). */
 static uint64_t image_build(struct progress_image *img,
                             const struct file_sites *fs,
                             const struct file_sites *cfs, size_t first,
                             size_t n, uint64_t flo, gva_t lo, uint8_t *text,
-                            uint8_t *tramp, gva_t tramp_at)
+                            uint8_t *tramp, gva_t tramp_at, bool copies)
 {
     uint64_t used = 0;
+    gva_t pristine_from = lo;
+    /* the counter's slot just below the trampolines (image_map) */
+    gva_t slot = tramp_at - VMM_PAGE_SIZE;
     img->nr_sites = 0;
     for (size_t i = first; i < first + n; i++) {
         const struct proxy_cpuid_site *cs = &fs->v[i];
@@ -728,9 +974,15 @@ static uint64_t image_build(struct progress_image *img,
             overlaps_cpuid_site(cfs, cs->file_off, cs->span) ||
             fnv1a(FNV_INIT, orig, cs->span) != cs->hash)
             continue;
+        size_t body_len = 0;
+        const uint8_t *body = copyable_body(cs, cfs, site, func, lo,
+                                            pristine_from, text, &body_len);
         struct emitter e = {.at = tramp_at + used};
-        if (!build(&e, cs, site, orig, COUNTER_GVA) || !in_reach(e.at, site))
+        if (!build_image_tramp(&e, cs, site, orig, slot, body, body_len,
+                               copies) ||
+            !in_reach(e.at, site))
             continue;
+        pristine_from = site + cs->span;
         if (tramp)
             memcpy(tramp + used, e.b, e.n);
         used += (e.n + TRAMP_ALIGN - 1) & ~(uint64_t)(TRAMP_ALIGN - 1);
@@ -739,8 +991,10 @@ static uint64_t image_build(struct progress_image *img,
         struct progress_site *ps = &img->sites[img->nr_sites++];
         ps->gva = site - lo;
         ps->span = cs->span;
+        ps->body = e.jnz_at ? (uint16_t)e.entry : 0;
+        ps->jnz_at = (uint8_t)e.jnz_at;
         memcpy(ps->orig, orig, cs->span);
-        int32_t rel = (int32_t)(int64_t)(e.at - (site + 5));
+        int32_t rel = (int32_t)(int64_t)(e.at + e.entry - (site + 5));
         ps->code[0] = 0xe9;
         memcpy(ps->code + 1, &rel, 4);
         memset(ps->code + 5, 0x90, (size_t)(cs->span - 5));
@@ -755,7 +1009,9 @@ static uint64_t image_build(struct progress_image *img,
 #define TRAMP_LEAST 40
 static uint64_t tramp_bytes_at_most(const struct proxy_cpuid_site *cs)
 {
-    uint64_t bytes = (uint64_t)(cs->span - cs->len) + 11 + 22;
+    /* an image's: at most a body, then the plain trampoline */
+    uint64_t bytes =
+        (uint64_t)(cs->span - cs->len) + 11 + 22 + PROGRESS_COPY_MAX;
     return (bytes + TRAMP_ALIGN - 1) & ~(uint64_t)(TRAMP_ALIGN - 1);
 }
 
@@ -796,14 +1052,17 @@ static bool room_below(const struct proxy_process *p, gva_t base,
 /* Where trampolines of tramp_len bytes lie for a text at lo in a file
  * whose mappings start at base; 0 when that range is not free. */
 static gva_t tramp_at(const struct proxy_process *p, gva_t base,
-                      uint64_t tramp_len, gva_t lo)
+                      uint64_t tramp_len, gva_t lo, uint64_t slot)
 {
     gva_t at = base - tramp_len;
-    return tramp_len && vmm_as_range_free(p->as, at, tramp_len) &&
+    return tramp_len && at > slot &&
+                   vmm_as_range_free(p->as, at - slot, tramp_len + slot) &&
                    in_reach(at, lo)
                ? at
                : 0;
 }
+
+
 
 /* Keeps img, just made in the memfd's map, in hvrun's cache for later
  * runs (as hvrun, whoever the guest is). */
@@ -834,12 +1093,13 @@ static bool image_make(struct proxy_process *p, struct progress_image *img,
      * program's 20 MiB of text just above 4 MiB): nothing read. */
     gva_t base = file_base_below(p, v, lo);
     uint64_t most = 0;
+    bool copies = img->key.loop_copies != 0;
     /* Each at least TRAMP_LEAST: a text too large fails here unwalked. */
     if (base <= (uint64_t)n * TRAMP_LEAST)
         return false;
     for (size_t i = first; i < first + n; i++)
         most += tramp_bytes_at_most(&fs->v[i]);
-    most = (most + VMM_PAGE_SIZE - 1) & VMM_PAGE_MASK;
+    most = ((most + VMM_PAGE_SIZE - 1) & VMM_PAGE_MASK) + SLOT_BYTES;
     int fd = vmm_vma_file_fd(v);
     if (fd < 0 || !room_below(p, base, most))
         return false;
@@ -856,14 +1116,14 @@ static bool image_make(struct proxy_process *p, struct progress_image *img,
     img->sites = NULL;
     /* Sizes do not depend on where the trampolines lie: sized first. */
     uint64_t used = ok ? image_build(img, fs, cfs, first, n, flo, lo, map,
-                                     NULL, base - most)
+                                     NULL, base - most, copies)
                        : 0;
     uint64_t tramp_len = (used + VMM_PAGE_SIZE - 1) & VMM_PAGE_MASK;
-    gva_t at = tramp_at(p, base, tramp_len, lo);
+    gva_t at = tramp_at(p, base, tramp_len, lo, SLOT_BYTES);
     ok = ok && at && (img->sites = calloc(n, sizeof(*img->sites)));
     if (ok)
         (void)image_build(img, fs, cfs, first, n, flo, lo, map, map + len,
-                          at);
+                          at, copies);
     img->tramp_below = lo - at;
     img->tramp_len = tramp_len;
     if (ok && img->nr_sites)
@@ -886,7 +1146,7 @@ static void image_load(struct proxy_process *p, const struct vmm_vma *v,
 {
     gva_t at = 0;
     if (vmm_vma_file_fd(v) >= 0 && room_below(p, base, l->most))
-        at = tramp_at(p, base, l->tramp_len, lo);
+        at = tramp_at(p, base, l->tramp_len, lo, SLOT_BYTES);
     if (!at)
         return;
     img->tramp_below = lo - at;
@@ -911,15 +1171,24 @@ static bool image_map(struct proxy_process *p, struct proxy_progress *s,
     if (!grown)
         return false;
     s->uses = grown;
-    if (!there && (at >= lo || !vmm_as_range_free(p->as, at, img->tramp_len) ||
-                   vmm_as_map_image(p->as, at, img->tramp_len,
-                                    PROT_READ | PROT_EXEC, VMM_VMA_SPECIAL,
-                                    REGION_NAME, img->obj, tramp_off) < 0))
+    uint64_t slot = SLOT_BYTES;
+    if (there && slot && !is_special(p, at - slot, COUNTER_NAME))
         return false;
+    if (!there &&
+        (at >= lo || at <= slot ||
+         !vmm_as_range_free(p->as, at - slot, img->tramp_len + slot) ||
+         (slot && !slot_map(p, s, at - slot))))
+        return false;
+    if (!there && vmm_as_map_image(p->as, at, img->tramp_len,
+                                   PROT_READ | PROT_EXEC, VMM_VMA_SPECIAL,
+                                   REGION_NAME, img->obj, tramp_off) < 0) {
+        (void)vmm_as_unmap(p->as, at - slot, slot);
+        return false;
+    }
     if (vmm_as_direct_image(p->as, lo, img->key.len, img->obj,
                             img->text_off) < 0) {
         if (!there)
-            (void)vmm_as_unmap(p->as, at, img->tramp_len);
+            (void)vmm_as_unmap(p->as, at - slot, img->tramp_len + slot);
         return false;
     }
     s->uses[s->nr_uses++] = (struct image_use){lo, img};
@@ -970,6 +1239,7 @@ static bool patch_from_image(struct proxy_process *p, struct proxy_progress *s,
     return image_use(p, s, v, img, lo);
 }
 
+
 /*
  * The text [lo, hi) of v (a fresh copy of the file open as fd, whose
  * identity st is) from an image known without its sites: the run's (a
@@ -983,7 +1253,8 @@ static bool image_known(struct proxy_process *p, int fd,
                         gva_t lo, gva_t hi, struct progress_image_key *k)
 {
     bool cpuid = proxy_cpuid_patching(p);
-    *k = image_key(st, cpuid, v->file_off + (lo - v->start), hi - lo);
+    *k = image_key(st, cpuid, loop_copies(p), v->file_off + (lo - v->start),
+                   hi - lo);
     /* (what making it asks first: the CPUID sites are the file's) */
     if (!image_fits(v, lo, hi) || (cpuid && !proxy_cpuid_sites_of(fd)))
         return false;
@@ -1158,6 +1429,110 @@ void proxy_progress_patch_fresh(struct proxy_process *p, int host_fd,
 
 /* ---- mremap, fork, exec, exit ------------------------------------------------- */
 
+/* ---- copied bodies and the text they stand for ------------------------------ */
+
+/* The use of an image whose trampolines hold gva, or NULL. */
+static const struct image_use *use_of_tramp(const struct proxy_progress *s,
+                                            gva_t gva)
+{
+    for (size_t i = 0; i < s->nr_uses; i++) {
+        const struct image_use *u = &s->uses[i];
+        gva_t at = u->text - u->img->tramp_below;
+        if (gva >= at && gva - at < u->img->tramp_len)
+            return u;
+    }
+    return NULL;
+}
+
+/* Where the site's jmp leads in its trampoline. */
+static gva_t entry_of(const struct image_use *u, const struct progress_site *ps)
+{
+    int32_t rel;
+    memcpy(&rel, ps->code + 1, 4);
+    return u->text + ps->gva + 5 + (gva_t)(int64_t)rel;
+}
+
+/* The site among v[0..nr) whose copied body holds gva ([entry - body,
+ * entry]: the copy, and its end, which stands for the span's jmp), or
+ * NULL. The trampolines lie in the sites' order. */
+static const struct progress_site *copy_holding(const struct image_use *u,
+                                                const struct progress_site *v,
+                                                size_t nr, gva_t gva)
+{
+    size_t lo = 0, hi = nr;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (entry_of(u, &v[mid]) < gva)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == nr || !v[lo].body)
+        return NULL;
+    return gva >= entry_of(u, &v[lo]) - v[lo].body ? &v[lo] : NULL;
+}
+
+bool proxy_progress_home(struct proxy_process *p)
+{
+    struct proxy_progress *s = state(p, false);
+    struct vmm_regs *r = vmm_vm_regs(p->vm);
+    if (!s || s->nr_uses == 0 || !is_special(p, r->rip, REGION_NAME))
+        return false;
+    const struct image_use *u = use_of_tramp(s, r->rip);
+    const struct progress_site *v = u ? image_sites(u->img) : NULL;
+    const struct progress_site *ps =
+        v ? copy_holding(u, v, u->img->nr_sites, r->rip) : NULL;
+    if (!ps)
+        return false;
+    /* the same offset from the span in the text as from the entry here */
+    r->rip = u->text + ps->gva - (entry_of(u, ps) - r->rip);
+    return true;
+}
+
+/* The copy of ps (a site of u) no longer taken: its jnz leads to the
+ * loop's head in the text. */
+static void copy_retire(struct proxy_process *p, const struct image_use *u,
+                        const struct progress_site *ps)
+{
+    gva_t jnz = entry_of(u, ps) + ps->jnz_at;
+    gva_t head = u->text + ps->gva - ps->body;
+    int32_t rel = (int32_t)(int64_t)(head - (jnz + 6));
+    uint8_t now[6];
+    if (proxy_code_read(p, jnz, now, sizeof(now)) && now[0] == 0x0f &&
+        now[1] == 0x85)
+        (void)proxy_code_poke(p, jnz + 2, &rel, 4);
+}
+
+void proxy_progress_written(struct proxy_process *p, uint64_t gva,
+                            uint64_t len)
+{
+    struct proxy_progress *s = state(p, false);
+    for (size_t i = 0; s && len && i < s->nr_uses; i++) {
+        const struct image_use *u = &s->uses[i];
+        uint64_t tlen = u->img->key.len;
+        if (gva >= u->text + tlen || gva + len <= u->text)
+            continue;
+        const struct progress_site *v = image_sites(u->img);
+        size_t nr = v ? u->img->nr_sites : 0;
+        /* a body lies within PROGRESS_COPY_MAX before its site */
+        uint64_t from = gva > u->text ? gva - u->text : 0;
+        uint64_t to = gva + len - u->text + PROGRESS_COPY_MAX;
+        size_t lo = 0, hi = nr;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (v[mid].gva < from)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        for (; lo < nr && v[lo].gva <= to; lo++) {
+            gva_t site = u->text + v[lo].gva;
+            if (v[lo].body && site > gva && site - v[lo].body < gva + len)
+                copy_retire(p, u, &v[lo]);
+        }
+    }
+}
+
 /* Site ps (at base + ps->gva) moved with [old, old+old_len) to new_gva:
  * its span gets the file's bytes back where it still holds the jmp. */
 static void put_back(struct proxy_process *p, const struct progress_site *ps,
@@ -1205,6 +1580,8 @@ struct proxy_progress *proxy_progress_copy(const struct proxy_progress *s)
     c->counters = NULL;
     c->regions = NULL;
     c->uses = NULL;
+    /* the parent's until proxy_progress_forked gives the child its own */
+    c->counter_obj = s->counter_obj ? vmm_shared_get(s->counter_obj) : NULL;
     c->armed = c->goes_on = false;
     if ((s->nr_counters &&
          !(c->counters = malloc(s->nr_counters * sizeof(gva_t)))) ||
@@ -1226,10 +1603,35 @@ struct proxy_progress *proxy_progress_copy(const struct proxy_progress *s)
     return c;
 }
 
+/* The child's counter pages (COUNTER_GVA and the slots) map the parent's
+ * object after the fork's copy of its memory (MAP_SHARED memory stays
+ * shared): each space counts on its own, so the child's get a fresh one
+ * (hvrun sets its value before the child runs). */
+int proxy_progress_forked(struct proxy_process *child)
+{
+    struct proxy_progress *s = state(child, false);
+    if (!s || !s->counter_obj)
+        return 0;
+    struct vmm_shared *old = s->counter_obj, *obj = counter_object();
+    if (!obj)
+        return -ENOMEM;
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < child->as->nr_vmas; i++) {
+        const struct vmm_vma *v = child->as->vmas[i];
+        if (v->shared == old)
+            rc = vmm_as_attach_shared(child->as, v->start, v->end - v->start,
+                                      obj, 0);
+    }
+    s->counter_obj = obj;
+    vmm_shared_put(old);
+    return rc;
+}
+
 void proxy_progress_free(struct proxy_progress *s)
 {
     if (!s)
         return;
+    vmm_shared_put(s->counter_obj);
     free(s->counters);
     free(s->regions);
     free(s->uses);

@@ -36,6 +36,9 @@ void proxy_progress_remapped(struct proxy_process *p, uint64_t old,
 /* fork's copy (the child's memory is a copy at the same addresses), and
  * the end of an address space's state. */
 struct proxy_progress *proxy_progress_copy(const struct proxy_progress *s);
+/* After the copy is the child's (child->cpuid_patched->progress): its
+ * counter pages get an object of their own. 0 or -errno. */
+int proxy_progress_forked(struct proxy_process *child);
 void proxy_progress_free(struct proxy_progress *s);
 
 /* cpuid_patch.c keeps the state with its own, per address space: the

@@ -22,6 +22,7 @@ struct progress_image_key {
      * which places the trampolines (0 in the run's in-memory key). */
     uint64_t text_above_base;
     uint64_t cpuid_patching; /* 1: its CPUID/RDTSC sites left alone */
+    uint64_t loop_copies;    /* 1: short loops' bodies copied */
     uint64_t counter_gva, tramp_align, site_bytes; /* the rewriter's */
 };
 
