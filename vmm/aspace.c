@@ -1911,6 +1911,7 @@ int vmm_as_set_shared(struct vmm_aspace *as, gva_t gva, uint64_t len, int fd,
         s->host_prot |= PROT_WRITE;
     s->anon = false;
     s->refs = 1;
+    s->id = new_object_id(); /* what a backend keys its fd of it by */
     struct stat st;
     if (fstat(s->fd, &st) == 0) {
         s->dev = st.st_dev;

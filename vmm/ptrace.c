@@ -268,25 +268,6 @@ static uint64_t backing_off_at(const struct vmm_vma *v, gva_t gva)
     return (v->shared ? v->shared_off : v->gpa) + (gva - v->start);
 }
 
-/* Maps a host object of hvrun's (a shared VMA's fd) at [lo, hi) of v in
- * the stub: reopened through /proc/<hvrun>/fd/N, mapped, closed. */
-static long map_shared_object(struct pt_vm *vm, const struct vmm_vma *v,
-                              gva_t lo, gva_t hi)
-{
-    char *path = (char *)vm->phys_hva + PT_SCRATCH_GPA;
-    snprintf(path, 64, "/proc/%d/fd/%d", (int)getpid(), v->shared->fd);
-    int mode = v->shared->host_prot & PROT_WRITE ? O_RDWR : O_RDONLY;
-    long fd = inject(vm, SYS_openat, (uint64_t)AT_FDCWD, PT_STUB_SCRATCH_VA,
-                     (uint64_t)(mode | O_CLOEXEC), 0, 0, 0);
-    if (fd < 0)
-        return fd;
-    long rc = inject(vm, SYS_mmap, lo, hi - lo, (uint64_t)v->prot,
-                     MAP_SHARED | MAP_FIXED, (uint64_t)fd,
-                     backing_off_at(v, lo));
-    (void)inject(vm, SYS_close, (uint64_t)fd, 0, 0, 0, 0, 0);
-    return rc;
-}
-
 /*
  * The calls that bring the stub's mappings in line go in batches: each is
  * written into the scratch page (PT_BATCH_SCRATCH_OFF) and one resume at
@@ -419,8 +400,8 @@ static long batch_room(struct pt_vm *vm, struct vmm_event *ev)
 
 
 /*
- * The stub's fd of a direct VMA's file (VMM_VMA_DIRECT): opened in the
- * stub once (through /proc/<hvrun>/fd/N) and kept for its next mappings,
+ * The stub's fd of a direct VMA's file (VMM_VMA_DIRECT), or of a shared
+ * VMA's object (read-write when hvrun's is): opened in the stub once (through /proc/<hvrun>/fd/N) and kept for its next mappings,
  * the oldest closed when PT_STUB_FILES_MAX are open (queued before the
  * open). The open goes in the batch, before the mmaps that use it
  * (PT_BATCH_PREV_FD: *file_fd is then -1); one open a batch (its path has
@@ -458,9 +439,10 @@ static long stub_file_fd(struct pt_vm *vm, struct vmm_event *ev,
     snprintf(path, 64, "/proc/%d/fd/%d", (int)getpid(), file->fd);
     vm->batch_open_id = file->id;
     vm->batch_open_k = vm->batch_n;
+    int mode = file->host_prot & PROT_WRITE ? O_RDWR : O_RDONLY;
     batch_add(vm, 0, (long)(SYS_openat | PT_BATCH_SAVE_FD),
               (uint64_t)AT_FDCWD, PT_STUB_SCRATCH_VA,
-              (uint64_t)(O_RDONLY | O_CLOEXEC), 0, 0, 0);
+              (uint64_t)(mode | O_CLOEXEC), 0, 0, 0);
     return 0;
 }
 
@@ -585,20 +567,18 @@ static void queue_unmap_gap(struct pt_vm *vm, gva_t lo, gva_t hi)
     }
 }
 
-/* A shared VMA's part, mapped at once (its open, mmap and close depend
- * on each other), with the failures a batch's are given. */
-static long sync_shared_part(struct pt_vm *vm, struct vmm_event *ev,
-                             const struct vmm_vma *v, gva_t at, gva_t end)
+/* A shared VMA's part (a guest's MAP_SHARED memory, the progress
+ * counter's pages) mapped from the stub's fd of its object (stub_file_fd,
+ * kept for the next mapping as a direct VMA's file is), in the batch. Not
+ * in the list of what the stub maps: mapped afresh next time. */
+static void queue_shared_part(struct pt_vm *vm, const struct vmm_vma *v,
+                              gva_t lo, gva_t hi, long file_fd)
 {
-    pt_maps_forget(&stub_owner(vm)->maps, at, end);
-    long rc = map_shared_object(vm, v, at, end);
-    if (rc >= 0 ||
-        (!stub_failure(vm, rc) && drop_unmappable(vm, at, end - at, rc)))
-        return 0;
-    vmm_event_fail(ev, "ptrace stub: mapping %#llx-%#llx: %s",
-                   (unsigned long long)at, (unsigned long long)end,
-                   strerror((int)-rc));
-    return rc;
+    pt_maps_forget(&stub_owner(vm)->maps, lo, hi);
+    batch_add(vm, lo,
+              file_fd < 0 ? (long)(SYS_mmap | PT_BATCH_PREV_FD) : SYS_mmap,
+              lo, hi - lo, (uint64_t)v->prot, MAP_SHARED | MAP_FIXED,
+              (uint64_t)file_fd, backing_off_at(v, lo));
 }
 
 /*
@@ -624,10 +604,6 @@ static long sync_range(struct pt_vm *vm, struct vmm_event *ev, gva_t lo,
             at = next;
             continue;
         }
-        if (v->shared && vm->batch_n) {
-            rc = batch_flush(vm, ev); /* may drop v: look again */
-            continue;
-        }
         gva_t part_end = v->end < hi ? v->end : hi;
         if (!fresh && queue_vma_same_backing(vm, v, at, part_end)) {
             at = part_end;
@@ -636,13 +612,15 @@ static long sync_range(struct pt_vm *vm, struct vmm_event *ev, gva_t lo,
         long file_fd = -1;
         uint64_t src_off; /* a direct VMA's file, or its image */
         const struct vmm_shared *src = vmm_vma_direct_source(v, &src_off);
+        if (v->shared)
+            src = v->shared;
         if (src && (rc = stub_file_fd(vm, ev, src, &file_fd)) < 0)
             break;
         if (v != vmm_as_find_vma(as, at))
             continue; /* a flush on the way changed the list: look again */
         gva_t end = v->end < hi ? v->end : hi;
         if (v->shared)
-            rc = sync_shared_part(vm, ev, v, at, end);
+            queue_shared_part(vm, v, at, end, file_fd);
         else
             queue_vma_part(vm, v, at, end, file_fd);
         at = end;
