@@ -37,12 +37,15 @@ int main(void)
     /* Never early; late by as much as a loaded host makes it (the native
      * reference run, descheduled between the read and the clock read,
      * took over 300 ms beside a busy suite and two builds). */
-    printf("first read: %llu expiration, waited about 100 ms: %s\n",
-           (unsigned long long)n, waited >= 99 && waited < 2000 ? "yes" : "no");
+    /* At least one: a reference run woken more than 50 ms late (a loaded
+     * host) reads the interval's next expiration too. */
+    printf("first read: %s expiration, waited about 100 ms: %s\n",
+           n >= 1 ? "at least one" : "no",
+           waited >= 99 && waited < 2000 ? "yes" : "no");
     struct pollfd p = {fd, POLLIN, 0};
     CHECK(poll(&p, 1, 1000) == 1);
     CHECK(read(fd, &n, 8) == 8);
-    printf("poll then read: %llu expiration\n", (unsigned long long)n);
+    printf("poll then read: %s expiration\n", n >= 1 ? "at least one" : "no");
     struct itimerspec cur;
     CHECK(timerfd_gettime(fd, &cur) == 0);
     printf("interval %ld ms, next within it: %s\n",
