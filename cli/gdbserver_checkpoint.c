@@ -28,7 +28,11 @@
  *    again as a new pair in the restored copy (gdbserver_ckpt_socket.c);
  *  - the guests' eventfds and epoll instances: made again with their
  *    counts and entries (gdbserver_ckpt_event.c), epoll instances after
- *    every fd they watch stands at its number again;
+ *    every fd they watch stands at its number again; signalfds, timerfds
+ *    and message queue descriptors too, whose host fds are eventfds
+ *    (their mask, pending signals, timers and queues are hvrun's, copied
+ *    with it; hvrun's own reference to a timerfd's or a descriptor's
+ *    eventfd made again as the same eventfd);
  *  - the run's stdout and stderr when they are the front end's pipes or
  *    pseudo-terminals: the restore brings new ones (so the front end
  *    reads each instance's output apart), and a new summary pipe and gdb
@@ -39,8 +43,9 @@
  *  - the stub spawner: the front end starts one per restore (hvrun's
  *    seccomp filter forbids the exec a spawner needs).
  * Refused (the reason in the reply): guest fds that are other sockets,
- * named FIFOs, packet-mode pipes, signalfds, timerfds and other anonymous
- * inodes, or memfds (their contents would be shared), a run
+ * named FIFOs, packet-mode pipes, pidfds, message queues with a
+ * SIGEV_THREAD notification, perf events and other anonymous inodes, or
+ * memfds (their contents would be shared), a run
  * with connections outside it, a run that has changed files, memory
  * shared with a host object, the kvm backend.
  */
@@ -143,10 +148,14 @@ static bool guests_hold_socket(uint64_t ino, void *ctx)
 static const char *fd_refusal(struct proxy_world *w, const struct proxy_fd *f,
                               const struct stat *io)
 {
-    if (f->signalfd || f->timerfd || f->vfd || f->mqd || f->perf ||
-        f->pidfd_pid || f->secretmem)
-        return "a signalfd, timerfd, pidfd, message queue, perf event or "
-               "/proc file of a process";
+    /* (a signalfd's, a timerfd's and a message queue descriptor's host
+     * fds are eventfds, below; their state is hvrun's, copied with it) */
+    if (f->vfd || f->perf || f->pidfd_pid || f->secretmem)
+        return "a pidfd, perf event, secret memory or /proc file of a "
+               "process";
+    if (f->mqd && proxy_mqd_host_notify(f->mqd))
+        return "a message queue with a SIGEV_THREAD notification (a host "
+               "queue of hvrun's stands for it)";
     struct stat st;
     if (fstat(f->host_fd, &st) < 0)
         return "an fd hvrun cannot stat";
@@ -345,6 +354,36 @@ static uint64_t guest_file_id(const struct proxy_world *w, int fd)
     return t ? proxy_fd_file_id(t, k) : 0;
 }
 
+/* hvrun's own fd of guest slot f's eventfd (a timerfd's, where
+ * timerfd.c adds expirations; a message queue descriptor's, which
+ * mqueue.c keeps ready as the queue is), or -1. */
+static int hvruns_ref(const struct proxy_fd *f)
+{
+    if (f->timerfd)
+        return proxy_timerfd_efd(f->timerfd);
+    if (f->mqd)
+        return proxy_mqd_efd(f->mqd);
+    return -1;
+}
+
+/* Whether host fd fd is hvrun's own reference to a guest's eventfd
+ * (hvruns_ref), and the guest's open file's id (*file_id): restored as
+ * one eventfd with the guest's fds. */
+static bool hvruns_eventfd(const struct proxy_world *w, int fd,
+                           uint64_t *file_id)
+{
+    for (int i = 0; i < w->nr_procs; i++) {
+        const struct proxy_fdtable *t = &w->procs[i]->fds;
+        for (int k = 0; k < t->cap; k++)
+            if (t->fds[k].kind == PROXY_FD_HOST &&
+                hvruns_ref(&t->fds[k]) == fd) {
+                *file_id = proxy_fd_file_id(t, k);
+                return true;
+            }
+    }
+    return false;
+}
+
 /* Whether host fd fd is in a guest's fd table. */
 static bool guests_hold(const struct proxy_world *w, int fd)
 {
@@ -400,6 +439,9 @@ static struct saved_fd *save_fds(struct proxy_world *w, const struct stat *io,
         if (!run_stdio && guests_hold(w, fd) && ckpt_event_is(fd)) {
             s->event = true;
             s->file_id = guest_file_id(w, fd);
+        } else if (!run_stdio && ckpt_event_is(fd) &&
+                   hvruns_eventfd(w, fd, &s->file_id)) {
+            s->event = true;
         }
     }
     closedir(d);

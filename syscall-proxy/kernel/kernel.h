@@ -571,6 +571,11 @@ extern const struct proxy_syscall proxy_rseq_syscalls[];
 extern const struct proxy_syscall proxy_mqueue_syscalls[];
 void proxy_mqd_put(struct proxy_mqd *d, const struct proxy_fdtable *closer);
 void proxy_mqd_share(struct proxy_fd *to, const struct proxy_fd *from);
+/* hvrun's own fd of d's eventfd (the guest's fd is a dup of it), and
+ * whether d's queue has a SIGEV_THREAD registration (a host queue of
+ * hvrun's stands for it): what a checkpoint makes again or refuses. */
+int proxy_mqd_efd(const struct proxy_mqd *d);
+bool proxy_mqd_host_notify(const struct proxy_mqd *d);
 long proxy_mq_xfer(struct proxy_process *p, int guest_fd, bool into_guest,
                    const struct iovec *iov, int n);
 
@@ -814,6 +819,9 @@ extern const struct proxy_syscall proxy_timerfd_syscalls[];
 
 void proxy_timerfd_share(struct proxy_fd *to, const struct proxy_fd *from);
 void proxy_timerfd_put(struct proxy_timerfd *t);
+/* hvrun's own fd of t's eventfd (the guest's fd is a dup of it), where
+ * expirations are added: a checkpoint makes both again as one. */
+int proxy_timerfd_efd(const struct proxy_timerfd *t);
 
 /* ---- transfers parked part way (kernel/xfer_progress.c) ------------------ */
 uint64_t proxy_xfer_resume(struct proxy_process *p);

@@ -310,6 +310,16 @@ void proxy_mqd_put(struct proxy_mqd *d, const struct proxy_fdtable *closer)
     queue_put(q);
 }
 
+int proxy_mqd_efd(const struct proxy_mqd *d)
+{
+    return d->efd;
+}
+
+bool proxy_mqd_host_notify(const struct proxy_mqd *d)
+{
+    return d->q && d->q->notify_thread;
+}
+
 void proxy_mqd_share(struct proxy_fd *to, const struct proxy_fd *from)
 {
     if (!from->mqd || to->mqd == from->mqd)

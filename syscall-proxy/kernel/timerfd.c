@@ -96,6 +96,11 @@ void proxy_timerfd_put(struct proxy_timerfd *t)
     free(t);
 }
 
+int proxy_timerfd_efd(const struct proxy_timerfd *t)
+{
+    return t->efd;
+}
+
 void proxy_timerfd_share(struct proxy_fd *to, const struct proxy_fd *from)
 {
     if (!from->timerfd || to->timerfd == from->timerfd)

@@ -112,6 +112,11 @@
 #                   for both in epoll_wait): the same session restores
 #                   checkpoints holding the eventfd's count and the epoll
 #                   instance's entries, with the same answers and output
+#   gdb/checkpoint-fds  tests/gdb/gdb_ckpt_fds.c (a periodic timerfd read
+#                   turn by turn, a signalfd with a queued signal and a
+#                   message queue with a message pending between turns):
+#                   the same session restores checkpoints holding all
+#                   three, with the same answers and output
 #
 # HVRUN_GDB_CASES="reverse checkpoint ..." runs only those cases.
 #
@@ -152,7 +157,8 @@ build_programs() {
         cc -g -O0 -o "$BIN/gdb_ckpt_fork" "$ROOT/tests/gdb/gdb_ckpt_fork.c" &&
         cc -g -O0 -o "$BIN/gdb_ckpt_pipe" "$ROOT/tests/gdb/gdb_ckpt_pipe.c" &&
         cc -g -O0 -o "$BIN/gdb_ckpt_socket" "$ROOT/tests/gdb/gdb_ckpt_socket.c" &&
-        cc -g -O0 -o "$BIN/gdb_ckpt_event" "$ROOT/tests/gdb/gdb_ckpt_event.c"
+        cc -g -O0 -o "$BIN/gdb_ckpt_event" "$ROOT/tests/gdb/gdb_ckpt_event.c" &&
+        cc -g -O0 -o "$BIN/gdb_ckpt_fds" "$ROOT/tests/gdb/gdb_ckpt_fds.c"
 }
 
 # session NAME HVRUN PROGRAM [GDB ARGS...]: PROGRAM under HVRUN run --gdb
@@ -838,9 +844,13 @@ run_case_checkpoint_event() {
     checkpoint_session checkpoint-event gdb_ckpt_event 121 "$1" "$2"
 }
 
+run_case_checkpoint_fds() {
+    checkpoint_session checkpoint-fds gdb_ckpt_fds 100 "$1" "$2"
+}
+
 if ! command -v gdb >/dev/null || ! command -v cc >/dev/null ||
     ! command -v python3 >/dev/null; then
-    for c in threads same-run stepi watch watch-map replay interrupt fork exec start schedule reverse reverse-replay reverse-break idle-interrupt deadlock crash detach checkpoint checkpoint-fork checkpoint-pipe checkpoint-socket checkpoint-event; do
+    for c in threads same-run stepi watch watch-map replay interrupt fork exec start schedule reverse reverse-replay reverse-break idle-interrupt deadlock crash detach checkpoint checkpoint-fork checkpoint-pipe checkpoint-socket checkpoint-event checkpoint-fds; do
         skip "gdb/$c" "needs gdb, cc and python3 (apt-get install gdb gcc python3)"
     done
     finish
@@ -860,7 +870,7 @@ for hvrun in "$@"; do
     for c in threads stepi watch watch-map replay interrupt fork exec start \
         schedule reverse reverse-replay reverse-break idle-interrupt \
         deadlock crash detach checkpoint checkpoint-fork checkpoint-pipe \
-        checkpoint-socket checkpoint-event; do
+        checkpoint-socket checkpoint-event checkpoint-fds; do
         run "$c" "$hvrun" "$tag"
     done
 done
