@@ -403,8 +403,11 @@ echo "stress: $count stressors, modes: $MODES, $JOBS at a time; results in $OUT"
 mkdir -p "$OUT/provenance"
 subset=all
 [ -n "${STRESSORS:-}" ] && subset="$(echo $list | cut -c1-300)"
+pass="$("$HVRUN" --version | head -1); $count stressors: $subset"
 for m in $MODES; do
-    echo "$(date -u '+%Y-%m-%d %H:%M UTC'): $("$HVRUN" --version | head -1); $count stressors: $subset" >>"$OUT/provenance/$m"
+    # A resumed pass (same build, same stressors) is not a new line.
+    [ "$(tail -1 "$OUT/provenance/$m" 2>/dev/null | sed 's/^[^:]*:[^:]*: //')" = "$pass" ] ||
+        echo "$(date -u '+%Y-%m-%d %H:%M UTC'): $pass" >>"$OUT/provenance/$m"
 done
 echo $list | tr ' ' '\n' | xargs -P "$JOBS" -I{} "$SELF" __one {} |
     awk -v n="$count" '{ printf "[%d/%d] %s\n", NR, n, $0; fflush() }'
