@@ -44,7 +44,8 @@
 # Environment: STRESSORS (subset), JOBS (parallel stressors, at most 2),
 # MODES (default "native kvm ptrace"), HVRUN (default build/hvrun),
 # HVRUN_LIMIT (host seconds for one --verify pair, default 60),
-# STRESS_OUT, STRESS_DOC (default docs/STRESS.md; empty: no report).
+# STRESS_OUT, STRESS_DOC (default docs/STRESS.md; empty: no report),
+# IMPORT_MODES (--import: the columns to take from DOC, default kvm).
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 SELF="$ROOT/tests/stress/run.sh"
