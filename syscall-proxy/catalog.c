@@ -140,7 +140,9 @@ static const struct exception_note notes[] = {
                      "(shared by CLONE_FS), SEM_UNDO lists (shared by "
                      "CLONE_SYSVSEM), fd tables and signal handlers per "
                      "process; ordered by ids of the run's own, never "
-                     "host pointers; KCMP_EPOLL_TFD EOPNOTSUPP"},
+                     "host pointers; KCMP_EPOLL_TFD by the entries the "
+                     "host's epoll instance has under the fd table's "
+                     "keys"},
     {SYS_quotactl, NULL, "queries asked of the host's filesystem; a "
                          "change EPERM after its device checks"},
     {SYS_quotactl_fd, NULL, "as quotactl"},

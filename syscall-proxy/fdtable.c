@@ -45,10 +45,12 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/kcmp.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #define FDTABLE_INITIAL_CAP 64
@@ -378,6 +380,52 @@ int proxy_fd_epoll_key(struct proxy_fdtable *t, int guest_fd)
         return rc;
     host_refs[slot->host_fd].epoll_num = guest_fd;
     return slot->host_fd;
+}
+
+/* Whether host epoll instance host_epfd has an entry keyed by host fd h
+ * and h's file: the host's own kcmp (ptrace access to itself always
+ * holds); 1 yes, 0 no, or -errno: -EINVAL for a host_epfd that is not an
+ * epoll instance, -EOPNOTSUPP for a host without kcmp. */
+static int host_epoll_has(int host_epfd, int h)
+{
+    struct kcmp_epoll_slot slot = {(uint32_t)host_epfd, (uint32_t)h, 0};
+    pid_t self = getpid();
+    long rc = syscall(SYS_kcmp, self, self, KCMP_EPOLL_TFD, h, &slot);
+    if (rc >= 0)
+        return rc == 0;
+    if (errno == ENOENT)
+        return 0;
+    return errno == ENOSYS ? -EOPNOTSUPP : -errno;
+}
+
+int proxy_fd_epoll_target(int host_epfd, int guest_num, unsigned int toff,
+                          uint64_t *file_id)
+{
+    /* the entries keyed by guest_num, in the order of their descriptions'
+     * ids (Linux's rbtree orders them by file pointer) */
+    uint64_t prev = 0;
+    for (unsigned int seen = 0;; seen++) {
+        int best = -1;
+        for (int h = 0; h < host_refs_cap; h++) {
+            const struct host_fd_ref *r = &host_refs[h];
+            if (r->refs == 0 || r->epoll_num != guest_num ||
+                r->file_id <= prev ||
+                (best >= 0 && r->file_id >= host_refs[best].file_id))
+                continue;
+            int has = host_epoll_has(host_epfd, h);
+            if (has < 0)
+                return has;
+            if (has)
+                best = h;
+        }
+        if (best < 0)
+            return -ENOENT;
+        prev = host_refs[best].file_id;
+        if (seen == toff) {
+            *file_id = prev;
+            return 0;
+        }
+    }
 }
 
 void proxy_fd_share_context(struct proxy_fd *to, struct proxy_fd *from)

@@ -123,6 +123,13 @@ int proxy_host_fd_ref(int host_fd);
  * -EBADF, -EMFILE. */
 int proxy_fd_epoll_key(struct proxy_fdtable *t, int guest_fd);
 
+/* kcmp's KCMP_EPOLL_TFD: the description id of the toff-th entry (from
+ * 0, in description order) of host epoll instance host_epfd that is keyed
+ * by guest fd number guest_num; -ENOENT if there is none, -EINVAL when
+ * host_epfd is not an epoll instance, -EOPNOTSUPP without the host's kcmp. */
+int proxy_fd_epoll_target(int host_epfd, int guest_num, unsigned int toff,
+                          uint64_t *file_id);
+
 /* The host fd behind a guest fd, or -EBADF. */
 int proxy_fd_host(const struct proxy_fdtable *t, int guest_fd);
 

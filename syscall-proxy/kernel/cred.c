@@ -518,6 +518,21 @@ void proxy_cred_caps(const struct proxy_process *p, uint64_t *eff,
     *inh = 0;
 }
 
+/* The virtual init's sets, as its /proc/1/status shows them: root's
+ * init, every capability permitted and effective, none inheritable
+ * (-ESRCH: pid is not the virtual init, or the caller's pid namespace
+ * has none; the virtual shell has no /proc entry and no sets either). */
+static long virtual_init_caps(const struct proxy_process *p, int pid,
+                              uint64_t *eff, uint64_t *perm, uint64_t *inh)
+{
+    int pgid;
+    if (!proxy_virtual_process(p, pid, &pgid, NULL) || pgid != PROXY_INIT_PID)
+        return -ESRCH;
+    *eff = *perm = CAP_ALL_BITS;
+    *inh = 0;
+    return 0;
+}
+
 static long sys_capget(struct proxy_process *p, const uint64_t a[6])
 {
     gva_t hdr_gva = a[0], data_gva = a[1];
@@ -532,10 +547,11 @@ static long sys_capget(struct proxy_process *p, const uint64_t a[6])
         return -EINVAL;
     /* another guest's sets are readable too (stress-ng asks pid 1's) */
     const struct proxy_process *q = is_self(p, pid) ? p : proxy_ns_find(p, pid);
-    if (!q)
-        return -ESRCH;
     uint64_t caps, perm, inh;
-    proxy_cred_caps(q, &caps, &perm, &inh);
+    if (q)
+        proxy_cred_caps(q, &caps, &perm, &inh);
+    else if (virtual_init_caps(p, pid, &caps, &perm, &inh) < 0)
+        return -ESRCH;
     const struct cap_data d[2] = {
         {(uint32_t)caps, (uint32_t)perm, (uint32_t)inh},
         {(uint32_t)(caps >> 32), (uint32_t)(perm >> 32), (uint32_t)(inh >> 32)},

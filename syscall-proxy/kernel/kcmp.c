@@ -23,9 +23,13 @@
  *  - KCMP_IO: the I/O context, which no guest has (ioprio_set keeps only
  *    the priority: kernel/sched.c), as a Linux task that never set a priority
  *    under a scheduler without contexts has none: every pair is equal.
- *  - KCMP_EPOLL_TFD: EOPNOTSUPP, Linux's answer without CONFIG_EPOLL:
- *    hvrun does not keep the files an epoll instance watches (io/epoll.c
- *    leaves them to the host's instance).
+ *  - KCMP_EPOLL_TFD: idx1's description against the one an epoll
+ *    instance of pid2 watches under a guest fd number (the slot's efd, tfd,
+ *    toff): the entries are the host instance's, keyed by the host fds the
+ *    fd table gave those numbers (proxy_fd_epoll_target asks the host
+ *    which of them it has); the toff-th in description order. (It was
+ *    EOPNOTSUPP, Linux's answer without CONFIG_EPOLL, which failed
+ *    stress-ng's kcmp stressor.)
  * A zombie's objects are gone but its signal handlers (exit_mm,
  * exit_files, exit_fs, exit_sem, exit_io_context): its VM, FILES, FS,
  * SYSVSEM and IO are NULL, its fds EBADF.
@@ -117,6 +121,27 @@ static long compare_files(struct proxy_process *q1, unsigned int fd1,
     return f1 && f2 ? order(f1, f2) : -EBADF;
 }
 
+/* kcmp_epoll_target, in its order: idx1's file (EBADF), the slot (EFAULT),
+ * the epoll fd in q2 (EBADF), then the target (EINVAL: not an epoll
+ * instance; ENOENT: no such entry). */
+static long compare_epoll_target(struct proxy_process *p,
+                                 struct proxy_process *q1, unsigned int fd1,
+                                 struct proxy_process *q2, gva_t slot_gva)
+{
+    uint64_t f1 = q1->zombie ? 0 : proxy_fd_file_id(&q1->fds, (int)fd1);
+    if (!f1)
+        return -EBADF;
+    struct kcmp_epoll_slot slot;
+    if (proxy_copy_in(p, &slot, slot_gva, sizeof(slot)) < 0)
+        return -EFAULT;
+    int host_epfd = q2->zombie ? -EBADF : proxy_fd_host(&q2->fds, (int)slot.efd);
+    if (host_epfd < 0)
+        return -EBADF;
+    uint64_t target;
+    long rc = proxy_fd_epoll_target(host_epfd, (int)slot.tfd, slot.toff, &target);
+    return rc < 0 ? rc : order(f1, target);
+}
+
 static long sys_kcmp(struct proxy_process *p, const uint64_t a[6])
 {
     struct proxy_process *q1 = find_task(p, (int)a[0]);
@@ -137,7 +162,7 @@ static long sys_kcmp(struct proxy_process *p, const uint64_t a[6])
     case KCMP_SYSVSEM:
         return order(object_id(q1, type), object_id(q2, type));
     case KCMP_EPOLL_TFD:
-        return -EOPNOTSUPP;
+        return compare_epoll_target(p, q1, (unsigned int)a[3], q2, (gva_t)a[4]);
     default:
         return -EINVAL;
     }

@@ -121,7 +121,13 @@ static int child_thread(struct proxy_process *c, struct proxy_process *p,
     }
     c->threads[0].tsc_sigsegv = p->threads[p->cur].tsc_sigsegv;
     c->threads[0].state = PROXY_THREAD_RUNNABLE;
-    c->quantum_left = DET_SCHED_QUANTUM;
+    /* A vfork child runs in its waiting parent's place, on what is left of
+     * the parent's turn (Linux splits the parent's slice with a child
+     * too). With a fresh turn each, a chain of vforks (stress-ng's
+     * vforkmany) kept the vCPU for good: the next runnable thread is
+     * looked for after the current one, where each new child is. */
+    c->quantum_left = (flags & CLONE_VFORK) ? p->quantum_left
+                                            : DET_SCHED_QUANTUM;
     return rc;
 }
 

@@ -262,6 +262,11 @@ static bool refresh(struct proxy_process *p, struct proxy_thread *t)
         if (!c || c->zombie || c->vfork_released) {
             t->state = PROXY_THREAD_RUNNABLE;
             proxy_ptrace_vfork_done(p, t, t->wait_vfork_pid);
+        } else if (proxy_signal_pending_for(p, t->tid) & SIGBIT(SIGKILL)) {
+            /* wait_for_vfork_done waits TASK_KILLABLE: a SIGKILL ends
+             * it, and the parent dies while the child runs on (a chain of
+             * vforks killed as a group came apart one link at a time) */
+            t->state = PROXY_THREAD_RUNNABLE;
         }
         break;
     }
@@ -518,6 +523,45 @@ static void note_switch(struct proxy_world *w, struct proxy_process *p,
         proxy_perf_on_switch(w, t->tid);
 }
 
+/* Whether thread k of q was woken and has not run since, or waits with a
+ * deadline that logical time has passed. */
+static bool wants_vcpu(struct proxy_process *q, int k)
+{
+    const struct proxy_thread *t = &q->threads[k];
+    return (t->state == PROXY_THREAD_RUNNABLE && t->waited) ||
+           (t->state != PROXY_THREAD_EXITED && proxy_thread_deadline_passed(q, k));
+}
+
+/*
+ * p's current thread has just begun to wait for its vfork child: the first
+ * thread after it, in round-robin order, that was woken or whose deadline
+ * passed (wants_vcpu) runs before the child. The round looks for the next
+ * runnable thread after the current one, and a new child is always after
+ * it: in a chain of vforks (stress-ng's vforkmany) the round never came
+ * back to a sleeper whose deadline had passed, whose SIGALRM was to stop
+ * the chain (hung, 13 000 processes deep). The child runs in its turn.
+ */
+static bool find_wanting_after_vfork(struct proxy_world *w,
+                                     struct proxy_process *p, int *proc,
+                                     int *idx)
+{
+    if (p->zombie || p->cur >= p->nr_threads ||
+        p->threads[p->cur].state != PROXY_THREAD_WAIT_VFORK)
+        return false;
+    for (int off = 1; off <= w->nr_procs; off++) {
+        int i = (w->cur + off) % w->nr_procs;
+        struct proxy_process *q = w->procs[i];
+        for (int k = 0; !q->zombie && !q->stopped && k < q->nr_threads; k++)
+            if ((q != p || k != p->cur) && wants_vcpu(q, k) &&
+                refresh(q, &q->threads[k])) {
+                *proc = i;
+                *idx = k;
+                return true;
+            }
+    }
+    return false;
+}
+
 /* The next thread, switched onto its VM's vCPU; NULL when none can run. */
 static struct proxy_process *pick(struct proxy_world *w)
 {
@@ -530,6 +574,8 @@ static struct proxy_process *pick(struct proxy_world *w)
     if (w->forced_tid && !keep_turn)
         found = find_forced(w, &i, &idx);
     w->forced_tid = 0;
+    if (!found && !keep_turn)
+        found = find_wanting_after_vfork(w, p, &i, &idx);
     if (!found)
         found = p->det->cfg.chaos
                     ? det_sched_pick_chaos(&sched_ops, w, w->nr_procs, w->cur,
@@ -795,11 +841,7 @@ static bool other_wants_vcpu(struct proxy_world *w, struct proxy_process *p)
     for (int i = 0; i < w->nr_procs; i++) {
         struct proxy_process *q = w->procs[i];
         for (int k = 0; !q->zombie && !q->stopped && k < q->nr_threads; k++)
-            if ((q != p || k != p->cur) &&
-                ((q->threads[k].state == PROXY_THREAD_RUNNABLE &&
-                  q->threads[k].waited) ||
-                 (q->threads[k].state != PROXY_THREAD_EXITED &&
-                  proxy_thread_deadline_passed(q, k))))
+            if ((q != p || k != p->cur) && wants_vcpu(q, k))
                 return true;
     }
     return false;

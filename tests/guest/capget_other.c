@@ -1,8 +1,9 @@
 /*
  * capget_other.c - capget of another process (stress-ng's cap stressor
  * reads pid 1's sets): a live child's sets are readable and are what the
- * child reads of itself; a pid no process has is ESRCH, a negative one
- * EINVAL. Prints one line per check; run natively and under hvrun, the
+ * child reads of itself; pid 1's are readable (natively the host's init,
+ * under hvrun the run's virtual init: before, ESRCH failed the stressor);
+ * a pid no process has is ESRCH, a negative one EINVAL. Prints one line per check; run natively and under hvrun, the
  * output must match.
  */
 #define _GNU_SOURCE
@@ -44,6 +45,7 @@ int main(void)
     int st;
     CHECK(waitpid(pid, &st, 0) == pid && WIFEXITED(st));
     printf("capget reaped child: %s\n", result_text(capget_of(pid, child)));
+    printf("capget pid 1: %s\n", result_text(capget_of(1, child)));
     printf("capget pid -1: %s\n", result_text(capget_of(-1, child)));
     return 0;
 }

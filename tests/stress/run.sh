@@ -10,6 +10,17 @@
 # so an interrupted pass resumes where it stopped (delete a result file, or
 # set STRESS_REDO=1, to run it again). At the end docs/STRESS.md is written
 # from every result there (`run.sh --report` writes only the report).
+# Each pass appends to $STRESS_OUT/provenance/MODE the date, the hvrun
+# build (hvrun --version) and how many stressors it was given, and the
+# report says, per column, which builds and dates its rows come from.
+#
+# A column that cannot be re-run on this host (kvm without /dev/kvm) is
+# kept by `IMPORT_MODES=kvm run.sh --import DOC` (the default: kvm): DOC's
+# verdicts, ratios and causes for those modes become result files in
+# $STRESS_OUT (rc "-", the ratio as DOC gave it, the cause in cause/S.MODE,
+# no log), and DOC's own account of its builds becomes the column's
+# provenance. A pass with MODES="native ptrace" then rewrites the native and
+# ptrace columns and the report keeps the imported kvm rows.
 #
 # How a run is made to finish deterministically:
 #   1. native, timed: `--STRESSOR 1 --timeout 3s --metrics-brief` gives the
@@ -33,7 +44,8 @@
 # Environment: STRESSORS (subset), JOBS (parallel stressors, at most 2),
 # MODES (default "native kvm ptrace"), HVRUN (default build/hvrun),
 # HVRUN_LIMIT (host seconds for one --verify pair, default 60),
-# STRESS_OUT, STRESS_DOC (default docs/STRESS.md; empty: no report).
+# STRESS_OUT, STRESS_DOC (default docs/STRESS.md; empty: no report),
+# IMPORT_MODES (--import: the columns to take from DOC, default kvm).
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 SELF="$ROOT/tests/stress/run.sh"
@@ -167,7 +179,8 @@ fi
 # the --verify difference, or stress-ng's own failure line.
 diagnose() {
     local log=$1 enosys
-    [ -f "$log" ] || return
+    # An imported result has no log, only the cause its report gave.
+    [ -f "$log" ] || { cat "${log/\/log\//\/cause\/}" 2>/dev/null; return; }
     enosys=$(grep -o 'unsupported syscall [a-z0-9_]*' "$log" |
         awk '{ print $3 }' | sort -u | paste -sd, -)
     [ -n "$enosys" ] && printf 'ENOSYS: %s; ' "$enosys"
@@ -194,27 +207,40 @@ curated_cause() {
 # runs) over the native run's ($2).
 ratio() { awk -v h="$1" -v n="$2" -v k="$3" 'BEGIN { if (n > 0) printf "%.1f", h / k / n; else print "-" }'; }
 
+# The ratio column of stressor $1 in mode $2 (native baseline $3, $4 runs):
+# an imported result's own ratio, else computed from its host seconds.
+mode_ratio() {
+    local rc secs imported
+    read -r _ rc secs imported <"$OUT/results/$1.$2"
+    if [ "$rc" = - ]; then echo "${imported:--}"; else ratio "$secs" "$3" "$4"; fi
+}
+
+# Is the result of stressor $1 in mode $2 imported from a report?
+imported() { [ "$(awk '{ print $2; exit }' "$OUT/results/$1.$2")" = - ]; }
+
 report() {
     local s nat nrc nsecs ops n mode nbase total=0 npass=0 kpass=0 ppass=0
-    local rows="" mism="" kst pst ksec psec kc pc
+    local rows="" mism="" kst pst kc pc kr pr
     for r in "$OUT"/results/*.native; do
         [ -e "$r" ] || continue
         s=$(basename "$r" .native)
         read -r _ nrc nsecs ops n mode nbase <"$r"
         nat=$(verdict "$s" native)
         total=$((total + 1))
-        kst=- pst=- ksec=0 psec=0
-        [ -s "$OUT/results/$s.kvm" ] && read -r _ _ ksec <"$OUT/results/$s.kvm" &&
-            kst=$(verdict "$s" kvm)
-        [ -s "$OUT/results/$s.ptrace" ] && read -r _ _ psec <"$OUT/results/$s.ptrace" &&
-            pst=$(verdict "$s" ptrace)
+        kst=- pst=-
+        [ -s "$OUT/results/$s.kvm" ] && kst=$(verdict "$s" kvm)
+        [ -s "$OUT/results/$s.ptrace" ] && pst=$(verdict "$s" ptrace)
         [ "$nat" = pass ] || continue
         npass=$((npass + 1))
         [ "$kst" = pass ] && kpass=$((kpass + 1))
         [ "$pst" = pass ] && ppass=$((ppass + 1))
-        kc="" pc="" runs=2
+        kc="" pc="" runs=2 kr=- pr=-
         [ "$mode" = timed ] && runs=1
+        [ "$kst" != - ] && kr=$(mode_ratio "$s" kvm "$nbase" $runs)
+        [ "$pst" != - ] && pr=$(mode_ratio "$s" ptrace "$nbase" $runs)
         [ "$kst" != pass ] && [ "$kst" != - ] && kc="$(curated_cause "$s" kvm)"
+        [ "$kst" != pass ] && [ "$kst" != - ] && [ -z "$kc" ] && imported "$s" kvm &&
+            kc="$(diagnose "$OUT/log/$s.kvm")"
         [ "$kst" = timeout ] && [ "$pst" = pass ] && [ -z "$kc" ] &&
             kc="slow, not a hang: passes under ptrace; on this host's kvm_pvm a syscall round trip is ~300 us (hvrun doctor; ptrace ~4 us), so the --verify pair of this syscall-heavy stressor took over ${HVRUN_LIMIT} s"
         [ "$kst" != pass ] && [ "$kst" != - ] && [ -z "$kc" ] && kc="$(diagnose "$OUT/log/$s.kvm")"
@@ -222,7 +248,7 @@ report() {
             pc="$(curated_cause "$s" ptrace)" && [ -z "$pc" ] && pc="$(diagnose "$OUT/log/$s.ptrace")"
         [ "$kst" != pass ] && [ "$kst" != - ] && [ -z "$kc" ] && kc="no diagnosis yet (log/$s.kvm)"
         [ "$pst" != pass ] && [ "$pst" != - ] && [ -z "$pc" ] && pc="no diagnosis yet (log/$s.ptrace)"
-        rows+="| $s | pass ($ops ops/3 s) | $mode $n | $kst | $pst | $(ratio "$ksec" "$nbase" $runs) | $(ratio "$psec" "$nbase" $runs) |"$'\n'
+        rows+="| $s | pass ($ops ops/3 s) | $mode $n | $kst | $pst | $kr | $pr |"$'\n'
         [ -n "$kc$pc" ] || continue
         if [ "$kc" = "$pc" ]; then
             mism+="- **$s** (kvm $kst, ptrace $pst): $kc"$'\n'
@@ -233,6 +259,17 @@ report() {
     done
     {
         cat "$ROOT/tests/stress/header.md"
+        echo
+        echo "## Which build each column is from"
+        echo
+        echo "A row is the most recent run of that stressor in that mode."
+        echo
+        local m
+        for m in native kvm ptrace; do
+            [ -s "$OUT/provenance/$m" ] || continue
+            echo "- $m:"
+            sed 's/^/  /' "$OUT/provenance/$m"
+        done
         echo
         echo "## Totals"
         echo
@@ -276,6 +313,79 @@ report() {
     echo "report: $DOC ($npass native passes; kvm $kpass, ptrace $ppass)"
 }
 
+# ---- keeping a column that cannot be re-run here ------------------------------
+
+# import_doc DOC: for each mode of IMPORT_MODES, DOC's verdict, ratio and
+# cause of every stressor its table lists, as result files in $OUT
+# ("VERDICT - - RATIO", cause/S.MODE), and DOC's account of its builds as
+# the mode's provenance. Stressors that fail natively have no hvrun result
+# in DOC (they were not run under hvrun) and get none.
+import_doc() {
+    local doc=$1 m col rev
+    [ -f "$doc" ] || { echo "run.sh: no $doc" >&2; return 1; }
+    rev=$(git -C "$ROOT" log -1 --format=%h -- "$doc" 2>/dev/null)
+    mkdir -p "$OUT/results" "$OUT/cause" "$OUT/provenance"
+    for m in ${IMPORT_MODES:-kvm}; do
+        case $m in
+        kvm) col=0 ;;
+        ptrace) col=1 ;;
+        *) echo "run.sh: cannot import mode $m" >&2; return 1 ;;
+        esac
+        awk -v m="$m" -v col="$col" -v out="$OUT" '
+            function put(f, text) { print text > f; close(f) }
+            /^## Mismatches/ { part = "mism"; next }
+            /^## Every stressor/ { part = "table"; next }
+            /^## / { part = ""; next }
+            part == "mism" && /^- \*\*/ {
+                s = $2; gsub(/\*/, "", s)
+                p = index($0, "): "); head = substr($0, 1, p); c = substr($0, p + 3)
+                if (head ~ ("[(, ]" m " ")) cause[s] = c
+                next
+            }
+            part == "table" && /^\| / && !/^\| stressor/ && !/^\|---/ {
+                n = split($0, f, /[ ]*\|[ ]*/)
+                verdict[f[2]] = f[5 + col]; ratio[f[2]] = f[7 + col]
+            }
+            END {
+                for (s in verdict) {
+                    if (verdict[s] == "-" || verdict[s] == "") continue
+                    put(out "/results/" s "." m, verdict[s] " - - " ratio[s])
+                    if (s in cause) put(out "/cause/" s "." m, cause[s])
+                    k++
+                }
+                print "import: " k + 0 " " m " results from the report"
+            }' "$doc" || return 1
+        # DOC's account of mode m: its own section (written by this
+        # script), else the older hand-written paragraph. An account that
+        # is already an import is kept as it is, not nested.
+        awk -v m="$m" '/^## Which build each column is from/ { sec = 1; next }
+            sec && /^## / { exit }
+            sec && $0 == "- " m ":" { on = 1; next }
+            sec && /^- / { on = 0 }
+            on { sub(/^  /, ""); print }' "$doc" >"$OUT/provenance/$m.doc"
+        [ -s "$OUT/provenance/$m.doc" ] ||
+            awk '/^Which build each result is from:/ { on = 1 } on && /^$/ { exit } on' \
+                "$doc" >"$OUT/provenance/$m.doc"
+        {
+            if grep -q '^imported by' "$OUT/provenance/$m.doc"; then
+                cat "$OUT/provenance/$m.doc"
+            else
+                echo "imported by \`run.sh --import\` from ${doc#"$ROOT"/} as committed at" \
+                    "\`${rev:-unknown}\` (not re-run since); that report said of its builds:"
+                sed 's/^/> /' "$OUT/provenance/$m.doc"
+            fi
+        } >"$OUT/provenance/$m.new"
+        mv "$OUT/provenance/$m.new" "$OUT/provenance/$m"
+        rm -f "$OUT/provenance/$m.doc"
+    done
+}
+
+if [ "${1:-}" = --import ]; then
+    [ $# = 2 ] || { echo "usage: [IMPORT_MODES=kvm] run.sh --import DOC" >&2; exit 2; }
+    import_doc "$2"
+    exit
+fi
+
 if [ "${1:-}" = --report ]; then
     report
     exit 0
@@ -291,6 +401,15 @@ mkdir -p "$OUT/results" "$OUT/log"
 list=${STRESSORS:-$(stress-ng --stressors)}
 count=$(echo $list | wc -w)
 echo "stress: $count stressors, modes: $MODES, $JOBS at a time; results in $OUT"
+mkdir -p "$OUT/provenance"
+subset=all
+[ -n "${STRESSORS:-}" ] && subset="$(echo $list | cut -c1-300)"
+pass="$("$HVRUN" --version | head -1); $count stressors: $subset"
+for m in $MODES; do
+    # A resumed pass (same build, same stressors) is not a new line.
+    [ "$(tail -1 "$OUT/provenance/$m" 2>/dev/null | sed 's/^[^:]*:[^:]*: //')" = "$pass" ] ||
+        echo "$(date -u '+%Y-%m-%d %H:%M UTC'): $pass" >>"$OUT/provenance/$m"
+done
 echo $list | tr ' ' '\n' | xargs -P "$JOBS" -I{} "$SELF" __one {} |
     awk -v n="$count" '{ printf "[%d/%d] %s\n", NR, n, $0; fflush() }'
 [ -n "$DOC" ] && report
