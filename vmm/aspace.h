@@ -81,7 +81,12 @@ struct vmm_physmem {
     struct vmm_phys_extent *free_list; /* sorted by gpa, coalesced */
     size_t nr_free, cap_free;
     uint64_t used_pages;
-    /* Called when bump grows past covered_top; registers memslots. */
+    /* The bytes of hvrun's view mapped at hva_base: reserve_bytes, or
+     * less while the view grows with the memory in use (the ptrace
+     * backend's, its grow hook: vmm/ptrace.c). */
+    uint64_t view_bytes;
+    /* Called when bump grows past covered_top; registers memslots (kvm)
+     * or maps more of the view (ptrace). */
     int (*grow)(void *ctx, gpa_t new_top);
     void *grow_ctx;
     gpa_t covered_top;
