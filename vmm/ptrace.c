@@ -1298,53 +1298,16 @@ static int pt_vm_run_slice(struct vmm_vm *base, struct vmm_event *ev,
 /* ---- lifecycle ----------------------------------------------------------- */
 
 /* The memfd behind guest-physical memory, mapped 2 MiB-aligned. */
-/*
- * hvrun's view of a stub's memfd: PT_VIEW_FIRST bytes mapped where, as far
- * as the host's address space allows, the whole reserve above them is
- * free, so that the view grows in place (view_grow) as the guest's memory
- * does and every pointer into it stays valid. A view of the whole reserve
- * cost 256 GiB of hvrun's 128 TiB per guest process: ~510 processes at
- * most (LTP's futex_cmp_requeue01 forks 1000). The room is found by a
- * PROT_NONE probe of the reserve, else of half as much, ...: with the
- * address space short, a view shares a gap with others and may stop
- * growing before the reserve (the guest's mmap is then ENOMEM). The
- * probe's head and tail are let go once the view is mapped over it (no
- * moment where another thread's mapping could be taken).
- */
-static int map_view(int fd, uint8_t **view_out)
-{
-    for (uint64_t room = GUEST_PHYS_RESERVE; room >= PT_VIEW_FIRST;
-         room /= 2) {
-        size_t len = room + VMM_HUGE_SIZE;
-        uint8_t *raw = mmap(NULL, len, PROT_NONE,
-                            MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-        if (raw == MAP_FAILED)
-            continue;
-        uint8_t *at = (uint8_t *)(((uintptr_t)raw + VMM_HUGE_SIZE - 1) &
-                                  ~(uintptr_t)(VMM_HUGE_SIZE - 1));
-        if (mmap(at, PT_VIEW_FIRST, PROT_READ | PROT_WRITE,
-                 MAP_SHARED | MAP_FIXED | MAP_NORESERVE, fd, 0) == MAP_FAILED) {
-            int err = errno;
-            munmap(raw, len);
-            return -err;
-        }
-        if (at > raw)
-            munmap(raw, (size_t)(at - raw));
-        munmap(at + PT_VIEW_FIRST, len - (size_t)(at - raw) - PT_VIEW_FIRST);
-        *view_out = at;
-        return 0;
-    }
-    return -ENOMEM;
-}
-
 static int reserve_guest_memory(uint8_t **view_out, int *memfd_out)
 {
     int fd = memfd_create("hvrun-guest-memory", MFD_CLOEXEC);
     if (fd < 0)
         return -errno;
     int rc = ftruncate(fd, (off_t)GUEST_PHYS_RESERVE) < 0 ? -errno : 0;
+    /* hvrun's view: what the memory in use needs (physview.c) */
     if (rc == 0)
-        rc = map_view(fd, view_out);
+        rc = vmm_phys_view_place(fd, GUEST_PHYS_RESERVE, PT_VIEW_FIRST,
+                                 view_out);
     if (rc < 0) {
         close(fd);
         return rc;
@@ -1353,34 +1316,14 @@ static int reserve_guest_memory(uint8_t **view_out, int *memfd_out)
     return 0;
 }
 
-/* The physical allocator's hook (vmm_physmem.grow): the view covers gpa
- * top and more (twice what it was, for fewer calls), mapped right above
- * itself where nothing else is; else -ENOMEM. */
+/* The physical allocator's hook (vmm_physmem.grow): the view covers top. */
 static int view_grow(void *ctx, gpa_t top)
 {
     struct vmm_physmem *pm = ctx;
-    uint64_t need = (top + VMM_HUGE_SIZE - 1) & ~(VMM_HUGE_SIZE - 1);
-    uint64_t want = 2 * pm->view_bytes > need ? 2 * pm->view_bytes : need;
-    if (want > pm->reserve_bytes)
-        want = pm->reserve_bytes;
-    if (need > want)
-        return -ENOMEM;
-    for (;;) {
-        uint8_t *at = pm->hva_base + pm->view_bytes;
-        size_t len = want - pm->view_bytes;
-        void *got = mmap(at, len, PROT_READ | PROT_WRITE,
-                         MAP_SHARED | MAP_FIXED_NOREPLACE | MAP_NORESERVE,
-                         pm->memfd, (off_t)pm->view_bytes);
-        if (got == at)
-            break;
-        if (got != MAP_FAILED) /* a kernel that took it for a hint */
-            munmap(got, len);
-        if (want == need)
-            return -ENOMEM; /* another mapping is in the way */
-        want = need;
-    }
-    pm->view_bytes = pm->covered_top = want;
-    return 0;
+    int rc = vmm_phys_view_grow(pm, top);
+    if (rc == 0)
+        pm->covered_top = pm->view_bytes;
+    return rc;
 }
 
 static void end_lend(struct pt_vm *b);
