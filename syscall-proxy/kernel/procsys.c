@@ -1029,6 +1029,7 @@ static long do_execve(struct proxy_process *p, int dirfd, gva_t path_gva,
     proxy_vm_retire(p, old_vm);
     int old_tid = p->tid;
     exec_reset(p);
+    p->did_exec = true; /* PF_FORKNOEXEC cleared: setpgid's EACCES */
     proxy_ptrace_on_exec(p, old_tid);
     rc = PROXY_RET_REGS_SET;
 out:
