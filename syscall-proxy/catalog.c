@@ -206,7 +206,8 @@ static const struct exception_note notes[] = {
                       "TIOCSPGRP) per virtual session (io/tty.c); a "
                       "socket's SIOCGIFCONF and read-only SIOCGIF* "
                       "queries answer from the host's interfaces, as "
-                      "NETLINK_ROUTE does (net/netdev_ioctl.c)"},
+                      "NETLINK_ROUTE does, and SIOCSIF* changes are "
+                      "EPERM (net/netdev_ioctl.c)"},
     {SYS_fcntl, NULL, "POSIX record locks owned per guest process (an OFD "
                       "lock on a per-process reopen); owners, F_SETSIG, "
                       "O_ASYNC's SIGIO, dnotify and leases kept by hvrun "
