@@ -263,7 +263,8 @@ static const struct exception_note notes[] = {
                             "is a logical deadline"},
     {SYS_epoll_pwait2, NULL, "parks on the host epoll fd; a finite timeout "
                              "is a logical deadline"},
-    {SYS_kill, NULL, "any guest process or group; virtual pids"},
+    {SYS_kill, NULL, "any guest process or group; virtual pids; EPERM "
+                     "where the uids do not match, without CAP_KILL"},
     {SYS_fork, NULL, "a new VM with a copy of the touched memory"},
     {SYS_vfork, NULL, "a new VM on the parent's memory (shared, not "
                       "copied); the parent waits for exec/exit"},
