@@ -208,7 +208,8 @@ static const struct exception_note notes[] = {
                       "TIOCSPGRP) per virtual session (io/tty.c); a "
                       "socket's SIOCGIFCONF and read-only SIOCGIF* "
                       "queries answer from the host's interfaces, as "
-                      "NETLINK_ROUTE does (net/netdev_ioctl.c)"},
+                      "NETLINK_ROUTE does, and SIOCSIF* changes are "
+                      "EPERM (net/netdev_ioctl.c)"},
     {SYS_fcntl, NULL, "POSIX record locks owned per guest process (an OFD "
                       "lock on a per-process reopen); owners, F_SETSIG, "
                       "O_ASYNC's SIGIO, dnotify and leases kept by hvrun "
@@ -264,7 +265,8 @@ static const struct exception_note notes[] = {
                             "is a logical deadline"},
     {SYS_epoll_pwait2, NULL, "parks on the host epoll fd; a finite timeout "
                              "is a logical deadline"},
-    {SYS_kill, NULL, "any guest process or group; virtual pids"},
+    {SYS_kill, NULL, "any guest process or group; virtual pids; EPERM "
+                     "where the uids do not match, without CAP_KILL"},
     {SYS_fork, NULL, "a new VM with a copy of the touched memory"},
     {SYS_vfork, NULL, "a new VM on the parent's memory (shared, not "
                       "copied); the parent waits for exec/exit"},

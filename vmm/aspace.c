@@ -20,6 +20,7 @@ int vmm_phys_init(struct vmm_physmem *pm, uint8_t *hva_base,
     memset(pm, 0, sizeof(*pm));
     pm->hva_base = hva_base;
     pm->reserve_bytes = reserve_bytes;
+    pm->view_bytes = reserve_bytes;
     pm->bump = first_gpa;
     pm->memfd = -1;
     pm->view_follows_guest = true;

@@ -81,7 +81,12 @@ struct vmm_physmem {
     struct vmm_phys_extent *free_list; /* sorted by gpa, coalesced */
     size_t nr_free, cap_free;
     uint64_t used_pages;
-    /* Called when bump grows past covered_top; registers memslots. */
+    /* The bytes of hvrun's view mapped at hva_base: reserve_bytes, or
+     * less while the view grows with the memory in use (the ptrace
+     * backend's, its grow hook: vmm/ptrace.c). */
+    uint64_t view_bytes;
+    /* Called when bump grows past covered_top; registers memslots (kvm)
+     * or maps more of the view (ptrace). */
     int (*grow)(void *ctx, gpa_t new_top);
     void *grow_ctx;
     gpa_t covered_top;
@@ -271,6 +276,16 @@ struct vmm_aspace {
 int vmm_phys_init(struct vmm_physmem *pm, uint8_t *hva_base,
                   uint64_t reserve_bytes, gpa_t first_gpa);
 void vmm_phys_destroy(struct vmm_physmem *pm);
+/* hvrun's view of guest-physical memory that grows with its use
+ * (physview.c): `first` bytes of fd (-1: private anonymous memory) mapped
+ * at a 2 MiB-aligned *view_out with room for `reserve` above it where the
+ * address space allows; 0 or -errno. */
+int vmm_phys_view_place(int fd, uint64_t reserve, uint64_t first,
+                        uint8_t **view_out);
+/* pm's view (of pm->memfd) made to cover gpa top, in place: view_bytes
+ * grows; -ENOMEM when another mapping is in the way or top is past the
+ * reserve. */
+int vmm_phys_view_grow(struct vmm_physmem *pm, gpa_t top);
 /* Allocates npages contiguous zeroed pages. Returns 0 or -ENOMEM. */
 int vmm_phys_alloc(struct vmm_physmem *pm, uint64_t npages, gpa_t *gpa_out);
 /* The same for the backing of a VMA at gva: an extent big enough for a

@@ -43,7 +43,9 @@
 #include "../guestkernel/gk_abi.h"
 #include "cpu_x86_64.h"
 
-#define GUEST_PHYS_RESERVE (256ULL << 30) /* host VA reserved per VM */
+#define GUEST_PHYS_RESERVE (256ULL << 30) /* guest-physical space per VM */
+/* hvrun's view of it at first; it grows with the memslots (physview.c) */
+#define VIEW_FIRST (4ULL << 30)
 #define MEMSLOT_BYTES (256ULL << 20)      /* modest slots, added on demand */
 
 #define MSR_STAR 0xc0000081
@@ -113,6 +115,10 @@ static int grow_memslots(void *ctx, gpa_t new_top)
         };
         if (vm->base.pm.covered_top + MEMSLOT_BYTES > vm->base.pm.reserve_bytes)
             return -ENOMEM;
+        int rc = vmm_phys_view_grow(&vm->base.pm,
+                                    vm->base.pm.covered_top + MEMSLOT_BYTES);
+        if (rc < 0)
+            return rc;
         if (ioctl(vm->vm_fd, KVM_SET_USER_MEMORY_REGION, &r) < 0)
             return -errno;
         vm->nr_slots++;
@@ -399,24 +405,14 @@ static int create_vcpu(struct kvm_vm *vm, char *why, size_t why_len)
     return 0;
 }
 
-/* The host reservation behind guest-physical memory, 2 MiB-aligned so
- * that a 2 MiB-aligned guest extent is a 2 MiB-aligned host range (the
- * host can back it with one huge page). */
+/* The host memory behind guest-physical memory, 2 MiB-aligned so that a
+ * 2 MiB-aligned guest extent is a 2 MiB-aligned host range (the host can
+ * back it with one huge page): private anonymous, VIEW_FIRST bytes, grown
+ * in place as memslots are added (physview.c). */
 static int reserve_guest_memory(struct kvm_vm *vm)
 {
-    size_t len = GUEST_PHYS_RESERVE + VMM_HUGE_SIZE;
-    uint8_t *raw = mmap(NULL, len, PROT_READ | PROT_WRITE,
-                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (raw == MAP_FAILED)
-        return -errno;
-    uintptr_t at = ((uintptr_t)raw + VMM_HUGE_SIZE - 1) &
-                   ~(uintptr_t)(VMM_HUGE_SIZE - 1);
-    size_t head = at - (uintptr_t)raw;
-    if (head)
-        munmap(raw, head);
-    munmap((uint8_t *)at + GUEST_PHYS_RESERVE, VMM_HUGE_SIZE - head);
-    vm->phys_hva = (uint8_t *)at;
-    return 0;
+    return vmm_phys_view_place(-1, GUEST_PHYS_RESERVE, VIEW_FIRST,
+                               &vm->phys_hva);
 }
 
 /* Builds a fresh VM (the pool's worker calls this too). */
@@ -443,6 +439,7 @@ int kvm_vm_build(struct vmm_host *host, struct vmm_vm **out, char *why,
     }
     vmm_phys_init(&vm->base.pm, vm->phys_hva, GUEST_PHYS_RESERVE,
                   GK_KERNEL_AREA_END);
+    vm->base.pm.view_bytes = VIEW_FIRST;
     vm->base.pm.grow = grow_memslots;
     vm->base.pm.grow_ctx = vm;
     rc = grow_memslots(vm, GK_KERNEL_AREA_END);
@@ -502,7 +499,7 @@ void kvm_vm_teardown(struct vmm_vm *base)
     vmm_as_release(&vm->base.as);
     vmm_phys_destroy(&vm->base.pm);
     if (vm->phys_hva)
-        munmap(vm->phys_hva, GUEST_PHYS_RESERVE);
+        munmap(vm->phys_hva, vm->base.pm.view_bytes);
     free(vm);
 }
 

@@ -1281,35 +1281,27 @@ static int reserve_guest_memory(uint8_t **view_out, int *memfd_out)
     int fd = memfd_create("hvrun-guest-memory", MFD_CLOEXEC);
     if (fd < 0)
         return -errno;
-    if (ftruncate(fd, (off_t)GUEST_PHYS_RESERVE) < 0) {
-        int err = errno;
+    int rc = ftruncate(fd, (off_t)GUEST_PHYS_RESERVE) < 0 ? -errno : 0;
+    /* hvrun's view: what the memory in use needs (physview.c) */
+    if (rc == 0)
+        rc = vmm_phys_view_place(fd, GUEST_PHYS_RESERVE, PT_VIEW_FIRST,
+                                 view_out);
+    if (rc < 0) {
         close(fd);
-        return -err;
+        return rc;
     }
-    size_t len = GUEST_PHYS_RESERVE + VMM_HUGE_SIZE;
-    uint8_t *raw = mmap(NULL, len, PROT_NONE,
-                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (raw == MAP_FAILED) {
-        int err = errno;
-        close(fd);
-        return -err;
-    }
-    uintptr_t at = ((uintptr_t)raw + VMM_HUGE_SIZE - 1) &
-                   ~(uintptr_t)(VMM_HUGE_SIZE - 1);
-    size_t head = at - (uintptr_t)raw;
-    if (head)
-        munmap(raw, head);
-    munmap((uint8_t *)at + GUEST_PHYS_RESERVE, VMM_HUGE_SIZE - head);
-    if (mmap((void *)at, GUEST_PHYS_RESERVE, PROT_READ | PROT_WRITE,
-             MAP_SHARED | MAP_FIXED | MAP_NORESERVE, fd, 0) == MAP_FAILED) {
-        int err = errno;
-        munmap((void *)at, GUEST_PHYS_RESERVE);
-        close(fd);
-        return -err;
-    }
-    *view_out = (uint8_t *)at;
     *memfd_out = fd;
     return 0;
+}
+
+/* The physical allocator's hook (vmm_physmem.grow): the view covers top. */
+static int view_grow(void *ctx, gpa_t top)
+{
+    struct vmm_physmem *pm = ctx;
+    int rc = vmm_phys_view_grow(pm, top);
+    if (rc == 0)
+        pm->covered_top = pm->view_bytes;
+    return rc;
 }
 
 static void end_lend(struct pt_vm *b);
@@ -1349,7 +1341,7 @@ static void pt_vm_destroy(struct vmm_vm *base)
         .pid = vm->pid > 0 ? vm->pid : 0, .kill = vm->pid > 0,
         .pidfd = vm->pidfd,
         .memfd = base->pm.memfd, .view = vm->phys_hva,
-        .view_len = GUEST_PHYS_RESERVE};
+        .view_len = base->pm.view_bytes};
     ptrace_reaper_retire(ptrace_host_reaper(base->host), &r);
     free(vm);
 }
@@ -1488,6 +1480,9 @@ static int pt_vm_create(struct vmm_host *host, struct vmm_vm **out,
     vmm_phys_init(&vm->base.pm, vm->phys_hva, GUEST_PHYS_RESERVE,
                   GK_KERNEL_AREA_END);
     vm->base.pm.memfd = memfd;
+    vm->base.pm.view_bytes = vm->base.pm.covered_top = PT_VIEW_FIRST;
+    vm->base.pm.grow = view_grow;
+    vm->base.pm.grow_ctx = &vm->base.pm;
     vm->base.pm.view_follows_guest = false; /* no shadow MMU reads it */
     /* The page tables kvm's guest kernel area takes (one branch of three
      * tables): nothing runs there, but guest memory in use (getrusage's

@@ -125,7 +125,7 @@ void ptrace_host_prepare_stub(struct vmm_host *host, int memfd, void *view)
     if (write_stub_filter(h, memfd) < 0 ||
         ptrace_spawner_request(&h->spawner, memfd) < 0) {
         close(memfd);
-        munmap(view, PT_GUEST_PHYS_RESERVE);
+        munmap(view, PT_VIEW_FIRST);
         return;
     }
     h->prepared = true;
@@ -194,7 +194,7 @@ static void drop_prepared(struct pt_host *h)
     }
     if (!h->prepared_memory_taken) {
         close(h->prepared_memfd);
-        munmap(h->prepared_view, PT_GUEST_PHYS_RESERVE);
+        munmap(h->prepared_view, PT_VIEW_FIRST);
     }
     h->prepared_memory_taken = false;
 }
@@ -426,7 +426,7 @@ void ptrace_host_disown(struct vmm_host *host)
     if (h->prepared) { /* the original reads its reply */
         if (!h->prepared_memory_taken) {
             close(h->prepared_memfd);
-            munmap(h->prepared_view, PT_GUEST_PHYS_RESERVE);
+            munmap(h->prepared_view, PT_VIEW_FIRST);
         }
         h->prepared = h->prepared_memory_taken = false;
     }

@@ -69,8 +69,12 @@ void *ptrace_host_pending_vm(struct vmm_host *host);
  * vm_create. The host's guests' thread must be pinned by then. */
 void ptrace_vm_prepare_first(struct vmm_host *host);
 
-/* The guest-physical reserve each stub's memfd is (and hvrun's view). */
+/* The guest-physical reserve each stub's memfd is. hvrun's view of it
+ * starts at PT_VIEW_FIRST bytes and grows with the memory in use, in place
+ * (a guest process costs hvrun the address space it uses, not 256 GiB of
+ * the host's 128 TiB: 1000 processes fit; vmm/ptrace.c, reserve_view). */
 #define PT_GUEST_PHYS_RESERVE (256ULL << 30)
+#define PT_VIEW_FIRST (4ULL << 30)
 
 /* The process that starts stubs for a host (ptrace_spawner.c). */
 struct ptrace_spawner {

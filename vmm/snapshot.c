@@ -105,7 +105,7 @@ static int copy_memory(const struct vmm_physmem *pm)
 /* memfd becomes pm's memory, over the same host addresses. */
 static int swap_memory(struct vmm_physmem *pm, int memfd)
 {
-    if (mmap(pm->hva_base, pm->reserve_bytes, PROT_READ | PROT_WRITE,
+    if (mmap(pm->hva_base, pm->view_bytes, PROT_READ | PROT_WRITE,
              MAP_SHARED | MAP_FIXED | MAP_NORESERVE, memfd, 0) == MAP_FAILED)
         return -errno;
     close(pm->memfd);

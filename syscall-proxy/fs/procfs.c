@@ -600,9 +600,12 @@ static void sig_sets(const struct proxy_process *p, uint64_t *ignored,
 }
 
 /* The state letter of /proc/<pid>/stat: R for the process reading its own
- * file (it is running), T stopped, S when its current thread waits. */
+ * file (it is running), T stopped, S when its current thread waits, Z
+ * exited and not reaped. */
 static char state_letter(const struct proxy_process *p)
 {
+    if (p->zombie)
+        return 'Z';
     if (p->stopped)
         return 'T';
     if (p->world && p->world->procs[p->world->cur] == p)
@@ -615,7 +618,10 @@ static char state_letter(const struct proxy_process *p)
 
 static const char *state_name(char c)
 {
-    return c == 'T' ? "T (stopped)" : c == 'S' ? "S (sleeping)" : "R (running)";
+    return c == 'T'   ? "T (stopped)"
+           : c == 'S' ? "S (sleeping)"
+           : c == 'Z' ? "Z (zombie)"
+                      : "R (running)";
 }
 
 /* The pid a stat or status shows: the thread's under task/TID/. */
@@ -633,7 +639,7 @@ static char thread_state_letter(const struct proxy_process *p)
 {
     char c = state_letter(p);
     int tid = p->proc_tid ? p->proc_tid : p->pid;
-    if (c == 'T' || tid == p->tid)
+    if (c == 'T' || c == 'Z' || tid == p->tid)
         return c;
     for (int k = 0; k < p->nr_threads; k++)
         if (k != p->cur && p->threads[k].tid == tid &&
@@ -650,7 +656,11 @@ static char thread_state_letter(const struct proxy_process *p)
 struct proc_view {
     int tgid, pid; /* the pid shown: a thread's under task/TID */
     const char *comm;
-    char state; /* R, S or T */
+    char state; /* R, S, T or Z */
+    /* A zombie has no memory, files or fs left: its status has no Umask
+     * and no memory lines, FDSize 0 (Linux's proc_pid_status). */
+    bool zombie;
+    int exit_code; /* a zombie's wait status, stat's last field */
     int ppid, pgrp, sid, tty_fg_pgrp;
     unsigned tty_nr;
     int nice, threads;
@@ -690,12 +700,13 @@ static void put_stat(struct vbuf *b, const struct proc_view *v)
     vb_printf(b, " %llu %llu %llu %llu 0 0 0 17 0 0 0 0 0 0",
               (unsigned long long)v->pending, (unsigned long long)v->blocked,
               (unsigned long long)v->ignored, (unsigned long long)v->caught);
-    vb_printf(b, " %llu %llu %llu %llu %llu %llu %llu 0\n",
+    vb_printf(b, " %llu %llu %llu %llu %llu %llu %llu %d\n",
               (unsigned long long)v->vm.start_data,
               (unsigned long long)v->vm.end_data,
               (unsigned long long)v->start_brk,
               (unsigned long long)v->arg_start, (unsigned long long)v->arg_end,
-              (unsigned long long)v->env_start, (unsigned long long)v->env_end);
+              (unsigned long long)v->env_start, (unsigned long long)v->env_end,
+              v->exit_code);
 }
 
 static void status_kb(struct vbuf *b, const char *name, uint64_t pages)
@@ -760,17 +771,24 @@ static void status_mem(struct vbuf *b, const struct vm_figures *f)
 static void put_status(struct vbuf *b, const struct proc_view *v)
 {
     status_name(b, v->comm);
+    vb_printf(b, "\n");
+    if (!v->zombie)
+        vb_printf(b, "Umask:\t%04o\n", v->umask);
     vb_printf(b,
-              "\nUmask:\t%04o\nState:\t%s\nTgid:\t%d\nNgid:\t0\n"
+              "State:\t%s\nTgid:\t%d\nNgid:\t0\n"
               "Pid:\t%d\nPPid:\t%d\nTracerPid:\t0\n",
-              v->umask, state_name(v->state), v->tgid, v->pid, v->ppid);
+              state_name(v->state), v->tgid, v->pid, v->ppid);
     status_ids(b, v);
-    status_mem(b, &v->vm);
+    if (!v->zombie) {
+        status_mem(b, &v->vm);
+        vb_printf(b, "CoreDumping:\t0\nTHP_enabled:\t%d\n",
+                  v->thp_enabled ? 1 : 0);
+    }
     vb_printf(b,
-              "CoreDumping:\t0\nTHP_enabled:\t%d\nThreads:\t%d\n"
+              "Threads:\t%d\n"
               "SigQ:\t0/%llu\nSigPnd:\t%016llx\nShdPnd:\t%016llx\n"
               "SigBlk:\t%016llx\nSigIgn:\t%016llx\nSigCgt:\t%016llx\n",
-              v->thp_enabled ? 1 : 0, v->threads,
+              v->threads,
               (unsigned long long)v->sigq_limit, 0ULL,
               (unsigned long long)v->pending, (unsigned long long)v->blocked,
               (unsigned long long)v->ignored, (unsigned long long)v->caught);
@@ -822,6 +840,18 @@ static void view_ids_of(const struct proxy_process *p, struct proc_view *v)
         v->nspids[l] = l ? p->cred.vpids[l] : p->pid;
 }
 
+/* The memory fields of stat and status; a zombie's are 0 (no mm). */
+static void view_memory_of(const struct proxy_process *p, struct proc_view *v)
+{
+    vm_figures_of(p, &v->vm);
+    v->start_stack = p->mm.start_stack;
+    v->start_brk = p->mm.brk_start;
+    v->arg_start = p->mm.arg_start;
+    v->arg_end = p->mm.arg_end;
+    v->env_start = p->mm.env_start;
+    v->env_end = p->mm.env_end;
+}
+
 static void proc_view_of(struct proxy_process *p, struct proc_view *v)
 {
     memset(v, 0, sizeof(*v));
@@ -840,19 +870,17 @@ static void proc_view_of(struct proxy_process *p, struct proc_view *v)
     v->threads = live_threads(p);
     v->start_ticks = start_ticks(p);
     v->rsslim = p->rlimits[RLIMIT_RSS].rlim_cur;
-    vm_figures_of(p, &v->vm);
-    v->start_stack = p->mm.start_stack;
-    v->start_brk = p->mm.brk_start;
-    v->arg_start = p->mm.arg_start;
-    v->arg_end = p->mm.arg_end;
-    v->env_start = p->mm.env_start;
-    v->env_end = p->mm.env_end;
+    v->zombie = p->zombie;
+    if (p->zombie)
+        v->exit_code = p->exit_status;
+    else
+        view_memory_of(p, v);
     v->pending = p->sig.pending_mask;
     v->blocked = p->sig.sigmask;
     sig_sets(p, &v->ignored, &v->caught);
     v->umask = (unsigned)p->fs.umask;
     view_ids_of(p, v);
-    v->fd_slots = p->fds.cap;
+    v->fd_slots = p->zombie ? 0 : p->fds.cap;
     v->thp_enabled = !p->prctl.thp_disabled;
     v->no_new_privs = p->prctl.no_new_privs;
     v->sigq_limit = p->rlimits[RLIMIT_SIGPENDING].rlim_cur;
@@ -1160,7 +1188,7 @@ static void put_guest_range(struct proxy_process *p, struct vbuf *b,
  */
 static int gen_self_cmdline(struct proxy_process *p, struct vbuf *b)
 {
-    if (p->mm.arg_end <= p->mm.arg_start)
+    if (p->zombie || p->mm.arg_end <= p->mm.arg_start)
         return 0;
     char last = 0;
     if (proxy_copy_in(p, &last, p->mm.arg_end - 1, 1) < 0)

@@ -346,6 +346,15 @@ static bool has_thread(const struct proxy_process *q, int tid)
     return false;
 }
 
+/* What Linux still shows of a zombie (its mm, files and fs gone, its
+ * task until the reap): stat and status (state Z) and an empty cmdline.
+ * hvrun keeps no more of it, so its other files stay hidden. */
+static bool zombie_shown(const char *rest)
+{
+    return strcmp(rest, "/stat") == 0 || strcmp(rest, "/status") == 0 ||
+           strcmp(rest, "/cmdline") == 0;
+}
+
 static bool proc_pid_name(struct proxy_process *p, char *name,
                           struct proxy_process **of, bool *hidden)
 {
@@ -358,7 +367,9 @@ static bool proc_pid_name(struct proxy_process *p, char *name,
     if (end == name + 6 || *end != '/' || n <= 0 || name[6] == '0')
         return false;
     struct proxy_process *q = proxy_world_find_tid(p->world, (int)n);
-    if (!q || q->zombie || !q->as) {
+    bool shown = q && (q->zombie ? q->pid == n && zombie_shown(end)
+                                 : q->as != NULL);
+    if (!shown) {
         /* the virtual init's names are proxy_vfs_init_route's */
         *hidden = !(n == PROXY_INIT_PID && proxy_vfs_init_shown(p));
         return true;

@@ -101,7 +101,13 @@ static long sys_io_setup(struct proxy_process *p, const uint64_t a[6])
         return -EFAULT;
     if (old != 0 || nr == 0)
         return -EINVAL;
-    if (nr > AIO_MAX_NR)
+    /* ioctx_alloc: a ring of twice nr slots (4 a CPU at least, in 32-bit
+     * arithmetic as Linux's) past what a ring holds is EINVAL, before the
+     * aio-max-nr limit's EAGAIN. */
+    unsigned slots = (nr > 4 ? nr : 4) * 2;
+    if (slots > 0x10000000U / sizeof(struct io_event))
+        return -EINVAL;
+    if (slots == 0 || nr > AIO_MAX_NR)
         return -EAGAIN;
     if (!p->aio && !(p->aio = calloc(1, sizeof(*p->aio))))
         return -ENOMEM;

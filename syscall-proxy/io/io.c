@@ -825,6 +825,7 @@ static const struct ioctl_desc ioctl_descs[] = {
     {TIOCGPTLCK, IOCTL_OUT, sizeof(int)},
     /* any fd */
     {FIONREAD, IOCTL_OUT, sizeof(int)},
+    {SIOCATMARK, IOCTL_OUT, sizeof(int)}, /* a socket's: at the urgent mark */
     {FIONBIO, IOCTL_IN, sizeof(int)},
     {FIOASYNC, IOCTL_IN, sizeof(int)},
     /* regular files and directories */

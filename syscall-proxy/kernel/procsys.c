@@ -27,6 +27,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/capability.h>
 #include <linux/sched.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1034,6 +1035,7 @@ static long do_execve(struct proxy_process *p, int dirfd, gva_t path_gva,
     proxy_vm_retire(p, old_vm);
     int old_tid = p->tid;
     exec_reset(p);
+    p->did_exec = true; /* PF_FORKNOEXEC cleared: setpgid's EACCES */
     proxy_ptrace_on_exec(p, old_tid);
     rc = PROXY_RET_REGS_SET;
 out:
@@ -1125,6 +1127,22 @@ static bool virtual_kill_permitted(const struct proxy_process *p, int pid)
     return p->cred.ruid == 0 || p->cred.euid == 0;
 }
 
+/* check_kill_permission between guest processes (kill_ok_by_cred): the
+ * sender's real or effective uid is the target's real or saved uid, or
+ * the sender has CAP_KILL over the target; SIGCONT within a session. */
+static bool kill_permitted(const struct proxy_process *from,
+                           const struct proxy_process *to, int sig)
+{
+    const struct proxy_cred_state *f = &from->cred, *t = &to->cred;
+    if (from == to || f->euid == t->suid || f->euid == t->ruid ||
+        f->ruid == t->suid || f->ruid == t->ruid)
+        return true;
+    if (sig == SIGCONT && from->sid == to->sid)
+        return true;
+    return proxy_ns_capable_over(from, to) &&
+           !proxy_cap_dropped(from, CAP_KILL);
+}
+
 static long sys_kill(struct proxy_process *p, const uint64_t a[6])
 {
     int pid = (int)a[0], sig = (int)a[1];
@@ -1151,17 +1169,25 @@ static long sys_kill(struct proxy_process *p, const uint64_t a[6])
         if (owner)
             pid = owner->pid;
     }
-    int hits = 0;
+    int hits = 0, refused = 0;
     for (int i = 0; i < w->nr_procs; i++) {
         struct proxy_process *q = w->procs[i];
         if (!kill_matches(p, q, pid))
             continue;
+        if (!kill_permitted(p, q, sig)) {
+            refused++;
+            continue;
+        }
         /* A zombie is still there until reaped: the call succeeds, the
          * signal is dropped (send_to), as on Linux. */
         hits++;
         send(p, q, sig, SI_USER);
     }
-    return hits ? 0 : -ESRCH;
+    /* kill_something_info: kill(-1) ignores EPERM; a pid or a group
+     * is EPERM when no target let it through. */
+    if (pid == -1)
+        return hits || refused ? 0 : -ESRCH;
+    return hits ? 0 : refused ? -EPERM : -ESRCH;
 }
 
 static long sys_tgkill(struct proxy_process *p, const uint64_t a[6])
@@ -1176,6 +1202,8 @@ static long sys_tgkill(struct proxy_process *p, const uint64_t a[6])
     for (int i = 0; i < q->nr_threads; i++)
         if (q->threads[i].state != PROXY_THREAD_EXITED &&
             (i == q->cur ? q->tid : q->threads[i].tid) == tid) {
+            if (!kill_permitted(p, q, (int)a[2]))
+                return -EPERM;
             return send_to(p, q, tid, (int)a[2], SI_TKILL);
         }
     return -ESRCH;

@@ -211,8 +211,10 @@ long proxy_ptrace_poke_user(struct proxy_process *q, struct proxy_thread *t,
         int n = (int)((off - USER_DEBUGREG_AT) / 8);
         if (n == 4 || n == 5)
             return -EIO;
+        /* A user breakpoint at a kernel address: hw_breakpoint_parse's
+         * EINVAL (exclude_kernel). */
         if (n < 4 && val >= USER_SPACE_END)
-            return -EIO;
+            return -EINVAL;
         if (n == 7) {
             long rc = check_dr7(t, val);
             if (rc < 0)

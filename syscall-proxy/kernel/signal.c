@@ -333,10 +333,10 @@ static void deliver(struct proxy_process *p, int sig, const siginfo_t *info,
     if (!(sa->flags & SA_NODEFER))
         p->sig.sigmask |= SIGBIT(sig);
     p->sig.sigmask &= ~UNBLOCKABLE;
-    if (sa->flags & SA_RESETHAND) {
+    /* get_signal resets the handler alone: the flags stay as they were
+     * (sigaction reads SA_SIGINFO and SA_RESETHAND back). */
+    if (sa->flags & SA_RESETHAND)
         sa->handler = (uint64_t)(uintptr_t)SIG_DFL;
-        sa->flags &= ~(uint64_t)SA_SIGINFO;
-    }
 }
 
 #define STOP_SIGNALS                                                           \

@@ -490,13 +490,17 @@ static long sys_setpgid(struct proxy_process *p, const uint64_t a[6])
     struct proxy_process *t = process_of(p, (int)a[0]);
     if (!t || (t != p && t->ppid != p->pid))
         return -ESRCH;
-    /* the group as a pid of the run (its pid namespace's numbers) */
-    int pgid = (int)a[1] ? proxy_ns_global_nr(p, (int)a[1]) : t->pid;
-    if (pgid < 0)
+    /* ksys_setpgid's order: a child in another session (EPERM) before
+     * one that has exec'd (EACCES), then a session leader, then the
+     * group (its pid namespace's number, in the caller's session). */
+    if (t != p && t->sid != p->sid)
         return -EPERM;
     if (t != p && t->did_exec)
         return -EACCES;
-    if (t->sid == t->pid || (t != p && t->sid != p->sid))
+    if (t->sid == t->pid)
+        return -EPERM;
+    int pgid = (int)a[1] ? proxy_ns_global_nr(p, (int)a[1]) : t->pid;
+    if (pgid < 0)
         return -EPERM;
     if (pgid != t->pid && !group_in_session(p, pgid, p->sid))
         return -EPERM;

@@ -32,7 +32,13 @@
 #include "det.h"
 
 #define SHM_MIN 1ULL
-#define SHM_MAX_BYTES ((1ULL << 47) - (1ULL << 24)) /* Linux's SHMMAX */
+/* Linux's SHMMAX and SHMALL (ULONG_MAX - 2^24 on 64 bits): what IPC_INFO
+ * says, as /proc/sys/kernel/shmmax and shmall do (LTP's shmctl03). */
+#define SHMMAX_LINUX (~0ULL - (1ULL << 24))
+/* The largest segment made: past the 47-bit address space none could be
+ * attached (Linux's own limit is SHMMAX, but a size that large fails its
+ * memory accounting, ENOMEM). */
+#define SHM_MAX_BYTES ((1ULL << 47) - (1ULL << 24))
 #define SHM_MAX_SEGS 4096                            /* SHMMNI */
 #define PAGE 4096ULL
 
@@ -276,9 +282,9 @@ static long shm_info(struct proxy_process *p, int cmd, gva_t buf)
 {
     struct proxy_world *w = p->world;
     if (cmd == IPC_INFO) {
-        struct shminfo si = {.shmmax = SHM_MAX_BYTES, .shmmin = SHM_MIN,
+        struct shminfo si = {.shmmax = SHMMAX_LINUX, .shmmin = SHM_MIN,
                              .shmmni = SHM_MAX_SEGS, .shmseg = SHM_MAX_SEGS,
-                             .shmall = SHM_MAX_BYTES / PAGE};
+                             .shmall = SHMMAX_LINUX};
         if (proxy_copy_out(p, buf, &si, sizeof(si)) < 0)
             return -EFAULT;
     } else {

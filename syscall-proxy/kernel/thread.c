@@ -424,17 +424,30 @@ int futex_read_timeout(struct proxy_process *p, gva_t uts, bool absolute,
 /* Blocks the current thread; the result (0 when woken, -ETIMEDOUT) is
  * written into its saved RAX by the waker. */
 /*
- * Linux keys a shared (not FUTEX_PRIVATE_FLAG) futex by its page: an
- * anonymous page the process may not write cannot be one, and the wait
- * fails with EFAULT (get_futex_key) instead of waiting forever.
+ * Linux keys a shared (not FUTEX_PRIVATE_FLAG) futex by its page, which
+ * get_futex_key looks up (get_user_pages_fast) for a wait, a wake and a
+ * requeue alike: no page there to read (unmapped, PROT_NONE, past the end
+ * of its file) is EFAULT, and so is an anonymous page the process may not
+ * write, which can never change (a wait there would last forever).
  */
 static bool shared_key_refused(struct proxy_process *p, gva_t uaddr, int op)
 {
     if (op & FUTEX_PRIVATE_FLAG)
         return false;
     const struct vmm_vma *v = vmm_as_find_vma(p->as, uaddr);
-    return v && !(v->prot & PROT_WRITE) && !(v->flags & VMM_VMA_FILE) &&
+    if (!v || v->prot == PROT_NONE || (v->eof_at && uaddr >= v->eof_at))
+        return true;
+    return !(v->prot & PROT_WRITE) && !(v->flags & VMM_VMA_FILE) &&
            !v->shared;
+}
+
+/* A wake: its key first (EFAULT as above), then the waiters. */
+static long futex_wake_checked(struct proxy_process *p, gva_t uaddr, int op,
+                               int n, uint32_t bitset)
+{
+    if (shared_key_refused(p, uaddr, op))
+        return -EFAULT;
+    return futex_wake_addr(p, uaddr, op, n, bitset);
 }
 
 static long futex_wait(struct proxy_process *p, const uint64_t a[6],
@@ -482,6 +495,9 @@ static long futex_wake_op(struct proxy_process *p, const uint64_t a[6])
         oparg = oparg < 32 ? 1u << oparg : 0;
     if (op > FUTEX_OP_XOR || cmp > FUTEX_OP_CMP_GE)
         return -ENOSYS;
+    if (shared_key_refused(p, a[0], (int)a[1]) ||
+        shared_key_refused(p, a[4], (int)a[1]))
+        return -EFAULT;
     int rc = proxy_copy_in(p, &old, a[4], sizeof(old));
     if (rc < 0)
         return rc;
@@ -521,6 +537,10 @@ static long futex_cmp_requeue(struct proxy_process *p, const uint64_t a[6],
      * the timeout argument's low 32 bits) and neither may be negative */
     if ((int)a[2] < 0 || (int)a[3] < 0)
         return -EINVAL;
+    /* Both keys, then the compare (futex_requeue's order). */
+    if (shared_key_refused(p, a[0], (int)a[1]) ||
+        shared_key_refused(p, a[4], (int)a[1]))
+        return -EFAULT;
     if (cmp) {
         uint32_t cur;
         int rc = proxy_copy_in(p, &cur, a[0], sizeof(cur));
@@ -552,13 +572,13 @@ static long sys_futex(struct proxy_process *p, const uint64_t a[6])
             return -EINVAL;
         return futex_wait(p, a, (uint32_t)a[5], true);
     case FUTEX_WAKE:
-        return futex_wake_addr(p, a[0], (int)a[1], (int)a[2],
-                               FUTEX_BITSET_MATCH_ANY);
+        return futex_wake_checked(p, a[0], (int)a[1], (int)a[2],
+                                  FUTEX_BITSET_MATCH_ANY);
     case FUTEX_WAKE_BITSET:
         if ((uint32_t)a[5] == 0)
             return -EINVAL;
-        return futex_wake_addr(p, a[0], (int)a[1], (int)a[2],
-                               (uint32_t)a[5]);
+        return futex_wake_checked(p, a[0], (int)a[1], (int)a[2],
+                                  (uint32_t)a[5]);
     case FUTEX_REQUEUE:
         return futex_cmp_requeue(p, a, false);
     case FUTEX_CMP_REQUEUE:

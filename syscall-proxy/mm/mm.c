@@ -843,6 +843,125 @@ static long sys_mprotect(struct proxy_process *p, const uint64_t a[6])
     return mprotect_pkey(p, a[0], a[1], (int)a[2], -1);
 }
 
+/*
+ * MREMAP_DONTUNMAP (Linux 5.7, any mapping but a special one since 5.13):
+ * the pages move as with MREMAP_MAYMOVE, and the old range keeps its VMA,
+ * unlocked and without pages: private anonymous memory reads zeros there
+ * again, a private file mapping its file's pages, a shared one the same
+ * object's. Here the old range is mapped afresh as it was (kept_vma)
+ * after the move.
+ */
+struct kept_vma {
+    struct mmap_req m; /* the old range's mapping, m.host_fd a dup or -1 */
+    uint64_t file_off, dev, ino;
+    char *name;
+    bool named, shared_anon;
+};
+
+/* What the VMA v is at old, to map it again there; 0 or -errno. */
+static int keep_vma(const struct vmm_vma *v, gva_t old, uint64_t len,
+                    struct kept_vma *k)
+{
+    memset(k, 0, sizeof(*k));
+    const struct vmm_shared *obj = v->shared ? v->shared : v->file;
+    k->m = (struct mmap_req){
+        .addr = old, .len = len, .prot = v->prot, .host_fd = -1,
+        .flags = MAP_FIXED | (v->shared ? MAP_SHARED : MAP_PRIVATE) |
+                 (v->flags & VMM_VMA_NORESERVE ? MAP_NORESERVE : 0) |
+                 (v->flags & VMM_VMA_GROWSDOWN ? MAP_GROWSDOWN : 0),
+        .vflags = (v->shared ? VMM_VMA_SHARED : 0) |
+                  (v->flags & (VMM_VMA_SECRET | VMM_VMA_DONTFORK |
+                               VMM_VMA_WIPEONFORK))};
+    k->shared_anon = v->shared && v->shared->anon;
+    k->named = v->flags & VMM_VMA_FILE;
+    k->file_off = v->file_off + (old - v->start);
+    k->dev = v->dev;
+    k->ino = v->ino;
+    if (!obj)
+        return 0;
+    k->m.off = (v->shared ? v->shared_off : v->file_off) + (old - v->start);
+    k->name = v->name ? strdup(v->name) : NULL;
+    k->m.host_fd = fcntl(obj->fd, F_DUPFD_CLOEXEC, 3);
+    if (k->m.host_fd < 0)
+        return -errno;
+    return check_file_access(k->m.host_fd, k->m.flags, k->m.prot, &k->m.vflags);
+}
+
+static void kept_vma_free(struct kept_vma *k)
+{
+    if (k->m.host_fd >= 0)
+        close(k->m.host_fd);
+    free(k->name);
+}
+
+/* The old range mapped again as k says, with the identity it had (a
+ * System V segment's, a shared anonymous mapping's). */
+static long map_kept(struct proxy_process *p, const struct kept_vma *k)
+{
+    long rc = map_checked(p, &k->m);
+    if (rc < 0)
+        return rc;
+    rc = 0;
+    if (k->named)
+        vmm_as_set_file(p->as, k->m.addr, k->m.len, k->file_off, k->dev,
+                        k->ino, k->name);
+    else if (k->m.host_fd >= 0)
+        rc = vmm_as_set_flags(p->as, k->m.addr, k->m.len, 0, VMM_VMA_FILE);
+    struct vmm_vma *v = vmm_as_find_vma(p->as, k->m.addr);
+    if (rc == 0 && k->shared_anon && v && v->shared)
+        v->shared->anon = true;
+    return rc;
+}
+
+/* mremap_to's checks for MREMAP_DONTUNMAP, whose new_addr is checked even
+ * as a hint (without MREMAP_FIXED), then vma_to_resize's. */
+static long dontunmap_refused(struct proxy_process *p, gva_t old,
+                              uint64_t len, gva_t new_addr)
+{
+    if (!page_aligned(new_addr) || new_addr > VMM_USER_END - len)
+        return -EINVAL;
+    if (old + len > new_addr && new_addr + len > old)
+        return -EINVAL; /* the ranges overlap */
+    if (map_count_full(p))
+        return -ENOMEM;
+    gva_t lo, hi;
+    const struct vmm_vma *v = vmm_as_linux_vma(p->as, old, &lo, &hi);
+    if (v->flags & VMM_VMA_SPECIAL) /* VM_DONTEXPAND | VM_PFNMAP */
+        return -EINVAL;
+    if (len > hi - old)
+        return -EFAULT; /* not across VMAs */
+    return 0;
+}
+
+static long mremap_dontunmap(struct proxy_process *p, gva_t old, uint64_t len,
+                             gva_t new_addr, bool fixed)
+{
+    long rc = dontunmap_refused(p, old, len, new_addr);
+    gva_t to = new_addr;
+    if (rc == 0 && !fixed)
+        rc = choose_address(p, new_addr, len, 0, &to);
+    struct kept_vma k;
+    int krc = keep_vma(vmm_as_find_vma(p->as, old), old, len, &k);
+    if (rc == 0)
+        rc = krc;
+    if (rc == 0)
+        rc = vmm_as_remap(p->as, old, len, len, true, true, &to);
+    if (rc == 0) {
+        /* The moved pages' records, before the old range's new ones. */
+        proxy_cpuid_remapped(p, old, len, len, to);
+        policy_forget(p, to, to + len);
+        if ((rc = map_kept(p, &k)) < 0) {
+            /* Not mapped again (a charge refused): the move is undone. */
+            gva_t back = old;
+            vmm_as_unmap(p->as, old, len);
+            vmm_as_remap(p->as, to, len, len, true, true, &back);
+            proxy_cpuid_remapped(p, to, len, len, old);
+        }
+    }
+    kept_vma_free(&k);
+    return rc < 0 ? rc : (long)to;
+}
+
 static long sys_mremap(struct proxy_process *p, const uint64_t a[6])
 {
     gva_t old = a[0], new_addr = a[4];
@@ -853,10 +972,14 @@ static long sys_mremap(struct proxy_process *p, const uint64_t a[6])
     if (!page_aligned(old) || ((flags & MREMAP_FIXED) &&
                                !(flags & MREMAP_MAYMOVE)))
         return -EINVAL;
+    /* DONTUNMAP always moves and never resizes. */
+    if ((flags & MREMAP_DONTUNMAP) &&
+        (!(flags & MREMAP_MAYMOVE) || a[1] != a[2]))
+        return -EINVAL;
     new_len = VMM_PAGE_ALIGN_UP(new_len);
-    /* DONTUNMAP and old_len == 0 (duplicating a shared mapping) are not
-     * emulated; Linux itself refuses them for most mappings. */
-    if ((flags & MREMAP_DONTUNMAP) || old_len == 0 || new_len == 0)
+    /* old_len == 0 (duplicating a shared mapping) is not emulated; Linux
+     * itself refuses it for most mappings. */
+    if (old_len == 0 || new_len == 0)
         return -EINVAL;
     if (new_len > VMM_USER_END)
         return -EINVAL;
@@ -882,6 +1005,9 @@ static long sys_mremap(struct proxy_process *p, const uint64_t a[6])
     if (new_len > old_len &&
         !lock_future_ok(p, v->flags & VMM_VMA_LOCKED, new_len - old_len))
         return -EAGAIN;
+    if (flags & MREMAP_DONTUNMAP)
+        return mremap_dontunmap(p, old, old_len, new_addr,
+                                flags & MREMAP_FIXED);
     if (new_len > old_len && (v->flags & VMM_VMA_ACCOUNT)) {
         int rc = proxy_mem_charge(p, new_len - old_len);
         if (rc < 0)

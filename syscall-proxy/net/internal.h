@@ -49,8 +49,12 @@ static inline int sock_host_fd(struct proxy_process *p, uint64_t guest_fd)
 {
     int host_fd = proxy_fd_host(&p->fds, (int)guest_fd);
     struct stat st;
-    if (host_fd >= 0 && fstat(host_fd, &st) == 0 && !S_ISSOCK(st.st_mode))
-        return -ENOTSOCK;
+    if (host_fd >= 0 && fstat(host_fd, &st) == 0 && !S_ISSOCK(st.st_mode)) {
+        /* An O_PATH fd is no file to sockfd_lookup's fdget: EBADF (one
+         * of a socket is refused by the host's call alike). */
+        int fl = fcntl(host_fd, F_GETFL);
+        return fl >= 0 && (fl & O_PATH) ? -EBADF : -ENOTSOCK;
+    }
     return host_fd;
 }
 

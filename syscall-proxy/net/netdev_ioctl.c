@@ -6,8 +6,9 @@
  * They answer from the host's interfaces, as the run's NETLINK_ROUTE
  * sockets already do (RTM_GET* requests pass through, net.c): the guest
  * sees the interfaces of the network namespace hvrun runs in. Every
- * request here only reads; the SIOCSIF* ones (CAP_NET_ADMIN) stay ENOTTY
- * in io.c, so no guest changes a host interface.
+ * request here only reads; a SIOCSIF* one (CAP_NET_ADMIN) reads its
+ * ifreq (EFAULT) and is refused as in a container without the capability
+ * (EPERM), so no guest changes a host interface.
  *
  * Each query takes a struct ifreq in and out. SIOCGIFCONF's struct ifconf
  * points to a guest buffer: the host fills a copy of it and the guest gets
@@ -29,6 +30,30 @@
 
 static long host_result(long r) { return r < 0 ? -errno : r; }
 
+/* The interface changes dev_ioctl and devinet_ioctl make with
+ * CAP_NET_ADMIN after reading the ifreq. */
+static bool netdev_set_is(unsigned int req)
+{
+    switch (req) {
+    case SIOCSIFFLAGS:
+    case SIOCSIFMETRIC:
+    case SIOCSIFMTU:
+    case SIOCSIFHWADDR:
+    case SIOCSIFMAP:
+    case SIOCSIFTXQLEN:
+    case SIOCSIFNAME:
+    case SIOCSIFADDR:
+    case SIOCSIFDSTADDR:
+    case SIOCSIFBRDADDR:
+    case SIOCSIFNETMASK:
+    case SIOCSIFSLAVE:
+    case SIOCSIFPFLAGS:
+    case SIOCSIFHWBROADCAST:
+        return true;
+    }
+    return false;
+}
+
 bool proxy_netdev_ioctl_is(unsigned int req)
 {
     switch (req) {
@@ -48,7 +73,7 @@ bool proxy_netdev_ioctl_is(unsigned int req)
     case SIOCGIFSLAVE:
         return true;
     }
-    return false;
+    return netdev_set_is(req);
 }
 
 /* One interface's query: the ifreq in, the host's answer out. */
@@ -104,5 +129,10 @@ long proxy_netdev_ioctl(struct proxy_process *p, int host_fd, unsigned int req,
         return -ENOTTY;
     if (req == SIOCGIFCONF)
         return ifconf_query(p, host_fd, arg);
+    if (netdev_set_is(req)) {
+        struct ifreq ifr;
+        return proxy_copy_in(p, &ifr, arg, sizeof(ifr)) < 0 ? -EFAULT
+                                                            : -EPERM;
+    }
     return ifreq_query(p, host_fd, req, arg);
 }
