@@ -19,14 +19,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-static const char *res(long rc)
-{
-    static char buf[32];
-    if (rc < 0)
-        return strerrorname_np(errno);
-    snprintf(buf, sizeof(buf), "%ld", rc);
-    return buf;
-}
+#include "guest_check.h"
 
 static long futex(uint32_t *uaddr, int op, uint32_t val, unsigned long val2,
                   uint32_t *uaddr2, uint32_t val3)
@@ -72,18 +65,18 @@ int main(void)
                  {"writable", &good}};
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         uint32_t *a = cases[i].addr;
-        printf("%s: wake %s", cases[i].name, res(futex(a, FUTEX_WAKE, 1, 0,
+        printf("%s: wake %s", cases[i].name, result_text(futex(a, FUTEX_WAKE, 1, 0,
                                                        NULL, 0)));
         printf(", private wake %s",
-               res(futex(a, FUTEX_WAKE_PRIVATE, 1, 0, NULL, 0)));
+               result_text(futex(a, FUTEX_WAKE_PRIVATE, 1, 0, NULL, 0)));
         printf(", wake_bitset %s",
-               res(futex(a, FUTEX_WAKE_BITSET, 1, 0, NULL, ~0u)));
+               result_text(futex(a, FUTEX_WAKE_BITSET, 1, 0, NULL, ~0u)));
         printf(", requeue from %s",
-               res(futex(a, FUTEX_REQUEUE, 1, 1, &good, 0)));
+               result_text(futex(a, FUTEX_REQUEUE, 1, 1, &good, 0)));
         printf(", cmp_requeue to %s",
-               res(futex(&good, FUTEX_CMP_REQUEUE, 1, 1, a, 0)));
+               result_text(futex(&good, FUTEX_CMP_REQUEUE, 1, 1, a, 0)));
         printf(", wake_op on %s\n",
-               res(futex(&good, FUTEX_WAKE_OP, 1, 1, a,
+               result_text(futex(&good, FUTEX_WAKE_OP, 1, 1, a,
                          FUTEX_OP(FUTEX_OP_ADD, 1, FUTEX_OP_CMP_EQ, 0))));
     }
     return 0;
