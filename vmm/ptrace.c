@@ -1496,6 +1496,7 @@ static int pt_vm_create(struct vmm_host *host, struct vmm_vm **out,
     vm->base.pm.grow = view_grow;
     vm->base.pm.grow_ctx = &vm->base.pm;
     vm->base.pm.view_follows_guest = false; /* no shadow MMU reads it */
+    vm->base.pm.tables_private = true;      /* nor walks its page tables */
     /* The page tables kvm's guest kernel area takes (one branch of three
      * tables): nothing runs there, but guest memory in use (getrusage's
      * maxrss, /proc's figures) must be the same under both backends. */
