@@ -917,7 +917,8 @@ static uint64_t time_slice(struct proxy_process *p, bool others_alive,
 
 /* The units the current thread may count before its counter traps: what
  * is left of its quantum (kept across exits, so the trap falls at the
- * same unit whatever exits came between), or as many as reach the run's
+ * same unit whatever exits came between; a thread alone in the run, the
+ * longer quantum), or as many as reach the run's
  * next deadline, so a timer of a computing thread fires at about its
  * time. That too is the same unit at any exit: logical time there is the
  * units so far. A deadline already passed that is still there (a stopped
@@ -928,6 +929,8 @@ static uint64_t progress_budget(struct proxy_process *p)
     if (t->progress_left == 0)
         t->progress_left = DET_PROGRESS_QUANTUM;
     uint64_t budget = t->progress_left;
+    if (!proxy_others_alive(p)) /* no one to give the vCPU to */
+        budget = DET_PROGRESS_QUANTUM_ALONE;
     int64_t in = next_deadline_in(p->world);
     if (in > 0 && (uint64_t)in / DET_PROGRESS_UNIT_NS < budget)
         budget = (uint64_t)in / DET_PROGRESS_UNIT_NS + 1;
