@@ -69,6 +69,10 @@
 _Static_assert(PT_STUB_BASE == VMM_STUB_RANGE_START &&
                    PT_STUB_END == VMM_STUB_RANGE_END,
                "the aspace reserves the stub's range");
+_Static_assert(PT_BATCH_CALL_SIZE == 64, "ptrace_stub.S's shift by 6");
+_Static_assert(PT_BATCH_PATHS * PT_BATCH_PATH_SIZE <= PT_BATCH_SCRATCH_OFF &&
+                   (PT_BATCH_PATHS & (PT_BATCH_PATHS - 1)) == 0,
+               "the path slots lie before the batch, a power of two of them");
 _Static_assert(PT_CALLS_GPA + 0x1000 <= GK_KERNEL_AREA_END &&
                    PT_SCRATCH_GPA + 0x1000 <= GK_KERNEL_AREA_END,
                "the stub's memfd pages are below the first allocatable gpa");
@@ -136,10 +140,14 @@ struct pt_vm {
     /* What the stub has mapped for sure (ptrace_maps.c); a vfork child's
      * VM uses its lender's, as stub_files. */
     struct pt_stub_maps maps;
-    /* A file the queued batch opens (its openat call batch_open_k, its
-     * result in the gadget's %r13 for the mmaps after it), 0: none. */
-    uint64_t batch_open_id;
-    unsigned batch_open_k;
+    /* The files the queued batch opens, in order: each its openat call
+     * (k, which the mmaps of the file name: PT_BATCH_OPENED_FD) and path
+     * slot (the index). */
+    struct pt_batch_open {
+        uint64_t id; /* vmm_shared.id */
+        unsigned k;
+    } batch_opens[PT_BATCH_PATHS];
+    unsigned nr_batch_opens;
     /* A vfork child's VM runs on its parent's stub (pt_vm_borrow):
      * lender is the parent's VM, whose lent_to it is until it goes. The
      * parent's kernel XSAVE image is kept in lent_xstate meanwhile (its
@@ -347,7 +355,16 @@ static bool copied_instead(struct pt_vm *vm, gva_t at, uint64_t len)
 /* Runs the queued calls, then takes their failures: a mapping the host
  * refused drops its VMA; an unmap's failure, or the stub's, ends the
  * sync. */
-static void note_batch_open(struct pt_vm *vm);
+static void note_batch_opens(struct pt_vm *vm);
+
+/* Whether the queued batch's call k is one of its openat calls. */
+static bool batch_opens_at(const struct pt_vm *vm, unsigned k)
+{
+    for (unsigned i = 0; i < vm->nr_batch_opens; i++)
+        if (vm->batch_opens[i].k == k)
+            return true;
+    return false;
+}
 
 static long batch_flush(struct pt_vm *vm, struct vmm_event *ev)
 {
@@ -363,18 +380,16 @@ static long batch_flush(struct pt_vm *vm, struct vmm_event *ev)
     const struct pt_batch_call *c = batch_calls(vm);
     if (rc >= 0 && c[n - 1].result == PT_BATCH_NOT_RUN)
         rc = -EIO; /* every call before the last ran, if it did */
-    unsigned open_k = vm->batch_open_id ? vm->batch_open_k : n;
     for (unsigned k = 0; k < n; k++) /* what failed is not known */
         if (rc < 0 || ((long)c[k].result < 0 && (long)c[k].result >= -4095))
             pt_maps_clear(&stub_owner(vm)->maps);
     if (rc >= 0)
-        note_batch_open(vm);
-    vm->batch_open_id = 0;
+        note_batch_opens(vm);
     for (unsigned k = 0; k < n && rc >= 0; k++) {
         long res = (long)c[k].result;
         /* An open that failed: its mmaps failed too (EBADF), and they
          * are what is taken. */
-        if (res >= 0 || res < -4095 || k == open_k)
+        if (res >= 0 || res < -4095 || batch_opens_at(vm, k))
             continue;
         if (vm->batch_vma[k] && !stub_failure(vm, res) &&
             (copied_instead(vm, c[k].args[0], c[k].args[1]) ||
@@ -387,6 +402,7 @@ static long batch_flush(struct pt_vm *vm, struct vmm_event *ev)
                            (unsigned long long)(c[k].args[0] + c[k].args[1]),
                            strerror((int)-res));
     }
+    vm->nr_batch_opens = 0;
     if (rc < 0 && stub_failure(vm, rc) && ev->kind != VMM_EVENT_FAILED)
         vmm_event_fail(ev, "ptrace stub: mapping: %s", strerror((int)-rc));
     return rc;
@@ -399,63 +415,88 @@ static long batch_room(struct pt_vm *vm, struct vmm_event *ev)
 }
 
 
+/* The stub's fd of file, cached by an earlier batch; -1: none. */
+static long cached_stub_fd(const struct pt_vm *o, const struct vmm_shared *file)
+{
+    for (unsigned i = 0; i < o->nr_stub_files; i++)
+        if (o->stub_files[i].id == file->id)
+            return o->stub_files[i].fd;
+    return -1;
+}
+
 /*
  * The stub's fd of a direct VMA's file (VMM_VMA_DIRECT), or of a shared
- * VMA's object (read-write when hvrun's is): opened in the stub once (through /proc/<hvrun>/fd/N) and kept for its next mappings,
- * the oldest closed when PT_STUB_FILES_MAX are open (queued before the
- * open). The open goes in the batch, before the mmaps that use it
- * (PT_BATCH_PREV_FD: *file_fd is then -1); one open a batch (its path has
- * one place in the scratch page), so another file's flushes first.
- * 0 or the flush's -errno.
+ * VMA's object (read-write when hvrun's is): opened in the stub once
+ * (through /proc/<hvrun>/fd/N) and kept for its next mappings, the oldest
+ * closed when PT_STUB_FILES_MAX would be open (queued before the open).
+ * The open goes in the batch, before the mmaps that use it, each in its
+ * own path slot, so a stub's first sync of a process's files (a fork
+ * child's, an exec's: the program, its rewritten image, ld.so, the
+ * counter's object, locale files) is one batch, not one a file. A file
+ * the batch opens is *file_fd = -1 - k, its openat being the batch's call
+ * k (fd_arg); a ninth file flushes first. 0 or the flush's -errno.
  */
 static long stub_file_fd(struct pt_vm *vm, struct vmm_event *ev,
                          const struct vmm_shared *file, long *file_fd)
 {
     struct pt_vm *o = stub_owner(vm);
-    for (unsigned i = 0; i < o->nr_stub_files; i++)
-        if (o->stub_files[i].id == file->id) {
-            *file_fd = o->stub_files[i].fd;
-            return 0;
-        }
-    *file_fd = -1;
-    if (vm->batch_open_id == file->id)
+    if ((*file_fd = cached_stub_fd(o, file)) >= 0)
         return 0;
-    long rc = vm->batch_open_id ? batch_flush(vm, ev) : 0;
-    if (rc < 0)
-        return rc;
-    for (unsigned i = 0; i < o->nr_stub_files; i++) /* opened by it */
-        if (o->stub_files[i].id == file->id) {
-            *file_fd = o->stub_files[i].fd;
+    unsigned n = vm->nr_batch_opens;
+    for (unsigned i = 0; i < n; i++)
+        if (vm->batch_opens[i].id == file->id) {
+            *file_fd = -1 - (long)vm->batch_opens[i].k;
             return 0;
         }
-    if (o->nr_stub_files == PT_STUB_FILES_MAX) {
+    if (n == PT_BATCH_PATHS) {
+        long rc = batch_flush(vm, ev);
+        if (rc < 0)
+            return rc;
+        n = 0;
+    }
+    while (o->nr_stub_files > 0 && o->nr_stub_files + n >= PT_STUB_FILES_MAX) {
         batch_add(vm, 0, SYS_close, (uint64_t)o->stub_files[0].fd, 0, 0, 0,
                   0, 0);
         memmove(o->stub_files, o->stub_files + 1,
                 (PT_STUB_FILES_MAX - 1) * sizeof(o->stub_files[0]));
         o->nr_stub_files--;
     }
-    char *path = (char *)vm->phys_hva + PT_SCRATCH_GPA;
-    snprintf(path, 64, "/proc/%d/fd/%d", (int)getpid(), file->fd);
-    vm->batch_open_id = file->id;
-    vm->batch_open_k = vm->batch_n;
+    char *path = (char *)vm->phys_hva + PT_SCRATCH_GPA + n * PT_BATCH_PATH_SIZE;
+    snprintf(path, PT_BATCH_PATH_SIZE, "/proc/%d/fd/%d", (int)getpid(),
+             file->fd);
+    *file_fd = -1 - (long)vm->batch_n;
+    vm->batch_opens[n] = (struct pt_batch_open){file->id, vm->batch_n};
+    vm->nr_batch_opens = n + 1;
     int mode = file->host_prot & PROT_WRITE ? O_RDWR : O_RDONLY;
-    batch_add(vm, 0, (long)(SYS_openat | PT_BATCH_SAVE_FD),
-              (uint64_t)AT_FDCWD, PT_STUB_SCRATCH_VA,
+    batch_add(vm, 0, SYS_openat,
+              (uint64_t)AT_FDCWD,
+              PT_STUB_SCRATCH_VA + n * PT_BATCH_PATH_SIZE,
               (uint64_t)(mode | O_CLOEXEC), 0, 0, 0);
     return 0;
 }
 
-/* The batch just run opened a file: its fd is the stub's from now on. */
-static void note_batch_open(struct pt_vm *vm)
+/* An mmap of stub_file_fd's file_fd: the fd, or the index of the batch's
+ * openat of it (-1 - file_fd), whose result the gadget puts there. */
+static long mmap_nr(long file_fd)
 {
-    if (!vm->batch_open_id)
-        return;
-    long fd = (long)batch_calls(vm)[vm->batch_open_k].result;
+    return file_fd < 0 ? (long)(SYS_mmap | PT_BATCH_OPENED_FD) : SYS_mmap;
+}
+
+static uint64_t fd_arg(long file_fd)
+{
+    return (uint64_t)(file_fd < 0 ? -1 - file_fd : file_fd);
+}
+
+/* The batch just run opened files: their fds are the stub's from now on. */
+static void note_batch_opens(struct pt_vm *vm)
+{
     struct pt_vm *o = stub_owner(vm);
-    if (fd >= 0 && o->nr_stub_files < PT_STUB_FILES_MAX)
-        o->stub_files[o->nr_stub_files++] =
-            (struct pt_stub_file){vm->batch_open_id, (int)fd};
+    for (unsigned i = 0; i < vm->nr_batch_opens; i++) {
+        long fd = (long)batch_calls(vm)[vm->batch_opens[i].k].result;
+        if (fd >= 0 && o->nr_stub_files < PT_STUB_FILES_MAX)
+            o->stub_files[o->nr_stub_files++] =
+                (struct pt_stub_file){vm->batch_opens[i].id, (int)fd};
+    }
 }
 
 /* [lo, hi) (inside v) mapped in the stub as v says: a lazy VMA (no
@@ -527,11 +568,9 @@ static void queue_vma_part(struct pt_vm *vm, const struct vmm_vma *v,
     }
     uint64_t src_off;
     if (vmm_vma_direct_source(v, &src_off))
-        batch_add(vm, lo,
-                  file_fd < 0 ? (long)(SYS_mmap | PT_BATCH_PREV_FD)
-                              : SYS_mmap,
-                  lo, hi - lo, (uint64_t)v->prot, MAP_SHARED | MAP_FIXED,
-                  (uint64_t)file_fd, src_off + (lo - v->start));
+        batch_add(vm, lo, mmap_nr(file_fd), lo, hi - lo, (uint64_t)v->prot,
+                  MAP_SHARED | MAP_FIXED, fd_arg(file_fd),
+                  src_off + (lo - v->start));
     else
         batch_add(vm, lo, SYS_mmap, lo, hi - lo, (uint64_t)v->prot,
                   MAP_SHARED | MAP_FIXED, (uint64_t)vm->memory_fd,
@@ -575,10 +614,8 @@ static void queue_shared_part(struct pt_vm *vm, const struct vmm_vma *v,
                               gva_t lo, gva_t hi, long file_fd)
 {
     pt_maps_forget(&stub_owner(vm)->maps, lo, hi);
-    batch_add(vm, lo,
-              file_fd < 0 ? (long)(SYS_mmap | PT_BATCH_PREV_FD) : SYS_mmap,
-              lo, hi - lo, (uint64_t)v->prot, MAP_SHARED | MAP_FIXED,
-              (uint64_t)file_fd, backing_off_at(v, lo));
+    batch_add(vm, lo, mmap_nr(file_fd), lo, hi - lo, (uint64_t)v->prot,
+              MAP_SHARED | MAP_FIXED, fd_arg(file_fd), backing_off_at(v, lo));
 }
 
 /*
@@ -1672,7 +1709,7 @@ static void pt_vm_disown(struct vmm_vm *base)
     vm->nr_stub_files = 0; /* the files the original's stub opened */
     pt_maps_clear(&vm->maps);
     vm->batch_n = 0;
-    vm->batch_open_id = 0;
+    vm->nr_batch_opens = 0;
 }
 
 /* A new stub on this VM's memory (pm.memfd, the copy's own by now) with

@@ -20,15 +20,18 @@
 #define PT_STUB_GADGET_OFF 0x800 /* syscall; int3 */
 /* A batch: the calls at %rbx (PT_BATCH_CALL_SIZE bytes each: the number,
  * six arguments, the result written back), %r12 of them, in turn; int3.
- * A number with PT_BATCH_PREV_FD set takes the result of the last call
- * flagged PT_BATCH_SAVE_FD as its fifth argument (an mmap of the file the
- * openat before it opened). */
-#define PT_BATCH_PREV_FD (1ULL << 62)
-/* ... and one with PT_BATCH_SAVE_FD set is the openat whose result that
- * is (kept until the next such call). */
-#define PT_BATCH_SAVE_FD (1ULL << 61)
+ * A number with PT_BATCH_OPENED_FD set has the index of an earlier call
+ * of the batch as its fifth argument and takes that call's result there
+ * instead (an mmap of the file an openat of the same batch opened). */
+#define PT_BATCH_OPENED_FD (1ULL << 62)
 #define PT_STUB_BATCH_OFF 0x840
 #define PT_BATCH_SCRATCH_OFF 0x100 /* where in the scratch page */
+/* The paths a batch's openat calls open ("/proc/<hvrun>/fd/<n>"), one
+ * slot each from the scratch page's start: a batch opens up to
+ * PT_BATCH_PATHS files (the stub's filter allows exactly these
+ * addresses), so a stub's first sync of a process's files is one batch. */
+#define PT_BATCH_PATH_SIZE 0x20
+#define PT_BATCH_PATHS 8
 #define PT_BATCH_CALL_SIZE 64
 #define PT_BATCH_MAX ((0x1000 - PT_BATCH_SCRATCH_OFF) / PT_BATCH_CALL_SIZE)
 #define PT_STUB_CALLS_VA (PT_STUB_BASE + 0x1000)

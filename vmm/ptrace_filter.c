@@ -49,11 +49,16 @@ static int add_rules(scmp_filter_ctx f)
              SCMP_A3(SCMP_CMP_EQ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED |
                                       MAP_NORESERVE))) < 0)
         return rc;
-    /* The only path it opens is the one it wrote in the scratch page. */
+    /* The only paths it opens are the ones hvrun wrote in the scratch
+     * page's path slots (PT_BATCH_PATHS of PT_BATCH_PATH_SIZE bytes at
+     * its start: the address masked of the slot bits is the page's). */
     if ((rc = seccomp_rule_add(
              f, SCMP_ACT_ALLOW, SCMP_SYS(openat), 2,
              SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)(uint64_t)(int64_t)AT_FDCWD),
-             SCMP_A1(SCMP_CMP_EQ, PT_STUB_SCRATCH_VA))) < 0)
+             SCMP_A1(SCMP_CMP_MASKED_EQ,
+                     ~(scmp_datum_t)((PT_BATCH_PATHS - 1) *
+                                     PT_BATCH_PATH_SIZE),
+                     PT_STUB_SCRATCH_VA))) < 0)
         return rc;
     /* The stub's own start after it loads the filter (ptrace_stub.S):
      * its ready byte, and pause until hvrun's first interrupt. */

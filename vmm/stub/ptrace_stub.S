@@ -152,7 +152,8 @@ pt_stub_gadget:
     .org PT_STUB_BATCH_OFF
     .globl pt_stub_batch
 pt_stub_batch:
-    test %r12, %r12
+    mov %rbx, %r13                  /* the first call: what indexes name */
+4:  test %r12, %r12
     jz 2f
     mov (%rbx), %rax
     mov 8(%rbx), %rdi
@@ -161,18 +162,14 @@ pt_stub_batch:
     mov 32(%rbx), %r10
     mov 40(%rbx), %r8
     mov 48(%rbx), %r9
-    btr $61, %rax                   /* PT_BATCH_SAVE_FD */
-    setc %r14b
-    btr $62, %rax                   /* PT_BATCH_PREV_FD */
+    btr $62, %rax                   /* PT_BATCH_OPENED_FD */
     jnc 1f
-    mov %r13, %r8
+    shl $6, %r8                     /* PT_BATCH_CALL_SIZE */
+    mov 56(%r13,%r8), %r8           /* that call's result */
 1:  syscall
-    test %r14b, %r14b
-    jz 3f
-    mov %rax, %r13
-3:  mov %rax, 56(%rbx)
+    mov %rax, 56(%rbx)
     add $PT_BATCH_CALL_SIZE, %rbx
     dec %r12
-    jmp pt_stub_batch
+    jmp 4b
 2:  int3
     .section .note.GNU-stack, "", @progbits
