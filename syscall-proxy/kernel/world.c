@@ -116,12 +116,23 @@ void proxy_world_destroy(struct proxy_world *w)
     proxy_perf_world_gone(w);
 }
 
+/* procs is in creation order, and pids are handed out in increasing
+ * order (proxy_world_next_id): a binary search finds one. A look at every
+ * process was the most of hvrun's time with thousands of them: the
+ * scheduler looks up each vfork waiter's child (stress-ng's vforkmany, a
+ * chain of 3000), an exit each ancestor. */
 struct proxy_process *proxy_world_find(struct proxy_world *w, int pid)
 {
-    for (int i = 0; i < w->nr_procs; i++)
-        if (w->procs[i]->pid == pid)
-            return w->procs[i];
-    return NULL;
+    int lo = 0, hi = w->nr_procs;
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (w->procs[mid]->pid < pid)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < w->nr_procs && w->procs[lo]->pid == pid ? w->procs[lo]
+                                                         : NULL;
 }
 
 struct proxy_process *proxy_world_find_tid(struct proxy_world *w, int id)
@@ -157,6 +168,9 @@ int proxy_world_add(struct proxy_world *w, struct proxy_process *p)
         w->procs = n;
         w->cap_procs = cap;
     }
+    /* proxy_world_find's order: a new process has the highest pid */
+    if (p->pid <= w->procs[w->nr_procs - 1]->pid)
+        return -EINVAL;
     w->procs[w->nr_procs++] = p;
     p->world = w;
     if (p->cfg->debugger)
