@@ -22,13 +22,14 @@
  *  2. The OOM backstop, for what is not charged (MAP_NORESERVE memory,
  *     glibc's per-thread arenas): after events, at most every
  *     OOM_CHECK_NS of host time (or a hundred times what the last check
- *     took, with many processes: it asks the host about each), hvrun's resident anonymous memory
- *     (/proc/self/statm) above what it was at the start is compared with
- *     --memory plus a margin for hvrun's own bookkeeping; past it, the
- *     guest process with the most resident memory is killed with SIGKILL,
- *     as Linux's OOM killer would. When that happens depends on host
- *     timing: such a run is not deterministic (it is out of memory).
- *     A guest that touches memory without any exit is seen at its next one.
+ *     took, with many processes: it asks the host about each), hvrun's
+ *     resident anonymous memory (/proc/self/statm) above what it was at
+ *     the start is compared with --memory plus a margin for hvrun's own
+ *     bookkeeping; past it, the guest process with the most resident
+ *     memory is killed with SIGKILL, as Linux's OOM killer would. When
+ *     that happens depends on host timing: such a run is not
+ *     deterministic (it is out of memory). A guest that touches memory
+ *     without any exit is seen at its next one.
  */
 #include "proxy.h"
 #include "kernel.h"
