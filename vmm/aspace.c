@@ -3,6 +3,7 @@
  * path. See aspace.h for the invariants.
  */
 #include "aspace.h"
+#include "pt_pages.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -253,6 +254,8 @@ void vmm_phys_free(struct vmm_physmem *pm, gpa_t gpa, uint64_t npages)
 
 static uint64_t *pt_table(const struct vmm_aspace *as, gpa_t gpa)
 {
+    if (as->pt_pages)
+        return vmm_pt_pages_find(as->pt_pages, gpa);
     return (uint64_t *)vmm_phys_hva(as->pm, gpa);
 }
 
@@ -266,6 +269,12 @@ static int pt_alloc_table(const struct vmm_aspace *as, gpa_t *out)
 {
     if (vmm_phys_alloc(as->pm, 1, out) < 0)
         return -ENOMEM;
+    if (as->pt_pages) {
+        if (vmm_pt_pages_add(as->pt_pages, *out))
+            return 0;
+        vmm_phys_free(as->pm, *out, 1);
+        return -ENOMEM;
+    }
     *(volatile uint64_t *)pt_table(as, *out) = 0;
     return 0;
 }
@@ -302,7 +311,7 @@ static bool pde_is_huge(uint64_t pde)
 static int pde_split(const struct vmm_aspace *as, uint64_t *pde)
 {
     gpa_t fresh;
-    if (vmm_phys_alloc(as->pm, 1, &fresh) < 0)
+    if (pt_alloc_table(as, &fresh) < 0)
         return -ENOMEM;
     uint64_t *t = pt_table(as, fresh);
     uint64_t base = *pde & VMM_PTE_ADDR & ~(VMM_HUGE_SIZE - 1);
@@ -542,6 +551,8 @@ int vmm_as_init(struct vmm_aspace *as, struct vmm_physmem *pm)
     memset(as, 0, sizeof(*as));
     as->pm = pm;
     (void)vmm_max_map_count(); /* read while hvrun may still open it */
+    if (pm->tables_private && !(as->pt_pages = vmm_pt_pages_new()))
+        return -ENOMEM;
     return pt_alloc_table(as, &as->pml4_gpa);
 }
 
@@ -568,6 +579,8 @@ void vmm_as_release(struct vmm_aspace *as)
     as->vmas = as->vma_buf = NULL;
     as->nr_vmas = as->cap_vmas = 0;
     as->free_hint.len = 0;
+    vmm_pt_pages_free(as->pt_pages);
+    as->pt_pages = NULL;
 }
 
 /* Index of the first VMA with end > gva (binary search). */

@@ -101,6 +101,10 @@ struct vmm_physmem {
      * a protection change or one of hvrun's own writes costs no host
      * mprotect. */
     bool view_follows_guest;
+    /* Page tables in hvrun's own memory, not in this memory (pt_pages.h):
+     * no vCPU walks them (the ptrace backend's stub has the host's). Set
+     * before vmm_as_init. */
+    bool tables_private;
 };
 
 /* vma flags */
@@ -222,6 +226,9 @@ struct vmm_vma {
 struct vmm_aspace {
     struct vmm_physmem *pm;
     gpa_t pml4_gpa;
+    /* The tables' pages when pm->tables_private, else NULL (they are in
+     * guest memory at their gpa). */
+    struct vmm_pt_pages *pt_pages;
     /* Sorted by start, non-overlapping: nr_vmas pointers from vmas, which
      * points into vma_buf (cap_vmas entries) with room kept on both
      * sides, so an insertion or removal moves the shorter side of an

@@ -959,11 +959,23 @@ static bool code_bytes(const struct vmm_aspace *as, gva_t at, uint8_t *dst,
 }
 
 /* INT 0x80 enters the host kernel like SYSCALL: made a #GP with the
- * gate's error code (kvm's guest kernel has no such gate). */
+ * gate's error code (kvm's guest kernel has no such gate).
+ *
+ * SYSCALL leaves its return address in %rcx and the flags in %r11, and
+ * the host saves those registers as they are, so at its stop rcx == rip
+ * and r11 == eflags; INT 0x80 leaves both as the program had them. Only
+ * a stop where they differ reads the code: the read is hvrun's first
+ * touch of that text page in each process (a page fault, ~20-45 us on a
+ * host with shadowed page tables, about six a process start). An INT
+ * 0x80 made with rcx and r11 set to exactly those values is taken as the
+ * SYSCALL it then looks like (Decision: hvrun serves it either way).
+ */
 static bool int80_stop(struct pt_vm *vm, struct vmm_event *ev)
 {
     uint8_t insn[2];
     uint64_t rip = vm->base.regs.rip;
+    if (vm->uregs.rcx == vm->uregs.rip && vm->uregs.r11 == vm->uregs.eflags)
+        return false;
     if (rip < 2 || !code_bytes(pt_as(vm), rip - 2, insn, 2) ||
         insn[0] != 0xcd || insn[1] != 0x80)
         return false;
@@ -1484,6 +1496,7 @@ static int pt_vm_create(struct vmm_host *host, struct vmm_vm **out,
     vm->base.pm.grow = view_grow;
     vm->base.pm.grow_ctx = &vm->base.pm;
     vm->base.pm.view_follows_guest = false; /* no shadow MMU reads it */
+    vm->base.pm.tables_private = true;      /* nor walks its page tables */
     /* The page tables kvm's guest kernel area takes (one branch of three
      * tables): nothing runs there, but guest memory in use (getrusage's
      * maxrss, /proc's figures) must be the same under both backends. */

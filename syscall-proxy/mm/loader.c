@@ -247,8 +247,31 @@ static bool maps_file_itself(const struct proxy_elf_image *im,
     return true;
 }
 
+/*
+ * Whether a PT_LOAD's bss, [va + filesz, va + memsz), may hold bytes: the
+ * span's backing is fresh (vmm_as_map: zeroed), so only an earlier
+ * segment's file bytes read there can be in it. Zeroing what is zero
+ * already would be hvrun's first write of each bss page (a host page
+ * fault of ~20-45 us each on a host with shadowed page tables; /bin/sh's
+ * bss is two whole pages), for pages the guest may never touch.
+ */
+static bool bss_written(const struct proxy_elf_image *im, size_t i)
+{
+    const Elf64_Phdr *ph = &im->ph[i];
+    gva_t z0 = ph->p_vaddr + ph->p_filesz, z1 = ph->p_vaddr + ph->p_memsz;
+    for (size_t j = 0; j < i; j++) {
+        const Elf64_Phdr *o = &im->ph[j];
+        if (o->p_type != PT_LOAD || maps_file_itself(im, o))
+            continue;
+        if (o->p_vaddr < z1 && z0 < o->p_vaddr + o->p_filesz)
+            return true;
+    }
+    return false;
+}
+
 /* Maps [lo, hi) and unmaps the holes between segments (in address order),
- * fills each PT_LOAD from the file and zeroes its bss in header order (a
+ * fills each PT_LOAD from the file and zeroes its bss where an earlier
+ * segment put bytes (the rest is fresh), in header order (a
  * later segment overlapping an earlier one wins, as with Linux's
  * MAP_FIXED mappings), then applies the protections, again in order. */
 static int map_segments(struct vmm_aspace *as, struct proxy_process *p,
@@ -283,7 +306,7 @@ static int map_segments(struct vmm_aspace *as, struct proxy_process *p,
             continue;
         gva_t va = im->bias + ph->p_vaddr;
         rc = read_segment(as, fd, va, ph->p_offset, ph->p_filesz);
-        if (rc == 0 && ph->p_memsz > ph->p_filesz)
+        if (rc == 0 && ph->p_memsz > ph->p_filesz && bss_written(im, i))
             rc = vmm_as_fill_zero(as, va + ph->p_filesz,
                                   ph->p_memsz - ph->p_filesz);
     }
