@@ -276,6 +276,11 @@ struct vmm_aspace {
     size_t map_count;
     uint64_t map_count_gen;
     bool map_count_known;
+    /* The last pass of a count over the run's processes that counted this
+     * space (syscall-proxy/mm/memlimit.c): a space several processes share
+     * (CLONE_VM) counts once, found in one step, not by a look at every
+     * earlier process. */
+    uint64_t counted_pass;
 };
 
 /* Physical allocator. hva_base must cover reserve_bytes; first_gpa is the

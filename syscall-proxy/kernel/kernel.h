@@ -305,6 +305,12 @@ struct proxy_world {
     struct proxy_perf **perfs;  /* every open perf event (perf_event.c) */
     int nr_perfs, cap_perfs;
     uint64_t perf_ids;          /* the last event id given */
+    /* A pidfd was made in this run (pidfd.c): until then an exit looks
+     * for none in every process's fd table. */
+    bool pidfds_made;
+    /* A process became a child subreaper in this run (prctl.c): until then
+     * an exit does not walk up its ancestors for one. */
+    bool subreapers_made;
     /* The OOM backstop (memlimit.c): hvrun's anonymous memory at the start
      * of the run, and when to measure next (host time). */
     bool oom_baseline_set;

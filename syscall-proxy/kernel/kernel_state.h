@@ -70,6 +70,11 @@ struct proxy_timer {
 struct proxy_timers {
     struct proxy_timer itimer[PROXY_NR_ITIMERS];
     struct proxy_timer posix[PROXY_MAX_POSIX_TIMERS];
+    /* No slot from here on was used since the process began (fork) or
+     * exec'd: the looks at every timer before each scheduling decision
+     * stop here, so 1000 processes without POSIX timers cost 1000 steps,
+     * not 32 000. */
+    int posix_top;
     int next_id;
 };
 

@@ -82,6 +82,9 @@ static void mark_exited(struct proxy_fd *f, const struct proxy_process *dead)
 void proxy_pidfd_exited(struct proxy_process *dead)
 {
     struct proxy_world *w = dead->world;
+    /* Each exit of 1000 processes looked through 1000 fd tables. */
+    if (!w->pidfds_made)
+        return;
     for (int i = 0; i < w->nr_procs; i++) {
         struct proxy_fdtable *t = &w->procs[i]->fds;
         for (int fd = 0; fd < t->cap; fd++)
@@ -131,6 +134,7 @@ int proxy_pidfd_install(struct proxy_process *p, struct proxy_process *q,
     if (fd < 0)
         return fd;
     struct proxy_fd *f = proxy_fd_get(&p->fds, fd);
+    p->world->pidfds_made = true;
     f->pidfd_pid = q->pid;
     f->pidfd_pidns = q->cred.pidns;
     if (q->zombie)

@@ -131,6 +131,8 @@ static long prctl_flags(struct proxy_process *p, int option,
         return arg2 || extra_args ? -EINVAL : st->no_new_privs;
     case PR_SET_CHILD_SUBREAPER:
         st->child_subreaper = arg2 != 0;
+        if (st->child_subreaper && p->world)
+            p->world->subreapers_made = true;
         return 0;
     case PR_GET_CHILD_SUBREAPER:
         return put_int(p, arg2, st->child_subreaper);

@@ -469,7 +469,10 @@ static void end_run(struct proxy_world *w, struct proxy_process *first)
 static int new_parent_of_orphans(struct proxy_process *p)
 {
     struct proxy_world *w = p->world;
-    struct proxy_process *a = proxy_world_find(w, p->ppid);
+    /* A chain of 3000 vforks exits link by link: no walk up each one's
+     * ancestors where none can be a subreaper. */
+    struct proxy_process *a =
+        w->subreapers_made ? proxy_world_find(w, p->ppid) : NULL;
     for (int depth = 0; a && depth < w->nr_procs; depth++) {
         if (!a->zombie && a->prctl.child_subreaper &&
             a->cred.pidns ==

@@ -258,7 +258,7 @@ static void fire_process(struct proxy_process *p)
             expire(t, det_clock_peek_ns(p->det, itimer_clock[w])) >= 0)
             notify_itimer(p, w);
     }
-    for (int i = 0; i < PROXY_MAX_POSIX_TIMERS; i++) {
+    for (int i = 0; i < ts->posix_top; i++) {
         struct proxy_timer *t = &ts->posix[i];
         if (!t->used || !t->armed)
             continue;
@@ -302,7 +302,7 @@ static int64_t earliest_wake_ns(struct proxy_process *p)
             best = d < best ? d : best;
         }
     }
-    for (int i = 0; i < PROXY_MAX_POSIX_TIMERS; i++) {
+    for (int i = 0; i < p->timers.posix_top; i++) {
         const struct proxy_timer *t = &p->timers.posix[i];
         if (t->used && t->notify != KSIGEV_NONE && could_wake(p, t, t->signo)) {
             int64_t now = det_clock_peek_ns(p->det, t->clockid);
@@ -378,6 +378,7 @@ void proxy_timer_fork(struct proxy_process *child)
 void proxy_timer_exec(struct proxy_process *p)
 {
     memset(p->timers.posix, 0, sizeof(p->timers.posix));
+    p->timers.posix_top = 0;
 }
 
 /* ---- alarm and itimers --------------------------------------------------- */
@@ -602,6 +603,9 @@ static long sys_timer_create(struct proxy_process *p, const uint64_t a[6])
     if (proxy_copy_out(p, a[2], &id, sizeof(id)) < 0)
         return -EFAULT;
     *t = nt;
+    int slot = (int)(t - p->timers.posix);
+    if (slot >= p->timers.posix_top)
+        p->timers.posix_top = slot + 1;
     return 0;
 }
 

@@ -44,6 +44,10 @@ uint64_t proxy_stop_detlog, proxy_stop_events;
 #define SLICE_MIN_LEFT_NS 1000000LL
 /* How often an idle run looks again at a peek waiting for more data. */
 #define PEEK_WAIT_POLL_MS 10
+/* Waiters whose fds one poll looks at, after a call that may have made
+ * one ready: a poll each made 1000 children blocked on a pipe cost
+ * 500 000 polls as each of them closed its write end. */
+#define WAITERS_PER_POLL 64
 
 static int64_t host_monotonic_ns(void)
 {
@@ -112,12 +116,23 @@ void proxy_world_destroy(struct proxy_world *w)
     proxy_perf_world_gone(w);
 }
 
+/* procs is in creation order, and pids are handed out in increasing
+ * order (proxy_world_next_id): a binary search finds one. A look at every
+ * process was the most of hvrun's time with thousands of them: the
+ * scheduler looks up each vfork waiter's child (stress-ng's vforkmany, a
+ * chain of 3000), an exit each ancestor. */
 struct proxy_process *proxy_world_find(struct proxy_world *w, int pid)
 {
-    for (int i = 0; i < w->nr_procs; i++)
-        if (w->procs[i]->pid == pid)
-            return w->procs[i];
-    return NULL;
+    int lo = 0, hi = w->nr_procs;
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (w->procs[mid]->pid < pid)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < w->nr_procs && w->procs[lo]->pid == pid ? w->procs[lo]
+                                                         : NULL;
 }
 
 struct proxy_process *proxy_world_find_tid(struct proxy_world *w, int id)
@@ -153,6 +168,9 @@ int proxy_world_add(struct proxy_world *w, struct proxy_process *p)
         w->procs = n;
         w->cap_procs = cap;
     }
+    /* proxy_world_find's order: a new process has the highest pid */
+    if (p->pid <= w->procs[w->nr_procs - 1]->pid)
+        return -EINVAL;
     w->procs[w->nr_procs++] = p;
     p->world = w;
     if (p->cfg->debugger)
@@ -196,21 +214,46 @@ long proxy_block_on_fd_more(struct proxy_process *p, int host_fd,
     return ret;
 }
 
-/* Whether a WAIT_FD thread's fd is ready for what it waits for. */
-static bool fd_wait_ready(const struct proxy_thread *t)
+/* What a WAIT_FD thread's fd is polled for. */
+static struct pollfd wait_pollfd(const struct proxy_thread *t)
 {
     short events = t->wait_events;
     if (t->wait_queued_above >= 0)
         events |= POLLRDHUP;
-    struct pollfd pfd = {.fd = t->wait_host_fd, .events = events};
-    if (poll(&pfd, 1, 0) <= 0)
-        return false;
+    return (struct pollfd){.fd = t->wait_host_fd, .events = events};
+}
+
+/* Whether a WAIT_FD thread whose fd polled `revents` (not 0) has what it
+ * waits for: any of them, or more queued than it saw. */
+static bool wait_ready_from(const struct proxy_thread *t, short revents)
+{
     if (t->wait_queued_above < 0 ||
-        (pfd.revents & (POLLHUP | POLLERR | POLLRDHUP | POLLNVAL)))
+        (revents & (POLLHUP | POLLERR | POLLRDHUP | POLLNVAL)))
         return true;
     int queued;
     return ioctl(t->wait_host_fd, FIONREAD, &queued) < 0 ||
            queued > t->wait_queued_above;
+}
+
+/* Whether a WAIT_FD thread's fd is ready for what it waits for. */
+static bool fd_wait_ready(const struct proxy_thread *t)
+{
+    struct pollfd pfd = wait_pollfd(t);
+    return poll(&pfd, 1, 0) > 0 && wait_ready_from(t, pfd.revents);
+}
+
+/* fd_wait_ready of any of n threads, in order, with one poll for them all. */
+static bool any_fd_wait_ready(const struct proxy_thread *const *ts, int n)
+{
+    struct pollfd pfds[WAITERS_PER_POLL];
+    for (int i = 0; i < n; i++)
+        pfds[i] = wait_pollfd(ts[i]);
+    if (poll(pfds, (nfds_t)n, 0) <= 0)
+        return false;
+    for (int i = 0; i < n; i++)
+        if (pfds[i].revents && wait_ready_from(ts[i], pfds[i].revents))
+            return true;
+    return false;
 }
 
 long proxy_block_on_fd_for(struct proxy_process *p, int host_fd,
@@ -817,17 +860,23 @@ static bool may_wake_waiters(long nr)
  * switch falls at the same call in every run. */
 static bool waiter_ready(struct proxy_world *w, struct proxy_process *p)
 {
+    const struct proxy_thread *batch[WAITERS_PER_POLL];
+    int n = 0;
     for (int i = 0; w && i < w->nr_procs; i++) {
         struct proxy_process *q = w->procs[i];
         for (int k = 0; !q->zombie && k < q->nr_threads; k++) {
-            struct proxy_thread *t = &q->threads[k];
+            const struct proxy_thread *t = &q->threads[k];
             if ((q == p && k == p->cur) || t->state != PROXY_THREAD_WAIT_FD)
                 continue;
-            if (fd_wait_ready(t))
-                return true;
+            batch[n++] = t;
+            if (n == WAITERS_PER_POLL) {
+                if (any_fd_wait_ready(batch, n))
+                    return true;
+                n = 0;
+            }
         }
     }
-    return false;
+    return n > 0 && any_fd_wait_ready(batch, n);
 }
 
 /* Whether a thread other than p's current one was woken and has not run
