@@ -276,10 +276,17 @@ long proxy_fork(struct proxy_process *p, uint64_t flags, gva_t stack,
         if (proxy_copy_out(p, ptid, &none, sizeof(none)) < 0)
             return -EFAULT;
     }
+    /* An init (of the run or of a pid namespace: SIGNAL_UNKILLABLE) has
+     * no parent to give its child. */
+    if ((flags & CLONE_PARENT) &&
+        (p->ppid == 0 || proxy_ns_is_ns_init(p)))
+        return -EINVAL;
     bool share_mm = flags & CLONE_VM;
     struct proxy_process *c = new_child(p, share_mm);
     if (!c)
         return -ENOMEM;
+    if (flags & CLONE_PARENT) /* a sibling: its parent is p's parent */
+        c->ppid = p->ppid;
     if (!(flags & CLONE_FS)) /* copy_fs: a copy of its own */
         c->fs.fs_id = ++p->world->last_fs_id;
     char why[256];

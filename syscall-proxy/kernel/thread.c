@@ -239,17 +239,22 @@ void proxy_thread_interrupt_sleep(struct proxy_process *p, int idx)
     struct proxy_thread *t = &p->threads[idx];
     uint64_t now = monotonic_ns(p);
     uint64_t left = t->deadline_ns > now ? t->deadline_ns - now : 0;
+    t->has_deadline = false;
+    t->state = PROXY_THREAD_RUNNABLE;
+    struct vmm_regs *r = idx == p->cur ? vmm_vm_regs(p->vm) : &t->regs;
     if (t->sleep_rem) {
         struct timespec ts = {(time_t)(left / 1000000000ULL),
                               (long)(left % 1000000000ULL)};
-        vmm_as_copy_out(p->as, t->sleep_rem, &ts, sizeof(ts));
+        /* nanosleep_copyout: a remainder it cannot write ends the sleep
+         * with EFAULT, not restarted whatever the signal's disposition */
+        if (vmm_as_copy_out(p->as, t->sleep_rem, &ts, sizeof(ts)) < 0) {
+            r->rax = (uint64_t)-EFAULT;
+            return;
+        }
     }
-    t->has_deadline = false;
-    t->state = PROXY_THREAD_RUNNABLE;
     /* -ERESTART_RESTARTBLOCK: a handler makes it EINTR (signal.c's
      * delivery, eintr_on_handler); without one the thread re-enters at
      * restart_syscall, which sleeps on to the same deadline. */
-    struct vmm_regs *r = idx == p->cur ? vmm_vm_regs(p->vm) : &t->regs;
     r->rax = SYS_restart_syscall;
     r->rip -= SYSCALL_INSN_BYTES;
     t->restartable = true;
