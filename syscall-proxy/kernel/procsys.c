@@ -962,6 +962,13 @@ static long do_execve(struct proxy_process *p, int dirfd, gva_t path_gva,
         free_strings(argv);
         return rc;
     }
+    /* do_execveat_common (5.18 on): an empty argv gets "" as argv[0], so
+     * a program that starts at argv[1] does not walk into envp. */
+    if (!argv[0] && !(argv[0] = strdup(""))) {
+        free_strings(argv);
+        free_strings(envp);
+        return -ENOMEM;
+    }
     /* do_open_execat's checks, after the strings are copied (Linux 6.1):
      * flags beyond the two it knows are EINVAL. */
     if (flags & ~(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH)) {
