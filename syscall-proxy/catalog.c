@@ -193,6 +193,8 @@ static const struct exception_note notes[] = {
     {468 /* file_getattr */, NULL, "the host's own call after hvrun's path "
                                    "walk: ENOSYS on a host before Linux 6.17"},
     {469 /* file_setattr */, NULL, "as file_getattr"},
+    {452 /* fchmodat2 */, NULL, "the host's fchmodat on the file the flags "
+                                "name (any host kernel)"},
     {SYS_fstatfs, "virtualised", "free counts canonical"},
     {SYS_getdents64, "virtualised", "sorted by name, canonical d_ino"},
     {SYS_getdents, "virtualised", "sorted by name, canonical d_ino"},
