@@ -547,6 +547,11 @@ int proxy_ns_link_of(int type, const struct proxy_ns *ns, char *out,
 
 /* PR_CAPBSET_READ (drop false) and PR_CAPBSET_DROP (cred.c). */
 long proxy_cred_capbset(struct proxy_process *p, bool drop, uint64_t cap);
+/* The ambient set (/proc/PID/status's CapAmb), and prctl(PR_CAP_AMBIENT,
+ * op, cap, arg4, arg5) on it (cred.c); no_raise: SECBIT_NO_CAP_AMBIENT_RAISE. */
+uint64_t proxy_cred_ambient(const struct proxy_process *p);
+long proxy_cred_ambient_prctl(struct proxy_process *p, const uint64_t a[6],
+                              bool no_raise);
 
 /* ptrace_may_access (kernel/ptrace.c): p may read or attach to q (itself,
  * as root, or with all of q's ids its real ones and q dumpable). */
