@@ -179,6 +179,9 @@ struct proxy_process {
         bool keepcaps;          /* PR_SET_KEEPCAPS; cleared by execve */
         unsigned int securebits; /* PR_SET_SECUREBITS but SECBIT_KEEP_CAPS */
         bool mce_process, mce_early; /* PR_MCE_KILL (PF_MCE_*) */
+        /* membarrier's registrations (MEMBARRIER_CMD_REGISTER_* bits):
+         * of the memory, so a fork keeps them and an execve drops them */
+        unsigned membarrier_registered;
         /* sched_setscheduler/sched_setattr (sched.c): what the guest set,
          * reported back; hvrun's one vCPU schedules the same whatever */
         int sched_policy, sched_priority;

@@ -886,6 +886,7 @@ static void exec_reset(struct proxy_process *p)
     proxy_shm_detach_all(p); /* the old address space is gone */
     p->mm.nr_range_policy = 0; /* and its VMAs' mbind policies */
     p->prctl.keepcaps = false; /* Linux clears it at every execve */
+    p->prctl.membarrier_registered = 0; /* a new mm (membarrier_exec_mmap) */
     proxy_ns_exec(p); /* capabilities from the euid again */
     p->cred.fsuid = p->cred.euid; /* cap_bprm_creds_from_file */
     p->cred.fsgid = p->cred.egid;
