@@ -619,6 +619,24 @@ static struct kitimerspec timer_get(struct proxy_process *p,
 }
 
 /*
+ * An absolute expiry as the clock the timer runs on reads it. The CPU
+ * clocks' timers run on detcore's elapsed clock (time.c), while the
+ * guest's value is a reading of the CPU clock it sees, which lags behind:
+ * what is left of the CPU time goes onto the elapsed clock's reading (a
+ * value already passed fires at once).
+ */
+static int64_t abs_expiry_ns(struct proxy_process *p, int clockid,
+                             int64_t value_ns)
+{
+    if (!p->det->cfg.virtualize_time || (clockid != CLOCK_PROCESS_CPUTIME_ID &&
+                                         clockid != CLOCK_THREAD_CPUTIME_ID))
+        return value_ns;
+    int64_t cpu_now = (int64_t)proxy_cpu_clock_base(p, clockid);
+    int64_t left = value_ns > cpu_now ? value_ns - cpu_now : 0;
+    return add_sat(guest_now_ns(p, clockid), left);
+}
+
+/*
  * timer_settime(id, flags, new, old): TIMER_ABSTIME takes new's value as a
  * reading of the timer's clock (one already passed fires at once); a zero
  * value disarms. Linux's order: NULL new is -EINVAL, then -EFAULT, then
@@ -642,6 +660,8 @@ static long sys_timer_settime(struct proxy_process *p, const uint64_t a[6])
     int64_t expiry_ns = value_ns;
     if (value_ns && !((int)a[1] & TIMER_ABSTIME))
         expiry_ns = add_sat(guest_now_ns(p, t->clockid), value_ns);
+    else if (value_ns)
+        expiry_ns = abs_expiry_ns(p, t->clockid, value_ns);
     arm(t, value_ns, expiry_ns, interval_ns);
     if (a[3] && proxy_copy_out(p, a[3], &ov, sizeof(ov)) < 0)
         return -EFAULT;
