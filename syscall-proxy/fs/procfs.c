@@ -1268,6 +1268,13 @@ static long open_mem(struct proxy_process *p, struct proxy_process *of,
     return proxy_procfile_open_mem(p, of, flags);
 }
 
+static long open_pagemap(struct proxy_process *p, struct proxy_process *of,
+                         const char *name, int flags)
+{
+    (void)name;
+    return proxy_procfile_open_pagemap(p, of, flags);
+}
+
 static long open_kept(struct proxy_process *p, struct proxy_process *of,
                       const char *name, int flags)
 {
@@ -1310,6 +1317,7 @@ const struct vfile proxy_vfs_files[] = {
     {"/proc/self/auxv", GATE_ALWAYS, DET_SRC_IDS, gen_self_auxv, NULL},
     {"/proc/self/statm", GATE_ALWAYS, DET_SRC_IDS, gen_self_statm, NULL},
     {"/proc/self/mem", GATE_ALWAYS, DET_SRC_IDS, NULL, open_mem},
+    {"/proc/self/pagemap", GATE_ALWAYS, DET_SRC_IDS, NULL, open_pagemap},
     KEPT_FILE("comm"),
     KEPT_FILE("oom_score_adj"),
     KEPT_FILE("oom_adj"),
