@@ -57,6 +57,15 @@ struct proxy_fdtable {
      * (plock.c). Not copied by fork. */
     struct proxy_plock *plocks;
     size_t nr_plocks;
+    /* The F_SETLKW a thread of the process waits in, for deadlock
+     * detection (plock.c): current while thread tid has made no call
+     * since (its events count is still `events`); tid 0: none. */
+    struct proxy_plock_wait {
+        int tid;
+        uint64_t events;
+        uint64_t dev, ino, start, end;
+        short type;
+    } plock_wait;
 };
 
 /* ---- /proc/<pid> files that act on a process (procfile.c) ---------------- */
