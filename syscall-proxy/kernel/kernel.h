@@ -145,6 +145,8 @@ enum proxy_sigwait_kind {
     PROXY_SIGWAIT_SUSPEND,  /* pause, rt_sigsuspend: -EINTR is pre-set */
     PROXY_SIGWAIT_TIMED,    /* rt_sigtimedwait: re-runs, never restarted */
     PROXY_SIGWAIT_SIGNALFD, /* a signalfd read: re-runs like a read */
+    PROXY_SIGWAIT_POLL,     /* ppoll/pselect on no fd with a timeout: as
+                             * SUSPEND, the deadline's result 0 */
 };
 
 /* io.c's waiting state of one thread, which must outlive a park. */
@@ -422,6 +424,9 @@ bool proxy_signal_would_take(struct proxy_process *p);
  * (the scheduler runs the others meanwhile); the call then ends with
  * -EINTR after the handler. */
 long proxy_signal_suspend(struct proxy_process *p);
+/* The same for at most ns of logical time, whose end returns 0 (a
+ * ppoll/pselect on no fd): the call's temporary mask stays until then. */
+long proxy_signal_suspend_for(struct proxy_process *p, uint64_t ns);
 
 /* ---- clocks (kernel/time.c) ---------------------------------------------- */
 extern const struct proxy_syscall proxy_time_syscalls[];

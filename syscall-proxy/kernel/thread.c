@@ -166,6 +166,25 @@ void proxy_thread_expire(struct proxy_process *p, int idx)
         t->state = PROXY_THREAD_RUNNABLE;
         return;
     }
+    if (t->state == PROXY_THREAD_WAIT_SIGNAL &&
+        t->sigwait_kind == PROXY_SIGWAIT_POLL) {
+        /* a ppoll/pselect on no fd timed out: 0, and the caller's mask
+         * back in place of the call's (io/poll.c left it) */
+        t->state = PROXY_THREAD_RUNNABLE;
+        t->sigwait_kind = PROXY_SIGWAIT_NONE;
+        if (idx == p->cur)
+            vmm_vm_regs(p->vm)->rax = 0;
+        else
+            t->regs.rax = 0;
+        if (t->saved_sigmask_valid) {
+            if (idx == p->cur)
+                p->sig.sigmask = t->saved_sigmask;
+            else
+                t->sigmask = t->saved_sigmask;
+            t->saved_sigmask_valid = false;
+        }
+        return;
+    }
     if (t->state == PROXY_THREAD_WAIT_SIGNAL) {
         t->sigwait_timed_out = true;
         t->state = PROXY_THREAD_RUNNABLE;
