@@ -65,6 +65,7 @@ struct proxy_fdtable {
         uint64_t events;
         uint64_t dev, ino, start, end;
         short type;
+        int blocker; /* the pid holding what it waits for, or -1 */
     } plock_wait;
 };
 

@@ -265,12 +265,11 @@ static const struct proxy_plock_wait *plock_waiting(const struct proxy_process *
     return NULL;
 }
 
-/* posix_locks_deadlock: the holder of what p asks for waits, through a
- * chain of waiting holders, for p itself. */
+/* posix_locks_deadlock: owner, the holder of what p asks for, waits
+ * through a chain of waiting holders for p itself. */
 static bool plock_deadlock(struct proxy_process *p,
-                           const struct proxy_plock_wait *req)
+                           struct proxy_process *owner)
 {
-    struct proxy_process *owner = plock_blocker(p, req);
     for (int hop = 0; owner && hop < PLOCK_DEADLOCK_HOPS; hop++) {
         if (owner == p)
             return true;
@@ -356,7 +355,14 @@ long proxy_plock_fcntl(struct proxy_process *p, int host_fd, int cmd,
     }
     bool wait = cmd == F_SETLKW;
     struct proxy_thread *self = &p->threads[p->cur];
-    if (p->fds.plock_wait.tid == self->tid)
+    /* This call again after a retry: the wait it recorded (current: the
+     * thread has made no other call since). */
+    struct proxy_plock_wait was = p->fds.plock_wait;
+    bool again = was.tid == self->tid && was.events == self->events &&
+                 was.dev == (uint64_t)st.st_dev &&
+                 was.ino == (uint64_t)st.st_ino && was.start == start &&
+                 was.end == end && was.type == fl->l_type;
+    if (was.tid == self->tid)
         p->fds.plock_wait.tid = 0; /* this call ends, or records it anew */
     /* Waiting in the host would stop every guest: while another guest can
      * run, the caller only tries, and retries later (io.c's lock rule). */
@@ -369,8 +375,15 @@ long proxy_plock_fcntl(struct proxy_process *p, int host_fd, int cmd,
          * counts a call after its handler) */
         struct proxy_plock_wait req = {self->tid, self->events + 1,
                                        st.st_dev, st.st_ino, start, end,
-                                       fl->l_type};
-        if (plock_deadlock(p, &req))
+                                       fl->l_type, -1};
+        struct proxy_process *blocker = plock_blocker(p, &req);
+        req.blocker = blocker ? blocker->pid : -1;
+        /* Linux looks for a cycle when the request first blocks and when
+         * a waiter is woken because its blocker went: one still blocked
+         * by the same holder is not woken, so does not look again (the
+         * process whose blocker changed is the one that sees a cycle). */
+        if (!(again && was.blocker == req.blocker) &&
+            plock_deadlock(p, blocker))
             return -EDEADLK;
         p->fds.plock_wait = req;
         return proxy_thread_retry_after(p, PROXY_LOCK_RETRY_NS);
