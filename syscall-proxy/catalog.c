@@ -193,6 +193,11 @@ static const struct exception_note notes[] = {
     {468 /* file_getattr */, NULL, "the host's own call after hvrun's path "
                                    "walk: ENOSYS on a host before Linux 6.17"},
     {469 /* file_setattr */, NULL, "as file_getattr"},
+    {451 /* cachestat */, "emulated", "every page of a regular file in the "
+                                       "range is cached, none dirty or "
+                                       "evicted (the host's cache varies)"},
+    {452 /* fchmodat2 */, NULL, "the host's fchmodat on the file the flags "
+                                "name (any host kernel)"},
     {SYS_fstatfs, "virtualised", "free counts canonical"},
     {SYS_getdents64, "virtualised", "sorted by name, canonical d_ino"},
     {SYS_getdents, "virtualised", "sorted by name, canonical d_ino"},

@@ -57,6 +57,16 @@ struct proxy_fdtable {
      * (plock.c). Not copied by fork. */
     struct proxy_plock *plocks;
     size_t nr_plocks;
+    /* The F_SETLKW a thread of the process waits in, for deadlock
+     * detection (plock.c): current while thread tid has made no call
+     * since (its events count is still `events`); tid 0: none. */
+    struct proxy_plock_wait {
+        int tid;
+        uint64_t events;
+        uint64_t dev, ino, start, end;
+        short type;
+        int blocker; /* the pid holding what it waits for, or -1 */
+    } plock_wait;
 };
 
 /* ---- /proc/<pid> files that act on a process (procfile.c) ---------------- */
@@ -179,6 +189,9 @@ struct proxy_process {
         bool keepcaps;          /* PR_SET_KEEPCAPS; cleared by execve */
         unsigned int securebits; /* PR_SET_SECUREBITS but SECBIT_KEEP_CAPS */
         bool mce_process, mce_early; /* PR_MCE_KILL (PF_MCE_*) */
+        /* membarrier's registrations (MEMBARRIER_CMD_REGISTER_* bits):
+         * of the memory, so a fork keeps them and an execve drops them */
+        unsigned membarrier_registered;
         /* sched_setscheduler/sched_setattr (sched.c): what the guest set,
          * reported back; hvrun's one vCPU schedules the same whatever */
         int sched_policy, sched_priority;

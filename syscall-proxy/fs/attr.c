@@ -14,7 +14,9 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/xattr.h>
@@ -23,30 +25,66 @@
 
 /* ---- ownership and modes ------------------------------------------------- */
 
-/* fchmodat(2) takes no flags (glibc's wrapper emulates some): raw syscall. */
-static long do_fchmodat(struct proxy_process *p, uint64_t guest_dirfd,
-                        gva_t path_gva, uint64_t mode)
+/* fchmodat2 (Linux 6.6, x86-64's 452): fchmodat with flags. Older
+ * headers lack SYS_fchmodat2, and the host call is not needed: it is done
+ * with fchmodat on the file the guest's path names. */
+#define SYS_FCHMODAT2 452
+#define FCHMODAT2_FLAGS (AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH)
+
+/* chmod of (dirfd, path) as fchmodat2 does it: AT_EMPTY_PATH's "" names
+ * dirfd's own file (an O_PATH one too, so through /proc/self/fd), and a
+ * symlink AT_SYMLINK_NOFOLLOW leaves as the last component has no mode to
+ * change (notify_change: EOPNOTSUPP). */
+static long host_chmod(const struct host_path *hp, mode_t mode, int flags)
 {
+    if (!hp->path[0] && (flags & AT_EMPTY_PATH) && hp->dirfd >= 0) {
+        char self[64];
+        snprintf(self, sizeof(self), "/proc/self/fd/%d", hp->dirfd);
+        return proxy_host_result(syscall(SYS_fchmodat, AT_FDCWD, self, mode));
+    }
+    struct stat st;
+    if ((flags & AT_SYMLINK_NOFOLLOW) &&
+        fstatat(hp->dirfd, hp->path, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+        S_ISLNK(st.st_mode))
+        return -EOPNOTSUPP;
+    /* fchmodat(2) takes no flags (glibc's wrapper emulates some): raw. */
+    return proxy_host_result(syscall(SYS_fchmodat, hp->dirfd, hp->path, mode));
+}
+
+static long do_fchmodat(struct proxy_process *p, uint64_t guest_dirfd,
+                        gva_t path_gva, uint64_t mode, int flags)
+{
+    if (flags & ~FCHMODAT2_FLAGS)
+        return -EINVAL;
     struct host_path hp;
-    long r = proxy_fs_host_path_at(p, guest_dirfd, path_gva, true, &hp);
+    long r = proxy_fs_host_path_at_flags(p, guest_dirfd, path_gva, flags,
+                                         false, &hp);
     if (r < 0)
         return r;
-    proxy_preserve_before(p, hp.dirfd, hp.path, true);
-    r = proxy_host_result(
-        syscall(SYS_fchmodat, hp.dirfd, hp.path, (mode_t)mode));
+    if (!hp.path[0] && (flags & AT_EMPTY_PATH))
+        proxy_preserve_fd(p, hp.dirfd);
+    else
+        proxy_preserve_before(p, hp.dirfd, hp.path, true);
+    r = host_chmod(&hp, (mode_t)mode, flags);
     if (r == 0)
-        proxy_meta_note_at(p, hp.dirfd, hp.path, 0, PROXY_META_ATTRS);
+        proxy_meta_note_at(p, hp.dirfd, hp.path, flags & AT_EMPTY_PATH,
+                           PROXY_META_ATTRS);
     return r;
 }
 
 static long sys_chmod(struct proxy_process *p, const uint64_t a[6])
 {
-    return do_fchmodat(p, (uint64_t)(int64_t)AT_FDCWD, a[0], a[1]);
+    return do_fchmodat(p, (uint64_t)(int64_t)AT_FDCWD, a[0], a[1], 0);
 }
 
 static long sys_fchmodat(struct proxy_process *p, const uint64_t a[6])
 {
-    return do_fchmodat(p, a[0], a[1], a[2]);
+    return do_fchmodat(p, a[0], a[1], a[2], 0);
+}
+
+static long sys_fchmodat2(struct proxy_process *p, const uint64_t a[6])
+{
+    return do_fchmodat(p, a[0], a[1], a[2], (int)a[3]);
 }
 
 static long sys_fchmod(struct proxy_process *p, const uint64_t a[6])
@@ -545,6 +583,7 @@ const struct proxy_syscall proxy_attr_syscalls[] = {
     {SYS_chmod, "chmod", sys_chmod},
     {SYS_fchmod, "fchmod", sys_fchmod},
     {SYS_fchmodat, "fchmodat", sys_fchmodat},
+    {SYS_FCHMODAT2, "fchmodat2", sys_fchmodat2},
     {SYS_chown, "chown", sys_chown},
     {SYS_fchown, "fchown", sys_fchown},
     {SYS_lchown, "lchown", sys_lchown},

@@ -16,10 +16,10 @@
  * releases the process's locks on it (the lock fd is closed), fork does not
  * inherit them, exec keeps them, exit drops them. F_GETLK names the holder
  * by its virtual pid, found in the ranges each guest's table mirrors; a
- * holder outside the run (or an OFD lock) reads as pid -1. Not done:
- * EDEADLK detection for F_SETLKW (a deadlocked pair waits forever in
- * logical time, as two processes without detection would); locks on
- * anything but a regular file stay the host's (host_lock).
+ * holder outside the run (or an OFD lock) reads as pid -1. An F_SETLKW
+ * that would close a cycle of waiting guests is EDEADLK, as Linux's
+ * posix_locks_deadlock finds it (plock_deadlock). Locks on anything but a
+ * regular file stay the host's (host_lock).
  */
 #include "proxy.h"
 #include "kernel.h"
@@ -227,6 +227,60 @@ static void range_to_flock(struct flock *fl, uint64_t start, uint64_t end)
     fl->l_pid = 0; /* the OFD commands require it */
 }
 
+/* ---- deadlock detection -------------------------------------------------- */
+
+/* Linux's MAX_DEADLK_ITERATIONS: how far a chain of waiters is followed. */
+#define PLOCK_DEADLOCK_HOPS 10
+
+/* The guest process whose POSIX lock conflicts first with q's request
+ * (the host's F_OFD_GETLK answer on q's lock fd: its lock list's order,
+ * as posix_lock_inode meets the blocker), or NULL: none, or not a
+ * guest's POSIX lock (an OFD lock, a process outside the run). */
+static struct proxy_process *plock_blocker(struct proxy_process *q,
+                                           const struct proxy_plock_wait *w)
+{
+    const struct proxy_plock *l = plock_find(&q->fds, w->dev, w->ino);
+    if (!l)
+        return NULL;
+    struct flock probe = {.l_type = w->type};
+    range_to_flock(&probe, w->start, w->end);
+    if (fcntl(l->lock_fd, F_OFD_GETLK, &probe) < 0 || probe.l_type == F_UNLCK)
+        return NULL;
+    uint64_t cs = (uint64_t)probe.l_start;
+    uint64_t ce = probe.l_len == 0 ? PLOCK_EOF : cs + (uint64_t)probe.l_len;
+    int pid = holder_pid(q, w->dev, w->ino, probe.l_type, cs, ce);
+    return pid < 0 ? NULL : proxy_world_find(q->world, pid);
+}
+
+/* What q waits for in F_SETLKW, if a thread of it still does. */
+static const struct proxy_plock_wait *plock_waiting(const struct proxy_process *q)
+{
+    const struct proxy_plock_wait *w = &q->fds.plock_wait;
+    for (int i = 0; w->tid && i < q->nr_threads; i++)
+        if (q->threads[i].tid == w->tid)
+            return q->threads[i].state != PROXY_THREAD_EXITED &&
+                           q->threads[i].events == w->events
+                       ? w
+                       : NULL;
+    return NULL;
+}
+
+/* posix_locks_deadlock: owner, the holder of what p asks for, waits
+ * through a chain of waiting holders for p itself. */
+static bool plock_deadlock(struct proxy_process *p,
+                           struct proxy_process *owner)
+{
+    for (int hop = 0; owner && hop < PLOCK_DEADLOCK_HOPS; hop++) {
+        if (owner == p)
+            return true;
+        const struct proxy_plock_wait *w = plock_waiting(owner);
+        if (!w)
+            return false;
+        owner = plock_blocker(owner, w);
+    }
+    return false;
+}
+
 /* A lock on something that is not a regular file (a pipe, a device) is
  * left to the host as it is: reopening it per process could block (a
  * FIFO) or fail (a socket). Such locks do not conflict between guests. */
@@ -300,14 +354,39 @@ long proxy_plock_fcntl(struct proxy_process *p, int host_fd, int cmd,
         return 0;
     }
     bool wait = cmd == F_SETLKW;
+    struct proxy_thread *self = &p->threads[p->cur];
+    /* This call again after a retry: the wait it recorded (current: the
+     * thread has made no other call since). */
+    struct proxy_plock_wait was = p->fds.plock_wait;
+    bool again = was.tid == self->tid && was.events == self->events &&
+                 was.dev == (uint64_t)st.st_dev &&
+                 was.ino == (uint64_t)st.st_ino && was.start == start &&
+                 was.end == end && was.type == fl->l_type;
+    if (was.tid == self->tid)
+        p->fds.plock_wait.tid = 0; /* this call ends, or records it anew */
     /* Waiting in the host would stop every guest: while another guest can
      * run, the caller only tries, and retries later (io.c's lock rule). */
     int ofd_cmd = wait && !proxy_others_alive(p) ? F_OFD_SETLKW : F_OFD_SETLK;
     if (fcntl(l->lock_fd, ofd_cmd, &ofd) < 0) {
         int err = errno;
-        if (wait && (err == EAGAIN || err == EACCES))
-            return proxy_thread_retry_after(p, PROXY_LOCK_RETRY_NS);
-        return -err;
+        if (!wait || (err != EAGAIN && err != EACCES))
+            return -err;
+        /* the thread's events count once this call is counted (world.c
+         * counts a call after its handler) */
+        struct proxy_plock_wait req = {self->tid, self->events + 1,
+                                       st.st_dev, st.st_ino, start, end,
+                                       fl->l_type, -1};
+        struct proxy_process *blocker = plock_blocker(p, &req);
+        req.blocker = blocker ? blocker->pid : -1;
+        /* Linux looks for a cycle when the request first blocks and when
+         * a waiter is woken because its blocker went: one still blocked
+         * by the same holder is not woken, so does not look again (the
+         * process whose blocker changed is the one that sees a cycle). */
+        if (!(again && was.blocker == req.blocker) &&
+            plock_deadlock(p, blocker))
+            return -EDEADLK;
+        p->fds.plock_wait = req;
+        return proxy_thread_retry_after(p, PROXY_LOCK_RETRY_NS);
     }
     ranges_set(l, fl->l_type, start, end);
     return 0;

@@ -42,7 +42,7 @@ struct proxy_vfd {
     unsigned refs;
     /* NSFILE: uid_map, gid_map, setgroups (kernel/namespace.c writes
      * them); NS: a /proc/PID/ns link opened, setns's argument */
-    enum { VFD_MEM, VFD_KEPT, VFD_NSFILE, VFD_NS } kind;
+    enum { VFD_MEM, VFD_PAGEMAP, VFD_KEPT, VFD_NSFILE, VFD_NS } kind;
     int pid;  /* the guest process whose file it is */
     int kept; /* VFD_KEPT: index in kept_files; NSFILE: which; NS: type */
     int tid;  /* VFD_KEPT comm: the thread's (task/TID/comm), 0: process */
@@ -285,6 +285,20 @@ long proxy_procfile_open_mem(struct proxy_process *p, struct proxy_process *of,
     return install_vfd(p, host_fd, flags, VFD_MEM, of->pid, 0);
 }
 
+long proxy_procfile_open_pagemap(struct proxy_process *p,
+                                 struct proxy_process *of, int flags)
+{
+    long rc = open_checks(flags);
+    if (rc < 0)
+        return rc;
+    char name[64];
+    snprintf(name, sizeof(name), "hvrun-vfs:/proc/%d/pagemap", of->pid);
+    int host_fd = memfd_with(name, "", flags);
+    if (host_fd < 0)
+        return host_fd;
+    return install_vfd(p, host_fd, flags, VFD_PAGEMAP, of->pid, 0);
+}
+
 /* /proc/PID/{uid_map,gid_map,setgroups}: the content as p reads it. */
 long proxy_procfile_open_nsfile(struct proxy_process *p,
                                 struct proxy_process *of, int which,
@@ -417,6 +431,57 @@ static long mem_xfer(struct proxy_process *p, const struct proxy_vfd *v,
     return total;
 }
 
+/*
+ * pagemap's entry for the page at addr. A page of guest memory is present
+ * once backed, as mincore says (mm.c): all but lazy VMAs never touched and
+ * a file mapping's pages past its file's end; PM_FILE for pages of a file
+ * or of shared memory. No page frame number (host memory's, different in
+ * every run: Linux too shows 0 to a reader without CAP_SYS_ADMIN), nor the
+ * soft-dirty, exclusive and swap bits.
+ */
+#define PM_PRESENT (1ULL << 63)
+#define PM_FILE (1ULL << 61)
+#define PM_ENTRY_BYTES 8
+
+static uint64_t pagemap_entry(const struct proxy_process *q, gva_t addr)
+{
+    const struct vmm_vma *v = vmm_as_find_vma(q->as, addr);
+    if (!v || (v->flags & VMM_VMA_LAZY) || (v->eof_at && addr >= v->eof_at))
+        return 0;
+    return PM_PRESENT | (v->file || v->shared ? PM_FILE : 0);
+}
+
+/* pagemap_read: whole entries at an aligned offset (else EINVAL), the
+ * entry at offset 8n being page n's; none past the user address space. */
+static long pagemap_read(struct proxy_process *p, const struct proxy_vfd *v,
+                         uint64_t pos, const struct iovec *iov, int n)
+{
+    size_t asked = 0;
+    for (int i = 0; i < n; i++)
+        asked += iov[i].iov_len;
+    if (pos % PM_ENTRY_BYTES || asked % PM_ENTRY_BYTES)
+        return -EINVAL;
+    struct proxy_process *q = vfd_owner(p, v);
+    if (!q || !q->as)
+        return 0;
+    long total = 0;
+    uint64_t e = 0, e_page = UINT64_MAX; /* the entry being copied out */
+    for (int i = 0; i < n; i++) {
+        char *out = iov[i].iov_base;
+        for (size_t off = 0; off < iov[i].iov_len; off++) {
+            uint64_t at = pos + (uint64_t)total;
+            uint64_t page = at / PM_ENTRY_BYTES;
+            if (page >= VMM_USER_END / VMM_PAGE_SIZE)
+                return total;
+            if (page != e_page)
+                e = pagemap_entry(q, (e_page = page) * VMM_PAGE_SIZE);
+            out[off] = (char)(e >> (8 * (at % PM_ENTRY_BYTES)));
+            total++;
+        }
+    }
+    return total;
+}
+
 /* A write to a kept setting of q's (comm, oom_score_adj, ...). */
 static long kept_write_iov(struct proxy_process *q, const struct proxy_vfd *v,
                            const struct iovec *iov, int n)
@@ -490,7 +555,11 @@ long proxy_procfile_xfer(struct proxy_process *p, int guest_fd, bool into_guest,
     off_t pos = at_offset ? offset : lseek(f->host_fd, 0, SEEK_CUR);
     if (pos < 0)
         return -errno;
-    long r = mem_xfer(p, f->vfd, into_guest, (uint64_t)pos, iov, n);
+    if (f->vfd->kind == VFD_PAGEMAP && !into_guest)
+        return -EINVAL; /* pagemap has no write */
+    long r = f->vfd->kind == VFD_PAGEMAP
+                 ? pagemap_read(p, f->vfd, (uint64_t)pos, iov, n)
+                 : mem_xfer(p, f->vfd, into_guest, (uint64_t)pos, iov, n);
     if (r > 0 && !at_offset)
         (void)lseek(f->host_fd, pos + r, SEEK_SET);
     return r;

@@ -20,6 +20,9 @@ long proxy_procfile_open_kept(struct proxy_process *p, struct proxy_process *of,
                               int k, int flags);
 long proxy_procfile_open_mem(struct proxy_process *p, struct proxy_process *of,
                              int flags);
+/* /proc/PID/pagemap: an entry per page of q's address space (procfile.c). */
+long proxy_procfile_open_pagemap(struct proxy_process *p,
+                                 struct proxy_process *of, int flags);
 
 /* /proc/PID/{uid_map,gid_map,setgroups} (which: PROXY_NSFILE_*) and
  * /proc/PID/ns/NAME (type: PROXY_NS_*) of `of`, opened for p. */

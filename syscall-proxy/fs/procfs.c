@@ -676,7 +676,7 @@ struct proc_view {
     int pid_levels; /* NSpid: the run's /proc, then each namespace below */
     int nspids[PROXY_PID_LEVELS + 1];
     bool thp_enabled, no_new_privs;
-    uint64_t sigq_limit, caps, cap_eff, cap_inh, cap_bnd; /* caps: permitted */
+    uint64_t sigq_limit, caps, cap_eff, cap_inh, cap_bnd, cap_amb; /* caps: permitted */
     int seccomp_mode, seccomp_filters;
 };
 
@@ -801,7 +801,8 @@ static void put_status(struct vbuf *b, const struct proc_view *v)
               "Cpus_allowed:\t1\nCpus_allowed_list:\t0\nMems_allowed:\t",
               (unsigned long long)v->cap_inh, (unsigned long long)v->caps,
               (unsigned long long)v->cap_eff,
-              (unsigned long long)v->cap_bnd, 0ULL, v->no_new_privs ? 1 : 0,
+              (unsigned long long)v->cap_bnd, (unsigned long long)v->cap_amb,
+              v->no_new_privs ? 1 : 0,
               v->seccomp_mode,
               v->seccomp_filters);
     /* MAX_NUMNODES (1024 on Debian) bits, in 32-bit groups. */
@@ -886,6 +887,7 @@ static void proc_view_of(struct proxy_process *p, struct proc_view *v)
     v->sigq_limit = p->rlimits[RLIMIT_SIGPENDING].rlim_cur;
     proxy_cred_caps(p, &v->cap_eff, &v->caps, &v->cap_inh);
     v->cap_bnd = CAP_FULL_SET & ~p->cred.cap_bset_dropped;
+    v->cap_amb = proxy_cred_ambient(p);
     const struct proxy_thread *t = &p->threads[p->cur];
     v->seccomp_mode = t->seccomp_strict ? 1 : t->seccomp ? 2 : 0;
     v->seccomp_filters = proxy_seccomp_filters(t);
@@ -1266,6 +1268,13 @@ static long open_mem(struct proxy_process *p, struct proxy_process *of,
     return proxy_procfile_open_mem(p, of, flags);
 }
 
+static long open_pagemap(struct proxy_process *p, struct proxy_process *of,
+                         const char *name, int flags)
+{
+    (void)name;
+    return proxy_procfile_open_pagemap(p, of, flags);
+}
+
 static long open_kept(struct proxy_process *p, struct proxy_process *of,
                       const char *name, int flags)
 {
@@ -1308,6 +1317,7 @@ const struct vfile proxy_vfs_files[] = {
     {"/proc/self/auxv", GATE_ALWAYS, DET_SRC_IDS, gen_self_auxv, NULL},
     {"/proc/self/statm", GATE_ALWAYS, DET_SRC_IDS, gen_self_statm, NULL},
     {"/proc/self/mem", GATE_ALWAYS, DET_SRC_IDS, NULL, open_mem},
+    {"/proc/self/pagemap", GATE_ALWAYS, DET_SRC_IDS, NULL, open_pagemap},
     KEPT_FILE("comm"),
     KEPT_FILE("oom_score_adj"),
     KEPT_FILE("oom_adj"),

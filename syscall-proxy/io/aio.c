@@ -20,7 +20,11 @@
  * Limits: io_getevents returns at once with the events there are, even
  * when fewer than min_nr (no request is ever in flight, so waiting could
  * bring no more; Linux would wait out the timeout); IOCB_CMD_POLL is
- * EINVAL (as a kernel before 4.18); a transfer is clipped to 64 MiB.
+ * EINVAL (as a kernel before 4.18); a transfer is clipped to 64 MiB. A
+ * request on a stream (a pipe, a socket) moves what is there now at the
+ * stream's position, as Linux's read_iter/write_iter ignore the offset
+ * there: one that would have to wait completes with -EAGAIN, as Linux's
+ * does with RWF_NOWAIT (without it Linux's would stay in flight).
  */
 #include "proxy.h"
 #include "fdtable.h"
@@ -192,6 +196,10 @@ static long bounce_xfer(struct proxy_process *p, int host_fd, bool read_op,
             r = -EFAULT;
     if (r == 0) {
         struct iovec host = {buf, total}; /* RWF_* as the host takes them */
+        if (lseek(host_fd, 0, SEEK_CUR) < 0 && errno == ESPIPE) {
+            off = -1; /* a stream: its own position, never a wait */
+            rw_flags |= RWF_NOWAIT;
+        }
         r = read_op ? preadv2(host_fd, &host, 1, off, rw_flags)
                     : pwritev2(host_fd, &host, 1, off, rw_flags);
         r = r < 0 ? -errno : r;

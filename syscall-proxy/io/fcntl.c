@@ -2,8 +2,9 @@
  * fcntl.c - the fd numbers and what hangs on an open file: dup, dup2,
  * dup3, close, close_range (Linux's fs/file.c), fcntl (fs/fcntl.c: its
  * lock, owner and lease commands handed to plock.c and fasync.c), flock
- * and the advice calls (fs/locks.c, mm/fadvise.c). Lock waits retry on
- * the logical clock rather than wait in the host.
+ * and the advice calls (fs/locks.c, mm/fadvise.c), and cachestat
+ * (mm/filemap.c). Lock waits retry on the logical clock rather than wait
+ * in the host.
  */
 #include "proxy.h"
 #include "fdtable.h"
@@ -14,9 +15,13 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+
+#define PAGE_BYTES 4096ULL
 
 /* ---- fd numbers ---------------------------------------------------------- */
 
@@ -299,6 +304,56 @@ static long sys_sync_file_range(struct proxy_process *p, const uint64_t a[6])
         sync_file_range(host_fd, (off_t)a[1], (off_t)a[2], (unsigned int)a[3]));
 }
 
+/* ---- cachestat ------------------------------------------------------------ */
+
+#define SYS_CACHESTAT 451 /* Linux 6.5, x86-64; older headers lack it */
+
+struct k_cachestat_range {
+    uint64_t off, len;
+};
+
+struct k_cachestat {
+    uint64_t nr_cache, nr_dirty, nr_writeback, nr_evicted,
+        nr_recently_evicted;
+};
+
+/*
+ * cachestat(fd, range, stat, flags): how much of a file's range is in the
+ * page cache. The host's page cache follows its memory pressure and its
+ * other users, so hvrun answers as mincore does for memory (mm.c): every
+ * page of a regular file within the range (a len of 0: to the end) is
+ * cached, none dirty, under writeback or evicted; other files have no
+ * pages. Linux's order: the fd (EBADF, an O_PATH one too), the range
+ * (EFAULT), the flags (EINVAL), then the result (EFAULT). Not modelled:
+ * Linux 6.10's EPERM for a caller who may not write the file.
+ */
+static long sys_cachestat(struct proxy_process *p, const uint64_t a[6])
+{
+    int host_fd = guest_host_fd(p, a[0]);
+    if (host_fd < 0)
+        return host_fd;
+    int fl = fcntl(host_fd, F_GETFL);
+    if (fl < 0 || (fl & O_PATH))
+        return -EBADF;
+    struct k_cachestat_range r;
+    if (proxy_copy_in(p, &r, a[1], sizeof(r)) < 0)
+        return -EFAULT;
+    if ((unsigned int)a[3] != 0)
+        return -EINVAL;
+    struct stat st;
+    if (fstat(host_fd, &st) < 0)
+        return -errno;
+    struct k_cachestat cs = {0};
+    uint64_t pages = S_ISREG(st.st_mode) && st.st_size > 0
+                         ? ((uint64_t)st.st_size + PAGE_BYTES - 1) / PAGE_BYTES
+                         : 0;
+    uint64_t first = r.off / PAGE_BYTES;
+    uint64_t last = r.len == 0 ? UINT64_MAX : (r.off + r.len - 1) / PAGE_BYTES;
+    if (pages > 0 && first < pages && last >= first)
+        cs.nr_cache = (last < pages - 1 ? last : pages - 1) - first + 1;
+    return proxy_copy_out(p, a[2], &cs, sizeof(cs)) < 0 ? -EFAULT : 0;
+}
+
 const struct proxy_syscall proxy_fcntl_syscalls[] = {
     {SYS_close, "close", sys_close},
     {SYS_close_range, "close_range", sys_close_range},
@@ -310,5 +365,6 @@ const struct proxy_syscall proxy_fcntl_syscalls[] = {
     {SYS_fadvise64, "fadvise64", sys_fadvise64},
     {SYS_readahead, "readahead", sys_readahead},
     {SYS_sync_file_range, "sync_file_range", sys_sync_file_range},
+    {SYS_CACHESTAT, "cachestat", sys_cachestat},
     {-1, NULL, NULL},
 };

@@ -194,8 +194,10 @@ static long poll_wait(struct proxy_process *p, struct pollfd *fds, size_t n,
         if (!ts) /* an endless wait on nothing: only a signal ends it,
                   * and the other guests run meanwhile (as pause) */
             return proxy_signal_suspend(p);
-        proxy_thread_poll_done(p); /* a timed wait on nothing: a sleep */
-        return proxy_thread_sleep_for(p, left, 0);
+        /* a timed wait on nothing: pause until a signal or the deadline
+         * (whose result is 0) */
+        proxy_thread_poll_done(p);
+        return proxy_signal_suspend_for(p, left);
     }
     /* poll and select end with EINTR when a handler runs, SA_RESTART or
      * not (ERESTART_RESTARTBLOCK / ERESTARTNOHAND). */
@@ -270,6 +272,10 @@ long proxy_call_mask_end(struct proxy_process *p, long r)
      * rt_sigsuspend (signal.c); restored there if no handler runs. */
     if (r == -EINTR && t && t->saved_sigmask_valid &&
         proxy_signal_would_take(p))
+        return r;
+    /* Waiting for a signal under it (a pause on no fd): the signal's
+     * delivery or the deadline puts the caller's back (thread.c). */
+    if (t && t->state == PROXY_THREAD_WAIT_SIGNAL)
         return r;
     if (r != PROXY_RET_BLOCK && t && t->saved_sigmask_valid) {
         p->sig.sigmask = t->saved_sigmask;

@@ -16,6 +16,7 @@
 #include <linux/capability.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -504,6 +505,46 @@ long proxy_cred_capbset(struct proxy_process *p, bool drop, uint64_t cap)
     return 0;
 }
 
+uint64_t proxy_cred_ambient(const struct proxy_process *p)
+{
+    return p->cred.caps_recorded ? p->cred.cap_amb : 0;
+}
+
+/* cap_task_prctl's PR_CAP_AMBIENT: a raised capability must be permitted
+ * and inheritable; lowering one not raised, or raising one twice, is no
+ * error. (execve keeps no inheritable set here, so no ambient one: the
+ * sets after it follow the ids.) */
+long proxy_cred_ambient_prctl(struct proxy_process *p, const uint64_t a[6],
+                              bool no_raise)
+{
+    if (a[1] == PR_CAP_AMBIENT_CLEAR_ALL) {
+        if (a[2] | a[3] | a[4])
+            return -EINVAL;
+        p->cred.cap_amb = 0;
+        return 0;
+    }
+    if (a[2] > CAP_LAST_CAP || a[3] | a[4])
+        return -EINVAL;
+    uint64_t bit = 1ULL << a[2];
+    switch (a[1]) {
+    case PR_CAP_AMBIENT_IS_SET:
+        return (proxy_cred_ambient(p) & bit) != 0;
+    case PR_CAP_AMBIENT_LOWER:
+        p->cred.cap_amb = proxy_cred_ambient(p) & ~bit;
+        return 0;
+    case PR_CAP_AMBIENT_RAISE: {
+        uint64_t eff, perm, inh;
+        proxy_cred_caps(p, &eff, &perm, &inh);
+        if (!(perm & bit) || !(inh & bit) || no_raise)
+            return -EPERM;
+        p->cred.cap_amb = proxy_cred_ambient(p) | bit;
+        return 0;
+    }
+    default:
+        return -EINVAL;
+    }
+}
+
 void proxy_cred_caps(const struct proxy_process *p, uint64_t *eff,
                      uint64_t *perm, uint64_t *inh)
 {
@@ -598,6 +639,8 @@ static long sys_capset(struct proxy_process *p, const uint64_t a[6])
         p->cred.caps_kept_effective = eff != 0;
     if (p->cred.caps_kept && perm == 0)
         p->cred.caps_kept = p->cred.caps_kept_effective = false;
+    /* cap_capset: the ambient set shrinks with the two it lies in */
+    p->cred.cap_amb = proxy_cred_ambient(p) & perm & inh;
     p->cred.caps_recorded = true;
     p->cred.cap_eff = eff;
     p->cred.cap_perm = perm;

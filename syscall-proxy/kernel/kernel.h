@@ -145,6 +145,8 @@ enum proxy_sigwait_kind {
     PROXY_SIGWAIT_SUSPEND,  /* pause, rt_sigsuspend: -EINTR is pre-set */
     PROXY_SIGWAIT_TIMED,    /* rt_sigtimedwait: re-runs, never restarted */
     PROXY_SIGWAIT_SIGNALFD, /* a signalfd read: re-runs like a read */
+    PROXY_SIGWAIT_POLL,     /* ppoll/pselect on no fd with a timeout: as
+                             * SUSPEND, the deadline's result 0 */
 };
 
 /* io.c's waiting state of one thread, which must outlive a park. */
@@ -428,6 +430,9 @@ bool proxy_signal_would_take(struct proxy_process *p);
  * (the scheduler runs the others meanwhile); the call then ends with
  * -EINTR after the handler. */
 long proxy_signal_suspend(struct proxy_process *p);
+/* The same for at most ns of logical time, whose end returns 0 (a
+ * ppoll/pselect on no fd): the call's temporary mask stays until then. */
+long proxy_signal_suspend_for(struct proxy_process *p, uint64_t ns);
 
 /* ---- clocks (kernel/time.c) ---------------------------------------------- */
 extern const struct proxy_syscall proxy_time_syscalls[];
@@ -553,6 +558,11 @@ int proxy_ns_link_of(int type, const struct proxy_ns *ns, char *out,
 
 /* PR_CAPBSET_READ (drop false) and PR_CAPBSET_DROP (cred.c). */
 long proxy_cred_capbset(struct proxy_process *p, bool drop, uint64_t cap);
+/* The ambient set (/proc/PID/status's CapAmb), and prctl(PR_CAP_AMBIENT,
+ * op, cap, arg4, arg5) on it (cred.c); no_raise: SECBIT_NO_CAP_AMBIENT_RAISE. */
+uint64_t proxy_cred_ambient(const struct proxy_process *p);
+long proxy_cred_ambient_prctl(struct proxy_process *p, const uint64_t a[6],
+                              bool no_raise);
 
 /* ptrace_may_access (kernel/ptrace.c): p may read or attach to q (itself,
  * as root, or with all of q's ids its real ones and q dumpable). */

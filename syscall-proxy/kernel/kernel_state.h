@@ -123,6 +123,10 @@ struct proxy_cred_state {
      * the sets follow the euid (caps_recorded false). */
     bool caps_recorded;
     uint64_t cap_eff, cap_perm, cap_inh;
+    /* PR_CAP_AMBIENT's set, within cap_perm & cap_inh; it means nothing
+     * unless caps_recorded (the sets that follow the ids have no
+     * inheritable ones, so no ambient ones: proxy_cred_ambient) */
+    uint64_t cap_amb;
     /* PR_CAPBSET_DROP's drops from the bounding set (inherited, kept by
      * execve): a bit per capability no longer in it */
     uint64_t cap_bset_dropped;

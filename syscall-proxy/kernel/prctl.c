@@ -250,6 +250,9 @@ static long sys_prctl(struct proxy_process *p, const uint64_t a[6])
     case PR_GET_SECUREBITS:
     case PR_SET_SECUREBITS:
         return prctl_securebits(p, option, a[1]);
+    case PR_CAP_AMBIENT:
+        return proxy_cred_ambient_prctl(
+            p, a, misc_state(p)->securebits & SECBIT_NO_CAP_AMBIENT_RAISE);
     case PR_MCE_KILL:
     case PR_MCE_KILL_GET:
         return prctl_mce_kill(p, option, a);

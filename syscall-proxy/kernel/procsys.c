@@ -276,10 +276,17 @@ long proxy_fork(struct proxy_process *p, uint64_t flags, gva_t stack,
         if (proxy_copy_out(p, ptid, &none, sizeof(none)) < 0)
             return -EFAULT;
     }
+    /* An init (of the run or of a pid namespace: SIGNAL_UNKILLABLE) has
+     * no parent to give its child. */
+    if ((flags & CLONE_PARENT) &&
+        (p->ppid == 0 || proxy_ns_is_ns_init(p)))
+        return -EINVAL;
     bool share_mm = flags & CLONE_VM;
     struct proxy_process *c = new_child(p, share_mm);
     if (!c)
         return -ENOMEM;
+    if (flags & CLONE_PARENT) /* a sibling: its parent is p's parent */
+        c->ppid = p->ppid;
     if (!(flags & CLONE_FS)) /* copy_fs: a copy of its own */
         c->fs.fs_id = ++p->world->last_fs_id;
     char why[256];
@@ -882,6 +889,7 @@ static void exec_reset(struct proxy_process *p)
     proxy_shm_detach_all(p); /* the old address space is gone */
     p->mm.nr_range_policy = 0; /* and its VMAs' mbind policies */
     p->prctl.keepcaps = false; /* Linux clears it at every execve */
+    p->prctl.membarrier_registered = 0; /* a new mm (membarrier_exec_mmap) */
     proxy_ns_exec(p); /* capabilities from the euid again */
     p->cred.fsuid = p->cred.euid; /* cap_bprm_creds_from_file */
     p->cred.fsgid = p->cred.egid;
@@ -957,6 +965,13 @@ static long do_execve(struct proxy_process *p, int dirfd, gva_t path_gva,
         (rc = strings_in(p, envp_gva, &budget, &envp)) < 0) {
         free_strings(argv);
         return rc;
+    }
+    /* do_execveat_common (5.18 on): an empty argv gets "" as argv[0], so
+     * a program that starts at argv[1] does not walk into envp. */
+    if (!argv[0] && !(argv[0] = strdup(""))) {
+        free_strings(argv);
+        free_strings(envp);
+        return -ENOMEM;
     }
     /* do_open_execat's checks, after the strings are copied (Linux 6.1):
      * flags beyond the two it knows are EINVAL. */

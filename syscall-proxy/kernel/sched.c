@@ -608,10 +608,11 @@ static long sys_ioprio_set(struct proxy_process *p, const uint64_t a[6])
 /*
  * All guest threads share one vCPU and run one at a time, and every switch
  * between them passes through a VM exit, which serialises. So every barrier
- * is already done when the call arrives. Registration is not tracked: a
- * private expedited barrier without one succeeds instead of -EPERM. The
- * rseq commands (MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ) are absent: every
- * thread's critical section already ends at each switch (rseq.c).
+ * is already done when the call arrives; what is kept is which private
+ * expedited barriers the process registered for, since one it did not is
+ * EPERM. The rseq commands (MEMBARRIER_CMD_PRIVATE_EXPEDITED_RSEQ) are
+ * absent: every thread's critical section already ends at each switch
+ * (rseq.c).
  */
 #define MEMBARRIER_SUPPORTED                                                   \
     (MEMBARRIER_CMD_GLOBAL | MEMBARRIER_CMD_GLOBAL_EXPEDITED |                 \
@@ -625,12 +626,31 @@ static long sys_membarrier(struct proxy_process *p, const uint64_t a[6])
 {
     int cmd = (int)a[0];
     unsigned flags = (unsigned)a[1];
+    unsigned *registered = &misc_state(p)->membarrier_registered;
     if (flags != 0)
         return -EINVAL; /* MEMBARRIER_CMD_FLAG_CPU is for the rseq commands */
-    if (cmd == MEMBARRIER_CMD_QUERY)
+    switch (cmd) {
+    case MEMBARRIER_CMD_QUERY:
         return MEMBARRIER_SUPPORTED;
-    bool one_command = cmd > 0 && (cmd & (cmd - 1)) == 0;
-    return one_command && (cmd & MEMBARRIER_SUPPORTED) ? 0 : -EINVAL;
+    case MEMBARRIER_CMD_GLOBAL:
+    case MEMBARRIER_CMD_GLOBAL_EXPEDITED:
+        return 0;
+    case MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED:
+    case MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED:
+    case MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_SYNC_CORE:
+        *registered |= (unsigned)cmd;
+        return 0;
+    case MEMBARRIER_CMD_PRIVATE_EXPEDITED:
+        return *registered & MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED
+                   ? 0
+                   : -EPERM;
+    case MEMBARRIER_CMD_PRIVATE_EXPEDITED_SYNC_CORE:
+        return *registered & MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_SYNC_CORE
+                   ? 0
+                   : -EPERM;
+    default:
+        return -EINVAL;
+    }
 }
 
 const struct proxy_syscall proxy_sched_syscalls[] = {

@@ -997,6 +997,21 @@ long proxy_signal_suspend(struct proxy_process *p)
     return suspend(p);
 }
 
+static uint64_t monotonic_now_ns(struct proxy_process *p);
+
+long proxy_signal_suspend_for(struct proxy_process *p, uint64_t ns)
+{
+    struct proxy_thread *t = current_thread(p);
+    t->sigwait_timed_out = false;
+    t->sigwait_set = 0;
+    if (proxy_signal_wait_ready(p, t))
+        return -EINTR;
+    t->has_deadline = true;
+    t->deadline_ns = monotonic_now_ns(p) + ns;
+    wait_signal(p, PROXY_SIGWAIT_POLL, 0);
+    return -EINTR; /* what a signal's handler leaves; the deadline: 0 */
+}
+
 static long sys_rt_sigsuspend(struct proxy_process *p, const uint64_t a[6])
 {
     uint64_t mask;

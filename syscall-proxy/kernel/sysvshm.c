@@ -258,8 +258,6 @@ static long sys_shmdt(struct proxy_process *p, const uint64_t a[6])
 static long shm_stat(struct proxy_process *p, struct proxy_shm_seg *s,
                      gva_t buf)
 {
-    if (!proxy_ipc_permitted(p, &s->perm, 4))
-        return -EACCES;
     struct shmid_ds ds;
     memset(&ds, 0, sizeof(ds));
     ds.shm_perm = s->perm;
@@ -314,6 +312,8 @@ static long sys_shmctl(struct proxy_process *p, const uint64_t a[6])
         if ((int)a[0] < 0 || (int)a[0] >= p->world->nr_shm)
             return -EINVAL;
         s = p->world->shm[(int)a[0]];
+        /* SHM_STAT_ANY reads what /proc/sysvipc/shm shows anyone: no
+         * read permission is checked (shmctl_stat) */
         bool may = cmd == SHM_STAT_ANY || proxy_ipc_permitted(p, &s->perm, 4);
         long rc = may ? 0 : -EACCES;
         if (rc == 0)
@@ -325,7 +325,8 @@ static long sys_shmctl(struct proxy_process *p, const uint64_t a[6])
     bool owner = proxy_ipc_owner(p, &s->perm);
     switch (cmd) {
     case IPC_STAT:
-        return shm_stat(p, s, buf);
+        return proxy_ipc_permitted(p, &s->perm, 4) ? shm_stat(p, s, buf)
+                                                   : -EACCES;
     case IPC_SET: {
         if (!owner)
             return -EPERM;

@@ -166,6 +166,25 @@ void proxy_thread_expire(struct proxy_process *p, int idx)
         t->state = PROXY_THREAD_RUNNABLE;
         return;
     }
+    if (t->state == PROXY_THREAD_WAIT_SIGNAL &&
+        t->sigwait_kind == PROXY_SIGWAIT_POLL) {
+        /* a ppoll/pselect on no fd timed out: 0, and the caller's mask
+         * back in place of the call's (io/poll.c left it) */
+        t->state = PROXY_THREAD_RUNNABLE;
+        t->sigwait_kind = PROXY_SIGWAIT_NONE;
+        if (idx == p->cur)
+            vmm_vm_regs(p->vm)->rax = 0;
+        else
+            t->regs.rax = 0;
+        if (t->saved_sigmask_valid) {
+            if (idx == p->cur)
+                p->sig.sigmask = t->saved_sigmask;
+            else
+                t->sigmask = t->saved_sigmask;
+            t->saved_sigmask_valid = false;
+        }
+        return;
+    }
     if (t->state == PROXY_THREAD_WAIT_SIGNAL) {
         t->sigwait_timed_out = true;
         t->state = PROXY_THREAD_RUNNABLE;
@@ -239,17 +258,22 @@ void proxy_thread_interrupt_sleep(struct proxy_process *p, int idx)
     struct proxy_thread *t = &p->threads[idx];
     uint64_t now = monotonic_ns(p);
     uint64_t left = t->deadline_ns > now ? t->deadline_ns - now : 0;
+    t->has_deadline = false;
+    t->state = PROXY_THREAD_RUNNABLE;
+    struct vmm_regs *r = idx == p->cur ? vmm_vm_regs(p->vm) : &t->regs;
     if (t->sleep_rem) {
         struct timespec ts = {(time_t)(left / 1000000000ULL),
                               (long)(left % 1000000000ULL)};
-        vmm_as_copy_out(p->as, t->sleep_rem, &ts, sizeof(ts));
+        /* nanosleep_copyout: a remainder it cannot write ends the sleep
+         * with EFAULT, not restarted whatever the signal's disposition */
+        if (vmm_as_copy_out(p->as, t->sleep_rem, &ts, sizeof(ts)) < 0) {
+            r->rax = (uint64_t)-EFAULT;
+            return;
+        }
     }
-    t->has_deadline = false;
-    t->state = PROXY_THREAD_RUNNABLE;
     /* -ERESTART_RESTARTBLOCK: a handler makes it EINTR (signal.c's
      * delivery, eintr_on_handler); without one the thread re-enters at
      * restart_syscall, which sleeps on to the same deadline. */
-    struct vmm_regs *r = idx == p->cur ? vmm_vm_regs(p->vm) : &t->regs;
     r->rax = SYS_restart_syscall;
     r->rip -= SYSCALL_INSN_BYTES;
     t->restartable = true;

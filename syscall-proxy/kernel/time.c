@@ -305,10 +305,11 @@ static long sys_clock_nanosleep(struct proxy_process *p, const uint64_t a[6])
     if (rc < 0)
         return rc;
     if (flags & TIMER_ABSTIME) {
-        struct timespec now;
-        rc = det_clock_gettime(p->det, clockid, &now);
-        if (rc < 0)
-            return rc;
+        /* measured against the reading clock_gettime gives (a CPU clock
+         * is the thread's own progress, not detcore's elapsed clock) */
+        uint64_t now_ns = proxy_cpu_clock_ns(p, clockid);
+        struct timespec now = {(time_t)(now_ns / NS_PER_SEC),
+                               (long)(now_ns % NS_PER_SEC)};
         /* An absolute sleep reports no remainder when interrupted. */
         return sleep_for(p, ns_until(&now, &req), 0);
     }

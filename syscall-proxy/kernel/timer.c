@@ -249,8 +249,70 @@ static int64_t expire(struct proxy_timer *t, int64_t now_ns)
     return missed;
 }
 
+/*
+ * RLIMIT_CPU, as Linux's check_process_timers: at the hard limit of the
+ * process's CPU time SIGKILL; at the soft one SIGXCPU, and the soft limit
+ * moves on by a second so the next comes a second later. The CPU time is
+ * what clock_gettime(CLOCK_PROCESS_CPUTIME_ID) reads (time.c).
+ */
+#define NS_PER_SEC_U 1000000000ULL
+
+static uint64_t cpu_limit_ns(rlim_t seconds)
+{
+    uint64_t ns;
+    return __builtin_mul_overflow((uint64_t)seconds, NS_PER_SEC_U, &ns)
+               ? UINT64_MAX
+               : ns;
+}
+
+static void check_cpu_rlimit(struct proxy_process *p)
+{
+    struct rlimit *r = &p->rlimits[RLIMIT_CPU];
+    if (r->rlim_cur == RLIM_INFINITY)
+        return;
+    uint64_t cpu = proxy_cpu_clock_base(p, CLOCK_PROCESS_CPUTIME_ID);
+    siginfo_t info;
+    memset(&info, 0, sizeof(info));
+    info.si_code = SI_KERNEL;
+    if (r->rlim_max != RLIM_INFINITY && cpu >= cpu_limit_ns(r->rlim_max)) {
+        info.si_signo = SIGKILL;
+        proxy_signal_raise(p, SIGKILL, &info);
+        return;
+    }
+    if (cpu >= cpu_limit_ns(r->rlim_cur)) {
+        r->rlim_cur++;
+        info.si_signo = SIGXCPU;
+        if (!signal_ignored(p, SIGXCPU))
+            proxy_signal_raise(p, SIGXCPU, &info);
+    }
+}
+
+/* The CPU time p may still use before RLIMIT_CPU acts, if it can use any
+ * (a thread of it runnable: a process whose threads all wait uses none,
+ * and time must not run on for it), else INT64_MAX. */
+static int64_t cpu_rlimit_in_ns(const struct proxy_process *p)
+{
+    const struct rlimit *r = &p->rlimits[RLIMIT_CPU];
+    if (r->rlim_cur == RLIM_INFINITY || p->stopped)
+        return INT64_MAX;
+    bool runs = false;
+    for (int i = 0; i < p->nr_threads && !runs; i++)
+        runs = p->threads[i].state == PROXY_THREAD_RUNNABLE;
+    if (!runs)
+        return INT64_MAX;
+    uint64_t cpu = proxy_cpu_clock_base(p, CLOCK_PROCESS_CPUTIME_ID);
+    uint64_t limit = cpu_limit_ns(r->rlim_cur);
+    if (r->rlim_max != RLIM_INFINITY && cpu_limit_ns(r->rlim_max) < limit)
+        limit = cpu_limit_ns(r->rlim_max);
+    if (cpu >= limit)
+        return 0;
+    return limit - cpu > (uint64_t)INT64_MAX ? INT64_MAX
+                                             : (int64_t)(limit - cpu);
+}
+
 static void fire_process(struct proxy_process *p)
 {
+    check_cpu_rlimit(p);
     struct proxy_timers *ts = &p->timers;
     for (int w = 0; w < PROXY_NR_ITIMERS; w++) {
         struct proxy_timer *t = &ts->itimer[w];
@@ -310,7 +372,8 @@ static int64_t earliest_wake_ns(struct proxy_process *p)
             best = d < best ? d : best;
         }
     }
-    return best;
+    int64_t cpu = cpu_rlimit_in_ns(p);
+    return cpu < best ? cpu : best;
 }
 
 bool proxy_timer_advance(struct proxy_world *w, uint64_t futex_deadline_ns)
@@ -623,6 +686,24 @@ static struct kitimerspec timer_get(struct proxy_process *p,
 }
 
 /*
+ * An absolute expiry as the clock the timer runs on reads it. The CPU
+ * clocks' timers run on detcore's elapsed clock (time.c), while the
+ * guest's value is a reading of the CPU clock it sees, which lags behind:
+ * what is left of the CPU time goes onto the elapsed clock's reading (a
+ * value already passed fires at once).
+ */
+static int64_t abs_expiry_ns(struct proxy_process *p, int clockid,
+                             int64_t value_ns)
+{
+    if (!p->det->cfg.virtualize_time || (clockid != CLOCK_PROCESS_CPUTIME_ID &&
+                                         clockid != CLOCK_THREAD_CPUTIME_ID))
+        return value_ns;
+    int64_t cpu_now = (int64_t)proxy_cpu_clock_base(p, clockid);
+    int64_t left = value_ns > cpu_now ? value_ns - cpu_now : 0;
+    return add_sat(guest_now_ns(p, clockid), left);
+}
+
+/*
  * timer_settime(id, flags, new, old): TIMER_ABSTIME takes new's value as a
  * reading of the timer's clock (one already passed fires at once); a zero
  * value disarms. Linux's order: NULL new is -EINVAL, then -EFAULT, then
@@ -646,6 +727,8 @@ static long sys_timer_settime(struct proxy_process *p, const uint64_t a[6])
     int64_t expiry_ns = value_ns;
     if (value_ns && !((int)a[1] & TIMER_ABSTIME))
         expiry_ns = add_sat(guest_now_ns(p, t->clockid), value_ns);
+    else if (value_ns)
+        expiry_ns = abs_expiry_ns(p, t->clockid, value_ns);
     arm(t, value_ns, expiry_ns, interval_ns);
     if (a[3] && proxy_copy_out(p, a[3], &ov, sizeof(ov)) < 0)
         return -EFAULT;
