@@ -271,32 +271,32 @@ long proxy_procfile_open_kept(struct proxy_process *p, struct proxy_process *of,
     return gfd;
 }
 
-long proxy_procfile_open_mem(struct proxy_process *p, struct proxy_process *of,
-                             int flags)
+/* /proc/PID/<file> of process `of` whose reads and writes hvrun serves
+ * from of's memory (kind: VFD_MEM, VFD_PAGEMAP), over an empty memfd. */
+static long open_memory_file(struct proxy_process *p, struct proxy_process *of,
+                             int flags, const char *file, int kind)
 {
     long rc = open_checks(flags);
     if (rc < 0)
         return rc;
     char name[64];
-    snprintf(name, sizeof(name), "hvrun-vfs:/proc/%d/mem", of->pid);
+    snprintf(name, sizeof(name), "hvrun-vfs:/proc/%d/%s", of->pid, file);
     int host_fd = memfd_with(name, "", flags);
     if (host_fd < 0)
         return host_fd;
-    return install_vfd(p, host_fd, flags, VFD_MEM, of->pid, 0);
+    return install_vfd(p, host_fd, flags, kind, of->pid, 0);
+}
+
+long proxy_procfile_open_mem(struct proxy_process *p, struct proxy_process *of,
+                             int flags)
+{
+    return open_memory_file(p, of, flags, "mem", VFD_MEM);
 }
 
 long proxy_procfile_open_pagemap(struct proxy_process *p,
                                  struct proxy_process *of, int flags)
 {
-    long rc = open_checks(flags);
-    if (rc < 0)
-        return rc;
-    char name[64];
-    snprintf(name, sizeof(name), "hvrun-vfs:/proc/%d/pagemap", of->pid);
-    int host_fd = memfd_with(name, "", flags);
-    if (host_fd < 0)
-        return host_fd;
-    return install_vfd(p, host_fd, flags, VFD_PAGEMAP, of->pid, 0);
+    return open_memory_file(p, of, flags, "pagemap", VFD_PAGEMAP);
 }
 
 /* /proc/PID/{uid_map,gid_map,setgroups}: the content as p reads it. */
