@@ -225,9 +225,13 @@ static int rewrite_path(struct proxy_process *p, const char *in,
         p->fs.ns_of_pid = q->pid; /* whose namespace (vfs.c) */
         return format_path(out, outlen, "/proc/self%s", tail);
     }
-    if (follow_last && (q = other_guest_entry(p, in, "/exe", &tail)) &&
-        !tail[4])
-        return format_path(out, outlen, "%s", q->exe_path);
+    if ((q = other_guest_entry(p, in, "/exe", &tail)) && !tail[4]) {
+        if (follow_last)
+            return format_path(out, outlen, "%s", q->exe_path);
+        *kind = PATH_GUEST_EXE;
+        p->fs.exe_of_pid = q->pid;
+        return format_path(out, outlen, "/proc/self/exe");
+    }
     if ((q = other_guest_entry(p, in, "/cwd", &tail)) &&
         (tail[4] == '/' || (!tail[4] && follow_last)))
         return format_path(out, outlen, "/proc/self/fd/%d%s", q->fs.cwd_fd,

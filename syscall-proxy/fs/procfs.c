@@ -1563,7 +1563,10 @@ void proxy_vfs_parse_init_name(const char *name, struct init_name *in)
 /* Where hvrun itself is the host's pid 1 (a container's entry point),
  * /proc/1 is hvrun's own, which the guest reads as its /proc/self
  * (self_pid_component): there is no /proc/1 of the virtual init then. */
-bool proxy_vfs_host_pid1_is_hvrun(void) { return getpid() == PROXY_INIT_PID; }
+bool proxy_vfs_host_pid1_is_hvrun(void)
+{
+    return vmm_host_self_pid() == PROXY_INIT_PID;
+}
 
 static bool init_shown(const struct proxy_process *p)
 {

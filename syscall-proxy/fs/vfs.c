@@ -105,7 +105,7 @@ static bool self_pid_component(const struct proxy_process *p, const char *s,
     num[len] = '\0';
     char *end;
     long v = strtol(num, &end, 10);
-    return *end == '\0' && num[0] != '0' && (v == p->pid || v == getpid());
+    return *end == '\0' && num[0] != '0' && (v == p->pid || v == vmm_host_self_pid());
 }
 
 /* /proc/<self-ish>/[task/<n>/]rest -> /proc/self/rest, in place. */
@@ -1119,7 +1119,7 @@ static size_t unmap_own_proc(const struct proxy_process *p, char *t, size_t len,
     const char *comp = t + 6, *end = t + len;
     const char *slash = memchr(comp, '/', (size_t)(end - comp));
     const char *comp_end = slash ? slash : end;
-    if (!component_is(comp, (size_t)(comp_end - comp), (long)getpid()))
+    if (!component_is(comp, (size_t)(comp_end - comp), (long)vmm_host_self_pid()))
         return len;
     char fixed[PROXY_PATH_MAX];
     int n = snprintf(fixed, sizeof(fixed), "/proc/%d", p->pid);
