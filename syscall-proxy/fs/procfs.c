@@ -989,6 +989,51 @@ static int gen_self_statm(struct proxy_process *p, struct vbuf *b)
     return 0;
 }
 
+/* /proc/PID/limits as Linux's proc_pid_limits prints it: the guest's
+ * limits (what getrlimit says), not hvrun's own, which the host's file
+ * would show. */
+static int gen_self_limits(struct proxy_process *p, struct vbuf *b)
+{
+    static const struct {
+        const char *name, *unit;
+    } names[RLIM_NLIMITS] = {
+        [RLIMIT_CPU] = {"Max cpu time", "seconds"},
+        [RLIMIT_FSIZE] = {"Max file size", "bytes"},
+        [RLIMIT_DATA] = {"Max data size", "bytes"},
+        [RLIMIT_STACK] = {"Max stack size", "bytes"},
+        [RLIMIT_CORE] = {"Max core file size", "bytes"},
+        [RLIMIT_RSS] = {"Max resident set", "bytes"},
+        [RLIMIT_NPROC] = {"Max processes", "processes"},
+        [RLIMIT_NOFILE] = {"Max open files", "files"},
+        [RLIMIT_MEMLOCK] = {"Max locked memory", "bytes"},
+        [RLIMIT_AS] = {"Max address space", "bytes"},
+        [RLIMIT_LOCKS] = {"Max file locks", "locks"},
+        [RLIMIT_SIGPENDING] = {"Max pending signals", "signals"},
+        [RLIMIT_MSGQUEUE] = {"Max msgqueue size", "bytes"},
+        [RLIMIT_NICE] = {"Max nice priority", NULL},
+        [RLIMIT_RTPRIO] = {"Max realtime priority", NULL},
+        [RLIMIT_RTTIME] = {"Max realtime timeout", "us"},
+    };
+    vb_printf(b, "%-25s %-20s %-20s %-10s\n", "Limit", "Soft Limit",
+              "Hard Limit", "Units");
+    for (int i = 0; i < RLIM_NLIMITS; i++) {
+        const struct rlimit *r = &p->rlimits[i];
+        vb_printf(b, "%-25s ", names[i].name);
+        if (r->rlim_cur == RLIM_INFINITY)
+            vb_printf(b, "%-20s ", "unlimited");
+        else
+            vb_printf(b, "%-20llu ", (unsigned long long)r->rlim_cur);
+        if (r->rlim_max == RLIM_INFINITY)
+            vb_printf(b, "%-20s ", "unlimited");
+        else
+            vb_printf(b, "%-20llu ", (unsigned long long)r->rlim_max);
+        if (names[i].unit)
+            vb_printf(b, "%-10s", names[i].unit);
+        vb_printf(b, "\n");
+    }
+    return 0;
+}
+
 static void vma_name(const struct proxy_process *p, const struct vmm_vma *v,
                      char *out, size_t cap)
 {
@@ -1316,6 +1361,7 @@ const struct vfile proxy_vfs_files[] = {
     {"/proc/self/environ", GATE_ALWAYS, DET_SRC_IDS, gen_self_environ, NULL},
     {"/proc/self/auxv", GATE_ALWAYS, DET_SRC_IDS, gen_self_auxv, NULL},
     {"/proc/self/statm", GATE_ALWAYS, DET_SRC_IDS, gen_self_statm, NULL},
+    {"/proc/self/limits", GATE_ALWAYS, DET_SRC_IDS, gen_self_limits, NULL},
     {"/proc/self/mem", GATE_ALWAYS, DET_SRC_IDS, NULL, open_mem},
     {"/proc/self/pagemap", GATE_ALWAYS, DET_SRC_IDS, NULL, open_pagemap},
     KEPT_FILE("comm"),
