@@ -989,6 +989,14 @@ static int gen_self_statm(struct proxy_process *p, struct vbuf *b)
     return 0;
 }
 
+static void put_limit(struct vbuf *b, rlim_t v)
+{
+    if (v == RLIM_INFINITY)
+        vb_printf(b, "%-20s ", "unlimited");
+    else
+        vb_printf(b, "%-20llu ", (unsigned long long)v);
+}
+
 /* /proc/PID/limits as Linux's proc_pid_limits prints it: the guest's
  * limits (what getrlimit says), not hvrun's own, which the host's file
  * would show. */
@@ -1017,16 +1025,9 @@ static int gen_self_limits(struct proxy_process *p, struct vbuf *b)
     vb_printf(b, "%-25s %-20s %-20s %-10s\n", "Limit", "Soft Limit",
               "Hard Limit", "Units");
     for (int i = 0; i < RLIM_NLIMITS; i++) {
-        const struct rlimit *r = &p->rlimits[i];
         vb_printf(b, "%-25s ", names[i].name);
-        if (r->rlim_cur == RLIM_INFINITY)
-            vb_printf(b, "%-20s ", "unlimited");
-        else
-            vb_printf(b, "%-20llu ", (unsigned long long)r->rlim_cur);
-        if (r->rlim_max == RLIM_INFINITY)
-            vb_printf(b, "%-20s ", "unlimited");
-        else
-            vb_printf(b, "%-20llu ", (unsigned long long)r->rlim_max);
+        put_limit(b, p->rlimits[i].rlim_cur);
+        put_limit(b, p->rlimits[i].rlim_max);
         if (names[i].unit)
             vb_printf(b, "%-10s", names[i].unit);
         vb_printf(b, "\n");
