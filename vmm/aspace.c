@@ -2683,6 +2683,19 @@ static struct vmm_shared *page_store_object(void)
     return obj;
 }
 
+int vmm_as_map_stored(struct vmm_aspace *as, gva_t gva, int prot, int flags,
+                      const char *name)
+{
+    static const uint8_t zeros[VMM_PAGE_SIZE];
+    uint64_t off;
+    int rc = vmm_page_store_put(zeros, &off);
+    struct vmm_shared *store = rc == 0 ? page_store_object() : NULL;
+    if (!store)
+        return rc < 0 ? rc : -ENOMEM;
+    return vmm_as_map_image(as, gva, VMM_PAGE_SIZE, prot, flags, name, store,
+                            off);
+}
+
 /* The page at gva mapped from the store's page at off. */
 static int map_stored_page(struct vmm_aspace *as, gva_t gva, uint64_t off)
 {

@@ -617,6 +617,12 @@ int vmm_as_poke_text(struct vmm_aspace *as, gva_t dst, const void *src,
  */
 void vmm_as_stage_begin(struct vmm_aspace *as);
 int vmm_as_stage_end(struct vmm_aspace *as);
+/* A page of hvrun's code for the guest (prot, flags and name as
+ * vmm_as_map's), mapped direct from the page store's page of zeros, so
+ * that what is staged into it is stored and shared like rewritten text;
+ * 0 or -errno (the caller may map it the ordinary way). */
+int vmm_as_map_stored(struct vmm_aspace *as, gva_t gva, int prot, int flags,
+                      const char *name);
 
 /* The run's store of rewritten code pages (page_store.c): page's offset
  * there, the page added if no stored page has its bytes; -ENOSPC when the

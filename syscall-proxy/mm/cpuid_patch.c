@@ -308,7 +308,11 @@ static struct stub_page *new_stub_page(struct proxy_process *p, gva_t site)
     if (!grown)
         return NULL;
     s->pages = grown;
-    if (vmm_as_map(p->as, gva, VMM_PAGE_SIZE, PROT_READ | PROT_EXEC,
+    /* From the page store: what the stubs and the [vvar] pointer make of
+     * it is the same page in every process of the run (vmm/page_store.c). */
+    if (vmm_as_map_stored(p->as, gva, PROT_READ | PROT_EXEC, VMM_VMA_SPECIAL,
+                          STUB_PAGE_NAME) < 0 &&
+        vmm_as_map(p->as, gva, VMM_PAGE_SIZE, PROT_READ | PROT_EXEC,
                    VMM_VMA_SPECIAL, STUB_PAGE_NAME) < 0)
         return NULL;
     uint64_t vvar = p->mm.vvar_gva; /* 0 until the vDSO is mapped */
@@ -655,9 +659,11 @@ void proxy_cpuid_vvar_mapped(struct proxy_process *p)
 {
     struct proxy_cpuid_patched *s = p->cpuid_patched;
     uint64_t vvar = p->mm.vvar_gva;
+    vmm_as_stage_begin(p->as); /* the stub pages stay the store's */
     for (size_t i = 0; s && i < s->nr_pages; i++)
         if (in_stub_page(p, s->pages[i].gva))
             (void)proxy_code_poke(p, s->pages[i].gva, &vvar, sizeof(vvar));
+    (void)vmm_as_stage_end(p->as);
 }
 
 /*
