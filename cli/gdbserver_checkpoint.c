@@ -734,22 +734,53 @@ static int restore(struct checkpoint *c, int *fds)
     return 0;
 }
 
+/*
+ * In the checkpoint, at once: its copies of what the run goes on using.
+ * Until they are closed the run is not alone with its objects: a guest
+ * pipe's reader would not see the end of file when the guests' writers
+ * are gone (nor a writer EPIPE when the readers are), a socket's peer
+ * its end, an epoll instance would keep a closed fd's entry; and when
+ * the run met that would be the host's timing (a wakeup from outside
+ * the run in its detlog). The front end's pipe sees its end too; each
+ * restore makes its own of all of them.
+ * HVRUN_GDB_CHECKPOINT_STALL_MS (to test hvrun): the wait a loaded host
+ * can make before this copy runs, which the original must not see.
+ */
+static void let_go_of_run(struct checkpoint *c)
+{
+    const char *stall = getenv("HVRUN_GDB_CHECKPOINT_STALL_MS");
+    if (stall && atoi(stall) > 0)
+        (void)usleep((useconds_t)atoi(stall) * 1000);
+    close(c->gdb_fd);
+    if (instance_sum_fd >= 0)
+        close(instance_sum_fd);
+    for (size_t i = 0; i < c->nr_fds; i++)
+        if (c->fds[i].stdio || c->fds[i].pipe || c->fds[i].sock ||
+            c->fds[i].event)
+            close(c->fds[i].fd);
+}
+
+/* The original's wait for its checkpoint's first word on the channel:
+ * the copy has let go of the run's objects and stands ready. 0, or
+ * -errno with why (the copy failed or is gone). */
+static int await_checkpoint(int chan, char *why, size_t why_len)
+{
+    char ready = 0;
+    ssize_t n;
+    while ((n = recv(chan, &ready, 1, 0)) < 0 && errno == EINTR)
+        ;
+    if (n == 1 && ready == 'R')
+        return 0;
+    snprintf(why, why_len, "the checkpoint's copy failed");
+    return -EIO;
+}
+
 /* The checkpoint's life: restores on request until the channel ends.
  * Returns only in a restored fork (0). */
 static int serve_restores(struct checkpoint *c, int chan)
 {
     struct sigaction ign = {.sa_handler = SIG_IGN};
     (void)sigaction(SIGCHLD, &ign, &c->chld); /* its forks reap themselves */
-    close(c->gdb_fd);
-    if (instance_sum_fd >= 0)
-        close(instance_sum_fd);
-    /* The front end's pipe sees its end; a guest pipe's readers (and a
-     * socket pair's peers) see theirs once the run's writers close (each
-     * restore makes its own). */
-    for (size_t i = 0; i < c->nr_fds; i++)
-        if (c->fds[i].stdio || c->fds[i].pipe || c->fds[i].sock ||
-            c->fds[i].event)
-            close(c->fds[i].fd);
     for (;;) {
         struct ck_request req;
         int fds[CK_NR_FDS];
@@ -816,8 +847,11 @@ int cli_gdb_checkpoint(struct proxy_world *w, int gdb_fd, int *chan_out,
     }
     if (pid == 0) {
         close(chan[0]);
+        let_go_of_run(&c);
         vmm_host_snapshot_disown(w->host);
         if (vmm_vms_snapshot_settle(c.vms, c.nr_vms, true) < 0)
+            _exit(125);
+        if (send(chan[1], "R", 1, 0) != 1)
             _exit(125);
         serve_restores(&c, chan[1]);
         free(c.vms);
@@ -828,6 +862,9 @@ int cli_gdb_checkpoint(struct proxy_world *w, int gdb_fd, int *chan_out,
         (void)vmm_vms_snapshot_settle(c.vms, c.nr_vms, false);
     if (chan[1] >= 0)
         close(chan[1]);
+    /* (the run goes on only when it is alone with its objects again) */
+    if (rc == 0)
+        rc = await_checkpoint(chan[0], why, why_len);
     if (rc < 0 && chan[0] >= 0)
         close(chan[0]);
     free(c.vms);

@@ -789,8 +789,8 @@ checkpoint_session() {
     for k in 00 20; do
         local sock=$w$k.sock
         (HVRUN_GDB_CHECKPOINT_EVENTS=$k HVRUN_GDB_TRACE=$w$k$tag.trace \
-            "$hvrun" run --summary --gdb "unix:$sock" -- \
-            "$BIN/$prog" 2>"$w$k$tag.err" |
+            "$hvrun" run --summary --detlog "$w$k$tag.detlog" \
+            --gdb "unix:$sock" -- "$BIN/$prog" 2>"$w$k$tag.err" |
             cat >"$w$k$tag.out") &
         local pid=$!
         for _ in $(seq 200); do
@@ -822,7 +822,10 @@ checkpoint_session() {
         [ "$(wc -l <"${w}20$tag.out")" != "$lines" ] ||
         [ "$(digest "${w}00$tag.err")" != "$(digest "${w}20$tag.err")" ]; then
         fail "gdb/$name$tag" "output or detlog digest differ:" \
-            "$(digest "${w}00$tag.err") / $(digest "${w}20$tag.err")"
+            "$(digest "${w}00$tag.err") / $(digest "${w}20$tag.err")," \
+            "$(wc -l <"${w}00$tag.out") / $(wc -l <"${w}20$tag.out") lines"
+        diff "${w}00$tag.out" "${w}20$tag.out" | head -4
+        "$hvrun" detlog "${w}00$tag.detlog" "${w}20$tag.detlog" | head -16
         return
     fi
     pass "gdb/$name$tag"
@@ -848,9 +851,37 @@ run_case_checkpoint_fds() {
     checkpoint_session checkpoint-fds gdb_ckpt_fds 100 "$1" "$2"
 }
 
+# A checkpoint taken just before the pipe's writer exits, its copy slow
+# to start (HVRUN_GDB_CHECKPOINT_STALL_MS, as on a loaded host), and the
+# run continued to its end: the parent reads the end of file as without
+# the checkpoint (the same output and detlog digest as a run without gdb),
+# not once the copy has closed its ends (a wakeup from outside the run).
+run_case_checkpoint_close() {
+    local hvrun=$1 tag=$2 n=ckclose$tag
+    local line
+    line=$(grep -n 'getppid()' "$ROOT/tests/gdb/gdb_ckpt_pipe.c" | cut -d: -f1)
+    # (the parent has read all 970 bytes; the child is at its return)
+    HVRUN_GDB_CHECKPOINT_EVENTS=0 HVRUN_GDB_CHECKPOINT_STALL_MS=500 \
+        session "$n" "$hvrun" "$BIN/gdb_ckpt_pipe" \
+        -ex "break gdb_ckpt_pipe.c:$line if total == 970" -ex 'continue' \
+        -ex 'delete' -ex 'monitor checkpoint' -ex 'continue'
+    HVRUN_GDB_CHECKPOINT_EVENTS=0 HVRUN_GDB_CHECKPOINT_STALL_MS=500 \
+        plain "$hvrun" "$n-plain" "$BIN/gdb_ckpt_pipe"
+    expect "gdb/checkpoint-close$tag" "$WORK/$n.gdb" 'Breakpoint 1, main' \
+        '^Checkpoint 1 at event' 'exited normally' || return
+    if ! cmp -s "$WORK/$n.out" "$WORK/$n-plain.out" ||
+        [ "$(digest "$WORK/$n.err")" != "$(digest "$WORK/$n-plain.err")" ]; then
+        fail "gdb/checkpoint-close$tag" "after the checkpoint:" \
+            "$(tail -1 "$WORK/$n.out") $(digest "$WORK/$n.err"); without gdb:" \
+            "$(tail -1 "$WORK/$n-plain.out") $(digest "$WORK/$n-plain.err")"
+        return
+    fi
+    pass "gdb/checkpoint-close$tag"
+}
+
 if ! command -v gdb >/dev/null || ! command -v cc >/dev/null ||
     ! command -v python3 >/dev/null; then
-    for c in threads same-run stepi watch watch-map replay interrupt fork exec start schedule reverse reverse-replay reverse-break idle-interrupt deadlock crash detach checkpoint checkpoint-fork checkpoint-pipe checkpoint-socket checkpoint-event checkpoint-fds; do
+    for c in threads same-run stepi watch watch-map replay interrupt fork exec start schedule reverse reverse-replay reverse-break idle-interrupt deadlock crash detach checkpoint checkpoint-fork checkpoint-pipe checkpoint-socket checkpoint-event checkpoint-fds checkpoint-close; do
         skip "gdb/$c" "needs gdb, cc and python3 (apt-get install gdb gcc python3)"
     done
     finish
@@ -870,7 +901,7 @@ for hvrun in "$@"; do
     for c in threads stepi watch watch-map replay interrupt fork exec start \
         schedule reverse reverse-replay reverse-break idle-interrupt \
         deadlock crash detach checkpoint checkpoint-fork checkpoint-pipe \
-        checkpoint-socket checkpoint-event checkpoint-fds; do
+        checkpoint-socket checkpoint-event checkpoint-fds checkpoint-close; do
         run "$c" "$hvrun" "$tag"
     done
 done
