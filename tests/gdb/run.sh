@@ -117,6 +117,13 @@
 #                   message queue with a message pending between turns):
 #                   the same session restores checkpoints holding all
 #                   three, with the same answers and output
+#   gdb/checkpoint-close  gdb_ckpt_pipe: monitor checkpoint when the
+#                   parent has read the last line (its writer about to
+#                   exit), the copy made to wait 500 ms before it closes
+#                   its ends (HVRUN_GDB_CHECKPOINT_STALL_MS, a loaded
+#                   host), continued to the end: the same output and
+#                   detlog digest as without gdb (the reader's end of file
+#                   comes when the writer exits, not when the copy closes)
 #
 # HVRUN_GDB_CASES="reverse checkpoint ..." runs only those cases.
 #
