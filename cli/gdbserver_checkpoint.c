@@ -122,6 +122,27 @@ static bool is_anon_pipe(int fd)
     return n > 5 && strncmp(link, "pipe:", 5) == 0;
 }
 
+/* Whether host fd fd's open file description holds a file lock (flock,
+ * an OFD lock: /proc/self/fdinfo lists its own). */
+static bool holds_lock(int fd)
+{
+    char path[48], buf[1024];
+    snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+    int info = open(path, O_RDONLY | O_CLOEXEC);
+    if (info < 0)
+        return false;
+    ssize_t n = read(info, buf, sizeof(buf) - 1);
+    close(info);
+    if (n <= 0)
+        return false;
+    buf[n] = '\0';
+    return strstr(buf, "\nlock:") != NULL;
+}
+
+#define LOCK_REFUSAL                                                     \
+    "a file lock (flock, fcntl) is held: a restored copy would not hold " \
+    "it"
+
 static bool same_file(const struct stat *a, const struct stat *b)
 {
     return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
@@ -159,6 +180,8 @@ static const char *fd_refusal(struct proxy_world *w, const struct proxy_fd *f,
     struct stat st;
     if (fstat(f->host_fd, &st) < 0)
         return "an fd hvrun cannot stat";
+    if (holds_lock(f->host_fd))
+        return LOCK_REFUSAL;
     for (int s = 0; s < 3; s++)
         if (io[s].st_nlink != (nlink_t)-1 && same_file(&st, &io[s]))
             return NULL; /* the run's stdin, stdout or stderr */
@@ -192,10 +215,15 @@ static const char *world_refusal(struct proxy_world *w, const struct stat *io)
     if (proxy_tmp_made())
         return "the run has used its private /tmp (the copies would share "
                "its files)";
+    if (proxy_shm_attached(w))
+        return "a System V shared memory segment is attached (its mapping "
+               "would be shared)";
     for (int i = 0; i < w->nr_procs; i++) {
         struct proxy_process *p = w->procs[i];
         if (p->totals && !proxy_preserve_untouched(p->totals->preserve))
             return "the run has changed files before this point";
+        if (proxy_plocks_held(&p->fds))
+            return LOCK_REFUSAL;
         for (int k = 0; k < p->fds.cap; k++) {
             const struct proxy_fd *f = &p->fds.fds[k];
             if (f->kind != PROXY_FD_HOST)
@@ -715,6 +743,12 @@ static int restore(struct checkpoint *c, int *fds)
     }
     if (restore_events(c) < 0)
         return -1;
+    int rc = proxy_shm_copy_segments(c->world); /* (the checkpoint's stays) */
+    if (rc < 0) {
+        fprintf(stderr, "hvrun: restoring a checkpoint: copying a System V "
+                        "segment: %s\n", strerror(-rc));
+        return -1;
+    }
     if (fds[CK_SUM] >= 0 && instance_sum_fd >= 0)
         put_at(fds[CK_SUM], instance_sum_fd, FD_CLOEXEC);
     put_at(fds[CK_GDB], c->gdb_fd, FD_CLOEXEC);
@@ -742,11 +776,16 @@ static int restore(struct checkpoint *c, int *fds)
  * its end, an epoll instance would keep a closed fd's entry; and when
  * the run met that would be the host's timing (a wakeup from outside
  * the run in its detlog). The front end's pipe sees its end too; each
- * restore makes its own of all of them.
+ * restore makes its own of all of them. A file's open description
+ * shared with the run would keep a lock the run takes later past the
+ * close that drops it (flock, OFD and so POSIX locks belong to the
+ * description): the copy opens each file again as its own (one that
+ * holds a lock now is hvrun's own: the guests' are refused), and a
+ * System V segment's memory becomes a copy. 0, or -1 with why.
  * HVRUN_GDB_CHECKPOINT_STALL_MS (to test hvrun): the wait a loaded host
  * can make before this copy runs, which the original must not see.
  */
-static void let_go_of_run(struct checkpoint *c)
+static int let_go_of_run(struct checkpoint *c, char *why, size_t why_len)
 {
     const char *stall = getenv("HVRUN_GDB_CHECKPOINT_STALL_MS");
     if (stall && atoi(stall) > 0)
@@ -754,24 +793,39 @@ static void let_go_of_run(struct checkpoint *c)
     close(c->gdb_fd);
     if (instance_sum_fd >= 0)
         close(instance_sum_fd);
-    for (size_t i = 0; i < c->nr_fds; i++)
-        if (c->fds[i].stdio || c->fds[i].pipe || c->fds[i].sock ||
-            c->fds[i].event)
-            close(c->fds[i].fd);
+    for (size_t i = 0; i < c->nr_fds; i++) {
+        const struct saved_fd *s = &c->fds[i];
+        if (s->stdio || s->pipe || s->sock || s->event) {
+            close(s->fd);
+        } else if (((s->type == S_IFREG && !s->memfd) || s->type == S_IFDIR) &&
+                   !holds_lock(s->fd) && !reopen(s)) {
+            snprintf(why, why_len, "fd %d cannot be opened again", s->fd);
+            return -1;
+        }
+    }
+    int rc = proxy_shm_copy_segments(c->world);
+    if (rc < 0) {
+        snprintf(why, why_len, "copying a System V segment: %s",
+                 strerror(-rc));
+        return -1;
+    }
+    return 0;
 }
 
 /* The original's wait for its checkpoint's first word on the channel:
- * the copy has let go of the run's objects and stands ready. 0, or
- * -errno with why (the copy failed or is gone). */
+ * 'R', the copy has let go of the run's objects and stands ready, or
+ * 'F' and why it failed. 0, or -errno with why. */
 static int await_checkpoint(int chan, char *why, size_t why_len)
 {
-    char ready = 0;
+    char word[200];
     ssize_t n;
-    while ((n = recv(chan, &ready, 1, 0)) < 0 && errno == EINTR)
+    while ((n = recv(chan, word, sizeof(word) - 1, 0)) < 0 && errno == EINTR)
         ;
-    if (n == 1 && ready == 'R')
+    if (n >= 1 && word[0] == 'R')
         return 0;
-    snprintf(why, why_len, "the checkpoint's copy failed");
+    word[n > 0 ? n : 0] = '\0';
+    snprintf(why, why_len, "the checkpoint's copy failed%s%s",
+             n > 1 ? ": " : "", n > 1 ? word + 1 : "");
     return -EIO;
 }
 
@@ -847,10 +901,17 @@ int cli_gdb_checkpoint(struct proxy_world *w, int gdb_fd, int *chan_out,
     }
     if (pid == 0) {
         close(chan[0]);
-        let_go_of_run(&c);
-        vmm_host_snapshot_disown(w->host);
-        if (vmm_vms_snapshot_settle(c.vms, c.nr_vms, true) < 0)
+        char word[200] = "F";
+        if (let_go_of_run(&c, word + 1, sizeof(word) - 1) < 0) {
+            (void)send(chan[1], word, strlen(word), 0);
             _exit(125);
+        }
+        vmm_host_snapshot_disown(w->host);
+        if (vmm_vms_snapshot_settle(c.vms, c.nr_vms, true) < 0) {
+            static const char unsettled[] = "Fguest memory cannot be settled";
+            (void)send(chan[1], unsettled, sizeof(unsettled) - 1, 0);
+            _exit(125);
+        }
         if (send(chan[1], "R", 1, 0) != 1)
             _exit(125);
         serve_restores(&c, chan[1]);

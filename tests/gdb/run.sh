@@ -165,7 +165,8 @@ build_programs() {
         cc -g -O0 -o "$BIN/gdb_ckpt_pipe" "$ROOT/tests/gdb/gdb_ckpt_pipe.c" &&
         cc -g -O0 -o "$BIN/gdb_ckpt_socket" "$ROOT/tests/gdb/gdb_ckpt_socket.c" &&
         cc -g -O0 -o "$BIN/gdb_ckpt_event" "$ROOT/tests/gdb/gdb_ckpt_event.c" &&
-        cc -g -O0 -o "$BIN/gdb_ckpt_fds" "$ROOT/tests/gdb/gdb_ckpt_fds.c"
+        cc -g -O0 -o "$BIN/gdb_ckpt_fds" "$ROOT/tests/gdb/gdb_ckpt_fds.c" &&
+        cc -g -O0 -o "$BIN/gdb_ckpt_hold" "$ROOT/tests/gdb/gdb_ckpt_hold.c"
 }
 
 # session NAME HVRUN PROGRAM [GDB ARGS...]: PROGRAM under HVRUN run --gdb
@@ -886,9 +887,97 @@ run_case_checkpoint_close() {
     pass "gdb/checkpoint-close$tag"
 }
 
+# The things a checkpoint cannot copy (tests/gdb/gdb_ckpt_hold.c MODE):
+# monitor checkpoint where the program holds one says why not, and the
+# run goes on to its end; and those it must copy rather than share (the
+# run's open files, a System V segment's memory) give the same output
+# and detlog digest as without gdb after a checkpoint (and a restore).
+run_case_checkpoint_hold() {
+    local hvrun=$1 tag=$2 mode n why
+    local data=$WORK/hold.data fifo=$WORK/hold.fifo
+    [ -e "$data" ] || echo data >"$data"
+    [ -p "$fifo" ] || mkfifo "$fifo"
+    for mode in flock plock fifo memfd pidfd shm-attached; do
+        case $mode in
+        flock | plock) why='a file lock \(flock, fcntl\) is held' ;;
+        fifo) why='a named FIFO' ;;
+        memfd) why='a memfd' ;;
+        pidfd) why='a pidfd' ;;
+        shm-attached) why='System V shared memory segment is attached' ;;
+        esac
+        n=hold-$mode$tag
+        PROG_ARGS=("$mode" "$data" "$fifo")
+        HVRUN_GDB_CHECKPOINT_EVENTS=0 session "$n" "$hvrun" \
+            "$BIN/gdb_ckpt_hold" -ex 'break mark' -ex 'continue' \
+            -ex 'monitor checkpoint' -ex 'delete' -ex 'continue'
+        PROG_ARGS=()
+        expect "gdb/checkpoint-hold$tag" "$WORK/$n.gdb" \
+            "^hvrun: no checkpoint: .*$why" 'exited normally' || return
+        if ! grep -q "^$mode: done" "$WORK/$n.out"; then
+            fail "gdb/checkpoint-hold$tag" "$mode: the run did not go on"
+            show_tail "$WORK/$n.err"
+            return
+        fi
+    done
+    local close=(-ex 'break mark' -ex 'continue' -ex 'monitor checkpoint'
+        -ex 'delete' -ex 'continue')
+    # shm: automatic checkpoints every 50 events (at 50 and 100 the
+    # segment is detached, in the 200 calls after its first write); goto
+    # 140, on to mark2 (the segment written again), goto 140 again (back
+    # to the stop of the first goto: the same answer) restores the one
+    # at 100, and on to mark2 the segment holds what it held then
+    local shm=(-ex 'break mark2' -ex 'monitor goto 140' -ex 'continue'
+        -ex 'monitor when' -ex 'continue' -ex 'print seen'
+        -ex 'monitor goto 140' -ex 'continue' -ex 'monitor when'
+        -ex 'continue' -ex 'print seen' -ex 'delete' -ex 'continue')
+    for mode in close shm; do
+        n=hold-$mode$tag
+        PROG_ARGS=("$mode" "$data")
+        if [ "$mode" = close ]; then
+            HVRUN_GDB_CHECKPOINT_EVENTS=00 HVRUN_GDB_TRACE=$WORK/$n.trace \
+                session "$n" "$hvrun" "$BIN/gdb_ckpt_hold" "${close[@]}"
+        else
+            HVRUN_GDB_CHECKPOINT_EVENTS=50 HVRUN_GDB_TRACE=$WORK/$n.trace \
+                session "$n" "$hvrun" "$BIN/gdb_ckpt_hold" "${shm[@]}"
+        fi
+        # (the variables of the same lengths: the guest's environment)
+        HVRUN_GDB_CHECKPOINT_EVENTS=00 HVRUN_GDB_TRACE=$WORK/$n.trace \
+            plain "$hvrun" "$n-plain" "$BIN/gdb_ckpt_hold"
+        PROG_ARGS=()
+        if [ "$mode" = close ]; then
+            expect "gdb/checkpoint-hold$tag" "$WORK/$n.gdb" \
+                '^Checkpoint 1 at event' 'exited normally' || return
+        else
+            expect "gdb/checkpoint-hold$tag" "$WORK/$n.gdb" \
+                'exited normally' || return
+            local at140
+            at140=$(grep '^Current event: 140 ' "$WORK/$n.gdb" | sort -u)
+            if [ "$(grep -c '^\$[0-9] = "before' "$WORK/$n.gdb")" != 2 ] ||
+                [ "$(grep -c '^Current event: 140 ' "$WORK/$n.gdb")" != 2 ] ||
+                [ "$(echo "$at140" | wc -l)" != 1 ] ||
+                ! grep -q 'restored checkpoint' "$WORK/$n.trace"; then
+                fail "gdb/checkpoint-hold$tag" "shm: going back to 140 (a" \
+                    "restore), the segment did not hold what it held there:" \
+                    "$(grep -E '^(\$[0-9] = |Current event)' "$WORK/$n.gdb" |
+                        tr '\n' ' ')" \
+                    "$(grep -c 'restored checkpoint' "$WORK/$n.trace") restores"
+                return
+            fi
+        fi
+        if ! cmp -s "$WORK/$n.out" "$WORK/$n-plain.out" ||
+            [ "$(digest "$WORK/$n.err")" != "$(digest "$WORK/$n-plain.err")" ]; then
+            fail "gdb/checkpoint-hold$tag" "$mode: $(head -1 "$WORK/$n.out")" \
+                "$(digest "$WORK/$n.err"); without gdb:" \
+                "$(head -1 "$WORK/$n-plain.out") $(digest "$WORK/$n-plain.err")"
+            return
+        fi
+    done
+    pass "gdb/checkpoint-hold$tag"
+}
+
 if ! command -v gdb >/dev/null || ! command -v cc >/dev/null ||
     ! command -v python3 >/dev/null; then
-    for c in threads same-run stepi watch watch-map replay interrupt fork exec start schedule reverse reverse-replay reverse-break idle-interrupt deadlock crash detach checkpoint checkpoint-fork checkpoint-pipe checkpoint-socket checkpoint-event checkpoint-fds checkpoint-close; do
+    for c in threads same-run stepi watch watch-map replay interrupt fork exec start schedule reverse reverse-replay reverse-break idle-interrupt deadlock crash detach checkpoint checkpoint-fork checkpoint-pipe checkpoint-socket checkpoint-event checkpoint-fds checkpoint-close checkpoint-hold; do
         skip "gdb/$c" "needs gdb, cc and python3 (apt-get install gdb gcc python3)"
     done
     finish
@@ -908,7 +997,8 @@ for hvrun in "$@"; do
     for c in threads stepi watch watch-map replay interrupt fork exec start \
         schedule reverse reverse-replay reverse-break idle-interrupt \
         deadlock crash detach checkpoint checkpoint-fork checkpoint-pipe \
-        checkpoint-socket checkpoint-event checkpoint-fds checkpoint-close; do
+        checkpoint-socket checkpoint-event checkpoint-fds checkpoint-close \
+        checkpoint-hold; do
         run "$c" "$hvrun" "$tag"
     done
 done
