@@ -14,9 +14,11 @@
  * gdbserver's state, the guests' saved threads). What it shares with the
  * original, and how each is made the copy's own:
  *  - guest memory and the ptrace stubs: vmm_vms_snapshot_* (vmm/);
- *  - open file descriptions, whose offsets the original moves on: each
- *    regular file and directory is opened again at the checkpoint's
- *    offset in the restored copy (/proc/self/fd/N, the same flags);
+ *  - open file descriptions, whose offsets the original moves on, and
+ *    whose file locks live as long as any holder: each regular file and
+ *    directory is opened again at the checkpoint's offset in the
+ *    checkpoint itself and in each restored copy (/proc/self/fd/N, the
+ *    same flags);
  *  - the guests' anonymous pipes: what each holds is read at the
  *    checkpoint without taking it out (tee into a pipe of hvrun's), and
  *    the restored copy gets a new pipe of the same size holding those
@@ -40,14 +42,19 @@
  *  - the --verify-style journal of changed files: a checkpoint is only
  *    taken while it is empty, and the restored copy starts a new one
  *    (the front end undid and emptied the directory before);
+ *  - System V segments (memfds of hvrun's): copied in the checkpoint and
+ *    again in each restore;
  *  - the stub spawner: the front end starts one per restore (hvrun's
  *    seccomp filter forbids the exec a spawner needs).
+ * The original goes on only when its copy has let go of all of these
+ * (a word on the channel): until then the run would share them with it.
  * Refused (the reason in the reply): guest fds that are other sockets,
  * named FIFOs, packet-mode pipes, pidfds, message queues with a
  * SIGEV_THREAD notification, perf events and other anonymous inodes, or
- * memfds (their contents would be shared), a run
- * with connections outside it, a run that has changed files, memory
- * shared with a host object, the kvm backend.
+ * memfds (their contents would be shared), a file lock a guest holds
+ * (a restored copy would not hold it), a run with connections outside
+ * it, a run that has changed files, memory shared with a host object
+ * (an attached System V segment among them), the kvm backend.
  */
 #include "gdbserver.h"
 #include "gdbserver_ckpt_event.h"

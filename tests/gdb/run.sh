@@ -787,6 +787,22 @@ run_case_checkpoint() {
     pass "gdb/checkpoint$tag"
 }
 
+# await_run PID: waits for PID (a run whose gdb has gone) TIMEOUT seconds
+# at most, then ends it and its children (a gdb that never connected
+# leaves hvrun waiting for one for ever).
+await_run() {
+    local pid=$1 waited=0
+    while kill -0 "$pid" 2>/dev/null && [ $waited -lt $((TIMEOUT * 10)) ]; do
+        sleep 0.1
+        waited=$((waited + 1))
+    done
+    if kill -0 "$pid" 2>/dev/null; then
+        pkill -P "$pid"
+        kill "$pid"
+    fi
+    wait "$pid"
+}
+
 # checkpoint_session CASE PROGRAM LINES HVRUN TAG: PROGRAM (stdout a
 # pipe) under gdb, goto 300, back to 150 and to 100, without automatic
 # checkpoints and with one every 20 events: the same when/registers, a
@@ -810,7 +826,7 @@ checkpoint_session() {
             -ex 'continue' -ex 'monitor when' -ex 'info registers rip rsp' \
             -ex 'monitor goto 100' -ex 'continue' -ex 'monitor when' \
             -ex 'continue' "$BIN/$prog" >"$w$k$tag.gdb" 2>&1
-        wait "$pid"
+        await_run "$pid"
     done
     local a b
     a=$(grep -E '^(Current event|rip|rsp)' "${w}00$tag.gdb")
