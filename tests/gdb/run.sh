@@ -881,8 +881,8 @@ run_case_checkpoint_fds() {
 # the checkpoint (the same output and detlog digest as a run without gdb),
 # not once the copy has closed its ends (a wakeup from outside the run).
 run_case_checkpoint_close() {
-    local hvrun=$1 tag=$2 n=ckclose$tag
-    local line
+    local hvrun=$1 tag=$2
+    local n=ckclose$tag line
     line=$(grep -n 'getppid()' "$ROOT/tests/gdb/gdb_ckpt_pipe.c" | cut -d: -f1)
     # (the parent has read all 970 bytes; the child is at its return)
     HVRUN_GDB_CHECKPOINT_EVENTS=0 HVRUN_GDB_CHECKPOINT_STALL_MS=500 \
