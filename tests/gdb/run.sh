@@ -124,6 +124,16 @@
 #                   host), continued to the end: the same output and
 #                   detlog digest as without gdb (the reader's end of file
 #                   comes when the writer exits, not when the copy closes)
+#   gdb/checkpoint-hold  tests/gdb/gdb_ckpt_hold.c MODE: monitor checkpoint
+#                   where the program holds a flock, an fcntl lock, a
+#                   named FIFO, a memfd, a pidfd or an attached System V
+#                   segment says why not ("hvrun: no checkpoint: ...")
+#                   and the run goes on; a flock taken and closed after a
+#                   checkpoint is gone (a new open's flock gets it), and a
+#                   segment written after a checkpoint holds its earlier
+#                   bytes when restored (goto 140 twice, the second a
+#                   restore, the same answer): output and detlog digest
+#                   as without gdb
 #
 # HVRUN_GDB_CASES="reverse checkpoint ..." runs only those cases.
 #
