@@ -14,9 +14,11 @@
  * gdbserver's state, the guests' saved threads). What it shares with the
  * original, and how each is made the copy's own:
  *  - guest memory and the ptrace stubs: vmm_vms_snapshot_* (vmm/);
- *  - open file descriptions, whose offsets the original moves on: each
- *    regular file and directory is opened again at the checkpoint's
- *    offset in the restored copy (/proc/self/fd/N, the same flags);
+ *  - open file descriptions, whose offsets the original moves on, and
+ *    whose file locks live as long as any holder: each regular file and
+ *    directory is opened again at the checkpoint's offset in the
+ *    checkpoint itself and in each restored copy (/proc/self/fd/N, the
+ *    same flags);
  *  - the guests' anonymous pipes: what each holds is read at the
  *    checkpoint without taking it out (tee into a pipe of hvrun's), and
  *    the restored copy gets a new pipe of the same size holding those
@@ -40,14 +42,19 @@
  *  - the --verify-style journal of changed files: a checkpoint is only
  *    taken while it is empty, and the restored copy starts a new one
  *    (the front end undid and emptied the directory before);
+ *  - System V segments (memfds of hvrun's): copied in the checkpoint and
+ *    again in each restore;
  *  - the stub spawner: the front end starts one per restore (hvrun's
  *    seccomp filter forbids the exec a spawner needs).
+ * The original goes on only when its copy has let go of all of these
+ * (a word on the channel): until then the run would share them with it.
  * Refused (the reason in the reply): guest fds that are other sockets,
  * named FIFOs, packet-mode pipes, pidfds, message queues with a
  * SIGEV_THREAD notification, perf events and other anonymous inodes, or
- * memfds (their contents would be shared), a run
- * with connections outside it, a run that has changed files, memory
- * shared with a host object, the kvm backend.
+ * memfds (their contents would be shared), a file lock a guest holds
+ * (a restored copy would not hold it), a run with connections outside
+ * it, a run that has changed files, memory shared with a host object
+ * (an attached System V segment among them), the kvm backend.
  */
 #include "gdbserver.h"
 #include "gdbserver_ckpt_event.h"
@@ -122,6 +129,27 @@ static bool is_anon_pipe(int fd)
     return n > 5 && strncmp(link, "pipe:", 5) == 0;
 }
 
+/* Whether host fd fd's open file description holds a file lock (flock,
+ * an OFD lock: /proc/self/fdinfo lists its own). */
+static bool holds_lock(int fd)
+{
+    char path[48], buf[1024];
+    snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+    int info = open(path, O_RDONLY | O_CLOEXEC);
+    if (info < 0)
+        return false;
+    ssize_t n = read(info, buf, sizeof(buf) - 1);
+    close(info);
+    if (n <= 0)
+        return false;
+    buf[n] = '\0';
+    return strstr(buf, "\nlock:") != NULL;
+}
+
+#define LOCK_REFUSAL                                                     \
+    "a file lock (flock, fcntl) is held: a restored copy would not hold " \
+    "it"
+
 static bool same_file(const struct stat *a, const struct stat *b)
 {
     return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
@@ -159,6 +187,8 @@ static const char *fd_refusal(struct proxy_world *w, const struct proxy_fd *f,
     struct stat st;
     if (fstat(f->host_fd, &st) < 0)
         return "an fd hvrun cannot stat";
+    if (holds_lock(f->host_fd))
+        return LOCK_REFUSAL;
     for (int s = 0; s < 3; s++)
         if (io[s].st_nlink != (nlink_t)-1 && same_file(&st, &io[s]))
             return NULL; /* the run's stdin, stdout or stderr */
@@ -192,10 +222,15 @@ static const char *world_refusal(struct proxy_world *w, const struct stat *io)
     if (proxy_tmp_made())
         return "the run has used its private /tmp (the copies would share "
                "its files)";
+    if (proxy_shm_attached(w))
+        return "a System V shared memory segment is attached (its mapping "
+               "would be shared)";
     for (int i = 0; i < w->nr_procs; i++) {
         struct proxy_process *p = w->procs[i];
         if (p->totals && !proxy_preserve_untouched(p->totals->preserve))
             return "the run has changed files before this point";
+        if (proxy_plocks_held(&p->fds))
+            return LOCK_REFUSAL;
         for (int k = 0; k < p->fds.cap; k++) {
             const struct proxy_fd *f = &p->fds.fds[k];
             if (f->kind != PROXY_FD_HOST)
@@ -715,6 +750,12 @@ static int restore(struct checkpoint *c, int *fds)
     }
     if (restore_events(c) < 0)
         return -1;
+    int rc = proxy_shm_copy_segments(c->world); /* (the checkpoint's stays) */
+    if (rc < 0) {
+        fprintf(stderr, "hvrun: restoring a checkpoint: copying a System V "
+                        "segment: %s\n", strerror(-rc));
+        return -1;
+    }
     if (fds[CK_SUM] >= 0 && instance_sum_fd >= 0)
         put_at(fds[CK_SUM], instance_sum_fd, FD_CLOEXEC);
     put_at(fds[CK_GDB], c->gdb_fd, FD_CLOEXEC);
@@ -734,22 +775,73 @@ static int restore(struct checkpoint *c, int *fds)
     return 0;
 }
 
+/*
+ * In the checkpoint, at once: its copies of what the run goes on using.
+ * Until they are closed the run is not alone with its objects: a guest
+ * pipe's reader would not see the end of file when the guests' writers
+ * are gone (nor a writer EPIPE when the readers are), a socket's peer
+ * its end, an epoll instance would keep a closed fd's entry; and when
+ * the run met that would be the host's timing (a wakeup from outside
+ * the run in its detlog). The front end's pipe sees its end too; each
+ * restore makes its own of all of them. A file's open description
+ * shared with the run would keep a lock the run takes later past the
+ * close that drops it (flock, OFD and so POSIX locks belong to the
+ * description): the copy opens each file again as its own (one that
+ * holds a lock now is hvrun's own: the guests' are refused), and a
+ * System V segment's memory becomes a copy. 0, or -1 with why.
+ * HVRUN_GDB_CHECKPOINT_STALL_MS (to test hvrun): the wait a loaded host
+ * can make before this copy runs, which the original must not see.
+ */
+static int let_go_of_run(struct checkpoint *c, char *why, size_t why_len)
+{
+    const char *stall = getenv("HVRUN_GDB_CHECKPOINT_STALL_MS");
+    if (stall && atoi(stall) > 0)
+        (void)usleep((useconds_t)atoi(stall) * 1000);
+    close(c->gdb_fd);
+    if (instance_sum_fd >= 0)
+        close(instance_sum_fd);
+    for (size_t i = 0; i < c->nr_fds; i++) {
+        const struct saved_fd *s = &c->fds[i];
+        if (s->stdio || s->pipe || s->sock || s->event) {
+            close(s->fd);
+        } else if (((s->type == S_IFREG && !s->memfd) || s->type == S_IFDIR) &&
+                   !holds_lock(s->fd) && !reopen(s)) {
+            snprintf(why, why_len, "fd %d cannot be opened again", s->fd);
+            return -1;
+        }
+    }
+    int rc = proxy_shm_copy_segments(c->world);
+    if (rc < 0) {
+        snprintf(why, why_len, "copying a System V segment: %s",
+                 strerror(-rc));
+        return -1;
+    }
+    return 0;
+}
+
+/* The original's wait for its checkpoint's first word on the channel:
+ * 'R', the copy has let go of the run's objects and stands ready, or
+ * 'F' and why it failed. 0, or -errno with why. */
+static int await_checkpoint(int chan, char *why, size_t why_len)
+{
+    char word[200];
+    ssize_t n;
+    while ((n = recv(chan, word, sizeof(word) - 1, 0)) < 0 && errno == EINTR)
+        ;
+    if (n >= 1 && word[0] == 'R')
+        return 0;
+    word[n > 0 ? n : 0] = '\0';
+    snprintf(why, why_len, "the checkpoint's copy failed%s%s",
+             n > 1 ? ": " : "", n > 1 ? word + 1 : "");
+    return -EIO;
+}
+
 /* The checkpoint's life: restores on request until the channel ends.
  * Returns only in a restored fork (0). */
 static int serve_restores(struct checkpoint *c, int chan)
 {
     struct sigaction ign = {.sa_handler = SIG_IGN};
     (void)sigaction(SIGCHLD, &ign, &c->chld); /* its forks reap themselves */
-    close(c->gdb_fd);
-    if (instance_sum_fd >= 0)
-        close(instance_sum_fd);
-    /* The front end's pipe sees its end; a guest pipe's readers (and a
-     * socket pair's peers) see theirs once the run's writers close (each
-     * restore makes its own). */
-    for (size_t i = 0; i < c->nr_fds; i++)
-        if (c->fds[i].stdio || c->fds[i].pipe || c->fds[i].sock ||
-            c->fds[i].event)
-            close(c->fds[i].fd);
     for (;;) {
         struct ck_request req;
         int fds[CK_NR_FDS];
@@ -816,8 +908,18 @@ int cli_gdb_checkpoint(struct proxy_world *w, int gdb_fd, int *chan_out,
     }
     if (pid == 0) {
         close(chan[0]);
+        char word[200] = "F";
+        if (let_go_of_run(&c, word + 1, sizeof(word) - 1) < 0) {
+            (void)send(chan[1], word, strlen(word), 0);
+            _exit(125);
+        }
         vmm_host_snapshot_disown(w->host);
-        if (vmm_vms_snapshot_settle(c.vms, c.nr_vms, true) < 0)
+        if (vmm_vms_snapshot_settle(c.vms, c.nr_vms, true) < 0) {
+            static const char unsettled[] = "Fguest memory cannot be settled";
+            (void)send(chan[1], unsettled, sizeof(unsettled) - 1, 0);
+            _exit(125);
+        }
+        if (send(chan[1], "R", 1, 0) != 1)
             _exit(125);
         serve_restores(&c, chan[1]);
         free(c.vms);
@@ -828,6 +930,9 @@ int cli_gdb_checkpoint(struct proxy_world *w, int gdb_fd, int *chan_out,
         (void)vmm_vms_snapshot_settle(c.vms, c.nr_vms, false);
     if (chan[1] >= 0)
         close(chan[1]);
+    /* (the run goes on only when it is alone with its objects again) */
+    if (rc == 0)
+        rc = await_checkpoint(chan[0], why, why_len);
     if (rc < 0 && chan[0] >= 0)
         close(chan[0]);
     free(c.vms);

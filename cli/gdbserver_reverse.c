@@ -1241,18 +1241,31 @@ static enum replay_end replay_resume(struct rv_front *f, size_t i, bool scan,
         if (!retry_refs(f))
             return REPLAY_FAILED;
         bool any = false;
+        struct rv_active *due = pending_arm(f);
+        bool arm_here = strncmp(r, "T00", 3) == 0 && due &&
+                        w.events >= due->arm_event;
         if (expected(e, r, &w)) {
             /* the log's own stop: a point of the instruments too (a hit
-             * of a breakpoint, a step of the thread) */
-            *cut = count_stop(f, r, &w, scan, i, &any);
+             * of a breakpoint, a step of the thread); a goto's stop of
+             * the log's at an arm's event is the arm's too (a goto back
+             * to a stop of an earlier goto: monitor restart of a
+             * checkpoint taken there) */
+            *cut = -1;
+            if (arm_here) {
+                f->goto_set = 0;
+                *cut = arm_due(f, &w, scan, i);
+                if (*cut == -2)
+                    return REPLAY_FAILED;
+            }
+            if (*cut < 0)
+                *cut = count_stop(f, r, &w, scan, i, &any);
             if (*cut < 0)
                 return REPLAY_DONE;
             trace("cut at %s: %.80s", w.key, r);
             f->where = w;
             return REPLAY_CUT;
         }
-        struct rv_active *due = pending_arm(f);
-        if (strncmp(r, "T00", 3) == 0 && due && w.events >= due->arm_event) {
+        if (arm_here) {
             f->goto_set = 0;
             *cut = arm_due(f, &w, scan, i);
             if (*cut == -2)

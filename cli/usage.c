@@ -304,6 +304,10 @@ static const struct cli_item run_env[] = {
     {"HVRUN_GDB_CHECKPOINTS",
      "With --gdb: how many automatic checkpoints are kept (default 16; "
      "past that every other one goes and the spacing doubles)."},
+    {"HVRUN_GDB_CHECKPOINT_STALL_MS",
+     "With --gdb: each checkpoint's copy waits that long before it lets "
+     "go of the run's pipes and sockets, as on a loaded host (to test "
+     "hvrun: the run waits for it)."},
     END_ITEMS,
 };
 static const struct cli_item run_files[] = {

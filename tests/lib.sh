@@ -13,7 +13,8 @@ n_skip=0
 # started before it.
 PAR_TALLY=""
 pass() { par_tally P; echo "PASS $1"; n_pass=$((n_pass + 1)); }
-fail() { par_tally F; echo "FAIL $1: $2"; n_fail=$((n_fail + 1)); }
+# (a reason given in several arguments is printed whole)
+fail() { par_tally F; echo "FAIL $1: ${*:2}"; n_fail=$((n_fail + 1)); }
 skip() { par_tally S; echo "SKIP $1: $2"; n_skip=$((n_skip + 1)); }
 par_tally() {
     if [ -n "$PAR_TALLY" ]; then

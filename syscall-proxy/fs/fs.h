@@ -89,6 +89,9 @@ void proxy_meta_fd_dup(struct proxy_process *p, int old_guest_fd,
  * closed: the process's locks on that file go. */
 void proxy_plocks_file_closed(struct proxy_fdtable *t, int host_fd);
 void proxy_plocks_destroy(struct proxy_fdtable *t);
+/* Whether the process holds a POSIX record lock (a gdb checkpoint's copy
+ * would not: refused there). */
+bool proxy_plocks_held(const struct proxy_fdtable *t);
 
 /* F_GETLK/F_SETLK/F_SETLKW on guest process p (plock.c); *copy_out says
  * that fl was updated for the guest. */

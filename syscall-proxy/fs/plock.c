@@ -65,6 +65,14 @@ void proxy_plocks_destroy(struct proxy_fdtable *t)
     t->nr_plocks = 0;
 }
 
+bool proxy_plocks_held(const struct proxy_fdtable *t)
+{
+    for (size_t i = 0; i < t->nr_plocks; i++)
+        if (t->plocks[i].nr > 0)
+            return true;
+    return false;
+}
+
 static struct proxy_plock *plock_find(const struct proxy_fdtable *t,
                                       uint64_t dev, uint64_t ino)
 {

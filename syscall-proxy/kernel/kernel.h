@@ -871,5 +871,12 @@ extern const struct proxy_syscall proxy_sysvshm_syscalls[];
  * the last. */
 int proxy_shm_proc_line(const struct proxy_process *viewer, int i,
                         char *line, size_t cap);
+/* gdb checkpoints (cli/gdbserver_checkpoint.c): whether a segment of the
+ * run is attached anywhere (its mapping would be shared: refused), and
+ * every segment's memory made a copy of its own (a new memfd, the same
+ * file to the guests): the checkpoint's, then each restore's. 0 or
+ * -errno. */
+bool proxy_shm_attached(const struct proxy_world *w);
+int proxy_shm_copy_segments(struct proxy_world *w);
 
 #endif

@@ -117,6 +117,23 @@
 #                   message queue with a message pending between turns):
 #                   the same session restores checkpoints holding all
 #                   three, with the same answers and output
+#   gdb/checkpoint-close  gdb_ckpt_pipe: monitor checkpoint when the
+#                   parent has read the last line (its writer about to
+#                   exit), the copy made to wait 500 ms before it closes
+#                   its ends (HVRUN_GDB_CHECKPOINT_STALL_MS, a loaded
+#                   host), continued to the end: the same output and
+#                   detlog digest as without gdb (the reader's end of file
+#                   comes when the writer exits, not when the copy closes)
+#   gdb/checkpoint-hold  tests/gdb/gdb_ckpt_hold.c MODE: monitor checkpoint
+#                   where the program holds a flock, an fcntl lock, a
+#                   named FIFO, a memfd, a pidfd or an attached System V
+#                   segment says why not ("hvrun: no checkpoint: ...")
+#                   and the run goes on; a flock taken and closed after a
+#                   checkpoint is gone (a new open's flock gets it), and a
+#                   segment written after a checkpoint holds its earlier
+#                   bytes when restored (goto 140 twice, the second a
+#                   restore, the same answer): output and detlog digest
+#                   as without gdb
 #
 # HVRUN_GDB_CASES="reverse checkpoint ..." runs only those cases.
 #
@@ -158,7 +175,8 @@ build_programs() {
         cc -g -O0 -o "$BIN/gdb_ckpt_pipe" "$ROOT/tests/gdb/gdb_ckpt_pipe.c" &&
         cc -g -O0 -o "$BIN/gdb_ckpt_socket" "$ROOT/tests/gdb/gdb_ckpt_socket.c" &&
         cc -g -O0 -o "$BIN/gdb_ckpt_event" "$ROOT/tests/gdb/gdb_ckpt_event.c" &&
-        cc -g -O0 -o "$BIN/gdb_ckpt_fds" "$ROOT/tests/gdb/gdb_ckpt_fds.c"
+        cc -g -O0 -o "$BIN/gdb_ckpt_fds" "$ROOT/tests/gdb/gdb_ckpt_fds.c" &&
+        cc -g -O0 -o "$BIN/gdb_ckpt_hold" "$ROOT/tests/gdb/gdb_ckpt_hold.c"
 }
 
 # session NAME HVRUN PROGRAM [GDB ARGS...]: PROGRAM under HVRUN run --gdb
@@ -779,6 +797,22 @@ run_case_checkpoint() {
     pass "gdb/checkpoint$tag"
 }
 
+# await_run PID: waits for PID (a run whose gdb has gone) TIMEOUT seconds
+# at most, then ends it and its children (a gdb that never connected
+# leaves hvrun waiting for one for ever).
+await_run() {
+    local pid=$1 waited=0
+    while kill -0 "$pid" 2>/dev/null && [ $waited -lt $((TIMEOUT * 10)) ]; do
+        sleep 0.1
+        waited=$((waited + 1))
+    done
+    if kill -0 "$pid" 2>/dev/null; then
+        pkill -P "$pid"
+        kill "$pid"
+    fi
+    wait "$pid"
+}
+
 # checkpoint_session CASE PROGRAM LINES HVRUN TAG: PROGRAM (stdout a
 # pipe) under gdb, goto 300, back to 150 and to 100, without automatic
 # checkpoints and with one every 20 events: the same when/registers, a
@@ -789,8 +823,8 @@ checkpoint_session() {
     for k in 00 20; do
         local sock=$w$k.sock
         (HVRUN_GDB_CHECKPOINT_EVENTS=$k HVRUN_GDB_TRACE=$w$k$tag.trace \
-            "$hvrun" run --summary --gdb "unix:$sock" -- \
-            "$BIN/$prog" 2>"$w$k$tag.err" |
+            "$hvrun" run --summary --detlog "$w$k$tag.detlog" \
+            --gdb "unix:$sock" -- "$BIN/$prog" 2>"$w$k$tag.err" |
             cat >"$w$k$tag.out") &
         local pid=$!
         for _ in $(seq 200); do
@@ -802,7 +836,7 @@ checkpoint_session() {
             -ex 'continue' -ex 'monitor when' -ex 'info registers rip rsp' \
             -ex 'monitor goto 100' -ex 'continue' -ex 'monitor when' \
             -ex 'continue' "$BIN/$prog" >"$w$k$tag.gdb" 2>&1
-        wait "$pid"
+        await_run "$pid"
     done
     local a b
     a=$(grep -E '^(Current event|rip|rsp)' "${w}00$tag.gdb")
@@ -822,7 +856,10 @@ checkpoint_session() {
         [ "$(wc -l <"${w}20$tag.out")" != "$lines" ] ||
         [ "$(digest "${w}00$tag.err")" != "$(digest "${w}20$tag.err")" ]; then
         fail "gdb/$name$tag" "output or detlog digest differ:" \
-            "$(digest "${w}00$tag.err") / $(digest "${w}20$tag.err")"
+            "$(digest "${w}00$tag.err") / $(digest "${w}20$tag.err")," \
+            "$(wc -l <"${w}00$tag.out") / $(wc -l <"${w}20$tag.out") lines"
+        diff "${w}00$tag.out" "${w}20$tag.out" | head -4
+        "$hvrun" detlog "${w}00$tag.detlog" "${w}20$tag.detlog" | head -16
         return
     fi
     pass "gdb/$name$tag"
@@ -848,9 +885,125 @@ run_case_checkpoint_fds() {
     checkpoint_session checkpoint-fds gdb_ckpt_fds 100 "$1" "$2"
 }
 
+# A checkpoint taken just before the pipe's writer exits, its copy slow
+# to start (HVRUN_GDB_CHECKPOINT_STALL_MS, as on a loaded host), and the
+# run continued to its end: the parent reads the end of file as without
+# the checkpoint (the same output and detlog digest as a run without gdb),
+# not once the copy has closed its ends (a wakeup from outside the run).
+run_case_checkpoint_close() {
+    local hvrun=$1 tag=$2
+    local n=ckclose$tag line
+    line=$(grep -n 'getppid()' "$ROOT/tests/gdb/gdb_ckpt_pipe.c" | cut -d: -f1)
+    # (the parent has read all 970 bytes; the child is at its return)
+    HVRUN_GDB_CHECKPOINT_EVENTS=0 HVRUN_GDB_CHECKPOINT_STALL_MS=500 \
+        session "$n" "$hvrun" "$BIN/gdb_ckpt_pipe" \
+        -ex "break gdb_ckpt_pipe.c:$line if total == 970" -ex 'continue' \
+        -ex 'delete' -ex 'monitor checkpoint' -ex 'continue'
+    HVRUN_GDB_CHECKPOINT_EVENTS=0 HVRUN_GDB_CHECKPOINT_STALL_MS=500 \
+        plain "$hvrun" "$n-plain" "$BIN/gdb_ckpt_pipe"
+    expect "gdb/checkpoint-close$tag" "$WORK/$n.gdb" 'Breakpoint 1, main' \
+        '^Checkpoint 1 at event' 'exited normally' || return
+    if ! cmp -s "$WORK/$n.out" "$WORK/$n-plain.out" ||
+        [ "$(digest "$WORK/$n.err")" != "$(digest "$WORK/$n-plain.err")" ]; then
+        fail "gdb/checkpoint-close$tag" "after the checkpoint:" \
+            "$(tail -1 "$WORK/$n.out") $(digest "$WORK/$n.err"); without gdb:" \
+            "$(tail -1 "$WORK/$n-plain.out") $(digest "$WORK/$n-plain.err")"
+        return
+    fi
+    pass "gdb/checkpoint-close$tag"
+}
+
+# The things a checkpoint cannot copy (tests/gdb/gdb_ckpt_hold.c MODE):
+# monitor checkpoint where the program holds one says why not, and the
+# run goes on to its end; and those it must copy rather than share (the
+# run's open files, a System V segment's memory) give the same output
+# and detlog digest as without gdb after a checkpoint (and a restore).
+run_case_checkpoint_hold() {
+    local hvrun=$1 tag=$2 mode n why
+    local data=$WORK/hold.data fifo=$WORK/hold.fifo
+    [ -e "$data" ] || echo data >"$data"
+    [ -p "$fifo" ] || mkfifo "$fifo"
+    for mode in flock plock fifo memfd pidfd shm-attached; do
+        case $mode in
+        flock | plock) why='a file lock \(flock, fcntl\) is held' ;;
+        fifo) why='a named FIFO' ;;
+        memfd) why='a memfd' ;;
+        pidfd) why='a pidfd' ;;
+        shm-attached) why='System V shared memory segment is attached' ;;
+        esac
+        n=hold-$mode$tag
+        PROG_ARGS=("$mode" "$data" "$fifo")
+        HVRUN_GDB_CHECKPOINT_EVENTS=0 session "$n" "$hvrun" \
+            "$BIN/gdb_ckpt_hold" -ex 'break mark' -ex 'continue' \
+            -ex 'monitor checkpoint' -ex 'delete' -ex 'continue'
+        PROG_ARGS=()
+        expect "gdb/checkpoint-hold$tag" "$WORK/$n.gdb" \
+            "^hvrun: no checkpoint: .*$why" 'exited normally' || return
+        if ! grep -q "^$mode: done" "$WORK/$n.out"; then
+            fail "gdb/checkpoint-hold$tag" "$mode: the run did not go on"
+            show_tail "$WORK/$n.err"
+            return
+        fi
+    done
+    local close=(-ex 'break mark' -ex 'continue' -ex 'monitor checkpoint'
+        -ex 'delete' -ex 'continue')
+    # shm: automatic checkpoints every 50 events (at 50 and 100 the
+    # segment is detached, in the 200 calls after its first write); goto
+    # 140, on to mark2 (the segment written again), goto 140 again (back
+    # to the stop of the first goto: the same answer) restores the one
+    # at 100, and on to mark2 the segment holds what it held then
+    local shm=(-ex 'break mark2' -ex 'monitor goto 140' -ex 'continue'
+        -ex 'monitor when' -ex 'continue' -ex 'print seen'
+        -ex 'monitor goto 140' -ex 'continue' -ex 'monitor when'
+        -ex 'continue' -ex 'print seen' -ex 'delete' -ex 'continue')
+    for mode in close shm; do
+        n=hold-$mode$tag
+        PROG_ARGS=("$mode" "$data")
+        if [ "$mode" = close ]; then
+            HVRUN_GDB_CHECKPOINT_EVENTS=00 HVRUN_GDB_TRACE=$WORK/$n.trace \
+                session "$n" "$hvrun" "$BIN/gdb_ckpt_hold" "${close[@]}"
+        else
+            HVRUN_GDB_CHECKPOINT_EVENTS=50 HVRUN_GDB_TRACE=$WORK/$n.trace \
+                session "$n" "$hvrun" "$BIN/gdb_ckpt_hold" "${shm[@]}"
+        fi
+        # (the variables of the same lengths: the guest's environment)
+        HVRUN_GDB_CHECKPOINT_EVENTS=00 HVRUN_GDB_TRACE=$WORK/$n.trace \
+            plain "$hvrun" "$n-plain" "$BIN/gdb_ckpt_hold"
+        PROG_ARGS=()
+        if [ "$mode" = close ]; then
+            expect "gdb/checkpoint-hold$tag" "$WORK/$n.gdb" \
+                '^Checkpoint 1 at event' 'exited normally' || return
+        else
+            expect "gdb/checkpoint-hold$tag" "$WORK/$n.gdb" \
+                'exited normally' || return
+            local at140
+            at140=$(grep '^Current event: 140 ' "$WORK/$n.gdb" | sort -u)
+            if [ "$(grep -c '^\$[0-9] = "before' "$WORK/$n.gdb")" != 2 ] ||
+                [ "$(grep -c '^Current event: 140 ' "$WORK/$n.gdb")" != 2 ] ||
+                [ "$(echo "$at140" | wc -l)" != 1 ] ||
+                ! grep -q 'restored checkpoint' "$WORK/$n.trace"; then
+                fail "gdb/checkpoint-hold$tag" "shm: going back to 140 (a" \
+                    "restore), the segment did not hold what it held there:" \
+                    "$(grep -E '^(\$[0-9] = |Current event)' "$WORK/$n.gdb" |
+                        tr '\n' ' ')" \
+                    "$(grep -c 'restored checkpoint' "$WORK/$n.trace") restores"
+                return
+            fi
+        fi
+        if ! cmp -s "$WORK/$n.out" "$WORK/$n-plain.out" ||
+            [ "$(digest "$WORK/$n.err")" != "$(digest "$WORK/$n-plain.err")" ]; then
+            fail "gdb/checkpoint-hold$tag" "$mode: $(head -1 "$WORK/$n.out")" \
+                "$(digest "$WORK/$n.err"); without gdb:" \
+                "$(head -1 "$WORK/$n-plain.out") $(digest "$WORK/$n-plain.err")"
+            return
+        fi
+    done
+    pass "gdb/checkpoint-hold$tag"
+}
+
 if ! command -v gdb >/dev/null || ! command -v cc >/dev/null ||
     ! command -v python3 >/dev/null; then
-    for c in threads same-run stepi watch watch-map replay interrupt fork exec start schedule reverse reverse-replay reverse-break idle-interrupt deadlock crash detach checkpoint checkpoint-fork checkpoint-pipe checkpoint-socket checkpoint-event checkpoint-fds; do
+    for c in threads same-run stepi watch watch-map replay interrupt fork exec start schedule reverse reverse-replay reverse-break idle-interrupt deadlock crash detach checkpoint checkpoint-fork checkpoint-pipe checkpoint-socket checkpoint-event checkpoint-fds checkpoint-close checkpoint-hold; do
         skip "gdb/$c" "needs gdb, cc and python3 (apt-get install gdb gcc python3)"
     done
     finish
@@ -870,7 +1023,8 @@ for hvrun in "$@"; do
     for c in threads stepi watch watch-map replay interrupt fork exec start \
         schedule reverse reverse-replay reverse-break idle-interrupt \
         deadlock crash detach checkpoint checkpoint-fork checkpoint-pipe \
-        checkpoint-socket checkpoint-event checkpoint-fds; do
+        checkpoint-socket checkpoint-event checkpoint-fds checkpoint-close \
+        checkpoint-hold; do
         run "$c" "$hvrun" "$tag"
     done
 done
