@@ -62,6 +62,7 @@ static const struct family_kind families[] = {
     {proxy_filesystems_syscalls, "fs", "emulated"},
     {proxy_ustat_syscalls, "fs", "virtualised"},
     {proxy_file_attr_syscalls, "fs", "passthrough"},
+    {proxy_handle_syscalls, "fs", "emulated"},
     {proxy_keys_syscalls, "keys", "emulated"},
     {proxy_ptrace_syscalls, "ptrace", "emulated"},
     {proxy_rseq_syscalls, "rseq", "emulated"},
@@ -161,9 +162,11 @@ static const struct exception_note notes[] = {
                        "and WATCH_KEY EOPNOTSUPP"},
     {SYS_memfd_create, "passthrough", "a host memfd under the guest's name; "
                                       "MFD_HUGETLB is EINVAL"},
-    {SYS_name_to_handle_at, "emulated", "EOPNOTSUPP after the flag and "
-                                        "path checks, as a file system "
-                                        "without handles"},
+    {SYS_name_to_handle_at, NULL, "handles hvrun mints: the canonical "
+                                  "inode number and a serial of the run "
+                                  "(DETERMINISM.md)"},
+    {SYS_open_by_handle_at, NULL, "only handles the run minted, reopened "
+                                  "through hvrun's O_PATH fd of the file"},
     {SYS_close, "emulated", "guest fd table; the host fd is closed"},
     {SYS_close_range, "emulated", "guest fd table"},
     {SYS_dup, "emulated", "guest fd table over a host dup"},

@@ -180,6 +180,10 @@ int proxy_scratch_sweep(void);
 
 /* ---- openat2 (fs/openat2.c) ---------------------------------------------- */
 extern const struct proxy_syscall proxy_openat2_syscalls[];
+
+/* ---- file handles (fs/handle.c) ------------------------------------------ */
+/* name_to_handle_at and open_by_handle_at with handles hvrun mints. */
+extern const struct proxy_syscall proxy_handle_syscalls[];
 extern const struct proxy_syscall proxy_mount_api_syscalls[];
 
 /* The core file of p, killed by signo whose default action dumps core

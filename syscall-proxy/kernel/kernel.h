@@ -107,6 +107,9 @@ struct proxy_ptrace {
     uint64_t dr[8];         /* the user area's debug registers */
 };
 
+/* Closes the host fds the run's file handle table holds (fs/handle.c). */
+void proxy_handles_world_free(struct proxy_world *w);
+
 /* ---- threads, futexes, sleeps (kernel/thread.c) -------------------------- */
 /*
  * Guest threads of one process share its VM and take turns on its single
@@ -356,6 +359,8 @@ struct proxy_world {
     int nr_ttys;
     /* The run's keys and keyrings (kernel/keys.c); NULL: none yet. */
     struct proxy_keys *keys;
+    /* The file handles the run minted (fs/handle.c); NULL: none yet. */
+    struct proxy_handles *handles;
     /* Address spaces made so far after the first process's: the last
      * proxy_process mm_id given (kcmp's KCMP_VM order). */
     uint64_t last_mm_id;
