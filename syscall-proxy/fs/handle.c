@@ -248,13 +248,15 @@ static long sys_name_to_handle_at(struct proxy_process *p, const uint64_t a[6])
     long r = proxy_fs_host_path_at_flags(p, a[0], a[1], at_flags, false, &hp);
     if (r < 0)
         return r;
+    struct stat st;
+    if (fstatat(hp.dirfd, hp.path, &st, at_flags) < 0)
+        return -errno; /* ENOENT for "" without AT_EMPTY_PATH */
     int fd = hp.path[0] ? openat(hp.dirfd, hp.path,
                                  O_PATH | O_CLOEXEC |
                                      (flags & AT_SYMLINK_FOLLOW ? 0 : O_NOFOLLOW))
                         : fcntl(hp.dirfd, F_DUPFD_CLOEXEC, 0);
     if (fd < 0)
         return -errno;
-    struct stat st;
     if (fstat(fd, &st) < 0) {
         close(fd);
         return -errno;

@@ -91,6 +91,7 @@ static void argument_errors(void)
     struct file_handle *fh = new_handle(ROOM);
     int mount_id;
     printf("bad flags: %s\n", result_text(name_to_handle_at(AT_FDCWD, "file", fh, &mount_id, 0x4)));
+    printf("empty path without AT_EMPTY_PATH: %s\n", result_text(name_to_handle_at(AT_FDCWD, "", fh, &mount_id, 0)));
     printf("missing file: %s\n", result_text(name_to_handle_at(AT_FDCWD, "nothing", fh, &mount_id, 0)));
     printf("bad handle pointer: %s\n", result_text(name_to_handle_at(AT_FDCWD, "file", (void *)8, &mount_id, 0)));
     printf("bad mount id pointer: %s\n", result_text(name_to_handle_at(AT_FDCWD, "file", fh, (void *)8, 0)));
