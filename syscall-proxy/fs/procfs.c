@@ -1055,6 +1055,29 @@ static size_t one_mapping(const struct vmm_aspace *as, size_t i, gva_t *end,
     return i;
 }
 
+size_t proxy_procfs_mapping(struct proxy_process *p, size_t i,
+                            struct proxy_mapping *m)
+{
+    const struct vmm_aspace *as = p->as;
+    if (i >= as->nr_vmas)
+        return 0;
+    const struct vmm_vma *v = as->vmas[i];
+    uint64_t backed;
+    size_t last = one_mapping(as, i, &m->end, &backed);
+    bool is_file = v->flags & VMM_VMA_FILE;
+    uint64_t dev = is_file ? det_dev(p->det, v->dev) : 0;
+    m->start = v->start;
+    m->prot = v->prot;
+    m->shared = v->flags & VMM_VMA_SHARED;
+    m->is_file = is_file;
+    m->file_off = is_file ? v->file_off : 0;
+    m->dev_major = major((dev_t)dev);
+    m->dev_minor = minor((dev_t)dev);
+    m->ino = is_file ? det_ino(p->det, v->dev, v->ino) : 0;
+    vma_name(p, v, m->name, sizeof(m->name));
+    return last + 1;
+}
+
 static int gen_self_maps(struct proxy_process *p, struct vbuf *b)
 {
     const struct vmm_aspace *as = p->as;
