@@ -217,12 +217,14 @@ static const struct exception_note notes[] = {
                       "socket's SIOCGIFCONF and read-only SIOCGIF* "
                       "queries answer from the host's interfaces, as "
                       "NETLINK_ROUTE does, and SIOCSIF* changes are "
-                      "EPERM (net/netdev_ioctl.c)"},
+                      "EPERM (net/netdev_ioctl.c); PROCMAP_QUERY on "
+                      "/proc/PID/maps (fs/procmap_query.c)"},
     {SYS_fcntl, NULL, "POSIX record locks owned per guest process (an OFD "
                       "lock on a per-process reopen); owners, F_SETSIG, "
                       "O_ASYNC's SIGIO, dnotify and leases kept by hvrun "
                       "(io/fasync.c; opens from outside the run break no "
-                      "lease)"},
+                      "lease); F_CREATED_QUERY and F_DUPFD_QUERY from the "
+                      "guest fd table"},
     {SYS_write, NULL, "EPIPE raises SIGPIPE in the guest; RLIMIT_FSIZE cuts "
                       "a regular file's write (EFBIG, SIGXFSZ at the limit; "
                       "truncate and fallocate too: fs/fsize.c)"},
