@@ -33,7 +33,6 @@
  * and statx show it under hvrun. Errors come in Linux's order (6.12).
  */
 #include "proxy.h"
-#include "config.h"
 #include "kernel.h"
 #include "fs.h"
 #include "internal.h"
