@@ -260,9 +260,12 @@ static long sys_name_to_handle_at(struct proxy_process *p, const uint64_t a[6])
         close(fd);
         return -errno;
     }
-    /* hvrun's own view of a /proc, /sys or /etc file is no host file's */
+    /* hvrun's own view of a /proc, /sys or /etc file (by name, or an fd
+     * of one: a memfd of its content) is no host file's */
+    char shown[PROXY_PATH_MAX];
     bool exportable = fs_exports_handles(fd) &&
-                      !(hp.path[0] && proxy_vfs_is_virtual(p, hp.dirfd, hp.path));
+                      !(hp.path[0] ? proxy_vfs_is_virtual(p, hp.dirfd, hp.path)
+                                   : proxy_vfs_virtual_path(fd, shown, sizeof(shown)));
     if (!exportable && !(flags & AT_HANDLE_FID)) {
         close(fd);
         return -EOPNOTSUPP;
