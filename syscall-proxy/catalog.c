@@ -63,6 +63,7 @@ static const struct family_kind families[] = {
     {proxy_ustat_syscalls, "fs", "virtualised"},
     {proxy_file_attr_syscalls, "fs", "passthrough"},
     {proxy_handle_syscalls, "fs", "emulated"},
+    {proxy_lsm_syscalls, "security", "emulated"},
     {proxy_keys_syscalls, "keys", "emulated"},
     {proxy_ptrace_syscalls, "ptrace", "emulated"},
     {proxy_rseq_syscalls, "rseq", "emulated"},
@@ -193,6 +194,13 @@ static const struct exception_note notes[] = {
     {SYS_statfs, "virtualised", "free counts canonical"},
     {136 /* ustat */, NULL, "statfs's canonical counts of the device's file "
                             "system (docs/DETERMINISM.md)"},
+    {461 /* lsm_list_modules */, NULL, "one security module, capability "
+                                       "(kernel/lsm.c); the host's are "
+                                       "never shown"},
+    {459 /* lsm_get_self_attr */, NULL, "EOPNOTSUPP after Linux's checks: "
+                                        "the capability module keeps no "
+                                        "attributes"},
+    {460 /* lsm_set_self_attr */, NULL, "as lsm_get_self_attr"},
     {468 /* file_getattr */, NULL, "the host's own call after hvrun's path "
                                    "walk: ENOSYS on a host before Linux 6.17"},
     {469 /* file_setattr */, NULL, "as file_getattr"},

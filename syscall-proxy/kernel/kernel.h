@@ -524,6 +524,8 @@ int proxy_keys_users_line(struct proxy_process *viewer, int i, char *line,
 /* ---- kcmp (kernel/kcmp.c) ------------------------------------------------ */
 /* kcmp(2) over the process model's objects (kernel/kcmp.c). */
 extern const struct proxy_syscall proxy_kcmp_syscalls[];
+/* lsm_list_modules, lsm_get_self_attr, lsm_set_self_attr (kernel/lsm.c). */
+extern const struct proxy_syscall proxy_lsm_syscalls[];
 
 /* ---- CLONE_FS (kernel/procsys.c) ----------------------------------------- */
 /* p changed its cwd or umask: every other live process sharing its
