@@ -29,7 +29,9 @@
  *
  * The table holds HANDLE_TABLE_MAX files; past that a deleted file's
  * entry, else the oldest, is reused, and handles of the entry it held are
- * ESTALE from then on. The mount id is the host's, as /proc/self/mountinfo
+ * ESTALE from then on. A device, FIFO or socket opens by handle only
+ * O_PATH (EOPNOTSUPP otherwise: hvrun serves those opens by path). The
+ * mount id is the host's, as /proc/self/mountinfo
  * and statx show it under hvrun. Errors come in Linux's order (6.12).
  */
 #include "proxy.h"
@@ -333,13 +335,19 @@ static long reopen(struct proxy_process *p, const struct handle_entry *e,
     struct stat st;
     if (fstat(e->host_fd, &st) < 0)
         return -errno;
-    if ((flags & O_PATH) && S_ISLNK(st.st_mode)) {
+    if ((flags & O_PATH) && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
         int fd = fcntl(e->host_fd, F_DUPFD_CLOEXEC, 0);
         return fd < 0 ? -errno : proxy_fd_install(&p->fds, fd,
                                                   (flags & O_CLOEXEC) != 0, 0);
     }
     if (S_ISLNK(st.st_mode))
         return -ELOOP;
+    /* A device, FIFO or socket opens only by path, where hvrun serves it
+     * (detcore's /dev/urandom, the session's terminal, a FIFO's wait
+     * parked on the logical clock): a host open here would bypass that,
+     * or block hvrun itself. */
+    if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode) && !(flags & O_PATH))
+        return -EOPNOTSUPP;
     if ((flags & K_O_TMPFILE) == K_O_TMPFILE)
         return -EOPNOTSUPP; /* a nameless file made through a handle: not modelled */
     if ((flags & O_CREAT) && (flags & O_EXCL))

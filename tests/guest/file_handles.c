@@ -6,7 +6,9 @@
  * the same file (after a rename too), the same handle for the same file,
  * ELOOP for a symlink's, ESTALE for a changed handle, another file
  * system's mount fd and a deleted file, EPERM without
- * CAP_DAC_READ_SEARCH, and the argument errors in Linux's order.
+ * CAP_DAC_READ_SEARCH, and the argument errors in Linux's order. A FIFO
+ * opens by handle only O_PATH here: hvrun serves a device's, FIFO's or
+ * socket's open by path alone (EOPNOTSUPP otherwise, fs/handle.c).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -195,6 +197,14 @@ int main(void)
     struct stat st;
     printf("symlink, O_PATH: %s\n",
            r < 0 ? result_text(r) : fstat(r, &st) == 0 && S_ISLNK(st.st_mode) ? "the link" : "other");
+
+    CHECK(mkfifo("fifo", 0600) == 0);
+    struct file_handle *fifo = handle_of(AT_FDCWD, "fifo", 0);
+    CHECK(fifo);
+    r = open_by_handle_at(AT_FDCWD, fifo, O_PATH);
+    printf("FIFO, O_PATH: %s\n",
+           r < 0 ? result_text(r) : fstat(r, &st) == 0 && S_ISFIFO(st.st_mode) ? "the FIFO" : "other");
+    CHECK(unlink("fifo") == 0);
 
     CHECK(rename("file", "renamed") == 0);
     open_and_compare("after a rename", file, "renamed", O_RDONLY);
