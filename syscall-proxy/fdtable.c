@@ -389,7 +389,7 @@ int proxy_fd_epoll_key(struct proxy_fdtable *t, int guest_fd)
 static int host_epoll_has(int host_epfd, int h)
 {
     struct kcmp_epoll_slot slot = {(uint32_t)host_epfd, (uint32_t)h, 0};
-    pid_t self = getpid();
+    pid_t self = vmm_host_self_pid();
     long rc = syscall(SYS_kcmp, self, self, KCMP_EPOLL_TFD, h, &slot);
     if (rc >= 0)
         return rc == 0;

@@ -108,7 +108,7 @@ declare -A PAR_DONE=()
 # every program in determinism/run.sh.
 GUEST_SERIAL_PROGRAMS="adjtime_query alarm_busy_child alarm_spin clock_settime_eperm
 cpu_number cpuid_inline cputime_sleep ctty det_sources displaced_turn
-dnotify_lease dontneed_text_tsc fd_emfile_fork fd_fork_many fd_kinds_exit
+dnotify_lease dontneed_text_tsc text_write_tsc fd_emfile_fork fd_fork_many fd_kinds_exit
 fork_thousand
 futex_pi futex_restart futex_waitv host_calls interval_spin job_control keys
 lock_pingpong lost_update many_mappings mem_limit mm_advice mqueue

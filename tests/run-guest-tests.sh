@@ -87,12 +87,12 @@ HVRUN_ONLY_PROGRAMS="proc_init"
 # traps only at the sites rewritten under virtual time; alarm_busy_child:
 # there the timer falls at the same call of the child in every run, so how
 # late its signal is delivered does not depend on the host's speed;
-# dontneed_text_tsc: RDTSC is rewritten only under virtual time;
+# dontneed_text_tsc, text_write_tsc: RDTSC is rewritten only under virtual time;
 # cputime_sleep: the CPU clocks the proxy keeps per thread are virtual
 # time's; clock_threads: it checks the vDSO's counted clock reads, which
 # only virtual time has: with host time passed through each of its
 # 600,000 reads is a system call, 18-23 s a run here against 0.2 s).
-VIRTUAL_TIME_PROGRAMS="tsc_prctl alarm_busy_child dontneed_text_tsc cputime_sleep clock_threads"
+VIRTUAL_TIME_PROGRAMS="tsc_prctl alarm_busy_child dontneed_text_tsc text_write_tsc cputime_sleep clock_threads"
 KEEP_TIME=""
 
 

@@ -544,7 +544,45 @@ static int shared_map_vma(const struct vmm_aspace *as, const struct vmm_vma *v)
     return 0;
 }
 
-/* ---- VMA list ------------------------------------------------------------ */
+/* ---- staged code pages (vmm_as_stage_begin) ------------------------------ */
+
+struct vmm_stage {
+    unsigned depth;
+    size_t n, cap;
+    struct staged_page {
+        gva_t gva;
+        uint8_t *bytes;
+    } *pages;
+};
+
+static void stage_free(struct vmm_stage *st)
+{
+    if (!st)
+        return;
+    for (size_t i = 0; i < st->n; i++)
+        free(st->pages[i].bytes);
+    free(st->pages);
+    free(st);
+}
+
+static bool read_direct(const struct vmm_aspace *as, uint8_t *dst, gva_t gva,
+                        size_t n);
+static int stage_write(const struct vmm_aspace *as, const struct vmm_vma *v,
+                       gva_t gva, const uint8_t *src, size_t n);
+
+static struct vmm_shared *page_store_object(void);
+static int unstore_page(struct vmm_aspace *as, struct vmm_vma *v);
+
+/* The staged bytes of the page at gva, or NULL. */
+static uint8_t *staged_bytes(const struct vmm_stage *st, gva_t gva)
+{
+    gva &= VMM_PAGE_MASK;
+    for (size_t i = 0; st && i < st->n; i++) /* a few pages a session */
+        if (st->pages[i].gva == gva)
+            return st->pages[i].bytes;
+    return NULL;
+}
+
 
 int vmm_as_init(struct vmm_aspace *as, struct vmm_physmem *pm)
 {
@@ -581,6 +619,8 @@ void vmm_as_release(struct vmm_aspace *as)
     as->free_hint.len = 0;
     vmm_pt_pages_free(as->pt_pages);
     as->pt_pages = NULL;
+    stage_free(as->stage);
+    as->stage = NULL;
 }
 
 /* Index of the first VMA with end > gva (binary search). */
@@ -1247,6 +1287,9 @@ int vmm_as_refill(struct vmm_aspace *as, gva_t gva, uint64_t len)
     len = VMM_PAGE_ALIGN_UP(len);
     if (!v || v->shared || gva & ~VMM_PAGE_MASK || len > v->end - gva)
         return -EINVAL;
+    if ((v->flags & VMM_VMA_DIRECT) && v->file && v->image &&
+        v->image == page_store_object())
+        return unstore_page(as, v); /* a rewritten page: the file's again */
     if (v->flags & (VMM_VMA_LAZY | VMM_VMA_DIRECT))
         return 0; /* never backed (zeros), or its file's pages: as mapped */
     uint8_t *hva = vmm_phys_hva(as->pm, v->gpa + (gva - v->start));
@@ -2381,7 +2424,18 @@ static int copy_range(const struct vmm_aspace *as, gva_t gva, void *host,
         if (!p)
             return -EFAULT;
         size_t n = len < avail ? len : avail;
-        if (to_guest)
+        const uint8_t *staged = to_guest ? NULL : staged_bytes(as->stage, gva);
+        if (staged) {
+            size_t room = VMM_PAGE_SIZE - (gva & ~VMM_PAGE_MASK);
+            n = n < room ? n : room;
+            memcpy(h, staged + (gva & ~VMM_PAGE_MASK), n);
+        } else if (!to_guest && as->stage &&
+                   n > VMM_PAGE_SIZE - (gva & ~VMM_PAGE_MASK)) {
+            /* page by page while staging: the next one may be staged */
+            n = VMM_PAGE_SIZE - (gva & ~VMM_PAGE_MASK);
+            if (!read_direct(as, h, gva, n))
+                memcpy(h, p, n);
+        } else if (to_guest)
             memcpy(p, h, n);
         else if (!read_direct(as, h, gva, n))
             memcpy(h, p, n);
@@ -2453,6 +2507,16 @@ static int forced_write(const struct vmm_aspace *as, gva_t gva,
         struct vmm_vma *v = vmm_as_find_vma(as, gva);
         if (!p || (v->shared && !backing_writable(as, v)))
             return -EFAULT;
+        if (as->stage && s) {
+            size_t room = VMM_PAGE_SIZE - (gva & ~VMM_PAGE_MASK);
+            size_t n = len < room ? len : room;
+            if (stage_write(as, v, gva, s, n)) {
+                s += n;
+                gva += n;
+                len -= n;
+                continue;
+            }
+        }
         if (v->flags & VMM_VMA_DIRECT) {
             /* A copy first, as the kernel's FOLL_FORCE write makes one.
              * The list changes under a const view: which host pages back
@@ -2558,4 +2622,138 @@ int vmm_as_host_iov(const struct vmm_aspace *as, gva_t gva, size_t len,
         len -= take;
     }
     return n;
+}
+
+/* ---- staged code pages: writes, and their end in the page store ---------- */
+
+void vmm_as_stage_begin(struct vmm_aspace *as)
+{
+    if (!as->stage)
+        as->stage = calloc(1, sizeof(*as->stage));
+    if (as->stage) /* else: no staging, every poke copies as before */
+        as->stage->depth++;
+}
+
+/* Whether the page at gva of v may be staged: mapped straight from its
+ * file or image, private, the whole page inside v and the file. */
+static bool stage_eligible(const struct vmm_vma *v, gva_t page)
+{
+    return (v->flags & VMM_VMA_DIRECT) && !v->shared &&
+           !(v->flags & VMM_VMA_LAZY) && page >= v->start &&
+           page + VMM_PAGE_SIZE <= v->end &&
+           vmm_vma_valid_end(v) >= page + VMM_PAGE_SIZE;
+}
+
+/* n bytes (inside one page) at gva into the stage: 1 when staged, 0 when
+ * the page is not for staging (the caller writes it the ordinary way). */
+static int stage_write(const struct vmm_aspace *as, const struct vmm_vma *v,
+                       gva_t gva, const uint8_t *src, size_t n)
+{
+    struct vmm_stage *st = as->stage;
+    gva_t page = gva & VMM_PAGE_MASK;
+    uint8_t *b = staged_bytes(st, page);
+    if (!b) {
+        if (!stage_eligible(v, page))
+            return 0;
+        if (st->n == st->cap) {
+            size_t cap = st->cap ? st->cap * 2 : 8;
+            void *grown = realloc(st->pages, cap * sizeof(*st->pages));
+            if (!grown)
+                return 0;
+            st->pages = grown;
+            st->cap = cap;
+        }
+        if (!(b = malloc(VMM_PAGE_SIZE)))
+            return 0;
+        if (!read_direct(as, b, page, VMM_PAGE_SIZE)) {
+            free(b);
+            return 0;
+        }
+        st->pages[st->n++] = (struct staged_page){page, b};
+    }
+    memcpy(b + (gva - page), src, n);
+    return 1;
+}
+
+static struct vmm_shared *page_store_object(void)
+{
+    static struct vmm_shared *obj; /* one reference kept for the run */
+    if (!obj && vmm_page_store_fd() >= 0)
+        obj = vmm_image_new(vmm_page_store_fd());
+    return obj;
+}
+
+/* The page at gva mapped from the store's page at off. */
+static int map_stored_page(struct vmm_aspace *as, gva_t gva, uint64_t off)
+{
+    struct vmm_vma *v = vmm_as_find_vma(as, gva);
+    struct vmm_shared *store = page_store_object();
+    if (!store || !v || !stage_eligible(v, gva))
+        return -EINVAL;
+    if (v->image == store && v->image_off + (gva - v->start) == off)
+        return 0;
+    int rc = vma_split_at(as, gva);
+    if (rc == 0)
+        rc = vma_split_at(as, gva + VMM_PAGE_SIZE);
+    if (rc < 0)
+        return rc;
+    v = vmm_as_find_vma(as, gva);
+    struct vmm_shared *was = v->image;
+    uint64_t was_off = v->image_off;
+    v->image = shared_get(store);
+    v->image_off = off;
+    if ((rc = direct_map_backing(as, v)) < 0) {
+        shared_put(v->image);
+        v->image = was;
+        v->image_off = was_off;
+        (void)direct_map_backing(as, v);
+        return rc;
+    }
+    shared_put(was);
+    vma_changed(as, v->start, v->end);
+    as->tlb_flushes_asked++; /* other host pages behind the same gpa */
+    return 0;
+}
+
+/* A page of the store (map_stored_page, a VMA of its own) given its
+ * file's bytes again, as a refill gives a private copy (MADV_DONTNEED):
+ * what rewrites it next reads the file's instructions, not its own. */
+static int unstore_page(struct vmm_aspace *as, struct vmm_vma *v)
+{
+    struct vmm_shared *was = v->image;
+    uint64_t was_off = v->image_off;
+    v->image = NULL;
+    int rc = direct_map_backing(as, v);
+    if (rc < 0) {
+        v->image = was;
+        v->image_off = was_off;
+        return rc;
+    }
+    shared_put(was);
+    vma_changed(as, v->start, v->end);
+    as->tlb_flushes_asked++;
+    return 0;
+}
+
+int vmm_as_stage_end(struct vmm_aspace *as)
+{
+    struct vmm_stage *st = as->stage;
+    if (!st || --st->depth > 0)
+        return 0;
+    as->stage = NULL;
+    int first_rc = 0;
+    for (size_t i = 0; i < st->n; i++) {
+        const struct staged_page *sp = &st->pages[i];
+        uint64_t off;
+        int rc = vmm_page_store_put(sp->bytes, &off);
+        if (rc == 0)
+            rc = map_stored_page(as, sp->gva, off);
+        if (rc < 0) { /* a private copy, as without the stage */
+            int wrc = vmm_as_poke(as, sp->gva, sp->bytes, VMM_PAGE_SIZE);
+            if (!first_rc)
+                first_rc = wrc < 0 ? wrc : rc;
+        }
+    }
+    stage_free(st);
+    return first_rc;
 }

@@ -281,6 +281,8 @@ struct vmm_aspace {
      * (CLONE_VM) counts once, found in one step, not by a look at every
      * earlier process. */
     uint64_t counted_pass;
+    /* vmm_as_stage_begin's pages, NULL when not staging. */
+    struct vmm_stage *stage;
 };
 
 /* Physical allocator. hva_base must cover reserve_bytes; first_gpa is the
@@ -601,5 +603,25 @@ int vmm_as_poke(const struct vmm_aspace *as, gva_t dst, const void *src,
  * mprotects). -EFAULT for a shared VMA or a range crossing a page. */
 int vmm_as_poke_text(struct vmm_aspace *as, gva_t dst, const void *src,
                      size_t len);
+
+/*
+ * Code rewriting in one go (syscall-proxy/mm/cpuid_patch.c). Between
+ * begin and end, pokes into pages a private VMA maps straight from its
+ * file or image (VMM_VMA_DIRECT, wholly before the file's end) gather in
+ * memory, and peeks see them there; end puts each such page in the run's
+ * page store (page_store.c), where every process whose page came out the
+ * same bytes finds it, and maps the page from there, read-only and
+ * direct, in place of the private copy a poke makes otherwise. Nests.
+ * end is 0 or the first -errno of a page that then got its bytes the
+ * ordinary way (a private copy).
+ */
+void vmm_as_stage_begin(struct vmm_aspace *as);
+int vmm_as_stage_end(struct vmm_aspace *as);
+
+/* The run's store of rewritten code pages (page_store.c): page's offset
+ * there, the page added if no stored page has its bytes; -ENOSPC when the
+ * store is full. The store's fd, -1 before the first page. */
+int vmm_page_store_put(const uint8_t *page, uint64_t *off);
+int vmm_page_store_fd(void);
 
 #endif

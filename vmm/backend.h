@@ -132,6 +132,10 @@ void vmm_cpu_model_apic_ids(uint32_t leaf, uint32_t regs[4]);
 void vmm_host_model_identity(const struct vmm_host *host,
                              struct vmm_cpu_identity *out, uint64_t *hwcap,
                              uint64_t *hwcap2);
+/* hvrun's own pid, read once (and again in a child after fork): asked
+ * at every mapping sync and path lookup, where getpid was a host call
+ * each time (glibc keeps no cache). */
+pid_t vmm_host_self_pid(void);
 /* hvrun's cache directory ($XDG_CACHE_HOME/hvrun, else ~/.cache/hvrun),
  * created if missing; -1 when there is none or HVRUN_NO_CACHE is set. */
 int vmm_host_cache_dir(char *out, size_t len);

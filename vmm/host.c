@@ -21,8 +21,28 @@
 #include <unistd.h>
 
 #include <cpuid.h>
+#include <pthread.h>
 
 #include "cpuid_probe.h"
+
+static pid_t self_pid; /* 0: not read since start or the last fork */
+
+static void self_pid_forget(void) { self_pid = 0; }
+
+static void register_self_pid_forget(void)
+{
+    (void)pthread_atfork(NULL, NULL, self_pid_forget);
+}
+
+pid_t vmm_host_self_pid(void)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    if (!self_pid) {
+        (void)pthread_once(&once, register_self_pid_forget);
+        self_pid = getpid();
+    }
+    return self_pid;
+}
 
 void vmm_host_cpuid_model(const struct vmm_host *host, uint32_t leaf,
                           uint32_t subleaf, uint32_t regs[4])

@@ -462,7 +462,7 @@ static long stub_file_fd(struct pt_vm *vm, struct vmm_event *ev,
         o->nr_stub_files--;
     }
     char *path = (char *)vm->phys_hva + PT_SCRATCH_GPA + n * PT_BATCH_PATH_SIZE;
-    snprintf(path, PT_BATCH_PATH_SIZE, "/proc/%d/fd/%d", (int)getpid(),
+    snprintf(path, PT_BATCH_PATH_SIZE, "/proc/%d/fd/%d", (int)vmm_host_self_pid(),
              file->fd);
     *file_fd = -1 - (long)vm->batch_n;
     vm->batch_opens[n] = (struct pt_batch_open){file->id, vm->batch_n};
@@ -1404,7 +1404,7 @@ static int pt_vm_share(struct vmm_vm *base, struct vmm_vm *owner)
     if (rc < 0)
         return rc;
     char *path = (char *)vm->phys_hva + PT_SCRATCH_GPA;
-    snprintf(path, 64, "/proc/%d/fd/%d", (int)getpid(), owner->pm.memfd);
+    snprintf(path, 64, "/proc/%d/fd/%d", (int)vmm_host_self_pid(), owner->pm.memfd);
     long fd = inject(vm, SYS_openat, (uint64_t)AT_FDCWD, PT_STUB_SCRATCH_VA,
                      (uint64_t)(O_RDWR | O_CLOEXEC), 0, 0, 0);
     if (fd < 0)

@@ -225,17 +225,34 @@ static int rewrite_path(struct proxy_process *p, const char *in,
         p->fs.ns_of_pid = q->pid; /* whose namespace (vfs.c) */
         return format_path(out, outlen, "/proc/self%s", tail);
     }
-    if (follow_last && (q = other_guest_entry(p, in, "/exe", &tail)) &&
-        !tail[4])
-        return format_path(out, outlen, "%s", q->exe_path);
+    /* Its links, read or followed as Linux's proc_fd_access_allowed lets
+     * the caller (ptrace_may_access): its program, its directory, its
+     * root (the host's too: gdb opens libraries by it), its fds. */
+    if ((q = other_guest_entry(p, in, "/exe", &tail)) && !tail[4]) {
+        if (!proxy_ptrace_may_access(p, q))
+            return -EACCES;
+        if (follow_last)
+            return format_path(out, outlen, "%s", q->exe_path);
+        *kind = PATH_GUEST_EXE;
+        p->fs.exe_of_pid = q->pid;
+        return format_path(out, outlen, "/proc/self/exe");
+    }
     if ((q = other_guest_entry(p, in, "/cwd", &tail)) &&
-        (tail[4] == '/' || (!tail[4] && follow_last)))
-        return format_path(out, outlen, "/proc/self/fd/%d%s", q->fs.cwd_fd,
-                           tail + 4);
-    /* Its root is the host's too (gdb opens libraries by it). */
-    if (other_guest_entry(p, in, "/root", &tail) &&
-        (tail[5] == '/' || tail[5] == '\0') && (tail[5] || follow_last))
-        return format_path(out, outlen, "/%s", tail[5] ? tail + 6 : "");
+        (tail[4] == '/' || !tail[4]))
+        return !proxy_ptrace_may_access(p, q)
+                   ? -EACCES
+                   : format_path(out, outlen, "/proc/self/fd/%d%s",
+                                 q->fs.cwd_fd, tail + 4);
+    if ((q = other_guest_entry(p, in, "/root", &tail)) &&
+        (tail[5] == '/' || tail[5] == '\0'))
+        return !proxy_ptrace_may_access(p, q) ? -EACCES
+               : tail[5] || follow_last
+                   ? format_path(out, outlen, "/%s", tail[5] ? tail + 6 : "")
+                   : format_path(out, outlen, "/proc/self/root");
+    if ((q = other_guest_entry(p, in, "/fd/", &tail)))
+        return !proxy_ptrace_may_access(p, q)
+                   ? -EACCES
+                   : rewrite_fd_entry(q, "fd", tail + 4, out, outlen);
     if (strncmp(in, "/dev/fd/", 8) == 0)
         return rewrite_fd_entry(p, "fd", in + 8, out, outlen);
     int std_fd = follow_last ? std_stream_fd(in) : -1;

@@ -23,6 +23,9 @@ struct proxy_fs_state {
      * rewrites it to /proc/self/ns/NAME, which the host has): the ns file
      * is that process's (vfs.c), 0 for the caller's own. */
     int ns_of_pid;
+    /* The guest process whose /proc/N/exe the last path named, not
+     * followed (fs.c's PATH_GUEST_EXE): readlink answers its program. */
+    int exe_of_pid;
     mode_t umask;
     /* Which fs_struct: processes made with clone(CLONE_FS) share the cwd
      * and umask (kernel/procsys.c keeps them in step), as their threads

@@ -39,6 +39,10 @@ struct statx;
 enum path_kind {
     PATH_PLAIN,
     PATH_SELF_EXE, /* the guest's /proc/self/exe (readlink answers it) */
+    /* another guest's /proc/N/exe, not followed: readlink answers it from
+     * that guest's program (fs.exe_of_pid), the path stays the host link
+     * /proc/self/exe (lstat: a symlink, as Linux's) */
+    PATH_GUEST_EXE,
 };
 
 struct host_path {

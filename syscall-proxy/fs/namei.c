@@ -419,9 +419,17 @@ static long do_readlinkat(struct proxy_process *p, uint64_t guest_dirfd,
         return r;
     char target[PROXY_PATH_MAX];
     long n;
-    if (hp.kind == PATH_SELF_EXE) {
-        n = (long)strnlen(p->exe_path, sizeof(p->exe_path));
-        memcpy(target, p->exe_path, (size_t)n);
+    const struct proxy_process *exe_of =
+        hp.kind == PATH_SELF_EXE ? p
+        : hp.kind == PATH_GUEST_EXE && p->world
+            ? proxy_world_find(p->world, p->fs.exe_of_pid)
+            : NULL;
+    if (hp.kind == PATH_GUEST_EXE &&
+        (!exe_of || !proxy_ptrace_may_access(p, exe_of)))
+        return exe_of ? -EACCES : -ENOENT; /* gone since the walk */
+    if (exe_of) {
+        n = (long)strnlen(exe_of->exe_path, sizeof(exe_of->exe_path));
+        memcpy(target, exe_of->exe_path, (size_t)n);
     } else if ((n = proxy_vfs_ns_link(p, hp.dirfd, hp.path, target,
                                       sizeof(target))) != 0) {
         if (n < 0) /* the guest's namespaces, not hvrun's */

@@ -989,6 +989,52 @@ static int gen_self_statm(struct proxy_process *p, struct vbuf *b)
     return 0;
 }
 
+static void put_limit(struct vbuf *b, rlim_t v)
+{
+    if (v == RLIM_INFINITY)
+        vb_printf(b, "%-20s ", "unlimited");
+    else
+        vb_printf(b, "%-20llu ", (unsigned long long)v);
+}
+
+/* /proc/PID/limits as Linux's proc_pid_limits prints it: the guest's
+ * limits (what getrlimit says), not hvrun's own, which the host's file
+ * would show. */
+static int gen_self_limits(struct proxy_process *p, struct vbuf *b)
+{
+    static const struct {
+        const char *name, *unit;
+    } names[RLIM_NLIMITS] = {
+        [RLIMIT_CPU] = {"Max cpu time", "seconds"},
+        [RLIMIT_FSIZE] = {"Max file size", "bytes"},
+        [RLIMIT_DATA] = {"Max data size", "bytes"},
+        [RLIMIT_STACK] = {"Max stack size", "bytes"},
+        [RLIMIT_CORE] = {"Max core file size", "bytes"},
+        [RLIMIT_RSS] = {"Max resident set", "bytes"},
+        [RLIMIT_NPROC] = {"Max processes", "processes"},
+        [RLIMIT_NOFILE] = {"Max open files", "files"},
+        [RLIMIT_MEMLOCK] = {"Max locked memory", "bytes"},
+        [RLIMIT_AS] = {"Max address space", "bytes"},
+        [RLIMIT_LOCKS] = {"Max file locks", "locks"},
+        [RLIMIT_SIGPENDING] = {"Max pending signals", "signals"},
+        [RLIMIT_MSGQUEUE] = {"Max msgqueue size", "bytes"},
+        [RLIMIT_NICE] = {"Max nice priority", NULL},
+        [RLIMIT_RTPRIO] = {"Max realtime priority", NULL},
+        [RLIMIT_RTTIME] = {"Max realtime timeout", "us"},
+    };
+    vb_printf(b, "%-25s %-20s %-20s %-10s\n", "Limit", "Soft Limit",
+              "Hard Limit", "Units");
+    for (int i = 0; i < RLIM_NLIMITS; i++) {
+        vb_printf(b, "%-25s ", names[i].name);
+        put_limit(b, p->rlimits[i].rlim_cur);
+        put_limit(b, p->rlimits[i].rlim_max);
+        if (names[i].unit)
+            vb_printf(b, "%-10s", names[i].unit);
+        vb_printf(b, "\n");
+    }
+    return 0;
+}
+
 static void vma_name(const struct proxy_process *p, const struct vmm_vma *v,
                      char *out, size_t cap)
 {
@@ -1348,6 +1394,7 @@ const struct vfile proxy_vfs_files[] = {
     {"/proc/self/environ", GATE_ALWAYS, DET_SRC_IDS, gen_self_environ, NULL},
     {"/proc/self/auxv", GATE_ALWAYS, DET_SRC_IDS, gen_self_auxv, NULL},
     {"/proc/self/statm", GATE_ALWAYS, DET_SRC_IDS, gen_self_statm, NULL},
+    {"/proc/self/limits", GATE_ALWAYS, DET_SRC_IDS, gen_self_limits, NULL},
     {"/proc/self/mem", GATE_ALWAYS, DET_SRC_IDS, NULL, open_mem},
     {"/proc/self/pagemap", GATE_ALWAYS, DET_SRC_IDS, NULL, open_pagemap},
     KEPT_FILE("comm"),
@@ -1595,7 +1642,10 @@ void proxy_vfs_parse_init_name(const char *name, struct init_name *in)
 /* Where hvrun itself is the host's pid 1 (a container's entry point),
  * /proc/1 is hvrun's own, which the guest reads as its /proc/self
  * (self_pid_component): there is no /proc/1 of the virtual init then. */
-bool proxy_vfs_host_pid1_is_hvrun(void) { return getpid() == PROXY_INIT_PID; }
+bool proxy_vfs_host_pid1_is_hvrun(void)
+{
+    return vmm_host_self_pid() == PROXY_INIT_PID;
+}
 
 static bool init_shown(const struct proxy_process *p)
 {

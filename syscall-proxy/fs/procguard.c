@@ -93,7 +93,7 @@ static int guest_name_of(struct proxy_process *p, const char *host,
     int n;
     if (pid < 0) {
         n = snprintf(out, cap, "%s", host);
-    } else if (pid == getpid()) {
+    } else if (pid == vmm_host_self_pid()) {
         const char *t = rest;
         if (strncmp(rest, "/task/", 6) == 0 && pid_component(rest + 6, &t) >= 0)
             rest = t;
@@ -290,10 +290,10 @@ long proxy_proc_open_check(struct proxy_process *p, int host_fd, int flags)
                                                : -1;
     if (pid < 0)
         return 0; /* /proc itself, /proc/sys, machine files */
-    if (pid != getpid() && pid == PROXY_INIT_PID &&
+    if (pid != vmm_host_self_pid() && pid == PROXY_INIT_PID &&
         proxy_vfs_init_host_entry(p, host))
         return 0; /* the virtual init's (vfs.c), opened O_PATH */
-    if (pid != getpid())
+    if (pid != vmm_host_self_pid())
         return -ENOENT; /* a host process */
     const char *t = rest;
     if (strncmp(rest, "/task/", 6) == 0 && pid_component(rest + 6, &t) >= 0)

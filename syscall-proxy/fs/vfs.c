@@ -105,7 +105,7 @@ static bool self_pid_component(const struct proxy_process *p, const char *s,
     num[len] = '\0';
     char *end;
     long v = strtol(num, &end, 10);
-    return *end == '\0' && num[0] != '0' && (v == p->pid || v == getpid());
+    return *end == '\0' && num[0] != '0' && (v == p->pid || v == vmm_host_self_pid());
 }
 
 /* /proc/<self-ish>/[task/<n>/]rest -> /proc/self/rest, in place. */
@@ -585,9 +585,11 @@ static long open_fdinfo(struct proxy_process *p, const char *name, int flags)
                     : proxy_fd_install(&p->fds, host, (flags & O_CLOEXEC) != 0, 0);
 }
 
-/* /proc/<N>/task of another guest N: hvrun's own /proc/self/task opened
- * as the directory and listed as N's threads (proxy_fd.listing_pid).
- * LeakSanitizer's tracer lists its parent's threads so. */
+/* /proc/<N>/task, fd and fdinfo of another guest N: hvrun's own
+ * /proc/self/task (fd, fdinfo) opened as the directory and listed as N's
+ * threads (fds) (proxy_fd.listing_pid). LeakSanitizer's tracer lists its
+ * parent's threads so; lsof and ls list another process's fds. The fd
+ * directories are Linux's only to whom ptrace_may_access lets in. */
 static bool open_other_task_dir(struct proxy_process *p, int host_dirfd,
                                 const char *host_path, int flags,
                                 long *result)
@@ -597,13 +599,20 @@ static bool open_other_task_dir(struct proxy_process *p, int host_dirfd,
     bool hidden;
     if (!proxy_vfs_full_name(p, host_dirfd, host_path, name, sizeof(name)) ||
         !proc_pid_name(p, name, &of, &hidden) || hidden || of == p ||
-        strcmp(name, "/proc/self/task") != 0)
+        (strcmp(name, "/proc/self/task") != 0 &&
+         strcmp(name, "/proc/self/fd") != 0 &&
+         strcmp(name, "/proc/self/fdinfo") != 0))
         return false;
+    if (strcmp(name, "/proc/self/task") != 0 &&
+        !proxy_ptrace_may_access(p, of)) {
+        *result = -EACCES;
+        return true;
+    }
     if ((flags & O_ACCMODE) != O_RDONLY || (flags & O_CREAT)) {
         *result = -EISDIR;
         return true;
     }
-    int fd = open("/proc/self/task",
+    int fd = open(name,
                   O_RDONLY | O_DIRECTORY | O_CLOEXEC | (flags & O_NONBLOCK));
     if (fd < 0) {
         *result = -errno;
@@ -1123,7 +1132,7 @@ static size_t unmap_own_proc(const struct proxy_process *p, char *t, size_t len,
     const char *comp = t + 6, *end = t + len;
     const char *slash = memchr(comp, '/', (size_t)(end - comp));
     const char *comp_end = slash ? slash : end;
-    if (!component_is(comp, (size_t)(comp_end - comp), (long)getpid()))
+    if (!component_is(comp, (size_t)(comp_end - comp), (long)vmm_host_self_pid()))
         return len;
     char fixed[PROXY_PATH_MAX];
     int n = snprintf(fixed, sizeof(fixed), "/proc/%d", p->pid);

@@ -768,6 +768,10 @@ static void patch_range(struct proxy_process *p, int host_fd, gva_t gva,
         return;
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
+    /* The rewritten pages of a file's text come out the same in every
+     * process of the run: stored once and mapped from there, not copied
+     * into each process (vmm/page_store.c). */
+    vmm_as_stage_begin(p->as);
     /* By address, on a copy of each VMA: a stub page mapped on the way
      * changes the VMA array. */
     const struct vmm_vma *next;
@@ -784,6 +788,7 @@ static void patch_range(struct proxy_process *p, int host_fd, gva_t gva,
             continue;
         patch_vma(p, host_fd, &v, lo, hi, fresh);
     }
+    (void)vmm_as_stage_end(p->as);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     if (p->totals)
         p->totals->cpuid_patch_ns +=

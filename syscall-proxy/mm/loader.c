@@ -428,24 +428,21 @@ int proxy_elf_load(struct vmm_aspace *as, struct proxy_process *p,
  * never makes that check; the run's own descriptions are the ones hvrun
  * can see (a writer outside the run is not, a named host leak).
  */
-static bool open_for_write(const struct proxy_world *world, dev_t dev,
-                           ino_t ino)
+static bool open_for_write(struct proxy_world *world, dev_t dev, ino_t ino)
 {
     for (int i = 0; world && i < world->nr_procs; i++) {
-        const struct proxy_process *q = world->procs[i];
+        struct proxy_process *q = world->procs[i];
         if (q->zombie || q->exited)
             continue;
         for (int fd = 0; fd < q->fds.cap; fd++) {
-            const struct proxy_fd *f = &q->fds.fds[fd];
-            struct stat st;
-            if (f->kind != PROXY_FD_HOST ||
-                (f->meta_known && (f->host_dev != dev || f->host_ino != ino)))
+            struct proxy_fd *f = &q->fds.fds[fd];
+            /* The identity first: fstat'ed once per open file (kept in
+             * the fd), where the access mode costs a host call each time. */
+            if (f->kind != PROXY_FD_HOST || !proxy_fd_identity(f) ||
+                f->host_dev != dev || f->host_ino != ino)
                 continue;
             int fl = fcntl(f->host_fd, F_GETFL);
-            if (fl < 0 || (fl & O_ACCMODE) == O_RDONLY || (fl & O_PATH))
-                continue;
-            if (fstat(f->host_fd, &st) == 0 && st.st_dev == dev &&
-                st.st_ino == ino)
+            if (fl >= 0 && (fl & O_ACCMODE) != O_RDONLY && !(fl & O_PATH))
                 return true;
         }
     }
@@ -627,6 +624,31 @@ static void set_comm(struct proxy_process *p, const char *path)
     snprintf(p->comm, sizeof(p->comm), "%s", base ? base + 1 : path);
 }
 
+/* /proc/self/exe's target: the opened file's own name, as the kernel
+ * records it (one readlink of our fd, where realpath took one a component,
+ * and resolved a relative path against hvrun's working directory rather
+ * than the guest's). A replay's program comes from its recording: the
+ * name it was run by, as that run resolved it. */
+static void set_exe_path(struct proxy_process *p, int fd, const char *path)
+{
+    char link[64];
+    snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+    ssize_t n = p->cfg->file_tap
+                    ? -1
+                    : readlink(link, p->exe_path, sizeof(p->exe_path) - 1);
+    static const char deleted[] = " (deleted)";
+    if (n > 0 && p->exe_path[0] == '/' &&
+        !((size_t)n >= sizeof(deleted) - 1 &&
+          memcmp(p->exe_path + n - (sizeof(deleted) - 1), deleted,
+                 sizeof(deleted) - 1) == 0)) {
+        p->exe_path[n] = '\0';
+        return;
+    }
+    char *abs = realpath(path, NULL);
+    snprintf(p->exe_path, sizeof(p->exe_path), "%s", abs ? abs : path);
+    free(abs);
+}
+
 /* The main program's interpreter: opened as an executable (open_exec:
  * ENOENT, EACCES), its header checked (EIO, ELIBBAD), then loaded; a
  * header the loader refuses is -ELIBBAD too. */
@@ -726,9 +748,7 @@ static int exec_depth(struct proxy_process *p, const char *path,
                        : "not an ELF executable (no ELF magic, no #!)");
     } else {
         set_comm(p, path);
-        char *abs = realpath(path, NULL);
-        snprintf(p->exe_path, sizeof(p->exe_path), "%s", abs ? abs : path);
-        free(abs);
+        set_exe_path(p, fd, path);
         struct stat exe;
         if (fstat(fd, &exe) == 0) {
             p->exe_dev = exe.st_dev;

@@ -216,13 +216,34 @@ static void name_file_mapping(struct proxy_process *p, int host_fd,
  * is EPERM writable, and read-only it loses VM_MAYWRITE. */
 static int check_write_seals(int host_fd, int flags, int prot, int *vflags)
 {
+    if ((flags & MAP_TYPE_MASK) == MAP_PRIVATE)
+        return 0; /* seals never refuse a private mapping */
     int seals = fcntl(host_fd, F_GET_SEALS);
-    if ((flags & MAP_TYPE_MASK) == MAP_PRIVATE || seals < 0 ||
-        !(seals & (F_SEAL_WRITE | F_SEAL_FUTURE_WRITE)))
+    if (seals < 0 || !(seals & (F_SEAL_WRITE | F_SEAL_FUTURE_WRITE)))
         return 0;
     if (prot & PROT_WRITE)
         return -EPERM;
     *vflags |= VMM_VMA_NOMAYWRITE;
+    return 0;
+}
+
+/* What mmap's checks ask of the file behind an fd, asked of the host once
+ * per mmap (they were a dozen host calls): its open flags, its inode and
+ * its filesystem. */
+struct file_facts {
+    int fl;
+    struct stat st;
+    bool have_sf;
+    struct statfs sf;
+};
+
+/* An O_PATH fd is no file to mmap's fget: EBADF, whatever else. */
+static int file_facts_of(int host_fd, struct file_facts *ff)
+{
+    ff->fl = fcntl(host_fd, F_GETFL);
+    if (ff->fl < 0 || (ff->fl & O_PATH) || fstat(host_fd, &ff->st) < 0)
+        return -EBADF;
+    ff->have_sf = fstatfs(host_fd, &ff->sf) == 0;
     return 0;
 }
 
@@ -278,14 +299,12 @@ static int virtual_file_mmap(int host_fd)
  * file of a pseudo filesystem (kernfs attributes: ENODEV; /proc's seq
  * files: EIO), hvrun's own /proc files. 0, or the -errno. A disk or
  * tmpfs file always maps, so it costs an fstat and an fstatfs. */
-static int host_mmap_refused(int host_fd, int flags, uint64_t off)
+static int host_mmap_refused(int host_fd, const struct file_facts *ff,
+                             int flags, uint64_t off)
 {
-    struct stat st;
-    struct statfs sf;
-    if (fstat(host_fd, &st) < 0)
-        return 0;
-    bool probe = S_ISCHR(st.st_mode);
-    if (!probe && fstatfs(host_fd, &sf) == 0) {
+    bool probe = S_ISCHR(ff->st.st_mode);
+    if (!probe && ff->have_sf) {
+        const struct statfs sf = ff->sf;
         if (sf.f_type == TMPFS_F_TYPE) {
             int rc = virtual_file_mmap(host_fd);
             return rc == 1 ? 0 : rc;
@@ -307,14 +326,11 @@ static int host_mmap_refused(int host_fd, int flags, uint64_t off)
  * may never become: a shared mapping of an fd not open for writing loses
  * VM_MAYWRITE, one of a noexec mount's file VM_MAYEXEC (exec asked for
  * there is EPERM). */
-static int check_file_access(int host_fd, int flags, int prot, int *vflags)
+static int check_file_access(int host_fd, const struct file_facts *ff,
+                             int flags, int prot, int *vflags)
 {
-    int fl = fcntl(host_fd, F_GETFL);
-    struct stat st;
-    /* An O_PATH fd is no file to mmap's fget: EBADF, whatever else. */
-    if (fl < 0 || (fl & O_PATH) || fstat(host_fd, &st) < 0)
-        return -EBADF;
-    if (S_ISDIR(st.st_mode))
+    int fl = ff->fl;
+    if (S_ISDIR(ff->st.st_mode))
         return -ENODEV;
     if ((fl & O_ACCMODE) == O_WRONLY)
         return -EACCES;
@@ -325,8 +341,7 @@ static int check_file_access(int host_fd, int flags, int prot, int *vflags)
         if (!writable_fd)
             *vflags |= VMM_VMA_NOMAYWRITE;
     }
-    struct statvfs sv;
-    if (fstatvfs(host_fd, &sv) == 0 && (sv.f_flag & ST_NOEXEC)) {
+    if (ff->have_sf && (ff->sf.f_flags & ST_NOEXEC)) {
         if (prot & PROT_EXEC)
             return -EPERM;
         *vflags |= VMM_VMA_NOMAYEXEC;
@@ -357,6 +372,7 @@ struct mmap_req {
     gva_t addr;
     uint64_t len, off;
     int prot, flags, host_fd, vflags;
+    const struct file_facts *ff; /* the file's, when asked already */
 };
 
 /* The file's part of a mapping made at at: its pages (a private one's
@@ -370,7 +386,8 @@ static int map_file_pages(struct proxy_process *p, const struct mmap_req *m,
      * (VMM_VMA_DIRECT: nothing copied until something is written). */
     bool direct = type == MAP_PRIVATE && !(m->prot & PROT_WRITE) &&
                   !(m->vflags & VMM_VMA_SECRET) &&
-                  file_is_regular(m->host_fd);
+                  (m->ff ? S_ISREG(m->ff->st.st_mode)
+                         : file_is_regular(m->host_fd));
     int rc = direct ? 0
              : type == MAP_PRIVATE
                  ? fill_from_file(p, m->host_fd, at, m->len, m->off)
@@ -639,17 +656,21 @@ static long sys_mmap(struct proxy_process *p, const uint64_t a[6])
         return -ENOMEM;
     m.len = VMM_PAGE_ALIGN_UP(m.len);
     m.vflags = type != MAP_PRIVATE ? VMM_VMA_SHARED : 0;
+    struct file_facts ff;
     if (!(m.flags & MAP_ANONYMOUS)) {
         int rc = shared_validate_refused(m.host_fd, m.flags, m.off);
         if (rc < 0)
             return rc;
-        rc = check_file_access(m.host_fd, m.flags, m.prot, &m.vflags);
+        if ((rc = file_facts_of(m.host_fd, &ff)) < 0)
+            return rc;
+        rc = check_file_access(m.host_fd, &ff, m.flags, m.prot, &m.vflags);
         if (rc < 0)
             return rc;
         if ((rc = proxy_secretmem_mmap(p, guest_fd, type, &m.vflags)) < 0)
             return rc;
-        if ((rc = host_mmap_refused(m.host_fd, m.flags, m.off)) < 0)
+        if ((rc = host_mmap_refused(m.host_fd, &ff, m.flags, m.off)) < 0)
             return rc;
+        m.ff = &ff;
     }
     return map_checked(p, &m);
 }
@@ -703,8 +724,11 @@ static long remap_range(struct proxy_process *p, const struct vmm_vma *v,
     /* The VMA's object goes with the VMAs the new mapping replaces. */
     m.host_fd = fcntl(v->shared->fd, F_DUPFD_CLOEXEC, 3);
     long rc = m.host_fd < 0 ? -errno : 0;
+    struct file_facts ff;
     if (rc == 0)
-        rc = check_file_access(m.host_fd, m.flags, m.prot, &m.vflags);
+        rc = file_facts_of(m.host_fd, &ff);
+    if (rc == 0)
+        rc = check_file_access(m.host_fd, &ff, m.flags, m.prot, &m.vflags);
     if (rc == 0)
         rc = map_checked(p, &m);
     if (rc >= 0 && named)
@@ -884,7 +908,11 @@ static int keep_vma(const struct vmm_vma *v, gva_t old, uint64_t len,
     k->m.host_fd = fcntl(obj->fd, F_DUPFD_CLOEXEC, 3);
     if (k->m.host_fd < 0)
         return -errno;
-    return check_file_access(k->m.host_fd, k->m.flags, k->m.prot, &k->m.vflags);
+    struct file_facts ff;
+    int rc = file_facts_of(k->m.host_fd, &ff);
+    return rc < 0 ? rc
+                  : check_file_access(k->m.host_fd, &ff, k->m.flags,
+                                      k->m.prot, &k->m.vflags);
 }
 
 static void kept_vma_free(struct kept_vma *k)
