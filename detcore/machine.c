@@ -10,8 +10,8 @@
 
 /* A fixed kernel identity: what Debian 12's kernel reports, so programs
  * that parse it find a plausible Linux. */
-#define DET_UNAME_RELEASE "6.1.0-hvrun"
-#define DET_UNAME_VERSION "#1 SMP PREEMPT_DYNAMIC Debian 6.1.0 (2021-12-31)"
+#define DET_UNAME_RELEASE "6.12.0-hvrun"
+#define DET_UNAME_VERSION "#1 SMP PREEMPT_DYNAMIC Debian 6.12.0 (2021-12-31)"
 
 void det_get_uname(struct det_state *d, struct det_uname *u)
 {

@@ -62,6 +62,8 @@ static const struct family_kind families[] = {
     {proxy_filesystems_syscalls, "fs", "emulated"},
     {proxy_ustat_syscalls, "fs", "virtualised"},
     {proxy_file_attr_syscalls, "fs", "passthrough"},
+    {proxy_handle_syscalls, "fs", "emulated"},
+    {proxy_lsm_syscalls, "security", "emulated"},
     {proxy_keys_syscalls, "keys", "emulated"},
     {proxy_ptrace_syscalls, "ptrace", "emulated"},
     {proxy_rseq_syscalls, "rseq", "emulated"},
@@ -161,9 +163,11 @@ static const struct exception_note notes[] = {
                        "and WATCH_KEY EOPNOTSUPP"},
     {SYS_memfd_create, "passthrough", "a host memfd under the guest's name; "
                                       "MFD_HUGETLB is EINVAL"},
-    {SYS_name_to_handle_at, "emulated", "EOPNOTSUPP after the flag and "
-                                        "path checks, as a file system "
-                                        "without handles"},
+    {SYS_name_to_handle_at, NULL, "handles hvrun mints: the canonical "
+                                  "inode number and a serial of the run "
+                                  "(DETERMINISM.md)"},
+    {SYS_open_by_handle_at, NULL, "only handles the run minted, reopened "
+                                  "through hvrun's O_PATH fd of the file"},
     {SYS_close, "emulated", "guest fd table; the host fd is closed"},
     {SYS_close_range, "emulated", "guest fd table"},
     {SYS_dup, "emulated", "guest fd table over a host dup"},
@@ -190,6 +194,13 @@ static const struct exception_note notes[] = {
     {SYS_statfs, "virtualised", "free counts canonical"},
     {136 /* ustat */, NULL, "statfs's canonical counts of the device's file "
                             "system (docs/DETERMINISM.md)"},
+    {461 /* lsm_list_modules */, NULL, "one security module, capability "
+                                       "(kernel/lsm.c); the host's are "
+                                       "never shown"},
+    {459 /* lsm_get_self_attr */, NULL, "EOPNOTSUPP after Linux's checks: "
+                                        "the capability module keeps no "
+                                        "attributes"},
+    {460 /* lsm_set_self_attr */, NULL, "as lsm_get_self_attr"},
     {468 /* file_getattr */, NULL, "the host's own call after hvrun's path "
                                    "walk: ENOSYS on a host before Linux 6.17"},
     {469 /* file_setattr */, NULL, "as file_getattr"},
@@ -214,12 +225,14 @@ static const struct exception_note notes[] = {
                       "socket's SIOCGIFCONF and read-only SIOCGIF* "
                       "queries answer from the host's interfaces, as "
                       "NETLINK_ROUTE does, and SIOCSIF* changes are "
-                      "EPERM (net/netdev_ioctl.c)"},
+                      "EPERM (net/netdev_ioctl.c); PROCMAP_QUERY on "
+                      "/proc/PID/maps (fs/procmap_query.c)"},
     {SYS_fcntl, NULL, "POSIX record locks owned per guest process (an OFD "
                       "lock on a per-process reopen); owners, F_SETSIG, "
                       "O_ASYNC's SIGIO, dnotify and leases kept by hvrun "
                       "(io/fasync.c; opens from outside the run break no "
-                      "lease)"},
+                      "lease); F_CREATED_QUERY and F_DUPFD_QUERY from the "
+                      "guest fd table"},
     {SYS_write, NULL, "EPIPE raises SIGPIPE in the guest; RLIMIT_FSIZE cuts "
                       "a regular file's write (EFBIG, SIGXFSZ at the limit; "
                       "truncate and fallocate too: fs/fsize.c)"},

@@ -443,6 +443,8 @@ void proxy_fd_share_context(struct proxy_fd *to, struct proxy_fd *from)
     to->pidfd_exit_status = from->pidfd_exit_status;
     to->procdir_pid = from->procdir_pid;
     to->secretmem = from->secretmem;
+    to->created = from->created;
+    to->maps_pid = from->maps_pid;
 }
 
 void proxy_fd_close_on_exec(struct proxy_fdtable *t)

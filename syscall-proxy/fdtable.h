@@ -97,6 +97,13 @@ struct proxy_fd {
     /* A memfd_secret file (mm/secretmem.c): the host fd is a memfd that
      * only mmap reaches. Kept by dups and fork children. */
     bool secretmem;
+    /* The open that made this description created the file (fcntl's
+     * F_CREATED_QUERY). Kept by dups and fork children. */
+    bool created;
+    /* /proc/N/maps of guest process N (its run pid; 0: not one): the
+     * PROCMAP_QUERY ioctl asks N's mappings. Kept by dups and fork
+     * children. */
+    int maps_pid;
 };
 
 int proxy_fdtable_init(struct proxy_fdtable *t, int max_fds);

@@ -34,7 +34,8 @@ static const struct proxy_syscall *const families[] = {
     proxy_aio_syscalls, proxy_secretmem_syscalls, proxy_openat2_syscalls,
     proxy_mount_api_syscalls,
     proxy_filesystems_syscalls, proxy_kcmp_syscalls, proxy_mseal_syscalls,
-    proxy_ustat_syscalls, proxy_file_attr_syscalls,
+    proxy_ustat_syscalls, proxy_file_attr_syscalls, proxy_handle_syscalls,
+    proxy_lsm_syscalls,
 };
 
 /* Calls that look at no path and no file and move no file's I/O: they

@@ -819,6 +819,20 @@ static long resolve_refused(struct proxy_process *p, const struct host_path *hp,
  * host first under resolve flags: hvrun serves the file, but the path to
  * it (/proc/self, a symlink; /proc, a mount) is the host's.
  */
+/* Whether the open makes the file (fcntl's F_CREATED_QUERY, Linux's
+ * FMODE_CREATED): O_CREAT where nothing was (created: fsmeta.c saw so
+ * already; O_EXCL's success says so itself). Asked before the open. */
+static bool open_makes_file(const struct host_path *hp, int flags,
+                            bool created)
+{
+    if (!(flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE)
+        return false;
+    if (created || (flags & O_EXCL))
+        return true;
+    struct stat st;
+    return fstatat(hp->dirfd, hp->path, &st, 0) < 0 && errno == ENOENT;
+}
+
 long proxy_fs_openat(struct proxy_process *p, uint64_t guest_dirfd,
                      gva_t path_gva, int flags, uint64_t mode,
                      uint64_t resolve)
@@ -864,6 +878,7 @@ long proxy_fs_openat(struct proxy_process *p, uint64_t guest_dirfd,
         proxy_preserve_before(p, hp.dirfd, hp.path, !(flags & O_NOFOLLOW));
     }
     bool created = proxy_meta_open_creates(p, hp.dirfd, hp.path, flags);
+    bool makes_file = open_makes_file(&hp, flags, created);
     int host_fd;
     if (!proxy_hooks.tty_open_current(p, hp.dirfd, hp.path, flags, &host_fd)) {
         host_fd = open_host(&hp, flags, host_mode, resolve);
@@ -881,7 +896,10 @@ long proxy_fs_openat(struct proxy_process *p, uint64_t guest_dirfd,
     proxy_meta_note_open(p, host_fd, hp.path, flags, created);
     if ((flags & O_TRUNC) && !created)
         proxy_mm_file_resized(p, host_fd);
-    return proxy_fd_install(&p->fds, host_fd, (flags & O_CLOEXEC) != 0, 0);
+    r = proxy_fd_install(&p->fds, host_fd, (flags & O_CLOEXEC) != 0, 0);
+    if (r >= 0)
+        proxy_fd_get(&p->fds, (int)r)->created = makes_file;
+    return r;
 }
 
 static long sys_open(struct proxy_process *p, const uint64_t a[6])

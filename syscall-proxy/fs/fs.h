@@ -183,6 +183,10 @@ int proxy_scratch_sweep(void);
 
 /* ---- openat2 (fs/openat2.c) ---------------------------------------------- */
 extern const struct proxy_syscall proxy_openat2_syscalls[];
+
+/* ---- file handles (fs/handle.c) ------------------------------------------ */
+/* name_to_handle_at and open_by_handle_at with handles hvrun mints. */
+extern const struct proxy_syscall proxy_handle_syscalls[];
 extern const struct proxy_syscall proxy_mount_api_syscalls[];
 
 /* The core file of p, killed by signo whose default action dumps core
@@ -289,6 +293,11 @@ bool proxy_procfile_ns(const struct proxy_fd *f, int *type,
  * position, or at offset with at_offset. Returns bytes or -errno. */
 /* NS_GET_USERNS, NS_GET_PARENT, NS_GET_NSTYPE, NS_GET_OWNER_UID on a
  * namespace fd (procfile.c; -ENOTTY for another fd or request). */
+/* The PROCMAP_QUERY ioctl of a /proc/N/maps fd (procmap_query.c):
+ * maps_pid is N's run pid. */
+long proxy_procmap_query(struct proxy_process *p, int maps_pid, gva_t arg);
+#define PROXY_PROCMAP_QUERY 0xC0686611U /* _IOWR('f', 17, 104 bytes) */
+
 long proxy_procfile_ns_ioctl(struct proxy_process *p, const struct proxy_fd *f,
                              unsigned int req, gva_t arg);
 long proxy_procfile_xfer(struct proxy_process *p, int guest_fd, bool into_guest,

@@ -3,7 +3,7 @@
  * d_path): directories (mkdir, rmdir, chdir, fchdir, chroot, getcwd,
  * getdents with canonical order and metadata), mknod, access and
  * faccessat2 (with the real ids), links and symlinks, readlink (the
- * rewritten /proc links), rename, unlink and name_to_handle_at. Paths
+ * rewritten /proc links), rename and unlink (file handles: handle.c). Paths
  * are the guest's, mapped to host (dirfd, path) pairs by fs.c; --verify
  * keeps what each call changes (preserve.c), metadata notes go to
  * fsmeta.c.
@@ -576,28 +576,6 @@ static long sys_symlinkat(struct proxy_process *p, const uint64_t a[6])
     return do_symlinkat(p, a[0], a[1], a[2]);
 }
 
-/* File handles would hand the guest host inode identities (a determinism
- * leak) and open_by_handle_at needs CAP_DAC_READ_SEARCH; Linux returns
- * EOPNOTSUPP for file systems without handles, which callers handle.
- * That comes after the flags (EINVAL) and the path's lookup (EBADF,
- * ENOTDIR, EFAULT, ENOENT, ...), as on such a file system. */
-static long sys_name_to_handle_at(struct proxy_process *p, const uint64_t a[6])
-{
-    int flags = (int)a[4];
-    if (flags & ~(AT_SYMLINK_FOLLOW | AT_EMPTY_PATH))
-        return -EINVAL;
-    struct host_path hp;
-    int at_flags = (flags & AT_SYMLINK_FOLLOW ? 0 : AT_SYMLINK_NOFOLLOW) |
-                   (flags & AT_EMPTY_PATH);
-    long r = proxy_fs_host_path_at_flags(p, a[0], a[1], at_flags, false, &hp);
-    if (r < 0)
-        return r;
-    struct stat st;
-    if (fstatat(hp.dirfd, hp.path, &st, at_flags) < 0)
-        return -errno;
-    return -EOPNOTSUPP;
-}
-
 const struct proxy_syscall proxy_namei_syscalls[] = {
     {SYS_getdents64, "getdents64", sys_getdents64},
     {SYS_getdents, "getdents", sys_getdents},
@@ -624,6 +602,5 @@ const struct proxy_syscall proxy_namei_syscalls[] = {
     {SYS_mknod, "mknod", sys_mknod},
     {SYS_mknodat, "mknodat", sys_mknodat},
     {SYS_chroot, "chroot", sys_chroot},
-    {SYS_name_to_handle_at, "name_to_handle_at", sys_name_to_handle_at},
     {-1, NULL, NULL},
 };

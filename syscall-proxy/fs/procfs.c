@@ -1054,12 +1054,21 @@ static void vma_name(const struct proxy_process *p, const struct vmm_vma *v,
 
 /* task_mmu.c show_map_vma: one line for v (up to end, past merged lazy
  * stretches); the name starts at column 73. */
+/* A mapped file's device number as stat shows it to the guest: the
+ * canonical one, or the host's when metadata is not virtualised. */
+static uint64_t mapped_dev(struct proxy_process *p, const struct vmm_vma *v)
+{
+    if (!(v->flags & VMM_VMA_FILE))
+        return 0;
+    return proxy_meta_on(p) ? det_dev(p->det, v->dev) : v->dev;
+}
+
 static void maps_line(struct proxy_process *p, struct vbuf *b,
                       const struct vmm_vma *v, gva_t end)
 {
     char name[PROXY_PATH_MAX];
     bool is_file = v->flags & VMM_VMA_FILE;
-    uint64_t dev = is_file ? det_dev(p->det, v->dev) : 0;
+    uint64_t dev = mapped_dev(p, v);
     uint64_t ino = is_file ? det_ino(p->det, v->dev, v->ino) : 0;
     size_t line_start = b->len;
     vb_printf(b, "%08llx-%08llx %c%c%c%c %08llx %02x:%02x %llu ",
@@ -1099,6 +1108,29 @@ static size_t one_mapping(const struct vmm_aspace *as, size_t i, gva_t *end,
             *backed += w->end - w->start;
     }
     return i;
+}
+
+size_t proxy_procfs_mapping(struct proxy_process *p, size_t i,
+                            struct proxy_mapping *m)
+{
+    const struct vmm_aspace *as = p->as;
+    if (i >= as->nr_vmas)
+        return 0;
+    const struct vmm_vma *v = as->vmas[i];
+    uint64_t backed;
+    size_t last = one_mapping(as, i, &m->end, &backed);
+    bool is_file = v->flags & VMM_VMA_FILE;
+    uint64_t dev = mapped_dev(p, v);
+    m->start = v->start;
+    m->prot = v->prot;
+    m->shared = v->flags & VMM_VMA_SHARED;
+    m->is_file = is_file;
+    m->file_off = is_file ? v->file_off : 0;
+    m->dev_major = major((dev_t)dev);
+    m->dev_minor = minor((dev_t)dev);
+    m->ino = is_file ? det_ino(p->det, v->dev, v->ino) : 0;
+    vma_name(p, v, m->name, sizeof(m->name));
+    return last + 1;
 }
 
 static int gen_self_maps(struct proxy_process *p, struct vbuf *b)

@@ -279,7 +279,11 @@ static long open_vfile(struct proxy_process *p, struct proxy_process *of,
         return rc;
     char name[PROXY_PATH_MAX];
     display_name(of, v->path, name, sizeof(name));
-    return install_generated(p, of, v->gen, v->src, name, flags);
+    rc = install_generated(p, of, v->gen, v->src, name, flags);
+    /* its PROCMAP_QUERY ioctl asks of's mappings (procmap_query.c) */
+    if (rc >= 0 && strcmp(v->path, "/proc/self/maps") == 0)
+        proxy_fd_get(&p->fds, (int)rc)->maps_pid = of->pid;
+    return rc;
 }
 
 /* /proc/1's directories: the host's, opened by hvrun and never listed

@@ -295,6 +295,21 @@ struct init_name {
     bool in_task;                   /* under /proc/1/task/1 */
 };
 
+/* One mapping as /proc/PID/maps shows it (procfs.c), for PROCMAP_QUERY
+ * (procmap_query.c). */
+struct proxy_mapping {
+    uint64_t start, end;
+    int prot;
+    bool shared, is_file;
+    uint64_t file_off, ino;
+    unsigned int dev_major, dev_minor;
+    char name[PROXY_PATH_MAX]; /* "" when the line names nothing */
+};
+/* The mapping that starts at VMA index i of p (0 for the first); returns
+ * the index of the next one, 0 past the last. */
+size_t proxy_procfs_mapping(struct proxy_process *p, size_t i,
+                            struct proxy_mapping *m);
+
 /* The virtual files (procfs.c), in the table's order. */
 extern const struct vfile proxy_vfs_files[];
 extern const size_t proxy_vfs_nr_files;

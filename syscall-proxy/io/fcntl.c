@@ -22,6 +22,9 @@
 #include <unistd.h>
 
 #define PAGE_BYTES 4096ULL
+/* F_LINUX_SPECIFIC_BASE + 3 and + 4; older headers lack them. */
+#define F_DUPFD_QUERY_CMD 1027
+#define F_CREATED_QUERY_CMD 1028
 
 /* ---- fd numbers ---------------------------------------------------------- */
 
@@ -251,6 +254,14 @@ static long sys_fcntl(struct proxy_process *p, const uint64_t a[6])
     case F_GET_SEALS:
         /* Plain integer argument (or none); the host does the work. */
         return proxy_host_result(fcntl(host_fd, cmd, (int)arg));
+    case F_DUPFD_QUERY_CMD: { /* Linux 6.10: is arg the same description? */
+        uint64_t other = proxy_fd_file_id(&p->fds, (int)arg);
+        if (!other)
+            return -EBADF;
+        return other == proxy_fd_file_id(&p->fds, (int)a[0]);
+    }
+    case F_CREATED_QUERY_CMD: /* Linux 6.12 */
+        return f->created;
     default:
         return -EINVAL;
     }

@@ -990,6 +990,8 @@ static long sys_ioctl(struct proxy_process *p, const uint64_t a[6])
         return r;
     }
     }
+    if (f->maps_pid > 0 && req == PROXY_PROCMAP_QUERY) /* Linux 6.11 */
+        return proxy_procmap_query(p, f->maps_pid, arg);
     if (f->vfd && _IOC_TYPE(req) == NSIO) /* a namespace fd's (nsfs) */
         return proxy_procfile_ns_ioctl(p, f, req, a[2]);
     if (f->pidfd_pid > 0 && _IOC_TYPE(req) == 0xFF) /* PIDFS_IOCTL_MAGIC */

@@ -107,6 +107,9 @@ struct proxy_ptrace {
     uint64_t dr[8];         /* the user area's debug registers */
 };
 
+/* Closes the host fds the run's file handle table holds (fs/handle.c). */
+void proxy_handles_world_free(struct proxy_world *w);
+
 /* ---- threads, futexes, sleeps (kernel/thread.c) -------------------------- */
 /*
  * Guest threads of one process share its VM and take turns on its single
@@ -356,6 +359,8 @@ struct proxy_world {
     int nr_ttys;
     /* The run's keys and keyrings (kernel/keys.c); NULL: none yet. */
     struct proxy_keys *keys;
+    /* The file handles the run minted (fs/handle.c); NULL: none yet. */
+    struct proxy_handles *handles;
     /* Address spaces made so far after the first process's: the last
      * proxy_process mm_id given (kcmp's KCMP_VM order). */
     uint64_t last_mm_id;
@@ -519,6 +524,8 @@ int proxy_keys_users_line(struct proxy_process *viewer, int i, char *line,
 /* ---- kcmp (kernel/kcmp.c) ------------------------------------------------ */
 /* kcmp(2) over the process model's objects (kernel/kcmp.c). */
 extern const struct proxy_syscall proxy_kcmp_syscalls[];
+/* lsm_list_modules, lsm_get_self_attr, lsm_set_self_attr (kernel/lsm.c). */
+extern const struct proxy_syscall proxy_lsm_syscalls[];
 
 /* ---- CLONE_FS (kernel/procsys.c) ----------------------------------------- */
 /* p changed its cwd or umask: every other live process sharing its

@@ -111,6 +111,7 @@ void proxy_world_destroy(struct proxy_world *w)
     proxy_ns_world_free(w);
     proxy_hooks.tty_world_free(w);
     proxy_keys_world_free(w);
+    proxy_handles_world_free(w);
     /* Timerfds still open in the first process outlive the world. */
     proxy_timerfd_world_gone(w);
     proxy_perf_world_gone(w);

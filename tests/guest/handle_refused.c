@@ -1,10 +1,10 @@
 /*
- * handle_refused: name_to_handle_at where file handles are not offered
- * (hvrun: they would show host inode identities) fails as on a Linux file
- * system without export operations: the flags (EINVAL) and the path's
- * lookup (EBADF, ENOTDIR, EFAULT, ENOENT; AT_SYMLINK_FOLLOW follows)
- * come first, then EOPNOTSUPP. The runner compares with a native run, so
- * natively this runs on a file system without handles: /proc.
+ * handle_refused: name_to_handle_at on a file system without export
+ * operations (/proc: no handles on Linux, nor under hvrun, fs/handle.c):
+ * the flags (EINVAL) and the path's lookup (EBADF, ENOTDIR, EFAULT,
+ * ENOENT; AT_SYMLINK_FOLLOW follows) come first, then EOPNOTSUPP. The
+ * runner compares with a native run. file_handles covers a file system
+ * with handles.
  */
 #define _GNU_SOURCE
 #include <errno.h>
