@@ -134,6 +134,19 @@ int proxy_copy_in(struct proxy_process *p, void *dst, gva_t src, size_t len)
     return rc;
 }
 
+int proxy_copy_in_tail_zero(struct proxy_process *p, gva_t src, size_t known,
+                            size_t size)
+{
+    for (size_t at = known; at < size; at++) {
+        uint8_t b;
+        if (proxy_copy_in(p, &b, src + at, 1) < 0)
+            return -EFAULT;
+        if (b)
+            return -E2BIG;
+    }
+    return 0;
+}
+
 int proxy_copy_out(struct proxy_process *p, gva_t dst, const void *src,
                    size_t len)
 {

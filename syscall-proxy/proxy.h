@@ -270,6 +270,10 @@ void proxy_process_destroy(struct proxy_process *p);
 
 /* ---- the checked copy path (thin wrappers over vmm_as_copy_*) ------------- */
 int proxy_copy_in(struct proxy_process *p, void *dst, gva_t src, size_t len);
+/* An extensible struct's bytes [known, size) at src must be zero (Linux's
+ * copy_struct_from_user): 0, -E2BIG at a nonzero byte, -EFAULT. */
+int proxy_copy_in_tail_zero(struct proxy_process *p, gva_t src, size_t known,
+                            size_t size);
 /* Whether gva lies in code hvrun placed beside the guest's for its
  * rewritten sites (a [hvrun-progress] trampoline, a [hvrun-tsc] stub):
  * no line, symbol or unwind info of the program's covers it. */

@@ -253,6 +253,13 @@ struct vmm_stats {
 };
 void vmm_vm_get_stats(const struct vmm_vm *vm, struct vmm_stats *st);
 
+/* A new memfd (named name) of size bytes holding from's extents with data
+ * at the same offsets, the rest holes: read from view where from is
+ * mapped there (no second copy through the kernel), else through a
+ * buffer. The fd, or -errno. */
+int vmm_memfd_copy(int from, const uint8_t *view, uint64_t size,
+                   const char *name);
+
 /*
  * Checkpoints: a copy of a run made by fork (vmm/snapshot.c; reverse
  * execution under gdb). A fork of hvrun shares what the backend holds

@@ -63,36 +63,45 @@ static const char *shared_memory(const struct vmm_aspace *as)
     return NULL;
 }
 
-/* A new memfd holding pm's data (its extents with data, at the same
- * offsets; the rest holes): the fd or -errno. */
-static int copy_memory(const struct vmm_physmem *pm)
+/* One extent [o, hole) of from into fd at the same offsets: from view
+ * (from's bytes mapped: no second copy through the kernel), else through
+ * a buffer. */
+static int copy_extent(int from, const uint8_t *view, int fd, off_t o,
+                       off_t hole)
 {
-    int fd = memfd_create("hvrun-guest-memory", MFD_CLOEXEC);
+    static char buf[65536];
+    while (o < hole) {
+        size_t want = (size_t)(hole - o);
+        ssize_t n;
+        if (view) {
+            n = pwrite(fd, view + o, want, o);
+        } else {
+            n = pread(from, buf, want < sizeof(buf) ? want : sizeof(buf), o);
+            if (n > 0 && pwrite(fd, buf, (size_t)n, o) != n)
+                return -EIO;
+        }
+        if (n <= 0)
+            return n < 0 ? -errno : -EIO;
+        o += n;
+    }
+    return 0;
+}
+
+int vmm_memfd_copy(int from, const uint8_t *view, uint64_t size,
+                   const char *name)
+{
+    int fd = memfd_create(name, MFD_CLOEXEC);
     if (fd < 0)
         return -errno;
-    int rc = 0;
-    if (ftruncate(fd, (off_t)pm->reserve_bytes) < 0)
-        rc = -errno;
-    off_t at = 0;
-    while (rc == 0) {
-        off_t data = lseek(pm->memfd, at, SEEK_DATA);
+    int rc = ftruncate(fd, (off_t)size) < 0 ? -errno : 0;
+    for (off_t at = 0; rc == 0;) {
+        off_t data = lseek(from, at, SEEK_DATA);
         if (data < 0) {
             rc = errno == ENXIO ? 0 : -errno;
             break;
         }
-        off_t hole = lseek(pm->memfd, data, SEEK_HOLE);
-        if (hole < 0) {
-            rc = -errno;
-            break;
-        }
-        /* from hvrun's view of it: no second copy through the kernel */
-        for (off_t o = data; o < hole && rc == 0;) {
-            ssize_t n = pwrite(fd, pm->hva_base + o, (size_t)(hole - o), o);
-            if (n <= 0)
-                rc = n < 0 ? -errno : -EIO;
-            else
-                o += n;
-        }
+        off_t hole = lseek(from, data, SEEK_HOLE);
+        rc = hole < 0 ? -errno : copy_extent(from, view, fd, data, hole);
         at = hole;
     }
     if (rc < 0) {
@@ -100,6 +109,14 @@ static int copy_memory(const struct vmm_physmem *pm)
         return rc;
     }
     return fd;
+}
+
+/* A new memfd holding pm's data (its extents with data, at the same
+ * offsets; the rest holes): the fd or -errno. */
+static int copy_memory(const struct vmm_physmem *pm)
+{
+    return vmm_memfd_copy(pm->memfd, pm->hva_base, pm->reserve_bytes,
+                          "hvrun-guest-memory");
 }
 
 /* memfd becomes pm's memory, over the same host addresses. */

@@ -54,13 +54,9 @@ static long open_how_in(struct proxy_process *p, gva_t how_gva, uint64_t size,
     if (size > VMM_PAGE_SIZE)
         return -E2BIG;
     memset(how, 0, sizeof(*how));
-    for (uint64_t at = sizeof(*how); at < size; at++) {
-        uint8_t b;
-        if (proxy_copy_in(p, &b, how_gva + at, 1) < 0)
-            return -EFAULT;
-        if (b)
-            return -E2BIG;
-    }
+    int rc = proxy_copy_in_tail_zero(p, how_gva, sizeof(*how), (size_t)size);
+    if (rc < 0)
+        return rc;
     size_t n = size < sizeof(*how) ? (size_t)size : sizeof(*how);
     return proxy_copy_in(p, how, how_gva, n) < 0 ? -EFAULT : 0;
 }

@@ -61,13 +61,9 @@ static long query_in(struct proxy_process *p, gva_t arg, struct procmap_query *q
         return -EINVAL;
     if (usize > QUERY_USIZE_MAX)
         return -E2BIG;
-    for (uint64_t at = sizeof(*q); at < usize; at++) {
-        uint8_t byte;
-        if (proxy_copy_in(p, &byte, arg + at, 1) < 0)
-            return -EFAULT;
-        if (byte)
-            return -E2BIG;
-    }
+    int rc = proxy_copy_in_tail_zero(p, arg, sizeof(*q), (size_t)usize);
+    if (rc < 0)
+        return rc;
     memset(q, 0, sizeof(*q));
     size_t n = usize < sizeof(*q) ? (size_t)usize : sizeof(*q);
     return proxy_copy_in(p, q, arg, n) < 0 ? -EFAULT : 0;

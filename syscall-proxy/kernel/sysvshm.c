@@ -441,45 +441,11 @@ bool proxy_shm_attached(const struct proxy_world *w)
     return false;
 }
 
-/* A new memfd holding from's bytes (its extents with data; the rest
- * holes), of size bytes: the fd or -errno. */
-static int copy_segment(int from, uint64_t size)
-{
-    int fd = memfd_create("SYSV-copy", MFD_CLOEXEC);
-    if (fd < 0)
-        return -errno;
-    static char buf[65536];
-    int rc = ftruncate(fd, (off_t)size) < 0 ? -errno : 0;
-    for (off_t at = 0; rc == 0;) {
-        off_t data = lseek(from, at, SEEK_DATA);
-        off_t hole = data < 0 ? -1 : lseek(from, data, SEEK_HOLE);
-        if (data < 0 || hole < 0) {
-            rc = errno == ENXIO ? 0 : -errno;
-            break;
-        }
-        for (off_t o = data; o < hole && rc == 0;) {
-            size_t want = (size_t)(hole - o) < sizeof(buf) ? (size_t)(hole - o)
-                                                          : sizeof(buf);
-            ssize_t n = pread(from, buf, want, o);
-            if (n <= 0 || pwrite(fd, buf, (size_t)n, o) != n)
-                rc = n < 0 ? -errno : -EIO;
-            else
-                o += n;
-        }
-        at = hole;
-    }
-    if (rc < 0) {
-        close(fd);
-        return rc;
-    }
-    return fd;
-}
-
 int proxy_shm_copy_segments(struct proxy_world *w)
 {
     for (int i = 0; i < w->nr_shm; i++) {
         struct proxy_shm_seg *s = w->shm[i];
-        int fd = copy_segment(s->memfd, s->size);
+        int fd = vmm_memfd_copy(s->memfd, NULL, s->size, "SYSV-copy");
         if (fd < 0)
             return fd;
         struct stat was, now;
