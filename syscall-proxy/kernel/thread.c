@@ -851,20 +851,21 @@ static void walk_robust_list(struct proxy_process *p, gva_t head, int tid)
     if (!head || proxy_copy_in(p, &h, head, sizeof(h)) < 0)
         return;
     uint64_t entry = h.next & ~1ULL, pending = h.pending & ~1ULL;
+    /* Added as Linux adds them (unsigned longs: a sum that wraps names no
+     * memory, and the futex is then skipped), never as signed values. */
+    uint64_t offset = (uint64_t)h.futex_offset;
     bool pi = h.next & 1;
     for (int n = 0; entry != head && n < ROBUST_LIST_LIMIT; n++) {
         uint64_t next;
         if (proxy_copy_in(p, &next, entry, sizeof(next)) < 0)
             return;
         if (entry != pending)
-            owner_died(p, (gva_t)((int64_t)entry + h.futex_offset), tid,
-                       false, pi);
+            owner_died(p, (gva_t)(entry + offset), tid, false, pi);
         entry = next & ~1ULL;
         pi = next & 1;
     }
     if (pending)
-        owner_died(p, (gva_t)((int64_t)pending + h.futex_offset), tid, true,
-                   h.pending & 1);
+        owner_died(p, (gva_t)(pending + offset), tid, true, h.pending & 1);
 }
 
 void proxy_robust_list_exit(struct proxy_process *p, gva_t head, int tid)
