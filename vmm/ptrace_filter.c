@@ -37,11 +37,16 @@
 static int add_rules(scmp_filter_ctx f)
 {
     int rc;
-    /* Every mmap hvrun injects maps a shared object at a fixed address. */
-    if ((rc = seccomp_rule_add(f, SCMP_ACT_ALLOW, SCMP_SYS(mmap), 1,
-                               SCMP_A3(SCMP_CMP_EQ,
-                                       MAP_SHARED | MAP_FIXED))) < 0)
-        return rc;
+    /* Every mmap hvrun injects maps a shared object at a fixed address,
+     * its page table filled at once or not (ptrace.c: populate_flag). */
+    const int shared_flags[] = {MAP_SHARED | MAP_FIXED,
+                                MAP_SHARED | MAP_FIXED | MAP_POPULATE};
+    for (size_t i = 0; i < sizeof(shared_flags) / sizeof(shared_flags[0]);
+         i++)
+        if ((rc = seccomp_rule_add(f, SCMP_ACT_ALLOW, SCMP_SYS(mmap), 1,
+                                   SCMP_A3(SCMP_CMP_EQ,
+                                           shared_flags[i]))) < 0)
+            return rc;
     /* A lazy VMA's reservation: inaccessible private memory (ptrace.c). */
     if ((rc = seccomp_rule_add(
              f, SCMP_ACT_ALLOW, SCMP_SYS(mmap), 2,
