@@ -30,6 +30,28 @@
 
 extern const uint8_t gk_vdso_start[], gk_vdso_end[];
 
+/*
+ * The vDSO's text: the same bytes in every process, so the page store's
+ * page (vmm/page_store.c), mapped direct as rewritten code is, rather
+ * than a copy of the image into each process's fresh memory (a page
+ * fault of hvrun's and one of the guest's an exec). A guest's write
+ * (gdb's breakpoint) still makes its own private copy. The ordinary way
+ * when the store cannot have it.
+ */
+static int map_vdso_text(struct proxy_process *p, gva_t vdso, size_t image)
+{
+    if (vmm_as_map_stored(p->as, vdso, PROT_READ | PROT_EXEC, 0,
+                          "[vdso]") == 0) {
+        vmm_as_stage_begin(p->as);
+        int rc = vmm_as_poke(p->as, vdso, gk_vdso_start, image);
+        int stored = vmm_as_stage_end(p->as);
+        return rc < 0 ? rc : stored < 0 ? stored : 0;
+    }
+    int rc = vmm_as_map(p->as, vdso, VMM_PAGE_SIZE, PROT_READ | PROT_EXEC, 0,
+                        "[vdso]");
+    return rc < 0 ? rc : vmm_as_poke(p->as, vdso, gk_vdso_start, image);
+}
+
 int proxy_vdso_map(struct proxy_process *p, gva_t *ehdr_out)
 {
     size_t image = (size_t)(gk_vdso_end - gk_vdso_start);
@@ -42,9 +64,7 @@ int proxy_vdso_map(struct proxy_process *p, gva_t *ehdr_out)
     gva_t vdso = vvar + VMM_PAGE_SIZE;
     if ((rc = vmm_as_map(p->as, vvar, VMM_PAGE_SIZE, PROT_READ,
                          VMM_VMA_SPECIAL, "[vvar]")) < 0 ||
-        (rc = vmm_as_map(p->as, vdso, VMM_PAGE_SIZE, PROT_READ | PROT_EXEC,
-                         0, "[vdso]")) < 0 ||
-        (rc = vmm_as_poke(p->as, vdso, gk_vdso_start, image)) < 0)
+        (rc = map_vdso_text(p, vdso, image)) < 0)
         return rc;
     p->mm.vvar_gva = vvar;
     proxy_cpuid_vvar_mapped(p); /* the RDTSC stubs read it too */
