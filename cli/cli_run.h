@@ -99,6 +99,8 @@ struct run_summary {
     uint64_t tsc_inline_sites; /* of them, read in the guest (no exit) */
     /* CPUID sites answered in the guest (host's leaf, model's APIC ids) */
     uint64_t cpuid_inline_sites;
+    /* glibc's identity-call wrappers answered in the guest (getpid...) */
+    uint64_t idcall_sites;
     /* --progress software: back edges rewritten, counter traps, units */
     bool progress_count;
     uint64_t progress_sites, progress_traps, progress_units;

@@ -452,6 +452,7 @@ static void collect_summary(struct run_summary *s, struct proxy_process *p,
     s->tsc_sites = t->tsc_sites;
     s->tsc_inline_sites = t->tsc_inline_sites;
     s->cpuid_inline_sites = t->cpuid_inline_sites;
+    s->idcall_sites = t->idcall_sites;
     s->tsc_traps = t->tsc_traps;
     s->progress_sites = t->progress_sites;
     s->progress_traps = t->progress_traps;

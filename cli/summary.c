@@ -116,7 +116,8 @@ static void print_json(FILE *f, const struct run_summary *s)
             "\"cpuid_rewrite_seconds\": %.6f, "
             "\"rdtsc\": \"%s\", \"rdtsc_sites_rewritten\": %llu, "
             "\"rdtsc_sites_in_guest\": %llu, "
-            "\"rdtsc_traps\": %llu, \"progress\": \"%s\", "
+            "\"rdtsc_traps\": %llu, \"idcall_sites_in_guest\": %llu, "
+            "\"progress\": \"%s\", "
             "\"progress_sites\": %llu, \"progress_traps\": %llu, "
             "\"progress_units\": %llu, ",
             (unsigned long long)s->tasks,
@@ -134,6 +135,7 @@ static void print_json(FILE *f, const struct run_summary *s)
             (unsigned long long)s->tsc_sites,
             (unsigned long long)s->tsc_inline_sites,
             (unsigned long long)s->tsc_traps,
+            (unsigned long long)s->idcall_sites,
             s->progress_count ? "software" : "none",
             (unsigned long long)s->progress_sites,
             (unsigned long long)s->progress_traps,
@@ -211,6 +213,10 @@ void cli_print_summary(FILE *f, const struct run_options *o,
     else
         fprintf(f, "RDTSC reads the host TSC (uses cannot be seen); ");
     print_cpuid(f, s);
+    if (s->idcall_sites)
+        fprintf(f, "identity calls answered in the guest (%llu getpid, "
+                   "getppid, get[e]uid and get[e]gid sites); ",
+                (unsigned long long)s->idcall_sites);
     if (s->progress_count)
         fprintf(f, "progress counted in software (%llu loop back edges "
                    "rewritten, %llu counter traps, %llu units; host-timed "

@@ -52,6 +52,16 @@ struct gk_vvar {
     /* The CPU clocks of the thread on the vCPU: base + calls * event_ns
      * (each read is an event of that thread). */
     int64_t thread_cpu_ns, process_cpu_ns;
+    /* The identity calls' answers for the thread about to run (getpid,
+     * getppid, getuid, geteuid, getgid, getegid, in GK_VVAR_ID_* order),
+     * each GK_VVAR_ID_VALID | the value, or 0 where the call must be made
+     * (a seccomp filter, a tracer, --gdb): read by the stubs hvrun puts at
+     * glibc's wrappers (cpuid_patch.c, "identity calls"), never by the
+     * vDSO. */
+    uint64_t ids[6];
 };
+#define GK_VVAR_ID_VALID (1ULL << 32)
+enum { GK_VVAR_ID_PID, GK_VVAR_ID_PPID, GK_VVAR_ID_UID, GK_VVAR_ID_EUID,
+       GK_VVAR_ID_GID, GK_VVAR_ID_EGID };
 
 #endif

@@ -74,6 +74,12 @@ struct proxy_hooks {
     enum proxy_trap_kind (*cpuid_trap)(struct proxy_process *p,
                                        const struct vmm_event *ev);
     void (*cpuid_tsc_faulting)(struct proxy_process *p);
+    /* A thread of p became traced by another guest (kernel/ptrace.c). */
+    void (*cpuid_traced)(struct proxy_process *p);
+    /* A syscall returning to ret_ip from an identity call's stub: the
+     * site's return address (kernel/user_dispatch.c). */
+    uint64_t (*cpuid_call_site)(const struct proxy_process *p,
+                                uint64_t ret_ip);
     int (*cpuid_fork)(struct proxy_process *child,
                       const struct proxy_process *parent);
     int (*cpuid_share)(struct proxy_process *child,

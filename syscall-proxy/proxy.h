@@ -251,6 +251,7 @@ struct proxy_process {
         uint64_t tsc_sites, tsc_traps;
         uint64_t tsc_inline_sites; /* RDTSC sites read in the guest */
         uint64_t cpuid_inline_sites; /* CPUID sites answered in the guest */
+        uint64_t idcall_sites; /* identity calls answered in the guest */
         /* --progress software: back edges rewritten, traps at a spent
          * counter, units counted (progress.c) */
         uint64_t progress_sites, progress_traps, progress_units;

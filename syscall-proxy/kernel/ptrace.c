@@ -1044,6 +1044,7 @@ static long traceme(struct proxy_process *p)
     memset(&t->pt, 0, sizeof(t->pt));
     t->pt.orig_rax = SYS_ptrace;
     t->pt.tracer = parent->pid;
+    proxy_hooks.cpuid_traced(p);
     return 0;
 }
 
@@ -1099,6 +1100,7 @@ static long attach(struct proxy_process *p, long req, int id, uint64_t addr,
     memset(&t->pt, 0, sizeof(t->pt));
     t->pt.orig_rax = -1;
     t->pt.tracer = p->pid;
+    proxy_hooks.cpuid_traced(q);
     t->pt.seized = seize;
     t->pt.options = seize ? (uint32_t)data : 0;
     if (q->stopped) {

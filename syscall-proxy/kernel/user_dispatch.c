@@ -21,6 +21,7 @@
  */
 #include "proxy.h"
 #include "kernel.h"
+#include "hooks.h"
 #include "internal.h"
 
 #include <errno.h>
@@ -107,8 +108,12 @@ bool proxy_user_dispatch_blocks(struct proxy_process *p, uint64_t nr,
                                 uint64_t ret_ip, long *ret)
 {
     const struct proxy_thread *t = calling_thread(p);
-    if (!t->dispatch_on || ret_ip - t->dispatch_offset < t->dispatch_len ||
-        from_vdso(p, ret_ip))
+    if (!t->dispatch_on)
+        return false;
+    /* A call an identity call's stub made (mm/cpuid_patch.c) is the
+     * program's, at its site. */
+    ret_ip = proxy_hooks.cpuid_call_site(p, ret_ip);
+    if (ret_ip - t->dispatch_offset < t->dispatch_len || from_vdso(p, ret_ip))
         return false;
     if (t->dispatch_selector) {
         uint8_t state;

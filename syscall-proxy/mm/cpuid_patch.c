@@ -51,6 +51,7 @@
 #include <cpuid.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -99,6 +100,10 @@ struct proxy_cpuid_patched {
     /* A thread of it asked for PR_TSC_SIGSEGV: no more reads in the guest
      * here (the stubs would answer what must fault); kept by fork. */
     bool no_inline;
+    /* A thread of it is traced by another guest: its identity calls are
+     * the file's code again (a tracer that single-steps them sees the
+     * mov and the syscall), and no more are rewritten; kept by fork. */
+    bool no_idcall;
     struct proxy_progress *progress; /* progress.c's, or NULL */
     unsigned refs;
 };
@@ -229,6 +234,8 @@ static bool kind_rewritten(const struct proxy_process *p, uint8_t kind)
         return p->cfg->cpuid_rewrite || p->cfg->cpuid_topology;
     case PROXY_SITE_RDPID:
         return p->cfg->rdpid_rewrite;
+    case PROXY_SITE_IDCALL:
+        return false; /* a stub or the file's bytes, never a trap */
     default:
         return p->cfg->rdtsc_rewrite || p->cfg->rdtsc_inline;
     }
@@ -555,6 +562,73 @@ static size_t build_stub(struct emitter *e, gva_t page,
     return put_tail(e, ps) ? ud2_at : 0;
 }
 
+/* ---- identity calls answered in the guest ----------------------------------
+ *
+ * glibc's getpid, getppid, get[e]uid and get[e]gid are `mov $nr, %eax;
+ * syscall; ret`, and a shell makes seven such calls at each start: each a
+ * whole exit for an answer hvrun knows before the thread runs. The span
+ * `mov $nr, %eax; syscall` (cpuid_sites.c: nothing lands on the syscall)
+ * becomes a jmp to a stub that reads the answer hvrun put in [vvar] for
+ * the thread about to run (vdso.c: proxy_vdso_enter, at every run of a
+ * thread, so a fork, an exec, a setuid, a reparenting or another thread
+ * of the same memory is seen at once):
+ *     mov rcx, [rip+vvar_slot]; jrcxz call
+ *     mov rcx, [rcx+ids+8*index]; jrcxz call
+ *     mov eax, ecx; jmp site+span
+ * call: mov $nr, %eax; syscall; jmp site+span
+ * Only rax and rcx change, which the syscall clobbers too, and no flag
+ * (mov, jrcxz and jmp leave them). An answer is 0 (the call is made, so
+ * a seccomp filter sees it) while the thread has a seccomp filter or
+ * dispatches its syscalls to user space; the call then comes from the
+ * stub (proxy_cpuid_call_site names the site for a dispatch range). A
+ * process traced by another guest has the file's code back
+ * (proxy_cpuid_traced: a tracer may single-step it). Under --gdb the
+ * stubs stay: a debugged run must be the run it debugs, event for event
+ * (gdb's `catch syscall` does not see these calls, as it sees no vDSO
+ * clock read).
+ */
+#define IDCALL_CALL_RET 29 /* the fallback's syscall ends there */
+
+static bool build_idcall_stub(struct emitter *e, gva_t page,
+                              const struct patched_site *ps)
+{
+    static const uint8_t mov_rcx_rip[3] = {0x48, 0x8b, 0x0d},
+                         mov_rcx_id[3] = {0x48, 0x8b, 0x49},
+                         eax_ecx[2] = {0x89, 0xc8};
+    int index = idcall_index(ps->orig[1]);
+    size_t ids = offsetof(struct gk_vvar, ids);
+    if (index < 0 || ps->pre != 5 || ps->span != 2 ||
+        ids + 8 * (size_t)index > 127)
+        return false;
+    put(e, mov_rcx_rip, 3);
+    put_rel32(e, page);
+    size_t no_vvar = put_jcc8(e, 0xe3); /* jrcxz */
+    put(e, mov_rcx_id, 3);
+    uint8_t disp = (uint8_t)(ids + 8 * (size_t)index);
+    put(e, &disp, 1);
+    size_t no_answer = put_jcc8(e, 0xe3);
+    put(e, eax_ecx, 2);
+    if (!put_tail(e, ps))
+        return false;
+    aim(e, no_vvar);
+    aim(e, no_answer);
+    put(e, ps->orig, 7); /* mov $nr, %eax; syscall */
+    _Static_assert(IDCALL_CALL_RET == 7 + 2 + 4 + 2 + 2 + 5 + 7,
+                   "the fallback's offset");
+    return e->n == IDCALL_CALL_RET && put_tail(e, ps);
+}
+
+uint64_t proxy_cpuid_call_site(const struct proxy_process *p,
+                               uint64_t ret_ip)
+{
+    const struct proxy_cpuid_patched *s = p->cpuid_patched;
+    for (size_t i = 0; s && i < s->nr; i++)
+        if (s->v[i].kind == PROXY_SITE_IDCALL && s->v[i].how == PATCH_JMP &&
+            s->v[i].stub + IDCALL_CALL_RET == ret_ip)
+            return s->v[i].gva + s->v[i].span;
+    return ret_ip;
+}
+
 /* The span's bytes when it jumps to stub: jmp rel32 at its first byte
  * (at), then NOPs (len bytes in all). */
 static void jmp_bytes(uint8_t *out, gva_t at, size_t len, gva_t stub)
@@ -599,6 +673,10 @@ static bool patch_inline(struct proxy_process *p, struct patched_site *ps)
     if (ps->kind == PROXY_SITE_CPUID) {
         if (!build_cpuid_stub(&e, ps) || !proxy_code_poke(p, ps->stub, e.b, e.n))
             return false;
+    } else if (ps->kind == PROXY_SITE_IDCALL) {
+        if (!build_idcall_stub(&e, page_of, ps) ||
+            !proxy_code_poke(p, ps->stub, e.b, e.n))
+            return false;
     } else {
         size_t ud2_at = build_stub(&e, page_of, ps);
         struct patched_site trap = {ps->stub + ud2_at, 0, 0, 0, ps->kind,
@@ -633,10 +711,12 @@ static bool demote(struct proxy_process *p, struct patched_site *ps)
     if (!proxy_code_read(p, span_gva, now, span_len) || now[0] != 0xe9)
         return false;
     memcpy(code, ps->orig, span_len);
-    memcpy(code + ps->pre, insn_ud2, 2);
+    bool idcall = ps->kind == PROXY_SITE_IDCALL; /* its call as it was */
+    if (!idcall)
+        memcpy(code + ps->pre, insn_ud2, 2);
     if (!proxy_code_poke(p, span_gva, code, span_len))
         return false;
-    ps->how = PATCH_TRAP;
+    ps->how = idcall ? PATCH_NONE : PATCH_TRAP;
     return true;
 }
 
@@ -650,9 +730,30 @@ void proxy_cpuid_tsc_faulting(struct proxy_process *p)
     s->no_inline = true;
     for (size_t i = 0; i < s->nr; i++)
         if (s->v[i].how == PATCH_JMP && s->v[i].kind != PROXY_SITE_CPUID &&
+            s->v[i].kind != PROXY_SITE_IDCALL &&
             proxy_code_maps_file_at(p, s->v[i].gva, s->v[i].dev, s->v[i].ino,
                          s->v[i].file_off))
             (void)demote(p, &s->v[i]);
+}
+
+void proxy_cpuid_traced(struct proxy_process *p)
+{
+    struct proxy_cpuid_patched *s = p->cpuid_patched;
+    if (!s && !(s = p->cpuid_patched = new_patched()))
+        return;
+    s->no_idcall = true;
+    for (size_t i = 0; i < s->nr; i++)
+        if (s->v[i].how == PATCH_JMP && s->v[i].kind == PROXY_SITE_IDCALL &&
+            proxy_code_maps_file_at(p, s->v[i].gva, s->v[i].dev, s->v[i].ino,
+                                    s->v[i].file_off))
+            (void)demote(p, &s->v[i]);
+}
+
+/* Whether identity calls are rewritten in p now (cpuid_patch's patch_site). */
+static bool idcall_allowed(const struct proxy_process *p)
+{
+    return !(p->cpuid_patched && p->cpuid_patched->no_idcall) &&
+           !(p->threads && p->threads[p->cur].pt.tracer);
 }
 
 void proxy_cpuid_vvar_mapped(struct proxy_process *p)
@@ -681,7 +782,8 @@ static void patch_site(struct proxy_process *p, const struct vmm_vma *v,
      * is left alone: the site's hash would not name the bytes patched. */
     if (s->pre > s->file_off - s->func_off || s->len > s->span ||
         (size_t)s->pre + s->span > MAX_SPAN ||
-        (s->pre && s->kind != PROXY_SITE_CPUID))
+        (s->pre && s->kind != PROXY_SITE_CPUID &&
+         s->kind != PROXY_SITE_IDCALL))
         return;
     if ((!kind_rewritten(p, s->kind) && !spanned) || func > site ||
         !proxy_code_maps_file_at(p, func, v->dev, v->ino, s->func_off) ||
@@ -692,12 +794,16 @@ static void patch_site(struct proxy_process *p, const struct vmm_vma *v,
                               s->pre};
     memcpy(ps.rip_disp, s->rip_disp, sizeof(ps.rip_disp));
     memcpy(ps.rip_end, s->rip_end, sizeof(ps.rip_end));
-    bool cpuid = s->kind == PROXY_SITE_CPUID;
+    bool cpuid = s->kind == PROXY_SITE_CPUID,
+         idcall = s->kind == PROXY_SITE_IDCALL;
     if (spanned && (ps.stub = stub_for(p, &ps)) &&
-        (cpuid ? cpuid_inline_allowed(p) : inline_allowed(p)) &&
+        (cpuid ? cpuid_inline_allowed(p)
+               : idcall ? idcall_allowed(p) : inline_allowed(p)) &&
         patch_inline(p, &ps)) {
         if (p->totals && cpuid)
             p->totals->cpuid_inline_sites++;
+        else if (p->totals && idcall)
+            p->totals->idcall_sites++;
         else if (p->totals)
             p->totals->tsc_inline_sites++;
         return;
@@ -932,6 +1038,7 @@ enum proxy_trap_kind proxy_cpuid_trap(struct proxy_process *p,
     uint8_t now[2];
     /* The guest may have unmapped, remapped or rewritten it since. */
     if (!ps || ps->how == PATCH_JMP || ps->how == PATCH_NONE ||
+        ps->kind == PROXY_SITE_IDCALL ||
         !(ps->how == PATCH_STUB_TRAP
               ? in_stub_page(p, r->rip)
               : proxy_code_maps_file_at(p, r->rip, ps->dev, ps->ino, ps->file_off)) ||
@@ -974,10 +1081,12 @@ static bool trap_moved_part(struct proxy_process *p, struct patched_site *ps,
         memcmp(now, was + stayed, span_len - stayed) != 0)
         return false;
     memcpy(code, ps->orig, span_len);
-    memcpy(code + ps->pre, insn_ud2, 2);
+    bool idcall = ps->kind == PROXY_SITE_IDCALL; /* its call as it was */
+    if (!idcall)
+        memcpy(code + ps->pre, insn_ud2, 2);
     if (!proxy_code_poke(p, new_gva, code + stayed, span_len - stayed))
         return false;
-    ps->how = PATCH_TRAP;
+    ps->how = idcall ? PATCH_NONE : PATCH_TRAP;
     ps->pre = 0;
     return true;
 }
@@ -1022,6 +1131,7 @@ int proxy_cpuid_fork(struct proxy_process *child,
     const struct proxy_cpuid_patched *s = parent->cpuid_patched;
     child->cpuid_patched = NULL;
     if (!s || (s->nr == 0 && s->nr_pages == 0 && !s->no_inline &&
+               !s->no_idcall &&
                !s->progress))
         return 0;
     /* The child's memory is a copy: the stub pages are at the same
@@ -1042,6 +1152,7 @@ int proxy_cpuid_fork(struct proxy_process *child,
     c->nr = c->cap = s->nr;
     c->nr_pages = s->nr_pages;
     c->no_inline = s->no_inline;
+    c->no_idcall = s->no_idcall;
     if (s->progress && !(c->progress = proxy_progress_copy(s->progress))) {
         free(c->v);
         free(c->pages);

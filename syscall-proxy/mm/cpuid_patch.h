@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "mm.h"
+#include "vdso_abi.h"
 
 struct proxy_process;
 
@@ -67,6 +68,21 @@ static inline uint64_t fnv1a(uint64_t h, const uint8_t *b, size_t n)
     return h;
 }
 #define FNV_INIT 0xcbf29ce484222325ULL
+
+/* An identity call's number (PROXY_SITE_IDCALL): its answer's index in
+ * [vvar]'s ids (vdso_abi.h, GK_VVAR_ID_*), or -1 for another call. */
+static inline int idcall_index(uint32_t nr)
+{
+    switch (nr) {
+    case 39: return GK_VVAR_ID_PID;    /* getpid */
+    case 110: return GK_VVAR_ID_PPID;  /* getppid */
+    case 102: return GK_VVAR_ID_UID;   /* getuid */
+    case 107: return GK_VVAR_ID_EUID;  /* geteuid */
+    case 104: return GK_VVAR_ID_GID;   /* getgid */
+    case 108: return GK_VVAR_ID_EGID;  /* getegid */
+    default: return -1;
+    }
+}
 
 /* Sites that always trap unless a stub takes them (no backend traps them
  * itself): CPUID and RDPID. */

@@ -258,11 +258,33 @@ static int site_kind(const cs_insn *in)
     return -1;
 }
 
+/* `mov $nr, %eax; syscall` at code (7 bytes readable) for an identity
+ * call (idcall_index). */
+static bool idcall_at(const uint8_t *code)
+{
+    return code[0] == 0xb8 && !code[2] && !code[3] && !code[4] &&
+           code[5] == 0x0f && code[6] == 0x05 && idcall_index(code[1]) >= 0;
+}
+
+static bool may_hold_idcall(const uint8_t *code, size_t len)
+{
+    for (const uint8_t *at = code; len >= 7;) {
+        const uint8_t *b8 = memchr(at, 0xb8, len - 6);
+        if (!b8)
+            return false;
+        if (idcall_at(b8))
+            return true;
+        len -= (size_t)(b8 + 1 - at);
+        at = b8 + 1;
+    }
+    return false;
+}
+
 /* Whether the bytes could hold one of the instructions at all: most
  * functions cannot, and are not decoded (a byte search is far cheaper). */
 static bool may_hold_site(const uint8_t *code, size_t len)
 {
-    return memmem(code, len, insn_cpuid, 2) ||
+    return may_hold_idcall(code, len) || memmem(code, len, insn_cpuid, 2) ||
            memmem(code, len, insn_rdtsc, 2) ||
            memmem(code, len, insn_rdtscp, 3) ||
            memmem(code, len, insn_rdpid, 3) ||
@@ -358,7 +380,7 @@ static int add_inner(struct finder *f, uint64_t va, size_t site)
 static int find_span(struct finder *f, struct proxy_cpuid_site *s,
                      size_t idx, uint64_t func_end)
 {
-    if (s->kind == PROXY_SITE_RDPID)
+    if (s->kind == PROXY_SITE_RDPID || s->kind == PROXY_SITE_IDCALL)
         return 0;
     /* The CPUID stub keeps the flags itself. */
     bool flags_set = s->kind == PROXY_SITE_CPUID;
@@ -929,7 +951,9 @@ static int find_back_span(struct finder *f, size_t idx, uint64_t start,
                           uint64_t off)
 {
     const struct proxy_cpuid_site *s = &f->sites[idx];
-    long k = s->kind == PROXY_SITE_CPUID ? rec_at(f, s->vaddr) : -1;
+    long k = s->kind == PROXY_SITE_CPUID || s->kind == PROXY_SITE_IDCALL
+                 ? rec_at(f, s->vaddr)
+                 : -1;
     if (k < 0)
         return 0;
     size_t first = (size_t)k;
@@ -1012,6 +1036,13 @@ static int sweep_function(struct finder *f, uint64_t start, uint64_t len)
         if (f->backedges)
             continue;
         int kind = site_kind(f->insn);
+        /* An identity call's SYSCALL: the mov of its number is the
+         * instruction just before (its backward span, find_back_span). */
+        if (kind < 0 && f->insn->id == X86_INS_SYSCALL &&
+            f->insn->address >= start + 5 && f->nr_recs >= 2 &&
+            f->recs[f->nr_recs - 2].va == f->insn->address - 5 &&
+            idcall_at(f->im->bytes + off + (f->insn->address - 5 - start)))
+            kind = PROXY_SITE_IDCALL;
         if (kind < 0)
             continue;
         rc = add_site(f, off + (f->insn->address - start), f->insn->address,

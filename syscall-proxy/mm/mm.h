@@ -41,6 +41,12 @@ enum proxy_site_kind {
      * vaddr are its span's first byte, len the branch's length, the last
      * bytes of the span */
     PROXY_SITE_BACKEDGE,
+    /* 0f 05: a SYSCALL right after `mov $nr, %eax` (b8 imm32) whose nr is
+     * one of the calls that only read the caller's ids (getpid, getppid,
+     * get[e]uid, get[e]gid: glibc's wrappers), answered in the guest from
+     * [vvar] through a stub (cpuid_patch.c, "identity calls"); its span
+     * always starts at the mov (pre 5) */
+    PROXY_SITE_IDCALL,
 };
 
 /* One such instruction of an ELF file, decoded inside a function whose
@@ -63,7 +69,7 @@ struct proxy_cpuid_site {
      * the instruction ends, as offsets from the span's first byte (the
      * site's, less pre); 0 when unused. */
     uint8_t rip_disp[2], rip_end[2];
-    /* CPUID only: the bytes of the instructions before the site that its
+    /* CPUID and IDCALL: the bytes of the instructions before the site that its
      * span starts with (a backward span: `mov $leaf, %eax` and the like,
      * which the stub runs before the CPUID), 0 for none. The span is
      * [file_off - pre, file_off + span). */
@@ -209,6 +215,14 @@ enum proxy_trap_kind proxy_cpuid_trap(struct proxy_process *p,
 /* PR_SET_TSC(PR_TSC_SIGSEGV) on a thread of p: the sites read in the
  * guest trap again, for the whole address space and its forks. */
 void proxy_cpuid_tsc_faulting(struct proxy_process *p);
+/* A thread of p became traced by another guest (kernel/ptrace.c): the
+ * identity calls rewritten in its memory get the file's code back. */
+void proxy_cpuid_traced(struct proxy_process *p);
+/* A syscall made at ret_ip - 2 from an identity call's stub (its
+ * fallback, cpuid_patch.c): the address it returns to in the program
+ * (the site's), as a user dispatch range names code; ret_ip otherwise. */
+uint64_t proxy_cpuid_call_site(const struct proxy_process *p,
+                               uint64_t ret_ip);
 
 /* fork: the child gets a copy of the parent's rewritten sites. 0/-ENOMEM. */
 int proxy_cpuid_fork(struct proxy_process *child,

@@ -72,6 +72,28 @@ int proxy_vdso_map(struct proxy_process *p, gva_t *ehdr_out)
     return 0;
 }
 
+/*
+ * The identity calls' answers for the thread about to run (cpuid_patch.c,
+ * "identity calls"): what sys_getpid and the others return, or 0 (the
+ * call is made) where it must be seen: a seccomp filter (which may refuse
+ * it), a tracer (its syscall stops), syscall user dispatch.
+ */
+static void put_ids(struct proxy_process *p, uint64_t ids[6])
+{
+    const struct proxy_thread *t = &p->threads[p->cur];
+    if (t->seccomp || t->seccomp_strict || t->pt.tracer || t->dispatch_on)
+        return;
+    uint32_t v[6];
+    v[GK_VVAR_ID_PID] = (uint32_t)proxy_ns_pid_of(p, p);
+    v[GK_VVAR_ID_PPID] = (uint32_t)proxy_ns_pid_nr(p, p->ppid);
+    v[GK_VVAR_ID_UID] = (uint32_t)proxy_ns_uid_seen(p, p->cred.ruid);
+    v[GK_VVAR_ID_EUID] = (uint32_t)proxy_ns_uid_seen(p, p->cred.euid);
+    v[GK_VVAR_ID_GID] = (uint32_t)proxy_ns_gid_seen(p, p->cred.rgid);
+    v[GK_VVAR_ID_EGID] = (uint32_t)proxy_ns_gid_seen(p, p->cred.egid);
+    for (int i = 0; i < 6; i++)
+        ids[i] = GK_VVAR_ID_VALID | v[i];
+}
+
 void proxy_vdso_enter(struct proxy_process *p)
 {
     if (!p->mm.vvar_gva)
@@ -86,8 +108,14 @@ void proxy_vdso_enter(struct proxy_process *p)
     /* A guest that unmapped or moved the page only loses the fast path
      * (the vDSO checks the magic) or faults, as Linux's vDSO would. */
     struct vmm_vma *v = vmm_as_find_vma(p->as, p->mm.vvar_gva);
-    if (!v || !(v->flags & VMM_VMA_SPECIAL))
+    if (!v || !(v->flags & VMM_VMA_SPECIAL)) {
+        /* Gone: the stubs that read it are told so (their fallback, a
+         * trap or the call: an identity call must not fault where its
+         * syscall would not), and it is written no more. */
+        p->mm.vvar_gva = 0;
+        proxy_cpuid_vvar_mapped(p);
         return;
+    }
     struct det_clock_page c;
     det_clock_page(p->det, &c);
     /* Call n of the count sees now_ns + n * event_ns: the reads already
@@ -107,6 +135,7 @@ void proxy_vdso_enter(struct proxy_process *p)
     page.process_cpu_ns =
         (int64_t)proxy_cpu_clock_base(p, CLOCK_PROCESS_CPUTIME_ID) -
         folded_ns;
+    put_ids(p, page.ids);
     (void)vmm_as_poke(p->as, p->mm.vvar_gva, &page, sizeof(page));
 }
 

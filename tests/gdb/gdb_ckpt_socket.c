@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #define LINES 60
@@ -50,7 +51,7 @@ int main(void)
             dgrams++;
         }
         fflush(stdout);
-        (void)getppid();
+        (void)syscall(SYS_getppid); /* an event; glibc's getppid() is none */
     }
     for (; dgrams < LINES; dgrams++) {
         n = recv(d[0], buf, sizeof(buf) - 1, 0);

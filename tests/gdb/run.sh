@@ -730,7 +730,9 @@ at250() {
 }
 
 run_case_checkpoint() {
-    local hvrun=$1 tag=$2
+    local hvrun=$1 tag=$2 total_line
+    total_line=$(grep -n 'printf("total' "$ROOT/tests/guest/lost_update.c" |
+        cut -d: -f1)
     local answers=(-ex 'monitor when' -ex 'info registers rip rsp rbp rax rbx'
         -ex 'x/6gx $sp' -ex 'info threads')
     PROG_ARGS=(--racy)
@@ -738,12 +740,12 @@ run_case_checkpoint() {
     # and so its stack, the same)
     HVRUN_GDB_CHECKPOINT_EVENTS=20 HVRUN_GDB_TRACE=$WORK/ckpa$tag.trace \
         session "ckpa$tag" "$hvrun" "$BIN/lost_update" \
-        -ex 'break lost_update.c:47' -ex 'continue' \
+        -ex "break lost_update.c:$total_line" -ex 'continue' \
         -ex 'monitor info checkpoints' -ex 'monitor goto 250' -ex 'continue' \
         "${answers[@]}" -ex 'delete' -ex 'continue'
     HVRUN_GDB_CHECKPOINT_EVENTS=00 HVRUN_GDB_TRACE=$WORK/ckpb$tag.trace \
         session "ckpb$tag" "$hvrun" "$BIN/lost_update" \
-        -ex 'break lost_update.c:47' -ex 'continue' \
+        -ex "break lost_update.c:$total_line" -ex 'continue' \
         -ex 'monitor goto 250' -ex 'continue' "${answers[@]}" \
         -ex 'monitor checkpoint' -ex 'monitor goto 100' -ex 'continue' \
         -ex 'monitor restart 1' -ex 'continue' "${answers[@]}" \
@@ -893,7 +895,7 @@ run_case_checkpoint_fds() {
 run_case_checkpoint_close() {
     local hvrun=$1 tag=$2
     local n=ckclose$tag line
-    line=$(grep -n 'getppid()' "$ROOT/tests/gdb/gdb_ckpt_pipe.c" | cut -d: -f1)
+    line=$(grep -n 'SYS_getppid' "$ROOT/tests/gdb/gdb_ckpt_pipe.c" | cut -d: -f1)
     # (the parent has read all 970 bytes; the child is at its return)
     HVRUN_GDB_CHECKPOINT_EVENTS=0 HVRUN_GDB_CHECKPOINT_STALL_MS=500 \
         session "$n" "$hvrun" "$BIN/gdb_ckpt_pipe" \

@@ -19,6 +19,7 @@
 #include <sys/mman.h>
 #include <sys/sysinfo.h>
 #include <sys/wait.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "guest_check.h"
@@ -75,7 +76,7 @@ static void touch_noreserve(unsigned long long cap)
                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
         CHECK(b != MAP_FAILED);
         memset(b, 1, 2 * STEP);
-        (void)getppid();
+        (void)syscall(SYS_getppid);
     }
 }
 

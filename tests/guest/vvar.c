@@ -20,6 +20,7 @@
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <time.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "guest_check.h"
@@ -119,7 +120,7 @@ static void scribbler(void)
     for (size_t i = 0; i < sizeof(values) / sizeof(values[0]); i++) {
         (void)try_write(VDSO_CALLS_VA, values[i]);
         (void)now_ns(CLOCK_REALTIME);
-        (void)getppid();
+        (void)syscall(SYS_getppid);
     }
     _exit(0);
 }
