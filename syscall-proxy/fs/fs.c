@@ -139,6 +139,30 @@ static int rewrite_fd_entry(struct proxy_process *p, const char *dir,
 }
 
 /*
+ * /proc/<owner>/fd/<s>: rewrite_fd_entry, and when the fd is an O_PATH fd
+ * of a guest's exe link itself (proxy_fd.exe_link_pid) its kind: followed
+ * it leads to that link (PATH_GUEST_EXE: an O_PATH open of it is one
+ * again), not followed readlink names it (PATH_EXE_LINK_FD).
+ */
+static int rewrite_fd_link(struct proxy_process *p,
+                           struct proxy_process *owner, const char *s,
+                           bool follow_last, char *out, size_t outlen,
+                           enum path_kind *kind)
+{
+    int r = rewrite_fd_entry(owner, "fd", s, out, outlen);
+    const char *rest;
+    int guest_fd = parse_proc_number(s, &rest);
+    const struct proxy_fd *f = r == 0 && guest_fd >= 0 && !*rest
+                                   ? proxy_fd_get(&owner->fds, guest_fd)
+                                   : NULL;
+    if (f && f->exe_link_pid) {
+        *kind = follow_last ? PATH_GUEST_EXE : PATH_EXE_LINK_FD;
+        p->fs.exe_of_pid = f->exe_link_pid;
+    }
+    return r;
+}
+
+/*
  * tail is what follows /proc/self. With follow_last false the last
  * component is not followed (lstat, readlink, O_NOFOLLOW), so exe stays the
  * host link /proc/self/exe and readlink answers it from p->exe_path.
@@ -160,7 +184,7 @@ static int rewrite_proc_self(struct proxy_process *p, const char *tail,
         return format_path(out, outlen, "/proc/self/fd/%d%s", p->fs.cwd_fd,
                            rest);
     if (strncmp(tail, "/fd/", 4) == 0)
-        return rewrite_fd_entry(p, "fd", tail + 4, out, outlen);
+        return rewrite_fd_link(p, p, tail + 4, follow_last, out, outlen, kind);
     if (strncmp(tail, "/fdinfo/", 8) == 0)
         return rewrite_fd_entry(p, "fdinfo", tail + 8, out, outlen);
     return format_path(out, outlen, "/proc/self%s", tail);
@@ -252,14 +276,16 @@ static int rewrite_path(struct proxy_process *p, const char *in,
     if ((q = other_guest_entry(p, in, "/fd/", &tail)))
         return !proxy_ptrace_may_access(p, q)
                    ? -EACCES
-                   : rewrite_fd_entry(q, "fd", tail + 4, out, outlen);
+                   : rewrite_fd_link(p, q, tail + 4, follow_last, out, outlen,
+                                     kind);
     if (strncmp(in, "/dev/fd/", 8) == 0)
-        return rewrite_fd_entry(p, "fd", in + 8, out, outlen);
+        return rewrite_fd_link(p, p, in + 8, follow_last, out, outlen, kind);
     int std_fd = follow_last ? std_stream_fd(in) : -1;
     if (std_fd >= 0) {
         char guest_link[16];
         snprintf(guest_link, sizeof(guest_link), "%d", std_fd);
-        return rewrite_fd_entry(p, "fd", guest_link, out, outlen);
+        return rewrite_fd_link(p, p, guest_link, follow_last, out, outlen,
+                               kind);
     }
     int tmp = proxy_tmp_map(p, in, out, outlen); /* the private /tmp */
     if (tmp != 0)
@@ -350,6 +376,22 @@ static int init_route(struct proxy_process *p, char raw[PROXY_PATH_MAX],
     return r;
 }
 
+/* The empty path on an O_PATH fd of a guest's exe link itself
+ * (proxy_fd.exe_link_pid): that link, whichever guest's (PATH_GUEST_EXE),
+ * so that readlinkat(fd, "") reads its program as Linux does. */
+static bool exe_link_fd(struct proxy_process *p, uint64_t guest_dirfd,
+                        struct host_path *hp)
+{
+    const struct proxy_fd *f = proxy_fd_get(&p->fds, (int)guest_dirfd);
+    if (!f || !f->exe_link_pid)
+        return false;
+    hp->kind = PATH_GUEST_EXE;
+    hp->dirfd = f->host_fd;
+    hp->path[0] = '\0';
+    p->fs.exe_of_pid = f->exe_link_pid;
+    return true;
+}
+
 /* The guest path raw (rewritten in place when procguard renames it) in
  * host terms. Without walk the host resolves the links in the private
  * /tmp itself (openat2's RESOLVE_NO_SYMLINKS must see them to refuse). */
@@ -357,6 +399,8 @@ static long host_path_walk(struct proxy_process *p, uint64_t guest_dirfd,
                            char raw[PROXY_PATH_MAX], bool follow_last,
                            bool walk, struct host_path *hp)
 {
+    if (!raw[0] && exe_link_fd(p, guest_dirfd, hp))
+        return 0;
     /* A route into procfs the rewrite did not see gets the guest name of
      * what it reached and is rewritten once more (procguard.c). */
     for (int renames = 0, init_hops = 0;;) {
@@ -833,6 +877,23 @@ static bool open_makes_file(const struct host_path *hp, int flags,
     return fstatat(hp->dirfd, hp->path, &st, 0) < 0 && errno == ENOENT;
 }
 
+/*
+ * An O_PATH open of a guest's /proc/N/exe link itself (O_NOFOLLOW, or
+ * /proc/self/fd/M of such an fd followed): N's run pid, else 0. The host
+ * fd is then hvrun's own /proc/self/exe link, which the rewrite chose
+ * (procguard refuses hvrun's exe to any other route): the guest's fd is
+ * marked, so that what it reads is N's (readlinkat(fd, "")).
+ */
+static int exe_link_opened(const struct proxy_process *p,
+                           const struct host_path *hp, int flags)
+{
+    if (!(flags & O_PATH))
+        return 0;
+    if (hp->kind == PATH_SELF_EXE && (flags & O_NOFOLLOW))
+        return p->pid;
+    return hp->kind == PATH_GUEST_EXE ? p->fs.exe_of_pid : 0;
+}
+
 long proxy_fs_openat(struct proxy_process *p, uint64_t guest_dirfd,
                      gva_t path_gva, int flags, uint64_t mode,
                      uint64_t resolve)
@@ -889,7 +950,8 @@ long proxy_fs_openat(struct proxy_process *p, uint64_t guest_dirfd,
         return host_fd;
     }
     record_file(p, &hp, flags, host_fd);
-    if ((r = proxy_proc_open_check(p, host_fd, flags)) < 0) {
+    int exe_link_pid = exe_link_opened(p, &hp, flags);
+    if (!exe_link_pid && (r = proxy_proc_open_check(p, host_fd, flags)) < 0) {
         close(host_fd);
         return r;
     }
@@ -897,8 +959,10 @@ long proxy_fs_openat(struct proxy_process *p, uint64_t guest_dirfd,
     if ((flags & O_TRUNC) && !created)
         proxy_mm_file_resized(p, host_fd);
     r = proxy_fd_install(&p->fds, host_fd, (flags & O_CLOEXEC) != 0, 0);
-    if (r >= 0)
+    if (r >= 0) {
         proxy_fd_get(&p->fds, (int)r)->created = makes_file;
+        proxy_fd_get(&p->fds, (int)r)->exe_link_pid = exe_link_pid;
+    }
     return r;
 }
 

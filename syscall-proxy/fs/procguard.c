@@ -225,7 +225,11 @@ int proxy_proc_confine_scoped(struct proxy_process *p, int dirfd,
         return rc > 0 ? 0 : rc;
     if ((rc = guest_name_of(p, host, guest, sizeof(guest))) < 0)
         return rc;
-    if (proxy_vfs_canonical_name(p, dir, rel, literal, sizeof(literal)) &&
+    /* An absolute name the rewrite saw as it is needs nothing more; a
+     * relative one under a /proc directory fd or cwd ("exe", "fd/3" under
+     * /proc/self) the rewrite never saw: hvrun's own exe and fds. */
+    if (rel[0] == '/' &&
+        proxy_vfs_canonical_name(p, dir, rel, literal, sizeof(literal)) &&
         strcmp(literal, guest) == 0)
         return 0;
     return renamed_to(guest, "", out, cap);
