@@ -442,6 +442,8 @@ static long do_readlinkat(struct proxy_process *p, uint64_t guest_dirfd,
     } else if ((n = proxy_vfs_init_link(p, hp.dirfd, hp.path, target,
                                         sizeof(target))) != 0) {
         /* the virtual init's exe, cwd or root: not the host init's */
+        if (n < 0)
+            return n;
     } else {
         size_t got;
         if (replayed_query(p, &hp, PROXY_QUERY_READLINK, 0, &n, target,

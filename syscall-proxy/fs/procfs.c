@@ -1501,11 +1501,13 @@ bool proxy_vfs_maybe_virtual_name(const char *path)
  * such an fd names /proc/1/...); they are never listed or looked into on
  * the host: every name under /proc/1 is decided here
  * (proxy_vfs_init_route) before a host lookup, so none of the host
- * init's files is read. exe reads as /sbin/init and cannot be followed
- * (EACCES, what Linux answers a reader that may not ptrace the process);
- * cwd and root read and lead to "/" (the guest's root is the host's). The
- * fd directory is root's (EACCES to others) and empty; there is no ns
- * directory; anything else under /proc/1 is ENOENT.
+ * init's files is read. Its links are a real init's: exe reads as
+ * /sbin/init and leads to the guest's /sbin/init (ENOENT where there is
+ * none: the virtual init runs no file), cwd and root read and lead to "/"
+ * (the guest's root is the host's); to a reader that may not ptrace root's
+ * init they are EACCES, read or followed, as Linux's proc_fd_access_allowed
+ * answers. The fd directory is root's (EACCES to others) and empty; there
+ * is no ns directory; anything else under /proc/1 is ENOENT.
  */
 
 /* A container init's figures: a small static binary, asleep. start_code
@@ -1665,6 +1667,15 @@ bool proxy_vfs_init_fd_dir_readable(const struct proxy_process *p)
     return p->cred.euid == 0 && p->cred.fsuid == 0;
 }
 
+/* Whether p may read or follow the virtual init's links: Linux's
+ * ptrace_may_access(PTRACE_MODE_READ_FSCREDS) of root's init, with
+ * capabilities following the euid: root, or filesystem ids that are all
+ * of init's (uid and gid 0). */
+static bool init_links_allowed(const struct proxy_process *p)
+{
+    return p->cred.euid == 0 || (p->cred.fsuid == 0 && p->cred.fsgid == 0);
+}
+
 /* The canonical name of (dirfd, path) under the virtual init's /proc/1. */
 bool proxy_vfs_init_name_of(const struct proxy_process *p, int dirfd,
                             const char *path, char *name, size_t cap,
@@ -1701,10 +1712,13 @@ static int route_init_entry(const struct proxy_process *p,
     case DT_LNK:
         if (!in->rest[0] && !follow_last)
             return routed_to(out, cap, PROXY_INIT_ROUTE_HOST, "", name);
-        if (strcmp(e->link, "/") != 0)
-            return -EACCES; /* exe */
-        return routed_to(out, cap, PROXY_INIT_ROUTE_AGAIN, "/",
-                         in->rest[0] ? in->rest + 1 : "");
+        if (!init_links_allowed(p))
+            return -EACCES;
+        /* where the link leads, then what follows it ("/" and "/x": "/x") */
+        if (!in->rest[0])
+            return routed_to(out, cap, PROXY_INIT_ROUTE_AGAIN, e->link, "");
+        return routed_to(out, cap, PROXY_INIT_ROUTE_AGAIN,
+                         strcmp(e->link, "/") == 0 ? "" : e->link, in->rest);
     default: /* fd: its entries would be the open fds, and it has none */
         if (proxy_vfs_ends_dir(in->rest))
             return routed_to(out, cap, PROXY_INIT_ROUTE_HOST, "", name);
@@ -1765,9 +1779,14 @@ long proxy_vfs_init_link(struct proxy_process *p, int dirfd, const char *path,
 {
     char name[PROXY_PATH_MAX];
     struct init_name in;
-    if (!proxy_vfs_init_name_of(p, dirfd, path, name, sizeof(name), &in) ||
+    /* the empty path: an O_PATH fd of the link itself (readlinkat(fd, "")),
+     * whose host fd is the host init's link */
+    if (!proxy_vfs_init_name_of(p, dirfd, path[0] ? path : ".", name,
+                                sizeof(name), &in) ||
         in.place != INIT_ENTRY || in.entry->type != DT_LNK || in.rest[0])
         return 0;
+    if (!init_links_allowed(p))
+        return -EACCES;
     size_t n = strlen(in.entry->link);
     if (n > cap)
         n = cap;
