@@ -177,6 +177,9 @@ static int rewrite_proc_self(struct proxy_process *p, const char *tail,
         return format_path(out, outlen, "%s",
                            follow_last ? p->exe_path : "/proc/self/exe");
     }
+    /* "exe/", "exe/x": the link followed (no directory: ENOTDIR) */
+    if ((rest = strip_dir_prefix(tail, "/exe")) && *rest)
+        return format_path(out, outlen, "%s%s", p->exe_path, rest);
     /* The guest's root is the host's: hvrun has no chroot. */
     if ((rest = strip_dir_prefix(tail, "/root")) && (*rest || follow_last))
         return format_path(out, outlen, "/%s", *rest ? rest + 1 : "");
@@ -240,6 +243,12 @@ static int rewrite_path(struct proxy_process *p, const char *in,
     p->fs.ns_of_pid = 0;
     if (in[0] != '/')
         return format_path(out, outlen, "%s", in);
+    if (!follow_last && strcmp(in, "/proc/self") == 0)
+        *kind = PATH_SELF_LINK;
+    else if (!follow_last && strcmp(in, "/proc/thread-self") == 0)
+        *kind = PATH_THREAD_SELF_LINK;
+    if (*kind != PATH_PLAIN)
+        return format_path(out, outlen, "%s", in);
     const char *tail = proc_self_tail(p, in);
     if (tail)
         return rewrite_proc_self(p, tail, follow_last, out, outlen, kind);
@@ -252,11 +261,12 @@ static int rewrite_path(struct proxy_process *p, const char *in,
     /* Its links, read or followed as Linux's proc_fd_access_allowed lets
      * the caller (ptrace_may_access): its program, its directory, its
      * root (the host's too: gdb opens libraries by it), its fds. */
-    if ((q = other_guest_entry(p, in, "/exe", &tail)) && !tail[4]) {
+    if ((q = other_guest_entry(p, in, "/exe", &tail)) &&
+        (!tail[4] || tail[4] == '/')) {
         if (!proxy_ptrace_may_access(p, q))
             return -EACCES;
-        if (follow_last)
-            return format_path(out, outlen, "%s", q->exe_path);
+        if (follow_last || tail[4]) /* "exe/": followed (ENOTDIR) */
+            return format_path(out, outlen, "%s%s", q->exe_path, tail + 4);
         *kind = PATH_GUEST_EXE;
         p->fs.exe_of_pid = q->pid;
         return format_path(out, outlen, "/proc/self/exe");

@@ -49,6 +49,11 @@ enum path_kind {
      * the fd holds; the host's would name hvrun's own. Followed, such an
      * fd entry is PATH_GUEST_EXE: it leads to the link itself. */
     PATH_EXE_LINK_FD,
+    /* /proc/self and /proc/thread-self themselves, not followed: readlink
+     * answers the guest's "<pid>" and "<pid>/task/<tid>" (the host's
+     * would name hvrun's own pid) */
+    PATH_SELF_LINK,
+    PATH_THREAD_SELF_LINK,
 };
 
 struct host_path {

@@ -432,6 +432,10 @@ static long do_readlinkat(struct proxy_process *p, uint64_t guest_dirfd,
         return -EACCES;
     if (hp.kind == PATH_EXE_LINK_FD) {
         n = snprintf(target, sizeof(target), "/proc/%d/exe", p->fs.exe_of_pid);
+    } else if (hp.kind == PATH_SELF_LINK) {
+        n = snprintf(target, sizeof(target), "%d", p->pid);
+    } else if (hp.kind == PATH_THREAD_SELF_LINK) {
+        n = snprintf(target, sizeof(target), "%d/task/%d", p->pid, p->tid);
     } else if (exe_of) {
         n = (long)strnlen(exe_of->exe_path, sizeof(exe_of->exe_path));
         memcpy(target, exe_of->exe_path, (size_t)n);
