@@ -909,8 +909,6 @@ static int gen_self_status(struct proxy_process *p, struct vbuf *b)
     return 0;
 }
 
-/* A VMA's name as the guest should see it (host paths mapped back). */
-/* size resident shared text lib data dt, in pages, as Linux's statm. */
 /* /proc/sysvipc: the run's own IPC namespace (kernel/sysvshm.c,
  * kernel/sysvsem.c, kernel/sysvmsg.c), not the host's: the header line,
  * then one line per object. */
@@ -977,15 +975,21 @@ static int gen_key_users(struct proxy_process *p, struct vbuf *b)
     return gen_key_table(p, b, proxy_keys_users_line);
 }
 
+/* size resident shared text lib data dt, in pages, as Linux's statm. */
+static void put_statm(struct vbuf *b, const struct vm_figures *f)
+{
+    vb_printf(b, "%llu %llu %llu %llu 0 %llu 0\n",
+              (unsigned long long)f->total, (unsigned long long)f->rss,
+              (unsigned long long)(f->file + f->shmem),
+              (unsigned long long)f->exe,
+              (unsigned long long)(f->data + f->stack));
+}
+
 static int gen_self_statm(struct proxy_process *p, struct vbuf *b)
 {
     struct vm_figures f;
     vm_figures_of(p, &f);
-    vb_printf(b, "%llu %llu %llu %llu 0 %llu 0\n",
-              (unsigned long long)f.total, (unsigned long long)f.rss,
-              (unsigned long long)(f.file + f.shmem),
-              (unsigned long long)f.exe,
-              (unsigned long long)(f.data + f.stack));
+    put_statm(b, &f);
     return 0;
 }
 
@@ -1559,6 +1563,14 @@ static int gen_init_status(struct proxy_process *reader, struct vbuf *b)
     return 0;
 }
 
+/* top and ps read a process's sizes here (top showed init's as 0) */
+static int gen_init_statm(struct proxy_process *reader, struct vbuf *b)
+{
+    (void)reader;
+    put_statm(b, &init_vm);
+    return 0;
+}
+
 static int gen_init_comm(struct proxy_process *reader, struct vbuf *b)
 {
     (void)reader;
@@ -1582,6 +1594,7 @@ const struct init_entry proxy_vfs_init_entries[] = {
     {"comm", DT_REG, gen_init_comm, NULL},
     {"cmdline", DT_REG, gen_init_cmdline, NULL},
     {"stat", DT_REG, gen_init_stat, NULL},
+    {"statm", DT_REG, gen_init_statm, NULL},
     {"cwd", DT_LNK, NULL, "/"},
     {"root", DT_LNK, NULL, "/"},
     {"exe", DT_LNK, NULL, "/sbin/init"},

@@ -68,7 +68,7 @@ bool proxy_vfs_canonical_name(const struct proxy_process *p, int dirfd,
 /*
  * Outside --as-init, where pid 1 is the virtual init (proxy_virtual_process)
  * and hvrun is not the host's pid 1, /proc/1 is a directory of a few
- * entries hvrun makes: comm, cmdline, stat, status (a container's init,
+ * entries hvrun makes: comm, cmdline, stat, statm, status (a container's init,
  * the same in every run), the links exe (reads and leads to /sbin/init),
  * cwd and root (read and lead to "/"), EACCES read or followed by a
  * caller that may not ptrace root's init, task/ (1, the same

@@ -14,6 +14,8 @@
  *  - to a caller that dropped root the links are EACCES, read or
  *    followed, lstat still a link (hvrun read them);
  *  - comm is "init\n", cmdline "/sbin/init\0";
+ *  - statm's size and resident are stat's vsize and rss (hvrun had no
+ *    statm: top showed init's sizes as 0);
  *  - stat's pid, comm, state, ppid, pgrp and session are 1 (init) S 0 1 1;
  *  - status's Name, State, Tgid, Pid, PPid and Uid lines;
  *  - task/ lists 1, and task/1/comm reads as comm;
@@ -109,7 +111,8 @@ static void check_listing(void)
     CHECK(stat("/proc/1", &st) == 0);
     expect(S_ISDIR(st.st_mode), "stat /proc/1 is a directory", "not one");
     list_dir("/proc/1", names, sizeof(names));
-    expect(strcmp(names, "task fd status comm cmdline stat cwd root exe") == 0,
+    expect(strcmp(names,
+                  "task fd status comm cmdline stat statm cwd root exe") == 0,
            "/proc/1 lists its entries", names);
 }
 
@@ -222,6 +225,29 @@ static void check_stat(void)
            "/proc/1/stat starts 1 (init) S 0 1 1", buf);
 }
 
+/* statm's sizes are stat's (vsize in bytes, rss in pages): ps and top
+ * read either */
+static void check_statm(void)
+{
+    char buf[1024];
+    read_file("/proc/1/statm", buf, sizeof(buf));
+    unsigned long size, resident, shared, text, lib, data, dt;
+    int got = sscanf(buf, "%lu %lu %lu %lu %lu %lu %lu", &size, &resident,
+                     &shared, &text, &lib, &data, &dt);
+    char stat[1024];
+    read_file("/proc/1/stat", stat, sizeof(stat));
+    const char *s = strrchr(stat, ')');
+    unsigned long vsize = 0;
+    long rss = 0;
+    CHECK(s && sscanf(s + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u "
+                             "%*u %*u %*d %*d %*d %*d %*d %*d %*u %lu %ld",
+                      &vsize, &rss) == 2);
+    buf[strcspn(buf, "\n")] = '\0';
+    expect(got == 7 && size > 0 && size * 4096 == vsize &&
+               resident == (unsigned long)rss && resident <= size,
+           "/proc/1/statm's size and resident are stat's", buf);
+}
+
 static void check_status(void)
 {
     static const char *const lines[] = {
@@ -285,6 +311,7 @@ int main(void)
         check_links_unprivileged();
     check_comm_cmdline();
     check_stat();
+    check_statm();
     check_status();
     check_dirs();
     check_absent();
