@@ -402,6 +402,26 @@ static bool exe_link_fd(struct proxy_process *p, uint64_t guest_dirfd,
     return true;
 }
 
+/* A relative name under a guest's fd of another guest's /proc/N (or its
+ * task, fd or fdinfo directory): the host fd is hvrun's own /proc/self
+ * (vfs.c), so the name becomes the absolute /proc/N/... it means, in
+ * place (killall reads "stat" under each /proc/N fd: hvrun answered the
+ * caller's own). 0, or -ENAMETOOLONG. */
+static int other_proc_dir_name(struct proxy_process *p, uint64_t guest_dirfd,
+                               char raw[PROXY_PATH_MAX])
+{
+    if (!raw[0] || raw[0] == '/')
+        return 0;
+    const struct proxy_fd *f = proxy_fd_get(&p->fds, (int)guest_dirfd);
+    int of = !f ? 0 : f->procdir_pid ? f->procdir_pid : f->listing_pid;
+    char full[PROXY_PATH_MAX];
+    if (!of || of == p->pid || of == PROXY_INIT_PID ||
+        !proxy_vfs_canonical_name(p, f->host_fd, raw, full, sizeof(full)) ||
+        !strip_dir_prefix(full, "/proc/self"))
+        return 0;
+    return format_path(raw, PROXY_PATH_MAX, "/proc/%d%s", of, full + 10);
+}
+
 /* The guest path raw (rewritten in place when procguard renames it) in
  * host terms. Without walk the host resolves the links in the private
  * /tmp itself (openat2's RESOLVE_NO_SYMLINKS must see them to refuse). */
@@ -411,6 +431,9 @@ static long host_path_walk(struct proxy_process *p, uint64_t guest_dirfd,
 {
     if (!raw[0] && exe_link_fd(p, guest_dirfd, hp))
         return 0;
+    long named = other_proc_dir_name(p, guest_dirfd, raw);
+    if (named < 0)
+        return named;
     /* A route into procfs the rewrite did not see gets the guest name of
      * what it reached and is rewritten once more (procguard.c). */
     for (int renames = 0, init_hops = 0;;) {

@@ -585,6 +585,14 @@ static long open_fdinfo(struct proxy_process *p, const char *name, int flags)
                     : proxy_fd_install(&p->fds, host, (flags & O_CLOEXEC) != 0, 0);
 }
 
+/* How hvrun opens the directory that stands for another guest's /proc/N
+ * (or its task, fd, fdinfo): as the guest asked, O_PATH too. */
+static int proc_dir_open_flags(int flags)
+{
+    return ((flags & O_PATH) ? O_PATH : O_RDONLY | (flags & O_NONBLOCK)) |
+           O_DIRECTORY | O_CLOEXEC;
+}
+
 /* /proc/<N>/task, fd and fdinfo of another guest N: hvrun's own
  * /proc/self/task (fd, fdinfo) opened as the directory and listed as N's
  * threads (fds) (proxy_fd.listing_pid). LeakSanitizer's tracer lists its
@@ -608,12 +616,12 @@ static bool open_other_task_dir(struct proxy_process *p, int host_dirfd,
         *result = -EACCES;
         return true;
     }
-    if ((flags & O_ACCMODE) != O_RDONLY || (flags & O_CREAT)) {
+    if (!(flags & O_PATH) &&
+        ((flags & O_ACCMODE) != O_RDONLY || (flags & O_CREAT))) {
         *result = -EISDIR;
         return true;
     }
-    int fd = open(name,
-                  O_RDONLY | O_DIRECTORY | O_CLOEXEC | (flags & O_NONBLOCK));
+    int fd = open(name, proc_dir_open_flags(flags));
     if (fd < 0) {
         *result = -errno;
         return true;
@@ -640,14 +648,14 @@ static bool open_guest_proc_dir(struct proxy_process *p, int host_dirfd,
     char name[PROXY_PATH_MAX];
     struct proxy_process *of;
     if (!proxy_vfs_full_name(p, host_dirfd, host_path, name, sizeof(name)) ||
-        !(of = proc_dir_process(p, name)))
-        return false;
-    if ((flags & O_ACCMODE) != O_RDONLY || (flags & O_CREAT)) {
+        !(of = proc_dir_process(p, name)) || ((flags & O_PATH) && of == p))
+        return false; /* (O_PATH of its own: the host's does, the link too) */
+    if (!(flags & O_PATH) &&
+        ((flags & O_ACCMODE) != O_RDONLY || (flags & O_CREAT))) {
         *result = -EISDIR;
         return true;
     }
-    int fd = open("/proc/self",
-                  O_RDONLY | O_DIRECTORY | O_CLOEXEC | (flags & O_NONBLOCK));
+    int fd = open("/proc/self", proc_dir_open_flags(flags));
     if (fd < 0) {
         *result = -errno;
         return true;
@@ -661,8 +669,11 @@ static bool open_guest_proc_dir(struct proxy_process *p, int host_dirfd,
 bool proxy_vfs_open(struct proxy_process *p, int host_dirfd,
                     const char *host_path, int flags, long *result)
 {
+    /* O_PATH: another guest's /proc/N and its listings are hvrun's to
+     * open (the host's /proc/N is some host process); the rest the host's */
     if (flags & O_PATH)
-        return false;
+        return open_other_task_dir(p, host_dirfd, host_path, flags, result) ||
+               open_guest_proc_dir(p, host_dirfd, host_path, flags, result);
     char name[PROXY_PATH_MAX];
     struct init_name in;
     if (proxy_vfs_init_name_of(p, host_dirfd, host_path, name, sizeof(name), &in)) {
