@@ -638,8 +638,9 @@ static bool open_other_task_dir(struct proxy_process *p, int host_dirfd,
  * (proxy_fd.procdir_pid), because Linux takes such an fd as a pidfd in
  * pidfd_send_signal (stress-ng's pidfd stressor signals so). Without this
  * the name would reach the host's /proc/<N>, some host process or none.
- * Names under it (openat of "stat" on the fd) are the caller's own files,
- * as under a /proc/self fd.
+ * Names under it (openat of "stat" on the fd) are N's: fs.c makes them
+ * /proc/N/... before the rewrite (other_proc_dir_name). O_PATH opens it
+ * too (but the caller's own /proc/self, which may be the link itself).
  */
 static bool open_guest_proc_dir(struct proxy_process *p, int host_dirfd,
                                 const char *host_path, int flags,
