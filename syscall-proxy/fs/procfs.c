@@ -1202,6 +1202,39 @@ static void smaps_vmflags(struct vbuf *b, const struct vmm_vma *v)
  * huge; anonymous memory is Private_Dirty (and Anonymous when private), a
  * file's pages Private_Clean; Locked is Rss for an mlock'd mapping.
  */
+/* One mapping's sizes in smaps' terms, in KiB (hvrun's model: every
+ * backed page resident and private, anonymous memory dirty). */
+struct smaps_kb {
+    uint64_t rss, anon_dirty, file_clean, anonymous, shmem, locked;
+};
+
+static void mapping_kb(const struct vmm_vma *v, uint64_t rss,
+                       struct smaps_kb *k)
+{
+    uint64_t kb = rss >> 10;
+    bool anon = !(v->flags & VMM_VMA_FILE);
+    bool shared = v->flags & VMM_VMA_SHARED;
+    k->rss = kb;
+    k->anon_dirty = anon ? kb : 0;
+    k->file_clean = anon ? 0 : kb;
+    k->anonymous = anon && !shared ? kb : 0;
+    k->shmem = anon && shared ? kb : 0;
+    k->locked = (v->flags & VMM_VMA_LOCKED) ? kb : 0;
+}
+
+struct smaps_row {
+    const char *label;
+    uint64_t kb;
+};
+
+static void put_smaps_rows(struct vbuf *b, const struct smaps_row *rows,
+                           size_t n)
+{
+    for (size_t r = 0; r < n; r++)
+        vb_printf(b, "%-16s%8llu kB\n", rows[r].label,
+                  (unsigned long long)rows[r].kb);
+}
+
 static int gen_self_smaps(struct proxy_process *p, struct vbuf *b)
 {
     const struct vmm_aspace *as = p->as;
@@ -1211,25 +1244,21 @@ static int gen_self_smaps(struct proxy_process *p, struct vbuf *b)
         uint64_t rss;
         i = one_mapping(as, i, &end, &rss);
         maps_line(p, b, v, end);
-        bool anon = !(v->flags & VMM_VMA_FILE);
-        bool shared = v->flags & VMM_VMA_SHARED;
-        uint64_t kb = rss >> 10;
-        const struct {
-            const char *label;
-            uint64_t kb;
-        } rows[] = {
+        struct smaps_kb k;
+        mapping_kb(v, rss, &k);
+        const struct smaps_row rows[] = {
             {"Size:", (end - v->start) >> 10},
             {"KernelPageSize:", 4},
             {"MMUPageSize:", 4},
-            {"Rss:", kb},
-            {"Pss:", kb},
-            {"Pss_Dirty:", anon ? kb : 0},
+            {"Rss:", k.rss},
+            {"Pss:", k.rss},
+            {"Pss_Dirty:", k.anon_dirty},
             {"Shared_Clean:", 0},
             {"Shared_Dirty:", 0},
-            {"Private_Clean:", anon ? 0 : kb},
-            {"Private_Dirty:", anon ? kb : 0},
-            {"Referenced:", kb},
-            {"Anonymous:", anon && !shared ? kb : 0},
+            {"Private_Clean:", k.file_clean},
+            {"Private_Dirty:", k.anon_dirty},
+            {"Referenced:", k.rss},
+            {"Anonymous:", k.anonymous},
             {"LazyFree:", 0},
             {"AnonHugePages:", 0},
             {"ShmemPmdMapped:", 0},
@@ -1238,14 +1267,100 @@ static int gen_self_smaps(struct proxy_process *p, struct vbuf *b)
             {"Private_Hugetlb:", 0},
             {"Swap:", 0},
             {"SwapPss:", 0},
-            {"Locked:", (v->flags & VMM_VMA_LOCKED) ? kb : 0},
+            {"Locked:", k.locked},
         };
-        for (size_t r = 0; r < sizeof(rows) / sizeof(rows[0]); r++)
-            vb_printf(b, "%-16s%8llu kB\n", rows[r].label,
-                      (unsigned long long)rows[r].kb);
+        put_smaps_rows(b, rows, sizeof(rows) / sizeof(rows[0]));
         vb_printf(b, "THPeligible:    0\n");
         smaps_vmflags(b, v);
     }
+    return 0;
+}
+
+/* smaps summed, as Linux's show_smaps_rollup: the first mapping's start to
+ * the last one's end, then the totals (ps, smem and psutil read it; hvrun
+ * refused it as hvrun's own file). */
+static int gen_self_smaps_rollup(struct proxy_process *p, struct vbuf *b)
+{
+    const struct vmm_aspace *as = p->as;
+    struct smaps_kb sum = {0};
+    gva_t first = 0, last = 0;
+    for (size_t i = 0; i < as->nr_vmas; i++) {
+        const struct vmm_vma *v = as->vmas[i];
+        uint64_t rss;
+        if (i == 0)
+            first = v->start;
+        i = one_mapping(as, i, &last, &rss);
+        struct smaps_kb k;
+        mapping_kb(v, rss, &k);
+        sum.rss += k.rss;
+        sum.anon_dirty += k.anon_dirty;
+        sum.file_clean += k.file_clean;
+        sum.anonymous += k.anonymous;
+        sum.shmem += k.shmem;
+        sum.locked += k.locked;
+    }
+    size_t line_start = b->len;
+    vb_printf(b, "%08llx-%08llx ---p 00000000 00:00 0 ",
+              (unsigned long long)first, (unsigned long long)last);
+    for (size_t width = b->len - line_start; width < 72; width++)
+        vb_put(b, " ", 1);
+    vb_printf(b, " [rollup]\n");
+    const struct smaps_row rows[] = {
+        {"Rss:", sum.rss},
+        {"Pss:", sum.rss},
+        {"Pss_Dirty:", sum.anon_dirty},
+        {"Pss_Anon:", sum.anonymous},
+        {"Pss_File:", sum.file_clean},
+        {"Pss_Shmem:", sum.shmem},
+        {"Shared_Clean:", 0},
+        {"Shared_Dirty:", 0},
+        {"Private_Clean:", sum.file_clean},
+        {"Private_Dirty:", sum.anon_dirty},
+        {"Referenced:", sum.rss},
+        {"Anonymous:", sum.anonymous},
+        {"KSM:", 0},
+        {"LazyFree:", 0},
+        {"AnonHugePages:", 0},
+        {"ShmemPmdMapped:", 0},
+        {"FilePmdMapped:", 0},
+        {"Shared_Hugetlb:", 0},
+        {"Private_Hugetlb:", 0},
+        {"Swap:", 0},
+        {"SwapPss:", 0},
+        {"Locked:", sum.locked},
+    };
+    put_smaps_rows(b, rows, sizeof(rows) / sizeof(rows[0]));
+    return 0;
+}
+
+/* Its CPU time on the CPU (the clock stat's utime comes from, in ns), no
+ * wait for a CPU, no timeslices counted (status: no context switches),
+ * as Linux's schedstat's three fields. */
+static int gen_self_schedstat(struct proxy_process *p, struct vbuf *b)
+{
+    vb_printf(b, "%llu 0 0\n",
+              (unsigned long long)proxy_cpu_clock_ns(
+                  p, CLOCK_PROCESS_CPUTIME_ID));
+    return 0;
+}
+
+/* I/O accounting is not modelled: none counted (as status's context
+ * switches), in Linux's layout; iotop, pidstat -d and psutil read it. */
+static int gen_self_io(struct proxy_process *p, struct vbuf *b)
+{
+    (void)p;
+    vb_printf(b, "rchar: 0\nwchar: 0\nsyscr: 0\nsyscw: 0\n"
+                 "read_bytes: 0\nwrite_bytes: 0\n"
+                 "cancelled_write_bytes: 0\n");
+    return 0;
+}
+
+/* Where it sleeps in the kernel: "0", what Linux shows a reader without
+ * kallsyms access (ps -o wchan prints "-"). */
+static int gen_self_wchan(struct proxy_process *p, struct vbuf *b)
+{
+    (void)p;
+    vb_printf(b, "0");
     return 0;
 }
 
@@ -1394,6 +1509,12 @@ const struct vfile proxy_vfs_files[] = {
     {"/proc/self/status", GATE_ALWAYS, DET_SRC_IDS, gen_self_status, NULL},
     {"/proc/self/maps", GATE_ALWAYS, DET_SRC_IDS, gen_self_maps, NULL},
     {"/proc/self/smaps", GATE_ALWAYS, DET_SRC_IDS, gen_self_smaps, NULL},
+    {"/proc/self/smaps_rollup", GATE_ALWAYS, DET_SRC_IDS,
+     gen_self_smaps_rollup, NULL},
+    {"/proc/self/schedstat", GATE_ALWAYS, DET_SRC_IDS, gen_self_schedstat,
+     NULL},
+    {"/proc/self/io", GATE_ALWAYS, DET_SRC_IDS, gen_self_io, NULL},
+    {"/proc/self/wchan", GATE_ALWAYS, DET_SRC_IDS, gen_self_wchan, NULL},
     {"/proc/self/cmdline", GATE_ALWAYS, DET_SRC_IDS, gen_self_cmdline, NULL},
     {"/proc/self/environ", GATE_ALWAYS, DET_SRC_IDS, gen_self_environ, NULL},
     {"/proc/self/auxv", GATE_ALWAYS, DET_SRC_IDS, gen_self_auxv, NULL},
