@@ -120,6 +120,39 @@ static const char *proc_self_tail(const struct proxy_process *p,
     return end;
 }
 
+/*
+ * /proc/<X>/task/<T>[/rest], T a live thread of guest process X (self or
+ * a pid): the host has no directory for a guest tid (hvrun's task/ holds
+ * its own), so it is named as X's own directory, as /proc/thread-self's
+ * names are (/proc/X/ itself, then rest): opendir, a glob of task/<*>/,
+ * its fd and ns. T's own comm, stat and status stay as they are: vfs.c
+ * serves them as T's. Returns in, or the new name in buf.
+ */
+static const char *task_dir_as_process(struct proxy_process *p,
+                                       const char *in, char *buf, size_t cap)
+{
+    const char *rest, *end;
+    if (!p->world || strncmp(in, "/proc/", 6) != 0)
+        return in;
+    bool self = (rest = strip_dir_prefix(in, "/proc/self")) != NULL;
+    int pid = self ? p->pid : parse_proc_number(in + 6, &rest);
+    if (pid <= 0 || strncmp(rest, "/task/", 6) != 0)
+        return in;
+    int tid = parse_proc_number(rest + 6, &end);
+    struct proxy_process *q = proxy_world_find(p->world, pid);
+    if (tid <= 0 || (*end && *end != '/') || !q || q->zombie ||
+        proxy_world_find_tid(p->world, tid) != q ||
+        !strcmp(end, "/comm") || !strcmp(end, "/stat") ||
+        !strcmp(end, "/status"))
+        return in;
+    /* (/proc/self/ with its "/": the directory, not the link; /proc/N
+     * without: vfs.c knows the directory by that name) */
+    int n = self ? snprintf(buf, cap, "/proc/self%s", *end ? end : "/")
+                 : snprintf(buf, cap, "/proc/%d%s", pid,
+                            strcmp(end, "/") ? end : "");
+    return n < 0 || (size_t)n >= cap ? in : buf;
+}
+
 /* "<N>[/rest]" under /proc/self/<dir>/ becomes the host fd's entry. A
  * malformed N is left alone (the host lookup fails the same way); a well
  * formed N that is not an open guest fd is -ENOENT, as on Linux. */
@@ -243,6 +276,8 @@ static int rewrite_path(struct proxy_process *p, const char *in,
     p->fs.ns_of_pid = 0;
     if (in[0] != '/')
         return format_path(out, outlen, "%s", in);
+    char as_process[PROXY_PATH_MAX];
+    in = task_dir_as_process(p, in, as_process, sizeof(as_process));
     if (!follow_last && strcmp(in, "/proc/self") == 0)
         *kind = PATH_SELF_LINK;
     else if (!follow_last && strcmp(in, "/proc/thread-self") == 0)

@@ -7,12 +7,19 @@
  * - "/proc/self/" and "/proc/thread-self/" are the directory, for lstat
  *   and readlink too (hvrun dropped the "/": the link, its host pid);
  * - "/proc/self/exe/" and another process's "/proc/PID/exe/" follow the
- *   link to a file: ENOTDIR (hvrun: the link).
+ *   link to a file: ENOTDIR (hvrun: the link);
+ * - a thread's task directory (/proc/PID/task/TID, of a thread of its own
+ *   or of a child) opens as a directory, with its fd and ns, and a glob
+ *   of /proc/self/task/<*>/ finds it (hvrun: ENOENT).
  * Prints no pid: it compares the links with getpid() and gettid().
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <fcntl.h>
+#include <glob.h>
 #include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -47,10 +54,50 @@ static void names(const char *path)
            n > 0 ? "reads" : result_text(n));
 }
 
+/* path (printf'd with a and b) opened as a directory: whether it lists
+ * want among its entries, or the error. */
+static void task_dir(const char *fmt, int a, int b, const char *want)
+{
+    char path[128];
+    snprintf(path, sizeof(path), fmt, a, b);
+    int fd = open(path, O_RDONLY | O_DIRECTORY);
+    if (fd < 0) {
+        printf("%s: %s\n", fmt, result_text(fd));
+        return;
+    }
+    DIR *d = fdopendir(fd);
+    CHECK(d != NULL);
+    bool found = false;
+    for (struct dirent *e; (e = readdir(d));)
+        found |= strcmp(e->d_name, want) == 0;
+    closedir(d);
+    printf("%s: a directory listing %s: %d\n", fmt, want, found);
+}
+
+/* The task directories of a thread, by every name (hvrun: ENOENT, the
+ * host has no directory for a guest tid). */
+static void task_dirs(pid_t child)
+{
+    int pid = getpid(), tid = gettid();
+    task_dir("/proc/self/task/%.0d%d", 0, tid, "fd");
+    task_dir("/proc/self/task/%.0d%d/", 0, tid, "fd");
+    task_dir("/proc/%d/task/%d", pid, tid, "status");
+    task_dir("/proc/%d/task/%d/fd", pid, tid, "0");
+    task_dir("/proc/%d/task/%d/ns", pid, tid, "pid");
+    task_dir("/proc/%d/task/%d", child, child, "comm");
+    glob_t g;
+    int rc = glob("/proc/self/task/*/", 0, NULL, &g);
+    printf("glob /proc/self/task/*/: %s, %zu\n", rc == 0 ? "0" : "no match",
+           rc == 0 ? g.gl_pathc : 0);
+    if (rc == 0)
+        globfree(&g);
+}
+
 /* In a thread other than the main one: its own task directory. */
 static void *thread_reads(void *arg)
 {
     (void)arg;
+    task_dir("/proc/self/task/%.0d%d", 0, gettid(), "comm");
     char thread[64];
     snprintf(thread, sizeof(thread), "%d/task/%d", (int)getpid(),
              (int)gettid());
@@ -76,6 +123,23 @@ int main(void)
     pthread_t t;
     CHECK(pthread_create(&t, NULL, thread_reads, NULL) == 0);
     CHECK(pthread_join(t, NULL) == 0);
+
+    int ready[2];
+    CHECK(pipe(ready) == 0);
+    fflush(stdout);
+    pid_t child = fork();
+    CHECK(child >= 0);
+    if (child == 0) {
+        CHECK(write(ready[1], "", 1) == 1);
+        pause();
+        _exit(0);
+    }
+    char c;
+    CHECK(read(ready[0], &c, 1) == 1);
+    task_dirs(child);
+    CHECK(kill(child, SIGKILL) == 0);
+    int status;
+    CHECK(waitpid(child, &status, 0) == child);
 
     names("/proc/self");
     names("/proc/self/");
