@@ -273,9 +273,11 @@ static bool own_entry_allowed(const char *rest, bool o_path)
         size_t n = strlen(dirs[i]);
         if (strncmp(rest, dirs[i], n) == 0 && rest[n] == '\0')
             return true;
-        /* entries under ns and net; fd links only as O_PATH */
+        /* entries under fdinfo, ns, net and attr (the LSM's labels,
+         * which the guest's would be: read only, as every host procfs
+         * open); fd links only as O_PATH */
         if (strncmp(rest, dirs[i], n) == 0 && rest[n] == '/' &&
-            (i == 1 || i == 3 || i == 4 || (i == 0 && o_path)))
+            (i == 1 || i == 3 || i == 4 || i == 5 || (i == 0 && o_path)))
             return true;
     }
     for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {

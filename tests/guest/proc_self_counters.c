@@ -2,7 +2,7 @@
  * proc_self_counters.c - /proc/self files that tools read for a
  * process's memory and scheduling figures: smaps_rollup (ps, smem,
  * psutil), schedstat, io (iotop, pidstat -d, psutil) and wchan (ps -o
- * wchan), for the caller and for a child: each opens and has Linux's
+ * wchan), for the caller and for a child, and attr/current (ps -Z): each opens and has Linux's
  * layout (hvrun refused them: EACCES, hvrun's own files), and the
  * child's smaps_rollup's Rss is the sum of its smaps' Rss. Prints the
  * layouts, no value.
@@ -99,6 +99,10 @@ static void counters(const char *who, const char *dir)
 int main(void)
 {
     counters("self", "/proc/self");
+    /* the LSM's label: the host's answer (EINVAL without an LSM), hvrun
+     * refused it as its own file (EACCES) */
+    printf("self attr/current: %s\n",
+           result_text(slurp("/proc/self/attr/current") < 0 ? -1 : 0));
     int ready[2];
     CHECK(pipe(ready) == 0);
     fflush(stdout);
