@@ -161,6 +161,19 @@ bool proxy_vfs_full_name(const struct proxy_process *p, int dirfd,
     return true;
 }
 
+/* The full name of (dirfd, path) as a directory: without a trailing "/"
+ * ("/proc/N/task/" is /proc/N/task; LeakSanitizer opens it so). */
+static bool dir_full_name(const struct proxy_process *p, int dirfd,
+                          const char *path, char *out, size_t cap)
+{
+    if (!proxy_vfs_full_name(p, dirfd, path, out, cap))
+        return false;
+    size_t len = strlen(out);
+    if (len > 1 && out[len - 1] == '/')
+        out[len - 1] = '\0';
+    return true;
+}
+
 /* The name readlink shows for the virtual file (Linux's /proc/<pid>/x). */
 static void display_name(const struct proxy_process *p, const char *path,
                          char *out, size_t cap)
@@ -479,7 +492,7 @@ static bool other_guest_proc_dir(struct proxy_process *p, int dirfd,
 {
     char name[PROXY_PATH_MAX];
     struct proxy_process *of;
-    return proxy_vfs_full_name(p, dirfd, path, name, sizeof(name)) &&
+    return dir_full_name(p, dirfd, path, name, sizeof(name)) &&
            (of = proc_dir_process(p, name)) && of != p;
 }
 
@@ -605,7 +618,7 @@ static bool open_other_task_dir(struct proxy_process *p, int host_dirfd,
     char name[PROXY_PATH_MAX];
     struct proxy_process *of;
     bool hidden;
-    if (!proxy_vfs_full_name(p, host_dirfd, host_path, name, sizeof(name)) ||
+    if (!dir_full_name(p, host_dirfd, host_path, name, sizeof(name)) ||
         !proc_pid_name(p, name, &of, &hidden) || hidden || of == p ||
         (strcmp(name, "/proc/self/task") != 0 &&
          strcmp(name, "/proc/self/fd") != 0 &&
@@ -648,7 +661,7 @@ static bool open_guest_proc_dir(struct proxy_process *p, int host_dirfd,
 {
     char name[PROXY_PATH_MAX];
     struct proxy_process *of;
-    if (!proxy_vfs_full_name(p, host_dirfd, host_path, name, sizeof(name)) ||
+    if (!dir_full_name(p, host_dirfd, host_path, name, sizeof(name)) ||
         !(of = proc_dir_process(p, name)) || ((flags & O_PATH) && of == p))
         return false; /* (O_PATH of its own: the host's does, the link too) */
     if (!(flags & O_PATH) &&

@@ -4,10 +4,11 @@
  * killall and pgrep-like tools read them (openat(fd, "stat")): hvrun
  * answered the caller's own files, so killall found no process; and an
  * O_PATH open of /proc/N (hvrun: ENOENT, the host's /proc/N) works as a
- * directory fd too. Each relative read is compared with the same file
+ * directory fd too; /proc/N/ and /proc/N/task/ with their "/" list N's. Each relative read is compared with the same file
  * read by its absolute name; prints no pid, name or inode number.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <fcntl.h>
 #include <stdbool.h>
 #include <limits.h>
@@ -62,6 +63,19 @@ static void same(const char *label, int dir, const char *rel,
            : w <= 0   ? "(the absolute name fails)"
            : g == w && strcmp(got, want) == 0 ? "the process's"
                                                : "another file's");
+}
+
+/* Whether directory path lists want ("yes", "no"), or the error. */
+static const char *lists(const char *path, const char *want)
+{
+    DIR *d = opendir(path);
+    if (!d)
+        return result_text(-1);
+    bool found = false;
+    for (struct dirent *e; (e = readdir(d));)
+        found |= strcmp(e->d_name, want) == 0;
+    closedir(d);
+    return found ? "yes" : "no";
 }
 
 static void reads_under(const char *label, int dir, pid_t pid)
@@ -125,6 +139,14 @@ int main(void)
         reads_under("/proc/N O_PATH fd", dir, pid);
         close(dir);
     }
+    /* with a trailing "/" (LeakSanitizer's tracer opens its parent's
+     * task/ so): the same directories */
+    char name[32];
+    snprintf(name, sizeof(name), "%d", (int)pid);
+    snprintf(path, sizeof(path), "/proc/%d/task/", (int)pid);
+    printf("/proc/N/task/ lists N: %s\n", lists(path, name));
+    snprintf(path, sizeof(path), "/proc/%d/", (int)pid);
+    printf("/proc/N/ lists task: %s\n", lists(path, "task"));
     CHECK(kill(pid, SIGKILL) == 0);
     int st;
     CHECK(waitpid(pid, &st, 0) == pid);
