@@ -1310,6 +1310,7 @@ static bool serve(struct gdb_server *g)
 /* A stop of thread tid: told to gdb, then served. */
 static bool stop(struct gdb_server *g, int tid, int sig, bool swbreak)
 {
+    cli_gdb_checkpoints_reap(); /* those deleted since the last stop */
     char id[64];
     g->stop_tid = tid;
     g->step_tid = 0;

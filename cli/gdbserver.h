@@ -78,6 +78,9 @@ struct proxy_world;
  */
 int cli_gdb_checkpoint(struct proxy_world *w, int gdb_fd, int *chan,
                        char *why, size_t why_len);
+/* Reaps this instance's checkpoints that have ended (deleted by the
+ * front end); at each stop and checkpoint. */
+void cli_gdb_checkpoints_reap(void);
 /* The reply "OK" on gdb_fd with chan attached (SCM_RIGHTS); 0 or -1. */
 int cli_gdb_checkpoint_reply(int gdb_fd, int chan);
 /* The instance child's summary pipe (a restored copy gets a new one). */

@@ -70,6 +70,7 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "backend.h"
@@ -109,6 +110,38 @@ struct saved_fd {
 };
 
 static int instance_sum_fd = -1;
+
+/* This instance's checkpoints: its fork children, each reaped once it has
+ * ended (the front end deleted it and closed its channel), so that a
+ * long session's deleted checkpoints (automatic ones every so many
+ * events) are no zombies for the rest of the run. A checkpoint starts
+ * with none: its children are its restores, which reap themselves. */
+static pid_t *checkpoint_pids;
+static size_t nr_checkpoint_pids, checkpoint_pids_cap;
+
+static void checkpoint_born(pid_t pid)
+{
+    if (nr_checkpoint_pids == checkpoint_pids_cap) {
+        size_t cap = checkpoint_pids_cap ? 2 * checkpoint_pids_cap : 16;
+        pid_t *v = realloc(checkpoint_pids, cap * sizeof(*v));
+        if (!v)
+            return; /* reaped at the run's end, as before */
+        checkpoint_pids = v;
+        checkpoint_pids_cap = cap;
+    }
+    checkpoint_pids[nr_checkpoint_pids++] = pid;
+}
+
+void cli_gdb_checkpoints_reap(void)
+{
+    for (size_t i = 0; i < nr_checkpoint_pids;) {
+        pid_t w = waitpid(checkpoint_pids[i], NULL, WNOHANG);
+        if (w == checkpoint_pids[i] || (w < 0 && errno == ECHILD))
+            checkpoint_pids[i] = checkpoint_pids[--nr_checkpoint_pids];
+        else
+            i++;
+    }
+}
 
 void cli_gdb_checkpoint_set_sum_fd(int fd) { instance_sum_fd = fd; }
 
@@ -790,7 +823,9 @@ static int restore(struct checkpoint *c, int *fds)
  * holds a lock now is hvrun's own: the guests' are refused), and a
  * System V segment's memory becomes a copy. 0, or -1 with why.
  * HVRUN_GDB_CHECKPOINT_STALL_MS (to test hvrun): the wait a loaded host
- * can make before this copy runs, which the original must not see.
+ * can make before this copy runs, which the original must not see;
+ * HVRUN_GDB_CHECKPOINT_FAIL (to test hvrun): the copy fails at the end,
+ * as when a segment cannot be copied.
  */
 static int let_go_of_run(struct checkpoint *c, char *why, size_t why_len)
 {
@@ -814,6 +849,10 @@ static int let_go_of_run(struct checkpoint *c, char *why, size_t why_len)
     if (rc < 0) {
         snprintf(why, why_len, "copying a System V segment: %s",
                  strerror(-rc));
+        return -1;
+    }
+    if (getenv("HVRUN_GDB_CHECKPOINT_FAIL")) {
+        snprintf(why, why_len, "made to fail (HVRUN_GDB_CHECKPOINT_FAIL)");
         return -1;
     }
     return 0;
@@ -875,6 +914,7 @@ static int serve_restores(struct checkpoint *c, int chan)
 int cli_gdb_checkpoint(struct proxy_world *w, int gdb_fd, int *chan_out,
                        char *why, size_t why_len)
 {
+    cli_gdb_checkpoints_reap();
     struct stat io[3];
     for (int s = 0; s < 3; s++)
         if (fstat(s, &io[s]) < 0)
@@ -908,6 +948,7 @@ int cli_gdb_checkpoint(struct proxy_world *w, int gdb_fd, int *chan_out,
     }
     if (pid == 0) {
         close(chan[0]);
+        nr_checkpoint_pids = 0; /* the original's children, not its */
         char word[200] = "F";
         if (let_go_of_run(&c, word + 1, sizeof(word) - 1) < 0) {
             (void)send(chan[1], word, strlen(word), 0);
@@ -933,6 +974,14 @@ int cli_gdb_checkpoint(struct proxy_world *w, int gdb_fd, int *chan_out,
     /* (the run goes on only when it is alone with its objects again) */
     if (rc == 0)
         rc = await_checkpoint(chan[0], why, why_len);
+    if (rc < 0 && pid > 0) {
+        /* a copy that failed said so (or ended without a word) and
+         * exits: reaped now, not left a zombie of the run */
+        while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+            ;
+    } else if (pid > 0) {
+        checkpoint_born(pid);
+    }
     if (rc < 0 && chan[0] >= 0)
         close(chan[0]);
     free(c.vms);

@@ -308,6 +308,9 @@ static const struct cli_item run_env[] = {
      "With --gdb: each checkpoint's copy waits that long before it lets "
      "go of the run's pipes and sockets, as on a loaded host (to test "
      "hvrun: the run waits for it)."},
+    {"HVRUN_GDB_CHECKPOINT_FAIL",
+     "With --gdb: each checkpoint's copy fails once it has let go of the "
+     "run (to test hvrun: the run goes on, the copy is reaped)."},
     END_ITEMS,
 };
 static const struct cli_item run_files[] = {

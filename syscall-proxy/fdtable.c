@@ -445,6 +445,7 @@ void proxy_fd_share_context(struct proxy_fd *to, struct proxy_fd *from)
     to->secretmem = from->secretmem;
     to->created = from->created;
     to->maps_pid = from->maps_pid;
+    to->exe_link_pid = from->exe_link_pid;
 }
 
 void proxy_fd_close_on_exec(struct proxy_fdtable *t)

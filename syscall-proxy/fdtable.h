@@ -104,6 +104,11 @@ struct proxy_fd {
      * PROCMAP_QUERY ioctl asks N's mappings. Kept by dups and fork
      * children. */
     int maps_pid;
+    /* An O_PATH|O_NOFOLLOW fd of guest N's /proc/N/exe link itself (fs.c):
+     * N's run pid (0: not one). The host fd is hvrun's own exe link, so
+     * readlinkat(fd, "") and readlink of /proc/self/fd/<fd> are answered
+     * from N. Kept by dups and fork children. */
+    int exe_link_pid;
 };
 
 int proxy_fdtable_init(struct proxy_fdtable *t, int max_fds);

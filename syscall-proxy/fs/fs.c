@@ -120,6 +120,39 @@ static const char *proc_self_tail(const struct proxy_process *p,
     return end;
 }
 
+/*
+ * /proc/<X>/task/<T>[/rest], T a live thread of guest process X (self or
+ * a pid): the host has no directory for a guest tid (hvrun's task/ holds
+ * its own), so it is named as X's own directory, as /proc/thread-self's
+ * names are (/proc/X/ itself, then rest): opendir, a glob of task/<*>/,
+ * its fd and ns. T's own comm, stat and status stay as they are: vfs.c
+ * serves them as T's. Returns in, or the new name in buf.
+ */
+static const char *task_dir_as_process(struct proxy_process *p,
+                                       const char *in, char *buf, size_t cap)
+{
+    const char *rest, *end;
+    if (!p->world || strncmp(in, "/proc/", 6) != 0)
+        return in;
+    bool self = (rest = strip_dir_prefix(in, "/proc/self")) != NULL;
+    int pid = self ? p->pid : parse_proc_number(in + 6, &rest);
+    if (pid <= 0 || strncmp(rest, "/task/", 6) != 0)
+        return in;
+    int tid = parse_proc_number(rest + 6, &end);
+    struct proxy_process *q = proxy_world_find(p->world, pid);
+    if (tid <= 0 || (*end && *end != '/') || !q || q->zombie ||
+        proxy_world_find_tid(p->world, tid) != q ||
+        !strcmp(end, "/comm") || !strcmp(end, "/stat") ||
+        !strcmp(end, "/status"))
+        return in;
+    /* (/proc/self/ with its "/": the directory, not the link; /proc/N
+     * without: vfs.c knows the directory by that name) */
+    int n = self ? snprintf(buf, cap, "/proc/self%s", *end ? end : "/")
+                 : snprintf(buf, cap, "/proc/%d%s", pid,
+                            strcmp(end, "/") ? end : "");
+    return n < 0 || (size_t)n >= cap ? in : buf;
+}
+
 /* "<N>[/rest]" under /proc/self/<dir>/ becomes the host fd's entry. A
  * malformed N is left alone (the host lookup fails the same way); a well
  * formed N that is not an open guest fd is -ENOENT, as on Linux. */
@@ -139,6 +172,30 @@ static int rewrite_fd_entry(struct proxy_process *p, const char *dir,
 }
 
 /*
+ * /proc/<owner>/fd/<s>: rewrite_fd_entry, and when the fd is an O_PATH fd
+ * of a guest's exe link itself (proxy_fd.exe_link_pid) its kind: followed
+ * it leads to that link (PATH_GUEST_EXE: an O_PATH open of it is one
+ * again), not followed readlink names it (PATH_EXE_LINK_FD).
+ */
+static int rewrite_fd_link(struct proxy_process *p,
+                           struct proxy_process *owner, const char *s,
+                           bool follow_last, char *out, size_t outlen,
+                           enum path_kind *kind)
+{
+    int r = rewrite_fd_entry(owner, "fd", s, out, outlen);
+    const char *rest;
+    int guest_fd = parse_proc_number(s, &rest);
+    const struct proxy_fd *f = r == 0 && guest_fd >= 0 && !*rest
+                                   ? proxy_fd_get(&owner->fds, guest_fd)
+                                   : NULL;
+    if (f && f->exe_link_pid) {
+        *kind = follow_last ? PATH_GUEST_EXE : PATH_EXE_LINK_FD;
+        p->fs.exe_of_pid = f->exe_link_pid;
+    }
+    return r;
+}
+
+/*
  * tail is what follows /proc/self. With follow_last false the last
  * component is not followed (lstat, readlink, O_NOFOLLOW), so exe stays the
  * host link /proc/self/exe and readlink answers it from p->exe_path.
@@ -153,6 +210,9 @@ static int rewrite_proc_self(struct proxy_process *p, const char *tail,
         return format_path(out, outlen, "%s",
                            follow_last ? p->exe_path : "/proc/self/exe");
     }
+    /* "exe/", "exe/x": the link followed (no directory: ENOTDIR) */
+    if ((rest = strip_dir_prefix(tail, "/exe")) && *rest)
+        return format_path(out, outlen, "%s%s", p->exe_path, rest);
     /* The guest's root is the host's: hvrun has no chroot. */
     if ((rest = strip_dir_prefix(tail, "/root")) && (*rest || follow_last))
         return format_path(out, outlen, "/%s", *rest ? rest + 1 : "");
@@ -160,7 +220,7 @@ static int rewrite_proc_self(struct proxy_process *p, const char *tail,
         return format_path(out, outlen, "/proc/self/fd/%d%s", p->fs.cwd_fd,
                            rest);
     if (strncmp(tail, "/fd/", 4) == 0)
-        return rewrite_fd_entry(p, "fd", tail + 4, out, outlen);
+        return rewrite_fd_link(p, p, tail + 4, follow_last, out, outlen, kind);
     if (strncmp(tail, "/fdinfo/", 8) == 0)
         return rewrite_fd_entry(p, "fdinfo", tail + 8, out, outlen);
     return format_path(out, outlen, "/proc/self%s", tail);
@@ -216,6 +276,14 @@ static int rewrite_path(struct proxy_process *p, const char *in,
     p->fs.ns_of_pid = 0;
     if (in[0] != '/')
         return format_path(out, outlen, "%s", in);
+    char as_process[PROXY_PATH_MAX];
+    in = task_dir_as_process(p, in, as_process, sizeof(as_process));
+    if (!follow_last && strcmp(in, "/proc/self") == 0)
+        *kind = PATH_SELF_LINK;
+    else if (!follow_last && strcmp(in, "/proc/thread-self") == 0)
+        *kind = PATH_THREAD_SELF_LINK;
+    if (*kind != PATH_PLAIN)
+        return format_path(out, outlen, "%s", in);
     const char *tail = proc_self_tail(p, in);
     if (tail)
         return rewrite_proc_self(p, tail, follow_last, out, outlen, kind);
@@ -228,11 +296,12 @@ static int rewrite_path(struct proxy_process *p, const char *in,
     /* Its links, read or followed as Linux's proc_fd_access_allowed lets
      * the caller (ptrace_may_access): its program, its directory, its
      * root (the host's too: gdb opens libraries by it), its fds. */
-    if ((q = other_guest_entry(p, in, "/exe", &tail)) && !tail[4]) {
+    if ((q = other_guest_entry(p, in, "/exe", &tail)) &&
+        (!tail[4] || tail[4] == '/')) {
         if (!proxy_ptrace_may_access(p, q))
             return -EACCES;
-        if (follow_last)
-            return format_path(out, outlen, "%s", q->exe_path);
+        if (follow_last || tail[4]) /* "exe/": followed (ENOTDIR) */
+            return format_path(out, outlen, "%s%s", q->exe_path, tail + 4);
         *kind = PATH_GUEST_EXE;
         p->fs.exe_of_pid = q->pid;
         return format_path(out, outlen, "/proc/self/exe");
@@ -252,14 +321,16 @@ static int rewrite_path(struct proxy_process *p, const char *in,
     if ((q = other_guest_entry(p, in, "/fd/", &tail)))
         return !proxy_ptrace_may_access(p, q)
                    ? -EACCES
-                   : rewrite_fd_entry(q, "fd", tail + 4, out, outlen);
+                   : rewrite_fd_link(p, q, tail + 4, follow_last, out, outlen,
+                                     kind);
     if (strncmp(in, "/dev/fd/", 8) == 0)
-        return rewrite_fd_entry(p, "fd", in + 8, out, outlen);
+        return rewrite_fd_link(p, p, in + 8, follow_last, out, outlen, kind);
     int std_fd = follow_last ? std_stream_fd(in) : -1;
     if (std_fd >= 0) {
         char guest_link[16];
         snprintf(guest_link, sizeof(guest_link), "%d", std_fd);
-        return rewrite_fd_entry(p, "fd", guest_link, out, outlen);
+        return rewrite_fd_link(p, p, guest_link, follow_last, out, outlen,
+                               kind);
     }
     int tmp = proxy_tmp_map(p, in, out, outlen); /* the private /tmp */
     if (tmp != 0)
@@ -350,6 +421,42 @@ static int init_route(struct proxy_process *p, char raw[PROXY_PATH_MAX],
     return r;
 }
 
+/* The empty path on an O_PATH fd of a guest's exe link itself
+ * (proxy_fd.exe_link_pid): that link, whichever guest's (PATH_GUEST_EXE),
+ * so that readlinkat(fd, "") reads its program as Linux does. */
+static bool exe_link_fd(struct proxy_process *p, uint64_t guest_dirfd,
+                        struct host_path *hp)
+{
+    const struct proxy_fd *f = proxy_fd_get(&p->fds, (int)guest_dirfd);
+    if (!f || !f->exe_link_pid)
+        return false;
+    hp->kind = PATH_GUEST_EXE;
+    hp->dirfd = f->host_fd;
+    hp->path[0] = '\0';
+    p->fs.exe_of_pid = f->exe_link_pid;
+    return true;
+}
+
+/* A relative name under a guest's fd of another guest's /proc/N (or its
+ * task, fd or fdinfo directory): the host fd is hvrun's own /proc/self
+ * (vfs.c), so the name becomes the absolute /proc/N/... it means, in
+ * place (killall reads "stat" under each /proc/N fd: hvrun answered the
+ * caller's own). 0, or -ENAMETOOLONG. */
+static int other_proc_dir_name(struct proxy_process *p, uint64_t guest_dirfd,
+                               char raw[PROXY_PATH_MAX])
+{
+    if (!raw[0] || raw[0] == '/')
+        return 0;
+    const struct proxy_fd *f = proxy_fd_get(&p->fds, (int)guest_dirfd);
+    int of = !f ? 0 : f->procdir_pid ? f->procdir_pid : f->listing_pid;
+    char full[PROXY_PATH_MAX];
+    if (!of || of == p->pid || of == PROXY_INIT_PID ||
+        !proxy_vfs_canonical_name(p, f->host_fd, raw, full, sizeof(full)) ||
+        !strip_dir_prefix(full, "/proc/self"))
+        return 0;
+    return format_path(raw, PROXY_PATH_MAX, "/proc/%d%s", of, full + 10);
+}
+
 /* The guest path raw (rewritten in place when procguard renames it) in
  * host terms. Without walk the host resolves the links in the private
  * /tmp itself (openat2's RESOLVE_NO_SYMLINKS must see them to refuse). */
@@ -357,6 +464,11 @@ static long host_path_walk(struct proxy_process *p, uint64_t guest_dirfd,
                            char raw[PROXY_PATH_MAX], bool follow_last,
                            bool walk, struct host_path *hp)
 {
+    if (!raw[0] && exe_link_fd(p, guest_dirfd, hp))
+        return 0;
+    long named = other_proc_dir_name(p, guest_dirfd, raw);
+    if (named < 0)
+        return named;
     /* A route into procfs the rewrite did not see gets the guest name of
      * what it reached and is rewritten once more (procguard.c). */
     for (int renames = 0, init_hops = 0;;) {
@@ -833,6 +945,23 @@ static bool open_makes_file(const struct host_path *hp, int flags,
     return fstatat(hp->dirfd, hp->path, &st, 0) < 0 && errno == ENOENT;
 }
 
+/*
+ * An O_PATH open of a guest's /proc/N/exe link itself (O_NOFOLLOW, or
+ * /proc/self/fd/M of such an fd followed): N's run pid, else 0. The host
+ * fd is then hvrun's own /proc/self/exe link, which the rewrite chose
+ * (procguard refuses hvrun's exe to any other route): the guest's fd is
+ * marked, so that what it reads is N's (readlinkat(fd, "")).
+ */
+static int exe_link_opened(const struct proxy_process *p,
+                           const struct host_path *hp, int flags)
+{
+    if (!(flags & O_PATH))
+        return 0;
+    if (hp->kind == PATH_SELF_EXE && (flags & O_NOFOLLOW))
+        return p->pid;
+    return hp->kind == PATH_GUEST_EXE ? p->fs.exe_of_pid : 0;
+}
+
 long proxy_fs_openat(struct proxy_process *p, uint64_t guest_dirfd,
                      gva_t path_gva, int flags, uint64_t mode,
                      uint64_t resolve)
@@ -889,7 +1018,8 @@ long proxy_fs_openat(struct proxy_process *p, uint64_t guest_dirfd,
         return host_fd;
     }
     record_file(p, &hp, flags, host_fd);
-    if ((r = proxy_proc_open_check(p, host_fd, flags)) < 0) {
+    int exe_link_pid = exe_link_opened(p, &hp, flags);
+    if (!exe_link_pid && (r = proxy_proc_open_check(p, host_fd, flags)) < 0) {
         close(host_fd);
         return r;
     }
@@ -897,8 +1027,10 @@ long proxy_fs_openat(struct proxy_process *p, uint64_t guest_dirfd,
     if ((flags & O_TRUNC) && !created)
         proxy_mm_file_resized(p, host_fd);
     r = proxy_fd_install(&p->fds, host_fd, (flags & O_CLOEXEC) != 0, 0);
-    if (r >= 0)
+    if (r >= 0) {
         proxy_fd_get(&p->fds, (int)r)->created = makes_file;
+        proxy_fd_get(&p->fds, (int)r)->exe_link_pid = exe_link_pid;
+    }
     return r;
 }
 

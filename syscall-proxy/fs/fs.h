@@ -126,7 +126,8 @@ extern const struct proxy_syscall proxy_fs_syscalls[];
  *   /proc/1/... of the virtual init        -> proxy_vfs_init_route's answer
  * Returns 0, -ENOENT for a guest fd N that is not open (as Linux's lookup
  * in /proc/self/fd fails) or a name under /proc/1 that is not there,
- * -EACCES for /proc/1/exe, or -ENAMETOOLONG when out is too small.
+ * -EACCES for /proc/1's links to a caller that may not ptrace init, or
+ * -ENAMETOOLONG when out is too small.
  */
 int proxy_path_rewrite(struct proxy_process *p, const char *in, char *out,
                        size_t outlen);

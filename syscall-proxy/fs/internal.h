@@ -43,6 +43,17 @@ enum path_kind {
      * that guest's program (fs.exe_of_pid), the path stays the host link
      * /proc/self/exe (lstat: a symlink, as Linux's) */
     PATH_GUEST_EXE,
+    /* /proc/N/fd/M of an O_PATH fd of a guest's exe link itself
+     * (proxy_fd.exe_link_pid), not followed: readlink answers
+     * "/proc/<that guest>/exe" (fs.exe_of_pid), as Linux names the link
+     * the fd holds; the host's would name hvrun's own. Followed, such an
+     * fd entry is PATH_GUEST_EXE: it leads to the link itself. */
+    PATH_EXE_LINK_FD,
+    /* /proc/self and /proc/thread-self themselves, not followed: readlink
+     * answers the guest's "<pid>" and "<pid>/task/<tid>" (the host's
+     * would name hvrun's own pid) */
+    PATH_SELF_LINK,
+    PATH_THREAD_SELF_LINK,
 };
 
 struct host_path {

@@ -424,10 +424,19 @@ static long do_readlinkat(struct proxy_process *p, uint64_t guest_dirfd,
         : hp.kind == PATH_GUEST_EXE && p->world
             ? proxy_world_find(p->world, p->fs.exe_of_pid)
             : NULL;
-    if (hp.kind == PATH_GUEST_EXE &&
-        (!exe_of || !proxy_ptrace_may_access(p, exe_of)))
-        return exe_of ? -EACCES : -ENOENT; /* gone since the walk */
-    if (exe_of) {
+    /* gone since the walk, or since an O_PATH fd of the link was opened:
+     * a process that exited has no program (Linux: ENOENT) */
+    if (hp.kind == PATH_GUEST_EXE && (!exe_of || exe_of->zombie))
+        return -ENOENT;
+    if (hp.kind == PATH_GUEST_EXE && !proxy_ptrace_may_access(p, exe_of))
+        return -EACCES;
+    if (hp.kind == PATH_EXE_LINK_FD) {
+        n = snprintf(target, sizeof(target), "/proc/%d/exe", p->fs.exe_of_pid);
+    } else if (hp.kind == PATH_SELF_LINK) {
+        n = snprintf(target, sizeof(target), "%d", p->pid);
+    } else if (hp.kind == PATH_THREAD_SELF_LINK) {
+        n = snprintf(target, sizeof(target), "%d/task/%d", p->pid, p->tid);
+    } else if (exe_of) {
         n = (long)strnlen(exe_of->exe_path, sizeof(exe_of->exe_path));
         memcpy(target, exe_of->exe_path, (size_t)n);
     } else if ((n = proxy_vfs_ns_link(p, hp.dirfd, hp.path, target,
@@ -437,6 +446,8 @@ static long do_readlinkat(struct proxy_process *p, uint64_t guest_dirfd,
     } else if ((n = proxy_vfs_init_link(p, hp.dirfd, hp.path, target,
                                         sizeof(target))) != 0) {
         /* the virtual init's exe, cwd or root: not the host init's */
+        if (n < 0)
+            return n;
     } else {
         size_t got;
         if (replayed_query(p, &hp, PROXY_QUERY_READLINK, 0, &n, target,

@@ -909,8 +909,6 @@ static int gen_self_status(struct proxy_process *p, struct vbuf *b)
     return 0;
 }
 
-/* A VMA's name as the guest should see it (host paths mapped back). */
-/* size resident shared text lib data dt, in pages, as Linux's statm. */
 /* /proc/sysvipc: the run's own IPC namespace (kernel/sysvshm.c,
  * kernel/sysvsem.c, kernel/sysvmsg.c), not the host's: the header line,
  * then one line per object. */
@@ -977,15 +975,21 @@ static int gen_key_users(struct proxy_process *p, struct vbuf *b)
     return gen_key_table(p, b, proxy_keys_users_line);
 }
 
+/* size resident shared text lib data dt, in pages, as Linux's statm. */
+static void put_statm(struct vbuf *b, const struct vm_figures *f)
+{
+    vb_printf(b, "%llu %llu %llu %llu 0 %llu 0\n",
+              (unsigned long long)f->total, (unsigned long long)f->rss,
+              (unsigned long long)(f->file + f->shmem),
+              (unsigned long long)f->exe,
+              (unsigned long long)(f->data + f->stack));
+}
+
 static int gen_self_statm(struct proxy_process *p, struct vbuf *b)
 {
     struct vm_figures f;
     vm_figures_of(p, &f);
-    vb_printf(b, "%llu %llu %llu %llu 0 %llu 0\n",
-              (unsigned long long)f.total, (unsigned long long)f.rss,
-              (unsigned long long)(f.file + f.shmem),
-              (unsigned long long)f.exe,
-              (unsigned long long)(f.data + f.stack));
+    put_statm(b, &f);
     return 0;
 }
 
@@ -1198,6 +1202,39 @@ static void smaps_vmflags(struct vbuf *b, const struct vmm_vma *v)
  * huge; anonymous memory is Private_Dirty (and Anonymous when private), a
  * file's pages Private_Clean; Locked is Rss for an mlock'd mapping.
  */
+/* One mapping's sizes in smaps' terms, in KiB (hvrun's model: every
+ * backed page resident and private, anonymous memory dirty). */
+struct smaps_kb {
+    uint64_t rss, anon_dirty, file_clean, anonymous, shmem, locked;
+};
+
+static void mapping_kb(const struct vmm_vma *v, uint64_t rss,
+                       struct smaps_kb *k)
+{
+    uint64_t kb = rss >> 10;
+    bool anon = !(v->flags & VMM_VMA_FILE);
+    bool shared = v->flags & VMM_VMA_SHARED;
+    k->rss = kb;
+    k->anon_dirty = anon ? kb : 0;
+    k->file_clean = anon ? 0 : kb;
+    k->anonymous = anon && !shared ? kb : 0;
+    k->shmem = anon && shared ? kb : 0;
+    k->locked = (v->flags & VMM_VMA_LOCKED) ? kb : 0;
+}
+
+struct smaps_row {
+    const char *label;
+    uint64_t kb;
+};
+
+static void put_smaps_rows(struct vbuf *b, const struct smaps_row *rows,
+                           size_t n)
+{
+    for (size_t r = 0; r < n; r++)
+        vb_printf(b, "%-16s%8llu kB\n", rows[r].label,
+                  (unsigned long long)rows[r].kb);
+}
+
 static int gen_self_smaps(struct proxy_process *p, struct vbuf *b)
 {
     const struct vmm_aspace *as = p->as;
@@ -1207,25 +1244,21 @@ static int gen_self_smaps(struct proxy_process *p, struct vbuf *b)
         uint64_t rss;
         i = one_mapping(as, i, &end, &rss);
         maps_line(p, b, v, end);
-        bool anon = !(v->flags & VMM_VMA_FILE);
-        bool shared = v->flags & VMM_VMA_SHARED;
-        uint64_t kb = rss >> 10;
-        const struct {
-            const char *label;
-            uint64_t kb;
-        } rows[] = {
+        struct smaps_kb k;
+        mapping_kb(v, rss, &k);
+        const struct smaps_row rows[] = {
             {"Size:", (end - v->start) >> 10},
             {"KernelPageSize:", 4},
             {"MMUPageSize:", 4},
-            {"Rss:", kb},
-            {"Pss:", kb},
-            {"Pss_Dirty:", anon ? kb : 0},
+            {"Rss:", k.rss},
+            {"Pss:", k.rss},
+            {"Pss_Dirty:", k.anon_dirty},
             {"Shared_Clean:", 0},
             {"Shared_Dirty:", 0},
-            {"Private_Clean:", anon ? 0 : kb},
-            {"Private_Dirty:", anon ? kb : 0},
-            {"Referenced:", kb},
-            {"Anonymous:", anon && !shared ? kb : 0},
+            {"Private_Clean:", k.file_clean},
+            {"Private_Dirty:", k.anon_dirty},
+            {"Referenced:", k.rss},
+            {"Anonymous:", k.anonymous},
             {"LazyFree:", 0},
             {"AnonHugePages:", 0},
             {"ShmemPmdMapped:", 0},
@@ -1234,14 +1267,100 @@ static int gen_self_smaps(struct proxy_process *p, struct vbuf *b)
             {"Private_Hugetlb:", 0},
             {"Swap:", 0},
             {"SwapPss:", 0},
-            {"Locked:", (v->flags & VMM_VMA_LOCKED) ? kb : 0},
+            {"Locked:", k.locked},
         };
-        for (size_t r = 0; r < sizeof(rows) / sizeof(rows[0]); r++)
-            vb_printf(b, "%-16s%8llu kB\n", rows[r].label,
-                      (unsigned long long)rows[r].kb);
+        put_smaps_rows(b, rows, sizeof(rows) / sizeof(rows[0]));
         vb_printf(b, "THPeligible:    0\n");
         smaps_vmflags(b, v);
     }
+    return 0;
+}
+
+/* smaps summed, as Linux's show_smaps_rollup: the first mapping's start to
+ * the last one's end, then the totals (ps, smem and psutil read it; hvrun
+ * refused it as hvrun's own file). */
+static int gen_self_smaps_rollup(struct proxy_process *p, struct vbuf *b)
+{
+    const struct vmm_aspace *as = p->as;
+    struct smaps_kb sum = {0};
+    gva_t first = 0, last = 0;
+    for (size_t i = 0; i < as->nr_vmas; i++) {
+        const struct vmm_vma *v = as->vmas[i];
+        uint64_t rss;
+        if (i == 0)
+            first = v->start;
+        i = one_mapping(as, i, &last, &rss);
+        struct smaps_kb k;
+        mapping_kb(v, rss, &k);
+        sum.rss += k.rss;
+        sum.anon_dirty += k.anon_dirty;
+        sum.file_clean += k.file_clean;
+        sum.anonymous += k.anonymous;
+        sum.shmem += k.shmem;
+        sum.locked += k.locked;
+    }
+    size_t line_start = b->len;
+    vb_printf(b, "%08llx-%08llx ---p 00000000 00:00 0 ",
+              (unsigned long long)first, (unsigned long long)last);
+    for (size_t width = b->len - line_start; width < 72; width++)
+        vb_put(b, " ", 1);
+    vb_printf(b, " [rollup]\n");
+    const struct smaps_row rows[] = {
+        {"Rss:", sum.rss},
+        {"Pss:", sum.rss},
+        {"Pss_Dirty:", sum.anon_dirty},
+        {"Pss_Anon:", sum.anonymous},
+        {"Pss_File:", sum.file_clean},
+        {"Pss_Shmem:", sum.shmem},
+        {"Shared_Clean:", 0},
+        {"Shared_Dirty:", 0},
+        {"Private_Clean:", sum.file_clean},
+        {"Private_Dirty:", sum.anon_dirty},
+        {"Referenced:", sum.rss},
+        {"Anonymous:", sum.anonymous},
+        {"KSM:", 0},
+        {"LazyFree:", 0},
+        {"AnonHugePages:", 0},
+        {"ShmemPmdMapped:", 0},
+        {"FilePmdMapped:", 0},
+        {"Shared_Hugetlb:", 0},
+        {"Private_Hugetlb:", 0},
+        {"Swap:", 0},
+        {"SwapPss:", 0},
+        {"Locked:", sum.locked},
+    };
+    put_smaps_rows(b, rows, sizeof(rows) / sizeof(rows[0]));
+    return 0;
+}
+
+/* Its CPU time on the CPU (the clock stat's utime comes from, in ns), no
+ * wait for a CPU, no timeslices counted (status: no context switches),
+ * as Linux's schedstat's three fields. */
+static int gen_self_schedstat(struct proxy_process *p, struct vbuf *b)
+{
+    vb_printf(b, "%llu 0 0\n",
+              (unsigned long long)proxy_cpu_clock_ns(
+                  p, CLOCK_PROCESS_CPUTIME_ID));
+    return 0;
+}
+
+/* I/O accounting is not modelled: none counted (as status's context
+ * switches), in Linux's layout; iotop, pidstat -d and psutil read it. */
+static int gen_self_io(struct proxy_process *p, struct vbuf *b)
+{
+    (void)p;
+    vb_printf(b, "rchar: 0\nwchar: 0\nsyscr: 0\nsyscw: 0\n"
+                 "read_bytes: 0\nwrite_bytes: 0\n"
+                 "cancelled_write_bytes: 0\n");
+    return 0;
+}
+
+/* Where it sleeps in the kernel: "0", what Linux shows a reader without
+ * kallsyms access (ps -o wchan prints "-"). */
+static int gen_self_wchan(struct proxy_process *p, struct vbuf *b)
+{
+    (void)p;
+    vb_printf(b, "0");
     return 0;
 }
 
@@ -1390,6 +1509,12 @@ const struct vfile proxy_vfs_files[] = {
     {"/proc/self/status", GATE_ALWAYS, DET_SRC_IDS, gen_self_status, NULL},
     {"/proc/self/maps", GATE_ALWAYS, DET_SRC_IDS, gen_self_maps, NULL},
     {"/proc/self/smaps", GATE_ALWAYS, DET_SRC_IDS, gen_self_smaps, NULL},
+    {"/proc/self/smaps_rollup", GATE_ALWAYS, DET_SRC_IDS,
+     gen_self_smaps_rollup, NULL},
+    {"/proc/self/schedstat", GATE_ALWAYS, DET_SRC_IDS, gen_self_schedstat,
+     NULL},
+    {"/proc/self/io", GATE_ALWAYS, DET_SRC_IDS, gen_self_io, NULL},
+    {"/proc/self/wchan", GATE_ALWAYS, DET_SRC_IDS, gen_self_wchan, NULL},
     {"/proc/self/cmdline", GATE_ALWAYS, DET_SRC_IDS, gen_self_cmdline, NULL},
     {"/proc/self/environ", GATE_ALWAYS, DET_SRC_IDS, gen_self_environ, NULL},
     {"/proc/self/auxv", GATE_ALWAYS, DET_SRC_IDS, gen_self_auxv, NULL},
@@ -1501,11 +1626,13 @@ bool proxy_vfs_maybe_virtual_name(const char *path)
  * such an fd names /proc/1/...); they are never listed or looked into on
  * the host: every name under /proc/1 is decided here
  * (proxy_vfs_init_route) before a host lookup, so none of the host
- * init's files is read. exe reads as /sbin/init and cannot be followed
- * (EACCES, what Linux answers a reader that may not ptrace the process);
- * cwd and root read and lead to "/" (the guest's root is the host's). The
- * fd directory is root's (EACCES to others) and empty; there is no ns
- * directory; anything else under /proc/1 is ENOENT.
+ * init's files is read. Its links are a real init's: exe reads as
+ * /sbin/init and leads to the guest's /sbin/init (ENOENT where there is
+ * none: the virtual init runs no file), cwd and root read and lead to "/"
+ * (the guest's root is the host's); to a reader that may not ptrace root's
+ * init they are EACCES, read or followed, as Linux's proc_fd_access_allowed
+ * answers. The fd directory is root's (EACCES to others) and empty; there
+ * is no ns directory; anything else under /proc/1 is ENOENT.
  */
 
 /* A container init's figures: a small static binary, asleep. start_code
@@ -1557,6 +1684,14 @@ static int gen_init_status(struct proxy_process *reader, struct vbuf *b)
     return 0;
 }
 
+/* top and ps read a process's sizes here (top showed init's as 0) */
+static int gen_init_statm(struct proxy_process *reader, struct vbuf *b)
+{
+    (void)reader;
+    put_statm(b, &init_vm);
+    return 0;
+}
+
 static int gen_init_comm(struct proxy_process *reader, struct vbuf *b)
 {
     (void)reader;
@@ -1580,6 +1715,7 @@ const struct init_entry proxy_vfs_init_entries[] = {
     {"comm", DT_REG, gen_init_comm, NULL},
     {"cmdline", DT_REG, gen_init_cmdline, NULL},
     {"stat", DT_REG, gen_init_stat, NULL},
+    {"statm", DT_REG, gen_init_statm, NULL},
     {"cwd", DT_LNK, NULL, "/"},
     {"root", DT_LNK, NULL, "/"},
     {"exe", DT_LNK, NULL, "/sbin/init"},
@@ -1665,6 +1801,15 @@ bool proxy_vfs_init_fd_dir_readable(const struct proxy_process *p)
     return p->cred.euid == 0 && p->cred.fsuid == 0;
 }
 
+/* Whether p may read or follow the virtual init's links: Linux's
+ * ptrace_may_access(PTRACE_MODE_READ_FSCREDS) of root's init, with
+ * capabilities following the euid: root, or filesystem ids that are all
+ * of init's (uid and gid 0). */
+static bool init_links_allowed(const struct proxy_process *p)
+{
+    return p->cred.euid == 0 || (p->cred.fsuid == 0 && p->cred.fsgid == 0);
+}
+
 /* The canonical name of (dirfd, path) under the virtual init's /proc/1. */
 bool proxy_vfs_init_name_of(const struct proxy_process *p, int dirfd,
                             const char *path, char *name, size_t cap,
@@ -1701,10 +1846,13 @@ static int route_init_entry(const struct proxy_process *p,
     case DT_LNK:
         if (!in->rest[0] && !follow_last)
             return routed_to(out, cap, PROXY_INIT_ROUTE_HOST, "", name);
-        if (strcmp(e->link, "/") != 0)
-            return -EACCES; /* exe */
-        return routed_to(out, cap, PROXY_INIT_ROUTE_AGAIN, "/",
-                         in->rest[0] ? in->rest + 1 : "");
+        if (!init_links_allowed(p))
+            return -EACCES;
+        /* where the link leads, then what follows it ("/" and "/x": "/x") */
+        if (!in->rest[0])
+            return routed_to(out, cap, PROXY_INIT_ROUTE_AGAIN, e->link, "");
+        return routed_to(out, cap, PROXY_INIT_ROUTE_AGAIN,
+                         strcmp(e->link, "/") == 0 ? "" : e->link, in->rest);
     default: /* fd: its entries would be the open fds, and it has none */
         if (proxy_vfs_ends_dir(in->rest))
             return routed_to(out, cap, PROXY_INIT_ROUTE_HOST, "", name);
@@ -1765,9 +1913,14 @@ long proxy_vfs_init_link(struct proxy_process *p, int dirfd, const char *path,
 {
     char name[PROXY_PATH_MAX];
     struct init_name in;
-    if (!proxy_vfs_init_name_of(p, dirfd, path, name, sizeof(name), &in) ||
+    /* the empty path: an O_PATH fd of the link itself (readlinkat(fd, "")),
+     * whose host fd is the host init's link */
+    if (!proxy_vfs_init_name_of(p, dirfd, path[0] ? path : ".", name,
+                                sizeof(name), &in) ||
         in.place != INIT_ENTRY || in.entry->type != DT_LNK || in.rest[0])
         return 0;
+    if (!init_links_allowed(p))
+        return -EACCES;
     size_t n = strlen(in.entry->link);
     if (n > cap)
         n = cap;

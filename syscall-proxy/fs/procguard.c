@@ -119,11 +119,20 @@ static int open_path(int dirfd, const char *path, bool follow, uint64_t scope)
     return fd < 0 ? -errno : (int)fd;
 }
 
-/* The renamed result: name, then "/" and rest when rest is not empty. */
-static int renamed_to(const char *name, const char *rest, char *out, size_t cap)
+/* The renamed result: name, then "/" and rest when rest is not empty; a
+ * trailing "/" of path kept (it makes the last component followed and a
+ * directory: "/proc/self/" is the directory, not the link). */
+static int renamed_to(const char *name, const char *rest, const char *path,
+                      char *out, size_t cap)
 {
-    int n = *rest ? snprintf(out, cap, "%s/%s", name, rest)
-                  : snprintf(out, cap, "%s", name);
+    size_t len = strlen(path);
+    const char *slash = len && path[len - 1] == '/' &&
+                                (*rest ? rest[strlen(rest) - 1] != '/'
+                                       : strcmp(name, "/") != 0)
+                            ? "/"
+                            : "";
+    int n = *rest ? snprintf(out, cap, "%s/%s%s", name, rest, slash)
+                  : snprintf(out, cap, "%s%s", name, slash);
     return n < 0 || (size_t)n >= cap ? -ENAMETOOLONG : 1;
 }
 
@@ -167,7 +176,7 @@ static int walk_to_magic_link(struct proxy_process *p, int dirfd,
         const char *rest = path + i;
         while (*rest == '/')
             rest++;
-        return renamed_to(guest, rest, out, cap);
+        return renamed_to(guest, rest, path, out, cap);
     }
     return -ELOOP;
 }
@@ -189,6 +198,16 @@ static bool rewritten_fd_entry(const char *path, int *fd, const char **rest)
     while (**rest == '/')
         (*rest)++;
     return true;
+}
+
+/* a and b name the same, b without a's trailing "/" ("/proc/self/" and
+ * the host's name of what it reached, "/proc/self"). */
+static bool same_but_trailing_slash(const char *a, const char *b)
+{
+    size_t n = strlen(a);
+    if (n > 1 && a[n - 1] == '/')
+        n--;
+    return strlen(b) == n && strncmp(a, b, n) == 0;
 }
 
 int proxy_proc_confine(struct proxy_process *p, int dirfd, const char *path,
@@ -225,10 +244,14 @@ int proxy_proc_confine_scoped(struct proxy_process *p, int dirfd,
         return rc > 0 ? 0 : rc;
     if ((rc = guest_name_of(p, host, guest, sizeof(guest))) < 0)
         return rc;
-    if (proxy_vfs_canonical_name(p, dir, rel, literal, sizeof(literal)) &&
-        strcmp(literal, guest) == 0)
+    /* An absolute name the rewrite saw as it is needs nothing more; a
+     * relative one under a /proc directory fd or cwd ("exe", "fd/3" under
+     * /proc/self) the rewrite never saw: hvrun's own exe and fds. */
+    if (rel[0] == '/' &&
+        proxy_vfs_canonical_name(p, dir, rel, literal, sizeof(literal)) &&
+        same_but_trailing_slash(literal, guest))
         return 0;
-    return renamed_to(guest, "", out, cap);
+    return renamed_to(guest, "", rel, out, cap);
 }
 
 /*
@@ -250,9 +273,11 @@ static bool own_entry_allowed(const char *rest, bool o_path)
         size_t n = strlen(dirs[i]);
         if (strncmp(rest, dirs[i], n) == 0 && rest[n] == '\0')
             return true;
-        /* entries under ns and net; fd links only as O_PATH */
+        /* entries under fdinfo, ns, net and attr (the LSM's labels,
+         * which the guest's would be: read only, as every host procfs
+         * open); fd links only as O_PATH */
         if (strncmp(rest, dirs[i], n) == 0 && rest[n] == '/' &&
-            (i == 1 || i == 3 || i == 4 || (i == 0 && o_path)))
+            (i == 1 || i == 3 || i == 4 || i == 5 || (i == 0 && o_path)))
             return true;
     }
     for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {

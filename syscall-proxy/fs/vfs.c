@@ -161,6 +161,19 @@ bool proxy_vfs_full_name(const struct proxy_process *p, int dirfd,
     return true;
 }
 
+/* The full name of (dirfd, path) as a directory: without a trailing "/"
+ * ("/proc/N/task/" is /proc/N/task; LeakSanitizer opens it so). */
+static bool dir_full_name(const struct proxy_process *p, int dirfd,
+                          const char *path, char *out, size_t cap)
+{
+    if (!proxy_vfs_full_name(p, dirfd, path, out, cap))
+        return false;
+    size_t len = strlen(out);
+    if (len > 1 && out[len - 1] == '/')
+        out[len - 1] = '\0';
+    return true;
+}
+
 /* The name readlink shows for the virtual file (Linux's /proc/<pid>/x). */
 static void display_name(const struct proxy_process *p, const char *path,
                          char *out, size_t cap)
@@ -479,7 +492,7 @@ static bool other_guest_proc_dir(struct proxy_process *p, int dirfd,
 {
     char name[PROXY_PATH_MAX];
     struct proxy_process *of;
-    return proxy_vfs_full_name(p, dirfd, path, name, sizeof(name)) &&
+    return dir_full_name(p, dirfd, path, name, sizeof(name)) &&
            (of = proc_dir_process(p, name)) && of != p;
 }
 
@@ -585,6 +598,14 @@ static long open_fdinfo(struct proxy_process *p, const char *name, int flags)
                     : proxy_fd_install(&p->fds, host, (flags & O_CLOEXEC) != 0, 0);
 }
 
+/* How hvrun opens the directory that stands for another guest's /proc/N
+ * (or its task, fd, fdinfo): as the guest asked, O_PATH too. */
+static int proc_dir_open_flags(int flags)
+{
+    return ((flags & O_PATH) ? O_PATH : O_RDONLY | (flags & O_NONBLOCK)) |
+           O_DIRECTORY | O_CLOEXEC;
+}
+
 /* /proc/<N>/task, fd and fdinfo of another guest N: hvrun's own
  * /proc/self/task (fd, fdinfo) opened as the directory and listed as N's
  * threads (fds) (proxy_fd.listing_pid). LeakSanitizer's tracer lists its
@@ -597,7 +618,7 @@ static bool open_other_task_dir(struct proxy_process *p, int host_dirfd,
     char name[PROXY_PATH_MAX];
     struct proxy_process *of;
     bool hidden;
-    if (!proxy_vfs_full_name(p, host_dirfd, host_path, name, sizeof(name)) ||
+    if (!dir_full_name(p, host_dirfd, host_path, name, sizeof(name)) ||
         !proc_pid_name(p, name, &of, &hidden) || hidden || of == p ||
         (strcmp(name, "/proc/self/task") != 0 &&
          strcmp(name, "/proc/self/fd") != 0 &&
@@ -608,12 +629,12 @@ static bool open_other_task_dir(struct proxy_process *p, int host_dirfd,
         *result = -EACCES;
         return true;
     }
-    if ((flags & O_ACCMODE) != O_RDONLY || (flags & O_CREAT)) {
+    if (!(flags & O_PATH) &&
+        ((flags & O_ACCMODE) != O_RDONLY || (flags & O_CREAT))) {
         *result = -EISDIR;
         return true;
     }
-    int fd = open(name,
-                  O_RDONLY | O_DIRECTORY | O_CLOEXEC | (flags & O_NONBLOCK));
+    int fd = open(name, proc_dir_open_flags(flags));
     if (fd < 0) {
         *result = -errno;
         return true;
@@ -630,8 +651,9 @@ static bool open_other_task_dir(struct proxy_process *p, int host_dirfd,
  * (proxy_fd.procdir_pid), because Linux takes such an fd as a pidfd in
  * pidfd_send_signal (stress-ng's pidfd stressor signals so). Without this
  * the name would reach the host's /proc/<N>, some host process or none.
- * Names under it (openat of "stat" on the fd) are the caller's own files,
- * as under a /proc/self fd.
+ * Names under it (openat of "stat" on the fd) are N's: fs.c makes them
+ * /proc/N/... before the rewrite (other_proc_dir_name). O_PATH opens it
+ * too (but the caller's own /proc/self, which may be the link itself).
  */
 static bool open_guest_proc_dir(struct proxy_process *p, int host_dirfd,
                                 const char *host_path, int flags,
@@ -639,15 +661,15 @@ static bool open_guest_proc_dir(struct proxy_process *p, int host_dirfd,
 {
     char name[PROXY_PATH_MAX];
     struct proxy_process *of;
-    if (!proxy_vfs_full_name(p, host_dirfd, host_path, name, sizeof(name)) ||
-        !(of = proc_dir_process(p, name)))
-        return false;
-    if ((flags & O_ACCMODE) != O_RDONLY || (flags & O_CREAT)) {
+    if (!dir_full_name(p, host_dirfd, host_path, name, sizeof(name)) ||
+        !(of = proc_dir_process(p, name)) || ((flags & O_PATH) && of == p))
+        return false; /* (O_PATH of its own: the host's does, the link too) */
+    if (!(flags & O_PATH) &&
+        ((flags & O_ACCMODE) != O_RDONLY || (flags & O_CREAT))) {
         *result = -EISDIR;
         return true;
     }
-    int fd = open("/proc/self",
-                  O_RDONLY | O_DIRECTORY | O_CLOEXEC | (flags & O_NONBLOCK));
+    int fd = open("/proc/self", proc_dir_open_flags(flags));
     if (fd < 0) {
         *result = -errno;
         return true;
@@ -661,8 +683,11 @@ static bool open_guest_proc_dir(struct proxy_process *p, int host_dirfd,
 bool proxy_vfs_open(struct proxy_process *p, int host_dirfd,
                     const char *host_path, int flags, long *result)
 {
+    /* O_PATH: another guest's /proc/N and its listings are hvrun's to
+     * open (the host's /proc/N is some host process); the rest the host's */
     if (flags & O_PATH)
-        return false;
+        return open_other_task_dir(p, host_dirfd, host_path, flags, result) ||
+               open_guest_proc_dir(p, host_dirfd, host_path, flags, result);
     char name[PROXY_PATH_MAX];
     struct init_name in;
     if (proxy_vfs_init_name_of(p, host_dirfd, host_path, name, sizeof(name), &in)) {

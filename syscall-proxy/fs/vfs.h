@@ -68,9 +68,10 @@ bool proxy_vfs_canonical_name(const struct proxy_process *p, int dirfd,
 /*
  * Outside --as-init, where pid 1 is the virtual init (proxy_virtual_process)
  * and hvrun is not the host's pid 1, /proc/1 is a directory of a few
- * entries hvrun makes: comm, cmdline, stat, status (a container's init,
- * the same in every run), the links exe (reads /sbin/init, EACCES when
- * followed), cwd and root (read and lead to "/"), task/ (1, the same
+ * entries hvrun makes: comm, cmdline, stat, statm, status (a container's init,
+ * the same in every run), the links exe (reads and leads to /sbin/init),
+ * cwd and root (read and lead to "/"), EACCES read or followed by a
+ * caller that may not ptrace root's init, task/ (1, the same
  * entries but task) and fd/ (root's, empty). Everything else there is
  * ENOENT.
  */
@@ -84,15 +85,18 @@ bool proxy_vfs_canonical_name(const struct proxy_process *p, int dirfd,
  * only ever stat'ed or opened O_PATH by the host call: proxy_vfs_open
  * serves the rest); PROXY_INIT_ROUTE_AGAIN with a guest path in out, to
  * be rewritten again (a cwd or root link followed); or -errno: ENOENT,
- * EACCES (exe followed; fd's entries for a non-root caller), ENOTDIR,
+ * EACCES (a link followed by a caller that may not ptrace init; fd's
+ * entries for a non-root caller), ENOTDIR,
  * ENAMETOOLONG.
  */
 enum { PROXY_INIT_ROUTE_NONE, PROXY_INIT_ROUTE_HOST, PROXY_INIT_ROUTE_AGAIN };
 int proxy_vfs_init_route(struct proxy_process *p, int dirfd, const char *path,
                          bool follow_last, char *out, size_t cap);
 
-/* readlink of (dirfd, path), a link of the virtual init: the length of its
- * target written to out (truncated to cap, no NUL); 0 for any other. */
+/* readlink of (dirfd, path), a link of the virtual init (the empty path:
+ * dirfd is an O_PATH fd of one): the length of its target written to out
+ * (truncated to cap, no NUL), -EACCES to a caller that may not ptrace
+ * init; 0 for any other. */
 long proxy_vfs_init_link(struct proxy_process *p, int dirfd, const char *path,
                          char *out, size_t cap);
 

@@ -134,6 +134,12 @@
 #                   bytes when restored (goto 140 twice, the second a
 #                   restore, the same answer): output and detlog digest
 #                   as without gdb
+#   gdb/checkpoint-reap  gdb_ckpt_hold close: a checkpoint whose copy
+#                   fails (HVRUN_GDB_CHECKPOINT_FAIL) says why and the run
+#                   goes on, and two checkpoints deleted before a stepi:
+#                   the run's hvrun is left no zombie child (the failed
+#                   copy and the deleted checkpoints stayed zombies for the
+#                   rest of the run)
 #
 # HVRUN_GDB_CASES="reverse checkpoint ..." runs only those cases.
 #
@@ -1003,9 +1009,51 @@ run_case_checkpoint_hold() {
     pass "gdb/checkpoint-hold$tag"
 }
 
+# zombies SOCK: the gdb command that prints "zombies: N", how many zombie
+# children the hvrun processes of the session on socket SOCK have (their
+# command line names it: --gdb unix:SOCK).
+zombies() {
+    local cmd='shell echo zombies: $(ps -o stat= --ppid "$(pgrep -d, -f -- unix:SOCK)" | grep -c "^Z")'
+    echo "${cmd//SOCK/$1}"
+}
+
+# A checkpoint's copy that fails, and checkpoints deleted: reaped by the
+# run (its hvrun has no zombie child at the next stop), which goes on.
+run_case_checkpoint_reap() {
+    local hvrun=$1 tag=$2 n data=$WORK/hold.data
+    [ -e "$data" ] || echo data >"$data"
+    n=reap-fail$tag
+    PROG_ARGS=(close "$data")
+    HVRUN_GDB_CHECKPOINT_EVENTS=0 HVRUN_GDB_CHECKPOINT_FAIL=1 \
+        session "$n" "$hvrun" "$BIN/gdb_ckpt_hold" -ex 'break mark' \
+        -ex 'continue' -ex 'monitor checkpoint' -ex "$(zombies "$WORK/$n.sock")" \
+        -ex 'delete' -ex 'continue'
+    PROG_ARGS=()
+    expect "gdb/checkpoint-reap$tag" "$WORK/$n.gdb" \
+        "^hvrun: no checkpoint: the checkpoint's copy failed: made to fail" \
+        '^zombies: 0$' 'exited normally' || return
+    if ! grep -q '^close: done' "$WORK/$n.out"; then
+        fail "gdb/checkpoint-reap$tag" "the run did not go on"
+        show_tail "$WORK/$n.err"
+        return
+    fi
+    n=reap-delete$tag
+    PROG_ARGS=(close "$data")
+    HVRUN_GDB_CHECKPOINT_EVENTS=0 session "$n" "$hvrun" \
+        "$BIN/gdb_ckpt_hold" -ex 'break mark' -ex 'continue' \
+        -ex 'monitor checkpoint' -ex 'monitor checkpoint' \
+        -ex 'monitor delete checkpoint 1' -ex 'monitor delete checkpoint 2' \
+        -ex 'shell sleep 0.5' -ex 'stepi' -ex "$(zombies "$WORK/$n.sock")" \
+        -ex 'delete' -ex 'continue'
+    PROG_ARGS=()
+    expect "gdb/checkpoint-reap$tag" "$WORK/$n.gdb" '^Checkpoint 2 at event' \
+        '^Deleted checkpoint 2' '^zombies: 0$' 'exited normally' || return
+    pass "gdb/checkpoint-reap$tag"
+}
+
 if ! command -v gdb >/dev/null || ! command -v cc >/dev/null ||
     ! command -v python3 >/dev/null; then
-    for c in threads same-run stepi watch watch-map replay interrupt fork exec start schedule reverse reverse-replay reverse-break idle-interrupt deadlock crash detach checkpoint checkpoint-fork checkpoint-pipe checkpoint-socket checkpoint-event checkpoint-fds checkpoint-close checkpoint-hold; do
+    for c in threads same-run stepi watch watch-map replay interrupt fork exec start schedule reverse reverse-replay reverse-break idle-interrupt deadlock crash detach checkpoint checkpoint-fork checkpoint-pipe checkpoint-socket checkpoint-event checkpoint-fds checkpoint-close checkpoint-hold checkpoint-reap; do
         skip "gdb/$c" "needs gdb, cc and python3 (apt-get install gdb gcc python3)"
     done
     finish
@@ -1026,7 +1074,7 @@ for hvrun in "$@"; do
         schedule reverse reverse-replay reverse-break idle-interrupt \
         deadlock crash detach checkpoint checkpoint-fork checkpoint-pipe \
         checkpoint-socket checkpoint-event checkpoint-fds checkpoint-close \
-        checkpoint-hold; do
+        checkpoint-hold checkpoint-reap; do
         run "$c" "$hvrun" "$tag"
     done
 done

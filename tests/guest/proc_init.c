@@ -6,9 +6,16 @@
  * check, or "FAIL ..." and exits 1 at the first mismatch. Checks:
  *  - /proc lists 1, before the program's own pid 2;
  *  - stat("/proc/1") is a directory; its listing names the entries;
- *  - readlink of exe is /sbin/init (stat or execve following it is
- *    EACCES), of cwd and root "/";
+ *  - readlink of exe is /sbin/init, of cwd and root "/" (also by
+ *    readlinkat(fd, "") of an O_PATH|O_NOFOLLOW fd of the link); followed,
+ *    exe leads to /sbin/init (stat: the same file, or ENOENT for both),
+ *    cwd and root to "/" (hvrun: EACCES for exe, so lsof -p 1 printed
+ *    "stat: Permission denied");
+ *  - to a caller that dropped root the links are EACCES, read or
+ *    followed, lstat still a link (hvrun read them);
  *  - comm is "init\n", cmdline "/sbin/init\0";
+ *  - statm's size and resident are stat's vsize and rss (hvrun had no
+ *    statm: top showed init's sizes as 0);
  *  - stat's pid, comm, state, ppid, pgrp and session are 1 (init) S 0 1 1;
  *  - status's Name, State, Tgid, Pid, PPid and Uid lines;
  *  - task/ lists 1, and task/1/comm reads as comm;
@@ -19,6 +26,7 @@
  */
 #define _GNU_SOURCE
 #include <dirent.h>
+#include <grp.h>
 #include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -103,7 +111,8 @@ static void check_listing(void)
     CHECK(stat("/proc/1", &st) == 0);
     expect(S_ISDIR(st.st_mode), "stat /proc/1 is a directory", "not one");
     list_dir("/proc/1", names, sizeof(names));
-    expect(strcmp(names, "task fd status comm cmdline stat cwd root exe") == 0,
+    expect(strcmp(names,
+                  "task fd status comm cmdline stat statm cwd root exe") == 0,
            "/proc/1 lists its entries", names);
 }
 
@@ -123,21 +132,72 @@ static void check_links(void)
                  links[i].target);
         expect(strcmp(buf, links[i].target) == 0, what, buf);
     }
-    struct stat st;
-    expect_errno(stat("/proc/1/exe", &st), EACCES,
-                 "stat /proc/1/exe (followed) is EACCES");
-    /* in a child: were it to run, it would be the host's init */
+    struct stat st, want;
+    int rc = stat("/proc/1/exe", &st), want_rc = stat("/sbin/init", &want);
+    expect(rc == want_rc &&
+               (rc < 0 ? errno == ENOENT
+                       : st.st_ino == want.st_ino && st.st_dev == want.st_dev),
+           "stat /proc/1/exe (followed) is stat /sbin/init",
+           rc < 0 ? strerrorname_np(errno) : "another file");
+    CHECK(stat("/", &want) == 0);
+    CHECK(stat("/proc/1/cwd", &st) == 0);
+    expect(st.st_ino == want.st_ino && st.st_dev == want.st_dev,
+           "stat /proc/1/cwd (followed) is stat /", "another file");
+    CHECK(stat("/proc/1/root/.", &st) == 0);
+    expect(st.st_ino == want.st_ino && st.st_dev == want.st_dev,
+           "stat /proc/1/root/. is stat /", "another file");
+    int fd = open("/proc/1/exe", O_PATH | O_NOFOLLOW);
+    CHECK(fd >= 0);
+    char buf[256];
+    ssize_t n = readlinkat(fd, "", buf, sizeof(buf) - 1);
+    buf[n > 0 ? n : 0] = '\0';
+    expect(n > 0 && strcmp(buf, "/sbin/init") == 0,
+           "readlinkat of an O_PATH fd of /proc/1/exe is /sbin/init", buf);
+    close(fd);
+}
+
+/* A caller that dropped root may not ptrace root's init: its links are
+ * EACCES, read or followed (an fd opened before the drop too), but lstat
+ * shows them. */
+static void check_links_unprivileged(void)
+{
+    int held = open("/proc/1/exe", O_PATH | O_NOFOLLOW);
+    CHECK(held >= 0);
     fflush(stdout);
     pid_t pid = fork();
     CHECK(pid >= 0);
     if (pid == 0) {
-        execl("/proc/1/exe", "init", (char *)NULL);
-        _exit(errno == EACCES ? 0 : 1);
+        CHECK(setgroups(0, NULL) == 0);
+        CHECK(setresgid(65534, 65534, 65534) == 0);
+        CHECK(setresuid(65534, 65534, 65534) == 0);
+        static const char *const links[] = {"/proc/1/exe", "/proc/1/cwd",
+                                            "/proc/1/root"};
+        char buf[256], what[96];
+        struct stat st;
+        for (size_t i = 0; i < 3; i++) {
+            snprintf(what, sizeof(what), "readlink %s dropped root is EACCES",
+                     links[i]);
+            expect_errno(readlink(links[i], buf, sizeof(buf)), EACCES, what);
+            snprintf(what, sizeof(what), "stat %s dropped root is EACCES",
+                     links[i]);
+            expect_errno(stat(links[i], &st), EACCES, what);
+            snprintf(what, sizeof(what), "lstat %s dropped root is a link",
+                     links[i]);
+            expect(lstat(links[i], &st) == 0 && S_ISLNK(st.st_mode), what,
+                   strerrorname_np(errno));
+        }
+        expect_errno(stat("/proc/1/root/etc", &st), EACCES,
+                     "stat /proc/1/root/etc dropped root is EACCES");
+        expect_errno(readlinkat(held, "", buf, sizeof(buf)), EACCES,
+                     "readlinkat of a held O_PATH fd of /proc/1/exe dropped "
+                     "root is EACCES");
+        fflush(stdout);
+        _exit(0);
     }
     int status;
     CHECK(waitpid(pid, &status, 0) == pid);
-    expect(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-           "execve /proc/1/exe is EACCES", "another result");
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    close(held);
 }
 
 static void check_comm_cmdline(void)
@@ -163,6 +223,29 @@ static void check_stat(void)
     expect(got == 6 && pid == 1 && strcmp(comm, "(init)") == 0 &&
                state == 'S' && ppid == 0 && pgrp == 1 && sid == 1,
            "/proc/1/stat starts 1 (init) S 0 1 1", buf);
+}
+
+/* statm's sizes are stat's (vsize in bytes, rss in pages): ps and top
+ * read either */
+static void check_statm(void)
+{
+    char buf[1024];
+    read_file("/proc/1/statm", buf, sizeof(buf));
+    unsigned long size, resident, shared, text, lib, data, dt;
+    int got = sscanf(buf, "%lu %lu %lu %lu %lu %lu %lu", &size, &resident,
+                     &shared, &text, &lib, &data, &dt);
+    char stat[1024];
+    read_file("/proc/1/stat", stat, sizeof(stat));
+    const char *s = strrchr(stat, ')');
+    unsigned long vsize = 0;
+    long rss = 0;
+    CHECK(s && sscanf(s + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u "
+                             "%*u %*u %*d %*d %*d %*d %*d %*d %*u %lu %ld",
+                      &vsize, &rss) == 2);
+    buf[strcspn(buf, "\n")] = '\0';
+    expect(got == 7 && size > 0 && size * 4096 == vsize &&
+               resident == (unsigned long)rss && resident <= size,
+           "/proc/1/statm's size and resident are stat's", buf);
 }
 
 static void check_status(void)
@@ -224,8 +307,11 @@ int main(void)
            "the first process is pid 2, the virtual shell's child", ppid);
     check_listing();
     check_links();
+    if (geteuid() == 0)
+        check_links_unprivileged();
     check_comm_cmdline();
     check_stat();
+    check_statm();
     check_status();
     check_dirs();
     check_absent();
