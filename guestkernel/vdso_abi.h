@@ -55,9 +55,9 @@ struct gk_vvar {
     /* The identity calls' answers for the thread about to run (getpid,
      * getppid, getuid, geteuid, getgid, getegid, in GK_VVAR_ID_* order),
      * each GK_VVAR_ID_VALID | the value, or 0 where the call must be made
-     * (a seccomp filter, a tracer, --gdb): read by the stubs hvrun puts at
-     * glibc's wrappers (cpuid_patch.c, "identity calls"), never by the
-     * vDSO. */
+     * (a seccomp filter, a guest tracer, syscall user dispatch): read by
+     * the stubs hvrun puts at glibc's wrappers (cpuid_patch.c, "identity
+     * calls"; --gdb keeps them), never by the vDSO. */
     uint64_t ids[6];
 };
 #define GK_VVAR_ID_VALID (1ULL << 32)
