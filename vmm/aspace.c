@@ -1288,8 +1288,13 @@ int vmm_as_refill(struct vmm_aspace *as, gva_t gva, uint64_t len)
     if (!v || v->shared || gva & ~VMM_PAGE_MASK || len > v->end - gva)
         return -EINVAL;
     if ((v->flags & VMM_VMA_DIRECT) && v->file && v->image &&
-        v->image == page_store_object())
-        return unstore_page(as, v); /* a rewritten page: the file's again */
+        v->image == page_store_object()) {
+        /* rewritten pages: the file's again, only those asked */
+        int rc = vma_split_at(as, gva);
+        if (rc == 0)
+            rc = vma_split_at(as, gva + len);
+        return rc < 0 ? rc : unstore_page(as, vmm_as_find_vma(as, gva));
+    }
     if (v->flags & (VMM_VMA_LAZY | VMM_VMA_DIRECT))
         return 0; /* never backed (zeros), or its file's pages: as mapped */
     uint8_t *hva = vmm_phys_hva(as->pm, v->gpa + (gva - v->start));
@@ -2696,18 +2701,23 @@ int vmm_as_map_stored(struct vmm_aspace *as, gva_t gva, int prot, int flags,
                             off);
 }
 
-/* The page at gva mapped from the store's page at off. */
-static int map_stored_page(struct vmm_aspace *as, gva_t gva, uint64_t off)
+/* The pages [gva, gva+len) of one VMA mapped from the store's pages at
+ * off: one VMA, so one mapping in hvrun's view and one in the stub
+ * however many pages the run has. */
+static int map_stored_run(struct vmm_aspace *as, gva_t gva, uint64_t len,
+                          uint64_t off)
 {
     struct vmm_vma *v = vmm_as_find_vma(as, gva);
     struct vmm_shared *store = page_store_object();
-    if (!store || !v || !stage_eligible(v, gva))
+    if (!store || !v || !stage_eligible(v, gva) ||
+        !stage_eligible(v, gva + len - VMM_PAGE_SIZE))
         return -EINVAL;
-    if (v->image == store && v->image_off + (gva - v->start) == off)
+    if (v->image == store && v->image_off + (gva - v->start) == off &&
+        gva + len <= v->end)
         return 0;
     int rc = vma_split_at(as, gva);
     if (rc == 0)
-        rc = vma_split_at(as, gva + VMM_PAGE_SIZE);
+        rc = vma_split_at(as, gva + len);
     if (rc < 0)
         return rc;
     v = vmm_as_find_vma(as, gva);
@@ -2728,9 +2738,9 @@ static int map_stored_page(struct vmm_aspace *as, gva_t gva, uint64_t off)
     return 0;
 }
 
-/* A page of the store (map_stored_page, a VMA of its own) given its
- * file's bytes again, as a refill gives a private copy (MADV_DONTNEED):
- * what rewrites it next reads the file's instructions, not its own. */
+/* Pages of the store (map_stored_run: v exactly) given their file's
+ * bytes again, as a refill gives a private copy (MADV_DONTNEED): what
+ * rewrites them next reads the file's instructions, not its own. */
 static int unstore_page(struct vmm_aspace *as, struct vmm_vma *v)
 {
     struct vmm_shared *was = v->image;
@@ -2748,25 +2758,72 @@ static int unstore_page(struct vmm_aspace *as, struct vmm_vma *v)
     return 0;
 }
 
+static int staged_by_address(const void *a, const void *b)
+{
+    gva_t x = ((const struct staged_page *)a)->gva;
+    gva_t y = ((const struct staged_page *)b)->gva;
+    return x < y ? -1 : x > y;
+}
+
+/* How many of the n staged pages from page i on are one run: adjacent
+ * in the guest, adjacent in the store (pages new to the store are added
+ * in address order, so a process that rewrites a library's pages as the
+ * first one did finds them adjacent again), in the VMA of page i. */
+static size_t stored_run(const struct vmm_aspace *as,
+                         const struct staged_page *pages, const uint64_t *off,
+                         const int *rc, size_t i, size_t n)
+{
+    const struct vmm_vma *v = vmm_as_find_vma(as, pages[i].gva);
+    size_t j = i + 1;
+    while (j < n && rc[j] == 0 && v &&
+           pages[j].gva == pages[j - 1].gva + VMM_PAGE_SIZE &&
+           off[j] == off[j - 1] + VMM_PAGE_SIZE &&
+           pages[j].gva + VMM_PAGE_SIZE <= v->end)
+        j++;
+    return j - i;
+}
+
 int vmm_as_stage_end(struct vmm_aspace *as)
 {
     struct vmm_stage *st = as->stage;
     if (!st || --st->depth > 0)
         return 0;
     as->stage = NULL;
+    size_t n = st->n;
+    uint64_t *off = calloc(n ? n : 1, sizeof(*off));
+    int *rc = calloc(n ? n : 1, sizeof(*rc));
     int first_rc = 0;
-    for (size_t i = 0; i < st->n; i++) {
-        const struct staged_page *sp = &st->pages[i];
-        uint64_t off;
-        int rc = vmm_page_store_put(sp->bytes, &off);
-        if (rc == 0)
-            rc = map_stored_page(as, sp->gva, off);
-        if (rc < 0) { /* a private copy, as without the stage */
+    if (!off || !rc) { /* every page a private copy, as without the stage */
+        for (size_t i = 0; i < n; i++) {
+            int wrc = vmm_as_poke(as, st->pages[i].gva, st->pages[i].bytes,
+                                  VMM_PAGE_SIZE);
+            if (!first_rc)
+                first_rc = wrc < 0 ? wrc : -ENOMEM;
+        }
+        n = 0;
+    }
+    if (n > 1)
+        qsort(st->pages, n, sizeof(*st->pages), staged_by_address);
+    for (size_t i = 0; i < n; i++)
+        rc[i] = vmm_page_store_put(st->pages[i].bytes, &off[i]);
+    for (size_t i = 0; i < n;) {
+        size_t run = 1;
+        if (rc[i] == 0) {
+            run = stored_run(as, st->pages, off, rc, i, n);
+            rc[i] = map_stored_run(as, st->pages[i].gva, run * VMM_PAGE_SIZE,
+                                   off[i]);
+        }
+        for (size_t k = i; k < i + run && rc[i] < 0; k++) {
+            /* a private copy, as without the stage */
+            const struct staged_page *sp = &st->pages[k];
             int wrc = vmm_as_poke(as, sp->gva, sp->bytes, VMM_PAGE_SIZE);
             if (!first_rc)
-                first_rc = wrc < 0 ? wrc : rc;
+                first_rc = wrc < 0 ? wrc : rc[i];
         }
+        i += run;
     }
+    free(off);
+    free(rc);
     stage_free(st);
     return first_rc;
 }

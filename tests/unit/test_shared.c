@@ -263,3 +263,37 @@ Test(shared, past_the_file_end)
     cr_assert_eq(vmm_as_guest_fault(&as[0], BASE + 2 * PAGE, false), 0);
     close(fd);
 }
+
+/* Rewritten pages next to each other go to the run's page store as one
+ * run and come back as one VMA (one mapping in hvrun's view and in the
+ * stub), and a refill of one of them gives only that page its file's
+ * bytes again. */
+Test(shared, staged_neighbours_one_stored_vma)
+{
+    int fd = numbered_file(4);
+    cr_assert_eq(vmm_as_map(&as[0], BASE, 4 * PAGE, PROT_READ | PROT_EXEC,
+                            0, NULL),
+                 0);
+    cr_assert_eq(vmm_as_keep_file(&as[0], BASE, 4 * PAGE, fd), 0);
+    vmm_as_set_file(&as[0], BASE, 4 * PAGE, 0, 1, 2, "f");
+    close(fd);
+    cr_assert_eq(vmm_as_map_direct(&as[0], BASE, 4 * PAGE), 0);
+    cr_assert_eq(as[0].nr_vmas, 1);
+    vmm_as_stage_begin(&as[0]);
+    int a = 20, b = 30; /* written out of address order */
+    cr_assert_eq(vmm_as_poke(&as[0], BASE + 2 * PAGE, &b, sizeof(b)), 0);
+    cr_assert_eq(vmm_as_poke(&as[0], BASE + PAGE, &a, sizeof(a)), 0);
+    cr_assert_eq(vmm_as_stage_end(&as[0]), 0);
+    cr_assert_eq(as[0].nr_vmas, 3, "file page, two stored pages, file page");
+    const struct vmm_vma *run = vmm_as_find_vma(&as[0], BASE + PAGE);
+    cr_assert_eq(run->start, BASE + PAGE);
+    cr_assert_eq(run->end, BASE + 3 * PAGE);
+    cr_assert(run->flags & VMM_VMA_DIRECT);
+    cr_assert_eq(peek(0, BASE), 1);
+    cr_assert_eq(peek(0, BASE + PAGE), 20);
+    cr_assert_eq(peek(0, BASE + 2 * PAGE), 30);
+    cr_assert_eq(peek(0, BASE + 3 * PAGE), 4);
+    cr_assert_eq(vmm_as_refill(&as[0], BASE + 2 * PAGE, PAGE), 0);
+    cr_assert_eq(peek(0, BASE + PAGE), 20, "the other stored page stays");
+    cr_assert_eq(peek(0, BASE + 2 * PAGE), 3, "the file's bytes again");
+}
