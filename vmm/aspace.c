@@ -2416,6 +2416,67 @@ static bool read_direct(const struct vmm_aspace *as, uint8_t *dst, gva_t gva,
     return true;
 }
 
+/*
+ * hvrun's own first touch of a page of guest memory through its view is
+ * a page fault of hvrun's, and where the view's 2 MiB around the page had
+ * no page-table page yet, a new one: ~20 us and ~150 us on a host whose
+ * page tables are shadowed (kvm_pvm; docs/PERFORMANCE.md), where a pread
+ * or pwrite of the memfd behind the view costs ~1.5 us. Most pages hvrun
+ * reads or writes for a process it meets once or twice (the initial
+ * stack, a stat buffer, rseq's area, the random bytes at start), each in
+ * a view that is new for every process. So the first accesses to a page
+ * (MEMFD_SEEN_COUNT_MAX) go through the memfd, and a page met more often
+ * (a loop's buffer) through the view, where its later accesses cost
+ * nothing. Only where the view is
+ * the memfd's own pages at gpa (a private VMA neither direct nor lazy nor
+ * shared) and hvrun's view does not follow the guest's protection (the
+ * ptrace backend: kvm's shadow MMU wants writes through the view). A page
+ * the direct-mapped set forgets is one more pread later, never another
+ * byte: the memfd and the view are the same pages.
+ */
+#define MEMFD_SEEN_COUNT_BITS 4
+#define MEMFD_SEEN_COUNT_MAX 7 /* accesses through the memfd, then the view */
+
+static bool through_memfd(const struct vmm_aspace *as, const struct vmm_vma *v,
+                          gva_t gva)
+{
+    struct vmm_physmem *pm = as->pm;
+    if (pm->memfd < 0 || pm->view_follows_guest || v->shared ||
+        (v->flags & (VMM_VMA_DIRECT | VMM_VMA_LAZY)))
+        return false;
+    uint64_t page = (v->gpa + (gva - v->start)) / VMM_PAGE_SIZE + 1;
+    uint64_t *slot = &pm->memfd_seen[(page * 0x9e3779b97f4a7c15ULL) >> 56 &
+                                     (VMM_MEMFD_SEEN_SLOTS - 1)];
+    if (*slot >> MEMFD_SEEN_COUNT_BITS != page)
+        *slot = page << MEMFD_SEEN_COUNT_BITS;
+    if ((*slot & MEMFD_SEEN_COUNT_MAX) == MEMFD_SEEN_COUNT_MAX)
+        return false;
+    (*slot)++;
+    return true;
+}
+
+/* n bytes (within one page) between host and the memfd at gva's gpa in
+ * v; false when the call did not move them all (the view then does). */
+static bool memfd_copy(const struct vmm_aspace *as, const struct vmm_vma *v,
+                       gva_t gva, void *host, size_t n, bool to_guest)
+{
+    static const uint8_t zeros[VMM_PAGE_SIZE];
+    off_t off = (off_t)(v->gpa + (gva - v->start));
+    ssize_t done;
+    do {
+        done = to_guest ? pwrite(as->pm->memfd, host ? host : zeros, n, off)
+                        : pread(as->pm->memfd, host, n, off);
+    } while (done < 0 && errno == EINTR);
+    return done == (ssize_t)n;
+}
+
+/* The bytes from gva to its page's end, at most n. */
+static size_t to_page_end(gva_t gva, size_t n)
+{
+    size_t room = VMM_PAGE_SIZE - (gva & ~VMM_PAGE_MASK);
+    return n < room ? n : room;
+}
+
 static int copy_range(const struct vmm_aspace *as, gva_t gva, void *host,
                       size_t len, int need, bool to_guest)
 {
@@ -2440,9 +2501,16 @@ static int copy_range(const struct vmm_aspace *as, gva_t gva, void *host,
             n = VMM_PAGE_SIZE - (gva & ~VMM_PAGE_MASK);
             if (!read_direct(as, h, gva, n))
                 memcpy(h, p, n);
+        } else if (!to_guest && read_direct(as, h, gva, n)) {
+            /* a direct VMA's pages, from its file */
+        } else if (through_memfd(as, vmm_as_find_vma(as, gva), gva) &&
+                   (n = to_page_end(gva, n),
+                    memfd_copy(as, vmm_as_find_vma(as, gva), gva, h, n,
+                               to_guest))) {
+            /* a page hvrun had not met: the memfd, not the view */
         } else if (to_guest)
             memcpy(p, h, n);
-        else if (!read_direct(as, h, gva, n))
+        else
             memcpy(h, p, n);
         h += n;
         gva += n;
@@ -2533,7 +2601,10 @@ static int forced_write(const struct vmm_aspace *as, gva_t gva,
             continue; /* the same bytes, now in guest memory */
         }
         size_t n = len < avail ? len : avail;
-        if (!backing_writable(as, v)) {
+        if (through_memfd(as, v, gva) &&
+            memfd_copy(as, v, gva, (void *)s, to_page_end(gva, n), true)) {
+            n = to_page_end(gva, n); /* the memfd: see through_memfd */
+        } else if (!backing_writable(as, v)) {
             int rc = write_read_only_private(p, s, n);
             if (rc < 0)
                 return rc;
@@ -2592,8 +2663,13 @@ long vmm_as_strncpy_in(const struct vmm_aspace *as, char *dst, gva_t src,
         if (!p)
             return -EFAULT;
         size_t n = max - done < avail ? max - done : avail;
+        const struct vmm_vma *v = vmm_as_find_vma(as, src + done);
         if (read_direct(as, (uint8_t *)dst + done, src + done, n))
             p = (uint8_t *)dst + done; /* a path in a file's own page */
+        else if (through_memfd(as, v, src + done) &&
+                 memfd_copy(as, v, src + done, dst + done,
+                            (n = to_page_end(src + done, n)), false))
+            p = (uint8_t *)dst + done; /* a page hvrun had not met */
         uint8_t *nul = memchr(p, 0, n);
         size_t take = nul ? (size_t)(nul - p) + 1 : n;
         if (p != (uint8_t *)dst + done)

@@ -74,6 +74,8 @@ struct vmm_phys_extent {
     uint64_t pages;
 };
 
+#define VMM_MEMFD_SEEN_SLOTS 256
+
 struct vmm_physmem {
     uint8_t *hva_base;       /* host mapping of gpa 0 */
     uint64_t reserve_bytes;  /* size of the host reservation */
@@ -105,6 +107,11 @@ struct vmm_physmem {
      * no vCPU walks them (the ptrace backend's stub has the host's). Set
      * before vmm_as_init. */
     bool tables_private;
+    /* The pages hvrun has read or written through the memfd rather than
+     * through its view: gpa page + 1 (0: none) above a count of those
+     * accesses, direct-mapped; a page met often is taken through the view
+     * (aspace.c, through_memfd). */
+    uint64_t memfd_seen[VMM_MEMFD_SEEN_SLOTS];
 };
 
 /* vma flags */
