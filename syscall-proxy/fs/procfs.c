@@ -62,6 +62,11 @@ static int last_pid(const struct proxy_process *p)
     return p->next_tid - 1 > p->pid ? p->next_tid - 1 : p->pid;
 }
 
+int proxy_procfs_last_pid(const struct proxy_process *p)
+{
+    return last_pid(p);
+}
+
 static int live_threads(const struct proxy_process *p)
 {
     int n = 0;
@@ -250,6 +255,12 @@ static unsigned long long model_kb_of(const struct proxy_process *p,
         if (strcmp(meminfo_model[i].name, name) == 0)
             return model_kb(p, i);
     return 0;
+}
+
+unsigned long long proxy_procfs_model_kb(const struct proxy_process *p,
+                                         const char *name)
+{
+    return model_kb_of(p, name);
 }
 
 static int gen_meminfo(struct proxy_process *p, struct vbuf *b)
@@ -1553,6 +1564,25 @@ const struct vfile proxy_vfs_files[] = {
     {"/proc/uptime", GATE_TIME, DET_SRC_TIME, gen_uptime, NULL},
     {"/proc/loadavg", GATE_HOST, DET_SRC_HOST, gen_loadavg, NULL},
     {"/proc/version", GATE_HOST, DET_SRC_HOST, gen_version, NULL},
+    {"/proc/vmstat", GATE_HOST, DET_SRC_HOST, proxy_procfs_gen_vmstat, NULL},
+    {"/proc/buddyinfo", GATE_HOST, DET_SRC_HOST, proxy_procfs_gen_buddyinfo,
+     NULL},
+    {"/proc/zoneinfo", GATE_HOST, DET_SRC_HOST, proxy_procfs_gen_zoneinfo,
+     NULL},
+    {"/proc/interrupts", GATE_HOST, DET_SRC_HOST, proxy_procfs_gen_interrupts,
+     NULL},
+    {"/proc/softirqs", GATE_HOST, DET_SRC_HOST, proxy_procfs_gen_softirqs,
+     NULL},
+    {"/proc/slabinfo", GATE_HOST, DET_SRC_HOST, proxy_procfs_gen_slabinfo,
+     NULL},
+    {"/proc/sys/fs/file-nr", GATE_HOST, DET_SRC_HOST, proxy_procfs_gen_file_nr,
+     NULL},
+    {"/proc/sys/fs/inode-nr", GATE_HOST, DET_SRC_HOST,
+     proxy_procfs_gen_inode_nr, NULL},
+    {"/proc/sys/fs/inode-state", GATE_HOST, DET_SRC_HOST,
+     proxy_procfs_gen_inode_state, NULL},
+    {"/proc/sys/kernel/ns_last_pid", GATE_ALWAYS, DET_SRC_IDS,
+     proxy_procfs_gen_ns_last_pid, NULL},
     {"/proc/sys/kernel/random/uuid", GATE_RANDOM, DET_SRC_RANDOM, gen_uuid, NULL},
     {"/proc/sys/kernel/random/boot_id", GATE_RANDOM, DET_SRC_RANDOM,
      gen_boot_id, NULL},

@@ -337,6 +337,24 @@ bool proxy_vfs_init_name_of(const struct proxy_process *p, int dirfd,
 bool proxy_vfs_init_shown(const struct proxy_process *p);
 void proxy_vfs_parse_init_name(const char *name, struct init_name *in);
 
+/* procfs.c's figures for procmachine.c: meminfo's model figure called
+ * name in kB (0 for none), and the last pid the run handed out. */
+unsigned long long proxy_procfs_model_kb(const struct proxy_process *p,
+                                         const char *name);
+int proxy_procfs_last_pid(const struct proxy_process *p);
+
+/* procmachine.c's machine counter files (procfs.c's table). */
+int proxy_procfs_gen_vmstat(struct proxy_process *p, struct vbuf *b);
+int proxy_procfs_gen_buddyinfo(struct proxy_process *p, struct vbuf *b);
+int proxy_procfs_gen_zoneinfo(struct proxy_process *p, struct vbuf *b);
+int proxy_procfs_gen_interrupts(struct proxy_process *p, struct vbuf *b);
+int proxy_procfs_gen_softirqs(struct proxy_process *p, struct vbuf *b);
+int proxy_procfs_gen_slabinfo(struct proxy_process *p, struct vbuf *b);
+int proxy_procfs_gen_file_nr(struct proxy_process *p, struct vbuf *b);
+int proxy_procfs_gen_inode_nr(struct proxy_process *p, struct vbuf *b);
+int proxy_procfs_gen_inode_state(struct proxy_process *p, struct vbuf *b);
+int proxy_procfs_gen_ns_last_pid(struct proxy_process *p, struct vbuf *b);
+
 /* vfs.c's: a canonical name of (dirfd, path) as p would see it. */
 bool proxy_vfs_full_name(const struct proxy_process *p, int dirfd,
                          const char *path, char *out, size_t cap);
