@@ -15,7 +15,6 @@
  * docs/DETERMINISM.md names each.
  */
 #include "proxy.h"
-#include "kernel.h"
 #include "vfs.h"
 #include "det.h"
 
