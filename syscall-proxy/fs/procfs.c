@@ -1145,6 +1145,7 @@ size_t proxy_procfs_mapping(struct proxy_process *p, size_t i,
     m->dev_minor = minor((dev_t)dev);
     m->ino = is_file ? det_ino(p->det, v->dev, v->ino) : 0;
     vma_name(p, v, m->name, sizeof(m->name));
+    m->backed = v->prot == PROT_NONE ? 0 : backed;
     return last + 1;
 }
 
@@ -1512,6 +1513,9 @@ long proxy_vfs_open_ns(struct proxy_process *p, struct proxy_process *of,
 #define NS_FILE(name) \
     {"/proc/self/ns/" name, GATE_ALWAYS, DET_SRC_IDS, NULL, proxy_vfs_open_ns}
 
+#define SELF_FILE(name, gen) \
+    {"/proc/self/" name, GATE_ALWAYS, DET_SRC_IDS, gen, NULL}
+
 #define KEPT_FILE(name) \
     {"/proc/self/" name, GATE_ALWAYS, DET_SRC_IDS, NULL, open_kept}
 
@@ -1533,6 +1537,15 @@ const struct vfile proxy_vfs_files[] = {
     {"/proc/self/limits", GATE_ALWAYS, DET_SRC_IDS, gen_self_limits, NULL},
     {"/proc/self/mem", GATE_ALWAYS, DET_SRC_IDS, NULL, open_mem},
     {"/proc/self/pagemap", GATE_ALWAYS, DET_SRC_IDS, NULL, open_pagemap},
+    SELF_FILE("sched", proxy_procfs_gen_sched),
+    SELF_FILE("stack", proxy_procfs_gen_stack),
+    SELF_FILE("numa_maps", proxy_procfs_gen_numa_maps),
+    SELF_FILE("timers", proxy_procfs_gen_timers),
+    SELF_FILE("cpuset", proxy_procfs_gen_cpuset),
+    SELF_FILE("arch_status", proxy_procfs_gen_arch_status),
+    SELF_FILE("projid_map", proxy_procfs_gen_projid_map),
+    SELF_FILE("ksm_stat", proxy_procfs_gen_ksm_stat),
+    SELF_FILE("ksm_merging_pages", proxy_procfs_gen_ksm_merging_pages),
     KEPT_FILE("comm"),
     KEPT_FILE("oom_score_adj"),
     KEPT_FILE("oom_adj"),

@@ -308,6 +308,7 @@ struct proxy_mapping {
     uint64_t file_off, ino;
     unsigned int dev_major, dev_minor;
     char name[PROXY_PATH_MAX]; /* "" when the line names nothing */
+    uint64_t backed; /* bytes of it backed (resident) */
 };
 /* The mapping that starts at VMA index i of p (0 for the first); returns
  * the index of the next one, 0 past the last. */
@@ -354,6 +355,18 @@ int proxy_procfs_gen_file_nr(struct proxy_process *p, struct vbuf *b);
 int proxy_procfs_gen_inode_nr(struct proxy_process *p, struct vbuf *b);
 int proxy_procfs_gen_inode_state(struct proxy_process *p, struct vbuf *b);
 int proxy_procfs_gen_ns_last_pid(struct proxy_process *p, struct vbuf *b);
+
+/* procself.c's rarer /proc/PID files (procfs.c's table). */
+int proxy_procfs_gen_sched(struct proxy_process *p, struct vbuf *b);
+int proxy_procfs_gen_stack(struct proxy_process *p, struct vbuf *b);
+int proxy_procfs_gen_numa_maps(struct proxy_process *p, struct vbuf *b);
+int proxy_procfs_gen_timers(struct proxy_process *p, struct vbuf *b);
+int proxy_procfs_gen_cpuset(struct proxy_process *p, struct vbuf *b);
+int proxy_procfs_gen_arch_status(struct proxy_process *p, struct vbuf *b);
+int proxy_procfs_gen_projid_map(struct proxy_process *p, struct vbuf *b);
+int proxy_procfs_gen_ksm_stat(struct proxy_process *p, struct vbuf *b);
+int proxy_procfs_gen_ksm_merging_pages(struct proxy_process *p,
+                                       struct vbuf *b);
 
 /* vfs.c's: a canonical name of (dirfd, path) as p would see it. */
 bool proxy_vfs_full_name(const struct proxy_process *p, int dirfd,
