@@ -596,6 +596,13 @@ static void vm_figures_of(const struct proxy_process *p, struct vm_figures *f)
     }
 }
 
+uint64_t proxy_procfs_rss_pages(const struct proxy_process *p)
+{
+    struct vm_figures f;
+    vm_figures_of(p, &f);
+    return f.rss;
+}
+
 /* Signal sets as /proc prints them: bit (sig-1). */
 static void sig_sets(const struct proxy_process *p, uint64_t *ignored,
                      uint64_t *caught)

@@ -343,6 +343,8 @@ void proxy_vfs_parse_init_name(const char *name, struct init_name *in);
 unsigned long long proxy_procfs_model_kb(const struct proxy_process *p,
                                          const char *name);
 int proxy_procfs_last_pid(const struct proxy_process *p);
+/* The pages p has resident (status's VmRSS in pages). */
+uint64_t proxy_procfs_rss_pages(const struct proxy_process *p);
 
 /* procmachine.c's machine counter files (procfs.c's table). */
 int proxy_procfs_gen_vmstat(struct proxy_process *p, struct vbuf *b);
