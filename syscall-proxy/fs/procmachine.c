@@ -1,7 +1,7 @@
 /*
  * procmachine.c - the machine's counter files of /proc that procfs.c's
- * table serves: vmstat, buddyinfo, zoneinfo, interrupts, softirqs,
- * slabinfo, and the /proc/sys counters (fs/file-nr, fs/inode-nr,
+ * table serves: vmstat, buddyinfo, zoneinfo, pagetypeinfo, interrupts,
+ * softirqs, slabinfo, diskstats, and the /proc/sys counters (fs/file-nr, fs/inode-nr,
  * fs/inode-state, kernel/ns_last_pid).
  *
  * The host's are live counters of the whole host (free pages, faults,
@@ -19,6 +19,7 @@
 #include "det.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #define PAGE_KB 4ULL
@@ -333,6 +334,64 @@ int proxy_procfs_gen_slabinfo(struct proxy_process *p, struct vbuf *b)
                  "<objperslab> <pagesperslab> : tunables <limit> "
                  "<batchcount> <sharedfactor> : slabdata <active_slabs> "
                  "<num_slabs> <sharedavail>\n");
+    return 0;
+}
+
+/* Linux 6.1's pagetypeinfo (root's, 0400): the one zone's free pages
+ * (free_by_order), all of the Movable type, and its page blocks, all
+ * Movable: the run has no allocator whose types it could show. */
+int proxy_procfs_gen_pagetypeinfo(struct proxy_process *p, struct vbuf *b)
+{
+    static const char *const types[] = {"Unmovable", "Movable",
+                                        "Reclaimable", "HighAtomic", "CMA",
+                                        "Isolate"};
+    const size_t nr_types = sizeof(types) / sizeof(types[0]);
+    if (p->cred.euid != 0)
+        return -EACCES;
+    unsigned long long counts[11];
+    free_by_order(p, counts);
+    vb_printf(b, "Page block order: %d\nPages per block:  %d\n\n", 9, 512);
+    vb_printf(b, "%-43s ", "Free pages count per migrate type at order");
+    for (int order = 0; order < 11; order++)
+        vb_printf(b, "%6d ", order);
+    vb_printf(b, "\n");
+    for (size_t t = 0; t < nr_types; t++) {
+        vb_printf(b, "Node %4d, zone %8s, type %12s ", 0, "Normal", types[t]);
+        for (int order = 0; order < 11; order++)
+            vb_printf(b, "%6llu ", t == 1 ? counts[order] : 0ULL);
+        vb_printf(b, "\n");
+    }
+    vb_printf(b, "\n%-23s", "Number of blocks type ");
+    for (size_t t = 0; t < nr_types; t++)
+        vb_printf(b, "%12s ", types[t]);
+    vb_printf(b, "\nNode %d, zone %8s ", 0, "Normal");
+    unsigned long long blocks = p->det->cfg.mem_total_bytes / 4096 / 512;
+    for (size_t t = 0; t < nr_types; t++)
+        vb_printf(b, "%12llu ", t == 1 ? blocks : 0ULL);
+    vb_printf(b, "\n");
+    return 0;
+}
+
+/* Linux 6.1's diskstats: the host's block devices (their numbers and
+ * names, as /proc/partitions and /sys/block show them) with nothing
+ * counted: their I/O counts are the host's other work, which moves. */
+int proxy_procfs_gen_diskstats(struct proxy_process *p, struct vbuf *b)
+{
+    (void)p;
+    FILE *f = fopen("/proc/diskstats", "re");
+    if (!f)
+        return 0;
+    char line[512], name[64];
+    unsigned major, minor;
+    while (fgets(line, sizeof(line), f)) {
+        if (sscanf(line, "%u %u %63s", &major, &minor, name) != 3)
+            continue;
+        vb_printf(b, "%4u %7u %s", major, minor, name);
+        for (int i = 0; i < 17; i++)
+            vb_printf(b, " 0");
+        vb_printf(b, "\n");
+    }
+    fclose(f);
     return 0;
 }
 

@@ -353,6 +353,8 @@ int proxy_procfs_gen_zoneinfo(struct proxy_process *p, struct vbuf *b);
 int proxy_procfs_gen_interrupts(struct proxy_process *p, struct vbuf *b);
 int proxy_procfs_gen_softirqs(struct proxy_process *p, struct vbuf *b);
 int proxy_procfs_gen_slabinfo(struct proxy_process *p, struct vbuf *b);
+int proxy_procfs_gen_pagetypeinfo(struct proxy_process *p, struct vbuf *b);
+int proxy_procfs_gen_diskstats(struct proxy_process *p, struct vbuf *b);
 int proxy_procfs_gen_file_nr(struct proxy_process *p, struct vbuf *b);
 int proxy_procfs_gen_inode_nr(struct proxy_process *p, struct vbuf *b);
 int proxy_procfs_gen_inode_state(struct proxy_process *p, struct vbuf *b);

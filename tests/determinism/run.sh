@@ -199,7 +199,7 @@ proc-uuid       | cat      | /proc/sys/kernel/random/uuid
 proc-meminfo    | head     | /proc/meminfo
 node-meminfo    | cat      | /sys/devices/system/node/node0/meminfo
 proc-cpuinfo    | cat      | /proc/cpuinfo
-proc-vmstat     | cat      | /proc/vmstat /proc/zoneinfo /proc/buddyinfo
+proc-vmstat     | cat      | /proc/vmstat /proc/zoneinfo /proc/buddyinfo /proc/pagetypeinfo /proc/diskstats
 proc-irqs       | cat      | /proc/interrupts /proc/softirqs
 proc-sys-fs     | cat      | /proc/sys/fs/file-nr /proc/sys/fs/inode-nr /proc/sys/fs/inode-state /proc/sys/kernel/ns_last_pid
 proc-self-stat  | cat      | /proc/self/stat

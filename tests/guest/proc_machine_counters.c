@@ -9,7 +9,8 @@
  *   two reads: natively other processes move them);
  * - /proc/sys/kernel/ns_last_pid, read after a fork, is the child's pid
  *   (natively unless another process forked in between: tried again);
- * - /proc/buddyinfo, /proc/interrupts, /proc/softirqs, /proc/sys/fs/file-nr,
+ * - /proc/pagetypeinfo's free counts are buddyinfo's, split by type;
+ * - /proc/buddyinfo, /proc/diskstats, /proc/interrupts, /proc/softirqs, /proc/sys/fs/file-nr,
  *   inode-nr and inode-state have Linux's layouts.
  * Prints what holds, no value. That two runs read the same bytes is
  * tests/determinism's (proc-vmstat and the rest).
@@ -134,6 +135,79 @@ static void vmstat_and_zoneinfo(void)
     printf("zoneinfo's free pages are vmstat's: %d\n", agree);
 }
 
+/* buddyinfo's counts (in buf) of each zone by order, summed over zones. */
+static void buddy_counts(unsigned long long out[11])
+{
+    memset(out, 0, 11 * sizeof(out[0]));
+    for (char *line = buf; *line;) {
+        char *c = strstr(line, "zone");
+        char *end = strchrnul(line, '\n');
+        if (c && c < end) {
+            c += 4;
+            while (*c == ' ')
+                c++;
+            while (*c && *c != ' ')
+                c++; /* the zone's name */
+            for (int o = 0; o < 11; o++)
+                out[o] += strtoull(c, &c, 10);
+        }
+        line = *end ? end + 1 : end;
+    }
+}
+
+/* pagetypeinfo's free counts (in buf) by order, summed over zones and
+ * types. */
+static void pagetype_counts(unsigned long long out[11])
+{
+    memset(out, 0, 11 * sizeof(out[0]));
+    char *end = strstr(buf, "\nNumber of blocks");
+    for (char *s = buf; (s = strstr(s, ", type ")) && (!end || s < end); s++) {
+        char *c = s + 7;
+        while (*c == ' ')
+            c++;
+        while (*c && *c != ' ')
+            c++;
+        for (int o = 0; o < 11; o++)
+            out[o] += strtoull(c, &c, 10);
+    }
+}
+
+/* pagetypeinfo (root's) splits buddyinfo's free blocks by type; diskstats
+ * has a line of 17 counts per block device. */
+static void pagetypes_and_disks(void)
+{
+    int agree = 0;
+    for (int i = 0; i < TRIES && !agree; i++) {
+        unsigned long long buddy[11], typed[11], again[11];
+        CHECK(slurp("/proc/buddyinfo") > 0);
+        buddy_counts(buddy);
+        CHECK(slurp("/proc/pagetypeinfo") > 0);
+        pagetype_counts(typed);
+        CHECK(slurp("/proc/buddyinfo") > 0);
+        buddy_counts(again);
+        agree = memcmp(buddy, again, sizeof(buddy)) == 0 &&
+                memcmp(buddy, typed, sizeof(buddy)) == 0;
+    }
+    printf("pagetypeinfo's free counts are buddyinfo's: %d\n", agree);
+    CHECK(slurp("/proc/diskstats") >= 0);
+    bool layout = true;
+    for (char *line = buf; *line;) {
+        char *end = strchrnul(line, '\n');
+        int fields = 0;
+        for (char *c = line; c < end;) {
+            while (c < end && *c == ' ')
+                c++;
+            if (c < end)
+                fields++;
+            while (c < end && *c != ' ')
+                c++;
+        }
+        layout = layout && fields == 20;
+        line = *end ? end + 1 : end;
+    }
+    printf("diskstats: major minor name and 17 counts a line: %d\n", layout);
+}
+
 static void last_pid(void)
 {
     int agree = 0;
@@ -183,6 +257,7 @@ static void layouts(void)
 int main(void)
 {
     vmstat_and_zoneinfo();
+    pagetypes_and_disks();
     last_pid();
     layouts();
     return 0;
