@@ -340,6 +340,10 @@ long proxy_procfile_open_kept(struct proxy_process *p, struct proxy_process *of,
         return -EACCES;
     if (writes && !may_write_kept(p, of))
         return -EACCES;
+    /* clear_refs is 0200: read only with CAP_DAC_OVERRIDE */
+    if (k == PROXY_KEPT_CLEAR_REFS && (flags & O_ACCMODE) != O_WRONLY &&
+        !proxy_ns_capable_cap(p, CAP_DAC_OVERRIDE))
+        return -EACCES;
     char content[64], name[64];
     kept_content(of, k, of->proc_tid, content, sizeof(content));
     snprintf(name, sizeof(name), "hvrun-vfs:/proc/%d/%s", of->pid,
@@ -622,6 +626,9 @@ long proxy_procfile_xfer(struct proxy_process *p, int guest_fd, bool into_guest,
     if (f->vfd->kind == VFD_NS)
         return -EINVAL; /* Linux's nsfs has no read or write */
     if (f->vfd->kind == VFD_NSFILE || f->vfd->kind == VFD_KEPT) {
+        if (into_guest && f->vfd->kind == VFD_KEPT &&
+            f->vfd->kept == PROXY_KEPT_CLEAR_REFS)
+            return -EINVAL; /* write-only: Linux's has no read */
         if (into_guest) { /* the text made at open */
             long r = at_offset ? preadv(f->host_fd, iov, n, offset)
                                : readv(f->host_fd, iov, n);

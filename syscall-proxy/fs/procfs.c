@@ -1553,6 +1553,7 @@ const struct vfile proxy_vfs_files[] = {
     SELF_FILE("projid_map", proxy_procfs_gen_projid_map),
     SELF_FILE("ksm_stat", proxy_procfs_gen_ksm_stat),
     SELF_FILE("ksm_merging_pages", proxy_procfs_gen_ksm_merging_pages),
+    SELF_FILE("timens_offsets", proxy_procfs_gen_timens_offsets),
     KEPT_FILE("comm"),
     KEPT_FILE("oom_score_adj"),
     KEPT_FILE("oom_adj"),

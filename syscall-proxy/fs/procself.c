@@ -1,7 +1,7 @@
 /*
  * procself.c - the rarer /proc/PID files procfs.c's table serves from the
  * process model: sched, stack, numa_maps, timers, cpuset, arch_status,
- * projid_map, ksm_stat and ksm_merging_pages.
+ * projid_map, ksm_stat, ksm_merging_pages and timens_offsets.
  *
  * The host's are hvrun's own (procguard.c refuses them: EACCES, where
  * Linux serves them), so each is made here in Linux 6.1's layout, from
@@ -219,6 +219,17 @@ int proxy_procfs_gen_ksm_stat(struct proxy_process *p, struct vbuf *b)
 {
     (void)p;
     vb_printf(b, "ksm_rmap_items 0\n");
+    return 0;
+}
+
+/* The run models no time namespace offsets: Linux 6.1's layout of a
+ * process in the initial time namespace (read-only here: writing them is
+ * EACCES, as for a namespace that already has processes). */
+int proxy_procfs_gen_timens_offsets(struct proxy_process *p, struct vbuf *b)
+{
+    (void)p;
+    vb_printf(b, "%-10s %10lld %9ld\n%-10s %10lld %9ld\n", "monotonic", 0LL,
+              0L, "boottime", 0LL, 0L);
     return 0;
 }
 

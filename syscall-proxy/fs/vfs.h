@@ -371,6 +371,7 @@ int proxy_procfs_gen_projid_map(struct proxy_process *p, struct vbuf *b);
 int proxy_procfs_gen_ksm_stat(struct proxy_process *p, struct vbuf *b);
 int proxy_procfs_gen_ksm_merging_pages(struct proxy_process *p,
                                        struct vbuf *b);
+int proxy_procfs_gen_timens_offsets(struct proxy_process *p, struct vbuf *b);
 
 /* vfs.c's: a canonical name of (dirfd, path) as p would see it. */
 bool proxy_vfs_full_name(const struct proxy_process *p, int dirfd,

@@ -4,7 +4,7 @@
  * sched (its header names the process, prio follows nice), stack (root's;
  * EACCES to others), numa_maps (a line per mapping of maps), timers (each
  * timer_create timer), cpuset, arch_status, projid_map, ksm_stat,
- * ksm_merging_pages, and oom_score (Linux's formula: about 666 for a small
+ * ksm_merging_pages, timens_offsets, clear_refs (write-only), and oom_score (Linux's formula: about 666 for a small
  * process, about 1333 at oom_score_adj 1000) with oom_adj the same setting as
  * oom_score_adj on its old scale. Prints what holds and the fixed texts.
  */
@@ -166,7 +166,11 @@ static void small_files(void)
         ssize_t n = slurp(path);
         printf("%s: %s [%s]\n", names[i], result_text(n < 0 ? -1 : 0), buf);
     }
-    ssize_t n = slurp("/proc/self/ksm_stat");
+    ssize_t n = slurp("/proc/self/timens_offsets");
+    printf("timens_offsets: %s [%s]\n", result_text(n < 0 ? -1 : 0), buf);
+    n = slurp("/proc/self/clear_refs");
+    printf("clear_refs read as root: %s\n", result_text(n < 0 ? -1 : 0));
+    n = slurp("/proc/self/ksm_stat");
     printf("ksm_stat: %s, first line [%.*s]\n", result_text(n < 0 ? -1 : 0),
            (int)strcspn(buf, "\n"), buf);
     n = slurp("/proc/self/arch_status");
@@ -192,6 +196,8 @@ static void oom_unprivileged(void)
         CHECK(setuid(65534) == 0);
         /* (Linux makes it undumpable: its files are root's until this) */
         CHECK(prctl(PR_SET_DUMPABLE, 1) == 0);
+        printf("nobody: clear_refs opened to read: %s\n",
+               result_text(open("/proc/self/clear_refs", O_RDONLY)));
         printf("nobody: oom_score_adj 600: %s\n",
                result_text(try_put("/proc/self/oom_score_adj", "600")));
         printf("nobody: oom_adj 4 (lower): %s\n",
