@@ -1,8 +1,9 @@
 /*
  * procmachine.c - the machine's counter files of /proc that procfs.c's
  * table serves: vmstat, buddyinfo, zoneinfo, pagetypeinfo, interrupts,
- * softirqs, slabinfo, diskstats, and the /proc/sys counters (fs/file-nr, fs/inode-nr,
- * fs/inode-state, kernel/ns_last_pid).
+ * softirqs, slabinfo, diskstats, pressure/, and the /proc/sys counters
+ * (fs/file-nr, fs/inode-nr, fs/inode-state, fs/dentry-state,
+ * kernel/ns_last_pid).
  *
  * The host's are live counters of the whole host (free pages, faults,
  * interrupts, open files, the last host pid): they differ from one read to
@@ -478,6 +479,28 @@ int proxy_procfs_gen_inode_state(struct proxy_process *p, struct vbuf *b)
 {
     (void)p;
     vb_printf(b, "%u\t%u\t0\t0\t0\t0\t0\n", 65536u, 0u);
+    return 0;
+}
+
+/* /proc/sys/fs/dentry-state: dentries, unused ones, age_limit 45,
+ * want_pages 0, negative ones, 0. Fixed (as inode-nr). */
+int proxy_procfs_gen_dentry_state(struct proxy_process *p, struct vbuf *b)
+{
+    (void)p;
+    vb_printf(b, "%u\t%u\t%u\t%u\t%u\t%u\n", 65536u, 32768u, 45u, 0u, 0u,
+              0u);
+    return 0;
+}
+
+/* /proc/pressure/{cpu,memory,io} (PSI, kernel/sched/psi.c): no task of
+ * the run's machine is counted as stalled (the host's are the host's
+ * other work), so both lines are 0. */
+int proxy_procfs_gen_pressure(struct proxy_process *p, struct vbuf *b)
+{
+    (void)p;
+    for (int i = 0; i < 2; i++)
+        vb_printf(b, "%s avg10=0.00 avg60=0.00 avg300=0.00 total=0\n",
+                  i ? "full" : "some");
     return 0;
 }
 

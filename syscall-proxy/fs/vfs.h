@@ -359,6 +359,8 @@ int proxy_procfs_gen_file_nr(struct proxy_process *p, struct vbuf *b);
 int proxy_procfs_gen_inode_nr(struct proxy_process *p, struct vbuf *b);
 int proxy_procfs_gen_inode_state(struct proxy_process *p, struct vbuf *b);
 int proxy_procfs_gen_ns_last_pid(struct proxy_process *p, struct vbuf *b);
+int proxy_procfs_gen_dentry_state(struct proxy_process *p, struct vbuf *b);
+int proxy_procfs_gen_pressure(struct proxy_process *p, struct vbuf *b);
 
 /* procself.c's rarer /proc/PID files (procfs.c's table). */
 int proxy_procfs_gen_sched(struct proxy_process *p, struct vbuf *b);

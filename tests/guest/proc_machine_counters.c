@@ -10,8 +10,9 @@
  * - /proc/sys/kernel/ns_last_pid, read after a fork, is the child's pid
  *   (natively unless another process forked in between: tried again);
  * - /proc/pagetypeinfo's free counts are buddyinfo's, split by type;
- * - /proc/buddyinfo, /proc/diskstats, /proc/interrupts, /proc/softirqs, /proc/sys/fs/file-nr,
- *   inode-nr and inode-state have Linux's layouts.
+ * - /proc/buddyinfo, /proc/diskstats, /proc/interrupts, /proc/softirqs,
+ *   /proc/pressure/*, /proc/sys/fs/file-nr, inode-nr, inode-state and
+ *   dentry-state have Linux's layouts.
  * Prints what holds, no value. That two runs read the same bytes is
  * tests/determinism's (proc-vmstat and the rest).
  */
@@ -247,6 +248,20 @@ static void layouts(void)
     CHECK(slurp("/proc/sys/fs/inode-nr") > 0);
     printf("inode-nr: two fields: %d\n",
            sscanf(buf, "%llu\t%llu\n", &a, &b) == 2);
+    CHECK(slurp("/proc/sys/fs/dentry-state") > 0);
+    unsigned long long d[6];
+    printf("dentry-state: six fields: %d\n",
+           sscanf(buf, "%llu\t%llu\t%llu\t%llu\t%llu\t%llu\n", &d[0], &d[1],
+                  &d[2], &d[3], &d[4], &d[5]) == 6);
+    static const char *const psi[] = {"/proc/pressure/cpu",
+                                      "/proc/pressure/memory",
+                                      "/proc/pressure/io"};
+    for (size_t i = 0; i < 3; i++) {
+        CHECK(slurp(psi[i]) > 0);
+        printf("%s: some and full lines: %d\n", psi[i],
+               strncmp(buf, "some avg10=", 11) == 0 &&
+                   strstr(buf, "\nfull avg10=") != NULL);
+    }
     CHECK(slurp("/proc/sys/fs/inode-state") > 0);
     int fields = 0;
     for (char *s = strtok(buf, "\t\n"); s; s = strtok(NULL, "\t\n"))
