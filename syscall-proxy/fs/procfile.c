@@ -259,6 +259,9 @@ static long kept_write(struct proxy_process *writer, struct proxy_process *q,
         if (r < 0)
             return r;
     } else if (k == PROXY_KEPT_TIMERSLACK) { /* PR_GET_TIMERSLACK's value */
+        /* another process's takes CAP_SYS_NICE (timerslack_ns_write) */
+        if (writer != q && !proxy_ns_capable_cap(writer, CAP_SYS_NICE))
+            return -EPERM;
         uint64_t v = strtoull(canon, NULL, 10);
         uint64_t dflt = q->prctl.timerslack_default_ns;
         q->prctl.timerslack_ns = v ? v : dflt ? dflt : 50000;
@@ -320,10 +323,13 @@ static long open_checks(int flags)
 
 /* The writable settings are 0644 files of the process's owner (its euid;
  * root's when it is not dumpable, as Linux's task_dump_owner): another
- * user writes them with CAP_DAC_OVERRIDE only. */
+ * user writes them with CAP_DAC_OVERRIDE only. timerslack_ns is 0666
+ * (its write checks CAP_SYS_NICE: kept_write). */
 static bool may_write_kept(const struct proxy_process *p,
-                           const struct proxy_process *of)
+                           const struct proxy_process *of, int k)
 {
+    if (k == PROXY_KEPT_TIMERSLACK)
+        return true;
     uint32_t owner = of->prctl.dumpable == 1 ? of->cred.euid : 0;
     return p->cred.fsuid == owner ||
            proxy_ns_capable_cap(p, CAP_DAC_OVERRIDE);
@@ -338,7 +344,7 @@ long proxy_procfile_open_kept(struct proxy_process *p, struct proxy_process *of,
     bool writes = (flags & O_ACCMODE) != O_RDONLY;
     if (writes && k != PROXY_KEPT_COMM && !kept_files[k].parse)
         return -EACCES;
-    if (writes && !may_write_kept(p, of))
+    if (writes && !may_write_kept(p, of, k))
         return -EACCES;
     /* clear_refs is 0200: read only with CAP_DAC_OVERRIDE */
     if (k == PROXY_KEPT_CLEAR_REFS && (flags & O_ACCMODE) != O_WRONLY &&

@@ -190,12 +190,20 @@ static long read_long(const char *path)
  * privileged writer set (0 here). */
 static void oom_unprivileged(void)
 {
+    pid_t parent = getpid();
     pid_t child = fork();
     CHECK(child >= 0);
     if (child == 0) {
         CHECK(setuid(65534) == 0);
         /* (Linux makes it undumpable: its files are root's until this) */
         CHECK(prctl(PR_SET_DUMPABLE, 1) == 0);
+        char path[64];
+        snprintf(path, sizeof(path), "/proc/%d/oom_score_adj", (int)parent);
+        printf("nobody: root's oom_score_adj opened to write: %s\n",
+               result_text(open(path, O_WRONLY)));
+        snprintf(path, sizeof(path), "/proc/%d/timerslack_ns", (int)parent);
+        printf("nobody: root's timerslack_ns written: %s\n",
+               result_text(try_put(path, "60000")));
         printf("nobody: clear_refs opened to read: %s\n",
                result_text(open("/proc/self/clear_refs", O_RDONLY)));
         printf("nobody: oom_score_adj 600: %s\n",
