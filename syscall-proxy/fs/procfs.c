@@ -1647,6 +1647,17 @@ const struct vfile proxy_vfs_files[] = {
 const size_t proxy_vfs_nr_files =
     sizeof(proxy_vfs_files) / sizeof(proxy_vfs_files[0]);
 
+int proxy_vfs_may_open(const struct proxy_process *reader,
+                       const struct proxy_process *of, const struct vfile *v)
+{
+    if (v->gen == proxy_procfs_gen_slabinfo ||
+        v->gen == proxy_procfs_gen_pagetypeinfo)
+        return proxy_procfs_root_only(reader, of);
+    if (v->gen == proxy_procfs_gen_stack)
+        return proxy_procfs_stack_access(reader, of);
+    return 0;
+}
+
 bool proxy_vfs_gate_open(const struct proxy_process *p, enum vfs_gate g)
 {
     const struct det_config *c = &p->det->cfg;

@@ -16,6 +16,7 @@
 #include "det.h"
 
 #include <errno.h>
+#include <linux/capability.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -104,14 +105,35 @@ int proxy_procfs_gen_sched(struct proxy_process *p, struct vbuf *b)
 
 /* ---- stack --------------------------------------------------------------- */
 
-/* Linux 6.1's proc_pid_stack is root's (CAP_SYS_ADMIN, EACCES to others).
- * The run has no kernel stack to unwind: the frames are a fixed trace of
- * a task in a system call (a reader of its own file sees its read's),
- * with the addresses hidden as Linux prints them ("[<0>]"). */
+/* ---- access ---------------------------------------------------------------- */
+
+int proxy_procfs_root_only(const struct proxy_process *reader,
+                           const struct proxy_process *of)
+{
+    (void)of;
+    return reader->cred.fsuid == 0 ||
+                   proxy_ns_capable_cap(reader, CAP_DAC_OVERRIDE)
+               ? 0
+               : -EACCES;
+}
+
+/* proc_pid_stack: CAP_SYS_ADMIN (Linux refuses at the read, here at the
+ * open) and ptrace access to the process (lock_trace). */
+int proxy_procfs_stack_access(const struct proxy_process *reader,
+                              const struct proxy_process *of)
+{
+    if (!proxy_ns_capable_cap(reader, CAP_SYS_ADMIN))
+        return -EACCES;
+    return proxy_ptrace_may_access(reader, of) ? 0 : -EACCES;
+}
+
+/* Linux 6.1's proc_pid_stack (proxy_procfs_stack_access says who reads
+ * it). The run has no kernel stack to unwind: the frames are a fixed
+ * trace of a task in a system call (a reader of its own file sees its
+ * read's), with the addresses hidden as Linux prints them ("[<0>]"). */
 int proxy_procfs_gen_stack(struct proxy_process *p, struct vbuf *b)
 {
-    if (p->cred.euid != 0)
-        return -EACCES;
+    (void)p;
     vb_printf(b, "[<0>] do_syscall_64+0x55/0xb0\n"
                  "[<0>] entry_SYSCALL_64_after_hwframe+0x64/0xce\n");
     return 0;

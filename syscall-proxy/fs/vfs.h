@@ -362,6 +362,15 @@ int proxy_procfs_gen_ns_last_pid(struct proxy_process *p, struct vbuf *b);
 int proxy_procfs_gen_dentry_state(struct proxy_process *p, struct vbuf *b);
 int proxy_procfs_gen_pressure(struct proxy_process *p, struct vbuf *b);
 
+/* Whether reader may open v, of's file (procfs.c: root-only 0400 files,
+ * /proc/PID/stack's capability and ptrace access): 0 or -EACCES. */
+int proxy_vfs_may_open(const struct proxy_process *reader,
+                       const struct proxy_process *of, const struct vfile *v);
+int proxy_procfs_root_only(const struct proxy_process *reader,
+                           const struct proxy_process *of);
+int proxy_procfs_stack_access(const struct proxy_process *reader,
+                              const struct proxy_process *of);
+
 /* procself.c's rarer /proc/PID files (procfs.c's table). */
 int proxy_procfs_gen_sched(struct proxy_process *p, struct vbuf *b);
 int proxy_procfs_gen_stack(struct proxy_process *p, struct vbuf *b);
