@@ -19,7 +19,6 @@
 #include "vfs.h"
 #include "det.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
