@@ -215,7 +215,7 @@ static int allow_with_arguments(scmp_filter_ctx f, long self_pid,
     };
     rc |= allow(f, SCMP_SYS(kcmp), 3, kcmp_self);
     /* and KCMP_FILE: whether a description a guest received in
-     * SCM_RIGHTS is one a guest's exe link fd sent (fs/exelink.c) */
+     * SCM_RIGHTS is one a guest sent with hvrun's notes (fs/fdpass.c) */
     kcmp_self[2] = SCMP_A2(SCMP_CMP_EQ, KCMP_FILE);
     rc |= allow(f, SCMP_SYS(kcmp), 3, kcmp_self);
     /* pid 0: the calling thread only, never another process. */

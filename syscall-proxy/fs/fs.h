@@ -309,12 +309,12 @@ long proxy_procfile_xfer(struct proxy_process *p, int guest_fd, bool into_guest,
 void proxy_procfile_share(struct proxy_fd *to, const struct proxy_fd *from);
 void proxy_procfile_put(struct proxy_vfd *v);
 
-/* ---- exe link descriptors passed in SCM_RIGHTS (fs/exelink.c) ------------ */
-/* p sends its guest fd: an O_PATH fd of a guest's exe link is noted, so
- * that the description keeps naming that guest's link where it arrives. */
-void proxy_exe_link_sending(struct proxy_process *p, int guest_fd);
-/* A host fd that arrived in SCM_RIGHTS: the run pid whose exe link its
- * description is (proxy_fd.exe_link_pid), 0 for any other. */
-int proxy_exe_link_received(int host_fd);
+/* ---- descriptors passed in SCM_RIGHTS (fs/fdpass.c) ------------------------ */
+/* p sends its guest fd: the notes of its slot (an exe link's, a procfile
+ * context, /proc/N's) are kept for the description. */
+void proxy_fd_notes_sending(struct proxy_process *p, int guest_fd);
+/* guest_fd was installed from a received host fd: the notes its
+ * description was sent with, if any, are copied to its slot. */
+void proxy_fd_notes_received(struct proxy_process *p, int guest_fd);
 
 #endif

@@ -590,6 +590,8 @@ static long kept_write_iov(struct proxy_process *writer,
     size_t asked = 0;
     for (int i = 0; i < n; i++)
         asked += iov[i].iov_len;
+    if (v->kept == PROXY_KEPT_COMM && writer != q)
+        return -EINVAL; /* comm_write: only a thread of the same group */
     if (v->kept == PROXY_KEPT_COMM) /* a longer name is cut, not refused */
         return kept_write_comm(q, v->tid, buf, len) < 0 ? -EINVAL
                                                         : (long)asked;

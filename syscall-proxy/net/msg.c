@@ -228,7 +228,7 @@ static long rights_to_host(struct proxy_process *p, struct host_msg *hm)
             int host_fd = proxy_fd_host(&p->fds, fds[i]);
             if (host_fd < 0)
                 return -EBADF;
-            proxy_exe_link_sending(p, fds[i]);
+            proxy_fd_notes_sending(p, fds[i]);
             fds[i] = host_fd;
         }
     }
@@ -262,13 +262,11 @@ static void rights_to_guest(struct proxy_process *p, struct host_msg *hm,
                 close(fds[i]);
                 continue;
             }
-            /* (before the install, which may close the host fd) */
-            int exe_link_pid = proxy_exe_link_received(fds[i]);
             int guest_fd = proxy_fd_install(&p->fds, fds[i], cloexec, 0);
             if (guest_fd < 0) {
                 full = true; /* the install closed the host fd */
             } else {
-                proxy_fd_get(&p->fds, guest_fd)->exe_link_pid = exe_link_pid;
+                proxy_fd_notes_received(p, guest_fd);
                 fds[installed++] = guest_fd;
             }
         }
