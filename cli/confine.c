@@ -25,7 +25,7 @@
  *   after start-up), clone only for threads and for a plain fork (a run
  *   under gdb copies itself for checkpoints; the copy cannot exec either;
  *   --verify forks before set-up), signals only to hvrun itself (kcmp
- *   too, of hvrun with itself, KCMP_EPOLL_TFD only), the
+ *   too, of hvrun with itself, KCMP_EPOLL_TFD and KCMP_FILE only), the
  *   SIGSYS handler cannot be replaced, sockets only of the families net.c
  *   serves. ioctl is allowed whatever the request: hvrun's own KVM ioctls
  *   and the guest's terminal and file ioctls, which syscall-proxy/io/io.c

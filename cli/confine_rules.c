@@ -206,13 +206,17 @@ static int allow_with_arguments(scmp_filter_ctx f, long self_pid,
     rc |= seccomp_rule_add(f, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
     rc |= allow_sockets(f);
     rc |= allow_quota_queries(f);
-    /* kcmp of hvrun with itself, KCMP_EPOLL_TFD only: which entries a
+    /* kcmp of hvrun with itself, KCMP_EPOLL_TFD: which entries a
      * host epoll instance has (fdtable.c, a guest's KCMP_EPOLL_TFD). */
     struct scmp_arg_cmp kcmp_self[3] = {
         SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)self_pid),
         SCMP_A1(SCMP_CMP_EQ, (scmp_datum_t)self_pid),
         SCMP_A2(SCMP_CMP_EQ, KCMP_EPOLL_TFD),
     };
+    rc |= allow(f, SCMP_SYS(kcmp), 3, kcmp_self);
+    /* and KCMP_FILE: whether a description a guest received in
+     * SCM_RIGHTS is one a guest sent with hvrun's notes (fs/fdpass.c) */
+    kcmp_self[2] = SCMP_A2(SCMP_CMP_EQ, KCMP_FILE);
     rc |= allow(f, SCMP_SYS(kcmp), 3, kcmp_self);
     /* pid 0: the calling thread only, never another process. */
     struct scmp_arg_cmp this_thread = SCMP_A0(SCMP_CMP_EQ, 0);

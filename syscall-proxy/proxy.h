@@ -151,6 +151,9 @@ struct proxy_process {
     int proc_tid;
     /* Written /proc/self settings (procfile.c); "" is the initial value. */
     char kept[PROXY_NR_KEPT][PROXY_KEPT_VALUE_MAX];
+    /* Linux's signal->oom_score_adj_min: the lowest oom_score_adj a
+     * writer without CAP_SYS_RESOURCE may set (procfile.c) */
+    int oom_score_adj_min;
 
     /* signals (kernel/kernel_state.h) */
     struct proxy_sig_state sig;

@@ -309,4 +309,12 @@ long proxy_procfile_xfer(struct proxy_process *p, int guest_fd, bool into_guest,
 void proxy_procfile_share(struct proxy_fd *to, const struct proxy_fd *from);
 void proxy_procfile_put(struct proxy_vfd *v);
 
+/* ---- descriptors passed in SCM_RIGHTS (fs/fdpass.c) ------------------------ */
+/* p sends its guest fd: the notes of its slot (an exe link's, a procfile
+ * context, /proc/N's) are kept for the description. */
+void proxy_fd_notes_sending(struct proxy_process *p, int guest_fd);
+/* guest_fd was installed from a received host fd: the notes its
+ * description was sent with, if any, are copied to its slot. */
+void proxy_fd_notes_received(struct proxy_process *p, int guest_fd);
+
 #endif

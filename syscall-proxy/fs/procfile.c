@@ -27,10 +27,12 @@
 #include "mm.h"
 #include "fs.h"
 #include "procfile.h"
+#include "vfs.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/capability.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -149,12 +151,53 @@ int proxy_procfile_kept_index(const char *name)
     return -1;
 }
 
+/* oom_adj is oom_score_adj on the old scale (-17 to 15), one setting:
+ * Linux's oom_adj_write and oom_adj_read convert so. */
+static long oom_score_adj_of_adj(long adj)
+{
+    return adj == 15 ? 1000 : adj * 1000 / 17;
+}
+
+static long oom_score_adj_value(const struct proxy_process *q)
+{
+    return q->kept[PROXY_KEPT_OOM_SCORE_ADJ][0]
+               ? strtol(q->kept[PROXY_KEPT_OOM_SCORE_ADJ], NULL, 10)
+               : 0;
+}
+
+static long oom_adj_of_score_adj(long score_adj)
+{
+    return score_adj == 1000 ? 15 : score_adj * 17 / 1000;
+}
+
+/* Linux 6.1's proc_oom_score: oom_badness (resident pages, plus
+ * oom_score_adj thousandths of the memory; -1000 exempts) over the
+ * memory (no swap), shown as (1000 + badness * 1000 / total) * 2 / 3.
+ * The virtual init is not a guest; pid 1 under --as-init is unkillable
+ * init: 0, as Linux's oom_unkillable_task. */
+static void oom_score_of(struct proxy_process *q, char *out, size_t cap)
+{
+    long adj = oom_score_adj_value(q);
+    long total = (long)(q->det->cfg.mem_total_bytes / VMM_PAGE_SIZE);
+    unsigned long points = 0;
+    if (adj != -1000 && q->pid != PROXY_INIT_PID) {
+        long badness = (long)proxy_procfs_rss_pages(q) + adj * (total / 1000);
+        points = (unsigned long)((1000 + badness * 1000 / total) * 2 / 3);
+    }
+    snprintf(out, cap, "%lu\n", points);
+}
+
 /* The current content of a kept file of q. */
 static void kept_content(struct proxy_process *q, int k, int tid, char *out,
                          size_t cap)
 {
     if (k == PROXY_KEPT_COMM)
         snprintf(out, cap, "%s\n", proxy_thread_comm_of(q, tid));
+    else if (k == PROXY_KEPT_OOM_SCORE)
+        oom_score_of(q, out, cap);
+    else if (k == PROXY_KEPT_OOM_ADJ)
+        snprintf(out, cap, "%ld\n",
+                 oom_adj_of_score_adj(oom_score_adj_value(q)));
     else if (k == PROXY_KEPT_PERSONALITY)
         snprintf(out, cap, "%08x\n", q->personality);
     else if (k == PROXY_KEPT_TIMERSLACK) /* PR_SET_TIMERSLACK's value */
@@ -180,8 +223,29 @@ static int kept_write_comm(struct proxy_process *q, int tid, const char *in,
     return 0;
 }
 
-static long kept_write(struct proxy_process *q, int k, const char *in,
-                       size_t len)
+/* Linux 6.1's __set_oom_adj: without CAP_SYS_RESOURCE oom_adj (legacy)
+ * only raises the setting and oom_score_adj goes no lower than the
+ * least a privileged writer set; a privileged oom_score_adj write sets
+ * that least. The setting's new value on the oom_score_adj scale, or
+ * -EACCES. */
+static long oom_setting_written(struct proxy_process *writer,
+                                struct proxy_process *q, bool legacy,
+                                long value)
+{
+    long score_adj = legacy ? oom_score_adj_of_adj(value) : value;
+    bool privileged = proxy_ns_capable_cap(writer, CAP_SYS_RESOURCE);
+    long floor = legacy ? oom_score_adj_value(q) : q->oom_score_adj_min;
+    if (score_adj < floor && !privileged)
+        return -EACCES;
+    if (!legacy && privileged)
+        q->oom_score_adj_min = (int)score_adj;
+    snprintf(q->kept[PROXY_KEPT_OOM_SCORE_ADJ],
+             sizeof(q->kept[PROXY_KEPT_OOM_SCORE_ADJ]), "%ld\n", score_adj);
+    return 0;
+}
+
+static long kept_write(struct proxy_process *writer, struct proxy_process *q,
+                       int k, const char *in, size_t len)
 {
     if (!kept_files[k].parse)
         return -EINVAL;
@@ -189,7 +253,15 @@ static long kept_write(struct proxy_process *q, int k, const char *in,
     int rc = kept_files[k].parse(in, len, canon, sizeof(canon));
     if (rc < 0)
         return rc;
-    if (k == PROXY_KEPT_TIMERSLACK) { /* the value PR_GET_TIMERSLACK reads */
+    if (k == PROXY_KEPT_OOM_ADJ || k == PROXY_KEPT_OOM_SCORE_ADJ) {
+        long r = oom_setting_written(writer, q, k == PROXY_KEPT_OOM_ADJ,
+                                     strtol(canon, NULL, 10));
+        if (r < 0)
+            return r;
+    } else if (k == PROXY_KEPT_TIMERSLACK) { /* PR_GET_TIMERSLACK's value */
+        /* another process's takes CAP_SYS_NICE (timerslack_ns_write) */
+        if (writer != q && !proxy_ns_capable_cap(writer, CAP_SYS_NICE))
+            return -EPERM;
         uint64_t v = strtoull(canon, NULL, 10);
         uint64_t dflt = q->prctl.timerslack_default_ns;
         q->prctl.timerslack_ns = v ? v : dflt ? dflt : 50000;
@@ -249,6 +321,20 @@ static long open_checks(int flags)
     return 0;
 }
 
+/* The writable settings are 0644 files of the process's owner (its euid;
+ * root's when it is not dumpable, as Linux's task_dump_owner): another
+ * user writes them with CAP_DAC_OVERRIDE only. timerslack_ns is 0666
+ * (its write checks CAP_SYS_NICE: kept_write). */
+static bool may_write_kept(const struct proxy_process *p,
+                           const struct proxy_process *of, int k)
+{
+    if (k == PROXY_KEPT_TIMERSLACK)
+        return true;
+    uint32_t owner = of->prctl.dumpable == 1 ? of->cred.euid : 0;
+    return p->cred.fsuid == owner ||
+           proxy_ns_capable_cap(p, CAP_DAC_OVERRIDE);
+}
+
 long proxy_procfile_open_kept(struct proxy_process *p, struct proxy_process *of,
                               int k, int flags)
 {
@@ -257,6 +343,12 @@ long proxy_procfile_open_kept(struct proxy_process *p, struct proxy_process *of,
         return rc;
     bool writes = (flags & O_ACCMODE) != O_RDONLY;
     if (writes && k != PROXY_KEPT_COMM && !kept_files[k].parse)
+        return -EACCES;
+    if (writes && !may_write_kept(p, of, k))
+        return -EACCES;
+    /* clear_refs is 0200: read only with CAP_DAC_OVERRIDE */
+    if (k == PROXY_KEPT_CLEAR_REFS && (flags & O_ACCMODE) != O_WRONLY &&
+        !proxy_ns_capable_cap(p, CAP_DAC_OVERRIDE))
         return -EACCES;
     char content[64], name[64];
     kept_content(of, k, of->proc_tid, content, sizeof(content));
@@ -483,7 +575,8 @@ static long pagemap_read(struct proxy_process *p, const struct proxy_vfd *v,
 }
 
 /* A write to a kept setting of q's (comm, oom_score_adj, ...). */
-static long kept_write_iov(struct proxy_process *q, const struct proxy_vfd *v,
+static long kept_write_iov(struct proxy_process *writer,
+                           struct proxy_process *q, const struct proxy_vfd *v,
                            const struct iovec *iov, int n)
 {
     char buf[64];
@@ -497,12 +590,14 @@ static long kept_write_iov(struct proxy_process *q, const struct proxy_vfd *v,
     size_t asked = 0;
     for (int i = 0; i < n; i++)
         asked += iov[i].iov_len;
+    if (v->kept == PROXY_KEPT_COMM && writer != q)
+        return -EINVAL; /* comm_write: only a thread of the same group */
     if (v->kept == PROXY_KEPT_COMM) /* a longer name is cut, not refused */
         return kept_write_comm(q, v->tid, buf, len) < 0 ? -EINVAL
                                                         : (long)asked;
     if (asked >= sizeof(buf))
         return -EINVAL; /* longer than any value these files take */
-    return kept_write(q, v->kept, buf, len);
+    return kept_write(writer, q, v->kept, buf, len);
 }
 
 /* A write goes to the namespace code whole, at offset 0 only (map_write:
@@ -539,6 +634,9 @@ long proxy_procfile_xfer(struct proxy_process *p, int guest_fd, bool into_guest,
     if (f->vfd->kind == VFD_NS)
         return -EINVAL; /* Linux's nsfs has no read or write */
     if (f->vfd->kind == VFD_NSFILE || f->vfd->kind == VFD_KEPT) {
+        if (into_guest && f->vfd->kind == VFD_KEPT &&
+            f->vfd->kept == PROXY_KEPT_CLEAR_REFS)
+            return -EINVAL; /* write-only: Linux's has no read */
         if (into_guest) { /* the text made at open */
             long r = at_offset ? preadv(f->host_fd, iov, n, offset)
                                : readv(f->host_fd, iov, n);
@@ -550,7 +648,7 @@ long proxy_procfile_xfer(struct proxy_process *p, int guest_fd, bool into_guest,
         return f->vfd->kind == VFD_NSFILE
                    ? nsfile_write(p, q, f->vfd, f->host_fd, at_offset, offset,
                                   iov, n)
-                   : kept_write_iov(q, f->vfd, iov, n);
+                   : kept_write_iov(p, q, f->vfd, iov, n);
     }
     off_t pos = at_offset ? offset : lseek(f->host_fd, 0, SEEK_CUR);
     if (pos < 0)

@@ -62,6 +62,11 @@ static int last_pid(const struct proxy_process *p)
     return p->next_tid - 1 > p->pid ? p->next_tid - 1 : p->pid;
 }
 
+int proxy_procfs_last_pid(const struct proxy_process *p)
+{
+    return last_pid(p);
+}
+
 static int live_threads(const struct proxy_process *p)
 {
     int n = 0;
@@ -250,6 +255,12 @@ static unsigned long long model_kb_of(const struct proxy_process *p,
         if (strcmp(meminfo_model[i].name, name) == 0)
             return model_kb(p, i);
     return 0;
+}
+
+unsigned long long proxy_procfs_model_kb(const struct proxy_process *p,
+                                         const char *name)
+{
+    return model_kb_of(p, name);
 }
 
 static int gen_meminfo(struct proxy_process *p, struct vbuf *b)
@@ -583,6 +594,13 @@ static void vm_figures_of(const struct proxy_process *p, struct vm_figures *f)
             f->end_data = v->end;
         }
     }
+}
+
+uint64_t proxy_procfs_rss_pages(const struct proxy_process *p)
+{
+    struct vm_figures f;
+    vm_figures_of(p, &f);
+    return f.rss;
 }
 
 /* Signal sets as /proc prints them: bit (sig-1). */
@@ -1134,6 +1152,7 @@ size_t proxy_procfs_mapping(struct proxy_process *p, size_t i,
     m->dev_minor = minor((dev_t)dev);
     m->ino = is_file ? det_ino(p->det, v->dev, v->ino) : 0;
     vma_name(p, v, m->name, sizeof(m->name));
+    m->backed = v->prot == PROT_NONE ? 0 : backed;
     return last + 1;
 }
 
@@ -1501,6 +1520,9 @@ long proxy_vfs_open_ns(struct proxy_process *p, struct proxy_process *of,
 #define NS_FILE(name) \
     {"/proc/self/ns/" name, GATE_ALWAYS, DET_SRC_IDS, NULL, proxy_vfs_open_ns}
 
+#define SELF_FILE(name, gen) \
+    {"/proc/self/" name, GATE_ALWAYS, DET_SRC_IDS, gen, NULL}
+
 #define KEPT_FILE(name) \
     {"/proc/self/" name, GATE_ALWAYS, DET_SRC_IDS, NULL, open_kept}
 
@@ -1522,6 +1544,16 @@ const struct vfile proxy_vfs_files[] = {
     {"/proc/self/limits", GATE_ALWAYS, DET_SRC_IDS, gen_self_limits, NULL},
     {"/proc/self/mem", GATE_ALWAYS, DET_SRC_IDS, NULL, open_mem},
     {"/proc/self/pagemap", GATE_ALWAYS, DET_SRC_IDS, NULL, open_pagemap},
+    SELF_FILE("sched", proxy_procfs_gen_sched),
+    SELF_FILE("stack", proxy_procfs_gen_stack),
+    SELF_FILE("numa_maps", proxy_procfs_gen_numa_maps),
+    SELF_FILE("timers", proxy_procfs_gen_timers),
+    SELF_FILE("cpuset", proxy_procfs_gen_cpuset),
+    SELF_FILE("arch_status", proxy_procfs_gen_arch_status),
+    SELF_FILE("projid_map", proxy_procfs_gen_projid_map),
+    SELF_FILE("ksm_stat", proxy_procfs_gen_ksm_stat),
+    SELF_FILE("ksm_merging_pages", proxy_procfs_gen_ksm_merging_pages),
+    SELF_FILE("timens_offsets", proxy_procfs_gen_timens_offsets),
     KEPT_FILE("comm"),
     KEPT_FILE("oom_score_adj"),
     KEPT_FILE("oom_adj"),
@@ -1553,6 +1585,37 @@ const struct vfile proxy_vfs_files[] = {
     {"/proc/uptime", GATE_TIME, DET_SRC_TIME, gen_uptime, NULL},
     {"/proc/loadavg", GATE_HOST, DET_SRC_HOST, gen_loadavg, NULL},
     {"/proc/version", GATE_HOST, DET_SRC_HOST, gen_version, NULL},
+    {"/proc/vmstat", GATE_HOST, DET_SRC_HOST, proxy_procfs_gen_vmstat, NULL},
+    {"/proc/buddyinfo", GATE_HOST, DET_SRC_HOST, proxy_procfs_gen_buddyinfo,
+     NULL},
+    {"/proc/zoneinfo", GATE_HOST, DET_SRC_HOST, proxy_procfs_gen_zoneinfo,
+     NULL},
+    {"/proc/interrupts", GATE_HOST, DET_SRC_HOST, proxy_procfs_gen_interrupts,
+     NULL},
+    {"/proc/softirqs", GATE_HOST, DET_SRC_HOST, proxy_procfs_gen_softirqs,
+     NULL},
+    {"/proc/slabinfo", GATE_HOST, DET_SRC_HOST, proxy_procfs_gen_slabinfo,
+     NULL},
+    {"/proc/pagetypeinfo", GATE_HOST, DET_SRC_HOST,
+     proxy_procfs_gen_pagetypeinfo, NULL},
+    {"/proc/diskstats", GATE_HOST, DET_SRC_HOST, proxy_procfs_gen_diskstats,
+     NULL},
+    {"/proc/sys/fs/file-nr", GATE_HOST, DET_SRC_HOST, proxy_procfs_gen_file_nr,
+     NULL},
+    {"/proc/sys/fs/inode-nr", GATE_HOST, DET_SRC_HOST,
+     proxy_procfs_gen_inode_nr, NULL},
+    {"/proc/sys/fs/inode-state", GATE_HOST, DET_SRC_HOST,
+     proxy_procfs_gen_inode_state, NULL},
+    {"/proc/sys/fs/dentry-state", GATE_HOST, DET_SRC_HOST,
+     proxy_procfs_gen_dentry_state, NULL},
+    {"/proc/pressure/cpu", GATE_HOST, DET_SRC_HOST, proxy_procfs_gen_pressure,
+     NULL},
+    {"/proc/pressure/memory", GATE_HOST, DET_SRC_HOST,
+     proxy_procfs_gen_pressure, NULL},
+    {"/proc/pressure/io", GATE_HOST, DET_SRC_HOST, proxy_procfs_gen_pressure,
+     NULL},
+    {"/proc/sys/kernel/ns_last_pid", GATE_ALWAYS, DET_SRC_IDS,
+     proxy_procfs_gen_ns_last_pid, NULL},
     {"/proc/sys/kernel/random/uuid", GATE_RANDOM, DET_SRC_RANDOM, gen_uuid, NULL},
     {"/proc/sys/kernel/random/boot_id", GATE_RANDOM, DET_SRC_RANDOM,
      gen_boot_id, NULL},
@@ -1583,6 +1646,17 @@ const struct vfile proxy_vfs_files[] = {
 };
 const size_t proxy_vfs_nr_files =
     sizeof(proxy_vfs_files) / sizeof(proxy_vfs_files[0]);
+
+int proxy_vfs_may_open(const struct proxy_process *reader,
+                       const struct proxy_process *of, const struct vfile *v)
+{
+    if (v->gen == proxy_procfs_gen_slabinfo ||
+        v->gen == proxy_procfs_gen_pagetypeinfo)
+        return proxy_procfs_root_only(reader, of);
+    if (v->gen == proxy_procfs_gen_stack)
+        return proxy_procfs_stack_access(reader, of);
+    return 0;
+}
 
 bool proxy_vfs_gate_open(const struct proxy_process *p, enum vfs_gate g)
 {

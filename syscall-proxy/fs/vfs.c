@@ -290,6 +290,8 @@ static long open_vfile(struct proxy_process *p, struct proxy_process *of,
     long rc = vfile_flags_refused(flags);
     if (rc < 0)
         return rc;
+    if ((rc = proxy_vfs_may_open(p, of, v)) < 0)
+        return rc;
     char name[PROXY_PATH_MAX];
     display_name(of, v->path, name, sizeof(name));
     rc = install_generated(p, of, v->gen, v->src, name, flags);

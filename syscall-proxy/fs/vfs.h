@@ -308,6 +308,7 @@ struct proxy_mapping {
     uint64_t file_off, ino;
     unsigned int dev_major, dev_minor;
     char name[PROXY_PATH_MAX]; /* "" when the line names nothing */
+    uint64_t backed; /* bytes of it backed (resident) */
 };
 /* The mapping that starts at VMA index i of p (0 for the first); returns
  * the index of the next one, 0 past the last. */
@@ -336,6 +337,52 @@ bool proxy_vfs_init_name_of(const struct proxy_process *p, int dirfd,
                             struct init_name *in);
 bool proxy_vfs_init_shown(const struct proxy_process *p);
 void proxy_vfs_parse_init_name(const char *name, struct init_name *in);
+
+/* procfs.c's figures for procmachine.c: meminfo's model figure called
+ * name in kB (0 for none), and the last pid the run handed out. */
+unsigned long long proxy_procfs_model_kb(const struct proxy_process *p,
+                                         const char *name);
+int proxy_procfs_last_pid(const struct proxy_process *p);
+/* The pages p has resident (status's VmRSS in pages). */
+uint64_t proxy_procfs_rss_pages(const struct proxy_process *p);
+
+/* procmachine.c's machine counter files (procfs.c's table). */
+int proxy_procfs_gen_vmstat(struct proxy_process *p, struct vbuf *b);
+int proxy_procfs_gen_buddyinfo(struct proxy_process *p, struct vbuf *b);
+int proxy_procfs_gen_zoneinfo(struct proxy_process *p, struct vbuf *b);
+int proxy_procfs_gen_interrupts(struct proxy_process *p, struct vbuf *b);
+int proxy_procfs_gen_softirqs(struct proxy_process *p, struct vbuf *b);
+int proxy_procfs_gen_slabinfo(struct proxy_process *p, struct vbuf *b);
+int proxy_procfs_gen_pagetypeinfo(struct proxy_process *p, struct vbuf *b);
+int proxy_procfs_gen_diskstats(struct proxy_process *p, struct vbuf *b);
+int proxy_procfs_gen_file_nr(struct proxy_process *p, struct vbuf *b);
+int proxy_procfs_gen_inode_nr(struct proxy_process *p, struct vbuf *b);
+int proxy_procfs_gen_inode_state(struct proxy_process *p, struct vbuf *b);
+int proxy_procfs_gen_ns_last_pid(struct proxy_process *p, struct vbuf *b);
+int proxy_procfs_gen_dentry_state(struct proxy_process *p, struct vbuf *b);
+int proxy_procfs_gen_pressure(struct proxy_process *p, struct vbuf *b);
+
+/* Whether reader may open v, of's file (procfs.c: root-only 0400 files,
+ * /proc/PID/stack's capability and ptrace access): 0 or -EACCES. */
+int proxy_vfs_may_open(const struct proxy_process *reader,
+                       const struct proxy_process *of, const struct vfile *v);
+int proxy_procfs_root_only(const struct proxy_process *reader,
+                           const struct proxy_process *of);
+int proxy_procfs_stack_access(const struct proxy_process *reader,
+                              const struct proxy_process *of);
+
+/* procself.c's rarer /proc/PID files (procfs.c's table). */
+int proxy_procfs_gen_sched(struct proxy_process *p, struct vbuf *b);
+int proxy_procfs_gen_stack(struct proxy_process *p, struct vbuf *b);
+int proxy_procfs_gen_numa_maps(struct proxy_process *p, struct vbuf *b);
+int proxy_procfs_gen_timers(struct proxy_process *p, struct vbuf *b);
+int proxy_procfs_gen_cpuset(struct proxy_process *p, struct vbuf *b);
+int proxy_procfs_gen_arch_status(struct proxy_process *p, struct vbuf *b);
+int proxy_procfs_gen_projid_map(struct proxy_process *p, struct vbuf *b);
+int proxy_procfs_gen_ksm_stat(struct proxy_process *p, struct vbuf *b);
+int proxy_procfs_gen_ksm_merging_pages(struct proxy_process *p,
+                                       struct vbuf *b);
+int proxy_procfs_gen_timens_offsets(struct proxy_process *p, struct vbuf *b);
 
 /* vfs.c's: a canonical name of (dirfd, path) as p would see it. */
 bool proxy_vfs_full_name(const struct proxy_process *p, int dirfd,

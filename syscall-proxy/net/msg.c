@@ -228,6 +228,7 @@ static long rights_to_host(struct proxy_process *p, struct host_msg *hm)
             int host_fd = proxy_fd_host(&p->fds, fds[i]);
             if (host_fd < 0)
                 return -EBADF;
+            proxy_fd_notes_sending(p, fds[i]);
             fds[i] = host_fd;
         }
     }
@@ -262,10 +263,12 @@ static void rights_to_guest(struct proxy_process *p, struct host_msg *hm,
                 continue;
             }
             int guest_fd = proxy_fd_install(&p->fds, fds[i], cloexec, 0);
-            if (guest_fd < 0)
+            if (guest_fd < 0) {
                 full = true; /* the install closed the host fd */
-            else
+            } else {
+                proxy_fd_notes_received(p, guest_fd);
                 fds[installed++] = guest_fd;
+            }
         }
         if (installed == n || truncated)
             continue;
