@@ -20,45 +20,7 @@
 #include <unistd.h>
 
 #include "guest_check.h"
-
-static void send_fd(int sock, int fd)
-{
-    char byte = 'x';
-    struct iovec iov = {.iov_base = &byte, .iov_len = 1};
-    union {
-        struct cmsghdr h;
-        char space[CMSG_SPACE(sizeof(int))];
-    } ctl;
-    memset(&ctl, 0, sizeof(ctl));
-    struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1,
-                         .msg_control = ctl.space,
-                         .msg_controllen = sizeof(ctl.space)};
-    struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
-    c->cmsg_level = SOL_SOCKET;
-    c->cmsg_type = SCM_RIGHTS;
-    c->cmsg_len = CMSG_LEN(sizeof(int));
-    memcpy(CMSG_DATA(c), &fd, sizeof(int));
-    CHECK(sendmsg(sock, &msg, 0) == 1);
-}
-
-static int recv_fd(int sock)
-{
-    char byte;
-    struct iovec iov = {.iov_base = &byte, .iov_len = 1};
-    union {
-        struct cmsghdr h;
-        char space[CMSG_SPACE(sizeof(int))];
-    } ctl;
-    struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1,
-                         .msg_control = ctl.space,
-                         .msg_controllen = sizeof(ctl.space)};
-    CHECK(recvmsg(sock, &msg, 0) == 1);
-    struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
-    CHECK(c && c->cmsg_type == SCM_RIGHTS);
-    int fd;
-    memcpy(&fd, CMSG_DATA(c), sizeof(int));
-    return fd;
-}
+#include "guest_scm.h"
 
 /* What the receiver sees of the passed descriptor of sender's link. */
 static void receiver_checks(const char *who, int fd, pid_t sender)

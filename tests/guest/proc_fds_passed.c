@@ -20,47 +20,9 @@
 #include <unistd.h>
 
 #include "guest_check.h"
+#include "guest_scm.h"
 
 static char value[16] = "child-value";
-
-static void send_fd(int sock, int fd)
-{
-    char byte = 'x';
-    struct iovec iov = {.iov_base = &byte, .iov_len = 1};
-    union {
-        struct cmsghdr h;
-        char space[CMSG_SPACE(sizeof(int))];
-    } ctl;
-    memset(&ctl, 0, sizeof(ctl));
-    struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1,
-                         .msg_control = ctl.space,
-                         .msg_controllen = sizeof(ctl.space)};
-    struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
-    c->cmsg_level = SOL_SOCKET;
-    c->cmsg_type = SCM_RIGHTS;
-    c->cmsg_len = CMSG_LEN(sizeof(int));
-    memcpy(CMSG_DATA(c), &fd, sizeof(int));
-    CHECK(sendmsg(sock, &msg, 0) == 1);
-}
-
-static int recv_fd(int sock)
-{
-    char byte;
-    struct iovec iov = {.iov_base = &byte, .iov_len = 1};
-    union {
-        struct cmsghdr h;
-        char space[CMSG_SPACE(sizeof(int))];
-    } ctl;
-    struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1,
-                         .msg_control = ctl.space,
-                         .msg_controllen = sizeof(ctl.space)};
-    CHECK(recvmsg(sock, &msg, 0) == 1);
-    struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
-    CHECK(c && c->cmsg_type == SCM_RIGHTS);
-    int fd;
-    memcpy(&fd, CMSG_DATA(c), sizeof(int));
-    return fd;
-}
 
 static void receiver(int sock)
 {

@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "guest_check.h"
+#include "guest_slurp.h"
 
 #define TRIES 200
 
@@ -35,16 +36,7 @@ static char buf[1 << 20];
 /* The whole file into buf; its length, or -1 (errno set). */
 static ssize_t slurp(const char *path)
 {
-    int fd = open(path, O_RDONLY);
-    if (fd < 0)
-        return -1;
-    size_t len = 0;
-    ssize_t n;
-    while ((n = read(fd, buf + len, sizeof(buf) - 1 - len)) > 0)
-        len += (size_t)n;
-    close(fd);
-    buf[len] = '\0';
-    return n < 0 ? -1 : (ssize_t)len;
+    return slurp_into(path, buf, sizeof(buf));
 }
 
 /* The number after the first line starting with label in buf, or -1. */

@@ -22,25 +22,9 @@
 #include <unistd.h>
 
 #include "guest_check.h"
+#include "guest_slurp.h"
 
 static char buf[1 << 20], other[1 << 20];
-
-/* The whole file into out (cap bytes); its length, or -1 (errno set). */
-static ssize_t slurp_into(const char *path, char *out, size_t cap)
-{
-    int fd = open(path, O_RDONLY);
-    if (fd < 0)
-        return -1;
-    size_t len = 0;
-    ssize_t n;
-    while ((n = read(fd, out + len, cap - 1 - len)) > 0)
-        len += (size_t)n;
-    int saved = errno;
-    close(fd);
-    errno = saved;
-    out[len] = '\0';
-    return n < 0 ? -1 : (ssize_t)len;
-}
 
 static ssize_t slurp(const char *path)
 {
