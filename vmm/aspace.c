@@ -2419,20 +2419,19 @@ static bool read_direct(const struct vmm_aspace *as, uint8_t *dst, gva_t gva,
 /*
  * hvrun's own first touch of a page of guest memory through its view is
  * a page fault of hvrun's, and where the view's 2 MiB around the page had
- * no page-table page yet, a new one: ~20 us and ~150 us on a host whose
+ * no page-table page yet, a new one: ~24 us and ~80 us on a host whose
  * page tables are shadowed (kvm_pvm; docs/PERFORMANCE.md), where a pread
- * or pwrite of the memfd behind the view costs ~1.5 us. Most pages hvrun
- * reads or writes for a process it meets once or twice (the initial
+ * or pwrite of the memfd behind the view costs ~2.5 us. Most pages hvrun
+ * reads or writes for a process it meets a few times only (the initial
  * stack, a stat buffer, rseq's area, the random bytes at start), each in
  * a view that is new for every process. So the first accesses to a page
  * (MEMFD_SEEN_COUNT_MAX) go through the memfd, and a page met more often
  * (a loop's buffer) through the view, where its later accesses cost
- * nothing. Only where the view is
- * the memfd's own pages at gpa (a private VMA neither direct nor lazy nor
- * shared) and hvrun's view does not follow the guest's protection (the
- * ptrace backend: kvm's shadow MMU wants writes through the view). A page
- * the direct-mapped set forgets is one more pread later, never another
- * byte: the memfd and the view are the same pages.
+ * nothing. Only where the view is the memfd's own pages at gpa (a private
+ * VMA neither direct nor lazy nor shared) and does not follow the guest's
+ * protection (the ptrace backend: kvm's shadow MMU wants writes through
+ * the view). A page the direct-mapped set forgets is one more pread later,
+ * never another byte: the memfd and the view are the same pages.
  */
 #define MEMFD_SEEN_COUNT_BITS 4
 #define MEMFD_SEEN_COUNT_MAX 7 /* accesses through the memfd, then the view */
@@ -2489,6 +2488,7 @@ static int copy_range(const struct vmm_aspace *as, gva_t gva, void *host,
         uint8_t *p = span_of(as, gva, need, &avail);
         if (!p)
             return -EFAULT;
+        const struct vmm_vma *v = vmm_as_find_vma(as, gva);
         size_t n = len < avail ? len : avail;
         const uint8_t *staged = to_guest ? NULL : staged_bytes(as->stage, gva);
         if (staged) {
@@ -2503,10 +2503,9 @@ static int copy_range(const struct vmm_aspace *as, gva_t gva, void *host,
                 memcpy(h, p, n);
         } else if (!to_guest && read_direct(as, h, gva, n)) {
             /* a direct VMA's pages, from its file */
-        } else if (through_memfd(as, vmm_as_find_vma(as, gva), gva) &&
+        } else if (through_memfd(as, v, gva) &&
                    (n = to_page_end(gva, n),
-                    memfd_copy(as, vmm_as_find_vma(as, gva), gva, h, n,
-                               to_guest))) {
+                    memfd_copy(as, v, gva, h, n, to_guest))) {
             /* a page hvrun had not met: the memfd, not the view */
         } else if (to_guest)
             memcpy(p, h, n);
