@@ -169,10 +169,10 @@ static void serve_one(int sock, int exec_fd, int memfd,
  * A retired stub moved off the guests' CPU before hvrun's reaper kills
  * it (ptrace_spawner_unpin): its death (the teardown of its address
  * space, ~0.1-1 ms) then runs on hvrun's other CPUs, not on the one
- * where the next guest runs (on all of them when there is no other). The pidfd says the stub is still there (a
- * stub hvrun's reaper has not reaped keeps its pid, so the pid names no
- * other process). Answers one byte, whatever happened: hvrun kills it
- * then, pinned or not.
+ * where the next guest runs (on all of them when there is no other).
+ * The pidfd says the stub is still there (a stub hvrun's reaper has not
+ * reaped keeps its pid, so the pid names no other process). Answers one
+ * byte, whatever happened: hvrun kills it then, pinned or not.
  */
 static void serve_unpin(int unpin_sock)
 {
