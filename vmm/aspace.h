@@ -349,13 +349,16 @@ size_t vmm_as_map_count(struct vmm_aspace *as);
 const struct vmm_vma *vmm_as_linux_vma(const struct vmm_aspace *as, gva_t gva,
                                        gva_t *lo, gva_t *hi);
 /* The guest's vm.max_map_count: Linux's default (65530), less what the
- * ptrace backend's stub maps of its own and the splits its host mappings
- * may need beyond the guest's (VMM_MAP_COUNT_RESERVE); lower when the
+ * ptrace backend's stub maps of its own and the pieces its host mappings
+ * have beyond the guest's (VMM_MAP_COUNT_RESERVE: a library's text is the
+ * file's pages, the run's rewritten pages and its progress image's, a
+ * dozen host mappings for one of Linux's; 16 ended a run at the limit on
+ * a host at Linux's default 65530); lower when the
  * host's limit is, because the ptrace stub holds every guest mapping in
  * a host process. The same on both backends, so a run near the limit
  * behaves the same on either. */
 #define VMM_MAP_COUNT_LINUX 65530
-#define VMM_MAP_COUNT_RESERVE 16
+#define VMM_MAP_COUNT_RESERVE 512
 size_t vmm_max_map_count(void);
 
 int vmm_as_init(struct vmm_aspace *as, struct vmm_physmem *pm);
