@@ -214,8 +214,9 @@ void cli_print_summary(FILE *f, const struct run_options *o,
         fprintf(f, "RDTSC reads the host TSC (uses cannot be seen); ");
     print_cpuid(f, s);
     if (s->idcall_sites)
-        fprintf(f, "identity calls answered in the guest (%llu getpid, "
-                   "getppid, get[e]uid and get[e]gid sites); ",
+        fprintf(f, "identity and signal calls answered in the guest (%llu "
+                   "getpid, getppid, get[e]uid, get[e]gid, sigprocmask and "
+                   "sigaction sites); ",
                 (unsigned long long)s->idcall_sites);
     if (s->progress_count)
         fprintf(f, "progress counted in software (%llu loop back edges "

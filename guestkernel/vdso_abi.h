@@ -59,7 +59,39 @@ struct gk_vvar {
      * the stubs hvrun puts at glibc's wrappers (cpuid_patch.c, "identity
      * calls"; --gdb keeps them), never by the vDSO. */
     uint64_t ids[6];
+    /* The running thread's signal state in the call count's page
+     * (struct gk_sigstate at calls_va + GK_SIGSTATE_OFF), or 0 where
+     * rt_sigprocmask and rt_sigaction must be made (as for ids): read by
+     * the stubs at glibc's wrappers of those two calls. */
+    uint64_t sig_va;
 };
+/*
+ * The signal state of the thread about to run, in the call count's page
+ * (guest-writable: the one other thing the guest writes there). hvrun
+ * writes it before each run and takes `blocked` back at each exit (bits
+ * of SIGKILL and SIGSTOP cleared: a write of the guest's own can block no
+ * more than rt_sigprocmask could); the stubs answer rt_sigprocmask from
+ * it unless the new mask unblocks a pending signal (then the call is
+ * made and hvrun delivers), and rt_sigaction from `acts` (hvrun takes
+ * the actions marked in acts_set back at the exit). Bit (sig-1) of a mask
+ * is signal sig.
+ */
+struct gk_sigstate {
+    uint64_t blocked; /* the thread's mask; the stubs write it */
+    uint64_t pending; /* pending for the thread: its own and its process's */
+    uint64_t pending_any; /* pending for the process or any of its threads */
+    uint64_t acts_set; /* the stubs' mark of an action they set in acts */
+    uint64_t spare[4];
+    struct {
+        uint64_t handler, flags, restorer, mask; /* rt_sigaction's layout */
+    } acts[64]; /* signal sig's at sig - 1 */
+};
+#define GK_SIGSTATE_OFF 0x100
+/* what the stubs' code names (offsetof in struct gk_sigstate) */
+#define GK_SIGSTATE_PENDING_ANY 0x10
+#define GK_SIGSTATE_ACTS_SET 0x18
+#define GK_SIGSTATE_ACTS 0x40
+
 #define GK_VVAR_ID_VALID (1ULL << 32)
 enum { GK_VVAR_ID_PID, GK_VVAR_ID_PPID, GK_VVAR_ID_UID, GK_VVAR_ID_EUID,
        GK_VVAR_ID_GID, GK_VVAR_ID_EGID };

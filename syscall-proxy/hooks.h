@@ -80,6 +80,11 @@ struct proxy_hooks {
      * site's return address (kernel/user_dispatch.c). */
     uint64_t (*cpuid_call_site)(const struct proxy_process *p,
                                 uint64_t ret_ip);
+    /* A fault about to be the guest's signal in a signal call's stub
+     * (kernel/signal.c). */
+    bool (*cpuid_sig_stub_fault)(struct proxy_process *p);
+    /* Right after a run (world.c): the signal state the stubs changed. */
+    void (*vdso_signals_back)(struct proxy_process *p, bool interrupted);
     int (*cpuid_fork)(struct proxy_process *child,
                       const struct proxy_process *parent);
     int (*cpuid_share)(struct proxy_process *child,

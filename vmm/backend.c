@@ -193,6 +193,11 @@ uint64_t vmm_vm_vdso_calls_va(const struct vmm_vm *vm)
     return vm->ops->vm_vdso_calls_va(vm);
 }
 
+uint8_t *vmm_vm_vdso_page(struct vmm_vm *vm)
+{
+    return vm->ops->vm_vdso_page(vm);
+}
+
 uint64_t vmm_vm_fs_base(struct vmm_vm *vm) { return vm->ops->vm_fs_base(vm); }
 
 void vmm_vm_set_fs_base(struct vmm_vm *vm, uint64_t base)

@@ -199,6 +199,9 @@ struct vmm_regs *vmm_vm_regs(struct vmm_vm *vm);
 uint64_t vmm_vm_vdso_calls(const struct vmm_vm *vm);
 uint64_t vmm_vm_vdso_calls_va(const struct vmm_vm *vm);
 void vmm_vm_vdso_calls_reset(struct vmm_vm *vm);
+/* hvrun's address of that whole page (the count's word first; the rest
+ * holds the thread's signal state, vdso_abi.h's gk_sigstate). */
+uint8_t *vmm_vm_vdso_page(struct vmm_vm *vm);
 uint64_t vmm_vm_fs_base(struct vmm_vm *vm);
 void vmm_vm_set_fs_base(struct vmm_vm *vm, uint64_t base);
 uint64_t vmm_vm_gs_base(struct vmm_vm *vm);

@@ -37,6 +37,7 @@ struct vmm_backend_ops {
     uint64_t (*vm_vdso_calls)(const struct vmm_vm *vm);
     void (*vm_vdso_calls_reset)(struct vmm_vm *vm);
     uint64_t (*vm_vdso_calls_va)(const struct vmm_vm *vm);
+    uint8_t *(*vm_vdso_page)(struct vmm_vm *vm);
     uint64_t (*vm_fs_base)(struct vmm_vm *vm);
     void (*vm_set_fs_base)(struct vmm_vm *vm, uint64_t base);
     uint64_t (*vm_gs_base)(struct vmm_vm *vm);

@@ -517,6 +517,11 @@ static uint64_t kvm_vm_vdso_calls(const struct vmm_vm *base)
     return n;
 }
 
+static uint8_t *kvm_vm_vdso_page(struct vmm_vm *base)
+{
+    return ((struct kvm_vm *)base)->phys_hva + GK_VDSO_CALLS_GPA;
+}
+
 static void kvm_vm_vdso_calls_reset(struct vmm_vm *base)
 {
     struct kvm_vm *vm = (struct kvm_vm *)base;
@@ -879,6 +884,7 @@ const struct vmm_backend_ops kvm_backend_ops = {
     .vm_vdso_calls = kvm_vm_vdso_calls,
     .vm_vdso_calls_reset = kvm_vm_vdso_calls_reset,
     .vm_vdso_calls_va = kvm_vm_vdso_calls_va,
+    .vm_vdso_page = kvm_vm_vdso_page,
     .vm_fs_base = kvm_vm_fs_base,
     .vm_set_fs_base = kvm_vm_set_fs_base,
     .vm_gs_base = kvm_vm_gs_base,

@@ -938,6 +938,11 @@ static void pt_vm_vdso_calls_reset(struct vmm_vm *base)
     memset(pt_of(base)->phys_hva + PT_CALLS_GPA, 0, sizeof(uint64_t));
 }
 
+static uint8_t *pt_vm_vdso_page(struct vmm_vm *base)
+{
+    return pt_of(base)->phys_hva + PT_CALLS_GPA;
+}
+
 static uint64_t pt_vm_vdso_calls_va(const struct vmm_vm *base)
 {
     (void)base;
@@ -1845,6 +1850,7 @@ const struct vmm_backend_ops ptrace_backend_ops = {
     .vm_vdso_calls = pt_vm_vdso_calls,
     .vm_vdso_calls_reset = pt_vm_vdso_calls_reset,
     .vm_vdso_calls_va = pt_vm_vdso_calls_va,
+    .vm_vdso_page = pt_vm_vdso_page,
     .vm_fs_base = pt_vm_fs_base,
     .vm_set_fs_base = pt_vm_set_fs_base,
     .vm_gs_base = pt_vm_gs_base,

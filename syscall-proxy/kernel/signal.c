@@ -765,6 +765,10 @@ void proxy_signal_fault(struct proxy_process *p, const struct vmm_event *ev)
     if (ev->vector == 14 && file_fault < 0 &&
         proxy_hooks.mm_grow_down(p, ev->fault_addr))
         return; /* a MAP_GROWSDOWN mapping grew over it */
+    /* A bad pointer given to a signal call answered in the guest: the
+     * call's EFAULT, not a signal. */
+    if (proxy_hooks.cpuid_sig_stub_fault(p))
+        return;
     /* A signal's frame names the program's instruction, never a loop
      * body's copy in hvrun's trampolines (mm/progress_copy.c). */
     (void)proxy_hooks.progress_home(p);
@@ -796,24 +800,23 @@ void proxy_signal_fault(struct proxy_process *p, const struct vmm_event *ev)
 
 /* ---- syscalls ------------------------------------------------------------ */
 
+/* Linux's order: the new action read (EFAULT), then the signal checked
+ * (EINVAL), the action set, and only then the old one written (EFAULT
+ * with the new one in place). */
 static long sys_rt_sigaction(struct proxy_process *p, const uint64_t a[6])
 {
     int sig = (int)a[0];
-    if (a[3] != 8 || !sig_valid(a[0]))
+    if (a[3] != 8)
         return -EINVAL;
-    struct proxy_sigaction act, old = p->sig.sigactions[sig];
+    struct proxy_sigaction act;
     if (a[1]) {
-        if (sig == SIGKILL || sig == SIGSTOP)
-            return -EINVAL;
         int rc = proxy_copy_in(p, &act, a[1], sizeof(act));
         if (rc < 0)
             return rc;
     }
-    if (a[2]) {
-        int rc = proxy_copy_out(p, a[2], &old, sizeof(old));
-        if (rc < 0)
-            return rc;
-    }
+    if (!sig_valid(a[0]) || (a[1] && (sig == SIGKILL || sig == SIGSTOP)))
+        return -EINVAL;
+    struct proxy_sigaction old = p->sig.sigactions[sig];
     if (a[1]) {
         act.mask &= ~UNBLOCKABLE;
         p->sig.sigactions[sig] = act;
@@ -826,36 +829,33 @@ static long sys_rt_sigaction(struct proxy_process *p, const uint64_t a[6])
             proxy_signalfd_sync(p);
         }
     }
-    return 0;
+    return a[2] ? proxy_copy_out(p, a[2], &old, sizeof(old)) : 0;
 }
 
+/* Linux's order: the set read (EFAULT), how checked (EINVAL, an int),
+ * the mask changed, and only then the old one written (EFAULT with the
+ * new mask in place). */
 static long sys_rt_sigprocmask(struct proxy_process *p, const uint64_t a[6])
 {
     if (a[3] != 8)
         return -EINVAL;
     uint64_t set = 0, old = p->sig.sigmask;
     if (a[1]) {
-        if (a[0] > SIG_SETMASK)
-            return -EINVAL;
         int rc = proxy_copy_in(p, &set, a[1], 8);
         if (rc < 0)
             return rc;
-    }
-    if (a[2]) {
-        int rc = proxy_copy_out(p, a[2], &old, 8);
-        if (rc < 0)
-            return rc;
-    }
-    if (a[1]) {
-        if (a[0] == SIG_BLOCK)
+        int how = (int)a[0];
+        if (how == SIG_BLOCK)
             p->sig.sigmask |= set;
-        else if (a[0] == SIG_UNBLOCK)
+        else if (how == SIG_UNBLOCK)
             p->sig.sigmask &= ~set;
-        else
+        else if (how == SIG_SETMASK)
             p->sig.sigmask = set;
+        else
+            return -EINVAL;
         p->sig.sigmask &= ~UNBLOCKABLE;
     }
-    return 0;
+    return a[2] ? proxy_copy_out(p, a[2], &old, 8) : 0;
 }
 
 static long sys_rt_sigpending(struct proxy_process *p, const uint64_t a[6])

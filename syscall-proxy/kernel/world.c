@@ -1072,6 +1072,7 @@ static bool run_one(struct proxy_process *p)
     if (p->cfg->progress_count)
         proxy_hooks.progress_enter(p, progress_budget(p));
     int rc = vmm_vm_run_slice(p->vm, &ev, run_for);
+    proxy_hooks.vdso_signals_back(p, ev.kind == VMM_EVENT_INTERRUPTED);
     /* A guest's file ids stay on from its last call (fscred.c) only for
      * its next one: anything else is hvrun's own work (a fault's core
      * dump, a signal's end of a process). */

@@ -272,6 +272,7 @@ static bool tsc_faults(const struct proxy_process *p)
 #define STUB_PAGE_NAME "[hvrun-tsc]"
 #define STUB_FIRST 16   /* after the page's [vvar] address word */
 #define STUB_BYTES 128  /* at most: 86 of code, the tail, the jmp back */
+#define STUB_BYTES_SIGACTION 192 /* rt_sigaction's stub: 184 */
 #define STUB_REACH ((1LL << 31) - 4 * (int64_t)VMM_PAGE_SIZE)
 
 static bool inline_allowed(const struct proxy_process *p)
@@ -330,23 +331,23 @@ static struct stub_page *new_stub_page(struct proxy_process *p, gva_t site)
 }
 
 /* Room for one stub within reach of site: a page's next bytes. */
-static gva_t stub_room(struct proxy_process *p, gva_t site)
+static gva_t stub_room(struct proxy_process *p, gva_t site, uint32_t size)
 {
     struct proxy_cpuid_patched *s = p->cpuid_patched;
     struct stub_page *pg = NULL;
     for (size_t i = 0; i < s->nr_pages && !pg; i++)
-        if (s->pages[i].used + STUB_BYTES <= VMM_PAGE_SIZE &&
+        if (s->pages[i].used + size <= VMM_PAGE_SIZE &&
             in_reach(s->pages[i].gva, site) && in_stub_page(p, s->pages[i].gva))
             pg = &s->pages[i];
     if (!pg && !(pg = new_stub_page(p, site)))
         return 0;
     gva_t at = pg->gva + pg->used;
-    pg->used += STUB_BYTES;
+    pg->used += size;
     return at;
 }
 
 struct emitter {
-    uint8_t b[STUB_BYTES];
+    uint8_t b[STUB_BYTES_SIGACTION];
     size_t n;
     gva_t at; /* where b[0] will be */
 };
@@ -618,15 +619,242 @@ static bool build_idcall_stub(struct emitter *e, gva_t page,
     return e->n == IDCALL_CALL_RET && put_tail(e, ps);
 }
 
+/* ---- signal calls answered in the guest ------------------------------------
+ *
+ * glibc's pthread_sigmask (sigprocmask) and sigaction end in `mov $14
+ * (or $13), %eax; syscall` as the identity calls do, and a shell makes
+ * nine of them a process, python's start some 1,300. The stubs answer
+ * from the thread's signal state that hvrun puts in the call count's
+ * page before every run (vdso.c: publish_signals; vdso_abi.h:
+ * gk_sigstate, whose address [vvar]'s sig_va gives, 0 where the call
+ * must be made as for ids) and takes the mask back from at every exit:
+ *   rt_sigprocmask(how, set, oset, 8): the new mask (SIGKILL and SIGSTOP
+ *     never blocked) unless it unblocks a signal pending for the thread:
+ *     then, or for a bad how or size, the call is made (hvrun delivers
+ *     at its return, as Linux does);
+ *   rt_sigaction(sig, act, oact, 8): the old action copied out of the
+ *     table and the new one into it, marked in acts_set for hvrun to take
+ *     back at the exit; the call for a bad sig or size, for SIGKILL or
+ *     SIGSTOP, where the signal is pending (a new SIG_IGN discards it:
+ *     hvrun does that) and where act and oact overlap (Linux reads act
+ *     before it writes oact; the stub writes oact first).
+ * Only rax, rcx and r11 change, as the syscall changes them, and the
+ * flags, which glibc's wrappers (every compiler's inline asm on x86)
+ * take as clobbered. A fault on the guest's pointers (set, oset, oact)
+ * does not become the guest's signal: hvrun moves the thread to the
+ * stub's call (proxy_cpuid_sig_stub_fault), which returns EFAULT as
+ * Linux would (a new action half copied into the page is not marked, and
+ * the next run's page is written afresh). A host interruption inside a
+ * stub before its first store into the state starts it again
+ * (proxy_cpuid_sig_stub_interrupted), so what was pending when it
+ * checked is what is pending when it stores.
+ */
+#define SIGMASK_STORE 87     /* the mask stub's store of the new mask */
+#define SIGMASK_CALL 102     /* its fallback: mov $14, %eax; syscall */
+#define SIGACTION_STORE 120  /* the action stub's first store to the table */
+#define SIGACTION_CALL 172   /* its fallback */
+
+/* mov rcx, [rip+page] ([vvar]); jrcxz call; mov rcx, [rcx+sig_va];
+ * jrcxz call; cmp r10, 8; jne call: the state, or the call. */
+static void put_sig_prologue(struct emitter *e, gva_t page, size_t to_call[3])
+{
+    static const uint8_t mov_rcx_rip[3] = {0x48, 0x8b, 0x0d},
+                         mov_rcx_disp32[3] = {0x48, 0x8b, 0x89},
+                         cmp_r10_8[4] = {0x49, 0x83, 0xfa, 0x08};
+    uint32_t sig_va = offsetof(struct gk_vvar, sig_va);
+    put(e, mov_rcx_rip, 3);
+    put_rel32(e, page);
+    to_call[0] = put_jcc8(e, 0xe3);
+    put(e, mov_rcx_disp32, 3);
+    put(e, &sig_va, 4);
+    to_call[1] = put_jcc8(e, 0xe3);
+    put(e, cmp_r10_8, 4);
+    to_call[2] = put_jcc8(e, 0x75);
+}
+
+/* The fallback (the site's own mov and syscall) and the jmp back. */
+static bool put_sig_call(struct emitter *e, const struct patched_site *ps,
+                         const size_t *to_call, size_t n, size_t call_at)
+{
+    if (e->n != call_at)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        aim(e, to_call[i]);
+    put(e, ps->orig, 7);
+    return put_tail(e, ps);
+}
+
+static bool build_sigmask_stub(struct emitter *e, gva_t page,
+                               const struct patched_site *ps)
+{
+    /* gk_sigstate: blocked at [rcx], pending at [rcx+8] */
+    static const uint8_t old_and_set[8] = {
+        0x48, 0x8b, 0x01,             /* mov rax, [rcx] */
+        0x48, 0x85, 0xf6,             /* test rsi, rsi */
+        0x74, 0x00},                  /* jz noset */
+        how_ok[3] = {0x83, 0xff, 0x02}, /* cmp edi, 2 (then ja call) */
+        new_mask[40] = {
+        0x4c, 0x8b, 0x1e,             /* mov r11, [rsi]: may fault */
+        0x83, 0xff, 0x01,             /* cmp edi, 1 */
+        0x72, 0x04, 0x74, 0x07,       /* jb block; je unblock */
+        0xeb, 0x0b,                   /* jmp done (SIG_SETMASK) */
+        0x49, 0x09, 0xc3, 0xeb, 0x06, /* block: or r11, rax; jmp done */
+        0x49, 0xf7, 0xd3,             /* unblock: not r11 */
+        0x49, 0x21, 0xc3,             /* and r11, rax */
+        0x49, 0x81, 0xe3, 0xff, 0xfe, 0xfb, 0xff, /* done: kill, stop */
+        0x49, 0xf7, 0xd3,             /* not r11 */
+        0x4c, 0x85, 0x59, 0x08,       /* test [rcx+8], r11 */
+        0x49, 0xf7, 0xd3},            /* not r11 (jnz call) */
+        write_old[13] = {
+        0x48, 0x85, 0xd2, 0x74, 0x03, /* wr: test rdx, rdx; jz store */
+        0x48, 0x89, 0x02,             /* mov [rdx], rax: may fault */
+        0x4c, 0x89, 0x19,             /* store: mov [rcx], r11 */
+        0x31, 0xc0},                  /* xor eax, eax */
+        noset[5] = {0x49, 0x89, 0xc3, 0xeb, 0x00}; /* mov r11, rax; jmp wr */
+    size_t to_call[5];
+    put_sig_prologue(e, page, to_call);
+    put(e, old_and_set, 8);
+    size_t to_noset = e->n - 1;
+    put(e, how_ok, 3);
+    to_call[3] = put_jcc8(e, 0x77);
+    put(e, new_mask, 40);
+    to_call[4] = put_jcc8(e, 0x75);
+    size_t wr = e->n;
+    put(e, write_old, 13);
+    if (e->n != SIGMASK_STORE + 5 || !put_tail(e, ps))
+        return false;
+    aim(e, to_noset);
+    put(e, noset, 5);
+    e->b[e->n - 1] = (uint8_t)(int8_t)((long)wr - (long)e->n);
+    return put_sig_call(e, ps, to_call, 5, SIGMASK_CALL);
+}
+
+static bool build_sigaction_stub(struct emitter *e, gva_t page,
+                                 const struct patched_site *ps)
+{
+    static const uint8_t sig_ok[6] = {0x8d, 0x47, 0xff, /* lea eax, [rdi-1] */
+                                      0x83, 0xf8, 0x3f}, /* cmp eax, 63 */
+        apart[14] = {0x49, 0x89, 0xf3,             /* mov r11, rsi */
+                     0x49, 0x29, 0xd3,             /* sub r11, rdx */
+                     0x49, 0x83, 0xc3, 0x1f,       /* add r11, 31 */
+                     0x49, 0x83, 0xfb, 0x3e},      /* cmp r11, 62 (jbe) */
+        a_set[3] = {0x48, 0x85, 0xf6},             /* test rsi, rsi */
+        not_kill[3] = {0x83, 0xf8, SIGKILL - 1},   /* cmp eax, 8 (je) */
+        not_stop[3] = {0x83, 0xf8, SIGSTOP - 1},   /* cmp eax, 18 (je) */
+        not_pending[5] = {0x48, 0x0f, 0xa3, 0x41,  /* bt [rcx+pending_any], */
+                          GK_SIGSTATE_PENDING_ANY}, /* rax (jc) */
+        entry[9] = {0xc1, 0xe0, 0x05,              /* query: shl eax, 5 */
+                    0x48, 0x01, 0xc8,              /* add rax, rcx */
+                    0x48, 0x85, 0xd2},             /* test rdx, rdx (jz) */
+        old_out[31] = {                            /* may fault */
+        0x4c, 0x8b, 0x58, GK_SIGSTATE_ACTS, 0x4c, 0x89, 0x1a,
+        0x4c, 0x8b, 0x58, GK_SIGSTATE_ACTS + 8, 0x4c, 0x89, 0x5a, 0x08,
+        0x4c, 0x8b, 0x58, GK_SIGSTATE_ACTS + 16, 0x4c, 0x89, 0x5a, 0x10,
+        0x4c, 0x8b, 0x58, GK_SIGSTATE_ACTS + 24, 0x4c, 0x89, 0x5a, 0x18},
+        new_in[31] = {                             /* may fault */
+        0x4c, 0x8b, 0x1e, 0x4c, 0x89, 0x58, GK_SIGSTATE_ACTS,
+        0x4c, 0x8b, 0x5e, 0x08, 0x4c, 0x89, 0x58, GK_SIGSTATE_ACTS + 8,
+        0x4c, 0x8b, 0x5e, 0x10, 0x4c, 0x89, 0x58, GK_SIGSTATE_ACTS + 16,
+        0x4c, 0x8b, 0x5e, 0x18, 0x4c, 0x89, 0x58, GK_SIGSTATE_ACTS + 24},
+        marked[17] = {
+        0x48, 0x81, 0x60, GK_SIGSTATE_ACTS + 24,   /* and [rax+mask], */
+        0xff, 0xfe, 0xfb, 0xff,                    /* ~(KILL | STOP) */
+        0x44, 0x8d, 0x5f, 0xff,                    /* lea r11d, [rdi-1] */
+        0x4c, 0x0f, 0xab, 0x59,                    /* bts [rcx+acts_set], */
+        GK_SIGSTATE_ACTS_SET},                     /* r11 */
+        done[2] = {0x31, 0xc0};                    /* xor eax, eax */
+    size_t to_call[8];
+    put_sig_prologue(e, page, to_call);
+    put(e, sig_ok, 6);
+    to_call[3] = put_jcc8(e, 0x77);
+    put(e, apart, 14);
+    to_call[4] = put_jcc8(e, 0x76);
+    put(e, a_set, 3);
+    size_t to_query = put_jcc8(e, 0x74);
+    put(e, not_kill, 3);
+    to_call[5] = put_jcc8(e, 0x74);
+    put(e, not_stop, 3);
+    to_call[6] = put_jcc8(e, 0x74);
+    put(e, not_pending, 5);
+    to_call[7] = put_jcc8(e, 0x72);
+    aim(e, to_query);
+    put(e, entry, 9);
+    size_t to_new = put_jcc8(e, 0x74);
+    put(e, old_out, 31);
+    aim(e, to_new);
+    put(e, a_set, 3);
+    size_t to_done = put_jcc8(e, 0x74);
+    if (e->n + 3 != SIGACTION_STORE)
+        return false;
+    put(e, new_in, 31);
+    put(e, marked, 17);
+    aim(e, to_done);
+    put(e, done, 2);
+    return put_tail(e, ps) &&
+           put_sig_call(e, ps, to_call, 8, SIGACTION_CALL);
+}
+
+/* The signal call a stub makes its fallback for (13, 14), or 0. */
+static int sig_call_nr(const struct patched_site *ps)
+{
+    if (ps->kind != PROXY_SITE_IDCALL || ps->how != PATCH_JMP)
+        return 0;
+    return ps->orig[1] == 13 || ps->orig[1] == 14 ? ps->orig[1] : 0;
+}
+
+/* Where a stub's fallback syscall returns to (its offset). */
+static size_t stub_call_ret(const struct patched_site *ps)
+{
+    switch (sig_call_nr(ps)) {
+    case 13: return SIGACTION_CALL + 7;
+    case 14: return SIGMASK_CALL + 7;
+    default: return IDCALL_CALL_RET;
+    }
+}
+
 uint64_t proxy_cpuid_call_site(const struct proxy_process *p,
                                uint64_t ret_ip)
 {
     const struct proxy_cpuid_patched *s = p->cpuid_patched;
     for (size_t i = 0; s && i < s->nr; i++)
         if (s->v[i].kind == PROXY_SITE_IDCALL && s->v[i].how == PATCH_JMP &&
-            s->v[i].stub + IDCALL_CALL_RET == ret_ip)
+            s->v[i].stub + stub_call_ret(&s->v[i]) == ret_ip)
             return s->v[i].gva + s->v[i].span;
     return ret_ip;
+}
+
+/* The signal call's stub rip is in, before its offset `before`. */
+static const struct patched_site *sig_stub_at(const struct proxy_process *p,
+                                              uint64_t rip, bool fault)
+{
+    const struct proxy_cpuid_patched *s = p->cpuid_patched;
+    for (size_t i = 0; s && i < s->nr; i++) {
+        int nr = sig_call_nr(&s->v[i]);
+        size_t before = fault       ? (nr == 13 ? SIGACTION_CALL : SIGMASK_CALL)
+                        : nr == 13 ? SIGACTION_STORE + 1
+                                   : SIGMASK_STORE + 1;
+        if (nr && rip >= s->v[i].stub && rip < s->v[i].stub + before)
+            return &s->v[i];
+    }
+    return NULL;
+}
+
+bool proxy_cpuid_sig_stub_fault(struct proxy_process *p)
+{
+    struct vmm_regs *r = vmm_vm_regs(p->vm);
+    const struct patched_site *ps = sig_stub_at(p, r->rip, true);
+    if (!ps)
+        return false;
+    r->rip = ps->stub + (ps->orig[1] == 13 ? SIGACTION_CALL : SIGMASK_CALL);
+    return true;
+}
+
+void proxy_cpuid_sig_stub_interrupted(struct proxy_process *p)
+{
+    struct vmm_regs *r = vmm_vm_regs(p->vm);
+    const struct patched_site *ps = sig_stub_at(p, r->rip, false);
+    if (ps)
+        r->rip = ps->stub;
 }
 
 /* The span's bytes when it jumps to stub: jmp rel32 at its first byte
@@ -657,7 +885,13 @@ static gva_t stub_for(struct proxy_process *p, const struct patched_site *ps)
         was->dev == ps->dev && was->ino == ps->ino &&
         in_stub_page(p, was->stub) && in_reach(was->stub, ps->gva))
         return was->stub;
-    return stub_room(p, ps->gva);
+    /* rt_sigaction's stub is the one longer than STUB_BYTES */
+    uint8_t nr = 0;
+    uint32_t size = STUB_BYTES;
+    if (ps->kind == PROXY_SITE_IDCALL && ps->pre &&
+        proxy_code_read(p, ps->gva - ps->pre + 1, &nr, 1) && nr == 13)
+        size = STUB_BYTES_SIGACTION;
+    return stub_room(p, ps->gva, size);
 }
 
 /* The span of ps as a jmp to its stub (built at ps->stub): false (the
@@ -674,7 +908,10 @@ static bool patch_inline(struct proxy_process *p, struct patched_site *ps)
         if (!build_cpuid_stub(&e, ps) || !proxy_code_poke(p, ps->stub, e.b, e.n))
             return false;
     } else if (ps->kind == PROXY_SITE_IDCALL) {
-        if (!build_idcall_stub(&e, page_of, ps) ||
+        bool built = ps->orig[1] == 14   ? build_sigmask_stub(&e, page_of, ps)
+                     : ps->orig[1] == 13 ? build_sigaction_stub(&e, page_of, ps)
+                                         : build_idcall_stub(&e, page_of, ps);
+        if (!built ||
             !proxy_code_poke(p, ps->stub, e.b, e.n))
             return false;
     } else {

@@ -258,12 +258,13 @@ static int site_kind(const cs_insn *in)
     return -1;
 }
 
-/* `mov $nr, %eax; syscall` at code (7 bytes readable) for an identity
- * call (idcall_index). */
+/* `mov $nr, %eax; syscall` at code (7 bytes readable) for a call a stub
+ * answers (guest_answered_call). */
 static bool idcall_at(const uint8_t *code)
 {
     return code[0] == 0xb8 && !code[2] && !code[3] && !code[4] &&
-           code[5] == 0x0f && code[6] == 0x05 && idcall_index(code[1]) >= 0;
+           code[5] == 0x0f && code[6] == 0x05 &&
+           guest_answered_call(code[1]);
 }
 
 static bool may_hold_idcall(const uint8_t *code, size_t len)

@@ -91,6 +91,10 @@ void proxy_vdso_enter(struct proxy_process *p);
  * folded. host_interruption: the stop was the host's (a signal, a timer
  * that cut nothing), not a point of the guest's progress. */
 uint64_t proxy_vdso_leave(struct proxy_process *p, bool host_interruption);
+/* Right after a run: the mask and actions the signal calls' stubs set,
+ * back into p's state; interrupted: a host interruption, which starts a
+ * stub caught before its store over (cpuid_patch.c, "signal calls"). */
+void proxy_vdso_signals_back(struct proxy_process *p, bool interrupted);
 
 /* The vDSO's clock reads since the last fold (before leave folds them). */
 uint64_t proxy_vdso_unfolded(struct proxy_process *p);
@@ -223,6 +227,13 @@ void proxy_cpuid_traced(struct proxy_process *p);
  * (the site's), as a user dispatch range names code; ret_ip otherwise. */
 uint64_t proxy_cpuid_call_site(const struct proxy_process *p,
                                uint64_t ret_ip);
+/* A fault of the guest's pointers inside a signal call's stub
+ * (cpuid_patch.c, "signal calls"): the thread goes to the stub's call,
+ * which gives EFAULT; true then (no signal), false for any other rip. */
+bool proxy_cpuid_sig_stub_fault(struct proxy_process *p);
+/* A host interruption inside a signal call's stub before its store: the
+ * stub starts again (what it found pending may have changed). */
+void proxy_cpuid_sig_stub_interrupted(struct proxy_process *p);
 
 /* fork: the child gets a copy of the parent's rewritten sites. 0/-ENOMEM. */
 int proxy_cpuid_fork(struct proxy_process *child,

@@ -26,6 +26,10 @@ struct proxy_mm_state {
      * (the last stop was a host interruption). */
     uint64_t vdso_folded, vdso_unlogged;
     bool vdso_count_goes_on;
+    /* The running thread's signal state is in the call count's page for
+     * the stubs (vdso.c, publish_signals): its mask is taken back at the
+     * exit. */
+    bool sig_published;
     gva_t stack_top;
     /* the initial stack's argv and envp strings, [start, end) (loader.c),
      * for /proc/self/{stat,cmdline,environ} (procfs.c) */
