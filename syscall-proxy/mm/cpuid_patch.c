@@ -350,6 +350,7 @@ struct emitter {
     uint8_t b[STUB_BYTES_SIGACTION];
     size_t n;
     gva_t at; /* where b[0] will be */
+    bool too_far; /* a short branch aimed out of rel8's reach */
 };
 
 static void put(struct emitter *e, const void *bytes, size_t len)
@@ -374,7 +375,9 @@ static size_t put_jcc8(struct emitter *e, uint8_t opcode)
 
 static void aim(struct emitter *e, size_t rel8_at)
 {
-    e->b[rel8_at] = (uint8_t)(e->n - (rel8_at + 1));
+    long rel = (long)e->n - (long)(rel8_at + 1);
+    e->too_far |= rel < -128 || rel > 127;
+    e->b[rel8_at] = (uint8_t)(int8_t)rel;
 }
 
 /* mov rdx, [rip + page's first word] (the [vvar] address). */
@@ -651,8 +654,9 @@ static bool build_idcall_stub(struct emitter *e, gva_t page,
  */
 #define SIGMASK_STORE 87     /* the mask stub's store of the new mask */
 #define SIGMASK_CALL 102     /* its fallback: mov $14, %eax; syscall */
-#define SIGACTION_STORE 120  /* the action stub's first store to the table */
-#define SIGACTION_CALL 172   /* its fallback */
+#define SIGACTION_CALL 26     /* the action stub's fallback, then the jmp back */
+#define SIGACTION_BODY 38     /* its tests and copies */
+#define SIGACTION_STORE 134   /* its first store to the table */
 
 /* mov rcx, [rip+page] ([vvar]); jrcxz call; mov rcx, [rcx+sig_va];
  * jrcxz call; cmp r10, 8; jne call: the state, or the call. */
@@ -670,6 +674,15 @@ static void put_sig_prologue(struct emitter *e, gva_t page, size_t to_call[3])
     to_call[1] = put_jcc8(e, 0xe3);
     put(e, cmp_r10_8, 4);
     to_call[2] = put_jcc8(e, 0x75);
+}
+
+/* A short conditional branch back to offset `to` of the stub. */
+static void put_back_jcc8(struct emitter *e, uint8_t opcode, size_t to)
+{
+    size_t at = put_jcc8(e, opcode);
+    long rel = (long)to - (long)e->n;
+    e->too_far |= rel < -128;
+    e->b[at] = (uint8_t)(int8_t)rel;
 }
 
 /* The fallback (the site's own mov and syscall) and the jmp back. */
@@ -726,7 +739,7 @@ static bool build_sigmask_stub(struct emitter *e, gva_t page,
     aim(e, to_noset);
     put(e, noset, 5);
     e->b[e->n - 1] = (uint8_t)(int8_t)((long)wr - (long)e->n);
-    return put_sig_call(e, ps, to_call, 5, SIGMASK_CALL);
+    return put_sig_call(e, ps, to_call, 5, SIGMASK_CALL) && !e->too_far;
 }
 
 static bool build_sigaction_stub(struct emitter *e, gva_t page,
@@ -763,20 +776,27 @@ static bool build_sigaction_stub(struct emitter *e, gva_t page,
         0x4c, 0x0f, 0xab, 0x59,                    /* bts [rcx+acts_set], */
         GK_SIGSTATE_ACTS_SET},                     /* r11 */
         done[2] = {0x31, 0xc0};                    /* xor eax, eax */
-    size_t to_call[8];
+    size_t to_call[3];
     put_sig_prologue(e, page, to_call);
+    /* the call here, within a short branch of every test */
+    size_t to_body = put_jcc8(e, 0xeb);
+    if (!put_sig_call(e, ps, to_call, 3, SIGACTION_CALL))
+        return false;
+    aim(e, to_body);
+    if (e->n != SIGACTION_BODY)
+        return false;
     put(e, sig_ok, 6);
-    to_call[3] = put_jcc8(e, 0x77);
+    put_back_jcc8(e, 0x77, SIGACTION_CALL);
     put(e, apart, 14);
-    to_call[4] = put_jcc8(e, 0x76);
+    put_back_jcc8(e, 0x76, SIGACTION_CALL);
     put(e, a_set, 3);
     size_t to_query = put_jcc8(e, 0x74);
     put(e, not_kill, 3);
-    to_call[5] = put_jcc8(e, 0x74);
+    put_back_jcc8(e, 0x74, SIGACTION_CALL);
     put(e, not_stop, 3);
-    to_call[6] = put_jcc8(e, 0x74);
+    put_back_jcc8(e, 0x74, SIGACTION_CALL);
     put(e, not_pending, 5);
-    to_call[7] = put_jcc8(e, 0x72);
+    put_back_jcc8(e, 0x72, SIGACTION_CALL);
     aim(e, to_query);
     put(e, entry, 9);
     size_t to_new = put_jcc8(e, 0x74);
@@ -790,8 +810,7 @@ static bool build_sigaction_stub(struct emitter *e, gva_t page,
     put(e, marked, 17);
     aim(e, to_done);
     put(e, done, 2);
-    return put_tail(e, ps) &&
-           put_sig_call(e, ps, to_call, 8, SIGACTION_CALL);
+    return put_tail(e, ps) && !e->too_far;
 }
 
 /* The signal call a stub makes its fallback for (13, 14), or 0. */
@@ -823,17 +842,30 @@ uint64_t proxy_cpuid_call_site(const struct proxy_process *p,
     return ret_ip;
 }
 
-/* The signal call's stub rip is in, before its offset `before`. */
+/* Whether offset `at` of a signal call's stub (nr 13 or 14) may take the
+ * guest's pointers (fault: where a fault goes to the call), or lies
+ * before its first store into the state with the call not yet made
+ * (!fault: where the stub may start over). */
+static bool sig_stub_part(int nr, size_t at, bool fault)
+{
+    if (nr == 14)
+        return fault ? at < SIGMASK_CALL : at <= SIGMASK_STORE;
+    if (fault)
+        return at >= SIGACTION_BODY && at < STUB_BYTES_SIGACTION;
+    return at < SIGACTION_CALL + 7 ||
+           (at >= SIGACTION_BODY && at <= SIGACTION_STORE);
+}
+
+/* The signal call's stub rip is in, at a part sig_stub_part names. */
 static const struct patched_site *sig_stub_at(const struct proxy_process *p,
                                               uint64_t rip, bool fault)
 {
     const struct proxy_cpuid_patched *s = p->cpuid_patched;
     for (size_t i = 0; s && i < s->nr; i++) {
         int nr = sig_call_nr(&s->v[i]);
-        size_t before = fault       ? (nr == 13 ? SIGACTION_CALL : SIGMASK_CALL)
-                        : nr == 13 ? SIGACTION_STORE + 1
-                                   : SIGMASK_STORE + 1;
-        if (nr && rip >= s->v[i].stub && rip < s->v[i].stub + before)
+        if (nr && rip >= s->v[i].stub &&
+            rip < s->v[i].stub + STUB_BYTES_SIGACTION &&
+            sig_stub_part(nr, (size_t)(rip - s->v[i].stub), fault))
             return &s->v[i];
     }
     return NULL;
@@ -905,21 +937,21 @@ static bool patch_inline(struct proxy_process *p, struct patched_site *ps)
     gva_t page_of = ps->stub & VMM_PAGE_MASK;
     struct emitter e = {.at = ps->stub};
     if (ps->kind == PROXY_SITE_CPUID) {
-        if (!build_cpuid_stub(&e, ps) || !proxy_code_poke(p, ps->stub, e.b, e.n))
+        if (!build_cpuid_stub(&e, ps) || e.too_far ||
+            !proxy_code_poke(p, ps->stub, e.b, e.n))
             return false;
     } else if (ps->kind == PROXY_SITE_IDCALL) {
         bool built = ps->orig[1] == 14   ? build_sigmask_stub(&e, page_of, ps)
                      : ps->orig[1] == 13 ? build_sigaction_stub(&e, page_of, ps)
                                          : build_idcall_stub(&e, page_of, ps);
-        if (!built ||
-            !proxy_code_poke(p, ps->stub, e.b, e.n))
+        if (!built || e.too_far || !proxy_code_poke(p, ps->stub, e.b, e.n))
             return false;
     } else {
         size_t ud2_at = build_stub(&e, page_of, ps);
         struct patched_site trap = {ps->stub + ud2_at, 0, 0, 0, ps->kind,
                                     ps->len, ps->len, PATCH_STUB_TRAP,
                                     {0}, 0, {0}, {0}, 0};
-        if (!ud2_at || remember(p, &trap) < 0 ||
+        if (!ud2_at || e.too_far || remember(p, &trap) < 0 ||
             !proxy_code_poke(p, ps->stub, e.b, e.n))
             return false;
     }

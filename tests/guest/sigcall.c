@@ -19,8 +19,10 @@
  *   is EINVAL; the handler set is the one delivered; a thread's set is
  *   its process's, a vfork child's resets leave its parent's alone; a
  *   set of SIG_IGN discards a pending instance;
- * - under a seccomp filter that refuses rt_sigprocmask the wrapper fails
- *   as the filter says (the filter sees the call).
+ * - under a seccomp filter that refuses rt_sigprocmask and rt_sigaction
+ *   the wrappers fail as the filter says (the filter sees the calls);
+ * - after the process unmaps [vvar] (where the stubs find the state) the
+ *   calls are made and agree.
  */
 #define _GNU_SOURCE
 #include "guest_check.h"
@@ -33,6 +35,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -318,7 +321,8 @@ static void under_seccomp(void)
         struct sock_filter f[] = {
             BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
                      offsetof(struct seccomp_data, nr)),
-            BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_rt_sigprocmask, 0, 1),
+            BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_rt_sigprocmask, 1, 0),
+            BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_rt_sigaction, 0, 1),
             BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
             BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
         };
@@ -328,13 +332,55 @@ static void under_seccomp(void)
         sigset_t o;
         errno = 0;
         int rc = sigprocmask(SIG_SETMASK, NULL, &o);
-        printf("rt_sigprocmask refused by a seccomp filter: %s\n",
+        printf("rt_sigprocmask refused by a seccomp filter: %s; ",
                result_text(rc));
+        struct sigaction q;
+        errno = 0;
+        rc = sigaction(SIGINT, NULL, &q);
+        printf("rt_sigaction: %s\n", result_text(rc));
         fflush(stdout);
         _exit(0);
     }
     int st;
     CHECK(waitpid(pid, &st, 0) == pid);
+}
+
+/* A child that unmaps [vvar] (where the stubs find the state's address):
+ * its calls are made, and agree. */
+static void without_vvar(void)
+{
+    pid_t pid = fork();
+    CHECK(pid >= 0);
+    if (pid == 0) {
+        FILE *f = fopen("/proc/self/maps", "r");
+        CHECK(f != NULL);
+        char line[512];
+        unsigned long lo = 0, hi = 0;
+        while (fgets(line, sizeof(line), f))
+            if (strstr(line, "[vvar]") &&
+                sscanf(line, "%lx-%lx", &lo, &hi) == 2)
+                break;
+        fclose(f);
+        CHECK(hi > lo);
+        CHECK(munmap((void *)lo, hi - lo) == 0);
+        sigset_t s = set_of(SIGHUP, 0);
+        CHECK(sigprocmask(SIG_BLOCK, &s, NULL) == 0);
+        struct sigaction q, k = {.sa_handler = on_usr2};
+        CHECK(sigaction(SIGWINCH, &k, NULL) == 0);
+        CHECK(sigaction(SIGWINCH, NULL, &q) == 0);
+        errno = 0;
+        int bad = sigaction(65, NULL, &q);
+        _exit(wrapper_mask() == kernel_mask() &&
+                      wrapper_mask() == BIT(SIGHUP) &&
+                      q.sa_handler == on_usr2 && bad == -1 &&
+                      errno == EINVAL
+                  ? 0
+                  : 1);
+    }
+    int st;
+    CHECK(waitpid(pid, &st, 0) == pid);
+    printf("after unmapping [vvar]: %s\n",
+           WIFEXITED(st) && WEXITSTATUS(st) == 0 ? "agree" : "DIFFER");
 }
 
 int main(int argc, char **argv)
@@ -357,5 +403,6 @@ int main(int argc, char **argv)
     exec_keeps(argv[0]);
     actions_agree();
     under_seccomp();
+    without_vvar();
     return 0;
 }
