@@ -26,6 +26,7 @@
  */
 #define _GNU_SOURCE
 #include "guest_check.h"
+#include "guest_maps.h"
 
 #include <linux/filter.h>
 #include <linux/seccomp.h>
@@ -352,17 +353,7 @@ static void without_vvar(void)
     pid_t pid = fork();
     CHECK(pid >= 0);
     if (pid == 0) {
-        FILE *f = fopen("/proc/self/maps", "r");
-        CHECK(f != NULL);
-        char line[512];
-        unsigned long lo = 0, hi = 0;
-        while (fgets(line, sizeof(line), f))
-            if (strstr(line, "[vvar]") &&
-                sscanf(line, "%lx-%lx", &lo, &hi) == 2)
-                break;
-        fclose(f);
-        CHECK(hi > lo);
-        CHECK(munmap((void *)lo, hi - lo) == 0);
+        CHECK(unmap_named("[vvar]") == 0);
         sigset_t s = set_of(SIGHUP, 0);
         CHECK(sigprocmask(SIG_BLOCK, &s, NULL) == 0);
         struct sigaction q, k = {.sa_handler = on_usr2};
