@@ -95,12 +95,12 @@ static void put_ids(struct proxy_process *p, uint64_t ids[6])
 }
 
 /*
- * rt_sigprocmask and rt_sigaction's queries answered in the guest
- * (cpuid_patch.c, "signal calls"): the running thread's mask, what is
- * pending for it and its process's dispositions, in the call count's page
- * (vdso_abi.h: gk_sigstate), or 0 in [vvar]'s sig_va (the calls are made)
- * where ids are not answered either. A 2.3 KB write a run, against an
- * exit of ~25 us saved a call.
+ * rt_sigprocmask and rt_sigaction answered in the guest (cpuid_patch.c,
+ * "signal calls"): the running thread's mask, what is pending for it and
+ * anywhere in its process, and its process's dispositions, in the call
+ * count's page (vdso_abi.h: gk_sigstate), or 0 in [vvar]'s sig_va (the
+ * calls are made) where ids are not answered either. A 2.3 KB write a
+ * run, against an exit of ~25 us saved a call.
  */
 static uint64_t publish_signals(struct proxy_process *p, const uint64_t *ids)
 {
