@@ -66,7 +66,8 @@ struct gk_vvar {
     uint64_t sig_va;
 };
 /*
- * The signal state of the thread about to run, in the call count's page
+ * The signal state of the thread about to run (and set_tid_address's), in
+ * the call count's page
  * (guest-writable: the one other thing the guest writes there). hvrun
  * writes it before each run and takes `blocked` back at each exit (bits
  * of SIGKILL and SIGSTOP cleared: a write of the guest's own can block no
@@ -81,7 +82,10 @@ struct gk_sigstate {
     uint64_t pending; /* pending for the thread: its own and its process's */
     uint64_t pending_any; /* pending for the process or any of its threads */
     uint64_t acts_set; /* the stubs' mark of an action they set in acts */
-    uint64_t spare[4];
+    /* set_tid_address's: the address the stub took, its mark, and the
+     * thread's id it answers */
+    uint64_t tid_address, tid_address_set, tid;
+    uint64_t spare;
     struct {
         uint64_t handler, flags, restorer, mask; /* rt_sigaction's layout */
     } acts[64]; /* signal sig's at sig - 1 */
@@ -90,6 +94,9 @@ struct gk_sigstate {
 /* what the stubs' code names (offsetof in struct gk_sigstate) */
 #define GK_SIGSTATE_PENDING_ANY 0x10
 #define GK_SIGSTATE_ACTS_SET 0x18
+#define GK_SIGSTATE_TID_ADDRESS 0x20
+#define GK_SIGSTATE_TID_ADDRESS_SET 0x28
+#define GK_SIGSTATE_TID 0x30
 #define GK_SIGSTATE_ACTS 0x40
 
 #define GK_VVAR_ID_VALID (1ULL << 32)

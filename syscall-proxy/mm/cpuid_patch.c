@@ -626,7 +626,8 @@ static bool build_idcall_stub(struct emitter *e, gva_t page,
  *
  * glibc's pthread_sigmask (sigprocmask) and sigaction end in `mov $14
  * (or $13), %eax; syscall` as the identity calls do, and a shell makes
- * nine of them a process, python's start some 1,300. The stubs answer
+ * nine of them a process, python's start some 1,300 (and ld.so's
+ * set_tid_address, one a program: below). The stubs answer
  * from the thread's signal state that hvrun puts in the call count's
  * page before every run (vdso.c: publish_signals; vdso_abi.h:
  * gk_sigstate, whose address [vvar]'s sig_va gives, 0 where the call
@@ -659,12 +660,11 @@ static bool build_idcall_stub(struct emitter *e, gva_t page,
 #define SIGACTION_STORE 134   /* its first store to the table */
 
 /* mov rcx, [rip+page] ([vvar]); jrcxz call; mov rcx, [rcx+sig_va];
- * jrcxz call; cmp r10, 8; jne call: the state, or the call. */
-static void put_sig_prologue(struct emitter *e, gva_t page, size_t to_call[3])
+ * jrcxz call: the thread's state in rcx, or the call. */
+static void put_thread_state(struct emitter *e, gva_t page, size_t to_call[2])
 {
     static const uint8_t mov_rcx_rip[3] = {0x48, 0x8b, 0x0d},
-                         mov_rcx_disp32[3] = {0x48, 0x8b, 0x89},
-                         cmp_r10_8[4] = {0x49, 0x83, 0xfa, 0x08};
+                         mov_rcx_disp32[3] = {0x48, 0x8b, 0x89};
     uint32_t sig_va = offsetof(struct gk_vvar, sig_va);
     put(e, mov_rcx_rip, 3);
     put_rel32(e, page);
@@ -672,6 +672,13 @@ static void put_sig_prologue(struct emitter *e, gva_t page, size_t to_call[3])
     put(e, mov_rcx_disp32, 3);
     put(e, &sig_va, 4);
     to_call[1] = put_jcc8(e, 0xe3);
+}
+
+/* The state, then cmp r10, 8; jne call: a sigset's size checked. */
+static void put_sig_prologue(struct emitter *e, gva_t page, size_t to_call[3])
+{
+    static const uint8_t cmp_r10_8[4] = {0x49, 0x83, 0xfa, 0x08};
+    put_thread_state(e, page, to_call);
     put(e, cmp_r10_8, 4);
     to_call[2] = put_jcc8(e, 0x75);
 }
@@ -813,6 +820,29 @@ static bool build_sigaction_stub(struct emitter *e, gva_t page,
     return put_tail(e, ps) && !e->too_far;
 }
 
+/*
+ * set_tid_address(tidptr), once at every program's start (ld.so): the
+ * address stored in the thread's state and marked (hvrun takes it back
+ * as clear_child_tid), the thread's id answered; nothing of the guest's
+ * is read or written, so nothing faults and nothing need start over.
+ */
+#define TIDADDR_CALL 38
+
+static bool build_tidaddr_stub(struct emitter *e, gva_t page,
+                               const struct patched_site *ps)
+{
+    static const uint8_t taken[15] = {
+        0x48, 0x89, 0x79, GK_SIGSTATE_TID_ADDRESS,  /* mov [rcx+a], rdi */
+        0x48, 0xc7, 0x41, GK_SIGSTATE_TID_ADDRESS_SET, 1, 0, 0, 0,
+                                                    /* mov [rcx+set], 1 */
+        0x8b, 0x41, GK_SIGSTATE_TID};               /* mov eax, [rcx+tid] */
+    size_t to_call[2];
+    put_thread_state(e, page, to_call);
+    put(e, taken, 15);
+    return put_tail(e, ps) && put_sig_call(e, ps, to_call, 2, TIDADDR_CALL) &&
+           !e->too_far;
+}
+
 /* The signal call a stub makes its fallback for (13, 14), or 0. */
 static int sig_call_nr(const struct patched_site *ps)
 {
@@ -824,9 +854,10 @@ static int sig_call_nr(const struct patched_site *ps)
 /* Where a stub's fallback syscall returns to (its offset). */
 static size_t stub_call_ret(const struct patched_site *ps)
 {
-    switch (sig_call_nr(ps)) {
+    switch (ps->orig[1]) {
     case 13: return SIGACTION_CALL + 7;
     case 14: return SIGMASK_CALL + 7;
+    case 218: return TIDADDR_CALL + 7;
     default: return IDCALL_CALL_RET;
     }
 }
@@ -941,9 +972,10 @@ static bool patch_inline(struct proxy_process *p, struct patched_site *ps)
             !proxy_code_poke(p, ps->stub, e.b, e.n))
             return false;
     } else if (ps->kind == PROXY_SITE_IDCALL) {
-        bool built = ps->orig[1] == 14   ? build_sigmask_stub(&e, page_of, ps)
-                     : ps->orig[1] == 13 ? build_sigaction_stub(&e, page_of, ps)
-                                         : build_idcall_stub(&e, page_of, ps);
+        bool built = ps->orig[1] == 14    ? build_sigmask_stub(&e, page_of, ps)
+                     : ps->orig[1] == 13  ? build_sigaction_stub(&e, page_of, ps)
+                     : ps->orig[1] == 218 ? build_tidaddr_stub(&e, page_of, ps)
+                                          : build_idcall_stub(&e, page_of, ps);
         if (!built || e.too_far || !proxy_code_poke(p, ps->stub, e.b, e.n))
             return false;
     } else {

@@ -122,6 +122,8 @@ static uint64_t publish_signals(struct proxy_process *p, const uint64_t *ids)
         s->pending_any |= p->threads[i].own_pending;
     s->acts_set = 0;
     memcpy(s->acts, &p->sig.sigactions[1], sizeof(s->acts));
+    s->tid = (uint64_t)(uint32_t)p->tid; /* sys_set_tid_address's answer */
+    s->tid_address_set = 0;
     p->mm.sig_published = true;
     return vmm_vm_vdso_calls_va(p->vm) + GK_SIGSTATE_OFF;
 }
@@ -148,6 +150,8 @@ void proxy_vdso_signals_back(struct proxy_process *p, bool interrupted)
                sizeof(p->sig.sigactions[sig]));
         p->sig.sigactions[sig].mask &= ~unblockable;
     }
+    if (s->tid_address_set) /* as sys_set_tid_address */
+        p->clear_child_tid = s->tid_address;
     if (interrupted)
         proxy_cpuid_sig_stub_interrupted(p);
 }
