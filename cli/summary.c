@@ -216,7 +216,7 @@ void cli_print_summary(FILE *f, const struct run_options *o,
     if (s->idcall_sites)
         fprintf(f, "identity and signal calls answered in the guest (%llu "
                    "getpid, getppid, get[e]uid, get[e]gid, sigprocmask, "
-                   "sigaction and set_tid_address sites); ",
+                   "sigaction, set_tid_address and rseq sites); ",
                 (unsigned long long)s->idcall_sites);
     if (s->progress_count)
         fprintf(f, "progress counted in software (%llu loop back edges "

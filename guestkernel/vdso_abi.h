@@ -66,8 +66,8 @@ struct gk_vvar {
     uint64_t sig_va;
 };
 /*
- * The signal state of the thread about to run (and set_tid_address's), in
- * the call count's page
+ * The signal state of the thread about to run (and set_tid_address's and
+ * rseq's), in the call count's page
  * (guest-writable: the one other thing the guest writes there). hvrun
  * writes it before each run and takes `blocked` back at each exit (bits
  * of SIGKILL and SIGSTOP cleared: a write of the guest's own can block no
@@ -85,7 +85,11 @@ struct gk_sigstate {
     /* set_tid_address's: the address the stub took, its mark, and the
      * thread's id it answers */
     uint64_t tid_address, tid_address_set, tid;
-    uint64_t spare;
+    /* rseq's registration: the area and signature the stub took, and the
+     * thread's registration: 0 none (the stub may register), 1 taken by
+     * the stub, 2 one already (the call is made) */
+    uint64_t rseq_area, rseq_sig, rseq_state;
+    uint64_t spare[2];
     struct {
         uint64_t handler, flags, restorer, mask; /* rt_sigaction's layout */
     } acts[64]; /* signal sig's at sig - 1 */
@@ -97,7 +101,10 @@ struct gk_sigstate {
 #define GK_SIGSTATE_TID_ADDRESS 0x20
 #define GK_SIGSTATE_TID_ADDRESS_SET 0x28
 #define GK_SIGSTATE_TID 0x30
-#define GK_SIGSTATE_ACTS 0x40
+#define GK_SIGSTATE_RSEQ_AREA 0x38
+#define GK_SIGSTATE_RSEQ_SIG 0x40
+#define GK_SIGSTATE_RSEQ_STATE 0x48
+#define GK_SIGSTATE_ACTS 0x60
 
 #define GK_VVAR_ID_VALID (1ULL << 32)
 enum { GK_VVAR_ID_PID, GK_VVAR_ID_PPID, GK_VVAR_ID_UID, GK_VVAR_ID_EUID,

@@ -627,7 +627,7 @@ static bool build_idcall_stub(struct emitter *e, gva_t page,
  * glibc's pthread_sigmask (sigprocmask) and sigaction end in `mov $14
  * (or $13), %eax; syscall` as the identity calls do, and a shell makes
  * nine of them a process, python's start some 1,300 (and ld.so's
- * set_tid_address, one a program: below). The stubs answer
+ * set_tid_address and glibc's rseq registration, one a program: below). The stubs answer
  * from the thread's signal state that hvrun puts in the call count's
  * page before every run (vdso.c: publish_signals; vdso_abi.h:
  * gk_sigstate, whose address [vvar]'s sig_va gives, 0 where the call
@@ -843,21 +843,70 @@ static bool build_tidaddr_stub(struct emitter *e, gva_t page,
            !e->too_far;
 }
 
-/* The signal call a stub makes its fallback for (13, 14), or 0. */
+/*
+ * rseq(area, len, flags, sig), once at every thread's start (glibc's
+ * registration): where the thread has none, flags are 0, len is 32 and
+ * the area 32-aligned, the stub writes cpu_id_start and cpu_id (0: the
+ * one vCPU, as kernel/rseq.c's write_cpu; a fault there goes to the
+ * call) and marks the area and signature for hvrun to take back as the
+ * thread's registration. Anything else is the call.
+ */
+#define RSEQ_CALL 70
+
+static bool build_rseq_stub(struct emitter *e, gva_t page,
+                            const struct patched_site *ps)
+{
+    static const uint8_t flags_0[2] = {0x85, 0xd2}, /* test edx, edx */
+        unregistered[5] = {0x48, 0x83, 0x79, GK_SIGSTATE_RSEQ_STATE, 0},
+                                                    /* cmp [rcx+state], 0 */
+        len_32[3] = {0x83, 0xfe, 0x20},             /* cmp esi, 32 */
+        aligned[4] = {0x40, 0xf6, 0xc7, 0x1f},      /* test dil, 31 */
+        taken[25] = {
+        0x48, 0xc7, 0x07, 0, 0, 0, 0,               /* mov [rdi], 0: faults */
+        0x48, 0x89, 0x79, GK_SIGSTATE_RSEQ_AREA,    /* mov [rcx+area], rdi */
+        0x4c, 0x89, 0x51, GK_SIGSTATE_RSEQ_SIG,     /* mov [rcx+sig], r10 */
+        0x48, 0xc7, 0x41, GK_SIGSTATE_RSEQ_STATE, 1, 0, 0, 0,
+                                                    /* mov [rcx+state], 1 */
+        0x31, 0xc0};                                /* xor eax, eax */
+    size_t to_call[6];
+    put_thread_state(e, page, to_call);
+    put(e, flags_0, 2);
+    to_call[2] = put_jcc8(e, 0x75);
+    put(e, unregistered, 5);
+    to_call[3] = put_jcc8(e, 0x75);
+    put(e, len_32, 3);
+    to_call[4] = put_jcc8(e, 0x75);
+    put(e, aligned, 4);
+    to_call[5] = put_jcc8(e, 0x75);
+    put(e, taken, 25);
+    return put_tail(e, ps) && put_sig_call(e, ps, to_call, 6, RSEQ_CALL) &&
+           !e->too_far;
+}
+
+/* The call a stub of ps makes (its `mov $nr, %eax`). */
+static uint32_t stub_call_nr(const struct patched_site *ps)
+{
+    return ps->orig[1] | (uint32_t)ps->orig[2] << 8;
+}
+
+/* The call a stub that may fault makes its fallback for (13, 14, 334),
+ * or 0. */
 static int sig_call_nr(const struct patched_site *ps)
 {
     if (ps->kind != PROXY_SITE_IDCALL || ps->how != PATCH_JMP)
         return 0;
-    return ps->orig[1] == 13 || ps->orig[1] == 14 ? ps->orig[1] : 0;
+    uint32_t nr = stub_call_nr(ps);
+    return nr == 13 || nr == 14 || nr == 334 ? (int)nr : 0;
 }
 
 /* Where a stub's fallback syscall returns to (its offset). */
 static size_t stub_call_ret(const struct patched_site *ps)
 {
-    switch (ps->orig[1]) {
+    switch (stub_call_nr(ps)) {
     case 13: return SIGACTION_CALL + 7;
     case 14: return SIGMASK_CALL + 7;
     case 218: return TIDADDR_CALL + 7;
+    case 334: return RSEQ_CALL + 7;
     default: return IDCALL_CALL_RET;
     }
 }
@@ -879,6 +928,8 @@ uint64_t proxy_cpuid_call_site(const struct proxy_process *p,
  * (!fault: where the stub may start over). */
 static bool sig_stub_part(int nr, size_t at, bool fault)
 {
+    if (nr == 334) /* nothing to start over: its marks come last */
+        return fault && at < RSEQ_CALL;
     if (nr == 14)
         return fault ? at < SIGMASK_CALL : at <= SIGMASK_STORE;
     if (fault)
@@ -908,7 +959,10 @@ bool proxy_cpuid_sig_stub_fault(struct proxy_process *p)
     const struct patched_site *ps = sig_stub_at(p, r->rip, true);
     if (!ps)
         return false;
-    r->rip = ps->stub + (ps->orig[1] == 13 ? SIGACTION_CALL : SIGMASK_CALL);
+    uint32_t nr = stub_call_nr(ps);
+    r->rip = ps->stub + (nr == 13    ? SIGACTION_CALL
+                         : nr == 14  ? SIGMASK_CALL
+                                     : RSEQ_CALL);
     return true;
 }
 
@@ -949,10 +1003,11 @@ static gva_t stub_for(struct proxy_process *p, const struct patched_site *ps)
         in_stub_page(p, was->stub) && in_reach(was->stub, ps->gva))
         return was->stub;
     /* rt_sigaction's stub is the one longer than STUB_BYTES */
-    uint8_t nr = 0;
+    uint8_t nr[2] = {0, 0};
     uint32_t size = STUB_BYTES;
     if (ps->kind == PROXY_SITE_IDCALL && ps->pre &&
-        proxy_code_read(p, ps->gva - ps->pre + 1, &nr, 1) && nr == 13)
+        proxy_code_read(p, ps->gva - ps->pre + 1, nr, 2) && nr[0] == 13 &&
+        nr[1] == 0)
         size = STUB_BYTES_SIGACTION;
     return stub_room(p, ps->gva, size);
 }
@@ -972,10 +1027,12 @@ static bool patch_inline(struct proxy_process *p, struct patched_site *ps)
             !proxy_code_poke(p, ps->stub, e.b, e.n))
             return false;
     } else if (ps->kind == PROXY_SITE_IDCALL) {
-        bool built = ps->orig[1] == 14    ? build_sigmask_stub(&e, page_of, ps)
-                     : ps->orig[1] == 13  ? build_sigaction_stub(&e, page_of, ps)
-                     : ps->orig[1] == 218 ? build_tidaddr_stub(&e, page_of, ps)
-                                          : build_idcall_stub(&e, page_of, ps);
+        uint32_t nr = stub_call_nr(ps);
+        bool built = nr == 14    ? build_sigmask_stub(&e, page_of, ps)
+                     : nr == 13  ? build_sigaction_stub(&e, page_of, ps)
+                     : nr == 218 ? build_tidaddr_stub(&e, page_of, ps)
+                     : nr == 334 ? build_rseq_stub(&e, page_of, ps)
+                                 : build_idcall_stub(&e, page_of, ps);
         if (!built || e.too_far || !proxy_code_poke(p, ps->stub, e.b, e.n))
             return false;
     } else {

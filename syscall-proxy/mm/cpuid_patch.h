@@ -86,11 +86,12 @@ static inline int idcall_index(uint32_t nr)
 
 /* A call glibc makes as `mov $nr, %eax; syscall` that a stub answers in
  * the guest (PROXY_SITE_IDCALL): an identity call, or rt_sigaction (13),
- * rt_sigprocmask (14) and set_tid_address (218), cpuid_patch.c's
- * "signal calls". */
+ * rt_sigprocmask (14), set_tid_address (218) and rseq (334),
+ * cpuid_patch.c's "signal calls". */
 static inline bool guest_answered_call(uint32_t nr)
 {
-    return idcall_index(nr) >= 0 || nr == 13 || nr == 14 || nr == 218;
+    return idcall_index(nr) >= 0 || nr == 13 || nr == 14 || nr == 218 ||
+           nr == 334;
 }
 
 /* Sites that always trap unless a stub takes them (no backend traps them

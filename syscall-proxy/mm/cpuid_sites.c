@@ -262,9 +262,9 @@ static int site_kind(const cs_insn *in)
  * answers (guest_answered_call). */
 static bool idcall_at(const uint8_t *code)
 {
-    return code[0] == 0xb8 && !code[2] && !code[3] && !code[4] &&
-           code[5] == 0x0f && code[6] == 0x05 &&
-           guest_answered_call(code[1]);
+    return code[0] == 0xb8 && !code[3] && !code[4] && code[5] == 0x0f &&
+           code[6] == 0x05 &&
+           guest_answered_call(code[1] | (uint32_t)code[2] << 8);
 }
 
 static bool may_hold_idcall(const uint8_t *code, size_t len)

@@ -17,7 +17,7 @@
 #endif
 
 /* Bump it when the finder changes what it reports. */
-#define SITE_FINDER_VERSION "f14"
+#define SITE_FINDER_VERSION "f15"
 /* Bump it when progress.c's rewrite changes what an image holds (its
  * trampolines, its jmps, the sites' record, the image file's layout). */
 #define PROGRESS_REWRITER_VERSION "r2"

@@ -124,6 +124,7 @@ static uint64_t publish_signals(struct proxy_process *p, const uint64_t *ids)
     memcpy(s->acts, &p->sig.sigactions[1], sizeof(s->acts));
     s->tid = (uint64_t)(uint32_t)p->tid; /* sys_set_tid_address's answer */
     s->tid_address_set = 0;
+    s->rseq_state = p->threads[p->cur].rseq ? 2 : 0;
     p->mm.sig_published = true;
     return vmm_vm_vdso_calls_va(p->vm) + GK_SIGSTATE_OFF;
 }
@@ -152,6 +153,13 @@ void proxy_vdso_signals_back(struct proxy_process *p, bool interrupted)
     }
     if (s->tid_address_set) /* as sys_set_tid_address */
         p->clear_child_tid = s->tid_address;
+    struct proxy_thread *t = &p->threads[p->cur];
+    if (s->rseq_state == 1 && !t->rseq && s->rseq_area &&
+        !(s->rseq_area & 31)) { /* as kernel/rseq.c's sys_rseq */
+        t->rseq = s->rseq_area;
+        t->rseq_len = 32;
+        t->rseq_sig = (uint32_t)s->rseq_sig;
+    }
     if (interrupted)
         proxy_cpuid_sig_stub_interrupted(p);
 }
