@@ -1616,6 +1616,12 @@ const struct vfile proxy_vfs_files[] = {
      NULL},
     {"/proc/sys/kernel/ns_last_pid", GATE_ALWAYS, DET_SRC_IDS,
      proxy_procfs_gen_ns_last_pid, NULL},
+    {"/proc/timer_list", GATE_HOST, DET_SRC_HOST, proxy_procfs_gen_timer_list,
+     NULL},
+    {"/proc/locks", GATE_ALWAYS, DET_SRC_IDS, proxy_plock_gen_locks, NULL},
+    {"/proc/sys/fs/aio-nr", GATE_ALWAYS, DET_SRC_IDS, proxy_aio_gen_nr, NULL},
+    {"/proc/sys/fs/aio-max-nr", GATE_ALWAYS, DET_SRC_IDS, proxy_aio_gen_max_nr,
+     NULL},
     {"/proc/sys/kernel/random/uuid", GATE_RANDOM, DET_SRC_RANDOM, gen_uuid, NULL},
     {"/proc/sys/kernel/random/boot_id", GATE_RANDOM, DET_SRC_RANDOM,
      gen_boot_id, NULL},
@@ -1651,7 +1657,8 @@ int proxy_vfs_may_open(const struct proxy_process *reader,
                        const struct proxy_process *of, const struct vfile *v)
 {
     if (v->gen == proxy_procfs_gen_slabinfo ||
-        v->gen == proxy_procfs_gen_pagetypeinfo)
+        v->gen == proxy_procfs_gen_pagetypeinfo ||
+        v->gen == proxy_procfs_gen_timer_list)
         return proxy_procfs_root_only(reader, of);
     if (v->gen == proxy_procfs_gen_stack)
         return proxy_procfs_stack_access(reader, of);

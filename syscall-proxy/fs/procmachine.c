@@ -507,3 +507,91 @@ int proxy_procfs_gen_ns_last_pid(struct proxy_process *p, struct vbuf *b)
     vb_printf(b, "%d\n", proxy_procfs_last_pid(p));
     return 0;
 }
+
+static long long clock_ns_of(struct proxy_process *p, int clockid)
+{
+    struct timespec ts;
+    if (det_clock_gettime(p->det, clockid, &ts) < 0)
+        return 0;
+    return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+#define KTIME_MAX 9223372036854775807LL
+#define INITIAL_JIFFIES 4294892296ULL /* (unsigned int)(-300 * HZ), HZ 250 */
+#define NS_PER_JIFFY 4000000LL
+
+/*
+ * /proc/timer_list (kernel/time/timer_list.c, Linux 6.12; root's, 0400):
+ * the run's one CPU, its 8 hrtimer clock bases (MONOTONIC, REALTIME,
+ * BOOTTIME, TAI and their soft twins) with the offsets of the run's
+ * clocks and no active timer listed, an idle tick that has counted
+ * nothing, and no clock event device (the run's machine has no local
+ * APIC whose figures it could show). now and jiffies are the run's
+ * CLOCK_MONOTONIC. The host's lists its own timers and counters.
+ */
+int proxy_procfs_gen_timer_list(struct proxy_process *p, struct vbuf *b)
+{
+    long long now = clock_ns_of(p, CLOCK_MONOTONIC);
+    long long real_off = clock_ns_of(p, CLOCK_REALTIME) - now;
+    long long boot_off = clock_ns_of(p, CLOCK_BOOTTIME) - now;
+    const long long offsets[4] = {0, real_off, boot_off, real_off};
+    unsigned long long jiffies =
+        INITIAL_JIFFIES + (unsigned long long)(now / NS_PER_JIFFY);
+    vb_printf(b, "Timer List Version: v0.10\nHRTIMER_MAX_CLOCK_BASES: %d\n"
+                 "now at %lld nsecs\n\n", 8, now);
+    for (int cpu = 0; cpu < DET_NR_CPUS; cpu++) {
+        vb_printf(b, "cpu: %d\n", cpu);
+        for (int i = 0; i < 8; i++)
+            vb_printf(b, " clock %d:\n  .base:       %016x\n"
+                         "  .index:      %d\n  .resolution: %u nsecs\n"
+                         "  .offset:     %llu nsecs\nactive timers:\n",
+                      i, 0u, i, 1u, (unsigned long long)offsets[i % 4]);
+        const struct {
+            const char *name;
+            long long value;
+            bool ns;
+        } fields[] = {
+            {"expires_next", KTIME_MAX, true}, {"hres_active", 1, false},
+            {"nr_events", 0, false}, {"nr_retries", 0, false},
+            {"nr_hangs", 0, false}, {"max_hang_time", 0, false},
+            {"nohz", 1, false}, {"highres", 1, false},
+            {"last_tick", 0, true}, {"tick_stopped", 0, false},
+            {"idle_jiffies", 0, false}, {"idle_calls", 0, false},
+            {"idle_sleeps", 0, false}, {"idle_entrytime", 0, true},
+            {"idle_waketime", 0, true}, {"idle_exittime", 0, true},
+            {"idle_sleeptime", 0, true}, {"iowait_sleeptime", 0, true},
+            {"last_jiffies", (long long)jiffies, false},
+            {"next_timer", KTIME_MAX, false}, {"idle_expires", 0, true},
+        };
+        for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
+            vb_printf(b, "  .%-15s: %llu%s\n", fields[i].name,
+                      (unsigned long long)fields[i].value,
+                      fields[i].ns ? " nsecs" : "");
+        vb_printf(b, "jiffies: %llu\n\n", jiffies);
+    }
+    vb_printf(b, "Tick Device: mode:     1\nBroadcast device\n"
+                 "Clock Event Device: <NULL>\ntick_broadcast_mask: 0\n"
+                 "tick_broadcast_oneshot_mask: 0\n\n");
+    for (int cpu = 0; cpu < DET_NR_CPUS; cpu++)
+        vb_printf(b, "Tick Device: mode:     1\nPer CPU device: %d\n"
+                     "Clock Event Device: <NULL>\n\n", cpu);
+    return 0;
+}
+
+/* /sys/block/DEV/stat and DEV/PART/stat (block/genhd.c's part_stat_show,
+ * Linux 6.12): nothing counted, as diskstats. */
+int proxy_sysfs_gen_block_stat(struct proxy_process *p, struct vbuf *b)
+{
+    (void)p;
+    for (int i = 0; i < 17; i++)
+        vb_printf(b, "%8u%s", 0u, i < 16 ? " " : "\n");
+    return 0;
+}
+
+/* .../inflight (part_inflight_show): nothing in flight. */
+int proxy_sysfs_gen_block_inflight(struct proxy_process *p, struct vbuf *b)
+{
+    (void)p;
+    vb_printf(b, "%8u %8u\n", 0u, 0u);
+    return 0;
+}

@@ -682,6 +682,66 @@ static bool open_guest_proc_dir(struct proxy_process *p, int host_dirfd,
     return true;
 }
 
+/*
+ * A block device's or partition's counter file in sysfs
+ * (/sys/devices/.../block/DISK[/PART]/{stat,inflight}, by whatever name
+ * the guest reaches it: /sys/block/DISK/stat, /sys/class/block/...): the
+ * generator of the run's machine, which counts no I/O (procmachine.c);
+ * NULL for anything else. Its canonical host name in name.
+ */
+static int (*block_counter_gen(struct proxy_process *p, int dirfd,
+                               const char *path, char *name, size_t cap))(
+    struct proxy_process *, struct vbuf *)
+{
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    bool stat_file = strcmp(base, "stat") == 0;
+    if ((!stat_file && strcmp(base, "inflight") != 0) ||
+        !proxy_vfs_gate_open(p, GATE_HOST))
+        return NULL;
+    int fd = openat(dirfd, path, O_PATH | O_CLOEXEC);
+    if (fd < 0)
+        return NULL;
+    struct statfs sfs;
+    char link[64];
+    snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+    ssize_t n = fstatfs(fd, &sfs) == 0 && sfs.f_type == SYSFS_MAGIC
+                    ? readlink(link, name, cap - 1)
+                    : -1;
+    close(fd);
+    if (n <= 0)
+        return NULL;
+    name[n] = '\0';
+    const char *block = strstr(name, "/block/");
+    if (strncmp(name, "/sys/devices/", 13) != 0 || !block)
+        return NULL;
+    /* DISK/file or DISK/PART/file, whose directory is a device's (has dev) */
+    int depth = 0;
+    for (const char *c = block + 7; *c; c++)
+        depth += *c == '/';
+    char dev[PROXY_PATH_MAX];
+    snprintf(dev, sizeof(dev), "%.*s/dev", (int)(base - path), path);
+    if ((depth != 1 && depth != 2) || strchr(block + 7, '/') == NULL ||
+        faccessat(dirfd, base == path ? "dev" : dev, F_OK, 0) != 0)
+        return NULL;
+    return stat_file ? proxy_sysfs_gen_block_stat
+                     : proxy_sysfs_gen_block_inflight;
+}
+
+static bool open_block_counter(struct proxy_process *p, int dirfd,
+                               const char *path, int flags, long *result)
+{
+    char name[PROXY_PATH_MAX];
+    int (*gen)(struct proxy_process *, struct vbuf *) =
+        block_counter_gen(p, dirfd, path, name, sizeof(name));
+    if (!gen)
+        return false;
+    *result = vfile_flags_refused(flags);
+    if (*result == 0)
+        *result = install_generated(p, p, gen, DET_SRC_HOST, name, flags);
+    return true;
+}
+
 bool proxy_vfs_open(struct proxy_process *p, int host_dirfd,
                     const char *host_path, int flags, long *result)
 {
@@ -714,7 +774,7 @@ bool proxy_vfs_open(struct proxy_process *p, int host_dirfd,
                           : open_vfile(p, of, v, flags);
         return true;
     default:
-        return false;
+        return open_block_counter(p, host_dirfd, host_path, flags, result);
     }
 }
 

@@ -361,6 +361,14 @@ int proxy_procfs_gen_inode_state(struct proxy_process *p, struct vbuf *b);
 int proxy_procfs_gen_ns_last_pid(struct proxy_process *p, struct vbuf *b);
 int proxy_procfs_gen_dentry_state(struct proxy_process *p, struct vbuf *b);
 int proxy_procfs_gen_pressure(struct proxy_process *p, struct vbuf *b);
+int proxy_procfs_gen_timer_list(struct proxy_process *p, struct vbuf *b);
+int proxy_sysfs_gen_block_stat(struct proxy_process *p, struct vbuf *b);
+int proxy_sysfs_gen_block_inflight(struct proxy_process *p, struct vbuf *b);
+/* /proc/locks from plock.c's model; /proc/sys/fs/aio-nr and aio-max-nr
+ * from aio.c's contexts. */
+int proxy_plock_gen_locks(struct proxy_process *p, struct vbuf *b);
+int proxy_aio_gen_nr(struct proxy_process *p, struct vbuf *b);
+int proxy_aio_gen_max_nr(struct proxy_process *p, struct vbuf *b);
 
 /* Whether reader may open v, of's file (procfs.c: root-only 0400 files,
  * /proc/PID/stack's capability and ptrace access): 0 or -EACCES. */
