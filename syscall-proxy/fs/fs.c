@@ -1076,6 +1076,7 @@ struct stat_src {
 struct proc_fix {
     uint64_t ino, nlink;
     uint32_t uid, gid; /* kernel ids */
+    uint32_t mode;     /* the host's, as Linux's */
 };
 
 /*
@@ -1097,6 +1098,7 @@ static void proc_entry_fix(struct proxy_process *p, const struct stat_src *src,
     if (fd < 0)
         return;
     f->ino = proxy_proc_stable_ino(p, fd, f->ino);
+    proxy_proc_owner_fix(p, fd, f->mode, &f->uid, &f->gid);
     proxy_vfs_init_stat_fix(p, fd, &f->nlink, &f->uid, &f->gid);
     if (fd != src->host_fd && fd != src->dirfd)
         close(fd);
@@ -1232,7 +1234,7 @@ static long stat_out(struct proxy_process *p, gva_t gva, const struct stat *st,
             canon.st_size = proxy_vfs_dir_size_fixup(p, st->st_dev,
                                                      st->st_ino, st->st_size);
         struct proc_fix f = {st->st_ino, canon.st_nlink, canon.st_uid,
-                             canon.st_gid};
+                             canon.st_gid, st->st_mode};
         proc_entry_fix(p, src, &f);
         canon.st_ino = f.ino;
         canon.st_nlink = f.nlink;
@@ -1270,7 +1272,7 @@ static long statx_out(struct proxy_process *p, gva_t gva,
             canon.stx_size = (uint64_t)proxy_vfs_dir_size_fixup(
                 p, dev, stx->stx_ino, (int64_t)stx->stx_size);
         struct proc_fix f = {stx->stx_ino, canon.stx_nlink, canon.stx_uid,
-                             canon.stx_gid};
+                             canon.stx_gid, stx->stx_mode};
         proc_entry_fix(p, src, &f);
         canon.stx_ino = f.ino;
         canon.stx_nlink = (uint32_t)f.nlink;

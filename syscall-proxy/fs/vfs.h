@@ -139,6 +139,10 @@ uint64_t proxy_proc_stable_ino(struct proxy_process *p, int host_fd,
 
 /* The same number for a guest name (/proc/self/fd/<host fd>, /proc/x). */
 uint64_t proxy_proc_name_ino(const char *name);
+/* The owner stat shows of a guest's /proc/PID entry (procguard.c): its
+ * effective ids, root's when it is not dumpable; unchanged for others. */
+void proxy_proc_owner_fix(struct proxy_process *p, int host_fd, uint32_t mode,
+                          uint32_t *uid, uint32_t *gid);
 
 /*
  * Directory listings the host cannot give: for /proc/self/fd and

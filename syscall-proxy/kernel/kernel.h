@@ -568,6 +568,12 @@ long proxy_cred_capbset(struct proxy_process *p, bool drop, uint64_t cap);
 /* The ambient set (/proc/PID/status's CapAmb), and prctl(PR_CAP_AMBIENT,
  * op, cap, arg4, arg5) on it (cred.c); no_raise: SECBIT_NO_CAP_AMBIENT_RAISE. */
 uint64_t proxy_cred_ambient(const struct proxy_process *p);
+/* execve's ids and dumpability (cred.c): file is the program's stat
+ * (NULL: unknown), nosuid its mount's flag, traced_unprivileged whether a
+ * tracer without CAP_SYS_PTRACE traces the caller. */
+struct stat;
+void proxy_cred_exec(struct proxy_process *p, const struct stat *file,
+                     bool nosuid, bool traced_unprivileged);
 long proxy_cred_ambient_prctl(struct proxy_process *p, const uint64_t a[6],
                               bool no_raise);
 
