@@ -25,6 +25,7 @@
 #include "run_clock.h"
 
 #include <errno.h>
+#include <linux/auxvec.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/capability.h>
@@ -923,6 +924,39 @@ static bool traced_unprivileged(struct proxy_process *p)
     return t && t->cred.euid != 0;
 }
 
+/*
+ * The new image's auxv after a set-ID exec (its effective ids not its
+ * real ones): AT_SECURE 1 (bprm->secureexec: ld.so then ignores
+ * LD_PRELOAD, LD_LIBRARY_PATH and the like, as for any set-ID program),
+ * AT_EUID and AT_EGID the new ids. The loader built the vector with the
+ * caller's ids, before exec_reset gave the file's.
+ */
+static void exec_secure_auxv(struct proxy_process *p)
+{
+    if (p->cred.euid == p->cred.ruid && p->cred.egid == p->cred.rgid)
+        return;
+    uint64_t argc, w;
+    gva_t at = p->mm.start_stack;
+    if (!at || proxy_copy_in(p, &argc, at, 8) < 0)
+        return;
+    at += 8 * (argc + 2); /* past argc, argv and its NULL */
+    for (int i = 0; i < 65536; i++, at += 8) /* past envp and its NULL */
+        if (proxy_copy_in(p, &w, at, 8) < 0 || w == 0)
+            break;
+    at += 8;
+    for (int i = 0; i < 64; i++, at += 16) {
+        uint64_t pair[2];
+        if (proxy_copy_in(p, pair, at, sizeof(pair)) < 0 || pair[0] == AT_NULL)
+            return;
+        uint64_t v = pair[0] == AT_SECURE ? 1
+                     : pair[0] == AT_EUID ? (uint64_t)proxy_ns_uid_seen(p, p->cred.euid)
+                     : pair[0] == AT_EGID ? (uint64_t)proxy_ns_gid_seen(p, p->cred.egid)
+                                          : pair[1];
+        if (v != pair[1])
+            (void)proxy_copy_out(p, at + 8, &v, sizeof(v));
+    }
+}
+
 /* After a successful exec: what Linux resets. */
 static void exec_reset(struct proxy_process *p, const struct exec_file *file)
 {
@@ -1097,6 +1131,7 @@ static long do_execve(struct proxy_process *p, int dirfd, gva_t path_gva,
     proxy_vm_retire(p, old_vm);
     int old_tid = p->tid;
     exec_reset(p, &file);
+    exec_secure_auxv(p);
     p->did_exec = true; /* PF_FORKNOEXEC cleared: setpgid's EACCES */
     proxy_ptrace_on_exec(p, old_tid);
     rc = PROXY_RET_REGS_SET;
