@@ -1491,6 +1491,13 @@ static long open_pagemap(struct proxy_process *p, struct proxy_process *of,
     return proxy_procfile_open_pagemap(p, of, flags);
 }
 
+static long open_syscall(struct proxy_process *p, struct proxy_process *of,
+                         const char *name, int flags)
+{
+    (void)name;
+    return proxy_procfile_open_syscall(p, of, flags);
+}
+
 static long open_kept(struct proxy_process *p, struct proxy_process *of,
                       const char *name, int flags)
 {
@@ -1543,6 +1550,7 @@ const struct vfile proxy_vfs_files[] = {
     {"/proc/self/statm", GATE_ALWAYS, DET_SRC_IDS, gen_self_statm, NULL},
     {"/proc/self/limits", GATE_ALWAYS, DET_SRC_IDS, gen_self_limits, NULL},
     {"/proc/self/mem", GATE_ALWAYS, DET_SRC_IDS, NULL, open_mem},
+    {"/proc/self/syscall", GATE_ALWAYS, DET_SRC_IDS, NULL, open_syscall},
     {"/proc/self/pagemap", GATE_ALWAYS, DET_SRC_IDS, NULL, open_pagemap},
     SELF_FILE("sched", proxy_procfs_gen_sched),
     SELF_FILE("stack", proxy_procfs_gen_stack),

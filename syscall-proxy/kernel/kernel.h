@@ -190,6 +190,12 @@ struct proxy_thread {
      * kept across exits so its counter's trap falls at the same unit
      * whatever exits came between (world.c) */
     uint64_t progress_left;
+    /* The call it last made, as it entered it (table.c): its number, six
+     * arguments, sp and the pc it returns to; /proc/PID/syscall shows it
+     * while the thread is blocked there (procfile.c). */
+    struct proxy_thread_call {
+        uint64_t nr, args[6], sp, pc;
+    } call;
     struct vmm_regs regs;       /* saved while off the vCPU */
     uint64_t fs_base, gs_base;
     uint8_t *xstate;            /* saved XSAVE image */
