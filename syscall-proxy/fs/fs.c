@@ -96,7 +96,7 @@ static bool thread_own_file(const struct proxy_process *p, const char *tail)
 {
     return p->tid != p->pid &&
            (strcmp(tail, "/comm") == 0 || strcmp(tail, "/stat") == 0 ||
-            strcmp(tail, "/status") == 0);
+            strcmp(tail, "/status") == 0 || strcmp(tail, "/syscall") == 0);
 }
 
 /* The rest of `path` after a name for the guest's own /proc directory
@@ -125,8 +125,8 @@ static const char *proc_self_tail(const struct proxy_process *p,
  * a pid): the host has no directory for a guest tid (hvrun's task/ holds
  * its own), so it is named as X's own directory, as /proc/thread-self's
  * names are (/proc/X/ itself, then rest): opendir, a glob of task/<*>/,
- * its fd and ns. T's own comm, stat and status stay as they are: vfs.c
- * serves them as T's. Returns in, or the new name in buf.
+ * its fd and ns. T's own comm, stat, status and syscall stay as they are:
+ * vfs.c serves them as T's. Returns in, or the new name in buf.
  */
 static const char *task_dir_as_process(struct proxy_process *p,
                                        const char *in, char *buf, size_t cap)
@@ -143,7 +143,7 @@ static const char *task_dir_as_process(struct proxy_process *p,
     if (tid <= 0 || (*end && *end != '/') || !q || q->zombie ||
         proxy_world_find_tid(p->world, tid) != q ||
         !strcmp(end, "/comm") || !strcmp(end, "/stat") ||
-        !strcmp(end, "/status"))
+        !strcmp(end, "/status") || !strcmp(end, "/syscall"))
         return in;
     /* (/proc/self/ with its "/": the directory, not the link; /proc/N
      * without: vfs.c knows the directory by that name) */
