@@ -548,6 +548,32 @@ static int guest_fd_of_host(const struct proxy_process *p, int host_fd)
  * it) and the inode number fstat gives the guest. Other lines (eventfd
  * counts, epoll and inotify entries) are the host's.
  */
+/*
+ * The lines Linux's show_fdinfo adds for the kinds whose host fd is an
+ * eventfd of hvrun's: a timerfd's (timerfd_show: the timer, ticks the
+ * unread expirations), a signalfd's mask (signalfd_show_fdinfo), a
+ * pidfd's process (pidfd_show_fdinfo: its pid as the reader sees it, -1
+ * once reaped; NSpid its pid at the reader's level only). A POSIX message
+ * queue descriptor adds none.
+ */
+static void kind_fdinfo(struct proxy_process *p, const struct proxy_fd *f,
+                        unsigned long long count, struct vbuf *b)
+{
+    if (f->timerfd)
+        proxy_timerfd_fdinfo(f->timerfd, count, b);
+    if (f->signalfd)
+        vb_printf(b, "sigmask:\t%016llx\n",
+                  (unsigned long long)proxy_signalfd_mask(f->signalfd));
+    if (f->pidfd_pid > 0) {
+        struct proxy_process *q =
+            p->world ? proxy_world_find(p->world, f->pidfd_pid) : NULL;
+        int nr = q ? proxy_ns_pid_of(p, q) : -1;
+        if (nr == 0)
+            nr = -1; /* not in the reader's pid namespace */
+        vb_printf(b, "Pid:\t%d\nNSpid:\t%d\n", nr, nr);
+    }
+}
+
 static long open_fdinfo(struct proxy_process *p, const char *name, int flags)
 {
     char *end;
@@ -571,12 +597,19 @@ static long open_fdinfo(struct proxy_process *p, const char *name, int flags)
         return -ENOENT;
     raw[n] = '\0';
     struct vbuf b = {0};
+    const struct proxy_fd *slot = &p->fds.fds[gfd];
+    bool own_kind = slot->timerfd || slot->signalfd || slot->pidfd_pid > 0 ||
+                    slot->mqd;
+    unsigned long long count = 0;
     for (char *line = raw, *nl; *line; line = nl + 1) {
         nl = strchr(line, '\n');
         if (!nl)
             nl = line + strlen(line) - 1;
         unsigned long fl;
-        if (sscanf(line, "flags: %lo", &fl) == 1) {
+        if (own_kind && strncmp(line, "eventfd-", 8) == 0) {
+            /* the eventfd behind it is hvrun's: not the guest's file */
+            (void)sscanf(line, "eventfd-count: %llx", &count);
+        } else if (sscanf(line, "flags: %lo", &fl) == 1) {
             fl &= ~(unsigned long)O_CLOEXEC;
             if (p->fds.fds[gfd].cloexec)
                 fl |= O_CLOEXEC;
@@ -590,6 +623,7 @@ static long open_fdinfo(struct proxy_process *p, const char *name, int flags)
         if (!nl[0] || !nl[1])
             break;
     }
+    kind_fdinfo(p, slot, count, &b);
     if (b.failed) {
         free(b.s);
         return -ENOMEM;

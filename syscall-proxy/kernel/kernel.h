@@ -848,6 +848,8 @@ long proxy_signalfd_xfer(struct proxy_process *p, int guest_fd,
  * put drops one reference (NULL is fine). */
 void proxy_signalfd_share(struct proxy_fd *to, const struct proxy_fd *from);
 void proxy_signalfd_put(struct proxy_signalfd *s);
+/* Its mask, bit sig-1 (fdinfo's sigmask). */
+uint64_t proxy_signalfd_mask(const struct proxy_signalfd *s);
 
 /* ---- timerfd (kernel/timerfd.c) ------------------------------------------ */
 extern const struct proxy_syscall proxy_timerfd_syscalls[];
@@ -857,6 +859,11 @@ void proxy_timerfd_put(struct proxy_timerfd *t);
 /* hvrun's own fd of t's eventfd (the guest's fd is a dup of it), where
  * expirations are added: a checkpoint makes both again as one. */
 int proxy_timerfd_efd(const struct proxy_timerfd *t);
+/* fdinfo's lines of a timerfd (timerfd_show), ticks its unread
+ * expirations (the eventfd's count). */
+struct vbuf;
+void proxy_timerfd_fdinfo(const struct proxy_timerfd *t, uint64_t ticks,
+                          struct vbuf *b);
 
 /* ---- transfers parked part way (kernel/xfer_progress.c) ------------------ */
 uint64_t proxy_xfer_resume(struct proxy_process *p);
