@@ -24,8 +24,6 @@
 #include "proxy.h"
 #include "fdtable.h"
 #include "fs.h"
-#include "io.h"
-#include "kernel.h"
 
 #include <fcntl.h>
 #include <linux/kcmp.h>
@@ -74,12 +72,7 @@ static void note_drop(struct fd_note *n)
     if (!n->used)
         return;
     close(n->host_fd);
-    proxy_procfile_put(n->fd.vfd);
-    proxy_timerfd_put(n->fd.timerfd);
-    proxy_signalfd_put(n->fd.signalfd);
-    proxy_perf_put(n->fd.perf);
-    proxy_mqd_put(n->fd.mqd, NULL);
-    proxy_fowner_put(n->fd.owner);
+    proxy_fd_context_release(&n->fd);
     *n = (struct fd_note){.used = false, .host_fd = -1};
 }
 

@@ -559,8 +559,10 @@ static int guest_fd_of_host(const struct proxy_process *p, int host_fd)
 static void kind_fdinfo(struct proxy_process *p, const struct proxy_fd *f,
                         unsigned long long count, struct vbuf *b)
 {
-    if (f->timerfd)
-        proxy_timerfd_fdinfo(f->timerfd, count, b);
+    char timer[256];
+    if (f->timerfd &&
+        proxy_timerfd_fdinfo(f->timerfd, count, timer, sizeof(timer)) > 0)
+        vb_printf(b, "%s", timer);
     if (f->signalfd)
         vb_printf(b, "sigmask:\t%016llx\n",
                   (unsigned long long)proxy_signalfd_mask(f->signalfd));

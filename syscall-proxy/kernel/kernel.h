@@ -859,11 +859,10 @@ void proxy_timerfd_put(struct proxy_timerfd *t);
 /* hvrun's own fd of t's eventfd (the guest's fd is a dup of it), where
  * expirations are added: a checkpoint makes both again as one. */
 int proxy_timerfd_efd(const struct proxy_timerfd *t);
-/* fdinfo's lines of a timerfd (timerfd_show), ticks its unread
- * expirations (the eventfd's count). */
-struct vbuf;
-void proxy_timerfd_fdinfo(const struct proxy_timerfd *t, uint64_t ticks,
-                          struct vbuf *b);
+/* fdinfo's lines of a timerfd (timerfd_show) into out (snprintf's
+ * result), ticks its unread expirations (the eventfd's count). */
+int proxy_timerfd_fdinfo(const struct proxy_timerfd *t, uint64_t ticks,
+                         char *out, size_t cap);
 
 /* ---- transfers parked part way (kernel/xfer_progress.c) ------------------ */
 uint64_t proxy_xfer_resume(struct proxy_process *p);

@@ -20,11 +20,11 @@
 #include "fdtable.h"
 #include "kernel.h"
 #include "internal.h"
-#include "vfs.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
@@ -241,19 +241,19 @@ static struct kitimerspec current_of(const struct proxy_timerfd *t)
     return cur;
 }
 
-void proxy_timerfd_fdinfo(const struct proxy_timerfd *t, uint64_t ticks,
-                          struct vbuf *b)
+int proxy_timerfd_fdinfo(const struct proxy_timerfd *t, uint64_t ticks,
+                         char *out, size_t cap)
 {
     struct kitimerspec cur = current_of(t);
-    vb_printf(b,
-              "clockid: %d\nticks: %llu\nsettime flags: 0%o\n"
-              "it_value: (%llu, %llu)\nit_interval: (%llu, %llu)\n",
-              t->clockid, (unsigned long long)ticks,
-              (unsigned)t->settime_flags,
-              (unsigned long long)cur.value.tv_sec,
-              (unsigned long long)cur.value.tv_nsec,
-              (unsigned long long)cur.interval.tv_sec,
-              (unsigned long long)cur.interval.tv_nsec);
+    return snprintf(out, cap,
+                    "clockid: %d\nticks: %llu\nsettime flags: 0%o\n"
+                    "it_value: (%llu, %llu)\nit_interval: (%llu, %llu)\n",
+                    t->clockid, (unsigned long long)ticks,
+                    (unsigned)t->settime_flags,
+                    (unsigned long long)cur.value.tv_sec,
+                    (unsigned long long)cur.value.tv_nsec,
+                    (unsigned long long)cur.interval.tv_sec,
+                    (unsigned long long)cur.interval.tv_nsec);
 }
 
 static bool timespec_ok(const struct timespec *ts)
