@@ -23,12 +23,15 @@
 #include <sys/ptrace.h>
 #include <sys/sendfile.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "guest_check.h"
 
 #define OTHER_UID 1000
+
+extern char **environ;
 
 /* What this process shows: dumpable, its status file's and its /proc/PID
  * directory's owner. */
@@ -52,8 +55,10 @@ static void attach_as_other(pid_t pid)
         long r = ptrace(PTRACE_ATTACH, pid, 0, 0);
         printf("  attach as %d: %s\n", OTHER_UID, r == 0 ? "attached"
                                                        : strerror(errno));
-        if (r == 0)
-            ptrace(PTRACE_DETACH, pid, 0, 0);
+        if (r == 0) { /* its attach stop, then let it go on */
+            CHECK(waitpid(pid, NULL, __WALL) == pid);
+            CHECK(ptrace(PTRACE_DETACH, pid, 0, 0) == 0);
+        }
         _exit(0);
     }
     CHECK(waitpid(a, NULL, 0) == a);
@@ -93,12 +98,14 @@ static void case_of(const char *name, void (*change)(void))
         report(name, ready[1], done[0]);
         _exit(0);
     }
+    close(ready[1]); /* a child that fails ends the read (EOF) */
+    close(done[0]);
     char x;
     CHECK(read(ready[0], &x, 1) == 1);
     attach_as_other(c);
     CHECK(write(done[1], "d", 1) == 1);
     CHECK(waitpid(c, NULL, 0) == c);
-    close(ready[0]), close(ready[1]), close(done[0]), close(done[1]);
+    close(ready[0]), close(done[1]);
 }
 
 static void by_setuid(void) { CHECK(setuid(OTHER_UID) == 0); }
@@ -120,14 +127,17 @@ static void by_setuid_then_dumpable(void)
     CHECK(prctl(PR_SET_DUMPABLE, 1) == 0);
 }
 
-static const char *self_exe;
+static int self_exe_fd;
 
-/* After setuid(OTHER_UID), execve of this program: dumpable again. */
+/* After setuid(OTHER_UID), execve of this program: dumpable again. By
+ * its fd (execveat AT_EMPTY_PATH): OTHER_UID may not reach its path (the
+ * suite's work directory is root's, 0700). */
 static void by_setuid_then_exec(void)
 {
     CHECK(setuid(OTHER_UID) == 0);
-    execl(self_exe, self_exe, "--show", "setuid then execve", ready_fd,
-          done_fd, NULL);
+    char *argv[] = {"cred_dumpable", "--show", "setuid then execve", ready_fd,
+                    done_fd, NULL};
+    syscall(SYS_execveat, self_exe_fd, "", argv, environ, AT_EMPTY_PATH);
     CHECK(0);
 }
 
@@ -165,11 +175,8 @@ int main(int argc, char **argv)
         printf("not root: nothing to try\n");
         return 0;
     }
-    char exe[4096];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-    CHECK(n > 0);
-    exe[n] = '\0';
-    self_exe = exe;
+    self_exe_fd = open("/proc/self/exe", O_RDONLY);
+    CHECK(self_exe_fd >= 0);
     show("start");
     case_of("setuid", by_setuid);
     case_of("setresuid", by_setresuid);
