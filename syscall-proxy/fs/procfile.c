@@ -410,9 +410,7 @@ long proxy_procfile_open_syscall(struct proxy_process *p,
     long rc = open_checks(flags);
     if (rc < 0)
         return rc;
-    uint32_t owner = of->prctl.dumpable == 1 ? of->cred.euid : 0;
-    if ((flags & O_ACCMODE) != O_RDONLY ||
-        (p->cred.fsuid != owner && !proxy_ns_capable_cap(p, CAP_DAC_OVERRIDE)))
+    if ((flags & O_ACCMODE) != O_RDONLY || proxy_procfs_owner_only(p, of) < 0)
         return -EACCES;
     char name[64];
     snprintf(name, sizeof(name), "hvrun-vfs:/proc/%d/syscall", of->pid);

@@ -1670,6 +1670,8 @@ int proxy_vfs_may_open(const struct proxy_process *reader,
         return proxy_procfs_root_only(reader, of);
     if (v->gen == proxy_procfs_gen_stack)
         return proxy_procfs_stack_access(reader, of);
+    if (v->gen == gen_self_environ || v->gen == gen_self_auxv)
+        return proxy_procfs_owner_only(reader, of);
     return 0;
 }
 

@@ -382,6 +382,8 @@ int proxy_procfs_root_only(const struct proxy_process *reader,
                            const struct proxy_process *of);
 int proxy_procfs_stack_access(const struct proxy_process *reader,
                               const struct proxy_process *of);
+int proxy_procfs_owner_only(const struct proxy_process *reader,
+                            const struct proxy_process *of);
 
 /* procself.c's rarer /proc/PID files (procfs.c's table). */
 int proxy_procfs_gen_sched(struct proxy_process *p, struct vbuf *b);

@@ -3,7 +3,8 @@
  * ids makes it non-dumpable, as Linux's commit_creds does: PR_GET_DUMPABLE
  * reads 0, its /proc/PID files are root's (its /proc/PID directory stays
  * its euid's), a tracer of its new uid cannot attach, its parent-death
- * signal is cleared; an execve with equal effective and real ids makes it
+ * signal is cleared, its own 0400 files (environ) are EACCES to it; an
+ * execve with equal effective and real ids makes it
  * dumpable again, one of a set-user-ID file (effective id the file's)
  * does not (and its auxv says AT_SECURE, AT_EUID the file's owner).
  * Under hvrun every such process stayed dumpable, and a set-ID file ran
@@ -76,6 +77,13 @@ static void report(const char *name, int ready_w, int done_r)
     printf("  pdeathsig %d, euid %d, ruid %d, AT_SECURE %lu, AT_EUID %lu\n",
            sig, (int)geteuid(), (int)getuid(), getauxval(AT_SECURE),
            getauxval(AT_EUID));
+    if (geteuid() != 0) { /* (root's CAP_DAC_OVERRIDE would open it) */
+        int fd = open("/proc/self/environ", O_RDONLY);
+        printf("  its own environ (0400): %s\n",
+               fd < 0 ? strerror(errno) : "opened");
+        if (fd >= 0)
+            close(fd);
+    }
     CHECK(write(ready_w, "r", 1) == 1);
     char x;
     CHECK(read(done_r, &x, 1) == 1);
