@@ -172,6 +172,17 @@ static int host_fd_adopt(int host_fd, int guest_num)
 /* Frees a slot (and its share of a directory cache, and the process's
  * record locks on the file) and returns the host fd it held, still open
  * and still counted. */
+void proxy_fd_context_release(struct proxy_fd *f)
+{
+    proxy_signalfd_put(f->signalfd);
+    proxy_timerfd_put(f->timerfd);
+    proxy_perf_put(f->perf);
+    proxy_procfile_put(f->vfd);
+    proxy_mqd_put(f->mqd, NULL);
+    proxy_fowner_put(f->owner);
+    *f = (struct proxy_fd){.kind = PROXY_FD_FREE, .host_fd = -1};
+}
+
 static int slot_release(struct proxy_fdtable *t, struct proxy_fd *slot)
 {
     int host_fd = slot->host_fd;

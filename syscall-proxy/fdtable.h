@@ -158,6 +158,10 @@ int proxy_fd_close(struct proxy_fdtable *t, int guest_fd);
 /* A dup (or a fork's copy) of from: to shares its signalfd or timerfd
  * context, as the open file is shared on Linux. */
 void proxy_fd_share_context(struct proxy_fd *to, struct proxy_fd *from);
+/* The context references f holds (what proxy_fd_share_context took)
+ * dropped, f left free: for a proxy_fd kept outside a table (fdpass.c's
+ * notes). */
+void proxy_fd_context_release(struct proxy_fd *f);
 
 /* Closes every close-on-exec fd (execve). */
 void proxy_fd_close_on_exec(struct proxy_fdtable *t);

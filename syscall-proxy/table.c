@@ -130,6 +130,9 @@ long proxy_dispatch(struct proxy_process *p)
     struct vmm_regs *r = vmm_vm_regs(p->vm);
     uint64_t nr = r->rax;
     const uint64_t args[6] = {r->rdi, r->rsi, r->rdx, r->r10, r->r8, r->r9};
+    p->threads[p->cur].call = (struct proxy_thread_call){
+        nr, {args[0], args[1], args[2], args[3], args[4], args[5]}, r->rsp,
+        r->rcx};
     p->nr_syscalls++;
     if (p->totals)
         p->totals->syscalls++;

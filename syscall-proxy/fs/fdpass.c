@@ -37,7 +37,9 @@
 static struct fd_note {
     bool used;
     int host_fd;        /* hvrun's own fd of the description */
-    struct proxy_fd fd; /* the notes: exe_link_pid, vfd (a reference) ... */
+    int in_flight;      /* sendings not yet received */
+    struct proxy_fd fd; /* the notes: exe_link_pid, vfd, timerfd (each a
+                         * reference) ... */
 } notes[FD_NOTES];
 static int next_note; /* the slot the next note takes (the oldest) */
 static bool any_noted;
@@ -60,40 +62,44 @@ static struct fd_note *note_of(int host_fd)
 static bool has_notes(const struct proxy_fd *f)
 {
     return f->exe_link_pid || f->vfd || f->procdir_pid || f->listing_pid ||
-           f->maps_pid;
+           f->maps_pid || f->timerfd || f->signalfd || f->perf || f->mqd ||
+           f->pidfd_pid || f->owner || f->secretmem || f->created;
 }
 
+/* The references a note holds (as slot_release drops a slot's). */
 static void note_drop(struct fd_note *n)
 {
     if (!n->used)
         return;
     close(n->host_fd);
-    proxy_procfile_put(n->fd.vfd);
-    n->used = false;
+    proxy_fd_context_release(&n->fd);
+    *n = (struct fd_note){.used = false, .host_fd = -1};
 }
 
-/* The notes of f copied into to (to's own vfd reference taken). */
-static void copy_notes(struct proxy_fd *to, const struct proxy_fd *from)
+/* The notes of from copied into to (to's own references taken), as a
+ * dup shares them. */
+static void copy_notes(struct proxy_fd *to, struct proxy_fd *from)
 {
-    to->exe_link_pid = from->exe_link_pid;
-    to->procdir_pid = from->procdir_pid;
-    to->listing_pid = from->listing_pid;
-    to->maps_pid = from->maps_pid;
-    proxy_procfile_share(to, from);
+    proxy_fd_share_context(to, from);
 }
 
 void proxy_fd_notes_sending(struct proxy_process *p, int guest_fd)
 {
-    const struct proxy_fd *f = proxy_fd_get(&p->fds, guest_fd);
-    if (!f || !has_notes(f) || note_of(f->host_fd))
+    struct proxy_fd *f = proxy_fd_get(&p->fds, guest_fd);
+    if (!f || !has_notes(f))
         return;
+    struct fd_note *n = note_of(f->host_fd);
+    if (n) {
+        n->in_flight++;
+        return;
+    }
     int kept = fcntl(f->host_fd, F_DUPFD_CLOEXEC, 0);
     if (kept < 0)
         return; /* the receiver gets the bare description: as before */
-    struct fd_note *n = &notes[next_note];
+    n = &notes[next_note];
     next_note = (next_note + 1) % FD_NOTES;
     note_drop(n);
-    *n = (struct fd_note){.used = true, .host_fd = kept};
+    *n = (struct fd_note){.used = true, .host_fd = kept, .in_flight = 1};
     copy_notes(&n->fd, f);
     any_noted = true;
 }
@@ -103,7 +109,10 @@ void proxy_fd_notes_received(struct proxy_process *p, int guest_fd)
     if (!any_noted)
         return; /* most runs */
     struct proxy_fd *f = proxy_fd_get(&p->fds, guest_fd);
-    const struct fd_note *n = f ? note_of(f->host_fd) : NULL;
-    if (n)
-        copy_notes(f, &n->fd);
+    struct fd_note *n = f ? note_of(f->host_fd) : NULL;
+    if (!n)
+        return;
+    copy_notes(f, &n->fd);
+    if (--n->in_flight <= 0)
+        note_drop(n);
 }

@@ -96,7 +96,7 @@ static bool thread_own_file(const struct proxy_process *p, const char *tail)
 {
     return p->tid != p->pid &&
            (strcmp(tail, "/comm") == 0 || strcmp(tail, "/stat") == 0 ||
-            strcmp(tail, "/status") == 0);
+            strcmp(tail, "/status") == 0 || strcmp(tail, "/syscall") == 0);
 }
 
 /* The rest of `path` after a name for the guest's own /proc directory
@@ -125,8 +125,8 @@ static const char *proc_self_tail(const struct proxy_process *p,
  * a pid): the host has no directory for a guest tid (hvrun's task/ holds
  * its own), so it is named as X's own directory, as /proc/thread-self's
  * names are (/proc/X/ itself, then rest): opendir, a glob of task/<*>/,
- * its fd and ns. T's own comm, stat and status stay as they are: vfs.c
- * serves them as T's. Returns in, or the new name in buf.
+ * its fd and ns. T's own comm, stat, status and syscall stay as they are:
+ * vfs.c serves them as T's. Returns in, or the new name in buf.
  */
 static const char *task_dir_as_process(struct proxy_process *p,
                                        const char *in, char *buf, size_t cap)
@@ -143,7 +143,7 @@ static const char *task_dir_as_process(struct proxy_process *p,
     if (tid <= 0 || (*end && *end != '/') || !q || q->zombie ||
         proxy_world_find_tid(p->world, tid) != q ||
         !strcmp(end, "/comm") || !strcmp(end, "/stat") ||
-        !strcmp(end, "/status"))
+        !strcmp(end, "/status") || !strcmp(end, "/syscall"))
         return in;
     /* (/proc/self/ with its "/": the directory, not the link; /proc/N
      * without: vfs.c knows the directory by that name) */
@@ -1076,6 +1076,7 @@ struct stat_src {
 struct proc_fix {
     uint64_t ino, nlink;
     uint32_t uid, gid; /* kernel ids */
+    uint32_t mode;     /* the host's, as Linux's */
 };
 
 /*
@@ -1097,6 +1098,7 @@ static void proc_entry_fix(struct proxy_process *p, const struct stat_src *src,
     if (fd < 0)
         return;
     f->ino = proxy_proc_stable_ino(p, fd, f->ino);
+    proxy_proc_owner_fix(p, fd, f->mode, &f->uid, &f->gid);
     proxy_vfs_init_stat_fix(p, fd, &f->nlink, &f->uid, &f->gid);
     if (fd != src->host_fd && fd != src->dirfd)
         close(fd);
@@ -1232,7 +1234,7 @@ static long stat_out(struct proxy_process *p, gva_t gva, const struct stat *st,
             canon.st_size = proxy_vfs_dir_size_fixup(p, st->st_dev,
                                                      st->st_ino, st->st_size);
         struct proc_fix f = {st->st_ino, canon.st_nlink, canon.st_uid,
-                             canon.st_gid};
+                             canon.st_gid, st->st_mode};
         proc_entry_fix(p, src, &f);
         canon.st_ino = f.ino;
         canon.st_nlink = f.nlink;
@@ -1270,7 +1272,7 @@ static long statx_out(struct proxy_process *p, gva_t gva,
             canon.stx_size = (uint64_t)proxy_vfs_dir_size_fixup(
                 p, dev, stx->stx_ino, (int64_t)stx->stx_size);
         struct proc_fix f = {stx->stx_ino, canon.stx_nlink, canon.stx_uid,
-                             canon.stx_gid};
+                             canon.stx_gid, stx->stx_mode};
         proc_entry_fix(p, src, &f);
         canon.stx_ino = f.ino;
         canon.stx_nlink = (uint32_t)f.nlink;

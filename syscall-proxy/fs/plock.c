@@ -24,6 +24,8 @@
 #include "proxy.h"
 #include "kernel.h"
 #include "fs.h"
+#include "vfs.h"
+#include "det.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -32,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 /* [start, end) in bytes; end PLOCK_EOF means "to the end, however far". */
@@ -397,5 +400,90 @@ long proxy_plock_fcntl(struct proxy_process *p, int host_fd, int cmd,
         return proxy_thread_retry_after(p, PROXY_LOCK_RETRY_NS);
     }
     ranges_set(l, fl->l_type, start, end);
+    return 0;
+}
+
+/* ---- /proc/locks --------------------------------------------------------- */
+
+static int range_by_start(const void *a, const void *b)
+{
+    const struct proxy_plock_range *x = a, *y = b;
+    return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/*
+ * One file's POSIX locks of one owner as Linux holds them: its ranges in
+ * order, a range adjacent to one of the same type merged into it (the
+ * mirror keeps them apart; posix_lock_inode joins them). *n in and out.
+ */
+static void ranges_as_linux(const struct proxy_plock *l,
+                            struct proxy_plock_range *out, size_t *n)
+{
+    memcpy(out, l->ranges, l->nr * sizeof(*out));
+    qsort(out, l->nr, sizeof(*out), range_by_start);
+    size_t k = 0;
+    for (size_t i = 0; i < l->nr; i++) {
+        if (k > 0 && out[k - 1].type == out[i].type &&
+            out[k - 1].end == out[i].start)
+            out[k - 1].end = out[i].end;
+        else
+            out[k++] = out[i];
+    }
+    *n = k;
+}
+
+/* The file's device and inode as stat shows them to the guest. */
+static void guest_file_id(struct proxy_process *p, const struct proxy_plock *l,
+                          uint64_t *dev, uint64_t *ino)
+{
+    *dev = l->dev;
+    *ino = l->ino;
+    if (!p->det->cfg.virtualize_metadata)
+        return;
+    *ino = det_ino(p->det, l->dev, l->ino);
+    *dev = det_dev(p->det, l->dev);
+}
+
+/*
+ * /proc/locks (fs/locks.c's locks_show, Linux 6.12) of the run: the POSIX
+ * locks of its guests, from the mirror, the owner's pid as the reader
+ * sees it (a lock whose owner it cannot see is not listed), the file's
+ * device and inode as the guest's stat shows them. Ordered by owner in
+ * the run's order, then by file and offset: Linux lists the newest lock
+ * first, an order the mirror does not keep. The host's locks (of
+ * processes outside the run) are not the run's machine; flock and OFD
+ * locks, which hvrun passes to the host, are not listed.
+ */
+int proxy_plock_gen_locks(struct proxy_process *p, struct vbuf *b)
+{
+    const struct proxy_world *w = p->world;
+    long long id = 0;
+    for (int i = 0; w && i < w->nr_procs; i++) {
+        const struct proxy_process *q = w->procs[i];
+        int pid = q->zombie ? 0 : proxy_ns_pid_of(p, q);
+        for (size_t f = 0; pid > 0 && f < q->fds.nr_plocks; f++) {
+            const struct proxy_plock *l = &q->fds.plocks[f];
+            if (l->nr == 0)
+                continue;
+            struct proxy_plock_range *r = malloc(l->nr * sizeof(*r));
+            if (!r)
+                return -ENOMEM;
+            size_t n;
+            ranges_as_linux(l, r, &n);
+            uint64_t dev, ino;
+            guest_file_id(p, l, &dev, &ino);
+            for (size_t k = 0; k < n; k++) {
+                vb_printf(b, "%lld: POSIX  ADVISORY  %s %d %02x:%02x:%llu ",
+                          ++id, r[k].type == F_WRLCK ? "WRITE" : "READ", pid,
+                          major(dev), minor(dev), (unsigned long long)ino);
+                if (r[k].end == PLOCK_EOF)
+                    vb_printf(b, "%llu EOF\n", (unsigned long long)r[k].start);
+                else
+                    vb_printf(b, "%llu %llu\n", (unsigned long long)r[k].start,
+                              (unsigned long long)r[k].end - 1);
+            }
+            free(r);
+        }
+    }
     return 0;
 }

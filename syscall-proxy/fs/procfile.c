@@ -44,7 +44,14 @@ struct proxy_vfd {
     unsigned refs;
     /* NSFILE: uid_map, gid_map, setgroups (kernel/namespace.c writes
      * them); NS: a /proc/PID/ns link opened, setns's argument */
-    enum { VFD_MEM, VFD_PAGEMAP, VFD_KEPT, VFD_NSFILE, VFD_NS } kind;
+    enum {
+        VFD_MEM,
+        VFD_PAGEMAP,
+        VFD_KEPT,
+        VFD_NSFILE,
+        VFD_NS,
+        VFD_SYSCALL /* /proc/PID/syscall: made at each read */
+    } kind;
     int pid;  /* the guest process whose file it is */
     int kept; /* VFD_KEPT: index in kept_files; NSFILE: which; NS: type */
     int tid;  /* VFD_KEPT comm: the thread's (task/TID/comm), 0: process */
@@ -391,6 +398,107 @@ long proxy_procfile_open_pagemap(struct proxy_process *p,
     return open_memory_file(p, of, flags, "pagemap", VFD_PAGEMAP);
 }
 
+/*
+ * /proc/PID/syscall (proc_pid_syscall, Linux 6.12): 0400, the process's
+ * owner's (task_dump_owner: root's when it is not dumpable); the read
+ * asks ptrace access (lock_trace: EPERM). Its text is made at each read,
+ * as a seq_file's is: what the thread is doing then.
+ */
+long proxy_procfile_open_syscall(struct proxy_process *p,
+                                 struct proxy_process *of, int flags)
+{
+    long rc = open_checks(flags);
+    if (rc < 0)
+        return rc;
+    if ((flags & O_ACCMODE) != O_RDONLY || proxy_procfs_owner_only(p, of) < 0)
+        return -EACCES;
+    char name[64];
+    snprintf(name, sizeof(name), "hvrun-vfs:/proc/%d/syscall", of->pid);
+    int host_fd = memfd_with(name, "", flags);
+    if (host_fd < 0)
+        return host_fd;
+    long gfd = install_vfd(p, host_fd, flags, VFD_SYSCALL, of->pid, 0);
+    if (gfd >= 0)
+        proxy_fd_get(&p->fds, (int)gfd)->vfd->tid = of->proc_tid;
+    return gfd;
+}
+
+static struct proxy_process *vfd_owner(struct proxy_process *p,
+                                       const struct proxy_vfd *v);
+
+/* The thread of q a /proc/PID[/task/TID]/syscall names: TID's, else the
+ * leader's (the thread whose tid is the pid), NULL when gone. */
+static struct proxy_thread *syscall_thread(struct proxy_process *q, int tid)
+{
+    int want = tid ? tid : q->pid;
+    for (int k = 0; k < q->nr_threads; k++) {
+        struct proxy_thread *t = &q->threads[k];
+        int t_tid = k == q->cur ? q->tid : t->tid;
+        if (t->state != PROXY_THREAD_EXITED && t_tid == want)
+            return t;
+    }
+    return NULL;
+}
+
+/*
+ * task_current_syscall as proc_pid_syscall prints it: the call the thread
+ * is in (its number, six arguments, sp, and the pc it returns to), as it
+ * entered it (proxy_thread's call). The reader's own thread is in its
+ * read; a thread blocked in a call (a futex, a sleep, a wait, a stop at a
+ * call) shows that call; one stopped for its tracer outside a call
+ * "-1 sp pc"; a runnable one "running" (Linux's answer for a task that is
+ * not off its CPU).
+ */
+static void syscall_text(struct proxy_process *reader, struct proxy_process *q,
+                         int tid, struct vbuf *b)
+{
+    struct proxy_thread *t = syscall_thread(q, tid);
+    bool reading = t && q == reader && t == &q->threads[q->cur];
+    if (!t || (!reading && t->state == PROXY_THREAD_RUNNABLE)) {
+        vb_printf(b, "running\n");
+        return;
+    }
+    if (t->state == PROXY_THREAD_PTRACE_STOP && t->pt.orig_rax < 0) {
+        const struct vmm_regs *r =
+            t == &q->threads[q->cur] ? vmm_vm_regs(q->vm) : &t->regs;
+        vb_printf(b, "-1 0x%llx 0x%llx\n", (unsigned long long)r->rsp,
+                  (unsigned long long)r->rip);
+        return;
+    }
+    const struct proxy_thread_call *c = &t->call;
+    vb_printf(b, "%lld", (long long)c->nr);
+    for (int i = 0; i < 6; i++)
+        vb_printf(b, " 0x%llx", (unsigned long long)c->args[i]);
+    vb_printf(b, " 0x%llx 0x%llx\n", (unsigned long long)c->sp,
+              (unsigned long long)c->pc);
+}
+
+static long syscall_read(struct proxy_process *p, const struct proxy_vfd *v,
+                         uint64_t pos, const struct iovec *iov, int n)
+{
+    struct proxy_process *q = vfd_owner(p, v);
+    if (q && !proxy_ptrace_may_access(p, q))
+        return -EPERM; /* lock_trace */
+    struct vbuf b = {0};
+    if (q)
+        syscall_text(p, q, v->tid, &b);
+    else
+        vb_printf(&b, "0 0x0 0x0 0x0 0x0 0x0 0x0 0x0 0x0\n"); /* no stack */
+    if (b.failed) {
+        free(b.s);
+        return -ENOMEM;
+    }
+    long total = 0;
+    for (int i = 0; i < n && pos + (uint64_t)total < b.len; i++) {
+        size_t left = b.len - (size_t)(pos + (uint64_t)total);
+        size_t c = iov[i].iov_len < left ? iov[i].iov_len : left;
+        memcpy(iov[i].iov_base, b.s + pos + total, c);
+        total += (long)c;
+    }
+    free(b.s);
+    return total;
+}
+
 /* /proc/PID/{uid_map,gid_map,setgroups}: the content as p reads it. */
 long proxy_procfile_open_nsfile(struct proxy_process *p,
                                 struct proxy_process *of, int which,
@@ -653,10 +761,13 @@ long proxy_procfile_xfer(struct proxy_process *p, int guest_fd, bool into_guest,
     off_t pos = at_offset ? offset : lseek(f->host_fd, 0, SEEK_CUR);
     if (pos < 0)
         return -errno;
-    if (f->vfd->kind == VFD_PAGEMAP && !into_guest)
-        return -EINVAL; /* pagemap has no write */
+    if ((f->vfd->kind == VFD_PAGEMAP || f->vfd->kind == VFD_SYSCALL) &&
+        !into_guest)
+        return -EINVAL; /* pagemap and syscall have no write */
     long r = f->vfd->kind == VFD_PAGEMAP
                  ? pagemap_read(p, f->vfd, (uint64_t)pos, iov, n)
+             : f->vfd->kind == VFD_SYSCALL
+                 ? syscall_read(p, f->vfd, (uint64_t)pos, iov, n)
                  : mem_xfer(p, f->vfd, into_guest, (uint64_t)pos, iov, n);
     if (r > 0 && !at_offset)
         (void)lseek(f->host_fd, pos + r, SEEK_SET);

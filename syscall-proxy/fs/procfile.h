@@ -24,6 +24,10 @@ long proxy_procfile_open_mem(struct proxy_process *p, struct proxy_process *of,
 long proxy_procfile_open_pagemap(struct proxy_process *p,
                                  struct proxy_process *of, int flags);
 
+/* /proc/PID/syscall of `of` for p, its text made at each read. */
+long proxy_procfile_open_syscall(struct proxy_process *p,
+                                 struct proxy_process *of, int flags);
+
 /* /proc/PID/{uid_map,gid_map,setgroups} (which: PROXY_NSFILE_*) and
  * /proc/PID/ns/NAME (type: PROXY_NS_*) of `of`, opened for p. */
 long proxy_procfile_open_nsfile(struct proxy_process *p,

@@ -1491,6 +1491,13 @@ static long open_pagemap(struct proxy_process *p, struct proxy_process *of,
     return proxy_procfile_open_pagemap(p, of, flags);
 }
 
+static long open_syscall(struct proxy_process *p, struct proxy_process *of,
+                         const char *name, int flags)
+{
+    (void)name;
+    return proxy_procfile_open_syscall(p, of, flags);
+}
+
 static long open_kept(struct proxy_process *p, struct proxy_process *of,
                       const char *name, int flags)
 {
@@ -1543,6 +1550,7 @@ const struct vfile proxy_vfs_files[] = {
     {"/proc/self/statm", GATE_ALWAYS, DET_SRC_IDS, gen_self_statm, NULL},
     {"/proc/self/limits", GATE_ALWAYS, DET_SRC_IDS, gen_self_limits, NULL},
     {"/proc/self/mem", GATE_ALWAYS, DET_SRC_IDS, NULL, open_mem},
+    {"/proc/self/syscall", GATE_ALWAYS, DET_SRC_IDS, NULL, open_syscall},
     {"/proc/self/pagemap", GATE_ALWAYS, DET_SRC_IDS, NULL, open_pagemap},
     SELF_FILE("sched", proxy_procfs_gen_sched),
     SELF_FILE("stack", proxy_procfs_gen_stack),
@@ -1616,6 +1624,12 @@ const struct vfile proxy_vfs_files[] = {
      NULL},
     {"/proc/sys/kernel/ns_last_pid", GATE_ALWAYS, DET_SRC_IDS,
      proxy_procfs_gen_ns_last_pid, NULL},
+    {"/proc/timer_list", GATE_HOST, DET_SRC_HOST, proxy_procfs_gen_timer_list,
+     NULL},
+    {"/proc/locks", GATE_ALWAYS, DET_SRC_IDS, proxy_plock_gen_locks, NULL},
+    {"/proc/sys/fs/aio-nr", GATE_ALWAYS, DET_SRC_IDS, proxy_aio_gen_nr, NULL},
+    {"/proc/sys/fs/aio-max-nr", GATE_ALWAYS, DET_SRC_IDS, proxy_aio_gen_max_nr,
+     NULL},
     {"/proc/sys/kernel/random/uuid", GATE_RANDOM, DET_SRC_RANDOM, gen_uuid, NULL},
     {"/proc/sys/kernel/random/boot_id", GATE_RANDOM, DET_SRC_RANDOM,
      gen_boot_id, NULL},
@@ -1651,10 +1665,13 @@ int proxy_vfs_may_open(const struct proxy_process *reader,
                        const struct proxy_process *of, const struct vfile *v)
 {
     if (v->gen == proxy_procfs_gen_slabinfo ||
-        v->gen == proxy_procfs_gen_pagetypeinfo)
+        v->gen == proxy_procfs_gen_pagetypeinfo ||
+        v->gen == proxy_procfs_gen_timer_list)
         return proxy_procfs_root_only(reader, of);
     if (v->gen == proxy_procfs_gen_stack)
         return proxy_procfs_stack_access(reader, of);
+    if (v->gen == gen_self_environ || v->gen == gen_self_auxv)
+        return proxy_procfs_owner_only(reader, of);
     return 0;
 }
 

@@ -389,3 +389,42 @@ uint64_t proxy_proc_name_ino(const char *name)
         h = (h ^ (unsigned char)*c) * 0x100000001b3ULL;
     return 0x10000000ULL + (h & 0x0fffffffULL);
 }
+
+/*
+ * task_dump_owner (fs/proc/base.c): a guest's /proc/PID entries belong to
+ * its effective ids while it is dumpable and to root once it is not (a
+ * setuid to another user, an exec of a set-ID file); its /proc/PID and
+ * task/TID directories (mode 0555) always to its effective ids. The
+ * host's entries (hvrun's own /proc/<pid>, or the host pid standing in
+ * for a guest's) are hvrun's. host_fd is the entry, mode its host mode.
+ */
+void proxy_proc_owner_fix(struct proxy_process *p, int host_fd, uint32_t mode,
+                          uint32_t *uid, uint32_t *gid)
+{
+    char host[PROXY_PATH_MAX], guest[PROXY_PATH_MAX];
+    if (host_name_of(host_fd, host, sizeof(host)) < 0 ||
+        guest_name_of(p, host, guest, sizeof(guest)) < 0 ||
+        strncmp(guest, "/proc/", 6) != 0)
+        return;
+    const char *rest = guest + 6;
+    struct proxy_process *q = NULL;
+    if (strncmp(rest, "self", 4) == 0 && (rest[4] == '/' || !rest[4])) {
+        q = p;
+        rest += 4;
+    } else {
+        long pid = pid_component(rest, &rest);
+        if (pid > 0 && pid != PROXY_INIT_PID && p->world)
+            q = proxy_world_find(p->world, (int)pid);
+    }
+    if (!q)
+        return;
+    const char *t = rest;
+    bool pid_dir = !*rest || (strncmp(rest, "/task/", 6) == 0 &&
+                              pid_component(rest + 6, &t) >= 0 && !*t);
+    if ((pid_dir && mode == (S_IFDIR | 0555)) || q->prctl.dumpable == 1) {
+        *uid = q->cred.euid;
+        *gid = q->cred.egid;
+    } else {
+        *uid = *gid = 0; /* root's (the kernel's root id) */
+    }
+}

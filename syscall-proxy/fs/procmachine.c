@@ -12,7 +12,7 @@
  * of --memory, procfs.c's model) in the unit each file counts, one CPU
  * (DET_NR_CPUS), and 0 for every event count the model does not keep
  * (faults, reclaim, interrupts: a machine that has done nothing), in Linux
- * 6.1's layouts (mm/vmstat.c, kernel/irq/proc.c, fs/proc/softirqs.c).
+ * 6.12's layouts (mm/vmstat.c, kernel/irq/proc.c, fs/proc/softirqs.c).
  * docs/DETERMINISM.md names each.
  */
 #include "proxy.h"
@@ -76,10 +76,12 @@ static void vm_pages_of(const struct proxy_process *p, struct vm_pages *v)
     v->swapcached = pages_of(p, "SwapCached");
 }
 
-/* The event counters of Linux 6.1's vmstat_text after the zone, NUMA,
- * node and writeback items, in its order (the options of a Debian 12
- * kernel: NUMA, swap, THP, compaction, migration, CMA, balloon, ZONE_DEVICE,
- * zswap, KSM, x86's direct map): all 0, no event counted. */
+/* The event counters of Linux 6.12's vmstat_text after the zone, NUMA,
+ * node and system-wide items, in its order (the options of a Debian
+ * kernel for amd64: NUMA, NUMA balancing, swap, THP with PUD splits,
+ * migration, compaction, hugetlb, CMA, balloon with compaction,
+ * ZONE_DMA/DMA32/DEVICE, zswap, KSM, x86's direct map; no DEBUG_TLBFLUSH,
+ * PER_VMA_LOCK_STATS or DEBUG_STACK_USAGE): all 0, no event counted. */
 static const char *const vm_events[] = {
     "pgpgin", "pgpgout", "pswpin", "pswpout",
     "pgalloc_dma", "pgalloc_dma32", "pgalloc_normal", "pgalloc_movable",
@@ -90,10 +92,11 @@ static const char *const vm_events[] = {
     "pgskip_device",
     "pgfree", "pgactivate", "pgdeactivate", "pglazyfree", "pgfault",
     "pgmajfault", "pglazyfreed", "pgrefill", "pgreuse", "pgsteal_kswapd",
-    "pgsteal_direct", "pgdemote_kswapd", "pgdemote_direct", "pgscan_kswapd",
-    "pgscan_direct", "pgscan_direct_throttle", "pgscan_anon", "pgscan_file",
-    "pgsteal_anon", "pgsteal_file", "zone_reclaim_failed", "pginodesteal",
-    "slabs_scanned", "kswapd_inodesteal", "kswapd_low_wmark_hit_quickly",
+    "pgsteal_direct", "pgsteal_khugepaged", "pgscan_kswapd",
+    "pgscan_direct", "pgscan_khugepaged", "pgscan_direct_throttle",
+    "pgscan_anon", "pgscan_file", "pgsteal_anon", "pgsteal_file",
+    "zone_reclaim_failed", "pginodesteal", "slabs_scanned",
+    "kswapd_inodesteal", "kswapd_low_wmark_hit_quickly",
     "kswapd_high_wmark_hit_quickly", "pageoutrun", "pgrotated",
     "drop_pagecache", "drop_slab", "oom_kill",
     "numa_pte_updates", "numa_huge_pte_updates", "numa_hint_faults",
@@ -113,12 +116,14 @@ static const char *const vm_events[] = {
     "thp_collapse_alloc", "thp_collapse_alloc_failed", "thp_file_alloc",
     "thp_file_fallback", "thp_file_fallback_charge", "thp_file_mapped",
     "thp_split_page", "thp_split_page_failed", "thp_deferred_split_page",
-    "thp_split_pmd", "thp_scan_exceed_none_pte", "thp_scan_exceed_swap_pte",
-    "thp_scan_exceed_share_pte", "thp_split_pud", "thp_zero_page_alloc",
-    "thp_zero_page_alloc_failed", "thp_swpout", "thp_swpout_fallback",
+    "thp_underused_split_page", "thp_split_pmd", "thp_scan_exceed_none_pte",
+    "thp_scan_exceed_swap_pte", "thp_scan_exceed_share_pte", "thp_split_pud",
+    "thp_zero_page_alloc", "thp_zero_page_alloc_failed", "thp_swpout",
+    "thp_swpout_fallback",
     "balloon_inflate", "balloon_deflate", "balloon_migrate",
-    "swap_ra", "swap_ra_hit", "ksm_swpin_copy", "cow_ksm",
-    "zswpin", "zswpout",
+    "swap_ra", "swap_ra_hit", "swpin_zero", "swpout_zero", "ksm_swpin_copy",
+    "cow_ksm",
+    "zswpin", "zswpout", "zswpwb",
     "direct_map_level2_splits", "direct_map_level3_splits",
 };
 
@@ -132,8 +137,8 @@ struct vm_item {
     unsigned long long value;
 };
 
-/* Linux 6.1's zone stat items (enum zone_stat_item), then the NUMA
- * events; *n is how many. */
+/* Linux 6.12's zone stat items (enum zone_stat_item: ZSMALLOC and
+ * UNACCEPTED_MEMORY configured), then the NUMA events; *n is how many. */
 static void zone_items(const struct vm_pages *v, struct vm_item *out,
                        size_t *n)
 {
@@ -149,6 +154,7 @@ static void zone_items(const struct vm_pages *v, struct vm_item *out,
         {"nr_bounce", v->bounce},
         {"nr_zspages", 0},
         {"nr_free_cma", 0},
+        {"nr_unaccepted", 0},
         {"numa_hit", 0},
         {"numa_miss", 0},
         {"numa_foreign", 0},
@@ -160,7 +166,9 @@ static void zone_items(const struct vm_pages *v, struct vm_item *out,
     memcpy(out, items, sizeof(items));
 }
 
-/* Linux 6.1's node stat items (enum node_stat_item). */
+/* Linux 6.12's node stat items (enum node_stat_item: IOMMU_SUPPORT,
+ * SWAP and NUMA_BALANCING configured; the demotion counts are node items
+ * since 6.10). */
 static void node_items(const struct vm_pages *v, struct vm_item *out,
                        size_t *n)
 {
@@ -205,15 +213,27 @@ static void node_items(const struct vm_pages *v, struct vm_item *out,
         {"nr_kernel_stack", v->kernel_stack_kb}, /* in kB, as Linux's */
         {"nr_page_table_pages", v->page_tables},
         {"nr_sec_page_table_pages", 0},
+        {"nr_iommu_pages", 0},
         {"nr_swapcached", v->swapcached},
         {"pgpromote_success", 0},
         {"pgpromote_candidate", 0},
+        {"pgdemote_kswapd", 0},
+        {"pgdemote_direct", 0},
+        {"pgdemote_khugepaged", 0},
     };
     *n = sizeof(items) / sizeof(items[0]);
     memcpy(out, items, sizeof(items));
 }
 
 #define VM_ITEMS_MAX 64
+
+/* The pages holding the machine's struct pages: 64 bytes for each of its
+ * 4 KiB pages. */
+static unsigned long long memmap_pages(const struct proxy_process *p)
+{
+    unsigned long long pages = p->det->cfg.mem_total_bytes / 4096;
+    return (pages * 64 + 4095) / 4096;
+}
 
 int proxy_procfs_gen_vmstat(struct proxy_process *p, struct vbuf *b)
 {
@@ -233,6 +253,10 @@ int proxy_procfs_gen_vmstat(struct proxy_process *p, struct vbuf *b)
     unsigned long long dirtyable = v.free + v.inactive_file + v.active_file;
     vm_line(b, "nr_dirty_threshold", dirtyable * 20 / 100);
     vm_line(b, "nr_dirty_background_threshold", dirtyable * 10 / 100);
+    /* the struct pages of the machine's memory (64 bytes a 4 KiB page):
+     * all allocated at boot, none since (no memory was hot-added) */
+    vm_line(b, "nr_memmap_pages", 0);
+    vm_line(b, "nr_memmap_boot_pages", memmap_pages(p));
     for (size_t i = 0; i < sizeof(vm_events) / sizeof(vm_events[0]); i++)
         vm_line(b, vm_events[i], 0);
     vm_line(b, "nr_unstable", 0); /* kept for old tools, always 0 */
@@ -265,10 +289,22 @@ int proxy_procfs_gen_buddyinfo(struct proxy_process *p, struct vbuf *b)
     return 0;
 }
 
-/* Linux 6.1's zoneinfo (zoneinfo_show_print) of the one zone: the
+/* fls(): the 1-based index of the highest set bit, 0 for none. */
+static int fls_of(unsigned long long v)
+{
+    int n = 0;
+    for (; v; v >>= 1)
+        n++;
+    return n;
+}
+
+/* Linux 6.12's zoneinfo (zoneinfo_show_print) of the one zone: the
  * node's items, the watermarks init_per_zone_wmark_min and
- * __setup_per_zone_wmarks give a machine of this size, the zone's items
- * and one CPU's pageset. */
+ * __setup_per_zone_wmarks give a machine of this size (promo a step above
+ * high), the zone's items and each CPU's pageset (idle: empty, high at
+ * high_min; high_min and high_max as zone_highsize gives them,
+ * percpu_pagelist_high_fraction 0 and 8) with its stat threshold
+ * (calculate_normal_threshold). */
 int proxy_procfs_gen_zoneinfo(struct proxy_process *p, struct vbuf *b)
 {
     struct vm_pages v;
@@ -296,25 +332,38 @@ int proxy_procfs_gen_zoneinfo(struct proxy_process *p, struct vbuf *b)
               "\n        min      %llu"
               "\n        low      %llu"
               "\n        high     %llu"
+              "\n        promo    %llu"
               "\n        spanned  %llu"
               "\n        present  %llu"
               "\n        managed  %llu"
               "\n        cma      %d"
               "\n        protection: (0, 0, 0, 0, 0)",
-              v.free, 0, min, min + step, min + 2 * step, total, total, total,
-              0);
+              v.free, 0, min, min + step, min + 2 * step, min + 3 * step,
+              total, total, total, 0);
     zone_items(&v, items, &n);
     for (size_t i = 0; i < n; i++)
         vb_printf(b, "\n      %-12s %llu", items[i].name, items[i].value);
+    const int batch = 63;
+    unsigned long long high_min = (min + step) / DET_NR_CPUS;
+    unsigned long long high_max = total / 8 / DET_NR_CPUS;
+    if (high_min < 4 * batch)
+        high_min = 4 * batch;
+    if (high_max < 4 * batch)
+        high_max = 4 * batch;
+    int threshold = 2 * fls_of(DET_NR_CPUS) * (1 + fls_of(total >> 15));
+    if (threshold > 125)
+        threshold = 125;
     vb_printf(b, "\n  pagesets");
     for (int cpu = 0; cpu < DET_NR_CPUS; cpu++)
         vb_printf(b,
                   "\n    cpu: %i"
-                  "\n              count: %i"
-                  "\n              high:  %i"
-                  "\n              batch: %i"
+                  "\n              count:    %i"
+                  "\n              high:     %llu"
+                  "\n              batch:    %i"
+                  "\n              high_min: %llu"
+                  "\n              high_max: %llu"
                   "\n  vm stats threshold: %d",
-                  cpu, 0, 0, 63, 0);
+                  cpu, 0, high_min, batch, high_min, high_max, threshold);
     vb_printf(b,
               "\n  node_unreclaimable:  %u"
               "\n  start_pfn:           %lu\n",
@@ -505,5 +554,93 @@ int proxy_procfs_gen_pressure(struct proxy_process *p, struct vbuf *b)
 int proxy_procfs_gen_ns_last_pid(struct proxy_process *p, struct vbuf *b)
 {
     vb_printf(b, "%d\n", proxy_procfs_last_pid(p));
+    return 0;
+}
+
+static long long clock_ns_of(struct proxy_process *p, int clockid)
+{
+    struct timespec ts;
+    if (det_clock_gettime(p->det, clockid, &ts) < 0)
+        return 0;
+    return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+#define KTIME_MAX 9223372036854775807LL
+#define INITIAL_JIFFIES 4294892296ULL /* (unsigned int)(-300 * HZ), HZ 250 */
+#define NS_PER_JIFFY 4000000LL
+
+/*
+ * /proc/timer_list (kernel/time/timer_list.c, Linux 6.12; root's, 0400):
+ * the run's one CPU, its 8 hrtimer clock bases (MONOTONIC, REALTIME,
+ * BOOTTIME, TAI and their soft twins) with the offsets of the run's
+ * clocks and no active timer listed, an idle tick that has counted
+ * nothing, and no clock event device (the run's machine has no local
+ * APIC whose figures it could show). now and jiffies are the run's
+ * CLOCK_MONOTONIC. The host's lists its own timers and counters.
+ */
+int proxy_procfs_gen_timer_list(struct proxy_process *p, struct vbuf *b)
+{
+    long long now = clock_ns_of(p, CLOCK_MONOTONIC);
+    long long real_off = clock_ns_of(p, CLOCK_REALTIME) - now;
+    long long boot_off = clock_ns_of(p, CLOCK_BOOTTIME) - now;
+    const long long offsets[4] = {0, real_off, boot_off, real_off};
+    unsigned long long jiffies =
+        INITIAL_JIFFIES + (unsigned long long)(now / NS_PER_JIFFY);
+    vb_printf(b, "Timer List Version: v0.10\nHRTIMER_MAX_CLOCK_BASES: %d\n"
+                 "now at %lld nsecs\n\n", 8, now);
+    for (int cpu = 0; cpu < DET_NR_CPUS; cpu++) {
+        vb_printf(b, "cpu: %d\n", cpu);
+        for (int i = 0; i < 8; i++)
+            vb_printf(b, " clock %d:\n  .base:       %016x\n"
+                         "  .index:      %d\n  .resolution: %u nsecs\n"
+                         "  .offset:     %llu nsecs\nactive timers:\n",
+                      i, 0u, i, 1u, (unsigned long long)offsets[i % 4]);
+        const struct {
+            const char *name;
+            long long value;
+            bool ns;
+        } fields[] = {
+            {"expires_next", KTIME_MAX, true}, {"hres_active", 1, false},
+            {"nr_events", 0, false}, {"nr_retries", 0, false},
+            {"nr_hangs", 0, false}, {"max_hang_time", 0, false},
+            {"nohz", 1, false}, {"highres", 1, false},
+            {"last_tick", 0, true}, {"tick_stopped", 0, false},
+            {"idle_jiffies", 0, false}, {"idle_calls", 0, false},
+            {"idle_sleeps", 0, false}, {"idle_entrytime", 0, true},
+            {"idle_waketime", 0, true}, {"idle_exittime", 0, true},
+            {"idle_sleeptime", 0, true}, {"iowait_sleeptime", 0, true},
+            {"last_jiffies", (long long)jiffies, false},
+            {"next_timer", KTIME_MAX, false}, {"idle_expires", 0, true},
+        };
+        for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
+            vb_printf(b, "  .%-15s: %llu%s\n", fields[i].name,
+                      (unsigned long long)fields[i].value,
+                      fields[i].ns ? " nsecs" : "");
+        vb_printf(b, "jiffies: %llu\n\n", jiffies);
+    }
+    vb_printf(b, "Tick Device: mode:     1\nBroadcast device\n"
+                 "Clock Event Device: <NULL>\ntick_broadcast_mask: 0\n"
+                 "tick_broadcast_oneshot_mask: 0\n\n");
+    for (int cpu = 0; cpu < DET_NR_CPUS; cpu++)
+        vb_printf(b, "Tick Device: mode:     1\nPer CPU device: %d\n"
+                     "Clock Event Device: <NULL>\n\n", cpu);
+    return 0;
+}
+
+/* /sys/block/DEV/stat and DEV/PART/stat (block/genhd.c's part_stat_show,
+ * Linux 6.12): nothing counted, as diskstats. */
+int proxy_sysfs_gen_block_stat(struct proxy_process *p, struct vbuf *b)
+{
+    (void)p;
+    for (int i = 0; i < 17; i++)
+        vb_printf(b, "%8u%s", 0u, i < 16 ? " " : "\n");
+    return 0;
+}
+
+/* .../inflight (part_inflight_show): nothing in flight. */
+int proxy_sysfs_gen_block_inflight(struct proxy_process *p, struct vbuf *b)
+{
+    (void)p;
+    vb_printf(b, "%8u %8u\n", 0u, 0u);
     return 0;
 }

@@ -117,6 +117,19 @@ int proxy_procfs_root_only(const struct proxy_process *reader,
                : -EACCES;
 }
 
+/* A 0400 file of of's /proc/PID (environ, auxv): its owner's, root's
+ * once of is not dumpable (task_dump_owner), so another user, or of
+ * itself after a setuid, reads it only with CAP_DAC_OVERRIDE. */
+int proxy_procfs_owner_only(const struct proxy_process *reader,
+                            const struct proxy_process *of)
+{
+    uint32_t owner = of->prctl.dumpable == 1 ? of->cred.euid : 0;
+    return reader->cred.fsuid == owner ||
+                   proxy_ns_capable_cap(reader, CAP_DAC_OVERRIDE)
+               ? 0
+               : -EACCES;
+}
+
 /* proc_pid_stack: CAP_SYS_ADMIN (Linux refuses at the read, here at the
  * open) and ptrace access to the process (lock_trace). */
 int proxy_procfs_stack_access(const struct proxy_process *reader,

@@ -548,6 +548,34 @@ static int guest_fd_of_host(const struct proxy_process *p, int host_fd)
  * it) and the inode number fstat gives the guest. Other lines (eventfd
  * counts, epoll and inotify entries) are the host's.
  */
+/*
+ * The lines Linux's show_fdinfo adds for the kinds whose host fd is an
+ * eventfd of hvrun's: a timerfd's (timerfd_show: the timer, ticks the
+ * unread expirations), a signalfd's mask (signalfd_show_fdinfo), a
+ * pidfd's process (pidfd_show_fdinfo: its pid as the reader sees it, -1
+ * once reaped; NSpid its pid at the reader's level only). A POSIX message
+ * queue descriptor adds none.
+ */
+static void kind_fdinfo(struct proxy_process *p, const struct proxy_fd *f,
+                        unsigned long long count, struct vbuf *b)
+{
+    char timer[256];
+    if (f->timerfd &&
+        proxy_timerfd_fdinfo(f->timerfd, count, timer, sizeof(timer)) > 0)
+        vb_printf(b, "%s", timer);
+    if (f->signalfd)
+        vb_printf(b, "sigmask:\t%016llx\n",
+                  (unsigned long long)proxy_signalfd_mask(f->signalfd));
+    if (f->pidfd_pid > 0) {
+        struct proxy_process *q =
+            p->world ? proxy_world_find(p->world, f->pidfd_pid) : NULL;
+        int nr = q ? proxy_ns_pid_of(p, q) : -1;
+        if (nr == 0)
+            nr = -1; /* not in the reader's pid namespace */
+        vb_printf(b, "Pid:\t%d\nNSpid:\t%d\n", nr, nr);
+    }
+}
+
 static long open_fdinfo(struct proxy_process *p, const char *name, int flags)
 {
     char *end;
@@ -571,12 +599,19 @@ static long open_fdinfo(struct proxy_process *p, const char *name, int flags)
         return -ENOENT;
     raw[n] = '\0';
     struct vbuf b = {0};
+    const struct proxy_fd *slot = &p->fds.fds[gfd];
+    bool own_kind = slot->timerfd || slot->signalfd || slot->pidfd_pid > 0 ||
+                    slot->mqd;
+    unsigned long long count = 0;
     for (char *line = raw, *nl; *line; line = nl + 1) {
         nl = strchr(line, '\n');
         if (!nl)
             nl = line + strlen(line) - 1;
         unsigned long fl;
-        if (sscanf(line, "flags: %lo", &fl) == 1) {
+        if (own_kind && strncmp(line, "eventfd-", 8) == 0) {
+            /* the eventfd behind it is hvrun's: not the guest's file */
+            (void)sscanf(line, "eventfd-count: %llx", &count);
+        } else if (sscanf(line, "flags: %lo", &fl) == 1) {
             fl &= ~(unsigned long)O_CLOEXEC;
             if (p->fds.fds[gfd].cloexec)
                 fl |= O_CLOEXEC;
@@ -590,6 +625,7 @@ static long open_fdinfo(struct proxy_process *p, const char *name, int flags)
         if (!nl[0] || !nl[1])
             break;
     }
+    kind_fdinfo(p, slot, count, &b);
     if (b.failed) {
         free(b.s);
         return -ENOMEM;
@@ -682,6 +718,66 @@ static bool open_guest_proc_dir(struct proxy_process *p, int host_dirfd,
     return true;
 }
 
+/*
+ * A block device's or partition's counter file in sysfs
+ * (/sys/devices/.../block/DISK[/PART]/{stat,inflight}, by whatever name
+ * the guest reaches it: /sys/block/DISK/stat, /sys/class/block/...): the
+ * generator of the run's machine, which counts no I/O (procmachine.c);
+ * NULL for anything else. Its canonical host name in name.
+ */
+static int (*block_counter_gen(struct proxy_process *p, int dirfd,
+                               const char *path, char *name, size_t cap))(
+    struct proxy_process *, struct vbuf *)
+{
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    bool stat_file = strcmp(base, "stat") == 0;
+    if ((!stat_file && strcmp(base, "inflight") != 0) ||
+        !proxy_vfs_gate_open(p, GATE_HOST))
+        return NULL;
+    int fd = openat(dirfd, path, O_PATH | O_CLOEXEC);
+    if (fd < 0)
+        return NULL;
+    struct statfs sfs;
+    char link[64];
+    snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+    ssize_t n = fstatfs(fd, &sfs) == 0 && sfs.f_type == SYSFS_MAGIC
+                    ? readlink(link, name, cap - 1)
+                    : -1;
+    close(fd);
+    if (n <= 0)
+        return NULL;
+    name[n] = '\0';
+    const char *block = strstr(name, "/block/");
+    if (strncmp(name, "/sys/devices/", 13) != 0 || !block)
+        return NULL;
+    /* DISK/file or DISK/PART/file, whose directory is a device's (has dev) */
+    int depth = 0;
+    for (const char *c = block + 7; *c; c++)
+        depth += *c == '/';
+    char dev[PROXY_PATH_MAX];
+    snprintf(dev, sizeof(dev), "%.*s/dev", (int)(base - path), path);
+    if ((depth != 1 && depth != 2) || strchr(block + 7, '/') == NULL ||
+        faccessat(dirfd, base == path ? "dev" : dev, F_OK, 0) != 0)
+        return NULL;
+    return stat_file ? proxy_sysfs_gen_block_stat
+                     : proxy_sysfs_gen_block_inflight;
+}
+
+static bool open_block_counter(struct proxy_process *p, int dirfd,
+                               const char *path, int flags, long *result)
+{
+    char name[PROXY_PATH_MAX];
+    int (*gen)(struct proxy_process *, struct vbuf *) =
+        block_counter_gen(p, dirfd, path, name, sizeof(name));
+    if (!gen)
+        return false;
+    *result = vfile_flags_refused(flags);
+    if (*result == 0)
+        *result = install_generated(p, p, gen, DET_SRC_HOST, name, flags);
+    return true;
+}
+
 bool proxy_vfs_open(struct proxy_process *p, int host_dirfd,
                     const char *host_path, int flags, long *result)
 {
@@ -714,7 +810,7 @@ bool proxy_vfs_open(struct proxy_process *p, int host_dirfd,
                           : open_vfile(p, of, v, flags);
         return true;
     default:
-        return false;
+        return open_block_counter(p, host_dirfd, host_path, flags, result);
     }
 }
 

@@ -139,6 +139,10 @@ uint64_t proxy_proc_stable_ino(struct proxy_process *p, int host_fd,
 
 /* The same number for a guest name (/proc/self/fd/<host fd>, /proc/x). */
 uint64_t proxy_proc_name_ino(const char *name);
+/* The owner stat shows of a guest's /proc/PID entry (procguard.c): its
+ * effective ids, root's when it is not dumpable; unchanged for others. */
+void proxy_proc_owner_fix(struct proxy_process *p, int host_fd, uint32_t mode,
+                          uint32_t *uid, uint32_t *gid);
 
 /*
  * Directory listings the host cannot give: for /proc/self/fd and
@@ -361,6 +365,14 @@ int proxy_procfs_gen_inode_state(struct proxy_process *p, struct vbuf *b);
 int proxy_procfs_gen_ns_last_pid(struct proxy_process *p, struct vbuf *b);
 int proxy_procfs_gen_dentry_state(struct proxy_process *p, struct vbuf *b);
 int proxy_procfs_gen_pressure(struct proxy_process *p, struct vbuf *b);
+int proxy_procfs_gen_timer_list(struct proxy_process *p, struct vbuf *b);
+int proxy_sysfs_gen_block_stat(struct proxy_process *p, struct vbuf *b);
+int proxy_sysfs_gen_block_inflight(struct proxy_process *p, struct vbuf *b);
+/* /proc/locks from plock.c's model; /proc/sys/fs/aio-nr and aio-max-nr
+ * from aio.c's contexts. */
+int proxy_plock_gen_locks(struct proxy_process *p, struct vbuf *b);
+int proxy_aio_gen_nr(struct proxy_process *p, struct vbuf *b);
+int proxy_aio_gen_max_nr(struct proxy_process *p, struct vbuf *b);
 
 /* Whether reader may open v, of's file (procfs.c: root-only 0400 files,
  * /proc/PID/stack's capability and ptrace access): 0 or -EACCES. */
@@ -370,6 +382,8 @@ int proxy_procfs_root_only(const struct proxy_process *reader,
                            const struct proxy_process *of);
 int proxy_procfs_stack_access(const struct proxy_process *reader,
                               const struct proxy_process *of);
+int proxy_procfs_owner_only(const struct proxy_process *reader,
+                            const struct proxy_process *of);
 
 /* procself.c's rarer /proc/PID files (procfs.c's table). */
 int proxy_procfs_gen_sched(struct proxy_process *p, struct vbuf *b);

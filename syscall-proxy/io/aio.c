@@ -28,8 +28,10 @@
  */
 #include "proxy.h"
 #include "fdtable.h"
+#include "kernel.h"
 #include "mm.h"
 #include "io.h"
+#include "vfs.h"
 
 #include <errno.h>
 #include <stddef.h>
@@ -97,6 +99,32 @@ static struct aio_ctx **ctx_find(struct proxy_process *p, uint64_t id)
     return NULL;
 }
 
+/* aio_nr: the events the run's live contexts asked for (io_setup's
+ * nr_events, as Linux counts them), what /proc/sys/fs/aio-nr shows. */
+static unsigned long long run_aio_nr(const struct proxy_process *p)
+{
+    unsigned long long nr = 0;
+    for (int i = 0; p->world && i < p->world->nr_procs; i++) {
+        const struct proxy_aio *aio = p->world->procs[i]->aio;
+        for (const struct aio_ctx *c = aio ? aio->ctxs : NULL; c; c = c->next)
+            nr += c->max_events;
+    }
+    return nr;
+}
+
+int proxy_aio_gen_nr(struct proxy_process *p, struct vbuf *b)
+{
+    vb_printf(b, "%llu\n", run_aio_nr(p));
+    return 0;
+}
+
+int proxy_aio_gen_max_nr(struct proxy_process *p, struct vbuf *b)
+{
+    (void)p;
+    vb_printf(b, "%u\n", AIO_MAX_NR);
+    return 0;
+}
+
 static long sys_io_setup(struct proxy_process *p, const uint64_t a[6])
 {
     unsigned nr = (unsigned)a[0];
@@ -111,8 +139,8 @@ static long sys_io_setup(struct proxy_process *p, const uint64_t a[6])
     unsigned slots = (nr > 4 ? nr : 4) * 2;
     if (slots > 0x10000000U / sizeof(struct io_event))
         return -EINVAL;
-    if (slots == 0 || nr > AIO_MAX_NR)
-        return -EAGAIN;
+    if (slots == 0 || nr > AIO_MAX_NR || run_aio_nr(p) + nr > AIO_MAX_NR)
+        return -EAGAIN; /* the run's machine's aio-max-nr, all contexts */
     if (!p->aio && !(p->aio = calloc(1, sizeof(*p->aio))))
         return -ENOMEM;
     struct aio_ctx *c = calloc(1, sizeof(*c));

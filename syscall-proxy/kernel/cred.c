@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -261,6 +262,85 @@ static bool res_ids_no_op(const struct id_triple *t, uint32_t fs_id,
            (ids[2] == ID_UNCHANGED || ids[2] == t->saved);
 }
 
+/* What a set*id or setfs*id call changed, for commit_creds's rule. */
+struct cred_before {
+    uint32_t euid, egid, fsuid, fsgid;
+    uint64_t perm;
+};
+
+static struct cred_before cred_before(const struct proxy_process *p)
+{
+    uint64_t eff, perm, inh;
+    proxy_cred_caps(p, &eff, &perm, &inh);
+    return (struct cred_before){p->cred.euid, p->cred.egid, p->cred.fsuid,
+                                p->cred.fsgid, perm};
+}
+
+/*
+ * commit_creds (kernel/cred.c): new effective or filesystem ids, or
+ * permitted capabilities the old set did not hold, make the process
+ * non-dumpable (suid_dumpable, 0 on the run's machine: its /proc/PID
+ * files become root's, a non-root tracer cannot attach, no core) and
+ * clear its parent-death signal. execve makes it dumpable again when its
+ * ids agree (proxy_cred_exec).
+ */
+static void creds_committed(struct proxy_process *p,
+                            const struct cred_before *old)
+{
+    const struct cred_before now = cred_before(p);
+    if (now.euid == old->euid && now.egid == old->egid &&
+        now.fsuid == old->fsuid && now.fsgid == old->fsgid &&
+        (now.perm & ~old->perm) == 0)
+        return;
+    p->prctl.dumpable = 0; /* SUID_DUMP_DISABLE */
+    p->prctl.pdeathsig = 0;
+}
+
+/*
+ * bprm_fill_uid and cap_bprm_creds_from_file: a set-user-ID file runs with
+ * its owner as effective id, a set-group-ID one (group-executable) with
+ * its group, unless its file system is mounted nosuid, the process set
+ * no_new_privs, or a tracer without CAP_SYS_PTRACE (not root) traces it;
+ * the saved and filesystem ids then follow the effective ones.
+ */
+static void exec_set_ids(struct proxy_process *p, const struct stat *file,
+                         bool nosuid, bool traced_unprivileged)
+{
+    if (!file || nosuid || p->prctl.no_new_privs || traced_unprivileged)
+        return;
+    const struct cred_before before = cred_before(p);
+    bool had_caps = before.perm != 0;
+    struct id_triple old = uids_of(p);
+    if (file->st_mode & S_ISUID)
+        p->cred.euid = file->st_uid;
+    if ((file->st_mode & (S_ISGID | S_IXGRP)) == (S_ISGID | S_IXGRP))
+        p->cred.egid = file->st_gid;
+    p->cred.suid = p->cred.euid;
+    p->cred.sgid = p->cred.egid;
+    if (p->cred.euid != before.euid || p->cred.egid != before.egid)
+        p->prctl.pdeathsig = 0; /* commit_creds, as a set*id's */
+    if (p->cred.euid != before.euid) {
+        struct id_triple now = uids_of(p);
+        p->cred.caps_recorded = false; /* they follow the new ids */
+        keep_caps_across(p, had_caps, &old, &now);
+        proxy_ns_uids_changed(p);
+    }
+}
+
+/*
+ * What execve does to the ids (before the capabilities are computed from
+ * them again): a set-ID file's (exec_set_ids), then begin_new_exec's
+ * dumpability: dumpable (SUID_DUMP_USER) when the effective ids are the
+ * real ones, else suid_dumpable (0). file: the program's stat, or NULL.
+ */
+void proxy_cred_exec(struct proxy_process *p, const struct stat *file,
+                     bool nosuid, bool traced_unprivileged)
+{
+    exec_set_ids(p, file, nosuid, traced_unprivileged);
+    p->prctl.dumpable =
+        p->cred.euid == p->cred.ruid && p->cred.egid == p->cred.rgid ? 1 : 0;
+}
+
 /* One set*id call: its n arguments as kernel ids, the rule on a copy of
  * the three ids, stored back on success; the filesystem id then follows
  * the effective one, whether or not it changed (kernel/sys.c). */
@@ -275,6 +355,7 @@ static long set_ids(struct proxy_process *p, bool gid, const uint64_t a[6],
     const struct id_triple old = t;
     if (n == 3 && res_ids_no_op(&t, gid ? p->cred.fsgid : p->cred.fsuid, ids))
         return 0;
+    const struct cred_before before = cred_before(p);
     bool priv = id_privileged(p);
     rc = n == 1   ? rule_set_id(&t, ids[0], priv)
          : n == 2 ? rule_set_re_ids(&t, ids[0], ids[1], priv)
@@ -291,6 +372,7 @@ static long set_ids(struct proxy_process *p, bool gid, const uint64_t a[6],
         keep_caps_across(p, priv || p->cred.caps_kept, &old, &t);
         proxy_ns_uids_changed(p);
     }
+    creds_committed(p, &before);
     return 0;
 }
 
@@ -313,8 +395,10 @@ static long set_fs_id(struct proxy_process *p, bool gid, uint32_t id)
     if (id == ID_UNCHANGED || kernel_ids(p, gid, &k, 1) < 0)
         return old_seen;
     const struct id_triple t = gid ? gids_of(p) : uids_of(p);
+    const struct cred_before before = cred_before(p);
     if (id_in_triple(&t, k) || k == *fs_id || id_privileged(p))
         *fs_id = k;
+    creds_committed(p, &before);
     return old_seen;
 }
 

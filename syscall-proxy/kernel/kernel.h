@@ -190,6 +190,12 @@ struct proxy_thread {
      * kept across exits so its counter's trap falls at the same unit
      * whatever exits came between (world.c) */
     uint64_t progress_left;
+    /* The call it last made, as it entered it (table.c): its number, six
+     * arguments, sp and the pc it returns to; /proc/PID/syscall shows it
+     * while the thread is blocked there (procfile.c). */
+    struct proxy_thread_call {
+        uint64_t nr, args[6], sp, pc;
+    } call;
     struct vmm_regs regs;       /* saved while off the vCPU */
     uint64_t fs_base, gs_base;
     uint8_t *xstate;            /* saved XSAVE image */
@@ -568,6 +574,12 @@ long proxy_cred_capbset(struct proxy_process *p, bool drop, uint64_t cap);
 /* The ambient set (/proc/PID/status's CapAmb), and prctl(PR_CAP_AMBIENT,
  * op, cap, arg4, arg5) on it (cred.c); no_raise: SECBIT_NO_CAP_AMBIENT_RAISE. */
 uint64_t proxy_cred_ambient(const struct proxy_process *p);
+/* execve's ids and dumpability (cred.c): file is the program's stat
+ * (NULL: unknown), nosuid its mount's flag, traced_unprivileged whether a
+ * tracer without CAP_SYS_PTRACE traces the caller. */
+struct stat;
+void proxy_cred_exec(struct proxy_process *p, const struct stat *file,
+                     bool nosuid, bool traced_unprivileged);
 long proxy_cred_ambient_prctl(struct proxy_process *p, const uint64_t a[6],
                               bool no_raise);
 
@@ -836,6 +848,8 @@ long proxy_signalfd_xfer(struct proxy_process *p, int guest_fd,
  * put drops one reference (NULL is fine). */
 void proxy_signalfd_share(struct proxy_fd *to, const struct proxy_fd *from);
 void proxy_signalfd_put(struct proxy_signalfd *s);
+/* Its mask, bit sig-1 (fdinfo's sigmask). */
+uint64_t proxy_signalfd_mask(const struct proxy_signalfd *s);
 
 /* ---- timerfd (kernel/timerfd.c) ------------------------------------------ */
 extern const struct proxy_syscall proxy_timerfd_syscalls[];
@@ -845,6 +859,10 @@ void proxy_timerfd_put(struct proxy_timerfd *t);
 /* hvrun's own fd of t's eventfd (the guest's fd is a dup of it), where
  * expirations are added: a checkpoint makes both again as one. */
 int proxy_timerfd_efd(const struct proxy_timerfd *t);
+/* fdinfo's lines of a timerfd (timerfd_show) into out (snprintf's
+ * result), ticks its unread expirations (the eventfd's count). */
+int proxy_timerfd_fdinfo(const struct proxy_timerfd *t, uint64_t ticks,
+                         char *out, size_t cap);
 
 /* ---- transfers parked part way (kernel/xfer_progress.c) ------------------ */
 uint64_t proxy_xfer_resume(struct proxy_process *p);

@@ -25,6 +25,7 @@
 #include "run_clock.h"
 
 #include <errno.h>
+#include <linux/auxvec.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/capability.h>
@@ -32,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -883,9 +885,83 @@ static long strings_in(struct proxy_process *p, gva_t vec, int64_t *budget,
     return 0;
 }
 
-/* After a successful exec: what Linux resets. */
-static void exec_reset(struct proxy_process *p)
+/* The program's stat and whether its mount is nosuid (0: none found). */
+struct exec_file {
+    bool known, nosuid;
+    struct stat st;
+};
+
+static void exec_file_of(struct proxy_process *p, const char *path,
+                         struct exec_file *f)
 {
+    memset(f, 0, sizeof(*f));
+    int fd = openat(p->fs.cwd_fd, path, O_PATH | O_CLOEXEC);
+    struct statvfs vfs;
+    if (fd < 0)
+        return;
+    f->known = fstat(fd, &f->st) == 0 && fstatvfs(fd, &vfs) == 0;
+    f->nosuid = f->known && (vfs.f_flag & ST_NOSUID);
+    close(fd);
+    /* a #! script runs as its interpreter's file: its own set-ID bits
+     * are not honoured (binfmt_script replaces bprm->file) */
+    char magic[2];
+    fd = f->known && S_ISREG(f->st.st_mode) &&
+                 (f->st.st_mode & (S_ISUID | S_ISGID))
+             ? openat(p->fs.cwd_fd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY)
+             : -1;
+    if (fd >= 0 && pread(fd, magic, 2, 0) == 2 && magic[0] == '#' &&
+        magic[1] == '!')
+        f->st.st_mode &= ~(mode_t)(S_ISUID | S_ISGID);
+    if (fd >= 0)
+        close(fd);
+}
+
+/* Whether a tracer without CAP_SYS_PTRACE (not root) traces p's caller. */
+static bool traced_unprivileged(struct proxy_process *p)
+{
+    int tracer = p->threads[p->cur].pt.tracer;
+    struct proxy_process *t = tracer ? proxy_world_find(p->world, tracer) : NULL;
+    return t && t->cred.euid != 0;
+}
+
+/*
+ * The new image's auxv after a set-ID exec (its effective ids not its
+ * real ones): AT_SECURE 1 (bprm->secureexec: ld.so then ignores
+ * LD_PRELOAD, LD_LIBRARY_PATH and the like, as for any set-ID program),
+ * AT_EUID and AT_EGID the new ids. The loader built the vector with the
+ * caller's ids, before exec_reset gave the file's.
+ */
+static void exec_secure_auxv(struct proxy_process *p)
+{
+    if (p->cred.euid == p->cred.ruid && p->cred.egid == p->cred.rgid)
+        return;
+    uint64_t argc, w;
+    gva_t at = p->mm.start_stack;
+    if (!at || proxy_copy_in(p, &argc, at, 8) < 0)
+        return;
+    at += 8 * (argc + 2); /* past argc, argv and its NULL */
+    for (int i = 0; i < 65536; i++, at += 8) /* past envp and its NULL */
+        if (proxy_copy_in(p, &w, at, 8) < 0 || w == 0)
+            break;
+    at += 8;
+    for (int i = 0; i < 64; i++, at += 16) {
+        uint64_t pair[2];
+        if (proxy_copy_in(p, pair, at, sizeof(pair)) < 0 || pair[0] == AT_NULL)
+            return;
+        uint64_t v = pair[0] == AT_SECURE ? 1
+                     : pair[0] == AT_EUID ? (uint64_t)proxy_ns_uid_seen(p, p->cred.euid)
+                     : pair[0] == AT_EGID ? (uint64_t)proxy_ns_gid_seen(p, p->cred.egid)
+                                          : pair[1];
+        if (v != pair[1])
+            (void)proxy_copy_out(p, at + 8, &v, sizeof(v));
+    }
+}
+
+/* After a successful exec: what Linux resets. */
+static void exec_reset(struct proxy_process *p, const struct exec_file *file)
+{
+    proxy_cred_exec(p, file->known ? &file->st : NULL, file->nosuid,
+                    traced_unprivileged(p));
     proxy_shm_detach_all(p); /* the old address space is gone */
     p->mm.nr_range_policy = 0; /* and its VMAs' mbind policies */
     p->prctl.keepcaps = false; /* Linux clears it at every execve */
@@ -1015,6 +1091,8 @@ static long do_execve(struct proxy_process *p, int dirfd, gva_t path_gva,
      * (a VM costs ~1 ms under ptrace). */
     if ((rc = proxy_hooks.exec_missing(p, path)) < 0)
         goto out;
+    struct exec_file file;
+    exec_file_of(p, path, &file);
     struct vmm_vm *old_vm = p->vm, *vm;
     char why[512];
     const struct proxy_process *as_guest = proxy_fscred_suspend();
@@ -1052,7 +1130,8 @@ static long do_execve(struct proxy_process *p, int dirfd, gva_t path_gva,
     p->mm_id = ++p->world->last_mm_id;
     proxy_vm_retire(p, old_vm);
     int old_tid = p->tid;
-    exec_reset(p);
+    exec_reset(p, &file);
+    exec_secure_auxv(p);
     p->did_exec = true; /* PF_FORKNOEXEC cleared: setpgid's EACCES */
     proxy_ptrace_on_exec(p, old_tid);
     rc = PROXY_RET_REGS_SET;

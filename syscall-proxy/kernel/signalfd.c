@@ -45,6 +45,11 @@ void proxy_signalfd_put(struct proxy_signalfd *s)
         free(s);
 }
 
+uint64_t proxy_signalfd_mask(const struct proxy_signalfd *s)
+{
+    return s->mask;
+}
+
 void proxy_signalfd_share(struct proxy_fd *to, const struct proxy_fd *from)
 {
     if (!from->signalfd || to->signalfd == from->signalfd)

@@ -24,6 +24,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
@@ -43,6 +44,7 @@ struct proxy_timerfd {
     bool armed;
     int64_t expiry_ns;   /* on clockid */
     int64_t interval_ns; /* 0: one shot */
+    int settime_flags;   /* the last settime's ABSTIME|CANCEL_ON_SET */
 };
 
 struct kitimerspec {
@@ -239,6 +241,21 @@ static struct kitimerspec current_of(const struct proxy_timerfd *t)
     return cur;
 }
 
+int proxy_timerfd_fdinfo(const struct proxy_timerfd *t, uint64_t ticks,
+                         char *out, size_t cap)
+{
+    struct kitimerspec cur = current_of(t);
+    return snprintf(out, cap,
+                    "clockid: %d\nticks: %llu\nsettime flags: 0%o\n"
+                    "it_value: (%llu, %llu)\nit_interval: (%llu, %llu)\n",
+                    t->clockid, (unsigned long long)ticks,
+                    (unsigned)t->settime_flags,
+                    (unsigned long long)cur.value.tv_sec,
+                    (unsigned long long)cur.value.tv_nsec,
+                    (unsigned long long)cur.interval.tv_sec,
+                    (unsigned long long)cur.interval.tv_nsec);
+}
+
 static bool timespec_ok(const struct timespec *ts)
 {
     return ts->tv_sec >= 0 && ts->tv_nsec >= 0 && ts->tv_nsec < NS_PER_SEC;
@@ -276,6 +293,7 @@ static long sys_timerfd_settime(struct proxy_process *p, const uint64_t a[6])
     else if (t->armed && (flags & TFD_TIMER_ABSTIME))
         expiry = value;
     t->expiry_ns = expiry;
+    t->settime_flags = flags;
     return 0;
 }
 
