@@ -122,30 +122,22 @@ int main(void)
         pause();
         _exit(0);
     }
-    int sv[2];
-    CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0);
-    pid_t child = fork();
-    CHECK(child >= 0);
-    if (child == 0) {
-        close(sv[0]);
-        receiver(sv[1]);
-        _exit(0);
-    }
-    close(sv[1]);
+    int sock;
+    pid_t child = fork_receiver(receiver, &sock);
 
     int tfd = timerfd_create(CLOCK_MONOTONIC, 0);
     CHECK(tfd >= 0);
     struct itimerspec its = {.it_interval = {0, 10000000},
                              .it_value = {0, 10000000}};
     CHECK(timerfd_settime(tfd, 0, &its, NULL) == 0);
-    send_fd(sv[0], tfd);
+    send_fd(sock, tfd);
 
     sigset_t usr1;
     sigemptyset(&usr1);
     sigaddset(&usr1, SIGUSR1);
     int sfd = signalfd(-1, &usr1, 0);
     CHECK(sfd >= 0);
-    send_fd(sv[0], sfd);
+    send_fd(sock, sfd);
 
     struct perf_event_attr attr = {.type = PERF_TYPE_SOFTWARE,
                                    .size = sizeof(attr),
@@ -154,11 +146,11 @@ int main(void)
                                    .exclude_hv = 1};
     int pfd = (int)syscall(SYS_perf_event_open, &attr, 0, -1, -1, 0);
     CHECK(pfd >= 0);
-    send_fd(sv[0], pfd);
+    send_fd(sock, pfd);
 
     int pidfd = (int)syscall(SYS_pidfd_open, sleeper, 0);
     CHECK(pidfd >= 0);
-    send_fd(sv[0], pidfd);
+    send_fd(sock, pidfd);
 
     int status;
     CHECK(waitpid(child, &status, 0) == child);

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
+#include <unistd.h>
 
 static inline void send_fd(int sock, int fd)
 {
@@ -46,6 +47,24 @@ static inline int recv_fd(int sock)
     int fd;
     memcpy(&fd, CMSG_DATA(c), sizeof(int));
     return fd;
+}
+
+/* A child that runs receiver on its end of a new socket pair and exits;
+ * *sender gets the parent's end. The child's pid. */
+static inline pid_t fork_receiver(void (*receiver)(int sock), int *sender)
+{
+    int sv[2];
+    CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0);
+    pid_t child = fork();
+    CHECK(child >= 0);
+    if (child == 0) {
+        close(sv[0]);
+        receiver(sv[1]);
+        _exit(0);
+    }
+    close(sv[1]);
+    *sender = sv[0];
+    return child;
 }
 
 #endif

@@ -43,16 +43,8 @@ static void receiver(int sock)
 int main(void)
 {
     setvbuf(stdout, NULL, _IONBF, 0);
-    int sv[2];
-    CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0);
-    pid_t child = fork();
-    CHECK(child >= 0);
-    if (child == 0) {
-        close(sv[0]);
-        receiver(sv[1]);
-        _exit(0);
-    }
-    close(sv[1]);
+    int sock;
+    pid_t child = fork_receiver(receiver, &sock);
     strcpy(value, "sender-value");
     CHECK(prctl(PR_SET_NAME, "the-sender") == 0);
     int fds[3] = {open("/proc/self/mem", O_RDONLY),
@@ -60,7 +52,7 @@ int main(void)
                   open("/proc/self/comm", O_WRONLY)};
     for (int i = 0; i < 3; i++) {
         CHECK(fds[i] >= 0);
-        send_fd(sv[0], fds[i]);
+        send_fd(sock, fds[i]);
     }
     int st;
     CHECK(waitpid(child, &st, 0) == child && WIFEXITED(st) &&
