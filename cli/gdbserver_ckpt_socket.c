@@ -142,7 +142,8 @@ static int peek_queue(int fd, struct ckpt_socket *s, const char **why)
             s->data = data;
         if (lens)
             s->msg_len = lens;
-        if (!data || !lens) {
+        /* a stream keeps no lengths: its msg_len stays NULL */
+        if (!data || (!lens && s->type != SOCK_STREAM)) {
             *why = "out of memory";
             rc = -1;
             break;
