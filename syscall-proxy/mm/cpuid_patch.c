@@ -627,11 +627,12 @@ static bool build_idcall_stub(struct emitter *e, gva_t page,
  * glibc's pthread_sigmask (sigprocmask) and sigaction end in `mov $14
  * (or $13), %eax; syscall` as the identity calls do, and a shell makes
  * nine of them a process, python's start some 1,300 (and ld.so's
- * set_tid_address and glibc's rseq registration, one a program: below). The stubs answer
- * from the thread's signal state that hvrun puts in the call count's
- * page before every run (vdso.c: publish_signals; vdso_abi.h:
- * gk_sigstate, whose address [vvar]'s sig_va gives, 0 where the call
- * must be made as for ids) and takes the mask back from at every exit:
+ * set_tid_address and glibc's rseq registration, one a program: below).
+ * The stubs answer from the thread's signal state that hvrun puts in the
+ * call count's page before every run (vdso.c: publish_signals;
+ * vdso_abi.h: gk_sigstate, whose address [vvar]'s sig_va gives, 0 where
+ * the call must be made as for ids) and takes back right after it
+ * (proxy_vdso_signals_back: the mask and the marked actions):
  *   rt_sigprocmask(how, set, oset, 8): the new mask (SIGKILL and SIGSTOP
  *     never blocked) unless it unblocks a signal pending for the thread:
  *     then, or for a bad how or size, the call is made (hvrun delivers
