@@ -656,7 +656,7 @@ static bool build_idcall_stub(struct emitter *e, gva_t page,
  */
 #define SIGMASK_STORE 87     /* the mask stub's store of the new mask */
 #define SIGMASK_CALL 102     /* its fallback: mov $14, %eax; syscall */
-#define SIGACTION_CALL 26     /* the action stub's fallback, then the jmp back */
+#define SIGACTION_CALL 26     /* the action stub's fallback, its jmp back */
 #define SIGACTION_BODY 38     /* its tests and copies */
 #define SIGACTION_STORE 134   /* its first store to the table */
 
