@@ -702,7 +702,8 @@ static void queue_shared_part(struct pt_vm *vm, const struct vmm_vma *v,
 /*
  * Brings [lo, hi) of the stub in line with the VMA list: its gaps
  * unmapped (unless `fresh`: a stub that never ran has nothing there),
- * each VMA's part in it mapped again, in batches. Each step looks the VMA
+ * each VMA's part in it mapped again: calls queued for sync_flush (a
+ * full batch runs on the way). Each step looks the VMA
  * up by address, so a VMA dropped by a batch run on the way leaves the
  * walk valid (its range is a change the next pass unmaps).
  */
@@ -743,6 +744,16 @@ static long sync_range(struct pt_vm *vm, struct vmm_event *ev, gva_t lo,
             queue_vma_part(vm, v, at, end, file_fd);
         at = end;
     }
+    return rc;
+}
+
+/* The calls sync_range queued, run: one batch for every range a sync
+ * brings in line (a library's text mapped and rewritten changes its
+ * range and its stub page's), not one a range. The ranges are disjoint
+ * and in address order (vmm_as_changes_since), as one range's steps
+ * are. */
+static long sync_flush(struct pt_vm *vm, struct vmm_event *ev, long rc)
+{
     long flushed = batch_flush(vm, ev);
     return rc < 0 ? rc : flushed;
 }
@@ -762,6 +773,7 @@ static int sync_mappings(struct pt_vm *vm, struct vmm_event *ev)
         (void)vmm_as_changes_since(as, gen, vm->changes); /* seals the log */
         pt_maps_clear(&stub_owner(vm)->maps); /* a stub that never ran */
         rc = sync_range(vm, ev, VMM_USER_MIN, VMM_USER_END, true);
+        rc = sync_flush(vm, ev, rc);
         vm->maps_generation = gen;
         vm->maps_valid = rc >= 0;
     }
@@ -771,6 +783,7 @@ static int sync_mappings(struct pt_vm *vm, struct vmm_event *ev)
         for (size_t k = 0; k < n && rc >= 0; k++)
             rc = sync_range(vm, ev, vm->changes[k].lo, vm->changes[k].hi,
                             false);
+        rc = sync_flush(vm, ev, rc);
         vm->maps_generation = gen; /* a VMA dropped on the way is newer */
     }
     if (rc < 0 && ev->kind != VMM_EVENT_FAILED)
