@@ -131,6 +131,7 @@ void ptrace_host_prepare_stub(struct vmm_host *host, int memfd, void *view)
     h->prepared = true;
     h->prepared_memfd = memfd;
     h->prepared_view = view;
+    ptrace_reaper_warm(&h->reaper, view);
 }
 
 bool ptrace_host_take_prepared_memory(struct vmm_host *host, int *memfd,
@@ -140,6 +141,7 @@ bool ptrace_host_take_prepared_memory(struct vmm_host *host, int *memfd,
     if (!h->prepared || h->prepared_memory_taken)
         return false;
     h->prepared_memory_taken = true;
+    ptrace_reaper_unwarm(&h->reaper, h->prepared_view);
     *memfd = h->prepared_memfd;
     *view = h->prepared_view;
     return true;
@@ -193,6 +195,7 @@ static void drop_prepared(struct pt_host *h)
         close(pidfd); /* not hvrun's child: the spawner's, which reaps */
     }
     if (!h->prepared_memory_taken) {
+        ptrace_reaper_unwarm(&h->reaper, h->prepared_view);
         close(h->prepared_memfd);
         munmap(h->prepared_view, PT_VIEW_FIRST);
     }

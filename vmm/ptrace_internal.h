@@ -123,6 +123,11 @@ struct ptrace_reaper {
     int unpin_sock;
     struct ptrace_retired *queue;
     size_t n, cap;
+    /* A prepared VM's view whose call-count and scratch pages the worker
+     * touches before hvrun's guest thread first does (ptrace_reaper_warm):
+     * queued, being touched (NULL: none), and told when done. */
+    uint8_t *warm, *warming;
+    pthread_cond_t warmed;
 };
 void ptrace_reaper_init(struct ptrace_reaper *rp);
 /* r->kill: the stub is killed here, by the worker when there is one
@@ -131,6 +136,13 @@ void ptrace_reaper_retire(struct ptrace_reaper *rp,
                           const struct ptrace_retired *r);
 /* The spawner socket through which stubs are unpinned (-1: none). */
 void ptrace_reaper_set_unpin(struct ptrace_reaper *rp, int unpin_sock);
+/* The worker touches view's call-count and scratch pages, if it runs
+ * (ptrace_reaper.c says why); until ptrace_reaper_unwarm the caller
+ * neither uses nor unmaps view. */
+void ptrace_reaper_warm(struct ptrace_reaper *rp, uint8_t *view);
+/* view is the caller's again: a warm not begun is dropped, one under
+ * way waited for. */
+void ptrace_reaper_unwarm(struct ptrace_reaper *rp, const uint8_t *view);
 /* Waits for every stub retired. */
 void ptrace_reaper_stop(struct ptrace_reaper *rp);
 /* The host's reaper. */
