@@ -2858,6 +2858,58 @@ static size_t stored_run(const struct vmm_aspace *as,
     return j - i;
 }
 
+void vmm_as_stage_log(struct vmm_aspace *as, struct vmm_stored_log *log)
+{
+    as->stored_log = log;
+}
+
+static void log_stored(struct vmm_aspace *as, gva_t gva, uint64_t len,
+                       uint64_t off)
+{
+    struct vmm_stored_log *log = as->stored_log;
+    if (!log)
+        return;
+    if (log->n == log->cap) {
+        size_t cap = log->cap ? log->cap * 2 : 8;
+        void *grown = realloc(log->runs, cap * sizeof(*log->runs));
+        if (!grown) {
+            log->partial = true;
+            return;
+        }
+        log->runs = grown;
+        log->cap = cap;
+    }
+    log->runs[log->n++] = (struct vmm_stored_run){gva, len, off};
+}
+
+int vmm_as_map_stored_run(struct vmm_aspace *as, gva_t gva, uint64_t len,
+                          uint64_t off)
+{
+    int rc = map_stored_run(as, gva, len, off);
+    if (rc == 0)
+        return 0;
+    uint8_t page[VMM_PAGE_SIZE]; /* a private copy, as a stage's end */
+    for (uint64_t k = 0; k < len; k += VMM_PAGE_SIZE) {
+        if (pread(vmm_page_store_fd(), page, VMM_PAGE_SIZE,
+                  (off_t)(off + k)) != VMM_PAGE_SIZE)
+            return -EIO;
+        int wrc = vmm_as_poke(as, gva + k, page, VMM_PAGE_SIZE);
+        if (wrc < 0)
+            return wrc;
+    }
+    return 0;
+}
+
+bool vmm_as_stored_at(const struct vmm_aspace *as, gva_t gva, uint64_t *off)
+{
+    const struct vmm_vma *v = vmm_as_find_vma(as, gva);
+    if (!v || !v->image || v->image != page_store_object() ||
+        !(v->flags & VMM_VMA_DIRECT))
+        return false;
+    *off = v->image_off + ((gva & VMM_PAGE_MASK) - v->start);
+    return true;
+}
+
 int vmm_as_stage_end(struct vmm_aspace *as)
 {
     struct vmm_stage *st = as->stage;
@@ -2868,6 +2920,8 @@ int vmm_as_stage_end(struct vmm_aspace *as)
     uint64_t *off = calloc(n ? n : 1, sizeof(*off));
     int *rc = calloc(n ? n : 1, sizeof(*rc));
     int first_rc = 0;
+    if ((!off || !rc) && as->stored_log && n > 0)
+        as->stored_log->partial = true;
     if (!off || !rc) { /* every page a private copy, as without the stage */
         for (size_t i = 0; i < n; i++) {
             int wrc = vmm_as_poke(as, st->pages[i].gva, st->pages[i].bytes,
@@ -2888,6 +2942,10 @@ int vmm_as_stage_end(struct vmm_aspace *as)
             rc[i] = map_stored_run(as, st->pages[i].gva, run * VMM_PAGE_SIZE,
                                    off[i]);
         }
+        if (rc[i] == 0)
+            log_stored(as, st->pages[i].gva, run * VMM_PAGE_SIZE, off[i]);
+        else if (as->stored_log)
+            as->stored_log->partial = true;
         for (size_t k = i; k < i + run && rc[i] < 0; k++) {
             /* a private copy, as without the stage */
             const struct staged_page *sp = &st->pages[k];

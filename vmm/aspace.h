@@ -290,6 +290,9 @@ struct vmm_aspace {
     uint64_t counted_pass;
     /* vmm_as_stage_begin's pages, NULL when not staging. */
     struct vmm_stage *stage;
+    /* Where vmm_as_stage_end says what it mapped from the page store
+     * (vmm_as_stage_log), NULL: nowhere. */
+    struct vmm_stored_log *stored_log;
 };
 
 /* Physical allocator. hva_base must cover reserve_bytes; first_gpa is the
@@ -634,10 +637,41 @@ int vmm_as_stage_end(struct vmm_aspace *as);
 int vmm_as_map_stored(struct vmm_aspace *as, gva_t gva, int prot, int flags,
                       const char *name);
 
+/* What a stage's end mapped from the page store: pages [gva, gva+len)
+ * from the store's offset off onwards, one entry a run, in the order it
+ * mapped them; partial when a page got a private copy instead (the log
+ * then does not say everything the stage did). */
+struct vmm_stored_run {
+    gva_t gva;
+    uint64_t len, off;
+};
+struct vmm_stored_log {
+    struct vmm_stored_run *runs;
+    size_t n, cap;
+    bool partial;
+};
+/* The next vmm_as_stage_end that ends the outermost stage logs into log
+ * (NULL: stops logging). */
+void vmm_as_stage_log(struct vmm_aspace *as, struct vmm_stored_log *log);
+/* Maps the store's pages at off onwards at [gva, gva+len), inside one
+ * VMA that may be staged, as a stage's end does (a private copy of the
+ * stored bytes where the store's own mapping fails). 0 or -errno. */
+int vmm_as_map_stored_run(struct vmm_aspace *as, gva_t gva, uint64_t len,
+                          uint64_t off);
+/* Whether the page at gva is mapped from the page store, and from which
+ * offset. */
+bool vmm_as_stored_at(const struct vmm_aspace *as, gva_t gva, uint64_t *off);
+
 /* The run's store of rewritten code pages (page_store.c): page's offset
  * there, the page added if no stored page has its bytes; -ENOSPC when the
  * store is full. The store's fd, -1 before the first page. */
 int vmm_page_store_put(const uint8_t *page, uint64_t *off);
+/* Room for n pages as one run at the store's end, its offset in off:
+ * the caller writes their bytes there (vmm_page_store_fd) before any
+ * mapping of them, and never again (a run that a text maps whole,
+ * cpuid_patch.c's memo; never found by its bytes). -ENOSPC past
+ * PAGE_STORE_MAX pages in all. */
+int vmm_page_store_reserve(size_t n, uint64_t *off);
 int vmm_page_store_fd(void);
 
 #endif

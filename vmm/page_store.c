@@ -105,6 +105,18 @@ static int append(const uint8_t *page, uint64_t *off)
     return 0;
 }
 
+int vmm_page_store_reserve(size_t n, uint64_t *off)
+{
+    if (n == 0 || store_end / VMM_PAGE_SIZE + n > PAGE_STORE_MAX)
+        return -ENOSPC;
+    if (store_fd < 0 &&
+        (store_fd = memfd_create("hvrun-code-pages", MFD_CLOEXEC)) < 0)
+        return -errno;
+    *off = store_end;
+    store_end += n * VMM_PAGE_SIZE;
+    return 0;
+}
+
 int vmm_page_store_put(const uint8_t *page, uint64_t *off)
 {
     if ((nr_slots + 1) * 2 > cap_slots) {

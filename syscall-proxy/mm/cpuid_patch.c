@@ -55,6 +55,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/sendfile.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -106,7 +107,13 @@ struct proxy_cpuid_patched {
     bool no_idcall;
     struct proxy_progress *progress; /* progress.c's, or NULL */
     unsigned refs;
+    /* The rewriting of a text being recorded for the memo, or NULL. */
+    struct memo_recording *recording;
 };
+
+static void memo_note_site(struct memo_recording *r,
+                           const struct patched_site *ps, bool replaced);
+static void memo_note_new_page(struct memo_recording *r, gva_t gva);
 
 static struct proxy_cpuid_patched *new_patched(void)
 {
@@ -152,7 +159,10 @@ static int remember(struct proxy_process *p, const struct patched_site *ps)
     if (!s && !(s = p->cpuid_patched = new_patched()))
         return -ENOMEM;
     size_t i = lower_bound(s, ps->gva);
-    if (i < s->nr && s->v[i].gva == ps->gva) {
+    bool replaced = i < s->nr && s->v[i].gva == ps->gva;
+    if (s->recording)
+        memo_note_site(s->recording, ps, replaced);
+    if (replaced) {
         s->v[i] = *ps; /* the same address, mapped again */
         return 0;
     }
@@ -327,6 +337,8 @@ static struct stub_page *new_stub_page(struct proxy_process *p, gva_t site)
     (void)proxy_code_poke(p, gva, &vvar, sizeof(vvar));
     struct stub_page *pg = &s->pages[s->nr_pages++];
     *pg = (struct stub_page){gva, STUB_FIRST};
+    if (s->recording)
+        memo_note_new_page(s->recording, gva);
     return pg;
 }
 
@@ -1225,12 +1237,470 @@ static void patch_vma(struct proxy_process *p, int host_fd,
                    fresh);
 }
 
+/* ---- a text's rewriting, replayed -----------------------------------------
+ *
+ * Every process of a run that maps a library's text at the same address,
+ * beside the same stub pages, rewrites it to the same result: the same
+ * sites remembered, the same stubs, the same pages from the page store.
+ * Working it out again (reading each site, building its stub, copying and
+ * hashing the pages) was ~10% of hvrun's guest thread in a run of 50 `sh
+ * -c true` (docs/PERFORMANCE.md). So a fresh text's first rewriting
+ * records what it did, and a later one whose every input is the same
+ * does that again directly:
+ *  - the inputs: the VMA (its file's identity, size and mtime, its offset,
+ *    its image, its flags and range), the range rewritten, every
+ *    predicate patch_site asks of the process (allow_bits), the [vvar]
+ *    address the stub pages hold, and the stub pages as they are (where,
+ *    how full, which stored page each is); and, for each stub page the
+ *    first one made, that the free gap it took is the one new_stub_page
+ *    takes now;
+ *  - what it did: the sites it remembered (none may be there already),
+ *    the stub pages after it, the runs of pages its stage's end mapped
+ *    from the page store (which only grows, so an offset keeps its
+ *    bytes), and its counts for --summary.
+ * Only a range inside one direct VMA whose sites' functions and spans lie
+ * inside it is recorded (site_intact then trusts the VMA's own bytes, and
+ * proxy_code_maps_file_at asks only of it), and only when nothing of its
+ * rewriting was a private copy or replaced an earlier record.
+ */
+#define MEMO_MAX 64   /* a run's libraries' texts, at their addresses */
+#define MEMO_PAGES 8  /* stub pages an address space has when recorded */
+#define MEMO_COUNTS 5
+
+struct memo_key {
+    uint64_t dev, ino, size, mtime_ns, file_off, image_id, image_off;
+    gva_t start, end, lo, hi, vvar;
+    uint32_t vflags, allow;
+};
+
+struct memo_pages {
+    struct stub_page page[MEMO_PAGES];
+    uint64_t stored_off[MEMO_PAGES];
+    size_t n;
+};
+
+struct patch_memo {
+    struct memo_key key;
+    struct memo_pages before;
+    gva_t new_pages[MEMO_PAGES]; /* the stub pages it made, in order */
+    size_t nr_new;
+    struct stub_page after[MEMO_PAGES];
+    size_t nr_after;
+    struct patched_site *sites;
+    size_t nr_sites;
+    struct vmm_stored_run *runs;
+    size_t nr_runs;
+    uint64_t counts[MEMO_COUNTS];
+    bool join_tried; /* memo_join */
+};
+
+struct memo_recording {
+    struct patch_memo m;
+    struct vmm_stored_log log;
+    size_t sites_cap;
+    uint64_t counts_before[MEMO_COUNTS];
+    bool bad, staged;
+};
+
+static struct patch_memo memos[MEMO_MAX];
+static size_t nr_memos;
+
+static uint32_t allow_bits(const struct proxy_process *p)
+{
+    return (uint32_t)kind_rewritten(p, PROXY_SITE_CPUID) |
+           (uint32_t)kind_rewritten(p, PROXY_SITE_RDPID) << 1 |
+           (uint32_t)kind_rewritten(p, PROXY_SITE_RDTSC) << 2 |
+           (uint32_t)inline_allowed(p) << 3 |
+           (uint32_t)cpuid_inline_allowed(p) << 4 |
+           (uint32_t)idcall_allowed(p) << 5 |
+           (uint32_t)p->cfg->rdtsc_rewrite << 6;
+}
+
+/* The one VMA [gva, gva+len) lies in, if patch_range would rewrite it
+ * and it is direct; NULL otherwise. */
+static const struct vmm_vma *memo_vma(const struct proxy_process *p,
+                                      gva_t gva, uint64_t len)
+{
+    const struct vmm_vma *v = vmm_as_find_vma(p->as, gva);
+    if (!v || v->end < gva + len || !(v->flags & VMM_VMA_FILE) ||
+        (v->flags & VMM_VMA_SHARED) || v->shared ||
+        !(v->flags & VMM_VMA_DIRECT))
+        return NULL;
+    return v;
+}
+
+static bool memo_key_of(struct proxy_process *p, int host_fd, gva_t gva,
+                        uint64_t len, struct memo_key *k)
+{
+    const struct vmm_vma *v = memo_vma(p, gva, len);
+    struct stat st;
+    if (!v || host_fd < 0 || fstat(host_fd, &st) < 0)
+        return false;
+    proxy_hooks.file_tap_restat(p, &st);
+    if (st.st_dev != v->dev || st.st_ino != v->ino)
+        return false;
+    memset(k, 0, sizeof(*k)); /* compared with memcmp */
+    *k = (struct memo_key){
+        .dev = v->dev, .ino = v->ino, .size = (uint64_t)st.st_size,
+        .mtime_ns = (uint64_t)st.st_mtim.tv_sec * 1000000000ULL +
+                    (uint64_t)st.st_mtim.tv_nsec,
+        .file_off = v->file_off, .image_id = v->image ? v->image->id : 0,
+        .image_off = v->image ? v->image_off : 0, .start = v->start,
+        .end = v->end, .lo = gva, .hi = gva + len, .vvar = p->mm.vvar_gva,
+        .vflags = v->flags, .allow = allow_bits(p)};
+    return true;
+}
+
+/* The stub pages as they are (zeroed first: compared whole): false when there are too many, or one is
+ * not a stub page mapped from the page store. */
+static bool memo_pages_of(const struct proxy_process *p, struct memo_pages *mp)
+{
+    const struct proxy_cpuid_patched *s = p->cpuid_patched;
+    memset(mp, 0, sizeof(*mp));
+    size_t n = s ? s->nr_pages : 0;
+    if (n > MEMO_PAGES)
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        mp->page[i].gva = s->pages[i].gva; /* fields: memcmp'd with padding */
+        mp->page[i].used = s->pages[i].used;
+        if (!in_stub_page(p, s->pages[i].gva) ||
+            !vmm_as_stored_at(p->as, s->pages[i].gva, &mp->stored_off[i]))
+            return false;
+    }
+    mp->n = n;
+    return true;
+}
+
+static void counts_of(const struct proxy_process *p, uint64_t out[])
+{
+    const struct proxy_totals *t = p->totals;
+    uint64_t c[MEMO_COUNTS] = {0};
+    if (t) {
+        c[0] = t->cpuid_sites;
+        c[1] = t->tsc_sites;
+        c[2] = t->tsc_inline_sites;
+        c[3] = t->cpuid_inline_sites;
+        c[4] = t->idcall_sites;
+    }
+    memcpy(out, c, sizeof(c));
+}
+
+static void counts_add(struct proxy_process *p, const uint64_t d[])
+{
+    struct proxy_totals *t = p->totals;
+    if (!t)
+        return;
+    t->cpuid_sites += d[0];
+    t->tsc_sites += d[1];
+    t->tsc_inline_sites += d[2];
+    t->cpuid_inline_sites += d[3];
+    t->idcall_sites += d[4];
+}
+
+static struct patch_memo *memo_find(const struct memo_key *k,
+                                    const struct memo_pages *mp)
+{
+    for (size_t i = 0; i < nr_memos; i++)
+        if (!memcmp(&memos[i].key, k, sizeof(*k)) &&
+            !memcmp(&memos[i].before, mp, sizeof(*mp)))
+            return &memos[i];
+    return NULL;
+}
+
+/* Whether none of m's sites is there yet. */
+static bool memo_fits(const struct proxy_process *p, const struct patch_memo *m)
+{
+    for (size_t i = 0; i < m->nr_sites; i++)
+        if (find_patched(p, m->sites[i].gva))
+            return false;
+    return true;
+}
+
+/* m's stub pages mapped where new_stub_page puts them, each in the free
+ * gap it takes now: false (none left mapped) when one is not m's. */
+static bool memo_new_pages(struct proxy_process *p, const struct patch_memo *m)
+{
+    for (size_t i = 0; i < m->nr_new; i++) {
+        gva_t gap;
+        if (vmm_as_find_free(p->as, VMM_PAGE_SIZE, m->key.start, &gap) < 0 ||
+            gap != m->new_pages[i] ||
+            (vmm_as_map_stored(p->as, gap, PROT_READ | PROT_EXEC,
+                               VMM_VMA_SPECIAL, STUB_PAGE_NAME) < 0 &&
+             vmm_as_map(p->as, gap, VMM_PAGE_SIZE, PROT_READ | PROT_EXEC,
+                        VMM_VMA_SPECIAL, STUB_PAGE_NAME) < 0)) {
+            while (i-- > 0)
+                (void)vmm_as_unmap(p->as, m->new_pages[i], VMM_PAGE_SIZE);
+            return false;
+        }
+    }
+    return true;
+}
+
+/*
+ * A text the memo maps in pieces (its rewritten pages from the store, the
+ * rest from its file or image: a VMA each, in hvrun's view and in a ptrace
+ * stub, 21 for libc's text here) is joined at its second use into one run
+ * of the store holding every whole page of the range, rewritten or not,
+ * the same bytes, so that every later process maps it in one piece. Once
+ * a text and run: libc's 1.4 MB read and stored, paid by runs that map it
+ * three times or more.
+ */
+#define MEMO_JOIN_MAX (16u << 20)
+
+static bool memo_run_in_text(const struct memo_key *k,
+                             const struct vmm_stored_run *r)
+{
+    return r->gva >= k->lo && r->gva < k->hi;
+}
+
+/* The run of m holding gva, or NULL. */
+static const struct vmm_stored_run *memo_run_at(const struct patch_memo *m,
+                                                gva_t gva)
+{
+    for (size_t i = 0; i < m->nr_runs; i++)
+        if (gva >= m->runs[i].gva && gva < m->runs[i].gva + m->runs[i].len)
+            return &m->runs[i];
+    return NULL;
+}
+
+/* len bytes from in_fd at in_off to the page store at out_off, inside
+ * the kernel: a buffer of hvrun's would fault in page by page (25-190 us
+ * each on a host with shadowed page tables: libc's text is 350 pages). */
+static bool store_copy_in(int in_fd, uint64_t in_off, uint64_t out_off,
+                          uint64_t len)
+{
+    int store = vmm_page_store_fd();
+    off_t from = (off_t)in_off;
+    if (lseek(store, (off_t)out_off, SEEK_SET) < 0)
+        return false;
+    while (len > 0) {
+        ssize_t n = sendfile(store, in_fd, &from, len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return false;
+        len -= (uint64_t)n;
+    }
+    return true;
+}
+
+/* A stored run's pages to another place in the store (a few pages: the
+ * rewritten ones), through one page of hvrun's. */
+static bool store_copy_within(uint64_t from, uint64_t to, uint64_t len)
+{
+    static uint8_t page[VMM_PAGE_SIZE];
+    int store = vmm_page_store_fd();
+    for (uint64_t k = 0; k < len; k += VMM_PAGE_SIZE)
+        if (pread(store, page, VMM_PAGE_SIZE, (off_t)(from + k)) !=
+                VMM_PAGE_SIZE ||
+            pwrite(store, page, VMM_PAGE_SIZE, (off_t)(to + k)) !=
+                VMM_PAGE_SIZE)
+            return false;
+    return true;
+}
+
+/* The bytes the replay gives [first, end) of v's text, into the store at
+ * off onwards: a run's from its stored pages, each stretch between runs
+ * from v's file or image (what is there before the runs are mapped). */
+static bool memo_text_bytes(const struct vmm_vma *v, const struct patch_memo *m,
+                            gva_t first, gva_t end, uint64_t off)
+{
+    uint64_t src_off;
+    const struct vmm_shared *src = vmm_vma_direct_source(v, &src_off);
+    if (!src)
+        return false;
+    for (gva_t at = first; at < end;) {
+        const struct vmm_stored_run *r = memo_run_at(m, at);
+        gva_t upto = at;
+        bool ok;
+        if (r) {
+            upto = r->gva + r->len < end ? r->gva + r->len : end;
+            ok = store_copy_within(r->off + (at - r->gva), off + (at - first),
+                                   upto - at);
+        } else {
+            while (upto < end && !memo_run_at(m, upto))
+                upto += VMM_PAGE_SIZE;
+            ok = store_copy_in(src->fd, src_off + (at - v->start),
+                               off + (at - first), upto - at);
+        }
+        if (!ok)
+            return false;
+        at = upto;
+    }
+    return true;
+}
+
+static void memo_join(struct proxy_process *p, struct patch_memo *m)
+{
+    m->join_tried = true;
+    const struct vmm_vma *v = vmm_as_find_vma(p->as, m->key.lo);
+    if (!v)
+        return;
+    gva_t first = VMM_PAGE_ALIGN_UP(m->key.lo);
+    gva_t end = m->key.hi < vmm_vma_valid_end(v) ? m->key.hi
+                                                 : vmm_vma_valid_end(v);
+    end &= VMM_PAGE_MASK;
+    size_t text_runs = 0;
+    for (size_t i = 0; i < m->nr_runs; i++) {
+        const struct vmm_stored_run *r = &m->runs[i];
+        if (!memo_run_in_text(&m->key, r))
+            continue;
+        if (r->gva < first || r->gva + r->len > end)
+            return;
+        text_runs++;
+    }
+    if (text_runs < 2 || end <= first || end - first > MEMO_JOIN_MAX)
+        return;
+    uint64_t off;
+    if (vmm_page_store_reserve((end - first) / VMM_PAGE_SIZE, &off) < 0 ||
+        !memo_text_bytes(v, m, first, end, off))
+        return; /* the room stays unused */
+    size_t kept = 0;
+    for (size_t i = 0; i < m->nr_runs; i++)
+        if (!memo_run_in_text(&m->key, &m->runs[i]))
+            m->runs[kept++] = m->runs[i];
+    m->runs[kept++] = (struct vmm_stored_run){first, end - first, off};
+    m->nr_runs = kept;
+}
+
+static bool memo_replay(struct proxy_process *p, int host_fd, gva_t gva,
+                        uint64_t len)
+{
+    struct memo_key k;
+    struct memo_pages mp;
+    struct patch_memo *m;
+    if (nr_memos == 0 || p->as->stage ||
+        !memo_key_of(p, host_fd, gva, len, &k) || !memo_pages_of(p, &mp) ||
+        !(m = memo_find(&k, &mp)) || !memo_fits(p, m))
+        return false;
+    struct proxy_cpuid_patched *s = p->cpuid_patched;
+    if (!s && !(s = p->cpuid_patched = new_patched()))
+        return false;
+    void *pages = realloc(s->pages, MEMO_PAGES * sizeof(*s->pages));
+    if (!pages)
+        return false;
+    s->pages = pages;
+    if (!m->join_tried)
+        memo_join(p, m);
+    if (!memo_new_pages(p, m))
+        return false; /* nothing done: rewritten the long way */
+    /* A run that cannot be the store's is a private copy of its bytes;
+     * one that fails even so leaves its sites the file's bytes, which
+     * every answer to a trap checks before it trusts a record. */
+    for (size_t i = 0; i < m->nr_runs; i++)
+        (void)vmm_as_map_stored_run(p->as, m->runs[i].gva, m->runs[i].len,
+                                    m->runs[i].off);
+    for (size_t i = 0; i < m->nr_after; i++)
+        s->pages[i] = m->after[i];
+    s->nr_pages = m->nr_after;
+    for (size_t i = 0; i < m->nr_sites; i++)
+        (void)remember(p, &m->sites[i]);
+    counts_add(p, m->counts);
+    return true;
+}
+
+/* Whether the sites patch_vma meets in [lo, hi) of v have their
+ * functions and spans inside v (so nothing outside it is read). */
+static bool memo_sites_inside(const struct file_sites *fs,
+                              const struct vmm_vma *v, gva_t lo, gva_t hi)
+{
+    uint64_t vlo = v->file_off, vhi = v->file_off + (v->end - v->start);
+    uint64_t flo = v->file_off + (lo - v->start), fhi = flo + (hi - lo);
+    for (size_t i = 0; fs && i < fs->nr; i++) {
+        const struct proxy_cpuid_site *c = &fs->v[i];
+        if (c->file_off < flo || c->file_off + c->len > fhi)
+            continue;
+        if (c->func_off < vlo || c->file_off + c->span > vhi ||
+            c->file_off - c->pre < vlo)
+            return false;
+    }
+    return true;
+}
+
+static struct memo_recording *memo_record_begin(struct proxy_process *p,
+                                                int host_fd, gva_t gva,
+                                                uint64_t len)
+{
+    struct memo_recording *r;
+    const struct vmm_vma *v = memo_vma(p, gva, len);
+    if (nr_memos == MEMO_MAX || p->as->stage || !v ||
+        !(r = calloc(1, sizeof(*r))))
+        return NULL;
+    if (!memo_key_of(p, host_fd, gva, len, &r->m.key) ||
+        !memo_pages_of(p, &r->m.before) ||
+        memo_find(&r->m.key, &r->m.before) ||
+        !memo_sites_inside(proxy_cpuid_sites_of(host_fd), v, gva, gva + len) ||
+        (!p->cpuid_patched && !(p->cpuid_patched = new_patched()))) {
+        free(r);
+        return NULL;
+    }
+    counts_of(p, r->counts_before);
+    p->cpuid_patched->recording = r;
+    return r;
+}
+
+static void memo_note_site(struct memo_recording *r,
+                           const struct patched_site *ps, bool replaced)
+{
+    if (replaced || r->bad) {
+        r->bad = true;
+        return;
+    }
+    if (r->m.nr_sites == r->sites_cap) {
+        size_t cap = r->sites_cap ? r->sites_cap * 2 : 16;
+        void *grown = realloc(r->m.sites, cap * sizeof(*r->m.sites));
+        if (!grown) {
+            r->bad = true;
+            return;
+        }
+        r->m.sites = grown;
+        r->sites_cap = cap;
+    }
+    r->m.sites[r->m.nr_sites++] = *ps;
+}
+
+static void memo_note_new_page(struct memo_recording *r, gva_t gva)
+{
+    if (r->m.nr_new == MEMO_PAGES)
+        r->bad = true;
+    else
+        r->m.new_pages[r->m.nr_new++] = gva;
+}
+
+static void memo_record_end(struct proxy_process *p, struct memo_recording *r)
+{
+    struct proxy_cpuid_patched *s = p->cpuid_patched;
+    s->recording = NULL;
+    vmm_as_stage_log(p->as, NULL);
+    uint64_t counts[MEMO_COUNTS];
+    counts_of(p, counts);
+    if (!r->bad && r->staged && !r->log.partial &&
+        s->nr_pages <= MEMO_PAGES) {
+        struct patch_memo *m = &memos[nr_memos++];
+        *m = r->m;
+        for (size_t i = 0; i < s->nr_pages; i++)
+            m->after[i] = s->pages[i];
+        m->nr_after = s->nr_pages;
+        m->runs = r->log.runs;
+        m->nr_runs = r->log.n;
+        for (size_t i = 0; i < MEMO_COUNTS; i++)
+            m->counts[i] = counts[i] - r->counts_before[i];
+    } else {
+        free(r->m.sites);
+        free(r->log.runs);
+    }
+    free(r);
+}
+
 bool proxy_cpuid_patching(const struct proxy_process *p)
 {
     return p->cfg->cpuid_rewrite || p->cfg->cpuid_topology ||
            p->cfg->rdpid_rewrite || p->cfg->rdtsc_rewrite ||
            p->cfg->rdtsc_inline;
 }
+
+static void patch_range_now(struct proxy_process *p, int host_fd, gva_t gva,
+                            uint64_t len, bool fresh);
 
 static void patch_range(struct proxy_process *p, int host_fd, gva_t gva,
                         uint64_t len, bool fresh)
@@ -1239,10 +1709,29 @@ static void patch_range(struct proxy_process *p, int host_fd, gva_t gva,
         return;
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
+    if (!fresh || !memo_replay(p, host_fd, gva, len))
+        patch_range_now(p, host_fd, gva, len, fresh);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    if (p->totals)
+        p->totals->cpuid_patch_ns +=
+            (uint64_t)((t1.tv_sec - t0.tv_sec) * 1000000000LL +
+                       (t1.tv_nsec - t0.tv_nsec));
+}
+
+/* patch_range's work, recorded for the memo when it is a fresh text. */
+static void patch_range_now(struct proxy_process *p, int host_fd, gva_t gva,
+                            uint64_t len, bool fresh)
+{
+    struct memo_recording *rec =
+        fresh ? memo_record_begin(p, host_fd, gva, len) : NULL;
     /* The rewritten pages of a file's text come out the same in every
      * process of the run: stored once and mapped from there, not copied
      * into each process (vmm/page_store.c). */
     vmm_as_stage_begin(p->as);
+    if (rec) {
+        rec->staged = p->as->stage != NULL;
+        vmm_as_stage_log(p->as, &rec->log);
+    }
     /* By address, on a copy of each VMA: a stub page mapped on the way
      * changes the VMA array. */
     const struct vmm_vma *next;
@@ -1260,11 +1749,8 @@ static void patch_range(struct proxy_process *p, int host_fd, gva_t gva,
         patch_vma(p, host_fd, &v, lo, hi, fresh);
     }
     (void)vmm_as_stage_end(p->as);
-    clock_gettime(CLOCK_MONOTONIC, &t1);
-    if (p->totals)
-        p->totals->cpuid_patch_ns +=
-            (uint64_t)((t1.tv_sec - t0.tv_sec) * 1000000000LL +
-                       (t1.tv_nsec - t0.tv_nsec));
+    if (rec)
+        memo_record_end(p, rec);
 }
 
 void proxy_cpuid_patch_fresh(struct proxy_process *p, int host_fd,
