@@ -17,6 +17,7 @@
 #include "proxy.h"
 
 struct proxy_dircache;
+struct proxy_eventfd;
 struct proxy_fowner;
 struct proxy_mqd;
 struct proxy_ns;
@@ -69,6 +70,9 @@ struct proxy_fd {
      * an eventfd kept ready as the queue is; shared by dups and fork
      * children. */
     struct proxy_mqd *mqd;
+    /* A plain eventfd (io/epoll.c): the id its fdinfo shows, the run's
+     * own; shared by dups, fork children and SCM_RIGHTS copies. */
+    struct proxy_eventfd *eventfd;
     /* A perf event (kernel/perf_event.c): the host fd is an empty epoll
      * instance, the counter is here; shared by dups and fork children. */
     struct proxy_perf *perf;

@@ -28,6 +28,7 @@
 #include "fs.h"
 #include "internal.h"
 #include "vfs.h"
+#include "io.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -39,6 +40,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -545,8 +547,10 @@ static int guest_fd_of_host(const struct proxy_process *p, int host_fd)
 /*
  * /proc/self/fdinfo/N (the rewrite made N the host fd): the host's lines,
  * with the guest's close-on-exec bit in flags (hvrun's host fds all have
- * it) and the inode number fstat gives the guest. Other lines (eventfd
- * counts, epoll and inotify entries) are the host's.
+ * it) and the inode number fstat gives the guest; a plain eventfd's id is
+ * the run's (io/epoll.c), a perf event's and a pidfd's flags and mount id
+ * those of the file Linux makes. Other lines (eventfd counts, epoll and
+ * inotify entries) are the host's.
  */
 /*
  * The lines Linux's show_fdinfo adds for the kinds whose host fd is an
@@ -574,6 +578,52 @@ static void kind_fdinfo(struct proxy_process *p, const struct proxy_fd *f,
             nr = -1; /* not in the reader's pid namespace */
         vb_printf(b, "Pid:\t%d\nNSpid:\t%d\n", nr, nr);
     }
+}
+
+/*
+ * The mount ids fdinfo shows for the kinds whose host fd is another
+ * kind's: a perf event's (a pipe here) is an anonymous inode's, a pidfd's
+ * (an eventfd here) a pidfd's (pidfs since Linux 6.9, anon_inodefs
+ * before). The host's own ids, as every fdinfo of the run shows them (an
+ * eventfd's mnt_id is the host's anon_inodefs'), learnt from fds of
+ * hvrun's own at start (proxy_vfs_learn_host_mounts: pidfd_open is not
+ * among the calls its seccomp filter allows); -1: not learnt, the host
+ * fd's line stays.
+ */
+static int anon_mnt_id = -1, pidfd_mnt_id = -1;
+
+static int mnt_id_of(int fd)
+{
+    char path[64], raw[512];
+    snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+    int info = fd < 0 ? -1 : open(path, O_RDONLY | O_CLOEXEC);
+    ssize_t n = info < 0 ? -1 : read(info, raw, sizeof(raw) - 1);
+    if (info >= 0)
+        close(info);
+    if (fd >= 0)
+        close(fd);
+    if (n <= 0)
+        return -1;
+    raw[n] = '\0';
+    const char *line = strstr(raw, "mnt_id:");
+    int id;
+    return line && sscanf(line, "mnt_id: %d", &id) == 1 ? id : -1;
+}
+
+void proxy_vfs_learn_host_mounts(void)
+{
+    if (anon_mnt_id < 0)
+        anon_mnt_id = mnt_id_of(eventfd(0, EFD_CLOEXEC));
+    if (pidfd_mnt_id < 0)
+        pidfd_mnt_id = mnt_id_of((int)syscall(SYS_pidfd_open, getpid(), 0));
+}
+
+/* The mnt_id line's value for slot's kind, or -1: the host fd's. */
+static int own_kind_mnt_id(const struct proxy_fd *slot)
+{
+    return slot->pidfd_pid > 0 ? pidfd_mnt_id
+           : slot->perf        ? anon_mnt_id
+                               : -1;
 }
 
 static long open_fdinfo(struct proxy_process *p, const char *name, int flags)
@@ -611,11 +661,18 @@ static long open_fdinfo(struct proxy_process *p, const char *name, int flags)
         if (own_kind && strncmp(line, "eventfd-", 8) == 0) {
             /* the eventfd behind it is hvrun's: not the guest's file */
             (void)sscanf(line, "eventfd-count: %llx", &count);
+        } else if (slot->eventfd && strncmp(line, "eventfd-id:", 11) == 0) {
+            vb_printf(&b, "eventfd-id: %d\n", proxy_eventfd_id(slot->eventfd));
         } else if (sscanf(line, "flags: %lo", &fl) == 1) {
             fl &= ~(unsigned long)O_CLOEXEC;
             if (p->fds.fds[gfd].cloexec)
                 fl |= O_CLOEXEC;
+            if (slot->perf) /* perf_event_open's file is O_RDWR */
+                fl = (fl & ~(unsigned long)O_ACCMODE) | O_RDWR;
             vb_printf(&b, "flags:\t0%lo\n", fl);
+        } else if (strncmp(line, "mnt_id:", 7) == 0 &&
+                   own_kind_mnt_id(slot) >= 0) {
+            vb_printf(&b, "mnt_id:\t%d\n", own_kind_mnt_id(slot));
         } else if (strncmp(line, "ino:", 4) == 0) {
             vb_printf(&b, "ino:\t%llu\n", (unsigned long long)
                       fdinfo_ino(p, (int)host_fd));

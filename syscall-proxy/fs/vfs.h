@@ -37,6 +37,11 @@
  * -EACCES, with O_DIRECTORY -ENOTDIR. Returns false for every other path
  * (the caller opens the host file). O_PATH opens are never virtual.
  */
+/* Learns, from fds of hvrun's own, the host mount ids a pidfd's and an
+ * anonymous inode's fdinfo show (vfs.c); at start, before the seccomp
+ * filter. */
+void proxy_vfs_learn_host_mounts(void);
+
 bool proxy_vfs_open(struct proxy_process *p, int host_dirfd,
                     const char *host_path, int flags, long *result);
 

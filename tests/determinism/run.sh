@@ -157,6 +157,10 @@ for fd in (r, w, s.fileno(), f.fileno()):
     st = os.fstat(fd)
     print(os.readlink("/proc/self/fd/%d" % fd).replace(os.getcwd(), "."), st.st_ino,
           [l for l in open("/proc/self/fdinfo/%d" % fd) if l.startswith(("ino", "flags"))])'
+# An eventfd's fdinfo (its eventfd-id is the run's, not the host's count).
+PY_EVENTFD='import os
+e = os.eventfd(1)
+print(open("/proc/self/fdinfo/%d" % e).read())'
 PY_TASKS='import os, threading
 ev = threading.Event()
 ts = [threading.Thread(target=ev.wait) for _ in range(2)]
@@ -206,6 +210,7 @@ proc-sys-fs     | cat      | /proc/sys/fs/file-nr /proc/sys/fs/inode-nr /proc/sy
 proc-self-stat  | cat      | /proc/self/stat
 proc-self-task  | python3  | -c "$PY_TASKS"
 proc-fd-links   | python3  | -c "$PY_FDS"
+fdinfo-eventfd  | python3  | -c "$PY_EVENTFD"
 ports           | python3  | -c "$PY_PORTS"
 sqlite3         | sqlite3  | :memory: "select random(), datetime('now')"
 id              | id       |
