@@ -19,6 +19,7 @@
 struct proxy_dircache;
 struct proxy_eventfd;
 struct proxy_fowner;
+struct proxy_lockdesc;
 struct proxy_mqd;
 struct proxy_ns;
 struct proxy_perf;
@@ -73,6 +74,10 @@ struct proxy_fd {
     /* A plain eventfd (io/epoll.c): the id its fdinfo shows, the run's
      * own; shared by dups, fork children and SCM_RIGHTS copies. */
     struct proxy_eventfd *eventfd;
+    /* The flock and OFD locks of its open file description (fs/plock.c),
+     * for /proc/locks: shared by dups, fork children and SCM_RIGHTS
+     * copies, NULL until the description's first such lock. */
+    struct proxy_lockdesc *lockdesc;
     /* A perf event (kernel/perf_event.c): the host fd is an empty epoll
      * instance, the counter is here; shared by dups and fork children. */
     struct proxy_perf *perf;

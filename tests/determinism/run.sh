@@ -205,6 +205,7 @@ node-meminfo    | cat      | /sys/devices/system/node/node0/meminfo
 proc-cpuinfo    | cat      | /proc/cpuinfo
 proc-vmstat     | cat      | /proc/vmstat /proc/zoneinfo /proc/buddyinfo /proc/pagetypeinfo /proc/diskstats
 proc-irqs       | cat      | /proc/interrupts /proc/softirqs
+proc-locks-flock | flock   | FILE cat /proc/locks
 proc-io-timers  | sh       | -c 'cat /proc/locks /proc/timer_list /proc/sys/fs/aio-nr /proc/sys/fs/aio-max-nr /sys/block/*/stat /sys/block/*/inflight'
 proc-sys-fs     | cat      | /proc/sys/fs/file-nr /proc/sys/fs/inode-nr /proc/sys/fs/inode-state /proc/sys/fs/dentry-state /proc/sys/kernel/ns_last_pid /proc/pressure/cpu /proc/pressure/memory /proc/pressure/io
 proc-self-stat  | cat      | /proc/self/stat
