@@ -216,9 +216,12 @@ static int rewrite_proc_self(struct proxy_process *p, const char *tail,
     /* The guest's root is the host's: hvrun has no chroot. */
     if ((rest = strip_dir_prefix(tail, "/root")) && (*rest || follow_last))
         return format_path(out, outlen, "/%s", *rest ? rest + 1 : "");
-    if ((rest = strip_dir_prefix(tail, "/cwd")))
+    if ((rest = strip_dir_prefix(tail, "/cwd"))) {
+        if (!*rest && !follow_last)
+            *kind = PATH_CWD_LINK;
         return format_path(out, outlen, "/proc/self/fd/%d%s", p->fs.cwd_fd,
                            rest);
+    }
     if (strncmp(tail, "/fd/", 4) == 0)
         return rewrite_fd_link(p, p, tail + 4, follow_last, out, outlen, kind);
     if (strncmp(tail, "/fdinfo/", 8) == 0)
@@ -307,11 +310,14 @@ static int rewrite_path(struct proxy_process *p, const char *in,
         return format_path(out, outlen, "/proc/self/exe");
     }
     if ((q = other_guest_entry(p, in, "/cwd", &tail)) &&
-        (tail[4] == '/' || !tail[4]))
-        return !proxy_ptrace_may_access(p, q)
-                   ? -EACCES
-                   : format_path(out, outlen, "/proc/self/fd/%d%s",
-                                 q->fs.cwd_fd, tail + 4);
+        (tail[4] == '/' || !tail[4])) {
+        if (!proxy_ptrace_may_access(p, q))
+            return -EACCES;
+        if (!tail[4] && !follow_last)
+            *kind = PATH_CWD_LINK;
+        return format_path(out, outlen, "/proc/self/fd/%d%s", q->fs.cwd_fd,
+                           tail + 4);
+    }
     if ((q = other_guest_entry(p, in, "/root", &tail)) &&
         (tail[5] == '/' || tail[5] == '\0'))
         return !proxy_ptrace_may_access(p, q) ? -EACCES
@@ -497,6 +503,73 @@ static long host_path_walk(struct proxy_process *p, uint64_t guest_dirfd,
         if (renames++ > 0)
             return -ELOOP;
     }
+}
+
+/*
+ * Another guest's /proc/N and the entries under it the rewrite leaves as
+ * /proc/N/... (stat, status, cmdline, task, fd, ...): vfs.c opens what is
+ * virtual, but the host has no entry of N's: its /proc/N is some host
+ * process, or none, so a stat, readlink, access or an open vfs.c does not
+ * serve reached that one (its mode, its owner, whether it exists). hvrun's
+ * own /proc/self entry of that name stands in: its type and mode are every
+ * process's, and what describes the machine is the run's machine's;
+ * procguard.c refuses what describes hvrun. An fdinfo entry is of N's fd.
+ * Of a zombie (its mm, files and fs gone) the exe, cwd and root links are
+ * there but lead nowhere (ENOENT but to lstat: link_itself) and its fd
+ * directories are empty. Returns N's process (hp rewritten: a caller that
+ * needs the guest's name keeps it before), NULL (hp as it was: not another
+ * guest's), or NULL with *err < 0.
+ */
+struct proxy_process *proxy_fs_other_proc_stand_in(struct proxy_process *p,
+                                                   struct host_path *hp,
+                                                   bool link_itself,
+                                                   long *err)
+{
+    *err = 0;
+    const char *rest;
+    int pid = hp->kind == PATH_PLAIN && p->world &&
+                      strncmp(hp->path, "/proc/", 6) == 0
+                  ? parse_proc_number(hp->path + 6, &rest)
+                  : -1;
+    if (pid <= 0 || pid == p->pid || (*rest != '/' && *rest != '\0'))
+        return NULL;
+    struct proxy_process *q = proxy_world_find(p->world, pid);
+    if (!q || q->pid != pid)
+        return NULL; /* no guest's: procguard.c's ENOENT, or the init's */
+    char in[PROXY_PATH_MAX];
+    memcpy(in, rest, strlen(rest) + 1);
+    const char *after;
+    bool link = strip_dir_prefix(in, "/exe") || strip_dir_prefix(in, "/cwd") ||
+                strip_dir_prefix(in, "/root");
+    int guest_fd = strncmp(in, "/fdinfo/", 8) == 0
+                       ? parse_proc_number(in + 8, &after)
+                       : -1;
+    int host_fd = guest_fd < 0 || q->zombie ? -1
+                                            : proxy_fd_host(&q->fds, guest_fd);
+    long r;
+    if (q->zombie && link) {
+        r = link_itself && !strchr(in + 1, '/')
+                ? format_path(hp->path, sizeof(hp->path), "/proc/self/root")
+                : -ENOENT;
+    } else if (q->zombie && (strncmp(in, "/fd/", 4) == 0 ||
+                             strncmp(in, "/fdinfo/", 8) == 0 ||
+                             strncmp(in, "/map_files/", 11) == 0)) {
+        r = -ENOENT;
+    } else if (guest_fd >= 0) {
+        r = host_fd < 0 ? -ENOENT
+            : *after    ? -ENOTDIR
+                        : format_path(hp->path, sizeof(hp->path),
+                                      "/proc/self/fdinfo/%d", host_fd);
+    } else {
+        r = format_path(hp->path, sizeof(hp->path), "/proc/self%s",
+                        *in ? in : "/");
+    }
+    if (r < 0) {
+        *err = r;
+        return NULL;
+    }
+    hp->dirfd = AT_FDCWD;
+    return q;
 }
 
 static long host_path_from(struct proxy_process *p, uint64_t guest_dirfd,
@@ -982,6 +1055,8 @@ long proxy_fs_openat(struct proxy_process *p, uint64_t guest_dirfd,
         return r;
     if (proxy_vfs_open(p, hp.dirfd, hp.path, flags, &r))
         return r; /* a virtual /proc, /sys or /etc file (vfs.c) */
+    if (!proxy_fs_other_proc_stand_in(p, &hp, !follow_last, &r) && r < 0)
+        return r;
     if (open_creates(flags) && proxy_meta_cache_write_blocked(p, hp.dirfd, hp.path, false))
         return -EACCES;
     if (outside_fifo(p, &hp, flags, &r))
@@ -1070,6 +1145,10 @@ struct stat_src {
     const char *path;
     int at_flags;
     bool recorded; /* a replay's recorded result: as it is */
+    /* another guest's /proc/N entry hvrun's own stood in for
+     * (proxy_fs_other_proc_stand_in): N's process and the entry's name */
+    const struct proxy_process *proc_of;
+    const char *proc_name;
 };
 
 /* What stat shows of a procfs entry, where the host's differs. */
@@ -1097,8 +1176,15 @@ static void proc_entry_fix(struct proxy_process *p, const struct stat_src *src,
     }
     if (fd < 0)
         return;
-    f->ino = proxy_proc_stable_ino(p, fd, f->ino);
-    proxy_proc_owner_fix(p, fd, f->mode, &f->uid, &f->gid);
+    if (src->proc_of) { /* N's entry, whose name the host's is not */
+        const char *rest = strchr(src->proc_name + 6, '/');
+        f->ino = proxy_proc_name_ino(src->proc_name);
+        proxy_proc_owner_as(src->proc_of, rest ? rest : "", f->mode, &f->uid,
+                            &f->gid);
+    } else {
+        f->ino = proxy_proc_stable_ino(p, fd, f->ino);
+        proxy_proc_owner_fix(p, fd, f->mode, &f->uid, &f->gid);
+    }
     proxy_vfs_init_stat_fix(p, fd, &f->nlink, &f->uid, &f->gid);
     if (fd != src->host_fd && fd != src->dirfd)
         close(fd);
@@ -1307,9 +1393,17 @@ static long do_fstatat(struct proxy_process *p, uint64_t guest_dirfd,
     long r = proxy_fs_host_path_at_flags(p, guest_dirfd, path_gva, flags, true, &hp);
     if (r < 0)
         return r;
+    char name[PROXY_PATH_MAX];
+    memcpy(name, hp.path, sizeof(name));
+    const struct proxy_process *of = proxy_fs_other_proc_stand_in(
+        p, &hp, flags & AT_SYMLINK_NOFOLLOW, &r);
+    if (r < 0)
+        return r;
     struct stat st;
-    struct stat_src src = {-1, hp.dirfd, hp.path, flags, false};
+    struct stat_src src = {-1, hp.dirfd, hp.path, flags, false, of, name};
     int err = path_stat(p, &hp, flags, &st, &src);
+    if (err == 0 && hp.kind == PATH_CWD_LINK && S_ISLNK(st.st_mode))
+        st.st_mode = S_IFLNK | 0777; /* proc_pid_get_link's, not an fd's */
     if (err < 0) {
         memset(&st, 0, sizeof(st));
         if (src.recorded || !replayed_stat(p, &src, &st))
@@ -1342,7 +1436,7 @@ static long sys_fstat(struct proxy_process *p, const uint64_t a[6])
     struct stat st;
     if (fstat(host_fd, &st) < 0)
         return -errno;
-    struct stat_src src = {host_fd, -1, "", 0, false};
+    struct stat_src src = {host_fd, -1, "", 0, false, NULL, NULL};
     return stat_out(p, a[1], &st, &src);
 }
 
@@ -1353,8 +1447,14 @@ static long sys_statx(struct proxy_process *p, const uint64_t a[6])
     long r = proxy_fs_host_path_at_flags(p, a[0], a[1], flags, true, &hp);
     if (r < 0)
         return r;
+    char name[PROXY_PATH_MAX];
+    memcpy(name, hp.path, sizeof(name));
+    const struct proxy_process *of = proxy_fs_other_proc_stand_in(
+        p, &hp, flags & AT_SYMLINK_NOFOLLOW, &r);
+    if (r < 0)
+        return r;
     struct statx stx;
-    struct stat_src src = {-1, hp.dirfd, hp.path, flags, false};
+    struct stat_src src = {-1, hp.dirfd, hp.path, flags, false, of, name};
     const struct proxy_file_tap *t = p->cfg->file_tap;
     char key[PROXY_PATH_MAX];
     bool nofollow = flags & AT_SYMLINK_NOFOLLOW;
@@ -1385,6 +1485,8 @@ static long sys_statx(struct proxy_process *p, const uint64_t a[6])
         stat_from_statx(&st, &stx);
         t->stat_result(t->ctx, key, nofollow, 0, &st);
     }
+    if (hp.kind == PATH_CWD_LINK && S_ISLNK(stx.stx_mode))
+        stx.stx_mode = S_IFLNK | 0777; /* proc_pid_get_link's, not an fd's */
     return statx_out(p, a[4], &stx, &src);
 }
 

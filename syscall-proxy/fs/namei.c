@@ -363,6 +363,10 @@ static long do_faccessat(struct proxy_process *p, uint64_t guest_dirfd,
     long r = proxy_fs_host_path_at_flags(p, guest_dirfd, path_gva, flags, false, &hp);
     if (r < 0)
         return r;
+    if (!proxy_fs_other_proc_stand_in(p, &hp, flags & AT_SYMLINK_NOFOLLOW,
+                                       &r) &&
+        r < 0)
+        return r;
     int arg = mode | (flags << 8); /* both small and non-negative now */
     size_t len;
     if (replayed_query(p, &hp, PROXY_QUERY_ACCESS, arg, &r, NULL, 0, &len))
@@ -416,6 +420,9 @@ static long do_readlinkat(struct proxy_process *p, uint64_t guest_dirfd,
     struct host_path hp;
     long r = proxy_fs_host_path_at(p, guest_dirfd, path_gva, false, &hp);
     if (r < 0)
+        return r;
+    /* (a zombie's links lead nowhere: ENOENT, as followed) */
+    if (!proxy_fs_other_proc_stand_in(p, &hp, false, &r) && r < 0)
         return r;
     char target[PROXY_PATH_MAX];
     long n;

@@ -148,6 +148,9 @@ uint64_t proxy_proc_name_ino(const char *name);
  * effective ids, root's when it is not dumpable; unchanged for others. */
 void proxy_proc_owner_fix(struct proxy_process *p, int host_fd, uint32_t mode,
                           uint32_t *uid, uint32_t *gid);
+/* The same for q's entry rest ("", "/stat", "/task/T") of host mode. */
+void proxy_proc_owner_as(const struct proxy_process *q, const char *rest,
+                         uint32_t mode, uint32_t *uid, uint32_t *gid);
 
 /*
  * Directory listings the host cannot give: for /proc/self/fd and
