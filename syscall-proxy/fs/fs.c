@@ -27,6 +27,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/capability.h>
 #include <linux/openat2.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -195,6 +196,56 @@ static int rewrite_fd_link(struct proxy_process *p,
     return r;
 }
 
+static int rewrite_path(struct proxy_process *p, const char *in,
+                        bool follow_last, char *out, size_t outlen,
+                        enum path_kind *kind);
+
+/* proc_map_files_get_link: following a map_files link (opening or
+ * stat'ing the file) takes CAP_SYS_ADMIN or CAP_CHECKPOINT_RESTORE in the
+ * initial user namespace (checkpoint_restore_ns_capable). */
+static bool map_files_followable(const struct proxy_process *p)
+{
+    return proxy_ns_init_capable(p) &&
+           (!proxy_cap_dropped(p, CAP_SYS_ADMIN) ||
+            !proxy_cap_dropped(p, CAP_CHECKPOINT_RESTORE));
+}
+
+/*
+ * /proc/<q>/map_files/<entry>[/rest]: one link per mapping of a file that
+ * q's maps shows, named START-END as its first column, to that file. hvrun
+ * serves it from q's mappings (the host's map_files is hvrun's own
+ * memory). Followed, it is the file's name, rewritten as the guest's;
+ * not followed, a host link stands for it (PATH_MAP_FILE_LINK).
+ */
+static int rewrite_map_file(struct proxy_process *p, struct proxy_process *q,
+                            const char *entry, bool follow_last, char *out,
+                            size_t outlen, enum path_kind *kind)
+{
+    char name[sizeof(p->fs.map_file_entry)];
+    const char *rest = strchr(entry, '/');
+    size_t len = rest ? (size_t)(rest - entry) : strlen(entry);
+    struct proxy_mapping m;
+    if (len >= sizeof(name))
+        return -ENOENT;
+    memcpy(name, entry, len);
+    name[len] = '\0';
+    if (!proxy_procfs_map_file(q, name, &m))
+        return -ENOENT;
+    if (follow_last || rest) {
+        char file[PROXY_PATH_MAX];
+        if (!map_files_followable(p))
+            return -EPERM;
+        if (format_path(file, sizeof(file), "%s%s", m.name, rest ? rest : "") <
+            0)
+            return -ENAMETOOLONG;
+        return rewrite_path(p, file, follow_last, out, outlen, kind);
+    }
+    *kind = PATH_MAP_FILE_LINK;
+    p->fs.map_file_pid = q->pid;
+    memcpy(p->fs.map_file_entry, name, len + 1);
+    return format_path(out, outlen, "/proc/self/exe");
+}
+
 /*
  * tail is what follows /proc/self. With follow_last false the last
  * component is not followed (lstat, readlink, O_NOFOLLOW), so exe stays the
@@ -226,6 +277,9 @@ static int rewrite_proc_self(struct proxy_process *p, const char *tail,
         return rewrite_fd_link(p, p, tail + 4, follow_last, out, outlen, kind);
     if (strncmp(tail, "/fdinfo/", 8) == 0)
         return rewrite_fd_entry(p, "fdinfo", tail + 8, out, outlen);
+    if (strncmp(tail, "/map_files/", 11) == 0 && tail[11])
+        return rewrite_map_file(p, p, tail + 11, follow_last, out, outlen,
+                                kind);
     return format_path(out, outlen, "/proc/self%s", tail);
 }
 
@@ -324,6 +378,11 @@ static int rewrite_path(struct proxy_process *p, const char *in,
                : tail[5] || follow_last
                    ? format_path(out, outlen, "/%s", tail[5] ? tail + 6 : "")
                    : format_path(out, outlen, "/proc/self/root");
+    if ((q = other_guest_entry(p, in, "/map_files/", &tail)) && tail[11])
+        return !proxy_ptrace_may_access(p, q)
+                   ? -EACCES
+                   : rewrite_map_file(p, q, tail + 11, follow_last, out, outlen,
+                                      kind);
     if ((q = other_guest_entry(p, in, "/fd/", &tail)))
         return !proxy_ptrace_may_access(p, q)
                    ? -EACCES
@@ -1053,6 +1112,8 @@ long proxy_fs_openat(struct proxy_process *p, uint64_t guest_dirfd,
         return r;
     if (resolve && (r = resolve_refused(p, &hp, follow_last, resolve)) < 0)
         return r;
+    if (hp.kind == PATH_MAP_FILE_LINK)
+        return -ELOOP; /* the link itself (O_NOFOLLOW); O_PATH: not kept */
     if (proxy_vfs_open(p, hp.dirfd, hp.path, flags, &r))
         return r; /* a virtual /proc, /sys or /etc file (vfs.c) */
     if (!proxy_fs_other_proc_stand_in(p, &hp, !follow_last, &r) && r < 0)
@@ -1386,6 +1447,60 @@ static long statfs_out(struct proxy_process *p, gva_t gva,
     return proxy_copy_out(p, gva, &canon, sizeof(canon));
 }
 
+/*
+ * The map_files link the last path named (PATH_MAP_FILE_LINK): its
+ * process, its name in name (for the inode number and the owner) and the
+ * mode Linux gives it (proc_map_files_instantiate: the owner's read and
+ * write bits as the mapped file was opened: write for a shared writable
+ * mapping, which needs a file open for writing), or NULL.
+ */
+static const struct proxy_process *map_file_link(struct proxy_process *p,
+                                                 char name[PROXY_PATH_MAX],
+                                                 mode_t *mode)
+{
+    struct proxy_process *q =
+        p->fs.map_file_pid == p->pid ? p
+        : p->world ? proxy_world_find(p->world, p->fs.map_file_pid)
+                   : NULL;
+    struct proxy_mapping m;
+    if (!q || !proxy_procfs_map_file(q, p->fs.map_file_entry, &m))
+        return NULL;
+    *mode = S_IFLNK | S_IRUSR |
+            (m.shared && (m.prot & PROT_WRITE) ? S_IWUSR : 0);
+    if (q == p)
+        (void)format_path(name, PROXY_PATH_MAX, "/proc/self/map_files/%s",
+                          p->fs.map_file_entry);
+    else
+        (void)format_path(name, PROXY_PATH_MAX, "/proc/%d/map_files/%s",
+                          q->pid, p->fs.map_file_entry);
+    return q;
+}
+
+long proxy_fs_map_file_target(struct proxy_process *p, char *out, size_t cap)
+{
+    struct proxy_process *q =
+        p->fs.map_file_pid == p->pid ? p
+        : p->world ? proxy_world_find(p->world, p->fs.map_file_pid)
+                   : NULL;
+    struct proxy_mapping m;
+    if (!q || !proxy_procfs_map_file(q, p->fs.map_file_entry, &m))
+        return -ENOENT;
+    size_t n = strnlen(m.name, sizeof(m.name));
+    if (n > cap)
+        n = cap;
+    memcpy(out, m.name, n);
+    return (long)n;
+}
+
+/* What lstat shows of a map_files link: its mode and a proc link's size. */
+static void map_file_link_fix(mode_t link_mode, mode_t *mode, off_t *size)
+{
+    if (S_ISLNK(*mode)) {
+        *mode = link_mode;
+        *size = 64;
+    }
+}
+
 static long do_fstatat(struct proxy_process *p, uint64_t guest_dirfd,
                        gva_t path_gva, gva_t buf_gva, int flags)
 {
@@ -1399,11 +1514,17 @@ static long do_fstatat(struct proxy_process *p, uint64_t guest_dirfd,
         p, &hp, flags & AT_SYMLINK_NOFOLLOW, &r);
     if (r < 0)
         return r;
+    mode_t link_mode = 0;
+    if (hp.kind == PATH_MAP_FILE_LINK &&
+        !(of = map_file_link(p, name, &link_mode)))
+        return -ENOENT;
     struct stat st;
     struct stat_src src = {-1, hp.dirfd, hp.path, flags, false, of, name};
     int err = path_stat(p, &hp, flags, &st, &src);
     if (err == 0 && hp.kind == PATH_CWD_LINK && S_ISLNK(st.st_mode))
         st.st_mode = S_IFLNK | 0777; /* proc_pid_get_link's, not an fd's */
+    if (err == 0 && hp.kind == PATH_MAP_FILE_LINK)
+        map_file_link_fix(link_mode, &st.st_mode, &st.st_size);
     if (err < 0) {
         memset(&st, 0, sizeof(st));
         if (src.recorded || !replayed_stat(p, &src, &st))
@@ -1453,6 +1574,10 @@ static long sys_statx(struct proxy_process *p, const uint64_t a[6])
         p, &hp, flags & AT_SYMLINK_NOFOLLOW, &r);
     if (r < 0)
         return r;
+    mode_t link_mode = 0;
+    if (hp.kind == PATH_MAP_FILE_LINK &&
+        !(of = map_file_link(p, name, &link_mode)))
+        return -ENOENT;
     struct statx stx;
     struct stat_src src = {-1, hp.dirfd, hp.path, flags, false, of, name};
     const struct proxy_file_tap *t = p->cfg->file_tap;
@@ -1487,6 +1612,13 @@ static long sys_statx(struct proxy_process *p, const uint64_t a[6])
     }
     if (hp.kind == PATH_CWD_LINK && S_ISLNK(stx.stx_mode))
         stx.stx_mode = S_IFLNK | 0777; /* proc_pid_get_link's, not an fd's */
+    if (hp.kind == PATH_MAP_FILE_LINK && S_ISLNK(stx.stx_mode)) {
+        mode_t mode = stx.stx_mode;
+        off_t size = (off_t)stx.stx_size;
+        map_file_link_fix(link_mode, &mode, &size);
+        stx.stx_mode = (uint16_t)mode;
+        stx.stx_size = (uint64_t)size;
+    }
     return statx_out(p, a[4], &stx, &src);
 }
 

@@ -439,6 +439,9 @@ static long do_readlinkat(struct proxy_process *p, uint64_t guest_dirfd,
         return -EACCES;
     if (hp.kind == PATH_EXE_LINK_FD) {
         n = snprintf(target, sizeof(target), "/proc/%d/exe", p->fs.exe_of_pid);
+    } else if (hp.kind == PATH_MAP_FILE_LINK) {
+        if ((n = proxy_fs_map_file_target(p, target, sizeof(target))) < 0)
+            return n;
     } else if (hp.kind == PATH_SELF_LINK) {
         n = snprintf(target, sizeof(target), "%d", p->pid);
     } else if (hp.kind == PATH_THREAD_SELF_LINK) {

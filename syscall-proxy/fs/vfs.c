@@ -741,6 +741,46 @@ static bool open_other_task_dir(struct proxy_process *p, int host_dirfd,
 }
 
 /*
+ * /proc/<N>/map_files, N the caller or another guest: hvrun's own
+ * map_files directory (0500 and root's: opened with hvrun's ids, a
+ * non-root guest's fsuid could not), listed as N's mappings
+ * (proxy_vfs_dir_records, proxy_fd.listing_pid for another's); another's
+ * only to whom ptrace_may_access lets in (proc_map_files_readdir).
+ */
+static bool open_map_files_dir(struct proxy_process *p, int host_dirfd,
+                               const char *host_path, int flags, long *result)
+{
+    char name[PROXY_PATH_MAX];
+    struct proxy_process *of;
+    bool hidden;
+    if (!dir_full_name(p, host_dirfd, host_path, name, sizeof(name)) ||
+        (proc_pid_name(p, name, &of, &hidden) && hidden) ||
+        strcmp(name, "/proc/self/map_files") != 0)
+        return false;
+    if (of != p && !proxy_ptrace_may_access(p, of)) {
+        *result = -EACCES;
+        return true;
+    }
+    if (!(flags & O_PATH) &&
+        ((flags & O_ACCMODE) != O_RDONLY || (flags & O_CREAT))) {
+        *result = -EISDIR;
+        return true;
+    }
+    const struct proxy_process *was = proxy_fscred_suspend();
+    int fd = open(name, proc_dir_open_flags(flags));
+    int err = errno;
+    proxy_fscred_resume(was);
+    if (fd < 0) {
+        *result = -err;
+        return true;
+    }
+    *result = proxy_fd_install(&p->fds, fd, (flags & O_CLOEXEC) != 0, 0);
+    if (*result >= 0 && of != p)
+        proxy_fd_get(&p->fds, (int)*result)->listing_pid = of->pid;
+    return true;
+}
+
+/*
  * /proc/<N> itself, of a guest process N (the caller's own too): hvrun's
  * /proc/self opened as the directory, the fd remembering N
  * (proxy_fd.procdir_pid), because Linux takes such an fd as a pidfd in
@@ -841,7 +881,8 @@ bool proxy_vfs_open(struct proxy_process *p, int host_dirfd,
     /* O_PATH: another guest's /proc/N and its listings are hvrun's to
      * open (the host's /proc/N is some host process); the rest the host's */
     if (flags & O_PATH)
-        return open_other_task_dir(p, host_dirfd, host_path, flags, result) ||
+        return open_map_files_dir(p, host_dirfd, host_path, flags, result) ||
+               open_other_task_dir(p, host_dirfd, host_path, flags, result) ||
                open_guest_proc_dir(p, host_dirfd, host_path, flags, result);
     char name[PROXY_PATH_MAX];
     struct init_name in;
@@ -849,7 +890,8 @@ bool proxy_vfs_open(struct proxy_process *p, int host_dirfd,
         *result = open_init_entry(p, &in, name, flags);
         return true;
     }
-    if (open_other_task_dir(p, host_dirfd, host_path, flags, result) ||
+    if (open_map_files_dir(p, host_dirfd, host_path, flags, result) ||
+        open_other_task_dir(p, host_dirfd, host_path, flags, result) ||
         open_guest_proc_dir(p, host_dirfd, host_path, flags, result))
         return true;
     if (fdinfo_name(host_path)) {
@@ -975,7 +1017,8 @@ long proxy_vfs_random_read(struct proxy_process *p, const struct iovec *iov,
 
 /* Directories of hvrun's own /proc that list the guest instead: its fds,
  * and its threads (/proc/self/task, by virtual tid). */
-enum fd_dir { FD_DIR_NONE, FD_DIR_FD, FD_DIR_FDINFO, FD_DIR_TASK };
+enum fd_dir { FD_DIR_NONE, FD_DIR_FD, FD_DIR_FDINFO, FD_DIR_TASK,
+              FD_DIR_MAP_FILES };
 
 static enum fd_dir fd_dir_of_name(const struct proxy_process *p,
                                   const char *guest_path)
@@ -1038,6 +1081,7 @@ static enum fd_dir fd_dir_of_fd(int host_fd)
     } dirs[] = {{"/proc/self/fd", FD_DIR_FD},
                 {"/proc/self/fdinfo", FD_DIR_FDINFO},
                 {"/proc/self/task", FD_DIR_TASK},
+                {"/proc/self/map_files", FD_DIR_MAP_FILES},
                 {"/proc/thread-self/fd", FD_DIR_FD},
                 {"/proc/thread-self/fdinfo", FD_DIR_FDINFO}};
     struct stat st, d;
@@ -1077,7 +1121,8 @@ int64_t proxy_vfs_dir_size_fixup(const struct proxy_process *p, uint64_t dev,
 int proxy_vfs_list_dir_fd(struct proxy_process *p, int host_fd, char ***names,
                           size_t *n)
 {
-    if (fd_dir_of_fd(host_fd) == FD_DIR_NONE)
+    enum fd_dir kind = fd_dir_of_fd(host_fd);
+    if (kind == FD_DIR_NONE || kind == FD_DIR_MAP_FILES)
         return -ENOENT;
     return list_guest_fds(p, names, n);
 }
@@ -1244,6 +1289,21 @@ int proxy_vfs_dir_records(struct proxy_process *p, int host_fd, char **raw,
                  ".");
     put_dirent64(&b, fstatat(host_fd, "..", &st, 0) == 0 ? st.st_ino : 0, ++off,
                  DT_DIR, "..");
+    if (kind == FD_DIR_MAP_FILES) {
+        /* one link per mapping of a file, as maps shows them (the host's
+         * would be hvrun's own) */
+        struct proxy_mapping m;
+        for (size_t i = 0; p->as && (i = proxy_procfs_mapping(p, i, &m));) {
+            if (!proxy_procfs_map_file_shown(&m))
+                continue;
+            char name[40], entry[80];
+            snprintf(name, sizeof(name), "%llx-%llx",
+                     (unsigned long long)m.start, (unsigned long long)m.end);
+            snprintf(entry, sizeof(entry), "/proc/self/map_files/%s", name);
+            put_dirent64(&b, proxy_proc_name_ino(entry), ++off, DT_LNK, name);
+        }
+        kind = FD_DIR_NONE;
+    }
     if (kind == FD_DIR_TASK) {
         /* The guest's live threads by virtual tid, in creation order (the
          * host's would be hvrun's own threads). */

@@ -326,6 +326,12 @@ struct proxy_mapping {
  * the index of the next one, 0 past the last. */
 size_t proxy_procfs_mapping(struct proxy_process *p, size_t i,
                             struct proxy_mapping *m);
+/* /proc/PID/map_files: whether mapping m has an entry there (a file's, by
+ * the name maps shows), and the mapping whose entry is entry
+ * ("START-END"), false for none (procfs.c). */
+bool proxy_procfs_map_file_shown(const struct proxy_mapping *m);
+bool proxy_procfs_map_file(struct proxy_process *q, const char *entry,
+                           struct proxy_mapping *m);
 
 /* The virtual files (procfs.c), in the table's order. */
 extern const struct vfile proxy_vfs_files[];
