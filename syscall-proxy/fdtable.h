@@ -27,6 +27,12 @@ struct proxy_signalfd;
 struct proxy_timerfd;
 struct proxy_vfd;
 
+/* A plain eventfd's run id (io/epoll.c): shared as the description is,
+ * freed with its last reference; the id fdinfo shows (fs/vfs.c). */
+void proxy_eventfd_share(struct proxy_fd *to, const struct proxy_fd *from);
+void proxy_eventfd_put(struct proxy_eventfd *e);
+int proxy_eventfd_id(const struct proxy_eventfd *e);
+
 /* ---- file descriptors ---------------------------------------------------- */
 /*
  * The fd table maps guest fd numbers to host fds held by hvrun. Guest fds

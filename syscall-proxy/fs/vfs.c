@@ -28,7 +28,6 @@
 #include "fs.h"
 #include "internal.h"
 #include "vfs.h"
-#include "io.h"
 
 #include <dirent.h>
 #include <errno.h>

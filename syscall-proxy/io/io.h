@@ -36,13 +36,6 @@ long proxy_lease_break(struct proxy_process *p, int dirfd, const char *path,
 void proxy_fowner_share(struct proxy_fd *to, struct proxy_fd *from);
 void proxy_fowner_put(struct proxy_fowner *o);
 
-struct proxy_eventfd;
-/* A plain eventfd's run id (epoll.c): shared as the description is,
- * freed with its last reference; the id fdinfo shows. */
-void proxy_eventfd_share(struct proxy_fd *to, const struct proxy_fd *from);
-void proxy_eventfd_put(struct proxy_eventfd *e);
-int proxy_eventfd_id(const struct proxy_eventfd *e);
-
 /* host_fd, a guest fd of the open file o, was closed. */
 void proxy_fasync_fd_closed(struct proxy_fowner *o, int host_fd);
 
