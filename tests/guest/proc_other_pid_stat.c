@@ -7,9 +7,9 @@
  * depended on the host; and a cwd link (its own too) lstat'ed as an fd's
  * (mode 0) where Linux's is 0777.
  * - a running child (its cwd a directory of its own, fd 40 a file): each
- *   entry's type and mode, whether stat and access find it, the owner as
- *   the child's (root here, or 0 when unchanged), the link targets' last
- *   component;
+ *   entry's type and mode, whether stat, access and open find it (mounts,
+ *   mountinfo, net/dev opened ENOENT: the host's process N's), the owner,
+ *   the link targets' last component;
  * - the same child as a zombie: its directory, stat and status remain, its
  *   exe and cwd links are there (lstat) but lead nowhere, fd/N is gone;
  * - the caller's own /proc/self/cwd lstat'ed.
@@ -19,6 +19,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -32,7 +33,10 @@ static const char *const entries[] = {
     "/fd/0",    "/fd/40",   "/fdinfo",  "/fdinfo/40", "/fdinfo/41", "/stat",
     "/status",  "/cmdline", "/task",    "/environ",  "/maps",   "/comm",
     "/ns",      "/limits",  "/mountinfo",
+    /* (a zombie's are its own matter: not asked of it) */
+    "/mounts",  "/mountstats", "/net/dev",
 };
+#define ZOMBIE_ENTRIES 21
 
 static const char *base_of(const char *s)
 {
@@ -45,7 +49,7 @@ static const char *type_of(mode_t m)
     return S_ISDIR(m) ? "dir" : S_ISLNK(m) ? "link" : S_ISREG(m) ? "file" : "other";
 }
 
-static void print_entry(pid_t pid, const char *entry)
+static void print_entry(pid_t pid, const char *entry, bool with_open)
 {
     char path[64], target[256];
     snprintf(path, sizeof(path), "/proc/%d%s", (int)pid, entry);
@@ -69,14 +73,21 @@ static void print_entry(pid_t pid, const char *entry)
     } else {
         printf("; readlink %s", strerror(errno));
     }
-    printf("; access R %s\n", access(path, R_OK) == 0 ? "ok" : strerror(errno));
+    printf("; access R %s", access(path, R_OK) == 0 ? "ok" : strerror(errno));
+    int fd = with_open ? open(path, O_RDONLY) : -1;
+    if (with_open)
+        printf("; open %s", fd >= 0 ? "ok" : strerror(errno));
+    printf("\n");
+    if (fd >= 0)
+        close(fd);
 }
 
-static void print_all(const char *when, pid_t pid)
+static void print_all(const char *when, pid_t pid, bool zombie)
 {
     printf("[%s]\n", when);
-    for (size_t i = 0; i < sizeof(entries) / sizeof(entries[0]); i++)
-        print_entry(pid, entries[i]);
+    size_t n = zombie ? ZOMBIE_ENTRIES : sizeof(entries) / sizeof(entries[0]);
+    for (size_t i = 0; i < n; i++)
+        print_entry(pid, entries[i], !zombie);
 }
 
 int main(void)
@@ -98,15 +109,15 @@ int main(void)
     }
     char c;
     CHECK(read(ready[0], &c, 1) == 1);
-    print_all("a running child", child);
+    print_all("a running child", child, false);
     CHECK(kill(child, SIGKILL) == 0);
     siginfo_t si;
     CHECK(waitid(P_PID, (id_t)child, &si, WEXITED | WNOWAIT) == 0);
-    print_all("the child a zombie", child);
+    print_all("the child a zombie", child, true);
     CHECK(waitpid(child, NULL, 0) == child);
     printf("[reaped]\n");
-    print_entry(child, "");
-    print_entry(child, "/stat");
+    print_entry(child, "", false);
+    print_entry(child, "/stat", false);
     struct stat st;
     CHECK(lstat("/proc/self/cwd", &st) == 0);
     printf("own cwd link: %s %04o\n", type_of(st.st_mode),
