@@ -1377,9 +1377,14 @@ static long stat_out(struct proxy_process *p, gva_t gva, const struct stat *st,
     (void)replayed_stat(p, src, &canon);
     proxy_secretmem_fix_stat(p, stat_src_fd(src), &canon);
     if (on_proc(st->st_dev)) {
-        if (S_ISDIR(st->st_mode))
-            canon.st_size = proxy_vfs_dir_size_fixup(p, st->st_dev,
+        /* (another guest's entry, hvrun's own standing in: that guest's) */
+        const struct proxy_process *whose = src->proc_of ? src->proc_of : p;
+        if (S_ISDIR(st->st_mode)) {
+            canon.st_size = proxy_vfs_dir_size_fixup(whose, st->st_dev,
                                                      st->st_ino, st->st_size);
+            canon.st_nlink = proxy_vfs_dir_nlink_fixup(
+                whose, st->st_dev, st->st_ino, canon.st_nlink);
+        }
         struct proc_fix f = {st->st_ino, canon.st_nlink, canon.st_uid,
                              canon.st_gid, st->st_mode};
         proc_entry_fix(p, src, &f);
@@ -1415,9 +1420,13 @@ static long statx_out(struct proxy_process *p, gva_t gva,
     canon.stx_nlink = (uint32_t)links.st_nlink;
     uint64_t dev = makedev(stx->stx_dev_major, stx->stx_dev_minor);
     if (on_proc(dev)) {
-        if (S_ISDIR(stx->stx_mode))
+        const struct proxy_process *whose = src->proc_of ? src->proc_of : p;
+        if (S_ISDIR(stx->stx_mode)) {
             canon.stx_size = (uint64_t)proxy_vfs_dir_size_fixup(
-                p, dev, stx->stx_ino, (int64_t)stx->stx_size);
+                whose, dev, stx->stx_ino, (int64_t)stx->stx_size);
+            canon.stx_nlink = (uint32_t)proxy_vfs_dir_nlink_fixup(
+                whose, dev, stx->stx_ino, canon.stx_nlink);
+        }
         struct proc_fix f = {stx->stx_ino, canon.stx_nlink, canon.stx_uid,
                              canon.stx_gid, stx->stx_mode};
         proc_entry_fix(p, src, &f);

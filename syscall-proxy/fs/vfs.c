@@ -1117,6 +1117,18 @@ int64_t proxy_vfs_dir_size_fixup(const struct proxy_process *p, uint64_t dev,
     return size;
 }
 
+uint64_t proxy_vfs_dir_nlink_fixup(const struct proxy_process *p, uint64_t dev,
+                                   uint64_t ino, uint64_t nlink)
+{
+    struct stat d;
+    if (stat("/proc/self/task", &d) < 0 || d.st_dev != dev || d.st_ino != ino)
+        return nlink;
+    uint64_t threads = 0; /* proc_task_getattr: 2 + get_nr_threads */
+    for (int i = 0; p->threads && i < p->nr_threads; i++)
+        threads += p->threads[i].state != PROXY_THREAD_EXITED;
+    return 2 + (threads ? threads : 1);
+}
+
 int proxy_vfs_list_dir_fd(struct proxy_process *p, int host_fd, char ***names,
                           size_t *n)
 {

@@ -175,6 +175,11 @@ void proxy_vfs_names_free(char **names, size_t n);
  * fds for its /proc/self/fd (the host's counts hvrun's), else size. */
 int64_t proxy_vfs_dir_size_fixup(const struct proxy_process *p, uint64_t dev,
                                  uint64_t ino, int64_t size);
+/* The link count a directory of (dev, ino) shows the guest: 2 and one per
+ * thread of p for its /proc/self/task (the host's counts hvrun's threads,
+ * which come and go with hvrun's work), else nlink. */
+uint64_t proxy_vfs_dir_nlink_fixup(const struct proxy_process *p, uint64_t dev,
+                                   uint64_t ino, uint64_t nlink);
 
 /*
  * The same listing as host getdents64 records, a drop-in for reading the

@@ -64,6 +64,8 @@ static void print_entry(pid_t pid, const char *entry, bool with_open)
         printf("%s", strerror(l_err));
     if (l == 0 && lstat(path, &st2) == 0)
         printf(" same-ino %d", st.st_ino == st2.st_ino);
+    if (l == 0 && strcmp(entry, "/task") == 0) /* 2 and one per thread */
+        printf(" nlink %lu", (unsigned long)st.st_nlink);
     int s = stat(path, &st2);
     printf("; stat %s", s == 0 ? type_of(st2.st_mode) : strerror(errno));
     ssize_t n = readlink(path, target, sizeof(target) - 1);
