@@ -268,8 +268,10 @@ static int rewrite_proc_self(struct proxy_process *p, const char *tail,
     if ((rest = strip_dir_prefix(tail, "/root")) && (*rest || follow_last))
         return format_path(out, outlen, "/%s", *rest ? rest + 1 : "");
     if ((rest = strip_dir_prefix(tail, "/cwd"))) {
-        if (!*rest && !follow_last)
+        if (!*rest && !follow_last) {
             *kind = PATH_CWD_LINK;
+            p->fs.cwd_link_pid = p->pid;
+        }
         return format_path(out, outlen, "/proc/self/fd/%d%s", p->fs.cwd_fd,
                            rest);
     }
@@ -367,8 +369,10 @@ static int rewrite_path(struct proxy_process *p, const char *in,
         (tail[4] == '/' || !tail[4])) {
         if (!proxy_ptrace_may_access(p, q))
             return -EACCES;
-        if (!tail[4] && !follow_last)
+        if (!tail[4] && !follow_last) {
             *kind = PATH_CWD_LINK;
+            p->fs.cwd_link_pid = q->pid;
+        }
         return format_path(out, outlen, "/proc/self/fd/%d%s", q->fs.cwd_fd,
                            tail + 4);
     }
@@ -1501,6 +1505,19 @@ long proxy_fs_map_file_target(struct proxy_process *p, char *out, size_t cap)
     return (long)n;
 }
 
+/* The cwd link the last path named (PATH_CWD_LINK): its process, and its
+ * name in name (the inode number stat shows comes from it), or NULL. */
+static const struct proxy_process *cwd_link(struct proxy_process *p,
+                                            char name[PROXY_PATH_MAX])
+{
+    if (p->fs.cwd_link_pid == p->pid) {
+        (void)format_path(name, PROXY_PATH_MAX, "/proc/self/cwd");
+        return p;
+    }
+    (void)format_path(name, PROXY_PATH_MAX, "/proc/%d/cwd", p->fs.cwd_link_pid);
+    return p->world ? proxy_world_find(p->world, p->fs.cwd_link_pid) : NULL;
+}
+
 /* What lstat shows of a map_files link: its mode and a proc link's size. */
 static void map_file_link_fix(mode_t link_mode, mode_t *mode, off_t *size)
 {
@@ -1527,6 +1544,8 @@ static long do_fstatat(struct proxy_process *p, uint64_t guest_dirfd,
     if (hp.kind == PATH_MAP_FILE_LINK &&
         !(of = map_file_link(p, name, &link_mode)))
         return -ENOENT;
+    if (hp.kind == PATH_CWD_LINK)
+        of = cwd_link(p, name);
     struct stat st;
     struct stat_src src = {-1, hp.dirfd, hp.path, flags, false, of, name};
     int err = path_stat(p, &hp, flags, &st, &src);
@@ -1587,6 +1606,8 @@ static long sys_statx(struct proxy_process *p, const uint64_t a[6])
     if (hp.kind == PATH_MAP_FILE_LINK &&
         !(of = map_file_link(p, name, &link_mode)))
         return -ENOENT;
+    if (hp.kind == PATH_CWD_LINK)
+        of = cwd_link(p, name);
     struct statx stx;
     struct stat_src src = {-1, hp.dirfd, hp.path, flags, false, of, name};
     const struct proxy_file_tap *t = p->cfg->file_tap;
