@@ -712,6 +712,7 @@ int cli_run_once(const struct run_options *o, const char *path,
         code = rc == -ENOENT ? CLI_EXIT_NOTFOUND : CLI_EXIT_NOEXEC;
         goto out;
     }
+    proxy_vfs_learn_host_mounts(); /* its calls are not the filter's */
     /* Set up: from here on hvrun only serves the guest (cli/confine.c). */
     if (o->fs_policy &&
         (apply_fs_policy(p, detlog_path, journal_dir, why, sizeof(why)) < 0 ||

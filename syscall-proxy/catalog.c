@@ -264,7 +264,8 @@ static const struct exception_note notes[] = {
                           "stay"},
     {SYS_setfsuid, NULL, "the process's (Linux: the thread's); set*id and "
                          "execve reset it to the euid; /proc's 4th Uid; "
-                         "capabilities stay the euid's"},
+                         "leaving root drops the file capabilities from "
+                         "the effective set, coming back raises them"},
     {SYS_setfsgid, NULL, "the process's (Linux: the thread's); set*id and "
                          "execve reset it to the egid; /proc's 4th Gid"},
     {SYS_set_mempolicy, NULL, "one node: the mode and mask are kept for "

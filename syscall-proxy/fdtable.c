@@ -179,6 +179,8 @@ void proxy_fd_context_release(struct proxy_fd *f)
     proxy_perf_put(f->perf);
     proxy_procfile_put(f->vfd);
     proxy_mqd_put(f->mqd, NULL);
+    proxy_eventfd_put(f->eventfd);
+    proxy_lockdesc_put(f->lockdesc);
     proxy_fowner_put(f->owner);
     *f = (struct proxy_fd){.kind = PROXY_FD_FREE, .host_fd = -1};
 }
@@ -193,6 +195,8 @@ static int slot_release(struct proxy_fdtable *t, struct proxy_fd *slot)
     proxy_perf_put(slot->perf);
     proxy_procfile_put(slot->vfd);
     proxy_mqd_put(slot->mqd, t);
+    proxy_eventfd_put(slot->eventfd);
+    proxy_lockdesc_put(slot->lockdesc);
     struct host_fd_ref *r = host_ref(host_fd);
     if (!r || r->refs <= 1) /* the number stays this file's while shared */
         proxy_fasync_fd_closed(slot->owner, host_fd);
@@ -447,6 +451,8 @@ void proxy_fd_share_context(struct proxy_fd *to, struct proxy_fd *from)
     proxy_perf_share(to, from);
     proxy_procfile_share(to, from);
     proxy_mqd_share(to, from);
+    proxy_eventfd_share(to, from);
+    proxy_lockdesc_share(to, from);
     to->listing_pid = from->listing_pid;
     to->pidfd_pid = from->pidfd_pid;
     to->pidfd_pidns = from->pidfd_pidns;

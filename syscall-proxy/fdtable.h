@@ -17,13 +17,21 @@
 #include "proxy.h"
 
 struct proxy_dircache;
+struct proxy_eventfd;
 struct proxy_fowner;
+struct proxy_lockdesc;
 struct proxy_mqd;
 struct proxy_ns;
 struct proxy_perf;
 struct proxy_signalfd;
 struct proxy_timerfd;
 struct proxy_vfd;
+
+/* A plain eventfd's run id (io/epoll.c): shared as the description is,
+ * freed with its last reference; the id fdinfo shows (fs/vfs.c). */
+void proxy_eventfd_share(struct proxy_fd *to, const struct proxy_fd *from);
+void proxy_eventfd_put(struct proxy_eventfd *e);
+int proxy_eventfd_id(const struct proxy_eventfd *e);
 
 /* ---- file descriptors ---------------------------------------------------- */
 /*
@@ -69,6 +77,13 @@ struct proxy_fd {
      * an eventfd kept ready as the queue is; shared by dups and fork
      * children. */
     struct proxy_mqd *mqd;
+    /* A plain eventfd (io/epoll.c): the id its fdinfo shows, the run's
+     * own; shared by dups, fork children and SCM_RIGHTS copies. */
+    struct proxy_eventfd *eventfd;
+    /* The flock and OFD locks of its open file description (fs/plock.c),
+     * for /proc/locks: shared by dups, fork children and SCM_RIGHTS
+     * copies, NULL until the description's first such lock. */
+    struct proxy_lockdesc *lockdesc;
     /* A perf event (kernel/perf_event.c): the host fd is an empty epoll
      * instance, the counter is here; shared by dups and fork children. */
     struct proxy_perf *perf;

@@ -27,6 +27,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/capability.h>
 #include <linux/openat2.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -195,6 +196,56 @@ static int rewrite_fd_link(struct proxy_process *p,
     return r;
 }
 
+static int rewrite_path(struct proxy_process *p, const char *in,
+                        bool follow_last, char *out, size_t outlen,
+                        enum path_kind *kind);
+
+/* proc_map_files_get_link: following a map_files link (opening or
+ * stat'ing the file) takes CAP_SYS_ADMIN or CAP_CHECKPOINT_RESTORE in the
+ * initial user namespace (checkpoint_restore_ns_capable). */
+static bool map_files_followable(const struct proxy_process *p)
+{
+    return proxy_ns_init_capable(p) &&
+           (!proxy_cap_dropped(p, CAP_SYS_ADMIN) ||
+            !proxy_cap_dropped(p, CAP_CHECKPOINT_RESTORE));
+}
+
+/*
+ * /proc/<q>/map_files/<entry>[/rest]: one link per mapping of a file that
+ * q's maps shows, named START-END as its first column, to that file. hvrun
+ * serves it from q's mappings (the host's map_files is hvrun's own
+ * memory). Followed, it is the file's name, rewritten as the guest's;
+ * not followed, a host link stands for it (PATH_MAP_FILE_LINK).
+ */
+static int rewrite_map_file(struct proxy_process *p, struct proxy_process *q,
+                            const char *entry, bool follow_last, char *out,
+                            size_t outlen, enum path_kind *kind)
+{
+    char name[sizeof(p->fs.map_file_entry)];
+    const char *rest = strchr(entry, '/');
+    size_t len = rest ? (size_t)(rest - entry) : strlen(entry);
+    struct proxy_mapping m;
+    if (len >= sizeof(name))
+        return -ENOENT;
+    memcpy(name, entry, len);
+    name[len] = '\0';
+    if (!proxy_procfs_map_file(q, name, &m))
+        return -ENOENT;
+    if (follow_last || rest) {
+        char file[PROXY_PATH_MAX];
+        if (!map_files_followable(p))
+            return -EPERM;
+        if (format_path(file, sizeof(file), "%s%s", m.name, rest ? rest : "") <
+            0)
+            return -ENAMETOOLONG;
+        return rewrite_path(p, file, follow_last, out, outlen, kind);
+    }
+    *kind = PATH_MAP_FILE_LINK;
+    p->fs.map_file_pid = q->pid;
+    memcpy(p->fs.map_file_entry, name, len + 1);
+    return format_path(out, outlen, "/proc/self/exe");
+}
+
 /*
  * tail is what follows /proc/self. With follow_last false the last
  * component is not followed (lstat, readlink, O_NOFOLLOW), so exe stays the
@@ -216,13 +267,21 @@ static int rewrite_proc_self(struct proxy_process *p, const char *tail,
     /* The guest's root is the host's: hvrun has no chroot. */
     if ((rest = strip_dir_prefix(tail, "/root")) && (*rest || follow_last))
         return format_path(out, outlen, "/%s", *rest ? rest + 1 : "");
-    if ((rest = strip_dir_prefix(tail, "/cwd")))
+    if ((rest = strip_dir_prefix(tail, "/cwd"))) {
+        if (!*rest && !follow_last) {
+            *kind = PATH_CWD_LINK;
+            p->fs.cwd_link_pid = p->pid;
+        }
         return format_path(out, outlen, "/proc/self/fd/%d%s", p->fs.cwd_fd,
                            rest);
+    }
     if (strncmp(tail, "/fd/", 4) == 0)
         return rewrite_fd_link(p, p, tail + 4, follow_last, out, outlen, kind);
     if (strncmp(tail, "/fdinfo/", 8) == 0)
         return rewrite_fd_entry(p, "fdinfo", tail + 8, out, outlen);
+    if (strncmp(tail, "/map_files/", 11) == 0 && tail[11])
+        return rewrite_map_file(p, p, tail + 11, follow_last, out, outlen,
+                                kind);
     return format_path(out, outlen, "/proc/self%s", tail);
 }
 
@@ -307,17 +366,27 @@ static int rewrite_path(struct proxy_process *p, const char *in,
         return format_path(out, outlen, "/proc/self/exe");
     }
     if ((q = other_guest_entry(p, in, "/cwd", &tail)) &&
-        (tail[4] == '/' || !tail[4]))
-        return !proxy_ptrace_may_access(p, q)
-                   ? -EACCES
-                   : format_path(out, outlen, "/proc/self/fd/%d%s",
-                                 q->fs.cwd_fd, tail + 4);
+        (tail[4] == '/' || !tail[4])) {
+        if (!proxy_ptrace_may_access(p, q))
+            return -EACCES;
+        if (!tail[4] && !follow_last) {
+            *kind = PATH_CWD_LINK;
+            p->fs.cwd_link_pid = q->pid;
+        }
+        return format_path(out, outlen, "/proc/self/fd/%d%s", q->fs.cwd_fd,
+                           tail + 4);
+    }
     if ((q = other_guest_entry(p, in, "/root", &tail)) &&
         (tail[5] == '/' || tail[5] == '\0'))
         return !proxy_ptrace_may_access(p, q) ? -EACCES
                : tail[5] || follow_last
                    ? format_path(out, outlen, "/%s", tail[5] ? tail + 6 : "")
                    : format_path(out, outlen, "/proc/self/root");
+    if ((q = other_guest_entry(p, in, "/map_files/", &tail)) && tail[11])
+        return !proxy_ptrace_may_access(p, q)
+                   ? -EACCES
+                   : rewrite_map_file(p, q, tail + 11, follow_last, out, outlen,
+                                      kind);
     if ((q = other_guest_entry(p, in, "/fd/", &tail)))
         return !proxy_ptrace_may_access(p, q)
                    ? -EACCES
@@ -497,6 +566,73 @@ static long host_path_walk(struct proxy_process *p, uint64_t guest_dirfd,
         if (renames++ > 0)
             return -ELOOP;
     }
+}
+
+/*
+ * Another guest's /proc/N and the entries under it the rewrite leaves as
+ * /proc/N/... (stat, status, cmdline, task, fd, ...): vfs.c opens what is
+ * virtual, but the host has no entry of N's: its /proc/N is some host
+ * process, or none, so a stat, readlink, access or an open vfs.c does not
+ * serve reached that one (its mode, its owner, whether it exists). hvrun's
+ * own /proc/self entry of that name stands in: its type and mode are every
+ * process's, and what describes the machine is the run's machine's;
+ * procguard.c refuses what describes hvrun. An fdinfo entry is of N's fd.
+ * Of a zombie (its mm, files and fs gone) the exe, cwd and root links are
+ * there but lead nowhere (ENOENT but to lstat: link_itself) and its fd
+ * directories are empty. Returns N's process (hp rewritten: a caller that
+ * needs the guest's name keeps it before), NULL (hp as it was: not another
+ * guest's), or NULL with *err < 0.
+ */
+struct proxy_process *proxy_fs_other_proc_stand_in(struct proxy_process *p,
+                                                   struct host_path *hp,
+                                                   bool link_itself,
+                                                   long *err)
+{
+    *err = 0;
+    const char *rest;
+    int pid = hp->kind == PATH_PLAIN && p->world &&
+                      strncmp(hp->path, "/proc/", 6) == 0
+                  ? parse_proc_number(hp->path + 6, &rest)
+                  : -1;
+    if (pid <= 0 || pid == p->pid || (*rest != '/' && *rest != '\0'))
+        return NULL;
+    struct proxy_process *q = proxy_world_find(p->world, pid);
+    if (!q || q->pid != pid)
+        return NULL; /* no guest's: procguard.c's ENOENT, or the init's */
+    char in[PROXY_PATH_MAX];
+    memcpy(in, rest, strlen(rest) + 1);
+    const char *after;
+    bool link = strip_dir_prefix(in, "/exe") || strip_dir_prefix(in, "/cwd") ||
+                strip_dir_prefix(in, "/root");
+    int guest_fd = strncmp(in, "/fdinfo/", 8) == 0
+                       ? parse_proc_number(in + 8, &after)
+                       : -1;
+    int host_fd = guest_fd < 0 || q->zombie ? -1
+                                            : proxy_fd_host(&q->fds, guest_fd);
+    long r;
+    if (q->zombie && link) {
+        r = link_itself && !strchr(in + 1, '/')
+                ? format_path(hp->path, sizeof(hp->path), "/proc/self/root")
+                : -ENOENT;
+    } else if (q->zombie && (strncmp(in, "/fd/", 4) == 0 ||
+                             strncmp(in, "/fdinfo/", 8) == 0 ||
+                             strncmp(in, "/map_files/", 11) == 0)) {
+        r = -ENOENT;
+    } else if (guest_fd >= 0) {
+        r = host_fd < 0 ? -ENOENT
+            : *after    ? -ENOTDIR
+                        : format_path(hp->path, sizeof(hp->path),
+                                      "/proc/self/fdinfo/%d", host_fd);
+    } else {
+        r = format_path(hp->path, sizeof(hp->path), "/proc/self%s",
+                        *in ? in : "/");
+    }
+    if (r < 0) {
+        *err = r;
+        return NULL;
+    }
+    hp->dirfd = AT_FDCWD;
+    return q;
 }
 
 static long host_path_from(struct proxy_process *p, uint64_t guest_dirfd,
@@ -980,8 +1116,12 @@ long proxy_fs_openat(struct proxy_process *p, uint64_t guest_dirfd,
         return r;
     if (resolve && (r = resolve_refused(p, &hp, follow_last, resolve)) < 0)
         return r;
+    if (hp.kind == PATH_MAP_FILE_LINK)
+        return -ELOOP; /* the link itself (O_NOFOLLOW); O_PATH: not kept */
     if (proxy_vfs_open(p, hp.dirfd, hp.path, flags, &r))
         return r; /* a virtual /proc, /sys or /etc file (vfs.c) */
+    if (!proxy_fs_other_proc_stand_in(p, &hp, !follow_last, &r) && r < 0)
+        return r;
     if (open_creates(flags) && proxy_meta_cache_write_blocked(p, hp.dirfd, hp.path, false))
         return -EACCES;
     if (outside_fifo(p, &hp, flags, &r))
@@ -1070,6 +1210,10 @@ struct stat_src {
     const char *path;
     int at_flags;
     bool recorded; /* a replay's recorded result: as it is */
+    /* another guest's /proc/N entry hvrun's own stood in for
+     * (proxy_fs_other_proc_stand_in): N's process and the entry's name */
+    const struct proxy_process *proc_of;
+    const char *proc_name;
 };
 
 /* What stat shows of a procfs entry, where the host's differs. */
@@ -1097,8 +1241,15 @@ static void proc_entry_fix(struct proxy_process *p, const struct stat_src *src,
     }
     if (fd < 0)
         return;
-    f->ino = proxy_proc_stable_ino(p, fd, f->ino);
-    proxy_proc_owner_fix(p, fd, f->mode, &f->uid, &f->gid);
+    if (src->proc_of) { /* N's entry, whose name the host's is not */
+        const char *rest = strchr(src->proc_name + 6, '/');
+        f->ino = proxy_proc_name_ino(src->proc_name);
+        proxy_proc_owner_as(src->proc_of, rest ? rest : "", f->mode, &f->uid,
+                            &f->gid);
+    } else {
+        f->ino = proxy_proc_stable_ino(p, fd, f->ino);
+        proxy_proc_owner_fix(p, fd, f->mode, &f->uid, &f->gid);
+    }
     proxy_vfs_init_stat_fix(p, fd, &f->nlink, &f->uid, &f->gid);
     if (fd != src->host_fd && fd != src->dirfd)
         close(fd);
@@ -1230,9 +1381,14 @@ static long stat_out(struct proxy_process *p, gva_t gva, const struct stat *st,
     (void)replayed_stat(p, src, &canon);
     proxy_secretmem_fix_stat(p, stat_src_fd(src), &canon);
     if (on_proc(st->st_dev)) {
-        if (S_ISDIR(st->st_mode))
-            canon.st_size = proxy_vfs_dir_size_fixup(p, st->st_dev,
+        /* (another guest's entry, hvrun's own standing in: that guest's) */
+        const struct proxy_process *whose = src->proc_of ? src->proc_of : p;
+        if (S_ISDIR(st->st_mode)) {
+            canon.st_size = proxy_vfs_dir_size_fixup(whose, st->st_dev,
                                                      st->st_ino, st->st_size);
+            canon.st_nlink = proxy_vfs_dir_nlink_fixup(
+                whose, st->st_dev, st->st_ino, canon.st_nlink);
+        }
         struct proc_fix f = {st->st_ino, canon.st_nlink, canon.st_uid,
                              canon.st_gid, st->st_mode};
         proc_entry_fix(p, src, &f);
@@ -1268,9 +1424,13 @@ static long statx_out(struct proxy_process *p, gva_t gva,
     canon.stx_nlink = (uint32_t)links.st_nlink;
     uint64_t dev = makedev(stx->stx_dev_major, stx->stx_dev_minor);
     if (on_proc(dev)) {
-        if (S_ISDIR(stx->stx_mode))
+        const struct proxy_process *whose = src->proc_of ? src->proc_of : p;
+        if (S_ISDIR(stx->stx_mode)) {
             canon.stx_size = (uint64_t)proxy_vfs_dir_size_fixup(
-                p, dev, stx->stx_ino, (int64_t)stx->stx_size);
+                whose, dev, stx->stx_ino, (int64_t)stx->stx_size);
+            canon.stx_nlink = (uint32_t)proxy_vfs_dir_nlink_fixup(
+                whose, dev, stx->stx_ino, canon.stx_nlink);
+        }
         struct proc_fix f = {stx->stx_ino, canon.stx_nlink, canon.stx_uid,
                              canon.stx_gid, stx->stx_mode};
         proc_entry_fix(p, src, &f);
@@ -1300,6 +1460,73 @@ static long statfs_out(struct proxy_process *p, gva_t gva,
     return proxy_copy_out(p, gva, &canon, sizeof(canon));
 }
 
+/*
+ * The map_files link the last path named (PATH_MAP_FILE_LINK): its
+ * process, its name in name (for the inode number and the owner) and the
+ * mode Linux gives it (proc_map_files_instantiate: the owner's read and
+ * write bits as the mapped file was opened: write for a shared writable
+ * mapping, which needs a file open for writing), or NULL.
+ */
+static const struct proxy_process *map_file_link(struct proxy_process *p,
+                                                 char name[PROXY_PATH_MAX],
+                                                 mode_t *mode)
+{
+    struct proxy_process *q =
+        p->fs.map_file_pid == p->pid ? p
+        : p->world ? proxy_world_find(p->world, p->fs.map_file_pid)
+                   : NULL;
+    struct proxy_mapping m;
+    if (!q || !proxy_procfs_map_file(q, p->fs.map_file_entry, &m))
+        return NULL;
+    *mode = S_IFLNK | S_IRUSR |
+            (m.shared && (m.prot & PROT_WRITE) ? S_IWUSR : 0);
+    if (q == p)
+        (void)format_path(name, PROXY_PATH_MAX, "/proc/self/map_files/%s",
+                          p->fs.map_file_entry);
+    else
+        (void)format_path(name, PROXY_PATH_MAX, "/proc/%d/map_files/%s",
+                          q->pid, p->fs.map_file_entry);
+    return q;
+}
+
+long proxy_fs_map_file_target(struct proxy_process *p, char *out, size_t cap)
+{
+    struct proxy_process *q =
+        p->fs.map_file_pid == p->pid ? p
+        : p->world ? proxy_world_find(p->world, p->fs.map_file_pid)
+                   : NULL;
+    struct proxy_mapping m;
+    if (!q || !proxy_procfs_map_file(q, p->fs.map_file_entry, &m))
+        return -ENOENT;
+    size_t n = strnlen(m.name, sizeof(m.name));
+    if (n > cap)
+        n = cap;
+    memcpy(out, m.name, n);
+    return (long)n;
+}
+
+/* The cwd link the last path named (PATH_CWD_LINK): its process, and its
+ * name in name (the inode number stat shows comes from it), or NULL. */
+static const struct proxy_process *cwd_link(struct proxy_process *p,
+                                            char name[PROXY_PATH_MAX])
+{
+    if (p->fs.cwd_link_pid == p->pid) {
+        (void)format_path(name, PROXY_PATH_MAX, "/proc/self/cwd");
+        return p;
+    }
+    (void)format_path(name, PROXY_PATH_MAX, "/proc/%d/cwd", p->fs.cwd_link_pid);
+    return p->world ? proxy_world_find(p->world, p->fs.cwd_link_pid) : NULL;
+}
+
+/* What lstat shows of a map_files link: its mode and a proc link's size. */
+static void map_file_link_fix(mode_t link_mode, mode_t *mode, off_t *size)
+{
+    if (S_ISLNK(*mode)) {
+        *mode = link_mode;
+        *size = 64;
+    }
+}
+
 static long do_fstatat(struct proxy_process *p, uint64_t guest_dirfd,
                        gva_t path_gva, gva_t buf_gva, int flags)
 {
@@ -1307,9 +1534,25 @@ static long do_fstatat(struct proxy_process *p, uint64_t guest_dirfd,
     long r = proxy_fs_host_path_at_flags(p, guest_dirfd, path_gva, flags, true, &hp);
     if (r < 0)
         return r;
+    char name[PROXY_PATH_MAX];
+    memcpy(name, hp.path, sizeof(name));
+    const struct proxy_process *of = proxy_fs_other_proc_stand_in(
+        p, &hp, flags & AT_SYMLINK_NOFOLLOW, &r);
+    if (r < 0)
+        return r;
+    mode_t link_mode = 0;
+    if (hp.kind == PATH_MAP_FILE_LINK &&
+        !(of = map_file_link(p, name, &link_mode)))
+        return -ENOENT;
+    if (hp.kind == PATH_CWD_LINK)
+        of = cwd_link(p, name);
     struct stat st;
-    struct stat_src src = {-1, hp.dirfd, hp.path, flags, false};
+    struct stat_src src = {-1, hp.dirfd, hp.path, flags, false, of, name};
     int err = path_stat(p, &hp, flags, &st, &src);
+    if (err == 0 && hp.kind == PATH_CWD_LINK && S_ISLNK(st.st_mode))
+        st.st_mode = S_IFLNK | 0777; /* proc_pid_get_link's, not an fd's */
+    if (err == 0 && hp.kind == PATH_MAP_FILE_LINK)
+        map_file_link_fix(link_mode, &st.st_mode, &st.st_size);
     if (err < 0) {
         memset(&st, 0, sizeof(st));
         if (src.recorded || !replayed_stat(p, &src, &st))
@@ -1342,7 +1585,7 @@ static long sys_fstat(struct proxy_process *p, const uint64_t a[6])
     struct stat st;
     if (fstat(host_fd, &st) < 0)
         return -errno;
-    struct stat_src src = {host_fd, -1, "", 0, false};
+    struct stat_src src = {host_fd, -1, "", 0, false, NULL, NULL};
     return stat_out(p, a[1], &st, &src);
 }
 
@@ -1353,8 +1596,20 @@ static long sys_statx(struct proxy_process *p, const uint64_t a[6])
     long r = proxy_fs_host_path_at_flags(p, a[0], a[1], flags, true, &hp);
     if (r < 0)
         return r;
+    char name[PROXY_PATH_MAX];
+    memcpy(name, hp.path, sizeof(name));
+    const struct proxy_process *of = proxy_fs_other_proc_stand_in(
+        p, &hp, flags & AT_SYMLINK_NOFOLLOW, &r);
+    if (r < 0)
+        return r;
+    mode_t link_mode = 0;
+    if (hp.kind == PATH_MAP_FILE_LINK &&
+        !(of = map_file_link(p, name, &link_mode)))
+        return -ENOENT;
+    if (hp.kind == PATH_CWD_LINK)
+        of = cwd_link(p, name);
     struct statx stx;
-    struct stat_src src = {-1, hp.dirfd, hp.path, flags, false};
+    struct stat_src src = {-1, hp.dirfd, hp.path, flags, false, of, name};
     const struct proxy_file_tap *t = p->cfg->file_tap;
     char key[PROXY_PATH_MAX];
     bool nofollow = flags & AT_SYMLINK_NOFOLLOW;
@@ -1384,6 +1639,15 @@ static long sys_statx(struct proxy_process *p, const uint64_t a[6])
     if (keyed && t->stat_result) {
         stat_from_statx(&st, &stx);
         t->stat_result(t->ctx, key, nofollow, 0, &st);
+    }
+    if (hp.kind == PATH_CWD_LINK && S_ISLNK(stx.stx_mode))
+        stx.stx_mode = S_IFLNK | 0777; /* proc_pid_get_link's, not an fd's */
+    if (hp.kind == PATH_MAP_FILE_LINK && S_ISLNK(stx.stx_mode)) {
+        mode_t mode = stx.stx_mode;
+        off_t size = (off_t)stx.stx_size;
+        map_file_link_fix(link_mode, &mode, &size);
+        stx.stx_mode = (uint16_t)mode;
+        stx.stx_size = (uint64_t)size;
     }
     return statx_out(p, a[4], &stx, &src);
 }

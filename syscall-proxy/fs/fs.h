@@ -93,6 +93,17 @@ void proxy_plocks_destroy(struct proxy_fdtable *t);
  * would not: refused there). */
 bool proxy_plocks_held(const struct proxy_fdtable *t);
 
+/* flock and OFD locks the host granted on guest_fd (op: flock's; fl:
+ * F_OFD_SETLK's), noted for /proc/locks in a context of the open file
+ * description, shared and dropped as the description's guest fds are
+ * (plock.c). */
+struct proxy_lockdesc;
+void proxy_plock_noted_flock(struct proxy_process *p, int guest_fd, int op);
+void proxy_plock_noted_ofd(struct proxy_process *p, int guest_fd,
+                           const struct flock *fl);
+void proxy_lockdesc_share(struct proxy_fd *to, const struct proxy_fd *from);
+void proxy_lockdesc_put(struct proxy_lockdesc *d);
+
 /* F_GETLK/F_SETLK/F_SETLKW on guest process p (plock.c); *copy_out says
  * that fl was updated for the guest. */
 long proxy_plock_fcntl(struct proxy_process *p, int host_fd, int cmd,

@@ -26,6 +26,15 @@ struct proxy_fs_state {
     /* The guest process whose /proc/N/exe the last path named, not
      * followed (fs.c's PATH_GUEST_EXE): readlink answers its program. */
     int exe_of_pid;
+    /* The guest process and entry ("START-END") of the /proc/N/map_files
+     * link the last path named, not followed (fs.c's PATH_MAP_FILE_LINK):
+     * readlink answers the mapped file's name, lstat the link's mode. */
+    int map_file_pid;
+    /* The guest process whose /proc/N/cwd the last path named, not
+     * followed (fs.c's PATH_CWD_LINK): stat names its link, not the host
+     * fd standing for it, whose number differs between runs. */
+    int cwd_link_pid;
+    char map_file_entry[40];
     mode_t umask;
     /* Which fs_struct: processes made with clone(CLONE_FS) share the cwd
      * and umask (kernel/procsys.c keeps them in step), as their threads

@@ -54,6 +54,15 @@ enum path_kind {
      * would name hvrun's own pid) */
     PATH_SELF_LINK,
     PATH_THREAD_SELF_LINK,
+    /* a guest's /proc/N/cwd (its own too), not followed: the host link of
+     * its cwd fd (readlink names the directory), whose mode is an fd's;
+     * lstat shows Linux's cwd link's, 0777 */
+    PATH_CWD_LINK,
+    /* a guest's /proc/N/map_files/START-END, not followed: the path is a
+     * host link standing for it (/proc/self/exe), readlink answers the
+     * mapped file (fs.map_file_pid, fs.map_file_entry), lstat shows the
+     * link Linux makes */
+    PATH_MAP_FILE_LINK,
 };
 
 struct host_path {
@@ -169,6 +178,17 @@ long proxy_fs_host_path_at_flags(struct proxy_process *p, uint64_t guest_dirfd,
                                  gva_t gva, int at_flags, bool null_is_empty,
                                  struct host_path *hp);
 bool proxy_fs_file_tap_key(const struct host_path *hp, char *key, size_t len);
+/* The file the map_files link the last path named (PATH_MAP_FILE_LINK)
+ * leads to, as readlink reads it: its length, or -ENOENT (fs.c). */
+long proxy_fs_map_file_target(struct proxy_process *p, char *out, size_t cap);
+/* Another guest's /proc/N/... (not virtual) as hvrun's own /proc/self/...
+ * entry that stands in for it (fs.c): N's process, or NULL (*err < 0:
+ * the call fails so). link_itself: the last component is not followed
+ * (lstat, O_NOFOLLOW). */
+struct proxy_process *proxy_fs_other_proc_stand_in(struct proxy_process *p,
+                                                   struct host_path *hp,
+                                                   bool link_itself,
+                                                   long *err);
 int proxy_fs_replayed_file(struct proxy_process *p, const struct host_path *hp,
                            int flags);
 

@@ -363,6 +363,10 @@ static long do_faccessat(struct proxy_process *p, uint64_t guest_dirfd,
     long r = proxy_fs_host_path_at_flags(p, guest_dirfd, path_gva, flags, false, &hp);
     if (r < 0)
         return r;
+    if (!proxy_fs_other_proc_stand_in(p, &hp, flags & AT_SYMLINK_NOFOLLOW,
+                                       &r) &&
+        r < 0)
+        return r;
     int arg = mode | (flags << 8); /* both small and non-negative now */
     size_t len;
     if (replayed_query(p, &hp, PROXY_QUERY_ACCESS, arg, &r, NULL, 0, &len))
@@ -417,6 +421,9 @@ static long do_readlinkat(struct proxy_process *p, uint64_t guest_dirfd,
     long r = proxy_fs_host_path_at(p, guest_dirfd, path_gva, false, &hp);
     if (r < 0)
         return r;
+    /* (a zombie's links lead nowhere: ENOENT, as followed) */
+    if (!proxy_fs_other_proc_stand_in(p, &hp, false, &r) && r < 0)
+        return r;
     char target[PROXY_PATH_MAX];
     long n;
     const struct proxy_process *exe_of =
@@ -432,6 +439,9 @@ static long do_readlinkat(struct proxy_process *p, uint64_t guest_dirfd,
         return -EACCES;
     if (hp.kind == PATH_EXE_LINK_FD) {
         n = snprintf(target, sizeof(target), "/proc/%d/exe", p->fs.exe_of_pid);
+    } else if (hp.kind == PATH_MAP_FILE_LINK) {
+        if ((n = proxy_fs_map_file_target(p, target, sizeof(target))) < 0)
+            return n;
     } else if (hp.kind == PATH_SELF_LINK) {
         n = snprintf(target, sizeof(target), "%d", p->pid);
     } else if (hp.kind == PATH_THREAD_SELF_LINK) {

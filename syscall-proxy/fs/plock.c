@@ -22,6 +22,7 @@
  * regular file stay the host's (host_lock).
  */
 #include "proxy.h"
+#include "fdtable.h"
 #include "kernel.h"
 #include "fs.h"
 #include "vfs.h"
@@ -33,6 +34,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
@@ -43,7 +45,12 @@
 struct proxy_plock_range {
     short type; /* F_RDLCK or F_WRLCK */
     uint64_t start, end;
+    uint64_t seq; /* when Linux's lock was inserted (lock_seq) */
 };
+
+/* The run's locks in the order Linux inserts them into its global list
+ * (locks_insert_global_locks: at the head), which /proc/locks shows. */
+static uint64_t lock_seq;
 
 struct proxy_plock {
     uint64_t dev, ino;
@@ -130,7 +137,7 @@ static int plock_open(struct proxy_fdtable *t, int host_fd,
 }
 
 static int ranges_push(struct proxy_plock *l, short type, uint64_t start,
-                       uint64_t end)
+                       uint64_t end, uint64_t seq)
 {
     if (l->nr == l->cap) {
         size_t cap = l->cap ? l->cap * 2 : 4;
@@ -140,34 +147,70 @@ static int ranges_push(struct proxy_plock *l, short type, uint64_t start,
         l->ranges = r;
         l->cap = cap;
     }
-    l->ranges[l->nr++] = (struct proxy_plock_range){type, start, end};
+    l->ranges[l->nr++] = (struct proxy_plock_range){type, start, end, seq};
     return 0;
 }
 
+static int range_by_start(const void *a, const void *b)
+{
+    const struct proxy_plock_range *x = a, *y = b;
+    return x->start < y->start ? -1 : x->start > y->start;
+}
+
 /*
- * Mirrors a granted F_SETLK: [start, end) now has `type` (F_UNLCK removes
- * it). Only F_GETLK reads the mirror, to name a holder; the host has the
- * authoritative locks, so running out of memory here costs only that name.
+ * Mirrors a granted lock request on one owner's locks (a process's POSIX
+ * locks, a description's OFD locks) as posix_lock_inode applies it:
+ * [start, end) now has `type` (F_UNLCK: none). The first lock of the same
+ * type (in offset order) that overlaps or touches the request absorbs it,
+ * keeping its place in Linux's list; others of that type are folded in
+ * and go. One of another type is cut: what remains on one side stays
+ * that lock; when a part remains on both sides, the right one does and
+ * the left one is a new lock, inserted after the request. F_GETLK reads
+ * the mirror to name a holder, /proc/locks to list the locks; the host has
+ * the authoritative ones, so running out of memory here costs only that.
  */
 static void ranges_set(struct proxy_plock *l, short type, uint64_t start,
                        uint64_t end)
 {
-    size_t n = l->nr;
-    for (size_t i = 0; i < n;) {
+    if (l->nr > 1)
+        qsort(l->ranges, l->nr, sizeof(*l->ranges), range_by_start);
+    uint64_t absorbed_by = 0; /* the seq of the lock that took the request */
+    struct proxy_plock_range right = {0}, left = {0};
+    bool split = false; /* a lock cut in two: right and left remain */
+    size_t kept = 0;
+    for (size_t i = 0; i < l->nr; i++) {
         struct proxy_plock_range r = l->ranges[i];
-        if (r.end <= start || r.start >= end) {
-            i++;
+        bool same = r.type == type;
+        if (same ? r.start > end || r.end < start
+                 : r.end <= start || r.start >= end) {
+            l->ranges[kept++] = r;
             continue;
         }
-        l->ranges[i] = l->ranges[--n];
-        l->nr = n;
-        if (r.start < start)
-            (void)ranges_push(l, r.type, r.start, start);
-        if (r.end > end)
-            (void)ranges_push(l, r.type, end, r.end);
+        if (same) {
+            if (!absorbed_by)
+                absorbed_by = r.seq;
+            start = r.start < start ? r.start : start;
+            end = r.end > end ? r.end : end;
+        } else if (r.start < start && r.end > end) {
+            right = (struct proxy_plock_range){r.type, end, r.end, r.seq};
+            left = (struct proxy_plock_range){r.type, r.start, start, 0};
+            split = true;
+        } else if (r.start < start) {
+            l->ranges[kept++] = (struct proxy_plock_range){r.type, r.start,
+                                                           start, r.seq};
+        } else if (r.end > end) {
+            l->ranges[kept++] = (struct proxy_plock_range){r.type, end, r.end,
+                                                           r.seq};
+        }
     }
+    l->nr = kept;
     if (type != F_UNLCK)
-        (void)ranges_push(l, type, start, end);
+        (void)ranges_push(l, type, start, end,
+                          absorbed_by ? absorbed_by : ++lock_seq);
+    if (split) {
+        (void)ranges_push(l, right.type, right.start, right.end, right.seq);
+        (void)ranges_push(l, left.type, left.start, left.end, ++lock_seq);
+    }
 }
 
 /* The virtual pid of another guest holding a lock of `type` over any of
@@ -403,87 +446,254 @@ long proxy_plock_fcntl(struct proxy_process *p, int host_fd, int cmd,
     return 0;
 }
 
-/* ---- /proc/locks --------------------------------------------------------- */
-
-static int range_by_start(const void *a, const void *b)
-{
-    const struct proxy_plock_range *x = a, *y = b;
-    return x->start < y->start ? -1 : x->start > y->start;
-}
+/* ---- flock and OFD locks ------------------------------------------------- */
 
 /*
- * One file's POSIX locks of one owner as Linux holds them: its ranges in
- * order, a range adjacent to one of the same type merged into it (the
- * mirror keeps them apart; posix_lock_inode joins them). *n in and out.
+ * flock and OFD locks belong to an open file description, which the host
+ * holds for the guest: the host takes them as they are (io/fcntl.c). What
+ * /proc/locks says of them is noted here, once the host granted them, in
+ * a context of the description's guest fds (dups, fork children's copies
+ * and SCM_RIGHTS copies share it, fs/fdpass.c): its flock lock (the pid of
+ * the process that took it) and its OFD ranges, gone with the last of
+ * them, as the host's locks go with the description.
  */
-static void ranges_as_linux(const struct proxy_plock *l,
-                            struct proxy_plock_range *out, size_t *n)
+struct proxy_lockdesc {
+    unsigned refs;
+    struct proxy_lockdesc *next, *prev; /* all of the run's (lockdescs) */
+    uint64_t dev, ino;                  /* the host file's */
+    short flock_type;                   /* F_RDLCK, F_WRLCK; F_UNLCK: none */
+    int flock_pid;                      /* the taker's run pid */
+    uint64_t flock_seq;
+    struct proxy_plock ofd;             /* its ranges (lock_fd unused) */
+};
+
+static struct proxy_lockdesc *lockdescs;
+
+void proxy_lockdesc_put(struct proxy_lockdesc *d)
 {
-    memcpy(out, l->ranges, l->nr * sizeof(*out));
-    qsort(out, l->nr, sizeof(*out), range_by_start);
-    size_t k = 0;
-    for (size_t i = 0; i < l->nr; i++) {
-        if (k > 0 && out[k - 1].type == out[i].type &&
-            out[k - 1].end == out[i].start)
-            out[k - 1].end = out[i].end;
-        else
-            out[k++] = out[i];
+    if (!d || --d->refs > 0)
+        return;
+    if (d->prev)
+        d->prev->next = d->next;
+    else
+        lockdescs = d->next;
+    if (d->next)
+        d->next->prev = d->prev;
+    free(d->ofd.ranges);
+    free(d);
+}
+
+void proxy_lockdesc_share(struct proxy_fd *to, const struct proxy_fd *from)
+{
+    if (!from->lockdesc || to->lockdesc == from->lockdesc)
+        return;
+    proxy_lockdesc_put(to->lockdesc);
+    from->lockdesc->refs++;
+    to->lockdesc = from->lockdesc;
+}
+
+/* The context of guest_fd's description, made on its first lock and
+ * given to every guest fd of the description (a dup made before the
+ * lock holds it as well). NULL: out of memory. */
+static struct proxy_lockdesc *lockdesc_of(struct proxy_process *p,
+                                          int guest_fd)
+{
+    struct proxy_fd *f = proxy_fd_get(&p->fds, guest_fd);
+    struct stat st;
+    if (!f || f->lockdesc)
+        return f ? f->lockdesc : NULL;
+    if (fstat(f->host_fd, &st) < 0)
+        return NULL;
+    struct proxy_lockdesc *d = calloc(1, sizeof(*d));
+    if (!d)
+        return NULL;
+    *d = (struct proxy_lockdesc){
+        .dev = st.st_dev,
+        .ino = st.st_ino,
+        .next = lockdescs,
+        .flock_type = F_UNLCK,
+        .ofd = {.dev = st.st_dev, .ino = st.st_ino, .lock_fd = -1}};
+    if (lockdescs)
+        lockdescs->prev = d;
+    lockdescs = d;
+    uint64_t desc = proxy_fd_file_id(&p->fds, guest_fd);
+    const struct proxy_world *w = p->world;
+    for (int i = 0; w && i < w->nr_procs; i++) {
+        struct proxy_fdtable *t = &w->procs[i]->fds;
+        for (int fd = 0; fd < t->cap; fd++) {
+            if (t->fds[fd].kind != PROXY_FD_FREE && !t->fds[fd].lockdesc &&
+                proxy_fd_file_id(t, fd) == desc) {
+                t->fds[fd].lockdesc = d;
+                d->refs++;
+            }
+        }
     }
-    *n = k;
+    if (!f->lockdesc) { /* not in the world's tables (no world) */
+        f->lockdesc = d;
+        d->refs++;
+    }
+    return d;
+}
+
+void proxy_plock_noted_flock(struct proxy_process *p, int guest_fd, int op)
+{
+    short type = (op & LOCK_EX)   ? F_WRLCK
+                 : (op & LOCK_SH) ? F_RDLCK
+                 : (op & LOCK_UN) ? F_UNLCK
+                                  : -1;
+    if (type < 0)
+        return;
+    struct proxy_fd *f = proxy_fd_get(&p->fds, guest_fd);
+    struct proxy_lockdesc *d = f && (type != F_UNLCK || f->lockdesc)
+                                   ? lockdesc_of(p, guest_fd)
+                                   : NULL;
+    if (!d || d->flock_type == type)
+        return; /* flock_lock_inode: the same type again changes nothing */
+    /* a new type is a new lock (the old one deleted, the new inserted) */
+    d->flock_type = type;
+    d->flock_pid = p->pid;
+    d->flock_seq = type != F_UNLCK ? ++lock_seq : 0;
+}
+
+void proxy_plock_noted_ofd(struct proxy_process *p, int guest_fd,
+                           const struct flock *fl)
+{
+    struct proxy_fd *f = proxy_fd_get(&p->fds, guest_fd);
+    uint64_t start, end;
+    if (!f || (fl->l_type == F_UNLCK && !f->lockdesc) ||
+        absolute_range(f->host_fd, fl, &start, &end) < 0)
+        return;
+    struct proxy_lockdesc *d = lockdesc_of(p, guest_fd);
+    if (d)
+        ranges_set(&d->ofd, fl->l_type, start, end);
+}
+
+/* ---- /proc/locks --------------------------------------------------------- */
+
+/* One line of /proc/locks. */
+struct lock_line {
+    uint64_t seq;
+    const char *kind; /* "POSIX ", "OFDLCK", "FLOCK " */
+    short type;
+    int pid;
+    uint64_t dev, ino, start, end;
+};
+
+struct lock_lines {
+    struct lock_line *v;
+    size_t n, cap;
+    bool failed;
+};
+
+static void line_add(struct lock_lines *ls, struct lock_line l)
+{
+    if (ls->n == ls->cap) {
+        size_t cap = ls->cap ? ls->cap * 2 : 16;
+        struct lock_line *v = realloc(ls->v, cap * sizeof(*v));
+        if (!v) {
+            ls->failed = true;
+            return;
+        }
+        ls->v = v;
+        ls->cap = cap;
+    }
+    ls->v[ls->n++] = l;
+}
+
+static int newest_first(const void *a, const void *b)
+{
+    const struct lock_line *x = a, *y = b;
+    return x->seq > y->seq ? -1 : x->seq < y->seq;
 }
 
 /* The file's device and inode as stat shows them to the guest. */
-static void guest_file_id(struct proxy_process *p, const struct proxy_plock *l,
-                          uint64_t *dev, uint64_t *ino)
+static void guest_file_id(struct proxy_process *p, uint64_t host_dev,
+                          uint64_t host_ino, uint64_t *dev, uint64_t *ino)
 {
-    *dev = l->dev;
-    *ino = l->ino;
+    *dev = host_dev;
+    *ino = host_ino;
     if (!p->det->cfg.virtualize_metadata)
         return;
-    *ino = det_ino(p->det, l->dev, l->ino);
-    *dev = det_dev(p->det, l->dev);
+    *ino = det_ino(p->det, host_dev, host_ino);
+    *dev = det_dev(p->det, host_dev);
+}
+
+static void ranges_lines(struct proxy_process *p, const struct proxy_plock *l,
+                         const char *kind, int pid, struct lock_lines *ls)
+{
+    uint64_t dev, ino;
+    guest_file_id(p, l->dev, l->ino, &dev, &ino);
+    for (size_t k = 0; k < l->nr; k++)
+        line_add(ls, (struct lock_line){l->ranges[k].seq, kind,
+                                        l->ranges[k].type, pid, dev, ino,
+                                        l->ranges[k].start, l->ranges[k].end});
+}
+
+/* The POSIX locks of the run's processes that the reader sees. */
+static void posix_lines(struct proxy_process *p, struct lock_lines *ls)
+{
+    const struct proxy_world *w = p->world;
+    for (int i = 0; w && i < w->nr_procs; i++) {
+        const struct proxy_process *q = w->procs[i];
+        int pid = q->zombie ? 0 : proxy_ns_pid_of(p, q);
+        for (size_t f = 0; pid > 0 && f < q->fds.nr_plocks; f++)
+            ranges_lines(p, &q->fds.plocks[f], "POSIX ", pid, ls);
+    }
+}
+
+/* The flock and OFD locks of the run's open file descriptions: an OFD
+ * lock's pid is -1; a flock lock's its taker's, and a lock whose taker
+ * the reader cannot see (reaped, another pid namespace) is not listed
+ * (locks_translate_pid gives 0). */
+static void description_lines(struct proxy_process *p, struct lock_lines *ls)
+{
+    for (const struct proxy_lockdesc *d = lockdescs; d; d = d->next) {
+        struct proxy_process *q = d->flock_type != F_UNLCK && p->world
+                                      ? proxy_world_find(p->world, d->flock_pid)
+                                      : NULL;
+        int pid = q ? proxy_ns_pid_of(p, q) : 0;
+        if (pid > 0) {
+            struct lock_line l = {d->flock_seq, "FLOCK ", d->flock_type, pid,
+                                  0, 0, 0, PLOCK_EOF};
+            guest_file_id(p, d->dev, d->ino, &l.dev, &l.ino);
+            line_add(ls, l);
+        }
+        ranges_lines(p, &d->ofd, "OFDLCK", -1, ls);
+    }
 }
 
 /*
  * /proc/locks (fs/locks.c's locks_show, Linux 6.12) of the run: the POSIX
  * locks of its guests, from the mirror, the owner's pid as the reader
- * sees it (a lock whose owner it cannot see is not listed), the file's
- * device and inode as the guest's stat shows them. Ordered by owner in
- * the run's order, then by file and offset: Linux lists the newest lock
- * first, an order the mirror does not keep. The host's locks (of
- * processes outside the run) are not the run's machine; flock and OFD
- * locks, which hvrun passes to the host, are not listed.
+ * sees it (a lock whose owner it cannot see is not listed), and the flock
+ * and OFD locks of their open file descriptions; the file's device and
+ * inode as the guest's stat shows them. Newest first, as Linux inserts
+ * each lock at the head of its global list (one CPU's list: the run has
+ * one). The host's locks (of processes outside the run) are not the run's
+ * machine. Waiters ("->" lines) are not listed.
  */
 int proxy_plock_gen_locks(struct proxy_process *p, struct vbuf *b)
 {
-    const struct proxy_world *w = p->world;
-    long long id = 0;
-    for (int i = 0; w && i < w->nr_procs; i++) {
-        const struct proxy_process *q = w->procs[i];
-        int pid = q->zombie ? 0 : proxy_ns_pid_of(p, q);
-        for (size_t f = 0; pid > 0 && f < q->fds.nr_plocks; f++) {
-            const struct proxy_plock *l = &q->fds.plocks[f];
-            if (l->nr == 0)
-                continue;
-            struct proxy_plock_range *r = malloc(l->nr * sizeof(*r));
-            if (!r)
-                return -ENOMEM;
-            size_t n;
-            ranges_as_linux(l, r, &n);
-            uint64_t dev, ino;
-            guest_file_id(p, l, &dev, &ino);
-            for (size_t k = 0; k < n; k++) {
-                vb_printf(b, "%lld: POSIX  ADVISORY  %s %d %02x:%02x:%llu ",
-                          ++id, r[k].type == F_WRLCK ? "WRITE" : "READ", pid,
-                          major(dev), minor(dev), (unsigned long long)ino);
-                if (r[k].end == PLOCK_EOF)
-                    vb_printf(b, "%llu EOF\n", (unsigned long long)r[k].start);
-                else
-                    vb_printf(b, "%llu %llu\n", (unsigned long long)r[k].start,
-                              (unsigned long long)r[k].end - 1);
-            }
-            free(r);
-        }
+    struct lock_lines ls = {0};
+    posix_lines(p, &ls);
+    description_lines(p, &ls);
+    if (ls.failed) {
+        free(ls.v);
+        return -ENOMEM;
     }
+    if (ls.n > 1)
+        qsort(ls.v, ls.n, sizeof(*ls.v), newest_first);
+    for (size_t k = 0; k < ls.n; k++) {
+        const struct lock_line *l = &ls.v[k];
+        vb_printf(b, "%zu: %s ADVISORY  %s %d %02x:%02x:%llu ", k + 1, l->kind,
+                  l->type == F_WRLCK ? "WRITE" : "READ", l->pid, major(l->dev),
+                  minor(l->dev), (unsigned long long)l->ino);
+        if (l->end == PLOCK_EOF)
+            vb_printf(b, "%llu EOF\n", (unsigned long long)l->start);
+        else
+            vb_printf(b, "%llu %llu\n", (unsigned long long)l->start,
+                      (unsigned long long)l->end - 1);
+    }
+    free(ls.v);
     return 0;
 }

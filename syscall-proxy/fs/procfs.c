@@ -20,6 +20,7 @@
 #include "cpu_x86_64.h"
 #include "det.h"
 
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -1067,6 +1068,11 @@ static void vma_name(const struct proxy_process *p, const struct vmm_vma *v,
         snprintf(out, cap, "[stack]");
     else if (v->name)
         snprintf(out, cap, "%s", v->name);
+    /* The program's mappings are named as execve was ("./prog"); Linux
+     * names the file by its path (d_path), as for every other mapping. */
+    if ((v->flags & VMM_VMA_FILE) && out[0] && out[0] != '/' &&
+        v->dev == p->exe_dev && v->ino == p->exe_ino)
+        snprintf(out, cap, "%s", p->exe_path);
     if (!(v->flags & VMM_VMA_FILE) || out[0] != '/')
         return;
     long n = proxy_vfs_link_fixup(p, "/proc/self/fd/", out, (long)strlen(out),
@@ -1154,6 +1160,50 @@ size_t proxy_procfs_mapping(struct proxy_process *p, size_t i,
     vma_name(p, v, m->name, sizeof(m->name));
     m->backed = v->prot == PROT_NONE ? 0 : backed;
     return last + 1;
+}
+
+/* "START-END" as proc_map_files_lookup reads it (dname_to_vma_addr: hex,
+ * no leading zero, nothing after). */
+static bool map_files_name(const char *s, uint64_t *start, uint64_t *end)
+{
+    uint64_t *v[2] = {start, end};
+    for (int k = 0; k < 2; k++) {
+        if (s[0] == '0' && s[1] != (k ? '\0' : '-'))
+            return false;
+        const char *digits = s;
+        *v[k] = 0;
+        for (; isxdigit((unsigned char)*s); s++) {
+            if (*v[k] >> 60)
+                return false;
+            *v[k] = *v[k] << 4 | (uint64_t)(isdigit((unsigned char)*s)
+                                                ? *s - '0'
+                                                : (tolower((unsigned char)*s) - 'a' + 10));
+        }
+        if (s == digits || *s != (k ? '\0' : '-'))
+            return false;
+        s++;
+    }
+    return true;
+}
+
+bool proxy_procfs_map_file(struct proxy_process *q, const char *entry,
+                           struct proxy_mapping *m)
+{
+    uint64_t start, end;
+    if (!q->as || !map_files_name(entry, &start, &end))
+        return false;
+    for (size_t i = 0; (i = proxy_procfs_mapping(q, i, m)) != 0;) {
+        if (m->start == start && m->end == end)
+            return proxy_procfs_map_file_shown(m);
+        if (m->start > start)
+            break;
+    }
+    return false;
+}
+
+bool proxy_procfs_map_file_shown(const struct proxy_mapping *m)
+{
+    return m->is_file && m->name[0] == '/';
 }
 
 static int gen_self_maps(struct proxy_process *p, struct vbuf *b)

@@ -416,11 +416,17 @@ void proxy_proc_owner_fix(struct proxy_process *p, int host_fd, uint32_t mode,
         if (pid > 0 && pid != PROXY_INIT_PID && p->world)
             q = proxy_world_find(p->world, (int)pid);
     }
-    if (!q)
-        return;
+    if (q)
+        proxy_proc_owner_as(q, rest, mode, uid, gid);
+}
+
+void proxy_proc_owner_as(const struct proxy_process *q, const char *rest,
+                         uint32_t mode, uint32_t *uid, uint32_t *gid)
+{
     const char *t = rest;
-    bool pid_dir = !*rest || (strncmp(rest, "/task/", 6) == 0 &&
-                              pid_component(rest + 6, &t) >= 0 && !*t);
+    bool pid_dir = !*rest || !strcmp(rest, "/") ||
+                   (strncmp(rest, "/task/", 6) == 0 &&
+                    pid_component(rest + 6, &t) >= 0 && (!*t || !strcmp(t, "/")));
     if ((pid_dir && mode == (S_IFDIR | 0555)) || q->prctl.dumpable == 1) {
         *uid = q->cred.euid;
         *gid = q->cred.egid;

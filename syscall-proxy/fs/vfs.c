@@ -39,6 +39,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -545,8 +546,10 @@ static int guest_fd_of_host(const struct proxy_process *p, int host_fd)
 /*
  * /proc/self/fdinfo/N (the rewrite made N the host fd): the host's lines,
  * with the guest's close-on-exec bit in flags (hvrun's host fds all have
- * it) and the inode number fstat gives the guest. Other lines (eventfd
- * counts, epoll and inotify entries) are the host's.
+ * it) and the inode number fstat gives the guest; a plain eventfd's id is
+ * the run's (io/epoll.c), a perf event's and a pidfd's flags and mount id
+ * those of the file Linux makes. Other lines (eventfd counts, epoll and
+ * inotify entries) are the host's.
  */
 /*
  * The lines Linux's show_fdinfo adds for the kinds whose host fd is an
@@ -574,6 +577,52 @@ static void kind_fdinfo(struct proxy_process *p, const struct proxy_fd *f,
             nr = -1; /* not in the reader's pid namespace */
         vb_printf(b, "Pid:\t%d\nNSpid:\t%d\n", nr, nr);
     }
+}
+
+/*
+ * The mount ids fdinfo shows for the kinds whose host fd is another
+ * kind's: a perf event's (a pipe here) is an anonymous inode's, a pidfd's
+ * (an eventfd here) a pidfd's (pidfs since Linux 6.9, anon_inodefs
+ * before). The host's own ids, as every fdinfo of the run shows them (an
+ * eventfd's mnt_id is the host's anon_inodefs'), learnt from fds of
+ * hvrun's own at start (proxy_vfs_learn_host_mounts: pidfd_open is not
+ * among the calls its seccomp filter allows); -1: not learnt, the host
+ * fd's line stays.
+ */
+static int anon_mnt_id = -1, pidfd_mnt_id = -1;
+
+static int mnt_id_of(int fd)
+{
+    char path[64], raw[512];
+    snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+    int info = fd < 0 ? -1 : open(path, O_RDONLY | O_CLOEXEC);
+    ssize_t n = info < 0 ? -1 : read(info, raw, sizeof(raw) - 1);
+    if (info >= 0)
+        close(info);
+    if (fd >= 0)
+        close(fd);
+    if (n <= 0)
+        return -1;
+    raw[n] = '\0';
+    const char *line = strstr(raw, "mnt_id:");
+    int id;
+    return line && sscanf(line, "mnt_id: %d", &id) == 1 ? id : -1;
+}
+
+void proxy_vfs_learn_host_mounts(void)
+{
+    if (anon_mnt_id < 0)
+        anon_mnt_id = mnt_id_of(eventfd(0, EFD_CLOEXEC));
+    if (pidfd_mnt_id < 0)
+        pidfd_mnt_id = mnt_id_of((int)syscall(SYS_pidfd_open, getpid(), 0));
+}
+
+/* The mnt_id line's value for slot's kind, or -1: the host fd's. */
+static int own_kind_mnt_id(const struct proxy_fd *slot)
+{
+    return slot->pidfd_pid > 0 ? pidfd_mnt_id
+           : slot->perf        ? anon_mnt_id
+                               : -1;
 }
 
 static long open_fdinfo(struct proxy_process *p, const char *name, int flags)
@@ -611,11 +660,18 @@ static long open_fdinfo(struct proxy_process *p, const char *name, int flags)
         if (own_kind && strncmp(line, "eventfd-", 8) == 0) {
             /* the eventfd behind it is hvrun's: not the guest's file */
             (void)sscanf(line, "eventfd-count: %llx", &count);
+        } else if (slot->eventfd && strncmp(line, "eventfd-id:", 11) == 0) {
+            vb_printf(&b, "eventfd-id: %d\n", proxy_eventfd_id(slot->eventfd));
         } else if (sscanf(line, "flags: %lo", &fl) == 1) {
             fl &= ~(unsigned long)O_CLOEXEC;
             if (p->fds.fds[gfd].cloexec)
                 fl |= O_CLOEXEC;
+            if (slot->perf) /* perf_event_open's file is O_RDWR */
+                fl = (fl & ~(unsigned long)O_ACCMODE) | O_RDWR;
             vb_printf(&b, "flags:\t0%lo\n", fl);
+        } else if (strncmp(line, "mnt_id:", 7) == 0 &&
+                   own_kind_mnt_id(slot) >= 0) {
+            vb_printf(&b, "mnt_id:\t%d\n", own_kind_mnt_id(slot));
         } else if (strncmp(line, "ino:", 4) == 0) {
             vb_printf(&b, "ino:\t%llu\n", (unsigned long long)
                       fdinfo_ino(p, (int)host_fd));
@@ -679,6 +735,46 @@ static bool open_other_task_dir(struct proxy_process *p, int host_dirfd,
     }
     *result = proxy_fd_install(&p->fds, fd, (flags & O_CLOEXEC) != 0, 0);
     if (*result >= 0)
+        proxy_fd_get(&p->fds, (int)*result)->listing_pid = of->pid;
+    return true;
+}
+
+/*
+ * /proc/<N>/map_files, N the caller or another guest: hvrun's own
+ * map_files directory (0500 and root's: opened with hvrun's ids, a
+ * non-root guest's fsuid could not), listed as N's mappings
+ * (proxy_vfs_dir_records, proxy_fd.listing_pid for another's); another's
+ * only to whom ptrace_may_access lets in (proc_map_files_readdir).
+ */
+static bool open_map_files_dir(struct proxy_process *p, int host_dirfd,
+                               const char *host_path, int flags, long *result)
+{
+    char name[PROXY_PATH_MAX];
+    struct proxy_process *of;
+    bool hidden;
+    if (!dir_full_name(p, host_dirfd, host_path, name, sizeof(name)) ||
+        (proc_pid_name(p, name, &of, &hidden) && hidden) ||
+        strcmp(name, "/proc/self/map_files") != 0)
+        return false;
+    if (of != p && !proxy_ptrace_may_access(p, of)) {
+        *result = -EACCES;
+        return true;
+    }
+    if (!(flags & O_PATH) &&
+        ((flags & O_ACCMODE) != O_RDONLY || (flags & O_CREAT))) {
+        *result = -EISDIR;
+        return true;
+    }
+    const struct proxy_process *was = proxy_fscred_suspend();
+    int fd = open(name, proc_dir_open_flags(flags));
+    int err = errno;
+    proxy_fscred_resume(was);
+    if (fd < 0) {
+        *result = -err;
+        return true;
+    }
+    *result = proxy_fd_install(&p->fds, fd, (flags & O_CLOEXEC) != 0, 0);
+    if (*result >= 0 && of != p)
         proxy_fd_get(&p->fds, (int)*result)->listing_pid = of->pid;
     return true;
 }
@@ -784,7 +880,8 @@ bool proxy_vfs_open(struct proxy_process *p, int host_dirfd,
     /* O_PATH: another guest's /proc/N and its listings are hvrun's to
      * open (the host's /proc/N is some host process); the rest the host's */
     if (flags & O_PATH)
-        return open_other_task_dir(p, host_dirfd, host_path, flags, result) ||
+        return open_map_files_dir(p, host_dirfd, host_path, flags, result) ||
+               open_other_task_dir(p, host_dirfd, host_path, flags, result) ||
                open_guest_proc_dir(p, host_dirfd, host_path, flags, result);
     char name[PROXY_PATH_MAX];
     struct init_name in;
@@ -792,7 +889,8 @@ bool proxy_vfs_open(struct proxy_process *p, int host_dirfd,
         *result = open_init_entry(p, &in, name, flags);
         return true;
     }
-    if (open_other_task_dir(p, host_dirfd, host_path, flags, result) ||
+    if (open_map_files_dir(p, host_dirfd, host_path, flags, result) ||
+        open_other_task_dir(p, host_dirfd, host_path, flags, result) ||
         open_guest_proc_dir(p, host_dirfd, host_path, flags, result))
         return true;
     if (fdinfo_name(host_path)) {
@@ -918,7 +1016,8 @@ long proxy_vfs_random_read(struct proxy_process *p, const struct iovec *iov,
 
 /* Directories of hvrun's own /proc that list the guest instead: its fds,
  * and its threads (/proc/self/task, by virtual tid). */
-enum fd_dir { FD_DIR_NONE, FD_DIR_FD, FD_DIR_FDINFO, FD_DIR_TASK };
+enum fd_dir { FD_DIR_NONE, FD_DIR_FD, FD_DIR_FDINFO, FD_DIR_TASK,
+              FD_DIR_MAP_FILES };
 
 static enum fd_dir fd_dir_of_name(const struct proxy_process *p,
                                   const char *guest_path)
@@ -981,6 +1080,7 @@ static enum fd_dir fd_dir_of_fd(int host_fd)
     } dirs[] = {{"/proc/self/fd", FD_DIR_FD},
                 {"/proc/self/fdinfo", FD_DIR_FDINFO},
                 {"/proc/self/task", FD_DIR_TASK},
+                {"/proc/self/map_files", FD_DIR_MAP_FILES},
                 {"/proc/thread-self/fd", FD_DIR_FD},
                 {"/proc/thread-self/fdinfo", FD_DIR_FDINFO}};
     struct stat st, d;
@@ -1017,10 +1117,23 @@ int64_t proxy_vfs_dir_size_fixup(const struct proxy_process *p, uint64_t dev,
     return size;
 }
 
+uint64_t proxy_vfs_dir_nlink_fixup(const struct proxy_process *p, uint64_t dev,
+                                   uint64_t ino, uint64_t nlink)
+{
+    struct stat d;
+    if (stat("/proc/self/task", &d) < 0 || d.st_dev != dev || d.st_ino != ino)
+        return nlink;
+    uint64_t threads = 0; /* proc_task_getattr: 2 + get_nr_threads */
+    for (int i = 0; p->threads && i < p->nr_threads; i++)
+        threads += p->threads[i].state != PROXY_THREAD_EXITED;
+    return 2 + (threads ? threads : 1);
+}
+
 int proxy_vfs_list_dir_fd(struct proxy_process *p, int host_fd, char ***names,
                           size_t *n)
 {
-    if (fd_dir_of_fd(host_fd) == FD_DIR_NONE)
+    enum fd_dir kind = fd_dir_of_fd(host_fd);
+    if (kind == FD_DIR_NONE || kind == FD_DIR_MAP_FILES)
         return -ENOENT;
     return list_guest_fds(p, names, n);
 }
@@ -1187,6 +1300,21 @@ int proxy_vfs_dir_records(struct proxy_process *p, int host_fd, char **raw,
                  ".");
     put_dirent64(&b, fstatat(host_fd, "..", &st, 0) == 0 ? st.st_ino : 0, ++off,
                  DT_DIR, "..");
+    if (kind == FD_DIR_MAP_FILES) {
+        /* one link per mapping of a file, as maps shows them (the host's
+         * would be hvrun's own) */
+        struct proxy_mapping m;
+        for (size_t i = 0; p->as && (i = proxy_procfs_mapping(p, i, &m));) {
+            if (!proxy_procfs_map_file_shown(&m))
+                continue;
+            char name[40], entry[80];
+            snprintf(name, sizeof(name), "%llx-%llx",
+                     (unsigned long long)m.start, (unsigned long long)m.end);
+            snprintf(entry, sizeof(entry), "/proc/self/map_files/%s", name);
+            put_dirent64(&b, proxy_proc_name_ino(entry), ++off, DT_LNK, name);
+        }
+        kind = FD_DIR_NONE;
+    }
     if (kind == FD_DIR_TASK) {
         /* The guest's live threads by virtual tid, in creation order (the
          * host's would be hvrun's own threads). */

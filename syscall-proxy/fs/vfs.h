@@ -37,6 +37,11 @@
  * -EACCES, with O_DIRECTORY -ENOTDIR. Returns false for every other path
  * (the caller opens the host file). O_PATH opens are never virtual.
  */
+/* Learns, from fds of hvrun's own, the host mount ids a pidfd's and an
+ * anonymous inode's fdinfo show (vfs.c); at start, before the seccomp
+ * filter. */
+void proxy_vfs_learn_host_mounts(void);
+
 bool proxy_vfs_open(struct proxy_process *p, int host_dirfd,
                     const char *host_path, int flags, long *result);
 
@@ -143,6 +148,9 @@ uint64_t proxy_proc_name_ino(const char *name);
  * effective ids, root's when it is not dumpable; unchanged for others. */
 void proxy_proc_owner_fix(struct proxy_process *p, int host_fd, uint32_t mode,
                           uint32_t *uid, uint32_t *gid);
+/* The same for q's entry rest ("", "/stat", "/task/T") of host mode. */
+void proxy_proc_owner_as(const struct proxy_process *q, const char *rest,
+                         uint32_t mode, uint32_t *uid, uint32_t *gid);
 
 /*
  * Directory listings the host cannot give: for /proc/self/fd and
@@ -167,6 +175,11 @@ void proxy_vfs_names_free(char **names, size_t n);
  * fds for its /proc/self/fd (the host's counts hvrun's), else size. */
 int64_t proxy_vfs_dir_size_fixup(const struct proxy_process *p, uint64_t dev,
                                  uint64_t ino, int64_t size);
+/* The link count a directory of (dev, ino) shows the guest: 2 and one per
+ * thread of p for its /proc/self/task (the host's counts hvrun's threads,
+ * which come and go with hvrun's work), else nlink. */
+uint64_t proxy_vfs_dir_nlink_fixup(const struct proxy_process *p, uint64_t dev,
+                                   uint64_t ino, uint64_t nlink);
 
 /*
  * The same listing as host getdents64 records, a drop-in for reading the
@@ -318,6 +331,12 @@ struct proxy_mapping {
  * the index of the next one, 0 past the last. */
 size_t proxy_procfs_mapping(struct proxy_process *p, size_t i,
                             struct proxy_mapping *m);
+/* /proc/PID/map_files: whether mapping m has an entry there (a file's, by
+ * the name maps shows), and the mapping whose entry is entry
+ * ("START-END"), false for none (procfs.c). */
+bool proxy_procfs_map_file_shown(const struct proxy_mapping *m);
+bool proxy_procfs_map_file(struct proxy_process *q, const char *entry,
+                           struct proxy_mapping *m);
 
 /* The virtual files (procfs.c), in the table's order. */
 extern const struct vfile proxy_vfs_files[];

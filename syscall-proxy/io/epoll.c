@@ -41,6 +41,8 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
@@ -237,6 +239,60 @@ static long sys_epoll_pwait2(struct proxy_process *p, const uint64_t a[6])
 
 /* ---- eventfd ------------------------------------------------------------- */
 
+/*
+ * An eventfd's id (fdinfo's eventfd-id): Linux numbers eventfds with an
+ * IDA, the lowest id no live eventfd has, machine-wide. The host's id
+ * counts every eventfd of the host (hvrun's own timerfd and signalfd
+ * stand-ins, other programs'): a leak that differs between runs. A guest
+ * eventfd gets the run's own: the lowest that no live eventfd of the run
+ * has, live while a guest fd (or an SCM_RIGHTS message in flight) holds
+ * its description.
+ */
+struct proxy_eventfd {
+    unsigned refs;
+    int id;
+};
+
+#define EVENTFD_IDS_MAX 65536
+static uint8_t eventfd_id_used[EVENTFD_IDS_MAX / 8];
+
+static struct proxy_eventfd *eventfd_id_new(void)
+{
+    for (int id = 0; id < EVENTFD_IDS_MAX; id++) {
+        if (eventfd_id_used[id / 8] & (1u << (id % 8)))
+            continue;
+        struct proxy_eventfd *e = malloc(sizeof(*e));
+        if (!e)
+            return NULL;
+        eventfd_id_used[id / 8] |= (uint8_t)(1u << (id % 8));
+        *e = (struct proxy_eventfd){1, id};
+        return e;
+    }
+    return NULL; /* fdinfo then shows the host's id */
+}
+
+void proxy_eventfd_put(struct proxy_eventfd *e)
+{
+    if (!e || --e->refs > 0)
+        return;
+    eventfd_id_used[e->id / 8] &= (uint8_t)~(1u << (e->id % 8));
+    free(e);
+}
+
+void proxy_eventfd_share(struct proxy_fd *to, const struct proxy_fd *from)
+{
+    if (!from->eventfd || to->eventfd == from->eventfd)
+        return;
+    proxy_eventfd_put(to->eventfd);
+    from->eventfd->refs++;
+    to->eventfd = from->eventfd;
+}
+
+int proxy_eventfd_id(const struct proxy_eventfd *e)
+{
+    return e->id;
+}
+
 /* The host eventfd is made with the guest's flags but always close-on-exec
  * (the guest's close-on-exec is kept in the fd table); O_NONBLOCK and
  * EFD_SEMAPHORE live in the host's open file, where F_GETFL and reads see
@@ -249,7 +305,10 @@ static long eventfd_make(struct proxy_process *p, unsigned int initval,
     int host_fd = eventfd(initval, flags | EFD_CLOEXEC);
     if (host_fd < 0)
         return -errno;
-    return proxy_fd_install(&p->fds, host_fd, flags & EFD_CLOEXEC, 0);
+    long fd = proxy_fd_install(&p->fds, host_fd, flags & EFD_CLOEXEC, 0);
+    if (fd >= 0)
+        proxy_fd_get(&p->fds, (int)fd)->eventfd = eventfd_id_new();
+    return fd;
 }
 
 static long sys_eventfd(struct proxy_process *p, const uint64_t a[6])

@@ -143,7 +143,8 @@ static bool lock_contended(int err)
     return err == EAGAIN || err == EACCES || err == EWOULDBLOCK;
 }
 
-static long fcntl_lock(struct proxy_process *p, int host_fd, int cmd, gva_t arg)
+static long fcntl_lock(struct proxy_process *p, int guest_fd, int host_fd,
+                       int cmd, gva_t arg)
 {
     struct flock fl;
     if (proxy_copy_in(p, &fl, arg, sizeof(fl)) < 0)
@@ -156,14 +157,18 @@ static long fcntl_lock(struct proxy_process *p, int host_fd, int cmd, gva_t arg)
         return rc;
     }
     if (cmd == F_OFD_SETLKW && proxy_others_alive(p)) {
-        if (fcntl(host_fd, F_OFD_SETLK, &fl) == 0)
+        if (fcntl(host_fd, F_OFD_SETLK, &fl) == 0) {
+            proxy_plock_noted_ofd(p, guest_fd, &fl);
             return 0;
+        }
         return lock_contended(errno)
                    ? proxy_thread_retry_after(p, PROXY_LOCK_RETRY_NS)
                    : -errno;
     }
     if (fcntl(host_fd, cmd, &fl) < 0)
         return -errno;
+    if (cmd != F_OFD_GETLK) /* F_OFD_SETLK(W) granted: /proc/locks says so */
+        proxy_plock_noted_ofd(p, guest_fd, &fl);
     if (cmd == F_OFD_GETLK && proxy_copy_out(p, arg, &fl, sizeof(fl)) < 0)
         return -EFAULT;
     return 0;
@@ -224,7 +229,7 @@ static long sys_fcntl(struct proxy_process *p, const uint64_t a[6])
     case F_OFD_GETLK:
     case F_OFD_SETLK:
     case F_OFD_SETLKW:
-        return fcntl_lock(p, host_fd, cmd, arg);
+        return fcntl_lock(p, (int)a[0], host_fd, cmd, arg);
     case F_GETOWN:
     case F_SETOWN:
     case F_GETOWN_EX:
@@ -279,13 +284,18 @@ static long sys_flock(struct proxy_process *p, const uint64_t a[6])
     int op = (int)a[1];
     if (!(op & LOCK_NB) && (op & (LOCK_SH | LOCK_EX)) &&
         proxy_others_alive(p)) {
-        if (flock(host_fd, op | LOCK_NB) == 0)
+        if (flock(host_fd, op | LOCK_NB) == 0) {
+            proxy_plock_noted_flock(p, (int)a[0], op);
             return 0;
+        }
         return lock_contended(errno)
                    ? proxy_thread_retry_after(p, PROXY_LOCK_RETRY_NS)
                    : -errno;
     }
-    return proxy_host_result(flock(host_fd, op));
+    if (flock(host_fd, op) < 0)
+        return -errno;
+    proxy_plock_noted_flock(p, (int)a[0], op); /* /proc/locks says so */
+    return 0;
 }
 
 /* The raw syscall: glibc's posix_fadvise returns the error instead of -1. */

@@ -376,15 +376,49 @@ static long set_ids(struct proxy_process *p, bool gid, const uint64_t a[6],
     return 0;
 }
 
+/* The capabilities that act on files (Linux's CAP_FS_SET): the ones a
+ * filesystem uid other than root's does without. */
+#define CAP_FS_SET                                                            \
+    ((1ULL << CAP_CHOWN) | (1ULL << CAP_MKNOD) | (1ULL << CAP_DAC_OVERRIDE) | \
+     (1ULL << CAP_DAC_READ_SEARCH) | (1ULL << CAP_FOWNER) |                   \
+     (1ULL << CAP_FSETID) | (1ULL << CAP_MAC_OVERRIDE) |                      \
+     (1ULL << CAP_LINUX_IMMUTABLE))
+
+/*
+ * cap_task_fix_setuid's LSM_SETID_FS: an fsuid that leaves the user
+ * namespace's root drops CAP_FS_SET from the effective set, one that
+ * comes back to it raises those of them that are permitted. So root
+ * checking files as another user (a file server's setfsuid) no longer
+ * overrides their modes: hvrun's own checks (proxy_ns_capable_cap) see
+ * the change as the host's do (fscred.c sets the host thread's fsuid).
+ * The sets are recorded from then on, as a capset's.
+ */
+static void fs_caps_follow_fsuid(struct proxy_process *p, uint32_t old_fsuid)
+{
+    int64_t root = proxy_ns_uid_kernel(p, 0);
+    if (root < 0)
+        return; /* no root in its namespace: no id to leave or come back to */
+    bool was_root = old_fsuid == (uint32_t)root;
+    bool is_root = p->cred.fsuid == (uint32_t)root;
+    if (was_root == is_root)
+        return;
+    uint64_t eff, perm, inh;
+    proxy_cred_caps(p, &eff, &perm, &inh);
+    p->cred.cap_amb = proxy_cred_ambient(p);
+    p->cred.cap_eff = is_root ? eff | (perm & CAP_FS_SET) : eff & ~CAP_FS_SET;
+    p->cred.cap_perm = perm;
+    p->cred.cap_inh = inh;
+    p->cred.caps_recorded = true;
+}
+
 /*
  * setfsuid/setfsgid: the old filesystem id as the caller's user namespace
  * sees it, always (there is no error return: (uid_t)-1, never a valid id,
  * is how a program asks). The id changes to one of the real, effective,
  * saved or current filesystem ids, or to any mapped one with CAP_SETUID
- * (CAP_SETGID). Divergences: the id is the process's, where Linux keeps
- * it per thread (glibc does not broadcast setfsuid); capabilities follow
- * the euid in this model, so the filesystem capabilities Linux drops
- * while the fsuid is not 0 stay (the host checks files as hvrun anyway).
+ * (CAP_SETGID); the effective capabilities follow a new fsuid
+ * (fs_caps_follow_fsuid). Divergence: the id is the process's, where
+ * Linux keeps it per thread (glibc does not broadcast setfsuid).
  */
 static long set_fs_id(struct proxy_process *p, bool gid, uint32_t id)
 {
@@ -396,8 +430,12 @@ static long set_fs_id(struct proxy_process *p, bool gid, uint32_t id)
         return old_seen;
     const struct id_triple t = gid ? gids_of(p) : uids_of(p);
     const struct cred_before before = cred_before(p);
-    if (id_in_triple(&t, k) || k == *fs_id || id_privileged(p))
+    if (id_in_triple(&t, k) || k == *fs_id || id_privileged(p)) {
+        uint32_t old_id = *fs_id;
         *fs_id = k;
+        if (!gid)
+            fs_caps_follow_fsuid(p, old_id);
+    }
     creds_committed(p, &before);
     return old_seen;
 }

@@ -157,6 +157,10 @@ for fd in (r, w, s.fileno(), f.fileno()):
     st = os.fstat(fd)
     print(os.readlink("/proc/self/fd/%d" % fd).replace(os.getcwd(), "."), st.st_ino,
           [l for l in open("/proc/self/fdinfo/%d" % fd) if l.startswith(("ino", "flags"))])'
+# An eventfd's fdinfo (its eventfd-id is the run's, not the host's count).
+PY_EVENTFD='import os
+e = os.eventfd(1)
+print(open("/proc/self/fdinfo/%d" % e).read())'
 PY_TASKS='import os, threading
 ev = threading.Event()
 ts = [threading.Thread(target=ev.wait) for _ in range(2)]
@@ -201,11 +205,13 @@ node-meminfo    | cat      | /sys/devices/system/node/node0/meminfo
 proc-cpuinfo    | cat      | /proc/cpuinfo
 proc-vmstat     | cat      | /proc/vmstat /proc/zoneinfo /proc/buddyinfo /proc/pagetypeinfo /proc/diskstats
 proc-irqs       | cat      | /proc/interrupts /proc/softirqs
+proc-locks-flock | flock   | FILE cat /proc/locks
 proc-io-timers  | sh       | -c 'cat /proc/locks /proc/timer_list /proc/sys/fs/aio-nr /proc/sys/fs/aio-max-nr /sys/block/*/stat /sys/block/*/inflight'
 proc-sys-fs     | cat      | /proc/sys/fs/file-nr /proc/sys/fs/inode-nr /proc/sys/fs/inode-state /proc/sys/fs/dentry-state /proc/sys/kernel/ns_last_pid /proc/pressure/cpu /proc/pressure/memory /proc/pressure/io
 proc-self-stat  | cat      | /proc/self/stat
 proc-self-task  | python3  | -c "$PY_TASKS"
 proc-fd-links   | python3  | -c "$PY_FDS"
+fdinfo-eventfd  | python3  | -c "$PY_EVENTFD"
 ports           | python3  | -c "$PY_PORTS"
 sqlite3         | sqlite3  | :memory: "select random(), datetime('now')"
 id              | id       |
