@@ -1584,17 +1584,19 @@ static bool memo_replay(struct proxy_process *p, int host_fd, gva_t gva,
         memo_join(p, m);
     if (!memo_new_pages(p, m))
         return false; /* nothing done: rewritten the long way */
-    /* A run that cannot be the store's is a private copy of its bytes;
-     * one that fails even so leaves its sites the file's bytes, which
-     * every answer to a trap checks before it trusts a record. */
-    for (size_t i = 0; i < m->nr_runs; i++)
-        (void)vmm_as_map_stored_run(p->as, m->runs[i].gva, m->runs[i].len,
-                                    m->runs[i].off);
     for (size_t i = 0; i < m->nr_after; i++)
         s->pages[i] = m->after[i];
     s->nr_pages = m->nr_after;
+    /* The records first, as patch_site remembers a site before its UD2
+     * is written: a trap hvrun could not answer would be a SIGILL. A run
+     * that cannot be the store's is a private copy of its bytes; one that
+     * fails even so leaves its sites the file's bytes, which every answer
+     * to a trap checks before it trusts a record. */
     for (size_t i = 0; i < m->nr_sites; i++)
         (void)remember(p, &m->sites[i]);
+    for (size_t i = 0; i < m->nr_runs; i++)
+        (void)vmm_as_map_stored_run(p->as, m->runs[i].gva, m->runs[i].len,
+                                    m->runs[i].off);
     counts_add(p, m->counts);
     return true;
 }
