@@ -1527,6 +1527,29 @@ static void map_file_link_fix(mode_t link_mode, mode_t *mode, off_t *size)
     }
 }
 
+/* What a stat of hp describes besides the host's answer (stat and
+ * statx): the name the guest gave (name), the guest process it stands for
+ * (*of: another's /proc/N entry, a map_files or cwd link) and a map_files
+ * link's mode. 0 or -errno. */
+static long stat_subject(struct proxy_process *p, struct host_path *hp,
+                         int flags, char name[PROXY_PATH_MAX],
+                         const struct proxy_process **of, mode_t *link_mode)
+{
+    long r;
+    memcpy(name, hp->path, PROXY_PATH_MAX);
+    *of = proxy_fs_other_proc_stand_in(p, hp, flags & AT_SYMLINK_NOFOLLOW,
+                                       &r);
+    if (r < 0)
+        return r;
+    *link_mode = 0;
+    if (hp->kind == PATH_MAP_FILE_LINK &&
+        !(*of = map_file_link(p, name, link_mode)))
+        return -ENOENT;
+    if (hp->kind == PATH_CWD_LINK)
+        *of = cwd_link(p, name);
+    return 0;
+}
+
 static long do_fstatat(struct proxy_process *p, uint64_t guest_dirfd,
                        gva_t path_gva, gva_t buf_gva, int flags)
 {
@@ -1535,17 +1558,10 @@ static long do_fstatat(struct proxy_process *p, uint64_t guest_dirfd,
     if (r < 0)
         return r;
     char name[PROXY_PATH_MAX];
-    memcpy(name, hp.path, sizeof(name));
-    const struct proxy_process *of = proxy_fs_other_proc_stand_in(
-        p, &hp, flags & AT_SYMLINK_NOFOLLOW, &r);
-    if (r < 0)
+    const struct proxy_process *of;
+    mode_t link_mode;
+    if ((r = stat_subject(p, &hp, flags, name, &of, &link_mode)) < 0)
         return r;
-    mode_t link_mode = 0;
-    if (hp.kind == PATH_MAP_FILE_LINK &&
-        !(of = map_file_link(p, name, &link_mode)))
-        return -ENOENT;
-    if (hp.kind == PATH_CWD_LINK)
-        of = cwd_link(p, name);
     struct stat st;
     struct stat_src src = {-1, hp.dirfd, hp.path, flags, false, of, name};
     int err = path_stat(p, &hp, flags, &st, &src);
@@ -1597,17 +1613,10 @@ static long sys_statx(struct proxy_process *p, const uint64_t a[6])
     if (r < 0)
         return r;
     char name[PROXY_PATH_MAX];
-    memcpy(name, hp.path, sizeof(name));
-    const struct proxy_process *of = proxy_fs_other_proc_stand_in(
-        p, &hp, flags & AT_SYMLINK_NOFOLLOW, &r);
-    if (r < 0)
+    const struct proxy_process *of;
+    mode_t link_mode;
+    if ((r = stat_subject(p, &hp, flags, name, &of, &link_mode)) < 0)
         return r;
-    mode_t link_mode = 0;
-    if (hp.kind == PATH_MAP_FILE_LINK &&
-        !(of = map_file_link(p, name, &link_mode)))
-        return -ENOENT;
-    if (hp.kind == PATH_CWD_LINK)
-        of = cwd_link(p, name);
     struct statx stx;
     struct stat_src src = {-1, hp.dirfd, hp.path, flags, false, of, name};
     const struct proxy_file_tap *t = p->cfg->file_tap;
