@@ -1467,16 +1467,25 @@ static long statfs_out(struct proxy_process *p, gva_t gva,
  * write bits as the mapped file was opened: write for a shared writable
  * mapping, which needs a file open for writing), or NULL.
  */
-static const struct proxy_process *map_file_link(struct proxy_process *p,
-                                                 char name[PROXY_PATH_MAX],
-                                                 mode_t *mode)
+/* The process and mapping of the map_files link the last path named,
+ * or NULL (its process or mapping gone since). */
+static struct proxy_process *map_file_of(struct proxy_process *p,
+                                         struct proxy_mapping *m)
 {
     struct proxy_process *q =
         p->fs.map_file_pid == p->pid ? p
         : p->world ? proxy_world_find(p->world, p->fs.map_file_pid)
                    : NULL;
+    return q && proxy_procfs_map_file(q, p->fs.map_file_entry, m) ? q : NULL;
+}
+
+static const struct proxy_process *map_file_link(struct proxy_process *p,
+                                                 char name[PROXY_PATH_MAX],
+                                                 mode_t *mode)
+{
     struct proxy_mapping m;
-    if (!q || !proxy_procfs_map_file(q, p->fs.map_file_entry, &m))
+    const struct proxy_process *q = map_file_of(p, &m);
+    if (!q)
         return NULL;
     *mode = S_IFLNK | S_IRUSR |
             (m.shared && (m.prot & PROT_WRITE) ? S_IWUSR : 0);
@@ -1491,12 +1500,8 @@ static const struct proxy_process *map_file_link(struct proxy_process *p,
 
 long proxy_fs_map_file_target(struct proxy_process *p, char *out, size_t cap)
 {
-    struct proxy_process *q =
-        p->fs.map_file_pid == p->pid ? p
-        : p->world ? proxy_world_find(p->world, p->fs.map_file_pid)
-                   : NULL;
     struct proxy_mapping m;
-    if (!q || !proxy_procfs_map_file(q, p->fs.map_file_entry, &m))
+    if (!map_file_of(p, &m))
         return -ENOENT;
     size_t n = strnlen(m.name, sizeof(m.name));
     if (n > cap)
