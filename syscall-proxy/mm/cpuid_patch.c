@@ -1243,7 +1243,7 @@ static void patch_vma(struct proxy_process *p, int host_fd,
  * beside the same stub pages, rewrites it to the same result: the same
  * sites remembered, the same stubs, the same pages from the page store.
  * Working it out again (reading each site, building its stub, copying and
- * hashing the pages) was ~10% of hvrun's guest thread in a run of 50 `sh
+ * hashing the pages) was ~14% of hvrun's guest thread in a run of 50 `sh
  * -c true` (docs/PERFORMANCE.md). So a fresh text's first rewriting
  * records what it did, and a later one whose every input is the same
  * does that again directly:
