@@ -1521,8 +1521,12 @@ static int direct_copy_back(struct vmm_aspace *as, struct vmm_vma *v)
         return -errno;
     if (in_file && !buf)
         rc = read_file_range(src->fd, hva, in_file, src_off);
-    if (as->pm->view_follows_guest)
-        (void)mprotect(hva, bytes, PROT_READ); /* not guest-writable */
+    /* As host_protect_backing leaves it: read-only where the guest may
+     * not write, but a special mapping's stays writable for hvrun (a
+     * rewritten trampoline page hvrun patches again, say). */
+    if (as->pm->view_follows_guest && !(v->prot & PROT_WRITE) &&
+        !(v->flags & VMM_VMA_SPECIAL))
+        (void)mprotect(hva, bytes, PROT_READ);
     return rc;
 }
 
