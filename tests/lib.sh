@@ -122,6 +122,27 @@ vvar wait_nothing wake_clock wake_spinner watchdog_compute"
 # As one line, for " NAME " matches.
 GUEST_SERIAL_PROGRAMS=" ${GUEST_SERIAL_PROGRAMS//$'\n'/ } "
 
+# Guest programs whose run is long on a host by design, given
+# HVRUN_TEST_LONG_TIMEOUT (default 600 s) instead of a suite's limit per
+# run: fork_thousand holds 1000 processes alive, and under kvm each one is
+# a VM in hvrun's own address space, so each KVM_CREATE_VM takes every
+# lock of hvrun's ~47 host mappings per live process (the mmu notifier's
+# registration) and each host mapping change calls every live VM's
+# notifier: quadratic in live VMs, 19 s (release) and 56 s (debug) alone
+# on a 2-core kvm_pvm host, over 120 s beside another run (ptrace: 1.5 s;
+# docs/PERFORMANCE.md, "Many VMs alive at once").
+GUEST_LONG_PROGRAMS=" fork_thousand "
+LONG_TIMEOUT=${HVRUN_TEST_LONG_TIMEOUT:-600}
+
+# time_limit_for NAME DEFAULT: the limit per run for guest program NAME.
+time_limit_for() {
+    if [[ $GUEST_LONG_PROGRAMS == *" $1 "* ]] && [ "$LONG_TIMEOUT" -gt "$2" ]; then
+        echo "$LONG_TIMEOUT"
+    else
+        echo "$2"
+    fi
+}
+
 # HVRUN_TEST_TIMES=FILE: each case's wall time is appended to FILE
 # ("seconds<TAB>script<TAB>case and arguments"), to find the slow ones.
 case_timed() {

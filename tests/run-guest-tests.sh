@@ -13,7 +13,8 @@
 # Prints "PASS name" / "FAIL name: reason" / "SKIP name: reason" per case,
 # then "N passed, N failed[, N skipped]". Exits 1 if anything failed.
 #
-# Environment: HVRUN_TEST_TIMEOUT (seconds per run, default 120),
+# Environment: HVRUN_TEST_TIMEOUT (seconds per run, default 120; the
+# programs of GUEST_LONG_PROGRAMS in tests/lib.sh: HVRUN_TEST_LONG_TIMEOUT),
 # GUEST_DIR (default build/guest next to this script's tests/ directory),
 # HVRUN_TEST_KVM_DEV (default /dev/kvm; without it everything is skipped),
 # HVRUN_TEST_ONLY (shell patterns, space separated: only the cases whose
@@ -36,7 +37,8 @@ fi
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 GUEST_DIR=${GUEST_DIR:-$ROOT/build/guest}
-TIMEOUT=${HVRUN_TEST_TIMEOUT:-120}
+SUITE_TIMEOUT=${HVRUN_TEST_TIMEOUT:-120}
+TIMEOUT=$SUITE_TIMEOUT
 KVM_DEV=${HVRUN_TEST_KVM_DEV:-/dev/kvm}
 
 # ---- the tables -------------------------------------------------------------
@@ -423,6 +425,8 @@ run_hvrun_only() {
 guest_run() {
     local prog fn=run_case par=par_case
     prog=${7##*/}
+    local TIMEOUT # run_prog's and compare's, for this case
+    TIMEOUT=$(time_limit_for "$prog" "$SUITE_TIMEOUT")
     if [[ " $HVRUN_ONLY_PROGRAMS " == *" $prog "* ]]; then
         fn=run_hvrun_only
     fi

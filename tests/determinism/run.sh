@@ -43,7 +43,8 @@
 # Prints "PASS name" / "FAIL name: reason" / "SKIP name: reason" per case,
 # then "N passed, N failed[, N skipped]". Exits 1 if anything failed.
 #
-# Environment: HVRUN_DET_TIMEOUT (seconds per hvrun run, default 60),
+# Environment: HVRUN_DET_TIMEOUT (seconds per hvrun run, default 60;
+# GUEST_LONG_PROGRAMS of tests/lib.sh: HVRUN_TEST_LONG_TIMEOUT),
 # HVRUN_TEST_KVM_DEV (default /dev/kvm; without it everything is skipped),
 # HVRUN_DET_LOAD_RUNS (default 5).
 set -u
@@ -54,7 +55,8 @@ if [ $# -lt 1 ]; then
 fi
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-TIMEOUT=${HVRUN_DET_TIMEOUT:-60}
+SUITE_TIMEOUT=${HVRUN_DET_TIMEOUT:-60}
+TIMEOUT=$SUITE_TIMEOUT
 KVM_DEV=${HVRUN_TEST_KVM_DEV:-/dev/kvm}
 LOAD_RUNS=${HVRUN_DET_LOAD_RUNS:-5}
 SYS_PATH=/usr/local/bin:/usr/bin:/bin
@@ -957,6 +959,8 @@ chaos_guest_run() {
     [ "$n" = exitcode ] && args=(0)
     [ "$n" = det_sources ] && args=(--check)
     [ "$n" = partial_signal ] && args=(--pipes)
+    local TIMEOUT # hv's, for this program (tests/lib.sh)
+    TIMEOUT=$(time_limit_for "$n" "$SUITE_TIMEOUT")
     st=$(hv "$b" --verify --chaos --seed "$seed" --summary-json -- "$p" "${args[@]}")
     line=$(grep -m1 '^hvrun: verify: ' "$b.err" | cut -c1-160)
     [[ $line == "hvrun: verify: deterministic"* ]] ||
