@@ -93,6 +93,10 @@ struct run_summary {
     /* "model" (the backend controls CPUID), "rewritten" (--cpuid-rewrite
      * on a host that cannot) or "host" (the guest sees the host's CPU). */
     char cpuid[16];
+    /* The CPU the guest's CPUID showed: vendor, family/model/stepping and
+     * feature words (a recording's "cpu-seen": code such as glibc's
+     * string functions picks its loops by them). */
+    char cpu_seen[160];
     uint64_t cpuid_sites, cpuid_traps, cpuid_patch_ns;
     bool rdtsc_rewritten;     /* the guest's RDTSC sites answered by hvrun */
     uint64_t tsc_sites, tsc_traps;

@@ -404,6 +404,7 @@ static int write_recording(const char *path, const struct record_args *ra,
         .hvrun_version = HVRUN_VERSION,
         .backend = o->backend,
         .cpu = run->sum.cpuid,
+        .cpu_seen = run->sum.cpu_seen,
         .cwd = cwd,
         .argv = (const char *const *)o->argv,
         .env = (const char *const *)env,
@@ -621,6 +622,28 @@ static bool isolate_replay(const char *dir, const char *prestate,
 }
 
 /*
+ * After a divergence: whether the guest's CPU was another than the
+ * recording's (replayed under the other backend on a host where neither
+ * controls CPUID the same way: kvm_pvm shows the model's identity with
+ * the host's features, ptrace the host's CPU). Code that reads CPUID
+ * picks other loops (glibc's string functions), so counted progress and
+ * the logical time it moves differ from the first such loop on.
+ */
+static void say_cpu_differs(const struct det_recording *r,
+                            const struct run_summary *replayed)
+{
+    const char *seen = det_rec_string(r, "cpu-seen");
+    if (!seen || !seen[0] || !strcmp(seen, replayed->cpu_seen))
+        return;
+    fprintf(stderr,
+            "hvrun: replay: the guest's CPU differed from the recording's "
+            "(recorded under %s: %s; replayed: %s): code that reads CPUID "
+            "may have run other code; a recording made with --cpuid-rewrite "
+            "shows the guest the same model under either backend\n",
+            det_rec_string(r, "backend"), seen, replayed->cpu_seen);
+}
+
+/*
  * Replays a loaded recording in dir; its file changes are undone after
  * unless keep (record --verify: the replay's stand for the recorded
  * run's, as --verify's second run's do). Passes the replay's stdout and
@@ -717,6 +740,7 @@ static int replay_loaded(const struct det_recording *r, const char *dir,
     if (msg[0]) {
         fprintf(stderr, "hvrun: replay: diverged from the recording: %s\n",
                 msg);
+        say_cpu_differs(r, &run.sum);
         code = CLI_EXIT_REPLAY_DIVERGED;
     } else {
         fprintf(stderr,

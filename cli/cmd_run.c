@@ -571,6 +571,16 @@ static void set_cpu_view(struct proxy_process *p, struct vmm_host *host,
     vmm_host_cpu_identity(host, &p->cpu);
 }
 
+static void describe_cpu_seen(char *buf, size_t len,
+                              const struct vmm_cpu_identity *c)
+{
+    snprintf(buf, len,
+             "%s %u/%u/%u leaf1 %08x:%08x leaf7 %08x:%08x:%08x ext %08x:%08x",
+             c->vendor, c->family, c->model, c->stepping, c->leaf1_ecx,
+             c->leaf1_edx, c->leaf7_ebx, c->leaf7_ecx, c->leaf7_edx,
+             c->ext1_ecx, c->ext1_edx);
+}
+
 int cli_run_once(const struct run_options *o, const char *path,
                  const char *detlog_path, const char *journal_dir,
                  struct run_summary *sum)
@@ -753,6 +763,7 @@ int cli_run_once(const struct run_options *o, const char *path,
                  hi.cpuid_control ? "model"
                  : pc.cpuid_rewrite ? "rewritten"
                                     : "host");
+        describe_cpu_seen(sum->cpu_seen, sizeof(sum->cpu_seen), &p->cpu);
         collect_summary(sum, p, vm, &det, &totals);
         sum->wall_s = now_seconds() - t0;
         sum->exit_code = code;

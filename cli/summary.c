@@ -111,7 +111,8 @@ static void print_json(FILE *f, const struct run_summary *s)
             "}, \"tasks\": %llu, "
             "\"detlog_events\": %llu, \"detlog_digest\": \"%016llx\", "
             "\"rdtsc_trappable\": %s, \"cpuid_controlled\": %s, "
-            "\"cpuid\": \"%s\", \"cpuid_sites_rewritten\": %llu, "
+            "\"cpuid\": \"%s\", \"cpu_seen\": \"%s\", "
+            "\"cpuid_sites_rewritten\": %llu, "
             "\"cpuid_traps\": %llu, \"cpuid_sites_in_guest\": %llu, "
             "\"cpuid_rewrite_seconds\": %.6f, "
             "\"rdtsc\": \"%s\", \"rdtsc_sites_rewritten\": %llu, "
@@ -124,7 +125,7 @@ static void print_json(FILE *f, const struct run_summary *s)
             (unsigned long long)s->detlog_events,
             (unsigned long long)s->digest,
             s->rdtsc_trappable ? "true" : "false",
-            s->cpuid_controlled ? "true" : "false", s->cpuid,
+            s->cpuid_controlled ? "true" : "false", s->cpuid, s->cpu_seen,
             (unsigned long long)s->cpuid_sites,
             (unsigned long long)s->cpuid_traps,
             (unsigned long long)s->cpuid_inline_sites,

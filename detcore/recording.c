@@ -99,6 +99,7 @@ static int build_fdt(void *buf, int size, const struct det_rec_header *h)
         (rc = put_string(buf, "hvrun-version", h->hvrun_version)) < 0 ||
         (rc = put_string(buf, "backend", h->backend)) < 0 ||
         (rc = put_string(buf, "cpu", h->cpu)) < 0 ||
+        (rc = put_string(buf, "cpu-seen", h->cpu_seen)) < 0 ||
         (rc = put_string(buf, "cwd", h->cwd)) < 0 ||
         (rc = put_list(buf, "argv", h->argv)) < 0 ||
         (rc = put_list(buf, "env", h->env)) < 0 ||

@@ -33,6 +33,7 @@ struct det_rec_header {
     const char *hvrun_version;
     const char *backend;             /* kvm, ptrace */
     const char *cpu;                 /* the CPU the guest saw */
+    const char *cpu_seen;            /* its identity (vendor, features) */
     const char *cwd;
     const char *const *argv;         /* NULL-terminated */
     const char *const *env;          /* NULL-terminated */
