@@ -2318,6 +2318,11 @@ static bool ask_resume(struct rv_front *f, const char *pkt, size_t len,
                      why);
             console(f, text);
             chunks = false;
+            /* the instance's goto was this chunk's end: gdb's own again
+             * (kvm: a `monitor goto` past the first chunk ran on to the
+             * end) */
+            if (!set_instance_goto(f, f->goto_fwd))
+                return false;
         }
     }
 }
