@@ -187,7 +187,9 @@ trap 'rm -rf "$WORK"' EXIT
 # cpu_seen HVRUN BACKEND: the CPU the guest's CPUID shows under BACKEND
 # (--summary-json's cpu_seen).
 cpu_seen() {
-    (cd "$WORK" && "$1" run --backend "$2" --summary-json -- /bin/true 2>&1 \
+    local hv
+    hv=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+    (cd "$WORK" && "$hv" run --backend "$2" --summary-json -- /bin/true 2>&1 \
         >/dev/null | grep -o '"cpu_seen": "[^"]*"')
 }
 
