@@ -157,20 +157,27 @@ static bool doctor_ptrace(FILE *out, struct doctor_backend *b)
  * host CPU the run's pin chose (vmm/host.c), which differs between
  * concurrent runs (docs/DETERMINISM.md, "Per-CPU values").
  */
-static void print_cpu_number(FILE *out, bool cpuid_control)
+static void print_cpu_number(FILE *out, const struct vmm_host_info *i)
 {
+    const char *apic =
+        i->cpuid_control    ? "the model's"
+        : i->cpuid_answered ? "the vCPU's, the model's: this host's "
+                              "hypervisor answers CPUID"
+                            : "rewritten sites: CPUID runs on the host CPU "
+                              "here, so its sites answer with the model's "
+                              "ids, as under ptrace";
     fprintf(out, "CPU number:     CPU 0 wherever a run is placed: getcpu (vDSO, "
            "syscall), /proc/self/stat, sched_getaffinity, CPUID's APIC ids "
            "(%s), RDTSCP's TSC_AUX (rewritten sites, virtual time) and "
            "RDPID (rewritten sites); host leaks (the host CPU's number): "
-           "RDTSCP and RDPID in code the rewriter does not reach (JIT "
+           "RDTSCP%s in code the rewriter does not reach (JIT "
            "code, code without unwind info or symbols), RDTSCP with "
            "--no-virtualize-time or --no-rdtsc-rewrite%s\n",
-           cpuid_control ? "the model's"
-                         : "the vCPU's: the model's ids on an Intel "
-                           "kvm_pvm host, the host CPU's on an AMD one "
-                           "unless --cpuid-rewrite",
-           cpuid_control ? "" : ", under --cpuid-rewrite CPUID where the rewriter does not reach");
+           apic,
+           i->cpuid_control || i->cpuid_answered
+               ? " and RDPID"
+               : ", RDPID and CPUID's APIC ids",
+           i->cpuid_control ? "" : ", under --cpuid-rewrite CPUID where the rewriter does not reach");
 }
 
 /* The kvm backend's lines, from an opened host. */
@@ -225,13 +232,18 @@ static void doctor_kvm(FILE *out, struct vmm_host *host,
                "info or symbols) become traps answered from the logical "
                "clock; not covered: code with neither, JIT code "
                "(--no-rdtsc-rewrite turns it off)\n");
-    print_cpu_number(out, i.cpuid_control);
+    print_cpu_number(out, &i);
     add_leak(b, leak_unreached);
     add_leak(b, "RDTSCP with --no-virtualize-time or --no-rdtsc-rewrite");
     if (!i.cpuid_control)
-        add_leak(b, "CPUID: the host CPU's identity and feature bits "
-                    "unless --cpuid-rewrite (under it, where the rewriter "
-                    "does not reach)");
+        add_leak(b, i.cpuid_answered
+                        ? "CPUID: the host CPU's feature bits unless "
+                          "--cpuid-rewrite (under it, where the rewriter "
+                          "does not reach)"
+                        : "CPUID: the host CPU's identity and feature bits "
+                          "unless --cpuid-rewrite (under it, where the "
+                          "rewriter does not reach), its APIC ids where "
+                          "sites are not rewritten");
     if (!i.rdtsc_trappable)
         add_leak(b, "RDTSC/RDTSCP in code the rewriter does not reach");
     double us;

@@ -639,15 +639,15 @@ int cli_run_once(const struct run_options *o, const char *path,
                               .log_level = o->log_level, .log = stderr,
                               .cpuid_rewrite =
                                   o->cpuid_rewrite && !hi.cpuid_control,
-                              /* The ptrace stub is a host process on
-                               * whichever CPU the pin chose: without
-                               * CPUID faulting its CPUID names that CPU's
-                               * APIC id. (kvm_pvm's vCPU shows the model's
-                               * leaf 1 and 0xb ids even where it shows the
-                               * host's features.) */
+                              /* Where CPUID runs on the host CPU (the
+                               * ptrace stub, a host process; AMD
+                               * kvm_pvm, without CPUID faulting) it names
+                               * the APIC id of whichever CPU the pin
+                               * chose. (Intel kvm_pvm answers CPUID: the
+                               * vCPU's ids, with the host's features.) */
                               .cpuid_topology = !hi.cpuid_control &&
                                                 !o->cpuid_rewrite &&
-                                                kind == VMM_BACKEND_PTRACE,
+                                                !hi.cpuid_answered,
                               /* No backend traps RDPID. */
                               .rdpid_rewrite = true,
                               /* ptrace's stubs make RDTSC fault (no

@@ -46,6 +46,13 @@ struct vmm_host_info {
     bool rdtsc_trappable;    /* CR4.TSD makes user RDTSC fault */
     bool cpuid_control;      /* measured: a probe VM's CPUID showed the
                                 model (see struct vmm_cpu_identity) */
+    bool cpuid_answered;     /* measured: the probe VM's CPUID showed the
+                                model's name and signature, so the
+                                hypervisor answers CPUID and the APIC ids
+                                are the vCPU's (the model's), even where
+                                the feature bits are the host's (Intel
+                                kvm_pvm); false where CPUID runs on the
+                                host CPU (AMD kvm_pvm, ptrace) */
     bool sync_regs;
     bool immediate_exit;
     int nr_memslots;

@@ -141,6 +141,27 @@ bool vmm_cpuid_probe_matches(const struct vmm_cpuid_entry *seen,
     return true;
 }
 
+bool vmm_cpuid_probe_answered(const struct vmm_cpuid_entry *seen,
+                              const struct vmm_cpuid_entry *model, int nr)
+{
+    for (int i = 0; i < VMM_CPUID_PROBE_LEAVES; i++) {
+        const struct vmm_cpuid_entry *s = &seen[i];
+        const struct vmm_cpuid_entry *m =
+            vmm_cpuid_find(model, nr, s->function, s->index);
+        if (!m)
+            continue;
+        bool vendor = s->function == 0 &&
+                      (s->ebx != m->ebx || s->ecx != m->ecx || s->edx != m->edx);
+        bool signature = s->function == 1 && s->eax != m->eax;
+        bool brand = s->function >= 0x80000002 &&
+                     (s->eax != m->eax || s->ebx != m->ebx ||
+                      s->ecx != m->ecx || s->edx != m->edx);
+        if (vendor || signature || brand)
+            return false;
+    }
+    return true;
+}
+
 void vmm_cpuid_model_view(const struct vmm_cpuid_entry *model, int nr,
                           struct vmm_cpuid_entry *seen)
 {

@@ -21,6 +21,11 @@ int vmm_cpuid_probe(struct vmm_host *host, struct vmm_cpuid_entry *seen,
  * and the feature words of leaves 1, 7 and 0x80000001). */
 bool vmm_cpuid_probe_matches(const struct vmm_cpuid_entry *seen,
                              const struct vmm_cpuid_entry *model, int nr);
+/* True when the probe saw the model's vendor, signature and brand: the
+ * hypervisor answers CPUID (its APIC ids are the vCPU's), whatever feature
+ * bits it shows. */
+bool vmm_cpuid_probe_answered(const struct vmm_cpuid_entry *seen,
+                              const struct vmm_cpuid_entry *model, int nr);
 /* The probe's leaves as the model answers them: what seen would hold on
  * a host whose CPUID is the model (--cpuid-rewrite makes it so). */
 void vmm_cpuid_model_view(const struct vmm_cpuid_entry *model, int nr,

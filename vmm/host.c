@@ -364,6 +364,8 @@ int vmm_host_probe_guest_cpuid(struct vmm_host *h, const char *cache_tag,
     free(cached);
     h->info.cpuid_control = vmm_cpuid_probe_matches(seen, h->model,
                                                     h->nr_model);
+    h->info.cpuid_answered = vmm_cpuid_probe_answered(seen, h->model,
+                                                      h->nr_model);
     vmm_cpuid_identity_of(seen, &h->cpu);
     if (!h->info.cpuid_control) { /* describe the CPU the guest sees */
         h->hwcap = vmm_cpu_model_hwcap(seen, VMM_CPUID_PROBE_LEAVES);
