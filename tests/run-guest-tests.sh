@@ -80,9 +80,10 @@ DIFFERENT_BY_DESIGN=""
 
 # Guest programs that check hvrun's own model, which no native run has
 # (proc_init: /proc/1 of the run's virtual init, where natively pid 1 is
-# the host's init): they check themselves, run under hvrun only and must
+# the host's init; scoped_walk_renames: that no scoped openat2 walk fails
+# with the EAGAIN a host rename can give one natively): they check themselves, run under hvrun only and must
 # exit with the expected status (the table's, else 0).
-HVRUN_ONLY_PROGRAMS="proc_init"
+HVRUN_ONLY_PROGRAMS="proc_init scoped_walk_renames"
 
 # Guest programs run under hvrun with virtual time kept (they print no
 # clock values): what they check needs it (tsc_prctl: on kvm_pvm, RDTSC

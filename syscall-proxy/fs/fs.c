@@ -693,6 +693,29 @@ static long host_path_unwalked_if(struct proxy_process *p,
 
 #define RESOLVE_SCOPED (RESOLVE_BENEATH | RESOLVE_IN_ROOT)
 
+/*
+ * A scoped walk that crosses ".." fails with EAGAIN when any rename or
+ * mount happened on the host during it (Linux's rename_lock and
+ * mount_lock checks): host state, and hvrun walks a guest's path several
+ * times (procguard.c, resolve_walk_check, the open), each a window for the
+ * host's other work. openat2(2) lets the caller retry; hvrun does, so the
+ * guest's result does not depend on what else the host is doing (seen:
+ * tests/guest/openat2's IN_ROOT "up/up/f" failed once in a suite run with
+ * other tests renaming files beside it).
+ */
+#define SCOPED_WALK_TRIES 1000
+
+long proxy_host_openat2(int dirfd, const char *path, struct open_how *how)
+{
+    long fd;
+    int tries = 0;
+    do
+        fd = syscall(SYS_openat2, dirfd, path, how, sizeof(*how));
+    while (fd < 0 && errno == EAGAIN && (how->resolve & RESOLVE_SCOPED) &&
+           !(how->resolve & RESOLVE_CACHED) && ++tries < SCOPED_WALK_TRIES);
+    return fd;
+}
+
 /* The host walks (dirfd, path) with the guest's resolve flags, as an
  * O_PATH open: 0 when openat2 would get past it, or its -errno. */
 static long resolve_walk_check(const struct host_path *hp, bool follow_last,
@@ -701,7 +724,7 @@ static long resolve_walk_check(const struct host_path *hp, bool follow_last,
     struct open_how how = {
         .flags = O_PATH | O_CLOEXEC | (follow_last ? 0 : O_NOFOLLOW),
         .resolve = resolve};
-    long fd = syscall(SYS_openat2, hp->dirfd, hp->path, &how, sizeof(how));
+    long fd = proxy_host_openat2(hp->dirfd, hp->path, &how);
     if (fd < 0)
         return -errno;
     close((int)fd);
@@ -1014,7 +1037,7 @@ static int open_host(const struct host_path *hp, int flags, mode_t mode,
     int host_flags = flags | O_CLOEXEC | (flags & O_PATH ? 0 : O_NOCTTY);
     struct open_how how = {.flags = (uint64_t)(unsigned)host_flags,
                            .mode = mode, .resolve = resolve};
-    return (int)syscall(SYS_openat2, hp->dirfd, hp->path, &how, sizeof(how));
+    return (int)proxy_host_openat2(hp->dirfd, hp->path, &how);
 }
 
 /* RESOLVE_NO_SYMLINKS and NO_MAGICLINKS on the path as the guest named
@@ -1037,7 +1060,7 @@ static long raw_links_refused(struct proxy_process *p, uint64_t guest_dirfd,
     struct open_how how = {
         .flags = O_PATH | O_CLOEXEC | (follow_last ? 0 : O_NOFOLLOW),
         .resolve = resolve & (RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS)};
-    long fd = syscall(SYS_openat2, dirfd, raw, &how, sizeof(how));
+    long fd = proxy_host_openat2(dirfd, raw, &how);
     if (fd >= 0)
         close((int)fd);
     return fd < 0 && errno == ELOOP ? -ELOOP : 0;

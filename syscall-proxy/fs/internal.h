@@ -285,4 +285,9 @@ bool proxy_meta_cache_write_blocked(struct proxy_process *p, int host_dirfd,
 void proxy_meta_note_mkdir(struct proxy_process *p, int host_dirfd,
                            const char *path);
 
+/* The host's openat2, again while a scoped walk (RESOLVE_BENEATH,
+ * RESOLVE_IN_ROOT) fails with EAGAIN: the fd, or -1 with errno set. */
+struct open_how;
+long proxy_host_openat2(int dirfd, const char *path, struct open_how *how);
+
 #endif

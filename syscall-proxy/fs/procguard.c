@@ -31,6 +31,7 @@
 #include "proxy.h"
 #include "fdtable.h"
 #include "kernel.h"
+#include "internal.h"
 #include "vfs.h"
 
 #include <errno.h>
@@ -115,7 +116,7 @@ static int open_path(int dirfd, const char *path, bool follow, uint64_t scope)
         .flags = O_PATH | O_CLOEXEC | (follow ? 0 : O_NOFOLLOW),
         .resolve = RESOLVE_NO_MAGICLINKS | scope,
     };
-    long fd = syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
+    long fd = proxy_host_openat2(dirfd, path, &how);
     return fd < 0 ? -errno : (int)fd;
 }
 
