@@ -117,7 +117,7 @@ no_host_block order_violation partial_signal pause_signal_storm
 pid_time_edges poll_nothing ppoll_mask ppoll_pending pty_epoll pty_inflight
 pty_lock race_print rdtsc_deltas rdtsc_fast rt_queue session_first sigio_async
 sig_wait sigchld_sleep sigpending_limit sleeper_vs_writer spin_wait
-timerfd_test timers timerslack trap_spin_wait tsc_prctl tsc_wake vfork_share
+timerfd_test timers timerslack trap_spin_wait tsc_prctl tsc_wake vfork_chain_signal vfork_share
 vvar wait_nothing wake_clock wake_spinner watchdog_compute"
 # As one line, for " NAME " matches.
 GUEST_SERIAL_PROGRAMS=" ${GUEST_SERIAL_PROGRAMS//$'\n'/ } "

@@ -578,12 +578,15 @@ static bool wants_vcpu(struct proxy_process *q, int k)
 
 /*
  * p's current thread has just begun to wait for its vfork child: the first
- * thread after it, in round-robin order, that was woken or whose deadline
- * passed (wants_vcpu) runs before the child. The round looks for the next
- * runnable thread after the current one, and a new child is always after
- * it: in a chain of vforks (stress-ng's vforkmany) the round never came
- * back to a sleeper whose deadline had passed, whose SIGALRM was to stop
- * the chain (hung, 13 000 processes deep). The child runs in its turn.
+ * thread after it, in round-robin order, that was woken, whose deadline
+ * passed (wants_vcpu) or whose wait a pending signal ends (signal_ends_wait)
+ * runs before the child. The round looks for the next runnable thread
+ * after the current one, and a new child is always after it: in a chain
+ * of vforks (stress-ng's vforkmany) the round never came back to a sleeper
+ * whose deadline had passed, whose SIGALRM was to stop the chain (hung,
+ * 13 000 processes deep), nor to a parent in wait4 with that SIGALRM
+ * pending (kvm, --no-virtualize-time: 5 000 deep after 60 s). The child
+ * runs in its turn.
  */
 static bool find_wanting_after_vfork(struct proxy_world *w,
                                      struct proxy_process *p, int *proc,
@@ -596,7 +599,8 @@ static bool find_wanting_after_vfork(struct proxy_world *w,
         int i = (w->cur + off) % w->nr_procs;
         struct proxy_process *q = w->procs[i];
         for (int k = 0; !q->zombie && !q->stopped && k < q->nr_threads; k++)
-            if ((q != p || k != p->cur) && wants_vcpu(q, k) &&
+            if ((q != p || k != p->cur) &&
+                (wants_vcpu(q, k) || signal_ends_wait(q, &q->threads[k])) &&
                 refresh(q, &q->threads[k])) {
                 *proc = i;
                 *idx = k;

@@ -242,7 +242,7 @@ report() {
         [ "$kst" != pass ] && [ "$kst" != - ] && [ -z "$kc" ] && imported "$s" kvm &&
             kc="$(diagnose "$OUT/log/$s.kvm")"
         [ "$kst" = timeout ] && [ "$pst" = pass ] && [ -z "$kc" ] &&
-            kc="slow, not a hang: passes under ptrace; on this host's kvm_pvm a syscall round trip is ~300 us (hvrun doctor; ptrace ~4 us), so the --verify pair of this syscall-heavy stressor took over ${HVRUN_LIMIT} s"
+            kc="slow, not a hang: passes under ptrace; a kvm_pvm syscall round trip (hvrun doctor) made the --verify pair of this syscall-heavy stressor take over ${HVRUN_LIMIT} s"
         [ "$kst" != pass ] && [ "$kst" != - ] && [ -z "$kc" ] && kc="$(diagnose "$OUT/log/$s.kvm")"
         [ "$pst" != pass ] && [ "$pst" != - ] &&
             pc="$(curated_cause "$s" ptrace)" && [ -z "$pc" ] && pc="$(diagnose "$OUT/log/$s.ptrace")"
