@@ -16,10 +16,13 @@
  * Lines are printed in /proc/locks' order with their number, pid, device
  * and inode replaced by names (natively the host's other locks come
  * between); a line that names the file by another device or inode than
- * fstat's is not ours and not printed.
+ * fstat's is not ours and not printed. Linux keeps its list of locks per
+ * CPU and prints CPU by CPU, so a native run that moved between CPUs
+ * printed the same locks in another order: the program keeps to one CPU.
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -115,9 +118,25 @@ static void child_flocks(void)
     print_locks("the child was killed and reaped");
 }
 
+/* The lowest CPU this process may use becomes the only one, for it and
+ * for the child it forks. */
+static void keep_to_one_cpu(void)
+{
+    cpu_set_t allowed, one;
+    CHECK(sched_getaffinity(0, sizeof(allowed), &allowed) == 0);
+    int cpu = 0;
+    while (cpu < CPU_SETSIZE && !CPU_ISSET(cpu, &allowed))
+        cpu++;
+    CHECK(cpu < CPU_SETSIZE);
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    CHECK(sched_setaffinity(0, sizeof(one), &one) == 0);
+}
+
 int main(void)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
+    keep_to_one_cpu();
     int a = open("proc_locks_flock_ofd.A", O_RDWR | O_CREAT | O_TRUNC, 0644);
     int b = open("proc_locks_flock_ofd.B", O_RDWR | O_CREAT | O_TRUNC, 0644);
     CHECK(a >= 0 && b >= 0);
