@@ -160,13 +160,16 @@ case_unixname() {
 # summary_of HVRUN CACHE_DIR [WRAPPER...]: a run of progress_spin with
 # XDG_CACHE_HOME CACHE_DIR (--log debug), under WRAPPER if given:
 # "STDOUT|DIGEST|N" where N counts its texts mapped from the cache's
-# images.
+# images. The guest gets the minimal environment: with the host's it
+# would see XDG_CACHE_HOME, and a longer value there moves its stack and
+# what its string loops count, so the digests of runs with different
+# cache directories differed by the directory's name, not the cache.
 summary_of() {
     local hv=$1 dir=$2 err out
     shift 2
     err=$(mktemp)
     out=$(XDG_CACHE_HOME=$dir "$@" timeout -k 5 "$LIMIT" "$hv" run \
-        --progress software --summary --log debug -- \
+        --base-env minimal --progress software --summary --log debug -- \
         "$GUEST/progress_spin" -v 2>"$err")
     echo "$out|$(grep -o 'digest [0-9a-f]*' "$err" | head -1)|$(grep -c \
         "from the run's image (the cache's)" "$err")"
