@@ -130,7 +130,11 @@ GUEST_SERIAL_PROGRAMS=" ${GUEST_SERIAL_PROGRAMS//$'\n'/ } "
 # registration) and each host mapping change calls every live VM's
 # notifier: quadratic in live VMs, 19 s (release) and 56 s (debug) alone
 # on a 2-core kvm_pvm host, over 120 s beside another run (ptrace: 1.5 s;
-# docs/PERFORMANCE.md, "Many VMs alive at once").
+# docs/PERFORMANCE.md, "Many VMs alive at once"). Under kvm the guest
+# suite runs them with its first hvrun (the release build) only, a counted
+# SKIP for the others: the debug build's run there took 80-140 s of make
+# test for what its sanitizers check in the same code under ptrace, where
+# make test runs them with both builds.
 GUEST_LONG_PROGRAMS=" fork_thousand "
 LONG_TIMEOUT=${HVRUN_TEST_LONG_TIMEOUT:-600}
 

@@ -426,6 +426,11 @@ run_hvrun_only() {
 guest_run() {
     local prog fn=run_case par=par_case
     prog=${7##*/}
+    if [[ $GUEST_LONG_PROGRAMS == *" $prog "* ]] && [ "$2" != "$FIRST_HVRUN" ] &&
+        needs_kvm "$2"; then
+        skip "$1:$3" "long under kvm (GUEST_LONG_PROGRAMS, tests/lib.sh): run with the suite's first hvrun only; each build runs it under ptrace"
+        return
+    fi
     local TIMEOUT # run_prog's and compare's, for this case
     TIMEOUT=$(time_limit_for "$prog" "$SUITE_TIMEOUT")
     if [[ " $HVRUN_ONLY_PROGRAMS " == *" $prog "* ]]; then
@@ -566,12 +571,14 @@ run_error_cases() {
 
 skip_case() { skip "$CUR_LABEL:$SKIP_KIND/$1" "$SKIP_REASON"; }
 
+FIRST_HVRUN=""
 for hv in "$@"; do
     CUR_LABEL=$hv
     case $hv in
     /*) CUR_HVRUN=$hv ;;
     *) CUR_HVRUN=$PWD/$hv ;;
     esac
+    FIRST_HVRUN=${FIRST_HVRUN:-$CUR_HVRUN}
     if [ ! -e "$KVM_DEV" ] && needs_kvm "$CUR_HVRUN"; then
         SKIP_REASON="no $KVM_DEV on this host (hvrun needs KVM)"
         SKIP_KIND=guest
