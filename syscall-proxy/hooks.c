@@ -27,6 +27,7 @@ const struct proxy_hooks proxy_hooks = {
     .cpuid_call_site = proxy_cpuid_call_site,
     .cpuid_sig_stub_fault = proxy_cpuid_sig_stub_fault,
     .vdso_signals_back = proxy_vdso_signals_back,
+    .cpuid_join_texts = proxy_cpuid_join_texts,
     .cpuid_fork = proxy_cpuid_fork,
     .cpuid_share = proxy_cpuid_share,
     .cpuid_exec_begin = proxy_cpuid_exec_begin,

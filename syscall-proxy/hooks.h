@@ -85,6 +85,7 @@ struct proxy_hooks {
     bool (*cpuid_sig_stub_fault)(struct proxy_process *p);
     /* Right after a run (world.c): the signal state the stubs changed. */
     void (*vdso_signals_back)(struct proxy_process *p, bool interrupted);
+    void (*cpuid_join_texts)(struct proxy_process *p);
     int (*cpuid_fork)(struct proxy_process *child,
                       const struct proxy_process *parent);
     int (*cpuid_share)(struct proxy_process *child,

@@ -2780,6 +2780,30 @@ int vmm_as_map_stored(struct vmm_aspace *as, gva_t gva, int prot, int flags,
                             off);
 }
 
+/* v, made to end at end (over its followers' pages), mapped from the
+ * store at off; on failure v as it was, its own backing mapped again. */
+static int map_from_store(struct vmm_aspace *as, struct vmm_vma *v, gva_t end,
+                          struct vmm_shared *store, uint64_t off)
+{
+    struct vmm_shared *was = v->image;
+    uint64_t was_off = v->image_off;
+    gva_t was_end = v->end;
+    v->end = end;
+    v->image = shared_get(store);
+    v->image_off = off;
+    int rc = direct_map_backing(as, v);
+    if (rc < 0) {
+        shared_put(v->image);
+        v->image = was;
+        v->image_off = was_off;
+        v->end = was_end;
+        (void)direct_map_backing(as, v);
+        return rc;
+    }
+    shared_put(was);
+    return 0;
+}
+
 /* The pages [gva, gva+len) of one VMA mapped from the store's pages at
  * off: one VMA, so one mapping in hvrun's view and one in the stub
  * however many pages the run has. */
@@ -2800,18 +2824,8 @@ static int map_stored_run(struct vmm_aspace *as, gva_t gva, uint64_t len,
     if (rc < 0)
         return rc;
     v = vmm_as_find_vma(as, gva);
-    struct vmm_shared *was = v->image;
-    uint64_t was_off = v->image_off;
-    v->image = shared_get(store);
-    v->image_off = off;
-    if ((rc = direct_map_backing(as, v)) < 0) {
-        shared_put(v->image);
-        v->image = was;
-        v->image_off = was_off;
-        (void)direct_map_backing(as, v);
+    if ((rc = map_from_store(as, v, v->end, store, off)) < 0)
         return rc;
-    }
-    shared_put(was);
     vma_changed(as, v->start, v->end);
     as->tlb_flushes_asked++; /* other host pages behind the same gpa */
     return 0;
@@ -2912,6 +2926,60 @@ bool vmm_as_stored_at(const struct vmm_aspace *as, gva_t gva, uint64_t *off)
         return false;
     *off = v->image_off + ((gva & VMM_PAGE_MASK) - v->start);
     return true;
+}
+
+/* Whether w continues v as a piece of the same direct VMA would: the
+ * same file at the next offset and guest-physical page, the same rights. */
+static bool piece_follows(const struct vmm_vma *v, const struct vmm_vma *w)
+{
+    uint64_t len = v->end - v->start;
+    return w->start == v->end && w->gpa == v->gpa + len &&
+           w->file_off == v->file_off + len && w->file == v->file &&
+           w->dev == v->dev && w->ino == v->ino && w->prot == v->prot &&
+           w->flags == v->flags && !w->shared && !w->eof_at &&
+           (v->name == w->name ||
+            (v->name && w->name && strcmp(v->name, w->name) == 0));
+}
+
+int vmm_as_join_stored(struct vmm_aspace *as, gva_t lo, gva_t hi,
+                       uint64_t off)
+{
+    struct vmm_shared *store = page_store_object();
+    size_t i = vma_index_after(as, lo), n = 0;
+    if (!store || lo >= hi || i >= as->nr_vmas)
+        return -EINVAL;
+    struct vmm_vma *first = as->vmas[i];
+    if (first->start > lo || !stage_eligible(first, lo))
+        return -EINVAL;
+    for (size_t k = i;; k++, n++) {
+        const struct vmm_vma *v = as->vmas[k];
+        if (!(v->flags & VMM_VMA_DIRECT) || v->shared || v->eof_at ||
+            (v->flags & VMM_VMA_LAZY) || (k > i && !piece_follows(as->vmas[k - 1], v)))
+            return -EINVAL;
+        if (v->end >= hi)
+            break;
+        if (k + 1 >= as->nr_vmas)
+            return -EINVAL;
+    }
+    if (n == 0 && first->image == store &&
+        first->image_off + (lo - first->start) == off)
+        return 0; /* one piece already */
+    int rc = vma_split_at(as, lo);
+    if (rc == 0)
+        rc = vma_split_at(as, hi);
+    if (rc < 0)
+        return rc;
+    i = vma_index_after(as, lo);
+    if ((rc = map_from_store(as, as->vmas[i], hi, store, off)) < 0)
+        return rc;
+    while (i + 1 < as->nr_vmas && as->vmas[i + 1]->start < hi) {
+        if (as->vmas[i + 1]->flags & VMM_VMA_ACCOUNT)
+            as->account_bytes += as->vmas[i + 1]->end - as->vmas[i + 1]->start;
+        vma_remove_raw(as, i + 1);
+    }
+    vma_changed(as, lo, hi);
+    as->tlb_flushes_asked++; /* other host pages behind the same gpa */
+    return 0;
 }
 
 int vmm_as_stage_end(struct vmm_aspace *as)

@@ -661,6 +661,14 @@ int vmm_as_map_stored_run(struct vmm_aspace *as, gva_t gva, uint64_t len,
 /* Whether the page at gva is mapped from the page store, and from which
  * offset. */
 bool vmm_as_stored_at(const struct vmm_aspace *as, gva_t gva, uint64_t *off);
+/* [lo, hi), the pieces of one direct VMA that rewriting mapped apart (the
+ * store's pages between its file's or image's), mapped whole from the
+ * store's run at off, which the caller has given the same bytes: one VMA
+ * and one host mapping where there were a dozen or more, so a fork copies
+ * one and every live VM's mmu notifier sees one change. -EINVAL when the
+ * range is not such pieces. */
+int vmm_as_join_stored(struct vmm_aspace *as, gva_t lo, gva_t hi,
+                       uint64_t off);
 
 /* The run's store of rewritten code pages (page_store.c): page's offset
  * there, the page added if no stored page has its bytes; -ENOSPC when the

@@ -310,6 +310,8 @@ long proxy_fork(struct proxy_process *p, uint64_t flags, gva_t stack,
     }
     c->as = vmm_vm_aspace(c->vm);
     uint64_t copy_t = vmm_clock_now();
+    if (!share_mm)
+        proxy_hooks.cpuid_join_texts(p);
     rc = share_mm ? 0 : vmm_as_clone(c->as, p->as);
     if (!share_mm)
         vmm_clock_add(VMM_CLOCK_FORK_COPY, copy_t);

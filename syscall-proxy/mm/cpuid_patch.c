@@ -1290,6 +1290,10 @@ struct patch_memo {
     size_t nr_sites;
     struct vmm_stored_run *runs;
     size_t nr_runs;
+    /* The text's runs before memo_join made them one (what a process that
+     * rewrote or replayed the text before the join maps), or NULL. */
+    struct vmm_stored_run *pieces;
+    size_t nr_pieces;
     uint64_t counts[MEMO_COUNTS];
     bool join_tried; /* memo_join */
 };
@@ -1530,16 +1534,53 @@ static bool memo_text_bytes(const struct vmm_vma *v, const struct patch_memo *m,
     return true;
 }
 
+/* A VMA of p in [first, end) mapped from the text's own file or image,
+ * not from the store: the source memo_text_bytes reads the stretches
+ * between runs from (in a process that mapped the text in pieces, the
+ * one at key.lo may be a stored page). */
+static const struct vmm_vma *memo_source_vma(const struct proxy_process *p,
+                                             gva_t first, gva_t end)
+{
+    uint64_t off;
+    for (gva_t at = first; at < end;) {
+        const struct vmm_vma *v = vmm_as_find_vma(p->as, at);
+        if (!v || !(v->flags & VMM_VMA_DIRECT))
+            return NULL;
+        if (!vmm_as_stored_at(p->as, v->start, &off))
+            return v;
+        at = v->end;
+    }
+    return NULL;
+}
+
+/* The page-aligned text range [*first, *end) memo m joins in p. */
+static bool memo_text_range(const struct proxy_process *p,
+                            const struct patch_memo *m, gva_t *first,
+                            gva_t *end)
+{
+    /* The VMA holding the range's last byte: in a process that maps the
+     * text in pieces, the last piece. */
+    gva_t hi = m->key.hi < m->key.end ? m->key.hi : m->key.end;
+    const struct vmm_vma *v = hi > m->key.lo
+                                  ? vmm_as_find_vma(p->as, hi - 1)
+                                  : NULL;
+    if (!v)
+        return false;
+    *first = VMM_PAGE_ALIGN_UP(m->key.lo);
+    *end = (hi < vmm_vma_valid_end(v) ? hi : vmm_vma_valid_end(v)) &
+           VMM_PAGE_MASK;
+    return *first < *end;
+}
+
 static void memo_join(struct proxy_process *p, struct patch_memo *m)
 {
     m->join_tried = true;
-    const struct vmm_vma *v = vmm_as_find_vma(p->as, m->key.lo);
+    gva_t first, end;
+    if (!memo_text_range(p, m, &first, &end))
+        return;
+    const struct vmm_vma *v = memo_source_vma(p, first, end);
     if (!v)
         return;
-    gva_t first = VMM_PAGE_ALIGN_UP(m->key.lo);
-    gva_t end = m->key.hi < vmm_vma_valid_end(v) ? m->key.hi
-                                                 : vmm_vma_valid_end(v);
-    end &= VMM_PAGE_MASK;
     size_t text_runs = 0;
     for (size_t i = 0; i < m->nr_runs; i++) {
         const struct vmm_stored_run *r = &m->runs[i];
@@ -1551,16 +1592,96 @@ static void memo_join(struct proxy_process *p, struct patch_memo *m)
     }
     if (text_runs < 2 || end <= first || end - first > MEMO_JOIN_MAX)
         return;
+    struct vmm_stored_run *pieces = malloc(text_runs * sizeof(*pieces));
     uint64_t off;
-    if (vmm_page_store_reserve((end - first) / VMM_PAGE_SIZE, &off) < 0 ||
-        !memo_text_bytes(v, m, first, end, off))
+    if (!pieces ||
+        vmm_page_store_reserve((end - first) / VMM_PAGE_SIZE, &off) < 0 ||
+        !memo_text_bytes(v, m, first, end, off)) {
+        free(pieces);
         return; /* the room stays unused */
+    }
     size_t kept = 0;
+    m->nr_pieces = 0;
     for (size_t i = 0; i < m->nr_runs; i++)
         if (!memo_run_in_text(&m->key, &m->runs[i]))
             m->runs[kept++] = m->runs[i];
+        else
+            pieces[m->nr_pieces++] = m->runs[i];
+    m->pieces = pieces;
     m->runs[kept++] = (struct vmm_stored_run){first, end - first, off};
     m->nr_runs = kept;
+}
+
+/* The run m's join made, or NULL. */
+static const struct vmm_stored_run *memo_joined_run(const struct patch_memo *m)
+{
+    return m->pieces && m->nr_runs > 0 ? &m->runs[m->nr_runs - 1] : NULL;
+}
+
+/* Whether p maps [first, end) as m's text in pieces: the pages of each of
+ * runs[0..n) from the store at the run's offset, every other page direct
+ * from the text's own file or image at its place. */
+static bool memo_mapped_in_pieces(const struct proxy_process *p,
+                                  const struct patch_memo *m, gva_t first,
+                                  gva_t end, const struct vmm_stored_run *runs,
+                                  size_t n)
+{
+    const struct memo_key *k = &m->key;
+    for (gva_t at = first; at < end; at += VMM_PAGE_SIZE) {
+        const struct vmm_stored_run *r = NULL;
+        for (size_t i = 0; i < n && !r; i++)
+            if (at >= runs[i].gva && at < runs[i].gva + runs[i].len)
+                r = &runs[i];
+        uint64_t off;
+        bool stored = vmm_as_stored_at(p->as, at, &off);
+        if (r) {
+            if (!stored || off != r->off + (at - r->gva))
+                return false;
+            continue;
+        }
+        const struct vmm_vma *v = vmm_as_find_vma(p->as, at);
+        uint64_t src_off;
+        const struct vmm_shared *src = v ? vmm_vma_direct_source(v, &src_off)
+                                         : NULL;
+        if (stored || !src || v->dev != k->dev || v->ino != k->ino ||
+            (v->image ? v->image->id : 0) != k->image_id)
+            return false;
+        uint64_t want = (k->image_id ? k->image_off : k->file_off) +
+                        (at - k->start);
+        if (src_off + (at - v->start) != want)
+            return false;
+    }
+    return true;
+}
+
+void proxy_cpuid_join_texts(struct proxy_process *p)
+{
+    for (size_t i = 0; i < nr_memos; i++) {
+        struct patch_memo *m = &memos[i];
+        gva_t first, end;
+        const struct vmm_vma *v = vmm_as_find_vma(p->as, m->key.lo);
+        if (!v || v->dev != m->key.dev || v->ino != m->key.ino ||
+            !memo_text_range(p, m, &first, &end))
+            continue;
+        const struct vmm_stored_run *joined = memo_joined_run(m);
+        uint64_t at_first;
+        if (joined && vmm_as_stored_at(p->as, first, &at_first) &&
+            at_first == joined->off)
+            continue; /* joined before (this process or its parent) */
+        if (joined ? !memo_mapped_in_pieces(p, m, first, end, m->pieces,
+                                            m->nr_pieces)
+                   : m->join_tried || !memo_mapped_in_pieces(p, m, first, end,
+                                                             m->runs,
+                                                             m->nr_runs))
+            continue;
+        if (!joined) {
+            memo_join(p, m);
+            if (!(joined = memo_joined_run(m)))
+                continue;
+        }
+        if (joined->gva == first && joined->len == end - first)
+            (void)vmm_as_join_stored(p->as, first, end, joined->off);
+    }
 }
 
 static bool memo_replay(struct proxy_process *p, int host_fd, gva_t gva,

@@ -235,6 +235,14 @@ bool proxy_cpuid_sig_stub_fault(struct proxy_process *p);
  * stub starts again (what it found pending may have changed). */
 void proxy_cpuid_sig_stub_interrupted(struct proxy_process *p);
 
+/* Before a fork copies p: each library text p maps in pieces (its
+ * rewritten pages from the page store between its file's or image's) is
+ * mapped whole from one run of the store, the same bytes, so p and every
+ * child it forks hold one host mapping for it instead of a dozen or more
+ * (each a lock KVM_CREATE_VM takes and a change every live VM's notifier
+ * sees). Best effort: a text that is not in its memo's pieces stays. */
+void proxy_cpuid_join_texts(struct proxy_process *p);
+
 /* fork: the child gets a copy of the parent's rewritten sites. 0/-ENOMEM. */
 int proxy_cpuid_fork(struct proxy_process *child,
                      const struct proxy_process *parent);

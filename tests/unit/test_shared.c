@@ -264,6 +264,18 @@ Test(shared, past_the_file_end)
     close(fd);
 }
 
+/* fd's four pages mapped at BASE as a library's text is: read and
+ * execute, straight from the file (a direct VMA). */
+static void direct_text(int fd)
+{
+    cr_assert_eq(vmm_as_map(&as[0], BASE, 4 * PAGE, PROT_READ | PROT_EXEC,
+                            0, NULL),
+                 0);
+    cr_assert_eq(vmm_as_keep_file(&as[0], BASE, 4 * PAGE, fd), 0);
+    vmm_as_set_file(&as[0], BASE, 4 * PAGE, 0, 1, 2, "f");
+    cr_assert_eq(vmm_as_map_direct(&as[0], BASE, 4 * PAGE), 0);
+}
+
 /* Rewritten pages next to each other go to the run's page store as one
  * run and come back as one VMA (one mapping in hvrun's view and in the
  * stub), and a refill of one of them gives only that page its file's
@@ -271,13 +283,8 @@ Test(shared, past_the_file_end)
 Test(shared, staged_neighbours_one_stored_vma)
 {
     int fd = numbered_file(4);
-    cr_assert_eq(vmm_as_map(&as[0], BASE, 4 * PAGE, PROT_READ | PROT_EXEC,
-                            0, NULL),
-                 0);
-    cr_assert_eq(vmm_as_keep_file(&as[0], BASE, 4 * PAGE, fd), 0);
-    vmm_as_set_file(&as[0], BASE, 4 * PAGE, 0, 1, 2, "f");
+    direct_text(fd);
     close(fd);
-    cr_assert_eq(vmm_as_map_direct(&as[0], BASE, 4 * PAGE), 0);
     cr_assert_eq(as[0].nr_vmas, 1);
     vmm_as_stage_begin(&as[0]);
     int a = 20, b = 30; /* written out of address order */
@@ -296,4 +303,52 @@ Test(shared, staged_neighbours_one_stored_vma)
     cr_assert_eq(vmm_as_refill(&as[0], BASE + 2 * PAGE, PAGE), 0);
     cr_assert_eq(peek(0, BASE + PAGE), 20, "the other stored page stays");
     cr_assert_eq(peek(0, BASE + 2 * PAGE), 3, "the file's bytes again");
+}
+
+/* A text in pieces (a stored page between its file's) is mapped whole
+ * from one run of the store that holds the same bytes: one VMA, the
+ * same bytes at every page, the file's name and offsets kept; a range
+ * that is not such pieces is refused and left as it was. */
+Test(shared, pieces_joined_into_one_stored_vma)
+{
+    int fd = numbered_file(4);
+    direct_text(fd);
+    vmm_as_stage_begin(&as[0]);
+    int a = 20;
+    cr_assert_eq(vmm_as_poke(&as[0], BASE + PAGE, &a, sizeof(a)), 0);
+    cr_assert_eq(vmm_as_stage_end(&as[0]), 0);
+    cr_assert_eq(as[0].nr_vmas, 3);
+    cr_assert_eq(vmm_as_join_stored(&as[0], BASE, BASE + 5 * PAGE, 0), -EINVAL,
+                 "past the text");
+    cr_assert_eq(as[0].nr_vmas, 3);
+    /* The run: the four pages as the pieces show them. */
+    uint64_t off;
+    cr_assert_eq(vmm_page_store_reserve(4, &off), 0);
+    for (int i = 0; i < 4; i++) {
+        uint8_t page[PAGE];
+        cr_assert_eq(pread(fd, page, PAGE, (off_t)i * PAGE), PAGE);
+        if (i == 1)
+            memcpy(page, &a, sizeof(a));
+        cr_assert_eq(pwrite(vmm_page_store_fd(), page, PAGE,
+                            (off_t)(off + (uint64_t)i * PAGE)),
+                     PAGE);
+    }
+    close(fd);
+    cr_assert_eq(vmm_as_join_stored(&as[0], BASE, BASE + 4 * PAGE, off), 0);
+    cr_assert_eq(as[0].nr_vmas, 1);
+    const struct vmm_vma *v = vmm_as_find_vma(&as[0], BASE);
+    cr_assert_eq(v->end, BASE + 4 * PAGE);
+    cr_assert(v->flags & VMM_VMA_DIRECT);
+    cr_assert_eq(v->file_off, 0);
+    cr_assert_str_eq(v->name, "f");
+    uint64_t at;
+    cr_assert(vmm_as_stored_at(&as[0], BASE + 3 * PAGE, &at));
+    cr_assert_eq(at, off + 3 * PAGE);
+    cr_assert_eq(peek(0, BASE), 1);
+    cr_assert_eq(peek(0, BASE + PAGE), 20);
+    cr_assert_eq(peek(0, BASE + 2 * PAGE), 3);
+    cr_assert_eq(peek(0, BASE + 3 * PAGE), 4);
+    cr_assert_eq(vmm_as_join_stored(&as[0], BASE, BASE + 4 * PAGE, off), 0,
+                 "joined already: nothing to do");
+    cr_assert_eq(as[0].nr_vmas, 1);
 }
