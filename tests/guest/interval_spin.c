@@ -6,7 +6,9 @@
  * shown it spins, no sooner than 1 ms of host time) and counts the slice
  * as computing time, so the ticks come about as often as natively; with
  * the 100 ms short slice as the least, 200 ticks took 20 s of logical (and
- * host) time.
+ * host) time. The bound is 5 s, a quarter of that: each tick is a cut and
+ * a signal delivered, and the debug build under kvm took 0.6-1.2 s on an
+ * idle 2-core host, so a bound of 1 s failed there by host noise alone.
  */
 #include <signal.h>
 #include <stdio.h>
@@ -33,7 +35,7 @@ int main(void)
         spins++;
     clock_gettime(CLOCK_MONOTONIC, &b);
     double s = (double)(b.tv_sec - a.tv_sec) + (b.tv_nsec - a.tv_nsec) / 1e9;
-    printf("200 ticks of a 1 ms timer in under a second: %s\n",
-           s < 1.0 ? "yes" : "no");
-    return s < 1.0 ? 0 : 1;
+    printf("200 ticks of a 1 ms timer in under 5 seconds: %s\n",
+           s < 5.0 ? "yes" : "no");
+    return s < 5.0 ? 0 : 1;
 }
