@@ -1603,6 +1603,31 @@ void vmm_image_put(struct vmm_shared *img)
     shared_put(img);
 }
 
+/* v, made to end at end (over its followers' pages), mapped from the
+ * image img (a cached image, the page store) at off; on failure v as it
+ * was, its own backing mapped again. */
+static int map_from_image(struct vmm_aspace *as, struct vmm_vma *v, gva_t end,
+                          struct vmm_shared *img, uint64_t off)
+{
+    struct vmm_shared *was = v->image;
+    uint64_t was_off = v->image_off;
+    gva_t was_end = v->end;
+    v->end = end;
+    v->image = shared_get(img);
+    v->image_off = off;
+    int rc = direct_map_backing(as, v);
+    if (rc < 0) {
+        shared_put(v->image);
+        v->image = was;
+        v->image_off = was_off;
+        v->end = was_end;
+        (void)direct_map_backing(as, v);
+        return rc;
+    }
+    shared_put(was);
+    return 0;
+}
+
 int vmm_as_direct_image(struct vmm_aspace *as, gva_t gva, uint64_t len,
                         struct vmm_shared *img, uint64_t off)
 {
@@ -1610,15 +1635,9 @@ int vmm_as_direct_image(struct vmm_aspace *as, gva_t gva, uint64_t len,
     if (!v || v->start != gva || v->end != gva + VMM_PAGE_ALIGN_UP(len) ||
         !(v->flags & VMM_VMA_DIRECT) || v->image)
         return -EINVAL;
-    v->image = shared_get(img);
-    v->image_off = off;
-    int rc = direct_map_backing(as, v);
-    if (rc < 0) {
-        shared_put(v->image);
-        v->image = NULL;
-        (void)direct_map_backing(as, v);
+    int rc = map_from_image(as, v, v->end, img, off);
+    if (rc < 0)
         return rc;
-    }
     vma_changed(as, v->start, v->end);
     as->tlb_flushes_asked++; /* other host pages behind the same gpa */
     return 0;
@@ -2780,30 +2799,6 @@ int vmm_as_map_stored(struct vmm_aspace *as, gva_t gva, int prot, int flags,
                             off);
 }
 
-/* v, made to end at end (over its followers' pages), mapped from the
- * store at off; on failure v as it was, its own backing mapped again. */
-static int map_from_store(struct vmm_aspace *as, struct vmm_vma *v, gva_t end,
-                          struct vmm_shared *store, uint64_t off)
-{
-    struct vmm_shared *was = v->image;
-    uint64_t was_off = v->image_off;
-    gva_t was_end = v->end;
-    v->end = end;
-    v->image = shared_get(store);
-    v->image_off = off;
-    int rc = direct_map_backing(as, v);
-    if (rc < 0) {
-        shared_put(v->image);
-        v->image = was;
-        v->image_off = was_off;
-        v->end = was_end;
-        (void)direct_map_backing(as, v);
-        return rc;
-    }
-    shared_put(was);
-    return 0;
-}
-
 /* The pages [gva, gva+len) of one VMA mapped from the store's pages at
  * off: one VMA, so one mapping in hvrun's view and one in the stub
  * however many pages the run has. */
@@ -2824,7 +2819,7 @@ static int map_stored_run(struct vmm_aspace *as, gva_t gva, uint64_t len,
     if (rc < 0)
         return rc;
     v = vmm_as_find_vma(as, gva);
-    if ((rc = map_from_store(as, v, v->end, store, off)) < 0)
+    if ((rc = map_from_image(as, v, v->end, store, off)) < 0)
         return rc;
     vma_changed(as, v->start, v->end);
     as->tlb_flushes_asked++; /* other host pages behind the same gpa */
@@ -2970,7 +2965,7 @@ int vmm_as_join_stored(struct vmm_aspace *as, gva_t lo, gva_t hi,
     if (rc < 0)
         return rc;
     i = vma_index_after(as, lo);
-    if ((rc = map_from_store(as, as->vmas[i], hi, store, off)) < 0)
+    if ((rc = map_from_image(as, as->vmas[i], hi, store, off)) < 0)
         return rc;
     while (i + 1 < as->nr_vmas && as->vmas[i + 1]->start < hi) {
         if (as->vmas[i + 1]->flags & VMM_VMA_ACCOUNT)
