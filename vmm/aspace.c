@@ -215,6 +215,14 @@ void vmm_phys_discard(const struct vmm_physmem *pm, void *hva, uint64_t len)
     (void)madvise(hva, len, pm->memfd >= 0 ? MADV_REMOVE : MADV_DONTNEED);
 }
 
+/* Pages back in the free list. If the list cannot grow the pages leak
+ * from the allocator, which is safe (they stay zeroed and unused). */
+static void phys_return(struct vmm_physmem *pm, gpa_t gpa, uint64_t npages)
+{
+    pm->used_pages -= npages;
+    (void)free_list_insert(pm, gpa, npages);
+}
+
 void vmm_phys_free(struct vmm_physmem *pm, gpa_t gpa, uint64_t npages)
 {
     if (npages == 0)
@@ -235,10 +243,20 @@ void vmm_phys_free(struct vmm_physmem *pm, gpa_t gpa, uint64_t npages)
         mmap(hva, bytes, PROT_READ | PROT_WRITE,
              MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
     }
-    pm->used_pages -= npages;
-    /* If the list cannot grow the pages leak from the allocator, which is
-     * safe (they stay zeroed and unused). */
-    (void)free_list_insert(pm, gpa, npages);
+    phys_return(pm, gpa, npages);
+}
+
+void vmm_phys_free_plain(struct vmm_physmem *pm, gpa_t gpa, uint64_t npages)
+{
+    if (npages == 0)
+        return;
+    /* Dropping the pages zeroes them (and KVM's mmu notifier drops the
+     * guest's entries for them) but keeps the host VMA: a fresh mapping
+     * over part of the backing splits it and merges it back, each step
+     * calling every live VM's notifier (a guest mmap+munmap pair under
+     * kvm: docs/PERFORMANCE.md). */
+    vmm_phys_discard(pm, vmm_phys_hva(pm, gpa), npages * VMM_PAGE_SIZE);
+    phys_return(pm, gpa, npages);
 }
 
 /* ---- page tables --------------------------------------------------------- */
@@ -584,6 +602,34 @@ static uint8_t *staged_bytes(const struct vmm_stage *st, gva_t gva)
 }
 
 
+/* Whether v's backing in hvrun's view is still plain guest memory as
+ * vmm_phys_alloc gave it: nothing mapped over it (a shared object, an
+ * image, a file: direct), not a special mapping, writable where the view
+ * follows the guest's protection (host_protect_backing), and under 2 MiB
+ * (a larger extent may carry the huge-page advice, which only a fresh
+ * mapping drops). */
+static bool backing_is_plain(const struct vmm_aspace *as,
+                             const struct vmm_vma *v)
+{
+    if (v->shared || v->image ||
+        (v->flags & (VMM_VMA_DIRECT | VMM_VMA_SPECIAL)))
+        return false;
+    if (as->pm->view_follows_guest &&
+        (v->prot & (PROT_READ | PROT_WRITE)) != (PROT_READ | PROT_WRITE))
+        return false;
+    return v->end - v->start < VMM_HUGE_SIZE;
+}
+
+/* A backed VMA's pages back to the allocator, zeroed. */
+static void vma_free_backing(struct vmm_aspace *as, const struct vmm_vma *v)
+{
+    uint64_t npages = (v->end - v->start) / VMM_PAGE_SIZE;
+    if (backing_is_plain(as, v))
+        vmm_phys_free_plain(as->pm, v->gpa, npages);
+    else
+        vmm_phys_free(as->pm, v->gpa, npages);
+}
+
 int vmm_as_init(struct vmm_aspace *as, struct vmm_physmem *pm)
 {
     memset(as, 0, sizeof(*as));
@@ -599,7 +645,7 @@ void vmm_as_destroy(struct vmm_aspace *as)
     for (size_t i = 0; i < as->nr_vmas; i++) {
         struct vmm_vma *v = as->vmas[i];
         if (!(v->flags & VMM_VMA_LAZY))
-            vmm_phys_free(as->pm, v->gpa, (v->end - v->start) / VMM_PAGE_SIZE);
+            vma_free_backing(as, v);
     }
     vmm_as_release(as);
 }
@@ -867,7 +913,11 @@ static int vma_split_at(struct vmm_aspace *as, gva_t gva)
     return 0;
 }
 
-int vmm_as_unmap(struct vmm_aspace *as, gva_t gva, uint64_t len)
+/* Unmaps [gva, gva+len). moved: its backing's host pages were moved
+ * away (mremap), which leaves holes in hvrun's view that only a fresh
+ * mapping fills again. */
+static int unmap_range(struct vmm_aspace *as, gva_t gva, uint64_t len,
+                       bool moved)
 {
     gva_t end = gva + VMM_PAGE_ALIGN_UP(len);
     int rc = vma_split_at(as, gva);
@@ -880,12 +930,20 @@ int vmm_as_unmap(struct vmm_aspace *as, gva_t gva, uint64_t len)
         struct vmm_vma *v = as->vmas[i];
         if (!(v->flags & VMM_VMA_LAZY)) {
             pt_clear(as, v->start, v->end);
-            vmm_phys_free(as->pm, v->gpa,
-                          (v->end - v->start) / VMM_PAGE_SIZE);
+            if (moved)
+                vmm_phys_free(as->pm, v->gpa,
+                              (v->end - v->start) / VMM_PAGE_SIZE);
+            else
+                vma_free_backing(as, v);
         }
         vma_remove_at(as, i);
     }
     return 0;
+}
+
+int vmm_as_unmap(struct vmm_aspace *as, gva_t gva, uint64_t len)
+{
+    return unmap_range(as, gva, len, false);
 }
 
 int vmm_as_map(struct vmm_aspace *as, gva_t gva, uint64_t len, int prot,
@@ -2245,7 +2303,7 @@ int vmm_as_remap(struct vmm_aspace *as, gva_t old_gva, uint64_t old_len,
     size_t idx = vma_index_after(as, old_gva);
     uint64_t keep = old_len < new_len ? old_len : new_len;
     move_backing(as, idx, old_gva, new_gpa, keep);
-    vmm_as_unmap(as, old_gva, old_len);
+    unmap_range(as, old_gva, old_len, true);
     struct vmm_vma v = {.start = *new_gva, .end = *new_gva + new_len,
                         .gpa = new_gpa, .prot = prot, .flags = flags,
                         .file_off = off, .dev = dev, .ino = ino,

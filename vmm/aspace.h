@@ -321,6 +321,11 @@ int vmm_phys_alloc_for(struct vmm_physmem *pm, uint64_t npages, gva_t gva,
 uint64_t vmm_phys_resident_bytes(const struct vmm_physmem *pm);
 /* Returns pages to the allocator; their contents become zero. */
 void vmm_phys_free(struct vmm_physmem *pm, gpa_t gpa, uint64_t npages);
+/* The same for pages whose host view is still the plain, writable backing
+ * vmm_phys_alloc gave (no host file, image or move over it, no
+ * protection taken away): their contents dropped in place, without a
+ * fresh host mapping. */
+void vmm_phys_free_plain(struct vmm_physmem *pm, gpa_t gpa, uint64_t npages);
 /* Bytes the host holds in the memfd behind guest-physical memory (0 for
  * private anonymous memory, which counts as the process's own). */
 uint64_t vmm_phys_memfd_bytes(const struct vmm_physmem *pm);
