@@ -581,6 +581,15 @@ static void describe_cpu_seen(char *buf, size_t len,
              c->ext1_ecx, c->ext1_edx);
 }
 
+
+/* HVRUN_LOOP_COPIES=0: counted loops turn in the text, as under --gdb
+ * (tests/progress compares the two). */
+static bool no_loop_copies(void)
+{
+    const char *v = getenv("HVRUN_LOOP_COPIES");
+    return v && !strcmp(v, "0");
+}
+
 int cli_run_once(const struct run_options *o, const char *path,
                  const char *detlog_path, const char *journal_dir,
                  struct run_summary *sum)
@@ -663,6 +672,7 @@ int cli_run_once(const struct run_options *o, const char *path,
                               .rdtsc_inline = o->det.virtualize_time &&
                                               !o->no_rdtsc_rewrite,
                               .progress_count = o->progress_count,
+                              .no_loop_copies = no_loop_copies(),
                               .schedule_out = o->schedule_out,
                               .stop_signal = o->replay_stop_signal,
                               .stop_events = o->replay_stop_events,

@@ -206,6 +206,11 @@ struct proxy_config {
      * in guest memory (mm/progress.c); its trap is a preemption point and
      * logical time follows the count (kernel/world.c). */
     bool progress_count;
+    /* Counted loops run from the text, not from copies in their
+     * trampolines (mm/progress.c), as under --gdb: the count, so the run,
+     * is the same either way. HVRUN_LOOP_COPIES=0, for the tests that
+     * check that. */
+    bool no_loop_copies;
     /* hvrun record / replay: the files read (NULL: neither). */
     const struct proxy_file_tap *file_tap;
     FILE *schedule_out; /* --schedule-out: every decided turn (world.c) */

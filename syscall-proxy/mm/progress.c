@@ -81,6 +81,22 @@
 #define REACH ((1LL << 31) - 16 * (int64_t)VMM_PAGE_SIZE)
 /* An image's counter slot, just below its trampolines (slot_map). */
 #define SLOT_BYTES VMM_PAGE_SIZE
+/* An unrolled group (build_group): GROUP_TURNS turns of a loop of at
+ * most GROUP_BODY_MAX bytes, each way out of a turn given its own stub;
+ * at most GROUP_BYTES_MAX bytes a loop. */
+#define GROUP_TURNS 8
+#define GROUP_BODY_MAX 48
+#define GROUP_STUB_BYTES 38
+#define GROUP_HEAD_BYTES 14 /* subq $K, slot(%rip); jle rel32 */
+#define GROUP_BYTES_MAX                                                    \
+    (GROUP_HEAD_BYTES + GROUP_TURNS * (GROUP_BODY_MAX + MAX_SPAN + 6) + 5 +              \
+     GROUP_TURNS * PROGRESS_COPY_EXITS * GROUP_STUB_BYTES + 8)
+/* An image's groups take at most GROUP_BUDGET_SITE bytes a site of its
+ * text, and GROUP_BUDGET_MOST in all (libc's 766 groups: ~450 KiB),
+ * but GROUP_BUDGET_LEAST even to a small text. */
+#define GROUP_BUDGET_SITE 64
+#define GROUP_BUDGET_LEAST (8 * 1024)
+#define GROUP_BUDGET_MOST (1024 * 1024)
 
 /* A patched span, to be put back if its code moves (mremap). */
 struct progress_site {
@@ -93,6 +109,10 @@ struct progress_site {
      * so a cached image's record keeps its size. */
     uint16_t body;
     uint8_t jnz_at; /* with a body: its jnz's offset from the entry */
+    /* With an unrolled group (build_group): the bytes from the group's
+     * head to the body's copy, 0 for none. */
+    uint16_t group;
+    uint8_t turn; /* with a group: the bytes of one of its turns */
 };
 
 /* The patched spans of an address space, in patching order. A fork's copy
@@ -266,7 +286,7 @@ enum proxy_trap_kind proxy_progress_trap(struct proxy_process *p)
  * run past them; the count, so the run, is the same either way). */
 static bool loop_copies(const struct proxy_process *p)
 {
-    return p->cfg->debugger == NULL;
+    return p->cfg->debugger == NULL && !p->cfg->no_loop_copies;
 }
 
 /* The counter's page as one memfd page that slots can map too. */
@@ -363,11 +383,13 @@ static struct progress_region *region_for(struct proxy_process *p,
 }
 
 struct emitter {
-    uint8_t b[TRAMP_BYTES + PROGRESS_COPY_MAX];
+    uint8_t b[TRAMP_BYTES + PROGRESS_COPY_MAX + GROUP_BYTES_MAX];
     size_t n;
     gva_t at;
     size_t entry; /* where the site's jmp leads: past a copied body */
     size_t jnz_at; /* with a body: the jnz back to it, from entry */
+    size_t group; /* with a group: its bytes before the body's copy */
+    size_t turn;  /* with a group: the bytes of one turn */
 };
 
 static void put(struct emitter *e, const void *bytes, size_t len)
@@ -478,13 +500,127 @@ static void put_trap(struct emitter *e, gva_t target)
     put_jmp(e, target);
 }
 
+/* An instruction on the counter's slot, RIP-relative, with an imm8 after
+ * its disp32 (subq/addq $imm8, slot). */
+static void put_slot_imm8(struct emitter *e, const uint8_t op[3],
+                          struct counter_ref c, uint8_t imm)
+{
+    put(e, op, 3);
+    int32_t rel = (int32_t)(int64_t)(c.gva - (e->at + e->n + 5));
+    put(e, &rel, 4);
+    put(e, &imm, 1);
+}
+
+static void patch_rel32(struct emitter *e, size_t at, size_t to)
+{
+    int32_t rel = (int32_t)(int64_t)(to - (at + 4));
+    memcpy(e->b + at, &rel, 4);
+}
+
+/* A group's way out: adds `back` to the slot and jumps to target, all
+ * without changing a flag (the code there may read them) or a register:
+ * %rax is kept below the red zone. */
+static void put_group_stub(struct emitter *e, struct counter_ref c,
+                           uint8_t back, gva_t target)
+{
+    static const uint8_t below[5] = {0x48, 0x8d, 0x64, 0x24, 0x80},
+                         push_rax = 0x50, load[3] = {0x48, 0x8b, 0x05},
+                         store[3] = {0x48, 0x89, 0x05}, pop_rax = 0x58,
+                         above[8] = {0x48, 0x8d, 0xa4, 0x24, 0x80, 0, 0, 0};
+    const uint8_t add[4] = {0x48, 0x8d, 0x40, back};
+    put(e, below, 5);
+    put(e, &push_rax, 1);
+    put(e, load, 3);
+    put_rel32(e, c.gva);
+    put(e, add, 4);
+    put(e, store, 3);
+    put_rel32(e, c.gva);
+    put(e, &pop_rax, 1);
+    put(e, above, 8);
+    put_jmp(e, target);
+}
+
+/*
+ * An unrolled group in front of a copied loop (build_with_body), when the
+ * body is short, has at most PROGRESS_COPY_EXITS ways out, no indirect
+ * jump, and CF is dead at its head (progress_copy_unrollable). A counter
+ * decremented in memory at every turn makes a loop of a few instructions
+ * wait on the last turn's store (on AMD Zen 3, bzip2's move-to-front loop
+ * runs 3.5x as long: docs/PERFORMANCE.md); the group takes GROUP_TURNS
+ * turns for one update:
+ *   head:  subq $K, slot; jle undo      (fewer than K+1 left: one by one)
+ *   turn 1..K: the body, the span's instructions, j!cc way-out (a
+ *          conditional back edge), each jump out of the body to a way-out
+ *   jmp head
+ *   way-outs: the turn's unfinished count added back (K - turns done),
+ *          flags and registers kept; jmp where the code went
+ *   undo:  addq $K, slot                (then the one-by-one copy)
+ * The count stays exact wherever the program can see it: a way out
+ * settles it, the trap falls in the one-by-one copy at the same turn as
+ * without a group, and a fault inside a turn is taken home with the count
+ * settled (proxy_progress_home). The head's subq and addq write CF too,
+ * hence the check. Returns false (nothing emitted) when the loop does not
+ * qualify or its RIP-relative operands do not reach.
+ */
+static bool build_group(struct emitter *e, const struct proxy_cpuid_site *cs,
+                        gva_t site, const uint8_t *orig,
+                        struct counter_ref counter, const uint8_t *body,
+                        size_t body_len, bool cond, uint8_t cc)
+{
+    struct progress_copy_exits ex;
+    gva_t target = site - body_len;
+    if (!counter.rip_relative || body_len > GROUP_BODY_MAX ||
+        !progress_copy_unrollable(body, body_len, target, &ex) ||
+        ex.n + cond > PROGRESS_COPY_EXITS)
+        return false;
+    static const uint8_t subq[3] = {0x48, 0x83, 0x2d},
+                         addq[3] = {0x48, 0x83, 0x05}, jle[2] = {0x0f, 0x8e};
+    size_t start = e->n;
+    put_slot_imm8(e, subq, counter, GROUP_TURNS);
+    put(e, jle, 2);
+    e->turn = body_len + (size_t)(cs->span - cs->len) + (cond ? 6 : 0);
+    size_t jle_rel = e->n;
+    put(e, "\0\0\0\0", 4);
+    /* the rel32 fields to send to way-outs: [turn][exit], cond last */
+    size_t out_rel[GROUP_TURNS][PROGRESS_COPY_EXITS];
+    for (int t = 0; t < GROUP_TURNS; t++) {
+        if (!progress_copy_body(body, body_len, target, e->at + e->n,
+                                e->b + e->n))
+            return false;
+        for (size_t i = 0; i < ex.n; i++)
+            out_rel[t][i] = e->n + ex.rel_at[i];
+        e->n += body_len;
+        if (!put_span_pre(e, cs, site, orig))
+            return false;
+        if (cond) {
+            const uint8_t jncc[2] = {0x0f, (uint8_t)(0x80 | (cc ^ 1))};
+            put(e, jncc, 2);
+            out_rel[t][ex.n] = e->n;
+            put(e, "\0\0\0\0", 4);
+        }
+    }
+    put_jmp(e, e->at + start);
+    for (int t = 0; t < GROUP_TURNS; t++)
+        for (size_t i = 0; i < ex.n + cond; i++) {
+            patch_rel32(e, out_rel[t][i], e->n);
+            put_group_stub(e, counter, (uint8_t)(GROUP_TURNS - t),
+                           i < ex.n ? ex.target[i] : site + cs->span);
+        }
+    patch_rel32(e, jle_rel, e->n);
+    put_slot_imm8(e, addq, counter, GROUP_TURNS);
+    e->group = e->n - start;
+    return true;
+}
+
 /*
  * The trampoline with the loop's body [target, site) copied in front
- * (progress_copy.c), the copy's length in body_len:
+ * (progress_copy.c), the copy's length in body_len, after an unrolled
+ * group where one may be made (build_group) and group_ok:
+ *   [group]
  *   copy:  the body
  *   entry: the span's instructions before the branch
  *          j!cc out        (a conditional back edge: the loop ends)
- *          decq counter; jnz copy
+ *          decq counter; jnz group or copy
  *          ud2; jmp target (the trap)
  *   out:   jmp site+span
  * A turn of the loop is the copy and one taken jnz.
@@ -492,16 +628,27 @@ static void put_trap(struct emitter *e, gva_t target)
 static bool build_with_body(struct emitter *e,
                             const struct proxy_cpuid_site *cs, gva_t site,
                             const uint8_t *orig, struct counter_ref counter,
-                            const uint8_t *body, size_t body_len)
+                            const uint8_t *body, size_t body_len,
+                            bool group_ok)
 {
     bool cond;
     uint8_t cc;
     gva_t target = branch_of(cs, site, orig, &cond, &cc);
-    if (!target || target + body_len != site ||
-        !progress_copy_body(body, body_len, target, e->at, e->b))
+    if (!target || target + body_len != site)
         return false;
-    e->n = body_len;
-    e->entry = body_len;
+    e->n = 0;
+    e->group = 0;
+    if (group_ok &&
+        !build_group(e, cs, site, orig, counter, body, body_len, cond, cc)) {
+        e->n = 0;
+        e->group = 0;
+    }
+    size_t copy = e->n;
+    if (!progress_copy_body(body, body_len, target, e->at + copy,
+                            e->b + copy))
+        return false;
+    e->n = copy + body_len;
+    e->entry = e->n;
     if (!put_span_pre(e, cs, site, orig))
         return false;
     if (cond) {
@@ -514,7 +661,7 @@ static bool build_with_body(struct emitter *e,
     e->jnz_at = e->n - e->entry;
     static const uint8_t jnz[2] = {0x0f, 0x85};
     put(e, jnz, 2);
-    put_rel32(e, e->at);
+    put_rel32(e, e->at); /* the group's head, or the copy */
     put_trap(e, target);
     if (cond)
         put_jmp(e, site + cs->span);
@@ -582,14 +729,16 @@ static bool build_image_tramp(struct emitter *e,
                               const struct proxy_cpuid_site *cs, gva_t site,
                               const uint8_t *orig, gva_t slot,
                               const uint8_t *body, size_t body_len,
-                              bool copies)
+                              bool copies, bool group_ok,
+                              size_t *group_made)
 {
     struct emitter fast = {.at = e->at}, plain = {.at = e->at};
     struct counter_ref rip = {slot, true}, abs = {COUNTER_GVA, false};
-    bool copied =
-        body && build_with_body(&fast, cs, site, orig, rip, body, body_len);
+    bool copied = body && build_with_body(&fast, cs, site, orig, rip, body,
+                                          body_len, group_ok);
     if (!copied) {
         fast.n = 0;
+        fast.group = 0;
         if (!build_plain(&fast, cs, site, orig, rip))
             return false;
     }
@@ -602,6 +751,9 @@ static bool build_image_tramp(struct emitter *e,
     memset(e->b + e->n, 0xcc, n - e->n);
     e->n = n;
     e->jnz_at = copies && copied ? fast.jnz_at : 0;
+    e->group = copies && copied ? fast.group : 0;
+    e->turn = copies && copied ? fast.turn : 0;
+    *group_made = copied ? fast.group : 0; /* the same either way */
     return true;
 }
 
@@ -949,6 +1101,14 @@ static const uint8_t *copyable_body(const struct proxy_cpuid_site *cs,
     return text + (target - lo);
 }
 
+/* The bytes an image of n sites may give its groups (build_group). */
+static uint64_t group_budget(size_t n)
+{
+    uint64_t b = (uint64_t)n * GROUP_BUDGET_SITE;
+    b = b > GROUP_BUDGET_LEAST ? b : GROUP_BUDGET_LEAST;
+    return b < GROUP_BUDGET_MOST ? b : GROUP_BUDGET_MOST;
+}
+
 /* The trampolines of the sites [first, first+n) of fs at tramp (written
  * from tramp_at), their jmps into text (the file's bytes of [lo, lo+len)),
  * the sites kept in img; the bytes of trampolines used. With copies, a
@@ -959,7 +1119,7 @@ static uint64_t image_build(struct progress_image *img,
                             size_t n, uint64_t flo, gva_t lo, uint8_t *text,
                             uint8_t *tramp, gva_t tramp_at, bool copies)
 {
-    uint64_t used = 0;
+    uint64_t used = 0, group_bytes = 0;
     gva_t pristine_from = lo;
     /* the counter's slot just below the trampolines (image_map) */
     gva_t slot = tramp_at - VMM_PAGE_SIZE;
@@ -978,10 +1138,13 @@ static uint64_t image_build(struct progress_image *img,
         const uint8_t *body = copyable_body(cs, cfs, site, func, lo,
                                             pristine_from, text, &body_len);
         struct emitter e = {.at = tramp_at + used};
+        bool group_ok = group_bytes + GROUP_BYTES_MAX <= group_budget(n);
+        size_t group_made;
         if (!build_image_tramp(&e, cs, site, orig, slot, body, body_len,
-                               copies) ||
+                               copies, group_ok, &group_made) ||
             !in_reach(e.at, site))
             continue;
+        group_bytes += group_made;
         pristine_from = site + cs->span;
         if (tramp)
             memcpy(tramp + used, e.b, e.n);
@@ -991,8 +1154,10 @@ static uint64_t image_build(struct progress_image *img,
         struct progress_site *ps = &img->sites[img->nr_sites++];
         ps->gva = site - lo;
         ps->span = cs->span;
-        ps->body = e.jnz_at ? (uint16_t)e.entry : 0;
+        ps->body = e.jnz_at ? (uint16_t)(e.entry - e.group) : 0;
         ps->jnz_at = (uint8_t)e.jnz_at;
+        ps->group = e.jnz_at ? (uint16_t)e.group : 0;
+        ps->turn = ps->group ? (uint8_t)e.turn : 0;
         memcpy(ps->orig, orig, cs->span);
         int32_t rel = (int32_t)(int64_t)(e.at + e.entry - (site + 5));
         ps->code[0] = 0xe9;
@@ -1099,6 +1264,7 @@ static bool image_make(struct proxy_process *p, struct progress_image *img,
         return false;
     for (size_t i = first; i < first + n; i++)
         most += tramp_bytes_at_most(&fs->v[i]);
+    most += group_budget(n); /* image_build stops making groups there */
     most = ((most + VMM_PAGE_SIZE - 1) & VMM_PAGE_MASK) + SLOT_BYTES;
     int fd = vmm_vma_file_fd(v);
     if (fd < 0 || !room_below(p, base, most))
@@ -1469,7 +1635,31 @@ static const struct progress_site *copy_holding(const struct image_use *u,
     }
     if (lo == nr || !v[lo].body)
         return NULL;
-    return gva >= entry_of(u, &v[lo]) - v[lo].body ? &v[lo] : NULL;
+    return gva >= entry_of(u, &v[lo]) - v[lo].body - v[lo].group ? &v[lo]
+                                                                  : NULL;
+}
+
+/* A thread at gva in ps's group: the text's address it stands for, the
+ * count it has not settled yet added back to the slot (the head took
+ * GROUP_TURNS for the whole group). false: gva is in no turn (the head,
+ * a way-out, the undo), where the thread is left. */
+static bool group_home(struct proxy_process *p, const struct image_use *u,
+                       const struct progress_site *ps, gva_t gva,
+                       gva_t *text_gva)
+{
+    gva_t first = entry_of(u, ps) - ps->body - ps->group + GROUP_HEAD_BYTES;
+    size_t turn = ps->turn;
+    if (!ps->group || !turn || gva < first || gva >= first + GROUP_TURNS * turn)
+        return false;
+    size_t t = (size_t)(gva - first) / turn, off = (size_t)(gva - first) % turn;
+    gva_t slot = u->text - u->img->tramp_below - SLOT_BYTES;
+    uint64_t left;
+    if (!read_word(p, slot, &left))
+        return false;
+    left += GROUP_TURNS - t;
+    (void)vmm_as_poke(p->as, slot, &left, 8);
+    *text_gva = u->text + ps->gva - ps->body + off;
+    return true;
 }
 
 bool proxy_progress_home(struct proxy_process *p)
@@ -1484,6 +1674,13 @@ bool proxy_progress_home(struct proxy_process *p)
         v ? copy_holding(u, v, u->img->nr_sites, r->rip) : NULL;
     if (!ps)
         return false;
+    if (r->rip < entry_of(u, ps) - ps->body) {
+        gva_t text_gva;
+        if (!group_home(p, u, ps, r->rip, &text_gva))
+            return false;
+        r->rip = text_gva;
+        return true;
+    }
     /* the same offset from the span in the text as from the entry here */
     r->rip = u->text + ps->gva - (entry_of(u, ps) - r->rip);
     return true;
@@ -1501,6 +1698,15 @@ static void copy_retire(struct proxy_process *p, const struct image_use *u,
     if (proxy_code_read(p, jnz, now, sizeof(now)) && now[0] == 0x0f &&
         now[1] == 0x85)
         (void)proxy_code_poke(p, jnz + 2, &rel, 4);
+    /* A group's head is reached from its own last turn too: it becomes a
+     * jmp to the text's head (its subq not yet run, nothing to settle). */
+    gva_t group = entry_of(u, ps) - ps->body - ps->group;
+    uint8_t jmp[5] = {0xe9};
+    rel = (int32_t)(int64_t)(head - (group + 5));
+    memcpy(jmp + 1, &rel, 4);
+    if (ps->group && proxy_code_read(p, group, now, 3) && now[0] == 0x48 &&
+        now[1] == 0x83 && now[2] == 0x2d)
+        (void)proxy_code_poke(p, group, jmp, sizeof(jmp));
 }
 
 void proxy_progress_written(struct proxy_process *p, uint64_t gva,

@@ -162,3 +162,65 @@ bool progress_copy_body(const uint8_t *body, size_t len, gva_t va, gva_t at,
     }
     return addr == va + len;
 }
+
+/* Whether in decides CF for the code after it: 1 written without being
+ * read, -1 read (or a branch, whose paths are not followed), 0 neither.
+ * By instruction: Capstone 4's flag detail misses readers (ADC, SBB, RCL,
+ * CMC, PUSHF, LAHF say nothing of reading CF), and a shift by a count of
+ * zero writes nothing, so only the plain ALU ops below decide it. */
+static int cf_decided(const cs_insn *in)
+{
+    if (is_direct_branch(in) || cs_insn_group(copy_cs, in, X86_GRP_JUMP) ||
+        (in->detail->x86.eflags & X86_EFLAGS_TEST_CF))
+        return -1;
+    switch (in->id) {
+    case X86_INS_ADC: case X86_INS_ADCX: case X86_INS_SBB:
+    case X86_INS_RCL: case X86_INS_RCR: case X86_INS_CMC:
+    case X86_INS_PUSHF: case X86_INS_PUSHFD: case X86_INS_PUSHFQ:
+    case X86_INS_LAHF: case X86_INS_SALC:
+        return -1;
+    case X86_INS_CMP: case X86_INS_TEST: case X86_INS_ADD:
+    case X86_INS_SUB: case X86_INS_AND: case X86_INS_OR: case X86_INS_XOR:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+bool progress_copy_unrollable(const uint8_t *body, size_t len, gva_t va,
+                              struct progress_copy_exits *out)
+{
+    out->n = 0;
+    if (len == 0 || len > PROGRESS_COPY_MAX || !open_decoder())
+        return false;
+    const uint8_t *code = body;
+    size_t left = len;
+    uint64_t addr = va;
+    bool cf_dead = false;
+    while (left > 0) {
+        size_t off = (size_t)(addr - va);
+        if (!cs_disasm_iter(copy_cs, &code, &left, &addr, copy_insn))
+            return false;
+        if (!cf_dead) {
+            int d = cf_decided(copy_insn);
+            if (d < 0)
+                return false;
+            cf_dead = d > 0;
+        }
+        if (cs_insn_group(copy_cs, copy_insn, X86_GRP_JUMP) &&
+            !is_direct_branch(copy_insn))
+            return false; /* indirect */
+        if (!is_direct_branch(copy_insn))
+            continue;
+        const cs_x86 *x = &copy_insn->detail->x86;
+        gva_t target = (gva_t)x->operands[0].imm;
+        if (target <= va + len)
+            continue; /* within the body, or to the span: the same turn */
+        if (out->n == PROGRESS_COPY_EXITS)
+            return false;
+        out->rel_at[out->n] = off + x->encoding.imm_offset;
+        out->target[out->n] = target;
+        out->n++;
+    }
+    return cf_dead && addr == va + len;
+}

@@ -20,7 +20,7 @@
 #define SITE_FINDER_VERSION "f15"
 /* Bump it when progress.c's rewrite changes what an image holds (its
  * trampolines, its jmps, the sites' record, the image file's layout). */
-#define PROGRESS_REWRITER_VERSION "r2"
+#define PROGRESS_REWRITER_VERSION "r3"
 
 #define SITE_VERSIONS SITE_FINDER_VERSION "-" HVRUN_VERSION
 #define PROGRESS_IMAGE_VERSIONS PROGRESS_REWRITER_VERSION "-" SITE_VERSIONS

@@ -28,6 +28,15 @@
 #                        (Linux picks it at random) and prints the logical
 #                        time that took: the same in 5 runs (the name is
 #                        the run's, net/unix_name.c);
+#   progress/groups      tests/progress/progress_groups.c: short loops that
+#                        run as unrolled groups (their trampolines hold
+#                        some: the program's "groups" argument), leaving a
+#                        group from every turn, faulting inside one, and a
+#                        loop with CF live that may not be one: the same
+#                        output as natively (but the time it took), and
+#                        the same output, logical time and detlog digest
+#                        as a run whose loops turn in the text
+#                        (HVRUN_LOOP_COPIES=0: each turn counted there);
 #   progress/image-cache tests/progress/progress_spin.c -v with a fresh cache
 #                        directory (XDG_CACHE_HOME): the first run makes
 #                        the images of its texts and keeps them
@@ -157,6 +166,40 @@ case_unixname() {
     pass "$name ($out, the same in 5 runs)"
 }
 
+# groups_run HVRUN [ENV=VALUE...]: "STDOUT|DIGEST" of a run of
+# progress_groups (the minimal guest environment: the variable given
+# to hvrun stays out of the guest's).
+groups_run() {
+    local hv=$1 err out
+    shift
+    err=$(mktemp)
+    out=$(env "$@" timeout -k 5 "$LIMIT" "$hv" run --base-env minimal \
+        --progress software --summary -- "$GUEST/progress_groups" 2>"$err")
+    echo "$out|$(grep -o 'digest [0-9a-f]*' "$err" | head -1)"
+    rm -f "$err"
+}
+
+case_groups() {
+    local hv=$1 name="$2:progress/groups" native heads copies plain
+    native=$("$GUEST/progress_groups")
+    heads=$("$hv" run --progress software -- "$GUEST/progress_groups" groups \
+        2>&1)
+    if [ "$heads" != "group heads: some" ]; then
+        fail "$name" "its trampolines hold no group: '$heads'"
+        return
+    fi
+    copies=$(groups_run "$hv" HVRUN_LOOP_COPIES=1)
+    plain=$(groups_run "$hv" HVRUN_LOOP_COPIES=0)
+    # all but the last line (the time the cases took) as natively
+    if [ "$(sed '$d' <<<"${copies%|*}")" != "$(sed '$d' <<<"$native")" ]; then
+        fail "$name" "printed '${copies%|*}', natively '$native'"
+    elif [ "$copies" != "$plain" ]; then
+        fail "$name" "with groups '$copies', loops in the text '$plain'"
+    else
+        pass "$name (as natively, ${copies##*|} with groups and without)"
+    fi
+}
+
 # summary_of HVRUN CACHE_DIR [WRAPPER...]: a run of progress_spin with
 # XDG_CACHE_HOME CACHE_DIR (--log debug), under WRAPPER if given:
 # "STDOUT|DIGEST|N" where N counts its texts mapped from the cache's
@@ -248,14 +291,16 @@ for hv in "$@"; do
     fi
     if [ ! -x "$GUEST/progress_alarm" ] || [ ! -x "$GUEST/progress_spin" ] ||
         [ ! -x "$GUEST/progress_hostdata" ] ||
-        [ ! -x "$GUEST/progress_unixname" ]; then
-        fail "$label:progress" "build/progress/progress_alarm, progress_spin, progress_hostdata or progress_unixname missing (make test builds them)"
+        [ ! -x "$GUEST/progress_unixname" ] ||
+        [ ! -x "$GUEST/progress_groups" ]; then
+        fail "$label:progress" "build/progress/progress_alarm, progress_spin, progress_hostdata, progress_unixname or progress_groups missing (make test builds them)"
         continue
     fi
     case_spin "$hv" "$label"
     case_hostdata "$hv" "$label"
     case_unixname "$hv" "$label"
     case_image_cache "$hv" "$label"
+    case_groups "$hv" "$label"
     case_alarm "$hv" alarm "$RUNS" "$label" 1000
     case_alarm "$hv" itimer "$RUNS" "$label" 100
     case_alarm "$hv" timerfd "$RUNS" "$label" 100
