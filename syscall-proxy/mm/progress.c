@@ -89,8 +89,8 @@
 #define GROUP_STUB_BYTES 38
 #define GROUP_HEAD_BYTES 14 /* subq $K, slot(%rip); jle rel32 */
 #define GROUP_BYTES_MAX                                                    \
-    (GROUP_HEAD_BYTES + GROUP_TURNS * (GROUP_BODY_MAX + MAX_SPAN + 6) + 5 +              \
-     GROUP_TURNS * PROGRESS_COPY_EXITS * GROUP_STUB_BYTES + 8)
+    (GROUP_HEAD_BYTES + GROUP_TURNS * (GROUP_BODY_MAX + MAX_SPAN + 6) +    \
+     5 + GROUP_TURNS * PROGRESS_COPY_EXITS * GROUP_STUB_BYTES + 8)
 /* An image's groups take at most GROUP_BUDGET_SITE bytes a site of its
  * text, and GROUP_BUDGET_MOST in all (libc's 766 groups: ~450 KiB),
  * but GROUP_BUDGET_LEAST even to a small text. */
@@ -105,8 +105,8 @@ struct progress_site {
     uint8_t orig[MAX_SPAN]; /* as the file had it */
     uint8_t code[MAX_SPAN]; /* the jmp hvrun wrote */
     /* The bytes of the loop's body copied in front of its trampoline's
-     * entry (progress_copy.c), 0 for none: in the structure's padding,
-     * so a cached image's record keeps its size. */
+     * entry (progress_copy.c), 0 for none. (The record's size is part of
+     * a cached image's key.) */
     uint16_t body;
     uint8_t jnz_at; /* with a body: its jnz's offset from the entry */
     /* With an unrolled group (build_group): the bytes from the group's
@@ -576,9 +576,9 @@ static bool build_group(struct emitter *e, const struct proxy_cpuid_site *cs,
     static const uint8_t subq[3] = {0x48, 0x83, 0x2d},
                          addq[3] = {0x48, 0x83, 0x05}, jle[2] = {0x0f, 0x8e};
     size_t start = e->n;
+    e->turn = body_len + (size_t)(cs->span - cs->len) + (cond ? 6 : 0);
     put_slot_imm8(e, subq, counter, GROUP_TURNS);
     put(e, jle, 2);
-    e->turn = body_len + (size_t)(cs->span - cs->len) + (cond ? 6 : 0);
     size_t jle_rel = e->n;
     put(e, "\0\0\0\0", 4);
     /* the rel32 fields to send to way-outs: [turn][exit], cond last */
