@@ -270,6 +270,11 @@ static inline uint64_t det_mem_free_bytes(const struct det_config *c)
  * deterministic sequences, times from the logical clock for files the
  * guest wrote and from the epoch for the rest. */
 void det_stat_canon(struct det_state *d, struct stat *st);
+/* The mtime det_stat_canon would show for the host file (dev, ino) whose
+ * own mtime is host_mtime_ns, without numbering the file or counting a
+ * read: nothing the guest can see changes. */
+int64_t det_mtime_seen_ns(struct det_state *d, uint64_t dev, uint64_t ino,
+                          int64_t host_mtime_ns);
 /* The virtual inode number for a host (dev, ino) (getdents d_ino). */
 uint64_t det_ino(struct det_state *d, uint64_t host_dev, uint64_t host_ino);
 uint64_t det_dev(struct det_state *d, uint64_t host_dev);

@@ -320,6 +320,15 @@ static void log_stat(struct det_state *d, const struct stat *st)
     det_log_value(d, DET_SRC_METADATA, v, sizeof(v));
 }
 
+int64_t det_mtime_seen_ns(struct det_state *d, uint64_t dev, uint64_t ino,
+                          int64_t host_mtime_ns)
+{
+    if (!d->cfg.virtualize_metadata)
+        return host_mtime_ns;
+    struct file_entry *e = find(d, dev, ino, false);
+    return e && e->written ? e->mtime_ns : d->cfg.epoch_ns;
+}
+
 void det_stat_canon(struct det_state *d, struct stat *st)
 {
     if (!d->cfg.virtualize_metadata) {

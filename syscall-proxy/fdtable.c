@@ -463,6 +463,9 @@ void proxy_fd_share_context(struct proxy_fd *to, struct proxy_fd *from)
     to->created = from->created;
     to->maps_pid = from->maps_pid;
     to->exe_link_pid = from->exe_link_pid;
+    to->pyc_fix = from->pyc_fix;
+    to->pyc_mtime_host = from->pyc_mtime_host;
+    to->pyc_mtime_seen = from->pyc_mtime_seen;
 }
 
 void proxy_fd_close_on_exec(struct proxy_fdtable *t)

@@ -124,6 +124,12 @@ struct proxy_fd {
      * readlinkat(fd, "") and readlink of /proc/self/fd/<fd> are answered
      * from N. Kept by dups and fork children. */
     int exe_link_pid;
+    /* A CPython bytecode cache opened read-only whose header's source
+     * mtime is its source's host mtime (fsmeta.c): reads show
+     * pyc_mtime_seen there instead, the source's mtime as the guest sees
+     * it. Kept by dups and fork children. */
+    bool pyc_fix;
+    uint32_t pyc_mtime_host, pyc_mtime_seen;
 };
 
 int proxy_fdtable_init(struct proxy_fdtable *t, int max_fds);

@@ -1158,8 +1158,10 @@ long proxy_fs_openat(struct proxy_process *p, uint64_t guest_dirfd,
     int replayed = proxy_fs_replayed_file(p, &hp, flags);
     if (replayed >= 0) {
         proxy_meta_note_open(p, replayed, hp.path, flags, false);
-        return proxy_fd_install(&p->fds, replayed, (flags & O_CLOEXEC) != 0,
-                                0);
+        r = proxy_fd_install(&p->fds, replayed, (flags & O_CLOEXEC) != 0, 0);
+        if (r >= 0)
+            proxy_meta_pyc_opened(p, (int)r, hp.dirfd, hp.path, flags);
+        return r;
     }
     mode_t host_mode = open_creates(flags) ? umasked(p, mode) : 0;
     if ((flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC)) {
@@ -1193,6 +1195,7 @@ long proxy_fs_openat(struct proxy_process *p, uint64_t guest_dirfd,
     if (r >= 0) {
         proxy_fd_get(&p->fds, (int)r)->created = makes_file;
         proxy_fd_get(&p->fds, (int)r)->exe_link_pid = exe_link_pid;
+        proxy_meta_pyc_opened(p, (int)r, hp.dirfd, hp.path, flags);
     }
     return r;
 }

@@ -76,6 +76,24 @@ void proxy_dircache_put(struct proxy_dircache *c);
 void proxy_meta_note_fd(struct proxy_process *p, int guest_fd,
                         enum proxy_meta_change what);
 
+/*
+ * CPython's bytecode caches made outside the run (fsmeta.c). A .pyc in a
+ * __pycache__ directory records its source's mtime and size; the guest
+ * sees an unwritten source's mtime as the epoch, so every cache made
+ * natively would look stale and CPython would compile each module it
+ * imports in every run. When a .pyc opened read-only records its source's
+ * host mtime and size, the run reads the header as the source's mtime the
+ * guest sees: the cache CPython would have written for that source inside
+ * the run. Only read, pread and their vector forms show it (mmap,
+ * sendfile, splice and copy_file_range show the file's own bytes).
+ */
+void proxy_meta_pyc_opened(struct proxy_process *p, int guest_fd,
+                           int host_dirfd, const char *path, int flags);
+/* got bytes of f's file from offset start were read into iov[0..n). */
+struct iovec;
+void proxy_meta_pyc_read(const struct proxy_fd *f, int64_t start,
+                         const struct iovec *iov, int n, size_t got);
+
 /* lseek on such a directory: true (and *result set) when it handled it. */
 bool proxy_meta_dir_seek(struct proxy_process *p, int guest_fd, int64_t off,
                          int whence, long *result);

@@ -802,3 +802,115 @@ void proxy_meta_note_mkdir(struct proxy_process *p, int host_dirfd,
         fstatat(host_dirfd, path, &st, AT_SYMLINK_NOFOLLOW) == 0)
         det_note_created(p->det, st.st_dev, st.st_ino);
 }
+
+/* ---- CPython's bytecode caches, read as the run would write them --------- */
+
+/* The header's layout from 3.7 (magic 3390, PEP 552): magic (2 bytes and
+ * "\r\n"), flags (0: checked by the source's mtime and size), the mtime's
+ * low 32 bits, the size's. */
+#define PYC_MAGIC_PEP552 3390
+#define PYC_MAGIC_END 10000
+#define PYC_MTIME_AT 8
+
+/* What CPython compares: int() of st_mtime, the double sec + nsec * 1e-9
+ * (which can round up to the next second), to 32 bits. */
+static uint32_t py_mtime32(int64_t ns)
+{
+    int64_t sec = ns / 1000000000, nsec = ns % 1000000000;
+    if (nsec < 0) {
+        sec--;
+        nsec += 1000000000;
+    }
+    return (uint32_t)(int64_t)((double)sec + (double)nsec * 1e-9);
+}
+
+static uint32_t le32(const unsigned char *b)
+{
+    return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 |
+           (uint32_t)b[3] << 24;
+}
+
+/* importlib's source_from_cache: DIR/__pycache__/NAME.TAG[.opt-N].pyc ->
+ * DIR/NAME.py; pytest's rewritten tests, NAME.TAG-pytest-X.Y.Z.pyc, name
+ * their source the same way (a module name has no dot). */
+static bool pyc_source_path(const char *pyc, char *out, size_t cap)
+{
+    if (!names_pycache(pyc, false))
+        return false;
+    const char *base = strrchr(pyc, '/') + 1; /* names_pycache: a parent */
+    size_t blen = strlen(base), dots = 0;
+    if (blen < 5 || strcmp(base + blen - 4, ".pyc") != 0)
+        return false;
+    for (const char *c = base; *c; c++)
+        dots += *c == '.';
+    if (dots < 2)
+        return false;
+    const char *end = base; /* back over the slashes and "__pycache__" */
+    while (end > pyc && end[-1] == '/')
+        end--;
+    end -= sizeof("__pycache__") - 1;
+    int n = snprintf(out, cap, "%.*s%.*s.py", (int)(end - pyc), pyc,
+                     (int)(strchr(base, '.') - base), base);
+    return n > 0 && (size_t)n < cap;
+}
+
+void proxy_meta_pyc_opened(struct proxy_process *p, int guest_fd,
+                           int host_dirfd, const char *path, int flags)
+{
+    char src[PROXY_PATH_MAX];
+    struct proxy_fd *f = proxy_fd_get(&p->fds, guest_fd);
+    if (!proxy_meta_on(p) || !f || (flags & O_ACCMODE) != O_RDONLY ||
+        (flags & O_PATH) || !pyc_source_path(path, src, sizeof(src)))
+        return;
+    unsigned char h[16];
+    if (pread(f->host_fd, h, sizeof(h), 0) != (ssize_t)sizeof(h) ||
+        h[2] != '\r' || h[3] != '\n')
+        return;
+    unsigned magic = h[0] | (unsigned)h[1] << 8;
+    if (magic < PYC_MAGIC_PEP552 || magic >= PYC_MAGIC_END || le32(h + 4))
+        return; /* older layouts; hash-based caches need nothing */
+    struct stat st;
+    if (fstatat(host_dirfd, src, &st, 0) < 0 || !S_ISREG(st.st_mode))
+        return;
+    int64_t host_ns = st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec;
+    uint32_t recorded = le32(h + PYC_MTIME_AT);
+    if (recorded != py_mtime32(host_ns) ||
+        le32(h + PYC_MTIME_AT + 4) != (uint32_t)st.st_size)
+        return; /* stale natively too */
+    uint32_t seen = py_mtime32(
+        det_mtime_seen_ns(p->det, st.st_dev, st.st_ino, host_ns));
+    if (seen == recorded)
+        return;
+    f->pyc_fix = true;
+    f->pyc_mtime_host = recorded;
+    f->pyc_mtime_seen = seen;
+}
+
+void proxy_meta_pyc_read(const struct proxy_fd *f, int64_t start,
+                         const struct iovec *iov, int n, size_t got)
+{
+    if (!f->pyc_fix || start > PYC_MTIME_AT + 3 ||
+        start + (int64_t)got <= PYC_MTIME_AT)
+        return;
+    unsigned char *at[4] = {0}; /* where each header byte landed */
+    int64_t pos = start;
+    for (int i = 0; i < n && pos < start + (int64_t)got; i++) {
+        int64_t len = (int64_t)iov[i].iov_len;
+        if (len > start + (int64_t)got - pos)
+            len = start + (int64_t)got - pos;
+        for (int k = 0; k < 4; k++) {
+            int64_t o = PYC_MTIME_AT + k;
+            if (o >= pos && o < pos + len)
+                at[k] = (unsigned char *)iov[i].iov_base + (o - pos);
+        }
+        pos += len;
+    }
+    /* Only over the bytes the header had at the open: a file rewritten
+     * since reads as it is. */
+    for (int k = 0; k < 4; k++)
+        if (at[k] && *at[k] != (unsigned char)(f->pyc_mtime_host >> (8 * k)))
+            return;
+    for (int k = 0; k < 4; k++)
+        if (at[k])
+            *at[k] = (unsigned char)(f->pyc_mtime_seen >> (8 * k));
+}

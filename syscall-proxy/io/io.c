@@ -481,6 +481,22 @@ static long xfer_host_nowait(struct proxy_process *p, int guest_fd, int host_fd,
 
 /* read, write, pread64, pwrite64: one guest buffer. */
 
+/* A read of a bytecode cache whose header the run shows as its own
+ * (fsmeta.c): where the bytes came from in the file. */
+static void pyc_read_done(const struct proxy_fd *f, int host_fd,
+                          const struct xfer *x, const struct iovec *iov, int n,
+                          size_t got)
+{
+    int64_t start;
+    if (x->kind == XFER_AT_OFFSET || (x->kind == XFER_V2 && x->offset != -1))
+        start = x->offset;
+    else if ((start = lseek(host_fd, 0, SEEK_CUR)) < 0)
+        return;
+    else
+        start -= (int64_t)got;
+    proxy_meta_pyc_read(f, start, iov, n, got);
+}
+
 /* Who serves a transfer: a signalfd's records, detcore's stream for
  * /dev/urandom and /dev/random reads (vfs.c), or the host fd. */
 static long xfer_dispatch(struct proxy_process *p, int guest_fd, int host_fd,
@@ -531,6 +547,8 @@ static long xfer_dispatch(struct proxy_process *p, int guest_fd, int host_fd,
         proxy_tty_wrote(p, host_fd, iov, n, (size_t)r);
     if (x->into_guest && r > 0) /* a pty's bytes in flight are counted */
         proxy_tty_read_done(host_fd, (size_t)r);
+    if (x->into_guest && r > 0 && f && f->pyc_fix)
+        pyc_read_done(f, host_fd, x, iov, n, (size_t)r);
     return r;
 }
 

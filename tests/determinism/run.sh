@@ -9,6 +9,10 @@
 #             print identical stdout bytes;
 #             same/python3-after-native-python3 runs python3 natively
 #             first (as hosts do), then the two runs;
+#   pycache/* a module's bytecode cache made by native python3 is used
+#             under hvrun (no module compiled again, two runs alike, the
+#             host's .pyc unchanged), and one its source changed since is
+#             not;
 #   plaus/*   the values are plausible, not just equal: clocks move forward,
 #             nanosleep(50 ms) advances CLOCK_MONOTONIC by >= 50 ms, random
 #             bytes are not zero, --seed changes them, --epoch sets the date,
@@ -350,6 +354,78 @@ same_python_after_native() {
     (cd "$CWD" && timeout -k 5 "$TIMEOUT" env -i "${GUEST_ENV[@]}" \
         "$PY" -c "$PY_CODE" >/dev/null 2>&1)
     same_runs "$name" "$OUT/$ID.same.python3-after-native" 2 "$PY" -c "$PY_CODE"
+}
+
+# A bytecode cache python3 made natively is used under hvrun as natively
+# (the guest sees its sources' mtimes as the epoch, so a .pyc whose header
+# records the source's host mtime reads as recording the guest's): no
+# module compiled again, the same output each run, the host's .pyc never
+# rewritten; and a cache the source changed since (natively stale) is
+# still stale inside.
+py_native_cache() {
+    local name=$L:pycache/native-cache-used
+    if [ -z "$PY" ]; then
+        skip "$name" "python3 is not installed"
+        skip "$L:pycache/stale-cache-not-used" "python3 is not installed"
+        return
+    fi
+    local dir=$OUT/$ID.pyfix base=$OUT/$ID.pycache st p pyc
+    rm -rf "$dir" && mkdir -p "$dir"
+    printf 'X = 1\n' >"$dir/mod.py"
+    # natively, as any host does (it writes $dir/__pycache__)
+    env -i "${GUEST_ENV[@]}" "$PY" -c "import sys; sys.path.insert(0, '$dir'); import mod" ||
+        { fail "$name" "native python3 could not import the module"; return; }
+    pyc=$(ls "$dir"/__pycache__/mod.*.pyc 2>/dev/null | head -n 1)
+    [ -n "$pyc" ] || { fail "$name" "native python3 wrote no .pyc"; return; }
+    cp "$pyc" "$dir/pyc.before"
+    local code="import sys, os; sys.path.insert(0, '$dir'); import mod
+h = open('$pyc', 'rb').read(16)
+fd = os.open('$pyc', os.O_RDONLY)
+ones = b''.join(os.read(fd, 1) for _ in range(16))
+a, b = bytearray(9), bytearray(7)
+os.lseek(fd, 0, 0); os.readv(fd, [a, b])
+pieces = [os.pread(fd, 4, 8), os.pread(fd, 2, 9) + os.pread(fd, 1, 11), ones[8:12], (a + b)[8:12]]
+print('X', mod.X, 'header-mtime-matches', int.from_bytes(h[8:12], 'little') == int(os.stat('$dir/mod.py').st_mtime) & 0xffffffff,
+      'pieces-agree', all(x[-3:] == h[9:12] for x in pieces) and pieces[0] == pieces[2] == pieces[3] == h[8:12])"
+    local i
+    for i in 1 2; do
+        st=$(hv "$base.$i" -- "$PY" -v -c "$code")
+        p=$(run_problem "$st" "$base.$i")
+        [ -z "$p" ] || { fail "$name" "run $i: $p"; return; }
+    done
+    if ! grep -qx 'X 1 header-mtime-matches True pieces-agree True' "$base.1.out"; then
+        fail "$name" "stdout: $(head -c 200 "$base.1.out")"
+    elif grep -q "bytecode is stale for 'mod'" "$base.1.err" ||
+        ! grep -q "matches $dir/mod.py" "$base.1.err"; then
+        fail "$name" "the native cache was not used: $(grep -m1 "mod" "$base.1.err")"
+    elif grep -q "bytecode is stale" "$base.1.err"; then
+        fail "$name" "a module compiled again: $(grep -m1 "bytecode is stale" "$base.1.err")"
+    elif ! cmp -s "$base.1.out" "$base.2.out" || ! cmp -s "$base.1.err" "$base.2.err"; then
+        fail "$name" "two runs differ"
+    elif ! cmp -s "$pyc" "$dir/pyc.before"; then
+        fail "$name" "the host's .pyc changed"
+    else
+        pass "$name"
+    fi
+    # The source changed natively after its cache was made (same size, a
+    # later mtime): stale natively, so stale inside too.
+    name=$L:pycache/stale-cache-not-used
+    printf 'X = 2\n' >"$dir/mod.py"
+    touch -d '@2000000000' "$dir/mod.py"
+    st=$(hv "$base.3" -- "$PY" -v -c "$code")
+    p=$(run_problem "$st" "$base.3")
+    if [ -n "$p" ]; then
+        fail "$name" "$p"
+    elif ! grep -qx 'X 2 header-mtime-matches False pieces-agree True' "$base.3.out"; then
+        fail "$name" "stdout: $(head -c 200 "$base.3.out")"
+    elif ! grep -q "bytecode is stale for 'mod'" "$base.3.err"; then
+        fail "$name" "the stale cache was used: $(grep -m1 "mod" "$base.3.err")"
+    elif ! cmp -s "$pyc" "$dir/pyc.before"; then
+        fail "$name" "the host's .pyc changed"
+    else
+        pass "$name"
+    fi
+    rm -rf "$dir"
 }
 
 run_same_table() {
@@ -1149,7 +1225,7 @@ print("no JSON object in stderr: " + (err.strip().splitlines() or ["(empty)"])[0
 
 # ---- main -------------------------------------------------------------------------------------
 
-ALL_CASES="same/det_sources same/python3-after-native-python3 $(awk -F'|' '{gsub(/ /,"",$1); if ($1 != "") printf "same/%s ", $1}' <<<"$SAME_TABLE")
+ALL_CASES="same/det_sources same/python3-after-native-python3 pycache/native-cache-used pycache/stale-cache-not-used $(awk -F'|' '{gsub(/ /,"",$1); if ($1 != "") printf "same/%s ", $1}' <<<"$SAME_TABLE")
 plaus/det_sources-check plaus/monotonic plaus/sleep-50ms plaus/random-nonzero
 plaus/cpu-counts-1 plaus/meminfo-matches-sysinfo plaus/cpuinfo-matches-cpuid
 plaus/cpuid-fixed-model plaus/cpuid-rewrite-fixed-model
@@ -1186,6 +1262,7 @@ for hvarg in "$@"; do
     same_det_sources
     run_same_table
     same_python_after_native
+    py_native_cache
     plaus_det_sources
     plaus_cases
     cpu_number_cases
