@@ -96,7 +96,7 @@ TEST_PKGS := coreutils sed gawk gzip bzip2 xz-utils zstd openssl sqlite3 \
 .PHONY: all debug test check check-docs test-guest demo bench deps clean lint format \
         man install uninstall deb test-packaging \
         fuzz fuzz-deps fuzz-elf fuzz-syscalls fuzz-trinity images images-deps images-check images-boot \
-        matrix matrix-deps stress stress-deps ltp ltp-deps
+        matrix matrix-deps stress stress-deps ltp ltp-deps ltp-verify
 
 all: $(BUILD)/hvrun
 
@@ -465,6 +465,11 @@ ltp-deps:
 
 ltp: ltp-deps all
 	tests/ltp/run.sh
+
+# Every entry that passed under a backend in the last `make ltp`, again
+# under `hvrun run --verify` (two runs, compared); the report gains its part.
+ltp-verify: ltp-deps all
+	MODES="$(if $(wildcard /dev/kvm),kvm-verify )ptrace-verify" tests/ltp/run.sh
 
 # ---- the reference program matrix (not part of make test) -------------------------
 #

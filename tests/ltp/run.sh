@@ -43,6 +43,12 @@
 # TFAIL, TWARN, TCONF (only TCONF: nothing ran), TPASS (0), or other
 # (killed by a signal, hvrun's own error 125, ...).
 #
+# Verify modes: MODES="kvm-verify ptrace-verify" (make ltp-verify) runs
+# each entry that passed under the backend (in the result directories a
+# report reads) again as `hvrun run --verify`, in twice the time limit;
+# the report's "Under --verify" part counts the entries that verify
+# (verdict nondet: the two runs differed).
+#
 # Environment: JOBS (parallel tests, default 2), MODES (default "native kvm
 # ptrace", without kvm where the host has no /dev/kvm), LTP_TIMEOUT (host
 # seconds per run, default 120), HVRUN (default
@@ -65,10 +71,11 @@ REPORT_FROM=${LTP_REPORT_FROM:-$OUT}
 # kvm where the host offers /dev/kvm (a VM without nested virtualisation
 # has none: its kvm column would be all "other").
 if [ -r /dev/kvm ] && [ -w /dev/kvm ]; then
-    MODES=${MODES:-native kvm ptrace}
+    DEFAULT_MODES="native kvm ptrace"
 else
-    MODES=${MODES:-native ptrace}
+    DEFAULT_MODES="native ptrace"
 fi
+MODES=${MODES:-$DEFAULT_MODES}
 LTP_TIMEOUT=${LTP_TIMEOUT:-120}
 JOBS=${JOBS:-2}
 export HVRUN HVRUN_ARGS OUT MODES LTP_TIMEOUT
@@ -170,6 +177,7 @@ verdict_of() {
     0) echo TPASS ;;
     124 | 137) echo timeout ;;
     32) echo TCONF ;;
+    120) echo nondet ;; # hvrun --verify: the two runs differed
     *)
         if [ "$rc" -ge 64 ]; then echo other
         elif [ $((rc & 2)) -ne 0 ]; then echo TBROK
@@ -180,6 +188,14 @@ verdict_of() {
     esac
 }
 
+# Whether entry $1 passed under mode $2 in the result directories a
+# report reads (the last holding it): what a verify mode runs again.
+passed_under() {
+    local d v=-
+    for d in $REPORT_FROM; do [ -s "$d/results/$1.$2" ] && read -r v _ <"$d/results/$1.$2"; done
+    [ "$v" = TPASS ]
+}
+
 # The command line of entry $1 in runtest/syscalls.
 command_of() { awk -v n="$1" '$1 == n { $1 = ""; print substr($0, 2); exit }' "$RUNTEST"; }
 
@@ -187,8 +203,16 @@ command_of() { awk -v n="$1" '$1 == n { $1 = ""; print substr($0, 2); exit }' "$
 # so an interrupted run is done again on the next pass.
 run_mode() {
     local name=$1 mode=$2 cmd scratch log t0 rc bin first pre=()
-    local r="$OUT/results/$name.$mode"
+    local r="$OUT/results/$name.$mode" backend=$mode verify=() limit=$LTP_TIMEOUT
     log="$OUT/log/$name.$mode"
+    # B-verify: `hvrun run --verify` (two runs, compared) of an entry that
+    # passed under B, in twice the time.
+    if [[ $mode == *-verify ]]; then
+        backend=${mode%-verify}
+        passed_under "$name" "$backend" || { echo "notrun 0 0" >"$r"; return; }
+        verify=(--verify)
+        limit=$((LTP_TIMEOUT * 2))
+    fi
     cmd=$(command_of "$name")
     read -r first _ <<<"$cmd"
     if [[ $first != */* ]] && [ ! -x "$LTPROOT/testcases/bin/$first" ] &&
@@ -197,7 +221,7 @@ run_mode() {
         return
     fi
     # shellcheck disable=SC2206 # HVRUN_ARGS: options, split on spaces
-    [ "$mode" = native ] || pre=("$HVRUN" run --backend "$mode" $HVRUN_ARGS --)
+    [ "$mode" = native ] || pre=("$HVRUN" run --backend "$backend" "${verify[@]}" $HVRUN_ARGS --)
     scratch="$OUT/scratch/$name.$mode"
     rm -rf "$scratch"
     mkdir -p "$scratch"
@@ -206,12 +230,12 @@ run_mode() {
     # An entry with shell syntax runs through sh; a plain one is exec'd
     # directly, so the test is the first process of the run.
     if [[ $cmd =~ [\;\|\&\$\<\>\`\"\'] ]]; then
-        sandbox "$scratch" "$mode" timeout -k 5 "$LTP_TIMEOUT" "${pre[@]}" /bin/sh -c "$cmd" >"$log" 2>&1
+        sandbox "$scratch" "$backend" timeout -k 5 "$limit" "${pre[@]}" /bin/sh -c "$cmd" >"$log" 2>&1
     else
         bin=$first
         [ -x "$LTPROOT/testcases/bin/$first" ] && bin="$LTPROOT/testcases/bin/$first"
         # shellcheck disable=SC2086
-        sandbox "$scratch" "$mode" timeout -k 5 "$LTP_TIMEOUT" "${pre[@]}" "$bin" ${cmd#"$first"} >"$log" 2>&1
+        sandbox "$scratch" "$backend" timeout -k 5 "$limit" "${pre[@]}" "$bin" ${cmd#"$first"} >"$log" 2>&1
     fi
     rc=$?
     echo "$(verdict_of $rc) $rc $(elapsed "$t0")" >"$r.part" && mv "$r.part" "$r"
@@ -286,8 +310,47 @@ verdict() {
 
 md_escape() { sed 's/|/\\|/g; s/`/'"'"'/g'; }
 
+# The report's "Under --verify" part: for each B-verify mode with results,
+# the entries that pass under B, how many of them verify, and why the
+# others do not.
+verify_report() {
+    local vmodes vm b n v c ok total
+    vmodes=$(for d in $REPORT_FROM; do ls "$d/results" 2>/dev/null; done |
+        sed -n 's/^.*\.\([a-z]*-verify\)$/\1/p' | sort -u)
+    [ -n "$vmodes" ] || return 0
+    echo
+    echo "## Under --verify"
+    echo
+    echo "Each entry that passes under a backend, run again as \`hvrun run" \
+        "--verify\` (two runs whose stdout, stderr, exit status and detlog" \
+        "must be identical; \`MODES=\"kvm-verify ptrace-verify\"\`, \`make" \
+        "ltp-verify\`), in twice the time limit. *nondet*: the runs differed."
+    for vm in $vmodes; do
+        b=${vm%-verify} ok=0 total=0
+        local others=""
+        for n in $names; do
+            [ "$(verdict "$n" "$b")" = TPASS ] || continue
+            v=$(verdict "$n" "$vm")
+            [ "$v" = - ] && continue
+            total=$((total + 1))
+            if [ "$v" = TPASS ]; then ok=$((ok + 1)); continue; fi
+            c=$(curated_cause "$n" "$vm")
+            [ -z "$c" ] && c=$(diagnose "$(log_of "$n" "$vm")" "$v")
+            others+="- $n ($v): $(echo "$c" | md_escape)"$'\n'
+        done
+        echo
+        echo "**$b**: $ok of the $total entries that pass under $b and ran" \
+            "under --verify verify$( [ "$total" -gt 0 ] && awk -v a=$ok -v t=$total 'BEGIN { printf " (%.1f%%)", 100 * a / t }')."
+        [ -n "$others" ] && { echo; printf '%s' "$others"; }
+    done
+}
+
 report() {
     local names n m v nat c total=0 npass=0 mism="" row="" row_m row_v row_c verdicts="TPASS TFAIL TBROK TWARN TCONF timeout other notbuilt"
+    # verify modes have their own part (verify_report)
+    local m0 base_modes=""
+    for m0 in $MODES; do [[ $m0 == *-verify ]] || base_modes+="$m0 "; done
+    local MODES=${base_modes:-$DEFAULT_MODES}
     declare -A tally pass
     names=$(for d in $REPORT_FROM; do ls "$d/results" 2>/dev/null; done |
         sed -n 's/\.native$//p' | sort -u)
@@ -368,6 +431,7 @@ report() {
             for m in $MODES; do [ "$m" = native ] || printf '; %s %s' "$m" "$(verdict "$n" "$m")"; done
             printf '): %s\n' "$(echo "$c" | md_escape)"
         done
+        verify_report
     } >"$DOC"
     echo "report: $DOC ($total entries, $npass native passes;$(for m in $MODES; do
         [ "$m" = native ] || printf ' %s %d' "$m" "${pass[$m]:-0}"; done))"
