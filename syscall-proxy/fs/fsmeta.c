@@ -860,8 +860,9 @@ void proxy_meta_pyc_opened(struct proxy_process *p, int guest_fd,
     char src[PROXY_PATH_MAX];
     struct proxy_fd *f = proxy_fd_get(&p->fds, guest_fd);
     if (!proxy_meta_on(p) || !f || (flags & O_ACCMODE) != O_RDONLY ||
-        (flags & O_PATH) || !pyc_source_path(path, src, sizeof(src)))
-        return;
+        (flags & O_PATH) || !pyc_source_path(path, src, sizeof(src)) ||
+        !fd_meta_load(f) || !S_ISREG(f->host_type))
+        return; /* a device or FIFO so named is read as it is */
     unsigned char h[16];
     if (pread(f->host_fd, h, sizeof(h), 0) != (ssize_t)sizeof(h) ||
         h[2] != '\r' || h[3] != '\n')
