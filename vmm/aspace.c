@@ -1523,14 +1523,33 @@ static bool direct_eligible(const struct vmm_vma *v)
  * F_SEAL_WRITE then fails with EBUSY where Linux lets a private mapping
  * be (LTP memfd_create01); a private one that is never written shows
  * the file's pages all the same. */
+static struct vmm_shared *page_store_object(void);
+
+/*
+ * A direct VMA's host pages: its file's or image's, read-only and private
+ * (a write would make hvrun's own copy, never reach the file). The run's
+ * page store is the exception where no vCPU walks a stub's tables (kvm:
+ * pm->memfd < 0): its memfd is mapped shared and writable, because
+ * kvm_pvm's shadow MMU fills a faulting entry's neighbours only over host
+ * pages it can take for writing, and the store holds the texts every
+ * process runs (a library's, once joined): each fault there then fills up
+ * to eight entries. The guest still cannot write them (its PTEs say
+ * read-only, and the shadow entry is no more than the guest's), and
+ * hvrun never writes through a direct VMA's view: a poke stages or
+ * materialises first (vmm_as_poke), the copy path writes only where the
+ * guest may.
+ */
 static int direct_map_backing(const struct vmm_aspace *as,
                               const struct vmm_vma *v)
 {
     /* (before VMM_VMA_DIRECT is set: vmm_vma_direct_source asks it) */
     const struct vmm_shared *src = v->image ? v->image : v->file;
     uint64_t off = v->image ? v->image_off : v->file_off;
-    if (mmap(vmm_phys_hva(as->pm, v->gpa), v->end - v->start, PROT_READ,
-             MAP_PRIVATE | MAP_FIXED, src->fd, (off_t)off) == MAP_FAILED)
+    bool prefetched = as->pm->memfd < 0 && src == page_store_object();
+    if (mmap(vmm_phys_hva(as->pm, v->gpa), v->end - v->start,
+             prefetched ? PROT_READ | PROT_WRITE : PROT_READ,
+             (prefetched ? MAP_SHARED : MAP_PRIVATE) | MAP_FIXED, src->fd,
+             (off_t)off) == MAP_FAILED)
         return -errno;
     return 0;
 }
