@@ -95,7 +95,7 @@ static const struct exception_note notes[] = {
     {SYS_getsockopt, NULL, "SO_PEERCRED of a peer in the run names the guest"},
     {SYS_bind, NULL, "port 0 (AF_INET/6) takes detcore's next port, 32768 on"},
     {SYS_inotify_add_watch, NULL, "watched through an O_PATH fd's link; "
-                                  "rename cookies are the host's"},
+                                  "rename cookies are the run's own"},
     {SYS_umask, "emulated", "the guest umask is applied by hvrun"},
     {SYS_getcwd, "emulated", "the guest cwd is an O_PATH fd held by hvrun; "
                              "private /tmp mapped back"},

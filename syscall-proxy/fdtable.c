@@ -466,6 +466,7 @@ void proxy_fd_share_context(struct proxy_fd *to, struct proxy_fd *from)
     to->pyc_fix = from->pyc_fix;
     to->pyc_mtime_host = from->pyc_mtime_host;
     to->pyc_mtime_seen = from->pyc_mtime_seen;
+    to->inotify = from->inotify;
 }
 
 void proxy_fd_close_on_exec(struct proxy_fdtable *t)

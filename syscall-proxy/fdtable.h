@@ -130,6 +130,9 @@ struct proxy_fd {
      * it. Kept by dups and fork children. */
     bool pyc_fix;
     uint32_t pyc_mtime_host, pyc_mtime_seen;
+    /* An inotify instance (fs.c): reads show the run's rename cookies.
+     * Kept by dups and fork children. */
+    bool inotify;
 };
 
 int proxy_fdtable_init(struct proxy_fdtable *t, int max_fds);

@@ -64,7 +64,7 @@ static bool has_notes(const struct proxy_fd *f)
     return f->exe_link_pid || f->vfd || f->procdir_pid || f->listing_pid ||
            f->maps_pid || f->timerfd || f->signalfd || f->perf || f->mqd ||
            f->pidfd_pid || f->owner || f->secretmem || f->created ||
-           f->eventfd || f->lockdesc || f->pyc_fix;
+           f->eventfd || f->lockdesc || f->pyc_fix || f->inotify;
 }
 
 /* The references a note holds (as slot_release drops a slot's). */

@@ -1735,9 +1735,11 @@ static long sys_fstatfs(struct proxy_process *p, const uint64_t a[6])
 /*
  * inotify on the host: the events come from the file operations hvrun
  * makes for the guests, in their order, so a run sees the same events
- * every time (watch descriptors count from 1 per instance). Not virtual:
- * the cookies pairing IN_MOVED_FROM/IN_MOVED_TO (a host-wide counter), and
- * events of processes outside the run on watched files.
+ * every time (watch descriptors count from 1 per instance). The cookies
+ * pairing IN_MOVED_FROM with IN_MOVED_TO come from a counter of the whole
+ * host (every rename anywhere moves it): a read shows the run's own
+ * instead (proxy_inotify_read_done). Not virtual: events of processes
+ * outside the run on watched files.
  */
 static long sys_inotify_init1(struct proxy_process *p, const uint64_t a[6])
 {
@@ -1747,7 +1749,64 @@ static long sys_inotify_init1(struct proxy_process *p, const uint64_t a[6])
     int fd = inotify_init1(IN_CLOEXEC | (flags & IN_NONBLOCK));
     if (fd < 0)
         return -errno;
-    return proxy_fd_install(&p->fds, fd, (flags & IN_CLOEXEC) != 0, 0);
+    long r = proxy_fd_install(&p->fds, fd, (flags & IN_CLOEXEC) != 0, 0);
+    if (r >= 0)
+        proxy_fd_get(&p->fds, (int)r)->inotify = true;
+    return r;
+}
+
+/* The run's cookies: 1, 2, ... in the order the run's reads first meet
+ * the host's, so both events of one rename keep one cookie. The last
+ * COOKIES_KEPT are remembered (a rename's two events are queued
+ * together). */
+#define COOKIES_KEPT 64
+static struct {
+    uint32_t host, run;
+} cookies[COOKIES_KEPT];
+static unsigned cookie_slot;
+static uint32_t cookies_given;
+
+static uint32_t run_cookie(uint32_t host)
+{
+    if (!host)
+        return 0;
+    for (unsigned i = 0; i < COOKIES_KEPT; i++)
+        if (cookies[i].run && cookies[i].host == host)
+            return cookies[i].run;
+    if (++cookies_given == 0)
+        cookies_given = 1;
+    unsigned slot = cookie_slot++ % COOKIES_KEPT;
+    cookies[slot].host = host;
+    cookies[slot].run = cookies_given;
+    return cookies_given;
+}
+
+void proxy_inotify_read_done(const struct iovec *iov, int n, size_t got)
+{
+    uint8_t *events = malloc(got);
+    if (!events)
+        return;
+    size_t at = 0;
+    for (int i = 0; i < n && at < got; i++) {
+        size_t take = iov[i].iov_len < got - at ? iov[i].iov_len : got - at;
+        memcpy(events + at, iov[i].iov_base, take);
+        at += take;
+    }
+    /* whole events only: what the kernel hands out */
+    for (size_t off = 0; off + sizeof(struct inotify_event) <= got;) {
+        struct inotify_event ev;
+        memcpy(&ev, events + off, sizeof(ev));
+        ev.cookie = run_cookie(ev.cookie);
+        memcpy(events + off, &ev, sizeof(ev));
+        off += sizeof(ev) + ev.len;
+    }
+    at = 0;
+    for (int i = 0; i < n && at < got; i++) {
+        size_t take = iov[i].iov_len < got - at ? iov[i].iov_len : got - at;
+        memcpy(iov[i].iov_base, events + at, take);
+        at += take;
+    }
+    free(events);
 }
 
 static long sys_inotify_init(struct proxy_process *p, const uint64_t a[6])

@@ -94,6 +94,10 @@ struct iovec;
 void proxy_meta_pyc_read(const struct proxy_fd *f, int64_t start,
                          const struct iovec *iov, int n, size_t got);
 
+/* got bytes of inotify events were read into iov[0..n): their rename
+ * cookies become the run's own (fs.c). */
+void proxy_inotify_read_done(const struct iovec *iov, int n, size_t got);
+
 /* lseek on such a directory: true (and *result set) when it handled it. */
 bool proxy_meta_dir_seek(struct proxy_process *p, int guest_fd, int64_t off,
                          int whence, long *result);

@@ -192,9 +192,23 @@ void proxy_meta_log_created(struct proxy_process *p, int host_dirfd,
     proxy_preserve_created(p, host_dirfd, host_path);
 }
 
+/* A file the run just made has an inode the host may have freed and given
+ * again (an O_TMPFILE closed without a name, a file another process
+ * removed): what was noted of that number belonged to the old file, and
+ * keeping it would make the new file's inode number and times depend on
+ * which number the host's allocator handed out. */
+static void fresh_inode(struct proxy_process *p, uint64_t dev, uint64_t ino)
+{
+    det_forget_file(p->det, dev, ino);
+}
+
 void proxy_meta_note_created(struct proxy_process *p, int host_dirfd,
                              const char *host_path)
 {
+    struct stat st;
+    if (proxy_meta_on(p) &&
+        fstatat(host_dirfd, host_path, &st, AT_SYMLINK_NOFOLLOW) == 0)
+        fresh_inode(p, st.st_dev, st.st_ino);
     proxy_meta_log_created(p, host_dirfd, host_path);
     proxy_meta_note_parent(p, host_dirfd, host_path);
     proxy_meta_note_at(p, host_dirfd, host_path, AT_SYMLINK_NOFOLLOW,
@@ -363,6 +377,8 @@ void proxy_meta_note_open(struct proxy_process *p, int host_fd,
     struct stat st;
     if (fstat(host_fd, &st) < 0 || !S_ISREG(st.st_mode))
         return;
+    if (created || tmpfile)
+        fresh_inode(p, st.st_dev, st.st_ino);
     det_note_write(p->det, st.st_dev, st.st_ino);
     if (created &&
         open_parent_stat(host_fd, guest_path_after_rewrite, &st) == 0)

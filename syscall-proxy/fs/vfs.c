@@ -1425,6 +1425,29 @@ static long fix_anon_link(const struct proxy_process *p, int host_fd,
     return (long)len;
 }
 
+/* An O_TMPFILE file not linked yet reads "DIR/#N (deleted)", N its
+ * inode number: the guest's, the one fstat gives it, as for a pipe. */
+static long fix_tmpfile_link(const struct proxy_process *p, int host_fd,
+                             char *target, size_t len, size_t cap)
+{
+    size_t suf = sizeof(DELETED_SUFFIX) - 1;
+    if (len <= suf || memcmp(target + len - suf, DELETED_SUFFIX, suf) != 0)
+        return (long)len;
+    size_t digits_end = len - suf, hash = digits_end;
+    while (hash > 0 && target[hash - 1] >= '0' && target[hash - 1] <= '9')
+        hash--;
+    if (hash == digits_end || hash < 2 || target[hash - 1] != '#' ||
+        target[hash - 2] != '/')
+        return (long)len;
+    char tail[32];
+    int n = snprintf(tail, sizeof(tail), "%llu" DELETED_SUFFIX,
+                     (unsigned long long)guest_ino_of_host_fd(p, host_fd));
+    if (n <= 0 || hash + (size_t)n > cap)
+        return (long)len;
+    memcpy(target + hash, tail, (size_t)n);
+    return (long)(hash + (size_t)n);
+}
+
 /* One of the files hvrun made the run's stdio (config.h capture_files):
  * the same name in every run and every replay. */
 static long fix_capture_link(const struct proxy_process *p, char *target,
@@ -1450,8 +1473,10 @@ long proxy_vfs_link_fixup(const struct proxy_process *p, const char *host_link,
     size_t len = (size_t)fix_capture_link(p, target, (size_t)n, cap);
     char *end;
     long host_fd = strtol(host_link + 14, &end, 10);
-    if (end != host_link + 14 && *end == '\0' && p->det)
+    if (end != host_link + 14 && *end == '\0' && p->det) {
         len = (size_t)fix_anon_link(p, (int)host_fd, target, len, cap);
+        len = (size_t)fix_tmpfile_link(p, (int)host_fd, target, len, cap);
+    }
     if (end != host_link + 14 && *end == '\0' &&
         proxy_secretmem_host_fd(p, (int)host_fd) &&
         cap > sizeof(PROXY_SECRETMEM_NAME) - 1) {

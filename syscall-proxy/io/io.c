@@ -549,6 +549,8 @@ static long xfer_dispatch(struct proxy_process *p, int guest_fd, int host_fd,
         proxy_tty_read_done(host_fd, (size_t)r);
     if (x->into_guest && r > 0 && f && f->pyc_fix)
         pyc_read_done(f, host_fd, x, iov, n, (size_t)r);
+    if (x->into_guest && r > 0 && f && f->inotify)
+        proxy_inotify_read_done(iov, n, (size_t)r);
     return r;
 }
 

@@ -428,6 +428,12 @@ print('X', mod.X, 'header-mtime-matches', int.from_bytes(h[8:12], 'little') == i
     rm -rf "$dir"
 }
 
+# inotify's rename cookies: the run's own, not the host's counter.
+same_inotify_cookies() {
+    local name=$L:same/inotify-cookies
+    same_runs "$name" "$OUT/$ID.same.inotify-cookies" 2 "$ROOT/build/guest/inotify_cookie" raw
+}
+
 run_same_table() {
     local cname p args
     while IFS='|' read -r -u 3 cname p args; do
@@ -1225,7 +1231,7 @@ print("no JSON object in stderr: " + (err.strip().splitlines() or ["(empty)"])[0
 
 # ---- main -------------------------------------------------------------------------------------
 
-ALL_CASES="same/det_sources same/python3-after-native-python3 pycache/native-cache-used pycache/stale-cache-not-used $(awk -F'|' '{gsub(/ /,"",$1); if ($1 != "") printf "same/%s ", $1}' <<<"$SAME_TABLE")
+ALL_CASES="same/det_sources same/python3-after-native-python3 pycache/native-cache-used pycache/stale-cache-not-used same/inotify-cookies $(awk -F'|' '{gsub(/ /,"",$1); if ($1 != "") printf "same/%s ", $1}' <<<"$SAME_TABLE")
 plaus/det_sources-check plaus/monotonic plaus/sleep-50ms plaus/random-nonzero
 plaus/cpu-counts-1 plaus/meminfo-matches-sysinfo plaus/cpuinfo-matches-cpuid
 plaus/cpuid-fixed-model plaus/cpuid-rewrite-fixed-model
@@ -1263,6 +1269,7 @@ for hvarg in "$@"; do
     run_same_table
     same_python_after_native
     py_native_cache
+    same_inotify_cookies
     plaus_det_sources
     plaus_cases
     cpu_number_cases
