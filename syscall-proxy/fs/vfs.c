@@ -90,10 +90,15 @@ static void normalise(const char *in, char *out, size_t cap)
     out[o] = '\0';
 }
 
-/* A /proc/<n>/ component that means this process: the guest's pid, or
- * hvrun's own pid (reached through a directory fd the rewrite opened). */
+/* A /proc/<n>/ component that means this process: the guest's pid, or,
+ * in a name read back from a directory fd the rewrite opened (host_pid),
+ * hvrun's own. Only there: in a name the guest gave, hvrun's host pid is
+ * just a number, which may well be one of the guest's pids or tids (in a
+ * container hvrun's pid is small); taken for "self" there, a thread's
+ * /proc/PID/task/TID/stat read hvrun's own state (LTP's futex_wake02 then
+ * waited forever for a thread to sleep). */
 static bool self_pid_component(const struct proxy_process *p, const char *s,
-                               size_t len)
+                               size_t len, bool host_pid)
 {
     if (len == 4 && memcmp(s, "self", 4) == 0)
         return true;
@@ -106,18 +111,21 @@ static bool self_pid_component(const struct proxy_process *p, const char *s,
     num[len] = '\0';
     char *end;
     long v = strtol(num, &end, 10);
-    return *end == '\0' && num[0] != '0' && (v == p->pid || v == vmm_host_self_pid());
+    return *end == '\0' && num[0] != '0' &&
+           (v == p->pid || (host_pid && v == vmm_host_self_pid()));
 }
 
-/* /proc/<self-ish>/[task/<n>/]rest -> /proc/self/rest, in place. */
+/* /proc/<self-ish>/[task/<n>/]rest -> /proc/self/rest, in place (host_pid:
+ * a name read back from a host fd, self_pid_component). */
 static void canon_proc_self(const struct proxy_process *p, char *path,
-                            size_t cap)
+                            size_t cap, bool host_pid)
 {
     if (strncmp(path, "/proc/", 6) != 0)
         return;
     char *comp = path + 6;
     char *slash = strchr(comp, '/');
-    if (!slash || !self_pid_component(p, comp, (size_t)(slash - comp)))
+    if (!slash ||
+        !self_pid_component(p, comp, (size_t)(slash - comp), host_pid))
         return;
     char *rest = slash;
     if (strncmp(comp, "thread-self/", 12) == 0 && p->tid != p->pid) {
@@ -131,7 +139,7 @@ static void canon_proc_self(const struct proxy_process *p, char *path,
     }
     if (strncmp(rest, "/task/", 6) == 0) {
         char *t = rest + 6, *ts = strchr(t, '/');
-        if (ts && self_pid_component(p, t, (size_t)(ts - t)))
+        if (ts && self_pid_component(p, t, (size_t)(ts - t), host_pid))
             rest = ts;
     }
     memmove(path + 10, rest, strlen(rest) + 1);
@@ -147,18 +155,24 @@ bool proxy_vfs_full_name(const struct proxy_process *p, int dirfd,
     if (path[0] == '/') {
         snprintf(joined, sizeof(joined), "%s", path);
     } else {
-        char link[64], dir[PROXY_PATH_MAX];
+        char link[64], raw[PROXY_PATH_MAX], dir[PROXY_PATH_MAX];
         snprintf(link, sizeof(link), "/proc/self/fd/%d", dirfd);
-        ssize_t n = readlink(link, dir, sizeof(dir) - 1);
-        if (n <= 0 || dir[0] != '/')
+        ssize_t n = readlink(link, raw, sizeof(raw) - 1);
+        if (n <= 0 || raw[0] != '/')
             return false;
-        dir[n] = '\0';
-        if (snprintf(joined, sizeof(joined), "%s/%s", dir, path) >=
+        raw[n] = '\0';
+        /* the host's name of the directory, "/" ended so that a bare
+         * /proc/<pid> is canonical too: hvrun's pid there is "self" */
+        char slashed[PROXY_PATH_MAX + 1];
+        snprintf(slashed, sizeof(slashed), "%s/", raw);
+        normalise(slashed, dir, sizeof(dir));
+        canon_proc_self(p, dir, sizeof(dir), true);
+        if (snprintf(joined, sizeof(joined), "%s%s", dir, path) >=
             (int)sizeof(joined))
             return false;
     }
     normalise(joined, out, cap);
-    canon_proc_self(p, out, cap);
+    canon_proc_self(p, out, cap, false);
     return true;
 }
 
@@ -1029,7 +1043,7 @@ static enum fd_dir fd_dir_of_name(const struct proxy_process *p,
         name[len - 1] = '\0';
     if (strcmp(name, "/dev/fd") == 0)
         return FD_DIR_FD;
-    canon_proc_self(p, name, sizeof(name));
+    canon_proc_self(p, name, sizeof(name), false);
     if (strcmp(name, "/proc/self/fd") == 0)
         return FD_DIR_FD;
     if (strcmp(name, "/proc/self/fdinfo") == 0)

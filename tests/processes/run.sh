@@ -20,6 +20,9 @@
 #   pid-model/*  the first process is pid 2, a virtual shell's child, and
 #             dies of a default SIGTERM; with --as-init it is pid 1, the
 #             orphans' parent, and survives its own SIGTERM;
+#   host-pid/*  hvrun with a small pid in a pid namespace of its own (a
+#             container's), that pid among the guest's tids: each thread's
+#             /proc/PID/task/TID/stat is its own, on both backends;
 #   container/*  bwrap (a mount namespace, which hvrun refuses), mount and
 #             umount fail under hvrun with the message and status they give
 #             natively in an unprivileged container
@@ -506,6 +509,7 @@ skip_all() {
     skip "$LABEL:linger/verify" "$1"
     skip "$LABEL:pid-model/default" "$1"
     skip "$LABEL:pid-model/as-init" "$1"
+    skip "$LABEL:host-pid/threads-stat" "$1"
     skip "$LABEL:cpuid/in-guest-ptrace" "$1"
 }
 
@@ -530,6 +534,32 @@ pid_model_cases() {
     else
         fail "$LABEL:pid-model/as-init" "exit $st, printed '$out'"
     fi
+}
+
+# hvrun in a pid namespace of its own with a small pid (as in a container),
+# that pid among the guest's tids: each thread's /proc/PID/task/TID/stat
+# is that thread's (tests/guest/task_stat_threads.c). hvrun took its own
+# host pid in a guest's path for "self" once, and LTP's futex_wake02
+# waited forever for a thread that read as running.
+host_pid_cases() {
+    local bin=$ROOT/build/guest/task_stat_threads skip out b
+    local want="30 threads listed, 30 asleep in their stat"
+    if ! unshare -p -f --mount-proc true 2>/dev/null; then
+        skip "$LABEL:host-pid/threads-stat" "unshare -p -f --mount-proc is not permitted here"
+        return
+    fi
+    for b in kvm ptrace; do
+        for skip in 3 12; do
+            out=$(timeout "$TIMEOUT" unshare -p -f --mount-proc sh -c \
+                'i=0; while [ $i -lt '"$skip"' ]; do /bin/true; i=$((i+1)); done; "$@"' \
+                sh "$HV" run --backend "$b" -- "$bin" 2>&1 | tail -n 1)
+            if [ "$out" = "$want" ]; then
+                pass "$LABEL:host-pid/threads-stat-$b-$skip"
+            else
+                fail "$LABEL:host-pid/threads-stat-$b-$skip" "printed '$out'"
+            fi
+        done
+    done
 }
 
 linger_cases() {
@@ -731,6 +761,7 @@ for hvarg in "$@"; do
     cache_case
     linger_cases
     pid_model_cases
+    host_pid_cases
     container_cases
     tmp_cwd_case
     tmp_unix_socket_case
