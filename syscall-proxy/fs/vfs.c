@@ -1450,9 +1450,11 @@ static long fix_tmpfile_link(const struct proxy_process *p, int host_fd,
     size_t digits_end = len - suf, hash = digits_end;
     while (hash > 0 && target[hash - 1] >= '0' && target[hash - 1] <= '9')
         hash--;
+    struct stat st;
     if (hash == digits_end || hash < 2 || target[hash - 1] != '#' ||
-        target[hash - 2] != '/')
-        return (long)len;
+        target[hash - 2] != '/' || fstat(host_fd, &st) < 0 ||
+        strtoull(target + hash, NULL, 10) != (unsigned long long)st.st_ino)
+        return (long)len; /* a file itself named "#N" */
     char tail[32];
     int n = snprintf(tail, sizeof(tail), "%llu" DELETED_SUFFIX,
                      (unsigned long long)guest_ino_of_host_fd(p, host_fd));
