@@ -93,7 +93,7 @@ TEST_PKGS := coreutils sed gawk gzip bzip2 xz-utils zstd openssl sqlite3 \
              cmake meson ninja-build python3-pytest cargo rustc strace gdb \
              keyutils
 
-.PHONY: all debug test check check-docs test-guest test-chaos demo bench deps clean lint format \
+.PHONY: all debug test check check-docs test-guest test-chaos test-lane-serial test-lane-ptrace demo bench deps clean lint format \
         man install uninstall deb test-packaging \
         fuzz fuzz-deps fuzz-elf fuzz-syscalls fuzz-trinity images images-deps images-check images-boot \
         matrix matrix-deps stress stress-deps ltp ltp-deps ltp-verify
@@ -277,6 +277,24 @@ test: deps
 	$(SUITE_ENV) tests/run-guest-tests.sh build/hvrun build/debug/hvrun
 	$(SUITE_ENV) $(KVM_CHAOS_SEEDS) tests/determinism/run.sh build/hvrun build/debug/hvrun
 	$(SUITE_ENV) tests/progress/run.sh build/hvrun build/debug/hvrun
+	$(MAKE) --no-print-directory -j2 -Oline test-lane-serial test-lane-ptrace
+ifeq ($(KVM_USABLE),yes)
+	HVRUN_BIN=$(CURDIR)/build/hvrun tests/run-guest-tests.sh tests/parity/hvrun-ptrace
+	HVRUN_BIN=$(CURDIR)/build/debug/hvrun tests/run-guest-tests.sh tests/parity/hvrun-ptrace
+endif
+	$(TEST_MAKE) images
+	$(SUITE_ENV) tests/boot/run.sh build/hvrun build/debug/hvrun
+
+# Two lanes of make test side by side, each suite's output printed whole
+# when it ends (-Oline): the suites that run one case at a time for the
+# most part (their cases time outside servers, hold ports or look at what
+# every run leaves: a core stays mostly idle) beside the suites whose
+# every check compares runs with each other, not with a native run or a
+# clock (kvm against ptrace, a run against its --verify twin), which load
+# beside them cannot change. The guest suite under ptrace stays alone
+# after them: its serial programs are compared with native runs that must
+# have no other case beside them (GUEST_SERIAL_PROGRAMS, tests/lib.sh).
+test-lane-serial:
 	$(SUITE_ENV) tests/processes/run.sh build/hvrun build/debug/hvrun
 	$(SUITE_ENV) tests/confine/run.sh build/hvrun build/debug/hvrun
 	$(SUITE_ENV) tests/verify/run.sh build/hvrun build/debug/hvrun
@@ -284,16 +302,14 @@ test: deps
 	$(SUITE_ENV) tests/record/run.sh build/hvrun build/debug/hvrun
 	$(SUITE_ENV) tests/runners/run.sh build/hvrun build/debug/hvrun
 	$(SUITE_ENV) tests/gdb/run.sh build/hvrun build/debug/hvrun
+
+test-lane-ptrace:
 	tests/parity/run.sh build/hvrun
 	tests/parity/run.sh build/debug/hvrun
 ifeq ($(KVM_USABLE),yes)
-	HVRUN_BIN=$(CURDIR)/build/hvrun tests/run-guest-tests.sh tests/parity/hvrun-ptrace
-	HVRUN_BIN=$(CURDIR)/build/debug/hvrun tests/run-guest-tests.sh tests/parity/hvrun-ptrace
 	HVRUN_BIN=$(CURDIR)/build/hvrun HVRUN_DET_CHAOS_SEEDS=0 tests/determinism/run.sh tests/parity/hvrun-ptrace
 	HVRUN_BIN=$(CURDIR)/build/debug/hvrun HVRUN_DET_CHAOS_SEEDS=0 tests/determinism/run.sh tests/parity/hvrun-ptrace
 endif
-	$(TEST_MAKE) images
-	$(SUITE_ENV) tests/boot/run.sh build/hvrun build/debug/hvrun
 
 DEMO_BACKEND = $(if $(KVM_USABLE),kvm,ptrace)
 
