@@ -93,7 +93,7 @@ TEST_PKGS := coreutils sed gawk gzip bzip2 xz-utils zstd openssl sqlite3 \
              cmake meson ninja-build python3-pytest cargo rustc strace gdb \
              keyutils
 
-.PHONY: all debug test check check-docs test-guest test-chaos test-lane-serial test-lane-ptrace demo bench deps clean lint format \
+.PHONY: all debug test check check-docs test-guest test-chaos test-lane-record test-lane-others demo bench deps clean lint format \
         man install uninstall deb test-packaging \
         fuzz fuzz-deps fuzz-elf fuzz-syscalls fuzz-trinity images images-deps images-check images-boot \
         matrix matrix-deps stress stress-deps ltp ltp-deps ltp-verify
@@ -277,7 +277,7 @@ test: deps
 	$(SUITE_ENV) tests/run-guest-tests.sh build/hvrun build/debug/hvrun
 	$(SUITE_ENV) $(KVM_CHAOS_SEEDS) tests/determinism/run.sh build/hvrun build/debug/hvrun
 	$(SUITE_ENV) tests/progress/run.sh build/hvrun build/debug/hvrun
-	$(MAKE) --no-print-directory -j2 -Oline test-lane-serial test-lane-ptrace
+	$(MAKE) --no-print-directory -j2 -Oline test-lane-record test-lane-others
 ifeq ($(KVM_USABLE),yes)
 	HVRUN_BIN=$(CURDIR)/build/hvrun tests/run-guest-tests.sh tests/parity/hvrun-ptrace
 	HVRUN_BIN=$(CURDIR)/build/debug/hvrun tests/run-guest-tests.sh tests/parity/hvrun-ptrace
@@ -286,24 +286,26 @@ endif
 	$(SUITE_ENV) tests/boot/run.sh build/hvrun build/debug/hvrun
 
 # Two lanes of make test side by side, each suite's output printed whole
-# when it ends (-Oline): the suites that run one case at a time for the
-# most part (their cases time outside servers, hold ports or look at what
-# every run leaves: a core stays mostly idle) beside the suites whose
-# every check compares runs with each other, not with a native run or a
-# clock (kvm against ptrace, a run against its --verify twin), which load
-# beside them cannot change. The guest suite under ptrace stays alone
-# after them: its serial programs are compared with native runs that must
-# have no other case beside them (GUEST_SERIAL_PROGRAMS, tests/lib.sh).
-test-lane-serial:
+# when it ends (-Oline). Each lane's suites run their cases one at a time
+# for the most part (cases that time outside servers, hold ports, or look
+# at what every run leaves), so one after the other they left one of a
+# 2-core host's cores mostly idle for ~13 min. The record suite (the
+# longest) has a lane to itself: two of its passes at once would share its
+# fixed client ports and its replays' scratch directories; the other lane
+# holds no replay, and its ports are the kernel's free ones. The guest
+# suite under ptrace stays alone after them: its serial programs are
+# compared with native runs that must have no other case beside them
+# (GUEST_SERIAL_PROGRAMS, tests/lib.sh).
+test-lane-record:
+	$(SUITE_ENV) tests/record/run.sh build/hvrun build/debug/hvrun
+
+test-lane-others:
 	$(SUITE_ENV) tests/processes/run.sh build/hvrun build/debug/hvrun
 	$(SUITE_ENV) tests/confine/run.sh build/hvrun build/debug/hvrun
 	$(SUITE_ENV) tests/verify/run.sh build/hvrun build/debug/hvrun
 	tests/confine/seccomp.sh build/hvrun build/debug/hvrun
-	$(SUITE_ENV) tests/record/run.sh build/hvrun build/debug/hvrun
 	$(SUITE_ENV) tests/runners/run.sh build/hvrun build/debug/hvrun
 	$(SUITE_ENV) tests/gdb/run.sh build/hvrun build/debug/hvrun
-
-test-lane-ptrace:
 	tests/parity/run.sh build/hvrun
 	tests/parity/run.sh build/debug/hvrun
 ifeq ($(KVM_USABLE),yes)
