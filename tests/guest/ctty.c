@@ -266,6 +266,7 @@ static void leader_exit_case(void)
         pid_t member = fork();
         CHECK(member >= 0);
         if (member == 0) { /* in the leader's (foreground) group */
+            pid_t leader_pid = getppid();
             sigset_t hup, old;
             sigemptyset(&hup);
             sigaddset(&hup, SIGHUP);
@@ -274,6 +275,13 @@ static void leader_exit_case(void)
             CHECK(write(ready[1], "r", 1) == 1);
             while (!hups)
                 sigsuspend(&old);
+            /* Linux's exiting leader sends SIGHUP before it clears the
+             * session's terminal (disassociate_ctty), so a native member
+             * woken on another CPU could still open /dev/tty (seen once
+             * in a clean clone's make test: "dev/tty 0"). The exit has
+             * ended once the member is reparented. */
+            while (getppid() == leader_pid)
+                usleep(1000);
             pid_t sid;
             char line[128];
             snprintf(line, sizeof(line),
