@@ -93,7 +93,7 @@ TEST_PKGS := coreutils sed gawk gzip bzip2 xz-utils zstd openssl sqlite3 \
              cmake meson ninja-build python3-pytest cargo rustc strace gdb \
              keyutils
 
-.PHONY: all debug test check check-docs test-guest test-chaos test-lane-record test-lane-others demo bench deps clean lint format \
+.PHONY: all debug test check check-docs test-guest test-chaos test-lane-a test-lane-b demo bench deps clean lint format \
         man install uninstall deb test-packaging \
         fuzz fuzz-deps fuzz-elf fuzz-syscalls fuzz-trinity images images-deps images-check images-boot \
         matrix matrix-deps stress stress-deps ltp ltp-deps ltp-verify
@@ -277,7 +277,9 @@ test: deps
 	$(SUITE_ENV) tests/run-guest-tests.sh build/hvrun build/debug/hvrun
 	$(SUITE_ENV) $(KVM_CHAOS_SEEDS) tests/determinism/run.sh build/hvrun build/debug/hvrun
 	$(SUITE_ENV) tests/progress/run.sh build/hvrun build/debug/hvrun
-	$(MAKE) --no-print-directory -j2 -Oline test-lane-record test-lane-others
+	$(SUITE_ENV) tests/processes/run.sh build/hvrun build/debug/hvrun
+	$(SUITE_ENV) tests/record/run.sh build/hvrun build/debug/hvrun
+	$(MAKE) --no-print-directory -j2 -Oline test-lane-a test-lane-b
 ifeq ($(KVM_USABLE),yes)
 	HVRUN_BIN=$(CURDIR)/build/hvrun tests/run-guest-tests.sh tests/parity/hvrun-ptrace
 	HVRUN_BIN=$(CURDIR)/build/debug/hvrun tests/run-guest-tests.sh tests/parity/hvrun-ptrace
@@ -286,26 +288,23 @@ endif
 	$(SUITE_ENV) tests/boot/run.sh build/hvrun build/debug/hvrun
 
 # Two lanes of make test side by side, each suite's output printed whole
-# when it ends (-Oline). Each lane's suites run their cases one at a time
-# for the most part (cases that time outside servers, hold ports, or look
-# at what every run leaves), so one after the other they left one of a
-# 2-core host's cores mostly idle for ~13 min. The record suite (the
-# longest) has a lane to itself: two of its passes at once would share its
-# fixed client ports and its replays' scratch directories; the other lane
-# holds no replay, and its ports are the kernel's free ones. The guest
-# suite under ptrace stays alone after them: its serial programs are
-# compared with native runs that must have no other case beside them
-# (GUEST_SERIAL_PROGRAMS, tests/lib.sh).
-test-lane-record:
-	$(SUITE_ENV) tests/record/run.sh build/hvrun build/debug/hvrun
-
-test-lane-others:
-	$(SUITE_ENV) tests/processes/run.sh build/hvrun build/debug/hvrun
+# when it ends (-Oline): suites whose every check compares hvrun with
+# hvrun (a run with its --verify twin or its replay, kvm with ptrace, a
+# session under gdb with a plain run, a test runner's verdicts under
+# hvrun), none a native run or a host clock, which load beside them
+# cannot change; each lane uses about one core. The suites with cases
+# compared with native runs that time themselves (processes, record; the
+# guest suite's GUEST_SERIAL_PROGRAMS) run alone: a native job that must
+# stop itself within 0.1 s did not under a make test with the lanes
+# beside it and `make ltp` (processes' script-bash-i).
+test-lane-a:
 	$(SUITE_ENV) tests/confine/run.sh build/hvrun build/debug/hvrun
 	$(SUITE_ENV) tests/verify/run.sh build/hvrun build/debug/hvrun
 	tests/confine/seccomp.sh build/hvrun build/debug/hvrun
 	$(SUITE_ENV) tests/runners/run.sh build/hvrun build/debug/hvrun
 	$(SUITE_ENV) tests/gdb/run.sh build/hvrun build/debug/hvrun
+
+test-lane-b:
 	tests/parity/run.sh build/hvrun
 	tests/parity/run.sh build/debug/hvrun
 ifeq ($(KVM_USABLE),yes)
