@@ -558,6 +558,13 @@ done
         "host Linux $(uname -r), hvrun at" \
         "\`$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)\`."
 } >"$OUT/selection"
+# The sandbox must see LTP's tests and hvrun: a run where it does not would
+# end every entry "other" and be resumed as done.
+mkdir -p "$OUT/scratch/preflight"
+if ! sandbox "$OUT/scratch/preflight" native test -x "$LTPROOT/testcases/bin/abort01" -a -x "$HVRUN"; then
+    echo "run.sh: the sandbox does not see $LTPROOT/testcases/bin or $HVRUN (tests/lib/sandbox.sh)" >&2
+    exit 1
+fi
 echo "ltp: $count entries, modes: $MODES, $JOBS at a time, ${LTP_TIMEOUT} s each; results in $OUT"
 echo "$list" | xargs -P "$JOBS" -I{} "$SELF" __one {} |
     awk -v n="$count" '{ printf "[%d/%d] %s\n", NR, n, $0; fflush() }'
