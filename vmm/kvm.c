@@ -601,18 +601,37 @@ static void regs_from_kvm(struct vmm_regs *r, const struct kvm_regs *k)
     r->rip = k->rip; r->rflags = k->rflags;
 }
 
+/* Whether frame f is a single-step trap taken inside the exception stubs
+ * themselves. kvm_pvm now and then enters a stub with the user's TF still
+ * set (seen while hvrun single-steps a guest debugger's tracee to keep its
+ * watchpoints, at a host interrupt around the delivery): the stub then
+ * traps after an instruction, before its port exit, and that #DB's frame
+ * sits on the first exception's, which is whole at the trap's saved rsp
+ * (the stubs change nothing else). */
+static bool trap_in_stub(const uint64_t f[GK_EXC_FRAME_WORDS])
+{
+    gva_t page = GK_KERNEL_VA + GK_EXC_GPA;
+    return f[0] == 1 && (f[3] & 3) != 3 && f[2] >= page &&
+           f[2] < page + 0x1000;
+}
+
 /* Reads the exception frame the stub left and restores user registers. */
 static void decode_exception(struct kvm_vm *vm, struct vmm_event *ev)
 {
     uint64_t rsp = vm->base.regs.rsp;
     gva_t lo = GK_KERNEL_VA + GK_STACK0_GPA, hi = GK_KERNEL_VA + GK_IST1_TOP;
-    if (rsp < lo || rsp + GK_EXC_FRAME_WORDS * 8 > hi) {
-        vmm_event_fail(ev, "exception exit with kernel rsp %#llx outside its stacks",
-             (unsigned long long)rsp);
-        return;
-    }
     uint64_t f[GK_EXC_FRAME_WORDS];
-    memcpy(f, vm->phys_hva + (rsp - GK_KERNEL_VA), sizeof(f));
+    for (int depth = 0;; depth++) {
+        if (rsp < lo || rsp + GK_EXC_FRAME_WORDS * 8 > hi) {
+            vmm_event_fail(ev, "exception exit with kernel rsp %#llx outside its stacks",
+                 (unsigned long long)rsp);
+            return;
+        }
+        memcpy(f, vm->phys_hva + (rsp - GK_KERNEL_VA), sizeof(f));
+        if (depth == 4 || !trap_in_stub(f))
+            break;
+        rsp = f[5];
+    }
     if ((f[3] & 3) != 3) {
         vmm_event_fail(ev, "exception %llu inside the guest kernel at rip %#llx",
              (unsigned long long)f[0], (unsigned long long)f[2]);
