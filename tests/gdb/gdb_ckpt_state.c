@@ -6,14 +6,15 @@
  * second KVM memslot), clones C with CLONE_VM (a process of its own on
  * P's memory, not a thread) and exits: P's memory stays for C (a retired
  * owner). C sets MXCSR's rounding mode and keeps a running sum in xmm8
- * across raw syscalls (the XSAVE image, which the vCPU holds, not
+ * across syscalls (the XSAVE image, which the vCPU holds, not
  * hvrun), reads its fs base's first word, bumps a word at the end of the
  * 320 MiB, and writes one line a turn into a pipe the first process
  * copies to stdout. A checkpoint that lost any of it gives other lines
  * than a run without checkpoints.
  *
- * C calls nothing but raw syscalls between its asm statements, and its
- * formatting is integer code (built -O0): nothing else uses xmm8/xmm9.
+ * Between its asm statements C calls nothing but glibc's syscall(), an
+ * assembly stub, and its formatting is integer code (built -O0): nothing
+ * else uses xmm8/xmm9.
  */
 #define _GNU_SOURCE
 #include <sched.h>
@@ -30,16 +31,6 @@
 static int pipe_fds[2];
 static volatile uint64_t *far_word; /* the last word of the 320 MiB */
 static char child_stack[65536] __attribute__((aligned(16)));
-
-static long raw3(long nr, long a, long b, long c)
-{
-    long ret;
-    __asm__ volatile("syscall"
-                     : "=a"(ret)
-                     : "a"(nr), "D"(a), "S"(b), "d"(c)
-                     : "rcx", "r11", "memory");
-    return ret;
-}
 
 /* v as `digits` hex digits at out; returns out past them. */
 static char *hex(char *out, uint64_t v, int digits)
@@ -91,10 +82,10 @@ static int child(void *arg)
         p = text(p, " far ");
         p = hex(p, *far_word, 8);
         *p++ = '\n';
-        raw3(SYS_getppid, 0, 0, 0);
-        raw3(SYS_write, pipe_fds[1], (long)line, p - line);
+        syscall(SYS_getppid);
+        syscall(SYS_write, pipe_fds[1], line, p - line);
     }
-    raw3(SYS_exit, 0, 0, 0);
+    syscall(SYS_exit, 0);
     return 0;
 }
 

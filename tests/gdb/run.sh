@@ -145,7 +145,7 @@
 #                   of a process that has exited, running on its memory,
 #                   which reaches past the first 256 MiB of guest-physical
 #                   memory; an SSE sum and a rounding mode held across
-#                   raw syscalls, the fs base): the same session as
+#                   syscalls, the fs base): the same session as
 #                   checkpoint-fork restores checkpoints that hold a
 #                   retired memory owner and gives the same answers,
 #                   output and detlog digest
