@@ -927,7 +927,8 @@ struct kvm_saved_cpu {
     struct kvm_sregs sregs;
     /* a pending or injected exception, an interrupt shadow */
     struct kvm_vcpu_events events;
-    /* a raw RDTSC (left unrewritten) goes on from here, not from 0 */
+    /* IA32_TSC: a raw RDTSC (one left unrewritten) goes on from here,
+     * not from a new vCPU's 0 (VMX/SVM; kvm_pvm's reads the host TSC) */
     uint64_t tsc;
     uint32_t xsave_bytes;
     uint8_t xsave[]; /* the XSAVE image (FPU, SSE, AVX) */
