@@ -17,7 +17,9 @@
 # from the start each time).
 #
 # BENCH_REVERSE_EVENTS: N (default 200000; the issue's figure is
-# 1000000, about a minute per run under ptrace on a 2-core VM).
+# 1000000, about a minute per run under ptrace on a 2-core VM). The
+# backend is hvrun's default (kvm) or HVRUN_BACKEND's; both take
+# checkpoints.
 # Output: a markdown table on stdout, progress on stderr.
 set -euo pipefail
 
@@ -84,4 +86,6 @@ echo "| under gdb: forward to event $((2 * N)) | $((2 * N)) | $fwd |"
 echo "| under gdb: \`monitor goto $N\` back (stopped at $at) | $N back | $back |"
 echo "| under gdb: reverse-continue to \`main\` (scan + reach) | $N back | $tomain |"
 echo "checkpoints: $(grep -c '^[ *] *[0-9]* event' "$WORK/gdb.out")" \
-    "(HVRUN_GDB_CHECKPOINT_EVENTS=${HVRUN_GDB_CHECKPOINT_EVENTS:-100000})"
+    "(HVRUN_GDB_CHECKPOINT_EVENTS=${HVRUN_GDB_CHECKPOINT_EVENTS:-100000})," \
+    "backend ${HVRUN_BACKEND:-kvm}"
+grep -m1 '^hvrun: no automatic checkpoints' "$WORK/gdb.out" >&2 || true

@@ -13,7 +13,8 @@
  * What a fork copies: hvrun's memory (the proxy's, detcore's and the
  * gdbserver's state, the guests' saved threads). What it shares with the
  * original, and how each is made the copy's own:
- *  - guest memory and the ptrace stubs: vmm_vms_snapshot_* (vmm/);
+ *  - guest memory, and the ptrace stubs or the KVM VMs and vCPUs:
+ *    vmm_vms_snapshot_* (vmm/);
  *  - open file descriptions, whose offsets the original moves on, and
  *    whose file locks live as long as any holder: each regular file and
  *    directory is opened again at the checkpoint's offset in the
@@ -44,8 +45,9 @@
  *    (the front end undid and emptied the directory before);
  *  - System V segments (memfds of hvrun's): copied in the checkpoint and
  *    again in each restore;
- *  - the stub spawner: the front end starts one per restore (hvrun's
- *    seccomp filter forbids the exec a spawner needs).
+ *  - the stub spawner (ptrace): the front end starts one per restore
+ *    (hvrun's seccomp filter forbids the exec a spawner needs); kvm
+ *    needs none (a restore makes its VMs through /dev/kvm).
  * The original goes on only when its copy has let go of all of these
  * (a word on the channel): until then the run would share them with it.
  * Refused (the reason in the reply): guest fds that are other sockets,
@@ -54,7 +56,7 @@
  * memfds (their contents would be shared), a file lock a guest holds
  * (a restored copy would not hold it), a run with connections outside
  * it, a run that has changed files, memory shared with a host object
- * (an attached System V segment among them), the kvm backend.
+ * (an attached System V segment among them).
  */
 #include "gdbserver.h"
 #include "gdbserver_ckpt_event.h"
@@ -738,6 +740,50 @@ static int restore_events(struct checkpoint *c)
     return 0;
 }
 
+/* The numbers a restore puts fds at, held while it runs: each saved fd's,
+ * the summary pipe's and gdb's connection's that is free here gets a
+ * placeholder (/dev/null), so that no fd the restore makes meanwhile (a
+ * pipe's ends, a socket pair, a segment's copy) takes one of them and is
+ * then put over (the copy of a System V segment once became the summary
+ * pipe) or closed as a temporary where it was already in place. held
+ * (room for nr_fds + 2) gets the numbers, *n of them; *ph the
+ * placeholder's identity. top: above every saved number. */
+static void hold_numbers(const struct checkpoint *c, int top, int *held,
+                         size_t *n, struct stat *ph)
+{
+    *n = 0;
+    int low = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    int null_fd = low < 0 ? -1 : fcntl(low, F_DUPFD_CLOEXEC, top);
+    if (low >= 0)
+        close(low);
+    if (null_fd < 0 || fstat(null_fd, ph) < 0) {
+        if (null_fd >= 0)
+            close(null_fd);
+        return; /* (as before: nothing held) */
+    }
+    for (size_t i = 0; i < c->nr_fds + 2; i++) {
+        int at = i < c->nr_fds        ? c->fds[i].fd
+                 : i == c->nr_fds     ? instance_sum_fd
+                                      : c->gdb_fd;
+        if (at >= 0 && fcntl(at, F_GETFD) < 0 && errno == EBADF &&
+            dup3(null_fd, at, O_CLOEXEC) == at)
+            held[(*n)++] = at;
+    }
+    close(null_fd);
+}
+
+/* The placeholders nothing was put at (a saved fd not made again here: a
+ * VM's, a memfd's) closed. */
+static void release_numbers(const int *held, size_t n, const struct stat *ph)
+{
+    for (size_t i = 0; i < n; i++) {
+        struct stat st;
+        if (fstat(held[i], &st) == 0 && st.st_dev == ph->st_dev &&
+            st.st_ino == ph->st_ino)
+            close(held[i]);
+    }
+}
+
 /* In the fork of the checkpoint that becomes an instance: fds[] the
  * request's (-1 where none). 0, or -1 (the fork then exits). */
 static int restore(struct checkpoint *c, int *fds)
@@ -755,6 +801,12 @@ static int restore(struct checkpoint *c, int *fds)
             close(fds[k]);
             fds[k] = high;
         }
+    size_t nr_held;
+    struct stat ph;
+    int *held = malloc((c->nr_fds + 2) * sizeof(*held));
+    if (!held)
+        return -1;
+    hold_numbers(c, top, held, &nr_held, &ph);
     for (size_t i = 0; i < c->nr_fds; i++) {
         const struct saved_fd *s = &c->fds[i];
         int out = s->stdio == 1 ? fds[CK_OUT1] : s->stdio == 2 ? fds[CK_OUT2]
@@ -799,6 +851,8 @@ static int restore(struct checkpoint *c, int *fds)
     if (first->totals && first->totals->preserve &&
         proxy_preserve_reopen(first->totals->preserve) < 0)
         return -1;
+    release_numbers(held, nr_held, &ph);
+    free(held);
     vmm_host_snapshot_adopt(c->world->host, fds[CK_HELPER]);
     char why[200];
     if (vmm_vms_snapshot_restore(c->vms, c->nr_vms, why, sizeof(why)) < 0) {

@@ -57,11 +57,13 @@ struct vmm_backend_ops {
     /* Checkpoints (vmm/snapshot.c); NULL: the backend cannot copy a VM
      * into a fork of hvrun. save_cpu: the CPU state hvrun's memory does
      * not hold (malloc'd, *len bytes; NULL: none can be saved); disown:
-     * in a fork, forget what is the original's (a stub process);
-     * respawn: in a fork, a new vCPU/stub on pm (already the fork's own
-     * copy) with the saved state. host_disown/host_adopt_helper: the
+     * in a fork, forget what is the original's (a stub process; kvm: a
+     * VM and vCPU), for every VM, a retired one too; respawn: in a fork,
+     * a new vCPU/stub on pm (already the fork's own copy) with the saved
+     * state. host_disown (before the VMs' disown)/host_adopt_helper: the
      * host's helpers likewise (ptrace: the stub spawner, whose socket a
-     * process outside the fork gives, vmm_helper_start). */
+     * process outside the fork gives, vmm_helper_start; kvm: the VM
+     * pool's worker, and no helper). */
     void *(*vm_save_cpu)(struct vmm_vm *vm, size_t *len);
     void (*vm_disown)(struct vmm_vm *vm);
     int (*vm_respawn)(struct vmm_vm *vm, const void *cpu, size_t cpu_len,
@@ -153,6 +155,10 @@ int ptrace_host_open(struct vmm_host **out, char *why, size_t why_len);
  * cannot start one (its seccomp filter forbids exec): its socket
  * (vmm_helper_start). */
 int ptrace_helper_start(int *sock, int *pid, char *why, size_t why_len);
+/* kvm needs no helper (a restored copy makes VMs through /dev/kvm): a
+ * stand-in fd (/dev/null) and the caller's own pid, which is no child of
+ * its to reap (vmm_helper_start's callers expect both). */
+int kvm_helper_start(int *fd, int *pid, char *why, size_t why_len);
 
 /* The time-slice timer every backend arms around a run (slice_timer.c):
  * set up once with the backend's handler; arm(0) disarms. */

@@ -92,6 +92,9 @@ struct kvm_vm {
     bool sregs_dirty;
     uint32_t tss_limit;
     uint64_t last_dr6; /* of the last KVM_EXIT_DEBUG (vmm_vm_take_dr6) */
+    /* The debug registers KVM_SET_GUEST_DEBUG was last given (dr7 0:
+     * none), for a checkpoint's new vCPU (kvm_vm_respawn). */
+    uint64_t dr_addr[4], dr7;
 };
 
 static void set_why(char *why, size_t len, const char *step, int err)
@@ -139,11 +142,10 @@ static int set_memslot(struct kvm_vm *vm, uint32_t slot, gpa_t gpa,
     return ioctl(vm->vm_fd, KVM_SET_USER_MEMORY_REGION, &r) < 0 ? -errno : 0;
 }
 
-/* The memslots of the owner's memory added since the last look, each up
- * to the owner's next slot boundary (its slots are MEMSLOT_BYTES). */
-static int share_new_slots(struct kvm_vm *vm)
+/* The memslots of owner's memory added since the last look, each up to
+ * the owner's next slot boundary (its slots are MEMSLOT_BYTES). */
+static int share_new_slots(struct kvm_vm *vm, const struct kvm_vm *owner)
 {
-    const struct kvm_vm *owner = (const struct kvm_vm *)vm->base.memory_vm;
     while (vm->shared_top < owner->base.pm.covered_top) {
         gpa_t end = (vm->shared_top / MEMSLOT_BYTES + 1) * MEMSLOT_BYTES;
         int rc = set_memslot(vm, (uint32_t)vm->nr_slots, vm->shared_top,
@@ -157,6 +159,19 @@ static int share_new_slots(struct kvm_vm *vm)
     return 0;
 }
 
+/* The memslots of a VM that has none (KVM_CREATE_VM's, or all deleted)
+ * running on owner's memory: its own kernel area, then owner's memory
+ * above it. */
+static int share_slots(struct kvm_vm *vm, const struct kvm_vm *owner)
+{
+    int rc = set_memslot(vm, 0, 0, GK_KERNEL_AREA_END, vm->phys_hva);
+    if (rc < 0)
+        return rc;
+    vm->nr_slots = 1;
+    vm->shared_top = GK_KERNEL_AREA_END;
+    return share_new_slots(vm, owner);
+}
+
 /* A fresh VM that has never run: its memslots become its own kernel area
  * and the owner's memory above it, its CR3 the owner's PML4. */
 static int kvm_vm_share(struct vmm_vm *base, struct vmm_vm *owner_base)
@@ -166,14 +181,7 @@ static int kvm_vm_share(struct vmm_vm *base, struct vmm_vm *owner_base)
     for (int slot = 0; slot < vm->nr_slots && rc == 0; slot++)
         rc = set_memslot(vm, (uint32_t)slot, 0, 0, NULL); /* deleted */
     if (rc == 0)
-        rc = set_memslot(vm, 0, 0, GK_KERNEL_AREA_END, vm->phys_hva);
-    if (rc < 0)
-        return rc;
-    vm->nr_slots = 1;
-    vm->shared_top = GK_KERNEL_AREA_END;
-    vm->base.memory_vm = owner_base; /* share_new_slots reads it */
-    rc = share_new_slots(vm);
-    vm->base.memory_vm = NULL; /* backend.c sets it for good */
+        rc = share_slots(vm, (const struct kvm_vm *)owner_base);
     if (rc < 0)
         return rc;
     vm->run->s.regs.sregs.cr3 = owner_base->as.pml4_gpa;
@@ -485,15 +493,24 @@ static void kvm_vm_destroy(struct vmm_vm *base)
         kvm_vm_teardown(base);
 }
 
+/* Unmaps kvm_run and closes the vCPU's and the VM's fds (-1 after). */
+static void close_kvm_objects(struct kvm_vm *vm)
+{
+    if (vm->run)
+        munmap(vm->run, vm->run_size);
+    vm->run = NULL;
+    if (vm->vcpu_fd >= 0)
+        close(vm->vcpu_fd);
+    if (vm->vm_fd >= 0)
+        close(vm->vm_fd);
+    vm->vcpu_fd = vm->vm_fd = -1;
+}
+
 /* Frees a VM's host resources; safe on the pool's worker thread. */
 void kvm_vm_teardown(struct vmm_vm *base)
 {
     struct kvm_vm *vm = (struct kvm_vm *)base;
-    if (vm->run)
-        munmap(vm->run, vm->run_size);
-    if (vm->vcpu_fd >= 0)
-        close(vm->vcpu_fd);
-    close(vm->vm_fd);
+    close_kvm_objects(vm);
     /* The whole reservation goes at once below; only the bookkeeping
      * (names, references to shared memory objects) needs freeing here. */
     vmm_as_release(&vm->base.as);
@@ -818,7 +835,8 @@ static int kvm_vm_run(struct vmm_vm *base, struct vmm_event *ev)
     struct vmm_aspace *as = &vmm_vm_memory_owner(base)->as;
     int efault_retries = 0;
 again:
-    if (vm->base.memory_vm && share_new_slots(vm) < 0) {
+    if (vm->base.memory_vm &&
+        share_new_slots(vm, (const struct kvm_vm *)vm->base.memory_vm) < 0) {
         vmm_event_fail(ev, "memslots of the shared memory: %s",
                        strerror(errno));
         return -EIO;
@@ -882,7 +900,11 @@ static int kvm_vm_set_debugregs(struct vmm_vm *base, const uint64_t addr[4],
         memcpy(d.arch.debugreg, addr, 4 * sizeof(uint64_t));
         d.arch.debugreg[7] = dr7 | VMM_DR7_FIXED;
     }
-    return ioctl(vm->vcpu_fd, KVM_SET_GUEST_DEBUG, &d) < 0 ? -errno : 0;
+    if (ioctl(vm->vcpu_fd, KVM_SET_GUEST_DEBUG, &d) < 0)
+        return -errno;
+    memcpy(vm->dr_addr, d.arch.debugreg, sizeof(vm->dr_addr));
+    vm->dr7 = dr7;
+    return 0;
 }
 
 static uint64_t kvm_vm_take_dr6(struct vmm_vm *base)
@@ -893,9 +915,177 @@ static uint64_t kvm_vm_take_dr6(struct vmm_vm *base)
     return dr6;
 }
 
+/* ---- checkpoints (vmm/snapshot.c) ----------------------------------------
+ *
+ * A fork of hvrun cannot use the original's VM and vCPU: KVM refuses
+ * their ioctls from another mm. The guest memory is no concern: it is
+ * private anonymous memory (pm.memfd -1), which the fork copies (copy on
+ * write) at the same host addresses, page tables, the guest kernel area
+ * and the vDSO's page included; what a view maps MAP_SHARED (a file's or
+ * an image's pages, the page store's) is read-only, the same bytes for
+ * both (snapshot.c refuses writable shared memory). So the fork drops
+ * the original's KVM objects (kvm_host_disown, then kvm_vm_disown) and a
+ * restore builds each VM again: a new VM from /dev/kvm (bound to the
+ * restore's mm), memslots over the same host addresses, a vCPU made as
+ * kvm_vm_build makes one, then the state a checkpoint saved of the old
+ * one (kvm_vm_save_cpu).
+ */
+
+#define MSR_IA32_TSC 0x10
+
+/* What a checkpoint keeps of a vCPU: the state KVM holds and hvrun's
+ * memory lacks. The general registers are hvrun's (base.regs, loaded at
+ * every KVM_RUN); CPUID, XCR0 and the MSRs setup_msrs sets are fixed,
+ * and no guest instruction changes them (the guest kernel has no WRMSR,
+ * SWAPGS or XSETBV; user code cannot): a new vCPU gets them again. The
+ * guest's debug registers are never loaded (KVM's guest debugging is
+ * hvrun's: dr_addr/dr7, in hvrun's memory). */
+struct kvm_saved_cpu {
+    /* kvm_run's copy, with hvrun's edits not yet loaded (sregs_dirty):
+     * segments and their bases (fs, gs), CR3's flush bit, CR2 */
+    struct kvm_sregs sregs;
+    /* a pending or injected exception, an interrupt shadow */
+    struct kvm_vcpu_events events;
+    /* IA32_TSC: a raw RDTSC (one left unrewritten) goes on from here,
+     * not from a new vCPU's 0 (VMX/SVM; kvm_pvm's reads the host TSC) */
+    uint64_t tsc;
+    uint32_t xsave_bytes;
+    uint8_t xsave[]; /* the XSAVE image (FPU, SSE, AVX) */
+};
+
+/* IA32_TSC read (KVM_GET_MSRS) or written (KVM_SET_MSRS). 0 or -errno. */
+static int tsc_msr(struct kvm_vm *vm, unsigned long request, uint64_t *tsc)
+{
+    struct {
+        struct kvm_msrs hdr;
+        struct kvm_msr_entry e[1];
+    } m;
+    memset(&m, 0, sizeof(m));
+    m.hdr.nmsrs = 1;
+    m.e[0].index = MSR_IA32_TSC;
+    m.e[0].data = *tsc;
+    int rc = ioctl(vm->vcpu_fd, request, &m);
+    if (rc != 1)
+        return rc < 0 ? -errno : -EIO;
+    *tsc = m.e[0].data;
+    return 0;
+}
+
+static void *kvm_vm_save_cpu(struct vmm_vm *base, size_t *len)
+{
+    struct kvm_vm *vm = (struct kvm_vm *)base;
+    uint32_t bytes = vmm_vm_xsave_bytes(base);
+    struct kvm_saved_cpu *s = calloc(1, sizeof(*s) + bytes);
+    *len = 0;
+    if (!s || !vm->run)
+        goto fail;
+    s->sregs = vm->run->s.regs.sregs;
+    s->xsave_bytes = bytes;
+    if (ioctl(vm->vcpu_fd, KVM_GET_VCPU_EVENTS, &s->events) < 0 ||
+        tsc_msr(vm, KVM_GET_MSRS, &s->tsc) < 0 ||
+        kvm_vm_get_xstate(base, s->xsave, bytes) < 0)
+        goto fail;
+    *len = sizeof(*s) + bytes;
+    return s;
+fail:
+    free(s);
+    return NULL;
+}
+
+/* In a fork of hvrun: the VM and vCPU are the original's; their fds and
+ * kvm_run are placeholders by now (kvm_host_disown comes first), closed
+ * and unmapped here. A retired VM too (never respawned: it has no vCPU
+ * to run, only memory its sharers run on). */
+static void kvm_vm_disown(struct vmm_vm *base)
+{
+    close_kvm_objects((struct kvm_vm *)base);
+}
+
+/* The memslots of the VM this was, on a VM that has none: a sharer's as
+ * kvm_vm_share made them, else its own memory's up to covered_top. */
+static int map_memslots_again(struct kvm_vm *vm)
+{
+    vm->nr_slots = 0;
+    if (vm->base.memory_vm)
+        return share_slots(vm, (const struct kvm_vm *)vm->base.memory_vm);
+    gpa_t top = vm->base.pm.covered_top;
+    vm->base.pm.covered_top = 0;
+    return grow_memslots(vm, top);
+}
+
+/* A saved vCPU state (kvm_vm_save_cpu) into a vCPU create_vcpu made. */
+static int load_saved_cpu(struct kvm_vm *vm, const struct kvm_saved_cpu *s,
+                          char *why, size_t why_len)
+{
+    const char *step = "KVM_SET_SREGS";
+    int rc = ioctl(vm->vcpu_fd, KVM_SET_SREGS, &s->sregs) < 0 ? -errno : 0;
+    if (rc == 0) {
+        vm->run->s.regs.sregs = s->sregs;
+        vm->sregs_dirty = false;
+        step = "KVM_SET_XSAVE";
+        rc = kvm_vm_set_xstate(&vm->base, s->xsave, s->xsave_bytes);
+    }
+    if (rc == 0) {
+        step = "KVM_SET_VCPU_EVENTS";
+        rc = ioctl(vm->vcpu_fd, KVM_SET_VCPU_EVENTS, &s->events) < 0 ? -errno
+                                                                     : 0;
+    }
+    uint64_t tsc = s->tsc;
+    if (rc == 0 && (rc = tsc_msr(vm, KVM_SET_MSRS, &tsc)) < 0)
+        step = "KVM_SET_MSRS (IA32_TSC)";
+    if (rc == 0 && vm->dr7 &&
+        (rc = kvm_vm_set_debugregs(&vm->base, vm->dr_addr, vm->dr7)) < 0)
+        step = "KVM_SET_GUEST_DEBUG";
+    if (rc < 0)
+        set_why(why, why_len, step, -rc);
+    return rc;
+}
+
+/* In a restore's fork: a new VM and vCPU for this VM, on its memory (the
+ * fork's copy, at the same host addresses), with the saved state. */
+static int kvm_vm_respawn(struct vmm_vm *base, const void *cpu,
+                          size_t cpu_len, char *why, size_t why_len)
+{
+    struct kvm_vm *vm = (struct kvm_vm *)base;
+    const struct kvm_saved_cpu *s = cpu;
+    if (!s || cpu_len < sizeof(*s) ||
+        cpu_len != sizeof(*s) + s->xsave_bytes ||
+        s->xsave_bytes != vmm_vm_xsave_bytes(base)) {
+        snprintf(why, why_len, "kvm: no saved vCPU state for a VM");
+        return -EOPNOTSUPP;
+    }
+    vm->vm_fd = ioctl(kvm_host_fd(base->host), KVM_CREATE_VM, 0);
+    if (vm->vm_fd < 0) {
+        int err = errno;
+        set_why(why, why_len, "KVM_CREATE_VM", err);
+        return -err;
+    }
+    int rc = map_memslots_again(vm);
+    if (rc < 0) {
+        set_why(why, why_len, "KVM_SET_USER_MEMORY_REGION", -rc);
+        return rc;
+    }
+    if ((rc = create_vcpu(vm, why, why_len)) < 0)
+        return rc;
+    return load_saved_cpu(vm, s, why, why_len);
+}
+
+/* The host calls a run makes beyond every run's (cli/confine_rules.c):
+ * wait4, for the checkpoints a run under gdb forks and reaps
+ * (cli/gdbserver_checkpoint.c; the ptrace backend's list has it for its
+ * stubs). */
+static const int run_syscalls[] = {SYS_wait4};
+
+static const int *kvm_host_run_syscalls(size_t *n)
+{
+    *n = sizeof(run_syscalls) / sizeof(run_syscalls[0]);
+    return run_syscalls;
+}
+
 const struct vmm_backend_ops kvm_backend_ops = {
     .name = "kvm",
     .host_close = kvm_host_close,
+    .host_run_syscalls = kvm_host_run_syscalls,
     .host_set_vm_pool = kvm_host_set_vm_pool,
     .vm_create = kvm_vm_create,
     .vm_destroy = kvm_vm_destroy,
@@ -917,4 +1107,9 @@ const struct vmm_backend_ops kvm_backend_ops = {
     .vm_enter_user = kvm_vm_enter_user,
     .vm_run = kvm_vm_run,
     .vm_run_slice = kvm_vm_run_slice,
+    .vm_save_cpu = kvm_vm_save_cpu,
+    .vm_disown = kvm_vm_disown,
+    .vm_respawn = kvm_vm_respawn,
+    .host_disown = kvm_host_disown,
+    .host_adopt_helper = kvm_host_adopt_helper,
 };

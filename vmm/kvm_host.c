@@ -1,17 +1,21 @@
 /*
  * kvm_host.c - /dev/kvm itself: capability checks, KVM's supported CPUID,
- * the guest XCR0 KVM can give, and the facts `hvrun doctor` prints. The
- * model and the CPUID probe are every backend's (host.c).
+ * the guest XCR0 KVM can give, and the facts `hvrun doctor` prints; and a
+ * checkpoint's side of the host (a fork letting go of the original's VMs).
+ * The model and the CPUID probe are every backend's (host.c).
  */
 #include "backend_impl.h"
 #include "kvm_internal.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 struct kvm_host {
@@ -252,5 +256,104 @@ int kvm_host_open(struct vmm_host **out, char *why, size_t why_len)
         return fail_open(h, -rc, why, why_len, msg);
     }
     *out = &h->base;
+    return 0;
+}
+
+/* ---- checkpoints (vmm/snapshot.c) ---------------------------------------- */
+
+/* Whether a /proc/self/fd link or a /proc/self/maps name is a KVM VM's or
+ * vCPU's ("anon_inode:kvm-vm", "anon_inode:kvm-vcpu:0"). */
+static bool is_kvm_object(const char *name)
+{
+    return strncmp(name, "anon_inode:kvm-", 15) == 0;
+}
+
+/* Every fd of a KVM VM or vCPU becomes placeholder (or is closed when
+ * there is none). */
+static void drop_kvm_fds(int placeholder)
+{
+    DIR *d = opendir("/proc/self/fd");
+    if (!d)
+        return;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        char proc[300], link[64];
+        int fd = atoi(e->d_name);
+        if (e->d_name[0] == '.' || fd == dirfd(d) || fd == placeholder)
+            continue;
+        snprintf(proc, sizeof(proc), "/proc/self/fd/%s", e->d_name);
+        ssize_t n = readlink(proc, link, sizeof(link) - 1);
+        if (n <= 0)
+            continue;
+        link[n] = '\0';
+        if (!is_kvm_object(link))
+            continue;
+        if (placeholder < 0 || dup3(placeholder, fd, O_CLOEXEC) < 0)
+            close(fd);
+    }
+    closedir(d);
+}
+
+/* Every vCPU's kvm_run mapping becomes inaccessible anonymous memory. */
+static void drop_kvm_run_maps(void)
+{
+    FILE *f = fopen("/proc/self/maps", "re");
+    if (!f)
+        return;
+    static char line[PATH_MAX + 128];
+    while (fgets(line, sizeof(line), f)) {
+        unsigned long lo, hi;
+        int name_at = 0;
+        if (sscanf(line, "%lx-%lx %*s %*s %*s %*s %n", &lo, &hi,
+                   &name_at) < 2 || name_at == 0 ||
+            !is_kvm_object(line + name_at))
+            continue;
+        /* (replaced in place: the file's next line is found by address) */
+        (void)mmap((void *)lo, hi - lo, PROT_NONE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1,
+                   0);
+    }
+    fclose(f);
+}
+
+/*
+ * In a fork of hvrun (a checkpoint): every KVM VM and vCPU this process
+ * holds is the original's (a fork makes none before this), unusable here
+ * (KVM refuses another mm's ioctls), and kept alive by each fd and
+ * kvm_run mapping of it: each fd becomes /dev/null and each mapping
+ * inaccessible memory, in place, so that the original's VMs go when it
+ * closes them, and a kvm_vm that still names them (each VM's until
+ * kvm_vm_disown, the pool's) closes and unmaps only placeholders. The
+ * pool's worker is not in the fork: a new pool takes its place.
+ */
+void kvm_host_disown(struct vmm_host *host)
+{
+    struct kvm_host *h = kvm_host_of(host);
+    int placeholder = open("/dev/null", O_RDWR | O_CLOEXEC);
+    drop_kvm_fds(placeholder);
+    drop_kvm_run_maps();
+    if (placeholder >= 0)
+        close(placeholder);
+    h->pool = kvm_pool_disown(h->pool);
+}
+
+/* A restored copy makes its VMs through the host's /dev/kvm fd, its own
+ * since the fork: no helper (kvm_helper_start's stand-in is let go). */
+void kvm_host_adopt_helper(struct vmm_host *host, int helper_fd)
+{
+    (void)host;
+    if (helper_fd >= 0)
+        close(helper_fd);
+}
+
+int kvm_helper_start(int *fd, int *pid, char *why, size_t why_len)
+{
+    *fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (*fd < 0) {
+        int err = errno;
+        snprintf(why, why_len, "kvm: /dev/null: %s", strerror(err));
+        return -err;
+    }
+    *pid = getpid(); /* never the caller's child: nothing to reap */
     return 0;
 }

@@ -15,6 +15,10 @@
  * Bookkeeping shared with the main thread (VMA lists, shared-memory
  * references) is released by the caller before a VM is queued; the worker
  * only closes file descriptors and unmaps memory.
+ *
+ * A fork of hvrun (a checkpoint) has no worker: kvm_pool_disown gives it
+ * a new pool, whose worker starts there as here. A NULL pool (none could
+ * be made) holds nothing: every VM is built and torn down by its caller.
  */
 #include "backend_impl.h"
 #include "kvm_internal.h"
@@ -53,6 +57,8 @@ struct kvm_pool *kvm_pool_new(struct vmm_host *host)
 
 void kvm_pool_set_size(struct kvm_pool *p, unsigned nr_ready)
 {
+    if (!p)
+        return;
     pthread_mutex_lock(&p->lock);
     p->want = nr_ready < POOL_MAX_READY ? nr_ready : POOL_MAX_READY;
     pthread_mutex_unlock(&p->lock);
@@ -125,6 +131,8 @@ static void start_worker(struct kvm_pool *p)
 struct vmm_vm *kvm_pool_take(struct kvm_pool *p)
 {
     struct vmm_vm *vm = NULL;
+    if (!p)
+        return NULL;
     pthread_mutex_lock(&p->lock);
     if (++p->requests >= 2)
         start_worker(p);
@@ -138,6 +146,8 @@ struct vmm_vm *kvm_pool_take(struct kvm_pool *p)
 bool kvm_pool_retire(struct kvm_pool *p, struct vmm_vm *vm)
 {
     bool queued = false;
+    if (!p)
+        return false;
     pthread_mutex_lock(&p->lock);
     if (p->started && !p->stopping) {
         if (p->nr_dead == p->cap_dead) {
@@ -176,4 +186,33 @@ void kvm_pool_free(struct kvm_pool *p)
     pthread_cond_destroy(&p->wake);
     pthread_mutex_destroy(&p->lock);
     free(p);
+}
+
+/*
+ * The worker is not in a fork, and its lock may have been held at the
+ * fork, the lists half changed: p is left as it is. When the lock was
+ * free (the worker asleep, the usual case) the VMs p holds are torn down
+ * (their fds and kvm_run mappings are placeholders by now: only their
+ * memory is let go of, a retired process's among them); else they stay,
+ * unused (copy-on-write pages of the original's). Either way a VM the
+ * worker was building or tearing down at the fork is left to the
+ * placeholders.
+ */
+struct kvm_pool *kvm_pool_disown(struct kvm_pool *p)
+{
+    if (!p)
+        return NULL;
+    struct kvm_pool *fresh = kvm_pool_new(p->host);
+    if (fresh)
+        fresh->want = p->want; /* (a word: read without the lock) */
+    if (pthread_mutex_trylock(&p->lock) != 0)
+        return fresh;
+    for (unsigned i = 0; i < p->nr_ready; i++)
+        kvm_vm_teardown(p->ready[i]);
+    for (size_t i = 0; i < p->nr_dead; i++)
+        kvm_vm_teardown(p->dead[i]);
+    p->nr_ready = 0;
+    p->nr_dead = 0;
+    pthread_mutex_unlock(&p->lock);
+    return fresh;
 }

@@ -6,24 +6,30 @@
  * A fork of hvrun copies hvrun's memory (the proxy's and detcore's state,
  * every thread's saved registers), not what a backend holds outside it:
  * under ptrace each guest process's memory is a memfd a fork would share
- * with the original, and its stub is a process the fork does not trace.
- * So, before the fork, each VM's memory is copied into a memfd of its own
- * (only the extents that hold data: SEEK_DATA/SEEK_HOLE) and the CPU state
- * hvrun's memory lacks is saved (the XSAVE image); after it, the original
- * drops the copy and the fork takes it as the VM's memory (mapped over the
- * same host addresses, so every pointer into guest memory stays good) and
- * forgets the stub. The fork (a checkpoint) never runs the guest: each
- * restore forks it again, copies the memory once more (the checkpoint
- * stays as it was, to serve again) and gives every VM a new stub with the
- * saved state, through a stub spawner another process started for it
- * (vmm_helper_start: hvrun's seccomp filter forbids the exec a spawner
- * needs).
+ * with the original, and its stub is a process the fork does not trace;
+ * under kvm the guest memory is private (the fork's copy-on-write copy,
+ * at the same host addresses, is its own), but a VM and its vCPU belong
+ * to the original's mm (KVM refuses their ioctls from another). So,
+ * before the fork, each VM's memory that is a memfd is copied into a
+ * memfd of its own (only the extents that hold data: SEEK_DATA/SEEK_HOLE)
+ * and the CPU state hvrun's memory lacks is saved (the XSAVE image; kvm:
+ * the segment registers, pending events, the TSC too); after it, the
+ * original drops the copy and the fork takes it as the VM's memory
+ * (mapped over the same host addresses, so every pointer into guest
+ * memory stays good) and forgets the stub or VM. The fork (a checkpoint)
+ * never runs the guest: each restore forks it again, copies the memory
+ * once more (a memfd; private memory the fork copies: the checkpoint
+ * stays as it was, to serve again) and gives every VM a new stub (ptrace,
+ * through a stub spawner another process started for it,
+ * vmm_helper_start: hvrun's seccomp filter forbids the exec a spawner
+ * needs) or a new VM and vCPU made through /dev/kvm (kvm: its memslots
+ * over the same host addresses) with the saved state.
  *
  * What is refused (-EOPNOTSUPP with the reason): a backend without the
- * ops (kvm: a VM fd cannot be used from another mm and the rebuild is not
- * written), memory shared with a host object the fork would share too
+ * ops, memory shared with a host object the fork would share too
  * (MAP_SHARED anonymous memory, a file mapped shared and writable), a
- * vfork child running on its parent's stub.
+ * vfork child running on its parent's stub (ptrace), a vCPU whose state
+ * KVM does not give.
  */
 #include "backend_impl.h"
 
@@ -175,9 +181,6 @@ int vmm_vms_snapshot_take(struct vmm_vm *const *vms, size_t n, char *why,
             snprintf(why, why_len, "the %s backend cannot copy a VM",
                      v->ops->name);
             rc = -EOPNOTSUPP;
-        } else if (v->pm.memfd < 0) {
-            snprintf(why, why_len, "guest memory without a memfd");
-            rc = -EOPNOTSUPP;
         } else if (bad) {
             snprintf(why, why_len, "%s (a fork would share it)", bad);
             rc = -EOPNOTSUPP;
@@ -191,16 +194,19 @@ int vmm_vms_snapshot_take(struct vmm_vm *const *vms, size_t n, char *why,
             break;
         }
         v->snapshot = s;
-        s->memfd = copy_memory(&v->pm);
-        if (s->memfd < 0) {
+        /* (private memory, -1: the fork's copy is the fork's own) */
+        s->memfd = v->pm.memfd >= 0 ? copy_memory(&v->pm) : -1;
+        if (v->pm.memfd >= 0 && s->memfd < 0) {
             rc = s->memfd;
             snprintf(why, why_len, "copying guest memory: %s", strerror(-rc));
             break;
         }
         /* (a retired owner has no vCPU: memory only) */
         if (!v->retired && !(s->cpu = v->ops->vm_save_cpu(v, &s->cpu_len))) {
-            snprintf(why, why_len, "a guest's CPU state cannot be read (a "
-                                   "vfork child on its parent's stub?)");
+            snprintf(why, why_len,
+                     "a guest's CPU state cannot be read (%s backend; "
+                     "ptrace: a vfork child on its parent's stub?)",
+                     v->ops->name);
             rc = -EOPNOTSUPP;
         }
     }
@@ -226,8 +232,12 @@ int vmm_vms_snapshot_settle(struct vmm_vm *const *vms, size_t n, bool in_fork)
             drop_snapshot(v);
             continue;
         }
-        if (!v->retired)
-            v->ops->vm_disown(v);
+        /* (a retired owner's too: what it still names is the
+         * original's, and its destroy in a restored copy must not touch
+         * it) */
+        v->ops->vm_disown(v);
+        if (v->snapshot->memfd < 0)
+            continue; /* private memory: the fork's own already */
         if (rc == 0 && (rc = swap_memory(&v->pm, v->snapshot->memfd)) == 0)
             v->snapshot->memfd = -1;
         if (rc == 0)
@@ -258,8 +268,11 @@ int vmm_vms_snapshot_restore(struct vmm_vm *const *vms, size_t n, char *why,
     if (!all)
         return -ENOMEM;
     int rc = 0;
-    /* Every memory first: a sharer's stub opens its owner's memfd. */
+    /* Every memory first: a sharer's stub opens its owner's memfd.
+     * (Private memory, -1: this fork's copy is its own already.) */
     for (size_t i = 0; i < k && rc == 0; i++) {
+        if (all[i]->pm.memfd < 0)
+            continue;
         int fd = copy_memory(&all[i]->pm);
         rc = fd < 0 ? fd : swap_memory(&all[i]->pm, fd);
         /* a file's own pages (VMM_VMA_DIRECT) are not in the memfd */
@@ -283,10 +296,7 @@ int vmm_vms_snapshot_restore(struct vmm_vm *const *vms, size_t n, char *why,
 int vmm_helper_start(enum vmm_backend_kind kind, int *fd, int *pid,
                      char *why, size_t why_len)
 {
-    if (kind != VMM_BACKEND_PTRACE) {
-        snprintf(why, why_len, "the %s backend cannot copy a VM",
-                 vmm_backend_name(kind));
-        return -EOPNOTSUPP;
-    }
+    if (kind == VMM_BACKEND_KVM)
+        return kvm_helper_start(fd, pid, why, why_len);
     return ptrace_helper_start(fd, pid, why, why_len);
 }

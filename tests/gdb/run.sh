@@ -141,10 +141,23 @@
 #                   the run's hvrun is left no zombie child (the failed
 #                   copy and the deleted checkpoints stayed zombies for the
 #                   rest of the run)
-#   (the checkpoint cases run under ptrace: checkpoints are its backend's)
-#   gdb/goto-no-checkpoint  under kvm (no checkpoints) a continue to a
-#                   monitor goto past the automatic checkpoints' spacing
-#                   stops at the goto's event, not at the program's end
+#   gdb/checkpoint-state  tests/gdb/gdb_ckpt_state.c (a CLONE_VM child
+#                   of a process that has exited, running on its memory,
+#                   which reaches past the first 256 MiB of guest-physical
+#                   memory; an SSE sum and a rounding mode held across
+#                   syscalls, the fs base): the same session as
+#                   checkpoint-fork restores checkpoints that hold a
+#                   retired memory owner and gives the same answers,
+#                   output and detlog digest
+#   gdb/checkpoint-kvm  under --backend kvm whatever the suite's backend
+#                   (the others run under it: HVRUN_BACKEND, else kvm):
+#                   automatic checkpoints are taken (monitor info
+#                   checkpoints lists them), goto 300 then back to 100 is
+#                   a restore (the trace says so), none refused
+#   gdb/goto-no-checkpoint  with every checkpoint's copy made to fail
+#                   (HVRUN_GDB_CHECKPOINT_FAIL) a continue to a monitor
+#                   goto past the automatic checkpoints' spacing stops at
+#                   the goto's event, not at the program's end
 #
 # HVRUN_GDB_CASES="reverse checkpoint ..." runs only those cases.
 #
@@ -187,6 +200,7 @@ build_programs() {
         cc -g -O0 -o "$BIN/gdb_ckpt_socket" "$ROOT/tests/gdb/gdb_ckpt_socket.c" &&
         cc -g -O0 -o "$BIN/gdb_ckpt_event" "$ROOT/tests/gdb/gdb_ckpt_event.c" &&
         cc -g -O0 -o "$BIN/gdb_ckpt_fds" "$ROOT/tests/gdb/gdb_ckpt_fds.c" &&
+        cc -g -O0 -o "$BIN/gdb_ckpt_state" "$ROOT/tests/gdb/gdb_ckpt_state.c" &&
         cc -g -O0 -o "$BIN/gdb_ckpt_hold" "$ROOT/tests/gdb/gdb_ckpt_hold.c"
 }
 
@@ -824,30 +838,55 @@ run_case_checkpoint() {
     pass "gdb/checkpoint$tag"
 }
 
-# await_run PID: waits for PID (a run whose gdb has gone) TIMEOUT seconds
-# at most, then ends it and its children (a gdb that never connected
-# leaves hvrun waiting for one for ever).
-# gdb/goto-no-checkpoint: under kvm, which takes no checkpoints, a
-# continue to a `monitor goto` past the first automatic checkpoint's
-# spacing stops at the goto's event (it once ran on to the program's end:
-# the refused checkpoint's chunk end replaced gdb's goto).
+# gdb/goto-no-checkpoint: with checkpoints refused (each copy made to
+# fail), a continue to a `monitor goto` past the first automatic
+# checkpoint's spacing stops at the goto's event (it once ran on to the
+# program's end: the refused checkpoint's chunk end replaced gdb's goto;
+# found under kvm when kvm took no checkpoints).
 run_case_goto_no_checkpoint() {
     local hvrun=$1 tag=$2 n=gotonc$2
-    if ! have_kvm; then
-        skip "gdb/goto-no-checkpoint$tag" "no /dev/kvm here (the backend that takes no checkpoints)"
-        return
-    fi
-    RUN_OPTS=(--backend kvm)
-    HVRUN_GDB_CHECKPOINT_EVENTS=20 session "$n" "$hvrun" "$BIN/gdb_ckpt_fork" \
+    HVRUN_GDB_CHECKPOINT_EVENTS=20 HVRUN_GDB_CHECKPOINT_FAIL=1 \
+        session "$n" "$hvrun" "$BIN/gdb_ckpt_fork" \
         -ex 'monitor goto 300' -ex 'continue' -ex 'monitor when' \
         -ex 'continue'
-    RUN_OPTS=()
     expect "gdb/goto-no-checkpoint$tag" "$WORK/$n.gdb" \
-        '^hvrun: no automatic checkpoints: the kvm backend' \
+        "^hvrun: no automatic checkpoints: the checkpoint's copy failed" \
         '^Current event: 300 ' 'exited normally' || return
     pass "gdb/goto-no-checkpoint$tag"
 }
 
+# gdb/checkpoint-kvm: checkpoints under --backend kvm, taken and
+# restored, whatever backend the suite runs the other cases under.
+run_case_checkpoint_kvm() {
+    local hvrun=$1 tag=$2 n=ckkvm$2
+    if ! have_kvm; then
+        skip "gdb/checkpoint-kvm$tag" "no /dev/kvm here"
+        return
+    fi
+    RUN_OPTS=(--backend kvm)
+    HVRUN_GDB_CHECKPOINT_EVENTS=20 HVRUN_GDB_TRACE=$WORK/$n.trace \
+        session "$n" "$hvrun" "$BIN/gdb_ckpt_fork" \
+        -ex 'monitor goto 300' -ex 'continue' -ex 'monitor info checkpoints' \
+        -ex 'monitor goto 100' -ex 'continue' -ex 'monitor when' \
+        -ex 'continue'
+    RUN_OPTS=()
+    expect "gdb/checkpoint-kvm$tag" "$WORK/$n.gdb" \
+        '^  2 event 40, thread [0-9]+ \(automatic\)' '^Current event: 100 ' \
+        'exited normally' || return
+    if grep -q 'no automatic checkpoints\|no checkpoint' "$WORK/$n.gdb" ||
+        ! grep -q "restored checkpoint" "$WORK/$n.trace" ||
+        grep -q "failed" "$WORK/$n.trace"; then
+        fail "gdb/checkpoint-kvm$tag" "no checkpoint taken or restored under" \
+            "kvm: $(grep -h -m1 'no automatic\|no checkpoint\|failed' \
+                "$WORK/$n.gdb" "$WORK/$n.trace")"
+        return
+    fi
+    pass "gdb/checkpoint-kvm$tag"
+}
+
+# await_run PID: waits for PID (a run whose gdb has gone) TIMEOUT seconds
+# at most, then ends it and its children (a gdb that never connected
+# leaves hvrun waiting for one for ever).
 await_run() {
     local pid=$1 waited=0
     while kill -0 "$pid" 2>/dev/null && [ $waited -lt $((TIMEOUT * 10)) ]; do
@@ -931,6 +970,10 @@ run_case_checkpoint_event() {
 
 run_case_checkpoint_fds() {
     checkpoint_session checkpoint-fds gdb_ckpt_fds 100 "$1" "$2"
+}
+
+run_case_checkpoint_state() {
+    checkpoint_session checkpoint-state gdb_ckpt_state 150 "$1" "$2"
 }
 
 # A checkpoint taken just before the pipe's writer exits, its copy slow
@@ -1093,7 +1136,7 @@ run_case_checkpoint_reap() {
 
 if ! command -v gdb >/dev/null || ! command -v cc >/dev/null ||
     ! command -v python3 >/dev/null; then
-    for c in threads same-run stepi watch watch-map replay interrupt fork exec start schedule reverse reverse-replay reverse-break idle-interrupt deadlock crash detach checkpoint checkpoint-fork checkpoint-pipe checkpoint-socket checkpoint-event checkpoint-fds checkpoint-close checkpoint-hold checkpoint-reap goto-no-checkpoint; do
+    for c in threads same-run stepi watch watch-map replay interrupt fork exec start schedule reverse reverse-replay reverse-break idle-interrupt deadlock crash detach checkpoint checkpoint-fork checkpoint-pipe checkpoint-socket checkpoint-event checkpoint-fds checkpoint-state checkpoint-close checkpoint-hold checkpoint-reap checkpoint-kvm goto-no-checkpoint; do
         skip "gdb/$c" "needs gdb, cc and python3 (apt-get install gdb gcc python3)"
     done
     finish
@@ -1103,13 +1146,10 @@ if ! build_programs; then
     finish
 fi
 # run CASE HVRUN TAG: run_case_CASE unless HVRUN_GDB_CASES leaves it out.
-# Checkpoints are the ptrace backend's (docs/DEBUGGING.md: a VM fd cannot
-# be used from another process, so kvm runs go back from the start, which
-# the reverse cases check under the default backend): the checkpoint
-# cases run under ptrace whatever the default.
+# Every case runs under the suite's backend (HVRUN_BACKEND, else kvm),
+# checkpoints too (both backends take them); checkpoint-kvm names kvm.
 run() {
     case " ${HVRUN_GDB_CASES:-$1} " in *" $1 "*) ;; *) return ;; esac
-    case $1 in checkpoint*) RUN_OPTS=(--backend ptrace) ;; esac
     "run_case_${1//-/_}" "$2" "$3"
     RUN_OPTS=()
 }
@@ -1119,8 +1159,9 @@ for hvrun in "$@"; do
     for c in threads stepi watch watch-map replay interrupt fork exec start \
         schedule reverse reverse-replay reverse-break idle-interrupt \
         deadlock crash detach checkpoint checkpoint-fork checkpoint-pipe \
-        checkpoint-socket checkpoint-event checkpoint-fds checkpoint-close \
-        checkpoint-hold checkpoint-reap goto-no-checkpoint; do
+        checkpoint-socket checkpoint-event checkpoint-fds checkpoint-state \
+        checkpoint-close checkpoint-hold checkpoint-reap checkpoint-kvm \
+        goto-no-checkpoint; do
         run "$c" "$hvrun" "$tag"
     done
 done
