@@ -310,6 +310,7 @@ test-lane-b:
 ifeq ($(KVM_USABLE),yes)
 	HVRUN_BIN=$(CURDIR)/build/hvrun HVRUN_DET_CHAOS_SEEDS=0 tests/determinism/run.sh tests/parity/hvrun-ptrace
 	HVRUN_BIN=$(CURDIR)/build/debug/hvrun HVRUN_DET_CHAOS_SEEDS=0 tests/determinism/run.sh tests/parity/hvrun-ptrace
+	HVRUN_BACKEND=ptrace tests/gdb/run.sh build/hvrun
 endif
 
 DEMO_BACKEND = $(if $(KVM_USABLE),kvm,ptrace)
