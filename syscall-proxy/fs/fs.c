@@ -154,6 +154,29 @@ static const char *task_dir_as_process(struct proxy_process *p,
     return n < 0 || (size_t)n >= cap ? in : buf;
 }
 
+/*
+ * /proc/<X>/task/<T>[/rest], X a live guest process and T a well-formed
+ * number that is none of X's live threads (one that exited, or another
+ * process's): ENOENT, as on Linux. Passed on, the name would be hvrun's
+ * own host /proc/self/task/T, which exists where a thread of hvrun has
+ * that host tid (a pid namespace's small ones: LTP's tgkill03 waited for
+ * its exited thread's directory to go).
+ */
+static bool task_gone(struct proxy_process *p, const char *in)
+{
+    const char *rest, *end;
+    if (!p->world || strncmp(in, "/proc/", 6) != 0)
+        return false;
+    bool self = (rest = strip_dir_prefix(in, "/proc/self")) != NULL;
+    int pid = self ? p->pid : parse_proc_number(in + 6, &rest);
+    if (pid <= 0 || strncmp(rest, "/task/", 6) != 0)
+        return false;
+    int tid = parse_proc_number(rest + 6, &end);
+    struct proxy_process *q = proxy_world_find(p->world, pid);
+    return tid > 0 && (!*end || *end == '/') && q && !q->zombie &&
+           proxy_world_find_tid(p->world, tid) != q;
+}
+
 /* "<N>[/rest]" under /proc/self/<dir>/ becomes the host fd's entry. A
  * malformed N is left alone (the host lookup fails the same way); a well
  * formed N that is not an open guest fd is -ENOENT, as on Linux. */
@@ -335,6 +358,8 @@ static int rewrite_path(struct proxy_process *p, const char *in,
     p->fs.ns_of_pid = 0;
     if (in[0] != '/')
         return format_path(out, outlen, "%s", in);
+    if (task_gone(p, in))
+        return -ENOENT;
     char as_process[PROXY_PATH_MAX];
     in = task_dir_as_process(p, in, as_process, sizeof(as_process));
     if (!follow_last && strcmp(in, "/proc/self") == 0)

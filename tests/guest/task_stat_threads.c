@@ -10,6 +10,8 @@
 #include "guest_check.h"
 
 #include <dirent.h>
+#include <errno.h>
+#include <stdbool.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,9 +41,11 @@ static int check_threads(void)
     DIR *d = opendir(name);
     CHECK(d != NULL);
     struct dirent *de;
-    int listed = 0, asleep = 0;
+    int listed = 0, asleep = 0, own[THREADS + 1], nr_own = 0;
     while ((de = readdir(d))) {
         int tid = atoi(de->d_name);
+        if (tid > 0 && nr_own <= THREADS)
+            own[nr_own++] = tid;
         if (tid <= 0 || tid == getpid())
             continue;
         char path[512], comm[64] = "", state = '?';
@@ -57,7 +61,19 @@ static int check_threads(void)
             fclose(f);
     }
     closedir(d);
-    printf("%d threads listed, %d asleep in their stat\n", listed, asleep);
+    /* Any other number under task/ names no thread of ours: ENOENT (under
+     * hvrun in a pid namespace, hvrun's own threads have such tids). */
+    int others = 0;
+    for (int n = 1; n <= 400; n++) {
+        bool mine = false;
+        for (int k = 0; k < nr_own; k++)
+            mine = mine || own[k] == n;
+        snprintf(name, sizeof(name), "/proc/%d/task/%d", getpid(), n);
+        if (!mine && (access(name, F_OK) == 0 || errno != ENOENT))
+            others++;
+    }
+    printf("%d threads listed, %d asleep in their stat, %d other tids found\n",
+           listed, asleep, others);
     fflush(stdout);
     return 0;
 }

@@ -22,7 +22,9 @@
 #             orphans' parent, and survives its own SIGTERM;
 #   host-pid/*  hvrun with a small pid in a pid namespace of its own (a
 #             container's), that pid among the guest's tids: each thread's
-#             /proc/PID/task/TID/stat is its own, on both backends;
+#             /proc/PID/task/TID/stat is its own, on both backends; and
+#             above them: no other /proc/PID/task/N exists (hvrun's own
+#             task directory never shows through);
 #   container/*  bwrap (a mount namespace, which hvrun refuses), mount and
 #             umount fail under hvrun with the message and status they give
 #             natively in an unprivileged container
@@ -547,13 +549,15 @@ pid_model_cases() {
 # waited forever for a thread that read as running.
 host_pid_cases() {
     local bin=$ROOT/build/guest/task_stat_threads skip out b
-    local want="30 threads listed, 30 asleep in their stat"
+    local want="30 threads listed, 30 asleep in their stat, 0 other tids found"
     if ! unshare -p -f --mount-proc true 2>/dev/null; then
         skip "$LABEL:host-pid/threads-stat" "unshare -p -f --mount-proc is not permitted here"
         return
     fi
     for b in kvm ptrace; do
-        for skip in 3 12; do
+        # 40: hvrun's own host tids above the guest's 30 threads' (its
+        # task directory must not show through an exited or unknown tid)
+        for skip in 3 12 40; do
             out=$(timeout "$TIMEOUT" unshare -p -f --mount-proc sh -c \
                 'i=0; while [ $i -lt '"$skip"' ]; do /bin/true; i=$((i+1)); done; "$@"' \
                 sh "$HV" run --backend "$b" -- "$bin" 2>&1 | tail -n 1)
