@@ -121,6 +121,33 @@ static const char *proc_self_tail(const struct proxy_process *p,
     return end;
 }
 
+/* A name /proc/<X>/task/<T>[/rest], X (self or a pid) a live guest
+ * process: its parts (self: named as /proc/self), *live whether T is one
+ * of X's live threads; false for any other name. */
+struct task_name {
+    bool self, live;
+    int pid;
+    const char *end; /* past T */
+};
+
+static bool parse_task_name(struct proxy_process *p, const char *in,
+                            struct task_name *t)
+{
+    const char *rest;
+    if (!p->world || strncmp(in, "/proc/", 6) != 0)
+        return false;
+    t->self = (rest = strip_dir_prefix(in, "/proc/self")) != NULL;
+    t->pid = t->self ? p->pid : parse_proc_number(in + 6, &rest);
+    if (t->pid <= 0 || strncmp(rest, "/task/", 6) != 0)
+        return false;
+    int tid = parse_proc_number(rest + 6, &t->end);
+    struct proxy_process *q = proxy_world_find(p->world, t->pid);
+    if (tid <= 0 || (*t->end && *t->end != '/') || !q || q->zombie)
+        return false;
+    t->live = proxy_world_find_tid(p->world, tid) == q;
+    return true;
+}
+
 /*
  * /proc/<X>/task/<T>[/rest], T a live thread of guest process X (self or
  * a pid): the host has no directory for a guest tid (hvrun's task/ holds
@@ -132,25 +159,16 @@ static const char *proc_self_tail(const struct proxy_process *p,
 static const char *task_dir_as_process(struct proxy_process *p,
                                        const char *in, char *buf, size_t cap)
 {
-    const char *rest, *end;
-    if (!p->world || strncmp(in, "/proc/", 6) != 0)
-        return in;
-    bool self = (rest = strip_dir_prefix(in, "/proc/self")) != NULL;
-    int pid = self ? p->pid : parse_proc_number(in + 6, &rest);
-    if (pid <= 0 || strncmp(rest, "/task/", 6) != 0)
-        return in;
-    int tid = parse_proc_number(rest + 6, &end);
-    struct proxy_process *q = proxy_world_find(p->world, pid);
-    if (tid <= 0 || (*end && *end != '/') || !q || q->zombie ||
-        proxy_world_find_tid(p->world, tid) != q ||
-        !strcmp(end, "/comm") || !strcmp(end, "/stat") ||
-        !strcmp(end, "/status") || !strcmp(end, "/syscall"))
+    struct task_name t;
+    if (!parse_task_name(p, in, &t) || !t.live ||
+        !strcmp(t.end, "/comm") || !strcmp(t.end, "/stat") ||
+        !strcmp(t.end, "/status") || !strcmp(t.end, "/syscall"))
         return in;
     /* (/proc/self/ with its "/": the directory, not the link; /proc/N
      * without: vfs.c knows the directory by that name) */
-    int n = self ? snprintf(buf, cap, "/proc/self%s", *end ? end : "/")
-                 : snprintf(buf, cap, "/proc/%d%s", pid,
-                            strcmp(end, "/") ? end : "");
+    int n = t.self ? snprintf(buf, cap, "/proc/self%s", *t.end ? t.end : "/")
+                   : snprintf(buf, cap, "/proc/%d%s", t.pid,
+                              strcmp(t.end, "/") ? t.end : "");
     return n < 0 || (size_t)n >= cap ? in : buf;
 }
 
@@ -164,17 +182,8 @@ static const char *task_dir_as_process(struct proxy_process *p,
  */
 static bool task_gone(struct proxy_process *p, const char *in)
 {
-    const char *rest, *end;
-    if (!p->world || strncmp(in, "/proc/", 6) != 0)
-        return false;
-    bool self = (rest = strip_dir_prefix(in, "/proc/self")) != NULL;
-    int pid = self ? p->pid : parse_proc_number(in + 6, &rest);
-    if (pid <= 0 || strncmp(rest, "/task/", 6) != 0)
-        return false;
-    int tid = parse_proc_number(rest + 6, &end);
-    struct proxy_process *q = proxy_world_find(p->world, pid);
-    return tid > 0 && (!*end || *end == '/') && q && !q->zombie &&
-           proxy_world_find_tid(p->world, tid) != q;
+    struct task_name t;
+    return parse_task_name(p, in, &t) && !t.live;
 }
 
 /* "<N>[/rest]" under /proc/self/<dir>/ becomes the host fd's entry. A
