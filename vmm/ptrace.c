@@ -488,31 +488,24 @@ static uint64_t fd_arg(long file_fd)
 }
 
 /*
- * Whether the stub's mmap of [lo, hi) asks the host to fill its page
- * table at once (MAP_POPULATE). A page fault is an exit of the host's
- * own VM on hosts like this one (kvm_pvm: ~11 us a fault, one per 16
- * pages of code read through fault-around), where a populate costs
- * ~0.1 us a page already in the page cache. So: the code of a direct
- * VMA (a library's or program's text, its progress image, the page
- * store's rewritten pages), where a process takes most of its faults
- * (a `sh -c true` took 27 on its code against 15 natively: instrumented
- * code reaches more pages), up to PT_POPULATE_MAX so that a huge text
- * is not read whole for a few functions; a direct VMA's other pages up to
- * PT_POPULATE_DATA_MAX (a library's read-only data, ld.so.cache: not a
- * locale archive of which a program reads a few pages); a one-page shared part
- * (the progress counter's slots, written at the first back edge). Not
- * guest memory: its memfd is sparse, and a populate would allocate the
- * holes. A populate that fails changes nothing (mmap ignores it).
+ * Whether the stub's mmap of [lo, hi) of v asks the host to fill its page
+ * table at once (MAP_POPULATE): a one-page shared part only (the progress
+ * counter's slots, written at the first back edge). A populate walks every
+ * page, so it pays only where nearly all are touched, and the stub's
+ * touches of a direct VMA (a text, its progress image, the page store's
+ * pages, read-only data) are reads, which fault-around serves 16 pages a
+ * fault. Measured on a kvm_pvm host (a microbenchmark over libc's 470
+ * pages): populate 0.42 us a page, a read fault 4-7 us for its 16, every
+ * page read 0.3-0.55 us a page; 100 `sh -c true` under ptrace, the stubs'
+ * CPU 224 -> 200 ms and wall 0.51 -> 0.47 s (medians of 6) without the
+ * direct VMAs' populate of up to 4 MiB of code and 512 KiB of data that an
+ * earlier host's ~11 us faults had paid for. Guest memory's data extents
+ * are populated (queue_memfd_part): those pages are written, and a write
+ * fault is per page (~3 us against ~0.55 us populated).
  */
-#define PT_POPULATE_MAX (4ULL << 20)
-#define PT_POPULATE_DATA_MAX (512ULL << 10)
-
 static int populate_flag(const struct vmm_vma *v, gva_t lo, gva_t hi)
 {
-    if (v->shared)
-        return hi - lo <= VMM_PAGE_SIZE ? MAP_POPULATE : 0;
-    uint64_t max = v->prot & PROT_EXEC ? PT_POPULATE_MAX : PT_POPULATE_DATA_MAX;
-    return v->prot && hi - lo <= max ? MAP_POPULATE : 0;
+    return v->shared && hi - lo <= VMM_PAGE_SIZE ? MAP_POPULATE : 0;
 }
 
 /* The batch just run opened files: their fds are the stub's from now on. */
@@ -588,9 +581,9 @@ static bool queue_vma_same_backing(struct pt_vm *vm, const struct vmm_vma *v,
  * extents there (pages the loader filled, a fork copied, the guest
  * touched) of at most PT_POPULATE_RUN pages each are mapped with
  * MAP_POPULATE, the rest (holes: fresh zeros) without, so the guest does
- * not fault on what it had or was given (populate_flag says why; a fork
- * child read-faulted every page its parent had touched) and no hole is
- * allocated. At most PT_POPULATE_RUNS runs, within the batch's room
+ * not fault on what it had or was given (a fork child read-faulted every
+ * page its parent had touched, and wrote many: a write fault is per page,
+ * populate_flag) and no hole is allocated. At most PT_POPULATE_RUNS runs, within the batch's room
  * (sync_range's step keeps four calls free): a flush here could drop v.
  */
 #define PT_POPULATE_RUN 64
@@ -1440,8 +1433,8 @@ static int reserve_guest_memory(uint8_t **view_out, int *memfd_out)
     }
     /* The call-count and scratch pages: hvrun writes both through the
      * view before every stub's first run (its filter, the first batch),
-     * and a fault on each costs ~11 us here where one populate of both
-     * costs ~2 (ptrace.c: populate_flag). Nothing lost if it fails. */
+     * and a write fault on each costs several us where one populate of
+     * both costs ~1 (ptrace.c: populate_flag). Nothing lost if it fails. */
     _Static_assert(PT_SCRATCH_GPA == PT_CALLS_GPA + VMM_PAGE_SIZE,
                    "the two pages populated at once");
     (void)madvise(*view_out + PT_CALLS_GPA, 2 * VMM_PAGE_SIZE,
