@@ -275,22 +275,26 @@ int vmm_memfd_copy(int from, const uint8_t *view, uint64_t size,
  * execution under gdb). A fork of hvrun shares what the backend holds
  * outside hvrun's memory (ptrace: the guests' memory memfds, the stubs),
  * so, for the VMs of every guest process (vms[0, n)):
- *  - vmm_vms_snapshot_take, before the fork: each memory copied into a
- *    memfd of its own, the CPU state hvrun's memory lacks saved; 0, or
- *    -EOPNOTSUPP/-errno with why (memory shared with a host object, a
- *    backend that cannot: kvm);
+ *  - vmm_vms_snapshot_take, before the fork: each memory that is a memfd
+ *    (ptrace) copied into a memfd of its own (kvm's private memory is the
+ *    fork's own copy already), the CPU state hvrun's memory lacks saved;
+ *    0, or -EOPNOTSUPP/-errno with why (memory shared with a host object,
+ *    a vCPU whose state the backend does not give);
  *  - vmm_vms_snapshot_settle, after it, in both processes: the original
  *    drops the copy (in_fork false); the fork takes it as the memory and
- *    forgets the vCPUs (after vmm_host_snapshot_disown); it never runs
- *    them;
+ *    forgets the stubs or VMs (after vmm_host_snapshot_disown); it never
+ *    runs them;
  *  - vmm_vms_snapshot_restore, in a fork of that fork (after
  *    vmm_host_snapshot_adopt with a helper of vmm_helper_start's): a copy
- *    of the memory of its own again and new vCPUs with the saved state;
- *    the VMs then run on from where the take was.
+ *    of the memory of its own again and new vCPUs with the saved state
+ *    (ptrace: new stubs; kvm: new VMs made through /dev/kvm over the same
+ *    host addresses); the VMs then run on from where the take was.
  * vmm_helper_start: the helper process a restored copy needs (ptrace: a
  * stub spawner, the caller its parent), started by a process that may
  * fork and exec; its fd, to pass to the copy, and its pid (the caller
- * reaps it once the copy has ended). 0 or -errno with why.
+ * reaps it once the copy has ended). kvm needs none: /dev/null and the
+ * caller's own pid stand for it (a wait for it finds no child). 0 or
+ * -errno with why.
  */
 int vmm_vms_snapshot_take(struct vmm_vm *const *vms, size_t n, char *why,
                           size_t why_len);
