@@ -25,7 +25,8 @@
  * (nm -u build/hvrun, grep 'syscall('), checked against strace -f of the
  * whole test suite after the filter's seccomp() call. Start-up-only calls
  * (execve, capget/capset, prlimit64, arch_prctl, the CPUID cache's
- * mkstemp/rename, --verify's fork/wait4/dup2) are not in it.
+ * mkstemp/rename, --verify's dup2) are not in it; a plain fork and wait4
+ * (a run under gdb's checkpoints) are allowed with the argument rules.
  */
 static const int allowed_calls[] = {
     /* I/O on guest fds: syscall-proxy/io/io.c (read/write families, the
@@ -240,6 +241,7 @@ static int allow_with_arguments(scmp_filter_ctx f, long self_pid,
         CLONE_NEWCGROUP;
     struct scmp_arg_cmp fork_only = SCMP_A0(SCMP_CMP_MASKED_EQ, shared, 0);
     rc |= allow(f, SCMP_SYS(clone), 1, &fork_only);
+    rc |= allow(f, SCMP_SYS(wait4), 0, NULL); /* and reaps them */
     struct scmp_arg_cmp self = SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)self_pid);
     rc |= allow(f, SCMP_SYS(kill), 1, &self);  /* abort(), raise() */
     rc |= allow(f, SCMP_SYS(tgkill), 1, &self);

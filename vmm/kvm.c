@@ -1070,22 +1070,9 @@ static int kvm_vm_respawn(struct vmm_vm *base, const void *cpu,
     return load_saved_cpu(vm, s, why, why_len);
 }
 
-/* The host calls a run makes beyond every run's (cli/confine_rules.c):
- * wait4, for the checkpoints a run under gdb forks and reaps
- * (cli/gdbserver_checkpoint.c; the ptrace backend's list has it for its
- * stubs). */
-static const int run_syscalls[] = {SYS_wait4};
-
-static const int *kvm_host_run_syscalls(size_t *n)
-{
-    *n = sizeof(run_syscalls) / sizeof(run_syscalls[0]);
-    return run_syscalls;
-}
-
 const struct vmm_backend_ops kvm_backend_ops = {
     .name = "kvm",
     .host_close = kvm_host_close,
-    .host_run_syscalls = kvm_host_run_syscalls,
     .host_set_vm_pool = kvm_host_set_vm_pool,
     .vm_create = kvm_vm_create,
     .vm_destroy = kvm_vm_destroy,
