@@ -583,8 +583,9 @@ static bool queue_vma_same_backing(struct pt_vm *vm, const struct vmm_vma *v,
  * MAP_POPULATE, the rest (holes: fresh zeros) without, so the guest does
  * not fault on what it had or was given (a fork child read-faulted every
  * page its parent had touched, and wrote many: a write fault is per page,
- * populate_flag) and no hole is allocated. At most PT_POPULATE_RUNS runs, within the batch's room
- * (sync_range's step keeps four calls free): a flush here could drop v.
+ * populate_flag) and no hole is allocated. At most PT_POPULATE_RUNS runs,
+ * within the batch's room (sync_range's step keeps four calls free): a
+ * flush here could drop v.
  */
 #define PT_POPULATE_RUN 64
 #define PT_POPULATE_RUNS 4
