@@ -49,6 +49,31 @@ static long req(const char *type, const char *desc, const char *info,
     return syscall(SYS_request_key, type, desc, info, dest);
 }
 
+/*
+ * Until the joined thread has left the thread group (/proc/self/status's
+ * Threads: 1), at most ~5 s. pthread_join returns once the thread's tid
+ * is cleared, which Linux does before it takes the exiting thread out of
+ * the group, and KEYCTL_SESSION_TO_PARENT refuses a parent with more
+ * than one thread (EPERM): natively a child forked right after the join
+ * got EPERM now and then (2 runs in 500 on a 2-core host).
+ */
+static void await_single_thread(void)
+{
+    for (int tries = 0; tries < 50000; tries++) {
+        FILE *f = fopen("/proc/self/status", "r");
+        char line[256];
+        int threads = -1;
+        while (f && fgets(line, sizeof(line), f))
+            if (!strncmp(line, "Threads:", 8))
+                threads = atoi(line + 8);
+        if (f)
+            fclose(f);
+        if (threads == 1)
+            return;
+        usleep(100);
+    }
+}
+
 /* A result as "ok" (or the given name for a non-negative value) or the
  * errno's name. */
 static const char *res(long rc)
@@ -430,6 +455,7 @@ int main(int argc, char **argv)
     pthread_t th;
     CHECK(pthread_create(&th, NULL, thread_main, &thr) == 0);
     pthread_join(th, NULL);
+    await_single_thread(); /* before the child's SESSION_TO_PARENT */
     printf("main thread keyring kept: %d\n", id_of(KEY_SPEC_THREAD_KEYRING, 0) == thr);
 
     pid_t pid = fork();
