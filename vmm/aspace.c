@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/sendfile.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -507,6 +508,8 @@ static void shared_put(struct vmm_shared *s)
     if (s && --s->refs == 0) {
         if (s->private_file)
             file_cache_drop(s);
+        if (s->view_made && s->view_fd >= 0)
+            close(s->view_fd);
         close(s->fd);
         free(s);
     }
@@ -1525,11 +1528,67 @@ static bool direct_eligible(const struct vmm_vma *v)
  * the file's pages all the same. */
 static struct vmm_shared *page_store_object(void);
 
+/* The address spaces an image is mapped into before it gets its shared
+ * copy: a run of one or two processes (a program, `sh -c prog`) maps most
+ * images into one or two, and would pay the copy without using it. */
+#define IMAGE_VIEW_AFTER 2
+
+/* Copies all of src's bytes into a new memfd: its fd, or -errno. */
+static int memfd_copy_of(int src)
+{
+    struct stat st;
+    if (fstat(src, &st) < 0)
+        return -errno;
+    int fd = memfd_create("hvrun-image-view", MFD_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    int rc = ftruncate(fd, st.st_size) < 0 ? -errno : 0;
+    for (off_t at = 0; rc == 0 && at < st.st_size;) {
+        ssize_t n = sendfile(fd, src, &at, (size_t)(st.st_size - at));
+        if (n < 0 && errno != EINTR)
+            rc = -errno;
+        else if (n == 0)
+            rc = -EIO; /* an image does not shrink: sealed or the cache's */
+    }
+    if (rc < 0) {
+        close(fd);
+        return rc;
+    }
+    return fd;
+}
+
+/*
+ * The fd direct mappings of img share under kvm, or -1 for img's own.
+ * kvm_pvm's shadow MMU fills a faulting entry's neighbours only from host
+ * pages it can take for writing: not from img's own pages (a sealed
+ * memfd, a read-only file of the cache), so every page of a text a
+ * process runs used to fault by itself, ~20 us each. An image mapped
+ * into more than IMAGE_VIEW_AFTER address spaces (a run of many
+ * processes) is copied once into a memfd of hvrun's, which its direct
+ * mappings then share, writable in hvrun's view only: a `sh -c true`'s
+ * shadow faults 256 -> 206 (docs/PERFORMANCE.md). Its bytes are img's,
+ * never written again, as the page store's (direct_map_backing's
+ * comment; a guest mprotect that adds PROT_WRITE materialises first).
+ */
+static int image_view_fd(struct vmm_shared *img, const struct vmm_aspace *as)
+{
+    if (!img->view_made && img->view_last_as != as) {
+        img->view_last_as = as;
+        img->view_maps++;
+    }
+    if (!img->view_made && img->view_maps > IMAGE_VIEW_AFTER) {
+        img->view_made = true;
+        img->view_fd = memfd_copy_of(img->fd);
+    }
+    return img->view_made ? img->view_fd : -1;
+}
+
 /*
  * A direct VMA's host pages: its file's or image's, read-only and private
  * (a write would make hvrun's own copy, never reach the file). The run's
- * page store is the exception where no vCPU walks a stub's tables (kvm:
- * pm->memfd < 0): its memfd is mapped shared and writable, because
+ * page store, and an image's shared copy (image_view_fd), are the
+ * exceptions where no vCPU walks a stub's tables (kvm: pm->memfd < 0):
+ * their memfds are mapped shared and writable, because
  * kvm_pvm's shadow MMU fills a faulting entry's neighbours only over host
  * pages it can take for writing, and the store holds the texts every
  * process runs (a library's, once joined): each fault there then fills up
@@ -1545,11 +1604,19 @@ static int direct_map_backing(const struct vmm_aspace *as,
     /* (before VMM_VMA_DIRECT is set: vmm_vma_direct_source asks it) */
     const struct vmm_shared *src = v->image ? v->image : v->file;
     uint64_t off = v->image ? v->image_off : v->file_off;
-    bool prefetched = as->pm->memfd < 0 && src == page_store_object();
+    int fd = src->fd;
+    bool prefetched = false;
+    if (as->pm->memfd < 0 && src == page_store_object())
+        prefetched = true;
+    else if (as->pm->memfd < 0 && v->image &&
+             image_view_fd(v->image, as) >= 0) {
+        prefetched = true;
+        fd = v->image->view_fd;
+    }
     if (mmap(vmm_phys_hva(as->pm, v->gpa), v->end - v->start,
              prefetched ? PROT_READ | PROT_WRITE : PROT_READ,
-             (prefetched ? MAP_SHARED : MAP_PRIVATE) | MAP_FIXED, src->fd,
-             (off_t)off) == MAP_FAILED)
+             (prefetched ? MAP_SHARED : MAP_PRIVATE) | MAP_FIXED,
+             fd, (off_t)off) == MAP_FAILED)
         return -errno;
     return 0;
 }

@@ -196,6 +196,14 @@ struct vmm_shared {
     /* Unique for the run's life (a backend's cache of what it opened for
      * this object is keyed by it: an address may be reused). */
     uint64_t id;
+    /* Under kvm, an image mapped often enough gets a copy in a memfd that
+     * direct mappings of it share, writable in hvrun's view (aspace.c:
+     * image_view_fd); view_fd is that copy once view_made, or -errno when
+     * it could not be made. */
+    bool view_made;
+    int view_fd;
+    unsigned view_maps;       /* address spaces that mapped it so far */
+    const void *view_last_as; /* the last of them */
 };
 
 struct vmm_vma {
