@@ -84,7 +84,11 @@ status_field() { awk -v k="$1:" '$1 == k {print $2}' "$2"; }
 blocked_status() {
     local hv=$1 out=$2 fifo=$WORK/fifo
     shift 2
-    rm -f "$fifo" && mkfifo "$fifo" || return 1
+    # The last case's output goes first: the subshell truncates cat.out
+    # only after it opened the FIFO, which lets the loop below go on, so a
+    # "ready" left there was read before hvrun ran (cc22: the status of
+    # the subshell itself, Seccomp 0 and every capability, under load).
+    rm -f "$fifo" "$WORK/cat.out" && mkfifo "$fifo" || return 1
     (cd "$WORK" && exec env -i "${ENV[@]}" "$hv" run "$@" -- /bin/cat \
         <"$fifo" >"$WORK/cat.out" 2>"$WORK/cat.err") &
     BLOCKED_PID=$!
