@@ -657,6 +657,15 @@ int cli_run_once(const struct run_options *o, const char *path,
                               .cpuid_topology = !hi.cpuid_control &&
                                                 !o->cpuid_rewrite &&
                                                 !hi.cpuid_answered,
+                              /* A CPUID in a VM exits (~19 us on the
+                               * AMD kvm_pvm host) to be answered from
+                               * the VM's entries: a stub reads the same
+                               * answers from [vvar] instead. Not the
+                               * ptrace stub's (a host process). */
+                              .cpuid_table = kind != VMM_BACKEND_PTRACE &&
+                                             (hi.cpuid_control ||
+                                              hi.cpuid_answered) &&
+                                             !o->cpuid_rewrite,
                               /* No backend traps RDPID. */
                               .rdpid_rewrite = true,
                               /* ptrace's stubs make RDTSC fault (no

@@ -106,6 +106,29 @@ struct gk_sigstate {
 #define GK_SIGSTATE_RSEQ_STATE 0x48
 #define GK_SIGSTATE_ACTS 0x60
 
+/*
+ * The vCPU's own CPUID answers, in [vvar] at GK_VVAR_CPUID_OFF (under a
+ * backend whose CPUID exits to the hypervisor, which answers it from the
+ * VM's entries): what the stubs at rewritten CPUID sites read instead of
+ * running CPUID (cpuid_patch.c, "CPUID answered from the VM's table").
+ * Entries up to one whose flags are GK_CPUID_END; a leaf and subleaf not
+ * there runs the CPUID itself.
+ */
+struct gk_cpuid_answer {
+    uint32_t leaf, subleaf;
+    uint32_t flags; /* GK_CPUID_INDEXED: the subleaf must match too */
+    uint32_t pad;
+    uint32_t eax, ebx, ecx, edx;
+};
+#define GK_VVAR_CPUID_OFF 0x400
+#define GK_VVAR_CPUID_MAX 64 /* and the end entry: up to 0xc20 */
+#define GK_CPUID_INDEXED 1u
+#define GK_CPUID_END 2u
+/* what the stubs' code names (offsetof in struct gk_cpuid_answer) */
+#define GK_CPUID_ANSWER_SIZE 32
+#define GK_CPUID_FLAGS 8
+#define GK_CPUID_EAX 16
+
 #define GK_VVAR_ID_VALID (1ULL << 32)
 enum { GK_VVAR_ID_PID, GK_VVAR_ID_PPID, GK_VVAR_ID_UID, GK_VVAR_ID_EUID,
        GK_VVAR_ID_GID, GK_VVAR_ID_EGID };

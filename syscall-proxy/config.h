@@ -191,6 +191,10 @@ struct proxy_config {
      * (cpuid_patch.c). Ignored under cpuid_rewrite, which gives the whole
      * model. */
     bool cpuid_topology;
+    /* CPUID sites with a span become stubs that answer from the VM's own
+     * answers in [vvar] (vmm_host_cpuid_answers), without the exit a
+     * CPUID makes in a VM (cpuid_patch.c). Ignored under cpuid_rewrite. */
+    bool cpuid_table;
     /* RDPID sites become traps answered with the model's CPU number (0)
      * instead of the host CPU's TSC_AUX (cpuid_patch.c). */
     bool rdpid_rewrite;

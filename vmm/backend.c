@@ -172,6 +172,7 @@ struct vmm_aspace *vmm_vm_aspace(struct vmm_vm *vm)
     return &vmm_vm_memory_owner(vm)->as;
 }
 struct vmm_regs *vmm_vm_regs(struct vmm_vm *vm) { return &vm->regs; }
+struct vmm_host *vmm_vm_host(struct vmm_vm *vm) { return vm->host; }
 
 void vmm_vm_get_stats(const struct vmm_vm *vm, struct vmm_stats *st)
 {

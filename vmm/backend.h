@@ -129,6 +129,18 @@ uint64_t vmm_host_hwcap2(const struct vmm_host *host);
  */
 void vmm_host_cpuid_model(const struct vmm_host *host, uint32_t leaf,
                           uint32_t subleaf, uint32_t regs[4]);
+/*
+ * What a VM of this host answers for each leaf and subleaf its CPUID
+ * entries name, measured by running CPUID in a probe VM once per boot
+ * (cached): *out gets the entries (VMM_CPUID_INDEXED where the subleaf
+ * selects the answer). Returns their number, or -errno. Only for a host
+ * whose guest CPUID is the vCPU's (vmm_host_info.cpuid_control or
+ * cpuid_answered, and a backend that runs guests in VMs): for the stubs
+ * that answer a rewritten CPUID in the guest without an exit.
+ */
+struct vmm_cpuid_entry; /* cpu_x86_64.h */
+int vmm_host_cpuid_answers(struct vmm_host *host,
+                           const struct vmm_cpuid_entry **out);
 /* Overwrites the fields of a host's CPUID(leaf) that name the CPU it ran
  * on (APIC ids: leaf 1 EBX[31:24], leaves 0xb and 0x1f EDX, AMD's
  * 0x8000001e) with the model's, CPU 0's: for a trapped CPUID answered
@@ -197,6 +209,8 @@ int vmm_vm_create_vfork(struct vmm_host *host, struct vmm_vm *parent,
                         struct vmm_vm **out, char *why, size_t why_len);
 
 struct vmm_aspace *vmm_vm_aspace(struct vmm_vm *vm);
+/* The host vm was made on. */
+struct vmm_host *vmm_vm_host(struct vmm_vm *vm);
 /* The current thread's registers; edits take effect at the next run. */
 struct vmm_regs *vmm_vm_regs(struct vmm_vm *vm);
 /* The guest vDSO's call count (guestkernel/vdso_abi.h): a word of this

@@ -84,6 +84,10 @@ struct vmm_host {
     cpu_set_t cpus_allowed;      /* before vmm_host_pin_guest_thread */
     struct vmm_xstate_layout xstate;
     bool slice_on_guest_cpu; /* vmm_host_slice_on_guest_cpu */
+    /* vmm_host_cpuid_answers: once probed, nr_answers entries or -errno. */
+    bool answers_probed;
+    int nr_answers;
+    struct vmm_cpuid_entry answers[VMM_CPUID_MAX_ENTRIES];
 };
 
 /*

@@ -29,8 +29,11 @@ static const uint32_t probe_leaves[VMM_CPUID_PROBE_LEAVES][2] = {
     {0x80000001, 0}, {0x80000002, 0}, {0x80000003, 0}, {0x80000004, 0},
 };
 
-static int run_probe(struct vmm_vm *vm, struct vmm_cpuid_entry *seen,
-                     char *why, size_t why_len)
+/* Runs CPUID in vm for each of the n pairs {leaf, subleaf} of leaves
+ * (at most VMM_CPUID_PROBE_MAX); seen[i] gets pair i's answer. */
+static int run_probe_pairs(struct vmm_vm *vm, const uint32_t (*leaves)[2],
+                           int n, struct vmm_cpuid_entry *seen, char *why,
+                           size_t why_len)
 {
     struct vmm_aspace *as = vmm_vm_aspace(vm);
     size_t code_len = (size_t)(vmm_cpuid_probe_code_end - vmm_cpuid_probe_code);
@@ -42,8 +45,8 @@ static int run_probe(struct vmm_vm *vm, struct vmm_cpuid_entry *seen,
     if (rc == 0)
         rc = vmm_as_poke(as, PROBE_CODE_GVA, vmm_cpuid_probe_code, code_len);
     if (rc == 0)
-        rc = vmm_as_copy_out(as, PROBE_DATA_GVA, probe_leaves,
-                             sizeof(probe_leaves));
+        rc = vmm_as_copy_out(as, PROBE_DATA_GVA, leaves,
+                             (size_t)n * sizeof(leaves[0]));
     if (rc < 0) {
         snprintf(why, why_len, "CPUID probe: mapping its pages: %s",
                  strerror(-rc));
@@ -55,7 +58,7 @@ static int run_probe(struct vmm_vm *vm, struct vmm_cpuid_entry *seen,
     r->rsp = PROBE_DATA_GVA + 4096;
     r->rsi = PROBE_DATA_GVA;
     r->rdi = PROBE_DATA_GVA + PROBE_OUT_OFF;
-    r->rdx = VMM_CPUID_PROBE_LEAVES;
+    r->rdx = (uint64_t)n;
     r->rflags = 0x202;
     vmm_vm_enter_user(vm);
     struct vmm_event ev;
@@ -65,31 +68,61 @@ static int run_probe(struct vmm_vm *vm, struct vmm_cpuid_entry *seen,
                  ev.kind == VMM_EVENT_FAILED ? ev.what : "unexpected event");
         return -EIO;
     }
-    uint32_t out[VMM_CPUID_PROBE_LEAVES][4];
-    rc = vmm_as_copy_in(as, out, PROBE_DATA_GVA + PROBE_OUT_OFF, sizeof(out));
+    uint32_t out[VMM_CPUID_PROBE_MAX][4];
+    rc = vmm_as_copy_in(as, out, PROBE_DATA_GVA + PROBE_OUT_OFF,
+                        (size_t)n * sizeof(out[0]));
     if (rc < 0) {
         snprintf(why, why_len, "CPUID probe: reading its results: %s",
                  strerror(-rc));
         return rc;
     }
-    for (int i = 0; i < VMM_CPUID_PROBE_LEAVES; i++)
+    for (int i = 0; i < n; i++)
         seen[i] = (struct vmm_cpuid_entry){
-            probe_leaves[i][0], probe_leaves[i][1], VMM_CPUID_INDEXED,
+            leaves[i][0], leaves[i][1], VMM_CPUID_INDEXED,
             out[i][0], out[i][1], out[i][2], out[i][3]};
     return 0;
+}
+
+static int probe_pairs(struct vmm_host *host, const uint32_t (*leaves)[2],
+                       int n, struct vmm_cpuid_entry *seen, char *why,
+                       size_t why_len)
+{
+    struct vmm_vm *vm;
+    char vm_why[200];
+    if (n <= 0 || n > VMM_CPUID_PROBE_MAX)
+        return -EINVAL;
+    if (vmm_vm_create(host, &vm, vm_why, sizeof(vm_why)) < 0) {
+        snprintf(why, why_len, "CPUID probe: creating a VM: %s", vm_why);
+        return -EIO;
+    }
+    int rc = run_probe_pairs(vm, leaves, n, seen, why, why_len);
+    vmm_vm_destroy(vm);
+    return rc;
 }
 
 int vmm_cpuid_probe(struct vmm_host *host, struct vmm_cpuid_entry *seen,
                     char *why, size_t why_len)
 {
-    struct vmm_vm *vm;
-    char vm_why[200];
-    if (vmm_vm_create(host, &vm, vm_why, sizeof(vm_why)) < 0) {
-        snprintf(why, why_len, "CPUID probe: creating a VM: %s", vm_why);
-        return -EIO;
+    return probe_pairs(host, probe_leaves, VMM_CPUID_PROBE_LEAVES, seen, why,
+                       why_len);
+}
+
+int vmm_cpuid_probe_answers(struct vmm_host *host,
+                            const struct vmm_cpuid_entry *model, int nr,
+                            struct vmm_cpuid_entry *seen, char *why,
+                            size_t why_len)
+{
+    uint32_t leaves[VMM_CPUID_PROBE_MAX][2];
+    if (nr <= 0 || nr > VMM_CPUID_PROBE_MAX)
+        return -EINVAL;
+    for (int i = 0; i < nr; i++) {
+        leaves[i][0] = model[i].function;
+        leaves[i][1] = model[i].index;
     }
-    int rc = run_probe(vm, seen, why, why_len);
-    vmm_vm_destroy(vm);
+    int rc = probe_pairs(host, (const uint32_t (*)[2])leaves, nr, seen, why,
+                         why_len);
+    for (int i = 0; rc == 0 && i < nr; i++)
+        seen[i].flags = model[i].flags & VMM_CPUID_INDEXED;
     return rc;
 }
 

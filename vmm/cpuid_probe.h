@@ -13,10 +13,22 @@
 /* Leaves 0, 1, 7.0 and 0x80000000-0x80000004. */
 #define VMM_CPUID_PROBE_LEAVES 8
 
+/* The most pairs one probe runs (its data page: the pairs below
+ * PROBE_OUT_OFF, the answers above). */
+#define VMM_CPUID_PROBE_MAX VMM_CPUID_MAX_ENTRIES
+
 /* Runs the probe in a fresh VM of host; seen gets VMM_CPUID_PROBE_LEAVES
  * entries. Returns 0, or -errno with why filled in. */
 int vmm_cpuid_probe(struct vmm_host *host, struct vmm_cpuid_entry *seen,
                     char *why, size_t why_len);
+/* The answers a VM of host gives for each of the nr entries of model
+ * (leaf and subleaf; at most VMM_CPUID_PROBE_MAX): seen[i] is entry i's
+ * leaf and subleaf, its VMM_CPUID_INDEXED flag, and what CPUID returned
+ * there, run in a fresh VM. Returns 0, or -errno with why filled in. */
+int vmm_cpuid_probe_answers(struct vmm_host *host,
+                            const struct vmm_cpuid_entry *model, int nr,
+                            struct vmm_cpuid_entry *seen, char *why,
+                            size_t why_len);
 /* True when what the probe saw is the model (vendor, signature, brand,
  * and the feature words of leaves 1, 7 and 0x80000001). */
 bool vmm_cpuid_probe_matches(const struct vmm_cpuid_entry *seen,

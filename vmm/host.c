@@ -375,6 +375,34 @@ int vmm_host_probe_guest_cpuid(struct vmm_host *h, const char *cache_tag,
     return 0;
 }
 
+int vmm_host_cpuid_answers(struct vmm_host *h,
+                           const struct vmm_cpuid_entry **out)
+{
+    *out = h->answers;
+    if (h->answers_probed)
+        return h->nr_answers;
+    h->answers_probed = true;
+    char name[64], path[512], why[256];
+    snprintf(name, sizeof(name), "cpuid-answers-%016llx",
+             (unsigned long long)model_hash(h));
+    bool cacheable = vmm_host_cache_file(name, path, sizeof(path)) == 0;
+    struct vmm_cpuid_entry *cached = NULL;
+    int n = 0;
+    if (cacheable && vmm_host_cache_read(path, &cached, &n) == 0 &&
+        n == h->nr_model) {
+        memcpy(h->answers, cached, (size_t)n * sizeof(h->answers[0]));
+        h->nr_answers = n;
+    } else {
+        int rc = vmm_cpuid_probe_answers(h, h->model, h->nr_model,
+                                         h->answers, why, sizeof(why));
+        h->nr_answers = rc < 0 ? rc : h->nr_model;
+        if (rc == 0 && cacheable)
+            vmm_host_cache_write(path, h->answers, h->nr_model);
+    }
+    free(cached);
+    return h->nr_answers;
+}
+
 void vmm_event_fail(struct vmm_event *ev, const char *fmt, ...)
 {
     va_list ap;

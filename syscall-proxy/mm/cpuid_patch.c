@@ -296,7 +296,8 @@ static bool inline_allowed(const struct proxy_process *p)
  * what cpuid_topology answers; the fixed model (--cpuid-rewrite) traps. */
 static bool cpuid_inline_allowed(const struct proxy_process *p)
 {
-    return p->cfg->cpuid_topology && !p->cfg->cpuid_rewrite;
+    return (p->cfg->cpuid_topology || p->cfg->cpuid_table) &&
+           !p->cfg->cpuid_rewrite;
 }
 
 static bool in_reach(gva_t a, gva_t b)
@@ -506,6 +507,94 @@ static bool build_cpuid_stub(struct emitter *e, const struct patched_site *ps)
         aim(e, to_done[i]);
     put(e, leave, sizeof(leave));
     return put_tail(e, ps);
+}
+
+/*
+ * The CPUID stub of ps at e->at under a backend whose CPUID exits to the
+ * hypervisor (proxy_config.cpuid_table): the VM's own answer looked up in
+ * [vvar]'s table (vdso_abi.h, gk_cpuid_answer; filled from
+ * vmm_host_cpuid_answers, what CPUID returned in a probe VM), CPUID run
+ * only for a leaf or subleaf not there or where [vvar] is not mapped:
+ *     a backward span's instructions before the CPUID (the leaf's mov)
+ *     lea rsp, [rsp-128]; pushfq; push rsi
+ *     mov rsi, [rip+page's first word]; test rsi, rsi; jz miss
+ *     cmp dword [rsi], low 32 bits of GK_VDSO_MAGIC; jne miss
+ *     lea rsi, [rsi+GK_VVAR_CPUID_OFF]
+ * loop: test byte [rsi+flags], GK_CPUID_END; jnz miss
+ *     cmp eax, [rsi]; jne next
+ *     test byte [rsi+flags], GK_CPUID_INDEXED; jz hit
+ *     cmp ecx, [rsi+4]; je hit
+ * next: add rsi, 32; jmp loop
+ * hit: mov eax, [rsi+16]; mov ebx, [rsi+20]; mov ecx, [rsi+24];
+ *     mov edx, [rsi+28]; jmp done
+ * miss: cpuid
+ * done: pop rsi; popfq; lea rsp, [rsp+128]
+ *     the span's instructions after the CPUID; jmp site+span
+ * The answers are the instruction's, as the VM gives them: no exit, and
+ * nothing the guest sees changes. False when it does not fit a stub.
+ */
+static bool build_cpuid_table_stub(struct emitter *e, gva_t page,
+                                   const struct patched_site *ps)
+{
+    static const uint8_t enter[7] = {0x48, 0x8d, 0x64, 0x24, 0x80,
+                                     0x9c, 0x56},
+                         load[3] = {0x48, 0x8b, 0x35}, /* mov rsi, [rip] */
+                         test_rsi[3] = {0x48, 0x85, 0xf6},
+                         cmp_magic[2] = {0x81, 0x3e},
+                         to_table[7] = {0x48, 0x8d, 0xb6,
+                                        GK_VVAR_CPUID_OFF & 0xff,
+                                        (GK_VVAR_CPUID_OFF >> 8) & 0xff, 0,
+                                        0},
+                         test_end[4] = {0xf6, 0x46, GK_CPUID_FLAGS,
+                                        GK_CPUID_END},
+                         cmp_leaf[2] = {0x3b, 0x06},
+                         test_indexed[4] = {0xf6, 0x46, GK_CPUID_FLAGS,
+                                            GK_CPUID_INDEXED},
+                         cmp_subleaf[3] = {0x3b, 0x4e, 0x04},
+                         next[4] = {0x48, 0x83, 0xc6, GK_CPUID_ANSWER_SIZE},
+                         hit[12] = {0x8b, 0x46, GK_CPUID_EAX,
+                                    0x8b, 0x5e, GK_CPUID_EAX + 4,
+                                    0x8b, 0x4e, GK_CPUID_EAX + 8,
+                                    0x8b, 0x56, GK_CPUID_EAX + 12},
+                         cpuid[2] = {0x0f, 0xa2},
+                         leave[10] = {0x5e, 0x9d, 0x48, 0x8d, 0xa4, 0x24,
+                                      0x80, 0x00, 0x00, 0x00};
+    uint32_t magic = (uint32_t)GK_VDSO_MAGIC;
+    size_t to_miss[3], to_hit[2];
+    if (!put_head(e, ps))
+        return false;
+    put(e, enter, sizeof(enter));
+    put(e, load, sizeof(load));
+    put_rel32(e, page);
+    put(e, test_rsi, sizeof(test_rsi));
+    to_miss[0] = put_jcc8(e, 0x74); /* jz */
+    put(e, cmp_magic, sizeof(cmp_magic));
+    put(e, &magic, 4);
+    to_miss[1] = put_jcc8(e, 0x75); /* jne */
+    put(e, to_table, sizeof(to_table));
+    size_t loop = e->n;
+    put(e, test_end, sizeof(test_end));
+    to_miss[2] = put_jcc8(e, 0x75); /* jnz */
+    put(e, cmp_leaf, sizeof(cmp_leaf));
+    size_t to_next = put_jcc8(e, 0x75); /* jne */
+    put(e, test_indexed, sizeof(test_indexed));
+    to_hit[0] = put_jcc8(e, 0x74); /* jz */
+    put(e, cmp_subleaf, sizeof(cmp_subleaf));
+    to_hit[1] = put_jcc8(e, 0x74); /* je */
+    aim(e, to_next);
+    put(e, next, sizeof(next));
+    uint8_t back[2] = {0xeb, (uint8_t)(int8_t)((long)loop - (long)(e->n + 2))};
+    put(e, back, 2);
+    aim(e, to_hit[0]);
+    aim(e, to_hit[1]);
+    put(e, hit, sizeof(hit));
+    size_t to_done = put_jcc8(e, 0xeb);
+    for (int i = 0; i < 3; i++)
+        aim(e, to_miss[i]);
+    put(e, cpuid, sizeof(cpuid));
+    aim(e, to_done);
+    put(e, leave, sizeof(leave));
+    return put_tail(e, ps) && e->n <= STUB_BYTES;
 }
 
 /*
@@ -1036,7 +1125,10 @@ static bool patch_inline(struct proxy_process *p, struct patched_site *ps)
     gva_t page_of = ps->stub & VMM_PAGE_MASK;
     struct emitter e = {.at = ps->stub};
     if (ps->kind == PROXY_SITE_CPUID) {
-        if (!build_cpuid_stub(&e, ps) || e.too_far ||
+        bool built = p->cfg->cpuid_table
+                         ? build_cpuid_table_stub(&e, page_of, ps)
+                         : build_cpuid_stub(&e, ps);
+        if (!built || e.too_far ||
             !proxy_code_poke(p, ps->stub, e.b, e.n))
             return false;
     } else if (ps->kind == PROXY_SITE_IDCALL) {
@@ -1074,6 +1166,16 @@ static bool patch_inline(struct proxy_process *p, struct patched_site *ps)
 /* A PATCH_JMP site back to the trap: the span's instructions as the file
  * had them, the site's UD2 (RDTSCP: and its third byte). False when its
  * bytes are not the jmp hvrun wrote (the guest changed them). */
+/* Whether a stubbed site whose jmp can no longer stand goes back to the
+ * file's bytes (the instruction as it was: an identity call, a CPUID
+ * whose trap this run does not answer, as under kvm's table, where the
+ * VM answers the instruction itself) rather than to a trap. */
+static bool back_as_was(const struct proxy_process *p, uint8_t kind)
+{
+    return kind == PROXY_SITE_IDCALL ||
+           (kind == PROXY_SITE_CPUID && !kind_rewritten(p, kind));
+}
+
 static bool demote(struct proxy_process *p, struct patched_site *ps)
 {
     uint8_t now[MAX_SPAN], code[MAX_SPAN];
@@ -1082,12 +1184,12 @@ static bool demote(struct proxy_process *p, struct patched_site *ps)
     if (!proxy_code_read(p, span_gva, now, span_len) || now[0] != 0xe9)
         return false;
     memcpy(code, ps->orig, span_len);
-    bool idcall = ps->kind == PROXY_SITE_IDCALL; /* its call as it was */
-    if (!idcall)
+    bool as_was = back_as_was(p, ps->kind);
+    if (!as_was)
         memcpy(code + ps->pre, insn_ud2, 2);
     if (!proxy_code_poke(p, span_gva, code, span_len))
         return false;
-    ps->how = idcall ? PATCH_NONE : PATCH_TRAP;
+    ps->how = as_was ? PATCH_NONE : PATCH_TRAP;
     return true;
 }
 
@@ -1317,7 +1419,8 @@ static uint32_t allow_bits(const struct proxy_process *p)
            (uint32_t)inline_allowed(p) << 3 |
            (uint32_t)cpuid_inline_allowed(p) << 4 |
            (uint32_t)idcall_allowed(p) << 5 |
-           (uint32_t)p->cfg->rdtsc_rewrite << 6;
+           (uint32_t)p->cfg->rdtsc_rewrite << 6 |
+           (uint32_t)p->cfg->cpuid_table << 7;
 }
 
 /* The one VMA [gva, gva+len) lies in, if patch_range would rewrite it
@@ -2049,12 +2152,12 @@ static bool trap_moved_part(struct proxy_process *p, struct patched_site *ps,
         memcmp(now, was + stayed, span_len - stayed) != 0)
         return false;
     memcpy(code, ps->orig, span_len);
-    bool idcall = ps->kind == PROXY_SITE_IDCALL; /* its call as it was */
-    if (!idcall)
+    bool as_was = back_as_was(p, ps->kind);
+    if (!as_was)
         memcpy(code + ps->pre, insn_ud2, 2);
     if (!proxy_code_poke(p, new_gva, code + stayed, span_len - stayed))
         return false;
-    ps->how = idcall ? PATCH_NONE : PATCH_TRAP;
+    ps->how = as_was ? PATCH_NONE : PATCH_TRAP;
     ps->pre = 0;
     return true;
 }

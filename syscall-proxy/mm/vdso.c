@@ -16,15 +16,18 @@
  * nothing (vdso_abi.h).
  */
 #include "proxy.h"
+#include "config.h"
 #include "kernel.h"
 #include "mm.h"
 #include "internal.h"
 #include "cpuid_patch.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <string.h>
 #include <sys/mman.h>
 
+#include "cpu_x86_64.h"
 #include "det.h"
 #include "vdso_abi.h"
 
@@ -52,6 +55,46 @@ static int map_vdso_text(struct proxy_process *p, gva_t vdso, size_t image)
     return rc < 0 ? rc : vmm_as_poke(p->as, vdso, gk_vdso_start, image);
 }
 
+/*
+ * The VM's CPUID answers for the stubs at rewritten CPUID sites
+ * (cpuid_patch.c), at GK_VVAR_CPUID_OFF of a fresh [vvar]: built once a
+ * run from vmm_host_cpuid_answers; none (an end entry only) where there
+ * are none, and every CPUID is then run.
+ */
+static int put_cpuid_answers(struct proxy_process *p, gva_t vvar)
+{
+    _Static_assert(sizeof(struct gk_vvar) <= GK_VVAR_CPUID_OFF &&
+                       GK_VVAR_CPUID_OFF + (GK_VVAR_CPUID_MAX + 1) *
+                               sizeof(struct gk_cpuid_answer) <=
+                           VMM_PAGE_SIZE &&
+                       sizeof(struct gk_cpuid_answer) ==
+                           GK_CPUID_ANSWER_SIZE &&
+                       offsetof(struct gk_cpuid_answer, flags) ==
+                           GK_CPUID_FLAGS &&
+                       offsetof(struct gk_cpuid_answer, eax) == GK_CPUID_EAX,
+                   "[vvar]'s CPUID answers");
+    static struct gk_cpuid_answer table[GK_VVAR_CPUID_MAX + 1];
+    static size_t nr = (size_t)-1;
+    if (!p->cfg->cpuid_table)
+        return 0;
+    if (nr == (size_t)-1) {
+        const struct vmm_cpuid_entry *e;
+        int n = vmm_host_cpuid_answers(vmm_vm_host(p->vm), &e);
+        nr = 0;
+        for (int i = 0; i < n && nr < GK_VVAR_CPUID_MAX; i++)
+            table[nr++] = (struct gk_cpuid_answer){
+                e[i].function, e[i].index,
+                e[i].flags & VMM_CPUID_INDEXED ? GK_CPUID_INDEXED : 0, 0,
+                e[i].eax, e[i].ebx, e[i].ecx, e[i].edx};
+        if (n < 0)
+            proxy_log(p, 1, "CPUID answers for the guest: %s: every CPUID "
+                      "exits", strerror(-n));
+        table[nr] = (struct gk_cpuid_answer){.flags = GK_CPUID_END};
+    }
+    return vmm_as_poke(p->as, vvar + GK_VVAR_CPUID_OFF, table,
+                       (nr + 1) * sizeof(table[0]));
+}
+
 int proxy_vdso_map(struct proxy_process *p, gva_t *ehdr_out)
 {
     size_t image = (size_t)(gk_vdso_end - gk_vdso_start);
@@ -64,6 +107,7 @@ int proxy_vdso_map(struct proxy_process *p, gva_t *ehdr_out)
     gva_t vdso = vvar + VMM_PAGE_SIZE;
     if ((rc = vmm_as_map(p->as, vvar, VMM_PAGE_SIZE, PROT_READ,
                          VMM_VMA_SPECIAL, "[vvar]")) < 0 ||
+        (rc = put_cpuid_answers(p, vvar)) < 0 ||
         (rc = map_vdso_text(p, vdso, image)) < 0)
         return rc;
     p->mm.vvar_gva = vvar;

@@ -1,7 +1,8 @@
 /*
  * cpuid_inline.c - CPUID and RDTSC sites that hvrun answers in the guest
  * through a stub (syscall-proxy/mm/cpuid_patch.c, "the stubs") behave as
- * the instruction: the stub keeps the flags and the red zone, runs the
+ * the instruction (under kvm a CPUID stub answers from the VM's own
+ * answers in [vvar]: every leaf and subleaf is compared): the stub keeps the flags and the red zone, runs the
  * span's RIP-relative instructions at their own addresses, and gives what
  * a trapped site gives. The sites are in functions with a jump table (a
  * switch), as ld.so's are, and take RIP-relative tails, as ld.so's do.
@@ -256,8 +257,48 @@ static void mask_cpu(unsigned leaf, uint32_t r[4])
 {
     if (leaf == 1)
         r[1] &= 0x00ffffffu;
-    if (leaf == 0xb)
+    if (leaf == 0xb || leaf == 0x1f)
         r[3] = 0;
+    if (leaf == 0x8000001eu) {
+        r[0] = 0;
+        r[1] &= ~0xffu;
+        r[2] &= ~0xffu;
+    }
+}
+
+/* Every leaf up to the CPU's highest, basic and extended, with subleaves
+ * 0-3, 0xd's up to 19, and one no leaf selects by (the stubs that answer
+ * from the VM's table under kvm match the subleaf only where the leaf is
+ * indexed), and leaves past the highest: the stub's answer is the
+ * instruction's. */
+static int check_every_leaf(void)
+{
+    uint32_t max[4], xmax[4];
+    trap_cpuid(0, 0, max);
+    trap_cpuid(0x80000000u, 0, xmax);
+    int bad = 0;
+    for (int range = 0; range < 2; range++) {
+        unsigned lo = range ? 0x80000000u : 0, hi = range ? xmax[0] : max[0];
+        if (hi - lo > 0x40)
+            hi = lo + 0x40;
+        for (unsigned leaf = lo; leaf <= hi + 2; leaf++) {
+            static const unsigned subs[] = {0, 1, 2, 3, 5, 19, 0xdeadbeef};
+            for (size_t k = 0; k < sizeof(subs) / sizeof(subs[0]); k++) {
+                uint32_t a[4], b[4];
+                span_cpuid(leaf, subs[k], a);
+                trap_cpuid(leaf, subs[k], b);
+                mask_cpu(leaf, a);
+                mask_cpu(leaf, b);
+                if (memcmp(a, b, sizeof(a)) != 0 && bad++ < 8)
+                    printf("leaf %#x.%#x: stub %08x %08x %08x %08x, trap "
+                           "%08x %08x %08x %08x\n", leaf, subs[k], a[0],
+                           a[1], a[2], a[3], b[0], b[1], b[2], b[3]);
+            }
+        }
+    }
+    printf("every leaf: the stub and the trap agree: %s\n",
+           bad ? "no" : "yes");
+    return bad;
 }
 
 static int check_paths_agree(void)
@@ -342,7 +383,8 @@ int main(int argc, char **argv)
         printf("%ld cpuids\n", sum ? n : 0);
         return 0;
     }
-    int bad = check_paths_agree() + check_backward_spans();
+    int bad = check_paths_agree() + check_backward_spans() +
+              check_every_leaf();
     uint32_t vendor[4];
     span_cpuid(0, 0, vendor);
     int carry = flags_cpuid();
