@@ -293,7 +293,8 @@ static bool inline_allowed(const struct proxy_process *p)
 }
 
 /* A CPUID stub gives the host's leaf with the model's APIC ids, which is
- * what cpuid_topology answers; the fixed model (--cpuid-rewrite) traps. */
+ * what cpuid_topology answers, or under cpuid_table the VM's own answer
+ * (build_cpuid_table_stub); the fixed model (--cpuid-rewrite) traps. */
 static bool cpuid_inline_allowed(const struct proxy_process *p)
 {
     return (p->cfg->cpuid_topology || p->cfg->cpuid_table) &&
